@@ -1,0 +1,116 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Faultline: a self-hosted crash and error collection server.
+///
+/// The module graph follows `shared/DESIGN.md`: pure domain logic in `FaultlineCore`, wire formats in
+/// `Formats`, SQLite in `Storage`, use cases in `Pipeline`, HTTP at the edge in `FaultlineHTTP`, and one
+/// composition root in the `faultline` executable. Each external dependency lives in exactly one module.
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "Faultline",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "faultline", targets: ["faultline"]),
+        .executable(name: "symupload", targets: ["symupload"]),
+        .executable(name: "ingest-bench", targets: ["IngestBench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/adam-fowler/compress-nio", exact: "1.5.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+    ],
+    targets: [
+        .target(name: "FaultlineCore", swiftSettings: strict),
+        .target(
+            name: "Formats",
+            dependencies: [
+                "FaultlineCore",
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
+        .target(
+            name: "Storage",
+            dependencies: [
+                "FaultlineCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict),
+        .target(
+            name: "Pipeline",
+            dependencies: [
+                "FaultlineCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
+        .target(
+            name: "FaultlineHTTP",
+            dependencies: [
+                "FaultlineCore", "Formats", "Pipeline",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "faultline",
+            dependencies: [
+                "FaultlineCore", "Formats", "Storage", "Pipeline", "FaultlineHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strict),
+        .target(
+            name: "SymbolUpload",
+            dependencies: [
+                "FaultlineCore", "Formats",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "symupload",
+            dependencies: [
+                "SymbolUpload",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "IngestBench",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+            ],
+            path: "tools/bench/ingest/Sources",
+            swiftSettings: strict),
+        .testTarget(name: "FaultlineCoreTests", dependencies: ["FaultlineCore"]),
+        .testTarget(name: "FormatsTests", dependencies: ["Formats", "FaultlineCore"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "FaultlineCore"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore"]),
+        .testTarget(
+            name: "FaultlineHTTPTests",
+            dependencies: [
+                "FaultlineHTTP", "Storage", "Pipeline", "Formats", "FaultlineCore", "faultline",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+            ]),
+    ]
+)

@@ -1,0 +1,123 @@
+/// Size limits applied to every report on the way in (DESIGN.md, after Crashlytics).
+///
+/// Trimming, not rejecting, is the rule for everything but the whole report's size: a crash with one
+/// over-long custom value is still a crash the team wants to see. What was trimmed is counted in
+/// `Report.trimmed` and stored with the report.
+public struct IngestLimits: Sendable, Equatable {
+    /// Custom keys kept per report; keys past this (in sorted key order) are dropped and counted.
+    public var maxCustomKeys = 64
+    /// Bytes (UTF-8) a custom key or value may have; longer ones are truncated at a character boundary.
+    public var maxKeyValueBytes = 1024
+    /// Bytes of breadcrumbs kept per report; the oldest crumbs are dropped first.
+    public var maxBreadcrumbBytes = 64 * 1024
+    /// Bytes a user id or install id may have.
+    public var maxUserIDBytes = 1024
+    /// Bytes of one report's JSON after inflating; a larger report is rejected (413).
+    public var maxReportBytes = 1024 * 1024
+    /// Bytes of one request body after inflating (a batch); larger is rejected (413).
+    public var maxBatchBytes = 10 * 1024 * 1024
+    /// Reports per batch.
+    public var maxReportsPerBatch = 1000
+    /// Threads kept per report, frames kept per thread and modules kept per report.
+    public var maxThreads = 256
+    public var maxFramesPerThread = 512
+    public var maxModules = 2048
+    /// Bytes kept of free-text fields (messages, names, paths).
+    public var maxTextBytes = 8 * 1024
+
+    public init() {}
+
+    /// Trims `report` to the limits and records what was removed in `report.trimmed`.
+    public func apply(to report: inout Report) {
+        var counts = report.trimmed
+
+        report.customKeys.sort { $0.key < $1.key }
+        if report.customKeys.count > maxCustomKeys {
+            counts.customKeysDropped += report.customKeys.count - maxCustomKeys
+            report.customKeys.removeSubrange(maxCustomKeys...)
+        }
+        for i in report.customKeys.indices {
+            let (key, value) = report.customKeys[i]
+            let shortKey = Self.truncate(key, toBytes: maxKeyValueBytes)
+            var newValue = value
+            if case .string(let s) = value {
+                let short = Self.truncate(s, toBytes: maxKeyValueBytes)
+                if short.utf8.count != s.utf8.count { counts.valuesTruncated += 1 }
+                newValue = .string(short)
+            }
+            if shortKey.utf8.count != key.utf8.count { counts.valuesTruncated += 1 }
+            report.customKeys[i] = (shortKey, newValue)
+        }
+
+        for keyPath in [\Report.userID, \Report.installID] {
+            if let id = report[keyPath: keyPath] {
+                let short = Self.truncate(id, toBytes: maxUserIDBytes)
+                if short.utf8.count != id.utf8.count { counts.valuesTruncated += 1 }
+                report[keyPath: keyPath] = short
+            }
+        }
+        if let message = report.error?.message {
+            let short = Self.truncate(message, toBytes: maxTextBytes)
+            if short.utf8.count != message.utf8.count { counts.valuesTruncated += 1 }
+            report.error?.message = short
+        }
+
+        var crumbBytes = 0
+        var keepFrom = report.breadcrumbs.count
+        // Walk newest to oldest; keep crumbs while they fit.
+        for i in report.breadcrumbs.indices.reversed() {
+            let size = Self.approximateSize(of: report.breadcrumbs[i])
+            if crumbBytes + size > maxBreadcrumbBytes { break }
+            crumbBytes += size
+            keepFrom = i
+        }
+        if keepFrom > 0 {
+            counts.breadcrumbsDropped += keepFrom
+            report.breadcrumbs.removeSubrange(0..<keepFrom)
+        }
+
+        if report.threads.count > maxThreads {
+            // Never drop the crashed thread: move it to the front before cutting.
+            if let crashed = report.threads.firstIndex(where: \.crashed), crashed >= maxThreads {
+                report.threads.swapAt(0, crashed)
+            }
+            counts.threadsDropped += report.threads.count - maxThreads
+            report.threads.removeSubrange(maxThreads...)
+        }
+        for i in report.threads.indices where report.threads[i].frames.count > maxFramesPerThread {
+            counts.framesDropped += report.threads[i].frames.count - maxFramesPerThread
+            report.threads[i].frames.removeSubrange(maxFramesPerThread...)
+        }
+        if report.modules.count > maxModules {
+            counts.modulesDropped += report.modules.count - maxModules
+            report.modules.removeSubrange(maxModules...)
+        }
+        report.trimmed = counts
+    }
+
+    /// The bytes a breadcrumb counts for against the rolling limit: its text plus a fixed overhead
+    /// for the timestamp and framing.
+    public static func approximateSize(of crumb: Breadcrumb) -> Int {
+        var size = 32
+        size += crumb.category?.utf8.count ?? 0
+        size += crumb.level?.utf8.count ?? 0
+        size += crumb.message?.utf8.count ?? 0
+        for (k, v) in crumb.data { size += k.utf8.count + v.utf8.count + 6 }
+        return size
+    }
+
+    /// `text` cut to at most `limit` UTF-8 bytes without splitting a character.
+    public static func truncate(_ text: String, toBytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var used = 0
+        var end = text.startIndex
+        for index in text.indices {
+            let next = text.index(after: index)
+            let width = text.utf8.distance(from: index, to: next)
+            if used + width > limit { break }
+            used += width
+            end = next
+        }
+        return String(text[..<end])
+    }
+}

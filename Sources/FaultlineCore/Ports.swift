@@ -1,0 +1,193 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The stored form of an accepted request body: compressed bytes plus how to inflate them.
+///
+/// Kept so that reports can be reprocessed from exactly what the client sent when the pipeline improves.
+public struct StoredPayload: Sendable, Equatable {
+    public enum Encoding: String, Sendable, Codable {
+        case gzip
+        case deflate
+    }
+    public var bytes: [UInt8]
+    public var encoding: Encoding
+    /// Size after inflating.
+    public var inflatedSize: Int
+    public init(bytes: [UInt8], encoding: Encoding, inflatedSize: Int) {
+        self.bytes = bytes
+        self.encoding = encoding
+        self.inflatedSize = inflatedSize
+    }
+}
+
+/// A validated report and where its JSON sits in the inflated payload.
+public struct PreparedReport: Sendable, Equatable {
+    public var report: Report
+    public var range: Range<Int>
+    public init(report: Report, range: Range<Int>) {
+        self.report = report
+        self.range = range
+    }
+}
+
+/// One request's worth of reports, to be committed in one transaction with other requests' work.
+public struct ReportBatch: Sendable, Equatable {
+    public var project: ProjectID
+    public var receivedAt: Date
+    public var payload: StoredPayload
+    public var reports: [PreparedReport]
+    public init(project: ProjectID, receivedAt: Date, payload: StoredPayload, reports: [PreparedReport]) {
+        self.project = project
+        self.receivedAt = receivedAt
+        self.payload = payload
+        self.reports = reports
+    }
+}
+
+/// One request's worth of session updates.
+public struct SessionBatch: Sendable, Equatable {
+    public var project: ProjectID
+    public var receivedAt: Date
+    public var updates: [SessionUpdate]
+    public init(project: ProjectID, receivedAt: Date, updates: [SessionUpdate]) {
+        self.project = project
+        self.receivedAt = receivedAt
+        self.updates = updates
+    }
+}
+
+/// A unit of ingest work; many are committed together (group commit).
+public enum IngestWrite: Sendable, Equatable {
+    case reports(ReportBatch)
+    case sessions(SessionBatch)
+}
+
+/// What committing one `IngestWrite` did.
+public enum IngestOutcome: Sendable, Equatable {
+    /// Newly stored event ids, and ids that were already stored (retries), in request order.
+    case reports(stored: [EventID], duplicates: [EventID])
+    /// Updates that changed a session, and updates that changed nothing (retries, stale, after the end).
+    case sessions(applied: Int, unchanged: Int)
+    /// The write alone was refused by storage (the rest of its group still committed).
+    case failed(String)
+}
+
+/// Durable storage of ingested work. Implementations commit all `writes` in one transaction and
+/// return only after the commit is durable; on error nothing of `writes` is stored.
+public protocol IngestStore: Sendable {
+    func commit(_ writes: [IngestWrite]) async throws -> [IngestOutcome]
+}
+
+/// Projects and the hashes of their secrets.
+public protocol ProjectStore: Sendable {
+    /// Creates a project; throws if the slug is taken.
+    func createProject(slug: ProjectSlug, ingestKeyHash: SecretHash, uploadTokenHash: SecretHash, createdAt: Date,
+                       rateLimitPerSecond: Double) async throws -> Project
+    func allProjects() async throws -> [Project]
+    func project(slug: ProjectSlug) async throws -> Project?
+    func project(id: ProjectID) async throws -> Project?
+    /// The project whose secret of `kind` hashes to `hash`.
+    func project(credential hash: SecretHash, kind: CredentialKind) async throws -> Project?
+    /// Replaces the admin token hash.
+    func setAdminTokenHash(_ hash: SecretHash, at date: Date) async throws
+    func isAdminTokenHash(_ hash: SecretHash) async throws -> Bool
+}
+
+/// A stored report as the read API returns it: the report re-read from its raw payload plus what
+/// the server recorded about it.
+public struct StoredReport: Sendable, Equatable {
+    public var project: ProjectID
+    public var report: Report
+    public var receivedAt: Date
+    public init(project: ProjectID, report: Report, receivedAt: Date) {
+        self.project = project
+        self.report = report
+        self.receivedAt = receivedAt
+    }
+}
+
+/// One row of a report listing.
+public struct ReportSummary: Sendable, Equatable {
+    public var cursor: Int64
+    public var project: ProjectID
+    public var eventID: EventID
+    public var kind: ReportKind
+    public var timestamp: Date
+    public var receivedAt: Date
+    public var release: String?
+    public var environment: String?
+    public var userKey: String?
+    public var errorType: String?
+    public var errorMessage: String?
+    public var trimmed: TrimCounts
+    public init(
+        cursor: Int64, project: ProjectID, eventID: EventID, kind: ReportKind, timestamp: Date, receivedAt: Date,
+        release: String?, environment: String?, userKey: String?, errorType: String?, errorMessage: String?,
+        trimmed: TrimCounts
+    ) {
+        self.cursor = cursor
+        self.project = project
+        self.eventID = eventID
+        self.kind = kind
+        self.timestamp = timestamp
+        self.receivedAt = receivedAt
+        self.release = release
+        self.environment = environment
+        self.userKey = userKey
+        self.errorType = errorType
+        self.errorMessage = errorMessage
+        self.trimmed = trimmed
+    }
+}
+
+/// Filters of a report listing. `project == nil` lists every project (admin only).
+public struct ReportQuery: Sendable, Equatable {
+    public var project: ProjectID?
+    public var kind: ReportKind?
+    public var release: String?
+    public var since: Date?
+    /// Return rows older than this cursor (keyset paging, newest first).
+    public var before: Int64?
+    public var limit: Int
+    public init(project: ProjectID?, kind: ReportKind? = nil, release: String? = nil, since: Date? = nil,
+                before: Int64? = nil, limit: Int = 50) {
+        self.project = project
+        self.kind = kind
+        self.release = release
+        self.since = since
+        self.before = before
+        self.limit = limit
+    }
+}
+
+/// A stored report's raw bytes and the row that points into them.
+public struct RawReport: Sendable, Equatable {
+    public var summary: ReportSummary
+    public var payload: StoredPayload
+    public var range: Range<Int>
+    public init(summary: ReportSummary, payload: StoredPayload, range: Range<Int>) {
+        self.summary = summary
+        self.payload = payload
+        self.range = range
+    }
+}
+
+/// Reads of stored reports.
+public protocol ReportReader: Sendable {
+    func reports(matching query: ReportQuery) async throws -> [ReportSummary]
+    /// The raw report with `eventID`, limited to `project` when given.
+    func rawReport(eventID: EventID, project: ProjectID?) async throws -> RawReport?
+}
+
+/// Reads of stored sessions.
+public protocol SessionReader: Sendable {
+    func session(project: ProjectID, id: SessionID) async throws -> SessionState?
+}
+
+/// A source of wall-clock time, passed in so that tests control it.
+public protocol WallClock: Sendable {
+    func now() -> Date
+}

@@ -1,0 +1,49 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A project: one app whose reports are collected together.
+public struct Project: Sendable, Equatable {
+    public var id: ProjectID
+    public var slug: ProjectSlug
+    public var createdAt: Date
+    /// Reports per second the project may post (a token bucket refilled at this rate).
+    public var rateLimitPerSecond: Double
+    public init(id: ProjectID, slug: ProjectSlug, createdAt: Date, rateLimitPerSecond: Double) {
+        self.id = id
+        self.slug = slug
+        self.createdAt = createdAt
+        self.rateLimitPerSecond = rateLimitPerSecond
+    }
+}
+
+/// The kinds of secret Faultline hands out. Each is shown once and stored only as a SHA-256 hash.
+public enum CredentialKind: String, Sendable, CaseIterable {
+    /// Posts reports and sessions (the SDK's key; also the public key of a Sentry DSN).
+    case ingest
+    /// Uploads debug files and reads the project's reports (CI's token).
+    case upload
+    /// Reads everything and administers the server.
+    case admin
+}
+
+/// A secret's stored form: the hex SHA-256 of the secret. Never the secret itself.
+public struct SecretHash: Hashable, Sendable, CustomStringConvertible {
+    public let hex: String
+    public init(hex: String) { self.hex = hex }
+    public var description: String { hex }
+}
+
+/// The secrets of a newly created project, returned once to the person who created it.
+public struct ProjectCredentials: Sendable, Equatable {
+    public var project: Project
+    public var ingestKey: String
+    public var uploadToken: String
+    public init(project: Project, ingestKey: String, uploadToken: String) {
+        self.project = project
+        self.ingestKey = ingestKey
+        self.uploadToken = uploadToken
+    }
+}

@@ -1,0 +1,215 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Whether a report is a fatal crash or a non-fatal (handled) error. Only crashes count against the
+/// crash-free rates.
+public enum ReportKind: String, Sendable, Codable, CaseIterable {
+    case crash
+    case nonfatal
+}
+
+/// The application that produced a report.
+public struct AppInfo: Sendable, Equatable {
+    public var id: String?
+    public var version: String?
+    public var build: String?
+    public init(id: String? = nil, version: String? = nil, build: String? = nil) {
+        self.id = id
+        self.version = version
+        self.build = build
+    }
+
+    /// The release this app belongs to: `version` alone, or `version (build)` when a build is set;
+    /// nil when the client sent no version.
+    public var release: String? {
+        guard let version, !version.isEmpty else { return nil }
+        guard let build, !build.isEmpty else { return version }
+        return "\(version) (\(build))"
+    }
+}
+
+/// The device and operating system a report came from.
+public struct DeviceInfo: Sendable, Equatable {
+    public var model: String?
+    public var os: String?
+    public var osVersion: String?
+    public var arch: String?
+    public var memoryBytes: UInt64?
+    public var freeDiskBytes: UInt64?
+    public var locale: String?
+    public init(
+        model: String? = nil, os: String? = nil, osVersion: String? = nil, arch: String? = nil,
+        memoryBytes: UInt64? = nil, freeDiskBytes: UInt64? = nil, locale: String? = nil
+    ) {
+        self.model = model
+        self.os = os
+        self.osVersion = osVersion
+        self.arch = arch
+        self.memoryBytes = memoryBytes
+        self.freeDiskBytes = freeDiskBytes
+        self.locale = locale
+    }
+}
+
+/// What went wrong: an exception type or error domain, a code, and a message.
+public struct ErrorInfo: Sendable, Equatable {
+    public var type: String?
+    public var code: String?
+    public var message: String?
+    public init(type: String? = nil, code: String? = nil, message: String? = nil) {
+        self.type = type
+        self.code = code
+        self.message = message
+    }
+}
+
+/// One stack frame: a raw address (to be symbolicated) and/or what a client already resolved.
+public struct Frame: Sendable, Equatable {
+    /// The absolute instruction address as the client saw it.
+    public var address: UInt64?
+    /// The module (image) name the client attributed the address to, if any.
+    public var module: String?
+    public var function: String?
+    public var file: String?
+    public var line: Int?
+    public var column: Int?
+    public init(
+        address: UInt64? = nil, module: String? = nil, function: String? = nil, file: String? = nil,
+        line: Int? = nil, column: Int? = nil
+    ) {
+        self.address = address
+        self.module = module
+        self.function = function
+        self.file = file
+        self.line = line
+        self.column = column
+    }
+}
+
+/// One thread of a report; stacks are ordered innermost (crashing) frame first.
+public struct ThreadInfo: Sendable, Equatable {
+    public var name: String?
+    public var crashed: Bool
+    public var frames: [Frame]
+    public init(name: String? = nil, crashed: Bool = false, frames: [Frame] = []) {
+        self.name = name
+        self.crashed = crashed
+        self.frames = frames
+    }
+}
+
+/// A module (executable or shared library) loaded in the process, with where it was mapped.
+public struct LoadedModule: Sendable, Equatable {
+    public var name: String
+    public var path: String?
+    public var buildID: BuildID?
+    public var baseAddress: UInt64
+    /// Mapped size in bytes (`end - base` when the client sent an end address).
+    public var size: UInt64?
+    public init(name: String, path: String? = nil, buildID: BuildID? = nil, baseAddress: UInt64, size: UInt64? = nil) {
+        self.name = name
+        self.path = path
+        self.buildID = buildID
+        self.baseAddress = baseAddress
+        self.size = size
+    }
+}
+
+/// A timestamped entry of what happened before the report.
+public struct Breadcrumb: Sendable, Equatable {
+    public var timestamp: Date
+    public var category: String?
+    public var level: String?
+    public var message: String?
+    public var data: [String: String]
+    public init(timestamp: Date, category: String? = nil, level: String? = nil, message: String? = nil, data: [String: String] = [:]) {
+        self.timestamp = timestamp
+        self.category = category
+        self.level = level
+        self.message = message
+        self.data = data
+    }
+}
+
+/// A custom key's value: the three scalar types the SDKs allow.
+public enum CustomValue: Sendable, Equatable {
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+}
+
+/// What the limits removed or shortened on the way in. Stored with the report so nobody wonders
+/// where the 65th custom key went.
+public struct TrimCounts: Sendable, Equatable {
+    public var customKeysDropped = 0
+    public var valuesTruncated = 0
+    public var breadcrumbsDropped = 0
+    public var threadsDropped = 0
+    public var framesDropped = 0
+    public var modulesDropped = 0
+    public init() {}
+    public var isEmpty: Bool { self == TrimCounts() }
+}
+
+/// A crash report or non-fatal error, validated and trimmed to the limits.
+public struct Report: Sendable, Equatable {
+    public var eventID: EventID
+    public var kind: ReportKind
+    /// When it happened, by the client's clock.
+    public var timestamp: Date
+    public var sessionID: SessionID?
+    public var userID: String?
+    public var installID: String?
+    public var environment: String?
+    public var app: AppInfo
+    public var device: DeviceInfo
+    public var error: ErrorInfo?
+    public var threads: [ThreadInfo]
+    public var modules: [LoadedModule]
+    public var breadcrumbs: [Breadcrumb]
+    /// Custom keys in key order (sorted), so trimming and storage are deterministic.
+    public var customKeys: [(key: String, value: CustomValue)]
+    /// A client-chosen grouping fingerprint; wins over the computed one when present.
+    public var fingerprint: [String]?
+    public var trimmed: TrimCounts
+
+    public init(
+        eventID: EventID, kind: ReportKind, timestamp: Date, sessionID: SessionID? = nil, userID: String? = nil,
+        installID: String? = nil, environment: String? = nil, app: AppInfo = AppInfo(), device: DeviceInfo = DeviceInfo(),
+        error: ErrorInfo? = nil, threads: [ThreadInfo] = [], modules: [LoadedModule] = [], breadcrumbs: [Breadcrumb] = [],
+        customKeys: [(key: String, value: CustomValue)] = [], fingerprint: [String]? = nil, trimmed: TrimCounts = TrimCounts()
+    ) {
+        self.eventID = eventID
+        self.kind = kind
+        self.timestamp = timestamp
+        self.sessionID = sessionID
+        self.userID = userID
+        self.installID = installID
+        self.environment = environment
+        self.app = app
+        self.device = device
+        self.error = error
+        self.threads = threads
+        self.modules = modules
+        self.breadcrumbs = breadcrumbs
+        self.customKeys = customKeys
+        self.fingerprint = fingerprint
+        self.trimmed = trimmed
+    }
+
+    /// The release (see `AppInfo.release`).
+    public var release: String? { app.release }
+    /// Who was affected: the user id when set, else the install id (DESIGN.md's definition of a user).
+    public var userKey: String? { userID ?? installID }
+
+    public static func == (a: Report, b: Report) -> Bool {
+        a.eventID == b.eventID && a.kind == b.kind && a.timestamp == b.timestamp && a.sessionID == b.sessionID
+            && a.userID == b.userID && a.installID == b.installID && a.environment == b.environment && a.app == b.app
+            && a.device == b.device && a.error == b.error && a.threads == b.threads && a.modules == b.modules
+            && a.breadcrumbs == b.breadcrumbs && a.fingerprint == b.fingerprint && a.trimmed == b.trimmed
+            && a.customKeys.map(\.key) == b.customKeys.map(\.key) && a.customKeys.map(\.value) == b.customKeys.map(\.value)
+    }
+}

@@ -1,0 +1,78 @@
+import FaultlineCore
+import Hummingbird
+import Logging
+import Pipeline
+import ServiceLifecycle
+
+/// Where and how the server listens.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    /// Folder of the rendered static site, served at `/`.
+    public var siteDirectory: String?
+    public var limits: IngestLimits
+    public init(host: String = "127.0.0.1", port: Int = 8080, siteDirectory: String? = nil, limits: IngestLimits = IngestLimits()) {
+        self.host = host
+        self.port = port
+        self.siteDirectory = siteDirectory
+        self.limits = limits
+    }
+}
+
+/// Everything the HTTP edge calls into, built by the composition root (or a test).
+public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Sendable {
+    public var projects: ProjectService
+    public var ingest: Ingest
+    public var reader: Reader
+    public var metrics: MetricsRegistry
+    public var telemetry: Telemetry
+    /// Throws when the server cannot serve (the database does not answer).
+    public var health: @Sendable () async throws -> Void
+    public init(projects: ProjectService, ingest: Ingest, reader: Reader, metrics: MetricsRegistry, telemetry: Telemetry,
+                health: @escaping @Sendable () async throws -> Void) {
+        self.projects = projects
+        self.ingest = ingest
+        self.reader = reader
+        self.metrics = metrics
+        self.telemetry = telemetry
+        self.health = health
+    }
+}
+
+/// Builds the router: used by `faultline serve` and by the tests alike.
+public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
+    configuration: ServerConfiguration, dependencies: AppDependencies<Ingest, Reader>
+) -> Router<AppRequestContext> {
+    let router = Router(context: AppRequestContext.self)
+    router.add(middleware: ErrorMiddleware(telemetry: dependencies.telemetry))
+    if let site = configuration.siteDirectory {
+        router.add(middleware: FileMiddleware(site, searchForIndexHtml: true))
+    }
+    router.addRoutes(OperationsController(health: dependencies.health, metrics: dependencies.metrics).endpoints)
+    router.get("/") { _, _ in LandingPage.response() }
+
+    let limits = configuration.limits
+    router.group("api/v1")
+        .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.ingest]))
+        .group(context: IngestContext.self)
+        .addRoutes(ReportsController(ingest: dependencies.ingest, limits: limits, telemetry: dependencies.telemetry).endpoints)
+        .addRoutes(SessionsController(ingest: dependencies.ingest, limits: limits).endpoints)
+    router.group("api/v1")
+        .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload, .admin]))
+        .group(context: ReaderContext.self)
+        .addRoutes(ReadController(reader: dependencies.reader, projects: dependencies.projects, limits: limits).endpoints)
+    return router
+}
+
+/// Builds the whole application (router + server configuration + background services).
+public func buildApplication<Ingest: ReportIngesting, Reader: ReportReader>(
+    configuration: ServerConfiguration, dependencies: AppDependencies<Ingest, Reader>, logger: Logger,
+    services: [any Service] = [], onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+    Application(
+        router: buildRouter(configuration: configuration, dependencies: dependencies),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Faultline"),
+        services: services,
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+        logger: logger)
+}

@@ -1,0 +1,54 @@
+import FaultlineCore
+import Hummingbird
+import Logging
+
+/// Who a request proved to be.
+public enum Principal: Sendable, Equatable {
+    /// A project's ingest key: may post reports and sessions to that project.
+    case ingest(Project)
+    /// A project's upload token: may upload debug files and read that project's reports.
+    case upload(Project)
+    /// The admin token: may read everything.
+    case admin
+}
+
+/// The request context of every route. Authentication middleware fills `principal`; child contexts
+/// turn a missing or wrong principal into 401 before a handler runs.
+public struct AppRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public var principal: Principal?
+    public init(source: Source) {
+        coreContext = .init(source: source)
+    }
+}
+
+/// Context of ingest routes: the project is known and the caller holds its ingest key.
+public struct IngestContext: ChildRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let project: Project
+    public init(context: AppRequestContext) throws {
+        guard case .ingest(let project) = context.principal else {
+            throw APIError.unauthorized("send the project's ingest key as 'Authorization: Bearer <key>'")
+        }
+        self.coreContext = context.coreContext
+        self.project = project
+    }
+}
+
+/// Context of read routes: an upload token (one project) or the admin token (every project).
+public struct ReaderContext: ChildRequestContext {
+    public enum Scope: Sendable, Equatable {
+        case project(Project)
+        case admin
+    }
+    public var coreContext: CoreRequestContextStorage
+    public let scope: Scope
+    public init(context: AppRequestContext) throws {
+        switch context.principal {
+        case .upload(let project): scope = .project(project)
+        case .admin: scope = .admin
+        default: throw APIError.unauthorized("send the project's upload token or the admin token as 'Authorization: Bearer <token>'")
+        }
+        self.coreContext = context.coreContext
+    }
+}

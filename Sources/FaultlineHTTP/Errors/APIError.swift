@@ -1,0 +1,96 @@
+import FaultlineCore
+import Formats
+import HTTPTypes
+import Hummingbird
+import Pipeline
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The one place where errors become HTTP statuses and JSON bodies.
+///
+/// Every error body is `{"error": code, "message": text, "field": path?}`. A 500 never echoes the
+/// underlying message (it may hold paths or SQL); it is logged instead.
+struct APIError: HTTPResponseError {
+    var status: HTTPResponse.Status
+    var code: String
+    var message: String
+    var field: String?
+    var headers: HTTPFields = [:]
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json; charset=utf-8"
+        let body = ErrorBody(error: code, message: message, field: field)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(body)
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    struct ErrorBody: Encodable {
+        var error: String
+        var message: String
+        var field: String?
+    }
+
+    static func unauthorized(_ message: String) -> APIError {
+        APIError(
+            status: .unauthorized, code: "unauthorized", message: message,
+            headers: [.wwwAuthenticate: "Bearer realm=\"faultline\""])
+    }
+
+    static func badRequest(_ message: String, field: String? = nil) -> APIError {
+        APIError(status: .badRequest, code: "invalid_field", message: message, field: field)
+    }
+
+    static func notFound(_ message: String) -> APIError {
+        APIError(status: .notFound, code: "not_found", message: message)
+    }
+
+    /// Maps any error to the API's answer.
+    static func from(_ error: any Error) -> APIError {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as FormatError:
+            let status: HTTPResponse.Status
+            switch error.code {
+            case .tooLarge: status = .contentTooLarge
+            case .unsupportedEncoding, .unsupportedMediaType: status = .unsupportedMediaType
+            default: status = .badRequest
+            }
+            return APIError(status: status, code: error.code.description, message: error.message, field: error.field)
+        case let error as IngestError:
+            switch error.code {
+            case .rateLimited:
+                return APIError(
+                    status: .tooManyRequests, code: "rate_limited", message: error.message,
+                    headers: [.retryAfter: String(error.retryAfter ?? 1)])
+            case .diskFull:
+                return APIError(
+                    status: .serviceUnavailable, code: "disk_full",
+                    message: "the server is low on disk space and accepts no writes for now",
+                    headers: [.retryAfter: String(error.retryAfter ?? 60)])
+            case .storageFailed:
+                return APIError(status: .internalServerError, code: "internal", message: "the report could not be stored; retry")
+            }
+        case let error as HTTPError:
+            let code: String
+            switch error.status {
+            case .contentTooLarge: code = "too_large"
+            case .notFound: code = "not_found"
+            case .methodNotAllowed: code = "method_not_allowed"
+            case .unauthorized: code = "unauthorized"
+            default: code = error.status.code >= 500 ? "internal" : "bad_request"
+            }
+            let message = error.status.code >= 500 ? "internal error" : (error.body ?? error.status.reasonPhrase)
+            return APIError(status: error.status, code: code, message: message, headers: error.headers)
+        default:
+            return APIError(status: .internalServerError, code: "internal", message: "internal error")
+        }
+    }
+}

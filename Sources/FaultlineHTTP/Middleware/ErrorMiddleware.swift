@@ -1,0 +1,36 @@
+import Hummingbird
+import Logging
+import Pipeline
+
+/// Turns every thrown error into a JSON answer (via `APIError.from`) and counts requests by route and
+/// status. Sits outermost, so nothing leaves the router as Hummingbird's empty 500.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let telemetry: Telemetry
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            let apiError = APIError.from(error)
+            if apiError.status.code >= 500 {
+                context.logger.error(
+                    "request failed",
+                    metadata: [Telemetry.LogKey.route: "\(request.uri.path)", Telemetry.LogKey.error: "\(String(reflecting: error))"])
+            } else {
+                context.logger.debug(
+                    "request refused",
+                    metadata: [Telemetry.LogKey.status: "\(apiError.status.code)", Telemetry.LogKey.error: "\(apiError.message)"])
+            }
+            response = try apiError.response(from: request, context: context)
+        }
+        let route = context.endpointPath ?? "unmatched"
+        telemetry.count(Telemetry.Name.httpRequests, [("route", route), ("status", String(response.status.code))])
+        if request.method == .post, route.hasPrefix("/api/") {
+            telemetry.recordDuration(
+                Telemetry.Name.ingestDuration, nanoseconds: (ContinuousClock.now - started).nanoseconds, [("route", route)])
+        }
+        return response
+    }
+}

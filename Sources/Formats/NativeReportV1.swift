@@ -1,0 +1,320 @@
+import FaultlineCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The native report format, v1 (`POST /api/v1/reports`, documented in `docs/protocol.md`).
+///
+/// Wire structs mirror the JSON one to one (snake_case keys); `toReport()` validates and converts them
+/// to core types, naming the offending field on failure. The same structs encode stored reports for
+/// the read API, so what a client sends and what it reads back have one shape.
+public struct NativeReportV1: Codable, Equatable {
+    var eventID: String?
+    var kind: String?
+    var timestamp: WireTimestamp?
+    var sessionID: String?
+    var userID: String?
+    var installID: String?
+    var environment: String?
+    var app: App?
+    var device: Device?
+    var error: WireErrorInfo?
+    var threads: [Thread]?
+    var modules: [Module]?
+    var breadcrumbs: [Crumb]?
+    var customKeys: [String: WireCustomValue]?
+    var fingerprint: [String]?
+
+    enum CodingKeys: String, CodingKey {
+        case eventID = "event_id", kind, timestamp, sessionID = "session_id", userID = "user_id"
+        case installID = "install_id", environment, app, device, error, threads, modules, breadcrumbs
+        case customKeys = "custom_keys", fingerprint
+    }
+
+    struct App: Codable, Equatable {
+        var id: String?
+        var version: WireLooseString?
+        var build: WireLooseString?
+    }
+
+    struct Device: Codable, Equatable {
+        var model: String?
+        var os: String?
+        var osVersion: String?
+        var arch: String?
+        var memory: UInt64?
+        var freeDisk: UInt64?
+        var locale: String?
+        enum CodingKeys: String, CodingKey {
+            case model, os, osVersion = "os_version", arch, memory, freeDisk = "free_disk", locale
+        }
+    }
+
+    struct WireErrorInfo: Codable, Equatable {
+        var type: String?
+        var domain: String?
+        var code: WireLooseString?
+        var message: String?
+        var reason: String?
+    }
+
+    struct Thread: Codable, Equatable {
+        var name: String?
+        var crashed: Bool?
+        var frames: [WireFrame]?
+    }
+
+    struct WireFrame: Codable, Equatable {
+        var address: WireAddress?
+        var module: String?
+        var function: String?
+        var file: String?
+        var line: Int?
+        var column: Int?
+    }
+
+    struct Module: Codable, Equatable {
+        var name: String?
+        var path: String?
+        var buildID: String?
+        var baseAddress: WireAddress?
+        var endAddress: WireAddress?
+        var size: UInt64?
+        enum CodingKeys: String, CodingKey {
+            case name, path, buildID = "build_id", baseAddress = "base_address", endAddress = "end_address", size
+        }
+    }
+
+    struct Crumb: Codable, Equatable {
+        var timestamp: WireTimestamp?
+        var category: String?
+        var level: String?
+        var message: String?
+        var data: [String: WireLooseString]?
+    }
+}
+
+extension NativeReportV1 {
+    /// Validates the wire report and converts it; throws `FormatError.invalidField` naming the field.
+    public func toReport(limits: IngestLimits) throws -> Report {
+        guard let rawID = eventID else { throw FormatError(.invalidField, "is required", field: "event_id") }
+        guard let id = EventID(rawID) else {
+            throw FormatError(.invalidField, "must be a UUID or 32 hex digits", field: "event_id")
+        }
+        guard let rawKind = kind else { throw FormatError(.invalidField, "is required", field: "kind") }
+        guard let kind = ReportKind(rawValue: rawKind) else {
+            throw FormatError(.invalidField, "must be \"crash\" or \"nonfatal\"", field: "kind")
+        }
+        guard let timestamp else { throw FormatError(.invalidField, "is required", field: "timestamp") }
+        var session: SessionID?
+        if let sessionID {
+            guard let parsed = SessionID(sessionID) else {
+                throw FormatError(.invalidField, "must be 1–128 printable ASCII characters", field: "session_id")
+            }
+            session = parsed
+        }
+        let errorInfo = error.map {
+            ErrorInfo(type: $0.type ?? $0.domain, code: $0.code?.value, message: $0.message ?? $0.reason)
+        }
+        var threads: [ThreadInfo] = []
+        for (t, thread) in (self.threads ?? []).enumerated() {
+            var frames: [Frame] = []
+            for (f, frame) in (thread.frames ?? []).enumerated() {
+                guard frame.address != nil || frame.function != nil else {
+                    throw FormatError(.invalidField, "needs an address or a function", field: "threads[\(t)].frames[\(f)]")
+                }
+                frames.append(
+                    Frame(
+                        address: frame.address?.value, module: frame.module, function: frame.function, file: frame.file,
+                        line: frame.line, column: frame.column))
+            }
+            threads.append(ThreadInfo(name: thread.name, crashed: thread.crashed ?? false, frames: frames))
+        }
+        var modules: [LoadedModule] = []
+        for (m, module) in (self.modules ?? []).enumerated() {
+            let field = "modules[\(m)]"
+            guard let name = module.name ?? module.path else {
+                throw FormatError(.invalidField, "needs a name or a path", field: field)
+            }
+            guard let base = module.baseAddress?.value else {
+                throw FormatError(.invalidField, "is required", field: field + ".base_address")
+            }
+            var buildID: BuildID?
+            if let raw = module.buildID {
+                guard let parsed = BuildID(raw) else {
+                    throw FormatError(.invalidField, "must be an even number of hex digits (2–128)", field: field + ".build_id")
+                }
+                buildID = parsed
+            }
+            var size = module.size
+            if let end = module.endAddress?.value {
+                guard end > base else {
+                    throw FormatError(.invalidField, "must be above base_address", field: field + ".end_address")
+                }
+                size = end - base
+            }
+            modules.append(LoadedModule(name: name, path: module.path, buildID: buildID, baseAddress: base, size: size))
+        }
+        var crumbs: [Breadcrumb] = []
+        for (b, crumb) in (breadcrumbs ?? []).enumerated() {
+            guard let at = crumb.timestamp else {
+                throw FormatError(.invalidField, "is required", field: "breadcrumbs[\(b)].timestamp")
+            }
+            crumbs.append(
+                Breadcrumb(
+                    timestamp: at.date, category: crumb.category, level: crumb.level, message: crumb.message,
+                    data: (crumb.data ?? [:]).mapValues(\.value)))
+        }
+        var report = Report(
+            eventID: id, kind: kind, timestamp: timestamp.date, sessionID: session, userID: userID, installID: installID,
+            environment: environment,
+            app: AppInfo(id: app?.id, version: app?.version?.value, build: app?.build?.value),
+            device: DeviceInfo(
+                model: device?.model, os: device?.os, osVersion: device?.osVersion, arch: device?.arch,
+                memoryBytes: device?.memory, freeDiskBytes: device?.freeDisk, locale: device?.locale),
+            error: errorInfo, threads: threads, modules: modules, breadcrumbs: crumbs,
+            customKeys: (customKeys ?? [:]).map { ($0.key, $0.value.value) }, fingerprint: fingerprint)
+        limits.apply(to: &report)
+        return report
+    }
+
+    /// The wire form of a core report (used to answer reads).
+    init(_ report: Report) {
+        eventID = report.eventID.rawValue
+        kind = report.kind.rawValue
+        timestamp = WireTimestamp(report.timestamp)
+        sessionID = report.sessionID?.rawValue
+        userID = report.userID
+        installID = report.installID
+        environment = report.environment
+        app = App(id: report.app.id, version: report.app.version.map(WireLooseString.init), build: report.app.build.map(WireLooseString.init))
+        let d = report.device
+        device = Device(
+            model: d.model, os: d.os, osVersion: d.osVersion, arch: d.arch, memory: d.memoryBytes, freeDisk: d.freeDiskBytes,
+            locale: d.locale)
+        error = report.error.map { WireErrorInfo(type: $0.type, domain: nil, code: $0.code.map(WireLooseString.init), message: $0.message, reason: nil) }
+        threads = report.threads.map { t in
+            Thread(
+                name: t.name, crashed: t.crashed,
+                frames: t.frames.map {
+                    WireFrame(
+                        address: $0.address.map(WireAddress.init), module: $0.module, function: $0.function, file: $0.file,
+                        line: $0.line, column: $0.column)
+                })
+        }
+        modules = report.modules.map { m in
+            Module(
+                name: m.name, path: m.path, buildID: m.buildID?.rawValue, baseAddress: WireAddress(m.baseAddress),
+                endAddress: m.size.map { WireAddress(m.baseAddress &+ $0) }, size: m.size)
+        }
+        breadcrumbs = report.breadcrumbs.map {
+            Crumb(
+                timestamp: WireTimestamp($0.timestamp), category: $0.category, level: $0.level, message: $0.message,
+                data: $0.data.mapValues(WireLooseString.init))
+        }
+        customKeys = Dictionary(report.customKeys.map { ($0.key, WireCustomValue($0.value)) }, uniquingKeysWith: { a, _ in a })
+        fingerprint = report.fingerprint
+    }
+}
+
+/// Decoding and encoding of native v1 report bodies.
+public enum NativeReports {
+    /// One report of a body: decoded, or why it was refused.
+    public typealias Item = Result<PreparedReport, FormatError>
+
+    /// A decoded body: whether it was a batch, and each report's outcome in order.
+    public struct Decoded: Sendable {
+        public var isBatch: Bool
+        public var items: [Item]
+    }
+
+    /// Splits and decodes an inflated body.
+    ///
+    /// Structural errors (not JSON, a single report that is invalid) throw; in a batch, each invalid
+    /// report becomes a failed item whose field path starts with `reports[i]`, and the rest still count.
+    public static func decode(_ bytes: [UInt8], limits: IngestLimits) throws -> Decoded {
+        switch try JSONBatchSplitter.split(bytes) {
+        case .single(let range):
+            return Decoded(isBatch: false, items: [.success(try decodeOne(bytes, range: range, limits: limits))])
+        case .batch(let ranges):
+            guard !ranges.isEmpty else { throw FormatError(.invalidField, "must hold at least one report", field: "reports") }
+            guard ranges.count <= limits.maxReportsPerBatch else {
+                throw FormatError(.tooLarge, "a batch holds at most \(limits.maxReportsPerBatch) reports", field: "reports")
+            }
+            let items: [Item] = ranges.enumerated().map { i, range in
+                Result { try decodeOne(bytes, range: range, limits: limits) }
+                    .mapError { ($0 as? FormatError ?? FormatError(.invalidField, "\($0)")).prefixed("reports[\(i)]") }
+            }
+            return Decoded(isBatch: true, items: items)
+        }
+    }
+
+    static func decodeOne(_ bytes: [UInt8], range: Range<Int>, limits: IngestLimits) throws -> PreparedReport {
+        guard range.count <= limits.maxReportBytes else {
+            throw FormatError(.tooLarge, "a report may be at most \(limits.maxReportBytes) bytes")
+        }
+        let wire = try decodeJSON(NativeReportV1.self, from: bytes[range])
+        return PreparedReport(report: try wire.toReport(limits: limits), range: range)
+    }
+
+    /// Re-reads one stored report from its inflated payload (the same validation and trimming as at ingest,
+    /// so the result is what was accepted).
+    public static func reread(_ payload: StoredPayload, range: Range<Int>, limits: IngestLimits) throws -> Report {
+        let bytes = try BodyDecoding.inflateStored(payload.bytes, gzip: payload.encoding == .gzip, limit: max(payload.inflatedSize, 1))
+        guard range.upperBound <= bytes.count else { throw FormatError(.malformedJSON, "stored payload is shorter than the report's range") }
+        return try decodeOne(bytes, range: range, limits: limits).report
+    }
+
+    /// The read API's JSON for a stored report: the native v1 shape plus what the server recorded.
+    public static func encode(_ stored: StoredReport) throws -> [UInt8] {
+        struct Out: Encodable {
+            var report: NativeReportV1
+            var projectID: Int64
+            var release: String?
+            var receivedAt: WireTimestamp
+            var trimmed: TrimmedOut
+            func encode(to encoder: any Encoder) throws {
+                try report.encode(to: encoder)
+                var c = encoder.container(keyedBy: Extra.self)
+                try c.encode(projectID, forKey: .projectID)
+                try c.encodeIfPresent(release, forKey: .release)
+                try c.encode(receivedAt, forKey: .receivedAt)
+                try c.encode(trimmed, forKey: .trimmed)
+            }
+            enum Extra: String, CodingKey {
+                case projectID = "project_id", release, receivedAt = "received_at", trimmed
+            }
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let out = Out(
+            report: NativeReportV1(stored.report), projectID: stored.project.rawValue, release: stored.report.release,
+            receivedAt: WireTimestamp(stored.receivedAt), trimmed: TrimmedOut(stored.report.trimmed))
+        return Array(try encoder.encode(out))
+    }
+}
+
+/// The `trimmed` object of stored reports: what the limits removed.
+public struct TrimmedOut: Codable, Equatable, Sendable {
+    public var customKeysDropped: Int
+    public var valuesTruncated: Int
+    public var breadcrumbsDropped: Int
+    public var threadsDropped: Int
+    public var framesDropped: Int
+    public var modulesDropped: Int
+    enum CodingKeys: String, CodingKey {
+        case customKeysDropped = "custom_keys_dropped", valuesTruncated = "values_truncated"
+        case breadcrumbsDropped = "breadcrumbs_dropped", threadsDropped = "threads_dropped"
+        case framesDropped = "frames_dropped", modulesDropped = "modules_dropped"
+    }
+    public init(_ t: TrimCounts) {
+        customKeysDropped = t.customKeysDropped
+        valuesTruncated = t.valuesTruncated
+        breadcrumbsDropped = t.breadcrumbsDropped
+        threadsDropped = t.threadsDropped
+        framesDropped = t.framesDropped
+        modulesDropped = t.modulesDropped
+    }
+}

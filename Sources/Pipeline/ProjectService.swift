@@ -1,0 +1,95 @@
+import FaultlineCore
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Hashes secrets for storage and lookup (SHA-256 in production). Passed in, per the house rules.
+public protocol SecretHashing: Sendable {
+    func hash(_ secret: String) -> SecretHash
+}
+
+/// Makes new random secrets.
+public protocol SecretGenerating: Sendable {
+    /// `bytes` random bytes as lowercase hex.
+    func randomHex(bytes: Int) -> String
+}
+
+/// Projects and their credentials: creation, listing, and authentication of presented secrets.
+///
+/// Authentication is on every ingest request, so successful lookups are cached for a minute; a
+/// rotated or revoked secret stops working within that minute.
+public final class ProjectService: Sendable {
+    let store: any ProjectStore
+    let hasher: any SecretHashing
+    let generator: any SecretGenerating
+    let clock: any WallClock
+    let defaultRateLimit: Double
+    let cache = Mutex<[String: (project: Project?, admin: Bool, at: Date)]>([:])
+    static let cacheSeconds: Double = 60
+
+    public init(store: any ProjectStore, hasher: any SecretHashing, generator: any SecretGenerating,
+                clock: any WallClock, defaultRateLimit: Double = 1000) {
+        self.store = store
+        self.hasher = hasher
+        self.generator = generator
+        self.clock = clock
+        self.defaultRateLimit = defaultRateLimit
+    }
+
+    /// Creates a project and returns its secrets (shown once; only their hashes are stored).
+    public func create(slug: ProjectSlug, rateLimitPerSecond: Double? = nil) async throws -> ProjectCredentials {
+        let ingestKey = generator.randomHex(bytes: 16)
+        let uploadToken = "flu_" + generator.randomHex(bytes: 20)
+        let project = try await store.createProject(
+            slug: slug, ingestKeyHash: hasher.hash(ingestKey), uploadTokenHash: hasher.hash(uploadToken),
+            createdAt: clock.now(), rateLimitPerSecond: rateLimitPerSecond ?? defaultRateLimit)
+        return ProjectCredentials(project: project, ingestKey: ingestKey, uploadToken: uploadToken)
+    }
+
+    /// Replaces the admin token with a new one and returns it (shown once).
+    public func rotateAdminToken() async throws -> String {
+        let token = "fla_" + generator.randomHex(bytes: 20)
+        try await store.setAdminTokenHash(hasher.hash(token), at: clock.now())
+        cache.withLock { $0.removeAll() }
+        return token
+    }
+
+    public func all() async throws -> [Project] { try await store.allProjects() }
+
+    public func project(slug: ProjectSlug) async throws -> Project? { try await store.project(slug: slug) }
+
+    /// The project whose secret of `kind` is `secret`, or nil.
+    public func authenticate(_ secret: String, as kind: CredentialKind) async throws -> Project? {
+        let key = kind.rawValue + ":" + secret
+        let now = clock.now()
+        if let hit = cache.withLock({ $0[key] }), now.timeIntervalSince(hit.at) < Self.cacheSeconds {
+            return hit.project
+        }
+        let project = try await store.project(credential: hasher.hash(secret), kind: kind)
+        if project != nil { remember(key, project: project, admin: false, at: now) }
+        return project
+    }
+
+    /// Whether `secret` is the admin token.
+    public func isAdmin(_ secret: String) async throws -> Bool {
+        let key = "admin:" + secret
+        let now = clock.now()
+        if let hit = cache.withLock({ $0[key] }), now.timeIntervalSince(hit.at) < Self.cacheSeconds {
+            return hit.admin
+        }
+        let admin = try await store.isAdminTokenHash(hasher.hash(secret))
+        if admin { remember(key, project: nil, admin: true, at: now) }
+        return admin
+    }
+
+    func remember(_ key: String, project: Project?, admin: Bool, at now: Date) {
+        cache.withLock { cache in
+            if cache.count > 10_000 { cache.removeAll() }  // bounded: a key flood cannot grow it forever
+            cache[key] = (project, admin, now)
+        }
+    }
+}

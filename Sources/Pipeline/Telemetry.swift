@@ -1,0 +1,66 @@
+import CoreMetrics
+
+/// Every metric and log key Faultline emits, declared in one place before use.
+///
+/// | metric | type | labels | meaning |
+/// |---|---|---|---|
+/// | `faultline_http_requests_total` | counter | `route`, `status` | requests answered |
+/// | `faultline_reports_accepted_total` | counter | — | reports newly stored |
+/// | `faultline_reports_duplicate_total` | counter | — | reports already stored (client retries) |
+/// | `faultline_reports_rejected_total` | counter | `reason` | reports refused, by reason |
+/// | `faultline_sessions_applied_total` | counter | — | session updates that changed a session |
+/// | `faultline_ingest_duration_seconds` | histogram | `route` | request received → answered, ingest routes |
+/// | `faultline_db_commit_duration_seconds` | histogram | — | one group commit (transaction + fsync) |
+/// | `faultline_db_commit_writes` | histogram | — | requests folded into one group commit |
+public struct Telemetry: Sendable {
+    /// Metric names.
+    public enum Name {
+        public static let httpRequests = "faultline_http_requests_total"
+        public static let reportsAccepted = "faultline_reports_accepted_total"
+        public static let reportsDuplicate = "faultline_reports_duplicate_total"
+        public static let reportsRejected = "faultline_reports_rejected_total"
+        public static let sessionsApplied = "faultline_sessions_applied_total"
+        public static let ingestDuration = "faultline_ingest_duration_seconds"
+        public static let commitDuration = "faultline_db_commit_duration_seconds"
+        public static let commitWrites = "faultline_db_commit_writes"
+    }
+
+    /// Reasons a report is rejected (`reason` label of `faultline_reports_rejected_total`).
+    public enum RejectReason: String, Sendable, CaseIterable {
+        case invalid, tooLarge = "too_large", unauthorized, rateLimited = "rate_limited", diskFull = "disk_full"
+        case unsupportedEncoding = "unsupported_encoding", storageFailed = "storage_failed"
+    }
+
+    /// Structured log metadata keys.
+    public enum LogKey {
+        public static let project = "project"
+        public static let route = "route"
+        public static let status = "status"
+        public static let error = "error"
+        public static let reports = "reports"
+        public static let durationMs = "duration_ms"
+    }
+
+    public let factory: any MetricsFactory
+
+    public init(factory: any MetricsFactory) {
+        self.factory = factory
+    }
+
+    public func count(_ name: String, by amount: Int = 1, _ dimensions: [(String, String)] = []) {
+        guard amount > 0 else { return }
+        Counter(label: name, dimensions: dimensions, factory: factory).increment(by: amount)
+    }
+
+    public func rejected(_ reason: RejectReason, count amount: Int = 1) {
+        count(Name.reportsRejected, by: amount, [("reason", reason.rawValue)])
+    }
+
+    public func recordDuration(_ name: String, nanoseconds: Int64, _ dimensions: [(String, String)] = []) {
+        Timer(label: name, dimensions: dimensions, factory: factory).recordNanoseconds(nanoseconds)
+    }
+
+    public func recordValue(_ name: String, _ value: Double) {
+        Recorder(label: name, dimensions: [], aggregate: true, factory: factory).record(value)
+    }
+}

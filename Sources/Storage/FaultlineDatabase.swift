@@ -1,0 +1,88 @@
+import FaultlineCore
+import GRDB
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The one SQLite database of a data folder: a GRDB `DatabasePool` in WAL mode, migrated on open.
+///
+/// One pool per file per process (GRDB's rule: two pools on one file in one process break WAL's
+/// locking assumptions). Everything in Storage is built on the pool this type owns.
+public final class FaultlineDatabase: Sendable {
+    /// How hard each commit is pushed to disk.
+    public enum Durability: String, Sendable, CaseIterable {
+        /// `synchronous = FULL`: the WAL is fsynced at every commit; survives power loss.
+        case full
+        /// `synchronous = NORMAL`: survives a killed process (`kill -9`), may lose the last commits on
+        /// power loss. Faster on slow disks.
+        case normal
+    }
+
+    let pool: DatabasePool
+
+    /// Opens (creating if needed) the database at `path` and applies pending migrations.
+    public init(path: String, durability: Durability = .full) throws {
+        var config = Configuration()
+        config.foreignKeysEnabled = true
+        config.busyMode = .timeout(10)
+        config.label = "faultline"
+        let synchronous = durability == .full ? "FULL" : "NORMAL"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+            try Migrations.migrator.migrate(pool)
+        } catch {
+            throw StorageError(.openFailed, "cannot open the database at \(path)", underlying: error)
+        }
+    }
+
+    /// Names of the applied migrations, oldest first.
+    public func appliedMigrations() throws -> [String] {
+        try pool.read { db in try Migrations.migrator.appliedMigrations(db) }
+    }
+
+    /// The journal mode SQLite reports (`wal` once open).
+    public func journalMode() throws -> String {
+        try pool.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
+    }
+
+    /// Checkpoints the WAL and closes every connection. Call once, at shutdown.
+    public func close() throws {
+        try? pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        try pool.close()
+    }
+}
+
+/// Errors of the Storage module: a code that can grow, a message, and the underlying error.
+public struct StorageError: Error, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        let name: String
+        public var description: String { name }
+        public static let openFailed = Code(name: "open_failed")
+        public static let conflict = Code(name: "conflict")
+        public static let notFound = Code(name: "not_found")
+    }
+    public var code: Code
+    public var message: String
+    public var underlying: (any Error)?
+    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+    public var description: String {
+        if let underlying { return "\(code): \(message) (\(underlying))" }
+        return "\(code): \(message)"
+    }
+}
+
+/// Milliseconds since 1970: how every time is stored (integers sort, compare and index exactly).
+enum Millis {
+    static func from(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
+}

@@ -1,0 +1,93 @@
+import GRDB
+
+/// The schema, as named migrations. A migration that has shipped is never edited: add a new one.
+///
+/// Table names are strings, not record types, so that renaming a Swift type can never change the schema.
+/// SQLite enforces what it can (NOT NULL, UNIQUE, CHECK, foreign keys): a bug above Storage then fails
+/// loudly at write time instead of leaving bad rows for the aggregator to trip on.
+enum Migrations {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-projects-reports-sessions") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE projects (
+                        id INTEGER PRIMARY KEY,
+                        slug TEXT NOT NULL UNIQUE CHECK (length(slug) BETWEEN 1 AND 64),
+                        created_at INTEGER NOT NULL,
+                        rate_limit_per_second REAL NOT NULL CHECK (rate_limit_per_second > 0)
+                    );
+
+                    -- Secrets are stored as SHA-256 hex only. Admin tokens belong to no project.
+                    CREATE TABLE credentials (
+                        hash TEXT PRIMARY KEY CHECK (length(hash) = 64),
+                        kind TEXT NOT NULL CHECK (kind IN ('ingest', 'upload', 'admin')),
+                        project_id INTEGER REFERENCES projects(id) ON DELETE CASCADE,
+                        created_at INTEGER NOT NULL,
+                        CHECK ((kind = 'admin') = (project_id IS NULL))
+                    );
+                    CREATE INDEX credentials_by_project ON credentials(project_id);
+
+                    -- Request bodies exactly as accepted (compressed), so reports can be reprocessed.
+                    CREATE TABLE payloads (
+                        id INTEGER PRIMARY KEY,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        received_at INTEGER NOT NULL,
+                        encoding TEXT NOT NULL CHECK (encoding IN ('gzip', 'deflate')),
+                        inflated_size INTEGER NOT NULL CHECK (inflated_size >= 0),
+                        bytes BLOB NOT NULL
+                    );
+                    CREATE INDEX payloads_by_project ON payloads(project_id, received_at);
+
+                    -- One row per accepted report; the report itself is the byte range of its payload.
+                    CREATE TABLE reports (
+                        id INTEGER PRIMARY KEY,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        event_id TEXT NOT NULL CHECK (length(event_id) = 32),
+                        kind TEXT NOT NULL CHECK (kind IN ('crash', 'nonfatal')),
+                        occurred_at INTEGER NOT NULL,
+                        received_at INTEGER NOT NULL,
+                        release TEXT,
+                        environment TEXT,
+                        user_key TEXT,
+                        session_id TEXT,
+                        error_type TEXT,
+                        error_message TEXT,
+                        payload_id INTEGER NOT NULL REFERENCES payloads(id) ON DELETE CASCADE,
+                        payload_offset INTEGER NOT NULL CHECK (payload_offset >= 0),
+                        payload_length INTEGER NOT NULL CHECK (payload_length > 0),
+                        custom_keys_dropped INTEGER NOT NULL DEFAULT 0 CHECK (custom_keys_dropped >= 0),
+                        values_truncated INTEGER NOT NULL DEFAULT 0 CHECK (values_truncated >= 0),
+                        breadcrumbs_dropped INTEGER NOT NULL DEFAULT 0 CHECK (breadcrumbs_dropped >= 0),
+                        threads_dropped INTEGER NOT NULL DEFAULT 0 CHECK (threads_dropped >= 0),
+                        frames_dropped INTEGER NOT NULL DEFAULT 0 CHECK (frames_dropped >= 0),
+                        modules_dropped INTEGER NOT NULL DEFAULT 0 CHECK (modules_dropped >= 0),
+                        UNIQUE (project_id, event_id)
+                    );
+                    CREATE INDEX reports_by_project ON reports(project_id, id);
+                    CREATE INDEX reports_by_kind ON reports(project_id, kind, id);
+                    CREATE INDEX reports_by_release ON reports(project_id, release, id);
+                    CREATE INDEX reports_by_time ON reports(project_id, occurred_at);
+                    CREATE INDEX reports_by_payload ON reports(payload_id);
+
+                    -- The latest state of each session (updates are merged by SessionState.merging).
+                    CREATE TABLE sessions (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        session_id TEXT NOT NULL CHECK (length(session_id) BETWEEN 1 AND 128),
+                        distinct_id TEXT,
+                        release TEXT NOT NULL,
+                        environment TEXT,
+                        started_at INTEGER NOT NULL,
+                        status TEXT NOT NULL CHECK (status IN ('ok', 'exited', 'crashed', 'abnormal')),
+                        errors INTEGER NOT NULL CHECK (errors >= 0),
+                        duration REAL CHECK (duration IS NULL OR duration >= 0),
+                        seq INTEGER,
+                        updated_at INTEGER NOT NULL,
+                        PRIMARY KEY (project_id, session_id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX sessions_by_release ON sessions(project_id, release, started_at);
+                    """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,105 @@
+import FaultlineCore
+import GRDB
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The ingest port on SQLite: commits many requests' reports and session updates in one transaction.
+///
+/// Each write runs in its own savepoint, so one bad write (say, a project deleted a moment ago) fails
+/// alone while the rest of the group commits. Statements are cached: the hot path prepares nothing.
+public struct SQLiteIngestStore: IngestStore {
+    let database: FaultlineDatabase
+
+    public init(database: FaultlineDatabase) {
+        self.database = database
+    }
+
+    public func commit(_ writes: [IngestWrite]) async throws -> [IngestOutcome] {
+        try await database.pool.write { db in
+            var outcomes: [IngestOutcome] = []
+            outcomes.reserveCapacity(writes.count)
+            for write in writes {
+                var outcome = IngestOutcome.failed("not committed")
+                do {
+                    try db.inSavepoint {
+                        switch write {
+                        case .reports(let batch): outcome = try Self.insert(batch, db)
+                        case .sessions(let batch): outcome = try Self.apply(batch, db)
+                        }
+                        return .commit
+                    }
+                } catch let error as DatabaseError {
+                    outcome = .failed("database refused the write: \(error.resultCode)")
+                }
+                outcomes.append(outcome)
+            }
+            return outcomes
+        }
+    }
+
+    static func insert(_ batch: ReportBatch, _ db: Database) throws -> IngestOutcome {
+        let receivedAt = Millis.from(batch.receivedAt)
+        var payloadID: Int64?
+        var stored: [EventID] = []
+        var duplicates: [EventID] = []
+        let exists = try db.cachedStatement(sql: "SELECT 1 FROM reports WHERE project_id = ? AND event_id = ?")
+        let insertReport = try db.cachedStatement(
+            sql: """
+                INSERT INTO reports (project_id, event_id, kind, occurred_at, received_at, release, environment,
+                    user_key, session_id, error_type, error_message, payload_id, payload_offset, payload_length,
+                    custom_keys_dropped, values_truncated, breadcrumbs_dropped, threads_dropped, frames_dropped,
+                    modules_dropped)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        for prepared in batch.reports {
+            let report = prepared.report
+            if try Bool.fetchOne(exists, arguments: [batch.project.rawValue, report.eventID.rawValue]) == true {
+                duplicates.append(report.eventID)
+                continue
+            }
+            if payloadID == nil {
+                // Stored lazily: a batch made only of retries stores no second copy of its bytes.
+                let insertPayload = try db.cachedStatement(
+                    sql: "INSERT INTO payloads (project_id, received_at, encoding, inflated_size, bytes) VALUES (?, ?, ?, ?, ?)")
+                try insertPayload.execute(arguments: [
+                    batch.project.rawValue, receivedAt, batch.payload.encoding.rawValue, batch.payload.inflatedSize,
+                    Data(batch.payload.bytes),
+                ])
+                payloadID = db.lastInsertedRowID
+            }
+            let t = report.trimmed
+            try insertReport.execute(
+                arguments: StatementArguments([
+                    batch.project.rawValue, report.eventID.rawValue, report.kind.rawValue, Millis.from(report.timestamp),
+                    receivedAt, report.release, report.environment, report.userKey, report.sessionID?.rawValue,
+                    report.error?.type, report.error?.message.map { IngestLimits.truncate($0, toBytes: 512) },
+                    payloadID, prepared.range.lowerBound, prepared.range.count,
+                    t.customKeysDropped, t.valuesTruncated, t.breadcrumbsDropped, t.threadsDropped, t.framesDropped,
+                    t.modulesDropped,
+                ] as [(any DatabaseValueConvertible)?]))
+            stored.append(report.eventID)
+        }
+        return .reports(stored: stored, duplicates: duplicates)
+    }
+
+    static func apply(_ batch: SessionBatch, _ db: Database) throws -> IngestOutcome {
+        var applied = 0
+        var unchanged = 0
+        let updatedAt = Millis.from(batch.receivedAt)
+        for update in batch.updates {
+            let existing = try SessionRecord.fetchOne(
+                db, key: ["project_id": batch.project.rawValue, "session_id": update.sessionID.rawValue])
+            guard let next = SessionState.merging(update, into: existing?.state) else {
+                unchanged += 1
+                continue
+            }
+            try SessionRecord(project: batch.project, state: next, updatedAt: updatedAt).save(db)
+            applied += 1
+        }
+        return .sessions(applied: applied, unchanged: unchanged)
+    }
+}

@@ -1,0 +1,101 @@
+import FaultlineCore
+import GRDB
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Projects and credential hashes on SQLite.
+public struct SQLiteProjectStore: ProjectStore {
+    let database: FaultlineDatabase
+
+    public init(database: FaultlineDatabase) {
+        self.database = database
+    }
+
+    public func createProject(
+        slug: ProjectSlug, ingestKeyHash: SecretHash, uploadTokenHash: SecretHash, createdAt: Date,
+        rateLimitPerSecond: Double
+    ) async throws -> Project {
+        do {
+            return try await database.pool.write { db in
+                let created = Millis.from(createdAt)
+                try db.execute(
+                    sql: "INSERT INTO projects (slug, created_at, rate_limit_per_second) VALUES (?, ?, ?)",
+                    arguments: [slug.rawValue, created, rateLimitPerSecond])
+                let id = db.lastInsertedRowID
+                for (hash, kind) in [(ingestKeyHash, CredentialKind.ingest), (uploadTokenHash, .upload)] {
+                    try db.execute(
+                        sql: "INSERT INTO credentials (hash, kind, project_id, created_at) VALUES (?, ?, ?, ?)",
+                        arguments: [hash.hex, kind.rawValue, id, created])
+                }
+                return Project(id: ProjectID(id), slug: slug, createdAt: createdAt, rateLimitPerSecond: rateLimitPerSecond)
+            }
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+            throw StorageError(.conflict, "a project with the slug \"\(slug)\" exists already", underlying: error)
+        }
+    }
+
+    public func allProjects() async throws -> [Project] {
+        try await database.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, slug, created_at, rate_limit_per_second FROM projects ORDER BY id")
+                .compactMap(Self.project)
+        }
+    }
+
+    public func project(slug: ProjectSlug) async throws -> Project? {
+        try await database.pool.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT id, slug, created_at, rate_limit_per_second FROM projects WHERE slug = ?",
+                arguments: [slug.rawValue]
+            ).flatMap(Self.project)
+        }
+    }
+
+    public func project(id: ProjectID) async throws -> Project? {
+        try await database.pool.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT id, slug, created_at, rate_limit_per_second FROM projects WHERE id = ?",
+                arguments: [id.rawValue]
+            ).flatMap(Self.project)
+        }
+    }
+
+    public func project(credential hash: SecretHash, kind: CredentialKind) async throws -> Project? {
+        try await database.pool.read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT p.id, p.slug, p.created_at, p.rate_limit_per_second FROM credentials c
+                    JOIN projects p ON p.id = c.project_id WHERE c.hash = ? AND c.kind = ?
+                    """,
+                arguments: [hash.hex, kind.rawValue]
+            ).flatMap(Self.project)
+        }
+    }
+
+    public func setAdminTokenHash(_ hash: SecretHash, at date: Date) async throws {
+        try await database.pool.write { db in
+            try db.execute(sql: "DELETE FROM credentials WHERE kind = 'admin'")
+            try db.execute(
+                sql: "INSERT INTO credentials (hash, kind, project_id, created_at) VALUES (?, 'admin', NULL, ?)",
+                arguments: [hash.hex, Millis.from(date)])
+        }
+    }
+
+    public func isAdminTokenHash(_ hash: SecretHash) async throws -> Bool {
+        try await database.pool.read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM credentials WHERE hash = ? AND kind = 'admin'", arguments: [hash.hex])
+                ?? false
+        }
+    }
+
+    static func project(_ row: Row) -> Project? {
+        guard let slug = ProjectSlug(row["slug"]) else { return nil }
+        return Project(
+            id: ProjectID(row["id"]), slug: slug, createdAt: Millis.date(row["created_at"]),
+            rateLimitPerSecond: row["rate_limit_per_second"])
+    }
+}

@@ -1,0 +1,116 @@
+import FaultlineCore
+import GRDB
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Report and session reads on SQLite. Listings page by keyset (`id < cursor`), so page N costs the
+/// same as page 1 however many reports are stored.
+public struct SQLiteReportReader: ReportReader, SessionReader {
+    let database: FaultlineDatabase
+
+    public init(database: FaultlineDatabase) {
+        self.database = database
+    }
+
+    static let summaryColumns = """
+        r.id, r.project_id, r.event_id, r.kind, r.occurred_at, r.received_at, r.release, r.environment, r.user_key,
+        r.error_type, r.error_message, r.custom_keys_dropped, r.values_truncated, r.breadcrumbs_dropped,
+        r.threads_dropped, r.frames_dropped, r.modules_dropped
+        """
+
+    public func reports(matching query: ReportQuery) async throws -> [ReportSummary] {
+        var conditions: [String] = []
+        var arguments: [(any DatabaseValueConvertible)?] = []
+        if let project = query.project {
+            conditions.append("r.project_id = ?")
+            arguments.append(project.rawValue)
+        }
+        if let kind = query.kind {
+            conditions.append("r.kind = ?")
+            arguments.append(kind.rawValue)
+        }
+        if let release = query.release {
+            conditions.append("r.release = ?")
+            arguments.append(release)
+        }
+        if let since = query.since {
+            conditions.append("r.occurred_at >= ?")
+            arguments.append(Millis.from(since))
+        }
+        if let before = query.before {
+            conditions.append("r.id < ?")
+            arguments.append(before)
+        }
+        let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let sql = "SELECT \(Self.summaryColumns) FROM reports r \(whereClause) ORDER BY r.id DESC LIMIT ?"
+        arguments.append(max(1, min(query.limit, 500)))
+        let args = StatementArguments(arguments)
+        return try await database.pool.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: args).compactMap(Self.summary)
+        }
+    }
+
+    public func rawReport(eventID: EventID, project: ProjectID?) async throws -> RawReport? {
+        var sql = """
+            SELECT \(Self.summaryColumns), r.payload_offset, r.payload_length, p.encoding, p.inflated_size, p.bytes
+            FROM reports r JOIN payloads p ON p.id = r.payload_id WHERE r.event_id = ?
+            """
+        var arguments: [(any DatabaseValueConvertible)?] = [eventID.rawValue]
+        if let project {
+            sql += " AND r.project_id = ?"
+            arguments.append(project.rawValue)
+        }
+        sql += " ORDER BY r.id LIMIT 1"
+        let args = StatementArguments(arguments)
+        let finalSQL = sql
+        return try await database.pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: finalSQL, arguments: args), let summary = Self.summary(row),
+                let encoding = StoredPayload.Encoding(rawValue: row["encoding"])
+            else { return nil }
+            let offset: Int = row["payload_offset"]
+            let length: Int = row["payload_length"]
+            let bytes: Data = row["bytes"]
+            return RawReport(
+                summary: summary,
+                payload: StoredPayload(bytes: Array(bytes), encoding: encoding, inflatedSize: row["inflated_size"]),
+                range: offset..<(offset + length))
+        }
+    }
+
+    public func session(project: ProjectID, id: SessionID) async throws -> SessionState? {
+        try await database.pool.read { db in
+            try SessionRecord.fetchOne(db, key: ["project_id": project.rawValue, "session_id": id.rawValue])?.state
+        }
+    }
+
+    /// Counts of stored rows, for operations and tests.
+    public func counts() async throws -> (reports: Int, payloads: Int, sessions: Int) {
+        try await database.pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM reports") ?? 0,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM payloads") ?? 0,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM sessions") ?? 0
+            )
+        }
+    }
+
+    static func summary(_ row: Row) -> ReportSummary? {
+        guard let eventID = EventID(row["event_id"]), let kind = ReportKind(rawValue: row["kind"]) else { return nil }
+        var trimmed = TrimCounts()
+        trimmed.customKeysDropped = row["custom_keys_dropped"]
+        trimmed.valuesTruncated = row["values_truncated"]
+        trimmed.breadcrumbsDropped = row["breadcrumbs_dropped"]
+        trimmed.threadsDropped = row["threads_dropped"]
+        trimmed.framesDropped = row["frames_dropped"]
+        trimmed.modulesDropped = row["modules_dropped"]
+        return ReportSummary(
+            cursor: row["id"], project: ProjectID(row["project_id"]), eventID: eventID, kind: kind,
+            timestamp: Millis.date(row["occurred_at"]), receivedAt: Millis.date(row["received_at"]),
+            release: row["release"], environment: row["environment"], userKey: row["user_key"],
+            errorType: row["error_type"], errorMessage: row["error_message"], trimmed: trimmed)
+    }
+}

@@ -1,0 +1,90 @@
+import ArgumentParser
+import FaultlineCore
+import Pipeline
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `faultline projects create|list`.
+struct Projects: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create and list projects.", subcommands: [Create.self, List.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a project and print its ingest key and upload token (shown once).")
+
+        @OptionGroup var dataOptions: DataOptions
+
+        @Argument(help: "Short name: lowercase letters, digits, - and _.")
+        var slug: String
+
+        @Option(help: "Reports per second the project may post (default 1000).")
+        var rateLimit: Double?
+
+        @Flag(help: "Print JSON.")
+        var json = false
+
+        func validate() throws {
+            guard ProjectSlug(slug) != nil else {
+                throw ValidationError("'\(slug)' is not a slug: use 1–64 lowercase letters, digits, '-' or '_'")
+            }
+            if let rateLimit, !(rateLimit > 0) { throw ValidationError("--rate-limit must be positive") }
+        }
+
+        func run() async throws {
+            let root = try Composition(folder: dataOptions.folder)
+            defer { try? root.database.close() }
+            let credentials = try await root.projects.create(slug: ProjectSlug(slug)!, rateLimitPerSecond: rateLimit)
+            if json {
+                let out: [String: String] = [
+                    "id": String(credentials.project.id.rawValue), "slug": slug, "ingest_key": credentials.ingestKey,
+                    "upload_token": credentials.uploadToken,
+                ]
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                print(String(decoding: try encoder.encode(out), as: UTF8.self))
+            } else {
+                print("project:      \(slug) (id \(credentials.project.id))")
+                print("ingest key:   \(credentials.ingestKey)")
+                print("upload token: \(credentials.uploadToken)")
+                print("Keep these now: only their hashes are stored.")
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List projects.")
+        @OptionGroup var dataOptions: DataOptions
+
+        func run() async throws {
+            let root = try Composition(folder: dataOptions.folder)
+            defer { try? root.database.close() }
+            let projects = try await root.projects.all()
+            if projects.isEmpty {
+                print("no projects; create one with: faultline projects create SLUG")
+                return
+            }
+            print("id\tslug\trate limit/s")
+            for project in projects {
+                print("\(project.id)\t\(project.slug)\t\(project.rateLimitPerSecond)")
+            }
+        }
+    }
+}
+
+/// `faultline admin-token`: replaces the admin token and prints the new one.
+struct AdminToken: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin-token", abstract: "Create or replace the admin token and print it (shown once).")
+    @OptionGroup var dataOptions: DataOptions
+
+    func run() async throws {
+        let root = try Composition(folder: dataOptions.folder)
+        defer { try? root.database.close() }
+        print(try await root.projects.rotateAdminToken())
+    }
+}
