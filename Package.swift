@@ -31,11 +31,11 @@ let package = Package(
     ],
     targets: [
         .target(name: "FaultlineCore", swiftSettings: strict),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "Formats",
             dependencies: [
-                "FaultlineCore",
-                .product(name: "CompressNIO", package: "compress-nio"),
+                "FaultlineCore", "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict),
@@ -66,15 +66,20 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
+        // The composition root as a library, so that tests start exactly what `faultline serve` starts.
+        .target(
+            name: "FaultlineApp",
+            dependencies: [
+                "FaultlineCore", "Storage", "Pipeline", "FaultlineHTTP",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .executableTarget(
             name: "faultline",
             dependencies: [
-                "FaultlineCore", "Formats", "Storage", "Pipeline", "FaultlineHTTP",
+                "FaultlineCore", "FaultlineApp", "Storage", "Pipeline", "FaultlineHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict),
         .target(
@@ -101,13 +106,15 @@ let package = Package(
             path: "tools/bench/ingest/Sources",
             swiftSettings: strict),
         .testTarget(name: "FaultlineCoreTests", dependencies: ["FaultlineCore"]),
-        .testTarget(name: "FormatsTests", dependencies: ["Formats", "FaultlineCore"]),
+        .testTarget(
+            name: "FormatsTests",
+            dependencies: ["Formats", "FaultlineCore", .product(name: "CompressNIO", package: "compress-nio")]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "FaultlineCore"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore"]),
         .testTarget(
             name: "FaultlineHTTPTests",
             dependencies: [
-                "FaultlineHTTP", "Storage", "Pipeline", "Formats", "FaultlineCore", "faultline",
+                "FaultlineHTTP", "FaultlineApp", "Storage", "Pipeline", "Formats", "FaultlineCore", "faultline",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "CompressNIO", package: "compress-nio"),

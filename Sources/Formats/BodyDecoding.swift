@@ -1,5 +1,4 @@
 import FaultlineCore
-import CompressNIO
 import NIOCore
 
 /// Inflates request bodies under a hard output limit.
@@ -30,54 +29,34 @@ public enum BodyDecoding {
     }
 
     /// Inflates `body` (when compressed) into at most `limit` bytes.
-    /// - Throws: `FormatError.tooLarge` past the limit, `.corruptCompression` for bytes that do not inflate.
+    /// - Throws: `FormatError.tooLarge` past the limit, `.corruptCompression` for bytes that do not
+    ///   inflate or a stream that is cut short.
     public static func inflate(_ body: ByteBuffer, encoding: ContentEncoding, limit: Int) throws -> [UInt8] {
+        let bytes = Array(body.readableBytesView)
         switch encoding {
         case .identity:
-            guard body.readableBytes <= limit else { throw tooLarge(limit) }
-            return Array(body.readableBytesView)
+            guard bytes.count <= limit else { throw FormatError(.tooLarge, "the body is larger than \(limit) bytes") }
+            return bytes
         case .gzip:
-            return try inflate(body, algorithm: .gzip(), limit: limit)
+            guard bytes.count < 2 || (bytes[0] == 0x1f && bytes[1] == 0x8b) else {
+                throw FormatError(.corruptCompression, "Content-Encoding is gzip but the body is not gzip")
+            }
+            return try Zlib.inflate(bytes, container: .gzipOrZlib, limit: limit)
         case .deflate:
             // RFC 9110's "deflate" is the zlib format, but some clients send raw deflate: sniff the header.
-            var copy = body
-            let looksZlib: Bool = {
-                guard let b0 = copy.readInteger(as: UInt8.self), let b1 = copy.readInteger(as: UInt8.self) else { return false }
-                return b0 & 0x0f == 8 && (UInt16(b0) << 8 | UInt16(b1)) % 31 == 0
-            }()
-            return try inflate(body, algorithm: looksZlib ? .zlib() : .deflate(), limit: limit)
+            let looksZlib = bytes.count >= 2 && bytes[0] & 0x0f == 8 && (UInt16(bytes[0]) << 8 | UInt16(bytes[1])) % 31 == 0
+            return try Zlib.inflate(bytes, container: looksZlib ? .gzipOrZlib : .raw, limit: limit)
         }
     }
 
-    /// Inflates stored payload bytes (`StoredPayload.Encoding` names).
-    public static func inflateStored(_ bytes: [UInt8], gzip: Bool, limit: Int) throws -> [UInt8] {
-        try inflate(ByteBuffer(bytes: bytes), algorithm: gzip ? .gzip() : .zlib(), limit: limit)
+    /// Inflates stored payload bytes (gzip as the client sent them, or zlib as we compressed them).
+    public static func inflateStored(_ bytes: [UInt8], limit: Int) throws -> [UInt8] {
+        try Zlib.inflate(bytes, container: .gzipOrZlib, limit: limit)
     }
 
-    /// Compresses `bytes` in the zlib format, fast (level 1): payloads are stored, rarely read.
+    /// Compresses `bytes` in the zlib format, fast (level 1): payloads are stored once and rarely read.
     public static func deflateForStorage(_ bytes: [UInt8]) throws -> [UInt8] {
-        var buffer = ByteBuffer(bytes: bytes)
-        let out = try buffer.compress(with: .zlib(configuration: .init(compressionLevel: 1)))
-        return Array(out.readableBytesView)
-    }
-
-    static func inflate(_ body: ByteBuffer, algorithm: CompressionAlgorithm, limit: Int) throws -> [UInt8] {
-        var input = body
-        guard input.readableBytes > 0 else { return [] }
-        do {
-            // maxSize + 1 so that exactly `limit` bytes is allowed and one more byte is detected.
-            let out = try input.decompress(with: algorithm, maxSize: limit + 1)
-            guard out.readableBytes <= limit else { throw tooLarge(limit) }
-            return Array(out.readableBytesView)
-        } catch let error as CompressNIOError where error == .bufferOverflow {
-            throw tooLarge(limit)
-        } catch let error as CompressNIOError {
-            throw FormatError(.corruptCompression, "the body does not inflate (\(error))")
-        }
-    }
-
-    static func tooLarge(_ limit: Int) -> FormatError {
-        FormatError(.tooLarge, "the body inflates to more than \(limit) bytes")
+        try Zlib.compress(bytes, level: 1)
     }
 }
 

@@ -262,7 +262,7 @@ public enum NativeReports {
     /// Re-reads one stored report from its inflated payload (the same validation and trimming as at ingest,
     /// so the result is what was accepted).
     public static func reread(_ payload: StoredPayload, range: Range<Int>, limits: IngestLimits) throws -> Report {
-        let bytes = try BodyDecoding.inflateStored(payload.bytes, gzip: payload.encoding == .gzip, limit: max(payload.inflatedSize, 1))
+        let bytes = try BodyDecoding.inflateStored(payload.bytes, limit: payload.inflatedSize)
         guard range.upperBound <= bytes.count else { throw FormatError(.malformedJSON, "stored payload is shorter than the report's range") }
         return try decodeOne(bytes, range: range, limits: limits).report
     }

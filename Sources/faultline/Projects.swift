@@ -1,4 +1,5 @@
 import ArgumentParser
+import FaultlineApp
 import FaultlineCore
 import Pipeline
 

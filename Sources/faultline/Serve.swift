@@ -1,4 +1,5 @@
 import ArgumentParser
+import FaultlineApp
 import FaultlineCore
 import FaultlineHTTP
 import Logging
@@ -47,15 +48,10 @@ struct Serve: AsyncParsableCommand {
         }
         let root = try Composition(folder: dataOptions.folder, durability: durability)
         let minFree = UInt64(max(0, minFreeMb ?? Environment.int("FAULTLINE_MIN_FREE_MB") ?? 256)) * 1_048_576
-        let config = ServerConfiguration(
+        let config = root.serverConfiguration(
             host: host ?? Environment.string("FAULTLINE_HOST") ?? "127.0.0.1",
-            port: port ?? Environment.int("FAULTLINE_PORT") ?? 8080,
-            siteDirectory: dataOptions.folder + "/site")
-        let reader = root.reader
-        let dependencies = AppDependencies(
-            projects: root.projects, ingest: root.ingestService(minFreeBytes: minFree), reader: reader,
-            metrics: root.metrics, telemetry: root.telemetry,
-            health: { _ = try await reader.reports(matching: ReportQuery(project: nil, limit: 1)) })
+            port: port ?? Environment.int("FAULTLINE_PORT") ?? 8080)
+        let dependencies = root.dependencies(minFreeBytes: minFree)
         let app = buildApplication(
             configuration: config, dependencies: dependencies, logger: logger,
             onServerRunning: { port in

@@ -7,6 +7,7 @@ import Foundation
 #endif
 
 /// The real wall clock; tests pass their own `WallClock`.
-struct SystemClock: WallClock {
-    func now() -> Date { Date() }
+public struct SystemClock: WallClock {
+    public init() {}
+    public func now() -> Date { Date() }
 }

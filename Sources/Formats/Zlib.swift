@@ -1,0 +1,78 @@
+import CZlib
+
+/// zlib, used directly: inflating with a hard output limit and strict end-of-stream checks, and
+/// compressing stored payloads.
+///
+/// Direct rather than through a wrapper because two guarantees matter here and wrappers hide them: a
+/// truncated stream (no end marker or checksum) is an error, not a shorter body; and the output can
+/// never grow past the limit, however small the input — the gzip-bomb rule.
+enum Zlib {
+    /// zlib's `windowBits`: 15 + 32 auto-detects the gzip or zlib header; -15 is raw deflate.
+    enum Container: Int32 {
+        case gzipOrZlib = 47
+        case raw = -15
+    }
+
+    /// Inflates all of `input` into at most `limit` bytes.
+    static func inflate(_ input: [UInt8], container: Container, limit: Int) throws -> [UInt8] {
+        guard !input.isEmpty else { return [] }
+        var stream = z_stream()
+        guard inflateInit2_(&stream, container.rawValue, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            throw FormatError(.corruptCompression, "zlib could not start")
+        }
+        defer { inflateEnd(&stream) }
+        let chunkSize = 64 * 1024
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: chunkSize)
+        return try input.withUnsafeBufferPointer { inputBuffer in
+            stream.next_in = UnsafeMutablePointer(mutating: inputBuffer.baseAddress)
+            stream.avail_in = uInt(inputBuffer.count)
+            while true {
+                let status = chunk.withUnsafeMutableBufferPointer { out -> Int32 in
+                    stream.next_out = out.baseAddress
+                    stream.avail_out = uInt(chunkSize)
+                    return CZlib.inflate(&stream, Z_NO_FLUSH)
+                }
+                let produced = chunkSize - Int(stream.avail_out)
+                guard output.count + produced <= limit else {
+                    throw FormatError(.tooLarge, "the body inflates to more than \(limit) bytes")
+                }
+                output.append(contentsOf: chunk[0..<produced])
+                switch status {
+                case Z_STREAM_END:
+                    // gzip allows several members back to back; anything else after the end is junk.
+                    if container == .gzipOrZlib, stream.avail_in >= 2, stream.next_in[0] == 0x1f, stream.next_in[1] == 0x8b {
+                        guard inflateReset(&stream) == Z_OK else { throw FormatError(.corruptCompression, "zlib reset failed") }
+                        continue
+                    }
+                    guard stream.avail_in == 0 else {
+                        throw FormatError(.corruptCompression, "unexpected bytes after the end of the compressed stream")
+                    }
+                    return output
+                case Z_OK:
+                    continue
+                case Z_BUF_ERROR where stream.avail_in == 0:
+                    throw FormatError(.corruptCompression, "the compressed stream is truncated")
+                case Z_BUF_ERROR:
+                    continue
+                default:
+                    throw FormatError(.corruptCompression, "the body does not inflate (zlib status \(status))")
+                }
+            }
+        }
+    }
+
+    /// Compresses `input` in the zlib format at `level` (1 = fastest).
+    static func compress(_ input: [UInt8], level: Int32 = 1) throws -> [UInt8] {
+        var size = compressBound(uLong(input.count))
+        var output = [UInt8](repeating: 0, count: Int(size))
+        let status = output.withUnsafeMutableBufferPointer { out in
+            input.withUnsafeBufferPointer { inp in
+                compress2(out.baseAddress, &size, inp.baseAddress, uLong(inp.count), level)
+            }
+        }
+        guard status == Z_OK else { throw FormatError(.corruptCompression, "zlib could not compress (status \(status))") }
+        output.removeSubrange(Int(size)...)
+        return output
+    }
+}

@@ -1,0 +1,143 @@
+import FaultlineCore
+import Formats
+import Foundation
+import Testing
+
+@Suite struct NativeReportsTests {
+    static let crash = """
+        {
+          "event_id": "7077e450-fa6f-4594-850b-fed9428d1d98",
+          "kind": "crash",
+          "timestamp": "2026-11-22T05:08:09.152Z",
+          "session_id": "4FAA8588-5e83-4798-b470-e562a7baaa05",
+          "user_id": "user-42",
+          "install_id": "install-7",
+          "environment": "production",
+          "app": {"id": "com.example.app", "version": "2.1.0", "build": 310},
+          "device": {"model": "Pixel 8", "os": "Android", "os_version": "15", "arch": "arm64",
+                     "memory": 8589934592, "free_disk": 1073741824, "locale": "de_DE"},
+          "error": {"type": "SIGSEGV", "code": 11, "message": "Segmentation fault"},
+          "threads": [
+            {"name": "main", "crashed": true, "frames": [
+              {"address": "0x7f0000001234", "module": "libapp.so"},
+              {"function": "main", "file": "main.swift", "line": 12, "column": 5}
+            ]},
+            {"name": "worker", "frames": [{"address": 4096}]}
+          ],
+          "modules": [
+            {"name": "libapp.so", "path": "/data/app/libapp.so", "build_id": "ABA11AEFF7E7E9E2E1BC84464F53A7E183A8930A",
+             "base_address": "0x7f0000000000", "end_address": "0x7f0000100000"},
+            {"name": "libc.so", "base_address": "0x7f1000000000", "size": 65536}
+          ],
+          "breadcrumbs": [
+            {"timestamp": 1795324080.5, "category": "ui", "level": "info", "message": "tapped Pay", "data": {"screen": "cart", "items": 3}}
+          ],
+          "custom_keys": {"plan": "pro", "retries": 2, "beta": true},
+          "fingerprint": ["payment-crash"]
+        }
+        """
+
+    @Test func decodesEveryFieldOfAFullCrashReport() throws {
+        let decoded = try NativeReports.decode(Array(Self.crash.utf8), limits: IngestLimits())
+        #expect(!decoded.isBatch)
+        let report = try #require(try decoded.items.first?.get().report)
+        #expect(report.eventID.rawValue == "7077e450fa6f4594850bfed9428d1d98")
+        #expect(report.kind == .crash)
+        #expect(report.timestamp == Timestamps.parseISO8601("2026-11-22T05:08:09.152Z"))
+        #expect(report.sessionID?.rawValue == "4faa8588-5e83-4798-b470-e562a7baaa05")
+        #expect(report.userKey == "user-42")
+        #expect(report.release == "2.1.0 (310)")
+        #expect(report.device.memoryBytes == 8_589_934_592)
+        #expect(report.device.locale == "de_DE")
+        #expect(report.error == ErrorInfo(type: "SIGSEGV", code: "11", message: "Segmentation fault"))
+        #expect(report.threads.count == 2)
+        #expect(report.threads[0].crashed)
+        #expect(report.threads[0].frames[0].address == 0x7f00_0000_1234)
+        #expect(report.threads[0].frames[1].function == "main")
+        #expect(report.threads[1].frames[0].address == 4096)
+        #expect(report.modules[0].buildID?.rawValue == "aba11aeff7e7e9e2e1bc84464f53a7e183a8930a")
+        #expect(report.modules[0].size == 0x100000)
+        #expect(report.modules[1].size == 65536)
+        #expect(report.breadcrumbs[0].data == ["screen": "cart", "items": "3"])
+        #expect(report.customKeys.map(\.key) == ["beta", "plan", "retries"])
+        #expect(report.customKeys.map(\.value) == [.bool(true), .string("pro"), .number(2)])
+        #expect(report.fingerprint == ["payment-crash"])
+    }
+
+    @Test func nonFatalErrorsTakeDomainAndReason() throws {
+        let body = #"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"nonfatal","timestamp":"2026-11-22T05:08:09Z","error":{"domain":"NSURLErrorDomain","code":-1001,"reason":"timed out"}}"#
+        let report = try NativeReports.decode(Array(body.utf8), limits: IngestLimits()).items[0].get().report
+        #expect(report.error == ErrorInfo(type: "NSURLErrorDomain", code: "-1001", message: "timed out"))
+    }
+
+    @Test(arguments: [
+        (#"{"kind":"crash","timestamp":1}"#, "event_id"),
+        (#"{"event_id":"nope","kind":"crash","timestamp":1}"#, "event_id"),
+        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"fatal","timestamp":1}"#, "kind"),
+        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash"}"#, "timestamp"),
+        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":"noon"}"#, "timestamp"),
+        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"threads":[{"frames":[{"address":"0xZZ"}]}]}"#, "threads[0].frames[0].address"),
+        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"threads":[{"frames":[{}]}]}"#, "threads[0].frames[0]"),
+        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"modules":[{"name":"a","base_address":"0x10","build_id":"../x"}]}"#, "modules[0].build_id"),
+        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"modules":[{"name":"a"}]}"#, "modules[0].base_address"),
+        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"custom_keys":{"a":{"nested":1}}}"#, "custom_keys.a"),
+        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"threads":{"x":1}}"#, "threads"),
+    ])
+    func invalidFieldsAreNamed(_ body: String, _ field: String) {
+        let error = #expect(throws: FormatError.self) { try NativeReports.decode(Array(body.utf8), limits: IngestLimits()) }
+        #expect(error?.code == .invalidField)
+        #expect(error?.field == field)
+    }
+
+    @Test func notJSONIsMalformed() {
+        let error = #expect(throws: FormatError.self) { try NativeReports.decode(Array("{\"a\": nul}".utf8), limits: IngestLimits()) }
+        #expect(error?.code == .malformedJSON)
+    }
+
+    @Test func aBatchKeepsGoodReportsAndNamesTheBadOnes() throws {
+        let body = #"{"reports":[{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1},{"event_id":"x","kind":"crash","timestamp":1},{"event_id":"c077e450fa6f4594850bfed9428d1d98","kind":"nonfatal","timestamp":2}]}"#
+        let decoded = try NativeReports.decode(Array(body.utf8), limits: IngestLimits())
+        #expect(decoded.isBatch)
+        #expect(decoded.items.count == 3)
+        #expect((try? decoded.items[0].get()) != nil)
+        #expect((try? decoded.items[2].get()) != nil)
+        guard case .failure(let error) = decoded.items[1] else { Issue.record("expected a failure"); return }
+        #expect(error.field == "reports[1].event_id")
+    }
+
+    @Test func oneReportOverTheSizeLimitIsRefusedAlone() throws {
+        var limits = IngestLimits()
+        limits.maxReportBytes = 200
+        let big = String(repeating: "x", count: 300)
+        let body = #"[{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1},{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"environment":"\#(big)"}]"#
+        let decoded = try NativeReports.decode(Array(body.utf8), limits: limits)
+        #expect((try? decoded.items[0].get()) != nil)
+        guard case .failure(let error) = decoded.items[1] else { Issue.record("expected a failure"); return }
+        #expect(error.code == .tooLarge)
+    }
+
+    @Test func tooManyReportsInABatchIsRefused() {
+        var limits = IngestLimits()
+        limits.maxReportsPerBatch = 2
+        let body = "[" + Array(repeating: "{}", count: 3).joined(separator: ",") + "]"
+        let error = #expect(throws: FormatError.self) { try NativeReports.decode(Array(body.utf8), limits: limits) }
+        #expect(error?.code == .tooLarge)
+    }
+
+    @Test func storedReportsRereadExactlyAndEncodeBackToTheWireShape() throws {
+        let body = Array(("{\"reports\": [" + Self.crash + "]}").utf8)
+        let prepared = try NativeReports.decode(body, limits: IngestLimits()).items[0].get()
+        let payload = StoredPayload(bytes: try BodyDecoding.deflateForStorage(body), encoding: .deflate, inflatedSize: body.count)
+        let reread = try NativeReports.reread(payload, range: prepared.range, limits: IngestLimits())
+        #expect(reread == prepared.report)
+
+        let json = try NativeReports.encode(StoredReport(project: ProjectID(3), report: reread, receivedAt: Date(timeIntervalSince1970: 0)))
+        // What the read API answers decodes again as the same report.
+        let again = try NativeReports.decode(json, limits: IngestLimits()).items[0].get().report
+        #expect(again == reread)
+        let object = try JSONSerialization.jsonObject(with: Data(json)) as? [String: Any]
+        #expect(object?["project_id"] as? Int == 3)
+        #expect(object?["release"] as? String == "2.1.0 (310)")
+        #expect((object?["trimmed"] as? [String: Int])?["custom_keys_dropped"] == 0)
+    }
+}

@@ -1,0 +1,58 @@
+import FaultlineCore
+import Foundation
+import Pipeline
+import Synchronization
+import Testing
+
+/// A clock the test moves by hand.
+final class ManualClock: WallClock {
+    let current = Mutex(Date(timeIntervalSince1970: 1_000_000))
+    func now() -> Date { current.withLock { $0 } }
+    func advance(_ seconds: Double) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
+
+@Suite struct RateLimiterTests {
+    @Test func admitsABurstThenRefusesThenRefills() {
+        let clock = ManualClock()
+        let limiter = RateLimiter(clock: clock, burstSeconds: 2)
+        let project = ProjectID(1)
+        #expect(limiter.admit(project, rate: 10, cost: 20) == nil)  // full bucket: 2 s × 10/s
+        let wait = limiter.admit(project, rate: 10, cost: 5)
+        #expect(wait != nil && wait! >= 0.5)
+        clock.advance(0.5)
+        #expect(limiter.admit(project, rate: 10, cost: 5) == nil)
+        #expect(limiter.admit(ProjectID(2), rate: 10, cost: 20) == nil)  // buckets are per project
+    }
+
+    @Test func aBatchLargerThanTheBucketIsNotRefusedForever() {
+        let clock = ManualClock()
+        let limiter = RateLimiter(clock: clock, burstSeconds: 1)
+        #expect(limiter.admit(ProjectID(1), rate: 10, cost: 50) == nil)
+        #expect(limiter.admit(ProjectID(1), rate: 10, cost: 1) != nil)  // in debt now
+        clock.advance(6)
+        #expect(limiter.admit(ProjectID(1), rate: 10, cost: 1) == nil)
+    }
+}
+
+@Suite struct DiskGuardTests {
+    @Test func refusesBelowTheFloorAndProbesAtMostOncePerSecond() {
+        let clock = ManualClock()
+        let probes = Mutex(0)
+        let free = Mutex<UInt64>(100 << 20)
+        let guardian = DiskGuard(floorBytes: 50 << 20, clock: clock) {
+            probes.withLock { $0 += 1 }
+            return free.withLock { $0 }
+        }
+        #expect(guardian.belowFloor() == nil)
+        free.withLock { $0 = 10 << 20 }
+        #expect(guardian.belowFloor() == nil)  // cached for a second
+        clock.advance(1.5)
+        #expect(guardian.belowFloor() != nil)
+        #expect(probes.withLock { $0 } == 2)
+    }
+
+    @Test func aZeroFloorDisablesTheCheck() {
+        let guardian = DiskGuard(floorBytes: 0, clock: ManualClock()) { 0 }
+        #expect(guardian.belowFloor() == nil)
+    }
+}

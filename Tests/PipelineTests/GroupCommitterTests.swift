@@ -1,0 +1,69 @@
+import CoreMetrics
+import FaultlineCore
+import Foundation
+import Pipeline
+import Synchronization
+import Testing
+
+/// An in-memory ingest store that records how writes were grouped and can be made slow or failing.
+final class RecordingStore: IngestStore {
+    let groups = Mutex<[Int]>([])
+    let delay: Duration
+    let failing: Bool
+    init(delay: Duration = .milliseconds(20), failing: Bool = false) {
+        self.delay = delay
+        self.failing = failing
+    }
+    func commit(_ writes: [IngestWrite]) async throws -> [IngestOutcome] {
+        groups.withLock { $0.append(writes.count) }
+        try await Task.sleep(for: delay)
+        if failing { throw CancellationError() }
+        return writes.map { write in
+            guard case .reports(let batch) = write else { return .sessions(applied: 0, unchanged: 0) }
+            return .reports(stored: batch.reports.map(\.report.eventID), duplicates: [])
+        }
+    }
+}
+
+func batch(_ n: Int) -> IngestWrite {
+    let id = EventID(String(format: "%032x", n))!
+    return .reports(ReportBatch(
+        project: ProjectID(1), receivedAt: Date(), payload: StoredPayload(bytes: [], encoding: .gzip, inflatedSize: 0),
+        reports: [PreparedReport(report: Report(eventID: id, kind: .crash, timestamp: Date()), range: 0..<1)]))
+}
+
+let telemetry = Telemetry(factory: NOOPMetricsHandler.instance)
+
+@Suite struct GroupCommitterTests {
+    @Test func concurrentWritesShareCommitsAndEachGetsItsOwnOutcome() async throws {
+        let store = RecordingStore()
+        let committer = GroupCommitter(store: store, telemetry: telemetry)
+        let outcomes = try await withThrowingTaskGroup(of: (Int, IngestOutcome).self) { group in
+            for n in 0..<100 { group.addTask { (n, try await committer.submit(batch(n))) } }
+            return try await group.reduce(into: [Int: IngestOutcome]()) { $0[$1.0] = $1.1 }
+        }
+        for n in 0..<100 {
+            #expect(outcomes[n] == .reports(stored: [EventID(String(format: "%032x", n))!], duplicates: []))
+        }
+        let groups = store.groups.withLock { $0 }
+        #expect(groups.reduce(0, +) == 100)
+        #expect(groups.count < 100)  // grouped: while one commit sleeps the others queue up
+    }
+
+    @Test func groupsAreCappedInSize() async throws {
+        let store = RecordingStore()
+        let committer = GroupCommitter(store: store, telemetry: telemetry, maxWritesPerCommit: 8)
+        try await withThrowingTaskGroup(of: IngestOutcome.self) { group in
+            for n in 0..<50 { group.addTask { try await committer.submit(batch(n)) } }
+            try await group.waitForAll()
+        }
+        #expect(store.groups.withLock { $0.allSatisfy { $0 <= 8 } })
+    }
+
+    @Test func aFailedCommitFailsEveryWriteInIt() async throws {
+        let committer = GroupCommitter(store: RecordingStore(failing: true), telemetry: telemetry)
+        await #expect(throws: CancellationError.self) { _ = try await committer.submit(batch(1)) }
+        // The committer keeps working after a failure.
+        await #expect(throws: CancellationError.self) { _ = try await committer.submit(batch(2)) }
+    }
+}

@@ -1,0 +1,87 @@
+import FaultlineCore
+import Foundation
+import Pipeline
+import Synchronization
+import Testing
+
+/// An in-memory project store (pure logic tests only; Storage has the SQLite one).
+final class MemoryProjectStore: ProjectStore {
+    let state = Mutex<(projects: [Project], credentials: [SecretHash: (CredentialKind, ProjectID?)], lookups: Int)>(([], [:], 0))
+    func createProject(slug: ProjectSlug, ingestKeyHash: SecretHash, uploadTokenHash: SecretHash, createdAt: Date,
+                       rateLimitPerSecond: Double) async throws -> Project {
+        state.withLock { s in
+            let p = Project(id: ProjectID(Int64(s.projects.count + 1)), slug: slug, createdAt: createdAt, rateLimitPerSecond: rateLimitPerSecond)
+            s.projects.append(p)
+            s.credentials[ingestKeyHash] = (.ingest, p.id)
+            s.credentials[uploadTokenHash] = (.upload, p.id)
+            return p
+        }
+    }
+    func allProjects() async throws -> [Project] { state.withLock { $0.projects } }
+    func project(slug: ProjectSlug) async throws -> Project? { state.withLock { $0.projects.first { $0.slug == slug } } }
+    func project(id: ProjectID) async throws -> Project? { state.withLock { $0.projects.first { $0.id == id } } }
+    func project(credential hash: SecretHash, kind: CredentialKind) async throws -> Project? {
+        state.withLock { s in
+            s.lookups += 1
+            guard let (k, id) = s.credentials[hash], k == kind else { return nil }
+            return s.projects.first { $0.id == id }
+        }
+    }
+    func setAdminTokenHash(_ hash: SecretHash, at date: Date) async throws {
+        state.withLock { s in
+            s.credentials = s.credentials.filter { $0.value.0 != .admin }
+            s.credentials[hash] = (.admin, nil)
+        }
+    }
+    func isAdminTokenHash(_ hash: SecretHash) async throws -> Bool { state.withLock { $0.credentials[hash]?.0 == .admin } }
+}
+
+struct ReversingHasher: SecretHashing {
+    func hash(_ secret: String) -> SecretHash { SecretHash(hex: "h:" + String(secret.reversed())) }
+}
+
+final class CountingGenerator: SecretGenerating {
+    let counter = Mutex(0)
+    func randomHex(bytes: Int) -> String {
+        let n = counter.withLock { $0 += 1; return $0 }
+        return String(repeating: String(n % 10), count: bytes * 2)
+    }
+}
+
+@Suite struct ProjectServiceTests {
+    @Test func createsSecretsThatAuthenticateOnlyAsTheirKind() async throws {
+        let store = MemoryProjectStore()
+        let service = ProjectService(store: store, hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock())
+        let creds = try await service.create(slug: ProjectSlug("app")!)
+        #expect(creds.ingestKey.count == 32)
+        #expect(creds.uploadToken.hasPrefix("flu_"))
+        #expect(creds.ingestKey != creds.uploadToken)
+        // Only hashes reach the store.
+        #expect(store.state.withLock { $0.credentials.keys.allSatisfy { $0.hex.hasPrefix("h:") } })
+        #expect(try await service.authenticate(creds.ingestKey, as: .ingest) == creds.project)
+        #expect(try await service.authenticate(creds.ingestKey, as: .upload) == nil)
+        #expect(try await service.authenticate(creds.uploadToken, as: .upload) == creds.project)
+        #expect(try await service.authenticate("wrong", as: .ingest) == nil)
+    }
+
+    @Test func successfulLookupsAreCachedForAMinute() async throws {
+        let store = MemoryProjectStore()
+        let clock = ManualClock()
+        let service = ProjectService(store: store, hasher: ReversingHasher(), generator: CountingGenerator(), clock: clock)
+        let creds = try await service.create(slug: ProjectSlug("app")!)
+        for _ in 0..<5 { _ = try await service.authenticate(creds.ingestKey, as: .ingest) }
+        #expect(store.state.withLock { $0.lookups } == 1)
+        clock.advance(61)
+        _ = try await service.authenticate(creds.ingestKey, as: .ingest)
+        #expect(store.state.withLock { $0.lookups } == 2)
+    }
+
+    @Test func rotatingTheAdminTokenRevokesTheOldOne() async throws {
+        let service = ProjectService(store: MemoryProjectStore(), hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock())
+        let first = try await service.rotateAdminToken()
+        #expect(try await service.isAdmin(first))
+        let second = try await service.rotateAdminToken()
+        #expect(try await service.isAdmin(second))
+        #expect(try await service.isAdmin(first) == false)
+    }
+}
