@@ -56,12 +56,51 @@ public struct IngestLimits: Sendable, Equatable {
                 report[keyPath: keyPath] = short
             }
         }
-        if let message = report.error?.message {
-            let short = Self.truncate(message, toBytes: maxTextBytes)
-            if short.utf8.count != message.utf8.count { counts.valuesTruncated += 1 }
-            report.error?.message = short
+        // Every other free-text field: bounded so that no single string dominates storage or pages.
+        func cap(_ text: inout String?, _ limit: Int) {
+            guard let value = text, value.utf8.count > limit else { return }
+            text = Self.truncate(value, toBytes: limit)
+            counts.valuesTruncated += 1
+        }
+        let short = maxKeyValueBytes
+        if var error = report.error {
+            cap(&error.message, maxTextBytes)
+            cap(&error.type, short)
+            cap(&error.code, short)
+            report.error = error
+        }
+        cap(&report.environment, short)
+        cap(&report.app.id, short)
+        cap(&report.app.version, short)
+        cap(&report.app.build, short)
+        cap(&report.device.model, short)
+        cap(&report.device.os, short)
+        cap(&report.device.osVersion, short)
+        cap(&report.device.arch, short)
+        cap(&report.device.locale, short)
+        for t in report.threads.indices {
+            cap(&report.threads[t].name, short)
+            for f in report.threads[t].frames.indices {
+                cap(&report.threads[t].frames[f].module, short)
+                cap(&report.threads[t].frames[f].function, maxTextBytes)
+                cap(&report.threads[t].frames[f].file, short)
+            }
+        }
+        for m in report.modules.indices {
+            var name: String? = report.modules[m].name
+            cap(&name, short)
+            report.modules[m].name = name ?? ""
+            cap(&report.modules[m].path, short)
+        }
+        if let fingerprint = report.fingerprint {
+            report.fingerprint = fingerprint.prefix(16).map { Self.truncate($0, toBytes: short) }
         }
 
+        for b in report.breadcrumbs.indices {
+            cap(&report.breadcrumbs[b].message, maxTextBytes)
+            cap(&report.breadcrumbs[b].category, short)
+            cap(&report.breadcrumbs[b].level, short)
+        }
         var crumbBytes = 0
         var keepFrom = report.breadcrumbs.count
         // Walk newest to oldest; keep crumbs while they fit.

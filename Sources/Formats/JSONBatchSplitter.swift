@@ -140,15 +140,43 @@ public enum JSONBatchSplitter {
                 while index < bytes.count {
                     switch bytes[index] {
                     case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0a, 0x0d:
-                        guard index > start else { throw FormatError(.malformedJSON, "expected a value at byte \(index)") }
-                        return start..<index
+                        break
                     default:
                         index += 1
+                        continue
                     }
+                    break
                 }
-                guard index > start else { throw FormatError(.malformedJSON, "expected a value at byte \(index)") }
+                guard Self.isScalar(bytes[start..<index]) else {
+                    throw FormatError(.malformedJSON, "expected a value at byte \(start)")
+                }
             }
             return start..<index
+        }
+
+        /// Whether `token` is `true`, `false`, `null` or a JSON number.
+        static func isScalar(_ token: ArraySlice<UInt8>) -> Bool {
+            if token.elementsEqual("true".utf8) || token.elementsEqual("false".utf8) || token.elementsEqual("null".utf8) {
+                return true
+            }
+            var i = token.startIndex
+            func digits() -> Bool {
+                let start = i
+                while i < token.endIndex, token[i] >= 48, token[i] <= 57 { i += 1 }
+                return i > start
+            }
+            if i < token.endIndex, token[i] == UInt8(ascii: "-") { i += 1 }
+            guard digits() else { return false }
+            if i < token.endIndex, token[i] == UInt8(ascii: ".") {
+                i += 1
+                guard digits() else { return false }
+            }
+            if i < token.endIndex, token[i] == UInt8(ascii: "e") || token[i] == UInt8(ascii: "E") {
+                i += 1
+                if i < token.endIndex, token[i] == UInt8(ascii: "+") || token[i] == UInt8(ascii: "-") { i += 1 }
+                guard digits() else { return false }
+            }
+            return i == token.endIndex
         }
 
         /// Skips an array starting at `index`; returns the range of each element.

@@ -143,7 +143,8 @@ extension NativeReportV1 {
             }
             var buildID: BuildID?
             if let raw = module.buildID {
-                guard let parsed = BuildID(raw) else {
+                // Apple-style UUIDs arrive hyphenated; the hyphens carry nothing.
+                guard let parsed = BuildID(String(raw.filter { $0 != "-" })) else {
                     throw FormatError(.invalidField, "must be an even number of hex digits (2–128)", field: field + ".build_id")
                 }
                 buildID = parsed
@@ -288,7 +289,7 @@ public enum NativeReports {
             }
         }
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let out = Out(
             report: NativeReportV1(stored.report), projectID: stored.project.rawValue, release: stored.report.release,
             receivedAt: WireTimestamp(stored.receivedAt), trimmed: TrimmedOut(stored.report.trimmed))

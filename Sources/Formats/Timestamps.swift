@@ -70,7 +70,10 @@ public enum Timestamps {
             }
         }
         guard i == b.count else { return nil }
-        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60 else { return nil }
+        guard (1...12).contains(month), hour < 24, minute < 60, second <= 60 else { return nil }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        guard (1...monthDays).contains(day) else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds) + fraction
         return Date(timeIntervalSince1970: seconds)
@@ -89,7 +92,8 @@ public enum Timestamps {
 
     /// Formats `date` as `2026-11-22T05:08:09.152Z` (UTC, milliseconds).
     public static func formatISO8601(_ date: Date) -> String {
-        let totalMillis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let raw = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        let totalMillis = raw.isFinite ? Int64(max(-9.0e15, min(9.0e15, raw))) : 0
         var days = totalMillis >= 0 ? totalMillis / 86_400_000 : (totalMillis - 86_399_999) / 86_400_000
         let millisOfDay = totalMillis - days * 86_400_000
         // civil from days (Hinnant)

@@ -88,7 +88,7 @@ public struct IngestService: Sendable {
 
     func admit(_ project: Project, cost: Int) throws {
         if let floor = diskGuard.belowFloor() {
-            telemetry.rejected(.diskFull, count: max(cost, 1))
+            telemetry.rejected(.diskFull, count: cost)
             throw IngestError(.diskFull, floor, retryAfter: 60)
         }
         // Sessions cost nothing: they are what crash-free rates are made of, so they keep flowing while
@@ -106,11 +106,11 @@ public struct IngestService: Sendable {
         do {
             outcome = try await committer.submit(write)
         } catch {
-            telemetry.rejected(.storageFailed, count: max(count, 1))
+            telemetry.rejected(.storageFailed, count: count)
             throw IngestError(.storageFailed, "the database refused the commit: \(error)")
         }
         if case .failed(let reason) = outcome {
-            telemetry.rejected(.storageFailed, count: max(count, 1))
+            telemetry.rejected(.storageFailed, count: count)
             throw IngestError(.storageFailed, reason)
         }
         return outcome

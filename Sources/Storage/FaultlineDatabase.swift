@@ -83,6 +83,12 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
 
 /// Milliseconds since 1970: how every time is stored (integers sort, compare and index exactly).
 enum Millis {
-    static func from(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    /// Whole milliseconds, rounded down like `Timestamps.formatISO8601`; clamped so that no date, however
+    /// absurd, can trap the conversion.
+    static func from(_ date: Date) -> Int64 {
+        let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard ms.isFinite else { return 0 }
+        return Int64(max(-9.0e15, min(9.0e15, ms)))
+    }
     static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
 }

@@ -47,7 +47,7 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
         }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let sql = "SELECT \(Self.summaryColumns) FROM reports r \(whereClause) ORDER BY r.id DESC LIMIT ?"
-        arguments.append(max(1, min(query.limit, 500)))
+        arguments.append(max(1, min(query.limit, 501)))
         let args = StatementArguments(arguments)
         return try await database.pool.read { db in
             try Row.fetchAll(db, sql: sql, arguments: args).compactMap(Self.summary)

@@ -31,13 +31,18 @@ import Testing
         #expect(texts(shape, bytes) == [#"{"a":1}"#, #"{"b":2}"#])
     }
 
+    @Test func scalarsAreChecked() throws {
+        let (shape, bytes) = try split(#"{"n": -1.5e+3, "t": true, "f": false, "z": null, "reports": [{}]}"#)
+        #expect(texts(shape, bytes) == ["{}"])
+    }
+
     @Test func theBatchKeyIsConfigurable() throws {
         let (shape, bytes) = try split(#"{"sessions":[{"s":1}]}"#, key: "sessions")
         guard case .batch = shape else { Issue.record("expected batch"); return }
         #expect(texts(shape, bytes) == [#"{"s":1}"#])
     }
 
-    @Test(arguments: ["", "   ", "{\"a\": \"unterminated}", "[{\"a\":1}", "{\"a\":1} trailing", "\"just a string\"", "{\"reports\": [1,]}"])
+    @Test(arguments: ["", "   ", "{\"a\": \"unterminated}", "[{\"a\":1}", "{\"a\":1} trailing", "\"just a string\"", "{\"reports\": [1,]}", "{\"reports\": [{}], \"x\": tru}", "[1.]", "[-]", "[01x]"])
     func brokenStructureIsMalformedJSON(_ text: String) {
         #expect(throws: FormatError.self) { try JSONBatchSplitter.split(Array(text.utf8)) }
     }

@@ -67,7 +67,8 @@ struct ReadController<Reader: ReportReader> {
         }
         query.release = params["release"].map(String.init)
         if let since = params["since"].map(String.init) {
-            guard let date = Timestamps.parseISO8601(since) ?? Double(since).map(Date.init(timeIntervalSince1970:)) else {
+            let seconds = Double(since).flatMap { $0.isFinite && abs($0) < 1e11 ? $0 : nil }
+            guard let date = Timestamps.parseISO8601(since) ?? seconds.map(Date.init(timeIntervalSince1970:)) else {
                 throw APIError.badRequest("must be an ISO 8601 date-time or unix seconds", field: "since")
             }
             query.since = date
@@ -82,9 +83,13 @@ struct ReadController<Reader: ReportReader> {
             guard let value = Int64(cursor) else { throw APIError.badRequest("must be a cursor from next_cursor", field: "cursor") }
             query.before = value
         }
+        // One row more than asked tells whether another page exists, so the last page has no cursor.
+        let pageSize = query.limit
+        query.limit += 1
         let rows = try await reader.reports(matching: query)
-        let next = rows.count == query.limit ? rows.last.map { String($0.cursor) } : nil
-        return Listing(reports: rows.map(Self.summary), nextCursor: next)
+        let page = rows.prefix(pageSize)
+        let next = rows.count > pageSize ? page.last.map { String($0.cursor) } : nil
+        return Listing(reports: page.map(Self.summary), nextCursor: next)
     }
 
     @Sendable func get(_ request: Request, context: ReaderContext) async throws -> Response {

@@ -1,6 +1,7 @@
 import FaultlineCore
 import Formats
 import HTTPTypes
+import NIOCore
 import Hummingbird
 import Pipeline
 
@@ -76,8 +77,10 @@ struct APIError: HTTPResponseError {
                     message: "the server is low on disk space and accepts no writes for now",
                     headers: [.retryAfter: String(error.retryAfter ?? 60)])
             case .storageFailed:
-                return APIError(status: .internalServerError, code: "internal", message: "the report could not be stored; retry")
+                return APIError(status: .internalServerError, code: "internal", message: "the request could not be stored; retry")
             }
+        case is NIOTooManyBytesError:
+            return APIError(status: .contentTooLarge, code: "too_large", message: "the body is larger than the limit for this route")
         case let error as HTTPError:
             let code: String
             switch error.status {

@@ -14,7 +14,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             response = try await next(request, context)
         } catch {
             let apiError = APIError.from(error)
-            if apiError.status.code >= 500 {
+            if apiError.status.code >= 500, apiError.status != .serviceUnavailable {
                 context.logger.error(
                     "request failed",
                     metadata: [Telemetry.LogKey.route: "\(request.uri.path)", Telemetry.LogKey.error: "\(String(reflecting: error))"])
@@ -24,6 +24,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                     metadata: [Telemetry.LogKey.status: "\(apiError.status.code)", Telemetry.LogKey.error: "\(apiError.message)"])
             }
             response = try apiError.response(from: request, context: context)
+            if request.method == .post, let reason = Self.rejectReason(apiError.status), context.endpointPath == "/api/v1/reports" {
+                // Counted here only when the whole request was refused before ingest could count its
+                // reports (ingest itself counts rate_limited, disk_full and storage_failed).
+                telemetry.rejected(reason)
+            }
         }
         let route = context.endpointPath ?? "unmatched"
         telemetry.count(Telemetry.Name.httpRequests, [("route", route), ("status", String(response.status.code))])
@@ -32,5 +37,15 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 Telemetry.Name.ingestDuration, nanoseconds: (ContinuousClock.now - started).nanoseconds, [("route", route)])
         }
         return response
+    }
+
+    static func rejectReason(_ status: HTTPResponse.Status) -> Telemetry.RejectReason? {
+        switch status {
+        case .badRequest: .invalid
+        case .unauthorized: .unauthorized
+        case .contentTooLarge: .tooLarge
+        case .unsupportedMediaType: .unsupportedEncoding
+        default: nil
+        }
     }
 }

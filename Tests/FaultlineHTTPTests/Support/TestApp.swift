@@ -1,0 +1,60 @@
+import FaultlineApp
+import FaultlineCore
+import FaultlineHTTP
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Storage
+
+/// A real application on a fresh data folder (real SQLite file), driven through the router.
+final class TestApp: Sendable {
+    let folder: String
+    let root: Composition
+    let credentials: ProjectCredentials
+    let adminToken: String
+    let configuration: ServerConfiguration
+    let minFreeBytes: UInt64
+    let freeSpace: (@Sendable () -> UInt64?)?
+
+    init(limits: IngestLimits = IngestLimits(), rateLimit: Double? = nil, minFreeBytes: UInt64 = 0,
+         freeSpace: (@Sendable () -> UInt64?)? = nil) async throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-http-\(UUID().uuidString)").path
+        root = try Composition(folder: folder)
+        credentials = try await root.projects.create(slug: ProjectSlug("app")!, rateLimitPerSecond: rateLimit)
+        adminToken = try await root.projects.rotateAdminToken()
+        var configuration = root.serverConfiguration(host: "127.0.0.1", port: 0)
+        configuration.limits = limits
+        self.configuration = configuration
+        self.minFreeBytes = minFreeBytes
+        self.freeSpace = freeSpace
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: folder) }
+
+    /// Runs `body` against the router (no sockets).
+    func test<Value: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
+        let app = buildApplication(
+            configuration: configuration, dependencies: root.dependencies(minFreeBytes: minFreeBytes, freeSpace: freeSpace),
+            logger: Logger(label: "test"))
+        return try await app.test(.router, body)
+    }
+
+    var ingestHeaders: HTTPFields {
+        [.authorization: "Bearer \(credentials.ingestKey)", .contentType: "application/json"]
+    }
+    var gzipHeaders: HTTPFields {
+        var h = ingestHeaders
+        h[.contentEncoding] = "gzip"
+        return h
+    }
+    var readHeaders: HTTPFields { [.authorization: "Bearer \(credentials.uploadToken)"] }
+    var adminHeaders: HTTPFields { [.authorization: "Bearer \(adminToken)"] }
+}
+
+extension TestResponse {
+    /// The body as a JSON object.
+    var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any] ?? [:]
+    }
+}
