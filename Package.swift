@@ -83,17 +83,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
-        .target(
-            name: "SymbolUpload",
-            dependencies: [
-                "FaultlineCore", "Formats",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ],
-            swiftSettings: strict),
         .executableTarget(
             name: "symupload",
             dependencies: [
-                "SymbolUpload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),

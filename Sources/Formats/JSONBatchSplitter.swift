@@ -166,7 +166,9 @@ public enum JSONBatchSplitter {
                 return i > start
             }
             if i < token.endIndex, token[i] == UInt8(ascii: "-") { i += 1 }
+            let intStart = i
             guard digits() else { return false }
+            guard token[intStart] != UInt8(ascii: "0") || i - intStart == 1 else { return false }
             if i < token.endIndex, token[i] == UInt8(ascii: ".") {
                 i += 1
                 guard digits() else { return false }

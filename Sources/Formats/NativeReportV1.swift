@@ -5,12 +5,12 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The native report format, v1 (`POST /api/v1/reports`, documented in `docs/protocol.md`).
+/// The native report format, v1, as the read API writes it (`docs/protocol.md`).
 ///
-/// Wire structs mirror the JSON one to one (snake_case keys); `toReport()` validates and converts them
-/// to core types, naming the offending field on failure. The same structs encode stored reports for
-/// the read API, so what a client sends and what it reads back have one shape.
-public struct NativeReportV1: Codable, Equatable {
+/// Wire structs mirror the JSON one to one (snake_case keys). Decoding does not go through them: it is
+/// `NativeReportParser`, which reads the same shape straight into core types on the hot path. A test
+/// checks that what these structs encode decodes back to the same report.
+public struct NativeReportV1: Encodable, Equatable {
     var eventID: String?
     var kind: String?
     var timestamp: WireTimestamp?
@@ -33,13 +33,13 @@ public struct NativeReportV1: Codable, Equatable {
         case customKeys = "custom_keys", fingerprint
     }
 
-    struct App: Codable, Equatable {
+    struct App: Encodable, Equatable {
         var id: String?
         var version: WireLooseString?
         var build: WireLooseString?
     }
 
-    struct Device: Codable, Equatable {
+    struct Device: Encodable, Equatable {
         var model: String?
         var os: String?
         var osVersion: String?
@@ -52,7 +52,7 @@ public struct NativeReportV1: Codable, Equatable {
         }
     }
 
-    struct WireErrorInfo: Codable, Equatable {
+    struct WireErrorInfo: Encodable, Equatable {
         var type: String?
         var domain: String?
         var code: WireLooseString?
@@ -60,13 +60,13 @@ public struct NativeReportV1: Codable, Equatable {
         var reason: String?
     }
 
-    struct Thread: Codable, Equatable {
+    struct Thread: Encodable, Equatable {
         var name: String?
         var crashed: Bool?
         var frames: [WireFrame]?
     }
 
-    struct WireFrame: Codable, Equatable {
+    struct WireFrame: Encodable, Equatable {
         var address: WireAddress?
         var module: String?
         var function: String?
@@ -75,7 +75,7 @@ public struct NativeReportV1: Codable, Equatable {
         var column: Int?
     }
 
-    struct Module: Codable, Equatable {
+    struct Module: Encodable, Equatable {
         var name: String?
         var path: String?
         var buildID: String?
@@ -87,7 +87,7 @@ public struct NativeReportV1: Codable, Equatable {
         }
     }
 
-    struct Crumb: Codable, Equatable {
+    struct Crumb: Encodable, Equatable {
         var timestamp: WireTimestamp?
         var category: String?
         var level: String?
@@ -97,90 +97,6 @@ public struct NativeReportV1: Codable, Equatable {
 }
 
 extension NativeReportV1 {
-    /// Validates the wire report and converts it; throws `FormatError.invalidField` naming the field.
-    public func toReport(limits: IngestLimits) throws -> Report {
-        guard let rawID = eventID else { throw FormatError(.invalidField, "is required", field: "event_id") }
-        guard let id = EventID(rawID) else {
-            throw FormatError(.invalidField, "must be a UUID or 32 hex digits", field: "event_id")
-        }
-        guard let rawKind = kind else { throw FormatError(.invalidField, "is required", field: "kind") }
-        guard let kind = ReportKind(rawValue: rawKind) else {
-            throw FormatError(.invalidField, "must be \"crash\" or \"nonfatal\"", field: "kind")
-        }
-        guard let timestamp else { throw FormatError(.invalidField, "is required", field: "timestamp") }
-        var session: SessionID?
-        if let sessionID {
-            guard let parsed = SessionID(sessionID) else {
-                throw FormatError(.invalidField, "must be 1–128 printable ASCII characters", field: "session_id")
-            }
-            session = parsed
-        }
-        let errorInfo = error.map {
-            ErrorInfo(type: $0.type ?? $0.domain, code: $0.code?.value, message: $0.message ?? $0.reason)
-        }
-        var threads: [ThreadInfo] = []
-        for (t, thread) in (self.threads ?? []).enumerated() {
-            var frames: [Frame] = []
-            for (f, frame) in (thread.frames ?? []).enumerated() {
-                guard frame.address != nil || frame.function != nil else {
-                    throw FormatError(.invalidField, "needs an address or a function", field: "threads[\(t)].frames[\(f)]")
-                }
-                frames.append(
-                    Frame(
-                        address: frame.address?.value, module: frame.module, function: frame.function, file: frame.file,
-                        line: frame.line, column: frame.column))
-            }
-            threads.append(ThreadInfo(name: thread.name, crashed: thread.crashed ?? false, frames: frames))
-        }
-        var modules: [LoadedModule] = []
-        for (m, module) in (self.modules ?? []).enumerated() {
-            let field = "modules[\(m)]"
-            guard let name = module.name ?? module.path else {
-                throw FormatError(.invalidField, "needs a name or a path", field: field)
-            }
-            guard let base = module.baseAddress?.value else {
-                throw FormatError(.invalidField, "is required", field: field + ".base_address")
-            }
-            var buildID: BuildID?
-            if let raw = module.buildID {
-                // Apple-style UUIDs arrive hyphenated; the hyphens carry nothing.
-                guard let parsed = BuildID(String(raw.filter { $0 != "-" })) else {
-                    throw FormatError(.invalidField, "must be an even number of hex digits (2–128)", field: field + ".build_id")
-                }
-                buildID = parsed
-            }
-            var size = module.size
-            if let end = module.endAddress?.value {
-                guard end > base else {
-                    throw FormatError(.invalidField, "must be above base_address", field: field + ".end_address")
-                }
-                size = end - base
-            }
-            modules.append(LoadedModule(name: name, path: module.path, buildID: buildID, baseAddress: base, size: size))
-        }
-        var crumbs: [Breadcrumb] = []
-        for (b, crumb) in (breadcrumbs ?? []).enumerated() {
-            guard let at = crumb.timestamp else {
-                throw FormatError(.invalidField, "is required", field: "breadcrumbs[\(b)].timestamp")
-            }
-            crumbs.append(
-                Breadcrumb(
-                    timestamp: at.date, category: crumb.category, level: crumb.level, message: crumb.message,
-                    data: (crumb.data ?? [:]).mapValues(\.value)))
-        }
-        var report = Report(
-            eventID: id, kind: kind, timestamp: timestamp.date, sessionID: session, userID: userID, installID: installID,
-            environment: environment,
-            app: AppInfo(id: app?.id, version: app?.version?.value, build: app?.build?.value),
-            device: DeviceInfo(
-                model: device?.model, os: device?.os, osVersion: device?.osVersion, arch: device?.arch,
-                memoryBytes: device?.memory, freeDiskBytes: device?.freeDisk, locale: device?.locale),
-            error: errorInfo, threads: threads, modules: modules, breadcrumbs: crumbs,
-            customKeys: (customKeys ?? [:]).map { ($0.key, $0.value.value) }, fingerprint: fingerprint)
-        limits.apply(to: &report)
-        return report
-    }
-
     /// The wire form of a core report (used to answer reads).
     init(_ report: Report) {
         eventID = report.eventID.rawValue
@@ -256,8 +172,9 @@ public enum NativeReports {
         guard range.count <= limits.maxReportBytes else {
             throw FormatError(.tooLarge, "a report may be at most \(limits.maxReportBytes) bytes")
         }
-        let wire = try decodeJSON(NativeReportV1.self, from: bytes[range])
-        return PreparedReport(report: try wire.toReport(limits: limits), range: range)
+        var report = try NativeReportParser.parse(bytes, range: range)
+        limits.apply(to: &report)
+        return PreparedReport(report: report, range: range)
     }
 
     /// Re-reads one stored report from its inflated payload (the same validation and trimming as at ingest,

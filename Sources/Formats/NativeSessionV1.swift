@@ -6,50 +6,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A session update in the native v1 format (`POST /api/v1/sessions`, see `docs/protocol.md`).
-struct NativeSessionV1: Codable, Equatable {
-    var sessionID: String?
-    var userID: String?
-    var installID: String?
-    var release: String?
-    var app: NativeReportV1.App?
-    var environment: String?
-    var started: WireTimestamp?
-    var status: String?
-    var errors: Int?
-    var duration: Double?
-    var seq: Int64?
-
-    enum CodingKeys: String, CodingKey {
-        case sessionID = "session_id", userID = "user_id", installID = "install_id", release, app, environment, started
-        case status, errors, duration, seq
-    }
-
-    func toUpdate(limits: IngestLimits) throws -> SessionUpdate {
-        guard let raw = sessionID else { throw FormatError(.invalidField, "is required", field: "session_id") }
-        guard let id = SessionID(raw) else {
-            throw FormatError(.invalidField, "must be 1–128 printable ASCII characters", field: "session_id")
-        }
-        let appRelease = AppInfo(version: app?.version?.value, build: app?.build?.value).release
-        guard let release = (release?.isEmpty == false ? release : nil) ?? appRelease else {
-            throw FormatError(.invalidField, "is required (or app.version)", field: "release")
-        }
-        guard let started else { throw FormatError(.invalidField, "is required", field: "started") }
-        guard let rawStatus = status else { throw FormatError(.invalidField, "is required", field: "status") }
-        guard let status = SessionStatus(rawValue: rawStatus) else {
-            throw FormatError(.invalidField, "must be one of ok, exited, crashed, abnormal", field: "status")
-        }
-        if let errors, errors < 0 { throw FormatError(.invalidField, "must not be negative", field: "errors") }
-        if let duration, !(duration >= 0) { throw FormatError(.invalidField, "must not be negative", field: "duration") }
-        let distinct = (userID ?? installID).map { IngestLimits.truncate($0, toBytes: limits.maxUserIDBytes) }
-        return SessionUpdate(
-            sessionID: id, distinctID: distinct, release: IngestLimits.truncate(release, toBytes: limits.maxKeyValueBytes),
-            environment: environment, started: started.date, status: status, errors: errors ?? 0, duration: duration,
-            seq: seq)
-    }
-}
-
-/// Decoding of native v1 session bodies: one update, `{"sessions": [...]}` or a bare array.
+/// Decoding of native v1 session bodies (`POST /api/v1/sessions`, see `docs/protocol.md`): one update,
+/// `{"sessions": [...]}` or a bare array.
 public enum NativeSessions {
     public static let maxUpdatesPerBatch = 1000
 
@@ -58,7 +16,7 @@ public enum NativeSessions {
     public static func decode(_ bytes: [UInt8], limits: IngestLimits) throws -> [SessionUpdate] {
         switch try JSONBatchSplitter.split(bytes, batchKey: "sessions") {
         case .single(let range):
-            return [try decodeJSON(NativeSessionV1.self, from: bytes[range]).toUpdate(limits: limits)]
+            return [try parse(bytes, range: range, limits: limits)]
         case .batch(let ranges):
             guard !ranges.isEmpty else { throw FormatError(.invalidField, "must hold at least one update", field: "sessions") }
             guard ranges.count <= maxUpdatesPerBatch else {
@@ -66,11 +24,75 @@ public enum NativeSessions {
             }
             return try ranges.enumerated().map { i, range in
                 do {
-                    return try decodeJSON(NativeSessionV1.self, from: bytes[range]).toUpdate(limits: limits)
+                    return try parse(bytes, range: range, limits: limits)
                 } catch let error as FormatError {
                     throw error.prefixed("sessions[\(i)]")
                 }
             }
         }
+    }
+
+    static func parse(_ bytes: [UInt8], range: Range<Int>, limits: IngestLimits) throws -> SessionUpdate {
+        var r = JSONReader(bytes: bytes, range: range)
+        var sessionID: String?
+        var userID: String?
+        var installID: String?
+        var release: String?
+        var app = AppInfo()
+        var environment: String?
+        var started: Date?
+        var status: String?
+        var errors = 0
+        var duration: Double?
+        var seq: Int64?
+        if try r.peek() != .object { throw FormatError(.malformedJSON, "a session update must be a JSON object") }
+        try r.readObject { r, key in
+            if key.matches("session_id") {
+                sessionID = try r.optional("session_id") { try $0.readString() }
+            } else if key.matches("user_id") {
+                userID = try r.optional("user_id") { try $0.readString() }
+            } else if key.matches("install_id") {
+                installID = try r.optional("install_id") { try $0.readString() }
+            } else if key.matches("release") {
+                release = try r.optional("release") { try $0.readString() }
+            } else if key.matches("app") {
+                app = try r.optional("app") { try $0.readApp() } ?? app
+            } else if key.matches("environment") {
+                environment = try r.optional("environment") { try $0.readString() }
+            } else if key.matches("started") {
+                started = try r.optional("started") { try $0.readTimestamp() }
+            } else if key.matches("status") {
+                status = try r.optional("status") { try $0.readString() }
+            } else if key.matches("errors") {
+                errors = try r.optional("errors") { try $0.readInt() } ?? 0
+                guard errors >= 0 else { throw FormatError(.invalidField, "must not be negative", field: "errors") }
+            } else if key.matches("duration") {
+                duration = try r.optional("duration") { try $0.readDouble() }
+                guard (duration ?? 0) >= 0 else { throw FormatError(.invalidField, "must not be negative", field: "duration") }
+            } else if key.matches("seq") {
+                seq = try r.optional("seq") { Int64(try $0.readInt()) }
+            } else {
+                try r.skipValue()
+            }
+        }
+        try r.expectEnd()
+
+        guard let raw = sessionID else { throw FormatError(.invalidField, "is required", field: "session_id") }
+        guard let id = SessionID(raw) else {
+            throw FormatError(.invalidField, "must be 1–128 printable ASCII characters", field: "session_id")
+        }
+        guard let release = (release?.isEmpty == false ? release : nil) ?? app.release else {
+            throw FormatError(.invalidField, "is required (or app.version)", field: "release")
+        }
+        guard let started else { throw FormatError(.invalidField, "is required", field: "started") }
+        guard let rawStatus = status else { throw FormatError(.invalidField, "is required", field: "status") }
+        guard let status = SessionStatus(rawValue: rawStatus) else {
+            throw FormatError(.invalidField, "must be one of ok, exited, crashed, abnormal", field: "status")
+        }
+        let distinct = (userID ?? installID).map { IngestLimits.truncate($0, toBytes: limits.maxUserIDBytes) }
+        return SessionUpdate(
+            sessionID: id, distinctID: distinct, release: IngestLimits.truncate(release, toBytes: limits.maxKeyValueBytes),
+            environment: environment.map { IngestLimits.truncate($0, toBytes: limits.maxKeyValueBytes) },
+            started: started, status: status, errors: errors, duration: duration, seq: seq)
     }
 }

@@ -1,0 +1,86 @@
+import FaultlineCore
+@testable import Formats
+import Foundation
+import Testing
+
+@Suite struct JSONReaderTests {
+    func reader(_ text: String) -> JSONReader {
+        let bytes = Array(text.utf8)
+        return JSONReader(bytes: bytes, range: 0..<bytes.count)
+    }
+
+    @Test(arguments: [
+        (#""plain""#, "plain"),
+        (#""tab\tquote\"slash\/back\\""#, "tab\tquote\"slash/back\\"),
+        (#""\u00e9\u4e2d""#, "é中"),
+        (#""\ud83d\ude00 smile""#, "😀 smile"),
+        (#""unicode é 中""#, "unicode é 中"),
+    ])
+    func decodesStrings(_ json: String, _ expected: String) throws {
+        var r = reader(json)
+        #expect(try r.readString() == expected)
+        try r.expectEnd()
+    }
+
+    @Test func decodesStringsLikeFoundation() throws {
+        // Every escape Foundation writes must read back identically.
+        let samples = ["a\u{0001}b", "line\nbreak", "\u{2028}\u{2029}", "quote\"", "emoji 👩‍👩‍👧", String(repeating: "x\\", count: 50)]
+        for sample in samples {
+            let json = String(decoding: try JSONEncoder().encode([sample]), as: UTF8.self)
+            var r = reader(json)
+            var out: [String] = []
+            try r.readArray { r, _ in out.append(try r.readString()) }
+            #expect(out == [sample])
+        }
+    }
+
+    @Test(arguments: ["\"raw\ncontrol\"", #""bad \q escape""#, #""\u12G4""#, #""unterminated"#])
+    func rejectsBrokenStrings(_ json: String) {
+        var r = reader(json)
+        #expect(throws: FormatError.self) { try r.readString() }
+    }
+
+    @Test func numbers() throws {
+        var r = reader("[0, -12, 3.5, 1e3, -2.5E-2, 123456789012345678901]")
+        var out: [Double] = []
+        try r.readArray { r, _ in out.append(try r.readDouble()) }
+        #expect(out == [0, -12, 3.5, 1000, -0.025, 123456789012345678901])
+        var ints = reader("[7, -7, 1.5]")
+        var got: [Int] = []
+        #expect(throws: FormatError.self) { try ints.readArray { r, _ in got.append(try r.readInt()) } }
+        #expect(got == [7, -7])
+        for bad in ["01", "-", "1.", ".5", "1e", "+1"] {
+            var r = reader("[\(bad)]")
+            #expect(throws: FormatError.self, "\(bad)") { try r.skipValue() }
+        }
+    }
+
+    @Test func skipsAnyWellFormedValueAndRefusesDeepNesting() throws {
+        var r = reader(#"{"a": [1, {"b": null, "c": [true, false, "x\"y"]}], "d": {}}"#)
+        try r.skipValue()
+        try r.expectEnd()
+        var deep = reader(String(repeating: "[", count: 600) + String(repeating: "]", count: 600))
+        #expect(throws: FormatError.self) { try deep.skipValue() }
+        for bad in [#"{"a" 1}"#, #"{"a":1,}"#, "[1 2]", #"{a:1}"#, "[nul]"] {
+            var r = reader(bad)
+            #expect(throws: FormatError.self, "\(bad)") { try r.skipValue() }
+        }
+    }
+
+    @Test func keysMatchWithAndWithoutEscapes() throws {
+        var r = reader(#"{"event_id": 1, "ev\u0065nt_id": 2, "other": 3}"#)
+        var matched: [Int] = []
+        try r.readObject { r, key in
+            let value = try r.readInt()
+            if key.matches("event_id") { matched.append(value) }
+        }
+        #expect(matched == [1, 2])
+    }
+
+    @Test func unknownFieldsAndNullsAreIgnoredInReports() throws {
+        let body = #"{"event_id":"7077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"future_field":{"x":[1,2]},"user_id":null,"app":null,"threads":[{"name":null,"frames":[{"address":16,"extra":true}]}]}"#
+        let report = try NativeReports.decode(Array(body.utf8), limits: IngestLimits()).items[0].get().report
+        #expect(report.userID == nil)
+        #expect(report.threads[0].frames[0].address == 16)
+    }
+}

@@ -1,0 +1,39 @@
+# Shared by tools/serve and tools/test: installs the system packages Faultline needs, only when absent.
+# Source it, then call `faultline_ensure_deps`.
+
+FAULTLINE_APT_PACKAGES=(libsqlite3-dev zlib1g-dev libdw-dev elfutils)
+
+faultline_missing_packages() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  echo "${missing[@]:-}"
+}
+
+faultline_apt_install() {
+  local missing
+  missing=$(faultline_missing_packages "$@")
+  [ -z "$missing" ] && return 0
+  echo "==> installing system packages: $missing" >&2
+  local sudo=""
+  if [ "$(id -u)" != "0" ]; then
+    if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+      echo "error: missing packages ($missing) and not root; run: apt-get install $missing" >&2
+      return 1
+    fi
+  fi
+  # shellcheck disable=SC2086
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+  # shellcheck disable=SC2086
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2
+}
+
+faultline_ensure_deps() {
+  command -v swift >/dev/null 2>&1 || [ -x /opt/swift/usr/bin/swift ] || {
+    echo "error: the Swift toolchain (6.1 or later) is not installed" >&2
+    return 1
+  }
+  command -v swift >/dev/null 2>&1 || export PATH="/opt/swift/usr/bin:$PATH"
+  faultline_apt_install "${FAULTLINE_APT_PACKAGES[@]}"
+}
