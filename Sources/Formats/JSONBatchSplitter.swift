@@ -14,7 +14,11 @@ public enum JSONBatchSplitter {
     }
 
     /// Splits `bytes`; throws `FormatError.malformedJSON` naming the byte offset when the structure is broken.
-    public static func split(_ bytes: [UInt8], batchKey: String = "reports") throws -> Shape {
+    public static func split(_ array: [UInt8], batchKey: String = "reports") throws -> Shape {
+        try array.withUnsafeBufferPointer { try split(buffer: $0, batchKey: batchKey) }
+    }
+
+    static func split(buffer bytes: UnsafeBufferPointer<UInt8>, batchKey: String) throws -> Shape {
         var scanner = Scanner(bytes: bytes)
         scanner.skipWhitespace()
         guard let first = scanner.peek() else { throw FormatError(.malformedJSON, "empty body") }
@@ -62,7 +66,7 @@ public enum JSONBatchSplitter {
     }
 
     struct Scanner {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
 
         func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -155,7 +159,7 @@ public enum JSONBatchSplitter {
         }
 
         /// Whether `token` is `true`, `false`, `null` or a JSON number.
-        static func isScalar(_ token: ArraySlice<UInt8>) -> Bool {
+        static func isScalar(_ token: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
             if token.elementsEqual("true".utf8) || token.elementsEqual("false".utf8) || token.elementsEqual("null".utf8) {
                 return true
             }

@@ -8,12 +8,25 @@ import FaultlineCore
 /// place. It is strict JSON (RFC 8259): no comments, no trailing commas, no control characters in
 /// strings. Errors carry a message; callers add the field path (`FormatError.prefixed`) as they unwind,
 /// which costs nothing when decoding succeeds.
+///
+/// The reader works on an `UnsafeBufferPointer` (no bounds check per byte, which measurably mattered in
+/// these loops); it must not outlive the `withUnsafeBufferPointer` call that made it, so entry points
+/// take arrays and open the buffer themselves (`JSONReader.with`).
 struct JSONReader {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     var index: Int
     let end: Int
 
-    init(bytes: [UInt8], range: Range<Int>) {
+    /// Runs `body` with a reader over `range` of `array`.
+    static func with<T>(_ array: [UInt8], range: Range<Int>, _ body: (inout JSONReader) throws -> T) throws -> T {
+        try array.withUnsafeBufferPointer { buffer in
+            var reader = JSONReader(bytes: buffer, range: range)
+            return try body(&reader)
+        }
+    }
+
+    init(bytes: UnsafeBufferPointer<UInt8>, range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count, "range outside the buffer")
         self.bytes = bytes
         self.index = range.lowerBound
         self.end = range.upperBound
@@ -21,7 +34,7 @@ struct JSONReader {
 
     /// An object key as it appears in the input (escapes undecoded).
     struct Key {
-        let raw: ArraySlice<UInt8>
+        let raw: Slice<UnsafeBufferPointer<UInt8>>
         let hasEscapes: Bool
 
         /// Whether the key is `name` (compared without allocating when the key has no escapes).
@@ -33,8 +46,9 @@ struct JSONReader {
 
         var string: String {
             guard hasEscapes else { return String(decoding: raw, as: UTF8.self) }
-            var reader = JSONReader(bytes: Array(raw), range: 0..<raw.count)
-            return (try? reader.stringBody(closingQuoteRequired: false)) ?? String(decoding: raw, as: UTF8.self)
+            let copy = Array(raw)
+            return (try? JSONReader.with(copy, range: 0..<copy.count) { try $0.stringBody(closingQuoteRequired: false) })
+                ?? String(decoding: raw, as: UTF8.self)
         }
     }
 
@@ -232,7 +246,7 @@ struct JSONReader {
     }
 
     /// Digits-only tokens up to 18 digits, parsed without allocating.
-    static func smallInteger(_ token: ArraySlice<UInt8>) -> Int? {
+    static func smallInteger(_ token: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
         var i = token.startIndex
         var negative = false
         if i < token.endIndex, token[i] == UInt8(ascii: "-") {
@@ -251,7 +265,7 @@ struct JSONReader {
     }
 
     /// Consumes a JSON number and returns its bytes.
-    mutating func numberToken() throws -> ArraySlice<UInt8> {
+    mutating func numberToken() throws -> Slice<UnsafeBufferPointer<UInt8>> {
         let start = index
         func digits() -> Bool {
             let s = index

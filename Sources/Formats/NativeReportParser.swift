@@ -13,7 +13,10 @@ import Foundation
 /// Unknown keys are skipped, so newer SDKs can send fields this server does not know yet.
 enum NativeReportParser {
     static func parse(_ bytes: [UInt8], range: Range<Int>) throws -> Report {
-        var r = JSONReader(bytes: bytes, range: range)
+        try JSONReader.with(bytes, range: range) { try parse(&$0) }
+    }
+
+    static func parse(_ r: inout JSONReader) throws -> Report {
         var eventID: EventID?
         var kind: ReportKind?
         var timestamp: Date?

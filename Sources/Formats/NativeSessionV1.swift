@@ -33,7 +33,10 @@ public enum NativeSessions {
     }
 
     static func parse(_ bytes: [UInt8], range: Range<Int>, limits: IngestLimits) throws -> SessionUpdate {
-        var r = JSONReader(bytes: bytes, range: range)
+        try JSONReader.with(bytes, range: range) { try parse(&$0, limits: limits) }
+    }
+
+    static func parse(_ r: inout JSONReader, limits: IngestLimits) throws -> SessionUpdate {
         var sessionID: String?
         var userID: String?
         var installID: String?

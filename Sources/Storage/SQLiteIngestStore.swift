@@ -43,10 +43,16 @@ public struct SQLiteIngestStore: IngestStore {
 
     static func insert(_ batch: ReportBatch, _ db: Database) throws -> IngestOutcome {
         let receivedAt = Millis.from(batch.receivedAt)
-        var payloadID: Int64?
         var stored: [EventID] = []
         var duplicates: [EventID] = []
-        let exists = try db.cachedStatement(sql: "SELECT 1 FROM reports WHERE project_id = ? AND event_id = ?")
+        try db.cachedStatement(
+            sql: "INSERT INTO payloads (project_id, received_at, encoding, inflated_size, bytes) VALUES (?, ?, ?, ?, ?)"
+        ).execute(arguments: [
+            batch.project.rawValue, receivedAt, batch.payload.encoding.rawValue, batch.payload.inflatedSize,
+            Data(batch.payload.bytes),
+        ])
+        let payloadID = db.lastInsertedRowID
+        // One statement per report: the UNIQUE(project_id, event_id) constraint is the duplicate check.
         let insertReport = try db.cachedStatement(
             sql: """
                 INSERT INTO reports (project_id, event_id, kind, occurred_at, received_at, release, environment,
@@ -54,23 +60,10 @@ public struct SQLiteIngestStore: IngestStore {
                     custom_keys_dropped, values_truncated, breadcrumbs_dropped, threads_dropped, frames_dropped,
                     modules_dropped)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (project_id, event_id) DO NOTHING
                 """)
         for prepared in batch.reports {
             let report = prepared.report
-            if try Bool.fetchOne(exists, arguments: [batch.project.rawValue, report.eventID.rawValue]) == true {
-                duplicates.append(report.eventID)
-                continue
-            }
-            if payloadID == nil {
-                // Stored lazily: a batch made only of retries stores no second copy of its bytes.
-                let insertPayload = try db.cachedStatement(
-                    sql: "INSERT INTO payloads (project_id, received_at, encoding, inflated_size, bytes) VALUES (?, ?, ?, ?, ?)")
-                try insertPayload.execute(arguments: [
-                    batch.project.rawValue, receivedAt, batch.payload.encoding.rawValue, batch.payload.inflatedSize,
-                    Data(batch.payload.bytes),
-                ])
-                payloadID = db.lastInsertedRowID
-            }
             let t = report.trimmed
             try insertReport.execute(
                 arguments: StatementArguments([
@@ -81,7 +74,11 @@ public struct SQLiteIngestStore: IngestStore {
                     t.customKeysDropped, t.valuesTruncated, t.breadcrumbsDropped, t.threadsDropped, t.framesDropped,
                     t.modulesDropped,
                 ] as [(any DatabaseValueConvertible)?]))
-            stored.append(report.eventID)
+            if db.changesCount == 1 { stored.append(report.eventID) } else { duplicates.append(report.eventID) }
+        }
+        if stored.isEmpty {
+            // A batch made only of retries keeps no second copy of its bytes.
+            try db.execute(sql: "DELETE FROM payloads WHERE id = ?", arguments: [payloadID])
         }
         return .reports(stored: stored, duplicates: duplicates)
     }

@@ -90,7 +90,10 @@ final class Locked<Value: Sendable>: Sendable {
                 group.addTask {
                     for i in 0..<200 {
                         let n = client * 1000 + i
-                        guard let answer = try? await http.postReports(server.baseURL, key: project.ingest, Payloads.crash(n)) else { return }
+                        // A request caught by the kill may hang rather than fail; it was never acknowledged,
+                        // so a short timeout only ends the wait.
+                        guard let answer = try? await http.postReports(server.baseURL, key: project.ingest, Payloads.crash(n), timeout: .seconds(5))
+                        else { return }
                         if answer.status == 202 { acknowledged.withLock { $0.append(n) } }
                     }
                 }

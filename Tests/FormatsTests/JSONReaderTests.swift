@@ -4,9 +4,10 @@ import Foundation
 import Testing
 
 @Suite struct JSONReaderTests {
-    func reader(_ text: String) -> JSONReader {
+    /// Runs `body` with a reader over `text` (the reader may not outlive the call).
+    func read<T>(_ text: String, _ body: (inout JSONReader) throws -> T) throws -> T {
         let bytes = Array(text.utf8)
-        return JSONReader(bytes: bytes, range: 0..<bytes.count)
+        return try JSONReader.with(bytes, range: 0..<bytes.count, body)
     }
 
     @Test(arguments: [
@@ -17,9 +18,12 @@ import Testing
         (#""unicode é 中""#, "unicode é 中"),
     ])
     func decodesStrings(_ json: String, _ expected: String) throws {
-        var r = reader(json)
-        #expect(try r.readString() == expected)
-        try r.expectEnd()
+        let value = try read(json) { r in
+            let value = try r.readString()
+            try r.expectEnd()
+            return value
+        }
+        #expect(value == expected)
     }
 
     @Test func decodesStringsLikeFoundation() throws {
@@ -27,52 +31,57 @@ import Testing
         let samples = ["a\u{0001}b", "line\nbreak", "\u{2028}\u{2029}", "quote\"", "emoji 👩‍👩‍👧", String(repeating: "x\\", count: 50)]
         for sample in samples {
             let json = String(decoding: try JSONEncoder().encode([sample]), as: UTF8.self)
-            var r = reader(json)
-            var out: [String] = []
-            try r.readArray { r, _ in out.append(try r.readString()) }
+            let out = try read(json) { r in
+                var out: [String] = []
+                try r.readArray { r, _ in out.append(try r.readString()) }
+                return out
+            }
             #expect(out == [sample])
         }
     }
 
     @Test(arguments: ["\"raw\ncontrol\"", #""bad \q escape""#, #""\u12G4""#, #""unterminated"#])
     func rejectsBrokenStrings(_ json: String) {
-        var r = reader(json)
-        #expect(throws: FormatError.self) { try r.readString() }
+        #expect(throws: FormatError.self) { try read(json) { try $0.readString() } }
     }
 
     @Test func numbers() throws {
-        var r = reader("[0, -12, 3.5, 1e3, -2.5E-2, 123456789012345678901]")
-        var out: [Double] = []
-        try r.readArray { r, _ in out.append(try r.readDouble()) }
+        let out = try read("[0, -12, 3.5, 1e3, -2.5E-2, 123456789012345678901]") { r in
+            var out: [Double] = []
+            try r.readArray { r, _ in out.append(try r.readDouble()) }
+            return out
+        }
         #expect(out == [0, -12, 3.5, 1000, -0.025, 123456789012345678901])
-        var ints = reader("[7, -7, 1.5]")
         var got: [Int] = []
-        #expect(throws: FormatError.self) { try ints.readArray { r, _ in got.append(try r.readInt()) } }
+        #expect(throws: FormatError.self) {
+            try read("[7, -7, 1.5]") { r in try r.readArray { r, _ in got.append(try r.readInt()) } }
+        }
         #expect(got == [7, -7])
         for bad in ["01", "-", "1.", ".5", "1e", "+1"] {
-            var r = reader("[\(bad)]")
-            #expect(throws: FormatError.self, "\(bad)") { try r.skipValue() }
+            #expect(throws: FormatError.self, "\(bad)") { try read("[\(bad)]") { try $0.skipValue() } }
         }
     }
 
     @Test func skipsAnyWellFormedValueAndRefusesDeepNesting() throws {
-        var r = reader(#"{"a": [1, {"b": null, "c": [true, false, "x\"y"]}], "d": {}}"#)
-        try r.skipValue()
-        try r.expectEnd()
-        var deep = reader(String(repeating: "[", count: 600) + String(repeating: "]", count: 600))
-        #expect(throws: FormatError.self) { try deep.skipValue() }
+        try read(#"{"a": [1, {"b": null, "c": [true, false, "x\"y"]}], "d": {}}"#) { r in
+            try r.skipValue()
+            try r.expectEnd()
+        }
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        #expect(throws: FormatError.self) { try read(deep) { try $0.skipValue() } }
         for bad in [#"{"a" 1}"#, #"{"a":1,}"#, "[1 2]", #"{a:1}"#, "[nul]"] {
-            var r = reader(bad)
-            #expect(throws: FormatError.self, "\(bad)") { try r.skipValue() }
+            #expect(throws: FormatError.self, "\(bad)") { try read(bad) { try $0.skipValue() } }
         }
     }
 
     @Test func keysMatchWithAndWithoutEscapes() throws {
-        var r = reader(#"{"event_id": 1, "ev\u0065nt_id": 2, "other": 3}"#)
-        var matched: [Int] = []
-        try r.readObject { r, key in
-            let value = try r.readInt()
-            if key.matches("event_id") { matched.append(value) }
+        let matched = try read(#"{"event_id": 1, "ev\u0065nt_id": 2, "other": 3}"#) { r in
+            var matched: [Int] = []
+            try r.readObject { r, key in
+                let value = try r.readInt()
+                if key.matches("event_id") { matched.append(value) }
+            }
+            return matched
         }
         #expect(matched == [1, 2])
     }

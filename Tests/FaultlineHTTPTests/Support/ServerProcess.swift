@@ -140,19 +140,23 @@ struct HTTP {
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
     }
 
-    func send(_ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil) async throws -> Answer {
+    func send(_ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+              timeout: TimeAmount = .seconds(60)) async throws -> Answer {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await client.execute(request, timeout: .seconds(60))
+        let response = try await client.execute(request, timeout: timeout)
         let bytes = try await response.body.collect(upTo: 64 << 20)
         return Answer(status: Int(response.status.code), headers: response.headers, body: Array(bytes.readableBytesView))
     }
 
-    func postReports(_ base: String, key: String, _ text: String, gzip: Bool = true) async throws -> Answer {
+    func postReports(_ base: String, key: String, _ text: String, gzip: Bool = true,
+                     timeout: TimeAmount = .seconds(60)) async throws -> Answer {
         var headers = [("Authorization", "Bearer \(key)"), ("Content-Type", "application/json")]
         if gzip { headers.append(("Content-Encoding", "gzip")) }
-        return try await send(.POST, base + "/api/v1/reports", headers: headers, body: gzip ? Payloads.gzip(Array(text.utf8)) : Array(text.utf8))
+        return try await send(
+            .POST, base + "/api/v1/reports", headers: headers, body: gzip ? Payloads.gzip(Array(text.utf8)) : Array(text.utf8),
+            timeout: timeout)
     }
 }
