@@ -98,10 +98,12 @@ let package = Package(
             ],
             path: "tools/bench/ingest/Sources",
             swiftSettings: strict),
+        // Helpers shared by the test targets: running tools, temp folders, ELF fixtures built by gcc.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "FaultlineCoreTests", dependencies: ["FaultlineCore"]),
         .testTarget(
             name: "FormatsTests",
-            dependencies: ["Formats", "FaultlineCore", .product(name: "CompressNIO", package: "compress-nio")]),
+            dependencies: ["Formats", "FaultlineCore", "TestSupport", .product(name: "CompressNIO", package: "compress-nio")]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "FaultlineCore"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore"]),
         .testTarget(
