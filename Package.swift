@@ -71,7 +71,7 @@ let package = Package(
         .target(
             name: "FaultlineApp",
             dependencies: [
-                "FaultlineCore", "Storage", "Pipeline", "FaultlineHTTP",
+                "FaultlineCore", "Formats", "Storage", "Pipeline", "FaultlineHTTP",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -110,6 +110,7 @@ let package = Package(
             name: "FaultlineHTTPTests",
             dependencies: [
                 "FaultlineHTTP", "FaultlineApp", "Storage", "Pipeline", "Formats", "FaultlineCore", "faultline", "CZlib",
+                "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "CompressNIO", package: "compress-nio"),

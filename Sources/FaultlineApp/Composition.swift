@@ -1,5 +1,6 @@
 import FaultlineCore
 import FaultlineHTTP
+import Formats
 import Logging
 import Pipeline
 import Storage
@@ -46,14 +47,22 @@ public struct Composition: Sendable {
             clock: clock, telemetry: telemetry)
     }
 
+    /// Debug-file uploads and lookups, stored under `debug-files/`.
+    public func debugFileService(quotaBytes: UInt64) throws -> DebugFileService {
+        DebugFileService(
+            store: try SQLiteDebugFileStore(database: database, root: folder + "/debug-files"), inspector: ELFFileInspector(),
+            clock: clock, quotaBytes: quotaBytes)
+    }
+
     /// The HTTP dependencies for this data folder.
-    public func dependencies(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil)
+    public func dependencies(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil,
+                             debugFileQuotaBytes: UInt64 = 10 << 30) throws
         -> AppDependencies<IngestService, SQLiteReportReader>
     {
         let reader = self.reader
         return AppDependencies(
             projects: projects, ingest: ingestService(minFreeBytes: minFreeBytes, freeSpace: freeSpace), reader: reader,
-            metrics: metrics, telemetry: telemetry,
+            debugFiles: try debugFileService(quotaBytes: debugFileQuotaBytes), metrics: metrics, telemetry: telemetry,
             health: { _ = try await reader.reports(matching: ReportQuery(project: nil, limit: 1)) })
     }
 

@@ -11,11 +11,18 @@ public struct ServerConfiguration: Sendable {
     /// Folder of the rendered static site, served at `/`.
     public var siteDirectory: String?
     public var limits: IngestLimits
-    public init(host: String = "127.0.0.1", port: Int = 8080, siteDirectory: String? = nil, limits: IngestLimits = IngestLimits()) {
+    /// Most bytes one debug-file upload may have.
+    public var maxDebugFileBytes: UInt64
+    /// Serve `/buildid/…` without a token (symbols become readable by anyone who can reach the server).
+    public var publicDebuginfod: Bool
+    public init(host: String = "127.0.0.1", port: Int = 8080, siteDirectory: String? = nil, limits: IngestLimits = IngestLimits(),
+                maxDebugFileBytes: UInt64 = 4 << 30, publicDebuginfod: Bool = false) {
         self.host = host
         self.port = port
         self.siteDirectory = siteDirectory
         self.limits = limits
+        self.maxDebugFileBytes = maxDebugFileBytes
+        self.publicDebuginfod = publicDebuginfod
     }
 }
 
@@ -24,15 +31,17 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public var projects: ProjectService
     public var ingest: Ingest
     public var reader: Reader
+    public var debugFiles: DebugFileService
     public var metrics: MetricsRegistry
     public var telemetry: Telemetry
     /// Throws when the server cannot serve (the database does not answer).
     public var health: @Sendable () async throws -> Void
-    public init(projects: ProjectService, ingest: Ingest, reader: Reader, metrics: MetricsRegistry, telemetry: Telemetry,
-                health: @escaping @Sendable () async throws -> Void) {
+    public init(projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService, metrics: MetricsRegistry,
+                telemetry: Telemetry, health: @escaping @Sendable () async throws -> Void) {
         self.projects = projects
         self.ingest = ingest
         self.reader = reader
+        self.debugFiles = debugFiles
         self.metrics = metrics
         self.telemetry = telemetry
         self.health = health
@@ -61,6 +70,26 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
         .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload, .admin]))
         .group(context: ReaderContext.self)
         .addRoutes(ReadController(reader: dependencies.reader, projects: dependencies.projects, limits: limits).endpoints)
+    router.group("api/v1")
+        .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload]))
+        .group(context: UploadContext.self)
+        .addRoutes(DebugFilesController(service: dependencies.debugFiles, maxFileBytes: configuration.maxDebugFileBytes).endpoints)
+    if configuration.publicDebuginfod {
+        router.addRoutes(
+            DebuginfodController<AppRequestContext>(service: dependencies.debugFiles, scope: { _ in nil }).endpoints)
+    } else {
+        router.group()
+            .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload, .admin]))
+            .group(context: ReaderContext.self)
+            .addRoutes(
+                DebuginfodController<ReaderContext>(
+                    service: dependencies.debugFiles,
+                    scope: { context in
+                        if case .project(let project) = context.scope { return project.id }
+                        return nil
+                    }
+                ).endpoints)
+    }
     return router
 }
 

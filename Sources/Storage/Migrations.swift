@@ -88,6 +88,25 @@ enum Migrations {
                     CREATE INDEX sessions_by_release ON sessions(project_id, release, started_at);
                     """)
         }
+        migrator.registerMigration("v2-debug-files") { db in
+            try db.execute(
+                sql: """
+                    -- One row per project and build-id and kind; the blob on disk is shared by build-id.
+                    CREATE TABLE debug_files (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        build_id TEXT NOT NULL CHECK (length(build_id) BETWEEN 2 AND 128),
+                        kind TEXT NOT NULL CHECK (kind IN ('debuginfo', 'executable')),
+                        size INTEGER NOT NULL CHECK (size >= 0),
+                        architecture TEXT NOT NULL,
+                        file_type TEXT NOT NULL,
+                        features TEXT NOT NULL,
+                        name TEXT,
+                        uploaded_at INTEGER NOT NULL,
+                        PRIMARY KEY (project_id, build_id, kind)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX debug_files_by_build_id ON debug_files(build_id, kind);
+                    """)
+        }
         return migrator
     }
 }

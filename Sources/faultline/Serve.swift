@@ -28,6 +28,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical (env FAULTLINE_LOG_LEVEL; default info).")
     var logLevel: String?
 
+    @Option(help: "MiB of debug files each project may store (env FAULTLINE_DEBUG_FILE_QUOTA_MB; default 10240).")
+    var debugFileQuotaMb: Int?
+
+    @Option(help: "Largest debug file accepted, in MiB (env FAULTLINE_MAX_DEBUG_FILE_MB; default 4096).")
+    var maxDebugFileMb: Int?
+
+    @Flag(help: "Serve /buildid/… (debuginfod) without a token (env FAULTLINE_PUBLIC_DEBUGINFOD=1).")
+    var publicDebuginfod = false
+
     func validate() throws {
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0–65535") }
         if let minFreeMb, minFreeMb < 0 { throw ValidationError("--min-free-mb must not be negative") }
@@ -35,6 +44,8 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--durability must be full or normal")
         }
         if let logLevel, Logger.Level(rawValue: logLevel) == nil { throw ValidationError("unknown --log-level \(logLevel)") }
+        if let debugFileQuotaMb, debugFileQuotaMb < 0 { throw ValidationError("--debug-file-quota-mb must not be negative") }
+        if let maxDebugFileMb, maxDebugFileMb <= 0 { throw ValidationError("--max-debug-file-mb must be positive") }
     }
 
     func run() async throws {
@@ -48,15 +59,19 @@ struct Serve: AsyncParsableCommand {
         }
         let root = try Composition(folder: dataOptions.folder, durability: durability)
         let minFree = UInt64(max(0, minFreeMb ?? Environment.int("FAULTLINE_MIN_FREE_MB") ?? 256)) * 1_048_576
-        let config = root.serverConfiguration(
+        var config = root.serverConfiguration(
             host: host ?? Environment.string("FAULTLINE_HOST") ?? "127.0.0.1",
             port: port ?? Environment.int("FAULTLINE_PORT") ?? 8080)
-        let dependencies = root.dependencies(minFreeBytes: minFree)
+        config.maxDebugFileBytes = UInt64(max(1, maxDebugFileMb ?? Environment.int("FAULTLINE_MAX_DEBUG_FILE_MB") ?? 4096)) << 20
+        config.publicDebuginfod = publicDebuginfod || Environment.string("FAULTLINE_PUBLIC_DEBUGINFOD") == "1"
+        let quota = UInt64(max(0, debugFileQuotaMb ?? Environment.int("FAULTLINE_DEBUG_FILE_QUOTA_MB") ?? 10240)) << 20
+        let dependencies = try root.dependencies(minFreeBytes: minFree, debugFileQuotaBytes: quota)
+        let listenHost = config.host
         let app = buildApplication(
             configuration: config, dependencies: dependencies, logger: logger,
             onServerRunning: { port in
                 // The one line tools and tests wait for; keep its shape.
-                Console.write("Faultline listening on http://\(config.host):\(port)/ (data: \(dataOptions.folder))\n")
+                Console.write("Faultline listening on http://\(listenHost):\(port)/ (data: \(dataOptions.folder))\n")
             })
         try await app.runService()
         try root.database.close()

@@ -2,6 +2,9 @@
 # Source it, then call `faultline_ensure_deps`.
 
 FAULTLINE_APT_PACKAGES=(libsqlite3-dev zlib1g-dev libdw-dev elfutils)
+# What the tests use besides: compilers and binutils to build real ELF fixtures, and the real elfutils
+# debuginfod client (debuginfod-find) to test the server's debuginfod face.
+FAULTLINE_TEST_APT_PACKAGES=(gcc g++ binutils debuginfod)
 
 faultline_missing_packages() {
   local missing=()

@@ -52,3 +52,16 @@ public struct ReaderContext: ChildRequestContext {
         self.coreContext = context.coreContext
     }
 }
+
+/// Context of the debug-file upload routes: the caller holds a project's upload token.
+public struct UploadContext: ChildRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let project: Project
+    public init(context: AppRequestContext) throws {
+        guard case .upload(let project) = context.principal else {
+            throw APIError.unauthorized("send the project's upload token as 'Authorization: Bearer <token>'")
+        }
+        self.coreContext = context.coreContext
+        self.project = project
+    }
+}

@@ -79,6 +79,9 @@ struct APIError: HTTPResponseError {
             case .storageFailed:
                 return APIError(status: .internalServerError, code: "internal", message: "the request could not be stored; retry")
             }
+        case let error as DebugFileError:
+            let status: HTTPResponse.Status = error.code == .quotaExceeded ? .contentTooLarge : .badRequest
+            return APIError(status: status, code: error.code.rawValue, message: error.message)
         case is NIOTooManyBytesError:
             return APIError(status: .contentTooLarge, code: "too_large", message: "the body is larger than the limit for this route")
         case let error as HTTPError:

@@ -48,6 +48,16 @@ public struct ELFInfo: Sendable, Equatable {
     public var hasCompressedDebugSections: Bool
     /// Section names in file order.
     public var sectionNames: [String]
+    /// Where each section's bytes are (`SHT_NOBITS` sections have none).
+    public var sectionRanges: [String: (offset: UInt64, size: UInt64)] = [:]
+
+    public static func == (a: ELFInfo, b: ELFInfo) -> Bool {
+        a.buildID == b.buildID && a.fileType == b.fileType && a.architecture == b.architecture && a.is64Bit == b.is64Bit
+            && a.hasSymbolTable == b.hasSymbolTable && a.hasDynamicSymbols == b.hasDynamicSymbols
+            && a.hasDebugInfo == b.hasDebugInfo && a.hasLineTable == b.hasLineTable && a.hasUnwindInfo == b.hasUnwindInfo
+            && a.hasCode == b.hasCode && a.hasCompressedDebugSections == b.hasCompressedDebugSections
+            && a.sectionNames == b.sectionNames
+    }
 
     /// A file with DWARF can serve debuginfo requests; one with code can serve executable requests.
     public var servesDebugInfo: Bool { hasDebugInfo }
@@ -135,6 +145,9 @@ public enum ELFReader {
         for s in sections {
             info.sectionNames.append(s.name)
             let hasData = s.type != 8 && s.size > 0  // SHT_NOBITS = 8
+            if hasData, info.sectionRanges[s.name] == nil, s.offset <= source.size, s.size <= source.size - s.offset {
+                info.sectionRanges[s.name] = (s.offset, s.size)
+            }
             switch s.name {
             case ".symtab": info.hasSymbolTable = info.hasSymbolTable || (hasData && s.size > s.entrySize)
             case ".dynsym": info.hasDynamicSymbols = info.hasDynamicSymbols || (hasData && s.size > s.entrySize)

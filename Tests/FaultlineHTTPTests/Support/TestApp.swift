@@ -16,15 +16,18 @@ final class TestApp: Sendable {
     let configuration: ServerConfiguration
     let minFreeBytes: UInt64
     let freeSpace: (@Sendable () -> UInt64?)?
+    let debugFileQuota: UInt64
 
     init(limits: IngestLimits = IngestLimits(), rateLimit: Double? = nil, minFreeBytes: UInt64 = 0,
-         freeSpace: (@Sendable () -> UInt64?)? = nil) async throws {
+         freeSpace: (@Sendable () -> UInt64?)? = nil, debugFileQuota: UInt64 = 10 << 30, publicDebuginfod: Bool = false) async throws {
+        self.debugFileQuota = debugFileQuota
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-http-\(UUID().uuidString)").path
         root = try Composition(folder: folder)
         credentials = try await root.projects.create(slug: ProjectSlug("app")!, rateLimitPerSecond: rateLimit)
         adminToken = try await root.projects.rotateAdminToken()
         var configuration = root.serverConfiguration(host: "127.0.0.1", port: 0)
         configuration.limits = limits
+        configuration.publicDebuginfod = publicDebuginfod
         self.configuration = configuration
         self.minFreeBytes = minFreeBytes
         self.freeSpace = freeSpace
@@ -35,7 +38,7 @@ final class TestApp: Sendable {
     /// Runs `body` against the router (no sockets).
     func test<Value: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
         let app = buildApplication(
-            configuration: configuration, dependencies: root.dependencies(minFreeBytes: minFreeBytes, freeSpace: freeSpace),
+            configuration: configuration, dependencies: try root.dependencies(minFreeBytes: minFreeBytes, freeSpace: freeSpace, debugFileQuotaBytes: debugFileQuota),
             logger: Logger(label: "test"))
         return try await app.test(.router, body)
     }

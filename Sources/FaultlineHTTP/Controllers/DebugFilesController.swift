@@ -1,0 +1,204 @@
+import FaultlineCore
+import Formats
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Pipeline
+
+/// The debug-file store's API for CI: upload one file, ask which files are missing, list.
+struct DebugFilesController {
+    let service: DebugFileService
+    /// Most bytes one upload may have after inflating.
+    let maxFileBytes: UInt64
+
+    var endpoints: RouteCollection<UploadContext> {
+        RouteCollection(context: UploadContext.self)
+            .put("debug-files/{build_id}", use: upload)
+            .post("debug-files/missing", use: missing)
+            .get("debug-files", use: list)
+    }
+
+    struct FileOut: Codable {
+        var buildID: String
+        var kind: String
+        var size: UInt64
+        var architecture: String
+        var fileType: String
+        var features: [String]
+        var name: String?
+        var uploadedAt: String
+        enum CodingKeys: String, CodingKey {
+            case buildID = "build_id", kind, size, architecture, fileType = "file_type", features, name
+            case uploadedAt = "uploaded_at"
+        }
+        init(_ f: StoredDebugFile) {
+            buildID = f.buildID.rawValue
+            kind = f.kind.rawValue
+            size = f.size
+            architecture = f.architecture
+            fileType = f.fileType
+            features = f.features
+            name = f.name
+            uploadedAt = Timestamps.formatISO8601(f.uploadedAt)
+        }
+    }
+
+    struct Stored: ResponseEncodable {
+        var files: [FileOut]
+    }
+
+    /// `PUT /api/v1/debug-files/{build_id}[?name=FILE]`: the body is the ELF file, plain or gzip'd; it is
+    /// streamed to disk, never held in memory.
+    @Sendable func upload(_ request: Request, context: UploadContext) async throws -> EditedResponse<Stored> {
+        let raw = try context.parameters.require("build_id")
+        guard let claimed = BuildID(raw) else {
+            throw APIError.badRequest("must be an even number of hex digits (2–128)", field: "build_id")
+        }
+        guard let encoding = BodyDecoding.ContentEncoding(header: request.headers[.contentEncoding]) else {
+            throw FormatError(.unsupportedEncoding, "Content-Encoding must be gzip, deflate or identity")
+        }
+        let name = request.uri.queryParameters["name"].map { IngestLimits.truncate(String($0), toBytes: 255) }
+        let upload = try service.temporaryUpload()
+        do {
+            try await write(request.body, encoding: encoding, to: upload.path)
+        } catch {
+            service.discard(upload)
+            throw error
+        }
+        let rows = try await service.accept(upload, claimed: claimed, project: context.project, name: name)
+        return EditedResponse(status: .created, response: Stored(files: rows.map(FileOut.init)))
+    }
+
+    func write(_ body: RequestBody, encoding: BodyDecoding.ContentEncoding, to path: String) async throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        let inflater = encoding == .identity ? nil : try StreamingInflater(limit: maxFileBytes)
+        var received: UInt64 = 0
+        for try await chunk in body {
+            received += UInt64(chunk.readableBytes)
+            guard received <= maxFileBytes else {
+                throw FormatError(.tooLarge, "a debug file may be at most \(maxFileBytes >> 20) MiB")
+            }
+            let bytes = Array(chunk.readableBytesView)
+            if let inflater {
+                try inflater.feed(bytes) { try handle.write(contentsOf: $0) }
+            } else {
+                try handle.write(contentsOf: bytes)
+            }
+        }
+        try inflater?.finish()
+    }
+
+    struct WantIn: Decodable {
+        var buildID: String
+        var kinds: [String]?
+        enum CodingKeys: String, CodingKey {
+            case buildID = "build_id", kinds
+        }
+    }
+
+    struct MissingIn: Decodable {
+        var files: [WantIn]
+    }
+
+    struct WantOut: Codable {
+        var buildID: String
+        var kinds: [String]
+        enum CodingKeys: String, CodingKey {
+            case buildID = "build_id", kinds
+        }
+    }
+
+    struct MissingOut: ResponseEncodable {
+        var missing: [WantOut]
+    }
+
+    /// `POST /api/v1/debug-files/missing` with `{"files": [{"build_id": …, "kinds": ["debuginfo", …]}]}`.
+    @Sendable func missing(_ request: Request, context: UploadContext) async throws -> MissingOut {
+        let buffer = try await request.body.collect(upTo: 4 << 20)
+        let input: MissingIn
+        do {
+            input = try JSONDecoder().decode(MissingIn.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw APIError.badRequest("expected {\"files\": [{\"build_id\": \"…\", \"kinds\": [\"debuginfo\", \"executable\"]}]}")
+        }
+        guard input.files.count <= 10_000 else { throw APIError.badRequest("at most 10000 files per question", field: "files") }
+        var wants: [DebugFileWant] = []
+        for (i, file) in input.files.enumerated() {
+            guard let id = BuildID(file.buildID) else {
+                throw APIError.badRequest("must be an even number of hex digits (2–128)", field: "files[\(i)].build_id")
+            }
+            var kinds = Set<DebugFileKind>()
+            for kind in file.kinds ?? DebugFileKind.allCases.map(\.rawValue) {
+                guard let parsed = DebugFileKind(rawValue: kind) else {
+                    throw APIError.badRequest("must be debuginfo or executable", field: "files[\(i)].kinds")
+                }
+                kinds.insert(parsed)
+            }
+            wants.append(DebugFileWant(buildID: id, kinds: kinds))
+        }
+        let missing = try await service.missing(wants, project: context.project)
+        return MissingOut(missing: missing.map { WantOut(buildID: $0.buildID.rawValue, kinds: $0.kinds.sorted().map(\.rawValue)) })
+    }
+
+    @Sendable func list(_ request: Request, context: UploadContext) async throws -> Stored {
+        Stored(files: try await service.list(project: context.project).map(FileOut.init))
+    }
+}
+
+/// The debuginfod face: `GET /buildid/{build_id}/debuginfo|executable|section/{name}`, so that gdb,
+/// eu-stack and `debuginfod-find` can fetch symbols (`DEBUGINFOD_URLS=http://host:port`).
+struct DebuginfodController<Context: RequestContext> {
+    let service: DebugFileService
+    /// Which project's files the caller may fetch (nil = any project).
+    let scope: @Sendable (Context) -> ProjectID?
+    let fileIO = FileIO()
+
+    var endpoints: RouteCollection<Context> {
+        RouteCollection(context: Context.self)
+            .get("buildid/{build_id}/debuginfo") { request, context in try await serve(.debuginfo, request, context) }
+            .get("buildid/{build_id}/executable") { request, context in try await serve(.executable, request, context) }
+            .get("buildid/{build_id}/section/{section}", use: section)
+    }
+
+    func buildID(_ context: Context) throws -> BuildID {
+        guard let id = BuildID(try context.parameters.require("build_id")) else {
+            throw APIError.badRequest("must be an even number of hex digits (2–128)", field: "build_id")
+        }
+        return id
+    }
+
+    @Sendable func serve(_ kind: DebugFileKind, _ request: Request, _ context: Context) async throws -> Response {
+        let id = try buildID(context)
+        guard let path = try await service.path(of: id, kind: kind, project: scope(context)) else {
+            throw APIError.notFound("no \(kind.rawValue) for build-id \(id)")
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let body = try await fileIO.loadFile(path: path, context: context)
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/octet-stream", .contentLength: String(size),
+                HTTPField.Name("X-Debuginfod-Size")!: String(size),
+            ],
+            body: body)
+    }
+
+    /// A section's raw bytes, from the debuginfo file if it has the section, else from the executable.
+    @Sendable func section(_ request: Request, context: Context) async throws -> Response {
+        let id = try buildID(context)
+        let name = try context.parameters.require("section")
+        for kind in [DebugFileKind.debuginfo, .executable] {
+            guard let path = try await service.path(of: id, kind: kind, project: scope(context)),
+                let info = try? ELFReader.inspect(try FileByteSource(path: path)),
+                let range = info.sectionRanges[name]
+            else { continue }
+            guard range.size > 0 else { break }
+            let body = try await fileIO.loadFile(
+                path: path, range: Int(range.offset)...Int(range.offset + range.size - 1), context: context)
+            return Response(
+                status: .ok, headers: [.contentType: "application/octet-stream", .contentLength: String(range.size)], body: body)
+        }
+        throw APIError.notFound("no section \(name) for build-id \(id)")
+    }
+}
