@@ -83,10 +83,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        .target(
+            name: "SymbolUpload",
+            dependencies: [
+                "FaultlineCore", "Formats",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: strict),
         .executableTarget(
             name: "symupload",
             dependencies: [
+                "SymbolUpload", "FaultlineCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -106,10 +115,11 @@ let package = Package(
             dependencies: ["Formats", "FaultlineCore", "TestSupport", .product(name: "CompressNIO", package: "compress-nio")]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "FaultlineCore"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore"]),
+        .testTarget(name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore"]),
         .testTarget(
             name: "FaultlineHTTPTests",
             dependencies: [
-                "FaultlineHTTP", "FaultlineApp", "Storage", "Pipeline", "Formats", "FaultlineCore", "faultline", "CZlib",
+                "FaultlineHTTP", "FaultlineApp", "Storage", "Pipeline", "Formats", "FaultlineCore", "faultline", "symupload", "CZlib",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,23 +1,183 @@
 import ArgumentParser
+import AsyncHTTPClient
+import FaultlineCore
+import Foundation
+import SymbolUpload
+import Synchronization
 
 /// `symupload`: uploads ELF debug files to a Faultline server from CI.
 ///
-/// Only the command line exists so far; the upload itself arrives with the symbols work (debug-file
-/// store, symbolicator). Running it says so and exits with status 2 rather than pretending to upload.
+/// Exit codes: 0 all done (and, with `--check`, nothing missing); 1 the server could not be reached or an
+/// upload failed; 3 `--check` found a problem (an ELF file without build-id or debug information, or a
+/// build-id still missing on the server); 64 bad command line.
 @main
-struct Symupload: ParsableCommand {
+struct Symupload: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "symupload",
         abstract: "Upload ELF debug files (executables, shared libraries, split debug files) to Faultline.",
-        discussion: "Not implemented yet: the debug-file store and upload arrive with the symbols work.")
+        discussion: """
+            Walks PATH (files and folders), reads each ELF file's GNU build-id and what it holds, asks the server
+            in one request which build-ids it lacks, and uploads only those, gzip'd and streamed.
+            Exit codes: 0 done; 1 server unreachable or upload failed; 3 --check found a problem; 64 usage.
+            """)
 
-    @Option(help: "Faultline server URL (env FAULTLINE_URL).") var server: String?
+    @Option(help: "Faultline server URL, e.g. http://127.0.0.1:8080 (env FAULTLINE_URL).") var server: String?
     @Option(help: "The project's upload token (env FAULTLINE_UPLOAD_TOKEN).") var token: String?
-    @Flag(help: "List what would be uploaded, upload nothing.") var dryRun = false
-    @Argument(help: "Files or folders to scan for ELF files.") var paths: [String] = []
+    @Flag(help: "Ask the server what is missing, upload nothing.") var dryRun = false
+    @Flag(help: "Exit 3 if any ELF file has no build-id or no debug information, or is still missing on the server.")
+    var check = false
+    @Flag(help: "Print a JSON summary instead of text.") var json = false
+    @Option(help: "Attempts per request (retries back off exponentially).") var attempts = 4
+    @Argument(help: "Files or folders to scan for ELF files.") var paths: [String]
 
-    func run() throws {
-        print("symupload: uploading is not implemented yet (see the symbols issue); nothing was uploaded.")
-        throw ExitCode(2)
+    var serverURL: String? { server ?? ProcessInfo.processInfo.environment["FAULTLINE_URL"] }
+    var uploadToken: String? { token ?? ProcessInfo.processInfo.environment["FAULTLINE_UPLOAD_TOKEN"] }
+
+    func validate() throws {
+        guard let url = serverURL, url.hasPrefix("http://") || url.hasPrefix("https://") else {
+            throw ValidationError("give the server as --server http://HOST:PORT or FAULTLINE_URL")
+        }
+        guard uploadToken?.isEmpty == false else { throw ValidationError("give the upload token as --token or FAULTLINE_UPLOAD_TOKEN") }
+        guard !paths.isEmpty else { throw ValidationError("give at least one file or folder") }
+        guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
+    }
+
+    func run() async throws {
+        let output = Output(json: json)
+        let (files, skipped) = DebugFileScanner.scan(paths)
+        output.line("found \(files.count) ELF file\(files.count == 1 ? "" : "s")")
+        for s in skipped { output.line("skipped \(s.path): \(s.reason)") }
+
+        // Our own retries with backoff decide; AsyncHTTPClient's pool would otherwise keep retrying a refused
+        // connection until the request's deadline.
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(10)
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let outcome: Result<Void, any Error>
+        do {
+            try await upload(files: files, skipped: skipped, output: output, http: http)
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        try? await http.shutdown()
+        try outcome.get()
+    }
+
+    func upload(files: [LocalDebugFile], skipped: [DebugFileScanner.Skipped], output: Output, http: HTTPClient) async throws {
+        let client = FaultlineClient(client: http, server: serverURL!, token: uploadToken!, attempts: attempts)
+        var report = Report(scanned: files.count, skipped: skipped.map { "\($0.path): \($0.reason)" })
+        let missing: [BuildID: Set<DebugFileKind>]
+        do {
+            missing = try await client.missing(UploadPlan.wants(files))
+        } catch {
+            output.error("\(error)")
+            report.failed.append("\(error)")
+            output.finish(report)
+            throw ExitCode(1)
+        }
+        let plan = UploadPlan(files: files, missing: missing)
+        for file in plan.present { report.present.append(file.path) }
+        for upload in plan.uploads {
+            let kinds = upload.kinds.sorted().map(\.rawValue).joined(separator: ", ")
+            let label = "\(upload.file.path) (\(upload.file.facts.buildID?.rawValue ?? "?"), \(kinds), \(Output.size(upload.file.size)))"
+            if dryRun {
+                output.line("would upload \(label)")
+                report.uploaded.append(.init(path: upload.file.path, buildID: upload.file.facts.buildID?.rawValue ?? "", kinds: upload.kinds.sorted().map(\.rawValue)))
+                continue
+            }
+            output.line("uploading \(label)")
+            do {
+                let total = upload.file.size
+                try await client.upload(upload.file) { done in output.progress(label, done, total) }
+                output.line("uploaded \(upload.file.path)")
+                report.uploaded.append(.init(path: upload.file.path, buildID: upload.file.facts.buildID?.rawValue ?? "", kinds: upload.kinds.sorted().map(\.rawValue)))
+            } catch {
+                output.error("\(error)")
+                report.failed.append("\(upload.file.path): \(error)")
+            }
+        }
+
+        var problems = plan.problems
+        if check {
+            // The gate: ask again, after uploading, so "nothing to upload" can never hide a missing file.
+            let stillMissing = dryRun ? missing : ((try? await client.missing(UploadPlan.wants(files))) ?? missing)
+            for file in files {
+                guard let id = file.facts.buildID, let lacking = stillMissing[id], !lacking.isDisjoint(with: file.facts.kinds) else { continue }
+                problems.append(.init(kind: .missingOnServer, path: file.path, buildID: id))
+            }
+        }
+        report.problems = problems.map(\.description)
+        if check { for p in problems { output.error(p.description) } }
+        output.line(
+            "\(files.count) scanned: \(report.uploaded.count) \(dryRun ? "to upload" : "uploaded"), \(report.present.count) already on the server, \(report.failed.count) failed"
+                + (check ? ", \(problems.count) problem\(problems.count == 1 ? "" : "s")" : ""))
+        output.finish(report)
+        if !report.failed.isEmpty { throw ExitCode(1) }
+        if check && !problems.isEmpty { throw ExitCode(3) }
+    }
+}
+
+/// The `--json` summary.
+struct Report: Encodable {
+    struct Uploaded: Encodable {
+        var path: String
+        var buildID: String
+        var kinds: [String]
+        enum CodingKeys: String, CodingKey { case path, buildID = "build_id", kinds }
+    }
+    var scanned: Int
+    var uploaded: [Uploaded] = []
+    var present: [String] = []
+    var skipped: [String] = []
+    var failed: [String] = []
+    var problems: [String] = []
+}
+
+/// Progress on a terminal, plain lines in CI logs, or nothing but the JSON summary with `--json`.
+final class Output: Sendable {
+    let json: Bool
+    let terminal: Bool
+    let lastPercent = Mutex(-1)
+
+    init(json: Bool) {
+        self.json = json
+        self.terminal = isatty(2) != 0
+    }
+
+    func line(_ text: String) {
+        guard !json else { return }
+        if terminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        print(text)
+    }
+
+    func error(_ text: String) {
+        FileHandle.standardError.write(Data("error: \(text)\n".utf8))
+    }
+
+    func progress(_ label: String, _ done: UInt64, _ total: UInt64) {
+        guard terminal, !json, total > 0 else { return }
+        let percent = Int(done * 100 / total)
+        let changed = lastPercent.withLock { last -> Bool in
+            defer { last = percent }
+            return last != percent
+        }
+        guard changed else { return }
+        let width = 30
+        let filled = width * percent / 100
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        FileHandle.standardError.write(Data("\r[\(bar)] \(percent)% \(label.prefix(60))".utf8))
+    }
+
+    func finish(_ report: Report) {
+        guard json else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        if let data = try? encoder.encode(report) { print(String(decoding: data, as: UTF8.self)) }
+    }
+
+    static func size(_ bytes: UInt64) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : bytes >= 1 << 10 ? "\(bytes >> 10) KiB" : "\(bytes) B"
     }
 }
