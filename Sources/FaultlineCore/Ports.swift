@@ -12,14 +12,23 @@ public struct StoredPayload: Sendable, Equatable {
         case gzip
         case deflate
     }
+    /// The wire format of the inflated bytes, which decides how they are read again.
+    public enum Format: String, Sendable, Codable {
+        /// Native v1 reports (one or a batch).
+        case nativeV1 = "native-v1"
+        /// A Swift runtime crash file in its metadata envelope.
+        case swiftCrash = "swift-crash"
+    }
     public var bytes: [UInt8]
     public var encoding: Encoding
     /// Size after inflating.
     public var inflatedSize: Int
-    public init(bytes: [UInt8], encoding: Encoding, inflatedSize: Int) {
+    public var format: Format
+    public init(bytes: [UInt8], encoding: Encoding, inflatedSize: Int, format: Format = .nativeV1) {
         self.bytes = bytes
         self.encoding = encoding
         self.inflatedSize = inflatedSize
+        self.format = format
     }
 }
 

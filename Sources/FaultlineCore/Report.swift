@@ -66,10 +66,21 @@ public struct ErrorInfo: Sendable, Equatable {
     }
 }
 
+/// What a frame's address points at, which decides how it is looked up.
+public enum InstructionKind: String, Sendable, Codable {
+    /// The exact instruction (the crashing frame): looked up as is.
+    case programCounter = "pc"
+    /// A return address (a caller frame): points after the call, so `address - 1` is looked up.
+    case returnAddress = "return"
+}
+
 /// One stack frame: a raw address (to be symbolicated) and/or what a client already resolved.
 public struct Frame: Sendable, Equatable {
     /// The absolute instruction address as the client saw it.
     public var address: UInt64?
+    /// Whether `address` is a program counter or a return address; nil means the usual convention (the
+    /// first frame of a thread is a program counter, the others return addresses).
+    public var instructionKind: InstructionKind?
     /// The module (image) name the client attributed the address to, if any.
     public var module: String?
     public var function: String?
@@ -77,10 +88,11 @@ public struct Frame: Sendable, Equatable {
     public var line: Int?
     public var column: Int?
     public init(
-        address: UInt64? = nil, module: String? = nil, function: String? = nil, file: String? = nil,
-        line: Int? = nil, column: Int? = nil
+        address: UInt64? = nil, instructionKind: InstructionKind? = nil, module: String? = nil, function: String? = nil,
+        file: String? = nil, line: Int? = nil, column: Int? = nil
     ) {
         self.address = address
+        self.instructionKind = instructionKind
         self.module = module
         self.function = function
         self.file = file
@@ -94,10 +106,23 @@ public struct ThreadInfo: Sendable, Equatable {
     public var name: String?
     public var crashed: Bool
     public var frames: [Frame]
-    public init(name: String? = nil, crashed: Bool = false, frames: [Frame] = []) {
+    /// Register values at the crash, in the order the client sent them.
+    public var registers: [Register]
+    public init(name: String? = nil, crashed: Bool = false, frames: [Frame] = [], registers: [Register] = []) {
         self.name = name
         self.crashed = crashed
         self.frames = frames
+        self.registers = registers
+    }
+}
+
+/// A register name and value.
+public struct Register: Sendable, Equatable {
+    public var name: String
+    public var value: UInt64
+    public init(name: String, value: UInt64) {
+        self.name = name
+        self.value = value
     }
 }
 
@@ -174,14 +199,18 @@ public struct Report: Sendable, Equatable {
     public var customKeys: [(key: String, value: CustomValue)]
     /// A client-chosen grouping fingerprint; wins over the computed one when present.
     public var fingerprint: [String]?
+    /// The faulting address of a crash, when the platform reports one.
+    public var faultAddress: UInt64?
     public var trimmed: TrimCounts
 
     public init(
         eventID: EventID, kind: ReportKind, timestamp: Date, sessionID: SessionID? = nil, userID: String? = nil,
         installID: String? = nil, environment: String? = nil, app: AppInfo = AppInfo(), device: DeviceInfo = DeviceInfo(),
         error: ErrorInfo? = nil, threads: [ThreadInfo] = [], modules: [LoadedModule] = [], breadcrumbs: [Breadcrumb] = [],
-        customKeys: [(key: String, value: CustomValue)] = [], fingerprint: [String]? = nil, trimmed: TrimCounts = TrimCounts()
+        customKeys: [(key: String, value: CustomValue)] = [], fingerprint: [String]? = nil, faultAddress: UInt64? = nil,
+        trimmed: TrimCounts = TrimCounts()
     ) {
+        self.faultAddress = faultAddress
         self.eventID = eventID
         self.kind = kind
         self.timestamp = timestamp
@@ -210,6 +239,7 @@ public struct Report: Sendable, Equatable {
             && a.userID == b.userID && a.installID == b.installID && a.environment == b.environment && a.app == b.app
             && a.device == b.device && a.error == b.error && a.threads == b.threads && a.modules == b.modules
             && a.breadcrumbs == b.breadcrumbs && a.fingerprint == b.fingerprint && a.trimmed == b.trimmed
+            && a.faultAddress == b.faultAddress
             && a.customKeys.map(\.key) == b.customKeys.map(\.key) && a.customKeys.map(\.value) == b.customKeys.map(\.value)
     }
 }

@@ -66,6 +66,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
         .group(context: IngestContext.self)
         .addRoutes(ReportsController(ingest: dependencies.ingest, limits: limits, telemetry: dependencies.telemetry).endpoints)
         .addRoutes(SessionsController(ingest: dependencies.ingest, limits: limits).endpoints)
+        .addRoutes(SwiftCrashController(ingest: dependencies.ingest, limits: limits).endpoints)
     router.group("api/v1")
         .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload, .admin]))
         .group(context: ReaderContext.self)

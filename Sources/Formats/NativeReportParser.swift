@@ -32,6 +32,7 @@ enum NativeReportParser {
         var breadcrumbs: [Breadcrumb] = []
         var customKeys: [(key: String, value: CustomValue)] = []
         var fingerprint: [String]?
+        var faultAddress: UInt64?
 
         if try r.peek() != .object { throw FormatError(.malformedJSON, "a report must be a JSON object") }
         try r.readObject { r, key in
@@ -102,6 +103,8 @@ enum NativeReportParser {
                     }
                     return out
                 } ?? []
+            } else if key.matches("fault_address") {
+                faultAddress = try r.optional("fault_address") { try $0.readAddress() }
             } else if key.matches("fingerprint") {
                 fingerprint = try r.optional("fingerprint") { r in
                     var out: [String] = []
@@ -123,7 +126,7 @@ enum NativeReportParser {
         return Report(
             eventID: eventID, kind: kind, timestamp: timestamp, sessionID: sessionID, userID: userID, installID: installID,
             environment: environment, app: app, device: device, error: error, threads: threads, modules: modules,
-            breadcrumbs: breadcrumbs, customKeys: customKeys, fingerprint: fingerprint)
+            breadcrumbs: breadcrumbs, customKeys: customKeys, fingerprint: fingerprint, faultAddress: faultAddress)
     }
 }
 
@@ -250,6 +253,15 @@ extension JSONReader {
                 thread.name = try r.optional("name") { try $0.readString() }
             } else if key.matches("crashed") {
                 thread.crashed = try r.optional("crashed") { try $0.readBool() } ?? false
+            } else if key.matches("registers") {
+                thread.registers = try r.optional("registers") { r in
+                    var out: [Register] = []
+                    try r.readObject { r, key in
+                        let name = key.string
+                        if let value = try r.optional(name, { try $0.readAddress() }) { out.append(Register(name: name, value: value)) }
+                    }
+                    return out
+                } ?? []
             } else if key.matches("frames") {
                 thread.frames = try r.optional("frames") { r in
                     var out: [Frame] = []
@@ -278,6 +290,12 @@ extension JSONReader {
                 frame.line = try r.optional("line") { try $0.readInt() }
             } else if key.matches("column") {
                 frame.column = try r.optional("column") { try $0.readInt() }
+            } else if key.matches("kind") {
+                guard let raw = try r.optional("kind", { try $0.readString() }) else { return }
+                guard let kind = InstructionKind(rawValue: raw) else {
+                    throw FormatError(.invalidField, "must be \"pc\" or \"return\"", field: "kind")
+                }
+                frame.instructionKind = kind
             } else {
                 try r.skipValue()
             }

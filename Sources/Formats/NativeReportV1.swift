@@ -26,11 +26,12 @@ public struct NativeReportV1: Encodable, Equatable {
     var breadcrumbs: [Crumb]?
     var customKeys: [String: WireCustomValue]?
     var fingerprint: [String]?
+    var faultAddress: WireAddress?
 
     enum CodingKeys: String, CodingKey {
         case eventID = "event_id", kind, timestamp, sessionID = "session_id", userID = "user_id"
         case installID = "install_id", environment, app, device, error, threads, modules, breadcrumbs
-        case customKeys = "custom_keys", fingerprint
+        case customKeys = "custom_keys", fingerprint, faultAddress = "fault_address"
     }
 
     struct App: Encodable, Equatable {
@@ -63,10 +64,27 @@ public struct NativeReportV1: Encodable, Equatable {
     struct Thread: Encodable, Equatable {
         var name: String?
         var crashed: Bool?
+        var registers: OrderedRegisters?
         var frames: [WireFrame]?
     }
 
+    /// Registers as a JSON object in the client's order.
+    struct OrderedRegisters: Encodable, Equatable {
+        var registers: [Register]
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            for r in registers { try c.encode(WireAddress(r.value), forKey: Key(stringValue: r.name)) }
+        }
+    }
+
     struct WireFrame: Encodable, Equatable {
+        var kind: String?
         var address: WireAddress?
         var module: String?
         var function: String?
@@ -114,10 +132,10 @@ extension NativeReportV1 {
         error = report.error.map { WireErrorInfo(type: $0.type, domain: nil, code: $0.code.map(WireLooseString.init), message: $0.message, reason: nil) }
         threads = report.threads.map { t in
             Thread(
-                name: t.name, crashed: t.crashed,
+                name: t.name, crashed: t.crashed, registers: t.registers.isEmpty ? nil : OrderedRegisters(registers: t.registers),
                 frames: t.frames.map {
                     WireFrame(
-                        address: $0.address.map(WireAddress.init), module: $0.module, function: $0.function, file: $0.file,
+                        kind: $0.instructionKind?.rawValue, address: $0.address.map(WireAddress.init), module: $0.module, function: $0.function, file: $0.file,
                         line: $0.line, column: $0.column)
                 })
         }
@@ -133,6 +151,7 @@ extension NativeReportV1 {
         }
         customKeys = Dictionary(report.customKeys.map { ($0.key, WireCustomValue($0.value)) }, uniquingKeysWith: { a, _ in a })
         fingerprint = report.fingerprint
+        faultAddress = report.faultAddress.map(WireAddress.init)
     }
 }
 
@@ -177,12 +196,15 @@ public enum NativeReports {
         return PreparedReport(report: report, range: range)
     }
 
-    /// Re-reads one stored report from its inflated payload (the same validation and trimming as at ingest,
-    /// so the result is what was accepted).
+    /// Re-reads one stored report from its inflated payload, in the payload's format (the same validation
+    /// and trimming as at ingest, so the result is what was accepted).
     public static func reread(_ payload: StoredPayload, range: Range<Int>, limits: IngestLimits) throws -> Report {
         let bytes = try BodyDecoding.inflateStored(payload.bytes, limit: payload.inflatedSize)
         guard range.upperBound <= bytes.count else { throw FormatError(.malformedJSON, "stored payload is shorter than the report's range") }
-        return try decodeOne(bytes, range: range, limits: limits).report
+        switch payload.format {
+        case .nativeV1: return try decodeOne(bytes, range: range, limits: limits).report
+        case .swiftCrash: return try SwiftCrashReports.parse(envelope: Array(bytes[range]), limits: limits)
+        }
     }
 
     /// The read API's JSON for a stored report: the native v1 shape plus what the server recorded.

@@ -107,6 +107,13 @@ enum Migrations {
                     CREATE INDEX debug_files_by_build_id ON debug_files(build_id, kind);
                     """)
         }
+        migrator.registerMigration("v3-payload-format") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE payloads ADD COLUMN format TEXT NOT NULL DEFAULT 'native-v1'
+                        CHECK (format IN ('native-v1', 'swift-crash'));
+                    """)
+        }
         return migrator
     }
 }

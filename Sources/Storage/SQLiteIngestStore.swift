@@ -46,10 +46,10 @@ public struct SQLiteIngestStore: IngestStore {
         var stored: [EventID] = []
         var duplicates: [EventID] = []
         try db.cachedStatement(
-            sql: "INSERT INTO payloads (project_id, received_at, encoding, inflated_size, bytes) VALUES (?, ?, ?, ?, ?)"
+            sql: "INSERT INTO payloads (project_id, received_at, encoding, inflated_size, bytes, format) VALUES (?, ?, ?, ?, ?, ?)"
         ).execute(arguments: [
             batch.project.rawValue, receivedAt, batch.payload.encoding.rawValue, batch.payload.inflatedSize,
-            Data(batch.payload.bytes),
+            Data(batch.payload.bytes), batch.payload.format.rawValue,
         ])
         let payloadID = db.lastInsertedRowID
         // One statement per report: the UNIQUE(project_id, event_id) constraint is the duplicate check.

@@ -122,3 +122,31 @@ public enum ELFFixtures {
         return line.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) }
     }
 }
+
+/// A Swift program that traps (array index out of range) in a release build, and the JSON crash file the
+/// Swift runtime writes for it.
+public enum SwiftCrashFixture {
+    public static let source = """
+        struct Order { var items: [Int] }
+        @inline(never) func pick(_ order: Order, _ index: Int) -> Int { order.items[index] }
+        @inline(never) func process(_ n: Int) -> Int { pick(Order(items: [1, 2, 3]), n) }
+        print(process(CommandLine.arguments.count + 5))
+        """
+
+    /// Builds the program with `swiftc -O -g`, runs it with `SWIFT_BACKTRACE=…format=json…`, and returns
+    /// the binary's path and the crash file's bytes.
+    public static func crash(in folder: TempFolder) throws -> (binary: String, report: Data) {
+        let src = try folder.write("main.swift", source)
+        let binary = folder.file("trap")
+        try Command.check("swiftc", ["-O", "-g", src, "-o", binary])
+        let out = folder.file("crashes")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let run = try Command.run(binary, [], environment: [
+            "SWIFT_BACKTRACE": "enable=yes,format=json,symbolicate=off,threads=all,images=all,output-to=\(out)"
+        ])
+        guard run.status != 0, let file = try FileManager.default.contentsOfDirectory(atPath: out).first else {
+            throw CommandError(description: "the program did not crash or wrote no report: \(run.err)")
+        }
+        return (binary, try Data(contentsOf: URL(fileURLWithPath: out + "/" + file)))
+    }
+}
