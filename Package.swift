@@ -32,6 +32,8 @@ let package = Package(
     targets: [
         .target(name: "FaultlineCore", swiftSettings: strict),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CLibdw", pkgConfig: "libdw", providers: [.apt(["libdw-dev"])]),
+        .target(name: "Symbolication", dependencies: ["FaultlineCore", "CLibdw"], swiftSettings: strict),
         .target(
             name: "Formats",
             dependencies: [
@@ -116,6 +118,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", "FaultlineCore"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore"]),
         .testTarget(name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore"]),
+        .testTarget(name: "SymbolicationTests", dependencies: ["Symbolication", "FaultlineCore", "TestSupport"]),
         .testTarget(
             name: "FaultlineHTTPTests",
             dependencies: [

@@ -150,3 +150,39 @@ public enum SwiftCrashFixture {
         return (binary, try Data(contentsOf: URL(fileURLWithPath: out + "/" + file)))
     }
 }
+
+extension ELFFixtures {
+    /// C++ with namespaces, templates and inlining.
+    public static let ordersCpp = """
+        #include <vector>
+        #include <string>
+        #include <stdexcept>
+        #include <cstdio>
+
+        namespace shop {
+        template <typename T>
+        struct Basket {
+            std::vector<T> items;
+            inline T total() const {
+                T sum{};
+                for (const auto &item : items) sum += item;
+                return sum;
+            }
+        };
+
+        namespace payments {
+        __attribute__((noinline)) int charge(const Basket<int> &basket, int factor) {
+            int total = basket.total() * factor;
+            if (total > 100000) throw std::runtime_error("too expensive");
+            return total;
+        }
+        }  // namespace payments
+        }  // namespace shop
+
+        int main(int argc, char **) {
+            shop::Basket<int> basket{{1, 2, 3, argc}};
+            std::printf("%d\\n", shop::payments::charge(basket, argc * 1000));
+            return 0;
+        }
+        """
+}

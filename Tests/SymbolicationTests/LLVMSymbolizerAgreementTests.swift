@@ -1,0 +1,151 @@
+import Foundation
+import Symbolication
+import Testing
+import TestSupport
+
+/// Our libdw symbolicator against llvm-symbolizer on binaries built by the test: for many addresses, the
+/// same inline chain, functions, files and lines. Expectations are computed by llvm-symbolizer in the
+/// test, never written down.
+@Suite struct LLVMSymbolizerAgreementTests {
+    struct Expected: Decodable {
+        struct Symbol: Decodable {
+            var FunctionName: String
+            var FileName: String
+            var Line: Int
+            var Column: Int
+        }
+        var Address: String
+        var Symbol: [Symbol]
+    }
+
+    /// Every `step`-th byte address of every function in `.text`.
+    func sampleAddresses(_ binary: String, step: UInt64) throws -> [UInt64] {
+        let out = try Command.check("nm", ["--defined-only", "-S", binary])
+        var addresses: [UInt64] = []
+        for line in out.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 4, parts[2] == "t" || parts[2] == "T", let start = UInt64(parts[0], radix: 16),
+                  let size = UInt64(parts[1], radix: 16), size > 0 else { continue }
+            addresses += stride(from: start, to: start + size, by: Int(step)).map { $0 }
+        }
+        return addresses
+    }
+
+    func expectations(_ binary: String, _ addresses: [UInt64]) throws -> [Expected] {
+        let args = ["--obj=" + binary, "--inlining", "--output-style=JSON"] + addresses.map { "0x" + String($0, radix: 16) }
+        let out = try Command.check("llvm-symbolizer", args)
+        return try JSONDecoder().decode([Expected].self, from: Data(out.utf8))
+    }
+
+    func compare(_ binary: String, step: UInt64) throws -> (checked: Int, mismatches: [String]) {
+        let module = try DebugModule(path: binary)
+        let addresses = try sampleAddresses(binary, step: step)
+        let expected = try expectations(binary, addresses)
+        var mismatches: [String] = []
+        for (address, want) in zip(addresses, expected) {
+            let got = module.resolve(fileAddress: address)?.frames ?? []
+            let wantFrames = want.Symbol.filter { $0.FunctionName != "??" }
+            let gotText = got.map { "\($0.function ?? "??") \($0.file ?? "??"):\($0.line ?? 0):\($0.column ?? 0)" }
+            // llvm-symbolizer names the out-of-line cold part of a function "name (.cold)" or "name.cold" (from
+            // the symbol table); DWARF says it is the function itself, which is what we answer.
+            func uncold(_ name: String) -> String {
+                let plain = name.replacingOccurrences(of: " (.cold)", with: "")
+                return plain.hasSuffix(".cold") ? String(plain.dropLast(5)) : plain
+            }
+            let wantText = wantFrames.map {
+                "\(uncold(Demangler.demangle($0.FunctionName))) \($0.FileName.isEmpty ? "??" : $0.FileName):\($0.Line):\($0.Column)"
+            }
+            if gotText != wantText {
+                mismatches.append("0x\(String(address, radix: 16)): ours \(gotText) llvm \(wantText)")
+            }
+        }
+        return (addresses.count, mismatches)
+    }
+
+    @Test func agreesOnCppWithTemplatesAndNamespaces() throws {
+        let folder = try TempFolder("symbolicate")
+        let source = try folder.write("orders.cpp", ELFFixtures.ordersCpp)
+        let binary = folder.file("orders")
+        try Command.check("g++", ["-O2", "-g", "-o", binary, source])
+        let (checked, mismatches) = try compare(binary, step: 1)
+        #expect(checked > 200)
+        #expect(mismatches.isEmpty, "\(mismatches.count) of \(checked) differ, e.g. \(mismatches.prefix(5))")
+        // The names are demangled: namespaces and template arguments show.
+        let module = try DebugModule(path: binary)
+        let names = try sampleAddresses(binary, step: 4).compactMap { module.resolve(fileAddress: $0)?.frames.map(\.function) }.joined()
+        #expect(names.contains("shop::payments::charge(shop::Basket<int> const&, int)"))
+        #expect(names.contains("shop::Basket<int>::total() const"))
+    }
+
+    @Test func agreesOnReleaseSwiftAndShowsTheRuntimeFailureFrame() throws {
+        let folder = try TempFolder("symbolicate")
+        let (binary, _) = try SwiftCrashFixture.crash(in: folder)
+        let (checked, mismatches) = try compare(binary, step: 1)
+        #expect(checked > 100)
+        #expect(mismatches.isEmpty, "\(mismatches.count) of \(checked) differ, e.g. \(mismatches.prefix(5))")
+        // The trap in pick(_:_:) resolves to the compiler's inline frame, then the real function and line.
+        let module = try DebugModule(path: binary)
+        let symbols = try Command.check("nm", [binary])
+        let pick = try #require(symbols.split(separator: "\n").first { $0.hasSuffix("pickySiAA5OrderV_SitF") })
+        let start = try #require(UInt64(pick.split(separator: " ")[0], radix: 16))
+        let chains = (start..<(start + 64)).compactMap { module.resolve(fileAddress: $0)?.frames }
+        let trap = try #require(chains.first { $0.first?.function == "Swift runtime failure: Index out of range" })
+        #expect(trap.first?.line == nil)  // compiler-generated: no invented line
+        #expect(trap.last?.function == "trap.pick(trap.Order, Swift.Int) -> Swift.Int")
+        #expect(trap.last?.line == 2)
+        #expect(trap.last?.file?.hasSuffix("main.swift") == true)
+    }
+
+    @Test func splitDebugFilesAnswerLikeTheBinaryAndStrippedOnesFallBackToSymbols() throws {
+        let folder = try TempFolder("symbolicate")
+        let source = try folder.write("crashy.c", ELFFixtures.crashyC)
+        let binary = folder.file("crashy")
+        try Command.check("gcc", ["-O2", "-g", "-o", binary, source])
+        try Command.check("objcopy", ["--only-keep-debug", binary, folder.file("crashy.debug")])
+        try Command.check("objcopy", ["--compress-debug-sections=zlib", folder.file("crashy.debug"), folder.file("crashy.zdebug")])
+        try Command.check("objcopy", ["--strip-debug", binary, folder.file("crashy.nodebug")])
+        let full = try DebugModule(path: binary)
+        let addresses = try sampleAddresses(binary, step: 1)
+        for other in ["crashy.debug", "crashy.zdebug"] {
+            let split = try DebugModule(path: folder.file(other))
+            #expect(addresses.allSatisfy { split.resolve(fileAddress: $0) == full.resolve(fileAddress: $0) }, "\(other)")
+        }
+        let stripped = try DebugModule(path: folder.file("crashy.nodebug"))
+        #expect(!stripped.hasDWARF)
+        let main = try #require(try Command.check("nm", [binary]).split(separator: "\n").first { $0.hasSuffix(" T main") })
+        let mainAddress = try #require(UInt64(main.split(separator: " ")[0], radix: 16))
+        let fallback = try #require(stripped.resolve(fileAddress: mainAddress + 3))
+        #expect(fallback.source == .symbolTable)
+        #expect(fallback.frames.map(\.function) == ["main"])
+        #expect(fallback.offset == 3)
+        #expect(fallback.frames.first?.line == nil)
+    }
+
+    @Test func brokenFilesAreRefusedNotCrashedOn() throws {
+        let folder = try TempFolder("symbolicate")
+        let source = try folder.write("crashy.c", ELFFixtures.crashyC)
+        let binary = folder.file("crashy")
+        try Command.check("gcc", ["-O2", "-g", "-o", binary, source])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: binary))
+        try Data("not an elf".utf8).write(to: URL(fileURLWithPath: folder.file("text")))
+        #expect(throws: SymbolicationError.self) { try DebugModule(path: folder.file("text")) }
+        #expect(throws: SymbolicationError.self) { try DebugModule(path: folder.file("missing")) }
+        // Truncations: opening may fail or find less, but never crash.
+        for cut in stride(from: 64, to: bytes.count, by: bytes.count / 23) {
+            let path = folder.file("cut-\(cut)")
+            try bytes.prefix(cut).write(to: URL(fileURLWithPath: path))
+            if let module = try? DebugModule(path: path) { _ = module.resolve(fileAddress: 0x1149) }
+        }
+    }
+
+    @Test(arguments: [["gcc", "-O2", "-g"], ["gcc", "-O0", "-g"], ["clang", "-O2", "-g"]])
+    func agreesOnCWithInlining(_ command: [String]) throws {
+        let folder = try TempFolder("symbolicate")
+        let source = try folder.write("crashy.c", ELFFixtures.crashyC)
+        let binary = folder.file("crashy")
+        try Command.check(command[0], Array(command.dropFirst()) + ["-o", binary, source])
+        let (checked, mismatches) = try compare(binary, step: 1)
+        #expect(checked > 100)
+        #expect(mismatches.isEmpty, "\(mismatches.count) of \(checked) differ, e.g. \(mismatches.prefix(5))")
+    }
+}
