@@ -73,7 +73,7 @@ let package = Package(
         .target(
             name: "FaultlineApp",
             dependencies: [
-                "FaultlineCore", "Formats", "Storage", "Pipeline", "FaultlineHTTP",
+                "FaultlineCore", "Formats", "Storage", "Pipeline", "FaultlineHTTP", "Symbolication",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

@@ -4,6 +4,7 @@ import Formats
 import Logging
 import Pipeline
 import Storage
+import Symbolication
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -47,11 +48,30 @@ public struct Composition: Sendable {
             clock: clock, telemetry: telemetry)
     }
 
-    /// Debug-file uploads and lookups, stored under `debug-files/`.
+    /// The symbolication queue and results.
+    public var symbolicationStore: SQLiteSymbolicationStore { SQLiteSymbolicationStore(database: database) }
+
+    /// Debug-file uploads and lookups, stored under `debug-files/`; storing one queues the reports that
+    /// lacked it for symbolication again.
     public func debugFileService(quotaBytes: UInt64) throws -> DebugFileService {
-        DebugFileService(
+        let symbolication = symbolicationStore
+        return DebugFileService(
             store: try SQLiteDebugFileStore(database: database, root: folder + "/debug-files"), inspector: ELFFileInspector(),
-            clock: clock, quotaBytes: quotaBytes)
+            clock: clock, quotaBytes: quotaBytes,
+            onStored: { project, buildID in _ = try? await symbolication.requeue(project: project, buildID: buildID) })
+    }
+
+    /// The background symbolicator: a module cache over the stored debug files, and the worker.
+    public func symbolicationWorker(logger: Logger, idleDelay: Duration = .milliseconds(200)) throws -> SymbolicationWorker {
+        let files = try debugFileService(quotaBytes: .max)
+        let cache = ModuleCache(capacity: 32) { buildID, kind, project in
+            try? await files.path(of: buildID, kind: kind, project: project)
+        }
+        let limits = IngestLimits()
+        return SymbolicationWorker(
+            store: symbolicationStore, symbolicator: cache,
+            reread: { raw in try NativeReports.reread(raw.payload, range: raw.range, limits: limits) }, clock: clock,
+            logger: logger, idleDelay: idleDelay)
     }
 
     /// The HTTP dependencies for this data folder.
@@ -62,7 +82,8 @@ public struct Composition: Sendable {
         let reader = self.reader
         return AppDependencies(
             projects: projects, ingest: ingestService(minFreeBytes: minFreeBytes, freeSpace: freeSpace), reader: reader,
-            debugFiles: try debugFileService(quotaBytes: debugFileQuotaBytes), metrics: metrics, telemetry: telemetry,
+            debugFiles: try debugFileService(quotaBytes: debugFileQuotaBytes), symbolication: symbolicationStore, metrics: metrics,
+            telemetry: telemetry,
             health: { _ = try await reader.reports(matching: ReportQuery(project: nil, limit: 1)) })
     }
 

@@ -32,12 +32,15 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public var ingest: Ingest
     public var reader: Reader
     public var debugFiles: DebugFileService
+    public var symbolication: any SymbolicationStore
     public var metrics: MetricsRegistry
     public var telemetry: Telemetry
     /// Throws when the server cannot serve (the database does not answer).
     public var health: @Sendable () async throws -> Void
-    public init(projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService, metrics: MetricsRegistry,
-                telemetry: Telemetry, health: @escaping @Sendable () async throws -> Void) {
+    public init(projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
+                symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
+                health: @escaping @Sendable () async throws -> Void) {
+        self.symbolication = symbolication
         self.projects = projects
         self.ingest = ingest
         self.reader = reader
@@ -70,7 +73,11 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     router.group("api/v1")
         .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload, .admin]))
         .group(context: ReaderContext.self)
-        .addRoutes(ReadController(reader: dependencies.reader, projects: dependencies.projects, limits: limits).endpoints)
+        .addRoutes(
+            ReadController(
+                reader: dependencies.reader, projects: dependencies.projects, symbolication: dependencies.symbolication,
+                limits: limits
+            ).endpoints)
     router.group("api/v1")
         .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload]))
         .group(context: UploadContext.self)

@@ -208,13 +208,19 @@ public enum NativeReports {
     }
 
     /// The read API's JSON for a stored report: the native v1 shape plus what the server recorded.
-    public static func encode(_ stored: StoredReport) throws -> [UInt8] {
+    public static func encode(_ stored: StoredReport, symbolication: SymbolicatedReport? = nil) throws -> [UInt8] {
+        struct SymbolicationOut: Encodable {
+            var state: String
+            var missing: [MissingModule]
+            var threads: [[SymbolicatedFrameSlot]]
+        }
         struct Out: Encodable {
             var report: NativeReportV1
             var projectID: Int64
             var release: String?
             var receivedAt: WireTimestamp
             var trimmed: TrimmedOut
+            var symbolication: SymbolicationOut?
             func encode(to encoder: any Encoder) throws {
                 try report.encode(to: encoder)
                 var c = encoder.container(keyedBy: Extra.self)
@@ -222,16 +228,18 @@ public enum NativeReports {
                 try c.encodeIfPresent(release, forKey: .release)
                 try c.encode(receivedAt, forKey: .receivedAt)
                 try c.encode(trimmed, forKey: .trimmed)
+                try c.encodeIfPresent(symbolication, forKey: .symbolication)
             }
             enum Extra: String, CodingKey {
-                case projectID = "project_id", release, receivedAt = "received_at", trimmed
+                case projectID = "project_id", release, receivedAt = "received_at", trimmed, symbolication
             }
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let out = Out(
             report: NativeReportV1(stored.report), projectID: stored.project.rawValue, release: stored.report.release,
-            receivedAt: WireTimestamp(stored.receivedAt), trimmed: TrimmedOut(stored.report.trimmed))
+            receivedAt: WireTimestamp(stored.receivedAt), trimmed: TrimmedOut(stored.report.trimmed),
+            symbolication: symbolication.map { SymbolicationOut(state: $0.state.rawValue, missing: $0.missing, threads: $0.threads) })
         return Array(try encoder.encode(out))
     }
 }

@@ -46,12 +46,16 @@ public struct DebugFileService: Sendable {
     let clock: any WallClock
     /// Bytes of debug files a project may keep.
     public let quotaBytes: UInt64
+    /// Called after a debug file is stored (queues the reports that lacked it for symbolication again).
+    let onStored: @Sendable (ProjectID, BuildID) async -> Void
 
-    public init(store: any DebugFileStore, inspector: any DebugFileInspecting, clock: any WallClock, quotaBytes: UInt64) {
+    public init(store: any DebugFileStore, inspector: any DebugFileInspecting, clock: any WallClock, quotaBytes: UInt64,
+                onStored: @escaping @Sendable (ProjectID, BuildID) async -> Void = { _, _ in }) {
         self.store = store
         self.inspector = inspector
         self.clock = clock
         self.quotaBytes = quotaBytes
+        self.onStored = onStored
     }
 
     /// A temporary file for the HTTP edge to write an upload into.
@@ -94,7 +98,9 @@ public struct DebugFileService: Sendable {
                         "project \(project.slug) uses \(used >> 20) MiB of its \(quotaBytes >> 20) MiB debug-file quota")
                 }
             }
-            return try await store.store(upload, facts: facts, buildID: buildID, project: project.id, name: name, at: clock.now())
+            let stored = try await store.store(upload, facts: facts, buildID: buildID, project: project.id, name: name, at: clock.now())
+            await onStored(project.id, buildID)
+            return stored
         } catch {
             store.discard(upload)
             throw error

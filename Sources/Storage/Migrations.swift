@@ -114,6 +114,33 @@ enum Migrations {
                         CHECK (format IN ('native-v1', 'swift-crash'));
                     """)
         }
+        migrator.registerMigration("v4-symbolication") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE reports ADD COLUMN symbolication TEXT NOT NULL DEFAULT 'pending'
+                        CHECK (symbolication IN ('pending', 'complete', 'partial', 'missing', 'not_needed'));
+                    CREATE INDEX reports_pending_symbolication ON reports(id) WHERE symbolication = 'pending';
+
+                    -- The symbolicated frames of a report (JSON of SymbolicatedReport), replaced on each run.
+                    CREATE TABLE report_symbols (
+                        report_id INTEGER PRIMARY KEY REFERENCES reports(id) ON DELETE CASCADE,
+                        result BLOB NOT NULL,
+                        updated_at INTEGER NOT NULL
+                    );
+
+                    -- Which build-ids a report lacked: the missing-debug-files list, and the reports to queue
+                    -- again when one arrives.
+                    CREATE TABLE report_missing_debug_files (
+                        report_id INTEGER NOT NULL REFERENCES reports(id) ON DELETE CASCADE,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        build_id TEXT NOT NULL,
+                        module TEXT,
+                        release TEXT,
+                        PRIMARY KEY (report_id, build_id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX missing_debug_files_by_build_id ON report_missing_debug_files(project_id, build_id);
+                    """)
+        }
         return migrator
     }
 }

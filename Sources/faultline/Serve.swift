@@ -67,8 +67,9 @@ struct Serve: AsyncParsableCommand {
         let quota = UInt64(max(0, debugFileQuotaMb ?? Environment.int("FAULTLINE_DEBUG_FILE_QUOTA_MB") ?? 10240)) << 20
         let dependencies = try root.dependencies(minFreeBytes: minFree, debugFileQuotaBytes: quota)
         let listenHost = config.host
+        let worker = try root.symbolicationWorker(logger: Logger(label: "faultline.symbolication"))
         let app = buildApplication(
-            configuration: config, dependencies: dependencies, logger: logger,
+            configuration: config, dependencies: dependencies, logger: logger, services: [worker],
             onServerRunning: { port in
                 // The one line tools and tests wait for; keep its shape.
                 Console.write("Faultline listening on http://\(listenHost):\(port)/ (data: \(dataOptions.folder))\n")

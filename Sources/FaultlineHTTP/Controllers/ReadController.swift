@@ -13,12 +13,44 @@ import Foundation
 struct ReadController<Reader: ReportReader> {
     let reader: Reader
     let projects: ProjectService
+    let symbolication: any SymbolicationStore
     let limits: IngestLimits
 
     var endpoints: RouteCollection<ReaderContext> {
         RouteCollection(context: ReaderContext.self)
             .get("reports", use: list)
             .get("reports/{event_id}", use: get)
+            .get("missing-debug-files", use: missingDebugFiles)
+    }
+
+    struct MissingOut: ResponseEncodable {
+        struct File: Codable {
+            var buildID: String
+            var module: String?
+            var reports: Int
+            var releases: [String]
+            enum CodingKeys: String, CodingKey { case buildID = "build_id", module, reports, releases }
+        }
+        var missing: [File]
+    }
+
+    /// `GET /api/v1/missing-debug-files[?release=R][&project=SLUG]`: build-ids that reports lacked.
+    @Sendable func missingDebugFiles(_ request: Request, context: ReaderContext) async throws -> MissingOut {
+        let params = request.uri.queryParameters
+        let project: Project
+        switch context.scope {
+        case .project(let p): project = p
+        case .admin:
+            guard let slug = params["project"].map(String.init), let parsed = ProjectSlug(slug),
+                  let found = try await projects.project(slug: parsed) else {
+                throw APIError.badRequest("name the project with ?project=SLUG", field: "project")
+            }
+            project = found
+        }
+        let rows = try await symbolication.missingDebugFiles(project: project.id, release: params["release"].map(String.init))
+        return MissingOut(missing: rows.map {
+            .init(buildID: $0.buildID.rawValue, module: $0.module, reports: $0.reports, releases: $0.releases)
+        })
     }
 
     struct Summary: Codable {
@@ -101,8 +133,10 @@ struct ReadController<Reader: ReportReader> {
             throw APIError.notFound("no report \(eventID.rawValue)")
         }
         let report = try NativeReports.reread(stored.payload, range: stored.range, limits: limits)
+        let (state, symbols) = try await symbolication.result(reportID: stored.summary.cursor)
         let bytes = try NativeReports.encode(
-            StoredReport(project: stored.summary.project, report: report, receivedAt: stored.summary.receivedAt))
+            StoredReport(project: stored.summary.project, report: report, receivedAt: stored.summary.receivedAt),
+            symbolication: symbols ?? SymbolicatedReport(state: state, threads: [], missing: []))
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))

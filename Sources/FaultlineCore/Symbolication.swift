@@ -1,0 +1,212 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A frame as the symbolicator resolved it (one address can give several: the inline chain).
+public struct ResolvedFrame: Sendable, Equatable, Codable {
+    public var function: String?
+    public var file: String?
+    public var line: Int?
+    public var column: Int?
+    /// Inlined into the next frame of the same address.
+    public var inlined: Bool
+    public init(function: String?, file: String? = nil, line: Int? = nil, column: Int? = nil, inlined: Bool = false) {
+        self.function = function
+        self.file = file
+        self.line = line
+        self.column = column
+        self.inlined = inlined
+    }
+}
+
+/// The symbolicator's answer for one module-relative address.
+public enum AddressLookup: Sendable, Equatable {
+    /// Resolved from DWARF (function, file, line, inline chain; innermost first).
+    case resolved([ResolvedFrame])
+    /// Only the symbol table had it: function name and offset.
+    case symbolOnly(ResolvedFrame, offset: UInt64)
+    /// No debug file for the build-id.
+    case missingDebugFile
+    /// The debug file has nothing at this address.
+    case notFound
+}
+
+/// Resolves addresses inside modules identified by build-id.
+public protocol AddressSymbolicating: Sendable {
+    /// `moduleOffset` is the address minus the module's load address, already adjusted for return addresses.
+    func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup
+}
+
+/// How far symbolication got for a report.
+public enum SymbolicationState: String, Sendable, Codable, CaseIterable {
+    /// Not tried yet (or queued again because a debug file arrived).
+    case pending
+    /// Every raw address resolved with DWARF.
+    case complete
+    /// Some addresses resolved, some did not (missing debug files, symbol table only, unknown modules).
+    case partial
+    /// No raw address resolved.
+    case missing
+    /// Nothing to do: no raw addresses (the client symbolicated, or sent none).
+    case notNeeded = "not_needed"
+}
+
+/// One frame of a symbolicated report: the client's frame and what its address resolved to.
+public struct SymbolicatedFrameSlot: Sendable, Equatable, Codable {
+    /// The resolved frames (several for an inline chain); empty when unresolved.
+    public var frames: [ResolvedFrame]
+    /// The build-id of the module the address fell in, if any.
+    public var buildID: String?
+    /// `dwarf`, `symbol_table`, `missing_debug_file`, `not_found`, `no_module`, `client`.
+    public var status: String
+    public var offset: UInt64?
+    enum CodingKeys: String, CodingKey { case frames, buildID = "build_id", status, offset }
+    public init(frames: [ResolvedFrame], buildID: String?, status: String, offset: UInt64? = nil) {
+        self.frames = frames
+        self.buildID = buildID
+        self.status = status
+        self.offset = offset
+    }
+}
+
+/// The result of symbolicating a report: per thread, per frame.
+public struct SymbolicatedReport: Sendable, Equatable, Codable {
+    public var state: SymbolicationState
+    public var threads: [[SymbolicatedFrameSlot]]
+    /// Build-ids with no debug file (sorted), with the module names the report gave them.
+    public var missing: [MissingModule]
+    public init(state: SymbolicationState, threads: [[SymbolicatedFrameSlot]], missing: [MissingModule]) {
+        self.state = state
+        self.threads = threads
+        self.missing = missing
+    }
+}
+
+public struct MissingModule: Sendable, Equatable, Codable {
+    public var buildID: String
+    public var module: String
+    enum CodingKeys: String, CodingKey { case buildID = "build_id", module }
+    public init(buildID: String, module: String) {
+        self.buildID = buildID
+        self.module = module
+    }
+}
+
+/// Pure rules of symbolication: which module an address is in, how it is adjusted, and what state results.
+public enum SymbolicationRules {
+    /// The module holding `address`: `base <= address < base + size` (a module without size holds addresses
+    /// up to the next module's base).
+    public static func module(for address: UInt64, in modules: [LoadedModule]) -> LoadedModule? {
+        let sorted = modules.sorted { $0.baseAddress < $1.baseAddress }
+        for (i, module) in sorted.enumerated() where address >= module.baseAddress {
+            let end = module.size.map { module.baseAddress &+ $0 } ?? (i + 1 < sorted.count ? sorted[i + 1].baseAddress : UInt64.max)
+            if address < end { return module }
+        }
+        return nil
+    }
+
+    /// The address to look up: return addresses point after the call, so one is subtracted (the first frame
+    /// of a thread is the program counter unless the client said otherwise).
+    public static func lookupAddress(_ frame: Frame, index: Int) -> UInt64? {
+        guard let address = frame.address else { return nil }
+        let isReturn = frame.instructionKind.map { $0 == .returnAddress } ?? (index > 0)
+        return isReturn && address > 0 ? address - 1 : address
+    }
+
+    /// Symbolicates every raw address of `report` with `symbolicator`.
+    public static func symbolicate(_ report: Report, project: ProjectID, with symbolicator: some AddressSymbolicating) async
+        -> SymbolicatedReport
+    {
+        var threads: [[SymbolicatedFrameSlot]] = []
+        var missing: [String: String] = [:]
+        var raw = 0
+        var resolved = 0
+        var fully = 0
+        for thread in report.threads {
+            var slots: [SymbolicatedFrameSlot] = []
+            for (index, frame) in thread.frames.enumerated() {
+                guard let address = lookupAddress(frame, index: index) else {
+                    slots.append(SymbolicatedFrameSlot(
+                        frames: [ResolvedFrame(function: frame.function, file: frame.file, line: frame.line, column: frame.column)],
+                        buildID: nil, status: "client"))
+                    continue
+                }
+                if frame.function != nil {
+                    // The client already symbolicated this frame; keep its answer.
+                    slots.append(SymbolicatedFrameSlot(
+                        frames: [ResolvedFrame(function: frame.function, file: frame.file, line: frame.line, column: frame.column)],
+                        buildID: nil, status: "client"))
+                    continue
+                }
+                raw += 1
+                guard let module = self.module(for: address, in: report.modules), let buildID = module.buildID else {
+                    slots.append(SymbolicatedFrameSlot(frames: [], buildID: nil, status: "no_module"))
+                    continue
+                }
+                let offset = address - module.baseAddress
+                switch await symbolicator.lookup(buildID: buildID, moduleOffset: offset, project: project) {
+                case .resolved(let frames):
+                    resolved += 1
+                    fully += 1
+                    slots.append(SymbolicatedFrameSlot(frames: frames, buildID: buildID.rawValue, status: "dwarf", offset: offset))
+                case .symbolOnly(let frame, let symbolOffset):
+                    resolved += 1
+                    slots.append(SymbolicatedFrameSlot(frames: [frame], buildID: buildID.rawValue, status: "symbol_table", offset: symbolOffset))
+                case .missingDebugFile:
+                    missing[buildID.rawValue] = module.name
+                    slots.append(SymbolicatedFrameSlot(frames: [], buildID: buildID.rawValue, status: "missing_debug_file", offset: offset))
+                case .notFound:
+                    slots.append(SymbolicatedFrameSlot(frames: [], buildID: buildID.rawValue, status: "not_found", offset: offset))
+                }
+            }
+            threads.append(slots)
+        }
+        let state: SymbolicationState =
+            raw == 0 ? .notNeeded : fully == raw ? .complete : resolved == 0 ? .missing : .partial
+        return SymbolicatedReport(
+            state: state, threads: threads,
+            missing: missing.sorted { $0.key < $1.key }.map { MissingModule(buildID: $0.key, module: $0.value) })
+    }
+}
+
+/// A report waiting for symbolication.
+public struct PendingSymbolication: Sendable {
+    public var reportID: Int64
+    public var project: ProjectID
+    public var raw: RawReport
+    public init(reportID: Int64, project: ProjectID, raw: RawReport) {
+        self.reportID = reportID
+        self.project = project
+        self.raw = raw
+    }
+}
+
+/// One line of the "missing debug files" list.
+public struct MissingDebugFileSummary: Sendable, Equatable {
+    public var buildID: BuildID
+    public var module: String?
+    public var reports: Int
+    public var releases: [String]
+    public init(buildID: BuildID, module: String?, reports: Int, releases: [String]) {
+        self.buildID = buildID
+        self.module = module
+        self.reports = reports
+        self.releases = releases
+    }
+}
+
+/// Where symbolication results and its queue live.
+public protocol SymbolicationStore: Sendable {
+    /// Reports with state `pending`, oldest first.
+    func pending(limit: Int) async throws -> [PendingSymbolication]
+    /// Stores a result (state, frames, missing build-ids) for a report, replacing any earlier one.
+    func save(_ result: SymbolicatedReport, reportID: Int64, at date: Date) async throws
+    /// Queues again every report of `project` that lacked `buildID`; returns how many.
+    func requeue(project: ProjectID, buildID: BuildID) async throws -> Int
+    /// Build-ids reports of `project` (optionally of one release) lacked, most reports first.
+    func missingDebugFiles(project: ProjectID, release: String?) async throws -> [MissingDebugFileSummary]
+    /// The stored result for a report row.
+    func result(reportID: Int64) async throws -> (state: SymbolicationState, report: SymbolicatedReport?)
+}

@@ -1,0 +1,109 @@
+import FaultlineCore
+import GRDB
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The symbolication queue and results on SQLite. The queue is the `reports.symbolication = 'pending'`
+/// column (a partial index keeps finding work cheap however many reports are stored); a result, its state
+/// and its missing build-ids are written in one transaction.
+public struct SQLiteSymbolicationStore: SymbolicationStore {
+    let database: FaultlineDatabase
+    let reader: SQLiteReportReader
+
+    public init(database: FaultlineDatabase) {
+        self.database = database
+        self.reader = SQLiteReportReader(database: database)
+    }
+
+    public func pending(limit: Int) async throws -> [PendingSymbolication] {
+        let rows = try await database.pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.id, r.project_id, r.event_id FROM reports r
+                    WHERE r.symbolication = 'pending' ORDER BY r.id LIMIT ?
+                    """,
+                arguments: [limit])
+        }
+        var out: [PendingSymbolication] = []
+        for row in rows {
+            let project = ProjectID(row["project_id"] as Int64)
+            guard let id = EventID(row["event_id"]),
+                  let raw = try await reader.rawReport(eventID: id, project: project) else { continue }
+            out.append(PendingSymbolication(reportID: row["id"], project: project, raw: raw))
+        }
+        return out
+    }
+
+    public func save(_ result: SymbolicatedReport, reportID: Int64, at date: Date) async throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let blob = try encoder.encode(result)
+        try await database.pool.write { db in
+            try db.execute(sql: "UPDATE reports SET symbolication = ? WHERE id = ?", arguments: [result.state.rawValue, reportID])
+            try db.execute(
+                sql: """
+                    INSERT INTO report_symbols (report_id, result, updated_at) VALUES (?, ?, ?)
+                    ON CONFLICT (report_id) DO UPDATE SET result = excluded.result, updated_at = excluded.updated_at
+                    """,
+                arguments: [reportID, blob, Millis.from(date)])
+            try db.execute(sql: "DELETE FROM report_missing_debug_files WHERE report_id = ?", arguments: [reportID])
+            for missing in result.missing {
+                try db.execute(
+                    sql: """
+                        INSERT INTO report_missing_debug_files (report_id, project_id, build_id, module, release)
+                        SELECT id, project_id, ?, ?, release FROM reports WHERE id = ?
+                        """,
+                    arguments: [missing.buildID, missing.module, reportID])
+            }
+        }
+    }
+
+    public func requeue(project: ProjectID, buildID: BuildID) async throws -> Int {
+        try await database.pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE reports SET symbolication = 'pending'
+                    WHERE id IN (SELECT report_id FROM report_missing_debug_files WHERE project_id = ? AND build_id = ?)
+                    """,
+                arguments: [project.rawValue, buildID.rawValue])
+            return db.changesCount
+        }
+    }
+
+    public func missingDebugFiles(project: ProjectID, release: String?) async throws -> [MissingDebugFileSummary] {
+        try await database.pool.read { db in
+            var sql = """
+                SELECT build_id, max(module) AS module, count(*) AS reports, group_concat(DISTINCT release) AS releases
+                FROM report_missing_debug_files WHERE project_id = ?
+                """
+            var arguments: StatementArguments = [project.rawValue]
+            if let release {
+                sql += " AND release = ?"
+                arguments += [release]
+            }
+            sql += " GROUP BY build_id ORDER BY reports DESC, build_id LIMIT 1000"
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { row in
+                guard let id = BuildID(row["build_id"]) else { return nil }
+                let releases = (row["releases"] as String?)?.split(separator: ",").map(String.init).sorted() ?? []
+                return MissingDebugFileSummary(buildID: id, module: row["module"], reports: row["reports"], releases: releases)
+            }
+        }
+    }
+
+    public func result(reportID: Int64) async throws -> (state: SymbolicationState, report: SymbolicatedReport?) {
+        let row = try await database.pool.read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT r.symbolication, s.result FROM reports r LEFT JOIN report_symbols s ON s.report_id = r.id WHERE r.id = ?",
+                arguments: [reportID])
+        }
+        guard let row, let state = SymbolicationState(rawValue: row["symbolication"]) else { return (.pending, nil) }
+        let blob: Data? = row["result"]
+        return (state, try blob.map { try JSONDecoder().decode(SymbolicatedReport.self, from: $0) })
+    }
+}
