@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "faultline", targets: ["faultline"]),
         .executable(name: "symupload", targets: ["symupload"]),
         .executable(name: "ingest-bench", targets: ["IngestBench"]),
+        .executable(name: "symbolicate-bench", targets: ["SymbolicateBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
@@ -111,6 +112,8 @@ let package = Package(
             swiftSettings: strict),
         // Helpers shared by the test targets: running tools, temp folders, ELF fixtures built by gcc.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .executableTarget(
+            name: "SymbolicateBench", dependencies: ["Symbolication"], path: "tools/bench/symbolicate/Sources", swiftSettings: strict),
         .testTarget(name: "FaultlineCoreTests", dependencies: ["FaultlineCore"]),
         .testTarget(
             name: "FormatsTests",

@@ -94,6 +94,9 @@ public final class DebugModule {
     /// CU address ranges (`function` = CU index), for addresses that no function DIE covers.
     var cuRanges: [RangeEntry] = []
     var symbols: [Symbol] = []
+    /// Demangled names and normalised file names, computed once per distinct input (lookups repeat them).
+    var demangled: [String: String] = [:]
+    var fileNames: [UnsafePointer<CChar>: String] = [:]
     /// The first `PT_LOAD`'s page-aligned `p_vaddr`: module-relative offsets are added to it.
     public private(set) var loadBias: UInt64 = 0
     /// Whether DWARF was found (else only the symbol table answers).
@@ -203,7 +206,12 @@ public final class DebugModule {
     }
 
     func frame(name: String?, file: String?, line: Int?, column: Int?, inlined: Bool) -> SymbolicatedFrame {
-        let readable = name.map(Demangler.demangle)
+        let readable = name.map { name -> String in
+            if let known = demangled[name] { return known }
+            let value = Demangler.demangle(name)
+            demangled[name] = value
+            return value
+        }
         return SymbolicatedFrame(
             function: readable, linkageName: readable == name ? nil : name, file: file, line: line == 0 ? nil : line,
             column: column == 0 ? nil : column, inlined: inlined)
@@ -217,7 +225,12 @@ public final class DebugModule {
         var column: Int32 = 0
         dwarf_lineno(line, &lineNumber)
         dwarf_linecol(line, &column)
-        let file = dwarf_linesrc(line, nil, nil).map { Self.normalize(String(cString: $0)) }
+        let file = dwarf_linesrc(line, nil, nil).map { pointer -> String in
+            if let known = fileNames[pointer] { return known }
+            let value = Self.normalize(String(cString: pointer))
+            fileNames[pointer] = value
+            return value
+        }
         return (file, Int(lineNumber), Int(column))
     }
 
