@@ -126,6 +126,7 @@ let package = Package(
             name: "FaultlineHTTPTests",
             dependencies: [
                 "FaultlineHTTP", "FaultlineApp", "Storage", "Pipeline", "Formats", "FaultlineCore", "faultline", "symupload", "CZlib",
+                "Symbolication",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

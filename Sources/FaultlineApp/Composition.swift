@@ -64,7 +64,7 @@ public struct Composition: Sendable {
     /// The background symbolicator: a module cache over the stored debug files, and the worker.
     public func symbolicationWorker(logger: Logger, idleDelay: Duration = .milliseconds(200)) throws -> SymbolicationWorker {
         let files = try debugFileService(quotaBytes: .max)
-        let cache = ModuleCache(capacity: 32) { buildID, kind, project in
+        let cache = ShardedModuleCache(shards: 2) { buildID, kind, project in
             try? await files.path(of: buildID, kind: kind, project: project)
         }
         let limits = IngestLimits()

@@ -34,22 +34,35 @@ public struct SymbolicationWorker: Service {
         self.idleDelay = idleDelay
     }
 
-    /// Symbolicates one batch of pending reports; returns how many were processed.
+    /// Symbolicates one batch of pending reports, `concurrency` at a time (the symbolicator's module owners
+    /// then work in parallel); returns how many were processed.
     @discardableResult
-    public func step() async throws -> Int {
+    public func step(concurrency: Int = 2) async throws -> Int {
         let batch = try await store.pending(limit: batchSize)
-        for item in batch {
-            let result: SymbolicatedReport
-            do {
-                let report = try reread(item.raw)
-                result = await SymbolicationRules.symbolicate(report, project: item.project, with: symbolicator)
-            } catch {
-                logger.error("cannot re-read a stored report", metadata: [Telemetry.LogKey.error: "\(error)"])
-                result = SymbolicatedReport(state: .missing, threads: [], missing: [])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var next = 0
+            func start() {
+                guard next < batch.count else { return }
+                let item = batch[next]
+                next += 1
+                group.addTask { try await self.process(item) }
             }
-            try await store.save(result, reportID: item.reportID, at: clock.now())
+            for _ in 0..<max(1, concurrency) { start() }
+            while try await group.next() != nil { start() }
         }
         return batch.count
+    }
+
+    func process(_ item: PendingSymbolication) async throws {
+        let result: SymbolicatedReport
+        do {
+            let report = try reread(item.raw)
+            result = await SymbolicationRules.symbolicate(report, project: item.project, with: symbolicator)
+        } catch {
+            logger.error("cannot re-read a stored report", metadata: [Telemetry.LogKey.error: "\(error)"])
+            result = SymbolicatedReport(state: .missing, threads: [], missing: [])
+        }
+        try await store.save(result, reportID: item.reportID, at: clock.now())
     }
 
     public func run() async throws {

@@ -99,6 +99,8 @@ public final class DebugModule {
     var fileNames: [UnsafePointer<CChar>: String] = [:]
     /// The first `PT_LOAD`'s page-aligned `p_vaddr`: module-relative offsets are added to it.
     public private(set) var loadBias: UInt64 = 0
+    /// The file's size in bytes (what the module cache budgets).
+    public private(set) var fileSize: UInt64 = 0
     /// Whether DWARF was found (else only the symbol table answers).
     public var hasDWARF: Bool { dwarf != nil && !ranges.isEmpty }
 
@@ -107,6 +109,8 @@ public final class DebugModule {
         elf_version(UInt32(EV_CURRENT))
         fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw SymbolicationError(.openFailed, "cannot open \(path) (errno \(errno))") }
+        var st = stat()
+        if fstat(fd, &st) == 0 { fileSize = UInt64(st.st_size) }
         guard let elf = elf_begin(fd, ELF_C_READ_MMAP, nil), elf_kind(elf) == ELF_K_ELF else {
             close(fd)
             throw SymbolicationError(.notELF, "\(path) is not an ELF file")

@@ -2,21 +2,24 @@ import FaultlineCore
 
 /// The owner of open debug modules: an actor, so each libdw handle is used by one task at a time.
 ///
-/// Keeps up to `capacity` modules open, least recently used closed first. Files that fail to open are
-/// remembered (negative cache) until they change path. Debug information is preferred; a project's
-/// stripped executable still gives symbol-table answers.
+/// Keeps up to `capacity` modules and `byteBudget` bytes of debug files open, least recently used closed
+/// first. Files that fail to open are remembered (negative cache). Debug information is preferred; a
+/// project's stripped executable still gives symbol-table answers.
 public actor ModuleCache: AddressSymbolicating {
     /// Finds the stored file of a build-id and kind for a project (nil: not uploaded).
     public typealias Locate = @Sendable (BuildID, DebugFileKind, ProjectID) async -> String?
 
     let locate: Locate
     let capacity: Int
-    var modules: [String: DebugModule] = [:]
+    let byteBudget: UInt64
+    var modules: [String: (module: DebugModule, bytes: UInt64)] = [:]
     var recency: [String] = []
+    var openBytes: UInt64 = 0
     var broken: Set<String> = []
 
-    public init(capacity: Int = 32, locate: @escaping Locate) {
+    public init(capacity: Int = 32, byteBudget: UInt64 = 4 << 30, locate: @escaping Locate) {
         self.capacity = max(1, capacity)
+        self.byteBudget = byteBudget
         self.locate = locate
     }
 
@@ -39,22 +42,42 @@ public actor ModuleCache: AddressSymbolicating {
     public var openCount: Int { modules.count }
 
     func open(_ path: String) -> DebugModule? {
-        if let module = modules[path] {
+        if let entry = modules[path] {
             recency.removeAll { $0 == path }
             recency.append(path)
-            return module
+            return entry.module
         }
         guard !broken.contains(path) else { return nil }
         guard let module = try? DebugModule(path: path) else {
             broken.insert(path)
             return nil
         }
-        modules[path] = module
+        let bytes = module.fileSize
+        modules[path] = (module, bytes)
+        openBytes += bytes
         recency.append(path)
-        while modules.count > capacity, let oldest = recency.first {
+        // Close the least recently used until within both limits (the newest always stays open).
+        while modules.count > 1, modules.count > capacity || openBytes > byteBudget, let oldest = recency.first {
             recency.removeFirst()
-            modules[oldest] = nil
+            if let closed = modules.removeValue(forKey: oldest) { openBytes -= closed.bytes }
         }
         return module
+    }
+}
+
+/// Several `ModuleCache` actors, each owning the modules of the build-ids that hash to it: lookups of
+/// different modules run in parallel, lookups of one module stay on its one owner.
+public struct ShardedModuleCache: AddressSymbolicating {
+    let shards: [ModuleCache]
+
+    public init(shards: Int = 2, capacityPerShard: Int = 16, byteBudgetPerShard: UInt64 = 2 << 30, locate: @escaping ModuleCache.Locate) {
+        self.shards = (0..<max(1, shards)).map { _ in ModuleCache(capacity: capacityPerShard, byteBudget: byteBudgetPerShard, locate: locate) }
+    }
+
+    public func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup {
+        // FNV-1a over the build-id: stable, and spreads ids evenly.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in buildID.rawValue.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return await shards[Int(hash % UInt64(shards.count))].lookup(buildID: buildID, moduleOffset: moduleOffset, project: project)
     }
 }

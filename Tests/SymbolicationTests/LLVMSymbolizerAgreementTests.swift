@@ -1,3 +1,4 @@
+import FaultlineCore
 import Foundation
 import Symbolication
 import Testing
@@ -147,5 +148,41 @@ import TestSupport
         let (checked, mismatches) = try compare(binary, step: 1)
         #expect(checked > 100)
         #expect(mismatches.isEmpty, "\(mismatches.count) of \(checked) differ, e.g. \(mismatches.prefix(5))")
+    }
+}
+
+@Suite struct ModuleCacheTests {
+    @Test func keepsWithinItsLimitsAndStillAnswers() async throws {
+        let folder = try TempFolder("module-cache")
+        let source = try folder.write("crashy.c", ELFFixtures.crashyC)
+        var paths: [String] = []
+        for (i, flags) in [["-O2", "-g"], ["-O0", "-g"], ["-O1", "-g"]].enumerated() {
+            let out = folder.file("crashy\(i)")
+            try Command.check("gcc", flags + ["-o", out, source])
+            paths.append(out)
+        }
+        let ids = try paths.map { path -> BuildID in
+            guard let text = try ELFFixtures.readelfBuildID(path), let id = BuildID(text) else { throw CommandError(description: "no build-id") }
+            return id
+        }
+        let byID = Dictionary(uniqueKeysWithValues: zip(ids, paths))
+        let cache = ModuleCache(capacity: 2) { id, kind, _ in kind == .debuginfo ? byID[id] : nil }
+        for round in 0..<3 {
+            for (id, path) in zip(ids, paths) {
+                let main = try #require(try Command.check("nm", [path]).split(separator: "\n").first { $0.hasSuffix(" T main") })
+                let address = try #require(UInt64(main.split(separator: " ")[0], radix: 16))
+                guard case .resolved(let frames) = await cache.lookup(buildID: id, moduleOffset: address, project: ProjectID(1)) else {
+                    Issue.record("round \(round): \(path) not resolved")
+                    continue
+                }
+                #expect(frames.last?.function == "main")
+                #expect(await cache.openCount <= 2)
+            }
+        }
+        #expect(await cache.lookup(buildID: BuildID("abcd")!, moduleOffset: 0, project: ProjectID(1)) == .missingDebugFile)
+        let tiny = ModuleCache(capacity: 10, byteBudget: 1) { id, _, _ in byID[id] }
+        _ = await tiny.lookup(buildID: ids[0], moduleOffset: 0, project: ProjectID(1))
+        _ = await tiny.lookup(buildID: ids[1], moduleOffset: 0, project: ProjectID(1))
+        #expect(await tiny.openCount == 1)  // over the byte budget: only the newest stays open
     }
 }

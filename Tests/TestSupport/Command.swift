@@ -48,6 +48,7 @@ public enum Command {
 
 public struct CommandError: Error, CustomStringConvertible {
     public let description: String
+    public init(description: String) { self.description = description }
 }
 
 /// A temporary folder removed when the value goes away.
