@@ -399,6 +399,27 @@ struct JSONReader {
 }
 
 extension JSONReader {
+    /// Reads an optional array field, each element with `element`; absent or `null` is empty.
+    mutating func list<T>(_ field: String, _ element: (inout JSONReader) throws -> T) throws -> [T] {
+        try optional(field) { r in
+            var out: [T] = []
+            try r.readArray { r, _ in out.append(try element(&r)) }
+            return out
+        } ?? []
+    }
+
+    /// Reads an optional object of register name → address, keeping the client's order.
+    mutating func registers(_ field: String) throws -> [Register] {
+        try optional(field) { r in
+            var out: [Register] = []
+            try r.readObject { r, key in
+                let name = key.string
+                if let value = try r.optional(name, { try $0.readAddress() }) { out.append(Register(name: name, value: value)) }
+            }
+            return out
+        } ?? []
+    }
+
     /// Reads an optional field value with `read`, treating `null` as absent and prefixing errors with `field`.
     mutating func optional<T>(_ field: String, _ read: (inout JSONReader) throws -> T) throws -> T? {
         do {

@@ -67,23 +67,11 @@ enum NativeReportParser {
             } else if key.matches("error") {
                 error = try r.optional("error") { try $0.readErrorInfo() }
             } else if key.matches("threads") {
-                threads = try r.optional("threads") { r in
-                    var out: [ThreadInfo] = []
-                    try r.readArray { r, _ in out.append(try r.readThread()) }
-                    return out
-                } ?? []
+                threads = try r.list("threads") { try $0.readThread() }
             } else if key.matches("modules") {
-                modules = try r.optional("modules") { r in
-                    var out: [LoadedModule] = []
-                    try r.readArray { r, _ in out.append(try r.readModule()) }
-                    return out
-                } ?? []
+                modules = try r.list("modules") { try $0.readModule() }
             } else if key.matches("breadcrumbs") {
-                breadcrumbs = try r.optional("breadcrumbs") { r in
-                    var out: [Breadcrumb] = []
-                    try r.readArray { r, _ in out.append(try r.readBreadcrumb()) }
-                    return out
-                } ?? []
+                breadcrumbs = try r.list("breadcrumbs") { try $0.readBreadcrumb() }
             } else if key.matches("custom_keys") {
                 customKeys = try r.optional("custom_keys") { r in
                     var out: [(key: String, value: CustomValue)] = []
@@ -254,20 +242,9 @@ extension JSONReader {
             } else if key.matches("crashed") {
                 thread.crashed = try r.optional("crashed") { try $0.readBool() } ?? false
             } else if key.matches("registers") {
-                thread.registers = try r.optional("registers") { r in
-                    var out: [Register] = []
-                    try r.readObject { r, key in
-                        let name = key.string
-                        if let value = try r.optional(name, { try $0.readAddress() }) { out.append(Register(name: name, value: value)) }
-                    }
-                    return out
-                } ?? []
+                thread.registers = try r.registers("registers")
             } else if key.matches("frames") {
-                thread.frames = try r.optional("frames") { r in
-                    var out: [Frame] = []
-                    try r.readArray { r, _ in out.append(try r.readFrame()) }
-                    return out
-                } ?? []
+                thread.frames = try r.list("frames") { try $0.readFrame() }
             } else {
                 try r.skipValue()
             }

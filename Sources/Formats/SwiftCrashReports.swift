@@ -136,17 +136,9 @@ extension JSONReader {
             } else if key.matches("architecture") {
                 architecture = try r.optional("architecture") { try $0.readString() }
             } else if key.matches("threads") {
-                threads = try r.optional("threads") { r in
-                    var out: [ThreadInfo] = []
-                    try r.readArray { r, _ in out.append(try r.readSwiftThread()) }
-                    return out
-                } ?? []
+                threads = try r.list("threads") { try $0.readSwiftThread() }
             } else if key.matches("images") {
-                modules = try r.optional("images") { r in
-                    var out: [LoadedModule] = []
-                    try r.readArray { r, _ in out.append(try r.readSwiftImage()) }
-                    return out
-                } ?? []
+                modules = try r.list("images") { try $0.readSwiftImage() }
             } else {
                 try r.skipValue()  // capturedMemory, backtraceTime, and whatever later runtimes add
             }
@@ -177,14 +169,7 @@ extension JSONReader {
             } else if key.matches("crashed") {
                 thread.crashed = try r.optional("crashed") { try $0.readBool() } ?? false
             } else if key.matches("registers") {
-                thread.registers = try r.optional("registers") { r in
-                    var out: [Register] = []
-                    try r.readObject { r, key in
-                        let name = key.string
-                        if let value = try r.optional(name, { try $0.readAddress() }) { out.append(Register(name: name, value: value)) }
-                    }
-                    return out
-                } ?? []
+                thread.registers = try r.registers("registers")
             } else if key.matches("frames") {
                 thread.frames = try r.optional("frames") { r in
                     var out: [Frame] = []
