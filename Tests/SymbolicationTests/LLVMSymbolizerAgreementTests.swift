@@ -186,3 +186,46 @@ import TestSupport
         #expect(await tiny.openCount == 1)  // over the byte budget: only the newest stays open
     }
 }
+
+/// Corrupted DWARF: random bytes of `.debug_info`, `.debug_abbrev`, `.debug_line`, `.debug_str` and the
+/// section headers overwritten, then opened and queried. libdw must report errors, not crash the process.
+@Suite struct CorruptedDWARFTests {
+    @Test func randomlyCorruptedDebugFilesNeverCrash() throws {
+        let folder = try TempFolder("corrupt")
+        let source = try folder.write("crashy.c", ELFFixtures.crashyC)
+        let binary = folder.file("crashy")
+        try Command.check("gcc", ["-O2", "-g", "-o", binary, source])
+        let original = Array(try Data(contentsOf: URL(fileURLWithPath: binary)))
+        // Where the debug sections are, from readelf.
+        var regions: [(Int, Int)] = []
+        for line in try Command.check("readelf", ["-SW", binary]).split(separator: "\n") where line.contains(".debug_") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard let nameIndex = fields.firstIndex(where: { $0.hasPrefix(".debug_") }), fields.count > nameIndex + 4,
+                  let offset = Int(fields[nameIndex + 3], radix: 16), let size = Int(fields[nameIndex + 4], radix: 16), size > 0 else { continue }
+            regions.append((offset, size))
+        }
+        #expect(regions.count >= 4)
+        // Deterministic by default; FAULTLINE_FUZZ_SEED explores other corpora.
+        var seed = UInt64(ProcessInfo.processInfo.environment["FAULTLINE_FUZZ_SEED"] ?? "") ?? 0x9e37_79b9_7f4a_7c15
+        func next() -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(truncatingIfNeeded: seed >> 33)
+        }
+        let main = try #require(try Command.check("nm", [binary]).split(separator: "\n").first { $0.hasSuffix(" T main") })
+        let mainAddress = try #require(UInt64(main.split(separator: " ")[0], radix: 16))
+        var opened = 0
+        for round in 0..<300 {
+            var bytes = original
+            for _ in 0..<(1 + next() % 12) {
+                let (offset, size) = regions[next() % regions.count]
+                bytes[offset + next() % size] = UInt8(truncatingIfNeeded: next())
+            }
+            let path = folder.file("corrupt-\(round % 4)")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            guard let module = try? DebugModule(path: path) else { continue }
+            opened += 1
+            for delta in stride(from: 0, to: 64, by: 5) { _ = module.resolve(fileAddress: mainAddress + UInt64(delta)) }
+        }
+        #expect(opened > 0)
+    }
+}
