@@ -97,6 +97,8 @@ public final class DebugModule {
     /// Demangled names and normalised file names, computed once per distinct input (lookups repeat them).
     var demangled: [String: String] = [:]
     var fileNames: [UnsafePointer<CChar>: String] = [:]
+    /// Names read while indexing, by their address in `.debug_str` (an inline tree repeats the same few).
+    var indexedNames: [UnsafePointer<CChar>: String] = [:]
     /// The first `PT_LOAD`'s page-aligned `p_vaddr`: module-relative offsets are added to it.
     public private(set) var loadBias: UInt64 = 0
     /// The file's size in bytes (what the module cache budgets).
@@ -318,13 +320,17 @@ public final class DebugModule {
                 var files: OpaquePointer? = nil
                 var fileCount = 0
                 if dwarf_getsrcfiles(&cu, &files, &fileCount) != 0 { files = nil }
-                walkChildren(of: &cu, cu: cuIndex, files: files, fileCount: fileCount, function: nil, parent: -1, level: 0)
+                var callFiles: [Int: String] = [:]
+                walkChildren(of: &cu, cu: cuIndex, files: files, fileCount: fileCount, callFiles: &callFiles, function: nil, parent: -1, level: 0)
             }
             offset = next
         }
     }
 
-    func walkChildren(of die: inout Dwarf_Die, cu: Int, files: OpaquePointer?, fileCount: Int, function: Int?, parent: Int, level: Int) {
+    func walkChildren(
+        of die: inout Dwarf_Die, cu: Int, files: OpaquePointer?, fileCount: Int, callFiles: inout [Int: String], function: Int?,
+        parent: Int, level: Int
+    ) {
         guard level < 256 else { return }
         var child = Dwarf_Die()
         guard dwarf_child(&die, &child) == 0 else { return }
@@ -335,7 +341,7 @@ public final class DebugModule {
             if tag == Int32(DW_TAG_subprogram) {
                 let dieRanges = Self.ranges(&child)
                 if !dieRanges.isEmpty {
-                    functions.append(Function(name: Self.name(&child), cu: cu, inlines: []))
+                    functions.append(Function(name: name(&child), cu: cu, inlines: []))
                     function = functions.count - 1
                     parent = -1
                     for r in dieRanges { ranges.append(RangeEntry(low: r.low, high: r.high, function: function!)) }
@@ -347,19 +353,26 @@ public final class DebugModule {
                     var attribute = Dwarf_Attribute()
                     var value: Dwarf_Word = 0
                     if dwarf_attr(&child, UInt32(DW_AT_call_file), &attribute) != nil, dwarf_formudata(&attribute, &value) == 0,
-                        let files, Int(value) < fileCount, let path = dwarf_filesrc(files, Int(value), nil, nil)
+                        let files, Int(value) < fileCount
                     {
-                        callFile = Self.normalize(String(cString: path))
+                        if let known = callFiles[Int(value)] {
+                            callFile = known
+                        } else if let path = dwarf_filesrc(files, Int(value), nil, nil) {
+                            callFile = Self.normalize(String(cString: path))
+                            callFiles[Int(value)] = callFile
+                        }
                     }
                     let node = InlineNode(
-                        ranges: dieRanges, parent: parent, name: Self.name(&child), callFile: callFile,
+                        ranges: dieRanges, parent: parent, name: name(&child), callFile: callFile,
                         callLine: Self.unsigned(&child, DW_AT_call_line), callColumn: Self.unsigned(&child, DW_AT_call_column))
                     functions[owner].inlines.append(node)
                     parent = functions[owner].inlines.count - 1
                 }
             }
             if dwarf_haschildren(&child) != 0 {
-                walkChildren(of: &child, cu: cu, files: files, fileCount: fileCount, function: function, parent: parent, level: level + 1)
+                walkChildren(
+                    of: &child, cu: cu, files: files, fileCount: fileCount, callFiles: &callFiles, function: function,
+                    parent: parent, level: level + 1)
             }
             var sibling = Dwarf_Die()
             guard dwarf_siblingof(&child, &sibling) == 0 else { return }
@@ -390,11 +403,14 @@ public final class DebugModule {
     }
 
     /// The linkage (mangled) name, else the plain name, following abstract origins and specifications.
-    static func name(_ die: inout Dwarf_Die) -> String? {
+    func name(_ die: inout Dwarf_Die) -> String? {
         var attribute = Dwarf_Attribute()
         for at in [DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name] {
             if dwarf_attr_integrate(&die, UInt32(at), &attribute) != nil, let s = dwarf_formstring(&attribute) {
-                return String(cString: s)
+                if let known = indexedNames[s] { return known }
+                let value = String(cString: s)
+                indexedNames[s] = value
+                return value
             }
         }
         return nil
