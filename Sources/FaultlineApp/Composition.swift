@@ -63,7 +63,7 @@ public struct Composition: Sendable {
 
     /// The background symbolicator: a module cache over the stored debug files, and the worker.
     public func symbolicationWorker(logger: Logger, idleDelay: Duration = .milliseconds(200)) throws -> SymbolicationWorker {
-        let files = try debugFileService(quotaBytes: .max)
+        let files = try SQLiteDebugFileStore(database: database, root: folder + "/debug-files")
         let cache = ShardedModuleCache(shards: 2) { buildID, kind, project in
             try? await files.path(of: buildID, kind: kind, project: project)
         }

@@ -99,7 +99,11 @@ public enum SymbolicationRules {
     /// The module holding `address`: `base <= address < base + size` (a module without size holds addresses
     /// up to the next module's base).
     public static func module(for address: UInt64, in modules: [LoadedModule]) -> LoadedModule? {
-        let sorted = modules.sorted { $0.baseAddress < $1.baseAddress }
+        module(for: address, inSorted: modules.sorted { $0.baseAddress < $1.baseAddress })
+    }
+
+    /// `module(for:in:)` over modules already sorted by base address.
+    static func module(for address: UInt64, inSorted sorted: [LoadedModule]) -> LoadedModule? {
         for (i, module) in sorted.enumerated() where address >= module.baseAddress {
             let end = module.size.map { module.baseAddress &+ $0 } ?? (i + 1 < sorted.count ? sorted[i + 1].baseAddress : UInt64.max)
             if address < end { return module }
@@ -119,6 +123,7 @@ public enum SymbolicationRules {
     public static func symbolicate(_ report: Report, project: ProjectID, with symbolicator: some AddressSymbolicating) async
         -> SymbolicatedReport
     {
+        let modules = report.modules.sorted { $0.baseAddress < $1.baseAddress }
         var threads: [[SymbolicatedFrameSlot]] = []
         var missing: [String: String] = [:]
         var raw = 0
@@ -141,7 +146,7 @@ public enum SymbolicationRules {
                     continue
                 }
                 raw += 1
-                guard let module = self.module(for: address, in: report.modules), let buildID = module.buildID else {
+                guard let module = self.module(for: address, inSorted: modules), let buildID = module.buildID else {
                     slots.append(SymbolicatedFrameSlot(frames: [], buildID: nil, status: "no_module"))
                     continue
                 }

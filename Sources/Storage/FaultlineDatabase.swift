@@ -65,7 +65,6 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         public var description: String { name }
         public static let openFailed = Code(name: "open_failed")
         public static let conflict = Code(name: "conflict")
-        public static let notFound = Code(name: "not_found")
     }
     public var code: Code
     public var message: String

@@ -56,8 +56,7 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
 
     public func rawReport(eventID: EventID, project: ProjectID?) async throws -> RawReport? {
         var sql = """
-            SELECT \(Self.summaryColumns), r.payload_offset, r.payload_length, p.encoding, p.inflated_size, p.bytes, p.format
-            FROM reports r JOIN payloads p ON p.id = r.payload_id WHERE r.event_id = ?
+            SELECT \(Self.rawColumns) FROM reports r JOIN payloads p ON p.id = r.payload_id WHERE r.event_id = ?
             """
         var arguments: [(any DatabaseValueConvertible)?] = [eventID.rawValue]
         if let project {
@@ -68,18 +67,25 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
         let args = StatementArguments(arguments)
         let finalSQL = sql
         return try await database.pool.read { db in
-            guard let row = try Row.fetchOne(db, sql: finalSQL, arguments: args), let summary = Self.summary(row),
-                let encoding = StoredPayload.Encoding(rawValue: row["encoding"]),
-                let format = StoredPayload.Format(rawValue: row["format"])
-            else { return nil }
-            let offset: Int = row["payload_offset"]
-            let length: Int = row["payload_length"]
-            let bytes: Data = row["bytes"]
-            return RawReport(
-                summary: summary,
-                payload: StoredPayload(bytes: Array(bytes), encoding: encoding, inflatedSize: row["inflated_size"], format: format),
-                range: offset..<(offset + length))
+            try Row.fetchOne(db, sql: finalSQL, arguments: args).flatMap(Self.raw)
         }
+    }
+
+    /// The columns `raw(_:)` reads: the summary, the byte range and the payload.
+    static let rawColumns = "\(summaryColumns), r.payload_offset, r.payload_length, p.encoding, p.inflated_size, p.bytes, p.format"
+
+    /// A raw report from a row of `rawColumns` (reports `r` joined with payloads `p`).
+    static func raw(_ row: Row) -> RawReport? {
+        guard let summary = summary(row), let encoding = StoredPayload.Encoding(rawValue: row["encoding"]),
+            let format = StoredPayload.Format(rawValue: row["format"])
+        else { return nil }
+        let offset: Int = row["payload_offset"]
+        let length: Int = row["payload_length"]
+        let bytes: Data = row["bytes"]
+        return RawReport(
+            summary: summary,
+            payload: StoredPayload(bytes: Array(bytes), encoding: encoding, inflatedSize: row["inflated_size"], format: format),
+            range: offset..<(offset + length))
     }
 
     public func session(project: ProjectID, id: SessionID) async throws -> SessionState? {

@@ -12,31 +12,27 @@ import Foundation
 /// and its missing build-ids are written in one transaction.
 public struct SQLiteSymbolicationStore: SymbolicationStore {
     let database: FaultlineDatabase
-    let reader: SQLiteReportReader
 
     public init(database: FaultlineDatabase) {
         self.database = database
-        self.reader = SQLiteReportReader(database: database)
     }
 
+    /// One query for the whole batch: the pending rows with their payloads.
     public func pending(limit: Int) async throws -> [PendingSymbolication] {
-        let rows = try await database.pool.read { db in
+        try await database.pool.read { db in
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT r.id, r.project_id, r.event_id FROM reports r
+                    SELECT \(SQLiteReportReader.rawColumns) FROM reports r JOIN payloads p ON p.id = r.payload_id
                     WHERE r.symbolication = 'pending' ORDER BY r.id LIMIT ?
                     """,
-                arguments: [limit])
+                arguments: [limit]
+            ).compactMap { row in
+                SQLiteReportReader.raw(row).map {
+                    PendingSymbolication(reportID: $0.summary.cursor, project: $0.summary.project, raw: $0)
+                }
+            }
         }
-        var out: [PendingSymbolication] = []
-        for row in rows {
-            let project = ProjectID(row["project_id"] as Int64)
-            guard let id = EventID(row["event_id"]),
-                  let raw = try await reader.rawReport(eventID: id, project: project) else { continue }
-            out.append(PendingSymbolication(reportID: row["id"], project: project, raw: raw))
-        }
-        return out
     }
 
     public func save(_ result: SymbolicatedReport, reportID: Int64, at date: Date) async throws {

@@ -16,6 +16,9 @@ public actor ModuleCache: AddressSymbolicating {
     var recency: [String] = []
     var openBytes: UInt64 = 0
     var broken: Set<String> = []
+    /// Where each project's build-id was found. Stored files never move, so a found path stays valid;
+    /// "not found" is not remembered, so a file uploaded later is seen at once.
+    var located: [String: String] = [:]
 
     public init(capacity: Int = 32, byteBudget: UInt64 = 4 << 30, locate: @escaping Locate) {
         self.capacity = max(1, capacity)
@@ -24,9 +27,12 @@ public actor ModuleCache: AddressSymbolicating {
     }
 
     public func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup {
-        var path = await locate(buildID, .debuginfo, project)
+        let key = "\(project.rawValue)/\(buildID.rawValue)"
+        var path = located[key]
+        if path == nil { path = await locate(buildID, .debuginfo, project) }
         if path == nil { path = await locate(buildID, .executable, project) }
         guard let path else { return .missingDebugFile }
+        located[key] = path
         guard let module = open(path) else { return .notFound }
         guard let resolution = module.resolve(moduleOffset: moduleOffset) else { return .notFound }
         let frames = resolution.frames.map {
