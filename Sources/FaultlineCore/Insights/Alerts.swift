@@ -1,0 +1,170 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Per-project alerting thresholds. Defaults follow Crashlytics (velocity) and leave the stability target off
+/// until a team sets one.
+public struct AlertSettings: Sendable, Equatable, Codable {
+    /// Velocity: share of a release's sessions in the window that crashed with the issue, in percent.
+    public var velocityPercent: Double = 1
+    /// Velocity: at least this many distinct users affected by the issue in the window.
+    public var velocityMinUsers: Int = 25
+    /// Velocity: at least this many users on the release in the window (small releases are all noise).
+    public var velocityMinReleaseUsers: Int = 10
+    /// Velocity: the window, in minutes.
+    public var velocityWindowMinutes: Int = 30
+    /// Stability target for crash-free sessions, in percent (e.g. 99.5); nil = no target.
+    public var crashFreeTarget: Double?
+    /// The target is judged only on days with at least this many sessions (of the release).
+    public var crashFreeMinSessions: Int = 100
+    /// Alert when an issue is seen for the first time.
+    public var alertOnNewIssue = true
+    /// Alert when a closed issue regresses.
+    public var alertOnRegression = true
+    /// Where alerts are POSTed (Slack-compatible JSON); nil = recorded and shown only.
+    public var webhookURL: String?
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case velocityPercent = "velocity_percent", velocityMinUsers = "velocity_min_users"
+        case velocityMinReleaseUsers = "velocity_min_release_users", velocityWindowMinutes = "velocity_window_minutes"
+        case crashFreeTarget = "crash_free_target", crashFreeMinSessions = "crash_free_min_sessions"
+        case alertOnNewIssue = "alert_on_new_issue", alertOnRegression = "alert_on_regression", webhookURL = "webhook_url"
+    }
+}
+
+/// The kinds of alert.
+public enum AlertKind: String, Sendable, Codable, CaseIterable {
+    case newIssue = "new_issue"
+    case regression
+    case velocity
+    case crashFreeTarget = "crash_free_target"
+}
+
+/// An alert that fired, with the numbers that made it fire.
+public struct Alert: Sendable, Equatable {
+    public var id: Int64
+    public var project: ProjectID
+    public var kind: AlertKind
+    public var issue: IssueID?
+    public var release: String?
+    public var title: String
+    /// Why it fired: named numbers (e.g. `issue_sessions`, `release_sessions`, `share_percent`).
+    public var reason: [String: Double]
+    public var createdAt: Date
+    public init(id: Int64, project: ProjectID, kind: AlertKind, issue: IssueID?, release: String?, title: String,
+                reason: [String: Double], createdAt: Date) {
+        self.id = id
+        self.project = project
+        self.kind = kind
+        self.issue = issue
+        self.release = release
+        self.title = title
+        self.reason = reason
+        self.createdAt = createdAt
+    }
+}
+
+/// An alert about to be recorded. `dedupeKey` makes firing idempotent: one velocity alert per issue and release,
+/// one target alert per release and day, one new-issue alert per issue.
+public struct AlertDraft: Sendable, Equatable {
+    public var project: ProjectID
+    public var kind: AlertKind
+    public var dedupeKey: String
+    public var issue: IssueID?
+    public var release: String?
+    public var title: String
+    public var reason: [String: Double]
+    public init(project: ProjectID, kind: AlertKind, dedupeKey: String, issue: IssueID?, release: String?, title: String,
+                reason: [String: Double]) {
+        self.project = project
+        self.kind = kind
+        self.dedupeKey = dedupeKey
+        self.issue = issue
+        self.release = release
+        self.title = title
+        self.reason = reason
+    }
+}
+
+/// An issue's activity in one release over the velocity window, and the release's own.
+public struct VelocityWindow: Sendable, Equatable {
+    public var issue: IssueID
+    public var release: String
+    /// Distinct sessions that crashed with the issue in the window.
+    public var issueSessions: Int
+    /// Distinct users affected by the issue in the window.
+    public var issueUsers: Int
+    /// Sessions of the release active in the window.
+    public var releaseSessions: Int
+    /// Distinct users of the release active in the window.
+    public var releaseUsers: Int
+    public init(issue: IssueID, release: String, issueSessions: Int, issueUsers: Int, releaseSessions: Int, releaseUsers: Int) {
+        self.issue = issue
+        self.release = release
+        self.issueSessions = issueSessions
+        self.issueUsers = issueUsers
+        self.releaseSessions = releaseSessions
+        self.releaseUsers = releaseUsers
+    }
+}
+
+/// The alert rules (DESIGN.md). Pure: the numbers come in, a decision and its reason go out.
+public enum AlertRules {
+    /// Velocity (Crashlytics): the issue's crashed sessions exceed `velocityPercent` of the release's sessions in
+    /// the window, at least `velocityMinUsers` users are affected, and the release had at least
+    /// `velocityMinReleaseUsers` users. Returns the reason when it fires.
+    public static func velocity(_ w: VelocityWindow, settings: AlertSettings) -> [String: Double]? {
+        guard w.releaseSessions > 0, w.releaseUsers >= settings.velocityMinReleaseUsers,
+              w.issueUsers >= settings.velocityMinUsers else { return nil }
+        let share = Double(w.issueSessions) / Double(w.releaseSessions) * 100
+        guard share > settings.velocityPercent else { return nil }
+        return [
+            "issue_sessions": Double(w.issueSessions), "release_sessions": Double(w.releaseSessions),
+            "share_percent": (share * 100).rounded() / 100, "threshold_percent": settings.velocityPercent,
+            "issue_users": Double(w.issueUsers), "min_users": Double(settings.velocityMinUsers),
+            "release_users": Double(w.releaseUsers), "window_minutes": Double(settings.velocityWindowMinutes),
+        ]
+    }
+
+    /// Stability target: crash-free sessions of a day below the target, on a day with enough sessions.
+    public static func belowTarget(_ health: ReleaseHealth, settings: AlertSettings) -> [String: Double]? {
+        guard let target = settings.crashFreeTarget, health.sessions >= settings.crashFreeMinSessions,
+              let rate = health.crashFreeSessions, rate * 100 < target else { return nil }
+        return [
+            "crash_free_sessions_percent": (rate * 10_000).rounded() / 100, "target_percent": target,
+            "sessions": Double(health.sessions), "crashed_sessions": Double(health.crashedSessions),
+            "users": Double(health.users), "crashed_users": Double(health.crashedUsers),
+        ]
+    }
+
+    /// Regression: a closed issue that receives an event from a release it had not been seen in. Muted issues
+    /// stay muted; an event without a release cannot regress anything.
+    public static func regresses(status: IssueStatus, release: String?, seenInRelease: Bool) -> Bool {
+        status == .closed && release != nil && !seenInRelease
+    }
+
+    /// The Slack-compatible one-line text of an alert.
+    public static func text(project: String, kind: AlertKind, title: String, release: String?, reason: [String: Double],
+                            link: String?) -> String {
+        func n(_ key: String) -> String {
+            guard let v = reason[key] else { return "?" }
+            return v == v.rounded() ? String(Int(v)) : String(v)
+        }
+        var text: String
+        switch kind {
+        case .newIssue: text = "[\(project)] New issue: \(title)"
+        case .regression: text = "[\(project)] Regressed in \(release ?? "?"): \(title)"
+        case .velocity:
+            text = "[\(project)] Trending in \(release ?? "?"): \(title) — \(n("issue_sessions")) of \(n("release_sessions")) sessions "
+                + "(\(n("share_percent")) % > \(n("threshold_percent")) %), \(n("issue_users")) users in \(n("window_minutes")) min"
+        case .crashFreeTarget:
+            text = "[\(project)] Crash-free sessions \(n("crash_free_sessions_percent")) % below target \(n("target_percent")) % "
+                + "in \(release ?? "all releases") (\(n("crashed_sessions")) crashed of \(n("sessions")))"
+        }
+        if let link { text += " <\(link)>" }
+        return text
+    }
+}

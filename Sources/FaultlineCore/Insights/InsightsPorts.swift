@@ -1,0 +1,166 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One release of a project with its stability.
+public struct ReleaseRow: Sendable, Equatable {
+    public var release: String
+    public var firstSeen: Date
+    public var lastSeen: Date
+    /// Every session of the release (users distinct over the release's whole life).
+    public var health: ReleaseHealth
+    /// Share of the project's sessions in the last 7 days that ran this release (0…1); nil when the project had
+    /// no sessions in that time.
+    public var adoption: Double?
+    /// Sessions of this release in the last 7 days.
+    public var recentSessions: Int
+    /// Issues first seen in this release.
+    public var newIssues: Int
+    public init(release: String, firstSeen: Date, lastSeen: Date, health: ReleaseHealth, adoption: Double?, recentSessions: Int,
+                newIssues: Int) {
+        self.release = release
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+        self.health = health
+        self.adoption = adoption
+        self.recentSessions = recentSessions
+        self.newIssues = newIssues
+    }
+}
+
+/// Which events a top-issues ranking counts.
+public enum TopIssueWindow: Sendable, Equatable, Hashable {
+    case last24Hours
+    case last7Days
+    case release(String)
+
+    public var label: String {
+        switch self {
+        case .last24Hours: "last 24 hours"
+        case .last7Days: "last 7 days"
+        case .release(let r): "release \(r)"
+        }
+    }
+}
+
+/// An issue ranked by the users it affected in a window.
+public struct TopIssue: Sendable, Equatable {
+    public var issue: IssueSummary
+    /// Distinct users affected in the window.
+    public var users: Int
+    /// Events in the window.
+    public var events: Int
+    public init(issue: IssueSummary, users: Int, events: Int) {
+        self.issue = issue
+        self.users = users
+        self.events = events
+    }
+}
+
+/// A count of an issue's events by one value (a release, a device model, an OS, a user).
+public struct BreakdownEntry: Sendable, Equatable {
+    public var value: String
+    public var events: Int
+    public init(value: String, events: Int) {
+        self.value = value
+        self.events = events
+    }
+}
+
+/// An issue's activity in one release.
+public struct IssueReleaseRow: Sendable, Equatable {
+    public var release: String
+    public var events: Int
+    public var users: Int
+    public var firstSeen: Date
+    public var lastSeen: Date
+    public init(release: String, events: Int, users: Int, firstSeen: Date, lastSeen: Date) {
+        self.release = release
+        self.events = events
+        self.users = users
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+    }
+}
+
+/// An issue's activity on one day.
+public struct IssueDay: Sendable, Equatable {
+    public var day: DayNumber
+    public var events: Int
+    public var users: Int
+    public init(day: DayNumber, events: Int, users: Int) {
+        self.day = day
+        self.events = events
+        self.users = users
+    }
+}
+
+/// Everything an issue page shows, except the sample events' contents.
+public struct IssueDetail: Sendable, Equatable {
+    public var summary: IssueSummary
+    public var grouping: GroupingResult
+    public var releases: [IssueReleaseRow]
+    public var days: [IssueDay]
+    /// Breakdowns by `device`, `os`, `environment` and `user` (most events first, top 10 each).
+    public var breakdowns: [String: [BreakdownEntry]]
+    /// Users who hit the issue more than once.
+    public var repeatUsers: Int
+    /// The newest events of the issue (at most 10), newest first.
+    public var samples: [ReportSummary]
+    public init(summary: IssueSummary, grouping: GroupingResult, releases: [IssueReleaseRow], days: [IssueDay],
+                breakdowns: [String: [BreakdownEntry]], repeatUsers: Int, samples: [ReportSummary]) {
+        self.summary = summary
+        self.grouping = grouping
+        self.releases = releases
+        self.days = days
+        self.breakdowns = breakdowns
+        self.repeatUsers = repeatUsers
+        self.samples = samples
+    }
+}
+
+/// Filters of an issue listing.
+public struct IssueQuery: Sendable, Equatable {
+    public var project: ProjectID
+    public var status: IssueStatus?
+    public var release: String?
+    public var kind: ReportKind?
+    public var limit: Int
+    public init(project: ProjectID, status: IssueStatus? = nil, release: String? = nil, kind: ReportKind? = nil, limit: Int = 100) {
+        self.project = project
+        self.status = status
+        self.release = release
+        self.kind = kind
+        self.limit = limit
+    }
+}
+
+/// Reads of issues, rollups and alerts (the dashboard and the JSON API). Every call reads rollup tables or a
+/// bounded window of recent events, never a scan of everything stored.
+public protocol InsightsReader: Sendable {
+    /// Per-day health of a project (`release == nil`: all releases together), days without sessions omitted.
+    func health(project: ProjectID, release: String?, from: DayNumber, through: DayNumber) async throws -> [DailyHealth]
+    /// Releases of a project, newest first (at most `limit`).
+    func releases(project: ProjectID, now: Date, limit: Int) async throws -> [ReleaseRow]
+    /// Issues ranked by users affected in `window`, then events.
+    func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws -> [TopIssue]
+    /// Issues, most recently seen first.
+    func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary]
+    /// One issue's page data; `project` limits the lookup when given.
+    func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail?
+    /// Issues of a project changed at or after `since` (for an incremental render).
+    func issuesChanged(project: ProjectID, since: Date) async throws -> [IssueID]
+    /// Alerts of a project, newest first.
+    func alerts(project: ProjectID, limit: Int) async throws -> [Alert]
+    /// Open issues per status of a project.
+    func issueCounts(project: ProjectID) async throws -> [IssueStatus: Int]
+}
+
+/// Changes of issue state made by people (CLI, API).
+public protocol IssueStateStore: Sendable {
+    /// Sets the status; clears the regressed mark when an issue is closed or reopened by hand. Returns the issue
+    /// after the change, or nil when no such issue (in `project`, when given) exists.
+    func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, at date: Date) async throws -> IssueSummary?
+}
