@@ -176,6 +176,28 @@ public enum SymbolicationRules {
     }
 }
 
+/// What grouping decided for a report: its fingerprint and the values it adds to its issue's breakdowns.
+public struct GroupingInput: Sendable, Equatable {
+    public var grouping: GroupingResult
+    /// Breakdown values by key (`device`, `os`, `environment`).
+    public var tags: [String: String]
+    public init(grouping: GroupingResult, tags: [String: String]) {
+        self.grouping = grouping
+        self.tags = tags
+    }
+
+    /// Groups `report` and collects its breakdown values.
+    public static func make(_ report: Report, symbols: SymbolicatedReport?) -> GroupingInput {
+        var tags: [String: String] = [:]
+        if let model = report.device.model, !model.isEmpty { tags["device"] = model }
+        if let os = report.device.os, !os.isEmpty {
+            tags["os"] = report.device.osVersion.map { "\(os) \($0)" } ?? os
+        }
+        if let environment = report.environment, !environment.isEmpty { tags["environment"] = environment }
+        return GroupingInput(grouping: Grouping.group(report, symbols: symbols), tags: tags)
+    }
+}
+
 /// A report waiting for symbolication.
 public struct PendingSymbolication: Sendable {
     public var reportID: Int64
@@ -206,8 +228,12 @@ public struct MissingDebugFileSummary: Sendable, Equatable {
 public protocol SymbolicationStore: Sendable {
     /// Reports with state `pending`, oldest first.
     func pending(limit: Int) async throws -> [PendingSymbolication]
-    /// Stores a result (state, frames, missing build-ids) for a report, replacing any earlier one.
-    func save(_ result: SymbolicatedReport, reportID: Int64, at date: Date) async throws
+    /// Stores a result (state, frames, missing build-ids) for a report, replacing any earlier one, and — in the
+    /// same transaction — files the report under the issue of `grouping` (moving it when its fingerprint changed,
+    /// deleting an issue left empty, reopening a closed issue that regressed, recording new-issue and regression
+    /// alerts). Returns the report's issue; nil when the report no longer exists or was not grouped.
+    @discardableResult
+    func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws -> IssueID?
     /// Queues again every report of `project` that lacked `buildID`; returns how many.
     func requeue(project: ProjectID, buildID: BuildID) async throws -> Int
     /// Build-ids reports of `project` (optionally of one release) lacked, most reports first.

@@ -141,6 +141,177 @@ enum Migrations {
                     CREATE INDEX missing_debug_files_by_build_id ON report_missing_debug_files(project_id, build_id);
                     """)
         }
+        migrator.registerMigration("v5-issues-health-alerts") { db in
+            try db.execute(
+                sql: """
+                    -- Issues: reports grouped by fingerprint. Counters are maintained incrementally by the grouping
+                    -- transaction (add a report's contribution, or move it between issues when late symbols change
+                    -- its fingerprint), so they always equal a recount and survive the pruning of raw reports.
+                    CREATE TABLE issues (
+                        id INTEGER PRIMARY KEY,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        fingerprint TEXT NOT NULL CHECK (fingerprint LIKE 'v%:%'),
+                        kind TEXT NOT NULL CHECK (kind IN ('crash', 'nonfatal')),
+                        grouping TEXT NOT NULL,
+                        title TEXT NOT NULL,
+                        culprit TEXT,
+                        status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'closed', 'muted')),
+                        regressed INTEGER NOT NULL DEFAULT 0 CHECK (regressed IN (0, 1)),
+                        status_changed_at INTEGER,
+                        first_seen INTEGER NOT NULL,
+                        last_seen INTEGER NOT NULL,
+                        first_release TEXT,
+                        last_release TEXT,
+                        events INTEGER NOT NULL DEFAULT 0 CHECK (events >= 0),
+                        users INTEGER NOT NULL DEFAULT 0 CHECK (users >= 0),
+                        repeat_users INTEGER NOT NULL DEFAULT 0 CHECK (repeat_users >= 0),
+                        early_events INTEGER NOT NULL DEFAULT 0 CHECK (early_events >= 0),
+                        timed_events INTEGER NOT NULL DEFAULT 0 CHECK (timed_events >= 0),
+                        updated_at INTEGER NOT NULL,
+                        UNIQUE (project_id, fingerprint)
+                    );
+                    CREATE INDEX issues_by_update ON issues(project_id, updated_at);
+                    CREATE INDEX issues_by_last_seen ON issues(project_id, last_seen);
+
+                    ALTER TABLE reports ADD COLUMN issue_id INTEGER REFERENCES issues(id) ON DELETE SET NULL;
+                    -- 1 when the report came within the first seconds of its session, 0 when later, NULL unknown.
+                    ALTER TABLE reports ADD COLUMN early INTEGER CHECK (early IS NULL OR early IN (0, 1));
+                    CREATE INDEX reports_by_issue ON reports(issue_id, occurred_at);
+                    -- Reports stored before grouping existed are grouped by the worker like new ones.
+                    UPDATE reports SET symbolication = 'pending';
+
+                    -- Per issue: by release ('' = no release), by day, by user, and by tag (device, os, environment).
+                    -- The *_users tables count events per user so that distinct users stay exact when a report moves.
+                    CREATE TABLE issue_releases (
+                        issue_id INTEGER NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                        release TEXT NOT NULL,
+                        events INTEGER NOT NULL CHECK (events >= 0),
+                        users INTEGER NOT NULL DEFAULT 0 CHECK (users >= 0),
+                        first_seen INTEGER NOT NULL,
+                        last_seen INTEGER NOT NULL,
+                        PRIMARY KEY (issue_id, release)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX issue_releases_by_release ON issue_releases(release, users);
+                    CREATE TABLE issue_days (
+                        issue_id INTEGER NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                        day INTEGER NOT NULL,
+                        events INTEGER NOT NULL CHECK (events >= 0),
+                        users INTEGER NOT NULL DEFAULT 0 CHECK (users >= 0),
+                        PRIMARY KEY (issue_id, day)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE issue_users (
+                        issue_id INTEGER NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                        user_key TEXT NOT NULL,
+                        events INTEGER NOT NULL CHECK (events > 0),
+                        PRIMARY KEY (issue_id, user_key)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE issue_release_users (
+                        issue_id INTEGER NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                        release TEXT NOT NULL,
+                        user_key TEXT NOT NULL,
+                        events INTEGER NOT NULL CHECK (events > 0),
+                        PRIMARY KEY (issue_id, release, user_key)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE issue_day_users (
+                        issue_id INTEGER NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                        day INTEGER NOT NULL,
+                        user_key TEXT NOT NULL,
+                        events INTEGER NOT NULL CHECK (events > 0),
+                        PRIMARY KEY (issue_id, day, user_key)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE issue_tags (
+                        issue_id INTEGER NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                        key TEXT NOT NULL,
+                        value TEXT NOT NULL,
+                        events INTEGER NOT NULL CHECK (events > 0),
+                        PRIMARY KEY (issue_id, key, value)
+                    ) WITHOUT ROWID;
+
+                    -- Release health, maintained in the session write's transaction (subtract a session's old
+                    -- contribution, add its new one). release '' = all releases of the project together.
+                    CREATE TABLE health_days (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        release TEXT NOT NULL,
+                        day INTEGER NOT NULL,
+                        sessions INTEGER NOT NULL CHECK (sessions >= 0),
+                        crashed INTEGER NOT NULL CHECK (crashed >= 0),
+                        abnormal INTEGER NOT NULL CHECK (abnormal >= 0),
+                        errored INTEGER NOT NULL CHECK (errored >= 0),
+                        users INTEGER NOT NULL DEFAULT 0 CHECK (users >= 0),
+                        crashed_users INTEGER NOT NULL DEFAULT 0 CHECK (crashed_users >= 0),
+                        PRIMARY KEY (project_id, release, day)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX health_days_by_day ON health_days(project_id, day);
+                    CREATE TABLE health_day_users (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        release TEXT NOT NULL,
+                        day INTEGER NOT NULL,
+                        user_key TEXT NOT NULL,
+                        sessions INTEGER NOT NULL CHECK (sessions > 0),
+                        crashed INTEGER NOT NULL CHECK (crashed >= 0),
+                        PRIMARY KEY (project_id, release, day, user_key)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE health_releases (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        release TEXT NOT NULL,
+                        first_seen INTEGER NOT NULL,
+                        last_seen INTEGER NOT NULL,
+                        sessions INTEGER NOT NULL CHECK (sessions >= 0),
+                        crashed INTEGER NOT NULL CHECK (crashed >= 0),
+                        abnormal INTEGER NOT NULL CHECK (abnormal >= 0),
+                        errored INTEGER NOT NULL CHECK (errored >= 0),
+                        users INTEGER NOT NULL DEFAULT 0 CHECK (users >= 0),
+                        crashed_users INTEGER NOT NULL DEFAULT 0 CHECK (crashed_users >= 0),
+                        PRIMARY KEY (project_id, release)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE health_release_users (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        release TEXT NOT NULL,
+                        user_key TEXT NOT NULL,
+                        sessions INTEGER NOT NULL CHECK (sessions > 0),
+                        crashed INTEGER NOT NULL CHECK (crashed >= 0),
+                        PRIMARY KEY (project_id, release, user_key)
+                    ) WITHOUT ROWID;
+                    -- Sessions active in a time window (velocity alerts).
+                    CREATE INDEX sessions_by_update ON sessions(project_id, release, updated_at);
+
+                    -- Alerting: settings per project, alerts (deduplicated), and the durable webhook outbox.
+                    CREATE TABLE alert_settings (
+                        project_id INTEGER PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+                        settings TEXT NOT NULL,
+                        updated_at INTEGER NOT NULL
+                    );
+                    CREATE TABLE alerts (
+                        id INTEGER PRIMARY KEY,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        kind TEXT NOT NULL CHECK (kind IN ('new_issue', 'regression', 'velocity', 'crash_free_target')),
+                        dedupe_key TEXT NOT NULL,
+                        issue_id INTEGER REFERENCES issues(id) ON DELETE SET NULL,
+                        release TEXT,
+                        title TEXT NOT NULL,
+                        reason TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        dispatched INTEGER NOT NULL DEFAULT 0 CHECK (dispatched IN (0, 1)),
+                        UNIQUE (project_id, dedupe_key)
+                    );
+                    CREATE INDEX alerts_by_project ON alerts(project_id, id);
+                    CREATE INDEX alerts_to_dispatch ON alerts(id) WHERE dispatched = 0;
+                    CREATE TABLE webhook_deliveries (
+                        id INTEGER PRIMARY KEY,
+                        alert_id INTEGER NOT NULL REFERENCES alerts(id) ON DELETE CASCADE,
+                        url TEXT NOT NULL,
+                        body BLOB NOT NULL,
+                        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+                        attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+                        next_attempt_at INTEGER NOT NULL,
+                        last_status INTEGER,
+                        last_error TEXT,
+                        delivered_at INTEGER
+                    );
+                    CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE state = 'pending';
+                    """)
+            try HealthRollup.backfill(db)
+        }
         return migrator
     }
 }

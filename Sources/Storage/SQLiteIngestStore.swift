@@ -95,6 +95,10 @@ public struct SQLiteIngestStore: IngestStore {
                 continue
             }
             try SessionRecord(project: batch.project, state: next, updatedAt: updatedAt).save(db)
+            // The health rollups move by the session's change, in this same transaction.
+            try HealthRollup.apply(
+                project: batch.project, remove: existing?.state.map(SessionContribution.init), add: SessionContribution(next),
+                startedAt: Millis.from(next.started), db)
             applied += 1
         }
         return .sessions(applied: applied, unchanged: unchanged)

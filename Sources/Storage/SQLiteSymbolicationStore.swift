@@ -35,27 +35,43 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         }
     }
 
-    public func save(_ result: SymbolicatedReport, reportID: Int64, at date: Date) async throws {
+    public func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws
+        -> IssueID?
+    {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let blob = try encoder.encode(result)
-        try await database.pool.write { db in
-            try db.execute(sql: "UPDATE reports SET symbolication = ? WHERE id = ?", arguments: [result.state.rawValue, reportID])
-            try db.execute(
+        let groupingJSON = try grouping.map { String(decoding: try encoder.encode($0.grouping), as: UTF8.self) }
+        let now = Millis.from(date)
+        return try await database.pool.write { db in
+            guard let report = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT project_id, kind, occurred_at, release, user_key, session_id, issue_id, early
+                        FROM reports WHERE id = ?
+                        """),
+                arguments: [reportID])
+            else { return nil }
+            try db.cachedStatement(sql: "UPDATE reports SET symbolication = ? WHERE id = ?")
+                .execute(arguments: [result.state.rawValue, reportID])
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO report_symbols (report_id, result, updated_at) VALUES (?, ?, ?)
                     ON CONFLICT (report_id) DO UPDATE SET result = excluded.result, updated_at = excluded.updated_at
-                    """,
-                arguments: [reportID, blob, Millis.from(date)])
-            try db.execute(sql: "DELETE FROM report_missing_debug_files WHERE report_id = ?", arguments: [reportID])
+                    """
+            ).execute(arguments: [reportID, blob, now])
+            try db.cachedStatement(sql: "DELETE FROM report_missing_debug_files WHERE report_id = ?").execute(arguments: [reportID])
             for missing in result.missing {
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         INSERT INTO report_missing_debug_files (report_id, project_id, build_id, module, release)
                         SELECT id, project_id, ?, ?, release FROM reports WHERE id = ?
-                        """,
-                    arguments: [missing.buildID, missing.module, reportID])
+                        """
+                ).execute(arguments: [missing.buildID, missing.module, reportID])
             }
+            guard let grouping, let groupingJSON else { return (report["issue_id"] as Int64?).map { IssueID($0) } }
+            return try Grouper.file(
+                report: report, reportID: reportID, grouping: grouping, groupingJSON: groupingJSON, now: now, db)
         }
     }
 

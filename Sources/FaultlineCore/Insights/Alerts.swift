@@ -27,11 +27,53 @@ public struct AlertSettings: Sendable, Equatable, Codable {
     public var webhookURL: String?
     public init() {}
 
+    /// Decodes settings; a missing key keeps its default, so `{"crash_free_target": 99.5}` is a complete document.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        velocityPercent = try c.decodeIfPresent(Double.self, forKey: .velocityPercent) ?? velocityPercent
+        velocityMinUsers = try c.decodeIfPresent(Int.self, forKey: .velocityMinUsers) ?? velocityMinUsers
+        velocityMinReleaseUsers = try c.decodeIfPresent(Int.self, forKey: .velocityMinReleaseUsers) ?? velocityMinReleaseUsers
+        velocityWindowMinutes = try c.decodeIfPresent(Int.self, forKey: .velocityWindowMinutes) ?? velocityWindowMinutes
+        crashFreeTarget = try c.decodeIfPresent(Double.self, forKey: .crashFreeTarget)
+        crashFreeMinSessions = try c.decodeIfPresent(Int.self, forKey: .crashFreeMinSessions) ?? crashFreeMinSessions
+        alertOnNewIssue = try c.decodeIfPresent(Bool.self, forKey: .alertOnNewIssue) ?? alertOnNewIssue
+        alertOnRegression = try c.decodeIfPresent(Bool.self, forKey: .alertOnRegression) ?? alertOnRegression
+        webhookURL = try c.decodeIfPresent(String.self, forKey: .webhookURL)
+    }
+
+    /// What is wrong with these settings (a snake_case field name and why), or nil when they are usable.
+    public var problem: (field: String, message: String)? {
+        if !(velocityPercent > 0 && velocityPercent <= 100) { return ("velocity_percent", "must be above 0 and at most 100") }
+        if velocityMinUsers < 1 { return ("velocity_min_users", "must be at least 1") }
+        if velocityMinReleaseUsers < 0 { return ("velocity_min_release_users", "must not be negative") }
+        if !(1...1440).contains(velocityWindowMinutes) { return ("velocity_window_minutes", "must be 1 to 1440") }
+        if let t = crashFreeTarget, !(t > 0 && t <= 100) { return ("crash_free_target", "must be above 0 and at most 100") }
+        if crashFreeMinSessions < 1 { return ("crash_free_min_sessions", "must be at least 1") }
+        if let url = webhookURL, !url.isEmpty, !(url.hasPrefix("http://") || url.hasPrefix("https://")) {
+            return ("webhook_url", "must be an http:// or https:// URL")
+        }
+        return nil
+    }
+
     enum CodingKeys: String, CodingKey {
         case velocityPercent = "velocity_percent", velocityMinUsers = "velocity_min_users"
         case velocityMinReleaseUsers = "velocity_min_release_users", velocityWindowMinutes = "velocity_window_minutes"
         case crashFreeTarget = "crash_free_target", crashFreeMinSessions = "crash_free_min_sessions"
         case alertOnNewIssue = "alert_on_new_issue", alertOnRegression = "alert_on_regression", webhookURL = "webhook_url"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        // Explicit nulls, so a GET shows every setting there is.
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(velocityPercent, forKey: .velocityPercent)
+        try c.encode(velocityMinUsers, forKey: .velocityMinUsers)
+        try c.encode(velocityMinReleaseUsers, forKey: .velocityMinReleaseUsers)
+        try c.encode(velocityWindowMinutes, forKey: .velocityWindowMinutes)
+        try c.encode(crashFreeTarget, forKey: .crashFreeTarget)
+        try c.encode(crashFreeMinSessions, forKey: .crashFreeMinSessions)
+        try c.encode(alertOnNewIssue, forKey: .alertOnNewIssue)
+        try c.encode(alertOnRegression, forKey: .alertOnRegression)
+        try c.encode(webhookURL, forKey: .webhookURL)
     }
 }
 

@@ -329,7 +329,7 @@ public enum Grouping {
         switch (type, message) {
         case let (type?, message?): return "\(type): \(message)"
         case let (type?, nil): return runtimeMessage.map { "\(type): \($0)" } ?? type
-        case let (nil, message?): return message
+        case let (nil, message?): return runtimeMessage ?? message
         case (nil, nil):
             if let runtimeMessage { return runtimeMessage }
             let what = report.kind == .crash ? "Crash" : "Error"

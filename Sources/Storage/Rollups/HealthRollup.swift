@@ -1,0 +1,102 @@
+import FaultlineCore
+import GRDB
+
+/// Release-health rollups: per project × release × day, per project × release, with per-user rows that keep
+/// the distinct-user counts exact.
+///
+/// A session update calls `apply(project:remove:add:)` with the session's contribution before and after; the
+/// rollups move by the difference, in the same transaction as the session row. Release `""` stands for all
+/// releases together (a user of two releases is one user of the project that day).
+enum HealthRollup {
+    static let allReleases = ""
+
+    /// Moves the rollups from `old` to `new` (either may be nil: a new session, or none).
+    static func apply(project: ProjectID, remove old: SessionContribution?, add new: SessionContribution?, startedAt: Int64,
+                      _ db: Database) throws {
+        guard old != new else { return }
+        if let old { try change(project: project, old, sign: -1, startedAt: startedAt, db) }
+        if let new { try change(project: project, new, sign: 1, startedAt: startedAt, db) }
+    }
+
+    private static func change(project: ProjectID, _ c: SessionContribution, sign: Int, startedAt: Int64, _ db: Database) throws {
+        let crashed = c.crashed ? sign : 0
+        let abnormal = c.abnormal ? sign : 0
+        let errored = c.errored ? sign : 0
+        for release in [c.release, allReleases] {
+            // Removing only ever updates (a CHECK would refuse an upsert's negative VALUES row before the conflict).
+            try db.cachedStatement(
+                sql: sign > 0
+                    ? """
+                    INSERT INTO health_days (project_id, release, day, sessions, crashed, abnormal, errored)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                    ON CONFLICT (project_id, release, day) DO UPDATE SET sessions = sessions + ?4,
+                        crashed = crashed + ?5, abnormal = abnormal + ?6, errored = errored + ?7
+                    """
+                    : """
+                    UPDATE health_days SET sessions = sessions + ?4, crashed = crashed + ?5, abnormal = abnormal + ?6,
+                        errored = errored + ?7 WHERE project_id = ?1 AND release = ?2 AND day = ?3
+                    """
+            ).execute(arguments: [project.rawValue, release, c.day.rawValue, sign, crashed, abnormal, errored])
+            if let user = c.user {
+                let (users, crashedUsers) = try bumpUser(
+                    table: "health_day_users", keys: ["project_id", "release", "day"],
+                    values: [project.rawValue, release, c.day.rawValue], user: user, sessions: sign, crashed: crashed, db)
+                if users != 0 || crashedUsers != 0 {
+                    try db.cachedStatement(
+                        sql: """
+                            UPDATE health_days SET users = users + ?, crashed_users = crashed_users + ?
+                            WHERE project_id = ? AND release = ? AND day = ?
+                            """
+                    ).execute(arguments: [users, crashedUsers, project.rawValue, release, c.day.rawValue])
+                }
+            }
+        }
+        try db.cachedStatement(
+            sql: sign > 0
+                ? """
+                INSERT INTO health_releases (project_id, release, first_seen, last_seen, sessions, crashed, abnormal, errored)
+                VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7)
+                ON CONFLICT (project_id, release) DO UPDATE SET sessions = sessions + ?4, crashed = crashed + ?5,
+                    abnormal = abnormal + ?6, errored = errored + ?7,
+                    first_seen = min(first_seen, ?3), last_seen = max(last_seen, ?3)
+                """
+                : """
+                UPDATE health_releases SET sessions = sessions + ?4, crashed = crashed + ?5, abnormal = abnormal + ?6,
+                    errored = errored + ?7 WHERE project_id = ?1 AND release = ?2 AND ?3 = ?3
+                """
+        ).execute(arguments: [project.rawValue, c.release, startedAt, sign, crashed, abnormal, errored])
+        if let user = c.user {
+            let (users, crashedUsers) = try bumpUser(
+                table: "health_release_users", keys: ["project_id", "release"], values: [project.rawValue, c.release],
+                user: user, sessions: sign, crashed: crashed, db)
+            if users != 0 || crashedUsers != 0 {
+                try db.cachedStatement(
+                    sql: "UPDATE health_releases SET users = users + ?, crashed_users = crashed_users + ? WHERE project_id = ? AND release = ?"
+                ).execute(arguments: [users, crashedUsers, project.rawValue, c.release])
+            }
+        }
+    }
+
+    /// Adds `sessions`/`crashed` to one user's row; returns how the distinct users and crashed users change
+    /// (a row whose sessions reach 0 is deleted).
+    private static func bumpUser(table: String, keys: [String], values: [any DatabaseValueConvertible], user: String,
+                                 sessions: Int, crashed: Int, _ db: Database) throws -> (Int, Int) {
+        try CountedRow.bump(
+            table: table, keys: keys + ["user_key"], values: values + [user], counters: ["sessions", "crashed"],
+            by: [sessions, crashed], db)
+    }
+
+    /// Fills the rollups from the sessions already stored (run once, by the migration that adds them).
+    static func backfill(_ db: Database) throws {
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT project_id, session_id, distinct_id, release, environment, started_at, status, errors FROM sessions")
+        while let row = try rows.next() {
+            guard let id = SessionID(row["session_id"]), let status = SessionStatus(rawValue: row["status"]) else { continue }
+            let started: Int64 = row["started_at"]
+            let state = SessionState(
+                sessionID: id, distinctID: row["distinct_id"], release: row["release"], environment: row["environment"],
+                started: Millis.date(started), status: status, errors: row["errors"], duration: nil, seq: nil)
+            try apply(project: ProjectID(row["project_id"] as Int64), remove: nil, add: SessionContribution(state), startedAt: started, db)
+        }
+    }
+}

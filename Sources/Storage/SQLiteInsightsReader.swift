@@ -1,0 +1,255 @@
+import FaultlineCore
+import GRDB
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Issues, release health and alerts on SQLite. Reads rollup tables, or a bounded window of recent reports
+/// (top issues of the last 24 h / 7 days) through the `reports_by_time` index — never everything stored.
+public struct SQLiteInsightsReader: InsightsReader, IssueStateStore {
+    let database: FaultlineDatabase
+
+    public init(database: FaultlineDatabase) {
+        self.database = database
+    }
+
+    // MARK: Health
+
+    public func health(project: ProjectID, release: String?, from: DayNumber, through: DayNumber) async throws -> [DailyHealth] {
+        try await database.pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT day, sessions, crashed, abnormal, errored, users, crashed_users FROM health_days
+                    WHERE project_id = ? AND release = ? AND day BETWEEN ? AND ? ORDER BY day
+                    """,
+                arguments: [project.rawValue, release ?? HealthRollup.allReleases, from.rawValue, through.rawValue]
+            ).map { DailyHealth(day: DayNumber(rawValue: $0["day"]), health: Self.health($0)) }
+        }
+    }
+
+    static func health(_ row: Row) -> ReleaseHealth {
+        ReleaseHealth(
+            sessions: row["sessions"], crashedSessions: row["crashed"], abnormalSessions: row["abnormal"],
+            erroredSessions: row["errored"], users: row["users"], crashedUsers: row["crashed_users"])
+    }
+
+    public func releases(project: ProjectID, now: Date, limit: Int) async throws -> [ReleaseRow] {
+        let today = DayNumber(now)
+        return try await database.pool.read { db in
+            var recent: [String: Int] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: "SELECT release, sum(sessions) AS s FROM health_days WHERE project_id = ? AND day >= ? GROUP BY release",
+                arguments: [project.rawValue, today.adding(-6).rawValue])
+            {
+                recent[row["release"]] = row["s"]
+            }
+            let total = recent[HealthRollup.allReleases] ?? 0
+            var newIssues: [String: Int] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: "SELECT first_release, count(*) AS n FROM issues WHERE project_id = ? AND first_release IS NOT NULL GROUP BY first_release",
+                arguments: [project.rawValue])
+            {
+                newIssues[row["first_release"]] = row["n"]
+            }
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT release, first_seen, last_seen, sessions, crashed, abnormal, errored, users, crashed_users
+                    FROM health_releases WHERE project_id = ? ORDER BY first_seen DESC LIMIT ?
+                    """,
+                arguments: [project.rawValue, max(1, limit)]
+            ).map { row in
+                let release: String = row["release"]
+                let sessions = recent[release] ?? 0
+                return ReleaseRow(
+                    release: release, firstSeen: Millis.date(row["first_seen"]), lastSeen: Millis.date(row["last_seen"]),
+                    health: Self.health(row), adoption: total > 0 ? Double(sessions) / Double(total) : nil,
+                    recentSessions: sessions, newIssues: newIssues[release] ?? 0)
+            }
+        }
+    }
+
+    // MARK: Issues
+
+    static let issueColumns = """
+        i.id, i.project_id, i.kind, i.fingerprint, i.title, i.culprit, i.status, i.regressed, i.first_seen, i.last_seen,
+        i.first_release, i.last_release, i.events, i.users, i.repeat_users, i.early_events, i.timed_events
+        """
+
+    static func summary(_ row: Row, now: Date) -> IssueSummary? {
+        guard let kind = ReportKind(rawValue: row["kind"]), let status = IssueStatus(rawValue: row["status"]),
+              let fingerprint = Fingerprint(row["fingerprint"] as String) else { return nil }
+        let firstSeen = Millis.date(row["first_seen"])
+        let regressed: Bool = row["regressed"]
+        return IssueSummary(
+            id: IssueID(row["id"] as Int64), project: ProjectID(row["project_id"] as Int64), kind: kind, fingerprint: fingerprint,
+            title: row["title"], culprit: row["culprit"], status: status,
+            signals: IssueSignals.compute(
+                firstSeen: firstSeen, regressed: regressed, repeatUsers: row["repeat_users"], earlyEvents: row["early_events"],
+                timedEvents: row["timed_events"], now: now),
+            firstSeen: firstSeen, lastSeen: Millis.date(row["last_seen"]), firstRelease: row["first_release"],
+            lastRelease: row["last_release"], events: row["events"], users: row["users"])
+    }
+
+    public func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws -> [TopIssue] {
+        let limit = max(1, min(limit, 500))
+        return try await database.pool.read { db in
+            let rows: [Row]
+            switch window {
+            case .release(let release):
+                rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT \(Self.issueColumns), ir.users AS window_users, ir.events AS window_events
+                        FROM issue_releases ir JOIN issues i ON i.id = ir.issue_id
+                        WHERE ir.release = ? AND i.project_id = ?
+                        ORDER BY ir.users DESC, ir.events DESC, i.id LIMIT ?
+                        """,
+                    arguments: [release, project.rawValue, limit])
+            case .last24Hours, .last7Days:
+                let seconds: Double = window == .last24Hours ? 86_400 : 7 * 86_400
+                rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        WITH w AS (
+                            SELECT issue_id, count(DISTINCT user_key) AS window_users, count(*) AS window_events
+                            FROM reports WHERE project_id = ? AND occurred_at >= ? AND occurred_at <= ? AND issue_id IS NOT NULL
+                            GROUP BY issue_id
+                            ORDER BY window_users DESC, window_events DESC, issue_id LIMIT ?)
+                        SELECT \(Self.issueColumns), w.window_users, w.window_events FROM w JOIN issues i ON i.id = w.issue_id
+                        ORDER BY w.window_users DESC, w.window_events DESC, i.id
+                        """,
+                    arguments: [project.rawValue, Millis.from(now.addingTimeInterval(-seconds)), Millis.from(now), limit])
+            }
+            return rows.compactMap { row in
+                Self.summary(row, now: now).map { TopIssue(issue: $0, users: row["window_users"], events: row["window_events"]) }
+            }
+        }
+    }
+
+    public func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary] {
+        var sql = "SELECT \(Self.issueColumns) FROM issues i"
+        var conditions = ["i.project_id = ?"]
+        var arguments: [(any DatabaseValueConvertible)?] = [query.project.rawValue]
+        if let release = query.release {
+            sql += " JOIN issue_releases ir ON ir.issue_id = i.id AND ir.release = ?"
+            arguments.insert(release, at: 0)
+        }
+        if let status = query.status {
+            conditions.append("i.status = ?")
+            arguments.append(status.rawValue)
+        }
+        if let kind = query.kind {
+            conditions.append("i.kind = ?")
+            arguments.append(kind.rawValue)
+        }
+        sql += " WHERE " + conditions.joined(separator: " AND ") + " ORDER BY i.last_seen DESC, i.id DESC LIMIT ?"
+        arguments.append(max(1, min(query.limit, 10_000)))
+        let args = StatementArguments(arguments)
+        let statement = sql
+        return try await database.pool.read { db in
+            try Row.fetchAll(db, sql: statement, arguments: args).compactMap { Self.summary($0, now: now) }
+        }
+    }
+
+    public func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail? {
+        try await database.pool.read { db in
+            var sql = "SELECT \(Self.issueColumns), i.grouping FROM issues i WHERE i.id = ?"
+            var arguments: StatementArguments = [id.rawValue]
+            if let project {
+                sql += " AND i.project_id = ?"
+                arguments += [project.rawValue]
+            }
+            guard let row = try Row.fetchOne(db, sql: sql, arguments: arguments), let summary = Self.summary(row, now: now),
+                  let grouping = try? JSONDecoder().decode(GroupingResult.self, from: Data((row["grouping"] as String).utf8))
+            else { return nil }
+            let releases = try Row.fetchAll(
+                db, sql: "SELECT release, events, users, first_seen, last_seen FROM issue_releases WHERE issue_id = ? ORDER BY last_seen DESC",
+                arguments: [id.rawValue]
+            ).map {
+                IssueReleaseRow(
+                    release: $0["release"], events: $0["events"], users: $0["users"], firstSeen: Millis.date($0["first_seen"]),
+                    lastSeen: Millis.date($0["last_seen"]))
+            }
+            let days = try Row.fetchAll(
+                db, sql: "SELECT day, events, users FROM issue_days WHERE issue_id = ? AND day >= ? ORDER BY day",
+                arguments: [id.rawValue, DayNumber(now).adding(-89).rawValue]
+            ).map { IssueDay(day: DayNumber(rawValue: $0["day"]), events: $0["events"], users: $0["users"]) }
+            var breakdowns: [String: [BreakdownEntry]] = [:]
+            for key in ["device", "os", "environment"] {
+                breakdowns[key] = try Row.fetchAll(
+                    db, sql: "SELECT value, events FROM issue_tags WHERE issue_id = ? AND key = ? ORDER BY events DESC, value LIMIT 10",
+                    arguments: [id.rawValue, key]
+                ).map { BreakdownEntry(value: $0["value"], events: $0["events"]) }
+            }
+            breakdowns["user"] = try Row.fetchAll(
+                db, sql: "SELECT user_key, events FROM issue_users WHERE issue_id = ? ORDER BY events DESC, user_key LIMIT 10",
+                arguments: [id.rawValue]
+            ).map { BreakdownEntry(value: $0["user_key"], events: $0["events"]) }
+            let samples = try Row.fetchAll(
+                db,
+                sql: "SELECT \(SQLiteReportReader.summaryColumns) FROM reports r WHERE r.issue_id = ? ORDER BY r.occurred_at DESC LIMIT 10",
+                arguments: [id.rawValue]
+            ).compactMap(SQLiteReportReader.summary)
+            return IssueDetail(
+                summary: summary, grouping: grouping, releases: releases, days: days, breakdowns: breakdowns,
+                repeatUsers: row["repeat_users"], samples: samples)
+        }
+    }
+
+    public func issuesChanged(project: ProjectID, since: Date) async throws -> [IssueID] {
+        try await database.pool.read { db in
+            try Int64.fetchAll(
+                db, sql: "SELECT id FROM issues WHERE project_id = ? AND updated_at >= ? ORDER BY id",
+                arguments: [project.rawValue, Millis.from(since)]
+            ).map { IssueID($0) }
+        }
+    }
+
+    public func alerts(project: ProjectID, limit: Int) async throws -> [Alert] {
+        try await database.pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM alerts WHERE project_id = ? ORDER BY id DESC LIMIT ?",
+                arguments: [project.rawValue, max(1, min(limit, 1000))]
+            ).compactMap(AlertRecords.alert)
+        }
+    }
+
+    public func issueCounts(project: ProjectID) async throws -> [IssueStatus: Int] {
+        try await database.pool.read { db in
+            var counts: [IssueStatus: Int] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT status, count(*) AS n FROM issues WHERE project_id = ? GROUP BY status", arguments: [project.rawValue])
+            {
+                if let status = IssueStatus(rawValue: row["status"]) { counts[status] = row["n"] }
+            }
+            return counts
+        }
+    }
+
+    // MARK: State changes
+
+    public func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, at date: Date) async throws -> IssueSummary? {
+        try await database.pool.write { db in
+            var sql = """
+                UPDATE issues SET status = ?, regressed = CASE WHEN ? = 'muted' THEN regressed ELSE 0 END,
+                    status_changed_at = ?, updated_at = ? WHERE id = ?
+                """
+            var arguments: StatementArguments = [status.rawValue, status.rawValue, Millis.from(date), Millis.from(date), issue.rawValue]
+            if let project {
+                sql += " AND project_id = ?"
+                arguments += [project.rawValue]
+            }
+            try db.execute(sql: sql, arguments: arguments)
+            guard db.changesCount == 1 else { return nil }
+            return try Row.fetchOne(db, sql: "SELECT \(Self.issueColumns) FROM issues i WHERE i.id = ?", arguments: [issue.rawValue])
+                .flatMap { Self.summary($0, now: date) }
+        }
+    }
+}
