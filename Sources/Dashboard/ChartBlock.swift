@@ -1,0 +1,87 @@
+import FaultlineCore
+
+/// A chart and its text alternative, as `chart.mustache` shows them: the SVG, then a table with every day's
+/// numbers inside a `<details>`.
+struct ChartBlock {
+    /// One day of the table.
+    struct Row {
+        var day: String
+        var cells: [String]
+    }
+
+    /// Which crash-free rate a health chart draws.
+    enum Metric {
+        case users
+        case sessions
+
+        var name: String { self == .users ? "Crash-free users" : "Crash-free sessions" }
+    }
+
+    /// Server-made SVG (every label in it escaped by `SVGChart`); the only raw markup the templates insert.
+    var svgMarkup: String
+    var chartHeading: String
+    var tableCaption: String
+    var columnHeaders: [String]
+    var tableRows: [Row]
+
+    /// A line chart of a daily crash-free rate over a trend's days, with the counts of each day in the table.
+    ///
+    /// - Parameters:
+    ///   - id: unique within the page.
+    ///   - scope: what the numbers cover, e.g. "all releases" or "release 1.2".
+    static func health(id: String, metric: Metric, scope: String, trend: HealthTrend) -> ChartBlock {
+        let texts = trend.days.map {
+            metric == .users ? Format.crashFreeUsers($0.health) : Format.crashFreeSessions($0.health)
+        }
+        let rates = trend.days.map { metric == .users ? $0.health.crashFreeUsers : $0.health.crashFreeSessions }
+        let points = zip(trend.days, zip(rates, texts)).map { day, value in
+            SVGChart.RatePoint(label: day.day.description, rate: value.0, note: value.1)
+        }
+        let title = "\(metric.name) per day, \(scope), last \(trend.days.count) days"
+        var description = "Line chart of daily \(metric.name.lowercased())"
+        if let first = trend.days.first, let last = trend.days.last {
+            description += " from \(first.day) to \(last.day) (UTC)."
+        }
+        let known = trend.days.indices.compactMap { index in rates[index].map { (index, $0) } }
+        if let lowest = known.min(by: { $0.1 < $1.1 }) {
+            description += " Lowest: \(texts[lowest.0]) on \(trend.days[lowest.0].day)."
+        }
+        description +=
+            " Days without data: \(trend.days.count - known.count). Every day's numbers are in the table below."
+        return ChartBlock(
+            svgMarkup: SVGChart.rateLine(id: id, title: title, description: description, points: points),
+            chartHeading: title, tableCaption: "\(title): every day's numbers",
+            columnHeaders: ["Day (UTC)", metric.name],
+            tableRows: zip(trend.days, texts).map { Row(day: $0.day.description, cells: [$1]) })
+    }
+
+    /// A bar chart of an issue's events per day over `length` days ending with `last` (days without events are 0).
+    static func events(id: String, days: [IssueDay], last: DayNumber, length: Int) -> ChartBlock {
+        let byDay = Dictionary(
+            days.map { ($0.day, $0) },
+            uniquingKeysWith: { a, b in
+                IssueDay(day: a.day, events: a.events + b.events, users: max(a.users, b.users))
+            })
+        let window = (0..<length).map { last.adding($0 - (length - 1)) }
+        let filled = window.map { byDay[$0] ?? IssueDay(day: $0, events: 0, users: 0) }
+        let points = filled.map {
+            SVGChart.CountPoint(
+                label: $0.day.description, count: $0.events,
+                note: "\(Format.count($0.events, "event")), \(Format.count($0.users, "user"))")
+        }
+        let title = "Events per day, last \(length) days"
+        let total = filled.reduce(0) { $0 + $1.events }
+        var description =
+            "Bar chart of the issue's events per day from \(window[0]) to \(last) (UTC): "
+            + "\(Format.count(total, "event")) in total."
+        if let peak = filled.max(by: { $0.events < $1.events }), peak.events > 0 {
+            description += " Most: \(peak.events) on \(peak.day)."
+        }
+        description += " Every day's numbers are in the table below."
+        return ChartBlock(
+            svgMarkup: SVGChart.countBars(id: id, title: title, description: description, points: points),
+            chartHeading: title, tableCaption: "\(title): every day's numbers",
+            columnHeaders: ["Day (UTC)", "Events", "Users"],
+            tableRows: filled.map { Row(day: $0.day.description, cells: [String($0.events), String($0.users)]) })
+    }
+}

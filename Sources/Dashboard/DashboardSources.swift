@@ -1,0 +1,33 @@
+import FaultlineCore
+
+/// Everything the site renderer reads, passed in by the composition root.
+///
+/// Closures rather than store protocols, so that the dashboard depends on nothing but `FaultlineCore`'s types and
+/// the composition root decides where each answer comes from.
+public struct DashboardSources: Sendable {
+    /// All projects (the renderer sorts them by slug).
+    public var projects: @Sendable () async throws -> [Project]
+    /// Issues, rollups and alerts.
+    public var insights: any InsightsReader
+    /// Build-ids the reports of a project lacked a debug file for, most reports first.
+    public var missingDebugFiles: @Sendable (ProjectID) async throws -> [MissingDebugFileSummary]
+    /// The full report and its symbolication result for a sample event (nil if it was pruned).
+    public var event: @Sendable (ReportSummary) async throws -> (report: Report, symbols: SymbolicatedReport?)?
+
+    /// - Parameters:
+    ///   - projects: lists every project.
+    ///   - insights: reads issues, health rollups and alerts.
+    ///   - missingDebugFiles: lists the debug files a project's reports lacked.
+    ///   - event: loads a sample event in full; nil when it no longer exists.
+    public init(
+        projects: @escaping @Sendable () async throws -> [Project],
+        insights: any InsightsReader,
+        missingDebugFiles: @escaping @Sendable (ProjectID) async throws -> [MissingDebugFileSummary],
+        event: @escaping @Sendable (ReportSummary) async throws -> (report: Report, symbols: SymbolicatedReport?)?
+    ) {
+        self.projects = projects
+        self.insights = insights
+        self.missingDebugFiles = missingDebugFiles
+        self.event = event
+    }
+}

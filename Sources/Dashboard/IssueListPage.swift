@@ -1,0 +1,28 @@
+import FaultlineCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `<slug>/issues.html`: every listed issue, most recently seen first.
+struct IssueListPage {
+    var chrome: PageChrome
+    var projectName: String
+    var rows: [IssueRowView]
+    var hasRows: Bool
+    var limited: Bool
+    var limit: Int
+
+    /// - Parameter limit: the most issues listed; the page says so when the list is cut there.
+    init(slug: ProjectSlug, issues: [IssueSummary], limit: Int, releases: Set<String>, now: Date) {
+        let path = SitePaths.issues(slug)
+        chrome = PageChrome(path: path, title: "Issues", project: slug, now: now)
+        projectName = slug.rawValue
+        rows = issues.map { IssueRowView($0, slug: slug, from: path, releases: releases) }
+        hasRows = !rows.isEmpty
+        limited = issues.count >= limit
+        self.limit = limit
+    }
+}

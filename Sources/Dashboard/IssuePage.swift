@@ -1,0 +1,162 @@
+import FaultlineCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `<slug>/issues/<id>.html`: one issue with its activity, breakdowns, why it was grouped, its samples and the
+/// latest sample event in full.
+struct IssuePage {
+    /// The issue's activity in one release.
+    struct ReleaseActivity {
+        var release: ReleaseLink
+        var releaseEvents: Int
+        var releaseUsers: Int
+        var firstSeen: TimeView
+        var lastSeen: TimeView
+    }
+
+    /// Events counted by one dimension (device, OS, environment, user).
+    struct Breakdown {
+        struct Entry {
+            var entryValue: String
+            var entryEvents: Int
+        }
+        var breakdownHeading: String
+        var breakdownCaption: String
+        var valueHeader: String
+        var entries: [Entry]
+        var hasEntries: Bool
+    }
+
+    /// One of the newest events.
+    struct Sample {
+        var sampleEventID: String
+        var sampleTime: TimeView
+        var sampleRelease: String
+        var sampleUser: String
+    }
+
+    var chrome: PageChrome
+    var projectName: String
+    var issueNumber: String
+    var issueTitle: String
+    var culpritText: String?
+    var kindText: String
+    var statusBadge: Badge
+    var signalBadges: [Badge]
+    var hasSignals: Bool
+    var firstSeen: TimeView
+    var lastSeen: TimeView
+    var firstRelease: ReleaseLink?
+    var lastRelease: ReleaseLink?
+    var events: Int
+    var users: Int
+    var repeatUsers: Int
+    var charts: [ChartBlock]
+    var releaseActivity: [ReleaseActivity]
+    var hasReleaseActivity: Bool
+    var breakdowns: [Breakdown]
+    var groupingExplanation: String
+    var groupingComponents: [String]
+    var fingerprint: String
+    var samples: [Sample]
+    var hasSamples: Bool
+    var latestEvent: SampleEventView?
+    var eventMissingText: String?
+    var issuesHref: String
+
+    /// - Parameters:
+    ///   - event: the newest sample in full, nil when there is none or it was pruned.
+    ///   - releases: releases that have a page.
+    init(
+        slug: ProjectSlug, detail: IssueDetail, event: (report: Report, symbols: SymbolicatedReport?)?,
+        releases: Set<String>, now: Date
+    ) {
+        let issue = detail.summary
+        let path = SitePaths.issue(slug, issue.id)
+        func link(_ release: String) -> ReleaseLink { ReleaseLink(release, slug: slug, from: path, rendered: releases) }
+        chrome = PageChrome(path: path, title: "Issue \(issue.id.rawValue)", project: slug, now: now)
+        projectName = slug.rawValue
+        issueNumber = String(issue.id.rawValue)
+        issueTitle = issue.title.isEmpty ? "Issue \(issue.id.rawValue)" : issue.title
+        culpritText = issue.culprit.flatMap { $0.isEmpty ? nil : $0 }
+        kindText = issue.kind == .crash ? "crash" : "non-fatal error"
+        statusBadge = .status(issue.status)
+        signalBadges = Badge.signals(issue.signals)
+        hasSignals = !signalBadges.isEmpty
+        firstSeen = TimeView(issue.firstSeen)
+        lastSeen = TimeView(issue.lastSeen)
+        firstRelease = issue.firstRelease.map(link)
+        lastRelease = issue.lastRelease.map(link)
+        events = issue.events
+        users = issue.users
+        repeatUsers = detail.repeatUsers
+
+        let today = DayNumber(now)
+        charts = [
+            .events(id: "chart-events-30", days: detail.days, last: today, length: 30),
+            .events(id: "chart-events-90", days: detail.days, last: today, length: 90),
+        ]
+        releaseActivity = detail.releases.map {
+            ReleaseActivity(
+                release: link($0.release), releaseEvents: $0.events, releaseUsers: $0.users,
+                firstSeen: TimeView($0.firstSeen), lastSeen: TimeView($0.lastSeen))
+        }
+        hasReleaseActivity = !releaseActivity.isEmpty
+        breakdowns = Self.breakdowns(detail.breakdowns)
+        groupingExplanation = Self.explanation(detail.grouping.source)
+        groupingComponents = detail.grouping.components
+        fingerprint = detail.grouping.fingerprint.rawValue
+        samples = detail.samples.map {
+            Sample(
+                sampleEventID: $0.eventID.rawValue, sampleTime: TimeView($0.timestamp),
+                sampleRelease: $0.release ?? "none",
+                sampleUser: $0.userKey ?? "unknown")
+        }
+        hasSamples = !samples.isEmpty
+        latestEvent = event.map { SampleEventView(report: $0.report, symbols: $0.symbols) }
+        if latestEvent == nil {
+            eventMissingText =
+                detail.samples.isEmpty
+                ? "No sample event is stored for this issue."
+                : "The latest sample event is no longer stored (it was pruned)."
+        }
+        issuesHref = SitePaths.relative(from: path, to: SitePaths.issues(slug))
+    }
+
+    /// Why the events of an issue belong together, for each grouping source.
+    static func explanation(_ source: GroupingResult.Source) -> String {
+        switch source {
+        case .client:
+            "The app sent its own fingerprint, which wins over the one the server computes."
+        case .stack:
+            "Grouped by the crashing thread's frames: in-app frames first, function names without addresses, offsets, "
+                + "line numbers or specialization noise, runtime and trap frames left out."
+        case .error:
+            "Grouped by the error's type or domain and code, with its top frames."
+        case .message:
+            "No usable frames and no error type: grouped by the message, with numbers and quoted values masked."
+        }
+    }
+
+    static let dimensions: [(key: String, heading: String, header: String)] = [
+        ("device", "Devices", "Device"), ("os", "Operating systems", "Operating system"),
+        ("environment", "Environments", "Environment"), ("user", "Users", "User"),
+    ]
+
+    static func breakdowns(_ all: [String: [BreakdownEntry]]) -> [Breakdown] {
+        let known = Set(dimensions.map(\.key))
+        let extra = all.keys.filter { !known.contains($0) }.sorted().map { (key: $0, heading: $0, header: $0) }
+        return (dimensions + extra).map { dimension in
+            let entries = (all[dimension.key] ?? []).map {
+                Breakdown.Entry(entryValue: $0.value, entryEvents: $0.events)
+            }
+            return Breakdown(
+                breakdownHeading: dimension.heading, breakdownCaption: "Events by \(dimension.header.lowercased())",
+                valueHeader: dimension.header, entries: entries, hasEntries: !entries.isEmpty)
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import FaultlineCore
+
+/// One issue in a list (the issues page, a top-issues table).
+struct IssueRowView {
+    var issueHref: String
+    var issueTitle: String
+    var issueCulprit: String?
+    var issueKind: String
+    var statusBadge: Badge
+    var signalBadges: [Badge]
+    var totalEvents: Int
+    var totalUsers: Int
+    var firstSeen: TimeView
+    var lastSeen: TimeView
+    var firstRelease: ReleaseLink?
+
+    init(_ issue: IssueSummary, slug: ProjectSlug, from path: String, releases: Set<String>) {
+        issueHref = SitePaths.relative(from: path, to: SitePaths.issue(slug, issue.id))
+        issueTitle = issue.title.isEmpty ? "Issue \(issue.id.rawValue)" : issue.title
+        issueCulprit = issue.culprit.flatMap { $0.isEmpty ? nil : $0 }
+        issueKind = issue.kind == .crash ? "crash" : "non-fatal"
+        statusBadge = .status(issue.status)
+        signalBadges = Badge.signals(issue.signals)
+        totalEvents = issue.events
+        totalUsers = issue.users
+        firstSeen = TimeView(issue.firstSeen)
+        lastSeen = TimeView(issue.lastSeen)
+        firstRelease = issue.firstRelease.map { ReleaseLink($0, slug: slug, from: path, rendered: releases) }
+    }
+}

@@ -1,0 +1,114 @@
+import FaultlineCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `<slug>/index.html`: a project's health over 30 days, window totals, top issues, releases and latest alerts.
+struct OverviewPage {
+    /// Crash-free sessions of one window against the window before it.
+    struct WindowSummary {
+        var windowLabel: String
+        var currentText: String
+        var previousText: String
+        var changeText: String
+        var otherSessions: String
+    }
+
+    /// An in-page link to a top-issues section (the "tabs").
+    struct Tab {
+        var tabHref: String
+        var tabLabel: String
+    }
+
+    /// Everything the page shows, gathered by the project renderer.
+    struct Input {
+        var slug: ProjectSlug
+        var now: Date
+        var trend30: HealthTrend
+        var trend90: HealthTrend
+        var today: ReleaseHealth
+        var top: [(window: TopIssueWindow, issues: [TopIssue])]
+        var releases: [ReleaseRow]
+        var alerts: [Alert]
+        var counts: [IssueStatus: Int]
+        var missingDebugFiles: Int
+        var renderedIssues: Set<IssueID>
+        var renderedReleases: Set<String>
+    }
+
+    var chrome: PageChrome
+    var projectName: String
+    var todayUsers: String
+    var todaySessions: String
+    var openIssues: Int
+    var closedIssues: Int
+    var mutedIssues: Int
+    var charts: [ChartBlock]
+    var windows: [WindowSummary]
+    var tabs: [Tab]
+    var topSections: [TopIssueSection]
+    var releaseRows: [ReleaseRowView]
+    var hasReleases: Bool
+    var alertRows: [AlertView]
+    var hasAlerts: Bool
+    var missingDebugFiles: Int
+    var issuesHref: String
+    var releasesHref: String
+    var alertsHref: String
+    var missingHref: String
+
+    init(_ input: Input) {
+        let slug = input.slug
+        let path = SitePaths.overview(slug)
+        chrome = PageChrome(path: path, title: "Overview", project: slug, now: input.now)
+        projectName = slug.rawValue
+        todayUsers = Format.crashFreeUsers(input.today)
+        todaySessions = Format.crashFreeSessions(input.today)
+        openIssues = input.counts[.open] ?? 0
+        closedIssues = input.counts[.closed] ?? 0
+        mutedIssues = input.counts[.muted] ?? 0
+        charts = [
+            .health(id: "chart-users", metric: .users, scope: "all releases", trend: input.trend30),
+            .health(id: "chart-sessions", metric: .sessions, scope: "all releases", trend: input.trend30),
+        ]
+        windows = [("Last 30 days", input.trend30), ("Last 90 days", input.trend90)].map { label, trend in
+            WindowSummary(
+                windowLabel: label, currentText: Format.crashFreeSessions(trend.total),
+                previousText: Format.crashFreeSessions(trend.previous),
+                changeText: Format.pointChange(trend.crashFreeSessionsChange),
+                otherSessions: "\(trend.total.abnormalSessions) abnormal, \(trend.total.erroredSessions) with errors")
+        }
+        var sections: [TopIssueSection] = []
+        for (index, entry) in input.top.enumerated() {
+            let heading: String
+            switch entry.window {
+            case .last24Hours: heading = "Last 24 hours"
+            case .last7Days: heading = "Last 7 days"
+            case .release(let release): heading = "Latest release: \(release)"
+            }
+            sections.append(
+                TopIssueSection(
+                    anchor: "top-\(index + 1)", heading: heading, window: entry.window, issues: entry.issues,
+                    slug: slug,
+                    from: path, releases: input.renderedReleases))
+        }
+        topSections = sections
+        tabs = sections.map { Tab(tabHref: "#" + $0.anchor, tabLabel: $0.sectionHeading) }
+        releaseRows = input.releases.map {
+            ReleaseRowView($0, slug: slug, from: path, rendered: input.renderedReleases)
+        }
+        hasReleases = !releaseRows.isEmpty
+        alertRows = input.alerts.map {
+            AlertView($0, slug: slug, from: path, issues: input.renderedIssues, releases: input.renderedReleases)
+        }
+        hasAlerts = !alertRows.isEmpty
+        missingDebugFiles = input.missingDebugFiles
+        issuesHref = SitePaths.relative(from: path, to: SitePaths.issues(slug))
+        releasesHref = SitePaths.relative(from: path, to: SitePaths.releases(slug))
+        alertsHref = SitePaths.relative(from: path, to: SitePaths.alerts(slug))
+        missingHref = SitePaths.relative(from: path, to: SitePaths.missingDebugFiles(slug))
+    }
+}

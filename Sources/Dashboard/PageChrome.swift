@@ -1,0 +1,50 @@
+import FaultlineCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What `layout.mustache` needs on every page: the `<title>`, the stylesheet link and the navigation, all
+/// relative to the page's own path.
+struct PageChrome {
+    /// A link of the navigation; `current` marks the page itself (`aria-current="page"`).
+    struct NavLink {
+        var href: String
+        var label: String
+        var current: Bool
+    }
+
+    var pageTitle: String
+    var stylesheetHref: String
+    var navLinks: [NavLink]
+    var generated: TimeView?
+
+    /// The chrome of the page at `path` (relative to the site root).
+    ///
+    /// - Parameters:
+    ///   - title: the page's subject; the `<title>` adds the project and the site name.
+    ///   - project: adds the project's pages to the navigation.
+    ///   - now: when the page was rendered (shown in the footer); nil for pages served live.
+    ///   - navigation: false for pages shown before signing in, which link nowhere.
+    init(path: String, title: String, project: ProjectSlug?, now: Date?, navigation: Bool = true) {
+        func link(_ target: String, _ label: String) -> NavLink {
+            NavLink(href: SitePaths.relative(from: path, to: target), label: label, current: target == path)
+        }
+        var links = [link(SitePaths.index, "All projects")]
+        if let project {
+            links += [
+                link(SitePaths.overview(project), "Overview"),
+                link(SitePaths.issues(project), "Issues"),
+                link(SitePaths.releases(project), "Releases"),
+                link(SitePaths.alerts(project), "Alerts"),
+                link(SitePaths.missingDebugFiles(project), "Missing debug files"),
+            ]
+        }
+        pageTitle = project.map { "\(title) · \($0.rawValue) · Faultline" } ?? "\(title) · Faultline"
+        stylesheetHref = SitePaths.relative(from: path, to: SitePaths.stylesheet)
+        navLinks = navigation ? links : []
+        generated = now.map(TimeView.init)
+    }
+}

@@ -1,0 +1,160 @@
+import FaultlineCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Renders one project's pages: reads what the pages need, renders each page, writes it and forgets it.
+///
+/// Only the project-wide lists (issue summaries, releases, alerts) are held for the whole render; an issue's detail
+/// and sample event are read, rendered and dropped one issue at a time.
+struct ProjectRenderer {
+    typealias Writer = @Sendable (String, String) async throws -> Void
+
+    /// What the project-wide pages show, read once.
+    struct Snapshot {
+        var trend30: HealthTrend
+        var trend90: HealthTrend
+        var today: ReleaseHealth
+        var releases: [ReleaseRow]
+        var top: [(window: TopIssueWindow, issues: [TopIssue])]
+        var issues: [IssueSummary]
+        var alerts: [Alert]
+        var counts: [IssueStatus: Int]
+        var missing: [MissingDebugFileSummary]
+        /// Issues that have (or get, in a full render) a page: listed ones and those of every ranking.
+        var issueIDs: Set<IssueID>
+        var releaseNames: Set<String> { Set(releases.map(\.release)) }
+    }
+
+    let templates: TemplateSet
+    let limits: SiteRenderer.Limits
+    let sources: DashboardSources
+    let project: Project
+    let now: Date
+    let since: Date?
+    /// Files written so far.
+    private(set) var written = 0
+
+    init(
+        templates: TemplateSet, limits: SiteRenderer.Limits, sources: DashboardSources, project: Project, now: Date,
+        since: Date?
+    ) {
+        self.templates = templates
+        self.limits = limits
+        self.sources = sources
+        self.project = project
+        self.now = now
+        self.since = since
+    }
+
+    private var slug: ProjectSlug { project.slug }
+    private var today: DayNumber { DayNumber(now) }
+
+    /// Renders the project's pages and hands each to `write`; returns what the site index shows of the project.
+    mutating func render(write: Writer) async throws -> ProjectIndexPage.Entry {
+        var snapshot = try await read()
+        for row in snapshot.releases {
+            let top = try await renderRelease(row, snapshot: snapshot, write: write)
+            snapshot.issueIDs.formUnion(top.map(\.issue.id))
+        }
+        try await renderProjectPages(snapshot, write: write)
+        var issuePages = snapshot.issueIDs
+        if let since {
+            issuePages = Set(try await sources.insights.issuesChanged(project: project.id, since: since))
+        }
+        for issueID in issuePages.sorted() {
+            try await renderIssue(issueID, releases: snapshot.releaseNames, write: write)
+        }
+        return ProjectIndexPage.Entry(slug: slug, today: snapshot.today, openIssues: snapshot.counts[.open] ?? 0)
+    }
+
+    /// Reads the project-wide data.
+    func read() async throws -> Snapshot {
+        let insights = sources.insights
+        let id = project.id
+        // One read covers both windows and the windows before them (2 × 90 days).
+        let series = try await insights.health(project: id, release: nil, from: today.adding(-179), through: today)
+        let releases = try await insights.releases(project: id, now: now, limit: limits.releases)
+        var windows: [TopIssueWindow] = [.last24Hours, .last7Days]
+        if let latest = releases.first { windows.append(.release(latest.release)) }
+        var top: [(window: TopIssueWindow, issues: [TopIssue])] = []
+        for window in windows {
+            top.append(
+                (window, try await insights.topIssues(project: id, window: window, now: now, limit: limits.topIssues)))
+        }
+        let issues = try await insights.issues(matching: IssueQuery(project: id, limit: limits.issues), now: now)
+        return Snapshot(
+            trend30: HealthTrend.make(series: series, last: today, length: 30),
+            trend90: HealthTrend.make(series: series, last: today, length: 90),
+            today: series.filter { $0.day == today }.reduce(ReleaseHealth()) { $0 + $1.health },
+            releases: releases, top: top, issues: issues,
+            alerts: try await insights.alerts(project: id, limit: limits.alerts),
+            counts: try await insights.issueCounts(project: id),
+            missing: try await sources.missingDebugFiles(id),
+            issueIDs: Set(issues.map(\.id)).union(top.flatMap { $0.issues.map(\.issue.id) }))
+    }
+
+    /// Renders a release's page; returns its top issues (their pages must exist too).
+    mutating func renderRelease(_ row: ReleaseRow, snapshot: Snapshot, write: Writer) async throws -> [TopIssue] {
+        let window = TopIssueWindow.release(row.release)
+        let top: [TopIssue]
+        if let known = snapshot.top.first(where: { $0.window == window }) {
+            top = known.issues
+        } else {
+            top = try await sources.insights.topIssues(
+                project: project.id, window: window, now: now, limit: limits.topIssues)
+        }
+        let daily = try await sources.insights.health(
+            project: project.id, release: row.release, from: today.adding(-29), through: today)
+        let page = ReleasePage(
+            slug: slug, row: row, trend: HealthTrend.make(series: daily, last: today, length: 30), top: top,
+            releases: snapshot.releaseNames, now: now)
+        try await emit(SitePaths.release(slug, row.release), page, as: "release", write: write)
+        return top
+    }
+
+    /// Renders the overview, the issue list, the releases list, the alerts and the missing debug files.
+    mutating func renderProjectPages(_ snapshot: Snapshot, write: Writer) async throws {
+        let releases = snapshot.releaseNames
+        let overview = OverviewPage(
+            .init(
+                slug: slug, now: now, trend30: snapshot.trend30, trend90: snapshot.trend90, today: snapshot.today,
+                top: snapshot.top, releases: snapshot.releases,
+                alerts: Array(snapshot.alerts.prefix(limits.overviewAlerts)), counts: snapshot.counts,
+                missingDebugFiles: snapshot.missing.count, renderedIssues: snapshot.issueIDs,
+                renderedReleases: releases))
+        try await emit(SitePaths.overview(slug), overview, as: "overview", write: write)
+        let list = IssueListPage(
+            slug: slug, issues: snapshot.issues, limit: limits.issues, releases: releases, now: now)
+        try await emit(SitePaths.issues(slug), list, as: "issues", write: write)
+        let releasesPage = ReleasesPage(slug: slug, releases: snapshot.releases, now: now)
+        try await emit(SitePaths.releases(slug), releasesPage, as: "releases", write: write)
+        let alerts = AlertsPage(
+            slug: slug, alerts: snapshot.alerts, issues: snapshot.issueIDs, releases: releases, now: now)
+        try await emit(SitePaths.alerts(slug), alerts, as: "alerts", write: write)
+        let missing = MissingDebugFilesPage(slug: slug, missing: snapshot.missing, now: now)
+        try await emit(SitePaths.missingDebugFiles(slug), missing, as: "missing_debug_files", write: write)
+    }
+
+    /// Renders one issue's page (a short "no longer exists" page when the issue is gone).
+    mutating func renderIssue(_ issueID: IssueID, releases: Set<String>, write: Writer) async throws {
+        let path = SitePaths.issue(slug, issueID)
+        guard let detail = try await sources.insights.issue(issueID, project: project.id, now: now) else {
+            try await emit(path, IssueGonePage(slug: slug, id: issueID, now: now), as: "issue_gone", write: write)
+            return
+        }
+        var event: (report: Report, symbols: SymbolicatedReport?)?
+        if let sample = detail.samples.first { event = try await sources.event(sample) }
+        let page = IssuePage(slug: slug, detail: detail, event: event, releases: releases, now: now)
+        try await emit(path, page, as: "issue", write: write)
+    }
+
+    private mutating func emit(_ path: String, _ model: Any, as template: String, write: Writer) async throws {
+        let html = try templates.render(model, as: template)
+        try await write(path, html)
+        written += 1
+    }
+}

@@ -1,0 +1,54 @@
+import FaultlineCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `<slug>/releases/<fnv>.html`: one release's daily health, its lifetime counts and its top issues.
+struct ReleasePage {
+    var chrome: PageChrome
+    var projectName: String
+    var releaseTitle: String
+    var firstSeen: TimeView
+    var lastSeen: TimeView
+    var adoptionText: String
+    var sessionsTotal: Int
+    var crashFreeUsersText: String
+    var crashFreeSessionsText: String
+    var abnormalSessions: Int
+    var erroredSessions: Int
+    var newIssues: Int
+    var charts: [ChartBlock]
+    var topSection: TopIssueSection
+    var releasesHref: String
+
+    /// - Parameters:
+    ///   - trend: the release's own daily health over the chart's window.
+    ///   - top: the release's issues ranked by users affected.
+    init(slug: ProjectSlug, row: ReleaseRow, trend: HealthTrend, top: [TopIssue], releases: Set<String>, now: Date) {
+        let path = SitePaths.release(slug, row.release)
+        chrome = PageChrome(path: path, title: "Release \(row.release)", project: slug, now: now)
+        projectName = slug.rawValue
+        releaseTitle = row.release
+        firstSeen = TimeView(row.firstSeen)
+        lastSeen = TimeView(row.lastSeen)
+        adoptionText = Format.adoption(row)
+        sessionsTotal = row.health.sessions
+        crashFreeUsersText = Format.crashFreeUsers(row.health)
+        crashFreeSessionsText = Format.crashFreeSessions(row.health)
+        abnormalSessions = row.health.abnormalSessions
+        erroredSessions = row.health.erroredSessions
+        newIssues = row.newIssues
+        let scope = "release \(row.release)"
+        charts = [
+            .health(id: "chart-users", metric: .users, scope: scope, trend: trend),
+            .health(id: "chart-sessions", metric: .sessions, scope: scope, trend: trend),
+        ]
+        topSection = TopIssueSection(
+            anchor: "top-issues", heading: "Top issues of this release", window: .release(row.release), issues: top,
+            slug: slug, from: path, releases: releases)
+        releasesHref = SitePaths.relative(from: path, to: SitePaths.releases(slug))
+    }
+}

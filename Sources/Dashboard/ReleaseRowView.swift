@@ -1,0 +1,28 @@
+import FaultlineCore
+
+/// One release in a table: adoption, sessions and crash-free rates, each percentage with its counts.
+struct ReleaseRowView {
+    var release: ReleaseLink
+    var firstSeen: TimeView
+    var lastSeen: TimeView
+    var adoptionText: String
+    var sessionsTotal: Int
+    var crashFreeUsersText: String
+    var crashFreeSessionsText: String
+    var abnormalSessions: Int
+    var erroredSessions: Int
+    var newIssues: Int
+
+    init(_ row: ReleaseRow, slug: ProjectSlug, from path: String, rendered: Set<String>) {
+        release = ReleaseLink(row.release, slug: slug, from: path, rendered: rendered)
+        firstSeen = TimeView(row.firstSeen)
+        lastSeen = TimeView(row.lastSeen)
+        adoptionText = Format.adoption(row)
+        sessionsTotal = row.health.sessions
+        crashFreeUsersText = Format.crashFreeUsers(row.health)
+        crashFreeSessionsText = Format.crashFreeSessions(row.health)
+        abnormalSessions = row.health.abnormalSessions
+        erroredSessions = row.health.erroredSessions
+        newIssues = row.newIssues
+    }
+}

@@ -1,0 +1,97 @@
+import FaultlineCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Renders the static dashboard: view models from the insights ports, HTML from the Mustache templates of `web/`.
+///
+/// Pages are made one at a time and handed to `write` as soon as they are ready, so a site of thousands of issues
+/// never sits in memory. Every link is relative (see `SitePaths`). Event data is hostile: templates only use
+/// escaped `{{value}}`, except for the SVG charts, which this module builds from numbers and escaped strings.
+public struct SiteRenderer: Sendable {
+    /// How much the site shows; larger numbers mean more pages and longer renders.
+    public struct Limits: Sendable, Equatable {
+        /// Issues listed (and given a page) per project, most recently seen first.
+        public var issues: Int
+        /// Releases listed (and given a page) per project, newest first.
+        public var releases: Int
+        /// Issues in each top-issues ranking.
+        public var topIssues: Int
+        /// Alerts listed on the alerts page (the overview shows the newest `overviewAlerts`).
+        public var alerts: Int
+        /// Alerts shown on a project's overview.
+        public var overviewAlerts: Int
+
+        /// The defaults suit a site of a few thousand issues per project.
+
+        public init(
+            issues: Int = 10_000, releases: Int = 50, topIssues: Int = 10, alerts: Int = 200, overviewAlerts: Int = 5
+        ) {
+            self.issues = issues
+            self.releases = releases
+            self.topIssues = topIssues
+            self.alerts = alerts
+            self.overviewAlerts = overviewAlerts
+        }
+    }
+
+    let templates: TemplateSet
+    /// The limits every render uses.
+    public var limits: Limits
+
+    /// Loads `<webDirectory>/templates/*.mustache` and `<webDirectory>/static/style.css`.
+    ///
+    /// - Parameters:
+    ///   - webDirectory: the repository's `web` folder (or a copy of it).
+    ///   - limits: how much each project's pages show.
+    /// - Throws: `DashboardError` naming the missing folder or file, or the template that does not parse.
+    public init(webDirectory: String, limits: Limits = Limits()) throws {
+        templates = try TemplateSet(webDirectory: webDirectory)
+        self.limits = limits
+    }
+
+    /// Renders pages and hands each (relative path, contents) to `write`.
+    ///
+    /// `since == nil` renders everything. Otherwise only the pages that can have changed: the project index, each
+    /// project's overview, issue list, releases (the list and each release's page, whose daily numbers move),
+    /// alerts and missing-debug-files pages, and the pages of the issues `insights.issuesChanged(project:since:)`
+    /// names. `style.css` is written every time.
+    ///
+    /// - Parameters:
+    ///   - sources: where the data comes from.
+    ///   - now: the time the pages describe ("today", "last 24 hours").
+    ///   - since: the start of the last render, for an incremental render.
+    ///   - write: stores one file; paths use `/` and are relative to the site folder.
+    /// - Returns: how many files were written (pages and the stylesheet).
+    /// - Throws: what `sources` or `write` throw, or `DashboardError` when a template fails.
+    public func render(
+        sources: DashboardSources, now: Date, since: Date?,
+        write: @Sendable (String, String) async throws -> Void
+    ) async throws -> Int {
+        try await write(SitePaths.stylesheet, templates.stylesheet)
+        var written = 1
+        var entries: [ProjectIndexPage.Entry] = []
+        for project in try await sources.projects().sorted(by: { $0.slug.rawValue < $1.slug.rawValue }) {
+            var renderer = ProjectRenderer(
+                templates: templates, limits: limits, sources: sources, project: project, now: now, since: since)
+            entries.append(try await renderer.render(write: write))
+            written += renderer.written
+        }
+        try await write(
+            SitePaths.index, try templates.render(ProjectIndexPage(entries: entries, now: now), as: "index"))
+        return written + 1
+    }
+
+    /// The sign-in page for the server's `/login`, with an optional error message.
+    ///
+    /// - Parameters:
+    ///   - error: shown above the form (escaped), e.g. "That token is not valid."
+    ///   - next: where to go after signing in; sent back in a hidden field (escaped), the server must validate it.
+    /// - Throws: `DashboardError` when the template fails.
+    public func loginPage(error: String?, next: String) throws -> String {
+        try templates.render(LoginPage(error: error, next: next), as: "login")
+    }
+}

@@ -1,0 +1,265 @@
+import Dashboard
+import FaultlineCore
+import Foundation
+import Testing
+
+@Suite("Site renderer")
+struct SiteRendererTests {
+    @Test("a full render writes every page at its path, and the count says so")
+    func fullRenderPaths() async throws {
+        let (pages, count) = try await Fixtures.render()
+        let slug = Fixtures.demo.slug
+        let expected = [
+            "style.css", "index.html", "demo/index.html", "demo/issues.html", "demo/releases.html", "demo/alerts.html",
+            "demo/missing-debug-files.html", "demo/issues/1.html", "demo/issues/2.html", "demo/issues/3.html",
+            SitePaths.release(slug, Fixtures.release), SitePaths.release(slug, Fixtures.oldRelease),
+            "empty/index.html", "empty/issues.html", "empty/releases.html", "empty/alerts.html",
+            "empty/missing-debug-files.html",
+        ]
+        #expect(Set(pages.keys) == Set(expected))
+        #expect(count == expected.count)
+        #expect(SitePaths.release(slug, Fixtures.release) == "demo/releases/\(FNV1a.hex64(Fixtures.release)).html")
+        #expect(
+            pages["style.css"]
+                == (try String(contentsOfFile: Fixtures.webDirectory + "/static/style.css", encoding: .utf8)))
+    }
+
+    @Test("hostile strings come out escaped on every page and never as live markup")
+    func hostileStringsAreEscaped() async throws {
+        let (pages, _) = try await Fixtures.render()
+        for (path, html) in pages where path.hasSuffix(".html") {
+            #expect(!html.contains("<script"), "live script on \(path)")
+            #expect(!html.contains("<img"), "live img on \(path)")
+            let page = HTMLInspector.parse(html)
+            #expect(page.stray == 0, "unaccounted < on \(path)")
+            for tag in page.tags {
+                #expect(HTMLInspector.allowedTags.contains(tag.name), "unexpected <\(tag.name)> on \(path)")
+                #expect(!tag.attributes.contains { $0.name.hasPrefix("on") }, "event handler attribute on \(path)")
+                #expect(tag.attributes.allSatisfy { !$0.value.contains("\"") }, "attribute broke out on \(path)")
+            }
+        }
+        let escaped = "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(1)&gt; &amp; co"
+        let issue = try #require(pages["demo/issues/1.html"])
+        #expect(issue.contains("<h1>Crash \(escaped)</h1>"))  // title
+        #expect(issue.contains("App.\(escaped)()"))  // function name, culprit
+        #expect(issue.contains("tap \(escaped)"))  // breadcrumb message
+        #expect(issue.contains("ui \(escaped)"))  // breadcrumb category
+        #expect(issue.contains("screen \(escaped)"))  // breadcrumb data key
+        #expect(issue.contains("<th scope=\"row\">key \(escaped)</th><td>value \(escaped)</td>"))  // custom key
+        #expect(issue.contains("Phone \(escaped)"))  // device (report and breakdown)
+        #expect(issue.contains("worker \(escaped)"))  // thread name
+        #expect(issue.contains("1.0 \(escaped)"))  // release
+        let releasePage = try #require(pages[SitePaths.release(Fixtures.demo.slug, Fixtures.release)])
+        #expect(releasePage.contains("<h1>Release 1.0 \(escaped)</h1>"))
+        #expect(
+            releasePage.contains("<title id=\"chart-users-title\">Crash-free users per day, release 1.0 \(escaped)"))
+        let alerts = try #require(pages["demo/alerts.html"])
+        #expect(alerts.contains("Trending \(escaped)"))
+        #expect(alerts.contains("<dt>\(escaped)</dt><dd>1.5</dd>"))  // unknown reason key
+        #expect(try #require(pages["demo/missing-debug-files.html"]).contains("libfoo.so \(escaped)"))
+        #expect(try #require(pages["demo/issues.html"]).contains(">Tom &amp; Jerry</a>"))
+        #expect(!pages.values.contains { $0.contains("Tom & Jerry") })
+    }
+
+    @Test("percentages appear with their exact counts; no sessions reads \"no data\", never 100 %")
+    func percentagesWithCounts() async throws {
+        let (pages, _) = try await Fixtures.render()
+        let index = try #require(pages["index.html"])
+        #expect(index.contains("<td>99.52 % (3 of 625 sessions crashed)</td>"))
+        #expect(index.contains("<td>99.00 % (2 of 200 users crashed)</td>"))
+        #expect(index.contains("<td>no data (0 sessions)</td>"))
+        #expect(index.contains("<td>no data (0 users)</td>"))
+        #expect(!index.contains("100.00 %"))
+
+        let overview = try #require(pages["demo/index.html"])
+        // 30 days: today 625/3, four days 1000/10, twenty days (10…29 ago) 500/1 → 14625 sessions, 63 crashed.
+        #expect(overview.contains("<td>99.57 % (63 of 14625 sessions crashed)</td>"))
+        #expect(overview.contains("25.00 % (1000 of 4000 sessions in the last 7 days)"))
+        #expect(overview.contains("99.07 % (43 of 4625 sessions crashed)"))
+        #expect(overview.contains("95.60 % (22 of 500 users crashed)"))
+        #expect(overview.contains("30 of 1000 sessions of release"))  // the velocity alert in words
+        let releases = try #require(pages["demo/releases.html"])
+        #expect(releases.contains("<td>no data (0 sessions)</td>"))
+        // Every "NN.NN %" on the site is followed by its counts, a window change, or an alert's threshold.
+        for (path, html) in pages where path.hasSuffix(".html") {
+            for match in html.matches(of: #/\d+\.\d\d %(.{0,12})/#) {
+                let after = String(match.output.1)
+                #expect(
+                    after.hasPrefix(" (") || after.hasPrefix(", above") || after.hasPrefix(" target"),
+                    "a percentage without counts on \(path): \(match.output.0)")
+            }
+        }
+    }
+
+    @Test("charts are labelled images with a table of every day's numbers")
+    func chartsHaveTextAlternatives() async throws {
+        let (pages, _) = try await Fixtures.render()
+        let overview = try #require(pages["demo/index.html"])
+        for id in ["chart-users", "chart-sessions"] {
+            #expect(overview.contains("role=\"img\" aria-labelledby=\"\(id)-title \(id)-desc\""))
+            #expect(overview.contains("<title id=\"\(id)-title\">"))
+            #expect(overview.contains("<desc id=\"\(id)-desc\">"))
+        }
+        // The sessions table has one row per day of the 30, with that day's numbers (or "no data").
+        let sessionsTable = try #require(
+            overview.components(separatedBy: "Crash-free sessions per day, all releases, last 30 days: every day")
+                .dropFirst().first)
+        for offset in 0..<30 {
+            let day = Fixtures.today.adding(-offset).description
+            let cell: String
+            switch offset {
+            case 0: cell = "99.52 % (3 of 625 sessions crashed)"
+            case 1...4: cell = "99.00 % (10 of 1000 sessions crashed)"
+            case 5...9: cell = "no data (0 sessions)"
+            default: cell = "99.80 % (1 of 500 sessions crashed)"
+            }
+            #expect(
+                sessionsTable.contains("<th scope=\"row\"><time datetime=\"\(day)\">\(day)</time></th><td>\(cell)</td>")
+            )
+        }
+        let issue = try #require(pages["demo/issues/1.html"])
+        #expect(issue.contains("<title id=\"chart-events-30-title\">Events per day, last 30 days</title>"))
+        let today = Fixtures.today
+        #expect(
+            issue.contains("<th scope=\"row\"><time datetime=\"\(today)\">\(today)</time></th><td>5</td><td>3</td>"))
+        #expect(issue.contains("<time datetime=\"\(Fixtures.today.adding(-89))\">"))
+    }
+
+    @Test("the issue page shows the crashed thread first, inline frames marked, file:line and module + offset")
+    func issuePageFrames() async throws {
+        let (pages, _) = try await Fixtures.render()
+        let issue = try #require(pages["demo/issues/1.html"])
+        let crashed = try #require(issue.range(of: "Thread 1 “main” (crashed)"))
+        let other = try #require(issue.range(of: "Thread 0 “worker"))
+        #expect(crashed.lowerBound < other.lowerBound)
+        let inlined = " <span class=\"badge badge-inlined\">inlined</span>"
+        #expect(issue.contains("<code class=\"function\">Swift runtime failure: Index out of range</code>\(inlined)"))
+        #expect(issue.contains("<span class=\"location\">/src/App/Process.swift:42</span>\(inlined)"))
+        #expect(
+            issue.contains(
+                "<code class=\"function\">App.main()</code> <span class=\"location\">/src/App/Main.swift:9</span></div>"
+            ))
+        #expect(issue.contains("<code>libfoo.so + 0x1ff</code>"))  // return address − 1, module-relative
+        #expect(issue.contains("debug file missing: upload it with symupload"))
+        #expect(issue.contains("<ol class=\"timeline\">"))
+        #expect(issue.contains("<time datetime=\"2026-11-22T11:48:20Z\">2026-11-22 11:48 UTC</time>"))
+        #expect(issue.contains("<code>v1:0123456789abcdef</code>"))
+        // A sample that was pruned says so.
+        var insights = Fixtures.insights()
+        var detail = try #require(insights.projects[Fixtures.demoID]?.details[IssueID(1)])
+        detail.samples[0].eventID = EventID("00000000000000000000000000000001")!
+        insights.projects[Fixtures.demoID]?.details[IssueID(1)] = detail
+        let (pruned, _) = try await Fixtures.render(insights: insights)
+        #expect(try #require(pruned["demo/issues/1.html"]).contains("no longer stored (it was pruned)"))
+    }
+
+    @Test("an incremental render writes the changed issues' pages and always the overview and lists")
+    func incrementalRender() async throws {
+        let (pages, count) = try await Fixtures.render(since: Fixtures.now.addingTimeInterval(-60))
+        #expect(pages["demo/issues/2.html"] != nil)
+        #expect(pages["demo/issues/1.html"] == nil)
+        #expect(pages["demo/issues/3.html"] == nil)
+        for path in [
+            "index.html", "style.css", "demo/index.html", "demo/issues.html", "demo/releases.html", "demo/alerts.html",
+            "demo/missing-debug-files.html", "empty/index.html",
+        ] {
+            #expect(pages[path] != nil, "\(path) not written")
+        }
+        #expect(count == pages.count)
+    }
+
+    @Test("an issue that is gone gets a page saying so instead of a dead link")
+    func goneIssue() async throws {
+        var insights = Fixtures.insights()
+        insights.projects[Fixtures.demoID]?.details[IssueID(2)] = nil
+        let (pages, _) = try await Fixtures.render(insights: insights)
+        #expect(try #require(pages["demo/issues/2.html"]).contains("This issue no longer exists"))
+    }
+
+    @Test("every link on every page resolves to a rendered page, the stylesheet, or an id on the same page")
+    func linksResolve() async throws {
+        let (pages, _) = try await Fixtures.render()
+        for (path, html) in pages where path.hasSuffix(".html") {
+            let page = HTMLInspector.parse(html)
+            let hrefs = page.hrefs
+            #expect(
+                hrefs.contains { HTMLInspector.resolve($0, from: path) == "style.css" }, "\(path) lacks the stylesheet")
+            for href in hrefs {
+                #expect(!href.hasPrefix("/") && !href.contains(":"), "\(path) has a non-relative link \(href)")
+                if href.hasPrefix("#") {
+                    #expect(page.ids.contains(String(href.dropFirst())), "\(path): \(href) names no id")
+                } else {
+                    let target = HTMLInspector.resolve(href, from: path)
+                    #expect(target.map { pages[$0] != nil } == true, "\(path): \(href) leads nowhere")
+                }
+            }
+        }
+        // The alert about an issue without a page is not linked; the one about issue 1 is.
+        let alerts = try #require(pages["demo/alerts.html"])
+        #expect(alerts.contains("<a href=\"issues/1.html\">Trending"))
+        #expect(!alerts.contains("issues/99.html"))
+    }
+
+    @Test(
+        "every page has the accessible frame: doctype, lang, viewport, one h1, ordered headings, nav, skip link, main")
+    func accessibleFrame() async throws {
+        let (pages, _) = try await Fixtures.render()
+        var all = pages.filter { $0.key.hasSuffix(".html") }
+        all["login"] = try SiteRenderer(webDirectory: Fixtures.webDirectory).loginPage(error: nil, next: "/")
+        for (path, html) in all {
+            #expect(html.hasPrefix("<!doctype html>\n<html lang=\"en\">"), "\(path)")
+            #expect(
+                html.contains("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"), "\(path)")
+            #expect(html.contains("<nav aria-label=\"Site\">\n<a class=\"skip-link\" href=\"#main\">"), "\(path)")
+            #expect(html.contains("<main id=\"main\""), "\(path)")
+            let page = HTMLInspector.parse(html)
+            let levels = page.headingLevels
+            #expect(levels.first == 1 && levels.filter { $0 == 1 }.count == 1, "\(path): \(levels)")
+            for (a, b) in zip(levels, levels.dropFirst()) {
+                #expect(b <= a + 1, "\(path) skips from h\(a) to h\(b)")
+            }
+            let tags = page.tags
+            #expect(tags.filter { $0.name == "table" }.count == tags.filter { $0.name == "caption" }.count, "\(path)")
+            for th in tags where th.name == "th" {
+                #expect(th.attribute("scope") == "col" || th.attribute("scope") == "row", "\(path): <th> without scope")
+            }
+        }
+    }
+
+    @Test("the login page escapes its error and the next target")
+    func loginPage() throws {
+        let renderer = try SiteRenderer(webDirectory: Fixtures.webDirectory)
+        let html = try renderer.loginPage(error: "Bad token \(Fixtures.script)", next: "/demo/\(Fixtures.breakout)")
+        #expect(html.contains("<p class=\"error\" role=\"alert\">Bad token &lt;script&gt;alert(1)&lt;/script&gt;</p>"))
+        #expect(html.contains("name=\"next\" value=\"/demo/&quot;&gt;&lt;img src=x onerror=alert(1)&gt;\""))
+        #expect(html.contains("<link rel=\"stylesheet\" href=\"style.css\">"))
+        #expect(try !renderer.loginPage(error: nil, next: "/").contains("role=\"alert\""))
+    }
+
+    @Test("a missing web folder or template is an error naming the path")
+    func missingPaths() throws {
+        let missing = "/nonexistent/faultline-web"
+        let error = #expect(throws: DashboardError.self) { try SiteRenderer(webDirectory: missing) }
+        #expect(error?.code == .missingPath)
+        #expect(error?.message.contains("\(missing)/templates") == true)
+
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dash-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder + "/templates", withIntermediateDirectories: true)
+        try "{{<layout}}{{/layout}}".write(
+            toFile: folder + "/templates/index.mustache", atomically: true, encoding: .utf8)
+        let noLayout = #expect(throws: DashboardError.self) { try SiteRenderer(webDirectory: folder) }
+        #expect(noLayout?.message.contains("\(folder)/templates/layout.mustache") == true)
+    }
+
+    @Test("templates insert raw markup only for the server-made SVG")
+    func onlySVGIsRaw() throws {
+        let folder = Fixtures.webDirectory + "/templates"
+        var raw: [String] = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder) where file.hasSuffix(".mustache") {
+            let text = try String(contentsOfFile: folder + "/" + file, encoding: .utf8)
+            raw += text.matches(of: #/\{\{\{\s*([^}]*)\}\}\}|\{\{&\s*([^}]*)\}\}/#).map { String($0.output.0) }
+        }
+        #expect(raw == ["{{{svgMarkup}}}"])
+    }
+}
