@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "symupload", targets: ["symupload"]),
         .executable(name: "ingest-bench", targets: ["IngestBench"]),
         .executable(name: "symbolicate-bench", targets: ["SymbolicateBench"]),
+        .executable(name: "aggregate-bench", targets: ["AggregateBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
@@ -29,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
     ],
     targets: [
         .target(name: "FaultlineCore", swiftSettings: strict),
@@ -59,6 +61,10 @@ let package = Package(
             ],
             swiftSettings: strict),
         .target(
+            name: "Dashboard",
+            dependencies: ["FaultlineCore", .product(name: "Mustache", package: "swift-mustache")],
+            swiftSettings: strict),
+        .target(
             name: "FaultlineHTTP",
             dependencies: [
                 "FaultlineCore", "Formats", "Pipeline",
@@ -74,15 +80,18 @@ let package = Package(
         .target(
             name: "FaultlineApp",
             dependencies: [
-                "FaultlineCore", "Formats", "Storage", "Pipeline", "FaultlineHTTP", "Symbolication",
+                "FaultlineCore", "Formats", "Storage", "Pipeline", "FaultlineHTTP", "Symbolication", "Dashboard",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict),
         .executableTarget(
             name: "faultline",
             dependencies: [
-                "FaultlineCore", "FaultlineApp", "Storage", "Pipeline", "FaultlineHTTP",
+                "FaultlineCore", "FaultlineApp", "Storage", "Pipeline", "FaultlineHTTP", "Dashboard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -113,13 +122,23 @@ let package = Package(
         // Helpers shared by the test targets: running tools, temp folders, ELF fixtures built by gcc.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .executableTarget(
+            name: "AggregateBench",
+            dependencies: [
+                "FaultlineApp", "FaultlineCore", "Formats", "Pipeline", "Storage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "tools/bench/aggregate/Sources", swiftSettings: strict),
+        .executableTarget(
             name: "SymbolicateBench", dependencies: ["Symbolication"], path: "tools/bench/symbolicate/Sources", swiftSettings: strict),
         .testTarget(name: "FaultlineCoreTests", dependencies: ["FaultlineCore"]),
         .testTarget(
             name: "FormatsTests",
             dependencies: ["Formats", "FaultlineCore", "TestSupport", .product(name: "CompressNIO", package: "compress-nio")]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "FaultlineCore"]),
+        .testTarget(
+            name: "StorageTests", dependencies: ["Storage", "FaultlineCore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore"]),
+        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "FaultlineCore"]),
         .testTarget(name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore"]),
         .testTarget(name: "SymbolicationTests", dependencies: ["Symbolication", "FaultlineCore", "TestSupport"]),
         .testTarget(

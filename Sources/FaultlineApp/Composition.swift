@@ -5,6 +5,8 @@ import Logging
 import Pipeline
 import Storage
 import Symbolication
+import Dashboard
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -39,10 +41,11 @@ public struct Composition: Sendable {
     public var reader: SQLiteReportReader { SQLiteReportReader(database: database) }
 
     /// The ingest service with group commit, rate limiting and the free-space floor.
-    public func ingestService(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil) -> IngestService {
+    public func ingestService(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil,
+                              onCommit: @escaping @Sendable () -> Void = {}) -> IngestService {
         let disk = DiskSpace(path: folder)
         return IngestService(
-            committer: GroupCommitter(store: SQLiteIngestStore(database: database), telemetry: telemetry),
+            committer: GroupCommitter(store: SQLiteIngestStore(database: database), telemetry: telemetry, onCommit: onCommit),
             rateLimiter: RateLimiter(clock: clock),
             diskGuard: DiskGuard(floorBytes: minFreeBytes, clock: clock, probe: freeSpace ?? { disk.availableBytes() }),
             clock: clock, telemetry: telemetry)
@@ -62,7 +65,8 @@ public struct Composition: Sendable {
     }
 
     /// The background symbolicator: a module cache over the stored debug files, and the worker.
-    public func symbolicationWorker(logger: Logger, idleDelay: Duration = .milliseconds(200)) throws -> SymbolicationWorker {
+    public func symbolicationWorker(logger: Logger, idleDelay: Duration = .milliseconds(200),
+                                    onChange: @escaping @Sendable () -> Void = {}) throws -> SymbolicationWorker {
         let files = try SQLiteDebugFileStore(database: database, root: folder + "/debug-files")
         let cache = ShardedModuleCache(shards: 2) { buildID, kind, project in
             try? await files.path(of: buildID, kind: kind, project: project)
@@ -71,24 +75,143 @@ public struct Composition: Sendable {
         return SymbolicationWorker(
             store: symbolicationStore, symbolicator: cache,
             reread: { raw in try NativeReports.reread(raw.payload, range: raw.range, limits: limits) }, clock: clock,
-            logger: logger, idleDelay: idleDelay)
+            logger: logger, idleDelay: idleDelay, telemetry: telemetry, onChange: onChange)
     }
 
-    /// The HTTP dependencies for this data folder.
+    /// Issues, health and alerts (reads).
+    public var insights: SQLiteInsightsReader { SQLiteInsightsReader(database: database) }
+
+    /// Alert settings, alerts and the webhook outbox.
+    public var alertStore: SQLiteAlertStore { SQLiteAlertStore(database: database) }
+
+    /// The HTTP dependencies for this data folder. `onChange` is told about every change the dashboard shows.
     public func dependencies(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil,
-                             debugFileQuotaBytes: UInt64 = 10 << 30) throws
+                             debugFileQuotaBytes: UInt64 = 10 << 30, renderer: SiteRenderer? = nil,
+                             onChange: @escaping @Sendable () -> Void = {}) throws
         -> AppDependencies<IngestService, SQLiteReportReader>
     {
         let reader = self.reader
+        let renderer = renderer
         return AppDependencies(
-            projects: projects, ingest: ingestService(minFreeBytes: minFreeBytes, freeSpace: freeSpace), reader: reader,
-            debugFiles: try debugFileService(quotaBytes: debugFileQuotaBytes), symbolication: symbolicationStore, metrics: metrics,
-            telemetry: telemetry,
-            health: { _ = try await reader.reports(matching: ReportQuery(project: nil, limit: 1)) })
+            projects: projects, ingest: ingestService(minFreeBytes: minFreeBytes, freeSpace: freeSpace, onCommit: onChange),
+            reader: reader, debugFiles: try debugFileService(quotaBytes: debugFileQuotaBytes), symbolication: symbolicationStore,
+            metrics: metrics, telemetry: telemetry,
+            health: { _ = try await reader.reports(matching: ReportQuery(project: nil, limit: 1)) },
+            insights: insights, issues: IssueService(store: insights, clock: clock, onChange: onChange), alerts: alertStore,
+            clock: clock,
+            loginPage: { error, next in
+                (try? renderer?.loginPage(error: error, next: next)) ?? LoginFallback.html(error: error, next: next)
+            })
+    }
+
+    /// What the dashboard reads, over this data folder.
+    public var dashboardSources: DashboardSources {
+        let reader = self.reader
+        let symbolication = symbolicationStore
+        let projects = self.projects
+        let limits = IngestLimits()
+        return DashboardSources(
+            projects: { try await projects.all() }, insights: insights,
+            missingDebugFiles: { try await symbolication.missingDebugFiles(project: $0, release: nil) },
+            event: { summary in
+                guard let raw = try await reader.rawReport(eventID: summary.eventID, project: summary.project) else { return nil }
+                let report = try NativeReports.reread(raw.payload, range: raw.range, limits: limits)
+                let (_, symbols) = try await symbolication.result(reportID: raw.summary.cursor)
+                return (report, symbols)
+            })
+    }
+
+    /// Renders the dashboard into `out` (default: this folder's `site/`); `since == nil` renders every page and
+    /// removes pages of issues that no longer exist. Returns the pages written.
+    public func render(with renderer: SiteRenderer, since: Date?, into out: String? = nil) async throws -> Int {
+        let writer = SiteWriter(root: out ?? folder + "/site")
+        let written = WrittenPages()
+        let count = try await renderer.render(sources: dashboardSources, now: clock.now(), since: since) { path, html in
+            try writer.write(path, html)
+            written.insert(path)
+        }
+        if since == nil { writer.removeStale(kept: written.paths) }
+        return count
+    }
+
+    /// The dashboard renderer over the templates in `webDirectory`.
+    public func siteRenderer(webDirectory: String) throws -> SiteRenderer {
+        try SiteRenderer(webDirectory: webDirectory)
+    }
+
+    /// The render scheduler: renders the whole site at start, then what changed, `debounce` after changes.
+    public func renderScheduler(renderer: SiteRenderer, logger: Logger, debounce: Duration = .seconds(2)) -> RenderScheduler {
+        RenderScheduler(
+            render: { since in try await self.render(with: renderer, since: since) }, clock: clock, debounce: debounce, logger: logger,
+            telemetry: telemetry)
+    }
+
+    /// The alert service (velocity and crash-free target rules; dispatch to the outbox).
+    public func alertService(logger: Logger, interval: Duration = .seconds(30), publicURL: @escaping @Sendable () -> String?,
+                             onChange: @escaping @Sendable () -> Void = {}) -> AlertService {
+        AlertService(
+            store: alertStore, projects: SQLiteProjectStore(database: database), clock: clock, logger: logger, telemetry: telemetry,
+            interval: interval, publicURL: publicURL, onChange: onChange)
+    }
+
+    /// The webhook outbox dispatcher.
+    public func webhookDispatcher(sender: any WebhookSending, logger: Logger, baseBackoff: TimeInterval = 5,
+                                  idleDelay: Duration = .seconds(1)) -> WebhookDispatcher {
+        WebhookDispatcher(
+            store: alertStore, sender: sender, clock: clock, logger: logger, telemetry: telemetry, baseBackoff: baseBackoff,
+            idleDelay: idleDelay)
+    }
+
+    /// Retention: raw reports and sessions older than `days` are pruned.
+    public func retentionService(days: Int, logger: Logger, onChange: @escaping @Sendable () -> Void = {}) -> RetentionService {
+        RetentionService(
+            store: SQLiteRetentionStore(database: database), clock: clock, days: days, logger: logger, telemetry: telemetry,
+            onChange: onChange)
     }
 
     /// The server configuration for this data folder (the rendered site is served from `site/`).
     public func serverConfiguration(host: String, port: Int) -> ServerConfiguration {
         ServerConfiguration(host: host, port: port, siteDirectory: folder + "/site")
+    }
+
+    /// Where the dashboard templates are: `FAULTLINE_WEB`, else `web/` beside the working directory or up from the
+    /// executable (`.build/<config>/faultline` → the checkout's `web/`). nil when none is found.
+    public static func locateWebDirectory(executable: String = CommandLine.arguments.first ?? "") -> String? {
+        var candidates: [String] = []
+        if let env = ProcessInfo.processInfo.environment["FAULTLINE_WEB"], !env.isEmpty { candidates.append(env) }
+        candidates.append(FileManager.default.currentDirectoryPath + "/web")
+        var dir = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        for _ in 0..<5 {
+            candidates.append(dir.appendingPathComponent("web").path)
+            dir = dir.deletingLastPathComponent()
+        }
+        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/templates") }
+    }
+}
+
+/// The set of pages one render wrote (collected from the writer callback).
+final class WrittenPages: Sendable {
+    private let written = Mutex<Set<String>>([])
+    func insert(_ path: String) {
+        _ = written.withLock { $0.insert(path) }
+    }
+    var paths: Set<String> { written.withLock { $0 } }
+}
+
+/// A plain login form, used when the dashboard templates are not available.
+enum LoginFallback {
+    static func html(error: String?, next: String) -> String {
+        func esc(_ s: String) -> String {
+            s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        }
+        return """
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>Log in · Faultline</title></head><body><main><h1>Log in to Faultline</h1>
+            \(error.map { "<p role=\"alert\">\(esc($0))</p>" } ?? "")
+            <form method="post" action="/login"><label for="token">Admin token</label>
+            <input id="token" name="token" type="password" autocomplete="current-password" required>
+            <input type="hidden" name="next" value="\(esc(next))"><button type="submit">Log in</button></form></main></body></html>
+            """
     }
 }

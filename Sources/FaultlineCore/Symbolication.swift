@@ -198,6 +198,18 @@ public struct GroupingInput: Sendable, Equatable {
     }
 }
 
+/// One report's symbolication result and grouping, to be saved.
+public struct SymbolicationOutcome: Sendable {
+    public var reportID: Int64
+    public var result: SymbolicatedReport
+    public var grouping: GroupingInput?
+    public init(reportID: Int64, result: SymbolicatedReport, grouping: GroupingInput?) {
+        self.reportID = reportID
+        self.result = result
+        self.grouping = grouping
+    }
+}
+
 /// A report waiting for symbolication.
 public struct PendingSymbolication: Sendable {
     public var reportID: Int64
@@ -234,6 +246,8 @@ public protocol SymbolicationStore: Sendable {
     /// alerts). Returns the report's issue; nil when the report no longer exists or was not grouped.
     @discardableResult
     func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws -> IssueID?
+    /// `save` for many reports in one transaction (one commit for a worker's whole batch).
+    func saveAll(_ results: [SymbolicationOutcome], at date: Date) async throws
     /// Queues again every report of `project` that lacked `buildID`; returns how many.
     func requeue(project: ProjectID, buildID: BuildID) async throws -> Int
     /// Build-ids reports of `project` (optionally of one release) lacked, most reports first.

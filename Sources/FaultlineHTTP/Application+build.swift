@@ -15,8 +15,11 @@ public struct ServerConfiguration: Sendable {
     public var maxDebugFileBytes: UInt64
     /// Serve `/buildid/…` without a token (symbols become readable by anyone who can reach the server).
     public var publicDebuginfod: Bool
+    /// Serve the dashboard without the admin token (only for a server nobody else can reach).
+    public var publicDashboard: Bool
     public init(host: String = "127.0.0.1", port: Int = 8080, siteDirectory: String? = nil, limits: IngestLimits = IngestLimits(),
-                maxDebugFileBytes: UInt64 = 4 << 30, publicDebuginfod: Bool = false) {
+                maxDebugFileBytes: UInt64 = 4 << 30, publicDebuginfod: Bool = false, publicDashboard: Bool = false) {
+        self.publicDashboard = publicDashboard
         self.host = host
         self.port = port
         self.siteDirectory = siteDirectory
@@ -37,9 +40,22 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public var telemetry: Telemetry
     /// Throws when the server cannot serve (the database does not answer).
     public var health: @Sendable () async throws -> Void
+    public var insights: any InsightsReader
+    public var issues: IssueService
+    public var alerts: any AlertStore
+    public var clock: any WallClock
+    /// The dashboard's login form (error message, where to go after) — rendered by the Dashboard module.
+    public var loginPage: @Sendable (_ error: String?, _ next: String) -> String
     public init(projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
                 symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
-                health: @escaping @Sendable () async throws -> Void) {
+                health: @escaping @Sendable () async throws -> Void, insights: any InsightsReader, issues: IssueService,
+                alerts: any AlertStore, clock: any WallClock,
+                loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String) {
+        self.insights = insights
+        self.issues = issues
+        self.alerts = alerts
+        self.clock = clock
+        self.loginPage = loginPage
         self.symbolication = symbolication
         self.projects = projects
         self.ingest = ingest
@@ -57,9 +73,13 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     router.add(middleware: ErrorMiddleware(telemetry: dependencies.telemetry))
+    if !configuration.publicDashboard {
+        router.add(middleware: DashboardAuthMiddleware(projects: dependencies.projects))
+    }
     if let site = configuration.siteDirectory {
         router.add(middleware: FileMiddleware(site, searchForIndexHtml: true))
     }
+    router.addRoutes(LoginController(projects: dependencies.projects, page: dependencies.loginPage).endpoints)
     router.addRoutes(OperationsController(health: dependencies.health, metrics: dependencies.metrics).endpoints)
     router.get("/") { _, _ in LandingPage.response() }
 
@@ -77,6 +97,11 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
             ReadController(
                 reader: dependencies.reader, projects: dependencies.projects, symbolication: dependencies.symbolication,
                 limits: limits
+            ).endpoints)
+        .addRoutes(
+            InsightsController(
+                insights: dependencies.insights, issues: dependencies.issues, alerts: dependencies.alerts,
+                projects: dependencies.projects, clock: dependencies.clock
             ).endpoints)
     router.group("api/v1")
         .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload]))

@@ -15,8 +15,12 @@ public actor GroupCommitter {
     let maxWritesPerCommit: Int
     var pending: [(write: IngestWrite, continuation: CheckedContinuation<IngestOutcome, any Error>)] = []
     var draining = false
+    /// Called after each successful commit (tells the dashboard renderer that data changed).
+    let onCommit: @Sendable () -> Void
 
-    public init(store: any IngestStore, telemetry: Telemetry, maxWritesPerCommit: Int = 512) {
+    public init(store: any IngestStore, telemetry: Telemetry, maxWritesPerCommit: Int = 512,
+                onCommit: @escaping @Sendable () -> Void = {}) {
+        self.onCommit = onCommit
         self.store = store
         self.telemetry = telemetry
         self.maxWritesPerCommit = max(1, maxWritesPerCommit)
@@ -42,6 +46,7 @@ public actor GroupCommitter {
                 let outcomes = try await store.commit(group.map(\.write))
                 precondition(outcomes.count == group.count, "IngestStore must answer every write")
                 for (item, outcome) in zip(group, outcomes) { item.continuation.resume(returning: outcome) }
+                onCommit()
             } catch {
                 for item in group { item.continuation.resume(throwing: error) }
             }

@@ -12,6 +12,12 @@ import CoreMetrics
 /// | `faultline_ingest_duration_seconds` | histogram | `route` | request received → answered, ingest routes |
 /// | `faultline_db_commit_duration_seconds` | histogram | — | one group commit (transaction + fsync) |
 /// | `faultline_db_commit_writes` | histogram | — | requests folded into one group commit |
+/// | `faultline_reports_grouped_total` | counter | — | reports filed under an issue (again, when symbols moved them) |
+/// | `faultline_alerts_total` | counter | `kind` | alerts recorded by the alert service (velocity, crash-free target) |
+/// | `faultline_webhook_deliveries_total` | counter | `outcome` | webhook attempts: delivered, retry, failed |
+/// | `faultline_render_duration_seconds` | histogram | `mode` | one dashboard render, full or incremental |
+/// | `faultline_render_pages_total` | counter | — | dashboard pages written |
+/// | `faultline_retention_pruned_total` | counter | `kind` | reports and sessions removed by retention |
 public struct Telemetry: Sendable {
     /// Metric names.
     public enum Name {
@@ -23,6 +29,12 @@ public struct Telemetry: Sendable {
         public static let ingestDuration = "faultline_ingest_duration_seconds"
         public static let commitDuration = "faultline_db_commit_duration_seconds"
         public static let commitWrites = "faultline_db_commit_writes"
+        public static let reportsGrouped = "faultline_reports_grouped_total"
+        public static let alerts = "faultline_alerts_total"
+        public static let webhookDeliveries = "faultline_webhook_deliveries_total"
+        public static let renderDuration = "faultline_render_duration_seconds"
+        public static let renderPages = "faultline_render_pages_total"
+        public static let retentionPruned = "faultline_retention_pruned_total"
     }
 
     /// Reasons a report is rejected (`reason` label of `faultline_reports_rejected_total`).
@@ -39,6 +51,9 @@ public struct Telemetry: Sendable {
         public static let error = "error"
         public static let reports = "reports"
         public static let durationMs = "duration_ms"
+        public static let alert = "alert"
+        public static let url = "url"
+        public static let pages = "pages"
     }
 
     public let factory: any MetricsFactory

@@ -38,41 +38,59 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     public func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws
         -> IssueID?
     {
+        let now = Millis.from(date)
+        let outcome = SymbolicationOutcome(reportID: reportID, result: result, grouping: grouping)
+        return try await database.pool.write { db in try Self.save(outcome, now: now, db) }
+    }
+
+    public func saveAll(_ results: [SymbolicationOutcome], at date: Date) async throws {
+        let now = Millis.from(date)
+        try await database.pool.write { db in
+            for outcome in results {
+                do {
+                    try db.inSavepoint {
+                        _ = try Self.save(outcome, now: now, db)
+                        return .commit
+                    }
+                } catch is DatabaseError {
+                    // One report the schema refuses must not block its batch forever: it leaves the queue
+                    // ungrouped (state 'missing'), and the rest of the batch commits.
+                    try db.execute(sql: "UPDATE reports SET symbolication = 'missing' WHERE id = ?", arguments: [outcome.reportID])
+                }
+            }
+        }
+    }
+
+    static func save(_ outcome: SymbolicationOutcome, now: Int64, _ db: Database) throws -> IssueID? {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let blob = try encoder.encode(result)
-        let groupingJSON = try grouping.map { String(decoding: try encoder.encode($0.grouping), as: UTF8.self) }
-        let now = Millis.from(date)
-        return try await database.pool.write { db in
-            guard let report = try Row.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        SELECT project_id, kind, occurred_at, release, user_key, session_id, issue_id, early
-                        FROM reports WHERE id = ?
-                        """),
-                arguments: [reportID])
-            else { return nil }
-            try db.cachedStatement(sql: "UPDATE reports SET symbolication = ? WHERE id = ?")
-                .execute(arguments: [result.state.rawValue, reportID])
+        let blob = try encoder.encode(outcome.result)
+        let reportID = outcome.reportID
+        guard let report = try Row.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT project_id, kind, occurred_at, release, user_key, session_id, issue_id, early FROM reports WHERE id = ?"),
+            arguments: [reportID])
+        else { return nil }
+        try db.cachedStatement(sql: "UPDATE reports SET symbolication = ? WHERE id = ?")
+            .execute(arguments: [outcome.result.state.rawValue, reportID])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO report_symbols (report_id, result, updated_at) VALUES (?, ?, ?)
+                ON CONFLICT (report_id) DO UPDATE SET result = excluded.result, updated_at = excluded.updated_at
+                """
+        ).execute(arguments: [reportID, blob, now])
+        try db.cachedStatement(sql: "DELETE FROM report_missing_debug_files WHERE report_id = ?").execute(arguments: [reportID])
+        for missing in outcome.result.missing {
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO report_symbols (report_id, result, updated_at) VALUES (?, ?, ?)
-                    ON CONFLICT (report_id) DO UPDATE SET result = excluded.result, updated_at = excluded.updated_at
+                    INSERT INTO report_missing_debug_files (report_id, project_id, build_id, module, release)
+                    SELECT id, project_id, ?, ?, release FROM reports WHERE id = ?
                     """
-            ).execute(arguments: [reportID, blob, now])
-            try db.cachedStatement(sql: "DELETE FROM report_missing_debug_files WHERE report_id = ?").execute(arguments: [reportID])
-            for missing in result.missing {
-                try db.cachedStatement(
-                    sql: """
-                        INSERT INTO report_missing_debug_files (report_id, project_id, build_id, module, release)
-                        SELECT id, project_id, ?, ?, release FROM reports WHERE id = ?
-                        """
-                ).execute(arguments: [missing.buildID, missing.module, reportID])
-            }
-            guard let grouping, let groupingJSON else { return (report["issue_id"] as Int64?).map { IssueID($0) } }
-            return try Grouper.file(
-                report: report, reportID: reportID, grouping: grouping, groupingJSON: groupingJSON, now: now, db)
+            ).execute(arguments: [missing.buildID, missing.module, reportID])
         }
+        guard let grouping = outcome.grouping else { return (report["issue_id"] as Int64?).map { IssueID($0) } }
+        let groupingJSON = String(decoding: try encoder.encode(grouping.grouping), as: UTF8.self)
+        return try Grouper.file(report: report, reportID: reportID, grouping: grouping, groupingJSON: groupingJSON, now: now, db)
     }
 
     public func requeue(project: ProjectID, buildID: BuildID) async throws -> Int {

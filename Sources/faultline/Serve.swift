@@ -4,7 +4,10 @@ import FaultlineCore
 import FaultlineHTTP
 import Logging
 import Pipeline
+import Dashboard
+import ServiceLifecycle
 import Storage
+import Synchronization
 
 /// `faultline serve`: runs the server until SIGTERM or SIGINT, then shuts down gracefully (stops
 /// accepting, finishes requests in flight, checkpoints and closes the database).
@@ -37,6 +40,18 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Serve /buildid/… (debuginfod) without a token (env FAULTLINE_PUBLIC_DEBUGINFOD=1).")
     var publicDebuginfod = false
 
+    @Flag(help: "Serve the dashboard without the admin token (env FAULTLINE_PUBLIC_DASHBOARD=1). Only for a server nobody else reaches.")
+    var publicDashboard = false
+
+    @Option(help: "Days raw reports and sessions are kept; counts stay exact after (env FAULTLINE_RETENTION_DAYS; default 90).")
+    var retentionDays: Int?
+
+    @Option(help: "The address people reach the server at, for links in alerts (env FAULTLINE_PUBLIC_URL; default the listen address).")
+    var publicURL: String?
+
+    @Option(help: "Folder with the dashboard's templates/ and static/ (env FAULTLINE_WEB; default: the checkout's web/).")
+    var web: String?
+
     func validate() throws {
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0–65535") }
         if let minFreeMb, minFreeMb < 0 { throw ValidationError("--min-free-mb must not be negative") }
@@ -46,6 +61,7 @@ struct Serve: AsyncParsableCommand {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil { throw ValidationError("unknown --log-level \(logLevel)") }
         if let debugFileQuotaMb, debugFileQuotaMb < 0 { throw ValidationError("--debug-file-quota-mb must not be negative") }
         if let maxDebugFileMb, maxDebugFileMb <= 0 { throw ValidationError("--max-debug-file-mb must be positive") }
+        if let retentionDays, retentionDays < 1 { throw ValidationError("--retention-days must be at least 1") }
     }
 
     func run() async throws {
@@ -65,18 +81,62 @@ struct Serve: AsyncParsableCommand {
         config.maxDebugFileBytes = UInt64(max(1, maxDebugFileMb ?? Environment.int("FAULTLINE_MAX_DEBUG_FILE_MB") ?? 4096)) << 20
         config.publicDebuginfod = publicDebuginfod || Environment.string("FAULTLINE_PUBLIC_DEBUGINFOD") == "1"
         let quota = UInt64(max(0, debugFileQuotaMb ?? Environment.int("FAULTLINE_DEBUG_FILE_QUOTA_MB") ?? 10240)) << 20
-        let dependencies = try root.dependencies(minFreeBytes: minFree, debugFileQuotaBytes: quota)
+        config.publicDashboard = publicDashboard || Environment.string("FAULTLINE_PUBLIC_DASHBOARD") == "1"
         let listenHost = config.host
-        let worker = try root.symbolicationWorker(logger: Logger(label: "faultline.symbolication"))
+
+        // The dashboard: rendered at start, then shortly after every change (ingest, grouping, alerts, state).
+        var services: [any Service] = []
+        var renderer: SiteRenderer?
+        if let webDirectory = web ?? Environment.string("FAULTLINE_WEB") ?? Composition.locateWebDirectory() {
+            renderer = try root.siteRenderer(webDirectory: webDirectory)
+        } else {
+            logger.warning("dashboard templates not found (pass --web DIR): the dashboard will not be rendered")
+        }
+        let debounce = Duration.milliseconds(Environment.int("FAULTLINE_RENDER_DEBOUNCE_MS") ?? 2000)
+        let scheduler = renderer.map { root.renderScheduler(renderer: $0, logger: Logger(label: "faultline.render"), debounce: debounce) }
+        let notify: @Sendable () -> Void = { scheduler?.notify() }
+
+        let dependencies = try root.dependencies(
+            minFreeBytes: minFree, debugFileQuotaBytes: quota, renderer: renderer, onChange: notify)
+        services.append(try root.symbolicationWorker(logger: Logger(label: "faultline.symbolication"), onChange: notify))
+        if let scheduler { services.append(scheduler) }
+        let sender = HTTPWebhookSender()
+        let publicAddress = publicURL ?? Environment.string("FAULTLINE_PUBLIC_URL")
+        let boundPort = PortBox()
+        services.append(
+            root.alertService(
+                logger: Logger(label: "faultline.alerts"),
+                interval: .milliseconds(Environment.int("FAULTLINE_ALERT_INTERVAL_MS") ?? 30_000),
+                publicURL: { publicAddress ?? boundPort.port.map { "http://\(listenHost):\($0)/" } }, onChange: notify))
+        services.append(
+            root.webhookDispatcher(
+                sender: sender, logger: Logger(label: "faultline.webhooks"),
+                baseBackoff: Double(Environment.int("FAULTLINE_WEBHOOK_BACKOFF_MS") ?? 5000) / 1000,
+                idleDelay: .milliseconds(Environment.int("FAULTLINE_WEBHOOK_POLL_MS") ?? 1000)))
+        services.append(
+            root.retentionService(
+                days: retentionDays ?? Environment.int("FAULTLINE_RETENTION_DAYS") ?? 90, logger: Logger(label: "faultline.retention"),
+                onChange: notify))
+        let dashboardNote = config.publicDashboard ? "no login" : "log in with the admin token"
         let app = buildApplication(
-            configuration: config, dependencies: dependencies, logger: logger, services: [worker],
+            configuration: config, dependencies: dependencies, logger: logger, services: services,
             onServerRunning: { port in
+                boundPort.set(port)
                 // The one line tools and tests wait for; keep its shape.
                 Console.write("Faultline listening on http://\(listenHost):\(port)/ (data: \(dataOptions.folder))\n")
+                Console.write("Dashboard: http://\(listenHost):\(port)/ (\(dashboardNote))\n")
             })
         try await app.runService()
+        await sender.shutdown()
         try root.database.close()
         logger.info("stopped")
     }
 }
 
+
+/// The port the server bound (known only once it runs; port 0 picks one).
+final class PortBox: Sendable {
+    private let value = Mutex<Int?>(nil)
+    func set(_ port: Int) { value.withLock { $0 = port } }
+    var port: Int? { value.withLock { $0 } }
+}

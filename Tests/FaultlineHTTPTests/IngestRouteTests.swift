@@ -160,7 +160,8 @@ import Testing
     }
 
     @Test func overTheRateLimitIs429WithRetryAfter() async throws {
-        let app = try await TestApp(rateLimit: 1)  // 1/s with a 10 s burst
+        // 1/s with a 10 s burst, on a clock that stands still: no refill however slow the machine is.
+        let app = try await TestApp(rateLimit: 1, clock: FrozenClock(date: Date()))
         try await app.test { client in
             try await client.execute(uri: "/api/v1/reports", method: .post, headers: app.ingestHeaders, body: ByteBuffer(string: Payloads.batch(0..<10))) { response in
                 #expect(response.status == .accepted)

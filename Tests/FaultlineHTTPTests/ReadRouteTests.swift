@@ -98,13 +98,22 @@ import Testing
                 #expect(text.contains("faultline_db_commit_duration_seconds_count"))
                 #expect(text.contains(#"faultline_ingest_duration_seconds_count{route="/api/v1/reports"}"#))
             }
+            // Outside the API, everything is the dashboard: the admin token first, then 404 for what is not there.
             try await client.execute(uri: "/nowhere", method: .get) { response in
+                #expect(response.status == .unauthorized)
+                #expect(response.headers[.wwwAuthenticate]?.hasPrefix("Basic") == true)
+            }
+            try await client.execute(uri: "/nowhere", method: .get, headers: app.adminHeaders) { response in
                 #expect(response.status == .notFound)
                 #expect(response.json["error"] as? String == "not_found")
             }
-            try await client.execute(uri: "/", method: .get) { response in
+            try await client.execute(uri: "/", method: .get, headers: app.adminHeaders) { response in
                 #expect(response.status == .ok)
                 #expect(String(buffer: response.body).contains("Faultline"))
+            }
+            try await client.execute(uri: "/login", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body).contains("name=\"token\""))
             }
         }
     }

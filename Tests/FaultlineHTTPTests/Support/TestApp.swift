@@ -19,10 +19,11 @@ final class TestApp: Sendable {
     let debugFileQuota: UInt64
 
     init(limits: IngestLimits = IngestLimits(), rateLimit: Double? = nil, minFreeBytes: UInt64 = 0,
-         freeSpace: (@Sendable () -> UInt64?)? = nil, debugFileQuota: UInt64 = 10 << 30, publicDebuginfod: Bool = false) async throws {
+         freeSpace: (@Sendable () -> UInt64?)? = nil, debugFileQuota: UInt64 = 10 << 30, publicDebuginfod: Bool = false,
+         clock: any WallClock = SystemClock()) async throws {
         self.debugFileQuota = debugFileQuota
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-http-\(UUID().uuidString)").path
-        root = try Composition(folder: folder)
+        root = try Composition(folder: folder, clock: clock)
         credentials = try await root.projects.create(slug: ProjectSlug("app")!, rateLimitPerSecond: rateLimit)
         adminToken = try await root.projects.rotateAdminToken()
         var configuration = root.serverConfiguration(host: "127.0.0.1", port: 0)
@@ -53,6 +54,12 @@ final class TestApp: Sendable {
     }
     var readHeaders: HTTPFields { [.authorization: "Bearer \(credentials.uploadToken)"] }
     var adminHeaders: HTTPFields { [.authorization: "Bearer \(adminToken)"] }
+}
+
+/// A clock that stands still (rate limits and windows then do not depend on how busy the machine is).
+struct FrozenClock: WallClock {
+    let date: Date
+    func now() -> Date { date }
 }
 
 extension TestResponse {

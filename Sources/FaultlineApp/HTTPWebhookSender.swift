@@ -1,0 +1,36 @@
+import AsyncHTTPClient
+import NIOCore
+import Pipeline
+
+/// Webhook POSTs with AsyncHTTPClient. The dispatcher decides about retries, so the client's own retrying of
+/// refused connections is off (it would otherwise hold an attempt until its deadline).
+public final class HTTPWebhookSender: WebhookSending {
+    let client: HTTPClient
+    let timeout: TimeAmount
+
+    public init(timeout: TimeAmount = .seconds(10)) {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(5)
+        configuration.redirectConfiguration = .disallow
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.timeout = timeout
+    }
+
+    public func post(url: String, body: [UInt8]) async throws -> Int {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "Faultline")
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await client.execute(request, timeout: timeout)
+        // Read (and drop) the answer so the connection can be reused.
+        _ = try? await response.body.collect(upTo: 64 * 1024)
+        return Int(response.status.code)
+    }
+
+    /// Closes the client's connections.
+    public func shutdown() async {
+        try? await client.shutdown()
+    }
+}

@@ -1,0 +1,56 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Writes rendered pages into the site folder. Each page is written to a temporary file and renamed over the
+/// old one, so the server never serves half a page; after a full render, issue and release pages that were
+/// not rendered again (issues that moved away and disappeared) are removed.
+public final class SiteWriter: Sendable {
+    let root: String
+
+    public init(root: String) {
+        self.root = root
+    }
+
+    /// Writes `contents` at `path` (relative, made of safe segments only).
+    public func write(_ path: String, _ contents: String) throws {
+        let segments = path.split(separator: "/")
+        guard !segments.isEmpty, segments.allSatisfy({ $0 != ".." && $0 != "." && !$0.hasPrefix(".") }) else {
+            throw SiteWriterError(message: "refusing to write outside the site: \(path)")
+        }
+        let target = root + "/" + segments.joined(separator: "/")
+        let directory = String(target[..<target.lastIndex(of: "/")!])
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let temporary = directory + "/.tmp-\(UInt64.random(in: 0...UInt64.max))"
+        try Data(contents.utf8).write(to: URL(fileURLWithPath: temporary))
+        guard rename(temporary, target) == 0 else {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw SiteWriterError(message: "cannot rename into \(target): errno \(errno)")
+        }
+    }
+
+    /// Removes pages under `<project>/issues/` and `<project>/releases/` that are not in `kept`.
+    public func removeStale(kept: Set<String>) {
+        let fm = FileManager.default
+        guard let projects = try? fm.contentsOfDirectory(atPath: root) else { return }
+        for project in projects {
+            for folder in ["issues", "releases"] {
+                let dir = "\(root)/\(project)/\(folder)"
+                guard let files = try? fm.contentsOfDirectory(atPath: dir) else { continue }
+                for file in files where !kept.contains("\(project)/\(folder)/\(file)") {
+                    try? fm.removeItem(atPath: "\(dir)/\(file)")
+                }
+            }
+        }
+    }
+}
+
+public struct SiteWriterError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}

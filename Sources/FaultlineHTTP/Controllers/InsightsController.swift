@@ -1,0 +1,196 @@
+import FaultlineCore
+import Formats
+import Hummingbird
+import Pipeline
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The insights API: issues (list, detail, status changes), release health, releases, top issues, alerts and
+/// alert settings. An upload token reads its own project; the admin token names one with `?project=SLUG`.
+struct InsightsController {
+    let insights: any InsightsReader
+    let issues: IssueService
+    let alerts: any AlertStore
+    let projects: ProjectService
+    let clock: any WallClock
+
+    var endpoints: RouteCollection<ReaderContext> {
+        RouteCollection(context: ReaderContext.self)
+            .get("issues", use: listIssues)
+            .get("issues/{id}", use: getIssue)
+            .patch("issues/{id}", use: patchIssue)
+            .get("health", use: health)
+            .get("releases", use: releases)
+            .get("top-issues", use: topIssues)
+            .get("alerts", use: listAlerts)
+            .get("alert-settings", use: getSettings)
+            .put("alert-settings", use: putSettings)
+    }
+
+    // MARK: Issues
+
+    @Sendable func listIssues(_ request: Request, context: ReaderContext) async throws -> IssuesOut {
+        let project = try await context.project(request, projects: projects)
+        let params = request.uri.queryParameters
+        var query = IssueQuery(project: project.id)
+        if let status = params["status"].map(String.init) {
+            guard let parsed = IssueStatus(rawValue: status) else {
+                throw APIError.badRequest("must be open, closed or muted", field: "status")
+            }
+            query.status = parsed
+        }
+        if let kind = params["kind"].map(String.init) {
+            guard let parsed = ReportKind(rawValue: kind) else { throw APIError.badRequest("must be crash or nonfatal", field: "kind") }
+            query.kind = parsed
+        }
+        query.release = params["release"].map(String.init)
+        query.limit = try Self.limit(request, default: 100, max: 1000)
+        let now = clock.now()
+        return IssuesOut(issues: try await insights.issues(matching: query, now: now).map(IssueOut.init))
+    }
+
+    @Sendable func getIssue(_ request: Request, context: ReaderContext) async throws -> IssueDetailOut {
+        let id = try Self.issueID(context)
+        let project = context.projectID
+        guard let detail = try await insights.issue(id, project: project, now: clock.now()) else {
+            throw APIError.notFound("no issue \(id)")
+        }
+        return IssueDetailOut(detail)
+    }
+
+    struct StatusPatch: Decodable {
+        var status: String
+    }
+
+    @Sendable func patchIssue(_ request: Request, context: ReaderContext) async throws -> IssueOut {
+        let id = try Self.issueID(context)
+        let body = try await request.body.collect(upTo: 4096)
+        guard let patch = try? JSONDecoder().decode(StatusPatch.self, from: Data(buffer: body)) else {
+            throw APIError.badRequest("send a JSON object like {\"status\": \"closed\"}", field: "status")
+        }
+        guard let status = IssueStatus(rawValue: patch.status) else {
+            throw APIError.badRequest("must be open, closed or muted", field: "status")
+        }
+        guard let summary = try await issues.setStatus(status, issue: id, project: context.projectID) else {
+            throw APIError.notFound("no issue \(id)")
+        }
+        return IssueOut(summary)
+    }
+
+    // MARK: Health and releases
+
+    @Sendable func health(_ request: Request, context: ReaderContext) async throws -> HealthOut {
+        let project = try await context.project(request, projects: projects)
+        let params = request.uri.queryParameters
+        let days = try Self.intParam(request, "days", default: 30, range: 1...365)
+        let release = params["release"].map(String.init)
+        let today = DayNumber(clock.now())
+        let series = try await insights.health(
+            project: project.id, release: release, from: today.adding(-(2 * days - 1)), through: today)
+        let trend = HealthTrend.make(series: series, last: today, length: days)
+        return HealthOut(
+            project: project.slug.rawValue, release: release, days: trend.days.map(DayOut.init), total: SliceOut(trend.total),
+            previous: SliceOut(trend.previous))
+    }
+
+    @Sendable func releases(_ request: Request, context: ReaderContext) async throws -> ReleasesOut {
+        let project = try await context.project(request, projects: projects)
+        let limit = try Self.limit(request, default: 50, max: 500)
+        return ReleasesOut(releases: try await insights.releases(project: project.id, now: clock.now(), limit: limit).map(ReleaseOut.init))
+    }
+
+    @Sendable func topIssues(_ request: Request, context: ReaderContext) async throws -> TopOut {
+        let project = try await context.project(request, projects: projects)
+        let params = request.uri.queryParameters
+        let window: TopIssueWindow
+        switch params["window"].map(String.init) ?? "24h" {
+        case "24h": window = .last24Hours
+        case "7d": window = .last7Days
+        case "release":
+            guard let release = params["release"].map(String.init), !release.isEmpty else {
+                throw APIError.badRequest("name the release with ?release=…", field: "release")
+            }
+            window = .release(release)
+        default: throw APIError.badRequest("must be 24h, 7d or release", field: "window")
+        }
+        let limit = try Self.limit(request, default: 20, max: 500)
+        let rows = try await insights.topIssues(project: project.id, window: window, now: clock.now(), limit: limit)
+        return TopOut(window: window.label, issues: rows.map { TopOut.Row(issue: IssueOut($0.issue), users: $0.users, events: $0.events) })
+    }
+
+    // MARK: Alerts
+
+    @Sendable func listAlerts(_ request: Request, context: ReaderContext) async throws -> AlertsOut {
+        let project = try await context.project(request, projects: projects)
+        let limit = try Self.limit(request, default: 100, max: 1000)
+        let deliveries = Dictionary(
+            try await alerts.deliveries(project: project.id).map { ($0.alert, $0) }, uniquingKeysWith: { a, _ in a })
+        return AlertsOut(alerts: try await insights.alerts(project: project.id, limit: limit).map { AlertOut($0, delivery: deliveries[$0.id]) })
+    }
+
+    @Sendable func getSettings(_ request: Request, context: ReaderContext) async throws -> SettingsOut {
+        let project = try await context.project(request, projects: projects)
+        return SettingsOut(settings: try await alerts.settings(project: project.id))
+    }
+
+    @Sendable func putSettings(_ request: Request, context: ReaderContext) async throws -> SettingsOut {
+        let project = try await context.project(request, projects: projects)
+        let body = try await request.body.collect(upTo: 16 * 1024)
+        let settings: AlertSettings
+        do {
+            settings = try JSONDecoder().decode(AlertSettings.self, from: Data(buffer: body))
+        } catch {
+            throw APIError.badRequest("send every setting of GET /api/v1/alert-settings as JSON", field: "settings")
+        }
+        if let problem = settings.problem { throw APIError.badRequest(problem.message, field: problem.field) }
+        try await alerts.saveSettings(settings, project: project.id, at: clock.now())
+        return SettingsOut(settings: settings)
+    }
+
+    // MARK: Parameters
+
+    static func issueID(_ context: ReaderContext) throws -> IssueID {
+        let raw = try context.parameters.require("id")
+        guard let value = Int64(raw), value > 0 else { throw APIError.badRequest("must be an issue number", field: "id") }
+        return IssueID(value)
+    }
+
+    static func limit(_ request: Request, default value: Int, max: Int) throws -> Int {
+        try intParam(request, "limit", default: value, range: 1...max)
+    }
+
+    static func intParam(_ request: Request, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let raw = request.uri.queryParameters[Substring(name)].map(String.init) else { return value }
+        guard let parsed = Int(raw), range.contains(parsed) else {
+            throw APIError.badRequest("must be a number from \(range.lowerBound) to \(range.upperBound)", field: name)
+        }
+        return parsed
+    }
+}
+
+extension ReaderContext {
+    /// The project an upload token belongs to, or the one the admin names with `?project=SLUG`.
+    func project(_ request: Request, projects: ProjectService) async throws -> Project {
+        switch scope {
+        case .project(let project): return project
+        case .admin:
+            guard let slug = request.uri.queryParameters["project"].map(String.init) else {
+                throw APIError.badRequest("name the project with ?project=SLUG", field: "project")
+            }
+            guard let parsed = ProjectSlug(slug), let found = try await projects.project(slug: parsed) else {
+                throw APIError.notFound("no project \"\(slug)\"")
+            }
+            return found
+        }
+    }
+
+    /// The project an upload token limits reads to; nil for the admin.
+    var projectID: ProjectID? {
+        if case .project(let project) = scope { return project.id }
+        return nil
+    }
+}

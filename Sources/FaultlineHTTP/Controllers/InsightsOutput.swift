@@ -1,0 +1,229 @@
+import FaultlineCore
+import Formats
+import Hummingbird
+
+/// JSON shapes of the insights API (snake_case; rates are 0…1 or null for "no data", always with their counts).
+struct IssueOut: Codable, ResponseEncodable {
+    var id: Int64
+    var kind: String
+    var title: String
+    var culprit: String?
+    var status: String
+    var signals: [String]
+    var fingerprint: String
+    var firstSeen: String
+    var lastSeen: String
+    var firstRelease: String?
+    var lastRelease: String?
+    var events: Int
+    var users: Int
+    enum CodingKeys: String, CodingKey {
+        case id, kind, title, culprit, status, signals, fingerprint, firstSeen = "first_seen", lastSeen = "last_seen"
+        case firstRelease = "first_release", lastRelease = "last_release", events, users
+    }
+    init(_ s: IssueSummary) {
+        id = s.id.rawValue
+        kind = s.kind.rawValue
+        title = s.title
+        culprit = s.culprit
+        status = s.status.rawValue
+        signals = s.signals.names
+        fingerprint = s.fingerprint.rawValue
+        firstSeen = Timestamps.formatISO8601(s.firstSeen)
+        lastSeen = Timestamps.formatISO8601(s.lastSeen)
+        firstRelease = s.firstRelease
+        lastRelease = s.lastRelease
+        events = s.events
+        users = s.users
+    }
+}
+
+struct IssuesOut: ResponseEncodable {
+    var issues: [IssueOut]
+}
+
+struct IssueDetailOut: ResponseEncodable {
+    struct Grouping: Codable {
+        var source: String
+        var components: [String]
+        var fingerprint: String
+    }
+    struct ReleaseRow: Codable {
+        var release: String
+        var events: Int
+        var users: Int
+        var firstSeen: String
+        var lastSeen: String
+        enum CodingKeys: String, CodingKey { case release, events, users, firstSeen = "first_seen", lastSeen = "last_seen" }
+    }
+    struct Day: Codable {
+        var day: String
+        var events: Int
+        var users: Int
+    }
+    struct Entry: Codable {
+        var value: String
+        var events: Int
+    }
+    struct Sample: Codable {
+        var eventID: String
+        var timestamp: String
+        var release: String?
+        var user: String?
+        enum CodingKeys: String, CodingKey { case eventID = "event_id", timestamp, release, user }
+    }
+    var issue: IssueOut
+    var grouping: Grouping
+    var releases: [ReleaseRow]
+    var days: [Day]
+    var breakdowns: [String: [Entry]]
+    var repeatUsers: Int
+    var samples: [Sample]
+    enum CodingKeys: String, CodingKey {
+        case issue, grouping, releases, days, breakdowns, repeatUsers = "repeat_users", samples
+    }
+    init(_ d: IssueDetail) {
+        issue = IssueOut(d.summary)
+        grouping = Grouping(source: d.grouping.source.rawValue, components: d.grouping.components, fingerprint: d.grouping.fingerprint.rawValue)
+        releases = d.releases.map {
+            ReleaseRow(
+                release: $0.release, events: $0.events, users: $0.users, firstSeen: Timestamps.formatISO8601($0.firstSeen),
+                lastSeen: Timestamps.formatISO8601($0.lastSeen))
+        }
+        days = d.days.map { Day(day: $0.day.description, events: $0.events, users: $0.users) }
+        breakdowns = d.breakdowns.mapValues { $0.map { Entry(value: $0.value, events: $0.events) } }
+        repeatUsers = d.repeatUsers
+        samples = d.samples.map {
+            Sample(eventID: $0.eventID.rawValue, timestamp: Timestamps.formatISO8601($0.timestamp), release: $0.release, user: $0.userKey)
+        }
+    }
+}
+
+/// Counts and rates of one slice of sessions.
+struct SliceOut: Codable {
+    var sessions: Int
+    var crashedSessions: Int
+    var abnormalSessions: Int
+    var erroredSessions: Int
+    var users: Int
+    var crashedUsers: Int
+    var crashFreeSessions: Double?
+    var crashFreeUsers: Double?
+    enum CodingKeys: String, CodingKey {
+        case sessions, crashedSessions = "crashed_sessions", abnormalSessions = "abnormal_sessions"
+        case erroredSessions = "errored_sessions", users, crashedUsers = "crashed_users"
+        case crashFreeSessions = "crash_free_sessions", crashFreeUsers = "crash_free_users"
+    }
+    init(_ h: ReleaseHealth) {
+        sessions = h.sessions
+        crashedSessions = h.crashedSessions
+        abnormalSessions = h.abnormalSessions
+        erroredSessions = h.erroredSessions
+        users = h.users
+        crashedUsers = h.crashedUsers
+        crashFreeSessions = h.crashFreeSessions
+        crashFreeUsers = h.crashFreeUsers
+    }
+    func encode(to encoder: any Encoder) throws {
+        // Explicit nulls: a missing rate means "no data", and clients should see that said.
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(sessions, forKey: .sessions)
+        try c.encode(crashedSessions, forKey: .crashedSessions)
+        try c.encode(abnormalSessions, forKey: .abnormalSessions)
+        try c.encode(erroredSessions, forKey: .erroredSessions)
+        try c.encode(users, forKey: .users)
+        try c.encode(crashedUsers, forKey: .crashedUsers)
+        try c.encode(crashFreeSessions, forKey: .crashFreeSessions)
+        try c.encode(crashFreeUsers, forKey: .crashFreeUsers)
+    }
+}
+
+struct DayOut: Codable {
+    var day: String
+    var health: SliceOut
+    init(_ d: DailyHealth) {
+        day = d.day.description
+        health = SliceOut(d.health)
+    }
+}
+
+struct HealthOut: ResponseEncodable {
+    var project: String
+    var release: String?
+    var days: [DayOut]
+    /// Sessions over the window (users are per day only: a user of two days is one user).
+    var total: SliceOut
+    var previous: SliceOut
+}
+
+struct ReleaseOut: Codable {
+    var release: String
+    var firstSeen: String
+    var lastSeen: String
+    var health: SliceOut
+    var adoption: Double?
+    var recentSessions: Int
+    var newIssues: Int
+    enum CodingKeys: String, CodingKey {
+        case release, firstSeen = "first_seen", lastSeen = "last_seen", health, adoption, recentSessions = "sessions_7d"
+        case newIssues = "new_issues"
+    }
+    init(_ r: ReleaseRow) {
+        release = r.release
+        firstSeen = Timestamps.formatISO8601(r.firstSeen)
+        lastSeen = Timestamps.formatISO8601(r.lastSeen)
+        health = SliceOut(r.health)
+        adoption = r.adoption
+        recentSessions = r.recentSessions
+        newIssues = r.newIssues
+    }
+}
+
+struct ReleasesOut: ResponseEncodable {
+    var releases: [ReleaseOut]
+}
+
+struct TopOut: ResponseEncodable {
+    struct Row: Codable {
+        var issue: IssueOut
+        var users: Int
+        var events: Int
+    }
+    var window: String
+    var issues: [Row]
+}
+
+struct AlertOut: Codable {
+    var id: Int64
+    var kind: String
+    var title: String
+    var issueID: Int64?
+    var release: String?
+    var reason: [String: Double]
+    var createdAt: String
+    var delivery: String?
+    var deliveryAttempts: Int?
+    enum CodingKeys: String, CodingKey {
+        case id, kind, title, issueID = "issue_id", release, reason, createdAt = "created_at", delivery
+        case deliveryAttempts = "delivery_attempts"
+    }
+    init(_ a: Alert, delivery: DeliveryStatus?) {
+        id = a.id
+        kind = a.kind.rawValue
+        title = a.title
+        issueID = a.issue?.rawValue
+        release = a.release
+        reason = a.reason
+        createdAt = Timestamps.formatISO8601(a.createdAt)
+        self.delivery = delivery?.state
+        deliveryAttempts = delivery?.attempts
+    }
+}
+
+struct AlertsOut: ResponseEncodable {
+    var alerts: [AlertOut]
+}
+
+struct SettingsOut: ResponseEncodable {
+    var settings: AlertSettings
+}

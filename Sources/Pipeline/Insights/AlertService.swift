@@ -1,0 +1,161 @@
+import FaultlineCore
+import Logging
+import ServiceLifecycle
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Judges the alert rules that need a time window (velocity, crash-free target) and hands every recorded alert
+/// (including new-issue and regression alerts, recorded by grouping) to the webhook outbox.
+///
+/// `run()` loops over `step(now:)` every `interval`. Both halves catch up from the database: an alert recorded
+/// just before a crash is dispatched after the restart.
+public struct AlertService: Service {
+    let store: any AlertStore
+    let projects: any ProjectStore
+    let clock: any WallClock
+    let logger: Logger
+    let telemetry: Telemetry?
+    let interval: Duration
+    /// The dashboard's public address, for links in alert messages (nil: no links).
+    let publicURL: @Sendable () -> String?
+    let onChange: @Sendable () -> Void
+
+    public init(store: any AlertStore, projects: any ProjectStore, clock: any WallClock, logger: Logger, telemetry: Telemetry? = nil,
+                interval: Duration = .seconds(30), publicURL: @escaping @Sendable () -> String? = { nil }, onChange: @escaping @Sendable () -> Void = {}) {
+        self.store = store
+        self.projects = projects
+        self.clock = clock
+        self.logger = logger
+        self.telemetry = telemetry
+        self.interval = interval
+        self.publicURL = publicURL
+        self.onChange = onChange
+    }
+
+    /// Evaluates the rules for every project at `now`, then dispatches; returns the alerts recorded.
+    @discardableResult
+    public func step(now: Date) async throws -> Int {
+        var recorded = 0
+        for project in try await projects.allProjects() {
+            let settings = try await store.settings(project: project.id)
+            let window = TimeInterval(settings.velocityWindowMinutes * 60)
+            for candidate in try await store.velocityCandidates(project: project.id, from: now.addingTimeInterval(-window), through: now) {
+                guard let reason = AlertRules.velocity(candidate.window, settings: settings) else { continue }
+                let draft = AlertDraft(
+                    project: project.id, kind: .velocity,
+                    dedupeKey: "velocity:\(candidate.window.issue):\(candidate.window.release)", issue: candidate.window.issue,
+                    release: candidate.window.release, title: candidate.title, reason: reason)
+                if try await store.record(draft, at: now) { recorded += 1 }
+            }
+            if settings.crashFreeTarget != nil {
+                let day = DayNumber(now)
+                for (release, health) in try await store.dayHealth(project: project.id, day: day).sorted(by: { $0.key < $1.key }) {
+                    guard var reason = AlertRules.belowTarget(health, settings: settings) else { continue }
+                    reason["day"] = Double(day.rawValue)
+                    let draft = AlertDraft(
+                        project: project.id, kind: .crashFreeTarget, dedupeKey: "crash_free:\(release):\(day)", issue: nil,
+                        release: release.isEmpty ? nil : release,
+                        title: "Crash-free sessions below \(formatTarget(settings.crashFreeTarget)) on \(day)", reason: reason)
+                    if try await store.record(draft, at: now) { recorded += 1 }
+                }
+            }
+        }
+        if recorded > 0 {
+            telemetry?.count(Telemetry.Name.alerts, by: recorded)
+            onChange()
+        }
+        try await dispatch(now: now)
+        return recorded
+    }
+
+    /// Queues a webhook delivery for every undispatched alert of a project with a webhook URL.
+    public func dispatch(now: Date) async throws {
+        while true {
+            let alerts = try await store.alertsToDispatch(limit: 100)
+            guard !alerts.isEmpty else { return }
+            var deliveries: [(alert: Int64, url: String, body: [UInt8])] = []
+            var slugs: [ProjectID: String] = [:]
+            for alert in alerts {
+                let settings = try await store.settings(project: alert.project)
+                guard let url = settings.webhookURL, !url.isEmpty else { continue }
+                if slugs[alert.project] == nil {
+                    slugs[alert.project] = try await projects.project(id: alert.project)?.slug.rawValue ?? "project \(alert.project)"
+                }
+                let body = try WebhookMessage.body(for: alert, projectSlug: slugs[alert.project]!, publicURL: publicURL())
+                deliveries.append((alert.id, url, body))
+                logger.info("alert", metadata: [Telemetry.LogKey.alert: "\(alert.kind.rawValue)", Telemetry.LogKey.project: "\(alert.project)"])
+            }
+            try await store.enqueue(deliveries, dispatched: alerts.map(\.id), at: now)
+        }
+    }
+
+    func formatTarget(_ target: Double?) -> String {
+        guard let target else { return "target" }
+        return target == target.rounded() ? "\(Int(target)) %" : "\(target) %"
+    }
+
+    public func run() async throws {
+        // Cancelled at graceful shutdown, so a long sleep between steps never delays SIGTERM.
+        try await cancelWhenGracefulShutdown { await self.loop() }
+    }
+
+    func loop() async {
+        while !Task.isCancelled {
+            do {
+                try await step(now: clock.now())
+            } catch {
+                logger.error("alert step failed", metadata: [Telemetry.LogKey.error: "\(error)"])
+            }
+            try? await Task.sleep(for: interval)
+        }
+    }
+}
+
+/// The JSON a webhook receives: Slack's `text` plus the alert's facts for other receivers.
+public enum WebhookMessage {
+    struct Body: Encodable {
+        struct AlertFacts: Encodable {
+            var id: Int64
+            var kind: String
+            var project: String
+            var title: String
+            var release: String?
+            var issueID: Int64?
+            var reason: [String: Double]
+            var createdAt: String
+            var url: String?
+            enum CodingKeys: String, CodingKey {
+                case id, kind, project, title, release, issueID = "issue_id", reason, createdAt = "created_at", url
+            }
+        }
+        var text: String
+        var alert: AlertFacts
+    }
+
+    /// The link to the alert's page on the dashboard, when the public address is known.
+    public static func link(for alert: Alert, projectSlug: String, publicURL: String?) -> String? {
+        guard var base = publicURL, !base.isEmpty else { return nil }
+        if !base.hasSuffix("/") { base += "/" }
+        if let issue = alert.issue { return "\(base)\(projectSlug)/issues/\(issue).html" }
+        return "\(base)\(projectSlug)/alerts.html"
+    }
+
+    public static func body(for alert: Alert, projectSlug: String, publicURL: String?) throws -> [UInt8] {
+        let link = link(for: alert, projectSlug: projectSlug, publicURL: publicURL)
+        let text = AlertRules.text(
+            project: projectSlug, kind: alert.kind, title: alert.title, release: alert.release, reason: alert.reason, link: link)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = Body(
+            text: text,
+            alert: .init(
+                id: alert.id, kind: alert.kind.rawValue, project: projectSlug, title: alert.title, release: alert.release,
+                issueID: alert.issue?.rawValue, reason: alert.reason,
+                createdAt: alert.createdAt.formatted(.iso8601), url: link))
+        return Array(try encoder.encode(body))
+    }
+}

@@ -1,0 +1,91 @@
+import AsyncHTTPClient
+import Foundation
+import TestSupport
+import Testing
+
+/// Opens the rendered dashboard in a real browser (headless Chromium, Debian's `chromium`, installed by
+/// tools/test): every page loads without errors (no missing stylesheet or link targets), shows the expected
+/// numbers, keeps hostile event data inert, and renders at phone width.
+@Suite(.serialized) struct ChromiumDashboardTests {
+    let http = HTTP(client: HTTPClient.shared)
+
+    static var chromium: String? {
+        ["chromium", "chromium-browser", "google-chrome"].first { name in
+            (try? Command.run("sh", ["-c", "command -v \(name)"]))?.status == 0
+        }
+    }
+
+    /// Loads `file` and returns the DOM after load, and what the browser logged.
+    func open(_ browser: String, _ file: String, profile: String, extra: [String] = []) throws -> (dom: String, log: String) {
+        let result = try Command.run(browser, [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--user-data-dir=\(profile)", "--enable-logging=stderr", "--v=0", "--allow-file-access-from-files",
+        ] + extra + ["file://" + file])
+        #expect(result.status == 0, "chromium failed on \(file): \(result.err.suffix(2000))")
+        return (result.out, result.err)
+    }
+
+    @Test func renderedPagesOpenInChromium() async throws {
+        let browser = try #require(Self.chromium, "chromium is not installed (tools/test installs it)")
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("shop", in: folder)
+        let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
+        defer { server.cleanUp() }
+
+        // Given 8 users on 1.0 (two crash at two sites) and 2 on 2.0 (one crashes)…
+        var sessions: [String] = []
+        for u in 0..<8 { sessions.append(InsightsEndToEndTests.session("s\(u)", user: "u\(u)", release: "1.0 (1)", status: u < 2 ? "crashed" : "exited")) }
+        for u in 8..<10 { sessions.append(InsightsEndToEndTests.session("s\(u)", user: "u\(u)", release: "2.0 (1)", status: u == 8 ? "crashed" : "exited")) }
+        let answer = try await http.send(
+            .POST, server.baseURL + "/api/v1/sessions", headers: [("Authorization", "Bearer \(project.ingest)")],
+            body: Array(("[" + sessions.joined(separator: ",") + "]").utf8))
+        #expect(answer.status == 202)
+        let reports = [
+            InsightsEndToEndTests.crash(1, site: "parseCart", version: "1.0", user: "u0", session: "s0", message: "<img src=x onerror=alert(2)>"),
+            InsightsEndToEndTests.crash(2, site: "renderList", version: "1.0", user: "u1", session: "s1"),
+            InsightsEndToEndTests.crash(3, site: "parseCart", version: "2.0", user: "u8", session: "s8", message: "<img src=x onerror=alert(2)>"),
+        ]
+        #expect(try await http.postReports(server.baseURL, key: project.ingest, "[" + reports.joined(separator: ",") + "]").status == 202)
+        var issueIDs: [Int] = []
+        #expect(try await eventually {
+            let answer = try await http.send(.GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(project.upload)")])
+            issueIDs = (answer.json["issues"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }
+            return issueIDs.count == 2
+        })
+
+        let site = try TempFolder("faultline-site")
+        let rendered = try await ServerProcess.run(["render", "--data", folder, "--out", site.path])
+        #expect(rendered.status == 0, "\(rendered.err)")
+        let profile = try TempFolder("chromium-profile")
+
+        // Then every page opens without a failed resource or script error, with its numbers in the DOM.
+        let expectations: [(String, [String])] = [
+            ("index.html", ["shop"]),
+            ("shop/index.html", ["70.00 %", "3 of 10", "parseCart", "1.0 (1)", "2.0 (1)"]),
+            ("shop/issues.html", ["parseCart", "renderList"]),
+            ("shop/issues/\(issueIDs[0]).html", ["main"]),
+            ("shop/releases.html", ["1.0 (1)", "75.00 %", "2 of 8"]),
+            ("shop/alerts.html", ["New issue", "SIGSEGV"]),
+            ("shop/missing-debug-files.html", ["symupload"]),
+        ]
+        for (page, texts) in expectations {
+            let (dom, log) = try open(browser, site.file(page), profile: profile.path, extra: ["--dump-dom"])
+            #expect(dom.contains("<h1"), "\(page) has no heading")
+            for text in texts { #expect(dom.contains(text), "\(page) does not show \(text)") }
+            #expect(!dom.contains("<img src=\"x\""), "\(page) turned event data into markup")
+            #expect(!dom.contains("<script>alert"), "\(page) turned event data into markup")
+            for failure in ["ERR_FILE_NOT_FOUND", "Uncaught", "Not allowed to load local resource"] {
+                #expect(!log.contains(failure), "\(page): \(log.split(separator: "\n").filter { $0.contains(failure) }.prefix(3))")
+            }
+        }
+        // An issue page shows the hostile message escaped, as text.
+        let issue = try open(browser, site.file("shop/issues/\(issueIDs[0]).html"), profile: profile.path, extra: ["--dump-dom"]).dom
+        #expect(issue.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+
+        // And the overview renders at phone width (a screenshot is produced).
+        let shot = site.file("phone.png")
+        _ = try open(browser, site.file("shop/index.html"), profile: profile.path, extra: ["--window-size=390,844", "--screenshot=\(shot)"])
+        let size = (try FileManager.default.attributesOfItem(atPath: shot)[.size] as? Int) ?? 0
+        #expect(size > 1000)
+    }
+}

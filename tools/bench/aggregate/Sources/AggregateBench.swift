@@ -1,0 +1,229 @@
+import ArgumentParser
+import FaultlineApp
+import FaultlineCore
+import Formats
+import Logging
+import Pipeline
+import Storage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The aggregation benchmark (#4): fills a data folder with a realistic volume of reports and sessions through
+/// the real stores and the real grouping worker, then measures a full dashboard render and the incremental
+/// refresh after new reports. Each step is its own process, so its peak memory is its own.
+@main
+struct AggregateBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "aggregate-bench", abstract: "Measure grouping, rollups and dashboard rendering at volume.",
+        subcommands: [Fill.self, RenderFull.self, Refresh.self])
+}
+
+struct Common: ParsableArguments {
+    @Option(help: "Data folder.") var data: String
+    @Option(help: "Dashboard templates (web/).") var web: String = "web"
+}
+
+/// Deterministic pseudo-random numbers (SplitMix64), so every run fills the same data.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    /// A skewed pick in 0..<n: a few values are common, most are rare (like real crash sites).
+    mutating func skewed(_ n: Int) -> Int { min(n - 1, Int(pow(Double.random(in: 0..<1, using: &self), 3) * Double(n))) }
+}
+
+enum Measure {
+    static func peakRSSMegabytes() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kb = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return 0 }
+        return kb / 1024
+    }
+
+    static func time<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
+        let start = ContinuousClock.now
+        let value = try await body()
+        let elapsed = ContinuousClock.now - start
+        return (value, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    static func fmt(_ v: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", v) }
+}
+
+/// Builds report payloads the way an SDK batch arrives: 20 reports per gzip body.
+struct ReportFactory {
+    var rng: SplitMix
+    let issues: Int
+    let users: Int
+    let releases: [String]
+    let now: Date
+    let days: Int
+    var next = 0
+
+    mutating func batch(count: Int, recentOnly: Bool = false) throws -> (StoredPayload, [PreparedReport]) {
+        var parts: [String] = []
+        for _ in 0..<count {
+            next += 1
+            let site = rng.skewed(issues)
+            let user = rng.skewed(users)
+            let age = recentOnly ? Double.random(in: 0..<3600, using: &rng) : Double.random(in: 0..<(Double(days) * 86_400), using: &rng)
+            let release = releases[min(releases.count - 1, Int((1 - age / (Double(days) * 86_400)) * Double(releases.count)))]
+            let parts2 = release.split(separator: " ")
+            let kind = site % 10 < 3 ? "crash" : "nonfatal"
+            let time = Timestamps.formatISO8601(now.addingTimeInterval(-age))
+            parts.append("""
+                {"event_id":"\(String(format: "%032x", UInt64(next) &* 0x9E37_79B9 &+ 1))","kind":"\(kind)","timestamp":"\(time)",
+                 "user_id":"user-\(user)","app":{"version":"\(parts2[0])","build":"\(parts2.count > 1 ? String(parts2[1].dropFirst().dropLast()) : "1")"},
+                 "device":{"model":"Phone \(user % 40)","os":"Android","os_version":"\(12 + user % 4)"},
+                 "error":{"type":"E\(site % 50)","code":\(site),"message":"failure \(site)"},
+                 "threads":[{"crashed":true,"frames":[{"function":"abort"},{"function":"site\(site)()","file":"src/s\(site).c","line":\(site % 300)},
+                   {"function":"caller\(site % 97)()","file":"src/c.c","line":9},{"function":"main","file":"src/main.c","line":3}]}],
+                 "breadcrumbs":[{"timestamp":"\(time)","category":"nav","message":"opened screen \(site % 13)"}],
+                 "custom_keys":{"plan":"\(user % 3 == 0 ? "pro" : "free")","screen":"s\(site % 13)"}}
+                """)
+        }
+        let text = Array(("{\"reports\":[" + parts.joined(separator: ",") + "]}").utf8)
+        let decoded = try NativeReports.decode(text, limits: IngestLimits())
+        let prepared = decoded.items.compactMap { try? $0.get() }
+        let deflater = try StreamingDeflater(level: 1)
+        let gz = try deflater.compress(text, finish: true)
+        return (StoredPayload(bytes: gz, encoding: .gzip, inflatedSize: text.count), prepared)
+    }
+}
+
+enum Worker {
+    /// Groups every pending report with the real worker; returns how many.
+    static func drain(_ root: Composition) async throws -> Int {
+        let worker = try root.symbolicationWorker(logger: Logger(label: "bench"))
+        var total = 0
+        while true {
+            let n = try await worker.step(concurrency: 2)
+            if n == 0 { return total }
+            total += n
+        }
+    }
+}
+
+struct Fill: AsyncParsableCommand {
+    @OptionGroup var common: Common
+    @Option var reports = 1_000_000
+    @Option var issues = 5000
+    @Option var users = 100_000
+    @Option var sessions = 2_000_000
+    @Option var days = 90
+
+    func run() async throws {
+        let root = try Composition(folder: common.data, durability: .normal)
+        let project = try await root.projects.create(slug: ProjectSlug("bench")!, rateLimitPerSecond: 1e9).project
+        let store = SQLiteIngestStore(database: root.database)
+        let now = Date()
+        let releases = (1...12).map { "1.\($0) (\($0 * 10))" }
+        var factory = ReportFactory(rng: SplitMix(state: 42), issues: issues, users: users, releases: releases, now: now, days: days)
+
+        let (_, ingestSeconds) = try await Measure.time {
+            var done = 0
+            while done < reports {
+                var writes: [IngestWrite] = []
+                for _ in 0..<50 where done < reports {
+                    let n = min(20, reports - done)
+                    let (payload, prepared) = try factory.batch(count: n)
+                    writes.append(.reports(ReportBatch(project: project.id, receivedAt: now, payload: payload, reports: prepared)))
+                    done += n
+                }
+                _ = try await store.commit(writes)
+            }
+        }
+        print("stored \(reports) reports in \(Measure.fmt(ingestSeconds)) s (\(Int(Double(reports) / ingestSeconds)) reports/s, storage only)")
+
+        let (grouped, groupSeconds) = try await Measure.time { try await Worker.drain(root) }
+        print("grouped \(grouped) reports in \(Measure.fmt(groupSeconds)) s (\(Int(Double(grouped) / groupSeconds)) reports/s: re-read, symbolication check, fingerprint, issue + rollups)")
+
+        var rng = SplitMix(state: 7)
+        let (_, sessionSeconds) = try await Measure.time {
+            var done = 0
+            while done < sessions {
+                var updates: [SessionUpdate] = []
+                for _ in 0..<2000 where done < sessions {
+                    done += 1
+                    let age = Double.random(in: 0..<(Double(days) * 86_400), using: &rng)
+                    let release = releases[min(releases.count - 1, Int((1 - age / (Double(days) * 86_400)) * Double(releases.count)))]
+                    let roll = rng.next() % 1000
+                    let status: SessionStatus = roll < 8 ? .crashed : roll < 10 ? .abnormal : .exited
+                    updates.append(SessionUpdate(
+                        sessionID: SessionID("s\(done)")!, distinctID: "user-\(rng.skewed(users))", release: release,
+                        started: now.addingTimeInterval(-age), status: status, errors: roll % 50 == 0 ? 1 : 0, duration: 60))
+                }
+                _ = try await store.commit([.sessions(SessionBatch(project: project.id, receivedAt: now, updates: updates))])
+            }
+        }
+        print("stored \(sessions) sessions with their health rollups in \(Measure.fmt(sessionSeconds)) s (\(Int(Double(sessions) / sessionSeconds)) sessions/s)")
+        let counts = try await root.insights.issueCounts(project: project.id)
+        print("issues: \(counts.values.reduce(0, +)); peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB")
+        let size = (try? FileManager.default.attributesOfItem(atPath: common.data + "/faultline.sqlite")[.size] as? Int) ?? 0
+        print("database: \(size >> 20) MB")
+        try root.database.close()
+    }
+}
+
+struct RenderFull: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "render-full")
+    @OptionGroup var common: Common
+
+    func run() async throws {
+        let root = try Composition(folder: common.data, durability: .normal)
+        let renderer = try root.siteRenderer(webDirectory: common.web)
+        let (pages, seconds) = try await Measure.time { try await root.render(with: renderer, since: nil) }
+        print("full render: \(pages) pages in \(Measure.fmt(seconds)) s; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB")
+        try root.database.close()
+    }
+}
+
+struct Refresh: AsyncParsableCommand {
+    @OptionGroup var common: Common
+    @Option(name: .customLong("new"), help: "New reports to add.") var newReports = 1000
+    @Option var issues = 5000
+    @Option var users = 100_000
+
+    func run() async throws {
+        let root = try Composition(folder: common.data, durability: .normal)
+        guard let project = try await root.projects.project(slug: ProjectSlug("bench")!) else {
+            throw ValidationError("run fill first")
+        }
+        let renderer = try root.siteRenderer(webDirectory: common.web)
+        let releases = (1...12).map { "1.\($0) (\($0 * 10))" }
+        var factory = ReportFactory(
+            rng: SplitMix(state: UInt64(Date().timeIntervalSince1970)), issues: issues, users: users, releases: releases,
+            now: Date(), days: 90, next: 50_000_000 + Int(Date().timeIntervalSince1970) % 1_000_000 * 1000)
+        let store = SQLiteIngestStore(database: root.database)
+        let since = Date()
+        var writes: [IngestWrite] = []
+        var done = 0
+        while done < newReports {
+            let n = min(20, newReports - done)
+            let (payload, prepared) = try factory.batch(count: n, recentOnly: true)
+            writes.append(.reports(ReportBatch(project: project.id, receivedAt: Date(), payload: payload, reports: prepared)))
+            done += n
+        }
+        let (_, ingestSeconds) = try await Measure.time { _ = try await store.commit(writes) }
+        let (grouped, groupSeconds) = try await Measure.time { try await Worker.drain(root) }
+        let (pages, renderSeconds) = try await Measure.time { try await root.render(with: renderer, since: since) }
+        print("""
+            incremental refresh after \(newReports) new reports: store \(Measure.fmt(ingestSeconds)) s, group \(grouped) in \
+            \(Measure.fmt(groupSeconds)) s, render \(pages) pages in \(Measure.fmt(renderSeconds)) s; \
+            total \(Measure.fmt(groupSeconds + renderSeconds)) s after storing; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB
+            """)
+        try root.database.close()
+    }
+}
