@@ -18,6 +18,8 @@ public struct StoredPayload: Sendable, Equatable {
         case nativeV1 = "native-v1"
         /// A Swift runtime crash file in its metadata envelope.
         case swiftCrash = "swift-crash"
+        /// A Sentry envelope (or a legacy store body); a report's range is its `event` item's JSON.
+        case sentryEvent = "sentry-event"
     }
     public var bytes: [UInt8]
     public var encoding: Encoding
@@ -68,10 +70,61 @@ public struct SessionBatch: Sendable, Equatable {
     }
 }
 
+/// Events a client dropped before sending, by reason and category (Sentry's client reports).
+public struct DiscardedEvents: Sendable, Equatable {
+    public var reason: String
+    public var category: String
+    public var quantity: Int
+    public init(reason: String, category: String, quantity: Int) {
+        self.reason = reason
+        self.category = category
+        self.quantity = quantity
+    }
+}
+
+/// A file sent with an event (a log, a minidump, a screenshot).
+public struct Attachment: Sendable, Equatable {
+    public var filename: String
+    public var contentType: String?
+    /// Sentry's `attachment_type` (`event.attachment`, `event.minidump`, …).
+    public var attachmentType: String?
+    public var bytes: [UInt8]
+    public init(filename: String, contentType: String?, attachmentType: String?, bytes: [UInt8]) {
+        self.filename = filename
+        self.contentType = contentType
+        self.attachmentType = attachmentType
+        self.bytes = bytes
+    }
+}
+
+/// Everything of one Sentry envelope that is stored, committed together: its event (as a one-report batch
+/// whose payload is the whole envelope), session updates, client reports and attachments.
+public struct EnvelopeWrite: Sendable, Equatable {
+    public var project: ProjectID
+    public var receivedAt: Date
+    public var event: ReportBatch?
+    public var sessions: [SessionUpdate]
+    public var discarded: [DiscardedEvents]
+    /// Attachments of the envelope's event (stored only with an event id).
+    public var attachments: [Attachment]
+    public var eventID: EventID?
+    public init(project: ProjectID, receivedAt: Date, event: ReportBatch?, sessions: [SessionUpdate], discarded: [DiscardedEvents],
+                attachments: [Attachment], eventID: EventID?) {
+        self.project = project
+        self.receivedAt = receivedAt
+        self.event = event
+        self.sessions = sessions
+        self.discarded = discarded
+        self.attachments = attachments
+        self.eventID = eventID
+    }
+}
+
 /// A unit of ingest work; many are committed together (group commit).
 public enum IngestWrite: Sendable, Equatable {
     case reports(ReportBatch)
     case sessions(SessionBatch)
+    case envelope(EnvelopeWrite)
 }
 
 /// What committing one `IngestWrite` did.
@@ -80,6 +133,8 @@ public enum IngestOutcome: Sendable, Equatable {
     case reports(stored: [EventID], duplicates: [EventID])
     /// Updates that changed a session, and updates that changed nothing (retries, stale, after the end).
     case sessions(applied: Int, unchanged: Int)
+    /// What an envelope stored: its event (new or duplicate), sessions applied, attachments kept.
+    case envelope(stored: [EventID], duplicates: [EventID], sessionsApplied: Int, attachments: Int)
     /// The write alone was refused by storage (the rest of its group still committed).
     case failed(String)
 }

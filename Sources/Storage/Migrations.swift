@@ -312,6 +312,66 @@ enum Migrations {
                     """)
             try HealthRollup.backfill(db)
         }
+        migrator.registerMigration("v6-sentry") { db in
+            // SQLite cannot change a CHECK: payloads is rebuilt to allow the 'sentry-event' format (foreign keys
+            // are checked after the migration, as GRDB does for every migration).
+            try db.execute(
+                sql: """
+                    CREATE TABLE payloads_v6 (
+                        id INTEGER PRIMARY KEY,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        received_at INTEGER NOT NULL,
+                        encoding TEXT NOT NULL CHECK (encoding IN ('gzip', 'deflate')),
+                        inflated_size INTEGER NOT NULL CHECK (inflated_size >= 0),
+                        bytes BLOB NOT NULL,
+                        format TEXT NOT NULL DEFAULT 'native-v1' CHECK (format IN ('native-v1', 'swift-crash', 'sentry-event'))
+                    );
+                    INSERT INTO payloads_v6 (id, project_id, received_at, encoding, inflated_size, bytes, format)
+                        SELECT id, project_id, received_at, encoding, inflated_size, bytes, format FROM payloads;
+                    DROP TABLE payloads;
+                    ALTER TABLE payloads_v6 RENAME TO payloads;
+                    CREATE INDEX payloads_by_project ON payloads(project_id, received_at);
+
+                    -- Sentry client reports: what SDKs dropped before sending, summed per day.
+                    CREATE TABLE client_reports (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        day INTEGER NOT NULL,
+                        reason TEXT NOT NULL,
+                        category TEXT NOT NULL,
+                        quantity INTEGER NOT NULL CHECK (quantity >= 0),
+                        PRIMARY KEY (project_id, day, reason, category)
+                    ) WITHOUT ROWID;
+
+                    -- Files sent with events (within the attachment size limit).
+                    CREATE TABLE attachments (
+                        id INTEGER PRIMARY KEY,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        event_id TEXT NOT NULL CHECK (length(event_id) = 32),
+                        filename TEXT NOT NULL,
+                        content_type TEXT,
+                        attachment_type TEXT,
+                        size INTEGER NOT NULL CHECK (size >= 0),
+                        bytes BLOB NOT NULL,
+                        received_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX attachments_by_event ON attachments(project_id, event_id);
+                    CREATE INDEX attachments_by_time ON attachments(received_at);
+
+                    -- sentry-cli uploads: which file checksums are assembled, into which debug file.
+                    CREATE TABLE dif_uploads (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        checksum TEXT NOT NULL CHECK (length(checksum) = 40),
+                        name TEXT NOT NULL,
+                        debug_id TEXT,
+                        build_id TEXT,
+                        state TEXT NOT NULL CHECK (state IN ('created', 'assembling', 'ok', 'error')),
+                        detail TEXT,
+                        dif TEXT,
+                        updated_at INTEGER NOT NULL,
+                        PRIMARY KEY (project_id, checksum)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

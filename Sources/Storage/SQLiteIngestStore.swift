@@ -29,6 +29,7 @@ public struct SQLiteIngestStore: IngestStore {
                         switch write {
                         case .reports(let batch): outcome = try Self.insert(batch, db)
                         case .sessions(let batch): outcome = try Self.apply(batch, db)
+                        case .envelope(let envelope): outcome = try Self.store(envelope, db)
                         }
                         return .commit
                     }
@@ -81,6 +82,51 @@ public struct SQLiteIngestStore: IngestStore {
             try db.execute(sql: "DELETE FROM payloads WHERE id = ?", arguments: [payloadID])
         }
         return .reports(stored: stored, duplicates: duplicates)
+    }
+
+    /// An envelope's parts, all or nothing (the caller's savepoint).
+    static func store(_ envelope: EnvelopeWrite, _ db: Database) throws -> IngestOutcome {
+        var stored: [EventID] = []
+        var duplicates: [EventID] = []
+        if let event = envelope.event, case .reports(let s, let d) = try insert(event, db) {
+            stored = s
+            duplicates = d
+        }
+        var applied = 0
+        if !envelope.sessions.isEmpty,
+           case .sessions(let a, _) = try apply(SessionBatch(project: envelope.project, receivedAt: envelope.receivedAt, updates: envelope.sessions), db)
+        {
+            applied = a
+        }
+        let receivedAt = Millis.from(envelope.receivedAt)
+        for discarded in envelope.discarded where discarded.quantity > 0 {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO client_reports (project_id, day, reason, category, quantity) VALUES (?1, ?2, ?3, ?4, ?5)
+                    ON CONFLICT (project_id, day, reason, category) DO UPDATE SET quantity = quantity + ?5
+                    """
+            ).execute(arguments: [
+                envelope.project.rawValue, DayNumber(envelope.receivedAt).rawValue, discarded.reason, discarded.category,
+                discarded.quantity,
+            ])
+        }
+        var attachments = 0
+        // Attachments belong to a newly stored event; a retried envelope does not store them twice.
+        if let eventID = envelope.eventID, stored.contains(eventID) || envelope.event == nil {
+            for attachment in envelope.attachments {
+                try db.cachedStatement(
+                    sql: """
+                        INSERT INTO attachments (project_id, event_id, filename, content_type, attachment_type, size, bytes, received_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        """
+                ).execute(arguments: [
+                    envelope.project.rawValue, eventID.rawValue, attachment.filename, attachment.contentType,
+                    attachment.attachmentType, attachment.bytes.count, Data(attachment.bytes), receivedAt,
+                ])
+                attachments += 1
+            }
+        }
+        return .envelope(stored: stored, duplicates: duplicates, sessionsApplied: applied, attachments: attachments)
     }
 
     static func apply(_ batch: SessionBatch, _ db: Database) throws -> IngestOutcome {
