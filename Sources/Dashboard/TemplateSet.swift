@@ -52,7 +52,7 @@ struct TemplateSet: Sendable {
 
     /// Renders `model` with the template `name`.
     func render(_ model: Any, as name: String) throws -> String {
-        guard let html = library.render(model, withTemplate: name) else {
+        guard let html = library.render(MustacheTree.convert(model), withTemplate: name) else {
             throw DashboardError(.renderFailed, "dashboard template not registered: \(name)")
         }
         return html

@@ -84,6 +84,11 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     router.get("/") { _, _ in LandingPage.response() }
 
     let limits = configuration.limits
+    router.addRoutes(
+        SentryController(
+            ingest: dependencies.ingest, projects: dependencies.projects, limits: limits, telemetry: dependencies.telemetry,
+            maxEnvelopeBytes: 20 << 20, maxAttachmentBytes: 5 << 20
+        ).endpoints)
     router.group("api/v1")
         .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.ingest]))
         .group(context: IngestContext.self)

@@ -42,6 +42,16 @@ public struct SessionReceipt: Sendable, Equatable {
     public var unchanged: Int
 }
 
+/// What an envelope request achieved.
+public struct EnvelopeReceipt: Sendable, Equatable {
+    public var stored: [EventID]
+    public var duplicates: [EventID]
+    public var sessionsApplied: Int
+    public var attachments: Int
+    /// Set when the event was over the project's rate limit and dropped: seconds until events are accepted.
+    public var rateLimitedFor: Int?
+}
+
 /// The ingest use case: admission (disk floor, rate limit), then one durable group commit.
 public struct IngestService: Sendable {
     let committer: GroupCommitter
@@ -83,6 +93,43 @@ public struct IngestService: Sendable {
             return SessionReceipt(applied: applied, unchanged: unchanged)
         default:
             throw IngestError(.storageFailed, "storage answered a session write with another kind of outcome")
+        }
+    }
+
+    /// Stores what one Sentry envelope carries. Its event (and the event's attachments) pass the project's
+    /// rate limit; when they are over it, they are dropped and the receipt says for how long, while the
+    /// envelope's sessions and client reports are still stored (crash-free rates keep flowing).
+    public func accept(_ envelope: EnvelopeWrite, for project: Project) async throws -> EnvelopeReceipt {
+        var envelope = envelope
+        var limitedFor: Int?
+        if envelope.event != nil {
+            do {
+                try admit(project, cost: envelope.event?.reports.count ?? 0)
+            } catch let error as IngestError where error.code == .rateLimited {
+                limitedFor = error.retryAfter ?? 1
+                envelope.event = nil
+                envelope.attachments = []
+            }
+        } else {
+            try admit(project, cost: 0)
+        }
+        envelope.receivedAt = clock.now()
+        if var event = envelope.event {
+            event.receivedAt = envelope.receivedAt
+            envelope.event = event
+        }
+        if envelope.event == nil && envelope.sessions.isEmpty && envelope.discarded.isEmpty && envelope.attachments.isEmpty {
+            return EnvelopeReceipt(stored: [], duplicates: [], sessionsApplied: 0, attachments: 0, rateLimitedFor: limitedFor)
+        }
+        switch try await commit(.envelope(envelope), count: envelope.event?.reports.count ?? 0) {
+        case .envelope(let stored, let duplicates, let sessions, let attachments):
+            telemetry.count(Telemetry.Name.reportsAccepted, by: stored.count)
+            telemetry.count(Telemetry.Name.reportsDuplicate, by: duplicates.count)
+            telemetry.count(Telemetry.Name.sessionsApplied, by: sessions)
+            return EnvelopeReceipt(
+                stored: stored, duplicates: duplicates, sessionsApplied: sessions, attachments: attachments, rateLimitedFor: limitedFor)
+        default:
+            throw IngestError(.storageFailed, "storage answered an envelope write with another kind of outcome")
         }
     }
 
@@ -153,6 +200,7 @@ public final class DiskGuard: Sendable {
 public protocol ReportIngesting: Sendable {
     func accept(_ reports: [PreparedReport], payload: StoredPayload, for project: Project) async throws -> ReportReceipt
     func accept(_ updates: [SessionUpdate], for project: Project) async throws -> SessionReceipt
+    func accept(_ envelope: EnvelopeWrite, for project: Project) async throws -> EnvelopeReceipt
 }
 
 extension IngestService: ReportIngesting {}

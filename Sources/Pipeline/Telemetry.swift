@@ -18,6 +18,8 @@ import CoreMetrics
 /// | `faultline_render_duration_seconds` | histogram | `mode` | one dashboard render, full or incremental |
 /// | `faultline_render_pages_total` | counter | — | dashboard pages written |
 /// | `faultline_retention_pruned_total` | counter | `kind` | reports and sessions removed by retention |
+/// | `faultline_sentry_envelopes_total` | counter | `encoding` | Sentry envelopes and store bodies received, by Content-Encoding |
+/// | `faultline_sentry_items_skipped_total` | counter | `type` | envelope items of types Faultline does not keep |
 public struct Telemetry: Sendable {
     /// Metric names.
     public enum Name {
@@ -35,6 +37,8 @@ public struct Telemetry: Sendable {
         public static let renderDuration = "faultline_render_duration_seconds"
         public static let renderPages = "faultline_render_pages_total"
         public static let retentionPruned = "faultline_retention_pruned_total"
+        public static let sentryEnvelopes = "faultline_sentry_envelopes_total"
+        public static let sentryItemsSkipped = "faultline_sentry_items_skipped_total"
     }
 
     /// Reasons a report is rejected (`reason` label of `faultline_reports_rejected_total`).

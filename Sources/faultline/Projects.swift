@@ -29,7 +29,27 @@ struct Projects: AsyncParsableCommand {
         @Flag(help: "Print JSON.")
         var json = false
 
+        @Option(help: "The address SDKs reach the server at, for the Sentry DSN (env FAULTLINE_PUBLIC_URL; default http://127.0.0.1:8080).")
+        var publicURL: String?
+
+        /// `http://<ingest key>@host:port[/prefix]/<project id>`: what any Sentry SDK takes as its DSN.
+        func dsn(key: String, project: ProjectID) -> String {
+            let base = publicURL ?? Environment.string("FAULTLINE_PUBLIC_URL")
+                ?? "http://\(Environment.string("FAULTLINE_HOST") ?? "127.0.0.1"):\(Environment.int("FAULTLINE_PORT") ?? 8080)"
+            var rest = Substring(base)
+            var scheme = "http"
+            if let range = base.range(of: "://") {
+                scheme = String(base[..<range.lowerBound])
+                rest = base[range.upperBound...]
+            }
+            while rest.hasSuffix("/") { rest = rest.dropLast() }
+            return "\(scheme)://\(key)@\(rest)/\(project.rawValue)"
+        }
+
         func validate() throws {
+            if let publicURL, !(publicURL.hasPrefix("http://") || publicURL.hasPrefix("https://")) {
+                throw ValidationError("--public-url must start with http:// or https://")
+            }
             guard ProjectSlug(slug) != nil else {
                 throw ValidationError("'\(slug)' is not a slug: use 1–64 lowercase letters, digits, '-' or '_'")
             }
@@ -44,14 +64,16 @@ struct Projects: AsyncParsableCommand {
                 let out: [String: String] = [
                     "id": String(credentials.project.id.rawValue), "slug": slug, "ingest_key": credentials.ingestKey,
                     "upload_token": credentials.uploadToken,
+                    "sentry_dsn": dsn(key: credentials.ingestKey, project: credentials.project.id),
                 ]
                 let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(out), as: UTF8.self))
             } else {
                 print("project:      \(slug) (id \(credentials.project.id))")
                 print("ingest key:   \(credentials.ingestKey)")
                 print("upload token: \(credentials.uploadToken)")
+                print("sentry dsn:   \(dsn(key: credentials.ingestKey, project: credentials.project.id))")
                 print("Keep these now: only their hashes are stored.")
             }
         }

@@ -13,8 +13,9 @@ import Foundation
 
 /// The one place where errors become HTTP statuses and JSON bodies.
 ///
-/// Every error body is `{"error": code, "message": text, "field": path?}`. A 500 never echoes the
-/// underlying message (it may hold paths or SQL); it is logged instead.
+/// Every error body is `{"error": code, "message": text, "field": path?, "detail": text}` (`detail` repeats the
+/// message, with the field, for Sentry clients, which print it). A 500 never echoes the underlying message
+/// (it may hold paths or SQL); it is logged instead.
 struct APIError: HTTPResponseError {
     var status: HTTPResponse.Status
     var code: String
@@ -25,7 +26,7 @@ struct APIError: HTTPResponseError {
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
-        let body = ErrorBody(error: code, message: message, field: field)
+        let body = ErrorBody(error: code, message: message, field: field, detail: field.map { "\($0): \(message)" } ?? message)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = try encoder.encode(body)
@@ -36,6 +37,7 @@ struct APIError: HTTPResponseError {
         var error: String
         var message: String
         var field: String?
+        var detail: String
     }
 
     static func unauthorized(_ message: String) -> APIError {

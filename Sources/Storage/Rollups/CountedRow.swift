@@ -22,6 +22,21 @@ enum CountedRow {
     /// Like `bump`, returning the counters before and after.
     static func bumpValues(table: String, keys: [String], values: [any DatabaseValueConvertible], counters: [String], by: [Int],
                            _ db: Database) throws -> (before: [Int], after: [Int]) {
+        if by[0] > 0 && by.allSatisfy({ $0 >= 0 }) {
+            // Adding (the common case): one upsert that returns the new counters.
+            let columns = (keys + counters).joined(separator: ", ")
+            let marks = Array(repeating: "?", count: keys.count + counters.count).joined(separator: ", ")
+            let set = counters.map { "\($0) = \($0) + excluded.\($0)" }.joined(separator: ", ")
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        INSERT INTO \(table) (\(columns)) VALUES (\(marks))
+                        ON CONFLICT (\(keys.joined(separator: ", "))) DO UPDATE SET \(set) RETURNING \(counters.joined(separator: ", "))
+                        """),
+                arguments: StatementArguments(values + by.map { $0 as any DatabaseValueConvertible }))
+            let after = counters.indices.map { index -> Int in row.map { $0[index] as Int } ?? by[index] }
+            return (zip(after, by).map { max(0, $0 - $1) }, after)
+        }
         let match = keys.map { "\($0) = ?" }.joined(separator: " AND ")
         let key = StatementArguments(values)
         let current = try Row.fetchOne(

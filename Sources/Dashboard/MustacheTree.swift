@@ -1,0 +1,38 @@
+/// Turns a view model into plain dictionaries and arrays before rendering.
+///
+/// swift-mustache looks names up with `Mirror` at every level of the context stack, for every tag: on a
+/// 5,000-issue site that reflection was 70 % of render time (perf). Reflecting each value once, up front, into
+/// `[String: Any]` (which Mustache reads by key) renders the same output several times faster.
+enum MustacheTree {
+    static func convert(_ value: Any) -> Any {
+        let mirror = Mirror(reflecting: value)
+        switch mirror.displayStyle {
+        case .struct?, .class?:
+            var fields: [String: Any] = [:]
+            fields.reserveCapacity(mirror.children.count)
+            for child in mirror.children {
+                guard let label = child.label, let converted = convertOptional(child.value) else { continue }
+                fields[label] = converted
+            }
+            return fields
+        case .collection?, .set?:
+            return mirror.children.compactMap { convertOptional($0.value) }
+        case .dictionary?:
+            guard let dictionary = value as? [String: Any] else { return value }
+            return dictionary.compactMapValues(convertOptional)
+        case .optional?:
+            return convertOptional(value) as Any
+        default:
+            // Strings, numbers, booleans, enums: rendered as they are.
+            return value
+        }
+    }
+
+    /// nil for an empty optional (a missing key is falsy in Mustache, as nil was), else the converted value.
+    static func convertOptional(_ value: Any) -> Any? {
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .optional else { return convert(value) }
+        guard let wrapped = mirror.children.first?.value else { return nil }
+        return convertOptional(wrapped)
+    }
+}

@@ -1,0 +1,107 @@
+import FaultlineCore
+import Formats
+import HTTPTypes
+import Hummingbird
+import Pipeline
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Sentry's ingest protocol, so unmodified Sentry SDKs work with a Faultline DSN
+/// (`http://<ingest key>@host:port/<project id>`): `POST /api/{project_id}/envelope/` and the legacy
+/// `POST /api/{project_id}/store/`. Answers are what SDKs understand: 200 `{"id": …}`, 429 with
+/// `Retry-After` and `X-Sentry-Rate-Limits` naming the limited categories, 413, and 400/401 with `detail`.
+struct SentryController<Ingest: ReportIngesting> {
+    let ingest: Ingest
+    let projects: ProjectService
+    let limits: IngestLimits
+    let telemetry: Telemetry
+    /// Largest envelope body (compressed and inflated).
+    let maxEnvelopeBytes: Int
+    /// Largest attachment kept; bigger ones are dropped and counted as discarded.
+    let maxAttachmentBytes: Int
+
+    var endpoints: RouteCollection<AppRequestContext> {
+        RouteCollection(context: AppRequestContext.self)
+            .post("api/{project_id}/envelope", use: envelope)
+            .post("api/{project_id}/envelope/", use: envelope)
+            .post("api/{project_id}/store", use: store)
+            .post("api/{project_id}/store/", use: store)
+    }
+
+    struct Answer: ResponseEncodable {
+        var id: String?
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)  // `{"id": null}` for envelopes without an event, as Relay answers
+        }
+        enum CodingKeys: String, CodingKey { case id }
+    }
+
+    @Sendable func envelope(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let project = try await authenticate(request, context: context)
+        let bytes = try await body(request, limit: maxEnvelopeBytes)
+        let contents = try SentryIngestDecoding.envelope(bytes, limits: limits, maxAttachmentBytes: maxAttachmentBytes)
+        return try await store(contents, project: project, request: request, context: context)
+    }
+
+    @Sendable func store(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let project = try await authenticate(request, context: context)
+        let bytes = try await body(request, limit: limits.maxBatchBytes)
+        let contents = try SentryIngestDecoding.store(bytes, limits: limits)
+        return try await store(contents, project: project, request: request, context: context)
+    }
+
+    func store(_ contents: SentryIngestDecoding.Contents, project: Project, request: Request, context: AppRequestContext)
+        async throws -> Response
+    {
+        let write = try contents.write(project: project.id)
+        let receipt = try await ingest.accept(write, for: project)
+        if let seconds = receipt.rateLimitedFor {
+            // Only events are limited: sessions and client reports of this envelope were stored.
+            throw APIError(
+                status: .tooManyRequests, code: "rate_limited",
+                message: "project \(project.slug) is over its limit of \(project.rateLimitPerSecond) events/s",
+                headers: [
+                    .retryAfter: String(seconds),
+                    HTTPField.Name("X-Sentry-Rate-Limits")!: "\(seconds):error;default;attachment:project:rate_limited",
+                ])
+        }
+        return try Answer(id: contents.eventID?.rawValue).response(from: request, context: context)
+    }
+
+    /// The project of the DSN key (`X-Sentry-Auth`, `Authorization: Sentry …` or `?sentry_key=`), which must be
+    /// the project named in the path.
+    func authenticate(_ request: Request, context: AppRequestContext) async throws -> Project {
+        let query = Dictionary(
+            request.uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { a, _ in a })
+        guard let key = SentryIngestDecoding.publicKey(
+            header: request.headers[HTTPField.Name("X-Sentry-Auth")!] ?? request.headers[.authorization], query: query)
+        else {
+            throw APIError.unauthorized("send the DSN's key: X-Sentry-Auth: Sentry sentry_key=<key>, or ?sentry_key=<key>")
+        }
+        guard let project = try await projects.authenticate(key, as: .ingest) else {
+            throw APIError.unauthorized("the DSN's key is not valid")
+        }
+        let pathID = try context.parameters.require("project_id")
+        guard pathID == String(project.id.rawValue) else {
+            throw APIError(
+                status: .forbidden, code: "project_mismatch",
+                message: "the DSN's key belongs to project \(project.id), not \(pathID)")
+        }
+        return project
+    }
+
+    /// The inflated body (plain, gzip, deflate or brotli) under `limit`, in and out.
+    func body(_ request: Request, limit: Int) async throws -> [UInt8] {
+        guard let encoding = BodyDecoding.ContentEncoding(header: request.headers[.contentEncoding]) else {
+            throw FormatError(.unsupportedEncoding, "Content-Encoding must be gzip, br, deflate or identity")
+        }
+        telemetry.count(Telemetry.Name.sentryEnvelopes, [("encoding", encoding.rawValue)])
+        let body = try await request.body.collect(upTo: limit)
+        return try BodyDecoding.inflate(body, encoding: encoding, limit: limit)
+    }
+}

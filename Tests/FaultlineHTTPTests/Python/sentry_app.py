@@ -1,0 +1,103 @@
+"""A small app using the real sentry-sdk (PyPI) against a Faultline DSN; driven by SentrySDKEndToEndTests.
+
+usage: sentry_app.py DSN SCENARIO [--no-brotli]
+
+Scenarios:
+  handled   handled errors and a message, with breadcrumbs, tags, user and contexts (release shop@1.0)
+  crash     an unhandled exception inside an application session (the process dies through sys.excepthook)
+  sessions  RELEASE COUNT STATUS...: COUNT sessions of RELEASE ending in exited, errored (a handled error) or crashed
+  burst     N: N handled errors as fast as possible (for rate limiting); prints how many the SDK sent
+"""
+import sys
+
+if "--no-brotli" in sys.argv:
+    # Hide the brotli module: sentry-sdk then falls back to gzip by itself.
+    sys.modules["brotli"] = None
+    sys.argv.remove("--no-brotli")
+
+import sentry_sdk  # noqa: E402
+
+dsn, scenario = sys.argv[1], sys.argv[2]
+
+
+def init(release, **extra):
+    sentry_sdk.init(dsn=dsn, release=release, environment="production", auto_session_tracking=False,
+                    default_integrations=True, **extra)
+
+
+def checkout(items):
+    return sum(items) / len(items)
+
+
+if scenario == "handled":
+    init("shop@1.0")
+    sentry_sdk.set_user({"id": "user-7", "email": "u7@example.com"})
+    sentry_sdk.set_tag("plan", "pro")
+    sentry_sdk.set_tag("payment", "<card>")
+    sentry_sdk.set_context("order", {"id": 1234, "items": 3})
+    sentry_sdk.add_breadcrumb(category="ui.click", message="tapped Pay", level="info")
+    sentry_sdk.add_breadcrumb(category="http", message="POST /api/pay", data={"status_code": 500})
+    try:
+        checkout([])
+    except ZeroDivisionError:
+        sentry_sdk.capture_exception()
+    try:
+        try:
+            {}["missing"]
+        except KeyError as cause:
+            raise ValueError("order has no total") from cause
+    except ValueError:
+        sentry_sdk.capture_exception()
+    sentry_sdk.capture_message("payment provider slow", level="warning")
+    sentry_sdk.flush(timeout=10)
+
+elif scenario == "crash":
+    init("shop@1.0")
+    sentry_sdk.set_user({"id": "user-crash"})
+    sentry_sdk.get_isolation_scope().start_session()
+    sentry_sdk.add_breadcrumb(category="app", message="about to crash")
+    checkout([])  # unhandled: sys.excepthook reports it (handled: false) and the session ends crashed
+
+elif scenario == "sessions":
+    release, count, statuses = sys.argv[3], int(sys.argv[4]), sys.argv[5:]
+    init(release)
+    for i in range(count):
+        status = statuses[i % len(statuses)]
+        scope = sentry_sdk.get_isolation_scope()
+        sentry_sdk.set_user({"id": f"{release}-user-{i}"})
+        scope.start_session()
+        if status == "errored":
+            try:
+                checkout([])
+            except ZeroDivisionError:
+                sentry_sdk.capture_exception()
+        if status == "crashed":
+            # An unhandled error as an integration reports one (mechanism handled: false): the SDK itself
+            # then marks the session crashed.
+            try:
+                checkout([])
+            except ZeroDivisionError:
+                event, hint = sentry_sdk.utils.event_from_exception(
+                    sys.exc_info(), client_options=sentry_sdk.get_client().options,
+                    mechanism={"type": "test", "handled": False})
+                sentry_sdk.capture_event(event, hint=hint)
+        scope.end_session()
+    sentry_sdk.flush(timeout=10)
+
+elif scenario == "burst":
+    count = int(sys.argv[3])
+    init("shop@1.0")
+    for i in range(count):
+        try:
+            raise RuntimeError(f"burst {i}")
+        except RuntimeError:
+            sentry_sdk.capture_exception()
+        sentry_sdk.flush(timeout=5)
+    client = sentry_sdk.get_client()
+    transport = client.transport
+    # The transport's rate-limit state after the 429 (category -> deadline): what "backs off" means.
+    limits = getattr(transport, "_disabled_until", {})
+    print("disabled:" + ",".join(sorted(str(k) for k in limits.keys())))
+    sentry_sdk.flush(timeout=5)
+else:
+    raise SystemExit(f"unknown scenario {scenario}")

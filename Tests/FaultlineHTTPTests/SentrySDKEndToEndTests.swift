@@ -1,0 +1,131 @@
+import AsyncHTTPClient
+import Foundation
+import TestSupport
+import Testing
+
+/// The real sentry-sdk (Python, from PyPI; tools/test installs it) against a real Faultline: a DSN is all an
+/// app changes. Errors, crashes, breadcrumbs, tags, user, contexts and release-health sessions become
+/// Faultline reports, issues and crash-free numbers.
+@Suite(.serialized) struct SentrySDKEndToEndTests {
+    let http = HTTP(client: HTTPClient.shared)
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/sentry_app.py").path
+
+    struct Setup {
+        let server: ServerProcess
+        let project: (ingest: String, upload: String, id: Int)
+        var dsn: String { "http://\(project.ingest)@127.0.0.1:\(server.port)/\(project.id)" }
+    }
+
+    func start(rateLimit: Double? = nil) async throws -> Setup {
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject(
+            "shop", in: folder, extra: rateLimit.map { ["--rate-limit", String($0)] } ?? [])
+        let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
+        return Setup(server: server, project: project)
+    }
+
+    func python(_ arguments: [String]) throws -> Command.Result {
+        try Command.run("python3", [Self.script] + arguments)
+    }
+
+    func get(_ s: Setup, _ path: String) async throws -> [String: Any] {
+        let answer = try await http.send(.GET, s.server.baseURL + path, headers: [("Authorization", "Bearer \(s.project.upload)")])
+        guard answer.status == 200 else { throw TestFailure("GET \(path) → \(answer.status): \(String(decoding: answer.body, as: UTF8.self))") }
+        return answer.json
+    }
+
+    func reports(_ s: Setup, _ query: String = "") async throws -> [[String: Any]] {
+        try await get(s, "/api/v1/reports" + query)["reports"] as? [[String: Any]] ?? []
+    }
+
+    func metric(_ s: Setup, _ line: String) async throws -> Int {
+        let text = String(decoding: try await http.send(.GET, s.server.baseURL + "/metrics").body, as: UTF8.self)
+        return text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
+    @Test(arguments: [true, false])
+    func handledErrorsWithContext(brotli: Bool) async throws {
+        let s = try await start()
+        defer { s.server.cleanUp() }
+        let run = try python([s.dsn, "handled"] + (brotli ? [] : ["--no-brotli"]))
+        #expect(run.status == 0, "\(run.err)")
+
+        // The SDK compressed with brotli when the module was importable, else gzip — both were understood.
+        #expect(try await metric(s, #"faultline_sentry_envelopes_total{encoding="\#(brotli ? "br" : "gzip")"}"#) >= 3)
+        #expect(try await eventually { try await reports(s).count == 3 })
+        let listed = try await reports(s)
+        #expect(listed.allSatisfy { $0["kind"] as? String == "nonfatal" })
+        #expect(Set(listed.compactMap { $0["release"] as? String }) == ["shop@1.0"])
+        #expect(Set(listed.compactMap { $0["error_type"] as? String }).isSuperset(of: ["ZeroDivisionError", "ValueError"]))
+
+        let zero = try #require(listed.first { $0["error_type"] as? String == "ZeroDivisionError" })
+        let full = try await get(s, "/api/v1/reports/\(try #require(zero["event_id"] as? String))")
+        #expect(full["user_id"] as? String == "user-7")
+        #expect(full["environment"] as? String == "production")
+        let keys = full["custom_keys"] as? [String: Any] ?? [:]
+        #expect(keys["plan"] as? String == "pro")
+        #expect(keys["payment"] as? String == "<card>")
+        let crumbs = (full["breadcrumbs"] as? [[String: Any]] ?? []).compactMap { $0["message"] as? String }
+        #expect(crumbs.contains("tapped Pay"))
+        let frames = ((full["threads"] as? [[String: Any]])?.first?["frames"] as? [[String: Any]]) ?? []
+        #expect(frames.first?["function"] as? String == "checkout")  // innermost first
+        // The chained exception is the captured one (the last of Sentry's values), not its cause.
+        #expect(listed.contains { $0["error_type"] as? String == "ValueError" && ($0["error_message"] as? String)?.contains("no total") == true })
+
+        // Grouped into three non-fatal issues.
+        #expect(try await eventually { (try await get(s, "/api/v1/issues")["issues"] as? [[String: Any]])?.count == 3 })
+    }
+
+    @Test func unhandledCrashAndSessionsAcrossTwoReleases() async throws {
+        let s = try await start()
+        defer { s.server.cleanUp() }
+        // An unhandled exception kills the app: sys.excepthook reports it as a crash, the session ends crashed.
+        let crash = try python([s.dsn, "crash"])
+        #expect(crash.status != 0)
+        #expect(crash.err.contains("ZeroDivisionError"))
+        // 1.0: 10 sessions — 6 exited, 2 errored, 2 crashed; 2.0: 8 sessions — 7 exited, 1 crashed.
+        let one = try python([s.dsn, "sessions", "shop@1.0", "10", "exited", "exited", "errored", "exited", "crashed"])
+        #expect(one.status == 0, "\(one.err)")
+        let two = try python([s.dsn, "sessions", "shop@2.0", "8", "exited", "exited", "exited", "exited", "exited", "exited", "exited", "crashed"])
+        #expect(two.status == 0, "\(two.err)")
+
+        #expect(try await eventually { try await reports(s, "?kind=crash").count == 3 })
+        let crashReport = try #require(try await reports(s, "?kind=crash").first { $0["user"] as? String == "user-crash" })
+        #expect(crashReport["error_type"] as? String == "ZeroDivisionError")
+
+        #expect(try await eventually {
+            let releases = try await get(s, "/api/v1/releases")["releases"] as? [[String: Any]] ?? []
+            return releases.count == 2
+        })
+        let releases = try await get(s, "/api/v1/releases")["releases"] as? [[String: Any]] ?? []
+        let r1 = try #require(releases.first { $0["release"] as? String == "shop@1.0" }?["health"] as? [String: Any])
+        #expect(r1["sessions"] as? Int == 11)  // 10 + the crash scenario's session
+        #expect(r1["crashed_sessions"] as? Int == 3)
+        #expect(r1["errored_sessions"] as? Int == 2)
+        #expect(r1["users"] as? Int == 11)
+        #expect(r1["crashed_users"] as? Int == 3)
+        let r2 = try #require(releases.first { $0["release"] as? String == "shop@2.0" }?["health"] as? [String: Any])
+        #expect(r2["sessions"] as? Int == 8)
+        #expect(r2["crashed_sessions"] as? Int == 1)
+        #expect(r2["crash_free_sessions"] as? Double == 0.875)
+
+        // Crashes and handled errors are separate issues.
+        let issues = try await get(s, "/api/v1/issues")["issues"] as? [[String: Any]] ?? []
+        #expect(Set(issues.compactMap { $0["kind"] as? String }) == ["crash", "nonfatal"])
+    }
+
+    @Test func anSDKThatGets429BacksOffButSessionsFlow() async throws {
+        // 1 event/s with a 10-event burst.
+        let s = try await start(rateLimit: 1)
+        defer { s.server.cleanUp() }
+        let run = try python([s.dsn, "burst", "40"])
+        #expect(run.status == 0, "\(run.err)")
+        // The SDK read X-Sentry-Rate-Limits and disabled the error category (only that one).
+        #expect(run.out.contains("disabled:error"))
+        #expect(!run.out.contains("session"))
+        let stored = try await reports(s)
+        #expect(stored.count >= 10)
+        #expect(stored.count < 40)
+        #expect(try await metric(s, #"faultline_http_requests_total{route="/api/{project_id}/envelope/",status="429"}"#) >= 1)
+    }
+}
