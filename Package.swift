@@ -35,12 +35,13 @@ let package = Package(
     targets: [
         .target(name: "FaultlineCore", swiftSettings: strict),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CLibdw", pkgConfig: "libdw", providers: [.apt(["libdw-dev"])]),
         .target(name: "Symbolication", dependencies: ["FaultlineCore", "CLibdw"], swiftSettings: strict),
         .target(
             name: "Formats",
             dependencies: [
-                "FaultlineCore", "CZlib",
+                "FaultlineCore", "CZlib", "CBrotli",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict),
@@ -134,7 +135,8 @@ let package = Package(
         .testTarget(name: "FaultlineCoreTests", dependencies: ["FaultlineCore"]),
         .testTarget(
             name: "FormatsTests",
-            dependencies: ["Formats", "FaultlineCore", "TestSupport", .product(name: "CompressNIO", package: "compress-nio")]),
+            dependencies: ["Formats", "FaultlineCore", "TestSupport", .product(name: "CompressNIO", package: "compress-nio")],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "StorageTests", dependencies: ["Storage", "FaultlineCore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore"]),

@@ -87,7 +87,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     router.addRoutes(
         SentryController(
             ingest: dependencies.ingest, projects: dependencies.projects, limits: limits, telemetry: dependencies.telemetry,
-            maxEnvelopeBytes: 20 << 20, maxAttachmentBytes: 5 << 20
+            clock: dependencies.clock, maxEnvelopeBytes: 20 << 20, maxAttachmentBytes: 5 << 20
         ).endpoints)
     router.group("api/v1")
         .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.ingest]))

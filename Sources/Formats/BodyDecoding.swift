@@ -3,8 +3,8 @@ import NIOCore
 
 /// Inflates request bodies under a hard output limit.
 ///
-/// A gzip bomb (a few MB that inflate to gigabytes) must cost no more memory than the limit: the
-/// inflater writes into buffers that together never exceed `limit` and stops with `tooLarge` the moment
+/// A gzip or brotli bomb (a few MB that inflate to gigabytes) must cost no more memory than the limit:
+/// the decoder writes into buffers that together never exceed `limit` and stops with `tooLarge` the moment
 /// the output would.
 public enum BodyDecoding {
     /// A request's `Content-Encoding`.
@@ -12,6 +12,8 @@ public enum BodyDecoding {
         case identity
         case gzip
         case deflate
+        /// Brotli (RFC 7932): what sentry-sdk sends when the app has the `brotli` package installed.
+        case br
 
         /// Parses a `Content-Encoding` header value; nil for encodings we do not inflate (415).
         public init?(header: String?) {
@@ -23,6 +25,7 @@ public enum BodyDecoding {
             case "identity": self = .identity
             case "gzip", "x-gzip": self = .gzip
             case "deflate": self = .deflate
+            case "br": self = .br
             default: return nil
             }
         }
@@ -46,6 +49,8 @@ public enum BodyDecoding {
             // RFC 9110's "deflate" is the zlib format, but some clients send raw deflate: sniff the header.
             let looksZlib = bytes.count >= 2 && bytes[0] & 0x0f == 8 && (UInt16(bytes[0]) << 8 | UInt16(bytes[1])) % 31 == 0
             return try Zlib.inflate(bytes, container: looksZlib ? .gzipOrZlib : .raw, limit: limit)
+        case .br:
+            return try Brotli.decompress(bytes, limit: limit)
         }
     }
 

@@ -20,6 +20,8 @@ public struct FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let unsupportedMediaType = Code(name: "unsupported_media_type")
         /// Compressed bytes that do not inflate.
         public static let corruptCompression = Code(name: "corrupt_compression")
+        /// A Sentry envelope whose framing is broken: a payload running past the end, garbage between items.
+        public static let malformedEnvelope = Code(name: "malformed_envelope")
     }
 
     public var code: Code

@@ -204,7 +204,7 @@ public enum NativeReports {
         switch payload.format {
         case .nativeV1: return try decodeOne(bytes, range: range, limits: limits).report
         case .swiftCrash: return try SwiftCrashReports.parse(envelope: Array(bytes[range]), limits: limits)
-        case .sentryEvent: return try SentryEvents.report(Array(bytes[range]), limits: limits)
+        case .sentryEvent: return try SentryEvents.reread(bytes, range: range, limits: limits)
         }
     }
 

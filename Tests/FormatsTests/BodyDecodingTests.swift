@@ -52,7 +52,8 @@ import Testing
         #expect(BodyDecoding.ContentEncoding(header: nil) == .identity)
         #expect(BodyDecoding.ContentEncoding(header: " GZIP ") == .gzip)
         #expect(BodyDecoding.ContentEncoding(header: "deflate") == .deflate)
-        #expect(BodyDecoding.ContentEncoding(header: "br") == nil)
+        #expect(BodyDecoding.ContentEncoding(header: "br") == .br)
+        #expect(BodyDecoding.ContentEncoding(header: "zstd") == nil)
         #expect(BodyDecoding.ContentEncoding(header: "gzip, br") == nil)
     }
 

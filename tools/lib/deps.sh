@@ -1,7 +1,7 @@
 # Shared by tools/serve and tools/test: installs the system packages Faultline needs, only when absent.
 # Source it, then call `faultline_ensure_deps`.
 
-FAULTLINE_APT_PACKAGES=(libsqlite3-dev zlib1g-dev libdw-dev elfutils)
+FAULTLINE_APT_PACKAGES=(libsqlite3-dev zlib1g-dev libbrotli-dev libdw-dev elfutils)
 # What the tests use besides: compilers and binutils to build real ELF fixtures, and the real elfutils
 # debuginfod client (debuginfod-find) to test the server's debuginfod face, and llvm-symbolizer (llvm) as
 # the reference the symbolicator is compared with, and chromium to open the rendered dashboard headless.

@@ -54,7 +54,8 @@ struct DebugFilesController {
         guard let claimed = BuildID(raw) else {
             throw APIError.badRequest("must be an even number of hex digits (2–128)", field: "build_id")
         }
-        guard let encoding = BodyDecoding.ContentEncoding(header: request.headers[.contentEncoding]) else {
+        // Debug files are streamed through zlib; brotli is for ingest bodies only.
+        guard let encoding = BodyDecoding.ContentEncoding(header: request.headers[.contentEncoding]), encoding != .br else {
             throw FormatError(.unsupportedEncoding, "Content-Encoding must be gzip, deflate or identity")
         }
         let name = request.uri.queryParameters["name"].map { IngestLimits.truncate(String($0), toBytes: 255) }

@@ -14,7 +14,7 @@ struct IngestBody {
     static func read(_ request: Request, limit: Int) async throws -> IngestBody {
         try checkContentType(request.headers[.contentType])
         guard let encoding = BodyDecoding.ContentEncoding(header: request.headers[.contentEncoding]) else {
-            throw FormatError(.unsupportedEncoding, "Content-Encoding must be gzip, deflate or identity")
+            throw FormatError(.unsupportedEncoding, "Content-Encoding must be gzip, br, deflate or identity")
         }
         let body = try await request.body.collect(upTo: limit)
         let bytes = try BodyDecoding.inflate(body, encoding: encoding, limit: limit)

@@ -19,6 +19,7 @@ struct SentryController<Ingest: ReportIngesting> {
     let projects: ProjectService
     let limits: IngestLimits
     let telemetry: Telemetry
+    let clock: any WallClock
     /// Largest envelope body (compressed and inflated).
     let maxEnvelopeBytes: Int
     /// Largest attachment kept; bigger ones are dropped and counted as discarded.
@@ -44,14 +45,20 @@ struct SentryController<Ingest: ReportIngesting> {
     @Sendable func envelope(_ request: Request, context: AppRequestContext) async throws -> Response {
         let project = try await authenticate(request, context: context)
         let bytes = try await body(request, limit: maxEnvelopeBytes)
-        let contents = try SentryIngestDecoding.envelope(bytes, limits: limits, maxAttachmentBytes: maxAttachmentBytes)
+        let contents = try SentryIngestDecoding.envelope(
+            bytes, limits: limits, maxAttachmentBytes: maxAttachmentBytes, receivedAt: clock.now(),
+            // Unique per request, so two flushes of equal session aggregates are two sets of sessions.
+            seed: "\(project.id)-\(clock.now().timeIntervalSince1970)-\(context.id)")
+        for type in contents.contents.skipped {
+            telemetry.count(Telemetry.Name.sentryItemsSkipped, [("type", Self.knownItemType(type))])
+        }
         return try await store(contents, project: project, request: request, context: context)
     }
 
     @Sendable func store(_ request: Request, context: AppRequestContext) async throws -> Response {
         let project = try await authenticate(request, context: context)
         let bytes = try await body(request, limit: limits.maxBatchBytes)
-        let contents = try SentryIngestDecoding.store(bytes, limits: limits)
+        let contents = try SentryIngestDecoding.store(bytes, limits: limits, receivedAt: clock.now())
         return try await store(contents, project: project, request: request, context: context)
     }
 
@@ -76,10 +83,9 @@ struct SentryController<Ingest: ReportIngesting> {
     /// The project of the DSN key (`X-Sentry-Auth`, `Authorization: Sentry …` or `?sentry_key=`), which must be
     /// the project named in the path.
     func authenticate(_ request: Request, context: AppRequestContext) async throws -> Project {
-        let query = Dictionary(
-            request.uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { a, _ in a })
         guard let key = SentryIngestDecoding.publicKey(
-            header: request.headers[HTTPField.Name("X-Sentry-Auth")!] ?? request.headers[.authorization], query: query)
+            xSentryAuth: request.headers[HTTPField.Name("X-Sentry-Auth")!], authorization: request.headers[.authorization],
+            query: request.uri.query)
         else {
             throw APIError.unauthorized("send the DSN's key: X-Sentry-Auth: Sentry sentry_key=<key>, or ?sentry_key=<key>")
         }
@@ -93,6 +99,15 @@ struct SentryController<Ingest: ReportIngesting> {
                 message: "the DSN's key belongs to project \(project.id), not \(pathID)")
         }
         return project
+    }
+
+    /// A metric label for an item type: the known ones by name, anything else as `other` (labels stay bounded).
+    static func knownItemType(_ type: String) -> String {
+        let known: Set<String> = [
+            "transaction", "span", "log", "profile", "profile_chunk", "check_in", "replay_event", "replay_recording",
+            "user_report", "feedback", "statsd", "otel_log", "metric_buckets", "event", "attachment",
+        ]
+        return known.contains(type) ? type : "other"
     }
 
     /// The inflated body (plain, gzip, deflate or brotli) under `limit`, in and out.

@@ -7,44 +7,52 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The seam between the Sentry routes and the Sentry formats (Formats): what one request carries, as
-/// the ingest write it becomes.
+/// The seam between the Sentry routes and the Sentry formats: what one request carries, as the ingest write
+/// it becomes.
 enum SentryIngestDecoding {
     struct Contents {
-        var eventID: EventID?
-        var event: PreparedReport?
-        /// The event item's JSON (stored as the report's payload).
-        var eventBytes: [UInt8]
-        var sessions: [SessionUpdate]
-        var discarded: [DiscardedEvents]
-        var attachments: [Attachment]
+        var contents: SentryEnvelopeContents
+        /// What is kept as the event's raw payload: the envelope up to the end of its event item (the header
+        /// supplies the event's fallbacks on re-reading; attachments after it are stored apart, not twice).
+        var storedBytes: [UInt8]
+        var eventID: EventID? { contents.eventID }
 
-        /// The ingest write: the event's own JSON is its stored payload (an envelope's attachments are stored
-        /// apart, not twice).
         func write(project: ProjectID) throws -> EnvelopeWrite {
             var batch: ReportBatch?
-            if var event {
-                event.range = 0..<eventBytes.count
+            if let event = contents.event {
                 let payload = StoredPayload(
-                    bytes: try BodyDecoding.deflateForStorage(eventBytes), encoding: .deflate, inflatedSize: eventBytes.count,
+                    bytes: try BodyDecoding.deflateForStorage(storedBytes), encoding: .deflate, inflatedSize: storedBytes.count,
                     format: .sentryEvent)
                 batch = ReportBatch(project: project, receivedAt: Date(), payload: payload, reports: [event])
             }
             return EnvelopeWrite(
-                project: project, receivedAt: Date(), event: batch, sessions: sessions, discarded: discarded, attachments: attachments,
-                eventID: eventID)
+                project: project, receivedAt: Date(), event: batch, sessions: contents.sessions,
+                discarded: contents.discarded + contents.oversizedAttachments.map(\.discard), attachments: contents.attachments,
+                eventID: contents.eventID)
         }
     }
 
-    static func publicKey(header: String?, query: [String: String]) -> String? {
-        nil
+    /// The DSN key of a request: `X-Sentry-Auth`, `Authorization: Sentry …`, or the query string.
+    static func publicKey(xSentryAuth: String?, authorization: String?, query: String?) -> String? {
+        SentryAuth.from(xSentryAuth: xSentryAuth, authorization: authorization, query: query)?.publicKey
     }
 
-    static func envelope(_ bytes: [UInt8], limits: IngestLimits, maxAttachmentBytes: Int) throws -> Contents {
-        throw FormatError(.malformedJSON, "not yet")
+    /// An envelope. An event that is malformed (while the framing is fine) fails the request with its field, as
+    /// a store body would; other malformed items are left out.
+    static func envelope(_ bytes: [UInt8], limits: IngestLimits, maxAttachmentBytes: Int, receivedAt: Date, seed: String) throws
+        -> Contents
+    {
+        let contents = try SentryEnvelopeReader.read(
+            bytes, receivedAt: receivedAt, limits: limits, maxAttachmentBytes: maxAttachmentBytes, sessionSeed: seed)
+        if let error = contents.eventError { throw error }
+        let end = contents.event?.range.upperBound ?? 0
+        return Contents(contents: contents, storedBytes: Array(bytes[0..<end]))
     }
 
-    static func store(_ bytes: [UInt8], limits: IngestLimits) throws -> Contents {
-        throw FormatError(.malformedJSON, "not yet")
+    /// A legacy store body (one event JSON).
+    static func store(_ bytes: [UInt8], limits: IngestLimits, receivedAt: Date) throws -> Contents {
+        let contents = try SentryStoreReader.read(bytes, receivedAt: receivedAt, limits: limits)
+        if let error = contents.eventError { throw error }
+        return Contents(contents: contents, storedBytes: bytes)
     }
 }

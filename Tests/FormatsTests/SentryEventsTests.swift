@@ -1,0 +1,354 @@
+import FaultlineCore
+import Formats
+import Foundation
+import Testing
+
+@Suite struct SentryEventsTests {
+    typealias F = SentryFixtures
+    let limits = IngestLimits()
+
+    func event(
+        _ json: String, fallbackEventID: EventID? = nil, fallbackTime: Date = SentryFixtures.receivedAt,
+        limits: IngestLimits = IngestLimits()
+    ) throws -> Report {
+        let bytes = Array(json.utf8)
+        return try SentryEvents.report(
+            bytes, range: 0..<bytes.count, fallbackEventID: fallbackEventID, fallbackTime: fallbackTime, limits: limits)
+    }
+
+    func key(_ report: Report, _ name: String) -> CustomValue? {
+        report.customKeys.first { $0.key == name }?.value
+    }
+
+    @Test func pythonHandledException() throws {
+        let report = try event(F.pythonHandled)
+
+        #expect(report.eventID == EventID("9ec79c33ec9942ab8353589fcb2e04dc"))
+        #expect(report.kind == .nonfatal)
+        #expect(report.timestamp == Timestamps.parseISO8601("2026-11-22T05:08:09.152247Z"))
+        #expect(report.error == ErrorInfo(type: "ZeroDivisionError", message: "division by zero"))
+        #expect(report.release == "shop@1.4.0")
+        #expect(report.environment == "production")
+        #expect(report.userID == "user-2")
+        #expect(report.device == DeviceInfo())  // Python sends no os/device/app contexts
+
+        // One thread, innermost frame first; Python frames have no addresses, so no instruction kinds.
+        #expect(report.threads.count == 1)
+        let frames = report.threads[0].frames
+        #expect(frames.map(\.function) == ["average_price", "<module>"])
+        #expect(frames[0] == Frame(module: "shop.cart", function: "average_price", file: "shop/cart.py", line: 12))
+        #expect(frames[1].file == "app.py")
+        #expect(report.threads[0].crashed == false)
+
+        // The event's own facts, tags as strings, scalar extras prefixed, nested extras (sys.argv) skipped.
+        #expect(key(report, "level") == .string("error"))
+        #expect(key(report, "mechanism") == .string("generic"))
+        #expect(key(report, "platform") == .string("python"))
+        #expect(key(report, "sdk") == .string("sentry.python/2.75.0"))
+        #expect(key(report, "server_name") == .string("build-host"))
+        #expect(key(report, "shop") == .string("eu-1"))
+        #expect(key(report, "retries") == .string("3"))
+        #expect(key(report, "extra.order_total") == .number(99.5))
+        #expect(key(report, "extra.note") == .string("vip"))
+        #expect(key(report, "extra.gift") == .bool(true))
+        #expect(key(report, "extra.sys.argv") == nil)
+        #expect(report.customKeys.map(\.key) == report.customKeys.map(\.key).sorted())
+        #expect(report.trimmed.isEmpty)
+
+        // Breadcrumbs: ISO and float timestamps, data values as strings, nested as JSON text, nulls dropped.
+        #expect(report.breadcrumbs.count == 2)
+        let cart = report.breadcrumbs[0]
+        #expect(cart.category == "cart" && cart.level == "info" && cart.message == "cart loaded")
+        #expect(cart.timestamp == Timestamps.parseISO8601("2026-11-22T05:08:08Z"))
+        #expect(cart.data == ["items": "3", "nested": #"{"a":[1,2]}"#])
+        let http = report.breadcrumbs[1]
+        #expect(http.timestamp == Date(timeIntervalSince1970: 1_795_324_088.5))
+        #expect(http.data["status_code"] == "500")
+        #expect(http.data["method"] == "POST")
+    }
+
+    @Test func unhandledExceptionIsACrash() throws {
+        let report = try event(F.pythonUnhandled)
+        #expect(report.kind == .crash)
+        #expect(report.error?.type == "PaymentDeclined")
+        #expect(report.threads.count == 1)
+        #expect(report.threads[0].crashed)
+        #expect(report.threads[0].frames.map(\.function) == ["charge", "main"])
+        #expect(key(report, "mechanism") == .string("excepthook"))
+        #expect(key(report, "exception_module") == .string("shop.payments"))
+        // Sub-second ISO timestamps with one fractional digit.
+        #expect(report.timestamp == Date(timeIntervalSince1970: 1_795_324_090.5))
+    }
+
+    @Test func levelFatalIsACrashEvenWithoutMechanism() throws {
+        let report = try event(
+            #"{"level":"fatal","exception":{"values":[{"type":"Abort","value":"boom"}]},"timestamp":0}"#)
+        #expect(report.kind == .crash)
+        #expect(report.threads.isEmpty)  // no stack, nothing to show
+        #expect(report.error == ErrorInfo(type: "Abort", message: "boom"))
+    }
+
+    @Test func chainedExceptionsTakeTheLastValueAsTheError() throws {
+        let report = try event(F.pythonChain)
+        #expect(report.kind == .nonfatal)
+        #expect(report.error == ErrorInfo(type: "LookupFailed", message: "no price for sku-9"))
+        // The stack is the captured exception's, not the cause's.
+        #expect(report.threads.count == 1)
+        #expect(report.threads[0].frames.map(\.function) == ["price_of", "main"])
+        #expect(key(report, "mechanism") == .string("generic"))
+    }
+
+    @Test func captureMessage() throws {
+        let report = try event(F.pythonMessage)
+        #expect(report.kind == .nonfatal)
+        #expect(report.error == ErrorInfo(message: "nightly export failed"))
+        #expect(report.threads.isEmpty)
+        #expect(report.environment == "staging")
+        #expect(key(report, "level") == .string("warning"))
+    }
+
+    @Test func sentryCLILogentryWithHeaderIDAndUnixTimestamp() throws {
+        let header = try #require(EventID("7077e450-fa6f-4594-850b-fed9428d1d98"))
+        let report = try event(F.cliEvent, fallbackEventID: header)
+        // The payload has no event_id: the envelope header's, normalised to 32 hex.
+        #expect(report.eventID.rawValue == "7077e450fa6f4594850bfed9428d1d98")
+        #expect(report.timestamp == Date(timeIntervalSince1970: 1_795_324_473.581085))
+        #expect(report.error == ErrorInfo(message: "nightly job backup failed"))
+        #expect(report.userID == "cron")
+        #expect(report.device.os == "Linux" && report.device.osVersion == "6.1.0" && report.device.arch == "x86_64")
+        #expect(key(report, "sdk") == .string("sentry-cli/3.8.2"))
+        #expect(report.release == "ops@2026.11")
+    }
+
+    @Test func messageFormatting() throws {
+        let cases: [(String, String)] = [
+            (#"{"logentry":{"message":"%s of %d done, 100%% sure","params":["3",7]}}"#, "3 of 7 done, 100% sure"),
+            (#"{"logentry":{"message":"left %s and %s","params":["one"]}}"#, "left one and %s"),
+            (#"{"logentry":{"message":"raw %s","formatted":"already formatted"}}"#, "already formatted"),
+            (#"{"logentry":{"message":"named %(x)s","params":{"x":"1"}}}"#, "named %(x)s"),
+            (#"{"message":{"message":"legacy %s","params":[{"k":1}]}}"#, #"legacy {"k":1}"#),
+            (#"{"logentry":{"message":"new"},"message":"old"}"#, "new"),
+            (#"{"message":"old","logentry":{"message":"new"}}"#, "new"),
+        ]
+        for (json, expected) in cases {
+            #expect(try event(json).error?.message == expected, "\(json)")
+        }
+    }
+
+    @Test func nativeCrashWithDebugImages() throws {
+        let report = try event(F.nativeCrash())
+        #expect(report.kind == .crash)
+        #expect(report.error == ErrorInfo(type: "SIGSEGV", code: "11", message: "Segfault"))
+        // The release alone, as the release's sessions name it; the dist is a custom key.
+        #expect(report.app == AppInfo(id: "com.example.crashy", version: "crashy@1.0.0"))
+        #expect(report.release == "crashy@1.0.0")
+        #expect(report.customKeys.first { $0.key == "dist" }?.value == .string("42"))
+        #expect(
+            report.device
+                == DeviceInfo(
+                    model: "ThinkPad X1", os: "Linux", osVersion: "6.1.0", arch: "x86_64", memoryBytes: 17_179_869_184,
+                    freeDiskBytes: 120_000_000_000, locale: "de-DE"))
+
+        // Frames reversed (crashing PC first), the crashing frame a PC and its callers return addresses.
+        let thread = try #require(report.threads.first)
+        #expect(report.threads.count == 1)
+        #expect(thread.crashed)
+        #expect(
+            thread.frames.map(\.address) == [0x5581_a2b3_c4d0, 0x5581_a2b3_c5a2, 0x5581_a2b3_c6f0, 0x7f3a_1c02_a1ca])
+        #expect(
+            thread.frames.map(\.instructionKind) == [.programCounter, .returnAddress, .returnAddress, .returnAddress])
+        #expect(
+            thread.registers == [
+                Register(name: "rip", value: 0x5581_a2b3_c4d0), Register(name: "rsp", value: 0x7ffd_5a1e_2f30),
+                Register(name: "rbp", value: 0x7ffd_5a1e_2f50),
+            ])
+
+        // Modules: build-ids from code_id, hex and numeric base addresses; a debug_id-only image kept without a
+        // build-id; the source map (no image_addr) is not a module.
+        #expect(
+            report.modules == [
+                LoadedModule(
+                    name: "crashy", path: "/opt/crashy/bin/crashy", buildID: BuildID(F.crashyBuildID),
+                    baseAddress: 0x5581_a2b3_0000, size: 20480),
+                LoadedModule(
+                    name: "libc.so.6", path: "/usr/lib/x86_64-linux-gnu/libc.so.6", buildID: BuildID(F.libcBuildID),
+                    baseAddress: 0x7f3a_1c00_0000, size: 1_994_752),
+                LoadedModule(
+                    name: "libstripped.so", path: "/usr/lib/libstripped.so", baseAddress: 0x7f3a_1d00_0000, size: 4096),
+            ])
+        #expect(key(report, "sdk") == .string("sentry.native/0.7.20"))
+        #expect(key(report, "mechanism") == .string("signalhandler"))
+    }
+
+    @Test(arguments: [("none", InstructionKind.programCounter), ("all", .returnAddress)])
+    func instructionAddressAdjustment(_ adjustment: String, _ kind: InstructionKind) throws {
+        let frames = try event(F.nativeCrash(adjustment: adjustment)).threads[0].frames
+        #expect(frames.count == 4)
+        #expect(frames.allSatisfy { $0.instructionKind == kind })
+    }
+
+    @Test func threadsValuesGetTheExceptionStackOnTheirThread() throws {
+        // Given two threads, the exception naming the second, which has no stack of its own
+        let json = #"""
+            {"level":"fatal","timestamp":1,"exception":{"values":[{"type":"SIGABRT","thread_id":2,"mechanism":{"handled":false},"stacktrace":{"frames":[{"instruction_addr":"0x20"},{"instruction_addr":"0x10"}]}}]},"threads":{"values":[{"id":1,"name":"main","crashed":false,"current":false,"stacktrace":{"frames":[{"instruction_addr":"0x100"}]}},{"id":2,"name":"worker","crashed":false,"current":true}]}}
+            """#
+        let report = try event(json)
+        // Then the named thread comes first, crashed, with the exception's frames innermost first
+        #expect(report.threads.map(\.name) == ["worker", "main"])
+        #expect(report.threads[0].crashed)
+        #expect(report.threads[0].frames.map(\.address) == [0x10, 0x20])
+        #expect(report.threads[1].crashed == false)
+        #expect(report.threads[1].frames.map(\.address) == [0x100])
+
+        // A message event with attach_stacktrace: threads as they are
+        let message = #"""
+            {"message":"slow","threads":{"values":[{"id":"7","current":true,"stacktrace":{"frames":[{"function":"outer"},{"function":"inner"}]}}]}}
+            """#
+        let plain = try event(message)
+        #expect(plain.threads.count == 1)
+        #expect(plain.threads[0].frames.map(\.function) == ["inner", "outer"])
+        #expect(plain.threads[0].crashed == false)
+    }
+
+    @Test func timestampAndEventIDFallbacks() throws {
+        // Payload id wins over the envelope's; the envelope's is used when the payload has none.
+        let other = try #require(EventID("00000000000000000000000000000001"))
+        #expect(
+            try event(F.pythonMessage, fallbackEventID: other).eventID == EventID("6e1f2a3b4c5d4e6f8a9b0c1d2e3f4a5b"))
+        // No timestamp: the fallback time.
+        let noTime = try event(#"{"event_id":"6E1F2A3B-4C5D-4E6F-8A9B-0C1D2E3F4A5B","message":"x"}"#)
+        #expect(noTime.timestamp == F.receivedAt)
+        #expect(noTime.eventID.rawValue == "6e1f2a3b4c5d4e6f8a9b0c1d2e3f4a5b")
+        // No id anywhere: derived from the bytes, the same for the same bytes, different for others.
+        let a = try event(#"{"message":"one"}"#)
+        let b = try event(#"{"message":"one"}"#)
+        let c = try event(#"{"message":"two"}"#)
+        #expect(a.eventID == b.eventID)
+        #expect(a.eventID != c.eventID)
+        // Breadcrumbs without a timestamp take the event's.
+        let crumb = try event(#"{"timestamp":5,"breadcrumbs":[{"message":"m"}]}"#).breadcrumbs
+        #expect(crumb.map(\.timestamp) == [Date(timeIntervalSince1970: 5)])
+    }
+
+    @Test func releaseFallsBackToTheAppContext() throws {
+        let json = #"{"dist":"9","contexts":{"app":{"app_identifier":"com.x","app_version":"2.1","app_build":"300"}}}"#
+        #expect(try event(json).app == AppInfo(id: "com.x", version: "2.1", build: "300"))
+        #expect(try event(#"{"release":"r@1","dist":""}"#).release == "r@1")
+        #expect(try event(#"{"user":{"email":"e@x"}}"#).userID == "e@x")
+        #expect(try event(#"{"user":{"id":42,"email":"e@x"}}"#).userID == "42")
+    }
+
+    @Test func tagsAsPairsAndFingerprints() throws {
+        let report = try event(#"{"tags":[["a","1"],["b",2],["a","3"],["c",null]],"fingerprint":["{{ default }}"]}"#)
+        #expect(report.customKeys.map(\.key) == ["a", "b"])
+        #expect(key(report, "a") == .string("3"))  // the last repeated key wins
+        #expect(report.fingerprint == nil)
+        #expect(try event(#"{"fingerprint":["checkout",42]}"#).fingerprint == ["checkout", "42"])
+    }
+
+    @Test func sixtyFiveTagsAreTrimmedAndCounted() throws {
+        // Given 65 tags plus the event's own `level` and `platform`
+        let tags = (0..<65).map { #""tag\#(String(format: "%02d", $0))":"v""# }.joined(separator: ",")
+        let report = try event(#"{"level":"error","platform":"python","tags":{\#(tags)},"extra":{"e":"x"}}"#)
+        // Then 64 keys are kept, the event's own first, and the 3 tags and 1 extra past the limit are counted
+        #expect(report.customKeys.count == 64)
+        #expect(key(report, "level") == .string("error"))
+        #expect(key(report, "platform") == .string("python"))
+        #expect(key(report, "tag61") == .string("v"))
+        #expect(key(report, "tag62") == nil)
+        #expect(report.trimmed.customKeysDropped == 4)
+    }
+
+    @Test func limitsApply() throws {
+        var small = IngestLimits()
+        small.maxFramesPerThread = 2
+        small.maxReportBytes = 10_000
+        let report = try event(F.nativeCrash(), limits: small)
+        #expect(report.threads[0].frames.count == 2)
+        #expect(report.trimmed.framesDropped == 2)
+        small.maxReportBytes = 100
+        let error = #expect(throws: FormatError.self) { try event(F.nativeCrash(), limits: small) }
+        #expect(error?.code == .tooLarge)
+    }
+
+    @Test(arguments: [
+        (
+            #"{"exception":{"values":[{"type":"E","stacktrace":{"frames":[{"function":"a"},{"lineno":"12"}]}}]}}"#,
+            "exception.values[0].stacktrace.frames[1].lineno"
+        ),
+        (#"{"exception":[{"type":7}]}"#, "exception[0].type"),
+        (#"{"event_id":"not-an-id"}"#, "event_id"),
+        (#"{"timestamp":"yesterday"}"#, "timestamp"),
+        (#"{"timestamp":1e300}"#, "timestamp"),
+        (#"{"level":3}"#, "level"),
+        (#"{"tags":"a=b"}"#, "tags"),
+        (#"{"tags":[["a"]]}"#, "tags[0]"),
+        (#"{"user":{"id":{}}}"#, "user.id"),
+        (#"{"breadcrumbs":{"values":[{"timestamp":"x"}]}}"#, "breadcrumbs.values[0].timestamp"),
+        (#"{"contexts":{"device":{"memory_size":"16GB"}}}"#, "contexts.device.memory_size"),
+        (#"{"contexts":{"os":[]}}"#, "contexts.os"),
+        (
+            #"{"debug_meta":{"images":[{"type":"elf","image_addr":"0x1","code_id":"xyz"}]}}"#,
+            "debug_meta.images[0].code_id"
+        ),
+        (#"{"debug_meta":{"images":[{"image_addr":"0xZZ"}]}}"#, "debug_meta.images[0].image_addr"),
+        (#"{"exception":{"values":[{"mechanism":{"handled":"no"}}]}}"#, "exception.values[0].mechanism.handled"),
+        (
+            #"{"exception":{"values":[{"stacktrace":{"registers":{"rip":true}}}]}}"#,
+            "exception.values[0].stacktrace.registers.rip"
+        ),
+        (#"{"fingerprint":"abc"}"#, "fingerprint"),
+    ])
+    func wrongTypesNameTheField(_ json: String, _ field: String) {
+        let error = #expect(throws: FormatError.self) { try event(json) }
+        #expect(error?.field == field, "\(json)")
+    }
+
+    @Test func hostileInputsThrowFormatErrors() {
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        let inputs = [
+            "", "null", "[]", "\"event\"", "{", #"{"message":"unterminated}"#, #"{"a":1,}"#, "{}{}",
+            #"{"extra":{"x":\#(deep)}}"#, #"{"message":"\u0000 control"}"# + "\u{01}",
+            #"{"exception":{"values":[{"stacktrace":{"frames":[{"instruction_addr":"0x1ffffffffffffffff"}]}}]}}"#,
+            #"{"debug_meta":{"images":[{"image_addr":-1}]}}"#, #"{"timestamp":"2026-02-30T00:00:00Z"}"#,
+        ]
+        for input in inputs {
+            #expect(throws: FormatError.self, "\(input.prefix(60))") { try event(input) }
+        }
+        // A range outside the body is an error, not a trap.
+        #expect(throws: FormatError.self) {
+            try SentryEvents.report(Array("{}".utf8), range: 1..<5, fallbackEventID: nil, fallbackTime: F.receivedAt, limits: limits)
+        }
+        // Extras are free-form: an out-of-range number is dropped, not an error.
+        let extras = try? event(#"{"extra":{"big":1e400,"ok":1,"deep":{"x":[[{}]]}}}"#)
+        #expect(extras?.customKeys.map(\.key) == ["extra.ok"])
+        // Unknown fields of any shape are fine.
+        #expect(throws: Never.self) { try event(#"{"future":{"x":[1,{"y":null}]},"spans":[],"request":{"url":"/"}}"#) }
+    }
+
+    @Test func debugIDFromBuildID() throws {
+        // The example of client-protocols.md §1.5, confirmed by `sentry-cli debug-files check`.
+        let buildID = try #require(BuildID("aba11aeff7e7e9e2e1bc84464f53a7e183a8930a"))
+        #expect(SentryDebugID.from(buildID: buildID) == "ef1aa1ab-e7f7-e2e9-e1bc-84464f53a7e1")
+        // Short build-ids are padded with zero bytes.
+        #expect(
+            SentryDebugID.from(buildID: try #require(BuildID("01020304"))) == "04030201-0000-0000-0000-000000000000")
+    }
+
+    @Test func rereadFromAStoredEnvelopeGivesTheSameReport() throws {
+        // Given an envelope whose event relies on the header for its id and time (sentry-cli style)
+        let header = #"{"event_id":"7077e450-fa6f-4594-850b-fed9428d1d98","sent_at":"2026-11-22T05:10:00Z"}"#
+        let body = F.envelope(header, [F.item("event", #"{"message":"no id, no time"}"#)])
+        let contents = try SentryEnvelopeReader.read(
+            body, receivedAt: F.receivedAt, limits: limits, maxAttachmentBytes: 1 << 20, sessionSeed: "s")
+        let prepared = try #require(contents.event)
+        #expect(prepared.report.timestamp == Timestamps.parseISO8601("2026-11-22T05:10:00Z"))
+        // When it is stored and read again
+        let payload = StoredPayload(
+            bytes: try BodyDecoding.deflateForStorage(body), encoding: .deflate, inflatedSize: body.count,
+            format: .sentryEvent)
+        let reread = try NativeReports.reread(payload, range: prepared.range, limits: limits)
+        // Then it is the same report
+        #expect(reread == prepared.report)
+    }
+}
