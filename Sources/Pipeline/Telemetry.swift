@@ -18,6 +18,10 @@ import CoreMetrics
 /// | `faultline_render_duration_seconds` | histogram | `mode` | one dashboard render, full or incremental |
 /// | `faultline_render_pages_total` | counter | — | dashboard pages written |
 /// | `faultline_retention_pruned_total` | counter | `kind` | reports and sessions removed by retention |
+/// | `faultline_chunk_upload_requests_total` | counter | — | sentry-cli chunk requests (`POST …/chunk-upload/`) |
+/// | `faultline_chunks_received_total` | counter | `outcome` | chunks received: `stored` (new) or `duplicate` |
+/// | `faultline_dif_assemble_total` | counter | `state` | files answered by assemble, by state (`ok`, `not_found`, `error`, …) |
+/// | `faultline_chunks_swept_total` | counter | — | unused chunks removed after their lifetime |
 public struct Telemetry: Sendable {
     /// Metric names.
     public enum Name {
@@ -35,6 +39,10 @@ public struct Telemetry: Sendable {
         public static let renderDuration = "faultline_render_duration_seconds"
         public static let renderPages = "faultline_render_pages_total"
         public static let retentionPruned = "faultline_retention_pruned_total"
+        public static let chunkUploadRequests = "faultline_chunk_upload_requests_total"
+        public static let chunksReceived = "faultline_chunks_received_total"
+        public static let difAssemble = "faultline_dif_assemble_total"
+        public static let chunksSwept = "faultline_chunks_swept_total"
     }
 
     /// Reasons a report is rejected (`reason` label of `faultline_reports_rejected_total`).
@@ -54,6 +62,7 @@ public struct Telemetry: Sendable {
         public static let alert = "alert"
         public static let url = "url"
         public static let pages = "pages"
+        public static let chunks = "chunks"
     }
 
     public let factory: any MetricsFactory
