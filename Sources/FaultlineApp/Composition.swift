@@ -64,6 +64,21 @@ public struct Composition: Sendable {
             onStored: { project, buildID in _ = try? await symbolication.requeue(project: project, buildID: buildID) })
     }
 
+    /// sentry-cli's chunk upload and assemble: chunks under `chunks/`, assembled files through `debugFiles`
+    /// (the same verification and store as symupload's uploads), file checksums in `dif_uploads`.
+    public func chunkUploadService(debugFiles: DebugFileService, limits: ChunkUploadLimits = ChunkUploadLimits()) throws
+        -> ChunkUploadService
+    {
+        ChunkUploadService(
+            chunks: try FileChunkStore(root: folder + "/chunks"), uploads: SQLiteDifUploadStore(database: database),
+            debugFiles: debugFiles, hasher: SHA1ChecksumHasher(), clock: clock, telemetry: telemetry, limits: limits)
+    }
+
+    /// Removes chunks nobody assembled, hourly.
+    public func chunkSweeper(uploads: ChunkUploadService, logger: Logger, interval: Duration = .seconds(3600)) -> ChunkSweeper {
+        ChunkSweeper(uploads: uploads, clock: clock, logger: logger, interval: interval)
+    }
+
     /// The background symbolicator: a module cache over the stored debug files, and the worker.
     public func symbolicationWorker(logger: Logger, idleDelay: Duration = .milliseconds(200),
                                     onChange: @escaping @Sendable () -> Void = {}) throws -> SymbolicationWorker {
@@ -92,16 +107,18 @@ public struct Composition: Sendable {
     {
         let reader = self.reader
         let renderer = renderer
+        let debugFiles = try debugFileService(quotaBytes: debugFileQuotaBytes)
         return AppDependencies(
             projects: projects, ingest: ingestService(minFreeBytes: minFreeBytes, freeSpace: freeSpace, onCommit: onChange),
-            reader: reader, debugFiles: try debugFileService(quotaBytes: debugFileQuotaBytes), symbolication: symbolicationStore,
+            reader: reader, debugFiles: debugFiles, symbolication: symbolicationStore,
             metrics: metrics, telemetry: telemetry,
             health: { _ = try await reader.reports(matching: ReportQuery(project: nil, limit: 1)) },
             insights: insights, issues: IssueService(store: insights, clock: clock, onChange: onChange), alerts: alertStore,
             clock: clock,
             loginPage: { error, next in
                 (try? renderer?.loginPage(error: error, next: next)) ?? LoginFallback.html(error: error, next: next)
-            })
+            },
+            chunkUploads: try chunkUploadService(debugFiles: debugFiles))
     }
 
     /// What the dashboard reads, over this data folder.

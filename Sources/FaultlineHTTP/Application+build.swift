@@ -17,9 +17,14 @@ public struct ServerConfiguration: Sendable {
     public var publicDebuginfod: Bool
     /// Serve the dashboard without the admin token (only for a server nobody else can reach).
     public var publicDashboard: Bool
+    /// The absolute base URL clients reach the server at (`https://faultline.example.com`), for URLs the
+    /// server hands out (sentry-cli's chunk-upload URL). nil: `http://` + the request's Host header.
+    public var publicURL: String?
     public init(host: String = "127.0.0.1", port: Int = 8080, siteDirectory: String? = nil, limits: IngestLimits = IngestLimits(),
-                maxDebugFileBytes: UInt64 = 4 << 30, publicDebuginfod: Bool = false, publicDashboard: Bool = false) {
+                maxDebugFileBytes: UInt64 = 4 << 30, publicDebuginfod: Bool = false, publicDashboard: Bool = false,
+                publicURL: String? = nil) {
         self.publicDashboard = publicDashboard
+        self.publicURL = publicURL
         self.host = host
         self.port = port
         self.siteDirectory = siteDirectory
@@ -46,11 +51,15 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public var clock: any WallClock
     /// The dashboard's login form (error message, where to go after) — rendered by the Dashboard module.
     public var loginPage: @Sendable (_ error: String?, _ next: String) -> String
+    /// sentry-cli's chunk upload and assemble; nil leaves the `/api/0/` routes out.
+    public var chunkUploads: ChunkUploadService?
     public init(projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
                 symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
                 health: @escaping @Sendable () async throws -> Void, insights: any InsightsReader, issues: IssueService,
                 alerts: any AlertStore, clock: any WallClock,
-                loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String) {
+                loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String,
+                chunkUploads: ChunkUploadService? = nil) {
+        self.chunkUploads = chunkUploads
         self.insights = insights
         self.issues = issues
         self.alerts = alerts
@@ -112,6 +121,18 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
         .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload]))
         .group(context: UploadContext.self)
         .addRoutes(DebugFilesController(service: dependencies.debugFiles, maxFileBytes: configuration.maxDebugFileBytes).endpoints)
+    if let chunkUploads = dependencies.chunkUploads {
+        // sentry-cli (`debug-files upload`): the project's upload token is the auth token; errors in Sentry's shape.
+        router.group("api/0")
+            .add(middleware: SentryErrorMiddleware<AppRequestContext>())
+            .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload]))
+            .group(context: UploadContext.self)
+            .addRoutes(
+                SentryDebugFilesController(
+                    service: chunkUploads, publicURL: configuration.publicURL,
+                    listenAddress: "\(configuration.host):\(configuration.port)", maxFileBytes: configuration.maxDebugFileBytes
+                ).endpoints)
+    }
     if configuration.publicDebuginfod {
         router.addRoutes(
             DebuginfodController<AppRequestContext>(service: dependencies.debugFiles, scope: { _ in nil }).endpoints)

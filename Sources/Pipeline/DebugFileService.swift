@@ -39,6 +39,16 @@ public struct DebugFileWant: Sendable, Equatable {
     }
 }
 
+/// A debug file that passed verification and was stored.
+public struct AcceptedDebugFile: Sendable, Equatable {
+    public var buildID: BuildID
+    public var facts: DebugFileFacts
+    /// The file's size in bytes.
+    public var size: UInt64
+    /// The index rows, one per kind the file serves.
+    public var stored: [StoredDebugFile]
+}
+
 /// Debug-file uploads and lookups: verification (an ELF whose build-id matches), quota, storage.
 public struct DebugFileService: Sendable {
     let store: any DebugFileStore
@@ -70,6 +80,20 @@ public struct DebugFileService: Sendable {
     ///   - claimed: the build-id in the URL; the file's own must match.
     ///   - name: the client's file name, kept for people only.
     public func accept(_ upload: TemporaryUpload, claimed: BuildID, project: Project, name: String?) async throws -> [StoredDebugFile] {
+        try await verifyAndStore(upload, claimed: claimed, project: project, name: name).stored
+    }
+
+    /// Verifies and stores a completed upload whose build-id is not known in advance (a file sentry-cli
+    /// had assembled from chunks): the same checks and the same store as `symupload`'s uploads. The
+    /// temporary file is consumed either way.
+    public func accept(_ upload: TemporaryUpload, project: Project, name: String?) async throws -> AcceptedDebugFile {
+        try await verifyAndStore(upload, claimed: nil, project: project, name: name)
+    }
+
+    /// What a file's headers say, for a stored file (nil when it cannot be read).
+    public func facts(ofFileAt path: String) -> DebugFileFacts? { try? inspector.inspect(path: path) }
+
+    func verifyAndStore(_ upload: TemporaryUpload, claimed: BuildID?, project: Project, name: String?) async throws -> AcceptedDebugFile {
         let facts: DebugFileFacts
         do {
             facts = try inspector.inspect(path: upload.path)
@@ -81,7 +105,7 @@ public struct DebugFileService: Sendable {
             guard let buildID = facts.buildID else {
                 throw DebugFileError(.noBuildID, "the file has no GNU build-id note (link with -Wl,--build-id)")
             }
-            guard buildID == claimed else {
+            if let claimed, buildID != claimed {
                 throw DebugFileError(.buildIDMismatch, "the file's build-id is \(buildID), not \(claimed)")
             }
             guard !facts.kinds.isEmpty else {
@@ -100,7 +124,7 @@ public struct DebugFileService: Sendable {
             }
             let stored = try await store.store(upload, facts: facts, buildID: buildID, project: project.id, name: name, at: clock.now())
             await onStored(project.id, buildID)
-            return stored
+            return AcceptedDebugFile(buildID: buildID, facts: facts, size: size, stored: stored)
         } catch {
             store.discard(upload)
             throw error

@@ -20,6 +20,10 @@ import CoreMetrics
 /// | `faultline_retention_pruned_total` | counter | `kind` | reports and sessions removed by retention |
 /// | `faultline_sentry_envelopes_total` | counter | `encoding` | Sentry envelopes and store bodies received, by Content-Encoding |
 /// | `faultline_sentry_items_skipped_total` | counter | `type` | envelope items of types Faultline does not keep |
+/// | `faultline_chunk_upload_requests_total` | counter | — | sentry-cli chunk requests (`POST …/chunk-upload/`) |
+/// | `faultline_chunks_received_total` | counter | `outcome` | chunks received: `stored` (new) or `duplicate` |
+/// | `faultline_dif_assemble_total` | counter | `state` | files answered by assemble, by state (`ok`, `not_found`, `error`, …) |
+/// | `faultline_chunks_swept_total` | counter | — | unused chunks removed after their lifetime |
 public struct Telemetry: Sendable {
     /// Metric names.
     public enum Name {
@@ -39,6 +43,10 @@ public struct Telemetry: Sendable {
         public static let retentionPruned = "faultline_retention_pruned_total"
         public static let sentryEnvelopes = "faultline_sentry_envelopes_total"
         public static let sentryItemsSkipped = "faultline_sentry_items_skipped_total"
+        public static let chunkUploadRequests = "faultline_chunk_upload_requests_total"
+        public static let chunksReceived = "faultline_chunks_received_total"
+        public static let difAssemble = "faultline_dif_assemble_total"
+        public static let chunksSwept = "faultline_chunks_swept_total"
     }
 
     /// Reasons a report is rejected (`reason` label of `faultline_reports_rejected_total`).
@@ -58,6 +66,7 @@ public struct Telemetry: Sendable {
         public static let alert = "alert"
         public static let url = "url"
         public static let pages = "pages"
+        public static let chunks = "chunks"
     }
 
     public let factory: any MetricsFactory

@@ -46,7 +46,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Days raw reports and sessions are kept; counts stay exact after (env FAULTLINE_RETENTION_DAYS; default 90).")
     var retentionDays: Int?
 
-    @Option(help: "The address people reach the server at, for links in alerts (env FAULTLINE_PUBLIC_URL; default the listen address).")
+    @Option(help: "The address people and tools reach the server at, for links in alerts and sentry-cli's chunk-upload URL (env FAULTLINE_PUBLIC_URL; default the listen address, or the request's Host for sentry-cli).")
     var publicURL: String?
 
     @Option(help: "Folder with the dashboard's templates/ and static/ (env FAULTLINE_WEB; default: the checkout's web/).")
@@ -102,6 +102,10 @@ struct Serve: AsyncParsableCommand {
         if let scheduler { services.append(scheduler) }
         let sender = HTTPWebhookSender()
         let publicAddress = publicURL ?? Environment.string("FAULTLINE_PUBLIC_URL")
+        config.publicURL = publicAddress
+        if let uploads = dependencies.chunkUploads {
+            services.append(root.chunkSweeper(uploads: uploads, logger: Logger(label: "faultline.chunks")))
+        }
         let boundPort = PortBox()
         services.append(
             root.alertService(

@@ -33,6 +33,20 @@ struct APIError: HTTPResponseError {
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
+    /// The same answer in Sentry's shape, `{"detail": "…"}`: sentry-cli prints `detail` and nothing else.
+    func sentryResponse(from request: Request, context: some RequestContext) throws -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        var detail = field.map { "\($0): \(message)" } ?? message
+        if status == .unauthorized {
+            detail += " (sentry-cli: pass the project's upload token as SENTRY_AUTH_TOKEN or --auth-token)"
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(["detail": detail])
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
     struct ErrorBody: Encodable {
         var error: String
         var message: String
@@ -83,6 +97,9 @@ struct APIError: HTTPResponseError {
             }
         case let error as DebugFileError:
             let status: HTTPResponse.Status = error.code == .quotaExceeded ? .contentTooLarge : .badRequest
+            return APIError(status: status, code: error.code.rawValue, message: error.message)
+        case let error as ChunkUploadError:
+            let status: HTTPResponse.Status = error.code == .chunkTooLarge ? .contentTooLarge : .badRequest
             return APIError(status: status, code: error.code.rawValue, message: error.message)
         case is NIOTooManyBytesError:
             return APIError(status: .contentTooLarge, code: "too_large", message: "the body is larger than the limit for this route")

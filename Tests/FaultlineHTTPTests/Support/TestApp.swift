@@ -20,7 +20,7 @@ final class TestApp: Sendable {
 
     init(limits: IngestLimits = IngestLimits(), rateLimit: Double? = nil, minFreeBytes: UInt64 = 0,
          freeSpace: (@Sendable () -> UInt64?)? = nil, debugFileQuota: UInt64 = 10 << 30, publicDebuginfod: Bool = false,
-         clock: any WallClock = SystemClock()) async throws {
+         clock: any WallClock = SystemClock(), publicURL: String? = nil) async throws {
         self.debugFileQuota = debugFileQuota
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-http-\(UUID().uuidString)").path
         root = try Composition(folder: folder, clock: clock)
@@ -29,6 +29,7 @@ final class TestApp: Sendable {
         var configuration = root.serverConfiguration(host: "127.0.0.1", port: 0)
         configuration.limits = limits
         configuration.publicDebuginfod = publicDebuginfod
+        configuration.publicURL = publicURL
         self.configuration = configuration
         self.minFreeBytes = minFreeBytes
         self.freeSpace = freeSpace

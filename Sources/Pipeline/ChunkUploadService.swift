@@ -1,0 +1,267 @@
+import FaultlineCore
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// sentry-cli's debug-file upload: chunks in, files assembled from them, stored by `DebugFileService`.
+///
+/// Files are identified by the SHA-1 of their bytes, per project. A file assembled once is answered `ok`
+/// from `dif_uploads` ever after, so a second run of `sentry-cli debug-files upload` sends nothing. A file
+/// `symupload` stored already is recognised by its debug id and checksum (the stored file is hashed once)
+/// and needs no upload either.
+///
+/// Assembly is synchronous and bounded by the largest debug file: the chunks are concatenated into a
+/// temporary file of the debug-file store while the file's SHA-1 is computed, then the file goes through
+/// exactly the verification and storage of a `symupload` upload (ELF, build-id, quota, requeue for
+/// symbolication). Two assembles of the same file at once cannot interfere: the second is answered
+/// `assembling` (sentry-cli asks again) until the first is done. Chunks of an assembled file are removed at
+/// once, unless another file of the same request still needs them; whatever is left (abandoned uploads,
+/// failed files) is removed by `sweep(now:)` after `limits.chunkLifetime`.
+public struct ChunkUploadService: Sendable {
+    let chunks: any ChunkStore
+    let uploads: any DifUploadStore
+    let debugFiles: DebugFileService
+    let hasher: any ChecksumHashing
+    let clock: any WallClock
+    let telemetry: Telemetry?
+    public let limits: ChunkUploadLimits
+    let inFlight = InFlightAssembles()
+
+    public init(chunks: any ChunkStore, uploads: any DifUploadStore, debugFiles: DebugFileService, hasher: any ChecksumHashing,
+                clock: any WallClock, telemetry: Telemetry? = nil, limits: ChunkUploadLimits = ChunkUploadLimits()) {
+        self.chunks = chunks
+        self.uploads = uploads
+        self.debugFiles = debugFiles
+        self.hasher = hasher
+        self.clock = clock
+        self.telemetry = telemetry
+        self.limits = limits
+    }
+
+    // MARK: Chunks
+
+    /// Verifies and stores the chunks of one request, one at a time as they are decoded (so a request holds
+    /// at most one chunk in memory).
+    /// - Throws: `ChunkUploadError` for a chunk that does not match its name, is too large, or one too many;
+    ///   chunks before it are kept (they are valid).
+    public func receive<Chunks: AsyncSequence>(_ incoming: Chunks, project: Project) async throws -> ChunkReceipt
+    where Chunks.Element == UploadedChunk {
+        telemetry?.count(Telemetry.Name.chunkUploadRequests)
+        var receipt = ChunkReceipt(stored: 0, duplicates: 0)
+        defer {
+            telemetry?.count(Telemetry.Name.chunksReceived, by: receipt.stored, [("outcome", "stored")])
+            telemetry?.count(Telemetry.Name.chunksReceived, by: receipt.duplicates, [("outcome", "duplicate")])
+        }
+        var count = 0
+        for try await chunk in incoming {
+            count += 1
+            guard count <= limits.chunksPerRequest else {
+                throw ChunkUploadError(.tooMany, "at most \(limits.chunksPerRequest) chunks per request")
+            }
+            guard chunk.bytes.count <= limits.chunkSize else {
+                throw ChunkUploadError(.chunkTooLarge, "chunk \(chunk.claimed) is larger than the chunk size (\(limits.chunkSize) bytes)")
+            }
+            let actual = hasher.sha1(chunk.bytes)
+            guard actual == chunk.claimed else {
+                throw ChunkUploadError(
+                    .checksumMismatch, "chunk \(chunk.claimed): its bytes have the SHA-1 \(actual); the file name must be the SHA-1 of the uncompressed chunk")
+            }
+            if try chunks.put(chunk.claimed, bytes: chunk.bytes, project: project.id) {
+                receipt.stored += 1
+            } else {
+                receipt.duplicates += 1
+            }
+        }
+        return receipt
+    }
+
+    // MARK: Assemble
+
+    /// Answers sentry-cli's assemble request: for each file, `ok` when it is stored, `not_found` with the
+    /// chunks still to upload, or the outcome of assembling it now.
+    ///
+    /// - Parameter maxFileBytes: the largest debug file the server accepts.
+    /// - Throws: `ChunkUploadError.tooMany` past `limits.maxFilesPerAssemble` files; storage failures.
+    public func assemble(_ files: [DifAssembleRequest], project: Project, maxFileBytes: UInt64) async throws -> [DifAssembleResult] {
+        guard files.count <= limits.maxFilesPerAssemble else {
+            throw ChunkUploadError(.tooMany, "at most \(limits.maxFilesPerAssemble) files per assemble request")
+        }
+        var results: [DifAssembleResult] = []
+        var assembledChunks = Set<ChunkChecksum>()
+        for file in files {
+            let (result, assembled) = try await assembleOne(file, project: project, maxFileBytes: maxFileBytes)
+            telemetry?.count(Telemetry.Name.difAssemble, [("state", result.state.rawValue)])
+            results.append(result)
+            if assembled { assembledChunks.formUnion(file.chunks) }
+        }
+        // A chunk another file of this request still waits for stays until that file is done (or swept).
+        var stillNeeded = Set<ChunkChecksum>()
+        for (file, result) in zip(files, results) where result.state != .ok { stillNeeded.formUnion(file.chunks) }
+        chunks.remove(assembledChunks.subtracting(stillNeeded).sorted(), project: project.id)
+        return results
+    }
+
+    /// One file; `assembled` is true when its chunks were turned into a stored file just now.
+    func assembleOne(_ file: DifAssembleRequest, project: Project, maxFileBytes: UInt64) async throws
+        -> (result: DifAssembleResult, assembled: Bool)
+    {
+        if let record = try await uploads.record(project: project.id, checksum: file.checksum), record.state == .ok,
+            let dif = record.dif, try await stillStored(dif.codeID, project: project)
+        {
+            return (DifAssembleResult(checksum: file.checksum, state: .ok, dif: dif), false)
+        }
+        guard !file.chunks.isEmpty else {
+            return (try await fail(file, project: project, "the file is empty: there is nothing to store"), false)
+        }
+        let chunkSize = UInt64(limits.chunkSize)
+        guard UInt64(file.chunks.count) <= (maxFileBytes + chunkSize - 1) / chunkSize else {
+            return (try await fail(file, project: project, "the file is larger than the server's limit of \(maxFileBytes >> 20) MiB"), false)
+        }
+        let key = InFlightAssembles.Key(project: project.id, checksum: file.checksum)
+        guard inFlight.claim(key) else {
+            return (DifAssembleResult(checksum: file.checksum, state: .assembling), false)
+        }
+        defer { inFlight.release(key) }
+
+        var unique: [ChunkChecksum] = []
+        var seen = Set<ChunkChecksum>()
+        for chunk in file.chunks where seen.insert(chunk).inserted { unique.append(chunk) }
+        let missing = try chunks.missing(unique, project: project.id)
+        if !missing.isEmpty {
+            // Nothing uploaded yet: perhaps the project has this very file from symupload.
+            if missing.count == unique.count, let dif = try await recognise(file, project: project) {
+                return (DifAssembleResult(checksum: file.checksum, state: .ok, dif: dif), false)
+            }
+            return (DifAssembleResult(checksum: file.checksum, state: .notFound, missingChunks: missing), false)
+        }
+
+        let upload = try debugFiles.temporaryUpload()
+        let digest = hasher.sha1()
+        do {
+            _ = try await chunks.concatenate(file.chunks, project: project.id, into: upload.path, maxBytes: maxFileBytes) {
+                digest.update($0)
+            }
+        } catch let error as ChunkStoreError {
+            debugFiles.discard(upload)
+            switch error {
+            case .missing:
+                // Swept or removed while we read: ask for whatever is gone now.
+                let gone = try chunks.missing(unique, project: project.id)
+                return (DifAssembleResult(checksum: file.checksum, state: .notFound, missingChunks: gone), false)
+            case .tooLarge:
+                return (try await fail(file, project: project, "the file is larger than the server's limit of \(maxFileBytes >> 20) MiB"), false)
+            }
+        } catch {
+            debugFiles.discard(upload)
+            throw error
+        }
+        let actual = digest.finalize()
+        guard actual == file.checksum else {
+            debugFiles.discard(upload)
+            // Every chunk matched its own name, so the list of chunks is wrong: drop them so a new run starts over.
+            chunks.remove(unique, project: project.id)
+            return (
+                try await fail(
+                    file, project: project,
+                    "the chunks add up to a file whose SHA-1 is \(actual), not \(file.checksum); they were discarded, upload again"),
+                false
+            )
+        }
+        let accepted: AcceptedDebugFile
+        do {
+            accepted = try await debugFiles.accept(upload, project: project, name: Self.objectName(file.name))
+        } catch let error as DebugFileError {
+            return (try await fail(file, project: project, "not stored: \(error.message)"), false)
+        }
+        let dif = describe(accepted.facts, buildID: accepted.buildID, size: accepted.size, file: file)
+        try await uploads.save(
+            DifUploadRecord(
+                project: project.id, checksum: file.checksum, name: file.name, debugID: file.debugID, buildID: accepted.buildID,
+                state: .ok, detail: nil, dif: dif, updatedAt: clock.now()))
+        return (DifAssembleResult(checksum: file.checksum, state: .ok, dif: dif), true)
+    }
+
+    /// An `ok` record counts only while the project still has a debug file of that build-id: if the store
+    /// ever loses it, the file is asked for again instead of being reported as on the server.
+    func stillStored(_ buildID: BuildID, project: Project) async throws -> Bool {
+        let all = Set(DebugFileKind.allCases)
+        let lacking = try await debugFiles.missing([DebugFileWant(buildID: buildID, kinds: all)], project: project)
+        return lacking.first?.kinds != all
+    }
+
+    /// Records and answers a failed file.
+    func fail(_ file: DifAssembleRequest, project: Project, _ detail: String) async throws -> DifAssembleResult {
+        try await uploads.save(
+            DifUploadRecord(
+                project: project.id, checksum: file.checksum, name: file.name, debugID: file.debugID, buildID: nil, state: .error,
+                detail: detail, dif: nil, updatedAt: clock.now()))
+        return DifAssembleResult(checksum: file.checksum, state: .error, detail: detail)
+    }
+
+    /// A file the project stored earlier (with `symupload`) that is byte for byte the one offered: same
+    /// debug id, a size that fits its chunk count, the same SHA-1. Recorded as assembled when found.
+    func recognise(_ file: DifAssembleRequest, project: Project) async throws -> DifDescription? {
+        guard let debugID = file.debugID, let prefix = DifIdentifiers.buildIDPrefix(ofDebugID: debugID) else { return nil }
+        let chunkSize = UInt64(limits.chunkSize)
+        let sizes = (UInt64(file.chunks.count - 1) * chunkSize + 1)...(UInt64(file.chunks.count) * chunkSize)
+        for buildID in try await uploads.storedBuildIDs(project: project.id, hexPrefix: prefix, limit: 8)
+        where DifIdentifiers.debugID(of: buildID) == DifIdentifiers.normalized(debugID: debugID) {
+            var hashed = Set<String>()
+            for kind in DebugFileKind.allCases {
+                guard let path = try await debugFiles.path(of: buildID, kind: kind, project: project.id),
+                    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? UInt64, sizes.contains(size),
+                    hashed.insert(path).inserted,
+                    let sum = try? hasher.sha1(ofFileAt: path), sum == file.checksum,
+                    let facts = debugFiles.facts(ofFileAt: path)
+                else { continue }
+                let dif = describe(facts, buildID: buildID, size: size, file: file)
+                try await uploads.save(
+                    DifUploadRecord(
+                        project: project.id, checksum: file.checksum, name: file.name, debugID: file.debugID, buildID: buildID,
+                        state: .ok, detail: nil, dif: dif, updatedAt: clock.now()))
+                return dif
+            }
+        }
+        return nil
+    }
+
+    func describe(_ facts: DebugFileFacts, buildID: BuildID, size: UInt64, file: DifAssembleRequest) -> DifDescription {
+        DifDescription(
+            id: file.checksum.rawValue, debugID: DifIdentifiers.debugID(of: buildID), codeID: buildID, cpuName: facts.architecture,
+            objectName: Self.objectName(file.name), size: size, sha1: file.checksum, createdAt: clock.now(),
+            objectClass: DifObjectClass.of(facts), features: facts.features)
+    }
+
+    /// The base name of a client-sent name, at most 255 bytes: a label for people, never a path.
+    static func objectName(_ name: String) -> String {
+        let base = name.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? name
+        return IngestLimits.truncate(base.isEmpty ? "unnamed" : base, toBytes: 255)
+    }
+
+    // MARK: Sweep
+
+    /// Removes chunks unused for `limits.chunkLifetime`; returns how many.
+    @discardableResult
+    public func sweep(now: Date) throws -> Int {
+        let removed = try chunks.sweep(unusedSince: now.addingTimeInterval(-limits.chunkLifetime))
+        telemetry?.count(Telemetry.Name.chunksSwept, by: removed)
+        return removed
+    }
+}
+
+/// The assembles running now, so that a second request for the same file waits instead of racing.
+final class InFlightAssembles: Sendable {
+    struct Key: Hashable, Sendable {
+        var project: ProjectID
+        var checksum: ChunkChecksum
+    }
+    let running = Mutex<Set<Key>>([])
+
+    /// True when the caller may assemble `key` (and must `release` it after).
+    func claim(_ key: Key) -> Bool { running.withLock { $0.insert(key).inserted } }
+    func release(_ key: Key) { _ = running.withLock { $0.remove(key) } }
+}

@@ -1,0 +1,62 @@
+import FaultlineCore
+
+/// Sentry's debug ids of ELF files.
+///
+/// Kept internal here on purpose: the wire-format helper for Sentry events lives in Formats; this one only
+/// serves the chunk-upload answers and the recognition of stored files.
+enum DifIdentifiers {
+    /// The build-id's first 16 bytes (zero-padded when shorter) as a GUID whose first three fields are
+    /// little-endian: `aba11aef f7e7 e9e2 e1bc…` → `ef1aa1ab-e7f7-e2e9-e1bc-…`.
+    static func debugID(of buildID: BuildID) -> String {
+        var hex = Array(buildID.rawValue.utf8.prefix(32))
+        hex += Array(repeating: UInt8(ascii: "0"), count: 32 - hex.count)
+        return guid(swapping: hex)
+    }
+
+    /// The inverse: the leading hex digits of the build-ids a debug id can belong to (32 digits; a shorter
+    /// build-id appears zero-padded). nil when `debugID` is not a GUID (an appended age is ignored).
+    static func buildIDPrefix(ofDebugID debugID: String) -> String? {
+        guard let normalized = normalized(debugID: debugID) else { return nil }
+        let hex = Array(normalized.utf8.filter { $0 != UInt8(ascii: "-") })
+        return String(decoding: guid(swapping: hex).utf8.filter { $0 != UInt8(ascii: "-") }, as: UTF8.self)
+    }
+
+    /// `ef1aa1ab-e7f7-e2e9-e1bc-84464f53a7e1` in lowercase, from a GUID with or without hyphens, with or
+    /// without a trailing age.
+    static func normalized(debugID: String) -> String? {
+        var hex: [UInt8] = []
+        for b in debugID.utf8 {
+            if b == UInt8(ascii: "-") { continue }
+            guard hex.count < 32 else { break }
+            guard let digit = Hex.normalizedDigit(b) else { return nil }
+            hex.append(digit)
+        }
+        guard hex.count == 32 else { return nil }
+        return groups(hex)
+    }
+
+    /// Swaps the byte order of the first three GUID fields of 32 hex digits and adds the hyphens.
+    static func guid(swapping hex: [UInt8]) -> String {
+        func bytes(_ range: Range<Int>) -> [[UInt8]] { stride(from: range.lowerBound, to: range.upperBound, by: 2).map { Array(hex[$0..<($0 + 2)]) } }
+        let swapped = bytes(0..<8).reversed().flatMap { $0 } + bytes(8..<12).reversed().flatMap { $0 }
+            + bytes(12..<16).reversed().flatMap { $0 } + Array(hex[16..<32])
+        return groups(swapped)
+    }
+
+    static func groups(_ hex: [UInt8]) -> String {
+        let text = String(decoding: hex, as: UTF8.self)
+        let chars = Array(text)
+        return [chars[0..<8], chars[8..<12], chars[12..<16], chars[16..<20], chars[20..<32]].map { String($0) }.joined(separator: "-")
+    }
+}
+
+extension Hex {
+    /// A hex digit in lowercase; nil for anything else.
+    static func normalizedDigit(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): b
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): b + 32
+        default: nil
+        }
+    }
+}

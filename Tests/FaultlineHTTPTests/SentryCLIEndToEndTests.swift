@@ -1,0 +1,181 @@
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+import Testing
+import TestSupport
+
+/// The real `sentry-cli debug-files upload` (3.8.2, the PyPI wheel's binary, installed by tools/test) against
+/// the real server on 127.0.0.1: chunk upload, assemble, the same debug-file store as symupload, nothing sent
+/// twice, clear errors.
+@Suite(.serialized) struct SentryCLIEndToEndTests {
+    let http = HTTP(client: HTTPClient.shared)
+
+    static var sentryCLI: String? {
+        let found = try? Command.run("sh", ["-c", "command -v sentry-cli"])
+        guard let found, found.status == 0 else { return nil }
+        let path = found.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        return path.isEmpty ? nil : path
+    }
+
+    /// Keeps sentry-cli to 127.0.0.1 and to what the test passes (no update check, no config from elsewhere).
+    static let quiet = ["SENTRY_DISABLE_UPDATE_CHECK": "true", "SENTRY_LOAD_DOTENV": "0", "SENTRY_ORG": "", "SENTRY_PROJECT": ""]
+
+    /// Runs sentry-cli in `directory`; returns the exit status and stdout + stderr.
+    func sentryCLI(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        let tool = try #require(Self.sentryCLI, "sentry-cli is not installed (tools/test installs it with pip)")
+        let result = try Command.run(tool, arguments, in: directory, environment: Self.quiet.merging(environment) { $1 })
+        return (result.status, result.out + result.err)
+    }
+
+    /// A PIE built with `gcc -g`, its split debug file and the stripped binary that links to it.
+    struct Program {
+        let folder: TempFolder
+        let buildID: String
+        var full: String { folder.file("bin/crashy") }
+        var debug: String { folder.file("bin/crashy.debug") }
+        var stripped: String { folder.file("bin/crashy.stripped") }
+
+        init() throws {
+            folder = try TempFolder("sentry-cli-tree")
+            try FileManager.default.createDirectory(atPath: folder.file("bin"), withIntermediateDirectories: true)
+            let binary = try ELFFixtures.compileC(ELFFixtures.crashyC, name: "crashy", in: folder, flags: ["-O2", "-g", "-fPIE", "-pie"])
+            try FileManager.default.moveItem(atPath: binary, toPath: folder.file("bin/crashy"))
+            try Command.check("objcopy", ["--only-keep-debug", "crashy", "crashy.debug"], in: folder.file("bin"))
+            try Command.check("objcopy", ["--strip-debug", "--add-gnu-debuglink=crashy.debug", "crashy", "crashy.stripped"], in: folder.file("bin"))
+            buildID = try ELFFixtures.readelfBuildID(folder.file("bin/crashy")) ?? ""
+        }
+    }
+
+    /// A counter's value in the server's Prometheus text (0 when it was never incremented).
+    func metric(_ server: ServerProcess, _ name: String) async throws -> Int {
+        let text = String(decoding: try await http.send(.GET, server.baseURL + "/metrics").body, as: UTF8.self)
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? 0
+    }
+
+    func storedFiles(_ server: ServerProcess, _ token: String) async throws -> [[String: Any]] {
+        let answer = try await http.send(.GET, server.baseURL + "/api/v1/debug-files", headers: [("Authorization", "Bearer \(token)")])
+        return answer.json["files"] as? [[String: Any]] ?? []
+    }
+
+    /// The debug id sentry-cli itself reads from a file (`debug-files check --json`).
+    func debugID(_ path: String, in directory: String) throws -> String {
+        let check = try sentryCLI(["debug-files", "check", "--json", path], in: directory)
+        let output = check.output
+        let start = try #require(output.firstIndex(of: "{"), "\(output)")
+        let json = try JSONSerialization.jsonObject(with: Data(output[start...].utf8)) as? [String: Any]
+        let variants = try #require(json?["variants"] as? [[String: Any]], "\(output)")
+        return try #require(variants.first?["debug_id"] as? String)
+    }
+
+    @Test func uploadsIntoTheDebugFileStoreAndSendsNothingTheSecondTime() async throws {
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("app", in: folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let program = try Program()
+        let debugID = try debugID(program.full, in: program.folder.path)
+        #expect(debugID.count == 36)
+
+        // When sentry-cli uploads the folder (configured through the environment, as in CI)…
+        let first = try sentryCLI(
+            ["debug-files", "upload", "--org", "anything", "--project", "app", "--wait", "bin"], in: program.folder.path,
+            environment: ["SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload])
+        #expect(first.status == 0, "\(first.output)\n\(server.log.suffix(3000))")
+        // …every file is stored and described as sentry-cli itself sees it.
+        #expect(first.output.contains("OK \(debugID) (crashy; x86_64 library)"), "\(first.output)")
+        #expect(first.output.contains("OK \(debugID) (crashy.debug; x86_64 debug companion)"), "\(first.output)")
+        #expect(first.output.contains("OK \(debugID) (crashy.stripped; x86_64 library)"), "\(first.output)")
+        let files = try await storedFiles(server, project.upload)
+        #expect(Set(files.compactMap { $0["kind"] as? String }) == ["debuginfo", "executable"])
+        #expect(files.allSatisfy { $0["build_id"] as? String == program.buildID })
+        let chunkRequests = try await metric(server, "faultline_chunk_upload_requests_total")
+        #expect(chunkRequests >= 1)
+        #expect(try await metric(server, "faultline_chunks_received_total{outcome=\"stored\"}") == 3)
+
+        // The symbols serve debuginfod clients at once, like symupload's.
+        let debuginfo = try await http.send(
+            .GET, server.baseURL + "/buildid/\(program.buildID)/debuginfo", headers: [("Authorization", "Bearer \(project.upload)")])
+        #expect(debuginfo.status == 200)
+
+        // A second run (flags this time) finds everything on the server and sends no chunk.
+        let second = try sentryCLI(
+            ["--url", server.baseURL, "--auth-token", project.upload, "debug-files", "upload", "--org", "o", "--project", "app", "--wait", "bin"],
+            in: program.folder.path)
+        #expect(second.status == 0, "\(second.output)")
+        #expect(second.output.contains("Nothing to upload"), "\(second.output)")
+        #expect(try await metric(server, "faultline_chunk_upload_requests_total") == chunkRequests)
+        #expect(try await storedFiles(server, project.upload).count == files.count)
+    }
+
+    @Test func filesSymuploadStoredAreNotSentAgain() async throws {
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("ci", in: folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let program = try Program()
+        try FileManager.default.removeItem(atPath: program.full)  // CI ships the split pair
+
+        // Given symupload stored the split debug file and the stripped binary…
+        let symupload = URL(fileURLWithPath: ServerProcess.binary).deletingLastPathComponent().appendingPathComponent("symupload").path
+        let uploaded = try Command.run(symupload, ["--server", server.baseURL, "--token", project.upload, program.folder.file("bin")])
+        #expect(uploaded.status == 0, "\(uploaded.out)\(uploaded.err)")
+        #expect(uploaded.out.contains("2 uploaded"))
+
+        // …sentry-cli, offered the same two files, recognises them on the server: nothing is uploaded.
+        let run = try sentryCLI(
+            ["debug-files", "upload", "--org", "o", "--project", "ci", "--wait", "bin"], in: program.folder.path,
+            environment: ["SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("Nothing to upload"), "\(run.output)")
+        #expect(try await metric(server, "faultline_chunk_upload_requests_total") == 0)
+        let files = try await storedFiles(server, project.upload)
+        #expect(files.count == 2)
+        #expect(Set(files.compactMap { $0["name"] as? String }) == ["crashy.debug", "crashy.stripped"])
+    }
+
+    @Test func wrongTokensAndUnusableFilesAreClearErrors() async throws {
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("app", in: folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let program = try Program()
+        let env = ["SENTRY_URL": server.baseURL]
+
+        let wrongToken = try sentryCLI(
+            ["debug-files", "upload", "--org", "o", "--project", "app", "bin"], in: program.folder.path,
+            environment: env.merging(["SENTRY_AUTH_TOKEN": "not-a-token"]) { $1 })
+        #expect(wrongToken.status == 1)
+        #expect(wrongToken.output.contains("401"), "\(wrongToken.output)")
+        #expect(wrongToken.output.contains("upload token"), "\(wrongToken.output)")
+        // The ingest key is not an upload token either.
+        let ingestKey = try sentryCLI(
+            ["debug-files", "upload", "--org", "o", "--project", "app", "bin"], in: program.folder.path,
+            environment: env.merging(["SENTRY_AUTH_TOKEN": project.ingest]) { $1 })
+        #expect(ingestKey.status == 1)
+
+        // Another project's slug.
+        let otherProject = try sentryCLI(
+            ["debug-files", "upload", "--org", "o", "--project", "other", "bin"], in: program.folder.path,
+            environment: env.merging(["SENTRY_AUTH_TOKEN": project.upload]) { $1 })
+        #expect(otherProject.status == 1)
+        #expect(otherProject.output.contains("Project not found"), "\(otherProject.output)")
+
+        // An ELF file without a build-id cannot be stored: sentry-cli prints the server's reason and fails.
+        let noBuildID = try TempFolder("sentry-cli-nobuildid")
+        _ = try ELFFixtures.compileC(ELFFixtures.crashyC, name: "legacy", in: noBuildID, flags: ["-g", "-Wl,--build-id=none"])
+        try FileManager.default.removeItem(atPath: noBuildID.file("legacy.c"))
+        let refused = try sentryCLI(
+            ["debug-files", "upload", "--org", "o", "--project", "app", "--wait", "."], in: noBuildID.path,
+            environment: env.merging(["SENTRY_AUTH_TOKEN": project.upload]) { $1 })
+        #expect(refused.status == 1)
+        #expect(refused.output.contains("ERROR legacy"), "\(refused.output)")
+        #expect(refused.output.contains("no GNU build-id"), "\(refused.output)")
+        #expect(try await storedFiles(server, project.upload).isEmpty)
+
+        // `sentry-cli info` accepts the upload token.
+        let info = try sentryCLI(["info"], in: program.folder.path, environment: env.merging(["SENTRY_AUTH_TOKEN": project.upload]) { $1 })
+        #expect(info.status == 0, "\(info.output)")
+        #expect(info.output.contains("project:write"), "\(info.output)")
+    }
+}
