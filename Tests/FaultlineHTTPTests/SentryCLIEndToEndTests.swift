@@ -178,4 +178,66 @@ import TestSupport
         #expect(info.status == 0, "\(info.output)")
         #expect(info.output.contains("project:write"), "\(info.output)")
     }
+
+    /// A native crash event shaped like sentry-native's (address-only frames, `debug_meta.images` with the GNU
+    /// build-id as `code_id`), sent with `sentry-cli send-event --raw` after the symbols went up with
+    /// `sentry-cli debug-files upload`: its frames come back symbolicated by Faultline's libdw symbolicator.
+    @Test func nativeCrashEventFramesAreSymbolicated() async throws {
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("native", in: folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let program = try Program()
+        let upload = try sentryCLI(
+            ["debug-files", "upload", "--org", "o", "--project", "native", "--wait", "bin/crashy.debug"], in: program.folder.path,
+            environment: ["SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload])
+        #expect(upload.status == 0, "\(upload.output)")
+
+        // Addresses as the crashed process saw them: the PIE loaded at `base`, the crash inside process_order,
+        // its caller inside main (a return address).
+        let symbols = try Command.check("nm", [program.full])
+        func address(of name: String) throws -> UInt64 {
+            let line = try #require(symbols.split(separator: "\n").first { $0.hasSuffix(" " + name) }, "no \(name) in nm output")
+            return try #require(UInt64(line.split(separator: " ")[0], radix: 16))
+        }
+        let base: UInt64 = 0x5581_a2b3_0000
+        let crash = base + (try address(of: "process_order")) + 4
+        let caller = base + (try address(of: "main")) + 12
+        let eventID = "b3d7b6a8c9e04f1a9d2c3b4a5f6e7d8c"
+        let event = """
+            {"event_id":"\(eventID)","timestamp":\(Date().timeIntervalSince1970),"platform":"native","level":"fatal",
+             "release":"crashy@1.0.0","environment":"production",
+             "exception":{"values":[{"type":"SIGSEGV","value":"Segfault",
+               "mechanism":{"type":"signalhandler","synthetic":true,"handled":false,"meta":{"signal":{"name":"SIGSEGV","number":11}}},
+               "stacktrace":{"frames":[{"instruction_addr":"0x\(String(caller, radix: 16))"},{"instruction_addr":"0x\(String(crash, radix: 16))"}]}}]},
+             "debug_meta":{"images":[{"type":"elf","code_file":"/opt/crashy/bin/crashy","image_addr":"0x\(String(base, radix: 16))",
+               "image_size":1048576,"code_id":"\(program.buildID)"}]},
+             "contexts":{"os":{"type":"os","name":"Linux","version":"6.1.0"},"device":{"type":"device","arch":"x86_64"}},
+             "sdk":{"name":"sentry.native","version":"0.7.20"}}
+            """
+        let file = try program.folder.write("event.json", event.replacingOccurrences(of: "\n", with: ""))
+        let sent = try sentryCLI(
+            ["send-event", "--raw", "--no-environ", file], in: program.folder.path,
+            environment: ["SENTRY_DSN": "http://\(project.ingest)@127.0.0.1:\(server.port)/\(project.id)"])
+        #expect(sent.status == 0, "\(sent.output)\n\(server.log.suffix(2000))")
+
+        let read = [("Authorization", "Bearer \(project.upload)")]
+        let deadline = ContinuousClock.now + .seconds(30)
+        var report: [String: Any] = [:]
+        while ContinuousClock.now < deadline {
+            report = try await http.send(.GET, server.baseURL + "/api/v1/reports/\(eventID)", headers: read).json
+            if (report["symbolication"] as? [String: Any])?["state"] as? String == "complete" { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(report["kind"] as? String == "crash")
+        let symbolication = try #require(report["symbolication"] as? [String: Any], "\(report)")
+        #expect(symbolication["state"] as? String == "complete")
+        let slots = try #require((symbolication["threads"] as? [[[String: Any]]])?.first)
+        // Innermost first: the crash in process_order (with compute/scale possibly inlined into it), then main.
+        let top = (slots.first?["frames"] as? [[String: Any]] ?? []).compactMap { $0["function"] as? String }
+        #expect(top.last == "process_order", "\(top)")
+        let bottom = (slots.last?["frames"] as? [[String: Any]] ?? []).compactMap { $0["function"] as? String }
+        #expect(bottom.last == "main", "\(bottom)")
+        #expect(((slots.first?["frames"] as? [[String: Any]])?.last?["file"] as? String)?.hasSuffix("crashy.c") == true)
+    }
 }

@@ -27,10 +27,9 @@ struct SentryController<Ingest: ReportIngesting> {
 
     var endpoints: RouteCollection<AppRequestContext> {
         RouteCollection(context: AppRequestContext.self)
+            // The router matches with and without the trailing slash SDKs send.
             .post("api/{project_id}/envelope", use: envelope)
-            .post("api/{project_id}/envelope/", use: envelope)
             .post("api/{project_id}/store", use: store)
-            .post("api/{project_id}/store/", use: store)
     }
 
     struct Answer: ResponseEncodable {
