@@ -6,7 +6,7 @@ import Foundation
 
 // sentry-cli's chunked upload (`sentry-cli debug-files upload`): files are cut into chunks named by the
 // SHA-1 of their bytes, the chunks are uploaded, then the server is asked to assemble each file (named
-// by the SHA-1 of the whole file) from its chunks. See docs/sentry-cli.md.
+// by the SHA-1 of the whole file) from its chunks. See docs/sentry.md.
 
 /// A SHA-1 checksum as sentry-cli sends it: 40 hex digits, normalised to lowercase.
 ///

@@ -66,6 +66,9 @@ struct SentryController<Ingest: ReportIngesting> {
     {
         let write = try contents.write(project: project.id)
         let receipt = try await ingest.accept(write, for: project)
+        // A malformed event fails the request with its field — after the envelope's other items (the session
+        // that ended with it, client reports) were stored: SDKs do not retry, so they would be lost otherwise.
+        if let error = contents.contents.eventError { throw error }
         if let seconds = receipt.rateLimitedFor {
             // Only events are limited: sessions and client reports of this envelope were stored.
             throw APIError(

@@ -37,14 +37,12 @@ enum SentryIngestDecoding {
         SentryAuth.from(xSentryAuth: xSentryAuth, authorization: authorization, query: query)?.publicKey
     }
 
-    /// An envelope. An event that is malformed (while the framing is fine) fails the request with its field, as
-    /// a store body would; other malformed items are left out.
+    /// An envelope. Malformed items are left out (a malformed event is in `contents.eventError`).
     static func envelope(_ bytes: [UInt8], limits: IngestLimits, maxAttachmentBytes: Int, receivedAt: Date, seed: String) throws
         -> Contents
     {
         let contents = try SentryEnvelopeReader.read(
             bytes, receivedAt: receivedAt, limits: limits, maxAttachmentBytes: maxAttachmentBytes, sessionSeed: seed)
-        if let error = contents.eventError { throw error }
         let end = contents.event?.range.upperBound ?? 0
         return Contents(contents: contents, storedBytes: Array(bytes[0..<end]))
     }
