@@ -133,8 +133,9 @@ public struct Composition: Sendable {
             event: { summary in
                 guard let raw = try await reader.rawReport(eventID: summary.eventID, project: summary.project) else { return nil }
                 let report = try NativeReports.reread(raw.payload, range: raw.range, limits: limits)
-                let (_, symbols) = try await symbolication.result(reportID: raw.summary.cursor)
-                return (report, symbols)
+                let (state, symbols) = try await symbolication.result(reportID: raw.summary.cursor)
+                // No stored result for a report that needed none: its own frames are the answer.
+                return (report, symbols ?? SymbolicatedReport(state: state, threads: [], missing: []))
             })
     }
 

@@ -134,13 +134,29 @@ public struct SQLiteIngestStore: IngestStore {
         var unchanged = 0
         let updatedAt = Millis.from(batch.receivedAt)
         for update in batch.updates {
+            // Cached statements: this runs once per session update, the hottest write after reports.
             let existing = try SessionRecord.fetchOne(
-                db, key: ["project_id": batch.project.rawValue, "session_id": update.sessionID.rawValue])
+                db.cachedStatement(sql: "SELECT * FROM sessions WHERE project_id = ? AND session_id = ?"),
+                arguments: [batch.project.rawValue, update.sessionID.rawValue])
             guard let next = SessionState.merging(update, into: existing?.state) else {
                 unchanged += 1
                 continue
             }
-            try SessionRecord(project: batch.project, state: next, updatedAt: updatedAt).save(db)
+            let record = SessionRecord(project: batch.project, state: next, updatedAt: updatedAt)
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO sessions (project_id, session_id, distinct_id, release, environment, started_at, status, errors,
+                        duration, seq, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (project_id, session_id) DO UPDATE SET distinct_id = excluded.distinct_id,
+                        release = excluded.release, environment = excluded.environment, started_at = excluded.started_at,
+                        status = excluded.status, errors = excluded.errors, duration = excluded.duration, seq = excluded.seq,
+                        updated_at = excluded.updated_at
+                    """
+            ).execute(arguments: [
+                record.projectID, record.sessionID, record.distinctID, record.release, record.environment, record.startedAt,
+                record.status, record.errors, record.duration, record.seq, record.updatedAt,
+            ])
             // The health rollups move by the session's change, in this same transaction.
             try HealthRollup.apply(
                 project: batch.project, remove: existing?.state.map(SessionContribution.init), add: SessionContribution(next),

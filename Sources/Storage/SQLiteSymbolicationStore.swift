@@ -64,7 +64,6 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     static func save(_ outcome: SymbolicationOutcome, now: Int64, _ db: Database) throws -> IssueID? {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let blob = try encoder.encode(outcome.result)
         let reportID = outcome.reportID
         guard let report = try Row.fetchOne(
             db.cachedStatement(
@@ -73,12 +72,18 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         else { return nil }
         try db.cachedStatement(sql: "UPDATE reports SET symbolication = ? WHERE id = ?")
             .execute(arguments: [outcome.result.state.rawValue, reportID])
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO report_symbols (report_id, result, updated_at) VALUES (?, ?, ?)
-                ON CONFLICT (report_id) DO UPDATE SET result = excluded.result, updated_at = excluded.updated_at
-                """
-        ).execute(arguments: [reportID, blob, now])
+        if outcome.result.state == .notNeeded {
+            // Nothing was resolved (the client symbolicated, or sent no addresses): the report's own frames say
+            // it all, so no copy of them is stored (readers treat a missing result as "use the report's frames").
+            try db.cachedStatement(sql: "DELETE FROM report_symbols WHERE report_id = ?").execute(arguments: [reportID])
+        } else {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO report_symbols (report_id, result, updated_at) VALUES (?, ?, ?)
+                    ON CONFLICT (report_id) DO UPDATE SET result = excluded.result, updated_at = excluded.updated_at
+                    """
+            ).execute(arguments: [reportID, try encoder.encode(outcome.result), now])
+        }
         try db.cachedStatement(sql: "DELETE FROM report_missing_debug_files WHERE report_id = ?").execute(arguments: [reportID])
         for missing in outcome.result.missing {
             try db.cachedStatement(
