@@ -77,11 +77,13 @@ struct ChartBlock {
         if let peak = filled.max(by: { $0.events < $1.events }), peak.events > 0 {
             description += " Most: \(peak.events) on \(peak.day)."
         }
-        description += " Every day's numbers are in the table below."
+        description += " The days with events are in the table below; every other day had none."
+        // Only the days with events: the same information as a row for every day (the rest are zero), at a
+        // fraction of the page (an issue page is rendered again whenever its issue gets an event).
         return ChartBlock(
             svgMarkup: SVGChart.countBars(id: id, title: title, description: description, points: points),
-            chartHeading: title, tableCaption: "\(title): every day's numbers",
+            chartHeading: title, tableCaption: "\(title): days with events (every other day had none)",
             columnHeaders: ["Day (UTC)", "Events", "Users"],
-            tableRows: filled.map { Row(day: $0.day.description, cells: [String($0.events), String($0.users)]) })
+            tableRows: filled.filter { $0.events > 0 }.map { Row(day: $0.day.description, cells: [String($0.events), String($0.users)]) })
     }
 }

@@ -5,11 +5,26 @@
 /// `[String: Any]` (which Mustache reads by key) renders the same output several times faster.
 enum MustacheTree {
     static func convert(_ value: Any) -> Any {
+        convertOptional(value) ?? ([String: Any]() as Any)
+    }
+
+    /// The converted value; nil for an empty optional (a missing key is falsy in Mustache, as nil was).
+    static func convertOptional(_ value: Any) -> Any? {
+        // The leaves of every view model, without building a Mirror for each.
+        switch value {
+        case let text as String: return text
+        case let number as Int: return number
+        case let flag as Bool: return flag
+        default: break
+        }
         let mirror = Mirror(reflecting: value)
         switch mirror.displayStyle {
+        case .optional?:
+            guard let wrapped = mirror.children.first?.value else { return nil }
+            return convertOptional(wrapped)
         case .struct?, .class?:
             var fields: [String: Any] = [:]
-            fields.reserveCapacity(mirror.children.count)
+            fields.reserveCapacity(Int(mirror.children.count))
             for child in mirror.children {
                 guard let label = child.label, let converted = convertOptional(child.value) else { continue }
                 fields[label] = converted
@@ -20,19 +35,9 @@ enum MustacheTree {
         case .dictionary?:
             guard let dictionary = value as? [String: Any] else { return value }
             return dictionary.compactMapValues(convertOptional)
-        case .optional?:
-            return convertOptional(value) as Any
         default:
-            // Strings, numbers, booleans, enums: rendered as they are.
+            // Other numbers, enums: rendered as they are.
             return value
         }
-    }
-
-    /// nil for an empty optional (a missing key is falsy in Mustache, as nil was), else the converted value.
-    static func convertOptional(_ value: Any) -> Any? {
-        let mirror = Mirror(reflecting: value)
-        guard mirror.displayStyle == .optional else { return convert(value) }
-        guard let wrapped = mirror.children.first?.value else { return nil }
-        return convertOptional(wrapped)
     }
 }
