@@ -113,7 +113,8 @@ public struct Composition: Sendable {
             reader: reader, debugFiles: debugFiles, symbolication: symbolicationStore,
             metrics: metrics, telemetry: telemetry,
             health: { _ = try await reader.reports(matching: ReportQuery(project: nil, limit: 1)) },
-            insights: insights, issues: IssueService(store: insights, clock: clock, onChange: onChange), alerts: alertStore,
+            insights: insights, clientReports: insights, issues: IssueService(store: insights, clock: clock, onChange: onChange),
+            alerts: alertStore,
             clock: clock,
             loginPage: { error, next in
                 (try? renderer?.loginPage(error: error, next: next)) ?? LoginFallback.html(error: error, next: next)

@@ -46,6 +46,8 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     /// Throws when the server cannot serve (the database does not answer).
     public var health: @Sendable () async throws -> Void
     public var insights: any InsightsReader
+    /// Dropped-event statistics from Sentry client reports.
+    public var clientReports: any ClientReportReader
     public var issues: IssueService
     public var alerts: any AlertStore
     public var clock: any WallClock
@@ -55,12 +57,14 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public var chunkUploads: ChunkUploadService?
     public init(projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
                 symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
-                health: @escaping @Sendable () async throws -> Void, insights: any InsightsReader, issues: IssueService,
+                health: @escaping @Sendable () async throws -> Void, insights: any InsightsReader,
+                clientReports: any ClientReportReader, issues: IssueService,
                 alerts: any AlertStore, clock: any WallClock,
                 loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String,
                 chunkUploads: ChunkUploadService? = nil) {
         self.chunkUploads = chunkUploads
         self.insights = insights
+        self.clientReports = clientReports
         self.issues = issues
         self.alerts = alerts
         self.clock = clock
@@ -114,8 +118,8 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
             ).endpoints)
         .addRoutes(
             InsightsController(
-                insights: dependencies.insights, issues: dependencies.issues, alerts: dependencies.alerts,
-                projects: dependencies.projects, clock: dependencies.clock
+                insights: dependencies.insights, clientReports: dependencies.clientReports, issues: dependencies.issues,
+                alerts: dependencies.alerts, projects: dependencies.projects, clock: dependencies.clock
             ).endpoints)
     router.group("api/v1")
         .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload]))

@@ -9,7 +9,7 @@ import Foundation
 
 /// Issues, release health and alerts on SQLite. Reads rollup tables, or a bounded window of recent reports
 /// (top issues of the last 24 h / 7 days) through the `reports_by_time` index — never everything stored.
-public struct SQLiteInsightsReader: InsightsReader, IssueStateStore {
+public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientReportReader {
     let database: FaultlineDatabase
 
     public init(database: FaultlineDatabase) {
@@ -230,6 +230,21 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore {
                 if let status = IssueStatus(rawValue: row["status"]) { counts[status] = row["n"] }
             }
             return counts
+        }
+    }
+
+    public func droppedEvents(project: ProjectID, from: DayNumber) async throws -> [DroppedEvents] {
+        try await database.pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT day, reason, category, quantity FROM client_reports WHERE project_id = ? AND day >= ?
+                    ORDER BY day DESC, reason, category
+                    """,
+                arguments: [project.rawValue, from.rawValue]
+            ).map {
+                DroppedEvents(day: DayNumber(rawValue: $0["day"]), reason: $0["reason"], category: $0["category"], quantity: $0["quantity"])
+            }
         }
     }
 

@@ -129,5 +129,10 @@ import Testing
         #expect(stored.count >= 10)
         #expect(stored.count < 40)
         #expect(try await metric(s, #"faultline_http_requests_total{route="/api/{project_id}/envelope",status="429"}"#) >= 1)
+        // The SDK then reported what it dropped (client reports), and the project's statistics show it.
+        #expect(try await eventually {
+            let dropped = try await get(s, "/api/v1/dropped-events")["dropped"] as? [[String: Any]] ?? []
+            return dropped.contains { $0["category"] as? String == "error" && ($0["quantity"] as? Int ?? 0) > 0 }
+        })
     }
 }

@@ -164,3 +164,23 @@ public protocol IssueStateStore: Sendable {
     /// after the change, or nil when no such issue (in `project`, when given) exists.
     func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, at date: Date) async throws -> IssueSummary?
 }
+
+/// Events SDKs dropped before sending (Sentry client reports), summed per day.
+public struct DroppedEvents: Sendable, Equatable {
+    public var day: DayNumber
+    public var reason: String
+    public var category: String
+    public var quantity: Int
+    public init(day: DayNumber, reason: String, category: String, quantity: Int) {
+        self.day = day
+        self.reason = reason
+        self.category = category
+        self.quantity = quantity
+    }
+}
+
+/// Reads of the dropped-event statistics.
+public protocol ClientReportReader: Sendable {
+    /// Per day, reason and category, newest day first, from `from` on.
+    func droppedEvents(project: ProjectID, from: DayNumber) async throws -> [DroppedEvents]
+}

@@ -13,6 +13,7 @@ import Foundation
 /// alert settings. An upload token reads its own project; the admin token names one with `?project=SLUG`.
 struct InsightsController {
     let insights: any InsightsReader
+    let clientReports: any ClientReportReader
     let issues: IssueService
     let alerts: any AlertStore
     let projects: ProjectService
@@ -28,6 +29,7 @@ struct InsightsController {
             .get("top-issues", use: topIssues)
             .get("alerts", use: listAlerts)
             .get("alert-settings", use: getSettings)
+            .get("dropped-events", use: droppedEvents)
             .put("alert-settings", use: putSettings)
     }
 
@@ -149,6 +151,26 @@ struct InsightsController {
         if let problem = settings.problem { throw APIError.badRequest(problem.message, field: problem.field) }
         try await alerts.saveSettings(settings, project: project.id, at: clock.now())
         return SettingsOut(settings: settings)
+    }
+
+    // MARK: Dropped events
+
+    struct DroppedOut: ResponseEncodable {
+        struct Row: Codable {
+            var day: String
+            var reason: String
+            var category: String
+            var quantity: Int
+        }
+        var dropped: [Row]
+    }
+
+    /// `GET /api/v1/dropped-events?days=30`: what SDKs reported dropping (Sentry client reports), per day.
+    @Sendable func droppedEvents(_ request: Request, context: ReaderContext) async throws -> DroppedOut {
+        let project = try await context.project(request, projects: projects)
+        let days = try Self.intParam(request, "days", default: 30, range: 1...365)
+        let rows = try await clientReports.droppedEvents(project: project.id, from: DayNumber(clock.now()).adding(-(days - 1)))
+        return DroppedOut(dropped: rows.map { .init(day: $0.day.description, reason: $0.reason, category: $0.category, quantity: $0.quantity) })
     }
 
     // MARK: Parameters
