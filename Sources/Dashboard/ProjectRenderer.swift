@@ -128,7 +128,8 @@ struct ProjectRenderer {
                 renderedReleases: releases))
         try await emit(SitePaths.overview(slug), overview, as: "overview", write: write)
         let list = IssueListPage(
-            slug: slug, issues: snapshot.issues, limit: limits.issues, releases: releases, now: now)
+            slug: slug, issues: Array(snapshot.issues.prefix(limits.listedIssues)), total: snapshot.counts.values.reduce(0, +),
+            limit: limits.listedIssues, releases: releases, now: now)
         try await emit(SitePaths.issues(slug), list, as: "issues", write: write)
         let releasesPage = ReleasesPage(slug: slug, releases: snapshot.releases, now: now)
         try await emit(SitePaths.releases(slug), releasesPage, as: "releases", write: write)

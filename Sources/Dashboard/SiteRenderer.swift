@@ -14,8 +14,11 @@ import Foundation
 public struct SiteRenderer: Sendable {
     /// How much the site shows; larger numbers mean more pages and longer renders.
     public struct Limits: Sendable, Equatable {
-        /// Issues listed (and given a page) per project, most recently seen first.
+        /// Issues given a page per project, most recently seen first.
         public var issues: Int
+        /// Issues listed on `issues.html` (the list page is rewritten on every refresh; a 5,000-row page alone
+        /// took most of a refresh's summary pages).
+        public var listedIssues: Int
         /// Releases listed (and given a page) per project, newest first.
         public var releases: Int
         /// Issues in each top-issues ranking.
@@ -26,11 +29,12 @@ public struct SiteRenderer: Sendable {
         public var overviewAlerts: Int
 
         /// The defaults suit a site of a few thousand issues per project.
-
         public init(
-            issues: Int = 10_000, releases: Int = 50, topIssues: Int = 10, alerts: Int = 200, overviewAlerts: Int = 5
+            issues: Int = 10_000, listedIssues: Int = 500, releases: Int = 50, topIssues: Int = 10, alerts: Int = 200,
+            overviewAlerts: Int = 5
         ) {
             self.issues = issues
+            self.listedIssues = listedIssues
             self.releases = releases
             self.topIssues = topIssues
             self.alerts = alerts

@@ -194,9 +194,9 @@ enum Fixtures {
 
     /// Renders the whole site (or an incremental part of it) and returns what was written.
     static func render(
-        since: Date? = nil, insights: FakeInsights = insights()
+        since: Date? = nil, insights: FakeInsights = insights(), limits: SiteRenderer.Limits = SiteRenderer.Limits()
     ) async throws -> (pages: [String: String], count: Int) {
-        let renderer = try SiteRenderer(webDirectory: webDirectory)
+        let renderer = try SiteRenderer(webDirectory: webDirectory, limits: limits)
         let store = PageStore()
         let count = try await renderer.render(sources: sources(insights: insights), now: now, since: since) {
             path, html in

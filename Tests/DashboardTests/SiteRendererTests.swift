@@ -266,4 +266,19 @@ struct SiteRendererTests {
         }
         #expect(raw == ["{{{svgMarkup}}}"])
     }
+
+    @Test("the issue list is cut at its limit and says so, while every issue still gets its page")
+    func issueListLimit() async throws {
+        let (all, _) = try await Fixtures.render()
+        let allList = try #require(all["demo/issues.html"])
+        let rowsInFull = allList.components(separatedBy: "<th scope=\"row\">").count - 1
+        #expect(rowsInFull >= 2)
+        #expect(!allList.contains("most recently seen of"))
+        let (cut, _) = try await Fixtures.render(limits: SiteRenderer.Limits(listedIssues: 1))
+        let list = try #require(cut["demo/issues.html"])
+        #expect(list.components(separatedBy: "<th scope=\"row\">").count - 1 == 1)
+        #expect(list.contains("Showing the 1 most recently seen of"))
+        // The pages of issues left off the list are still rendered (the overview's rankings link to them).
+        #expect(Set(cut.keys.filter { $0.hasPrefix("demo/issues/") }) == Set(all.keys.filter { $0.hasPrefix("demo/issues/") }))
+    }
 }
