@@ -64,7 +64,7 @@ struct SentryController<Ingest: ReportIngesting> {
     func store(_ contents: SentryIngestDecoding.Contents, project: Project, request: Request, context: AppRequestContext)
         async throws -> Response
     {
-        let write = try contents.write(project: project.id)
+        let write = try contents.write(project: project.id, receivedAt: clock.now())
         let receipt = try await ingest.accept(write, for: project)
         // A malformed event fails the request with its field — after the envelope's other items (the session
         // that ended with it, client reports) were stored: SDKs do not retry, so they would be lost otherwise.

@@ -17,16 +17,17 @@ enum SentryIngestDecoding {
         var storedBytes: [UInt8]
         var eventID: EventID? { contents.eventID }
 
-        func write(project: ProjectID) throws -> EnvelopeWrite {
+        /// `receivedAt` is provisional: the ingest service stamps the write with its own clock when it admits it.
+        func write(project: ProjectID, receivedAt: Date) throws -> EnvelopeWrite {
             var batch: ReportBatch?
             if let event = contents.event {
                 let payload = StoredPayload(
                     bytes: try BodyDecoding.deflateForStorage(storedBytes), encoding: .deflate, inflatedSize: storedBytes.count,
                     format: .sentryEvent)
-                batch = ReportBatch(project: project, receivedAt: Date(), payload: payload, reports: [event])
+                batch = ReportBatch(project: project, receivedAt: receivedAt, payload: payload, reports: [event])
             }
             return EnvelopeWrite(
-                project: project, receivedAt: Date(), event: batch, sessions: contents.sessions,
+                project: project, receivedAt: receivedAt, event: batch, sessions: contents.sessions,
                 discarded: contents.discarded + contents.oversizedAttachments.map(\.discard), attachments: contents.attachments,
                 eventID: contents.eventID)
         }
