@@ -145,7 +145,7 @@ struct SampleEventView {
         var address: String?
         if status != "dwarf", status != "client" || entries.isEmpty, let raw = frame.address {
             let lookup = SymbolicationRules.lookupAddress(frame, index: number) ?? raw
-            if let module = moduleContaining(lookup, in: modules) {
+            if let module = SymbolicationRules.module(for: lookup, inSorted: modules) {
                 address = "\(baseName(module.name)) + \(Format.hex(lookup - module.baseAddress))"
             } else if let name = nonEmpty(frame.module) {
                 address = "\(name) at \(Format.hex(raw))"
@@ -182,20 +182,6 @@ struct SampleEventView {
         case .missing: return "no address resolved; see the missing debug files"
         case .notNeeded: return "symbolicated by the app"
         }
-    }
-
-    /// The module of `address` (base ≤ address < base + size; without a size, up to the next module's base).
-    static func moduleContaining(_ address: UInt64, in sorted: [LoadedModule]) -> LoadedModule? {
-        var low = 0
-        var high = sorted.count
-        while low < high {
-            let mid = (low + high) / 2
-            if sorted[mid].baseAddress <= address { low = mid + 1 } else { high = mid }
-        }
-        guard low > 0 else { return nil }
-        let module = sorted[low - 1]
-        let end = module.size.map { module.baseAddress &+ $0 } ?? (low < sorted.count ? sorted[low].baseAddress : .max)
-        return address < end ? module : nil
     }
 
     static func location(_ file: String?, _ line: Int?) -> String? {

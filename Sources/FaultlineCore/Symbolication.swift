@@ -102,8 +102,8 @@ public enum SymbolicationRules {
         module(for: address, inSorted: modules.sorted { $0.baseAddress < $1.baseAddress })
     }
 
-    /// `module(for:in:)` over modules already sorted by base address.
-    static func module(for address: UInt64, inSorted sorted: [LoadedModule]) -> LoadedModule? {
+    /// `module(for:in:)` over modules already sorted by base address (sort once per report, not per frame).
+    public static func module(for address: UInt64, inSorted sorted: [LoadedModule]) -> LoadedModule? {
         for (i, module) in sorted.enumerated() where address >= module.baseAddress {
             let end = module.size.map { module.baseAddress &+ $0 } ?? (i + 1 < sorted.count ? sorted[i + 1].baseAddress : UInt64.max)
             if address < end { return module }

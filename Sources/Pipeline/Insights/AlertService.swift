@@ -79,8 +79,16 @@ public struct AlertService: Service {
             guard !alerts.isEmpty else { return }
             var deliveries: [(alert: Int64, url: String, body: [UInt8])] = []
             var slugs: [ProjectID: String] = [:]
+            var settingsByProject: [ProjectID: AlertSettings] = [:]
             for alert in alerts {
-                let settings = try await store.settings(project: alert.project)
+                // One settings read per project of the batch, not per alert.
+                let settings: AlertSettings
+                if let known = settingsByProject[alert.project] {
+                    settings = known
+                } else {
+                    settings = try await store.settings(project: alert.project)
+                    settingsByProject[alert.project] = settings
+                }
                 guard let url = settings.webhookURL, !url.isEmpty else { continue }
                 if slugs[alert.project] == nil {
                     slugs[alert.project] = try await projects.project(id: alert.project)?.slug.rawValue ?? "project \(alert.project)"
