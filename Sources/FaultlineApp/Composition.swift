@@ -22,6 +22,8 @@ public struct Composition: Sendable {
     public let clock: any WallClock
     public let metrics = MetricsRegistry()
     public let projects: ProjectService
+    /// Moves whenever a debug file is stored; the symbolicator's module cache forgets where it found files then.
+    public let debugFileChanges = ChangeCounter()
 
     /// Opens (creating) the data folder and its database.
     public init(folder: String, durability: FaultlineDatabase.Durability = .full, clock: any WallClock = SystemClock()) throws {
@@ -34,6 +36,8 @@ public struct Composition: Sendable {
         projects = ProjectService(
             store: SQLiteProjectStore(database: database), hasher: SHA256SecretHasher(), generator: SystemSecretGenerator(),
             clock: clock)
+        // Debug files stored before per-project blobs get theirs now (once; a no-op afterwards).
+        try SQLiteDebugFileStore(database: database, root: folder + "/debug-files").adoptLegacyFiles(hasher: SHA256ContentHasher())
     }
 
     public var telemetry: Telemetry { Telemetry(factory: metrics.factory) }
@@ -55,13 +59,22 @@ public struct Composition: Sendable {
     public var symbolicationStore: SQLiteSymbolicationStore { SQLiteSymbolicationStore(database: database) }
 
     /// Debug-file uploads and lookups, stored under `debug-files/`; storing one queues the reports that
-    /// lacked it for symbolication again.
+    /// lacked it for symbolication again, and replacing one (newest wins) also the reports that used the old file.
     public func debugFileService(quotaBytes: UInt64) throws -> DebugFileService {
         let symbolication = symbolicationStore
+        let changes = debugFileChanges
         return DebugFileService(
             store: try SQLiteDebugFileStore(database: database, root: folder + "/debug-files"), inspector: ELFFileInspector(),
-            clock: clock, quotaBytes: quotaBytes,
-            onStored: { project, buildID in _ = try? await symbolication.requeue(project: project, buildID: buildID) })
+            hasher: SHA256ContentHasher(), clock: clock, quotaBytes: quotaBytes,
+            onStored: { project, buildID, replaced in
+                // First the cache forgets where files were, then reports are queued: none is redone with the old file.
+                changes.advance()
+                if replaced {
+                    _ = try? await symbolication.requeueUsing(project: project, buildID: buildID)
+                } else {
+                    _ = try? await symbolication.requeue(project: project, buildID: buildID)
+                }
+            })
     }
 
     /// sentry-cli's chunk upload and assemble: chunks under `chunks/`, assembled files through `debugFiles`
@@ -83,7 +96,8 @@ public struct Composition: Sendable {
     public func symbolicationWorker(logger: Logger, idleDelay: Duration = .milliseconds(200),
                                     onChange: @escaping @Sendable () -> Void = {}) throws -> SymbolicationWorker {
         let files = try SQLiteDebugFileStore(database: database, root: folder + "/debug-files")
-        let cache = ShardedModuleCache(shards: 2) { buildID, kind, project in
+        let changes = debugFileChanges
+        let cache = ShardedModuleCache(shards: 2, generation: { changes.value }) { buildID, kind, project in
             try? await files.path(of: buildID, kind: kind, project: project)
         }
         let limits = IngestLimits()
@@ -206,6 +220,17 @@ public struct Composition: Sendable {
         }
         return candidates.first { FileManager.default.fileExists(atPath: $0 + "/templates") }
     }
+}
+
+/// A counter that only moves forward, shared by the debug-file service (which advances it) and the module
+/// cache (which reads it).
+public final class ChangeCounter: Sendable {
+    private let counter = Atomic<UInt64>(0)
+    public init() {}
+    /// The current value.
+    public var value: UInt64 { counter.load(ordering: .acquiring) }
+    /// Moves the counter on.
+    public func advance() { _ = counter.wrappingAdd(1, ordering: .releasing) }
 }
 
 /// The set of pages one render wrote (collected from the writer callback).

@@ -37,12 +37,56 @@ public struct DebugFileFacts: Sendable, Equatable {
     }
 }
 
+/// The SHA-256 of a debug file's bytes: 64 lowercase hex digits. Debug-file blobs on disk are named by it,
+/// so it is validated strictly (it can never contain `/` or `..`).
+///
+/// Two uploads share a stored blob only when their hashes are equal, never because their build-ids are:
+/// a build-id is a claim made by whoever linked the file, a content hash is a fact about its bytes.
+public struct ContentHash: Hashable, Sendable, CustomStringConvertible, Comparable {
+    public let rawValue: String
+    /// Validates `value`; nil unless it is exactly 64 hex digits.
+    public init?(_ value: some StringProtocol) {
+        guard value.utf8.count == 64 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(64)
+        for b in value.utf8 {
+            guard let lower = Hex.lowercasedHexDigit(b) else { return nil }
+            out.append(lower)
+        }
+        rawValue = String(decoding: out, as: UTF8.self)
+    }
+    /// The hash of a 32-byte digest.
+    public init?(digest: some Collection<UInt8>) {
+        guard digest.count == 32 else { return nil }
+        self.init(Hex.encode(digest))
+    }
+    public var description: String { rawValue }
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// One SHA-256 computation fed piece by piece (as an upload streams in).
+public protocol ContentDigesting: AnyObject {
+    func update(_ bytes: [UInt8])
+    func finalize() -> ContentHash
+}
+
+/// SHA-256 of debug files. Passed in: the implementation (swift-crypto) lives in the HTTP module.
+public protocol ContentHashing: Sendable {
+    /// A new, empty SHA-256 computation.
+    func sha256() -> any ContentDigesting
+    /// The SHA-256 of a file on disk, read in pieces.
+    func sha256(ofFileAt path: String) throws -> ContentHash
+}
+
 /// A stored debug file as listed for a project.
 public struct StoredDebugFile: Sendable, Equatable {
     public var project: ProjectID
     public var buildID: BuildID
     public var kind: DebugFileKind
+    /// The size of this project's file in bytes.
     public var size: UInt64
+    /// The SHA-256 of this project's file (the blob it owns).
+    public var sha256: ContentHash
     public var architecture: String
     public var fileType: String
     public var features: [String]
@@ -50,12 +94,13 @@ public struct StoredDebugFile: Sendable, Equatable {
     public var name: String?
     public var uploadedAt: Date
 
-    public init(project: ProjectID, buildID: BuildID, kind: DebugFileKind, size: UInt64, architecture: String,
-                fileType: String, features: [String], name: String?, uploadedAt: Date) {
+    public init(project: ProjectID, buildID: BuildID, kind: DebugFileKind, size: UInt64, sha256: ContentHash,
+                architecture: String, fileType: String, features: [String], name: String?, uploadedAt: Date) {
         self.project = project
         self.buildID = buildID
         self.kind = kind
         self.size = size
+        self.sha256 = sha256
         self.architecture = architecture
         self.fileType = fileType
         self.features = features
@@ -77,23 +122,53 @@ public protocol DebugFileInspecting: Sendable {
     func inspect(path: String) throws -> DebugFileFacts
 }
 
-/// Debug files on disk (content addressed by build-id) and their index per project.
+/// A completed upload and what the HTTP edge learned while it streamed in.
+public struct ReceivedDebugFile: Sendable, Equatable {
+    public var upload: TemporaryUpload
+    /// The SHA-256 of the bytes written.
+    public var sha256: ContentHash
+    /// Bytes written.
+    public var size: UInt64
+    public init(upload: TemporaryUpload, sha256: ContentHash, size: UInt64) {
+        self.upload = upload
+        self.sha256 = sha256
+        self.size = size
+    }
+}
+
+/// What `DebugFileStore.store` did.
+public enum DebugFileStoreOutcome: Sendable, Equatable {
+    /// Stored: one row per kind. `replaced` is true when the project had a different file (another content
+    /// hash) for one of these kinds before: its reports that used the build-id need symbolicating again.
+    case stored([StoredDebugFile], replaced: Bool)
+    /// Nothing changed: the project's files would take `wouldUse` bytes, more than its quota.
+    case quotaExceeded(wouldUse: UInt64)
+}
+
+/// Debug files on disk, content addressed by SHA-256, and which project owns which (per build-id and kind).
+///
+/// Every method takes the project: a project sees, replaces and is charged for its own files only. Two
+/// projects share a blob on disk only when their files are byte for byte the same.
 public protocol DebugFileStore: Sendable {
     /// A new, empty temporary file for an upload.
     func temporaryUpload() throws -> TemporaryUpload
     /// Deletes a temporary upload (after a failure).
     func discard(_ upload: TemporaryUpload)
-    /// Moves `upload` into place for every kind in `facts.kinds` that is not stored yet, and records it for
-    /// `project`. Returns the rows as stored (one per kind). Atomic per kind: a reader sees the old state or
-    /// the complete new file.
-    func store(_ upload: TemporaryUpload, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
-               at date: Date) async throws -> [StoredDebugFile]
+    /// Moves the upload into the blob store (or reuses the identical blob) and records it as `project`'s file
+    /// for every kind in `facts.kinds`, replacing the project's earlier file of that build-id and kind (newest
+    /// wins). The quota is checked in the same transaction: the project's distinct blobs after the change
+    /// must fit in `quotaBytes`. Atomic: a reader sees the old state or the new one.
+    func store(_ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
+               quotaBytes: UInt64, at date: Date) async throws -> DebugFileStoreOutcome
     /// The kinds of `buildID` that `project` has.
     func kinds(of buildID: BuildID, project: ProjectID) async throws -> Set<DebugFileKind>
     /// Every debug file of `project`, newest first.
     func list(project: ProjectID, limit: Int) async throws -> [StoredDebugFile]
-    /// Bytes of debug files recorded for `project` (its quota use).
-    func bytesUsed(project: ProjectID) async throws -> UInt64
-    /// The path of the stored file of `kind` for `buildID` when `project` (nil: any project) has it.
+    /// Bytes of the distinct blobs `project` owns (its quota use), leaving out the files of `excluding` (the
+    /// build-id an upload may replace).
+    func bytesUsed(project: ProjectID, excluding: BuildID?) async throws -> UInt64
+    /// The path of `project`'s stored file of `kind` for `buildID`. With `project == nil` (admin token, public
+    /// debuginfod) the file of the oldest project (lowest id) that has one, so the answer never depends on
+    /// who uploaded last.
     func path(of buildID: BuildID, kind: DebugFileKind, project: ProjectID?) async throws -> String?
 }

@@ -9,7 +9,10 @@ import Foundation
 
 /// sentry-cli's debug-file upload: chunks in, files assembled from them, stored by `DebugFileService`.
 ///
-/// Files are identified by the SHA-1 of their bytes, per project. A file assembled once is answered `ok`
+/// Files are identified by the SHA-1 of their bytes, per project: chunks live under the project's own folder
+/// (`chunks/<project id>/…`), `dif_uploads` rows are keyed by project and checksum, and an assembled file is
+/// stored as the project's own debug file. Another project's chunks or files are never "already there": a
+/// project that offers the same checksum uploads its own chunks. A file assembled once is answered `ok`
 /// from `dif_uploads` ever after, so a second run of `sentry-cli debug-files upload` sends nothing. A file
 /// `symupload` stored already is recognised by its debug id and checksum (the stored file is hashed once)
 /// and needs no upload either.
@@ -141,9 +144,12 @@ public struct ChunkUploadService: Sendable {
 
         let upload = try debugFiles.temporaryUpload()
         let digest = hasher.sha1()
+        let content = debugFiles.contentDigester()
+        let size: UInt64
         do {
-            _ = try await chunks.concatenate(file.chunks, project: project.id, into: upload.path, maxBytes: maxFileBytes) {
+            size = try await chunks.concatenate(file.chunks, project: project.id, into: upload.path, maxBytes: maxFileBytes) {
                 digest.update($0)
+                content.update($0)
             }
         } catch let error as ChunkStoreError {
             debugFiles.discard(upload)
@@ -173,7 +179,8 @@ public struct ChunkUploadService: Sendable {
         }
         let accepted: AcceptedDebugFile
         do {
-            accepted = try await debugFiles.accept(upload, project: project, name: Self.objectName(file.name))
+            accepted = try await debugFiles.accept(
+                ReceivedDebugFile(upload: upload, sha256: content.finalize(), size: size), project: project, name: Self.objectName(file.name))
         } catch let error as DebugFileError {
             return (try await fail(file, project: project, "not stored: \(error.message)"), false)
         }

@@ -1,5 +1,8 @@
 import FaultlineCore
 
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -45,24 +48,32 @@ public struct AcceptedDebugFile: Sendable, Equatable {
     public var facts: DebugFileFacts
     /// The file's size in bytes.
     public var size: UInt64
+    /// The SHA-256 of the file's bytes.
+    public var sha256: ContentHash
     /// The index rows, one per kind the file serves.
     public var stored: [StoredDebugFile]
 }
 
 /// Debug-file uploads and lookups: verification (an ELF whose build-id matches), quota, storage.
+///
+/// Files belong to the project that uploaded them (see `DebugFileStore`): every lookup names the project,
+/// and the answer to an upload describes the caller's own file (its size, kinds and SHA-256).
 public struct DebugFileService: Sendable {
     let store: any DebugFileStore
     let inspector: any DebugFileInspecting
+    let hasher: any ContentHashing
     let clock: any WallClock
     /// Bytes of debug files a project may keep.
     public let quotaBytes: UInt64
-    /// Called after a debug file is stored (queues the reports that lacked it for symbolication again).
-    let onStored: @Sendable (ProjectID, BuildID) async -> Void
+    /// Called after a debug file is stored, with `replaced` true when it took the place of a different file of
+    /// the project (queues the reports that lacked it, or used the old one, for symbolication again).
+    let onStored: @Sendable (_ project: ProjectID, _ buildID: BuildID, _ replaced: Bool) async -> Void
 
-    public init(store: any DebugFileStore, inspector: any DebugFileInspecting, clock: any WallClock, quotaBytes: UInt64,
-                onStored: @escaping @Sendable (ProjectID, BuildID) async -> Void = { _, _ in }) {
+    public init(store: any DebugFileStore, inspector: any DebugFileInspecting, hasher: any ContentHashing, clock: any WallClock,
+                quotaBytes: UInt64, onStored: @escaping @Sendable (ProjectID, BuildID, Bool) async -> Void = { _, _, _ in }) {
         self.store = store
         self.inspector = inspector
+        self.hasher = hasher
         self.clock = clock
         self.quotaBytes = quotaBytes
         self.onStored = onStored
@@ -74,26 +85,50 @@ public struct DebugFileService: Sendable {
     /// Forgets a temporary upload that could not be completed.
     public func discard(_ upload: TemporaryUpload) { store.discard(upload) }
 
+    /// A SHA-256 computation for the bytes of an upload as they are written.
+    public func contentDigester() -> any ContentDigesting { hasher.sha256() }
+
+    /// Bytes an upload may still write for `project` before it cannot fit the quota, counting the project's
+    /// files of `replacing` (the build-id in the URL) as freed, since a new upload replaces them.
+    public func uploadAllowance(project: Project, replacing: BuildID?) async throws -> UInt64 {
+        let used = try await store.bytesUsed(project: project.id, excluding: replacing)
+        return quotaBytes > used ? quotaBytes - used : 0
+    }
+
+    /// The quota error for `project`, as answered while streaming and after.
+    public func quotaError(_ project: Project, wouldUse: UInt64? = nil) -> DebugFileError {
+        let detail = wouldUse.map { ", and this file would make it \($0 >> 20) MiB" } ?? ""
+        return DebugFileError(.quotaExceeded, "project \(project.slug) has a \(quotaBytes >> 20) MiB debug-file quota\(detail)")
+    }
+
+    /// Hashes a completed upload that was not hashed while it was written.
+    public func received(_ upload: TemporaryUpload) throws -> ReceivedDebugFile {
+        var st = stat()
+        guard stat(upload.path, &st) == 0 else { throw DebugFileError(.notELF, "the upload cannot be read") }
+        return ReceivedDebugFile(upload: upload, sha256: try hasher.sha256(ofFileAt: upload.path), size: UInt64(clamping: st.st_size))
+    }
+
     /// Verifies and stores a completed upload for `project`; the temporary file is consumed either way.
     ///
     /// - Parameters:
     ///   - claimed: the build-id in the URL; the file's own must match.
     ///   - name: the client's file name, kept for people only.
-    public func accept(_ upload: TemporaryUpload, claimed: BuildID, project: Project, name: String?) async throws -> [StoredDebugFile] {
-        try await verifyAndStore(upload, claimed: claimed, project: project, name: name).stored
+    public func accept(_ file: ReceivedDebugFile, claimed: BuildID, project: Project, name: String?) async throws -> [StoredDebugFile] {
+        try await verifyAndStore(file, claimed: claimed, project: project, name: name).stored
     }
 
     /// Verifies and stores a completed upload whose build-id is not known in advance (a file sentry-cli
     /// had assembled from chunks): the same checks and the same store as `symupload`'s uploads. The
     /// temporary file is consumed either way.
-    public func accept(_ upload: TemporaryUpload, project: Project, name: String?) async throws -> AcceptedDebugFile {
-        try await verifyAndStore(upload, claimed: nil, project: project, name: name)
+    public func accept(_ file: ReceivedDebugFile, project: Project, name: String?) async throws -> AcceptedDebugFile {
+        try await verifyAndStore(file, claimed: nil, project: project, name: name)
     }
 
     /// What a file's headers say, for a stored file (nil when it cannot be read).
     public func facts(ofFileAt path: String) -> DebugFileFacts? { try? inspector.inspect(path: path) }
 
-    func verifyAndStore(_ upload: TemporaryUpload, claimed: BuildID?, project: Project, name: String?) async throws -> AcceptedDebugFile {
+    func verifyAndStore(_ file: ReceivedDebugFile, claimed: BuildID?, project: Project, name: String?) async throws -> AcceptedDebugFile {
+        let upload = file.upload
         let facts: DebugFileFacts
         do {
             facts = try inspector.inspect(path: upload.path)
@@ -111,20 +146,15 @@ public struct DebugFileService: Sendable {
             guard !facts.kinds.isEmpty else {
                 throw DebugFileError(.nothingToServe, "the file holds neither DWARF debug information nor code")
             }
-            let size = UInt64((try? FileManager.default.attributesOfItem(atPath: upload.path)[.size] as? UInt64) ?? 0)
-            let have = try await store.kinds(of: buildID, project: project.id)
-            let newKinds = facts.kinds.subtracting(have)
-            if !newKinds.isEmpty {
-                let used = try await store.bytesUsed(project: project.id)
-                guard used + size * UInt64(newKinds.count) <= quotaBytes else {
-                    throw DebugFileError(
-                        .quotaExceeded,
-                        "project \(project.slug) uses \(used >> 20) MiB of its \(quotaBytes >> 20) MiB debug-file quota")
-                }
+            let outcome = try await store.store(
+                file, facts: facts, buildID: buildID, project: project.id, name: name, quotaBytes: quotaBytes, at: clock.now())
+            switch outcome {
+            case .quotaExceeded(let wouldUse):
+                throw quotaError(project, wouldUse: wouldUse)
+            case .stored(let stored, let replaced):
+                await onStored(project.id, buildID, replaced)
+                return AcceptedDebugFile(buildID: buildID, facts: facts, size: file.size, sha256: file.sha256, stored: stored)
             }
-            let stored = try await store.store(upload, facts: facts, buildID: buildID, project: project.id, name: name, at: clock.now())
-            await onStored(project.id, buildID)
-            return AcceptedDebugFile(buildID: buildID, facts: facts, size: size, stored: stored)
         } catch {
             store.discard(upload)
             throw error

@@ -372,6 +372,18 @@ enum Migrations {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v7-debug-file-blobs") { db in
+            // Debug files belong to a project: each row names the blob (SHA-256 of the file's bytes) that this
+            // project uploaded for the build-id and kind. Rows of an older install get their hash when the data
+            // folder is opened (`SQLiteDebugFileStore.adoptLegacyFiles`, which needs the hasher); until then it
+            // is NULL and the row serves nothing.
+            try db.execute(
+                sql: """
+                    ALTER TABLE debug_files ADD COLUMN blob_sha256 TEXT
+                        CHECK (blob_sha256 IS NULL OR length(blob_sha256) = 64);
+                    CREATE INDEX debug_files_by_blob ON debug_files(blob_sha256);
+                    """)
+        }
         return migrator
     }
 }

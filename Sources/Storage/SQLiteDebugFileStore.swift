@@ -10,12 +10,19 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Debug files: blobs on disk under `debug-files/<aa>/<rest of build-id>/<kind>`, an index in SQLite.
+/// Debug files: content-addressed blobs on disk under `debug-files/blobs/<aa>/<sha-256>`, and per project,
+/// build-id and kind a row in `debug_files` naming the blob that project uploaded.
 ///
-/// Paths are derived from validated `BuildID`s and `DebugFileKind`s only (hex digits and two fixed
-/// names), never from a name sent by a client or found in DWARF. A file is written to `tmp/`, fsynced,
-/// then hard-linked into place under each name it serves, so a reader sees no file or a complete one.
-/// Blobs are shared by every project that uploads the same build-id; the index row is per project.
+/// Why per project: a build-id is a claim anyone can make (`-Wl,--build-id=0x…`), so a blob shared by
+/// build-id would let one project read, or worse pre-empt, another's symbols. A blob is shared only by
+/// projects whose files are byte for byte the same (equal SHA-256); a project that uploads a different file
+/// for a build-id it has replaces its own row (newest wins) and never touches another project's.
+///
+/// Paths are derived from validated `ContentHash`es only (64 hex digits), never from a name sent by a client
+/// or found in DWARF. A file is written to `tmp/`, fsynced, then linked into place (a fresh link renamed over
+/// the blob name), so a reader sees no file or a complete one. Blob placement and row changes happen in one
+/// write transaction, and a blob no row names any more is removed in a later write transaction: the two are
+/// serialised by SQLite's writer lock, so a blob is never removed under an upload that is about to name it.
 public struct SQLiteDebugFileStore: DebugFileStore {
     let database: FaultlineDatabase
     let root: String
@@ -25,9 +32,15 @@ public struct SQLiteDebugFileStore: DebugFileStore {
         self.database = database
         self.root = root
         try FileManager.default.createDirectory(atPath: root + "/tmp", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/blobs", withIntermediateDirectories: true)
     }
 
-    func blobPath(_ id: BuildID, _ kind: DebugFileKind) -> String {
+    func blobFolder(_ hash: ContentHash) -> String { "\(root)/blobs/\(hash.rawValue.prefix(2))" }
+
+    func blobPath(_ hash: ContentHash) -> String { "\(blobFolder(hash))/\(hash.rawValue)" }
+
+    /// Where a file lived before `v7-debug-file-blobs` (shared by every project with the build-id).
+    func legacyPath(_ id: BuildID, _ kind: DebugFileKind) -> String {
         let hex = id.rawValue
         return "\(root)/\(hex.prefix(2))/\(hex.dropFirst(2))/\(kind.rawValue)"
     }
@@ -45,47 +58,117 @@ public struct SQLiteDebugFileStore: DebugFileStore {
     }
 
     public func store(
-        _ upload: TemporaryUpload, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?, at date: Date
-    ) async throws -> [StoredDebugFile] {
-        defer { unlink(upload.path) }
-        try Self.fsync(upload.path)
-        var rows: [StoredDebugFile] = []
-        for kind in facts.kinds.sorted() {
-            let target = blobPath(buildID, kind)
-            let folder = String(target[..<target.lastIndex(of: "/")!])
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            // link() refuses to replace: the first complete file for a build-id and kind stays.
-            if link(upload.path, target) != 0, errno != EEXIST {
-                throw StorageError(.openFailed, "cannot store the debug file (errno \(errno))")
-            }
-            Self.fsyncDirectory(folder)
-            let size = (try? FileManager.default.attributesOfItem(atPath: target)[.size] as? UInt64) ?? 0
-            rows.append(StoredDebugFile(
-                project: project, buildID: buildID, kind: kind, size: size ?? 0, architecture: facts.architecture,
-                fileType: facts.fileType, features: facts.features, name: name, uploadedAt: date))
+        _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?, quotaBytes: UInt64,
+        at date: Date
+    ) async throws -> DebugFileStoreOutcome {
+        defer { unlink(file.upload.path) }
+        try Self.fsync(file.upload.path)
+        let kinds = facts.kinds.sorted()
+        let rows = kinds.map { kind in
+            StoredDebugFile(
+                project: project, buildID: buildID, kind: kind, size: file.size, sha256: file.sha256, architecture: facts.architecture,
+                fileType: facts.fileType, features: facts.features, name: name, uploadedAt: date)
         }
-        let finalRows = rows
-        try await database.pool.write { db in
-            for row in finalRows {
+        let (outcome, released) = try await database.pool.write { db -> (DebugFileStoreOutcome, [ContentHash]) in
+            // The quota: the project's distinct blobs once these kinds point at the new one.
+            let others = try Self.usedBytes(db, project: project, excluding: (buildID, kinds), blob: file.sha256)
+            let (total, overflow) = others.addingReportingOverflow(file.size)
+            guard !overflow, total <= quotaBytes else { return (.quotaExceeded(wouldUse: overflow ? .max : total), []) }
+            try placeBlob(from: file.upload.path, hash: file.sha256, size: file.size)
+            var replaced = false
+            var released = Set<ContentHash>()
+            for row in rows {
+                if let previous = try String.fetchOne(
+                    db, sql: "SELECT coalesce(blob_sha256, '') FROM debug_files WHERE project_id = ? AND build_id = ? AND kind = ?",
+                    arguments: [project.rawValue, buildID.rawValue, row.kind.rawValue]), previous != file.sha256.rawValue
+                {
+                    replaced = true
+                    if let old = ContentHash(previous) { released.insert(old) }
+                }
                 try db.execute(
                     sql: """
-                        INSERT INTO debug_files (project_id, build_id, kind, size, architecture, file_type, features, name, uploaded_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        ON CONFLICT (project_id, build_id, kind) DO UPDATE SET uploaded_at = excluded.uploaded_at
+                        INSERT INTO debug_files
+                            (project_id, build_id, kind, size, architecture, file_type, features, name, uploaded_at, blob_sha256)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (project_id, build_id, kind) DO UPDATE SET
+                            size = excluded.size, architecture = excluded.architecture, file_type = excluded.file_type,
+                            features = excluded.features, name = coalesce(excluded.name, debug_files.name),
+                            uploaded_at = excluded.uploaded_at, blob_sha256 = excluded.blob_sha256
                         """,
                     arguments: [
-                        row.project.rawValue, row.buildID.rawValue, row.kind.rawValue, Int64(row.size), row.architecture,
+                        row.project.rawValue, row.buildID.rawValue, row.kind.rawValue, Int64(clamping: row.size), row.architecture,
                         row.fileType, row.features.joined(separator: ","), row.name, Millis.from(row.uploadedAt),
+                        row.sha256.rawValue,
                     ])
             }
+            return (.stored(rows, replaced: replaced), released.sorted())
         }
-        return rows
+        if !released.isEmpty { try await removeUnreferenced(released) }
+        return outcome
+    }
+
+    /// Sum of the distinct blobs of `project`, leaving out the rows of `excluding` and the blob `blob`.
+    static func usedBytes(_ db: Database, project: ProjectID, excluding: (BuildID, [DebugFileKind])?, blob: ContentHash?) throws
+        -> UInt64
+    {
+        var sql = "SELECT blob_sha256, max(size) AS size FROM debug_files WHERE project_id = ? AND blob_sha256 IS NOT NULL"
+        var arguments: StatementArguments = [project.rawValue]
+        if let blob {
+            sql += " AND blob_sha256 != ?"
+            arguments += [blob.rawValue]
+        }
+        if let (buildID, kinds) = excluding {
+            if kinds.isEmpty {
+                sql += " AND build_id != ?"
+                arguments += [buildID.rawValue]
+            } else {
+                sql += " AND NOT (build_id = ? AND kind IN (\(kinds.map { _ in "?" }.joined(separator: ", "))))"
+                arguments += [buildID.rawValue]
+                for kind in kinds { arguments += [kind.rawValue] }
+            }
+        }
+        sql += " GROUP BY blob_sha256"
+        var total: UInt64 = 0
+        for size in try Int64.fetchAll(db, sql: "SELECT size FROM (\(sql))", arguments: arguments) {
+            let (sum, overflow) = total.addingReportingOverflow(UInt64(clamping: size))
+            total = overflow ? .max : sum
+        }
+        return total
+    }
+
+    /// Puts the bytes at `source` in the blob store under `hash`. A blob of that name and size is the same
+    /// content (it was hashed before it was named) and stays; anything else there (a damaged file) is replaced.
+    /// Runs inside a write transaction (see the type's comment).
+    func placeBlob(from source: String, hash: ContentHash, size: UInt64) throws {
+        let folder = blobFolder(hash)
+        let target = blobPath(hash)
+        if Self.fileSize(target) == size { return }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let staging = "\(root)/tmp/\(UUID().uuidString.lowercased()).blob"
+        guard link(source, staging) == 0 else { throw StorageError(.openFailed, "cannot store the debug file (errno \(errno))") }
+        guard rename(staging, target) == 0 else {
+            let code = errno
+            unlink(staging)
+            throw StorageError(.openFailed, "cannot store the debug file (errno \(code))")
+        }
+        Self.fsyncDirectory(folder)
+    }
+
+    /// Removes the blobs among `hashes` that no row (of any project) names any more.
+    func removeUnreferenced(_ hashes: [ContentHash]) async throws {
+        try await database.pool.write { db in
+            for hash in hashes {
+                let used = try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM debug_files WHERE blob_sha256 = ? LIMIT 1", arguments: [hash.rawValue]) ?? false
+                if !used { unlink(blobPath(hash)) }
+            }
+        }
     }
 
     public func kinds(of buildID: BuildID, project: ProjectID) async throws -> Set<DebugFileKind> {
         try await database.pool.read { db in
             Set(try String.fetchAll(
-                db, sql: "SELECT kind FROM debug_files WHERE project_id = ? AND build_id = ?",
+                db, sql: "SELECT kind FROM debug_files WHERE project_id = ? AND build_id = ? AND blob_sha256 IS NOT NULL",
                 arguments: [project.rawValue, buildID.rawValue]
             ).compactMap(DebugFileKind.init(rawValue:)))
         }
@@ -96,42 +179,103 @@ public struct SQLiteDebugFileStore: DebugFileStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM debug_files WHERE project_id = ? ORDER BY uploaded_at DESC, build_id, kind LIMIT ?
+                    SELECT * FROM debug_files WHERE project_id = ? AND blob_sha256 IS NOT NULL
+                    ORDER BY uploaded_at DESC, build_id, kind LIMIT ?
                     """,
                 arguments: [project.rawValue, limit]
             ).compactMap { row in
-                guard let id = BuildID(row["build_id"]), let kind = DebugFileKind(rawValue: row["kind"]) else { return nil }
+                guard let id = BuildID(row["build_id"]), let kind = DebugFileKind(rawValue: row["kind"]),
+                    let hash = ContentHash(row["blob_sha256"] as String)
+                else { return nil }
                 let features: String = row["features"]
                 return StoredDebugFile(
-                    project: ProjectID(row["project_id"]), buildID: id, kind: kind, size: UInt64(row["size"] as Int64),
-                    architecture: row["architecture"], fileType: row["file_type"],
+                    project: ProjectID(row["project_id"]), buildID: id, kind: kind, size: UInt64(clamping: row["size"] as Int64),
+                    sha256: hash, architecture: row["architecture"], fileType: row["file_type"],
                     features: features.split(separator: ",").map(String.init), name: row["name"],
                     uploadedAt: Millis.date(row["uploaded_at"]))
             }
         }
     }
 
-    public func bytesUsed(project: ProjectID) async throws -> UInt64 {
+    public func bytesUsed(project: ProjectID, excluding: BuildID?) async throws -> UInt64 {
         try await database.pool.read { db in
-            UInt64(try Int64.fetchOne(db, sql: "SELECT coalesce(sum(size), 0) FROM debug_files WHERE project_id = ?",
-                                      arguments: [project.rawValue]) ?? 0)
+            try Self.usedBytes(db, project: project, excluding: excluding.map { ($0, []) }, blob: nil)
         }
     }
 
     public func path(of buildID: BuildID, kind: DebugFileKind, project: ProjectID?) async throws -> String? {
-        let known = try await database.pool.read { db in
+        let hash = try await database.pool.read { db -> String? in
             if let project {
-                return try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM debug_files WHERE project_id = ? AND build_id = ? AND kind = ?",
-                    arguments: [project.rawValue, buildID.rawValue, kind.rawValue]) ?? false
+                return try String.fetchOne(
+                    db, sql: "SELECT blob_sha256 FROM debug_files WHERE project_id = ? AND build_id = ? AND kind = ?",
+                    arguments: [project.rawValue, buildID.rawValue, kind.rawValue])
             }
-            return try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM debug_files WHERE build_id = ? AND kind = ? LIMIT 1",
-                arguments: [buildID.rawValue, kind.rawValue]) ?? false
+            // No project (admin token, public debuginfod): the oldest project's file, whoever uploaded last.
+            return try String.fetchOne(
+                db,
+                sql: """
+                    SELECT blob_sha256 FROM debug_files WHERE build_id = ? AND kind = ? AND blob_sha256 IS NOT NULL
+                    ORDER BY project_id LIMIT 1
+                    """,
+                arguments: [buildID.rawValue, kind.rawValue])
         }
-        guard known else { return nil }
-        let path = blobPath(buildID, kind)
+        guard let hash = hash.flatMap({ ContentHash($0) }) else { return nil }
+        let path = blobPath(hash)
         return FileManager.default.fileExists(atPath: path) ? path : nil
+    }
+
+    // MARK: Files of an older install
+
+    /// Gives every row stored before `v7-debug-file-blobs` its blob: the legacy file (one per build-id and kind,
+    /// shared by every project that had the build-id) is hashed and linked into the blob store, the rows are
+    /// pointed at it, and the legacy file is removed. Rows whose legacy file is gone are deleted (they served
+    /// nothing). Which project's bytes a shared legacy file were cannot be known: every project that had a row
+    /// keeps the same blob, and can replace it by uploading its own file. Runs when the data folder is opened;
+    /// a no-op once done. Returns how many (build-id, kind) files were adopted.
+    @discardableResult
+    public func adoptLegacyFiles(hasher: any ContentHashing) throws -> Int {
+        let pending = try database.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT DISTINCT build_id, kind FROM debug_files WHERE blob_sha256 IS NULL")
+        }
+        var adopted = 0
+        for row in pending {
+            let rawID: String = row["build_id"]
+            let rawKind: String = row["kind"]
+            let legacy = BuildID(rawID).flatMap { id in DebugFileKind(rawValue: rawKind).map { legacyPath(id, $0) } }
+            if let legacy, let size = Self.fileSize(legacy), let hash = try? hasher.sha256(ofFileAt: legacy) {
+                try database.pool.write { db in
+                    try placeBlob(from: legacy, hash: hash, size: size)
+                    try db.execute(
+                        sql: "UPDATE debug_files SET blob_sha256 = ?, size = ? WHERE build_id = ? AND kind = ? AND blob_sha256 IS NULL",
+                        arguments: [hash.rawValue, Int64(clamping: size), rawID, rawKind])
+                }
+                adopted += 1
+            } else {
+                try database.pool.write { db in
+                    try db.execute(
+                        sql: "DELETE FROM debug_files WHERE build_id = ? AND kind = ? AND blob_sha256 IS NULL", arguments: [rawID, rawKind])
+                }
+            }
+            if let legacy { unlink(legacy) }
+        }
+        // Whatever is left of the legacy tree (two-hex-digit folders only; `blobs` and `tmp` are never touched).
+        let files = FileManager.default
+        for prefix in (try? files.contentsOfDirectory(atPath: root)) ?? []
+        where prefix.utf8.count == 2 && prefix.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) {
+            let prefixFolder = root + "/" + prefix
+            for rest in (try? files.contentsOfDirectory(atPath: prefixFolder)) ?? [] where BuildID(prefix + rest) != nil {
+                for kind in DebugFileKind.allCases { unlink(prefixFolder + "/" + rest + "/" + kind.rawValue) }
+                rmdir(prefixFolder + "/" + rest)  // only succeeds when empty
+            }
+            rmdir(prefixFolder)
+        }
+        return adopted
+    }
+
+    static func fileSize(_ path: String) -> UInt64? {
+        var st = stat()
+        guard stat(path, &st) == 0, st.st_mode & 0o170000 == 0o100000 else { return nil }
+        return UInt64(clamping: st.st_size)
     }
 
     static func fsync(_ path: String) throws {

@@ -110,6 +110,26 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         }
     }
 
+    /// Queues again every report of `project` whose stored result used `buildID` or lacked it: after the project
+    /// replaced its debug file for that build-id, frames resolved with the old file must be resolved again.
+    /// Scans the project's results (a replacement is rare; a first upload uses `requeue`). Returns how many.
+    public func requeueUsing(project: ProjectID, buildID: BuildID) async throws -> Int {
+        // Build-ids are hex digits only, so the pattern needs no escaping.
+        let pattern = "%\"build_id\":\"\(buildID.rawValue)\"%"
+        return try await database.pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE reports SET symbolication = 'pending'
+                    WHERE project_id = ? AND symbolication != 'pending' AND (
+                        id IN (SELECT report_id FROM report_missing_debug_files WHERE project_id = ? AND build_id = ?)
+                        OR id IN (SELECT s.report_id FROM report_symbols s JOIN reports r ON r.id = s.report_id
+                                  WHERE r.project_id = ? AND CAST(s.result AS TEXT) LIKE ?))
+                    """,
+                arguments: [project.rawValue, project.rawValue, buildID.rawValue, project.rawValue, pattern])
+            return db.changesCount
+        }
+    }
+
     public func missingDebugFiles(project: ProjectID, release: String?) async throws -> [MissingDebugFileSummary] {
         try await database.pool.read { db in
             var sql = """

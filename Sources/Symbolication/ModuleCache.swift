@@ -5,28 +5,48 @@ import FaultlineCore
 /// Keeps up to `capacity` modules and `byteBudget` bytes of debug files open, least recently used closed
 /// first. Files that fail to open are remembered (negative cache). Debug information is preferred; a
 /// project's stripped executable still gives symbol-table answers.
+///
+/// Keys: a lookup is located per project and build-id (`located`), and modules are opened and cached per
+/// path. Stored files are content addressed (the path names the SHA-256 of the bytes), so two projects share
+/// an open module only when their files are byte for byte the same; a project's lookup never reaches a
+/// module located for another project. When a project replaces a file, the store's change counter moves and
+/// every located path and negative entry is forgotten before the next lookup.
 public actor ModuleCache: AddressSymbolicating {
     /// Finds the stored file of a build-id and kind for a project (nil: not uploaded).
     public typealias Locate = @Sendable (BuildID, DebugFileKind, ProjectID) async -> String?
+    /// A number that changes whenever a stored debug file is added or replaced.
+    public typealias Generation = @Sendable () -> UInt64
 
     let locate: Locate
+    let generation: Generation
+    var seenGeneration: UInt64
     let capacity: Int
     let byteBudget: UInt64
     var modules: [String: (module: DebugModule, bytes: UInt64)] = [:]
     var recency: [String] = []
     var openBytes: UInt64 = 0
     var broken: Set<String> = []
-    /// Where each project's build-id was found. Stored files never move, so a found path stays valid;
-    /// "not found" is not remembered, so a file uploaded later is seen at once.
+    /// Where each project's build-id was found, valid until the generation moves (a project may replace its
+    /// file); "not found" is not remembered, so a file uploaded later is seen at once.
     var located: [String: String] = [:]
 
-    public init(capacity: Int = 32, byteBudget: UInt64 = 4 << 30, locate: @escaping Locate) {
+    public init(capacity: Int = 32, byteBudget: UInt64 = 4 << 30, generation: @escaping Generation = { 0 },
+                locate: @escaping Locate) {
         self.capacity = max(1, capacity)
         self.byteBudget = byteBudget
         self.locate = locate
+        self.generation = generation
+        self.seenGeneration = generation()
     }
 
     public func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup {
+        let now = generation()
+        if now != seenGeneration {
+            // A file was added or replaced: locate afresh. Open modules stay (a path's bytes never change).
+            seenGeneration = now
+            located.removeAll()
+            broken.removeAll()
+        }
         let key = "\(project.rawValue)/\(buildID.rawValue)"
         var path = located[key]
         if path == nil { path = await locate(buildID, .debuginfo, project) }
@@ -76,8 +96,11 @@ public actor ModuleCache: AddressSymbolicating {
 public struct ShardedModuleCache: AddressSymbolicating {
     let shards: [ModuleCache]
 
-    public init(shards: Int = 2, capacityPerShard: Int = 16, byteBudgetPerShard: UInt64 = 2 << 30, locate: @escaping ModuleCache.Locate) {
-        self.shards = (0..<max(1, shards)).map { _ in ModuleCache(capacity: capacityPerShard, byteBudget: byteBudgetPerShard, locate: locate) }
+    public init(shards: Int = 2, capacityPerShard: Int = 16, byteBudgetPerShard: UInt64 = 2 << 30,
+                generation: @escaping ModuleCache.Generation = { 0 }, locate: @escaping ModuleCache.Locate) {
+        self.shards = (0..<max(1, shards)).map { _ in
+            ModuleCache(capacity: capacityPerShard, byteBudget: byteBudgetPerShard, generation: generation, locate: locate)
+        }
     }
 
     public func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup {

@@ -29,6 +29,11 @@ struct BuiltProgram {
 }
 
 @Suite struct DebugFileRouteTests {
+    /// The SHA-256 hex of a file, computed by coreutils (an independent implementation).
+    static func sha256(_ path: String) throws -> String {
+        String(try Command.check("sha256sum", [path]).prefix(64))
+    }
+
     @Test func uploadsAreVerifiedStoredAndReportedMissingUntilThen() async throws {
         let app = try await TestApp()
         let program = try BuiltProgram()
@@ -49,6 +54,8 @@ struct BuiltProgram {
                 #expect(files?.map { $0["kind"] as? String } == ["debuginfo"])
                 #expect(files?.first?["features"] as? [String] == ["symtab", "debug"])
                 #expect(files?.first?["architecture"] as? String == "x86_64")
+                #expect(files?.first?["sha256"] as? String == (try? DebugFileRouteTests.sha256(program.debug)))
+                #expect(files?.first?["size"] as? Int == (try? Data(contentsOf: URL(fileURLWithPath: program.debug)).count))
             }
             try await client.execute(uri: "/api/v1/debug-files/missing", method: .post, headers: app.readHeaders, body: missingBody) { response in
                 #expect((response.json["missing"] as? [[String: Any]])?.first?["kinds"] as? [String] == ["executable"])
@@ -70,9 +77,9 @@ struct BuiltProgram {
                 #expect((response.json["files"] as? [Any])?.count == 2)
             }
         }
-        // Stored by build-id on disk, byte for byte.
-        let id = program.buildID
-        let onDisk = "\(app.folder)/debug-files/\(id.prefix(2))/\(id.dropFirst(2))/debuginfo"
+        // Stored by content hash on disk, byte for byte.
+        let sum = try DebugFileRouteTests.sha256(program.debug)
+        let onDisk = "\(app.folder)/debug-files/blobs/\(sum.prefix(2))/\(sum)"
         #expect(FileManager.default.contentsEqual(atPath: onDisk, andPath: program.debug))
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(app.folder)/debug-files/tmp").isEmpty)
     }

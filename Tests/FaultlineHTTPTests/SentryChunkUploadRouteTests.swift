@@ -185,13 +185,6 @@ import Testing
         #expect(sums.count > 2)
 
         try await app.test { client in
-            // symupload's way first, for the split debug file (the first file of a build-id and kind stays stored).
-            try await client.execute(
-                uri: "/api/v1/debug-files/\(program.buildID)?name=crashy.debug", method: .put, headers: app.readHeaders,
-                body: ByteBuffer(bytes: debug)
-            ) { response in
-                #expect(response.status == .created)
-            }
             let assemble = "/api/0/projects/o/app/files/difs/assemble/"
             let ask = assembleBody(fullSum, name: "/build/out/crashy", debugID: debugID, chunks: sums)
             // Given no chunks, every chunk is asked for.
@@ -232,7 +225,7 @@ import Testing
                 let files = response.json["files"] as? [[String: Any]] ?? []
                 #expect(Set(files.compactMap { $0["kind"] as? String }) == ["debuginfo", "executable"])
                 #expect(files.allSatisfy { $0["build_id"] as? String == program.buildID })
-                #expect(Set(files.compactMap { $0["name"] as? String }) == ["crashy", "crashy.debug"])
+                #expect(Set(files.compactMap { $0["name"] as? String }) == ["crashy"])
             }
             // Asked again: answered from the record, no chunks needed (they were removed).
             try await client.execute(uri: assemble, method: .post, headers: headers(app), body: ask) { response in
@@ -240,7 +233,18 @@ import Testing
             }
             #expect((try? FileManager.default.subpathsOfDirectory(atPath: app.folder + "/chunks/1"))?.filter { $0.count > 3 }.isEmpty ?? true)
 
-            // The split debug file, uploaded with symupload before, is recognised by its checksum: nothing to send.
+            // symupload's way, for the split debug file: it replaces the project's debuginfo (newest wins).
+            try await client.execute(
+                uri: "/api/v1/debug-files/\(program.buildID)?name=crashy.debug", method: .put, headers: app.readHeaders,
+                body: ByteBuffer(bytes: debug)
+            ) { response in
+                #expect(response.status == .created)
+            }
+            try await client.execute(uri: "/api/v1/debug-files", method: .get, headers: app.readHeaders) { response in
+                let files = response.json["files"] as? [[String: Any]] ?? []
+                #expect(Set(files.compactMap { $0["name"] as? String }) == ["crashy", "crashy.debug"])
+            }
+            // The split debug file, uploaded with symupload, is recognised by its checksum: nothing to send.
             let debugSums = stride(from: 0, to: debug.count, by: 8 << 20).map { _ in debugSum }  // one chunk: the file itself
             try await client.execute(
                 uri: assemble, method: .post, headers: headers(app),

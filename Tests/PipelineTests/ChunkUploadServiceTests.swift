@@ -103,26 +103,44 @@ final class MemoryDebugFileStore: DebugFileStore {
         return TemporaryUpload(path: path)
     }
     func discard(_ upload: TemporaryUpload) { try? FileManager.default.removeItem(atPath: upload.path) }
-    func store(_ upload: TemporaryUpload, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
-               at date: Date) async throws -> [StoredDebugFile] {
-        defer { discard(upload) }
+    func store(_ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
+               quotaBytes: UInt64, at date: Date) async throws -> DebugFileStoreOutcome {
+        defer { discard(file.upload) }
         let new = facts.kinds.sorted().map {
-            StoredDebugFile(project: project, buildID: buildID, kind: $0, size: 1, architecture: facts.architecture, fileType: facts.fileType,
-                            features: facts.features, name: name, uploadedAt: date)
+            StoredDebugFile(project: project, buildID: buildID, kind: $0, size: file.size, sha256: file.sha256,
+                            architecture: facts.architecture, fileType: facts.fileType, features: facts.features, name: name,
+                            uploadedAt: date)
         }
         rows.withLock { rows in
             for row in new where !rows.contains(where: { $0.buildID == row.buildID && $0.kind == row.kind && $0.project == project }) {
                 rows.append(row)
             }
         }
-        return new
+        return .stored(new, replaced: false)
     }
     func kinds(of buildID: BuildID, project: ProjectID) async throws -> Set<DebugFileKind> {
         Set(rows.withLock { $0.filter { $0.buildID == buildID && $0.project == project }.map(\.kind) })
     }
     func list(project: ProjectID, limit: Int) async throws -> [StoredDebugFile] { rows.withLock { $0 } }
-    func bytesUsed(project: ProjectID) async throws -> UInt64 { 0 }
+    func bytesUsed(project: ProjectID, excluding: BuildID?) async throws -> UInt64 { 0 }
     func path(of buildID: BuildID, kind: DebugFileKind, project: ProjectID?) async throws -> String? { nil }
+}
+
+/// A stand-in for SHA-256 in unit tests: FNV-1a, spread over 32 bytes (content naming only, nothing secret).
+struct FakeContentHasher: ContentHashing {
+    final class Digester: ContentDigesting {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func update(_ bytes: [UInt8]) { for b in bytes { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 } }
+        func finalize() -> ContentHash {
+            ContentHash(digest: (0..<32).map { UInt8(truncatingIfNeeded: hash >> (UInt64($0 % 8) * 8)) })!
+        }
+    }
+    func sha256() -> any ContentDigesting { Digester() }
+    func sha256(ofFileAt path: String) throws -> ContentHash {
+        let digest = Digester()
+        digest.update(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        return digest.finalize()
+    }
 }
 
 /// Reads "ELF <build-id> <kinds,…> <file type>" files; anything else is not ELF.
@@ -149,7 +167,8 @@ struct Fixture {
         files = try MemoryDebugFileStore()
         service = ChunkUploadService(
             chunks: chunks, uploads: uploads,
-            debugFiles: DebugFileService(store: files, inspector: TextInspector(), clock: clock, quotaBytes: 1 << 30),
+            debugFiles: DebugFileService(store: files, inspector: TextInspector(), hasher: FakeContentHasher(), clock: clock,
+                                         quotaBytes: 1 << 30),
             hasher: FakeHasher(), clock: clock, limits: limits)
     }
 

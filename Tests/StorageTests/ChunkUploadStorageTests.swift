@@ -92,11 +92,13 @@ import Testing
         let files = try SQLiteDebugFileStore(database: db.database, root: db.folder + "/debug-files")
         for id in [buildID, BuildID("abcdef0123456789")!, BuildID("ffff" + String(buildID.rawValue.dropFirst(4)))!] {
             let upload = try files.temporaryUpload()
+            try Data(id.rawValue.utf8).write(to: URL(fileURLWithPath: upload.path))
+            let hash = ContentHash(String(repeating: id.rawValue, count: 64).prefix(64))!
             _ = try await files.store(
-                upload,
+                ReceivedDebugFile(upload: upload, sha256: hash, size: UInt64(id.rawValue.utf8.count)),
                 facts: DebugFileFacts(buildID: id, kinds: [.debuginfo], architecture: "x86_64", fileType: "shared_object",
                                       features: [], compressedDebugSections: false),
-                buildID: id, project: project.id, name: nil, at: Date())
+                buildID: id, project: project.id, name: nil, quotaBytes: 1 << 30, at: Date())
         }
         #expect(try await store.storedBuildIDs(project: project.id, hexPrefix: String(buildID.rawValue.prefix(32)), limit: 8) == [buildID])
         // A short build-id appears zero-padded in a debug id.

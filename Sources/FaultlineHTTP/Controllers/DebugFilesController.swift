@@ -22,19 +22,21 @@ struct DebugFilesController {
         var buildID: String
         var kind: String
         var size: UInt64
+        var sha256: String
         var architecture: String
         var fileType: String
         var features: [String]
         var name: String?
         var uploadedAt: String
         enum CodingKeys: String, CodingKey {
-            case buildID = "build_id", kind, size, architecture, fileType = "file_type", features, name
+            case buildID = "build_id", kind, size, sha256, architecture, fileType = "file_type", features, name
             case uploadedAt = "uploaded_at"
         }
         init(_ f: StoredDebugFile) {
             buildID = f.buildID.rawValue
             kind = f.kind.rawValue
             size = f.size
+            sha256 = f.sha256.rawValue
             architecture = f.architecture
             fileType = f.fileType
             features = f.features
@@ -48,7 +50,8 @@ struct DebugFilesController {
     }
 
     /// `PUT /api/v1/debug-files/{build_id}[?name=FILE]`: the body is the ELF file, plain or gzip'd; it is
-    /// streamed to disk, never held in memory.
+    /// streamed to disk, never held in memory, and checked as it arrives (`DebugFileUploadStream`). The answer
+    /// describes the caller's own stored file: kinds, size and SHA-256.
     @Sendable func upload(_ request: Request, context: UploadContext) async throws -> EditedResponse<Stored> {
         let raw = try context.parameters.require("build_id")
         guard let claimed = BuildID(raw) else {
@@ -59,35 +62,23 @@ struct DebugFilesController {
             throw FormatError(.unsupportedEncoding, "Content-Encoding must be gzip, deflate or identity")
         }
         let name = request.uri.queryParameters["name"].map { IngestLimits.truncate(String($0), toBytes: 255) }
+        // What the project's quota leaves, counting its current files of this build-id as freed (replaced).
+        let allowance = try await service.uploadAllowance(project: context.project, replacing: claimed)
+        let stream = DebugFileUploadStream(
+            maxFileBytes: maxFileBytes, allowance: allowance, claimed: claimed, digest: service.contentDigester(),
+            quotaError: service.quotaError(context.project))
         let upload = try service.temporaryUpload()
+        let written: (size: UInt64, sha256: ContentHash)
         do {
-            try await write(request.body, encoding: encoding, to: upload.path)
+            written = try await stream.write(request.body, encoding: encoding, to: upload.path)
         } catch {
             service.discard(upload)
             throw error
         }
-        let rows = try await service.accept(upload, claimed: claimed, project: context.project, name: name)
+        let rows = try await service.accept(
+            ReceivedDebugFile(upload: upload, sha256: written.sha256, size: written.size), claimed: claimed, project: context.project,
+            name: name)
         return EditedResponse(status: .created, response: Stored(files: rows.map(FileOut.init)))
-    }
-
-    func write(_ body: RequestBody, encoding: BodyDecoding.ContentEncoding, to path: String) async throws {
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        defer { try? handle.close() }
-        let inflater = encoding == .identity ? nil : try StreamingInflater(limit: maxFileBytes)
-        var received: UInt64 = 0
-        for try await chunk in body {
-            received += UInt64(chunk.readableBytes)
-            guard received <= maxFileBytes else {
-                throw FormatError(.tooLarge, "a debug file may be at most \(maxFileBytes >> 20) MiB")
-            }
-            let bytes = Array(chunk.readableBytesView)
-            if let inflater {
-                try inflater.feed(bytes) { try handle.write(contentsOf: $0) }
-            } else {
-                try handle.write(contentsOf: bytes)
-            }
-        }
-        try inflater?.finish()
     }
 
     struct WantIn: Decodable {
@@ -151,7 +142,8 @@ struct DebugFilesController {
 /// eu-stack and `debuginfod-find` can fetch symbols (`DEBUGINFOD_URLS=http://host:port`).
 struct DebuginfodController<Context: RequestContext> {
     let service: DebugFileService
-    /// Which project's files the caller may fetch (nil = any project).
+    /// Which project's files the caller may fetch (nil = any project: the admin token and `--public-debuginfod`
+    /// get the file of the oldest project, lowest id, that has one).
     let scope: @Sendable (Context) -> ProjectID?
     let fileIO = FileIO()
 
