@@ -24,6 +24,8 @@ public struct Composition: Sendable {
     public let projects: ProjectService
     /// Moves whenever a debug file is stored; the symbolicator's module cache forgets where it found files then.
     public let debugFileChanges = ChangeCounter()
+    /// Dashboard login sessions (`admin_sessions`) and the failed-login limit.
+    public let adminSessions: AdminSessionService
 
     /// Opens (creating) the data folder and its database.
     public init(folder: String, durability: FaultlineDatabase.Durability = .full, clock: any WallClock = SystemClock()) throws {
@@ -38,6 +40,14 @@ public struct Composition: Sendable {
             clock: clock)
         // Debug files stored before per-project blobs get theirs now (once; a no-op afterwards).
         try SQLiteDebugFileStore(database: database, root: folder + "/debug-files").adoptLegacyFiles(hasher: SHA256ContentHasher())
+        adminSessions = AdminSessionService(
+            store: SQLiteAdminSessionStore(database: database), projects: projects, hasher: SHA256SecretHasher(),
+            generator: SystemSecretGenerator(), clock: clock)
+    }
+
+    /// Where webhooks may go: internal addresses only when `allowPrivate` (`--allow-private-webhooks`).
+    public func webhookTargetPolicy(allowPrivate: Bool) -> WebhookTargetPolicy {
+        WebhookTargetPolicy(resolver: SystemHostResolver(), allowPrivate: allowPrivate)
     }
 
     public var telemetry: Telemetry { Telemetry(factory: metrics.factory) }
@@ -133,6 +143,7 @@ public struct Composition: Sendable {
             loginPage: { error, next in
                 (try? renderer?.loginPage(error: error, next: next)) ?? LoginFallback.html(error: error, next: next)
             },
+            adminSessions: adminSessions, webhookResolver: SystemHostResolver(),
             chunkUploads: try chunkUploadService(debugFiles: debugFiles))
     }
 
@@ -187,11 +198,11 @@ public struct Composition: Sendable {
             interval: interval, publicURL: publicURL, onChange: onChange)
     }
 
-    /// The webhook outbox dispatcher.
-    public func webhookDispatcher(sender: any WebhookSending, logger: Logger, baseBackoff: TimeInterval = 5,
-                                  idleDelay: Duration = .seconds(1)) -> WebhookDispatcher {
+    /// The webhook outbox dispatcher; `allowPrivateTargets` lets deliveries reach internal addresses.
+    public func webhookDispatcher(sender: any WebhookSending, logger: Logger, allowPrivateTargets: Bool = false,
+                                  baseBackoff: TimeInterval = 5, idleDelay: Duration = .seconds(1)) -> WebhookDispatcher {
         WebhookDispatcher(
-            store: alertStore, sender: sender, clock: clock, logger: logger, telemetry: telemetry, baseBackoff: baseBackoff,
+            store: alertStore, sender: sender, targets: webhookTargetPolicy(allowPrivate: allowPrivateTargets), clock: clock, logger: logger, telemetry: telemetry, baseBackoff: baseBackoff,
             idleDelay: idleDelay)
     }
 

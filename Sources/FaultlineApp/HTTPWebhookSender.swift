@@ -17,14 +17,31 @@ public final class HTTPWebhookSender: WebhookSending {
         self.timeout = timeout
     }
 
+    /// - Throws: a ``WebhookFailure`` class, never the client's error (its text is not stored or shown).
     public func post(url: String, body: [UInt8]) async throws -> Int {
+        do {
+            return try await send(url: url, body: body)
+        } catch let error as HTTPClientError {
+            switch error {
+            case .invalidURL, .emptyHost, .emptyScheme: throw WebhookFailure.invalidURL
+            case .connectTimeout, .readTimeout, .deadlineExceeded, .writeTimeout, .tlsHandshakeTimeout: throw WebhookFailure.timeout
+            default: throw WebhookFailure.connectionFailed
+            }
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw WebhookFailure.connectionFailed
+        }
+    }
+
+    func send(url: String, body: [UInt8]) async throws -> Int {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "Faultline")
         request.body = .bytes(ByteBuffer(bytes: body))
         let response = try await client.execute(request, timeout: timeout)
-        // Read (and drop) the answer so the connection can be reused.
+        // Read (and drop) the answer so the connection can be reused; only the status is kept.
         _ = try? await response.body.collect(upTo: 64 * 1024)
         return Int(response.status.code)
     }

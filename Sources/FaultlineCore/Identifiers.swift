@@ -29,6 +29,32 @@ public struct ProjectSlug: Hashable, Sendable, CustomStringConvertible {
         self.rawValue = value
     }
     public var description: String { rawValue }
+
+    /// Top-level names the server and the rendered site use for themselves (`/api/…`, `/metrics`, `/login`…).
+    /// A project may not take one as its slug: its dashboard lives at `/<slug>/`, and a slug equal to an open
+    /// route would put the project's pages under that route (the dashboard guard lets those paths through).
+    ///
+    /// Existing projects are still read with such a slug (``init(_:)`` accepts it); only creating one is refused.
+    public static let reserved: Set<String> = [
+        "api", "buildid", "healthz", "metrics", "login", "logout",
+        // Kept for the dashboard's own pages (search, static files, administration), so adding one later
+        // cannot collide with a project.
+        "admin", "assets", "search", "static",
+    ]
+
+    /// Whether this slug is one of ``reserved``.
+    public var isReserved: Bool { Self.reserved.contains(rawValue) }
+
+    /// Why `value` cannot name a new project, or nil when it can.
+    public static func problemForNewProject(_ value: String) -> String? {
+        guard let slug = ProjectSlug(value) else {
+            return "'\(value)' is not a slug: use 1–64 lowercase letters, digits, '-' or '_', starting with a letter or digit"
+        }
+        if slug.isReserved {
+            return "'\(value)' is reserved for the server's own paths (\(reserved.sorted().joined(separator: ", "))): choose another slug"
+        }
+        return nil
+    }
 }
 
 /// A client-chosen event id, normalised to 32 lowercase hex digits (the form Sentry uses).

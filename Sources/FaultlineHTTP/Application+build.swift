@@ -20,6 +20,11 @@ public struct ServerConfiguration: Sendable {
     /// The absolute base URL clients reach the server at (`https://faultline.example.com`), for URLs the
     /// server hands out (sentry-cli's chunk-upload URL). nil: `http://` + the request's Host header.
     public var publicURL: String?
+    /// Let webhooks go to loopback, private and link-local addresses (`--allow-private-webhooks`); off by default,
+    /// since whoever sets a webhook URL could otherwise make the server probe its own network.
+    public var allowPrivateWebhooks: Bool = false
+    /// Whether the dashboard is reached over https (the public URL is https): the session cookie is then `Secure`.
+    public var servedOverHTTPS: Bool { publicURL?.lowercased().hasPrefix("https://") == true }
     public init(host: String = "127.0.0.1", port: Int = 8080, siteDirectory: String? = nil, limits: IngestLimits = IngestLimits(),
                 maxDebugFileBytes: UInt64 = 4 << 30, publicDebuginfod: Bool = false, publicDashboard: Bool = false,
                 publicURL: String? = nil) {
@@ -55,13 +60,20 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public var loginPage: @Sendable (_ error: String?, _ next: String) -> String
     /// sentry-cli's chunk upload and assemble; nil leaves the `/api/0/` routes out.
     public var chunkUploads: ChunkUploadService?
+    /// Dashboard login sessions and the failed-login limit.
+    public var adminSessions: AdminSessionService
+    /// Resolves webhook hosts, to refuse internal targets when alert settings change.
+    public var webhookResolver: any HostResolving
     public init(projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
                 symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
                 health: @escaping @Sendable () async throws -> Void, insights: any InsightsReader,
                 clientReports: any ClientReportReader, issues: IssueService,
                 alerts: any AlertStore, clock: any WallClock,
                 loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String,
+                adminSessions: AdminSessionService, webhookResolver: any HostResolving,
                 chunkUploads: ChunkUploadService? = nil) {
+        self.adminSessions = adminSessions
+        self.webhookResolver = webhookResolver
         self.chunkUploads = chunkUploads
         self.insights = insights
         self.clientReports = clientReports
@@ -85,14 +97,17 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     configuration: ServerConfiguration, dependencies: AppDependencies<Ingest, Reader>
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
+    router.add(middleware: SecurityHeadersMiddleware<AppRequestContext>())
     router.add(middleware: ErrorMiddleware(telemetry: dependencies.telemetry))
     if !configuration.publicDashboard {
-        router.add(middleware: DashboardAuthMiddleware(projects: dependencies.projects))
+        router.add(middleware: DashboardAuthMiddleware(projects: dependencies.projects, sessions: dependencies.adminSessions))
     }
     if let site = configuration.siteDirectory {
-        router.add(middleware: FileMiddleware(site, searchForIndexHtml: true))
+        router.add(middleware: SiteFilesMiddleware(folder: site))
     }
-    router.addRoutes(LoginController(projects: dependencies.projects, page: dependencies.loginPage).endpoints)
+    router.addRoutes(
+        LoginController(sessions: dependencies.adminSessions, secureCookie: configuration.servedOverHTTPS, page: dependencies.loginPage)
+            .endpoints)
     router.addRoutes(OperationsController(health: dependencies.health, metrics: dependencies.metrics).endpoints)
     router.get("/") { _, _ in LandingPage.response() }
 
@@ -119,7 +134,9 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
         .addRoutes(
             InsightsController(
                 insights: dependencies.insights, clientReports: dependencies.clientReports, issues: dependencies.issues,
-                alerts: dependencies.alerts, projects: dependencies.projects, clock: dependencies.clock
+                alerts: dependencies.alerts, projects: dependencies.projects, clock: dependencies.clock,
+                webhookTargets: WebhookTargetPolicy(
+                    resolver: dependencies.webhookResolver, allowPrivate: configuration.allowPrivateWebhooks)
             ).endpoints)
     router.group("api/v1")
         .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload]))

@@ -18,6 +18,21 @@ public protocol SecretGenerating: Sendable {
     func randomHex(bytes: Int) -> String
 }
 
+/// Why a project could not be created.
+public struct ProjectError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// The slug is one of the server's own top-level names.
+        case reservedSlug = "reserved_slug"
+    }
+    public var code: Code
+    public var message: String
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+    public var description: String { message }
+}
+
 /// Projects and their credentials: creation, listing, and authentication of presented secrets.
 ///
 /// Authentication is on every ingest request, so successful lookups are cached for a minute; a
@@ -41,7 +56,9 @@ public final class ProjectService: Sendable {
     }
 
     /// Creates a project and returns its secrets (shown once; only their hashes are stored).
+    /// - Throws: ``ProjectError`` (`reservedSlug`) for a slug in ``ProjectSlug/reserved``; storage errors (a taken slug).
     public func create(slug: ProjectSlug, rateLimitPerSecond: Double? = nil) async throws -> ProjectCredentials {
+        if let problem = ProjectSlug.problemForNewProject(slug.rawValue) { throw ProjectError(.reservedSlug, problem) }
         let ingestKey = generator.randomHex(bytes: 16)
         let uploadToken = "flu_" + generator.randomHex(bytes: 20)
         let project = try await store.createProject(

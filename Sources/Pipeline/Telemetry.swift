@@ -67,6 +67,8 @@ public struct Telemetry: Sendable {
         public static let url = "url"
         public static let pages = "pages"
         public static let chunks = "chunks"
+        /// A dashboard session's stable id (never its cookie secret).
+        public static let session = "session"
     }
 
     public let factory: any MetricsFactory

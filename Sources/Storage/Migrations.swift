@@ -384,6 +384,22 @@ enum Migrations {
                     CREATE INDEX debug_files_by_blob ON debug_files(blob_sha256);
                     """)
         }
+        migrator.registerMigration("v9-admin-sessions") { db in
+            // Dashboard logins: the cookie holds a random secret, stored here as its SHA-256 only. `id` is the
+            // session's stable id; `secret` is a per-session server-side key for values bound to the session
+            // (CSRF tokens); rows end at logout, at expiry, or when the admin token is replaced.
+            try db.execute(
+                sql: """
+                    CREATE TABLE admin_sessions (
+                        id INTEGER PRIMARY KEY,
+                        token_hash TEXT NOT NULL UNIQUE CHECK (length(token_hash) = 64),
+                        secret TEXT NOT NULL CHECK (length(secret) >= 32),
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL CHECK (expires_at >= created_at)
+                    );
+                    CREATE INDEX admin_sessions_by_expiry ON admin_sessions(expires_at);
+                    """)
+        }
         return migrator
     }
 }

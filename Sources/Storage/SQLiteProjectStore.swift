@@ -79,6 +79,8 @@ public struct SQLiteProjectStore: ProjectStore {
     public func setAdminTokenHash(_ hash: SecretHash, at date: Date) async throws {
         try await database.pool.write { db in
             try db.execute(sql: "DELETE FROM credentials WHERE kind = 'admin'")
+            // A new admin token ends every dashboard session made with the old one.
+            try db.execute(sql: "DELETE FROM admin_sessions")
             try db.execute(
                 sql: "INSERT INTO credentials (hash, kind, project_id, created_at) VALUES (?, 'admin', NULL, ?)",
                 arguments: [hash.hex, Millis.from(date)])

@@ -50,6 +50,8 @@ struct Alerts: AsyncParsableCommand {
         var newIssues: Bool?
         @Option(help: "Alert on regressions: true or false.")
         var regressions: Bool?
+        @Flag(help: "Accept a webhook on a loopback, private or link-local address (env FAULTLINE_ALLOW_PRIVATE_WEBHOOKS=1); the server must allow it too.")
+        var allowPrivateWebhooks = false
 
         func run() async throws {
             let root = try Composition(folder: dataOptions.folder)
@@ -66,6 +68,14 @@ struct Alerts: AsyncParsableCommand {
             if let newIssues { settings.alertOnNewIssue = newIssues }
             if let regressions { settings.alertOnRegression = regressions }
             if let problem = settings.problem { throw ValidationError("\(problem.field): \(problem.message)") }
+            if let webhook, !webhook.isEmpty {
+                let allow = allowPrivateWebhooks || Environment.string("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") == "1"
+                do throws(WebhookTargetProblem) {
+                    try await root.webhookTargetPolicy(allowPrivate: allow).check(webhook)
+                } catch {
+                    throw ValidationError("webhook_url: \(error.message)")
+                }
+            }
             try await root.alertStore.saveSettings(settings, project: found.id, at: root.clock.now())
             print(try Alerts.json(settings))
         }

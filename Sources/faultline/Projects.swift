@@ -50,9 +50,7 @@ struct Projects: AsyncParsableCommand {
             if let publicURL, !(publicURL.hasPrefix("http://") || publicURL.hasPrefix("https://")) {
                 throw ValidationError("--public-url must start with http:// or https://")
             }
-            guard ProjectSlug(slug) != nil else {
-                throw ValidationError("'\(slug)' is not a slug: use 1–64 lowercase letters, digits, '-' or '_'")
-            }
+            if let problem = ProjectSlug.problemForNewProject(slug) { throw ValidationError(problem) }
             if let rateLimit, !(rateLimit > 0) { throw ValidationError("--rate-limit must be positive") }
         }
 

@@ -43,6 +43,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Serve the dashboard without the admin token (env FAULTLINE_PUBLIC_DASHBOARD=1). Only for a server nobody else reaches.")
     var publicDashboard = false
 
+    @Flag(help: "Let webhooks go to loopback, private and link-local addresses (env FAULTLINE_ALLOW_PRIVATE_WEBHOOKS=1).")
+    var allowPrivateWebhooks = false
+
     @Option(help: "Days raw reports and sessions are kept; counts stay exact after (env FAULTLINE_RETENTION_DAYS; default 90).")
     var retentionDays: Int?
 
@@ -82,6 +85,7 @@ struct Serve: AsyncParsableCommand {
         config.publicDebuginfod = publicDebuginfod || Environment.string("FAULTLINE_PUBLIC_DEBUGINFOD") == "1"
         let quota = UInt64(max(0, debugFileQuotaMb ?? Environment.int("FAULTLINE_DEBUG_FILE_QUOTA_MB") ?? 10240)) << 20
         config.publicDashboard = publicDashboard || Environment.string("FAULTLINE_PUBLIC_DASHBOARD") == "1"
+        config.allowPrivateWebhooks = allowPrivateWebhooks || Environment.string("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") == "1"
         let listenHost = config.host
 
         // The dashboard: rendered at start, then shortly after every change (ingest, grouping, alerts, state).
@@ -114,7 +118,7 @@ struct Serve: AsyncParsableCommand {
                 publicURL: { publicAddress ?? boundPort.port.map { "http://\(listenHost):\($0)/" } }, onChange: notify))
         services.append(
             root.webhookDispatcher(
-                sender: sender, logger: Logger(label: "faultline.webhooks"),
+                sender: sender, logger: Logger(label: "faultline.webhooks"), allowPrivateTargets: config.allowPrivateWebhooks,
                 baseBackoff: Double(Environment.int("FAULTLINE_WEBHOOK_BACKOFF_MS") ?? 5000) / 1000,
                 idleDelay: .milliseconds(Environment.int("FAULTLINE_WEBHOOK_POLL_MS") ?? 1000)))
         services.append(

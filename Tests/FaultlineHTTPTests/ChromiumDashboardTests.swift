@@ -17,10 +17,14 @@ import Testing
 
     /// Loads `file` and returns the DOM after load, and what the browser logged.
     func open(_ browser: String, _ file: String, profile: String, extra: [String] = []) throws -> (dom: String, log: String) {
+        try open(browser, url: "file://" + file, profile: profile, extra: extra)
+    }
+
+    func open(_ browser: String, url: String, profile: String, extra: [String] = []) throws -> (dom: String, log: String) {
         let result = try Command.run(browser, [
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--user-data-dir=\(profile)", "--enable-logging=stderr", "--v=0", "--allow-file-access-from-files",
-        ] + extra + ["file://" + file])
+        ] + extra + [url])
         #expect(result.status == 0, "chromium failed on \(file): \(result.err.suffix(2000))")
         return (result.out, result.err)
     }
@@ -87,5 +91,39 @@ import Testing
         _ = try open(browser, site.file("shop/index.html"), profile: profile.path, extra: ["--window-size=390,844", "--screenshot=\(shot)"])
         let size = (try FileManager.default.attributesOfItem(atPath: shot)[.size] as? Int) ?? 0
         #expect(size > 1000)
+    }
+
+    /// The pages as the server serves them, with its Content-Security-Policy: Chromium logs every blocked style,
+    /// image or form ("… violates the following Content Security Policy directive …"); none may be.
+    @Test func servedPagesKeepToTheContentSecurityPolicy() async throws {
+        let browser = try #require(Self.chromium, "chromium is not installed (tools/test installs it)")
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("shop", in: folder)
+        // --public-dashboard: the headers are the same, and the browser needs no credentials.
+        let server = try await ServerProcess(
+            folder: folder, arguments: ["--public-dashboard"], environment: InsightsEndToEndTests.fastServices)
+        defer { server.cleanUp() }
+        let sessions = (0..<4).map { InsightsEndToEndTests.session("s\($0)", user: "u\($0)", release: "1.0 (1)", status: $0 == 0 ? "crashed" : "exited") }
+        let answer = try await http.send(
+            .POST, server.baseURL + "/api/v1/sessions", headers: [("Authorization", "Bearer \(project.ingest)")],
+            body: Array(("[" + sessions.joined(separator: ",") + "]").utf8))
+        #expect(answer.status == 202)
+        let crash = InsightsEndToEndTests.crash(1, site: "parseCart", version: "1.0", user: "u0", session: "s0")
+        #expect(try await http.postReports(server.baseURL, key: project.ingest, crash).status == 202)
+        var issueID = 0
+        #expect(try await eventually {
+            let answer = try await http.send(.GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(project.upload)")])
+            issueID = (answer.json["issues"] as? [[String: Any]])?.first?["id"] as? Int ?? 0
+            return issueID > 0 && FileManager.default.fileExists(atPath: folder + "/site/shop/issues/\(issueID).html")
+                && ((try? String(contentsOfFile: folder + "/site/shop/index.html", encoding: .utf8)) ?? "").contains("parseCart")
+        })
+        let profile = try TempFolder("chromium-csp-profile")
+        for page in ["/index.html", "/shop/index.html", "/shop/issues.html", "/shop/issues/\(issueID).html", "/shop/releases.html",
+                     "/shop/alerts.html", "/shop/missing-debug-files.html", "/login"] {
+            let (dom, log) = try open(browser, url: server.baseURL + page, profile: profile.path, extra: ["--dump-dom"])
+            #expect(dom.contains("<h1"), "\(page) has no heading")
+            #expect(!log.contains("Content Security Policy"),
+                    "\(page): \(log.split(separator: "\n").filter { $0.contains("Content Security Policy") }.prefix(3))")
+        }
     }
 }

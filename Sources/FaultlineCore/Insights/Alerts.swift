@@ -49,8 +49,8 @@ public struct AlertSettings: Sendable, Equatable, Codable {
         if !(1...1440).contains(velocityWindowMinutes) { return ("velocity_window_minutes", "must be 1 to 1440") }
         if let t = crashFreeTarget, !(t > 0 && t <= 100) { return ("crash_free_target", "must be above 0 and at most 100") }
         if crashFreeMinSessions < 1 { return ("crash_free_min_sessions", "must be at least 1") }
-        if let url = webhookURL, !url.isEmpty, !(url.hasPrefix("http://") || url.hasPrefix("https://")) {
-            return ("webhook_url", "must be an http:// or https:// URL")
+        if let url = webhookURL, !url.isEmpty {
+            do throws(WebhookTargetProblem) { _ = try WebhookTarget.parse(url) } catch { return ("webhook_url", error.message) }
         }
         return nil
     }
@@ -189,12 +189,21 @@ public enum AlertRules {
     }
 
     /// The Slack-compatible one-line text of an alert.
+    ///
+    /// Every value that comes from reports or projects (title, release, slug, link) is escaped with
+    /// ``SlackText/escape(_:)``: an error typed `<!channel>` or a message `<https://evil.example|Reset your password>`
+    /// must reach the channel as text, not as a mention or a disguised link.
     public static func text(project: String, kind: AlertKind, title: String, release: String?, reason: [String: Double],
                             link: String?) -> String {
         func n(_ key: String) -> String {
-            guard let v = reason[key] else { return "?" }
-            return v == v.rounded() ? String(Int(v)) : String(v)
+            guard let v = reason[key], v.isFinite else { return "?" }
+            if v == v.rounded(), let whole = Int(exactly: v) { return String(whole) }
+            return String(v)
         }
+        let project = SlackText.escape(project)
+        let title = SlackText.escape(title)
+        let release = release.map(SlackText.escape)
+        let link = link.map(SlackText.escape)
         var text: String
         switch kind {
         case .newIssue: text = "[\(project)] New issue: \(title)"
@@ -208,5 +217,24 @@ public enum AlertRules {
         }
         if let link { text += " <\(link)>" }
         return text
+    }
+}
+
+/// Slack's message formatting rules for text from elsewhere.
+public enum SlackText {
+    /// Escapes `&`, `<` and `>` as `&amp;`, `&lt;` and `&gt;` — the three characters Slack's `mrkdwn` gives meaning
+    /// to (`<!channel>`, `<@U123>`, `<url|label>`). Slack shows the escaped text as typed.
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            default: out.append(character)
+            }
+        }
+        return out
     }
 }

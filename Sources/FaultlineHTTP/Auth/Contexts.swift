@@ -1,6 +1,7 @@
 import FaultlineCore
 import Hummingbird
 import Logging
+import NIOCore
 
 /// Who a request proved to be.
 public enum Principal: Sendable, Equatable {
@@ -17,8 +18,14 @@ public enum Principal: Sendable, Equatable {
 public struct AppRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var principal: Principal?
+    /// The dashboard session the request's cookie named, when it was live (set by the dashboard guard).
+    public var adminSession: AdminSession?
+    /// The peer's IP address (`unknown` when the transport has none): the key of the login rate limit. Behind a
+    /// reverse proxy every client shares the proxy's address, so the limit then applies to all of them together.
+    public let clientAddress: String
     public init(source: Source) {
         coreContext = .init(source: source)
+        clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
     }
 }
 

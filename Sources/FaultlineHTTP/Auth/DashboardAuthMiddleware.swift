@@ -8,24 +8,38 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Guards the dashboard (every path outside the API, health, metrics, debuginfod and login routes) with the
-/// admin token: a `faultline_admin` cookie set by the login form, HTTP basic auth with the token as password
-/// (any user name), or `Authorization: Bearer <admin token>`.
+/// Guards the dashboard (every path outside the routes that authenticate by themselves, see ``DashboardPaths``)
+/// with the admin token: a session cookie set by the login form (``AdminSessionService``), HTTP basic auth with the
+/// token as password (any user name), or `Authorization: Bearer <admin token>`.
 ///
-/// A browser without credentials is sent to `/login`; other clients get 401 with a Basic challenge.
+/// A browser without credentials is sent to `/login`; other clients get 401 with a Basic challenge. A wrong token
+/// in a Basic or Bearer header counts toward the same per-address limit as failed logins (429 past it).
 struct DashboardAuthMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let projects: ProjectService
+    let sessions: AdminSessionService
 
-    static let cookieName = "faultline_admin"
-    static let openPrefixes = ["/api/", "/healthz", "/metrics", "/buildid/", "/login", "/logout"]
+    /// The session cookie: a random secret naming a server-side session (never the admin token).
+    static let cookieName = "faultline_session"
+    /// The cookie of earlier versions, which held the admin token itself: cleared at login and logout.
+    static let legacyCookieName = "faultline_admin"
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        if Self.openPrefixes.contains(where: { path.hasPrefix($0) }) { return try await next(request, context) }
+        if DashboardPaths.isOpenRoute(path) || DashboardPaths.publicFiles.contains(path) { return try await next(request, context) }
+        if let cookie = Self.cookie(request.headers[.cookie]), let session = try await sessions.session(cookie: cookie) {
+            var context = context
+            context.adminSession = session
+            return try await next(request, context)
+        }
         let header = request.headers[.authorization]
-        for secret in [Self.cookie(request.headers[.cookie]), Self.basicPassword(header), BearerAuthMiddleware.bearer(header)] {
-            if let secret, try await projects.isAdmin(secret) { return try await next(request, context) }
+        let presented = [Self.basicPassword(header), BearerAuthMiddleware.bearer(header)].compactMap { $0 }
+        if !presented.isEmpty {
+            if let wait = sessions.throttled(context.clientAddress) { throw APIError.tooManyAttempts(retryAfter: wait) }
+            for secret in presented {
+                if try await projects.isAdmin(secret) { return try await next(request, context) }
+            }
+            sessions.recordFailure(context.clientAddress)
         }
         let accept = request.headers[.accept] ?? ""
         if header == nil, request.method == .get || request.method == .head, accept.contains("text/html") {
@@ -40,7 +54,7 @@ struct DashboardAuthMiddleware: RouterMiddleware {
         return response
     }
 
-    /// The admin token from a `Cookie` header.
+    /// The session cookie's value from a `Cookie` header.
     static func cookie(_ header: String?) -> String? {
         guard let header else { return nil }
         for part in header.split(separator: ";") {
@@ -62,9 +76,11 @@ struct DashboardAuthMiddleware: RouterMiddleware {
     }
 }
 
-/// `GET /login` (the form), `POST /login` (checks the admin token, sets the cookie) and `POST /logout`.
+/// `GET /login` (the form), `POST /login` (checks the admin token, starts a session) and `POST /logout` (ends it).
 struct LoginController {
-    let projects: ProjectService
+    let sessions: AdminSessionService
+    /// Mark the cookie `Secure` (the server is reached over https, per `--public-url`).
+    let secureCookie: Bool
     let page: @Sendable (_ error: String?, _ next: String) -> String
 
     var endpoints: RouteCollection<AppRequestContext> {
@@ -82,25 +98,40 @@ struct LoginController {
         let body = try await request.body.collect(upTo: 8 * 1024)
         let fields = Self.formFields(String(buffer: body))
         let next = Self.safeNext(fields["next"])
-        guard let token = fields["token"]?.trimmingCharacters(in: .whitespaces), !token.isEmpty,
-              try await projects.isAdmin(token) else {
+        let token = fields["token"]?.trimmingCharacters(in: .whitespaces) ?? ""
+        switch try await sessions.login(token: token, client: context.clientAddress) {
+        case .throttled(let wait):
+            var response = html(page("Too many failed attempts. Try again in \(wait) seconds.", next), status: .tooManyRequests)
+            response.headers[.retryAfter] = String(wait)
+            return response
+        case .refused:
             return html(page("That is not the admin token.", next), status: .unauthorized)
+        case .loggedIn(let cookie, let session):
+            var headers: HTTPFields = [.location: next, .cacheControl: "no-store"]
+            headers.append(HTTPField(name: .setCookie, value: sessionCookie(cookie, maxAge: Int(sessions.lifetime))))
+            headers.append(HTTPField(name: .setCookie, value: clearing(DashboardAuthMiddleware.legacyCookieName)))
+            context.logger.info("dashboard login", metadata: [Telemetry.LogKey.session: "\(session.id)"])
+            return Response(status: .seeOther, headers: headers)
         }
-        return Response(
-            status: .seeOther,
-            headers: [
-                .location: next, .cacheControl: "no-store",
-                .setCookie: "\(DashboardAuthMiddleware.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000",
-            ])
     }
 
     @Sendable func logout(_ request: Request, context: AppRequestContext) async throws -> Response {
-        Response(
-            status: .seeOther,
-            headers: [
-                .location: "/login", .cacheControl: "no-store",
-                .setCookie: "\(DashboardAuthMiddleware.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0",
-            ])
+        if let cookie = DashboardAuthMiddleware.cookie(request.headers[.cookie]) {
+            try await sessions.logout(cookie: cookie)
+        }
+        var headers: HTTPFields = [.location: "/login", .cacheControl: "no-store"]
+        headers.append(HTTPField(name: .setCookie, value: clearing(DashboardAuthMiddleware.cookieName)))
+        headers.append(HTTPField(name: .setCookie, value: clearing(DashboardAuthMiddleware.legacyCookieName)))
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    /// `HttpOnly` (no script reads it), `SameSite=Lax` (not sent on cross-site posts), `Path=/`, `Secure` over https.
+    func sessionCookie(_ value: String, maxAge: Int) -> String {
+        "\(DashboardAuthMiddleware.cookieName)=\(value); Path=/; HttpOnly; SameSite=Lax; Max-Age=\(maxAge)" + (secureCookie ? "; Secure" : "")
+    }
+
+    func clearing(_ name: String) -> String {
+        "\(name)=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0" + (secureCookie ? "; Secure" : "")
     }
 
     func html(_ text: String, status: HTTPResponse.Status) -> Response {
@@ -109,10 +140,9 @@ struct LoginController {
             body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// A local path to return to after logging in; anything else (other hosts, `//evil`) becomes `/`.
+    /// A local path to return to after logging in; anything else (other hosts, `//evil`, `/\evil`, schemes) becomes `/`.
     static func safeNext(_ next: String?) -> String {
-        guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.contains("\\"),
-              next.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7f }) else { return "/" }
+        guard let next, DashboardPaths.isLocalRedirect(next) else { return "/" }
         return next
     }
 
@@ -128,20 +158,7 @@ struct LoginController {
     }
 
     static func percentDecode(_ text: String) -> String? {
-        var bytes: [UInt8] = []
-        var utf8 = Array(text.utf8)[...]
-        while let byte = utf8.popFirst() {
-            if byte == UInt8(ascii: "+") {
-                bytes.append(UInt8(ascii: " "))
-            } else if byte == UInt8(ascii: "%") {
-                guard utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else { return nil }
-                bytes.append(value)
-                utf8 = utf8.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        DashboardPaths.percentDecoded(text.replacingOccurrences(of: "+", with: " "))
     }
 
     static func percentEncode(_ text: String) -> String {

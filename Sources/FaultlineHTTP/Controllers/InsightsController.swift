@@ -10,7 +10,8 @@ import Foundation
 #endif
 
 /// The insights API: issues (list, detail, status changes), release health, releases, top issues, alerts and
-/// alert settings. An upload token reads its own project; the admin token names one with `?project=SLUG`.
+/// alert settings. An upload token reads its own project; the admin token names one with `?project=SLUG`. Only the
+/// admin token changes alert settings.
 struct InsightsController {
     let insights: any InsightsReader
     let clientReports: any ClientReportReader
@@ -18,6 +19,8 @@ struct InsightsController {
     let alerts: any AlertStore
     let projects: ProjectService
     let clock: any WallClock
+    /// Where webhooks may go (checked when the URL is set; the dispatcher checks again before each delivery).
+    let webhookTargets: WebhookTargetPolicy
 
     var endpoints: RouteCollection<ReaderContext> {
         RouteCollection(context: ReaderContext.self)
@@ -139,7 +142,12 @@ struct InsightsController {
         return SettingsOut(settings: try await alerts.settings(project: project.id))
     }
 
+    /// `PUT /api/v1/alert-settings?project=SLUG`: admin token only. The settings hold the webhook URL, which makes
+    /// the server send requests; an upload token (held by CI) may read them, not change them.
     @Sendable func putSettings(_ request: Request, context: ReaderContext) async throws -> SettingsOut {
+        guard context.scope == .admin else {
+            throw APIError.forbidden("changing alert settings needs the admin token (an upload token may only read them)")
+        }
         let project = try await context.project(request, projects: projects)
         let body = try await request.body.collect(upTo: 16 * 1024)
         let settings: AlertSettings
@@ -149,6 +157,7 @@ struct InsightsController {
             throw APIError.badRequest("send every setting of GET /api/v1/alert-settings as JSON", field: "settings")
         }
         if let problem = settings.problem { throw APIError.badRequest(problem.message, field: problem.field) }
+        if let url = settings.webhookURL, !url.isEmpty { try await webhookTargets.check(url) }
         try await alerts.saveSettings(settings, project: project.id, at: clock.now())
         return SettingsOut(settings: settings)
     }

@@ -203,9 +203,14 @@ struct AlertOut: Codable {
     var createdAt: String
     var delivery: String?
     var deliveryAttempts: Int?
+    /// The last attempt's HTTP status, when the target answered.
+    var deliveryStatus: Int?
+    /// The last attempt's failure: `HTTP <status>` or a fixed class (`refused_target`, `timeout`…), never the
+    /// target's answer.
+    var deliveryError: String?
     enum CodingKeys: String, CodingKey {
         case id, kind, title, issueID = "issue_id", release, reason, createdAt = "created_at", delivery
-        case deliveryAttempts = "delivery_attempts"
+        case deliveryAttempts = "delivery_attempts", deliveryStatus = "delivery_status", deliveryError = "delivery_error"
     }
     init(_ a: Alert, delivery: DeliveryStatus?) {
         id = a.id
@@ -217,6 +222,8 @@ struct AlertOut: Codable {
         createdAt = Timestamps.formatISO8601(a.createdAt)
         self.delivery = delivery?.state
         deliveryAttempts = delivery?.attempts
+        deliveryStatus = delivery?.lastStatus
+        deliveryError = delivery?.lastError
     }
 }
 

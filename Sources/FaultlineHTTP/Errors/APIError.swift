@@ -64,6 +64,18 @@ struct APIError: HTTPResponseError {
         APIError(status: .badRequest, code: "invalid_field", message: message, field: field)
     }
 
+    static func forbidden(_ message: String) -> APIError {
+        APIError(status: .forbidden, code: "forbidden", message: message)
+    }
+
+    /// Too many failed attempts to authenticate from one address.
+    static func tooManyAttempts(retryAfter seconds: Int) -> APIError {
+        APIError(
+            status: .tooManyRequests, code: "too_many_attempts",
+            message: "too many failed attempts from this address; try again in \(seconds) seconds",
+            headers: [.retryAfter: String(seconds)])
+    }
+
     static func notFound(_ message: String) -> APIError {
         APIError(status: .notFound, code: "not_found", message: message)
     }
@@ -95,6 +107,10 @@ struct APIError: HTTPResponseError {
             case .storageFailed:
                 return APIError(status: .internalServerError, code: "internal", message: "the request could not be stored; retry")
             }
+        case let error as WebhookTargetProblem:
+            return APIError(status: .badRequest, code: error.code.rawValue, message: error.message, field: "webhook_url")
+        case let error as ProjectError:
+            return APIError(status: .badRequest, code: error.code.rawValue, message: error.message, field: "slug")
         case let error as DebugFileError:
             let status: HTTPResponse.Status = error.code == .quotaExceeded ? .contentTooLarge : .badRequest
             return APIError(status: status, code: error.code.rawValue, message: error.message)

@@ -123,7 +123,8 @@ public struct AlertService: Service {
     }
 }
 
-/// The JSON a webhook receives: Slack's `text` plus the alert's facts for other receivers.
+/// The JSON a webhook receives: Slack's `text` (values from reports escaped for Slack) plus the alert's facts, as
+/// recorded, for other receivers (Slack reads only `text`).
 public enum WebhookMessage {
     struct Body: Encodable {
         struct AlertFacts: Encodable {
@@ -164,6 +165,23 @@ public enum WebhookMessage {
                 id: alert.id, kind: alert.kind.rawValue, project: projectSlug, title: alert.title, release: alert.release,
                 issueID: alert.issue?.rawValue, reason: alert.reason,
                 createdAt: alert.createdAt.formatted(.iso8601), url: link))
-        return Array(try encoder.encode(body))
+        return jsonHTMLSafe(Array(try encoder.encode(body)))
+    }
+
+    /// Writes `<`, `>` and `&` as `\u003c`, `\u003e` and `\u0026`: the same JSON values, but the raw body holds
+    /// no markup from reports, for receivers that look at the bytes rather than parse them. (The three characters
+    /// appear only inside strings in JSON, so the swap is always valid.)
+    static func jsonHTMLSafe(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "<"): out += Array("\\u003c".utf8)
+            case UInt8(ascii: ">"): out += Array("\\u003e".utf8)
+            case UInt8(ascii: "&"): out += Array("\\u0026".utf8)
+            default: out.append(byte)
+            }
+        }
+        return out
     }
 }

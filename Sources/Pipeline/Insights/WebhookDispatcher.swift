@@ -8,9 +8,30 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Sends one webhook POST; returns the HTTP status, throws when no answer came (refused, timed out).
+/// Sends one webhook POST; returns the HTTP status, throws when no answer came (refused, timed out), preferably a
+/// ``WebhookFailure``.
 public protocol WebhookSending: Sendable {
     func post(url: String, body: [UInt8]) async throws -> Int
+}
+
+/// Why a webhook POST got no usable answer, as a fixed class. Only the class (or the answer's status code) is
+/// stored and shown: never the target's answer nor an error's text, which would make the alerts page a way to
+/// learn what answers at an address.
+public enum WebhookFailure: String, Error, Sendable, CaseIterable {
+    /// The target is not allowed (``WebhookTargetPolicy``); not retried.
+    case refusedTarget = "refused_target"
+    /// The URL could not be used.
+    case invalidURL = "invalid_url"
+    /// The host name did not resolve.
+    case unresolvable = "unresolvable_host"
+    /// No connection could be made.
+    case connectionFailed = "connection_failed"
+    /// The connection or the answer took too long.
+    case timeout
+    /// The TLS handshake failed.
+    case tls = "tls_failed"
+    /// The answer could not be read.
+    case badResponse = "bad_response"
 }
 
 /// Delivers the webhook outbox: each pending delivery is POSTed; a 2xx marks it delivered, anything else
@@ -21,6 +42,7 @@ public protocol WebhookSending: Sendable {
 public struct WebhookDispatcher: Service {
     let store: any AlertStore
     let sender: any WebhookSending
+    let targets: WebhookTargetPolicy
     let clock: any WallClock
     let logger: Logger
     let telemetry: Telemetry?
@@ -29,11 +51,13 @@ public struct WebhookDispatcher: Service {
     let maxAttempts: Int
     let idleDelay: Duration
 
-    public init(store: any AlertStore, sender: any WebhookSending, clock: any WallClock, logger: Logger, telemetry: Telemetry? = nil,
-                baseBackoff: TimeInterval = 5, maxBackoff: TimeInterval = 600, maxAttempts: Int = 12,
+    /// - Parameter targets: checked before every attempt; a refused target fails the delivery at once.
+    public init(store: any AlertStore, sender: any WebhookSending, targets: WebhookTargetPolicy, clock: any WallClock, logger: Logger,
+                telemetry: Telemetry? = nil, baseBackoff: TimeInterval = 5, maxBackoff: TimeInterval = 600, maxAttempts: Int = 12,
                 idleDelay: Duration = .seconds(1)) {
         self.store = store
         self.sender = sender
+        self.targets = targets
         self.clock = clock
         self.logger = logger
         self.telemetry = telemetry
@@ -56,6 +80,11 @@ public struct WebhookDispatcher: Service {
             let outcome: DeliveryOutcome
             let attempts = delivery.attempts + 1
             do {
+                do throws(WebhookTargetProblem) {
+                    try await targets.check(delivery.url)
+                } catch {
+                    throw error.code == .unresolvable ? WebhookFailure.unresolvable : WebhookFailure.refusedTarget
+                }
                 let status = try await sender.post(url: delivery.url, body: delivery.body)
                 if (200..<300).contains(status) {
                     outcome = .delivered(status: status)
@@ -65,10 +94,10 @@ public struct WebhookDispatcher: Service {
                     outcome = .retry(next: clock.now().addingTimeInterval(backoff(afterAttempts: attempts)), status: status, error: "HTTP \(status)")
                 }
             } catch {
-                let message = String(describing: error).prefix(300)
-                outcome = attempts >= maxAttempts
-                    ? .failed(status: nil, error: String(message))
-                    : .retry(next: clock.now().addingTimeInterval(backoff(afterAttempts: attempts)), status: nil, error: String(message))
+                let failure = error as? WebhookFailure ?? .connectionFailed
+                outcome = attempts >= maxAttempts || failure == .refusedTarget || failure == .invalidURL
+                    ? .failed(status: nil, error: failure.rawValue)
+                    : .retry(next: clock.now().addingTimeInterval(backoff(afterAttempts: attempts)), status: nil, error: failure.rawValue)
             }
             try await store.recordAttempt(delivery.id, outcome: outcome, at: clock.now())
             let label: String

@@ -1,0 +1,115 @@
+import FaultlineCore
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Dashboard logins: exchanges the admin token for a random session secret (the cookie), checks and ends
+/// sessions, and slows down guessing.
+///
+/// The cookie never holds the admin token: a leaked cookie (a proxy log, a shared browser profile) gives at most one
+/// session until it expires or logs out, and the token itself stays usable only where it is typed. Only the
+/// secret's SHA-256 is stored. Sessions are checked in the database on every request (no cache), so logout and
+/// token rotation take effect at once.
+///
+/// Failed attempts are counted per client address in memory: after `maxFailures` within `failureWindow`, the
+/// address is refused (even with the right token) until the oldest failure ages out. In memory only: a restart
+/// forgets the counts, which an attacker cannot cause.
+public final class AdminSessionService: Sendable {
+    let store: any AdminSessionStore
+    let projects: ProjectService
+    let hasher: any SecretHashing
+    let generator: any SecretGenerating
+    let clock: any WallClock
+    /// How long a session lasts after login.
+    public let lifetime: TimeInterval
+    let maxFailures: Int
+    let failureWindow: TimeInterval
+    let failures = Mutex<[String: LoginFailures]>([:])
+    /// Most addresses tracked at once; past it, addresses without recent failures are forgotten first.
+    static let maxTrackedAddresses = 10_000
+
+    public init(store: any AdminSessionStore, projects: ProjectService, hasher: any SecretHashing, generator: any SecretGenerating,
+                clock: any WallClock, lifetime: TimeInterval = 7 * 86_400, maxFailures: Int = 10, failureWindow: TimeInterval = 60) {
+        self.store = store
+        self.projects = projects
+        self.hasher = hasher
+        self.generator = generator
+        self.clock = clock
+        self.lifetime = lifetime
+        self.maxFailures = max(1, maxFailures)
+        self.failureWindow = failureWindow
+    }
+
+    /// What a login attempt came to.
+    public enum LoginOutcome: Sendable, Equatable {
+        /// A new session: `cookie` is the secret to set in the browser (shown once; only its hash is kept).
+        case loggedIn(cookie: String, session: AdminSession)
+        /// Not the admin token.
+        case refused
+        /// Too many failures from this address: try again after this many seconds.
+        case throttled(retryAfter: Int)
+    }
+
+    /// Seconds `client` must wait before its next attempt is heard, or nil.
+    public func throttled(_ client: String) -> Int? {
+        let now = clock.now()
+        return failures.withLock { $0[client]?.retryAfter(now: now, maxFailures: maxFailures, window: failureWindow) }
+    }
+
+    /// Records a failed attempt by `client` (a wrong token at `/login`, or in a Basic/Bearer header on the dashboard).
+    public func recordFailure(_ client: String) {
+        let now = clock.now()
+        let window = failureWindow
+        failures.withLock { all in
+            if all.count >= Self.maxTrackedAddresses {
+                for (key, value) in all where value.retryAfter(now: now, maxFailures: 1, window: window) == nil {
+                    all[key] = nil
+                }
+                if all.count >= Self.maxTrackedAddresses { all.removeAll() }
+            }
+            var entry = all[client] ?? LoginFailures()
+            entry.forget(before: now, window: window)
+            entry.record(now, keep: maxFailures)
+            all[client] = entry
+        }
+    }
+
+    /// Checks `token` for `client`; on success starts a session.
+    public func login(token: String, client: String) async throws -> LoginOutcome {
+        if let wait = throttled(client) { return .throttled(retryAfter: wait) }
+        guard !token.isEmpty, try await projects.isAdmin(token) else {
+            recordFailure(client)
+            return .refused
+        }
+        failures.withLock { $0[client] = nil }
+        let cookie = generator.randomHex(bytes: 32)
+        let now = clock.now()
+        let session = try await store.createSession(
+            tokenHash: hasher.hash(cookie), secret: generator.randomHex(bytes: 32), createdAt: now,
+            expiresAt: now.addingTimeInterval(lifetime))
+        // Expired rows are of no use; dropping them at login keeps the table small without a timer.
+        try await store.pruneSessions(expiredBefore: now)
+        return .loggedIn(cookie: cookie, session: session)
+    }
+
+    /// The live session a cookie value names, or nil (unknown, expired or logged out).
+    public func session(cookie: String) async throws -> AdminSession? {
+        guard Self.looksLikeSessionSecret(cookie) else { return nil }
+        return try await store.session(tokenHash: hasher.hash(cookie), now: clock.now())
+    }
+
+    /// Ends the session a cookie value names.
+    public func logout(cookie: String) async throws {
+        guard Self.looksLikeSessionSecret(cookie) else { return }
+        try await store.revokeSession(tokenHash: hasher.hash(cookie))
+    }
+
+    /// 64 lowercase hex digits: anything else is not one of ours and is not looked up.
+    static func looksLikeSessionSecret(_ value: String) -> Bool {
+        value.utf8.count == 64 && value.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+}
