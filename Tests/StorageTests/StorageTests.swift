@@ -39,7 +39,25 @@ let payload = StoredPayload(bytes: [0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x
     @Test func opensInWALModeWithNamedMigrations() throws {
         let db = try TempDatabase()
         #expect(try db.database.journalMode() == "wal")
-        #expect(try db.database.appliedMigrations() == ["v1-projects-reports-sessions", "v2-debug-files", "v3-payload-format", "v4-symbolication", "v5-issues-health-alerts", "v6-sentry"])
+        #expect(try db.database.appliedMigrations() == ["v1-projects-reports-sessions", "v2-debug-files", "v3-payload-format", "v4-symbolication", "v5-issues-health-alerts", "v6-sentry", "v10-privacy-settings"])
+    }
+
+    @Test func privacySettingsDefaultOnAndRoundTripPerProject() async throws {
+        let db = try TempDatabase()
+        let store = SQLiteProjectStore(database: db.database)
+        let app = try await project(db)
+        let other = try await project(db, "other")
+        #expect(app.privacy == PrivacySettings())
+        #expect(try await store.project(id: app.id)?.privacy == PrivacySettings(scrubbing: true, keepIPAddresses: false))
+        let custom = PrivacySettings(scrubbing: false, safeFields: ["order_token", "é\"x"], sensitiveFields: ["ssn"], keepIPAddresses: true)
+        #expect(try await store.setPrivacy(custom, for: app.id))
+        // Read back by every lookup, including the credential one ingest authenticates with.
+        #expect(try await store.project(slug: ProjectSlug("app")!)?.privacy == custom)
+        #expect(try await store.project(credential: SecretHash(hex: String(repeating: "a", count: 64)), kind: .ingest)?.privacy == custom)
+        #expect(try await store.allProjects().first { $0.id == app.id }?.privacy == custom)
+        // The other project keeps the defaults; an unknown project is not created.
+        #expect(try await store.project(id: other.id)?.privacy == PrivacySettings())
+        #expect(try await store.setPrivacy(custom, for: ProjectID(999)) == false)
     }
 
     @Test func projectsAndCredentialsRoundTrip() async throws {
