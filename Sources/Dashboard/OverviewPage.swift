@@ -37,6 +37,8 @@ struct OverviewPage {
         var missingDebugFiles: Int
         var renderedIssues: Set<IssueID>
         var renderedReleases: Set<String>
+        /// The project's privacy settings (what ingest scrubs), shown so a reader knows what the data can hold.
+        var privacy: PrivacySettings = PrivacySettings()
     }
 
     var chrome: PageChrome
@@ -59,6 +61,10 @@ struct OverviewPage {
     var releasesHref: String
     var alertsHref: String
     var missingHref: String
+    var privacyScrubbing: String
+    var privacySafeFields: String
+    var privacySensitiveFields: String
+    var privacyIPAddresses: String
 
     init(_ input: Input) {
         let slug = input.slug
@@ -110,5 +116,12 @@ struct OverviewPage {
         releasesHref = SitePaths.relative(from: path, to: SitePaths.releases(slug))
         alertsHref = SitePaths.relative(from: path, to: SitePaths.alerts(slug))
         missingHref = SitePaths.relative(from: path, to: SitePaths.missingDebugFiles(slug))
+        let privacy = input.privacy
+        privacyScrubbing = privacy.scrubbing
+            ? "On: sensitive keys, card numbers, IBANs, private keys, tokens and URL passwords are replaced with [Filtered]"
+            : "Off: values are stored as sent"
+        privacySafeFields = privacy.safeFields.isEmpty ? "none" : privacy.safeFields.joined(separator: ", ")
+        privacySensitiveFields = privacy.sensitiveFields.isEmpty ? "defaults only" : privacy.sensitiveFields.joined(separator: ", ")
+        privacyIPAddresses = privacy.keepIPAddresses ? "Kept" : "Dropped"
     }
 }

@@ -125,7 +125,7 @@ struct ProjectRenderer {
                 top: snapshot.top, releases: snapshot.releases,
                 alerts: Array(snapshot.alerts.prefix(limits.overviewAlerts)), counts: snapshot.counts,
                 missingDebugFiles: snapshot.missing.count, renderedIssues: snapshot.issueIDs,
-                renderedReleases: releases))
+                renderedReleases: releases, privacy: project.privacy))
         try await emit(SitePaths.overview(slug), overview, as: "overview", write: write)
         let list = IssueListPage(
             slug: slug, issues: Array(snapshot.issues.prefix(limits.listedIssues)), total: snapshot.counts.values.reduce(0, +),

@@ -158,6 +158,8 @@ public protocol ProjectStore: Sendable {
     /// Replaces the admin token hash.
     func setAdminTokenHash(_ hash: SecretHash, at date: Date) async throws
     func isAdminTokenHash(_ hash: SecretHash) async throws -> Bool
+    /// Replaces a project's privacy settings; false when there is no such project.
+    func setPrivacy(_ settings: PrivacySettings, for project: ProjectID) async throws -> Bool
 }
 
 /// A stored report as the read API returns it: the report re-read from its raw payload plus what

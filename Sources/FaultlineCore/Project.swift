@@ -11,11 +11,14 @@ public struct Project: Sendable, Equatable {
     public var createdAt: Date
     /// Reports per second the project may post (a token bucket refilled at this rate).
     public var rateLimitPerSecond: Double
-    public init(id: ProjectID, slug: ProjectSlug, createdAt: Date, rateLimitPerSecond: Double) {
+    /// What is scrubbed from the project's reports before they are stored (on by default).
+    public var privacy: PrivacySettings
+    public init(id: ProjectID, slug: ProjectSlug, createdAt: Date, rateLimitPerSecond: Double, privacy: PrivacySettings = PrivacySettings()) {
         self.id = id
         self.slug = slug
         self.createdAt = createdAt
         self.rateLimitPerSecond = rateLimitPerSecond
+        self.privacy = privacy
     }
 }
 

@@ -79,6 +79,16 @@ public final class ProjectService: Sendable {
 
     public func project(slug: ProjectSlug) async throws -> Project? { try await store.project(slug: slug) }
 
+    /// Replaces a project's privacy settings; nil when there is no such project. A running server sees the
+    /// change within `cacheSeconds` (its authentication cache holds the project).
+    public func configurePrivacy(slug: ProjectSlug, _ change: (inout PrivacySettings) -> Void) async throws -> Project? {
+        guard var project = try await store.project(slug: slug) else { return nil }
+        change(&project.privacy)
+        guard try await store.setPrivacy(project.privacy, for: project.id) else { return nil }
+        cache.withLock { $0.removeAll() }
+        return project
+    }
+
     /// The project whose secret of `kind` is `secret`, or nil.
     public func authenticate(_ secret: String, as kind: CredentialKind) async throws -> Project? {
         let key = kind.rawValue + ":" + secret

@@ -400,6 +400,18 @@ enum Migrations {
                     CREATE INDEX admin_sessions_by_expiry ON admin_sessions(expires_at);
                     """)
         }
+        migrator.registerMigration("v10-privacy-settings") { db in
+            try db.execute(
+                sql: """
+                    -- Server-side PII scrubbing per project (on by default; IP addresses dropped by default).
+                    ALTER TABLE projects ADD COLUMN scrubbing INTEGER NOT NULL DEFAULT 1 CHECK (scrubbing IN (0, 1));
+                    ALTER TABLE projects ADD COLUMN keep_ip_addresses INTEGER NOT NULL DEFAULT 0
+                        CHECK (keep_ip_addresses IN (0, 1));
+                    -- JSON arrays of field names.
+                    ALTER TABLE projects ADD COLUMN safe_fields TEXT NOT NULL DEFAULT '[]';
+                    ALTER TABLE projects ADD COLUMN sensitive_fields TEXT NOT NULL DEFAULT '[]';
+                    """)
+        }
         return migrator
     }
 }

@@ -31,7 +31,7 @@ public struct SQLiteProjectStore: ProjectStore {
                         sql: "INSERT INTO credentials (hash, kind, project_id, created_at) VALUES (?, ?, ?, ?)",
                         arguments: [hash.hex, kind.rawValue, id, created])
                 }
-                return Project(id: ProjectID(id), slug: slug, createdAt: createdAt, rateLimitPerSecond: rateLimitPerSecond)
+                return Project(id: ProjectID(id), slug: slug, createdAt: createdAt, rateLimitPerSecond: rateLimitPerSecond)  // default privacy, as the columns' defaults
             }
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw StorageError(.conflict, "a project with the slug \"\(slug)\" exists already", underlying: error)
@@ -40,7 +40,7 @@ public struct SQLiteProjectStore: ProjectStore {
 
     public func allProjects() async throws -> [Project] {
         try await database.pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, slug, created_at, rate_limit_per_second FROM projects ORDER BY id")
+            try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM projects ORDER BY id")
                 .compactMap(Self.project)
         }
     }
@@ -48,7 +48,7 @@ public struct SQLiteProjectStore: ProjectStore {
     public func project(slug: ProjectSlug) async throws -> Project? {
         try await database.pool.read { db in
             try Row.fetchOne(
-                db, sql: "SELECT id, slug, created_at, rate_limit_per_second FROM projects WHERE slug = ?",
+                db, sql: "SELECT \(Self.columns) FROM projects WHERE slug = ?",
                 arguments: [slug.rawValue]
             ).flatMap(Self.project)
         }
@@ -57,7 +57,7 @@ public struct SQLiteProjectStore: ProjectStore {
     public func project(id: ProjectID) async throws -> Project? {
         try await database.pool.read { db in
             try Row.fetchOne(
-                db, sql: "SELECT id, slug, created_at, rate_limit_per_second FROM projects WHERE id = ?",
+                db, sql: "SELECT \(Self.columns) FROM projects WHERE id = ?",
                 arguments: [id.rawValue]
             ).flatMap(Self.project)
         }
@@ -68,8 +68,8 @@ public struct SQLiteProjectStore: ProjectStore {
             try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT p.id, p.slug, p.created_at, p.rate_limit_per_second FROM credentials c
-                    JOIN projects p ON p.id = c.project_id WHERE c.hash = ? AND c.kind = ?
+                    SELECT \(Self.columns) FROM credentials c
+                    JOIN projects ON projects.id = c.project_id WHERE c.hash = ? AND c.kind = ?
                     """,
                 arguments: [hash.hex, kind.rawValue]
             ).flatMap(Self.project)
@@ -94,10 +94,43 @@ public struct SQLiteProjectStore: ProjectStore {
         }
     }
 
+    public func setPrivacy(_ settings: PrivacySettings, for project: ProjectID) async throws -> Bool {
+        try await database.pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE projects SET scrubbing = ?, keep_ip_addresses = ?, safe_fields = ?, sensitive_fields = ?
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    settings.scrubbing, settings.keepIPAddresses, Self.encodeList(settings.safeFields),
+                    Self.encodeList(settings.sensitiveFields), project.rawValue,
+                ])
+            return db.changesCount > 0
+        }
+    }
+
+    /// The columns `project(_:)` reads (the `projects` table is aliased `p` where it is joined).
+    static let columns =
+        "projects.id, projects.slug, projects.created_at, projects.rate_limit_per_second, projects.scrubbing, "
+        + "projects.keep_ip_addresses, projects.safe_fields, projects.sensitive_fields"
+
     static func project(_ row: Row) -> Project? {
         guard let slug = ProjectSlug(row["slug"]) else { return nil }
+        let privacy = PrivacySettings(
+            scrubbing: row["scrubbing"], safeFields: decodeList(row["safe_fields"]),
+            sensitiveFields: decodeList(row["sensitive_fields"]), keepIPAddresses: row["keep_ip_addresses"])
         return Project(
             id: ProjectID(row["id"]), slug: slug, createdAt: Millis.date(row["created_at"]),
-            rateLimitPerSecond: row["rate_limit_per_second"])
+            rateLimitPerSecond: row["rate_limit_per_second"], privacy: privacy)
+    }
+
+    /// Field-name lists are stored as JSON arrays of strings.
+    static func encodeList(_ list: [String]) -> String {
+        (try? JSONEncoder().encode(list)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+    }
+
+    static func decodeList(_ text: String?) -> [String] {
+        guard let text, let list = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return [] }
+        return list
     }
 }

@@ -9,10 +9,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `faultline projects create|list`.
+/// `faultline projects create|list|configure`.
 struct Projects: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create and list projects.", subcommands: [Create.self, List.self])
+        abstract: "Create, list and configure projects.", subcommands: [Create.self, List.self, Configure.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -92,6 +92,100 @@ struct Projects: AsyncParsableCommand {
             print("id\tslug\trate limit/s")
             for project in projects {
                 print("\(project.id)\t\(project.slug)\t\(project.rateLimitPerSecond)")
+            }
+        }
+    }
+}
+
+extension Projects {
+    /// `faultline projects configure SLUG`: the project's privacy settings (server-side PII scrubbing).
+    struct Configure: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set a project's privacy settings and print them (with no option, only print them).",
+            discussion: """
+                Scrubbing (on by default) replaces values of sensitive keys, credit card numbers, IBANs, PEM private \
+                keys, bearer tokens and URL passwords with [Filtered], and user names in home paths with [user], \
+                before a report is stored. IP addresses are dropped unless --keep-ip-addresses on. A running server \
+                applies the change within a minute.
+                """)
+
+        enum Switch: String, ExpressibleByArgument, CaseIterable {
+            case on, off
+            var isOn: Bool { self == .on }
+        }
+
+        @OptionGroup var dataOptions: DataOptions
+
+        @Argument(help: "The project's slug.")
+        var slug: String
+
+        @Option(help: "Scrub personal data from reports before storing them: on or off.")
+        var scrubbing: Switch?
+
+        @Option(name: .customLong("safe-field"), help: "A key never scrubbed (exact name, any case); repeat for more. Replaces the list.")
+        var safeFields: [String] = []
+
+        @Option(name: .customLong("sensitive-field"), help: "Another key name whose values are filtered (substring, any case); repeat for more. Replaces the list.")
+        var sensitiveFields: [String] = []
+
+        @Flag(help: "Empty the safe-field list.")
+        var clearSafeFields = false
+
+        @Flag(help: "Empty the sensitive-field list.")
+        var clearSensitiveFields = false
+
+        @Option(name: .customLong("keep-ip-addresses"), help: "Keep client IP addresses (user.ip_address, REMOTE_ADDR): on or off.")
+        var keepIPAddresses: Switch?
+
+        @Flag(help: "Print JSON.")
+        var json = false
+
+        func validate() throws {
+            guard ProjectSlug(slug) != nil else {
+                throw ValidationError("'\(slug)' is not a slug: use 1–64 lowercase letters, digits, '-' or '_'")
+            }
+            for field in safeFields + sensitiveFields where field.isEmpty || field.utf8.count > 256 {
+                throw ValidationError("a field name must be 1–256 bytes")
+            }
+            if clearSafeFields && !safeFields.isEmpty { throw ValidationError("--clear-safe-fields and --safe-field exclude each other") }
+            if clearSensitiveFields && !sensitiveFields.isEmpty {
+                throw ValidationError("--clear-sensitive-fields and --sensitive-field exclude each other")
+            }
+        }
+
+        func run() async throws {
+            let root = try Composition(folder: dataOptions.folder)
+            defer { try? root.database.close() }
+            let configured = try await root.projects.configurePrivacy(slug: ProjectSlug(slug)!) { settings in
+                if let scrubbing { settings.scrubbing = scrubbing.isOn }
+                if let keepIPAddresses { settings.keepIPAddresses = keepIPAddresses.isOn }
+                if !safeFields.isEmpty || clearSafeFields { settings.safeFields = safeFields }
+                if !sensitiveFields.isEmpty || clearSensitiveFields { settings.sensitiveFields = sensitiveFields }
+            }
+            guard let project = configured else {
+                throw ValidationError("no project with the slug '\(slug)'")
+            }
+            let privacy = project.privacy
+            if json {
+                struct Out: Encodable {
+                    var slug: String
+                    var scrubbing: Bool
+                    var safe_fields: [String]
+                    var sensitive_fields: [String]
+                    var keep_ip_addresses: Bool
+                }
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                let out = Out(
+                    slug: slug, scrubbing: privacy.scrubbing, safe_fields: privacy.safeFields,
+                    sensitive_fields: privacy.sensitiveFields, keep_ip_addresses: privacy.keepIPAddresses)
+                print(String(decoding: try encoder.encode(out), as: UTF8.self))
+            } else {
+                print("project:           \(slug)")
+                print("scrubbing:         \(privacy.scrubbing ? "on" : "off")")
+                print("safe fields:       \(privacy.safeFields.isEmpty ? "(none)" : privacy.safeFields.joined(separator: ", "))")
+                print("sensitive fields:  \(privacy.sensitiveFields.isEmpty ? "(defaults only)" : privacy.sensitiveFields.joined(separator: ", "))")
+                print("keep IP addresses: \(privacy.keepIPAddresses ? "on" : "off")")
             }
         }
     }

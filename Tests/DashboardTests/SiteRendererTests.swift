@@ -281,4 +281,18 @@ struct SiteRendererTests {
         // The pages of issues left off the list are still rendered (the overview's rankings link to them).
         #expect(Set(cut.keys.filter { $0.hasPrefix("demo/issues/") }) == Set(all.keys.filter { $0.hasPrefix("demo/issues/") }))
     }
+
+    @Test("the overview shows each project's privacy settings, escaped")
+    func privacySettingsOnTheOverview() async throws {
+        let (pages, _) = try await Fixtures.render()
+        let demo = try #require(pages["demo/index.html"])
+        #expect(demo.contains("<dt>Scrubbing</dt><dd>On: sensitive keys"))
+        #expect(demo.contains("<dt>IP addresses</dt><dd>Dropped</dd>"))
+        #expect(demo.contains("<dt>Safe fields</dt><dd>none</dd>"))
+        let empty = try #require(pages["empty/index.html"])
+        #expect(empty.contains("<dt>Scrubbing</dt><dd>Off: values are stored as sent</dd>"))
+        #expect(empty.contains("<dt>Safe fields</dt><dd>order_&lt;id&gt;, plan</dd>"))
+        #expect(empty.contains("<dt>IP addresses</dt><dd>Kept</dd>"))
+        #expect(!empty.contains("order_<id>"))
+    }
 }

@@ -76,6 +76,34 @@ import Testing
         #expect(try await eventually { (try await get(s, "/api/v1/issues")["issues"] as? [[String: Any]])?.count == 3 })
     }
 
+    /// Server-side scrubbing with the real SDK: `send_default_pii=True` sends the user's IP, and the app put a
+    /// password in extra data, a card number in a message and a database password in a breadcrumb URL.
+    @Test func personalDataIsScrubbedBeforeItIsStored() async throws {
+        let s = try await start()
+        defer { s.server.cleanUp() }
+        let run = try python([s.dsn, "pii"])
+        #expect(run.status == 0, "\(run.err)")
+        #expect(try await eventually { try await reports(s).count == 1 })
+        let id = try #require(try await reports(s).first?["event_id"] as? String)
+        let full = try await get(s, "/api/v1/reports/\(id)")
+        #expect(full["user_id"] as? String == "user-9")
+        let keys = full["custom_keys"] as? [String: Any] ?? [:]
+        #expect(keys["extra.password"] as? String == "[Filtered]")
+        #expect(keys["extra.order"] as? String == "A-1001")
+        let message = (full["error"] as? [String: Any])?["message"] as? String
+        #expect(message == "charge failed for card [Filtered]")
+        let crumbs = (full["breadcrumbs"] as? [[String: Any]] ?? []).compactMap { $0["message"] as? String }
+        #expect(crumbs.contains("connect postgres://shop:[Filtered]@db.internal/shop"))
+
+        // Nothing of it reached the disk: not in the stored payload (inflated), not anywhere in the database files.
+        let stored = try Command.run("python3", [PrivacyEndToEndTests.storedBytesScript, s.server.folder])
+        #expect(stored.status == 0, "\(stored.err)")
+        #expect(stored.out.contains("user-9"))
+        for secret in ["hunter2-extra", "4111 1111 1111 1111", "pgsecret77", "203.0.113.99"] {
+            #expect(!stored.out.contains(secret), "\(secret) was stored")
+        }
+    }
+
     @Test func unhandledCrashAndSessionsAcrossTwoReleases() async throws {
         let s = try await start()
         defer { s.server.cleanUp() }

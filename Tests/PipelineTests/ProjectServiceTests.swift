@@ -34,6 +34,13 @@ final class MemoryProjectStore: ProjectStore {
         }
     }
     func isAdminTokenHash(_ hash: SecretHash) async throws -> Bool { state.withLock { $0.credentials[hash]?.0 == .admin } }
+    func setPrivacy(_ settings: PrivacySettings, for project: ProjectID) async throws -> Bool {
+        state.withLock { s in
+            guard let i = s.projects.firstIndex(where: { $0.id == project }) else { return false }
+            s.projects[i].privacy = settings
+            return true
+        }
+    }
 }
 
 struct ReversingHasher: SecretHashing {

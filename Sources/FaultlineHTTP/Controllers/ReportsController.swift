@@ -30,7 +30,9 @@ struct ReportsController<Ingest: ReportIngesting> {
 
     @Sendable func post(_ request: Request, context: IngestContext) async throws -> EditedResponse<Receipt> {
         let body = try await IngestBody.read(request, limit: limits.maxBatchBytes)
-        let decoded = try NativeReports.decode(body.bytes, limits: limits)
+        // Scrubbed before anything is decoded or stored; ranges refer to the scrubbed bytes.
+        let (decoded, scrubbed) = try NativeReports.decode(
+            body.bytes, limits: limits, scrubber: Scrubber(settings: context.project.privacy))
         var reports: [PreparedReport] = []
         var rejected: [Rejection] = []
         var firstError: FormatError?
@@ -44,7 +46,7 @@ struct ReportsController<Ingest: ReportIngesting> {
         }
         if !rejected.isEmpty { telemetry.rejected(.invalid, count: rejected.count) }
         guard !reports.isEmpty else { throw firstError ?? FormatError(.invalidField, "no reports", field: "reports") }
-        let receipt = try await ingest.accept(reports, payload: try body.storedPayload(), for: context.project)
+        let receipt = try await ingest.accept(reports, payload: try body.storedPayload(scrubbed: scrubbed), for: context.project)
         let accepted = reports.map(\.report.eventID.rawValue)
         return EditedResponse(
             status: .accepted,

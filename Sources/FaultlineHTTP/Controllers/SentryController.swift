@@ -47,7 +47,8 @@ struct SentryController<Ingest: ReportIngesting> {
         let contents = try SentryIngestDecoding.envelope(
             bytes, limits: limits, maxAttachmentBytes: maxAttachmentBytes, receivedAt: clock.now(),
             // Unique per request, so two flushes of equal session aggregates are two sets of sessions.
-            seed: "\(project.id)-\(clock.now().timeIntervalSince1970)-\(context.id)")
+            seed: "\(project.id)-\(clock.now().timeIntervalSince1970)-\(context.id)",
+            scrubber: Scrubber(settings: project.privacy))
         for type in contents.contents.skipped {
             telemetry.count(Telemetry.Name.sentryItemsSkipped, [("type", Self.knownItemType(type))])
         }
@@ -57,7 +58,8 @@ struct SentryController<Ingest: ReportIngesting> {
     @Sendable func store(_ request: Request, context: AppRequestContext) async throws -> Response {
         let project = try await authenticate(request, context: context)
         let bytes = try await body(request, limit: limits.maxBatchBytes)
-        let contents = try SentryIngestDecoding.store(bytes, limits: limits, receivedAt: clock.now())
+        let contents = try SentryIngestDecoding.store(
+            bytes, limits: limits, receivedAt: clock.now(), scrubber: Scrubber(settings: project.privacy))
         return try await store(contents, project: project, request: request, context: context)
     }
 

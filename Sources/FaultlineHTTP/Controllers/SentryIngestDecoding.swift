@@ -38,18 +38,27 @@ enum SentryIngestDecoding {
         SentryAuth.from(xSentryAuth: xSentryAuth, authorization: authorization, query: query)?.publicKey
     }
 
-    /// An envelope. Malformed items are left out (a malformed event is in `contents.eventError`).
-    static func envelope(_ bytes: [UInt8], limits: IngestLimits, maxAttachmentBytes: Int, receivedAt: Date, seed: String) throws
-        -> Contents
-    {
-        let contents = try SentryEnvelopeReader.read(
+    /// An envelope, scrubbed (its JSON items re-framed) before it is read. Malformed items are left out (a
+    /// malformed event is in `contents.eventError`).
+    static func envelope(
+        _ original: [UInt8], limits: IngestLimits, maxAttachmentBytes: Int, receivedAt: Date, seed: String, scrubber: Scrubber
+    ) throws -> Contents {
+        let scrubbed = try SentryEnvelope.scrub(original, scrubber: scrubber)
+        let bytes = scrubbed.bytes ?? original
+        var contents = try SentryEnvelopeReader.read(
             bytes, receivedAt: receivedAt, limits: limits, maxAttachmentBytes: maxAttachmentBytes, sessionSeed: seed)
+        if contents.event != nil, let first = scrubbed.unscrubbedEvents.min(by: { $0.key < $1.key }) {
+            // An event the parser took but the scrubber could not walk is refused, never stored unscrubbed.
+            contents.event = nil
+            contents.eventError = first.value
+        }
         let end = contents.event?.range.upperBound ?? 0
         return Contents(contents: contents, storedBytes: Array(bytes[0..<end]))
     }
 
-    /// A legacy store body (one event JSON).
-    static func store(_ bytes: [UInt8], limits: IngestLimits, receivedAt: Date) throws -> Contents {
+    /// A legacy store body (one event JSON), scrubbed before it is read.
+    static func store(_ original: [UInt8], limits: IngestLimits, receivedAt: Date, scrubber: Scrubber) throws -> Contents {
+        let bytes = try JSONScrubbing.scrub(original, scrubber: scrubber) ?? original
         let contents = try SentryStoreReader.read(bytes, receivedAt: receivedAt, limits: limits)
         if let error = contents.eventError { throw error }
         return Contents(contents: contents, storedBytes: bytes)

@@ -32,7 +32,10 @@ struct SwiftCrashController<Ingest: ReportIngesting> {
             eventID: eventID, appID: value("app_id"), appVersion: value("app_version"), appBuild: value("app_build"),
             userID: value("user_id"), installID: value("install_id"), sessionID: value("session_id"),
             environment: value("environment"))
-        let envelope = try SwiftCrashReports.envelope(body.bytes, metadata: metadata)
+        // The crash file is scrubbed before it is wrapped and stored (debug metadata — images, registers,
+        // addresses, captured memory — is left as it is); the id above still comes from the client's bytes.
+        let crash = try JSONScrubbing.scrub(body.bytes, scrubber: Scrubber(settings: context.project.privacy)) ?? body.bytes
+        let envelope = try SwiftCrashReports.envelope(crash, metadata: metadata)
         let report = try SwiftCrashReports.parse(envelope: envelope, limits: limits)
         let payload = StoredPayload(
             bytes: try BodyDecoding.deflateForStorage(envelope), encoding: .deflate, inflatedSize: envelope.count, format: .swiftCrash)

@@ -7,6 +7,8 @@ Scenarios:
   crash     an unhandled exception inside an application session (the process dies through sys.excepthook)
   sessions  RELEASE COUNT STATUS...: COUNT sessions of RELEASE ending in exited, errored (a handled error) or crashed
   burst     N: N handled errors as fast as possible (for rate limiting); prints how many the SDK sent
+  pii       send_default_pii=True, a password in extra data, a card number in a message, a URL password in a
+            breadcrumb, and the user's IP address (for server-side scrubbing)
 """
 import sys
 
@@ -99,5 +101,14 @@ elif scenario == "burst":
     limits = getattr(transport, "_disabled_until", {})
     print("disabled:" + ",".join(sorted(str(k) for k in limits.keys())))
     sentry_sdk.flush(timeout=5)
+elif scenario == "pii":
+    init("shop@1.0", send_default_pii=True)
+    sentry_sdk.set_user({"id": "user-9", "username": "alice", "ip_address": "203.0.113.99"})
+    sentry_sdk.set_extra("password", "hunter2-extra")
+    sentry_sdk.set_extra("order", "A-1001")
+    sentry_sdk.add_breadcrumb(category="db", message="connect postgres://shop:pgsecret77@db.internal/shop")
+    sentry_sdk.capture_message("charge failed for card 4111 1111 1111 1111", level="error")
+    sentry_sdk.flush(timeout=10)
+
 else:
     raise SystemExit(f"unknown scenario {scenario}")

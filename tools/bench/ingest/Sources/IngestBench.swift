@@ -23,6 +23,8 @@ struct IngestBench: AsyncParsableCommand {
     @Flag(help: "Print one JSON line instead of text.") var json = false
     @Option(help: "Write the generated request bodies to this file (4-byte big-endian length + gzip'd body, repeated) for wrk, and exit.")
     var emitBodies: String?
+    @Flag(help: "Put personal data in every report (a password custom key, a card number in a breadcrumb) so the server's scrubbing rewrites each body.")
+    var secrets = false
 
     func run() async throws {
         let total = warmup + requests
@@ -32,7 +34,7 @@ struct IngestBench: AsyncParsableCommand {
         var compressed = 0
         var inflated = 0
         for r in 0..<total {
-            let reports = (0..<batch).map { ReportGenerator.crash(index: r * batch + $0, run: seed, rng: &rng) }
+            let reports = (0..<batch).map { ReportGenerator.crash(index: r * batch + $0, run: seed, rng: &rng, secrets: secrets) }
             let text = batch == 1 ? reports[0] : "{\"reports\":[" + reports.joined(separator: ",") + "]}"
             var buffer = ByteBuffer(string: text)
             let gz = try buffer.compress(with: .gzip())
@@ -186,7 +188,7 @@ enum ReportGenerator {
                       UInt16(b >> 48 & 0xfff), b & 0xffff_ffff_ffff)
     }
 
-    static func crash(index: Int, run: UInt64, rng: inout SplitMix) -> String {
+    static func crash(index: Int, run: UInt64, rng: inout SplitMix, secrets: Bool = false) -> String {
         let id = String(format: "%08x%08x%016x", UInt32(truncatingIfNeeded: run), UInt32(truncatingIfNeeded: index), rng.next())
         let frameCount = Int.random(in: 30...60, using: &rng)
         var frames: [String] = []
@@ -207,10 +209,14 @@ enum ReportGenerator {
             }
             return #"{"name":"\#(name)","frames":[\#(frames.joined(separator: ","))]}"#
         }
-        let crumbs = (0..<20).map { c in
+        var crumbs = (0..<20).map { c in
             #"{"timestamp":\#(1_795_000_000 + index + c),"category":"\#(["ui", "http", "navigation", "state"][c % 4])","level":"info","message":"event \#(c) for screen \#(Int.random(in: 1...50, using: &rng)) request \#(String(rng.next(), radix: 36))","data":{"screen":"screen-\#(c % 7)","latency_ms":"\#(Int.random(in: 1...900, using: &rng))","url":"https://api.example.com/v1/items/\#(String(rng.next(), radix: 36))"}}"#
         }
-        let keys = (0..<10).map { #""key_\#($0)":"\#(String(rng.next(), radix: 36))-\#(String(rng.next() >> 20, radix: 36))""# }
+        var keys = (0..<10).map { #""key_\#($0)":"\#(String(rng.next(), radix: 36))-\#(String(rng.next() >> 20, radix: 36))""# }
+        if secrets {
+            keys.append(#""password":"hunter2-\#(index)""#)
+            crumbs.append(#"{"timestamp":\#(1_795_000_000 + index),"category":"payment","message":"charge card 4111 1111 1111 1111"}"#)
+        }
         let mods = modules.map { #"{"name":"\#($0.0)","build_id":"\#($0.1)","base_address":"0x\#(String($0.2, radix: 16))","size":33554432}"# }
         return """
             {"event_id":"\(id)","kind":"crash","timestamp":\(1_795_000_000 + index),"session_id":"\(uuid(&rng))",\

@@ -1,0 +1,426 @@
+/// A project's privacy settings: what the server scrubs from reports before it stores them.
+///
+/// On by default, as in Sentry ("Data Scrubber" and "Prevent Storing of IP Addresses" are both on for a new
+/// project). `safeFields` are keys never scrubbed (their whole value is kept, by exact name, case-insensitive);
+/// `sensitiveFields` are more key names whose values are filtered (substring, case-insensitive, like the
+/// defaults).
+public struct PrivacySettings: Sendable, Equatable, Codable {
+    /// Whether values are scrubbed at all (key names, credit cards, IBANs, keys, tokens, URL passwords, user paths).
+    public var scrubbing: Bool
+    /// Keys whose values are always kept as sent (exact key name, case-insensitive).
+    public var safeFields: [String]
+    /// More key names whose values are filtered (substring, case-insensitive).
+    public var sensitiveFields: [String]
+    /// Whether IP address fields (`user.ip_address`, `request.env.REMOTE_ADDR`, a session's `attrs.ip_address`)
+    /// are kept; when false they are dropped (stored as `null`) even with scrubbing off.
+    public var keepIPAddresses: Bool
+
+    public init(scrubbing: Bool = true, safeFields: [String] = [], sensitiveFields: [String] = [], keepIPAddresses: Bool = false) {
+        self.scrubbing = scrubbing
+        self.safeFields = safeFields
+        self.sensitiveFields = sensitiveFields
+        self.keepIPAddresses = keepIPAddresses
+    }
+
+    /// Whether these settings can change anything at all (false: ingest skips the scrubbing pass).
+    public var changesAnything: Bool { scrubbing || !keepIPAddresses }
+}
+
+/// The scrubbing rules: what to replace, given an object key or a string value. Pure and allocation-free
+/// when nothing matches, so a JSON rewriter can ask it about every key and string on the ingest hot path.
+///
+/// The rules follow Sentry Relay's defaults (`@password`, `@creditcard`, `@iban`, `@pemkey`, `@urlauth`,
+/// `@bearer`, `@userpath`, and IP removal), with two deliberate differences: credit card numbers must pass the
+/// Luhn check and IBANs their ISO 7064 mod-97 check (Relay matches the shape only), so that order numbers and
+/// ids of the same length are not filtered. Matches are replaced with `[Filtered]`; user paths become
+/// `[user]`; URL passwords keep the user name (`user:[Filtered]@host`), as Sentry's legacy scrubber does.
+///
+/// Debug metadata is never touched: `debug_meta`, `images`, `modules`, `registers`, `capturedMemory` subtrees,
+/// and protocol fields (event and session ids, timestamps, release/version/build fields, build-ids and every
+/// address field), because symbolication and grouping depend on them byte for byte.
+public struct Scrubber: Sendable {
+    /// The replacement for a filtered value or match.
+    public static let filtered = "[Filtered]"
+    /// The replacement for the user name in a home path.
+    public static let userPlaceholder = "[user]"
+    /// Key substrings whose values are filtered (Sentry's defaults).
+    public static let defaultSensitiveFields = [
+        "password", "secret", "passwd", "api_key", "apikey", "token", "auth", "credentials", "private_key",
+        "privatekey", "mysql_pwd", "session",
+    ]
+    /// Subtrees of debug metadata, left as sent.
+    static let debugSubtrees: Set<String> = ["debug_meta", "images", "modules", "registers", "capturedmemory"]
+    /// Protocol fields, left as sent (checked before the sensitive names: `session_id` is not a secret).
+    static let protocolFields: Set<String> = [
+        "event_id", "timestamp", "start_timestamp", "received", "received_at", "sent_at", "started", "duration",
+        "release", "dist", "version", "app_version", "app_build", "build", "os_version", "build_id", "buildid",
+        "debug_id", "code_id", "debug_file", "code_file", "session_id", "sid", "seq", "install_id", "trace_id",
+        "span_id", "parent_span_id", "address", "instruction_addr", "image_addr", "symbol_addr", "base_address",
+        "baseaddress", "end_address", "endoftext", "fault_address", "faultaddress", "image_size", "platform",
+        "project_id", "package", "module",
+    ]
+    /// Fields holding a client's IP address.
+    static let ipFields: Set<String> = ["ip_address", "remote_addr"]
+
+    /// What to do with the value of one object member.
+    public enum KeyDecision: Sendable, Equatable {
+        /// Look inside: scrub strings by value, decide nested keys.
+        case inspect
+        /// Keep the whole value as sent (debug metadata, protocol field, safe field).
+        case keep
+        /// Replace every scalar in the value with `[Filtered]` (a sensitive key).
+        case filter
+        /// Drop the value (store `null`): an IP address the project does not keep.
+        case drop
+    }
+
+    public let settings: PrivacySettings
+    let sensitive: [[UInt8]]
+    let safe: Set<String>
+
+    public init(settings: PrivacySettings) {
+        self.settings = settings
+        let extra = settings.sensitiveFields.map { Array($0.lowercased().utf8) }.filter { !$0.isEmpty }
+        self.sensitive = extra.isEmpty ? Self.defaultPatterns : Self.defaultPatterns + extra
+        self.safe = Set(settings.safeFields.map { $0.lowercased() })
+    }
+
+    /// Whether a document needs walking at all.
+    public var isActive: Bool { settings.changesAnything }
+
+    // MARK: keys
+
+    /// The decision for the value of the member named `key` (the key's decoded UTF-8).
+    public func decide(key: UnsafeBufferPointer<UInt8>) -> KeyDecision {
+        guard key.count <= 256 else { return settings.scrubbing ? .inspect : .keep }
+        // Lowercase ASCII into a small local copy (keys are short).
+        var lower = [UInt8](repeating: 0, count: key.count)
+        for i in 0..<key.count {
+            let b = key[i]
+            lower[i] = b >= 0x41 && b <= 0x5a ? b &+ 0x20 : b
+        }
+        let name = String(decoding: lower, as: UTF8.self)
+        if Self.debugSubtrees.contains(name) || Self.protocolFields.contains(name) { return .keep }
+        if Self.ipFields.contains(name) { return settings.keepIPAddresses ? .keep : .drop }
+        guard settings.scrubbing else { return .keep }
+        if !safe.isEmpty, safe.contains(name) { return .keep }
+        for pattern in sensitive where Self.contains(lower, pattern) { return .filter }
+        return .inspect
+    }
+
+    /// `decide(key:)` for a `String` key.
+    public func decide(key: String) -> KeyDecision {
+        Array(key.utf8).withUnsafeBufferPointer { decide(key: $0) }
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        var i = 0
+        while i + needle.count <= haystack.count {
+            if haystack[i] == needle[0] {
+                var j = 1
+                while j < needle.count, haystack[i + j] == needle[j] { j += 1 }
+                if j == needle.count { return true }
+            }
+            i += 1
+        }
+        return false
+    }
+
+    // MARK: values
+
+    /// The scrubbed text of a string value, or nil when no rule matched (the common case, without allocating).
+    public func scrub(text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard settings.scrubbing, !text.isEmpty else { return nil }
+        var matches: [(Range<Int>, [UInt8])] = []
+        var i = 0
+        let n = text.count
+        while i < n {
+            let b = text[i]
+            switch b {
+            case UInt8(ascii: "-"):
+                if let m = Self.pemKey(text, at: i) {
+                    matches.append(m)
+                    i = m.0.upperBound
+                    continue
+                }
+            case UInt8(ascii: "B"), UInt8(ascii: "b"):
+                if let m = Self.bearer(text, at: i) {
+                    matches.append(m)
+                    i = m.0.upperBound
+                    continue
+                }
+            case UInt8(ascii: "/"):
+                if let m = Self.urlAuth(text, at: i) {
+                    matches.append(m)
+                    i = m.0.upperBound
+                    continue
+                }
+                if let m = Self.unixUserPath(text, at: i) {
+                    matches.append(m)
+                    i = m.0.upperBound
+                    continue
+                }
+            case UInt8(ascii: "\\"):
+                if let m = Self.windowsUserPath(text, at: i) {
+                    matches.append(m)
+                    i = m.0.upperBound
+                    continue
+                }
+            case UInt8(ascii: "3")...UInt8(ascii: "6"):
+                if let m = Self.creditCard(text, at: i) {
+                    matches.append(m)
+                    i = m.0.upperBound
+                    continue
+                }
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                if let m = Self.iban(text, at: i) {
+                    matches.append(m)
+                    i = m.0.upperBound
+                    continue
+                }
+            default: break
+            }
+            i += 1
+        }
+        guard !matches.isEmpty else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(n)
+        var last = 0
+        for (range, replacement) in matches {
+            out.append(contentsOf: text[last..<range.lowerBound])
+            out.append(contentsOf: replacement)
+            last = range.upperBound
+        }
+        out.append(contentsOf: text[last..<n])
+        return out
+    }
+
+    /// `scrub(text:)` for a `String`: the scrubbed string, or nil when nothing matched.
+    public func scrub(_ text: String) -> String? {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBufferPointer { scrub(text: $0) }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    static let defaultPatterns: [[UInt8]] = defaultSensitiveFields.map { Array($0.utf8) }
+    static let filteredBytes = Array(Scrubber.filtered.utf8)
+    static let userBytes = Array(Scrubber.userPlaceholder.utf8)
+
+    static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+    static func isWord(_ b: UInt8) -> Bool {
+        isDigit(b) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == UInt8(ascii: "_") || b >= 0x80
+    }
+    static func boundaryBefore(_ t: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool { i == 0 || !isWord(t[i - 1]) }
+    static func boundaryAfter(_ t: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool { i >= t.count || !isWord(t[i]) }
+
+    static func hasPrefix(_ t: UnsafeBufferPointer<UInt8>, at i: Int, _ prefix: StaticString, caseInsensitive: Bool = false) -> Bool {
+        let n = prefix.utf8CodeUnitCount
+        guard i >= 0, i + n <= t.count else { return false }
+        return prefix.withUTF8Buffer { p in
+            for k in 0..<n {
+                var a = t[i + k]
+                var b = p[k]
+                if caseInsensitive {
+                    if a >= 0x41 && a <= 0x5a { a &+= 0x20 }
+                    if b >= 0x41 && b <= 0x5a { b &+= 0x20 }
+                }
+                if a != b { return false }
+            }
+            return true
+        }
+    }
+
+    /// A credit card number at `i`: Relay's vendor prefixes (Amex 34/37, Visa 4, Mastercard 51–55, Discover 65 and
+    /// 6011) with 15 or 16 digits, a space or dash allowed between any two digits, on word boundaries, and the Luhn
+    /// check. The whole number becomes `[Filtered]`.
+    static func creditCard(_ t: UnsafeBufferPointer<UInt8>, at i: Int) -> (Range<Int>, [UInt8])? {
+        guard boundaryBefore(t, i) else { return nil }
+        var digits: [Int] = []
+        var j = i
+        var lastDigitEnd = i
+        while j < t.count, digits.count < 16 {
+            let b = t[j]
+            if isDigit(b) {
+                digits.append(Int(b &- 0x30))
+                j += 1
+                lastDigitEnd = j
+            } else if (b == UInt8(ascii: "-") || b == UInt8(ascii: " ")) && !digits.isEmpty && j + 1 < t.count && isDigit(t[j + 1]) {
+                j += 1
+            } else {
+                break
+            }
+        }
+        func valid(_ count: Int) -> Bool {
+            guard digits.count >= count else { return false }
+            let d = Array(digits.prefix(count))
+            let prefixOK: Bool
+            switch count {
+            case 15: prefixOK = d[0] == 3 && (d[1] == 4 || d[1] == 7)
+            case 16:
+                prefixOK = d[0] == 4 || (d[0] == 5 && (1...5).contains(d[1])) || (d[0] == 6 && d[1] == 5)
+                    || (d[0] == 6 && d[1] == 0 && d[2] == 1 && d[3] == 1)
+            default: prefixOK = false
+            }
+            return prefixOK && luhn(d)
+        }
+        // The end of the `count`-th digit.
+        func end(after count: Int) -> Int {
+            var seen = 0
+            var k = i
+            while k < t.count {
+                if isDigit(t[k]) {
+                    seen += 1
+                    if seen == count { return k + 1 }
+                }
+                k += 1
+            }
+            return k
+        }
+        for count in [16, 15] where valid(count) {
+            let e = count == digits.count ? lastDigitEnd : end(after: count)
+            if boundaryAfter(t, e) { return (i..<e, filteredBytes) }
+        }
+        return nil
+    }
+
+    /// The Luhn checksum over `digits` (the last is the check digit).
+    public static func luhn(_ digits: [Int]) -> Bool {
+        var sum = 0
+        for (k, digit) in digits.reversed().enumerated() {
+            var d = digit
+            if k % 2 == 1 {
+                d *= 2
+                if d > 9 { d -= 9 }
+            }
+            sum += d
+        }
+        return sum % 10 == 0
+    }
+
+    static let ibanCountries: Set<String> = Set(
+        ("AT AD AE AL AZ BA BE BG BH BR BY CH CR CY CZ DE DK DO EE EG ES FI FO FR GB GE GI GL GR GT HR HU IE IL IQ IS IT "
+            + "JO KW KZ LB LC LI LT LU LV LY MC MD ME MK MR MT MU NL NO PK PL PS PT QA RO RU RS SA SC SE SI SK SM ST SV TL "
+            + "TN TR UA VA VG XK DZ AO BJ BF BI CV CM CF TD KM CG CI DJ GQ GA GW HN IR MG ML MA MZ NI NE SN TG")
+            .split(separator: " ").map(String.init))
+
+    /// An IBAN at `i`: a country code from Relay's list, two check digits, 11–29 letters or digits, on word
+    /// boundaries, and the mod-97 check (ISO 13616).
+    static func iban(_ t: UnsafeBufferPointer<UInt8>, at i: Int) -> (Range<Int>, [UInt8])? {
+        guard boundaryBefore(t, i), i + 15 <= t.count else { return nil }
+        let upper: ClosedRange<UInt8> = 0x41...0x5a
+        guard upper.contains(t[i + 1]), isDigit(t[i + 2]), isDigit(t[i + 3]) else { return nil }
+        guard ibanCountries.contains(String(decoding: [t[i], t[i + 1]], as: UTF8.self)) else { return nil }
+        var j = i + 4
+        while j < t.count, j - i < 34, isDigit(t[j]) || upper.contains(t[j]) || (t[j] >= 0x61 && t[j] <= 0x7a) { j += 1 }
+        let bban = j - i - 4
+        guard bban >= 11, bban <= 29, boundaryAfter(t, j) else { return nil }
+        // mod 97 over BBAN + country + check digits, letters as 10…35.
+        var remainder = 0
+        for k in Array(i + 4..<j) + Array(i..<i + 4) {
+            var b = t[k]
+            if b >= 0x61 && b <= 0x7a { b &-= 0x20 }
+            if isDigit(b) {
+                remainder = (remainder * 10 + Int(b &- 0x30)) % 97
+            } else {
+                remainder = (remainder * 100 + Int(b &- 0x41) + 10) % 97
+            }
+        }
+        return remainder == 1 ? (i..<j, filteredBytes) : nil
+    }
+
+    /// A PEM private key at `i` (`-----BEGIN … PRIVATE KEY-----` … `-----END … PRIVATE KEY-----`): the body between
+    /// the armor lines becomes `[Filtered]`, the armor stays so a reader sees what was there.
+    static func pemKey(_ t: UnsafeBufferPointer<UInt8>, at i: Int) -> (Range<Int>, [UInt8])? {
+        guard hasPrefix(t, at: i, "-----BEGIN ") else { return nil }
+        var j = i + 11
+        while j < t.count, (t[j] >= 0x41 && t[j] <= 0x5a) || t[j] == UInt8(ascii: " ") { j += 1 }
+        guard hasPrefix(t, at: j - 12, " PRIVATE KEY"), hasPrefix(t, at: j, "-----") else { return nil }
+        j += 5
+        while j < t.count, t[j] == UInt8(ascii: " ") || t[j] == UInt8(ascii: "\t") { j += 1 }
+        if j < t.count, t[j] == UInt8(ascii: "\r") { j += 1 }
+        if j < t.count, t[j] == UInt8(ascii: "\n") { j += 1 }
+        let bodyStart = j
+        var k = j
+        while k < t.count {
+            if hasPrefix(t, at: k, "-----END ") {
+                var bodyEnd = k
+                if bodyEnd > bodyStart, t[bodyEnd - 1] == UInt8(ascii: "\n") { bodyEnd -= 1 }
+                if bodyEnd > bodyStart, t[bodyEnd - 1] == UInt8(ascii: "\r") { bodyEnd -= 1 }
+                guard bodyEnd > bodyStart else { return nil }
+                return (bodyStart..<bodyEnd, filteredBytes)
+            }
+            k += 1
+        }
+        return nil
+    }
+
+    /// `Bearer <token>` at `i` (any case, word boundary before): the token becomes `[Filtered]`.
+    static func bearer(_ t: UnsafeBufferPointer<UInt8>, at i: Int) -> (Range<Int>, [UInt8])? {
+        guard boundaryBefore(t, i), hasPrefix(t, at: i, "bearer", caseInsensitive: true) else { return nil }
+        var j = i + 6
+        let spaceStart = j
+        while j < t.count, t[j] == UInt8(ascii: " ") || t[j] == UInt8(ascii: "\t") || t[j] == UInt8(ascii: "\n") { j += 1 }
+        guard j > spaceStart else { return nil }
+        let tokenStart = j
+        while j < t.count, !(t[j] == UInt8(ascii: " ") || t[j] == UInt8(ascii: "\t") || t[j] == UInt8(ascii: "\n") || t[j] == UInt8(ascii: "\r")) {
+            j += 1
+        }
+        guard j > tokenStart else { return nil }
+        return (tokenStart..<j, filteredBytes)
+    }
+
+    /// `//user:password@` at `i` (the `//` of a URL): the password becomes `[Filtered]`, the user name stays.
+    static func urlAuth(_ t: UnsafeBufferPointer<UInt8>, at i: Int) -> (Range<Int>, [UInt8])? {
+        guard i + 1 < t.count, t[i + 1] == UInt8(ascii: "/") else { return nil }
+        func allowed(_ b: UInt8) -> Bool {
+            isDigit(b) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == UInt8(ascii: "%") || b == UInt8(ascii: "_")
+                || b == UInt8(ascii: ".") || b == UInt8(ascii: "-")
+        }
+        var j = i + 2
+        let userStart = j
+        while j < t.count, allowed(t[j]) { j += 1 }
+        guard j > userStart, j < t.count, t[j] == UInt8(ascii: ":") else { return nil }
+        j += 1
+        let passwordStart = j
+        while j < t.count, allowed(t[j]) { j += 1 }
+        guard j > passwordStart, j < t.count, t[j] == UInt8(ascii: "@") else { return nil }
+        return (passwordStart..<j, filteredBytes)
+    }
+
+    /// `/home/<name>` or `/Users/<name>` at `i`: the name becomes `[user]`.
+    static func unixUserPath(_ t: UnsafeBufferPointer<UInt8>, at i: Int) -> (Range<Int>, [UInt8])? {
+        let start: Int
+        if hasPrefix(t, at: i, "/home/", caseInsensitive: true) {
+            start = i + 6
+        } else if hasPrefix(t, at: i, "/users/", caseInsensitive: true) {
+            start = i + 7
+        } else {
+            return nil
+        }
+        return userName(t, from: start)
+    }
+
+    /// `\Users\<name>` or `\Documents and Settings\<name>` at `i` (the backslash): the name becomes `[user]`.
+    static func windowsUserPath(_ t: UnsafeBufferPointer<UInt8>, at i: Int) -> (Range<Int>, [UInt8])? {
+        let start: Int
+        if hasPrefix(t, at: i, "\\users\\", caseInsensitive: true) {
+            start = i + 7
+        } else if hasPrefix(t, at: i, "\\documents and settings\\", caseInsensitive: true) {
+            start = i + 24
+        } else if hasPrefix(t, at: i, "\\profiles\\", caseInsensitive: true) {
+            start = i + 10
+        } else {
+            return nil
+        }
+        return userName(t, from: start)
+    }
+
+    static func userName(_ t: UnsafeBufferPointer<UInt8>, from start: Int) -> (Range<Int>, [UInt8])? {
+        var j = start
+        while j < t.count, t[j] != UInt8(ascii: "/"), t[j] != UInt8(ascii: "\\"), t[j] != 0x0a, t[j] != 0x0d, t[j] != 0 { j += 1 }
+        guard j > start else { return nil }
+        // Already scrubbed, or a placeholder: leave it.
+        if hasPrefix(t, at: start, "[user]"), j == start + 6 { return nil }
+        return (start..<j, userBytes)
+    }
+}

@@ -1,0 +1,128 @@
+import FaultlineCore
+
+/// Writes a scrubbed copy of a JSON document: the `Scrubber` decides, this walks and rewrites.
+///
+/// One pass with the strict pull parser (`JSONReader`). Bytes that no rule touches are copied as they are
+/// (whitespace, key order, number spelling and escapes included), so a document without a match comes back as
+/// `nil` — "unchanged" — and the caller keeps the client's bytes (and its gzip) untouched. Replaced strings are
+/// re-encoded as JSON strings; a filtered number or bool becomes the string `"[Filtered]"`; a dropped IP address
+/// becomes `null` (every reader treats `null` as absent).
+public enum JSONScrubbing {
+    /// The scrubbed bytes of the JSON value in `range` of `bytes`, or nil when nothing changed.
+    /// - Throws: `FormatError` when the value is not well-formed JSON (nothing is scrubbed then).
+    public static func scrub(_ bytes: [UInt8], range: Range<Int>? = nil, scrubber: Scrubber) throws -> [UInt8]? {
+        let range = range ?? 0..<bytes.count
+        guard scrubber.isActive, !range.isEmpty else { return nil }
+        return try bytes.withUnsafeBufferPointer { buffer in
+            var reader = JSONReader(bytes: buffer, range: range)
+            var walker = Walker(bytes: buffer, end: range.upperBound, scrubber: scrubber, copied: range.lowerBound)
+            try walker.value(&reader, filter: false, depth: 0)
+            try reader.expectEnd()
+            guard var out = walker.out else { return nil }
+            out.append(contentsOf: buffer[walker.copied..<range.upperBound])
+            return out
+        }
+    }
+
+    /// The bytes of `value` as a JSON string literal (quotes included).
+    static func encodeString(_ value: some Collection<UInt8>, into out: inout [UInt8]) {
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        out.append(UInt8(ascii: "\""))
+        for b in value {
+            switch b {
+            case UInt8(ascii: "\""): out.append(contentsOf: [0x5c, 0x22])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5c, 0x5c])
+            case 0x0a: out.append(contentsOf: [0x5c, UInt8(ascii: "n")])
+            case 0x0d: out.append(contentsOf: [0x5c, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [0x5c, UInt8(ascii: "t")])
+            case 0..<0x20:
+                out.append(contentsOf: Array("\\u00".utf8))
+                out.append(hex[Int(b >> 4)])
+                out.append(hex[Int(b & 0x0f)])
+            default: out.append(b)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    static let filteredLiteral: [UInt8] = {
+        var out: [UInt8] = []
+        encodeString(Array(Scrubber.filtered.utf8), into: &out)
+        return out
+    }()
+    static let nullLiteral: [UInt8] = Array("null".utf8)
+
+    struct Walker {
+        let bytes: UnsafeBufferPointer<UInt8>
+        let end: Int
+        let scrubber: Scrubber
+        /// The rewritten document so far; nil while nothing changed.
+        var out: [UInt8]?
+        /// Input bytes before this index are in `out` already.
+        var copied: Int
+
+        mutating func replace(_ range: Range<Int>, with replacement: [UInt8]) {
+            if out == nil {
+                out = []
+                out!.reserveCapacity(end - copied + 64)
+            }
+            out!.append(contentsOf: bytes[copied..<range.lowerBound])
+            out!.append(contentsOf: replacement)
+            copied = range.upperBound
+        }
+
+        /// Walks one value; with `filter`, every scalar in it is replaced with `[Filtered]`.
+        mutating func value(_ reader: inout JSONReader, filter: Bool, depth: Int) throws {
+            guard depth < 512 else { throw FormatError(.malformedJSON, "nesting deeper than 512 levels") }
+            switch try reader.peek() {
+            case .object:
+                try reader.readObject { r, key in try self.member(&r, key, filter: filter, depth: depth) }
+            case .array:
+                try reader.readArray { r, _ in try self.value(&r, filter: filter, depth: depth + 1) }
+            case .string:
+                let start = reader.index
+                let raw = try reader.rawString()
+                if filter {
+                    replace(start..<reader.index, with: JSONScrubbing.filteredLiteral)
+                } else if let scrubbed = scrubbedText(raw) {
+                    var literal: [UInt8] = []
+                    JSONScrubbing.encodeString(scrubbed, into: &literal)
+                    replace(start..<reader.index, with: literal)
+                }
+            case .number, .bool:
+                let start = reader.index
+                try reader.skipValue()
+                if filter { replace(start..<reader.index, with: JSONScrubbing.filteredLiteral) }
+            case .null:
+                try reader.literal("null")
+            }
+        }
+
+        mutating func member(_ reader: inout JSONReader, _ key: JSONReader.Key, filter: Bool, depth: Int) throws {
+            if filter { return try value(&reader, filter: true, depth: depth + 1) }
+            let decision: Scrubber.KeyDecision
+            if key.hasEscapes {
+                decision = scrubber.decide(key: key.string)
+            } else {
+                decision = scrubber.decide(key: UnsafeBufferPointer(rebasing: key.raw))
+            }
+            switch decision {
+            case .inspect: try value(&reader, filter: false, depth: depth + 1)
+            case .keep: try reader.skipValue(depth: depth + 1)
+            case .filter: try value(&reader, filter: true, depth: depth + 1)
+            case .drop:
+                if try reader.consumeNull() { return }
+                reader.skipWhitespace()
+                let start = reader.index
+                try reader.skipValue(depth: depth + 1)
+                replace(start..<reader.index, with: JSONScrubbing.nullLiteral)
+            }
+        }
+
+        func scrubbedText(_ raw: JSONReader.Key) -> [UInt8]? {
+            if !raw.hasEscapes { return scrubber.scrub(text: UnsafeBufferPointer(rebasing: raw.raw)) }
+            let decoded = Array(raw.string.utf8)
+            return decoded.withUnsafeBufferPointer { scrubber.scrub(text: $0) }
+        }
+    }
+}

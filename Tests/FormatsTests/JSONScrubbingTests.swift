@@ -1,0 +1,184 @@
+import FaultlineCore
+import Formats
+import Foundation
+import Testing
+
+/// The JSON rewriter: what the rules decide, applied to documents, every untouched byte copied as sent.
+@Suite struct JSONScrubbingTests {
+    typealias F = SentryFixtures
+    let scrubber = Scrubber(settings: PrivacySettings())
+
+    func scrub(_ text: String, _ scrubber: Scrubber? = nil) throws -> String? {
+        try JSONScrubbing.scrub(Array(text.utf8), scrubber: scrubber ?? self.scrubber).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func object(_ text: String?) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(try #require(text).utf8)) as? [String: Any])
+    }
+
+    @Test func nothingToScrubReturnsNilSoTheClientsBytesAreKept() throws {
+        #expect(try scrub(F.pythonHandled) == nil)
+        #expect(try scrub(F.pythonMessage) == nil)
+        #expect(try scrub(#"  {"a" : [1, 2.50e3, true, null, "x\u00e9\n"] }  "#) == nil)
+    }
+
+    @Test func nestedKeysArraysAndOnlyTheChangedBytesAreRewritten() throws {
+        let input = #"{"extra": {"password": "hunter2", "list": [{"api_key": 12}, "card 4111 1111 1111 1111"]},  "keep":  [1,2]}"#
+        let out = try #require(try scrub(input))
+        #expect(out == #"{"extra": {"password": "[Filtered]", "list": [{"api_key": "[Filtered]"}, "card [Filtered]"]},  "keep":  [1,2]}"#)
+    }
+
+    @Test func aSensitiveKeyFiltersEveryScalarInsideItsValue() throws {
+        let out = try object(try scrub(#"{"credentials": {"user": "bob", "pin": 1234, "ok": true, "none": null, "more": ["a"]}}"#))
+        let credentials = try #require(out["credentials"] as? [String: Any])
+        #expect(credentials["user"] as? String == "[Filtered]")
+        #expect(credentials["pin"] as? String == "[Filtered]")
+        #expect(credentials["ok"] as? String == "[Filtered]")
+        #expect(credentials["none"] is NSNull)
+        #expect(credentials["more"] as? [String] == ["[Filtered]"])
+    }
+
+    @Test func escapesAndUnicodeSurviveTheRewrite() throws {
+        // An escaped key still matches; an escaped Windows path is decoded, scrubbed and re-encoded.
+        let input = #"{"pass\u0077ord": "x", "path": "C:\\Users\\Zo\u00eb\\app.exe", "msg": "caf\u00e9 \"q\" é 🙂 /home/jürgen/a\tb", "n": "ok"}"#
+        let out = try #require(try scrub(input))
+        let parsed = try object(out)
+        #expect(parsed["password"] as? String == "[Filtered]")
+        #expect(parsed["path"] as? String == "C:\\Users\\[user]\\app.exe")
+        #expect(parsed["msg"] as? String == "café \"q\" é 🙂 /home/[user]/a\tb")
+        #expect(out.hasSuffix(#", "n": "ok"}"#))  // untouched members keep their spelling
+    }
+
+    @Test func debugMetadataIsUntouched() throws {
+        let meta = #"{"images":[{"type":"elf","code_file":"/home/alice/build/libapp.so","debug_id":"4111111111111111","image_addr":"0x4111111111111111"}]}"#
+        let input = #"{"debug_meta":\#(meta),"message":"at /home/alice/build","modules":[{"path":"/home/alice/lib.so","build_id":"4111111111111111"}],"threads":[{"registers":{"x0":"4111111111111111"},"frames":[{"address":"4111111111111111","file":"/Users/alice/a.swift"}]}]}"#
+        let out = try object(try scrub(input))
+        let expected = try object(input)
+        #expect(NSDictionary(dictionary: out["debug_meta"] as? [String: Any] ?? [:]).isEqual(to: expected["debug_meta"] as? [String: Any] ?? [:]))
+        #expect((out["modules"] as? [[String: Any]])?.first?["path"] as? String == "/home/alice/lib.so")
+        let thread = try #require((out["threads"] as? [[String: Any]])?.first)
+        #expect((thread["registers"] as? [String: String])?["x0"] == "4111111111111111")
+        let frame = try #require((thread["frames"] as? [[String: Any]])?.first)
+        #expect(frame["address"] as? String == "4111111111111111")
+        #expect(frame["file"] as? String == "/Users/[user]/a.swift")
+        #expect(out["message"] as? String == "at /home/[user]/build")
+    }
+
+    @Test func ipAddressesAreDroppedAsNullUnlessKept() throws {
+        let input = #"{"user":{"id":"u1","ip_address":"203.0.113.9"},"request":{"env":{"REMOTE_ADDR":"198.51.100.4"}}}"#
+        let out = try object(try scrub(input))
+        #expect((out["user"] as? [String: Any])?["ip_address"] is NSNull)
+        #expect((out["user"] as? [String: Any])?["id"] as? String == "u1")
+        #expect(((out["request"] as? [String: Any])?["env"] as? [String: Any])?["REMOTE_ADDR"] is NSNull)
+        #expect(try scrub(input, Scrubber(settings: PrivacySettings(keepIPAddresses: true))) == nil)
+    }
+
+    @Test func safeFieldsAndScrubbingOffKeepValues() throws {
+        let input = #"{"extra":{"password":"hunter2","github_token":"abc","note":"4111111111111111"}}"#
+        let safe = try object(try scrub(input, Scrubber(settings: PrivacySettings(safeFields: ["github_token"]))))
+        #expect((safe["extra"] as? [String: String]) == ["password": "[Filtered]", "github_token": "abc", "note": "[Filtered]"])
+        #expect(try scrub(input, Scrubber(settings: PrivacySettings(scrubbing: false))) == nil)
+    }
+
+    @Test func malformedJSONIsAnErrorNotAPartialCopy() {
+        #expect(throws: FormatError.self) { try scrub(#"{"password": "x""#) }
+        #expect(throws: FormatError.self) { try scrub(#"{"a": tru}"#) }
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        #expect(throws: FormatError.self) { try scrub(deep) }
+    }
+
+    // MARK: native batches
+
+    @Test func aNativeBatchIsScrubbedAndItsRangesReferToTheScrubbedBytes() throws {
+        func report(_ n: Int, _ key: String) -> String {
+            #"{"event_id":"0000000\#(n)-0000-4000-8000-000000000000","kind":"nonfatal","timestamp":1795000000,"error":{"type":"E","message":"m"},"custom_keys":{"\#(key)":"hunter2"}}"#
+        }
+        let body = Array(#"{"reports":[\#(report(1, "password")),\#(report(2, "plan"))]}"#.utf8)
+        let (decoded, scrubbed) = try NativeReports.decode(body, limits: IngestLimits(), scrubber: scrubber)
+        let stored = try #require(scrubbed)
+        #expect(!String(decoding: stored, as: UTF8.self).contains(#""password":"hunter2""#))
+        let first = try decoded.items[0].get()
+        #expect(first.report.customKeys.first?.value == .string("[Filtered]"))
+        let second = try decoded.items[1].get()
+        #expect(second.report.customKeys.first?.value == .string("hunter2"))
+        // Each range re-reads to the same report from the stored bytes.
+        for item in [first, second] {
+            let again = try NativeReports.decode(Array(stored[item.range]), limits: IngestLimits()).items[0].get()
+            #expect(again.report.eventID == item.report.eventID)
+        }
+    }
+
+    @Test func aMalformedBatchElementIsRefusedAndNotStored() throws {
+        let good = #"{"event_id":"00000001-0000-4000-8000-000000000000","kind":"nonfatal","timestamp":1795000000,"error":{"type":"E","message":"4111111111111111"}}"#
+        let bad = #"{"event_id":"00000002-0000-4000-8000-000000000000","password":"hunter2","x":tru}"#
+        let body = Array(#"[\#(good),\#(bad)]"#.utf8)
+        let (decoded, scrubbed) = try NativeReports.decode(body, limits: IngestLimits(), scrubber: scrubber)
+        let stored = String(decoding: try #require(scrubbed), as: UTF8.self)
+        #expect(!stored.contains("hunter2"))
+        #expect(!stored.contains("4111111111111111"))
+        #expect(try decoded.items[0].get().report.error?.message == "[Filtered]")
+        guard case .failure(let error) = decoded.items[1] else {
+            Issue.record("the malformed report was accepted")
+            return
+        }
+        #expect(error.field?.hasPrefix("reports[1]") == true)
+    }
+
+    // MARK: Sentry envelopes
+
+    @Test func anEnvelopesJSONItemsAreScrubbedAndReframed() throws {
+        let event = #"{"event_id":"9ec79c33ec9942ab8353589fcb2e04dc","message":"card 4111 1111 1111 1111","extra":{"password":"hunter2"},"user":{"id":"u","ip_address":"203.0.113.9"},"debug_meta":{"images":[{"code_file":"/home/alice/app","debug_id":"4111111111111111"}]}}"#
+        let session = #"{"sid":"7c5e4a1e2f3b4c5d6e7f8091a2b3c4d5","did":"u","started":"2026-11-22T05:00:00Z","status":"ok","attrs":{"release":"shop@1.0","ip_address":"203.0.113.9"}}"#
+        let attachment = "password=hunter2\n"
+        let body = F.envelope(
+            F.pythonHeader,
+            [F.item("session", session), F.item("event", event), F.item("attachment", attachment, extra: #","filename":"a.log""#)])
+        let out = try #require(try SentryEnvelope.scrub(body, scrubber: scrubber).bytes)
+        let envelope = try SentryEnvelope.parse(out)
+        #expect(envelope.items.map(\.type) == ["session", "event", "attachment"])
+        let scrubbedEvent = try object(String(decoding: out[envelope.items[1].payloadRange], as: UTF8.self))
+        #expect(scrubbedEvent["message"] as? String == "card [Filtered]")
+        #expect((scrubbedEvent["extra"] as? [String: Any])?["password"] as? String == "[Filtered]")
+        #expect((scrubbedEvent["user"] as? [String: Any])?["ip_address"] is NSNull)
+        let images = ((scrubbedEvent["debug_meta"] as? [String: Any])?["images"] as? [[String: Any]])?.first
+        #expect(images?["code_file"] as? String == "/home/alice/app")
+        #expect(images?["debug_id"] as? String == "4111111111111111")
+        let scrubbedSession = try object(String(decoding: out[envelope.items[0].payloadRange], as: UTF8.self))
+        #expect((scrubbedSession["attrs"] as? [String: Any])?["ip_address"] is NSNull)
+        // Item lengths were rewritten; the attachment is binary and copied as is, with its header.
+        #expect(envelope.items[1].length == envelope.items[1].payloadRange.count)
+        #expect(String(decoding: out[envelope.items[2].payloadRange], as: UTF8.self) == attachment)
+        #expect(envelope.items[2].filename == "a.log")
+        // The envelope header is copied as sent.
+        #expect(String(decoding: out.prefix(F.pythonHeader.utf8.count), as: UTF8.self) == F.pythonHeader)
+        // And the reader takes the result.
+        let contents = try SentryEnvelopeReader.read(
+            out, receivedAt: F.receivedAt, limits: IngestLimits(), maxAttachmentBytes: 1 << 20, sessionSeed: "s")
+        #expect(contents.eventError == nil)
+        #expect(contents.event?.report.eventID == EventID("9ec79c33ec9942ab8353589fcb2e04dc"))
+        #expect(contents.sessions.count == 1)
+    }
+
+    @Test func anEnvelopeWithNothingToScrubIsNil() throws {
+        let body = F.envelope(F.pythonHeader, [F.item("event", F.pythonHandled)])
+        #expect(try SentryEnvelope.scrub(body, scrubber: scrubber).bytes == nil)
+    }
+
+    @Test func anEventTooDeepToScrubIsListedAndOtherItemsStillScrubbed() throws {
+        let deep = String(repeating: "[", count: 520) + String(repeating: "]", count: 520)
+        let event = #"{"event_id":"9ec79c33ec9942ab8353589fcb2e04dc","extra":{"password":"hunter2","x":\#(deep)}}"#
+        let session = #"{"sid":"7c5e4a1e2f3b4c5d6e7f8091a2b3c4d5","did":"u","started":"2026-11-22T05:00:00Z","attrs":{"release":"a","ip_address":"203.0.113.9"}}"#
+        let body = F.envelope(F.pythonHeader, [F.item("session", session), F.item("event", event)])
+        let scrubbed = try SentryEnvelope.scrub(body, scrubber: scrubber)
+        #expect(scrubbed.unscrubbedEvents.keys.sorted() == [1])
+        #expect(scrubbed.unscrubbedEvents[1]?.field?.hasPrefix("items[1]") == true)
+        let out = String(decoding: try #require(scrubbed.bytes), as: UTF8.self)
+        #expect(!out.contains("203.0.113.9"))
+    }
+
+    @Test func anItemWithoutLengthKeepsItsHeader() throws {
+        let body = Array((F.cliHeader + "\n" + #"{"type":"event"}"# + "\n" + #"{"message":"Bearer abc"}"# + "\n").utf8)
+        let out = String(decoding: try #require(try SentryEnvelope.scrub(body, scrubber: scrubber).bytes), as: UTF8.self)
+        #expect(out == F.cliHeader + "\n" + #"{"type":"event"}"# + "\n" + #"{"message":"Bearer [Filtered]"}"# + "\n")
+    }
+}
