@@ -160,6 +160,10 @@ def main():
             f.write(swift_literal(command, "crashyC"))
         with open(path("orders.cpp"), "w") as f:
             f.write(swift_literal(command, "ordersCpp"))
+        # Without page alignment padding: a few KB, so that mutations land on headers, symbols and DWARF.
+        compact = ["-Wl,-z,noseparate-code", "-Wl,-z,max-page-size=0x10"]
+        run("gcc", "-O2", "-g", "-Wl,--build-id=sha1", *compact, "-o", path("crashy-compact"), path("crashy.c"))
+        elf("crashy-O2-g-compact", path("crashy-compact"))
         run("gcc", "-O2", "-g", "-Wl,--build-id=sha1", "-o", path("crashy-O2"), path("crashy.c"))
         elf("crashy-O2-g", path("crashy-O2"))
         run("gcc", "-O0", "-g", "-gdwarf-4", "-Wl,--build-id=sha1", "-o", path("crashy-O0"), path("crashy.c"))
@@ -186,12 +190,42 @@ def main():
             elf("crashy-i386", path("crashy32"))
         except subprocess.CalledProcessError:
             print("make-seeds: no 32-bit seed (gcc -m32 needs gcc-multilib)", file=sys.stderr)
+        # Symbols where no sane binary has them: absolute FUNC symbols at the top of the address space
+        # (ending exactly at 2^64 - 0x10 and at 2^64 - 1: one mutated size byte away from overflowing).
+        with open(path("top.s"), "w") as f:
+            f.write("\t.text\n\t.globl main\n\t.type main, @function\nmain:\n\txor %eax, %eax\n\tret\n"
+                    "\t.size main, .-main\n"
+                    "\t.globl near_top\n\t.type near_top, @function\n\t.set near_top, 0xffffffffffffff00\n"
+                    "\t.size near_top, 0xf0\n"
+                    "\t.globl last_byte\n\t.type last_byte, @function\n\t.set last_byte, 0xfffffffffffffffe\n"
+                    "\t.size last_byte, 1\n")
+        try:
+            run("gcc", "-nostdlib", "-Wl,--build-id=sha1", "-Wl,-e,main", *compact, "-o", path("top"), path("top.s"))
+            elf("symbols-at-the-top", path("top"))
+        except subprocess.CalledProcessError as error:
+            print(f"make-seeds: no symbols-at-the-top seed ({error.stderr.decode()})", file=sys.stderr)
         if shutil.which("swiftc"):
             with open(path("main.swift"), "w") as f:
                 f.write(swift_literal(command, "source"))
             run("swiftc", "-Onone", "-g", "-o", path("trap"), path("main.swift"))
             run("objcopy", "--compress-debug-sections=zlib", path("trap"), path("trap-z"))
             elf("swift-trap", path("trap-z"))
+
+    # A libFuzzer dictionary for the JSON targets: every key the parsers look for, and JSON's own tokens.
+    keys = set()
+    for folder, _, names in os.walk(os.path.join(ROOT, "Sources", "Formats")):
+        for name in names:
+            if name.endswith(".swift"):
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    keys.update(re.findall(r'matches\("([^"\\]+)"\)', f.read()))
+    tokens = ["{", "}", "[", "]", ":", ",", "null", "true", "false", "-1", "1e309", "0x", "\\u0000", "\\ud800"]
+    with open(os.path.join(OUT, "json.dict"), "w") as f:
+        f.write("# Written by tools/fuzzing/make-seeds.py: JSON tokens and the keys Sources/Formats reads.\n")
+        for token in tokens:
+            f.write('"%s"\n' % token.replace("\\", "\\\\").replace('"', '\\"'))
+        for key in sorted(keys):
+            f.write('"\\"%s\\""\n' % key)
+    written.append(("", "json.dict", os.path.getsize(os.path.join(OUT, "json.dict"))))
 
     total = sum(size for _, _, size in written)
     for target, name, size in written:
