@@ -22,7 +22,7 @@ import Foundation
 /// The fuzz targets, by the name `tools/fuzz` and `FAULTLINE_FUZZ_TARGET` use.
 enum FuzzTarget: String, CaseIterable {
     /// Native v1 report bodies (single or batch: `JSONBatchSplitter`, `NativeReportParser`) and native
-    /// session bodies.
+    /// session bodies. Every report a report target accepts is also grouped and encoded (`afterIngest`).
     case native
     /// Request body inflation (`BodyDecoding`): the first byte picks gzip, deflate, br or the stored form.
     case body
@@ -95,8 +95,17 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 
+/// What the server does next with a report it accepted: groups it into an issue, and writes it back as
+/// JSON for the read API (hostile timestamps, addresses and strings all pass through both).
+func afterIngest(_ report: Report) {
+    _ = Grouping.group(report, symbols: nil)
+    _ = try? NativeReports.encode(StoredReport(project: ProjectID(1), report: report, receivedAt: receivedAt))
+}
+
 func fuzzNative(_ bytes: [UInt8]) {
-    _ = try? NativeReports.decode(bytes, limits: limits)
+    if let decoded = try? NativeReports.decode(bytes, limits: limits) {
+        for case .success(let prepared) in decoded.items { afterIngest(prepared.report) }
+    }
     _ = try? NativeSessions.decode(bytes, limits: limits)
 }
 
@@ -125,16 +134,19 @@ func fuzzBody(_ bytes: [UInt8]) {
 }
 
 func fuzzSentryEnvelope(_ bytes: [UInt8]) {
-    _ = try? SentryEnvelopeReader.read(
+    let contents = try? SentryEnvelopeReader.read(
         bytes, receivedAt: receivedAt, limits: limits, maxAttachmentBytes: 64 * 1024, sessionSeed: "fuzz")
+    if let event = contents?.event { afterIngest(event.report) }
 }
 
 func fuzzSentryEvent(_ bytes: [UInt8]) {
-    _ = try? SentryStoreReader.read(bytes, receivedAt: receivedAt, limits: limits)
+    if let event = try? SentryStoreReader.read(bytes, receivedAt: receivedAt, limits: limits).event {
+        afterIngest(event.report)
+    }
 }
 
 func fuzzSwiftCrash(_ bytes: [UInt8]) {
-    _ = try? SwiftCrashReports.parse(envelope: bytes, limits: limits)
+    if let report = try? SwiftCrashReports.parse(envelope: bytes, limits: limits) { afterIngest(report) }
 }
 
 func fuzzMultipart(_ bytes: [UInt8]) {
