@@ -91,7 +91,8 @@ def main():
     seed("native", "sessions.json", json.dumps({"sessions": [
         {"session_id": "s1", "status": "ok", "started": "2026-11-22T05:08:09Z", "timestamp": "2026-11-22T05:09:09Z",
          "release": "2.1.0 (310)", "user_id": "u1", "errors": 0, "environment": "production"},
-        {"session_id": "s2", "status": "crashed", "started": 1795324080, "errors": 1}]}))
+        {"session_id": "s2", "status": "crashed", "started": 1795324080, "errors": 1, "seq": 2, "duration": 12.5,
+         "app": {"id": "com.example.app", "version": "2.1.0", "build": "310"}}]}))
 
     # Sentry events (legacy store body) and envelopes (every item type the reader keeps).
     for name in ["pythonHandled", "pythonUnhandled", "pythonChain", "pythonMessage", "cliEvent"]:
@@ -124,7 +125,9 @@ def main():
     seed("multipart", "two-parts", "multipart/form-data; boundary=XyZ-123\n" + body)
     seed("multipart", "quoted-boundary", 'multipart/form-data; charset=utf-8; boundary="a b:c"\n'
          "preamble\r\n--a b:c\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\n1\r\n--a b:c--\r\nepilogue")
-    seed("multipart", "no-headers", "multipart/form-data; boundary=q\n--q\r\n\r\ndata\r\n--q--")
+    # A body full of near-delimiters, the close delimiter without a CRLF after it.
+    seed("multipart", "near-delimiters", "multipart/form-data; boundary=q\n--q\r\nContent-Disposition: form-data; "
+         "name=\"f\"; filename=\"a.bin\"\r\n\r\n\r\n-\r\n--\r\n--r\r\n-q\r\n\r\r\n--q--")
 
     # Bodies: the first byte picks the decoder (0 gzip, 1 deflate, 2 br, 3 stored, 4 streaming inflater).
     payload = native.encode()
