@@ -155,3 +155,16 @@ let package = Package(
             ]),
     ]
 )
+
+// Fuzzing (docs/fuzzing.md): one libFuzzer executable over the parsers and the symbolicator, declared only
+// when `FAULTLINE_FUZZ` is set, so that the normal build and `swift build --build-tests` never see it.
+// `tools/fuzz` builds it in its own folder: `FAULTLINE_FUZZ=1 swift build --scratch-path .build-fuzz
+// -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --product faultline-fuzz`.
+if Context.environment["FAULTLINE_FUZZ"] != nil {
+    package.products.append(.executable(name: "faultline-fuzz", targets: ["FaultlineFuzz"]))
+    package.targets.append(
+        .executableTarget(
+            name: "FaultlineFuzz",
+            dependencies: ["FaultlineCore", "Formats", "Symbolication", .product(name: "NIOCore", package: "swift-nio")],
+            path: "tools/fuzzing/Sources"))
+}

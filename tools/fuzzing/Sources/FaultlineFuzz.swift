@@ -1,0 +1,209 @@
+// libFuzzer entry point for Faultline's parsers and symbolicator (see docs/fuzzing.md).
+//
+// One executable for every target, so that CI builds once: `FAULTLINE_FUZZ_TARGET` names the target.
+// Built only when `FAULTLINE_FUZZ` is set (Package.swift), with `-sanitize=fuzzer,address`, by `tools/fuzz`.
+// A target passes when it returns or throws; a trap (overflow, out-of-range index, force unwrap), an
+// AddressSanitizer report, a timeout or running out of memory is a crash that libFuzzer saves.
+import FaultlineCore
+import Formats
+import NIOCore
+import Symbolication
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The fuzz targets, by the name `tools/fuzz` and `FAULTLINE_FUZZ_TARGET` use.
+enum FuzzTarget: String, CaseIterable {
+    /// Native v1 report bodies (single or batch: `JSONBatchSplitter`, `NativeReportParser`) and native
+    /// session bodies. Every report a report target accepts is also grouped and encoded (`afterIngest`).
+    case native
+    /// Request body inflation (`BodyDecoding`): the first byte picks gzip, deflate, br or the stored form.
+    case body
+    /// Sentry envelopes (`SentryEnvelopeReader`: framing, event, sessions, client reports, attachments).
+    case sentryEnvelope = "sentry-envelope"
+    /// Sentry event JSON on its own (`SentryStoreReader`, the legacy store endpoint).
+    case sentryEvent = "sentry-event"
+    /// Stored Swift runtime crash envelopes (`SwiftCrashReports`).
+    case swiftCrash = "swift-crash"
+    /// `multipart/form-data`: the first line is the Content-Type header, the rest the body, fed in chunks.
+    case multipart
+    /// ELF header reader (`ELFReader.inspect`).
+    case elf
+    /// `DebugModule` over the input as a debug file, resolving hostile addresses.
+    case symbolicate
+}
+
+let limits = IngestLimits()
+let receivedAt = Date(timeIntervalSince1970: 1_795_000_000)
+
+/// Read once, in `LLVMFuzzerInitialize`, before any input runs.
+nonisolated(unsafe) var selected: FuzzTarget?
+nonisolated(unsafe) var scratchPath = ""
+
+@_cdecl("LLVMFuzzerInitialize")
+public func initialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>>>) -> CInt {
+    let name = getenv("FAULTLINE_FUZZ_TARGET").map { String(cString: $0) } ?? ""
+    guard let target = FuzzTarget(rawValue: name) else {
+        let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: " ")
+        let message = Array("FAULTLINE_FUZZ_TARGET must be one of: \(names) (got \"\(name)\")\n".utf8)
+        _ = message.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        exit(2)
+    }
+    selected = target
+    // The symbolicator opens files by path: one scratch file per process, in memory when /dev/shm exists.
+    let dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
+    scratchPath = "\(dir)/faultline-fuzz-\(getpid()).elf"
+    return 0
+}
+
+/// libFuzzer's driver, for an entry point of our own (see `fuzzMain`).
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+
+/// The program's entry point. SwiftPM links an executable target's `main` to `<Module>_main`, so libFuzzer's
+/// own `main` is not used: this one hands the arguments to libFuzzer's driver.
+@_cdecl("FaultlineFuzz_main")
+public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var argc = argc
+    var argv = argv
+    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in testOneInput(data, size) }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = size > 0 && data != nil ? Array(UnsafeBufferPointer(start: data, count: size)) : []
+    switch selected {
+    case .native: fuzzNative(bytes)
+    case .body: fuzzBody(bytes)
+    case .sentryEnvelope: fuzzSentryEnvelope(bytes)
+    case .sentryEvent: fuzzSentryEvent(bytes)
+    case .swiftCrash: fuzzSwiftCrash(bytes)
+    case .multipart: fuzzMultipart(bytes)
+    case .elf: fuzzELF(bytes)
+    case .symbolicate: fuzzSymbolicate(bytes)
+    case nil: break
+    }
+    return 0
+}
+
+/// What the server does next with a report it accepted: groups it into an issue, and writes it back as
+/// JSON for the read API (hostile timestamps, addresses and strings all pass through both).
+func afterIngest(_ report: Report) {
+    _ = Grouping.group(report, symbols: nil)
+    _ = try? NativeReports.encode(StoredReport(project: ProjectID(1), report: report, receivedAt: receivedAt))
+}
+
+func fuzzNative(_ bytes: [UInt8]) {
+    if let decoded = try? NativeReports.decode(bytes, limits: limits) {
+        for case .success(let prepared) in decoded.items { afterIngest(prepared.report) }
+    }
+    _ = try? NativeSessions.decode(bytes, limits: limits)
+}
+
+func fuzzBody(_ bytes: [UInt8]) {
+    guard let selector = bytes.first else { return }
+    let rest = Array(bytes.dropFirst())
+    let limit = 1 << 20
+    switch selector % 5 {
+    case 0: _ = try? BodyDecoding.inflate(ByteBuffer(bytes: rest), encoding: .gzip, limit: limit)
+    case 1: _ = try? BodyDecoding.inflate(ByteBuffer(bytes: rest), encoding: .deflate, limit: limit)
+    case 2: _ = try? BodyDecoding.inflate(ByteBuffer(bytes: rest), encoding: .br, limit: limit)
+    case 3: _ = try? BodyDecoding.inflateStored(rest, limit: limit)
+    default:
+        // The streaming inflater (debug-file uploads), fed in uneven chunks.
+        guard let inflater = try? StreamingInflater(limit: UInt64(limit)) else { return }
+        var start = 0
+        var step = 1
+        while start < rest.count {
+            let end = min(rest.count, start + step)
+            do { try inflater.feed(Array(rest[start..<end])) { _ in } } catch { return }
+            start = end
+            step = step &* 3 &+ 1
+        }
+        try? inflater.finish()
+    }
+}
+
+func fuzzSentryEnvelope(_ bytes: [UInt8]) {
+    let contents = try? SentryEnvelopeReader.read(
+        bytes, receivedAt: receivedAt, limits: limits, maxAttachmentBytes: 64 * 1024, sessionSeed: "fuzz")
+    if let event = contents?.event { afterIngest(event.report) }
+}
+
+func fuzzSentryEvent(_ bytes: [UInt8]) {
+    if let event = try? SentryStoreReader.read(bytes, receivedAt: receivedAt, limits: limits).event {
+        afterIngest(event.report)
+    }
+}
+
+func fuzzSwiftCrash(_ bytes: [UInt8]) {
+    if let report = try? SwiftCrashReports.parse(envelope: bytes, limits: limits) { afterIngest(report) }
+}
+
+func fuzzMultipart(_ bytes: [UInt8]) {
+    let newline = bytes.firstIndex(of: 10) ?? bytes.count
+    let header = String(decoding: bytes[..<newline], as: UTF8.self)
+    let body = newline < bytes.count ? Array(bytes[(newline + 1)...]) : []
+    let boundary = (try? MultipartParser.boundary(fromContentType: header)) ?? "fuzz-boundary"
+    guard var parser = try? MultipartParser(boundary: boundary, maxHeaderBytes: 1024, maxParts: 64) else { return }
+    // Uneven chunks, as TCP delivers them: a delimiter or a header block may straddle two feeds.
+    var start = 0
+    var step = 1 + (body.count % 7)
+    while start < body.count {
+        let end = min(body.count, start + step)
+        do { _ = try parser.feed(body[start..<end]) } catch { return }
+        start = end
+        step = step &* 2 &+ 1
+    }
+    try? parser.finish()
+}
+
+func fuzzELF(_ bytes: [UInt8]) {
+    _ = try? ELFReader.inspect(MemoryByteSource(bytes))
+}
+
+/// Addresses no sane report has: the ends of the address space, and values next to them.
+let hostileAddresses: [UInt64] = [
+    0, 1, 0xfff, 0x1000, 0x40_0000, 0x7fff_ffff_ffff_ffff, 0x8000_0000_0000_0000,
+    0xffff_ffff_ffff_ff00, 0xffff_ffff_ffff_ff10, 0xffff_ffff_ffff_fffe, .max,
+]
+
+func fuzzSymbolicate(_ bytes: [UInt8]) {
+    let fd = open(scratchPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { fatalError("cannot write \(scratchPath) (errno \(errno))") }
+    var written = 0
+    while written < bytes.count {
+        let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { break }
+        written += n
+    }
+    close(fd)
+    defer { unlink(scratchPath) }
+    guard let module = try? DebugModule(path: scratchPath) else { return }
+    // Besides the fixed hostile addresses, words of the file itself (symbol values, DWARF ranges, and what
+    // the mutator wrote there), as link-time addresses and as offsets from the load address, and one past.
+    var addresses = hostileAddresses
+    let words = bytes.count / 8
+    let stride = max(1, words / 48)
+    var w = 0
+    while w < words {
+        var value: UInt64 = 0
+        for k in 0..<8 { value |= UInt64(bytes[w * 8 + k]) << (8 * UInt64(k)) }
+        addresses.append(value)
+        addresses.append(value &+ 1)
+        w += stride
+    }
+    for address in addresses {
+        _ = module.resolve(fileAddress: address)
+        _ = module.resolve(moduleOffset: address)
+    }
+}
