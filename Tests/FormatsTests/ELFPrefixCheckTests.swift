@@ -26,7 +26,8 @@ import TestSupport
         let stripped = folder.file("crashy.stripped")
         try Command.check("objcopy", ["--only-keep-debug", binary, debug])
         try Command.check("objcopy", ["--strip-debug", "--strip-unneeded", binary, stripped])
-        let id = try #require(BuildID(try #require(try ELFFixtures.readelfBuildID(binary))))
+        let hex = try #require(try ELFFixtures.readelfBuildID(binary))
+        let id = try #require(BuildID(hex))
         for path in [binary, debug, stripped] {
             let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
             for step in [1, 7, 4096] {
