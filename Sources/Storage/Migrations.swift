@@ -372,6 +372,17 @@ enum Migrations {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v8-symbolication-attempts") { db in
+            try db.execute(
+                sql: """
+                    -- Poison-pill detection: attempts are counted (and committed) before symbolication starts and
+                    -- reset by a clean result, so a pending report with attempts was being processed when the
+                    -- process died. At the limit it is failed: state 'missing' with the reason here.
+                    ALTER TABLE reports ADD COLUMN symbolication_attempts INTEGER NOT NULL DEFAULT 0
+                        CHECK (symbolication_attempts >= 0);
+                    ALTER TABLE reports ADD COLUMN symbolication_failure TEXT;
+                    """)
+        }
         return migrator
     }
 }
