@@ -139,7 +139,8 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "StorageTests", dependencies: ["Storage", "FaultlineCore", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore"]),
+        .testTarget(
+            name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "FaultlineCore"]),
         .testTarget(name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore"]),
         .testTarget(name: "SymbolicationTests", dependencies: ["Symbolication", "FaultlineCore", "TestSupport"]),

@@ -77,10 +77,74 @@ public struct SymbolicatedReport: Sendable, Equatable, Codable {
     public var threads: [[SymbolicatedFrameSlot]]
     /// Build-ids with no debug file (sorted), with the module names the report gave them.
     public var missing: [MissingModule]
-    public init(state: SymbolicationState, threads: [[SymbolicatedFrameSlot]], missing: [MissingModule]) {
+    /// Why symbolication gave up on the report (it stopped the symbolicator too often, or could not be read
+    /// again); nil when it ran. A failed report has state `missing` and is grouped by module and offset.
+    public var failure: String?
+    enum CodingKeys: String, CodingKey { case state, threads, missing, failure = "failure_reason" }
+    public init(state: SymbolicationState, threads: [[SymbolicatedFrameSlot]], missing: [MissingModule], failure: String? = nil) {
         self.state = state
         self.threads = threads
         self.missing = missing
+        self.failure = failure
+    }
+
+    /// The result of a report symbolication gave up on: nothing resolved, with the reason.
+    public static func failed(_ reason: String) -> SymbolicatedReport {
+        SymbolicatedReport(state: .missing, threads: [], missing: [], failure: reason)
+    }
+}
+
+/// Poison-pill rules: a report whose symbolication stopped the process (a crash in libdw on a hostile debug
+/// file, an abort, a kill while it hung) is tried a bounded number of times, then failed with a reason.
+///
+/// The worker durably counts an attempt for each report before symbolicating it, and a clean result resets
+/// the count, so a report found pending with attempts already counted was being processed when the process
+/// died. Such suspects are tried alone (one innocent report never shares the fate of a poison one in its
+/// batch); at `maxAttempts` the report is failed and grouped by module and offset without the symbolicator;
+/// if even that stopped the process once, it is failed without grouping (the stored report itself is the poison).
+public enum SymbolicationRetry {
+    /// Attempts before a report is failed.
+    public static let maxAttempts = 3
+
+    /// What the worker does with a batch of pending reports.
+    public struct Plan: Sendable, Equatable {
+        /// Symbolicate these together (none of them was being processed when the process died).
+        public var fresh: [Int64] = []
+        /// Suspects: each is symbolicated alone, one per step.
+        public var suspects: [Int64] = []
+        /// Fail without symbolicating, grouped from the report's own frames.
+        public var failGrouped: [Int64] = []
+        /// Fail without reading the report again.
+        public var failUngrouped: [Int64] = []
+    }
+
+    /// Sorts `batch` (report id and attempts already counted) by what to do with each report.
+    public static func plan(_ batch: [(reportID: Int64, attempts: Int)], maxAttempts: Int = maxAttempts) -> Plan {
+        var plan = Plan()
+        for item in batch {
+            if item.attempts > maxAttempts {
+                plan.failUngrouped.append(item.reportID)
+            } else if item.attempts == maxAttempts {
+                plan.failGrouped.append(item.reportID)
+            } else if item.attempts > 0 {
+                plan.suspects.append(item.reportID)
+            } else {
+                plan.fresh.append(item.reportID)
+            }
+        }
+        return plan
+    }
+
+    /// The failure reason shown for a report that stopped the symbolicator `attempts` times.
+    public static func reason(attempts: Int) -> String {
+        "the symbolicator stopped while processing this report \(attempts) times (a crash or hang, likely on a malformed "
+            + "debug file); it is grouped by module and offset without symbols"
+    }
+
+    /// The reason for a report whose fallback (grouping without symbols) stopped the process too.
+    public static func ungroupedReason(attempts: Int) -> String {
+        "the server stopped while processing this report \(attempts) times, also when grouping it without symbols; "
+            + "it is kept but not grouped"
     }
 }
 
@@ -97,7 +161,8 @@ public struct MissingModule: Sendable, Equatable, Codable {
 /// Pure rules of symbolication: which module an address is in, how it is adjusted, and what state results.
 public enum SymbolicationRules {
     /// The module holding `address`: `base <= address < base + size` (a module without size holds addresses
-    /// up to the next module's base).
+    /// up to the next module's base). Bases, sizes and addresses come from reports, so nothing here can trap:
+    /// a module whose `base + size` passes 2^64 ends at the top of the address space.
     public static func module(for address: UInt64, in modules: [LoadedModule]) -> LoadedModule? {
         module(for: address, inSorted: modules.sorted { $0.baseAddress < $1.baseAddress })
     }
@@ -105,7 +170,10 @@ public enum SymbolicationRules {
     /// `module(for:in:)` over modules already sorted by base address (sort once per report, not per frame).
     public static func module(for address: UInt64, inSorted sorted: [LoadedModule]) -> LoadedModule? {
         for (i, module) in sorted.enumerated() where address >= module.baseAddress {
-            let end = module.size.map { module.baseAddress &+ $0 } ?? (i + 1 < sorted.count ? sorted[i + 1].baseAddress : UInt64.max)
+            let end = module.size.map { size in
+                let (sum, overflow) = module.baseAddress.addingReportingOverflow(size)
+                return overflow ? UInt64.max : sum
+            } ?? (i + 1 < sorted.count ? sorted[i + 1].baseAddress : UInt64.max)
             if address < end { return module }
         }
         return nil
@@ -215,10 +283,13 @@ public struct PendingSymbolication: Sendable {
     public var reportID: Int64
     public var project: ProjectID
     public var raw: RawReport
-    public init(reportID: Int64, project: ProjectID, raw: RawReport) {
+    /// Symbolication attempts counted for this report since its last clean result (see `SymbolicationRetry`).
+    public var attempts: Int
+    public init(reportID: Int64, project: ProjectID, raw: RawReport, attempts: Int = 0) {
         self.reportID = reportID
         self.project = project
         self.raw = raw
+        self.attempts = attempts
     }
 }
 
@@ -238,8 +309,12 @@ public struct MissingDebugFileSummary: Sendable, Equatable {
 
 /// Where symbolication results and its queue live.
 public protocol SymbolicationStore: Sendable {
-    /// Reports with state `pending`, oldest first.
+    /// Reports with state `pending`, oldest first, with their attempt counts.
     func pending(limit: Int) async throws -> [PendingSymbolication]
+    /// Durably counts one more symbolication attempt for each report (committed before returning, so that
+    /// a process that dies while symbolicating them leaves the count behind). Saving a result without a
+    /// `failure` resets the count.
+    func recordAttempt(reportIDs: [Int64]) async throws
     /// Stores a result (state, frames, missing build-ids) for a report, replacing any earlier one, and — in the
     /// same transaction — files the report under the issue of `grouping` (moving it when its fingerprint changed,
     /// deleting an issue left empty, reopening a closed issue that regressed, recording new-issue and regression

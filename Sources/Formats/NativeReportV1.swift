@@ -214,6 +214,8 @@ public enum NativeReports {
             var state: String
             var missing: [MissingModule]
             var threads: [[SymbolicatedFrameSlot]]
+            var failureReason: String?
+            enum CodingKeys: String, CodingKey { case state, missing, threads, failureReason = "failure_reason" }
         }
         struct Out: Encodable {
             var report: NativeReportV1
@@ -240,7 +242,7 @@ public enum NativeReports {
         let out = Out(
             report: NativeReportV1(stored.report), projectID: stored.project.rawValue, release: stored.report.release,
             receivedAt: WireTimestamp(stored.receivedAt), trimmed: TrimmedOut(stored.report.trimmed),
-            symbolication: symbolication.map { SymbolicationOut(state: $0.state.rawValue, missing: $0.missing, threads: $0.threads) })
+            symbolication: symbolication.map { SymbolicationOut(state: $0.state.rawValue, missing: $0.missing, threads: $0.threads, failureReason: $0.failure) })
         return Array(try encoder.encode(out))
     }
 }

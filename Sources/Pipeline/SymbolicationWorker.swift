@@ -1,6 +1,11 @@
 import FaultlineCore
 import Logging
 import ServiceLifecycle
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -24,11 +29,34 @@ public struct SymbolicationWorker: Service {
     let telemetry: Telemetry?
     /// Called after a batch changed issues (tells the dashboard renderer).
     let onChange: @Sendable () -> Void
+    /// Attempts before a report that keeps stopping the process is failed (`SymbolicationRetry`).
+    let maxAttempts: Int
+    /// Attempts this process counted itself and that have not ended in a saved result: a step that threw
+    /// (a database error) did not stop the process, so those attempts do not make a report a suspect.
+    let ownAttempts = OwnAttempts()
+    #if DEBUG
+    /// Test-only fault injection (never compiled in release builds).
+    public struct FaultInjection: Sendable {
+        /// `abort()` the process when a report referencing this build-id is symbolicated, as a crash in libdw
+        /// on a hostile file would (`FAULTLINE_TEST_ABORT_ON_BUILD_ID`).
+        public var abortOnBuildID: String?
+        public init(abortOnBuildID: String? = nil) { self.abortOnBuildID = abortOnBuildID }
+    }
+    var faultInjection = FaultInjection()
+
+    /// This worker with test-only fault injection.
+    public func injectingFaults(_ faults: FaultInjection) -> SymbolicationWorker {
+        var copy = self
+        copy.faultInjection = faults
+        return copy
+    }
+    #endif
 
     public init(store: any SymbolicationStore, symbolicator: any AddressSymbolicating,
                 reread: @escaping @Sendable (RawReport) throws -> Report, clock: any WallClock, logger: Logger,
                 batchSize: Int = 64, idleDelay: Duration = .milliseconds(200), telemetry: Telemetry? = nil,
-                onChange: @escaping @Sendable () -> Void = {}) {
+                maxAttempts: Int = SymbolicationRetry.maxAttempts, onChange: @escaping @Sendable () -> Void = {}) {
+        self.maxAttempts = max(1, maxAttempts)
         self.telemetry = telemetry
         self.onChange = onChange
         self.store = store
@@ -42,17 +70,46 @@ public struct SymbolicationWorker: Service {
 
     /// Symbolicates one batch of pending reports, `concurrency` at a time (the symbolicator's module owners
     /// then work in parallel); returns how many were processed.
+    ///
+    /// Poison pills (`SymbolicationRetry`): an attempt is counted durably for every report before its
+    /// symbolication starts. Reports found with attempts already counted were being processed when the
+    /// process died: they are symbolicated one per step, alone; at `maxAttempts` they are failed with a
+    /// reason and grouped from their own frames, without the symbolicator.
     @discardableResult
     public func step(concurrency: Int = 2) async throws -> Int {
         let batch = try await store.pending(limit: batchSize)
         guard !batch.isEmpty else { return 0 }
+        let own = ownAttempts.counts.withLock { $0 }
+        let plan = SymbolicationRetry.plan(
+            batch.map { ($0.reportID, max(0, $0.attempts - (own[$0.reportID] ?? 0))) }, maxAttempts: maxAttempts)
+        let byID = Dictionary(batch.map { ($0.reportID, $0) }, uniquingKeysWith: { first, _ in first })
+        // One suspect alone, else every fresh report: the fails are cheap and join either.
+        let work = (plan.suspects.isEmpty ? plan.fresh : [plan.suspects[0]]).compactMap { byID[$0] }
+        let failing = plan.failGrouped.compactMap { byID[$0] }
+        let dropped = plan.failUngrouped.compactMap { byID[$0] }
+
         var outcomes: [SymbolicationOutcome] = []
-        outcomes.reserveCapacity(batch.count)
+        outcomes.reserveCapacity(work.count + failing.count + dropped.count)
+        for item in dropped {
+            logger.error("symbolication gave up on a report without grouping it", metadata: [
+                Telemetry.LogKey.reportID: "\(item.reportID)", Telemetry.LogKey.attempts: "\(item.attempts)"])
+            outcomes.append(SymbolicationOutcome(
+                reportID: item.reportID, result: .failed(SymbolicationRetry.ungroupedReason(attempts: item.attempts)), grouping: nil))
+        }
+        // Committed before any symbolication or re-reading starts: if the process dies below, the counts stay.
+        let attempted = (failing + work).map(\.reportID)
+        try await store.recordAttempt(reportIDs: attempted)
+        ownAttempts.counts.withLock { counts in for id in attempted { counts[id, default: 0] += 1 } }
+        for item in failing {
+            logger.error("symbolication gave up on a report that stopped it repeatedly", metadata: [
+                Telemetry.LogKey.reportID: "\(item.reportID)", Telemetry.LogKey.attempts: "\(item.attempts)"])
+            outcomes.append(groupWithoutSymbols(item))
+        }
         try await withThrowingTaskGroup(of: SymbolicationOutcome.self) { group in
             var next = 0
             func start() {
-                guard next < batch.count else { return }
-                let item = batch[next]
+                guard next < work.count else { return }
+                let item = work[next]
                 next += 1
                 group.addTask { await self.process(item) }
             }
@@ -64,12 +121,22 @@ public struct SymbolicationWorker: Service {
         }
         // One transaction (one fsync) for the whole batch: grouping keeps up with ingest.
         try await store.saveAll(outcomes.sorted { $0.reportID < $1.reportID }, at: clock.now())
-        telemetry?.count(Telemetry.Name.reportsGrouped, by: batch.count)
+        ownAttempts.counts.withLock { counts in for outcome in outcomes { counts[outcome.reportID] = nil } }
+        let failed = failing.count + dropped.count
+        if failed > 0 { telemetry?.count(Telemetry.Name.symbolicationPoisoned, by: failed) }
+        telemetry?.count(Telemetry.Name.reportsGrouped, by: outcomes.count)
         onChange()
-        return batch.count
+        return outcomes.count
     }
 
     func process(_ item: PendingSymbolication) async -> SymbolicationOutcome {
+        #if DEBUG
+        let symbolicator: any AddressSymbolicating = faultInjection.abortOnBuildID.map {
+            AbortingSymbolicator(inner: self.symbolicator, buildID: $0, logger: logger)
+        } ?? self.symbolicator
+        #else
+        let symbolicator = self.symbolicator
+        #endif
         do {
             let report = try reread(item.raw)
             let result = await SymbolicationRules.symbolicate(report, project: item.project, with: symbolicator)
@@ -78,8 +145,17 @@ public struct SymbolicationWorker: Service {
         } catch {
             logger.error("cannot re-read a stored report", metadata: [Telemetry.LogKey.error: "\(error)"])
             return SymbolicationOutcome(
-                reportID: item.reportID, result: SymbolicatedReport(state: .missing, threads: [], missing: []), grouping: nil)
+                reportID: item.reportID, result: .failed("the stored report could not be read again: \(error)"), grouping: nil)
         }
+    }
+
+    /// A poison report: failed with the reason, grouped from its own frames (module and offset).
+    func groupWithoutSymbols(_ item: PendingSymbolication) -> SymbolicationOutcome {
+        let reason = SymbolicationRetry.reason(attempts: item.attempts)
+        guard let report = try? reread(item.raw) else {
+            return SymbolicationOutcome(reportID: item.reportID, result: .failed(reason), grouping: nil)
+        }
+        return SymbolicationOutcome(reportID: item.reportID, result: .failed(reason), grouping: GroupingInput.make(report, symbols: nil))
     }
 
     public func run() async throws {
@@ -96,4 +172,27 @@ public struct SymbolicationWorker: Service {
             }
         }
     }
+}
+
+#if DEBUG
+/// Test-only: stops the process with `abort()` when asked to look up `buildID`, as a crash inside libdw on
+/// a hostile debug file would. Compiled in debug builds only.
+struct AbortingSymbolicator: AddressSymbolicating {
+    let inner: any AddressSymbolicating
+    let buildID: String
+    let logger: Logger
+
+    func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup {
+        if buildID.rawValue == self.buildID {
+            logger.critical("FAULTLINE_TEST_ABORT_ON_BUILD_ID: aborting on purpose", metadata: [Telemetry.LogKey.buildID: "\(buildID)"])
+            abort()
+        }
+        return await inner.lookup(buildID: buildID, moduleOffset: moduleOffset, project: project)
+    }
+}
+#endif
+
+/// The attempts one worker counted in this process (see `SymbolicationWorker.ownAttempts`).
+final class OwnAttempts: Sendable {
+    let counts = Mutex<[Int64: Int]>([:])
 }

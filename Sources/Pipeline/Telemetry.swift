@@ -24,6 +24,7 @@ import CoreMetrics
 /// | `faultline_chunks_received_total` | counter | `outcome` | chunks received: `stored` (new) or `duplicate` |
 /// | `faultline_dif_assemble_total` | counter | `state` | files answered by assemble, by state (`ok`, `not_found`, `error`, …) |
 /// | `faultline_chunks_swept_total` | counter | — | unused chunks removed after their lifetime |
+/// | `faultline_symbolication_poisoned_total` | counter | — | reports failed after stopping the symbolicator `maxAttempts` times |
 public struct Telemetry: Sendable {
     /// Metric names.
     public enum Name {
@@ -47,6 +48,8 @@ public struct Telemetry: Sendable {
         public static let chunksReceived = "faultline_chunks_received_total"
         public static let difAssemble = "faultline_dif_assemble_total"
         public static let chunksSwept = "faultline_chunks_swept_total"
+        /// Reports failed because symbolicating them stopped the process `SymbolicationRetry.maxAttempts` times.
+        public static let symbolicationPoisoned = "faultline_symbolication_poisoned_total"
     }
 
     /// Reasons a report is rejected (`reason` label of `faultline_reports_rejected_total`).
@@ -69,6 +72,9 @@ public struct Telemetry: Sendable {
         public static let chunks = "chunks"
         /// A dashboard session's stable id (never its cookie secret).
         public static let session = "session"
+        public static let reportID = "report_id"
+        public static let attempts = "attempts"
+        public static let buildID = "build_id"
     }
 
     public let factory: any MetricsFactory

@@ -384,6 +384,17 @@ enum Migrations {
                     CREATE INDEX debug_files_by_blob ON debug_files(blob_sha256);
                     """)
         }
+        migrator.registerMigration("v8-symbolication-attempts") { db in
+            try db.execute(
+                sql: """
+                    -- Poison-pill detection: attempts are counted (and committed) before symbolication starts and
+                    -- reset by a clean result, so a pending report with attempts was being processed when the
+                    -- process died. At the limit it is failed: state 'missing' with the reason here.
+                    ALTER TABLE reports ADD COLUMN symbolication_attempts INTEGER NOT NULL DEFAULT 0
+                        CHECK (symbolication_attempts >= 0);
+                    ALTER TABLE reports ADD COLUMN symbolication_failure TEXT;
+                    """)
+        }
         migrator.registerMigration("v9-admin-sessions") { db in
             // Dashboard logins: the cookie holds a random secret, stored here as its SHA-256 only. `id` is the
             // session's stable id; `secret` is a per-session server-side key for values bound to the session

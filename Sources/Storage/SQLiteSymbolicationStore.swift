@@ -23,15 +23,27 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT \(SQLiteReportReader.rawColumns) FROM reports r JOIN payloads p ON p.id = r.payload_id
+                    SELECT \(SQLiteReportReader.rawColumns), r.symbolication_attempts
+                    FROM reports r JOIN payloads p ON p.id = r.payload_id
                     WHERE r.symbolication = 'pending' ORDER BY r.id LIMIT ?
                     """,
                 arguments: [limit]
             ).compactMap { row in
                 SQLiteReportReader.raw(row).map {
-                    PendingSymbolication(reportID: $0.summary.cursor, project: $0.summary.project, raw: $0)
+                    PendingSymbolication(
+                        reportID: $0.summary.cursor, project: $0.summary.project, raw: $0, attempts: row["symbolication_attempts"])
                 }
             }
+        }
+    }
+
+    public func recordAttempt(reportIDs: [Int64]) async throws {
+        guard !reportIDs.isEmpty else { return }
+        // Its own transaction, committed now: the count must survive the process dying right after.
+        try await database.pool.write { db in
+            let statement = try db.cachedStatement(
+                sql: "UPDATE reports SET symbolication_attempts = symbolication_attempts + 1 WHERE id = ?")
+            for id in reportIDs { try statement.execute(arguments: [id]) }
         }
     }
 
@@ -55,7 +67,9 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 } catch is DatabaseError {
                     // One report the schema refuses must not block its batch forever: it leaves the queue
                     // ungrouped (state 'missing'), and the rest of the batch commits.
-                    try db.execute(sql: "UPDATE reports SET symbolication = 'missing' WHERE id = ?", arguments: [outcome.reportID])
+                    try db.execute(
+                        sql: "UPDATE reports SET symbolication = 'missing', symbolication_failure = ? WHERE id = ?",
+                        arguments: ["the database refused the symbolication result", outcome.reportID])
                 }
             }
         }
@@ -70,8 +84,14 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 sql: "SELECT project_id, kind, occurred_at, release, user_key, session_id, issue_id, early FROM reports WHERE id = ?"),
             arguments: [reportID])
         else { return nil }
-        try db.cachedStatement(sql: "UPDATE reports SET symbolication = ? WHERE id = ?")
-            .execute(arguments: [outcome.result.state.rawValue, reportID])
+        // A clean result resets the attempt count (a later requeue starts afresh); a failure keeps it.
+        try db.cachedStatement(
+            sql: """
+                UPDATE reports SET symbolication = ?1, symbolication_failure = ?2,
+                    symbolication_attempts = CASE WHEN ?2 IS NULL THEN 0 ELSE symbolication_attempts END
+                WHERE id = ?3
+                """
+        ).execute(arguments: [outcome.result.state.rawValue, outcome.result.failure, reportID])
         if outcome.result.state == .notNeeded {
             // Nothing was resolved (the client symbolicated, or sent no addresses): the report's own frames say
             // it all, so no copy of them is stored (readers treat a missing result as "use the report's frames").
@@ -154,11 +174,20 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         let row = try await database.pool.read { db in
             try Row.fetchOne(
                 db,
-                sql: "SELECT r.symbolication, s.result FROM reports r LEFT JOIN report_symbols s ON s.report_id = r.id WHERE r.id = ?",
+                sql: """
+                    SELECT r.symbolication, r.symbolication_failure, s.result
+                    FROM reports r LEFT JOIN report_symbols s ON s.report_id = r.id WHERE r.id = ?
+                    """,
                 arguments: [reportID])
         }
         guard let row, let state = SymbolicationState(rawValue: row["symbolication"]) else { return (.pending, nil) }
         let blob: Data? = row["result"]
-        return (state, try blob.map { try JSONDecoder().decode(SymbolicatedReport.self, from: $0) })
+        let failure: String? = row["symbolication_failure"]
+        var report = try blob.map { try JSONDecoder().decode(SymbolicatedReport.self, from: $0) }
+        if let failure {
+            if report == nil { report = SymbolicatedReport(state: state, threads: [], missing: []) }
+            report?.failure = failure
+        }
+        return (state, report)
     }
 }

@@ -103,6 +103,10 @@ public final class DebugModule {
     public private(set) var loadBias: UInt64 = 0
     /// The file's size in bytes (what the module cache budgets).
     public private(set) var fileSize: UInt64 = 0
+    /// How deep the DIE tree is walked (real code nests a few dozen levels).
+    static let maxDIEDepth = 256
+    /// How many ranges one DIE's `DW_AT_ranges` list gives at most.
+    static let maxRangesPerDIE = 100_000
     /// Whether DWARF was found (else only the symbol table answers).
     public var hasDWARF: Bool { dwarf != nil && !ranges.isEmpty }
 
@@ -112,7 +116,7 @@ public final class DebugModule {
         fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw SymbolicationError(.openFailed, "cannot open \(path) (errno \(errno))") }
         var st = stat()
-        if fstat(fd, &st) == 0 { fileSize = UInt64(st.st_size) }
+        if fstat(fd, &st) == 0 { fileSize = UInt64(clamping: st.st_size) }
         guard let elf = elf_begin(fd, ELF_C_READ_MMAP, nil), elf_kind(elf) == ELF_K_ELF else {
             close(fd)
             throw SymbolicationError(.notELF, "\(path) is not an ELF file")
@@ -237,7 +241,8 @@ public final class DebugModule {
             fileNames[pointer] = value
             return value
         }
-        return (file, Int(lineNumber), Int(column))
+        // libdw hands back the table's unsigned values as `int`: a negative one is a hostile huge value.
+        return (file, lineNumber > 0 ? Int(lineNumber) : nil, column > 0 ? Int(column) : nil)
     }
 
     func resolveSymbol(_ address: UInt64) -> Resolution? {
@@ -249,7 +254,9 @@ public final class DebugModule {
         }
         guard lo > 0 else { return nil }
         let symbol = symbols[lo - 1]
-        guard symbol.size == 0 || address < symbol.address + symbol.size else { return nil }
+        // A hostile symbol may end past the top of the address space: such an end is the top.
+        let (end, overflow) = symbol.address.addingReportingOverflow(symbol.size)
+        guard symbol.size == 0 || overflow || address < end else { return nil }
         return Resolution(
             frames: [frame(name: symbol.name, file: symbol.file, line: nil, column: nil, inlined: false)], source: .symbolTable,
             offset: address - symbol.address)
@@ -261,8 +268,9 @@ public final class DebugModule {
         var count = 0
         guard elf_getphdrnum(elf, &count) == 0 else { return }
         var phdr = GElf_Phdr()
-        for i in 0..<count {
-            guard gelf_getphdr(elf, Int32(i), &phdr) != nil else { continue }
+        // `e_phnum` may claim more headers than exist (extended numbering allows 2^32): stop at the first unreadable one.
+        for i in 0..<min(count, Int(Int32.max)) {
+            guard gelf_getphdr(elf, Int32(i), &phdr) != nil else { return }
             if phdr.p_type == UInt32(PT_LOAD) {
                 let align = max(phdr.p_align, 1)
                 loadBias = phdr.p_vaddr & ~(align - 1)
@@ -280,12 +288,15 @@ public final class DebugModule {
             guard gelf_getshdr(scn, &shdr) != nil, shdr.sh_type == UInt32(SHT_SYMTAB) || shdr.sh_type == UInt32(SHT_DYNSYM),
                 shdr.sh_entsize > 0, let data = elf_getdata(scn, nil)
             else { continue }
-            let count = Int(shdr.sh_size / shdr.sh_entsize)
+            // A hostile `sh_size` claims any count: bound it by the bytes libelf actually has, and by what
+            // `gelf_getsym` can index.
+            let available = UInt64(clamping: data.pointee.d_size) / max(shdr.sh_entsize, 1)
+            let count = Int(clamping: min(shdr.sh_size / shdr.sh_entsize, available, UInt64(Int32.max)))
             var found: [Symbol] = []
             var sym = GElf_Sym()
             var currentFile: String?
             for i in 0..<count {
-                guard gelf_getsym(data, Int32(i), &sym) != nil else { continue }
+                guard gelf_getsym(data, Int32(i), &sym) != nil else { break }
                 if sym.st_info & 0xf == UInt8(STT_FILE) {
                     currentFile = elf_strptr(elf, Int(shdr.sh_link), Int(sym.st_name)).map { String(cString: $0) }
                     continue
@@ -309,8 +320,10 @@ public final class DebugModule {
         var next: Dwarf_Off = 0
         var headerSize: Int = 0
         while dwarf_nextcu(dwarf, offset, &next, &headerSize, nil, nil, nil) == 0 {
+            // Each unit must move forward, or a hostile length would loop here forever.
+            guard next > offset else { return }
             var cu = Dwarf_Die()
-            if dwarf_offdie(dwarf, offset + Dwarf_Off(headerSize), &cu) != nil {
+            if dwarf_offdie(dwarf, offset &+ Dwarf_Off(truncatingIfNeeded: headerSize), &cu) != nil {
                 let cuIndex = cus.count
                 cus.append(cu)
                 for r in Self.ranges(&cu) { cuRanges.append(RangeEntry(low: r.low, high: r.high, function: cuIndex)) }
@@ -321,7 +334,10 @@ public final class DebugModule {
                 var fileCount = 0
                 if dwarf_getsrcfiles(&cu, &files, &fileCount) != 0 { files = nil }
                 var callFiles: [Int: String] = [:]
-                walkChildren(of: &cu, cu: cuIndex, files: files, fileCount: fileCount, callFiles: &callFiles, function: nil, parent: -1, level: 0)
+                var lastOffset = dwarf_dieoffset(&cu)
+                walkChildren(
+                    of: &cu, cu: cuIndex, files: files, fileCount: fileCount, callFiles: &callFiles, function: nil, parent: -1,
+                    level: 0, lastOffset: &lastOffset)
             }
             offset = next
         }
@@ -329,12 +345,17 @@ public final class DebugModule {
 
     func walkChildren(
         of die: inout Dwarf_Die, cu: Int, files: OpaquePointer?, fileCount: Int, callFiles: inout [Int: String], function: Int?,
-        parent: Int, level: Int
+        parent: Int, level: Int, lastOffset: inout Dwarf_Off
     ) {
-        guard level < 256 else { return }
+        guard level < Self.maxDIEDepth else { return }
         var child = Dwarf_Die()
         guard dwarf_child(&die, &child) == 0 else { return }
         while true {
+            // DIEs are visited in file order, each once: a `DW_AT_sibling` pointing back (a cycle) or into a
+            // subtree already walked ends this list of children instead of looping or repeating work.
+            let childOffset = dwarf_dieoffset(&child)
+            guard childOffset > lastOffset, childOffset != Dwarf_Off.max else { return }
+            lastOffset = childOffset
             let tag = dwarf_tag(&child)
             var function = function
             var parent = parent
@@ -352,14 +373,15 @@ public final class DebugModule {
                     var callFile: String?
                     var attribute = Dwarf_Attribute()
                     var value: Dwarf_Word = 0
+                    // A file index past the CU's file table (or past `Int`) names no file.
                     if dwarf_attr(&child, UInt32(DW_AT_call_file), &attribute) != nil, dwarf_formudata(&attribute, &value) == 0,
-                        let files, Int(value) < fileCount
+                        let files, let index = Int(exactly: value), index < fileCount
                     {
-                        if let known = callFiles[Int(value)] {
+                        if let known = callFiles[index] {
                             callFile = known
-                        } else if let path = dwarf_filesrc(files, Int(value), nil, nil) {
+                        } else if let path = dwarf_filesrc(files, index, nil, nil) {
                             callFile = Self.normalize(String(cString: path))
-                            callFiles[Int(value)] = callFile
+                            callFiles[index] = callFile
                         }
                     }
                     let node = InlineNode(
@@ -372,7 +394,7 @@ public final class DebugModule {
             if dwarf_haschildren(&child) != 0 {
                 walkChildren(
                     of: &child, cu: cu, files: files, fileCount: fileCount, callFiles: &callFiles, function: function,
-                    parent: parent, level: level + 1)
+                    parent: parent, level: level + 1, lastOffset: &lastOffset)
             }
             var sibling = Dwarf_Die()
             guard dwarf_siblingof(&child, &sibling) == 0 else { return }
@@ -395,10 +417,13 @@ public final class DebugModule {
         var start: Dwarf_Addr = 0
         var end: Dwarf_Addr = 0
         var offset: Int = 0
+        var steps = 0
+        // Bounded in steps, not only in kept ranges: a hostile list of empty ranges must not loop either.
         repeat {
             offset = dwarf_ranges(&die, offset, &base, &start, &end)
+            steps += 1
             if offset > 0, end > start { out.append((start, end)) }
-        } while offset > 0 && out.count < 100_000
+        } while offset > 0 && steps < maxRangesPerDIE
         return out
     }
 
@@ -416,10 +441,14 @@ public final class DebugModule {
         return nil
     }
 
+    /// A line or column attribute; 0 (no location) when absent or beyond any real line (`DW_FORM_data8`
+    /// lets a hostile file say 2^64 - 1).
     static func unsigned(_ die: inout Dwarf_Die, _ at: Int) -> Int {
         var attribute = Dwarf_Attribute()
         var value: Dwarf_Word = 0
-        guard dwarf_attr(&die, UInt32(at), &attribute) != nil, dwarf_formudata(&attribute, &value) == 0 else { return 0 }
+        guard dwarf_attr(&die, UInt32(at), &attribute) != nil, dwarf_formudata(&attribute, &value) == 0,
+            value <= UInt64(UInt32.max)
+        else { return 0 }
         return Int(value)
     }
 }

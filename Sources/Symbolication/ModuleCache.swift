@@ -80,12 +80,12 @@ public actor ModuleCache: AddressSymbolicating {
         }
         let bytes = module.fileSize
         modules[path] = (module, bytes)
-        openBytes += bytes
+        openBytes = openBytes.addingReportingOverflow(bytes).overflow ? .max : openBytes + bytes
         recency.append(path)
         // Close the least recently used until within both limits (the newest always stays open).
         while modules.count > 1, modules.count > capacity || openBytes > byteBudget, let oldest = recency.first {
             recency.removeFirst()
-            if let closed = modules.removeValue(forKey: oldest) { openBytes -= closed.bytes }
+            if let closed = modules.removeValue(forKey: oldest) { openBytes = openBytes >= closed.bytes ? openBytes - closed.bytes : 0 }
         }
         return module
     }

@@ -55,6 +55,18 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Folder with the dashboard's templates/ and static/ (env FAULTLINE_WEB; default: the checkout's web/).")
     var web: String?
 
+    /// Debug builds only: `FAULTLINE_TEST_ABORT_ON_BUILD_ID` makes the worker `abort()` when it symbolicates
+    /// that build-id (the poison-pill end-to-end test). Release builds return the worker unchanged.
+    static func withTestFaults(_ worker: SymbolicationWorker, logger: Logger) -> SymbolicationWorker {
+        #if DEBUG
+        if let poison = Environment.string("FAULTLINE_TEST_ABORT_ON_BUILD_ID") {
+            logger.warning("FAULTLINE_TEST_ABORT_ON_BUILD_ID is set: symbolicating that build-id aborts the process")
+            return worker.injectingFaults(SymbolicationWorker.FaultInjection(abortOnBuildID: poison))
+        }
+        #endif
+        return worker
+    }
+
     func validate() throws {
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0–65535") }
         if let minFreeMb, minFreeMb < 0 { throw ValidationError("--min-free-mb must not be negative") }
@@ -102,7 +114,8 @@ struct Serve: AsyncParsableCommand {
 
         let dependencies = try root.dependencies(
             minFreeBytes: minFree, debugFileQuotaBytes: quota, renderer: renderer, onChange: notify)
-        services.append(try root.symbolicationWorker(logger: Logger(label: "faultline.symbolication"), onChange: notify))
+        let worker = try root.symbolicationWorker(logger: Logger(label: "faultline.symbolication"), onChange: notify)
+        services.append(Self.withTestFaults(worker, logger: logger))
         if let scheduler { services.append(scheduler) }
         let sender = HTTPWebhookSender()
         let publicAddress = publicURL ?? Environment.string("FAULTLINE_PUBLIC_URL")

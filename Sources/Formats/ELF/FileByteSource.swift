@@ -18,7 +18,7 @@ public final class FileByteSource: ByteSource {
             close(fd)
             throw ELFError.unsupported("cannot stat the file (errno \(errno))")
         }
-        size = UInt64(st.st_size)
+        size = UInt64(clamping: st.st_size)
     }
 
     deinit { close(fd) }

@@ -1,0 +1,265 @@
+import FaultlineCore
+import Foundation
+import Logging
+import Pipeline
+import Synchronization
+import Testing
+
+/// An in-memory symbolication queue that behaves like the SQLite one for attempts and results, and can
+/// "die": once `crash()` is called, every later write is lost (as writes after a process died would be)
+/// until `restart()`.
+final class FakeSymbolicationStore: SymbolicationStore {
+    struct Row {
+        var project: ProjectID
+        var state: SymbolicationState = .pending
+        var attempts = 0
+        var failure: String?
+        var grouping: GroupingInput?
+        var saved = 0
+    }
+    struct State {
+        var rows: [Int64: Row] = [:]
+        var dead = false
+        /// Saves that throw a database-like error (the process stays alive).
+        var failingSaves = 0
+        /// "attempt 1,2" and "save 1,2" in the order they happened.
+        var events: [String] = []
+    }
+    let state = Mutex(State())
+    struct Died: Error {}
+    struct Busy: Error {}
+
+    func add(_ id: Int64, attempts: Int = 0) { state.withLock { $0.rows[id] = Row(project: ProjectID(1), attempts: attempts) } }
+    func row(_ id: Int64) -> Row? { state.withLock { $0.rows[id] } }
+    func crash() { state.withLock { $0.dead = true } }
+    func restart() { state.withLock { $0.dead = false } }
+    var events: [String] { state.withLock { $0.events } }
+
+    func pending(limit: Int) async throws -> [PendingSymbolication] {
+        state.withLock { s in
+            s.rows.filter { $0.value.state == .pending }.sorted { $0.key < $1.key }.prefix(limit).map { id, row in
+                PendingSymbolication(reportID: id, project: row.project, raw: Self.raw(id), attempts: row.attempts)
+            }
+        }
+    }
+
+    func recordAttempt(reportIDs: [Int64]) async throws {
+        try state.withLock { s in
+            guard !s.dead else { throw Died() }
+            for id in reportIDs { s.rows[id]?.attempts += 1 }
+            s.events.append("attempt " + reportIDs.map(String.init).joined(separator: ","))
+        }
+    }
+
+    func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws -> IssueID? {
+        try await saveAll([SymbolicationOutcome(reportID: reportID, result: result, grouping: grouping)], at: date)
+        return nil
+    }
+
+    func saveAll(_ results: [SymbolicationOutcome], at date: Date) async throws {
+        try state.withLock { s in
+            guard !s.dead else { throw Died() }
+            if s.failingSaves > 0 {
+                s.failingSaves -= 1
+                throw Busy()
+            }
+            for outcome in results {
+                s.rows[outcome.reportID]?.state = outcome.result.state
+                s.rows[outcome.reportID]?.failure = outcome.result.failure
+                s.rows[outcome.reportID]?.grouping = outcome.grouping
+                s.rows[outcome.reportID]?.saved += 1
+                if outcome.result.failure == nil { s.rows[outcome.reportID]?.attempts = 0 }
+            }
+            s.events.append("save " + results.map { String($0.reportID) }.joined(separator: ","))
+        }
+    }
+
+    func requeue(project: ProjectID, buildID: BuildID) async throws -> Int { 0 }
+    func missingDebugFiles(project: ProjectID, release: String?) async throws -> [MissingDebugFileSummary] { [] }
+    func result(reportID: Int64) async throws -> (state: SymbolicationState, report: SymbolicatedReport?) {
+        (row(reportID)?.state ?? .pending, nil)
+    }
+
+    /// A raw report whose summary cursor is the report id (the fake `reread` maps it back).
+    static func raw(_ id: Int64) -> RawReport {
+        let summary = ReportSummary(
+            cursor: id, project: ProjectID(1), eventID: EventID(String(format: "%032x", id))!, kind: .crash,
+            timestamp: Date(timeIntervalSince1970: 0), receivedAt: Date(timeIntervalSince1970: 0), release: "1.0",
+            environment: nil, userKey: nil, errorType: nil, errorMessage: nil, trimmed: TrimCounts())
+        return RawReport(summary: summary, payload: StoredPayload(bytes: [], encoding: .gzip, inflatedSize: 0), range: 0..<0)
+    }
+}
+
+/// A symbolicator that resolves every address to `function_<offset>`, except in the poison module, where
+/// it makes the store "die" (the process crashing inside libdw) and never answers usefully.
+final class PoisonSymbolicator: AddressSymbolicating {
+    let store: FakeSymbolicationStore
+    let poison: BuildID
+    init(store: FakeSymbolicationStore, poison: BuildID) {
+        self.store = store
+        self.poison = poison
+    }
+    let lookups = Mutex<[UInt64]>([])
+    func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup {
+        lookups.withLock { $0.append(moduleOffset) }
+        if buildID == poison {
+            store.crash()
+            return .notFound
+        }
+        return .resolved([ResolvedFrame(function: "function_\(moduleOffset)", file: "main.c", line: 7)])
+    }
+}
+
+/// The report ids `reread` was called with.
+final class Rereads: Sendable {
+    let ids = Mutex<[Int64]>([])
+}
+
+struct FixedClock: WallClock {
+    func now() -> Date { Date(timeIntervalSince1970: 1_800_000_000) }
+}
+
+@Suite struct SymbolicationWorkerTests {
+    static let good = BuildID("aaaaaaaa")!
+    static let poison = BuildID("bbbbbbbb")!
+
+    /// Report `id` has one frame in `libgood.so`, or in `libpoison.so` when `poisoned`.
+    static func report(_ id: Int64, poisoned: Bool) -> Report {
+        let module = LoadedModule(
+            name: poisoned ? "libpoison.so" : "libgood.so", buildID: poisoned ? poison : good, baseAddress: 0x1000, size: 0x1000)
+        return Report(
+            eventID: EventID(String(format: "%032x", id))!, kind: .crash, timestamp: Date(timeIntervalSince1970: 0),
+            threads: [ThreadInfo(crashed: true, frames: [Frame(address: 0x1000 + 0x10 * UInt64(id))])], modules: [module])
+    }
+
+    func worker(_ store: FakeSymbolicationStore, _ symbolicator: some AddressSymbolicating, poisoned: Set<Int64>,
+                rereads: Rereads? = nil) -> SymbolicationWorker {
+        SymbolicationWorker(
+            store: store, symbolicator: symbolicator,
+            reread: { raw in
+                rereads?.ids.withLock { $0.append(raw.summary.cursor) }
+                return Self.report(raw.summary.cursor, poisoned: poisoned.contains(raw.summary.cursor))
+            },
+            clock: FixedClock(), logger: Logger(label: "test"), batchSize: 64)
+    }
+
+    @Test func anAttemptIsCommittedBeforeSymbolicationAndACleanResultResetsIt() async throws {
+        let store = FakeSymbolicationStore()
+        store.add(1)
+        store.add(2)
+        /// Checks, at lookup time, that the store already counts the attempt.
+        final class Checking: AddressSymbolicating {
+            let store: FakeSymbolicationStore
+            let seen = Mutex<[Int]>([])
+            init(store: FakeSymbolicationStore) { self.store = store }
+            func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup {
+                let id = Int64(moduleOffset / 0x10)
+                seen.withLock { $0.append(store.row(id)?.attempts ?? -1) }
+                return .resolved([ResolvedFrame(function: "f")])
+            }
+        }
+        let symbolicator = Checking(store: store)
+        let done = try await worker(store, symbolicator, poisoned: []).step()
+        #expect(done == 2)
+        #expect(symbolicator.seen.withLock { $0 } == [1, 1])
+        #expect(store.events == ["attempt 1,2", "save 1,2"])
+        #expect(store.row(1)?.state == .complete)
+        #expect(store.row(1)?.attempts == 0)
+        #expect(store.row(2)?.failure == nil)
+    }
+
+    @Test func aPoisonReportIsRetriedAloneThenFailedWithAReasonAndStillGrouped() async throws {
+        let store = FakeSymbolicationStore()
+        for id: Int64 in 1...4 { store.add(id) }
+        let symbolicator = PoisonSymbolicator(store: store, poison: Self.poison)
+        var crashes = 0
+        var steps = 0
+        // A step that dies is a crash: the store restarts and a new worker (a new process) takes over.
+        var current = worker(store, symbolicator, poisoned: [2])
+        while steps < 20 {
+            steps += 1
+            do {
+                if try await current.step() == 0 { break }
+            } catch is FakeSymbolicationStore.Died {
+                crashes += 1
+                store.restart()
+                current = worker(store, symbolicator, poisoned: [2])
+            }
+        }
+        // The batch crash, then the poison report alone twice more; never more.
+        #expect(crashes == SymbolicationRetry.maxAttempts)
+        // The innocent reports of the poisoned batch were symbolicated and grouped normally.
+        for id: Int64 in [1, 3, 4] {
+            #expect(store.row(id)?.state == .complete)
+            #expect(store.row(id)?.failure == nil)
+            #expect(store.row(id)?.grouping?.grouping.components.first == "function_\(0x10 * id)")
+        }
+        // The poison report: failed with the reason, grouped by module and offset.
+        let poisoned = try #require(store.row(2))
+        #expect(poisoned.state == .missing)
+        #expect(poisoned.failure == SymbolicationRetry.reason(attempts: 3))
+        #expect(poisoned.failure?.contains("3 times") == true)
+        #expect(poisoned.grouping?.grouping.components == ["libpoison.so+0x20"])
+        // After the batch crash, suspects were each tried alone; the poison one failed with the next suspect.
+        #expect(store.events == [
+            "attempt 1,2,3,4",  // crash 1
+            "attempt 1", "save 1",
+            "attempt 2",  // crash 2
+            "attempt 2",  // crash 3
+            "attempt 2,3", "save 2,3",  // 2 failed and grouped without symbols, 3 symbolicated alone
+            "attempt 4", "save 4",
+        ])
+    }
+
+    @Test func databaseErrorsThatDoNotStopTheProcessDoNotCountAsPoison() async throws {
+        let store = FakeSymbolicationStore()
+        store.add(1)
+        store.add(2)
+        store.state.withLock { $0.failingSaves = SymbolicationRetry.maxAttempts + 2 }
+        let symbolicator = PoisonSymbolicator(store: store, poison: Self.poison)
+        let worker = worker(store, symbolicator, poisoned: [])
+        var errors = 0
+        for _ in 0..<10 {
+            do {
+                if try await worker.step() == 0 { break }
+            } catch is FakeSymbolicationStore.Busy {
+                errors += 1
+            }
+        }
+        #expect(errors == SymbolicationRetry.maxAttempts + 2)
+        // Both reports went on being tried together, and ended symbolicated, not failed.
+        #expect(store.events.filter { $0.hasPrefix("attempt") }.allSatisfy { $0 == "attempt 1,2" })
+        #expect(store.row(1)?.state == .complete)
+        #expect(store.row(2)?.state == .complete)
+        #expect(store.row(2)?.failure == nil)
+        #expect(store.row(2)?.attempts == 0)
+    }
+
+    @Test func aReportWhoseFallbackGroupingStoppedTheProcessIsFailedWithoutReadingIt() async throws {
+        let store = FakeSymbolicationStore()
+        store.add(7, attempts: SymbolicationRetry.maxAttempts + 1)
+        store.add(8)
+        let rereads = Rereads()
+        let symbolicator = PoisonSymbolicator(store: store, poison: Self.poison)
+        let done = try await worker(store, symbolicator, poisoned: [], rereads: rereads).step()
+        #expect(done == 2)
+        #expect(rereads.ids.withLock { $0 } == [8])
+        let row = try #require(store.row(7))
+        #expect(row.state == .missing)
+        #expect(row.grouping == nil)
+        #expect(row.failure?.contains("not grouped") == true)
+        #expect(store.row(8)?.state == .complete)
+    }
+
+    @Test func aReportThatCannotBeReadAgainIsFailedWithTheReason() async throws {
+        let store = FakeSymbolicationStore()
+        store.add(5)
+        struct Unreadable: Error, CustomStringConvertible { var description: String { "payload damaged" } }
+        let worker = SymbolicationWorker(
+            store: store, symbolicator: PoisonSymbolicator(store: store, poison: Self.poison), reread: { _ in throw Unreadable() },
+            clock: FixedClock(), logger: Logger(label: "test"))
+        #expect(try await worker.step() == 1)
+        #expect(store.row(5)?.state == .missing)
+        #expect(store.row(5)?.failure == "the stored report could not be read again: payload damaged")
+    }
+}
