@@ -200,7 +200,8 @@ import Testing
             #expect(answer.status == 400, "\(url) → \(answer.status)")
         }
         let unchanged = try await http.send(.GET, settings + "?project=probe", headers: [("Authorization", "Bearer \(admin)")])
-        #expect(unchanged.json["webhook_url"] is NSNull)
+        let kept = try #require(unchanged.json["settings"] as? [String: Any])
+        #expect(kept["webhook_url"] is NSNull)
 
         // The CLI applies the same rule…
         let cli = try await ServerProcess.run(["alerts", "configure", "probe", "--webhook", receiver.url, "--data", folder])
