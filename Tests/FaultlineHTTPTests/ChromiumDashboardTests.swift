@@ -16,8 +16,8 @@ import Testing
     }
 
     /// Loads `file` and returns the DOM after load, and what the browser logged.
-    func open(_ browser: String, _ file: String, profile: String, extra: [String] = []) throws -> (dom: String, log: String) {
-        try open(browser, url: "file://" + file, profile: profile, extra: extra)
+    func open(_ browser: String, _ path: String, profile: String, extra: [String] = []) throws -> (dom: String, log: String) {
+        try open(browser, url: "file://" + path, profile: profile, extra: extra)
     }
 
     func open(_ browser: String, url: String, profile: String, extra: [String] = []) throws -> (dom: String, log: String) {
@@ -25,7 +25,7 @@ import Testing
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--user-data-dir=\(profile)", "--enable-logging=stderr", "--v=0", "--allow-file-access-from-files",
         ] + extra + [url])
-        #expect(result.status == 0, "chromium failed on \(file): \(result.err.suffix(2000))")
+        #expect(result.status == 0, "chromium failed on \(url): \(result.err.suffix(2000))")
         return (result.out, result.err)
     }
 

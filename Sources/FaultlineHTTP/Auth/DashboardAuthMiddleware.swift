@@ -1,4 +1,5 @@
 import FaultlineCore
+import HTTPTypes
 import Hummingbird
 import Pipeline
 

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 
 /// Security headers on every answer, and a last check on redirects. Sits outermost, so error answers get them too.
