@@ -50,7 +50,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Days raw reports and sessions are kept; counts stay exact after (env FAULTLINE_RETENTION_DAYS; default 90).")
     var retentionDays: Int?
 
-    @Option(help: "The address people and tools reach the server at, for links in alerts and sentry-cli's chunk-upload URL (env FAULTLINE_PUBLIC_URL; default the listen address, or the request's Host for sentry-cli).")
+    @Option(help: "The address people and tools reach the server at, for links in alerts and sentry-cli's chunk-upload URL (env FAULTLINE_PUBLIC_URL; default: the listen address for alerts; a URL relative to the server sentry-cli uses for its uploads).")
     var publicURL: String?
 
     @Option(help: "Folder with the dashboard's templates/ and static/ (env FAULTLINE_WEB; default: the checkout's web/).")
