@@ -52,7 +52,8 @@ final class RawConnection: @unchecked Sendable {
             if try readAvailable() { return true }
             try await Task.sleep(for: .milliseconds(20))
         }
-        return false
+        // One last look: on a busy machine the sleep above may end long after the deadline.
+        return try readAvailable()
     }
 
     /// Reads until `received` holds a whole response head and `bodyBytes` after it (or the server closes).
@@ -64,7 +65,9 @@ final class RawConnection: @unchecked Sendable {
             if closed { return nil }
             try await Task.sleep(for: .milliseconds(20))
         }
-        return nil
+        // One last look: on a busy machine the sleep above may end long after the deadline.
+        _ = try readAvailable()
+        return RawResponse(received)
     }
 
     /// Reads what is there; true when the peer has closed.
