@@ -27,14 +27,19 @@ public struct Composition: Sendable {
     /// Dashboard login sessions (`admin_sessions`) and the failed-login limit.
     public let adminSessions: AdminSessionService
 
-    /// Opens (creating) the data folder and its database.
+    /// Opens (creating) the data folder and its database; the folder is made private to this user (0700, the
+    /// database files 0600; see `DataFolderPermissions`).
     public init(folder: String, durability: FaultlineDatabase.Durability = .full, clock: any WallClock = SystemClock()) throws {
         for sub in ["", "/site", "/debug-files"] {
-            try FileManager.default.createDirectory(atPath: folder + sub, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: folder + sub, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
+        // Private before the database is opened (SQLite gives its WAL files the database file's mode) and after.
+        try DataFolderPermissions.restrict(folder: folder)
         self.folder = folder
         self.clock = clock
         database = try FaultlineDatabase(path: folder + "/faultline.sqlite", durability: durability)
+        try DataFolderPermissions.restrict(folder: folder)
         projects = ProjectService(
             store: SQLiteProjectStore(database: database), hasher: SHA256SecretHasher(), generator: SystemSecretGenerator(),
             clock: clock)

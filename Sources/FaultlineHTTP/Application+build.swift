@@ -17,8 +17,10 @@ public struct ServerConfiguration: Sendable {
     public var publicDebuginfod: Bool
     /// Serve the dashboard without the admin token (only for a server nobody else can reach).
     public var publicDashboard: Bool
+    /// Read timeouts and the cap on open connections.
+    public var connections = ConnectionPolicy()
     /// The absolute base URL clients reach the server at (`https://faultline.example.com`), for URLs the
-    /// server hands out (sentry-cli's chunk-upload URL). nil: `http://` + the request's Host header.
+    /// server hands out (sentry-cli's chunk-upload URL). nil: sentry-cli gets a URL relative to the server it uses.
     public var publicURL: String?
     /// Let webhooks go to loopback, private and link-local addresses (`--allow-private-webhooks`); off by default,
     /// since whoever sets a webhook URL could otherwise make the server probe its own network.
@@ -140,6 +142,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
             ).endpoints)
     router.group("api/v1")
         .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload]))
+        .add(middleware: DeclaredLengthMiddleware(limit: configuration.maxDebugFileBytes))
         .group(context: UploadContext.self)
         .addRoutes(DebugFilesController(service: dependencies.debugFiles, maxFileBytes: configuration.maxDebugFileBytes).endpoints)
     if let chunkUploads = dependencies.chunkUploads {
@@ -150,8 +153,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
             .group(context: UploadContext.self)
             .addRoutes(
                 SentryDebugFilesController(
-                    service: chunkUploads, publicURL: configuration.publicURL,
-                    listenAddress: "\(configuration.host):\(configuration.port)", maxFileBytes: configuration.maxDebugFileBytes
+                    service: chunkUploads, publicURL: configuration.publicURL, maxFileBytes: configuration.maxDebugFileBytes
                 ).endpoints)
     }
     if configuration.publicDebuginfod {
@@ -180,6 +182,7 @@ public func buildApplication<Ingest: ReportIngesting, Reader: ReportReader>(
 ) -> some ApplicationProtocol {
     Application(
         router: buildRouter(configuration: configuration, dependencies: dependencies),
+        server: .guardedHTTP1(policy: configuration.connections),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Faultline"),
         services: services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },

@@ -69,7 +69,7 @@ struct Alerts: AsyncParsableCommand {
             if let regressions { settings.alertOnRegression = regressions }
             if let problem = settings.problem { throw ValidationError("\(problem.field): \(problem.message)") }
             if let webhook, !webhook.isEmpty {
-                let allow = allowPrivateWebhooks || Environment.string("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") == "1"
+                let allow = try allowPrivateWebhooks || (Environment.current.bool("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") ?? false)
                 do throws(WebhookTargetProblem) {
                     try await root.webhookTargetPolicy(allowPrivate: allow).check(webhook)
                 } catch {

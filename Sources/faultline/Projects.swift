@@ -33,9 +33,10 @@ struct Projects: AsyncParsableCommand {
         var publicURL: String?
 
         /// `http://<ingest key>@host:port[/prefix]/<project id>`: what any Sentry SDK takes as its DSN.
-        func dsn(key: String, project: ProjectID) -> String {
-            let base = publicURL ?? Environment.string("FAULTLINE_PUBLIC_URL")
-                ?? "http://\(Environment.string("FAULTLINE_HOST") ?? "127.0.0.1"):\(Environment.int("FAULTLINE_PORT") ?? 8080)"
+        func dsn(key: String, project: ProjectID) throws -> String {
+            let env = Environment.current
+            let base = try publicURL ?? env.url("FAULTLINE_PUBLIC_URL")
+                ?? "http://\(env.string("FAULTLINE_HOST") ?? "127.0.0.1"):\(try env.int("FAULTLINE_PORT", in: 0...65535) ?? 8080)"
             var rest = Substring(base)
             var scheme = "http"
             if let range = base.range(of: "://") {
@@ -52,6 +53,8 @@ struct Projects: AsyncParsableCommand {
             }
             if let problem = ProjectSlug.problemForNewProject(slug) { throw ValidationError(problem) }
             if let rateLimit, !(rateLimit > 0) { throw ValidationError("--rate-limit must be positive") }
+            // The DSN printed is built from these: a bad value is named now, not turned into a wrong DSN.
+            _ = try dsn(key: "", project: ProjectID(rawValue: 1))
         }
 
         func run() async throws {
@@ -62,7 +65,7 @@ struct Projects: AsyncParsableCommand {
                 let out: [String: String] = [
                     "id": String(credentials.project.id.rawValue), "slug": slug, "ingest_key": credentials.ingestKey,
                     "upload_token": credentials.uploadToken,
-                    "sentry_dsn": dsn(key: credentials.ingestKey, project: credentials.project.id),
+                    "sentry_dsn": try dsn(key: credentials.ingestKey, project: credentials.project.id),
                 ]
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -71,7 +74,7 @@ struct Projects: AsyncParsableCommand {
                 print("project:      \(slug) (id \(credentials.project.id))")
                 print("ingest key:   \(credentials.ingestKey)")
                 print("upload token: \(credentials.uploadToken)")
-                print("sentry dsn:   \(dsn(key: credentials.ingestKey, project: credentials.project.id))")
+                print("sentry dsn:   \(try dsn(key: credentials.ingestKey, project: credentials.project.id))")
                 print("Keep these now: only their hashes are stored.")
             }
         }

@@ -9,6 +9,10 @@ import ServiceLifecycle
 import Storage
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `faultline serve`: runs the server until SIGTERM or SIGINT, then shuts down gracefully (stops
 /// accepting, finishes requests in flight, checkpoints and closes the database).
 struct Serve: AsyncParsableCommand {
@@ -49,7 +53,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Days raw reports and sessions are kept; counts stay exact after (env FAULTLINE_RETENTION_DAYS; default 90).")
     var retentionDays: Int?
 
-    @Option(help: "The address people and tools reach the server at, for links in alerts and sentry-cli's chunk-upload URL (env FAULTLINE_PUBLIC_URL; default the listen address, or the request's Host for sentry-cli).")
+    @Option(help: "The address people and tools reach the server at, for links in alerts and sentry-cli's chunk-upload URL (env FAULTLINE_PUBLIC_URL; default: the listen address for alerts; a URL relative to the server sentry-cli uses for its uploads).")
     var publicURL: String?
 
     @Option(help: "Folder with the dashboard's templates/ and static/ (env FAULTLINE_WEB; default: the checkout's web/).")
@@ -67,58 +71,57 @@ struct Serve: AsyncParsableCommand {
         return worker
     }
 
+    @Option(help: "Seconds a client may take to send a request head, between pieces of a body, or idle between requests; then 408 and the connection closes (env FAULTLINE_READ_TIMEOUT_SECONDS; default 30).")
+    var readTimeoutSeconds: Double?
+
+    @Option(help: "Connections open at once; past it a new one gets 503 with Retry-After (env FAULTLINE_MAX_CONNECTIONS; default: half of the open-files limit left after 256 for the database and debug files).")
+    var maxConnections: Int?
+
+    /// Flags and `FAULTLINE_*` variables checked together, before anything runs.
     func validate() throws {
-        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0–65535") }
-        if let minFreeMb, minFreeMb < 0 { throw ValidationError("--min-free-mb must not be negative") }
-        if let durability, FaultlineDatabase.Durability(rawValue: durability) == nil {
-            throw ValidationError("--durability must be full or normal")
-        }
-        if let logLevel, Logger.Level(rawValue: logLevel) == nil { throw ValidationError("unknown --log-level \(logLevel)") }
-        if let debugFileQuotaMb, debugFileQuotaMb < 0 { throw ValidationError("--debug-file-quota-mb must not be negative") }
-        if let maxDebugFileMb, maxDebugFileMb <= 0 { throw ValidationError("--max-debug-file-mb must be positive") }
-        if let retentionDays, retentionDays < 1 { throw ValidationError("--retention-days must be at least 1") }
+        _ = try settings()
+    }
+
+    func settings() throws -> ServeSettings {
+        try ServeSettings(self, environment: .current, openFilesLimit: ServeSettings.openFilesLimit())
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel ?? Environment.string("FAULTLINE_LOG_LEVEL") ?? "info") ?? .info
+        let settings = try settings()
+        let level = settings.logLevel
         LoggingSystem.bootstrap { JSONLogHandler(label: $0, level: level) }
         let logger = Logger(label: "faultline")
 
-        let durabilityName = durability ?? Environment.string("FAULTLINE_DURABILITY") ?? "full"
-        guard let durability = FaultlineDatabase.Durability(rawValue: durabilityName) else {
-            throw ValidationError("FAULTLINE_DURABILITY must be full or normal")
-        }
-        let root = try Composition(folder: dataOptions.folder, durability: durability)
-        let minFree = UInt64(max(0, minFreeMb ?? Environment.int("FAULTLINE_MIN_FREE_MB") ?? 256)) * 1_048_576
-        var config = root.serverConfiguration(
-            host: host ?? Environment.string("FAULTLINE_HOST") ?? "127.0.0.1",
-            port: port ?? Environment.int("FAULTLINE_PORT") ?? 8080)
-        config.maxDebugFileBytes = UInt64(max(1, maxDebugFileMb ?? Environment.int("FAULTLINE_MAX_DEBUG_FILE_MB") ?? 4096)) << 20
-        config.publicDebuginfod = publicDebuginfod || Environment.string("FAULTLINE_PUBLIC_DEBUGINFOD") == "1"
-        let quota = UInt64(max(0, debugFileQuotaMb ?? Environment.int("FAULTLINE_DEBUG_FILE_QUOTA_MB") ?? 10240)) << 20
-        config.publicDashboard = publicDashboard || Environment.string("FAULTLINE_PUBLIC_DASHBOARD") == "1"
-        config.allowPrivateWebhooks = allowPrivateWebhooks || Environment.string("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") == "1"
+        // Nobody else on the machine reads the data: folders 0700 and files 0600, whatever the umask was.
+        umask(0o077)
+        let root = try Composition(folder: dataOptions.folder, durability: settings.durability)
+        var config = root.serverConfiguration(host: settings.host, port: settings.port)
+        config.maxDebugFileBytes = settings.maxDebugFileBytes
+        config.publicDebuginfod = settings.publicDebuginfod
+        config.publicDashboard = settings.publicDashboard
+        config.connections = ConnectionPolicy(readTimeout: settings.readTimeout, maxConnections: settings.maxConnections)
+        config.allowPrivateWebhooks = settings.allowPrivateWebhooks
         let listenHost = config.host
 
         // The dashboard: rendered at start, then shortly after every change (ingest, grouping, alerts, state).
         var services: [any Service] = []
         var renderer: SiteRenderer?
-        if let webDirectory = web ?? Environment.string("FAULTLINE_WEB") ?? Composition.locateWebDirectory() {
+        if let webDirectory = settings.web ?? Composition.locateWebDirectory() {
             renderer = try root.siteRenderer(webDirectory: webDirectory)
         } else {
             logger.warning("dashboard templates not found (pass --web DIR): the dashboard will not be rendered")
         }
-        let debounce = Duration.milliseconds(Environment.int("FAULTLINE_RENDER_DEBOUNCE_MS") ?? 2000)
+        let debounce = settings.renderDebounce
         let scheduler = renderer.map { root.renderScheduler(renderer: $0, logger: Logger(label: "faultline.render"), debounce: debounce) }
         let notify: @Sendable () -> Void = { scheduler?.notify() }
 
         let dependencies = try root.dependencies(
-            minFreeBytes: minFree, debugFileQuotaBytes: quota, renderer: renderer, onChange: notify)
+            minFreeBytes: settings.minFreeBytes, debugFileQuotaBytes: settings.debugFileQuotaBytes, renderer: renderer, onChange: notify)
         let worker = try root.symbolicationWorker(logger: Logger(label: "faultline.symbolication"), onChange: notify)
         services.append(Self.withTestFaults(worker, logger: logger))
         if let scheduler { services.append(scheduler) }
         let sender = HTTPWebhookSender()
-        let publicAddress = publicURL ?? Environment.string("FAULTLINE_PUBLIC_URL")
+        let publicAddress = settings.publicURL
         config.publicURL = publicAddress
         if let uploads = dependencies.chunkUploads {
             services.append(root.chunkSweeper(uploads: uploads, logger: Logger(label: "faultline.chunks")))
@@ -127,16 +130,16 @@ struct Serve: AsyncParsableCommand {
         services.append(
             root.alertService(
                 logger: Logger(label: "faultline.alerts"),
-                interval: .milliseconds(Environment.int("FAULTLINE_ALERT_INTERVAL_MS") ?? 30_000),
+                interval: settings.alertInterval,
                 publicURL: { publicAddress ?? boundPort.port.map { "http://\(listenHost):\($0)/" } }, onChange: notify))
         services.append(
             root.webhookDispatcher(
                 sender: sender, logger: Logger(label: "faultline.webhooks"), allowPrivateTargets: config.allowPrivateWebhooks,
-                baseBackoff: Double(Environment.int("FAULTLINE_WEBHOOK_BACKOFF_MS") ?? 5000) / 1000,
-                idleDelay: .milliseconds(Environment.int("FAULTLINE_WEBHOOK_POLL_MS") ?? 1000)))
+                baseBackoff: settings.webhookBaseBackoffSeconds,
+                idleDelay: settings.webhookIdleDelay))
         services.append(
             root.retentionService(
-                days: retentionDays ?? Environment.int("FAULTLINE_RETENTION_DAYS") ?? 90, logger: Logger(label: "faultline.retention"),
+                days: settings.retentionDays, logger: Logger(label: "faultline.retention"),
                 onChange: notify))
         let dashboardNote = config.publicDashboard ? "no login" : "log in with the admin token"
         let app = buildApplication(

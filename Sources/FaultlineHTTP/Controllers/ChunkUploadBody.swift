@@ -20,6 +20,7 @@ struct ChunkUploadBody: AsyncSequence {
 
     /// - Throws: `FormatError` when the Content-Type is not `multipart/form-data` with a boundary.
     init(request: Request, limits: ChunkUploadLimits) throws {
+        try DeclaredLength.check(request, limit: limits.requestBodyLimit)
         body = request.body
         let boundary = try MultipartParser.boundary(fromContentType: request.headers[.contentType])
         // One part more than allowed is read, so that the service names the limit.

@@ -16,6 +16,7 @@ struct IngestBody {
         guard let encoding = BodyDecoding.ContentEncoding(header: request.headers[.contentEncoding]) else {
             throw FormatError(.unsupportedEncoding, "Content-Encoding must be gzip, br, deflate or identity")
         }
+        try DeclaredLength.check(request, limit: limit)
         let body = try await request.body.collect(upTo: limit)
         let bytes = try BodyDecoding.inflate(body, encoding: encoding, limit: limit)
         let storedPayload: () throws -> StoredPayload

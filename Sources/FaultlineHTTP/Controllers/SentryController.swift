@@ -120,6 +120,7 @@ struct SentryController<Ingest: ReportIngesting> {
             throw FormatError(.unsupportedEncoding, "Content-Encoding must be gzip, br, deflate or identity")
         }
         telemetry.count(Telemetry.Name.sentryEnvelopes, [("encoding", encoding.rawValue)])
+        try DeclaredLength.check(request, limit: limit)
         let body = try await request.body.collect(upTo: limit)
         return try BodyDecoding.inflate(body, encoding: encoding, limit: limit)
     }

@@ -17,10 +17,8 @@ import Pipeline
 /// Errors are answered as Sentry does, `{"detail": "…"}`, which sentry-cli prints.
 struct SentryDebugFilesController {
     let service: ChunkUploadService
-    /// The base URL clients reach the server at; nil: `http://` + the request's Host.
+    /// The base URL clients reach the server at; nil: a URL relative to the API root (see `baseURL`).
     let publicURL: String?
-    /// Used when the request has no usable Host header.
-    let listenAddress: String
     /// The largest debug file the server accepts (`--max-debug-file-mb`).
     let maxFileBytes: UInt64
 
@@ -51,7 +49,7 @@ struct SentryDebugFilesController {
         let org = try organization(context)
         let limits = service.limits
         return Options(
-            url: baseURL(request) + "/api/0/organizations/\(org)/chunk-upload/", chunkSize: limits.chunkSize,
+            url: baseURL(request) + "/organizations/\(org)/chunk-upload/", chunkSize: limits.chunkSize,
             chunksPerRequest: limits.chunksPerRequest, maxFileSize: maxFileBytes, maxRequestSize: limits.maxRequestBytes,
             concurrency: limits.concurrency, hashAlgorithm: "sha1", compression: ["gzip"],
             // sentry-cli 3.x ignores `accept`; older versions need "debug_files" in it to use chunks at all.
@@ -71,22 +69,16 @@ struct SentryDebugFilesController {
         return org
     }
 
-    /// `publicURL`, else `http://` + the Host the client used (checked to be a plain host[:port]).
+    /// `publicURL` + `/api/0`, else nothing: sentry-cli resolves a URL without a scheme against the server it
+    /// was pointed at (its `--url`) plus `/api/0/`, as with Sentry's own relative chunk-upload URL. The request's
+    /// `Host` header is never echoed (a forged one would send the upload, with its token, elsewhere).
     func baseURL(_ request: Request) -> String {
         if let publicURL, !publicURL.isEmpty {
             var url = Substring(publicURL)
             while url.hasSuffix("/") { url = url.dropLast() }
-            return String(url)
+            return String(url) + "/api/0"
         }
-        if let host = request.head.authority, (1...255).contains(host.utf8.count),
-            host.utf8.allSatisfy({ b in
-                (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
-                    || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || Array("-.:[]".utf8).contains(b)
-            })
-        {
-            return "http://" + host
-        }
-        return "http://" + listenAddress
+        return ""
     }
 
     // MARK: Chunks
@@ -118,6 +110,7 @@ struct SentryDebugFilesController {
         guard slug == context.project.slug.rawValue else {
             throw APIError.notFound("project \(slug) not found: this upload token belongs to project \(context.project.slug)")
         }
+        try DeclaredLength.check(request, limit: 16 << 20)
         let buffer = try await request.body.collect(upTo: 16 << 20)
         let input: [String: FileIn]
         do {

@@ -2,6 +2,7 @@ import FaultlineCore
 import Formats
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import Hummingbird
 import Pipeline
 
@@ -118,7 +119,16 @@ struct APIError: HTTPResponseError {
             let status: HTTPResponse.Status = error.code == .chunkTooLarge ? .contentTooLarge : .badRequest
             return APIError(status: status, code: error.code.rawValue, message: error.message)
         case is NIOTooManyBytesError:
-            return APIError(status: .contentTooLarge, code: "too_large", message: "the body is larger than the limit for this route")
+            // The rest of the body is not read: the connection closes after the answer.
+            return APIError(
+                status: .contentTooLarge, code: "too_large", message: "the body is larger than the limit for this route",
+                headers: [.connection: "close"])
+        case let error as HTTPParserError:
+            // The body broke the HTTP framing (a malformed chunk size, say): the client's fault, and the
+            // connection cannot be trusted for another request.
+            return APIError(
+                status: .badRequest, code: "malformed_http", message: "the request is not valid HTTP/1.1 (\(error))",
+                headers: [.connection: "close"])
         case let error as HTTPError:
             let code: String
             switch error.status {

@@ -115,6 +115,8 @@ public struct AlertService: Service {
         while !Task.isCancelled {
             do {
                 try await step(now: clock.now())
+            } catch where Task.isCancelled {
+                break  // graceful shutdown cancelled the step: not a failure
             } catch {
                 logger.error("alert step failed", metadata: [Telemetry.LogKey.error: "\(error)"])
             }

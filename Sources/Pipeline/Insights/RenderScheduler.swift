@@ -62,6 +62,8 @@ public struct RenderScheduler: Service {
         var last: Date?
         do {
             last = try await renderNow(since: nil)
+        } catch where Task.isCancelled {
+            return  // graceful shutdown cancelled the render: not a failure
         } catch {
             logger.error("dashboard render failed", metadata: [Telemetry.LogKey.error: "\(error)"])
         }
@@ -72,6 +74,8 @@ public struct RenderScheduler: Service {
                 do {
                     // A second of overlap: rows changed in the same millisecond as the last start are not missed.
                     last = try await renderNow(since: last.map { $0.addingTimeInterval(-1) })
+                } catch where Task.isCancelled {
+                    break  // graceful shutdown cancelled the render: not a failure
                 } catch {
                     logger.error("dashboard render failed", metadata: [Telemetry.LogKey.error: "\(error)"])
                 }

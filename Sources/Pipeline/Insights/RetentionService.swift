@@ -60,6 +60,8 @@ public struct RetentionService: Service {
         while !Task.isCancelled {
             do {
                 try await step(now: clock.now())
+            } catch where Task.isCancelled {
+                break  // graceful shutdown cancelled the step: not a failure
             } catch {
                 logger.error("retention step failed", metadata: [Telemetry.LogKey.error: "\(error)"])
             }

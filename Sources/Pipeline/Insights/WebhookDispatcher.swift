@@ -126,6 +126,8 @@ public struct WebhookDispatcher: Service {
             let attempted: Int
             do {
                 attempted = try await step(now: clock.now())
+            } catch where Task.isCancelled {
+                break  // graceful shutdown cancelled the step: not a failure
             } catch {
                 logger.error("webhook step failed", metadata: [Telemetry.LogKey.error: "\(error)"])
                 attempted = 0

@@ -1,0 +1,99 @@
+import ArgumentParser
+import FaultlineCore
+import Logging
+import Storage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything `faultline serve` is configured with, resolved once: each command-line option, else its
+/// `FAULTLINE_*` variable, else the default. A value out of range or that does not parse — from a flag or
+/// from the environment — is a `ValidationError` naming it; nothing falls back silently.
+struct ServeSettings {
+    var host: String
+    var port: Int
+    var minFreeBytes: UInt64
+    var durability: FaultlineDatabase.Durability
+    var logLevel: Logger.Level
+    var debugFileQuotaBytes: UInt64
+    var maxDebugFileBytes: UInt64
+    var publicDebuginfod: Bool
+    var publicDashboard: Bool
+    /// Webhooks may go to loopback, private and link-local addresses (`--allow-private-webhooks`).
+    var allowPrivateWebhooks: Bool
+    var retentionDays: Int
+    var publicURL: String?
+    var web: String?
+    var renderDebounce: Duration
+    var alertInterval: Duration
+    var webhookBaseBackoffSeconds: Double
+    var webhookIdleDelay: Duration
+    /// How long a client may keep the server waiting mid-request or idle (`--read-timeout-seconds`).
+    var readTimeout: Duration
+    /// Open connections at most (`--max-connections`; default from the open-files limit).
+    var maxConnections: Int
+
+    /// - Parameter openFilesLimit: the process's soft `RLIMIT_NOFILE` (nil: unknown), for the default cap.
+    init(_ serve: Serve, environment env: Environment, openFilesLimit: UInt64?) throws {
+        func pick<T>(_ flag: T?, _ flagName: String, _ check: (T) -> Bool, _ rule: String, env fromEnv: () throws -> T?, default value: T) throws -> T {
+            if let flag {
+                guard check(flag) else { throw ValidationError("\(flagName) must be \(rule)") }
+                return flag
+            }
+            return try fromEnv() ?? value
+        }
+        host = serve.host ?? env.string("FAULTLINE_HOST") ?? "127.0.0.1"
+        port = try pick(serve.port, "--port", { (0...65535).contains($0) }, "0–65535",
+                        env: { try env.int("FAULTLINE_PORT", in: 0...65535) }, default: 8080)
+        let minFreeMb = try pick(serve.minFreeMb, "--min-free-mb", { (0...(1 << 40)).contains($0) }, "0 or more",
+                                 env: { try env.int("FAULTLINE_MIN_FREE_MB", in: 0...(1 << 40)) }, default: 256)
+        minFreeBytes = UInt64(minFreeMb) << 20
+        let durabilityName = try pick(serve.durability, "--durability", { FaultlineDatabase.Durability(rawValue: $0) != nil }, "full or normal",
+                                      env: { try env.choice("FAULTLINE_DURABILITY", ["full", "normal"]) }, default: "full")
+        durability = FaultlineDatabase.Durability(rawValue: durabilityName) ?? .full
+        let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+        let levelName = try pick(serve.logLevel, "--log-level", { levels.contains($0) }, levels.joined(separator: ", "),
+                                 env: { try env.choice("FAULTLINE_LOG_LEVEL", levels) }, default: "info")
+        logLevel = Logger.Level(rawValue: levelName) ?? .info
+        let quotaMb = try pick(serve.debugFileQuotaMb, "--debug-file-quota-mb", { (0...(1 << 40)).contains($0) }, "0 or more",
+                               env: { try env.int("FAULTLINE_DEBUG_FILE_QUOTA_MB", in: 0...(1 << 40)) }, default: 10240)
+        debugFileQuotaBytes = UInt64(quotaMb) << 20
+        let maxDebugMb = try pick(serve.maxDebugFileMb, "--max-debug-file-mb", { (1...(1 << 30)).contains($0) }, "positive",
+                                  env: { try env.int("FAULTLINE_MAX_DEBUG_FILE_MB", in: 1...(1 << 30)) }, default: 4096)
+        maxDebugFileBytes = UInt64(maxDebugMb) << 20
+        publicDebuginfod = try serve.publicDebuginfod || (env.bool("FAULTLINE_PUBLIC_DEBUGINFOD") ?? false)
+        publicDashboard = try serve.publicDashboard || (env.bool("FAULTLINE_PUBLIC_DASHBOARD") ?? false)
+        allowPrivateWebhooks = try serve.allowPrivateWebhooks || (env.bool("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") ?? false)
+        retentionDays = try pick(serve.retentionDays, "--retention-days", { (1...36_500).contains($0) }, "1–36500",
+                                 env: { try env.int("FAULTLINE_RETENTION_DAYS", in: 1...36_500) }, default: 90)
+        if let url = serve.publicURL {
+            guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                throw ValidationError("--public-url must start with http:// or https://")
+            }
+            publicURL = url
+        } else {
+            publicURL = try env.url("FAULTLINE_PUBLIC_URL")
+        }
+        web = serve.web ?? env.string("FAULTLINE_WEB")
+        let day = 86_400_000
+        renderDebounce = .milliseconds(try env.int("FAULTLINE_RENDER_DEBOUNCE_MS", in: 0...day) ?? 2000)
+        alertInterval = .milliseconds(try env.int("FAULTLINE_ALERT_INTERVAL_MS", in: 1...day) ?? 30_000)
+        webhookBaseBackoffSeconds = Double(try env.int("FAULTLINE_WEBHOOK_BACKOFF_MS", in: 1...day) ?? 5000) / 1000
+        webhookIdleDelay = .milliseconds(try env.int("FAULTLINE_WEBHOOK_POLL_MS", in: 1...day) ?? 1000)
+        let timeoutSeconds = try pick(serve.readTimeoutSeconds, "--read-timeout-seconds", { $0.isFinite && (0.05...86_400).contains($0) },
+                                      "a number of seconds from 0.05 to 86400",
+                                      env: { try env.double("FAULTLINE_READ_TIMEOUT_SECONDS", in: 0.05...86_400) }, default: 30)
+        readTimeout = .milliseconds(Int64((timeoutSeconds * 1000).rounded()))
+        let defaultCap = openFilesLimit.map { ConnectionBudget.defaultMaxConnections(openFilesLimit: $0) } ?? 1024
+        maxConnections = try pick(serve.maxConnections, "--max-connections", { (1...1_000_000).contains($0) }, "1–1000000",
+                                  env: { try env.int("FAULTLINE_MAX_CONNECTIONS", in: 1...1_000_000) }, default: defaultCap)
+    }
+
+    /// The soft open-files limit of this process (`getrlimit(RLIMIT_NOFILE)`), nil when unknown or unlimited.
+    static func openFilesLimit() -> UInt64? {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
+        return UInt64(limit.rlim_cur)
+    }
+}
