@@ -13,7 +13,8 @@ import Testing
     }
 
     func object(_ text: String?) throws -> [String: Any] {
-        try #require(JSONSerialization.jsonObject(with: Data(try #require(text).utf8)) as? [String: Any])
+        let text = try #require(text)
+        return try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
     @Test func nothingToScrubReturnsNilSoTheClientsBytesAreKept() throws {
