@@ -76,13 +76,16 @@ public struct Scrubber: Sendable {
 
     public let settings: PrivacySettings
     let sensitive: [[UInt8]]
-    let safe: Set<String>
+    /// Safe field names (lowercase) by their FNV-1a hash.
+    let safe: [UInt64: [UInt8]]
 
     public init(settings: PrivacySettings) {
         self.settings = settings
         let extra = settings.sensitiveFields.map { Array($0.lowercased().utf8) }.filter { !$0.isEmpty }
         self.sensitive = extra.isEmpty ? Self.defaultPatterns : Self.defaultPatterns + extra
-        self.safe = Set(settings.safeFields.map { $0.lowercased() })
+        var safe: [UInt64: [UInt8]] = [:]
+        for name in settings.safeFields.map({ $0.lowercased() }) { safe[Self.fnv(name)] = Array(name.utf8) }
+        self.safe = safe
     }
 
     /// Whether a document needs walking at all.
@@ -92,20 +95,69 @@ public struct Scrubber: Sendable {
 
     /// The decision for the value of the member named `key` (the key's decoded UTF-8).
     public func decide(key: UnsafeBufferPointer<UInt8>) -> KeyDecision {
-        guard key.count <= 256 else { return settings.scrubbing ? .inspect : .keep }
-        // Lowercase ASCII into a small local copy (keys are short).
-        var lower = [UInt8](repeating: 0, count: key.count)
-        for i in 0..<key.count {
-            let b = key[i]
-            lower[i] = b >= 0x41 && b <= 0x5a ? b &+ 0x20 : b
+        guard key.count <= 256 else { return .inspect }
+        // Asked for every key of every report: lowercase into a stack buffer, look names up by an FNV-1a hash
+        // (confirmed byte by byte), no allocation.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(key.count, 1)) { lower in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for i in 0..<key.count {
+                var b = key[i]
+                if b >= 0x41 && b <= 0x5a { b &+= 0x20 }
+                lower[i] = b
+                hash = (hash ^ UInt64(b)) &* 0x0000_0100_0000_01b3
+            }
+            let name = UnsafeBufferPointer(rebasing: lower[0..<key.count])
+            if let kind = Self.knownKind(hash: hash, name: name) {
+                switch kind {
+                case .keep: return .keep
+                case .ip: return settings.keepIPAddresses ? .keep : .drop
+                }
+            }
+            // Scrubbing off: keep walking (an IP field may sit deeper), but no key or value rule applies.
+            guard settings.scrubbing else { return .inspect }
+            if let safeName = safe[hash], safeName.elementsEqual(name) { return .keep }
+            for pattern in sensitive where Self.contains(name, pattern) { return .filter }
+            return .inspect
         }
-        let name = String(decoding: lower, as: UTF8.self)
-        if Self.debugSubtrees.contains(name) || Self.protocolFields.contains(name) { return .keep }
-        if Self.ipFields.contains(name) { return settings.keepIPAddresses ? .keep : .drop }
-        guard settings.scrubbing else { return .keep }
-        if !safe.isEmpty, safe.contains(name) { return .keep }
-        for pattern in sensitive where Self.contains(lower, pattern) { return .filter }
-        return .inspect
+    }
+
+    enum KnownKind { case keep, ip }
+
+    /// The known kind of a key, from an open-addressing table indexed by the key's FNV-1a hash (the hash is
+    /// already computed, so no second hash as a `Dictionary` would do).
+    static func knownKind(hash: UInt64, name: UnsafeBufferPointer<UInt8>) -> KnownKind? {
+        knownTable.withUnsafeBufferPointer { table in
+            var slot = Int(truncatingIfNeeded: hash & UInt64(table.count - 1))
+            for _ in 0..<table.count {
+                guard let entry = table[slot] else { return nil }
+                if entry.hash == hash, entry.name.elementsEqual(name) { return entry.kind }
+                slot = (slot + 1) & (table.count - 1)
+            }
+            return nil
+        }
+    }
+
+    static let knownTable: [(hash: UInt64, name: [UInt8], kind: KnownKind)?] = {
+        var table = [(hash: UInt64, name: [UInt8], kind: KnownKind)?](repeating: nil, count: 256)
+        for (hash, entry) in knownKeys {
+            var slot = Int(truncatingIfNeeded: hash & 255)
+            while table[slot] != nil { slot = (slot + 1) & 255 }
+            table[slot] = (hash, entry.name, entry.kind)
+        }
+        return table
+    }()
+    /// Debug subtrees, protocol fields and IP fields by the FNV-1a hash of their lowercase name.
+    static let knownKeys: [UInt64: (name: [UInt8], kind: KnownKind)] = {
+        var out: [UInt64: (name: [UInt8], kind: KnownKind)] = [:]
+        for name in debugSubtrees.union(protocolFields) { out[fnv(name)] = (Array(name.utf8), .keep) }
+        for name in ipFields { out[fnv(name)] = (Array(name.utf8), .ip) }
+        return out
+    }()
+
+    static func fnv(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in text.utf8 { hash = (hash ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
+        return hash
     }
 
     /// `decide(key:)` for a `String` key.
@@ -113,7 +165,7 @@ public struct Scrubber: Sendable {
         Array(key.utf8).withUnsafeBufferPointer { decide(key: $0) }
     }
 
-    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+    static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
         guard needle.count <= haystack.count else { return false }
         var i = 0
         while i + needle.count <= haystack.count {
@@ -235,6 +287,18 @@ public struct Scrubber: Sendable {
     /// check. The whole number becomes `[Filtered]`.
     static func creditCard(_ t: UnsafeBufferPointer<UInt8>, at i: Int) -> (Range<Int>, [UInt8])? {
         guard boundaryBefore(t, i) else { return nil }
+        // Cheap rejection first (most numbers in reports are short): at least 15 digits, separators allowed.
+        var seen = 0
+        var k = i
+        while k < t.count, seen < 15 {
+            if isDigit(t[k]) {
+                seen += 1
+            } else if !(t[k] == UInt8(ascii: "-") || t[k] == UInt8(ascii: " ")) {
+                break
+            }
+            k += 1
+        }
+        guard seen >= 15 else { return nil }
         var digits: [Int] = []
         var j = i
         var lastDigitEnd = i

@@ -151,7 +151,8 @@ import Testing
         // Scrubbing off still drops IP addresses unless they are kept (two separate switches, as in Sentry).
         let off = Scrubber(settings: PrivacySettings(scrubbing: false))
         #expect(off.decide(key: "ip_address") == .drop)
-        #expect(off.decide(key: "password") == .keep)
+        #expect(off.decide(key: "password") == .inspect)  // walked for IP fields, but no rule applies
+        #expect(off.decide(key: "user") == .inspect)
         #expect(off.scrub("4111111111111111") == nil)
         #expect(!Scrubber(settings: PrivacySettings(scrubbing: false, keepIPAddresses: true)).isActive)
     }

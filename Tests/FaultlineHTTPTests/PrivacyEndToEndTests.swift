@@ -115,11 +115,15 @@ import TestSupport
         #expect(safeKeys?["password"] as? String == "[Filtered]")
 
         // The dashboard shows each project's settings.
-        let cookieless = try await http.send(.GET, server.baseURL + "/safe/index.html")
-        if cookieless.status == 200 {
-            let html = String(decoding: cookieless.body, as: UTF8.self)
-            #expect(html.contains("db_password"))
-        }
+        let site = folder + "-site"
+        defer { try? FileManager.default.removeItem(atPath: site) }
+        let rendered = try await ServerProcess.run(["render", "--data", folder, "--out", site])
+        #expect(rendered.status == 0, "\(rendered.err)")
+        let safeHTML = try String(contentsOfFile: site + "/safe/index.html", encoding: .utf8)
+        #expect(safeHTML.contains("<dt>Safe fields</dt><dd>db_password</dd>"))
+        #expect(safeHTML.contains("<dt>IP addresses</dt><dd>Kept</dd>"))
+        let openHTML = try String(contentsOfFile: site + "/open/index.html", encoding: .utf8)
+        #expect(openHTML.contains("<dt>Scrubbing</dt><dd>Off: values are stored as sent</dd>"))
     }
 
     @Test func swiftRuntimeCrashFilesAreScrubbedButTheirImagesKept() async throws {

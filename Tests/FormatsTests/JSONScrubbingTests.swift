@@ -13,7 +13,8 @@ import Testing
     }
 
     func object(_ text: String?) throws -> [String: Any] {
-        try #require(JSONSerialization.jsonObject(with: Data(try #require(text).utf8)) as? [String: Any])
+        let text = try #require(text)
+        return try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
     @Test func nothingToScrubReturnsNilSoTheClientsBytesAreKept() throws {
@@ -71,6 +72,10 @@ import Testing
         #expect((out["user"] as? [String: Any])?["id"] as? String == "u1")
         #expect(((out["request"] as? [String: Any])?["env"] as? [String: Any])?["REMOTE_ADDR"] is NSNull)
         #expect(try scrub(input, Scrubber(settings: PrivacySettings(keepIPAddresses: true))) == nil)
+        // Scrubbing off still drops IP addresses, however deep, and changes nothing else.
+        let off = try object(try scrub(#"{"extra":{"password":"x"},"user":{"ip_address":"203.0.113.9"}}"#, Scrubber(settings: PrivacySettings(scrubbing: false))))
+        #expect((off["user"] as? [String: Any])?["ip_address"] is NSNull)
+        #expect((off["extra"] as? [String: Any])?["password"] as? String == "x")
     }
 
     @Test func safeFieldsAndScrubbingOffKeepValues() throws {
