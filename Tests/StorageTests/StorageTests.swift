@@ -182,7 +182,7 @@ let payload = StoredPayload(bytes: [0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x
             try db.database.close()
             let reopened = try FaultlineDatabase(path: folder + "/faultline.sqlite")
             #expect(try await SQLiteReportReader(database: reopened).counts().reports == 1)
-            #expect(try reopened.appliedMigrations().count == 6)
+            #expect(try reopened.appliedMigrations().count == 7)
         }
     }
 }
