@@ -32,6 +32,28 @@ import TestSupport
         return try await http.send(.PUT, server.baseURL + "/api/v1/debug-files/\(buildID)", headers: headers, body: body)
     }
 
+    /// Sends `body` with `Transfer-Encoding: chunked` over a raw connection, looking for the answer between pieces
+    /// (the server answers and closes before the body ends); nil when no answer came.
+    func putChunked(_ server: ServerProcess, _ token: String, _ buildID: String, _ body: [UInt8]) async throws -> RawResponse? {
+        let connection = try RawConnection(port: server.port)
+        try connection.send(
+            "PUT /api/v1/debug-files/\(buildID) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n")
+        var offset = 0
+        while offset < body.count {
+            let piece = body[offset..<min(body.count, offset + (256 << 10))]
+            do {
+                try connection.send(Array(String(piece.count, radix: 16).utf8) + [13, 10] + piece + [13, 10])
+            } catch {
+                break  // the server has answered and closed
+            }
+            offset += piece.count
+            if let answer = try await connection.readResponse(within: .milliseconds(1)), answer.complete { return answer }
+        }
+        if offset >= body.count { try? connection.send("0\r\n\r\n") }
+        return try await connection.readResponse(within: .seconds(30))
+    }
+
     /// Sends the upload and returns the answer and how many bytes the server wrote meanwhile.
     func measured(_ server: ServerProcess, _ token: String, _ buildID: String, _ body: [UInt8], gzip: Bool = true) async throws
         -> (answer: HTTP.Answer, written: UInt64)
@@ -106,12 +128,15 @@ import TestSupport
         #expect(size.answer.status == 413)
         #expect(size.answer.json["error"] as? String == "too_large")
         #expect(size.written < 6 << 20, "wrote \(size.written) bytes")
-        // Uncompressed, the same: stopped at the limit.
+        // Uncompressed and chunked (no Content-Length to refuse up front): stopped at the limit as bytes arrive.
         var plain = Array(try Data(contentsOf: URL(fileURLWithPath: program.full)))
         plain += [UInt8](repeating: 0, count: 8 << 20)
-        let raw = try await measured(sizeServer, project.upload, program.buildID, plain, gzip: false)
-        #expect(raw.answer.status == 413)
-        #expect(raw.written < 6 << 20, "wrote \(raw.written) bytes")
+        let before = try Self.written(sizeServer.pid)
+        let raw = try #require(try await putChunked(sizeServer, project.upload, program.buildID, plain))
+        let written = try Self.written(sizeServer.pid) - before
+        #expect(raw.status == 413)
+        #expect(raw.json["error"] as? String == "too_large")
+        #expect(written < 6 << 20, "wrote \(written) bytes")
         #expect(Self.folderBytes(folder + "/debug-files") == 0)
     }
 }
