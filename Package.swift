@@ -148,7 +148,8 @@ let package = Package(
             name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "FaultlineCore"]),
         .testTarget(name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore"]),
-        .testTarget(name: "SymbolicationTests", dependencies: ["Symbolication", "FaultlineCore", "TestSupport"]),
+        .testTarget(
+            name: "SymbolicationTests", dependencies: ["Symbolication", "FaultlineCore", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "FaultlineHTTPTests",
             dependencies: [

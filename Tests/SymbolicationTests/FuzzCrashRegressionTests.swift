@@ -2,14 +2,12 @@ import Foundation
 import Symbolication
 import Testing
 
-/// Every symbolicator crash the fuzzer found (`tools/fuzzing/crashes/symbolicate/`, docs/fuzzing.md) stays a
+/// Every symbolicator crash the fuzzer found (`Fixtures/fuzz/` beside this file, docs/fuzzing.md) stays a
 /// regression test: each input is opened as a debug file and asked for the same addresses the `symbolicate` fuzz
 /// target asks for — hostile constants and every 8-byte word of the file, as link-time addresses and as offsets.
 /// Before the fix of issue #9 each of these trapped on `symbol.address + symbol.size`.
 @Suite struct FuzzCrashRegressionTests {
-    static let folder = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("tools/fuzzing/crashes/symbolicate")
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/fuzz")
 
     static var inputs: [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
