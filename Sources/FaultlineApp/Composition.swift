@@ -59,14 +59,24 @@ public struct Composition: Sendable {
 
     public var reader: SQLiteReportReader { SQLiteReportReader(database: database) }
 
-    /// The ingest service with group commit, rate limiting and the free-space floor.
-    public func ingestService(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil,
-                              onCommit: @escaping @Sendable () -> Void = {}) -> IngestService {
+    /// The server's one storage-pressure state over this data folder's file system (and the debug-file folder's,
+    /// which lives inside it): entered below `minFreeBytes` free or on the first disk-full error, left with a margin.
+    public func storagePressure(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil,
+                                logger: Logger? = nil) -> DiskGuard {
         let disk = DiskSpace(path: folder)
-        return IngestService(
+        return DiskGuard(
+            floorBytes: minFreeBytes, clock: clock, logger: logger ?? Logger(label: "faultline.storage"), telemetry: telemetry,
+            isDiskFull: { StorageError.isDiskFull($0) }, probe: freeSpace ?? { disk.availableBytes() })
+    }
+
+    /// The ingest service with group commit, rate limiting and the free-space floor (`storage`, or a new
+    /// state from `minFreeBytes`).
+    public func ingestService(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil, storage: DiskGuard? = nil,
+                              onCommit: @escaping @Sendable () -> Void = {}) -> IngestService {
+        IngestService(
             committer: GroupCommitter(store: SQLiteIngestStore(database: database), telemetry: telemetry, onCommit: onCommit),
             rateLimiter: RateLimiter(clock: clock),
-            diskGuard: DiskGuard(floorBytes: minFreeBytes, clock: clock, probe: freeSpace ?? { disk.availableBytes() }),
+            diskGuard: storage ?? storagePressure(minFreeBytes: minFreeBytes, freeSpace: freeSpace),
             clock: clock, telemetry: telemetry)
     }
 
@@ -130,15 +140,16 @@ public struct Composition: Sendable {
 
     /// The HTTP dependencies for this data folder. `onChange` is told about every change the dashboard shows.
     public func dependencies(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil,
-                             debugFileQuotaBytes: UInt64 = 10 << 30, renderer: SiteRenderer? = nil,
+                             debugFileQuotaBytes: UInt64 = 10 << 30, renderer: SiteRenderer? = nil, storage: DiskGuard? = nil,
                              onChange: @escaping @Sendable () -> Void = {}) throws
         -> AppDependencies<IngestService, SQLiteReportReader>
     {
+        let storage = storage ?? storagePressure(minFreeBytes: minFreeBytes, freeSpace: freeSpace)
         let reader = self.reader
         let renderer = renderer
         let debugFiles = try debugFileService(quotaBytes: debugFileQuotaBytes)
         return AppDependencies(
-            projects: projects, ingest: ingestService(minFreeBytes: minFreeBytes, freeSpace: freeSpace, onCommit: onChange),
+            projects: projects, ingest: ingestService(minFreeBytes: minFreeBytes, storage: storage, onCommit: onChange),
             reader: reader, debugFiles: debugFiles, symbolication: symbolicationStore,
             metrics: metrics, telemetry: telemetry,
             health: { _ = try await reader.reports(matching: ReportQuery(project: nil, limit: 1)) },
@@ -149,7 +160,7 @@ public struct Composition: Sendable {
                 (try? renderer?.loginPage(error: error, next: next)) ?? LoginFallback.html(error: error, next: next)
             },
             adminSessions: adminSessions, webhookResolver: SystemHostResolver(),
-            chunkUploads: try chunkUploadService(debugFiles: debugFiles))
+            chunkUploads: try chunkUploadService(debugFiles: debugFiles), storage: storage)
     }
 
     /// What the dashboard reads, over this data folder.

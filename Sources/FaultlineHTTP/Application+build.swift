@@ -66,6 +66,9 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public var adminSessions: AdminSessionService
     /// Resolves webhook hosts, to refuse internal targets when alert settings change.
     public var webhookResolver: any HostResolving
+    /// The storage-pressure state: while the disk is full, write routes are refused before their bodies are
+    /// read and `/healthz` says `degraded: storage_full`. Nil: no such refusal.
+    public var storage: DiskGuard?
     public init(projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
                 symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
                 health: @escaping @Sendable () async throws -> Void, insights: any InsightsReader,
@@ -73,7 +76,8 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
                 alerts: any AlertStore, clock: any WallClock,
                 loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String,
                 adminSessions: AdminSessionService, webhookResolver: any HostResolving,
-                chunkUploads: ChunkUploadService? = nil) {
+                chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil) {
+        self.storage = storage
         self.adminSessions = adminSessions
         self.webhookResolver = webhookResolver
         self.chunkUploads = chunkUploads
@@ -101,6 +105,9 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     let router = Router(context: AppRequestContext.self)
     router.add(middleware: SecurityHeadersMiddleware<AppRequestContext>())
     router.add(middleware: ErrorMiddleware(telemetry: dependencies.telemetry))
+    if let storage = dependencies.storage {
+        router.add(middleware: StoragePressureMiddleware(storage: storage))
+    }
     if !configuration.publicDashboard {
         router.add(middleware: DashboardAuthMiddleware(projects: dependencies.projects, sessions: dependencies.adminSessions))
     }
@@ -110,7 +117,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     router.addRoutes(
         LoginController(sessions: dependencies.adminSessions, secureCookie: configuration.servedOverHTTPS, page: dependencies.loginPage)
             .endpoints)
-    router.addRoutes(OperationsController(health: dependencies.health, metrics: dependencies.metrics).endpoints)
+    router.addRoutes(OperationsController(health: dependencies.health, metrics: dependencies.metrics, storage: dependencies.storage).endpoints)
     router.get("/") { _, _ in LandingPage.response() }
 
     let limits = configuration.limits

@@ -1,4 +1,5 @@
 import FaultlineCore
+import Logging
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -12,7 +13,7 @@ public struct IngestError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: String, Sendable {
         /// The project is over its rate limit; retry after `retryAfter` seconds (429).
         case rateLimited
-        /// The data folder's disk is below its free-space floor; retry later (503).
+        /// The data folder's disk is full or below its free-space floor; retry later (507).
         case diskFull
         /// Storage failed; nothing of the request was stored (500, message not echoed).
         case storageFailed
@@ -136,7 +137,7 @@ public struct IngestService: Sendable {
     func admit(_ project: Project, cost: Int) throws {
         if let floor = diskGuard.belowFloor() {
             telemetry.rejected(.diskFull, count: cost)
-            throw IngestError(.diskFull, floor, retryAfter: 60)
+            throw IngestError(.diskFull, floor, retryAfter: diskGuard.retryAfterSeconds)
         }
         // Sessions cost nothing: they are what crash-free rates are made of, so they keep flowing while
         // a crash storm is being limited.
@@ -153,6 +154,10 @@ public struct IngestService: Sendable {
         do {
             outcome = try await committer.submit(write)
         } catch {
+            if diskGuard.noteFailure(error) {
+                telemetry.rejected(.diskFull, count: count)
+                throw IngestError(.diskFull, "the disk is full; nothing of the request was stored", retryAfter: diskGuard.retryAfterSeconds)
+            }
             telemetry.rejected(.storageFailed, count: count)
             throw IngestError(.storageFailed, "the database refused the commit: \(error)")
         }
@@ -164,35 +169,114 @@ public struct IngestService: Sendable {
     }
 }
 
-/// Refuses writes while the data folder's disk has less free space than a floor, so that SQLite never
-/// meets a full disk mid-transaction. The probe runs at most once a second.
+/// The server's one storage-pressure state ("the disk is full"), shared by ingest, the HTTP edge and the
+/// background writers. Entered when the data folder's file system has less free space than a floor, or on the
+/// first write that met a real disk-full error (`noteFailure`); left when free space is back above the floor
+/// plus a margin (`StoragePressurePolicy`). One log line on entering, one on leaving; the
+/// `faultline_storage_full` gauge is 1 while in it. The probe runs at most once a second.
 public final class DiskGuard: Sendable {
-    let floorBytes: UInt64
+    struct State {
+        var checked: Date?
+        var available: UInt64?
+        var full = false
+        var reason = ""
+    }
+    let policy: StoragePressurePolicy
     let probe: @Sendable () -> UInt64?
     let clock: any WallClock
-    let cached = Mutex<(checked: Date, available: UInt64?)?>(nil)
+    let logger: Logger?
+    let telemetry: Telemetry?
+    let isDiskFull: @Sendable (any Error) -> Bool
+    let state = Mutex(State())
+    /// Seconds clients are told to wait (`Retry-After`) while the disk is full.
+    public let retryAfterSeconds: Int
 
     /// - Parameters:
-    ///   - floorBytes: refuse writes below this many free bytes (0 disables the check).
+    ///   - floorBytes: refuse writes below this many free bytes (0: only a real disk-full error enters the state).
+    ///   - marginBytes: free bytes above the floor needed to leave the state (default: a quarter of the floor, ≥ 4 MiB).
+    ///   - isDiskFull: whether a storage error is a full disk (SQLITE_FULL, ENOSPC); from the Storage module.
     ///   - probe: returns the free bytes of the data folder's file system.
-    public init(floorBytes: UInt64, clock: any WallClock, probe: @escaping @Sendable () -> UInt64?) {
-        self.floorBytes = floorBytes
+    public init(floorBytes: UInt64, marginBytes: UInt64? = nil, clock: any WallClock, logger: Logger? = nil,
+                telemetry: Telemetry? = nil, retryAfterSeconds: Int = 30,
+                isDiskFull: @escaping @Sendable (any Error) -> Bool = { _ in false },
+                probe: @escaping @Sendable () -> UInt64?) {
+        policy = StoragePressurePolicy(
+            floorBytes: floorBytes, marginBytes: marginBytes ?? StoragePressurePolicy.defaultMargin(floorBytes: floorBytes))
         self.probe = probe
         self.clock = clock
+        self.logger = logger
+        self.telemetry = telemetry
+        self.isDiskFull = isDiskFull
+        self.retryAfterSeconds = retryAfterSeconds
+        telemetry?.gauge(Telemetry.Name.storageFull, 0)
     }
 
-    /// A message when free space is below the floor; nil when writes may proceed.
+    /// A message when the server is under storage pressure; nil when writes may proceed.
     public func belowFloor() -> String? {
-        guard floorBytes > 0 else { return nil }
         let now = clock.now()
-        let available: UInt64? = cached.withLock { state in
-            if let state, now.timeIntervalSince(state.checked) < 1 { return state.available }
-            let fresh = probe()
-            state = (now, fresh)
-            return fresh
+        let (message, change) = state.withLock { (state: inout State) -> (String?, Bool?) in
+            let fresh = state.checked.map { now.timeIntervalSince($0) < 1 && $0 <= now } ?? false
+            if !fresh && (state.full || policy.floorBytes > 0) {
+                state.checked = now
+                state.available = probe()
+                let full = policy.isFull(wasFull: state.full, available: state.available)
+                if full != state.full {
+                    state.full = full
+                    if full { state.reason = "free space below the floor" }
+                    return (full ? describe(state) : nil, full)
+                }
+            }
+            return (state.full ? describe(state) : nil, nil)
         }
-        guard let available, available < floorBytes else { return nil }
-        return "the data folder has \(available / 1_048_576) MiB free, below the floor of \(floorBytes / 1_048_576) MiB"
+        if let change { announce(full: change) }
+        return message
+    }
+
+    /// Whether the server is under storage pressure now.
+    public var isFull: Bool { belowFloor() != nil }
+
+    /// Returns once the server is not under storage pressure (at once when it is not), checking every `poll`;
+    /// background writers call it at the top of each step, so they pause instead of failing in a loop.
+    public func waitWhileFull(poll: Duration = .seconds(1)) async {
+        while !Task.isCancelled && isFull {
+            try? await Task.sleep(for: poll)
+        }
+    }
+
+    /// Enters the state when `error` is a full disk (the first one logs); returns whether it was one.
+    @discardableResult
+    public func noteFailure(_ error: any Error) -> Bool {
+        guard isDiskFull(error) else { return false }
+        let now = clock.now()
+        let entered = state.withLock { (state: inout State) -> Bool in
+            // The next measurement is at least a second away: the write that just failed is the fresher news.
+            state.checked = now
+            guard !state.full else { return false }
+            state.full = true
+            state.reason = "a write failed: the disk is full"
+            return true
+        }
+        if entered { announce(full: true) }
+        return true
+    }
+
+    func describe(_ state: State) -> String {
+        let free = state.available.map { "\($0 / 1_048_576) MiB free" } ?? "free space unknown"
+        return "the data folder's disk is full (\(state.reason); \(free), floor \(policy.floorBytes / 1_048_576) MiB)"
+    }
+
+    func announce(full: Bool) {
+        telemetry?.gauge(Telemetry.Name.storageFull, full ? 1 : 0)
+        let snapshot = state.withLock { $0 }
+        let metadata: Logger.Metadata = [
+            Telemetry.LogKey.freeBytes: "\(snapshot.available.map(String.init) ?? "unknown")",
+            Telemetry.LogKey.floorBytes: "\(policy.floorBytes)",
+        ]
+        if full {
+            logger?.error("storage full: ingest answers 507, background writers pause (\(snapshot.reason))", metadata: metadata)
+        } else {
+            logger?.notice("storage full no more: ingest and background writers resume", metadata: metadata)
+        }
     }
 }
 

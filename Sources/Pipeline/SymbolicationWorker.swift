@@ -52,6 +52,10 @@ public struct SymbolicationWorker: Service {
     }
     #endif
 
+    /// The storage-pressure state: while the disk is full, steps pause; a disk-full error enters it (logged once
+    /// there, not per step). Nil: never paused.
+    public var storage: DiskGuard?
+
     public init(store: any SymbolicationStore, symbolicator: any AddressSymbolicating,
                 reread: @escaping @Sendable (RawReport) throws -> Report, clock: any WallClock, logger: Logger,
                 batchSize: Int = 64, idleDelay: Duration = .milliseconds(200), telemetry: Telemetry? = nil,
@@ -160,12 +164,14 @@ public struct SymbolicationWorker: Service {
 
     public func run() async throws {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            await storage?.waitWhileFull()
             let done: Int
             do {
                 done = try await step()
             } catch {
-                logger.error("symbolication step failed", metadata: [Telemetry.LogKey.error: "\(error)"])
                 done = 0
+                if storage?.noteFailure(error) == true { continue }
+                logger.error("symbolication step failed", metadata: [Telemetry.LogKey.error: "\(error)"])
             }
             if done == 0 {
                 try? await Task.sleep(for: idleDelay)

@@ -25,6 +25,7 @@ import CoreMetrics
 /// | `faultline_dif_assemble_total` | counter | `state` | files answered by assemble, by state (`ok`, `not_found`, `error`, …) |
 /// | `faultline_chunks_swept_total` | counter | — | unused chunks removed after their lifetime |
 /// | `faultline_symbolication_poisoned_total` | counter | — | reports failed after stopping the symbolicator `maxAttempts` times |
+/// | `faultline_storage_full` | gauge | — | 1 while the data folder's disk is full (ingest answers 507, background writers pause) |
 public struct Telemetry: Sendable {
     /// Metric names.
     public enum Name {
@@ -50,6 +51,8 @@ public struct Telemetry: Sendable {
         public static let chunksSwept = "faultline_chunks_swept_total"
         /// Reports failed because symbolicating them stopped the process `SymbolicationRetry.maxAttempts` times.
         public static let symbolicationPoisoned = "faultline_symbolication_poisoned_total"
+        /// 1 while the server is under storage pressure (`DiskGuard`), else 0.
+        public static let storageFull = "faultline_storage_full"
     }
 
     /// Reasons a report is rejected (`reason` label of `faultline_reports_rejected_total`).
@@ -60,6 +63,8 @@ public struct Telemetry: Sendable {
 
     /// Structured log metadata keys.
     public enum LogKey {
+        public static let freeBytes = "free_bytes"
+        public static let floorBytes = "floor_bytes"
         public static let project = "project"
         public static let route = "route"
         public static let status = "status"
@@ -94,6 +99,11 @@ public struct Telemetry: Sendable {
 
     public func recordDuration(_ name: String, nanoseconds: Int64, _ dimensions: [(String, String)] = []) {
         Timer(label: name, dimensions: dimensions, factory: factory).recordNanoseconds(nanoseconds)
+    }
+
+    /// Sets a gauge (a value that goes up and down).
+    public func gauge(_ name: String, _ value: Double) {
+        Recorder(label: name, dimensions: [], aggregate: false, factory: factory).record(value)
     }
 
     public func recordValue(_ name: String, _ value: Double) {

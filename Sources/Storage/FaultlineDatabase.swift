@@ -65,6 +65,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         public var description: String { name }
         public static let openFailed = Code(name: "open_failed")
         public static let conflict = Code(name: "conflict")
+        /// The disk is full (SQLite's SQLITE_FULL, or ENOSPC from a file write).
+        public static let diskFull = Code(name: "disk_full")
     }
     public var code: Code
     public var message: String
@@ -77,6 +79,26 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         if let underlying { return "\(code): \(message) (\(underlying))" }
         return "\(code): \(message)"
+    }
+}
+
+extension StorageError {
+    /// Whether `error` (from any store: GRDB's, a file write's, ours) means the disk is full.
+    public static func isDiskFull(_ error: any Error) -> Bool {
+        switch error {
+        case let error as StorageError: return error.code == .diskFull || error.underlying.map(isDiskFull) == true
+        case let error as DatabaseError: return error.resultCode == .SQLITE_FULL
+        case let error as POSIXError: return error.code == .ENOSPC
+        default: return false
+        }
+    }
+
+    /// GRDB's SQLITE_FULL as a typed `diskFull` error; any other error unchanged.
+    static func mapped(_ error: any Error) -> any Error {
+        if let error = error as? DatabaseError, error.resultCode == .SQLITE_FULL {
+            return StorageError(.diskFull, "the disk is full", underlying: error)
+        }
+        return error
     }
 }
 

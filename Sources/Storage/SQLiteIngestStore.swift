@@ -18,7 +18,17 @@ public struct SQLiteIngestStore: IngestStore {
         self.database = database
     }
 
+    /// Commits `writes` in one transaction. A full disk fails the whole transaction with
+    /// `StorageError(.diskFull)` (nothing of it is acknowledged); other per-write refusals are `.failed` outcomes.
     public func commit(_ writes: [IngestWrite]) async throws -> [IngestOutcome] {
+        do {
+            return try await commitUnmapped(writes)
+        } catch {
+            throw StorageError.mapped(error)
+        }
+    }
+
+    func commitUnmapped(_ writes: [IngestWrite]) async throws -> [IngestOutcome] {
         try await database.pool.write { db in
             var outcomes: [IngestOutcome] = []
             outcomes.reserveCapacity(writes.count)
@@ -33,7 +43,7 @@ public struct SQLiteIngestStore: IngestStore {
                         }
                         return .commit
                     }
-                } catch let error as DatabaseError {
+                } catch let error as DatabaseError where error.resultCode != .SQLITE_FULL {
                     outcome = .failed("database refused the write: \(error.resultCode)")
                 }
                 outcomes.append(outcome)

@@ -111,13 +111,21 @@ struct Serve: AsyncParsableCommand {
         } else {
             logger.warning("dashboard templates not found (pass --web DIR): the dashboard will not be rendered")
         }
+        // One storage-pressure state for the whole server: ingest, the HTTP edge and the background writers.
+        let storage = root.storagePressure(minFreeBytes: settings.minFreeBytes, logger: Logger(label: "faultline.storage"))
         let debounce = settings.renderDebounce
-        let scheduler = renderer.map { root.renderScheduler(renderer: $0, logger: Logger(label: "faultline.render"), debounce: debounce) }
+        let scheduler = renderer.map {
+            var scheduler = root.renderScheduler(renderer: $0, logger: Logger(label: "faultline.render"), debounce: debounce)
+            scheduler.storage = storage
+            return scheduler
+        }
         let notify: @Sendable () -> Void = { scheduler?.notify() }
 
         let dependencies = try root.dependencies(
-            minFreeBytes: settings.minFreeBytes, debugFileQuotaBytes: settings.debugFileQuotaBytes, renderer: renderer, onChange: notify)
-        let worker = try root.symbolicationWorker(logger: Logger(label: "faultline.symbolication"), onChange: notify)
+            minFreeBytes: settings.minFreeBytes, debugFileQuotaBytes: settings.debugFileQuotaBytes, renderer: renderer,
+            storage: storage, onChange: notify)
+        var worker = try root.symbolicationWorker(logger: Logger(label: "faultline.symbolication"), onChange: notify)
+        worker.storage = storage
         services.append(Self.withTestFaults(worker, logger: logger))
         if let scheduler { services.append(scheduler) }
         let sender = HTTPWebhookSender()
@@ -127,20 +135,23 @@ struct Serve: AsyncParsableCommand {
             services.append(root.chunkSweeper(uploads: uploads, logger: Logger(label: "faultline.chunks")))
         }
         let boundPort = PortBox()
-        services.append(
-            root.alertService(
-                logger: Logger(label: "faultline.alerts"),
-                interval: settings.alertInterval,
-                publicURL: { publicAddress ?? boundPort.port.map { "http://\(listenHost):\($0)/" } }, onChange: notify))
-        services.append(
-            root.webhookDispatcher(
-                sender: sender, logger: Logger(label: "faultline.webhooks"), allowPrivateTargets: config.allowPrivateWebhooks,
-                baseBackoff: settings.webhookBaseBackoffSeconds,
-                idleDelay: settings.webhookIdleDelay))
-        services.append(
-            root.retentionService(
-                days: settings.retentionDays, logger: Logger(label: "faultline.retention"),
-                onChange: notify))
+        var alerts = root.alertService(
+            logger: Logger(label: "faultline.alerts"),
+            interval: settings.alertInterval,
+            publicURL: { publicAddress ?? boundPort.port.map { "http://\(listenHost):\($0)/" } }, onChange: notify)
+        alerts.storage = storage
+        services.append(alerts)
+        var webhooks = root.webhookDispatcher(
+            sender: sender, logger: Logger(label: "faultline.webhooks"), allowPrivateTargets: config.allowPrivateWebhooks,
+            baseBackoff: settings.webhookBaseBackoffSeconds,
+            idleDelay: settings.webhookIdleDelay)
+        webhooks.storage = storage
+        services.append(webhooks)
+        var retention = root.retentionService(
+            days: settings.retentionDays, logger: Logger(label: "faultline.retention"),
+            onChange: notify)
+        retention.storage = storage
+        services.append(retention)
         let dashboardNote = config.publicDashboard ? "no login" : "log in with the admin token"
         let app = buildApplication(
             configuration: config, dependencies: dependencies, logger: logger, services: services,

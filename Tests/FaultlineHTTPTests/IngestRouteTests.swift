@@ -179,13 +179,17 @@ import Testing
         #expect(try await app.root.reader.counts().reports == 10)
     }
 
-    @Test func belowTheFreeSpaceFloorWritesAre503WithRetryAfter() async throws {
+    @Test func belowTheFreeSpaceFloorWritesAre507WithRetryAfter() async throws {
         let app = try await TestApp(minFreeBytes: 1 << 30, freeSpace: { 1 << 20 })
         try await app.test { client in
             try await client.execute(uri: "/api/v1/reports", method: .post, headers: app.ingestHeaders, body: ByteBuffer(string: Payloads.crash(1))) { response in
-                #expect(response.status == .serviceUnavailable)
+                #expect(response.status.code == 507)
                 #expect(response.headers[.retryAfter] != nil)
-                #expect(response.json["error"] as? String == "disk_full")
+                #expect(response.json["error"] as? String == "storage_full")
+            }
+            try await client.execute(uri: "/healthz", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.json["degraded"] as? String == "storage_full")
             }
             // Reads still work.
             try await client.execute(uri: "/api/v1/reports", method: .get, headers: app.readHeaders) { response in

@@ -56,3 +56,26 @@ final class ManualClock: WallClock {
         #expect(guardian.belowFloor() == nil)
     }
 }
+
+@Suite struct StoragePressureStateTests {
+    struct Full: Error {}
+
+    @Test func aDiskFullErrorEntersAndSpaceAboveFloorPlusMarginLeaves() {
+        let clock = ManualClock()
+        let free = Mutex<UInt64>(1 << 20)
+        let guardian = DiskGuard(floorBytes: 0, marginBytes: 8 << 20, clock: clock, isDiskFull: { $0 is Full }) {
+            free.withLock { $0 }
+        }
+        #expect(guardian.belowFloor() == nil)
+        #expect(!guardian.noteFailure(CancellationError()))
+        #expect(guardian.belowFloor() == nil)
+        #expect(guardian.noteFailure(Full()))
+        #expect(guardian.isFull)
+        clock.advance(2)
+        free.withLock { $0 = 6 << 20 }
+        #expect(guardian.isFull)  // above the floor, not above floor + margin
+        clock.advance(2)
+        free.withLock { $0 = 9 << 20 }
+        #expect(!guardian.isFull)
+    }
+}

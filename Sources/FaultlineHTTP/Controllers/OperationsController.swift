@@ -1,10 +1,13 @@
 import Hummingbird
+import Pipeline
 import Prometheus
 
-/// `/healthz` (the database answers a read) and `/metrics` (Prometheus text).
+/// `/healthz` (the database answers a read; 200 with `"degraded":"storage_full"` while the disk is full, since
+/// reads still work) and `/metrics` (Prometheus text).
 struct OperationsController {
     let health: @Sendable () async throws -> Void
     let metrics: MetricsRegistry
+    var storage: DiskGuard? = nil
 
     var endpoints: RouteCollection<AppRequestContext> {
         RouteCollection(context: AppRequestContext.self)
@@ -15,6 +18,9 @@ struct OperationsController {
     @Sendable func healthz(_ request: Request, context: AppRequestContext) async throws -> Response {
         do {
             try await health()
+            if storage?.isFull == true {
+                return Self.json(.ok, #"{"status":"ok","degraded":"storage_full"}"#)
+            }
             return Self.json(.ok, #"{"status":"ok"}"#)
         } catch {
             context.logger.error("health check failed", metadata: ["error": "\(error)"])

@@ -67,7 +67,12 @@ struct SentryController<Ingest: ReportIngesting> {
         async throws -> Response
     {
         let write = try contents.write(project: project.id, receivedAt: clock.now())
-        let receipt = try await ingest.accept(write, for: project)
+        let receipt: EnvelopeReceipt
+        do {
+            receipt = try await ingest.accept(write, for: project)
+        } catch let error as IngestError where error.code == .diskFull {
+            throw APIError.sentryStorageFull(retryAfter: error.retryAfter ?? 30)
+        }
         // A malformed event fails the request with its field — after the envelope's other items (the session
         // that ended with it, client reports) were stored: SDKs do not retry, so they would be lost otherwise.
         if let error = contents.contents.eventError { throw error }

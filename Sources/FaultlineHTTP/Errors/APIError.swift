@@ -81,6 +81,26 @@ struct APIError: HTTPResponseError {
         APIError(status: .notFound, code: "not_found", message: message)
     }
 
+    /// 507 while the data folder's disk is full: the client keeps its report and retries after `Retry-After`.
+    static func storageFull(retryAfter seconds: Int) -> APIError {
+        APIError(
+            status: .insufficientStorage, code: "storage_full",
+            message: "the server's disk is full and it accepts no writes for now; keep the data and retry after \(seconds) s",
+            headers: [.retryAfter: String(seconds)])
+    }
+
+    /// The Sentry routes' answer while the disk is full: 429 with `Retry-After` and `X-Sentry-Rate-Limits`
+    /// (all categories), which Sentry SDKs understand as "back off", keeping or counting what they drop.
+    static func sentryStorageFull(retryAfter seconds: Int) -> APIError {
+        APIError(
+            status: .tooManyRequests, code: "storage_full",
+            message: "the server's disk is full and it accepts no events for now; retry after \(seconds) s",
+            headers: [
+                .retryAfter: String(seconds),
+                HTTPField.Name("X-Sentry-Rate-Limits")!: "\(seconds)::organization:storage_full",
+            ])
+    }
+
     /// Maps any error to the API's answer.
     static func from(_ error: any Error) -> APIError {
         switch error {
@@ -101,10 +121,7 @@ struct APIError: HTTPResponseError {
                     status: .tooManyRequests, code: "rate_limited", message: error.message,
                     headers: [.retryAfter: String(error.retryAfter ?? 1)])
             case .diskFull:
-                return APIError(
-                    status: .serviceUnavailable, code: "disk_full",
-                    message: "the server is low on disk space and accepts no writes for now",
-                    headers: [.retryAfter: String(error.retryAfter ?? 60)])
+                return storageFull(retryAfter: error.retryAfter ?? 30)
             case .storageFailed:
                 return APIError(status: .internalServerError, code: "internal", message: "the request could not be stored; retry")
             }
@@ -144,4 +161,9 @@ struct APIError: HTTPResponseError {
             return APIError(status: .internalServerError, code: "internal", message: "internal error")
         }
     }
+}
+
+extension HTTPResponse.Status {
+    /// 507 (RFC 4918): the server cannot store what the request carries, for now.
+    static let insufficientStorage = HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
 }

@@ -10,7 +10,7 @@ struct SentryErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch {
             let apiError = APIError.from(error)
-            if apiError.status.code >= 500, apiError.status != .serviceUnavailable {
+            if apiError.status.code >= 500, apiError.status != .serviceUnavailable, apiError.status != .insufficientStorage {
                 context.logger.error(
                     "request failed",
                     metadata: [Telemetry.LogKey.route: "\(request.uri.path)", Telemetry.LogKey.error: "\(String(reflecting: error))"])

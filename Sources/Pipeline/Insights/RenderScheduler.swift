@@ -54,16 +54,23 @@ public struct RenderScheduler: Service {
         return started
     }
 
+    /// The storage-pressure state: while the disk is full, steps pause; a disk-full error enters it (logged once
+    /// there, not per step). Nil: never paused.
+    public var storage: DiskGuard?
+
     public func run() async throws {
         await cancelWhenGracefulShutdown { await self.loop() }
     }
 
     func loop() async {
         var last: Date?
+        await storage?.waitWhileFull()
         do {
             last = try await renderNow(since: nil)
         } catch where Task.isCancelled {
             return  // graceful shutdown cancelled the render: not a failure
+        } catch let error where storage?.noteFailure(error) == true {
+            // The disk is full: logged once by the state; the next change renders everything since start.
         } catch {
             logger.error("dashboard render failed", metadata: [Telemetry.LogKey.error: "\(error)"])
         }
@@ -71,11 +78,15 @@ public struct RenderScheduler: Service {
             for await _ in stream {
                 try? await Task.sleep(for: debounce)
                 if Task.isCancelled { break }
+                // Paused while the disk is full; the changes since `last` are rendered when space returns.
+                await storage?.waitWhileFull()
                 do {
                     // A second of overlap: rows changed in the same millisecond as the last start are not missed.
                     last = try await renderNow(since: last.map { $0.addingTimeInterval(-1) })
                 } catch where Task.isCancelled {
                     break  // graceful shutdown cancelled the render: not a failure
+                } catch let error where storage?.noteFailure(error) == true {
+                    // The disk is full: logged once by the state; rendered again after the next change.
                 } catch {
                     logger.error("dashboard render failed", metadata: [Telemetry.LogKey.error: "\(error)"])
                 }

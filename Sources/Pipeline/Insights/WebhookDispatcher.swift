@@ -116,6 +116,10 @@ public struct WebhookDispatcher: Service {
         return due.count
     }
 
+    /// The storage-pressure state: while the disk is full, steps pause; a disk-full error enters it (logged once
+    /// there, not per step). Nil: never paused.
+    public var storage: DiskGuard?
+
     public func run() async throws {
         // Cancelled at graceful shutdown, so a long sleep between steps never delays SIGTERM.
         try await cancelWhenGracefulShutdown { await self.loop() }
@@ -123,11 +127,14 @@ public struct WebhookDispatcher: Service {
 
     func loop() async {
         while !Task.isCancelled {
+            await storage?.waitWhileFull()
             let attempted: Int
             do {
                 attempted = try await step(now: clock.now())
             } catch where Task.isCancelled {
                 break  // graceful shutdown cancelled the step: not a failure
+            } catch let error where storage?.noteFailure(error) == true {
+                attempted = 0  // the disk is full: logged once by the state; the next step waits for space
             } catch {
                 logger.error("webhook step failed", metadata: [Telemetry.LogKey.error: "\(error)"])
                 attempted = 0

@@ -53,10 +53,12 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Starts `faultline serve` and waits until it listens.
-    init(folder: String, arguments: [String] = [], environment: [String: String] = [:]) async throws {
+    /// - Parameter logs: where the server's stdout/stderr files go (default: beside `folder`); a test on a small
+    ///   file system keeps them off it.
+    init(folder: String, arguments: [String] = [], environment: [String: String] = [:], logs: String? = nil) async throws {
         self.folder = folder
-        stdoutPath = folder + "-stdout.txt"
-        stderrPath = folder + "-stderr.txt"
+        stdoutPath = (logs ?? folder) + "-stdout.txt"
+        stderrPath = (logs ?? folder) + "-stderr.txt"
         FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process = Process()
