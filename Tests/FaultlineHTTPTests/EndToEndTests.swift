@@ -153,7 +153,7 @@ final class Locked<Value: Sendable>: Sendable {
         #expect(wal == 0)
     }
 
-    @Test func lowDiskSpaceAnswers503FromTheEnvironmentSetting() async throws {
+    @Test func lowDiskSpaceAnswers507FromTheEnvironmentSetting() async throws {
         let folder = ServerProcess.newFolder()
         let project = try await ServerProcess.createProject("full", in: folder)
         // A floor of 100 TB: no test machine has that much free.
@@ -161,7 +161,7 @@ final class Locked<Value: Sendable>: Sendable {
         defer { server.cleanUp() }
         let http = HTTP(client: HTTPClient.shared)
         let answer = try await http.postReports(server.baseURL, key: project.ingest, Payloads.crash(1))
-        #expect(answer.status == 503)
+        #expect(answer.status == 507)
         #expect(answer.headers.first(name: "Retry-After") != nil)
     }
 }
