@@ -451,32 +451,26 @@ public struct Scrubber: Sendable {
         return (passwordStart..<j, filteredBytes)
     }
 
+    /// Folders whose next path component is a user's name (matched without case at a `/` or `\\`).
+    static let unixUserFolders: [StaticString] = ["/home/", "/users/"]
+    static let windowsUserFolders: [StaticString] = ["\\users\\", "\\documents and settings\\", "\\profiles\\"]
+
     /// `/home/<name>` or `/Users/<name>` at `i`: the name becomes `[user]`.
     static func unixUserPath(_ t: UnsafeBufferPointer<UInt8>, at i: Int) -> (Range<Int>, [UInt8])? {
-        let start: Int
-        if hasPrefix(t, at: i, "/home/", caseInsensitive: true) {
-            start = i + 6
-        } else if hasPrefix(t, at: i, "/users/", caseInsensitive: true) {
-            start = i + 7
-        } else {
-            return nil
-        }
-        return userName(t, from: start)
+        userPath(t, at: i, folders: unixUserFolders)
     }
 
-    /// `\Users\<name>` or `\Documents and Settings\<name>` at `i` (the backslash): the name becomes `[user]`.
+    /// `\Users\<name>`, `\Documents and Settings\<name>` or `\Profiles\<name>` at `i` (the backslash): the name
+    /// becomes `[user]`.
     static func windowsUserPath(_ t: UnsafeBufferPointer<UInt8>, at i: Int) -> (Range<Int>, [UInt8])? {
-        let start: Int
-        if hasPrefix(t, at: i, "\\users\\", caseInsensitive: true) {
-            start = i + 7
-        } else if hasPrefix(t, at: i, "\\documents and settings\\", caseInsensitive: true) {
-            start = i + 24
-        } else if hasPrefix(t, at: i, "\\profiles\\", caseInsensitive: true) {
-            start = i + 10
-        } else {
-            return nil
+        userPath(t, at: i, folders: windowsUserFolders)
+    }
+
+    static func userPath(_ t: UnsafeBufferPointer<UInt8>, at i: Int, folders: [StaticString]) -> (Range<Int>, [UInt8])? {
+        for folder in folders where hasPrefix(t, at: i, folder, caseInsensitive: true) {
+            return userName(t, from: i + folder.utf8CodeUnitCount)
         }
-        return userName(t, from: start)
+        return nil
     }
 
     static func userName(_ t: UnsafeBufferPointer<UInt8>, from start: Int) -> (Range<Int>, [UInt8])? {
