@@ -160,6 +160,8 @@ public protocol ProjectStore: Sendable {
     func isAdminTokenHash(_ hash: SecretHash) async throws -> Bool
     /// Replaces a project's privacy settings; false when there is no such project.
     func setPrivacy(_ settings: PrivacySettings, for project: ProjectID) async throws -> Bool
+    /// Replaces a project's in-app rules (grouping); false when there is no such project.
+    func setInAppRules(_ rules: InAppRules, for project: ProjectID) async throws -> Bool
 }
 
 /// A stored report as the read API returns it: the report re-read from its raw payload plus what

@@ -13,7 +13,11 @@ public struct Project: Sendable, Equatable {
     public var rateLimitPerSecond: Double
     /// What is scrubbed from the project's reports before they are stored (on by default).
     public var privacy: PrivacySettings
-    public init(id: ProjectID, slug: ProjectSlug, createdAt: Date, rateLimitPerSecond: Double, privacy: PrivacySettings = PrivacySettings()) {
+    /// Which modules count as the app's own when reports are grouped (beyond the default).
+    public var inApp: InAppRules
+    public init(id: ProjectID, slug: ProjectSlug, createdAt: Date, rateLimitPerSecond: Double, privacy: PrivacySettings = PrivacySettings(),
+                inApp: InAppRules = .none) {
+        self.inApp = inApp
         self.id = id
         self.slug = slug
         self.createdAt = createdAt

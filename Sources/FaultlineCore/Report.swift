@@ -201,6 +201,9 @@ public struct Report: Sendable, Equatable {
     public var fingerprint: [String]?
     /// The faulting address of a crash, when the platform reports one.
     public var faultAddress: UInt64?
+    /// What the crashing program printed about its death (a Swift `Fatal error: …` line, libstdc++'s uncaught
+    /// exception lines), when the client passed it; see `CrashMessage`.
+    public var crashMessage: String? = nil
     public var trimmed: TrimCounts
 
     public init(

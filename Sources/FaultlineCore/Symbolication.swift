@@ -255,14 +255,14 @@ public struct GroupingInput: Sendable, Equatable {
     }
 
     /// Groups `report` and collects its breakdown values.
-    public static func make(_ report: Report, symbols: SymbolicatedReport?) -> GroupingInput {
+    public static func make(_ report: Report, symbols: SymbolicatedReport?, inApp: InAppRules = .none) -> GroupingInput {
         var tags: [String: String] = [:]
         if let model = report.device.model, !model.isEmpty { tags["device"] = model }
         if let os = report.device.os, !os.isEmpty {
             tags["os"] = report.device.osVersion.map { "\(os) \($0)" } ?? os
         }
         if let environment = report.environment, !environment.isEmpty { tags["environment"] = environment }
-        return GroupingInput(grouping: Grouping.group(report, symbols: symbols), tags: tags)
+        return GroupingInput(grouping: Grouping.group(report, symbols: symbols, inApp: inApp), tags: tags)
     }
 }
 
@@ -285,7 +285,10 @@ public struct PendingSymbolication: Sendable {
     public var raw: RawReport
     /// Symbolication attempts counted for this report since its last clean result (see `SymbolicationRetry`).
     public var attempts: Int
-    public init(reportID: Int64, project: ProjectID, raw: RawReport, attempts: Int = 0) {
+    /// The project's in-app module rules, for grouping.
+    public var inApp: InAppRules
+    public init(reportID: Int64, project: ProjectID, raw: RawReport, attempts: Int = 0, inApp: InAppRules = .none) {
+        self.inApp = inApp
         self.reportID = reportID
         self.project = project
         self.raw = raw
@@ -323,6 +326,9 @@ public protocol SymbolicationStore: Sendable {
     func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws -> IssueID?
     /// `save` for many reports in one transaction (one commit for a worker's whole batch).
     func saveAll(_ results: [SymbolicationOutcome], at date: Date) async throws
+    /// Queues again up to `limit` reports filed with an older grouping version than `Grouping.version` (they are
+    /// then grouped with the current rules and their issues migrated); returns how many.
+    func requeueOutdatedGrouping(limit: Int) async throws -> Int
     /// Queues again every report of `project` that lacked `buildID`; returns how many.
     func requeue(project: ProjectID, buildID: BuildID) async throws -> Int
     /// Build-ids reports of `project` (optionally of one release) lacked, most reports first.

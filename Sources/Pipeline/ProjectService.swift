@@ -89,6 +89,16 @@ public final class ProjectService: Sendable {
         return project
     }
 
+    /// Replaces a project's in-app rules (which modules are the app's own when grouping); nil when there is no
+    /// such project. Reports grouped from then on use them; issues already made are not regrouped.
+    public func configureInApp(slug: ProjectSlug, _ change: (inout InAppRules) -> Void) async throws -> Project? {
+        guard var project = try await store.project(slug: slug) else { return nil }
+        change(&project.inApp)
+        guard try await store.setInAppRules(project.inApp, for: project.id) else { return nil }
+        cache.withLock { $0.removeAll() }
+        return project
+    }
+
     /// The project whose secret of `kind` is `secret`, or nil.
     public func authenticate(_ secret: String, as kind: CredentialKind) async throws -> Project? {
         let key = kind.rawValue + ":" + secret

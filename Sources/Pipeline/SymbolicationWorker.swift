@@ -81,8 +81,14 @@ public struct SymbolicationWorker: Service {
     /// reason and grouped from their own frames, without the symbolicator.
     @discardableResult
     public func step(concurrency: Int = 2) async throws -> Int {
-        let batch = try await store.pending(limit: batchSize)
-        guard !batch.isEmpty else { return 0 }
+        var batch = try await store.pending(limit: batchSize)
+        if batch.isEmpty {
+            // Idle: group reports filed by an older grouping version again, a few batches at a time, so that a
+            // version bump migrates stored issues in the background without holding back new reports.
+            guard try await store.requeueOutdatedGrouping(limit: batchSize * 4) > 0 else { return 0 }
+            batch = try await store.pending(limit: batchSize)
+            guard !batch.isEmpty else { return 0 }
+        }
         let own = ownAttempts.counts.withLock { $0 }
         let plan = SymbolicationRetry.plan(
             batch.map { ($0.reportID, max(0, $0.attempts - (own[$0.reportID] ?? 0))) }, maxAttempts: maxAttempts)
@@ -145,7 +151,7 @@ public struct SymbolicationWorker: Service {
             let report = try reread(item.raw)
             let result = await SymbolicationRules.symbolicate(report, project: item.project, with: symbolicator)
             // Grouping needs the symbolicated frames, so it happens here and commits with them.
-            return SymbolicationOutcome(reportID: item.reportID, result: result, grouping: GroupingInput.make(report, symbols: result))
+            return SymbolicationOutcome(reportID: item.reportID, result: result, grouping: GroupingInput.make(report, symbols: result, inApp: item.inApp))
         } catch {
             logger.error("cannot re-read a stored report", metadata: [Telemetry.LogKey.error: "\(error)"])
             return SymbolicationOutcome(
@@ -159,7 +165,7 @@ public struct SymbolicationWorker: Service {
         guard let report = try? reread(item.raw) else {
             return SymbolicationOutcome(reportID: item.reportID, result: .failed(reason), grouping: nil)
         }
-        return SymbolicationOutcome(reportID: item.reportID, result: .failed(reason), grouping: GroupingInput.make(report, symbols: nil))
+        return SymbolicationOutcome(reportID: item.reportID, result: .failed(reason), grouping: GroupingInput.make(report, symbols: nil, inApp: item.inApp))
     }
 
     public func run() async throws {

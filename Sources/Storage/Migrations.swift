@@ -423,6 +423,21 @@ enum Migrations {
                     ALTER TABLE projects ADD COLUMN sensitive_fields TEXT NOT NULL DEFAULT '[]';
                     """)
         }
+        migrator.registerMigration("v13-grouping-v2") { db in
+            try db.execute(
+                sql: """
+                    -- The grouping version each report was filed with: reports of an older version are grouped
+                    -- again in the background (a few hundred at a time) and their issues migrated.
+                    ALTER TABLE reports ADD COLUMN grouping_version INTEGER NOT NULL DEFAULT 1;
+                    CREATE INDEX reports_by_grouping_version ON reports(grouping_version);
+                    -- How specific an issue's title is (Grouping.TitleRank): a later event with a more specific
+                    -- cause replaces a vaguer title.
+                    ALTER TABLE issues ADD COLUMN title_rank INTEGER NOT NULL DEFAULT 0;
+                    -- Per-project in-app rules: JSON arrays of module-name glob patterns.
+                    ALTER TABLE projects ADD COLUMN in_app_include TEXT NOT NULL DEFAULT '[]';
+                    ALTER TABLE projects ADD COLUMN in_app_exclude TEXT NOT NULL DEFAULT '[]';
+                    """)
+        }
         return migrator
     }
 }

@@ -109,10 +109,23 @@ public struct SQLiteProjectStore: ProjectStore {
         }
     }
 
+    public func setInAppRules(_ rules: InAppRules, for project: ProjectID) async throws -> Bool {
+        try await database.pool.write { db in
+            try db.execute(
+                sql: "UPDATE projects SET in_app_include = ?, in_app_exclude = ? WHERE id = ?",
+                arguments: [Self.encodeList(rules.include), Self.encodeList(rules.exclude), project.rawValue])
+            return db.changesCount > 0
+        }
+    }
+
+    /// In-app patterns as stored (a JSON array of strings).
+    static func patterns(_ text: String?) -> [String] { decodeList(text) }
+
     /// The columns `project(_:)` reads (the `projects` table is aliased `p` where it is joined).
     static let columns =
         "projects.id, projects.slug, projects.created_at, projects.rate_limit_per_second, projects.scrubbing, "
-        + "projects.keep_ip_addresses, projects.safe_fields, projects.sensitive_fields"
+        + "projects.keep_ip_addresses, projects.safe_fields, projects.sensitive_fields, projects.in_app_include, "
+        + "projects.in_app_exclude"
 
     static func project(_ row: Row) -> Project? {
         guard let slug = ProjectSlug(row["slug"]) else { return nil }
@@ -121,7 +134,8 @@ public struct SQLiteProjectStore: ProjectStore {
             sensitiveFields: decodeList(row["sensitive_fields"]), keepIPAddresses: row["keep_ip_addresses"])
         return Project(
             id: ProjectID(row["id"]), slug: slug, createdAt: Millis.date(row["created_at"]),
-            rateLimitPerSecond: row["rate_limit_per_second"], privacy: privacy)
+            rateLimitPerSecond: row["rate_limit_per_second"], privacy: privacy,
+            inApp: InAppRules(include: decodeList(row["in_app_include"]), exclude: decodeList(row["in_app_exclude"])))
     }
 
     /// Field-name lists are stored as JSON arrays of strings.

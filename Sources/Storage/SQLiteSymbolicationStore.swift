@@ -23,15 +23,17 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT \(SQLiteReportReader.rawColumns), r.symbolication_attempts
-                    FROM reports r JOIN payloads p ON p.id = r.payload_id
+                    SELECT \(SQLiteReportReader.rawColumns), r.symbolication_attempts, pr.in_app_include, pr.in_app_exclude
+                    FROM reports r JOIN payloads p ON p.id = r.payload_id JOIN projects pr ON pr.id = r.project_id
                     WHERE r.symbolication = 'pending' ORDER BY r.id LIMIT ?
                     """,
                 arguments: [limit]
             ).compactMap { row in
                 SQLiteReportReader.raw(row).map {
                     PendingSymbolication(
-                        reportID: $0.summary.cursor, project: $0.summary.project, raw: $0, attempts: row["symbolication_attempts"])
+                        reportID: $0.summary.cursor, project: $0.summary.project, raw: $0, attempts: row["symbolication_attempts"],
+                        inApp: InAppRules(include: SQLiteProjectStore.patterns(row["in_app_include"]),
+                                          exclude: SQLiteProjectStore.patterns(row["in_app_exclude"])))
                 }
             }
         }
@@ -81,7 +83,10 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         let reportID = outcome.reportID
         guard let report = try Row.fetchOne(
             db.cachedStatement(
-                sql: "SELECT project_id, kind, occurred_at, release, user_key, session_id, issue_id, early FROM reports WHERE id = ?"),
+                sql: """
+                    SELECT project_id, kind, occurred_at, release, user_key, session_id, issue_id, early, grouping_version
+                    FROM reports WHERE id = ?
+                    """),
             arguments: [reportID])
         else { return nil }
         // A clean result resets the attempt count (a later requeue starts afresh); a failure keeps it.
@@ -113,9 +118,27 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     """
             ).execute(arguments: [missing.buildID, missing.module, reportID])
         }
-        guard let grouping = outcome.grouping else { return (report["issue_id"] as Int64?).map { IssueID($0) } }
+        guard let grouping = outcome.grouping else {
+            // Not grouped (failed without symbols): nothing for a newer grouping version to redo either.
+            try db.cachedStatement(sql: "UPDATE reports SET grouping_version = ? WHERE id = ?")
+                .execute(arguments: [Grouping.version, reportID])
+            return (report["issue_id"] as Int64?).map { IssueID($0) }
+        }
         let groupingJSON = String(decoding: try encoder.encode(grouping.grouping), as: UTF8.self)
         return try Grouper.file(report: report, reportID: reportID, grouping: grouping, groupingJSON: groupingJSON, now: now, db)
+    }
+
+    public func requeueOutdatedGrouping(limit: Int) async throws -> Int {
+        try await database.pool.write { db in
+            // `reports_by_grouping_version` makes this a range over the outdated rows only.
+            try db.execute(
+                sql: """
+                    UPDATE reports SET symbolication = 'pending'
+                    WHERE id IN (SELECT id FROM reports WHERE grouping_version < ? AND symbolication != 'pending' LIMIT ?)
+                    """,
+                arguments: [Grouping.version, max(1, limit)])
+            return db.changesCount
+        }
     }
 
     public func requeue(project: ProjectID, buildID: BuildID) async throws -> Int {

@@ -104,12 +104,18 @@ extension Projects {
     /// `faultline projects configure SLUG`: the project's privacy settings (server-side PII scrubbing).
     struct Configure: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Set a project's privacy settings and print them (with no option, only print them).",
+            abstract: "Set a project's privacy and grouping settings and print them (with no option, only print them).",
             discussion: """
                 Scrubbing (on by default) replaces values of sensitive keys, credit card numbers, IBANs, PEM private \
                 keys, bearer tokens and URL passwords with [Filtered], and user names in home paths with [user], \
                 before a report is stored. IP addresses are dropped unless --keep-ip-addresses on. A running server \
                 applies the change within a minute.
+
+                In-app rules decide which modules are the app's own when crashes are grouped (the blamed frame is \
+                the innermost in-app frame). By default every module outside the system and language-runtime \
+                libraries is in-app; --in-app-include adds modules (a company library installed in /usr/lib), \
+                --in-app-exclude removes them (a vendored third-party library). Patterns match a module's file \
+                name with * and ?; exclusion wins. Reports grouped from then on use the rules.
                 """)
 
         enum Switch: String, ExpressibleByArgument, CaseIterable {
@@ -140,10 +146,28 @@ extension Projects {
         @Option(name: .customLong("keep-ip-addresses"), help: "Keep client IP addresses (user.ip_address, REMOTE_ADDR): on or off.")
         var keepIPAddresses: Switch?
 
+        @Option(name: .customLong("in-app-include"), help: "A module-name pattern (* and ?) that is in-app; repeat for more. Replaces the list.")
+        var inAppInclude: [String] = []
+
+        @Option(name: .customLong("in-app-exclude"), help: "A module-name pattern (* and ?) that is never in-app; repeat for more. Replaces the list.")
+        var inAppExclude: [String] = []
+
+        @Flag(help: "Empty both in-app pattern lists.")
+        var clearInApp = false
+
         @Flag(help: "Print JSON.")
         var json = false
 
         func validate() throws {
+            for pattern in inAppInclude + inAppExclude where pattern.isEmpty || pattern.utf8.count > InAppRules.maxPatternLength {
+                throw ValidationError("an in-app pattern must be 1–\(InAppRules.maxPatternLength) bytes")
+            }
+            if inAppInclude.count > InAppRules.maxPatterns || inAppExclude.count > InAppRules.maxPatterns {
+                throw ValidationError("at most \(InAppRules.maxPatterns) patterns per list")
+            }
+            if clearInApp && !(inAppInclude.isEmpty && inAppExclude.isEmpty) {
+                throw ValidationError("--clear-in-app and --in-app-include/--in-app-exclude exclude each other")
+            }
             guard ProjectSlug(slug) != nil else {
                 throw ValidationError("'\(slug)' is not a slug: use 1–64 lowercase letters, digits, '-' or '_'")
             }
@@ -165,8 +189,16 @@ extension Projects {
                 if !safeFields.isEmpty || clearSafeFields { settings.safeFields = safeFields }
                 if !sensitiveFields.isEmpty || clearSensitiveFields { settings.sensitiveFields = sensitiveFields }
             }
-            guard let project = configured else {
+            guard var project = configured else {
                 throw ValidationError("no project with the slug '\(slug)'")
+            }
+            if clearInApp || !inAppInclude.isEmpty || !inAppExclude.isEmpty {
+                guard let changed = try await root.projects.configureInApp(slug: project.slug, { rules in
+                    if clearInApp { rules = .none }
+                    if !inAppInclude.isEmpty { rules.include = inAppInclude }
+                    if !inAppExclude.isEmpty { rules.exclude = inAppExclude }
+                }) else { throw ValidationError("no project with the slug '\(slug)'") }
+                project = changed
             }
             let privacy = project.privacy
             if json {
@@ -176,12 +208,15 @@ extension Projects {
                     var safe_fields: [String]
                     var sensitive_fields: [String]
                     var keep_ip_addresses: Bool
+                    var in_app_include: [String]
+                    var in_app_exclude: [String]
                 }
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 let out = Out(
                     slug: slug, scrubbing: privacy.scrubbing, safe_fields: privacy.safeFields,
-                    sensitive_fields: privacy.sensitiveFields, keep_ip_addresses: privacy.keepIPAddresses)
+                    sensitive_fields: privacy.sensitiveFields, keep_ip_addresses: privacy.keepIPAddresses,
+                    in_app_include: project.inApp.include, in_app_exclude: project.inApp.exclude)
                 print(String(decoding: try encoder.encode(out), as: UTF8.self))
             } else {
                 print("project:           \(slug)")
@@ -189,6 +224,8 @@ extension Projects {
                 print("safe fields:       \(privacy.safeFields.isEmpty ? "(none)" : privacy.safeFields.joined(separator: ", "))")
                 print("sensitive fields:  \(privacy.sensitiveFields.isEmpty ? "(defaults only)" : privacy.sensitiveFields.joined(separator: ", "))")
                 print("keep IP addresses: \(privacy.keepIPAddresses ? "on" : "off")")
+                print("in-app include:    \(project.inApp.include.isEmpty ? "(none)" : project.inApp.include.joined(separator: ", "))")
+                print("in-app exclude:    \(project.inApp.exclude.isEmpty ? "(none)" : project.inApp.exclude.joined(separator: ", "))")
             }
         }
     }

@@ -43,12 +43,14 @@ import Testing
         ])
         let result = Grouping.group(report, symbols: symbolicated)
         #expect(result.source == .stack)
-        #expect(result.components == ["parse(_:)", "load()", "main"])
-        #expect(result.fingerprint.rawValue == "v1:\(FNV1a.hex64("faultline-grouping-v1\ncrash\ncomputed\nparse(_:)\nload()\nmain\n"))")
-        #expect(result.fingerprint.rawValue == "v1:7ac23a5a10f67076")
+        // v2: the blamed frame only (the innermost in-app frame).
+        #expect(result.components == ["parse(_:)"])
+        #expect(result.fingerprint.rawValue == "v2:\(FNV1a.hex64("faultline-grouping-v2\ncrash\ncomputed\nparse(_:)\n"))")
+        #expect(result.fingerprint.rawValue == "v2:78b98082a7c7acc3")
         #expect(FNV1a.hex64("") == "cbf29ce484222325")
         #expect(FNV1a.hex64("a") == "af63dc4c8601ec8c")
         #expect(result.title == "SIGSEGV: Segmentation fault")
+        #expect(result.titleRank == Grouping.TitleRank.signal)
         #expect(result.culprit == "parse(_:) (Parser.swift:10)")
     }
 
@@ -72,7 +74,8 @@ import Testing
         let report = crash(frames: [Frame(function: "__pthread_kill_implementation"), Frame(function: "raise"), Frame(function: "abort"),
                                     Frame(function: "__assert_fail"), Frame(function: "check(int)"), Frame(function: "main")], type: nil)
         let result = Grouping.group(report, symbols: nil)
-        #expect(result.components == ["check(int)", "main"])
+        #expect(result.components == ["check(int)"])
+        #expect(result.title == "Assertion failed")
         // A Swift trap: the runtime-failure inline frame and stdlib frames go, the app's function stays, and the
         // failure names the issue.
         let swift = crash(frames: [Frame(address: 0x5555_0000_1000)], type: nil)
@@ -82,7 +85,8 @@ import Testing
             ResolvedFrame(function: "pick(_:_:)", file: "main.swift", line: 2),
         ]]))
         #expect(swiftResult.components == ["pick(_:_:)"])
-        #expect(swiftResult.title == "Swift runtime failure: Index out of range")
+        #expect(swiftResult.title == "Fatal error: Index out of range")
+        #expect(swiftResult.titleRank == Grouping.TitleRank.cause)
     }
 
     @Test func normalizationRemovesCloneSuffixesAndSpecializations() {

@@ -41,6 +41,13 @@ final class MemoryProjectStore: ProjectStore {
             return true
         }
     }
+    func setInAppRules(_ rules: InAppRules, for project: ProjectID) async throws -> Bool {
+        state.withLock { s in
+            guard let i = s.projects.firstIndex(where: { $0.id == project }) else { return false }
+            s.projects[i].inApp = rules
+            return true
+        }
+    }
 }
 
 struct ReversingHasher: SecretHashing {

@@ -74,6 +74,7 @@ final class FakeSymbolicationStore: SymbolicationStore {
         }
     }
 
+    func requeueOutdatedGrouping(limit: Int) async throws -> Int { 0 }
     func requeue(project: ProjectID, buildID: BuildID) async throws -> Int { 0 }
     func missingDebugFiles(project: ProjectID, release: String?) async throws -> [MissingDebugFileSummary] { [] }
     func result(reportID: Int64) async throws -> (state: SymbolicationState, report: SymbolicatedReport?) {

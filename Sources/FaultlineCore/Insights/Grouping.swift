@@ -5,7 +5,7 @@ public struct GroupingResult: Sendable, Equatable, Codable {
     public enum Source: String, Sendable, Codable {
         /// The client sent a fingerprint (it wins over ours).
         case client
-        /// The normalized frames of the crashing (or reporting) thread.
+        /// The blamed frame of the crashing thread (crashes) or its top frames.
         case stack
         /// A non-fatal's type/domain and code, with its top frames when it has any.
         case error
@@ -16,50 +16,140 @@ public struct GroupingResult: Sendable, Equatable, Codable {
     public var source: Source
     /// The strings the hash was computed from, in order.
     public var components: [String]
-    /// A human title: the error type and message, or what crashed.
+    /// A human title: the most specific cause known (see `Grouping.TitleRank`).
     public var title: String
-    /// The top in-app frame, with its source location when known.
+    /// The blamed frame: its simplified name, with its source location when known.
     public var culprit: String?
-    public init(fingerprint: Fingerprint, source: Source, components: [String], title: String, culprit: String?) {
+    /// How specific the title is; an issue keeps the most specific title its events gave.
+    public var titleRank: Int
+    enum CodingKeys: String, CodingKey { case fingerprint, source, components, title, culprit, titleRank = "title_rank" }
+
+    public init(fingerprint: Fingerprint, source: Source, components: [String], title: String, culprit: String?,
+                titleRank: Int = Grouping.TitleRank.signal) {
         self.fingerprint = fingerprint
         self.source = source
         self.components = components
         self.title = title
         self.culprit = culprit
+        self.titleRank = titleRank
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        fingerprint = try c.decode(Fingerprint.self, forKey: .fingerprint)
+        source = try c.decode(Source.self, forKey: .source)
+        components = try c.decode([String].self, forKey: .components)
+        title = try c.decode(String.self, forKey: .title)
+        culprit = try c.decodeIfPresent(String.self, forKey: .culprit)
+        // Results stored before titles were ranked count as the least specific.
+        titleRank = try c.decodeIfPresent(Int.self, forKey: .titleRank) ?? Grouping.TitleRank.none
     }
 }
 
-/// Grouping of reports into issues (DESIGN.md, "Grouping"). Pure: the same report and symbols always give the
-/// same fingerprint, on every machine and in every process (FNV-1a over a canonical string, never `hashValue`).
+/// Which modules are the app's own, beyond the default (every module that is not a system or language-runtime
+/// library): per-project glob patterns (`*`, `?`) on a module's file name.
+public struct InAppRules: Sendable, Equatable, Codable {
+    /// Modules that are in-app even where the default says they are not (a company library in /usr/lib).
+    public var include: [String]
+    /// Modules that are never in-app (a vendored third-party library shipped beside the app).
+    public var exclude: [String]
+    public init(include: [String] = [], exclude: [String] = []) {
+        self.include = include
+        self.exclude = exclude
+    }
+
+    public static let none = InAppRules()
+
+    /// Longest pattern accepted, and most patterns per list.
+    public static let maxPatternLength = 128
+    public static let maxPatterns = 32
+
+    /// true: the module is in-app by a rule; false: not in-app by a rule; nil: no rule says (the default applies).
+    /// Exclusion wins over inclusion.
+    public func decision(forModule name: String) -> Bool? {
+        let base = Grouping.baseName(ofPath: name)
+        if exclude.contains(where: { Self.glob($0, matches: base) }) { return false }
+        if include.contains(where: { Self.glob($0, matches: base) }) { return true }
+        return nil
+    }
+
+    /// Whether `pattern` (`*` any run, `?` one character) matches all of `text`. Iterative, linear in practice.
+    public static func glob(_ pattern: String, matches text: String) -> Bool {
+        let p = Array(pattern.unicodeScalars.prefix(maxPatternLength))
+        let t = Array(text.unicodeScalars.prefix(4096))
+        var pi = 0, ti = 0
+        var star = -1, mark = 0
+        while ti < t.count {
+            if pi < p.count, p[pi] == "?" || p[pi] == t[ti] {
+                pi += 1
+                ti += 1
+            } else if pi < p.count, p[pi] == "*" {
+                star = pi
+                mark = ti
+                pi += 1
+            } else if star >= 0 {
+                pi = star + 1
+                mark += 1
+                ti = mark
+            } else {
+                return false
+            }
+        }
+        while pi < p.count, p[pi] == "*" { pi += 1 }
+        return pi == p.count
+    }
+}
+
+/// Grouping of reports into issues (DESIGN.md, "Grouping"; docs/grouping.md). Pure: the same report and symbols
+/// always give the same fingerprint, on every machine and in every process (FNV-1a over a canonical string,
+/// never `hashValue`).
 ///
 /// The rules, in order:
 /// 1. A client fingerprint wins (`{{ default }}` in it stands for the components computed here).
-/// 2. Crashes: the crashing thread's frames (the inline chain of each address expanded), normalized to function
-///    names without addresses, offsets, lines, clone suffixes or generic-specialization noise; runtime and trap
-///    frames (`abort`, `raise`, `_assertionFailure`, "Swift runtime failure: …") skipped; the first
-///    `maxFrames` in-app frames, or the first frames of any module when none is in-app. A frame nobody could
-///    symbolicate counts as `module+0xoffset` (stable across ASLR slides, not across builds: when symbols arrive
-///    the report is grouped again and moves).
-/// 3. Non-fatals: type/domain + code + the top `maxErrorFrames` frames.
+/// 2. Crashes: the **blamed frame** — the innermost frame of the crashing thread that is the app's own code:
+///    inline chains expanded; runtime and trap frames (`abort`, `_assertionFailure`, "Swift runtime failure: …"),
+///    standard-library and system-library frames (inlined into the app or not), compiler-made wrappers
+///    (thunks, protocol witnesses, partial-apply forwarders, outlined copies) and `<compiler-generated>` code
+///    skipped; named by its simplified name (`Inventory.item(at:)`: no module, types, specialization or clone
+///    suffixes). One frame, because release builds unwind only a frame or two (the stack walk stops at the first
+///    function without a frame pointer): more frames would split one crash site across build settings. A frame
+///    nobody could symbolicate counts as `module+0xoffset` (stable across ASLR slides, not across builds: when
+///    symbols arrive the report is grouped again and moves). No in-app frame: the first `maxFrames` frames left.
+/// 3. Non-fatals: type/domain + code + the top `maxErrorFrames` frames (in-app first).
 /// 4. Nothing usable: the error type or message.
 public enum Grouping {
-    /// Bump when the rules change: new fingerprints then make new issues instead of merging into old ones.
-    public static let version = 1
-    /// How many frames make a crash's fingerprint.
+    /// Bump when the rules change: stored reports are grouped again and their issues migrated (docs/grouping.md).
+    /// v1: the first five in-app frames, full demangled names. v2: the blamed frame, simplified names, stdlib,
+    /// wrappers and compiler-generated frames skipped, titles from runtime failures and crash messages.
+    public static let version = 2
+    /// How many frames make a crash's fingerprint when no frame is in-app.
     public static let maxFrames = 5
     /// How many frames join a non-fatal's type and code.
     public static let maxErrorFrames = 3
 
+    /// How specific a title is: an issue keeps its most specific title.
+    public enum TitleRank {
+        /// Stored before titles were ranked.
+        public static let none = 0
+        /// A signal or the runtime's description of it (`SIGSEGV: Bad pointer dereference`), or "Crash in f()".
+        public static let signal = 1
+        /// A kind without its message (`Fatal error`, `Uncaught C++ exception`) or an error type alone.
+        public static let kind = 2
+        /// The cause itself: a runtime failure, a fatal-error or exception message.
+        public static let cause = 3
+    }
+
     /// Groups `report`, using `symbols` (the symbolicator's result, thread and frame indexes aligned with the
-    /// report's) where present.
-    public static func group(_ report: Report, symbols: SymbolicatedReport?) -> GroupingResult {
+    /// report's) where present, and the project's in-app rules.
+    public static func group(_ report: Report, symbols: SymbolicatedReport?, inApp rules: InAppRules = .none) -> GroupingResult {
         let thread = primaryThreadIndex(report)
-        let frames = thread.map { normalizedFrames(report, thread: $0, symbols: symbols) } ?? []
-        let kept = frames.filter { !$0.isRuntime }
+        let frames = thread.map { normalizedFrames(report, thread: $0, symbols: symbols, rules: rules) } ?? []
+        let kept = frames.filter { $0.role == .code }
         let inApp = kept.filter(\.inApp)
         let chosen = inApp.isEmpty ? kept : inApp
-        let culprit = chosen.first.map { top in top.location.map { "\(top.label) (\($0))" } ?? top.label }
-        let title = makeTitle(report, frames: frames, top: chosen.first)
+        let blamed = chosen.first
+        let culprit = blamed.map { top in top.location.map { "\(top.label) (\($0))" } ?? top.label }
+        let (title, rank) = makeTitle(report, frames: frames, blamed: blamed)
 
         var source: GroupingResult.Source
         var components: [String]
@@ -68,12 +158,15 @@ public enum Grouping {
         switch report.kind {
         case .crash where !chosen.isEmpty:
             source = .stack
-            components = chosen.prefix(maxFrames).map(\.label)
+            components = inApp.isEmpty ? chosen.prefix(maxFrames).map(\.label) : [inApp[0].label]
         case .nonfatal where type != nil || code != nil || !chosen.isEmpty:
             source = .error
             components = ["type:\(type ?? "")", "code:\(code ?? "")"] + chosen.prefix(maxErrorFrames).map(\.label)
         default:
-            if type != nil || code != nil {
+            if report.kind == .crash, let message = report.crashMessage.flatMap(CrashMessage.parse) {
+                source = .message
+                components = ["message:\(normalizeMessage(message.title))"]
+            } else if type != nil || code != nil {
                 source = .error
                 components = ["type:\(type ?? "")", "code:\(code ?? "")"]
             } else {
@@ -91,7 +184,7 @@ public enum Grouping {
         }
         return GroupingResult(
             fingerprint: fingerprint(kind: report.kind, source: source, components: components), source: source,
-            components: components, title: title, culprit: culprit)
+            components: components, title: title, culprit: culprit, titleRank: rank)
     }
 
     /// The hash of a canonical string: version, kind, source and components, one per line.
@@ -107,9 +200,20 @@ public enum Grouping {
 
     /// One frame after normalization.
     struct NormalizedFrame: Equatable {
+        enum Role: Equatable {
+            /// Code someone wrote (the app's or a library's).
+            case code
+            /// How the crash was raised, not where: traps, the runtime's error reporting, signal delivery.
+            case runtime
+            /// Compiler-made forwarding code or `<compiler-generated>` lines.
+            case wrapper
+        }
+        /// The simplified name (or `module+0xoffset`).
         var label: String
+        /// The name as the symbolicator gave it.
+        var full: String?
         var inApp: Bool
-        var isRuntime: Bool
+        var role: Role
         var location: String?
     }
 
@@ -118,14 +222,16 @@ public enum Grouping {
         report.threads.firstIndex(where: \.crashed) ?? report.threads.firstIndex(where: { !$0.frames.isEmpty })
     }
 
-    static func normalizedFrames(_ report: Report, thread: Int, symbols: SymbolicatedReport?) -> [NormalizedFrame] {
+    static func normalizedFrames(_ report: Report, thread: Int, symbols: SymbolicatedReport?, rules: InAppRules) -> [NormalizedFrame] {
         let modules = report.modules.sorted { $0.baseAddress < $1.baseAddress }
         let slots = symbols.flatMap { thread < $0.threads.count ? $0.threads[thread] : nil }
         var out: [NormalizedFrame] = []
         for (index, frame) in report.threads[thread].frames.enumerated() {
             let address = SymbolicationRules.lookupAddress(frame, index: index)
             let module = address.flatMap { SymbolicationRules.module(for: $0, inSorted: modules) }
-            let inAppModule = module.map { !isSystemModule(name: $0.name, path: $0.path) }
+            let moduleName = module?.name ?? frame.module
+            let ruled = moduleName.flatMap { rules.decision(forModule: $0) }
+            let inAppModule = ruled ?? module.map { !isSystemModule(name: $0.name, path: $0.path) }
                 ?? frame.module.map { !isSystemModule(name: $0, path: nil) }
             let resolved: [ResolvedFrame]
             if let slots, index < slots.count, !slots[index].frames.isEmpty, slots[index].frames.contains(where: { $0.function != nil }) {
@@ -143,16 +249,27 @@ public enum Grouping {
                 } else {
                     label = "<unknown module>"
                 }
-                out.append(NormalizedFrame(label: label, inApp: inAppModule ?? false, isRuntime: false, location: nil))
+                out.append(NormalizedFrame(label: label, full: nil, inApp: inAppModule ?? false, role: .code, location: nil))
                 continue
             }
             for entry in resolved {
                 guard let function = entry.function.flatMap(nonEmpty) else { continue }
-                let label = normalizeFunction(function)
-                let runtime = isRuntimeFrame(function)
-                let inApp = inAppModule ?? !isSystemFunction(label)
-                let location = entry.file.map { file in entry.line.map { "\(baseName(ofPath: file)):\($0)" } ?? baseName(ofPath: file) }
-                out.append(NormalizedFrame(label: label, inApp: inApp && !isSystemFunction(label), isRuntime: runtime, location: location))
+                let role: NormalizedFrame.Role
+                if isRuntimeFrame(function) {
+                    role = .runtime
+                } else if FunctionNames.isWrapper(function) || entry.file == "<compiler-generated>" {
+                    role = .wrapper
+                } else {
+                    role = .code
+                }
+                let label = FunctionNames.simplified(function)
+                // A module rule decides; else the frame's own code decides (stdlib inlined into the app is not the
+                // app's), then the module it runs in.
+                let inApp = ruled ?? (isSystemFunction(function) ? false : (inAppModule ?? true))
+                let location = entry.file.flatMap { $0 == "<compiler-generated>" ? nil : $0 }.map { file in
+                    entry.line.map { "\(baseName(ofPath: file)):\($0)" } ?? baseName(ofPath: file)
+                }
+                out.append(NormalizedFrame(label: label, full: function, inApp: inApp && role == .code, role: role, location: location))
             }
         }
         return out
@@ -256,12 +373,29 @@ public enum Grouping {
         "_sigtramp", "swift::runtime::backtrace::_swift_backtrace_isThunkFunction", "_swift_backtrace",
     ]
 
-    /// Frames that are how the crash was raised, not where: the trap, the runtime's reporting, signal delivery.
+    /// Frames that are how the crash was raised, not where: the trap, the runtime's reporting, signal delivery
+    /// (also the closures inside them: `closure #1 in _assertionFailure(…)`).
     public static func isRuntimeFrame(_ function: String) -> Bool {
         if function.hasPrefix("Swift runtime failure") { return true }
-        let bare = bareName(function)
-        if runtimeNames.contains(bare) { return true }
-        return bare.hasPrefix("swift::runtime::backtrace") || bare.hasPrefix("_swift_backtrace")
+        for candidate in [bareName(function), bareName(withoutClosurePrefixes(FunctionNames.simplified(function)))] {
+            if runtimeNames.contains(candidate) { return true }
+            if candidate.hasPrefix("swift::runtime::backtrace") || candidate.hasPrefix("_swift_backtrace") { return true }
+        }
+        return false
+    }
+
+    /// `closure #1 in closure #2 in f()` → `f()`.
+    static func withoutClosurePrefixes(_ name: String) -> String {
+        var rest = Substring(name)
+        while true {
+            var stripped = false
+            for prefix in ["closure #", "implicit closure #"] where rest.hasPrefix(prefix) {
+                guard let range = rest.firstRange(of: " in ") else { break }
+                rest = rest[range.upperBound...]
+                stripped = true
+            }
+            if !stripped { return String(rest) }
+        }
     }
 
     static let systemModulePrefixes = [
@@ -281,10 +415,23 @@ public enum Grouping {
         return systemModulePrefixes.contains { base.hasPrefix($0) }
     }
 
-    /// Functions of the standard libraries, recognised by name when no module says where a frame is.
-    static func isSystemFunction(_ label: String) -> Bool {
-        label.hasPrefix("Swift.") || label.hasPrefix("std::") || label.hasPrefix("__libc_") || label.hasPrefix("__GI_")
-            || label == "_start" || label.hasPrefix("start_thread") || label.hasPrefix("clone") || label.hasPrefix("__clone")
+    /// Swift modules of the toolchain: their code is never the app's, also when inlined or specialized into it.
+    static let systemSwiftModules: Set<String> = [
+        "Swift", "_Concurrency", "_StringProcessing", "_RegexParser", "RegexBuilder", "Foundation", "FoundationEssentials",
+        "FoundationInternationalization", "FoundationNetworking", "FoundationXML", "_FoundationCollections", "CoreFoundation",
+        "Dispatch", "Synchronization", "Distributed", "Observation", "SwiftOnoneSupport", "Glibc", "SwiftGlibc", "Musl",
+        "Android", "Darwin", "Cxx", "CxxStdlib", "XCTest", "Testing", "_Differentiation", "Runtime", "_Backtracing",
+        "_Volatile", "__C", "_Builtin_float",
+    ]
+
+    /// Functions of the standard libraries and runtimes, recognised by name (full demangled form): Swift toolchain
+    /// modules, the C++ standard library, glibc's start-up and thread entry points.
+    public static func isSystemFunction(_ function: String) -> Bool {
+        if let module = FunctionNames.swiftModule(of: function), systemSwiftModules.contains(module) { return true }
+        let name = normalizeFunction(function)
+        return name.hasPrefix("std::") || name.hasPrefix("__gnu_cxx::") || name.hasPrefix("__cxxabiv1::")
+            || name.hasPrefix("__libc_") || name.hasPrefix("__GI_") || name == "_start" || name.hasPrefix("start_thread")
+            || name == "clone" || name == "clone3" || name.hasPrefix("__clone")
     }
 
     static func baseName(ofPath path: String) -> String {
@@ -321,20 +468,82 @@ public enum Grouping {
 
     // MARK: - Title
 
-    static func makeTitle(_ report: Report, frames: [NormalizedFrame], top: NormalizedFrame?) -> String {
-        let type = report.error?.type.flatMap(nonEmpty)
-        let message = report.error?.message.flatMap(nonEmpty).map { String($0.prefix(200)) }
-        // A Swift trap names itself in an inline frame: "Swift runtime failure: Index out of range".
-        let runtimeMessage = frames.first { $0.label.hasPrefix("Swift runtime failure: ") }?.label
-        switch (type, message) {
-        case let (type?, message?): return "\(type): \(message)"
-        case let (type?, nil): return runtimeMessage.map { "\(type): \($0)" } ?? type
-        case let (nil, message?): return runtimeMessage ?? message
-        case (nil, nil):
-            if let runtimeMessage { return runtimeMessage }
-            let what = report.kind == .crash ? "Crash" : "Error"
-            return top.map { "\(what) in \($0.label)" } ?? what
+    /// Descriptions of fatal signals as crash reporters write them (the Swift runtime's first), and their names.
+    static let signalDescriptions: [String: String] = [
+        "illegal instruction": "SIGILL", "bad pointer dereference": "SIGSEGV", "segmentation fault": "SIGSEGV",
+        "aborted": "SIGABRT", "abort": "SIGABRT", "bus error": "SIGBUS", "floating point exception": "SIGFPE",
+        "arithmetic exception": "SIGFPE", "floating point error": "SIGFPE", "trace/breakpoint trap": "SIGTRAP",
+        "breakpoint": "SIGTRAP", "terminated": "SIGTERM", "killed": "SIGKILL", "bad system call": "SIGSYS",
+        "quit": "SIGQUIT", "illegal operation": "SIGILL",
+    ]
+
+    /// `SIGSEGV`, `SIGILL`…, or nil when `text` is neither a signal name nor a known description of one.
+    static func signalName(_ text: String) -> String? {
+        let trimmed = text.trimmingSpaces
+        if trimmed.hasPrefix("SIG"), trimmed.count <= 10, trimmed.dropFirst(3).allSatisfy({ $0.isUppercase || $0.isNumber }) {
+            return trimmed
         }
+        return signalDescriptions[trimmed.lowercased()]
+    }
+
+    /// The most specific cause known, never the same text twice: a crash message the client passed (a Swift
+    /// fatal error, an uncaught C++ exception, a failed assertion), a Swift runtime failure named by an inline
+    /// frame, an exception's type and value, a runtime function on the stack (`Fatal error`), and the signal
+    /// only as the last resort.
+    static func makeTitle(_ report: Report, frames: [NormalizedFrame], blamed: NormalizedFrame?) -> (String, Int) {
+        let message = report.crashMessage.flatMap(CrashMessage.parse)
+        if let message, message.kind != .other {
+            return (message.title, message.text.isEmpty ? TitleRank.kind : TitleRank.cause)
+        }
+        // A Swift trap names itself in an inline frame: "Swift runtime failure: Index out of range".
+        if let failure = frames.first(where: { $0.full?.hasPrefix("Swift runtime failure: ") == true })?.full {
+            let text = String(failure.dropFirst("Swift runtime failure: ".count)).trimmingSpaces
+            if !text.isEmpty { return ("Fatal error: \(capitalizedFirst(text))", TitleRank.cause) }
+        }
+        let type = report.error?.type.flatMap(nonEmpty)
+        let value = report.error?.message.flatMap(nonEmpty).map { String($0.prefix(200)) }
+        // A signal or its description is the last resort, not an exception.
+        let typeIsSignal = type.map { signalName($0) != nil } ?? false
+        let valueIsSignal = value.map { signalName($0) != nil } ?? false
+        if let type, !typeIsSignal {
+            if let value, value != type, !valueIsSignal {
+                return (value.hasPrefix(type) ? value : "\(type): \(value)", TitleRank.cause)
+            }
+            return (type, TitleRank.kind)
+        }
+        if let value, !valueIsSignal { return (value, TitleRank.cause) }
+        if let message { return (message.title, TitleRank.kind) }
+        if report.kind == .crash {
+            let names = Set(frames.filter { $0.role == .runtime }.compactMap { $0.full.map { bareName(withoutClosurePrefixes(FunctionNames.simplified($0))) } })
+            if !names.isDisjoint(with: ["_assertionFailure", "fatalError", "_fatalErrorMessage", "preconditionFailure", "assertionFailure",
+                                         "swift_runtime_failure", "swift_reportError", "swift::fatalError", "swift_unexpectedError",
+                                         "swift_errorInMain"]) {
+                return ("Fatal error", TitleRank.kind)
+            }
+            if !names.isDisjoint(with: ["__cxa_throw", "__cxa_rethrow", "std::terminate", "std::__terminate", "__cxxabiv1::__terminate",
+                                         "__gnu_cxx::__verbose_terminate_handler"]) {
+                return ("Uncaught C++ exception", TitleRank.kind)
+            }
+            if !names.isDisjoint(with: ["__assert_fail", "__assert_fail_base", "__assert_perror_fail"]) {
+                return ("Assertion failed", TitleRank.kind)
+            }
+        }
+        // The signal: its name and the description once.
+        let signal = [type, value].compactMap { $0 }.compactMap(signalName).first
+        let description = [value, type].compactMap { $0 }.first { !$0.hasPrefix("SIG") }
+        switch (signal, description) {
+        case let (signal?, description?): return ("\(signal): \(description)", TitleRank.signal)
+        case let (signal?, nil): return (signal, TitleRank.signal)
+        case let (nil, description?): return (description, TitleRank.signal)
+        case (nil, nil):
+            let what = report.kind == .crash ? "Crash" : "Error"
+            return (blamed.map { "\(what) in \($0.label)" } ?? what, TitleRank.signal)
+        }
+    }
+
+    static func capitalizedFirst(_ text: String) -> String {
+        guard let first = text.first else { return text }
+        return first.uppercased() + text.dropFirst()
     }
 
     static func nonEmpty(_ s: String) -> String? {

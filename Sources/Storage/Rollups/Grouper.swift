@@ -1,9 +1,9 @@
 import FaultlineCore
 import GRDB
 
-/// Files a report under its issue inside the symbolication result's transaction: creates the issue, moves the
-/// report when its fingerprint changed, reopens a closed issue that regressed, and records the alerts that
-/// decisions made here imply (new issue, regression) — exactly once, because they commit with the decision.
+/// Files a report under its issue inside the symbolication result's transaction: reads the state the decision
+/// needs, asks `IssueFiling.decide` (pure, in FaultlineCore) what to do, and applies its actions — so new-issue
+/// and regression alerts are recorded exactly once, because they commit with the decision.
 enum Grouper {
     static func file(report: Row, reportID: Int64, grouping input: GroupingInput, groupingJSON: String, now: Int64,
                      _ db: Database) throws -> IssueID {
@@ -12,70 +12,121 @@ enum Grouper {
         let release: String? = report["release"]
         let oldIssue: Int64? = report["issue_id"]
         let g = input.grouping
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, first_seen, last_seen,
-                    first_release, last_release, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, fingerprint) DO NOTHING
-                """
-        ).execute(arguments: [
-            project.rawValue, g.fingerprint.rawValue, report["kind"] as String, groupingJSON, g.title, g.culprit, occurredAt,
-            occurredAt, release, release, now,
-        ])
-        let created = db.changesCount == 1
-        guard let issue = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT id, status, title FROM issues WHERE project_id = ? AND fingerprint = ?"),
-            arguments: [project.rawValue, g.fingerprint.rawValue])
-        else { throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "issue vanished in its own transaction") }
-        let issueID: Int64 = issue["id"]
-        if oldIssue == issueID { return IssueID(issueID) }
 
+        let current = try oldIssue.flatMap { try state(issueID: $0, db) }
+        let target = try state(project: project, fingerprint: g.fingerprint, db)
+        let seenInRelease = try target.map { target in
+            try release.map {
+                try Bool.fetchOne(
+                    db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM issue_releases WHERE issue_id = ? AND release = ?)"),
+                    arguments: [target.id, $0]) ?? false
+            } ?? true
+        } ?? false
+        let settings = try AlertRecords.settings(project: project, db)
+        let decision = IssueFiling.Input(
+            grouping: g, current: current, reportGroupingVersion: (report["grouping_version"] as Int?) ?? Grouping.version,
+            target: target, targetSeenInRelease: seenInRelease, release: release,
+            alertOnNewIssue: settings.alertOnNewIssue, alertOnRegression: settings.alertOnRegression)
+        let actions = IssueFiling.decide(decision)
+
+        var issueID = target?.id ?? oldIssue
         var contribution = IssueContribution(
             release: release ?? "", day: DayNumber(Millis.date(occurredAt)), occurredAt: occurredAt, user: report["user_key"],
             tags: input.tags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) },
             early: (report["early"] as Int?).map { $0 == 1 })
-        if let oldIssue {
-            try IssueRollup.remove(contribution, from: oldIssue, now: now, db)
-        } else if let session: String = report["session_id"] {
-            let started = try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT started_at FROM sessions WHERE project_id = ? AND session_id = ?"),
-                arguments: [project.rawValue, session])
-            contribution.early = started.map { IssueSignals.isEarly(secondsIntoSession: Double(occurredAt - $0) / 1000) }
+        var muted = target?.status == .muted
+        for action in actions {
+            switch action {
+            case .createIssue(let statusFrom):
+                let inherited = try statusFrom.flatMap { try Row.fetchOne(
+                    db.cachedStatement(sql: "SELECT status, regressed, status_changed_at FROM issues WHERE id = ?"), arguments: [$0]) }
+                try db.cachedStatement(
+                    sql: """
+                        INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen,
+                            last_seen, first_release, last_release, updated_at, status, regressed, status_changed_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """
+                ).execute(arguments: [
+                    project.rawValue, g.fingerprint.rawValue, report["kind"] as String, groupingJSON, g.title, g.culprit,
+                    g.titleRank, occurredAt, occurredAt, release, release, now,
+                    (inherited?["status"] as String?) ?? IssueStatus.open.rawValue, (inherited?["regressed"] as Int?) ?? 0,
+                    inherited?["status_changed_at"] as Int64?,
+                ])
+                issueID = db.lastInsertedRowID
+                muted = (inherited?["status"] as String?) == IssueStatus.muted.rawValue
+            case .rekey(let issue):
+                try db.cachedStatement(
+                    sql: """
+                        UPDATE issues SET fingerprint = ?, grouping = ?, title = ?, culprit = ?, title_rank = ?, kind = ?,
+                            updated_at = ? WHERE id = ?
+                        """
+                ).execute(arguments: [
+                    g.fingerprint.rawValue, groupingJSON, g.title, g.culprit, g.titleRank, report["kind"] as String, now, issue,
+                ])
+                issueID = issue
+            case .retitle:
+                guard let target else { break }
+                try db.cachedStatement(
+                    sql: "UPDATE issues SET grouping = ?, title = ?, culprit = ?, title_rank = ?, updated_at = ? WHERE id = ?"
+                ).execute(arguments: [groupingJSON, g.title, g.culprit, g.titleRank, now, target.id])
+            case .move(let from, let carryHistory):
+                guard let to = issueID else { break }
+                if let from {
+                    if carryHistory {
+                        // The old issue may empty and go: its alert history follows its events.
+                        let left = try Int.fetchOne(db.cachedStatement(sql: "SELECT events FROM issues WHERE id = ?"), arguments: [from]) ?? 0
+                        if left <= 1 {
+                            try db.cachedStatement(sql: "UPDATE alerts SET issue_id = ? WHERE issue_id = ?").execute(arguments: [to, from])
+                        }
+                    }
+                    try IssueRollup.remove(contribution, from: from, now: now, db)
+                } else if let session: String = report["session_id"] {
+                    let started = try Int64.fetchOne(
+                        db.cachedStatement(sql: "SELECT started_at FROM sessions WHERE project_id = ? AND session_id = ?"),
+                        arguments: [project.rawValue, session])
+                    contribution.early = started.map { IssueSignals.isEarly(secondsIntoSession: Double(occurredAt - $0) / 1000) }
+                }
+                try IssueRollup.add(contribution, to: to, now: now, db)
+            case .reopenRegressed:
+                guard let to = issueID else { break }
+                try db.cachedStatement(
+                    sql: "UPDATE issues SET status = 'open', regressed = 1, status_changed_at = ? WHERE id = ?"
+                ).execute(arguments: [now, to])
+            case .alertNewIssue, .alertRegression:
+                guard let to = issueID, !muted else { break }
+                let title = try String.fetchOne(db.cachedStatement(sql: "SELECT title FROM issues WHERE id = ?"), arguments: [to]) ?? g.title
+                let draft = action == .alertNewIssue
+                    ? AlertDraft(
+                        project: project, kind: .newIssue, dedupeKey: "new:\(to)", issue: IssueID(to), release: release, title: title,
+                        reason: ["events": 1])
+                    : AlertDraft(
+                        project: project, kind: .regression, dedupeKey: "regression:\(to):\(release ?? "")", issue: IssueID(to),
+                        release: release, title: title, reason: ["first_event_in_release_at_ms": Double(occurredAt)])
+                try AlertRecords.insert(draft, at: now, db)
+            }
         }
-
-        let status = IssueStatus(rawValue: issue["status"]) ?? .open
-        let seenInRelease = try release.map {
-            try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM issue_releases WHERE issue_id = ? AND release = ?)"),
-                arguments: [issueID, $0]) ?? false
-        } ?? true
-        let regressed = AlertRules.regresses(status: status, release: release, seenInRelease: seenInRelease)
-        if regressed {
-            try db.cachedStatement(
-                sql: "UPDATE issues SET status = 'open', regressed = 1, status_changed_at = ? WHERE id = ?"
-            ).execute(arguments: [now, issueID])
-        }
-        try IssueRollup.add(contribution, to: issueID, now: now, db)
-        try db.cachedStatement(sql: "UPDATE reports SET issue_id = ?, early = ? WHERE id = ?")
-            .execute(arguments: [issueID, contribution.early.map { $0 ? 1 : 0 }, reportID])
-
-        guard status != .muted else { return IssueID(issueID) }
-        let settings = try AlertRecords.settings(project: project, db)
-        let title: String = issue["title"]
-        if created && oldIssue == nil && settings.alertOnNewIssue {
-            try AlertRecords.insert(
-                AlertDraft(
-                    project: project, kind: .newIssue, dedupeKey: "new:\(issueID)", issue: IssueID(issueID), release: release,
-                    title: title, reason: ["events": 1]),
-                at: now, db)
-        }
-        if regressed && settings.alertOnRegression {
-            try AlertRecords.insert(
-                AlertDraft(
-                    project: project, kind: .regression, dedupeKey: "regression:\(issueID):\(release ?? "")",
-                    issue: IssueID(issueID), release: release, title: title, reason: ["first_event_in_release_at_ms": Double(occurredAt)]),
-                at: now, db)
-        }
+        guard let issueID else { throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "grouping decided no issue") }
+        try db.cachedStatement(sql: "UPDATE reports SET issue_id = ?, early = ?, grouping_version = ? WHERE id = ?")
+            .execute(arguments: [issueID, contribution.early.map { $0 ? 1 : 0 }, Grouping.version, reportID])
         return IssueID(issueID)
+    }
+
+    static func state(issueID: Int64, _ db: Database) throws -> IssueFiling.IssueState? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT id, status, fingerprint, title_rank FROM issues WHERE id = ?"), arguments: [issueID]
+        ).map(state)
+    }
+
+    static func state(project: ProjectID, fingerprint: Fingerprint, _ db: Database) throws -> IssueFiling.IssueState? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT id, status, fingerprint, title_rank FROM issues WHERE project_id = ? AND fingerprint = ?"),
+            arguments: [project.rawValue, fingerprint.rawValue]
+        ).map(state)
+    }
+
+    static func state(_ row: Row) -> IssueFiling.IssueState {
+        IssueFiling.IssueState(
+            id: row["id"], status: IssueStatus(rawValue: row["status"]) ?? .open,
+            groupingVersion: Fingerprint(row["fingerprint"] as String)?.version ?? 0, titleRank: row["title_rank"])
     }
 }
