@@ -37,6 +37,13 @@ public enum AddressLookup: Sendable, Equatable {
 public protocol AddressSymbolicating: Sendable {
     /// `moduleOffset` is the address minus the module's load address, already adjusted for return addresses.
     func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup
+    /// The code at the start of a source line (its inline chain, innermost first), from the module's DWARF:
+    /// where a crash message's `file:line` is. Nil when the module has no debug information or no such line.
+    func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> [ResolvedFrame]?
+}
+
+extension AddressSymbolicating {
+    public func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> [ResolvedFrame]? { nil }
 }
 
 /// How far symbolication got for a report.
@@ -80,8 +87,14 @@ public struct SymbolicatedReport: Sendable, Equatable, Codable {
     /// Why symbolication gave up on the report (it stopped the symbolicator too often, or could not be read
     /// again); nil when it ran. A failed report has state `missing` and is grouped by module and offset.
     public var failure: String?
-    enum CodingKeys: String, CodingKey { case state, threads, missing, failure = "failure_reason" }
-    public init(state: SymbolicationState, threads: [[SymbolicatedFrameSlot]], missing: [MissingModule], failure: String? = nil) {
+    /// Where the crash message's `file:line` is in the app's code (status `source_line`), when the crashed
+    /// thread's frames never reached the app's code with DWARF (a release build's `fatalError` stops inside the
+    /// runtime before the stack walk gets out); nil otherwise.
+    public var messageSite: SymbolicatedFrameSlot?
+    enum CodingKeys: String, CodingKey { case state, threads, missing, failure = "failure_reason", messageSite = "message_site" }
+    public init(state: SymbolicationState, threads: [[SymbolicatedFrameSlot]], missing: [MissingModule], failure: String? = nil,
+                messageSite: SymbolicatedFrameSlot? = nil) {
+        self.messageSite = messageSite
         self.state = state
         self.threads = threads
         self.missing = missing
@@ -240,7 +253,28 @@ public enum SymbolicationRules {
             raw == 0 ? .notNeeded : fully == raw ? .complete : resolved == 0 ? .missing : .partial
         return SymbolicatedReport(
             state: state, threads: threads,
-            missing: missing.sorted { $0.key < $1.key }.map { MissingModule(buildID: $0.key, module: $0.value) })
+            missing: missing.sorted { $0.key < $1.key }.map { MissingModule(buildID: $0.key, module: $0.value) },
+            messageSite: await messageSite(report, threads: threads, modules: modules, project: project, with: symbolicator))
+    }
+
+    /// The app code at the crash message's `file:line`, looked up only when the crashed thread has no frame
+    /// resolved with DWARF in an app (non-system) module: the modules are asked in load order, app modules only.
+    static func messageSite(_ report: Report, threads: [[SymbolicatedFrameSlot]], modules: [LoadedModule], project: ProjectID,
+                            with symbolicator: some AddressSymbolicating) async -> SymbolicatedFrameSlot? {
+        guard report.kind == .crash, let message = report.crashMessage.flatMap(CrashMessage.parse), let file = message.file,
+              let line = message.line, let thread = Grouping.primaryThreadIndex(report), thread < threads.count
+        else { return nil }
+        let appModules = modules.filter { !Grouping.isSystemModule(name: $0.name, path: $0.path) && $0.buildID != nil }
+        let appIDs = Set(appModules.compactMap { $0.buildID?.rawValue })
+        if threads[thread].contains(where: { $0.status == "dwarf" && $0.buildID.map(appIDs.contains) == true }) { return nil }
+        for module in appModules {
+            guard let buildID = module.buildID else { continue }
+            if let frames = await symbolicator.lookupSourceLine(buildID: buildID, file: file, line: line, project: project),
+               !frames.isEmpty {
+                return SymbolicatedFrameSlot(frames: frames, buildID: buildID.rawValue, status: "source_line")
+            }
+        }
+        return nil
     }
 }
 

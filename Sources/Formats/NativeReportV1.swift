@@ -27,11 +27,12 @@ public struct NativeReportV1: Encodable, Equatable {
     var customKeys: [String: WireCustomValue]?
     var fingerprint: [String]?
     var faultAddress: WireAddress?
+    var crashMessage: String?
 
     enum CodingKeys: String, CodingKey {
         case eventID = "event_id", kind, timestamp, sessionID = "session_id", userID = "user_id"
         case installID = "install_id", environment, app, device, error, threads, modules, breadcrumbs
-        case customKeys = "custom_keys", fingerprint, faultAddress = "fault_address"
+        case customKeys = "custom_keys", fingerprint, faultAddress = "fault_address", crashMessage = "crash_message"
     }
 
     struct App: Encodable, Equatable {
@@ -152,6 +153,7 @@ extension NativeReportV1 {
         customKeys = Dictionary(report.customKeys.map { ($0.key, WireCustomValue($0.value)) }, uniquingKeysWith: { a, _ in a })
         fingerprint = report.fingerprint
         faultAddress = report.faultAddress.map(WireAddress.init)
+        crashMessage = report.crashMessage
     }
 }
 

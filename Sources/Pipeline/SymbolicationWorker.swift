@@ -201,6 +201,10 @@ struct AbortingSymbolicator: AddressSymbolicating {
         }
         return await inner.lookup(buildID: buildID, moduleOffset: moduleOffset, project: project)
     }
+
+    func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> [ResolvedFrame]? {
+        await inner.lookupSourceLine(buildID: buildID, file: file, line: line, project: project)
+    }
 }
 #endif
 

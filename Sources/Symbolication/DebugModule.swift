@@ -155,6 +155,42 @@ public final class DebugModule {
         return resolution
     }
 
+    /// Most line-table rows `resolve(sourceFile:line:)` reads before it gives up (hostile or huge files).
+    static let maxSourceLineRows = 20_000_000
+
+    /// Resolves a source location a crash message named (`app/main.swift:17: Fatal error: …`) to the code at the
+    /// start of that line: the inline chain of its lowest address. `file` matches a line-table path ending in it
+    /// (`app/main.swift` matches `/src/Sources/app/main.swift`), else one with the same file name. Nil when no
+    /// row has the line, or the debug file has no DWARF.
+    public func resolve(sourceFile file: String, line: Int) -> Resolution? {
+        guard dwarf != nil, line > 0, !file.isEmpty else { return nil }
+        let base = "/" + (file.split(separator: "/").last.map(String.init) ?? file)
+        let suffix = file.hasPrefix("/") ? file : "/" + file
+        var best: (address: UInt64, exact: Bool)?
+        var rowsRead = 0
+        for index in cus.indices {
+            var lines: OpaquePointer?
+            var count = 0
+            guard dwarf_getsrclines(&cus[index], &lines, &count) == 0, let lines else { continue }
+            for row in 0..<count {
+                rowsRead += 1
+                if rowsRead > Self.maxSourceLineRows { return best.flatMap { resolveDWARF($0.address) } }
+                guard let entry = dwarf_onesrcline(lines, row) else { break }
+                var number: Int32 = 0
+                guard dwarf_lineno(entry, &number) == 0, Int(number) == line else { continue }
+                var address: Dwarf_Addr = 0
+                guard dwarf_lineaddr(entry, &address) == 0, let source = dwarf_linesrc(entry, nil, nil) else { continue }
+                let path = String(cString: source)
+                let exact = path.hasSuffix(suffix)
+                guard exact || path.hasSuffix(base) else { continue }
+                // An exact path beats a same-named file; then the lowest address (the line's first instruction).
+                if let current = best, (current.exact && !exact) || (current.exact == exact && current.address <= address) { continue }
+                best = (address, exact)
+            }
+        }
+        return best.flatMap { resolveDWARF($0.address) }
+    }
+
     // MARK: lookups
 
     /// The entry containing `address`: the last one starting at or below it, stepping back over a few

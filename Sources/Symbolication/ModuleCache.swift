@@ -40,13 +40,7 @@ public actor ModuleCache: AddressSymbolicating {
     }
 
     public func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup {
-        let now = generation()
-        if now != seenGeneration {
-            // A file was added or replaced: locate afresh. Open modules stay (a path's bytes never change).
-            seenGeneration = now
-            located.removeAll()
-            broken.removeAll()
-        }
+        refreshIfFilesChanged()
         let key = "\(project.rawValue)/\(buildID.rawValue)"
         var path = located[key]
         if path == nil { path = await locate(buildID, .debuginfo, project) }
@@ -61,6 +55,27 @@ public actor ModuleCache: AddressSymbolicating {
         switch resolution.source {
         case .dwarf: return .resolved(frames)
         case .symbolTable: return .symbolOnly(frames[0], offset: resolution.offset ?? 0)
+        }
+    }
+
+    public func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> [ResolvedFrame]? {
+        refreshIfFilesChanged()
+        // Only debug information has line tables.
+        guard let path = await locate(buildID, .debuginfo, project), let module = open(path),
+              let resolution = module.resolve(sourceFile: file, line: line)
+        else { return nil }
+        return resolution.frames.map {
+            ResolvedFrame(function: $0.function, file: $0.file, line: $0.line, column: $0.column, inlined: $0.inlined)
+        }
+    }
+
+    /// When a file was added or replaced: locate afresh. Open modules stay (a path's bytes never change).
+    func refreshIfFilesChanged() {
+        let now = generation()
+        if now != seenGeneration {
+            seenGeneration = now
+            located.removeAll()
+            broken.removeAll()
         }
     }
 
@@ -104,9 +119,17 @@ public struct ShardedModuleCache: AddressSymbolicating {
     }
 
     public func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup {
-        // FNV-1a over the build-id: stable, and spreads ids evenly.
+        await shard(for: buildID).lookup(buildID: buildID, moduleOffset: moduleOffset, project: project)
+    }
+
+    public func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> [ResolvedFrame]? {
+        await shard(for: buildID).lookupSourceLine(buildID: buildID, file: file, line: line, project: project)
+    }
+
+    /// The owner of a build-id's modules: FNV-1a over the build-id (stable, and spreads ids evenly).
+    func shard(for buildID: BuildID) -> ModuleCache {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in buildID.rawValue.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return await shards[Int(hash % UInt64(shards.count))].lookup(buildID: buildID, moduleOffset: moduleOffset, project: project)
+        return shards[Int(hash % UInt64(shards.count))]
     }
 }

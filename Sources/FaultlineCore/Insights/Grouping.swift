@@ -144,8 +144,16 @@ public enum Grouping {
     public static func group(_ report: Report, symbols: SymbolicatedReport?, inApp rules: InAppRules = .none) -> GroupingResult {
         let thread = primaryThreadIndex(report)
         let frames = thread.map { normalizedFrames(report, thread: $0, symbols: symbols, rules: rules) } ?? []
-        let kept = frames.filter { $0.role == .code }
-        let inApp = kept.filter(\.inApp)
+        var kept = frames.filter { $0.role == .code }
+        var inApp = kept.filter(\.inApp)
+        if inApp.isEmpty, report.kind == .crash, let site = symbols?.messageSite {
+            // The stack never reached the app's code; the crash message's file:line did (see `messageSite`).
+            let module = report.modules.first { $0.buildID?.rawValue == site.buildID }
+            let siteInApp = module.map { rules.decision(forModule: $0.name) ?? !isSystemModule(name: $0.name, path: $0.path) } ?? true
+            let siteFrames = site.frames.compactMap { normalized($0, moduleInApp: siteInApp, ruled: nil) }.filter { $0.role == .code }
+            kept = siteFrames + kept
+            inApp = siteFrames.filter(\.inApp)
+        }
         let chosen = inApp.isEmpty ? kept : inApp
         let blamed = chosen.first
         let culprit = blamed.map { top in top.location.map { "\(top.label) (\($0))" } ?? top.label }
@@ -252,27 +260,30 @@ public enum Grouping {
                 out.append(NormalizedFrame(label: label, full: nil, inApp: inAppModule ?? false, role: .code, location: nil))
                 continue
             }
-            for entry in resolved {
-                guard let function = entry.function.flatMap(nonEmpty) else { continue }
-                let role: NormalizedFrame.Role
-                if isRuntimeFrame(function) {
-                    role = .runtime
-                } else if FunctionNames.isWrapper(function) || entry.file == "<compiler-generated>" {
-                    role = .wrapper
-                } else {
-                    role = .code
-                }
-                let label = FunctionNames.simplified(function)
-                // A module rule decides; else the frame's own code decides (stdlib inlined into the app is not the
-                // app's), then the module it runs in.
-                let inApp = ruled ?? (isSystemFunction(function) ? false : (inAppModule ?? true))
-                let location = entry.file.flatMap { $0 == "<compiler-generated>" ? nil : $0 }.map { file in
-                    entry.line.map { "\(baseName(ofPath: file)):\($0)" } ?? baseName(ofPath: file)
-                }
-                out.append(NormalizedFrame(label: label, full: function, inApp: inApp && role == .code, role: role, location: location))
-            }
+            out += resolved.compactMap { normalized($0, moduleInApp: inAppModule, ruled: ruled) }
         }
         return out
+    }
+
+    /// One resolved frame, classified: runtime, wrapper or code, in-app or not.
+    static func normalized(_ entry: ResolvedFrame, moduleInApp: Bool?, ruled: Bool?) -> NormalizedFrame? {
+        guard let function = entry.function.flatMap(nonEmpty) else { return nil }
+        let role: NormalizedFrame.Role
+        if isRuntimeFrame(function) {
+            role = .runtime
+        } else if FunctionNames.isWrapper(function) || entry.file == "<compiler-generated>" {
+            role = .wrapper
+        } else {
+            role = .code
+        }
+        // A module rule decides; else the frame's own code decides (stdlib inlined into the app is not the
+        // app's), then the module it runs in.
+        let inApp = ruled ?? (isSystemFunction(function) ? false : (moduleInApp ?? true))
+        let location = entry.file.flatMap { $0 == "<compiler-generated>" ? nil : $0 }.map { file in
+            entry.line.map { "\(baseName(ofPath: file)):\($0)" } ?? baseName(ofPath: file)
+        }
+        return NormalizedFrame(
+            label: FunctionNames.simplified(function), full: function, inApp: inApp && role == .code, role: role, location: location)
     }
 
     // MARK: - Normalization
