@@ -65,7 +65,7 @@ struct SampleEventView {
         symbolicationText = Self.symbolicationText(symbols)
         errorRows = Self.rows([
             ("Type", report.error?.type), ("Code", report.error?.code), ("Message", report.error?.message),
-            ("Fault address", report.faultAddress.map(Format.hex)),
+            ("Fault address", report.faultAddress.map(Format.hex)), ("Crash message", report.crashMessage),
         ])
         hasErrorRows = !errorRows.isEmpty
 

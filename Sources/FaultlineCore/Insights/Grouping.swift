@@ -522,7 +522,11 @@ public enum Grouping {
             }
             return (type, TitleRank.kind)
         }
-        if let value, !valueIsSignal { return (value, TitleRank.cause) }
+        if let value, !valueIsSignal {
+            // A client's own words for a crash ("SIGSEGV" + "boom"): the signal names it, the words say more.
+            if let type, let signal = signalName(type) { return ("\(signal): \(value)", TitleRank.kind) }
+            return (value, TitleRank.cause)
+        }
         if let message { return (message.title, TitleRank.kind) }
         if report.kind == .crash {
             let names = Set(frames.filter { $0.role == .runtime }.compactMap { $0.full.map { bareName(withoutClosurePrefixes(FunctionNames.simplified($0))) } })
