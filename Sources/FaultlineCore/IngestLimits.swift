@@ -24,6 +24,9 @@ public struct IngestLimits: Sendable, Equatable {
     public var maxModules = 2048
     /// Bytes kept of free-text fields (messages, names, paths).
     public var maxTextBytes = 8 * 1024
+    /// Bytes kept of what a crashing program printed (`Report.crashMessage`): enough for a Swift
+    /// `Fatal error: …` line or a C++ `terminate called after throwing …` / `what():` pair, not a whole log.
+    public var maxCrashMessageBytes = 4 * 1024
 
     public init() {}
 
@@ -69,6 +72,7 @@ public struct IngestLimits: Sendable, Equatable {
             cap(&error.code, short)
             report.error = error
         }
+        cap(&report.crashMessage, maxCrashMessageBytes)
         cap(&report.environment, short)
         cap(&report.app.id, short)
         cap(&report.app.version, short)

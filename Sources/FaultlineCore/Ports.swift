@@ -170,10 +170,13 @@ public struct StoredReport: Sendable, Equatable {
     public var project: ProjectID
     public var report: Report
     public var receivedAt: Date
-    public init(project: ProjectID, report: Report, receivedAt: Date) {
+    /// The issue the report is grouped into; nil until it is grouped.
+    public var issue: IssueID?
+    public init(project: ProjectID, report: Report, receivedAt: Date, issue: IssueID? = nil) {
         self.project = project
         self.report = report
         self.receivedAt = receivedAt
+        self.issue = issue
     }
 }
 
@@ -191,11 +194,14 @@ public struct ReportSummary: Sendable, Equatable {
     public var errorType: String?
     public var errorMessage: String?
     public var trimmed: TrimCounts
+    /// The issue the report is grouped into; nil until the grouping worker has seen it.
+    public var issue: IssueID?
     public init(
         cursor: Int64, project: ProjectID, eventID: EventID, kind: ReportKind, timestamp: Date, receivedAt: Date,
         release: String?, environment: String?, userKey: String?, errorType: String?, errorMessage: String?,
-        trimmed: TrimCounts
+        trimmed: TrimCounts, issue: IssueID? = nil
     ) {
+        self.issue = issue
         self.cursor = cursor
         self.project = project
         self.eventID = eventID
@@ -217,11 +223,14 @@ public struct ReportQuery: Sendable, Equatable {
     public var kind: ReportKind?
     public var release: String?
     public var since: Date?
+    /// Only the reports grouped into this issue.
+    public var issue: IssueID?
     /// Return rows older than this cursor (keyset paging, newest first).
     public var before: Int64?
     public var limit: Int
     public init(project: ProjectID?, kind: ReportKind? = nil, release: String? = nil, since: Date? = nil,
-                before: Int64? = nil, limit: Int = 50) {
+                issue: IssueID? = nil, before: Int64? = nil, limit: Int = 50) {
+        self.issue = issue
         self.project = project
         self.kind = kind
         self.release = release
@@ -245,9 +254,13 @@ public struct RawReport: Sendable, Equatable {
 
 /// Reads of stored reports.
 public protocol ReportReader: Sendable {
+    /// Summaries matching `query`, newest (highest cursor) first, at most `query.limit`.
     func reports(matching query: ReportQuery) async throws -> [ReportSummary]
     /// The raw report with `eventID`, limited to `project` when given.
     func rawReport(eventID: EventID, project: ProjectID?) async throws -> RawReport?
+    /// The project an issue belongs to; nil when there is no such issue. Read routes use it to answer 404 for
+    /// another project's issue before listing anything.
+    func project(ofIssue issue: IssueID) async throws -> ProjectID?
 }
 
 /// Reads of stored sessions.

@@ -201,9 +201,11 @@ public struct Report: Sendable, Equatable {
     public var fingerprint: [String]?
     /// The faulting address of a crash, when the platform reports one.
     public var faultAddress: UInt64?
-    /// What the crashing program printed about its death (a Swift `Fatal error: …` line, libstdc++'s uncaught
-    /// exception lines), when the client passed it; see `CrashMessage`.
-    public var crashMessage: String? = nil
+    /// What the crashing program printed as it died, as its client passed it (scrubbed, at most
+    /// `IngestLimits.maxCrashMessageBytes`): `main.swift:14: Fatal error: Division by zero`, or libstdc++'s
+    /// `terminate called after throwing an instance of 'std::runtime_error'\n  what():  too expensive`.
+    /// nil when the client sent none (the Swift crash endpoint's `message`).
+    public var crashMessage: String?
     public var trimmed: TrimCounts
 
     public init(
@@ -211,9 +213,10 @@ public struct Report: Sendable, Equatable {
         installID: String? = nil, environment: String? = nil, app: AppInfo = AppInfo(), device: DeviceInfo = DeviceInfo(),
         error: ErrorInfo? = nil, threads: [ThreadInfo] = [], modules: [LoadedModule] = [], breadcrumbs: [Breadcrumb] = [],
         customKeys: [(key: String, value: CustomValue)] = [], fingerprint: [String]? = nil, faultAddress: UInt64? = nil,
-        trimmed: TrimCounts = TrimCounts()
+        trimmed: TrimCounts = TrimCounts(), crashMessage: String? = nil
     ) {
         self.faultAddress = faultAddress
+        self.crashMessage = crashMessage
         self.eventID = eventID
         self.kind = kind
         self.timestamp = timestamp
@@ -242,7 +245,7 @@ public struct Report: Sendable, Equatable {
             && a.userID == b.userID && a.installID == b.installID && a.environment == b.environment && a.app == b.app
             && a.device == b.device && a.error == b.error && a.threads == b.threads && a.modules == b.modules
             && a.breadcrumbs == b.breadcrumbs && a.fingerprint == b.fingerprint && a.trimmed == b.trimmed
-            && a.faultAddress == b.faultAddress
+            && a.faultAddress == b.faultAddress && a.crashMessage == b.crashMessage
             && a.customKeys.map(\.key) == b.customKeys.map(\.key) && a.customKeys.map(\.value) == b.customKeys.map(\.value)
     }
 }

@@ -226,6 +226,8 @@ public enum NativeReports {
             var receivedAt: WireTimestamp
             var trimmed: TrimmedOut
             var symbolication: SymbolicationOut?
+            var issueID: Int64?
+            var crashMessage: String?
             func encode(to encoder: any Encoder) throws {
                 try report.encode(to: encoder)
                 var c = encoder.container(keyedBy: Extra.self)
@@ -234,9 +236,13 @@ public enum NativeReports {
                 try c.encode(receivedAt, forKey: .receivedAt)
                 try c.encode(trimmed, forKey: .trimmed)
                 try c.encodeIfPresent(symbolication, forKey: .symbolication)
+                // Always present: null says "not grouped yet", which a client polling for the issue needs to see.
+                try c.encode(issueID, forKey: .issueID)
+                try c.encodeIfPresent(crashMessage, forKey: .crashMessage)
             }
             enum Extra: String, CodingKey {
                 case projectID = "project_id", release, receivedAt = "received_at", trimmed, symbolication
+                case issueID = "issue_id", crashMessage = "crash_message"
             }
         }
         let encoder = JSONEncoder()
@@ -244,7 +250,8 @@ public enum NativeReports {
         let out = Out(
             report: NativeReportV1(stored.report), projectID: stored.project.rawValue, release: stored.report.release,
             receivedAt: WireTimestamp(stored.receivedAt), trimmed: TrimmedOut(stored.report.trimmed),
-            symbolication: symbolication.map { SymbolicationOut(state: $0.state.rawValue, missing: $0.missing, threads: $0.threads, failureReason: $0.failure) })
+            symbolication: symbolication.map { SymbolicationOut(state: $0.state.rawValue, missing: $0.missing, threads: $0.threads, failureReason: $0.failure) },
+            issueID: stored.issue?.rawValue, crashMessage: stored.report.crashMessage)
         return Array(try encoder.encode(out))
     }
 }

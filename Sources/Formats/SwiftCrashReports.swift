@@ -27,14 +27,17 @@ public enum SwiftCrashReports {
         public var installID: String?
         public var sessionID: String?
         public var environment: String?
+        /// What the crashing program printed (free text: scrub it with `scrubbed(by:)` before storing).
+        public var message: String?
 
         enum CodingKeys: String, CodingKey {
             case eventID = "event_id", appID = "app_id", appVersion = "app_version", appBuild = "app_build"
-            case userID = "user_id", installID = "install_id", sessionID = "session_id", environment
+            case userID = "user_id", installID = "install_id", sessionID = "session_id", environment, message
         }
 
         public init(eventID: String, appID: String? = nil, appVersion: String? = nil, appBuild: String? = nil, userID: String? = nil,
-                    installID: String? = nil, sessionID: String? = nil, environment: String? = nil) {
+                    installID: String? = nil, sessionID: String? = nil, environment: String? = nil, message: String? = nil) {
+            self.message = message
             self.eventID = eventID
             self.appID = appID
             self.appVersion = appVersion
@@ -43,6 +46,14 @@ public enum SwiftCrashReports {
             self.installID = installID
             self.sessionID = sessionID
             self.environment = environment
+        }
+
+        /// The metadata with its free text (`message`) passed through the project's PII rules. The other
+        /// fields are identities and protocol values the crash-free numbers need, kept as sent (docs/privacy.md).
+        public func scrubbed(by scrubber: Scrubber) -> Metadata {
+            var copy = self
+            if let message, let clean = scrubber.scrub(message) { copy.message = clean }
+            return copy
         }
     }
 
@@ -87,6 +98,7 @@ public enum SwiftCrashReports {
                 crash.sessionID = session
             }
             crash.environment = meta.environment
+            crash.crashMessage = meta.message
             return crash
         }
         limits.apply(to: &report)
@@ -106,6 +118,7 @@ extension JSONReader {
             else if key.matches("install_id") { m.installID = try r.optional("install_id") { try $0.readString() } }
             else if key.matches("session_id") { m.sessionID = try r.optional("session_id") { try $0.readString() } }
             else if key.matches("environment") { m.environment = try r.optional("environment") { try $0.readString() } }
+            else if key.matches("message") { m.message = try r.optional("message") { try $0.readString() } }
             else { try r.skipValue() }
         }
         return m

@@ -423,6 +423,12 @@ enum Migrations {
                     ALTER TABLE projects ADD COLUMN sensitive_fields TEXT NOT NULL DEFAULT '[]';
                     """)
         }
+        migrator.registerMigration("v12-report-issue-index") { db in
+            // An issue's reports newest first, keyset-paged (`GET /api/v1/issues/{id}/reports`, `/reports?issue=`):
+            // `WHERE issue_id = ? AND id < ? ORDER BY id DESC`. `reports_by_issue (issue_id, occurred_at)` orders by
+            // the client's clock, so SQLite would read and sort every report of a large issue for each page.
+            try db.execute(sql: "CREATE INDEX reports_by_issue_id ON reports(issue_id, id)")
+        }
         migrator.registerMigration("v13-grouping-v2") { db in
             try db.execute(
                 sql: """

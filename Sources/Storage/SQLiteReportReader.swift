@@ -19,14 +19,17 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
     static let summaryColumns = """
         r.id, r.project_id, r.event_id, r.kind, r.occurred_at, r.received_at, r.release, r.environment, r.user_key,
         r.error_type, r.error_message, r.custom_keys_dropped, r.values_truncated, r.breadcrumbs_dropped,
-        r.threads_dropped, r.frames_dropped, r.modules_dropped
+        r.threads_dropped, r.frames_dropped, r.modules_dropped, r.issue_id
         """
 
-    public func reports(matching query: ReportQuery) async throws -> [ReportSummary] {
+    /// The SQL and arguments of a listing.
+    static func listing(_ query: ReportQuery) -> (String, StatementArguments) {
         var conditions: [String] = []
         var arguments: [(any DatabaseValueConvertible)?] = []
         if let project = query.project {
-            conditions.append("r.project_id = ?")
+            // With an issue, the unary `+` keeps SQLite off `reports_by_project`: walking a busy project's
+            // reports to find one issue's would cost the project's size, not the page's.
+            conditions.append(query.issue == nil ? "r.project_id = ?" : "+r.project_id = ?")
             arguments.append(project.rawValue)
         }
         if let kind = query.kind {
@@ -41,6 +44,11 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
             conditions.append("r.occurred_at >= ?")
             arguments.append(Millis.from(since))
         }
+        if let issue = query.issue {
+            // Served by `reports_by_issue_id (issue_id, id)`: the issue's rows newest first, no sort.
+            conditions.append("r.issue_id = ?")
+            arguments.append(issue.rawValue)
+        }
         if let before = query.before {
             conditions.append("r.id < ?")
             arguments.append(before)
@@ -48,9 +56,27 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let sql = "SELECT \(Self.summaryColumns) FROM reports r \(whereClause) ORDER BY r.id DESC LIMIT ?"
         arguments.append(max(1, min(query.limit, 501)))
-        let args = StatementArguments(arguments)
+        return (sql, StatementArguments(arguments))
+    }
+
+    public func reports(matching query: ReportQuery) async throws -> [ReportSummary] {
+        let (sql, args) = Self.listing(query)
         return try await database.pool.read { db in
             try Row.fetchAll(db, sql: sql, arguments: args).compactMap(Self.summary)
+        }
+    }
+
+    /// SQLite's plan for a listing (`EXPLAIN QUERY PLAN`, one line per step), for tests that pin the index used.
+    public func queryPlan(_ query: ReportQuery) async throws -> [String] {
+        let (sql, args) = Self.listing(query)
+        return try await database.pool.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: args).map { $0["detail"] as String }
+        }
+    }
+
+    public func project(ofIssue issue: IssueID) async throws -> ProjectID? {
+        try await database.pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT project_id FROM issues WHERE id = ?", arguments: [issue.rawValue]).map { ProjectID($0) }
         }
     }
 
@@ -118,6 +144,7 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
             cursor: row["id"], project: ProjectID(row["project_id"]), eventID: eventID, kind: kind,
             timestamp: Millis.date(row["occurred_at"]), receivedAt: Millis.date(row["received_at"]),
             release: row["release"], environment: row["environment"], userKey: row["user_key"],
-            errorType: row["error_type"], errorMessage: row["error_message"], trimmed: trimmed)
+            errorType: row["error_type"], errorMessage: row["error_message"], trimmed: trimmed,
+            issue: (row["issue_id"] as Int64?).map { IssueID($0) })
     }
 }

@@ -52,6 +52,36 @@ import Testing
         #expect(String(decoding: envelope, as: UTF8.self).contains(Self.sample))
     }
 
+    @Test func theCrashMessageRidesInTheMetadata() throws {
+        // Given what the program printed, with a home path in it, scrubbed as free text.
+        let printed = "/home/alice/app/main.swift:14: Fatal error: Division by zero"
+        let meta = SwiftCrashReports.Metadata(eventID: "7077e450fa6f4594850bfed9428d1d98", userID: "/home/alice", message: printed)
+            .scrubbed(by: Scrubber(settings: PrivacySettings()))
+        #expect(meta.message == "/home/[user]/app/main.swift:14: Fatal error: Division by zero")
+        #expect(meta.userID == "/home/alice")  // identities are kept as sent (docs/privacy.md)
+        // With scrubbing off the text is kept.
+        let kept = SwiftCrashReports.Metadata(eventID: "1", message: printed).scrubbed(by: Scrubber(settings: PrivacySettings(scrubbing: false)))
+        #expect(kept.message == printed)
+
+        // It survives the stored envelope and becomes the report's crash message.
+        let envelope = try SwiftCrashReports.envelope(Array(Self.sample.utf8), metadata: meta)
+        let report = try SwiftCrashReports.parse(envelope: envelope, limits: IngestLimits())
+        #expect(report.crashMessage == meta.message)
+        // An envelope stored before `message` existed reads as no message.
+        let old = try SwiftCrashReports.envelope(Array(Self.sample.utf8), metadata: .init(eventID: "7077e450fa6f4594850bfed9428d1d98"))
+        #expect(String(decoding: old, as: UTF8.self).contains("\"message\"") == false)
+        #expect(try SwiftCrashReports.parse(envelope: old, limits: IngestLimits()).crashMessage == nil)
+
+        // Over the limit: cut at a character boundary and counted.
+        var limits = IngestLimits()
+        limits.maxCrashMessageBytes = 10
+        let long = try SwiftCrashReports.envelope(
+            Array(Self.sample.utf8), metadata: .init(eventID: "7077e450fa6f4594850bfed9428d1d98", message: "ééééééé"))
+        let cut = try SwiftCrashReports.parse(envelope: long, limits: limits)
+        #expect(cut.crashMessage == "ééééé")
+        #expect(cut.trimmed.valuesTruncated == 1)
+    }
+
     @Test func refusesWhatIsNotACrashReport() throws {
         let meta = SwiftCrashReports.Metadata(eventID: "7077e450fa6f4594850bfed9428d1d98")
         for (body, field) in [

@@ -28,13 +28,27 @@ struct IngestBody {
         return IngestBody(bytes: bytes, storedPayload: storedPayload)
     }
 
-    /// JSON, or no content type at all (some SDKs send none); anything else is 415.
+    /// JSON, no content type at all (some SDKs send none), or one of the two generic types tools send for a
+    /// file's bytes: `application/octet-stream`, and `application/x-www-form-urlencoded`, which is what
+    /// `curl --data-binary @file` sends unless told otherwise. The body's format is fixed per route, so these are
+    /// read as the route's JSON exactly as `application/json` is (nothing is form-decoded). Anything else is 415:
+    /// a `multipart/form-data` upload (`curl -F`) wraps the file in a form this route does not unpack.
     static func checkContentType(_ header: String?) throws {
         guard let header, !header.isEmpty else { return }
-        let mediaType = header.split(separator: ";", maxSplits: 1)[0].trimmingCharacters(in: .whitespaces).lowercased()
-        if mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json")) {
+        let mediaType = header.split(separator: ";", maxSplits: 1).first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        } ?? ""
+        if mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
+            || mediaType == "application/octet-stream" || mediaType == "application/x-www-form-urlencoded" {
             return
         }
-        throw FormatError(.unsupportedMediaType, "Content-Type must be application/json, not \(mediaType)")
+        if mediaType == "multipart/form-data" {
+            throw FormatError(
+                .unsupportedMediaType,
+                "send the JSON itself as the body (curl --data-binary @file), not as a multipart form (curl -F)")
+        }
+        throw FormatError(
+            .unsupportedMediaType,
+            "Content-Type must be application/json (application/octet-stream and application/x-www-form-urlencoded are read as JSON too), not \(mediaType)")
     }
 }

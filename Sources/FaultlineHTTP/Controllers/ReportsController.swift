@@ -29,6 +29,8 @@ struct ReportsController<Ingest: ReportIngesting> {
     }
 
     @Sendable func post(_ request: Request, context: IngestContext) async throws -> EditedResponse<Receipt> {
+        // Everything is in the body: a query parameter or X-Faultline-* header would be ignored, so it is refused.
+        _ = try IngestParameters(request, known: [])
         let body = try await IngestBody.read(request, limit: limits.maxBatchBytes)
         // Scrubbed before anything is decoded or stored; ranges refer to the scrubbed bytes.
         let (decoded, scrubbed) = try NativeReports.decode(
@@ -69,6 +71,7 @@ struct SessionsController<Ingest: ReportIngesting> {
     }
 
     @Sendable func post(_ request: Request, context: IngestContext) async throws -> EditedResponse<Receipt> {
+        _ = try IngestParameters(request, known: [])
         let body = try await IngestBody.read(request, limit: limits.maxBatchBytes)
         let updates = try NativeSessions.decode(body.bytes, limits: limits)
         let receipt = try await ingest.accept(updates, for: context.project)
