@@ -26,10 +26,17 @@ enum CppName {
         return withoutReturnType(name)
     }
 
-    /// Whether a name without `::` reads like a C++ function: `parse(int)`, `main()` (C names have no parentheses).
+    /// Whether a name without `::` reads like a C++ free function: `parse(int)`, `operator new(unsigned long)`.
+    /// C names have no parentheses. An empty list (`run()`), a `.` before the list or a `:` in it reads like a
+    /// Swift name that is short already (`App.main()`, `pick(_:_:)`, `outer()`): those are left alone, so that
+    /// simplifying a short name changes nothing.
     static func looksLikeFunction(_ s: [UInt8]) -> Bool {
-        guard let open = s.firstIndex(of: UInt8(ascii: "(")), open > 0 else { return false }
-        return Bytes.isIdentifier(s[open - 1]) || s[open - 1] == UInt8(ascii: ">")
+        guard let open = s.firstIndex(of: UInt8(ascii: "(")), open > 0,
+            Bytes.isIdentifier(s[open - 1]) || s[open - 1] == UInt8(ascii: ">"),
+            !s[0..<open].contains(UInt8(ascii: "."))
+        else { return false }
+        guard let close = s[open...].firstIndex(of: UInt8(ascii: ")")), close > open + 1 else { return false }
+        return !s[open..<close].contains(UInt8(ascii: ":"))
     }
 
     /// The index of the `(` that opens the function's own argument list: the first top-level `(…)` that does

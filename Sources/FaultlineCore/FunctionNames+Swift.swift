@@ -9,23 +9,15 @@
 enum SwiftName {
     // MARK: - Phrases
 
-    /// Compiler phrases the Swift demangler prints before the entity they are about.
-    static let phrases = [
-        "closure #", "implicit closure #", "generic specialization <", "generic not re-abstracted specialization <",
-        "generic partial specialization <", "function signature specialization <", "generic pre-specialization <",
-        "specialized ", "merged ", "outlined ", "protocol witness for ", "partial apply forwarder for ",
-        "partial apply for ", "reabstraction thunk", "dispatch thunk of ", "static ", "(extension in ",
-        "type metadata ", "default argument ", "variable initialization expression of ", "key path ",
-        "lazy protocol witness table", "@objc ", "@nonobjc ", "curry thunk of ", "method descriptor for ",
-        "async function pointer to ", "property wrapper backing initializer of ", "nominal type descriptor for ",
-    ]
-
-    static func startsWithPhrase(_ s: [UInt8]) -> Bool {
-        if phrases.contains(where: { Bytes.hasPrefix(s, $0) }) { return true }
+    /// Whether a name without ` -> ` or ` : ` is still a full Swift name: the compiler phrases about a type
+    /// (`type metadata accessor for app.V`, `outlined destroy of [Swift.Int]`, `destroy value witness for
+    /// app.Box`). Every other full Swift name has a function type or a `: Type`.
+    static func startsWithTypePhrase(_ s: [UInt8]) -> Bool {
+        if typePhrases.contains(where: { Bytes.hasPrefix(s, $0) }) { return true }
         if let phrase = leadingPhraseEnd(s), Bytes.contains(Bytes.slice(s, 0, phrase), " value witness for ") {
             return true
         }
-        return asyncResumePrefixEnd(s) != nil
+        return false
     }
 
     /// Wrappers whose text is dropped: the code is the function's own, only transformed by the compiler.

@@ -10,11 +10,13 @@
 /// Which language a name is in is decided from the text alone (`language(of:)`):
 /// - **C++** when it contains `::` (Swift's demangler never prints `::`), or when it has an argument list and
 ///   none of the Swift marks below (`parse(int)`).
-/// - **Swift** when it has a Swift mark: ` -> ` (every Swift function type), ` : ` (an accessor's or a
-///   variable's type, `Foo.bar.getter : Swift.Int`), a compiler phrase Swift's demangler prints first
-///   (`closure #1 `, `generic specialization <`, `protocol witness for `, `static `, `(extension in `, …), or a
-///   dotted name ending in `.deinit` / `.__deallocating_deinit`.
-/// - **Other** (C, a name that did not demangle, anything unrecognised): returned unchanged.
+/// - **Swift** when it has a mark of the full form: ` -> ` (every Swift function type, so also every closure,
+///   specialization, witness and thunk of one), ` : ` (an accessor's or a variable's type,
+///   `Foo.bar.getter : Swift.Int`), a compiler phrase about a type (`type metadata accessor for `,
+///   `outlined copy of `, `… value witness for `), or `module.Type.deinit`.
+/// - **Other** (C, a name that did not demangle, anything unrecognised): returned unchanged. So is a name that
+///   is short already (`Inventory.item(at:)`, `closure #1 in Parser.run()`: `:)` or `()` without ` -> `), so
+///   that simplifying twice changes nothing, and a C++ free function without arguments (`run()`).
 ///
 /// Names come from uploaded files and reports, so they are hostile: every function here is total (never
 /// traps), runs in time linear in the name (times a small nesting bound), and gives the input back unchanged
@@ -38,9 +40,11 @@ public enum FunctionNames {
     ///
     /// Swift: no module prefix, argument types, return type, `async`/`throws`, generic parameter lists or where
     /// clauses, private discriminators or `(extension in X):` prefixes, and no `generic specialization <…> of`,
-    /// `function signature specialization <…> of`, `specialized`, `merged`, `outlined … of` or
+    /// `function signature specialization <…> of`, `specialized`, `merged` or
     /// `(1) await resume partial function for` wrappers; argument labels stay (`Inventory.item(at:)`,
     /// `pick(_:_:)`, `closure #1 in Parser.run(_:)`, `static App.main()`, `Inventory.subscript.getter`).
+    /// Compiler-made functions about a *type* keep their phrase, since the rest is a type, not a function
+    /// (`outlined copy of Optional<Foo>`, `type metadata accessor for Foo`); `isWrapper` says they only forward.
     /// C++: the qualified name without return type, argument list, cv/ref/noexcept qualifiers and
     /// `[clone .cold]` suffixes (`shop::payments::charge`, `Foo::operator()`); template arguments are kept.
     /// Anything else comes back unchanged.
@@ -76,11 +80,8 @@ public enum FunctionNames {
     public static func isWrapper(_ demangled: String) -> Bool {
         let bytes = Array(demangled.utf8)
         guard bytes.count <= maxLength else { return false }
-        switch language(bytes) {
-        case .swift: return SwiftName.isWrapper(bytes)
-        case .cpp: return CppName.isWrapper(bytes)
-        case .other: return false
-        }
+        // Swift's wrapper phrases are looked for in short names too (`partial apply for closure #1 in f()`).
+        return language(bytes) == .cpp ? CppName.isWrapper(bytes) : SwiftName.isWrapper(bytes)
     }
 
     /// The language of a demangled name (the rule is in the type's overview).
@@ -93,8 +94,14 @@ public enum FunctionNames {
     static func language(_ s: [UInt8]) -> Language {
         if Bytes.contains(s, "::") { return .cpp }
         if Bytes.contains(s, " -> ") || Bytes.contains(s, " : ") { return .swift }
-        if SwiftName.startsWithPhrase(s) { return .swift }
-        if s.contains(UInt8(ascii: ".")), Bytes.hasSuffix(s, ".deinit") || Bytes.hasSuffix(s, ".__deallocating_deinit") {
+        // Short already: `Inventory.item(at:)`, `closure #1 in Parser.run()` (a full Swift function name always
+        // has ` -> `), or a C++ function without arguments (`run()`), which has nothing to cut.
+        if Bytes.contains(s, ":)") || Bytes.contains(s, "()") { return .other }
+        if SwiftName.startsWithTypePhrase(s) { return .swift }
+        // `app.Foo.deinit` (module, type, deinit); `Foo.deinit` is short already.
+        if Bytes.hasSuffix(s, ".deinit") || Bytes.hasSuffix(s, ".__deallocating_deinit"),
+            s.filter({ $0 == UInt8(ascii: ".") }).count >= 2
+        {
             return .swift
         }
         if CppName.looksLikeFunction(s) { return .cpp }
