@@ -52,17 +52,22 @@ enum SwiftName {
 
     /// The index of the `<` of a leading `… specialization <`.
     static func specializationOpen(_ s: [UInt8]) -> Int? {
-        guard let at = Bytes.firstIndex(s, "specialization <"), at < 48 else { return nil }
+        guard let at = Bytes.firstIndex(s, "specialization <", limit: 48) else { return nil }
         // Only lowercase words and `-` before it: `generic not re-abstracted specialization <`.
         for b in s[0..<at] where !(b >= 0x61 && b <= 0x7A) && b != 0x20 && b != 0x2D { return nil }
         return at + "specialization ".utf8.count
     }
 
-    /// Strips every leading dropped wrapper and a trailing ` with unmangled suffix "…"`; nil when wrappers nest
-    /// deeper than `maxNesting`.
+    /// The name without a trailing ` with unmangled suffix "…"` (`.resume.0`, `.cold`): done once, on the whole
+    /// name, by the entry points.
+    static func withoutUnmangledSuffix(_ s: [UInt8]) -> [UInt8] {
+        guard let suffix = Bytes.lastIndex(s, " with unmangled suffix \"") else { return s }
+        return Bytes.slice(s, 0, suffix)
+    }
+
+    /// Strips every leading dropped wrapper; nil when wrappers nest deeper than `maxNesting`.
     static func unwrapped(_ input: [UInt8]) -> [UInt8]? {
         var s = input
-        if let suffix = Bytes.lastIndex(s, " with unmangled suffix \"") { s = Bytes.slice(s, 0, suffix) }
         var rounds = 0
         while let end = droppedWrapperEnd(s), end < s.count {
             guard rounds < FunctionNames.maxNesting else { return nil }
@@ -84,7 +89,9 @@ enum SwiftName {
         for keep in ["static ", "@objc ", "@nonobjc "] where Bytes.hasPrefix(s, keep) {
             return rest(keep).map { Bytes.of(keep) + $0 }
         }
-        if let local = localDeclaration(s, nesting: nesting) { return local }
+        // Committed once the prefix matches: trying another reading on failure would backtrack exponentially
+        // through nested closures.
+        if localDeclarationHash(s, at: 0) != nil { return localDeclaration(s, nesting: nesting) }
         for partial in ["partial apply forwarder for ", "partial apply for "] where Bytes.hasPrefix(s, partial) {
             return rest(partial).map { Bytes.of("partial apply for ") + $0 }
         }

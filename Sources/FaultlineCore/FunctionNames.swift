@@ -26,7 +26,7 @@ public enum FunctionNames {
     /// The longest name simplified, in UTF-8 bytes; longer ones are returned unchanged.
     public static let maxLength = 64 << 10
     /// How many nested contexts (`closure #1 in closure #2 in …`, wrappers around wrappers) are followed.
-    public static let maxNesting = 48
+    public static let maxNesting = 32
 
     /// The language a demangled name is written in, as far as the text tells.
     public enum Language: Sendable, Equatable {
@@ -53,7 +53,7 @@ public enum FunctionNames {
         guard bytes.count <= maxLength else { return demangled }
         let out: [UInt8]?
         switch language(bytes) {
-        case .swift: out = SwiftName.simplify(bytes, nesting: 0)
+        case .swift: out = SwiftName.simplify(SwiftName.withoutUnmangledSuffix(bytes), nesting: 0)
         case .cpp: out = CppName.simplify(bytes)
         case .other: out = nil
         }
@@ -68,7 +68,8 @@ public enum FunctionNames {
     public static func swiftModule(of demangled: String) -> String? {
         let bytes = Array(demangled.utf8)
         guard bytes.count <= maxLength, language(bytes) == .swift else { return nil }
-        guard let module = SwiftName.module(bytes, nesting: 0), !module.isEmpty else { return nil }
+        guard let module = SwiftName.module(SwiftName.withoutUnmangledSuffix(bytes), nesting: 0), !module.isEmpty
+        else { return nil }
         return String(decoding: module, as: UTF8.self)
     }
 
@@ -128,13 +129,25 @@ enum Bytes {
         return hasPrefix(s, String(decoding: suffix, as: UTF8.self), at: s.count - suffix.count)
     }
 
-    /// The first index where `needle` starts, at any depth.
-    static func firstIndex(_ s: [UInt8], _ needle: String, from: Int = 0) -> Int? {
+    /// Whether the bytes `n` start at `i` (in bounds checked by the caller).
+    @inline(__always)
+    static func matches(_ s: [UInt8], _ n: [UInt8], at i: Int) -> Bool {
+        var k = 0
+        while k < n.count {
+            if s[i + k] != n[k] { return false }
+            k += 1
+        }
+        return true
+    }
+
+    /// The first index (from `from`, below `limit`) where `needle` starts, at any depth.
+    static func firstIndex(_ s: [UInt8], _ needle: String, from: Int = 0, limit: Int = .max) -> Int? {
         let n = Array(needle.utf8)
         guard let first = n.first, s.count >= n.count, from >= 0 else { return nil }
         var i = from
-        while i + n.count <= s.count {
-            if s[i] == first, hasPrefix(s, needle, at: i) { return i }
+        let end = min(s.count - n.count, limit)
+        while i <= end {
+            if s[i] == first, matches(s, n, at: i) { return i }
             i += 1
         }
         return nil
@@ -145,10 +158,10 @@ enum Bytes {
     /// The last index where `needle` starts.
     static func lastIndex(_ s: [UInt8], _ needle: String) -> Int? {
         let n = Array(needle.utf8)
-        guard s.count >= n.count, !n.isEmpty else { return nil }
+        guard let first = n.first, s.count >= n.count else { return nil }
         var i = s.count - n.count
         while i >= 0 {
-            if hasPrefix(s, needle, at: i) { return i }
+            if s[i] == first, matches(s, n, at: i) { return i }
             i -= 1
         }
         return nil
