@@ -316,9 +316,68 @@ enum SwiftName {
         return out + Bytes.of(")")
     }
 
-    /// A type with module qualifiers dropped: `Swift.Optional<app.Foo>` → `Optional<Foo>`, `[Swift.Int]` →
-    /// `[Int]`. A first component that reads like a generic parameter (`A`, `B1`, `A.Element`) is kept.
+    /// A type as the toolchain's short form prints it: module qualifiers dropped and the standard library's
+    /// sugar written (the runtime's demangler writes none): `Swift.Optional<Swift.Array<app.Foo>>` → `[Foo]?`,
+    /// `Swift.Dictionary<Swift.String, Swift.Int>` → `[String : Int]`. A first component that reads like a
+    /// generic parameter (`A`, `B1`, `A.Element`) is kept.
     static func simplifyType(_ s: [UInt8]) -> [UInt8] {
+        withoutModules(sugared(s, depth: 0))
+    }
+
+    /// `Swift.Array<T>` → `[T]`, `Swift.Optional<T>` → `T?`, `Swift.Dictionary<K, V>` → `[K : V]`; a type whose
+    /// brackets do not balance is left alone (so that every group found closes, and the work stays linear).
+    static func sugared(_ s: [UInt8], depth: Int) -> [UInt8] {
+        guard depth < FunctionNames.maxNesting, Bytes.contains(s, "Swift."), Scanner.isBalanced(s) else { return s }
+        var out: [UInt8] = []
+        out.reserveCapacity(s.count)
+        var i = 0
+        while i < s.count {
+            let atName = i == 0 || !(Bytes.isIdentifier(s[i - 1]) || s[i - 1] == UInt8(ascii: "."))
+            if atName, s[i] == UInt8(ascii: "S"), let (head, close) = sugarGroup(s, at: i) {
+                let inner = sugared(Bytes.slice(s, i + head.utf8.count, close - 1), depth: depth + 1)
+                if let written = sugar(head, inner) {
+                    out += written
+                    i = close
+                    continue
+                }
+            }
+            out.append(s[i])
+            i += 1
+        }
+        return out
+    }
+
+    static let sugarHeads = ["Swift.Array<", "Swift.Optional<", "Swift.Dictionary<"]
+
+    /// The sugar head at `i` and the index past its closing `>`.
+    static func sugarGroup(_ s: [UInt8], at i: Int) -> (head: String, close: Int)? {
+        for head in sugarHeads where Bytes.hasPrefix(s, head, at: i) {
+            guard let close = Scanner.skipGroup(s, from: i + head.utf8.count - 1) else { return nil }
+            return (head, close)
+        }
+        return nil
+    }
+
+    static func sugar(_ head: String, _ inner: [UInt8]) -> [UInt8]? {
+        switch head {
+        case "Swift.Array<":
+            return Bytes.of("[") + inner + Bytes.of("]")
+        case "Swift.Optional<":
+            let wrap =
+                Bytes.contains(inner, " -> ") || inner.contains(UInt8(ascii: "&")) || Bytes.hasPrefix(inner, "any ")
+                || Bytes.hasPrefix(inner, "some ")
+            return wrap ? Bytes.of("(") + inner + Bytes.of(")?") : inner + Bytes.of("?")
+        default:
+            guard let comma = Scanner.firstTopLevel(inner, from: 0, where: { inner[$0] == UInt8(ascii: ",") }) else {
+                return nil
+            }
+            return Bytes.of("[") + Bytes.slice(inner, 0, comma) + Bytes.of(" :") + Bytes.slice(inner, comma + 1)
+                + Bytes.of("]")
+        }
+    }
+
+    /// Module qualifiers dropped from every qualified name of a type.
+    static func withoutModules(_ s: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(s.count)
         var i = 0
@@ -391,7 +450,10 @@ enum SwiftName {
             }
             return module(Bytes.slice(s, inAt + 4), nesting: nesting + 1)
         }
-        if Bytes.hasPrefix(s, "reabstraction thunk") || Bytes.hasPrefix(s, "lazy protocol witness table ") {
+        // Thunks and outlined value operations name types only, not where the code was emitted.
+        if Bytes.hasPrefix(s, "reabstraction thunk") || Bytes.hasPrefix(s, "lazy protocol witness table ")
+            || Bytes.hasPrefix(s, "outlined ")
+        {
             return nil
         }
         if let phrase = leadingPhraseEnd(s) { return module(Bytes.slice(s, phrase), nesting: nesting + 1) }
@@ -454,6 +516,17 @@ enum Scanner {
             }
         }
         return nil
+    }
+
+    /// Whether every bracket closes, in order.
+    static func isBalanced(_ s: [UInt8]) -> Bool {
+        var depth = 0
+        var i = 0
+        while i < s.count {
+            guard let next = step(s, i, depth: &depth) else { return false }
+            i = next
+        }
+        return depth == 0
     }
 
     /// The index just past the bracket group opened at `open`; nil when it does not close.
