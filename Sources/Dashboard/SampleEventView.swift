@@ -11,9 +11,25 @@ struct InfoRow {
 struct SampleEventView {
     /// One function of a frame's inline chain.
     struct FrameEntry {
+        /// The readable name (`Inventory.item(at:)`, `shop::payments::charge`).
         var functionName: String
+        /// The full demangled name, shown under the readable one when it says more; nil when they are equal.
+        var fullFunctionName: String?
         var frameLocation: String?
         var inlined: Bool
+
+        init(function: String?, frameLocation: String?, inlined: Bool) {
+            if let function = SampleEventView.nonEmpty(function) {
+                let short = FunctionNames.simplified(function)
+                functionName = short
+                fullFunctionName = short == function ? nil : function
+            } else {
+                functionName = "unknown function"
+                fullFunctionName = nil
+            }
+            self.frameLocation = frameLocation
+            self.inlined = inlined
+        }
     }
 
     /// One frame (one address) of a thread.
@@ -131,14 +147,11 @@ struct SampleEventView {
         var entries: [FrameEntry] = []
         if let slot, !slot.frames.isEmpty {
             entries = slot.frames.map {
-                FrameEntry(
-                    functionName: nonEmpty($0.function) ?? "unknown function",
-                    frameLocation: location($0.file, $0.line),
-                    inlined: $0.inlined)
+                FrameEntry(function: $0.function, frameLocation: location($0.file, $0.line), inlined: $0.inlined)
             }
         } else if let function = nonEmpty(frame.function) {
             entries = [
-                FrameEntry(functionName: function, frameLocation: location(frame.file, frame.line), inlined: false)
+                FrameEntry(function: function, frameLocation: location(frame.file, frame.line), inlined: false)
             ]
         }
         let status = slot?.status ?? (entries.isEmpty && frame.address != nil ? "pending" : "client")
@@ -154,7 +167,7 @@ struct SampleEventView {
             }
         }
         if entries.isEmpty, address == nil {
-            entries = [FrameEntry(functionName: "unknown function", frameLocation: nil, inlined: false)]
+            entries = [FrameEntry(function: nil, frameLocation: nil, inlined: false)]
         }
         return FrameView(frameNumber: number, entries: entries, frameAddress: address, frameStatus: statusText(status))
     }

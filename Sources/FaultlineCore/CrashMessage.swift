@@ -58,7 +58,7 @@ public struct CrashMessage: Sendable, Equatable {
         if scanned.utf8.count > maxScannedBytes {
             scanned = Substring(String(decoding: scanned.utf8.prefix(maxScannedBytes), as: UTF8.self))
         }
-        let lines = scanned.split(whereSeparator: \.isNewline).map { $0.trimmingSpaces }.filter { !$0.isEmpty }
+        let lines = scanned.split(whereSeparator: \.isNewline).map { $0.trimmingSpaces }.filter { !$0.isEmpty && !isNoise($0) }
         guard let first = lines.first else { return nil }
         for (index, line) in lines.enumerated() {
             if let swift = swiftFatal(line) { return swift }
@@ -76,6 +76,16 @@ public struct CrashMessage: Sendable, Equatable {
             if let assertion = glibcAssertion(line) { return assertion }
         }
         return CrashMessage(kind: .other, type: nil, text: String(first.prefix(500)))
+    }
+
+    /// Lines crash reporters print around the message, not the message: the Swift backtracer's banners
+    /// (`*** Signal 4: Backtracing from 0x… done ***`), `Current stack trace:` and the frames under it.
+    static func isNoise(_ line: String) -> Bool {
+        if line.hasPrefix("***") || line.hasPrefix("Current stack trace") || line.hasPrefix("Stack dump") { return true }
+        // "0    app    0x000055…" / "#0 0x00007f… in f": a printed frame.
+        let head = line.prefix { $0 != " " && $0 != "\t" }
+        let digits = head.hasPrefix("#") ? head.dropFirst() : head[...]
+        return !digits.isEmpty && digits.allSatisfy(\.isNumber) && line.contains("0x")
     }
 
     /// `[file:line: ]Heading[: message]` with one of Swift's headings.

@@ -212,12 +212,38 @@ public enum NativeReports {
 
     /// The read API's JSON for a stored report: the native v1 shape plus what the server recorded.
     public static func encode(_ stored: StoredReport, symbolication: SymbolicatedReport? = nil) throws -> [UInt8] {
+        /// A resolved frame as stored, plus `function_short`: the readable name (`FunctionNames.simplified`)
+        /// beside the full demangled `function`.
+        struct FrameOut: Encodable {
+            var frame: ResolvedFrame
+            func encode(to encoder: any Encoder) throws {
+                try frame.encode(to: encoder)
+                var c = encoder.container(keyedBy: Extra.self)
+                try c.encodeIfPresent(frame.function.map(FunctionNames.simplified), forKey: .functionShort)
+            }
+            enum Extra: String, CodingKey { case functionShort = "function_short" }
+        }
+        struct SlotOut: Encodable {
+            var frames: [FrameOut]
+            var buildID: String?
+            var status: String
+            var offset: UInt64?
+            enum CodingKeys: String, CodingKey { case frames, buildID = "build_id", status, offset }
+            init(_ slot: SymbolicatedFrameSlot) {
+                frames = slot.frames.map(FrameOut.init)
+                buildID = slot.buildID
+                status = slot.status
+                offset = slot.offset
+            }
+        }
         struct SymbolicationOut: Encodable {
             var state: String
             var missing: [MissingModule]
-            var threads: [[SymbolicatedFrameSlot]]
+            var threads: [[SlotOut]]
             var failureReason: String?
-            enum CodingKeys: String, CodingKey { case state, missing, threads, failureReason = "failure_reason" }
+            /// Where the crash message's file:line is in the app's code, when the stack never reached it.
+            var messageSite: SlotOut?
+            enum CodingKeys: String, CodingKey { case state, missing, threads, failureReason = "failure_reason", messageSite = "message_site" }
         }
         struct Out: Encodable {
             var report: NativeReportV1
@@ -250,7 +276,10 @@ public enum NativeReports {
         let out = Out(
             report: NativeReportV1(stored.report), projectID: stored.project.rawValue, release: stored.report.release,
             receivedAt: WireTimestamp(stored.receivedAt), trimmed: TrimmedOut(stored.report.trimmed),
-            symbolication: symbolication.map { SymbolicationOut(state: $0.state.rawValue, missing: $0.missing, threads: $0.threads, failureReason: $0.failure) },
+            symbolication: symbolication.map { SymbolicationOut(
+                    state: $0.state.rawValue, missing: $0.missing, threads: $0.threads.map { $0.map(SlotOut.init) },
+                    failureReason: $0.failure, messageSite: $0.messageSite.map(SlotOut.init))
+            },
             issueID: stored.issue?.rawValue, crashMessage: stored.report.crashMessage)
         return Array(try encoder.encode(out))
     }

@@ -117,7 +117,10 @@ enum Fixtures {
                             function: "Swift runtime failure: Index out of range", file: nil, line: nil, inlined: true),
                         ResolvedFrame(
                             function: "App.\(hostile)()", file: "/src/App/Process.swift", line: 42, inlined: true),
-                        ResolvedFrame(function: "App.main()", file: "/src/App/Main.swift", line: 9),
+                        // The full demangled form, as the symbolicator stores it.
+                        ResolvedFrame(
+                            function: "static main.App.main(arguments: [Swift.String]) async throws -> ()",
+                            file: "/src/App/Main.swift", line: 9),
                     ],
                     buildID: "aabbccdd", status: "dwarf", offset: 0x234),
                 SymbolicatedFrameSlot(frames: [], buildID: "11223344", status: "missing_debug_file", offset: 0x1ff),

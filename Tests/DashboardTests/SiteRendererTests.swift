@@ -139,10 +139,15 @@ struct SiteRendererTests {
         let inlined = " <span class=\"badge badge-inlined\">inlined</span>"
         #expect(issue.contains("<code class=\"function\">Swift runtime failure: Index out of range</code>\(inlined)"))
         #expect(issue.contains("<span class=\"location\">/src/App/Process.swift:42</span>\(inlined)"))
+        // Frames read as the developer wrote them; the full demangled name stays visible on the line below.
         #expect(
             issue.contains(
-                "<code class=\"function\">App.main()</code> <span class=\"location\">/src/App/Main.swift:9</span></div>"
+                "<code class=\"function\">static App.main(arguments:)</code> <span class=\"location\">/src/App/Main.swift:9</span></div>\n"
+                    + "<div class=\"frame-full\"><code>static main.App.main(arguments: [Swift.String]) async throws -&gt; ()</code></div>"
             ))
+        // A name that is short already gets no second line.
+        #expect(issue.contains("<code class=\"function\">Worker.run()</code> <span class=\"location\">Worker.swift:7</span></div>"))
+        #expect(!issue.contains("<div class=\"frame-full\"><code>Worker.run()"))
         #expect(issue.contains("<code>libfoo.so + 0x1ff</code>"))  // return address − 1, module-relative
         #expect(issue.contains("debug file missing: upload it with symupload"))
         #expect(issue.contains("<ol class=\"timeline\">"))

@@ -140,6 +140,11 @@ import Testing
         #expect(CrashMessage.parse("terminate called without an active exception")?.kind == .uncaughtCppException)
         #expect(CrashMessage.parse("   \n ") == nil)
         #expect(CrashMessage.parse("something odd happened\nmore")?.title == "something odd happened")
+        // The backtracer's banner and printed frames are not the message.
+        #expect(CrashMessage.parse("\n*** Signal 4: Backtracing from 0x55eae28753b9... done ***\n") == nil)
+        #expect(CrashMessage.parse("*** Signal 4: Backtracing from 0x1... done ***\nSwift/IntegerTypes.swift:9012: Fatal error: Division by zero")?.title
+            == "Fatal error: Division by zero")
+        #expect(CrashMessage.parse("Current stack trace:\n0    libswiftCore.so    0x00007f0000001234 _assertionFailure + 12") == nil)
         // Hostile: long, no newlines, odd colons — bounded, no trap.
         let long = String(repeating: "x:1: ", count: 100_000) + "Fatal error: y"
         #expect((CrashMessage.parse(long)?.text.count ?? 0) <= 500)

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import FaultlineCore
 import Foundation
 import NIOHTTP1
 import Symbolication
@@ -93,5 +94,20 @@ import TestSupport
             }
         }
         #expect(mismatches.isEmpty, "\(mismatches.count) of \(addresses.count): \(mismatches.prefix(3))")
+
+        // Beside each full name, the readable one (`function_short`), e.g. `shop::payments::charge`.
+        let frames = slots.flatMap { $0["frames"] as? [[String: Any]] ?? [] }
+        var shorts: Set<String> = []
+        for frame in frames {
+            guard let function = frame["function"] as? String else { continue }
+            let short = frame["function_short"] as? String
+            #expect(short == FunctionNames.simplified(function), "\(function)")
+            if let short { shorts.insert(short) }
+        }
+        #expect(!shorts.isEmpty)
+        if language == "cpp" {
+            #expect(shorts.contains("shop::payments::charge"), "\(shorts.sorted().prefix(20))")
+            #expect(!shorts.contains { $0.contains("(shop::Basket") })
+        }
     }
 }

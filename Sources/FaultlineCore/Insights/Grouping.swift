@@ -527,7 +527,7 @@ public enum Grouping {
             if let type, let signal = signalName(type) { return ("\(signal): \(value)", TitleRank.kind) }
             return (value, TitleRank.cause)
         }
-        if let message { return (message.title, TitleRank.kind) }
+        // Other printed text (a log line before an abort()) is kept with the report but does not name the issue.
         if report.kind == .crash {
             let names = Set(frames.filter { $0.role == .runtime }.compactMap { $0.full.map { bareName(withoutClosurePrefixes(FunctionNames.simplified($0))) } })
             if !names.isDisjoint(with: ["_assertionFailure", "fatalError", "_fatalErrorMessage", "preconditionFailure", "assertionFailure",
