@@ -271,10 +271,19 @@ public struct SymbolicationOutcome: Sendable {
     public var reportID: Int64
     public var result: SymbolicatedReport
     public var grouping: GroupingInput?
-    public init(reportID: Int64, result: SymbolicatedReport, grouping: GroupingInput?) {
+    /// The debug-file change sequence the lookups were made against (`PendingSymbolication.filesSeen`). When a
+    /// debug file of a build-id the result touched was stored after it, the result is saved but the report stays
+    /// `pending`, so it is symbolicated again with the better file. Nil: no such check (a failed report).
+    public var filesSeen: Int64?
+    /// The module name the report gave each build-id (for the missing-debug-files list).
+    public var modules: [String: String]
+    public init(reportID: Int64, result: SymbolicatedReport, grouping: GroupingInput?, filesSeen: Int64? = nil,
+                modules: [String: String] = [:]) {
         self.reportID = reportID
         self.result = result
         self.grouping = grouping
+        self.filesSeen = filesSeen
+        self.modules = modules
     }
 }
 
@@ -285,11 +294,15 @@ public struct PendingSymbolication: Sendable {
     public var raw: RawReport
     /// Symbolication attempts counted for this report since its last clean result (see `SymbolicationRetry`).
     public var attempts: Int
-    public init(reportID: Int64, project: ProjectID, raw: RawReport, attempts: Int = 0) {
+    /// The debug-file change sequence read in the same snapshot as this report: every debug file stored at or
+    /// below it is visible to lookups made after the batch was read; one stored later may not be.
+    public var filesSeen: Int64
+    public init(reportID: Int64, project: ProjectID, raw: RawReport, attempts: Int = 0, filesSeen: Int64 = 0) {
         self.reportID = reportID
         self.project = project
         self.raw = raw
         self.attempts = attempts
+        self.filesSeen = filesSeen
     }
 }
 
@@ -299,11 +312,44 @@ public struct MissingDebugFileSummary: Sendable, Equatable {
     public var module: String?
     public var reports: Int
     public var releases: [String]
-    public init(buildID: BuildID, module: String?, reports: Int, releases: [String]) {
+    /// The kinds the server holds for the build-id now (empty: nothing; `[.executable]`: a stripped executable,
+    /// which gives symbol names but no files and lines).
+    public var has: [DebugFileKind]
+    public init(buildID: BuildID, module: String?, reports: Int, releases: [String], has: [DebugFileKind] = []) {
         self.buildID = buildID
         self.module = module
         self.reports = reports
         self.releases = releases
+        self.has = has
+    }
+}
+
+/// How good the debug data for one build-id is, as the symbolicator uses it: its best stored file kind.
+///
+/// Recorded per report and build-id when a result is saved, so that a better file arriving later queues
+/// exactly the reports that were resolved with less (`debuginfo` after an `executable`, anything after nothing).
+public enum DebugDataRank: Int, Sendable, Comparable, CaseIterable {
+    /// No file for the build-id.
+    case none = 0
+    /// A file with code and a symbol table but no DWARF (a stripped executable): names, no lines.
+    case executable = 1
+    /// DWARF debug information (a split debug file, or an unstripped binary).
+    case debuginfo = 2
+
+    /// The rank of the best of `kinds`.
+    public static func best(of kinds: some Sequence<DebugFileKind>) -> DebugDataRank {
+        kinds.reduce(DebugDataRank.none) { rank, kind in max(rank, kind == .debuginfo ? .debuginfo : .executable) }
+    }
+
+    public static func < (lhs: DebugDataRank, rhs: DebugDataRank) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+extension SymbolicatedReport {
+    /// Every build-id this result looked up (resolved or not), sorted: the modules whose debug data decided it.
+    public var touchedBuildIDs: [String] {
+        var ids = Set(missing.map(\.buildID))
+        for thread in threads { for slot in thread { if let id = slot.buildID { ids.insert(id) } } }
+        return ids.sorted()
     }
 }
 

@@ -9,7 +9,14 @@ import Foundation
 
 /// The symbolication queue and results on SQLite. The queue is the `reports.symbolication = 'pending'`
 /// column (a partial index keeps finding work cheap however many reports are stored); a result, its state
-/// and its missing build-ids are written in one transaction.
+/// and, per build-id it touched, the rank of the debug data it was made with (`report_modules`) are written in
+/// one transaction.
+///
+/// Late symbols in any order: a stored debug file queues, in its own transaction, every report whose row for the
+/// build-id has a lower rank (`requeueOutranked`); a result made while a better file was being stored is saved
+/// but left queued (`storedAfter`, by the debug-file change sequence read with the batch). Together: whatever
+/// the order of crash, executable and debug file, and whenever the worker runs, the last result of every report
+/// is made with the best file the project has.
 public struct SQLiteSymbolicationStore: SymbolicationStore {
     let database: FaultlineDatabase
 
@@ -20,7 +27,9 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     /// One query for the whole batch: the pending rows with their payloads.
     public func pending(limit: Int) async throws -> [PendingSymbolication] {
         try await database.pool.read { db in
-            try Row.fetchAll(
+            // Read in the same snapshot as the batch: a debug file stored after this is seen by `save` (see there).
+            let filesSeen = try Self.debugFileSequence(db)
+            return try Row.fetchAll(
                 db,
                 sql: """
                     SELECT \(SQLiteReportReader.rawColumns), r.symbolication_attempts
@@ -31,7 +40,8 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             ).compactMap { row in
                 SQLiteReportReader.raw(row).map {
                     PendingSymbolication(
-                        reportID: $0.summary.cursor, project: $0.summary.project, raw: $0, attempts: row["symbolication_attempts"])
+                        reportID: $0.summary.cursor, project: $0.summary.project, raw: $0, attempts: row["symbolication_attempts"],
+                        filesSeen: filesSeen)
                 }
             }
         }
@@ -84,6 +94,13 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 sql: "SELECT project_id, kind, occurred_at, release, user_key, session_id, issue_id, early FROM reports WHERE id = ?"),
             arguments: [reportID])
         else { return nil }
+        let project = ProjectID(report["project_id"] as Int64)
+        let touched = outcome.result.touchedBuildIDs
+        // The race with an upload: a debug file of a build-id this result touched, stored after the batch was read,
+        // may not have been seen by the lookups. The result is kept (readers see it) but the report stays queued
+        // and is not grouped yet, so it is done again, with that file, before anything is decided from it.
+        let stale = try outcome.filesSeen.map { try Self.storedAfter($0, project: project, buildIDs: touched, db) } ?? false
+        let state = stale ? SymbolicationState.pending : outcome.result.state
         // A clean result resets the attempt count (a later requeue starts afresh); a failure keeps it.
         try db.cachedStatement(
             sql: """
@@ -91,7 +108,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     symbolication_attempts = CASE WHEN ?2 IS NULL THEN 0 ELSE symbolication_attempts END
                 WHERE id = ?3
                 """
-        ).execute(arguments: [outcome.result.state.rawValue, outcome.result.failure, reportID])
+        ).execute(arguments: [state.rawValue, outcome.result.failure, reportID])
         if outcome.result.state == .notNeeded {
             // Nothing was resolved (the client symbolicated, or sent no addresses): the report's own frames say
             // it all, so no copy of them is stored (readers treat a missing result as "use the report's frames").
@@ -104,68 +121,115 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     """
             ).execute(arguments: [reportID, try encoder.encode(outcome.result), now])
         }
-        try db.cachedStatement(sql: "DELETE FROM report_missing_debug_files WHERE report_id = ?").execute(arguments: [reportID])
-        for missing in outcome.result.missing {
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO report_missing_debug_files (report_id, project_id, build_id, module, release)
-                    SELECT id, project_id, ?, ?, release FROM reports WHERE id = ?
-                    """
-            ).execute(arguments: [missing.buildID, missing.module, reportID])
-        }
+        try recordModules(outcome, reportID: reportID, project: project, touched: touched, db)
+        if stale { return (report["issue_id"] as Int64?).map { IssueID($0) } }
         guard let grouping = outcome.grouping else { return (report["issue_id"] as Int64?).map { IssueID($0) } }
         let groupingJSON = String(decoding: try encoder.encode(grouping.grouping), as: UTF8.self)
         return try Grouper.file(report: report, reportID: reportID, grouping: grouping, groupingJSON: groupingJSON, now: now, db)
     }
 
+    /// Which debug data each build-id had when this result was saved (`report_modules`): a build-id missing
+    /// from the result has rank 0; one resolved has the rank of the project's best stored file for it.
+    static func recordModules(_ outcome: SymbolicationOutcome, reportID: Int64, project: ProjectID, touched: [String],
+                              _ db: Database) throws {
+        try db.cachedStatement(sql: "DELETE FROM report_modules WHERE report_id = ?").execute(arguments: [reportID])
+        let missing = Dictionary(outcome.result.missing.map { ($0.buildID, $0.module) }, uniquingKeysWith: { first, _ in first })
+        for buildID in touched {
+            let rank = missing[buildID] != nil ? DebugDataRank.none : try bestRank(project: project, buildID: buildID, db)
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO report_modules (report_id, project_id, build_id, module, release, rank)
+                    SELECT id, project_id, ?, ?, release, ? FROM reports WHERE id = ?
+                    """
+            ).execute(arguments: [buildID, missing[buildID] ?? outcome.modules[buildID], rank.rawValue, reportID])
+        }
+    }
+
+    /// The best kind `project` holds for `buildID` now.
+    static func bestRank(project: ProjectID, buildID: String, _ db: Database) throws -> DebugDataRank {
+        let kinds = try String.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT kind FROM debug_files WHERE project_id = ? AND build_id = ? AND blob_sha256 IS NOT NULL"),
+            arguments: [project.rawValue, buildID])
+        return DebugDataRank.best(of: kinds.compactMap(DebugFileKind.init(rawValue:)))
+    }
+
+    /// Whether `project` stored a debug file for one of `buildIDs` after the change sequence `seen`.
+    static func storedAfter(_ seen: Int64, project: ProjectID, buildIDs: [String], _ db: Database) throws -> Bool {
+        let statement = try db.cachedStatement(
+            sql: "SELECT 1 FROM debug_files WHERE project_id = ? AND build_id = ? AND stored_seq > ? LIMIT 1")
+        for buildID in buildIDs {
+            if try Bool.fetchOne(statement, arguments: [project.rawValue, buildID, seen]) ?? false { return true }
+        }
+        return false
+    }
+
+    /// The debug-file change sequence now.
+    static func debugFileSequence(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT value FROM counters WHERE name = 'debug_files'") ?? 0
+    }
+
+    /// Takes the next debug-file change sequence value (inside the transaction that stores a file).
+    static func nextDebugFileSequence(_ db: Database) throws -> Int64 {
+        try db.execute(sql: "UPDATE counters SET value = value + 1 WHERE name = 'debug_files'")
+        return try debugFileSequence(db)
+    }
+
+    /// Queues again, in the caller's transaction, every report of `project` whose result for `buildID` was made
+    /// with less than the project's best file for it now — and, when the project replaced its file of that best
+    /// kind with different bytes (`replacedKinds`), those made with it too. Other projects' reports are never
+    /// touched. Returns how many reports were queued.
+    static func requeueOutranked(project: ProjectID, buildID: BuildID, replacedKinds: [DebugFileKind], _ db: Database) throws
+        -> Int
+    {
+        let best = try bestRank(project: project, buildID: buildID.rawValue, db)
+        let sameRankToo = !replacedKinds.isEmpty && DebugDataRank.best(of: replacedKinds) == best
+        try db.execute(
+            sql: """
+                UPDATE reports SET symbolication = 'pending'
+                WHERE symbolication != 'pending' AND id IN (
+                    SELECT report_id FROM report_modules WHERE project_id = ? AND build_id = ? AND rank \(sameRankToo ? "<=" : "<") ?)
+                """,
+            arguments: [project.rawValue, buildID.rawValue, best.rawValue])
+        return db.changesCount
+    }
+
+    /// Queues again every report of `project` whose result for `buildID` was made with less than the project's
+    /// best file for it now. Storing a debug file does this itself (`SQLiteDebugFileStore.store`, in the same
+    /// transaction); this is for callers that changed files some other way. Returns how many.
     public func requeue(project: ProjectID, buildID: BuildID) async throws -> Int {
-        try await database.pool.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE reports SET symbolication = 'pending'
-                    WHERE id IN (SELECT report_id FROM report_missing_debug_files WHERE project_id = ? AND build_id = ?)
-                    """,
-                arguments: [project.rawValue, buildID.rawValue])
-            return db.changesCount
-        }
+        try await database.pool.write { db in try Self.requeueOutranked(project: project, buildID: buildID, replacedKinds: [], db) }
     }
 
-    /// Queues again every report of `project` whose stored result used `buildID` or lacked it: after the project
-    /// replaced its debug file for that build-id, frames resolved with the old file must be resolved again.
-    /// Scans the project's results (a replacement is rare; a first upload uses `requeue`). Returns how many.
+    /// `requeue`, and also the reports made with a file of the best rank: after the project replaced that file with
+    /// different bytes, frames resolved with the old one must be resolved again. Returns how many.
     public func requeueUsing(project: ProjectID, buildID: BuildID) async throws -> Int {
-        // Build-ids are hex digits only, so the pattern needs no escaping.
-        let pattern = "%\"build_id\":\"\(buildID.rawValue)\"%"
-        return try await database.pool.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE reports SET symbolication = 'pending'
-                    WHERE project_id = ? AND symbolication != 'pending' AND (
-                        id IN (SELECT report_id FROM report_missing_debug_files WHERE project_id = ? AND build_id = ?)
-                        OR id IN (SELECT s.report_id FROM report_symbols s JOIN reports r ON r.id = s.report_id
-                                  WHERE r.project_id = ? AND CAST(s.result AS TEXT) LIKE ?))
-                    """,
-                arguments: [project.rawValue, project.rawValue, buildID.rawValue, project.rawValue, pattern])
-            return db.changesCount
-        }
+        try await database.pool.write { db in try Self.requeueOutranked(project: project, buildID: buildID, replacedKinds: DebugFileKind.allCases, db) }
     }
 
+    /// Build-ids whose reports were symbolicated without debug information (nothing, or only a stripped
+    /// executable), with what the server holds for each now. A build-id leaves the list when its reports are
+    /// redone with the debug information.
     public func missingDebugFiles(project: ProjectID, release: String?) async throws -> [MissingDebugFileSummary] {
         try await database.pool.read { db in
             var sql = """
-                SELECT build_id, max(module) AS module, count(*) AS reports, group_concat(DISTINCT release) AS releases
-                FROM report_missing_debug_files WHERE project_id = ?
+                SELECT m.build_id, max(m.module) AS module, count(*) AS reports, group_concat(DISTINCT m.release) AS releases,
+                    (SELECT group_concat(d.kind) FROM debug_files d
+                     WHERE d.project_id = m.project_id AND d.build_id = m.build_id AND d.blob_sha256 IS NOT NULL) AS has
+                FROM report_modules m WHERE m.project_id = ? AND m.rank < 2
                 """
             var arguments: StatementArguments = [project.rawValue]
             if let release {
-                sql += " AND release = ?"
+                sql += " AND m.release = ?"
                 arguments += [release]
             }
-            sql += " GROUP BY build_id ORDER BY reports DESC, build_id LIMIT 1000"
+            sql += " GROUP BY m.build_id ORDER BY reports DESC, m.build_id LIMIT 1000"
             return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { row in
                 guard let id = BuildID(row["build_id"]) else { return nil }
                 let releases = (row["releases"] as String?)?.split(separator: ",").map(String.init).sorted() ?? []
-                return MissingDebugFileSummary(buildID: id, module: row["module"], reports: row["reports"], releases: releases)
+                let has = (row["has"] as String?)?.split(separator: ",").compactMap { DebugFileKind(rawValue: String($0)) }.sorted() ?? []
+                return MissingDebugFileSummary(
+                    buildID: id, module: row["module"], reports: row["reports"], releases: releases, has: has)
             }
         }
     }
