@@ -361,17 +361,23 @@ public protocol SymbolicationStore: Sendable {
     /// a process that dies while symbolicating them leaves the count behind). Saving a result without a
     /// `failure` resets the count.
     func recordAttempt(reportIDs: [Int64]) async throws
-    /// Stores a result (state, frames, missing build-ids) for a report, replacing any earlier one, and — in the
-    /// same transaction — files the report under the issue of `grouping` (moving it when its fingerprint changed,
-    /// deleting an issue left empty, reopening a closed issue that regressed, recording new-issue and regression
-    /// alerts). Returns the report's issue; nil when the report no longer exists or was not grouped.
+    /// Stores a result (state, frames, the rank of the debug data per build-id it touched) for a report, replacing
+    /// any earlier one. When a debug file of a touched build-id was stored after the batch was read
+    /// (`SymbolicationOutcome.filesSeen`), the result is kept but the report stays `pending` and is not grouped.
+    /// Otherwise, in the same transaction, files the report under the issue of `grouping` (moving it when its
+    /// fingerprint changed, deleting an issue left empty, reopening a closed issue that regressed, recording
+    /// new-issue and regression alerts). Returns the report's issue; nil when the report no longer exists or was
+    /// not grouped.
     @discardableResult
     func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws -> IssueID?
     /// `save` for many reports in one transaction (one commit for a worker's whole batch).
     func saveAll(_ results: [SymbolicationOutcome], at date: Date) async throws
-    /// Queues again every report of `project` that lacked `buildID`; returns how many.
+    /// Queues again every report of `project` whose result for `buildID` was made with less than the best debug
+    /// data the project holds for it now (`DebugDataRank`); returns how many. (Storing a debug file does this
+    /// itself, in the same transaction.)
     func requeue(project: ProjectID, buildID: BuildID) async throws -> Int
-    /// Build-ids reports of `project` (optionally of one release) lacked, most reports first.
+    /// Build-ids whose reports of `project` (optionally of one release) were symbolicated without debug
+    /// information (no file, or only an executable), most reports first, with what is stored for each now.
     func missingDebugFiles(project: ProjectID, release: String?) async throws -> [MissingDebugFileSummary]
     /// The stored result for a report row.
     func result(reportID: Int64) async throws -> (state: SymbolicationState, report: SymbolicatedReport?)
