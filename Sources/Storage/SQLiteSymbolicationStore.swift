@@ -248,6 +248,9 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         let blob: Data? = row["result"]
         let failure: String? = row["symbolication_failure"]
         var report = try blob.map { try JSONDecoder().decode(SymbolicatedReport.self, from: $0) }
+        // Queued again (a better debug file arrived, or the result was made while one was being stored): the
+        // frames shown are the previous result's, but its state says the report is not settled yet.
+        if state == .pending { report?.state = .pending }
         if let failure {
             if report == nil { report = SymbolicatedReport(state: state, threads: [], missing: []) }
             report?.failure = failure

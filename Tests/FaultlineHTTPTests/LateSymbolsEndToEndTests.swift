@@ -94,7 +94,7 @@ import TestSupport
 
             // Resolved from DWARF: the crashing frame's inline chain ends in `pick`, main.swift line 2.
             let crashed = try #require((symbolication["threads"] as? [[[String: Any]]])?.first?.first, "\(name)")
-            #expect(crashed["status"] as? String == "dwarf", "\(name): \(crashed)")
+            #expect(crashed["status"] as? String == "dwarf", "\(name): \(symbolication["state"] ?? "-") \(crashed)")
             let frames = try #require(crashed["frames"] as? [[String: Any]])
             #expect(frames.first?["function"] as? String == "Swift runtime failure: Index out of range", "\(name)")
             let pick = try #require(frames.last)
@@ -114,7 +114,8 @@ import TestSupport
         #expect(issues.first?.fingerprint.isEmpty == false)
     }
 
-    /// Polls a report until it is no longer pending and two reads a moment apart agree; nil if it never settles.
+    /// Polls a report until it is no longer pending (a report queued again shows state `pending` with its previous
+    /// frames) and two reads a moment apart agree; nil if it never settles.
     func settle(_ http: HTTP, _ url: String, _ headers: [(String, String)]) async throws -> [String: Any]? {
         let deadline = ContinuousClock.now + .seconds(60)
         var previous: Data?
