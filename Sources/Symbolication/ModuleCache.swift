@@ -59,11 +59,15 @@ public actor ModuleCache: AddressSymbolicating {
         let key = "\(project.rawValue)/\(buildID.rawValue)"
         var path = located[key]
         if path == nil {
+            let started = seenGeneration
             path = await locate(buildID, .debuginfo, project)
             if path == nil { path = await locate(buildID, .executable, project) }
-            // Another lookup may have run while this one was locating (actor reentrancy): the newest answer wins.
-            if let found = path { located[key] = found }
-            retire(key: key, now: path)
+            // Other lookups run while this one awaits (actor reentrancy): when one of them saw the generation move,
+            // this answer may be older than the file now stored, so it serves this lookup but is not remembered.
+            if seenGeneration == started {
+                if let found = path { located[key] = found }
+                retire(key: key, now: path)
+            }
         }
         guard let path else { return .missingDebugFile }
         guard let module = open(path) else { return .notFound }
