@@ -83,22 +83,18 @@ public struct Composition: Sendable {
     /// The symbolication queue and results.
     public var symbolicationStore: SQLiteSymbolicationStore { SQLiteSymbolicationStore(database: database) }
 
-    /// Debug-file uploads and lookups, stored under `debug-files/`; storing one queues the reports that
-    /// lacked it for symbolication again, and replacing one (newest wins) also the reports that used the old file.
+    /// Debug-file uploads and lookups, stored under `debug-files/`; storing one queues, in the same transaction,
+    /// the reports it outranks (made with nothing or with a stripped executable), and replacing one (newest wins)
+    /// also the reports that used the old file (`SQLiteDebugFileStore.store`).
     public func debugFileService(quotaBytes: UInt64) throws -> DebugFileService {
-        let symbolication = symbolicationStore
         let changes = debugFileChanges
         return DebugFileService(
             store: try SQLiteDebugFileStore(database: database, root: folder + "/debug-files"), inspector: ELFFileInspector(),
             hasher: SHA256ContentHasher(), clock: clock, quotaBytes: quotaBytes,
-            onStored: { project, buildID, replaced in
-                // First the cache forgets where files were, then reports are queued: none is redone with the old file.
+            onStored: { _, _, _ in
+                // The store queued the reports already; the cache forgets where files were (the worker also moves it
+                // to the change sequence of each batch it reads, which is what makes the hand-over exact).
                 changes.advance()
-                if replaced {
-                    _ = try? await symbolication.requeueUsing(project: project, buildID: buildID)
-                } else {
-                    _ = try? await symbolication.requeue(project: project, buildID: buildID)
-                }
             })
     }
 
@@ -118,8 +114,13 @@ public struct Composition: Sendable {
     }
 
     /// The background symbolicator: a module cache over the stored debug files, and the worker.
+    ///
+    /// - Parameter interpose: wraps the module cache before the worker gets it (tests pause lookups with it).
     public func symbolicationWorker(logger: Logger, idleDelay: Duration = .milliseconds(200),
-                                    onChange: @escaping @Sendable () -> Void = {}) throws -> SymbolicationWorker {
+                                    onChange: @escaping @Sendable () -> Void = {},
+                                    interpose: (any AddressSymbolicating) -> any AddressSymbolicating = { $0 }) throws
+        -> SymbolicationWorker
+    {
         let files = try SQLiteDebugFileStore(database: database, root: folder + "/debug-files")
         let changes = debugFileChanges
         let cache = ShardedModuleCache(shards: 2, generation: { changes.value }) { buildID, kind, project in
@@ -127,9 +128,10 @@ public struct Composition: Sendable {
         }
         let limits = IngestLimits()
         return SymbolicationWorker(
-            store: symbolicationStore, symbolicator: cache,
+            store: symbolicationStore, symbolicator: interpose(cache),
             reread: { raw in try NativeReports.reread(raw.payload, range: raw.range, limits: limits) }, clock: clock,
-            logger: logger, idleDelay: idleDelay, telemetry: telemetry, onChange: onChange)
+            logger: logger, idleDelay: idleDelay, telemetry: telemetry, onChange: onChange,
+            onFilesSeen: { changes.observe($0) })
     }
 
     /// Issues, health and alerts (reads).
@@ -253,11 +255,16 @@ public struct Composition: Sendable {
 /// cache (which reads it).
 public final class ChangeCounter: Sendable {
     private let counter = Atomic<UInt64>(0)
+    private let observed = Atomic<Int64>(0)
     public init() {}
-    /// The current value.
-    public var value: UInt64 { counter.load(ordering: .acquiring) }
+    /// The current value: changes whenever `advance` is called or `observe` sees a higher sequence.
+    public var value: UInt64 {
+        counter.load(ordering: .acquiring) &+ UInt64(clamping: observed.load(ordering: .acquiring))
+    }
     /// Moves the counter on.
     public func advance() { _ = counter.wrappingAdd(1, ordering: .releasing) }
+    /// Takes in a change sequence read from the database (kept when higher than the last one seen).
+    public func observe(_ sequence: Int64) { _ = observed.max(sequence, ordering: .acquiringAndReleasing) }
 }
 
 /// The set of pages one render wrote (collected from the writer callback).

@@ -38,12 +38,13 @@ public protocol AddressSymbolicating: Sendable {
     /// `moduleOffset` is the address minus the module's load address, already adjusted for return addresses.
     func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup
     /// The code at the start of a source line (its inline chain, innermost first), from the module's DWARF:
-    /// where a crash message's `file:line` is. Nil when the module has no debug information or no such line.
-    func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> [ResolvedFrame]?
+    /// where a crash message's `file:line` is. `.resolved` with the frames, `.missingDebugFile` when the project
+    /// has no debug information for the module, `.notFound` when it has no such line.
+    func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> AddressLookup
 }
 
 extension AddressSymbolicating {
-    public func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> [ResolvedFrame]? { nil }
+    public func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> AddressLookup { .notFound }
 }
 
 /// How far symbolication got for a report.
@@ -251,30 +252,39 @@ public enum SymbolicationRules {
         }
         let state: SymbolicationState =
             raw == 0 ? .notNeeded : fully == raw ? .complete : resolved == 0 ? .missing : .partial
+        let site = await messageSite(report, threads: threads, modules: modules, project: project, with: symbolicator)
+        // A message site that needs a debug file not uploaded yet: the report lacks it (and is redone when it comes).
+        for module in site.lacking where missing[module.buildID] == nil { missing[module.buildID] = module.module }
         return SymbolicatedReport(
             state: state, threads: threads,
             missing: missing.sorted { $0.key < $1.key }.map { MissingModule(buildID: $0.key, module: $0.value) },
-            messageSite: await messageSite(report, threads: threads, modules: modules, project: project, with: symbolicator))
+            messageSite: site.slot)
     }
 
     /// The app code at the crash message's `file:line`, looked up only when the crashed thread has no frame
     /// resolved with DWARF in an app (non-system) module: the modules are asked in load order, app modules only.
+    /// Also returns the app modules whose debug file the lookup lacked (when no module resolved the line).
     static func messageSite(_ report: Report, threads: [[SymbolicatedFrameSlot]], modules: [LoadedModule], project: ProjectID,
-                            with symbolicator: some AddressSymbolicating) async -> SymbolicatedFrameSlot? {
+                            with symbolicator: some AddressSymbolicating) async -> (slot: SymbolicatedFrameSlot?, lacking: [MissingModule]) {
         guard report.kind == .crash, let message = report.crashMessage.flatMap(CrashMessage.parse), let file = message.file,
               let line = message.line, let thread = Grouping.primaryThreadIndex(report), thread < threads.count
-        else { return nil }
+        else { return (nil, []) }
         let appModules = modules.filter { !Grouping.isSystemModule(name: $0.name, path: $0.path) && $0.buildID != nil }
         let appIDs = Set(appModules.compactMap { $0.buildID?.rawValue })
-        if threads[thread].contains(where: { $0.status == "dwarf" && $0.buildID.map(appIDs.contains) == true }) { return nil }
+        if threads[thread].contains(where: { $0.status == "dwarf" && $0.buildID.map(appIDs.contains) == true }) { return (nil, []) }
+        var lacking: [MissingModule] = []
         for module in appModules {
             guard let buildID = module.buildID else { continue }
-            if let frames = await symbolicator.lookupSourceLine(buildID: buildID, file: file, line: line, project: project),
-               !frames.isEmpty {
-                return SymbolicatedFrameSlot(frames: frames, buildID: buildID.rawValue, status: "source_line")
+            switch await symbolicator.lookupSourceLine(buildID: buildID, file: file, line: line, project: project) {
+            case .resolved(let frames) where !frames.isEmpty:
+                return (SymbolicatedFrameSlot(frames: frames, buildID: buildID.rawValue, status: "source_line"), [])
+            case .missingDebugFile:
+                lacking.append(MissingModule(buildID: buildID.rawValue, module: module.name))
+            default:
+                continue
             }
         }
-        return nil
+        return (nil, lacking)
     }
 }
 
@@ -305,10 +315,19 @@ public struct SymbolicationOutcome: Sendable {
     public var reportID: Int64
     public var result: SymbolicatedReport
     public var grouping: GroupingInput?
-    public init(reportID: Int64, result: SymbolicatedReport, grouping: GroupingInput?) {
+    /// The debug-file change sequence the lookups were made against (`PendingSymbolication.filesSeen`). When a
+    /// debug file of a build-id the result touched was stored after it, the result is saved but the report stays
+    /// `pending`, so it is symbolicated again with the better file. Nil: no such check (a failed report).
+    public var filesSeen: Int64?
+    /// The module name the report gave each build-id (for the missing-debug-files list).
+    public var modules: [String: String]
+    public init(reportID: Int64, result: SymbolicatedReport, grouping: GroupingInput?, filesSeen: Int64? = nil,
+                modules: [String: String] = [:]) {
         self.reportID = reportID
         self.result = result
         self.grouping = grouping
+        self.filesSeen = filesSeen
+        self.modules = modules
     }
 }
 
@@ -321,12 +340,17 @@ public struct PendingSymbolication: Sendable {
     public var attempts: Int
     /// The project's in-app module rules, for grouping.
     public var inApp: InAppRules
-    public init(reportID: Int64, project: ProjectID, raw: RawReport, attempts: Int = 0, inApp: InAppRules = .none) {
+    /// The debug-file change sequence read in the same snapshot as this report: every debug file stored at or
+    /// below it is visible to lookups made after the batch was read; one stored later may not be.
+    public var filesSeen: Int64
+    public init(reportID: Int64, project: ProjectID, raw: RawReport, attempts: Int = 0, filesSeen: Int64 = 0,
+                inApp: InAppRules = .none) {
         self.inApp = inApp
         self.reportID = reportID
         self.project = project
         self.raw = raw
         self.attempts = attempts
+        self.filesSeen = filesSeen
     }
 }
 
@@ -336,11 +360,45 @@ public struct MissingDebugFileSummary: Sendable, Equatable {
     public var module: String?
     public var reports: Int
     public var releases: [String]
-    public init(buildID: BuildID, module: String?, reports: Int, releases: [String]) {
+    /// The kinds the server holds for the build-id now (empty: nothing; `[.executable]`: a stripped executable,
+    /// which gives symbol names but no files and lines).
+    public var has: [DebugFileKind]
+    public init(buildID: BuildID, module: String?, reports: Int, releases: [String], has: [DebugFileKind] = []) {
         self.buildID = buildID
         self.module = module
         self.reports = reports
         self.releases = releases
+        self.has = has
+    }
+}
+
+/// How good the debug data for one build-id is, as the symbolicator uses it: its best stored file kind.
+///
+/// Recorded per report and build-id when a result is saved, so that a better file arriving later queues
+/// exactly the reports that were resolved with less (`debuginfo` after an `executable`, anything after nothing).
+public enum DebugDataRank: Int, Sendable, Comparable, CaseIterable {
+    /// No file for the build-id.
+    case none = 0
+    /// A file with code and a symbol table but no DWARF (a stripped executable): names, no lines.
+    case executable = 1
+    /// DWARF debug information (a split debug file, or an unstripped binary).
+    case debuginfo = 2
+
+    /// The rank of the best of `kinds`.
+    public static func best(of kinds: some Sequence<DebugFileKind>) -> DebugDataRank {
+        kinds.reduce(DebugDataRank.none) { rank, kind in max(rank, kind == .debuginfo ? .debuginfo : .executable) }
+    }
+
+    public static func < (lhs: DebugDataRank, rhs: DebugDataRank) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+extension SymbolicatedReport {
+    /// Every build-id this result looked up (resolved or not), sorted: the modules whose debug data decided it.
+    public var touchedBuildIDs: [String] {
+        var ids = Set(missing.map(\.buildID))
+        for thread in threads { for slot in thread { if let id = slot.buildID { ids.insert(id) } } }
+        if let id = messageSite?.buildID { ids.insert(id) }
+        return ids.sorted()
     }
 }
 
@@ -352,10 +410,13 @@ public protocol SymbolicationStore: Sendable {
     /// a process that dies while symbolicating them leaves the count behind). Saving a result without a
     /// `failure` resets the count.
     func recordAttempt(reportIDs: [Int64]) async throws
-    /// Stores a result (state, frames, missing build-ids) for a report, replacing any earlier one, and — in the
-    /// same transaction — files the report under the issue of `grouping` (moving it when its fingerprint changed,
-    /// deleting an issue left empty, reopening a closed issue that regressed, recording new-issue and regression
-    /// alerts). Returns the report's issue; nil when the report no longer exists or was not grouped.
+    /// Stores a result (state, frames, the rank of the debug data per build-id it touched) for a report, replacing
+    /// any earlier one. When a debug file of a touched build-id was stored after the batch was read
+    /// (`SymbolicationOutcome.filesSeen`), the result is kept but the report stays `pending` and is not grouped.
+    /// Otherwise, in the same transaction, files the report under the issue of `grouping` (moving it when its
+    /// fingerprint changed, deleting an issue left empty, reopening a closed issue that regressed, recording
+    /// new-issue and regression alerts). Returns the report's issue; nil when the report no longer exists or was
+    /// not grouped.
     @discardableResult
     func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws -> IssueID?
     /// `save` for many reports in one transaction (one commit for a worker's whole batch).
@@ -363,9 +424,12 @@ public protocol SymbolicationStore: Sendable {
     /// Queues again up to `limit` reports filed with an older grouping version than `Grouping.version` (they are
     /// then grouped with the current rules and their issues migrated); returns how many.
     func requeueOutdatedGrouping(limit: Int) async throws -> Int
-    /// Queues again every report of `project` that lacked `buildID`; returns how many.
+    /// Queues again every report of `project` whose result for `buildID` was made with less than the best debug
+    /// data the project holds for it now (`DebugDataRank`); returns how many. (Storing a debug file does this
+    /// itself, in the same transaction.)
     func requeue(project: ProjectID, buildID: BuildID) async throws -> Int
-    /// Build-ids reports of `project` (optionally of one release) lacked, most reports first.
+    /// Build-ids whose reports of `project` (optionally of one release) were symbolicated without debug
+    /// information (no file, or only an executable), most reports first, with what is stored for each now.
     func missingDebugFiles(project: ProjectID, release: String?) async throws -> [MissingDebugFileSummary]
     /// The stored result for a report row.
     func result(reportID: Int64) async throws -> (state: SymbolicationState, report: SymbolicatedReport?)

@@ -29,6 +29,10 @@ public struct SymbolicationWorker: Service {
     let telemetry: Telemetry?
     /// Called after a batch changed issues (tells the dashboard renderer).
     let onChange: @Sendable () -> Void
+    /// Called with a batch's debug-file change sequence (`PendingSymbolication.filesSeen`) before any of it is
+    /// looked up: the symbolicator's cache forgets where files were when it moved, so every file stored up to
+    /// it is used. (A file stored later is caught when the result is saved.)
+    let onFilesSeen: @Sendable (Int64) -> Void
     /// Attempts before a report that keeps stopping the process is failed (`SymbolicationRetry`).
     let maxAttempts: Int
     /// Attempts this process counted itself and that have not ended in a saved result: a step that threw
@@ -59,7 +63,9 @@ public struct SymbolicationWorker: Service {
     public init(store: any SymbolicationStore, symbolicator: any AddressSymbolicating,
                 reread: @escaping @Sendable (RawReport) throws -> Report, clock: any WallClock, logger: Logger,
                 batchSize: Int = 64, idleDelay: Duration = .milliseconds(200), telemetry: Telemetry? = nil,
-                maxAttempts: Int = SymbolicationRetry.maxAttempts, onChange: @escaping @Sendable () -> Void = {}) {
+                maxAttempts: Int = SymbolicationRetry.maxAttempts, onChange: @escaping @Sendable () -> Void = {},
+                onFilesSeen: @escaping @Sendable (Int64) -> Void = { _ in }) {
+        self.onFilesSeen = onFilesSeen
         self.maxAttempts = max(1, maxAttempts)
         self.telemetry = telemetry
         self.onChange = onChange
@@ -89,6 +95,7 @@ public struct SymbolicationWorker: Service {
             batch = try await store.pending(limit: batchSize)
             guard !batch.isEmpty else { return 0 }
         }
+        if let seen = batch.map(\.filesSeen).max() { onFilesSeen(seen) }
         let own = ownAttempts.counts.withLock { $0 }
         let plan = SymbolicationRetry.plan(
             batch.map { ($0.reportID, max(0, $0.attempts - (own[$0.reportID] ?? 0))) }, maxAttempts: maxAttempts)
@@ -151,7 +158,11 @@ public struct SymbolicationWorker: Service {
             let report = try reread(item.raw)
             let result = await SymbolicationRules.symbolicate(report, project: item.project, with: symbolicator)
             // Grouping needs the symbolicated frames, so it happens here and commits with them.
-            return SymbolicationOutcome(reportID: item.reportID, result: result, grouping: GroupingInput.make(report, symbols: result, inApp: item.inApp))
+            var modules: [String: String] = [:]
+            for module in report.modules { if let id = module.buildID { modules[id.rawValue] = modules[id.rawValue] ?? module.name } }
+            return SymbolicationOutcome(
+                reportID: item.reportID, result: result, grouping: GroupingInput.make(report, symbols: result, inApp: item.inApp),
+                filesSeen: item.filesSeen, modules: modules)
         } catch {
             logger.error("cannot re-read a stored report", metadata: [Telemetry.LogKey.error: "\(error)"])
             return SymbolicationOutcome(
@@ -202,7 +213,7 @@ struct AbortingSymbolicator: AddressSymbolicating {
         return await inner.lookup(buildID: buildID, moduleOffset: moduleOffset, project: project)
     }
 
-    func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> [ResolvedFrame]? {
+    func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> AddressLookup {
         await inner.lookupSourceLine(buildID: buildID, file: file, line: line, project: project)
     }
 }

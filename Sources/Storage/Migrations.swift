@@ -423,6 +423,65 @@ enum Migrations {
                     ALTER TABLE projects ADD COLUMN sensitive_fields TEXT NOT NULL DEFAULT '[]';
                     """)
         }
+        migrator.registerMigration("v11-report-modules") { db in
+            // Late symbols in any order: per report and build-id its result touched, the best debug data the
+            // server held when the result was saved (rank 0 = no file, 1 = executable only, 2 = debuginfo). A file
+            // that outranks a row queues that report again, in the transaction that stores the file.
+            // `report_missing_debug_files` was the rank-0 part of this and is folded into it.
+            try db.execute(
+                sql: """
+                    CREATE TABLE report_modules (
+                        report_id INTEGER NOT NULL REFERENCES reports(id) ON DELETE CASCADE,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        build_id TEXT NOT NULL,
+                        module TEXT,
+                        release TEXT,
+                        rank INTEGER NOT NULL CHECK (rank IN (0, 1, 2)),
+                        PRIMARY KEY (report_id, build_id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX report_modules_by_rank ON report_modules(project_id, build_id, rank);
+
+                    -- A change sequence for debug files, never reused (not a clock): each stored file takes the next
+                    -- value, and the symbolication worker reads it with its batch, so a file stored while a batch
+                    -- was being symbolicated is recognised exactly, whatever the clock says.
+                    CREATE TABLE counters (
+                        name TEXT PRIMARY KEY,
+                        value INTEGER NOT NULL CHECK (value >= 0)
+                    ) WITHOUT ROWID;
+                    INSERT INTO counters (name, value) VALUES ('debug_files', 0);
+                    ALTER TABLE debug_files ADD COLUMN stored_seq INTEGER NOT NULL DEFAULT 0 CHECK (stored_seq >= 0);
+
+                    -- Backfill 1: what reports lacked (rank 0), with the module names the reports gave.
+                    INSERT OR IGNORE INTO report_modules (report_id, project_id, build_id, module, release, rank)
+                        SELECT report_id, project_id, build_id, module, release, 0 FROM report_missing_debug_files;
+                    DROP TABLE report_missing_debug_files;
+
+                    -- Backfill 2: the build-ids every stored result resolved, from its JSON: DWARF answers mean the
+                    -- debug information was there (2); anything else (symbol table, not found) counts as the
+                    -- executable only (1), the conservative reading: at worst such a report is redone once below.
+                    WITH valid AS MATERIALIZED (
+                        SELECT report_id, CAST(result AS TEXT) AS json FROM report_symbols WHERE json_valid(CAST(result AS TEXT))
+                    )
+                    INSERT OR IGNORE INTO report_modules (report_id, project_id, build_id, module, release, rank)
+                        SELECT v.report_id, r.project_id, json_extract(slot.value, '$.build_id'), NULL, r.release,
+                            CASE WHEN max(json_extract(slot.value, '$.status') = 'dwarf') THEN 2
+                                 WHEN max(json_extract(slot.value, '$.status') = 'missing_debug_file') THEN 0
+                                 ELSE 1 END
+                        FROM valid v JOIN reports r ON r.id = v.report_id,
+                             json_each(v.json, '$.threads') AS thread, json_each(thread.value) AS slot
+                        WHERE thread.type = 'array' AND slot.type = 'object'
+                            AND typeof(json_extract(slot.value, '$.build_id')) = 'text'
+                        GROUP BY v.report_id, json_extract(slot.value, '$.build_id');
+
+                    -- Reports stuck by the old rule (resolved against a stripped executable, or lacking a file that
+                    -- has arrived since) are queued once, now.
+                    UPDATE reports SET symbolication = 'pending'
+                    WHERE symbolication != 'pending' AND id IN (
+                        SELECT m.report_id FROM report_modules m
+                        WHERE m.rank < (SELECT max(CASE d.kind WHEN 'debuginfo' THEN 2 ELSE 1 END) FROM debug_files d
+                                        WHERE d.project_id = m.project_id AND d.build_id = m.build_id));
+                    """)
+        }
         migrator.registerMigration("v12-report-issue-index") { db in
             // An issue's reports newest first, keyset-paged (`GET /api/v1/issues/{id}/reports`, `/reports?issue=`):
             // `WHERE issue_id = ? AND id < ? ORDER BY id DESC`. `reports_by_issue (issue_id, occurred_at)` orders by

@@ -23,6 +23,10 @@ import Foundation
 /// the blob name), so a reader sees no file or a complete one. Blob placement and row changes happen in one
 /// write transaction, and a blob no row names any more is removed in a later write transaction: the two are
 /// serialised by SQLite's writer lock, so a blob is never removed under an upload that is about to name it.
+///
+/// Storing a file that changes what a project holds takes the next debug-file change sequence value
+/// (`debug_files.stored_seq`) and, in the same transaction, queues the project's reports the file outranks
+/// (`SQLiteSymbolicationStore.requeueOutranked`): late symbols land whatever the order of arrival.
 public struct SQLiteDebugFileStore: DebugFileStore {
     let database: FaultlineDatabase
     let root: String
@@ -76,30 +80,47 @@ public struct SQLiteDebugFileStore: DebugFileStore {
             guard !overflow, total <= quotaBytes else { return (.quotaExceeded(wouldUse: overflow ? .max : total), []) }
             try placeBlob(from: file.upload.path, hash: file.sha256, size: file.size)
             var replaced = false
+            var replacedKinds: [DebugFileKind] = []
             var released = Set<ContentHash>()
+            // The change sequence value of this store, taken once and only when a row gains or changes its bytes
+            // (the same bytes again change nothing, and must not make reports in flight be redone).
+            var sequence: Int64?
             for row in rows {
-                if let previous = try String.fetchOne(
+                let previous = try String.fetchOne(
                     db, sql: "SELECT coalesce(blob_sha256, '') FROM debug_files WHERE project_id = ? AND build_id = ? AND kind = ?",
-                    arguments: [project.rawValue, buildID.rawValue, row.kind.rawValue]), previous != file.sha256.rawValue
-                {
+                    arguments: [project.rawValue, buildID.rawValue, row.kind.rawValue])
+                if let previous, previous != file.sha256.rawValue {
                     replaced = true
+                    replacedKinds.append(row.kind)
                     if let old = ContentHash(previous) { released.insert(old) }
+                }
+                if previous != file.sha256.rawValue, sequence == nil {
+                    sequence = try SQLiteSymbolicationStore.nextDebugFileSequence(db)
                 }
                 try db.execute(
                     sql: """
                         INSERT INTO debug_files
-                            (project_id, build_id, kind, size, architecture, file_type, features, name, uploaded_at, blob_sha256)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            (project_id, build_id, kind, size, architecture, file_type, features, name, uploaded_at, blob_sha256,
+                             stored_seq)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         ON CONFLICT (project_id, build_id, kind) DO UPDATE SET
                             size = excluded.size, architecture = excluded.architecture, file_type = excluded.file_type,
                             features = excluded.features, name = coalesce(excluded.name, debug_files.name),
-                            uploaded_at = excluded.uploaded_at, blob_sha256 = excluded.blob_sha256
+                            uploaded_at = excluded.uploaded_at, blob_sha256 = excluded.blob_sha256,
+                            stored_seq = CASE WHEN debug_files.blob_sha256 IS excluded.blob_sha256 THEN debug_files.stored_seq
+                                              ELSE excluded.stored_seq END
                         """,
                     arguments: [
                         row.project.rawValue, row.buildID.rawValue, row.kind.rawValue, Int64(clamping: row.size), row.architecture,
                         row.fileType, row.features.joined(separator: ","), row.name, Millis.from(row.uploadedAt),
-                        row.sha256.rawValue,
+                        row.sha256.rawValue, sequence ?? 0,
                     ])
+            }
+            if sequence != nil {
+                // In this transaction: the reports this file outranks are queued before anyone can see the file, and a
+                // process that dies right after the commit loses nothing.
+                _ = try SQLiteSymbolicationStore.requeueOutranked(
+                    project: project, buildID: buildID, replacedKinds: replacedKinds, db)
             }
             return (.stored(rows, replaced: replaced), released.sorted())
         }

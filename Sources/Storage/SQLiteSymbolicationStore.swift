@@ -9,7 +9,14 @@ import Foundation
 
 /// The symbolication queue and results on SQLite. The queue is the `reports.symbolication = 'pending'`
 /// column (a partial index keeps finding work cheap however many reports are stored); a result, its state
-/// and its missing build-ids are written in one transaction.
+/// and, per build-id it touched, the rank of the debug data it was made with (`report_modules`) are written in
+/// one transaction.
+///
+/// Late symbols in any order: a stored debug file queues, in its own transaction, every report whose row for the
+/// build-id has a lower rank (`requeueOutranked`); a result made while a better file was being stored is saved
+/// but left queued (`storedAfter`, by the debug-file change sequence read with the batch). Together: whatever
+/// the order of crash, executable and debug file, and whenever the worker runs, the last result of every report
+/// is made with the best file the project has.
 public struct SQLiteSymbolicationStore: SymbolicationStore {
     let database: FaultlineDatabase
 
@@ -20,7 +27,9 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     /// One query for the whole batch: the pending rows with their payloads.
     public func pending(limit: Int) async throws -> [PendingSymbolication] {
         try await database.pool.read { db in
-            try Row.fetchAll(
+            // Read in the same snapshot as the batch: a debug file stored after this is seen by `save` (see there).
+            let filesSeen = try Self.debugFileSequence(db)
+            return try Row.fetchAll(
                 db,
                 sql: """
                     SELECT \(SQLiteReportReader.rawColumns), r.symbolication_attempts, pr.in_app_include, pr.in_app_exclude
@@ -32,6 +41,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 SQLiteReportReader.raw(row).map {
                     PendingSymbolication(
                         reportID: $0.summary.cursor, project: $0.summary.project, raw: $0, attempts: row["symbolication_attempts"],
+                        filesSeen: filesSeen,
                         inApp: InAppRules(include: SQLiteProjectStore.patterns(row["in_app_include"]),
                                           exclude: SQLiteProjectStore.patterns(row["in_app_exclude"])))
                 }
@@ -89,6 +99,13 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     """),
             arguments: [reportID])
         else { return nil }
+        let project = ProjectID(report["project_id"] as Int64)
+        let touched = outcome.result.touchedBuildIDs
+        // The race with an upload: a debug file of a build-id this result touched, stored after the batch was read,
+        // may not have been seen by the lookups. The result is kept (readers see it) but the report stays queued
+        // and is not grouped yet, so it is done again, with that file, before anything is decided from it.
+        let stale = try outcome.filesSeen.map { try Self.storedAfter($0, project: project, buildIDs: touched, db) } ?? false
+        let state = stale ? SymbolicationState.pending : outcome.result.state
         // A clean result resets the attempt count (a later requeue starts afresh); a failure keeps it.
         try db.cachedStatement(
             sql: """
@@ -96,7 +113,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     symbolication_attempts = CASE WHEN ?2 IS NULL THEN 0 ELSE symbolication_attempts END
                 WHERE id = ?3
                 """
-        ).execute(arguments: [outcome.result.state.rawValue, outcome.result.failure, reportID])
+        ).execute(arguments: [state.rawValue, outcome.result.failure, reportID])
         if outcome.result.state == .notNeeded {
             // Nothing was resolved (the client symbolicated, or sent no addresses): the report's own frames say
             // it all, so no copy of them is stored (readers treat a missing result as "use the report's frames").
@@ -109,15 +126,8 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     """
             ).execute(arguments: [reportID, try encoder.encode(outcome.result), now])
         }
-        try db.cachedStatement(sql: "DELETE FROM report_missing_debug_files WHERE report_id = ?").execute(arguments: [reportID])
-        for missing in outcome.result.missing {
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO report_missing_debug_files (report_id, project_id, build_id, module, release)
-                    SELECT id, project_id, ?, ?, release FROM reports WHERE id = ?
-                    """
-            ).execute(arguments: [missing.buildID, missing.module, reportID])
-        }
+        try recordModules(outcome, reportID: reportID, project: project, touched: touched, db)
+        if stale { return (report["issue_id"] as Int64?).map { IssueID($0) } }
         guard let grouping = outcome.grouping else {
             // Not grouped (failed without symbols): nothing for a newer grouping version to redo either.
             try db.cachedStatement(sql: "UPDATE reports SET grouping_version = ? WHERE id = ?")
@@ -128,67 +138,47 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         return try Grouper.file(report: report, reportID: reportID, grouping: grouping, groupingJSON: groupingJSON, now: now, db)
     }
 
-    public func requeueOutdatedGrouping(limit: Int) async throws -> Int {
-        try await database.pool.write { db in
-            // `reports_by_grouping_version` makes this a range over the outdated rows only.
-            try db.execute(
-                sql: """
-                    UPDATE reports SET symbolication = 'pending'
-                    WHERE id IN (SELECT id FROM reports WHERE grouping_version < ? AND symbolication != 'pending' LIMIT ?)
-                    """,
-                arguments: [Grouping.version, max(1, limit)])
-            return db.changesCount
+        try recordModules(outcome, reportID: reportID, project: project, touched: touched, db)
+        if stale { return (report["issue_id"] as Int64?).map { IssueID($0) } }
+        guard let grouping = outcome.grouping else {
+            // Not grouped (failed without symbols): nothing for a newer grouping version to redo either.
+            try db.cachedStatement(sql: "UPDATE reports SET grouping_version = ? WHERE id = ?")
+                .execute(arguments: [Grouping.version, reportID])
+            return (report["issue_id"] as Int64?).map { IssueID($0) }
         }
-    }
-
     public func requeue(project: ProjectID, buildID: BuildID) async throws -> Int {
-        try await database.pool.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE reports SET symbolication = 'pending'
-                    WHERE id IN (SELECT report_id FROM report_missing_debug_files WHERE project_id = ? AND build_id = ?)
-                    """,
-                arguments: [project.rawValue, buildID.rawValue])
-            return db.changesCount
-        }
+        try await database.pool.write { db in try Self.requeueOutranked(project: project, buildID: buildID, replacedKinds: [], db) }
     }
 
-    /// Queues again every report of `project` whose stored result used `buildID` or lacked it: after the project
-    /// replaced its debug file for that build-id, frames resolved with the old file must be resolved again.
-    /// Scans the project's results (a replacement is rare; a first upload uses `requeue`). Returns how many.
+    /// `requeue`, and also the reports made with a file of the best rank: after the project replaced that file with
+    /// different bytes, frames resolved with the old one must be resolved again. Returns how many.
     public func requeueUsing(project: ProjectID, buildID: BuildID) async throws -> Int {
-        // Build-ids are hex digits only, so the pattern needs no escaping.
-        let pattern = "%\"build_id\":\"\(buildID.rawValue)\"%"
-        return try await database.pool.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE reports SET symbolication = 'pending'
-                    WHERE project_id = ? AND symbolication != 'pending' AND (
-                        id IN (SELECT report_id FROM report_missing_debug_files WHERE project_id = ? AND build_id = ?)
-                        OR id IN (SELECT s.report_id FROM report_symbols s JOIN reports r ON r.id = s.report_id
-                                  WHERE r.project_id = ? AND CAST(s.result AS TEXT) LIKE ?))
-                    """,
-                arguments: [project.rawValue, project.rawValue, buildID.rawValue, project.rawValue, pattern])
-            return db.changesCount
-        }
+        try await database.pool.write { db in try Self.requeueOutranked(project: project, buildID: buildID, replacedKinds: DebugFileKind.allCases, db) }
     }
 
+    /// Build-ids whose reports were symbolicated without debug information (nothing, or only a stripped
+    /// executable), with what the server holds for each now. A build-id leaves the list when its reports are
+    /// redone with the debug information.
     public func missingDebugFiles(project: ProjectID, release: String?) async throws -> [MissingDebugFileSummary] {
         try await database.pool.read { db in
             var sql = """
-                SELECT build_id, max(module) AS module, count(*) AS reports, group_concat(DISTINCT release) AS releases
-                FROM report_missing_debug_files WHERE project_id = ?
+                SELECT m.build_id, max(m.module) AS module, count(*) AS reports, group_concat(DISTINCT m.release) AS releases,
+                    (SELECT group_concat(d.kind) FROM debug_files d
+                     WHERE d.project_id = m.project_id AND d.build_id = m.build_id AND d.blob_sha256 IS NOT NULL) AS has
+                FROM report_modules m WHERE m.project_id = ? AND m.rank < 2
                 """
             var arguments: StatementArguments = [project.rawValue]
             if let release {
-                sql += " AND release = ?"
+                sql += " AND m.release = ?"
                 arguments += [release]
             }
-            sql += " GROUP BY build_id ORDER BY reports DESC, build_id LIMIT 1000"
+            sql += " GROUP BY m.build_id ORDER BY reports DESC, m.build_id LIMIT 1000"
             return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { row in
                 guard let id = BuildID(row["build_id"]) else { return nil }
                 let releases = (row["releases"] as String?)?.split(separator: ",").map(String.init).sorted() ?? []
-                return MissingDebugFileSummary(buildID: id, module: row["module"], reports: row["reports"], releases: releases)
+                let has = (row["has"] as String?)?.split(separator: ",").compactMap { DebugFileKind(rawValue: String($0)) }.sorted() ?? []
+                return MissingDebugFileSummary(
+                    buildID: id, module: row["module"], reports: row["reports"], releases: releases, has: has)
             }
         }
     }
@@ -207,6 +197,9 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         let blob: Data? = row["result"]
         let failure: String? = row["symbolication_failure"]
         var report = try blob.map { try JSONDecoder().decode(SymbolicatedReport.self, from: $0) }
+        // Queued again (a better debug file arrived, or the result was made while one was being stored): the
+        // frames shown are the previous result's, but its state says the report is not settled yet.
+        if state == .pending { report?.state = .pending }
         if let failure {
             if report == nil { report = SymbolicatedReport(state: state, threads: [], missing: []) }
             report?.failure = failure

@@ -11,6 +11,11 @@ import FaultlineCore
 /// an open module only when their files are byte for byte the same; a project's lookup never reaches a
 /// module located for another project. When a project replaces a file, the store's change counter moves and
 /// every located path and negative entry is forgotten before the next lookup.
+///
+/// Late files: "not found" is never cached, so a file stored later is located by the first lookup after the
+/// generation moved. A module whose path a key no longer locates (a debug file now outranks the executable, or
+/// the project replaced its file) is closed as soon as that key is located afresh, unless another key still
+/// uses it: a stale module is never answered from, and does not hold its descriptor and memory.
 public actor ModuleCache: AddressSymbolicating {
     /// Finds the stored file of a build-id and kind for a project (nil: not uploaded).
     public typealias Locate = @Sendable (BuildID, DebugFileKind, ProjectID) async -> String?
@@ -29,6 +34,9 @@ public actor ModuleCache: AddressSymbolicating {
     /// Where each project's build-id was found, valid until the generation moves (a project may replace its
     /// file); "not found" is not remembered, so a file uploaded later is seen at once.
     var located: [String: String] = [:]
+    /// What `located` held before the generation last moved: a key located afresh somewhere else closes its old
+    /// module (when no other key uses it).
+    var previouslyLocated: [String: String] = [:]
 
     public init(capacity: Int = 32, byteBudget: UInt64 = 4 << 30, generation: @escaping Generation = { 0 },
                 locate: @escaping Locate) {
@@ -43,10 +51,18 @@ public actor ModuleCache: AddressSymbolicating {
         refreshIfFilesChanged()
         let key = "\(project.rawValue)/\(buildID.rawValue)"
         var path = located[key]
-        if path == nil { path = await locate(buildID, .debuginfo, project) }
-        if path == nil { path = await locate(buildID, .executable, project) }
+        if path == nil {
+            let started = seenGeneration
+            path = await locate(buildID, .debuginfo, project)
+            if path == nil { path = await locate(buildID, .executable, project) }
+            // Other lookups run while this one awaits (actor reentrancy): when one of them saw the generation move,
+            // this answer may be older than the file now stored, so it serves this lookup but is not remembered.
+            if seenGeneration == started {
+                if let found = path { located[key] = found }
+                retire(key: key, now: path)
+            }
+        }
         guard let path else { return .missingDebugFile }
-        located[key] = path
         guard let module = open(path) else { return .notFound }
         guard let resolution = module.resolve(moduleOffset: moduleOffset) else { return .notFound }
         let frames = resolution.frames.map {
@@ -58,15 +74,14 @@ public actor ModuleCache: AddressSymbolicating {
         }
     }
 
-    public func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> [ResolvedFrame]? {
+    public func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> AddressLookup {
         refreshIfFilesChanged()
         // Only debug information has line tables.
-        guard let path = await locate(buildID, .debuginfo, project), let module = open(path),
-              let resolution = module.resolve(sourceFile: file, line: line)
-        else { return nil }
-        return resolution.frames.map {
+        guard let path = await locate(buildID, .debuginfo, project) else { return .missingDebugFile }
+        guard let module = open(path), let resolution = module.resolve(sourceFile: file, line: line) else { return .notFound }
+        return .resolved(resolution.frames.map {
             ResolvedFrame(function: $0.function, file: $0.file, line: $0.line, column: $0.column, inlined: $0.inlined)
-        }
+        })
     }
 
     /// When a file was added or replaced: locate afresh. Open modules stay (a path's bytes never change).
@@ -74,6 +89,7 @@ public actor ModuleCache: AddressSymbolicating {
         let now = generation()
         if now != seenGeneration {
             seenGeneration = now
+            previouslyLocated.merge(located) { _, newer in newer }
             located.removeAll()
             broken.removeAll()
         }
@@ -81,6 +97,20 @@ public actor ModuleCache: AddressSymbolicating {
 
     /// Open modules, for tests and metrics.
     public var openCount: Int { modules.count }
+
+    /// Whether the module at `path` is open (for tests).
+    public func isOpen(_ path: String) -> Bool { modules[path] != nil }
+
+    /// `key` was located afresh at `now`: the module it used before is closed when it was another path and no
+    /// key located since uses it.
+    func retire(key: String, now: String?) {
+        guard let old = previouslyLocated.removeValue(forKey: key), old != now else { return }
+        guard !located.values.contains(old), !previouslyLocated.values.contains(old) else { return }
+        if let closed = modules.removeValue(forKey: old) {
+            recency.removeAll { $0 == old }
+            openBytes = openBytes >= closed.bytes ? openBytes - closed.bytes : 0
+        }
+    }
 
     func open(_ path: String) -> DebugModule? {
         if let entry = modules[path] {
@@ -122,7 +152,7 @@ public struct ShardedModuleCache: AddressSymbolicating {
         await shard(for: buildID).lookup(buildID: buildID, moduleOffset: moduleOffset, project: project)
     }
 
-    public func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> [ResolvedFrame]? {
+    public func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> AddressLookup {
         await shard(for: buildID).lookupSourceLine(buildID: buildID, file: file, line: line, project: project)
     }
 

@@ -190,7 +190,9 @@ enum Fixtures {
                     ? [
                         MissingDebugFileSummary(
                             buildID: BuildID("11223344")!, module: "libfoo.so \(hostile)", reports: 4,
-                            releases: [release])
+                            releases: [release]),
+                        MissingDebugFileSummary(
+                            buildID: BuildID("55667788")!, module: "app", reports: 2, releases: [release], has: [.executable]),
                     ]
                     : []
             },

@@ -56,7 +56,12 @@ struct SiteRendererTests {
         let alerts = try #require(pages["demo/alerts.html"])
         #expect(alerts.contains("Trending \(escaped)"))
         #expect(alerts.contains("<dt>\(escaped)</dt><dd>1.5</dd>"))  // unknown reason key
-        #expect(try #require(pages["demo/missing-debug-files.html"]).contains("libfoo.so \(escaped)"))
+        let missing = try #require(pages["demo/missing-debug-files.html"])
+        #expect(missing.contains("libfoo.so \(escaped)"))
+        // A build-id with only its stripped executable still lacks debug information, and says what is there.
+        #expect(missing.contains("<code class=\"build-id\">55667788</code></th>\n<td>app</td>\n<td>2</td>"))
+        #expect(missing.contains("<td>executable only (names, no files or lines)</td>"))
+        #expect(missing.contains("<td>nothing</td>"))
         #expect(try #require(pages["demo/issues.html"]).contains(">Tom &amp; Jerry</a>"))
         #expect(!pages.values.contains { $0.contains("Tom & Jerry") })
     }

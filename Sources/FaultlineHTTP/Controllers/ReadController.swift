@@ -34,12 +34,15 @@ struct ReadController<Reader: ReportReader> {
             var module: String?
             var reports: Int
             var releases: [String]
-            enum CodingKeys: String, CodingKey { case buildID = "build_id", module, reports, releases }
+            /// The kinds the server holds for the build-id now (`["executable"]`: only a stripped executable).
+            var has: [String]
+            enum CodingKeys: String, CodingKey { case buildID = "build_id", module, reports, releases, has }
         }
         var missing: [File]
     }
 
-    /// `GET /api/v1/missing-debug-files[?release=R][&project=SLUG]`: build-ids that reports lacked.
+    /// `GET /api/v1/missing-debug-files[?release=R][&project=SLUG]`: build-ids whose reports were symbolicated
+    /// without debug information, with what the server holds for each (`has`).
     @Sendable func missingDebugFiles(_ request: Request, context: ReaderContext) async throws -> MissingOut {
         let params = request.uri.queryParameters
         let project: Project
@@ -54,7 +57,7 @@ struct ReadController<Reader: ReportReader> {
         }
         let rows = try await symbolication.missingDebugFiles(project: project.id, release: params["release"].map(String.init))
         return MissingOut(missing: rows.map {
-            .init(buildID: $0.buildID.rawValue, module: $0.module, reports: $0.reports, releases: $0.releases)
+            .init(buildID: $0.buildID.rawValue, module: $0.module, reports: $0.reports, releases: $0.releases, has: $0.has.map(\.rawValue))
         })
     }
 
