@@ -138,14 +138,88 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         return try Grouper.file(report: report, reportID: reportID, grouping: grouping, groupingJSON: groupingJSON, now: now, db)
     }
 
-        try recordModules(outcome, reportID: reportID, project: project, touched: touched, db)
-        if stale { return (report["issue_id"] as Int64?).map { IssueID($0) } }
-        guard let grouping = outcome.grouping else {
-            // Not grouped (failed without symbols): nothing for a newer grouping version to redo either.
-            try db.cachedStatement(sql: "UPDATE reports SET grouping_version = ? WHERE id = ?")
-                .execute(arguments: [Grouping.version, reportID])
-            return (report["issue_id"] as Int64?).map { IssueID($0) }
+    public func requeueOutdatedGrouping(limit: Int) async throws -> Int {
+        try await database.pool.write { db in
+            // `reports_by_grouping_version` makes this a range over the outdated rows only.
+            try db.execute(
+                sql: """
+                    UPDATE reports SET symbolication = 'pending'
+                    WHERE id IN (SELECT id FROM reports WHERE grouping_version < ? AND symbolication != 'pending' LIMIT ?)
+                    """,
+                arguments: [Grouping.version, max(1, limit)])
+            return db.changesCount
         }
+    }
+
+    /// Which debug data each build-id had when this result was saved (`report_modules`): a build-id missing
+    /// from the result has rank 0; one resolved has the rank of the project's best stored file for it.
+    static func recordModules(_ outcome: SymbolicationOutcome, reportID: Int64, project: ProjectID, touched: [String],
+                              _ db: Database) throws {
+        try db.cachedStatement(sql: "DELETE FROM report_modules WHERE report_id = ?").execute(arguments: [reportID])
+        let missing = Dictionary(outcome.result.missing.map { ($0.buildID, $0.module) }, uniquingKeysWith: { first, _ in first })
+        for buildID in touched {
+            let rank = missing[buildID] != nil ? DebugDataRank.none : try bestRank(project: project, buildID: buildID, db)
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO report_modules (report_id, project_id, build_id, module, release, rank)
+                    SELECT id, project_id, ?, ?, release, ? FROM reports WHERE id = ?
+                    """
+            ).execute(arguments: [buildID, missing[buildID] ?? outcome.modules[buildID], rank.rawValue, reportID])
+        }
+    }
+
+    /// The best kind `project` holds for `buildID` now.
+    static func bestRank(project: ProjectID, buildID: String, _ db: Database) throws -> DebugDataRank {
+        let kinds = try String.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT kind FROM debug_files WHERE project_id = ? AND build_id = ? AND blob_sha256 IS NOT NULL"),
+            arguments: [project.rawValue, buildID])
+        return DebugDataRank.best(of: kinds.compactMap(DebugFileKind.init(rawValue:)))
+    }
+
+    /// Whether `project` stored a debug file for one of `buildIDs` after the change sequence `seen`.
+    static func storedAfter(_ seen: Int64, project: ProjectID, buildIDs: [String], _ db: Database) throws -> Bool {
+        let statement = try db.cachedStatement(
+            sql: "SELECT 1 FROM debug_files WHERE project_id = ? AND build_id = ? AND stored_seq > ? LIMIT 1")
+        for buildID in buildIDs {
+            if try Bool.fetchOne(statement, arguments: [project.rawValue, buildID, seen]) ?? false { return true }
+        }
+        return false
+    }
+
+    /// The debug-file change sequence now.
+    static func debugFileSequence(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT value FROM counters WHERE name = 'debug_files'") ?? 0
+    }
+
+    /// Takes the next debug-file change sequence value (inside the transaction that stores a file).
+    static func nextDebugFileSequence(_ db: Database) throws -> Int64 {
+        try db.execute(sql: "UPDATE counters SET value = value + 1 WHERE name = 'debug_files'")
+        return try debugFileSequence(db)
+    }
+
+    /// Queues again, in the caller's transaction, every report of `project` whose result for `buildID` was made
+    /// with less than the project's best file for it now — and, when the project replaced its file of that best
+    /// kind with different bytes (`replacedKinds`), those made with it too. Other projects' reports are never
+    /// touched. Returns how many reports were queued.
+    static func requeueOutranked(project: ProjectID, buildID: BuildID, replacedKinds: [DebugFileKind], _ db: Database) throws
+        -> Int
+    {
+        let best = try bestRank(project: project, buildID: buildID.rawValue, db)
+        let sameRankToo = !replacedKinds.isEmpty && DebugDataRank.best(of: replacedKinds) == best
+        try db.execute(
+            sql: """
+                UPDATE reports SET symbolication = 'pending'
+                WHERE symbolication != 'pending' AND id IN (
+                    SELECT report_id FROM report_modules WHERE project_id = ? AND build_id = ? AND rank \(sameRankToo ? "<=" : "<") ?)
+                """,
+            arguments: [project.rawValue, buildID.rawValue, best.rawValue])
+        return db.changesCount
+    }
+
+    /// Queues again every report of `project` whose result for `buildID` was made with less than the project's
+    /// best file for it now. Storing a debug file does this itself (`SQLiteDebugFileStore.store`, in the same
+    /// transaction); this is for callers that changed files some other way. Returns how many.
     public func requeue(project: ProjectID, buildID: BuildID) async throws -> Int {
         try await database.pool.write { db in try Self.requeueOutranked(project: project, buildID: buildID, replacedKinds: [], db) }
     }
