@@ -27,6 +27,8 @@ public enum Command {
         }
         process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
         process.standardError = FileHandle(forWritingAtPath: base + ".err")
+        // Never the test runner's own stdin: a tool that reads it (gdb does) would wait for input forever.
+        process.standardInput = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
         return Result(

@@ -169,8 +169,14 @@ public enum CrashCorpus {
     public static func crashNative(_ build: Build, site: String, signal: (name: String, description: String), in folder: TempFolder,
                                    release: String) throws -> [String: Any] {
         let stem = folder.file("native-\(site)-\(UUID().uuidString.prefix(8))")
-        _ = try Command.run("gdb", ["-batch", "-nx", "-q", "-ex", "run 2>\(stem).err", "-ex", "generate-core-file \(stem).core",
-                                    "--args", build.binary, site])
+        // gdb waits for its inferior with SIGCHLD: the test runner's blocked or ignored signals (inherited across
+        // exec) are reset first.
+        let reset = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+            + "[signal.signal(s, signal.SIG_DFL) for s in (signal.SIGCHLD, signal.SIGTTOU, signal.SIGTTIN, signal.SIGPIPE)]; "
+            + "os.execvp(sys.argv[1], sys.argv[1:])"
+        // (`run ARGS` replaces the program's arguments, so the site goes there, with the redirection.)
+        _ = try Command.run("python3", ["-c", reset, "gdb", "-batch", "-nx", "-q", "-ex", "run \(site) 2>\(stem).err",
+                                        "-ex", "generate-core-file \(stem).core", build.binary])
         let stack = try Command.check("eu-stack", ["--core=\(stem).core", "--executable=\(build.binary)", "-a", "-b", "-m", "-n", "64"])
             .split(separator: "\n")
         var frames: [[String: Any]] = []
