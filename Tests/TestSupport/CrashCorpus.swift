@@ -64,7 +64,7 @@ public enum CrashCorpus {
              title: "Fatal error: Unexpectedly found nil while unwrapping an Optional value"),
         Site(name: "overflow", function: "Ledger.deposit(_:)", marker: "balance += amount", title: "Fatal error: Arithmetic overflow"),
         Site(name: "divide", function: "Splitter.share(_:among:)", marker: "total / people", title: "Fatal error: Division by zero"),
-        Site(name: "fatal", function: "Config.load(_:)", marker: "fatalError(", title: "Fatal error: missing configuration db2"),
+        Site(name: "fatal", function: "static Config.load(_:)", marker: "fatalError(", title: "Fatal error: missing configuration db2"),
         Site(name: "pointer", function: "Buffer.peek(_:)", marker: ".pointee", title: "SIGSEGV: Bad pointer dereference"),
     ]
 
