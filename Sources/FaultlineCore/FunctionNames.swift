@@ -108,6 +108,7 @@ public enum FunctionNames {
         if CppName.looksLikeFunction(s) { return .cpp }
         return .other
     }
+
 }
 
 /// Byte-level helpers over UTF-8 names: structure is ASCII, identifiers may be anything and are copied as is.

@@ -95,10 +95,8 @@ enum NativeReportParser {
             } else if key.matches("fault_address") {
                 faultAddress = try r.optional("fault_address") { try $0.readAddress() }
             } else if key.matches("crash_message") {
-                // What the crashing program printed (see `CrashMessage`): kept to its first 4 KB, never refused.
-                crashMessage = try r.optional("crash_message") { try $0.readString() }.map {
-                    $0.utf8.count <= CrashMessage.maxScannedBytes ? $0 : String(decoding: $0.utf8.prefix(CrashMessage.maxScannedBytes), as: UTF8.self)
-                }
+                // What the crashing program printed (see `CrashMessage`); `IngestLimits` cuts it, never refuses it.
+                crashMessage = try r.optional("crash_message") { try $0.readString() }
             } else if key.matches("fingerprint") {
                 fingerprint = try r.optional("fingerprint") { r in
                     var out: [String] = []
@@ -117,12 +115,11 @@ enum NativeReportParser {
         // Keys in order, last duplicate winning (what JSON parsers conventionally do).
         var seen = Set<String>()
         customKeys = customKeys.reversed().filter { seen.insert($0.key).inserted }.reversed()
-        var report = Report(
+        return Report(
             eventID: eventID, kind: kind, timestamp: timestamp, sessionID: sessionID, userID: userID, installID: installID,
             environment: environment, app: app, device: device, error: error, threads: threads, modules: modules,
-            breadcrumbs: breadcrumbs, customKeys: customKeys, fingerprint: fingerprint, faultAddress: faultAddress)
-        report.crashMessage = crashMessage
-        return report
+            breadcrumbs: breadcrumbs, customKeys: customKeys, fingerprint: fingerprint, faultAddress: faultAddress,
+            crashMessage: crashMessage)
     }
 }
 

@@ -38,6 +38,8 @@ public struct SymbolicationWorker: Service {
     /// Attempts this process counted itself and that have not ended in a saved result: a step that threw
     /// (a database error) did not stop the process, so those attempts do not make a report a suspect.
     let ownAttempts = OwnAttempts()
+    /// Set once no report of an older grouping version is left (see `step`).
+    let regroupingDone = Flag()
     #if DEBUG
     /// Test-only fault injection (never compiled in release builds).
     public struct FaultInjection: Sendable {
@@ -90,8 +92,13 @@ public struct SymbolicationWorker: Service {
         var batch = try await store.pending(limit: batchSize)
         if batch.isEmpty {
             // Idle: group reports filed by an older grouping version again, a few batches at a time, so that a
-            // version bump migrates stored issues in the background without holding back new reports.
-            guard try await store.requeueOutdatedGrouping(limit: batchSize * 4) > 0 else { return 0 }
+            // version bump migrates stored issues in the background without holding back new reports. Only this
+            // binary's start makes reports outdated, so once none is left the question is not asked again.
+            guard !regroupingDone.value.withLock({ $0 }) else { return 0 }
+            guard try await store.requeueOutdatedGrouping(limit: batchSize * 4) > 0 else {
+                regroupingDone.value.withLock { $0 = true }
+                return 0
+            }
             batch = try await store.pending(limit: batchSize)
             guard !batch.isEmpty else { return 0 }
         }
@@ -218,6 +225,11 @@ struct AbortingSymbolicator: AddressSymbolicating {
     }
 }
 #endif
+
+/// A flag shared by copies of a worker.
+final class Flag: Sendable {
+    let value = Mutex(false)
+}
 
 /// The attempts one worker counted in this process (see `SymbolicationWorker.ownAttempts`).
 final class OwnAttempts: Sendable {

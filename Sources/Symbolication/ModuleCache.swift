@@ -158,8 +158,6 @@ public struct ShardedModuleCache: AddressSymbolicating {
 
     /// The owner of a build-id's modules: FNV-1a over the build-id (stable, and spreads ids evenly).
     func shard(for buildID: BuildID) -> ModuleCache {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in buildID.rawValue.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return shards[Int(hash % UInt64(shards.count))]
+        shards[Int(FNV1a.hash64(buildID.rawValue) % UInt64(shards.count))]
     }
 }

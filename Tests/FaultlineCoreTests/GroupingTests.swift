@@ -90,12 +90,16 @@ import Testing
     }
 
     @Test func normalizationRemovesCloneSuffixesAndSpecializations() {
-        #expect(Grouping.normalizeFunction("compute.constprop.0.isra.0") == "compute")
-        #expect(Grouping.normalizeFunction("compute.cold") == "compute")
-        #expect(Grouping.normalizeFunction("ns::f(int) [clone .cold]") == "ns::f(int)")
-        #expect(Grouping.normalizeFunction("generic specialization <Swift.Int> of app.sum<A>([A]) -> A") == "app.sum<A>([A]) -> A")
-        #expect(Grouping.normalizeFunction("specialized   app.sum([Swift.Int])") == "app.sum([Swift.Int])")
-        #expect(Grouping.normalizeFunction("std::vector<int>::at(unsigned long)") == "std::vector<int>::at(unsigned long)")
+        // Names as grouping labels them (clone suffixes, then FunctionNames.simplified): clones and specializations gone.
+        #expect(Grouping.withoutCloneSuffixes("compute.constprop.0.isra.0") == "compute")
+        #expect(Grouping.withoutCloneSuffixes("compute.cold") == "compute")
+        #expect(FunctionNames.simplified("ns::f(int) [clone .cold]") == "ns::f")
+        #expect(FunctionNames.simplified("generic specialization <Swift.Int> of app.sum<A>([A]) -> A") == "sum(_:)")
+        #expect(FunctionNames.simplified("specialized app.sum([Swift.Int]) -> Swift.Int") == "sum(_:)")
+        #expect(FunctionNames.simplified("std::vector<int>::at(unsigned long)") == "std::vector<int>::at")
+        // And a C clone of the crashing function is the same issue as the function itself.
+        let report = crash(frames: [Frame(function: "compute.constprop.0.isra.0")])
+        #expect(Grouping.group(report, symbols: nil).fingerprint == Grouping.group(crash(frames: [Frame(function: "compute")]), symbols: nil).fingerprint)
     }
 
     @Test func unsymbolicatedFramesUseModuleAndOffsetAndIgnoreTheSlide() {

@@ -283,55 +283,17 @@ public enum Grouping {
             entry.line.map { "\(baseName(ofPath: file)):\($0)" } ?? baseName(ofPath: file)
         }
         return NormalizedFrame(
-            label: FunctionNames.simplified(function), full: function, inApp: inApp && role == .code, role: role, location: location)
+            label: FunctionNames.simplified(withoutCloneSuffixes(function)), full: function, inApp: inApp && role == .code, role: role, location: location)
     }
 
     // MARK: - Normalization
 
-    /// A function name without what differs between builds of the same code: clone suffixes
-    /// (`.cold`, `.constprop.0`, `[clone .isra.0]`), Swift specialization and thunk prefixes, extra spaces.
-    public static func normalizeFunction(_ raw: String) -> String {
-        var name = raw.collapsingSpaces
-        // Swift: "generic specialization <Swift.Int> of foo(...)", "specialized foo(...)", "partial apply for …".
-        var changed = true
-        while changed {
-            changed = false
-            for prefix in ["specialized ", "merged ", "partial apply for ", "reabstraction thunk helper from ", "outlined "] where name.hasPrefix(prefix) {
-                name.removeFirst(prefix.count)
-                changed = true
-            }
-            for prefix in ["generic specialization <", "function signature specialization <", "generic partial specialization <"]
-            where name.hasPrefix(prefix) {
-                if let rest = dropBracketed(name, prefixLength: prefix.count - 1), rest.hasPrefix(" of ") {
-                    name = String(rest.dropFirst(4))
-                    changed = true
-                }
-            }
-        }
-        // C++ (demangled): "foo(int) [clone .cold]"; C (symbol names): "foo.cold", "foo.constprop.0.isra.0".
-        while name.hasSuffix("]"), let cut = lastOccurrence(of: " [clone .", in: name) {
-            name = String(name[..<cut])
-        }
-        if name.hasSuffix(" (.cold)") { name.removeLast(8) }
-        name = stripCloneSuffixes(name)
-        return name
-    }
-
-    static func lastOccurrence(of needle: String, in text: String) -> String.Index? {
-        var found: String.Index?
-        var index = text.startIndex
-        while index < text.endIndex {
-            if text[index...].hasPrefix(needle) { found = index }
-            index = text.index(after: index)
-        }
-        return found
-    }
-
     static let cloneSuffixes: Set<Substring> = ["cold", "constprop", "isra", "part", "lto_priv", "llvm", "localalias", "clone"]
 
-    /// Removes trailing `.cold`, `.isra.0`… from a symbol name (only when what precedes is a plain identifier
-    /// end, so `operator.` and Swift names with dots in modules are left alone).
-    static func stripCloneSuffixes(_ name: String) -> String {
+    /// A C symbol name without the suffixes GCC and LLVM give function clones (grouping only: the dashboard shows them) (`compute.cold`,
+    /// `compute.constprop.0.isra.0` → `compute`): they differ between builds of the same code. Only trailing
+    /// known suffixes go, so other dotted names are left alone.
+    public static func withoutCloneSuffixes(_ name: String) -> String {
         var parts = name.split(separator: ".", omittingEmptySubsequences: false)
         var stripped = false
         while parts.count > 1 {
@@ -348,25 +310,10 @@ public enum Grouping {
         return stripped ? parts.joined(separator: ".") : name
     }
 
-    /// After `<…>` starting at `prefixLength` (which must be `<`), the rest of `text`; nil when unbalanced.
-    static func dropBracketed(_ text: String, prefixLength: Int) -> String? {
-        var depth = 0
-        var index = text.index(text.startIndex, offsetBy: prefixLength)
-        while index < text.endIndex {
-            let c = text[index]
-            if c == "<" { depth += 1 }
-            if c == ">" {
-                depth -= 1
-                if depth == 0 { return String(text[text.index(after: index)...]) }
-            }
-            index = text.index(after: index)
-        }
-        return nil
-    }
-
-    /// The bare name used to recognise runtime frames: no parameters, return type or `Swift.` qualifier.
+    /// The bare name used to recognise runtime frames: the simplified name without closure prefixes, parameters
+    /// or a `Swift.` qualifier (`closure #1 in _assertionFailure(…)` → `_assertionFailure`).
     static func bareName(_ function: String) -> String {
-        var name = Substring(normalizeFunction(function))
+        var name = Substring(withoutClosurePrefixes(FunctionNames.simplified(function)))
         if let paren = name.firstIndex(of: "(") { name = name[..<paren] }
         if name.hasPrefix("Swift.") { name = name.dropFirst(6) }
         return String(name).trimmingSpaces
@@ -388,11 +335,8 @@ public enum Grouping {
     /// (also the closures inside them: `closure #1 in _assertionFailure(…)`).
     public static func isRuntimeFrame(_ function: String) -> Bool {
         if function.hasPrefix("Swift runtime failure") { return true }
-        for candidate in [bareName(function), bareName(withoutClosurePrefixes(FunctionNames.simplified(function)))] {
-            if runtimeNames.contains(candidate) { return true }
-            if candidate.hasPrefix("swift::runtime::backtrace") || candidate.hasPrefix("_swift_backtrace") { return true }
-        }
-        return false
+        let bare = bareName(function)
+        return runtimeNames.contains(bare) || bare.hasPrefix("swift::runtime::backtrace") || bare.hasPrefix("_swift_backtrace")
     }
 
     /// `closure #1 in closure #2 in f()` → `f()`.
@@ -439,7 +383,7 @@ public enum Grouping {
     /// modules, the C++ standard library, glibc's start-up and thread entry points.
     public static func isSystemFunction(_ function: String) -> Bool {
         if let module = FunctionNames.swiftModule(of: function), systemSwiftModules.contains(module) { return true }
-        let name = normalizeFunction(function)
+        let name = FunctionNames.simplified(function)
         return name.hasPrefix("std::") || name.hasPrefix("__gnu_cxx::") || name.hasPrefix("__cxxabiv1::")
             || name.hasPrefix("__libc_") || name.hasPrefix("__GI_") || name == "_start" || name.hasPrefix("start_thread")
             || name == "clone" || name == "clone3" || name.hasPrefix("__clone")
@@ -529,7 +473,7 @@ public enum Grouping {
         }
         // Other printed text (a log line before an abort()) is kept with the report but does not name the issue.
         if report.kind == .crash {
-            let names = Set(frames.filter { $0.role == .runtime }.compactMap { $0.full.map { bareName(withoutClosurePrefixes(FunctionNames.simplified($0))) } })
+            let names = Set(frames.filter { $0.role == .runtime }.compactMap { $0.full.map(bareName) })
             if !names.isDisjoint(with: ["_assertionFailure", "fatalError", "_fatalErrorMessage", "preconditionFailure", "assertionFailure",
                                          "swift_runtime_failure", "swift_reportError", "swift::fatalError", "swift_unexpectedError",
                                          "swift_errorInMain"]) {
