@@ -14,6 +14,10 @@ let package = Package(
     products: [
         .executable(name: "faultline", targets: ["faultline"]),
         .executable(name: "symupload", targets: ["symupload"]),
+        // The client side (docs/sdk.md): the SDK apps link, and the launcher that runs any program with reporting.
+        .library(name: "FaultlineSDK", targets: ["FaultlineSDK"]),
+        .executable(name: "faultline-run", targets: ["faultline-run"]),
+        .executable(name: "faultline-example", targets: ["FaultlineExample"]),
         .executable(name: "ingest-bench", targets: ["IngestBench"]),
         .executable(name: "symbolicate-bench", targets: ["SymbolicateBench"]),
         .executable(name: "aggregate-bench", targets: ["AggregateBench"]),
@@ -39,6 +43,21 @@ let package = Package(
         .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CLibdw", pkgConfig: "libdw", providers: [.apt(["libdw-dev"])]),
         .target(name: "Symbolication", dependencies: ["FaultlineCore", "CLibdw"], swiftSettings: strict),
+        // The SDK goes into every app: no package dependencies. It uses the toolchain's Foundation
+        // (URLSession for HTTPS and proxies, JSON), Runtime (the calling thread's stack and images) and
+        // Synchronization (Mutex), and zlib (gzip bodies) through CZlib, a module map only.
+        .target(name: "FaultlineSDK", dependencies: ["CZlib"], swiftSettings: strict),
+        .executableTarget(
+            name: "faultline-run",
+            dependencies: ["FaultlineSDK", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "FaultlineExample", dependencies: ["FaultlineSDK"], path: "Examples/CrashOnRequest",
+            swiftSettings: strict),
+        // The Swift program the SDK's end-to-end tests run (Tests/FaultlineHTTPTests/SDK).
+        .executableTarget(
+            name: "SDKFixture", dependencies: ["FaultlineSDK"], path: "Tests/Fixtures/SDKFixture",
+            swiftSettings: strict),
         .target(
             name: "Formats",
             dependencies: [
@@ -147,6 +166,7 @@ let package = Package(
         .testTarget(
             name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "FaultlineCore"]),
+        .testTarget(name: "FaultlineSDKTests", dependencies: ["FaultlineSDK", "TestSupport"]),
         .testTarget(name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore"]),
         .testTarget(
             name: "SymbolicationTests", dependencies: ["Symbolication", "FaultlineCore", "TestSupport"], exclude: ["Fixtures"]),
@@ -154,6 +174,7 @@ let package = Package(
             name: "FaultlineHTTPTests",
             dependencies: [
                 "FaultlineHTTP", "FaultlineApp", "Storage", "Pipeline", "Formats", "FaultlineCore", "faultline", "symupload", "CZlib",
+                "faultline-run", "SDKFixture", "FaultlineExample",
                 "Symbolication",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -1,2 +1,2 @@
-// The zlib boundary: Formats is the only module that imports CZlib.
+// The zlib boundary: Formats (server side) and FaultlineSDK (client side) import CZlib.
 #include <zlib.h>

@@ -1,0 +1,121 @@
+/// Crash and error reporting for Swift programs on Linux, with the Crashlytics API (docs/sdk.md).
+///
+/// CONTRACT (owner: sdk-context helper): the public API below is fixed; bodies are placeholders.
+///
+/// ```swift
+/// Faultline.start(dsn: "http://KEY@faultline.internal:8080/3", release: "2.4.1")
+/// Faultline.log("checkout started")
+/// Faultline.setCustomValue(3, forKey: "cart_items")
+/// Faultline.setUserID("user-42")
+/// Faultline.record(error: error, userInfo: ["order": "A-17"])
+/// ```
+/// Every function is thread-safe and callable from sync and async code; none blocks on the network.
+public enum Faultline {
+    /// Starts reporting for this process: reports what earlier runs left (crash files, sessions), starts this
+    /// run's session, and sends in the background. `dsn` defaults to `FAULTLINE_DSN`, `release` to
+    /// `FAULTLINE_RELEASE`; without a DSN nothing is sent (reports are kept). Calling it again does nothing.
+    public static func start(
+        dsn: String? = nil, release: String? = nil, environment: String? = nil,
+        options: FaultlineOptions = FaultlineOptions()
+    ) {}
+
+    /// Adds a timestamped line to the rolling log (64 KB, oldest dropped) that every report carries.
+    public static func log(_ message: String) {}
+
+    /// Sets (or, with `nil`, removes) a custom key shown on every report: at most 64 keys, keys and string
+    /// values cut at 1 KB; a key set after the 64th is dropped.
+    public static func setCustomValue(_ value: (any CustomValueConvertible)?, forKey key: String) {}
+
+    /// Sets several custom keys at once.
+    public static func setCustomKeysAndValues(_ keysAndValues: [String: any CustomValueConvertible]) {}
+
+    /// The user id reports and sessions are counted by (else the installation); cut at 1 KB; `nil` clears it.
+    public static func setUserID(_ userID: String?) {}
+
+    /// Records a handled error as a non-fatal report with the calling thread's stack. At most 8 unsent
+    /// non-fatals are kept; the oldest go first.
+    public static func record(error: any Error, userInfo: [String: any CustomValueConvertible] = [:]) {}
+
+    /// Turns sending on or off; the choice is kept across runs. While off nothing leaves the machine: reports
+    /// and sessions are kept until ``sendUnsentReports()`` or ``deleteUnsentReports()``.
+    public static func setCollectionEnabled(_ enabled: Bool) {}
+
+    /// Whether sending is on (the default until ``setCollectionEnabled(_:)`` says otherwise).
+    public static var isCollectionEnabled: Bool { true }
+
+    /// Whether reports are waiting to be sent (held while collection is off, or not yet delivered).
+    public static func checkForUnsentReports() -> Bool { false }
+
+    /// Sends the reports that are waiting, even while collection is off (the user agreed to these).
+    public static func sendUnsentReports() {}
+
+    /// Deletes the reports that are waiting without sending them.
+    public static func deleteUnsentReports() {}
+
+    /// Whether the previous run of this app ended in a crash.
+    public static func didCrashOnPreviousExecution() -> Bool { false }
+
+    /// Waits until everything queued is sent, or `timeout` seconds; answers whether the queue is empty.
+    @discardableResult
+    public static func flush(timeout: Double = 5) async -> Bool { false }
+}
+
+/// Settings for ``Faultline/start(dsn:release:environment:options:)``; every one has a default.
+public struct FaultlineOptions: Sendable {
+    /// The build number (`app.build`); the release shows as `VERSION (BUILD)`.
+    public var build: String?
+    /// The bundle or package id (`app.id`).
+    public var appID: String?
+    /// Where the SDK keeps its state, queue and identity; default `FAULTLINE_STATE_DIR`, else
+    /// `$XDG_STATE_HOME/faultline/<program>`, else `~/.local/state/faultline/<program>`.
+    public var stateDirectory: String?
+    /// Where the Swift runtime writes crash files; default: the `output-to=` folder of `SWIFT_BACKTRACE`.
+    public var crashDirectory: String?
+    /// Bounds of the on-disk queue.
+    public var maxQueuedItems: Int = 200
+    public var maxQueuedBytes: Int = 16 << 20
+    /// How long the process waits at exit to send its session's end and what is queued (seconds; 0: don't wait).
+    public var flushOnExit: Double = 2
+
+    public init() {}
+}
+
+/// A value a custom key can hold: strings, integers, floating-point numbers and booleans.
+public protocol CustomValueConvertible: Sendable {
+    var faultlineCustomValue: CustomValue { get }
+}
+
+extension String: CustomValueConvertible {
+    public var faultlineCustomValue: CustomValue { .string(self) }
+}
+extension Substring: CustomValueConvertible {
+    public var faultlineCustomValue: CustomValue { .string(String(self)) }
+}
+extension Bool: CustomValueConvertible {
+    public var faultlineCustomValue: CustomValue { .bool(self) }
+}
+extension Int: CustomValueConvertible {
+    public var faultlineCustomValue: CustomValue { .int(Int64(self)) }
+}
+extension Int32: CustomValueConvertible {
+    public var faultlineCustomValue: CustomValue { .int(Int64(self)) }
+}
+extension Int64: CustomValueConvertible {
+    public var faultlineCustomValue: CustomValue { .int(self) }
+}
+extension UInt32: CustomValueConvertible {
+    public var faultlineCustomValue: CustomValue { .int(Int64(self)) }
+}
+extension UInt64: CustomValueConvertible {
+    /// Above `Int64.max` the value is kept as a string, so it is never changed.
+    public var faultlineCustomValue: CustomValue { Int64(exactly: self).map { .int($0) } ?? .string(String(self)) }
+}
+extension UInt: CustomValueConvertible {
+    public var faultlineCustomValue: CustomValue { Int64(exactly: self).map { .int($0) } ?? .string(String(self)) }
+}
+extension Double: CustomValueConvertible {
+    public var faultlineCustomValue: CustomValue { .double(self) }
+}
+extension Float: CustomValueConvertible {
+    public var faultlineCustomValue: CustomValue { .double(Double(self)) }
+}
