@@ -229,6 +229,18 @@ final class LogLines: Sendable {
         #expect(failing.requests.allSatisfy { $0.timeout <= 20 })
     }
 
+    @Test func anUploaderSendsOnlyItsKinds() async throws {
+        let (folder, queue, transport, clock, _, _) = try setUp([])
+        defer { withExtendedLifetime(folder) {} }
+        let nonFatalsOnly = Uploader(dsn: dsn, queue: queue, transport: transport, clock: clock, kinds: [.nonfatal])
+        try queue.enqueue(kind: .crash, id: id(1), json: Array("{}".utf8))
+        try queue.enqueue(kind: .nonfatal, id: id(2), json: Array("{}".utf8))
+        try queue.enqueue(kind: .session, id: id(3), json: Array("{}".utf8))
+        #expect(await nonFatalsOnly.drain(deadline: clock.now + .seconds(5)))
+        #expect(transport.requests.count == 1)
+        #expect(queue.pending().map(\.kind) == [.crash, .session])
+    }
+
     @Test func unreadableItemsAreDroppedWithoutARequest() async throws {
         let (folder, queue, transport, clock, _, uploader) = try setUp([])
         _ = try folder.write("0000000000000001-crash-\(id(1)).gz", "not gzip")

@@ -22,6 +22,7 @@ package actor Uploader {
     private let policy: RetryPolicy
     private let log: @Sendable (String) -> Void
     private let signal = WakeSignal()
+    private let kinds: Set<DeliveryQueue.Kind>
 
     /// Consecutive failures (network error, 408, 5xx) since the last answer that was not one.
     private var failures = 0
@@ -40,11 +41,15 @@ package actor Uploader {
     ///   - clock: the time the backoff and `Retry-After` are measured on (tests pass a manual one).
     ///   - policy: backoff bounds, request timeout and the jitter's random source.
     ///   - log: where the one line about a refused item goes (default: standard error).
+    ///   - kinds: the items this uploader sends (default all); the others in the folder are left for another
+    ///     process (an SDK under `faultline-run` may leave crashes and sessions to the launcher).
     package init(
         dsn: DSN, queue: DeliveryQueue, transport: any HTTPTransport,
         clock: any UploaderClock = SystemUploaderClock(), policy: RetryPolicy = RetryPolicy(),
-        log: @escaping @Sendable (String) -> Void = Uploader.standardError
+        log: @escaping @Sendable (String) -> Void = Uploader.standardError,
+        kinds: Set<DeliveryQueue.Kind> = Set(DeliveryQueue.Kind.allCases)
     ) {
+        self.kinds = kinds
         self.dsn = dsn
         self.queue = queue
         self.transport = transport
@@ -57,7 +62,7 @@ package actor Uploader {
     package static let userAgent = "faultline-swift/\(FaultlineSDKVersion.current)"
 
     /// Sends until the queue is empty, or until `deadline`, whichever comes first; answers whether the queue
-    /// is empty. Waits out backoff and `Retry-After` only while the deadline allows.
+    /// is empty (of the kinds this uploader sends). Waits out backoff and `Retry-After` only while the deadline allows.
     package func drain(deadline: ContinuousClock.Instant) async -> Bool {
         while !Task.isCancelled {
             switch await step(deadline: deadline) {
@@ -92,13 +97,14 @@ package actor Uploader {
 
     enum Step { case empty, sent, waitUntil(ContinuousClock.Instant) }
 
-    private func isEmpty() -> Bool { queue.pending().allSatisfy { finished.contains($0.path) } }
+    /// Whether nothing of this uploader's kinds is waiting.
+    private func isEmpty() -> Bool { queue.pending().allSatisfy { !kinds.contains($0.kind) || finished.contains($0.path) } }
 
     /// Sends the oldest item whose route may be tried now; or says when one may be.
     private func step(deadline: ContinuousClock.Instant?) async -> Step {
         let items = queue.pending()
         finished.formIntersection(items.map(\.path))
-        let waiting = items.filter { !finished.contains($0.path) }
+        let waiting = items.filter { kinds.contains($0.kind) && !finished.contains($0.path) }
         guard !waiting.isEmpty else { return .empty }
         let now = clock.now
         guard let item = waiting.first(where: { (notBefore[Self.route(of: $0)] ?? now) <= now }) else {
