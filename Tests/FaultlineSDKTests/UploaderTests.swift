@@ -163,6 +163,21 @@ final class LogLines: Sendable {
         #expect(clock.sleeps == [7, 23])
     }
 
+    @Test func retryAfterZeroDoesNotHammerTheServer() async throws {
+        let (folder, queue, transport, clock, _, uploader) = try setUp([
+            answer(503, ["retry-after": "0"]), answer(503, ["retry-after": "0"]),
+            answer(429, ["retry-after": "0"]), answer(429, [:]), answer(429, [:]),
+            answer(202),
+        ])
+        defer { withExtendedLifetime(folder) {} }
+        try queue.enqueue(kind: .crash, id: id(1), json: Array("{}".utf8))
+        #expect(await uploader.drain(deadline: clock.now + .seconds(600)))
+        #expect(transport.requests.count == 6)
+        // 503s back off as without Retry-After; a 429's Retry-After is at least a second; 429s without any
+        // header back off further.
+        #expect(clock.sleeps == [0.75, 1.5, 1, 3, 6])
+    }
+
     @Test func aRateLimitHoldsBackReportsButNotSessions() async throws {
         let (folder, queue, transport, clock, _, uploader) = try setUp([
             answer(429, ["retry-after": "10"]),

@@ -163,11 +163,12 @@ package actor Uploader {
             queue.remove(item)
             finish(item)
         case 429:
-            failures = 0
+            // Only this route is limited. A Retry-After under a second (or none at all, with no rate-limit
+            // header either) would have the uploader hammer the limiter: at least a second, else the backoff.
             if let retryAfter {
-                hold(route, until: now + .seconds(min(retryAfter, policy.maxRetryAfter)))
+                hold(route, until: now + .seconds(min(max(retryAfter, 1), policy.maxRetryAfter)))
             } else if answer.headers["x-sentry-rate-limits"] == nil {
-                hold(route, until: now + .seconds(policy.delay(afterFailures: 1)))
+                backOff(routes: [route], retryAfter: nil)
             }
         case 408, 500..<600:
             backOff(routes: [.reports, .sessions], retryAfter: retryAfter)
@@ -186,9 +187,11 @@ package actor Uploader {
         if fileExists(item.path) { finished.insert(item.path) }
     }
 
+    /// Holds `routes` for the backoff of one more failure, or until `Retry-After` when that is later (it is the
+    /// earliest next try the server allows; a `Retry-After: 0` does not make the uploader retry at once).
     private func backOff(routes: [Route], retryAfter: Double?) {
         failures = failures < 62 ? failures + 1 : failures
-        let seconds = retryAfter.map { min($0, policy.maxRetryAfter) } ?? policy.delay(afterFailures: failures)
+        let seconds = max(min(retryAfter ?? 0, policy.maxRetryAfter), policy.delay(afterFailures: failures))
         let until = clock.now + .seconds(seconds)
         for r in routes { hold(r, until: until) }
     }
