@@ -256,6 +256,41 @@ final class LogLines: Sendable {
         #expect(queue.pending().map(\.kind) == [.crash, .session])
     }
 
+    /// A transport that holds each request until released, to make two callers overlap.
+    final class GatedTransport: HTTPTransport {
+        let state = Mutex<(requests: [String], waiters: [CheckedContinuation<Void, Never>])>(([], []))
+        var requests: [String] { state.withLock { $0.requests } }
+        func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Double) async throws -> HTTPAnswer {
+            await withCheckedContinuation { c in
+                state.withLock { s in
+                    s.requests.append(String(decoding: Gzip.decompress(body) ?? [], as: UTF8.self))
+                    s.waiters.append(c)
+                }
+            }
+            return HTTPAnswer(status: 202, headers: [:], body: [])
+        }
+        func release() { for w in state.withLock({ s in defer { s.waiters = [] }; return s.waiters }) { w.resume() } }
+    }
+
+    @Test func overlappingDrainsNeverSendAnItemTwice() async throws {
+        let folder = try TempFolder("sdk-uploader")
+        let queue = try DeliveryQueue(directory: folder.path)
+        try queue.enqueue(kind: .crash, id: id(1), json: Array(#"{"n":1}"#.utf8))
+        try queue.enqueue(kind: .crash, id: id(2), json: Array(#"{"n":2}"#.utf8))
+        let transport = GatedTransport()
+        let uploader = Uploader(dsn: dsn, queue: queue, transport: transport)
+        let first = Task { await uploader.drain(deadline: .now + .seconds(60)) }
+        let second = Task { await uploader.drain(deadline: .now + .seconds(60)) }
+        // Both callers are in: the two items are out, one each, before any answer.
+        for _ in 0..<1000 where transport.requests.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(Set(transport.requests) == [#"{"n":1}"#, #"{"n":2}"#])
+        transport.release()
+        #expect(await first.value)
+        #expect(await second.value)
+        #expect(transport.requests.count == 2)
+        #expect(queue.pending().isEmpty)
+    }
+
     @Test func unreadableItemsAreDroppedWithoutARequest() async throws {
         let (folder, queue, transport, clock, _, uploader) = try setUp([])
         _ = try folder.write("0000000000000001-crash-\(id(1)).gz", "not gzip")

@@ -30,6 +30,8 @@ package actor Uploader {
     private var notBefore: [Route: ContinuousClock.Instant] = [:]
     /// Items this uploader finished with but could not delete (a read-only folder): never sent twice in a row.
     private var finished: Set<String> = []
+    /// Items a request is out for: a `drain` and `run` interleaving on this actor never send one twice at once.
+    private var inFlight: Set<String> = []
 
     /// `POST {base}/api/v1/reports` or `…/sessions`.
     package enum Route: Sendable, Hashable {
@@ -107,8 +109,11 @@ package actor Uploader {
         let waiting = items.filter { kinds.contains($0.kind) && !finished.contains($0.path) }
         guard !waiting.isEmpty else { return .empty }
         let now = clock.now
-        guard let item = waiting.first(where: { (notBefore[Self.route(of: $0)] ?? now) <= now }) else {
-            let routes = Set(waiting.map(Self.route(of:)))
+        let free = waiting.filter { !inFlight.contains($0.path) }
+        // Everything left is being sent by another call: look again shortly.
+        guard !free.isEmpty else { return .waitUntil(now + .milliseconds(50)) }
+        guard let item = free.first(where: { (notBefore[Self.route(of: $0)] ?? now) <= now }) else {
+            let routes = Set(free.map(Self.route(of:)))
             let earliest = routes.compactMap { notBefore[$0] }.min() ?? now
             return .waitUntil(earliest)
         }
@@ -118,7 +123,9 @@ package actor Uploader {
             guard left > .zero else { return .waitUntil(deadline + .seconds(1)) }
             timeout = min(timeout, max(0.2, left.seconds))
         }
+        inFlight.insert(item.path)
         await send(item, timeout: timeout)
+        inFlight.remove(item.path)
         return .sent
     }
 
