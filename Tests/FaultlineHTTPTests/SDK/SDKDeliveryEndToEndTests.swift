@@ -202,6 +202,12 @@ import Testing
         #expect(limited >= 1)
         #expect(limited <= 4)
         #expect(recorder.statuses.filter { $0 == 202 }.count == 14)
+        // The server saw exactly those: no request was sent while a Retry-After held.
+        let metrics = String(decoding: try await http.send(.GET, s.server.baseURL + "/metrics").body, as: UTF8.self)
+        let seen = metrics.split(separator: "\n")
+            .filter { $0.hasPrefix("faultline_reports_rejected_total{") && $0.contains(#"reason="rate_limited""#) }
+            .compactMap { Double($0.split(separator: " ").last ?? "") }.reduce(0, +)
+        #expect(Int(seen) == limited)
     }
 
     @Test func aRefusedItemIsDroppedAndDoesNotBlockTheOthers() async throws {
