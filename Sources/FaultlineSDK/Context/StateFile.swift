@@ -92,7 +92,7 @@ package final class StateFile: @unchecked Sendable {
             unlink(temporary)
             throw SDKError(.io, "cannot size the state file \(path): \(text)")
         }
-        let held = Glibc.flock(fd, LOCK_EX | LOCK_NB) == 0
+        let held = flock(fd, LOCK_EX | LOCK_NB) == 0
         let file: StateFile
         do { file = try map(fd: fd, path: path, holdsLock: held) } catch {
             unlink(temporary)
@@ -118,7 +118,7 @@ package final class StateFile: @unchecked Sendable {
             throw SDKError(.corruptStateFile, "\(path) is not a state file of this SDK (wrong size)")
         }
         // The launcher usually holds the lock for its child; taking it as well is a bonus, not a need.
-        let held = Glibc.flock(fd, LOCK_EX | LOCK_NB) == 0
+        let held = flock(fd, LOCK_EX | LOCK_NB) == 0
         let file = try map(fd: fd, path: path, holdsLock: held)
         // Validate the header and rebuild the key index from what the file holds.
         let buffer = UnsafeRawBufferPointer(start: file.base, count: Layout.fileBytes)
