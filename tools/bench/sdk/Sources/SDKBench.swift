@@ -36,13 +36,17 @@ options.flushOnExit = 0
 Faultline.start(release: "1.0", options: options)
 
 let iterations = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 1_000_000
+// A report carries the breadcrumbs: once with none, and at the end with a full 64 KB log.
+measure("record(error:), no breadcrumbs", iterations: max(1, iterations / 500)) {
+    Faultline.record(error: BenchError.declined(code: $0), userInfo: ["attempt": $0])
+}
 let messages = (0..<64).map { "checkout step \($0) for cart 9f2c" }
 let keys = (0..<64).map { "key_\($0)" }
 measure("log (48-byte message)", iterations: iterations) { Faultline.log(messages[$0 & 63]) }
 measure("log (interpolated)", iterations: iterations) { Faultline.log("request \($0) done") }
 measure("setCustomValue (Int)", iterations: iterations) { Faultline.setCustomValue($0, forKey: keys[$0 & 63]) }
 measure("setCustomValue (String)", iterations: iterations) { Faultline.setCustomValue(messages[$0 & 63], forKey: keys[$0 & 63]) }
-measure("record(error:) (stack, report JSON, queued on disk)", iterations: max(1, iterations / 500)) {
+measure("record(error:), 64 KB of breadcrumbs and 64 keys", iterations: max(1, iterations / 500)) {
     Faultline.record(error: BenchError.declined(code: $0), userInfo: ["attempt": $0])
 }
 
