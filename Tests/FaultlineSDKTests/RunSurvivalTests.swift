@@ -103,6 +103,18 @@ import TestSupport
         let context = try StateFile.read(at: run)
         // A crash file of another program in the same folder is not ours to send.
         FileManager.default.createFile(atPath: crashes + "/other-1-0.json", contents: Data("{}".utf8))
+        // A program whose name is longer than 15 bytes gets crash files named after the first 15 (its `comm`).
+        let long = "SDKFixture-with-a-long-name"
+        #expect(Recovery(
+            folder: StateFolder(path: state), queue: try DeliveryQueue(directory: folder.path + "/other-queue"),
+            crashDirectory: crashes, program: long, device: DeviceInfo.current(), now: { 0 }, makeID: { "" }
+        ).crashFilesOfThisProgram().isEmpty)
+        try FileManager.default.copyItem(atPath: crashes + "/" + crashFiles[0], toPath: crashes + "/SDKFixture-with-99-0.0.json")
+        let truncated = Recovery(
+            folder: StateFolder(path: state), queue: try DeliveryQueue(directory: folder.path + "/other-queue"),
+            crashDirectory: crashes, program: long, device: DeviceInfo.current(), now: { 0 }, makeID: { "" })
+        #expect(truncated.crashFilesOfThisProgram().map(\.pid) == [99])
+        try FileManager.default.removeItem(atPath: crashes + "/SDKFixture-with-99-0.0.json")
 
         let queue = try DeliveryQueue(directory: folder.path + "/queue")
         let recovery = Recovery(
