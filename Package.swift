@@ -168,7 +168,8 @@ let package = Package(
         .testTarget(
             name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "FaultlineCore"]),
-        .testTarget(name: "FaultlineSDKTests", dependencies: ["FaultlineSDK", "TestSupport"]),
+        // Formats and FaultlineCore only to check what the SDK builds with the server's own parsers (the SDK never links them).
+        .testTarget(name: "FaultlineSDKTests", dependencies: ["FaultlineSDK", "TestSupport", "Formats", "FaultlineCore"]),
         .testTarget(name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore"]),
         .testTarget(
             name: "SymbolicationTests", dependencies: ["Symbolication", "FaultlineCore", "TestSupport"], exclude: ["Fixtures"]),
@@ -177,6 +178,8 @@ let package = Package(
             dependencies: [
                 "FaultlineHTTP", "FaultlineApp", "Storage", "Pipeline", "Formats", "FaultlineCore", "faultline", "symupload", "CZlib",
                 "faultline-run", "SDKFixture", "FaultlineExample",
+                // The SDK's delivery (queue, uploader) is driven in-process by Tests/FaultlineHTTPTests/SDK.
+                "FaultlineSDK",
                 "Symbolication",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
