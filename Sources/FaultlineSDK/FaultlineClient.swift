@@ -145,12 +145,19 @@ package final class FaultlineClient: Sendable {
         guard let dsn = configuration.dsn else { return }
         let uploader: Uploader? = mutable.withLock { state in
             guard state.collectionEnabled, state.uploaderTask == nil else { return nil }
-            let uploader = state.uploader ?? Uploader(dsn: dsn, queue: queue, transport: configuration.transport())
+            let uploader = state.uploader ?? makeUploader(dsn)
             state.uploader = uploader
             state.uploaderTask = Task.detached { await uploader.run() }
             return uploader
         }
         uploader?.notify()
+    }
+
+    /// Under the launcher the SDK sends only its non-fatals; the launcher sends crashes and sessions.
+    private func makeUploader(_ dsn: DSN) -> Uploader {
+        Uploader(
+            dsn: dsn, queue: queue, transport: configuration.transport(),
+            kinds: underLauncher ? [.nonfatal] : Set(DeliveryQueue.Kind.allCases))
     }
 
     package func setCollectionEnabled(_ enabled: Bool) {
@@ -184,7 +191,7 @@ package final class FaultlineClient: Sendable {
         }
         let uploader: Uploader = mutable.withLock { state in
             if let manual = state.manual { return manual }
-            let made = Uploader(dsn: dsn, queue: queue, transport: configuration.transport())
+            let made = makeUploader(dsn)
             state.manual = made
             return made
         }
