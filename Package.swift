@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "ingest-bench", targets: ["IngestBench"]),
         .executable(name: "symbolicate-bench", targets: ["SymbolicateBench"]),
         .executable(name: "aggregate-bench", targets: ["AggregateBench"]),
+        .executable(name: "sdk-bench", targets: ["SDKBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
@@ -154,6 +155,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "tools/bench/aggregate/Sources", swiftSettings: strict),
+        .executableTarget(name: "SDKBench", dependencies: ["FaultlineSDK"], path: "tools/bench/sdk/Sources", swiftSettings: strict),
         .executableTarget(
             name: "SymbolicateBench", dependencies: ["Symbolication"], path: "tools/bench/symbolicate/Sources", swiftSettings: strict),
         .testTarget(name: "FaultlineCoreTests", dependencies: ["FaultlineCore"]),
