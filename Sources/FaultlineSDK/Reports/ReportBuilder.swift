@@ -11,16 +11,99 @@ package enum ReportBuilder {
         eventID: String, timestamp: Double, error: ErrorInfo, userInfo: [String: CustomValue],
         stack: CapturedStack, context: RunContext, device: DeviceInfo
     ) -> [UInt8] {
-        []
+        var report = NativeReport(eventID: eventID, kind: "nonfatal", timestamp: timestamp, device: device)
+        report.apply(context)
+        var keys = report.customKeys
+        for (key, value) in userInfo.sorted(by: { $0.key < $1.key }).prefix(Limits.customKeys) {
+            let name = NativeReport.cut(key, Limits.customKeyBytes)
+            keys.removeAll { $0.key == name }
+            keys.append(CustomKey(key: name, value: NativeReport.cut(value)))
+        }
+        // userInfo wins: when over the limit, the context's oldest keys give way.
+        if keys.count > Limits.customKeys { keys.removeFirst(keys.count - Limits.customKeys) }
+        report.customKeys = keys
+        report.error = error
+        report.threads = [
+            NativeReport.Thread(
+                name: stack.threadName, crashed: true, registers: [],
+                frames: stack.frames.map { .init(address: $0.address, kind: $0.isProgramCounter ? "pc" : "return") })
+        ]
+        report.modules = stack.modules.map {
+            .init(name: $0.name, path: $0.path, buildID: $0.buildID, base: $0.baseAddress, end: $0.endAddress)
+        }
+        return report.render()
     }
 
     /// A crash report from a Swift runtime crash file (the JSON `SWIFT_BACKTRACE=format=json` writes), with the
     /// run's context when there is one and what the program printed as it died (`crash_message`).
     /// Throws `corruptCrashFile` when `crashFile` is not such a file.
+    ///
+    /// Mapped as the server's own `POST /api/v1/crashes/swift` maps it: `description` is the error's message
+    /// and, up to its first colon, its type (`Fatal error: Index out of range` → `Fatal error`); `faultAddress`
+    /// is `fault_address`; threads keep name, crashed, registers and frames (`programCounter` and
+    /// `asyncResumePoint` → `pc`, `returnAddress` → `return`; `truncated`/`omittedFrames` markers skipped);
+    /// images are modules (`endOfText` is `end_address`). `capturedMemory` is not sent (it can hold user data).
     package static func swiftCrash(
         eventID: String, crashFile: [UInt8], context: RunContext?, crashMessage: String?, device: DeviceInfo
     ) throws -> [UInt8] {
-        throw SDKError(.unimplemented, "ReportBuilder.swiftCrash")
+        guard crashFile.count <= maxCrashFileBytes else {
+            throw SDKError(.corruptCrashFile, "the crash file is larger than \(maxCrashFileBytes) bytes")
+        }
+        let root: JSONValue
+        do {
+            root = try BoundedJSONReader.parse(crashFile)
+        } catch let failure as BoundedJSONReader.Failure {
+            throw SDKError(.corruptCrashFile, "the crash file is not JSON: \(failure.message)")
+        }
+        guard case .object = root else { throw SDKError(.corruptCrashFile, "the crash file is not a JSON object") }
+        guard root["kind"]?.stringValue == "crashReport" else {
+            throw SDKError(.corruptCrashFile, "the crash file's kind is not \"crashReport\" (is this a Swift runtime crash file?)")
+        }
+        guard let stamp = root["timestamp"]?.stringValue.flatMap(ISO8601.parse) ?? root["timestamp"].flatMap(Self.number) else {
+            throw SDKError(.corruptCrashFile, "the crash file has no valid timestamp")
+        }
+        guard let rawThreads = root["threads"]?.arrayValue, !rawThreads.isEmpty else {
+            throw SDKError(.corruptCrashFile, "the crash file has no threads")
+        }
+        var dev = device
+        if dev.arch == nil { dev.arch = root["architecture"]?.stringValue }
+        var report = NativeReport(eventID: eventID, kind: "crash", timestamp: stamp, device: dev)
+        if let context { report.apply(context) }
+        if let description = root["description"]?.stringValue {
+            let type = description.firstIndex(of: ":").map { String(description[..<$0]) } ?? description
+            report.error = ErrorInfo(type: type, code: nil, message: description)
+        }
+        report.faultAddress = root["faultAddress"]?.addressValue
+        report.crashMessage = crashMessage
+        for raw in rawThreads.prefix(NativeReport.maxThreads * 4) {
+            guard case .object = raw else { continue }
+            var thread = NativeReport.Thread(name: raw["name"]?.stringValue, crashed: raw["crashed"]?.boolValue ?? false, registers: [], frames: [])
+            if case .object(let registers)? = raw["registers"] {
+                for (name, value) in registers.prefix(256) {
+                    if let v = value.addressValue { thread.registers.append((name, v)) }
+                }
+            }
+            for frame in (raw["frames"]?.arrayValue ?? []).prefix(NativeReport.maxFrames * 2) {
+                guard let address = frame["address"]?.addressValue else { continue }  // truncated, omittedFrames
+                let kind: String?
+                switch frame["kind"]?.stringValue {
+                case "programCounter", "asyncResumePoint": kind = "pc"
+                case "returnAddress": kind = "return"
+                default: kind = nil
+                }
+                thread.frames.append(.init(address: address, kind: kind))
+            }
+            report.threads.append(thread)
+        }
+        for image in (root["images"]?.arrayValue ?? []).prefix(NativeReport.maxModules * 2) {
+            guard let base = image["baseAddress"]?.addressValue else { continue }
+            let name = image["name"]?.stringValue
+            let path = image["path"]?.stringValue
+            report.modules.append(
+                .init(name: name ?? path ?? "?", path: path, buildID: image["buildId"]?.stringValue, base: base,
+                      end: image["endOfText"]?.addressValue))
+        }
+        return report.render()
     }
 
     /// A crash report for a program that died of `signal` without a crash file (a C program, a Swift program
@@ -30,11 +113,52 @@ package enum ReportBuilder {
         eventID: String, timestamp: Double, signal: Int32, stderrTail: [String], crashMessage: String?,
         context: RunContext?, device: DeviceInfo
     ) -> [UInt8] {
-        []
+        var report = NativeReport(eventID: eventID, kind: "crash", timestamp: timestamp, device: device)
+        if let context { report.apply(context) }
+        let name = Signals.name(signal)
+        let what = Signals.description(signal).map { ", \($0)" } ?? ""
+        report.error = ErrorInfo(
+            type: name, code: String(signal),
+            message: "\(name) (signal \(signal)\(what)): the process was killed by the signal; exit status \(128 &+ Int(signal))")
+        report.crashMessage = crashMessage
+        let crumbTime = NativeReport.validTimestamp(timestamp) ?? 0
+        report.breadcrumbs += stderrTail.map { Breadcrumb(timestamp: crumbTime, message: $0, category: "stderr") }
+        return report.render()
     }
 
-    /// One session update.
-    package static func session(_ update: SessionUpdate) -> [UInt8] { [] }
+    /// One session update. A session needs a release: without an app version it is sent as release `unknown`
+    /// (the server refuses a session with neither).
+    package static func session(_ update: SessionUpdate) -> [UInt8] {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("session_id"); w.string(update.sessionID)
+        w.field("install_id", update.installID.isEmpty ? nil : NativeReport.cut(update.installID, Limits.customKeyBytes))
+        w.field("user_id", update.userID.map { NativeReport.cut($0, Limits.customKeyBytes) })
+        if let version = update.appVersion, !version.isEmpty {
+            w.key("app"); w.beginObject()
+            w.field("version", NativeReport.cut(version, 1024))
+            w.field("build", update.appBuild.map { NativeReport.cut($0, 1024) })
+            w.endObject()
+        } else {
+            w.field("release", "unknown")
+        }
+        w.field("environment", update.environment.map { NativeReport.cut($0, 1024) })
+        w.key("started"); w.double(NativeReport.validTimestamp(update.started) ?? 0)
+        w.key("status"); w.string(update.status.rawValue)
+        w.key("errors"); w.int(Int64(max(0, update.errors)))
+        if let d = update.duration, d.isFinite, d >= 0, d < 1e11 { w.key("duration"); w.double(d) }
+        w.key("seq"); w.int(update.seq)
+        w.endObject()
+        return w.bytes
+    }
+
+    /// Crash files past this size are refused unread (real ones are tens of kilobytes).
+    package static let maxCrashFileBytes = 16 << 20
+
+    private static func number(_ value: JSONValue) -> Double? {
+        guard case .number(let text) = value, let d = Double(text) else { return nil }
+        return NativeReport.validTimestamp(d)
+    }
 }
 
 /// A handled error as a report shows it.

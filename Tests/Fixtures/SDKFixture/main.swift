@@ -18,6 +18,8 @@
 //   sleep:SECONDS             sleeps (the tests kill it meanwhile)
 //   crash:index|fatal|nil|divide|segv|abort   dies in FixtureCrashes.<site>
 //   exit:CODE                 exits with CODE
+//   nonfatal-inside:N         records N handled errors from inside recordCheckout(step:), so the report's stack
+//                             names that function (the `nonfatal:` step records from runSteps, after checkout returned)
 import FaultlineSDK
 
 #if canImport(Glibc)
@@ -56,6 +58,10 @@ enum FixtureCrashes {
     throw FixtureError.checkoutFailed(code: step)
 }
 
+@inline(never) func recordCheckout(step: Int) {
+    do { try checkout(step: step) } catch { Faultline.record(error: error, userInfo: ["attempt": step]) }
+}
+
 func value(_ step: String, after prefix: String) -> String { String(step.dropFirst(prefix.count)) }
 
 @MainActor func runSteps() async {
@@ -84,6 +90,8 @@ func value(_ step: String, after prefix: String) -> String { String(step.dropFir
             }
         } else if step.hasPrefix("user:") {
             Faultline.setUserID(value(step, after: "user:"))
+        } else if step.hasPrefix("nonfatal-inside:") {
+            for i in 0..<(Int(value(step, after: "nonfatal-inside:")) ?? 0) { recordCheckout(step: i) }
         } else if step.hasPrefix("nonfatal:") {
             for i in 0..<(Int(value(step, after: "nonfatal:")) ?? 0) {
                 do { try checkout(step: i) } catch { Faultline.record(error: error, userInfo: ["attempt": i]) }
