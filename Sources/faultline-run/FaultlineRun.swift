@@ -1,4 +1,5 @@
 import ArgumentParser
+import FaultlineSDK
 import Foundation
 
 /// `faultline-run [options] -- PROGRAM ARGS…`: runs a program with crash reporting and sessions.
@@ -60,7 +61,8 @@ struct FaultlineRun: ParsableCommand {
             dsn: pick(dsn, "FAULTLINE_DSN"), release: pick(release, "FAULTLINE_RELEASE"), build: build,
             environment: pick(environment, "FAULTLINE_ENVIRONMENT"), appID: appID,
             stateDirectory: pick(stateDirectory, "FAULTLINE_STATE_DIR")
-                ?? StateFolder.defaultPath(program: command[0], environment: env),
+                ?? StateFolder.defaultPath(
+                    program: String(command[0].split(separator: "/").last ?? "program"), environment: env),
             sendTimeout: sendTimeout)
         let launcher = Launcher(settings: settings, command: command, environment: env, inheritedIgnored: ignored)
         exitLikeChild(launcher.run())

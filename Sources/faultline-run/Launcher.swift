@@ -97,7 +97,7 @@ final class Launcher {
     private func prepare() -> Run? {
         let folder = StateFolder(path: settings.stateDirectory)
         do {
-            try folder.prepare()
+            try folder.prepareForLauncher()
             let installID = try folder.installID()
             let sessionID = Self.newID()
             let context = RunContext(
@@ -197,7 +197,7 @@ final class Launcher {
         let sessionQueued = enqueue(
             run, kind: .session, id: context.sessionID,
             json: ReportBuilder.session(SessionUpdate(context: context, status: status, duration: duration, seq: 2)))
-        run.folder.writeLastRun(status.rawValue)
+        try? run.folder.setLastRun(status)
         // Only what is safely queued may go: otherwise the next run (of the launcher or the SDK) finds it.
         if reportQueued { for file in crashFiles { unlink(file) } }
         if reportQueued && sessionQueued { unlink(run.statePath) }
