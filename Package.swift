@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "ingest-bench", targets: ["IngestBench"]),
         .executable(name: "symbolicate-bench", targets: ["SymbolicateBench"]),
         .executable(name: "aggregate-bench", targets: ["AggregateBench"]),
+        .executable(name: "sdk-bench", targets: ["SDKBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
@@ -154,6 +155,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "tools/bench/aggregate/Sources", swiftSettings: strict),
+        .executableTarget(name: "SDKBench", dependencies: ["FaultlineSDK"], path: "tools/bench/sdk/Sources", swiftSettings: strict),
         .executableTarget(
             name: "SymbolicateBench", dependencies: ["Symbolication"], path: "tools/bench/symbolicate/Sources", swiftSettings: strict),
         .testTarget(name: "FaultlineCoreTests", dependencies: ["FaultlineCore"]),
@@ -166,7 +168,8 @@ let package = Package(
         .testTarget(
             name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "FaultlineCore"]),
-        .testTarget(name: "FaultlineSDKTests", dependencies: ["FaultlineSDK", "TestSupport"]),
+        // Formats and FaultlineCore only to check what the SDK builds with the server's own parsers (the SDK never links them).
+        .testTarget(name: "FaultlineSDKTests", dependencies: ["FaultlineSDK", "TestSupport", "Formats", "FaultlineCore"]),
         .testTarget(name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore"]),
         .testTarget(
             name: "SymbolicationTests", dependencies: ["Symbolication", "FaultlineCore", "TestSupport"], exclude: ["Fixtures"]),
@@ -175,6 +178,8 @@ let package = Package(
             dependencies: [
                 "FaultlineHTTP", "FaultlineApp", "Storage", "Pipeline", "Formats", "FaultlineCore", "faultline", "symupload", "CZlib",
                 "faultline-run", "SDKFixture", "FaultlineExample",
+                // The SDK's delivery (queue, uploader) is driven in-process by Tests/FaultlineHTTPTests/SDK.
+                "FaultlineSDK",
                 "Symbolication",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

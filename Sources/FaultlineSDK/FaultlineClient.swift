@@ -129,7 +129,7 @@ package final class FaultlineClient: Sendable {
 
     /// The error as a report names it: its Swift type (an `NSError`'s domain), code and message.
     package static func errorInfo(_ error: any Error) -> ErrorInfo {
-        let message = (error as? LocalizedError)?.errorDescription ?? String(describing: error)
+        let message = (error as? any LocalizedError)?.errorDescription ?? String(describing: error)
         if let ns = error as AnyObject as? NSError, type(of: error) is NSError.Type {
             return ErrorInfo(type: ns.domain, code: String(ns.code), message: message)
         }
@@ -158,7 +158,11 @@ package final class FaultlineClient: Sendable {
         let task: Task<Void, Never>? = mutable.withLock { state in
             state.collectionEnabled = enabled
             guard !enabled else { return nil }
-            defer { state.uploaderTask = nil }
+            // A later re-enable makes a fresh uploader: the cancelled one may still be asleep in run().
+            defer {
+                state.uploaderTask = nil
+                state.uploader = nil
+            }
             return state.uploaderTask
         }
         task?.cancel()

@@ -104,15 +104,19 @@ package struct Recovery: Sendable {
         var eventID: String
     }
 
-    /// The JSON crash files in the crash folder named after this program: `<program>-<pid>-<n>.json`.
+    /// The JSON crash files in the crash folder named after this program: `<program>-<pid>-<n>.json`, the name
+    /// cut at 15 bytes as the kernel keeps it.
     func crashFilesOfThisProgram() -> [CrashFile] {
         guard let directory = crashDirectory,
             let names = try? FileManager.default.contentsOfDirectory(atPath: directory)
         else { return [] }
         var files: [CrashFile] = []
+        // The runtime names the file after the process's `comm`, which the kernel cuts at 15 bytes
+        // (`faultline-example` writes `faultline-examp-<pid>-0.0.json`).
+        let prefixes = [program + "-", String(decoding: program.utf8.prefix(15), as: UTF8.self) + "-"]
         for name in names.sorted().prefix(1000) {
-            guard name.hasPrefix(program + "-"), name.hasSuffix(".json") else { continue }
-            let rest = name.dropFirst(program.count + 1)
+            guard name.hasSuffix(".json"), let prefix = prefixes.first(where: { name.hasPrefix($0) }) else { continue }
+            let rest = name.dropFirst(prefix.count)
             guard let pidText = rest.split(separator: "-").first, let pid = Int32(pidText), pid > 0 else { continue }
             let path = directory + "/" + name
             guard let data = FileManager.default.contents(atPath: path), data.count <= 64 << 20 else { continue }

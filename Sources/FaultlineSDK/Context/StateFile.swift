@@ -528,7 +528,8 @@ package final class StateFile: @unchecked Sendable {
     private func u64(_ o: Int) -> UInt64 { UInt64(littleEndian: base.load(fromByteOffset: o, as: UInt64.self)) }
     private func store32(_ o: Int, _ v: UInt32) { base.storeBytes(of: v.littleEndian, toByteOffset: o, as: UInt32.self) }
     private func store64(_ o: Int, _ v: UInt64) { base.storeBytes(of: v.littleEndian, toByteOffset: o, as: UInt64.self) }
-    private func fence() { atomicMemoryFence(ordering: .sequentiallyConsistent) }
+    /// Orders the stores before it before the stores after it (a compiler barrier on x86, `dmb ish` on arm64).
+    private func fence() { atomicMemoryFence(ordering: .releasing) }
 
     private static func errnoText() -> String { String(cString: strerror(errno)) }
 }

@@ -66,7 +66,8 @@ package struct DeliveryQueue: Sendable {
             addToCounters(dropped: 1)
             throw SDKError(.io, "a \(kind.rawValue) report of \(body.count) compressed bytes is over the queue's bound of \(maxBytes)")
         }
-        let entries = scan()
+        var entries = scan()
+        if let last = entries.last?.sequence, last >= Self.maxSequence { entries = renumber(entries) }
         let sequence = (entries.last?.sequence ?? 0) &+ 1
         let name = Self.name(sequence: sequence, kind: kind, id: id)
         let path = directory + "/" + name
@@ -148,6 +149,22 @@ package struct DeliveryQueue: Sendable {
             out.append(Entry(sequence: sequence, item: Item(kind: kind, path: path, id: id), bytes: Int(truncatingIfNeeded: info.st_size)))
         }
         out.sort { $0.sequence != $1.sequence ? $0.sequence < $1.sequence : $0.item.path < $1.item.path }
+        return out
+    }
+
+    /// The highest sequence a name holds (16 digits).
+    static let maxSequence = 9_999_999_999_999_999
+
+    /// Renames the items to sequences 1, 2, … (in order) when the sequence space is used up; only a file put
+    /// there by hand gets that far. Call with the lock held.
+    private func renumber(_ entries: [Entry]) -> [Entry] {
+        var out: [Entry] = []
+        for (n, entry) in entries.enumerated() {
+            var moved = entry
+            moved.sequence = n + 1
+            moved.item.path = directory + "/" + Self.name(sequence: n + 1, kind: entry.item.kind, id: entry.item.id)
+            if rename(entry.item.path, moved.item.path) == 0 { out.append(moved) }
+        }
         return out
     }
 

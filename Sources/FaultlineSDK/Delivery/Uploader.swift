@@ -22,6 +22,7 @@ package actor Uploader {
     private let policy: RetryPolicy
     private let log: @Sendable (String) -> Void
     private let signal = WakeSignal()
+    private let kinds: Set<DeliveryQueue.Kind>
 
     /// Consecutive failures (network error, 408, 5xx) since the last answer that was not one.
     private var failures = 0
@@ -29,6 +30,8 @@ package actor Uploader {
     private var notBefore: [Route: ContinuousClock.Instant] = [:]
     /// Items this uploader finished with but could not delete (a read-only folder): never sent twice in a row.
     private var finished: Set<String> = []
+    /// Items a request is out for: a `drain` and `run` interleaving on this actor never send one twice at once.
+    private var inFlight: Set<String> = []
 
     /// `POST {base}/api/v1/reports` or `…/sessions`.
     package enum Route: Sendable, Hashable {
@@ -40,11 +43,15 @@ package actor Uploader {
     ///   - clock: the time the backoff and `Retry-After` are measured on (tests pass a manual one).
     ///   - policy: backoff bounds, request timeout and the jitter's random source.
     ///   - log: where the one line about a refused item goes (default: standard error).
+    ///   - kinds: the items this uploader sends (default all); the others in the folder are left for another
+    ///     process (an SDK under `faultline-run` may leave crashes and sessions to the launcher).
     package init(
         dsn: DSN, queue: DeliveryQueue, transport: any HTTPTransport,
         clock: any UploaderClock = SystemUploaderClock(), policy: RetryPolicy = RetryPolicy(),
-        log: @escaping @Sendable (String) -> Void = Uploader.standardError
+        log: @escaping @Sendable (String) -> Void = Uploader.standardError,
+        kinds: Set<DeliveryQueue.Kind> = Set(DeliveryQueue.Kind.allCases)
     ) {
+        self.kinds = kinds
         self.dsn = dsn
         self.queue = queue
         self.transport = transport
@@ -57,7 +64,7 @@ package actor Uploader {
     package static let userAgent = "faultline-swift/\(FaultlineSDKVersion.current)"
 
     /// Sends until the queue is empty, or until `deadline`, whichever comes first; answers whether the queue
-    /// is empty. Waits out backoff and `Retry-After` only while the deadline allows.
+    /// is empty (of the kinds this uploader sends). Waits out backoff and `Retry-After` only while the deadline allows.
     package func drain(deadline: ContinuousClock.Instant) async -> Bool {
         while !Task.isCancelled {
             switch await step(deadline: deadline) {
@@ -92,17 +99,21 @@ package actor Uploader {
 
     enum Step { case empty, sent, waitUntil(ContinuousClock.Instant) }
 
-    private func isEmpty() -> Bool { queue.pending().allSatisfy { finished.contains($0.path) } }
+    /// Whether nothing of this uploader's kinds is waiting.
+    private func isEmpty() -> Bool { queue.pending().allSatisfy { !kinds.contains($0.kind) || finished.contains($0.path) } }
 
     /// Sends the oldest item whose route may be tried now; or says when one may be.
     private func step(deadline: ContinuousClock.Instant?) async -> Step {
         let items = queue.pending()
         finished.formIntersection(items.map(\.path))
-        let waiting = items.filter { !finished.contains($0.path) }
+        let waiting = items.filter { kinds.contains($0.kind) && !finished.contains($0.path) }
         guard !waiting.isEmpty else { return .empty }
         let now = clock.now
-        guard let item = waiting.first(where: { (notBefore[Self.route(of: $0)] ?? now) <= now }) else {
-            let routes = Set(waiting.map(Self.route(of:)))
+        let free = waiting.filter { !inFlight.contains($0.path) }
+        // Everything left is being sent by another call: look again shortly.
+        guard !free.isEmpty else { return .waitUntil(now + .milliseconds(50)) }
+        guard let item = free.first(where: { (notBefore[Self.route(of: $0)] ?? now) <= now }) else {
+            let routes = Set(free.map(Self.route(of:)))
             let earliest = routes.compactMap { notBefore[$0] }.min() ?? now
             return .waitUntil(earliest)
         }
@@ -112,7 +123,9 @@ package actor Uploader {
             guard left > .zero else { return .waitUntil(deadline + .seconds(1)) }
             timeout = min(timeout, max(0.2, left.seconds))
         }
+        inFlight.insert(item.path)
         await send(item, timeout: timeout)
+        inFlight.remove(item.path)
         return .sent
     }
 
@@ -157,11 +170,12 @@ package actor Uploader {
             queue.remove(item)
             finish(item)
         case 429:
-            failures = 0
+            // Only this route is limited. A Retry-After under a second (or none at all, with no rate-limit
+            // header either) would have the uploader hammer the limiter: at least a second, else the backoff.
             if let retryAfter {
-                hold(route, until: now + .seconds(min(retryAfter, policy.maxRetryAfter)))
+                hold(route, until: now + .seconds(min(max(retryAfter, 1), policy.maxRetryAfter)))
             } else if answer.headers["x-sentry-rate-limits"] == nil {
-                hold(route, until: now + .seconds(policy.delay(afterFailures: 1)))
+                backOff(routes: [route], retryAfter: nil)
             }
         case 408, 500..<600:
             backOff(routes: [.reports, .sessions], retryAfter: retryAfter)
@@ -180,9 +194,11 @@ package actor Uploader {
         if fileExists(item.path) { finished.insert(item.path) }
     }
 
+    /// Holds `routes` for the backoff of one more failure, or until `Retry-After` when that is later (it is the
+    /// earliest next try the server allows; a `Retry-After: 0` does not make the uploader retry at once).
     private func backOff(routes: [Route], retryAfter: Double?) {
         failures = failures < 62 ? failures + 1 : failures
-        let seconds = retryAfter.map { min($0, policy.maxRetryAfter) } ?? policy.delay(afterFailures: failures)
+        let seconds = max(min(retryAfter ?? 0, policy.maxRetryAfter), policy.delay(afterFailures: failures))
         let until = clock.now + .seconds(seconds)
         for r in routes { hold(r, until: until) }
     }

@@ -67,6 +67,7 @@ package enum ReportBuilder {
         }
         var dev = device
         if dev.arch == nil { dev.arch = root["architecture"]?.stringValue }
+        if dev.osVersion == nil { dev.osVersion = root["platform"]?.stringValue }  // "Linux (Debian GNU/Linux 12 (bookworm))"
         var report = NativeReport(eventID: eventID, kind: "crash", timestamp: stamp, device: dev)
         if let context { report.apply(context) }
         if let description = root["description"]?.stringValue {

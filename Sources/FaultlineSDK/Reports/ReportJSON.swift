@@ -123,7 +123,7 @@ struct BoundedJSONReader {
     struct Failure: Error { var message: String }
 
     static let maxDepth = 64
-    static let maxValues = 4_000_000
+    static let maxValues = 1_000_000
 
     private let bytes: [UInt8]
     private var index = 0

@@ -8,7 +8,7 @@ import Synchronization
 /// The image list is captured once and kept; it is captured again only when a frame falls outside every
 /// image it knows (a library loaded since), so a non-fatal costs one unwind, not a walk of the link map.
 package final class StackCapture: Sendable {
-    private let images = Mutex<[CapturedStack.Module]?>(nil)
+    private let images = Mutex<(map: ImageMap?, known: [CapturedStack.Module]?, outside: Set<UInt64>)>((nil, nil, []))
 
     package init() {}
 
@@ -18,7 +18,16 @@ package final class StackCapture: Sendable {
     package func capture(skipping: Int = 0, limit: Int = 128) -> CapturedStack {
         var frames: [CapturedStack.Frame] = []
         // offset 1 leaves out this function's own frame.
-        if let backtrace = try? Backtrace.capture(limit: limit, offset: 1 + max(0, skipping), top: 0) {
+        // The cached image map is passed in: without it every capture would read /proc/self/maps again.
+        let map = images.withLock { cache in
+            if cache.map == nil {
+                let fresh = ImageMap.capture()
+                cache.map = fresh
+                cache.known = Self.modules(of: fresh)
+            }
+            return cache.map
+        }
+        if let backtrace = try? Backtrace.capture(limit: limit, offset: 1 + max(0, skipping), top: 0, images: map) {
             for frame in backtrace.frames {
                 switch frame {
                 case .programCounter(let address):
@@ -36,20 +45,31 @@ package final class StackCapture: Sendable {
         return CapturedStack(threadName: Self.threadName(), frames: frames, modules: modules(covering: frames))
     }
 
-    /// The loaded images, refreshed when one of `frames` lies outside all of them.
+    /// The loaded images, refreshed when one of `frames` lies outside all of them (once per such address: a
+    /// frame in no image, e.g. JIT code, does not make every later capture walk the link map again).
     package func modules(covering frames: [CapturedStack.Frame]) -> [CapturedStack.Module] {
-        images.withLock { cached in
-            if let known = cached, frames.allSatisfy({ frame in known.contains { $0.contains(frame.address) } }) {
+        images.withLock { cache in
+            if let known = cache.known,
+                frames.allSatisfy({ frame in
+                    cache.outside.contains(frame.address) || known.contains { $0.contains(frame.address) }
+                })
+            {
                 return known
             }
-            let fresh = Self.captureImages()
-            cached = fresh
+            let map = ImageMap.capture()
+            let fresh = Self.modules(of: map)
+            cache.map = map
+            if cache.outside.count > 4096 { cache.outside.removeAll() }
+            for frame in frames where !fresh.contains(where: { $0.contains(frame.address) }) {
+                cache.outside.insert(frame.address)
+            }
+            cache.known = fresh
             return fresh
         }
     }
 
-    static func captureImages() -> [CapturedStack.Module] {
-        ImageMap.capture().compactMap { image -> CapturedStack.Module? in
+    static func modules(of map: ImageMap) -> [CapturedStack.Module] {
+        map.compactMap { image -> CapturedStack.Module? in
             guard let base = UInt64(image.baseAddress), let end = UInt64(image.endOfText), end > base else { return nil }
             let path = image.path
             let name = image.name ?? path.map { String($0.split(separator: "/").last ?? Substring($0)) } ?? "?"
