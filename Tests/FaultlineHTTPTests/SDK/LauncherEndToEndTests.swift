@@ -322,6 +322,54 @@ import TestSupport
         #expect(health["abnormal_sessions"] as? Int == 0)
     }
 
+    /// A terminal's Ctrl-C goes to the whole foreground process group, the child included: the launcher must
+    /// not send it a second time. The launcher runs on a real pseudo-terminal (Python's `pty`), as in a shell.
+    @Test func aTerminalsCtrlCReachesTheChildOnce() throws {
+        let scratch = try TempFolder("launcher-pty")
+        // The child counts the SIGINTs it gets for a second, then exits with that count (a shell's trap would
+        // merge two that arrive while it waits for a command).
+        let child = try ELFFixtures.compileC(
+            """
+            #include <signal.h>
+            #include <stdio.h>
+            #include <time.h>
+            static volatile sig_atomic_t count = 0;
+            static void on_int(int signal) { (void)signal; count++; }
+            int main(void) {
+                struct sigaction action = {0};
+                action.sa_handler = on_int;
+                sigaction(SIGINT, &action, 0);
+                fprintf(stderr, "ready\\n");
+                struct timespec step = {0, 10000000};
+                for (int i = 0; i < 100; i++) nanosleep(&step, 0);
+                return count;
+            }
+            """, name: "count-int", in: scratch, flags: ["-O0"])
+        let driver = try scratch.write("ctrl_c_driver.py", """
+            import os, pty, select, sys, time
+            launcher, state, script = sys.argv[1], sys.argv[2], sys.argv[3]
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execv(launcher, [launcher, "--state-dir", state, "--", script])
+            seen = b""
+            deadline = time.time() + 60
+            while b"ready" not in seen and time.time() < deadline:
+                if select.select([fd], [], [], 0.2)[0]:
+                    try: seen += os.read(fd, 4096)
+                    except OSError: break
+            os.write(fd, bytes([3]))  # Ctrl-C
+            while True:  # keep the terminal drained until the launcher ends (EIO once it has)
+                if select.select([fd], [], [], 0.2)[0]:
+                    try:
+                        if not os.read(fd, 4096): break
+                    except OSError: break
+            _, status = os.waitpid(pid, 0)
+            print(os.waitstatus_to_exitcode(status))
+            """)
+        let result = try Command.run("python3", [driver, SDKBinaries.launcher, scratch.file("state"), child])
+        #expect(result.out.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "\(result.out) \(result.err)")
+    }
+
     @Test func aCrashWhileTheServerIsDownIsSentByTheNextRunExactlyOnce() async throws {
         let setup = try await setUp()
         let state = try TempFolder("launcher-state")
