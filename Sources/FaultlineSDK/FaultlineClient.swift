@@ -34,6 +34,8 @@ package final class FaultlineClient: Sendable {
     package let device: DeviceInfo
     /// The last run's end, as it was before this run started.
     package let previousRun: SessionUpdate.Status?
+    /// Under the launcher, when its state file could not be opened: the file used instead (removed at exit).
+    private let detachedPath: String?
     private let stacks = StackCapture()
     private let mutable: Mutex<Mutable>
 
@@ -68,7 +70,20 @@ package final class FaultlineClient: Sendable {
             underLauncher = true
             // The launcher wrote last-run for the run before this one before it started us.
             previousRun = folder.lastRun()
-            let file = try StateFile.open(at: launcherFile)
+            let file: StateFile
+            var detached: String?
+            do {
+                file = try StateFile.open(at: launcherFile)
+            } catch {
+                // Still report non-fatals: keep the context in a file of our own that no recovery picks up
+                // (`.detached`, not `.state`: the launcher owns this run's session). Removed at exit.
+                Faultline.warn("faultline: cannot use the launcher's state file (\(error)); continuing without it")
+                let own = RunContext(
+                    sessionID: configuration.makeID(), installID: installID, startedAt: configuration.now(), pid: getpid())
+                file = try StateFile.create(at: folder.runs + "/\(own.sessionID).detached", context: own)
+                detached = folder.runs + "/\(own.sessionID).detached"
+            }
+            detachedPath = detached
             file.setPID(getpid())
             file.setApp(
                 id: options.appID, version: configuration.release, build: options.build,
@@ -77,6 +92,7 @@ package final class FaultlineClient: Sendable {
             context = file.snapshot() ?? RunContext(sessionID: "", installID: installID, startedAt: configuration.now(), pid: getpid())
         } else {
             underLauncher = false
+            detachedPath = nil
             let recovery = Recovery(
                 folder: folder, queue: queue, crashDirectory: configuration.crashDirectory,
                 program: configuration.program, device: device, now: configuration.now, makeID: configuration.makeID)
@@ -145,12 +161,19 @@ package final class FaultlineClient: Sendable {
         guard let dsn = configuration.dsn else { return }
         let uploader: Uploader? = mutable.withLock { state in
             guard state.collectionEnabled, state.uploaderTask == nil else { return nil }
-            let uploader = state.uploader ?? Uploader(dsn: dsn, queue: queue, transport: configuration.transport())
+            let uploader = state.uploader ?? makeUploader(dsn)
             state.uploader = uploader
             state.uploaderTask = Task.detached { await uploader.run() }
             return uploader
         }
         uploader?.notify()
+    }
+
+    /// Under the launcher the SDK sends only its non-fatals; the launcher sends crashes and sessions.
+    private func makeUploader(_ dsn: DSN) -> Uploader {
+        Uploader(
+            dsn: dsn, queue: queue, transport: configuration.transport(),
+            kinds: underLauncher ? [.nonfatal] : Set(DeliveryQueue.Kind.allCases))
     }
 
     package func setCollectionEnabled(_ enabled: Bool) {
@@ -184,7 +207,7 @@ package final class FaultlineClient: Sendable {
         }
         let uploader: Uploader = mutable.withLock { state in
             if let manual = state.manual { return manual }
-            let made = Uploader(dsn: dsn, queue: queue, transport: configuration.transport())
+            let made = makeUploader(dsn)
             state.manual = made
             return made
         }
@@ -214,6 +237,7 @@ package final class FaultlineClient: Sendable {
         }
         guard first else { return }
         state.markExited()
+        if let detachedPath { unlink(detachedPath) }
         if !underLauncher, let context = state.snapshot() {
             let end = SessionUpdate(
                 context: context, status: .exited, duration: max(0, configuration.now() - context.startedAt), seq: 2)

@@ -137,6 +137,47 @@ import TestSupport
         #expect(queue.pending().count == 2)
     }
 
+    @Test func underTheLauncherTheSDKWritesIntoItsStateFileAndLeavesSessionsToIt() async throws {
+        let folder = try TempFolder("sdk-launched")
+        let state = folder.path + "/state"
+        try FileManager.default.createDirectory(atPath: state + "/runs", withIntermediateDirectories: true)
+        // What faultline-run does before it starts its child: make the run's state file, holding its lock.
+        let path = state + "/runs/launched.state"
+        let launcher = try StateFile.create(
+            at: path,
+            context: RunContext(
+                sessionID: "0123456789abcdef0123456789abcdef", installID: "install-1", appVersion: "9.9",
+                startedAt: 1_795_000_000, pid: 0))
+        #expect(launcher.holdsLock)
+        let child = try Self.launch(
+            ["start", "user:launched-user", "log:inside", "key:k=v", "nonfatal:1", "unsent"],
+            environment: ["FAULTLINE_STATE_DIR": state, "FAULTLINE_RUN_STATE": path])
+        child.waitUntilExit()
+        #expect(child.terminationStatus == 0)
+        let context = try #require(launcher.snapshot())
+        #expect(context.sessionID == "0123456789abcdef0123456789abcdef")
+        #expect(context.pid == child.processIdentifier)
+        #expect(context.userID == "launched-user")
+        #expect(context.appVersion == "9.9")
+        #expect(context.breadcrumbs.map(\.message) == ["inside"])
+        #expect(context.customKeys == [CustomKey(key: "k", value: .string("v"))])
+        #expect(context.errors == 1)
+        #expect(context.exitedNormally)
+        // The non-fatal is queued; no session update, no state file of its own, no last-run: the launcher's.
+        let queue = try DeliveryQueue(directory: state + "/queue")
+        #expect(queue.pending().map(\.kind) == [.nonfatal])
+        #expect(Self.runFiles(state) == [path])
+        #expect(StateFolder(path: state).lastRun() == nil)
+
+        // A launcher state file that cannot be opened: the SDK still records, into a file it removes at exit.
+        let broken = try Self.launch(
+            ["start", "nonfatal:1"], environment: ["FAULTLINE_STATE_DIR": state, "FAULTLINE_RUN_STATE": folder.path + "/missing"])
+        broken.waitUntilExit()
+        #expect(broken.terminationStatus == 0)
+        #expect(queue.pending().map(\.kind) == [.nonfatal, .nonfatal])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state + "/runs") == ["launched.state"])
+    }
+
     @Test func crashFileTimestampsAndBacktraceSettings() {
         #expect(Recovery.parseISO8601("2026-11-23T05:19:28.291960Z") == 1_795_411_168.291960)
         #expect(Recovery.parseISO8601("1970-01-01T00:00:00Z") == 0)
