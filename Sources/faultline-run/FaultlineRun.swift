@@ -62,7 +62,7 @@ struct FaultlineRun: ParsableCommand {
             environment: pick(environment, "FAULTLINE_ENVIRONMENT"), appID: appID,
             stateDirectory: pick(stateDirectory, "FAULTLINE_STATE_DIR")
                 ?? StateFolder.defaultPath(
-                    program: String(command[0].split(separator: "/").last ?? "program"), environment: env),
+                    program: Launcher.programName(command[0]), environment: env),
             sendTimeout: sendTimeout)
         let launcher = Launcher(settings: settings, command: command, environment: env, inheritedIgnored: ignored)
         exitLikeChild(launcher.run())

@@ -107,6 +107,14 @@ final class Launcher {
             let statePath = folder.runs + "/" + sessionID + ".state"
             let stateFile = try StateFile.create(at: statePath, context: context)
             let queue = try DeliveryQueue(directory: folder.queue)
+            let device = Self.device()
+            // Runs of this program that ended without their launcher finishing them (it was killed, the
+            // machine lost power): their crash files and sessions, as the SDK reports them at its start.
+            // A run whose state file is still held (another launcher's, running now) is left alone.
+            Recovery(
+                folder: folder, queue: queue, crashDirectory: folder.crashes, program: Self.programName(command[0]),
+                device: device, now: { Date().timeIntervalSince1970 }, makeID: { Launcher.newID() }
+            ).run()
             var uploader: Uploader?
             if let text = settings.dsn {
                 do {
@@ -120,7 +128,7 @@ final class Launcher {
             }
             return Run(
                 folder: folder, statePath: statePath, stateFile: stateFile, context: context, queue: queue,
-                uploader: uploader, device: Self.device())
+                uploader: uploader, device: device)
         } catch {
             warn("no crash reporting for this run: \(error) (state folder \(folder.path))")
             return nil
@@ -173,9 +181,12 @@ final class Launcher {
         var status = SessionUpdate.Status.exited
         var reportQueued = true
         if case .signaled(let signal) = ending {
-            let eventID = Self.newID()  // made once: a retry of this report is a duplicate on the server
+            // Made once, and for a crash file derived from it as the SDK's recovery does: if the launcher dies
+            // between queueing the report and deleting the file, the repeat is a duplicate, not a second event.
+            var eventID = Self.newID()
             var body: [UInt8]?
             if let file = crashFiles.last, let bytes = FileManager.default.contents(atPath: file) {
+                eventID = Recovery.eventID(name: String(file.split(separator: "/").last ?? ""), bytes: Array(bytes))
                 body = try? ReportBuilder.swiftCrash(
                     eventID: eventID, crashFile: Array(bytes), context: context, crashMessage: message,
                     device: run.device)
@@ -231,6 +242,11 @@ final class Launcher {
     }
 
     // MARK: - Helpers
+
+    /// The program's name as the state folder and crash files know it: the basename of PROGRAM.
+    static func programName(_ program: String) -> String {
+        String(program.split(separator: "/").last ?? "program")
+    }
 
     /// 32 lowercase hex digits.
     static func newID() -> String {

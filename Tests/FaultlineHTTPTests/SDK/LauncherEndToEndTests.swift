@@ -322,6 +322,44 @@ import TestSupport
         #expect(health["abnormal_sessions"] as? Int == 0)
     }
 
+    /// A launcher killed with SIGKILL cannot report its run; the next run does, from the state file the child
+    /// left. (Its child's standard error is then a pipe nobody reads: its next write there kills it with
+    /// SIGPIPE, as under any pipe, so the run here ends with the child's own SIGKILL.)
+    @Test func aRunWhoseLauncherWasKilledIsReportedByTheNextRun() async throws {
+        let setup = try await setUp()
+        defer { setup.server.cleanUp() }
+        let state = try TempFolder("launcher-state")
+        let launch = try Launch(["--dsn", setup.dsn, "--release", "10.0", "--state-dir", state.path, "--",
+                                 SDKBinaries.fixture, "start", "log:left alone", "stderr:waiting", "sleep:60"])
+        try await launch.waitForStderr("waiting")
+        let child = try await launch.childPID()
+        // Foundation notices the launcher's end only once an inherited descriptor closes, which its orphaned
+        // child keeps open: watch /proc instead (dead = reaped, or a zombie, which holds no lock).
+        func dead(_ pid: Int32) -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+            return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        }
+        func waitDead(_ pid: Int32) async throws {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !dead(pid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        kill(launch.process.processIdentifier, SIGKILL)
+        try await waitDead(launch.process.processIdentifier)
+        #expect(!dead(child))
+        kill(child, SIGKILL)
+        try await waitDead(child)
+        #expect(dead(child))
+        #expect(try await releaseHealth(setup, release: "10.0")["abnormal_sessions"] as? Int == 0)
+
+        let (next, err) = try await run(setup.dsn, release: "10.0", state: state.path, ["/bin/true"])
+        #expect(next == .code(0), "\(err)")
+        let health = try await releaseHealth(setup, release: "10.0")
+        #expect(health["sessions"] as? Int == 2)
+        #expect(health["abnormal_sessions"] as? Int == 1)
+        #expect(health["crashed_sessions"] as? Int == 0)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: state.file("runs")))?.filter { $0.hasSuffix(".state") }.isEmpty == true)
+    }
+
     /// A terminal's Ctrl-C goes to the whole foreground process group, the child included: the launcher must
     /// not send it a second time. The launcher runs on a real pseudo-terminal (Python's `pty`), as in a shell.
     @Test func aTerminalsCtrlCReachesTheChildOnce() throws {
