@@ -322,6 +322,27 @@ import TestSupport
         #expect(health["abnormal_sessions"] as? Int == 0)
     }
 
+    @Test func withCollectionOffNothingLeavesUntilItIsOnAgain() async throws {
+        let setup = try await setUp()
+        defer { setup.server.cleanUp() }
+        let state = try TempFolder("launcher-state")
+        // The app's user said no (Faultline.setCollectionEnabled(false) writes this file).
+        try state.write("settings", "collection=off\n")
+        let (ending, err) = try await run(setup.dsn, release: "11.0", state: state.path, [SDKBinaries.fixture, "start", "crash:abort"])
+        #expect(ending == .signal(SIGABRT), "\(err)")
+        #expect(try await crashReports(setup).isEmpty)
+        #expect(try await releaseHealth(setup, release: "11.0")["sessions"] == nil)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: state.file("queue"))) ?? []).contains { $0.contains("crash") })
+
+        try state.write("settings", "collection=on\n")
+        let (next, _) = try await run(setup.dsn, release: "11.0", state: state.path, ["/bin/true"])
+        #expect(next == .code(0))
+        #expect(try await crashReports(setup).count == 1)
+        let health = try await releaseHealth(setup, release: "11.0")
+        #expect(health["sessions"] as? Int == 2)
+        #expect(health["crashed_sessions"] as? Int == 1)
+    }
+
     /// A launcher killed with SIGKILL cannot report its run; the next run does, from the state file the child
     /// left. (Its child's standard error is then a pipe nobody reads: its next write there kills it with
     /// SIGPIPE, as under any pipe, so the run here ends with the child's own SIGKILL.)
