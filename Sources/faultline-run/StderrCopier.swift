@@ -12,10 +12,21 @@ import Synchronization
 final class StderrCopier: Sendable {
     let tail = SharedStderrTail()
     private let fd: Int32
+    /// Written once by ``finish()`` to wake the copying thread's `poll` at once.
+    private let wake: (read: Int32, write: Int32)
     private let stopping = Atomic<Bool>(false)
     private let thread: Mutex<pthread_t?> = Mutex(nil)
 
-    init(fd: Int32) { self.fd = fd }
+    init(fd: Int32) {
+        self.fd = fd
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) == 0 {
+            for end in fds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            wake = (fds[0], fds[1])
+        } else {
+            wake = (-1, -1)  // then the poll's 50 ms timeout notices the stop
+        }
+    }
 
     func start() {
         let box = Unmanaged.passRetained(self)
@@ -36,8 +47,16 @@ final class StderrCopier: Sendable {
     /// Stops after what the pipe holds now (bounded, so a chatty grandchild cannot hold the launcher).
     func finish() {
         stopping.store(true, ordering: .releasing)
+        if wake.write >= 0 {
+            var byte: UInt8 = 1
+            _ = write(wake.write, &byte, 1)
+        }
         if let thread = self.thread.withLock({ $0 }) { pthread_join(thread, nil) }
         close(fd)
+        if wake.read >= 0 {
+            close(wake.read)
+            close(wake.write)
+        }
     }
 
     private func copy() {
@@ -48,15 +67,19 @@ final class StderrCopier: Sendable {
         var drainBudget = 4 << 20  // bytes still copied once the child has ended
         while true {
             let stopping = self.stopping.load(ordering: .acquiring)
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, stopping ? 0 : 50)
+            // Once stopping, only what is in the pipe now: no waiting.
+            var pollers = [
+                pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stopping ? -1 : wake.read, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&pollers, 2, stopping ? 0 : 50)
             if ready < 0 {
                 if errno == EINTR { continue }
                 return
             }
-            if ready == 0 {
+            if pollers[0].revents == 0 {
                 if stopping { return }
-                continue
+                continue  // a timeout, or the wake-up: the next round sees `stopping`
             }
             let count = read(fd, buffer.baseAddress, size)
             if count == 0 { return }  // every writer closed it
