@@ -282,7 +282,7 @@ final class LogLines: Sendable {
         let first = Task { await uploader.drain(deadline: .now + .seconds(60)) }
         let second = Task { await uploader.drain(deadline: .now + .seconds(60)) }
         // Both callers are in: the two items are out, one each, before any answer.
-        for _ in 0..<1000 where transport.requests.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        for _ in 0..<6000 where transport.requests.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(Set(transport.requests) == [#"{"n":1}"#, #"{"n":2}"#])
         transport.release()
         #expect(await first.value)
@@ -311,7 +311,7 @@ final class LogLines: Sendable {
             try queue.enqueue(kind: .nonfatal, id: id(n), json: Array("{\"n\":\(n)}".utf8))
             uploader.notify()
             // Bounded wait for the background sender (not a timing assertion: it fails only if nothing is sent).
-            for _ in 0..<500 where transport.requests.count < n { try await Task.sleep(for: .milliseconds(10)) }
+            for _ in 0..<3000 where transport.requests.count < n { try await Task.sleep(for: .milliseconds(10)) }
             #expect(transport.requests.count == n)
         }
         #expect(queue.pending().isEmpty)

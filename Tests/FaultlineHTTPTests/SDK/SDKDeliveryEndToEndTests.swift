@@ -166,8 +166,12 @@ import Testing
 
         let recorder = Recorder()
         let uploader = Uploader(dsn: dsn, queue: queue, transport: recorder, policy: Self.quick)
-        #expect(await uploader.drain(deadline: .now + .seconds(2)) == false)
-        #expect(recorder.errors >= 2)  // retried with backoff while the deadline allowed
+        // Each drain gives up at its deadline with everything kept; over a few of them the uploader retried.
+        // (Counted in attempts, not seconds: a loaded machine makes each attempt slower.)
+        for _ in 0..<60 where recorder.errors < 2 {
+            #expect(await uploader.drain(deadline: .now + .seconds(1)) == false)
+        }
+        #expect(recorder.errors >= 2)
         #expect(recorder.statuses.isEmpty)
         #expect(queue.pending().count == 6)
 
@@ -190,18 +194,18 @@ import Testing
         let folder = try TempFolder("sdk-e2e")
         let queue = try DeliveryQueue(directory: folder.path)
         let ctx = context(session: "rl", user: "u")
-        let ids = (20..<34).map(eventID)
+        let ids = (20..<40).map(eventID)
         for id in ids { try queue.enqueue(kind: .crash, id: id, json: nonFatal(id, ctx)) }
         let recorder = Recorder()
         // The production backoff: only Retry-After lets the uploader come back within a second.
         let uploader = Uploader(dsn: s.dsn, queue: queue, transport: recorder)
         #expect(await uploader.drain(deadline: .now + .seconds(90)))
-        #expect(try await reportCount(s) == 14)
+        #expect(try await reportCount(s) == 20)
         let limited = recorder.statuses.filter { $0 == 429 }.count
-        // 10 go at once; each of the other 4 waits out at most one Retry-After.
+        // 10 go at once; the other 10 need ten seconds of refill, so some wait, each at most once.
         #expect(limited >= 1)
-        #expect(limited <= 4)
-        #expect(recorder.statuses.filter { $0 == 202 }.count == 14)
+        #expect(limited <= 10)
+        #expect(recorder.statuses.filter { $0 == 202 }.count == 20)
         // The server saw exactly those: no request was sent while a Retry-After held.
         let metrics = String(decoding: try await http.send(.GET, s.server.baseURL + "/metrics").body, as: UTF8.self)
         let seen = metrics.split(separator: "\n")
