@@ -18,6 +18,19 @@ package struct Recovery: Sendable {
     package var now: @Sendable () -> Double
     package var makeID: @Sendable () -> String
 
+    package init(
+        folder: StateFolder, queue: DeliveryQueue, crashDirectory: String?, program: String, device: DeviceInfo,
+        now: @escaping @Sendable () -> Double, makeID: @escaping @Sendable () -> String
+    ) {
+        self.folder = folder
+        self.queue = queue
+        self.crashDirectory = crashDirectory
+        self.program = program
+        self.device = device
+        self.now = now
+        self.makeID = makeID
+    }
+
     package struct Outcome: Sendable, Equatable {
         package var sessionID: String
         package var status: SessionUpdate.Status
@@ -180,7 +193,7 @@ package struct Recovery: Sendable {
     }
 
     /// 32 hex digits from FNV-1a over the file's name and bytes: stable across repeats of a recovery.
-    static func eventID(name: String, bytes: [UInt8]) -> String {
+    package static func eventID(name: String, bytes: [UInt8]) -> String {
         var a: UInt64 = 0xcbf2_9ce4_8422_2325
         var b: UInt64 = 0x8422_2325_cbf2_9ce4
         for byte in Array(name.utf8) + [0] + bytes {
