@@ -1,6 +1,7 @@
 import Dispatch
 import FaultlineSDK
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -87,8 +88,10 @@ final class Launcher {
         guard var run else { return ending }
         run.context.pid = child.pid
         report(ending, of: run, stderr: copier.tail.lines)
-        sender?.cancel()
+        // The background sender is stopped only after the final drain: cancelled in the middle of a request,
+        // it would turn an answer on its way into a failure and a backoff the drain then has to wait out.
         if let uploader = run.uploader { send(uploader, timeout: settings.sendTimeout) }
+        sender?.cancel()
         return ending
     }
 
@@ -234,11 +237,17 @@ final class Launcher {
         guard timeout > 0 else { return }
         let done = DispatchSemaphore(value: 0)
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+        let emptied = Mutex(false)
         Task.detached {
-            _ = await uploader.drain(deadline: deadline)
+            let empty = await uploader.drain(deadline: deadline)
+            emptied.withLock { $0 = empty }
             done.signal()
         }
         _ = done.wait(timeout: .now() + timeout + 1)
+        // Said once, so that a report that did not go out is not a mystery: it is kept, not lost.
+        if !emptied.withLock({ $0 }) {
+            warn("not everything could be sent within \(Int(timeout)) s; the rest stays queued in \(settings.stateDirectory)/queue and goes with the next run")
+        }
     }
 
     // MARK: - Helpers

@@ -227,6 +227,31 @@ final class LogLines: Sendable {
         #expect(clock.sleeps.isEmpty)
     }
 
+    @Test func aRefusedKeyKeepsEverythingAndRetriesRarely() async throws {
+        // Given a server that refuses the key, then (a DSN fixed, a key restored) takes the reports.
+        let (folder, queue, transport, clock, log, uploader) = try setUp([
+            answer(401, [:], #"{"error":"unauthorized"}"#),
+            answer(202),
+            answer(202),
+        ])
+        defer { withExtendedLifetime(folder) {} }
+        try queue.enqueue(kind: .crash, id: id(1), json: Array(#"{"one":1}"#.utf8))
+        try queue.enqueue(kind: .nonfatal, id: id(2), json: Array(#"{"two":2}"#.utf8))
+        // Within a minute nothing more is tried and nothing is dropped.
+        let emptyEarly = await uploader.drain(deadline: clock.now + .seconds(60))
+        #expect(!emptyEarly)
+        #expect(transport.requests.count == 1)
+        #expect(queue.pending().count == 2)
+        #expect(queue.rejected() == 0)
+        #expect(log.all.count == 1)
+        #expect(log.all.first?.contains("401") == true)
+        // After the longest backoff both go, oldest first.
+        let empty = await uploader.drain(deadline: clock.now + .seconds(600))
+        #expect(empty)
+        #expect(transport.requests.count == 3)
+        #expect(queue.pending().isEmpty)
+    }
+
     @Test func drainStopsAtTheDeadlineAndKeepsTheItem() async throws {
         let folder = try TempFolder("sdk-uploader")
         let queue = try DeliveryQueue(directory: folder.path)

@@ -299,6 +299,12 @@ package final class StateFile: @unchecked Sendable {
         lock.withLock { _ in try? Self.parse(UnsafeRawBufferPointer(start: base, count: Layout.fileBytes)) }
     }
 
+    /// The file's bytes as they are now (one copy under the lock, no parsing): what `record(error:)` takes on
+    /// the caller's thread; ``parse(_:)`` turns it into a context later, on a background task.
+    package func copyBytes() -> [UInt8] {
+        lock.withLock { _ in Array(UnsafeRawBufferPointer(start: base, count: Layout.fileBytes)) }
+    }
+
     /// Custom keys dropped because 64 were already set.
     package var droppedKeys: Int {
         lock.withLock { _ in Int(exactly: min(u64(Layout.oDroppedKeys), UInt64(Int32.max))) ?? 0 }

@@ -9,7 +9,8 @@ import Glibc
 /// CONTRACT (owner: sdk-delivery helper). A 2xx removes the item. A network error, 408, 5xx or 507 keeps it
 /// and backs off (exponential, with jitter, capped), `Retry-After` (seconds or HTTP date) and
 /// `X-Sentry-Rate-Limits` setting the earliest next try when the server sends them; a 429 does the same.
-/// Other 4xx answers mean the item can never be accepted: it is removed and counted. Reports carry their
+/// A 401/403 (the key is refused) keeps everything and tries again after the longest backoff. Other 4xx
+/// answers mean the item can never be accepted: it is removed and counted. Reports carry their
 /// event id, so a retry of a request whose answer was lost is a duplicate on the server, not a second event.
 ///
 /// Waits are per route: a 429 (only reports are rate-limited) holds back reports while sessions go on; a
@@ -24,6 +25,8 @@ package actor Uploader {
     private let signal = WakeSignal()
     private let kinds: Set<DeliveryQueue.Kind>
 
+    /// The server refused the key once (logged once per uploader).
+    private var keyRefused = false
     /// Consecutive failures (network error, 408, 5xx) since the last answer that was not one.
     private var failures = 0
     /// The earliest time each route may be tried again.
@@ -179,6 +182,12 @@ package actor Uploader {
             }
         case 408, 500..<600:
             backOff(routes: [.reports, .sessions], retryAfter: retryAfter)
+        case 401, 403:
+            // A key the server does not take says nothing about the report: the DSN is wrong or the key was
+            // replaced. Keep everything (the next run may have the right DSN) and try again rarely.
+            if !keyRefused { log("faultline: the server refused the DSN's key (HTTP \(answer.status)); reports are kept and retried every \(Int(policy.maxDelay)) s; check the DSN") }
+            keyRefused = true
+            for r in [Route.reports, .sessions] { hold(r, until: now + .seconds(policy.maxDelay)) }
         case 400..<500:
             failures = 0
             queue.reject(item)

@@ -217,7 +217,7 @@ import TestSupport
         #expect(try await launch.wait() == .signal(SIGKILL))
         let health = try await releaseHealth(setup, release: "4.0")
         #expect(health["sessions"] as? Int == 1, "\(launch.lastErr)")
-        #expect(health["abnormal_sessions"] as? Int == 1)
+        #expect(health["abnormal_sessions"] as? Int == 1, "\(launch.lastErr)")
         #expect(health["crashed_sessions"] as? Int == 0)
         #expect(try await crashReports(setup).isEmpty)
         #expect((try? String(contentsOfFile: state.file("last-run"), encoding: .utf8))?.contains("abnormal") == true)
