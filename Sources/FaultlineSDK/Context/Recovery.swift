@@ -152,45 +152,8 @@ package struct Recovery: Sendable {
         return parseISO8601(String(after[after.index(after: open)..<close]))
     }
 
-    /// `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` → unix seconds; nil for anything else.
-    static func parseISO8601(_ text: String) -> Double? {
-        let b = Array(text.utf8)
-        guard b.count >= 20, b.count <= 40, b.last == UInt8(ascii: "Z"), b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x54,
-            b[13] == 0x3A, b[16] == 0x3A
-        else { return nil }
-        func number(_ range: Range<Int>) -> Int? {
-            var value = 0
-            for i in range {
-                guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
-                value = value * 10 + Int(b[i] - 0x30)
-            }
-            return value
-        }
-        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
-            let minute = number(14..<16), let second = number(17..<19), (1...12).contains(month), (1...31).contains(day),
-            hour < 24, minute < 60, second < 61
-        else { return nil }
-        var fraction = 0.0
-        if b[19] == 0x2E {
-            var scale = 0.1
-            for i in 20..<(b.count - 1) {
-                guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
-                fraction += Double(b[i] - 0x30) * scale
-                scale /= 10
-            }
-        } else if b.count != 20 {
-            return nil
-        }
-        // Days from the civil date (Howard Hinnant's algorithm): no time zone, no Foundation formatter.
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
-        return Double(days * 86_400 + hour * 3600 + minute * 60 + second) + fraction
-    }
+    /// `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` → unix seconds; nil for anything else (the report builder's parser).
+    static func parseISO8601(_ text: String) -> Double? { ISO8601.parse(text) }
 
     /// 32 hex digits from FNV-1a over the file's name and bytes: stable across repeats of a recovery.
     package static func eventID(name: String, bytes: [UInt8]) -> String {
