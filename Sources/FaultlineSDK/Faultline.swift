@@ -3,8 +3,6 @@ import Synchronization
 
 /// Crash and error reporting for Swift programs on Linux, with the Crashlytics API (docs/sdk.md).
 ///
-/// CONTRACT (owner: sdk-context helper): the public API below is fixed; bodies are placeholders.
-///
 /// ```swift
 /// Faultline.start(dsn: "http://KEY@faultline.internal:8080/3", release: "2.4.1")
 /// Faultline.log("checkout started")

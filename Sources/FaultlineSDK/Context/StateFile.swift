@@ -3,7 +3,7 @@ import Synchronization
 
 /// The run's context on disk, always current: a memory-mapped file (`MAP_SHARED`) the SDK writes into.
 ///
-/// CONTRACT (owner: sdk-context helper). Writes go to the page cache through the mapping, so they survive
+/// Writes go to the page cache through the mapping, so they survive
 /// a crash or `SIGKILL` of the app (not a power loss) without a system call per write: that is what keeps
 /// `Faultline.log` and `setCustomValue` well under a microsecond. The format is versioned and documented
 /// in docs/sdk.md; a reader never trusts it (it may be torn, truncated or written by a newer SDK).

@@ -1,6 +1,6 @@
 /// Where reports go and with which key: `http(s)://KEY@HOST[:PORT][/PREFIX]/PROJECT`, as Sentry DSNs look.
 ///
-/// CONTRACT (owner: sdk-delivery helper). The native routes find the project by the key, so `PROJECT` is
+/// The native routes find the project by the key, so `PROJECT` is
 /// kept only to show it; `PREFIX` is a path a reverse proxy may put in front of the server.
 package struct DSN: Sendable, Equatable {
     /// `scheme://host[:port][/prefix]`, without a trailing slash.

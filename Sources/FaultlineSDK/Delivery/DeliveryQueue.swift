@@ -10,7 +10,7 @@ import Darwin
 /// tries to send it, and removed only after the server's 2xx, so a crash of the app, of the launcher or of
 /// the server loses nothing that fits the bounds.
 ///
-/// CONTRACT (owner: sdk-delivery helper). Bounded in count and bytes; the oldest items are dropped first and
+/// Bounded in count and bytes; the oldest items are dropped first and
 /// counted (`dropped`). At most ``Limits/unsentNonFatals`` non-fatal reports are kept; an older one goes when a
 /// ninth arrives. Several processes may use one folder at once (the launcher and its child): writes are
 /// rename-atomic and removal of a missing item is not an error.

@@ -5,8 +5,6 @@ import FoundationNetworking
 #endif
 
 /// One HTTP exchange; the seam tests use to script answers, and the only place that knows URLSession.
-///
-/// CONTRACT (owner: sdk-delivery helper).
 package protocol HTTPTransport: Sendable {
     /// Sends `body` (already gzip-compressed: `Content-Encoding: gzip`) with `headers`; answers the status and
     /// the response headers (lowercased names) and body, or throws `transport` when no answer came.

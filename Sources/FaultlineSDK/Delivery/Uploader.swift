@@ -6,7 +6,7 @@ import Glibc
 
 /// Sends what the ``DeliveryQueue`` holds: oldest first, each item to its route, retried with backoff.
 ///
-/// CONTRACT (owner: sdk-delivery helper). A 2xx removes the item. A network error, 408, 5xx or 507 keeps it
+/// A 2xx removes the item. A network error, 408, 5xx or 507 keeps it
 /// and backs off (exponential, with jitter, capped), `Retry-After` (seconds or HTTP date) and
 /// `X-Sentry-Rate-Limits` setting the earliest next try when the server sends them; a 429 does the same.
 /// A 401/403 (the key is refused) keeps everything and tries again after the longest backoff. Other 4xx

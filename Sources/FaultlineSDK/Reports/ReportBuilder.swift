@@ -1,7 +1,7 @@
 /// Builds the JSON bodies the SDK and the launcher send: native v1 reports (docs/protocol.md §3) and session
 /// updates (§4).
 ///
-/// CONTRACT (owner: sdk-delivery helper). Pure: bytes in, bytes out; no clock, no randomness (ids and times
+/// Pure: bytes in, bytes out; no clock, no randomness (ids and times
 /// are passed in). Output is what `POST /api/v1/reports` / `POST /api/v1/sessions` accept unchanged.
 package enum ReportBuilder {
     /// A non-fatal report (`kind: nonfatal`) of `error`, with the calling thread's stack as one crashed thread
