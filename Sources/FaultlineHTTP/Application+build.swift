@@ -118,7 +118,8 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
         LoginController(sessions: dependencies.adminSessions, secureCookie: configuration.servedOverHTTPS, page: dependencies.loginPage)
             .endpoints)
     router.addRoutes(OperationsController(health: dependencies.health, metrics: dependencies.metrics, storage: dependencies.storage).endpoints)
-    router.get("/") { _, _ in LandingPage.response() }
+    let site = configuration.siteDirectory
+    router.get("/") { _, _ in LandingPage.front(site: site) }
 
     let limits = configuration.limits
     router.addRoutes(

@@ -1,6 +1,13 @@
 import Hummingbird
 
-/// The page at `/` until the dashboard renderer has written `index.html` into the site folder.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The page at `/`: the rendered projects page (`index.html` in the site folder) once the renderer has written it,
+/// and this landing page before that.
 enum LandingPage {
     static let html = """
         <!doctype html>
@@ -17,6 +24,16 @@ enum LandingPage {
         </body>
         </html>
         """
+
+    /// The front door: the site's `index.html` when `site` names a folder holding it, else the landing page.
+    static func front(site: String?) -> Response {
+        if let site, let data = FileManager.default.contents(atPath: site + "/index.html") {
+            return Response(
+                status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
+                body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        }
+        return response()
+    }
 
     static func response() -> Response {
         Response(

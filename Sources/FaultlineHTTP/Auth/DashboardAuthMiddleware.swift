@@ -44,7 +44,8 @@ struct DashboardAuthMiddleware: RouterMiddleware {
         }
         let accept = request.headers[.accept] ?? ""
         if header == nil, request.method == .get || request.method == .head, accept.contains("text/html") {
-            let target = LoginController.safeNext(path)
+            // Back to the page asked for, query included (a filtered list); only ever a path on this server.
+            let target = LoginController.safeNext(request.uri.query.map { path + "?" + $0 } ?? path)
             return Response(
                 status: .seeOther,
                 headers: [.location: "/login?next=\(LoginController.percentEncode(target))", .cacheControl: "no-store"])
