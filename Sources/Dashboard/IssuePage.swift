@@ -67,6 +67,23 @@ struct IssuePage {
     var latestEvent: SampleEventView?
     var eventMissingText: String?
     var issuesHref: String
+    /// One button of the status form.
+    struct StatusAction {
+        var actionStatus: String
+        var actionLabel: String
+    }
+    /// The status form's buttons: every status a person can set other than the current one.
+    var statusActions: [StatusAction]
+    /// Where the status form posts, relative to this page (`<id>/status`).
+    var statusActionHref: String
+    /// When the status last changed, and who changed it (nil: unknown, or a new event reopened it).
+    var statusChangedAt: TimeView?
+    var statusChangedBy: String?
+    /// The team's note, escaped by the template; nil when there is none.
+    var noteText: String?
+    /// Where the note form posts, relative to this page (`<id>/note`).
+    var noteActionHref: String
+    var noteMaxBytes: Int
 
     /// - Parameters:
     ///   - event: the newest sample in full, nil when there is none or it was pruned.
@@ -125,6 +142,19 @@ struct IssuePage {
                 : "The latest sample event is no longer stored (it was pruned)."
         }
         issuesHref = SitePaths.relative(from: path, to: SitePaths.issues(slug))
+        statusActions = DashboardForms.settableStatuses.filter { $0 != issue.status }.map {
+            switch $0 {
+            case .open: StatusAction(actionStatus: $0.rawValue, actionLabel: "Reopen")
+            case .closed: StatusAction(actionStatus: $0.rawValue, actionLabel: "Close")
+            case .muted: StatusAction(actionStatus: $0.rawValue, actionLabel: "Mute")
+            }
+        }
+        statusActionHref = "\(issue.id.rawValue)/status"
+        statusChangedAt = detail.statusChange.map { TimeView($0.at) }
+        statusChangedBy = detail.statusChange?.by
+        noteText = detail.note
+        noteActionHref = "\(issue.id.rawValue)/note"
+        noteMaxBytes = IssueNote.maxBytes
     }
 
     /// Why the events of an issue belong together, for each grouping source.

@@ -118,6 +118,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
         LoginController(sessions: dependencies.adminSessions, secureCookie: configuration.servedOverHTTPS, page: dependencies.loginPage)
             .endpoints)
     router.addRoutes(OperationsController(health: dependencies.health, metrics: dependencies.metrics, storage: dependencies.storage).endpoints)
+    router.addRoutes(IssueActionsController(issues: dependencies.issues, projects: dependencies.projects).endpoints)
     let site = configuration.siteDirectory
     router.get("/") { _, _ in LandingPage.front(site: site) }
 

@@ -503,6 +503,16 @@ enum Migrations {
                     ALTER TABLE projects ADD COLUMN in_app_exclude TEXT NOT NULL DEFAULT '[]';
                     """)
         }
+        migrator.registerMigration("v14-issue-status-history") { db in
+            try db.execute(
+                sql: """
+                    -- Who last changed an issue's status (status_changed_at says when): `the dashboard (session 3)`,
+                    -- `the CLI`, `the API (admin token)`; NULL when a new event reopened it as regressed.
+                    ALTER TABLE issues ADD COLUMN status_changed_by TEXT;
+                    -- The team's free-text note on the issue (at most 2 KB), shown on its page.
+                    ALTER TABLE issues ADD COLUMN note TEXT;
+                    """)
+        }
         return migrator
     }
 }

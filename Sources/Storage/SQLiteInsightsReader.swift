@@ -160,7 +160,10 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
 
     public func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail? {
         try await database.pool.read { db in
-            var sql = "SELECT \(Self.issueColumns), i.grouping FROM issues i WHERE i.id = ?"
+            var sql = """
+                SELECT \(Self.issueColumns), i.grouping, i.status_changed_at, i.status_changed_by, i.note
+                FROM issues i WHERE i.id = ?
+                """
             var arguments: StatementArguments = [id.rawValue]
             if let project {
                 sql += " AND i.project_id = ?"
@@ -199,7 +202,9 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
             ).compactMap(SQLiteReportReader.summary)
             return IssueDetail(
                 summary: summary, grouping: grouping, releases: releases, days: days, breakdowns: breakdowns,
-                repeatUsers: row["repeat_users"], samples: samples)
+                repeatUsers: row["repeat_users"], samples: samples,
+                statusChange: (row["status_changed_at"] as Int64?).map { IssueStatusChange(at: Millis.date($0), by: row["status_changed_by"]) },
+                note: row["note"])
         }
     }
 
@@ -250,13 +255,15 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
 
     // MARK: State changes
 
-    public func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, at date: Date) async throws -> IssueSummary? {
+    public func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, by: String?, at date: Date) async throws -> IssueSummary? {
         try await database.pool.write { db in
             var sql = """
                 UPDATE issues SET status = ?, regressed = CASE WHEN ? = 'muted' THEN regressed ELSE 0 END,
-                    status_changed_at = ?, updated_at = ? WHERE id = ?
+                    status_changed_at = ?, status_changed_by = ?, updated_at = ? WHERE id = ?
                 """
-            var arguments: StatementArguments = [status.rawValue, status.rawValue, Millis.from(date), Millis.from(date), issue.rawValue]
+            var arguments: StatementArguments = [
+                status.rawValue, status.rawValue, Millis.from(date), by, Millis.from(date), issue.rawValue,
+            ]
             if let project {
                 sql += " AND project_id = ?"
                 arguments += [project.rawValue]
@@ -265,6 +272,19 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
             guard db.changesCount == 1 else { return nil }
             return try Row.fetchOne(db, sql: "SELECT \(Self.issueColumns) FROM issues i WHERE i.id = ?", arguments: [issue.rawValue])
                 .flatMap { Self.summary($0, now: date) }
+        }
+    }
+
+    public func setNote(_ note: String?, issue: IssueID, project: ProjectID?, at date: Date) async throws -> Bool {
+        try await database.pool.write { db in
+            var sql = "UPDATE issues SET note = ?, updated_at = ? WHERE id = ?"
+            var arguments: StatementArguments = [note, Millis.from(date), issue.rawValue]
+            if let project {
+                sql += " AND project_id = ?"
+                arguments += [project.rawValue]
+            }
+            try db.execute(sql: sql, arguments: arguments)
+            return db.changesCount == 1
         }
     }
 }

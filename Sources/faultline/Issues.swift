@@ -88,7 +88,7 @@ struct StatusChange: ParsableArguments {
         let root = try Composition(folder: dataOptions.folder)
         defer { try? root.database.close() }
         let service = IssueService(store: root.insights, clock: root.clock)
-        guard let issue = try await service.setStatus(status, issue: IssueID(id), project: nil) else {
+        guard let issue = try await service.setStatus(status, issue: IssueID(id), project: nil, by: "the CLI") else {
             Console.write("no issue \(id)\n", fd: 2)
             throw ExitCode(4)
         }

@@ -266,6 +266,32 @@ struct SiteRendererTests {
         #expect(noLayout?.message.contains("\(folder)/templates/layout.mustache") == true)
     }
 
+    @Test("the issue page has the status and note forms with the CSRF stand-in, who changed the status, and the note escaped")
+    func issueActionForms() async throws {
+        let (pages, _) = try await Fixtures.render()
+        let issue = try #require(pages["demo/issues/1.html"])
+        #expect(issue.components(separatedBy: DashboardForms.csrfField).count == 3, "one stand-in per form")
+        #expect(issue.contains("<form class=\"issue-actions\" method=\"post\" action=\"1/status\">"))
+        #expect(issue.contains("<form class=\"issue-note\" method=\"post\" action=\"1/note\">"))
+        // The fixture issue is open: it can be closed or muted, not reopened.
+        #expect(issue.contains("value=\"closed\">Close</button>") && issue.contains("value=\"muted\">Mute</button>"))
+        #expect(!issue.contains(">Reopen</button>"))
+        #expect(!issue.contains("Status last changed"), "a status that never changed has no history line")
+
+        var insights = Fixtures.insights()
+        var detail = try #require(insights.projects[Fixtures.demoID]?.details[IssueID(1)])
+        detail.summary.status = .closed
+        detail.statusChange = IssueStatusChange(at: Fixtures.now.addingTimeInterval(-60), by: "the dashboard (session 4)")
+        detail.note = "Fixed in 2.1 \(Fixtures.hostile)"
+        insights.projects[Fixtures.demoID]?.details[IssueID(1)] = detail
+        let page = try #require(try await Fixtures.render(insights: insights).pages["demo/issues/1.html"])
+        #expect(page.contains(">Reopen</button>") && !page.contains(">Close</button>"))
+        #expect(page.contains("by the dashboard (session 4)."))
+        let escaped = "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(1)&gt; &amp; co"
+        #expect(page.contains("<p class=\"note\">Fixed in 2.1 \(escaped)</p>"))
+        #expect(!page.contains("<script"))
+    }
+
     @Test("templates insert raw markup only for the server-made SVG")
     func onlySVGIsRaw() throws {
         let folder = Fixtures.webDirectory + "/templates"

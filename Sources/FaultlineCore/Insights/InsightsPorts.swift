@@ -109,8 +109,15 @@ public struct IssueDetail: Sendable, Equatable {
     public var repeatUsers: Int
     /// The newest events of the issue (at most 10), newest first.
     public var samples: [ReportSummary]
+    /// The last change of the status (nil when it never changed).
+    public var statusChange: IssueStatusChange?
+    /// The team's free-text note on the issue (nil when there is none).
+    public var note: String?
     public init(summary: IssueSummary, grouping: GroupingResult, releases: [IssueReleaseRow], days: [IssueDay],
-                breakdowns: [String: [BreakdownEntry]], repeatUsers: Int, samples: [ReportSummary]) {
+                breakdowns: [String: [BreakdownEntry]], repeatUsers: Int, samples: [ReportSummary],
+                statusChange: IssueStatusChange? = nil, note: String? = nil) {
+        self.statusChange = statusChange
+        self.note = note
         self.summary = summary
         self.grouping = grouping
         self.releases = releases
@@ -158,11 +165,65 @@ public protocol InsightsReader: Sendable {
     func issueCounts(project: ProjectID) async throws -> [IssueStatus: Int]
 }
 
-/// Changes of issue state made by people (CLI, API).
+/// When an issue's status last changed, and who changed it.
+public struct IssueStatusChange: Sendable, Equatable {
+    public var at: Date
+    /// Who changed it (`the dashboard (session 3)`, `the CLI`, `the API (admin token)`); nil when a new event
+    /// reopened it as regressed, or for changes made before this was recorded.
+    public var by: String?
+    public init(at: Date, by: String?) {
+        self.at = at
+        self.by = by
+    }
+}
+
+/// Changes of issue state made by people (CLI, API, dashboard).
 public protocol IssueStateStore: Sendable {
-    /// Sets the status; clears the regressed mark when an issue is closed or reopened by hand. Returns the issue
-    /// after the change, or nil when no such issue (in `project`, when given) exists.
-    func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, at date: Date) async throws -> IssueSummary?
+    /// Sets the status; clears the regressed mark when an issue is closed or reopened by hand; records `by` and
+    /// `date` as the last status change. Returns the issue after the change, or nil when no such issue (in
+    /// `project`, when given) exists.
+    func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, by: String?, at date: Date) async throws -> IssueSummary?
+    /// Sets the issue's note (nil clears it); false when no such issue (in `project`, when given) exists.
+    func setNote(_ note: String?, issue: IssueID, project: ProjectID?, at date: Date) async throws -> Bool
+}
+
+extension IssueStateStore {
+    /// ``setStatus(_:issue:project:by:at:)`` without saying who.
+    public func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, at date: Date) async throws -> IssueSummary? {
+        try await setStatus(status, issue: issue, project: project, by: nil, at: date)
+    }
+}
+
+/// An issue note's limits.
+public enum IssueNote {
+    /// Most UTF-8 bytes a note may have.
+    public static let maxBytes = 2048
+
+    /// The note to store for `text`: trimmed, nil when empty; throws when it is too long or holds control
+    /// characters other than line breaks and tabs.
+    public static func validated(_ text: String) throws(IssueNoteError) -> String? {
+        let trimmed = Substring(text).drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
+        let note = String(trimmed)
+        if note.isEmpty { return nil }
+        guard note.utf8.count <= maxBytes else { throw .tooLong }
+        for scalar in note.unicodeScalars {
+            let allowed = scalar == "\n" || scalar == "\r" || scalar == "\t" || (scalar.value >= 0x20 && scalar.value != 0x7f)
+            if !allowed { throw .controlCharacters }
+        }
+        return note
+    }
+}
+
+/// Why a note was refused.
+public enum IssueNoteError: Error, Equatable, CustomStringConvertible {
+    case tooLong
+    case controlCharacters
+    public var description: String {
+        switch self {
+        case .tooLong: "a note has at most \(IssueNote.maxBytes) bytes"
+        case .controlCharacters: "a note holds text, line breaks and tabs only"
+        }
+    }
 }
 
 /// Events SDKs dropped before sending (Sentry client reports), summed per day.

@@ -80,7 +80,8 @@ struct InsightsController {
         guard let status = IssueStatus(rawValue: patch.status) else {
             throw APIError.badRequest("must be open, closed or muted", field: "status")
         }
-        guard let summary = try await issues.setStatus(status, issue: id, project: context.projectID) else {
+        let by = context.projectID == nil ? "the API (admin token)" : "the API (upload token)"
+        guard let summary = try await issues.setStatus(status, issue: id, project: context.projectID, by: by) else {
             throw APIError.notFound("no issue \(id)")
         }
         return IssueOut(summary)

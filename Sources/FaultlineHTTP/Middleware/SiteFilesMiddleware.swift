@@ -1,19 +1,51 @@
 import FaultlineCore
 import Hummingbird
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Serves the rendered site (Hummingbird's `FileMiddleware`), with three rules in front of it:
 ///
 /// - never under an open route or a reserved name (`/api/…`, `/metrics`…): those paths skip the dashboard guard,
 ///   so a site folder there would be public;
 /// - a path with empty segments (`//beta`, `/%2F%2Fbeta`) is redirected to its collapsed form (`/beta`): the file
 ///   middleware would answer a folder's `//beta` with `Location: //beta/`, which a browser reads as the host `beta`;
-/// - a path with a backslash or a control character is not a site path (404).
+/// - a path with a backslash or a control character is not a site path (404);
+/// - an issue page (`/{slug}/issues/{n}.html`) served to a login session gets that session's CSRF token in its
+///   forms (``DashboardForms``), and is not cached.
 struct SiteFilesMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let files: FileMiddleware<Context, LocalFileSystem>
+    let folder: String
 
     init(folder: String) {
+        self.folder = folder
         files = FileMiddleware(folder, searchForIndexHtml: true)
+    }
+
+    /// `slug/issues/n.html` when `decoded` is exactly an issue page's path, else nil.
+    static func issuePage(_ decoded: String) -> String? {
+        let parts = decoded.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0].isEmpty, ProjectSlug(String(parts[1])) != nil, parts[2] == "issues",
+              parts[3].hasSuffix(".html") else { return nil }
+        let number = parts[3].dropLast(5)
+        guard !number.isEmpty, number.count <= 19, number.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return "\(parts[1])/issues/\(number).html"
+    }
+
+    /// The issue page with `session`'s CSRF token in its forms; nil when the file is not there.
+    func issuePage(_ relative: String, session: AdminSession) -> Response? {
+        guard let data = FileManager.default.contents(atPath: folder + "/" + relative) else { return nil }
+        let page = String(decoding: data, as: UTF8.self)
+        let filled = page.replacingOccurrences(
+            of: DashboardForms.csrfField,
+            with: "<input type=\"hidden\" name=\"\(DashboardForms.csrfName)\" value=\"\(CSRFToken.token(for: session))\">")
+        return Response(
+            status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: filled)))
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -38,6 +70,10 @@ struct SiteFilesMiddleware: RouterMiddleware {
                 return try await next(request, context)
             }
             return Response(status: .movedPermanently, headers: [.location: target])
+        }
+        if let session = context.adminSession, let relative = Self.issuePage(decoded),
+           let response = issuePage(relative, session: session) {
+            return response
         }
         return try await files.handle(request, context: context, next: next)
     }

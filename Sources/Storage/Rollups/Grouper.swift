@@ -90,7 +90,7 @@ enum Grouper {
             case .reopenRegressed:
                 guard let to = issueID else { break }
                 try db.cachedStatement(
-                    sql: "UPDATE issues SET status = 'open', regressed = 1, status_changed_at = ? WHERE id = ?"
+                    sql: "UPDATE issues SET status = 'open', regressed = 1, status_changed_at = ?, status_changed_by = NULL WHERE id = ?"
                 ).execute(arguments: [now, to])
             case .alertNewIssue, .alertRegression:
                 guard let to = issueID, !muted else { break }

@@ -1,0 +1,81 @@
+import FaultlineCore
+import Hummingbird
+import Pipeline
+
+/// The dashboard's issue forms, answered with a 303 back to the issue's page:
+///
+/// - `POST /{slug}/issues/{id}/status` with `status=open|closed|muted`;
+/// - `POST /{slug}/issues/{id}/note` with `note=…` (at most 2 KB; empty clears it).
+///
+/// Each form carries the login session's CSRF token (``CSRFToken``); without it, or with another one, 403. Changes
+/// go through ``IssueService`` like `PATCH /api/v1/issues/{id}`, so the site re-renders the same way. Behind the
+/// dashboard guard: only a logged-in session has a token, so basic-auth and public dashboards read the forms but
+/// cannot submit them (403 says to log in).
+struct IssueActionsController {
+    let issues: IssueService
+    let projects: ProjectService
+
+    var endpoints: RouteCollection<AppRequestContext> {
+        RouteCollection(context: AppRequestContext.self)
+            .post("{slug}/issues/{id}/status", use: setStatus)
+            .post("{slug}/issues/{id}/note", use: setNote)
+    }
+
+    /// A checked form: its fields, its session, and the issue it names.
+    struct Target {
+        var fields: [String: String]
+        var session: AdminSession
+        var slug: ProjectSlug
+        var project: Project
+        var issue: IssueID
+        /// The issue's page, where the answer sends the browser back.
+        var page: String { "/\(slug)/issues/\(issue.rawValue).html" }
+    }
+
+    func target(_ request: Request, context: AppRequestContext, maxBytes: Int) async throws -> Target {
+        let body = try await request.body.collect(upTo: maxBytes)
+        let fields = LoginController.formFields(String(buffer: body))
+        guard let session = context.adminSession else {
+            throw APIError.forbidden("changing an issue from the dashboard needs a login session: log in at /login")
+        }
+        guard CSRFToken.verify(fields[DashboardForms.csrfName], session: session) else {
+            throw APIError.forbidden("the form's CSRF token is missing or not this session's: reload the page and try again")
+        }
+        let rawSlug = try context.parameters.require("slug")
+        let rawID = try context.parameters.require("id")
+        guard let slug = ProjectSlug(rawSlug), let project = try await projects.project(slug: slug) else {
+            throw APIError.notFound("no project \"\(rawSlug)\"")
+        }
+        guard let value = Int64(rawID), value > 0 else { throw APIError.badRequest("must be an issue number", field: "id") }
+        return Target(fields: fields, session: session, slug: slug, project: project, issue: IssueID(value))
+    }
+
+    func back(to target: Target) -> Response {
+        Response(status: .seeOther, headers: [.location: target.page, .cacheControl: "no-store"])
+    }
+
+    @Sendable func setStatus(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let target = try await target(request, context: context, maxBytes: 4096)
+        guard let status = target.fields["status"].flatMap(IssueStatus.init(rawValue:)), DashboardForms.settableStatuses.contains(status)
+        else { throw APIError.badRequest("must be open, closed or muted", field: "status") }
+        let by = "the dashboard (session \(target.session.id))"
+        guard try await issues.setStatus(status, issue: target.issue, project: target.project.id, by: by) != nil else {
+            throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
+        }
+        return back(to: target)
+    }
+
+    @Sendable func setNote(_ request: Request, context: AppRequestContext) async throws -> Response {
+        // A 2 KB note percent-encoded is at most 6 KB.
+        let target = try await target(request, context: context, maxBytes: 16 * 1024)
+        guard let text = target.fields["note"] else { throw APIError.badRequest("send the note as the field note", field: "note") }
+        do {
+            guard try await issues.setNote(text, issue: target.issue, project: target.project.id) else {
+                throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
+            }
+        } catch let error as IssueNoteError {
+            throw APIError.badRequest(error.description, field: "note")
+        }
+        return back(to: target)
+    }
+}
