@@ -314,12 +314,6 @@ package final class FaultlineClient: Sendable {
         let wait = configuration.options.flushOnExit
         let uploader: Uploader? = mutable.withLock { $0.sending }
         guard wait > 0, let uploader, !queue.pending().isEmpty else { return }
-        let done = DispatchSemaphore(value: 0)
-        let deadline = ContinuousClock.now + .milliseconds(Int64(min(wait, 3600) * 1000))
-        Task.detached {
-            _ = await uploader.drain(deadline: deadline)
-            done.signal()
-        }
-        _ = done.wait(timeout: .now() + wait)
+        _ = uploader.drainBlocking(timeout: wait)
     }
 }

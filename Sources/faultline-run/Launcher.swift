@@ -235,17 +235,8 @@ final class Launcher {
     /// Sends what is queued until it is empty or `timeout` seconds have passed; the rest stays queued.
     private func send(_ uploader: Uploader, timeout: Double) {
         guard timeout > 0 else { return }
-        let done = DispatchSemaphore(value: 0)
-        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
-        let emptied = Mutex(false)
-        Task.detached {
-            let empty = await uploader.drain(deadline: deadline)
-            emptied.withLock { $0 = empty }
-            done.signal()
-        }
-        _ = done.wait(timeout: .now() + timeout + 1)
         // Said once, so that a report that did not go out is not a mystery: it is kept, not lost.
-        if !emptied.withLock({ $0 }) {
+        if !uploader.drainBlocking(timeout: timeout) {
             warn("not everything could be sent within \(Int(timeout)) s; the rest stays queued in \(settings.stateDirectory)/queue and goes with the next run")
         }
     }

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -79,6 +80,23 @@ package actor Uploader {
             }
         }
         return isEmpty()
+    }
+
+    /// ``drain(deadline:)`` for a thread that cannot `await` (the exit hook, the launcher after its child):
+    /// blocks at most `timeout` seconds (plus one for the task to finish); answers whether the queue is empty.
+    package nonisolated func drainBlocking(timeout: Double) -> Bool {
+        guard timeout > 0 else { return false }
+        let seconds = min(timeout, 3600)
+        let done = DispatchSemaphore(value: 0)
+        let emptied = Mutex(false)
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        Task.detached {
+            let empty = await self.drain(deadline: deadline)
+            emptied.withLock { $0 = empty }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + seconds + 1)
+        return emptied.withLock { $0 }
     }
 
     /// Runs until the task is cancelled: drains, then sleeps until ``notify()`` or the next retry time.
