@@ -10,6 +10,8 @@ public enum DebugFileKind: String, Sendable, Codable, CaseIterable, Comparable {
     case debuginfo
     /// The program's code: the executable or shared library, stripped or not.
     case executable
+    /// A source bundle: the source files the debug information names (TEMPORARY on this branch; dash-frames owns it).
+    case sources
 
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
