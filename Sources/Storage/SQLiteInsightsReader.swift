@@ -127,9 +127,26 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
                         """,
                     arguments: [project.rawValue, Millis.from(now.addingTimeInterval(-seconds)), Millis.from(now), limit])
             }
-            return rows.compactMap { row in
+            var top = rows.compactMap { row in
                 Self.summary(row, now: now).map { TopIssue(issue: $0, users: row["window_users"], events: row["window_events"]) }
             }
+            if window != .last24Hours && window != .last7Days { return top }
+            // The window before, for the trend arrows: per ranked issue, through `reports_by_issue (issue_id,
+            // occurred_at)`, so it reads only those issues' reports of that window.
+            let seconds: Double = window == .last24Hours ? 86_400 : 7 * 86_400
+            let from = Millis.from(now.addingTimeInterval(-2 * seconds))
+            let to = Millis.from(now.addingTimeInterval(-seconds))
+            for index in top.indices {
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(DISTINCT user_key) AS users, count(*) AS events FROM reports
+                        WHERE issue_id = ? AND occurred_at >= ? AND occurred_at < ?
+                        """,
+                    arguments: [top[index].issue.id.rawValue, from, to])
+                top[index].previous = (row?["users"] ?? 0, row?["events"] ?? 0)
+            }
+            return top
         }
     }
 
