@@ -24,6 +24,8 @@ public struct Composition: Sendable {
     public let projects: ProjectService
     /// Moves whenever a debug file is stored; the symbolicator's module cache forgets where it found files then.
     public let debugFileChanges = ChangeCounter()
+    /// Which render wrote each site page last (the render cycle and pages rendered after a dashboard change).
+    public let pageGenerations = PageGenerations()
     /// Dashboard login sessions (`admin_sessions`) and the failed-login limit.
     public let adminSessions: AdminSessionService
 
@@ -161,6 +163,10 @@ public struct Composition: Sendable {
             loginPage: { error, next in
                 (try? renderer?.loginPage(error: error, next: next)) ?? LoginFallback.html(error: error, next: next)
             },
+            refreshIssuePage: { [self] project, issue in
+                guard let renderer else { return }
+                try await self.renderIssuePage(with: renderer, project: project, issue: issue)
+            },
             adminSessions: adminSessions, webhookResolver: SystemHostResolver(),
             chunkUploads: try chunkUploadService(debugFiles: debugFiles), storage: storage)
     }
@@ -188,12 +194,25 @@ public struct Composition: Sendable {
     public func render(with renderer: SiteRenderer, since: Date?, into out: String? = nil) async throws -> Int {
         let writer = SiteWriter(root: out ?? folder + "/site")
         let written = WrittenPages()
+        let generation = pageGenerations.start()
+        let generations = pageGenerations
         let count = try await renderer.render(sources: dashboardSources, now: clock.now(), since: since) { path, html in
-            try writer.write(path, html)
+            try generations.write(path, generation: generation) { try writer.write(path, html) }
             written.insert(path)
         }
         if since == nil { writer.removeStale(kept: written.paths) }
         return count
+    }
+
+    /// Renders one issue's page into this folder's `site/` now (after a change from the dashboard). A render
+    /// cycle that started earlier and finishes later does not overwrite it (`PageGenerations`).
+    public func renderIssuePage(with renderer: SiteRenderer, project: Project, issue: IssueID) async throws {
+        let writer = SiteWriter(root: folder + "/site")
+        let generation = pageGenerations.start()
+        let generations = pageGenerations
+        try await renderer.renderIssuePage(issue, of: project, sources: dashboardSources, now: clock.now()) { path, html in
+            try generations.write(path, generation: generation) { try writer.write(path, html) }
+        }
     }
 
     /// The dashboard renderer over the templates in `webDirectory`.
@@ -268,6 +287,35 @@ public final class ChangeCounter: Sendable {
 }
 
 /// The set of pages one render wrote (collected from the writer callback).
+/// Which render last wrote each page of the site, so that a page is never overwritten by a render that started
+/// earlier (and so may have read older data): a cycle that began before a dashboard change and finishes after
+/// the page rendered for that change must not put the old state back.
+///
+/// Each render takes a generation when it starts, before it reads anything; a page is written only when its
+/// generation is at least the one that wrote it last. The check and the write happen under one lock (pages are
+/// small files written by at most two renders at once).
+public final class PageGenerations: Sendable {
+    private let state = Mutex<(next: UInt64, written: [String: UInt64])>((1, [:]))
+    public init() {}
+
+    /// A new render's generation.
+    public func start() -> UInt64 {
+        state.withLock { state in
+            defer { state.next &+= 1 }
+            return state.next
+        }
+    }
+
+    /// Runs `write` for `path` unless a later render already wrote it.
+    public func write(_ path: String, generation: UInt64, _ write: () throws -> Void) throws {
+        try state.withLock { state in
+            if let last = state.written[path], last > generation { return }
+            try write()
+            state.written[path] = generation
+        }
+    }
+}
+
 final class WrittenPages: Sendable {
     private let written = Mutex<Set<String>>([])
     func insert(_ path: String) {

@@ -60,6 +60,9 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public var clock: any WallClock
     /// The dashboard's login form (error message, where to go after) — rendered by the Dashboard module.
     public var loginPage: @Sendable (_ error: String?, _ next: String) -> String
+    /// Renders an issue's dashboard page now, after a change made from the dashboard, so the page the browser
+    /// is sent back to shows it (a no-op without a renderer).
+    public var refreshIssuePage: @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void
     /// sentry-cli's chunk upload and assemble; nil leaves the `/api/0/` routes out.
     public var chunkUploads: ChunkUploadService?
     /// Dashboard login sessions and the failed-login limit.
@@ -75,6 +78,7 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
                 clientReports: any ClientReportReader, issues: IssueService,
                 alerts: any AlertStore, clock: any WallClock,
                 loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String,
+                refreshIssuePage: @escaping @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void = { _, _ in },
                 adminSessions: AdminSessionService, webhookResolver: any HostResolving,
                 chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil) {
         self.storage = storage
@@ -87,6 +91,7 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
         self.alerts = alerts
         self.clock = clock
         self.loginPage = loginPage
+        self.refreshIssuePage = refreshIssuePage
         self.symbolication = symbolication
         self.projects = projects
         self.ingest = ingest
@@ -118,7 +123,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
         LoginController(sessions: dependencies.adminSessions, secureCookie: configuration.servedOverHTTPS, page: dependencies.loginPage)
             .endpoints)
     router.addRoutes(OperationsController(health: dependencies.health, metrics: dependencies.metrics, storage: dependencies.storage).endpoints)
-    router.addRoutes(IssueActionsController(issues: dependencies.issues, projects: dependencies.projects).endpoints)
+    router.addRoutes(IssueActionsController(issues: dependencies.issues, projects: dependencies.projects, refreshPage: dependencies.refreshIssuePage).endpoints)
     let site = configuration.siteDirectory
     router.get("/") { _, _ in LandingPage.front(site: site) }
 

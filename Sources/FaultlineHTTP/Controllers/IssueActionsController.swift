@@ -7,13 +7,16 @@ import Pipeline
 /// - `POST /{slug}/issues/{id}/status` with `status=open|closed|muted`;
 /// - `POST /{slug}/issues/{id}/note` with `note=…` (at most 2 KB; empty clears it).
 ///
-/// Each form carries the login session's CSRF token (``CSRFToken``); without it, or with another one, 403. Changes
+/// The issue's page is rendered again before the answer, so the browser comes back to a page that shows the
+/// change. Each form carries the login session's CSRF token (``CSRFToken``); without it, or with another one, 403. Changes
 /// go through ``IssueService`` like `PATCH /api/v1/issues/{id}`, so the site re-renders the same way. Behind the
 /// dashboard guard: only a logged-in session has a token, so basic-auth and public dashboards read the forms but
 /// cannot submit them (403 says to log in).
 struct IssueActionsController {
     let issues: IssueService
     let projects: ProjectService
+    /// Renders the issue's page before the answer sends the browser back to it.
+    let refreshPage: @Sendable (Project, IssueID) async throws -> Void
 
     var endpoints: RouteCollection<AppRequestContext> {
         RouteCollection(context: AppRequestContext.self)
@@ -50,8 +53,11 @@ struct IssueActionsController {
         return Target(fields: fields, session: session, slug: slug, project: project, issue: IssueID(value))
     }
 
-    func back(to target: Target) -> Response {
-        Response(status: .seeOther, headers: [.location: target.page, .cacheControl: "no-store"])
+    /// The 303 back to the issue's page, once that page shows the change. A page that cannot be rendered now
+    /// (a full disk) is not an error of the change, which is stored: the render cycle retries it.
+    func back(to target: Target) async -> Response {
+        try? await refreshPage(target.project, target.issue)
+        return Response(status: .seeOther, headers: [.location: target.page, .cacheControl: "no-store"])
     }
 
     @Sendable func setStatus(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -62,7 +68,7 @@ struct IssueActionsController {
         guard try await issues.setStatus(status, issue: target.issue, project: target.project.id, by: by) != nil else {
             throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
         }
-        return back(to: target)
+        return await back(to: target)
     }
 
     @Sendable func setNote(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -76,6 +82,6 @@ struct IssueActionsController {
         } catch let error as IssueNoteError {
             throw APIError.badRequest(error.description, field: "note")
         }
-        return back(to: target)
+        return await back(to: target)
     }
 }
