@@ -11,7 +11,8 @@ import Foundation
 ///
 /// The format is the one `sentry-cli debug-files upload --include-sources` sends (client-protocols.md §2.4), so the
 /// server reads one format whichever tool uploaded it: `SYSB`, a little-endian `UInt32` version 2, then a ZIP
-/// archive (offsets relative to its own start) of deflated entries — `manifest.json`, which maps each entry to
+/// archive of deflated entries whose offsets count from the start of the file, header included (as sentry-cli
+/// writes them; ZIP readers accept either) — `manifest.json`, which maps each entry to
 /// the original path and names the build (`code_id` = build-id, `debug_id`, `arch`, `object_name`), and one entry
 /// `files/<absolute path without its leading slash>` per source file. No ZIP64: the limits keep every size and
 /// count within the classic format.
@@ -113,7 +114,7 @@ public struct SourceBundleWriter {
         var out: [UInt8] = Array("SYSB".utf8)
         Self.put32(2, &out)
         out += archive
-        let directoryOffset = UInt32(archive.count)
+        let directoryOffset = UInt32(archive.count + Self.headerSize)
         var directory: [UInt8] = []
         for entry in entries {
             Self.put32(0x0201_4b50, &directory)
@@ -152,7 +153,7 @@ public struct SourceBundleWriter {
         guard nameBytes.count <= 0xffff else { throw FormatError(.tooLarge, "a source path is longer than a ZIP name allows") }
         let compressed = try Zlib.deflateRaw(contents)
         // The limits keep the archive far below 4 GiB; checked conversions say so if that ever changes.
-        guard let offset = UInt32(exactly: archive.count), let size = UInt32(exactly: contents.count),
+        guard let offset = UInt32(exactly: archive.count + Self.headerSize), let size = UInt32(exactly: contents.count),
               let compressedSize = UInt32(exactly: compressed.count),
               archive.count + 30 + nameBytes.count + compressed.count < Int(UInt32.max) / 2
         else { throw FormatError(.tooLarge, "the source bundle would outgrow the ZIP format") }
@@ -172,6 +173,9 @@ public struct SourceBundleWriter {
         archive += compressed
         entries.append(entry)
     }
+
+    /// `SYSB` and the version, before the archive.
+    static let headerSize = 8
 
     static func put16(_ value: UInt16, _ out: inout [UInt8]) {
         out.append(UInt8(truncatingIfNeeded: value))

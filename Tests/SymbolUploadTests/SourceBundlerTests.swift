@@ -47,7 +47,7 @@ import TestSupport
             import io, json, sys, zipfile
             data = open(sys.argv[1], 'rb').read()
             assert data[:8] == b'SYSB\\x02\\x00\\x00\\x00', data[:8]
-            z = zipfile.ZipFile(io.BytesIO(data[8:]))
+            z = zipfile.ZipFile(io.BytesIO(data))
             assert z.testzip() is None
             m = json.loads(z.read('manifest.json'))
             print(json.dumps({'code_id': m['code_id'], 'debug_id': m['debug_id'], 'object_name': m['object_name'],
@@ -118,9 +118,14 @@ import TestSupport
         #expect(SourceBundleWriter.entryName(ofPath: "/src/a.c") == "files/src/a.c")
         let bytes = try writer.finish()
         #expect(Array(bytes.prefix(4)) == Array("SYSB".utf8))
-        // The end-of-central-directory record counts both entries (the file and the manifest).
+        // The end-of-central-directory record counts both entries (the file and the manifest), and its offset
+        // counts from the start of the file, as sentry-cli writes it: the first central entry is right there.
         let end = bytes.count - 22
         #expect(Array(bytes[end..<(end + 4)]) == [0x50, 0x4b, 0x05, 0x06])
         #expect(bytes[end + 10] == 2)
+        let directory = Int(bytes[end + 16]) | Int(bytes[end + 17]) << 8 | Int(bytes[end + 18]) << 16 | Int(bytes[end + 19]) << 24
+        #expect(Array(bytes[directory..<(directory + 4)]) == [0x50, 0x4b, 0x01, 0x02])
+        // The first local header is right after SYSB and the version.
+        #expect(Array(bytes[8..<12]) == [0x50, 0x4b, 0x03, 0x04])
     }
 }
