@@ -4,7 +4,9 @@ import Pipeline
 
 /// The dashboard's issue forms, answered with a 303 back to the issue's page:
 ///
-/// - `POST /{slug}/issues/{id}/status` with `status=open|closed|muted`;
+/// - `POST /{slug}/issues/{id}/status` with `status=open|closed|muted`, and optionally `back=` the issue list the
+///   form was on (`/{slug}/list?…` or `/{slug}/issues.html`, see ``DashboardForms/returnPath(_:project:)``): the
+///   answer then goes back there; any other `back` is ignored (the issue's page);
 /// - `POST /{slug}/issues/{id}/note` with `note=…` (at most 2 KB; empty clears it).
 ///
 /// Each form carries the login session's CSRF token (``CSRFToken``); without it, or with another one, 403. Changes
@@ -51,18 +53,23 @@ struct IssueActionsController {
     }
 
     func back(to target: Target) -> Response {
-        Response(status: .seeOther, headers: [.location: target.page, .cacheControl: "no-store"])
+        back(to: target.page)
+    }
+
+    func back(to location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
     }
 
     @Sendable func setStatus(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let target = try await target(request, context: context, maxBytes: 4096)
+        // The CSRF token, the status and a `back` of at most 16 KB (a list's query, percent-encoded).
+        let target = try await target(request, context: context, maxBytes: DashboardForms.maxBackBytes + 4096)
         guard let status = target.fields["status"].flatMap(IssueStatus.init(rawValue:)), DashboardForms.settableStatuses.contains(status)
         else { throw APIError.badRequest("must be open, closed or muted", field: "status") }
         let by = "the dashboard (session \(target.session.id))"
         guard try await issues.setStatus(status, issue: target.issue, project: target.project.id, by: by) != nil else {
             throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
         }
-        return back(to: target)
+        return back(to: DashboardForms.returnPath(target.fields[DashboardForms.backName], project: target.slug) ?? target.page)
     }
 
     @Sendable func setNote(_ request: Request, context: AppRequestContext) async throws -> Response {
