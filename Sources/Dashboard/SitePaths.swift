@@ -15,6 +15,13 @@ public enum SitePaths {
     public static func overview(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/index.html" }
     /// `<slug>/issues.html`.
     public static func issues(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/issues.html" }
+    /// `<slug>/list`: the issue lists the server answers live (`list?status=&kind=&sort=&release=&page=`), in the
+    /// project's folder so that they share the relative links of the site's pages.
+    public static func issueList(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/list" }
+    /// `<slug>/issues/<id>/status`: where a status form posts.
+    public static func issueStatusAction(_ slug: ProjectSlug, _ id: IssueID) -> String {
+        "\(slug.rawValue)/issues/\(id.rawValue)/status"
+    }
     /// `<slug>/issues/<id>.html`.
     public static func issue(_ slug: ProjectSlug, _ id: IssueID) -> String {
         "\(slug.rawValue)/issues/\(id.rawValue).html"

@@ -152,7 +152,7 @@ public struct Composition: Sendable {
         let reader = self.reader
         let renderer = renderer
         let debugFiles = try debugFileService(quotaBytes: debugFileQuotaBytes)
-        return AppDependencies(
+        var dependencies = AppDependencies(
             projects: projects, ingest: ingestService(minFreeBytes: minFreeBytes, storage: storage, onCommit: onChange),
             reader: reader, debugFiles: debugFiles, symbolication: symbolicationStore,
             metrics: metrics, telemetry: telemetry,
@@ -169,6 +169,14 @@ public struct Composition: Sendable {
             },
             adminSessions: adminSessions, webhookResolver: SystemHostResolver(),
             chunkUploads: try chunkUploadService(debugFiles: debugFiles), storage: storage)
+        if let renderer {
+            let insights = self.insights
+            let clock = self.clock
+            dependencies.issueListPage = { project, request, token in
+                try await renderer.issueListPage(project: project, request: request, insights: insights, csrfToken: token, now: clock.now())
+            }
+        }
+        return dependencies
     }
 
     /// What the dashboard reads, over this data folder.

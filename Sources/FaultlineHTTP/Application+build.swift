@@ -72,6 +72,8 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     /// The storage-pressure state: while the disk is full, write routes are refused before their bodies are
     /// read and `/healthz` says `degraded: storage_full`. Nil: no such refusal.
     public var storage: DiskGuard?
+    /// Renders the live issue lists (`GET /{slug}/list`); nil (no dashboard templates) leaves the route out.
+    public var issueListPage: IssueListRendering?
     public init(projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
                 symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
                 health: @escaping @Sendable () async throws -> Void, insights: any InsightsReader,
@@ -124,6 +126,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
             .endpoints)
     router.addRoutes(OperationsController(health: dependencies.health, metrics: dependencies.metrics, storage: dependencies.storage).endpoints)
     router.addRoutes(IssueActionsController(issues: dependencies.issues, projects: dependencies.projects, refreshPage: dependencies.refreshIssuePage).endpoints)
+    if let render = dependencies.issueListPage { router.addRoutes(IssueListsController(render: render, projects: dependencies.projects).endpoints) }
     let site = configuration.siteDirectory
     router.get("/") { _, _ in LandingPage.front(site: site) }
 

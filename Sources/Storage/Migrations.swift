@@ -513,6 +513,20 @@ enum Migrations {
                     ALTER TABLE issues ADD COLUMN note TEXT;
                     """)
         }
+        migrator.registerMigration("v17-issue-list-order") { db in
+            // The dashboard's issue lists (`/{slug}/list`): one index per order, whose leading columns after the
+            // project are exactly the list's total `ORDER BY` (the id breaks ties), so a page is read in index
+            // order with `LIMIT/OFFSET` instead of sorting the project's issues; status, kind and regressed follow,
+            // so the filters are checked on the index entry and only the rows of the page are read from the table.
+            // The last-seen one replaces `issues_by_last_seen (project_id, last_seen)`, a prefix of it.
+            try db.execute(
+                sql: """
+                    DROP INDEX issues_by_last_seen;
+                    CREATE INDEX issues_list_by_last_seen ON issues(project_id, last_seen, id, status, kind, regressed);
+                    CREATE INDEX issues_list_by_users ON issues(project_id, users, events, last_seen, id, status, kind, regressed);
+                    CREATE INDEX issues_list_by_events ON issues(project_id, events, users, last_seen, id, status, kind, regressed);
+                    """)
+        }
         return migrator
     }
 }

@@ -150,14 +150,24 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
         }
     }
 
-    public func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary] {
-        var sql = "SELECT \(Self.issueColumns) FROM issues i"
+    /// The `FROM … WHERE …` of an issue listing and its arguments. A release filter joins the issue's row of that
+    /// release, whose events, users and last seen then stand in for the issue's totals (columns `events`, `users`,
+    /// `last_seen` of the select); `project_id` always limits the issues, so one project never lists another's.
+    static func listing(_ query: IssueQuery) -> (columns: String, from: String, arguments: [(any DatabaseValueConvertible)?]) {
+        var columns = issueColumns
+        var from = "issues i"
         var conditions = ["i.project_id = ?"]
-        var arguments: [(any DatabaseValueConvertible)?] = [query.project.rawValue]
+        var arguments: [(any DatabaseValueConvertible)?] = []
         if let release = query.release {
-            sql += " JOIN issue_releases ir ON ir.issue_id = i.id AND ir.release = ?"
-            arguments.insert(release, at: 0)
+            from += " JOIN issue_releases ir ON ir.issue_id = i.id AND ir.release = ?"
+            arguments.append(release)
+            columns = """
+                i.id, i.project_id, i.kind, i.fingerprint, i.title, i.culprit, i.status, i.regressed, i.first_seen,
+                ir.last_seen AS last_seen, i.first_release, i.last_release, ir.events AS events, ir.users AS users,
+                i.repeat_users, i.early_events, i.timed_events
+                """
         }
+        arguments.append(query.project.rawValue)
         if let status = query.status {
             conditions.append("i.status = ?")
             arguments.append(status.rawValue)
@@ -166,13 +176,38 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
             conditions.append("i.kind = ?")
             arguments.append(kind.rawValue)
         }
-        sql += " WHERE " + conditions.joined(separator: " AND ") + " ORDER BY i.last_seen DESC, i.id DESC LIMIT ?"
-        arguments.append(max(1, min(query.limit, 10_000)))
-        let args = StatementArguments(arguments)
-        let statement = sql
-        return try await database.pool.read { db in
-            try Row.fetchAll(db, sql: statement, arguments: args).compactMap { Self.summary($0, now: now) }
+        if let regressed = query.regressed {
+            conditions.append("i.regressed = ?")
+            arguments.append(regressed ? 1 : 0)
         }
+        return (columns, from + " WHERE " + conditions.joined(separator: " AND "), arguments)
+    }
+
+    /// The `ORDER BY` of `order`: total (the id breaks every tie), and for a list without a release filter the
+    /// prefix of one of the `issues_list_by_*` indexes (v17), so a page is read in index order, never sorted.
+    static func orderBy(_ order: IssueOrder, release: Bool) -> String {
+        let t = release ? "ir" : "i"
+        switch order {
+        case .lastSeen: return "\(t).last_seen DESC, i.id DESC"
+        case .users: return "\(t).users DESC, \(t).events DESC, \(t).last_seen DESC, i.id DESC"
+        case .events: return "\(t).events DESC, \(t).users DESC, \(t).last_seen DESC, i.id DESC"
+        }
+    }
+
+    public func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary] {
+        let listing = Self.listing(query)
+        let sql = "SELECT \(listing.columns) FROM \(listing.from) ORDER BY \(Self.orderBy(query.order, release: query.release != nil)) LIMIT ? OFFSET ?"
+        let args = StatementArguments(listing.arguments + [max(1, min(query.limit, 10_000)), max(0, query.offset)])
+        return try await database.pool.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: args).compactMap { Self.summary($0, now: now) }
+        }
+    }
+
+    public func issueCount(matching query: IssueQuery) async throws -> Int {
+        let listing = Self.listing(query)
+        let sql = "SELECT count(*) FROM \(listing.from)"
+        let args = StatementArguments(listing.arguments)
+        return try await database.pool.read { db in try Int.fetchOne(db, sql: sql, arguments: args) ?? 0 }
     }
 
     public func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail? {

@@ -125,5 +125,31 @@ import Testing
             #expect(!log.contains("Content Security Policy"),
                     "\(page): \(log.split(separator: "\n").filter { $0.contains("Content Security Policy") }.prefix(3))")
         }
+        // The live issue lists (`/{slug}/list`): a filtered, sorted list shows its issue, the filter form shows what is
+        // selected, and its row form and GET form keep to the policy too; an empty list says so.
+        let lists: [(String, [String])] = [
+            ("/shop/list?status=open&kind=crash&sort=users", [
+                "parseCart", "<caption>Open crashes, most users affected first</caption>", "Issues 1–1 of 1",
+                "<option value=\"open\" selected=\"\">Open</option>", "<option value=\"users\" selected=\"\">Users affected</option>",
+                "aria-label=\"Close issue \(issueID)\"",
+            ]),
+            ("/shop/list?status=closed", ["No issues in this list.", "0 issues"]),
+            ("/shop/list?release=1.0+%281%29&page=2", ["Page 2 is past the end of this list (1 page)."]),
+        ]
+        for (page, texts) in lists {
+            let (dom, log) = try open(browser, url: server.baseURL + page, profile: profile.path, extra: ["--dump-dom"])
+            #expect(dom.contains("<h1>Issues of shop</h1>"), "\(page)")
+            for text in texts { #expect(dom.contains(text), "\(page) does not show \(text)") }
+            #expect(!log.contains("Content Security Policy"),
+                    "\(page): \(log.split(separator: "\n").filter { $0.contains("Content Security Policy") }.prefix(3))")
+        }
+        #expect(!(try open(browser, url: server.baseURL + "/shop/list?status=closed", profile: profile.path, extra: ["--dump-dom"]).dom
+            .contains("parseCart")))
+        // And a list renders at phone width (a screenshot is produced).
+        let shots = try TempFolder("chromium-list-shot")
+        let shot = shots.file("list-phone.png")
+        _ = try open(browser, url: server.baseURL + "/shop/list?sort=users", profile: profile.path,
+                     extra: ["--window-size=390,844", "--screenshot=\(shot)"])
+        #expect(((try FileManager.default.attributesOfItem(atPath: shot)[.size] as? Int) ?? 0) > 1000)
     }
 }

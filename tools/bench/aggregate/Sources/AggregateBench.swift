@@ -22,7 +22,7 @@ import Foundation
 struct AggregateBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "aggregate-bench", abstract: "Measure grouping, rollups and dashboard rendering at volume.",
-        subcommands: [Fill.self, RenderFull.self, Refresh.self])
+        subcommands: [Fill.self, RenderFull.self, Refresh.self, Lists.self])
 }
 
 struct Common: ParsableArguments {
@@ -230,6 +230,48 @@ struct Refresh: AsyncParsableCommand {
             (of which the \(summaryPages) summary pages alone: \(Measure.fmt(summarySeconds)) s); \
             total \(Measure.fmt(groupSeconds + renderSeconds)) s after storing; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB
             """)
+        try root.database.close()
+    }
+}
+
+/// The live issue lists (`GET /{slug}/list`): the time to answer one page (count + page read + render, the work of
+/// the controller minus HTTP), for the default list and filtered, sorted and deep pages.
+struct Lists: AsyncParsableCommand {
+    @OptionGroup var common: Common
+    @Option(help: "Times each page is answered.") var repeats = 20
+
+    func run() async throws {
+        let root = try Composition(folder: common.data, durability: .normal)
+        guard let project = try await root.projects.project(slug: ProjectSlug("bench")!) else {
+            throw ValidationError("run fill first")
+        }
+        let renderer = try root.siteRenderer(webDirectory: common.web)
+        let insights = root.insights
+        let total = try await insights.issueCount(matching: IssueQuery(project: project.id))
+        let lastPage = max(1, (total + 99) / 100)
+        let cases: [(String, [String: String])] = [
+            ("default list, page 1", [:]),
+            ("open crashes by users", ["status": "open", "kind": "crash", "sort": "users"]),
+            ("non-fatal by events, page 3", ["kind": "non-fatal", "sort": "events", "page": "3"]),
+            ("regressed", ["status": "regressed"]),
+            ("release 1.12 (120) by users", ["release": "1.12 (120)", "sort": "users"]),
+            ("default list, last page (\(lastPage))", ["page": "\(lastPage)"]),
+        ]
+        print("issue lists over \(total) issues (\(repeats) answers each; median and slowest, ms):")
+        for (name, parameters) in cases {
+            let request = try IssueListRequest(parameters: parameters)
+            var times: [Double] = []
+            var bytes = 0
+            for _ in 0..<repeats {
+                let (html, seconds) = try await Measure.time {
+                    try await renderer.issueListPage(project: project, request: request, insights: insights, csrfToken: "x", now: Date())
+                }
+                bytes = html.utf8.count
+                times.append(seconds * 1000)
+            }
+            times.sort()
+            print("  \(name): median \(Measure.fmt(times[times.count / 2])) ms, slowest \(Measure.fmt(times.last ?? 0)) ms (\(bytes / 1024) KB)")
+        }
         try root.database.close()
     }
 }
