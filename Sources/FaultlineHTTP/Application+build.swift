@@ -69,6 +69,8 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     /// The storage-pressure state: while the disk is full, write routes are refused before their bodies are
     /// read and `/healthz` says `degraded: storage_full`. Nil: no such refusal.
     public var storage: DiskGuard?
+    /// The dashboard's server-rendered search and event pages; nil leaves their routes out.
+    public var searchPages: SearchPages?
     public init(projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
                 symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
                 health: @escaping @Sendable () async throws -> Void, insights: any InsightsReader,
@@ -76,7 +78,8 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
                 alerts: any AlertStore, clock: any WallClock,
                 loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String,
                 adminSessions: AdminSessionService, webhookResolver: any HostResolving,
-                chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil) {
+                chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil, searchPages: SearchPages? = nil) {
+        self.searchPages = searchPages
         self.storage = storage
         self.adminSessions = adminSessions
         self.webhookResolver = webhookResolver
@@ -119,6 +122,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
             .endpoints)
     router.addRoutes(OperationsController(health: dependencies.health, metrics: dependencies.metrics, storage: dependencies.storage).endpoints)
     router.addRoutes(IssueActionsController(issues: dependencies.issues, projects: dependencies.projects).endpoints)
+    if let pages = dependencies.searchPages { router.addRoutes(SearchController(pages: pages, projects: dependencies.projects).endpoints) }
     let site = configuration.siteDirectory
     router.get("/") { _, _ in LandingPage.front(site: site) }
 
