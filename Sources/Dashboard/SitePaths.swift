@@ -37,6 +37,11 @@ public enum SitePaths {
     /// `<slug>/missing-debug-files.html`.
     public static func missingDebugFiles(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/missing-debug-files.html" }
 
+    /// `<slug>/search`: the search page, served by the server (not a file; `?q=` is the query).
+    public static func search(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/search" }
+    /// `<slug>/events/<32 hex digits>`: one stored report, served by the server (not a file).
+    public static func event(_ slug: ProjectSlug, _ id: EventID) -> String { "\(slug.rawValue)/events/\(id.rawValue)" }
+
     /// The file name of a release's page: 16 hex digits of FNV-1a 64 of the release string, then `.html`.
     public static func releaseFileName(_ release: String) -> String { FNV1a.hex64(release) + ".html" }
 

@@ -168,7 +168,8 @@ public struct Composition: Sendable {
                 try await self.renderIssuePage(with: renderer, project: project, issue: issue)
             },
             adminSessions: adminSessions, webhookResolver: SystemHostResolver(),
-            chunkUploads: try chunkUploadService(debugFiles: debugFiles), storage: storage)
+            chunkUploads: try chunkUploadService(debugFiles: debugFiles), storage: storage,
+            searchPages: renderer.map(searchPages))
         if let renderer {
             let insights = self.insights
             let clock = self.clock
@@ -177,6 +178,47 @@ public struct Composition: Sendable {
             }
         }
         return dependencies
+    }
+
+    /// The search index.
+    public var searchStore: SQLiteSearchStore { SQLiteSearchStore(database: database) }
+
+    /// The server-rendered search and event pages over this data folder, rendered with `renderer`.
+    public func searchPages(_ renderer: SiteRenderer) -> SearchPages {
+        let search = searchStore
+        let load = loadEvent
+        let clock = clock
+        return SearchPages(
+            search: { project, query, text, page, error in
+                var results: SearchResults?
+                if let text {
+                    results = try await search.search(
+                        text, project: project.id, page: page, pageSize: SiteRenderer.searchPageSize, now: clock.now())
+                }
+                return try renderer.searchPage(project: project, query: query, results: results, page: page, error: error)
+            },
+            event: { project, id in
+                guard let event = try await load(id, project.id) else { return nil }
+                return try renderer.eventPage(project: project, eventID: id.rawValue, event: event)
+            },
+            eventMissing: { project, id in try renderer.eventPage(project: project, eventID: id, event: nil) },
+            maxPage: SiteRenderer.searchMaxPage)
+    }
+
+    /// Loads the stored report `id` of `project` in full with its symbolication result and issue; nil when the
+    /// project holds no such report.
+    var loadEvent: @Sendable (EventID, ProjectID) async throws -> (report: Report, symbols: SymbolicatedReport?, issue: IssueID?)? {
+        let reader = self.reader
+        let symbolication = symbolicationStore
+        let limits = IngestLimits()
+        return { id, project in
+            guard let raw = try await reader.rawReport(eventID: id, project: project), raw.summary.project == project else {
+                return nil
+            }
+            let report = try NativeReports.reread(raw.payload, range: raw.range, limits: limits)
+            let (state, symbols) = try await symbolication.result(reportID: raw.summary.cursor)
+            return (report, symbols ?? SymbolicatedReport(state: state, threads: [], missing: []), raw.summary.issue)
+        }
     }
 
     /// What the dashboard reads, over this data folder.

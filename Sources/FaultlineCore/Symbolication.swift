@@ -321,8 +321,12 @@ public struct SymbolicationOutcome: Sendable {
     public var filesSeen: Int64?
     /// The module name the report gave each build-id (for the missing-debug-files list).
     public var modules: [String: String]
+    /// The report's search-index entry, saved in the same transaction (replacing any earlier one); nil keeps the
+    /// entry it has (the report could not be read again).
+    public var search: SearchDocument?
     public init(reportID: Int64, result: SymbolicatedReport, grouping: GroupingInput?, filesSeen: Int64? = nil,
-                modules: [String: String] = [:]) {
+                modules: [String: String] = [:], search: SearchDocument? = nil) {
+        self.search = search
         self.reportID = reportID
         self.result = result
         self.grouping = grouping

@@ -74,6 +74,8 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public var storage: DiskGuard?
     /// Renders the live issue lists (`GET /{slug}/list`); nil (no dashboard templates) leaves the route out.
     public var issueListPage: IssueListRendering?
+    /// The dashboard's server-rendered search and event pages; nil leaves their routes out.
+    public var searchPages: SearchPages?
     public init(projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
                 symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
                 health: @escaping @Sendable () async throws -> Void, insights: any InsightsReader,
@@ -82,7 +84,8 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
                 loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String,
                 refreshIssuePage: @escaping @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void = { _, _ in },
                 adminSessions: AdminSessionService, webhookResolver: any HostResolving,
-                chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil) {
+                chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil, searchPages: SearchPages? = nil) {
+        self.searchPages = searchPages
         self.storage = storage
         self.adminSessions = adminSessions
         self.webhookResolver = webhookResolver
@@ -127,6 +130,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     router.addRoutes(OperationsController(health: dependencies.health, metrics: dependencies.metrics, storage: dependencies.storage).endpoints)
     router.addRoutes(IssueActionsController(issues: dependencies.issues, projects: dependencies.projects, refreshPage: dependencies.refreshIssuePage).endpoints)
     if let render = dependencies.issueListPage { router.addRoutes(IssueListsController(render: render, projects: dependencies.projects).endpoints) }
+    if let pages = dependencies.searchPages { router.addRoutes(SearchController(pages: pages, projects: dependencies.projects).endpoints) }
     let site = configuration.siteDirectory
     router.get("/") { _, _ in LandingPage.front(site: site) }
 

@@ -513,6 +513,61 @@ enum Migrations {
                     ALTER TABLE issues ADD COLUMN note TEXT;
                     """)
         }
+        migrator.registerMigration("v15-search-index") { db in
+            try db.execute(
+                sql: """
+                    -- The search index (SQLite FTS5): one entry per processed report, written in the symbolication and
+                    -- grouping transaction (SQLiteSearchStore.replace) and replaced when the report is processed again.
+                    -- External content: the text lives once, in search_documents, a plain table whose foreign key
+                    -- removes a report's entry with the report (retention deletes payloads, project deletion deletes
+                    -- projects, both cascade); its triggers keep the FTS index in step. Not contentless: SQLite 3.40
+                    -- (Debian 12) cannot delete from a contentless table without the original text
+                    -- (contentless_delete arrived in 3.43), and a regular FTS table would have no foreign key.
+                    -- `project` holds the token p<project id>: every query ANDs it, so one project's search never
+                    -- walks (or returns) another's entries; user terms are limited to the other columns.
+                    CREATE TABLE search_documents (
+                        report_id INTEGER PRIMARY KEY REFERENCES reports(id) ON DELETE CASCADE,
+                        project TEXT NOT NULL,
+                        event TEXT NOT NULL,
+                        user TEXT NOT NULL,
+                        release TEXT NOT NULL,
+                        error TEXT NOT NULL,
+                        functions TEXT NOT NULL,
+                        keys TEXT NOT NULL
+                    );
+                    CREATE VIRTUAL TABLE search_index USING fts5(
+                        project, event, user, release, error, functions, keys,
+                        content = 'search_documents', content_rowid = 'report_id', tokenize = 'unicode61'
+                    );
+                    CREATE TRIGGER search_documents_insert AFTER INSERT ON search_documents BEGIN
+                        INSERT INTO search_index (rowid, project, event, user, release, error, functions, keys)
+                        VALUES (new.report_id, new.project, new.event, new.user, new.release, new.error, new.functions, new.keys);
+                    END;
+                    CREATE TRIGGER search_documents_delete AFTER DELETE ON search_documents BEGIN
+                        INSERT INTO search_index (search_index, rowid, project, event, user, release, error, functions, keys)
+                        VALUES ('delete', old.report_id, old.project, old.event, old.user, old.release, old.error, old.functions,
+                            old.keys);
+                    END;
+                    CREATE TRIGGER search_documents_update AFTER UPDATE ON search_documents BEGIN
+                        INSERT INTO search_index (search_index, rowid, project, event, user, release, error, functions, keys)
+                        VALUES ('delete', old.report_id, old.project, old.event, old.user, old.release, old.error, old.functions,
+                            old.keys);
+                        INSERT INTO search_index (rowid, project, event, user, release, error, functions, keys)
+                        VALUES (new.report_id, new.project, new.event, new.user, new.release, new.error, new.functions, new.keys);
+                    END;
+
+                    -- Reports processed before this version: what their rows say (event, user, release, error, issue
+                    -- title). Function names and custom keys come when a report is processed again.
+                    INSERT INTO search_documents (report_id, project, event, user, release, error, functions, keys)
+                        SELECT r.id, 'p' || r.project_id, r.event_id, coalesce(r.user_key, ''),
+                            trim(coalesce(r.release, '') || char(10) || coalesce(r.environment, ''), char(10)),
+                            trim(coalesce(r.error_type, '') || char(10) || coalesce(r.error_message, '') || char(10)
+                                || coalesce(i.title, '') || char(10) || coalesce(i.culprit, ''), char(10)),
+                            '', ''
+                        FROM reports r LEFT JOIN issues i ON i.id = r.issue_id
+                        WHERE r.symbolication != 'pending';
+                    """)
+        }
         migrator.registerMigration("v17-issue-list-order") { db in
             // The dashboard's issue lists (`/{slug}/list`): one index per order, whose leading columns after the
             // project are exactly the list's total `ORDER BY` (the id breaks ties), so a page is read in index
