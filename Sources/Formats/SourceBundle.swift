@@ -4,9 +4,11 @@ import Foundation
 
 /// A Sentry source bundle: the source files a binary was built from, for showing code around a frame.
 ///
-/// The layout (sentry-cli `difutil bundle-sources`, `debug-files upload --include-sources`, and
-/// `symupload --include-sources`): the magic `SYSB`, a little-endian u32 version (2), then a ZIP archive whose
-/// offsets count from the byte after the header. The archive holds `manifest.json`
+/// The layout (sentry-cli `debug-files bundle-sources`, `debug-files upload --include-sources`, and
+/// `symupload --include-sources`): the magic `SYSB`, a little-endian u32 version (2), then a ZIP archive. sentry-cli
+/// writes the archive's offsets from the start of the file (the header included); other writers count from the
+/// byte after the header: the reader takes the base that the end-of-central-directory record's position implies
+/// (0 or 8), as ZIP readers do for a prefixed archive. The archive holds `manifest.json`
 /// (`{"files": {"files/<abs path>": {"type": "source", "path": "<abs path>"}}, "arch", "code_id", "debug_id",
 /// "object_name"}`) and one entry per source file, stored or deflated.
 ///
@@ -68,6 +70,8 @@ public struct SourceBundle {
 
     let source: any ByteSource
     let limits: Limits
+    /// Where the archive's offset 0 is in the file: 0 (sentry-cli) or 8 (after the header).
+    let base: UInt64
     let entries: [String: Entry]
     public let manifest: Manifest
     /// Source path after `SourcePaths.normalized` → ZIP entry name.
@@ -86,9 +90,9 @@ public struct SourceBundle {
         guard Self.hasMagic(header) else { throw Self.error("the file does not start with SYSB") }
         let version = Self.u32(header, 4)
         guard version == Self.version else { throw Self.error("source bundle version \(version) is not supported (only 2)") }
-        entries = try Self.centralDirectory(source, limits: limits)
+        (entries, base) = try Self.centralDirectory(source, limits: limits)
         guard let manifestEntry = entries["manifest.json"] else { throw Self.error("the bundle has no manifest.json") }
-        let manifestBytes = try Self.extract(manifestEntry, from: source, limit: limits.maxManifestBytes, name: "manifest.json")
+        let manifestBytes = try Self.extract(manifestEntry, from: source, base: base, limit: limits.maxManifestBytes, name: "manifest.json")
         manifest = try Self.parseManifest(manifestBytes)
         var normalized: [String: String] = [:]
         for (path, entry) in manifest.files where entries[entry] != nil {
@@ -104,7 +108,7 @@ public struct SourceBundle {
     /// - Throws: `FormatError` when the entry is damaged or inflates past `Limits.maxFileBytes`.
     public func file(atPath path: String) throws -> [UInt8]? {
         guard let key = SourcePaths.normalized(path), let name = byNormalizedPath[key], let entry = entries[name] else { return nil }
-        return try Self.extract(entry, from: source, limit: limits.maxFileBytes, name: name)
+        return try Self.extract(entry, from: source, base: base, limit: limits.maxFileBytes, name: name)
     }
 
     // MARK: - ZIP
@@ -126,7 +130,7 @@ public struct SourceBundle {
 
     /// The central directory, by entry name. Finds the end-of-central-directory record in the last 64 KiB + 22
     /// bytes (its comment is at most 65 535 bytes), then reads every entry, each checked against the file.
-    static func centralDirectory(_ source: any ByteSource, limits: Limits) throws -> [String: Entry] {
+    static func centralDirectory(_ source: any ByteSource, limits: Limits) throws -> (entries: [String: Entry], base: UInt64) {
         let zipSize = source.size - headerSize
         guard zipSize >= 22 else { throw Self.error("the bundle holds no ZIP archive") }
         let tailCount = min(zipSize, 22 + 65_535)
@@ -155,10 +159,14 @@ public struct SourceBundle {
         guard directorySize <= UInt64(limits.maxDirectoryBytes) else {
             throw Self.error("the ZIP central directory is larger than \(limits.maxDirectoryBytes) bytes")
         }
-        guard directoryOffset <= zipSize, directorySize <= zipSize - directoryOffset else {
+        // The directory ends where the end record starts: that fixes the base its offset counts from.
+        let eocdPosition = tailStart + UInt64(at)
+        guard directorySize <= eocdPosition, eocdPosition - directorySize >= directoryOffset else {
             throw Self.error("the ZIP central directory lies outside the file")
         }
-        let directory = try read(source, at: headerSize + directoryOffset, count: Int(directorySize))
+        let base = eocdPosition - directorySize - directoryOffset
+        guard base == 0 || base == headerSize else { throw Self.error("the ZIP central directory is not where its offset says") }
+        let directory = try read(source, at: base + directoryOffset, count: Int(directorySize))
         var entries: [String: Entry] = [:]
         var p = 0
         for index in 0..<count {
@@ -182,25 +190,25 @@ public struct SourceBundle {
             entries[name] = entry
             p += recordLength
         }
-        return entries
+        return (entries, base)
     }
 
     /// The bytes of one entry, inflated into at most `limit` bytes and checked against its size and CRC-32.
-    static func extract(_ entry: Entry, from source: any ByteSource, limit: Int, name: String) throws -> [UInt8] {
+    static func extract(_ entry: Entry, from source: any ByteSource, base: UInt64, limit: Int, name: String) throws -> [UInt8] {
         guard entry.size <= UInt64(limit) else { throw FormatError(.tooLarge, "\(name) is larger than \(limit) bytes", field: "source_bundle") }
         // Deflate can pad a stream with empty blocks: more compressed bytes than twice the output cap is no source file.
         guard entry.compressedSize <= UInt64(limit) * 2 + 65_536 else { throw Self.error("\(name) has more compressed bytes than it can need") }
-        let zipSize = source.size - headerSize
+        let zipSize = source.size - base
         guard entry.localHeader <= zipSize, zipSize - entry.localHeader >= 30 else {
             throw Self.error("the local header of \(name) lies outside the file")
         }
-        let local = try read(source, at: headerSize + entry.localHeader, count: 30)
+        let local = try read(source, at: base + entry.localHeader, count: 30)
         guard u32(local, 0) == 0x0403_4b50 else { throw Self.error("the local header of \(name) is damaged") }
         let dataOffset = entry.localHeader + 30 + UInt64(u16(local, 26)) + UInt64(u16(local, 28))
         guard dataOffset <= zipSize, entry.compressedSize <= zipSize - dataOffset else {
             throw Self.error("the data of \(name) lies outside the file")
         }
-        let raw = try read(source, at: headerSize + dataOffset, count: Int(entry.compressedSize))
+        let raw = try read(source, at: base + dataOffset, count: Int(entry.compressedSize))
         let bytes: [UInt8]
         switch entry.method {
         case 0:

@@ -31,7 +31,7 @@ import TestSupport
             let line = try #require(symbols.split(separator: "\n").first { $0.hasSuffix(" " + symbol) }, "no \(symbol) in nm output")
             let address = try #require(UInt64(line.split(separator: " ")[0], radix: 16)) + offset
             let where_ = try Command.check("addr2line", ["-e", binary, "0x" + String(address, radix: 16)])
-            let number = try #require(Int(where_.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":").last ?? ""), where_)
+            let number = try #require(Int(where_.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":").last ?? ""), "\(where_)")
             return (address, number)
         }
 
