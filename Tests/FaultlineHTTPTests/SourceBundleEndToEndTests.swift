@@ -64,7 +64,8 @@ import TestSupport
             in: program.folder.path, environment: ["SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload])
         // …both the binary and its source bundle are accepted (the bundle as a source bundle, not "not an ELF file").
         #expect(upload.status == 0, "\(upload.output)\n\(server.log.suffix(3000))")
-        #expect(upload.output.contains("source bundle"), "\(upload.output)")
+        #expect(upload.output.contains("(crashy; x86_64 sources)"), "\(upload.output)")
+        #expect(upload.output.contains("(crashy; x86_64 library)"), "\(upload.output)")
         #expect(!upload.output.contains("ERROR"), "\(upload.output)")
         let files = try await http.send(.GET, server.baseURL + "/api/v1/debug-files", headers: [("Authorization", "Bearer \(project.upload)")])
         let kinds = (files.json["files"] as? [[String: Any]] ?? []).filter { $0["build_id"] as? String == program.buildID }.compactMap { $0["kind"] as? String }
@@ -158,7 +159,7 @@ import TestSupport
         // …a bundle whose manifest names another build-id is refused, the right one stored as kind `sources`.
         let wrong = try await http.send(.PUT, server.baseURL + "/api/v1/debug-files/abcdef", headers: auth, body: bundle)
         #expect(wrong.status == 400)
-        #expect(wrong.json["code"] as? String == "build_id_mismatch", "\(wrong.json)")
+        #expect(wrong.json["error"] as? String == "build_id_mismatch", "\(wrong.json)")
         let stored = try await http.send(.PUT, server.baseURL + "/api/v1/debug-files/\(program.buildID)?name=crashy.src.zip", headers: auth, body: bundle)
         #expect(stored.status == 201, "\(stored.json)")
         #expect((stored.json["files"] as? [[String: Any]])?.compactMap { $0["kind"] as? String } == ["sources"])
