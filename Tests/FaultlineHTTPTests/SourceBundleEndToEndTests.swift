@@ -203,5 +203,12 @@ import TestSupport
         let present = try await http.send(.GET, server.baseURL + "/buildid/\(program.buildID)/source" + program.source, headers: auth)
         #expect(present.status == 200)
         #expect(String(decoding: present.body, as: UTF8.self) == fetched.out)
+        // Percent-encoded and dotted paths are decoded and normalised before the lookup, never used on disk.
+        let encoded = try await http.send(
+            .GET, server.baseURL + "/buildid/\(program.buildID)/source" + program.folder.path + "/%2E/sub/%2E%2E/crashy%2Ec", headers: auth)
+        #expect(encoded.status == 200)
+        #expect(String(decoding: encoded.body, as: UTF8.self) == fetched.out)
+        let outside = try await http.send(.GET, server.baseURL + "/buildid/\(program.buildID)/source/etc/passwd", headers: auth)
+        #expect(outside.status == 404)
     }
 }
