@@ -154,7 +154,13 @@ struct ProjectRenderer {
         }
         var event: (report: Report, symbols: SymbolicatedReport?)?
         if let sample = detail.samples.first { event = try await sources.event(sample) }
-        let page = IssuePage(slug: slug, detail: detail, event: event, releases: releases, now: now)
+        var excerpts: [CodeLocation: SourceExcerpt] = [:]
+        if let event {
+            excerpts = await SampleEventView.sourceExcerpts(
+                report: event.report, symbols: event.symbols, inApp: project.inApp, project: project.id, reader: sources.sourceContext)
+        }
+        let page = IssuePage(
+            slug: slug, detail: detail, event: event, releases: releases, now: now, inApp: project.inApp, sourceExcerpts: excerpts)
         try await emit(path, page, as: "issue", write: write)
     }
 

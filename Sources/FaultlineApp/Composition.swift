@@ -91,7 +91,7 @@ public struct Composition: Sendable {
     public func debugFileService(quotaBytes: UInt64) throws -> DebugFileService {
         let changes = debugFileChanges
         return DebugFileService(
-            store: try SQLiteDebugFileStore(database: database, root: folder + "/debug-files"), inspector: ELFFileInspector(),
+            store: try SQLiteDebugFileStore(database: database, root: folder + "/debug-files"), inspector: DebugFileFormatInspector(),
             hasher: SHA256ContentHasher(), clock: clock, quotaBytes: quotaBytes,
             onStored: { _, _, _ in
                 // The store queued the reports already; the cache forgets where files were (the worker also moves it
@@ -227,6 +227,11 @@ public struct Composition: Sendable {
         let symbolication = symbolicationStore
         let projects = self.projects
         let limits = IngestLimits()
+        // Source context: each project's own source bundle of a build-id (the same isolation as its symbols).
+        let files = try? SQLiteDebugFileStore(database: database, root: folder + "/debug-files")
+        let sourceContext = files.map { files in
+            SourceBundleExcerpts { buildID, project in try? await files.path(of: buildID, kind: .sources, project: project) }
+        }
         return DashboardSources(
             projects: { try await projects.all() }, insights: insights,
             missingDebugFiles: { try await symbolication.missingDebugFiles(project: $0, release: nil) },
@@ -236,7 +241,7 @@ public struct Composition: Sendable {
                 let (state, symbols) = try await symbolication.result(reportID: raw.summary.cursor)
                 // No stored result for a report that needed none: its own frames are the answer.
                 return (report, symbols ?? SymbolicatedReport(state: state, threads: [], missing: []))
-            })
+            }, sourceContext: sourceContext)
     }
 
     /// Renders the dashboard into `out` (default: this folder's `site/`); `since == nil` renders every page and

@@ -390,7 +390,13 @@ public enum DebugDataRank: Int, Sendable, Comparable, CaseIterable {
 
     /// The rank of the best of `kinds`.
     public static func best(of kinds: some Sequence<DebugFileKind>) -> DebugDataRank {
-        kinds.reduce(DebugDataRank.none) { rank, kind in max(rank, kind == .debuginfo ? .debuginfo : .executable) }
+        kinds.reduce(DebugDataRank.none) { rank, kind in
+            switch kind {
+            case .debuginfo: max(rank, .debuginfo)
+            case .executable: max(rank, .executable)
+            case .sources: rank  // source files resolve no address
+            }
+        }
     }
 
     public static func < (lhs: DebugDataRank, rhs: DebugDataRank) -> Bool { lhs.rawValue < rhs.rawValue }

@@ -568,6 +568,38 @@ enum Migrations {
                         WHERE r.symbolication != 'pending';
                     """)
         }
+        migrator.registerMigration("v16-source-bundles") { db in
+            // Source bundles are debug files of a third kind, `sources`: the table is rebuilt because SQLite cannot
+            // change a CHECK constraint in place (same columns, rows and indexes; foreign keys are checked by
+            // the migrator after the rebuild).
+            try db.execute(
+                sql: """
+                    CREATE TABLE debug_files_v16 (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        build_id TEXT NOT NULL CHECK (length(build_id) BETWEEN 2 AND 128),
+                        kind TEXT NOT NULL CHECK (kind IN ('debuginfo', 'executable', 'sources')),
+                        size INTEGER NOT NULL CHECK (size >= 0),
+                        architecture TEXT NOT NULL,
+                        file_type TEXT NOT NULL,
+                        features TEXT NOT NULL,
+                        name TEXT,
+                        uploaded_at INTEGER NOT NULL,
+                        blob_sha256 TEXT CHECK (blob_sha256 IS NULL OR length(blob_sha256) = 64),
+                        stored_seq INTEGER NOT NULL DEFAULT 0 CHECK (stored_seq >= 0),
+                        PRIMARY KEY (project_id, build_id, kind)
+                    ) WITHOUT ROWID;
+                    INSERT INTO debug_files_v16
+                        (project_id, build_id, kind, size, architecture, file_type, features, name, uploaded_at, blob_sha256,
+                         stored_seq)
+                        SELECT project_id, build_id, kind, size, architecture, file_type, features, name, uploaded_at,
+                            blob_sha256, stored_seq
+                        FROM debug_files;
+                    DROP TABLE debug_files;
+                    ALTER TABLE debug_files_v16 RENAME TO debug_files;
+                    CREATE INDEX debug_files_by_build_id ON debug_files(build_id, kind);
+                    CREATE INDEX debug_files_by_blob ON debug_files(blob_sha256);
+                    """)
+        }
         migrator.registerMigration("v17-issue-list-order") { db in
             // The dashboard's issue lists (`/{slug}/list`): one index per order, whose leading columns after the
             // project are exactly the list's total `ORDER BY` (the id breaks ties), so a page is read in index
