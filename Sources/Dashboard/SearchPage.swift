@@ -124,12 +124,15 @@ struct EventPage {
     var searchHref: String
     var missingText: String?
 
-    init(project: Project, eventID: String, event: (report: Report, symbols: SymbolicatedReport?, issue: IssueID?)?) {
+    init(
+        project: Project, eventID: String, event: (report: Report, symbols: SymbolicatedReport?, issue: IssueID?)?,
+        sources: [CodeLocation: SourceExcerpt] = [:]
+    ) {
         let slug = project.slug
         let path = event.map { SitePaths.event(slug, $0.report.eventID) } ?? "\(slug.rawValue)/events/unknown"
         chrome = PageChrome(path: path, title: "Event \(eventID)", project: slug, now: nil)
         heading = "Event \(eventID)"
-        self.event = event.map { SampleEventView(report: $0.report, symbols: $0.symbols) }
+        self.event = event.map { SampleEventView(report: $0.report, symbols: $0.symbols, inApp: project.inApp, sources: sources) }
         issueHref = event?.issue.map { SitePaths.relative(from: path, to: SitePaths.issue(slug, $0)) }
         issueNumber = event?.issue.map { String($0.rawValue) }
         searchHref = SitePaths.relative(from: path, to: SitePaths.search(slug))

@@ -33,9 +33,19 @@ extension SiteRenderer {
     /// The page of one stored report of `project` (served at `/<slug>/events/<event id>`), rendered like an issue's
     /// latest event; `event == nil` gives the page saying it is not stored (the server answers it with 404).
     ///
+    /// In-app frames are marked, system frames folded, and the source lines around in-app frames shown when
+    /// `sourceContext` holds their files (as on an issue's page).
+    ///
     /// - Throws: `DashboardError` when the template fails.
     public func eventPage(project: Project, eventID: String,
-                          event: (report: Report, symbols: SymbolicatedReport?, issue: IssueID?)?) throws -> String {
-        try templates.render(EventPage(project: project, eventID: eventID, event: event), as: "event_page")
+                          event: (report: Report, symbols: SymbolicatedReport?, issue: IssueID?)?,
+                          sourceContext: (any SourceContextReading)? = nil) async throws -> String {
+        var excerpts: [CodeLocation: SourceExcerpt] = [:]
+        if let event {
+            excerpts = await SampleEventView.sourceExcerpts(
+                report: event.report, symbols: event.symbols, inApp: project.inApp, project: project.id, reader: sourceContext)
+        }
+        return try templates.render(
+            EventPage(project: project, eventID: eventID, event: event, sources: excerpts), as: "event_page")
     }
 }

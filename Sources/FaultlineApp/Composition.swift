@@ -188,6 +188,7 @@ public struct Composition: Sendable {
         let search = searchStore
         let load = loadEvent
         let clock = clock
+        let sourceContext = dashboardSources.sourceContext
         return SearchPages(
             search: { project, query, text, page, error in
                 var results: SearchResults?
@@ -199,9 +200,9 @@ public struct Composition: Sendable {
             },
             event: { project, id in
                 guard let event = try await load(id, project.id) else { return nil }
-                return try renderer.eventPage(project: project, eventID: id.rawValue, event: event)
+                return try await renderer.eventPage(project: project, eventID: id.rawValue, event: event, sourceContext: sourceContext)
             },
-            eventMissing: { project, id in try renderer.eventPage(project: project, eventID: id, event: nil) },
+            eventMissing: { project, id in try await renderer.eventPage(project: project, eventID: id, event: nil) },
             maxPage: SiteRenderer.searchMaxPage)
     }
 

@@ -211,4 +211,30 @@ import TestSupport
         let outside = try await http.send(.GET, server.baseURL + "/buildid/\(program.buildID)/source/etc/passwd", headers: auth)
         #expect(outside.status == 404)
     }
+
+    /// `symupload --include-sources` (the real binary) bundles what the line tables name and the server serves it.
+    @Test func symuploadIncludeSourcesStoresTheProgramsSources() async throws {
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("ci", in: folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let program = try Program()
+        let symupload = URL(fileURLWithPath: ServerProcess.binary).deletingLastPathComponent().appendingPathComponent("symupload").path
+        let env = ["FAULTLINE_URL": server.baseURL, "FAULTLINE_UPLOAD_TOKEN": project.upload]
+        let first = try Command.run(symupload, ["--include-sources", "--check", program.folder.file("bin")], environment: env)
+        #expect(first.status == 0, "\(first.out)\(first.err)")
+        #expect(first.out.contains("uploaded the sources of"), "\(first.out)")
+        let auth = [("Authorization", "Bearer \(project.upload)")]
+        let files = try await http.send(.GET, server.baseURL + "/api/v1/debug-files", headers: auth)
+        let kinds = (files.json["files"] as? [[String: Any]] ?? []).filter { $0["build_id"] as? String == program.buildID }.compactMap { $0["kind"] as? String }
+        #expect(Set(kinds) == ["debuginfo", "executable", "sources"], "\(files.json)")
+        // The crashing program's own source comes back through debuginfod, byte for byte.
+        let served = try await http.send(.GET, server.baseURL + "/buildid/\(program.buildID)/source" + program.source, headers: auth)
+        #expect(served.status == 200)
+        #expect(String(decoding: served.body, as: UTF8.self) == (try String(contentsOfFile: program.source, encoding: .utf8)))
+        // A second run asks again and uploads nothing.
+        let again = try Command.run(symupload, ["--include-sources", program.folder.file("bin")], environment: env)
+        #expect(again.status == 0)
+        #expect(!again.out.contains("uploading sources"), "\(again.out)")
+    }
 }
