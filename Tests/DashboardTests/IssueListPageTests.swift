@@ -80,7 +80,7 @@ import Testing
         #expect(none.contains("<p class=\"list-total\">0 issues</p>"))
         // The form is a plain GET to the live list, with a label for every select.
         let page = HTMLInspector.parse(muted)
-        let form = try #require(page.tags.first { $0.name == "form" && $0.attribute("method") == "get" })
+        let form = try #require(page.tags.first { $0.name == "form" && $0.attribute("class") == "list-filters" })
         #expect(form.attribute("action") == "list")
         let selects = page.tags.filter { $0.name == "select" }.compactMap { $0.attribute("id") }
         let labels = page.tags.filter { $0.name == "label" }.compactMap { $0.attribute("for") }
