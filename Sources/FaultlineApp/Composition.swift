@@ -188,7 +188,7 @@ public struct Composition: Sendable {
         let search = searchStore
         let load = loadEvent
         let clock = clock
-        let sourceContext = dashboardSources.sourceContext
+        let sourceContext = self.sourceContext
         return SearchPages(
             search: { project, query, text, page, error in
                 var results: SearchResults?
@@ -218,30 +218,30 @@ public struct Composition: Sendable {
             }
             let report = try NativeReports.reread(raw.payload, range: raw.range, limits: limits)
             let (state, symbols) = try await symbolication.result(reportID: raw.summary.cursor)
+            // No stored result for a report that needed none: its own frames are the answer.
             return (report, symbols ?? SymbolicatedReport(state: state, threads: [], missing: []), raw.summary.issue)
+        }
+    }
+
+    /// Source lines around frames: each project's own source bundle of a build-id (the same isolation as its
+    /// symbols); nil when the debug-file store cannot be opened.
+    var sourceContext: SourceBundleExcerpts? {
+        let files = try? SQLiteDebugFileStore(database: database, root: folder + "/debug-files")
+        return files.map { files in
+            SourceBundleExcerpts { buildID, project in try? await files.path(of: buildID, kind: .sources, project: project) }
         }
     }
 
     /// What the dashboard reads, over this data folder.
     public var dashboardSources: DashboardSources {
-        let reader = self.reader
         let symbolication = symbolicationStore
         let projects = self.projects
-        let limits = IngestLimits()
-        // Source context: each project's own source bundle of a build-id (the same isolation as its symbols).
-        let files = try? SQLiteDebugFileStore(database: database, root: folder + "/debug-files")
-        let sourceContext = files.map { files in
-            SourceBundleExcerpts { buildID, project in try? await files.path(of: buildID, kind: .sources, project: project) }
-        }
+        let load = loadEvent
         return DashboardSources(
             projects: { try await projects.all() }, insights: insights,
             missingDebugFiles: { try await symbolication.missingDebugFiles(project: $0, release: nil) },
             event: { summary in
-                guard let raw = try await reader.rawReport(eventID: summary.eventID, project: summary.project) else { return nil }
-                let report = try NativeReports.reread(raw.payload, range: raw.range, limits: limits)
-                let (state, symbols) = try await symbolication.result(reportID: raw.summary.cursor)
-                // No stored result for a report that needed none: its own frames are the answer.
-                return (report, symbols ?? SymbolicatedReport(state: state, threads: [], missing: []))
+                try await load(summary.eventID, summary.project).map { ($0.report, $0.symbols) }
             }, sourceContext: sourceContext)
     }
 

@@ -144,7 +144,7 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
                         WHERE issue_id = ? AND occurred_at >= ? AND occurred_at < ?
                         """,
                     arguments: [top[index].issue.id.rawValue, from, to])
-                top[index].previous = (row?["users"] ?? 0, row?["events"] ?? 0)
+                top[index].previous = TopIssue.Counts(users: row?["users"] ?? 0, events: row?["events"] ?? 0)
             }
             return top
         }

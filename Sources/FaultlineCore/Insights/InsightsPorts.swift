@@ -54,17 +54,23 @@ public struct TopIssue: Sendable, Equatable {
     public var events: Int
     /// Distinct users and events of the issue in the window of the same length just before (the trend arrows);
     /// nil for a release's ranking, which has no window before it.
-    public var previous: (users: Int, events: Int)?
-    public init(issue: IssueSummary, users: Int, events: Int, previous: (users: Int, events: Int)? = nil) {
+    public var previous: Counts?
+
+    /// An issue's numbers in one window.
+    public struct Counts: Sendable, Equatable {
+        public var users: Int
+        public var events: Int
+        public init(users: Int, events: Int) {
+            self.users = users
+            self.events = events
+        }
+    }
+
+    public init(issue: IssueSummary, users: Int, events: Int, previous: Counts? = nil) {
         self.issue = issue
         self.users = users
         self.events = events
         self.previous = previous
-    }
-
-    public static func == (a: TopIssue, b: TopIssue) -> Bool {
-        a.issue == b.issue && a.users == b.users && a.events == b.events && a.previous?.users == b.previous?.users
-            && a.previous?.events == b.previous?.events
     }
 }
 

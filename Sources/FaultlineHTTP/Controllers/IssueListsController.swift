@@ -32,9 +32,7 @@ struct IssueListsController {
         }
         let token = context.adminSession.map { CSRFToken.token(for: $0) }
         let html = try await render(project, listRequest, token)
-        return Response(
-            status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(string: html)))
+        return Response.dynamicPage(html)
     }
 
     /// The fields of a query string as a browser's GET form sends them (`application/x-www-form-urlencoded`: `+` is

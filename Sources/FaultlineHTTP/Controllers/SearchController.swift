@@ -56,12 +56,6 @@ struct SearchController {
         return project
     }
 
-    static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
-        Response(
-            status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(string: text)))
-    }
-
     /// The values of `q` and `page` in a query string (`+` is a space); nil for a value that is not percent-encoded
     /// UTF-8. A name given twice keeps its first value.
     static func queryValues(_ query: String) -> (q: String??, page: String??) {
@@ -90,7 +84,7 @@ struct SearchController {
             page = number
         }
         guard case .some(let decoded) = values.q else {
-            return Self.html(try await pages.search(project, "", nil, 1, nil))
+            return Response.dynamicPage(try await pages.search(project, "", nil, 1, nil))
         }
         guard let query = decoded else {
             throw APIError.badRequest("the search text is not percent-encoded UTF-8", field: "q")
@@ -100,18 +94,18 @@ struct SearchController {
             text = try SearchText.parse(query)
         } catch {
             let shown = String(query.unicodeScalars.prefix(SearchText.maxCharacters))
-            return Self.html(try await pages.search(project, shown, nil, 1, error.description), status: .badRequest)
+            return Response.dynamicPage(try await pages.search(project, shown, nil, 1, error.description), status: .badRequest)
         }
-        return Self.html(try await pages.search(project, query, text.isEmpty ? nil : text, page, nil))
+        return Response.dynamicPage(try await pages.search(project, query, text.isEmpty ? nil : text, page, nil))
     }
 
     @Sendable func event(_ request: Request, context: AppRequestContext) async throws -> Response {
         let project = try await project(context)
         let raw = try context.parameters.require("event")
         if let id = EventID(raw), let page = try await pages.event(project, id) {
-            return Self.html(page)
+            return Response.dynamicPage(page)
         }
         let shown = String(raw.unicodeScalars.prefix(64))
-        return Self.html(try await pages.eventMissing(project, shown), status: .notFound)
+        return Response.dynamicPage(try await pages.eventMissing(project, shown), status: .notFound)
     }
 }

@@ -47,9 +47,7 @@ struct SiteFilesMiddleware: RouterMiddleware {
         let filled = page.replacingOccurrences(
             of: DashboardForms.csrfField,
             with: "<input type=\"hidden\" name=\"\(DashboardForms.csrfName)\" value=\"\(CSRFToken.token(for: session))\">")
-        return Response(
-            status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(string: filled)))
+        return Response.dynamicPage(filled)
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
