@@ -124,7 +124,7 @@ let package = Package(
         .target(
             name: "SymbolUpload",
             dependencies: [
-                "FaultlineCore", "Formats",
+                "FaultlineCore", "Formats", "Symbolication",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict),
@@ -170,7 +170,7 @@ let package = Package(
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "FaultlineCore"]),
         // Formats and FaultlineCore only to check what the SDK builds with the server's own parsers (the SDK never links them).
         .testTarget(name: "FaultlineSDKTests", dependencies: ["FaultlineSDK", "TestSupport", "Formats", "FaultlineCore"]),
-        .testTarget(name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore"]),
+        .testTarget(name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore", "Formats", "TestSupport"]),
         .testTarget(
             name: "SymbolicationTests", dependencies: ["Symbolication", "FaultlineCore", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(

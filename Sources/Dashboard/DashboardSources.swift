@@ -13,18 +13,23 @@ public struct DashboardSources: Sendable {
     public var missingDebugFiles: @Sendable (ProjectID) async throws -> [MissingDebugFileSummary]
     /// The full report and its symbolication result for a sample event (nil if it was pruned).
     public var event: @Sendable (ReportSummary) async throws -> (report: Report, symbols: SymbolicatedReport?)?
+    /// Source excerpts for frames from the projects' source bundles (nil: no source context on the pages).
+    public var sourceContext: (any SourceContextReading)?
 
     /// - Parameters:
     ///   - projects: lists every project.
     ///   - insights: reads issues, health rollups and alerts.
     ///   - missingDebugFiles: lists the debug files a project's reports lacked.
     ///   - event: loads a sample event in full; nil when it no longer exists.
+    ///   - sourceContext: reads source lines around frames (the event views' source context).
     public init(
         projects: @escaping @Sendable () async throws -> [Project],
         insights: any InsightsReader,
         missingDebugFiles: @escaping @Sendable (ProjectID) async throws -> [MissingDebugFileSummary],
-        event: @escaping @Sendable (ReportSummary) async throws -> (report: Report, symbols: SymbolicatedReport?)?
+        event: @escaping @Sendable (ReportSummary) async throws -> (report: Report, symbols: SymbolicatedReport?)?,
+        sourceContext: (any SourceContextReading)? = nil
     ) {
+        self.sourceContext = sourceContext
         self.projects = projects
         self.insights = insights
         self.missingDebugFiles = missingDebugFiles

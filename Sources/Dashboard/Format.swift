@@ -54,6 +54,12 @@ enum Format {
         return "\(formatRate(rate)) (\(health.crashedUsers) of \(count(health.users, "user")) crashed)"
     }
 
+    /// Crash-free user-days (each day's users, summed over a window): `99.10 % (2 of 222 user-days crashed)`.
+    static func crashFreeUserDays(_ health: ReleaseHealth) -> String {
+        guard let rate = health.crashFreeUsers else { return "no data (0 users)" }
+        return "\(formatRate(rate)) (\(health.crashedUsers) of \(count(health.users, "user-day")) crashed)"
+    }
+
     /// A change in percentage points with its sign: `+0.12 pp`, `-1.50 pp`, `±0.00 pp`, or `no data`.
     static func pointChange(_ change: Double?) -> String {
         guard let change else { return "no data" }

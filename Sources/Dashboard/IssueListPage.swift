@@ -6,27 +6,186 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `<slug>/issues.html`: every listed issue, most recently seen first.
+/// One page of an issue list: the site's static `<slug>/issues.html` (the first page of every issue, most recently
+/// seen first) or a list served live at `<slug>/list?…` (``SiteRenderer/issueListPage(project:request:insights:csrfToken:now:)``).
+/// Both sit in the project's folder, so their relative links are the same. Above the table, a plain GET form to
+/// `list` picks status, kind, release and order; each row has close / reopen / mute buttons posting to the issue's
+/// status route with a `back` field naming the list to come back to; below, links to the other pages.
 struct IssueListPage {
+    /// One `<option>` of a filter `<select>`.
+    struct Option {
+        var value: String
+        var label: String
+        var selected: Bool
+    }
+
+    /// One `<select>` of the filter form.
+    struct Select {
+        var name: String
+        var selectID: String
+        var label: String
+        var options: [Option]
+    }
+
+    /// A status button of a row.
+    struct RowAction {
+        var actionStatus: String
+        var actionLabel: String
+        /// "Close issue 12" (each row's buttons say which issue they act on).
+        var actionName: String
+    }
+
+    /// One row: the issue and its buttons.
+    struct Row {
+        var issue: IssueRowView
+        var statusActionHref: String
+        var actions: [RowAction]
+    }
+
+    /// The links below a list of more than one page.
+    struct Paging {
+        var firstHref: String?
+        var previousHref: String?
+        var nextHref: String?
+        var lastHref: String?
+        var text: String
+    }
+
     var chrome: PageChrome
     var projectName: String
-    var rows: [IssueRowView]
+    /// The filter form's action and the pages' links: the live list, relative to this page.
+    var listHref: String
+    var caption: String
+    var selects: [Select]
+    var rows: [Row]
     var hasRows: Bool
-    var limited: Bool
-    var limit: Int
-    var total: Int
+    var emptyText: String
+    var totalText: String
+    var paging: Paging?
+    /// Links to the release's page when the list is one release's and the release has a page.
+    var releaseHref: String?
+    var releaseName: String?
+    /// The CSRF token, or ``DashboardForms/csrfPlaceholder`` in a page the server fills for each session.
+    var csrfValue: String
+    /// Where a row's form sends the browser back to (`/<slug>/list?…`).
+    var backPath: String
 
     /// - Parameters:
-    ///   - limit: the most issues listed; the page says so when the list is cut there.
-    ///   - total: how many issues the project has.
-    init(slug: ProjectSlug, issues: [IssueSummary], total: Int, limit: Int, releases: Set<String>, now: Date) {
-        let path = SitePaths.issues(slug)
-        chrome = PageChrome(path: path, title: "Issues", project: slug, now: now)
+    ///   - path: the page's own site path (`<slug>/issues.html` or `<slug>/list`).
+    ///   - request: the list and page.
+    ///   - issues: this page's issues, in order.
+    ///   - position: where the page falls in the list.
+    ///   - releaseChoices: releases offered by the form's release select (newest first).
+    ///   - renderedReleases: releases that have a page (linked from rows).
+    ///   - csrfValue: the session's token, or the placeholder for a static page.
+    ///   - now: the render time for a static page; nil for a page served live.
+    init(
+        slug: ProjectSlug, path: String, request: IssueListRequest, issues: [IssueSummary], paging position: IssueListPaging,
+        releaseChoices: [String], renderedReleases: Set<String>, csrfValue: String, now: Date?
+    ) {
+        let filter = request.filter
+        chrome = PageChrome(
+            path: path, title: request.page > 1 ? "Issues, page \(request.page)" : "Issues", project: slug, now: now)
         projectName = slug.rawValue
-        rows = issues.map { IssueRowView($0, slug: slug, from: path, releases: releases) }
+        caption = filter.caption
+        self.csrfValue = csrfValue
+        let listPath = SitePaths.issueList(slug)
+        listHref = SitePaths.relative(from: path, to: listPath)
+        func href(_ page: Int) -> String {
+            let query = filter.queryString(page: page)
+            let target = SitePaths.relative(from: path, to: listPath)
+            return query.isEmpty ? target : target + "?" + query
+        }
+        let ownQuery = filter.queryString(page: request.page)
+        // Back to the live list even from the static issues.html: it shows the change at once (the static page is
+        // rewritten by the next render, a moment later).
+        backPath = "/" + listPath + (ownQuery.isEmpty ? "" : "?" + ownQuery)
+
+        func options<T: RawRepresentable<String>>(_ all: [T], _ current: T, _ label: (T) -> String) -> [Option] {
+            all.map { Option(value: $0.rawValue, label: label($0), selected: $0 == current) }
+        }
+        var releaseOptions = [Option(value: "", label: "All releases", selected: filter.release == nil)]
+        var choices = releaseChoices
+        if let release = filter.release, !choices.contains(release) { choices.insert(release, at: 0) }
+        releaseOptions += choices.map { Option(value: $0, label: $0, selected: $0 == filter.release) }
+        selects = [
+            Select(
+                name: "status", selectID: "filter-status", label: "Status",
+                options: options(IssueListFilter.Status.allCases, filter.status) {
+                    switch $0 {
+                    case .all: "All statuses"
+                    case .open: "Open"
+                    case .closed: "Closed"
+                    case .muted: "Muted"
+                    case .regressed: "Regressed"
+                    }
+                }),
+            Select(
+                name: "kind", selectID: "filter-kind", label: "Kind",
+                options: options(IssueListFilter.Kind.allCases, filter.kind) {
+                    switch $0 {
+                    case .all: "Crashes and non-fatal"
+                    case .crash: "Crashes"
+                    case .nonFatal: "Non-fatal"
+                    }
+                }),
+            Select(name: "release", selectID: "filter-release", label: "Release", options: releaseOptions),
+            Select(
+                name: "sort", selectID: "filter-sort", label: "Sort by",
+                options: options(IssueOrder.allCases, filter.sort) {
+                    switch $0 {
+                    case .lastSeen: "Last seen"
+                    case .users: "Users affected"
+                    case .events: "Events"
+                    }
+                }),
+        ]
+
+        rows = issues.map { issue in
+            let view = IssueRowView(issue, slug: slug, from: path, releases: renderedReleases)
+            let actions = DashboardForms.settableStatuses.filter { $0 != issue.status }.map { status -> RowAction in
+                let label =
+                    switch status {
+                    case .open: "Reopen"
+                    case .closed: "Close"
+                    case .muted: "Mute"
+                    }
+                return RowAction(actionStatus: status.rawValue, actionLabel: label, actionName: "\(label) issue \(issue.id.rawValue)")
+            }
+            return Row(
+                issue: view,
+                statusActionHref: SitePaths.relative(from: path, to: SitePaths.issueStatusAction(slug, issue.id)),
+                actions: actions)
+        }
         hasRows = !rows.isEmpty
-        limited = issues.count >= limit && total > issues.count
-        self.limit = limit
-        self.total = total
+        if let offset = position.offset, !issues.isEmpty {
+            totalText = "Issues \(offset + 1)–\(offset + issues.count) of \(position.total)"
+        } else {
+            totalText = position.total == 1 ? "1 issue" : "\(position.total) issues"
+        }
+        if position.isPastEnd {
+            emptyText = "Page \(position.page) is past the end of this list (\(position.pageCount) "
+                + (position.pageCount == 1 ? "page" : "pages") + ")."
+        } else {
+            emptyText = filter.isDefault ? "No issues yet." : "No issues in this list."
+        }
+        if position.pageCount > 1 || position.isPastEnd {
+            let page = position.page
+            self.paging = Paging(
+                firstHref: page > 1 ? href(1) : nil,
+                previousHref: page > 1 ? href(min(page - 1, position.pageCount)) : nil,
+                nextHref: page < position.pageCount ? href(page + 1) : nil,
+                lastHref: page < position.pageCount ? href(position.pageCount) : nil,
+                text: position.isPastEnd ? "The list has \(position.pageCount) "
+                    + (position.pageCount == 1 ? "page" : "pages") : "Page \(page) of \(position.pageCount)")
+        } else {
+            self.paging = nil
+        }
+        releaseName = filter.release
+        if let release = filter.release, renderedReleases.contains(release) {
+            releaseHref = SitePaths.relative(from: path, to: SitePaths.release(slug, release))
+        } else {
+            releaseHref = nil
+        }
     }
 }

@@ -88,9 +88,11 @@ struct IssuePage {
     /// - Parameters:
     ///   - event: the newest sample in full, nil when there is none or it was pruned.
     ///   - releases: releases that have a page.
+    ///   - inApp: the project's in-app rules (frame badges and folding).
+    ///   - sourceExcerpts: source lines for the event's in-app frames.
     init(
         slug: ProjectSlug, detail: IssueDetail, event: (report: Report, symbols: SymbolicatedReport?)?,
-        releases: Set<String>, now: Date
+        releases: Set<String>, now: Date, inApp: InAppRules = .none, sourceExcerpts: [CodeLocation: SourceExcerpt] = [:]
     ) {
         let issue = detail.summary
         let path = SitePaths.issue(slug, issue.id)
@@ -134,7 +136,7 @@ struct IssuePage {
                 sampleUser: $0.userKey ?? "unknown")
         }
         hasSamples = !samples.isEmpty
-        latestEvent = event.map { SampleEventView(report: $0.report, symbols: $0.symbols) }
+        latestEvent = event.map { SampleEventView(report: $0.report, symbols: $0.symbols, inApp: inApp, sources: sourceExcerpts) }
         if latestEvent == nil {
             eventMissingText =
                 detail.samples.isEmpty

@@ -41,6 +41,7 @@ struct MissingDebugFilesPage {
     static func holds(_ kinds: [DebugFileKind]) -> String {
         if kinds.contains(.debuginfo) { return "debug information (reports are being symbolicated again)" }
         if kinds.contains(.executable) { return "executable only (names, no files or lines)" }
+        if kinds.contains(.sources) { return "source files only (no symbols)" }
         return "nothing"
     }
 }

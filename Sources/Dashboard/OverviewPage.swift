@@ -11,9 +11,10 @@ struct OverviewPage {
     /// Crash-free sessions of one window against the window before it.
     struct WindowSummary {
         var windowLabel: String
+        var usersText: String
+        var usersTrend: TrendView?
         var currentText: String
-        var previousText: String
-        var changeText: String
+        var sessionsTrend: TrendView?
         var otherSessions: String
     }
 
@@ -45,6 +46,9 @@ struct OverviewPage {
     var projectName: String
     var todayUsers: String
     var todaySessions: String
+    /// Today against yesterday.
+    var todayUsersTrend: TrendView?
+    var todaySessionsTrend: TrendView?
     var openIssues: Int
     var closedIssues: Int
     var mutedIssues: Int
@@ -80,11 +84,23 @@ struct OverviewPage {
             .health(id: "chart-users", metric: .users, scope: "all releases", trend: input.trend30),
             .health(id: "chart-sessions", metric: .sessions, scope: "all releases", trend: input.trend30),
         ]
-        windows = [("Last 30 days", input.trend30), ("Last 90 days", input.trend90)].map { label, trend in
+        let yesterday = input.trend30.days.dropLast().last?.health ?? ReleaseHealth()
+        todayUsersTrend = TrendView.rate(
+            now: input.today.crashFreeUsers, before: yesterday.crashFreeUsers, was: Format.crashFreeUsers(yesterday))
+        todaySessionsTrend = TrendView.rate(
+            now: input.today.crashFreeSessions, before: yesterday.crashFreeSessions, was: Format.crashFreeSessions(yesterday))
+        // The 30-day series holds the 7 days and the 7 before them.
+        let trend7 = HealthTrend.make(series: input.trend30.days, last: DayNumber(input.now), length: 7)
+        windows = [("Last 7 days", trend7), ("Last 30 days", input.trend30), ("Last 90 days", input.trend90)].map { label, trend in
             WindowSummary(
-                windowLabel: label, currentText: Format.crashFreeSessions(trend.total),
-                previousText: Format.crashFreeSessions(trend.previous),
-                changeText: Format.pointChange(trend.crashFreeSessionsChange),
+                windowLabel: label, usersText: Format.crashFreeUserDays(trend.userDays),
+                usersTrend: TrendView.rate(
+                    now: trend.userDays.crashFreeUsers, before: trend.previousUserDays.crashFreeUsers,
+                    was: Format.crashFreeUserDays(trend.previousUserDays)),
+                currentText: Format.crashFreeSessions(trend.total),
+                sessionsTrend: TrendView.rate(
+                    now: trend.total.crashFreeSessions, before: trend.previous.crashFreeSessions,
+                    was: Format.crashFreeSessions(trend.previous)),
                 otherSessions: "\(trend.total.abnormalSessions) abnormal, \(trend.total.erroredSessions) with errors")
         }
         var sections: [TopIssueSection] = []

@@ -20,6 +20,10 @@ struct PageChrome {
     var stylesheetHref: String
     var navLinks: [NavLink]
     var generated: TimeView?
+    /// Where the nav's search form goes (`<slug>/search`, served by the server); nil outside a project.
+    var searchHref: String?
+    /// The text the search box shows (the search page's own query).
+    var searchQuery: String
 
     /// The chrome of the page at `path` (relative to the site root).
     ///
@@ -28,7 +32,8 @@ struct PageChrome {
     ///   - project: adds the project's pages to the navigation.
     ///   - now: when the page was rendered (shown in the footer); nil for pages served live.
     ///   - navigation: false for pages shown before signing in, which link nowhere.
-    init(path: String, title: String, project: ProjectSlug?, now: Date?, navigation: Bool = true) {
+    ///   - searchQuery: the text the search box shows.
+    init(path: String, title: String, project: ProjectSlug?, now: Date?, navigation: Bool = true, searchQuery: String = "") {
         func link(_ target: String, _ label: String) -> NavLink {
             NavLink(href: SitePaths.relative(from: path, to: target), label: label, current: target == path)
         }
@@ -46,5 +51,7 @@ struct PageChrome {
         stylesheetHref = SitePaths.relative(from: path, to: SitePaths.stylesheet)
         navLinks = navigation ? links : []
         generated = now.map(TimeView.init)
+        searchHref = navigation ? project.map { SitePaths.relative(from: path, to: SitePaths.search($0)) } : nil
+        self.searchQuery = searchQuery
     }
 }

@@ -127,9 +127,14 @@ struct ProjectRenderer {
                 missingDebugFiles: snapshot.missing.count, renderedIssues: snapshot.issueIDs,
                 renderedReleases: releases, privacy: project.privacy))
         try await emit(SitePaths.overview(slug), overview, as: "overview", write: write)
+        // The first page of the default list; every other list and page is served live (`SiteRenderer.issueListPage`).
+        let perPage = max(1, limits.issuesPerPage)
+        let paging = IssueListPaging(
+            total: max(snapshot.counts.values.reduce(0, +), snapshot.issues.count), perPage: perPage, page: 1)
         let list = IssueListPage(
-            slug: slug, issues: Array(snapshot.issues.prefix(limits.listedIssues)), total: snapshot.counts.values.reduce(0, +),
-            limit: limits.listedIssues, releases: releases, now: now)
+            slug: slug, path: SitePaths.issues(slug), request: IssueListRequest(), issues: Array(snapshot.issues.prefix(perPage)),
+            paging: paging, releaseChoices: snapshot.releases.map(\.release), renderedReleases: releases,
+            csrfValue: DashboardForms.csrfPlaceholder, now: now)
         try await emit(SitePaths.issues(slug), list, as: "issues", write: write)
         let releasesPage = ReleasesPage(slug: slug, releases: snapshot.releases, now: now)
         try await emit(SitePaths.releases(slug), releasesPage, as: "releases", write: write)
@@ -149,7 +154,13 @@ struct ProjectRenderer {
         }
         var event: (report: Report, symbols: SymbolicatedReport?)?
         if let sample = detail.samples.first { event = try await sources.event(sample) }
-        let page = IssuePage(slug: slug, detail: detail, event: event, releases: releases, now: now)
+        var excerpts: [CodeLocation: SourceExcerpt] = [:]
+        if let event {
+            excerpts = await SampleEventView.sourceExcerpts(
+                report: event.report, symbols: event.symbols, inApp: project.inApp, project: project.id, reader: sources.sourceContext)
+        }
+        let page = IssuePage(
+            slug: slug, detail: detail, event: event, releases: releases, now: now, inApp: project.inApp, sourceExcerpts: excerpts)
         try await emit(path, page, as: "issue", write: write)
     }
 

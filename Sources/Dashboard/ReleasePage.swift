@@ -23,6 +23,8 @@ struct ReleasePage {
     var charts: [ChartBlock]
     var topSection: TopIssueSection
     var releasesHref: String
+    /// The release's issue list, served live (`../list?release=…`).
+    var releaseIssuesHref: String
 
     /// - Parameters:
     ///   - trend: the release's own daily health over the chart's window.
@@ -50,5 +52,7 @@ struct ReleasePage {
             anchor: "top-issues", heading: "Top issues of this release", window: .release(row.release), issues: top,
             slug: slug, from: path, releases: releases)
         releasesHref = SitePaths.relative(from: path, to: SitePaths.releases(slug))
+        releaseIssuesHref = SitePaths.relative(from: path, to: SitePaths.issueList(slug)) + "?"
+            + IssueListFilter(release: row.release).queryString()
     }
 }

@@ -17,8 +17,11 @@ struct SampleEventView {
         var fullFunctionName: String?
         var frameLocation: String?
         var inlined: Bool
+        /// The lines around the entry's line, from the module's source bundle (in-app frames only).
+        var source: SourceView?
 
-        init(function: String?, frameLocation: String?, inlined: Bool) {
+        init(function: String?, frameLocation: String?, inlined: Bool, source: SourceView? = nil) {
+            self.source = source
             if let function = SampleEventView.nonEmpty(function) {
                 let short = FunctionNames.simplified(function)
                 functionName = short
@@ -32,12 +35,45 @@ struct SampleEventView {
         }
     }
 
+    /// One line of a source excerpt.
+    struct SourceLineView {
+        var lineText: String
+        /// The frame's own line (marked, and named for screen readers).
+        var isFocus: Bool
+    }
+
+    /// Source lines around a frame's line, as an `<ol start>` of lines.
+    struct SourceView {
+        var sourceCaption: String
+        var sourceStart: Int
+        var sourceLines: [SourceLineView]
+
+        init(file: String, excerpt: SourceExcerpt) {
+            let last = excerpt.firstLine + excerpt.lines.count - 1
+            sourceCaption = "\(SampleEventView.baseName(file)), lines \(excerpt.firstLine)–\(last) (line \(excerpt.focus) marked)"
+            sourceStart = excerpt.firstLine
+            sourceLines = excerpt.lines.enumerated().map { offset, text in
+                SourceLineView(lineText: text, isFocus: excerpt.firstLine + offset == excerpt.focus)
+            }
+        }
+    }
+
     /// One frame (one address) of a thread.
     struct FrameView {
         var frameNumber: Int
         var entries: [FrameEntry]
         var frameAddress: String?
         var frameStatus: String?
+        /// The app's own code (the project's in-app rules, as grouping decides).
+        var inApp = false
+    }
+
+    /// Consecutive frames of a thread: shown, or (a run of system frames) folded into a `<details>`.
+    struct FrameSegment {
+        var folded: Bool
+        var foldLabel: String
+        var segmentStart: Int
+        var frames: [FrameView]
     }
 
     /// One thread; the crashed one comes first.
@@ -46,6 +82,7 @@ struct SampleEventView {
         var crashed: Bool
         var frames: [FrameView]
         var hasFrames: Bool
+        var segments: [FrameSegment] = []
     }
 
     /// One breadcrumb of the timeline.
@@ -74,7 +111,10 @@ struct SampleEventView {
     var trimNotes: [String]
     var hasTrimNotes: Bool
 
-    init(report: Report, symbols: SymbolicatedReport?) {
+    /// - Parameters:
+    ///   - inApp: the project's in-app rules (which frames are marked in-app; runs of other frames are folded).
+    ///   - sources: source excerpts for frames' lines (`sourceLocations` says which to read).
+    init(report: Report, symbols: SymbolicatedReport?, inApp: InAppRules = .none, sources: [CodeLocation: SourceExcerpt] = [:]) {
         eventID = report.eventID.rawValue
         occurred = TimeView(report.timestamp)
         kindText = report.kind == .crash ? "crash" : "non-fatal error"
@@ -95,13 +135,18 @@ struct SampleEventView {
             var heading = "Thread \(index)"
             if let name = thread.name, !name.isEmpty { heading += " “\(name)”" }
             if thread.crashed { heading += " (crashed)" }
+            let inAppFrames = Grouping.inAppFrames(report, thread: index, symbols: symbols, rules: inApp)
             let frames = thread.frames.enumerated().map { frameIndex, frame in
-                Self.frameView(
+                let inApp = frameIndex < inAppFrames.count && inAppFrames[frameIndex]
+                var view = Self.frameView(
                     frame, number: frameIndex, slot: slots.flatMap { frameIndex < $0.count ? $0[frameIndex] : nil },
-                    modules: modules)
+                    modules: modules, sources: inApp ? sources : [:])
+                view.inApp = inApp
+                return view
             }
             return ThreadView(
-                threadHeading: heading, crashed: thread.crashed, frames: frames, hasFrames: !frames.isEmpty)
+                threadHeading: heading, crashed: thread.crashed, frames: frames, hasFrames: !frames.isEmpty,
+                segments: Self.segments(frames))
         }
         hasThreads = !threads.isEmpty
 
@@ -140,18 +185,108 @@ struct SampleEventView {
 
     // MARK: - Frames
 
+    /// Shortest run of system frames that is folded.
+    static let minimumFold = 2
+
+    /// The frames cut into shown runs and folded runs of system frames. A thread without any in-app frame is
+    /// shown whole (folding everything would hide the only frames there are).
+    static func segments(_ frames: [FrameView]) -> [FrameSegment] {
+        guard frames.contains(where: \.inApp) else {
+            return frames.isEmpty ? [] : [FrameSegment(folded: false, foldLabel: "", segmentStart: frames[0].frameNumber, frames: frames)]
+        }
+        var out: [FrameSegment] = []
+        var i = 0
+        while i < frames.count {
+            var j = i
+            while j < frames.count, frames[j].inApp == frames[i].inApp { j += 1 }
+            let run = Array(frames[i..<j])
+            if !frames[i].inApp, run.count >= minimumFold {
+                out.append(FrameSegment(folded: true, foldLabel: Format.count(run.count, "system frame"), segmentStart: run[0].frameNumber, frames: run))
+            } else if let last = out.last, !last.folded {
+                out[out.count - 1].frames += run
+            } else {
+                out.append(FrameSegment(folded: false, foldLabel: "", segmentStart: run[0].frameNumber, frames: run))
+            }
+            i = j
+        }
+        return out
+    }
+
+    /// Most source locations read for one event (in-app frames of every thread, crashed thread first).
+    static let maxSourceLocations = 64
+    /// Lines shown either side of a frame's line.
+    static let sourceRadius = 5
+
+    /// The source lines worth reading for an event: each in-app frame entry with a file and a line in a module
+    /// with a build-id, crashed thread first, at most `maxSourceLocations`.
+    static func sourceLocations(report: Report, symbols: SymbolicatedReport?, inApp: InAppRules) -> [CodeLocation] {
+        let modules = report.modules.sorted { $0.baseAddress < $1.baseAddress }
+        let order =
+            report.threads.indices.filter { report.threads[$0].crashed }
+            + report.threads.indices.filter { !report.threads[$0].crashed }
+        var out: [CodeLocation] = []
+        var seen = Set<CodeLocation>()
+        for index in order {
+            let inAppFrames = Grouping.inAppFrames(report, thread: index, symbols: symbols, rules: inApp)
+            let slots = symbols.flatMap { index < $0.threads.count ? $0.threads[index] : nil }
+            for (frameIndex, frame) in report.threads[index].frames.enumerated() where frameIndex < inAppFrames.count && inAppFrames[frameIndex] {
+                let slot = slots.flatMap { frameIndex < $0.count ? $0[frameIndex] : nil }
+                for location in locations(frame, number: frameIndex, slot: slot, modules: modules) where seen.insert(location).inserted {
+                    out.append(location)
+                    if out.count >= maxSourceLocations { return out }
+                }
+            }
+        }
+        return out
+    }
+
+    /// The source locations of one frame's entries (its inline chain, or the client's own file and line).
+    static func locations(_ frame: Frame, number: Int, slot: SymbolicatedFrameSlot?, modules: [LoadedModule]) -> [CodeLocation] {
+        let buildID =
+            slot?.buildID.flatMap { BuildID($0) }
+            ?? SymbolicationRules.lookupAddress(frame, index: number).flatMap { SymbolicationRules.module(for: $0, inSorted: modules)?.buildID }
+        guard let buildID else { return [] }
+        let entries: [(String?, Int?)] =
+            if let slot, !slot.frames.isEmpty { slot.frames.map { ($0.file, $0.line) } } else { [(frame.file, frame.line)] }
+        return entries.compactMap { file, line in
+            guard let file = nonEmpty(file), let line, line > 0 else { return nil }
+            return CodeLocation(buildID: buildID, file: file, line: line)
+        }
+    }
+
+    /// Source excerpts for an event's in-app frames, read through `reader` (nil: none).
+    static func sourceExcerpts(report: Report, symbols: SymbolicatedReport?, inApp: InAppRules, project: ProjectID,
+                               reader: (any SourceContextReading)?) async -> [CodeLocation: SourceExcerpt] {
+        guard let reader else { return [:] }
+        let locations = sourceLocations(report: report, symbols: symbols, inApp: inApp)
+        guard !locations.isEmpty else { return [:] }
+        return await reader.excerpts(for: locations, project: project, radius: sourceRadius)
+    }
+
     /// - Parameter slot: the symbolicator's answer for the frame; nil when it has none (yet).
     static func frameView(
-        _ frame: Frame, number: Int, slot: SymbolicatedFrameSlot?, modules: [LoadedModule]
+        _ frame: Frame, number: Int, slot: SymbolicatedFrameSlot?, modules: [LoadedModule],
+        sources: [CodeLocation: SourceExcerpt] = [:]
     ) -> FrameView {
         var entries: [FrameEntry] = []
+        let sourceFor: (String?, Int?) -> SourceView? = { file, line in
+            guard !sources.isEmpty, let file = nonEmpty(file), let line else { return nil }
+            for location in locations(frame, number: number, slot: slot, modules: modules) where location.file == file && location.line == line {
+                if let excerpt = sources[location] { return SourceView(file: file, excerpt: excerpt) }
+            }
+            return nil
+        }
         if let slot, !slot.frames.isEmpty {
             entries = slot.frames.map {
-                FrameEntry(function: $0.function, frameLocation: location($0.file, $0.line), inlined: $0.inlined)
+                FrameEntry(
+                    function: $0.function, frameLocation: location($0.file, $0.line), inlined: $0.inlined,
+                    source: sourceFor($0.file, $0.line))
             }
         } else if let function = nonEmpty(frame.function) {
             entries = [
-                FrameEntry(function: function, frameLocation: location(frame.file, frame.line), inlined: false)
+                FrameEntry(
+                    function: function, frameLocation: location(frame.file, frame.line), inlined: false,
+                    source: sourceFor(frame.file, frame.line))
             ]
         }
         let status = slot?.status ?? (entries.isEmpty && frame.address != nil ? "pending" : "client")

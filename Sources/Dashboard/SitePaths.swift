@@ -15,6 +15,13 @@ public enum SitePaths {
     public static func overview(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/index.html" }
     /// `<slug>/issues.html`.
     public static func issues(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/issues.html" }
+    /// `<slug>/list`: the issue lists the server answers live (`list?status=&kind=&sort=&release=&page=`), in the
+    /// project's folder so that they share the relative links of the site's pages.
+    public static func issueList(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/list" }
+    /// `<slug>/issues/<id>/status`: where a status form posts.
+    public static func issueStatusAction(_ slug: ProjectSlug, _ id: IssueID) -> String {
+        "\(slug.rawValue)/issues/\(id.rawValue)/status"
+    }
     /// `<slug>/issues/<id>.html`.
     public static func issue(_ slug: ProjectSlug, _ id: IssueID) -> String {
         "\(slug.rawValue)/issues/\(id.rawValue).html"
@@ -29,6 +36,11 @@ public enum SitePaths {
     public static func alerts(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/alerts.html" }
     /// `<slug>/missing-debug-files.html`.
     public static func missingDebugFiles(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/missing-debug-files.html" }
+
+    /// `<slug>/search`: the search page, served by the server (not a file; `?q=` is the query).
+    public static func search(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/search" }
+    /// `<slug>/events/<32 hex digits>`: one stored report, served by the server (not a file).
+    public static func event(_ slug: ProjectSlug, _ id: EventID) -> String { "\(slug.rawValue)/events/\(id.rawValue)" }
 
     /// The file name of a release's page: 16 hex digits of FNV-1a 64 of the release string, then `.html`.
     public static func releaseFileName(_ release: String) -> String { FNV1a.hex64(release) + ".html" }

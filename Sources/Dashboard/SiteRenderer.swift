@@ -16,9 +16,10 @@ public struct SiteRenderer: Sendable {
     public struct Limits: Sendable, Equatable {
         /// Issues given a page per project, most recently seen first.
         public var issues: Int
-        /// Issues listed on `issues.html` (the list page is rewritten on every refresh; a 5,000-row page alone
-        /// took most of a refresh's summary pages).
-        public var listedIssues: Int
+        /// Issues per page of an issue list: `issues.html` shows the first page of every issue (it is rewritten
+        /// on every refresh, and a 5,000-row page alone took most of a refresh's summary pages), the lists served
+        /// at `/{slug}/list` page the same way. Longer lists are paged, never cut.
+        public var issuesPerPage: Int
         /// Releases listed (and given a page) per project, newest first.
         public var releases: Int
         /// Issues in each top-issues ranking.
@@ -30,11 +31,11 @@ public struct SiteRenderer: Sendable {
 
         /// The defaults suit a site of a few thousand issues per project.
         public init(
-            issues: Int = 10_000, listedIssues: Int = 500, releases: Int = 50, topIssues: Int = 10, alerts: Int = 200,
+            issues: Int = 10_000, issuesPerPage: Int = 100, releases: Int = 50, topIssues: Int = 10, alerts: Int = 200,
             overviewAlerts: Int = 5
         ) {
             self.issues = issues
-            self.listedIssues = listedIssues
+            self.issuesPerPage = issuesPerPage
             self.releases = releases
             self.topIssues = topIssues
             self.alerts = alerts
@@ -60,7 +61,7 @@ public struct SiteRenderer: Sendable {
     /// Renders pages and hands each (relative path, contents) to `write`.
     ///
     /// `since == nil` renders everything. Otherwise only the pages that can have changed: the project index, each
-    /// project's overview, issue list, releases (the list and each release's page, whose daily numbers move),
+    /// project's overview, first issue-list page, releases (the list and each release's page, whose daily numbers move),
     /// alerts and missing-debug-files pages, and the pages of the issues `insights.issuesChanged(project:since:)`
     /// names. `style.css` is written every time.
     ///

@@ -24,6 +24,8 @@ public struct Composition: Sendable {
     public let projects: ProjectService
     /// Moves whenever a debug file is stored; the symbolicator's module cache forgets where it found files then.
     public let debugFileChanges = ChangeCounter()
+    /// Which render wrote each site page last (the render cycle and pages rendered after a dashboard change).
+    public let pageGenerations = PageGenerations()
     /// Dashboard login sessions (`admin_sessions`) and the failed-login limit.
     public let adminSessions: AdminSessionService
 
@@ -94,7 +96,7 @@ public struct Composition: Sendable {
     public func debugFileService(quotaBytes: UInt64) throws -> DebugFileService {
         let changes = debugFileChanges
         return DebugFileService(
-            store: try SQLiteDebugFileStore(database: database, root: folder + "/debug-files"), inspector: ELFFileInspector(),
+            store: try SQLiteDebugFileStore(database: database, root: folder + "/debug-files"), inspector: DebugFileFormatInspector(),
             hasher: SHA256ContentHasher(), clock: clock, quotaBytes: quotaBytes,
             onStored: { _, _, _ in
                 // The store queued the reports already; the cache forgets where files were (the worker also moves it
@@ -155,7 +157,7 @@ public struct Composition: Sendable {
         let reader = self.reader
         let renderer = renderer
         let debugFiles = try debugFileService(quotaBytes: debugFileQuotaBytes)
-        return AppDependencies(
+        var dependencies = AppDependencies(
             projects: projects, ingest: ingestService(minFreeBytes: minFreeBytes, storage: storage, onCommit: onChange),
             reader: reader, debugFiles: debugFiles, symbolication: symbolicationStore,
             metrics: metrics, telemetry: telemetry,
@@ -166,26 +168,86 @@ public struct Composition: Sendable {
             loginPage: { error, next in
                 (try? renderer?.loginPage(error: error, next: next)) ?? LoginFallback.html(error: error, next: next)
             },
+            refreshIssuePage: { [self] project, issue in
+                guard let renderer else { return }
+                try await self.renderIssuePage(with: renderer, project: project, issue: issue)
+            },
             adminSessions: adminSessions, webhookResolver: SystemHostResolver(),
-            chunkUploads: try chunkUploadService(debugFiles: debugFiles), storage: storage)
+            chunkUploads: try chunkUploadService(debugFiles: debugFiles), storage: storage,
+            searchPages: renderer.map(searchPages))
+        if let renderer {
+            let insights = self.insights
+            let clock = self.clock
+            dependencies.issueListPage = { project, request, token in
+                try await renderer.issueListPage(project: project, request: request, insights: insights, csrfToken: token, now: clock.now())
+            }
+        }
+        return dependencies
+    }
+
+    /// The search index.
+    public var searchStore: SQLiteSearchStore { SQLiteSearchStore(database: database) }
+
+    /// The server-rendered search and event pages over this data folder, rendered with `renderer`.
+    public func searchPages(_ renderer: SiteRenderer) -> SearchPages {
+        let search = searchStore
+        let load = loadEvent
+        let clock = clock
+        let sourceContext = self.sourceContext
+        return SearchPages(
+            search: { project, query, text, page, error in
+                var results: SearchResults?
+                if let text {
+                    results = try await search.search(
+                        text, project: project.id, page: page, pageSize: SiteRenderer.searchPageSize, now: clock.now())
+                }
+                return try renderer.searchPage(project: project, query: query, results: results, page: page, error: error)
+            },
+            event: { project, id in
+                guard let event = try await load(id, project.id) else { return nil }
+                return try await renderer.eventPage(project: project, eventID: id.rawValue, event: event, sourceContext: sourceContext)
+            },
+            eventMissing: { project, id in try await renderer.eventPage(project: project, eventID: id, event: nil) },
+            maxPage: SiteRenderer.searchMaxPage)
+    }
+
+    /// Loads the stored report `id` of `project` in full with its symbolication result and issue; nil when the
+    /// project holds no such report.
+    var loadEvent: @Sendable (EventID, ProjectID) async throws -> (report: Report, symbols: SymbolicatedReport?, issue: IssueID?)? {
+        let reader = self.reader
+        let symbolication = symbolicationStore
+        let limits = IngestLimits()
+        return { id, project in
+            guard let raw = try await reader.rawReport(eventID: id, project: project), raw.summary.project == project else {
+                return nil
+            }
+            let report = try NativeReports.reread(raw.payload, range: raw.range, limits: limits)
+            let (state, symbols) = try await symbolication.result(reportID: raw.summary.cursor)
+            // No stored result for a report that needed none: its own frames are the answer.
+            return (report, symbols ?? SymbolicatedReport(state: state, threads: [], missing: []), raw.summary.issue)
+        }
+    }
+
+    /// Source lines around frames: each project's own source bundle of a build-id (the same isolation as its
+    /// symbols); nil when the debug-file store cannot be opened.
+    var sourceContext: SourceBundleExcerpts? {
+        let files = try? SQLiteDebugFileStore(database: database, root: folder + "/debug-files")
+        return files.map { files in
+            SourceBundleExcerpts { buildID, project in try? await files.path(of: buildID, kind: .sources, project: project) }
+        }
     }
 
     /// What the dashboard reads, over this data folder.
     public var dashboardSources: DashboardSources {
-        let reader = self.reader
         let symbolication = symbolicationStore
         let projects = self.projects
-        let limits = IngestLimits()
+        let load = loadEvent
         return DashboardSources(
             projects: { try await projects.all() }, insights: insights,
             missingDebugFiles: { try await symbolication.missingDebugFiles(project: $0, release: nil) },
             event: { summary in
-                guard let raw = try await reader.rawReport(eventID: summary.eventID, project: summary.project) else { return nil }
-                let report = try NativeReports.reread(raw.payload, range: raw.range, limits: limits)
-                let (state, symbols) = try await symbolication.result(reportID: raw.summary.cursor)
-                // No stored result for a report that needed none: its own frames are the answer.
-                return (report, symbols ?? SymbolicatedReport(state: state, threads: [], missing: []))
-            })
+                try await load(summary.eventID, summary.project).map { ($0.report, $0.symbols) }
+            }, sourceContext: sourceContext)
     }
 
     /// Renders the dashboard into `out` (default: this folder's `site/`); `since == nil` renders every page and
@@ -193,12 +255,25 @@ public struct Composition: Sendable {
     public func render(with renderer: SiteRenderer, since: Date?, into out: String? = nil) async throws -> Int {
         let writer = SiteWriter(root: out ?? folder + "/site")
         let written = WrittenPages()
+        let generation = pageGenerations.start()
+        let generations = pageGenerations
         let count = try await renderer.render(sources: dashboardSources, now: clock.now(), since: since) { path, html in
-            try writer.write(path, html)
+            try generations.write(path, generation: generation) { try writer.write(path, html) }
             written.insert(path)
         }
         if since == nil { writer.removeStale(kept: written.paths) }
         return count
+    }
+
+    /// Renders one issue's page into this folder's `site/` now (after a change from the dashboard). A render
+    /// cycle that started earlier and finishes later does not overwrite it (`PageGenerations`).
+    public func renderIssuePage(with renderer: SiteRenderer, project: Project, issue: IssueID) async throws {
+        let writer = SiteWriter(root: folder + "/site")
+        let generation = pageGenerations.start()
+        let generations = pageGenerations
+        try await renderer.renderIssuePage(issue, of: project, sources: dashboardSources, now: clock.now()) { path, html in
+            try generations.write(path, generation: generation) { try writer.write(path, html) }
+        }
     }
 
     /// The dashboard renderer over the templates in `webDirectory`.
@@ -278,6 +353,35 @@ public final class ChangeCounter: Sendable {
 }
 
 /// The set of pages one render wrote (collected from the writer callback).
+/// Which render last wrote each page of the site, so that a page is never overwritten by a render that started
+/// earlier (and so may have read older data): a cycle that began before a dashboard change and finishes after
+/// the page rendered for that change must not put the old state back.
+///
+/// Each render takes a generation when it starts, before it reads anything; a page is written only when its
+/// generation is at least the one that wrote it last. The check and the write happen under one lock (pages are
+/// small files written by at most two renders at once).
+public final class PageGenerations: Sendable {
+    private let state = Mutex<(next: UInt64, written: [String: UInt64])>((1, [:]))
+    public init() {}
+
+    /// A new render's generation.
+    public func start() -> UInt64 {
+        state.withLock { state in
+            defer { state.next &+= 1 }
+            return state.next
+        }
+    }
+
+    /// Runs `write` for `path` unless a later render already wrote it.
+    public func write(_ path: String, generation: UInt64, _ write: () throws -> Void) throws {
+        try state.withLock { state in
+            if let last = state.written[path], last > generation { return }
+            try write()
+            state.written[path] = generation
+        }
+    }
+}
+
 final class WrittenPages: Sendable {
     private let written = Mutex<Set<String>>([])
     func insert(_ path: String) {

@@ -39,10 +39,11 @@ public struct ChunkChecksum: Hashable, Sendable, CustomStringConvertible, Compar
 public enum DifObjectClass: String, Sendable, Codable, CaseIterable {
     case none, rel, exe, lib, dump, dbg, src, other
 
-    /// The class of an ELF file from what its headers say: a file without code but with DWARF is a debug
+    /// The class of a debug file from what its headers say: a source bundle is `src`; for an ELF file, a file without code but with DWARF is a debug
     /// companion (`objcopy --only-keep-debug`, whatever its `e_type`); otherwise `ET_EXEC` is `exe`, `ET_DYN`
     /// (shared libraries and PIE executables alike) is `lib`, `ET_REL` is `rel`, `ET_CORE` is `dump`.
     public static func of(_ facts: DebugFileFacts) -> DifObjectClass {
+        if facts.kinds == [.sources] { return .src }
         if !facts.kinds.contains(.executable), facts.kinds.contains(.debuginfo) { return .dbg }
         switch facts.fileType {
         case "executable": return .exe

@@ -10,6 +10,13 @@ public enum DebugFileKind: String, Sendable, Codable, CaseIterable, Comparable {
     case debuginfo
     /// The program's code: the executable or shared library, stripped or not.
     case executable
+    /// A source bundle (Sentry's `SYSB` format): the source files the binary with this build-id was built
+    /// from, for source context on the dashboard and debuginfod's `/buildid/{id}/source/{path}`. Never used
+    /// to symbolicate.
+    case sources
+
+    /// The kinds an ELF file can serve (what `symupload` asks about when it names no kinds).
+    public static let elfKinds: Set<DebugFileKind> = [.debuginfo, .executable]
 
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
@@ -118,7 +125,7 @@ public struct TemporaryUpload: Sendable, Equatable {
 
 /// Reads the headers of a file on disk.
 public protocol DebugFileInspecting: Sendable {
-    /// Throws when the file is not an ELF file it can read.
+    /// Throws when the file is not a debug file it can read (an ELF file or a source bundle).
     func inspect(path: String) throws -> DebugFileFacts
 }
 

@@ -321,8 +321,12 @@ public struct SymbolicationOutcome: Sendable {
     public var filesSeen: Int64?
     /// The module name the report gave each build-id (for the missing-debug-files list).
     public var modules: [String: String]
+    /// The report's search-index entry, saved in the same transaction (replacing any earlier one); nil keeps the
+    /// entry it has (the report could not be read again).
+    public var search: SearchDocument?
     public init(reportID: Int64, result: SymbolicatedReport, grouping: GroupingInput?, filesSeen: Int64? = nil,
-                modules: [String: String] = [:]) {
+                modules: [String: String] = [:], search: SearchDocument? = nil) {
+        self.search = search
         self.reportID = reportID
         self.result = result
         self.grouping = grouping
@@ -386,7 +390,13 @@ public enum DebugDataRank: Int, Sendable, Comparable, CaseIterable {
 
     /// The rank of the best of `kinds`.
     public static func best(of kinds: some Sequence<DebugFileKind>) -> DebugDataRank {
-        kinds.reduce(DebugDataRank.none) { rank, kind in max(rank, kind == .debuginfo ? .debuginfo : .executable) }
+        kinds.reduce(DebugDataRank.none) { rank, kind in
+            switch kind {
+            case .debuginfo: max(rank, .debuginfo)
+            case .executable: max(rank, .executable)
+            case .sources: rank  // source files resolve no address
+            }
+        }
     }
 
     public static func < (lhs: DebugDataRank, rhs: DebugDataRank) -> Bool { lhs.rawValue < rhs.rawValue }

@@ -60,6 +60,9 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public var clock: any WallClock
     /// The dashboard's login form (error message, where to go after) — rendered by the Dashboard module.
     public var loginPage: @Sendable (_ error: String?, _ next: String) -> String
+    /// Renders an issue's dashboard page now, after a change made from the dashboard, so the page the browser
+    /// is sent back to shows it (a no-op without a renderer).
+    public var refreshIssuePage: @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void
     /// sentry-cli's chunk upload and assemble; nil leaves the `/api/0/` routes out.
     public var chunkUploads: ChunkUploadService?
     /// Dashboard login sessions and the failed-login limit.
@@ -69,14 +72,20 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     /// The storage-pressure state: while the disk is full, write routes are refused before their bodies are
     /// read and `/healthz` says `degraded: storage_full`. Nil: no such refusal.
     public var storage: DiskGuard?
+    /// Renders the live issue lists (`GET /{slug}/list`); nil (no dashboard templates) leaves the route out.
+    public var issueListPage: IssueListRendering?
+    /// The dashboard's server-rendered search and event pages; nil leaves their routes out.
+    public var searchPages: SearchPages?
     public init(projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
                 symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
                 health: @escaping @Sendable () async throws -> Void, insights: any InsightsReader,
                 clientReports: any ClientReportReader, issues: IssueService,
                 alerts: any AlertStore, clock: any WallClock,
                 loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String,
+                refreshIssuePage: @escaping @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void = { _, _ in },
                 adminSessions: AdminSessionService, webhookResolver: any HostResolving,
-                chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil) {
+                chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil, searchPages: SearchPages? = nil) {
+        self.searchPages = searchPages
         self.storage = storage
         self.adminSessions = adminSessions
         self.webhookResolver = webhookResolver
@@ -87,6 +96,7 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
         self.alerts = alerts
         self.clock = clock
         self.loginPage = loginPage
+        self.refreshIssuePage = refreshIssuePage
         self.symbolication = symbolication
         self.projects = projects
         self.ingest = ingest
@@ -118,7 +128,9 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
         LoginController(sessions: dependencies.adminSessions, secureCookie: configuration.servedOverHTTPS, page: dependencies.loginPage)
             .endpoints)
     router.addRoutes(OperationsController(health: dependencies.health, metrics: dependencies.metrics, storage: dependencies.storage).endpoints)
-    router.addRoutes(IssueActionsController(issues: dependencies.issues, projects: dependencies.projects).endpoints)
+    router.addRoutes(IssueActionsController(issues: dependencies.issues, projects: dependencies.projects, refreshPage: dependencies.refreshIssuePage).endpoints)
+    if let render = dependencies.issueListPage { router.addRoutes(IssueListsController(render: render, projects: dependencies.projects).endpoints) }
+    if let pages = dependencies.searchPages { router.addRoutes(SearchController(pages: pages, projects: dependencies.projects).endpoints) }
     let site = configuration.siteDirectory
     router.get("/") { _, _ in LandingPage.front(site: site) }
 

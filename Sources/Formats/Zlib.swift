@@ -62,6 +62,36 @@ enum Zlib {
         }
     }
 
+    /// Compresses `input` as a raw deflate stream (no header or checksum: what a ZIP entry holds).
+    static func deflateRaw(_ input: [UInt8], level: Int32 = 6) throws -> [UInt8] {
+        var stream = z_stream()
+        guard deflateInit2_(&stream, level, Z_DEFLATED, Container.raw.rawValue, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
+                            Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            throw FormatError(.corruptCompression, "zlib could not start")
+        }
+        defer { deflateEnd(&stream) }
+        let bound = Int(deflateBound(&stream, uLong(input.count)))
+        var output = [UInt8](repeating: 0, count: max(bound, 16))
+        var input = input
+        let status = input.withUnsafeMutableBufferPointer { inp in
+            output.withUnsafeMutableBufferPointer { out -> Int32 in
+                stream.next_in = inp.baseAddress
+                stream.avail_in = uInt(inp.count)
+                stream.next_out = out.baseAddress
+                stream.avail_out = uInt(out.count)
+                return deflate(&stream, Z_FINISH)
+            }
+        }
+        guard status == Z_STREAM_END else { throw FormatError(.corruptCompression, "zlib could not compress (status \(status))") }
+        output.removeSubrange(Int(stream.total_out)...)
+        return output
+    }
+
+    /// The CRC-32 a ZIP entry records of its uncompressed bytes.
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        bytes.withUnsafeBufferPointer { UInt32(truncatingIfNeeded: CZlib.crc32(0, $0.baseAddress, uInt($0.count))) }
+    }
+
     /// Compresses `input` in the zlib format at `level` (1 = fastest).
     static func compress(_ input: [UInt8], level: Int32 = 1) throws -> [UInt8] {
         var size = compressBound(uLong(input.count))

@@ -113,7 +113,7 @@ public struct ChunkUploadService: Sendable {
         -> (result: DifAssembleResult, assembled: Bool)
     {
         if let record = try await uploads.record(project: project.id, checksum: file.checksum), record.state == .ok,
-            let dif = record.dif, try await stillStored(dif.codeID, project: project)
+            let dif = record.dif, try await stillStored(dif, project: project)
         {
             return (DifAssembleResult(checksum: file.checksum, state: .ok, dif: dif), false)
         }
@@ -194,10 +194,11 @@ public struct ChunkUploadService: Sendable {
 
     /// An `ok` record counts only while the project still has a debug file of that build-id: if the store
     /// ever loses it, the file is asked for again instead of being reported as on the server.
-    func stillStored(_ buildID: BuildID, project: Project) async throws -> Bool {
-        let all = Set(DebugFileKind.allCases)
-        let lacking = try await debugFiles.missing([DebugFileWant(buildID: buildID, kinds: all)], project: project)
-        return lacking.first?.kinds != all
+    /// A source bundle counts only while the project still has its bundle (not merely the binary's symbols).
+    func stillStored(_ dif: DifDescription, project: Project) async throws -> Bool {
+        let kinds: Set<DebugFileKind> = dif.objectClass == .src ? [.sources] : DebugFileKind.elfKinds
+        let lacking = try await debugFiles.missing([DebugFileWant(buildID: dif.codeID, kinds: kinds)], project: project)
+        return lacking.first?.kinds != kinds
     }
 
     /// Records and answers a failed file.

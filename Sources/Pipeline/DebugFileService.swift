@@ -12,7 +12,7 @@ import Foundation
 /// Why a debug file upload was refused. The HTTP module maps codes to statuses.
 public struct DebugFileError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: String, Sendable {
-        /// Not an ELF file, or one we cannot read (400).
+        /// Not an ELF file or a source bundle, or one we cannot read (400).
         case notELF = "not_elf"
         /// The file has no GNU build-id (400).
         case noBuildID = "no_build_id"
@@ -134,11 +134,15 @@ public struct DebugFileService: Sendable {
             facts = try inspector.inspect(path: upload.path)
         } catch {
             store.discard(upload)
-            throw DebugFileError(.notELF, "the upload is not an ELF file that can be read: \(error)")
+            throw DebugFileError(.notELF, "the upload is not an ELF file or a source bundle that can be read: \(error)")
         }
         do {
             guard let buildID = facts.buildID else {
-                throw DebugFileError(.noBuildID, "the file has no GNU build-id note (link with -Wl,--build-id)")
+                throw DebugFileError(
+                    .noBuildID,
+                    facts.kinds == [.sources]
+                        ? "the source bundle's manifest names no code_id (the GNU build-id of its binary)"
+                        : "the file has no GNU build-id note (link with -Wl,--build-id)")
             }
             if let claimed, buildID != claimed {
                 throw DebugFileError(.buildIDMismatch, "the file's build-id is \(buildID), not \(claimed)")

@@ -167,9 +167,11 @@ public struct SymbolicationWorker: Service {
             // Grouping needs the symbolicated frames, so it happens here and commits with them.
             var modules: [String: String] = [:]
             for module in report.modules { if let id = module.buildID { modules[id.rawValue] = modules[id.rawValue] ?? module.name } }
+            let grouping = GroupingInput.make(report, symbols: result, inApp: item.inApp)
+            // The search entry is made here, where the function names are known, and commits with the result.
             return SymbolicationOutcome(
-                reportID: item.reportID, result: result, grouping: GroupingInput.make(report, symbols: result, inApp: item.inApp),
-                filesSeen: item.filesSeen, modules: modules)
+                reportID: item.reportID, result: result, grouping: grouping, filesSeen: item.filesSeen, modules: modules,
+                search: SearchDocument.make(report, symbols: result, grouping: grouping.grouping))
         } catch {
             logger.error("cannot re-read a stored report", metadata: [Telemetry.LogKey.error: "\(error)"])
             return SymbolicationOutcome(
@@ -183,7 +185,10 @@ public struct SymbolicationWorker: Service {
         guard let report = try? reread(item.raw) else {
             return SymbolicationOutcome(reportID: item.reportID, result: .failed(reason), grouping: nil)
         }
-        return SymbolicationOutcome(reportID: item.reportID, result: .failed(reason), grouping: GroupingInput.make(report, symbols: nil, inApp: item.inApp))
+        let grouping = GroupingInput.make(report, symbols: nil, inApp: item.inApp)
+        return SymbolicationOutcome(
+            reportID: item.reportID, result: .failed(reason), grouping: grouping,
+            search: SearchDocument.make(report, symbols: nil, grouping: grouping.grouping))
     }
 
     public func run() async throws {

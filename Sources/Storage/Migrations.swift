@@ -513,6 +513,107 @@ enum Migrations {
                     ALTER TABLE issues ADD COLUMN note TEXT;
                     """)
         }
+        migrator.registerMigration("v15-search-index") { db in
+            try db.execute(
+                sql: """
+                    -- The search index (SQLite FTS5): one entry per processed report, written in the symbolication and
+                    -- grouping transaction (SQLiteSearchStore.replace) and replaced when the report is processed again.
+                    -- External content: the text lives once, in search_documents, a plain table whose foreign key
+                    -- removes a report's entry with the report (retention deletes payloads, project deletion deletes
+                    -- projects, both cascade); its triggers keep the FTS index in step. Not contentless: SQLite 3.40
+                    -- (Debian 12) cannot delete from a contentless table without the original text
+                    -- (contentless_delete arrived in 3.43), and a regular FTS table would have no foreign key.
+                    -- `project` holds the token p<project id>: every query ANDs it, so one project's search never
+                    -- walks (or returns) another's entries; user terms are limited to the other columns.
+                    CREATE TABLE search_documents (
+                        report_id INTEGER PRIMARY KEY REFERENCES reports(id) ON DELETE CASCADE,
+                        project TEXT NOT NULL,
+                        event TEXT NOT NULL,
+                        user TEXT NOT NULL,
+                        release TEXT NOT NULL,
+                        error TEXT NOT NULL,
+                        functions TEXT NOT NULL,
+                        keys TEXT NOT NULL
+                    );
+                    CREATE VIRTUAL TABLE search_index USING fts5(
+                        project, event, user, release, error, functions, keys,
+                        content = 'search_documents', content_rowid = 'report_id', tokenize = 'unicode61'
+                    );
+                    CREATE TRIGGER search_documents_insert AFTER INSERT ON search_documents BEGIN
+                        INSERT INTO search_index (rowid, project, event, user, release, error, functions, keys)
+                        VALUES (new.report_id, new.project, new.event, new.user, new.release, new.error, new.functions, new.keys);
+                    END;
+                    CREATE TRIGGER search_documents_delete AFTER DELETE ON search_documents BEGIN
+                        INSERT INTO search_index (search_index, rowid, project, event, user, release, error, functions, keys)
+                        VALUES ('delete', old.report_id, old.project, old.event, old.user, old.release, old.error, old.functions,
+                            old.keys);
+                    END;
+                    CREATE TRIGGER search_documents_update AFTER UPDATE ON search_documents BEGIN
+                        INSERT INTO search_index (search_index, rowid, project, event, user, release, error, functions, keys)
+                        VALUES ('delete', old.report_id, old.project, old.event, old.user, old.release, old.error, old.functions,
+                            old.keys);
+                        INSERT INTO search_index (rowid, project, event, user, release, error, functions, keys)
+                        VALUES (new.report_id, new.project, new.event, new.user, new.release, new.error, new.functions, new.keys);
+                    END;
+
+                    -- Reports processed before this version: what their rows say (event, user, release, error, issue
+                    -- title). Function names and custom keys come when a report is processed again.
+                    INSERT INTO search_documents (report_id, project, event, user, release, error, functions, keys)
+                        SELECT r.id, 'p' || r.project_id, r.event_id, coalesce(r.user_key, ''),
+                            trim(coalesce(r.release, '') || char(10) || coalesce(r.environment, ''), char(10)),
+                            trim(coalesce(r.error_type, '') || char(10) || coalesce(r.error_message, '') || char(10)
+                                || coalesce(i.title, '') || char(10) || coalesce(i.culprit, ''), char(10)),
+                            '', ''
+                        FROM reports r LEFT JOIN issues i ON i.id = r.issue_id
+                        WHERE r.symbolication != 'pending';
+                    """)
+        }
+        migrator.registerMigration("v16-source-bundles") { db in
+            // Source bundles are debug files of a third kind, `sources`: the table is rebuilt because SQLite cannot
+            // change a CHECK constraint in place (same columns, rows and indexes; foreign keys are checked by
+            // the migrator after the rebuild).
+            try db.execute(
+                sql: """
+                    CREATE TABLE debug_files_v16 (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        build_id TEXT NOT NULL CHECK (length(build_id) BETWEEN 2 AND 128),
+                        kind TEXT NOT NULL CHECK (kind IN ('debuginfo', 'executable', 'sources')),
+                        size INTEGER NOT NULL CHECK (size >= 0),
+                        architecture TEXT NOT NULL,
+                        file_type TEXT NOT NULL,
+                        features TEXT NOT NULL,
+                        name TEXT,
+                        uploaded_at INTEGER NOT NULL,
+                        blob_sha256 TEXT CHECK (blob_sha256 IS NULL OR length(blob_sha256) = 64),
+                        stored_seq INTEGER NOT NULL DEFAULT 0 CHECK (stored_seq >= 0),
+                        PRIMARY KEY (project_id, build_id, kind)
+                    ) WITHOUT ROWID;
+                    INSERT INTO debug_files_v16
+                        (project_id, build_id, kind, size, architecture, file_type, features, name, uploaded_at, blob_sha256,
+                         stored_seq)
+                        SELECT project_id, build_id, kind, size, architecture, file_type, features, name, uploaded_at,
+                            blob_sha256, stored_seq
+                        FROM debug_files;
+                    DROP TABLE debug_files;
+                    ALTER TABLE debug_files_v16 RENAME TO debug_files;
+                    CREATE INDEX debug_files_by_build_id ON debug_files(build_id, kind);
+                    CREATE INDEX debug_files_by_blob ON debug_files(blob_sha256);
+                    """)
+        }
+        migrator.registerMigration("v17-issue-list-order") { db in
+            // The dashboard's issue lists (`/{slug}/list`): one index per order, whose leading columns after the
+            // project are exactly the list's total `ORDER BY` (the id breaks ties), so a page is read in index
+            // order with `LIMIT/OFFSET` instead of sorting the project's issues; status, kind and regressed follow,
+            // so the filters are checked on the index entry and only the rows of the page are read from the table.
+            // The last-seen one replaces `issues_by_last_seen (project_id, last_seen)`, a prefix of it.
+            try db.execute(
+                sql: """
+                    DROP INDEX issues_by_last_seen;
+                    CREATE INDEX issues_list_by_last_seen ON issues(project_id, last_seen, id, status, kind, regressed);
+                    CREATE INDEX issues_list_by_users ON issues(project_id, users, events, last_seen, id, status, kind, regressed);
+                    CREATE INDEX issues_list_by_events ON issues(project_id, events, users, last_seen, id, status, kind, regressed);
+                    """)
+        }
         migrator.registerMigration("v18-storage-alerts") { db in
             // Issue #15: the server tells the operator through the webhook outbox when its disk is full and when
             // space returns. SQLite cannot change a CHECK: alerts is rebuilt to allow the two kinds (ids are kept, so

@@ -94,7 +94,8 @@ public struct SQLiteDebugFileStore: DebugFileStore {
                     replacedKinds.append(row.kind)
                     if let old = ContentHash(previous) { released.insert(old) }
                 }
-                if previous != file.sha256.rawValue, sequence == nil {
+                // A source bundle resolves no address: it takes no sequence value and queues no report.
+                if previous != file.sha256.rawValue, sequence == nil, row.kind != .sources {
                     sequence = try SQLiteSymbolicationStore.nextDebugFileSequence(db)
                 }
                 try db.execute(

@@ -127,20 +127,47 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
                         """,
                     arguments: [project.rawValue, Millis.from(now.addingTimeInterval(-seconds)), Millis.from(now), limit])
             }
-            return rows.compactMap { row in
+            var top = rows.compactMap { row in
                 Self.summary(row, now: now).map { TopIssue(issue: $0, users: row["window_users"], events: row["window_events"]) }
             }
+            if window != .last24Hours && window != .last7Days { return top }
+            // The window before, for the trend arrows: per ranked issue, through `reports_by_issue (issue_id,
+            // occurred_at)`, so it reads only those issues' reports of that window.
+            let seconds: Double = window == .last24Hours ? 86_400 : 7 * 86_400
+            let from = Millis.from(now.addingTimeInterval(-2 * seconds))
+            let to = Millis.from(now.addingTimeInterval(-seconds))
+            for index in top.indices {
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(DISTINCT user_key) AS users, count(*) AS events FROM reports
+                        WHERE issue_id = ? AND occurred_at >= ? AND occurred_at < ?
+                        """,
+                    arguments: [top[index].issue.id.rawValue, from, to])
+                top[index].previous = TopIssue.Counts(users: row?["users"] ?? 0, events: row?["events"] ?? 0)
+            }
+            return top
         }
     }
 
-    public func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary] {
-        var sql = "SELECT \(Self.issueColumns) FROM issues i"
+    /// The `FROM … WHERE …` of an issue listing and its arguments. A release filter joins the issue's row of that
+    /// release, whose events, users and last seen then stand in for the issue's totals (columns `events`, `users`,
+    /// `last_seen` of the select); `project_id` always limits the issues, so one project never lists another's.
+    static func listing(_ query: IssueQuery) -> (columns: String, from: String, arguments: [(any DatabaseValueConvertible)?]) {
+        var columns = issueColumns
+        var from = "issues i"
         var conditions = ["i.project_id = ?"]
-        var arguments: [(any DatabaseValueConvertible)?] = [query.project.rawValue]
+        var arguments: [(any DatabaseValueConvertible)?] = []
         if let release = query.release {
-            sql += " JOIN issue_releases ir ON ir.issue_id = i.id AND ir.release = ?"
-            arguments.insert(release, at: 0)
+            from += " JOIN issue_releases ir ON ir.issue_id = i.id AND ir.release = ?"
+            arguments.append(release)
+            columns = """
+                i.id, i.project_id, i.kind, i.fingerprint, i.title, i.culprit, i.status, i.regressed, i.first_seen,
+                ir.last_seen AS last_seen, i.first_release, i.last_release, ir.events AS events, ir.users AS users,
+                i.repeat_users, i.early_events, i.timed_events
+                """
         }
+        arguments.append(query.project.rawValue)
         if let status = query.status {
             conditions.append("i.status = ?")
             arguments.append(status.rawValue)
@@ -149,13 +176,38 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
             conditions.append("i.kind = ?")
             arguments.append(kind.rawValue)
         }
-        sql += " WHERE " + conditions.joined(separator: " AND ") + " ORDER BY i.last_seen DESC, i.id DESC LIMIT ?"
-        arguments.append(max(1, min(query.limit, 10_000)))
-        let args = StatementArguments(arguments)
-        let statement = sql
-        return try await database.pool.read { db in
-            try Row.fetchAll(db, sql: statement, arguments: args).compactMap { Self.summary($0, now: now) }
+        if let regressed = query.regressed {
+            conditions.append("i.regressed = ?")
+            arguments.append(regressed ? 1 : 0)
         }
+        return (columns, from + " WHERE " + conditions.joined(separator: " AND "), arguments)
+    }
+
+    /// The `ORDER BY` of `order`: total (the id breaks every tie), and for a list without a release filter the
+    /// prefix of one of the `issues_list_by_*` indexes (v17), so a page is read in index order, never sorted.
+    static func orderBy(_ order: IssueOrder, release: Bool) -> String {
+        let t = release ? "ir" : "i"
+        switch order {
+        case .lastSeen: return "\(t).last_seen DESC, i.id DESC"
+        case .users: return "\(t).users DESC, \(t).events DESC, \(t).last_seen DESC, i.id DESC"
+        case .events: return "\(t).events DESC, \(t).users DESC, \(t).last_seen DESC, i.id DESC"
+        }
+    }
+
+    public func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary] {
+        let listing = Self.listing(query)
+        let sql = "SELECT \(listing.columns) FROM \(listing.from) ORDER BY \(Self.orderBy(query.order, release: query.release != nil)) LIMIT ? OFFSET ?"
+        let args = StatementArguments(listing.arguments + [max(1, min(query.limit, 10_000)), max(0, query.offset)])
+        return try await database.pool.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: args).compactMap { Self.summary($0, now: now) }
+        }
+    }
+
+    public func issueCount(matching query: IssueQuery) async throws -> Int {
+        let listing = Self.listing(query)
+        let sql = "SELECT count(*) FROM \(listing.from)"
+        let args = StatementArguments(listing.arguments)
+        return try await database.pool.read { db in try Int.fetchOne(db, sql: sql, arguments: args) ?? 0 }
     }
 
     public func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail? {

@@ -127,6 +127,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             ).execute(arguments: [reportID, try encoder.encode(outcome.result), now])
         }
         try recordModules(outcome, reportID: reportID, project: project, touched: touched, db)
+        if let search = outcome.search { try SQLiteSearchStore.replace(search, reportID: reportID, project: project, db) }
         if stale { return (report["issue_id"] as Int64?).map { IssueID($0) } }
         guard let grouping = outcome.grouping else {
             // Not grouped (failed without symbols): nothing for a newer grouping version to redo either.

@@ -27,6 +27,8 @@ struct Symupload: AsyncParsableCommand {
     @Flag(help: "Exit 3 if any ELF file has no build-id or no debug information, or is still missing on the server.")
     var check = false
     @Flag(help: "Print a JSON summary instead of text.") var json = false
+    @Flag(help: "Also upload, per build-id, a source bundle of the source files its line tables name that exist on this machine (the dashboard then shows the lines around each frame; debuginfod clients can fetch them).")
+    var includeSources = false
     @Option(help: "Attempts per request (retries back off exponentially).") var attempts = 4
     @Argument(help: "Files or folders to scan for ELF files.") var paths: [String]
 
@@ -70,7 +72,7 @@ struct Symupload: AsyncParsableCommand {
         var report = Report(scanned: files.count, skipped: skipped.map { "\($0.path): \($0.reason)" })
         let missing: [BuildID: Set<DebugFileKind>]
         do {
-            missing = try await client.missing(UploadPlan.wants(files))
+            missing = try await client.missing(wants(files))
         } catch {
             output.error("\(error)")
             report.failed.append("\(error)")
@@ -99,10 +101,14 @@ struct Symupload: AsyncParsableCommand {
             }
         }
 
+        if includeSources {
+            await uploadSources(files: files, missing: missing, client: client, output: output, report: &report)
+        }
+
         var problems = plan.problems
         if check {
             // The gate: ask again, after uploading, so "nothing to upload" can never hide a missing file.
-            let stillMissing = dryRun ? missing : ((try? await client.missing(UploadPlan.wants(files))) ?? missing)
+            let stillMissing = dryRun ? missing : ((try? await client.missing(wants(files))) ?? missing)
             for file in files {
                 guard let id = file.facts.buildID, let lacking = stillMissing[id], !lacking.isDisjoint(with: file.facts.kinds) else { continue }
                 problems.append(.init(kind: .missingOnServer, path: file.path, buildID: id))
@@ -116,6 +122,67 @@ struct Symupload: AsyncParsableCommand {
         output.finish(report)
         if !report.failed.isEmpty { throw ExitCode(1) }
         if check && !problems.isEmpty { throw ExitCode(3) }
+    }
+}
+
+extension Symupload {
+    /// What to ask the server about: the files' kinds, and with `--include-sources` the sources of every
+    /// build-id that has debug information here.
+    func wants(_ files: [LocalDebugFile]) -> [BuildID: Set<DebugFileKind>] {
+        var wants = UploadPlan.wants(files)
+        if includeSources {
+            for (id, kinds) in wants where kinds.contains(.debuginfo) { wants[id, default: []].insert(.sources) }
+        }
+        return wants
+    }
+
+    /// Bundles and uploads the sources of each build-id the server lacks them for, from its smallest file
+    /// with debug information (a split `.debug` file names the same sources as the unstripped binary).
+    func uploadSources(
+        files: [LocalDebugFile], missing: [BuildID: Set<DebugFileKind>], client: FaultlineClient, output: Output,
+        report: inout Report
+    ) async {
+        var best: [BuildID: LocalDebugFile] = [:]
+        for file in files where file.facts.kinds.contains(.debuginfo) {
+            guard let id = file.facts.buildID, missing[id]?.contains(.sources) == true else { continue }
+            if let current = best[id], (current.size, current.path) <= (file.size, file.path) { continue }
+            best[id] = file
+        }
+        guard !best.isEmpty else { return }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("symupload-sources-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for (id, file) in best.sorted(by: { $0.key < $1.key }) {
+            let bundle: SourceBundler.Bundle?
+            do {
+                bundle = try SourceBundler.bundle(of: file, in: folder)
+            } catch {
+                output.error("cannot bundle the sources of \(file.path): \(error)")
+                report.failed.append("\(file.path) (sources): \(error)")
+                continue
+            }
+            guard let bundle else {
+                output.line("no sources of \(file.path) (\(id.rawValue)) are on this machine; none uploaded")
+                continue
+            }
+            let label = "sources of \(file.path) (\(id.rawValue), \(bundle.included.count) files, \(bundle.absent.count) not found here, \(Output.size(bundle.file.size)))"
+            for skip in bundle.skipped { output.line("left out \(skip.path): \(skip.reason)") }
+            if dryRun {
+                output.line("would upload \(label)")
+                report.uploaded.append(.init(path: file.path, buildID: id.rawValue, kinds: [DebugFileKind.sources.rawValue]))
+                continue
+            }
+            output.line("uploading \(label)")
+            do {
+                let total = bundle.file.size
+                try await client.upload(bundle.file) { done in output.progress(label, done, total) }
+                output.line("uploaded the sources of \(file.path)")
+                report.uploaded.append(.init(path: file.path, buildID: id.rawValue, kinds: [DebugFileKind.sources.rawValue]))
+            } catch {
+                output.error("\(error)")
+                report.failed.append("\(file.path) (sources): \(error)")
+            }
+        }
     }
 }
 

@@ -32,9 +32,20 @@ struct FakeInsights: InsightsReader {
         Array((data(project).top[window] ?? []).prefix(limit))
     }
 
-    func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary] {
-        Array(data(query.project).issues.prefix(query.limit))
+    /// The project's issues that pass `query`'s status, kind and regressed filters (releases are not modelled), in
+    /// its order.
+    func matching(_ query: IssueQuery) -> [IssueSummary] {
+        data(query.project).issues.filter {
+            (query.status == nil || $0.status == query.status) && (query.kind == nil || $0.kind == query.kind)
+                && (query.regressed == nil || $0.signals.regressed == query.regressed)
+        }.sorted(by: query.order.precedes)
     }
+
+    func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary] {
+        Array(matching(query).dropFirst(max(0, query.offset)).prefix(query.limit))
+    }
+
+    func issueCount(matching query: IssueQuery) async throws -> Int { matching(query).count }
 
     func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail? {
         project.flatMap { data($0).details[id] }

@@ -157,8 +157,16 @@ enum Fixtures {
             release: daily(0...4, ReleaseHealth(sessions: 900, crashedSessions: 9, users: 250, crashedUsers: 4)),
         ]
         demoData.releases = [releaseRow, oldRow]
+        // The windows before: issue 1 grew from 3 users the day before and shrank from 12 the week before;
+        // issue 2 is new today and as many users as the week before.
+        let tops24 = [
+            TopIssue(issue: issue1, users: 9, events: 30, previous: .init(users: 3, events: 4)), TopIssue(issue: issue2, users: 2, events: 3, previous: .init(users: 0, events: 0)),
+        ]
+        let tops7 = [
+            TopIssue(issue: issue1, users: 9, events: 30, previous: .init(users: 12, events: 40)), TopIssue(issue: issue2, users: 2, events: 3, previous: .init(users: 2, events: 5)),
+        ]
         demoData.top = [
-            .last24Hours: tops, .last7Days: tops, .release(release): tops,
+            .last24Hours: tops24, .last7Days: tops7, .release(release): tops,
             .release(oldRelease): [TopIssue(issue: issue3, users: 1, events: 1)],
         ]
         demoData.issues = [issue1, issue2]

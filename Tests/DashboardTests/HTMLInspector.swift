@@ -32,7 +32,7 @@ enum HTMLInspector {
         "dl",
         "dt", "dd", "details", "summary", "figure", "figcaption", "svg", "desc", "path", "circle", "rect", "line",
         "text",
-        "form", "input", "label", "button", "textarea",
+        "form", "input", "label", "button", "textarea", "select", "option",
     ]
 
     static func parse(_ html: String) -> Page {

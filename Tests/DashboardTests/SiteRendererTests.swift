@@ -96,6 +96,33 @@ struct SiteRendererTests {
         }
     }
 
+    @Test("the overview compares today with yesterday and each window with the one before: arrows with numbers")
+    func overviewTrends() async throws {
+        let (pages, _) = try await Fixtures.render()
+        let overview = try #require(pages["demo/index.html"])
+        func trend(_ cls: String, _ arrow: String, _ spoken: String, _ change: String, _ before: String) -> String {
+            "<span class=\"trend trend-\(cls)\"><span aria-hidden=\"true\">\(arrow)</span><span class=\"visually-hidden\">\(spoken)</span> \(change) <span class=\"trend-before\">\(before)</span></span>"
+        }
+        // Today 198 of 200 users crash-free, yesterday 295 of 300: up 0.67 points, shown as better.
+        #expect(overview.contains(trend("better", "▲", "up", "+0.67 pp", "(was 98.33 % (5 of 300 users crashed))") + " since yesterday"))
+        #expect(overview.contains(trend("better", "▲", "up", "+0.52 pp", "(was 99.00 % (10 of 1000 sessions crashed))")))
+        // Last 7 days: 1,400 user-days with 22 crashed against 400 with 4 the 7 days before: down 0.57 points.
+        #expect(overview.contains("<td>98.43 % (22 of 1400 user-days crashed)</td>"))
+        #expect(overview.contains(trend("worse", "▼", "down", "-0.57 pp", "(was 99.00 % (4 of 400 user-days crashed))")))
+        // Top issues: more users than the window before is worse, fewer is better, none before is new.
+        let day = try #require(overview.range(of: "Last 24 hours</h3>")).upperBound
+        let week = try #require(overview.range(of: "Last 7 days</h3>")).upperBound
+        let dayTable = String(overview[day..<week])
+        #expect(dayTable.contains(trend("worse", "▲", "up", "+6", "(3 users the 24 hours before)")))
+        #expect(dayTable.contains(trend("worse", "▲", "new", "new", "(0 users the 24 hours before)")))
+        let weekTable = String(overview[week...].prefix(while: { _ in true }).split(separator: "</section>").first ?? "")
+        #expect(weekTable.contains(trend("better", "▼", "down", "-3", "(12 users the 7 days before)")))
+        #expect(weekTable.contains(trend("same", "=", "unchanged", "±0", "(2 users the 7 days before)")))
+        // A release's ranking has no window before it: no trend column.
+        let release = try #require(pages[SitePaths.release(Fixtures.demo.slug, Fixtures.release)])
+        #expect(!release.contains("class=\"trend"))
+    }
+
     @Test("charts are labelled images with a table of every day's numbers")
     func chartsHaveTextAlternatives() async throws {
         let (pages, _) = try await Fixtures.render()
@@ -202,9 +229,14 @@ struct SiteRendererTests {
                 #expect(!href.hasPrefix("/") && !href.contains(":"), "\(path) has a non-relative link \(href)")
                 if href.hasPrefix("#") {
                     #expect(page.ids.contains(String(href.dropFirst())), "\(path): \(href) names no id")
+                } else if let query = href.firstIndex(of: "?") {
+                    // Only the live issue lists (`<slug>/list?…`, answered by the server) take a query.
+                    let target = HTMLInspector.resolve(String(href[..<query]), from: path)
+                    #expect(target == path.split(separator: "/").first.map { "\($0)/list" }, "\(path): \(href)")
                 } else {
                     let target = HTMLInspector.resolve(href, from: path)
-                    #expect(target.map { pages[$0] != nil } == true, "\(path): \(href) leads nowhere")
+                    let live = target.map { $0.hasSuffix("/list") && $0.split(separator: "/").count == 2 } == true
+                    #expect(live || target.map { pages[$0] != nil } == true, "\(path): \(href) leads nowhere")
                 }
             }
         }
@@ -303,17 +335,20 @@ struct SiteRendererTests {
         #expect(raw == ["{{{svgMarkup}}}"])
     }
 
-    @Test("the issue list is cut at its limit and says so, while every issue still gets its page")
-    func issueListLimit() async throws {
+    @Test("issues.html is the first page of every issue, with the total and a link to the next page served live")
+    func issueListFirstPage() async throws {
         let (all, _) = try await Fixtures.render()
         let allList = try #require(all["demo/issues.html"])
-        let rowsInFull = allList.components(separatedBy: "<th scope=\"row\">").count - 1
-        #expect(rowsInFull >= 2)
-        #expect(!allList.contains("most recently seen of"))
-        let (cut, _) = try await Fixtures.render(limits: SiteRenderer.Limits(listedIssues: 1))
+        #expect(allList.components(separatedBy: "<th scope=\"row\">").count - 1 == 2)
+        #expect(allList.contains("<p class=\"list-total\">Issues 1–2 of 3</p>"))
+        #expect(!allList.contains("rel=\"next\""))
+        let (cut, _) = try await Fixtures.render(limits: SiteRenderer.Limits(issuesPerPage: 1))
         let list = try #require(cut["demo/issues.html"])
         #expect(list.components(separatedBy: "<th scope=\"row\">").count - 1 == 1)
-        #expect(list.contains("Showing the 1 most recently seen of"))
+        #expect(list.contains("<p class=\"list-total\">Issues 1–1 of 3</p>"))
+        #expect(list.contains("<li><a href=\"list?page=2\" rel=\"next\">Next page</a></li>"))
+        #expect(list.contains("<li><a href=\"list?page=3\">Last page</a></li>"))
+        #expect(list.contains("<p>Page 1 of 3</p>"))
         // The pages of issues left off the list are still rendered (the overview's rankings link to them).
         #expect(Set(cut.keys.filter { $0.hasPrefix("demo/issues/") }) == Set(all.keys.filter { $0.hasPrefix("demo/issues/") }))
     }

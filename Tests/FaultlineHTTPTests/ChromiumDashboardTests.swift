@@ -125,5 +125,102 @@ import Testing
             #expect(!log.contains("Content Security Policy"),
                     "\(page): \(log.split(separator: "\n").filter { $0.contains("Content Security Policy") }.prefix(3))")
         }
+        // The live issue lists (`/{slug}/list`): a filtered, sorted list shows its issue, the filter form shows what is
+        // selected, and its row form and GET form keep to the policy too; an empty list says so.
+        let lists: [(String, [String])] = [
+            ("/shop/list?status=open&kind=crash&sort=users", [
+                "parseCart", "<caption>Open crashes, most users affected first</caption>", "Issues 1–1 of 1",
+                "<option value=\"open\" selected=\"\">Open</option>", "<option value=\"users\" selected=\"\">Users affected</option>",
+                "aria-label=\"Close issue \(issueID)\"",
+            ]),
+            ("/shop/list?status=closed", ["No issues in this list.", "0 issues"]),
+            ("/shop/list?release=1.0+%281%29&page=2", ["Page 2 is past the end of this list (1 page)."]),
+        ]
+        for (page, texts) in lists {
+            let (dom, log) = try open(browser, url: server.baseURL + page, profile: profile.path, extra: ["--dump-dom"])
+            #expect(dom.contains("<h1>Issues of shop</h1>"), "\(page)")
+            for text in texts { #expect(dom.contains(text), "\(page) does not show \(text)") }
+            #expect(!log.contains("Content Security Policy"),
+                    "\(page): \(log.split(separator: "\n").filter { $0.contains("Content Security Policy") }.prefix(3))")
+        }
+        #expect(!(try open(browser, url: server.baseURL + "/shop/list?status=closed", profile: profile.path, extra: ["--dump-dom"]).dom
+            .contains("parseCart")))
+        // And a list renders at phone width (a screenshot is produced).
+        let shots = try TempFolder("chromium-list-shot")
+        let shot = shots.file("list-phone.png")
+        _ = try open(browser, url: server.baseURL + "/shop/list?sort=users", profile: profile.path,
+                     extra: ["--window-size=390,844", "--screenshot=\(shot)"])
+        #expect(((try FileManager.default.attributesOfItem(atPath: shot)[.size] as? Int) ?? 0) > 1000)
+    }
+
+    /// The search box in the nav of a served page, submitted by Chromium itself: the served form's markup (its
+    /// action, method and field) goes into a local page that fills the box and submits it, and the browser lands on
+    /// the results page, whose title says what was found (read from Chromium's DevTools target list). The results
+    /// page then opens with the report found, linked to its event page, under the Content-Security-Policy.
+    @Test func theSearchFormFindsAReportInChromium() async throws {
+        let browser = try #require(Self.chromium, "chromium is not installed (tools/test installs it)")
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("shop", in: folder)
+        let server = try await ServerProcess(
+            folder: folder, arguments: ["--public-dashboard"], environment: InsightsEndToEndTests.fastServices)
+        defer { server.cleanUp() }
+        let reports = [
+            SearchEndToEndTests.crash(1, user: "carol-2024", plan: "enterprise", function: "Billing.charge()", message: "card declined"),
+            SearchEndToEndTests.crash(2, user: "dave-1999", plan: "free", function: "Feed.load()", message: "timeout"),
+        ]
+        #expect(try await http.postReports(server.baseURL, key: project.ingest, "[" + reports.joined(separator: ",") + "]").status == 202)
+        #expect(try await eventually {
+            guard FileManager.default.fileExists(atPath: folder + "/site/shop/issues.html") else { return false }
+            let answer = try await http.send(.GET, server.baseURL + "/shop/search?q=enterprise")
+            return String(decoding: answer.body, as: UTF8.self).contains("events/\(Payloads.normalized(1))")
+        })
+        let profile = try TempFolder("chromium-search-profile")
+
+        // The served issues page has the search box in its nav.
+        let issues = try open(browser, url: server.baseURL + "/shop/issues.html", profile: profile.path, extra: ["--dump-dom"]).dom
+        let formStart = try #require(issues.range(of: "<form class=\"nav-search\""))
+        let formEnd = try #require(issues[formStart.lowerBound...].range(of: "</form>"))
+        var form = String(issues[formStart.lowerBound..<formEnd.upperBound])
+        #expect(form.contains("action=\"search\"") && form.contains("method=\"get\"") && form.contains("name=\"q\""))
+
+        // Chromium submits it (typed text with a space and a hyphen), and lands on the results.
+        form = form.replacingOccurrences(of: "action=\"search\"", with: "action=\"\(server.baseURL)/shop/search\"")
+        let page = profile.file("submit.html")
+        try Data("""
+            <!doctype html><html><body onload="document.getElementById('nav-search-q').value = 'carol-2024 enterprise';
+            document.querySelector('form.nav-search').requestSubmit()">\(form)</body></html>
+            """.utf8).write(to: URL(fileURLWithPath: page))
+        let chromium = Process()
+        chromium.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        chromium.arguments = [
+            browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--user-data-dir=\(profile.path)/submit", "--remote-debugging-port=0", "--allow-file-access-from-files",
+            "file://" + page,
+        ]
+        chromium.standardError = FileHandle.nullDevice
+        chromium.standardOutput = FileHandle.nullDevice
+        try chromium.run()
+        defer { chromium.terminate(); chromium.waitUntilExit() }
+        var landed: [String: Any] = [:]
+        #expect(try await eventually {
+            guard let port = (try? String(contentsOfFile: profile.path + "/submit/DevToolsActivePort", encoding: .utf8))?
+                .split(separator: "\n").first else { return false }
+            let targets = try await http.send(.GET, "http://127.0.0.1:\(port)/json/list")
+            let list = (try? JSONSerialization.jsonObject(with: Data(targets.body))) as? [[String: Any]] ?? []
+            landed = list.first { ($0["url"] as? String)?.hasPrefix(server.baseURL + "/shop/search?q=") == true } ?? [:]
+            return (landed["title"] as? String)?.contains("report") == true
+        })
+        #expect(landed["url"] as? String == server.baseURL + "/shop/search?q=carol-2024+enterprise")
+        #expect(landed["title"] as? String == "Search “carol-2024 enterprise”: 1 report · shop · Faultline")
+
+        // The results page as the browser renders it: the report, linked to its event page, which opens too.
+        let results = try open(browser, url: landed["url"] as? String ?? "", profile: profile.path, extra: ["--dump-dom"])
+        #expect(results.dom.contains("href=\"events/\(Payloads.normalized(1))\""))
+        #expect(!results.dom.contains(Payloads.normalized(2)))
+        #expect(!results.log.contains("Content Security Policy"))
+        let event = try open(browser, url: server.baseURL + "/shop/events/\(Payloads.normalized(1))", profile: profile.path,
+                             extra: ["--dump-dom"])
+        #expect(event.dom.contains("Billing.charge()") && event.dom.contains("enterprise"))
+        #expect(!event.log.contains("Content Security Policy"))
     }
 }

@@ -44,6 +44,8 @@ extension RollupTests {
         let issueA = try #require(old.first { $0.culprit == "item(at:) -O" }?.id)
         let issueB = try #require(old.first { $0.culprit == "item(at:) -Onone" }?.id)
         _ = try await insights.setStatus(.closed, issue: issueA, project: p.id, at: Date())
+        let issueC = try #require(old.first { $0.culprit == "share(_:among:)" }?.id)
+        _ = try await insights.setStatus(.muted, issue: issueC, project: p.id, by: "the CLI", at: Date(timeIntervalSince1970: 1_000))
         let alertsBefore = try await insights.alerts(project: p.id, limit: 50)
         #expect(alertsBefore.count == 3)
 
@@ -52,22 +54,31 @@ extension RollupTests {
         #expect(try await symbols.requeueOutdatedGrouping(limit: 100) == 7)
         #expect(try await symbols.requeueOutdatedGrouping(limit: 100) == 0)  // all pending already
         // …and groups them with the new rules (the worker's work, done here report by report in id order).
+        // C splits in two under the new rules (9, 10 and 11, 12).
         for n in 1...12 {
-            let site = n <= 8 ? "Inventory.item(at:)" : "Splitter.share(_:among:)"
+            let site = n <= 8 ? "Inventory.item(at:)" : n <= 10 ? "Splitter.share(_:among:)" : "Splitter.divide(_:)"
             try await symbols.save(SymbolicatedReport(state: .notNeeded, threads: [], missing: []), grouping: v2Grouping(site),
                                    reportID: try await rowID(db, n), at: Date())
         }
 
         // Then: one issue per site; A kept its id and its status; B merged into it and its alert followed.
         let after = try await insights.issues(matching: IssueQuery(project: p.id), now: Date())
-        #expect(after.count == 2)
+        #expect(after.count == 3)
         let merged = try #require(after.first { $0.culprit == "Inventory.item(at:)" })
         #expect(merged.id == issueA)
         #expect(merged.status == .closed)
         #expect(merged.events == 8)
         #expect(merged.fingerprint.version == Grouping.version)
         #expect(merged.title == "Fatal error: Index out of range")
-        #expect(after.contains { $0.culprit == "Splitter.share(_:among:)" && $0.events == 4 && $0.status == .open })
+        // Both parts of C keep its status, and who set it and when.
+        let parts = after.filter { $0.culprit?.hasPrefix("Splitter.") == true }
+        #expect(parts.map(\.events).sorted() == [2, 2])
+        #expect(parts.allSatisfy { $0.status == .muted })
+        for part in parts {
+            let change = try await insights.issue(part.id, project: p.id, now: Date())?.statusChange
+            #expect(change?.by == "the CLI")
+            #expect(change?.at == Date(timeIntervalSince1970: 1_000))
+        }
         #expect(try await insights.issue(issueB, project: p.id, now: Date()) == nil)
         let alertsAfter = try await insights.alerts(project: p.id, limit: 50)
         #expect(alertsAfter.count == alertsBefore.count)  // no new-issue or regression alert from the migration

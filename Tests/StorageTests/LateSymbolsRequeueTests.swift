@@ -111,6 +111,35 @@ import Testing
         #expect(try await pending(db) == [r1, r2])
     }
 
+    /// A source bundle (kind `sources`, migration v16-source-bundles) is stored beside the symbols of its build-id
+    /// but resolves no address: it queues no report, takes no change sequence value, and does not count as
+    /// debug information on the missing-debug-files list.
+    @Test func aSourceBundleQueuesNothingAndIsNotDebugInformation() async throws {
+        let (db, a) = try await rollups.setUp()
+        try await rollups.store(db, a, [(1, "1.0", "u1", 10, nil)])
+        let r1 = try await rollups.rowID(db, 1)
+        let store = SQLiteSymbolicationStore(database: db.database)
+        let files = try SQLiteDebugFileStore(database: db.database, root: db.folder + "/debug-files")
+        try await save(store, r1, result(x, "missing_debug_file"))
+        let sequence = try await db.database.pool.read { try SQLiteSymbolicationStore.debugFileSequence($0) }
+        let sourceFacts = DebugFileFacts(
+            buildID: x, kinds: [.sources], architecture: "x86_64", fileType: "source_bundle", features: ["sources"],
+            compressedDebugSections: false)
+
+        try await upload(files, "SYSB bundle", sourceFacts, x, a.id)
+        #expect(try await pending(db).isEmpty)
+        #expect(try await db.database.pool.read { try SQLiteSymbolicationStore.debugFileSequence($0) } == sequence)
+        #expect(try await files.kinds(of: x, project: a.id) == [.sources])
+        #expect(try await files.path(of: x, kind: .sources, project: a.id) != nil)
+        #expect(try await files.path(of: x, kind: .debuginfo, project: a.id) == nil)
+        let listed = try await store.missingDebugFiles(project: a.id, release: nil)
+        #expect(listed.first { $0.buildID == x }?.has == [.sources])
+        // The debug file that arrives next still queues the report, and leaves the bundle in place.
+        try await upload(files, "a debug", debugFacts, x, a.id)
+        #expect(try await pending(db) == [r1])
+        #expect(try await files.kinds(of: x, project: a.id) == [.debuginfo, .sources])
+    }
+
     @Test func aResultMadeBeforeAFileWasStoredStaysQueuedAndUngrouped() async throws {
         let (db, a) = try await rollups.setUp()
         try await rollups.store(db, a, [(1, "1.0", "u1", 10, nil), (2, "1.0", "u2", 20, nil)])

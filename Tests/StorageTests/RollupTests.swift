@@ -253,18 +253,27 @@ import Testing
         for n in 0..<3 { rows.append((200 + n, "1.0", "b\(n)", 10 * 86_400 - 60, nil)) }
         for n in 0..<20 { rows.append((300 + n, "1.0", "old\(n)", 7 * 86_400, nil)) }
         for n in 0..<9 { rows.append((400 + n, "2.0", "c", 10 * 86_400 - 60, nil)) }
+        // The windows before: "a" had 2 users 36 hours ago (the 24 hours before), "c" 2 events 10 days ago (the
+        // 7 days before).
+        for n in 0..<2 { rows.append((500 + n, "1.0", "a-before\(n)", 10 * 86_400 - 36 * 3_600, nil)) }
+        for n in 0..<2 { rows.append((600 + n, "2.0", "c", 0, nil)) }
         try await store(db, p, rows)
         for (n, _, _, _, _) in rows {
-            try await group(db, n, n < 200 ? "a()" : n < 400 ? "b()" : "c()")
+            try await group(db, n, n < 200 || (n >= 500 && n < 600) ? "a()" : n < 400 ? "b()" : "c()")
         }
         let insights = SQLiteInsightsReader(database: db.database)
         let day = try await insights.topIssues(project: p.id, window: .last24Hours, now: now, limit: 10)
         #expect(day.map(\.issue.title) == ["crash in a()", "crash in b()", "crash in c()"])
         #expect(day.map(\.users) == [5, 3, 1])
+        #expect(day.map { $0.previous?.users } == [2, 0, 0])
+        #expect(day.map { $0.previous?.events } == [2, 0, 0])
         let week = try await insights.topIssues(project: p.id, window: .last7Days, now: now, limit: 10)
-        #expect(week.first?.issue.title == "crash in b()")
-        #expect(week.first?.users == 23)
+        #expect(week.map(\.issue.title) == ["crash in b()", "crash in a()", "crash in c()"])
+        #expect(week.map(\.users) == [23, 7, 1])
+        #expect(week.map { $0.previous?.users } == [0, 0, 1])
+        #expect(week.map { $0.previous?.events } == [0, 0, 2])
         let release = try await insights.topIssues(project: p.id, window: .release("2.0"), now: now, limit: 10)
-        #expect(release.map(\.events) == [9])
+        #expect(release.map(\.events) == [11])
+        #expect(release.first?.previous == nil)
     }
 }

@@ -236,19 +236,8 @@ public enum Grouping {
         var out: [NormalizedFrame] = []
         for (index, frame) in report.threads[thread].frames.enumerated() {
             let address = SymbolicationRules.lookupAddress(frame, index: index)
-            let module = address.flatMap { SymbolicationRules.module(for: $0, inSorted: modules) }
-            let moduleName = module?.name ?? frame.module
-            let ruled = moduleName.flatMap { rules.decision(forModule: $0) }
-            let inAppModule = ruled ?? module.map { !isSystemModule(name: $0.name, path: $0.path) }
-                ?? frame.module.map { !isSystemModule(name: $0, path: nil) }
-            let resolved: [ResolvedFrame]
-            if let slots, index < slots.count, !slots[index].frames.isEmpty, slots[index].frames.contains(where: { $0.function != nil }) {
-                resolved = slots[index].frames
-            } else if frame.function != nil {
-                resolved = [ResolvedFrame(function: frame.function, file: frame.file, line: frame.line)]
-            } else {
-                resolved = []
-            }
+            let (module, ruled, inAppModule) = moduleDecision(frame, address: address, modules: modules, rules: rules)
+            let resolved = resolvedEntries(frame, slot: slots.flatMap { index < $0.count ? $0[index] : nil })
             if resolved.isEmpty {
                 guard let address else { continue }
                 let label: String
@@ -263,6 +252,41 @@ public enum Grouping {
             out += resolved.compactMap { normalized($0, moduleInApp: inAppModule, ruled: ruled) }
         }
         return out
+    }
+
+    /// The module a frame ran in, and whether it is in-app by a rule (`ruled`) or by the default (`inAppModule`).
+    static func moduleDecision(_ frame: Frame, address: UInt64?, modules: [LoadedModule], rules: InAppRules)
+        -> (module: LoadedModule?, ruled: Bool?, inAppModule: Bool?)
+    {
+        let module = address.flatMap { SymbolicationRules.module(for: $0, inSorted: modules) }
+        let moduleName = module?.name ?? frame.module
+        let ruled = moduleName.flatMap { rules.decision(forModule: $0) }
+        let inAppModule = ruled ?? module.map { !isSystemModule(name: $0.name, path: $0.path) }
+            ?? frame.module.map { !isSystemModule(name: $0, path: nil) }
+        return (module, ruled, inAppModule)
+    }
+
+    /// The functions of a frame: the symbolicator's (an inline chain) when it resolved one, else the client's.
+    static func resolvedEntries(_ frame: Frame, slot: SymbolicatedFrameSlot?) -> [ResolvedFrame] {
+        if let slot, !slot.frames.isEmpty, slot.frames.contains(where: { $0.function != nil }) { return slot.frames }
+        if frame.function != nil { return [ResolvedFrame(function: frame.function, file: frame.file, line: frame.line)] }
+        return []
+    }
+
+    /// Per frame of `thread`, whether it is the app's own code, decided exactly as grouping decides it: the
+    /// project's in-app rules, then the frame's functions (runtime, wrapper and standard-library code is not the
+    /// app's), then its module (system and language-runtime libraries are not). For the dashboard's frame badges.
+    public static func inAppFrames(_ report: Report, thread: Int, symbols: SymbolicatedReport?, rules: InAppRules) -> [Bool] {
+        guard thread >= 0, thread < report.threads.count else { return [] }
+        let modules = report.modules.sorted { $0.baseAddress < $1.baseAddress }
+        let slots = symbols.flatMap { thread < $0.threads.count ? $0.threads[thread] : nil }
+        return report.threads[thread].frames.enumerated().map { index, frame in
+            let address = SymbolicationRules.lookupAddress(frame, index: index)
+            let (_, ruled, inAppModule) = moduleDecision(frame, address: address, modules: modules, rules: rules)
+            let resolved = resolvedEntries(frame, slot: slots.flatMap { index < $0.count ? $0[index] : nil })
+            if resolved.isEmpty { return address != nil && (inAppModule ?? false) }
+            return resolved.contains { normalized($0, moduleInApp: inAppModule, ruled: ruled)?.inApp ?? false }
+        }
     }
 
     /// One resolved frame, classified: runtime, wrapper or code, in-app or not.

@@ -85,10 +85,21 @@ public struct HealthTrend: Sendable, Equatable {
     /// Sessions summed over the window (users are not summed: a user of two days is one user).
     public var total: ReleaseHealth
     public var previous: ReleaseHealth
-    public init(days: [DailyHealth], total: ReleaseHealth, previous: ReleaseHealth) {
+    /// User-days of the window: each day's distinct users and crashed users, summed (`users`/`crashedUsers` only).
+    /// A window's distinct users are not in the daily rollups; user-days weigh each day by its users, which is
+    /// what "crash-free users" averages to over a window.
+    public var userDays: ReleaseHealth
+    /// The same for the window before.
+    public var previousUserDays: ReleaseHealth
+    public init(
+        days: [DailyHealth], total: ReleaseHealth, previous: ReleaseHealth, userDays: ReleaseHealth = ReleaseHealth(),
+        previousUserDays: ReleaseHealth = ReleaseHealth()
+    ) {
         self.days = days
         self.total = total
         self.previous = previous
+        self.userDays = userDays
+        self.previousUserDays = previousUserDays
     }
 
     /// Builds a trend of `length` days ending with `last`, filling days that had no sessions.
@@ -101,14 +112,29 @@ public struct HealthTrend: Sendable, Equatable {
         }
         var total = ReleaseHealth()
         var previous = ReleaseHealth()
+        var userDays = ReleaseHealth()
+        var previousUserDays = ReleaseHealth()
         for (day, health) in byDay {
             var sessionsOnly = health
             sessionsOnly.users = 0
             sessionsOnly.crashedUsers = 0
-            if day >= first && day <= last { total = total + sessionsOnly }
-            if day >= first.adding(-length) && day < first { previous = previous + sessionsOnly }
+            let usersOnly = ReleaseHealth(users: health.users, crashedUsers: health.crashedUsers)
+            if day >= first && day <= last {
+                total = total + sessionsOnly
+                userDays = userDays + usersOnly
+            }
+            if day >= first.adding(-length) && day < first {
+                previous = previous + sessionsOnly
+                previousUserDays = previousUserDays + usersOnly
+            }
         }
-        return HealthTrend(days: days, total: total, previous: previous)
+        return HealthTrend(days: days, total: total, previous: previous, userDays: userDays, previousUserDays: previousUserDays)
+    }
+
+    /// The change of crash-free user-days against the previous window, in percentage points; nil without data.
+    public var crashFreeUsersChange: Double? {
+        guard let now = userDays.crashFreeUsers, let before = previousUserDays.crashFreeUsers else { return nil }
+        return (now - before) * 100
     }
 
     /// The change of crash-free sessions against the previous window, in percentage points; nil without data.

@@ -52,10 +52,25 @@ public struct TopIssue: Sendable, Equatable {
     public var users: Int
     /// Events in the window.
     public var events: Int
-    public init(issue: IssueSummary, users: Int, events: Int) {
+    /// Distinct users and events of the issue in the window of the same length just before (the trend arrows);
+    /// nil for a release's ranking, which has no window before it.
+    public var previous: Counts?
+
+    /// An issue's numbers in one window.
+    public struct Counts: Sendable, Equatable {
+        public var users: Int
+        public var events: Int
+        public init(users: Int, events: Int) {
+            self.users = users
+            self.events = events
+        }
+    }
+
+    public init(issue: IssueSummary, users: Int, events: Int, previous: Counts? = nil) {
         self.issue = issue
         self.users = users
         self.events = events
+        self.previous = previous
     }
 }
 
@@ -128,18 +143,29 @@ public struct IssueDetail: Sendable, Equatable {
     }
 }
 
-/// Filters of an issue listing.
+/// Filters, order and window of an issue listing.
 public struct IssueQuery: Sendable, Equatable {
     public var project: ProjectID
     public var status: IssueStatus?
+    /// Only issues in this release; their events, users and last seen are then those of the release.
     public var release: String?
     public var kind: ReportKind?
+    /// true: only issues marked regressed (whatever their status); false: only those not marked; nil: both.
+    public var regressed: Bool?
+    /// The order (total, see ``IssueOrder``).
+    public var order: IssueOrder
+    /// Issues skipped from the start of the ordered list (paging).
+    public var offset: Int
     public var limit: Int
-    public init(project: ProjectID, status: IssueStatus? = nil, release: String? = nil, kind: ReportKind? = nil, limit: Int = 100) {
+    public init(project: ProjectID, status: IssueStatus? = nil, release: String? = nil, kind: ReportKind? = nil,
+                regressed: Bool? = nil, order: IssueOrder = .lastSeen, offset: Int = 0, limit: Int = 100) {
         self.project = project
         self.status = status
         self.release = release
         self.kind = kind
+        self.regressed = regressed
+        self.order = order
+        self.offset = offset
         self.limit = limit
     }
 }
@@ -153,8 +179,10 @@ public protocol InsightsReader: Sendable {
     func releases(project: ProjectID, now: Date, limit: Int) async throws -> [ReleaseRow]
     /// Issues ranked by users affected in `window`, then events.
     func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws -> [TopIssue]
-    /// Issues, most recently seen first.
+    /// Issues matching `query`'s filters, in its order, from its offset, at most its limit.
     func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary]
+    /// How many issues match `query`'s filters (its order, offset and limit do not count).
+    func issueCount(matching query: IssueQuery) async throws -> Int
     /// One issue's page data; `project` limits the lookup when given.
     func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail?
     /// Issues of a project changed at or after `since` (for an incremental render).

@@ -93,7 +93,7 @@ struct LoginController {
     }
 
     @Sendable func form(_ request: Request, context: AppRequestContext) async throws -> Response {
-        html(page(nil, Self.safeNext(request.uri.queryParameters["next"].map(String.init))), status: .ok)
+        Response.dynamicPage(page(nil, Self.safeNext(request.uri.queryParameters["next"].map(String.init))), status: .ok)
     }
 
     @Sendable func login(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -103,11 +103,11 @@ struct LoginController {
         let token = fields["token"]?.trimmingCharacters(in: .whitespaces) ?? ""
         switch try await sessions.login(token: token, client: context.clientAddress) {
         case .throttled(let wait):
-            var response = html(page("Too many failed attempts. Try again in \(wait) seconds.", next), status: .tooManyRequests)
+            var response = Response.dynamicPage(page("Too many failed attempts. Try again in \(wait) seconds.", next), status: .tooManyRequests)
             response.headers[.retryAfter] = String(wait)
             return response
         case .refused:
-            return html(page("That is not the admin token.", next), status: .unauthorized)
+            return Response.dynamicPage(page("That is not the admin token.", next), status: .unauthorized)
         case .loggedIn(let cookie, let session):
             var headers: HTTPFields = [.location: next, .cacheControl: "no-store"]
             headers.append(HTTPField(name: .setCookie, value: sessionCookie(cookie, maxAge: Int(sessions.lifetime))))
@@ -134,12 +134,6 @@ struct LoginController {
 
     func clearing(_ name: String) -> String {
         "\(name)=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0" + (secureCookie ? "; Secure" : "")
-    }
-
-    func html(_ text: String, status: HTTPResponse.Status) -> Response {
-        Response(
-            status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
     /// A local path to return to after logging in; anything else (other hosts, `//evil`, `/\evil`, schemes) becomes `/`.

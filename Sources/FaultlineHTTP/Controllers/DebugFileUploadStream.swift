@@ -6,7 +6,8 @@ import Pipeline
 
 /// Streams one debug-file upload into its temporary file, deciding as early as the bytes allow.
 ///
-/// Every inflated piece is checked before it is written: the ELF header from the first bytes (a gzip bomb of
+/// A source bundle (`SYSB` magic) is written as it comes and checked whole afterwards (`DebugFileService`).
+/// For an ELF file, every inflated piece is checked before it is written: the ELF header from the first bytes (a gzip bomb of
 /// zeros or a text file is answered `not_elf` after one piece), the build-id as soon as the `PT_NOTE` segment
 /// that holds it has arrived (`build_id_mismatch`), and the running size against both the largest debug
 /// file (`too_large`) and what the project's quota has left (`quota_exceeded`), so an upload is stopped and
@@ -27,6 +28,10 @@ struct DebugFileUploadStream {
     struct Progress {
         var written: UInt64 = 0
         var check = ELFPrefixCheck()
+        /// The first bytes, until the magic decides: nil while undecided, true for a source bundle (`SYSB`), whose
+        /// build-id is checked from its manifest once it is complete.
+        var bundle: Bool?
+        var head: [UInt8] = []
     }
 
     /// Writes `body` (decoded per `encoding`) to `path`; returns the size and SHA-256 of what was written.
@@ -49,7 +54,8 @@ struct DebugFileUploadStream {
         }
         try inflater?.finish()
         do {
-            try progress.check.finish()
+            if progress.bundle == nil { try progress.check.feed(progress.head) }
+            if progress.bundle != true { try progress.check.finish() }
         } catch {
             throw DebugFileError(.notELF, "the upload is not an ELF file that can be read: \(error)")
         }
@@ -64,7 +70,17 @@ struct DebugFileUploadStream {
         guard !overflow, total <= maxFileBytes else { throw tooLarge }
         guard total <= allowance else { throw quotaError }
         do {
-            try progress.check.feed(bytes)
+            if progress.bundle == nil {
+                progress.head += bytes
+                if progress.head.count >= SourceBundle.magic.count {
+                    let bundle = SourceBundle.hasMagic(progress.head)
+                    progress.bundle = bundle
+                    if !bundle { try progress.check.feed(progress.head) }
+                    progress.head = []
+                }
+            } else if progress.bundle == false {
+                try progress.check.feed(bytes)
+            }
         } catch {
             throw DebugFileError(.notELF, "the upload is not an ELF file that can be read: \(error)")
         }

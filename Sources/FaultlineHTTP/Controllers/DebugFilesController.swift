@@ -49,7 +49,8 @@ struct DebugFilesController {
         var files: [FileOut]
     }
 
-    /// `PUT /api/v1/debug-files/{build_id}[?name=FILE]`: the body is the ELF file, plain or gzip'd; it is
+    /// `PUT /api/v1/debug-files/{build_id}[?name=FILE]`: the body is the ELF file or a source bundle (`SYSB`, its
+    /// manifest's `code_id` must be the build-id), plain or gzip'd; it is
     /// streamed to disk, never held in memory, and checked as it arrives (`DebugFileUploadStream`). The answer
     /// describes the caller's own stored file: kinds, size and SHA-256.
     @Sendable func upload(_ request: Request, context: UploadContext) async throws -> EditedResponse<Stored> {
@@ -121,9 +122,10 @@ struct DebugFilesController {
                 throw APIError.badRequest("must be an even number of hex digits (2–128)", field: "files[\(i)].build_id")
             }
             var kinds = Set<DebugFileKind>()
-            for kind in file.kinds ?? DebugFileKind.allCases.map(\.rawValue) {
+            // No kinds: the ELF kinds (a source bundle is asked for by name, `sources`).
+            for kind in file.kinds ?? DebugFileKind.elfKinds.sorted().map(\.rawValue) {
                 guard let parsed = DebugFileKind(rawValue: kind) else {
-                    throw APIError.badRequest("must be debuginfo or executable", field: "files[\(i)].kinds")
+                    throw APIError.badRequest("must be debuginfo, executable or sources", field: "files[\(i)].kinds")
                 }
                 kinds.insert(parsed)
             }
@@ -138,8 +140,8 @@ struct DebugFilesController {
     }
 }
 
-/// The debuginfod face: `GET /buildid/{build_id}/debuginfo|executable|section/{name}`, so that gdb,
-/// eu-stack and `debuginfod-find` can fetch symbols (`DEBUGINFOD_URLS=http://host:port`).
+/// The debuginfod face: `GET /buildid/{build_id}/debuginfo|executable|section/{name}|source/{abs path}`, so
+/// that gdb, eu-stack and `debuginfod-find` can fetch symbols and sources (`DEBUGINFOD_URLS=http://host:port`).
 struct DebuginfodController<Context: RequestContext> {
     let service: DebugFileService
     /// Which project's files the caller may fetch (nil = any project: the admin token and `--public-debuginfod`
@@ -152,6 +154,7 @@ struct DebuginfodController<Context: RequestContext> {
             .get("buildid/{build_id}/debuginfo") { request, context in try await serve(.debuginfo, request, context) }
             .get("buildid/{build_id}/executable") { request, context in try await serve(.executable, request, context) }
             .get("buildid/{build_id}/section/{section}", use: section)
+            .get("buildid/{build_id}/source/**", use: source)
     }
 
     func buildID(_ context: Context) throws -> BuildID {
@@ -175,6 +178,37 @@ struct DebuginfodController<Context: RequestContext> {
                 HTTPField.Name("X-Debuginfod-Size")!: String(size),
             ],
             body: body)
+    }
+
+    /// `GET /buildid/{id}/source/{absolute path}`: one file of the build-id's source bundle, as debuginfod clients
+    /// ask for it (`debuginfod-find source ID /abs/path` requests `…/source/abs/path`, percent-encoded). The path
+    /// is a key into the bundle, normalised the same way on both sides (`//`, `.` and `..` are resolved lexically),
+    /// never a path on the server's disk.
+    @Sendable func source(_ request: Request, context: Context) async throws -> Response {
+        let id = try buildID(context)
+        let raw = request.uri.path
+        guard let marker = raw.range(of: "/source/") else { throw APIError.badRequest("expected /buildid/{id}/source/{path}") }
+        let encoded = "/" + raw[marker.upperBound...]
+        guard let decoded = encoded.removingPercentEncoding, let path = SourcePaths.normalized(decoded) else {
+            throw APIError.badRequest("not a source path", field: "path")
+        }
+        guard let bundlePath = try await service.path(of: id, kind: .sources, project: scope(context)) else {
+            throw APIError.notFound("no sources for build-id \(id)")
+        }
+        let bytes: [UInt8]?
+        do {
+            bytes = try SourceBundle(try FileByteSource(path: bundlePath)).file(atPath: path)
+        } catch {
+            throw APIError.notFound("the source bundle of build-id \(id) cannot be read")
+        }
+        guard let bytes else { throw APIError.notFound("no source \(path) for build-id \(id)") }
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/octet-stream", .contentLength: String(bytes.count),
+                HTTPField.Name("X-Debuginfod-Size")!: String(bytes.count),
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// A section's raw bytes, from the debuginfo file if it has the section, else from the executable.

@@ -125,7 +125,9 @@ struct InsightsController {
         }
         let limit = try Self.limit(request, default: 20, max: 500)
         let rows = try await insights.topIssues(project: project.id, window: window, now: clock.now(), limit: limit)
-        return TopOut(window: window.label, issues: rows.map { TopOut.Row(issue: IssueOut($0.issue), users: $0.users, events: $0.events) })
+        return TopOut(window: window.label, issues: rows.map { TopOut.Row(
+                issue: IssueOut($0.issue), users: $0.users, events: $0.events, previousUsers: $0.previous?.users,
+                previousEvents: $0.previous?.events) })
     }
 
     // MARK: Alerts

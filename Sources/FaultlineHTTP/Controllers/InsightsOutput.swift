@@ -188,6 +188,9 @@ struct TopOut: ResponseEncodable {
         var issue: IssueOut
         var users: Int
         var events: Int
+        /// The same counts in the window of the same length before (absent for a release).
+        var previousUsers: Int?
+        var previousEvents: Int?
     }
     var window: String
     var issues: [Row]

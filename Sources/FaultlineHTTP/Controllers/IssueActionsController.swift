@@ -4,16 +4,21 @@ import Pipeline
 
 /// The dashboard's issue forms, answered with a 303 back to the issue's page:
 ///
-/// - `POST /{slug}/issues/{id}/status` with `status=open|closed|muted`;
+/// - `POST /{slug}/issues/{id}/status` with `status=open|closed|muted`, and optionally `back=` the issue list the
+///   form was on (`/{slug}/list?…` or `/{slug}/issues.html`, see ``DashboardForms/returnPath(_:project:)``): the
+///   answer then goes back there; any other `back` is ignored (the issue's page);
 /// - `POST /{slug}/issues/{id}/note` with `note=…` (at most 2 KB; empty clears it).
 ///
-/// Each form carries the login session's CSRF token (``CSRFToken``); without it, or with another one, 403. Changes
+/// The issue's page is rendered again before the answer, so the browser comes back to a page that shows the
+/// change. Each form carries the login session's CSRF token (``CSRFToken``); without it, or with another one, 403. Changes
 /// go through ``IssueService`` like `PATCH /api/v1/issues/{id}`, so the site re-renders the same way. Behind the
 /// dashboard guard: only a logged-in session has a token, so basic-auth and public dashboards read the forms but
 /// cannot submit them (403 says to log in).
 struct IssueActionsController {
     let issues: IssueService
     let projects: ProjectService
+    /// Renders the issue's page before the answer sends the browser back to it.
+    let refreshPage: @Sendable (Project, IssueID) async throws -> Void
 
     var endpoints: RouteCollection<AppRequestContext> {
         RouteCollection(context: AppRequestContext.self)
@@ -50,19 +55,24 @@ struct IssueActionsController {
         return Target(fields: fields, session: session, slug: slug, project: project, issue: IssueID(value))
     }
 
-    func back(to target: Target) -> Response {
-        Response(status: .seeOther, headers: [.location: target.page, .cacheControl: "no-store"])
+    /// The 303 back to `location` (the issue's page, or the list the form was on), once the issue's page shows
+    /// the change. A page that cannot be rendered now (a full disk) is not an error of the change, which is
+    /// stored: the render cycle retries it. The live lists read the database, so they show it anyway.
+    func back(to target: Target, location: String? = nil) async -> Response {
+        try? await refreshPage(target.project, target.issue)
+        return Response(status: .seeOther, headers: [.location: location ?? target.page, .cacheControl: "no-store"])
     }
 
     @Sendable func setStatus(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let target = try await target(request, context: context, maxBytes: 4096)
+        // The CSRF token, the status and a `back` of at most 16 KB (a list's query, percent-encoded).
+        let target = try await target(request, context: context, maxBytes: DashboardForms.maxBackBytes + 4096)
         guard let status = target.fields["status"].flatMap(IssueStatus.init(rawValue:)), DashboardForms.settableStatuses.contains(status)
         else { throw APIError.badRequest("must be open, closed or muted", field: "status") }
         let by = "the dashboard (session \(target.session.id))"
         guard try await issues.setStatus(status, issue: target.issue, project: target.project.id, by: by) != nil else {
             throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
         }
-        return back(to: target)
+        return await back(to: target, location: DashboardForms.returnPath(target.fields[DashboardForms.backName], project: target.slug))
     }
 
     @Sendable func setNote(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -76,6 +86,6 @@ struct IssueActionsController {
         } catch let error as IssueNoteError {
             throw APIError.badRequest(error.description, field: "note")
         }
-        return back(to: target)
+        return await back(to: target)
     }
 }

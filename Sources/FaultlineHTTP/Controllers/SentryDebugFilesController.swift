@@ -52,8 +52,9 @@ struct SentryDebugFilesController {
             url: baseURL(request) + "/organizations/\(org)/chunk-upload/", chunkSize: limits.chunkSize,
             chunksPerRequest: limits.chunksPerRequest, maxFileSize: maxFileBytes, maxRequestSize: limits.maxRequestBytes,
             concurrency: limits.concurrency, hashAlgorithm: "sha1", compression: ["gzip"],
-            // sentry-cli 3.x ignores `accept`; older versions need "debug_files" in it to use chunks at all.
-            accept: ["debug_files"])
+            // sentry-cli 3.x ignores `accept`; older versions need "debug_files" in it to use chunks at all, and
+            // "sources" to send the source bundles of `--include-sources` through them.
+            accept: ["debug_files", "sources"])
     }
 
     /// The organization path segment, as it will be echoed in the upload URL: Sentry's slug characters only.
@@ -202,6 +203,7 @@ struct SentryDebugFilesController {
             sha1 = dif.sha1.rawValue
             dateCreated = Timestamps.formatISO8601(dif.createdAt)
             data = DataOut(type: dif.objectClass.rawValue, features: dif.features)
+            symbolType = dif.objectClass == .src ? "sourcebundle" : "elf"
         }
     }
 

@@ -14,8 +14,8 @@ import Foundation
 /// - a path with empty segments (`//beta`, `/%2F%2Fbeta`) is redirected to its collapsed form (`/beta`): the file
 ///   middleware would answer a folder's `//beta` with `Location: //beta/`, which a browser reads as the host `beta`;
 /// - a path with a backslash or a control character is not a site path (404);
-/// - an issue page (`/{slug}/issues/{n}.html`) served to a login session gets that session's CSRF token in its
-///   forms (``DashboardForms``), and is not cached.
+/// - an issue page (`/{slug}/issues/{n}.html`) or issue list (`/{slug}/issues.html`) served to a login session gets
+///   that session's CSRF token in its forms (``DashboardForms``), and is not cached.
 struct SiteFilesMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let files: FileMiddleware<Context, LocalFileSystem>
@@ -26,9 +26,13 @@ struct SiteFilesMiddleware: RouterMiddleware {
         files = FileMiddleware(folder, searchForIndexHtml: true)
     }
 
-    /// `slug/issues/n.html` when `decoded` is exactly an issue page's path, else nil.
+    /// `slug/issues/n.html` when `decoded` is exactly an issue page's path, `slug/issues.html` when it is a project's
+    /// issue list (whose rows have status forms too), else nil.
     static func issuePage(_ decoded: String) -> String? {
         let parts = decoded.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 3, parts[0].isEmpty, ProjectSlug(String(parts[1])) != nil, parts[2] == "issues.html" {
+            return "\(parts[1])/issues.html"
+        }
         guard parts.count == 4, parts[0].isEmpty, ProjectSlug(String(parts[1])) != nil, parts[2] == "issues",
               parts[3].hasSuffix(".html") else { return nil }
         let number = parts[3].dropLast(5)
@@ -43,9 +47,7 @@ struct SiteFilesMiddleware: RouterMiddleware {
         let filled = page.replacingOccurrences(
             of: DashboardForms.csrfField,
             with: "<input type=\"hidden\" name=\"\(DashboardForms.csrfName)\" value=\"\(CSRFToken.token(for: session))\">")
-        return Response(
-            status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(string: filled)))
+        return Response.dynamicPage(filled)
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

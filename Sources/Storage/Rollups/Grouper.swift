@@ -39,18 +39,18 @@ enum Grouper {
             switch action {
             case .createIssue(let statusFrom):
                 let inherited = try statusFrom.flatMap { try Row.fetchOne(
-                    db.cachedStatement(sql: "SELECT status, regressed, status_changed_at FROM issues WHERE id = ?"), arguments: [$0]) }
+                    db.cachedStatement(sql: "SELECT status, regressed, status_changed_at, status_changed_by FROM issues WHERE id = ?"), arguments: [$0]) }
                 try db.cachedStatement(
                     sql: """
                         INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen,
-                            last_seen, first_release, last_release, updated_at, status, regressed, status_changed_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            last_seen, first_release, last_release, updated_at, status, regressed, status_changed_at, status_changed_by)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """
                 ).execute(arguments: [
                     project.rawValue, g.fingerprint.rawValue, report["kind"] as String, groupingJSON, g.title, g.culprit,
                     g.titleRank, occurredAt, occurredAt, release, release, now,
                     (inherited?["status"] as String?) ?? IssueStatus.open.rawValue, (inherited?["regressed"] as Int?) ?? 0,
-                    inherited?["status_changed_at"] as Int64?,
+                    inherited?["status_changed_at"] as Int64?, inherited?["status_changed_by"] as String?,
                 ])
                 issueID = db.lastInsertedRowID
                 muted = (inherited?["status"] as String?) == IssueStatus.muted.rawValue

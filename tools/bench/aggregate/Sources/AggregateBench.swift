@@ -22,7 +22,7 @@ import Foundation
 struct AggregateBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "aggregate-bench", abstract: "Measure grouping, rollups and dashboard rendering at volume.",
-        subcommands: [Fill.self, RenderFull.self, Refresh.self])
+        subcommands: [Fill.self, RenderFull.self, Refresh.self, Lists.self, Search.self])
 }
 
 struct Common: ParsableArguments {
@@ -72,6 +72,9 @@ struct ReportFactory {
     let days: Int
     var next = 0
 
+    /// The event id of the `n`th report made (1-based).
+    static func eventID(_ n: Int) -> String { String(format: "%032x", UInt64(n) &* 0x9E37_79B9 &+ 1) }
+
     mutating func batch(count: Int, recentOnly: Bool = false) throws -> (StoredPayload, [PreparedReport]) {
         var parts: [String] = []
         for _ in 0..<count {
@@ -84,7 +87,7 @@ struct ReportFactory {
             let kind = site % 10 < 3 ? "crash" : "nonfatal"
             let time = Timestamps.formatISO8601(now.addingTimeInterval(-age))
             parts.append("""
-                {"event_id":"\(String(format: "%032x", UInt64(next) &* 0x9E37_79B9 &+ 1))","kind":"\(kind)","timestamp":"\(time)",
+                {"event_id":"\(Self.eventID(next))","kind":"\(kind)","timestamp":"\(time)",
                  "user_id":"user-\(user)","app":{"version":"\(parts2[0])","build":"\(parts2.count > 1 ? String(parts2[1].dropFirst().dropLast()) : "1")"},
                  "device":{"model":"Phone \(user % 40)","os":"Android","os_version":"\(12 + user % 4)"},
                  "error":{"type":"E\(site % 50)","code":\(site),"message":"failure \(site)"},
@@ -230,6 +233,137 @@ struct Refresh: AsyncParsableCommand {
             (of which the \(summaryPages) summary pages alone: \(Measure.fmt(summarySeconds)) s); \
             total \(Measure.fmt(groupSeconds + renderSeconds)) s after storing; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB
             """)
+        try root.database.close()
+    }
+}
+
+/// The live issue lists (`GET /{slug}/list`): the time to answer one page (count + page read + render, the work of
+/// the controller minus HTTP), for the default list and filtered, sorted and deep pages.
+struct Lists: AsyncParsableCommand {
+    @OptionGroup var common: Common
+    @Option(help: "Times each page is answered.") var repeats = 20
+
+    func run() async throws {
+        let root = try Composition(folder: common.data, durability: .normal)
+        guard let project = try await root.projects.project(slug: ProjectSlug("bench")!) else {
+            throw ValidationError("run fill first")
+        }
+        let renderer = try root.siteRenderer(webDirectory: common.web)
+        let insights = root.insights
+        let total = try await insights.issueCount(matching: IssueQuery(project: project.id))
+        let lastPage = max(1, (total + 99) / 100)
+        let cases: [(String, [String: String])] = [
+            ("default list, page 1", [:]),
+            ("open crashes by users", ["status": "open", "kind": "crash", "sort": "users"]),
+            ("non-fatal by events, page 3", ["kind": "non-fatal", "sort": "events", "page": "3"]),
+            ("regressed", ["status": "regressed"]),
+            ("release 1.12 (120) by users", ["release": "1.12 (120)", "sort": "users"]),
+            ("default list, last page (\(lastPage))", ["page": "\(lastPage)"]),
+        ]
+        print("issue lists over \(total) issues (\(repeats) answers each; median and slowest, ms):")
+        for (name, parameters) in cases {
+            let request = try IssueListRequest(parameters: parameters)
+            var times: [Double] = []
+            var bytes = 0
+            for _ in 0..<repeats {
+                let (html, seconds) = try await Measure.time {
+                    try await renderer.issueListPage(project: project, request: request, insights: insights, csrfToken: "x", now: Date())
+                }
+                bytes = html.utf8.count
+                times.append(seconds * 1000)
+            }
+            times.sort()
+            print("  \(name): median \(Measure.fmt(times[times.count / 2])) ms, slowest \(Measure.fmt(times.last ?? 0)) ms (\(bytes / 1024) KB)")
+        }
+        try root.database.close()
+    }
+}
+
+/// Search at volume (issue #12): the latency of a few kinds of query on the filled folder (the index was filled by
+/// the worker during `fill`), then the index's share of processing: making a report's entry (pure) and replacing
+/// entries in batches as the worker's transaction does.
+struct Search: AsyncParsableCommand {
+    @OptionGroup var common: Common
+    @Option(help: "Reports the fill stored (to pick an event id in the middle).") var reports = 1_000_000
+    @Option(help: "Runs of each query.") var runs = 7
+    @Option(help: "Reports whose entries are made and replaced for the indexing cost.") var reindex = 20_000
+
+    func run() async throws {
+        let root = try Composition(folder: common.data, durability: .normal)
+        guard let project = try await root.projects.project(slug: ProjectSlug("bench")!) else {
+            throw ValidationError("run fill first")
+        }
+        let store = root.searchStore
+        let queries: [(String, String)] = [
+            ("user id", "user-4242"),
+            ("event id", ReportFactory.eventID(reports / 2)),
+            ("function (rare)", "site4321()"),
+            ("function (common)", "caller17"),
+            ("custom key value (1/3 of reports)", "pro"),
+            ("error message", "failure 4321"),
+            ("release", "1.7 (70)"),
+            ("prefix of a common term", "fail"),
+            ("no match", "nothing-matches-this"),
+        ]
+        print("search at \(reports) reports (\(runs) runs each; page 1 of 25 reports, with count and issues):")
+        for (kind, text) in queries {
+            let parsed = try SearchText.parse(text)
+            var times: [Double] = []
+            var last: SearchResults?
+            for _ in 0..<runs {
+                let (results, seconds) = try await Measure.time {
+                    try await store.search(parsed, project: project.id, page: 1, pageSize: 25, now: Date())
+                }
+                times.append(seconds * 1000)
+                last = results
+            }
+            times.sort()
+            let (_, deep) = try await Measure.time {
+                try await store.search(parsed, project: project.id, page: 40, pageSize: 25, now: Date())
+            }
+            let count = last.map { $0.reportCountIsLowerBound ? "> \($0.reportCount)" : "\($0.reportCount)" } ?? "?"
+            print("""
+                  \(kind) "\(text)": \(count) reports, \(last?.issues.count ?? 0) issues; median \(Measure.fmt(times[times.count / 2], 1)) ms, \
+                max \(Measure.fmt(times.last ?? 0, 1)) ms; page 40: \(Measure.fmt(deep * 1000, 1)) ms
+                """)
+        }
+
+        // The index's share of processing: entries made from `reindex` reports and written over existing reports'
+        // entries, 200 per transaction (the worker's batch).
+        var factory = ReportFactory(
+            rng: SplitMix(state: 99), issues: 5000, users: 100_000, releases: (1...12).map { "1.\($0) (\($0 * 10))" }, now: Date(),
+            days: 90, next: 90_000_000)
+        var made: [Report] = []
+        while made.count < reindex {
+            let (_, prepared) = try factory.batch(count: 20)
+            made += prepared.map(\.report)
+        }
+        let (documents, makeSeconds) = try await Measure.time {
+            made.map { report in
+                SearchDocument.make(report, symbols: nil, grouping: Grouping.group(report, symbols: nil))
+            }
+        }
+        var ids: [Int64] = []
+        while ids.count < reindex {
+            let page = try await root.reader.reports(matching: ReportQuery(project: project.id, before: ids.last, limit: 500))
+            if page.isEmpty { break }
+            ids += page.map(\.cursor).prefix(reindex - ids.count)
+        }
+        let (_, writeSeconds) = try await Measure.time {
+            var index = 0
+            while index < ids.count {
+                let end = min(ids.count, index + 200)
+                try await store.replace((index..<end).map { (reportID: ids[$0], project: project.id, document: documents[$0]) })
+                index = end
+            }
+        }
+        let perReport = (makeSeconds + writeSeconds) / Double(max(1, ids.count)) * 1e6
+        print("""
+            indexing \(ids.count) reports: make entries \(Measure.fmt(makeSeconds, 2)) s, replace in batches of 200 \
+            \(Measure.fmt(writeSeconds, 2)) s; \(Measure.fmt(perReport, 0)) µs per report
+            """)
+        let size = (try? FileManager.default.attributesOfItem(atPath: common.data + "/faultline.sqlite")[.size] as? Int) ?? 0
+        print("database: \(size >> 20) MB; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB")
         try root.database.close()
     }
 }

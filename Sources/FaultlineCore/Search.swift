@@ -1,0 +1,230 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What the search index holds for one report: the text a developer looks for, by field.
+///
+/// Made in the processing step (symbolication and grouping), where function names are known, and stored in the
+/// same transaction as the result; re-processing replaces it. Pure: built from the report, its symbolication
+/// result and its grouping, nothing else.
+public struct SearchDocument: Sendable, Equatable {
+    /// The event id (32 lowercase hex digits).
+    public var event: String
+    /// The user id and the install id.
+    public var user: String
+    /// The release (`version (build)`), and the environment.
+    public var release: String
+    /// Error type, code and message (exception, non-fatal domain/code/message, crash message), the issue title and
+    /// culprit the grouping gave.
+    public var error: String
+    /// Function names of every frame, short (`Inventory.item(at:)`) and full when they differ, each once.
+    public var functions: String
+    /// Custom keys, one `name value` per line.
+    public var keys: String
+
+    /// Most function names indexed per report (each distinct name once; a 64-thread report repeats most).
+    public static let maxFunctions = 400
+    /// Most characters of one field, so a hostile report cannot make a huge index entry.
+    public static let maxFieldCharacters = 32 * 1024
+
+    public init(event: String, user: String, release: String, error: String, functions: String, keys: String) {
+        self.event = event
+        self.user = user
+        self.release = release
+        self.error = error
+        self.functions = functions
+        self.keys = keys
+    }
+
+    /// The document of `report` as processed: its frames' names from `symbols` (or the report's own when it
+    /// came symbolicated), its title from `grouping`.
+    public static func make(_ report: Report, symbols: SymbolicatedReport?, grouping: GroupingResult?) -> SearchDocument {
+        var names: [String] = []
+        var seen = Set<String>()
+        func add(_ name: String?) {
+            guard let name, !name.isEmpty, names.count < maxFunctions, seen.insert(name).inserted else { return }
+            names.append(name)
+            let short = FunctionNames.simplified(name)
+            if short != name, names.count < maxFunctions, seen.insert(short).inserted { names.append(short) }
+        }
+        for (index, thread) in report.threads.enumerated() {
+            let resolved = symbols.flatMap { index < $0.threads.count ? $0.threads[index] : nil }
+            for (frameIndex, frame) in thread.frames.enumerated() {
+                let slot = resolved.flatMap { frameIndex < $0.count ? $0[frameIndex] : nil }
+                if let slot, !slot.frames.isEmpty {
+                    for entry in slot.frames { add(entry.function) }
+                } else {
+                    add(frame.function)
+                }
+            }
+        }
+        for entry in symbols?.messageSite?.frames ?? [] { add(entry.function) }
+
+        var errorParts: [String] = []
+        if let error = report.error {
+            errorParts += [error.type, error.code, error.message].compactMap { $0 }
+        }
+        if let message = report.crashMessage { errorParts.append(message) }
+        if let grouping {
+            errorParts.append(grouping.title)
+            if let culprit = grouping.culprit { errorParts.append(culprit) }
+        }
+        let keys = report.customKeys.map { key, value -> String in
+            switch value {
+            case .string(let text): return "\(key) \(text)"
+            case .number(let number):
+                // Whole numbers as typed (`3`, not `3.0`).
+                if number.rounded() == number, abs(number) < 1e15 { return "\(key) \(Int(number))" }
+                return "\(key) \(number)"
+            case .bool(let flag): return "\(key) \(flag)"
+            }
+        }
+        func field(_ parts: [String]) -> String {
+            let text = parts.filter { !$0.isEmpty }.joined(separator: "\n")
+            return text.count > maxFieldCharacters ? String(text.prefix(maxFieldCharacters)) : text
+        }
+        return SearchDocument(
+            event: report.eventID.rawValue,
+            user: field([report.userID, report.installID].compactMap { $0 }),
+            release: field([report.app.release, report.environment].compactMap { $0 }),
+            error: field(errorParts),
+            functions: field(names),
+            keys: field(keys))
+    }
+}
+
+/// Why a search text was refused.
+public enum SearchTextError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Longer than ``SearchText/maxCharacters``.
+    case tooLong(Int)
+    /// More words than ``SearchText/maxTerms``.
+    case tooManyTerms(Int)
+
+    public var description: String {
+        switch self {
+        case .tooLong(let count):
+            "the search text has \(count) characters; at most \(SearchText.maxCharacters) are searched"
+        case .tooManyTerms(let count):
+            "the search text has \(count) words; at most \(SearchText.maxTerms) are searched"
+        }
+    }
+}
+
+/// A search as the user typed it, reduced to plain terms: never passed on as query syntax.
+///
+/// The text is split at white space into words; a word that is an event id (plain or hyphenated UUID) becomes its
+/// 32-digit form; any other word is split at every character that is not a letter, digit or mark
+/// (`Crasher.crash(at:)` → `crasher crash at`), and its pieces must appear next to each other, in order. Every word
+/// must match (AND). The last piece of the last word also matches longer words (`Inven` finds `Inventory`) when
+/// it has at least ``minPrefixCharacters``. Quotes, `*`, `:`, `NEAR`, `AND`/`OR`/`NOT` and parentheses are plain
+/// text to it, so nothing the user types changes the meaning of the query.
+public struct SearchText: Sendable, Equatable {
+    /// Most characters searched.
+    public static let maxCharacters = 256
+    /// Most terms (pieces of words) searched.
+    public static let maxTerms = 16
+    /// The shortest last term that is matched as a prefix (shorter prefixes match too much to be useful).
+    public static let minPrefixCharacters = 3
+
+    /// One phrase per word: its terms, lowercase, in order.
+    public var phrases: [[String]]
+    /// Whether the last term of the last phrase matches as a prefix.
+    public var prefixLast: Bool
+
+    /// True when there is nothing to search (empty, or only punctuation).
+    public var isEmpty: Bool { phrases.isEmpty }
+
+    public init(phrases: [[String]], prefixLast: Bool) {
+        self.phrases = phrases
+        self.prefixLast = prefixLast
+    }
+
+    /// Parses what the user typed.
+    ///
+    /// - Throws: ``SearchTextError`` when the text is longer than ``maxCharacters`` or has more than ``maxTerms``
+    ///   terms.
+    public static func parse(_ raw: String) throws(SearchTextError) -> SearchText {
+        let count = raw.unicodeScalars.count
+        guard count <= maxCharacters else { throw .tooLong(count) }
+        var phrases: [[String]] = []
+        var terms = 0
+        for word in raw.split(whereSeparator: { $0.isWhitespace }) {
+            let text = String(word)
+            let phrase: [String]
+            if let event = EventID(text) {
+                phrase = [event.rawValue]
+            } else {
+                phrase = pieces(of: text)
+            }
+            guard !phrase.isEmpty else { continue }
+            terms += phrase.count
+            phrases.append(phrase)
+        }
+        guard terms <= maxTerms else { throw .tooManyTerms(terms) }
+        let last = phrases.last?.last ?? ""
+        return SearchText(phrases: phrases, prefixLast: last.count >= minPrefixCharacters)
+    }
+
+    /// The runs of letters, digits and marks of `word`, lowercased.
+    static func pieces(of word: String) -> [String] {
+        var result: [String] = []
+        var current = String.UnicodeScalarView()
+        for scalar in word.unicodeScalars {
+            if isTermScalar(scalar) {
+                current.append(scalar)
+            } else if !current.isEmpty {
+                result.append(String(current).lowercased())
+                current = String.UnicodeScalarView()
+            }
+        }
+        if !current.isEmpty { result.append(String(current).lowercased()) }
+        return result
+    }
+
+    /// Letters, numbers, marks and private-use characters: what SQLite's `unicode61` tokenizer keeps in a token.
+    public static func isTermScalar(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+             .decimalNumber, .letterNumber, .otherNumber, .nonspacingMark, .spacingMark, .enclosingMark, .privateUse:
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+/// One page of search results.
+public struct SearchResults: Sendable, Equatable {
+    /// Matching reports of this page, newest first.
+    public var reports: [ReportSummary]
+    /// How many reports match, counted up to ``SearchResults/countLimit``.
+    public var reportCount: Int
+    /// True when more than `reportCount` reports match (counting stopped there).
+    public var reportCountIsLowerBound: Bool
+    /// The issues of the newest matching reports (up to ``SearchResults/countLimit`` of them), most recently
+    /// seen first.
+    public var issues: [IssueSummary]
+    /// True when the issues were taken from the newest `countLimit` matching reports only.
+    public var issuesFromNewestOnly: Bool
+
+    /// Most matching reports counted (and looked at for their issues): beyond it the page says "more than".
+    public static let countLimit = 1000
+
+    public init(reports: [ReportSummary], reportCount: Int, reportCountIsLowerBound: Bool, issues: [IssueSummary],
+                issuesFromNewestOnly: Bool) {
+        self.reports = reports
+        self.reportCount = reportCount
+        self.reportCountIsLowerBound = reportCountIsLowerBound
+        self.issues = issues
+        self.issuesFromNewestOnly = issuesFromNewestOnly
+    }
+}
+
+/// Searches a project's reports and issues in the full-text index.
+public protocol SearchReader: Sendable {
+    /// The reports of `project` matching `text` (page `page`, 1-based, of `pageSize`, newest first), how many match,
+    /// and their issues. Never returns another project's data. An empty `text` matches nothing.
+    func search(_ text: SearchText, project: ProjectID, page: Int, pageSize: Int, now: Date) async throws -> SearchResults
+}

@@ -1,0 +1,116 @@
+import FaultlineCore
+import GRDB
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The search index on SQLite FTS5 (migration `v15-search-index`).
+///
+/// Writes: a report's entry (``SearchDocument``) is replaced in the symbolication and grouping transaction
+/// (`SQLiteSymbolicationStore.save`), a batch of reports per commit; ingest never touches the index. The entry's
+/// text lives in `search_documents` (external content), whose foreign key drops it with its report (retention,
+/// project deletion) and whose triggers keep the FTS index in step.
+///
+/// Reads: the user's text never reaches FTS5 as syntax. ``matchExpression(_:project:)`` builds the query from
+/// ``SearchText``'s plain terms, each in double quotes (they hold only letters, digits and marks, so no quote can
+/// end one early), limited to the searchable columns and ANDed with the project's token, and the join with
+/// `reports` checks the project again. Hits are taken newest first straight from the index (`ORDER BY rowid DESC`
+/// with a limit, no sort of all matches); counting stops at ``SearchResults/countLimit``.
+public struct SQLiteSearchStore: SearchReader {
+    let database: FaultlineDatabase
+
+    public init(database: FaultlineDatabase) {
+        self.database = database
+    }
+
+    /// The token that marks a project's entries in the `project` column.
+    static func projectToken(_ project: ProjectID) -> String { "p\(project.rawValue)" }
+
+    /// Replaces (or creates) the entry of report `reportID` of `project`, in the caller's transaction.
+    static func replace(_ document: SearchDocument, reportID: Int64, project: ProjectID, _ db: Database) throws {
+        try db.cachedStatement(sql: "DELETE FROM search_documents WHERE report_id = ?").execute(arguments: [reportID])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO search_documents (report_id, project, event, user, release, error, functions, keys)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            reportID, projectToken(project), document.event, document.user, document.release, document.error,
+            document.functions, document.keys,
+        ])
+    }
+
+    /// Replaces the entries of many reports in one transaction, as the worker's batch does (the worker itself writes
+    /// through `SQLiteSymbolicationStore.saveAll`, with the result). For tools: the benchmark measures the index's
+    /// share of processing with it.
+    public func replace(_ entries: [(reportID: Int64, project: ProjectID, document: SearchDocument)]) async throws {
+        try await database.pool.write { db in
+            for entry in entries { try Self.replace(entry.document, reportID: entry.reportID, project: entry.project, db) }
+        }
+    }
+
+    /// The FTS5 query for `text` in `project`: `project : "p7" AND {event user …} : ("crasher crash" AND "gol" *)`.
+    /// Nil when `text` is empty.
+    static func matchExpression(_ text: SearchText, project: ProjectID) -> String? {
+        guard !text.isEmpty else { return nil }
+        var phrases: [String] = []
+        for (index, phrase) in text.phrases.enumerated() {
+            // The terms hold only letters, digits and marks (SearchText.parse); the filter is a second guard.
+            let terms = phrase.map { term in String(term.unicodeScalars.filter(SearchText.isTermScalar).map(Character.init)) }
+                .filter { !$0.isEmpty }
+            guard !terms.isEmpty else { continue }
+            let prefix = text.prefixLast && index == text.phrases.count - 1 ? " *" : ""
+            phrases.append("\"\(terms.joined(separator: " "))\"\(prefix)")
+        }
+        guard !phrases.isEmpty else { return nil }
+        return "project : \"\(projectToken(project))\" AND {event user release error functions keys} : (\(phrases.joined(separator: " AND ")))"
+    }
+
+    public func search(_ text: SearchText, project: ProjectID, page: Int, pageSize: Int, now: Date) async throws -> SearchResults {
+        guard let match = Self.matchExpression(text, project: project) else {
+            return SearchResults(reports: [], reportCount: 0, reportCountIsLowerBound: false, issues: [], issuesFromNewestOnly: false)
+        }
+        let size = min(max(1, pageSize), 200)
+        let offset = (max(1, page) - 1).multipliedReportingOverflow(by: size)
+        let limit = SearchResults.countLimit
+        return try await database.pool.read { db in
+            let reports = try Row.fetchAll(
+                db,
+                sql: """
+                    WITH hits AS (
+                        SELECT rowid AS id FROM search_index WHERE search_index MATCH ?1 ORDER BY rowid DESC LIMIT ?2 OFFSET ?3
+                    )
+                    SELECT \(SQLiteReportReader.summaryColumns)
+                    FROM hits JOIN reports r ON r.id = hits.id WHERE r.project_id = ?4 ORDER BY r.id DESC
+                    """,
+                arguments: [match, size, offset.overflow ? Int.max : offset.partialValue, project.rawValue]
+            ).compactMap(SQLiteReportReader.summary)
+            let counted = try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM (
+                        SELECT rowid FROM search_index WHERE search_index MATCH ? ORDER BY rowid DESC LIMIT ?)
+                    """,
+                arguments: [match, limit + 1]) ?? 0
+            let issues = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(SQLiteInsightsReader.issueColumns) FROM issues i
+                    WHERE i.project_id = ?1 AND i.id IN (
+                        SELECT r.issue_id FROM (
+                            SELECT rowid AS id FROM search_index WHERE search_index MATCH ?2 ORDER BY rowid DESC LIMIT ?3
+                        ) hits JOIN reports r ON r.id = hits.id
+                        WHERE r.project_id = ?1 AND r.issue_id IS NOT NULL)
+                    ORDER BY i.last_seen DESC, i.id DESC LIMIT 100
+                    """,
+                arguments: [project.rawValue, match, limit]
+            ).compactMap { SQLiteInsightsReader.summary($0, now: now) }
+            return SearchResults(
+                reports: reports, reportCount: min(counted, limit), reportCountIsLowerBound: counted > limit, issues: issues,
+                issuesFromNewestOnly: counted > limit)
+        }
+    }
+}

@@ -1,0 +1,212 @@
+import FaultlineCore
+import Foundation
+import Testing
+import TestSupport
+
+@testable import Formats
+
+/// The source bundle reader on real bundles (the real `sentry-cli debug-files bundle-sources` over a real `gcc -g`
+/// program) and on hostile ones (truncated, offsets outside the file, a zip bomb, damaged entries).
+@Suite struct SourceBundleTests {
+    static let programC = """
+        #include <stdio.h>
+
+        int divide(int a, int b) {
+            int q = a / b;
+            return q;
+        }
+
+        int main(int argc, char **argv) {
+            printf("%d\\n", divide(10, argc - 1));
+            return 0;
+        }
+        """
+
+    /// A `gcc -g` program and the bundle sentry-cli makes of it.
+    struct Program {
+        let folder: TempFolder
+        let binary: String
+        let bundle: String
+        var sourcePath: String { folder.file("divide.c") }
+        init() throws {
+            folder = try TempFolder("source-bundle")
+            binary = try ELFFixtures.compileC(SourceBundleTests.programC, name: "divide", in: folder, flags: ["-g", "-O0"])
+            bundle = try SourceBundles.bundle(binary)
+        }
+    }
+
+    @Test func readsTheManifestAndFilesOfARealBundle() throws {
+        let program = try Program()
+        let bundle = try SourceBundle(try FileByteSource(path: program.bundle))
+        // The manifest names the binary by its GNU build-id, as readelf reads it.
+        let buildID = try #require(try ELFFixtures.readelfBuildID(program.binary))
+        #expect(bundle.manifest.codeID?.rawValue == buildID)
+        #expect(bundle.manifest.architecture == "x86_64")
+        #expect(bundle.manifest.objectName == "divide")
+        // The source file comes back byte for byte, whichever way the path is written.
+        let original = Array(try Data(contentsOf: URL(fileURLWithPath: program.sourcePath)))
+        #expect(bundle.paths.contains(program.sourcePath))
+        #expect(try bundle.file(atPath: program.sourcePath) == original)
+        let parent = (program.folder.path as NSString).lastPathComponent
+        #expect(try bundle.file(atPath: program.folder.path + "/./divide.c") == original)
+        #expect(try bundle.file(atPath: "/" + program.folder.path + "/../" + parent + "/divide.c") == original)
+        #expect(try bundle.file(atPath: "/nowhere/divide.c") == nil)
+        // The inspector takes it for what it is: sources of that build-id.
+        let facts = try DebugFileFormatInspector().inspect(path: program.bundle)
+        #expect(facts.kinds == [.sources])
+        #expect(facts.buildID?.rawValue == buildID)
+        #expect(DifObjectClass.of(facts) == .src)
+        // …and the binary is still an ELF file to it.
+        #expect(try DebugFileFormatInspector().inspect(path: program.binary).kinds == [.debuginfo, .executable])
+    }
+
+    @Test func excerptsComeFromEachBundleOpenedOnce() async throws {
+        let program = try Program()
+        let rawID = try #require(try ELFFixtures.readelfBuildID(program.binary))
+        let buildID = try #require(BuildID(rawID))
+        let opened = Counter()
+        let reader = SourceBundleExcerpts { id, _ in
+            opened.increment()
+            return id == buildID ? program.bundle : nil
+        }
+        let crash = CodeLocation(buildID: buildID, file: program.sourcePath, line: 4)
+        let caller = CodeLocation(buildID: buildID, file: program.sourcePath, line: 9)
+        let beyond = CodeLocation(buildID: buildID, file: program.sourcePath, line: 400)
+        let other = CodeLocation(buildID: BuildID("abcd")!, file: program.sourcePath, line: 4)
+        let excerpts = await reader.excerpts(for: [crash, caller, beyond, other], project: ProjectID(1), radius: 5)
+        #expect(opened.value == 2)  // one bundle, one build-id without one
+        let top = try #require(excerpts[crash])
+        #expect(top.firstLine == 1)
+        #expect(top.focus == 4)
+        #expect(top.lines[3] == "    int q = a / b;")
+        #expect(top.lines.count == 9)
+        #expect(excerpts[caller]?.lines.count == 8)  // lines 4…11: the file ends there
+        #expect(excerpts[beyond] == nil)
+        #expect(excerpts[other] == nil)
+    }
+
+    // MARK: - Hostile bundles
+
+    func expectRefused(_ bytes: [UInt8], _ comment: Comment? = nil, limits: SourceBundle.Limits = SourceBundle.Limits()) {
+        #expect(throws: FormatError.self, comment) {
+            let bundle = try SourceBundle(MemoryByteSource(bytes), limits: limits)
+            for path in bundle.paths { _ = try bundle.file(atPath: path) }
+        }
+    }
+
+    @Test func everyTruncationOfARealBundleIsRefused() throws {
+        let program = try Program()
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: program.bundle)))
+        #expect(bytes.count > 100)
+        for length in 0..<bytes.count {
+            expectRefused(Array(bytes[0..<length]), "cut at \(length) of \(bytes.count)")
+        }
+    }
+
+    @Test func everyByteFlippedNeverTraps() throws {
+        // Flipping any byte may still leave a readable bundle (a byte of a file name), but never a trap or a
+        // wrong file: whatever is read back passed its size and CRC-32 checks.
+        let program = try Program()
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: program.bundle)))
+        let original = Array(try Data(contentsOf: URL(fileURLWithPath: program.sourcePath)))
+        for index in bytes.indices {
+            var damaged = bytes
+            damaged[index] ^= 0xFF
+            guard let bundle = try? SourceBundle(MemoryByteSource(damaged)) else { continue }
+            if let read = try? bundle.file(atPath: program.sourcePath) { #expect(read == original, "byte \(index)") }
+        }
+    }
+
+    @Test func offsetsOutsideTheFileAreRefused() throws {
+        let folder = try TempFolder("source-bundle-hostile")
+        let manifest = Array(#"{"files":{"files/a.c":{"type":"source","path":"/a.c"}},"code_id":"abcd"}"#.utf8)
+        let good = try SourceBundles.python([("files/a.c", Array("int x;\n".utf8), false), ("manifest.json", manifest, true)], in: folder)
+        #expect(try SourceBundle(MemoryByteSource(good)).file(atPath: "/a.c") == Array("int x;\n".utf8))
+
+        // The end-of-central-directory record: its last 22 bytes (no comment).
+        let eocd = good.count - 22
+        func patched(_ offset: Int, _ value: UInt32) -> [UInt8] {
+            var copy = good
+            for i in 0..<4 { copy[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(i))) }
+            return copy
+        }
+        expectRefused(patched(eocd + 16, 0x7FFF_FFF0), "central directory offset past the end")
+        expectRefused(patched(eocd + 12, 0x7FFF_FFF0), "central directory size past the end")
+        expectRefused(patched(eocd + 16, 0xFFFF_FFFF), "ZIP64 marker")
+        // The first central directory entry's local header offset and sizes.
+        let directory = 8 + Int(UInt32(good[eocd + 16]) | UInt32(good[eocd + 17]) << 8 | UInt32(good[eocd + 18]) << 16)
+        #expect(good[directory] == 0x50 && good[directory + 1] == 0x4b && good[directory + 2] == 0x01)
+        expectRefused(patched(directory + 42, 0x7FFF_0000), "local header past the end")
+        expectRefused(patched(directory + 20, 0x7FFF_0000), "compressed size past the end")
+        expectRefused(patched(directory + 24, 3), "declared size differs")
+        expectRefused(patched(directory + 16, 0xDEAD_BEEF), "CRC-32 differs")
+        // Not a bundle at all, or another version.
+        expectRefused(Array("PK\u{3}\u{4}".utf8) + Array(good[4...]), "no magic")
+        expectRefused(Array(good[0..<4]) + [3, 0, 0, 0] + Array(good[8...]), "version 3")
+        // Too many entries for the limits.
+        expectRefused(good, "entry limit", limits: SourceBundle.Limits(maxEntries: 1))
+    }
+
+    @Test func aZipBombStopsAtTheLimit() throws {
+        let folder = try TempFolder("source-bundle-bomb")
+        // 64 MiB of zeros deflate to about 64 KiB; the reader stops inflating past its 1 MiB limit.
+        let zeros = [UInt8](repeating: 0, count: 64 << 20)
+        let manifest = Array(#"{"files":{"files/bomb.c":{"type":"source","path":"/bomb.c"}},"code_id":"abcd"}"#.utf8)
+        let bytes = try SourceBundles.python([("files/bomb.c", zeros, true), ("manifest.json", manifest, true)], in: folder)
+        #expect(bytes.count < 1 << 20)
+        let limits = SourceBundle.Limits(maxFileBytes: 1 << 20)
+        let bundle = try SourceBundle(MemoryByteSource(bytes), limits: limits)
+        #expect(throws: FormatError.self) { _ = try bundle.file(atPath: "/bomb.c") }
+        // The same bomb declaring a small size is stopped while inflating, not trusted.
+        let eocd = bytes.count - 22
+        let directory = 8 + Int(UInt32(bytes[eocd + 16]) | UInt32(bytes[eocd + 17]) << 8 | UInt32(bytes[eocd + 18]) << 16)
+        var lying = bytes
+        lying[directory + 24] = 10
+        for i in 1..<4 { lying[directory + 24 + i] = 0 }
+        let liar = try SourceBundle(MemoryByteSource(lying), limits: limits)
+        #expect(throws: FormatError.self) { _ = try liar.file(atPath: "/bomb.c") }
+        // A bundle whose manifest is the bomb is refused when it is opened.
+        let manifestBomb = try SourceBundles.python([("manifest.json", zeros, true)], in: folder)
+        #expect(throws: FormatError.self) {
+            _ = try SourceBundle(MemoryByteSource(manifestBomb), limits: SourceBundle.Limits(maxManifestBytes: 1 << 20))
+        }
+    }
+
+    @Test func checkingAWholeBundleIsBoundedInTotal() throws {
+        let folder = try TempFolder("source-bundle-total")
+        let manifest = Array(#"{"files":{"files/a.c":{"path":"/a.c"},"files/b.c":{"path":"/b.c"}},"code_id":"abcd"}"#.utf8)
+        let file = [UInt8](repeating: 0x61, count: 600 << 10)
+        let bytes = try SourceBundles.python([("files/a.c", file, true), ("files/b.c", file, true), ("manifest.json", manifest, false)], in: folder)
+        let tight = try SourceBundle(MemoryByteSource(bytes), limits: SourceBundle.Limits(maxTotalBytes: 1 << 20))
+        #expect(throws: FormatError.self) { _ = try DebugFileFormatInspector.facts(of: tight) }
+        let roomy = try SourceBundle(MemoryByteSource(bytes))
+        #expect(try DebugFileFormatInspector.facts(of: roomy).buildID == BuildID("abcd"))
+    }
+
+    @Test func manifestsThatAreNotJSONOrLackTheBuildIDAreHandled() throws {
+        let folder = try TempFolder("source-bundle-manifest")
+        let notJSON = try SourceBundles.python([("manifest.json", Array("nope".utf8), false)], in: folder)
+        expectRefused(notJSON, "manifest not JSON")
+        let noManifest = try SourceBundles.python([("files/a.c", Array("x".utf8), false)], in: folder)
+        expectRefused(noManifest, "no manifest")
+        // No code_id: readable, but no build-id to file it under (the service refuses it).
+        let noID = try SourceBundles.python([("manifest.json", Array(#"{"files":{}}"#.utf8), false)], in: folder)
+        #expect(try SourceBundle(MemoryByteSource(noID)).manifest.codeID == nil)
+        // A manifest naming an entry the archive lacks, or a path of `..` only: nothing to read, no error.
+        let dangling = try SourceBundles.python(
+            [("manifest.json", Array(#"{"files":{"files/x.c":{"path":"/x.c"},"files/y":{"path":"../.."}},"code_id":"ab"}"#.utf8), false)],
+            in: folder)
+        let bundle = try SourceBundle(MemoryByteSource(dangling))
+        #expect(try bundle.file(atPath: "/x.c") == nil)
+        #expect(bundle.paths.isEmpty)
+    }
+}
+
+/// A thread-safe counter for the locate closure.
+final class Counter: @unchecked Sendable {
+    // @unchecked: every access holds the lock.
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
