@@ -46,6 +46,8 @@ struct AlertView {
         case .regression: "Regression"
         case .velocity: "Trending (velocity)"
         case .crashFreeTarget: "Below crash-free target"
+        case .storageFull: "Storage full"
+        case .storageOK: "Storage OK again"
         }
     }
 
@@ -53,7 +55,7 @@ struct AlertView {
     static let order = [
         "issue_sessions", "release_sessions", "share_percent", "threshold_percent", "issue_users", "min_users",
         "release_users", "window_minutes", "crash_free_sessions_percent", "target_percent", "sessions",
-        "crashed_sessions", "users", "crashed_users",
+        "crashed_sessions", "users", "crashed_users", "free_mib", "floor_mib",
     ]
     static let labels = [
         "issue_sessions": "Sessions that crashed with the issue",
@@ -70,6 +72,8 @@ struct AlertView {
         "crashed_sessions": "Crashed sessions",
         "users": "Users",
         "crashed_users": "Users with a crash",
+        "free_mib": "Free space (MiB)",
+        "floor_mib": "Free-space floor (MiB)",
     ]
 
     static func orderedKeys(_ reason: [String: Double]) -> [String] {
@@ -95,6 +99,11 @@ struct AlertView {
             return "Crash-free sessions of \(release) were \(n("crash_free_sessions_percent")) % "
                 + "(\(n("crashed_sessions")) of \(n("sessions")) sessions crashed), "
                 + "below the \(n("target_percent")) % target."
+        case .storageFull:
+            return "The server's disk was full (\(n("free_mib")) MiB free, floor \(n("floor_mib")) MiB): ingest answered 507 "
+                + "and background work paused until space returned."
+        case .storageOK:
+            return "The server's disk had space again (\(n("free_mib")) MiB free): ingest and background work resumed."
         }
     }
 }

@@ -63,12 +63,17 @@ public struct Composition: Sendable {
 
     /// The server's one storage-pressure state over this data folder's file system (and the debug-file folder's,
     /// which lives inside it): entered below `minFreeBytes` free or on the first disk-full error, left with a margin.
-    public func storagePressure(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil,
+    public func storagePressure(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil, retryAfterSeconds: Int = 30,
                                 logger: Logger? = nil) -> DiskGuard {
         let disk = DiskSpace(path: folder)
+        let database = database
         return DiskGuard(
             floorBytes: minFreeBytes, clock: clock, logger: logger ?? Logger(label: "faultline.storage"), telemetry: telemetry,
-            isDiskFull: { StorageError.isDiskFull($0) }, probe: freeSpace ?? { disk.availableBytes() })
+            retryAfterSeconds: retryAfterSeconds, isDiskFull: { StorageError.isDiskFull($0) },
+            // The WAL holds up to a checkpoint's worth of pages: give that space back at once (a failure, e.g. while
+            // the database file cannot grow, changes nothing).
+            onEnter: { try? await database.checkpointTruncatingWAL() },
+            probe: freeSpace ?? { disk.availableBytes() })
     }
 
     /// The ingest service with group commit, rate limiting and the free-space floor (`storage`, or a new
@@ -289,6 +294,11 @@ public struct Composition: Sendable {
         AlertService(
             store: alertStore, projects: SQLiteProjectStore(database: database), clock: clock, logger: logger, telemetry: telemetry,
             interval: interval, publicURL: publicURL, onChange: onChange)
+    }
+
+    /// The writer of `storage_full` / `storage_ok` alerts for every project with a webhook, from `storage`'s changes.
+    public func storageAlertService(storage: DiskGuard, alerts: AlertService, logger: Logger) -> StorageAlertService {
+        StorageAlertService(storage: storage, alerts: alerts, clock: clock, logger: logger)
     }
 
     /// The webhook outbox dispatcher; `allowPrivateTargets` lets deliveries reach internal addresses.

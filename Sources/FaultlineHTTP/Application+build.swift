@@ -114,7 +114,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     router.add(middleware: SecurityHeadersMiddleware<AppRequestContext>())
-    router.add(middleware: ErrorMiddleware(telemetry: dependencies.telemetry))
+    router.add(middleware: ErrorMiddleware(telemetry: dependencies.telemetry, storage: dependencies.storage))
     if let storage = dependencies.storage {
         router.add(middleware: StoragePressureMiddleware(storage: storage))
     }
@@ -169,7 +169,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     if let chunkUploads = dependencies.chunkUploads {
         // sentry-cli (`debug-files upload`): the project's upload token is the auth token; errors in Sentry's shape.
         router.group("api/0")
-            .add(middleware: SentryErrorMiddleware<AppRequestContext>())
+            .add(middleware: SentryErrorMiddleware<AppRequestContext>(storage: dependencies.storage))
             .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload]))
             .group(context: UploadContext.self)
             .addRoutes(

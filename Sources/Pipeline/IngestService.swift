@@ -169,17 +169,43 @@ public struct IngestService: Sendable {
     }
 }
 
+/// One change of the storage-pressure state, kept until the alert writer has recorded it (`StorageAlertService`).
+public struct StorageNotice: Sendable, Equatable {
+    /// True on entering the state (`storage_full`), false on leaving it (`storage_ok`).
+    public var full: Bool
+    /// When the state changed (also the alert's identity: one alert per entry and per leave).
+    public var at: Date
+    /// Free bytes measured then (nil: not measured, e.g. entered on a write error before any probe).
+    public var availableBytes: UInt64?
+    public var floorBytes: UInt64
+    public init(full: Bool, at: Date, availableBytes: UInt64?, floorBytes: UInt64) {
+        self.full = full
+        self.at = at
+        self.availableBytes = availableBytes
+        self.floorBytes = floorBytes
+    }
+}
+
 /// The server's one storage-pressure state ("the disk is full"), shared by ingest, the HTTP edge and the
 /// background writers. Entered when the data folder's file system has less free space than a floor, or on the
 /// first write that met a real disk-full error (`noteFailure`); left when free space is back above the floor
 /// plus a margin (`StoragePressurePolicy`). One log line on entering, one on leaving; the
-/// `faultline_storage_full` gauge is 1 while in it. The probe runs at most once a second.
+/// `faultline_storage_full` gauge is 1 while in it. The probe runs at most once a second far from the floor, and
+/// on every check near it or under pressure (`StoragePressurePolicy.measurementLifetime`).
+///
+/// Ingest is refused at the floor; background writers (`waitWhileFull`) go on down to half the floor and pause
+/// below it, or at once after a real disk-full error, so the server's own writes never fill the disk. Each change
+/// is kept as a `StorageNotice` for the alert writer (`takeNotices`), and `onEnter` runs (off the caller's
+/// thread) on entering: the server truncates the WAL there.
 public final class DiskGuard: Sendable {
     struct State {
         var checked: Date?
         var available: UInt64?
         var full = false
+        /// A real disk-full error was met since entering: nothing can be written, background writers pause.
+        var hardFull = false
         var reason = ""
+        var notices: [StorageNotice] = []
     }
     let policy: StoragePressurePolicy
     let probe: @Sendable () -> UInt64?
@@ -187,7 +213,10 @@ public final class DiskGuard: Sendable {
     let logger: Logger?
     let telemetry: Telemetry?
     let isDiskFull: @Sendable (any Error) -> Bool
+    let onEnter: @Sendable () async -> Void
     let state = Mutex(State())
+    /// Notices kept at most (a disk flapping for days without any write succeeding must not grow memory).
+    static let maxNotices = 64
     /// Seconds clients are told to wait (`Retry-After`) while the disk is full.
     public let retryAfterSeconds: Int
 
@@ -195,10 +224,12 @@ public final class DiskGuard: Sendable {
     ///   - floorBytes: refuse writes below this many free bytes (0: only a real disk-full error enters the state).
     ///   - marginBytes: free bytes above the floor needed to leave the state (default: a quarter of the floor, ≥ 4 MiB).
     ///   - isDiskFull: whether a storage error is a full disk (SQLITE_FULL, ENOSPC); from the Storage module.
+    ///   - onEnter: run in a detached task on each entry (e.g. a WAL checkpoint that gives the WAL's space back).
     ///   - probe: returns the free bytes of the data folder's file system.
     public init(floorBytes: UInt64, marginBytes: UInt64? = nil, clock: any WallClock, logger: Logger? = nil,
                 telemetry: Telemetry? = nil, retryAfterSeconds: Int = 30,
                 isDiskFull: @escaping @Sendable (any Error) -> Bool = { _ in false },
+                onEnter: @escaping @Sendable () async -> Void = {},
                 probe: @escaping @Sendable () -> UInt64?) {
         policy = StoragePressurePolicy(
             floorBytes: floorBytes, marginBytes: marginBytes ?? StoragePressurePolicy.defaultMargin(floorBytes: floorBytes))
@@ -207,43 +238,68 @@ public final class DiskGuard: Sendable {
         self.logger = logger
         self.telemetry = telemetry
         self.isDiskFull = isDiskFull
+        self.onEnter = onEnter
         self.retryAfterSeconds = retryAfterSeconds
         telemetry?.gauge(Telemetry.Name.storageFull, 0)
     }
 
-    /// A message when the server is under storage pressure; nil when writes may proceed.
-    public func belowFloor() -> String? {
+    /// Measures (at most once a second) and returns the state; the change, if any, is announced.
+    func refreshed() -> State {
         let now = clock.now()
-        let (message, change) = state.withLock { (state: inout State) -> (String?, Bool?) in
-            let fresh = state.checked.map { now.timeIntervalSince($0) < 1 && $0 <= now } ?? false
+        let (snapshot, change) = state.withLock { (state: inout State) -> (State, Bool?) in
+            let lifetime = policy.measurementLifetime(available: state.available, full: state.full)
+            let fresh = state.checked.map { now.timeIntervalSince($0) < lifetime && $0 <= now } ?? false
             if !fresh && (state.full || policy.floorBytes > 0) {
                 state.checked = now
                 state.available = probe()
                 let full = policy.isFull(wasFull: state.full, available: state.available)
                 if full != state.full {
                     state.full = full
-                    if full { state.reason = "free space below the floor" }
-                    return (full ? describe(state) : nil, full)
+                    if full { state.reason = "free space below the floor" } else { state.hardFull = false }
+                    record(&state, full: full, at: now)
+                    return (state, full)
                 }
             }
-            return (state.full ? describe(state) : nil, nil)
+            return (state, nil)
         }
         if let change { announce(full: change) }
-        return message
+        return snapshot
     }
 
-    /// Whether the server is under storage pressure now.
+    /// A message when the server is under storage pressure; nil when writes may proceed.
+    public func belowFloor() -> String? {
+        let snapshot = refreshed()
+        return snapshot.full ? describe(snapshot) : nil
+    }
+
+    /// Whether the server is under storage pressure now (ingest is refused).
     public var isFull: Bool { belowFloor() != nil }
 
-    /// Returns once the server is not under storage pressure (at once when it is not), checking every `poll`;
-    /// background writers call it at the top of each step, so they pause instead of failing in a loop.
+    /// Whether background writers must pause now: under pressure and below their reserve (half the floor), or
+    /// after a real disk-full error (`StoragePressurePolicy.backgroundPaused`).
+    public var backgroundPaused: Bool {
+        let snapshot = refreshed()
+        return policy.backgroundPaused(full: snapshot.full, hardFull: snapshot.hardFull, available: snapshot.available)
+    }
+
+    /// Returns once background writers may write (at once when they may), checking every `poll`; background
+    /// writers call it at the top of each step, so they pause instead of failing in a loop. Under pressure they may
+    /// still go on down to half the floor, so that the work on what was accepted completes.
     public func waitWhileFull(poll: Duration = .seconds(1)) async {
+        while !Task.isCancelled && backgroundPaused {
+            try? await Task.sleep(for: poll)
+        }
+    }
+
+    /// Returns once ingest is no longer refused (the state was left), checking every `poll`.
+    public func waitUntilSpace(poll: Duration = .seconds(1)) async {
         while !Task.isCancelled && isFull {
             try? await Task.sleep(for: poll)
         }
     }
 
-    /// Enters the state when `error` is a full disk (the first one logs); returns whether it was one.
+    /// Enters the state when `error` is a full disk (the first one logs); returns whether it was one. Background
+    /// writers pause from then until the state is left.
     @discardableResult
     public func noteFailure(_ error: any Error) -> Bool {
         guard isDiskFull(error) else { return false }
@@ -251,13 +307,37 @@ public final class DiskGuard: Sendable {
         let entered = state.withLock { (state: inout State) -> Bool in
             // The next measurement is at least a second away: the write that just failed is the fresher news.
             state.checked = now
+            state.hardFull = true
             guard !state.full else { return false }
             state.full = true
             state.reason = "a write failed: the disk is full"
+            record(&state, full: true, at: now)
             return true
         }
         if entered { announce(full: true) }
         return true
+    }
+
+    /// The changes not yet recorded as alerts, oldest first; the caller gives back what it could not write
+    /// (`keepNotices`).
+    public func takeNotices() -> [StorageNotice] {
+        state.withLock { state in
+            defer { state.notices = [] }
+            return state.notices
+        }
+    }
+
+    /// Puts back notices `takeNotices` returned that could not be recorded (before any newer ones).
+    public func keepNotices(_ notices: [StorageNotice]) {
+        guard !notices.isEmpty else { return }
+        state.withLock { state in
+            state.notices = Array((notices + state.notices).suffix(Self.maxNotices))
+        }
+    }
+
+    func record(_ state: inout State, full: Bool, at date: Date) {
+        state.notices.append(StorageNotice(full: full, at: date, availableBytes: state.available, floorBytes: policy.floorBytes))
+        if state.notices.count > Self.maxNotices { state.notices.removeFirst(state.notices.count - Self.maxNotices) }
     }
 
     func describe(_ state: State) -> String {
@@ -273,7 +353,9 @@ public final class DiskGuard: Sendable {
             Telemetry.LogKey.floorBytes: "\(policy.floorBytes)",
         ]
         if full {
-            logger?.error("storage full: ingest answers 507, background writers pause (\(snapshot.reason))", metadata: metadata)
+            logger?.error("storage full: ingest answers 507, background writers keep half the floor then pause (\(snapshot.reason))", metadata: metadata)
+            let onEnter = onEnter
+            Task.detached { await onEnter() }
         } else {
             logger?.notice("storage full no more: ingest and background writers resume", metadata: metadata)
         }

@@ -1,6 +1,10 @@
 import FaultlineCore
 import GRDB
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -51,6 +55,13 @@ public final class FaultlineDatabase: Sendable {
         try pool.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
     }
 
+    /// Copies the WAL into the database and truncates it to zero bytes (`wal_checkpoint(TRUNCATE)`), giving its
+    /// space back to the file system; run on entering the storage-pressure state. Fails (harmlessly) while readers
+    /// hold old snapshots or when the database file cannot grow.
+    public func checkpointTruncatingWAL() async throws {
+        try await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+
     /// Checkpoints the WAL and closes every connection. Call once, at shutdown.
     public func close() throws {
         try? pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
@@ -83,14 +94,31 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
 }
 
 extension StorageError {
-    /// Whether `error` (from any store: GRDB's, a file write's, ours) means the disk is full.
+    /// Whether `error` (from any store: GRDB's, a file write's, ours) means the disk is full: SQLITE_FULL, ENOSPC
+    /// or EDQUOT (POSIX), and Foundation's "out of space" from a plain file write (`Data.write`, `FileHandle.write`,
+    /// `createDirectory`: CocoaError 640, also as an NSError from swift-corelibs-foundation, which this module does
+    /// not import: recognised by its domain and code).
     public static func isDiskFull(_ error: any Error) -> Bool {
         switch error {
         case let error as StorageError: return error.code == .diskFull || error.underlying.map(isDiskFull) == true
         case let error as DatabaseError: return error.resultCode == .SQLITE_FULL
-        case let error as POSIXError: return error.code == .ENOSPC
-        default: return false
+        case let error as POSIXError: return error.code == .ENOSPC || error.code == .EDQUOT
+        case let error as CocoaError: return error.code == .fileWriteOutOfSpace
+        default:
+            switch error._domain {
+            case "NSCocoaErrorDomain": return error._code == CocoaError.Code.fileWriteOutOfSpace.rawValue
+            case "NSPOSIXErrorDomain": return error._code == Int(ENOSPC) || error._code == Int(EDQUOT)
+            default: return false
+            }
         }
+    }
+
+    /// A failed plain file write (`errno`) as an error: `diskFull` for ENOSPC and EDQUOT, so the storage-pressure
+    /// state recognises it; `openFailed` otherwise.
+    static func fileWrite(_ message: String, errno code: Int32) -> StorageError {
+        code == ENOSPC || code == EDQUOT
+            ? StorageError(.diskFull, "\(message): the disk is full (errno \(code))")
+            : StorageError(.openFailed, "\(message) (errno \(code))")
     }
 
     /// GRDB's SQLITE_FULL as a typed `diskFull` error; any other error unchanged.

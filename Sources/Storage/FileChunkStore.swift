@@ -40,7 +40,7 @@ public struct FileChunkStore: ChunkStore {
         if Self.touch(target) { return false }
         let temporary = "\(root)/tmp/\(UUID().uuidString.lowercased()).part"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StorageError(.openFailed, "cannot create a chunk file (errno \(errno))") }
+        guard fd >= 0 else { throw StorageError.fileWrite("cannot create a chunk file", errno: errno) }
         do {
             try Self.writeAll(fd, bytes)
             close(fd)
@@ -53,7 +53,7 @@ public struct FileChunkStore: ChunkStore {
         guard rename(temporary, target) == 0 else {
             let code = errno
             unlink(temporary)
-            throw StorageError(.openFailed, "cannot store a chunk (errno \(code))")
+            throw StorageError.fileWrite("cannot store a chunk", errno: code)
         }
         return true
     }
@@ -146,7 +146,7 @@ public struct FileChunkStore: ChunkStore {
         while done < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw StorageError(.openFailed, "cannot write (errno \(errno))") }
+            guard n > 0 else { throw StorageError.fileWrite("cannot write", errno: n < 0 ? errno : ENOSPC) }
             done += n
         }
     }

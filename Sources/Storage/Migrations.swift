@@ -614,6 +614,34 @@ enum Migrations {
                     CREATE INDEX issues_list_by_events ON issues(project_id, events, users, last_seen, id, status, kind, regressed);
                     """)
         }
+        migrator.registerMigration("v18-storage-alerts") { db in
+            // Issue #15: the server tells the operator through the webhook outbox when its disk is full and when
+            // space returns. SQLite cannot change a CHECK: alerts is rebuilt to allow the two kinds (ids are kept, so
+            // webhook_deliveries.alert_id still points at its alert; foreign keys are checked after the migration).
+            try db.execute(
+                sql: """
+                    CREATE TABLE alerts_v18 (
+                        id INTEGER PRIMARY KEY,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        kind TEXT NOT NULL CHECK (kind IN ('new_issue', 'regression', 'velocity', 'crash_free_target',
+                                                           'storage_full', 'storage_ok')),
+                        dedupe_key TEXT NOT NULL,
+                        issue_id INTEGER REFERENCES issues(id) ON DELETE SET NULL,
+                        release TEXT,
+                        title TEXT NOT NULL,
+                        reason TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        dispatched INTEGER NOT NULL DEFAULT 0 CHECK (dispatched IN (0, 1)),
+                        UNIQUE (project_id, dedupe_key)
+                    );
+                    INSERT INTO alerts_v18 (id, project_id, kind, dedupe_key, issue_id, release, title, reason, created_at, dispatched)
+                        SELECT id, project_id, kind, dedupe_key, issue_id, release, title, reason, created_at, dispatched FROM alerts;
+                    DROP TABLE alerts;
+                    ALTER TABLE alerts_v18 RENAME TO alerts;
+                    CREATE INDEX alerts_by_project ON alerts(project_id, id);
+                    CREATE INDEX alerts_to_dispatch ON alerts(id) WHERE dispatched = 0;
+                    """)
+        }
         return migrator
     }
 }

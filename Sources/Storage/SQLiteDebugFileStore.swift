@@ -51,9 +51,9 @@ public struct SQLiteDebugFileStore: DebugFileStore {
 
     public func temporaryUpload() throws -> TemporaryUpload {
         let path = "\(root)/tmp/\(UUID().uuidString.lowercased()).part"
-        guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw StorageError(.openFailed, "cannot create a temporary file for the upload")
-        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StorageError.fileWrite("cannot create a temporary file for the upload", errno: errno) }
+        close(fd)
         return TemporaryUpload(path: path)
     }
 

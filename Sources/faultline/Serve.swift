@@ -112,7 +112,8 @@ struct Serve: AsyncParsableCommand {
             logger.warning("dashboard templates not found (pass --web DIR): the dashboard will not be rendered")
         }
         // One storage-pressure state for the whole server: ingest, the HTTP edge and the background writers.
-        let storage = root.storagePressure(minFreeBytes: settings.minFreeBytes, logger: Logger(label: "faultline.storage"))
+        let storage = root.storagePressure(
+            minFreeBytes: settings.minFreeBytes, retryAfterSeconds: settings.storageRetryAfterSeconds, logger: Logger(label: "faultline.storage"))
         let debounce = settings.renderDebounce
         let scheduler = renderer.map {
             var scheduler = root.renderScheduler(renderer: $0, logger: Logger(label: "faultline.render"), debounce: debounce)
@@ -141,6 +142,7 @@ struct Serve: AsyncParsableCommand {
             publicURL: { publicAddress ?? boundPort.port.map { "http://\(listenHost):\($0)/" } }, onChange: notify)
         alerts.storage = storage
         services.append(alerts)
+        services.append(root.storageAlertService(storage: storage, alerts: alerts, logger: Logger(label: "faultline.alerts")))
         var webhooks = root.webhookDispatcher(
             sender: sender, logger: Logger(label: "faultline.webhooks"), allowPrivateTargets: config.allowPrivateWebhooks,
             baseBackoff: settings.webhookBaseBackoffSeconds,

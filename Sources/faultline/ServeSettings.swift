@@ -29,6 +29,8 @@ struct ServeSettings {
     var alertInterval: Duration
     var webhookBaseBackoffSeconds: Double
     var webhookIdleDelay: Duration
+    /// `Retry-After` (seconds) of the answers given while the disk is full.
+    var storageRetryAfterSeconds: Int
     /// How long a client may keep the server waiting mid-request or idle (`--read-timeout-seconds`).
     var readTimeout: Duration
     /// Open connections at most (`--max-connections`; default from the open-files limit).
@@ -81,6 +83,7 @@ struct ServeSettings {
         alertInterval = .milliseconds(try env.int("FAULTLINE_ALERT_INTERVAL_MS", in: 1...day) ?? 30_000)
         webhookBaseBackoffSeconds = Double(try env.int("FAULTLINE_WEBHOOK_BACKOFF_MS", in: 1...day) ?? 5000) / 1000
         webhookIdleDelay = .milliseconds(try env.int("FAULTLINE_WEBHOOK_POLL_MS", in: 1...day) ?? 1000)
+        storageRetryAfterSeconds = try env.int("FAULTLINE_STORAGE_RETRY_AFTER_S", in: 1...86_400) ?? 30
         let timeoutSeconds = try pick(serve.readTimeoutSeconds, "--read-timeout-seconds", { $0.isFinite && (0.05...86_400).contains($0) },
                                       "a number of seconds from 0.05 to 86400",
                                       env: { try env.double("FAULTLINE_READ_TIMEOUT_SECONDS", in: 0.05...86_400) }, default: 30)

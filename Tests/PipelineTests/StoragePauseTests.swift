@@ -66,4 +66,37 @@ import Testing
         for _ in 0..<20 { clock.advance(2); try? await Task.sleep(for: .milliseconds(10)) }
         #expect(store.calls.withLock { $0 } == calls)
     }
+
+    @Test func eachEntryAndLeaveIsKeptOnceForTheAlertWriterAndBackgroundWritersKeepHalfTheFloor() {
+        let clock = ManualClock()
+        let free = Mutex<UInt64>(100 << 20)
+        let guardian = DiskGuard(floorBytes: 8 << 20, marginBytes: 4 << 20, clock: clock, isDiskFull: { $0 is DiskFull }) {
+            free.withLock { $0 }
+        }
+        #expect(!guardian.isFull)
+        #expect(guardian.takeNotices().isEmpty)
+        // Under the floor: ingest is refused, background writers still have their share (down to 4 MiB).
+        free.withLock { $0 = 6 << 20 }
+        clock.advance(2)
+        #expect(guardian.isFull)
+        #expect(!guardian.backgroundPaused)
+        free.withLock { $0 = 3 << 20 }
+        #expect(guardian.backgroundPaused)  // measured at once near the floor: no stale second
+        free.withLock { $0 = 6 << 20 }
+        #expect(!guardian.backgroundPaused)
+        // A real disk-full error pauses them whatever the measure, and is not a second entry.
+        #expect(guardian.noteFailure(DiskFull()))
+        #expect(guardian.backgroundPaused)
+        for _ in 0..<5 { _ = guardian.isFull }
+        let entered = guardian.takeNotices()
+        #expect(entered.map(\.full) == [true])
+        #expect(entered.first?.availableBytes == 6 << 20)
+        // The writer could not record it: kept, before what comes next.
+        guardian.keepNotices(entered)
+        free.withLock { $0 = 50 << 20 }
+        #expect(!guardian.isFull)
+        #expect(!guardian.backgroundPaused)
+        #expect(guardian.takeNotices().map(\.full) == [true, false])
+        #expect(guardian.takeNotices().isEmpty)
+    }
 }

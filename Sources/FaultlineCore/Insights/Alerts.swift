@@ -83,6 +83,11 @@ public enum AlertKind: String, Sendable, Codable, CaseIterable {
     case regression
     case velocity
     case crashFreeTarget = "crash_free_target"
+    /// The server's disk is full (`StoragePressurePolicy`): ingest answers 507 until space returns. Server-wide,
+    /// recorded once per entry for every project with a webhook.
+    case storageFull = "storage_full"
+    /// The disk has space again after a `storageFull`: ingest and background work resumed.
+    case storageOK = "storage_ok"
 }
 
 /// An alert that fired, with the numbers that made it fire.
@@ -214,6 +219,11 @@ public enum AlertRules {
         case .crashFreeTarget:
             text = "[\(project)] Crash-free sessions \(n("crash_free_sessions_percent")) % below target \(n("target_percent")) % "
                 + "in \(release ?? "all releases") (\(n("crashed_sessions")) crashed of \(n("sessions")))"
+        case .storageFull:
+            text = "[\(project)] Storage full on the Faultline server: ingest answers 507 until space returns "
+                + "(\(n("free_mib")) MiB free, floor \(n("floor_mib")) MiB)"
+        case .storageOK:
+            text = "[\(project)] Storage OK again on the Faultline server: ingest resumed (\(n("free_mib")) MiB free)"
         }
         if let link { text += " <\(link)>" }
         return text

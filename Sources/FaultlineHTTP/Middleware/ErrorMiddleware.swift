@@ -6,6 +6,9 @@ import Pipeline
 /// status. Sits outermost, so nothing leaves the router as Hummingbird's empty 500.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let telemetry: Telemetry
+    /// The storage-pressure state: a disk-full error from any write (SQLite, a debug file, a chunk, a page) enters
+    /// it and is answered 507 with `Retry-After`, never a 500 and never a log line per request. Nil: no such state.
+    var storage: DiskGuard? = nil
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
@@ -13,7 +16,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            let apiError = APIError.from(error)
+            var apiError = APIError.from(error)
+            if let storage, storage.noteFailure(error) {
+                apiError = StoragePressureMiddleware<Context>.kind(request.uri.path) == .sentry
+                    ? .sentryStorageFull(retryAfter: storage.retryAfterSeconds) : .storageFull(retryAfter: storage.retryAfterSeconds)
+            }
             if apiError.status.code >= 500, apiError.status != .serviceUnavailable, apiError.status != .insufficientStorage {
                 context.logger.error(
                     "request failed",

@@ -7,6 +7,9 @@ Scenarios:
   crash     an unhandled exception inside an application session (the process dies through sys.excepthook)
   sessions  RELEASE COUNT STATUS...: COUNT sessions of RELEASE ending in exited, errored (a handled error) or crashed
   burst     N: N handled errors as fast as possible (for rate limiting); prints how many the SDK sent
+  full N MARKER: N handled errors to a server whose disk is full, each sent (or dropped) before the next; prints
+            the SDK's rate-limit state; waits for the file MARKER (space is back), then for the back-off the
+            server asked for to end, and sends one more error and its client report of what it dropped
   pii       send_default_pii=True, a password in extra data, a card number in a message, a URL password in a
             breadcrumb, and the user's IP address (for server-side scrubbing)
 """
@@ -101,6 +104,37 @@ elif scenario == "burst":
     limits = getattr(transport, "_disabled_until", {})
     print("disabled:" + ",".join(sorted(str(k) for k in limits.keys())))
     sentry_sdk.flush(timeout=5)
+elif scenario == "full":
+    import os
+    import time
+    from datetime import datetime, timezone
+
+    count, marker = int(sys.argv[3]), sys.argv[4]
+    init("shop@1.0")
+    transport = sentry_sdk.get_client().transport
+    for i in range(count):
+        try:
+            raise RuntimeError(f"while full {i}")
+        except RuntimeError:
+            sentry_sdk.capture_exception()
+        # The worker's queue only: sentry_sdk.flush() would also force out the client report, which the SDK itself
+        # drops while it is backed off (and with it the record of what it dropped).
+        transport._worker.flush(5)
+    limits = dict(getattr(transport, "_disabled_until", {}))
+    print("disabled:" + ",".join(sorted(str(k) for k in limits.keys())), flush=True)
+    deadline = time.time() + 120
+    while not os.path.exists(marker) and time.time() < deadline:
+        time.sleep(0.1)
+    # Honour the back-off the server asked for, then send again.
+    now = datetime.now(timezone.utc)
+    wait = max([(until - now).total_seconds() for until in limits.values()] + [0])
+    time.sleep(wait + 0.2)
+    try:
+        raise RuntimeError("after space returned")
+    except RuntimeError:
+        sentry_sdk.capture_exception()
+    sentry_sdk.flush(timeout=10)
+    print("sent", flush=True)
 elif scenario == "pii":
     init("shop@1.0", send_default_pii=True)
     sentry_sdk.set_user({"id": "user-9", "username": "alice", "ip_address": "203.0.113.99"})
