@@ -137,7 +137,9 @@ extension DebugModule {
                 let dieRanges = Self.ranges(&child)
                 if !dieRanges.isEmpty {
                     walk.entries += 1
-                    functions.append(Function(name: name(&child), inlines: []))
+                    let lowest = dieRanges.map(\.low).min() ?? 0
+                    let highest = dieRanges.map(\.high).max() ?? 0
+                    functions.append(Function(name: name(&child), inlines: [], lowest: lowest, highest: highest))
                     let index = functions.count - 1
                     function = index
                     parent = -1

@@ -91,6 +91,13 @@ public final class DebugModule {
     struct Function {
         var name: Int32  // index into `names`, -1 for none
         var inlines: [InlineNode]
+        /// The lowest address of its ranges and the highest end.
+        var lowest: UInt64
+        var highest: UInt64
+        /// The rows of the unit's line table that can answer for an address of this function (see
+        /// `lineRow(unit:function:address:)`), found on the first lookup in it; `lowRow` -1 until then.
+        var lowRow: Int32 = -1
+        var highRow: Int32 = -1
     }
 
     struct RangeEntry {
@@ -116,6 +123,9 @@ public final class DebugModule {
         var bytes: UInt64 = 0
         /// Whether libdw's line table of this unit was counted in `libdwBytes` (it stays until the module closes).
         var linesCounted = false
+        /// libdw's line table of this unit once read (valid until the module closes), and its row count.
+        var lines: OpaquePointer? = nil
+        var lineCount = 0
         /// When the unit was last used (a tick of `clock`), for dropping the least recently used.
         var lastUse: UInt64 = 0
     }
@@ -244,10 +254,7 @@ public final class DebugModule {
         var best: (address: UInt64, exact: Bool)?
         var rowsRead = 0
         for index in units.indices {
-            var lines: OpaquePointer?
-            var count = 0
-            guard dwarf_getsrclines(&units[index].die, &lines, &count) == 0, let lines else { continue }
-            countLines(unit: index, rows: count)
+            guard let (lines, count) = lineTable(index) else { continue }
             for row in 0..<count {
                 rowsRead += 1
                 if rowsRead > Self.maxSourceLineRows { return best.flatMap { resolveDWARF($0.address) } }
@@ -329,7 +336,7 @@ public final class DebugModule {
             }
         }
 
-        var (file, line, column) = lineInfo(unit: unit, address: address)
+        var (file, line, column) = lineInfo(unit: unit, function: Int(entry.function), address: address)
         var frames: [SymbolicatedFrame] = []
         frames.reserveCapacity(deepestDepth + 1)
         var current = deepest
@@ -377,12 +384,80 @@ public final class DebugModule {
 
     func lineInfo(unit: Int, address: UInt64) -> (String?, Int?, Int?) {
         guard unit >= 0, unit < units.count else { return (nil, nil, nil) }
-        if !units[unit].linesCounted {
-            var lines: OpaquePointer?
-            var count = 0
-            if dwarf_getsrclines(&units[unit].die, &lines, &count) == 0 { countLines(unit: unit, rows: count) }
+        if !units[unit].linesCounted { _ = lineTable(unit) }
+        return location(dwarf_getsrc_die(&units[unit].die, address), unit: unit)
+    }
+
+    /// The line, file and column for `address` in a function of `unit`: the row `dwarf_getsrc_die` would give,
+    /// found among the function's rows only (a few cache lines instead of the whole unit's table).
+    func lineInfo(unit: Int, function: Int, address: UInt64) -> (String?, Int?, Int?) {
+        guard let (lines, count) = lineTable(unit), count > 0 else { return (units[unit].name, nil, nil) }
+        var window = (low: Int(units[unit].functions[function].lowRow), high: Int(units[unit].functions[function].highRow))
+        if window.low < 0 {
+            window = rowWindow(lines: lines, count: count, of: units[unit].functions[function])
+            // Kept when it fits (a table of 2^31 rows is searched whole every time instead).
+            if let low = Int32(exactly: window.low), let high = Int32(exactly: window.high) {
+                units[unit].functions[function].lowRow = low
+                units[unit].functions[function].highRow = high
+            }
         }
-        guard let line = dwarf_getsrc_die(&units[unit].die, address) else { return (units[unit].name, nil, nil) }
+        let index = Self.lastRowIndex(lines: lines, from: window.low, through: window.high, atOrBelow: address)
+        return location(Self.answeringRow(lines: lines, index: index, address: address), unit: unit)
+    }
+
+    /// `unit`'s line table, read (and counted) on first use.
+    func lineTable(_ unit: Int) -> (OpaquePointer, Int)? {
+        if let lines = units[unit].lines { return (lines, units[unit].lineCount) }
+        guard !units[unit].linesCounted else { return nil }  // read before, and libdw had none
+        var lines: OpaquePointer?
+        var count = 0
+        guard dwarf_getsrclines(&units[unit].die, &lines, &count) == 0, let lines else {
+            units[unit].linesCounted = true
+            return nil
+        }
+        countLines(unit: unit, rows: count)
+        units[unit].lines = lines
+        units[unit].lineCount = count
+        return (lines, count)
+    }
+
+    /// The rows that can answer for the function's addresses: from the last row at or below its lowest address
+    /// to the last row below its highest end. libdw's table is sorted by address, so for any address of the
+    /// function the last row at or below it lies in between.
+    func rowWindow(lines: OpaquePointer, count: Int, of function: Function) -> (low: Int, high: Int) {
+        let low = Self.lastRowIndex(lines: lines, from: 0, through: count - 1, atOrBelow: function.lowest)
+        // `highest` > `lowest` (ranges are never empty), so `highest - 1` is at or above `lowest`.
+        let high = Self.lastRowIndex(lines: lines, from: 0, through: count - 1, atOrBelow: function.highest &- 1)
+        return (low, max(low, high))
+    }
+
+    /// The index of the last row in `from...through` whose address is at or below `address`, else `from`: the
+    /// search of `dwarf_getsrc_die`, over a part of the table.
+    static func lastRowIndex(lines: OpaquePointer, from: Int, through: Int, atOrBelow address: UInt64) -> Int {
+        var l = from
+        var u = through
+        while l < u {
+            let middle = u - (u - l) / 2
+            var rowAddress: Dwarf_Addr = 0
+            guard let row = dwarf_onesrcline(lines, middle), dwarf_lineaddr(row, &rowAddress) == 0 else { return l }
+            if address < rowAddress { u = middle - 1 } else { l = middle }
+        }
+        return l
+    }
+
+    /// The row at `index` when it answers for `address` (at or below it, and not an end of sequence), as
+    /// `dwarf_getsrc_die` decides.
+    static func answeringRow(lines: OpaquePointer, index: Int, address: UInt64) -> OpaquePointer? {
+        var rowAddress: Dwarf_Addr = 0
+        var end = false
+        guard let row = dwarf_onesrcline(lines, index), dwarf_lineaddr(row, &rowAddress) == 0, rowAddress <= address,
+            dwarf_lineendsequence(row, &end) == 0, !end
+        else { return nil }
+        return row
+    }
+
+    func location(_ line: OpaquePointer?, unit: Int) -> (String?, Int?, Int?) {
+        guard let line else { return (units[unit].name, nil, nil) }
         var lineNumber: Int32 = 0
         var column: Int32 = 0
         dwarf_lineno(line, &lineNumber)
