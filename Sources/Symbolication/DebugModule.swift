@@ -42,37 +42,92 @@ public struct Resolution: Sendable, Equatable {
     public var offset: UInt64?
 }
 
-/// An opened debug file with its lookup indexes, built once.
+/// An opened debug file whose lookup indexes are built per compilation unit, when an address first needs them.
 ///
 /// libdw's per-address conveniences are traps here (`dwarf_addrdie` needs `.debug_aranges`, which clang and
 /// swiftc do not emit; `dwarf_getscopes` re-walks the whole CU per address and misses Swift's
-/// `DW_TAG_module`; symbol lookups scan linearly). So opening walks every CU once and keeps: functions'
-/// address ranges sorted for binary search, each function's tree of inlined calls with resolved call
-/// sites, and a sorted symbol table. Lookups then cost a binary search plus a walk of one function's
-/// inline tree, and `dwarf_getsrc_die` (itself a binary search) for the line.
+/// `DW_TAG_module`; symbol lookups scan linearly). So the module keeps its own indexes, in two layers:
 ///
-/// Not thread-safe: libdw handles are not. One owner (an actor) per module; parallelism comes from
-/// several owners.
+/// 1. Opening reads only the unit table: each compilation unit's header, its DIE and its address ranges
+///    (`DW_AT_ranges` or `low_pc`/`high_pc`), sorted for binary search. That is a few bytes per unit, so
+///    opening costs the same for a 5 MB and a 250 MB file of the same number of units.
+/// 2. The first address that lands in a unit walks that unit's DIEs once and keeps its functions' address
+///    ranges (sorted) and each function's tree of inlined calls with resolved call sites. Units without any
+///    address range (rare: type-only units, or a producer that omits them) are walked the first time an
+///    address lands in no ranged unit.
+///
+/// A lookup then costs a binary search in the unit table, one in the unit's functions, a walk of one
+/// function's inline tree, and `dwarf_getsrc_die` (itself a binary search) for the line. The ELF symbol
+/// table (for code without DWARF) is read the first time it is needed.
+///
+/// Memory: `indexedBytes` estimates what has been built (our tables, names, and libdw's line tables of the
+/// units used); `ModuleCache` budgets that, not the file's size. Past `maxIndexBytes` the least recently used
+/// units' indexes are dropped (and rebuilt if used again), so one module's memory stays bounded whatever the
+/// file's size.
+///
+/// Not thread-safe (lookups build indexes, and libdw handles are not thread-safe either): one owner (an actor)
+/// per module; parallelism comes from several owners.
 public final class DebugModule {
+    /// An address range; `[low, high)`.
+    typealias Span = (low: UInt64, high: UInt64)
+
     struct InlineNode {
-        var ranges: [(low: UInt64, high: UInt64)]
-        var parent: Int  // index into the function's inlines, -1 for the function itself
-        var name: String?
+        /// The first range; `more` holds the rest (most inlined calls have one range, so no allocation).
+        var low: UInt64
+        var high: UInt64
+        var more: [Span]
+        var parent: Int32  // index into the function's inlines, -1 for the function itself
+        var name: Int32  // index into `names`, -1 for none
+        var callLine: UInt32
+        var callColumn: UInt32
         var callFile: String?
-        var callLine: Int
-        var callColumn: Int
+
+        func contains(_ address: UInt64) -> Bool {
+            if low <= address, address < high { return true }
+            return more.contains { $0.low <= address && address < $0.high }
+        }
     }
 
     struct Function {
-        var name: String?
-        var cu: Int
+        var name: Int32  // index into `names`, -1 for none
         var inlines: [InlineNode]
+        /// The lowest address of its ranges and the highest end.
+        var lowest: UInt64
+        var highest: UInt64
+        /// The rows of the unit's line table that can answer for an address of this function (see
+        /// `lineRow(unit:function:address:)`), found on the first lookup in it; `lowRow` -1 until then.
+        var lowRow: Int32 = -1
+        var highRow: Int32 = -1
     }
 
     struct RangeEntry {
         var low: UInt64
         var high: UInt64
-        var function: Int
+        /// The unit the range belongs to (an index into `units`).
+        var unit: Int32
+        /// The function within the unit (an index into its `functions`); -1 for a unit's own range.
+        var function: Int32
+    }
+
+    /// One compilation unit: its DIE from the start, its functions once an address landed in it.
+    struct Unit {
+        var die: Dwarf_Die
+        /// `DW_AT_name`: the file shown (with no line) when the line table does not cover an address.
+        var name: String?
+        var hasRanges: Bool
+        var indexed = false
+        var functions: [Function] = []
+        /// The functions' ranges, sorted by `low`.
+        var ranges: [RangeEntry] = []
+        /// What `functions` and `ranges` take (estimated), counted in `tableBytes`.
+        var bytes: UInt64 = 0
+        /// Whether libdw's line table of this unit was counted in `libdwBytes` (it stays until the module closes).
+        var linesCounted = false
+        /// libdw's line table of this unit once read (valid until the module closes), and its row count.
+        var lines: OpaquePointer? = nil
+        var lineCount = 0
+        /// When the unit was last used (a tick of `clock`), for dropping the least recently used.
+        var lastUse: UInt64 = 0
     }
 
     struct Symbol {
@@ -86,32 +141,65 @@ public final class DebugModule {
     let fd: Int32
     let elf: OpaquePointer
     let dwarf: OpaquePointer?
-    var cus: [Dwarf_Die] = []
-    /// Each CU's `DW_AT_name`: the file shown (with no line) when the line table does not cover an address.
-    var cuNames: [String?] = []
-    var functions: [Function] = []
-    var ranges: [RangeEntry] = []
-    /// CU address ranges (`function` = CU index), for addresses that no function DIE covers.
-    var cuRanges: [RangeEntry] = []
-    var symbols: [Symbol] = []
-    /// Demangled names and normalised file names, computed once per distinct input (lookups repeat them).
+    var units: [Unit] = []
+    /// Every ranged unit's address ranges (`function` = -1), sorted by `low`.
+    var unitRanges: [RangeEntry] = []
+    /// Units with no address range of their own, and whether they were walked (see the type's overview).
+    var unrangedUnits: [Int32] = []
+    var unrangedIndexed = false
+    /// The function ranges found in unranged units, sorted by `low`.
+    var unrangedRanges: [RangeEntry] = []
+    var symbolsRead = false
+    var symbolStore: [Symbol] = []
+    /// Function names read while indexing, each once (an inline tree repeats the same few), by their address in
+    /// `.debug_str`; `demangledNames` beside them is filled on first use (lookups repeat them).
+    var names: [String] = []
+    var demangledNames: [String?] = []
+    var nameIndex: [UnsafePointer<CChar>: Int32] = [:]
+    /// Demangled symbol-table names, and normalised line-table file names, computed once per distinct input.
     var demangled: [String: String] = [:]
     var fileNames: [UnsafePointer<CChar>: String] = [:]
-    /// Names read while indexing, by their address in `.debug_str` (an inline tree repeats the same few).
-    var indexedNames: [UnsafePointer<CChar>: String] = [:]
+    /// Estimated bytes: the unit table and symbol table (`baseBytes`), units' indexes (`tableBytes`), names and
+    /// caches (`nameBytes`), libdw's line tables (`libdwBytes`, never freed before the module closes).
+    var baseBytes: UInt64 = 0
+    var tableBytes: UInt64 = 0
+    var nameBytes: UInt64 = 0
+    var libdwBytes: UInt64 = 0
+    var clock: UInt64 = 0
+    /// The most `tableBytes + nameBytes` may reach before the least recently used units' indexes are dropped.
+    public let maxIndexBytes: UInt64
     /// The first `PT_LOAD`'s page-aligned `p_vaddr`: module-relative offsets are added to it.
     public private(set) var loadBias: UInt64 = 0
-    /// The file's size in bytes (what the module cache budgets).
+    /// The file's size in bytes.
     public private(set) var fileSize: UInt64 = 0
     /// How deep the DIE tree is walked (real code nests a few dozen levels).
     static let maxDIEDepth = 256
     /// How many ranges one DIE's `DW_AT_ranges` list gives at most.
     static let maxRangesPerDIE = 100_000
-    /// Whether DWARF was found (else only the symbol table answers).
-    public var hasDWARF: Bool { dwarf != nil && !ranges.isEmpty }
+    /// How many unit ranges before an address are checked for containing it (units' ranges rarely overlap;
+    /// a hostile file's overlaps only cost answers, never unbounded work).
+    static let maxOverlappingUnits = 16
+    /// Most functions or inlined calls one unit's index keeps (indexes are `Int32`).
+    static let maxEntriesPerUnit = 1 << 26
+    /// The default for `maxIndexBytes`.
+    public static let defaultMaxIndexBytes: UInt64 = 512 << 20
 
-    /// Opens `path` and builds the indexes.
-    public init(path: String) throws {
+    /// Whether DWARF was found (else only the symbol table answers).
+    public var hasDWARF: Bool { dwarf != nil && (!unitRanges.isEmpty || !unrangedUnits.isEmpty) }
+    /// How many compilation units the file has.
+    public var unitCount: Int { units.count }
+    /// How many units' functions are indexed now (they are indexed when an address first lands in them).
+    public var indexedUnitCount: Int { units.reduce(0) { $0 + ($1.indexed ? 1 : 0) } }
+    /// The estimated memory of everything built so far, in bytes (what `ModuleCache` budgets).
+    public var indexedBytes: UInt64 { baseBytes &+ tableBytes &+ nameBytes &+ libdwBytes }
+
+    /// Opens `path` and reads its unit table; functions are indexed per unit as lookups need them.
+    ///
+    /// - Parameter maxIndexBytes: past this many bytes of indexes and names, the least recently used units'
+    ///   indexes are dropped.
+    /// - Throws: `SymbolicationError` when the file cannot be opened or is not ELF.
+    public init(path: String, maxIndexBytes: UInt64 = DebugModule.defaultMaxIndexBytes) throws {
+        self.maxIndexBytes = maxIndexBytes
         elf_version(UInt32(EV_CURRENT))
         fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw SymbolicationError(.openFailed, "cannot open \(path) (errno \(errno))") }
@@ -124,10 +212,7 @@ public final class DebugModule {
         self.elf = elf
         dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil)
         readLoadBias()
-        readSymbols()
-        if dwarf != nil { indexDWARF() }
-        ranges.sort { $0.low < $1.low }
-        cuRanges.sort { $0.low < $1.low }
+        if dwarf != nil { readUnits() }
     }
 
     deinit {
@@ -146,8 +231,8 @@ public final class DebugModule {
         if let resolution = resolveDWARF(address) { return resolution }
         guard var resolution = resolveSymbol(address) else { return nil }
         // Code in a CU without function DIEs (runtime glue): the symbol's name, with what the CU knows.
-        if let cu = Self.containing(cuRanges, address) {
-            let (file, line, column) = lineInfo(cu: cu.function, address: address)
+        if let cu = Self.containing(unitRanges, address) {
+            let (file, line, column) = lineInfo(unit: Int(cu.unit), address: address)
             resolution.frames[0].file = file
             resolution.frames[0].line = line == 0 ? nil : line
             resolution.frames[0].column = column == 0 ? nil : column
@@ -168,10 +253,8 @@ public final class DebugModule {
         let suffix = file.hasPrefix("/") ? file : "/" + file
         var best: (address: UInt64, exact: Bool)?
         var rowsRead = 0
-        for index in cus.indices {
-            var lines: OpaquePointer?
-            var count = 0
-            guard dwarf_getsrclines(&cus[index], &lines, &count) == 0, let lines else { continue }
+        for index in units.indices {
+            guard let (lines, count) = lineTable(index) else { continue }
             for row in 0..<count {
                 rowsRead += 1
                 if rowsRead > Self.maxSourceLineRows { return best.flatMap { resolveDWARF($0.address) } }
@@ -196,14 +279,9 @@ public final class DebugModule {
     /// The entry containing `address`: the last one starting at or below it, stepping back over a few
     /// in case of nested entries (ranges of distinct functions do not overlap).
     static func containing(_ entries: [RangeEntry], _ address: UInt64) -> RangeEntry? {
-        var lo = 0
-        var hi = entries.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if entries[mid].low <= address { lo = mid + 1 } else { hi = mid }
-        }
-        var index = lo - 1
-        while index >= 0, index >= lo - 8 {
+        var index = lastStarting(atOrBelow: address, in: entries)
+        let stop = index - 8
+        while index >= 0, index > stop {
             let entry = entries[index]
             if entry.low <= address, address < entry.high { return entry }
             index -= 1
@@ -211,62 +289,175 @@ public final class DebugModule {
         return nil
     }
 
+    /// The index of the last entry whose `low` is at or below `address`, -1 when none is.
+    static func lastStarting(atOrBelow address: UInt64, in entries: [RangeEntry]) -> Int {
+        var lo = 0
+        var hi = entries.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if entries[mid].low <= address { lo = mid + 1 } else { hi = mid }
+        }
+        return lo - 1
+    }
+
+    /// The function containing `address`: in the units whose ranges contain it (indexed now if they were not),
+    /// else in the units without ranges.
+    func function(at address: UInt64) -> RangeEntry? {
+        var index = Self.lastStarting(atOrBelow: address, in: unitRanges)
+        let stop = index - Self.maxOverlappingUnits
+        while index >= 0, index > stop {
+            let entry = unitRanges[index]
+            index -= 1
+            guard entry.low <= address, address < entry.high else { continue }
+            let unit = Int(entry.unit)
+            if !units[unit].indexed { indexUnit(unit) }
+            clock &+= 1
+            units[unit].lastUse = clock
+            if let found = Self.containing(units[unit].ranges, address) { return found }
+        }
+        guard !unrangedUnits.isEmpty else { return nil }
+        if !unrangedIndexed { indexUnrangedUnits() }
+        return Self.containing(unrangedRanges, address)
+    }
+
     func resolveDWARF(_ address: UInt64) -> Resolution? {
-        guard let entry = Self.containing(ranges, address) else { return nil }
-        let function = functions[entry.function]
+        guard dwarf != nil, let entry = function(at: address) else { return nil }
+        let unit = Int(entry.unit)
+        let function = units[unit].functions[Int(entry.function)]
 
         // The inline chain: the deepest inlined call containing the address, then its parents.
-        var containing: [Int] = []
-        for (i, node) in function.inlines.enumerated() where node.ranges.contains(where: { $0.low <= address && address < $0.high }) {
-            containing.append(i)
-        }
-        var chain: [Int] = []
-        if var current = containing.max(by: { depth(function, $0) < depth(function, $1) }) {
-            while current >= 0 {
-                chain.append(current)
-                current = function.inlines[current].parent
+        var deepest = -1
+        var deepestDepth = 0
+        for (i, node) in function.inlines.enumerated() where node.contains(address) {
+            let d = depth(function, i)
+            if d > deepestDepth {
+                deepest = i
+                deepestDepth = d
             }
         }
 
-        var (file, line, column) = lineInfo(cu: function.cu, address: address)
+        var (file, line, column) = lineInfo(unit: unit, function: Int(entry.function), address: address)
         var frames: [SymbolicatedFrame] = []
-        for nodeIndex in chain {
-            let node = function.inlines[nodeIndex]
+        frames.reserveCapacity(deepestDepth + 1)
+        var current = deepest
+        while current >= 0 {
+            let node = function.inlines[current]
             frames.append(frame(name: node.name, file: file, line: line, column: column, inlined: true))
             file = node.callFile
-            line = node.callLine
-            column = node.callColumn
+            line = Int(node.callLine)
+            column = Int(node.callColumn)
+            current = Int(node.parent)
         }
         frames.append(frame(name: function.name, file: file, line: line, column: column, inlined: false))
         return Resolution(frames: frames, source: .dwarf, offset: nil)
     }
 
+    /// How many inlined calls deep node `index` is (parents always come before their children, so this ends).
     func depth(_ function: Function, _ index: Int) -> Int {
         var d = 0
         var i = index
         while i >= 0 {
             d += 1
-            i = function.inlines[i].parent
+            i = Int(function.inlines[i].parent)
         }
         return d
     }
 
-    func frame(name: String?, file: String?, line: Int?, column: Int?, inlined: Bool) -> SymbolicatedFrame {
-        let readable = name.map { name -> String in
-            if let known = demangled[name] { return known }
-            let value = Demangler.demangle(name)
-            demangled[name] = value
-            return value
+    func frame(name index: Int32, file: String?, line: Int?, column: Int?, inlined: Bool) -> SymbolicatedFrame {
+        guard index >= 0, Int(index) < names.count else {
+            return SymbolicatedFrame(function: nil, file: file, line: line == 0 ? nil : line, column: column == 0 ? nil : column,
+                                     inlined: inlined)
+        }
+        let name = names[Int(index)]
+        let readable: String
+        if let known = demangledNames[Int(index)] {
+            readable = known
+        } else {
+            readable = Demangler.demangle(name)
+            demangledNames[Int(index)] = readable
+            if readable != name { nameBytes &+= Self.bytes(of: readable) }
         }
         return SymbolicatedFrame(
             function: readable, linkageName: readable == name ? nil : name, file: file, line: line == 0 ? nil : line,
             column: column == 0 ? nil : column, inlined: inlined)
     }
 
-    func lineInfo(cu: Int, address: UInt64) -> (String?, Int?, Int?) {
-        guard cu < cus.count else { return (nil, nil, nil) }
-        var die = cus[cu]
-        guard let line = dwarf_getsrc_die(&die, address) else { return (cuNames[cu], nil, nil) }
+    func lineInfo(unit: Int, address: UInt64) -> (String?, Int?, Int?) {
+        guard unit >= 0, unit < units.count else { return (nil, nil, nil) }
+        if !units[unit].linesCounted { _ = lineTable(unit) }
+        return location(dwarf_getsrc_die(&units[unit].die, address), unit: unit)
+    }
+
+    /// The line, file and column for `address` in a function of `unit`: the row `dwarf_getsrc_die` would give,
+    /// found among the function's rows only (a few cache lines instead of the whole unit's table).
+    func lineInfo(unit: Int, function: Int, address: UInt64) -> (String?, Int?, Int?) {
+        guard let (lines, count) = lineTable(unit), count > 0 else { return (units[unit].name, nil, nil) }
+        var window = (low: Int(units[unit].functions[function].lowRow), high: Int(units[unit].functions[function].highRow))
+        if window.low < 0 {
+            window = rowWindow(lines: lines, count: count, of: units[unit].functions[function])
+            // Kept when it fits (a table of 2^31 rows is searched whole every time instead).
+            if let low = Int32(exactly: window.low), let high = Int32(exactly: window.high) {
+                units[unit].functions[function].lowRow = low
+                units[unit].functions[function].highRow = high
+            }
+        }
+        let index = Self.lastRowIndex(lines: lines, from: window.low, through: window.high, atOrBelow: address)
+        return location(Self.answeringRow(lines: lines, index: index, address: address), unit: unit)
+    }
+
+    /// `unit`'s line table, read (and counted) on first use.
+    func lineTable(_ unit: Int) -> (OpaquePointer, Int)? {
+        if let lines = units[unit].lines { return (lines, units[unit].lineCount) }
+        guard !units[unit].linesCounted else { return nil }  // read before, and libdw had none
+        var lines: OpaquePointer?
+        var count = 0
+        guard dwarf_getsrclines(&units[unit].die, &lines, &count) == 0, let lines else {
+            units[unit].linesCounted = true
+            return nil
+        }
+        countLines(unit: unit, rows: count)
+        units[unit].lines = lines
+        units[unit].lineCount = count
+        return (lines, count)
+    }
+
+    /// The rows that can answer for the function's addresses: from the last row at or below its lowest address
+    /// to the last row below its highest end. libdw's table is sorted by address, so for any address of the
+    /// function the last row at or below it lies in between.
+    func rowWindow(lines: OpaquePointer, count: Int, of function: Function) -> (low: Int, high: Int) {
+        let low = Self.lastRowIndex(lines: lines, from: 0, through: count - 1, atOrBelow: function.lowest)
+        // `highest` > `lowest` (ranges are never empty), so `highest - 1` is at or above `lowest`.
+        let high = Self.lastRowIndex(lines: lines, from: 0, through: count - 1, atOrBelow: function.highest &- 1)
+        return (low, max(low, high))
+    }
+
+    /// The index of the last row in `from...through` whose address is at or below `address`, else `from`: the
+    /// search of `dwarf_getsrc_die`, over a part of the table.
+    static func lastRowIndex(lines: OpaquePointer, from: Int, through: Int, atOrBelow address: UInt64) -> Int {
+        var l = from
+        var u = through
+        while l < u {
+            let middle = u - (u - l) / 2
+            var rowAddress: Dwarf_Addr = 0
+            guard let row = dwarf_onesrcline(lines, middle), dwarf_lineaddr(row, &rowAddress) == 0 else { return l }
+            if address < rowAddress { u = middle - 1 } else { l = middle }
+        }
+        return l
+    }
+
+    /// The row at `index` when it answers for `address` (at or below it, and not an end of sequence), as
+    /// `dwarf_getsrc_die` decides.
+    static func answeringRow(lines: OpaquePointer, index: Int, address: UInt64) -> OpaquePointer? {
+        var rowAddress: Dwarf_Addr = 0
+        var end = false
+        guard let row = dwarf_onesrcline(lines, index), dwarf_lineaddr(row, &rowAddress) == 0, rowAddress <= address,
+            dwarf_lineendsequence(row, &end) == 0, !end
+        else { return nil }
+        return row
+    }
+
+    func location(_ line: OpaquePointer?, unit: Int) -> (String?, Int?, Int?) {
+        guard let line else { return (units[unit].name, nil, nil) }
         var lineNumber: Int32 = 0
         var column: Int32 = 0
         dwarf_lineno(line, &lineNumber)
@@ -275,13 +466,28 @@ public final class DebugModule {
             if let known = fileNames[pointer] { return known }
             let value = Self.normalize(String(cString: pointer))
             fileNames[pointer] = value
+            nameBytes &+= Self.bytes(of: value) &+ 32
             return value
         }
         // libdw hands back the table's unsigned values as `int`: a negative one is a hostile huge value.
         return (file, lineNumber > 0 ? Int(lineNumber) : nil, column > 0 ? Int(column) : nil)
     }
 
+    /// Counts libdw's line table of `unit` once (libdw keeps it until the module closes).
+    func countLines(unit: Int, rows: Int) {
+        guard !units[unit].linesCounted else { return }
+        units[unit].linesCounted = true
+        // A `Dwarf_Line` is 40 bytes, and libdw keeps a sorted copy of the rows' pointers beside them.
+        libdwBytes &+= UInt64(clamping: rows).multipliedReportingOverflow(by: 48).partialValue
+    }
+
+    var symbols: [Symbol] {
+        if !symbolsRead { readSymbols() }
+        return symbolStore
+    }
+
     func resolveSymbol(_ address: UInt64) -> Resolution? {
+        let symbols = self.symbols
         var lo = 0
         var hi = symbols.count
         while lo < hi {
@@ -293,12 +499,26 @@ public final class DebugModule {
         // A hostile symbol may end past the top of the address space: such an end is the top.
         let (end, overflow) = symbol.address.addingReportingOverflow(symbol.size)
         guard symbol.size == 0 || overflow || address < end else { return nil }
-        return Resolution(
-            frames: [frame(name: symbol.name, file: symbol.file, line: nil, column: nil, inlined: false)], source: .symbolTable,
-            offset: address - symbol.address)
+        let readable: String
+        if let known = demangled[symbol.name] {
+            readable = known
+        } else {
+            readable = Demangler.demangle(symbol.name)
+            demangled[symbol.name] = readable
+            nameBytes &+= Self.bytes(of: readable) &+ 48
+        }
+        let frame = SymbolicatedFrame(function: readable, linkageName: readable == symbol.name ? nil : symbol.name,
+                                      file: symbol.file)
+        return Resolution(frames: [frame], source: .symbolTable, offset: address - symbol.address)
     }
 
-    // MARK: indexing
+    /// The heap bytes of a string (small ones live inline).
+    static func bytes(of string: String) -> UInt64 {
+        let count = UInt64(string.utf8.count)
+        return count <= 15 ? 0 : count &+ 32
+    }
+
+    // MARK: the file's headers
 
     func readLoadBias() {
         var count = 0
@@ -316,6 +536,7 @@ public final class DebugModule {
     }
 
     func readSymbols() {
+        symbolsRead = true
         var section: OpaquePointer? = nil
         var best: [Symbol] = []
         var shdr = GElf_Shdr()
@@ -347,145 +568,10 @@ public final class DebugModule {
             // .symtab is a superset of .dynsym: prefer whichever has more.
             if found.count > best.count { best = found }
         }
-        symbols = best.sorted { $0.address < $1.address }
-    }
-
-    func indexDWARF() {
-        guard let dwarf else { return }
-        var offset: Dwarf_Off = 0
-        var next: Dwarf_Off = 0
-        var headerSize: Int = 0
-        while dwarf_nextcu(dwarf, offset, &next, &headerSize, nil, nil, nil) == 0 {
-            // Each unit must move forward, or a hostile length would loop here forever.
-            guard next > offset else { return }
-            var cu = Dwarf_Die()
-            if dwarf_offdie(dwarf, offset &+ Dwarf_Off(truncatingIfNeeded: headerSize), &cu) != nil {
-                let cuIndex = cus.count
-                cus.append(cu)
-                for r in Self.ranges(&cu) { cuRanges.append(RangeEntry(low: r.low, high: r.high, function: cuIndex)) }
-                var nameAttribute = Dwarf_Attribute()
-                cuNames.append(
-                    dwarf_attr(&cu, UInt32(DW_AT_name), &nameAttribute).flatMap { dwarf_formstring($0) }.map { String(cString: $0) })
-                var files: OpaquePointer? = nil
-                var fileCount = 0
-                if dwarf_getsrcfiles(&cu, &files, &fileCount) != 0 { files = nil }
-                var callFiles: [Int: String] = [:]
-                var lastOffset = dwarf_dieoffset(&cu)
-                walkChildren(
-                    of: &cu, cu: cuIndex, files: files, fileCount: fileCount, callFiles: &callFiles, function: nil, parent: -1,
-                    level: 0, lastOffset: &lastOffset)
-            }
-            offset = next
-        }
-    }
-
-    func walkChildren(
-        of die: inout Dwarf_Die, cu: Int, files: OpaquePointer?, fileCount: Int, callFiles: inout [Int: String], function: Int?,
-        parent: Int, level: Int, lastOffset: inout Dwarf_Off
-    ) {
-        guard level < Self.maxDIEDepth else { return }
-        var child = Dwarf_Die()
-        guard dwarf_child(&die, &child) == 0 else { return }
-        while true {
-            // DIEs are visited in file order, each once: a `DW_AT_sibling` pointing back (a cycle) or into a
-            // subtree already walked ends this list of children instead of looping or repeating work.
-            let childOffset = dwarf_dieoffset(&child)
-            guard childOffset > lastOffset, childOffset != Dwarf_Off.max else { return }
-            lastOffset = childOffset
-            let tag = dwarf_tag(&child)
-            var function = function
-            var parent = parent
-            if tag == Int32(DW_TAG_subprogram) {
-                let dieRanges = Self.ranges(&child)
-                if !dieRanges.isEmpty {
-                    functions.append(Function(name: name(&child), cu: cu, inlines: []))
-                    function = functions.count - 1
-                    parent = -1
-                    for r in dieRanges { ranges.append(RangeEntry(low: r.low, high: r.high, function: function!)) }
-                }
-            } else if tag == Int32(DW_TAG_inlined_subroutine), let owner = function {
-                let dieRanges = Self.ranges(&child)
-                if !dieRanges.isEmpty {
-                    var callFile: String?
-                    var attribute = Dwarf_Attribute()
-                    var value: Dwarf_Word = 0
-                    // A file index past the CU's file table (or past `Int`) names no file.
-                    if dwarf_attr(&child, UInt32(DW_AT_call_file), &attribute) != nil, dwarf_formudata(&attribute, &value) == 0,
-                        let files, let index = Int(exactly: value), index < fileCount
-                    {
-                        if let known = callFiles[index] {
-                            callFile = known
-                        } else if let path = dwarf_filesrc(files, index, nil, nil) {
-                            callFile = Self.normalize(String(cString: path))
-                            callFiles[index] = callFile
-                        }
-                    }
-                    let node = InlineNode(
-                        ranges: dieRanges, parent: parent, name: name(&child), callFile: callFile,
-                        callLine: Self.unsigned(&child, DW_AT_call_line), callColumn: Self.unsigned(&child, DW_AT_call_column))
-                    functions[owner].inlines.append(node)
-                    parent = functions[owner].inlines.count - 1
-                }
-            }
-            if dwarf_haschildren(&child) != 0 {
-                walkChildren(
-                    of: &child, cu: cu, files: files, fileCount: fileCount, callFiles: &callFiles, function: function,
-                    parent: parent, level: level + 1, lastOffset: &lastOffset)
-            }
-            var sibling = Dwarf_Die()
-            guard dwarf_siblingof(&child, &sibling) == 0 else { return }
-            child = sibling
-        }
-    }
-
-    /// `a//b` and `a/./b` as `a/b`: libdw joins directory and file names verbatim, and a directory of `/`
-    /// (Swift's `<compiler-generated>`) gives `//`.
-    static func normalize(_ path: String) -> String {
-        guard path.contains("//") || path.contains("/./") else { return path }
-        var parts: [Substring] = []
-        for part in path.split(separator: "/", omittingEmptySubsequences: true) where part != "." { parts.append(part) }
-        return (path.hasPrefix("/") ? "/" : "") + parts.joined(separator: "/")
-    }
-
-    static func ranges(_ die: inout Dwarf_Die) -> [(low: UInt64, high: UInt64)] {
-        var out: [(UInt64, UInt64)] = []
-        var base: Dwarf_Addr = 0
-        var start: Dwarf_Addr = 0
-        var end: Dwarf_Addr = 0
-        var offset: Int = 0
-        var steps = 0
-        // Bounded in steps, not only in kept ranges: a hostile list of empty ranges must not loop either.
-        repeat {
-            offset = dwarf_ranges(&die, offset, &base, &start, &end)
-            steps += 1
-            if offset > 0, end > start { out.append((start, end)) }
-        } while offset > 0 && steps < maxRangesPerDIE
-        return out
-    }
-
-    /// The linkage (mangled) name, else the plain name, following abstract origins and specifications.
-    func name(_ die: inout Dwarf_Die) -> String? {
-        var attribute = Dwarf_Attribute()
-        for at in [DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name] {
-            if dwarf_attr_integrate(&die, UInt32(at), &attribute) != nil, let s = dwarf_formstring(&attribute) {
-                if let known = indexedNames[s] { return known }
-                let value = String(cString: s)
-                indexedNames[s] = value
-                return value
-            }
-        }
-        return nil
-    }
-
-    /// A line or column attribute; 0 (no location) when absent or beyond any real line (`DW_FORM_data8`
-    /// lets a hostile file say 2^64 - 1).
-    static func unsigned(_ die: inout Dwarf_Die, _ at: Int) -> Int {
-        var attribute = Dwarf_Attribute()
-        var value: Dwarf_Word = 0
-        guard dwarf_attr(&die, UInt32(at), &attribute) != nil, dwarf_formudata(&attribute, &value) == 0,
-            value <= UInt64(UInt32.max)
-        else { return 0 }
-        return Int(value)
+        symbolStore = best.sorted { $0.address < $1.address }
+        var bytes = UInt64(symbolStore.count) &* UInt64(MemoryLayout<Symbol>.stride)
+        for symbol in symbolStore { bytes &+= Self.bytes(of: symbol.name) }
+        baseBytes &+= bytes
     }
 }
 

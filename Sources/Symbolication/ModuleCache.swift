@@ -2,8 +2,12 @@ import FaultlineCore
 
 /// The owner of open debug modules: an actor, so each libdw handle is used by one task at a time.
 ///
-/// Keeps up to `capacity` modules and `byteBudget` bytes of debug files open, least recently used closed
-/// first. Files that fail to open are remembered (negative cache). Debug information is preferred; a
+/// Keeps up to `capacity` modules open and at most `byteBudget` bytes of what they built, least recently used
+/// closed first. Modules index their units lazily (see `DebugModule`), so a module's bytes are what its lookups
+/// have built so far (`DebugModule.indexedBytes`, re-read after every lookup), not its file's size: a 250 MB
+/// debug file that answered a few crashes holds a few MB, and the budget fits many more such modules. Each
+/// module is also bounded on its own (`moduleByteBound`: past it, it drops its least recently used units'
+/// indexes). Files that fail to open are remembered (negative cache). Debug information is preferred; a
 /// project's stripped executable still gives symbol-table answers.
 ///
 /// Keys: a lookup is located per project and build-id (`located`), and modules are opened and cached per
@@ -27,6 +31,7 @@ public actor ModuleCache: AddressSymbolicating {
     var seenGeneration: UInt64
     let capacity: Int
     let byteBudget: UInt64
+    let moduleByteBound: UInt64
     var modules: [String: (module: DebugModule, bytes: UInt64)] = [:]
     var recency: [String] = []
     var openBytes: UInt64 = 0
@@ -38,10 +43,18 @@ public actor ModuleCache: AddressSymbolicating {
     /// module (when no other key uses it).
     var previouslyLocated: [String: String] = [:]
 
-    public init(capacity: Int = 32, byteBudget: UInt64 = 4 << 30, generation: @escaping Generation = { 0 },
-                locate: @escaping Locate) {
+    /// - Parameters:
+    ///   - capacity: most modules open at once (each holds a file descriptor and a mapping).
+    ///   - byteBudget: most bytes of indexes all open modules may hold together (the newest module stays open
+    ///     even when it alone is over).
+    ///   - moduleByteBound: most bytes of indexes and names one module keeps (`DebugModule.maxIndexBytes`).
+    ///   - generation: a number that moves whenever a stored debug file is added or replaced.
+    ///   - locate: finds the stored file of a build-id and kind for a project.
+    public init(capacity: Int = 32, byteBudget: UInt64 = 1 << 30, moduleByteBound: UInt64 = 256 << 20,
+                generation: @escaping Generation = { 0 }, locate: @escaping Locate) {
         self.capacity = max(1, capacity)
         self.byteBudget = byteBudget
+        self.moduleByteBound = moduleByteBound
         self.locate = locate
         self.generation = generation
         self.seenGeneration = generation()
@@ -64,7 +77,9 @@ public actor ModuleCache: AddressSymbolicating {
         }
         guard let path else { return .missingDebugFile }
         guard let module = open(path) else { return .notFound }
-        guard let resolution = module.resolve(moduleOffset: moduleOffset) else { return .notFound }
+        let answer = module.resolve(moduleOffset: moduleOffset)
+        account(path)
+        guard let resolution = answer else { return .notFound }
         let frames = resolution.frames.map {
             ResolvedFrame(function: $0.function, file: $0.file, line: $0.line, column: $0.column, inlined: $0.inlined)
         }
@@ -78,7 +93,10 @@ public actor ModuleCache: AddressSymbolicating {
         refreshIfFilesChanged()
         // Only debug information has line tables.
         guard let path = await locate(buildID, .debuginfo, project) else { return .missingDebugFile }
-        guard let module = open(path), let resolution = module.resolve(sourceFile: file, line: line) else { return .notFound }
+        guard let module = open(path) else { return .notFound }
+        let answer = module.resolve(sourceFile: file, line: line)
+        account(path)
+        guard let resolution = answer else { return .notFound }
         return .resolved(resolution.frames.map {
             ResolvedFrame(function: $0.function, file: $0.file, line: $0.line, column: $0.column, inlined: $0.inlined)
         })
@@ -101,6 +119,29 @@ public actor ModuleCache: AddressSymbolicating {
     /// Whether the module at `path` is open (for tests).
     public func isOpen(_ path: String) -> Bool { modules[path] != nil }
 
+    /// The bytes the open modules are accounted for: what their lookups built so far (for tests and metrics).
+    public var accountedBytes: UInt64 { openBytes }
+
+    /// Re-reads what the module at `path` has built (a lookup may have indexed a unit), then closes the least
+    /// recently used others while over the budget.
+    func account(_ path: String) {
+        guard let entry = modules[path] else { return }
+        let now = entry.module.indexedBytes
+        guard now != entry.bytes else { return }
+        modules[path]?.bytes = now
+        let without = openBytes >= entry.bytes ? openBytes - entry.bytes : 0
+        openBytes = without.addingReportingOverflow(now).overflow ? .max : without + now
+        closeLeastRecentlyUsed()
+    }
+
+    /// Closes the least recently used modules until within both limits (the most recently used always stays open).
+    func closeLeastRecentlyUsed() {
+        while modules.count > 1, modules.count > capacity || openBytes > byteBudget, let oldest = recency.first {
+            recency.removeFirst()
+            if let closed = modules.removeValue(forKey: oldest) { openBytes = openBytes >= closed.bytes ? openBytes - closed.bytes : 0 }
+        }
+    }
+
     /// `key` was located afresh at `now`: the module it used before is closed when it was another path and no
     /// key located since uses it.
     func retire(key: String, now: String?) {
@@ -119,19 +160,15 @@ public actor ModuleCache: AddressSymbolicating {
             return entry.module
         }
         guard !broken.contains(path) else { return nil }
-        guard let module = try? DebugModule(path: path) else {
+        guard let module = try? DebugModule(path: path, maxIndexBytes: moduleByteBound) else {
             broken.insert(path)
             return nil
         }
-        let bytes = module.fileSize
+        let bytes = module.indexedBytes
         modules[path] = (module, bytes)
         openBytes = openBytes.addingReportingOverflow(bytes).overflow ? .max : openBytes + bytes
         recency.append(path)
-        // Close the least recently used until within both limits (the newest always stays open).
-        while modules.count > 1, modules.count > capacity || openBytes > byteBudget, let oldest = recency.first {
-            recency.removeFirst()
-            if let closed = modules.removeValue(forKey: oldest) { openBytes = openBytes >= closed.bytes ? openBytes - closed.bytes : 0 }
-        }
+        closeLeastRecentlyUsed()
         return module
     }
 }
@@ -141,10 +178,12 @@ public actor ModuleCache: AddressSymbolicating {
 public struct ShardedModuleCache: AddressSymbolicating {
     let shards: [ModuleCache]
 
-    public init(shards: Int = 2, capacityPerShard: Int = 16, byteBudgetPerShard: UInt64 = 2 << 30,
-                generation: @escaping ModuleCache.Generation = { 0 }, locate: @escaping ModuleCache.Locate) {
+    public init(shards: Int = 2, capacityPerShard: Int = 16, byteBudgetPerShard: UInt64 = 1 << 30,
+                moduleByteBound: UInt64 = 256 << 20, generation: @escaping ModuleCache.Generation = { 0 },
+                locate: @escaping ModuleCache.Locate) {
         self.shards = (0..<max(1, shards)).map { _ in
-            ModuleCache(capacity: capacityPerShard, byteBudget: byteBudgetPerShard, generation: generation, locate: locate)
+            ModuleCache(capacity: capacityPerShard, byteBudget: byteBudgetPerShard, moduleByteBound: moduleByteBound,
+                        generation: generation, locate: locate)
         }
     }
 

@@ -38,8 +38,10 @@ import TestSupport
         return try JSONDecoder().decode([Expected].self, from: Data(out.utf8))
     }
 
-    func compare(_ binary: String, step: UInt64) throws -> (checked: Int, mismatches: [String]) {
-        let module = try DebugModule(path: binary)
+    /// Compares every `step`-th byte address with llvm-symbolizer, through `module` when given (a module already
+    /// used, to check its lazily built indexes), else a fresh one.
+    func compare(_ binary: String, step: UInt64, module given: DebugModule? = nil) throws -> (checked: Int, mismatches: [String]) {
+        let module = try given ?? DebugModule(path: binary)
         let addresses = try sampleAddresses(binary, step: step)
         let expected = try expectations(binary, addresses)
         var mismatches: [String] = []

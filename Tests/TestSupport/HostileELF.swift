@@ -206,6 +206,91 @@ public enum HostileELF {
             """
     }
 
+    /// DWARF 4 written by hand with one compilation unit per entry of `units`, each holding one subprogram
+    /// `fn<i>` that covers the real function `fn<i>` (four bytes). A unit's own `DW_AT_low_pc` and
+    /// `DW_AT_high_pc` (`DW_FORM_data8`, a length) are the given assembler expressions, so they can lie: miss
+    /// the function, wrap past 2^64, or claim the whole address space. Units with `function: false` hold no
+    /// subprogram (and no code).
+    public static func unitRangesAssembly(units: [(low: String, length: String, function: Bool)]) -> String {
+        var text = "    .text\n"
+        for (i, unit) in units.enumerated() where unit.function {
+            text += """
+                    .globl fn\(i)
+                    .type fn\(i), @function
+                fn\(i):
+                .Lfn\(i)_begin:
+                    nop
+                    nop
+                    nop
+                    ret
+                .Lfn\(i)_end:
+                    .size fn\(i), .-fn\(i)
+
+                """
+        }
+        // 1: compile unit (children; name, low_pc addr, high_pc data8); 2: subprogram (name, low_pc, high_pc).
+        text += """
+                .section .debug_abbrev,"",@progbits
+            .Labbrev:
+                .uleb128 1
+                .uleb128 0x11
+                .byte 1
+                .uleb128 0x03
+                .uleb128 0x08
+                .uleb128 0x11
+                .uleb128 0x01
+                .uleb128 0x12
+                .uleb128 0x07
+                .byte 0, 0
+                .uleb128 2
+                .uleb128 0x2e
+                .byte 0
+                .uleb128 0x03
+                .uleb128 0x08
+                .uleb128 0x11
+                .uleb128 0x01
+                .uleb128 0x12
+                .uleb128 0x07
+                .byte 0, 0
+                .byte 0
+                .section .debug_info,"",@progbits
+
+            """
+        for (i, unit) in units.enumerated() {
+            text += """
+                    .long .Lcu\(i)_end - .Lcu\(i)_start
+                .Lcu\(i)_start:
+                    .value 4
+                    .long .Labbrev
+                    .byte 8
+                    .uleb128 1
+                    .asciz "unit\(i).c"
+                    .quad \(unit.low)
+                    .quad \(unit.length)
+
+                """
+            if unit.function {
+                text += """
+                        .uleb128 2
+                        .asciz "fn\(i)"
+                        .quad .Lfn\(i)_begin
+                        .quad .Lfn\(i)_end - .Lfn\(i)_begin
+
+                    """
+            }
+            text += """
+                    .byte 0
+                .Lcu\(i)_end:
+
+                """
+        }
+        text += """
+                .section .note.GNU-stack,"",@progbits
+
+            """
+        return text
+    }
+
     /// Assembles and links `assembly` into `name.so` (no C runtime, a GNU build-id, linked at 0).
     public static func link(_ assembly: String, name: String, in folder: TempFolder) throws -> String {
         let source = try folder.write(name + ".s", assembly)

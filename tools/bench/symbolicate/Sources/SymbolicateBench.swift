@@ -20,6 +20,7 @@ struct SymbolicateBench {
         let module = try DebugModule(path: args[1])
         let first = module.resolve(fileAddress: addresses[0])
         let open = clock.now - t0
+        let afterFirst = (units: module.indexedUnitCount, bytes: module.indexedBytes)
         var resolved = first == nil ? 0 : 1
         let t1 = clock.now
         for address in addresses.dropFirst() where module.resolve(fileAddress: address) != nil { resolved += 1 }
@@ -37,6 +38,11 @@ struct SymbolicateBench {
             "first_pass_addresses_per_second": Double(addresses.count - 1) / seconds(cold),
             "warm_addresses_per_second": Double(addresses.count) / seconds(best),
             "warm_us_per_address": seconds(best) / Double(addresses.count) * 1e6,
+            "units": Double(module.unitCount),
+            "units_indexed_after_first_lookup": Double(afterFirst.units),
+            "indexed_mb_after_first_lookup": Double(afterFirst.bytes) / 1e6,
+            "units_indexed_at_end": Double(module.indexedUnitCount),
+            "indexed_mb_at_end": Double(module.indexedBytes) / 1e6,
         ]
         let data = try JSONSerialization.data(withJSONObject: out, options: [.sortedKeys])
         print(String(decoding: data, as: UTF8.self))
