@@ -27,6 +27,15 @@ public final class IssuePageLedger: Sendable {
     /// How many issue pages were rendered through this ledger (cycle, requests and dashboard actions together).
     public var issuePagesRendered: Int { renders.load(ordering: .relaxed) }
 
+    /// Records that the site's pages of these issues of project `slug` were rendered from these versions, without
+    /// rendering them: for a tool that knows its site folder is current (the aggregation benchmark, whose every
+    /// step is a new process over a site the previous step rendered). A wrong claim shows stale pages.
+    public func adopt(_ versions: [IssueID: IssueVersion], of slug: ProjectSlug) {
+        pages.withLock { pages in
+            for (id, version) in versions { pages[SitePaths.issue(slug, id)] = .page(version) }
+        }
+    }
+
     func isCurrent(_ path: String, _ entry: Entry) -> Bool {
         pages.withLock { $0[path] == entry }
     }

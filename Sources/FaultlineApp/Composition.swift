@@ -319,7 +319,7 @@ public struct Composition: Sendable {
     }
 
     /// The render scheduler: renders the whole site at start, then what changed, `debounce` after changes.
-    public func renderScheduler(renderer: SiteRenderer, logger: Logger, debounce: Duration = .seconds(2)) -> RenderScheduler {
+    public func renderScheduler(renderer: SiteRenderer, logger: Logger, debounce: Duration = .milliseconds(250)) -> RenderScheduler {
         RenderScheduler(
             render: { since, newerData in
                 let result = try await self.renderCycle(with: renderer, since: since, newerData: newerData)

@@ -44,7 +44,7 @@ public struct RenderScheduler: Service {
     /// A change arrived since the current render began.
     let changed = ChangeFlag()
 
-    public init(render: @escaping Render, clock: any WallClock, debounce: Duration = .seconds(2), logger: Logger,
+    public init(render: @escaping Render, clock: any WallClock, debounce: Duration = .milliseconds(250), logger: Logger,
                 telemetry: Telemetry? = nil) {
         self.render = render
         self.clock = clock
