@@ -8,7 +8,8 @@ import Foundation
 
 extension SiteRenderer {
     /// Renders one issue's page now, outside the render cycle: after a change made from the dashboard, so the
-    /// page the browser is sent back to already shows it (the next cycle renders it again with everything else).
+    /// page the browser is sent back to already shows it (the next cycle skips it while its issue is unchanged,
+    /// when `ledger` records the version it was rendered from).
     ///
     /// - Parameters:
     ///   - issue: the issue; a "no longer exists" page is written when it is gone.
