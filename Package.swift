@@ -150,7 +150,7 @@ let package = Package(
         .executableTarget(
             name: "AggregateBench",
             dependencies: [
-                "FaultlineApp", "FaultlineCore", "Formats", "Pipeline", "Storage",
+                "Dashboard", "FaultlineApp", "FaultlineCore", "Formats", "Pipeline", "Storage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -55,20 +55,57 @@ struct ProjectRenderer {
 
     /// Renders the project's pages and hands each to `write`; returns what the site index shows of the project.
     mutating func render(write: Writer) async throws -> ProjectIndexPage.Entry {
+        let (entry, pending) = try await renderSummary(write: write)
+        _ = try await renderIssues(pending, ledger: nil, write: write, stop: { false })
+        return entry
+    }
+
+    /// The issue pages a render still has to make after the summary pages: every listed or ranked issue (a full
+    /// render, versions unknown) or the issues changed since the last render with their versions now.
+    struct PendingIssues {
+        var ids: [IssueID]
+        var versions: [IssueID: IssueVersion]
+        var releases: Set<String>
+    }
+
+    /// Renders the project's summary pages (releases, overview, first issue-list page, releases list, alerts,
+    /// missing debug files); returns the index entry and the issue pages to render afterwards.
+    mutating func renderSummary(write: Writer) async throws -> (ProjectIndexPage.Entry, PendingIssues) {
         var snapshot = try await read()
         for row in snapshot.releases {
             let top = try await renderRelease(row, snapshot: snapshot, write: write)
             snapshot.issueIDs.formUnion(top.map(\.issue.id))
         }
         try await renderProjectPages(snapshot, write: write)
-        var issuePages = snapshot.issueIDs
+        var pending = PendingIssues(ids: snapshot.issueIDs.sorted(), versions: [:], releases: snapshot.releaseNames)
         if let since {
-            issuePages = Set(try await sources.insights.issuesChanged(project: project.id, since: since))
+            pending.versions = try await sources.insights.issueVersions(project: project.id, changedSince: since)
+            pending.ids = pending.versions.keys.sorted()
         }
-        for issueID in issuePages.sorted() {
-            try await renderIssue(issueID, releases: snapshot.releaseNames, write: write)
+        let entry = ProjectIndexPage.Entry(slug: slug, today: snapshot.today, openIssues: snapshot.counts[.open] ?? 0)
+        return (entry, pending)
+    }
+
+    /// Renders the pending issue pages, skipping those `ledger` says are current (same version), yielding between
+    /// pages and stopping early when `stop` says so. Returns how many were rendered and whether all were done.
+    mutating func renderIssues(
+        _ pending: PendingIssues, ledger: IssuePageLedger?, write: Writer, stop: @Sendable () -> Bool
+    ) async throws -> (rendered: Int, skipped: Int, complete: Bool) {
+        var rendered = 0
+        var skipped = 0
+        for issueID in pending.ids {
+            if stop() { return (rendered, skipped, false) }
+            if let ledger, let version = pending.versions[issueID],
+               ledger.isCurrent(SitePaths.issue(slug, issueID), .page(version)) {
+                skipped += 1
+                continue
+            }
+            try await renderIssue(issueID, releases: pending.releases, ledger: ledger, write: write)
+            rendered += 1
+            // Low priority: requests (which render the pages they ask for) and other work go first.
+            await Task.yield()
         }
-        return ProjectIndexPage.Entry(slug: slug, today: snapshot.today, openIssues: snapshot.counts[.open] ?? 0)
+        return (rendered, skipped, true)
     }
 
     /// Reads the project-wide data.
@@ -145,11 +182,13 @@ struct ProjectRenderer {
         try await emit(SitePaths.missingDebugFiles(slug), missing, as: "missing_debug_files", write: write)
     }
 
-    /// Renders one issue's page (a short "no longer exists" page when the issue is gone).
-    mutating func renderIssue(_ issueID: IssueID, releases: Set<String>, write: Writer) async throws {
+    /// Renders one issue's page (a short "no longer exists" page when the issue is gone) and records in `ledger`
+    /// the version it was rendered from.
+    mutating func renderIssue(_ issueID: IssueID, releases: Set<String>, ledger: IssuePageLedger?, write: Writer) async throws {
         let path = SitePaths.issue(slug, issueID)
         guard let detail = try await sources.insights.issue(issueID, project: project.id, now: now) else {
             try await emit(path, IssueGonePage(slug: slug, id: issueID, now: now), as: "issue_gone", write: write)
+            ledger?.record(path, .gone)
             return
         }
         var event: (report: Report, symbols: SymbolicatedReport?)?
@@ -162,6 +201,10 @@ struct ProjectRenderer {
         let page = IssuePage(
             slug: slug, detail: detail, event: event, releases: releases, now: now, inApp: project.inApp, sourceExcerpts: excerpts)
         try await emit(path, page, as: "issue", write: write)
+        if let ledger {
+            // A reader that knows no versions: the page is rendered again whenever asked for (never stale).
+            if let version = detail.version { ledger.record(path, .page(version)) } else { ledger.forget(path) }
+        }
     }
 
     private mutating func emit(_ path: String, _ model: Any, as template: String, write: Writer) async throws {

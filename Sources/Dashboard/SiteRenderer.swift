@@ -76,18 +76,85 @@ public struct SiteRenderer: Sendable {
         sources: DashboardSources, now: Date, since: Date?,
         write: @Sendable (String, String) async throws -> Void
     ) async throws -> Int {
+        try await render(sources: sources, now: now, since: since, cycle: Cycle(), write: write).pages
+    }
+
+    /// How a render cycle runs beside the server: which issue pages are current already, what to tell when the
+    /// summary pages are done, and when to leave the rest of the issue pages to the next cycle.
+    public struct Cycle: Sendable {
+        /// The versions the site's issue pages were rendered from: pages still current are not rendered again, and
+        /// every page rendered is recorded. Nil: render every pending page, record nothing.
+        public var ledger: IssuePageLedger?
+        /// Called once, when every summary page (index, overviews, lists, releases, alerts) is written and before
+        /// any issue page.
+        public var summariesWritten: @Sendable () -> Void
+        /// Asked before each issue page: true leaves the remaining pages to a later cycle (newer data arrived; the
+        /// summary pages go first again, and a reader asking for an issue page gets it rendered then).
+        public var yieldToNewerData: @Sendable () -> Bool
+
+        public init(
+            ledger: IssuePageLedger? = nil, summariesWritten: @escaping @Sendable () -> Void = {},
+            yieldToNewerData: @escaping @Sendable () -> Bool = { false }
+        ) {
+            self.ledger = ledger
+            self.summariesWritten = summariesWritten
+            self.yieldToNewerData = yieldToNewerData
+        }
+    }
+
+    /// What one render cycle did.
+    public struct CycleResult: Sendable, Equatable {
+        /// Files written (pages and the stylesheet).
+        public var pages: Int
+        /// Summary pages and the stylesheet written before any issue page.
+        public var summaryPages: Int
+        /// Issue pages rendered.
+        public var issuePages: Int
+        /// Changed issues whose pages were current already (rendered on request or after an action).
+        public var issuePagesCurrent: Int
+        /// False when the cycle left issue pages to a later one (``Cycle/yieldToNewerData``).
+        public var complete: Bool
+    }
+
+    /// Renders like ``render(sources:now:since:write:)``, in two passes: first every project's summary pages and
+    /// the index (what a refresh is looked at for), then the issue pages, at low priority, skipping those `cycle`'s
+    /// ledger says are current and stopping when `cycle` says newer data waits.
+    public func render(
+        sources: DashboardSources, now: Date, since: Date?, cycle: Cycle,
+        write: @Sendable (String, String) async throws -> Void
+    ) async throws -> CycleResult {
         try await write(SitePaths.stylesheet, templates.stylesheet)
         var written = 1
         var entries: [ProjectIndexPage.Entry] = []
+        var pending: [(ProjectRenderer, ProjectRenderer.PendingIssues)] = []
         for project in try await sources.projects().sorted(by: { $0.slug.rawValue < $1.slug.rawValue }) {
             var renderer = ProjectRenderer(
                 templates: templates, limits: limits, sources: sources, project: project, now: now, since: since)
-            entries.append(try await renderer.render(write: write))
+            let (entry, issues) = try await renderer.renderSummary(write: write)
+            entries.append(entry)
             written += renderer.written
+            cycle.ledger?.setReleaseNames(issues.releases, of: project.id)
+            pending.append((renderer, issues))
         }
         try await write(
             SitePaths.index, try templates.render(ProjectIndexPage(entries: entries, now: now), as: "index"))
-        return written + 1
+        written += 1
+        cycle.summariesWritten()
+        var result = CycleResult(pages: written, summaryPages: written, issuePages: 0, issuePagesCurrent: 0, complete: true)
+        for (renderer, issues) in pending {
+            var renderer = renderer
+            let before = renderer.written
+            let done = try await renderer.renderIssues(
+                issues, ledger: cycle.ledger, write: write, stop: cycle.yieldToNewerData)
+            result.pages += renderer.written - before
+            result.issuePages += done.rendered
+            result.issuePagesCurrent += done.skipped
+            if !done.complete {
+                result.complete = false
+                break
+            }
+        }
+        return result
     }
 
     /// The sign-in page for the server's `/login`, with an optional error message.

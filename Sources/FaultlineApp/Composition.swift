@@ -26,6 +26,9 @@ public struct Composition: Sendable {
     public let debugFileChanges = ChangeCounter()
     /// Which render wrote each site page last (the render cycle and pages rendered after a dashboard change).
     public let pageGenerations = PageGenerations()
+    /// Which issue version each issue page of `site/` was rendered from: pages still current are not rendered
+    /// again, and a page asked for after its issue changed is rendered before it is served.
+    public let issuePages = IssuePageLedger()
     /// Dashboard login sessions (`admin_sessions`) and the failed-login limit.
     public let adminSessions: AdminSessionService
 
@@ -157,6 +160,10 @@ public struct Composition: Sendable {
         let reader = self.reader
         let renderer = renderer
         let debugFiles = try debugFileService(quotaBytes: debugFileQuotaBytes)
+        var currentPage: (@Sendable (ProjectSlug, IssueID) async throws -> Void)?
+        if let renderer {
+            currentPage = { [self] slug, issue in _ = try await self.currentIssuePage(with: renderer, slug: slug, issue: issue) }
+        }
         var dependencies = AppDependencies(
             projects: projects, ingest: ingestService(minFreeBytes: minFreeBytes, storage: storage, onCommit: onChange),
             reader: reader, debugFiles: debugFiles, symbolication: symbolicationStore,
@@ -172,6 +179,7 @@ public struct Composition: Sendable {
                 guard let renderer else { return }
                 try await self.renderIssuePage(with: renderer, project: project, issue: issue)
             },
+            currentIssuePage: currentPage,
             adminSessions: adminSessions, webhookResolver: SystemHostResolver(),
             chunkUploads: try chunkUploadService(debugFiles: debugFiles), storage: storage,
             searchPages: renderer.map(searchPages))
@@ -253,16 +261,30 @@ public struct Composition: Sendable {
     /// Renders the dashboard into `out` (default: this folder's `site/`); `since == nil` renders every page and
     /// removes pages of issues that no longer exist. Returns the pages written.
     public func render(with renderer: SiteRenderer, since: Date?, into out: String? = nil) async throws -> Int {
+        try await renderCycle(with: renderer, since: since, into: out).pages
+    }
+
+    /// One render cycle: the summary pages first (`summariesWritten` is called then), then the issue pages changed
+    /// since `since` whose pages are not current (``issuePages``; into `site/` only). An incremental cycle stops
+    /// before the next issue page once `newerData` answers true; `since == nil` renders everything and removes
+    /// pages of issues that no longer exist.
+    public func renderCycle(
+        with renderer: SiteRenderer, since: Date?, into out: String? = nil, summariesWritten: @escaping @Sendable () -> Void = {},
+        newerData: @escaping @Sendable () -> Bool = { false }
+    ) async throws -> SiteRenderer.CycleResult {
         let writer = SiteWriter(root: out ?? folder + "/site")
         let written = WrittenPages()
         let generation = pageGenerations.start()
         let generations = pageGenerations
-        let count = try await renderer.render(sources: dashboardSources, now: clock.now(), since: since) { path, html in
+        // A full render is never cut short: it also removes the pages of issues that are gone.
+        var cycle = SiteRenderer.Cycle(ledger: out == nil ? issuePages : nil, summariesWritten: summariesWritten)
+        if since != nil { cycle.yieldToNewerData = newerData }
+        let result = try await renderer.render(sources: dashboardSources, now: clock.now(), since: since, cycle: cycle) { path, html in
             try generations.write(path, generation: generation) { try writer.write(path, html) }
             written.insert(path)
         }
         if since == nil { writer.removeStale(kept: written.paths) }
-        return count
+        return result
     }
 
     /// Renders one issue's page into this folder's `site/` now (after a change from the dashboard). A render
@@ -271,7 +293,27 @@ public struct Composition: Sendable {
         let writer = SiteWriter(root: folder + "/site")
         let generation = pageGenerations.start()
         let generations = pageGenerations
-        try await renderer.renderIssuePage(issue, of: project, sources: dashboardSources, now: clock.now()) { path, html in
+        try await renderer.renderIssuePage(issue, of: project, sources: dashboardSources, now: clock.now(), ledger: issuePages) { path, html in
+            try generations.write(path, generation: generation) { try writer.write(path, html) }
+        }
+    }
+
+    /// Makes the page of issue `issue` of project `slug` in `site/` current before it is served: rendered now
+    /// when the issue changed since the page was rendered, left alone when current, nothing for an unknown project
+    /// or issue (`SiteRenderer.refreshIssuePage`).
+    public func currentIssuePage(with renderer: SiteRenderer, slug: ProjectSlug, issue: IssueID) async throws
+        -> SiteRenderer.IssuePageRefresh
+    {
+        guard let project = try await projects.project(slug: slug) else { return .absent }
+        let root = folder + "/site"
+        let writer = SiteWriter(root: root)
+        let path = SitePaths.issue(project.slug, issue)
+        let exists = FileManager.default.fileExists(atPath: root + "/" + path)
+        let generation = pageGenerations.start()
+        let generations = pageGenerations
+        return try await renderer.refreshIssuePage(
+            issue, of: project, sources: dashboardSources, now: clock.now(), ledger: issuePages, pageExists: exists
+        ) { path, html in
             try generations.write(path, generation: generation) { try writer.write(path, html) }
         }
     }
@@ -282,10 +324,12 @@ public struct Composition: Sendable {
     }
 
     /// The render scheduler: renders the whole site at start, then what changed, `debounce` after changes.
-    public func renderScheduler(renderer: SiteRenderer, logger: Logger, debounce: Duration = .seconds(2)) -> RenderScheduler {
+    public func renderScheduler(renderer: SiteRenderer, logger: Logger, debounce: Duration = .milliseconds(250)) -> RenderScheduler {
         RenderScheduler(
-            render: { since in try await self.render(with: renderer, since: since) }, clock: clock, debounce: debounce, logger: logger,
-            telemetry: telemetry)
+            render: { since, newerData in
+                let result = try await self.renderCycle(with: renderer, since: since, newerData: newerData)
+                return RenderScheduler.Outcome(pages: result.pages, complete: result.complete)
+            }, clock: clock, debounce: debounce, logger: logger, telemetry: telemetry)
     }
 
     /// The alert service (velocity and crash-free target rules; dispatch to the outbox).

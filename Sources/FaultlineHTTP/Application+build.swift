@@ -63,6 +63,9 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     /// Renders an issue's dashboard page now, after a change made from the dashboard, so the page the browser
     /// is sent back to shows it (a no-op without a renderer).
     public var refreshIssuePage: @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void
+    /// Makes an issue's page in the site folder current before it is served (rendered when its issue changed
+    /// since the page was rendered); nil serves the site's files as they are.
+    public var currentIssuePage: (@Sendable (_ project: ProjectSlug, _ issue: IssueID) async throws -> Void)?
     /// sentry-cli's chunk upload and assemble; nil leaves the `/api/0/` routes out.
     public var chunkUploads: ChunkUploadService?
     /// Dashboard login sessions and the failed-login limit.
@@ -83,6 +86,7 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
                 alerts: any AlertStore, clock: any WallClock,
                 loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String,
                 refreshIssuePage: @escaping @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void = { _, _ in },
+                currentIssuePage: (@Sendable (_ project: ProjectSlug, _ issue: IssueID) async throws -> Void)? = nil,
                 adminSessions: AdminSessionService, webhookResolver: any HostResolving,
                 chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil, searchPages: SearchPages? = nil) {
         self.searchPages = searchPages
@@ -97,6 +101,7 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
         self.clock = clock
         self.loginPage = loginPage
         self.refreshIssuePage = refreshIssuePage
+        self.currentIssuePage = currentIssuePage
         self.symbolication = symbolication
         self.projects = projects
         self.ingest = ingest
@@ -122,7 +127,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
         router.add(middleware: DashboardAuthMiddleware(projects: dependencies.projects, sessions: dependencies.adminSessions))
     }
     if let site = configuration.siteDirectory {
-        router.add(middleware: SiteFilesMiddleware(folder: site))
+        router.add(middleware: SiteFilesMiddleware(folder: site, currentIssuePage: dependencies.currentIssuePage))
     }
     router.addRoutes(
         LoginController(sessions: dependencies.adminSessions, secureCookie: configuration.servedOverHTTPS, page: dependencies.loginPage)

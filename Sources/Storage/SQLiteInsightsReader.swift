@@ -213,7 +213,8 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
     public func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail? {
         try await database.pool.read { db in
             var sql = """
-                SELECT \(Self.issueColumns), i.grouping, i.status_changed_at, i.status_changed_by, i.note
+                SELECT \(Self.issueColumns), i.grouping, i.status_changed_at, i.status_changed_by, i.note,
+                    \(Self.versionColumns)
                 FROM issues i WHERE i.id = ?
                 """
             var arguments: StatementArguments = [id.rawValue]
@@ -256,7 +257,37 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
                 summary: summary, grouping: grouping, releases: releases, days: days, breakdowns: breakdowns,
                 repeatUsers: row["repeat_users"], samples: samples,
                 statusChange: (row["status_changed_at"] as Int64?).map { IssueStatusChange(at: Millis.date($0), by: row["status_changed_by"]) },
-                note: row["note"])
+                note: row["note"], version: Self.version(row))
+        }
+    }
+
+    /// An issue's version (``IssueVersion``), read in the same statement as what it versions.
+    static let versionColumns = """
+        i.updated_at AS v_changed, i.events AS v_events, i.status AS v_status,
+        coalesce(length(CAST(i.note AS BLOB)), -1) AS v_note
+        """
+
+    static func version(_ row: Row) -> IssueVersion {
+        IssueVersion(changedAt: row["v_changed"], events: row["v_events"], status: row["v_status"], noteBytes: row["v_note"])
+    }
+
+    public func issueVersions(project: ProjectID, changedSince since: Date) async throws -> [IssueID: IssueVersion] {
+        try await database.pool.read { db in
+            var versions: [IssueID: IssueVersion] = [:]
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT i.id, \(Self.versionColumns) FROM issues i WHERE i.project_id = ? AND i.updated_at >= ?",
+                arguments: [project.rawValue, Millis.from(since)])
+            while let row = try rows.next() { versions[IssueID(row["id"])] = Self.version(row) }
+            return versions
+        }
+    }
+
+    public func issueVersion(_ id: IssueID, project: ProjectID) async throws -> IssueVersion? {
+        try await database.pool.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT \(Self.versionColumns) FROM issues i WHERE i.id = ? AND i.project_id = ?",
+                arguments: [id.rawValue, project.rawValue]
+            ).map(Self.version)
         }
     }
 

@@ -79,7 +79,7 @@ struct ServeSettings {
         }
         web = serve.web ?? env.string("FAULTLINE_WEB")
         let day = 86_400_000
-        renderDebounce = .milliseconds(try env.int("FAULTLINE_RENDER_DEBOUNCE_MS", in: 0...day) ?? 2000)
+        renderDebounce = .milliseconds(try env.int("FAULTLINE_RENDER_DEBOUNCE_MS", in: 0...day) ?? 250)
         alertInterval = .milliseconds(try env.int("FAULTLINE_ALERT_INTERVAL_MS", in: 1...day) ?? 30_000)
         webhookBaseBackoffSeconds = Double(try env.int("FAULTLINE_WEBHOOK_BACKOFF_MS", in: 1...day) ?? 5000) / 1000
         webhookIdleDelay = .milliseconds(try env.int("FAULTLINE_WEBHOOK_POLL_MS", in: 1...day) ?? 1000)

@@ -53,6 +53,22 @@ struct FakeInsights: InsightsReader {
 
     func issuesChanged(project: ProjectID, since: Date) async throws -> [IssueID] { data(project).changed }
 
+    /// The changed issues' versions (their details' versions; issues without one get a version from their summary).
+    func issueVersions(project: ProjectID, changedSince since: Date) async throws -> [IssueID: IssueVersion] {
+        var versions: [IssueID: IssueVersion] = [:]
+        for id in data(project).changed {
+            if let version = try await issueVersion(id, project: project) { versions[id] = version }
+        }
+        return versions
+    }
+
+    func issueVersion(_ id: IssueID, project: ProjectID) async throws -> IssueVersion? {
+        guard let detail = data(project).details[id] else { return nil }
+        return detail.version ?? IssueVersion(
+            changedAt: 0, events: Int64(detail.summary.events), status: detail.summary.status.rawValue,
+            noteBytes: Int64(detail.note?.utf8.count ?? -1))
+    }
+
     func alerts(project: ProjectID, limit: Int) async throws -> [Alert] { Array(data(project).alerts.prefix(limit)) }
 
     func issueCounts(project: ProjectID) async throws -> [IssueStatus: Int] { data(project).counts }

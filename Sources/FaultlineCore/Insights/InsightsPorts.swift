@@ -128,9 +128,13 @@ public struct IssueDetail: Sendable, Equatable {
     public var statusChange: IssueStatusChange?
     /// The team's free-text note on the issue (nil when there is none).
     public var note: String?
+    /// The issue's version read with this detail (nil when the reader does not know it): a page rendered from this
+    /// detail is current while ``InsightsReader/issueVersion(_:project:)`` still answers the same version.
+    public var version: IssueVersion?
     public init(summary: IssueSummary, grouping: GroupingResult, releases: [IssueReleaseRow], days: [IssueDay],
                 breakdowns: [String: [BreakdownEntry]], repeatUsers: Int, samples: [ReportSummary],
-                statusChange: IssueStatusChange? = nil, note: String? = nil) {
+                statusChange: IssueStatusChange? = nil, note: String? = nil, version: IssueVersion? = nil) {
+        self.version = version
         self.statusChange = statusChange
         self.note = note
         self.summary = summary
@@ -187,10 +191,34 @@ public protocol InsightsReader: Sendable {
     func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail?
     /// Issues of a project changed at or after `since` (for an incremental render).
     func issuesChanged(project: ProjectID, since: Date) async throws -> [IssueID]
+    /// The versions of a project's issues changed at or after `since`, by issue (one indexed read: what a render
+    /// cycle compares with the versions its pages were rendered from).
+    func issueVersions(project: ProjectID, changedSince since: Date) async throws -> [IssueID: IssueVersion]
+    /// One issue's version now (nil: no such issue in `project`); a cheap read made before serving its page.
+    func issueVersion(_ id: IssueID, project: ProjectID) async throws -> IssueVersion?
     /// Alerts of a project, newest first.
     func alerts(project: ProjectID, limit: Int) async throws -> [Alert]
     /// Open issues per status of a project.
     func issueCounts(project: ProjectID) async throws -> [IssueStatus: Int]
+}
+
+/// What an issue page's own data was when it was read: every change of an issue (a new event, a regroup, a
+/// status or note change, a pruned event) sets its change time and moves its counts, status or note, so two
+/// reads with the same version read the same issue. (Two changes in the same millisecond that leave the event
+/// count, status and note length alike would look the same; the next change or a full render renders the page.)
+public struct IssueVersion: Sendable, Hashable {
+    /// The issue's last change, milliseconds since 1970.
+    public var changedAt: Int64
+    public var events: Int64
+    public var status: String
+    /// The note's length in UTF-8 bytes, -1 when there is none.
+    public var noteBytes: Int64
+    public init(changedAt: Int64, events: Int64, status: String, noteBytes: Int64) {
+        self.changedAt = changedAt
+        self.events = events
+        self.status = status
+        self.noteBytes = noteBytes
+    }
 }
 
 /// When an issue's status last changed, and who changed it.

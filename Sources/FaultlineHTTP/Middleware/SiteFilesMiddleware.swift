@@ -15,15 +15,32 @@ import Foundation
 ///   middleware would answer a folder's `//beta` with `Location: //beta/`, which a browser reads as the host `beta`;
 /// - a path with a backslash or a control character is not a site path (404);
 /// - an issue page (`/{slug}/issues/{n}.html`) or issue list (`/{slug}/issues.html`) served to a login session gets
-///   that session's CSRF token in its forms (``DashboardForms``), and is not cached.
+///   that session's CSRF token in its forms (``DashboardForms``), and is not cached;
+/// - an issue page is made current before it is served (`currentIssuePage`: rendered when its issue changed since
+///   the page was rendered), so a reader never waits for the render cycle to see an issue's new events. When that
+///   render fails (a full disk), the page there is served.
 struct SiteFilesMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let files: FileMiddleware<Context, LocalFileSystem>
     let folder: String
+    let currentIssuePage: (@Sendable (ProjectSlug, IssueID) async throws -> Void)?
 
-    init(folder: String) {
+    init(folder: String, currentIssuePage: (@Sendable (ProjectSlug, IssueID) async throws -> Void)? = nil) {
         self.folder = folder
+        self.currentIssuePage = currentIssuePage
         files = FileMiddleware(folder, searchForIndexHtml: true)
+    }
+
+    /// The project and issue when `decoded` is exactly an issue page's path (`/{slug}/issues/{n}.html`, n > 0).
+    static func issuePageTarget(_ decoded: String) -> (ProjectSlug, IssueID)? {
+        let parts = decoded.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0].isEmpty, let slug = ProjectSlug(String(parts[1])), parts[2] == "issues",
+              parts[3].hasSuffix(".html") else { return nil }
+        let number = parts[3].dropLast(5)
+        // Digits only (no sign, no spaces), and no overflow: `Int64` answers nil for anything larger.
+        guard !number.isEmpty, number.count <= 19, number.allSatisfy({ $0.isASCII && $0.isNumber }),
+              let value = Int64(number), value > 0 else { return nil }
+        return (slug, IssueID(value))
     }
 
     /// `slug/issues/n.html` when `decoded` is exactly an issue page's path, `slug/issues.html` when it is a project's
@@ -72,6 +89,9 @@ struct SiteFilesMiddleware: RouterMiddleware {
                 return try await next(request, context)
             }
             return Response(status: .movedPermanently, headers: [.location: target])
+        }
+        if let currentIssuePage, let (slug, issue) = Self.issuePageTarget(decoded) {
+            try? await currentIssuePage(slug, issue)
         }
         if let session = context.adminSession, let relative = Self.issuePage(decoded),
            let response = issuePage(relative, session: session) {

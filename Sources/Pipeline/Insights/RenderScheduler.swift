@@ -1,6 +1,7 @@
 import FaultlineCore
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -11,12 +12,27 @@ import Foundation
 /// Re-renders the static dashboard shortly after data changes (debounced).
 ///
 /// Anyone who changes data calls `notify()` (cheap, never blocks). The service waits for a change, lets
-/// `debounce` pass so that a burst of ingest turns into one render, then renders what changed since the last
-/// render began. The first render after start is a full one. Changes that arrive while a render runs trigger
-/// one more render afterwards, so the site never misses the last change.
+/// `debounce` pass so that a burst of ingest turns into one render, then renders: the summary pages every time,
+/// then the issue pages changed since the last cycle that finished its issue pages. The first render after start
+/// is a full one. Changes that arrive while a render runs trigger one more render afterwards, so the site never
+/// misses the last change; an incremental render leaves its remaining issue pages to that next render (which
+/// renders the summary pages first again), and readers asking for an issue page get it rendered on request.
 public struct RenderScheduler: Service {
-    /// Renders pages changed at or after `since` (nil: everything); returns how many pages were written.
-    public typealias Render = @Sendable (_ since: Date?) async throws -> Int
+    /// What one render did.
+    public struct Outcome: Sendable, Equatable {
+        /// Files written.
+        public var pages: Int
+        /// False when issue pages were left to a later render (newer data arrived).
+        public var complete: Bool
+        public init(pages: Int, complete: Bool) {
+            self.pages = pages
+            self.complete = complete
+        }
+    }
+
+    /// Renders the summary pages and the issue pages changed at or after `since` (nil: everything); `newerData`
+    /// answers true once a change arrived after the render began (the render may then leave issue pages).
+    public typealias Render = @Sendable (_ since: Date?, _ newerData: @escaping @Sendable () -> Bool) async throws -> Outcome
 
     let render: Render
     let clock: any WallClock
@@ -25,8 +41,10 @@ public struct RenderScheduler: Service {
     let telemetry: Telemetry?
     let stream: AsyncStream<Void>
     let continuation: AsyncStream<Void>.Continuation
+    /// A change arrived since the current render began.
+    let changed = ChangeFlag()
 
-    public init(render: @escaping Render, clock: any WallClock, debounce: Duration = .seconds(2), logger: Logger,
+    public init(render: @escaping Render, clock: any WallClock, debounce: Duration = .milliseconds(250), logger: Logger,
                 telemetry: Telemetry? = nil) {
         self.render = render
         self.clock = clock
@@ -38,20 +56,24 @@ public struct RenderScheduler: Service {
 
     /// Says that data changed; a render follows within about `debounce`.
     public func notify() {
+        changed.set()
         continuation.yield()
     }
 
-    /// Renders once; returns the time the render started (the `since` of the next incremental render).
+    /// Renders once; returns the time the render started (the `since` of the next incremental render), or nil
+    /// when the render left issue pages to a later one (the next render starts from the same `since` again).
     @discardableResult
-    public func renderNow(since: Date?) async throws -> Date {
+    public func renderNow(since: Date?) async throws -> Date? {
         let started = clock.now()
+        changed.clear()
         let timer = ContinuousClock().now
-        let pages = try await render(since)
+        let flag = changed
+        let outcome = try await render(since, { flag.isSet })
         let elapsed = ContinuousClock().now - timer
         telemetry?.recordDuration(Telemetry.Name.renderDuration, nanoseconds: elapsed.nanoseconds, [("mode", since == nil ? "full" : "incremental")])
-        telemetry?.count(Telemetry.Name.renderPages, by: pages)
-        logger.debug("rendered dashboard", metadata: [Telemetry.LogKey.pages: "\(pages)"])
-        return started
+        telemetry?.count(Telemetry.Name.renderPages, by: outcome.pages)
+        logger.debug("rendered dashboard", metadata: [Telemetry.LogKey.pages: "\(outcome.pages)"])
+        return outcome.complete ? started : nil
     }
 
     /// The storage-pressure state: while the disk is full, steps pause; a disk-full error enters it (logged once
@@ -82,7 +104,8 @@ public struct RenderScheduler: Service {
                 await storage?.waitWhileFull()
                 do {
                     // A second of overlap: rows changed in the same millisecond as the last start are not missed.
-                    last = try await renderNow(since: last.map { $0.addingTimeInterval(-1) })
+                    // An incomplete render keeps `last`: its issue pages are pending still.
+                    if let started = try await renderNow(since: last.map { $0.addingTimeInterval(-1) }) { last = started }
                 } catch where Task.isCancelled {
                     break  // graceful shutdown cancelled the render: not a failure
                 } catch let error where storage?.noteFailure(error) == true {
@@ -93,4 +116,12 @@ public struct RenderScheduler: Service {
             }
         }
     }
+}
+
+/// A flag set by any task and read by the render (a change arrived after it began).
+final class ChangeFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    func clear() { value.store(false, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FaultlineApp
+import Dashboard
 import FaultlineCore
 import Formats
 import Logging
@@ -219,19 +220,70 @@ struct Refresh: AsyncParsableCommand {
             writes.append(.reports(ReportBatch(project: project.id, receivedAt: Date(), payload: payload, reports: prepared)))
             done += n
         }
+        // The site folder is current (render-full, then each refresh converges it): a running server's ledger
+        // would know the versions its pages were rendered from.
+        root.issuePages.adopt(
+            try await root.insights.issueVersions(project: project.id, changedSince: .distantPast), of: project.slug)
         let (_, ingestSeconds) = try await Measure.time { _ = try await store.commit(writes) }
         let (grouped, groupSeconds) = try await Measure.time { try await Worker.drain(root) }
-        // The pages every refresh rewrites (index, overview, lists, releases, alerts): a `since` in the future
-        // selects no issue page.
-        let (summaryPages, summarySeconds) = try await Measure.time {
-            try await root.render(with: renderer, since: Date().addingTimeInterval(3600))
-        }
-        let (pages, renderSeconds) = try await Measure.time { try await root.render(with: renderer, since: since) }
+        let touched = try await root.insights.issueVersions(project: project.id, changedSince: since)
         print("""
-            incremental refresh after \(newReports) new reports: store \(Measure.fmt(ingestSeconds)) s, group \(grouped) in \
-            \(Measure.fmt(groupSeconds)) s, render \(pages) pages in \(Measure.fmt(renderSeconds)) s \
-            (of which the \(summaryPages) summary pages alone: \(Measure.fmt(summarySeconds)) s); \
-            total \(Measure.fmt(groupSeconds + renderSeconds)) s after storing; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB
+            \(newReports) new reports: store \(Measure.fmt(ingestSeconds)) s, group \(grouped) in \(Measure.fmt(groupSeconds)) s; \
+            \(touched.count) issues touched
+            """)
+
+        // After (this design), on the site folder: 1. a cycle that stops before its first issue page (as when newer
+        // data waits): the time until every summary page is current;
+        let rendersBefore = root.issuePages.issuePagesRendered
+        let (summary, summarySeconds) = try await Measure.time {
+            try await root.renderCycle(with: renderer, since: since, newerData: { true })
+        }
+        // 2. the first request of just-touched issue pages (what `SiteFilesMiddleware` does before serving: the
+        // version check, the render, reading the file), then a second request of each (the check alone);
+        let sample = Array(touched.keys.sorted().prefix(20))
+        var first: [Double] = []
+        var again: [Double] = []
+        for issue in sample {
+            for round in 0..<2 {
+                let (outcome, seconds) = try await Measure.time { () async throws -> SiteRenderer.IssuePageRefresh in
+                    let outcome = try await root.currentIssuePage(with: renderer, slug: project.slug, issue: issue)
+                    _ = FileManager.default.contents(atPath: common.data + "/site/" + SitePaths.issue(project.slug, issue))
+                    return outcome
+                }
+                guard outcome == (round == 0 ? .rendered : .current) else {
+                    throw ValidationError("issue \(issue): request \(round + 1) answered \(outcome)")
+                }
+                if round == 0 { first.append(seconds) } else { again.append(seconds) }
+            }
+        }
+        // 3. the background cycle converging the rest of the issue pages (those just served are current).
+        let (converge, convergeSeconds) = try await Measure.time {
+            try await root.renderCycle(with: renderer, since: since)
+        }
+        let rendersAfter = root.issuePages.issuePagesRendered - rendersBefore
+
+        // Before (the cycle as it was): the summary pages, then every touched issue page, into a scratch folder (no
+        // ledger), measured after the new design so that it runs with the warmer cache.
+        let scratch = common.data + "/site-before"
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let (oldSummaryPages, oldSummarySeconds) = try await Measure.time {
+            try await root.render(with: renderer, since: Date().addingTimeInterval(3600), into: scratch)
+        }
+        let (oldPages, oldSeconds) = try await Measure.time { try await root.render(with: renderer, since: since, into: scratch) }
+
+        func median(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.sorted()[values.count / 2] }
+        print("""
+            before: summary pages (\(oldSummaryPages)) current after \(Measure.fmt(oldSummarySeconds)) s; a touched issue page \
+            current when the cycle reaches it, every one after \(Measure.fmt(oldSeconds)) s (\(oldPages) pages)
+            after:  summary pages (\(summary.summaryPages)) current after \(Measure.fmt(summarySeconds)) s; a touched issue page \
+            served current on its first request in \(Measure.fmt(median(first) * 1000, 1)) ms median, \
+            \(Measure.fmt((first.max() ?? 0) * 1000, 1)) ms slowest of \(first.count) (then \(Measure.fmt(median(again) * 1000, 2)) ms \
+            to serve it current again); background convergence \(Measure.fmt(convergeSeconds)) s (\(converge.issuePages) issue \
+            pages rendered, \(converge.issuePagesCurrent) current already); \(rendersAfter) issue page renders in all \
+            for \(touched.count) touched issues
+            ratio before/after: summary pages \(Measure.fmt(oldSummarySeconds / max(summarySeconds, 1e-9))), \
+            a touched issue page \(Measure.fmt(oldSeconds / max(median(first), 1e-9), 0)) (cycle end vs first request); \
+            peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB
             """)
         try root.database.close()
     }
