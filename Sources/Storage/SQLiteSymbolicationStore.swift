@@ -24,27 +24,48 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         self.database = database
     }
 
-    /// One query for the whole batch: the pending rows with their payloads.
+    /// Two queries for the whole batch: the pending rows, then each payload they are part of, once (a 20-report
+    /// request body is one payload; its bytes are read and held once, shared by its reports).
     public func pending(limit: Int) async throws -> [PendingSymbolication] {
         try await database.pool.read { db in
             // Read in the same snapshot as the batch: a debug file stored after this is seen by `save` (see there).
             let filesSeen = try Self.debugFileSequence(db)
-            return try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(SQLiteReportReader.rawColumns), r.symbolication_attempts, pr.in_app_include, pr.in_app_exclude
-                    FROM reports r JOIN payloads p ON p.id = r.payload_id JOIN projects pr ON pr.id = r.project_id
-                    WHERE r.symbolication = 'pending' ORDER BY r.id LIMIT ?
-                    """,
-                arguments: [limit]
-            ).compactMap { row in
-                SQLiteReportReader.raw(row).map {
-                    PendingSymbolication(
-                        reportID: $0.summary.cursor, project: $0.summary.project, raw: $0, attempts: row["symbolication_attempts"],
-                        filesSeen: filesSeen,
-                        inApp: InAppRules(include: SQLiteProjectStore.patterns(row["in_app_include"]),
-                                          exclude: SQLiteProjectStore.patterns(row["in_app_exclude"])))
+            let rows = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT \(SQLiteReportReader.summaryColumns), r.payload_id, r.payload_offset, r.payload_length,
+                            r.symbolication_attempts, pr.in_app_include, pr.in_app_exclude
+                        FROM reports r JOIN projects pr ON pr.id = r.project_id
+                        WHERE r.symbolication = 'pending' ORDER BY r.id LIMIT ?
+                        """),
+                arguments: [max(1, limit)])
+            var payloads: [Int64: StoredPayload] = [:]
+            let payloadStatement = try db.cachedStatement(
+                sql: "SELECT encoding, inflated_size, bytes, format FROM payloads WHERE id = ?")
+            var inApp: [Int64: InAppRules] = [:]
+            return try rows.compactMap { row -> PendingSymbolication? in
+                let payloadID: Int64 = row["payload_id"]
+                if payloads[payloadID] == nil {
+                    guard let stored = try Row.fetchOne(payloadStatement, arguments: [payloadID]),
+                        let encoding = StoredPayload.Encoding(rawValue: stored["encoding"]),
+                        let format = StoredPayload.Format(rawValue: stored["format"])
+                    else { return nil }
+                    let bytes: Data = stored["bytes"]
+                    payloads[payloadID] = StoredPayload(
+                        bytes: Array(bytes), encoding: encoding, inflatedSize: stored["inflated_size"], format: format)
                 }
+                guard let payload = payloads[payloadID], let summary = SQLiteReportReader.summary(row) else { return nil }
+                let offset: Int = row["payload_offset"]
+                let length: Int = row["payload_length"]
+                guard offset >= 0, length >= 0, !offset.addingReportingOverflow(length).overflow else { return nil }
+                let rules = inApp[summary.project.rawValue] ?? InAppRules(
+                    include: SQLiteProjectStore.patterns(row["in_app_include"]),
+                    exclude: SQLiteProjectStore.patterns(row["in_app_exclude"]))
+                inApp[summary.project.rawValue] = rules
+                return PendingSymbolication(
+                    reportID: summary.cursor, project: summary.project,
+                    raw: RawReport(summary: summary, payload: payload, range: offset..<(offset + length)),
+                    attempts: row["symbolication_attempts"], filesSeen: filesSeen, inApp: rules, payload: payloadID)
             }
         }
     }
