@@ -90,11 +90,14 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
 
     public func saveAll(_ results: [SymbolicationOutcome], at date: Date) async throws {
         let now = Millis.from(date)
+        // The JSON of every result and grouping, made before the transaction and on every core: encoding was more than
+        // half of the transaction's time, and the writer is the one thing ingest and the worker share.
+        let encoded = try await Self.encodeAll(results)
         try await database.pool.write { db in
-            for outcome in results {
+            for (outcome, json) in zip(results, encoded) {
                 do {
                     try db.inSavepoint {
-                        _ = try Self.save(outcome, now: now, db)
+                        _ = try Self.save(outcome, encoded: json, now: now, db)
                         return .commit
                     }
                 } catch is DatabaseError {
@@ -108,9 +111,51 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         }
     }
 
-    static func save(_ outcome: SymbolicationOutcome, now: Int64, _ db: Database) throws -> IssueID? {
+    /// A result's stored JSON and its grouping's (nil: no grouping).
+    struct EncodedOutcome: Sendable {
+        var result: Data
+        var grouping: String?
+    }
+
+    /// The stored JSON of `outcome` (sorted keys, as every stored result).
+    static func encode(_ outcome: SymbolicationOutcome, with encoder: JSONEncoder) throws -> EncodedOutcome {
+        EncodedOutcome(
+            result: try encoder.encode(outcome.result),
+            grouping: try outcome.grouping.map { String(decoding: try encoder.encode($0.grouping), as: UTF8.self) })
+    }
+
+    static func sortedKeysEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+
+    /// `encode` for every outcome, in order, split over the cores.
+    static func encodeAll(_ outcomes: [SymbolicationOutcome]) async throws -> [EncodedOutcome] {
+        let parts = max(1, min(outcomes.count / 16, ProcessInfo.processInfo.activeProcessorCount))
+        guard parts > 1 else {
+            let encoder = sortedKeysEncoder()
+            return try outcomes.map { try encode($0, with: encoder) }
+        }
+        let size = (outcomes.count + parts - 1) / parts
+        return try await withThrowingTaskGroup(of: (Int, [EncodedOutcome]).self) { group in
+            for part in 0..<parts {
+                let slice = Array(outcomes[min(outcomes.count, part * size)..<min(outcomes.count, (part + 1) * size)])
+                group.addTask {
+                    let encoder = sortedKeysEncoder()
+                    return (part, try slice.map { try encode($0, with: encoder) })
+                }
+            }
+            var done = [[EncodedOutcome]](repeating: [], count: parts)
+            while let (part, encoded) = try await group.next() { done[part] = encoded }
+            return done.flatMap { $0 }
+        }
+    }
+
+    static func save(_ outcome: SymbolicationOutcome, encoded: EncodedOutcome? = nil, now: Int64, _ db: Database) throws
+        -> IssueID?
+    {
+        let json = try encoded ?? encode(outcome, with: sortedKeysEncoder())
         let reportID = outcome.reportID
         guard let report = try Row.fetchOne(
             db.cachedStatement(
@@ -145,7 +190,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     INSERT INTO report_symbols (report_id, result, updated_at) VALUES (?, ?, ?)
                     ON CONFLICT (report_id) DO UPDATE SET result = excluded.result, updated_at = excluded.updated_at
                     """
-            ).execute(arguments: [reportID, try encoder.encode(outcome.result), now])
+            ).execute(arguments: [reportID, json.result, now])
         }
         try recordModules(outcome, reportID: reportID, project: project, touched: touched, db)
         if let search = outcome.search { try SQLiteSearchStore.replace(search, reportID: reportID, project: project, db) }
@@ -156,7 +201,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 .execute(arguments: [Grouping.version, reportID])
             return (report["issue_id"] as Int64?).map { IssueID($0) }
         }
-        let groupingJSON = String(decoding: try encoder.encode(grouping.grouping), as: UTF8.self)
+        let groupingJSON = try json.grouping ?? String(decoding: sortedKeysEncoder().encode(grouping.grouping), as: UTF8.self)
         return try Grouper.file(report: report, reportID: reportID, grouping: grouping, groupingJSON: groupingJSON, now: now, db)
     }
 
