@@ -125,8 +125,11 @@ public struct Composition: Sendable {
 
     /// The background symbolicator: a module cache over the stored debug files, and the worker.
     ///
-    /// - Parameter interpose: wraps the module cache before the worker gets it (tests pause lookups with it).
-    public func symbolicationWorker(logger: Logger, idleDelay: Duration = .milliseconds(200),
+    /// - Parameters:
+    ///   - batchSize: reports per batch when the queue is short; `backlogBatchSize` while a backlog lasts.
+    ///   - interpose: wraps the module cache before the worker gets it (tests pause lookups with it).
+    public func symbolicationWorker(logger: Logger, idleDelay: Duration = .milliseconds(200), batchSize: Int = 64,
+                                    backlogBatchSize: Int = 256,
                                     onChange: @escaping @Sendable () -> Void = {},
                                     interpose: (any AddressSymbolicating) -> any AddressSymbolicating = { $0 }) throws
         -> SymbolicationWorker
@@ -139,8 +142,10 @@ public struct Composition: Sendable {
         let limits = IngestLimits()
         return SymbolicationWorker(
             store: symbolicationStore, symbolicator: interpose(cache),
-            reread: { raw in try NativeReports.reread(raw.payload, range: raw.range, limits: limits) }, clock: clock,
-            logger: logger, idleDelay: idleDelay, telemetry: telemetry, onChange: onChange,
+            reading: StoredReportReading(
+                inflate: { try NativeReports.inflate($0) },
+                read: { bytes, raw in try NativeReports.reread(inflated: bytes, format: raw.payload.format, range: raw.range, limits: limits) }),
+            clock: clock, logger: logger, batchSize: batchSize, backlogBatchSize: backlogBatchSize, idleDelay: idleDelay, telemetry: telemetry, onChange: onChange,
             onFilesSeen: { changes.observe($0) })
     }
 

@@ -347,8 +347,12 @@ public struct PendingSymbolication: Sendable {
     /// The debug-file change sequence read in the same snapshot as this report: every debug file stored at or
     /// below it is visible to lookups made after the batch was read; one stored later may not be.
     public var filesSeen: Int64
+    /// The stored payload the report is part of (a request body: a batch of up to 20 reports shares one), so that a
+    /// worker's batch inflates each payload once; nil: unknown (the report is read on its own).
+    public var payload: Int64?
     public init(reportID: Int64, project: ProjectID, raw: RawReport, attempts: Int = 0, filesSeen: Int64 = 0,
-                inApp: InAppRules = .none) {
+                inApp: InAppRules = .none, payload: Int64? = nil) {
+        self.payload = payload
         self.inApp = inApp
         self.reportID = reportID
         self.project = project

@@ -201,9 +201,23 @@ public enum NativeReports {
     /// Re-reads one stored report from its inflated payload, in the payload's format (the same validation
     /// and trimming as at ingest, so the result is what was accepted).
     public static func reread(_ payload: StoredPayload, range: Range<Int>, limits: IngestLimits) throws -> Report {
-        let bytes = try BodyDecoding.inflateStored(payload.bytes, limit: payload.inflatedSize)
-        guard range.upperBound <= bytes.count else { throw FormatError(.malformedJSON, "stored payload is shorter than the report's range") }
-        switch payload.format {
+        try reread(inflated: inflate(payload), format: payload.format, range: range, limits: limits)
+    }
+
+    /// A stored payload's inflated bytes (at most its recorded inflated size): inflate once, then `reread(inflated:…)`
+    /// each report of it.
+    public static func inflate(_ payload: StoredPayload) throws -> [UInt8] {
+        try BodyDecoding.inflateStored(payload.bytes, limit: payload.inflatedSize)
+    }
+
+    /// Re-reads one stored report from its payload's inflated bytes (`inflate`), in the payload's format.
+    public static func reread(inflated bytes: [UInt8], format: StoredPayload.Format, range: Range<Int>, limits: IngestLimits)
+        throws -> Report
+    {
+        guard range.lowerBound >= 0, range.upperBound <= bytes.count else {
+            throw FormatError(.malformedJSON, "stored payload is shorter than the report's range")
+        }
+        switch format {
         case .nativeV1: return try decodeOne(bytes, range: range, limits: limits).report
         case .swiftCrash: return try SwiftCrashReports.parse(envelope: Array(bytes[range]), limits: limits)
         case .sentryEvent: return try SentryEvents.reread(bytes, range: range, limits: limits)

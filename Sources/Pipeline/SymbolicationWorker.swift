@@ -20,11 +20,20 @@ import Foundation
 public struct SymbolicationWorker: Service {
     let store: any SymbolicationStore
     let symbolicator: any AddressSymbolicating
-    /// Re-reads a stored report from its raw payload (Formats, wired by the composition root).
-    let reread: @Sendable (RawReport) throws -> Report
+    /// Re-reads stored reports from their payloads, each payload inflated once per batch (Formats, wired by the
+    /// composition root).
+    let reading: StoredReportReading
     let clock: any WallClock
     let logger: Logger
+    /// Reports per batch when the queue is short.
     let batchSize: Int
+    /// Reports per batch while there is a backlog (the last batch came full): fewer, larger transactions and more
+    /// work to spread over the cores. Still one transaction per batch.
+    let backlogBatchSize: Int
+    /// Reports read, symbolicated and grouped at the same time (each payload inflated by one of them).
+    let concurrency: Int
+    /// Whether the last batch came full (see `backlogBatchSize`).
+    let backlog = Flag()
     let idleDelay: Duration
     let telemetry: Telemetry?
     /// Called after a batch changed issues (tells the dashboard renderer).
@@ -62,9 +71,16 @@ public struct SymbolicationWorker: Service {
     /// there, not per step). Nil: never paused.
     public var storage: DiskGuard?
 
-    public init(store: any SymbolicationStore, symbolicator: any AddressSymbolicating,
-                reread: @escaping @Sendable (RawReport) throws -> Report, clock: any WallClock, logger: Logger,
-                batchSize: Int = 64, idleDelay: Duration = .milliseconds(200), telemetry: Telemetry? = nil,
+    /// A worker that reads stored reports with `reading` (each payload inflated once per batch).
+    ///
+    /// - Parameters:
+    ///   - batchSize: reports per batch when the queue is short; `backlogBatchSize` while a backlog lasts.
+    ///   - concurrency: reports processed at the same time (default: one per core, at least 2, so that lookups
+    ///     waiting on a module owner overlap with parsing).
+    public init(store: any SymbolicationStore, symbolicator: any AddressSymbolicating, reading: StoredReportReading,
+                clock: any WallClock, logger: Logger, batchSize: Int = 64, backlogBatchSize: Int = 256,
+                concurrency: Int = max(2, ProcessInfo.processInfo.activeProcessorCount),
+                idleDelay: Duration = .milliseconds(200), telemetry: Telemetry? = nil,
                 maxAttempts: Int = SymbolicationRetry.maxAttempts, onChange: @escaping @Sendable () -> Void = {},
                 onFilesSeen: @escaping @Sendable (Int64) -> Void = { _ in }) {
         self.onFilesSeen = onFilesSeen
@@ -73,23 +89,45 @@ public struct SymbolicationWorker: Service {
         self.onChange = onChange
         self.store = store
         self.symbolicator = symbolicator
-        self.reread = reread
+        self.reading = reading
         self.clock = clock
         self.logger = logger
-        self.batchSize = batchSize
+        self.batchSize = max(1, batchSize)
+        self.backlogBatchSize = max(self.batchSize, backlogBatchSize)
+        self.concurrency = max(1, concurrency)
         self.idleDelay = idleDelay
     }
 
-    /// Symbolicates one batch of pending reports, `concurrency` at a time (the symbolicator's module owners
-    /// then work in parallel); returns how many were processed.
+    /// A worker that reads each stored report on its own with `reread` (tests and tools whose reports have no
+    /// stored payload to share).
+    public init(store: any SymbolicationStore, symbolicator: any AddressSymbolicating,
+                reread: @escaping @Sendable (RawReport) throws -> Report, clock: any WallClock, logger: Logger,
+                batchSize: Int = 64, idleDelay: Duration = .milliseconds(200), telemetry: Telemetry? = nil,
+                maxAttempts: Int = SymbolicationRetry.maxAttempts, onChange: @escaping @Sendable () -> Void = {},
+                onFilesSeen: @escaping @Sendable (Int64) -> Void = { _ in }) {
+        self.init(
+            store: store, symbolicator: symbolicator, reading: .perReport(reread), clock: clock, logger: logger,
+            batchSize: batchSize, backlogBatchSize: batchSize, idleDelay: idleDelay, telemetry: telemetry,
+            maxAttempts: maxAttempts, onChange: onChange, onFilesSeen: onFilesSeen)
+    }
+
+    /// Symbolicates and groups one batch of pending reports; returns how many were processed.
+    ///
+    /// Each payload of the batch is inflated once; then every report is read, symbolicated, grouped and indexed,
+    /// `concurrency` at a time (on every core, the symbolicator's module owners in parallel), and all results are
+    /// saved in one transaction. While a backlog lasts (the last batch came full) batches are `backlogBatchSize`.
     ///
     /// Poison pills (`SymbolicationRetry`): an attempt is counted durably for every report before its
     /// symbolication starts. Reports found with attempts already counted were being processed when the
     /// process died: they are symbolicated one per step, alone; at `maxAttempts` they are failed with a
     /// reason and grouped from their own frames, without the symbolicator.
+    ///
+    /// - Parameter concurrency: overrides the worker's `concurrency` for this step.
     @discardableResult
-    public func step(concurrency: Int = 2) async throws -> Int {
-        var batch = try await store.pending(limit: batchSize)
+    public func step(concurrency: Int? = nil) async throws -> Int {
+        let limit = backlog.value.withLock { $0 } ? backlogBatchSize : batchSize
+        var batch = try await store.pending(limit: limit)
+        backlog.value.withLock { $0 = batch.count >= limit }
         if batch.isEmpty {
             // Idle: group reports filed by an older grouping version again, a few batches at a time, so that a
             // version bump migrates stored issues in the background without holding back new reports. Only this
@@ -124,20 +162,25 @@ public struct SymbolicationWorker: Service {
         let attempted = (failing + work).map(\.reportID)
         try await store.recordAttempt(reportIDs: attempted)
         ownAttempts.counts.withLock { counts in for id in attempted { counts[id, default: 0] += 1 } }
+        let width = max(1, concurrency ?? self.concurrency)
+        // Each payload once, for every report of the batch that is read again.
+        let inflated = await inflate(failing + work, concurrency: width)
         for item in failing {
             logger.error("symbolication gave up on a report that stopped it repeatedly", metadata: [
                 Telemetry.LogKey.reportID: "\(item.reportID)", Telemetry.LogKey.attempts: "\(item.attempts)"])
-            outcomes.append(groupWithoutSymbols(item))
+            outcomes.append(groupWithoutSymbols(item, inflated: inflated[Self.payloadKey(item)]))
         }
+        let lookups = BatchLookups(symbolicator)
         try await withThrowingTaskGroup(of: SymbolicationOutcome.self) { group in
             var next = 0
             func start() {
                 guard next < work.count else { return }
                 let item = work[next]
                 next += 1
-                group.addTask { await self.process(item) }
+                let bytes = inflated[Self.payloadKey(item)]
+                group.addTask { await self.process(item, inflated: bytes, symbolicator: lookups) }
             }
-            for _ in 0..<max(1, concurrency) { start() }
+            for _ in 0..<width { start() }
             while let outcome = try await group.next() {
                 outcomes.append(outcome)
                 start()
@@ -153,16 +196,45 @@ public struct SymbolicationWorker: Service {
         return outcomes.count
     }
 
-    func process(_ item: PendingSymbolication) async -> SymbolicationOutcome {
+    /// The key that says two items share a payload: the payload's row id (negative: the report's own, when the
+    /// store did not say).
+    static func payloadKey(_ item: PendingSymbolication) -> Int64 { item.payload ?? ~item.reportID }
+
+    /// Inflates each distinct payload of `items` once, `concurrency` at a time.
+    func inflate(_ items: [PendingSymbolication], concurrency: Int) async -> [Int64: Result<[UInt8], any Error>] {
+        var payloads: [(Int64, StoredPayload)] = []
+        var seen: Set<Int64> = []
+        for item in items where seen.insert(Self.payloadKey(item)).inserted { payloads.append((Self.payloadKey(item), item.raw.payload)) }
+        let inflate = reading.inflate
+        var inflated: [Int64: Result<[UInt8], any Error>] = [:]
+        inflated.reserveCapacity(payloads.count)
+        await withTaskGroup(of: (Int64, Result<[UInt8], any Error>).self) { group in
+            var next = 0
+            func start() {
+                guard next < payloads.count else { return }
+                let (key, payload) = payloads[next]
+                next += 1
+                group.addTask { (key, Result { try inflate(payload) }) }
+            }
+            for _ in 0..<concurrency { start() }
+            while let (key, bytes) = await group.next() {
+                inflated[key] = bytes
+                start()
+            }
+        }
+        return inflated
+    }
+
+    func process(_ item: PendingSymbolication, inflated: Result<[UInt8], any Error>?, symbolicator: any AddressSymbolicating) async
+        -> SymbolicationOutcome
+    {
         #if DEBUG
         let symbolicator: any AddressSymbolicating = faultInjection.abortOnBuildID.map {
-            AbortingSymbolicator(inner: self.symbolicator, buildID: $0, logger: logger)
-        } ?? self.symbolicator
-        #else
-        let symbolicator = self.symbolicator
+            AbortingSymbolicator(inner: symbolicator, buildID: $0, logger: logger)
+        } ?? symbolicator
         #endif
         do {
-            let report = try reread(item.raw)
+            let report = try read(item, inflated: inflated)
             let result = await SymbolicationRules.symbolicate(report, project: item.project, with: symbolicator)
             // Grouping needs the symbolicated frames, so it happens here and commits with them.
             var modules: [String: String] = [:]
@@ -179,10 +251,16 @@ public struct SymbolicationWorker: Service {
         }
     }
 
+    /// Reads `item` from its payload's inflated bytes (inflating it here when the batch did not).
+    func read(_ item: PendingSymbolication, inflated: Result<[UInt8], any Error>?) throws -> Report {
+        let bytes = try inflated?.get() ?? reading.inflate(item.raw.payload)
+        return try reading.read(bytes, item.raw)
+    }
+
     /// A poison report: failed with the reason, grouped from its own frames (module and offset).
-    func groupWithoutSymbols(_ item: PendingSymbolication) -> SymbolicationOutcome {
+    func groupWithoutSymbols(_ item: PendingSymbolication, inflated: Result<[UInt8], any Error>?) -> SymbolicationOutcome {
         let reason = SymbolicationRetry.reason(attempts: item.attempts)
-        guard let report = try? reread(item.raw) else {
+        guard let report = try? read(item, inflated: inflated) else {
             return SymbolicationOutcome(reportID: item.reportID, result: .failed(reason), grouping: nil)
         }
         let grouping = GroupingInput.make(report, symbols: nil, inApp: item.inApp)

@@ -24,27 +24,48 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         self.database = database
     }
 
-    /// One query for the whole batch: the pending rows with their payloads.
+    /// Two queries for the whole batch: the pending rows, then each payload they are part of, once (a 20-report
+    /// request body is one payload; its bytes are read and held once, shared by its reports).
     public func pending(limit: Int) async throws -> [PendingSymbolication] {
         try await database.pool.read { db in
             // Read in the same snapshot as the batch: a debug file stored after this is seen by `save` (see there).
             let filesSeen = try Self.debugFileSequence(db)
-            return try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(SQLiteReportReader.rawColumns), r.symbolication_attempts, pr.in_app_include, pr.in_app_exclude
-                    FROM reports r JOIN payloads p ON p.id = r.payload_id JOIN projects pr ON pr.id = r.project_id
-                    WHERE r.symbolication = 'pending' ORDER BY r.id LIMIT ?
-                    """,
-                arguments: [limit]
-            ).compactMap { row in
-                SQLiteReportReader.raw(row).map {
-                    PendingSymbolication(
-                        reportID: $0.summary.cursor, project: $0.summary.project, raw: $0, attempts: row["symbolication_attempts"],
-                        filesSeen: filesSeen,
-                        inApp: InAppRules(include: SQLiteProjectStore.patterns(row["in_app_include"]),
-                                          exclude: SQLiteProjectStore.patterns(row["in_app_exclude"])))
+            let rows = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT \(SQLiteReportReader.summaryColumns), r.payload_id, r.payload_offset, r.payload_length,
+                            r.symbolication_attempts, pr.in_app_include, pr.in_app_exclude
+                        FROM reports r JOIN projects pr ON pr.id = r.project_id
+                        WHERE r.symbolication = 'pending' ORDER BY r.id LIMIT ?
+                        """),
+                arguments: [max(1, limit)])
+            var payloads: [Int64: StoredPayload] = [:]
+            let payloadStatement = try db.cachedStatement(
+                sql: "SELECT encoding, inflated_size, bytes, format FROM payloads WHERE id = ?")
+            var inApp: [Int64: InAppRules] = [:]
+            return try rows.compactMap { row -> PendingSymbolication? in
+                let payloadID: Int64 = row["payload_id"]
+                if payloads[payloadID] == nil {
+                    guard let stored = try Row.fetchOne(payloadStatement, arguments: [payloadID]),
+                        let encoding = StoredPayload.Encoding(rawValue: stored["encoding"]),
+                        let format = StoredPayload.Format(rawValue: stored["format"])
+                    else { return nil }
+                    let bytes: Data = stored["bytes"]
+                    payloads[payloadID] = StoredPayload(
+                        bytes: Array(bytes), encoding: encoding, inflatedSize: stored["inflated_size"], format: format)
                 }
+                guard let payload = payloads[payloadID], let summary = SQLiteReportReader.summary(row) else { return nil }
+                let offset: Int = row["payload_offset"]
+                let length: Int = row["payload_length"]
+                guard offset >= 0, length >= 0, !offset.addingReportingOverflow(length).overflow else { return nil }
+                let rules = inApp[summary.project.rawValue] ?? InAppRules(
+                    include: SQLiteProjectStore.patterns(row["in_app_include"]),
+                    exclude: SQLiteProjectStore.patterns(row["in_app_exclude"]))
+                inApp[summary.project.rawValue] = rules
+                return PendingSymbolication(
+                    reportID: summary.cursor, project: summary.project,
+                    raw: RawReport(summary: summary, payload: payload, range: offset..<(offset + length)),
+                    attempts: row["symbolication_attempts"], filesSeen: filesSeen, inApp: rules, payload: payloadID)
             }
         }
     }
@@ -69,11 +90,14 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
 
     public func saveAll(_ results: [SymbolicationOutcome], at date: Date) async throws {
         let now = Millis.from(date)
+        // The JSON of every result and grouping, made before the transaction and on every core: encoding was more than
+        // half of the transaction's time, and the writer is the one thing ingest and the worker share.
+        let encoded = try await Self.encodeAll(results)
         try await database.pool.write { db in
-            for outcome in results {
+            for (outcome, json) in zip(results, encoded) {
                 do {
                     try db.inSavepoint {
-                        _ = try Self.save(outcome, now: now, db)
+                        _ = try Self.save(outcome, encoded: json, now: now, db)
                         return .commit
                     }
                 } catch is DatabaseError {
@@ -87,9 +111,51 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         }
     }
 
-    static func save(_ outcome: SymbolicationOutcome, now: Int64, _ db: Database) throws -> IssueID? {
+    /// A result's stored JSON and its grouping's (nil: no grouping).
+    struct EncodedOutcome: Sendable {
+        var result: Data
+        var grouping: String?
+    }
+
+    /// The stored JSON of `outcome` (sorted keys, as every stored result).
+    static func encode(_ outcome: SymbolicationOutcome, with encoder: JSONEncoder) throws -> EncodedOutcome {
+        EncodedOutcome(
+            result: try encoder.encode(outcome.result),
+            grouping: try outcome.grouping.map { String(decoding: try encoder.encode($0.grouping), as: UTF8.self) })
+    }
+
+    static func sortedKeysEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+
+    /// `encode` for every outcome, in order, split over the cores.
+    static func encodeAll(_ outcomes: [SymbolicationOutcome]) async throws -> [EncodedOutcome] {
+        let parts = max(1, min(outcomes.count / 16, ProcessInfo.processInfo.activeProcessorCount))
+        guard parts > 1 else {
+            let encoder = sortedKeysEncoder()
+            return try outcomes.map { try encode($0, with: encoder) }
+        }
+        let size = (outcomes.count + parts - 1) / parts
+        return try await withThrowingTaskGroup(of: (Int, [EncodedOutcome]).self) { group in
+            for part in 0..<parts {
+                let slice = Array(outcomes[min(outcomes.count, part * size)..<min(outcomes.count, (part + 1) * size)])
+                group.addTask {
+                    let encoder = sortedKeysEncoder()
+                    return (part, try slice.map { try encode($0, with: encoder) })
+                }
+            }
+            var done = [[EncodedOutcome]](repeating: [], count: parts)
+            while let (part, encoded) = try await group.next() { done[part] = encoded }
+            return done.flatMap { $0 }
+        }
+    }
+
+    static func save(_ outcome: SymbolicationOutcome, encoded: EncodedOutcome? = nil, now: Int64, _ db: Database) throws
+        -> IssueID?
+    {
+        let json = try encoded ?? encode(outcome, with: sortedKeysEncoder())
         let reportID = outcome.reportID
         guard let report = try Row.fetchOne(
             db.cachedStatement(
@@ -124,7 +190,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     INSERT INTO report_symbols (report_id, result, updated_at) VALUES (?, ?, ?)
                     ON CONFLICT (report_id) DO UPDATE SET result = excluded.result, updated_at = excluded.updated_at
                     """
-            ).execute(arguments: [reportID, try encoder.encode(outcome.result), now])
+            ).execute(arguments: [reportID, json.result, now])
         }
         try recordModules(outcome, reportID: reportID, project: project, touched: touched, db)
         if let search = outcome.search { try SQLiteSearchStore.replace(search, reportID: reportID, project: project, db) }
@@ -135,7 +201,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 .execute(arguments: [Grouping.version, reportID])
             return (report["issue_id"] as Int64?).map { IssueID($0) }
         }
-        let groupingJSON = String(decoding: try encoder.encode(grouping.grouping), as: UTF8.self)
+        let groupingJSON = try json.grouping ?? String(decoding: sortedKeysEncoder().encode(grouping.grouping), as: UTF8.self)
         return try Grouper.file(report: report, reportID: reportID, grouping: grouping, groupingJSON: groupingJSON, now: now, db)
     }
 

@@ -15,7 +15,10 @@ final class FakeSymbolicationStore: SymbolicationStore {
         var attempts = 0
         var failure: String?
         var grouping: GroupingInput?
+        var result: SymbolicatedReport?
         var saved = 0
+        /// The stored payload the report is part of (nil: unknown, read on its own).
+        var payload: Int64?
     }
     struct State {
         var rows: [Int64: Row] = [:]
@@ -29,7 +32,9 @@ final class FakeSymbolicationStore: SymbolicationStore {
     struct Died: Error {}
     struct Busy: Error {}
 
-    func add(_ id: Int64, attempts: Int = 0) { state.withLock { $0.rows[id] = Row(project: ProjectID(1), attempts: attempts) } }
+    func add(_ id: Int64, attempts: Int = 0, project: ProjectID = ProjectID(1), payload: Int64? = nil) {
+        state.withLock { $0.rows[id] = Row(project: project, attempts: attempts, payload: payload) }
+    }
     func row(_ id: Int64) -> Row? { state.withLock { $0.rows[id] } }
     func crash() { state.withLock { $0.dead = true } }
     func restart() { state.withLock { $0.dead = false } }
@@ -38,7 +43,9 @@ final class FakeSymbolicationStore: SymbolicationStore {
     func pending(limit: Int) async throws -> [PendingSymbolication] {
         state.withLock { s in
             s.rows.filter { $0.value.state == .pending }.sorted { $0.key < $1.key }.prefix(limit).map { id, row in
-                PendingSymbolication(reportID: id, project: row.project, raw: Self.raw(id), attempts: row.attempts)
+                PendingSymbolication(
+                    reportID: id, project: row.project, raw: Self.raw(id, payload: row.payload), attempts: row.attempts,
+                    payload: row.payload)
             }
         }
     }
@@ -67,6 +74,7 @@ final class FakeSymbolicationStore: SymbolicationStore {
                 s.rows[outcome.reportID]?.state = outcome.result.state
                 s.rows[outcome.reportID]?.failure = outcome.result.failure
                 s.rows[outcome.reportID]?.grouping = outcome.grouping
+                s.rows[outcome.reportID]?.result = outcome.result
                 s.rows[outcome.reportID]?.saved += 1
                 if outcome.result.failure == nil { s.rows[outcome.reportID]?.attempts = 0 }
             }
@@ -81,13 +89,15 @@ final class FakeSymbolicationStore: SymbolicationStore {
         (row(reportID)?.state ?? .pending, nil)
     }
 
-    /// A raw report whose summary cursor is the report id (the fake `reread` maps it back).
-    static func raw(_ id: Int64) -> RawReport {
+    /// A raw report whose summary cursor is the report id (the fake `reread` maps it back); its payload's bytes
+    /// name the payload (8 bytes, big-endian), so a test's `inflate` can tell which payload it was given.
+    static func raw(_ id: Int64, payload: Int64? = nil) -> RawReport {
         let summary = ReportSummary(
             cursor: id, project: ProjectID(1), eventID: EventID(String(format: "%032x", id))!, kind: .crash,
             timestamp: Date(timeIntervalSince1970: 0), receivedAt: Date(timeIntervalSince1970: 0), release: "1.0",
             environment: nil, userKey: nil, errorType: nil, errorMessage: nil, trimmed: TrimCounts())
-        return RawReport(summary: summary, payload: StoredPayload(bytes: [], encoding: .gzip, inflatedSize: 0), range: 0..<0)
+        let bytes = payload.map { p in (0..<8).map { UInt8(truncatingIfNeeded: p >> (56 - 8 * $0)) } } ?? []
+        return RawReport(summary: summary, payload: StoredPayload(bytes: bytes, encoding: .gzip, inflatedSize: 0), range: 0..<0)
     }
 }
 

@@ -25,8 +25,19 @@ struct IngestBench: AsyncParsableCommand {
     var emitBodies: String?
     @Flag(help: "Put personal data in every report (a password custom key, a card number in a breadcrumb) so the server's scrubbing rewrites each body.")
     var secrets = false
+    @Flag(help: "Also measure processing end to end: wait for the backlog to drain before the load, then report the rate from the first request to the last report grouped, the backlog when the load ended and how long it took to drain (from the server's /metrics).")
+    var processing = false
+    @Flag(help: "Send nothing: watch /metrics for a load another client sends (wrk) and report its processing figures (as --processing).")
+    var watch = false
 
     func run() async throws {
+        if watch {
+            let watcher = ProcessingWatch(url: url)
+            let summary = try await watcher.watchExternalLoad()
+            try await watcher.shutdown()
+            try printProcessing(summary)
+            return
+        }
         let total = warmup + requests
         var rng = SplitMix(seed: seed)
         var bodies: [ByteBuffer] = []
@@ -86,6 +97,12 @@ struct IngestBench: AsyncParsableCommand {
         // Warm-up: connections, caches, the server's first group commits.
         try await runWorkers(count: connections, range: 0..<warmup) { i in _ = await post(frozen[i]) }
 
+        // Processing: start from an empty backlog, sample the server's counters while the load runs.
+        let watcher = processing ? ProcessingWatch(url: url) : nil
+        try await watcher?.settle()
+        let poller = watcher.map { w in Task { await w.poll() } }
+        let loadStarted = watcher?.now ?? 0
+
         let clock = ContinuousClock()
         let started = clock.now
         try await runWorkers(count: connections, range: warmup..<total) { i in
@@ -96,7 +113,16 @@ struct IngestBench: AsyncParsableCommand {
             if status != 202 { stats.failures.withLock { $0[status, default: 0] += 1 } }
         }
         let elapsed = (clock.now - started).milliseconds / 1000
+        let loadEnded = watcher?.now ?? 0
         try await client.shutdown()
+        poller?.cancel()
+        var processed: ProcessingWatch.Summary?
+        if let watcher {
+            _ = await poller?.value
+            let drained = try await watcher.drain(expected: nil)
+            processed = watcher.summary(loadStarted: loadStarted, loadEnded: loadEnded, drained: drained)
+            try await watcher.shutdown()
+        }
         let sorted = stats.latencies.withLock { $0.sorted() }
         func pct(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
         let failed = stats.failures.withLock { $0 }
@@ -110,7 +136,8 @@ struct IngestBench: AsyncParsableCommand {
             "avg_inflated_bytes": Double(inflated) / Double(max(requests, 1)), "failed": Double(requests - okRequests),
         ]
         if json {
-            let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+            let data = try JSONSerialization.data(
+                withJSONObject: result.merging(processed?.json ?? [:]) { a, _ in a }, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
         } else {
             print(String(format: "requests: %d x %d report(s), %d connections, %.2f s", requests, batch, connections, elapsed))
@@ -118,6 +145,16 @@ struct IngestBench: AsyncParsableCommand {
             print(String(format: "throughput: %.0f reports/s (%.0f requests/s)", reportsPerSecond, result["requests_per_second"]!))
             print(String(format: "latency: p50 %.2f ms, p99 %.2f ms, max %.2f ms", pct(0.5), pct(0.99), sorted.last ?? 0))
             print("failed: \(failed.isEmpty ? "none" : failed.map { "\($0.value)× status \($0.key)" }.joined(separator: ", "))")
+            for line in processed?.lines ?? [] { print(line) }
+        }
+    }
+
+    func printProcessing(_ summary: ProcessingWatch.Summary) throws {
+        if json {
+            let data = try JSONSerialization.data(withJSONObject: summary.json, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            for line in summary.lines { print(line) }
         }
     }
 
