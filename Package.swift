@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "faultline-run", targets: ["faultline-run"]),
         .executable(name: "faultline-example", targets: ["FaultlineExample"]),
         .executable(name: "ingest-bench", targets: ["IngestBench"]),
+        .executable(name: "ingest-count", targets: ["IngestCount"]),
         .executable(name: "symbolicate-bench", targets: ["SymbolicateBench"]),
         .executable(name: "aggregate-bench", targets: ["AggregateBench"]),
         .executable(name: "sdk-bench", targets: ["SDKBench"]),
@@ -145,6 +146,10 @@ let package = Package(
             ],
             path: "tools/bench/ingest/Sources",
             swiftSettings: strict),
+        // The ingest routes' per-report CPU work without HTTP or the database, small enough for callgrind.
+        .executableTarget(
+            name: "IngestCount", dependencies: ["Formats", "FaultlineCore", .product(name: "NIOCore", package: "swift-nio")],
+            path: "tools/bench/ingest/Count", swiftSettings: strict),
         // Helpers shared by the test targets: running tools, temp folders, ELF fixtures built by gcc.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .executableTarget(

@@ -115,7 +115,7 @@ public struct Scrubber: Sendable {
             }
             // Scrubbing off: keep walking (an IP field may sit deeper), but no key or value rule applies.
             guard settings.scrubbing else { return .inspect }
-            if let safeName = safe[hash], safeName.elementsEqual(name) { return .keep }
+            if let safeName = safe[hash], Self.equal(safeName, name) { return .keep }
             for pattern in sensitive where Self.contains(name, pattern) { return .filter }
             return .inspect
         }
@@ -130,7 +130,7 @@ public struct Scrubber: Sendable {
             var slot = Int(truncatingIfNeeded: hash & UInt64(table.count - 1))
             for _ in 0..<table.count {
                 guard let entry = table[slot] else { return nil }
-                if entry.hash == hash, entry.name.elementsEqual(name) { return entry.kind }
+                if entry.hash == hash, Self.equal(entry.name, name) { return entry.kind }
                 slot = (slot + 1) & (table.count - 1)
             }
             return nil
@@ -163,6 +163,17 @@ public struct Scrubber: Sendable {
     /// `decide(key:)` for a `String` key.
     public func decide(key: String) -> KeyDecision {
         Array(key.utf8).withUnsafeBufferPointer { decide(key: $0) }
+    }
+
+    /// Whether `a` and `b` hold the same bytes: a plain loop (the generic `elementsEqual` was 2.6 % of an
+    /// ingest's instructions here).
+    @inline(__always)
+    static func equal(_ a: [UInt8], _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        return a.withUnsafeBufferPointer { a in
+            for i in 0..<a.count where a[i] != b[i] { return false }
+            return true
+        }
     }
 
     static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {

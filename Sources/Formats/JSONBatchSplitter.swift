@@ -99,6 +99,8 @@ public enum JSONBatchSplitter {
             try expect(UInt8(ascii: "\""))
             let start = index
             while index < bytes.count {
+                index = JSONBytes.skipPlain(bytes, from: index, end: bytes.count)
+                guard index < bytes.count else { break }
                 switch bytes[index] {
                 case UInt8(ascii: "\""):
                     index += 1

@@ -43,9 +43,9 @@ struct SentryController<Ingest: ReportIngesting> {
 
     @Sendable func envelope(_ request: Request, context: AppRequestContext) async throws -> Response {
         let project = try await authenticate(request, context: context)
-        let bytes = try await body(request, limit: maxEnvelopeBytes)
+        let (bytes, gzip) = try await body(request, limit: maxEnvelopeBytes)
         let contents = try SentryIngestDecoding.envelope(
-            bytes, limits: limits, maxAttachmentBytes: maxAttachmentBytes, receivedAt: clock.now(),
+            bytes, gzip: gzip, limits: limits, maxAttachmentBytes: maxAttachmentBytes, receivedAt: clock.now(),
             // Unique per request, so two flushes of equal session aggregates are two sets of sessions.
             seed: "\(project.id)-\(clock.now().timeIntervalSince1970)-\(context.id)",
             scrubber: Scrubber(settings: project.privacy))
@@ -57,7 +57,7 @@ struct SentryController<Ingest: ReportIngesting> {
 
     @Sendable func store(_ request: Request, context: AppRequestContext) async throws -> Response {
         let project = try await authenticate(request, context: context)
-        let bytes = try await body(request, limit: limits.maxBatchBytes)
+        let (bytes, _) = try await body(request, limit: limits.maxBatchBytes)
         let contents = try SentryIngestDecoding.store(
             bytes, limits: limits, receivedAt: clock.now(), scrubber: Scrubber(settings: project.privacy))
         return try await store(contents, project: project, request: request, context: context)
@@ -119,14 +119,16 @@ struct SentryController<Ingest: ReportIngesting> {
         return known.contains(type) ? type : "other"
     }
 
-    /// The inflated body (plain, gzip, deflate or brotli) under `limit`, in and out.
-    func body(_ request: Request, limit: Int) async throws -> [UInt8] {
+    /// The inflated body (plain, gzip, deflate or brotli) under `limit`, in and out, and the client's bytes when
+    /// they were gzip (kept as the stored payload when nothing was scrubbed).
+    func body(_ request: Request, limit: Int) async throws -> (inflated: [UInt8], gzip: [UInt8]?) {
         guard let encoding = BodyDecoding.ContentEncoding(header: request.headers[.contentEncoding]) else {
             throw FormatError(.unsupportedEncoding, "Content-Encoding must be gzip, br, deflate or identity")
         }
         telemetry.count(Telemetry.Name.sentryEnvelopes, [("encoding", encoding.rawValue)])
         try DeclaredLength.check(request, limit: limit)
         let body = try await request.body.collect(upTo: limit)
-        return try BodyDecoding.inflate(body, encoding: encoding, limit: limit)
+        let inflated = try BodyDecoding.inflate(body, encoding: encoding, limit: limit)
+        return (inflated, encoding == .gzip ? Array(body.readableBytesView) : nil)
     }
 }

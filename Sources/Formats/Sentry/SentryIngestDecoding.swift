@@ -1,5 +1,4 @@
 import FaultlineCore
-import Formats
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -9,19 +8,25 @@ import Foundation
 
 /// The seam between the Sentry routes and the Sentry formats: what one request carries, as the ingest write
 /// it becomes.
-enum SentryIngestDecoding {
-    struct Contents {
-        var contents: SentryEnvelopeContents
+public enum SentryIngestDecoding {
+    public struct Contents: Sendable {
+        public var contents: SentryEnvelopeContents
         /// What is kept as the event's raw payload: the envelope up to the end of its event item (the header
         /// supplies the event's fallbacks on re-reading; attachments after it are stored apart, not twice).
-        var storedBytes: [UInt8]
-        var eventID: EventID? { contents.eventID }
+        public var storedBytes: [UInt8]
+        /// The client's own gzip of the whole body, stored instead of compressing `storedBytes` again when
+        /// scrubbing changed nothing and at most `maxTrailingBytes` follow the event (re-reading uses the event's
+        /// range, the same in both); `inflatedSize` is the whole body's. Nil: compress `storedBytes`.
+        public var clientGzip: (bytes: [UInt8], inflatedSize: Int)?
+        public var eventID: EventID? { contents.eventID }
 
         /// `receivedAt` is provisional: the ingest service stamps the write with its own clock when it admits it.
-        func write(project: ProjectID, receivedAt: Date) throws -> EnvelopeWrite {
+        public func write(project: ProjectID, receivedAt: Date) throws -> EnvelopeWrite {
             var batch: ReportBatch?
             if let event = contents.event {
-                let payload = StoredPayload(
+                let payload = try clientGzip.map {
+                    StoredPayload(bytes: $0.bytes, encoding: .gzip, inflatedSize: $0.inflatedSize, format: .sentryEvent)
+                } ?? StoredPayload(
                     bytes: try BodyDecoding.deflateForStorage(storedBytes), encoding: .deflate, inflatedSize: storedBytes.count,
                     format: .sentryEvent)
                 batch = ReportBatch(project: project, receivedAt: receivedAt, payload: payload, reports: [event])
@@ -34,14 +39,20 @@ enum SentryIngestDecoding {
     }
 
     /// The DSN key of a request: `X-Sentry-Auth`, `Authorization: Sentry …`, or the query string.
-    static func publicKey(xSentryAuth: String?, authorization: String?, query: String?) -> String? {
+    public static func publicKey(xSentryAuth: String?, authorization: String?, query: String?) -> String? {
         SentryAuth.from(xSentryAuth: xSentryAuth, authorization: authorization, query: query)?.publicKey
     }
 
+    /// Bytes after the event item up to which the client's gzip is stored as it came (a trailing newline, a
+    /// session update, a client report); past it (attachments, a minidump), only the envelope up to the event is
+    /// kept, compressed again.
+    public static let maxTrailingBytes = 4096
+
     /// An envelope, scrubbed (its JSON items re-framed) before it is read. Malformed items are left out (a
-    /// malformed event is in `contents.eventError`).
-    static func envelope(
-        _ original: [UInt8], limits: IngestLimits, maxAttachmentBytes: Int, receivedAt: Date, seed: String, scrubber: Scrubber
+    /// malformed event is in `contents.eventError`). `gzip`: the body as the client sent it, when it was gzip'd.
+    public static func envelope(
+        _ original: [UInt8], gzip: [UInt8]? = nil, limits: IngestLimits, maxAttachmentBytes: Int, receivedAt: Date, seed: String,
+        scrubber: Scrubber
     ) throws -> Contents {
         let scrubbed = try SentryEnvelope.scrub(original, scrubber: scrubber)
         let bytes = scrubbed.bytes ?? original
@@ -53,11 +64,15 @@ enum SentryIngestDecoding {
             contents.eventError = first.value
         }
         let end = contents.event?.range.upperBound ?? 0
-        return Contents(contents: contents, storedBytes: Array(bytes[0..<end]))
+        var out = Contents(contents: contents, storedBytes: Array(bytes[0..<end]))
+        if let gzip, scrubbed.bytes == nil, contents.event != nil, original.count - end <= maxTrailingBytes {
+            out.clientGzip = (gzip, original.count)
+        }
+        return out
     }
 
     /// A legacy store body (one event JSON), scrubbed before it is read.
-    static func store(_ original: [UInt8], limits: IngestLimits, receivedAt: Date, scrubber: Scrubber) throws -> Contents {
+    public static func store(_ original: [UInt8], limits: IngestLimits, receivedAt: Date, scrubber: Scrubber) throws -> Contents {
         let bytes = try JSONScrubbing.scrub(original, scrubber: scrubber) ?? original
         let contents = try SentryStoreReader.read(bytes, receivedAt: receivedAt, limits: limits)
         if let error = contents.eventError { throw error }
