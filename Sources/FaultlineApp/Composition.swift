@@ -73,9 +73,10 @@ public struct Composition: Sendable {
         return DiskGuard(
             floorBytes: minFreeBytes, clock: clock, logger: logger ?? Logger(label: "faultline.storage"), telemetry: telemetry,
             retryAfterSeconds: retryAfterSeconds, isDiskFull: { StorageError.isDiskFull($0) },
-            // The WAL holds up to a checkpoint's worth of pages: give that space back at once (a failure, e.g. while
-            // the database file cannot grow, changes nothing).
-            onEnter: { try? await database.checkpointTruncatingWAL() },
+            // The WAL holds up to a checkpoint's worth of pages (4 MiB): give that space back at once and keep it
+            // small while under pressure (a failure, e.g. while the database file cannot grow, changes nothing).
+            onEnter: { try? await database.enterStoragePressure() },
+            onLeave: { try? await database.leaveStoragePressure() },
             probe: freeSpace ?? { disk.availableBytes() })
     }
 

@@ -214,6 +214,7 @@ public final class DiskGuard: Sendable {
     let telemetry: Telemetry?
     let isDiskFull: @Sendable (any Error) -> Bool
     let onEnter: @Sendable () async -> Void
+    let onLeave: @Sendable () async -> Void
     let state = Mutex(State())
     /// Notices kept at most (a disk flapping for days without any write succeeding must not grow memory).
     static let maxNotices = 64
@@ -225,11 +226,13 @@ public final class DiskGuard: Sendable {
     ///   - marginBytes: free bytes above the floor needed to leave the state (default: a quarter of the floor, ≥ 4 MiB).
     ///   - isDiskFull: whether a storage error is a full disk (SQLITE_FULL, ENOSPC); from the Storage module.
     ///   - onEnter: run in a detached task on each entry (e.g. a WAL checkpoint that gives the WAL's space back).
+    ///   - onLeave: run in a detached task on each leave (e.g. the WAL's usual size again).
     ///   - probe: returns the free bytes of the data folder's file system.
     public init(floorBytes: UInt64, marginBytes: UInt64? = nil, clock: any WallClock, logger: Logger? = nil,
                 telemetry: Telemetry? = nil, retryAfterSeconds: Int = 30,
                 isDiskFull: @escaping @Sendable (any Error) -> Bool = { _ in false },
                 onEnter: @escaping @Sendable () async -> Void = {},
+                onLeave: @escaping @Sendable () async -> Void = {},
                 probe: @escaping @Sendable () -> UInt64?) {
         policy = StoragePressurePolicy(
             floorBytes: floorBytes, marginBytes: marginBytes ?? StoragePressurePolicy.defaultMargin(floorBytes: floorBytes))
@@ -239,6 +242,7 @@ public final class DiskGuard: Sendable {
         self.telemetry = telemetry
         self.isDiskFull = isDiskFull
         self.onEnter = onEnter
+        self.onLeave = onLeave
         self.retryAfterSeconds = retryAfterSeconds
         telemetry?.gauge(Telemetry.Name.storageFull, 0)
     }
@@ -287,6 +291,17 @@ public final class DiskGuard: Sendable {
     /// still go on down to half the floor, so that the work on what was accepted completes.
     public func waitWhileFull(poll: Duration = .seconds(1)) async {
         while !Task.isCancelled && backgroundPaused {
+            try? await Task.sleep(for: poll)
+        }
+    }
+
+    /// Returns once writes can succeed: only after a real disk-full error (`hardFull`) or while free space is
+    /// unknown under pressure does this wait. For the webhook outbox, whose writes are a row update per delivery
+    /// (the WAL kept small under pressure): the operator's `storage_full` message goes out while ingest is refused.
+    public func waitWhileWritesFail(poll: Duration = .seconds(1)) async {
+        while !Task.isCancelled {
+            let snapshot = refreshed()
+            guard snapshot.full, snapshot.hardFull || snapshot.available == nil else { return }
             try? await Task.sleep(for: poll)
         }
     }
@@ -358,6 +373,8 @@ public final class DiskGuard: Sendable {
             Task.detached { await onEnter() }
         } else {
             logger?.notice("storage full no more: ingest and background writers resume", metadata: metadata)
+            let onLeave = onLeave
+            Task.detached { await onLeave() }
         }
     }
 }

@@ -30,6 +30,8 @@ public struct SymbolicationWorker: Service {
     /// Reports per batch while there is a backlog (the last batch came full): fewer, larger transactions and more
     /// work to spread over the cores. Still one transaction per batch.
     let backlogBatchSize: Int
+    /// Reports per batch under storage pressure (a few hundred KiB of results, issues and rollups at most).
+    static let pressureBatchSize = 16
     /// Reports read, symbolicated and grouped at the same time (each payload inflated by one of them).
     let concurrency: Int
     /// Whether the last batch came full (see `backlogBatchSize`).
@@ -125,7 +127,10 @@ public struct SymbolicationWorker: Service {
     /// - Parameter concurrency: overrides the worker's `concurrency` for this step.
     @discardableResult
     public func step(concurrency: Int? = nil) async throws -> Int {
-        let limit = backlog.value.withLock { $0 } ? backlogBatchSize : batchSize
+        // Under storage pressure a step is small (`pressureBatchSize`): the floor's background share is checked
+        // before each step, and what one step writes after that check must stay well inside it.
+        let limit = storage?.isFull == true
+            ? min(batchSize, Self.pressureBatchSize) : backlog.value.withLock { $0 } ? backlogBatchSize : batchSize
         var batch = try await store.pending(limit: limit)
         backlog.value.withLock { $0 = batch.count >= limit }
         if batch.isEmpty {

@@ -62,6 +62,30 @@ public final class FaultlineDatabase: Sendable {
         try await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
     }
 
+    /// WAL pages after which a commit checkpoints while the disk is under pressure (SQLite's default is 1,000
+    /// pages, 4 MiB: as much as a small floor): at most about 256 KiB of the floor is the WAL's.
+    static let pressureCheckpointPages = 64
+
+    /// Bounds the WAL while the disk is under storage pressure: truncates it now, then has the writer checkpoint
+    /// every `pressureCheckpointPages` pages and cut the WAL file back to that size whenever it starts over
+    /// (`journal_size_limit`), so that the WAL does not grow back to its usual size inside the floor.
+    public func enterStoragePressure() async throws {
+        let pages = Self.pressureCheckpointPages
+        try await pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(pages)")
+            try db.execute(sql: "PRAGMA journal_size_limit = \(pages * 4096)")
+        }
+        try await checkpointTruncatingWAL()
+    }
+
+    /// Back to SQLite's usual WAL size once the disk has space again (`enterStoragePressure` undone).
+    public func leaveStoragePressure() async throws {
+        try await pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 1000")
+            try db.execute(sql: "PRAGMA journal_size_limit = -1")
+        }
+    }
+
     /// Checkpoints the WAL and closes every connection. Call once, at shutdown.
     public func close() throws {
         try? pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }

@@ -642,6 +642,19 @@ enum Migrations {
                     CREATE INDEX alerts_to_dispatch ON alerts(id) WHERE dispatched = 0;
                     """)
         }
+        migrator.registerMigration("v19-webhook-priority") { db in
+            // Issue #15: the operator's storage_full / storage_ok message must not wait behind a backlog of issue
+            // alerts (a crash storm that fills the disk also opens hundreds of issues): deliveries have a priority,
+            // and the due index orders by it.
+            try db.execute(
+                sql: """
+                    ALTER TABLE webhook_deliveries ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+                    UPDATE webhook_deliveries SET priority = 1
+                        WHERE alert_id IN (SELECT id FROM alerts WHERE kind IN ('storage_full', 'storage_ok'));
+                    DROP INDEX webhook_deliveries_due;
+                    CREATE INDEX webhook_deliveries_due ON webhook_deliveries(priority DESC, next_attempt_at) WHERE state = 'pending';
+                    """)
+        }
         return migrator
     }
 }

@@ -103,25 +103,41 @@ public struct SQLiteAlertStore: AlertStore {
         try await database.pool.write { db in try AlertRecords.insert(draft, at: Millis.from(date), db) }
     }
 
+    /// The alerts not yet handed to the outbox, the operator's storage alerts first, then oldest first.
     public func alertsToDispatch(limit: Int) async throws -> [Alert] {
         try await database.pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM alerts WHERE dispatched = 0 ORDER BY id LIMIT ?", arguments: [limit])
-                .compactMap(AlertRecords.alert)
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM alerts WHERE dispatched = 0
+                    ORDER BY kind IN (\(Self.priorityKinds)) DESC, id LIMIT ?
+                    """, arguments: [limit]
+            ).compactMap(AlertRecords.alert)
         }
     }
 
+    /// Alert kinds whose deliveries go before the others (`webhook_deliveries.priority` 1).
+    static let priorityKinds = "'\(AlertKind.storageFull.rawValue)', '\(AlertKind.storageOK.rawValue)'"
+
+    /// Marks `alerts` dispatched and queues `deliveries`, in one transaction. An alert another dispatcher marked in
+    /// the meantime (the alert service and the storage-alert service both dispatch) gets no second delivery.
     public func enqueue(_ deliveries: [(alert: Int64, url: String, body: [UInt8])], dispatched alerts: [Int64], at date: Date)
         async throws
     {
         let now = Millis.from(date)
         try await database.pool.write { db in
-            for delivery in deliveries {
-                try db.execute(
-                    sql: "INSERT INTO webhook_deliveries (alert_id, url, body, next_attempt_at) VALUES (?, ?, ?, ?)",
-                    arguments: [delivery.alert, delivery.url, Data(delivery.body), now])
-            }
+            var claimed = Set<Int64>()
             for alert in alerts {
-                try db.execute(sql: "UPDATE alerts SET dispatched = 1 WHERE id = ?", arguments: [alert])
+                try db.execute(sql: "UPDATE alerts SET dispatched = 1 WHERE id = ? AND dispatched = 0", arguments: [alert])
+                if db.changesCount > 0 { claimed.insert(alert) }
+            }
+            for delivery in deliveries where claimed.contains(delivery.alert) {
+                try db.execute(
+                    sql: """
+                        INSERT INTO webhook_deliveries (alert_id, url, body, next_attempt_at, priority)
+                        SELECT id, ?, ?, ?, kind IN (\(Self.priorityKinds)) FROM alerts WHERE id = ?
+                        """,
+                    arguments: [delivery.url, Data(delivery.body), now, delivery.alert])
             }
         }
     }
@@ -132,7 +148,7 @@ public struct SQLiteAlertStore: AlertStore {
                 db,
                 sql: """
                     SELECT id, alert_id, url, body, attempts FROM webhook_deliveries
-                    WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
+                    WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY priority DESC, next_attempt_at, id LIMIT ?
                     """,
                 arguments: [Millis.from(now), limit]
             ).map {

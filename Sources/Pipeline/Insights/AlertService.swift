@@ -72,7 +72,8 @@ public struct AlertService: Service {
         return recorded
     }
 
-    /// Queues a webhook delivery for every undispatched alert of a project with a webhook URL.
+    /// Queues a webhook delivery for every undispatched alert of a project with a webhook URL (the storage alerts
+    /// first; under storage pressure one batch per call once the background share of the floor is used).
     public func dispatch(now: Date) async throws {
         while true {
             let alerts = try await store.alertsToDispatch(limit: 100)
@@ -98,6 +99,9 @@ public struct AlertService: Service {
                 logger.info("alert", metadata: [Telemetry.LogKey.alert: "\(alert.kind.rawValue)", Telemetry.LogKey.project: "\(alert.project)"])
             }
             try await store.enqueue(deliveries, dispatched: alerts.map(\.id), at: now)
+            // Under pressure, past the background writers' share of the floor: the rest waits for space (the
+            // operator's storage alerts come first, so they are in the batch just queued).
+            if storage?.backgroundPaused == true { return }
         }
     }
 

@@ -68,7 +68,10 @@ public struct RenderScheduler: Service {
         changed.clear()
         let timer = ContinuousClock().now
         let flag = changed
-        let outcome = try await render(since, { flag.isSet })
+        // Under pressure an incremental render also stops after its summary pages once the background writers'
+        // share of the floor is used up: the issue pages it leaves are rendered later, or on request.
+        let storage = storage
+        let outcome = try await render(since, { flag.isSet || storage?.backgroundPaused == true })
         let elapsed = ContinuousClock().now - timer
         telemetry?.recordDuration(Telemetry.Name.renderDuration, nanoseconds: elapsed.nanoseconds, [("mode", since == nil ? "full" : "incremental")])
         telemetry?.count(Telemetry.Name.renderPages, by: outcome.pages)

@@ -116,8 +116,8 @@ public struct WebhookDispatcher: Service {
         return due.count
     }
 
-    /// The storage-pressure state: while the disk is full, steps pause; a disk-full error enters it (logged once
-    /// there, not per step). Nil: never paused.
+    /// The storage-pressure state: after a real disk-full error steps pause (`DiskGuard.waitWhileWritesFail`); a
+    /// disk-full error enters it (logged once there, not per step). Nil: never paused.
     public var storage: DiskGuard?
 
     public func run() async throws {
@@ -127,7 +127,9 @@ public struct WebhookDispatcher: Service {
 
     func loop() async {
         while !Task.isCancelled {
-            await storage?.waitWhileFull()
+            // Deliveries only update their rows: they go on under pressure (the operator's storage alert first) and
+            // pause only while writes fail.
+            await storage?.waitWhileWritesFail()
             let attempted: Int
             do {
                 attempted = try await step(now: clock.now())
