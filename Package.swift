@@ -171,7 +171,11 @@ let package = Package(
         .testTarget(
             name: "StorageTests", dependencies: ["Storage", "FaultlineCore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
-            name: "PipelineTests", dependencies: ["Pipeline", "FaultlineCore", .product(name: "Logging", package: "swift-log")]),
+            name: "PipelineTests",
+            dependencies: [
+                "Pipeline", "FaultlineCore", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "FaultlineCore"]),
         // Formats and FaultlineCore only to check what the SDK builds with the server's own parsers (the SDK never links them).
         .testTarget(name: "FaultlineSDKTests", dependencies: ["FaultlineSDK", "TestSupport", "Formats", "FaultlineCore"]),

@@ -1,5 +1,6 @@
 import FaultlineCore
 import Logging
+import ServiceLifecycle
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -206,6 +207,8 @@ public final class DiskGuard: Sendable {
         var hardFull = false
         var reason = ""
         var notices: [StorageNotice] = []
+        /// Times the state was entered since start (retention runs at once on each entry).
+        var entries = 0
     }
     let policy: StoragePressurePolicy
     let probe: @Sendable () -> UInt64?
@@ -276,6 +279,9 @@ public final class DiskGuard: Sendable {
         return snapshot.full ? describe(snapshot) : nil
     }
 
+    /// How many times the state was entered since start, measured now (a change is an entry since last looked).
+    public var entries: Int { refreshed().entries }
+
     /// Whether the server is under storage pressure now (ingest is refused).
     public var isFull: Bool { belowFloor() != nil }
 
@@ -290,7 +296,7 @@ public final class DiskGuard: Sendable {
     /// writers call it at the top of each step, so they pause instead of failing in a loop. Under pressure they may
     /// still go on down to half the floor, so that the work on what was accepted completes.
     public func waitWhileFull(poll: Duration = .seconds(1)) async {
-        while !Task.isCancelled && backgroundPaused {
+        while !Self.stopping && backgroundPaused {
             try? await Task.sleep(for: poll)
         }
     }
@@ -299,7 +305,7 @@ public final class DiskGuard: Sendable {
     /// unknown under pressure does this wait. For the webhook outbox, whose writes are a row update per delivery
     /// (the WAL kept small under pressure): the operator's `storage_full` message goes out while ingest is refused.
     public func waitWhileWritesFail(poll: Duration = .seconds(1)) async {
-        while !Task.isCancelled {
+        while !Self.stopping {
             let snapshot = refreshed()
             guard snapshot.full, snapshot.hardFull || snapshot.available == nil else { return }
             try? await Task.sleep(for: poll)
@@ -308,10 +314,14 @@ public final class DiskGuard: Sendable {
 
     /// Returns once ingest is no longer refused (the state was left), checking every `poll`.
     public func waitUntilSpace(poll: Duration = .seconds(1)) async {
-        while !Task.isCancelled && isFull {
+        while !Self.stopping && isFull {
             try? await Task.sleep(for: poll)
         }
     }
+
+    /// The waits return when the task is cancelled or the server shuts down gracefully: a writer paused on a full
+    /// disk must not hold up SIGTERM (the caller's loop then sees the same and ends).
+    static var stopping: Bool { Task.isCancelled || Task.isShuttingDownGracefully }
 
     /// Enters the state when `error` is a full disk (the first one logs); returns whether it was one. Background
     /// writers pause from then until the state is left.
@@ -351,6 +361,7 @@ public final class DiskGuard: Sendable {
     }
 
     func record(_ state: inout State, full: Bool, at date: Date) {
+        if full { state.entries &+= 1 }
         state.notices.append(StorageNotice(full: full, at: date, availableBytes: state.available, floorBytes: policy.floorBytes))
         if state.notices.count > Self.maxNotices { state.notices.removeFirst(state.notices.count - Self.maxNotices) }
     }

@@ -70,6 +70,7 @@ public struct Telemetry: Sendable {
         public static let status = "status"
         public static let error = "error"
         public static let reports = "reports"
+        public static let releasedBytes = "released_bytes"
         public static let durationMs = "duration_ms"
         public static let alert = "alert"
         public static let url = "url"

@@ -38,11 +38,26 @@ public final class FaultlineDatabase: Sendable {
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
         }
         do {
+            try Self.createWithAutoVacuum(path: path)
             pool = try DatabasePool(path: path, configuration: config)
             try Migrations.migrator.migrate(pool)
         } catch {
             throw StorageError(.openFailed, "cannot open the database at \(path)", underlying: error)
         }
+    }
+
+    /// A new database file starts in incremental auto-vacuum mode, so that deleted pages can be given back to the
+    /// file system (`releaseFreePages`). The mode can be chosen only before the file's first page is written (the
+    /// pool writes one when it turns WAL on), hence this short connection first. An existing file keeps its mode.
+    static func createWithAutoVacuum(path: String) throws {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        guard size == nil || size == 0 else { return }
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+        }
+        try queue.close()
     }
 
     /// Names of the applied migrations, oldest first.
@@ -60,6 +75,49 @@ public final class FaultlineDatabase: Sendable {
     /// hold old snapshots or when the database file cannot grow.
     public func checkpointTruncatingWAL() async throws {
         try await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+
+    /// SQLite's auto-vacuum mode of this database: `incremental` for databases made since issue #15 (deleted pages
+    /// can be given back), `none` for older ones (`faultline compact` converts one, offline).
+    public func autoVacuum() async throws -> String {
+        let mode = try await pool.read { db in try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") ?? 0 }
+        return mode == 2 ? "incremental" : mode == 1 ? "full" : "none"
+    }
+
+    /// Pages released per transaction by `releaseFreePages` (256 KiB: the WAL stays within its bound under pressure).
+    static let releasePagesPerStep = 64
+
+    /// Gives free pages at the end of the file back to the file system, `releasePagesPerStep` at a time, at most
+    /// `maxBytes`; returns the bytes given back (0 unless the database is in incremental auto-vacuum mode).
+    public func releaseFreePages(maxBytes: Int64) async throws -> Int64 {
+        let pages = Self.releasePagesPerStep
+        var released: Int64 = 0
+        while released < maxBytes, !Task.isCancelled {
+            let step = try await pool.writeWithoutTransaction { db -> Int64 in
+                guard try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") == 2 else { return 0 }
+                let size = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+                let before = try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+                guard before > 0 else { return 0 }
+                try db.execute(sql: "PRAGMA incremental_vacuum(\(pages))")
+                let after = try Int64.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+                return max(0, before &- after) &* size
+            }
+            guard step > 0 else { break }
+            released &+= step
+        }
+        // The file shrank at the next checkpoint: do it now, so the space is back at once.
+        if released > 0 { try? await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
+        return released
+    }
+
+    /// Converts a database made before auto-vacuum to incremental auto-vacuum and compacts it (`VACUUM`): needs
+    /// free space about the size of the database, and exclusive use (run with the server stopped).
+    public func compact() throws {
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+            try db.execute(sql: "VACUUM")
+            _ = try db.checkpoint(.truncate)
+        }
     }
 
     /// WAL pages after which a commit checkpoints while the disk is under pressure (SQLite's default is 1,000

@@ -16,14 +16,32 @@ public struct SQLiteRetentionStore: RetentionStore {
         self.database = database
     }
 
+    /// What one prune transaction deletes at most (one payload always goes, however big): payload bytes, and
+    /// reports, whose symbols, modules and search entries go with them (about 4 KiB a symbolicated report). The WAL
+    /// holds what a transaction changed until it commits: on a nearly full disk it must be a small part of the floor.
+    static let batchBytes = 1 << 20
+    static let batchReports = 200
+
     public func prune(before cutoff: Date, limit: Int) async throws -> PruneResult {
         let cut = Millis.from(cutoff)
         return try await database.pool.write { db in
-            let payloads = try Int64.fetchAll(
-                db, sql: "SELECT id FROM payloads WHERE received_at < ? ORDER BY received_at LIMIT ?", arguments: [cut, limit])
+            // Debian builds SQLite with SECURE_DELETE: every freed page would be zeroed through the WAL, so that a
+            // prune would write as much as it deletes, and on a full disk the relief valve would fill the disk it is
+            // to relieve. FAST zeroes what is rewritten anyway; freed pages go to the end of the file and are cut off
+            // by `releaseFreeSpace` right after the prune (auto-vacuum), so their old bytes do not linger.
+            let secure = try String.fetchOne(db, sql: "PRAGMA secure_delete") ?? "1"
+            try db.execute(sql: "PRAGMA secure_delete = FAST")
+            defer { try? db.execute(sql: "PRAGMA secure_delete = \(secure == "0" ? "0" : secure == "2" ? "2" : "1")") }
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT id, length(bytes) AS size FROM payloads WHERE received_at < ? ORDER BY received_at LIMIT ?",
+                arguments: [cut, limit])
+            var bytes = 0
             var reports = 0
-            for id in payloads {
-                reports += try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE payload_id = ?", arguments: [id]) ?? 0
+            for row in rows {
+                if bytes >= Self.batchBytes || reports >= Self.batchReports { break }
+                let id: Int64 = row["id"]
+                bytes &+= row["size"] ?? 0
+                reports &+= try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE payload_id = ?", arguments: [id]) ?? 0
                 try db.execute(sql: "DELETE FROM payloads WHERE id = ?", arguments: [id])
             }
             try db.execute(
@@ -38,5 +56,12 @@ public struct SQLiteRetentionStore: RetentionStore {
                 arguments: [cut])
             return PruneResult(reports: reports, sessions: sessions)
         }
+    }
+
+    /// Moves the database's free pages to the end and truncates the file (`incremental_vacuum`), 64 pages per
+    /// transaction so that the WAL stays small on a full disk; nothing on a database made before auto-vacuum
+    /// (`FaultlineDatabase.autoVacuum`).
+    public func releaseFreeSpace(maxBytes: Int64) async throws -> Int64 {
+        try await database.releaseFreePages(maxBytes: maxBytes)
     }
 }

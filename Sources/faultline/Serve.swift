@@ -59,6 +59,18 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Folder with the dashboard's templates/ and static/ (env FAULTLINE_WEB; default: the checkout's web/).")
     var web: String?
 
+    /// The server's clock. Debug builds only: `FAULTLINE_TEST_CLOCK_OFFSET_S` moves it by that many seconds (the
+    /// retention end-to-end test stores reports "days ago"). Release builds always use the system clock.
+    static func clock(logger: Logger) -> any WallClock {
+        #if DEBUG
+        if let text = Environment.string("FAULTLINE_TEST_CLOCK_OFFSET_S"), let offset = Double(text), offset.isFinite {
+            logger.warning("FAULTLINE_TEST_CLOCK_OFFSET_S is set: the server's clock is moved by \(offset) s")
+            return OffsetClock(offset: offset)
+        }
+        #endif
+        return SystemClock()
+    }
+
     /// Debug builds only: `FAULTLINE_TEST_ABORT_ON_BUILD_ID` makes the worker `abort()` when it symbolicates
     /// that build-id (the poison-pill end-to-end test). Release builds return the worker unchanged.
     static func withTestFaults(_ worker: SymbolicationWorker, logger: Logger) -> SymbolicationWorker {
@@ -94,7 +106,7 @@ struct Serve: AsyncParsableCommand {
 
         // Nobody else on the machine reads the data: folders 0700 and files 0600, whatever the umask was.
         umask(0o077)
-        let root = try Composition(folder: dataOptions.folder, durability: settings.durability)
+        let root = try Composition(folder: dataOptions.folder, durability: settings.durability, clock: Self.clock(logger: logger))
         var config = root.serverConfiguration(host: settings.host, port: settings.port)
         config.maxDebugFileBytes = settings.maxDebugFileBytes
         config.publicDebuginfod = settings.publicDebuginfod

@@ -162,7 +162,9 @@ import Testing
             receiver.received.filter { (($0["alert"] as? [String: Any])?["kind"] as? String) == kind }
         }
         if floorMiB > 0 {
-            #expect(try await eventually { !storageAlerts("storage_full").isEmpty }, "no storage_full alert while full")
+            #expect(
+                try await eventually { !storageAlerts("storage_full").isEmpty },
+                "no storage_full alert while full; \(receiver.received.count) webhooks received; the server's log ends: \(server!.log.suffix(3000))")
             // Let the background work on what was accepted run as far as it may (renders, grouping, webhooks).
             try await Task.sleep(for: .seconds(3))
             // A floor that holds: ingest stops at the floor F, background writers at F/2 (checked before each step);
@@ -219,6 +221,77 @@ import Testing
             if answer.status != 200 { missing.append(id) }
         }
         #expect(missing.isEmpty, "acknowledged but lost: \(missing.prefix(10))")
+    }
+
+    /// The relief valve: reports past the retention period fill the disk until ingest is refused; a server whose
+    /// retention is shorter gives their space back to the file system by itself (pruned, then vacuumed), and ingest
+    /// resumes without anyone deleting a file. Reports inside the retention period are kept. The first server's
+    /// clock is three days behind (a debug-build switch), so what it stored is three days old for the second.
+    @Test func retentionPastItsPeriodGivesSpaceBackAndIngestResumesByItself() async throws {
+        let fs = try SmallFileSystem(megabytes: 48)
+        let logs = ServerProcess.newFolder()
+        var server: ServerProcess?
+        defer {
+            server?.cleanUp()
+            fs.unmount()
+            for suffix in ["", "-2"] {
+                for path in [logs + suffix + "-stdout.txt", logs + suffix + "-stderr.txt"] { try? FileManager.default.removeItem(atPath: path) }
+            }
+        }
+        let folder = fs.mountPoint + "/data"
+        let project = try await ServerProcess.createProject("valve", in: folder)
+        let filler = fs.mountPoint + "/filler"
+        #expect(FileManager.default.createFile(atPath: filler, contents: Data(count: max(0, Int(fs.available) - (28 << 20)))))
+        let http = HTTP(client: HTTPClient.shared)
+
+        // Three days ago: distinct reports until the 8 MiB floor refuses them.
+        server = try await ServerProcess(
+            folder: folder, arguments: ["--min-free-mb", "8"], environment: ["FAULTLINE_TEST_CLOCK_OFFSET_S": "-259200"], logs: logs)
+        var old: [String] = []
+        var next = 0
+        var refused = false
+        for _ in 0..<400 where !refused {
+            let answer = try await http.postReports(server!.baseURL, key: project.ingest, Payloads.batch(next..<next + 50), gzip: false)
+            next += 50
+            if answer.status == 507 { refused = true } else {
+                #expect(answer.status == 200 || answer.status == 202, "\(answer.status)")
+                old += (answer.json["accepted"] as? [String]) ?? []
+            }
+        }
+        #expect(refused, "the disk never filled")
+        #expect(old.count > 100)
+        _ = try await server!.terminate()
+        let fullFree = fs.available
+        #expect(fullFree < 16 << 20, "\(fullFree) bytes free")
+
+        // Today, with a two-day retention and a floor above what is free (the server stopping gave its WAL back): the
+        // server starts refusing ingest, the old reports go, their space returns, ingest answers again.
+        let floor = Int(fullFree >> 20) + 2
+        server = try await ServerProcess(
+            folder: folder, arguments: ["--min-free-mb", String(floor), "--retention-days", "2"], logs: logs + "-2")
+        var fresh: [String] = []
+        #expect(try await eventually(timeout: .seconds(60)) {
+            let answer = try await http.postReports(server!.baseURL, key: project.ingest, Payloads.batch(next..<next + 5), gzip: false)
+            next += 5
+            fresh += (answer.json["accepted"] as? [String]) ?? []
+            return answer.status == 200 || answer.status == 202
+        }, "ingest did not resume")
+        // Left with the margin (4 MiB above the floor): at least 6 MiB came back.
+        #expect(fs.available > UInt64(floor + 4) << 20, "\(fullFree) → \(fs.available) bytes free")
+        let log = server!.log
+        #expect(log.contains("storage full:") && log.contains("storage full no more") && log.contains("retention pruned"), "\(log)")
+        #expect(FileManager.default.fileExists(atPath: filler))  // nobody freed space by hand
+
+        // The old reports are gone, the new ones are there.
+        for id in old.prefix(5) {
+            let answer = try await http.send(.GET, server!.baseURL + "/api/v1/reports/\(id)", headers: [("Authorization", "Bearer \(project.upload)")])
+            #expect(answer.status == 404)
+        }
+        #expect(!fresh.isEmpty)
+        for id in fresh {
+            let answer = try await http.send(.GET, server!.baseURL + "/api/v1/reports/\(id)", headers: [("Authorization", "Bearer \(project.upload)")])
+            #expect(answer.status == 200)
+        }
     }
 
     /// A server on a 48 MiB tmpfs with an 8 MiB floor whose disk a filler has brought under the floor (4 MiB

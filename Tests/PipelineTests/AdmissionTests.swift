@@ -38,7 +38,8 @@ final class ManualClock: WallClock {
     @Test func refusesBelowTheFloorAndProbesAtMostOncePerSecond() {
         let clock = ManualClock()
         let probes = Mutex(0)
-        let free = Mutex<UInt64>(100 << 20)
+        // Far from the floor (more than 64 MiB above it) a measurement is kept for a second.
+        let free = Mutex<UInt64>(200 << 20)
         let guardian = DiskGuard(floorBytes: 50 << 20, clock: clock) {
             probes.withLock { $0 += 1 }
             return free.withLock { $0 }
@@ -49,6 +50,10 @@ final class ManualClock: WallClock {
         clock.advance(1.5)
         #expect(guardian.belowFloor() != nil)
         #expect(probes.withLock { $0 } == 2)
+        // Under pressure (and within 64 MiB of the floor) every check measures: a burst cannot write past the floor
+        // on a stale figure.
+        #expect(guardian.belowFloor() != nil)
+        #expect(probes.withLock { $0 } == 3)
     }
 
     @Test func aZeroFloorDisablesTheCheck() {

@@ -2,11 +2,12 @@ import FaultlineCore
 import Foundation
 import Logging
 import Pipeline
+import ServiceLifecycle
 import Synchronization
 import Testing
 
-/// Background writers pause while the disk is full and resume by themselves (issue #15), shown on the
-/// retention service over an in-memory store.
+/// Background writers pause while the disk is full and resume by themselves (issue #15), shown on the render
+/// scheduler and the retention service (the relief valve: it runs under pressure) over in-memory fakes.
 @Suite struct StoragePauseTests {
     struct DiskFull: Error {}
 
@@ -30,7 +31,7 @@ import Testing
         return condition()
     }
 
-    @Test func retentionWaitsWhileFullAndResumesWhenSpaceReturns() async {
+    @Test func theRendererWaitsBelowItsShareOfTheFloorAndResumesWhenSpaceReturns() async {
         let clock = ManualClock()
         let free = Mutex<UInt64>(1 << 20)
         let probes = Mutex(0)
@@ -38,16 +39,69 @@ import Testing
             probes.withLock { $0 += 1 }
             return free.withLock { $0 }
         }
-        let store = CountingStore()
-        var service = RetentionService(store: store, clock: clock, logger: Logger(label: "test"), interval: .milliseconds(10))
+        let renders = Mutex(0)
+        var service = RenderScheduler(
+            render: { _, _ in
+                renders.withLock { $0 += 1 }
+                return RenderScheduler.Outcome(pages: 1, complete: true)
+            }, clock: clock, debounce: .milliseconds(1), logger: Logger(label: "test"))
         service.storage = guardian
         let task = Task { try await service.run() }
         defer { task.cancel() }
-        // The loop measured the disk several times and never wrote.
+        // The loop measured the disk several times and never wrote (1 MiB free, below its 4 MiB share).
         #expect(await eventually(clock) { probes.withLock { $0 } >= 3 })
-        #expect(store.calls.withLock { $0 } == 0)
+        #expect(renders.withLock { $0 } == 0)
         free.withLock { $0 = 100 << 20 }
-        #expect(await eventually(clock) { store.calls.withLock { $0 } > 0 })
+        #expect(await eventually(clock) { renders.withLock { $0 } > 0 })
+    }
+
+    @Test func retentionRunsAtOnceOnEachEntryAndUnderThePressureItRelieves() async {
+        let clock = ManualClock()
+        let free = Mutex<UInt64>(100 << 20)
+        let guardian = DiskGuard(floorBytes: 8 << 20, marginBytes: 4 << 20, clock: clock) { free.withLock { $0 } }
+        let store = CountingStore()
+        // An hour between passes: only the entries can explain more than the pass at start.
+        var service = RetentionService(store: store, clock: clock, logger: Logger(label: "test"), interval: .seconds(3600))
+        service.storage = guardian
+        service.pressurePoll = .milliseconds(10)
+        let task = Task { try await service.run() }
+        defer { task.cancel() }
+        #expect(await eventually(clock) { store.calls.withLock { $0 } == 1 })
+        // Below the floor and below the background writers' share: retention still runs, at once.
+        free.withLock { $0 = 1 << 20 }
+        #expect(await eventually(clock) { store.calls.withLock { $0 } == 2 })
+        for _ in 0..<20 { clock.advance(2); try? await Task.sleep(for: .milliseconds(10)) }
+        #expect(store.calls.withLock { $0 } == 2)  // once per entry, not in a loop
+        free.withLock { $0 = 100 << 20 }
+        #expect(await eventually(clock) { !guardian.isFull })
+        free.withLock { $0 = 2 << 20 }
+        #expect(await eventually(clock) { store.calls.withLock { $0 } == 3 })
+    }
+
+    /// A writer paused on a full disk does not hold up SIGTERM: the waits end on graceful shutdown (the symbolication
+    /// worker's loop is not cancelled at shutdown, it ends when it sees it; it once waited there forever).
+    @Test func aPausedWriterLetsTheServerStop() async throws {
+        struct PausedWriter: Service {
+            let guardian: DiskGuard
+            let ended: CountingStore
+            func run() async throws {
+                await guardian.waitWhileFull(poll: .milliseconds(10))
+                await guardian.waitUntilSpace(poll: .milliseconds(10))
+                ended.calls.withLock { $0 += 1 }
+            }
+        }
+        let clock = ManualClock()
+        let guardian = DiskGuard(floorBytes: 8 << 20, marginBytes: 4 << 20, clock: clock) { 1 << 20 }
+        #expect(guardian.backgroundPaused)
+        let ended = CountingStore()  // only its counter
+        let group = ServiceGroup(
+            configuration: .init(services: [.init(service: PausedWriter(guardian: guardian, ended: ended))], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(ended.calls.withLock { $0 } == 0)  // still paused: the disk is full
+        await group.triggerGracefulShutdown()
+        #expect(await eventually(clock) { ended.calls.withLock { $0 } == 1 })
+        running.cancel()
     }
 
     @Test func aDiskFullErrorFromAWriterEntersTheState() async {

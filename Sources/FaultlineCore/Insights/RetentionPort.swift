@@ -20,4 +20,14 @@ public protocol RetentionStore: Sendable {
     /// Prunes at most `limit` request payloads (with their reports) received before `cutoff`, and sessions last
     /// updated before it; call again while it returns non-zero counts.
     func prune(before cutoff: Date, limit: Int) async throws -> PruneResult
+
+    /// Gives the space that pruning freed inside the store back to the file system, in small steps (at most
+    /// `maxBytes` in all); returns the bytes given back. Called after a pass that pruned something, which makes
+    /// retention a relief valve for a full disk.
+    func releaseFreeSpace(maxBytes: Int64) async throws -> Int64
+}
+
+extension RetentionStore {
+    /// A store whose deletions give their space back by themselves (or have none to give).
+    public func releaseFreeSpace(maxBytes: Int64) async throws -> Int64 { 0 }
 }

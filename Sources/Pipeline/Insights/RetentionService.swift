@@ -8,8 +8,13 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Prunes raw reports and sessions older than `days` (default 90), in small batches, every `interval`.
-/// Issue and health counters were counted on arrival and stay exact.
+/// Prunes raw reports and sessions older than `days` (default 90), in small batches, every `interval`, and gives
+/// the space back to the file system. Issue and health counters were counted on arrival and stay exact.
+///
+/// A relief valve for a full disk (issue #15): on each entry into the storage-pressure state a pass runs at once
+/// instead of waiting for the next `interval`, and it runs under pressure (deleting is what frees space); only
+/// after a real disk-full error does it wait. Only what is past the retention period goes, oldest first, never a
+/// report inside it.
 public struct RetentionService: Service {
     let store: any RetentionStore
     let clock: any WallClock
@@ -45,15 +50,21 @@ public struct RetentionService: Service {
         telemetry?.count(Telemetry.Name.retentionPruned, by: total.reports, [("kind", "reports")])
         telemetry?.count(Telemetry.Name.retentionPruned, by: total.sessions, [("kind", "sessions")])
         if total.reports > 0 || total.sessions > 0 {
-            logger.info("retention pruned", metadata: [Telemetry.LogKey.reports: "\(total.reports)"])
+            let released = try await store.releaseFreeSpace(maxBytes: .max)
+            logger.info("retention pruned", metadata: [
+                Telemetry.LogKey.reports: "\(total.reports)", Telemetry.LogKey.releasedBytes: "\(released)",
+            ])
             onChange()
         }
         return total
     }
 
-    /// The storage-pressure state: while the disk is full, steps pause; a disk-full error enters it (logged once
-    /// there, not per step). Nil: never paused.
+    /// The storage-pressure state: each entry runs a pass at once; passes wait only after a real disk-full error
+    /// (`DiskGuard.waitWhileWritesFail`). Nil: a pass every `interval`.
     public var storage: DiskGuard?
+
+    /// How often the loop looks for a new entry into the storage-pressure state.
+    public var pressurePoll: Duration = .seconds(1)
 
     public func run() async throws {
         // Cancelled at graceful shutdown, so a long sleep between steps never delays SIGTERM.
@@ -61,18 +72,26 @@ public struct RetentionService: Service {
     }
 
     func loop() async {
+        let clock = ContinuousClock()
+        var seenEntries = storage?.entries ?? 0
+        var next = clock.now  // a pass at start
         while !Task.isCancelled {
-            await storage?.waitWhileFull()
-            do {
-                try await step(now: clock.now())
-            } catch where Task.isCancelled {
-                break  // graceful shutdown cancelled the step: not a failure
-            } catch let error where storage?.noteFailure(error) == true {
-                // The disk is full: logged once by the state; the next step waits for space.
-            } catch {
-                logger.error("retention step failed", metadata: [Telemetry.LogKey.error: "\(error)"])
+            let entries = storage?.entries ?? 0
+            if entries != seenEntries || clock.now >= next {
+                seenEntries = entries
+                await storage?.waitWhileWritesFail()
+                do {
+                    try await step(now: self.clock.now())
+                } catch where Task.isCancelled {
+                    break  // graceful shutdown cancelled the step: not a failure
+                } catch let error where storage?.noteFailure(error) == true {
+                    // The disk is full: logged once by the state; the next pass waits until writes can succeed.
+                } catch {
+                    logger.error("retention step failed", metadata: [Telemetry.LogKey.error: "\(error)"])
+                }
+                next = clock.now.advanced(by: interval)
             }
-            try? await Task.sleep(for: interval)
+            try? await Task.sleep(for: storage == nil ? interval : min(interval, pressurePoll))
         }
     }
 }

@@ -72,10 +72,27 @@ public struct WebhookDispatcher: Service {
         min(maxBackoff, baseBackoff * Double(1 << min(20, max(0, attempts - 1))))
     }
 
-    /// Attempts every delivery due at `now`; returns how many were attempted.
+    /// Deliveries fetched at a time: small, so that a delivery of higher priority queued meanwhile (the
+    /// operator's `storage_full`) waits behind at most this many, not behind a whole backlog.
+    static let fetchSize = 8
+    /// Deliveries attempted per step at most.
+    static let stepSize = 48
+
+    /// Attempts the deliveries due at `now`, highest priority first, at most `stepSize`; returns how many were
+    /// attempted.
     @discardableResult
     public func step(now: Date) async throws -> Int {
-        let due = try await store.dueDeliveries(now: now, limit: 50)
+        var attempted = 0
+        while attempted < Self.stepSize {
+            let due = try await store.dueDeliveries(now: now, limit: Self.fetchSize)
+            try await attempt(due)
+            attempted += due.count
+            if due.count < Self.fetchSize { break }
+        }
+        return attempted
+    }
+
+    func attempt(_ due: [WebhookDelivery]) async throws {
         for delivery in due {
             let outcome: DeliveryOutcome
             let attempts = delivery.attempts + 1
@@ -113,7 +130,6 @@ public struct WebhookDispatcher: Service {
                 ])
             }
         }
-        return due.count
     }
 
     /// The storage-pressure state: after a real disk-full error steps pause (`DiskGuard.waitWhileWritesFail`); a
