@@ -18,7 +18,10 @@ import Foundation
 /// ``SearchText``'s plain terms, each in double quotes (they hold only letters, digits and marks, so no quote can
 /// end one early), limited to the searchable columns and ANDed with the project's token, and the join with
 /// `reports` checks the project again. Hits are taken newest first straight from the index (`ORDER BY rowid DESC`
-/// with a limit, no sort of all matches); counting stops at ``SearchResults/countLimit``.
+/// with a limit, no sort of all matches); counting stops at ``SearchResults/countLimit``. The joins with `reports`
+/// are `CROSS JOIN`s, which SQLite never reorders: left to itself, the planner walked the project's reports by
+/// `reports_by_time` and probed the hits for each (3 s a query at 1 M reports, whatever the text; issue #12).
+/// `SearchIndexTests` checks the plans of `pageSQL` and `issuesSQL`.
 public struct SQLiteSearchStore: SearchReader {
     let database: FaultlineDatabase
 
@@ -69,6 +72,26 @@ public struct SQLiteSearchStore: SearchReader {
         return "project : \"\(projectToken(project))\" AND {event user release error functions keys} : (\(phrases.joined(separator: " AND ")))"
     }
 
+    /// A page of hits, newest first (arguments: match, limit, offset, project).
+    static let pageSQL = """
+        WITH hits AS (
+            SELECT rowid AS id FROM search_index WHERE search_index MATCH ?1 ORDER BY rowid DESC LIMIT ?2 OFFSET ?3
+        )
+        SELECT \(SQLiteReportReader.summaryColumns)
+        FROM hits CROSS JOIN reports r ON r.id = hits.id WHERE r.project_id = ?4 ORDER BY r.id DESC
+        """
+
+    /// The issues of the newest hits (arguments: project, match, how many hits).
+    static let issuesSQL = """
+        SELECT \(SQLiteInsightsReader.issueColumns) FROM issues i
+        WHERE i.project_id = ?1 AND i.id IN (
+            SELECT r.issue_id FROM (
+                SELECT rowid AS id FROM search_index WHERE search_index MATCH ?2 ORDER BY rowid DESC LIMIT ?3
+            ) hits CROSS JOIN reports r ON r.id = hits.id
+            WHERE r.project_id = ?1 AND r.issue_id IS NOT NULL)
+        ORDER BY i.last_seen DESC, i.id DESC LIMIT 100
+        """
+
     public func search(_ text: SearchText, project: ProjectID, page: Int, pageSize: Int, now: Date) async throws -> SearchResults {
         guard let match = Self.matchExpression(text, project: project) else {
             return SearchResults(reports: [], reportCount: 0, reportCountIsLowerBound: false, issues: [], issuesFromNewestOnly: false)
@@ -78,14 +101,7 @@ public struct SQLiteSearchStore: SearchReader {
         let limit = SearchResults.countLimit
         return try await database.pool.read { db in
             let reports = try Row.fetchAll(
-                db,
-                sql: """
-                    WITH hits AS (
-                        SELECT rowid AS id FROM search_index WHERE search_index MATCH ?1 ORDER BY rowid DESC LIMIT ?2 OFFSET ?3
-                    )
-                    SELECT \(SQLiteReportReader.summaryColumns)
-                    FROM hits JOIN reports r ON r.id = hits.id WHERE r.project_id = ?4 ORDER BY r.id DESC
-                    """,
+                db, sql: Self.pageSQL,
                 arguments: [match, size, offset.overflow ? Int.max : offset.partialValue, project.rawValue]
             ).compactMap(SQLiteReportReader.summary)
             let counted = try Int.fetchOne(
@@ -96,16 +112,7 @@ public struct SQLiteSearchStore: SearchReader {
                     """,
                 arguments: [match, limit + 1]) ?? 0
             let issues = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(SQLiteInsightsReader.issueColumns) FROM issues i
-                    WHERE i.project_id = ?1 AND i.id IN (
-                        SELECT r.issue_id FROM (
-                            SELECT rowid AS id FROM search_index WHERE search_index MATCH ?2 ORDER BY rowid DESC LIMIT ?3
-                        ) hits JOIN reports r ON r.id = hits.id
-                        WHERE r.project_id = ?1 AND r.issue_id IS NOT NULL)
-                    ORDER BY i.last_seen DESC, i.id DESC LIMIT 100
-                    """,
+                db, sql: Self.issuesSQL,
                 arguments: [project.rawValue, match, limit]
             ).compactMap { SQLiteInsightsReader.summary($0, now: now) }
             return SearchResults(
