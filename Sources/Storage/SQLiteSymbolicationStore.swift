@@ -92,7 +92,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         let now = Millis.from(date)
         // The JSON of every result and grouping, made before the transaction and on every core: encoding was more than
         // half of the transaction's time, and the writer is the one thing ingest and the worker share.
-        let encoded = try await Self.encodeAll(results)
+        let encoded = await Self.encodeAll(results)
         try await database.pool.write { db in
             for (outcome, json) in zip(results, encoded) {
                 do {
@@ -117,37 +117,23 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         var grouping: String?
     }
 
-    /// The stored JSON of `outcome` (sorted keys, as every stored result).
-    static func encode(_ outcome: SymbolicationOutcome, with encoder: JSONEncoder) throws -> EncodedOutcome {
-        EncodedOutcome(
-            result: try encoder.encode(outcome.result),
-            grouping: try outcome.grouping.map { String(decoding: try encoder.encode($0.grouping), as: UTF8.self) })
-    }
-
-    static func sortedKeysEncoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
+    /// The stored JSON of `outcome` (sorted keys, as every stored result; `StoredJSON` writes `JSONEncoder`'s bytes).
+    static func encode(_ outcome: SymbolicationOutcome) -> EncodedOutcome {
+        EncodedOutcome(result: StoredJSON.encode(outcome.result), grouping: outcome.grouping.map { StoredJSON.encode($0.grouping) })
     }
 
     /// `encode` for every outcome, in order, split over the cores.
-    static func encodeAll(_ outcomes: [SymbolicationOutcome]) async throws -> [EncodedOutcome] {
-        let parts = max(1, min(outcomes.count / 16, ProcessInfo.processInfo.activeProcessorCount))
-        guard parts > 1 else {
-            let encoder = sortedKeysEncoder()
-            return try outcomes.map { try encode($0, with: encoder) }
-        }
+    static func encodeAll(_ outcomes: [SymbolicationOutcome]) async -> [EncodedOutcome] {
+        let parts = max(1, min(outcomes.count / 64, ProcessInfo.processInfo.activeProcessorCount))
+        guard parts > 1 else { return outcomes.map(encode) }
         let size = (outcomes.count + parts - 1) / parts
-        return try await withThrowingTaskGroup(of: (Int, [EncodedOutcome]).self) { group in
+        return await withTaskGroup(of: (Int, [EncodedOutcome]).self) { group in
             for part in 0..<parts {
                 let slice = Array(outcomes[min(outcomes.count, part * size)..<min(outcomes.count, (part + 1) * size)])
-                group.addTask {
-                    let encoder = sortedKeysEncoder()
-                    return (part, try slice.map { try encode($0, with: encoder) })
-                }
+                group.addTask { (part, slice.map(encode)) }
             }
             var done = [[EncodedOutcome]](repeating: [], count: parts)
-            while let (part, encoded) = try await group.next() { done[part] = encoded }
+            while let (part, encoded) = await group.next() { done[part] = encoded }
             return done.flatMap { $0 }
         }
     }
@@ -155,7 +141,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     static func save(_ outcome: SymbolicationOutcome, encoded: EncodedOutcome? = nil, now: Int64, _ db: Database) throws
         -> IssueID?
     {
-        let json = try encoded ?? encode(outcome, with: sortedKeysEncoder())
+        let json = encoded ?? encode(outcome)
         let reportID = outcome.reportID
         guard let report = try Row.fetchOne(
             db.cachedStatement(
@@ -201,7 +187,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 .execute(arguments: [Grouping.version, reportID])
             return (report["issue_id"] as Int64?).map { IssueID($0) }
         }
-        let groupingJSON = try json.grouping ?? String(decoding: sortedKeysEncoder().encode(grouping.grouping), as: UTF8.self)
+        let groupingJSON = json.grouping ?? StoredJSON.encode(grouping.grouping)
         return try Grouper.file(report: report, reportID: reportID, grouping: grouping, groupingJSON: groupingJSON, now: now, db)
     }
 
