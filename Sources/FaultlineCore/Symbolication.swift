@@ -183,12 +183,17 @@ public enum SymbolicationRules {
 
     /// `module(for:in:)` over modules already sorted by base address (sort once per report, not per frame).
     public static func module(for address: UInt64, inSorted sorted: [LoadedModule]) -> LoadedModule? {
+        moduleIndex(for: address, inSorted: sorted).map { sorted[$0] }
+    }
+
+    /// The index in `sorted` of `module(for:inSorted:)`'s answer (callers that remember something per module).
+    public static func moduleIndex(for address: UInt64, inSorted sorted: [LoadedModule]) -> Int? {
         for (i, module) in sorted.enumerated() where address >= module.baseAddress {
             let end = module.size.map { size in
                 let (sum, overflow) = module.baseAddress.addingReportingOverflow(size)
                 return overflow ? UInt64.max : sum
             } ?? (i + 1 < sorted.count ? sorted[i + 1].baseAddress : UInt64.max)
-            if address < end { return module }
+            if address < end { return i }
         }
         return nil
     }

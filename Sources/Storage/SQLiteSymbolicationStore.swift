@@ -92,12 +92,13 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         let now = Millis.from(date)
         // The JSON of every result and grouping, made before the transaction and on every core: encoding was more than
         // half of the transaction's time, and the writer is the one thing ingest and the worker share.
-        let encoded = try await Self.encodeAll(results)
+        let encoded = await Self.encodeAll(results)
         try await database.pool.write { db in
+            let reads = BatchReads()
             for (outcome, json) in zip(results, encoded) {
                 do {
                     try db.inSavepoint {
-                        _ = try Self.save(outcome, encoded: json, now: now, db)
+                        _ = try Self.save(outcome, encoded: json, now: now, reads: reads, db)
                         return .commit
                     }
                 } catch is DatabaseError {
@@ -117,45 +118,31 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         var grouping: String?
     }
 
-    /// The stored JSON of `outcome` (sorted keys, as every stored result).
-    static func encode(_ outcome: SymbolicationOutcome, with encoder: JSONEncoder) throws -> EncodedOutcome {
-        EncodedOutcome(
-            result: try encoder.encode(outcome.result),
-            grouping: try outcome.grouping.map { String(decoding: try encoder.encode($0.grouping), as: UTF8.self) })
-    }
-
-    static func sortedKeysEncoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
+    /// The stored JSON of `outcome` (sorted keys, as every stored result; `StoredJSON` writes `JSONEncoder`'s bytes).
+    static func encode(_ outcome: SymbolicationOutcome) -> EncodedOutcome {
+        EncodedOutcome(result: StoredJSON.encode(outcome.result), grouping: outcome.grouping.map { StoredJSON.encode($0.grouping) })
     }
 
     /// `encode` for every outcome, in order, split over the cores.
-    static func encodeAll(_ outcomes: [SymbolicationOutcome]) async throws -> [EncodedOutcome] {
-        let parts = max(1, min(outcomes.count / 16, ProcessInfo.processInfo.activeProcessorCount))
-        guard parts > 1 else {
-            let encoder = sortedKeysEncoder()
-            return try outcomes.map { try encode($0, with: encoder) }
-        }
+    static func encodeAll(_ outcomes: [SymbolicationOutcome]) async -> [EncodedOutcome] {
+        let parts = max(1, min(outcomes.count / 64, ProcessInfo.processInfo.activeProcessorCount))
+        guard parts > 1 else { return outcomes.map(encode) }
         let size = (outcomes.count + parts - 1) / parts
-        return try await withThrowingTaskGroup(of: (Int, [EncodedOutcome]).self) { group in
+        return await withTaskGroup(of: (Int, [EncodedOutcome]).self) { group in
             for part in 0..<parts {
                 let slice = Array(outcomes[min(outcomes.count, part * size)..<min(outcomes.count, (part + 1) * size)])
-                group.addTask {
-                    let encoder = sortedKeysEncoder()
-                    return (part, try slice.map { try encode($0, with: encoder) })
-                }
+                group.addTask { (part, slice.map(encode)) }
             }
             var done = [[EncodedOutcome]](repeating: [], count: parts)
-            while let (part, encoded) = try await group.next() { done[part] = encoded }
+            while let (part, encoded) = await group.next() { done[part] = encoded }
             return done.flatMap { $0 }
         }
     }
 
-    static func save(_ outcome: SymbolicationOutcome, encoded: EncodedOutcome? = nil, now: Int64, _ db: Database) throws
-        -> IssueID?
+    static func save(_ outcome: SymbolicationOutcome, encoded: EncodedOutcome? = nil, now: Int64, reads: BatchReads = BatchReads(),
+                     _ db: Database) throws -> IssueID?
     {
-        let json = try encoded ?? encode(outcome, with: sortedKeysEncoder())
+        let json = encoded ?? encode(outcome)
         let reportID = outcome.reportID
         guard let report = try Row.fetchOne(
             db.cachedStatement(
@@ -170,7 +157,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         // The race with an upload: a debug file of a build-id this result touched, stored after the batch was read,
         // may not have been seen by the lookups. The result is kept (readers see it) but the report stays queued
         // and is not grouped yet, so it is done again, with that file, before anything is decided from it.
-        let stale = try outcome.filesSeen.map { try Self.storedAfter($0, project: project, buildIDs: touched, db) } ?? false
+        let stale = try outcome.filesSeen.map { try reads.storedAfter($0, project: project, buildIDs: touched, db) } ?? false
         let state = stale ? SymbolicationState.pending : outcome.result.state
         // A clean result resets the attempt count (a later requeue starts afresh); a failure keeps it.
         try db.cachedStatement(
@@ -192,7 +179,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     """
             ).execute(arguments: [reportID, json.result, now])
         }
-        try recordModules(outcome, reportID: reportID, project: project, touched: touched, db)
+        try recordModules(outcome, reportID: reportID, project: project, release: report["release"], touched: touched, reads: reads, db)
         if let search = outcome.search { try SQLiteSearchStore.replace(search, reportID: reportID, project: project, db) }
         if stale { return (report["issue_id"] as Int64?).map { IssueID($0) } }
         guard let grouping = outcome.grouping else {
@@ -201,8 +188,9 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 .execute(arguments: [Grouping.version, reportID])
             return (report["issue_id"] as Int64?).map { IssueID($0) }
         }
-        let groupingJSON = try json.grouping ?? String(decoding: sortedKeysEncoder().encode(grouping.grouping), as: UTF8.self)
-        return try Grouper.file(report: report, reportID: reportID, grouping: grouping, groupingJSON: groupingJSON, now: now, db)
+        let groupingJSON = json.grouping ?? StoredJSON.encode(grouping.grouping)
+        return try Grouper.file(
+            report: report, reportID: reportID, grouping: grouping, groupingJSON: groupingJSON, now: now, reads: reads, db)
     }
 
     public func requeueOutdatedGrouping(limit: Int) async throws -> Int {
@@ -220,20 +208,31 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
 
     /// Which debug data each build-id had when this result was saved (`report_modules`): a build-id missing
     /// from the result has rank 0; one resolved has the rank of the project's best stored file for it.
-    static func recordModules(_ outcome: SymbolicationOutcome, reportID: Int64, project: ProjectID, touched: [String],
-                              _ db: Database) throws {
+    /// One multi-row insert for the report's build-ids (the project and release are the report's, already read).
+    static func recordModules(_ outcome: SymbolicationOutcome, reportID: Int64, project: ProjectID, release: String?,
+                              touched: [String], reads: BatchReads, _ db: Database) throws {
         try db.cachedStatement(sql: "DELETE FROM report_modules WHERE report_id = ?").execute(arguments: [reportID])
         let missing = Dictionary(outcome.result.missing.map { ($0.buildID, $0.module) }, uniquingKeysWith: { first, _ in first })
-        for buildID in touched {
-            let rank = missing[buildID] != nil ? DebugDataRank.none : try bestRank(project: project, buildID: buildID, db)
+        // At most `modulesPerInsert` rows a statement, so that the cached statements are few and their arguments
+        // stay far below SQLite's limit whatever a report lists.
+        var start = 0
+        while start < touched.count {
+            let part = touched[start..<min(touched.count, start + modulesPerInsert)]
+            start += part.count
+            var arguments: [(any DatabaseValueConvertible)?] = []
+            arguments.reserveCapacity(part.count * 6)
+            for buildID in part {
+                let rank = missing[buildID] != nil ? DebugDataRank.none : try reads.bestRank(project: project, buildID: buildID, db)
+                arguments += [reportID, project.rawValue, buildID, missing[buildID] ?? outcome.modules[buildID], release, rank.rawValue]
+            }
+            let rows = Array(repeating: "(?, ?, ?, ?, ?, ?)", count: part.count).joined(separator: ", ")
             try db.cachedStatement(
-                sql: """
-                    INSERT INTO report_modules (report_id, project_id, build_id, module, release, rank)
-                    SELECT id, project_id, ?, ?, release, ? FROM reports WHERE id = ?
-                    """
-            ).execute(arguments: [buildID, missing[buildID] ?? outcome.modules[buildID], rank.rawValue, reportID])
+                sql: "INSERT INTO report_modules (report_id, project_id, build_id, module, release, rank) VALUES \(rows)"
+            ).execute(arguments: StatementArguments(arguments))
         }
     }
+
+    static let modulesPerInsert = 16
 
     /// The best kind `project` holds for `buildID` now.
     static func bestRank(project: ProjectID, buildID: String, _ db: Database) throws -> DebugDataRank {

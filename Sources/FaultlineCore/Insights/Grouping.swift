@@ -234,15 +234,40 @@ public enum Grouping {
         let modules = report.modules.sorted { $0.baseAddress < $1.baseAddress }
         let slots = symbols.flatMap { thread < $0.threads.count ? $0.threads[thread] : nil }
         var out: [NormalizedFrame] = []
+        // The module decision (rules, system libraries) and base name depend only on the module: decided once per
+        // module of the report, not per frame (most frames share a few modules).
+        var decided: [Int: (ruled: Bool?, inAppModule: Bool?, baseName: String)] = [:]
         for (index, frame) in report.threads[thread].frames.enumerated() {
             let address = SymbolicationRules.lookupAddress(frame, index: index)
-            let (module, ruled, inAppModule) = moduleDecision(frame, address: address, modules: modules, rules: rules)
+            let moduleIndex = address.flatMap { SymbolicationRules.moduleIndex(for: $0, inSorted: modules) }
+            let module = moduleIndex.map { modules[$0] }
+            var ruled: Bool?
+            var inAppModule: Bool?
+            var moduleBaseName: String?
+            if let moduleIndex, let module {
+                if let known = decided[moduleIndex] {
+                    ruled = known.ruled
+                    inAppModule = known.inAppModule
+                    moduleBaseName = known.baseName
+                } else {
+                    let decision = moduleDecision(frame, address: address, modules: modules, rules: rules)
+                    let name = baseName(ofPath: module.name)
+                    ruled = decision.ruled
+                    inAppModule = decision.inAppModule
+                    moduleBaseName = name
+                    decided[moduleIndex] = (decision.ruled, decision.inAppModule, name)
+                }
+            } else {
+                let decision = moduleDecision(frame, address: address, modules: modules, rules: rules)
+                ruled = decision.ruled
+                inAppModule = decision.inAppModule
+            }
             let resolved = resolvedEntries(frame, slot: slots.flatMap { index < $0.count ? $0[index] : nil })
             if resolved.isEmpty {
                 guard let address else { continue }
                 let label: String
-                if let module {
-                    label = "\(baseName(ofPath: module.name))+0x\(String(address - module.baseAddress, radix: 16))"
+                if let module, let moduleBaseName {
+                    label = moduleBaseName + "+0x" + String(address - module.baseAddress, radix: 16)
                 } else {
                     label = "<unknown module>"
                 }
@@ -413,8 +438,19 @@ public enum Grouping {
             || name == "clone" || name == "clone3" || name.hasPrefix("__clone")
     }
 
+    /// The last non-empty `/`-separated part of `path` (the path itself when it has none).
     static func baseName(ofPath path: String) -> String {
-        path.split(separator: "/").last.map(String.init) ?? path
+        // ASCII (every module path in practice): the same answer from the bytes, without splitting the whole path.
+        // Otherwise by characters, where a `/` followed by a combining mark is not a separator.
+        guard path.utf8.allSatisfy({ $0 < 0x80 }) else { return path.split(separator: "/").last.map(String.init) ?? path }
+        let utf8 = path.utf8
+        var end = utf8.endIndex
+        while end > utf8.startIndex, utf8[utf8.index(before: end)] == UInt8(ascii: "/") { end = utf8.index(before: end) }
+        guard end > utf8.startIndex else { return path }
+        var start = end
+        while start > utf8.startIndex, utf8[utf8.index(before: start)] != UInt8(ascii: "/") { start = utf8.index(before: start) }
+        if start == utf8.startIndex && end == utf8.endIndex { return path }
+        return String(path[start..<end])
     }
 
     /// A message with its variable parts (numbers, hex, quoted values) masked, so "id 17" and "id 18" group.

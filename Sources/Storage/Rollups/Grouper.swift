@@ -6,7 +6,7 @@ import GRDB
 /// and regression alerts are recorded exactly once, because they commit with the decision.
 enum Grouper {
     static func file(report: Row, reportID: Int64, grouping input: GroupingInput, groupingJSON: String, now: Int64,
-                     _ db: Database) throws -> IssueID {
+                     reads: BatchReads, _ db: Database) throws -> IssueID {
         let project = ProjectID(report["project_id"] as Int64)
         let occurredAt: Int64 = report["occurred_at"]
         let release: String? = report["release"]
@@ -22,7 +22,7 @@ enum Grouper {
                     arguments: [target.id, $0]) ?? false
             } ?? true
         } ?? false
-        let settings = try AlertRecords.settings(project: project, db)
+        let settings = try reads.alertSettings(project: project, db)
         let decision = IssueFiling.Input(
             grouping: g, current: current, reportGroupingVersion: (report["grouping_version"] as Int?) ?? Grouping.version,
             target: target, targetSeenInRelease: seenInRelease, release: release,

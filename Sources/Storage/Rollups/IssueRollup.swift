@@ -18,6 +18,17 @@ struct IssueContribution {
 /// `add` and `remove` are exact inverses, which is what lets a report move between issues (late symbols) and
 /// keeps every counter equal to a recount from the reports (a storage test recounts).
 enum IssueRollup {
+    /// The counted tables' statements, written once.
+    enum Shapes {
+        static let tags = CountedRow.Shape(table: "issue_tags", keys: ["issue_id", "key", "value"], counters: ["events"])
+        static let releases = CountedRow.Shape(table: "issue_releases", keys: ["issue_id", "release"], counters: ["events"])
+        static let days = CountedRow.Shape(table: "issue_days", keys: ["issue_id", "day"], counters: ["events"])
+        static let users = CountedRow.Shape(table: "issue_users", keys: ["issue_id", "user_key"], counters: ["events"])
+        static let releaseUsers = CountedRow.Shape(
+            table: "issue_release_users", keys: ["issue_id", "release", "user_key"], counters: ["events"])
+        static let dayUsers = CountedRow.Shape(table: "issue_day_users", keys: ["issue_id", "day", "user_key"], counters: ["events"])
+    }
+
     static func add(_ c: IssueContribution, to issue: Int64, now: Int64, _ db: Database) throws {
         let early = c.early == true ? 1 : 0
         let timed = c.early == nil ? 0 : 1
@@ -49,9 +60,7 @@ enum IssueRollup {
         ).execute(arguments: [issue, c.day.rawValue])
         try users(c, issue: issue, sign: 1, db)
         for tag in c.tags {
-            try CountedRow.bump(
-                table: "issue_tags", keys: ["issue_id", "key", "value"], values: [issue, tag.key, tag.value],
-                counters: ["events"], by: [1], db)
+            try CountedRow.bump(Shapes.tags, values: [issue, tag.key, tag.value], by: [1], db)
         }
     }
 
@@ -72,15 +81,11 @@ enum IssueRollup {
             try db.cachedStatement(sql: "DELETE FROM issues WHERE id = ?").execute(arguments: [issue])
             return true
         }
-        try CountedRow.bump(
-            table: "issue_releases", keys: ["issue_id", "release"], values: [issue, c.release], counters: ["events"], by: [-1], db)
-        try CountedRow.bump(
-            table: "issue_days", keys: ["issue_id", "day"], values: [issue, c.day.rawValue], counters: ["events"], by: [-1], db)
+        try CountedRow.bump(Shapes.releases, values: [issue, c.release], by: [-1], db)
+        try CountedRow.bump(Shapes.days, values: [issue, c.day.rawValue], by: [-1], db)
         try users(c, issue: issue, sign: -1, db)
         for tag in c.tags {
-            try CountedRow.bump(
-                table: "issue_tags", keys: ["issue_id", "key", "value"], values: [issue, tag.key, tag.value],
-                counters: ["events"], by: [-1], db)
+            try CountedRow.bump(Shapes.tags, values: [issue, tag.key, tag.value], by: [-1], db)
         }
         return false
     }
@@ -88,24 +93,19 @@ enum IssueRollup {
     /// Distinct users of the issue, of the issue in the release and on the day; users with more than one event.
     private static func users(_ c: IssueContribution, issue: Int64, sign: Int, _ db: Database) throws {
         guard let user = c.user else { return }
-        let (before, after) = try CountedRow.bumpValues(
-            table: "issue_users", keys: ["issue_id", "user_key"], values: [issue, user], counters: ["events"], by: [sign], db)
+        let (before, after) = try CountedRow.bumpValues(Shapes.users, values: [issue, user], by: [sign], db)
         let usersDelta = (after[0] > 0 ? 1 : 0) - (before[0] > 0 ? 1 : 0)
         let repeatDelta = (after[0] > 1 ? 1 : 0) - (before[0] > 1 ? 1 : 0)
         if usersDelta != 0 || repeatDelta != 0 {
             try db.cachedStatement(sql: "UPDATE issues SET users = users + ?, repeat_users = repeat_users + ? WHERE id = ?")
                 .execute(arguments: [usersDelta, repeatDelta, issue])
         }
-        let (releaseUsers, _) = try CountedRow.bump(
-            table: "issue_release_users", keys: ["issue_id", "release", "user_key"], values: [issue, c.release, user],
-            counters: ["events"], by: [sign], db)
+        let (releaseUsers, _) = try CountedRow.bump(Shapes.releaseUsers, values: [issue, c.release, user], by: [sign], db)
         if releaseUsers != 0 {
             try db.cachedStatement(sql: "UPDATE issue_releases SET users = users + ? WHERE issue_id = ? AND release = ?")
                 .execute(arguments: [releaseUsers, issue, c.release])
         }
-        let (dayUsers, _) = try CountedRow.bump(
-            table: "issue_day_users", keys: ["issue_id", "day", "user_key"], values: [issue, c.day.rawValue, user],
-            counters: ["events"], by: [sign], db)
+        let (dayUsers, _) = try CountedRow.bump(Shapes.dayUsers, values: [issue, c.day.rawValue, user], by: [sign], db)
         if dayUsers != 0 {
             try db.cachedStatement(sql: "UPDATE issue_days SET users = users + ? WHERE issue_id = ? AND day = ?")
                 .execute(arguments: [dayUsers, issue, c.day.rawValue])

@@ -20,6 +20,8 @@ struct IngestBench: AsyncParsableCommand {
     @Option(help: "Reports per request (1 = one report per request, as a crash handler sends).") var batch = 1
     @Option(help: "Warm-up requests, not measured.") var warmup = 1_000
     @Option(help: "Seed for the generated reports.") var seed: UInt64 = 1
+    @Option(help: "Crashed-thread stacks to choose from (each report picks one at random, so reports share at most this many issues, as real crashes do); 0: every report its own stack (about one issue per report).")
+    var issues = 0
     @Flag(help: "Print one JSON line instead of text.") var json = false
     @Option(help: "Write the generated request bodies to this file (4-byte big-endian length + gzip'd body, repeated) for wrk, and exit.")
     var emitBodies: String?
@@ -45,7 +47,9 @@ struct IngestBench: AsyncParsableCommand {
         var compressed = 0
         var inflated = 0
         for r in 0..<total {
-            let reports = (0..<batch).map { ReportGenerator.crash(index: r * batch + $0, run: seed, rng: &rng, secrets: secrets) }
+            let reports = (0..<batch).map {
+                ReportGenerator.crash(index: r * batch + $0, run: seed, rng: &rng, secrets: secrets, issues: issues)
+            }
             let text = batch == 1 ? reports[0] : "{\"reports\":[" + reports.joined(separator: ",") + "]}"
             var buffer = ByteBuffer(string: text)
             let gz = try buffer.compress(with: .gzip())
@@ -225,19 +229,23 @@ enum ReportGenerator {
                       UInt16(b >> 48 & 0xfff), b & 0xffff_ffff_ffff)
     }
 
-    static func crash(index: Int, run: UInt64, rng: inout SplitMix, secrets: Bool = false) -> String {
+    /// - Parameter issues: when > 0, the crashed thread's frames are one of `issues` stacks (drawn from a generator
+    ///   seeded by the stack's number), so reports share issues; the rest of the report stays random.
+    static func crash(index: Int, run: UInt64, rng: inout SplitMix, secrets: Bool = false, issues: Int = 0) -> String {
         let id = String(format: "%08x%08x%016x", UInt32(truncatingIfNeeded: run), UInt32(truncatingIfNeeded: index), rng.next())
-        let frameCount = Int.random(in: 30...60, using: &rng)
+        var stackRNG = issues > 0 ? SplitMix(seed: 0x5EED_0000 &+ rng.next() % UInt64(issues)) : rng
+        let frameCount = Int.random(in: 30...60, using: &stackRNG)
         var frames: [String] = []
         for f in 0..<frameCount {
-            let (name, _, base) = modules[Int.random(in: 0..<modules.count, using: &rng)]
-            let address = base + UInt64.random(in: 0x1000...0xff_ffff, using: &rng)
+            let (name, _, base) = modules[Int.random(in: 0..<modules.count, using: &stackRNG)]
+            let address = base + UInt64.random(in: 0x1000...0xff_ffff, using: &stackRNG)
             if f % 5 == 4 {
-                frames.append(#"{"function":"\#(functions[f % functions.count])","file":"Sources/App/File\#(f).swift","line":\#(Int.random(in: 1...900, using: &rng))}"#)
+                frames.append(#"{"function":"\#(functions[f % functions.count])","file":"Sources/App/File\#(f).swift","line":\#(Int.random(in: 1...900, using: &stackRNG))}"#)
             } else {
                 frames.append(#"{"address":"0x\#(String(address, radix: 16))","module":"\#(name)"}"#)
             }
         }
+        if issues <= 0 { rng = stackRNG }
         // Three more threads, as a crash handler that captures all threads sends them.
         let otherThreads = ["worker", "network", "com.apple.uikit.eventfetch-thread"].map { name in
             let frames = (0..<Int.random(in: 8...15, using: &rng)).map { _ in

@@ -1,0 +1,101 @@
+import FaultlineCore
+import Foundation
+import Testing
+
+/// `StoredJSON` must write exactly what `JSONEncoder` with sorted keys wrote before it (stored results and issue
+/// groupings are compared and decoded by readers that never changed), for any value a hostile report can carry.
+@Suite struct StoredJSONTests {
+    /// A small deterministic generator (SplitMix64), so a failure names a seed that reproduces it.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Strings a report can carry: every ASCII character (control characters, quotes, slashes, backslashes),
+    /// multi-byte UTF-8, a NUL, line and paragraph separators, and ordinary symbol names and paths.
+    static let hostile: [String] = {
+        var strings = [
+            "", "main", "App.CheckoutViewModel.pay() -> ()", "/home/ci/work/Sources/App/File.swift", #"C:\src\a.cpp"#,
+            "quote \" and backslash \\ and slash /", "é ü 日本語 🚀 \u{2028}\u{2029}\u{FFFD}", "nul\u{0}inside", "\u{7F}del",
+            "std::vector<int, std::allocator<int> >::push_back(int const&)", "</script><b>&amp;",
+        ]
+        strings.append(String(decoding: (0..<128).map { UInt8($0) }, as: UTF8.self))
+        for byte in 0..<32 { strings.append("a\(Character(Unicode.Scalar(UInt8(byte))))b") }
+        return strings
+    }()
+
+    static func sortedKeysEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+
+    func text(_ rng: inout Seeded) -> String { Self.hostile[Int(rng.next() % UInt64(Self.hostile.count))] }
+    func maybe<T>(_ rng: inout Seeded, _ make: (inout Seeded) -> T) -> T? { rng.next() % 3 == 0 ? nil : make(&rng) }
+
+    func slot(_ rng: inout Seeded) -> SymbolicatedFrameSlot {
+        let frames = (0..<Int(rng.next() % 4)).map { _ in
+            ResolvedFrame(
+                function: maybe(&rng) { text(&$0) }, file: maybe(&rng) { text(&$0) },
+                line: maybe(&rng) { [0, 1, 900, -1, Int.max, Int.min][Int($0.next() % 6)] },
+                column: maybe(&rng) { Int($0.next() % 200) }, inlined: rng.next() % 2 == 0)
+        }
+        return SymbolicatedFrameSlot(
+            frames: frames, buildID: maybe(&rng) { text(&$0) },
+            status: ["dwarf", "symbol_table", "missing_debug_file", "not_found", "no_module", "client"][Int(rng.next() % 6)],
+            offset: maybe(&rng) { [0, 0x1234, UInt64.max, $0.next()][Int($0.next() % 4)] })
+    }
+
+    func report(_ rng: inout Seeded) -> SymbolicatedReport {
+        SymbolicatedReport(
+            state: SymbolicationState.allCases[Int(rng.next() % UInt64(SymbolicationState.allCases.count))],
+            threads: (0..<Int(rng.next() % 4)).map { _ in (0..<Int(rng.next() % 12)).map { _ in slot(&rng) } },
+            missing: (0..<Int(rng.next() % 3)).map { _ in MissingModule(buildID: text(&rng), module: text(&rng)) },
+            failure: maybe(&rng) { text(&$0) }, messageSite: maybe(&rng) { slot(&$0) })
+    }
+
+    @Test func resultsAreJSONEncodersBytes() throws {
+        let encoder = Self.sortedKeysEncoder()
+        var rng = Seeded(state: 13)
+        for _ in 0..<400 {
+            let value = report(&rng)
+            let ours = StoredJSON.encode(value)
+            #expect(ours == (try encoder.encode(value)))
+            #expect(try JSONDecoder().decode(SymbolicatedReport.self, from: ours) == value)
+        }
+        // The empty and the failed result (the two shapes without threads).
+        for value in [SymbolicatedReport(state: .notNeeded, threads: [], missing: []), .failed("the server stopped \"3\" times")] {
+            #expect(StoredJSON.encode(value) == (try encoder.encode(value)))
+        }
+    }
+
+    @Test func everyHostileStringIsEscapedAsJSONEncoderDoes() throws {
+        let encoder = Self.sortedKeysEncoder()
+        for text in Self.hostile {
+            let value = SymbolicatedReport(state: .partial, threads: [], missing: [], failure: text)
+            #expect(StoredJSON.encode(value) == (try encoder.encode(value)), "\(Array(text.utf8))")
+        }
+    }
+
+    @Test func groupingsAreJSONEncodersBytes() throws {
+        let encoder = Self.sortedKeysEncoder()
+        var rng = Seeded(state: 7)
+        for _ in 0..<200 {
+            let hash = String(rng.next(), radix: 16)
+            let value = GroupingResult(
+                fingerprint: Fingerprint(version: Int(rng.next() % 3) + 1, hash: String(repeating: "0", count: 16 - hash.count) + hash),
+                source: [.client, .stack, .error, .message][Int(rng.next() % 4)],
+                components: (0..<Int(rng.next() % 5)).map { _ in text(&rng) }, title: text(&rng), culprit: maybe(&rng) { text(&$0) },
+                titleRank: [0, 1, 5, -3, Int.max][Int(rng.next() % 5)])
+            let ours = StoredJSON.encode(value)
+            #expect(ours == String(decoding: try encoder.encode(value), as: UTF8.self))
+            #expect(try JSONDecoder().decode(GroupingResult.self, from: Data(ours.utf8)) == value)
+        }
+    }
+}
