@@ -16,9 +16,10 @@ public struct SQLiteRetentionStore: RetentionStore {
         self.database = database
     }
 
-    /// What one prune transaction deletes at most (one payload always goes, however big): payload bytes, and
-    /// reports, whose symbols, modules and search entries go with them (about 4 KiB a symbolicated report). The WAL
-    /// holds what a transaction changed until it commits: on a nearly full disk it must be a small part of the floor.
+    /// The bounds at which one prune transaction stops taking payloads (the payload that reaches one still goes, so
+    /// one payload always goes however big): payload bytes, and reports, whose symbols, modules and search entries go
+    /// with them (about 4 KiB a symbolicated report). The WAL holds what a transaction changed until it commits: on a
+    /// nearly full disk it must be a small part of the floor.
     static let batchBytes = 1 << 20
     static let batchReports = 200
 
@@ -29,9 +30,9 @@ public struct SQLiteRetentionStore: RetentionStore {
             // prune would write as much as it deletes, and on a full disk the relief valve would fill the disk it is
             // to relieve. FAST zeroes what is rewritten anyway; freed pages go to the end of the file and are cut off
             // by `releaseFreeSpace` right after the prune (auto-vacuum), so their old bytes do not linger.
-            let secure = try String.fetchOne(db, sql: "PRAGMA secure_delete") ?? "1"
+            let secure = try Int.fetchOne(db, sql: "PRAGMA secure_delete") ?? 1
             try db.execute(sql: "PRAGMA secure_delete = FAST")
-            defer { try? db.execute(sql: "PRAGMA secure_delete = \(secure == "0" ? "0" : secure == "2" ? "2" : "1")") }
+            defer { try? db.execute(sql: "PRAGMA secure_delete = \(secure)") }
             let rows = try Row.fetchAll(
                 db, sql: "SELECT id, length(bytes) AS size FROM payloads WHERE received_at < ? ORDER BY received_at LIMIT ?",
                 arguments: [cut, limit])

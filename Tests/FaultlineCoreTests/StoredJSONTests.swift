@@ -5,18 +5,6 @@ import Testing
 /// `StoredJSON` must write exactly what `JSONEncoder` with sorted keys wrote before it (stored results and issue
 /// groupings are compared and decoded by readers that never changed), for any value a hostile report can carry.
 @Suite struct StoredJSONTests {
-    /// A small deterministic generator (SplitMix64), so a failure names a seed that reproduces it.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Strings a report can carry: every ASCII character (control characters, quotes, slashes, backslashes),
     /// multi-byte UTF-8, a NUL, line and paragraph separators, and ordinary symbol names and paths.
     static let hostile: [String] = {
@@ -36,10 +24,10 @@ import Testing
         return encoder
     }
 
-    func text(_ rng: inout Seeded) -> String { Self.hostile[Int(rng.next() % UInt64(Self.hostile.count))] }
-    func maybe<T>(_ rng: inout Seeded, _ make: (inout Seeded) -> T) -> T? { rng.next() % 3 == 0 ? nil : make(&rng) }
+    func text(_ rng: inout SplitMix) -> String { Self.hostile[Int(rng.next() % UInt64(Self.hostile.count))] }
+    func maybe<T>(_ rng: inout SplitMix, _ make: (inout SplitMix) -> T) -> T? { rng.next() % 3 == 0 ? nil : make(&rng) }
 
-    func slot(_ rng: inout Seeded) -> SymbolicatedFrameSlot {
+    func slot(_ rng: inout SplitMix) -> SymbolicatedFrameSlot {
         let frames = (0..<Int(rng.next() % 4)).map { _ in
             ResolvedFrame(
                 function: maybe(&rng) { text(&$0) }, file: maybe(&rng) { text(&$0) },
@@ -52,7 +40,7 @@ import Testing
             offset: maybe(&rng) { [0, 0x1234, UInt64.max, $0.next()][Int($0.next() % 4)] })
     }
 
-    func report(_ rng: inout Seeded) -> SymbolicatedReport {
+    func report(_ rng: inout SplitMix) -> SymbolicatedReport {
         SymbolicatedReport(
             state: SymbolicationState.allCases[Int(rng.next() % UInt64(SymbolicationState.allCases.count))],
             threads: (0..<Int(rng.next() % 4)).map { _ in (0..<Int(rng.next() % 12)).map { _ in slot(&rng) } },
@@ -62,7 +50,7 @@ import Testing
 
     @Test func resultsAreJSONEncodersBytes() throws {
         let encoder = Self.sortedKeysEncoder()
-        var rng = Seeded(state: 13)
+        var rng = SplitMix(seed: 13)
         for _ in 0..<400 {
             let value = report(&rng)
             let ours = StoredJSON.encode(value)
@@ -85,7 +73,7 @@ import Testing
 
     @Test func groupingsAreJSONEncodersBytes() throws {
         let encoder = Self.sortedKeysEncoder()
-        var rng = Seeded(state: 7)
+        var rng = SplitMix(seed: 7)
         for _ in 0..<200 {
             let hash = String(rng.next(), radix: 16)
             let value = GroupingResult(

@@ -8,7 +8,6 @@ enum CountedRow {
     /// for every call (several joined strings, then hashing the SQL to find the cached statement) was a tenth of the
     /// worker's transaction (issue #13).
     struct Shape: Sendable {
-        let keys: [String]
         let counters: [String]
         let upsert: String
         let select: String
@@ -17,7 +16,6 @@ enum CountedRow {
         let update: String
 
         init(table: String, keys: [String], counters: [String]) {
-            self.keys = keys
             self.counters = counters
             let columns = (keys + counters).joined(separator: ", ")
             let marks = Array(repeating: "?", count: keys.count + counters.count).joined(separator: ", ")
