@@ -163,7 +163,8 @@ import Testing
         }
         if floorMiB > 0 {
             #expect(
-                try await eventually { !storageAlerts("storage_full").isEmpty },
+                // Generous: under CI's parallel load this test takes minutes, and ~900 new-issue alerts are queued.
+                try await eventually(timeout: .seconds(60)) { !storageAlerts("storage_full").isEmpty },
                 "no storage_full alert while full; \(receiver.received.count) webhooks received; the server's log ends: \(server!.log.suffix(3000))")
             // Let the background work on what was accepted run as far as it may (renders, grouping, webhooks).
             try await Task.sleep(for: .seconds(3))
@@ -278,8 +279,11 @@ import Testing
         }, "ingest did not resume")
         // Left with the margin (4 MiB above the floor): at least 6 MiB came back.
         #expect(fs.available > UInt64(floor + 4) << 20, "\(fullFree) → \(fs.available) bytes free")
+        // Ingest resumes as soon as enough space came back, which can be before the pass has pruned all it will and
+        // logged what it did.
+        #expect(try await eventually { server!.log.contains("retention pruned") }, "\(server!.log)")
         let log = server!.log
-        #expect(log.contains("storage full:") && log.contains("storage full no more") && log.contains("retention pruned"), "\(log)")
+        #expect(log.contains("storage full:") && log.contains("storage full no more"), "\(log)")
         #expect(FileManager.default.fileExists(atPath: filler))  // nobody freed space by hand
 
         // The old reports are gone, the new ones are there.

@@ -79,12 +79,13 @@ public struct WebhookDispatcher: Service {
     static let stepSize = 48
 
     /// Attempts the deliveries due at `now`, highest priority first, at most `stepSize`; returns how many were
-    /// attempted.
+    /// attempted. Each fetch asks for what is due by then (the clock read again): a delivery queued during the step
+    /// (the operator's `storage_full`) is due at once and waits behind at most `fetchSize`, not behind the step.
     @discardableResult
     public func step(now: Date) async throws -> Int {
         var attempted = 0
         while attempted < Self.stepSize {
-            let due = try await store.dueDeliveries(now: now, limit: Self.fetchSize)
+            let due = try await store.dueDeliveries(now: max(now, clock.now()), limit: Self.fetchSize)
             try await attempt(due)
             attempted += due.count
             if due.count < Self.fetchSize { break }
