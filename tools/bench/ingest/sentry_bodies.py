@@ -10,7 +10,12 @@ with data, contexts (os, device, app, runtime, trace), tags, extra, a user and d
 debug ids. About 14 KB of JSON, 2.6 KB gzip'd. Every event has its own id. Seeded: the same arguments give
 the same bytes.
 
-Usage: sentry_bodies.py COUNT OUT [SEED]
+With --native, writes the same events (same seed, same content) as native Faultline reports for
+`POST /api/v1/reports` instead: the reference of `tools/bench/table`'s "Sentry vs native for the same event
+content" row. Tags and extra become custom keys, the images modules, the exception the error and the crashed
+thread.
+
+Usage: sentry_bodies.py [--native] COUNT OUT [SEED]
 """
 import gzip
 import json
@@ -105,19 +110,66 @@ def envelope(rng, index, seed):
     return header + b"\n" + item + b"\n" + payload + b"\n"
 
 
+def native_frame(frame):
+    out = {}
+    if "instruction_addr" in frame:
+        out["address"] = frame["instruction_addr"]
+        out["module"] = frame["package"].rsplit("/", 1)[-1]
+    if "function" in frame:
+        out.update({"function": frame["function"], "file": frame["filename"], "line": frame["lineno"]})
+    return out
+
+
+def native(rng, index, seed):
+    """The event of `event` as a native report, with the same content."""
+    event_id, e = event(rng, index, seed)
+    exc = e["exception"]["values"][0]
+    app_id, version = e["release"].split("@", 1)
+    contexts = e["contexts"]
+    custom = dict(e["tags"])
+    custom.update({k: v for k, v in e["extra"].items()})
+    custom.update({"server_name": e["server_name"], "logger": e["logger"], "level": e["level"],
+                   "trace_id": contexts["trace"]["trace_id"], "span_id": contexts["trace"]["span_id"],
+                   "kernel_version": contexts["os"]["kernel_version"], "cpu": contexts["device"]["cpu_description"],
+                   "free_memory": contexts["device"]["free_memory"], "app_version": contexts["app"]["app_version"],
+                   "runtime": "%s %s" % (contexts["runtime"]["name"], contexts["runtime"]["version"]),
+                   "app_start_time": contexts["app"]["app_start_time"], "sdk": "%s %s" % (e["sdk"]["name"], e["sdk"]["version"])})
+    threads = [{"name": "main", "crashed": True, "frames": [native_frame(f) for f in exc["stacktrace"]["frames"]]}]
+    threads += [{"name": t["name"], "frames": [native_frame(f) for f in t["stacktrace"]["frames"]]} for t in e["threads"]["values"]]
+    report = {
+        "event_id": event_id, "kind": "crash", "timestamp": e["timestamp"], "user_id": e["user"]["id"],
+        "environment": e["environment"],
+        "app": {"id": app_id, "version": version, "build": contexts["app"]["app_build"]},
+        "device": {"os": contexts["os"]["name"], "os_version": contexts["os"]["version"], "arch": contexts["device"]["arch"],
+                   "memory": contexts["device"]["memory_size"]},
+        "error": {"type": exc["type"], "code": exc["mechanism"]["meta"]["signal"]["number"], "message": exc["value"]},
+        "threads": threads,
+        "modules": [{"name": i["code_file"].rsplit("/", 1)[-1], "path": i["code_file"], "build_id": i["code_id"],
+                     "base_address": i["image_addr"], "size": i["image_size"]} for i in e["debug_meta"]["images"]],
+        "breadcrumbs": [{"timestamp": b["timestamp"], "category": b["category"], "level": b["level"], "message": b["message"],
+                         "data": {k: str(v) for k, v in b["data"].items()}} for b in e["breadcrumbs"]["values"]],
+        "custom_keys": custom,
+    }
+    return json.dumps(report, separators=(",", ":")).encode()
+
+
 def main():
-    count, out = int(sys.argv[1]), sys.argv[2]
-    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    args = sys.argv[1:]
+    as_native = args[:1] == ["--native"]
+    if as_native:
+        args = args[1:]
+    count, out = int(args[0]), args[1]
+    seed = int(args[2]) if len(args) > 2 else 1
     rng = random.Random(seed)
     plain = packed = 0
     with open(out, "wb") as f:
         for i in range(count):
-            raw = envelope(rng, i, seed)
+            raw = native(rng, i, seed) if as_native else envelope(rng, i, seed)
             body = gzip.compress(raw, 6)
             plain += len(raw)
             packed += len(body)
             f.write(struct.pack(">I", len(body)) + body)
-    print("wrote %d envelopes, %.0f B gzip'd (%.0f B inflated) each on average" % (count, packed / count, plain / count))
+    print("wrote %d %s, %.0f B gzip'd (%.0f B inflated) each on average" % (count, "native reports" if as_native else "envelopes", packed / count, plain / count))
 
 
 if __name__ == "__main__":

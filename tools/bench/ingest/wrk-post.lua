@@ -1,4 +1,5 @@
--- wrk script for tools/bench/ingest/run: posts pre-generated gzip'd reports, each at most once.
+-- wrk script for tools/bench/ingest/run and tools/bench/table: posts pre-generated gzip'd reports (or Sentry
+-- envelopes, with SENTRY_PROJECT), each at most once.
 -- Bodies come from the file named by BODIES (written by `ingest-bench --emit-bodies`); thread i of N
 -- sends bodies i, i+N, i+2N, ... so that no two requests carry the same event id.
 local counter = 0
@@ -25,11 +26,23 @@ function init(args)
     n = n + 1
   end
   next_body = 1
-  headers = {
-    ["Authorization"] = "Bearer " .. os.getenv("KEY"),
-    ["Content-Type"] = "application/json",
-    ["Content-Encoding"] = "gzip",
-  }
+  -- SENTRY_PROJECT set: the bodies are Sentry envelopes (sentry_bodies.py), posted as sentry-sdk does.
+  local sentry = os.getenv("SENTRY_PROJECT")
+  if sentry then
+    path = "/api/" .. sentry .. "/envelope/"
+    headers = {
+      ["X-Sentry-Auth"] = "Sentry sentry_version=7, sentry_key=" .. os.getenv("KEY") .. ", sentry_client=wrk/1",
+      ["Content-Type"] = "application/x-sentry-envelope",
+      ["Content-Encoding"] = "gzip",
+    }
+  else
+    path = "/api/v1/reports"
+    headers = {
+      ["Authorization"] = "Bearer " .. os.getenv("KEY"),
+      ["Content-Type"] = "application/json",
+      ["Content-Encoding"] = "gzip",
+    }
+  end
 end
 
 function request()
@@ -39,7 +52,7 @@ function request()
   else
     next_body = next_body + 1
   end
-  return wrk.format("POST", "/api/v1/reports", headers, body)
+  return wrk.format("POST", path, headers, body)
 end
 
 function done(summary, latency, requests)
