@@ -31,6 +31,8 @@ public struct Composition: Sendable {
     public let issuePages = IssuePageLedger()
     /// Dashboard login sessions (`admin_sessions`) and the failed-login limit.
     public let adminSessions: AdminSessionService
+    /// When ingest last wrote: the symbolication worker gives way while ingest is busy.
+    public let ingestActivity = IngestActivity()
 
     /// Opens (creating) the data folder and its database; the folder is made private to this user (0700, the
     /// database files 0600; see `DataFolderPermissions`).
@@ -85,7 +87,8 @@ public struct Composition: Sendable {
     public func ingestService(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil, storage: DiskGuard? = nil,
                               onCommit: @escaping @Sendable () -> Void = {}) -> IngestService {
         IngestService(
-            committer: GroupCommitter(store: SQLiteIngestStore(database: database), telemetry: telemetry, onCommit: onCommit),
+            committer: GroupCommitter(
+                store: SQLiteIngestStore(database: database), telemetry: telemetry, activity: ingestActivity, onCommit: onCommit),
             rateLimiter: RateLimiter(clock: clock),
             diskGuard: storage ?? storagePressure(minFreeBytes: minFreeBytes, freeSpace: freeSpace),
             clock: clock, telemetry: telemetry)

@@ -17,10 +17,13 @@ public actor GroupCommitter {
     var draining = false
     /// Called after each successful commit (tells the dashboard renderer that data changed).
     let onCommit: @Sendable () -> Void
+    /// Told of every write (background work gives way while ingest is busy).
+    nonisolated let activity: IngestActivity?
 
-    public init(store: any IngestStore, telemetry: Telemetry, maxWritesPerCommit: Int = 512,
+    public init(store: any IngestStore, telemetry: Telemetry, maxWritesPerCommit: Int = 512, activity: IngestActivity? = nil,
                 onCommit: @escaping @Sendable () -> Void = {}) {
         self.onCommit = onCommit
+        self.activity = activity
         self.store = store
         self.telemetry = telemetry
         self.maxWritesPerCommit = max(1, maxWritesPerCommit)
@@ -28,7 +31,8 @@ public actor GroupCommitter {
 
     /// Commits `write` together with whatever else is waiting; returns once it is durable.
     public func submit(_ write: IngestWrite) async throws -> IngestOutcome {
-        try await withCheckedThrowingContinuation { continuation in
+        activity?.noteWrite()
+        return try await withCheckedThrowingContinuation { continuation in
             pending.append((write, continuation))
             if !draining {
                 draining = true

@@ -32,6 +32,11 @@ public struct SymbolicationWorker: Service {
     let backlogBatchSize: Int
     /// Reports per batch under storage pressure (a few hundred KiB of results, issues and rollups at most).
     static let pressureBatchSize = 16
+    /// Reports per batch, on one core, while ingest is busy (`ingestActivity`): each batch transaction holds the
+    /// database writer for a few milliseconds, so ingest's group commits do not wait behind it.
+    static let sharedBatchSize = 16
+    /// While it says ingest is busy, batches are `sharedBatchSize` on one core (nil: never).
+    public var ingestActivity: IngestActivity?
     /// Reports read, symbolicated and grouped at the same time (each payload inflated by one of them).
     let concurrency: Int
     /// Whether the last batch came full (see `backlogBatchSize`).
@@ -129,8 +134,11 @@ public struct SymbolicationWorker: Service {
     public func step(concurrency: Int? = nil) async throws -> Int {
         // Under storage pressure a step is small (`pressureBatchSize`): the floor's background share is checked
         // before each step, and what one step writes after that check must stay well inside it.
+        // While ingest is busy, small batches on one core: ingest first, grouping catches up when it is quiet.
+        let sharing = ingestActivity?.isBusy == true
         let limit = storage?.isFull == true
-            ? min(batchSize, Self.pressureBatchSize) : backlog.value.withLock { $0 } ? backlogBatchSize : batchSize
+            ? min(batchSize, Self.pressureBatchSize)
+            : sharing ? min(batchSize, Self.sharedBatchSize) : backlog.value.withLock { $0 } ? backlogBatchSize : batchSize
         var batch = try await store.pending(limit: limit)
         backlog.value.withLock { $0 = batch.count >= limit }
         if batch.isEmpty {
@@ -167,7 +175,7 @@ public struct SymbolicationWorker: Service {
         let attempted = (failing + work).map(\.reportID)
         try await store.recordAttempt(reportIDs: attempted)
         ownAttempts.counts.withLock { counts in for id in attempted { counts[id, default: 0] += 1 } }
-        let width = max(1, concurrency ?? self.concurrency)
+        let width = max(1, concurrency ?? (sharing ? 1 : self.concurrency))
         // Each payload once, for every report of the batch that is read again.
         let inflated = await inflate(failing + work, concurrency: width)
         for item in failing {

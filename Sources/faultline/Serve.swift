@@ -139,6 +139,7 @@ struct Serve: AsyncParsableCommand {
             storage: storage, onChange: notify)
         var worker = try root.symbolicationWorker(logger: Logger(label: "faultline.symbolication"), onChange: notify)
         worker.storage = storage
+        worker.ingestActivity = root.ingestActivity
         services.append(Self.withTestFaults(worker, logger: logger))
         if let scheduler { services.append(scheduler) }
         let sender = HTTPWebhookSender()

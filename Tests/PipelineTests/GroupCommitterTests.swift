@@ -50,6 +50,14 @@ let telemetry = Telemetry(factory: NOOPMetricsHandler.instance)
         #expect(groups.count < 100)  // grouped: while one commit sleeps the others queue up
     }
 
+    @Test func everyWriteTellsTheIngestActivity() async throws {
+        let activity = IngestActivity(quiet: .seconds(3600))
+        let committer = GroupCommitter(store: RecordingStore(), telemetry: telemetry, activity: activity)
+        #expect(!activity.isBusy)
+        _ = try await committer.submit(batch(1))
+        #expect(activity.isBusy)
+    }
+
     @Test func groupsAreCappedInSize() async throws {
         let store = RecordingStore()
         let committer = GroupCommitter(store: store, telemetry: telemetry, maxWritesPerCommit: 8)

@@ -161,6 +161,33 @@ import Testing
         #expect((1...41).allSatisfy { store.row(Int64($0))?.saved == 1 })
     }
 
+    /// Ingest first: while reports arrive, a batch is small (its transaction holds the database writer only
+    /// briefly, so ingest's group commits do not queue behind it); once ingest is quiet, batches grow again.
+    @Test func whileIngestIsBusyBatchesAreSmallAndTheyGrowOnceItIsQuiet() async throws {
+        let store = FakeSymbolicationStore()
+        for id: Int64 in 1...300 { store.add(id, payload: id) }
+        var worker = worker(store, CountingSymbolicator(), reads: Reads(), batchSize: 64, backlogBatchSize: 128)
+        let activity = IngestActivity(quiet: .milliseconds(300))
+        worker.ingestActivity = activity
+        #expect(!activity.isBusy)
+        #expect(try await worker.step() == 64)  // nothing ingested yet
+        activity.noteWrite()
+        #expect(activity.isBusy)
+        #expect(try await worker.step() == 16)
+        #expect(try await worker.step() == 16)
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(!activity.isBusy)
+        #expect(try await worker.step() == 128)  // quiet, and the last batch came full: the backlog size
+        var rest = 0
+        while true {
+            let done = try await worker.step()
+            if done == 0 { break }
+            rest += done
+        }
+        #expect(64 + 16 + 16 + 128 + rest == 300)
+        #expect((1...300).allSatisfy { store.row(Int64($0))?.saved == 1 })
+    }
+
     @Test func aPoisonReportInASharedPayloadIsRetriedAloneAndItsNeighboursAreDoneOnce() async throws {
         // Given: reports 1–6 in one payload; report 3 stops the process whenever it is symbolicated.
         let store = FakeSymbolicationStore()
