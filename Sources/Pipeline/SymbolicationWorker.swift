@@ -132,13 +132,8 @@ public struct SymbolicationWorker: Service {
     /// - Parameter concurrency: overrides the worker's `concurrency` for this step.
     @discardableResult
     public func step(concurrency: Int? = nil) async throws -> Int {
-        // Under storage pressure a step is small (`pressureBatchSize`): the floor's background share is checked
-        // before each step, and what one step writes after that check must stay well inside it.
-        // While ingest is busy, small batches on one core: ingest first, grouping catches up when it is quiet.
         let sharing = ingestActivity?.isBusy == true
-        let limit = storage?.isFull == true
-            ? min(batchSize, Self.pressureBatchSize)
-            : sharing ? min(batchSize, Self.sharedBatchSize) : backlog.value.withLock { $0 } ? backlogBatchSize : batchSize
+        let limit = batchLimit(sharing: sharing)
         var batch = try await store.pending(limit: limit)
         backlog.value.withLock { $0 = batch.count >= limit }
         if batch.isEmpty {
@@ -207,6 +202,16 @@ public struct SymbolicationWorker: Service {
         telemetry?.count(Telemetry.Name.reportsGrouped, by: outcomes.count)
         onChange()
         return outcomes.count
+    }
+
+    /// Reports the next batch takes at most.
+    func batchLimit(sharing: Bool) -> Int {
+        // Under storage pressure a step is small: the floor's background share is checked before each step, and
+        // what one step writes after that check must stay well inside it.
+        if storage?.isFull == true { return min(batchSize, Self.pressureBatchSize) }
+        // While ingest is busy, small batches (on one core): ingest first, grouping catches up when it is quiet.
+        if sharing { return min(batchSize, Self.sharedBatchSize) }
+        return backlog.value.withLock { $0 } ? backlogBatchSize : batchSize
     }
 
     /// The key that says two items share a payload: the payload's row id (negative: the report's own, when the
