@@ -29,8 +29,8 @@ import Testing
         """
     }
 
-    static func session(_ id: String, user: String, release: String, status: String) -> String {
-        #"{"session_id":"\#(id)","user_id":"\#(user)","release":"\#(release)","started":"\#(now)","status":"\#(status)","errors":0}"#
+    static func session(_ id: String, user: String, release: String, status: String, started: String = now) -> String {
+        #"{"session_id":"\#(id)","user_id":"\#(user)","release":"\#(release)","started":"\#(started)","status":"\#(status)","errors":0}"#
     }
 
     func postSessions(_ server: ServerProcess, key: String, _ sessions: [String]) async throws {
@@ -58,9 +58,15 @@ import Testing
         defer { server.cleanUp() }
 
         // Given two releases: 1.0 with 20 users (2 crashed: sites A and B) and 2.0 with 10 users (1 crashed: site A)…
+        // (All started at one instant, so that they fall on one day even when the test runs across midnight.)
+        let started = Self.now
         var sessions: [String] = []
-        for u in 0..<20 { sessions.append(Self.session("s\(u)", user: "u\(u)", release: "1.0 (1)", status: u < 2 ? "crashed" : "exited")) }
-        for u in 20..<30 { sessions.append(Self.session("s\(u)", user: "u\(u)", release: "2.0 (1)", status: u == 20 ? "crashed" : "exited")) }
+        for u in 0..<20 {
+            sessions.append(Self.session("s\(u)", user: "u\(u)", release: "1.0 (1)", status: u < 2 ? "crashed" : "exited", started: started))
+        }
+        for u in 20..<30 {
+            sessions.append(Self.session("s\(u)", user: "u\(u)", release: "2.0 (1)", status: u == 20 ? "crashed" : "exited", started: started))
+        }
         try await postSessions(server, key: project.ingest, sessions)
         let reports = [
             Self.crash(1, site: "parseCart", version: "1.0", user: "u0", session: "s0"),
@@ -84,7 +90,10 @@ import Testing
 
         // And the crash-free numbers are exact, per day and per release.
         let health = try await get(server, "/api/v1/health?days=30", token: project.upload)
-        let today = try #require((health["days"] as? [[String: Any]])?.last?["health"] as? [String: Any])
+        // The day they started: the last day, or the one before it if midnight passed since.
+        let days = try #require(health["days"] as? [[String: Any]]).compactMap { $0["health"] as? [String: Any] }
+        #expect(days.count { ($0["sessions"] as? Int ?? 0) > 0 } == 1)
+        let today = try #require(days.last { ($0["sessions"] as? Int ?? 0) > 0 })
         #expect(today["sessions"] as? Int == 30)
         #expect(today["crashed_sessions"] as? Int == 3)
         #expect(today["users"] as? Int == 30)

@@ -52,9 +52,15 @@ import TestSupport
             try await get("/api/v1/reports/\(id)").json
         }
 
-        func today() async throws -> [String: Any] {
-            let days = try await get("/api/v1/health?days=2").json["days"] as? [[String: Any]]
-            return days?.last?["health"] as? [String: Any] ?? [:]
+        /// Session counts of today and yesterday added up, so that a test running across midnight sees all of its
+        /// sessions (each is counted on the day it started).
+        func sessionCounts() async throws -> [String: Any] {
+            let days = try await get("/api/v1/health?days=2").json["days"] as? [[String: Any]] ?? []
+            var sums: [String: Any] = [:]
+            for key in ["sessions", "crashed_sessions", "errored_sessions"] {
+                sums[key] = days.reduce(0) { $0 + (($1["health"] as? [String: Any])?[key] as? Int ?? 0) }
+            }
+            return sums
         }
 
         func cleanUp() { server.cleanUp() }
@@ -107,8 +113,8 @@ import TestSupport
         #expect(files(app.crashes).isEmpty)
 
         // Its session ended crashed; the second run's ended exited.
-        #expect(try await eventually { try await app.today()["crashed_sessions"] as? Int == 1 })
-        #expect(try await eventually { try await app.today()["sessions"] as? Int == 2 })
+        #expect(try await eventually { try await app.sessionCounts()["crashed_sessions"] as? Int == 1 })
+        #expect(try await eventually { try await app.sessionCounts()["sessions"] as? Int == 2 })
 
         // A third start sends nothing new and knows the last run did not crash.
         let third = try app.run(["start", "did-crash", "flush:20"])
@@ -116,8 +122,8 @@ import TestSupport
         #expect(third.out.contains("flushed=true"))
         try await Task.sleep(for: .milliseconds(500))
         #expect(try await app.reports(kind: "crash").count == 1)
-        #expect(try await eventually { try await app.today()["sessions"] as? Int == 3 })
-        #expect(try await app.today()["crashed_sessions"] as? Int == 1)
+        #expect(try await eventually { try await app.sessionCounts()["sessions"] as? Int == 3 })
+        #expect(try await app.sessionCounts()["crashed_sessions"] as? Int == 1)
         #expect(files(app.state + "/runs").isEmpty)
     }
 
@@ -157,7 +163,7 @@ import TestSupport
         #expect(names.prefix(2) == ["recordCheckout(step:)", "runSteps()"])
         #expect(!names.contains { $0.contains("Faultline") || $0.contains("StackCapture") })
         // The session counts the handled error.
-        #expect(try await eventually { try await app.today()["errored_sessions"] as? Int == 1 })
+        #expect(try await eventually { try await app.sessionCounts()["errored_sessions"] as? Int == 1 })
     }
 
     @Test func onlyTheLastEightNonFatalsAndSixtyFourKeysAreKept() async throws {
@@ -192,13 +198,13 @@ import TestSupport
         let off = try app.run(["start", "collection:off", "flush:20"])
         #expect(off.out.contains("flushed="), "\(off.out)\(off.err)")
         try await Task.sleep(for: .milliseconds(300))
-        let sessionsBefore = try await app.today()["sessions"] as? Int ?? 0
+        let sessionsBefore = try await app.sessionCounts()["sessions"] as? Int ?? 0
 
         let held = try app.run(["start", "user:private", "nonfatal:2", "unsent"])
         #expect(held.out.contains("unsent=true"), "\(held.out)\(held.err)")
         try await Task.sleep(for: .seconds(1))
         #expect(try await app.reports(kind: "nonfatal").isEmpty)
-        #expect(try await app.today()["sessions"] as? Int ?? 0 == sessionsBefore)  // not even a session
+        #expect(try await app.sessionCounts()["sessions"] as? Int ?? 0 == sessionsBefore)  // not even a session
 
         let deleted = try app.run(["start", "unsent", "delete-unsent", "unsent"])
         #expect(deleted.out.contains("unsent=true\nunsent=false"), "\(deleted.out)")
