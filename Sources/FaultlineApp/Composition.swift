@@ -45,7 +45,7 @@ public struct Composition: Sendable {
         try DataFolderPermissions.restrict(folder: folder)
         self.folder = folder
         self.clock = clock
-        database = try FaultlineDatabase(path: folder + "/faultline.sqlite", durability: durability)
+        database = try FaultlineDatabase(path: folder + "/faultline.sqlite", durability: durability, codec: .zlib)
         try DataFolderPermissions.restrict(folder: folder)
         projects = ProjectService(
             store: SQLiteProjectStore(database: database), hasher: SHA256SecretHasher(), generator: SystemSecretGenerator(),

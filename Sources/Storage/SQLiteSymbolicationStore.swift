@@ -85,14 +85,15 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     {
         let now = Millis.from(date)
         let outcome = SymbolicationOutcome(reportID: reportID, result: result, grouping: grouping)
-        return try await database.pool.write { db in try Self.save(outcome, now: now, db) }
+        let encoded = Self.encode(outcome, codec: database.codec)
+        return try await database.pool.write { db in try Self.save(outcome, encoded: encoded, now: now, db) }
     }
 
     public func saveAll(_ results: [SymbolicationOutcome], at date: Date) async throws {
         let now = Millis.from(date)
         // The JSON of every result and grouping, made before the transaction and on every core: encoding was more than
         // half of the transaction's time, and the writer is the one thing ingest and the worker share.
-        let encoded = await Self.encodeAll(results)
+        let encoded = await Self.encodeAll(results, codec: database.codec)
         try await database.pool.write { db in
             let reads = BatchReads()
             for (outcome, json) in zip(results, encoded) {
@@ -112,20 +113,29 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         }
     }
 
-    /// A result's stored JSON and its grouping's (nil: no grouping).
+    /// A result's stored bytes (its JSON, compressed by the database's codec) and its grouping's JSON (nil: no
+    /// grouping).
     struct EncodedOutcome: Sendable {
         var result: Data
         var grouping: String?
     }
 
-    /// The stored JSON of `outcome` (sorted keys, as every stored result; `StoredJSON` writes `JSONEncoder`'s bytes).
-    static func encode(_ outcome: SymbolicationOutcome) -> EncodedOutcome {
-        EncodedOutcome(result: StoredJSON.encode(outcome.result), grouping: outcome.grouping.map { StoredJSON.encode($0.grouping) })
+    /// The stored bytes of `outcome`: its JSON (sorted keys, as every stored result; `StoredJSON` writes
+    /// `JSONEncoder`'s bytes), compressed by `codec` when that shrinks it.
+    ///
+    /// Why compressed: a result repeats build-ids, paths and keys frame after frame, ~10 KB a report, and was
+    /// the biggest table by far; every byte of it is written twice (WAL, then checkpoint) inside the writer that
+    /// ingest shares. `result(reportID:)` tells the two forms apart by the first byte (`StoredBlobCodec.isPlain`).
+    static func encode(_ outcome: SymbolicationOutcome, codec: StoredBlobCodec) -> EncodedOutcome {
+        let json = StoredJSON.encode(outcome.result)
+        let result = codec.compress(Array(json)).map { Data($0) } ?? json
+        return EncodedOutcome(result: result, grouping: outcome.grouping.map { StoredJSON.encode($0.grouping) })
     }
 
     /// `encode` for every outcome, in order, split over the cores.
-    static func encodeAll(_ outcomes: [SymbolicationOutcome]) async -> [EncodedOutcome] {
+    static func encodeAll(_ outcomes: [SymbolicationOutcome], codec: StoredBlobCodec) async -> [EncodedOutcome] {
         let parts = max(1, min(outcomes.count / 64, ProcessInfo.processInfo.activeProcessorCount))
+        let encode: @Sendable (SymbolicationOutcome) -> EncodedOutcome = { Self.encode($0, codec: codec) }
         guard parts > 1 else { return outcomes.map(encode) }
         let size = (outcomes.count + parts - 1) / parts
         return await withTaskGroup(of: (Int, [EncodedOutcome]).self) { group in
@@ -139,10 +149,9 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         }
     }
 
-    static func save(_ outcome: SymbolicationOutcome, encoded: EncodedOutcome? = nil, now: Int64, reads: BatchReads = BatchReads(),
+    static func save(_ outcome: SymbolicationOutcome, encoded json: EncodedOutcome, now: Int64, reads: BatchReads = BatchReads(),
                      _ db: Database) throws -> IssueID?
     {
-        let json = encoded ?? encode(outcome)
         let reportID = outcome.reportID
         guard let report = try Row.fetchOne(
             db.cachedStatement(
@@ -336,7 +345,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         guard let row, let state = SymbolicationState(rawValue: row["symbolication"]) else { return (.pending, nil) }
         let blob: Data? = row["result"]
         let failure: String? = row["symbolication_failure"]
-        var report = try blob.map { try JSONDecoder().decode(SymbolicatedReport.self, from: $0) }
+        var report = try blob.map { try JSONDecoder().decode(SymbolicatedReport.self, from: self.json(ofStored: $0)) }
         // Queued again (a better debug file arrived, or the result was made while one was being stored): the
         // frames shown are the previous result's, but its state says the report is not settled yet.
         if state == .pending { report?.state = .pending }
@@ -345,5 +354,16 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             report?.failure = failure
         }
         return (state, report)
+    }
+
+    /// The largest JSON a stored result may inflate to: far above any real one (the ingest limits bound threads
+    /// and frames), and low enough that a damaged blob cannot make a reader allocate without end.
+    static let storedResultLimit = 64 << 20
+
+    /// The JSON of a stored result: as it is when written plain (before compression, or without a codec),
+    /// else inflated by the database's codec.
+    func json(ofStored blob: Data) throws -> Data {
+        if StoredBlobCodec.isPlain(blob) { return blob }
+        return Data(try database.codec.decompress(Array(blob), Self.storedResultLimit))
     }
 }
