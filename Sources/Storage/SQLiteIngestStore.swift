@@ -28,7 +28,20 @@ public struct SQLiteIngestStore: IngestStore {
         }
     }
 
+    /// Every write in one transaction. First without savepoints: a savepoint makes SQLite copy each page it
+    /// changes into the statement journal before changing it, for every write of every group commit. Only when the
+    /// database refuses a write is the transaction rolled back and done again with a savepoint per write, so that
+    /// the one refused write fails alone and the others commit.
     func commitUnmapped(_ writes: [IngestWrite]) async throws -> [IngestOutcome] {
+        do {
+            return try await database.pool.write { db in try writes.map { try Self.perform($0, db) } }
+        } catch let error as DatabaseError where error.resultCode != .SQLITE_FULL {
+            return try await commitEachInASavepoint(writes)
+        }
+    }
+
+    /// `commitUnmapped`'s second try: each write in its own savepoint, a refused one failed alone.
+    func commitEachInASavepoint(_ writes: [IngestWrite]) async throws -> [IngestOutcome] {
         try await database.pool.write { db in
             var outcomes: [IngestOutcome] = []
             outcomes.reserveCapacity(writes.count)
@@ -36,11 +49,7 @@ public struct SQLiteIngestStore: IngestStore {
                 var outcome = IngestOutcome.failed("not committed")
                 do {
                     try db.inSavepoint {
-                        switch write {
-                        case .reports(let batch): outcome = try Self.insert(batch, db)
-                        case .sessions(let batch): outcome = try Self.apply(batch, db)
-                        case .envelope(let envelope): outcome = try Self.store(envelope, db)
-                        }
+                        outcome = try Self.perform(write, db)
                         return .commit
                     }
                 } catch let error as DatabaseError where error.resultCode != .SQLITE_FULL {
@@ -49,6 +58,14 @@ public struct SQLiteIngestStore: IngestStore {
                 outcomes.append(outcome)
             }
             return outcomes
+        }
+    }
+
+    static func perform(_ write: IngestWrite, _ db: Database) throws -> IngestOutcome {
+        switch write {
+        case .reports(let batch): return try insert(batch, db)
+        case .sessions(let batch): return try apply(batch, db)
+        case .envelope(let envelope): return try store(envelope, db)
         }
     }
 

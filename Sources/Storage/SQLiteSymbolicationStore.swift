@@ -94,6 +94,15 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         // The JSON of every result and grouping, made before the transaction and on every core: encoding was more than
         // half of the transaction's time, and the writer is the one thing ingest and the worker share.
         let encoded = await Self.encodeAll(results, codec: database.codec)
+        // First without savepoints (each makes SQLite copy every page it changes into the statement journal); only
+        // when the database refuses a report is the batch done again, each report in its own savepoint.
+        do {
+            try await database.pool.write { db in
+                let reads = BatchReads()
+                for (outcome, json) in zip(results, encoded) { _ = try Self.save(outcome, encoded: json, now: now, reads: reads, db) }
+            }
+            return
+        } catch let error as DatabaseError where error.resultCode != .SQLITE_FULL {}
         try await database.pool.write { db in
             let reads = BatchReads()
             for (outcome, json) in zip(results, encoded) {

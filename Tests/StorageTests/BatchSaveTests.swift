@@ -177,4 +177,39 @@ import Testing
         }
         #expect(counts == [1, 0, 0])
     }
+
+    /// A batch is first saved without savepoints; a report the database refuses sends it back through the per-report
+    /// savepoints, where that report alone leaves the queue failed and the rest of the batch is saved and counted.
+    @Test func aReportTheDatabaseRefusesFailsAloneAndTheRestOfItsBatchIsSaved() async throws {
+        let db = try TempDatabase()
+        let one = try await project(db, "one")
+        let ids = try await store(db, one, 1...5)
+        let refused = ids[2]
+        // Given the schema refuses one report's result (a trigger stands in for any constraint)…
+        try await db.database.pool.write { db in
+            try db.execute(sql: """
+                CREATE TRIGGER refuse_one BEFORE INSERT ON report_symbols WHEN NEW.report_id = \(refused)
+                BEGIN SELECT RAISE(ABORT, 'refused'); END
+                """)
+        }
+        // When the batch is saved…
+        try await SQLiteSymbolicationStore(database: db.database).saveAll(ids.map { outcome($0, site: "same") }, at: Date())
+        // Then that report is failed, ungrouped, and no row of it was half written; the four others are grouped once.
+        try await db.database.pool.read { db in
+            for row in try Row.fetchAll(db, sql: "SELECT id, symbolication, symbolication_failure, issue_id FROM reports ORDER BY id") {
+                let id: Int64 = row["id"]
+                if id == refused {
+                    #expect(row["symbolication"] as String == "missing")
+                    #expect(row["symbolication_failure"] as String? == "the database refused the symbolication result")
+                    #expect((row["issue_id"] as Int64?) == nil)
+                } else {
+                    #expect(row["symbolication"] as String == "partial")
+                    #expect((row["issue_id"] as Int64?) != nil)
+                }
+            }
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM report_modules WHERE report_id = ?", arguments: [refused]) == 0)
+            #expect(try Int.fetchOne(db, sql: "SELECT events FROM issues") == 4)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM report_symbols") == 4)
+        }
+    }
 }

@@ -93,10 +93,15 @@ let payload = StoredPayload(bytes: [0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x
         let store = SQLiteIngestStore(database: db.database)
         let good = ReportBatch(project: p.id, receivedAt: Date(), payload: payload, reports: [report(1)])
         let orphan = ReportBatch(project: ProjectID(999), receivedAt: Date(), payload: payload, reports: [report(2)])
-        let outcomes = try await store.commit([.reports(orphan), .reports(good)])
-        guard case .failed = outcomes[0] else { Issue.record("expected the orphan write to fail"); return }
-        #expect(outcomes[1] == .reports(stored: [eventID(1)], duplicates: []))
-        #expect(try await SQLiteReportReader(database: db.database).counts().reports == 1)
+        let later = ReportBatch(project: p.id, receivedAt: Date(), payload: payload, reports: [report(3)])
+        // The group is first tried in one go; the orphan's refusal sends it through one savepoint per write.
+        let outcomes = try await store.commit([.reports(good), .reports(orphan), .reports(later)])
+        guard case .failed = outcomes[1] else { Issue.record("expected the orphan write to fail"); return }
+        #expect(outcomes[0] == .reports(stored: [eventID(1)], duplicates: []))
+        #expect(outcomes[2] == .reports(stored: [eventID(3)], duplicates: []))
+        let counts = try await SQLiteReportReader(database: db.database).counts()
+        #expect(counts.reports == 2)
+        #expect(counts.payloads == 2)  // the orphan's payload went with it
     }
 
     @Test func listsWithFiltersAndKeysetPaging() async throws {
