@@ -32,10 +32,11 @@ public final class FaultlineDatabase: Sendable {
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
     ///
     /// After the migrations, the writer keeps its temporary files in memory (`temp_store = MEMORY`). The one that
-    /// matters is the statement journal: the worker saves each report of a batch in its own savepoint (so that one
-    /// report the schema refuses does not block the batch), and SQLite copies every page a savepoint changes into
-    /// that journal first. On disk it was a temporary file that took ~90 % of the server's write syscalls and
-    /// 3.4 GB of writes to process 15,000 reports; in memory it is a few hundred KB per savepoint, freed at its end.
+    /// matters is the statement journal, where SQLite copies every page a savepoint (or a multi-row statement inside
+    /// a transaction) changes before changing it. When the worker saved each report of a batch in its own savepoint,
+    /// that journal was a temporary file taking ~90 % of the server's write syscalls: 3.4 GB of writes to process
+    /// 15,000 reports. Savepoints are now only the fallback when the database refuses a write (`saveAll`,
+    /// `SQLiteIngestStore.commit`); in memory the journal is a few hundred KB per savepoint, freed at its end.
     /// Not before the migrations (a migration's table-wide statement would journal the whole table in memory), and
     /// not on the readers (their sorts of big tables stay on disk). `compact` puts VACUUM's copy back on disk.
     ///
