@@ -36,13 +36,18 @@ import Testing
         }
     }
 
-    @Test func aResultIsStoredThroughTheCodecAndReadBackEqual() async throws {
-        let rollups = RollupTests()
+    let rollups = RollupTests()
+
+    /// A database with two stored reports (their row ids), and a store on it opened with the reversing codec.
+    func twoReports() async throws -> (TempDatabase, Int64, Int64, SQLiteSymbolicationStore) {
         let (db, p) = try await rollups.setUp()
         try await rollups.store(db, p, [(1, "1.0", "u1", 10, nil), (2, "1.0", "u2", 20, nil)])
-        let one = try await rollups.rowID(db, 1)
-        let two = try await rollups.rowID(db, 2)
         let compressing = SQLiteSymbolicationStore(database: try FaultlineDatabase(path: db.folder + "/faultline.sqlite", codec: Self.reversing))
+        return (db, try await rollups.rowID(db, 1), try await rollups.rowID(db, 2), compressing)
+    }
+
+    @Test func aResultIsStoredThroughTheCodecAndReadBackEqual() async throws {
+        let (db, one, two, compressing) = try await twoReports()
 
         // When one result is saved alone and one in a batch, through a database opened with the codec…
         _ = try await compressing.save(Self.result, grouping: rollups.grouping("Cart.parse"), reportID: one, at: Date())
@@ -62,10 +67,7 @@ import Testing
     }
 
     @Test func rowsWrittenAsJSONAreStillReadByAStoreWithACodec() async throws {
-        let rollups = RollupTests()
-        let (db, p) = try await rollups.setUp()
-        try await rollups.store(db, p, [(1, "1.0", "u1", 10, nil)])
-        let one = try await rollups.rowID(db, 1)
+        let (db, one, _, compressing) = try await twoReports()
 
         // Given a result stored before compression (a store without a codec writes JSON)…
         _ = try await SQLiteSymbolicationStore(database: db.database).save(
@@ -73,17 +75,11 @@ import Testing
         #expect(try await storedBlob(db, one) == Array(StoredJSON.encode(Self.result)))
 
         // …a server that now compresses reads it as it is.
-        let compressing = SQLiteSymbolicationStore(database: try FaultlineDatabase(path: db.folder + "/faultline.sqlite", codec: Self.reversing))
         #expect(try await compressing.result(reportID: one).report == Self.result)
     }
 
     @Test func aDamagedCompressedRowIsAnErrorForThatReportOnly() async throws {
-        let rollups = RollupTests()
-        let (db, p) = try await rollups.setUp()
-        try await rollups.store(db, p, [(1, "1.0", "u1", 10, nil), (2, "1.0", "u2", 20, nil)])
-        let one = try await rollups.rowID(db, 1)
-        let two = try await rollups.rowID(db, 2)
-        let compressing = SQLiteSymbolicationStore(database: try FaultlineDatabase(path: db.folder + "/faultline.sqlite", codec: Self.reversing))
+        let (db, one, two, compressing) = try await twoReports()
         try await compressing.saveAll([
             SymbolicationOutcome(reportID: one, result: Self.result, grouping: rollups.grouping("a")),
             SymbolicationOutcome(reportID: two, result: Self.result, grouping: rollups.grouping("b")),
