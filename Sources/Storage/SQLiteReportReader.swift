@@ -131,20 +131,31 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
         }
     }
 
+    /// The names of `summaryColumns` in the select, in order: `summary` reads them by position.
+    static let summaryColumnNames = [
+        "id", "project_id", "event_id", "kind", "occurred_at", "received_at", "release", "environment", "user_key",
+        "error_type", "error_message", "custom_keys_dropped", "values_truncated", "breadcrumbs_dropped", "threads_dropped",
+        "frames_dropped", "modules_dropped", "issue_id",
+    ]
+
+    /// A report from a row whose select starts with `summaryColumns`. Read by position, as
+    /// `SQLiteInsightsReader.summary` is and for the same reason (the worker reads one per report); debug builds
+    /// check the names at each call.
     static func summary(_ row: Row) -> ReportSummary? {
-        guard let eventID = EventID(row["event_id"]), let kind = ReportKind(rawValue: row["kind"]) else { return nil }
+        assert(Array(row.columnNames.prefix(summaryColumnNames.count)) == summaryColumnNames, "a select without summaryColumns first")
+        guard let eventID = EventID(row[2]), let kind = ReportKind(rawValue: row[3]) else { return nil }
         var trimmed = TrimCounts()
-        trimmed.customKeysDropped = row["custom_keys_dropped"]
-        trimmed.valuesTruncated = row["values_truncated"]
-        trimmed.breadcrumbsDropped = row["breadcrumbs_dropped"]
-        trimmed.threadsDropped = row["threads_dropped"]
-        trimmed.framesDropped = row["frames_dropped"]
-        trimmed.modulesDropped = row["modules_dropped"]
+        trimmed.customKeysDropped = row[11]
+        trimmed.valuesTruncated = row[12]
+        trimmed.breadcrumbsDropped = row[13]
+        trimmed.threadsDropped = row[14]
+        trimmed.framesDropped = row[15]
+        trimmed.modulesDropped = row[16]
         return ReportSummary(
-            cursor: row["id"], project: ProjectID(row["project_id"]), eventID: eventID, kind: kind,
-            timestamp: Millis.date(row["occurred_at"]), receivedAt: Millis.date(row["received_at"]),
-            release: row["release"], environment: row["environment"], userKey: row["user_key"],
-            errorType: row["error_type"], errorMessage: row["error_message"], trimmed: trimmed,
-            issue: (row["issue_id"] as Int64?).map { IssueID($0) })
+            cursor: row[0], project: ProjectID(row[1]), eventID: eventID, kind: kind,
+            timestamp: Millis.date(row[4]), receivedAt: Millis.date(row[5]),
+            release: row[6], environment: row[7], userKey: row[8],
+            errorType: row[9], errorMessage: row[10], trimmed: trimmed,
+            issue: (row[17] as Int64?).map { IssueID($0) })
     }
 }
