@@ -6,8 +6,6 @@
 /// blob from JSON written before compression (or by a store without a codec) by its first byte. zlib's header
 /// byte is `0x78`.
 public struct StoredBlobCodec: Sendable {
-    /// Short name for logs and docs (`none`, `zlib`).
-    public let name: String
     /// Compresses a blob; nil keeps it as it is (a codec that does not compress, or a blob it would not shrink).
     public let compress: @Sendable ([UInt8]) -> [UInt8]?
     /// Restores what `compress` made, in at most `limit` bytes; throws on a damaged blob or one that would exceed
@@ -15,17 +13,16 @@ public struct StoredBlobCodec: Sendable {
     public let decompress: @Sendable (_ blob: [UInt8], _ limit: Int) throws -> [UInt8]
 
     public init(
-        name: String, compress: @escaping @Sendable ([UInt8]) -> [UInt8]?,
+        compress: @escaping @Sendable ([UInt8]) -> [UInt8]?,
         decompress: @escaping @Sendable (_ blob: [UInt8], _ limit: Int) throws -> [UInt8]
     ) {
-        self.name = name
         self.compress = compress
         self.decompress = decompress
     }
 
     /// Keeps blobs as they are, and cannot read a compressed one (a store's tests, tools that need no codec).
     public static let none = StoredBlobCodec(
-        name: "none", compress: { _ in nil },
+        compress: { _ in nil },
         decompress: { _, _ in throw StoredBlobError("the blob is compressed, and this store was opened without a codec") })
 
     /// True when `blob` is as written without compression: JSON, whose first byte is `{`.

@@ -6,7 +6,6 @@ extension StoredBlobCodec {
     /// which is less than the kernel spent writing those bytes to the WAL and then to the database file.
     /// The zlib header's first byte is `0x78`, never `{`, as the port asks.
     public static let zlib = StoredBlobCodec(
-        name: "zlib",
         compress: { blob in
             guard let packed = try? Zlib.compress(blob, level: 1), packed.count < blob.count else { return nil }
             return packed

@@ -10,7 +10,6 @@ import Testing
 /// then the bytes reversed) shows what the store does with it.
 @Suite struct StoredResultCompressionTests {
     static let reversing = StoredBlobCodec(
-        name: "reversing",
         compress: { [0x01] + $0.reversed() },
         decompress: { blob, limit in
             guard blob.first == 0x01, blob.count - 1 <= limit else { throw StoredBlobError("not a reversed blob") }
