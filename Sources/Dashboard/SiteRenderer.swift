@@ -88,17 +88,18 @@ public struct SiteRenderer: Sendable {
         /// Called once, when every summary page (index, overviews, lists, releases, alerts) is written and before
         /// any issue page.
         public var summariesWritten: @Sendable () -> Void
-        /// Asked before each issue page: true leaves the remaining pages to a later cycle (newer data arrived; the
-        /// summary pages go first again, and a reader asking for an issue page gets it rendered then).
-        public var yieldToNewerData: @Sendable () -> Bool
+        /// Asked before each issue page: true leaves the remaining pages to a later cycle (newer data arrived, or the
+        /// disk is too full to write them; the summary pages go first again, and a reader asking for an issue page
+        /// gets it rendered then).
+        public var stopIssuePages: @Sendable () -> Bool
 
         public init(
             ledger: IssuePageLedger? = nil, summariesWritten: @escaping @Sendable () -> Void = {},
-            yieldToNewerData: @escaping @Sendable () -> Bool = { false }
+            stopIssuePages: @escaping @Sendable () -> Bool = { false }
         ) {
             self.ledger = ledger
             self.summariesWritten = summariesWritten
-            self.yieldToNewerData = yieldToNewerData
+            self.stopIssuePages = stopIssuePages
         }
     }
 
@@ -112,13 +113,13 @@ public struct SiteRenderer: Sendable {
         public var issuePages: Int
         /// Changed issues whose pages were current already (rendered on request or after an action).
         public var issuePagesCurrent: Int
-        /// False when the cycle left issue pages to a later one (``Cycle/yieldToNewerData``).
+        /// False when the cycle left issue pages to a later one (``Cycle/stopIssuePages``).
         public var complete: Bool
     }
 
     /// Renders like ``render(sources:now:since:write:)``, in two passes: first every project's summary pages and
     /// the index (what a refresh is looked at for), then the issue pages, at low priority, skipping those `cycle`'s
-    /// ledger says are current and stopping when `cycle` says newer data waits.
+    /// ledger says are current and stopping when `cycle` says so (newer data waits, or the disk is full).
     public func render(
         sources: DashboardSources, now: Date, since: Date?, cycle: Cycle,
         write: @Sendable (String, String) async throws -> Void
@@ -145,7 +146,7 @@ public struct SiteRenderer: Sendable {
             var renderer = renderer
             let before = renderer.written
             let done = try await renderer.renderIssues(
-                issues, ledger: cycle.ledger, write: write, stop: cycle.yieldToNewerData)
+                issues, ledger: cycle.ledger, write: write, stop: cycle.stopIssuePages)
             result.pages += renderer.written - before
             result.issuePages += done.rendered
             result.issuePagesCurrent += done.skipped

@@ -274,25 +274,24 @@ public struct Composition: Sendable {
     }
 
     /// One render cycle: the summary pages first (`summariesWritten` is called then), then the issue pages changed
-    /// since `since` whose pages are not current (``issuePages``; into `site/` only). An incremental cycle stops
-    /// before the next issue page once `newerData` answers true; `since == nil` renders everything and removes
-    /// pages of issues that no longer exist.
+    /// since `since` whose pages are not current (``issuePages``; into `site/` only). The cycle stops before the next
+    /// issue page once `stop` answers true (the caller decides why: newer data, a full disk) and says it is not
+    /// complete. `since == nil` renders everything and, when complete, removes pages of issues that no longer exist
+    /// (a full render cut short cannot tell them from pages it did not reach, so it removes nothing).
     public func renderCycle(
         with renderer: SiteRenderer, since: Date?, into out: String? = nil, summariesWritten: @escaping @Sendable () -> Void = {},
-        newerData: @escaping @Sendable () -> Bool = { false }
+        stop: @escaping @Sendable () -> Bool = { false }
     ) async throws -> SiteRenderer.CycleResult {
         let writer = SiteWriter(root: out ?? folder + "/site")
         let written = WrittenPages()
         let generation = pageGenerations.start()
         let generations = pageGenerations
-        // A full render is never cut short: it also removes the pages of issues that are gone.
-        var cycle = SiteRenderer.Cycle(ledger: out == nil ? issuePages : nil, summariesWritten: summariesWritten)
-        if since != nil { cycle.yieldToNewerData = newerData }
+        let cycle = SiteRenderer.Cycle(ledger: out == nil ? issuePages : nil, summariesWritten: summariesWritten, stopIssuePages: stop)
         let result = try await renderer.render(sources: dashboardSources, now: clock.now(), since: since, cycle: cycle) { path, html in
             try generations.write(path, generation: generation) { try writer.write(path, html) }
             written.insert(path)
         }
-        if since == nil { writer.removeStale(kept: written.paths) }
+        if since == nil && result.complete { writer.removeStale(kept: written.paths) }
         return result
     }
 
@@ -335,8 +334,8 @@ public struct Composition: Sendable {
     /// The render scheduler: renders the whole site at start, then what changed, `debounce` after changes.
     public func renderScheduler(renderer: SiteRenderer, logger: Logger, debounce: Duration = .milliseconds(250)) -> RenderScheduler {
         RenderScheduler(
-            render: { since, newerData in
-                let result = try await self.renderCycle(with: renderer, since: since, newerData: newerData)
+            render: { since, stop in
+                let result = try await self.renderCycle(with: renderer, since: since, stop: stop)
                 return RenderScheduler.Outcome(pages: result.pages, complete: result.complete)
             }, clock: clock, debounce: debounce, logger: logger, telemetry: telemetry)
     }

@@ -27,7 +27,13 @@ public final class SiteWriter: Sendable {
         let directory = String(target[..<target.lastIndex(of: "/")!])
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let temporary = directory + "/.tmp-\(UInt64.random(in: 0...UInt64.max))"
-        try Data(contents.utf8).write(to: URL(fileURLWithPath: temporary))
+        do {
+            try Data(contents.utf8).write(to: URL(fileURLWithPath: temporary))
+        } catch {
+            // A write that met a full disk leaves what it wrote: give it back, or the space is lost for good.
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw error
+        }
         guard rename(temporary, target) == 0 else {
             try? FileManager.default.removeItem(atPath: temporary)
             throw SiteWriterError(message: "cannot rename into \(target): errno \(errno)")

@@ -38,7 +38,7 @@ struct IssuePageLedgerTests {
         let renderer = try SiteRenderer(webDirectory: Fixtures.webDirectory)
         let recorder = Recorder()
         let cycle = SiteRenderer.Cycle(
-            ledger: ledger, summariesWritten: { recorder.summaryDone() }, yieldToNewerData: { stop })
+            ledger: ledger, summariesWritten: { recorder.summaryDone() }, stopIssuePages: { stop })
         let result = try await renderer.render(
             sources: Fixtures.sources(insights: insights), now: Fixtures.now, since: Fixtures.now.addingTimeInterval(-60),
             cycle: cycle

@@ -465,6 +465,9 @@ import Testing
         } catch {
             #expect(StorageError.isDiskFull(error), "SiteWriter: \(String(reflecting: error))")
         }
+        // What the failed page write had written is given back: no temporary file keeps the space.
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: fs.mountPoint + "/site/shop")) ?? []
+        #expect(leftovers.isEmpty, "\(leftovers)")
         do {
             let chunks = try FileChunkStore(root: fs.mountPoint + "/chunks")
             _ = try chunks.put(ChunkChecksum(String(repeating: "a", count: 40))!, bytes: Array(big), project: ProjectID(1))

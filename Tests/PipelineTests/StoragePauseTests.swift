@@ -55,6 +55,43 @@ import Testing
         #expect(await eventually(clock) { renders.withLock { $0 } > 0 })
     }
 
+    /// Under pressure a render leaves its issue pages once the background writers' share is used up, a full render
+    /// too: the full render at start once wrote thousands of issue pages into a nearly full disk, down to 0 bytes
+    /// free, and retention's relief could not bring ingest back (CI, DiskFullEndToEndTests). Newer data cuts short an
+    /// incremental render only: a full render is the one that removes the pages of issues that are gone.
+    @Test func aFullRenderLeavesItsIssuePagesWhenTheDiskIsFullButNotForNewerData() async throws {
+        let clock = ManualClock()
+        let free = Mutex<UInt64>(100 << 20)
+        let guardian = DiskGuard(floorBytes: 8 << 20, marginBytes: 4 << 20, clock: clock) { free.withLock { $0 } }
+        let scheduler = Mutex<RenderScheduler?>(nil)
+        let seen = Mutex<[(full: Bool, stopsForNewerData: Bool, stopsForFullDisk: Bool)]>([])
+        var service = RenderScheduler(
+            render: { since, stop in
+                // A change arrives while this render runs.
+                scheduler.withLock { $0 }?.notify()
+                let newer = stop()
+                // Its own pages used the disk down to below the background writers' share (half the floor).
+                free.withLock { $0 = 1 << 20 }
+                clock.advance(2)
+                let full = stop()
+                free.withLock { $0 = 100 << 20 }
+                clock.advance(2)
+                seen.withLock { $0.append((since == nil, newer, full)) }
+                return RenderScheduler.Outcome(pages: 1, complete: !newer && !full)
+            }, clock: clock, debounce: .milliseconds(1), logger: Logger(label: "test"))
+        service.storage = guardian
+        scheduler.withLock { $0 = service }
+
+        // Incomplete: no start time to continue from, so the next render is a full one again.
+        #expect(try await service.renderNow(since: nil) == nil)
+        #expect(try await service.renderNow(since: clock.now()) == nil)
+        let renders = seen.withLock { $0 }
+        #expect(renders.map(\.full) == [true, false])
+        #expect(renders.map(\.stopsForNewerData) == [false, true])
+        #expect(renders.map(\.stopsForFullDisk) == [true, true])
+        #expect(!guardian.isFull)  // the space came back
+    }
+
     @Test func retentionRunsAtOnceOnEachEntryAndUnderThePressureItRelieves() async {
         let clock = ManualClock()
         let free = Mutex<UInt64>(100 << 20)

@@ -30,9 +30,9 @@ public struct RenderScheduler: Service {
         }
     }
 
-    /// Renders the summary pages and the issue pages changed at or after `since` (nil: everything); `newerData`
-    /// answers true once a change arrived after the render began (the render may then leave issue pages).
-    public typealias Render = @Sendable (_ since: Date?, _ newerData: @escaping @Sendable () -> Bool) async throws -> Outcome
+    /// Renders the summary pages and the issue pages changed at or after `since` (nil: everything); `stop` answers
+    /// true when the render is to leave its remaining issue pages to a later one (`Outcome.complete` false).
+    public typealias Render = @Sendable (_ since: Date?, _ stop: @escaping @Sendable () -> Bool) async throws -> Outcome
 
     let render: Render
     let clock: any WallClock
@@ -67,11 +67,7 @@ public struct RenderScheduler: Service {
         let started = clock.now()
         changed.clear()
         let timer = ContinuousClock().now
-        let flag = changed
-        // Under pressure an incremental render also stops after its summary pages once the background writers'
-        // share of the floor is used up: the issue pages it leaves are rendered later, or on request.
-        let storage = storage
-        let outcome = try await render(since, { flag.isSet || storage?.backgroundPaused == true })
+        let outcome = try await render(since, stopCondition(full: since == nil))
         let elapsed = ContinuousClock().now - timer
         telemetry?.recordDuration(Telemetry.Name.renderDuration, nanoseconds: elapsed.nanoseconds, [("mode", since == nil ? "full" : "incremental")])
         telemetry?.count(Telemetry.Name.renderPages, by: outcome.pages)
@@ -82,6 +78,19 @@ public struct RenderScheduler: Service {
     /// The storage-pressure state: while the disk is full, steps pause; a disk-full error enters it (logged once
     /// there, not per step). Nil: never paused.
     public var storage: DiskGuard?
+
+    /// When a render leaves its remaining issue pages (rendered by a later render, or on request):
+    /// - under storage pressure, once the background writers' share of the floor is used up, full renders too (a full
+    ///   render at start once wrote thousands of issue pages into the last free bytes of the disk);
+    /// - an incremental render also once a change arrived after it began, so the summary pages are current first.
+    ///   A full render does not yield to newer data: it is the one that removes the pages of issues that are gone,
+    ///   and the next render is full again until one completes.
+    func stopCondition(full: Bool) -> @Sendable () -> Bool {
+        let storage = storage
+        if full { return { storage?.backgroundPaused == true } }
+        let flag = changed
+        return { flag.isSet || storage?.backgroundPaused == true }
+    }
 
     public func run() async throws {
         await cancelWhenGracefulShutdown { await self.loop() }

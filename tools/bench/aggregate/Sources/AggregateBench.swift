@@ -236,7 +236,7 @@ struct Refresh: AsyncParsableCommand {
         // data waits): the time until every summary page is current;
         let rendersBefore = root.issuePages.issuePagesRendered
         let (summary, summarySeconds) = try await Measure.time {
-            try await root.renderCycle(with: renderer, since: since, newerData: { true })
+            try await root.renderCycle(with: renderer, since: since, stop: { true })
         }
         // 2. the first request of just-touched issue pages (what `SiteFilesMiddleware` does before serving: the
         // version check, the render, reading the file), then a second request of each (the check alone);
