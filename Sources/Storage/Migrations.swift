@@ -655,6 +655,19 @@ enum Migrations {
                     CREATE INDEX webhook_deliveries_due ON webhook_deliveries(priority DESC, next_attempt_at) WHERE state = 'pending';
                     """)
         }
+        migrator.registerMigration("v20-top-issues-covering-index") { db in
+            // Issue #13: the top issues of the last 24 hours and 7 days count each issue's reports and distinct users
+            // in the window. With `reports_by_time (project_id, occurred_at)` every report of the window was then
+            // looked up in the table for its issue and user: at 1 M reports stored, the 7-day window (~77,000
+            // reports) took 0.32 s of a 0.40 s refresh of the summary pages, most of it reading table pages. With
+            // the issue and the user in the index the window is read from the index alone (0.04 s). It replaces
+            // the old index, a prefix of it; grouping now updates it too when it sets a report's issue.
+            try db.execute(
+                sql: """
+                    DROP INDEX reports_by_time;
+                    CREATE INDEX reports_by_time ON reports(project_id, occurred_at, issue_id, user_key);
+                    """)
+        }
         return migrator
     }
 }

@@ -8,7 +8,7 @@ import Foundation
 #endif
 
 /// Issues, release health and alerts on SQLite. Reads rollup tables, or a bounded window of recent reports
-/// (top issues of the last 24 h / 7 days) through the `reports_by_time` index — never everything stored.
+/// (top issues of the last 24 h / 7 days) from the covering `reports_by_time` index — never everything stored.
 public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientReportReader {
     let database: FaultlineDatabase
 
@@ -126,16 +126,7 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
             case .last24Hours, .last7Days:
                 let seconds: Double = window == .last24Hours ? 86_400 : 7 * 86_400
                 rows = try Row.fetchAll(
-                    db,
-                    sql: """
-                        WITH w AS (
-                            SELECT issue_id, count(DISTINCT user_key) AS window_users, count(*) AS window_events
-                            FROM reports WHERE project_id = ? AND occurred_at >= ? AND occurred_at <= ? AND issue_id IS NOT NULL
-                            GROUP BY issue_id
-                            ORDER BY window_users DESC, window_events DESC, issue_id LIMIT ?)
-                        SELECT \(Self.issueColumns), w.window_users, w.window_events FROM w JOIN issues i ON i.id = w.issue_id
-                        ORDER BY w.window_users DESC, w.window_events DESC, i.id
-                        """,
+                    db, sql: Self.recentTopIssuesSQL,
                     arguments: [project.rawValue, Millis.from(now.addingTimeInterval(-seconds)), Millis.from(now), limit])
             }
             var top = rows.compactMap { row in
@@ -160,6 +151,19 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
             return top
         }
     }
+
+    /// The top issues of a recent window (arguments: project, from, through, limit): each issue's distinct users and
+    /// reports in it, counted from the covering index `reports_by_time (project_id, occurred_at, issue_id, user_key)`
+    /// alone, never from the table's rows.
+    static let recentTopIssuesSQL = """
+        WITH w AS (
+            SELECT issue_id, count(DISTINCT user_key) AS window_users, count(*) AS window_events
+            FROM reports WHERE project_id = ? AND occurred_at >= ? AND occurred_at <= ? AND issue_id IS NOT NULL
+            GROUP BY issue_id
+            ORDER BY window_users DESC, window_events DESC, issue_id LIMIT ?)
+        SELECT \(issueColumns), w.window_users, w.window_events FROM w JOIN issues i ON i.id = w.issue_id
+        ORDER BY w.window_users DESC, w.window_events DESC, i.id
+        """
 
     /// The `FROM … WHERE …` of an issue listing and its arguments. A release filter joins the issue's row of that
     /// release, whose events, users and last seen then stand in for the issue's totals (columns `events`, `users`,

@@ -163,6 +163,19 @@ import Testing
         }
     }
 
+    /// The top issues of the last 24 hours / 7 days are counted from `reports_by_time` alone (issue #13): looking
+    /// each report of the window up in the table for its issue and user was 0.32 s of a 0.40 s summary refresh at
+    /// 1 M reports stored.
+    @Test func theRecentTopIssuesAreCountedFromTheIndexAlone() async throws {
+        let (db, app, _, _) = try await setUp()
+        let plan = try await db.database.pool.read { db in
+            try Row.fetchAll(
+                db, sql: "EXPLAIN QUERY PLAN " + SQLiteInsightsReader.recentTopIssuesSQL, arguments: [app.rawValue, 0, Int64.max, 10]
+            ).map { $0["detail"] as String }
+        }.joined(separator: "\n")
+        #expect(plan.contains("USING COVERING INDEX reports_by_time (project_id=? AND occurred_at>? AND occurred_at<?)"), "\(plan)")
+    }
+
     @Test func aPageIsReadInIndexOrderWithoutSortingTheProjectsIssues() async throws {
         let (db, app, _, _) = try await setUp()
         for status in [nil, IssueStatus.muted] {

@@ -80,7 +80,7 @@ import Testing
         try database.compact()
         #expect(try await database.autoVacuum() == "incremental")
         #expect(fileSize(path) < before - 90 * 20_000)
-        #expect(try database.appliedMigrations().last == "v19-webhook-priority")
+        #expect(try database.appliedMigrations().last == "v20-top-issues-covering-index")
         try database.close()
     }
 }

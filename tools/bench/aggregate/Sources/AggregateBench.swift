@@ -199,6 +199,8 @@ struct Refresh: AsyncParsableCommand {
     @Option(name: .customLong("new"), help: "New reports to add.") var newReports = 1000
     @Option var issues = 5000
     @Option var users = 100_000
+    @Option(help: "Summary-page cycles after the first, timed alone (for a steadier figure, or a profile of them).")
+    var summaryRepeats = 0
 
     func run() async throws {
         let root = try Composition(folder: common.data, durability: .normal)
@@ -237,6 +239,14 @@ struct Refresh: AsyncParsableCommand {
         let rendersBefore = root.issuePages.issuePagesRendered
         let (summary, summarySeconds) = try await Measure.time {
             try await root.renderCycle(with: renderer, since: since, stop: { true })
+        }
+        var repeats: [Double] = []
+        for _ in 0..<summaryRepeats {
+            repeats.append(try await Measure.time { try await root.renderCycle(with: renderer, since: since, stop: { true }) }.1)
+        }
+        if !repeats.isEmpty {
+            let sorted = repeats.sorted()
+            print("summary pages again, \(repeats.count) cycles: \(Measure.fmt(sorted[0], 3))–\(Measure.fmt(sorted[sorted.count - 1], 3)) s, median \(Measure.fmt(sorted[sorted.count / 2], 3)) s")
         }
         // 2. the first request of just-touched issue pages (what `SiteFilesMiddleware` does before serving: the
         // version check, the render, reading the file), then a second request of each (the check alone);
