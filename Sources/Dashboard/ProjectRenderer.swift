@@ -20,10 +20,13 @@ struct ProjectRenderer {
         var today: ReleaseHealth
         var releases: [ReleaseRow]
         var top: [(window: TopIssueWindow, issues: [TopIssue])]
+        /// The rows of the first issue-list page.
         var issues: [IssueSummary]
         var alerts: [Alert]
         var counts: [IssueStatus: Int]
         var missing: [MissingDebugFileSummary]
+        /// How many issues are listed (at most `Limits.issues`).
+        var listedCount: Int
         /// Issues that have (or get, in a full render) a page: listed ones and those of every ranking.
         var issueIDs: Set<IssueID>
         var releaseNames: Set<String> { Set(releases.map(\.release)) }
@@ -122,7 +125,10 @@ struct ProjectRenderer {
             top.append(
                 (window, try await insights.topIssues(project: id, window: window, now: now, limit: limits.topIssues)))
         }
-        let issues = try await insights.issues(matching: IssueQuery(project: id, limit: limits.issues), now: now)
+        // The rows of the first list page; the ids alone of every listed issue (those a full render makes pages for).
+        let listed = try await insights.issueIDs(matching: IssueQuery(project: id, limit: limits.issues))
+        let issues = try await insights.issues(
+            matching: IssueQuery(project: id, limit: min(limits.issues, max(1, limits.issuesPerPage))), now: now)
         return Snapshot(
             trend30: HealthTrend.make(series: series, last: today, length: 30),
             trend90: HealthTrend.make(series: series, last: today, length: 90),
@@ -131,7 +137,8 @@ struct ProjectRenderer {
             alerts: try await insights.alerts(project: id, limit: limits.alerts),
             counts: try await insights.issueCounts(project: id),
             missing: try await sources.missingDebugFiles(id),
-            issueIDs: Set(issues.map(\.id)).union(top.flatMap { $0.issues.map(\.issue.id) }))
+            listedCount: listed.count,
+            issueIDs: Set(listed).union(issues.map(\.id)).union(top.flatMap { $0.issues.map(\.issue.id) }))
     }
 
     /// Renders a release's page; returns its top issues (their pages must exist too).
@@ -167,7 +174,7 @@ struct ProjectRenderer {
         // The first page of the default list; every other list and page is served live (`SiteRenderer.issueListPage`).
         let perPage = max(1, limits.issuesPerPage)
         let paging = IssueListPaging(
-            total: max(snapshot.counts.values.reduce(0, +), snapshot.issues.count), perPage: perPage, page: 1)
+            total: max(snapshot.counts.values.reduce(0, +), snapshot.listedCount), perPage: perPage, page: 1)
         let list = IssueListPage(
             slug: slug, path: SitePaths.issues(slug), request: IssueListRequest(), issues: Array(snapshot.issues.prefix(perPage)),
             paging: paging, releaseChoices: snapshot.releases.map(\.release), renderedReleases: releases,

@@ -45,6 +45,10 @@ struct FakeInsights: InsightsReader {
         Array(matching(query).dropFirst(max(0, query.offset)).prefix(query.limit))
     }
 
+    func issueIDs(matching query: IssueQuery) async throws -> [IssueID] {
+        try await issues(matching: query, now: Date()).map(\.id)
+    }
+
     func issueCount(matching query: IssueQuery) async throws -> Int { matching(query).count }
 
     func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail? {

@@ -185,6 +185,9 @@ public protocol InsightsReader: Sendable {
     func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws -> [TopIssue]
     /// Issues matching `query`'s filters, in its order, from its offset, at most its limit.
     func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary]
+    /// The ids of the issues `issues(matching:now:)` answers, in the same order: for a render that needs to know
+    /// which issues are listed but not their rows (read from an index alone where the engine can).
+    func issueIDs(matching query: IssueQuery) async throws -> [IssueID]
     /// How many issues match `query`'s filters (its order, offset and limit do not count).
     func issueCount(matching query: IssueQuery) async throws -> Int
     /// One issue's page data; `project` limits the lookup when given.
