@@ -1,0 +1,71 @@
+/// A view model that names its fields for Mustache itself, so that `MustacheTree` does not build a `Mirror` for
+/// it. For the rows a page repeats tens to hundreds of times (issue, alert, release and chart rows, and what they
+/// hold); the `Mirror` walk was about a third of the summary pages' render time. Every field is listed, under its
+/// property's name: `MustacheFieldsTests` checks each conforming type against its `Mirror`, so a field added to the
+/// type but not here fails a test instead of rendering blank.
+protocol MustacheFields {
+    /// The fields as `(name, value)`; a nil optional may be given as it is (it is left out, like a missing key).
+    var mustacheFields: [(String, Any)] { get }
+}
+
+extension IssueRowView: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [("issueHref", issueHref), ("issueTitle", issueTitle), ("issueCulprit", issueCulprit as Any),
+         ("issueKind", issueKind), ("statusBadge", statusBadge), ("signalBadges", signalBadges),
+         ("totalEvents", totalEvents), ("totalUsers", totalUsers), ("firstSeen", firstSeen), ("lastSeen", lastSeen),
+         ("firstRelease", firstRelease as Any)]
+    }
+}
+
+extension TopIssueRowView: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [("rank", rank), ("issue", issue), ("windowUsers", windowUsers), ("windowEvents", windowEvents),
+         ("usersTrend", usersTrend as Any)]
+    }
+}
+
+extension AlertView: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [("kindText", kindText), ("alertTitle", alertTitle), ("alertRelease", alertRelease as Any),
+         ("createdAt", createdAt), ("summary", summary), ("reasonItems", reasonItems), ("hasReasons", hasReasons),
+         ("issueHref", issueHref), ("issueLinked", issueLinked)]
+    }
+}
+
+extension AlertView.ReasonItem: MustacheFields {
+    var mustacheFields: [(String, Any)] { [("reasonLabel", reasonLabel), ("reasonValue", reasonValue)] }
+}
+
+extension ReleaseRowView: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [("release", release), ("firstSeen", firstSeen), ("lastSeen", lastSeen), ("adoptionText", adoptionText),
+         ("sessionsTotal", sessionsTotal), ("crashFreeUsersText", crashFreeUsersText),
+         ("crashFreeSessionsText", crashFreeSessionsText), ("abnormalSessions", abnormalSessions),
+         ("erroredSessions", erroredSessions), ("newIssues", newIssues)]
+    }
+}
+
+extension ReleaseLink: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [("releaseName", releaseName), ("releaseHref", releaseHref), ("releaseLinked", releaseLinked)]
+    }
+}
+
+extension TimeView: MustacheFields {
+    var mustacheFields: [(String, Any)] { [("iso", iso), ("text", text)] }
+}
+
+extension Badge: MustacheFields {
+    var mustacheFields: [(String, Any)] { [("badgeText", badgeText), ("badgeClass", badgeClass)] }
+}
+
+extension TrendView: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [("trendArrow", trendArrow), ("trendSpoken", trendSpoken), ("trendChange", trendChange),
+         ("trendBefore", trendBefore), ("trendClass", trendClass)]
+    }
+}
+
+extension ChartBlock.Row: MustacheFields {
+    var mustacheFields: [(String, Any)] { [("day", day), ("cells", cells)] }
+}
