@@ -200,6 +200,12 @@ import Testing
             ).map { $0["detail"] as String }
         }.joined(separator: "\n")
         #expect(plan.contains("USING COVERING INDEX reports_by_time (project_id=? AND occurred_at>? AND occurred_at<?)"), "\(plan)")
+        let before = try await db.database.pool.read { db in
+            try Row.fetchAll(
+                db, sql: "EXPLAIN QUERY PLAN " + SQLiteInsightsReader.windowBeforeSQL(issues: 3), arguments: [app.rawValue, 0, Int64.max, 1, 2, 3]
+            ).map { $0["detail"] as String }
+        }.joined(separator: "\n")
+        #expect(before.contains("USING COVERING INDEX reports_by_time (project_id=? AND occurred_at>? AND occurred_at<?)"), "\(before)")
     }
 
     @Test func aPageIsReadInIndexOrderWithoutSortingTheProjectsIssues() async throws {
