@@ -141,7 +141,11 @@ import Testing
             let html = (try? String(contentsOfFile: overview, encoding: .utf8)) ?? ""
             return html.contains("90.00 %") && html.contains("3 of 30")
         }, "overview: \((try? String(contentsOfFile: overview, encoding: .utf8)) ?? "missing")")
-        let issuePage = try String(contentsOfFile: folder + "/site/shop/issues/\(renderID).html", encoding: .utf8)
+        // A cycle writes its issue pages after the summary pages (and leaves them to the next one when newer data
+        // waits): the overview can be current before this file exists (a run once read it 0.8 s in, too early).
+        let issuePath = folder + "/site/shop/issues/\(renderID).html"
+        #expect(try await eventually { FileManager.default.fileExists(atPath: issuePath) }, "the issue page was never written")
+        let issuePage = try String(contentsOfFile: issuePath, encoding: .utf8)
         #expect(issuePage.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(!issuePage.contains("<script>alert(1)"))
         #expect(issuePage.contains("renderList"))
