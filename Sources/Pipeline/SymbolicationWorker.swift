@@ -204,6 +204,13 @@ public struct SymbolicationWorker: Service {
         return outcomes.count
     }
 
+    /// Whether the worker is working off a backlog (its last batch came full), asked from any task: the dashboard
+    /// waits for the backlog a little before it renders (`RenderScheduler.holdWhile`).
+    public var isBehind: @Sendable () -> Bool {
+        let flag = backlog
+        return { flag.value.withLock { $0 } }
+    }
+
     /// Reports the next batch takes at most.
     func batchLimit(sharing: Bool) -> Int {
         // Under storage pressure a step is small: the floor's background share is checked before each step, and

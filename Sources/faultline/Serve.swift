@@ -127,12 +127,13 @@ struct Serve: AsyncParsableCommand {
         let storage = root.storagePressure(
             minFreeBytes: settings.minFreeBytes, retryAfterSeconds: settings.storageRetryAfterSeconds, logger: Logger(label: "faultline.storage"))
         let debounce = settings.renderDebounce
-        let scheduler = renderer.map {
+        var scheduler = renderer.map {
             var scheduler = root.renderScheduler(renderer: $0, logger: Logger(label: "faultline.render"), debounce: debounce)
             scheduler.storage = storage
             return scheduler
         }
-        let notify: @Sendable () -> Void = { scheduler?.notify() }
+        let notifier = scheduler
+        let notify: @Sendable () -> Void = { notifier?.notify() }
 
         let dependencies = try root.dependencies(
             minFreeBytes: settings.minFreeBytes, debugFileQuotaBytes: settings.debugFileQuotaBytes, renderer: renderer,
@@ -141,6 +142,9 @@ struct Serve: AsyncParsableCommand {
         worker.storage = storage
         worker.ingestActivity = root.ingestActivity
         services.append(Self.withTestFaults(worker, logger: logger))
+        // While the worker works off a backlog the dashboard is drawn once it is done (at most 2 s late), not every
+        // debounce: renders took CPU from the backlog.
+        scheduler?.holdWhile = worker.isBehind
         if let scheduler { services.append(scheduler) }
         let sender = HTTPWebhookSender()
         let publicAddress = settings.publicURL

@@ -12,7 +12,8 @@ import Foundation
 /// Re-renders the static dashboard shortly after data changes (debounced).
 ///
 /// Anyone who changes data calls `notify()` (cheap, never blocks). The service waits for a change, lets
-/// `debounce` pass so that a burst of ingest turns into one render, then renders: the summary pages every time,
+/// `debounce` pass so that a burst of ingest turns into one render (and, while the worker works off a backlog, waits
+/// for it a little longer: `holdWhile`), then renders: the summary pages every time,
 /// then the issue pages changed since the last cycle that finished its issue pages. The first render after start
 /// is a full one. Changes that arrive while a render runs trigger one more render afterwards, so the site never
 /// misses the last change; an incremental render leaves its remaining issue pages to that next render (which
@@ -92,6 +93,24 @@ public struct RenderScheduler: Service {
         return { flag.isSet || storage?.backgroundPaused == true }
     }
 
+    /// Whether more changes are on their way that a render now would miss (the symbolication worker's last batch
+    /// came full: it is working off a backlog). After the debounce a render waits while this says so, at most
+    /// `holdAtMost`, so that a backlog is drawn once when it is done instead of every debounce while it lasts (each
+    /// render took CPU from the backlog). Default: never.
+    public var holdWhile: @Sendable () -> Bool = { false }
+    /// The longest a render waits for `holdWhile`: how stale the dashboard may get while a backlog lasts.
+    public var holdAtMost: Duration = .seconds(2)
+    /// How often `holdWhile` is asked while a render waits.
+    var holdPoll: Duration = .milliseconds(20)
+
+    /// Waits while `holdWhile` says more changes are coming, at most `holdAtMost`.
+    func holdForBacklog() async {
+        let deadline = ContinuousClock.now.advanced(by: holdAtMost)
+        while holdWhile() && ContinuousClock.now < deadline && !Task.isCancelled {
+            try? await Task.sleep(for: holdPoll)
+        }
+    }
+
     public func run() async throws {
         await cancelWhenGracefulShutdown { await self.loop() }
     }
@@ -111,6 +130,7 @@ public struct RenderScheduler: Service {
         do {
             for await _ in stream {
                 try? await Task.sleep(for: debounce)
+                await holdForBacklog()
                 if Task.isCancelled { break }
                 // Paused while the disk is full; the changes since `last` are rendered when space returns.
                 await storage?.waitWhileFull()
