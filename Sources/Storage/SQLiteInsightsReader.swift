@@ -77,16 +77,13 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
 
     // MARK: Issues
 
-    static let issueColumns = """
-        i.id, i.project_id, i.kind, i.fingerprint, i.title, i.culprit, i.status, i.regressed, i.first_seen, i.last_seen,
-        i.first_release, i.last_release, i.events, i.users, i.repeat_users, i.early_events, i.timed_events
-        """
-
-    /// The names of `issueColumns` in the select, in order: `summary` reads them by position.
+    /// The columns of an issue in a select, in order: `summary` reads them by position.
     static let issueColumnNames = [
         "id", "project_id", "kind", "fingerprint", "title", "culprit", "status", "regressed", "first_seen", "last_seen",
         "first_release", "last_release", "events", "users", "repeat_users", "early_events", "timed_events",
     ]
+    /// `issueColumnNames` of the issues table `i`, for a select.
+    static let issueColumns = issueColumnNames.map { "i.\($0)" }.joined(separator: ", ")
 
     /// An issue from a row whose select starts with `issueColumns` (or the same names, as a release listing's).
     ///
@@ -110,6 +107,8 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
 
     public func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws -> [TopIssue] {
         let limit = max(1, min(limit, 500))
+        // The length of a recent window (and of the window before it, for the trend arrows).
+        let seconds: Double = window == .last24Hours ? 86_400 : 7 * 86_400
         return try await database.pool.read { db in
             let rows: [Row]
             switch window {
@@ -124,7 +123,6 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
                         """,
                     arguments: [release, project.rawValue, limit])
             case .last24Hours, .last7Days:
-                let seconds: Double = window == .last24Hours ? 86_400 : 7 * 86_400
                 rows = try Row.fetchAll(
                     db, sql: Self.recentTopIssuesSQL,
                     arguments: [project.rawValue, Millis.from(now.addingTimeInterval(-seconds)), Millis.from(now), limit])
@@ -137,7 +135,6 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
             // covering `reports_by_time` like the window itself (looking each up in the table through
             // `reports_by_issue` took 35 ms for the 7 days before at 1 M stored, this 13 ms).
             guard !top.isEmpty else { return top }
-            let seconds: Double = window == .last24Hours ? 86_400 : 7 * 86_400
             let from = Millis.from(now.addingTimeInterval(-2 * seconds))
             let to = Millis.from(now.addingTimeInterval(-seconds))
             var arguments: StatementArguments = [project.rawValue, from, to]

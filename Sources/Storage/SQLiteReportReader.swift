@@ -16,11 +16,6 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
         self.database = database
     }
 
-    static let summaryColumns = """
-        r.id, r.project_id, r.event_id, r.kind, r.occurred_at, r.received_at, r.release, r.environment, r.user_key,
-        r.error_type, r.error_message, r.custom_keys_dropped, r.values_truncated, r.breadcrumbs_dropped,
-        r.threads_dropped, r.frames_dropped, r.modules_dropped, r.issue_id
-        """
 
     /// The SQL and arguments of a listing.
     static func listing(_ query: ReportQuery) -> (String, StatementArguments) {
@@ -131,12 +126,14 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
         }
     }
 
-    /// The names of `summaryColumns` in the select, in order: `summary` reads them by position.
+    /// The columns of a report summary in a select, in order: `summary` reads them by position.
     static let summaryColumnNames = [
         "id", "project_id", "event_id", "kind", "occurred_at", "received_at", "release", "environment", "user_key",
         "error_type", "error_message", "custom_keys_dropped", "values_truncated", "breadcrumbs_dropped", "threads_dropped",
         "frames_dropped", "modules_dropped", "issue_id",
     ]
+    /// `summaryColumnNames` of the reports table `r`, for a select.
+    static let summaryColumns = summaryColumnNames.map { "r.\($0)" }.joined(separator: ", ")
 
     /// A report from a row whose select starts with `summaryColumns`. Read by position, as
     /// `SQLiteInsightsReader.summary` is and for the same reason (the worker reads one per report); debug builds

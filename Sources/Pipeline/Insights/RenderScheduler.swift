@@ -101,13 +101,13 @@ public struct RenderScheduler: Service {
     /// The longest a render waits for `holdWhile`: how stale the dashboard may get while a backlog lasts.
     public var holdAtMost: Duration = .seconds(2)
     /// How often `holdWhile` is asked while a render waits.
-    var holdPoll: Duration = .milliseconds(20)
+    static let holdPoll: Duration = .milliseconds(20)
 
     /// Waits while `holdWhile` says more changes are coming, at most `holdAtMost`.
     func holdForBacklog() async {
         let deadline = ContinuousClock.now.advanced(by: holdAtMost)
         while holdWhile() && ContinuousClock.now < deadline && !Task.isCancelled {
-            try? await Task.sleep(for: holdPoll)
+            try? await Task.sleep(for: Self.holdPoll)
         }
     }
 
