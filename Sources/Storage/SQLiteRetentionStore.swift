@@ -52,10 +52,15 @@ public struct SQLiteRetentionStore: RetentionStore {
                     """,
                 arguments: [cut, limit])
             let sessions = db.changesCount
+            // Attachments go by their own time (an event's files are kept as long as the event's payload).
+            try db.execute(
+                sql: "DELETE FROM attachments WHERE id IN (SELECT id FROM attachments WHERE received_at < ? ORDER BY received_at LIMIT ?)",
+                arguments: [cut, limit])
+            let attachments = db.changesCount
             try db.execute(
                 sql: "DELETE FROM webhook_deliveries WHERE state != 'pending' AND coalesce(delivered_at, next_attempt_at) < ?",
                 arguments: [cut])
-            return PruneResult(reports: reports, sessions: sessions)
+            return PruneResult(reports: reports, sessions: sessions, attachments: attachments)
         }
     }
 

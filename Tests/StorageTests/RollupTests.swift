@@ -244,6 +244,27 @@ import Testing
         #expect(try await SQLiteRetentionStore(database: db.database).prune(before: Date(timeIntervalSince1970: day0 - 90 * 86_400), limit: 100) == PruneResult())
     }
 
+    /// Attachments (a Sentry event's files: logs, minidumps) go when their retention period ends, as reports do;
+    /// they were kept forever before.
+    @Test func retentionPrunesAttachmentsPastTheirPeriod() async throws {
+        let (db, p) = try await setUp()
+        func envelope(_ n: Int, at date: Date) -> IngestWrite {
+            .envelope(EnvelopeWrite(
+                project: p.id, receivedAt: date,
+                event: ReportBatch(project: p.id, receivedAt: date, payload: payload, reports: [report(n)]), sessions: [], discarded: [],
+                attachments: [Attachment(filename: "log-\(n).txt", contentType: "text/plain", attachmentType: nil, bytes: Array("user@example.com".utf8))],
+                eventID: eventID(n)))
+        }
+        let old = Date(timeIntervalSince1970: day0 - 100 * 86_400)
+        _ = try await SQLiteIngestStore(database: db.database).commit([envelope(1, at: old), envelope(2, at: old), envelope(3, at: Date(timeIntervalSince1970: day0))])
+        let retention = SQLiteRetentionStore(database: db.database)
+        let pruned = try await retention.prune(before: Date(timeIntervalSince1970: day0 - 90 * 86_400), limit: 100)
+        #expect(pruned.attachments == 2)
+        let left = try await db.database.pool.read { db in try String.fetchAll(db, sql: "SELECT filename FROM attachments") }
+        #expect(left == ["log-3.txt"])
+        #expect(try await retention.prune(before: Date(timeIntervalSince1970: day0 - 90 * 86_400), limit: 100).isEmpty)
+    }
+
     @Test func topIssuesRankByUsersInTheWindow() async throws {
         let (db, p) = try await setUp()
         let now = Date(timeIntervalSince1970: day0 + 10 * 86_400)

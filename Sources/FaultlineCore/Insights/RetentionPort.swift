@@ -8,17 +8,23 @@ import Foundation
 public struct PruneResult: Sendable, Equatable {
     public var reports: Int
     public var sessions: Int
-    public init(reports: Int = 0, sessions: Int = 0) {
+    /// Sentry attachments (files sent with an event: logs, minidumps), which may hold personal data too.
+    public var attachments: Int
+    public init(reports: Int = 0, sessions: Int = 0, attachments: Int = 0) {
         self.reports = reports
         self.sessions = sessions
+        self.attachments = attachments
     }
+
+    /// Whether the pass removed anything (then another pass may find more).
+    public var isEmpty: Bool { reports == 0 && sessions == 0 && attachments == 0 }
 }
 
 /// Removes raw data older than the retention period. Issue and rollup counters are not touched: they were
 /// counted when the data arrived and stay exact after the raw rows are gone.
 public protocol RetentionStore: Sendable {
-    /// Prunes at most `limit` request payloads (with their reports) received before `cutoff`, and sessions last
-    /// updated before it; call again while it returns non-zero counts.
+    /// Prunes at most `limit` request payloads (with their reports) received before `cutoff`, sessions last
+    /// updated before it, and attachments received before it; call again while it returns non-zero counts.
     func prune(before cutoff: Date, limit: Int) async throws -> PruneResult
 
     /// Gives the space that pruning freed inside the store back to the file system, in small steps (at most

@@ -44,12 +44,14 @@ public struct RetentionService: Service {
             let result = try await store.prune(before: cutoff, limit: 500)
             total.reports += result.reports
             total.sessions += result.sessions
-            if result.reports == 0 && result.sessions == 0 { break }
+            total.attachments += result.attachments
+            if result.isEmpty { break }
             await Task.yield()
         }
         telemetry?.count(Telemetry.Name.retentionPruned, by: total.reports, [("kind", "reports")])
         telemetry?.count(Telemetry.Name.retentionPruned, by: total.sessions, [("kind", "sessions")])
-        if total.reports > 0 || total.sessions > 0 {
+        telemetry?.count(Telemetry.Name.retentionPruned, by: total.attachments, [("kind", "attachments")])
+        if !total.isEmpty {
             let released = try await store.releaseFreeSpace(maxBytes: .max)
             logger.info("retention pruned", metadata: [
                 Telemetry.LogKey.reports: "\(total.reports)", Telemetry.LogKey.releasedBytes: "\(released)",
