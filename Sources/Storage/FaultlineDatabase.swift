@@ -169,30 +169,6 @@ public final class FaultlineDatabase: Sendable {
     }
 }
 
-/// Errors of the Storage module: a code that can grow, a message, and the underlying error.
-public struct StorageError: Error, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
-        public var description: String { name }
-        public static let openFailed = Code(name: "open_failed")
-        public static let conflict = Code(name: "conflict")
-        /// The disk is full (SQLite's SQLITE_FULL, or ENOSPC from a file write).
-        public static let diskFull = Code(name: "disk_full")
-    }
-    public var code: Code
-    public var message: String
-    public var underlying: (any Error)?
-    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
-        self.code = code
-        self.message = message
-        self.underlying = underlying
-    }
-    public var description: String {
-        if let underlying { return "\(code): \(message) (\(underlying))" }
-        return "\(code): \(message)"
-    }
-}
-
 extension StorageError {
     /// Whether `error` (from any store: GRDB's, a file write's, ours) means the disk is full: SQLITE_FULL, ENOSPC
     /// or EDQUOT (POSIX), and Foundation's "out of space" from a plain file write (`Data.write`, `FileHandle.write`,
@@ -228,16 +204,4 @@ extension StorageError {
         }
         return error
     }
-}
-
-/// Milliseconds since 1970: how every time is stored (integers sort, compare and index exactly).
-enum Millis {
-    /// Whole milliseconds, rounded down like `Timestamps.formatISO8601`; clamped so that no date, however
-    /// absurd, can trap the conversion.
-    static func from(_ date: Date) -> Int64 {
-        let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
-        guard ms.isFinite else { return 0 }
-        return Int64(max(-9.0e15, min(9.0e15, ms)))
-    }
-    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
 }

@@ -102,8 +102,8 @@ public struct SQLiteProjectStore: ProjectStore {
                     WHERE id = ?
                     """,
                 arguments: [
-                    settings.scrubbing, settings.keepIPAddresses, Self.encodeList(settings.safeFields),
-                    Self.encodeList(settings.sensitiveFields), project.rawValue,
+                    settings.scrubbing, settings.keepIPAddresses, StoredList.encode(settings.safeFields),
+                    StoredList.encode(settings.sensitiveFields), project.rawValue,
                 ])
             return db.changesCount > 0
         }
@@ -113,13 +113,13 @@ public struct SQLiteProjectStore: ProjectStore {
         try await database.pool.write { db in
             try db.execute(
                 sql: "UPDATE projects SET in_app_include = ?, in_app_exclude = ? WHERE id = ?",
-                arguments: [Self.encodeList(rules.include), Self.encodeList(rules.exclude), project.rawValue])
+                arguments: [StoredList.encode(rules.include), StoredList.encode(rules.exclude), project.rawValue])
             return db.changesCount > 0
         }
     }
 
     /// In-app patterns as stored (a JSON array of strings).
-    static func patterns(_ text: String?) -> [String] { decodeList(text) }
+    static func patterns(_ text: String?) -> [String] { StoredList.decode(text) }
 
     /// The columns `project(_:)` reads (the `projects` table is aliased `p` where it is joined).
     static let columns =
@@ -130,21 +130,11 @@ public struct SQLiteProjectStore: ProjectStore {
     static func project(_ row: Row) -> Project? {
         guard let slug = ProjectSlug(row["slug"]) else { return nil }
         let privacy = PrivacySettings(
-            scrubbing: row["scrubbing"], safeFields: decodeList(row["safe_fields"]),
-            sensitiveFields: decodeList(row["sensitive_fields"]), keepIPAddresses: row["keep_ip_addresses"])
+            scrubbing: row["scrubbing"], safeFields: StoredList.decode(row["safe_fields"]),
+            sensitiveFields: StoredList.decode(row["sensitive_fields"]), keepIPAddresses: row["keep_ip_addresses"])
         return Project(
             id: ProjectID(row["id"]), slug: slug, createdAt: Millis.date(row["created_at"]),
             rateLimitPerSecond: row["rate_limit_per_second"], privacy: privacy,
-            inApp: InAppRules(include: decodeList(row["in_app_include"]), exclude: decodeList(row["in_app_exclude"])))
-    }
-
-    /// Field-name lists are stored as JSON arrays of strings.
-    static func encodeList(_ list: [String]) -> String {
-        (try? JSONEncoder().encode(list)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
-    }
-
-    static func decodeList(_ text: String?) -> [String] {
-        guard let text, let list = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return [] }
-        return list
+            inApp: InAppRules(include: StoredList.decode(row["in_app_include"]), exclude: StoredList.decode(row["in_app_exclude"])))
     }
 }

@@ -1,0 +1,56 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Errors of the stores (either engine): a code that can grow, a message, and the underlying error.
+public struct StorageError: Error, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        let name: String
+        public init(name: String) { self.name = name }
+        public var description: String { name }
+        public static let openFailed = Code(name: "open_failed")
+        public static let conflict = Code(name: "conflict")
+        /// The disk is full (SQLite's SQLITE_FULL, PostgreSQL's disk_full, or ENOSPC from a file write).
+        public static let diskFull = Code(name: "disk_full")
+    }
+    public var code: Code
+    public var message: String
+    public var underlying: (any Error)?
+    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+    public var description: String {
+        if let underlying { return "\(code): \(message) (\(underlying))" }
+        return "\(code): \(message)"
+    }
+}
+
+/// Milliseconds since 1970: how every time is stored (integers sort, compare and index exactly).
+public enum Millis {
+    /// Whole milliseconds, rounded down like `Timestamps.formatISO8601`; clamped so that no date, however
+    /// absurd, can trap the conversion.
+    public static func from(_ date: Date) -> Int64 {
+        let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard ms.isFinite else { return 0 }
+        return Int64(max(-9.0e15, min(9.0e15, ms)))
+    }
+    public static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
+}
+
+/// A list of field names or patterns as a column stores it: a JSON array of strings (`[]` when empty). Both
+/// engines store project settings this way, so `faultline migrate` copies them as text.
+public enum StoredList {
+    public static func encode(_ list: [String]) -> String {
+        (try? JSONEncoder().encode(list)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+    }
+
+    /// The list in `text`; empty when there is none or it is not a JSON array of strings.
+    public static func decode(_ text: String?) -> [String] {
+        guard let text, let list = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return [] }
+        return list
+    }
+}
