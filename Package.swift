@@ -38,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
     ],
     targets: [
         .target(name: "FaultlineCore", swiftSettings: strict),
@@ -72,6 +74,18 @@ let package = Package(
             dependencies: [
                 "FaultlineCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict),
+        // The second storage engine (issue #14, docs/scaling.md): the same ports on PostgreSQL. Only `--database
+        // postgres://…` starts it; the SQLite default never opens a connection.
+        .target(
+            name: "PostgresStorage",
+            dependencies: [
+                "FaultlineCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                // TLS settings for `sslmode` (PostgresNIO takes NIOSSL's configuration).
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .target(
@@ -170,6 +184,14 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "StorageTests", dependencies: ["Storage", "FaultlineCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        // One suite, two engines: the stores' behaviour on SQLite and on a real PostgreSQL server (tools/test starts
+        // one and sets FAULTLINE_TEST_POSTGRES_URL).
+        .testTarget(
+            name: "StoreConformanceTests",
+            dependencies: [
+                "Storage", "PostgresStorage", "FaultlineCore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "PipelineTests",
             dependencies: [

@@ -1,0 +1,202 @@
+import FaultlineCore
+import Logging
+import NIOSSL
+import PostgresNIO
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Where a PostgreSQL database is and how to reach it, read from a libpq-style URL:
+/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require|verify-full&sslrootcert=FILE&host=SOCKET_DIR]`.
+///
+/// `sslmode` follows libpq's names: `prefer` (the default) uses TLS when the server offers it, `require` refuses a
+/// connection without TLS, and both check the server's certificate against the system's roots (or `sslrootcert`).
+/// `host=/a/folder` in the query connects through the Unix socket in that folder, as libpq does. A password
+/// given in the URL may also come from `FAULTLINE_DATABASE_PASSWORD` instead (kept out of process listings).
+public struct PostgresLocation: Sendable, Equatable {
+    public enum SSLMode: String, Sendable, Equatable {
+        case disable, prefer, require
+        /// libpq's `verify-ca` and `verify-full` are `require` here: NIOSSL always checks the certificate chain
+        /// and the host name.
+        case verifyFull = "verify-full"
+    }
+
+    public var host: String
+    public var port: Int
+    public var user: String
+    public var password: String?
+    public var database: String
+    public var sslMode: SSLMode
+    public var sslRootCertificate: String?
+    /// The folder of the server's Unix socket, when connecting through one.
+    public var socketFolder: String?
+
+    public init(url: String, password environmentPassword: String? = nil) throws {
+        guard let components = URLComponents(string: url),
+              let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme.lowercased())
+        else { throw StorageError(.openFailed, "not a postgres:// URL: \(Self.redact(url))") }
+        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
+        socketFolder = query["host"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
+        let port = components.port ?? 5432
+        guard (1...65_535).contains(port) else {
+            throw StorageError(.openFailed, "the port in \(Self.redact(url)) is out of range")
+        }
+        self.port = port
+        user = components.user.flatMap { $0.isEmpty ? nil : $0 } ?? "postgres"
+        password = components.password ?? environmentPassword
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        guard !path.isEmpty, !path.contains("/") else {
+            throw StorageError(.openFailed, "\(Self.redact(url)) names no database (postgres://user@host/DATABASE)")
+        }
+        database = path
+        let mode = query["sslmode"] ?? "prefer"
+        guard let sslMode = SSLMode(rawValue: mode == "verify-ca" ? "verify-full" : mode) else {
+            throw StorageError(.openFailed, "sslmode=\(mode) is not one of disable, prefer, require, verify-ca, verify-full")
+        }
+        self.sslMode = sslMode
+        sslRootCertificate = query["sslrootcert"]
+    }
+
+    /// The URL with its password masked, for logs and messages.
+    public static func redact(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "***"
+        return components.string ?? "postgres://***"
+    }
+
+    /// PostgresNIO's configuration for this location.
+    func configuration(maximumConnections: Int) throws -> PostgresClient.Configuration {
+        var configuration: PostgresClient.Configuration
+        if let socketFolder {
+            configuration = PostgresClient.Configuration(
+                unixSocketPath: socketFolder + "/.s.PGSQL.\(port)", username: user, password: password, database: database)
+        } else {
+            var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+            if let sslRootCertificate {
+                tlsConfiguration.trustRoots = .file(sslRootCertificate)
+            }
+            let tls: PostgresClient.Configuration.TLS =
+                switch sslMode {
+                case .disable: .disable
+                case .prefer: .prefer(tlsConfiguration)
+                case .require, .verifyFull: .require(tlsConfiguration)
+                }
+            configuration = PostgresClient.Configuration(
+                host: host, port: port, username: user, password: password, database: database, tls: tls)
+        }
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.additionalStartupParameters = [("application_name", "faultline")]
+        return configuration
+    }
+}
+
+/// A PostgreSQL database the stores share: a pool of connections (`PostgresClient`), run by a task of its own
+/// from `open` to `close`, and a schema brought up to date on open (`PostgresMigrations`).
+public final class PostgresEngine: Sendable {
+    public let location: PostgresLocation
+    let client: PostgresClient
+    let logger: Logger
+    private let runner: Task<Void, Never>
+
+    /// Connects (lazily: the first query opens the first connection) and runs the pool until `close`.
+    public init(location: PostgresLocation, maximumConnections: Int = 20, logger: Logger = Logger(label: "faultline.postgres")) throws {
+        self.location = location
+        self.logger = logger
+        let client = PostgresClient(configuration: try location.configuration(maximumConnections: maximumConnections), backgroundLogger: logger)
+        self.client = client
+        runner = Task { await client.run() }
+    }
+
+    /// Opens the database at `url` and migrates it (several nodes may do this at once: see `PostgresMigrations`).
+    public static func open(url: String, password: String? = nil, logger: Logger = Logger(label: "faultline.postgres")) async throws
+        -> PostgresEngine
+    {
+        let database = try PostgresEngine(location: PostgresLocation(url: url, password: password), logger: logger)
+        do {
+            try await database.migrate()
+        } catch {
+            await database.close()
+            throw error
+        }
+        return database
+    }
+
+    /// Stops the pool; queries fail afterwards.
+    public func close() async {
+        runner.cancel()
+        await runner.value
+    }
+
+    /// Applies the migrations this database lacks, then makes sure the time partitions around now exist.
+    public func migrate(now: Date = Date()) async throws {
+        try await PostgresMigrations.apply(self)
+        try await PostgresPartitions.ensure(around: Millis.from(now), self)
+    }
+
+    /// The identifiers of the applied migrations, in order.
+    public func appliedMigrations() async throws -> [String] {
+        try await read { connection in
+            var names: [String] = []
+            for try await name in try await connection.query("SELECT identifier FROM faultline_migrations ORDER BY seq", logger: logger)
+                .decode(String.self)
+            {
+                names.append(name)
+            }
+            return names
+        }
+    }
+
+    /// `body` in one transaction (committed when it returns, rolled back when it throws); errors mapped to
+    /// `StorageError` where they have a meaning above the store.
+    func write<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+        } catch {
+            throw PostgresErrors.mapped(error)
+        }
+    }
+
+    /// `body` on one connection, outside a transaction (each statement its own).
+    func read<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await client.withConnection { connection in try await body(connection) }
+        } catch {
+            throw PostgresErrors.mapped(error)
+        }
+    }
+}
+
+/// PostgreSQL's error codes (SQLSTATE) that mean something to the stores.
+enum PostgresErrors {
+    static let uniqueViolation = "23505"
+    static let foreignKeyViolation = "23503"
+    static let diskFull = "53100"
+
+    /// The SQLSTATE of a server error, also inside the error of a transaction (`withTransaction` wraps what failed).
+    static func sqlState(_ error: any Error) -> String? {
+        if let transaction = error as? PostgresTransactionError {
+            return [transaction.closureError, transaction.beginError, transaction.commitError].lazy.compactMap { $0 }
+                .compactMap(sqlState).first
+        }
+        return (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+
+    /// The server's refusal of a statement (a constraint, a bad value), as opposed to a lost connection or a full
+    /// disk, which concern every write alike.
+    static func isRefusal(_ error: any Error) -> Bool {
+        guard let state = sqlState(error) else { return false }
+        return state.hasPrefix("22") || state.hasPrefix("23")
+    }
+
+    /// A full disk as `StorageError(.diskFull)`, so the storage-pressure state recognises it; anything else unchanged.
+    static func mapped(_ error: any Error) -> any Error {
+        if sqlState(error) == diskFull {
+            return StorageError(.diskFull, "the database server's disk is full", underlying: error)
+        }
+        return error
+    }
+}

@@ -1,0 +1,63 @@
+import FaultlineCore
+import PostgresNIO
+
+/// The weekly partitions of the tables that grow with time (`payloads`, `reports`, `attachments`), by
+/// `received_at`: the server's own clock, so the weeks that receive rows are known in advance.
+///
+/// `ensure` creates the partitions of the week before `now` to `weeksAhead` weeks after it (at start and then from
+/// the maintenance pass), so rows never wait for DDL on the ingest path. A row outside every partition (a clock set
+/// far off) goes to the table's DEFAULT partition instead of failing. Retention drops the partitions that end
+/// before its cutoff (`PostgresRetention`), which gives their space back to the file system at once.
+enum PostgresPartitions {
+    static let tables = ["payloads", "reports", "attachments"]
+    static let dayMillis: Int64 = 86_400_000
+    static let weekMillis: Int64 = 7 * dayMillis
+    static let weeksAhead = 2
+
+    /// The start of the week (Monday 00:00 UTC) holding `ms`. Day 0 (1970-01-01) was a Thursday. Times are clamped
+    /// to ±9·10¹⁵ ms (as `Millis.from` clamps them), so no value traps.
+    static func weekStart(_ ms: Int64) -> Int64 {
+        let mondayOffset = 3 * dayMillis
+        let shifted = min(max(ms, -9_000_000_000_000_000), 9_000_000_000_000_000) + mondayOffset
+        let weeks = shifted >= 0 ? shifted / weekMillis : (shifted + 1) / weekMillis - 1
+        return weeks * weekMillis - mondayOffset
+    }
+
+    /// `reports_2026_11_23`: the table and the week's first day.
+    static func name(_ table: String, week start: Int64) -> String {
+        let day = DayNumber(rawValue: Int(start / dayMillis))
+        return table + "_" + String(day.description.map { $0 == "-" ? "_" : $0 })
+    }
+
+    /// The week starts of the partitions `ensure` keeps around `now`.
+    static func weeks(around now: Int64) -> [Int64] {
+        let current = weekStart(now)
+        return (-1...weeksAhead).map { current + Int64($0) * weekMillis }
+    }
+
+    /// Creates the partitions around `now` that are missing. Several nodes may run this at once: they take turns
+    /// (a session-level advisory lock), and `IF NOT EXISTS` makes the later ones do nothing. Each partition is its own
+    /// statement: one that cannot be made (its week's rows sit in the DEFAULT partition already) is logged and
+    /// skipped, and those rows stay readable where they are.
+    static func ensure(around now: Int64, _ database: PostgresEngine) async throws {
+        let logger = database.logger
+        try await database.read { connection in
+            let lock = PostgresMigrations.lockKey + 1
+            try await connection.query("SELECT pg_advisory_lock(\(lock))", logger: logger)
+            for week in weeks(around: now) {
+                for table in tables {
+                    let statement = """
+                        CREATE TABLE IF NOT EXISTS \(name(table, week: week)) PARTITION OF \(table)
+                        FOR VALUES FROM (\(week)) TO (\(week + weekMillis))
+                        """
+                    do {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    } catch {
+                        logger.warning("could not create the partition \(name(table, week: week)): \(String(reflecting: error))")
+                    }
+                }
+            }
+            try await connection.query("SELECT pg_advisory_unlock(\(lock))", logger: logger)
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import FaultlineCore
+import PostgresNIO
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Projects and credential hashes on PostgreSQL (the SQLite twin: `SQLiteProjectStore`).
+public struct PostgresProjectStore: ProjectStore {
+    let database: PostgresEngine
+
+    public init(database: PostgresEngine) {
+        self.database = database
+    }
+
+    public func createProject(
+        slug: ProjectSlug, ingestKeyHash: SecretHash, uploadTokenHash: SecretHash, createdAt: Date,
+        rateLimitPerSecond: Double
+    ) async throws -> Project {
+        let logger = database.logger
+        let created = Millis.from(createdAt)
+        do {
+            return try await database.write { connection in
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO projects (slug, created_at, rate_limit_per_second)
+                    VALUES (\(slug.rawValue), \(created), \(rateLimitPerSecond)) RETURNING id
+                    """, logger: logger)
+                var id: Int64 = 0
+                for try await value in rows.decode(Int64.self) { id = value }
+                for (hash, kind) in [(ingestKeyHash, CredentialKind.ingest), (uploadTokenHash, .upload)] {
+                    try await connection.query(
+                        "INSERT INTO credentials (hash, kind, project_id, created_at) VALUES (\(hash.hex), \(kind.rawValue), \(id), \(created))",
+                        logger: logger)
+                }
+                return Project(id: ProjectID(id), slug: slug, createdAt: createdAt, rateLimitPerSecond: rateLimitPerSecond)
+            }
+        } catch where PostgresErrors.sqlState(error) == PostgresErrors.uniqueViolation {
+            throw StorageError(.conflict, "a project with the slug \"\(slug)\" exists already", underlying: error)
+        }
+    }
+
+    public func allProjects() async throws -> [Project] {
+        try await projects(PostgresQuery(unsafeSQL: "SELECT \(Self.columns) FROM projects ORDER BY id"))
+    }
+
+    public func project(slug: ProjectSlug) async throws -> Project? {
+        var query = PostgresQuery(unsafeSQL: "SELECT \(Self.columns) FROM projects WHERE slug = $1")
+        query.binds.append(slug.rawValue)
+        return try await projects(query).first
+    }
+
+    public func project(id: ProjectID) async throws -> Project? {
+        var query = PostgresQuery(unsafeSQL: "SELECT \(Self.columns) FROM projects WHERE id = $1")
+        query.binds.append(id.rawValue)
+        return try await projects(query).first
+    }
+
+    public func project(credential hash: SecretHash, kind: CredentialKind) async throws -> Project? {
+        var query = PostgresQuery(
+            unsafeSQL: """
+                SELECT \(Self.columns) FROM credentials c JOIN projects ON projects.id = c.project_id
+                WHERE c.hash = $1 AND c.kind = $2
+                """)
+        query.binds.append(hash.hex)
+        query.binds.append(kind.rawValue)
+        return try await projects(query).first
+    }
+
+    public func setAdminTokenHash(_ hash: SecretHash, at date: Date) async throws {
+        let logger = database.logger
+        try await database.write { connection in
+            try await connection.query("DELETE FROM credentials WHERE kind = 'admin'", logger: logger)
+            // A new admin token ends every dashboard session made with the old one.
+            try await connection.query("DELETE FROM admin_sessions", logger: logger)
+            try await connection.query(
+                "INSERT INTO credentials (hash, kind, project_id, created_at) VALUES (\(hash.hex), 'admin', NULL, \(Millis.from(date)))",
+                logger: logger)
+        }
+    }
+
+    public func isAdminTokenHash(_ hash: SecretHash) async throws -> Bool {
+        let logger = database.logger
+        return try await database.read { connection in
+            let rows = try await connection.query(
+                "SELECT 1 FROM credentials WHERE hash = \(hash.hex) AND kind = 'admin'", logger: logger)
+            for try await _ in rows { return true }
+            return false
+        }
+    }
+
+    public func setPrivacy(_ settings: PrivacySettings, for project: ProjectID) async throws -> Bool {
+        let logger = database.logger
+        let safe = StoredList.encode(settings.safeFields)
+        let sensitive = StoredList.encode(settings.sensitiveFields)
+        return try await database.write { connection in
+            try await Self.updated(
+                connection.query(
+                    """
+                    UPDATE projects SET scrubbing = \(settings.scrubbing), keep_ip_addresses = \(settings.keepIPAddresses),
+                        safe_fields = \(safe), sensitive_fields = \(sensitive)
+                    WHERE id = \(project.rawValue) RETURNING id
+                    """, logger: logger))
+        }
+    }
+
+    public func setInAppRules(_ rules: InAppRules, for project: ProjectID) async throws -> Bool {
+        let logger = database.logger
+        let include = StoredList.encode(rules.include)
+        let exclude = StoredList.encode(rules.exclude)
+        return try await database.write { connection in
+            try await Self.updated(
+                connection.query(
+                    "UPDATE projects SET in_app_include = \(include), in_app_exclude = \(exclude) WHERE id = \(project.rawValue) RETURNING id",
+                    logger: logger))
+        }
+    }
+
+    /// Whether an `UPDATE … RETURNING` changed a row.
+    static func updated(_ rows: PostgresRowSequence) async throws -> Bool {
+        var any = false
+        for try await _ in rows { any = true }
+        return any
+    }
+
+    private func projects(_ query: PostgresQuery) async throws -> [Project] {
+        let logger = database.logger
+        return try await database.read { connection in
+            var projects: [Project] = []
+            let rows = try await connection.query(query, logger: logger)
+            for try await row in rows.decode(ProjectColumns.self) {
+                if let project = Self.project(row) { projects.append(project) }
+            }
+            return projects
+        }
+    }
+
+    typealias ProjectColumns = (Int64, String, Int64, Double, Bool, Bool, String, String, String, String)
+
+    /// The columns `project(_:)` reads, in order.
+    static let columns =
+        "projects.id, projects.slug, projects.created_at, projects.rate_limit_per_second, projects.scrubbing, "
+        + "projects.keep_ip_addresses, projects.safe_fields, projects.sensitive_fields, projects.in_app_include, "
+        + "projects.in_app_exclude"
+
+    static func project(_ row: ProjectColumns) -> Project? {
+        guard let slug = ProjectSlug(row.1) else { return nil }
+        let privacy = PrivacySettings(
+            scrubbing: row.4, safeFields: StoredList.decode(row.6), sensitiveFields: StoredList.decode(row.7), keepIPAddresses: row.5)
+        return Project(
+            id: ProjectID(row.0), slug: slug, createdAt: Millis.date(row.2), rateLimitPerSecond: row.3, privacy: privacy,
+            inApp: InAppRules(include: StoredList.decode(row.8), exclude: StoredList.decode(row.9)))
+    }
+}

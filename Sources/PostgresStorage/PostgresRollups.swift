@@ -1,0 +1,182 @@
+import FaultlineCore
+import PostgresNIO
+
+/// A row of counters keyed by some columns, where the first counter says whether the row exists at all — the
+/// PostgreSQL twin of `CountedRow` (Sources/Storage/Rollups): the "distinct users" rollups move by the deltas it
+/// returns. Statements bind the key columns first (`$1…$k`), then the counters.
+enum PostgresCountedRow {
+    struct Shape: Sendable {
+        let counters: [String]
+        let upsert: String
+        let select: String
+        let delete: String
+        let insert: String
+        let update: String
+
+        init(table: String, keys: [String], counters: [String]) {
+            self.counters = counters
+            let columns = (keys + counters).joined(separator: ", ")
+            let marks = (1...(keys.count + counters.count)).map { "$\($0)" }.joined(separator: ", ")
+            let add = counters.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", ")
+            let match = keys.enumerated().map { "\($1) = $\($0 + 1)" }.joined(separator: " AND ")
+            upsert = """
+                INSERT INTO \(table) (\(columns)) VALUES (\(marks))
+                ON CONFLICT (\(keys.joined(separator: ", "))) DO UPDATE SET \(add) RETURNING \(counters.joined(separator: ", "))
+                """
+            select = "SELECT \(counters.joined(separator: ", ")) FROM \(table) WHERE \(match) FOR UPDATE"
+            delete = "DELETE FROM \(table) WHERE \(match)"
+            insert = "INSERT INTO \(table) (\(columns)) VALUES (\(marks))"
+            let set = counters.enumerated().map { "\($1) = $\(keys.count + $0 + 1)" }.joined(separator: ", ")
+            update = "UPDATE \(table) SET \(set) WHERE \(match)"
+        }
+    }
+
+    /// Adds `by` to the counters of the row whose keys are bound in `keys`, inserting or deleting it as needed.
+    /// Returns (change of "row exists", change of "second counter > 0"), each -1, 0 or 1 (the second 0 with one counter).
+    @discardableResult
+    static func bump(_ shape: Shape, keys: PostgresBindings, by: [Int64], _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> (Int64, Int64)
+    {
+        let (before, after) = try await bumpValues(shape, keys: keys, by: by, connection, logger)
+        let exists: Int64 = (after[0] > 0 ? 1 : 0) - (before[0] > 0 ? 1 : 0)
+        guard shape.counters.count > 1 else { return (exists, 0) }
+        let flagged: Int64 = (after[0] > 0 && after[1] > 0 ? 1 : 0) - (before[0] > 0 && before[1] > 0 ? 1 : 0)
+        return (exists, flagged)
+    }
+
+    /// Like `bump`, returning the counters before and after.
+    static func bumpValues(_ shape: Shape, keys: PostgresBindings, by: [Int64], _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> (before: [Int64], after: [Int64])
+    {
+        func with(_ counters: [Int64]) -> PostgresBindings {
+            var binds = keys
+            for counter in counters { binds.append(counter) }
+            return binds
+        }
+        if by[0] > 0 && by.allSatisfy({ $0 >= 0 }) {
+            // Adding (the common case): one upsert that returns the new counters.
+            let after = try await counters(PostgresQuery(unsafeSQL: shape.upsert, binds: with(by)), shape, connection, logger) ?? by
+            return (zip(after, by).map { max(0, $0 &- $1) }, after)
+        }
+        let current = try await counters(PostgresQuery(unsafeSQL: shape.select, binds: keys), shape, connection, logger)
+        let before = current ?? Array(repeating: 0, count: shape.counters.count)
+        let after = before.indices.map { max(0, before[$0] &+ by[$0]) }
+        if after[0] <= 0 {
+            if current != nil {
+                try await connection.query(PostgresQuery(unsafeSQL: shape.delete, binds: keys), logger: logger)
+            }
+        } else if current == nil {
+            try await connection.query(PostgresQuery(unsafeSQL: shape.insert, binds: with(after)), logger: logger)
+        } else {
+            try await connection.query(PostgresQuery(unsafeSQL: shape.update, binds: with(after)), logger: logger)
+        }
+        return (before, after)
+    }
+
+    /// The counters of the one row `query` returns; nil when it returns none.
+    private static func counters(_ query: PostgresQuery, _ shape: Shape, _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> [Int64]?
+    {
+        var values: [Int64]?
+        for try await row in try await connection.query(query, logger: logger) {
+            let cells = row.makeRandomAccess()
+            values = try shape.counters.indices.map { try cells[$0].decode(Int64.self) }
+        }
+        return values
+    }
+}
+
+/// Release-health rollups on PostgreSQL: the twin of `HealthRollup` (Sources/Storage/Rollups), same tables, same
+/// rule: a session update moves them by the difference between its contribution before and after, in the same
+/// transaction as the session row. Release `""` stands for all releases together.
+enum PostgresHealthRollup {
+    static let allReleases = ""
+    static let dayUsers = PostgresCountedRow.Shape(
+        table: "health_day_users", keys: ["project_id", "release", "day", "user_key"], counters: ["sessions", "crashed"])
+    static let releaseUsers = PostgresCountedRow.Shape(
+        table: "health_release_users", keys: ["project_id", "release", "user_key"], counters: ["sessions", "crashed"])
+
+    static func apply(project: ProjectID, remove old: SessionContribution?, add new: SessionContribution?, startedAt: Int64,
+                      _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard old != new else { return }
+        if let old { try await change(project: project, old, sign: -1, startedAt: startedAt, connection, logger) }
+        if let new { try await change(project: project, new, sign: 1, startedAt: startedAt, connection, logger) }
+    }
+
+    private static func change(project: ProjectID, _ c: SessionContribution, sign: Int64, startedAt: Int64,
+                               _ connection: PostgresConnection, _ logger: Logger) async throws {
+        let crashed: Int64 = c.crashed ? sign : 0
+        let abnormal: Int64 = c.abnormal ? sign : 0
+        let errored: Int64 = c.errored ? sign : 0
+        let p = project.rawValue
+        let day = c.day.rawValue
+        for release in [c.release, allReleases] {
+            // Removing only ever updates (a CHECK would refuse an upsert's negative VALUES row before the conflict).
+            if sign > 0 {
+                try await connection.query(
+                    """
+                    INSERT INTO health_days (project_id, release, day, sessions, crashed, abnormal, errored)
+                    VALUES (\(p), \(release), \(day), \(sign), \(crashed), \(abnormal), \(errored))
+                    ON CONFLICT (project_id, release, day) DO UPDATE SET sessions = health_days.sessions + excluded.sessions,
+                        crashed = health_days.crashed + excluded.crashed, abnormal = health_days.abnormal + excluded.abnormal,
+                        errored = health_days.errored + excluded.errored
+                    """, logger: logger)
+            } else {
+                try await connection.query(
+                    """
+                    UPDATE health_days SET sessions = sessions + \(sign), crashed = crashed + \(crashed),
+                        abnormal = abnormal + \(abnormal), errored = errored + \(errored)
+                    WHERE project_id = \(p) AND release = \(release) AND day = \(day)
+                    """, logger: logger)
+            }
+            if let user = c.user {
+                var keys = PostgresBindings()
+                keys.append(p)
+                keys.append(release)
+                keys.append(day)
+                keys.append(user)
+                let (users, crashedUsers) = try await PostgresCountedRow.bump(dayUsers, keys: keys, by: [sign, crashed], connection, logger)
+                if users != 0 || crashedUsers != 0 {
+                    try await connection.query(
+                        """
+                        UPDATE health_days SET users = users + \(users), crashed_users = crashed_users + \(crashedUsers)
+                        WHERE project_id = \(p) AND release = \(release) AND day = \(day)
+                        """, logger: logger)
+                }
+            }
+        }
+        if sign > 0 {
+            try await connection.query(
+                """
+                INSERT INTO health_releases (project_id, release, first_seen, last_seen, sessions, crashed, abnormal, errored)
+                VALUES (\(p), \(c.release), \(startedAt), \(startedAt), \(sign), \(crashed), \(abnormal), \(errored))
+                ON CONFLICT (project_id, release) DO UPDATE SET sessions = health_releases.sessions + excluded.sessions,
+                    crashed = health_releases.crashed + excluded.crashed, abnormal = health_releases.abnormal + excluded.abnormal,
+                    errored = health_releases.errored + excluded.errored,
+                    first_seen = least(health_releases.first_seen, excluded.first_seen),
+                    last_seen = greatest(health_releases.last_seen, excluded.last_seen)
+                """, logger: logger)
+        } else {
+            try await connection.query(
+                """
+                UPDATE health_releases SET sessions = sessions + \(sign), crashed = crashed + \(crashed),
+                    abnormal = abnormal + \(abnormal), errored = errored + \(errored)
+                WHERE project_id = \(p) AND release = \(c.release)
+                """, logger: logger)
+        }
+        if let user = c.user {
+            var keys = PostgresBindings()
+            keys.append(p)
+            keys.append(c.release)
+            keys.append(user)
+            let (users, crashedUsers) = try await PostgresCountedRow.bump(releaseUsers, keys: keys, by: [sign, crashed], connection, logger)
+            if users != 0 || crashedUsers != 0 {
+                try await connection.query(
+                    """
+                    UPDATE health_releases SET users = users + \(users), crashed_users = crashed_users + \(crashedUsers)
+                    WHERE project_id = \(p) AND release = \(c.release)
+                    """, logger: logger)
+            }
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import FaultlineCore
+import Foundation
+import GRDB
+import Logging
+import PostgresNIO
+@testable import PostgresStorage
+@testable import Storage
+import Testing
+
+/// The storage engines every conformance test runs on.
+enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+}
+
+/// One engine's stores on a new, empty, migrated database, and a way to read its tables for assertions: the two
+/// schemas share table and column names, so one SQL text (portable SQL only) checks both.
+final class Stores: Sendable {
+    let engine: Engine
+    let projects: any ProjectStore
+    let ingest: any IngestStore
+    let reports: any ReportReader & SessionReader
+    private let sqlite: FaultlineDatabase?
+    private let sqliteFolder: String?
+    let postgres: PostgresEngine?
+    private let postgresName: String?
+
+    private init(engine: Engine, sqlite: FaultlineDatabase?, folder: String?, postgres: PostgresEngine?, name: String?) {
+        self.engine = engine
+        self.sqlite = sqlite
+        sqliteFolder = folder
+        self.postgres = postgres
+        postgresName = name
+        if let sqlite {
+            projects = SQLiteProjectStore(database: sqlite)
+            ingest = SQLiteIngestStore(database: sqlite)
+            reports = SQLiteReportReader(database: sqlite)
+        } else {
+            projects = PostgresProjectStore(database: postgres!)
+            ingest = PostgresIngestStore(database: postgres!)
+            reports = PostgresReportReader(database: postgres!)
+        }
+    }
+
+    /// A fresh database of `engine`: a SQLite file in a temporary folder, or a new PostgreSQL database on the test
+    /// server (`PostgresServer`).
+    static func make(_ engine: Engine) async throws -> Stores {
+        switch engine {
+        case .sqlite:
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-conformance-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            return Stores(
+                engine: engine, sqlite: try FaultlineDatabase(path: folder + "/faultline.sqlite"), folder: folder, postgres: nil, name: nil)
+        case .postgres:
+            let (url, name) = try await PostgresServer.createDatabase()
+            return Stores(engine: engine, sqlite: nil, folder: nil, postgres: try await PostgresEngine.open(url: url), name: name)
+        }
+    }
+
+    /// A second set of stores on the same database: another node of a PostgreSQL installation.
+    func secondNode() async throws -> Stores {
+        guard let postgres else { throw StorageError(.openFailed, "only PostgreSQL has nodes") }
+        // No name: closing the second node leaves the database to the first.
+        return Stores(engine: engine, sqlite: nil, folder: nil, postgres: try await PostgresEngine.open(url: postgres.urlForTests), name: nil)
+    }
+
+    /// Closes the database and removes it.
+    func close() async {
+        if let sqlite { try? sqlite.close() }
+        if let sqliteFolder { try? FileManager.default.removeItem(atPath: sqliteFolder) }
+        if let postgres {
+            await postgres.close()
+            if let postgresName { try? await PostgresServer.dropDatabase(postgresName) }
+        }
+    }
+
+    /// The first (only) column of every row of `sql`, as text (NULL as "∅"), sorted: portable SQL that selects one
+    /// column, compared as a set.
+    func texts(_ sql: String) async throws -> [String] {
+        if let sqlite {
+            return try await sqlite.pool.read { db in
+                try Row.fetchAll(db, sql: sql).map { row -> String in
+                    switch (row[0] as DatabaseValue).storage {
+                    case .null: "∅"
+                    case .int64(let value): String(value)
+                    case .double(let value): String(value)
+                    case .string(let value): value
+                    case .blob(let value): value.base64EncodedString()
+                    }
+                }
+            }.sorted()
+        }
+        let postgres = postgres!
+        return try await postgres.read { connection in
+            var texts: [String] = []
+            let query = PostgresQuery(unsafeSQL: "SELECT c::text FROM (\(sql)) AS q(c)")
+            for try await value in try await connection.query(query, logger: postgres.logger).decode(String?.self) {
+                texts.append(value ?? "∅")
+            }
+            return texts
+        }.sorted()
+    }
+}
+
+/// The PostgreSQL server of the test run: `tools/test` starts a throwaway cluster and exports its URL as
+/// `FAULTLINE_TEST_POSTGRES_URL` (a database to connect to for administration); each test gets a database of its own.
+enum PostgresServer {
+    static var adminURL: String {
+        get throws {
+            guard let url = ProcessInfo.processInfo.environment["FAULTLINE_TEST_POSTGRES_URL"], !url.isEmpty else {
+                throw StorageError(
+                    .openFailed,
+                    "FAULTLINE_TEST_POSTGRES_URL is not set: run the tests with tools/test, which starts a throwaway PostgreSQL server")
+            }
+            return url
+        }
+    }
+
+    /// A new, empty database; its URL and name.
+    static func createDatabase() async throws -> (url: String, name: String) {
+        let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        try await admin("CREATE DATABASE \(name)")
+        var components = URLComponents(string: try adminURL)!
+        components.path = "/" + name
+        return (components.string!, name)
+    }
+
+    static func dropDatabase(_ name: String) async throws {
+        try await admin("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    }
+
+    private static func admin(_ statement: String) async throws {
+        let database = try PostgresEngine(location: PostgresLocation(url: try adminURL), maximumConnections: 1)
+        do {
+            try await database.read { connection in
+                _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: database.logger)
+            }
+        } catch {
+            await database.close()
+            throw error
+        }
+        await database.close()
+    }
+}
+
+extension PostgresEngine {
+    /// This database's URL (tests connect a second node with it).
+    var urlForTests: String {
+        var components = URLComponents()
+        components.scheme = "postgres"
+        components.user = location.user
+        components.password = location.password
+        components.host = location.host
+        components.port = location.port
+        components.path = "/" + location.database
+        components.queryItems = [URLQueryItem(name: "sslmode", value: location.sslMode.rawValue)]
+            + (location.socketFolder.map { [URLQueryItem(name: "host", value: $0)] } ?? [])
+        return components.string!
+    }
+}
+
+/// Runs `body` with fresh stores of `engine`, closing them whatever happens.
+func withStores(_ engine: Engine, _ body: (Stores) async throws -> Void) async throws {
+    let stores = try await Stores.make(engine)
+    do {
+        try await body(stores)
+    } catch {
+        await stores.close()
+        throw error
+    }
+    await stores.close()
+}

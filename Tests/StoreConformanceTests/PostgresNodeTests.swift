@@ -1,0 +1,132 @@
+import FaultlineCore
+import Foundation
+@testable import PostgresStorage
+import Testing
+
+/// What only PostgreSQL has: several nodes on one database, concurrent start-up, partitions by week.
+@Suite struct PostgresNodeTests {
+    /// Two nodes take the same reports at once (a client retrying on the other node): each report is stored once,
+    /// and every request's answer says which of its reports were new.
+    @Test func twoNodesStoreEachRetriedReportOnce() async throws {
+        try await withStores(.postgres) { first in
+            let second = try await first.secondNode()
+            let p = try await createProject(first)
+            let batches = (0..<20).map { n in
+                ReportBatch(project: p.id, receivedAt: Date(), payload: payload, reports: (0..<10).map { report(n * 5 + $0) })
+            }
+            let outcomes = try await withThrowingTaskGroup(of: [IngestOutcome].self) { group in
+                for (index, batch) in batches.enumerated() {
+                    let node = index % 2 == 0 ? first : second
+                    group.addTask { try await node.ingest.commit([.reports(batch)]) }
+                    group.addTask { try await (index % 2 == 0 ? second : first).ingest.commit([.reports(batch)]) }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            var stored: [EventID] = []
+            for case .reports(let new, _) in outcomes { stored += new }
+            let distinct = Set((0..<20).flatMap { n in (0..<10).map { eventID(n * 5 + $0) } })
+            #expect(stored.count == distinct.count)
+            #expect(Set(stored) == distinct)
+            #expect(try await first.texts("SELECT count(*) FROM reports") == [String(distinct.count)])
+            #expect(try await first.texts("SELECT count(*) FROM report_event_ids") == [String(distinct.count)])
+            await second.close()
+        }
+    }
+
+    /// Two nodes update the same sessions at once: each change moves the health rollups once (the advisory lock
+    /// per session), so they equal a recount.
+    @Test func twoNodesUpdatingOneSessionKeepTheRollupsExact() async throws {
+        try await withStores(.postgres) { first in
+            let second = try await first.secondNode()
+            let p = try await createProject(first)
+            let day0 = 1_795_000_000.0 - 1_795_000_000.0.truncatingRemainder(dividingBy: 86_400)
+            var starts: [SessionUpdate] = []
+            for n in 0..<30 {
+                let started = Date(timeIntervalSince1970: day0 + Double(n % 3) * 86_400 + Double(n))
+                let release = n % 2 == 0 ? "1.0" : "2.0"
+                starts.append(SessionUpdate(sessionID: SessionID("s\(n)")!, distinctID: "user-\(n % 7)", release: release, started: started, status: .ok))
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, start) in starts.enumerated() {
+                    var end = start
+                    end.status = index % 3 == 0 ? .crashed : .exited
+                    end.errors = index % 4 == 0 ? 1 : 0
+                    let batch = SessionBatch(project: p.id, receivedAt: Date(), updates: [start, end])
+                    // The same session's updates from both nodes, at once.
+                    group.addTask { _ = try await first.ingest.commit([.sessions(batch)]) }
+                    group.addTask { _ = try await second.ingest.commit([.sessions(batch)]) }
+                }
+                try await group.waitForAll()
+            }
+            try await expectHealthRollupsEqualARecount(first, days: 3)
+            #expect(try await first.texts("SELECT count(*) FROM sessions WHERE status = 'crashed'") == ["10"])
+            await second.close()
+        }
+    }
+
+    /// Nodes starting together migrate once: the migration lock serialises them and the later ones find nothing
+    /// to do.
+    @Test func nodesStartingAtOnceMigrateOnce() async throws {
+        do {
+            // A fresh database, opened by four nodes at once.
+            let (fresh, name) = try await PostgresServer.createDatabase()
+            let nodes = try await withThrowingTaskGroup(of: PostgresEngine.self) { group in
+                for _ in 0..<4 { group.addTask { try await PostgresEngine.open(url: fresh) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            for node in nodes {
+                #expect(try await node.appliedMigrations() == PostgresMigrations.all.map(\.identifier))
+            }
+            for node in nodes { await node.close() }
+            try await PostgresServer.dropDatabase(name)
+        }
+    }
+
+    /// Rows go to their week's partition; a time outside every weekly partition goes to the default one and stays
+    /// readable.
+    @Test func reportsLandInTheirWeeksPartition() async throws {
+        try await withStores(.postgres) { stores in
+            let p = try await createProject(stores)
+            let now = Date()
+            let farFuture = now.addingTimeInterval(400 * 86_400)
+            _ = try await stores.ingest.commit([
+                .reports(ReportBatch(project: p.id, receivedAt: now, payload: payload, reports: [report(1)])),
+                .reports(ReportBatch(project: p.id, receivedAt: farFuture, payload: payload, reports: [report(2)])),
+            ])
+            let week = PostgresPartitions.name("reports", week: PostgresPartitions.weekStart(Millis.from(now)))
+            #expect(try await stores.texts("SELECT tableoid::regclass::text FROM reports ORDER BY id") == ["reports_default", week].sorted())
+            #expect(try await stores.reports.rawReport(eventID: eventID(2), project: p.id)?.summary.receivedAt == Date(timeIntervalSince1970: Double(Millis.from(farFuture)) / 1000))
+        }
+    }
+
+    @Test func weeksStartOnMondayUTC() {
+        // 2026-11-23 was a Monday; 2026-11-22 a Sunday.
+        let monday: Int64 = 1_795_392_000_000
+        #expect(PostgresPartitions.weekStart(monday) == monday)
+        #expect(PostgresPartitions.weekStart(monday + 6 * 86_400_000 + 86_399_999) == monday)
+        #expect(PostgresPartitions.weekStart(monday - 1) == monday - 7 * 86_400_000)
+        #expect(PostgresPartitions.name("reports", week: monday) == "reports_2026_11_23")
+        #expect(PostgresPartitions.weekStart(0) == -3 * 86_400_000)  // 1970-01-01 was a Thursday
+        #expect(PostgresPartitions.weekStart(-1) == -3 * 86_400_000)
+        #expect(PostgresPartitions.weekStart(Int64.max) <= Int64.max)  // no trap at the edges
+        #expect(PostgresPartitions.weekStart(Int64.min) <= 0)
+    }
+
+    @Test func urlsAreReadLikeLibpqAndPasswordsNeverShow() throws {
+        let location = try PostgresLocation(url: "postgres://faultline:s3cret@db.internal:6543/crashes?sslmode=require")
+        #expect(location.host == "db.internal")
+        #expect(location.port == 6543)
+        #expect(location.user == "faultline")
+        #expect(location.password == "s3cret")
+        #expect(location.database == "crashes")
+        #expect(location.sslMode == .require)
+        let socket = try PostgresLocation(url: "postgresql:///faultline?host=/run/postgresql", password: "from-env")
+        #expect(socket.socketFolder == "/run/postgresql")
+        #expect(socket.password == "from-env")
+        #expect(socket.port == 5432)
+        #expect(PostgresLocation.redact("postgres://u:s3cret@h/db").contains("s3cret") == false)
+        for bad in ["mysql://h/db", "postgres://h", "postgres://h/db?sslmode=sometimes", "postgres://h:99999/db", "not a url"] {
+            #expect(throws: StorageError.self) { try PostgresLocation(url: bad) }
+        }
+    }
+}
