@@ -61,3 +61,39 @@ enum PostgresPartitions {
         }
     }
 }
+
+extension PostgresPartitions {
+    /// A partition of one of `tables`: its name and the range of `received_at` it holds.
+    struct Partition: Equatable {
+        var table: String
+        var name: String
+        var from: Int64
+        var to: Int64
+    }
+
+    /// The range partitions of `tables` (not the DEFAULT ones) whose range ends at or before `cut`.
+    static func partitions(endingBy cut: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> [Partition] {
+        let rows = try await connection.query(
+            """
+            SELECT p.relname::text, c.relname::text, pg_get_expr(c.relpartbound, c.oid)
+            FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+            WHERE p.relname IN ('payloads', 'reports', 'attachments') AND p.relnamespace = c.relnamespace
+                AND p.relnamespace = to_regnamespace(current_schema())
+            """, logger: logger)
+        var found: [Partition] = []
+        for try await (table, name, bound) in rows.decode((String, String, String).self) {
+            guard let (from, to) = range(bound), to <= cut else { continue }
+            found.append(Partition(table: table, name: name, from: from, to: to))
+        }
+        return found.sorted { ($0.from, $0.table) < ($1.from, $1.table) }
+    }
+
+    /// The range of a bound as `pg_get_expr` writes it: `FOR VALUES FROM ('1795392000000') TO ('1795996800000')`;
+    /// nil for `DEFAULT` or anything else.
+    static func range(_ bound: String) -> (Int64, Int64)? {
+        guard bound.hasPrefix("FOR VALUES FROM") else { return nil }
+        let numbers = bound.split(whereSeparator: { !($0.isNumber || $0 == "-") }).compactMap { Int64($0) }
+        guard numbers.count == 2, numbers[0] < numbers[1] else { return nil }
+        return (numbers[0], numbers[1])
+    }
+}

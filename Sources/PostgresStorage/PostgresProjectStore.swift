@@ -96,13 +96,13 @@ public struct PostgresProjectStore: ProjectStore {
         let safe = StoredList.encode(settings.safeFields)
         let sensitive = StoredList.encode(settings.sensitiveFields)
         return try await database.write { connection in
-            try await Self.updated(
+            try await PostgresRows.count(
                 connection.query(
                     """
                     UPDATE projects SET scrubbing = \(settings.scrubbing), keep_ip_addresses = \(settings.keepIPAddresses),
                         safe_fields = \(safe), sensitive_fields = \(sensitive)
                     WHERE id = \(project.rawValue) RETURNING id
-                    """, logger: logger))
+                    """, logger: logger)) > 0
         }
     }
 
@@ -111,18 +111,11 @@ public struct PostgresProjectStore: ProjectStore {
         let include = StoredList.encode(rules.include)
         let exclude = StoredList.encode(rules.exclude)
         return try await database.write { connection in
-            try await Self.updated(
+            try await PostgresRows.count(
                 connection.query(
                     "UPDATE projects SET in_app_include = \(include), in_app_exclude = \(exclude) WHERE id = \(project.rawValue) RETURNING id",
-                    logger: logger))
+                    logger: logger)) > 0
         }
-    }
-
-    /// Whether an `UPDATE … RETURNING` changed a row.
-    static func updated(_ rows: PostgresRowSequence) async throws -> Bool {
-        var any = false
-        for try await _ in rows { any = true }
-        return any
     }
 
     private func projects(_ query: PostgresQuery) async throws -> [Project] {

@@ -20,6 +20,8 @@ final class Stores: Sendable {
     let projects: any ProjectStore
     let ingest: any IngestStore
     let reports: any ReportReader & SessionReader
+    let adminSessions: any AdminSessionStore
+    let retention: any RetentionStore
     private let sqlite: FaultlineDatabase?
     private let sqliteFolder: String?
     let postgres: PostgresEngine?
@@ -35,10 +37,14 @@ final class Stores: Sendable {
             projects = SQLiteProjectStore(database: sqlite)
             ingest = SQLiteIngestStore(database: sqlite)
             reports = SQLiteReportReader(database: sqlite)
+            adminSessions = SQLiteAdminSessionStore(database: sqlite)
+            retention = SQLiteRetentionStore(database: sqlite)
         } else {
             projects = PostgresProjectStore(database: postgres!)
             ingest = PostgresIngestStore(database: postgres!)
             reports = PostgresReportReader(database: postgres!)
+            adminSessions = PostgresAdminSessionStore(database: postgres!)
+            retention = PostgresRetentionStore(database: postgres!)
         }
     }
 
