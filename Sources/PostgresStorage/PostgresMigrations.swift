@@ -268,6 +268,175 @@ enum PostgresMigrations {
             "CREATE TABLE reports_default PARTITION OF reports DEFAULT",
             "CREATE TABLE attachments_default PARTITION OF attachments DEFAULT",
         ]),
+        Migration(identifier: "pg2-symbolication-issues-debug-files", statements: [
+            // The symbolication queue's claims (several nodes): a pending report is taken by a node until
+            // `claimed_until`; after that (the node died) any node may take it.
+            "ALTER TABLE reports ADD COLUMN claimed_until bigint",
+            "CREATE INDEX reports_by_issue_id ON reports(issue_id, id)",
+            "CREATE INDEX reports_by_grouping_version ON reports(grouping_version)",
+            // A report's result and the debug data it was made with live in its week, like the report.
+            """
+            CREATE TABLE report_symbols (
+                report_id bigint NOT NULL,
+                received_at bigint NOT NULL,
+                result bytea NOT NULL,
+                updated_at bigint NOT NULL,
+                PRIMARY KEY (report_id, received_at)
+            ) PARTITION BY RANGE (received_at)
+            """,
+            "ALTER TABLE report_symbols ALTER COLUMN result SET STORAGE EXTERNAL",
+            """
+            CREATE TABLE report_modules (
+                report_id bigint NOT NULL,
+                received_at bigint NOT NULL,
+                project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                build_id text NOT NULL,
+                module text,
+                release text,
+                rank integer NOT NULL CHECK (rank IN (0, 1, 2)),
+                PRIMARY KEY (report_id, build_id, received_at)
+            ) PARTITION BY RANGE (received_at)
+            """,
+            "CREATE INDEX report_modules_by_rank ON report_modules(project_id, build_id, rank)",
+            "CREATE TABLE report_symbols_default PARTITION OF report_symbols DEFAULT",
+            "CREATE TABLE report_modules_default PARTITION OF report_modules DEFAULT",
+            """
+            CREATE TABLE counters (
+                name text PRIMARY KEY,
+                value bigint NOT NULL CHECK (value >= 0)
+            )
+            """,
+            "INSERT INTO counters (name, value) VALUES ('debug_files', 0)",
+            """
+            CREATE TABLE debug_files (
+                project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                build_id text NOT NULL CHECK (length(build_id) BETWEEN 2 AND 128),
+                kind text NOT NULL CHECK (kind IN ('debuginfo', 'executable', 'sources')),
+                size bigint NOT NULL CHECK (size >= 0),
+                architecture text NOT NULL,
+                file_type text NOT NULL,
+                features text NOT NULL,
+                name text,
+                uploaded_at bigint NOT NULL,
+                blob_sha256 text CHECK (blob_sha256 IS NULL OR length(blob_sha256) = 64),
+                stored_seq bigint NOT NULL DEFAULT 0 CHECK (stored_seq >= 0),
+                PRIMARY KEY (project_id, build_id, kind)
+            )
+            """,
+            "CREATE INDEX debug_files_by_build_id ON debug_files(build_id, kind)",
+            "CREATE INDEX debug_files_by_blob ON debug_files(blob_sha256)",
+            """
+            CREATE TABLE dif_uploads (
+                project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                checksum text NOT NULL CHECK (length(checksum) = 40),
+                name text NOT NULL,
+                debug_id text,
+                build_id text,
+                state text NOT NULL CHECK (state IN ('created', 'assembling', 'ok', 'error')),
+                detail text,
+                dif text,
+                updated_at bigint NOT NULL,
+                PRIMARY KEY (project_id, checksum)
+            )
+            """,
+            """
+            CREATE TABLE issue_releases (
+                issue_id bigint NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                release text NOT NULL,
+                events bigint NOT NULL CHECK (events >= 0),
+                users bigint NOT NULL DEFAULT 0 CHECK (users >= 0),
+                first_seen bigint NOT NULL,
+                last_seen bigint NOT NULL,
+                PRIMARY KEY (issue_id, release)
+            )
+            """,
+            "CREATE INDEX issue_releases_by_release ON issue_releases(release, users)",
+            """
+            CREATE TABLE issue_days (
+                issue_id bigint NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                day integer NOT NULL,
+                events bigint NOT NULL CHECK (events >= 0),
+                users bigint NOT NULL DEFAULT 0 CHECK (users >= 0),
+                PRIMARY KEY (issue_id, day)
+            )
+            """,
+            """
+            CREATE TABLE issue_users (
+                issue_id bigint NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                user_key text NOT NULL,
+                events bigint NOT NULL CHECK (events > 0),
+                PRIMARY KEY (issue_id, user_key)
+            )
+            """,
+            """
+            CREATE TABLE issue_release_users (
+                issue_id bigint NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                release text NOT NULL,
+                user_key text NOT NULL,
+                events bigint NOT NULL CHECK (events > 0),
+                PRIMARY KEY (issue_id, release, user_key)
+            )
+            """,
+            """
+            CREATE TABLE issue_day_users (
+                issue_id bigint NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                day integer NOT NULL,
+                user_key text NOT NULL,
+                events bigint NOT NULL CHECK (events > 0),
+                PRIMARY KEY (issue_id, day, user_key)
+            )
+            """,
+            """
+            CREATE TABLE issue_tags (
+                issue_id bigint NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                key text NOT NULL,
+                value text NOT NULL,
+                events bigint NOT NULL CHECK (events > 0),
+                PRIMARY KEY (issue_id, key, value)
+            )
+            """,
+            """
+            CREATE TABLE alert_settings (
+                project_id bigint PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+                settings text NOT NULL,
+                updated_at bigint NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE alerts (
+                id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+                project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                kind text NOT NULL CHECK (kind IN ('new_issue', 'regression', 'velocity', 'crash_free_target',
+                                                   'storage_full', 'storage_ok')),
+                dedupe_key text NOT NULL,
+                issue_id bigint REFERENCES issues(id) ON DELETE SET NULL,
+                release text,
+                title text NOT NULL,
+                reason text NOT NULL,
+                created_at bigint NOT NULL,
+                dispatched boolean NOT NULL DEFAULT false,
+                UNIQUE (project_id, dedupe_key)
+            )
+            """,
+            "CREATE INDEX alerts_by_project ON alerts(project_id, id)",
+            "CREATE INDEX alerts_to_dispatch ON alerts(id) WHERE NOT dispatched",
+            """
+            CREATE TABLE webhook_deliveries (
+                id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+                alert_id bigint NOT NULL REFERENCES alerts(id) ON DELETE CASCADE,
+                url text NOT NULL,
+                body bytea NOT NULL,
+                state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+                attempts integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+                next_attempt_at bigint NOT NULL,
+                last_status integer,
+                last_error text,
+                delivered_at bigint,
+                priority integer NOT NULL DEFAULT 0
+            )
+            """,
+            "CREATE INDEX webhook_deliveries_due ON webhook_deliveries(priority DESC, next_attempt_at) WHERE state = 'pending'",
+        ]),
     ]
 
     /// Applies what `database` lacks, in one transaction under the migration lock.

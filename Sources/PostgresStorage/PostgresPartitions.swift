@@ -1,7 +1,7 @@
 import FaultlineCore
 import PostgresNIO
 
-/// The weekly partitions of the tables that grow with time (`payloads`, `reports`, `attachments`), by
+/// The weekly partitions of the tables that grow with time (`PostgresPartitions.tables`), by
 /// `received_at`: the server's own clock, so the weeks that receive rows are known in advance.
 ///
 /// `ensure` creates the partitions of the week before `now` to `weeksAhead` weeks after it (at start and then from
@@ -9,7 +9,8 @@ import PostgresNIO
 /// far off) goes to the table's DEFAULT partition instead of failing. Retention drops the partitions that end
 /// before its cutoff (`PostgresRetention`), which gives their space back to the file system at once.
 enum PostgresPartitions {
-    static let tables = ["payloads", "reports", "attachments"]
+    /// The partitioned tables: a report's payload, row, result and modules live in the same week.
+    static let tables = ["payloads", "reports", "attachments", "report_symbols", "report_modules"]
     static let dayMillis: Int64 = 86_400_000
     static let weekMillis: Int64 = 7 * dayMillis
     static let weeksAhead = 2
@@ -77,7 +78,7 @@ extension PostgresPartitions {
             """
             SELECT p.relname::text, c.relname::text, pg_get_expr(c.relpartbound, c.oid)
             FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-            WHERE p.relname IN ('payloads', 'reports', 'attachments') AND p.relnamespace = c.relnamespace
+            WHERE p.relname = ANY(\(tables)) AND p.relnamespace = c.relnamespace
                 AND p.relnamespace = to_regnamespace(current_schema())
             """, logger: logger)
         var found: [Partition] = []

@@ -72,8 +72,23 @@ public struct PostgresRetentionStore: RetentionStore {
                         WHERE r.payload_id = ANY(\(ids)) AND r.received_at = ANY(\(times))
                             AND e.project_id = r.project_id AND e.event_id = r.event_id RETURNING 1
                         """, logger: logger))
-                try await connection.query(
-                    "DELETE FROM reports WHERE payload_id = ANY(\(ids)) AND received_at = ANY(\(times))", logger: logger)
+                var reportIDs: [Int64] = []
+                var reportTimes: [Int64] = []
+                for try await (id, time) in try await connection.query(
+                    "DELETE FROM reports WHERE payload_id = ANY(\(ids)) AND received_at = ANY(\(times)) RETURNING id, received_at",
+                    logger: logger
+                ).decode((Int64, Int64).self) {
+                    reportIDs.append(id)
+                    reportTimes.append(time)
+                }
+                // What hangs off a report goes with it (no foreign keys between partitioned tables).
+                for table in ["report_symbols", "report_modules"] {
+                    try await connection.query(
+                        PostgresQuery(
+                            unsafeSQL: "DELETE FROM \(table) WHERE report_id = ANY($1) AND received_at = ANY($2)",
+                            binds: { var b = PostgresBindings(); b.append(reportIDs); b.append(reportTimes); return b }()),
+                        logger: logger)
+                }
                 try await connection.query(
                     "DELETE FROM payloads WHERE id = ANY(\(ids)) AND received_at = ANY(\(times))", logger: logger)
             }
