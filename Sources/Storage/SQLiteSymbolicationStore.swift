@@ -85,7 +85,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     {
         let now = Millis.from(date)
         let outcome = SymbolicationOutcome(reportID: reportID, result: result, grouping: grouping)
-        let encoded = Self.encode(outcome, codec: database.codec)
+        let encoded = StoredOutcome.encode(outcome, codec: database.codec)
         return try await database.pool.write { db in try Self.save(outcome, encoded: encoded, now: now, db) }
     }
 
@@ -93,7 +93,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         let now = Millis.from(date)
         // The JSON of every result and grouping, made before the transaction and on every core: encoding was more than
         // half of the transaction's time, and the writer is the one thing ingest and the worker share.
-        let encoded = await Self.encodeAll(results, codec: database.codec)
+        let encoded = await StoredOutcome.encodeAll(results, codec: database.codec)
         // First without savepoints (each makes SQLite copy every page it changes into the statement journal); only
         // when the database refuses a report is the batch done again, each report in its own savepoint.
         do {
@@ -122,43 +122,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         }
     }
 
-    /// A result's stored bytes (its JSON, compressed by the database's codec) and its grouping's JSON (nil: no
-    /// grouping).
-    struct EncodedOutcome: Sendable {
-        var result: Data
-        var grouping: String?
-    }
-
-    /// The stored bytes of `outcome`: its JSON (sorted keys, as every stored result; `StoredJSON` writes
-    /// `JSONEncoder`'s bytes), compressed by `codec` when that shrinks it.
-    ///
-    /// Why compressed: a result repeats build-ids, paths and keys frame after frame, ~10 KB a report, and was
-    /// the biggest table by far; every byte of it is written twice (WAL, then checkpoint) inside the writer that
-    /// ingest shares. `result(reportID:)` tells the two forms apart by the first byte (`StoredBlobCodec.isPlain`).
-    static func encode(_ outcome: SymbolicationOutcome, codec: StoredBlobCodec) -> EncodedOutcome {
-        let json = StoredJSON.encode(outcome.result)
-        let result = codec.compress(Array(json)).map { Data($0) } ?? json
-        return EncodedOutcome(result: result, grouping: outcome.grouping.map { StoredJSON.encode($0.grouping) })
-    }
-
-    /// `encode` for every outcome, in order, split over the cores.
-    static func encodeAll(_ outcomes: [SymbolicationOutcome], codec: StoredBlobCodec) async -> [EncodedOutcome] {
-        let parts = max(1, min(outcomes.count / 64, ProcessInfo.processInfo.activeProcessorCount))
-        let encode: @Sendable (SymbolicationOutcome) -> EncodedOutcome = { Self.encode($0, codec: codec) }
-        guard parts > 1 else { return outcomes.map(encode) }
-        let size = (outcomes.count + parts - 1) / parts
-        return await withTaskGroup(of: (Int, [EncodedOutcome]).self) { group in
-            for part in 0..<parts {
-                let slice = Array(outcomes[min(outcomes.count, part * size)..<min(outcomes.count, (part + 1) * size)])
-                group.addTask { (part, slice.map(encode)) }
-            }
-            var done = [[EncodedOutcome]](repeating: [], count: parts)
-            while let (part, encoded) = await group.next() { done[part] = encoded }
-            return done.flatMap { $0 }
-        }
-    }
-
-    static func save(_ outcome: SymbolicationOutcome, encoded json: EncodedOutcome, now: Int64, reads: BatchReads = BatchReads(),
+    static func save(_ outcome: SymbolicationOutcome, encoded json: StoredOutcome, now: Int64, reads: BatchReads = BatchReads(),
                      _ db: Database) throws -> IssueID?
     {
         let reportID = outcome.reportID
@@ -351,28 +315,8 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     """,
                 arguments: [reportID])
         }
-        guard let row, let state = SymbolicationState(rawValue: row["symbolication"]) else { return (.pending, nil) }
-        let blob: Data? = row["result"]
-        let failure: String? = row["symbolication_failure"]
-        var report = try blob.map { try JSONDecoder().decode(SymbolicatedReport.self, from: self.json(ofStored: $0)) }
-        // Queued again (a better debug file arrived, or the result was made while one was being stored): the
-        // frames shown are the previous result's, but its state says the report is not settled yet.
-        if state == .pending { report?.state = .pending }
-        if let failure {
-            if report == nil { report = SymbolicatedReport(state: state, threads: [], missing: []) }
-            report?.failure = failure
-        }
-        return (state, report)
-    }
-
-    /// The largest JSON a stored result may inflate to: far above any real one (the ingest limits bound threads
-    /// and frames), and low enough that a damaged blob cannot make a reader allocate without end.
-    static let storedResultLimit = 64 << 20
-
-    /// The JSON of a stored result: as it is when written plain (before compression, or without a codec),
-    /// else inflated by the database's codec.
-    func json(ofStored blob: Data) throws -> Data {
-        if StoredBlobCodec.isPlain(blob) { return blob }
-        return Data(try database.codec.decompress(Array(blob), Self.storedResultLimit))
+        guard let row else { return (.pending, nil) }
+        return try StoredOutcome.read(
+            state: row["symbolication"], failure: row["symbolication_failure"], result: row["result"], codec: database.codec)
     }
 }
