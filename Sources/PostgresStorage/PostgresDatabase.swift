@@ -98,13 +98,17 @@ public struct PostgresLocation: Sendable, Equatable {
 /// from `open` to `close`, and a schema brought up to date on open (`PostgresMigrations`).
 public final class PostgresEngine: Sendable {
     public let location: PostgresLocation
+    /// How results are compressed (`StoredOutcome`); the same codec as the SQLite engine's, so the bytes are the same.
+    public let codec: StoredBlobCodec
     let client: PostgresClient
     let logger: Logger
     private let runner: Task<Void, Never>
 
     /// Connects (lazily: the first query opens the first connection) and runs the pool until `close`.
-    public init(location: PostgresLocation, maximumConnections: Int = 20, logger: Logger = Logger(label: "faultline.postgres")) throws {
+    public init(location: PostgresLocation, maximumConnections: Int = 20, codec: StoredBlobCodec = .none,
+                logger: Logger = Logger(label: "faultline.postgres")) throws {
         self.location = location
+        self.codec = codec
         self.logger = logger
         let client = PostgresClient(configuration: try location.configuration(maximumConnections: maximumConnections), backgroundLogger: logger)
         self.client = client
@@ -112,10 +116,9 @@ public final class PostgresEngine: Sendable {
     }
 
     /// Opens the database at `url` and migrates it (several nodes may do this at once: see `PostgresMigrations`).
-    public static func open(url: String, password: String? = nil, logger: Logger = Logger(label: "faultline.postgres")) async throws
-        -> PostgresEngine
-    {
-        let database = try PostgresEngine(location: PostgresLocation(url: url, password: password), logger: logger)
+    public static func open(url: String, password: String? = nil, codec: StoredBlobCodec = .none,
+                            logger: Logger = Logger(label: "faultline.postgres")) async throws -> PostgresEngine {
+        let database = try PostgresEngine(location: PostgresLocation(url: url, password: password), codec: codec, logger: logger)
         do {
             try await database.migrate()
         } catch {
@@ -190,6 +193,13 @@ enum PostgresErrors {
     static func isRefusal(_ error: any Error) -> Bool {
         guard let state = sqlState(error) else { return false }
         return state.hasPrefix("22") || state.hasPrefix("23")
+    }
+
+    /// A deadlock or serialization failure with another transaction (another node's): the whole transaction may be
+    /// tried again.
+    static func isConflictWithAnotherTransaction(_ error: any Error) -> Bool {
+        guard let state = sqlState(error) else { return false }
+        return state == "40P01" || state == "40001"
     }
 
     /// A full disk as `StorageError(.diskFull)`, so the storage-pressure state recognises it; anything else unchanged.

@@ -6,8 +6,8 @@ import Testing
 
 /// The worker's batch transaction (`saveAll`) asks some things once per batch (`BatchReads`: debug-file ranks,
 /// files stored after the batch was read, alert settings) and writes each report's modules in one statement. It
-/// must leave exactly the rows that saving the same results one at a time leaves, and never answer one project
-/// with another's data.
+/// must never answer one project with another's data. (That a batch leaves exactly the rows of saving one at a
+/// time is checked on both engines: `GroupingConformanceTests`.)
 @Suite struct BatchSaveTests {
     let day0: Double = 86_400 * 20_400  // a UTC midnight
     static let app = "aaaaaaaaaaaaaaaa"
@@ -56,63 +56,6 @@ import Testing
     }
 
     /// Every rollup, issue and module row, by value (ids replaced by the fingerprint), for comparing two databases.
-    func snapshot(_ db: TempDatabase) async throws -> [String] {
-        try await db.database.pool.read { db in
-            let queries = [
-                """
-                SELECT p.slug, i.fingerprint, i.events, i.users, i.repeat_users, i.first_seen, i.last_seen, i.first_release,
-                    i.last_release, i.early_events, i.timed_events, i.status, i.title FROM issues i JOIN projects p ON p.id = i.project_id
-                """,
-                "SELECT i.fingerprint, r.release, r.events, r.users, r.first_seen, r.last_seen FROM issue_releases r JOIN issues i ON i.id = r.issue_id",
-                "SELECT i.fingerprint, d.day, d.events, d.users FROM issue_days d JOIN issues i ON i.id = d.issue_id",
-                "SELECT i.fingerprint, u.user_key, u.events FROM issue_users u JOIN issues i ON i.id = u.issue_id",
-                "SELECT i.fingerprint, u.release, u.user_key, u.events FROM issue_release_users u JOIN issues i ON i.id = u.issue_id",
-                "SELECT i.fingerprint, u.day, u.user_key, u.events FROM issue_day_users u JOIN issues i ON i.id = u.issue_id",
-                "SELECT i.fingerprint, t.key, t.value, t.events FROM issue_tags t JOIN issues i ON i.id = t.issue_id",
-                "SELECT p.slug, a.kind, a.dedupe_key IS NOT NULL, a.title FROM alerts a JOIN projects p ON p.id = a.project_id",
-                """
-                SELECT r.event_id, r.symbolication, i.fingerprint, m.build_id, m.module, m.release, m.rank, m.project_id = r.project_id
-                FROM reports r LEFT JOIN issues i ON i.id = r.issue_id LEFT JOIN report_modules m ON m.report_id = r.id
-                """,
-            ]
-            return try queries.flatMap { sql in
-                try Row.fetchAll(db, sql: sql).map { row in row.description }.sorted()
-            }
-        }
-    }
-
-    @Test func aBatchOfOneIssueCountsWhatOneAtATimeCounts() async throws {
-        // Given: the same 40 reports (one release, one day, 4 users, two crash sites) in two databases.
-        let batched = try TempDatabase()
-        let single = try TempDatabase()
-        var outcomes: [[SymbolicationOutcome]] = []
-        for db in [batched, single] {
-            let p = try await project(db, "one")
-            let ids = try await store(db, p, 1...40)
-            outcomes.append(ids.enumerated().map { outcome($1, site: $0 % 8 == 0 ? "rare" : "common") })
-        }
-
-        // When: one saves them in one batch, the other one report per transaction.
-        try await SQLiteSymbolicationStore(database: batched.database).saveAll(outcomes[0], at: Date(timeIntervalSince1970: day0))
-        let store = SQLiteSymbolicationStore(database: single.database)
-        for o in outcomes[1] { try await store.saveAll([o], at: Date(timeIntervalSince1970: day0)) }
-
-        // Then: the same issues, counters, rollup rows, alerts and module rows.
-        let a = try await snapshot(batched)
-        let b = try await snapshot(single)
-        #expect(a.count == b.count)
-        #expect(a.filter { !b.contains($0) } == [])
-        #expect(b.filter { !a.contains($0) } == [])
-        let (issues, events, moduleRows) = try await batched.database.pool.read { db in
-            (try Int.fetchOne(db, sql: "SELECT count(*) FROM issues")!,
-             try Int.fetchOne(db, sql: "SELECT sum(events) FROM issues")!,
-             try Int.fetchOne(db, sql: "SELECT count(*) FROM report_modules")!)
-        }
-        #expect(issues == 2)
-        #expect(events == 40)
-        #expect(moduleRows == 80)
-    }
-
     @Test func aBatchMixingProjectsNeverAnswersOneWithTheOthersData() async throws {
         // Given: two projects with reports of the same crash site and modules; only `one` has a debug file for the
         // app module (stored after the batch was read) and only `two` wants new-issue alerts.
@@ -180,36 +123,4 @@ import Testing
 
     /// A batch is first saved without savepoints; a report the database refuses sends it back through the per-report
     /// savepoints, where that report alone leaves the queue failed and the rest of the batch is saved and counted.
-    @Test func aReportTheDatabaseRefusesFailsAloneAndTheRestOfItsBatchIsSaved() async throws {
-        let db = try TempDatabase()
-        let one = try await project(db, "one")
-        let ids = try await store(db, one, 1...5)
-        let refused = ids[2]
-        // Given the schema refuses one report's result (a trigger stands in for any constraint)…
-        try await db.database.pool.write { db in
-            try db.execute(sql: """
-                CREATE TRIGGER refuse_one BEFORE INSERT ON report_symbols WHEN NEW.report_id = \(refused)
-                BEGIN SELECT RAISE(ABORT, 'refused'); END
-                """)
-        }
-        // When the batch is saved…
-        try await SQLiteSymbolicationStore(database: db.database).saveAll(ids.map { outcome($0, site: "same") }, at: Date())
-        // Then that report is failed, ungrouped, and no row of it was half written; the four others are grouped once.
-        try await db.database.pool.read { db in
-            for row in try Row.fetchAll(db, sql: "SELECT id, symbolication, symbolication_failure, issue_id FROM reports ORDER BY id") {
-                let id: Int64 = row["id"]
-                if id == refused {
-                    #expect(row["symbolication"] as String == "missing")
-                    #expect(row["symbolication_failure"] as String? == "the database refused the symbolication result")
-                    #expect((row["issue_id"] as Int64?) == nil)
-                } else {
-                    #expect(row["symbolication"] as String == "partial")
-                    #expect((row["issue_id"] as Int64?) != nil)
-                }
-            }
-            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM report_modules WHERE report_id = ?", arguments: [refused]) == 0)
-            #expect(try Int.fetchOne(db, sql: "SELECT events FROM issues") == 4)
-            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM report_symbols") == 4)
-        }
-    }
 }

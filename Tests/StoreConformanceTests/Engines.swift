@@ -22,7 +22,8 @@ final class Stores: Sendable {
     let reports: any ReportReader & SessionReader
     let adminSessions: any AdminSessionStore
     let retention: any RetentionStore
-    private let sqlite: FaultlineDatabase?
+    let symbolication: any SymbolicationStore
+    fileprivate let sqlite: FaultlineDatabase?
     private let sqliteFolder: String?
     let postgres: PostgresEngine?
     private let postgresName: String?
@@ -39,12 +40,14 @@ final class Stores: Sendable {
             reports = SQLiteReportReader(database: sqlite)
             adminSessions = SQLiteAdminSessionStore(database: sqlite)
             retention = SQLiteRetentionStore(database: sqlite)
+            symbolication = SQLiteSymbolicationStore(database: sqlite)
         } else {
             projects = PostgresProjectStore(database: postgres!)
             ingest = PostgresIngestStore(database: postgres!)
             reports = PostgresReportReader(database: postgres!)
             adminSessions = PostgresAdminSessionStore(database: postgres!)
             retention = PostgresRetentionStore(database: postgres!)
+            symbolication = PostgresSymbolicationStore(database: postgres!)
         }
     }
 
@@ -105,6 +108,28 @@ final class Stores: Sendable {
             }
             return texts
         }.sorted()
+    }
+}
+
+extension Stores {
+    /// Runs one statement (engine-specific set-up a test needs).
+    func execute(_ sql: String) async throws {
+        if let sqlite {
+            try await sqlite.pool.write { db in try db.execute(sql: sql) }
+            return
+        }
+        let postgres = postgres!
+        try await postgres.write { connection in
+            _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: postgres.logger)
+        }
+    }
+
+    /// The row id of the report with event id `eventID` (the id the symbolication store takes).
+    func reportID(_ eventID: EventID) async throws -> Int64 {
+        guard let text = try await texts("SELECT id FROM reports WHERE event_id = '\(eventID.rawValue)'").first, let id = Int64(text) else {
+            throw StorageError(.conflict, "no report \(eventID)")
+        }
+        return id
     }
 }
 

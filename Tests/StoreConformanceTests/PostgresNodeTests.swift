@@ -64,6 +64,64 @@ import Testing
         }
     }
 
+    /// Two nodes asking for work at once get different reports, and between them all of the queue.
+    @Test func twoNodesClaimDisjointBatchesOfTheQueue() async throws {
+        try await withStores(.postgres) { first in
+            let second = try await first.secondNode()
+            let p = try await createProject(first)
+            try await GroupingConformanceTests.store(first, p, (1...50).map { ($0, "1.0", "u\($0)", Double($0)) })
+            async let a = first.symbolication.pending(limit: 30)
+            async let b = second.symbolication.pending(limit: 30)
+            let (batchA, batchB) = try await (a, b)
+            #expect(Set(batchA.map(\.reportID)).isDisjoint(with: batchB.map(\.reportID)))
+            #expect(batchA.count + batchB.count == 50)
+            // Everything is claimed: a third ask finds nothing.
+            #expect(try await first.symbolication.pending(limit: 30).isEmpty)
+            await second.close()
+        }
+    }
+
+    /// A node that took reports and died: once its lease is over, another node takes them; a saved report's claim goes.
+    @Test func aDeadNodesClaimsAreTakenOverAfterTheLease() async throws {
+        try await withStores(.postgres) { first in
+            let second = try await first.secondNode()
+            let p = try await createProject(first)
+            let ids = try await GroupingConformanceTests.store(first, p, (1...10).map { ($0, "1.0", "u\($0)", Double($0)) })
+            #expect(try await first.symbolication.pending(limit: 10).count == 10)
+            #expect(try await second.symbolication.pending(limit: 10).isEmpty)
+            // The first node dies; its lease runs out (here: moved into the past).
+            try await first.execute("UPDATE reports SET claimed_until = 1")
+            let taken = try await second.symbolication.pending(limit: 10)
+            #expect(taken.map(\.reportID) == ids)
+            // A result saved but left pending (a newer debug file) is free to take again at once.
+            try await second.symbolication.saveAll(ids.map { GroupingConformanceTests.outcome($0, site: "x") }, at: Date())
+            #expect(try await first.texts("SELECT count(*) FROM reports WHERE claimed_until IS NOT NULL") == ["0"])
+            await second.close()
+        }
+    }
+
+    /// Two nodes filing the reports of one new crash at once make one issue, one alert, and exact counts. (The
+    /// fingerprint's advisory lock makes the second node wait and find the issue; without it the issue's unique key
+    /// would refuse the second insert and that batch would be redone report by report: the same end, more work.)
+    @Test func twoNodesFilingOneNewCrashMakeOneIssue() async throws {
+        try await withStores(.postgres) { first in
+            let second = try await first.secondNode()
+            let p = try await createProject(first)
+            let ids = try await GroupingConformanceTests.store(first, p, (1...40).map { ($0, "1.\($0 % 3)", "user-\($0 % 9)", Double($0)) })
+            let outcomes = ids.map { GroupingConformanceTests.outcome($0, site: "same") }
+            for round in 0..<4 {
+                let part = Array(outcomes[(round * 10)..<(round * 10 + 10)])
+                async let a: Void = first.symbolication.saveAll(Array(part.prefix(5)), at: Date())
+                async let b: Void = second.symbolication.saveAll(Array(part.suffix(5)), at: Date())
+                _ = try await (a, b)
+            }
+            #expect(try await first.texts("SELECT count(*) || ' ' || sum(events) FROM issues") == ["1 40"])
+            #expect(try await first.texts("SELECT kind FROM alerts") == ["new_issue"])
+            try await GroupingConformanceTests.expectIssueRollupsMatchRecount(first)
+            await second.close()
+        }
+    }
+
     /// Nodes starting together migrate once: the migration lock serialises them and the later ones find nothing
     /// to do.
     @Test func nodesStartingAtOnceMigrateOnce() async throws {

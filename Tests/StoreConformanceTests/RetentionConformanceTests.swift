@@ -38,6 +38,12 @@ import Testing
                 envelope(10, at: old), envelope(11, at: now),
                 session("s-old", at: old), session("s-new", at: now),
             ])
+            // Results and module rows of an old, an edge and a recent report: they go with their reports.
+            let symbolicated = [eventID(1), eventID(4), eventID(5)]
+            var outcomes: [SymbolicationOutcome] = []
+            for id in symbolicated { outcomes.append(GroupingConformanceTests.outcome(try await stores.reportID(id), site: "s")) }
+            try await stores.symbolication.saveAll(outcomes, at: now)
+            #expect(try await stores.texts("SELECT count(*) FROM report_symbols") == ["3"])
             var total = PruneResult()
             var passes = 0
             while true {
@@ -53,6 +59,8 @@ import Testing
             #expect(total == PruneResult(reports: 5, sessions: 1, attachments: 1))
             #expect(try await stores.texts("SELECT event_id FROM reports") == [5, 6, 11].map { eventID($0).rawValue })
             #expect(try await stores.texts("SELECT count(*) FROM payloads") == ["2"])
+            #expect(try await stores.texts("SELECT count(*) FROM report_symbols") == ["1"])
+            #expect(try await stores.texts("SELECT count(*) FROM report_modules") == ["2"])
             #expect(try await stores.texts("SELECT filename FROM attachments") == ["log-11.txt"])
             #expect(try await stores.texts("SELECT session_id FROM sessions") == ["s-new"])
             #expect(try await stores.reports.rawReport(eventID: eventID(1), project: p.id) == nil)

@@ -1,18 +1,6 @@
 import FaultlineCore
 import GRDB
 
-/// What one report adds to its issue's counters.
-struct IssueContribution {
-    /// '' when the report had no release.
-    var release: String
-    var day: DayNumber
-    var occurredAt: Int64
-    var user: String?
-    var tags: [(key: String, value: String)]
-    /// Whether it came within the first seconds of its session; nil when the session start is unknown.
-    var early: Bool?
-}
-
 /// The issue rollups: counters on `issues` and the per-release, per-day, per-user and per-tag tables.
 ///
 /// `add` and `remove` are exact inverses, which is what lets a report move between issues (late symbols) and

@@ -1,0 +1,412 @@
+import FaultlineCore
+import PostgresNIO
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The row of a report that filing it reads (`SELECT … FOR UPDATE`: two nodes saving the same report take turns).
+struct FiledReport {
+    var id: Int64
+    var receivedAt: Int64
+    var project: ProjectID
+    var kind: String
+    var occurredAt: Int64
+    var release: String?
+    var userKey: String?
+    var sessionID: String?
+    var issueID: Int64?
+    var early: Bool?
+    var groupingVersion: Int
+
+    static let columns = "id, received_at, project_id, kind, occurred_at, release, user_key, session_id, issue_id, early, grouping_version"
+    typealias Columns = (Int64, Int64, Int64, String, Int64, String?, String?, String?, Int64?, Bool?, Int)
+
+    init(_ c: Columns) {
+        (id, receivedAt) = (c.0, c.1)
+        project = ProjectID(c.2)
+        (kind, occurredAt, release, userKey, sessionID, issueID, early, groupingVersion) = (c.3, c.4, c.5, c.6, c.7, c.8, c.9, c.10)
+    }
+
+    /// The report `id`, locked to the end of the transaction; nil when it is gone.
+    static func lock(_ id: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> FiledReport? {
+        let rows = try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT \(columns) FROM reports WHERE id = $1 FOR UPDATE", binds: { var b = PostgresBindings(); b.append(id); return b }()),
+            logger: logger)
+        for try await row in rows.decode(Columns.self) { return FiledReport(row) }
+        return nil
+    }
+}
+
+/// What a worker batch's transaction asks once instead of once per report (the twin of `BatchReads`): valid for one
+/// transaction. Debug files may change under it on PostgreSQL (another node's upload commits mid-batch); that is
+/// what `filesSeen` is for, and the rank read here only labels the result's modules, which a later requeue corrects.
+final class PostgresBatchReads {
+    private var ranks: [String: DebugDataRank] = [:]
+    private var storedAfter: [String: Bool] = [:]
+    private var settings: [Int64: AlertSettings] = [:]
+
+    func bestRank(project: ProjectID, buildID: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> DebugDataRank {
+        let key = "\(project.rawValue)/\(buildID)"
+        if let known = ranks[key] { return known }
+        let rank = try await PostgresDebugData.bestRank(project: project, buildID: buildID, connection, logger)
+        ranks[key] = rank
+        return rank
+    }
+
+    /// Whether `project` stored a debug file for one of `buildIDs` after the change sequence `seen`.
+    func storedAfter(_ seen: Int64, project: ProjectID, buildIDs: [String], _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> Bool
+    {
+        for buildID in buildIDs {
+            let key = "\(seen)/\(project.rawValue)/\(buildID)"
+            let stored: Bool
+            if let known = storedAfter[key] {
+                stored = known
+            } else {
+                stored = try await PostgresRows.count(
+                    connection.query(
+                        """
+                        SELECT 1 FROM debug_files WHERE project_id = \(project.rawValue) AND build_id = \(buildID)
+                            AND stored_seq > \(seen) LIMIT 1
+                        """, logger: logger)) > 0
+                storedAfter[key] = stored
+            }
+            if stored { return true }
+        }
+        return false
+    }
+
+    func alertSettings(project: ProjectID, _ connection: PostgresConnection, _ logger: Logger) async throws -> AlertSettings {
+        if let known = settings[project.rawValue] { return known }
+        let read = try await PostgresAlertRecords.settings(project: project, connection, logger)
+        settings[project.rawValue] = read
+        return read
+    }
+}
+
+/// Alert rows and alert settings, shared by the grouping transaction and (later) the alert store.
+enum PostgresAlertRecords {
+    /// Records `draft` unless an alert with its dedupe key exists; returns whether it was recorded.
+    @discardableResult
+    static func insert(_ draft: AlertDraft, at now: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> Bool {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let reason = String(decoding: try encoder.encode(draft.reason), as: UTF8.self)
+        return try await PostgresRows.count(
+            connection.query(
+                """
+                INSERT INTO alerts (project_id, kind, dedupe_key, issue_id, release, title, reason, created_at)
+                VALUES (\(draft.project.rawValue), \(draft.kind.rawValue), \(draft.dedupeKey), \(draft.issue?.rawValue), \(draft.release),
+                    \(draft.title), \(reason), \(now))
+                ON CONFLICT (project_id, dedupe_key) DO NOTHING RETURNING 1
+                """, logger: logger)) == 1
+    }
+
+    /// The project's settings, or the defaults when none were saved.
+    static func settings(project: ProjectID, _ connection: PostgresConnection, _ logger: Logger) async throws -> AlertSettings {
+        for try await json in try await connection.query(
+            "SELECT settings FROM alert_settings WHERE project_id = \(project.rawValue)", logger: logger
+        ).decode(String.self) {
+            return (try? JSONDecoder().decode(AlertSettings.self, from: Data(json.utf8))) ?? AlertSettings()
+        }
+        return AlertSettings()
+    }
+}
+
+/// The issue rollups on PostgreSQL, the twin of `IssueRollup` (Sources/Storage/Rollups): counters on `issues` and the
+/// per-release, per-day, per-user and per-tag tables; `add` and `remove` are exact inverses, so every counter equals a
+/// recount from the reports.
+enum PostgresIssueRollup {
+    enum Shapes {
+        static let tags = PostgresCountedRow.Shape(table: "issue_tags", keys: ["issue_id", "key", "value"], counters: ["events"])
+        static let releases = PostgresCountedRow.Shape(table: "issue_releases", keys: ["issue_id", "release"], counters: ["events"])
+        static let days = PostgresCountedRow.Shape(table: "issue_days", keys: ["issue_id", "day"], counters: ["events"])
+        static let users = PostgresCountedRow.Shape(table: "issue_users", keys: ["issue_id", "user_key"], counters: ["events"])
+        static let releaseUsers = PostgresCountedRow.Shape(
+            table: "issue_release_users", keys: ["issue_id", "release", "user_key"], counters: ["events"])
+        static let dayUsers = PostgresCountedRow.Shape(table: "issue_day_users", keys: ["issue_id", "day", "user_key"], counters: ["events"])
+    }
+
+    static func keys(_ values: [any PostgresNonThrowingEncodable]) -> PostgresBindings {
+        var binds = PostgresBindings()
+        for value in values { binds.append(value) }
+        return binds
+    }
+
+    static func add(_ c: IssueContribution, to issue: Int64, now: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        let early: Int64 = c.early == true ? 1 : 0
+        let timed: Int64 = c.early == nil ? 0 : 1
+        let release: String? = c.release.isEmpty ? nil : c.release
+        try await connection.query(
+            """
+            UPDATE issues SET events = events + 1,
+                first_release = CASE WHEN \(c.occurredAt) < first_seen OR first_release IS NULL
+                                     THEN coalesce(\(release), first_release) ELSE first_release END,
+                last_release = CASE WHEN \(c.occurredAt) >= last_seen OR last_release IS NULL
+                                    THEN coalesce(\(release), last_release) ELSE last_release END,
+                first_seen = least(first_seen, \(c.occurredAt)), last_seen = greatest(last_seen, \(c.occurredAt)),
+                early_events = early_events + \(early), timed_events = timed_events + \(timed), updated_at = \(now)
+            WHERE id = \(issue)
+            """, logger: logger)
+        try await connection.query(
+            """
+            INSERT INTO issue_releases (issue_id, release, events, first_seen, last_seen) VALUES (\(issue), \(c.release), 1, \(c.occurredAt), \(c.occurredAt))
+            ON CONFLICT (issue_id, release) DO UPDATE SET events = issue_releases.events + 1,
+                first_seen = least(issue_releases.first_seen, excluded.first_seen),
+                last_seen = greatest(issue_releases.last_seen, excluded.last_seen)
+            """, logger: logger)
+        try await connection.query(
+            """
+            INSERT INTO issue_days (issue_id, day, events) VALUES (\(issue), \(c.day.rawValue), 1)
+            ON CONFLICT (issue_id, day) DO UPDATE SET events = issue_days.events + 1
+            """, logger: logger)
+        try await users(c, issue: issue, sign: 1, connection, logger)
+        for tag in c.tags {
+            try await PostgresCountedRow.bump(Shapes.tags, keys: keys([issue, tag.key, tag.value]), by: [1], connection, logger)
+        }
+    }
+
+    /// Removes a contribution; deletes the issue when it has no events left. Returns true when it was deleted.
+    @discardableResult
+    static func remove(_ c: IssueContribution, from issue: Int64, now: Int64, _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> Bool
+    {
+        let early: Int64 = c.early == true ? 1 : 0
+        let timed: Int64 = c.early == nil ? 0 : 1
+        var events: Int64 = 0
+        for try await left in try await connection.query(
+            """
+            UPDATE issues SET events = greatest(events - 1, 0), early_events = greatest(early_events - \(early), 0),
+                timed_events = greatest(timed_events - \(timed), 0), updated_at = \(now)
+            WHERE id = \(issue) RETURNING events
+            """, logger: logger
+        ).decode(Int64.self) {
+            events = left
+        }
+        if events == 0 {
+            // Its rollup rows go with it (ON DELETE CASCADE).
+            try await connection.query("DELETE FROM issues WHERE id = \(issue)", logger: logger)
+            return true
+        }
+        try await PostgresCountedRow.bump(Shapes.releases, keys: keys([issue, c.release]), by: [-1], connection, logger)
+        try await PostgresCountedRow.bump(Shapes.days, keys: keys([issue, c.day.rawValue]), by: [-1], connection, logger)
+        try await users(c, issue: issue, sign: -1, connection, logger)
+        for tag in c.tags {
+            try await PostgresCountedRow.bump(Shapes.tags, keys: keys([issue, tag.key, tag.value]), by: [-1], connection, logger)
+        }
+        return false
+    }
+
+    /// Distinct users of the issue, of the issue in the release and on the day; users with more than one event.
+    private static func users(_ c: IssueContribution, issue: Int64, sign: Int64, _ connection: PostgresConnection, _ logger: Logger)
+        async throws
+    {
+        guard let user = c.user else { return }
+        let (before, after) = try await PostgresCountedRow.bumpValues(Shapes.users, keys: keys([issue, user]), by: [sign], connection, logger)
+        let usersDelta: Int64 = (after[0] > 0 ? 1 : 0) - (before[0] > 0 ? 1 : 0)
+        let repeatDelta: Int64 = (after[0] > 1 ? 1 : 0) - (before[0] > 1 ? 1 : 0)
+        if usersDelta != 0 || repeatDelta != 0 {
+            try await connection.query(
+                "UPDATE issues SET users = users + \(usersDelta), repeat_users = repeat_users + \(repeatDelta) WHERE id = \(issue)",
+                logger: logger)
+        }
+        let (releaseUsers, _) = try await PostgresCountedRow.bump(
+            Shapes.releaseUsers, keys: keys([issue, c.release, user]), by: [sign], connection, logger)
+        if releaseUsers != 0 {
+            try await connection.query(
+                "UPDATE issue_releases SET users = users + \(releaseUsers) WHERE issue_id = \(issue) AND release = \(c.release)",
+                logger: logger)
+        }
+        let (dayUsers, _) = try await PostgresCountedRow.bump(
+            Shapes.dayUsers, keys: keys([issue, c.day.rawValue, user]), by: [sign], connection, logger)
+        if dayUsers != 0 {
+            try await connection.query(
+                "UPDATE issue_days SET users = users + \(dayUsers) WHERE issue_id = \(issue) AND day = \(c.day.rawValue)",
+                logger: logger)
+        }
+    }
+}
+
+/// Files a report under its issue inside the result's transaction (the twin of `Grouper`): reads the state the
+/// decision needs, asks `IssueFiling.decide` (pure, in FaultlineCore) and applies its actions, so new-issue and
+/// regression alerts are recorded exactly once, with the decision.
+///
+/// Several nodes: the caller holds a transaction-level advisory lock on the report's fingerprint, so two nodes
+/// filing reports of one new crash do not both create its issue; the report's row is locked (`FiledReport.lock`).
+enum PostgresGrouper {
+    /// The advisory lock key of a fingerprint in a project.
+    static func lock(project: ProjectID, fingerprint: Fingerprint, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtextextended(\(fingerprint.rawValue), \(project.rawValue)))", logger: logger)
+    }
+
+    static func file(report: FiledReport, grouping input: GroupingInput, groupingJSON: String, now: Int64, reads: PostgresBatchReads,
+                     _ connection: PostgresConnection, _ logger: Logger) async throws -> IssueID {
+        let project = report.project
+        let g = input.grouping
+        let current = try await report.issueID.asyncMap { try await state(issueID: $0, connection, logger) } ?? nil
+        let target = try await state(project: project, fingerprint: g.fingerprint, connection, logger)
+        var seenInRelease = false
+        if let target {
+            if let release = report.release {
+                seenInRelease = try await PostgresRows.count(
+                    connection.query(
+                        "SELECT 1 FROM issue_releases WHERE issue_id = \(target.id) AND release = \(release)", logger: logger)) > 0
+            } else {
+                seenInRelease = true
+            }
+        }
+        let settings = try await reads.alertSettings(project: project, connection, logger)
+        let decision = IssueFiling.Input(
+            grouping: g, current: current, reportGroupingVersion: report.groupingVersion, target: target,
+            targetSeenInRelease: seenInRelease, release: report.release, alertOnNewIssue: settings.alertOnNewIssue,
+            alertOnRegression: settings.alertOnRegression)
+        let actions = IssueFiling.decide(decision)
+
+        var issueID = target?.id ?? report.issueID
+        var contribution = IssueContribution(
+            release: report.release ?? "", day: DayNumber(Millis.date(report.occurredAt)), occurredAt: report.occurredAt,
+            user: report.userKey, tags: input.tags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }, early: report.early)
+        var muted = target?.status == .muted
+        for action in actions {
+            switch action {
+            case .createIssue(let statusFrom):
+                var inherited: (String, Bool, Int64?, String?)?
+                if let statusFrom {
+                    for try await row in try await connection.query(
+                        "SELECT status, regressed, status_changed_at, status_changed_by FROM issues WHERE id = \(statusFrom)", logger: logger
+                    ).decode((String, Bool, Int64?, String?).self) {
+                        inherited = row
+                    }
+                }
+                let status = inherited?.0 ?? IssueStatus.open.rawValue
+                for try await id in try await connection.query(
+                    """
+                    INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen, last_seen,
+                        first_release, last_release, updated_at, status, regressed, status_changed_at, status_changed_by)
+                    VALUES (\(project.rawValue), \(g.fingerprint.rawValue), \(report.kind), \(groupingJSON), \(g.title), \(g.culprit),
+                        \(g.titleRank), \(report.occurredAt), \(report.occurredAt), \(report.release), \(report.release), \(now), \(status),
+                        \(inherited?.1 ?? false), \(inherited?.2), \(inherited?.3))
+                    RETURNING id
+                    """, logger: logger
+                ).decode(Int64.self) {
+                    issueID = id
+                }
+                muted = status == IssueStatus.muted.rawValue
+            case .rekey(let issue):
+                try await connection.query(
+                    """
+                    UPDATE issues SET fingerprint = \(g.fingerprint.rawValue), grouping = \(groupingJSON), title = \(g.title),
+                        culprit = \(g.culprit), title_rank = \(g.titleRank), kind = \(report.kind), updated_at = \(now)
+                    WHERE id = \(issue)
+                    """, logger: logger)
+                issueID = issue
+            case .retitle:
+                guard let target else { break }
+                try await connection.query(
+                    """
+                    UPDATE issues SET grouping = \(groupingJSON), title = \(g.title), culprit = \(g.culprit), title_rank = \(g.titleRank),
+                        updated_at = \(now) WHERE id = \(target.id)
+                    """, logger: logger)
+            case .move(let from, let carryHistory):
+                guard let to = issueID else { break }
+                if let from {
+                    if carryHistory {
+                        // The old issue may empty and go: its alert history follows its events.
+                        var left: Int64 = 0
+                        for try await events in try await connection.query("SELECT events FROM issues WHERE id = \(from)", logger: logger)
+                            .decode(Int64.self)
+                        {
+                            left = events
+                        }
+                        if left <= 1 {
+                            try await connection.query("UPDATE alerts SET issue_id = \(to) WHERE issue_id = \(from)", logger: logger)
+                        }
+                    }
+                    try await PostgresIssueRollup.remove(contribution, from: from, now: now, connection, logger)
+                } else if let session = report.sessionID {
+                    var started: Int64?
+                    for try await value in try await connection.query(
+                        "SELECT started_at FROM sessions WHERE project_id = \(project.rawValue) AND session_id = \(session)", logger: logger
+                    ).decode(Int64.self) {
+                        started = value
+                    }
+                    contribution.early = started.map {
+                        IssueSignals.isEarly(secondsIntoSession: Double(report.occurredAt &- $0) / 1000)
+                    }
+                }
+                try await PostgresIssueRollup.add(contribution, to: to, now: now, connection, logger)
+            case .reopenRegressed:
+                guard let to = issueID else { break }
+                try await connection.query(
+                    """
+                    UPDATE issues SET status = 'open', regressed = true, status_changed_at = \(now), status_changed_by = NULL
+                    WHERE id = \(to)
+                    """, logger: logger)
+            case .alertNewIssue, .alertRegression:
+                guard let to = issueID, !muted else { break }
+                var title = g.title
+                for try await stored in try await connection.query("SELECT title FROM issues WHERE id = \(to)", logger: logger)
+                    .decode(String.self)
+                {
+                    title = stored
+                }
+                let draft = action == .alertNewIssue
+                    ? AlertDraft(
+                        project: project, kind: .newIssue, dedupeKey: "new:\(to)", issue: IssueID(to), release: report.release,
+                        title: title, reason: ["events": 1])
+                    : AlertDraft(
+                        project: project, kind: .regression, dedupeKey: "regression:\(to):\(report.release ?? "")", issue: IssueID(to),
+                        release: report.release, title: title, reason: ["first_event_in_release_at_ms": Double(report.occurredAt)])
+                try await PostgresAlertRecords.insert(draft, at: now, connection, logger)
+            }
+        }
+        guard let issueID else { throw StorageError(.conflict, "grouping decided no issue for report \(report.id)") }
+        try await connection.query(
+            """
+            UPDATE reports SET issue_id = \(issueID), early = \(contribution.early), grouping_version = \(Grouping.version)
+            WHERE id = \(report.id) AND received_at = \(report.receivedAt)
+            """, logger: logger)
+        return IssueID(issueID)
+    }
+
+    typealias StateColumns = (Int64, String, String, Int)
+
+    static func state(issueID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> IssueFiling.IssueState? {
+        for try await row in try await connection.query(
+            "SELECT id, status, fingerprint, title_rank FROM issues WHERE id = \(issueID)", logger: logger
+        ).decode(StateColumns.self) {
+            return state(row)
+        }
+        return nil
+    }
+
+    static func state(project: ProjectID, fingerprint: Fingerprint, _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> IssueFiling.IssueState?
+    {
+        for try await row in try await connection.query(
+            """
+            SELECT id, status, fingerprint, title_rank FROM issues WHERE project_id = \(project.rawValue) AND fingerprint = \(fingerprint.rawValue)
+            """, logger: logger
+        ).decode(StateColumns.self) {
+            return state(row)
+        }
+        return nil
+    }
+
+    static func state(_ row: StateColumns) -> IssueFiling.IssueState {
+        IssueFiling.IssueState(
+            id: row.0, status: IssueStatus(rawValue: row.1) ?? .open, groupingVersion: Fingerprint(row.2)?.version ?? 0, titleRank: row.3)
+    }
+}
+
+extension Optional {
+    /// `map` with an async transform.
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}
