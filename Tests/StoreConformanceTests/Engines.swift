@@ -23,6 +23,8 @@ final class Stores: Sendable {
     let adminSessions: any AdminSessionStore
     let retention: any RetentionStore
     let symbolication: any SymbolicationStore
+    let alerts: any AlertStore
+    let clientReports: any ClientReportReader
     fileprivate let sqlite: FaultlineDatabase?
     private let sqliteFolder: String?
     let postgres: PostgresEngine?
@@ -41,6 +43,8 @@ final class Stores: Sendable {
             adminSessions = SQLiteAdminSessionStore(database: sqlite)
             retention = SQLiteRetentionStore(database: sqlite)
             symbolication = SQLiteSymbolicationStore(database: sqlite)
+            alerts = SQLiteAlertStore(database: sqlite)
+            clientReports = SQLiteInsightsReader(database: sqlite)
         } else {
             projects = PostgresProjectStore(database: postgres!)
             ingest = PostgresIngestStore(database: postgres!)
@@ -48,6 +52,8 @@ final class Stores: Sendable {
             adminSessions = PostgresAdminSessionStore(database: postgres!)
             retention = PostgresRetentionStore(database: postgres!)
             symbolication = PostgresSymbolicationStore(database: postgres!)
+            alerts = PostgresAlertStore(database: postgres!)
+            clientReports = PostgresAlertStore(database: postgres!)
         }
     }
 

@@ -122,6 +122,29 @@ import Testing
         }
     }
 
+    /// Two nodes' webhook dispatchers asking at once attempt different deliveries; one a dead node held is attempted
+    /// again once its lease is over.
+    @Test func twoNodesAttemptEachWebhookDeliveryOnce() async throws {
+        try await withStores(.postgres) { first in
+            let second = try await first.secondNode()
+            let project = try await createProject(first).id
+            let at = AlertConformanceTests.at
+            for n in 0..<20 { _ = try await first.alerts.record(AlertConformanceTests.draft(project, .newIssue, "new:\(n)"), at: at) }
+            let alerts = try await first.alerts.alertsToDispatch(limit: 100)
+            try await first.alerts.enqueue(alerts.map { (alert: $0.id, url: "http://hook", body: [1]) }, dispatched: alerts.map(\.id), at: at)
+            async let a = first.alerts.dueDeliveries(now: at, limit: 12)
+            async let b = second.alerts.dueDeliveries(now: at, limit: 12)
+            let (dueA, dueB) = try await (a, b)
+            #expect(Set(dueA.map(\.id)).isDisjoint(with: dueB.map(\.id)))
+            #expect(dueA.count + dueB.count == 20)
+            // The first node dies holding its deliveries: after the lease they are due again, for any node.
+            #expect(try await second.alerts.dueDeliveries(now: at.addingTimeInterval(60), limit: 100).isEmpty)
+            let later = try await second.alerts.dueDeliveries(now: at.addingTimeInterval(301), limit: 100)
+            #expect(later.count == 20)
+            await second.close()
+        }
+    }
+
     /// Nodes starting together migrate once: the migration lock serialises them and the later ones find nothing
     /// to do.
     @Test func nodesStartingAtOnceMigrateOnce() async throws {
