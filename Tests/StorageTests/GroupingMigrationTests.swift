@@ -8,7 +8,9 @@ import Testing
 /// in bounded batches, and when grouped with the new rules their issues are carried over — ids, statuses and
 /// alert history kept, two old issues of one crash site merged, counts equal to a recount, and no new-issue or
 /// regression alert raised by the bookkeeping.
-extension RollupTests {
+@Suite struct GroupingMigrationTests {
+    let fixture = SQLiteFixture()
+
     /// A grouping as the previous version made them (fingerprints `v1:…`).
     func v1Grouping(_ site: String) -> GroupingInput {
         GroupingInput(
@@ -27,16 +29,16 @@ extension RollupTests {
     }
 
     @Test func aGroupingVersionBumpCarriesIssuesOverWithTheirHistory() async throws {
-        let (db, p) = try await setUp()
+        let (db, p) = try await fixture.setUp()
         let symbols = SQLiteSymbolicationStore(database: db.database)
         let insights = SQLiteInsightsReader(database: db.database)
         // Given the previous version's issues: the -O and -Onone builds of one site were two issues (A closed,
         // B open with its new-issue alert), and a second site C.
-        try await store(db, p, (1...12).map { n in (n, n <= 8 ? "1.0" : "2.0", "user-\(n % 4)", Double(n), nil) })
+        try await fixture.store(db, p, (1...12).map { n in (n, n <= 8 ? "1.0" : "2.0", "user-\(n % 4)", Double(n), nil) })
         for n in 1...12 {
             let site = n <= 4 ? "item(at:) -O" : n <= 8 ? "item(at:) -Onone" : "share(_:among:)"
             try await symbols.save(SymbolicatedReport(state: .notNeeded, threads: [], missing: []), grouping: v1Grouping(site),
-                                   reportID: try await rowID(db, n), at: Date())
+                                   reportID: try await fixture.rowID(db, n), at: Date())
         }
         try await db.database.pool.write { try $0.execute(sql: "UPDATE reports SET grouping_version = 1") }
         let old = try await insights.issues(matching: IssueQuery(project: p.id), now: Date())
@@ -58,7 +60,7 @@ extension RollupTests {
         for n in 1...12 {
             let site = n <= 8 ? "Inventory.item(at:)" : n <= 10 ? "Splitter.share(_:among:)" : "Splitter.divide(_:)"
             try await symbols.save(SymbolicatedReport(state: .notNeeded, threads: [], missing: []), grouping: v2Grouping(site),
-                                   reportID: try await rowID(db, n), at: Date())
+                                   reportID: try await fixture.rowID(db, n), at: Date())
         }
 
         // Then: one issue per site; A kept its id and its status; B merged into it and its alert followed.
@@ -84,7 +86,7 @@ extension RollupTests {
         #expect(alertsAfter.count == alertsBefore.count)  // no new-issue or regression alert from the migration
         #expect(alertsAfter.allSatisfy { $0.issue != issueB })
         #expect(alertsAfter.filter { $0.issue == issueA }.count == 2)
-        try await expectIssueRollupsMatchRecount(db)
+        try await fixture.expectIssueRollupsMatchRecount(db)
         let outdated = try await db.database.pool.read {
             try Int.fetchOne($0, sql: "SELECT count(*) FROM reports WHERE grouping_version < ?", arguments: [Grouping.version])
         }

@@ -7,7 +7,7 @@ import Testing
 /// Late symbols on a real SQLite file (migration v11-report-modules): storing a debug file queues exactly the
 /// reports of that project whose result for the build-id was made with less, in the transaction that stores it.
 @Suite struct LateSymbolsRequeueTests {
-    let rollups = RollupTests()
+    let rollups = SQLiteFixture()
     let x = BuildID("aa11")!
     let y = BuildID("bb22")!
     let executableFacts = DebugFileFacts(

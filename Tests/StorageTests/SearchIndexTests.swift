@@ -8,7 +8,7 @@ import Testing
 /// symbolication result, replaced when a report is processed again, removed with their reports (retention,
 /// project deletion), and one project's search never sees another's entries.
 @Suite struct SearchIndexTests {
-    let rollups = RollupTests()
+    let rollups = SQLiteFixture()
     let now = Date(timeIntervalSince1970: 1_795_000_000)
 
     /// A processed report's document: user, custom key, function and error given.

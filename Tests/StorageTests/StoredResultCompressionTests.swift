@@ -35,7 +35,7 @@ import Testing
         }
     }
 
-    let rollups = RollupTests()
+    let rollups = SQLiteFixture()
 
     /// A database with two stored reports (their row ids), and a store on it opened with the reversing codec.
     func twoReports() async throws -> (TempDatabase, Int64, Int64, SQLiteSymbolicationStore) {

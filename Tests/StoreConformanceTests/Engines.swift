@@ -25,6 +25,7 @@ final class Stores: Sendable {
     let symbolication: any SymbolicationStore
     let alerts: any AlertStore
     let clientReports: any ClientReportReader
+    let insights: any InsightsReader & IssueStateStore
     fileprivate let sqlite: FaultlineDatabase?
     private let sqliteFolder: String?
     let postgres: PostgresEngine?
@@ -45,6 +46,7 @@ final class Stores: Sendable {
             symbolication = SQLiteSymbolicationStore(database: sqlite)
             alerts = SQLiteAlertStore(database: sqlite)
             clientReports = SQLiteInsightsReader(database: sqlite)
+            insights = SQLiteInsightsReader(database: sqlite)
         } else {
             projects = PostgresProjectStore(database: postgres!)
             ingest = PostgresIngestStore(database: postgres!)
@@ -54,6 +56,7 @@ final class Stores: Sendable {
             symbolication = PostgresSymbolicationStore(database: postgres!)
             alerts = PostgresAlertStore(database: postgres!)
             clientReports = PostgresAlertStore(database: postgres!)
+            insights = PostgresInsightsReader(database: postgres!)
         }
     }
 

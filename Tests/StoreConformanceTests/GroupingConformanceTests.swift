@@ -47,12 +47,6 @@ import Testing
             modules: [app: "app", lib: "liblib.so"])
     }
 
-    @discardableResult
-    static func group(_ stores: Stores, _ reportID: Int64, _ site: String) async throws -> IssueID? {
-        try await stores.symbolication.save(
-            SymbolicatedReport(state: .notNeeded, threads: [], missing: []), grouping: grouping(site), reportID: reportID, at: Date())
-    }
-
     /// Compares every issue counter with a recount from `reports`, in SQL both engines run.
     static func expectIssueRollupsMatchRecount(_ stores: Stores, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let issues = try await stores.texts("""
@@ -77,35 +71,6 @@ import Testing
             FROM reports WHERE issue_id IS NOT NULL GROUP BY issue_id, occurred_at / 86400000
             """)
         #expect(days == dayRecount, "issue_days differ", sourceLocation: sourceLocation)
-    }
-
-    @Test(arguments: Engine.allCases) func issueRollupsEqualARecountThroughGroupingAndMoves(_ engine: Engine) async throws {
-        try await withStores(engine) { stores in
-            let p = try await createProject(stores)
-            // Given 40 reports over 3 releases, 7 users, 3 days, grouped into two crash sites…
-            var rows: [(Int, String?, String?, Double)] = []
-            for n in 1...40 {
-                rows.append((n, n % 4 == 0 ? nil : "1.\(n % 3)", n % 5 == 0 ? nil : "user-\(n % 7)", Double(n % 3) * 86_400 + Double(n)))
-            }
-            let ids = try await Self.store(stores, p, rows)
-            for (index, id) in ids.enumerated() { try await Self.group(stores, id, (index + 1) % 2 == 0 ? "parse()" : "render()") }
-            try await Self.expectIssueRollupsMatchRecount(stores)
-            #expect(try await stores.texts("SELECT title || ': ' || events FROM issues") == ["crash in parse(): 20", "crash in render(): 20"])
-
-            // When late symbols move some reports to a third site, and the rest of "render()" to "parse()"…
-            for n in stride(from: 1, through: 40, by: 4) { try await Self.group(stores, ids[n - 1], "decode()") }
-            try await Self.expectIssueRollupsMatchRecount(stores)
-            for n in stride(from: 3, through: 40, by: 4) { try await Self.group(stores, ids[n - 1], "parse()") }
-            try await Self.expectIssueRollupsMatchRecount(stores)
-
-            // Then the emptied issue is gone, and every count still equals a recount.
-            #expect(try await stores.texts("SELECT title || ': ' || events FROM issues") == ["crash in decode(): 10", "crash in parse(): 30"])
-            #expect(try await stores.texts("SELECT key || '=' || value || ': ' || events FROM issue_tags WHERE key = 'device'")
-                == ["device=Pixel 7: 10", "device=Pixel 7: 30"])
-            // New-issue alerts for the two issues new reports made (render() is 1, parse() 2); render()'s outlives its
-            // issue; decode(), made by moving reports already alerted on, alerts no one.
-            #expect(try await stores.texts("SELECT kind || ':' || coalesce(issue_id, 0) FROM alerts") == ["new_issue:0", "new_issue:2"])
-        }
     }
 
     @Test(arguments: Engine.allCases) func aBatchCountsWhatOneReportAtATimeCounts(_ engine: Engine) async throws {

@@ -1,0 +1,229 @@
+import FaultlineCore
+import Foundation
+import Testing
+
+/// The insights (InsightsReader, IssueStateStore) on each engine, over data made by the real stores: issues and
+/// their details after grouping and moves, regressions, signals, release health, top issues, retention.
+@Suite struct InsightsConformanceTests {
+    let day0: Double = 86_400 * 20_400  // a UTC midnight
+
+    func setUp(_ stores: Stores) async throws -> (Stores, Project) {
+        (stores, try await createProject(stores))
+    }
+
+    /// Stores reports: (n, release, user, seconds after day0, session).
+    func store(_ db: Stores, _ p: Project, _ rows: [(Int, String?, String?, Double, String?)], receivedAt: Date = Date()) async throws {
+        let prepared = rows.map { n, release, user, offset, session -> PreparedReport in
+            var r = Report(eventID: eventID(n), kind: .crash, timestamp: Date(timeIntervalSince1970: day0 + offset))
+            r.app = AppInfo(version: release)
+            r.userID = user
+            r.sessionID = session.flatMap(SessionID.init)
+            return PreparedReport(report: r, range: 0..<1)
+        }
+        _ = try await db.ingest.commit([
+            .reports(ReportBatch(project: p.id, receivedAt: receivedAt, payload: payload, reports: prepared))
+        ])
+    }
+
+    func grouping(_ site: String, device: String = "Pixel 7") -> GroupingInput {
+        GroupingInput(
+            grouping: GroupingResult(
+                fingerprint: Grouping.fingerprint(kind: .crash, source: .stack, components: [site]), source: .stack,
+                components: [site], title: "crash in \(site)", culprit: site),
+            tags: ["device": device, "os": "Android 14"])
+    }
+
+    func rowID(_ db: Stores, _ n: Int) async throws -> Int64 {
+        try await db.reportID(eventID(n))
+    }
+
+    @discardableResult
+    func group(_ db: Stores, _ n: Int, _ site: String, at: Date = Date()) async throws -> IssueID? {
+        try await db.symbolication.save(
+            SymbolicatedReport(state: .notNeeded, threads: [], missing: []), grouping: grouping(site), reportID: try await rowID(db, n), at: at)
+    }
+
+    func expectIssueRollupsMatchRecount(_ db: Stores, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await GroupingConformanceTests.expectIssueRollupsMatchRecount(db, sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: Engine.allCases) func issueRollupsEqualARecountThroughGroupingAndMoves(_ engine: Engine) async throws {
+        try await withStores(engine) { stores in
+            let (db, p) = try await setUp(stores)
+            // Given 40 reports over 3 releases, 7 users, 3 days, grouped into two crash sites…
+            var rows: [(Int, String?, String?, Double, String?)] = []
+            for n in 1...40 {
+                rows.append((n, n % 4 == 0 ? nil : "1.\(n % 3)", n % 5 == 0 ? nil : "user-\(n % 7)", Double(n % 3) * 86_400 + Double(n), nil))
+            }
+            try await store(db, p, rows)
+            for n in 1...40 { try await group(db, n, n % 2 == 0 ? "parse()" : "render()") }
+            try await expectIssueRollupsMatchRecount(db)
+            let insights = db.insights
+            let issues = try await insights.issues(matching: IssueQuery(project: p.id), now: Date())
+            #expect(issues.count == 2)
+            #expect(issues.map(\.events).reduce(0, +) == 40)
+
+            // When late symbols move some reports to a third site, and the rest of "render()" to "parse()"…
+            for n in stride(from: 1, through: 40, by: 4) { try await group(db, n, "decode()") }
+            try await expectIssueRollupsMatchRecount(db)
+            for n in stride(from: 3, through: 40, by: 4) { try await group(db, n, "parse()") }
+            try await expectIssueRollupsMatchRecount(db)
+
+            // Then the emptied issue is gone, and every count still equals a recount.
+            let after = try await insights.issues(matching: IssueQuery(project: p.id), now: Date())
+            #expect(Set(after.map(\.title)) == ["crash in parse()", "crash in decode()"])
+            #expect(after.map(\.events).reduce(0, +) == 40)
+            let detail = try #require(try await insights.issue(after[0].id, project: p.id, now: Date()))
+            #expect(detail.breakdowns["device"]?.first?.value == "Pixel 7")
+            #expect(detail.breakdowns["device"]?.first?.events == detail.summary.events)
+            #expect(detail.samples.count == min(10, detail.summary.events))
+            #expect(detail.grouping.components.count == 1)
+                // New-issue alerts for the two issues new reports made (render() is 1, parse() 2); render()'s outlives
+                // its issue; decode(), made by moving reports already alerted on, alerts no one.
+                #expect(try await db.texts("SELECT kind || ':' || coalesce(issue_id, 0) FROM alerts") == ["new_issue:0", "new_issue:2"])
+        }
+    }
+
+    @Test(arguments: Engine.allCases) func regressionReopensAClosedIssueOnceForANewRelease(_ engine: Engine) async throws {
+        try await withStores(engine) { stores in
+            let (db, p) = try await setUp(stores)
+            try await store(db, p, [(1, "1.0", "u1", 0, nil), (2, "1.0", "u2", 10, nil), (3, "2.0", "u3", 20, nil), (4, "2.0", "u4", 30, nil)])
+            let issue = try #require(try await group(db, 1, "parse()"))
+            let insights = db.insights
+            _ = try await insights.setStatus(.closed, issue: issue, project: p.id, at: Date())
+            // An event from a release the issue was seen in keeps it closed.
+            try await group(db, 2, "parse()")
+            #expect(try await insights.issue(issue, project: nil, now: Date())?.summary.status == .closed)
+            // One from a new release reopens it as regressed, and records a regression alert.
+            try await group(db, 3, "parse()")
+            let reopened = try #require(try await insights.issue(issue, project: nil, now: Date())?.summary)
+            #expect(reopened.status == .open)
+            #expect(reopened.signals.regressed)
+            try await group(db, 4, "parse()")
+            let alerts = try await insights.alerts(project: p.id, limit: 10)
+            #expect(alerts.map(\.kind).sorted { $0.rawValue < $1.rawValue } == [.newIssue, .regression])
+            #expect(alerts.first { $0.kind == .regression }?.release == "2.0")
+            // Muted issues never regress or alert.
+            _ = try await insights.setStatus(.muted, issue: issue, project: nil, at: Date())
+            try await store(db, p, [(5, "3.0", "u5", 40, nil)])
+            try await group(db, 5, "parse()")
+            #expect(try await insights.issue(issue, project: nil, now: Date())?.summary.status == .muted)
+            #expect(try await insights.alerts(project: p.id, limit: 10).count == 2)
+        }
+    }
+
+    @Test(arguments: Engine.allCases) func earlyAndRepetitiveSignalsComeFromSessionsAndUsers(_ engine: Engine) async throws {
+        try await withStores(engine) { stores in
+            let (db, p) = try await setUp(stores)
+            let start = Date(timeIntervalSince1970: day0)
+            _ = try await db.ingest.commit([
+                .sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: [
+                    SessionUpdate(sessionID: SessionID("s1")!, distinctID: "u1", release: "1.0", started: start, status: .crashed),
+                    SessionUpdate(sessionID: SessionID("s2")!, distinctID: "u1", release: "1.0", started: start, status: .crashed),
+                ]))
+            ])
+            try await store(db, p, [(1, "1.0", "u1", 2, "s1"), (2, "1.0", "u1", 5, "s2")])
+            let issue = try #require(try await group(db, 1, "boot()"))
+            try await group(db, 2, "boot()")
+            let summary = try #require(try await db.insights.issue(issue, project: nil, now: start)?.summary)
+            #expect(summary.signals.early)
+            #expect(summary.signals.repetitive)
+            #expect(summary.signals.fresh)
+            #expect(summary.users == 1)
+        }
+    }
+
+    @Test(arguments: Engine.allCases) func releaseHealthIsReadFromTheSessionRollups(_ engine: Engine) async throws {
+        try await withStores(engine) { stores in
+            let (db, p) = try await setUp(stores)
+            let store = db.ingest
+            // Given 60 sessions of 12 users over 2 releases and 3 days, some crashing later, some errored, some
+            // retried, some updated after their end…
+            var updates: [SessionUpdate] = []
+            for n in 0..<60 {
+                let started = Date(timeIntervalSince1970: day0 + Double(n % 3) * 86_400 + Double(n))
+                let user = n % 9 == 0 ? nil : "user-\(n % 12)"
+                updates.append(SessionUpdate(sessionID: SessionID("s\(n)")!, distinctID: user, release: n % 2 == 0 ? "1.0" : "2.0", started: started, status: .ok))
+            }
+            _ = try await store.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: updates))])
+            var ends: [SessionUpdate] = []
+            for n in 0..<60 {
+                var end = updates[n]
+                end.status = n % 7 == 0 ? .crashed : n % 11 == 0 ? .abnormal : .exited
+                end.errors = n % 5 == 0 ? 2 : 0
+                ends.append(end)
+                if n % 4 == 0 { ends.append(end) }  // a retry
+                if n % 6 == 0 {
+                    var late = end
+                    late.status = .exited
+                    ends.append(late)  // after the end: ignored
+                }
+            }
+            _ = try await store.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: ends))])
+
+            // That the rollups equal a recount is checked on both engines (StoreConformanceTests); here, that the
+            // insights read them.
+            let reader = db.insights
+            let days = try await reader.health(project: p.id, release: nil, from: DayNumber(rawValue: 20_400), through: DayNumber(rawValue: 20_402))
+            #expect(days.map(\.health.sessions).reduce(0, +) == 60)
+            let releases = try await reader.releases(project: p.id, now: Date(timeIntervalSince1970: day0 + 3 * 86_400), limit: 10)
+            #expect(releases.map(\.health.sessions).reduce(0, +) == 60)
+            #expect(releases.compactMap(\.adoption).reduce(0, +) > 0.999)
+        }
+    }
+
+    @Test(arguments: Engine.allCases) func retentionPrunesRawReportsAndKeepsCountsExact(_ engine: Engine) async throws {
+        try await withStores(engine) { stores in
+            let (db, p) = try await setUp(stores)
+            let old = Date(timeIntervalSince1970: day0 - 100 * 86_400)
+            try await store(db, p, [(1, "1.0", "u1", -100 * 86_400, nil), (2, "1.0", "u2", -100 * 86_400, nil)], receivedAt: old)
+            try await store(db, p, [(3, "1.0", "u3", 0, nil)], receivedAt: Date(timeIntervalSince1970: day0))
+            for n in 1...3 { try await group(db, n, "parse()") }
+            let insights = db.insights
+            let before = try #require(try await insights.issues(matching: IssueQuery(project: p.id), now: Date()).first)
+            let pruned = try await db.retention.prune(before: Date(timeIntervalSince1970: day0 - 90 * 86_400), limit: 100)
+            #expect(pruned.reports == 2)
+            #expect(try await db.texts("SELECT count(*) FROM reports") == ["1"])
+            let after = try #require(try await insights.issues(matching: IssueQuery(project: p.id), now: Date()).first)
+            #expect(after.events == before.events)
+            #expect(after.users == 3)
+            #expect(try await insights.issue(after.id, project: nil, now: Date())?.samples.count == 1)
+            #expect(try await db.retention.prune(before: Date(timeIntervalSince1970: day0 - 90 * 86_400), limit: 100) == PruneResult())
+        }
+    }
+
+    @Test(arguments: Engine.allCases) func topIssuesRankByUsersInTheWindow(_ engine: Engine) async throws {
+        try await withStores(engine) { stores in
+            let (db, p) = try await setUp(stores)
+            let now = Date(timeIntervalSince1970: day0 + 10 * 86_400)
+            var rows: [(Int, String?, String?, Double, String?)] = []
+            // "a": 5 users today; "b": 3 users today but 20 users 3 days ago; "c": one user, many events.
+            for n in 0..<5 { rows.append((100 + n, "1.0", "a\(n)", 10 * 86_400 - 60, nil)) }
+            for n in 0..<3 { rows.append((200 + n, "1.0", "b\(n)", 10 * 86_400 - 60, nil)) }
+            for n in 0..<20 { rows.append((300 + n, "1.0", "old\(n)", 7 * 86_400, nil)) }
+            for n in 0..<9 { rows.append((400 + n, "2.0", "c", 10 * 86_400 - 60, nil)) }
+            // The windows before: "a" had 2 users 36 hours ago (the 24 hours before), "c" 2 events 10 days ago (the
+            // 7 days before).
+            for n in 0..<2 { rows.append((500 + n, "1.0", "a-before\(n)", 10 * 86_400 - 36 * 3_600, nil)) }
+            for n in 0..<2 { rows.append((600 + n, "2.0", "c", 0, nil)) }
+            try await store(db, p, rows)
+            for (n, _, _, _, _) in rows {
+                try await group(db, n, n < 200 || (n >= 500 && n < 600) ? "a()" : n < 400 ? "b()" : "c()")
+            }
+            let insights = db.insights
+            let day = try await insights.topIssues(project: p.id, window: .last24Hours, now: now, limit: 10)
+            #expect(day.map(\.issue.title) == ["crash in a()", "crash in b()", "crash in c()"])
+            #expect(day.map(\.users) == [5, 3, 1])
+            #expect(day.map { $0.previous?.users } == [2, 0, 0])
+            #expect(day.map { $0.previous?.events } == [2, 0, 0])
+            let week = try await insights.topIssues(project: p.id, window: .last7Days, now: now, limit: 10)
+            #expect(week.map(\.issue.title) == ["crash in b()", "crash in a()", "crash in c()"])
+            #expect(week.map(\.users) == [23, 7, 1])
+            #expect(week.map { $0.previous?.users } == [0, 0, 1])
+            #expect(week.map { $0.previous?.events } == [0, 0, 2])
+            let release = try await insights.topIssues(project: p.id, window: .release("2.0"), now: now, limit: 10)
+            #expect(release.map(\.events) == [11])
+            #expect(release.first?.previous == nil)
+        }
+    }
+}
