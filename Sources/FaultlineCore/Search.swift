@@ -168,7 +168,7 @@ public struct SearchText: Sendable, Equatable {
     }
 
     /// The runs of letters, digits and marks of `word`, lowercased.
-    static func pieces(of word: String) -> [String] {
+    public static func pieces(of word: String) -> [String] {
         var result: [String] = []
         var current = String.UnicodeScalarView()
         for scalar in word.unicodeScalars {

@@ -437,6 +437,22 @@ enum PostgresMigrations {
             """,
             "CREATE INDEX webhook_deliveries_due ON webhook_deliveries(priority DESC, next_attempt_at) WHERE state = 'pending'",
         ]),
+        Migration(identifier: "pg3-search", statements: [
+            // The search index: one entry per processed report, in its report's week, written with the result
+            // (PostgresSearch). `document` is a tsvector made by Faultline itself, so that what is a term is what
+            // SearchText says on both engines, not what a text-search configuration says.
+            """
+            CREATE TABLE search_documents (
+                report_id bigint NOT NULL,
+                received_at bigint NOT NULL,
+                project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                document tsvector NOT NULL,
+                PRIMARY KEY (report_id, received_at)
+            ) PARTITION BY RANGE (received_at)
+            """,
+            "CREATE INDEX search_documents_terms ON search_documents USING gin (document)",
+            "CREATE TABLE search_documents_default PARTITION OF search_documents DEFAULT",
+        ]),
     ]
 
     /// Applies what `database` lacks, in one transaction under the migration lock.

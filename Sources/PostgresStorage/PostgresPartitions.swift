@@ -10,7 +10,9 @@ import PostgresNIO
 /// before its cutoff (`PostgresRetention`), which gives their space back to the file system at once.
 enum PostgresPartitions {
     /// The partitioned tables: a report's payload, row, result and modules live in the same week.
-    static let tables = ["payloads", "reports", "attachments", "report_symbols", "report_modules"]
+    static let tables = [
+        "payloads", "reports", "attachments", "report_symbols", "report_modules", "search_documents",
+    ]
     static let dayMillis: Int64 = 86_400_000
     static let weekMillis: Int64 = 7 * dayMillis
     static let weeksAhead = 2

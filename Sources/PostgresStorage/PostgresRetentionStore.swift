@@ -82,7 +82,7 @@ public struct PostgresRetentionStore: RetentionStore {
                     reportTimes.append(time)
                 }
                 // What hangs off a report goes with it (no foreign keys between partitioned tables).
-                for table in ["report_symbols", "report_modules"] {
+                for table in ["report_symbols", "report_modules", "search_documents"] {
                     try await connection.query(
                         PostgresQuery(
                             unsafeSQL: "DELETE FROM \(table) WHERE report_id = ANY($1) AND received_at = ANY($2)",

@@ -222,6 +222,9 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                 """, logger: logger)
         }
         try await recordModules(outcome, report: report, touched: touched, reads: reads, connection, logger)
+        if let search = outcome.search {
+            try await PostgresSearch.replace(search, report: report, connection, logger)
+        }
         if stale { return report.issueID.map { IssueID($0) } }
         guard let grouping = outcome.grouping else {
             // Not grouped (failed without symbols): nothing for a newer grouping version to redo either.

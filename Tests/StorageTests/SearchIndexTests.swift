@@ -4,9 +4,8 @@ import GRDB
 @testable import Storage
 import Testing
 
-/// The search index on a real SQLite file (migration v15-search-index): entries are written with the
-/// symbolication result, replaced when a report is processed again, removed with their reports (retention,
-/// project deletion), and one project's search never sees another's entries.
+/// What only SQLite's search index (FTS5, migration v15-search-index) has: its query plans and its migration.
+/// (What search finds is checked on both engines: `SearchConformanceTests`.)
 @Suite struct SearchIndexTests {
     let rollups = SQLiteFixture()
     let now = Date(timeIntervalSince1970: 1_795_000_000)
@@ -53,137 +52,6 @@ import Testing
             slug: ProjectSlug("other")!, ingestKeyHash: SecretHash(hex: String(repeating: "c", count: 64)),
             uploadTokenHash: SecretHash(hex: String(repeating: "d", count: 64)), createdAt: Date(timeIntervalSince1970: 1),
             rateLimitPerSecond: 50)
-    }
-
-    @Test func findsAReportByEveryIndexedField() async throws {
-        let (db, a) = try await rollups.setUp()
-        try await rollups.store(db, a, [(1, "1.0", "u1", 10, nil), (2, "1.0", "u2", 20, nil)])
-        try await save(db, 1, document(1, user: "alice@example.com", key: "gold", function: "Inventory.item(at:)", message: "Index out of range"))
-        try await save(db, 2, document(2, user: "bob", key: "silver", function: "Cart.total()", message: "Division by zero"))
-
-        let one = eventID(1).rawValue
-        #expect(events(try await find(db, "alice@example.com", a)) == [one])
-        #expect(events(try await find(db, "gold", a)) == [one])
-        #expect(events(try await find(db, "plan=gold", a)) == [one])
-        #expect(events(try await find(db, one, a)) == [one])
-        // A hyphenated event id is the same id.
-        let hyphenated = "00000000-0000-0000-0000-000000000001"
-        #expect(events(try await find(db, hyphenated, a)) == [one])
-        #expect(events(try await find(db, "Inventory.item(at:)", a)) == [one])
-        #expect(events(try await find(db, "out of range", a)) == [one])
-        // The last term matches as a prefix.
-        #expect(events(try await find(db, "Invent", a)) == [one])
-        #expect(events(try await find(db, "division", a)) == [eventID(2).rawValue])
-        // Both match a shared term, newest first; every word must match.
-        #expect(events(try await find(db, "SIGSEGV", a)) == [eventID(2).rawValue, one])
-        #expect(events(try await find(db, "SIGSEGV bob", a)) == [eventID(2).rawValue])
-        #expect(events(try await find(db, "alice bob", a)).isEmpty)
-        // The issue comes with its reports.
-        let results = try await find(db, "gold", a)
-        #expect(results.issues.map(\.title) == ["crash in site 1"])
-        #expect(results.reportCount == 1 && !results.reportCountIsLowerBound)
-    }
-
-    @Test func hostileQueriesAreTextNotSyntax() async throws {
-        let (db, a) = try await rollups.setUp()
-        try await rollups.store(db, a, [(1, "1.0", "u1", 10, nil)])
-        try await save(db, 1, document(1, user: "alice", key: "gold", function: "main", message: "boom"))
-        // FTS5 syntax typed by a user neither errors nor widens the search.
-        for text in ["\"", "alice\"", "NEAR(alice gold)", "user:alice", "{user}: alice", "*", "a*", "alice OR bob", "NOT alice",
-                     "(alice", "alice)", "^alice", "project : p1", "p1", "\u{0}alice"] {
-            let results = try await find(db, text, a)
-            // Operators and column names are words to match like any other (no report holds "near", "user" or "or").
-            let expected = ["alice\"", "(alice", "alice)", "^alice", "\u{0}alice"].contains(text)
-            #expect(events(results) == (expected ? [eventID(1).rawValue] : []), "\(text)")
-        }
-        #expect(throws: SearchTextError.self) { try SearchText.parse(String(repeating: "a", count: 257)) }
-        #expect(throws: SearchTextError.self) { try SearchText.parse((0..<17).map { "w\($0)" }.joined(separator: " ")) }
-    }
-
-    @Test func reprocessingReplacesTheEntry() async throws {
-        let (db, a) = try await rollups.setUp()
-        try await rollups.store(db, a, [(1, "1.0", "u1", 10, nil)])
-        try await save(db, 1, document(1, user: "alice", key: "gold", function: "frameBefore", message: "boom"))
-        #expect(events(try await find(db, "frameBefore", a)).count == 1)
-        // Late symbols: processed again with other function names.
-        try await save(db, 1, document(1, user: "alice", key: "gold", function: "frameAfter", message: "boom"))
-        #expect(events(try await find(db, "frameBefore", a)).isEmpty)
-        #expect(events(try await find(db, "frameAfter", a)) == [eventID(1).rawValue])
-        #expect(try await entries(db) == 1)
-        try await db.database.pool.write { db in
-            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM search_documents") == 1)
-            // The index agrees with its content table (FTS5 raises SQLITE_CORRUPT otherwise).
-            try db.execute(sql: "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)")
-        }
-    }
-
-    @Test func oneProjectNeverFindsAnothersReports() async throws {
-        let (db, a) = try await rollups.setUp()
-        let b = try await other(db)
-        try await rollups.store(db, a, [(1, "1.0", "u1", 10, nil)])
-        try await rollups.store(db, b, [(2, "1.0", "u2", 20, nil)])
-        try await save(db, 1, document(1, user: "shared-user", key: "gold", function: "main", message: "boom in a"))
-        try await save(db, 2, document(2, user: "shared-user", key: "gold", function: "main", message: "boom in b"))
-
-        for text in ["shared-user", "gold", "main", "boom", eventID(2).rawValue, "SIGSEGV"] {
-            let fromA = try await find(db, text, a)
-            #expect(!events(fromA).contains(eventID(2).rawValue), "\(text)")
-            #expect(fromA.issues.allSatisfy { $0.project == a.id })
-            let fromB = try await find(db, text, b)
-            #expect(!events(fromB).contains(eventID(1).rawValue), "\(text)")
-        }
-        #expect(events(try await find(db, eventID(2).rawValue, b)) == [eventID(2).rawValue])
-        // The other project's token, typed as text, finds nothing either.
-        #expect(events(try await find(db, "p\(b.id.rawValue)", a)).isEmpty)
-    }
-
-    @Test func retentionAndProjectDeletionRemoveEntries() async throws {
-        let (db, a) = try await rollups.setUp()
-        let b = try await other(db)
-        try await rollups.store(db, a, [(1, "1.0", "u1", 10, nil)], receivedAt: Date(timeIntervalSince1970: 1_000))
-        try await rollups.store(db, a, [(2, "1.0", "u2", 20, nil)], receivedAt: now)
-        try await rollups.store(db, b, [(3, "1.0", "u3", 30, nil)], receivedAt: now)
-        for n in 1...3 { try await save(db, n, document(n, user: "user\(n)", key: "gold", function: "main", message: "boom")) }
-        #expect(try await entries(db) == 3)
-
-        // Retention drops the old payload, its report and the report's entry.
-        let pruned = try await SQLiteRetentionStore(database: db.database).prune(before: Date(timeIntervalSince1970: 2_000), limit: 100)
-        #expect(pruned.reports == 1)
-        #expect(events(try await find(db, "gold", a)) == [eventID(2).rawValue])
-        #expect(try await entries(db) == 2)
-
-        // Deleting a project drops its entries; the other project's stay.
-        try await db.database.pool.write { db in try db.execute(sql: "DELETE FROM projects WHERE id = ?", arguments: [a.id.rawValue]) }
-        #expect(try await entries(db) == 1)
-        #expect(events(try await find(db, "gold", b)) == [eventID(3).rawValue])
-        try await db.database.pool.write { db in
-            try db.execute(sql: "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)")
-        }
-    }
-
-    @Test func countsStopAtTheLimitAndPagesGoNewestFirst() async throws {
-        let (db, a) = try await rollups.setUp()
-        let n = SearchResults.countLimit + 5
-        try await rollups.store(db, a, (1...n).map { ($0, "1.0", "u\($0)", Double($0), nil) })
-        let ids = try await db.database.pool.read { try Int64.fetchAll($0, sql: "SELECT id FROM reports ORDER BY id") }
-        let blank = document(0, user: "x", key: "gold", function: "main", message: "many")
-        try await SQLiteSymbolicationStore(database: db.database).saveAll(
-            ids.enumerated().map { index, id in
-                var doc = blank
-                doc.event = eventID(index + 1).rawValue
-                return SymbolicationOutcome(reportID: id, result: SymbolicatedReport(state: .notNeeded, threads: [], missing: []),
-                                            grouping: rollups.grouping("one site"), search: doc)
-            },
-            at: now)
-        let first = try await find(db, "many", a, page: 1, pageSize: 10)
-        #expect(first.reportCount == SearchResults.countLimit && first.reportCountIsLowerBound)
-        #expect(events(first) == (0..<10).map { eventID(n - $0).rawValue })
-        let third = try await find(db, "many", a, page: 3, pageSize: 10)
-        #expect(events(third) == (20..<30).map { eventID(n - $0).rawValue })
-        #expect(first.issues.count == 1 && first.issuesFromNewestOnly)
-        // A precise search counts exactly.
-        let exact = try await find(db, eventID(7).rawValue, a)
-        #expect(exact.reportCount == 1 && !exact.reportCountIsLowerBound)
     }
 
     /// A query's cost is the hits', not the project's: the joins start from the index's newest hits and look each

@@ -26,6 +26,7 @@ final class Stores: Sendable {
     let alerts: any AlertStore
     let clientReports: any ClientReportReader
     let insights: any InsightsReader & IssueStateStore
+    let search: any SearchReader
     fileprivate let sqlite: FaultlineDatabase?
     private let sqliteFolder: String?
     let postgres: PostgresEngine?
@@ -47,6 +48,7 @@ final class Stores: Sendable {
             alerts = SQLiteAlertStore(database: sqlite)
             clientReports = SQLiteInsightsReader(database: sqlite)
             insights = SQLiteInsightsReader(database: sqlite)
+            search = SQLiteSearchStore(database: sqlite)
         } else {
             projects = PostgresProjectStore(database: postgres!)
             ingest = PostgresIngestStore(database: postgres!)
@@ -57,6 +59,7 @@ final class Stores: Sendable {
             alerts = PostgresAlertStore(database: postgres!)
             clientReports = PostgresAlertStore(database: postgres!)
             insights = PostgresInsightsReader(database: postgres!)
+            search = PostgresSearch(database: postgres!)
         }
     }
 

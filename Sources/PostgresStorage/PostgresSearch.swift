@@ -1,0 +1,145 @@
+import FaultlineCore
+import Foundation
+import PostgresNIO
+
+/// Search on PostgreSQL (the twin of `SQLiteSearchStore`), with PostgreSQL's full-text index (`tsvector`, GIN).
+///
+/// **Same terms as SQLite.** Neither side of a search goes through a text-search configuration: the entry's
+/// `tsvector` and the query's `tsquery` are written here, from the same rule as `SearchText` (runs of letters,
+/// digits and marks, lowercased) with diacritics removed, as SQLite's `unicode61` tokenizer does. A parser of
+/// PostgreSQL's own would keep `Crasher.crash` or `alice@example.com` whole, where SQLite splits them.
+/// - Fields are kept apart by a gap in positions, so a phrase never matches across two fields (FTS5 matches a phrase
+///   within one column).
+/// - A word longer than `maxLexemeBytes` is left out of the entry (PostgreSQL refuses lexemes over 2 KB; no one
+///   searches for such a word).
+///
+/// **Never syntax.** Terms hold only letters, digits and marks, so quoting each (`'term'`) cannot be broken out of;
+/// the query is bound as a parameter and cast to `tsquery`, and the project is a column, checked again on the join.
+public struct PostgresSearch: SearchReader {
+    let database: PostgresEngine
+
+    public init(database: PostgresEngine) {
+        self.database = database
+    }
+
+    static let maxLexemeBytes = 255
+    /// Positions per lexeme that PostgreSQL keeps.
+    static let maxPositions = 256
+    /// The highest position PostgreSQL stores (later ones are stored as it).
+    static let maxPosition = 16_383
+    /// Positions left empty between two fields.
+    static let fieldGap = 8
+
+    /// `text` as search terms: runs of term characters, lowercased, diacritics removed.
+    static func terms(_ text: String) -> [String] {
+        SearchText.pieces(of: fold(text))
+    }
+
+    /// `text` without diacritics (`é` → `e`): decomposed, nonspacing marks dropped.
+    static func fold(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value > 0x7F }) else { return text }
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.decomposedStringWithCanonicalMapping.unicodeScalars where scalar.properties.generalCategory != .nonspacingMark {
+            scalars.append(scalar)
+        }
+        return String(scalars)
+    }
+
+    /// The `tsvector` literal of `document`: every term with its positions, fields `fieldGap` positions apart.
+    static func vector(_ document: SearchDocument) -> String {
+        var positions: [String: [Int]] = [:]
+        var order: [String] = []
+        var position = 0
+        for field in [document.event, document.user, document.release, document.error, document.functions, document.keys] {
+            for term in terms(field) {
+                position = min(position + 1, maxPosition)
+                guard term.utf8.count <= maxLexemeBytes else { continue }
+                if positions[term] == nil { order.append(term) }
+                if positions[term, default: []].count < maxPositions { positions[term, default: []].append(position) }
+            }
+            position = min(position + fieldGap, maxPosition)
+        }
+        return order.map { term in "'\(term)':" + (positions[term] ?? []).map(String.init).joined(separator: ",") }
+            .joined(separator: " ")
+    }
+
+    /// The `tsquery` of `text`: each word a phrase of adjacent terms (`<->`), every word required (`&`), the last term
+    /// a prefix (`:*`) when `SearchText` says so. Nil when there is nothing to search.
+    static func query(_ text: SearchText) -> String? {
+        var phrases: [String] = []
+        for (index, phrase) in text.phrases.enumerated() {
+            // SearchText's terms hold only term characters; folding and the filter are a second guard.
+            let words = phrase.flatMap { terms($0) }
+            guard !words.isEmpty else { continue }
+            let last = text.prefixLast && index == text.phrases.count - 1
+            let quoted = words.enumerated().map { i, word in "'\(word)'" + (last && i == words.count - 1 ? ":*" : "") }
+            phrases.append("(" + quoted.joined(separator: " <-> ") + ")")
+        }
+        return phrases.isEmpty ? nil : phrases.joined(separator: " & ")
+    }
+
+    /// Replaces (or creates) the entry of `report`, in the caller's transaction.
+    static func replace(_ document: SearchDocument, report: FiledReport, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query(
+            """
+            INSERT INTO search_documents (report_id, received_at, project_id, document)
+            VALUES (\(report.id), \(report.receivedAt), \(report.project.rawValue), \(vector(document))::tsvector)
+            ON CONFLICT (report_id, received_at) DO UPDATE SET document = excluded.document
+            """, logger: logger)
+    }
+
+    public func search(_ text: SearchText, project: ProjectID, page: Int, pageSize: Int, now: Date) async throws -> SearchResults {
+        guard let query = Self.query(text) else {
+            return SearchResults(reports: [], reportCount: 0, reportCountIsLowerBound: false, issues: [], issuesFromNewestOnly: false)
+        }
+        let size = Int64(min(max(1, pageSize), 200))
+        let offset = (Int64(max(1, page)) - 1).multipliedReportingOverflow(by: size)
+        let limit = SearchResults.countLimit
+        let logger = database.logger
+        let p = project.rawValue
+        return try await database.read { connection in
+            var reports: [ReportSummary] = []
+            let pageQuery = PostgresQuery(
+                unsafeSQL: """
+                    WITH hits AS (
+                        SELECT report_id, received_at FROM search_documents WHERE project_id = $1 AND document @@ $2::tsquery
+                        ORDER BY report_id DESC LIMIT $3 OFFSET $4)
+                    SELECT \(PostgresReportReader.summaryColumns) FROM hits
+                    JOIN reports r ON r.id = hits.report_id AND r.received_at = hits.received_at
+                    WHERE r.project_id = $1 ORDER BY r.id DESC
+                    """,
+                binds: PostgresIssueRollup.keys([p, query, size, offset.overflow ? Int64.max : offset.partialValue]))
+            for try await row in try await connection.query(pageQuery, logger: logger) {
+                if let summary = try PostgresReportReader.summary(row.makeRandomAccess()) { reports.append(summary) }
+            }
+            var counted = 0
+            for try await count in try await connection.query(
+                """
+                SELECT count(*) FROM (SELECT 1 FROM search_documents WHERE project_id = \(p) AND document @@ \(query)::tsquery
+                                      LIMIT \(Int64(limit + 1))) AS hits
+                """, logger: logger
+            ).decode(Int.self) {
+                counted = count
+            }
+            var issues: [IssueSummary] = []
+            let issuesQuery = PostgresQuery(
+                unsafeSQL: """
+                    SELECT \(PostgresInsightsReader.issueColumns) FROM issues i
+                    WHERE i.project_id = $1 AND i.id IN (
+                        SELECT r.issue_id FROM (
+                            SELECT report_id, received_at FROM search_documents WHERE project_id = $1 AND document @@ $2::tsquery
+                            ORDER BY report_id DESC LIMIT $3) hits
+                        JOIN reports r ON r.id = hits.report_id AND r.received_at = hits.received_at
+                        WHERE r.project_id = $1 AND r.issue_id IS NOT NULL)
+                    ORDER BY i.last_seen DESC, i.id DESC LIMIT 100
+                    """,
+                binds: PostgresIssueRollup.keys([p, query, Int64(limit)]))
+            for try await row in try await connection.query(issuesQuery, logger: logger) {
+                if let issue = try PostgresInsightsReader.summary(row.makeRandomAccess(), now: now) { issues.append(issue) }
+            }
+            return SearchResults(
+                reports: reports, reportCount: min(counted, limit), reportCountIsLowerBound: counted > limit, issues: issues,
+                issuesFromNewestOnly: counted > limit)
+        }
+    }
+}
