@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "ingest-count", targets: ["IngestCount"]),
         .executable(name: "symbolicate-bench", targets: ["SymbolicateBench"]),
         .executable(name: "aggregate-bench", targets: ["AggregateBench"]),
+        .executable(name: "store-bench", targets: ["StoreBench"]),
         .executable(name: "sdk-bench", targets: ["SDKBench"]),
     ],
     dependencies: [
@@ -174,6 +175,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "tools/bench/aggregate/Sources", swiftSettings: strict),
+        // The storage engines side by side (issue #14, docs/scaling.md).
+        .executableTarget(
+            name: "StoreBench",
+            dependencies: [
+                "FaultlineCore", "Storage", "PostgresStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "tools/bench/stores/Sources", swiftSettings: strict),
         .executableTarget(name: "SDKBench", dependencies: ["FaultlineSDK"], path: "tools/bench/sdk/Sources", swiftSettings: strict),
         .executableTarget(
             name: "SymbolicateBench", dependencies: ["Symbolication"], path: "tools/bench/symbolicate/Sources", swiftSettings: strict),

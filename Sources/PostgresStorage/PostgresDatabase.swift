@@ -2,6 +2,7 @@ import FaultlineCore
 import Logging
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -112,13 +113,34 @@ public final class PostgresEngine: Sendable {
         self.logger = logger
         let client = PostgresClient(configuration: try location.configuration(maximumConnections: maximumConnections), backgroundLogger: logger)
         self.client = client
-        runner = Task { await client.run() }
+        let started = self.started
+        runner = Task {
+            started.set()
+            await client.run()
+        }
+    }
+
+    /// Set by the runner task just before it runs the pool (`waitUntilRunning`).
+    private let started = StartedFlag()
+
+    final class StartedFlag: Sendable {
+        private let value = Atomic<Bool>(false)
+        func set() { value.store(true, ordering: .releasing) }
+        var isSet: Bool { value.load(ordering: .acquiring) }
+    }
+
+    /// Returns once the runner task has started the pool, so the first query does not find it idle (PostgresNIO
+    /// waits then, but logs a warning at every start).
+    func waitUntilRunning() async {
+        while !started.isSet { await Task.yield() }
+        await Task.yield()
     }
 
     /// Opens the database at `url` and migrates it (several nodes may do this at once: see `PostgresMigrations`).
     public static func open(url: String, password: String? = nil, codec: StoredBlobCodec = .none,
                             logger: Logger = Logger(label: "faultline.postgres")) async throws -> PostgresEngine {
         let database = try PostgresEngine(location: PostgresLocation(url: url, password: password), codec: codec, logger: logger)
+        await database.waitUntilRunning()
         do {
             try await database.migrate()
         } catch {
@@ -150,6 +172,18 @@ public final class PostgresEngine: Sendable {
                 names.append(name)
             }
             return names
+        }
+    }
+
+    /// The bytes the database takes on disk (`pg_database_size`).
+    public func databaseSize() async throws -> Int64 {
+        try await read { connection in
+            for try await size in try await connection.query("SELECT pg_database_size(current_database())", logger: logger)
+                .decode(Int64.self)
+            {
+                return size
+            }
+            return 0
         }
     }
 

@@ -174,6 +174,7 @@ enum PostgresServer {
 
     private static func admin(_ statement: String) async throws {
         let database = try PostgresEngine(location: PostgresLocation(url: try adminURL), maximumConnections: 1)
+        await database.waitUntilRunning()
         do {
             try await database.read { connection in
                 _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: database.logger)
