@@ -69,10 +69,13 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict),
+        // Content-addressed files on disk (the debug-file blobs), shared by both storage engines' debug-file stores.
+        // FaultlineCore stays free of I/O; this module holds the file system calls alone, no database.
+        .target(name: "BlobFiles", dependencies: ["FaultlineCore"], swiftSettings: strict),
         .target(
             name: "Storage",
             dependencies: [
-                "FaultlineCore",
+                "FaultlineCore", "BlobFiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),
