@@ -58,35 +58,19 @@ public struct SQLiteDebugFileStore: DebugFileStore {
     ) async throws -> DebugFileStoreOutcome {
         defer { blobs.discard(file.upload) }
         try BlobFolder.fsync(file.upload.path)
-        let kinds = facts.kinds.sorted()
-        let rows = kinds.map { kind in
-            StoredDebugFile(
-                project: project, buildID: buildID, kind: kind, size: file.size, sha256: file.sha256, architecture: facts.architecture,
-                fileType: facts.fileType, features: facts.features, name: name, uploadedAt: date)
-        }
         let (outcome, released) = try await database.pool.write { db -> (DebugFileStoreOutcome, [ContentHash]) in
+            var change = DebugFileChange(file, facts: facts, buildID: buildID, project: project, name: name, at: date)
             // The quota: the project's distinct blobs once these kinds point at the new one.
-            let others = try Self.usedBytes(db, project: project, excluding: (buildID, kinds), blob: file.sha256)
-            let (total, overflow) = others.addingReportingOverflow(file.size)
-            guard !overflow, total <= quotaBytes else { return (.quotaExceeded(wouldUse: overflow ? .max : total), []) }
+            let others = try Self.usedBytes(db, project: project, excluding: (buildID, change.kinds), blob: file.sha256)
+            if let refusal = change.refusal(others: others, quota: quotaBytes) { return (refusal, []) }
             try blobs.place(from: file.upload.path, hash: file.sha256, size: file.size)
-            var replaced = false
-            var replacedKinds: [DebugFileKind] = []
-            var released = Set<ContentHash>()
-            // The change sequence value of this store, taken once and only when a row gains or changes its bytes
-            // (the same bytes again change nothing, and must not make reports in flight be redone).
+            // The change sequence value of this store, taken once, by the first row that needs one.
             var sequence: Int64?
-            for row in rows {
+            for row in change.rows {
                 let previous = try String.fetchOne(
                     db, sql: "SELECT coalesce(blob_sha256, '') FROM debug_files WHERE project_id = ? AND build_id = ? AND kind = ?",
                     arguments: [project.rawValue, buildID.rawValue, row.kind.rawValue])
-                if let previous, previous != file.sha256.rawValue {
-                    replaced = true
-                    replacedKinds.append(row.kind)
-                    if let old = ContentHash(previous) { released.insert(old) }
-                }
-                // A source bundle resolves no address: it takes no sequence value and queues no report.
-                if previous != file.sha256.rawValue, sequence == nil, row.kind != .sources {
+                if change.note(previous: previous, for: row.kind), sequence == nil {
                     sequence = try SQLiteSymbolicationStore.nextDebugFileSequence(db)
                 }
                 try db.execute(
@@ -112,9 +96,9 @@ public struct SQLiteDebugFileStore: DebugFileStore {
                 // In this transaction: the reports this file outranks are queued before anyone can see the file, and a
                 // process that dies right after the commit loses nothing.
                 _ = try SQLiteSymbolicationStore.requeueOutranked(
-                    project: project, buildID: buildID, replacedKinds: replacedKinds, db)
+                    project: project, buildID: buildID, replacedKinds: change.replacedKinds, db)
             }
-            return (.stored(rows, replaced: replaced), released.sorted())
+            return (change.outcome, change.released.sorted())
         }
         if !released.isEmpty { try await removeUnreferenced(released) }
         return outcome
