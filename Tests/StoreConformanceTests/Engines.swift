@@ -23,6 +23,7 @@ final class Stores: Sendable {
     let adminSessions: any AdminSessionStore
     let retention: any RetentionStore
     let debugFiles: any DebugFileStore
+    let difUploads: any DifUploadStore
     /// The debug-file blob folder (`blobs/`, `tmp/`): in the SQLite test folder, or a temporary folder that a second
     /// PostgreSQL node shares, as nodes share `--blobs`.
     let blobRoot: String
@@ -48,6 +49,7 @@ final class Stores: Sendable {
             adminSessions = SQLiteAdminSessionStore(database: sqlite)
             retention = SQLiteRetentionStore(database: sqlite)
             debugFiles = try SQLiteDebugFileStore(database: sqlite, root: blobRoot)
+            difUploads = SQLiteDifUploadStore(database: sqlite)
         } else {
             projects = PostgresProjectStore(database: postgres!)
             ingest = PostgresIngestStore(database: postgres!)
@@ -55,6 +57,7 @@ final class Stores: Sendable {
             adminSessions = PostgresAdminSessionStore(database: postgres!)
             retention = PostgresRetentionStore(database: postgres!)
             debugFiles = try PostgresDebugFileStore(database: postgres!, root: blobRoot)
+            difUploads = PostgresDifUploadStore(database: postgres!)
         }
     }
 
