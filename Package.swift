@@ -70,10 +70,13 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict),
+        // Content-addressed files on disk (the debug-file blobs), shared by both storage engines' debug-file stores.
+        // FaultlineCore stays free of I/O; this module holds the file system calls alone, no database.
+        .target(name: "BlobFiles", dependencies: ["FaultlineCore"], swiftSettings: strict),
         .target(
             name: "Storage",
             dependencies: [
-                "FaultlineCore",
+                "FaultlineCore", "BlobFiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),
@@ -82,7 +85,7 @@ let package = Package(
         .target(
             name: "PostgresStorage",
             dependencies: [
-                "FaultlineCore",
+                "FaultlineCore", "BlobFiles",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // TLS settings for `sslmode` (PostgresNIO takes NIOSSL's configuration).
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -165,8 +168,8 @@ let package = Package(
         .executableTarget(
             name: "IngestCount", dependencies: ["Formats", "FaultlineCore", .product(name: "NIOCore", package: "swift-nio")],
             path: "tools/bench/ingest/Count", swiftSettings: strict),
-        // Helpers shared by the test targets: running tools, temp folders, ELF fixtures built by gcc.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Helpers shared by the test targets: running tools, temp folders, ELF fixtures built by gcc, SHA-256 by coreutils.
+        .target(name: "TestSupport", dependencies: ["FaultlineCore"], path: "Tests/TestSupport"),
         .executableTarget(
             name: "AggregateBench",
             dependencies: [
@@ -193,13 +196,14 @@ let package = Package(
             dependencies: ["Formats", "FaultlineCore", "TestSupport", .product(name: "CompressNIO", package: "compress-nio")],
             exclude: ["Fixtures"]),
         .testTarget(
-            name: "StorageTests", dependencies: ["Storage", "FaultlineCore", .product(name: "GRDB", package: "GRDB.swift")]),
+            name: "StorageTests",
+            dependencies: ["Storage", "FaultlineCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         // One suite, two engines: the stores' behaviour on SQLite and on a real PostgreSQL server (tools/test starts
         // one and sets FAULTLINE_TEST_POSTGRES_URL).
         .testTarget(
             name: "StoreConformanceTests",
             dependencies: [
-                "Storage", "PostgresStorage", "FaultlineCore", .product(name: "GRDB", package: "GRDB.swift"),
+                "Storage", "PostgresStorage", "FaultlineCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(

@@ -179,3 +179,53 @@ public protocol DebugFileStore: Sendable {
     /// who uploaded last.
     func path(of buildID: BuildID, kind: DebugFileKind, project: ProjectID?) async throws -> String?
 }
+
+/// What `DebugFileStore.store` decides, the same on every engine: the rows one file gives a project, whether they fit
+/// its quota, and, row by row against what the project held before, what changed. The stores apply it inside their
+/// transaction (they read the previous blobs and write the rows; this decides).
+public struct DebugFileChange: Sendable {
+    /// One row per kind the file serves, in kind order.
+    public let rows: [StoredDebugFile]
+    /// The kinds whose earlier file had other bytes (a replacement: reports made with it are redone).
+    public private(set) var replacedKinds: [DebugFileKind] = []
+    /// The blobs the project's rows named before and no longer do (removed once no row names them).
+    public private(set) var released: Set<ContentHash> = []
+    let size: UInt64
+    let sha256: ContentHash
+
+    public init(_ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?, at date: Date) {
+        size = file.size
+        sha256 = file.sha256
+        rows = facts.kinds.sorted().map { kind in
+            StoredDebugFile(
+                project: project, buildID: buildID, kind: kind, size: file.size, sha256: file.sha256, architecture: facts.architecture,
+                fileType: facts.fileType, features: facts.features, name: name, uploadedAt: date)
+        }
+    }
+
+    /// The kinds the rows are for.
+    public var kinds: [DebugFileKind] { rows.map(\.kind) }
+
+    /// `.quotaExceeded` when this file and the project's other distinct blobs (`others` bytes, leaving out the rows
+    /// this file replaces and its own blob) do not fit in `quota`; nil when they fit. Sizes come from uploads: a sum
+    /// past `UInt64.max` is refused, never wrapped.
+    public func refusal(others: UInt64, quota: UInt64) -> DebugFileStoreOutcome? {
+        let (total, overflow) = others.addingReportingOverflow(size)
+        return !overflow && total <= quota ? nil : .quotaExceeded(wouldUse: overflow ? .max : total)
+    }
+
+    /// Notes the blob the project's row of `kind` named before (`previous`: nil without a row, possibly not a hash
+    /// when the row had none). Returns whether this row changes what the project holds in a way that takes a change
+    /// sequence value: new or other bytes, except for a source bundle, which resolves no address. The same bytes again
+    /// change nothing, and must not make reports in flight be redone.
+    public mutating func note(previous: String?, for kind: DebugFileKind) -> Bool {
+        if let previous, previous != sha256.rawValue {
+            replacedKinds.append(kind)
+            if let old = ContentHash(previous) { released.insert(old) }
+        }
+        return previous != sha256.rawValue && kind != .sources
+    }
+
+    /// What `store` answers once the rows are written.
+    public var outcome: DebugFileStoreOutcome { .stored(rows, replaced: !replacedKinds.isEmpty) }
+}

@@ -189,14 +189,6 @@ extension StorageError {
         }
     }
 
-    /// A failed plain file write (`errno`) as an error: `diskFull` for ENOSPC and EDQUOT, so the storage-pressure
-    /// state recognises it; `openFailed` otherwise.
-    static func fileWrite(_ message: String, errno code: Int32) -> StorageError {
-        code == ENOSPC || code == EDQUOT
-            ? StorageError(.diskFull, "\(message): the disk is full (errno \(code))")
-            : StorageError(.openFailed, "\(message) (errno \(code))")
-    }
-
     /// GRDB's SQLITE_FULL as a typed `diskFull` error; any other error unchanged.
     static func mapped(_ error: any Error) -> any Error {
         if let error = error as? DatabaseError, error.resultCode == .SQLITE_FULL {

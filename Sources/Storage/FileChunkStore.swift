@@ -1,3 +1,4 @@
+import BlobFiles
 import FaultlineCore
 
 #if canImport(Glibc)

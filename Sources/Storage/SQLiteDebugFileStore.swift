@@ -1,3 +1,4 @@
+import BlobFiles
 import FaultlineCore
 import GRDB
 
@@ -18,30 +19,24 @@ import Foundation
 /// projects whose files are byte for byte the same (equal SHA-256); a project that uploads a different file
 /// for a build-id it has replaces its own row (newest wins) and never touches another project's.
 ///
-/// Paths are derived from validated `ContentHash`es only (64 hex digits), never from a name sent by a client
-/// or found in DWARF. A file is written to `tmp/`, fsynced, then linked into place (a fresh link renamed over
-/// the blob name), so a reader sees no file or a complete one. Blob placement and row changes happen in one
-/// write transaction, and a blob no row names any more is removed in a later write transaction: the two are
-/// serialised by SQLite's writer lock, so a blob is never removed under an upload that is about to name it.
+/// The files themselves are a `BlobFolder` (paths from validated hashes only, written to `tmp/`, fsynced, linked
+/// into place). Blob placement and row changes happen in one write transaction, and a blob no row names any more
+/// is removed in a later write transaction: the two are serialised by SQLite's writer lock, so a blob is never
+/// removed under an upload that is about to name it.
 ///
 /// Storing a file that changes what a project holds takes the next debug-file change sequence value
 /// (`debug_files.stored_seq`) and, in the same transaction, queues the project's reports the file outranks
 /// (`SQLiteSymbolicationStore.requeueOutranked`): late symbols land whatever the order of arrival.
 public struct SQLiteDebugFileStore: DebugFileStore {
     let database: FaultlineDatabase
-    let root: String
+    let blobs: BlobFolder
+    var root: String { blobs.root }
 
     /// - Parameter root: the `debug-files` folder of the data folder.
     public init(database: FaultlineDatabase, root: String) throws {
         self.database = database
-        self.root = root
-        try FileManager.default.createDirectory(atPath: root + "/tmp", withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: root + "/blobs", withIntermediateDirectories: true)
+        blobs = try BlobFolder(root: root)
     }
-
-    func blobFolder(_ hash: ContentHash) -> String { "\(root)/blobs/\(hash.rawValue.prefix(2))" }
-
-    func blobPath(_ hash: ContentHash) -> String { "\(blobFolder(hash))/\(hash.rawValue)" }
 
     /// Where a file lived before `v7-debug-file-blobs` (shared by every project with the build-id).
     func legacyPath(_ id: BuildID, _ kind: DebugFileKind) -> String {
@@ -50,52 +45,32 @@ public struct SQLiteDebugFileStore: DebugFileStore {
     }
 
     public func temporaryUpload() throws -> TemporaryUpload {
-        let path = "\(root)/tmp/\(UUID().uuidString.lowercased()).part"
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StorageError.fileWrite("cannot create a temporary file for the upload", errno: errno) }
-        close(fd)
-        return TemporaryUpload(path: path)
+        try blobs.temporaryFile()
     }
 
     public func discard(_ upload: TemporaryUpload) {
-        unlink(upload.path)
+        blobs.discard(upload)
     }
 
     public func store(
         _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?, quotaBytes: UInt64,
         at date: Date
     ) async throws -> DebugFileStoreOutcome {
-        defer { unlink(file.upload.path) }
-        try Self.fsync(file.upload.path)
-        let kinds = facts.kinds.sorted()
-        let rows = kinds.map { kind in
-            StoredDebugFile(
-                project: project, buildID: buildID, kind: kind, size: file.size, sha256: file.sha256, architecture: facts.architecture,
-                fileType: facts.fileType, features: facts.features, name: name, uploadedAt: date)
-        }
+        defer { blobs.discard(file.upload) }
+        try BlobFolder.fsync(file.upload.path)
         let (outcome, released) = try await database.pool.write { db -> (DebugFileStoreOutcome, [ContentHash]) in
+            var change = DebugFileChange(file, facts: facts, buildID: buildID, project: project, name: name, at: date)
             // The quota: the project's distinct blobs once these kinds point at the new one.
-            let others = try Self.usedBytes(db, project: project, excluding: (buildID, kinds), blob: file.sha256)
-            let (total, overflow) = others.addingReportingOverflow(file.size)
-            guard !overflow, total <= quotaBytes else { return (.quotaExceeded(wouldUse: overflow ? .max : total), []) }
-            try placeBlob(from: file.upload.path, hash: file.sha256, size: file.size)
-            var replaced = false
-            var replacedKinds: [DebugFileKind] = []
-            var released = Set<ContentHash>()
-            // The change sequence value of this store, taken once and only when a row gains or changes its bytes
-            // (the same bytes again change nothing, and must not make reports in flight be redone).
+            let others = try Self.usedBytes(db, project: project, excluding: (buildID, change.kinds), blob: file.sha256)
+            if let refusal = change.refusal(others: others, quota: quotaBytes) { return (refusal, []) }
+            try blobs.place(from: file.upload.path, hash: file.sha256, size: file.size)
+            // The change sequence value of this store, taken once, by the first row that needs one.
             var sequence: Int64?
-            for row in rows {
+            for row in change.rows {
                 let previous = try String.fetchOne(
                     db, sql: "SELECT coalesce(blob_sha256, '') FROM debug_files WHERE project_id = ? AND build_id = ? AND kind = ?",
                     arguments: [project.rawValue, buildID.rawValue, row.kind.rawValue])
-                if let previous, previous != file.sha256.rawValue {
-                    replaced = true
-                    replacedKinds.append(row.kind)
-                    if let old = ContentHash(previous) { released.insert(old) }
-                }
-                // A source bundle resolves no address: it takes no sequence value and queues no report.
-                if previous != file.sha256.rawValue, sequence == nil, row.kind != .sources {
+                if change.note(previous: previous, for: row.kind), sequence == nil {
                     sequence = try SQLiteSymbolicationStore.nextDebugFileSequence(db)
                 }
                 try db.execute(
@@ -121,9 +96,9 @@ public struct SQLiteDebugFileStore: DebugFileStore {
                 // In this transaction: the reports this file outranks are queued before anyone can see the file, and a
                 // process that dies right after the commit loses nothing.
                 _ = try SQLiteSymbolicationStore.requeueOutranked(
-                    project: project, buildID: buildID, replacedKinds: replacedKinds, db)
+                    project: project, buildID: buildID, replacedKinds: change.replacedKinds, db)
             }
-            return (.stored(rows, replaced: replaced), released.sorted())
+            return (change.outcome, change.released.sorted())
         }
         if !released.isEmpty { try await removeUnreferenced(released) }
         return outcome
@@ -158,31 +133,13 @@ public struct SQLiteDebugFileStore: DebugFileStore {
         return total
     }
 
-    /// Puts the bytes at `source` in the blob store under `hash`. A blob of that name and size is the same
-    /// content (it was hashed before it was named) and stays; anything else there (a damaged file) is replaced.
-    /// Runs inside a write transaction (see the type's comment).
-    func placeBlob(from source: String, hash: ContentHash, size: UInt64) throws {
-        let folder = blobFolder(hash)
-        let target = blobPath(hash)
-        if Self.fileSize(target) == size { return }
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let staging = "\(root)/tmp/\(UUID().uuidString.lowercased()).blob"
-        guard link(source, staging) == 0 else { throw StorageError(.openFailed, "cannot store the debug file (errno \(errno))") }
-        guard rename(staging, target) == 0 else {
-            let code = errno
-            unlink(staging)
-            throw StorageError(.openFailed, "cannot store the debug file (errno \(code))")
-        }
-        Self.fsyncDirectory(folder)
-    }
-
     /// Removes the blobs among `hashes` that no row (of any project) names any more.
     func removeUnreferenced(_ hashes: [ContentHash]) async throws {
         try await database.pool.write { db in
             for hash in hashes {
                 let used = try Bool.fetchOne(
                     db, sql: "SELECT 1 FROM debug_files WHERE blob_sha256 = ? LIMIT 1", arguments: [hash.rawValue]) ?? false
-                if !used { unlink(blobPath(hash)) }
+                if !used { blobs.remove(hash) }
             }
         }
     }
@@ -241,9 +198,7 @@ public struct SQLiteDebugFileStore: DebugFileStore {
                     """,
                 arguments: [buildID.rawValue, kind.rawValue])
         }
-        guard let hash = hash.flatMap({ ContentHash($0) }) else { return nil }
-        let path = blobPath(hash)
-        return FileManager.default.fileExists(atPath: path) ? path : nil
+        return hash.flatMap { ContentHash($0) }.flatMap(blobs.existingPath(of:))
     }
 
     // MARK: Files of an older install
@@ -264,9 +219,9 @@ public struct SQLiteDebugFileStore: DebugFileStore {
             let rawID: String = row["build_id"]
             let rawKind: String = row["kind"]
             let legacy = BuildID(rawID).flatMap { id in DebugFileKind(rawValue: rawKind).map { legacyPath(id, $0) } }
-            if let legacy, let size = Self.fileSize(legacy), let hash = try? hasher.sha256(ofFileAt: legacy) {
+            if let legacy, let size = BlobFolder.fileSize(legacy), let hash = try? hasher.sha256(ofFileAt: legacy) {
                 try database.pool.write { db in
-                    try placeBlob(from: legacy, hash: hash, size: size)
+                    try blobs.place(from: legacy, hash: hash, size: size)
                     try db.execute(
                         sql: "UPDATE debug_files SET blob_sha256 = ?, size = ? WHERE build_id = ? AND kind = ? AND blob_sha256 IS NULL",
                         arguments: [hash.rawValue, Int64(clamping: size), rawID, rawKind])
@@ -292,25 +247,5 @@ public struct SQLiteDebugFileStore: DebugFileStore {
             rmdir(prefixFolder)
         }
         return adopted
-    }
-
-    static func fileSize(_ path: String) -> UInt64? {
-        var st = stat()
-        guard stat(path, &st) == 0, st.st_mode & 0o170000 == 0o100000 else { return nil }
-        return UInt64(clamping: st.st_size)
-    }
-
-    static func fsync(_ path: String) throws {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw StorageError(.openFailed, "cannot open the upload (errno \(errno))") }
-        defer { close(fd) }
-        guard Glibc.fsync(fd) == 0 else { throw StorageError(.openFailed, "cannot sync the upload (errno \(errno))") }
-    }
-
-    static func fsyncDirectory(_ path: String) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY)
-        guard fd >= 0 else { return }
-        _ = Glibc.fsync(fd)
-        close(fd)
     }
 }

@@ -2,6 +2,7 @@ import FaultlineCore
 import Foundation
 import GRDB
 @testable import Storage
+import TestSupport
 import Testing
 
 /// Late symbols on a real SQLite file (migration v11-report-modules): storing a debug file queues exactly the

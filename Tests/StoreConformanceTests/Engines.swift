@@ -27,17 +27,26 @@ final class Stores: Sendable {
     let clientReports: any ClientReportReader
     let insights: any InsightsReader & IssueStateStore
     let search: any SearchReader
-    fileprivate let sqlite: FaultlineDatabase?
-    private let sqliteFolder: String?
+    let debugFiles: any DebugFileStore
+    let difUploads: any DifUploadStore
+    /// The debug-file blob folder (`blobs/`, `tmp/`): in the SQLite test folder, or a temporary folder that a second
+    /// PostgreSQL node shares, as nodes share `--blobs`.
+    let blobRoot: String
+    private let sqlite: FaultlineDatabase?
+    /// What `close` removes: the SQLite test folder, or the PostgreSQL run's blob folder (not a second node's).
+    private let ownedFolder: String?
     let postgres: PostgresEngine?
     private let postgresName: String?
 
-    private init(engine: Engine, sqlite: FaultlineDatabase?, folder: String?, postgres: PostgresEngine?, name: String?) {
+    private init(
+        engine: Engine, sqlite: FaultlineDatabase?, postgres: PostgresEngine?, name: String?, blobRoot: String, ownedFolder: String?
+    ) throws {
         self.engine = engine
         self.sqlite = sqlite
-        sqliteFolder = folder
         self.postgres = postgres
         postgresName = name
+        self.blobRoot = blobRoot
+        self.ownedFolder = ownedFolder
         if let sqlite {
             projects = SQLiteProjectStore(database: sqlite)
             ingest = SQLiteIngestStore(database: sqlite)
@@ -49,6 +58,8 @@ final class Stores: Sendable {
             clientReports = SQLiteInsightsReader(database: sqlite)
             insights = SQLiteInsightsReader(database: sqlite)
             search = SQLiteSearchStore(database: sqlite)
+            debugFiles = try SQLiteDebugFileStore(database: sqlite, root: blobRoot)
+            difUploads = SQLiteDifUploadStore(database: sqlite)
         } else {
             projects = PostgresProjectStore(database: postgres!)
             ingest = PostgresIngestStore(database: postgres!)
@@ -60,38 +71,57 @@ final class Stores: Sendable {
             clientReports = PostgresAlertStore(database: postgres!)
             insights = PostgresInsightsReader(database: postgres!)
             search = PostgresSearch(database: postgres!)
+            debugFiles = try PostgresDebugFileStore(database: postgres!, root: blobRoot)
+            difUploads = PostgresDifUploadStore(database: postgres!)
         }
     }
 
     /// A fresh database of `engine`: a SQLite file in a temporary folder, or a new PostgreSQL database on the test
     /// server (`PostgresServer`).
     static func make(_ engine: Engine) async throws -> Stores {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-conformance-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         switch engine {
         case .sqlite:
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-conformance-\(UUID().uuidString)").path
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            return Stores(
-                engine: engine, sqlite: try FaultlineDatabase(path: folder + "/faultline.sqlite"), folder: folder, postgres: nil, name: nil)
+            return try Stores(
+                engine: engine, sqlite: try FaultlineDatabase(path: folder + "/faultline.sqlite"), postgres: nil, name: nil,
+                blobRoot: folder + "/debug-files", ownedFolder: folder)
         case .postgres:
             let (url, name) = try await PostgresServer.createDatabase()
-            return Stores(engine: engine, sqlite: nil, folder: nil, postgres: try await PostgresEngine.open(url: url), name: name)
+            return try Stores(
+                engine: engine, sqlite: nil, postgres: try await PostgresEngine.open(url: url), name: name, blobRoot: folder + "/debug-files",
+                ownedFolder: folder)
         }
     }
 
-    /// A second set of stores on the same database: another node of a PostgreSQL installation.
+    /// A second set of stores on the same database and the same blob folder: another node of a PostgreSQL installation.
     func secondNode() async throws -> Stores {
         guard let postgres else { throw StorageError(.openFailed, "only PostgreSQL has nodes") }
-        // No name: closing the second node leaves the database to the first.
-        return Stores(engine: engine, sqlite: nil, folder: nil, postgres: try await PostgresEngine.open(url: postgres.urlForTests), name: nil)
+        // No name and no folder: closing the second node leaves the database and the blobs to the first.
+        return try Stores(
+            engine: engine, sqlite: nil, postgres: try await PostgresEngine.open(url: postgres.urlForTests), name: nil, blobRoot: blobRoot,
+            ownedFolder: nil)
     }
 
-    /// Closes the database and removes it.
+    /// Closes the database and removes it, and the test's folder.
     func close() async {
         if let sqlite { try? sqlite.close() }
-        if let sqliteFolder { try? FileManager.default.removeItem(atPath: sqliteFolder) }
         if let postgres {
             await postgres.close()
             if let postgresName { try? await PostgresServer.dropDatabase(postgresName) }
+        }
+        if let ownedFolder { try? FileManager.default.removeItem(atPath: ownedFolder) }
+    }
+
+    /// Runs `sql` (portable SQL that changes rows) in one transaction.
+    func execute(_ sql: String) async throws {
+        if let sqlite {
+            try await sqlite.pool.write { db in try db.execute(sql: sql) }
+            return
+        }
+        let postgres = postgres!
+        try await postgres.write { connection in
+            _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: postgres.logger)
         }
     }
 
@@ -124,18 +154,6 @@ final class Stores: Sendable {
 }
 
 extension Stores {
-    /// Runs one statement (engine-specific set-up a test needs).
-    func execute(_ sql: String) async throws {
-        if let sqlite {
-            try await sqlite.pool.write { db in try db.execute(sql: sql) }
-            return
-        }
-        let postgres = postgres!
-        try await postgres.write { connection in
-            _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: postgres.logger)
-        }
-    }
-
     /// The row id of the report with event id `eventID` (the id the symbolication store takes).
     func reportID(_ eventID: EventID) async throws -> Int64 {
         guard let text = try await texts("SELECT id FROM reports WHERE event_id = '\(eventID.rawValue)'").first, let id = Int64(text) else {

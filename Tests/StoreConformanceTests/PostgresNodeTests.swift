@@ -122,6 +122,44 @@ import Testing
         }
     }
 
+    /// One node replaces a project's file, releasing its blob, while the other stores the same old bytes for another
+    /// project: the blob's advisory lock orders "no row names it, unlink" against "reuse it, name it", so every row's
+    /// blob file exists afterwards. Without the lock the unlink can land between the reuse and its commit.
+    @Test func aBlobReleasedOnOneNodeWhileAnotherReusesItKeepsItsFile() async throws {
+        try await withStores(.postgres) { first in
+            let second = try await first.secondNode()
+            let a = try await createProject(first).id
+            let b = try await createProject(first, "other").id
+            let both = facts([.debuginfo, .executable])
+            let rounds = 100
+            for round in 0..<rounds {
+                let id = BuildID(String(format: "%04x", round + 1))!
+                let old = "round \(round): the file a replaces and b uploads"
+                _ = try await first.debugFiles.store(
+                    try upload(first.debugFiles, old), facts: both, buildID: id, project: a, name: nil, quotaBytes: 1 << 30, at: Date())
+                let replacing = try upload(first.debugFiles, "round \(round): a's new file")
+                let reusing = try upload(second.debugFiles, old)
+                // At once: a's replacement on the first node (which then removes the old blob) and b's upload of the old
+                // bytes on the second.
+                async let replaced = first.debugFiles.store(
+                    replacing, facts: both, buildID: id, project: a, name: nil, quotaBytes: 1 << 30, at: Date())
+                async let reused = second.debugFiles.store(
+                    reusing, facts: both, buildID: id, project: b, name: nil, quotaBytes: 1 << 30, at: Date())
+                _ = try await (replaced, reused)
+            }
+            let named = try await first.texts("SELECT DISTINCT blob_sha256 FROM debug_files")
+            #expect(named.count == 2 * rounds)
+            let lost = named.filter { hash in
+                !FileManager.default.fileExists(atPath: first.blobRoot + "/blobs/" + hash.prefix(2) + "/" + hash)
+            }
+            #expect(lost.isEmpty, "\(lost.count) of \(named.count) blobs named by a row are gone")
+            // And no blob is left that no row names (a's old files were all removed or reused by b).
+            let onDisk = try FileManager.default.subpathsOfDirectory(atPath: first.blobRoot + "/blobs").filter { $0.count > 3 }
+            #expect(onDisk.count == named.count)
+            await second.close()
+        }
+    }
+
     /// Two nodes' webhook dispatchers asking at once attempt different deliveries; one a dead node held is attempted
     /// again once its lease is over.
     @Test func twoNodesAttemptEachWebhookDeliveryOnce() async throws {
@@ -141,6 +179,31 @@ import Testing
             #expect(try await second.alerts.dueDeliveries(now: at.addingTimeInterval(60), limit: 100).isEmpty)
             let later = try await second.alerts.dueDeliveries(now: at.addingTimeInterval(301), limit: 100)
             #expect(later.count == 20)
+            await second.close()
+        }
+    }
+
+    /// Two nodes store different files for one project at once, with room for one more: exactly one is stored (the
+    /// project's advisory lock); without it both would read the usage before the other's commit and pass the quota.
+    @Test func twoNodesUploadingForOneProjectAtOnceStayWithinItsQuota() async throws {
+        try await withStores(.postgres) { first in
+            let second = try await first.secondNode()
+            let p = try await createProject(first).id
+            let rounds = 40
+            for round in 0..<rounds {
+                let files = try (0..<2).map { node in try upload(first.debugFiles, String(format: "r%04d-n%d", round, node)) }
+                // Eight bytes each, and room for exactly one more.
+                let quota = UInt64(round + 1) * 8
+                async let one = first.debugFiles.store(
+                    files[0], facts: facts([.debuginfo]), buildID: BuildID(String(format: "%04x", 2 * round + 1))!, project: p, name: nil,
+                    quotaBytes: quota, at: Date())
+                async let other = second.debugFiles.store(
+                    files[1], facts: facts([.debuginfo]), buildID: BuildID(String(format: "%04x", 2 * round + 2))!, project: p, name: nil,
+                    quotaBytes: quota, at: Date())
+                let stored = try await [one, other].filter { if case .stored = $0 { true } else { false } }
+                #expect(stored.count == 1, "round \(round)")
+            }
+            #expect(try await first.debugFiles.bytesUsed(project: p, excluding: nil) == UInt64(rounds) * 8)
             await second.close()
         }
     }
