@@ -54,3 +54,24 @@ public enum StoredList {
         return list
     }
 }
+
+/// Client text as both engines store it: U+0000 replaced by U+FFFD. The parsers do this already (docs/protocol.md
+/// §2.6); the stores do it again for any other caller, because SQLite cuts bound text at U+0000 and PostgreSQL's
+/// `text` refuses it, and a label must not cut or fail the write it belongs to.
+public enum StoredText {
+    public static func clean(_ text: String) -> String {
+        guard text.utf8.contains(0) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "\u{0}" ? "\u{FFFD}" : $0 }))
+    }
+
+    public static func clean(_ text: String?) -> String? { text.map(clean) }
+
+    /// `update` with its text fields cleaned.
+    public static func clean(_ update: SessionUpdate) -> SessionUpdate {
+        var update = update
+        update.distinctID = clean(update.distinctID)
+        update.release = clean(update.release)
+        update.environment = clean(update.environment)
+        return update
+    }
+}

@@ -380,6 +380,9 @@ struct JSONReader {
                             scalar = low
                         }
                     }
+                    // U+0000 (`\u0000`) becomes U+FFFD, as a lone surrogate does: no client means it, C code cuts text at
+                    // it, and PostgreSQL's text columns refuse it (docs/protocol.md, "Text").
+                    if scalar == 0 { scalar = 0xFFFD }
                     out.append(contentsOf: Array(String(Unicode.Scalar(scalar).map(Character.init) ?? "\u{FFFD}").utf8))
                 default:
                     throw FormatError(.malformedJSON, "invalid escape at byte \(index - 2)")

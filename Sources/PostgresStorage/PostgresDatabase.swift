@@ -250,6 +250,6 @@ enum PostgresText {
     /// `text` with U+0000 replaced by U+FFFD: PostgreSQL refuses the zero character in `text` (SQLite keeps it), and a
     /// label a client sent (a file name, a source bundle's architecture) must not fail the write it belongs to.
     static func storable(_ text: String) -> String {
-        text.unicodeScalars.contains("\u{0}") ? text.replacing("\u{0}", with: "\u{FFFD}") : text
+        StoredText.clean(text)
     }
 }

@@ -18,6 +18,9 @@ import Foundation
 ///   read of its state to the write of the merge, so the health rollups move by each change exactly once.
 public struct PostgresIngestStore: IngestStore {
     let database: PostgresEngine
+    /// Client text for `text` columns (U+0000 cannot be stored; the parsers replace it already, this is the store's
+    /// own guard for any caller).
+    typealias T = PostgresText
 
     public init(database: PostgresEngine) {
         self.database = database
@@ -94,8 +97,9 @@ public struct PostgresIngestStore: IngestStore {
                     user_key, session_id, error_type, error_message, payload_id, payload_offset, payload_length,
                     custom_keys_dropped, values_truncated, breadcrumbs_dropped, threads_dropped, frames_dropped, modules_dropped)
                 SELECT report_id, \(project), \(report.eventID.rawValue), \(report.kind.rawValue), \(Millis.from(report.timestamp)),
-                    \(receivedAt), \(report.release), \(report.environment), \(report.userKey), \(report.sessionID?.rawValue),
-                    \(report.error?.type), \(report.error?.message.map { IngestLimits.truncate($0, toBytes: 512) }), \(payloadID),
+                    \(receivedAt), \(report.release.map(T.storable)), \(report.environment.map(T.storable)),
+                    \(report.userKey.map(T.storable)), \(report.sessionID?.rawValue), \(report.error?.type.map(T.storable)),
+                    \(report.error?.message.map { T.storable(IngestLimits.truncate($0, toBytes: 512)) }), \(payloadID),
                     \(Int64(prepared.range.lowerBound)), \(Int64(prepared.range.count)), \(t.customKeysDropped), \(t.valuesTruncated),
                     \(t.breadcrumbsDropped), \(t.threadsDropped), \(t.framesDropped), \(t.modulesDropped)
                 FROM claimed RETURNING id
@@ -133,7 +137,7 @@ public struct PostgresIngestStore: IngestStore {
             try await connection.query(
                 """
                 INSERT INTO client_reports (project_id, day, reason, category, quantity)
-                VALUES (\(project), \(DayNumber(envelope.receivedAt).rawValue), \(discarded.reason), \(discarded.category),
+                VALUES (\(project), \(DayNumber(envelope.receivedAt).rawValue), \(T.storable(discarded.reason)), \(T.storable(discarded.category)),
                     \(Int64(discarded.quantity)))
                 ON CONFLICT (project_id, day, reason, category) DO UPDATE SET quantity = client_reports.quantity + excluded.quantity
                 """, logger: logger)
@@ -145,8 +149,8 @@ public struct PostgresIngestStore: IngestStore {
                 try await connection.query(
                     """
                     INSERT INTO attachments (project_id, event_id, filename, content_type, attachment_type, size, bytes, received_at)
-                    VALUES (\(project), \(eventID.rawValue), \(attachment.filename), \(attachment.contentType),
-                        \(attachment.attachmentType), \(Int64(attachment.bytes.count)), \(Data(attachment.bytes)), \(receivedAt))
+                    VALUES (\(project), \(eventID.rawValue), \(T.storable(attachment.filename)), \(attachment.contentType.map(T.storable)),
+                        \(attachment.attachmentType.map(T.storable)), \(Int64(attachment.bytes.count)), \(Data(attachment.bytes)), \(receivedAt))
                     """, logger: logger)
                 attachments += 1
             }
@@ -159,7 +163,7 @@ public struct PostgresIngestStore: IngestStore {
         var unchanged = 0
         let updatedAt = Millis.from(batch.receivedAt)
         let project = batch.project.rawValue
-        for update in batch.updates {
+        for update in batch.updates.map(StoredText.clean) {
             let id = update.sessionID.rawValue
             // Held to the end of the transaction: another node's update of this session waits for this one.
             try await connection.query(
@@ -173,7 +177,8 @@ public struct PostgresIngestStore: IngestStore {
                 """
                 INSERT INTO sessions (project_id, session_id, distinct_id, release, environment, started_at, status, errors,
                     duration, seq, updated_at)
-                VALUES (\(project), \(id), \(next.distinctID), \(next.release), \(next.environment), \(Millis.from(next.started)),
+                VALUES (\(project), \(id), \(next.distinctID.map(T.storable)), \(T.storable(next.release)), \(next.environment.map(T.storable)),
+                    \(Millis.from(next.started)),
                     \(next.status.rawValue), \(Int64(next.errors)), \(next.duration), \(next.seq), \(updatedAt))
                 ON CONFLICT (project_id, session_id) DO UPDATE SET distinct_id = excluded.distinct_id,
                     release = excluded.release, environment = excluded.environment, started_at = excluded.started_at,

@@ -96,8 +96,9 @@ public struct SQLiteIngestStore: IngestStore {
             try insertReport.execute(
                 arguments: StatementArguments([
                     batch.project.rawValue, report.eventID.rawValue, report.kind.rawValue, Millis.from(report.timestamp),
-                    receivedAt, report.release, report.environment, report.userKey, report.sessionID?.rawValue,
-                    report.error?.type, report.error?.message.map { IngestLimits.truncate($0, toBytes: 512) },
+                    receivedAt, StoredText.clean(report.release), StoredText.clean(report.environment), StoredText.clean(report.userKey),
+                    report.sessionID?.rawValue, StoredText.clean(report.error?.type),
+                    report.error?.message.map { StoredText.clean(IngestLimits.truncate($0, toBytes: 512)) },
                     payloadID, prepared.range.lowerBound, prepared.range.count,
                     t.customKeysDropped, t.valuesTruncated, t.breadcrumbsDropped, t.threadsDropped, t.framesDropped,
                     t.modulesDropped,
@@ -133,7 +134,8 @@ public struct SQLiteIngestStore: IngestStore {
                     ON CONFLICT (project_id, day, reason, category) DO UPDATE SET quantity = quantity + ?5
                     """
             ).execute(arguments: [
-                envelope.project.rawValue, DayNumber(envelope.receivedAt).rawValue, discarded.reason, discarded.category,
+                envelope.project.rawValue, DayNumber(envelope.receivedAt).rawValue, StoredText.clean(discarded.reason),
+                StoredText.clean(discarded.category),
                 discarded.quantity,
             ])
         }
@@ -147,8 +149,9 @@ public struct SQLiteIngestStore: IngestStore {
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                         """
                 ).execute(arguments: [
-                    envelope.project.rawValue, eventID.rawValue, attachment.filename, attachment.contentType,
-                    attachment.attachmentType, attachment.bytes.count, Data(attachment.bytes), receivedAt,
+                    envelope.project.rawValue, eventID.rawValue, StoredText.clean(attachment.filename),
+                    StoredText.clean(attachment.contentType), StoredText.clean(attachment.attachmentType), attachment.bytes.count,
+                    Data(attachment.bytes), receivedAt,
                 ])
                 attachments += 1
             }
@@ -160,7 +163,7 @@ public struct SQLiteIngestStore: IngestStore {
         var applied = 0
         var unchanged = 0
         let updatedAt = Millis.from(batch.receivedAt)
-        for update in batch.updates {
+        for update in batch.updates.map(StoredText.clean) {
             // Cached statements: this runs once per session update, the hottest write after reports.
             let existing = try SessionRecord.fetchOne(
                 db.cachedStatement(sql: "SELECT * FROM sessions WHERE project_id = ? AND session_id = ?"),

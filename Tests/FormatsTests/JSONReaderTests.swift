@@ -40,6 +40,26 @@ import Testing
         }
     }
 
+    /// U+0000 is the one character read differently from Foundation: it becomes U+FFFD, in values and in keys, so that
+    /// no stored text holds it (PostgreSQL's text columns refuse it; docs/protocol.md §2.6).
+    @Test func theNullCharacterBecomesTheReplacementCharacter() throws {
+        let value = try read(#"["a\u0000b", "\u0000"]"#) { r in
+            var out: [String] = []
+            try r.readArray { r, _ in out.append(try r.readString()) }
+            return out
+        }
+        #expect(value == ["a\u{FFFD}b", "\u{FFFD}"])
+        let body = Array(#"""
+            {"event_id": "0123456789abcdef0123456789abcdef", "kind": "nonfatal", "timestamp": "2026-11-24T06:00:00Z",
+             "error": {"type": "boom\u0000", "message": "cut\u0000here"}, "custom_keys": {"k\u0000": "v\u0000"}}
+            """#.utf8)
+        let report = try NativeReportParser.parse(body, range: 0..<body.count)
+        #expect(report.error?.type == "boom\u{FFFD}")
+        #expect(report.error?.message == "cut\u{FFFD}here")
+        #expect(report.customKeys.first?.key == "k\u{FFFD}")
+        #expect(report.customKeys.first.map { "\($0.value)" }?.contains("\u{0}") == false)
+    }
+
     @Test(arguments: ["\"raw\ncontrol\"", #""bad \q escape""#, #""\u12G4""#, #""unterminated"#])
     func rejectsBrokenStrings(_ json: String) {
         #expect(throws: FormatError.self) { try read(json) { try $0.readString() } }

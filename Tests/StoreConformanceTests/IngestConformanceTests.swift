@@ -193,6 +193,41 @@ func createProject(_ stores: Stores, _ slug: String = "app") async throws -> Pro
         }
     }
 
+    /// Text holding U+0000 is stored whole as U+FFFD, never refused or cut: the parsers replace it (docs/protocol.md
+    /// §2.6), and both stores do too for any other caller (SQLite cut bound text at U+0000; PostgreSQL's text refuses it).
+    @Test(arguments: Engine.allCases) func textWithTheNullCharacterIsStored(_ engine: Engine) async throws {
+        try await withStores(engine) { stores in
+            let p = try await createProject(stores)
+            var hostile = report(1)
+            hostile.report.error = ErrorInfo(type: "T\u{0}", message: "cut\u{0}here")
+            hostile.report.app = AppInfo(version: "1\u{0}")
+            hostile.report.environment = "prod\u{0}"
+            let session = SessionUpdate(
+                sessionID: SessionID("s-nul")!, distinctID: "u\u{0}", release: "1\u{0}", started: Date(timeIntervalSince1970: 100), status: .ok)
+            let outcomes = try await stores.ingest.commit([
+                .reports(ReportBatch(project: p.id, receivedAt: Date(), payload: payload, reports: [hostile])),
+                .sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: [session])),
+                .envelope(EnvelopeWrite(
+                    project: p.id, receivedAt: Date(), event: nil, sessions: [],
+                    discarded: [DiscardedEvents(reason: "r\u{0}", category: "c\u{0}", quantity: 1)],
+                    attachments: [Attachment(filename: "f\u{0}.txt", contentType: "text/\u{0}", attachmentType: nil, bytes: [1])],
+                    eventID: eventID(99))),
+            ])
+            #expect(outcomes == [
+                .reports(stored: [eventID(1)], duplicates: []), .sessions(applied: 1, unchanged: 0),
+                .envelope(stored: [], duplicates: [], sessionsApplied: 0, attachments: 1),
+            ])
+            let stored = try #require(try await stores.reports.reports(matching: ReportQuery(project: p.id)).first)
+            #expect(stored.errorMessage == "cut\u{FFFD}here")
+            #expect(stored.errorType == "T\u{FFFD}")
+            #expect(stored.environment == "prod\u{FFFD}")
+            #expect(stored.release == "1\u{FFFD}")
+            #expect(try await stores.reports.session(project: p.id, id: SessionID("s-nul")!)?.distinctID == "u\u{FFFD}")
+            #expect(try await stores.texts("SELECT filename FROM attachments") == ["f\u{FFFD}.txt"])
+            #expect(try await stores.clientReports.droppedEvents(project: p.id, from: DayNumber(rawValue: 0)).map(\.reason) == ["r\u{FFFD}"])
+        }
+    }
+
     /// Sessions of 12 users over 2 releases and 3 days, crashing, errored, retried and updated after their end: the
     /// health rollups equal a recount of the stored sessions.
     @Test(arguments: Engine.allCases) func healthRollupsEqualARecountOfSessions(_ engine: Engine) async throws {
