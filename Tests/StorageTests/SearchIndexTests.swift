@@ -10,50 +10,6 @@ import Testing
     let rollups = SQLiteFixture()
     let now = Date(timeIntervalSince1970: 1_795_000_000)
 
-    /// A processed report's document: user, custom key, function and error given.
-    func document(_ n: Int, user: String, key: String, function: String, message: String) -> SearchDocument {
-        var report = Report(eventID: eventID(n), kind: .crash, timestamp: now)
-        report.userID = user
-        report.app = AppInfo(version: "1.0", build: "7")
-        report.customKeys = [(key: "plan", value: .string(key))]
-        report.error = ErrorInfo(type: "SIGSEGV", message: message)
-        report.threads = [ThreadInfo(crashed: true, frames: [Frame(address: 0x1000)])]
-        let symbols = SymbolicatedReport(
-            state: .complete,
-            threads: [[SymbolicatedFrameSlot(frames: [ResolvedFrame(function: function, file: "a.swift", line: 3)], buildID: "aa",
-                                             status: "dwarf", offset: 4)]],
-            missing: [])
-        return SearchDocument.make(report, symbols: symbols, grouping: rollups.grouping("site").grouping)
-    }
-
-    func save(_ db: TempDatabase, _ n: Int, _ document: SearchDocument) async throws {
-        try await SQLiteSymbolicationStore(database: db.database).saveAll(
-            [SymbolicationOutcome(reportID: try await rollups.rowID(db, n), result: SymbolicatedReport(state: .notNeeded, threads: [], missing: []),
-                                  grouping: rollups.grouping("site \(n)"), search: document)],
-            at: now)
-    }
-
-    func find(_ db: TempDatabase, _ text: String, _ project: Project, page: Int = 1, pageSize: Int = 25) async throws -> SearchResults {
-        try await SQLiteSearchStore(database: db.database).search(
-            try SearchText.parse(text), project: project.id, page: page, pageSize: pageSize, now: now)
-    }
-
-    func events(_ results: SearchResults) -> [String] { results.reports.map(\.eventID.rawValue) }
-
-    func entries(_ db: TempDatabase) async throws -> Int {
-        try await db.database.pool.read { db in
-            // The FTS index itself, not the content table: rows whose terms the index still holds.
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM search_index WHERE search_index MATCH 'sigsegv'") ?? -1
-        }
-    }
-
-    func other(_ db: TempDatabase) async throws -> Project {
-        try await SQLiteProjectStore(database: db.database).createProject(
-            slug: ProjectSlug("other")!, ingestKeyHash: SecretHash(hex: String(repeating: "c", count: 64)),
-            uploadTokenHash: SecretHash(hex: String(repeating: "d", count: 64)), createdAt: Date(timeIntervalSince1970: 1),
-            rateLimitPerSecond: 50)
-    }
-
     /// A query's cost is the hits', not the project's: the joins start from the index's newest hits and look each
     /// report up by id. Left to itself, SQLite walked the project's reports (`reports_by_time`) and probed the hits
     /// for each: 3 s a query at 1 M reports, even for a text that matches nothing.

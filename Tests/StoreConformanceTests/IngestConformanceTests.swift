@@ -232,31 +232,36 @@ func createProject(_ stores: Stores, _ slug: String = "app") async throws -> Pro
     /// health rollups equal a recount of the stored sessions.
     @Test(arguments: Engine.allCases) func healthRollupsEqualARecountOfSessions(_ engine: Engine) async throws {
         try await withStores(engine) { stores in
-            let p = try await createProject(stores)
             let day0 = 1_795_000_000.0 - 1_795_000_000.0.truncatingRemainder(dividingBy: 86_400)
-            var updates: [SessionUpdate] = []
-            for n in 0..<60 {
-                let started = Date(timeIntervalSince1970: day0 + Double(n % 3) * 86_400 + Double(n))
-                let user = n % 9 == 0 ? nil : "user-\(n % 12)"
-                updates.append(SessionUpdate(sessionID: SessionID("s\(n)")!, distinctID: user, release: n % 2 == 0 ? "1.0" : "2.0", started: started, status: .ok))
-            }
-            _ = try await stores.ingest.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: updates))])
-            var ends: [SessionUpdate] = []
-            for n in 0..<60 {
-                var end = updates[n]
-                end.status = n % 7 == 0 ? .crashed : n % 11 == 0 ? .abnormal : .exited
-                end.errors = n % 5 == 0 ? 2 : 0
-                ends.append(end)
-                if n % 4 == 0 { ends.append(end) }  // a retry
-                if n % 6 == 0 {
-                    var late = end
-                    late.status = .exited
-                    ends.append(late)  // after the end: ignored
-                }
-            }
-            _ = try await stores.ingest.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: ends))])
+            try await Self.storeSessions(stores, try await createProject(stores), day0: day0)
             try await expectHealthRollupsEqualARecount(stores, days: 3)
         }
+    }
+
+    /// 60 sessions of 12 users (every ninth without one) over releases 1.0 and 2.0 and the 3 days from `day0`: started,
+    /// then ended crashed, abnormal or exited (some errored), with retries and updates after the end.
+    static func storeSessions(_ stores: Stores, _ p: Project, day0: Double) async throws {
+        var updates: [SessionUpdate] = []
+        for n in 0..<60 {
+            let started = Date(timeIntervalSince1970: day0 + Double(n % 3) * 86_400 + Double(n))
+            let user = n % 9 == 0 ? nil : "user-\(n % 12)"
+            updates.append(SessionUpdate(sessionID: SessionID("s\(n)")!, distinctID: user, release: n % 2 == 0 ? "1.0" : "2.0", started: started, status: .ok))
+        }
+        _ = try await stores.ingest.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: updates))])
+        var ends: [SessionUpdate] = []
+        for n in 0..<60 {
+            var end = updates[n]
+            end.status = n % 7 == 0 ? .crashed : n % 11 == 0 ? .abnormal : .exited
+            end.errors = n % 5 == 0 ? 2 : 0
+            ends.append(end)
+            if n % 4 == 0 { ends.append(end) }  // a retry
+            if n % 6 == 0 {
+                var late = end
+                late.status = .exited
+                ends.append(late)  // after the end: ignored
+            }
+        }
+        _ = try await stores.ingest.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: ends))])
     }
 }
 

@@ -136,33 +136,8 @@ import Testing
     @Test(arguments: Engine.allCases) func releaseHealthIsReadFromTheSessionRollups(_ engine: Engine) async throws {
         try await withStores(engine) { stores in
             let (db, p) = try await setUp(stores)
-            let store = db.ingest
-            // Given 60 sessions of 12 users over 2 releases and 3 days, some crashing later, some errored, some
-            // retried, some updated after their end…
-            var updates: [SessionUpdate] = []
-            for n in 0..<60 {
-                let started = Date(timeIntervalSince1970: day0 + Double(n % 3) * 86_400 + Double(n))
-                let user = n % 9 == 0 ? nil : "user-\(n % 12)"
-                updates.append(SessionUpdate(sessionID: SessionID("s\(n)")!, distinctID: user, release: n % 2 == 0 ? "1.0" : "2.0", started: started, status: .ok))
-            }
-            _ = try await store.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: updates))])
-            var ends: [SessionUpdate] = []
-            for n in 0..<60 {
-                var end = updates[n]
-                end.status = n % 7 == 0 ? .crashed : n % 11 == 0 ? .abnormal : .exited
-                end.errors = n % 5 == 0 ? 2 : 0
-                ends.append(end)
-                if n % 4 == 0 { ends.append(end) }  // a retry
-                if n % 6 == 0 {
-                    var late = end
-                    late.status = .exited
-                    ends.append(late)  // after the end: ignored
-                }
-            }
-            _ = try await store.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: ends))])
-
-            // That the rollups equal a recount is checked on both engines (StoreConformanceTests); here, that the
-            // insights read them.
+            try await IngestConformanceTests.storeSessions(db, p, day0: day0)
+            // That the rollups equal a recount is checked in IngestConformanceTests; here, that the insights read them.
             let reader = db.insights
             let days = try await reader.health(project: p.id, release: nil, from: DayNumber(rawValue: 20_400), through: DayNumber(rawValue: 20_402))
             #expect(days.map(\.health.sessions).reduce(0, +) == 60)
