@@ -81,32 +81,70 @@ public struct PostgresIngestStore: IngestStore {
             """, logger: logger)
         var payloadID: Int64 = 0
         for try await id in payloadRows.decode(Int64.self) { payloadID = id }
+        // All of the request's reports in one statement, as arrays (PostgresNIO binds no optional elements: a text
+        // that is absent is "" with its `has` flag false). The claim of each event id is the duplicate check: a report
+        // row is written only for a new claim, and within the request only for an event id's first report.
+        var events: [String] = [], kinds: [String] = [], occurred: [Int64] = []
+        var texts: [[String]] = Array(repeating: [], count: 6), has: [[Bool]] = Array(repeating: [], count: 6)
+        var offsets: [Int64] = [], lengths: [Int64] = []
+        var trims: [[Int64]] = Array(repeating: [], count: 6)
+        for prepared in batch.reports {
+            let report = prepared.report
+            events.append(report.eventID.rawValue)
+            kinds.append(report.kind.rawValue)
+            occurred.append(Millis.from(report.timestamp))
+            let optional: [String?] = [
+                report.release, report.environment, report.userKey, report.sessionID?.rawValue, report.error?.type,
+                report.error?.message.map { IngestLimits.truncate($0, toBytes: 512) },
+            ]
+            for (index, text) in optional.enumerated() {
+                texts[index].append(text.map(T.storable) ?? "")
+                has[index].append(text != nil)
+            }
+            offsets.append(Int64(prepared.range.lowerBound))
+            lengths.append(Int64(prepared.range.count))
+            let t = report.trimmed
+            for (index, count) in [t.customKeysDropped, t.valuesTruncated, t.breadcrumbsDropped, t.threadsDropped, t.framesDropped,
+                                   t.modulesDropped].enumerated() {
+                trims[index].append(Int64(count))
+            }
+        }
+        let rows = try await connection.query(
+            """
+            WITH input AS (
+                SELECT * FROM unnest(\(events)::text[], \(kinds)::text[], \(occurred)::bigint[],
+                    \(texts[0])::text[], \(has[0])::boolean[], \(texts[1])::text[], \(has[1])::boolean[],
+                    \(texts[2])::text[], \(has[2])::boolean[], \(texts[3])::text[], \(has[3])::boolean[],
+                    \(texts[4])::text[], \(has[4])::boolean[], \(texts[5])::text[], \(has[5])::boolean[],
+                    \(offsets)::bigint[], \(lengths)::bigint[], \(trims[0])::bigint[], \(trims[1])::bigint[], \(trims[2])::bigint[],
+                    \(trims[3])::bigint[], \(trims[4])::bigint[], \(trims[5])::bigint[])
+                    WITH ORDINALITY AS u(event_id, kind, occurred_at, release, has_release, environment, has_environment,
+                        user_key, has_user_key, session_id, has_session_id, error_type, has_error_type, error_message,
+                        has_error_message, payload_offset, payload_length, t0, t1, t2, t3, t4, t5, ord)),
+            first AS (SELECT DISTINCT ON (event_id) * FROM input ORDER BY event_id, ord),
+            claimed AS (
+                INSERT INTO report_event_ids (project_id, event_id, report_id, received_at)
+                SELECT \(project), event_id, nextval('reports_id_seq'), \(receivedAt) FROM (SELECT event_id FROM first ORDER BY ord) AS o
+                ON CONFLICT (project_id, event_id) DO NOTHING RETURNING event_id, report_id)
+            INSERT INTO reports (id, project_id, event_id, kind, occurred_at, received_at, release, environment,
+                user_key, session_id, error_type, error_message, payload_id, payload_offset, payload_length,
+                custom_keys_dropped, values_truncated, breadcrumbs_dropped, threads_dropped, frames_dropped, modules_dropped)
+            SELECT c.report_id, \(project), f.event_id, f.kind, f.occurred_at, \(receivedAt),
+                CASE WHEN f.has_release THEN f.release END, CASE WHEN f.has_environment THEN f.environment END,
+                CASE WHEN f.has_user_key THEN f.user_key END, CASE WHEN f.has_session_id THEN f.session_id END,
+                CASE WHEN f.has_error_type THEN f.error_type END, CASE WHEN f.has_error_message THEN f.error_message END,
+                \(payloadID), f.payload_offset, f.payload_length, f.t0, f.t1, f.t2, f.t3, f.t4, f.t5
+            FROM first f JOIN claimed c USING (event_id)
+            RETURNING event_id
+            """, logger: logger)
+        var new = Set<String>()
+        for try await event in rows.decode(String.self) { new.insert(event) }
+        // In request order: an event id's first report is stored when its claim was new; every other is a duplicate.
         var stored: [EventID] = []
         var duplicates: [EventID] = []
         for prepared in batch.reports {
-            let report = prepared.report
-            let t = report.trimmed
-            // Claiming the event id is the duplicate check; the report row is written only when the claim is new.
-            let rows = try await connection.query(
-                """
-                WITH claimed AS (
-                    INSERT INTO report_event_ids (project_id, event_id, report_id, received_at)
-                    VALUES (\(project), \(report.eventID.rawValue), nextval('reports_id_seq'), \(receivedAt))
-                    ON CONFLICT (project_id, event_id) DO NOTHING RETURNING report_id)
-                INSERT INTO reports (id, project_id, event_id, kind, occurred_at, received_at, release, environment,
-                    user_key, session_id, error_type, error_message, payload_id, payload_offset, payload_length,
-                    custom_keys_dropped, values_truncated, breadcrumbs_dropped, threads_dropped, frames_dropped, modules_dropped)
-                SELECT report_id, \(project), \(report.eventID.rawValue), \(report.kind.rawValue), \(Millis.from(report.timestamp)),
-                    \(receivedAt), \(report.release.map(T.storable)), \(report.environment.map(T.storable)),
-                    \(report.userKey.map(T.storable)), \(report.sessionID?.rawValue), \(report.error?.type.map(T.storable)),
-                    \(report.error?.message.map { T.storable(IngestLimits.truncate($0, toBytes: 512)) }), \(payloadID),
-                    \(Int64(prepared.range.lowerBound)), \(Int64(prepared.range.count)), \(t.customKeysDropped), \(t.valuesTruncated),
-                    \(t.breadcrumbsDropped), \(t.threadsDropped), \(t.framesDropped), \(t.modulesDropped)
-                FROM claimed RETURNING id
-                """, logger: logger)
-            var inserted = false
-            for try await _ in rows { inserted = true }
-            if inserted { stored.append(report.eventID) } else { duplicates.append(report.eventID) }
+            let id = prepared.report.eventID
+            if new.remove(id.rawValue) != nil { stored.append(id) } else { duplicates.append(id) }
         }
         if stored.isEmpty {
             // A batch made only of retries keeps no second copy of its bytes.

@@ -78,6 +78,12 @@ func createProject(_ stores: Stores, _ slug: String = "app") async throws -> Pro
                 .reports(ReportBatch(project: other.id, receivedAt: Date(), payload: payload, reports: [report(1)]))
             ])
             #expect(elsewhere == [.reports(stored: [eventID(1)], duplicates: [])])
+            // The same event id twice in one request: its first report is stored, the second is a duplicate.
+            let twice = try await stores.ingest.commit([
+                .reports(ReportBatch(project: p.id, receivedAt: Date(), payload: payload, reports: [report(4), report(5), report(4)]))
+            ])
+            #expect(twice == [.reports(stored: [eventID(4), eventID(5)], duplicates: [eventID(4)])])
+            #expect(try await stores.texts("SELECT count(*) FROM reports WHERE event_id = '\(eventID(4).rawValue)'") == ["1"])
         }
     }
 
