@@ -189,6 +189,7 @@ public final class PostgresEngine: Sendable {
 
     /// `body` in one transaction (committed when it returns, rolled back when it throws); errors mapped to
     /// `StorageError` where they have a meaning above the store.
+    @discardableResult
     func write<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         do {
             return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
@@ -198,6 +199,7 @@ public final class PostgresEngine: Sendable {
     }
 
     /// `body` on one connection, outside a transaction (each statement its own).
+    @discardableResult
     func read<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         do {
             return try await client.withConnection { connection in try await body(connection) }
