@@ -17,7 +17,7 @@ import Foundation
 ///   `deliveryLease` ahead, with `FOR UPDATE SKIP LOCKED`), and `recordAttempt` sets the real next time or the end
 ///   state. A node that dies mid-delivery leaves the delivery to be retried by any node after the lease: webhooks are
 ///   delivered at least once, as they were on one node across a crash.
-public struct PostgresAlertStore: AlertStore, ClientReportReader {
+public struct PostgresAlertStore: AlertStore {
     let database: PostgresEngine
 
     public init(database: PostgresEngine) {
@@ -220,22 +220,6 @@ public struct PostgresAlertStore: AlertStore, ClientReportReader {
                 """, logger: logger
             ).decode((Int64, String, Int, Int?, String?).self) {
                 out.append(DeliveryStatus(alert: alert, state: state, attempts: attempts, lastStatus: status, lastError: error))
-            }
-            return out
-        }
-    }
-
-    public func droppedEvents(project: ProjectID, from: DayNumber) async throws -> [DroppedEvents] {
-        let logger = database.logger
-        return try await database.read { connection in
-            var out: [DroppedEvents] = []
-            for try await (day, reason, category, quantity) in try await connection.query(
-                """
-                SELECT day, reason, category, quantity FROM client_reports WHERE project_id = \(project.rawValue) AND day >= \(from.rawValue)
-                ORDER BY day DESC, reason, category
-                """, logger: logger
-            ).decode((Int, String, String, Int).self) {
-                out.append(DroppedEvents(day: DayNumber(rawValue: day), reason: reason, category: category, quantity: quantity))
             }
             return out
         }

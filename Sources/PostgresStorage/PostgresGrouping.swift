@@ -33,7 +33,7 @@ struct FiledReport {
     /// The report `id`, locked to the end of the transaction; nil when it is gone.
     static func lock(_ id: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> FiledReport? {
         let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: "SELECT \(columns) FROM reports WHERE id = $1 FOR UPDATE", binds: { var b = PostgresBindings(); b.append(id); return b }()),
+            PostgresQuery(unsafeSQL: "SELECT \(columns) FROM reports WHERE id = $1 FOR UPDATE", binds: PostgresBindings(values: [id])),
             logger: logger)
         for try await row in rows.decode(Columns.self) { return FiledReport(row) }
         return nil
@@ -130,12 +130,6 @@ enum PostgresIssueRollup {
         static let dayUsers = PostgresCountedRow.Shape(table: "issue_day_users", keys: ["issue_id", "day", "user_key"], counters: ["events"])
     }
 
-    static func keys(_ values: [any PostgresNonThrowingEncodable]) -> PostgresBindings {
-        var binds = PostgresBindings()
-        for value in values { binds.append(value) }
-        return binds
-    }
-
     static func add(_ c: IssueContribution, to issue: Int64, now: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
         let early: Int64 = c.early == true ? 1 : 0
         let timed: Int64 = c.early == nil ? 0 : 1
@@ -165,7 +159,7 @@ enum PostgresIssueRollup {
             """, logger: logger)
         try await users(c, issue: issue, sign: 1, connection, logger)
         for tag in c.tags {
-            try await PostgresCountedRow.bump(Shapes.tags, keys: keys([issue, tag.key, tag.value]), by: [1], connection, logger)
+            try await PostgresCountedRow.bump(Shapes.tags, keys: PostgresBindings(values: [issue, tag.key, tag.value]), by: [1], connection, logger)
         }
     }
 
@@ -191,11 +185,11 @@ enum PostgresIssueRollup {
             try await connection.query("DELETE FROM issues WHERE id = \(issue)", logger: logger)
             return true
         }
-        try await PostgresCountedRow.bump(Shapes.releases, keys: keys([issue, c.release]), by: [-1], connection, logger)
-        try await PostgresCountedRow.bump(Shapes.days, keys: keys([issue, c.day.rawValue]), by: [-1], connection, logger)
+        try await PostgresCountedRow.bump(Shapes.releases, keys: PostgresBindings(values: [issue, c.release]), by: [-1], connection, logger)
+        try await PostgresCountedRow.bump(Shapes.days, keys: PostgresBindings(values: [issue, c.day.rawValue]), by: [-1], connection, logger)
         try await users(c, issue: issue, sign: -1, connection, logger)
         for tag in c.tags {
-            try await PostgresCountedRow.bump(Shapes.tags, keys: keys([issue, tag.key, tag.value]), by: [-1], connection, logger)
+            try await PostgresCountedRow.bump(Shapes.tags, keys: PostgresBindings(values: [issue, tag.key, tag.value]), by: [-1], connection, logger)
         }
         return false
     }
@@ -205,23 +199,23 @@ enum PostgresIssueRollup {
         async throws
     {
         guard let user = c.user else { return }
-        let (before, after) = try await PostgresCountedRow.bumpValues(Shapes.users, keys: keys([issue, user]), by: [sign], connection, logger)
-        let usersDelta: Int64 = (after[0] > 0 ? 1 : 0) - (before[0] > 0 ? 1 : 0)
-        let repeatDelta: Int64 = (after[0] > 1 ? 1 : 0) - (before[0] > 1 ? 1 : 0)
+        let (before, after) = try await PostgresCountedRow.bumpValues(Shapes.users, keys: PostgresBindings(values: [issue, user]), by: [sign], connection, logger)
+        let usersDelta = CounterDeltas.crossing(0, before: before[0], after: after[0])
+        let repeatDelta = CounterDeltas.crossing(1, before: before[0], after: after[0])
         if usersDelta != 0 || repeatDelta != 0 {
             try await connection.query(
                 "UPDATE issues SET users = users + \(usersDelta), repeat_users = repeat_users + \(repeatDelta) WHERE id = \(issue)",
                 logger: logger)
         }
         let (releaseUsers, _) = try await PostgresCountedRow.bump(
-            Shapes.releaseUsers, keys: keys([issue, c.release, user]), by: [sign], connection, logger)
+            Shapes.releaseUsers, keys: PostgresBindings(values: [issue, c.release, user]), by: [sign], connection, logger)
         if releaseUsers != 0 {
             try await connection.query(
                 "UPDATE issue_releases SET users = users + \(releaseUsers) WHERE issue_id = \(issue) AND release = \(c.release)",
                 logger: logger)
         }
         let (dayUsers, _) = try await PostgresCountedRow.bump(
-            Shapes.dayUsers, keys: keys([issue, c.day.rawValue, user]), by: [sign], connection, logger)
+            Shapes.dayUsers, keys: PostgresBindings(values: [issue, c.day.rawValue, user]), by: [sign], connection, logger)
         if dayUsers != 0 {
             try await connection.query(
                 "UPDATE issue_days SET users = users + \(dayUsers) WHERE issue_id = \(issue) AND day = \(c.day.rawValue)",
@@ -237,17 +231,19 @@ enum PostgresIssueRollup {
 /// Several nodes: the caller holds a transaction-level advisory lock on the report's fingerprint, so two nodes
 /// filing reports of one new crash do not both create its issue; the report's row is locked (`FiledReport.lock`).
 enum PostgresGrouper {
-    /// The advisory lock key of a fingerprint in a project.
-    static func lock(project: ProjectID, fingerprint: Fingerprint, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        try await connection.query(
-            "SELECT pg_advisory_xact_lock(hashtextextended(\(fingerprint.rawValue), \(project.rawValue)))", logger: logger)
+    /// Takes the fingerprint's advisory lock, to the end of the transaction. Keyed by the fingerprint alone (seed 1,
+    /// apart from the blobs' seed 0), so the report's project need not be read first: one crash's fingerprint in two
+    /// projects only makes their filings take turns.
+    static func lock(fingerprint: Fingerprint, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(fingerprint.rawValue), 1))", logger: logger)
     }
 
     static func file(report: FiledReport, grouping input: GroupingInput, groupingJSON: String, now: Int64, reads: PostgresBatchReads,
                      _ connection: PostgresConnection, _ logger: Logger) async throws -> IssueID {
         let project = report.project
         let g = input.grouping
-        let current = try await report.issueID.asyncMap { try await state(issueID: $0, connection, logger) } ?? nil
+        var current: IssueFiling.IssueState?
+        if let issue = report.issueID { current = try await state(issueID: issue, connection, logger) }
         let target = try await state(project: project, fingerprint: g.fingerprint, connection, logger)
         var seenInRelease = false
         if let target {
@@ -400,13 +396,5 @@ enum PostgresGrouper {
     static func state(_ row: StateColumns) -> IssueFiling.IssueState {
         IssueFiling.IssueState(
             id: row.0, status: IssueStatus(rawValue: row.1) ?? .open, groupingVersion: Fingerprint(row.2)?.version ?? 0, titleRank: row.3)
-    }
-}
-
-extension Optional {
-    /// `map` with an async transform.
-    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let self else { return nil }
-        return try await transform(self)
     }
 }

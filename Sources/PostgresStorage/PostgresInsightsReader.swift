@@ -7,22 +7,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Bind values collected while a statement is written: `bind` returns the value's placeholder (`$1`, `$2`, …).
-struct PostgresArguments {
-    var binds = PostgresBindings()
-
-    mutating func bind<Value: PostgresNonThrowingEncodable>(_ value: Value) -> String {
-        binds.append(value)
-        return "$\(binds.count)"
-    }
-
-    func query(_ sql: String) -> PostgresQuery { PostgresQuery(unsafeSQL: sql, binds: binds) }
-}
-
 /// Issues, release health and alerts on PostgreSQL (the twin of `SQLiteInsightsReader`): reads rollup tables, or a
 /// bounded window of recent reports (top issues of the last 24 hours or 7 days) from the covering `reports_by_time`
-/// index, never everything stored; and the issue-state changes of the dashboard, CLI and API.
-public struct PostgresInsightsReader: InsightsReader, IssueStateStore {
+/// index, never everything stored; the issue-state changes of the dashboard, CLI and API; and the events SDKs dropped.
+public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientReportReader {
     let database: PostgresEngine
 
     public init(database: PostgresEngine) {
@@ -322,7 +310,7 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore {
             for try await row in try await connection.query(
                 PostgresQuery(
                     unsafeSQL: "SELECT \(PostgresReportReader.summaryColumns) FROM reports r WHERE r.issue_id = $1 ORDER BY r.occurred_at DESC LIMIT 10",
-                    binds: PostgresIssueRollup.keys([id.rawValue])),
+                    binds: PostgresBindings(values: [id.rawValue])),
                 logger: logger
             ) {
                 if let sample = try PostgresReportReader.summary(row.makeRandomAccess()) { samples.append(sample) }
@@ -341,7 +329,7 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore {
             for try await row in try await connection.query(
                 PostgresQuery(
                     unsafeSQL: "SELECT i.id, \(Self.versionColumns) FROM issues i WHERE i.project_id = $1 AND i.updated_at >= $2",
-                    binds: PostgresIssueRollup.keys([project.rawValue, Millis.from(since)])),
+                    binds: PostgresBindings(values: [project.rawValue, Millis.from(since)])),
                 logger: logger
             ) {
                 let cells = row.makeRandomAccess()
@@ -357,7 +345,7 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore {
             for try await row in try await connection.query(
                 PostgresQuery(
                     unsafeSQL: "SELECT \(Self.versionColumns) FROM issues i WHERE i.id = $1 AND i.project_id = $2",
-                    binds: PostgresIssueRollup.keys([id.rawValue, project.rawValue])),
+                    binds: PostgresBindings(values: [id.rawValue, project.rawValue])),
                 logger: logger
             ) {
                 return try Self.version(row.makeRandomAccess(), from: 0)
@@ -402,6 +390,23 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore {
                 if let status = IssueStatus(rawValue: status) { counts[status] = count }
             }
             return counts
+        }
+    }
+
+    /// Sentry's client reports: what SDKs dropped before sending, per day, reason and category.
+    public func droppedEvents(project: ProjectID, from: DayNumber) async throws -> [DroppedEvents] {
+        let logger = database.logger
+        return try await database.read { connection in
+            var out: [DroppedEvents] = []
+            for try await (day, reason, category, quantity) in try await connection.query(
+                """
+                SELECT day, reason, category, quantity FROM client_reports WHERE project_id = \(project.rawValue) AND day >= \(from.rawValue)
+                ORDER BY day DESC, reason, category
+                """, logger: logger
+            ).decode((Int, String, String, Int).self) {
+                out.append(DroppedEvents(day: DayNumber(rawValue: day), reason: reason, category: category, quantity: quantity))
+            }
+            return out
         }
     }
 

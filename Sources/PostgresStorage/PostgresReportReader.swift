@@ -17,23 +17,18 @@ public struct PostgresReportReader: ReportReader, SessionReader {
     }
 
     public func reports(matching query: ReportQuery) async throws -> [ReportSummary] {
+        var arguments = PostgresArguments()
         var conditions: [String] = []
-        var binds = PostgresBindings()
-        func bind<Value: PostgresNonThrowingEncodable>(_ value: Value) -> String {
-            binds.append(value)
-            return "$\(binds.count)"
-        }
-        if let project = query.project { conditions.append("r.project_id = \(bind(project.rawValue))") }
-        if let kind = query.kind { conditions.append("r.kind = \(bind(kind.rawValue))") }
-        if let release = query.release { conditions.append("r.release = \(bind(release))") }
-        if let since = query.since { conditions.append("r.occurred_at >= \(bind(Millis.from(since)))") }
-        if let issue = query.issue { conditions.append("r.issue_id = \(bind(issue.rawValue))") }
-        if let before = query.before { conditions.append("r.id < \(bind(before))") }
+        if let project = query.project { conditions.append("r.project_id = \(arguments.bind(project.rawValue))") }
+        if let kind = query.kind { conditions.append("r.kind = \(arguments.bind(kind.rawValue))") }
+        if let release = query.release { conditions.append("r.release = \(arguments.bind(release))") }
+        if let since = query.since { conditions.append("r.occurred_at >= \(arguments.bind(Millis.from(since)))") }
+        if let issue = query.issue { conditions.append("r.issue_id = \(arguments.bind(issue.rawValue))") }
+        if let before = query.before { conditions.append("r.id < \(arguments.bind(before))") }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        let limit = bind(Int64(max(1, min(query.limit, 501))))
-        let sql = "SELECT \(Self.summaryColumns) FROM reports r \(whereClause) ORDER BY r.id DESC LIMIT \(limit)"
+        let limit = arguments.bind(Int64(max(1, min(query.limit, 501))))
         let logger = database.logger
-        let statement = PostgresQuery(unsafeSQL: sql, binds: binds)
+        let statement = arguments.query("SELECT \(Self.summaryColumns) FROM reports r \(whereClause) ORDER BY r.id DESC LIMIT \(limit)")
         return try await database.read { connection in
             var summaries: [ReportSummary] = []
             for try await row in try await connection.query(statement, logger: logger) {

@@ -86,7 +86,7 @@ public struct PostgresRetentionStore: RetentionStore {
                     try await connection.query(
                         PostgresQuery(
                             unsafeSQL: "DELETE FROM \(table) WHERE report_id = ANY($1) AND received_at = ANY($2)",
-                            binds: { var b = PostgresBindings(); b.append(reportIDs); b.append(reportTimes); return b }()),
+                            binds: PostgresBindings(values: [reportIDs, reportTimes])),
                         logger: logger)
                 }
                 try await connection.query(

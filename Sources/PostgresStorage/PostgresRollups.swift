@@ -38,10 +38,8 @@ enum PostgresCountedRow {
         async throws -> (Int64, Int64)
     {
         let (before, after) = try await bumpValues(shape, keys: keys, by: by, connection, logger)
-        let exists: Int64 = (after[0] > 0 ? 1 : 0) - (before[0] > 0 ? 1 : 0)
-        guard shape.counters.count > 1 else { return (exists, 0) }
-        let flagged: Int64 = (after[0] > 0 && after[1] > 0 ? 1 : 0) - (before[0] > 0 && before[1] > 0 ? 1 : 0)
-        return (exists, flagged)
+        let deltas = CounterDeltas.row(before: before, after: after)
+        return (deltas.exists, deltas.flagged)
     }
 
     /// Like `bump`, returning the counters before and after.
@@ -130,11 +128,7 @@ enum PostgresHealthRollup {
                     """, logger: logger)
             }
             if let user = c.user {
-                var keys = PostgresBindings()
-                keys.append(p)
-                keys.append(release)
-                keys.append(day)
-                keys.append(user)
+                let keys = PostgresBindings(values: [p, release, day, user])
                 let (users, crashedUsers) = try await PostgresCountedRow.bump(dayUsers, keys: keys, by: [sign, crashed], connection, logger)
                 if users != 0 || crashedUsers != 0 {
                     try await connection.query(
@@ -165,10 +159,7 @@ enum PostgresHealthRollup {
                 """, logger: logger)
         }
         if let user = c.user {
-            var keys = PostgresBindings()
-            keys.append(p)
-            keys.append(c.release)
-            keys.append(user)
+            let keys = PostgresBindings(values: [p, c.release, user])
             let (users, crashedUsers) = try await PostgresCountedRow.bump(releaseUsers, keys: keys, by: [sign, crashed], connection, logger)
             if users != 0 || crashedUsers != 0 {
                 try await connection.query(

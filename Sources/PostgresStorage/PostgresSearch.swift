@@ -108,7 +108,7 @@ public struct PostgresSearch: SearchReader {
                     JOIN reports r ON r.id = hits.report_id AND r.received_at = hits.received_at
                     WHERE r.project_id = $1 ORDER BY r.id DESC
                     """,
-                binds: PostgresIssueRollup.keys([p, query, size, offset.overflow ? Int64.max : offset.partialValue]))
+                binds: PostgresBindings(values: [p, query, size, offset.overflow ? Int64.max : offset.partialValue]))
             for try await row in try await connection.query(pageQuery, logger: logger) {
                 if let summary = try PostgresReportReader.summary(row.makeRandomAccess()) { reports.append(summary) }
             }
@@ -133,7 +133,7 @@ public struct PostgresSearch: SearchReader {
                         WHERE r.project_id = $1 AND r.issue_id IS NOT NULL)
                     ORDER BY i.last_seen DESC, i.id DESC LIMIT 100
                     """,
-                binds: PostgresIssueRollup.keys([p, query, Int64(limit)]))
+                binds: PostgresBindings(values: [p, query, Int64(limit)]))
             for try await row in try await connection.query(issuesQuery, logger: logger) {
                 if let issue = try PostgresInsightsReader.summary(row.makeRandomAccess(), now: now) { issues.append(issue) }
             }

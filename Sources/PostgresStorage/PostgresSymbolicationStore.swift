@@ -51,7 +51,7 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                         WHERE r.id = t.id AND r.received_at = t.received_at
                         RETURNING \(columns), r.payload_id, r.payload_offset, r.payload_length, r.symbolication_attempts
                         """,
-                    binds: PostgresIssueRollup.keys([now, limit, now &+ Self.claimLease])),
+                    binds: PostgresBindings(values: [now, limit, now &+ Self.claimLease])),
                 logger: logger)
             struct Row {
                 var summary: ReportSummary
@@ -188,8 +188,7 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                      _ connection: PostgresConnection, _ logger: Logger) async throws -> IssueID? {
         if let grouping = outcome.grouping {
             // Before anything of the report is read: the lock that orders the filing of one fingerprint across nodes.
-            guard let project = try await projectOf(outcome.reportID, connection, logger) else { return nil }
-            try await PostgresGrouper.lock(project: project, fingerprint: grouping.grouping.fingerprint, connection, logger)
+            try await PostgresGrouper.lock(fingerprint: grouping.grouping.fingerprint, connection, logger)
         }
         guard let report = try await FiledReport.lock(outcome.reportID, connection, logger) else { return nil }
         let project = report.project
@@ -236,15 +235,6 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         return try await PostgresGrouper.file(
             report: report, grouping: grouping, groupingJSON: json.grouping ?? StoredJSON.encode(grouping.grouping), now: now,
             reads: reads, connection, logger)
-    }
-
-    private static func projectOf(_ reportID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> ProjectID? {
-        for try await id in try await connection.query("SELECT project_id FROM reports WHERE id = \(reportID)", logger: logger)
-            .decode(Int64.self)
-        {
-            return ProjectID(id)
-        }
-        return nil
     }
 
     /// Which debug data each build-id had when this result was saved (`report_modules`): a build-id missing from the

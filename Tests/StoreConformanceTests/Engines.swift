@@ -68,7 +68,7 @@ final class Stores: Sendable {
             retention = PostgresRetentionStore(database: postgres!)
             symbolication = PostgresSymbolicationStore(database: postgres!)
             alerts = PostgresAlertStore(database: postgres!)
-            clientReports = PostgresAlertStore(database: postgres!)
+            clientReports = PostgresInsightsReader(database: postgres!)
             insights = PostgresInsightsReader(database: postgres!)
             search = PostgresSearch(database: postgres!)
             debugFiles = try PostgresDebugFileStore(database: postgres!, root: blobRoot)

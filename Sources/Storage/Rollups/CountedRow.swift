@@ -1,3 +1,4 @@
+import FaultlineCore
 import GRDB
 
 /// A row of counters keyed by some columns, where the first counter says whether the row exists at all
@@ -47,10 +48,8 @@ enum CountedRow {
     @discardableResult
     static func bump(_ shape: Shape, values: [any DatabaseValueConvertible], by: [Int], _ db: Database) throws -> (Int, Int) {
         let (before, after) = try bumpValues(shape, values: values, by: by, db)
-        let exists = (after[0] > 0 ? 1 : 0) - (before[0] > 0 ? 1 : 0)
-        guard shape.counters.count > 1 else { return (exists, 0) }
-        let flagged = (after[0] > 0 && after[1] > 0 ? 1 : 0) - (before[0] > 0 && before[1] > 0 ? 1 : 0)
-        return (exists, flagged)
+        let deltas = CounterDeltas.row(before: before, after: after)
+        return (deltas.exists, deltas.flagged)
     }
 
     /// Like `bump`, returning the counters before and after.

@@ -82,8 +82,8 @@ enum IssueRollup {
     private static func users(_ c: IssueContribution, issue: Int64, sign: Int, _ db: Database) throws {
         guard let user = c.user else { return }
         let (before, after) = try CountedRow.bumpValues(Shapes.users, values: [issue, user], by: [sign], db)
-        let usersDelta = (after[0] > 0 ? 1 : 0) - (before[0] > 0 ? 1 : 0)
-        let repeatDelta = (after[0] > 1 ? 1 : 0) - (before[0] > 1 ? 1 : 0)
+        let usersDelta = CounterDeltas.crossing(0, before: before[0], after: after[0])
+        let repeatDelta = CounterDeltas.crossing(1, before: before[0], after: after[0])
         if usersDelta != 0 || repeatDelta != 0 {
             try db.cachedStatement(sql: "UPDATE issues SET users = users + ?, repeat_users = repeat_users + ? WHERE id = ?")
                 .execute(arguments: [usersDelta, repeatDelta, issue])

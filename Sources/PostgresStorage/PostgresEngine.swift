@@ -16,7 +16,8 @@ import Foundation
 /// `sslmode` follows libpq's names: `prefer` (the default) uses TLS when the server offers it, `require` refuses a
 /// connection without TLS, and both check the server's certificate against the system's roots (or `sslrootcert`).
 /// `host=/a/folder` in the query connects through the Unix socket in that folder, as libpq does. A password
-/// given in the URL may also come from `FAULTLINE_DATABASE_PASSWORD` instead (kept out of process listings).
+/// may also be passed apart from the URL (`password:`), so that it stays out of process listings; nothing reads it
+/// from the environment yet (`--database` is not wired, docs/scaling.md).
 public struct PostgresLocation: Sendable, Equatable {
     public enum SSLMode: String, Sendable, Equatable {
         case disable, prefer, require
@@ -253,5 +254,25 @@ enum PostgresText {
     /// label a client sent (a file name, a source bundle's architecture) must not fail the write it belongs to.
     static func storable(_ text: String) -> String {
         StoredText.clean(text)
+    }
+}
+
+/// Bind values collected while a statement is written: `bind` returns the value's placeholder (`$1`, `$2`, …).
+struct PostgresArguments {
+    var binds = PostgresBindings()
+
+    mutating func bind<Value: PostgresNonThrowingEncodable>(_ value: Value) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    func query(_ sql: String) -> PostgresQuery { PostgresQuery(unsafeSQL: sql, binds: binds) }
+}
+
+extension PostgresBindings {
+    /// `values` bound in order (`$1`, `$2`, …): for a statement written as text whose values are known together.
+    init(values: [any PostgresNonThrowingEncodable]) {
+        self.init(capacity: values.count)
+        for value in values { append(value) }
     }
 }
