@@ -16,8 +16,8 @@ import Foundation
 /// `sslmode` follows libpq's names: `prefer` (the default) uses TLS when the server offers it, `require` refuses a
 /// connection without TLS, and both check the server's certificate against the system's roots (or `sslrootcert`).
 /// `host=/a/folder` in the query connects through the Unix socket in that folder, as libpq does. A password
-/// may also be passed apart from the URL (`password:`), so that it stays out of process listings; nothing reads it
-/// from the environment yet (`--database` is not wired, docs/scaling.md).
+/// may also be passed apart from the URL (`password:`), so that it stays out of process listings (`faultline` reads
+/// it from `FAULTLINE_DATABASE_PASSWORD`).
 public struct PostgresLocation: Sendable, Equatable {
     public enum SSLMode: String, Sendable, Equatable {
         case disable, prefer, require
@@ -63,11 +63,47 @@ public struct PostgresLocation: Sendable, Equatable {
         sslRootCertificate = query["sslrootcert"]
     }
 
+    /// Where this is, without the password, for logs and messages: `user@host:port/database` (or the socket folder).
+    public var displayName: String {
+        "\(user)@\(socketFolder ?? "\(host):\(port)")/\(database)"
+    }
+
     /// The URL with its password masked, for logs and messages.
     public static func redact(_ url: String) -> String {
         guard var components = URLComponents(string: url), components.password != nil else { return url }
         components.password = "***"
         return components.string ?? "postgres://***"
+    }
+
+    /// The TLS this location asks for: nil for none (`sslmode=disable`), else the configuration (the system's roots or
+    /// `sslrootcert`) and whether a connection without TLS is refused.
+    var tls: (configuration: TLSConfiguration, required: Bool)? {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        if let sslRootCertificate { configuration.trustRoots = .file(sslRootCertificate) }
+        switch sslMode {
+        case .disable: return nil
+        case .prefer: return (configuration, false)
+        case .require, .verifyFull: return (configuration, true)
+        }
+    }
+
+    /// One connection's configuration for this location (the check at open: `PostgresEngine.probe`).
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        var configuration: PostgresConnection.Configuration
+        if let socketFolder {
+            configuration = PostgresConnection.Configuration(
+                unixSocketPath: socketFolder + "/.s.PGSQL.\(port)", username: user, password: password, database: database)
+        } else {
+            var tls = PostgresConnection.Configuration.TLS.disable
+            if let (tlsConfiguration, required) = self.tls {
+                let context = try NIOSSLContext(configuration: tlsConfiguration)
+                tls = required ? .require(context) : .prefer(context)
+            }
+            configuration = PostgresConnection.Configuration(
+                host: host, port: port, username: user, password: password, database: database, tls: tls)
+        }
+        configuration.options.connectTimeout = .seconds(10)
+        return configuration
     }
 
     /// PostgresNIO's configuration for this location.
@@ -77,16 +113,8 @@ public struct PostgresLocation: Sendable, Equatable {
             configuration = PostgresClient.Configuration(
                 unixSocketPath: socketFolder + "/.s.PGSQL.\(port)", username: user, password: password, database: database)
         } else {
-            var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
-            if let sslRootCertificate {
-                tlsConfiguration.trustRoots = .file(sslRootCertificate)
-            }
-            let tls: PostgresClient.Configuration.TLS =
-                switch sslMode {
-                case .disable: .disable
-                case .prefer: .prefer(tlsConfiguration)
-                case .require, .verifyFull: .require(tlsConfiguration)
-                }
+            var tls = PostgresClient.Configuration.TLS.disable
+            if let (tlsConfiguration, required) = self.tls { tls = required ? .require(tlsConfiguration) : .prefer(tlsConfiguration) }
             configuration = PostgresClient.Configuration(
                 host: host, port: port, username: user, password: password, database: database, tls: tls)
         }
@@ -102,15 +130,21 @@ public final class PostgresEngine: Sendable {
     public let location: PostgresLocation
     /// How results are compressed (`StoredOutcome`); the same codec as the SQLite engine's, so the bytes are the same.
     public let codec: StoredBlobCodec
+    /// How long a node holds the queued reports it took to symbolicate (ms). Far above a batch's work (seconds):
+    /// another node takes a dead node's reports once this has passed.
+    public let claimLease: Int64
     let client: PostgresClient
     let logger: Logger
     private let runner: Task<Void, Never>
 
     /// Connects (lazily: the first query opens the first connection) and runs the pool until `close`.
     public init(location: PostgresLocation, maximumConnections: Int = 20, codec: StoredBlobCodec = .none,
-                logger: Logger = Logger(label: "faultline.postgres")) throws {
+                claimLease: Duration = defaultClaimLease, logger: Logger = Logger(label: "faultline.postgres")) throws {
         self.location = location
         self.codec = codec
+        let (seconds, attoseconds) = claimLease.components
+        // A day at most (a longer lease only delays the takeover), a millisecond at least.
+        self.claimLease = max(1, min(max(seconds, 0), 86_400) * 1000 + max(attoseconds, 0) / 1_000_000_000_000_000)
         self.logger = logger
         let client = PostgresClient(configuration: try location.configuration(maximumConnections: maximumConnections), backgroundLogger: logger)
         self.client = client
@@ -120,6 +154,9 @@ public final class PostgresEngine: Sendable {
             await client.run()
         }
     }
+
+    /// The claim lease unless configured (`serve --claim-lease-seconds`): five minutes.
+    public static let defaultClaimLease: Duration = .seconds(300)
 
     /// Set by the runner task just before it runs the pool (`waitUntilRunning`).
     private let started = StartedFlag()
@@ -139,8 +176,11 @@ public final class PostgresEngine: Sendable {
 
     /// Opens the database at `url` and migrates it (several nodes may do this at once: see `PostgresMigrations`).
     public static func open(url: String, password: String? = nil, codec: StoredBlobCodec = .none,
+                            claimLease: Duration = defaultClaimLease,
                             logger: Logger = Logger(label: "faultline.postgres")) async throws -> PostgresEngine {
-        let database = try PostgresEngine(location: PostgresLocation(url: url, password: password), codec: codec, logger: logger)
+        let location = try PostgresLocation(url: url, password: password)
+        try await probe(location, logger: logger)
+        let database = try PostgresEngine(location: location, codec: codec, claimLease: claimLease, logger: logger)
         await database.waitUntilRunning()
         do {
             try await database.migrate()
@@ -149,6 +189,20 @@ public final class PostgresEngine: Sendable {
             throw error
         }
         return database
+    }
+
+    /// Connects once, alone, and says why when that fails: the pool retries a failing connection for about a minute
+    /// and then reports only that it gave up, while one connection fails within seconds with the server's reason (no
+    /// server listening, no such database, password refused, TLS refused).
+    static func probe(_ location: PostgresLocation, logger: Logger) async throws {
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: try location.connectionConfiguration(), id: 0, logger: logger)
+        } catch {
+            throw StorageError(
+                .openFailed, "cannot connect to PostgreSQL at \(location.displayName): \(PostgresErrors.reason(error))")
+        }
+        try? await connection.close()
     }
 
     /// Stops the pool; queries fail afterwards.
@@ -240,6 +294,17 @@ enum PostgresErrors {
     }
 
     /// A full disk as `StorageError(.diskFull)`, so the storage-pressure state recognises it; anything else unchanged.
+    /// What went wrong, in words: the server's message when it sent one, else the connection's error.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            if error.code == .sslUnsupported { return "the server does not offer TLS (sslmode=require or verify-full asks for it)" }
+            if let underlying = error.underlying { return String(describing: underlying) }
+            return String(describing: error.code)
+        }
+        return String(describing: error)
+    }
+
     static func mapped(_ error: any Error) -> any Error {
         if sqlState(error) == diskFull {
             return StorageError(.diskFull, "the database server's disk is full", underlying: error)

@@ -11,7 +11,7 @@ import Foundation
 ///
 /// **Claims.** `pending` takes its batch: the pending rows no node holds (`claimed_until` empty or past), oldest
 /// first, locked with `FOR UPDATE SKIP LOCKED` so that two nodes asking at once get different reports, and marked
-/// as held for `claimLease`. A node that dies leaves its claims to expire; any node takes them after. Saving a result
+/// as held for the engine's `claimLease`. A node that dies leaves its claims to expire; any node takes them after. Saving a result
 /// drops the claim. The attempt count (`recordAttempt`) still tells a poison pill from a dead node's batch: it is
 /// committed before symbolication starts, whichever node retries.
 ///
@@ -27,10 +27,6 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
     public init(database: PostgresEngine) {
         self.database = database
     }
-
-    /// How long a node holds the reports it took (ms). Far above a batch's work (seconds); a dead node's reports wait
-    /// this long before another node takes them.
-    static let claimLease: Int64 = 5 * 60 * 1000
 
     public func pending(limit: Int) async throws -> [PendingSymbolication] {
         let logger = database.logger
@@ -51,7 +47,7 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                         WHERE r.id = t.id AND r.received_at = t.received_at
                         RETURNING \(columns), r.payload_id, r.payload_offset, r.payload_length, r.symbolication_attempts
                         """,
-                    binds: PostgresBindings(values: [now, limit, now &+ Self.claimLease])),
+                    binds: PostgresBindings(values: [now, limit, now &+ database.claimLease])),
                 logger: logger)
             struct Row {
                 var summary: ReportSummary
