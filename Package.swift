@@ -125,8 +125,9 @@ let package = Package(
         .target(
             name: "FaultlineApp",
             dependencies: [
-                "FaultlineCore", "Formats", "Storage", "Pipeline", "FaultlineHTTP", "Symbolication", "Dashboard",
+                "FaultlineCore", "Formats", "Storage", "PostgresStorage", "Pipeline", "FaultlineHTTP", "Symbolication", "Dashboard",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
@@ -134,7 +135,7 @@ let package = Package(
         .executableTarget(
             name: "faultline",
             dependencies: [
-                "FaultlineCore", "FaultlineApp", "Storage", "Pipeline", "FaultlineHTTP", "Dashboard",
+                "FaultlineCore", "FaultlineApp", "Formats", "Storage", "PostgresStorage", "Pipeline", "FaultlineHTTP", "Dashboard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -3,6 +3,7 @@ import FaultlineHTTP
 import Formats
 import Logging
 import Pipeline
+import PostgresStorage
 import Storage
 import Symbolication
 import Dashboard
@@ -17,8 +18,12 @@ import Foundation
 /// The composition root: opens the data folder and wires every service. The only place where concrete
 /// types (SQLite stores, SHA-256, the system clock) are chosen; `faultline` and the tests both use it.
 public struct Composition: Sendable {
+    /// Where the files live: the SQLite database and, on every engine, `debug-files/`, `chunks/` and the rendered
+    /// `site/` (with PostgreSQL, the folder every node shares).
     public let folder: String
-    public let database: FaultlineDatabase
+    /// The engine the stores run on.
+    public let engine: OpenEngine
+    let stores: EngineStores
     public let clock: any WallClock
     public let metrics = MetricsRegistry()
     public let projects: ProjectService
@@ -33,28 +38,83 @@ public struct Composition: Sendable {
     public let adminSessions: AdminSessionService
     /// When ingest last wrote: the symbolication worker gives way while ingest is busy.
     public let ingestActivity = IngestActivity()
+    /// With PostgreSQL, the lease under which one node at a time renders the dashboard into the shared folder (the
+    /// other nodes serve it; `SharedDashboardService` holds it). Nil with SQLite: the one server renders.
+    public let renderLease: PostgresLease?
+    /// With PostgreSQL, this node's presence and the count of live nodes (each allows 1 ÷ N of a project's rate limit).
+    public let nodes: PostgresNodes?
+    /// The lease count the last render ran under (`renderScheduler`).
+    let renderedUnderLease = LeaseMark()
 
-    /// Opens (creating) the data folder and its database; the folder is made private to this user (0700, the
+    /// Opens (creating) the data folder and its SQLite database; the folder is made private to this user (0700, the
     /// database files 0600; see `DataFolderPermissions`).
     public init(folder: String, durability: FaultlineDatabase.Durability = .full, clock: any WallClock = SystemClock()) throws {
+        try Self.prepare(folder: folder)
+        let database = try FaultlineDatabase(path: folder + "/faultline.sqlite", durability: durability, codec: .zlib)
+        try DataFolderPermissions.restrict(folder: folder)
+        try self.init(folder: folder, engine: .sqlite(database), clock: clock)
+        // Debug files stored before per-project blobs get theirs now (once; a no-op afterwards).
+        try SQLiteDebugFileStore(database: database, root: folder + "/debug-files").adoptLegacyFiles(hasher: SHA256ContentHasher())
+    }
+
+    /// Opens the engine `choice` names, with its files in `folder`: SQLite in the folder, or a PostgreSQL database
+    /// (migrated on open; several nodes may open one at once) whose files live in `folder`, shared by every node.
+    public static func open(folder: String, choice: StorageChoice, clock: any WallClock = SystemClock(),
+                            logger: Logger = Logger(label: "faultline.postgres")) async throws -> Composition {
+        switch choice {
+        case .sqlite(let durability):
+            return try Composition(folder: folder, durability: durability, clock: clock)
+        case .postgres(let url, let password, let claimLease):
+            try prepare(folder: folder)
+            let database = try await PostgresEngine.open(
+                url: url, password: password, codec: .zlib, claimLease: claimLease, logger: logger)
+            do {
+                return try Composition(folder: folder, engine: .postgres(database), clock: clock)
+            } catch {
+                await database.close()
+                throw error
+            }
+        }
+    }
+
+    /// The folder and its subfolders, private to this user (before a database in it is opened: SQLite gives its WAL
+    /// files the database file's mode).
+    static func prepare(folder: String) throws {
         for sub in ["", "/site", "/debug-files"] {
             try FileManager.default.createDirectory(
                 atPath: folder + sub, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
-        // Private before the database is opened (SQLite gives its WAL files the database file's mode) and after.
         try DataFolderPermissions.restrict(folder: folder)
+    }
+
+    init(folder: String, engine: OpenEngine, clock: any WallClock) throws {
         self.folder = folder
         self.clock = clock
-        database = try FaultlineDatabase(path: folder + "/faultline.sqlite", durability: durability, codec: .zlib)
-        try DataFolderPermissions.restrict(folder: folder)
+        self.engine = engine
+        stores = try engine.stores(folder: folder)
+        renderLease = engine.postgres.map { PostgresLease(database: $0, name: "faultline.render") }
+        nodes = engine.postgres.map { PostgresNodes(database: $0) }
         projects = ProjectService(
-            store: SQLiteProjectStore(database: database), hasher: SHA256SecretHasher(), generator: SystemSecretGenerator(),
-            clock: clock)
-        // Debug files stored before per-project blobs get theirs now (once; a no-op afterwards).
-        try SQLiteDebugFileStore(database: database, root: folder + "/debug-files").adoptLegacyFiles(hasher: SHA256ContentHasher())
+            store: stores.projects, hasher: SHA256SecretHasher(), generator: SystemSecretGenerator(), clock: clock)
         adminSessions = AdminSessionService(
-            store: SQLiteAdminSessionStore(database: database), projects: projects, hasher: SHA256SecretHasher(),
+            store: stores.adminSessions, projects: projects, hasher: SHA256SecretHasher(),
             generator: SystemSecretGenerator(), clock: clock)
+    }
+
+    /// Closes the database (SQLite: checkpoints and closes; PostgreSQL: stops the connection pool).
+    public func close() async throws {
+        try await engine.close()
+    }
+
+    /// The SQLite database when the engine is SQLite (maintenance commands and SQLite-only tests).
+    public var sqliteDatabase: FaultlineDatabase? { engine.sqlite }
+
+    /// Which engine runs, for messages: "SQLite (data/faultline.sqlite)" or the PostgreSQL URL with its password masked.
+    public var engineDescription: String {
+        switch engine {
+        case .sqlite: "SQLite (\(folder)/faultline.sqlite)"
+        case .postgres(let database): "PostgreSQL (\(database.location.displayName))"
+        }
     }
 
     /// Where webhooks may go: internal addresses only when `allowPrivate` (`--allow-private-webhooks`).
@@ -64,21 +124,21 @@ public struct Composition: Sendable {
 
     public var telemetry: Telemetry { Telemetry(factory: metrics.factory) }
 
-    public var reader: SQLiteReportReader { SQLiteReportReader(database: database) }
+    public var reader: AnyReportReader { stores.reader }
 
     /// The server's one storage-pressure state over this data folder's file system (and the debug-file folder's,
     /// which lives inside it): entered below `minFreeBytes` free or on the first disk-full error, left with a margin.
     public func storagePressure(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil, retryAfterSeconds: Int = 30,
                                 logger: Logger? = nil) -> DiskGuard {
         let disk = DiskSpace(path: folder)
-        let database = database
+        let database = engine.sqlite
         return DiskGuard(
             floorBytes: minFreeBytes, clock: clock, logger: logger ?? Logger(label: "faultline.storage"), telemetry: telemetry,
             retryAfterSeconds: retryAfterSeconds, isDiskFull: { StorageError.isDiskFull($0) },
             // The WAL holds up to a checkpoint's worth of pages (4 MiB): give that space back at once and keep it
             // small while under pressure (a failure, e.g. while the database file cannot grow, changes nothing).
-            onEnter: { try? await database.enterStoragePressure() },
-            onLeave: { try? await database.leaveStoragePressure() },
+            onEnter: { try? await database?.enterStoragePressure() },
+            onLeave: { try? await database?.leaveStoragePressure() },
             probe: freeSpace ?? { disk.availableBytes() })
     }
 
@@ -88,14 +148,14 @@ public struct Composition: Sendable {
                               onCommit: @escaping @Sendable () -> Void = {}) -> IngestService {
         IngestService(
             committer: GroupCommitter(
-                store: SQLiteIngestStore(database: database), telemetry: telemetry, activity: ingestActivity, onCommit: onCommit),
-            rateLimiter: RateLimiter(clock: clock),
+                store: stores.ingest, telemetry: telemetry, activity: ingestActivity, onCommit: onCommit),
+            rateLimiter: RateLimiter(clock: clock, share: { [nodes] in 1 / Double(nodes?.count ?? 1) }),
             diskGuard: storage ?? storagePressure(minFreeBytes: minFreeBytes, freeSpace: freeSpace),
             clock: clock, telemetry: telemetry)
     }
 
     /// The symbolication queue and results.
-    public var symbolicationStore: SQLiteSymbolicationStore { SQLiteSymbolicationStore(database: database) }
+    public var symbolicationStore: any SymbolicationStore { stores.symbolication }
 
     /// Debug-file uploads and lookups, stored under `debug-files/`; storing one queues, in the same transaction,
     /// the reports it outranks (made with nothing or with a stripped executable), and replacing one (newest wins)
@@ -103,7 +163,7 @@ public struct Composition: Sendable {
     public func debugFileService(quotaBytes: UInt64) throws -> DebugFileService {
         let changes = debugFileChanges
         return DebugFileService(
-            store: try SQLiteDebugFileStore(database: database, root: folder + "/debug-files"), inspector: DebugFileFormatInspector(),
+            store: stores.debugFiles, inspector: DebugFileFormatInspector(),
             hasher: SHA256ContentHasher(), clock: clock, quotaBytes: quotaBytes,
             onStored: { _, _, _ in
                 // The store queued the reports already; the cache forgets where files were (the worker also moves it
@@ -118,7 +178,7 @@ public struct Composition: Sendable {
         -> ChunkUploadService
     {
         ChunkUploadService(
-            chunks: try FileChunkStore(root: folder + "/chunks"), uploads: SQLiteDifUploadStore(database: database),
+            chunks: try FileChunkStore(root: folder + "/chunks"), uploads: stores.difUploads,
             debugFiles: debugFiles, hasher: SHA1ChecksumHasher(), clock: clock, telemetry: telemetry, limits: limits)
     }
 
@@ -138,7 +198,7 @@ public struct Composition: Sendable {
                                     interpose: (any AddressSymbolicating) -> any AddressSymbolicating = { $0 }) throws
         -> SymbolicationWorker
     {
-        let files = try SQLiteDebugFileStore(database: database, root: folder + "/debug-files")
+        let files = stores.debugFiles
         let changes = debugFileChanges
         let cache = ShardedModuleCache(shards: 2, generation: { changes.value }) { buildID, kind, project in
             try? await files.path(of: buildID, kind: kind, project: project)
@@ -154,16 +214,19 @@ public struct Composition: Sendable {
     }
 
     /// Issues, health and alerts (reads).
-    public var insights: SQLiteInsightsReader { SQLiteInsightsReader(database: database) }
+    public var insights: any InsightsReader { stores.insights }
+
+    /// Closing, muting and notes of issues.
+    public var issueStates: any IssueStateStore { stores.issueStates }
 
     /// Alert settings, alerts and the webhook outbox.
-    public var alertStore: SQLiteAlertStore { SQLiteAlertStore(database: database) }
+    public var alertStore: any AlertStore { stores.alerts }
 
     /// The HTTP dependencies for this data folder. `onChange` is told about every change the dashboard shows.
     public func dependencies(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil,
                              debugFileQuotaBytes: UInt64 = 10 << 30, renderer: SiteRenderer? = nil, storage: DiskGuard? = nil,
                              onChange: @escaping @Sendable () -> Void = {}) throws
-        -> AppDependencies<IngestService, SQLiteReportReader>
+        -> AppDependencies<IngestService, AnyReportReader>
     {
         let storage = storage ?? storagePressure(minFreeBytes: minFreeBytes, freeSpace: freeSpace)
         let reader = self.reader
@@ -178,7 +241,8 @@ public struct Composition: Sendable {
             reader: reader, debugFiles: debugFiles, symbolication: symbolicationStore,
             metrics: metrics, telemetry: telemetry,
             health: { _ = try await reader.reports(matching: ReportQuery(project: nil, limit: 1)) },
-            insights: insights, clientReports: insights, issues: IssueService(store: insights, clock: clock, onChange: onChange),
+            insights: insights, clientReports: stores.clientReports,
+            issues: IssueService(store: issueStates, clock: clock, onChange: onChange),
             alerts: alertStore,
             clock: clock,
             loginPage: { error, next in
@@ -203,7 +267,7 @@ public struct Composition: Sendable {
     }
 
     /// The search index.
-    public var searchStore: SQLiteSearchStore { SQLiteSearchStore(database: database) }
+    public var searchStore: any SearchReader { stores.search }
 
     /// The server-rendered search and event pages over this data folder, rendered with `renderer`.
     public func searchPages(_ renderer: SiteRenderer) -> SearchPages {
@@ -248,10 +312,8 @@ public struct Composition: Sendable {
     /// Source lines around frames: each project's own source bundle of a build-id (the same isolation as its
     /// symbols); nil when the debug-file store cannot be opened.
     var sourceContext: SourceBundleExcerpts? {
-        let files = try? SQLiteDebugFileStore(database: database, root: folder + "/debug-files")
-        return files.map { files in
-            SourceBundleExcerpts { buildID, project in try? await files.path(of: buildID, kind: .sources, project: project) }
-        }
+        let files = stores.debugFiles
+        return SourceBundleExcerpts { buildID, project in try? await files.path(of: buildID, kind: .sources, project: project) }
     }
 
     /// What the dashboard reads, over this data folder.
@@ -333,8 +395,18 @@ public struct Composition: Sendable {
 
     /// The render scheduler: renders the whole site at start, then what changed, `debounce` after changes.
     public func renderScheduler(renderer: SiteRenderer, logger: Logger, debounce: Duration = .milliseconds(250)) -> RenderScheduler {
-        RenderScheduler(
+        let lease = renderLease
+        return RenderScheduler(
             render: { since, stop in
+                var since = since
+                if let lease {
+                    // Several nodes: only the holder renders (into the folder they share).
+                    guard lease.isHeld else { return RenderScheduler.Outcome(pages: 0, complete: true) }
+                    // The first render under a newly taken lease renders everything: another node rendered in between
+                    // (and this node's ledger of issue pages knows nothing of what it wrote).
+                    let taken = lease.timesTaken
+                    if self.renderedUnderLease.value.exchange(taken, ordering: .acquiringAndReleasing) != taken { since = nil }
+                }
                 let result = try await self.renderCycle(with: renderer, since: since, stop: stop)
                 return RenderScheduler.Outcome(pages: result.pages, complete: result.complete)
             }, clock: clock, debounce: debounce, logger: logger, telemetry: telemetry)
@@ -344,7 +416,7 @@ public struct Composition: Sendable {
     public func alertService(logger: Logger, interval: Duration = .seconds(30), publicURL: @escaping @Sendable () -> String?,
                              onChange: @escaping @Sendable () -> Void = {}) -> AlertService {
         AlertService(
-            store: alertStore, projects: SQLiteProjectStore(database: database), clock: clock, logger: logger, telemetry: telemetry,
+            store: alertStore, projects: stores.projects, clock: clock, logger: logger, telemetry: telemetry,
             interval: interval, publicURL: publicURL, onChange: onChange)
     }
 
@@ -364,7 +436,7 @@ public struct Composition: Sendable {
     /// Retention: raw reports and sessions older than `days` are pruned.
     public func retentionService(days: Int, logger: Logger, onChange: @escaping @Sendable () -> Void = {}) -> RetentionService {
         RetentionService(
-            store: SQLiteRetentionStore(database: database), clock: clock, days: days, logger: logger, telemetry: telemetry,
+            store: stores.retention, clock: clock, days: days, logger: logger, telemetry: telemetry,
             onChange: onChange)
     }
 
@@ -432,6 +504,11 @@ public final class PageGenerations: Sendable {
             state.written[path] = generation
         }
     }
+}
+
+/// The lease count a render last ran under.
+final class LeaseMark: Sendable {
+    let value = Atomic<UInt64>(0)
 }
 
 final class WrittenPages: Sendable {

@@ -10,6 +10,9 @@ import Foundation
 /// Per-project token buckets: a project may post `rate` reports per second on average, with bursts of
 /// up to `burstSeconds × rate`. In memory only: after a restart every bucket starts full, which errs on
 /// the side of accepting.
+///
+/// Several nodes behind a load balancer each keep their own buckets and allow `share()` of each rate (1 ÷ the live
+/// nodes): when the balancer spreads a project's requests evenly, the project gets about its limit in all.
 public final class RateLimiter: Sendable {
     struct Bucket {
         var tokens: Double
@@ -19,16 +22,21 @@ public final class RateLimiter: Sendable {
     let clock: any WallClock
     let burstSeconds: Double
     let buckets = Mutex<[ProjectID: Bucket]>([:])
+    /// The part of each rate this server allows (1 alone; 1 ÷ N with N nodes sharing one database).
+    let share: @Sendable () -> Double
 
-    public init(clock: any WallClock, burstSeconds: Double = 10) {
+    public init(clock: any WallClock, burstSeconds: Double = 10, share: @escaping @Sendable () -> Double = { 1 }) {
         self.clock = clock
         self.burstSeconds = burstSeconds
+        self.share = share
     }
 
     /// Takes `cost` tokens from `project`'s bucket.
     /// - Returns: nil when admitted, else the seconds to wait before `cost` tokens are available.
     public func admit(_ project: ProjectID, rate: Double, cost: Int) -> Double? {
         let now = clock.now()
+        let part = share()
+        let rate = rate * (part.isFinite && part > 0 && part <= 1 ? part : 1)
         let capacity = max(rate * burstSeconds, Double(1))
         let cost = Double(cost)
         return buckets.withLock { buckets in

@@ -26,6 +26,8 @@ import CoreMetrics
 /// | `faultline_chunks_swept_total` | counter | — | unused chunks removed after their lifetime |
 /// | `faultline_symbolication_poisoned_total` | counter | — | reports failed after stopping the symbolicator `maxAttempts` times |
 /// | `faultline_storage_full` | gauge | — | 1 while the data folder's disk is full (ingest answers 507, background writers pause) |
+/// | `faultline_nodes` | gauge | — | with PostgreSQL: the live nodes sharing the database, as this node last counted them |
+/// | `faultline_render_lease_held` | gauge | — | with PostgreSQL: 1 while this node holds the lease to render the dashboard |
 public struct Telemetry: Sendable {
     /// Metric names.
     public enum Name {
@@ -53,6 +55,10 @@ public struct Telemetry: Sendable {
         public static let symbolicationPoisoned = "faultline_symbolication_poisoned_total"
         /// 1 while the server is under storage pressure (`DiskGuard`), else 0.
         public static let storageFull = "faultline_storage_full"
+        /// With PostgreSQL: the live nodes (`PostgresNodes`).
+        public static let nodes = "faultline_nodes"
+        /// With PostgreSQL: 1 while this node holds the render lease.
+        public static let renderLeaseHeld = "faultline_render_lease_held"
     }
 
     /// Reasons a report is rejected (`reason` label of `faultline_reports_rejected_total`).

@@ -20,8 +20,10 @@ struct Alerts: AsyncParsableCommand {
         @Argument(help: "The project's slug.") var project: String
 
         func run() async throws {
-            let root = try Composition(folder: dataOptions.folder)
-            defer { try? root.database.close() }
+            try await dataOptions.withComposition { try await run(on: $0) }
+        }
+
+        func run(on root: Composition) async throws {
             let found = try await Alerts.project(project, root)
             print(try Alerts.json(try await root.alertStore.settings(project: found.id)))
         }
@@ -54,8 +56,10 @@ struct Alerts: AsyncParsableCommand {
         var allowPrivateWebhooks = false
 
         func run() async throws {
-            let root = try Composition(folder: dataOptions.folder)
-            defer { try? root.database.close() }
+            try await dataOptions.withComposition { try await run(on: $0) }
+        }
+
+        func run(on root: Composition) async throws {
             let found = try await Alerts.project(project, root)
             var settings = try await root.alertStore.settings(project: found.id)
             if let webhook { settings.webhookURL = webhook.isEmpty ? nil : webhook }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import FaultlineApp
+import Formats
+import Storage
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -21,13 +23,20 @@ struct Compact: AsyncParsableCommand {
             """)
     @OptionGroup var dataOptions: DataOptions
 
+    func validate() throws {
+        if dataOptions.databaseURL != nil {
+            throw ValidationError(
+                "compact is for the SQLite database of a data folder; on PostgreSQL, retention drops whole weekly partitions and autovacuum does the rest")
+        }
+    }
+
     func run() async throws {
-        let root = try Composition(folder: dataOptions.folder)
-        defer { try? root.database.close() }
+        let database = try FaultlineDatabase(path: dataOptions.folder + "/faultline.sqlite", durability: .full, codec: .zlib)
+        defer { try? database.close() }
         let path = dataOptions.folder + "/faultline.sqlite"
         let before = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        try root.database.compact()
+        try database.compact()
         let after = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        print("compacted \(path): \(before / 1024) KiB → \(after / 1024) KiB; auto-vacuum: \(try await root.database.autoVacuum())")
+        print("compacted \(path): \(before / 1024) KiB → \(after / 1024) KiB; auto-vacuum: \(try await database.autoVacuum())")
     }
 }

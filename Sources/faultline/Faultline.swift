@@ -1,4 +1,8 @@
 import ArgumentParser
+import FaultlineApp
+import FaultlineCore
+import PostgresStorage
+import Storage
 
 /// The `faultline` command: the server and its admin CLI.
 @main
@@ -9,10 +13,62 @@ struct Faultline: AsyncParsableCommand {
         subcommands: [Serve.self, Projects.self, AdminToken.self, Issues.self, Alerts.self, Render.self, Compact.self])
 }
 
-/// The data folder, shared by every command that opens it.
+/// Where the data is, shared by every command that opens it: the data folder (SQLite), or a PostgreSQL database and
+/// the folder of files every node shares.
 struct DataOptions: ParsableArguments {
     @Option(name: .long, help: "Data folder (env FAULTLINE_DATA; default ./data).")
     var data: String?
 
+    @Option(name: .long, help: "A PostgreSQL database instead of SQLite in the data folder: postgres://USER@HOST[:PORT]/DATABASE[?sslmode=…] (env FAULTLINE_DATABASE_URL; the password from FAULTLINE_DATABASE_PASSWORD when the URL has none).")
+    var database: String?
+
+    @Option(name: .long, help: "With --database: the folder for debug files, sentry-cli chunks and the rendered dashboard; every node must share it (env FAULTLINE_BLOBS; default: the data folder).")
+    var blobs: String?
+
     var folder: String { data ?? Environment.string("FAULTLINE_DATA") ?? "data" }
+
+    /// The PostgreSQL URL, when one is given (`--database`, else `FAULTLINE_DATABASE_URL`).
+    var databaseURL: String? { database ?? Environment.string("FAULTLINE_DATABASE_URL") }
+
+    /// Where the files are: the data folder, or with PostgreSQL the shared folder (`--blobs`, else `FAULTLINE_BLOBS`,
+    /// else the data folder).
+    var filesFolder: String {
+        databaseURL == nil ? folder : blobs ?? Environment.string("FAULTLINE_BLOBS") ?? folder
+    }
+
+    func validate() throws {
+        if let url = databaseURL {
+            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+                throw ValidationError("--database must be a postgres:// URL (without it, SQLite in the data folder is used)")
+            }
+        } else if blobs != nil {
+            throw ValidationError("--blobs goes with --database (with SQLite, every file lives in the data folder)")
+        }
+    }
+
+    /// The engine these options name.
+    func choice(durability: FaultlineDatabase.Durability, claimLease: Duration) -> StorageChoice {
+        guard let url = databaseURL else { return .sqlite(durability: durability) }
+        return .postgres(url: url, password: Environment.string("FAULTLINE_DATABASE_PASSWORD"), claimLease: claimLease)
+    }
+
+    /// Opens the data these options name.
+    func open(durability: FaultlineDatabase.Durability = .full, claimLease: Duration = PostgresEngine.defaultClaimLease,
+              clock: any WallClock = SystemClock()) async throws -> Composition {
+        try await Composition.open(folder: filesFolder, choice: choice(durability: durability, claimLease: claimLease), clock: clock)
+    }
+
+    /// Runs `body` with the data open, and closes it afterwards (also when `body` throws).
+    func withComposition<T>(_ body: (Composition) async throws -> T) async throws -> T {
+        let root = try await open()
+        let result: T
+        do {
+            result = try await body(root)
+        } catch {
+            try? await root.close()
+            throw error
+        }
+        try await root.close()
+        return result
+    }
 }

@@ -34,8 +34,10 @@ struct Issues: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let root = try Composition(folder: dataOptions.folder)
-            defer { try? root.database.close() }
+            try await dataOptions.withComposition { try await run(on: $0) }
+        }
+
+        func run(on root: Composition) async throws {
             guard let slug = ProjectSlug(project), let found = try await root.projects.project(slug: slug) else {
                 throw ValidationError("no project '\(project)'")
             }
@@ -85,10 +87,10 @@ struct StatusChange: ParsableArguments {
     }
 
     func apply(_ status: IssueStatus) async throws {
-        let root = try Composition(folder: dataOptions.folder)
-        defer { try? root.database.close() }
-        let service = IssueService(store: root.insights, clock: root.clock)
-        guard let issue = try await service.setStatus(status, issue: IssueID(id), project: nil, by: "the CLI") else {
+        let issue = try await dataOptions.withComposition { root in
+            try await IssueService(store: root.issueStates, clock: root.clock).setStatus(status, issue: IssueID(id), project: nil, by: "the CLI")
+        }
+        guard let issue else {
             Console.write("no issue \(id)\n", fd: 2)
             throw ExitCode(4)
         }

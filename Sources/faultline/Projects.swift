@@ -58,8 +58,10 @@ struct Projects: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let root = try Composition(folder: dataOptions.folder)
-            defer { try? root.database.close() }
+            try await dataOptions.withComposition { try await run(on: $0) }
+        }
+
+        func run(on root: Composition) async throws {
             let credentials = try await root.projects.create(slug: ProjectSlug(slug)!, rateLimitPerSecond: rateLimit)
             if json {
                 let out: [String: String] = [
@@ -85,8 +87,10 @@ struct Projects: AsyncParsableCommand {
         @OptionGroup var dataOptions: DataOptions
 
         func run() async throws {
-            let root = try Composition(folder: dataOptions.folder)
-            defer { try? root.database.close() }
+            try await dataOptions.withComposition { try await run(on: $0) }
+        }
+
+        func run(on root: Composition) async throws {
             let projects = try await root.projects.all()
             if projects.isEmpty {
                 print("no projects; create one with: faultline projects create SLUG")
@@ -181,8 +185,10 @@ extension Projects {
         }
 
         func run() async throws {
-            let root = try Composition(folder: dataOptions.folder)
-            defer { try? root.database.close() }
+            try await dataOptions.withComposition { try await run(on: $0) }
+        }
+
+        func run(on root: Composition) async throws {
             let configured = try await root.projects.configurePrivacy(slug: ProjectSlug(slug)!) { settings in
                 if let scrubbing { settings.scrubbing = scrubbing.isOn }
                 if let keepIPAddresses { settings.keepIPAddresses = keepIPAddresses.isOn }
@@ -238,8 +244,10 @@ struct AdminToken: AsyncParsableCommand {
     @OptionGroup var dataOptions: DataOptions
 
     func run() async throws {
-        let root = try Composition(folder: dataOptions.folder)
-        defer { try? root.database.close() }
+        try await dataOptions.withComposition { try await run(on: $0) }
+    }
+
+    func run(on root: Composition) async throws {
         print(try await root.projects.rotateAdminToken())
     }
 }

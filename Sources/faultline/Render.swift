@@ -23,10 +23,10 @@ struct Render: AsyncParsableCommand {
         guard let webDirectory = web ?? Composition.locateWebDirectory() else {
             throw ValidationError("cannot find the dashboard templates: pass --web DIR (the checkout's web/ folder)")
         }
-        let root = try Composition(folder: dataOptions.folder)
-        defer { try? root.database.close() }
-        let renderer = try root.siteRenderer(webDirectory: webDirectory)
-        let pages = try await root.render(with: renderer, since: nil, into: out)
-        print("rendered \(pages) pages into \(out ?? dataOptions.folder + "/site")")
+        let (pages, folder) = try await dataOptions.withComposition { root in
+            let renderer = try root.siteRenderer(webDirectory: webDirectory)
+            return (try await root.render(with: renderer, since: nil, into: out), root.folder)
+        }
+        print("rendered \(pages) pages into \(out ?? folder + "/site")")
     }
 }

@@ -86,6 +86,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a client may take to send a request head, between pieces of a body, or idle between requests; then 408 and the connection closes (env FAULTLINE_READ_TIMEOUT_SECONDS; default 30).")
     var readTimeoutSeconds: Double?
 
+    @Option(help: "With --database: seconds a node holds the queued reports it took to symbolicate; another node takes a dead node's reports after this (env FAULTLINE_CLAIM_LEASE_SECONDS; default 300).")
+    var claimLeaseSeconds: Int?
+
     @Option(help: "Connections open at once; past it a new one gets 503 with Retry-After (env FAULTLINE_MAX_CONNECTIONS; default: half of the open-files limit left after 256 for the database and debug files).")
     var maxConnections: Int?
 
@@ -106,7 +109,7 @@ struct Serve: AsyncParsableCommand {
 
         // Nobody else on the machine reads the data: folders 0700 and files 0600, whatever the umask was.
         umask(0o077)
-        let root = try Composition(folder: dataOptions.folder, durability: settings.durability, clock: Self.clock(logger: logger))
+        let root = try await dataOptions.open(durability: settings.durability, claimLease: settings.claimLease, clock: Self.clock(logger: logger))
         var config = root.serverConfiguration(host: settings.host, port: settings.port)
         config.maxDebugFileBytes = settings.maxDebugFileBytes
         config.publicDebuginfod = settings.publicDebuginfod
@@ -138,6 +141,7 @@ struct Serve: AsyncParsableCommand {
         let dependencies = try root.dependencies(
             minFreeBytes: settings.minFreeBytes, debugFileQuotaBytes: settings.debugFileQuotaBytes, renderer: renderer,
             storage: storage, onChange: notify)
+        if let nodes = root.nodes { services.append(NodePresenceService(nodes: nodes, telemetry: root.telemetry)) }
         var worker = try root.symbolicationWorker(logger: Logger(label: "faultline.symbolication"), onChange: notify)
         worker.storage = storage
         worker.ingestActivity = root.ingestActivity
@@ -145,7 +149,14 @@ struct Serve: AsyncParsableCommand {
         // While the worker works off a backlog the dashboard is drawn once it is done (at most 2 s late), not every
         // debounce: renders took CPU from the backlog.
         scheduler?.holdWhile = worker.isBehind
-        if let scheduler { services.append(scheduler) }
+        if let scheduler {
+            services.append(scheduler)
+            // Several nodes: one renders at a time (a lease), every interval, into the folder they all serve.
+            if let lease = root.renderLease {
+                services.append(SharedDashboardService(
+                    lease: lease, scheduler: scheduler, interval: settings.sharedRenderInterval, telemetry: root.telemetry))
+            }
+        }
         let sender = HTTPWebhookSender()
         let publicAddress = settings.publicURL
         config.publicURL = publicAddress
@@ -177,12 +188,13 @@ struct Serve: AsyncParsableCommand {
             onServerRunning: { port in
                 boundPort.set(port)
                 // The one line tools and tests wait for; keep its shape.
-                Console.write("Faultline listening on http://\(listenHost):\(port)/ (data: \(dataOptions.folder))\n")
+                let data = root.sqliteDatabase != nil ? root.folder : "\(root.engineDescription), files: \(root.folder)"
+                Console.write("Faultline listening on http://\(listenHost):\(port)/ (data: \(data))\n")
                 Console.write("Dashboard: http://\(listenHost):\(port)/ (\(dashboardNote))\n")
             })
         try await app.runService()
         await sender.shutdown()
-        try root.database.close()
+        try await root.close()
         logger.info("stopped")
     }
 }

@@ -35,6 +35,11 @@ struct ServeSettings {
     var readTimeout: Duration
     /// Open connections at most (`--max-connections`; default from the open-files limit).
     var maxConnections: Int
+    /// With PostgreSQL: how long a node holds the queued reports it took (`--claim-lease-seconds`).
+    var claimLease: Duration
+    /// With PostgreSQL: how often the node that holds the render lease renders the dashboard even without changes of
+    /// its own (the other nodes' changes; `FAULTLINE_RENDER_INTERVAL_MS`).
+    var sharedRenderInterval: Duration
 
     /// - Parameter openFilesLimit: the process's soft `RLIMIT_NOFILE` (nil: unknown), for the default cap.
     init(_ serve: Serve, environment env: Environment, openFilesLimit: UInt64?) throws {
@@ -91,6 +96,9 @@ struct ServeSettings {
         let defaultCap = openFilesLimit.map { ConnectionBudget.defaultMaxConnections(openFilesLimit: $0) } ?? 1024
         maxConnections = try pick(serve.maxConnections, "--max-connections", { (1...1_000_000).contains($0) }, "1–1000000",
                                   env: { try env.int("FAULTLINE_MAX_CONNECTIONS", in: 1...1_000_000) }, default: defaultCap)
+        claimLease = .seconds(try pick(serve.claimLeaseSeconds, "--claim-lease-seconds", { (1...86_400).contains($0) }, "1–86400",
+                                       env: { try env.int("FAULTLINE_CLAIM_LEASE_SECONDS", in: 1...86_400) }, default: 300))
+        sharedRenderInterval = .milliseconds(try env.int("FAULTLINE_RENDER_INTERVAL_MS", in: 100...day) ?? 5000)
     }
 
     /// The soft open-files limit of this process (`getrlimit(RLIMIT_NOFILE)`), nil when unknown or unlimited.

@@ -39,7 +39,7 @@ import Testing
                 }
             }
         }
-        #expect(try await app.root.reader.counts().reports == 1)
+        #expect(try await app.sqliteReader.counts().reports == 1)
     }
 
     @Test func aBatchWithBadReportsStoresTheGoodOnesAndNamesTheBadFields() async throws {
@@ -55,7 +55,7 @@ import Testing
                 #expect(rejected?.first?["field"] as? String == "reports[1].event_id")
             }
         }
-        #expect(try await app.root.reader.counts().reports == 2)
+        #expect(try await app.sqliteReader.counts().reports == 2)
     }
 
     @Test(arguments: [
@@ -75,7 +75,7 @@ import Testing
                 #expect((response.json["message"] as? String)?.isEmpty == false)
             }
         }
-        #expect(try await app.root.reader.counts().reports == 0)
+        #expect(try await app.sqliteReader.counts().reports == 0)
     }
 
     @Test func keysAreCheckedPerRoute() async throws {
@@ -94,7 +94,7 @@ import Testing
                 #expect(response.status == .unauthorized)
             }
         }
-        #expect(try await app.root.reader.counts().reports == 0)
+        #expect(try await app.sqliteReader.counts().reports == 0)
     }
 
     @Test func unknownEncodingsAndContentTypesAre415() async throws {
@@ -176,7 +176,7 @@ import Testing
                 #expect(response.status == .accepted)
             }
         }
-        #expect(try await app.root.reader.counts().reports == 10)
+        #expect(try await app.sqliteReader.counts().reports == 10)
     }
 
     @Test func belowTheFreeSpaceFloorWritesAre507WithRetryAfter() async throws {
@@ -196,7 +196,7 @@ import Testing
                 #expect(response.status == .ok)
             }
         }
-        #expect(try await app.root.reader.counts().reports == 0)
+        #expect(try await app.sqliteReader.counts().reports == 0)
     }
 
     @Test func sessionsAreMergedAndRetriesChangeNothing() async throws {
@@ -217,7 +217,7 @@ import Testing
                 #expect(response.json["field"] as? String == "release")
             }
         }
-        let state = try await app.root.reader.session(project: app.credentials.project.id, id: SessionID("s1")!)
+        let state = try await app.sqliteReader.session(project: app.credentials.project.id, id: SessionID("s1")!)
         #expect(state?.status == .crashed)
         #expect(state?.errors == 1)
     }

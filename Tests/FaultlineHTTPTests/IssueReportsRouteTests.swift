@@ -183,7 +183,7 @@ import Testing
             ReportQuery(project: ProjectID(1), kind: .crash, release: "1.0", issue: IssueID(5), limit: 51),
             ReportQuery(project: nil, issue: IssueID(5), limit: 51),
         ] {
-            let plan = try await app.root.reader.queryPlan(query).joined(separator: "\n")
+            let plan = try await app.sqliteReader.queryPlan(query).joined(separator: "\n")
             #expect(plan.contains("reports_by_issue_id"), "\(plan)")
             #expect(!plan.contains("TEMP B-TREE"), "\(plan)")
         }

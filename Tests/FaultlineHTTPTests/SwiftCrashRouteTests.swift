@@ -63,7 +63,7 @@ import Testing
                 client, app, query: "app_version=1", headers: [HTTPField.Name("X-Faultline-App-Version")!: "2"], event: 3)
             #expect(twice.status == .badRequest)
             #expect(twice.json["error"] as? String == "conflicting_parameter")
-            #expect(try await app.root.reader.counts().reports == 0)
+            #expect(try await app.sqliteReader.counts().reports == 0)
             // Headers that are not ours are none of our business.
             let fine = try await Self.post(client, app, query: "app_version=1", headers: [HTTPField.Name("X-Request-Id")!: "abc"], event: 4)
             #expect(fine.status == .accepted)
@@ -169,7 +169,7 @@ import Testing
                 #expect(response.status == .badRequest)
                 #expect(response.json["field"] as? String == "X-Faultline-App-Version")
             }
-            #expect(try await app.root.reader.counts().reports == 0)
+            #expect(try await app.sqliteReader.counts().reports == 0)
         }
     }
 }

@@ -32,6 +32,31 @@ final class ManualClock: WallClock {
         clock.advance(6)
         #expect(limiter.admit(ProjectID(1), rate: 10, cost: 1) == nil)
     }
+
+    @Test func eachOfSeveralNodesAllowsItsShareOfTheRate() {
+        let clock = ManualClock()
+        let nodes = Mutex(2)
+        let limiter = RateLimiter(clock: clock, burstSeconds: 2, share: { 1 / Double(nodes.withLock { $0 }) })
+        let project = ProjectID(1)
+        // Two nodes: half of 2 s × 10/s at once, and 5/s after.
+        #expect(limiter.admit(project, rate: 10, cost: 10) == nil)
+        #expect(limiter.admit(project, rate: 10, cost: 1) != nil)
+        clock.advance(1)
+        #expect(limiter.admit(project, rate: 10, cost: 5) == nil)
+        #expect(limiter.admit(project, rate: 10, cost: 1) != nil)
+        // Alone again: the whole rate.
+        nodes.withLock { $0 = 1 }
+        clock.advance(1)
+        #expect(limiter.admit(project, rate: 10, cost: 10) == nil)
+    }
+
+    @Test func aShareOutOfRangeCountsAsTheWholeRate() {
+        for share in [0, -1, .nan, .infinity, 3] as [Double] {
+            let limiter = RateLimiter(clock: ManualClock(), burstSeconds: 1, share: { share })
+            #expect(limiter.admit(ProjectID(1), rate: 10, cost: 10) == nil)
+            #expect(limiter.admit(ProjectID(1), rate: 10, cost: 1) != nil)
+        }
+    }
 }
 
 @Suite struct DiskGuardTests {

@@ -37,6 +37,9 @@ final class TestApp: Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: folder) }
 
+    /// The SQLite reader of this app's data folder (counts, query plans and sessions, which only it answers).
+    var sqliteReader: SQLiteReportReader { SQLiteReportReader(database: root.sqliteDatabase!) }
+
     /// Runs `body` against the router (no sockets).
     func test<Value: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
         let app = buildApplication(

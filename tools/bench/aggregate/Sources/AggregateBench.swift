@@ -131,7 +131,7 @@ struct Fill: AsyncParsableCommand {
     func run() async throws {
         let root = try Composition(folder: common.data, durability: .normal)
         let project = try await root.projects.create(slug: ProjectSlug("bench")!, rateLimitPerSecond: 1e9).project
-        let store = SQLiteIngestStore(database: root.database)
+        let store = SQLiteIngestStore(database: root.sqliteDatabase!)
         let now = Date()
         let releases = (1...12).map { "1.\($0) (\($0 * 10))" }
         var factory = ReportFactory(rng: SplitMix(state: 42), issues: issues, users: users, releases: releases, now: now, days: days)
@@ -177,7 +177,7 @@ struct Fill: AsyncParsableCommand {
         print("issues: \(counts.values.reduce(0, +)); peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB")
         let size = (try? FileManager.default.attributesOfItem(atPath: common.data + "/faultline.sqlite")[.size] as? Int) ?? 0
         print("database: \(size >> 20) MB")
-        try root.database.close()
+        try root.sqliteDatabase?.close()
     }
 }
 
@@ -190,7 +190,7 @@ struct RenderFull: AsyncParsableCommand {
         let renderer = try root.siteRenderer(webDirectory: common.web)
         let (pages, seconds) = try await Measure.time { try await root.render(with: renderer, since: nil) }
         print("full render: \(pages) pages in \(Measure.fmt(seconds)) s; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB")
-        try root.database.close()
+        try root.sqliteDatabase?.close()
     }
 }
 
@@ -212,7 +212,7 @@ struct Refresh: AsyncParsableCommand {
         var factory = ReportFactory(
             rng: SplitMix(state: UInt64(Date().timeIntervalSince1970)), issues: issues, users: users, releases: releases,
             now: Date(), days: 90, next: 50_000_000 + Int(Date().timeIntervalSince1970) % 1_000_000 * 1000)
-        let store = SQLiteIngestStore(database: root.database)
+        let store = SQLiteIngestStore(database: root.sqliteDatabase!)
         let since = Date()
         var writes: [IngestWrite] = []
         var done = 0
@@ -295,7 +295,7 @@ struct Refresh: AsyncParsableCommand {
             a touched issue page \(Measure.fmt(oldSeconds / max(median(first), 1e-9), 0)) (cycle end vs first request); \
             peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB
             """)
-        try root.database.close()
+        try root.sqliteDatabase?.close()
     }
 }
 
@@ -337,7 +337,7 @@ struct Lists: AsyncParsableCommand {
             times.sort()
             print("  \(name): median \(Measure.fmt(times[times.count / 2])) ms, slowest \(Measure.fmt(times.last ?? 0)) ms (\(bytes / 1024) KB)")
         }
-        try root.database.close()
+        try root.sqliteDatabase?.close()
     }
 }
 
@@ -355,7 +355,7 @@ struct Search: AsyncParsableCommand {
         guard let project = try await root.projects.project(slug: ProjectSlug("bench")!) else {
             throw ValidationError("run fill first")
         }
-        let store = root.searchStore
+        let store = SQLiteSearchStore(database: root.sqliteDatabase!)
         let queries: [(String, String)] = [
             ("user id", "user-4242"),
             ("event id", ReportFactory.eventID(reports / 2)),
@@ -426,6 +426,6 @@ struct Search: AsyncParsableCommand {
             """)
         let size = (try? FileManager.default.attributesOfItem(atPath: common.data + "/faultline.sqlite")[.size] as? Int) ?? 0
         print("database: \(size >> 20) MB; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB")
-        try root.database.close()
+        try root.sqliteDatabase?.close()
     }
 }

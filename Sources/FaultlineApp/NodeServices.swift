@@ -1,0 +1,65 @@
+import Pipeline
+import PostgresStorage
+import ServiceLifecycle
+
+/// With several nodes on one PostgreSQL database: holds the render lease for this node when it can, and while it
+/// holds it has the dashboard rendered every `interval`, since changes made through the other nodes are not announced
+/// to this one (each node still announces its own at once). Every node serves the pages the holder writes into the
+/// shared folder, so the dashboard is the same on every node and current within about `interval`.
+public struct SharedDashboardService: Service {
+    let lease: PostgresLease
+    let scheduler: RenderScheduler
+    let interval: Duration
+    let telemetry: Telemetry?
+
+    public init(lease: PostgresLease, scheduler: RenderScheduler, interval: Duration, telemetry: Telemetry? = nil) {
+        self.lease = lease
+        self.scheduler = scheduler
+        self.interval = interval
+        self.telemetry = telemetry
+    }
+
+    public func run() async throws {
+        let lease = lease
+        let scheduler = scheduler
+        let interval = interval
+        let telemetry = telemetry
+        telemetry?.gauge(Telemetry.Name.renderLeaseHeld, 0)
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                // Taken (at start, or from a node that died): a render now, a full one (`Composition.renderScheduler`).
+                group.addTask {
+                    await lease.run(
+                        onTaken: {
+                            telemetry?.gauge(Telemetry.Name.renderLeaseHeld, 1)
+                            scheduler.notify()
+                        },
+                        onLost: { telemetry?.gauge(Telemetry.Name.renderLeaseHeld, 0) })
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: interval)
+                        if lease.isHeld { scheduler.notify() }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// With several nodes on one PostgreSQL database: keeps this node counted among the live ones (`PostgresNodes`).
+public struct NodePresenceService: Service {
+    let nodes: PostgresNodes
+    let telemetry: Telemetry?
+
+    public init(nodes: PostgresNodes, telemetry: Telemetry? = nil) {
+        self.nodes = nodes
+        self.telemetry = telemetry
+    }
+
+    public func run() async throws {
+        let nodes = nodes
+        let telemetry = telemetry
+        await cancelWhenGracefulShutdown { await nodes.run(onCount: { telemetry?.gauge(Telemetry.Name.nodes, Double($0)) }) }
+    }
+}
