@@ -15,8 +15,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The composition root: opens the data folder and wires every service. The only place where concrete
-/// types (SQLite stores, SHA-256, the system clock) are chosen; `faultline` and the tests both use it.
+/// The composition root: opens the data folder (SQLite) or a PostgreSQL database with its shared folder, and wires
+/// every service. The only place where concrete types (the engine's stores through `OpenEngine`, SHA-256, the system
+/// clock) are chosen; `faultline` and the tests both use it.
 public struct Composition: Sendable {
     /// Where the files live: the SQLite database and, on every engine, `debug-files/`, `chunks/` and the rendered
     /// `site/` (with PostgreSQL, the folder every node shares).
@@ -109,7 +110,8 @@ public struct Composition: Sendable {
     /// The SQLite database when the engine is SQLite (maintenance commands and SQLite-only tests).
     public var sqliteDatabase: FaultlineDatabase? { engine.sqlite }
 
-    /// Which engine runs, for messages: "SQLite (data/faultline.sqlite)" or the PostgreSQL URL with its password masked.
+    /// Which engine runs, for messages: "SQLite (data/faultline.sqlite)" or "PostgreSQL (user@host:port/database)" (never
+    /// the password).
     public var engineDescription: String {
         switch engine {
         case .sqlite: "SQLite (\(folder)/faultline.sqlite)"

@@ -1,19 +1,19 @@
 # Shared by the benchmark scripts (source it): a fresh Faultline server with one project, on a free loopback port.
 # They keep `server` (the server's pid) for their cleanup trap.
 
-# bench_create_project FAULTLINE DATA: creates project "bench" in the data folder DATA (rate limit out of the way);
-# sets key (its ingest key) and project (its id).
+# bench_create_project FAULTLINE DATA [OPTIONS...]: creates project "bench" in the data folder DATA (rate limit out of
+# the way; OPTIONS such as --database URL --blobs DIR go to the command); sets key (its ingest key) and project (its id).
 bench_create_project() {
   local created
-  created=$("$1" projects create bench --data "$2" --rate-limit 1000000 --json)
+  created=$("$1" projects create bench --data "$2" --rate-limit 1000000 --json "${@:3}")
   key=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["ingest_key"])' <<< "$created")
   project=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' <<< "$created")
 }
 
-# bench_serve FAULTLINE DATA LOGS: starts `FAULTLINE serve` on DATA (stdout and stderr in LOGS/out, LOGS/err); sets
-# server (its pid) and url once it listens.
+# bench_serve FAULTLINE DATA LOGS [OPTIONS...]: starts `FAULTLINE serve` on DATA (stdout and stderr in LOGS/out,
+# LOGS/err; OPTIONS go to serve); sets server (its pid) and url once it listens.
 bench_serve() {
-  "$1" serve --data "$2" --port 0 --log-level warning > "$3/out" 2> "$3/err" &
+  "$1" serve --data "$2" --port 0 --log-level warning "${@:4}" > "$3/out" 2> "$3/err" &
   server=$!
   for _ in $(seq 1 200); do grep -q "listening on" "$3/out" 2>/dev/null && break; sleep 0.05; done
   url=$(grep -o 'http://127.0.0.1:[0-9]*' "$3/out" | head -1)
