@@ -32,9 +32,16 @@ import Testing
         return Row(n: n, site: site, release: release, user: user, offset: offset, session: session, device: "Pixel \(n % 3)")
     }
 
-    /// 52 new reports after a() was closed: more of a() (seen releases first, then 2.0, which it never had), of b(), and
-    /// of a new c() whose later reports have a more specific title.
+    /// 52 new reports after a() was closed: more of a() (seen releases first, then 2.0, which it never had), of b(), of a
+    /// new c() whose later reports have a more specific title, and of a new e() whose first report has no release.
     static let second: [Row] = (49...100).map { (n: Int) -> Row in
+        if n >= 96 {
+            // e(): its first report has no release; the next, later in time, gives it its first release.
+            let offsets: [Int: Double] = [96: 10, 97: 50, 98: 60, 99: 70, 100: 55]
+            return Row(
+                n: n, site: "e()", release: n == 96 || n == 99 ? nil : "3.\(n % 2)", user: "u\(n % 2)",
+                offset: 2 * 86_400 + offsets[n, default: 0], session: nil, device: "Pixel 1")
+        }
         let site = n % 4 == 0 ? "b()" : n % 4 == 1 ? "c()" : "a()"
         let release: String? = n < 70 ? "1.\(n % 3)" : n % 3 == 0 ? nil : "2.0"
         let user: String? = n % 9 == 0 ? nil : "u\(n % 6)"
@@ -131,9 +138,12 @@ import Testing
         """,
     ]
 
+    /// The reference is SQLite saving one result at a time (in-process, statement per row: the engine the rules were
+    /// written for), so a rule PostgreSQL's set-based path reimplements (first/last release, distinct users) is checked
+    /// against it, not against itself.
     @Test(arguments: Engine.allCases) func aBatchOfManyIssuesUsersReleasesAndDaysCountsWhatOneAtATimeCounts(_ engine: Engine) async throws {
         try await withStores(engine) { batched in
-            try await withStores(engine) { single in
+            try await withStores(.sqlite) { single in
                 try await run(batched, batched: true)
                 try await run(single, batched: false)
                 for query in Self.snapshot {
@@ -191,7 +201,7 @@ import Testing
             sourceLocation: sourceLocation)
     }
 
-    /// What the scenario must end in, from its rows: every report filed, four issues, a() reopened as regressed once.
+    /// What the scenario must end in, from its rows: every report filed, five issues, a() reopened as regressed once.
     func expectTheScenarioOutcome(_ db: Stores) async throws {
         let all = Self.first + Self.second
         #expect(try await db.texts("SELECT count(*) FROM reports WHERE issue_id IS NULL") == ["0"])
@@ -207,9 +217,9 @@ import Testing
         #expect(try await db.texts("SELECT count(*) FROM issues WHERE regressed = \(db.engine == .sqlite ? "1" : "true")") == ["1"])
         let c = Grouping.fingerprint(kind: .crash, source: .stack, components: ["c()"]).rawValue
         #expect(try await db.texts("SELECT title FROM issues WHERE fingerprint = '\(c)'") == ["index out of range in c()"])
-        // New reports alerted for a() and b(); c() and d() were made by reports moving (already alerted on); a() regressed.
+        // New reports alerted for a(), b() and e(); c() and d() were made by reports moving (already alerted on); a() regressed.
         #expect(try await db.texts("SELECT kind || ' ' || coalesce(release, '-') || ' ' || title FROM alerts")
-            == ["new_issue 1.0 crash in b()", "new_issue 1.1 crash in a()", "regression 2.0 crash in a()"])
+            == ["new_issue - crash in e()", "new_issue 1.0 crash in b()", "new_issue 1.1 crash in a()", "regression 2.0 crash in a()"])
     }
 
     /// A row the database refuses in a rollup table fails its report alone: the rest of the batch is grouped once.
