@@ -38,45 +38,79 @@ struct FiledReport {
         for try await row in rows.decode(Columns.self) { return FiledReport(row) }
         return nil
     }
+
+    /// The reports `ids`, each locked to the end of the transaction, in id order (the order every node takes them in);
+    /// those gone are absent.
+    static func lock(_ ids: [Int64], _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64: FiledReport] {
+        guard !ids.isEmpty else { return [:] }
+        var reports: [Int64: FiledReport] = [:]
+        let rows = try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "SELECT \(columns) FROM reports WHERE id = ANY($1) ORDER BY id FOR UPDATE", binds: PostgresBindings(values: [ids])),
+            logger: logger)
+        for try await row in rows.decode(Columns.self) { reports[row.0] = FiledReport(row) }
+        return reports
+    }
 }
 
 /// What a worker batch's transaction asks once instead of once per report (the twin of `BatchReads`): valid for one
 /// transaction. Debug files may change under it on PostgreSQL (another node's upload commits mid-batch); that is
 /// what `filesSeen` is for, and the rank read here only labels the result's modules, which a later requeue corrects.
 final class PostgresBatchReads {
-    private var ranks: [String: DebugDataRank] = [:]
-    private var storedAfter: [String: Bool] = [:]
+    private struct BuildKey: Hashable {
+        var project: Int64
+        var buildID: String
+    }
+    /// What `debug_files` held for a project's build-id when read: the best rank of its stored files, and the highest
+    /// change sequence of its rows (nil: no row).
+    private struct Stored {
+        var rank: DebugDataRank
+        var sequence: Int64?
+    }
+    private var stored: [BuildKey: Stored] = [:]
     private var settings: [Int64: AlertSettings] = [:]
 
+    /// Reads what `debug_files` holds for every (project, build-id) of `pairs` not read yet, in one statement.
+    func load(_ pairs: [(project: ProjectID, buildID: String)], _ connection: PostgresConnection, _ logger: Logger) async throws {
+        var wanted: [BuildKey] = []
+        var seen: Set<BuildKey> = []
+        for pair in pairs {
+            let key = BuildKey(project: pair.project.rawValue, buildID: pair.buildID)
+            if stored[key] == nil && seen.insert(key).inserted { wanted.append(key) }
+        }
+        guard !wanted.isEmpty else { return }
+        var kinds: [BuildKey: [DebugFileKind]] = [:]
+        var sequences: [BuildKey: Int64] = [:]
+        for try await (project, buildID, kind, hasBlob, sequence) in try await connection.query(
+            """
+            SELECT d.project_id, d.build_id, d.kind, d.blob_sha256 IS NOT NULL, d.stored_seq
+            FROM unnest(\(wanted.map(\.project))::bigint[], \(wanted.map(\.buildID))::text[]) AS u(p, b)
+            JOIN debug_files d ON d.project_id = u.p AND d.build_id = u.b
+            """, logger: logger
+        ).decode((Int64, String, String, Bool, Int64).self) {
+            let key = BuildKey(project: project, buildID: buildID)
+            if hasBlob, let kind = DebugFileKind(rawValue: kind) { kinds[key, default: []].append(kind) }
+            sequences[key] = max(sequences[key] ?? sequence, sequence)
+        }
+        for key in wanted {
+            stored[key] = Stored(rank: DebugDataRank.best(of: kinds[key] ?? []), sequence: sequences[key])
+        }
+    }
+
+    /// The best kind `project` held for `buildID` when first asked in this transaction.
     func bestRank(project: ProjectID, buildID: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> DebugDataRank {
-        let key = "\(project.rawValue)/\(buildID)"
-        if let known = ranks[key] { return known }
-        let rank = try await PostgresDebugData.bestRank(project: project, buildID: buildID, connection, logger)
-        ranks[key] = rank
-        return rank
+        try await load([(project, buildID)], connection, logger)
+        return stored[BuildKey(project: project.rawValue, buildID: buildID)]?.rank ?? DebugDataRank.none
     }
 
     /// Whether `project` stored a debug file for one of `buildIDs` after the change sequence `seen`.
     func storedAfter(_ seen: Int64, project: ProjectID, buildIDs: [String], _ connection: PostgresConnection, _ logger: Logger)
         async throws -> Bool
     {
-        for buildID in buildIDs {
-            let key = "\(seen)/\(project.rawValue)/\(buildID)"
-            let stored: Bool
-            if let known = storedAfter[key] {
-                stored = known
-            } else {
-                stored = try await PostgresRows.count(
-                    connection.query(
-                        """
-                        SELECT 1 FROM debug_files WHERE project_id = \(project.rawValue) AND build_id = \(buildID)
-                            AND stored_seq > \(seen) LIMIT 1
-                        """, logger: logger)) > 0
-                storedAfter[key] = stored
-            }
-            if stored { return true }
+        try await load(buildIDs.map { (project, $0) }, connection, logger)
+        return buildIDs.contains { buildID in
+            (stored[BuildKey(project: project.rawValue, buildID: buildID)]?.sequence).map { $0 > seen } ?? false
         }
-        return false
     }
 
     func alertSettings(project: ProjectID, _ connection: PostgresConnection, _ logger: Logger) async throws -> AlertSettings {
@@ -92,17 +126,48 @@ enum PostgresAlertRecords {
     /// Records `draft` unless an alert with its dedupe key exists; returns whether it was recorded.
     @discardableResult
     static func insert(_ draft: AlertDraft, at now: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> Bool {
+        try await insert([draft], at: now, connection, logger) == 1
+    }
+
+    /// Records `drafts` in their order, each unless an alert with its dedupe key exists (also one earlier in
+    /// `drafts`), in one statement; returns how many were recorded.
+    @discardableResult
+    static func insert(_ drafts: [AlertDraft], at now: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
+        guard !drafts.isEmpty else { return 0 }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let reason = String(decoding: try encoder.encode(draft.reason), as: UTF8.self)
+        let reasons = try drafts.map { String(decoding: try encoder.encode($0.reason), as: UTF8.self) }
+        // Arrays of non-optional values: an absent issue or release is 0 or "" with its flag false.
         return try await PostgresRows.count(
             connection.query(
                 """
                 INSERT INTO alerts (project_id, kind, dedupe_key, issue_id, release, title, reason, created_at)
-                VALUES (\(draft.project.rawValue), \(draft.kind.rawValue), \(draft.dedupeKey), \(draft.issue?.rawValue), \(draft.release),
-                    \(draft.title), \(reason), \(now))
+                SELECT p, k, d, CASE WHEN hi THEN i END, CASE WHEN hr THEN r END, t, reason, \(now)
+                FROM unnest(\(drafts.map(\.project.rawValue))::bigint[], \(drafts.map(\.kind.rawValue))::text[], \(drafts.map(\.dedupeKey))::text[],
+                            \(drafts.map { $0.issue?.rawValue ?? 0 })::bigint[], \(drafts.map { $0.issue != nil })::boolean[],
+                            \(drafts.map { $0.release ?? "" })::text[], \(drafts.map { $0.release != nil })::boolean[],
+                            \(drafts.map(\.title))::text[], \(reasons)::text[]) WITH ORDINALITY AS u(p, k, d, i, hi, r, hr, t, reason, n)
+                ORDER BY n
                 ON CONFLICT (project_id, dedupe_key) DO NOTHING RETURNING 1
-                """, logger: logger)) == 1
+                """, logger: logger))
+    }
+
+    /// The alert a filing decision raises (`.alertNewIssue`, `.alertRegression`) for a report of `release` that
+    /// occurred at `occurredAt`, filed under `issue` whose title is `title` then; nil for any other action.
+    static func draft(_ action: IssueFiling.Action, project: ProjectID, issue: Int64, release: String?, title: String, occurredAt: Int64)
+        -> AlertDraft?
+    {
+        switch action {
+        case .alertNewIssue:
+            AlertDraft(
+                project: project, kind: .newIssue, dedupeKey: "new:\(issue)", issue: IssueID(issue), release: release, title: title,
+                reason: ["events": 1])
+        case .alertRegression:
+            AlertDraft(
+                project: project, kind: .regression, dedupeKey: "regression:\(issue):\(release ?? "")", issue: IssueID(issue),
+                release: release, title: title, reason: ["first_event_in_release_at_ms": Double(occurredAt)])
+        default: nil
+        }
     }
 
     /// The project's settings, or the defaults when none were saved.
@@ -238,6 +303,19 @@ enum PostgresGrouper {
         try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(fingerprint.rawValue), 1))", logger: logger)
     }
 
+    /// Takes the locks of `fingerprints` (sorted, each once) in their order, in one statement: the order every node takes
+    /// them in, one at a time or a batch at once, so that two nodes never wait for each other in a circle.
+    static func lock(fingerprints: [String], _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard !fingerprints.isEmpty else { return }
+        // The subquery's ORDER BY keeps it from being flattened: the locks are taken in the array's order.
+        _ = try await PostgresRows.count(
+            connection.query(
+                """
+                SELECT pg_advisory_xact_lock(k) FROM (
+                    SELECT hashtextextended(f, 1) AS k FROM unnest(\(fingerprints)::text[]) WITH ORDINALITY AS u(f, n) ORDER BY n) AS ordered
+                """, logger: logger))
+    }
+
     static func file(report: FiledReport, grouping input: GroupingInput, groupingJSON: String, now: Int64, reads: PostgresBatchReads,
                      _ connection: PostgresConnection, _ logger: Logger) async throws -> IssueID {
         let project = report.project
@@ -350,14 +428,11 @@ enum PostgresGrouper {
                 {
                     title = stored
                 }
-                let draft = action == .alertNewIssue
-                    ? AlertDraft(
-                        project: project, kind: .newIssue, dedupeKey: "new:\(to)", issue: IssueID(to), release: report.release,
-                        title: title, reason: ["events": 1])
-                    : AlertDraft(
-                        project: project, kind: .regression, dedupeKey: "regression:\(to):\(report.release ?? "")", issue: IssueID(to),
-                        release: report.release, title: title, reason: ["first_event_in_release_at_ms": Double(report.occurredAt)])
-                try await PostgresAlertRecords.insert(draft, at: now, connection, logger)
+                if let draft = PostgresAlertRecords.draft(
+                    action, project: project, issue: to, release: report.release, title: title, occurredAt: report.occurredAt)
+                {
+                    try await PostgresAlertRecords.insert(draft, at: now, connection, logger)
+                }
             }
         }
         guard let issueID else { throw StorageError(.conflict, "grouping decided no issue for report \(report.id)") }

@@ -88,6 +88,21 @@ public struct PostgresSearch: SearchReader {
             """, logger: logger)
     }
 
+    /// Replaces (or creates) the entries of many reports in one statement, in the caller's transaction.
+    static func replace(_ entries: [(report: FiledReport, document: SearchDocument)], _ connection: PostgresConnection, _ logger: Logger)
+        async throws
+    {
+        guard !entries.isEmpty else { return }
+        try await connection.query(
+            """
+            INSERT INTO search_documents (report_id, received_at, project_id, document)
+            SELECT id, received_at, p, v::tsvector
+            FROM unnest(\(entries.map { $0.report.id })::bigint[], \(entries.map { $0.report.receivedAt })::bigint[],
+                        \(entries.map { $0.report.project.rawValue })::bigint[], \(entries.map { vector($0.document) })::text[]) AS u(id, received_at, p, v)
+            ON CONFLICT (report_id, received_at) DO UPDATE SET document = excluded.document
+            """, logger: logger)
+    }
+
     public func search(_ text: SearchText, project: ProjectID, page: Int, pageSize: Int, now: Date) async throws -> SearchResults {
         guard let query = Self.query(text) else {
             return SearchResults(reports: [], reportCount: 0, reportCountIsLowerBound: false, issues: [], issuesFromNewestOnly: false)

@@ -134,11 +134,14 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
             return (ka, a.0.reportID) < (kb, b.0.reportID)
         }
         let logger = database.logger
+        // The set-based writes change each row once: a report given twice is saved one result after the other.
+        let distinct = Set(results.map(\.reportID)).count == results.count
         var attempt = 0
         while true {
             attempt += 1
             do {
                 return try await database.write { connection in
+                    if distinct { return try await Self.saveInSets(ordered, now: now, connection, logger) }
                     let reads = PostgresBatchReads()
                     var issues: [Int64: IssueID?] = [:]
                     for (outcome, json) in ordered {
@@ -152,6 +155,50 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                 continue
             }
         }
+    }
+
+    /// `saveBatch`'s first try, in one transaction: every fingerprint's lock in order, then every report's row, then the
+    /// reports in runs. A run of fingerprints whose reports were never filed is saved set-based (`PostgresResultBatch`,
+    /// a fixed number of statements per run); a fingerprint with a report filed before (moving between issues after
+    /// late symbols, or migrating to a new grouping version) is filed one report at a time (`save`), in its place in
+    /// the order, so every decision sees what the reports before it did, as when each report is saved alone.
+    static func saveInSets(_ ordered: [(SymbolicationOutcome, StoredOutcome)], now: Int64, _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> [Int64: IssueID?]
+    {
+        var fingerprints: [String] = []
+        for (outcome, _) in ordered {
+            if let fingerprint = outcome.grouping?.grouping.fingerprint.rawValue, fingerprints.last != fingerprint {
+                fingerprints.append(fingerprint)
+            }
+        }
+        try await PostgresGrouper.lock(fingerprints: fingerprints, connection, logger)
+        let reports = try await FiledReport.lock(ordered.map { $0.0.reportID }, connection, logger)
+        let reads = PostgresBatchReads()
+        var issues: [Int64: IssueID?] = [:]
+        var run: [PostgresResultBatch.Item] = []
+        var start = ordered.startIndex
+        while start < ordered.endIndex {
+            // The reports of one fingerprint (or those without a grouping) are next to each other.
+            let fingerprint = ordered[start].0.grouping?.grouping.fingerprint
+            var end = start + 1
+            while end < ordered.endIndex && ordered[end].0.grouping?.grouping.fingerprint == fingerprint { end += 1 }
+            let group = ordered[start..<end]
+            if fingerprint != nil && group.contains(where: { reports[$0.0.reportID]?.issueID != nil }) {
+                issues.merge(try await PostgresResultBatch.save(run, now: now, reads: reads, connection, logger)) { _, new in new }
+                run = []
+                for (outcome, json) in group {
+                    issues[outcome.reportID] = try await Self.save(outcome, encoded: json, now: now, reads: reads, connection, logger)
+                }
+            } else {
+                for (outcome, json) in group {
+                    guard let report = reports[outcome.reportID] else { continue }  // gone
+                    run.append(PostgresResultBatch.Item(outcome: outcome, encoded: json, report: report, touched: outcome.result.touchedBuildIDs))
+                }
+            }
+            start = end
+        }
+        issues.merge(try await PostgresResultBatch.save(run, now: now, reads: reads, connection, logger)) { _, new in new }
+        return issues
     }
 
     /// `saveBatch`'s second try: each report in its own savepoint; one the server refuses leaves the queue ungrouped
@@ -239,27 +286,37 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                               _ connection: PostgresConnection, _ logger: Logger) async throws {
         try await connection.query(
             "DELETE FROM report_modules WHERE report_id = \(report.id) AND received_at = \(report.receivedAt)", logger: logger)
-        guard !touched.isEmpty else { return }
-        let missing = Dictionary(outcome.result.missing.map { ($0.buildID, $0.module) }, uniquingKeysWith: { first, _ in first })
+        let rows = try await moduleRows(outcome, report: report, touched: touched, reads: reads, connection, logger)
+        guard !rows.isEmpty else { return }
         // PostgresNIO binds arrays of non-optional values: a module name that is absent is "" with `named` false.
-        var modules: [String] = []
-        var named: [Bool] = []
-        var ranks: [Int64] = []
-        for buildID in touched {
-            let rank = missing[buildID] != nil
-                ? DebugDataRank.none : try await reads.bestRank(project: report.project, buildID: buildID, connection, logger)
-            let module = missing[buildID] ?? outcome.modules[buildID]
-            modules.append(module ?? "")
-            named.append(module != nil)
-            ranks.append(Int64(rank.rawValue))
-        }
         // One statement for all of the report's build-ids, whatever their number (arrays, not one parameter each).
         try await connection.query(
             """
             INSERT INTO report_modules (report_id, received_at, project_id, build_id, module, release, rank)
             SELECT \(report.id), \(report.receivedAt), \(report.project.rawValue), b, CASE WHEN n THEN m END, \(report.release), r
-            FROM unnest(\(touched)::text[], \(modules)::text[], \(named)::boolean[], \(ranks)::bigint[]) AS u(b, m, n, r)
+            FROM unnest(\(rows.map(\.buildID))::text[], \(rows.map { $0.name ?? "" })::text[], \(rows.map { $0.name != nil })::boolean[],
+                        \(rows.map(\.rank))::bigint[]) AS u(b, m, n, r)
             """, logger: logger)
+    }
+
+    /// A row of `report_modules`: a build-id the result touched, the module name the report gave it, its rank.
+    struct ModuleRow {
+        var buildID: String
+        var name: String?
+        var rank: Int64
+    }
+
+    /// The `report_modules` rows of a result, one per build-id it touched.
+    static func moduleRows(_ outcome: SymbolicationOutcome, report: FiledReport, touched: [String], reads: PostgresBatchReads,
+                           _ connection: PostgresConnection, _ logger: Logger) async throws -> [ModuleRow] {
+        let missing = Dictionary(outcome.result.missing.map { ($0.buildID, $0.module) }, uniquingKeysWith: { first, _ in first })
+        var rows: [ModuleRow] = []
+        for buildID in touched {
+            let rank = missing[buildID] != nil
+                ? DebugDataRank.none : try await reads.bestRank(project: report.project, buildID: buildID, connection, logger)
+            rows.append(ModuleRow(buildID: buildID, name: missing[buildID] ?? outcome.modules[buildID], rank: Int64(rank.rawValue)))
+        }
+        return rows
     }
 
     public func requeueOutdatedGrouping(limit: Int) async throws -> Int {

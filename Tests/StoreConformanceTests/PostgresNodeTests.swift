@@ -122,6 +122,32 @@ import Testing
         }
     }
 
+    /// Two nodes filing batches of many new crashes at once, the same crash sites in both: each batch takes every
+    /// fingerprint's lock at once, in one order on every node, so neither waits for the other in a circle, and each site
+    /// makes one issue and one alert, with exact counts.
+    @Test func twoNodesFilingBatchesOfManyNewCrashesMakeEachIssueOnce() async throws {
+        try await withStores(.postgres) { first in
+            let second = try await first.secondNode()
+            let p = try await createProject(first)
+            let ids = try await GroupingConformanceTests.store(
+                first, p, (1...240).map { ($0, "1.\($0 % 3)", "user-\($0 % 11)", Double($0 % 5) * 86_400 + Double($0)) })
+            let sites = 24
+            for round in 0..<3 {
+                let part = Array(ids[(round * 80)..<(round * 80 + 80)])
+                // Each node saves half of the round's reports; both halves cover every site.
+                let outcomes = part.enumerated().map { GroupingConformanceTests.outcome($1, site: "site \($0 % sites)") }
+                async let a: Void = first.symbolication.saveAll(outcomes.enumerated().filter { $0.offset % 2 == 0 }.map(\.element), at: Date())
+                async let b: Void = second.symbolication.saveAll(outcomes.enumerated().filter { $0.offset % 2 == 1 }.map(\.element), at: Date())
+                _ = try await (a, b)
+            }
+            #expect(try await first.texts("SELECT count(*) || ' ' || sum(events) FROM issues") == ["\(sites) 240"])
+            #expect(try await first.texts("SELECT count(*) FROM alerts WHERE kind = 'new_issue'") == ["\(sites)"])
+            #expect(try await first.texts("SELECT count(*) FROM reports WHERE issue_id IS NULL") == ["0"])
+            try await GroupingConformanceTests.expectIssueRollupsMatchRecount(first)
+            await second.close()
+        }
+    }
+
     /// One node replaces a project's file, releasing its blob, while the other stores the same old bytes for another
     /// project: the blob's advisory lock orders "no row names it, unlink" against "reuse it, name it", so every row's
     /// blob file exists afterwards. Without the lock the unlink can land between the reuse and its commit.

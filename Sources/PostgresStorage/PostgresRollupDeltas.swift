@@ -1,0 +1,271 @@
+import FaultlineCore
+import PostgresNIO
+
+/// What a batch of reports adds to the issue rollups (`PostgresIssueRollup.add`, summed per row in memory), written
+/// with one statement per table: `issues`, `issue_releases`, `issue_days`, `issue_users`, `issue_release_users`,
+/// `issue_day_users`, `issue_tags`. Issues are keyed by id, or by a negative key for an issue the batch creates.
+///
+/// Each table's rows are written once per statement (PostgreSQL refuses an upsert that changes one row twice), in
+/// key order, so two nodes' statements lock rows in the same order.
+struct IssueRollupDeltas {
+    struct Counts {
+        var events: Int64 = 0
+        var early: Int64 = 0
+        var timed: Int64 = 0
+        var users: Int64 = 0
+        var repeatUsers: Int64 = 0
+    }
+
+    struct ReleaseKey: Hashable, Comparable {
+        var issue: Int64
+        var release: String
+        static func < (a: Self, b: Self) -> Bool { (a.issue, a.release) < (b.issue, b.release) }
+    }
+
+    struct ReleaseCounts {
+        var events: Int64
+        var users: Int64 = 0
+        var firstSeen: Int64
+        var lastSeen: Int64
+    }
+
+    struct DayKey: Hashable, Comparable {
+        var issue: Int64
+        var day: Int64
+        static func < (a: Self, b: Self) -> Bool { (a.issue, a.day) < (b.issue, b.day) }
+    }
+
+    var issues: [Int64: Counts] = [:]
+    var releases: [ReleaseKey: ReleaseCounts] = [:]
+    var days: [DayKey: (events: Int64, users: Int64)] = [:]
+    var users: [IssueUserKey: Int64] = [:]
+    var releaseUsers: [ReleaseUserKey: Int64] = [:]
+    var dayUsers: [DayUserKey: Int64] = [:]
+    var tags: [TagKey: Int64] = [:]
+
+    /// Adds one report's contribution to `issue`.
+    mutating func add(_ c: IssueContribution, to issue: Int64) {
+        issues[issue, default: Counts()].events &+= 1
+        if c.early == true { issues[issue, default: Counts()].early &+= 1 }
+        if c.early != nil { issues[issue, default: Counts()].timed &+= 1 }
+        let release = ReleaseKey(issue: issue, release: c.release)
+        if var counts = releases[release] {
+            counts.events &+= 1
+            counts.firstSeen = min(counts.firstSeen, c.occurredAt)
+            counts.lastSeen = max(counts.lastSeen, c.occurredAt)
+            releases[release] = counts
+        } else {
+            releases[release] = ReleaseCounts(events: 1, firstSeen: c.occurredAt, lastSeen: c.occurredAt)
+        }
+        let day = Int64(c.day.rawValue)
+        days[DayKey(issue: issue, day: day), default: (0, 0)].events &+= 1
+        if let user = c.user {
+            users[IssueUserKey(issue: issue, user: user), default: 0] &+= 1
+            releaseUsers[ReleaseUserKey(issue: issue, release: c.release, user: user), default: 0] &+= 1
+            dayUsers[DayUserKey(issue: issue, day: day, user: user), default: 0] &+= 1
+        }
+        for tag in c.tags { tags[TagKey(issue: issue, key: tag.key, value: tag.value), default: 0] &+= 1 }
+    }
+
+    /// Writes the deltas, the issues of the batch's new keys resolved by `id`, with the first/last events, titles and
+    /// reopenings `plan` decided for each issue.
+    func write(resolving id: (Int64) throws -> Int64, plan: BatchPlan, now: Int64, _ connection: PostgresConnection, _ logger: Logger)
+        async throws
+    {
+        var issues: [Int64: Counts] = [:]
+        for (issue, counts) in self.issues { issues[try id(issue)] = counts }
+        var releases: [ReleaseKey: ReleaseCounts] = [:]
+        for (key, counts) in self.releases { releases[ReleaseKey(issue: try id(key.issue), release: key.release)] = counts }
+        var days: [DayKey: (events: Int64, users: Int64)] = [:]
+        for (key, counts) in self.days { days[DayKey(issue: try id(key.issue), day: key.day)] = counts }
+
+        // The distinct-user rows first: how their counts cross 0 and 1 moves the distinct-user counters above them.
+        for (key, change) in try await Self.addEvents(users, resolving: id, connection, logger) {
+            issues[key.issue, default: Counts()].users &+= CounterDeltas.crossing(0, before: change.before, after: change.after)
+            issues[key.issue, default: Counts()].repeatUsers &+= CounterDeltas.crossing(1, before: change.before, after: change.after)
+        }
+        for (key, change) in try await Self.addEvents(releaseUsers, resolving: id, connection, logger) {
+            releases[ReleaseKey(issue: key.issue, release: key.release)]?.users &+= CounterDeltas.crossing(0, before: change.before, after: change.after)
+        }
+        for (key, change) in try await Self.addEvents(dayUsers, resolving: id, connection, logger) {
+            days[DayKey(issue: key.issue, day: key.day)]?.users &+= CounterDeltas.crossing(0, before: change.before, after: change.after)
+        }
+        _ = try await Self.addEvents(tags, resolving: id, connection, logger)
+
+        let releaseKeys = releases.keys.sorted()
+        let releaseCounts = releaseKeys.compactMap { releases[$0] }
+        try await connection.query(
+            """
+            INSERT INTO issue_releases (issue_id, release, events, users, first_seen, last_seen)
+            SELECT * FROM unnest(\(releaseKeys.map(\.issue))::bigint[], \(releaseKeys.map(\.release))::text[],
+                                 \(releaseCounts.map(\.events))::bigint[], \(releaseCounts.map(\.users))::bigint[],
+                                 \(releaseCounts.map(\.firstSeen))::bigint[], \(releaseCounts.map(\.lastSeen))::bigint[])
+            ON CONFLICT (issue_id, release) DO UPDATE SET events = issue_releases.events + excluded.events,
+                users = issue_releases.users + excluded.users,
+                first_seen = least(issue_releases.first_seen, excluded.first_seen),
+                last_seen = greatest(issue_releases.last_seen, excluded.last_seen)
+            """, logger: logger)
+        let dayKeys = days.keys.sorted()
+        let dayCounts = dayKeys.compactMap { days[$0] }
+        try await connection.query(
+            """
+            INSERT INTO issue_days (issue_id, day, events, users)
+            SELECT * FROM unnest(\(dayKeys.map(\.issue))::bigint[], \(dayKeys.map(\.day))::bigint[],
+                                 \(dayCounts.map(\.events))::bigint[], \(dayCounts.map(\.users))::bigint[])
+            ON CONFLICT (issue_id, day) DO UPDATE SET events = issue_days.events + excluded.events, users = issue_days.users + excluded.users
+            """, logger: logger)
+        try await writeIssues(issues, resolving: id, plan: plan, now: now, connection, logger)
+    }
+
+    /// One statement for every issue the batch touched: counters by their deltas; first/last events and releases as
+    /// `plan` computed them (the rows are locked); title and reopening as decided.
+    private func writeIssues(_ issues: [Int64: Counts], resolving id: (Int64) throws -> Int64, plan: BatchPlan, now: Int64,
+                             _ connection: PostgresConnection, _ logger: Logger) async throws {
+        var planned: [Int64: BatchPlan.Planned] = [:]
+        for issue in plan.issues.values { planned[try id(issue.state.id)] = issue }
+        let ids = issues.keys.sorted()
+        var rows: [(counts: Counts, issue: BatchPlan.Planned)] = []
+        for issue in ids {
+            guard let plannedIssue = planned[issue] else { throw StorageError(.conflict, "issue \(issue) was counted but not planned") }
+            rows.append((issues[issue] ?? Counts(), plannedIssue))
+        }
+        let counts = rows.map { $0.counts }
+        let spans = rows.map { $0.issue.span }
+        let retitles = rows.map { $0.issue.retitle }
+        try await connection.query(
+            """
+            UPDATE issues i SET events = i.events + u.events, early_events = i.early_events + u.early,
+                timed_events = i.timed_events + u.timed, users = i.users + u.users, repeat_users = i.repeat_users + u.repeats,
+                first_seen = u.first_seen, last_seen = u.last_seen,
+                first_release = CASE WHEN u.has_first THEN u.first_release END,
+                last_release = CASE WHEN u.has_last THEN u.last_release END,
+                status = CASE WHEN u.reopen THEN 'open' ELSE i.status END,
+                regressed = CASE WHEN u.reopen THEN true ELSE i.regressed END,
+                status_changed_at = CASE WHEN u.reopen THEN \(now) ELSE i.status_changed_at END,
+                status_changed_by = CASE WHEN u.reopen THEN NULL ELSE i.status_changed_by END,
+                grouping = CASE WHEN u.retitle THEN u.grouping ELSE i.grouping END,
+                title = CASE WHEN u.retitle THEN u.title ELSE i.title END,
+                culprit = CASE WHEN NOT u.retitle THEN i.culprit WHEN u.has_culprit THEN u.culprit END,
+                title_rank = CASE WHEN u.retitle THEN u.title_rank ELSE i.title_rank END,
+                updated_at = \(now)
+            FROM unnest(\(ids)::bigint[], \(counts.map(\.events))::bigint[], \(counts.map(\.early))::bigint[],
+                        \(counts.map(\.timed))::bigint[], \(counts.map(\.users))::bigint[], \(counts.map(\.repeatUsers))::bigint[],
+                        \(spans.map(\.firstSeen))::bigint[], \(spans.map(\.lastSeen))::bigint[],
+                        \(spans.map { $0.firstRelease ?? "" })::text[], \(spans.map { $0.firstRelease != nil })::boolean[],
+                        \(spans.map { $0.lastRelease ?? "" })::text[], \(spans.map { $0.lastRelease != nil })::boolean[],
+                        \(rows.map { $0.issue.reopened })::boolean[], \(retitles.map { $0 != nil })::boolean[],
+                        \(retitles.map { $0?.grouping ?? "" })::text[], \(retitles.map { $0?.title ?? "" })::text[],
+                        \(retitles.map { $0?.culprit ?? "" })::text[], \(retitles.map { $0?.culprit != nil })::boolean[],
+                        \(retitles.map { Int64($0?.rank ?? 0) })::bigint[])
+                AS u(id, events, early, timed, users, repeats, first_seen, last_seen, first_release, has_first, last_release, has_last,
+                     reopen, retitle, grouping, title, culprit, has_culprit, title_rank)
+            WHERE i.id = u.id
+            """, logger: logger)
+    }
+
+    /// Adds each delta to the `events` of its row (inserting the rows missing) in one statement; each row's events
+    /// before and after. The keys' issues are resolved by `id` first.
+    static func addEvents<Key: CountedEventsKey>(_ deltas: [Key: Int64], resolving id: (Int64) throws -> Int64,
+                                                 _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> [Key: (before: Int64, after: Int64)]
+    {
+        guard !deltas.isEmpty else { return [:] }
+        var resolved: [Key: Int64] = [:]
+        for (key, delta) in deltas { resolved[key.with(issue: try id(key.issue))] = delta }
+        let keys = resolved.keys.sorted()
+        var binds = PostgresBindings()
+        for array in Key.arrays(keys) { binds.append(array) }
+        binds.append(keys.map { resolved[$0] ?? 0 })
+        let columns = Key.columns.map(\.name).joined(separator: ", ")
+        let arrays = (Key.columns.map(\.type) + ["bigint"]).enumerated().map { "$\($0 + 1)::\($1)[]" }.joined(separator: ", ")
+        let table = Key.table
+        var changes: [Key: (before: Int64, after: Int64)] = [:]
+        for try await row in try await connection.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    INSERT INTO \(table) (\(columns), events) SELECT * FROM unnest(\(arrays))
+                    ON CONFLICT (\(columns)) DO UPDATE SET events = \(table).events + excluded.events
+                    RETURNING \(columns), events
+                    """,
+                binds: binds),
+            logger: logger)
+        {
+            let cells = row.makeRandomAccess()
+            let key = try Key(cells)
+            let after = try cells[Key.columns.count].decode(Int64.self)
+            changes[key] = (max(0, after &- (resolved[key] ?? 0)), after)
+        }
+        return changes
+    }
+}
+
+/// The key of a per-issue row counting events (`issue_users`, `issue_release_users`, `issue_day_users`,
+/// `issue_tags`): its columns, bound as one array each.
+protocol CountedEventsKey: Hashable, Comparable {
+    static var table: String { get }
+    /// Key columns in order, with their PostgreSQL types; the first is `issue_id`.
+    static var columns: [(name: String, type: String)] { get }
+    /// The keys' columns as arrays, in `columns`' order.
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable]
+    /// The key of a returned row (its first `columns.count` cells).
+    init(_ cells: PostgresRandomAccessRow) throws
+    var issue: Int64 { get }
+    func with(issue: Int64) -> Self
+}
+
+struct IssueUserKey: CountedEventsKey {
+    var issue: Int64
+    var user: String
+    static let table = "issue_users"
+    static let columns = [(name: "issue_id", type: "bigint"), (name: "user_key", type: "text")]
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.user)] }
+    init(issue: Int64, user: String) { (self.issue, self.user) = (issue, user) }
+    init(_ cells: PostgresRandomAccessRow) throws { (issue, user) = (try cells[0].decode(Int64.self), try cells[1].decode(String.self)) }
+    func with(issue: Int64) -> Self { Self(issue: issue, user: user) }
+    static func < (a: Self, b: Self) -> Bool { (a.issue, a.user) < (b.issue, b.user) }
+}
+
+struct ReleaseUserKey: CountedEventsKey {
+    var issue: Int64
+    var release: String
+    var user: String
+    static let table = "issue_release_users"
+    static let columns = [(name: "issue_id", type: "bigint"), (name: "release", type: "text"), (name: "user_key", type: "text")]
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.release), keys.map(\.user)] }
+    init(issue: Int64, release: String, user: String) { (self.issue, self.release, self.user) = (issue, release, user) }
+    init(_ cells: PostgresRandomAccessRow) throws {
+        (issue, release, user) = (try cells[0].decode(Int64.self), try cells[1].decode(String.self), try cells[2].decode(String.self))
+    }
+    func with(issue: Int64) -> Self { Self(issue: issue, release: release, user: user) }
+    static func < (a: Self, b: Self) -> Bool { (a.issue, a.release, a.user) < (b.issue, b.release, b.user) }
+}
+
+struct DayUserKey: CountedEventsKey {
+    var issue: Int64
+    var day: Int64
+    var user: String
+    static let table = "issue_day_users"
+    static let columns = [(name: "issue_id", type: "bigint"), (name: "day", type: "bigint"), (name: "user_key", type: "text")]
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.day), keys.map(\.user)] }
+    init(issue: Int64, day: Int64, user: String) { (self.issue, self.day, self.user) = (issue, day, user) }
+    init(_ cells: PostgresRandomAccessRow) throws {
+        (issue, day, user) = (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self), try cells[2].decode(String.self))
+    }
+    func with(issue: Int64) -> Self { Self(issue: issue, day: day, user: user) }
+    static func < (a: Self, b: Self) -> Bool { (a.issue, a.day, a.user) < (b.issue, b.day, b.user) }
+}
+
+struct TagKey: CountedEventsKey {
+    var issue: Int64
+    var key: String
+    var value: String
+    static let table = "issue_tags"
+    static let columns = [(name: "issue_id", type: "bigint"), (name: "key", type: "text"), (name: "value", type: "text")]
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.key), keys.map(\.value)] }
+    init(issue: Int64, key: String, value: String) { (self.issue, self.key, self.value) = (issue, key, value) }
+    init(_ cells: PostgresRandomAccessRow) throws {
+        (issue, key, value) = (try cells[0].decode(Int64.self), try cells[1].decode(String.self), try cells[2].decode(String.self))
+    }
+    func with(issue: Int64) -> Self { Self(issue: issue, key: key, value: value) }
+    static func < (a: Self, b: Self) -> Bool { (a.issue, a.key, a.value) < (b.issue, b.key, b.value) }
+}
