@@ -6,7 +6,7 @@ struct Faultline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faultline",
         abstract: "A self-hosted crash and error collection server.",
-        subcommands: [Serve.self, Projects.self, AdminToken.self, Issues.self, Alerts.self, Render.self, Compact.self])
+        subcommands: [Serve.self, Projects.self, AdminToken.self, Issues.self, Alerts.self, Render.self, Compact.self, Migrate.self])
 }
 
 /// The data folder, shared by every command that opens it.
