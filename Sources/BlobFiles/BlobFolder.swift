@@ -125,12 +125,12 @@ public struct BlobFolder: Sendable {
             }
             var written = 0
             while written < count {
-                let step = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }
+                let step = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count &- written) }
                 guard step > 0 else {
                     if step < 0, errno == EINTR { continue }
                     throw StorageError.fileWrite("cannot write \(target)", errno: errno)
                 }
-                written += step
+                written &+= step
             }
         }
     }

@@ -215,7 +215,12 @@ extension StoreMigrator {
         }
         let source = try FaultlineDatabase(path: path)
         defer { try? source.close() }
-        let target = try await PostgresEngine.open(url: url, password: password)
+        let target: PostgresEngine
+        do {
+            target = try await PostgresMigrationTarget.open(url: url, password: password)
+        } catch let error as StorageError {
+            throw MigrationError(error.message)
+        }
         do {
             let summary = try await StoreMigrator(
                 source: source, sourceName: dataFolder, debugFiles: dataFolder + "/debug-files", target: target, blobs: blobs,
@@ -223,9 +228,12 @@ extension StoreMigrator {
             ).run(now: now, progress: progress)
             await target.close()
             return summary
-        } catch {
+        } catch let error as MigrationError {
             await target.close()
             throw error
+        } catch {
+            await target.close()
+            throw MigrationError("the migrate stopped, nothing was committed: \(PostgresMigrationTarget.describe(error))")
         }
     }
 }

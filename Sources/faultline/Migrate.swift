@@ -109,13 +109,13 @@ final class ProgressLine: Sendable {
             finished = done == total
         case .table(let table, let rows, let total):
             text = "\(table): \(rows)/\(total) rows"
-            finished = rows == total
+            finished = rows == total && (terminal || total > 0)
         case .verifying:
             text = "counting both sides"
             finished = true
         }
         guard terminal else {
-            if finished { Console.write(text + "\n", fd: 2) }
+            if finished { Console.write(text + "\n", fd: 2) }  // a log: the steps that copied something
             return
         }
         let now = ContinuousClock.now
