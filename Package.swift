@@ -185,7 +185,7 @@ let package = Package(
         .executableTarget(
             name: "StoreBench",
             dependencies: [
-                "FaultlineCore", "Storage", "PostgresStorage",
+                "FaultlineCore", "Storage", "PostgresStorage", "StoreMigration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
