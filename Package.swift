@@ -92,6 +92,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        // `faultline migrate` (issue #14): a SQLite installation copied into PostgreSQL, verified, re-runnable.
+        .target(name: "StoreMigration", dependencies: ["FaultlineCore", "BlobFiles", "Storage", "PostgresStorage"], swiftSettings: strict),
         .target(
             name: "Pipeline",
             dependencies: [
@@ -137,6 +139,7 @@ let package = Package(
             dependencies: [
                 "FaultlineCore", "FaultlineApp", "Formats", "Storage", "PostgresStorage", "Pipeline", "FaultlineHTTP", "Dashboard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "StoreMigration",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -183,7 +186,7 @@ let package = Package(
         .executableTarget(
             name: "StoreBench",
             dependencies: [
-                "FaultlineCore", "Storage", "PostgresStorage",
+                "FaultlineCore", "Storage", "PostgresStorage", "StoreMigration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -206,6 +209,8 @@ let package = Package(
             dependencies: [
                 "Storage", "PostgresStorage", "FaultlineCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+                // MigrationTests: `faultline migrate` between the two engines' real stores.
+                "StoreMigration", "BlobFiles",
             ]),
         .testTarget(
             name: "PipelineTests",

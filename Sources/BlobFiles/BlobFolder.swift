@@ -36,7 +36,10 @@ public struct BlobFolder: Sendable {
     func folder(_ hash: ContentHash) -> String { "\(root)/blobs/\(hash.rawValue.prefix(2))" }
 
     /// Where the blob of `hash` is (or would be).
-    public func path(of hash: ContentHash) -> String { "\(folder(hash))/\(hash.rawValue)" }
+    public func path(of hash: ContentHash) -> String { Self.path(of: hash, in: root) }
+
+    /// Where the blob of `hash` is in the blob folder `root`, without making the folder (another install's, read only).
+    public static func path(of hash: ContentHash, in root: String) -> String { "\(root)/blobs/\(hash.rawValue.prefix(2))/\(hash.rawValue)" }
 
     /// The blob's path when the file is there.
     public func existingPath(of hash: ContentHash) -> String? {
@@ -74,6 +77,62 @@ public struct BlobFolder: Sendable {
             throw StorageError(.openFailed, "cannot store the debug file (errno \(code))")
         }
         Self.fsyncDirectory(folder)
+    }
+
+    /// What `copyIn` did with a blob.
+    public enum CopyIn: Sendable, Equatable {
+        /// Copied, its bytes checked against the hash.
+        case copied
+        /// A blob of that name and size was here already (a migrate run before).
+        case present
+        /// The file to copy is not there.
+        case missing
+    }
+
+    /// Copies the file at `source` (another folder, maybe another file system: no link) in as the blob of `hash`: into
+    /// `tmp/`, fsynced, hashed with `hasher` (a file whose bytes are not `hash` is refused, never placed under that
+    /// name), then placed. A blob of that name and the source's size is the same content and stays.
+    public func copyIn(from source: String, hash: ContentHash, hasher: any ContentHashing) throws -> CopyIn {
+        guard let size = Self.fileSize(source) else { return .missing }
+        if Self.fileSize(path(of: hash)) == size { return .present }
+        let upload = try temporaryFile()
+        defer { discard(upload) }
+        try Self.copyBytes(from: source, to: upload.path)
+        try Self.fsync(upload.path)
+        let copied = try hasher.sha256(ofFileAt: upload.path)
+        guard copied == hash else {
+            throw StorageError(.invalidValue, "\(source) is not the blob its name says (its SHA-256 is \(copied.rawValue))")
+        }
+        try place(from: upload.path, hash: hash, size: size)
+        return .copied
+    }
+
+    /// Appends the bytes of the file at `source` to the (empty) file at `target`, a MiB at a time.
+    static func copyBytes(from source: String, to target: String) throws {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw StorageError(.openFailed, "cannot open \(source) (errno \(errno))") }
+        defer { close(input) }
+        let output = open(target, O_WRONLY | O_CLOEXEC)
+        guard output >= 0 else { throw StorageError.fileWrite("cannot open \(target)", errno: errno) }
+        defer { close(output) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count == 0 { return }
+            guard count > 0 else {
+                if errno == EINTR { continue }
+                throw StorageError(.openFailed, "cannot read \(source) (errno \(errno))")
+            }
+            var written = 0
+            while written < count {
+                let step = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count &- written) }
+                guard step > 0 else {
+                    if step < 0, errno == EINTR { continue }
+                    throw StorageError.fileWrite("cannot write \(target)", errno: errno)
+                }
+                written &+= step
+            }
+        }
     }
 
     /// Unlinks the blob of `hash` (gone already is fine). Only once no row names it: see the type's comment.

@@ -14,6 +14,9 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         public static let conflict = Code(name: "conflict")
         /// The disk is full (SQLite's SQLITE_FULL, PostgreSQL's disk_full, or ENOSPC from a file write).
         public static let diskFull = Code(name: "disk_full")
+        /// A stored value that the other engine's column cannot hold (`faultline migrate`: a SQLite integer out of a
+        /// PostgreSQL `integer`'s range, a flag that is neither 0 nor 1).
+        public static let invalidValue = Code(name: "invalid_value")
     }
     public var code: Code
     public var message: String
@@ -74,4 +77,14 @@ public enum StoredText {
         update.environment = clean(update.environment)
         return update
     }
+}
+
+/// One column's value as a row of either engine holds it, for copying rows from one engine to the other (`faultline
+/// migrate`): SQLite's five storage classes, which PostgreSQL's typed columns are read from and written as.
+public enum TableValue: Sendable, Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
 }

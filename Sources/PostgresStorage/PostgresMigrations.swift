@@ -453,6 +453,19 @@ enum PostgresMigrations {
             "CREATE INDEX search_documents_terms ON search_documents USING gin (document)",
             "CREATE TABLE search_documents_default PARTITION OF search_documents DEFAULT",
         ]),
+        Migration(identifier: "pg4-migrate-marker", statements: [
+            // What `faultline migrate` wrote (PostgresMigrationTarget): one row, replaced by each migrate in the
+            // transaction that writes its copy. That row's transaction id (`xmin`) is every copied row's, which is how a
+            // later migrate tells its own copy, which it may replace, from rows nodes wrote, which it must not.
+            """
+            CREATE TABLE faultline_migrate (
+                only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+                source text NOT NULL,
+                migrated_at bigint NOT NULL,
+                summary text NOT NULL
+            )
+            """,
+        ]),
     ]
 
     /// Applies what `database` lacks, in one transaction under the migration lock.

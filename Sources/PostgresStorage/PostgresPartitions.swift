@@ -38,6 +38,14 @@ enum PostgresPartitions {
         return (-1...weeksAhead).map { current + Int64($0) * weekMillis }
     }
 
+    /// The statement that makes `table`'s partition of the week starting at `week` when it is missing.
+    static func createStatement(_ table: String, week: Int64) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(name(table, week: week)) PARTITION OF \(table)
+        FOR VALUES FROM (\(week)) TO (\(week + weekMillis))
+        """
+    }
+
     /// Creates the partitions around `now` that are missing. Several nodes may run this at once: they take turns
     /// (a session-level advisory lock), and `IF NOT EXISTS` makes the later ones do nothing. Each partition is its own
     /// statement: one that cannot be made (its week's rows sit in the DEFAULT partition already) is logged and
@@ -49,12 +57,8 @@ enum PostgresPartitions {
             try await connection.query("SELECT pg_advisory_lock(\(lock))", logger: logger)
             for week in weeks(around: now) {
                 for table in tables {
-                    let statement = """
-                        CREATE TABLE IF NOT EXISTS \(name(table, week: week)) PARTITION OF \(table)
-                        FOR VALUES FROM (\(week)) TO (\(week + weekMillis))
-                        """
                     do {
-                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        try await connection.query(PostgresQuery(unsafeSQL: createStatement(table, week: week)), logger: logger)
                     } catch {
                         logger.warning("could not create the partition \(name(table, week: week)): \(String(reflecting: error))")
                     }

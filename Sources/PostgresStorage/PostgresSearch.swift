@@ -45,8 +45,9 @@ public struct PostgresSearch: SearchReader {
         return String(scalars)
     }
 
-    /// The `tsvector` literal of `document`: every term with its positions, fields `fieldGap` positions apart.
-    static func vector(_ document: SearchDocument) -> String {
+    /// The `tsvector` literal of `document`: every term with its positions, fields `fieldGap` positions apart. (Also
+    /// `faultline migrate`'s, which writes the entries of SQLite's index with it.)
+    package static func vector(_ document: SearchDocument) -> String {
         var positions: [String: [Int]] = [:]
         var order: [String] = []
         var position = 0

@@ -32,7 +32,7 @@ final class Stores: Sendable {
     /// The debug-file blob folder (`blobs/`, `tmp/`): in the SQLite test folder, or a temporary folder that a second
     /// PostgreSQL node shares, as nodes share `--blobs`.
     let blobRoot: String
-    private let sqlite: FaultlineDatabase?
+    let sqlite: FaultlineDatabase?
     /// What `close` removes: the SQLite test folder, or the PostgreSQL run's blob folder (not a second node's).
     private let ownedFolder: String?
     let postgres: PostgresEngine?

@@ -3,6 +3,7 @@ import FaultlineCore
 import Logging
 import PostgresStorage
 import Storage
+import StoreMigration
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -25,12 +26,15 @@ struct StoreBench: AsyncParsableCommand {
     @Option(help: "Reports per processing batch.") var batch = 256
     @Option(help: "Distinct crash sites (issues).") var issues = 500
     @Option(help: "PostgreSQL nodes processing at once (each its own pool).") var nodes = 1
+    @Option(help: "With sqlite:FOLDER: afterwards, migrate the folder into this (empty) postgres:// database and time it.")
+    var migrateTo: String?
 
     struct Engine: Sendable {
         var ingest: any IngestStore
         var projects: any ProjectStore
         var symbolication: any SymbolicationStore
         var size: @Sendable () async throws -> Int64
+        var sqlite: FaultlineDatabase? = nil
     }
 
     func engine() async throws -> Engine {
@@ -44,7 +48,7 @@ struct StoreBench: AsyncParsableCommand {
                 size: {
                     let sizes = ["", "-wal"].compactMap { try? FileManager.default.attributesOfItem(atPath: folder + "/faultline.sqlite" + $0)[.size] }
                     return sizes.reduce(Int64(0)) { $0 + ((($1 as? Int).map(Int64.init)) ?? ($1 as? Int64) ?? 0) }
-                })
+                }, sqlite: db)
         }
         var logger = Logger(label: "store-bench")
         logger.logLevel = .warning
@@ -105,6 +109,45 @@ struct StoreBench: AsyncParsableCommand {
         let grown = try await main.size() - sizeBefore
         print("storage: \(grown / 1024) KiB for \(stored) reports = \(grown / Int64(max(1, stored))) bytes per report "
             + "(3,000-byte payloads shared by \(perRequest) reports)")
+        if let migrateTo, let source = main.sqlite {
+            try await migrate(source, to: migrateTo)
+        }
+    }
+
+    /// `faultline migrate` of what the run stored, timed: every table copied, derived, counted and committed.
+    func migrate(_ source: FaultlineDatabase, to url: String) async throws {
+        let folder = String(database.dropFirst("sqlite:".count))
+        let blobs = folder + "/migrated-blobs"
+        let clock = ContinuousClock()
+        let start = clock.now
+        var logger = Logger(label: "store-bench")
+        logger.logLevel = .warning
+        let target = try await PostgresEngine.open(url: url, logger: logger)
+        let summary = try await StoreMigrator(
+            source: source, sourceName: folder, debugFiles: folder + "/debug-files", target: target, blobs: blobs, hasher: NoDebugFiles()
+        ).run(now: Date())
+        let elapsed = seconds(clock.now - start)
+        await target.close()
+        print(summary.counts.rendered)
+        print("migrate: \(summary.rows) rows in \(format(elapsed)) s = \(Int(Double(summary.rows) / elapsed)) rows/s "
+            + "(\(Int(Double(stored(summary, "reports")) / elapsed)) reports/s with their payloads, results, modules, search entries "
+            + "and rollups; one transaction, counted on both sides)")
+    }
+
+    func stored(_ summary: MigrationSummary, _ table: String) -> Int64 {
+        summary.counts.first { $0.table == table }?.postgres ?? 0
+    }
+
+    /// The bench stores no debug files: nothing is hashed.
+    struct NoDebugFiles: ContentHashing {
+        final class Unused: ContentDigesting {
+            func update(_ bytes: [UInt8]) {}
+            func finalize() -> ContentHash { ContentHash(String(repeating: "0", count: 64))! }
+        }
+        func sha256() -> any ContentDigesting { Unused() }
+        func sha256(ofFileAt path: String) throws -> ContentHash {
+            throw StorageError(.openFailed, "store-bench stores no debug files")
+        }
     }
 
     /// One node's worker loop: claim a batch, save synthetic results, until the queue is empty.
