@@ -309,7 +309,7 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
             var samples: [ReportSummary] = []
             for try await row in try await connection.query(
                 PostgresQuery(
-                    unsafeSQL: "SELECT \(PostgresReportReader.summaryColumns) FROM reports r WHERE r.issue_id = $1 ORDER BY r.occurred_at DESC LIMIT 10",
+                    unsafeSQL: "SELECT \(PostgresReportReader.summaryColumns) FROM reports r WHERE r.issue_id = $1 ORDER BY r.occurred_at DESC, r.id DESC LIMIT 10",
                     binds: PostgresBindings(values: [id.rawValue])),
                 logger: logger
             ) {

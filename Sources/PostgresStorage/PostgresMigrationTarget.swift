@@ -52,38 +52,15 @@ public struct PostgresMigrationTarget: Sendable {
         }
     }
 
-    /// Opens the database at `url` for a migrate (schema brought up to date), or fails within `patience` with what
-    /// the server last answered: a node's pool retries a refused connection for a minute or more, which is right for
-    /// a server riding out a restart of PostgreSQL, and wrong for a command whose URL or password is mistyped.
-    /// Connection attempts are not logged one by one (the error says what the last one met); warnings and errors are,
-    /// to standard error.
-    public static func open(url: String, password: String?, patience: Duration = .seconds(15)) async throws -> PostgresEngine {
-        let attempts = LastConnectionError()
-        let logger = Logger(label: "faultline.migrate") { label in
-            ConnectionErrorRecorder(recorder: attempts, next: StreamLogHandler.standardError(label: label))
-        }
-        let opened = await withTaskGroup(of: Result<PostgresEngine, any Error>?.self) { group in
-            group.addTask {
-                do { return .success(try await PostgresEngine.open(url: url, password: password, logger: logger)) } catch { return .failure(error) }
-            }
-            group.addTask {
-                try? await Task.sleep(for: patience)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            for await late in group {
-                if case .success(let engine)? = late { await engine.close() }  // opened just as the time ran out
-            }
-            return first
-        }
-        let reason = attempts.last.map { ": \($0)" } ?? ""
-        switch opened {
-        case .success(let engine)?: return engine
-        case .failure(let error)?:
-            throw StorageError(.openFailed, "cannot open \(PostgresLocation.redact(url)): \(describe(error))\(reason)")
-        case nil:
-            throw StorageError(.openFailed, "no connection to \(PostgresLocation.redact(url)) within \(patience)\(reason)")
+    /// Opens the database at `url` for a migrate (schema brought up to date). A URL, password or database that is
+    /// wrong fails at once with what the server answered (`PostgresEngine.open` connects once alone first).
+    public static func open(url: String, password: String?) async throws -> PostgresEngine {
+        do {
+            return try await PostgresEngine.open(url: url, password: password, logger: Logger(label: "faultline.migrate"))
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.openFailed, "cannot open \(PostgresLocation.redact(url)): \(describe(error))")
         }
     }
 
@@ -305,34 +282,3 @@ public struct PostgresBulkLoad: Sendable {
     }
 }
 
-/// The last connection failure PostgresNIO logged (its `psql_error` metadata).
-final class LastConnectionError: Sendable {
-    private let value = Mutex<String?>(nil)
-    var last: String? { value.withLock { $0 } }
-    func record(_ text: String) { value.withLock { $0 = text } }
-}
-
-/// Records connection failures instead of printing them (below `.warning`); passes the rest to `next`.
-struct ConnectionErrorRecorder: LogHandler {
-    let recorder: LastConnectionError
-    var next: any LogHandler
-
-    var logLevel: Logger.Level {
-        get { .info }
-        set {}
-    }
-    var metadata: Logger.Metadata {
-        get { next.metadata }
-        set { next.metadata = newValue }
-    }
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { next[metadataKey: key] }
-        set { next[metadataKey: key] = newValue }
-    }
-
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-        if let error = metadata?["psql_error"] { recorder.record("\(message): \(error)") }
-        guard level >= .warning else { return }
-        next.log(level: level, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
-    }
-}

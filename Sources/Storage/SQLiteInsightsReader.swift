@@ -286,7 +286,7 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
             ).map { BreakdownEntry(value: $0["user_key"], events: $0["events"]) }
             let samples = try Row.fetchAll(
                 db,
-                sql: "SELECT \(SQLiteReportReader.summaryColumns) FROM reports r WHERE r.issue_id = ? ORDER BY r.occurred_at DESC LIMIT 10",
+                sql: "SELECT \(SQLiteReportReader.summaryColumns) FROM reports r WHERE r.issue_id = ? ORDER BY r.occurred_at DESC, r.id DESC LIMIT 10",
                 arguments: [id.rawValue]
             ).compactMap(SQLiteReportReader.summary)
             return IssueDetail(

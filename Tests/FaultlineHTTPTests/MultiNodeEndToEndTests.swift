@@ -239,6 +239,77 @@ import Testing
         #expect(try cluster.count("SELECT symbolication_attempts FROM reports WHERE event_id = '\(Payloads.normalized(7))'") <= 1)
     }
 
+    @Test func migrateOfAnInstallFilledThroughTheSQLiteServerGivesTheSameAnswersOnPostgreSQL() async throws {
+        let folder = ServerProcess.newFolder()
+        let blobs = ServerProcess.newFolder()
+        defer {
+            for path in [folder, blobs] { try? FileManager.default.removeItem(atPath: path) }
+        }
+        let project = try await ServerProcess.createProject("app", in: folder)
+        let auth = [("Authorization", "Bearer \(project.upload)")]
+
+        // Filled through the real SQLite server: 45 crashes of three kinds, sessions, one issue closed.
+        let sqlite = try await ServerProcess(folder: folder)
+        defer { sqlite.cleanUp() }
+        let reports = (0..<45).map { Self.crash($0, kind: $0 % 3) }
+        #expect(try await http.postReports(sqlite.baseURL, key: project.ingest, #"{"reports":["# + reports.joined(separator: ",") + "]}").status == 202)
+        for n in 0..<6 {
+            let body = Payloads.session("s\(n)", status: n < 2 ? "crashed" : "exited", user: "user-\(n)")
+            let answer = try await http.send(
+                .POST, sqlite.baseURL + "/api/v1/sessions",
+                headers: [("Authorization", "Bearer \(project.ingest)"), ("Content-Type", "application/json")], body: Array(body.utf8))
+            #expect(answer.status == 202)
+        }
+        #expect(await eventually(timeout: .seconds(60)) {
+            let list = (try? await http.send(.GET, sqlite.baseURL + "/api/v1/issues?limit=100", headers: auth))?.json["issues"] as? [[String: Any]]
+            return list?.compactMap { $0["events"] as? Int }.reduce(0, +) == 45
+        })
+        let closed = try await http.send(
+            .PATCH, sqlite.baseURL + "/api/v1/issues/1", headers: auth + [("Content-Type", "application/json")],
+            body: Array(#"{"status":"closed"}"#.utf8))
+        #expect(closed.status == 200)
+        let paths = [
+            "/api/v1/issues?limit=100", "/api/v1/issues?status=closed", "/api/v1/issues/1", "/api/v1/issues/2/reports?limit=5",
+            "/api/v1/reports?limit=50", "/api/v1/reports/\(Payloads.eventID(7))", "/api/v1/health?days=30",
+        ]
+        var before: [String: [UInt8]] = [:]
+        for path in paths {
+            let answer = try await http.send(.GET, sqlite.baseURL + path, headers: auth)
+            #expect(answer.status == 200, "\(path)")
+            before[path] = Self.canonical(answer.body)
+        }
+        #expect(try await sqlite.terminate() == 0)
+
+        // Moved, then served by a PostgreSQL node: the same bytes for every answer, the same keys still valid.
+        let url = try Cluster.createDatabase()
+        let moved = try await ServerProcess.run(["migrate", "--from", folder, "--to", url, "--blobs", blobs])
+        #expect(moved.status == 0, "\(moved.err)")
+        let node = try await ServerProcess(folder: ServerProcess.newFolder(), arguments: ["--database", url, "--blobs", blobs])
+        defer { node.cleanUp() }
+        for path in paths {
+            let answer = try await http.send(.GET, node.baseURL + path, headers: auth)
+            #expect(answer.status == 200, "\(path)")
+            let after = Self.canonical(answer.body)
+            #expect(after == before[path], "\(path): \(String(decoding: after, as: UTF8.self)) != \(String(decoding: before[path] ?? [], as: UTF8.self))")
+        }
+        // A client retrying a report from before the move is told it is a duplicate; a new one is grouped with its kind.
+        let retry = try await http.postReports(node.baseURL, key: project.ingest, reports[3])
+        #expect((retry.json["duplicates"] as? [String])?.count == 1)
+        #expect(try await http.postReports(node.baseURL, key: project.ingest, Self.crash(100, kind: 1)).status == 202)
+        #expect(await eventually(timeout: .seconds(60)) {
+            let list = (try? await http.send(.GET, node.baseURL + "/api/v1/issues?limit=100", headers: auth))?.json["issues"] as? [[String: Any]]
+            return list?.count == 3 && list?.compactMap { $0["events"] as? Int }.reduce(0, +) == 46
+        })
+    }
+
+    /// A JSON answer with its keys sorted (each process orders an object's keys its own way).
+    static func canonical(_ body: [UInt8]) -> [UInt8] {
+        guard let value = try? JSONSerialization.jsonObject(with: Data(body)),
+              let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys])
+        else { return body }
+        return Array(data)
+    }
+
     @Test func aDatabaseThatCannotBeOpenedIsNamedWithTheReasonAndNoPassword() async throws {
         let admin = try #require(ProcessInfo.processInfo.environment["FAULTLINE_TEST_POSTGRES_URL"])
         var missing = try #require(URLComponents(string: admin))
