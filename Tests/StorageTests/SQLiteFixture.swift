@@ -2,12 +2,13 @@ import FaultlineCore
 import Foundation
 import GRDB
 @testable import Storage
+import TestSupport
 import Testing
 
 /// Reports stored and grouped on a real SQLite file, for the SQLite-only storage tests (the tests of both engines
 /// have their own: Tests/StoreConformanceTests).
 struct SQLiteFixture {
-    let day0: Double = 86_400 * 20_400  // a UTC midnight
+    let day0 = StoreRows.day0
 
     func setUp() async throws -> (TempDatabase, Project) {
         let db = try TempDatabase()
@@ -20,24 +21,14 @@ struct SQLiteFixture {
 
     /// Stores reports: (n, release, user, seconds after day0, session).
     func store(_ db: TempDatabase, _ p: Project, _ rows: [(Int, String?, String?, Double, String?)], receivedAt: Date = Date()) async throws {
-        let prepared = rows.map { n, release, user, offset, session -> PreparedReport in
-            var r = Report(eventID: eventID(n), kind: .crash, timestamp: Date(timeIntervalSince1970: day0 + offset))
-            r.app = AppInfo(version: release)
-            r.userID = user
-            r.sessionID = session.flatMap(SessionID.init)
-            return PreparedReport(report: r, range: 0..<1)
-        }
+        let prepared = StoreRows.reports(rows)
         _ = try await SQLiteIngestStore(database: db.database).commit([
             .reports(ReportBatch(project: p.id, receivedAt: receivedAt, payload: payload, reports: prepared))
         ])
     }
 
     func grouping(_ site: String, device: String = "Pixel 7") -> GroupingInput {
-        GroupingInput(
-            grouping: GroupingResult(
-                fingerprint: Grouping.fingerprint(kind: .crash, source: .stack, components: [site]), source: .stack,
-                components: [site], title: "crash in \(site)", culprit: site),
-            tags: ["device": device, "os": "Android 14"])
+        StoreRows.grouping(site, device: device)
     }
 
     func rowID(_ db: TempDatabase, _ n: Int) async throws -> Int64 {

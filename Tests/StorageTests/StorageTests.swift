@@ -1,6 +1,7 @@
 import FaultlineCore
 import Foundation
 @testable import Storage
+import TestSupport
 import Testing
 
 /// A fresh data folder with a migrated database, removed at the end.
@@ -15,7 +16,7 @@ final class TempDatabase {
     deinit { try? FileManager.default.removeItem(atPath: folder) }
 }
 
-func eventID(_ n: Int) -> EventID { EventID(String(format: "%032x", n))! }
+func eventID(_ n: Int) -> EventID { StoreRows.eventID(n) }
 
 func report(_ n: Int, kind: ReportKind = .crash, version: String = "1.0", at seconds: Double = 1_795_000_000) -> PreparedReport {
     var r = Report(eventID: eventID(n), kind: kind, timestamp: Date(timeIntervalSince1970: seconds))
@@ -26,7 +27,7 @@ func report(_ n: Int, kind: ReportKind = .crash, version: String = "1.0", at sec
     return PreparedReport(report: r, range: (n * 10)..<(n * 10 + 10))
 }
 
-let payload = StoredPayload(bytes: [0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01], encoding: .deflate, inflatedSize: 0)
+let payload = StoreRows.payload
 
 /// What only SQLite has (WAL, temporary files, reopening a file). The stores' behaviour on both engines is in
 /// Tests/StoreConformanceTests.

@@ -1,5 +1,6 @@
 import FaultlineCore
 import Foundation
+import TestSupport
 import Testing
 
 /// The symbolication store's results and grouping (SymbolicationStore), on each engine: the issue rollups equal a
@@ -26,11 +27,7 @@ import Testing
     }
 
     static func grouping(_ site: String, device: String = "Pixel 7") -> GroupingInput {
-        GroupingInput(
-            grouping: GroupingResult(
-                fingerprint: Grouping.fingerprint(kind: .crash, source: .stack, components: [site]), source: .stack,
-                components: [site], title: "crash in \(site)", culprit: site),
-            tags: ["device": device, "os": "Android 14"])
+        StoreRows.grouping(site, device: device)
     }
 
     /// A partial result: the app's frame resolved, the library's missing.

@@ -1,8 +1,9 @@
 import FaultlineCore
 import Foundation
+import TestSupport
 import Testing
 
-func eventID(_ n: Int) -> EventID { EventID(String(format: "%032x", n))! }
+func eventID(_ n: Int) -> EventID { StoreRows.eventID(n) }
 
 func report(_ n: Int, kind: ReportKind = .crash, version: String = "1.0", at seconds: Double = 1_795_000_000) -> PreparedReport {
     var r = Report(eventID: eventID(n), kind: kind, timestamp: Date(timeIntervalSince1970: seconds))
@@ -13,7 +14,7 @@ func report(_ n: Int, kind: ReportKind = .crash, version: String = "1.0", at sec
     return PreparedReport(report: r, range: (n * 10)..<(n * 10 + 10))
 }
 
-let payload = StoredPayload(bytes: [0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01], encoding: .deflate, inflatedSize: 0)
+let payload = StoreRows.payload
 
 func createProject(_ stores: Stores, _ slug: String = "app") async throws -> Project {
     try await stores.projects.createProject(

@@ -1,11 +1,12 @@
 import FaultlineCore
 import Foundation
+import TestSupport
 import Testing
 
 /// The insights (InsightsReader, IssueStateStore) on each engine, over data made by the real stores: issues and
 /// their details after grouping and moves, regressions, signals, release health, top issues, retention.
 @Suite struct InsightsConformanceTests {
-    let day0: Double = 86_400 * 20_400  // a UTC midnight
+    let day0 = StoreRows.day0
 
     func setUp(_ stores: Stores) async throws -> (Stores, Project) {
         (stores, try await createProject(stores))
@@ -13,24 +14,14 @@ import Testing
 
     /// Stores reports: (n, release, user, seconds after day0, session).
     func store(_ db: Stores, _ p: Project, _ rows: [(Int, String?, String?, Double, String?)], receivedAt: Date = Date()) async throws {
-        let prepared = rows.map { n, release, user, offset, session -> PreparedReport in
-            var r = Report(eventID: eventID(n), kind: .crash, timestamp: Date(timeIntervalSince1970: day0 + offset))
-            r.app = AppInfo(version: release)
-            r.userID = user
-            r.sessionID = session.flatMap(SessionID.init)
-            return PreparedReport(report: r, range: 0..<1)
-        }
+        let prepared = StoreRows.reports(rows)
         _ = try await db.ingest.commit([
             .reports(ReportBatch(project: p.id, receivedAt: receivedAt, payload: payload, reports: prepared))
         ])
     }
 
     func grouping(_ site: String, device: String = "Pixel 7") -> GroupingInput {
-        GroupingInput(
-            grouping: GroupingResult(
-                fingerprint: Grouping.fingerprint(kind: .crash, source: .stack, components: [site]), source: .stack,
-                components: [site], title: "crash in \(site)", culprit: site),
-            tags: ["device": device, "os": "Android 14"])
+        StoreRows.grouping(site, device: device)
     }
 
     func rowID(_ db: Stores, _ n: Int) async throws -> Int64 {
