@@ -107,6 +107,12 @@ public struct Composition: Sendable {
         try await engine.close()
     }
 
+    /// A mark that differs whenever data committed since it was read last (`PostgresEngine.changeMark`); with SQLite,
+    /// where the one server announces every change it makes, always the same.
+    public func changeMark() async throws -> String {
+        try await engine.postgres?.changeMark() ?? ""
+    }
+
     /// The SQLite database when the engine is SQLite (maintenance commands and SQLite-only tests).
     public var sqliteDatabase: FaultlineDatabase? { engine.sqlite }
 

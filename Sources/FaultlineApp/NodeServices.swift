@@ -3,20 +3,26 @@ import PostgresStorage
 import ServiceLifecycle
 
 /// With several nodes on one PostgreSQL database: holds the render lease for this node when it can, and while it
-/// holds it has the dashboard rendered every `interval`, since changes made through the other nodes are not announced
-/// to this one (each node still announces its own at once). Every node serves the pages the holder writes into the
-/// shared folder, so the dashboard is the same on every node and current within about `interval`.
+/// holds it looks every `interval` whether the database changed (`changeMark`) and has the dashboard rendered when it
+/// did, since changes made through the other nodes are not announced to this one (each node still announces its own
+/// at once). Every node serves the pages the holder writes into the shared folder, so the dashboard is the same on
+/// every node and current within about `interval`; a quiet database costs one tiny query per interval, not a redraw.
 public struct SharedDashboardService: Service {
     let lease: PostgresLease
     let scheduler: RenderScheduler
     let interval: Duration
     let telemetry: Telemetry?
+    /// A mark that differs whenever something committed since it was last read (`PostgresEngine.changeMark`). A mark
+    /// that cannot be read counts as a change.
+    let changeMark: @Sendable () async throws -> String
 
-    public init(lease: PostgresLease, scheduler: RenderScheduler, interval: Duration, telemetry: Telemetry? = nil) {
+    public init(lease: PostgresLease, scheduler: RenderScheduler, interval: Duration, telemetry: Telemetry? = nil,
+                changeMark: @escaping @Sendable () async throws -> String) {
         self.lease = lease
         self.scheduler = scheduler
         self.interval = interval
         self.telemetry = telemetry
+        self.changeMark = changeMark
     }
 
     public func run() async throws {
@@ -24,6 +30,7 @@ public struct SharedDashboardService: Service {
         let scheduler = scheduler
         let interval = interval
         let telemetry = telemetry
+        let changeMark = changeMark
         telemetry?.gauge(Telemetry.Name.renderLeaseHeld, 0)
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
@@ -37,9 +44,18 @@ public struct SharedDashboardService: Service {
                         onLost: { telemetry?.gauge(Telemetry.Name.renderLeaseHeld, 0) })
                 }
                 group.addTask {
+                    // The mark read before the last render this loop asked for: the render read after it, so an equal
+                    // mark now means the pages show everything committed. Forgotten while the lease is elsewhere.
+                    var rendered: String?
                     while !Task.isCancelled {
                         try? await Task.sleep(for: interval)
-                        if lease.isHeld { scheduler.notify() }
+                        guard lease.isHeld else {
+                            rendered = nil
+                            continue
+                        }
+                        let mark = try? await changeMark()
+                        if mark == nil || mark != rendered { scheduler.notify() }
+                        rendered = mark
                     }
                 }
             }

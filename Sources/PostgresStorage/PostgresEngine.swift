@@ -230,6 +230,22 @@ public final class PostgresEngine: Sendable {
         }
     }
 
+    /// A mark that moves whenever any transaction of the server commits or starts writing: the current snapshot
+    /// (`pg_current_snapshot()`: the next transaction id, the oldest running one and the running ones). Equal marks
+    /// read at two moments mean nothing committed in between, so whatever was read after the first is still current.
+    /// It is the server's, not this database's: writes to other databases of the server move it too (a redundant
+    /// render then, never a missed one). Reading it takes no transaction id and touches no table.
+    public func changeMark() async throws -> String {
+        try await read { connection in
+            for try await mark in try await connection.query("SELECT pg_current_snapshot()::text", logger: logger)
+                .decode(String.self)
+            {
+                return mark
+            }
+            return ""
+        }
+    }
+
     /// The bytes the database takes on disk (`pg_database_size`).
     public func databaseSize() async throws -> Int64 {
         try await read { connection in

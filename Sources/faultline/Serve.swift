@@ -154,7 +154,8 @@ struct Serve: AsyncParsableCommand {
             // Several nodes: one renders at a time (a lease), every interval, into the folder they all serve.
             if let lease = root.renderLease {
                 services.append(SharedDashboardService(
-                    lease: lease, scheduler: scheduler, interval: settings.sharedRenderInterval, telemetry: root.telemetry))
+                    lease: lease, scheduler: scheduler, interval: settings.sharedRenderInterval, telemetry: root.telemetry,
+                    changeMark: { try await root.changeMark() }))
             }
         }
         let sender = HTTPWebhookSender()

@@ -152,6 +152,62 @@ import Testing
         })
     }
 
+    /// The renders a node has done (its `faultline_render_duration_seconds` samples, full and incremental).
+    func renders(_ node: ServerProcess) async throws -> Int {
+        let text = String(decoding: try await http.send(.GET, node.baseURL + "/metrics").body, as: UTF8.self)
+        return text.split(separator: "\n")
+            .filter { $0.hasPrefix("faultline_render_duration_seconds_count") }
+            .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+            .reduce(0) { $0 + Int($1) }
+    }
+
+    @Test func theLeaseHolderRedrawsWhenAnotherNodeChangedDataAndNotWhileNothingChanges() async throws {
+        let cluster = try await Cluster()
+        defer { cluster.cleanUp() }
+        let a = try await cluster.node(["--public-dashboard"])
+        defer { a.cleanUp() }
+        let b = try await cluster.node(["--public-dashboard"])
+        defer { b.cleanUp() }
+        // The holder, once its first (full) render is done.
+        var holder: ServerProcess?
+        #expect(await eventually(timeout: .seconds(20)) {
+            for node in [a, b] {
+                guard let text = try? await http.send(.GET, node.baseURL + "/metrics") else { continue }
+                if String(decoding: text.body, as: UTF8.self).contains("faultline_render_lease_held 1.0"),
+                   (try? await renders(node)) ?? 0 > 0 {
+                    holder = node
+                    return true
+                }
+            }
+            return false
+        })
+        guard let holder else { return }
+        let other = holder === a ? b : a
+
+        // Quiet: ten intervals (300 ms each) pass without a render.
+        try await Task.sleep(for: .seconds(1))
+        let quiet = try await renders(holder)
+        try await Task.sleep(for: .seconds(3))
+        #expect(try await renders(holder) == quiet, "the lease holder redrew the dashboard while nothing changed")
+
+        // A report through the other node: the holder redraws within about an interval, and both serve the issue.
+        let answer = try await http.postReports(other.baseURL, key: cluster.project.ingest, Self.crash(1, kind: 0))
+        #expect(answer.status == 202)
+        #expect(await eventually(timeout: .seconds(30)) {
+            guard let page = try? await http.send(.GET, holder.baseURL + "/app/issues.html"), page.status == 200 else { return false }
+            return String(decoding: page.body, as: UTF8.self).contains("boom 0")
+        })
+        #expect(try await renders(holder) > quiet)
+        let page = try await http.send(.GET, other.baseURL + "/app/issues.html")
+        #expect(String(decoding: page.body, as: UTF8.self).contains("boom 0"))
+
+        // And quiet again once that is drawn.
+        try await Task.sleep(for: .seconds(1))
+        let after = try await renders(holder)
+        try await Task.sleep(for: .seconds(3))
+        #expect(try await renders(holder) == after)
+    }
+
     @Test func killNineOfANodeUnderLoadLosesNothingAndTheOtherFinishesItsWork() async throws {
         let cluster = try await Cluster()
         defer { cluster.cleanUp() }
