@@ -224,6 +224,22 @@ public struct Composition: Sendable {
     /// Issues, health and alerts (reads).
     public var insights: any InsightsReader { stores.insights }
 
+    /// The ingest store itself, for tools that write prepared batches without the service's checks (benchmarks).
+    public var ingestStore: any IngestStore { stores.ingest }
+
+    /// The bytes the database takes: the SQLite file and its WAL, or `pg_database_size`.
+    public func databaseBytes() async throws -> Int64 {
+        switch engine {
+        case .sqlite:
+            let path = folder + "/faultline.sqlite"
+            return [path, path + "-wal"].reduce(Int64(0)) { total, file in
+                total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int).flatMap { Int64($0) } ?? 0)
+            }
+        case .postgres(let database):
+            return try await database.databaseSize()
+        }
+    }
+
     /// Closing, muting and notes of issues.
     public var issueStates: any IssueStateStore { stores.issueStates }
 

@@ -27,8 +27,20 @@ struct AggregateBench: AsyncParsableCommand {
 }
 
 struct Common: ParsableArguments {
-    @Option(help: "Data folder.") var data: String
+    @Option(help: "Data folder (with --database: the files only, as a node's --blobs).") var data: String
     @Option(help: "Dashboard templates (web/).") var web: String = "web"
+    @Option(help: "A PostgreSQL database (postgres://…) instead of SQLite in the data folder; password from FAULTLINE_DATABASE_PASSWORD.")
+    var database: String?
+
+    /// The data folder's composition on the engine chosen (SQLite with `normal` durability: the fill is no test of fsync).
+    func open() async throws -> Composition {
+        let choice: StorageChoice = database.map {
+            .postgres(url: $0, password: ProcessInfo.processInfo.environment["FAULTLINE_DATABASE_PASSWORD"])
+        } ?? .sqlite(durability: .normal)
+        let root = try await Composition.open(folder: data, choice: choice)
+        print("engine: \(root.engineDescription)")
+        return root
+    }
 }
 
 /// Deterministic pseudo-random numbers (SplitMix64), so every run fills the same data.
@@ -129,9 +141,9 @@ struct Fill: AsyncParsableCommand {
     @Option var days = 90
 
     func run() async throws {
-        let root = try Composition(folder: common.data, durability: .normal)
+        let root = try await common.open()
         let project = try await root.projects.create(slug: ProjectSlug("bench")!, rateLimitPerSecond: 1e9).project
-        let store = SQLiteIngestStore(database: root.sqliteDatabase!)
+        let store = root.ingestStore
         let now = Date()
         let releases = (1...12).map { "1.\($0) (\($0 * 10))" }
         var factory = ReportFactory(rng: SplitMix(state: 42), issues: issues, users: users, releases: releases, now: now, days: days)
@@ -175,9 +187,9 @@ struct Fill: AsyncParsableCommand {
         print("stored \(sessions) sessions with their health rollups in \(Measure.fmt(sessionSeconds)) s (\(Int(Double(sessions) / sessionSeconds)) sessions/s)")
         let counts = try await root.insights.issueCounts(project: project.id)
         print("issues: \(counts.values.reduce(0, +)); peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB")
-        let size = (try? FileManager.default.attributesOfItem(atPath: common.data + "/faultline.sqlite")[.size] as? Int) ?? 0
-        print("database: \(size >> 20) MB")
-        try root.sqliteDatabase?.close()
+        let size = try await root.databaseBytes()
+        print("database: \(size >> 20) MB (\(size / Int64(max(1, reports))) bytes per report, sessions included)")
+        try await root.close()
     }
 }
 
@@ -186,11 +198,11 @@ struct RenderFull: AsyncParsableCommand {
     @OptionGroup var common: Common
 
     func run() async throws {
-        let root = try Composition(folder: common.data, durability: .normal)
+        let root = try await common.open()
         let renderer = try root.siteRenderer(webDirectory: common.web)
         let (pages, seconds) = try await Measure.time { try await root.render(with: renderer, since: nil) }
         print("full render: \(pages) pages in \(Measure.fmt(seconds)) s; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB")
-        try root.sqliteDatabase?.close()
+        try await root.close()
     }
 }
 
@@ -203,7 +215,7 @@ struct Refresh: AsyncParsableCommand {
     var summaryRepeats = 0
 
     func run() async throws {
-        let root = try Composition(folder: common.data, durability: .normal)
+        let root = try await common.open()
         guard let project = try await root.projects.project(slug: ProjectSlug("bench")!) else {
             throw ValidationError("run fill first")
         }
@@ -212,7 +224,7 @@ struct Refresh: AsyncParsableCommand {
         var factory = ReportFactory(
             rng: SplitMix(state: UInt64(Date().timeIntervalSince1970)), issues: issues, users: users, releases: releases,
             now: Date(), days: 90, next: 50_000_000 + Int(Date().timeIntervalSince1970) % 1_000_000 * 1000)
-        let store = SQLiteIngestStore(database: root.sqliteDatabase!)
+        let store = root.ingestStore
         let since = Date()
         var writes: [IngestWrite] = []
         var done = 0
@@ -295,7 +307,7 @@ struct Refresh: AsyncParsableCommand {
             a touched issue page \(Measure.fmt(oldSeconds / max(median(first), 1e-9), 0)) (cycle end vs first request); \
             peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB
             """)
-        try root.sqliteDatabase?.close()
+        try await root.close()
     }
 }
 
@@ -306,7 +318,7 @@ struct Lists: AsyncParsableCommand {
     @Option(help: "Times each page is answered.") var repeats = 20
 
     func run() async throws {
-        let root = try Composition(folder: common.data, durability: .normal)
+        let root = try await common.open()
         guard let project = try await root.projects.project(slug: ProjectSlug("bench")!) else {
             throw ValidationError("run fill first")
         }
@@ -337,7 +349,7 @@ struct Lists: AsyncParsableCommand {
             times.sort()
             print("  \(name): median \(Measure.fmt(times[times.count / 2])) ms, slowest \(Measure.fmt(times.last ?? 0)) ms (\(bytes / 1024) KB)")
         }
-        try root.sqliteDatabase?.close()
+        try await root.close()
     }
 }
 
@@ -351,11 +363,11 @@ struct Search: AsyncParsableCommand {
     @Option(help: "Reports whose entries are made and replaced for the indexing cost.") var reindex = 20_000
 
     func run() async throws {
-        let root = try Composition(folder: common.data, durability: .normal)
+        let root = try await common.open()
         guard let project = try await root.projects.project(slug: ProjectSlug("bench")!) else {
             throw ValidationError("run fill first")
         }
-        let store = SQLiteSearchStore(database: root.sqliteDatabase!)
+        let store = root.searchStore
         let queries: [(String, String)] = [
             ("user id", "user-4242"),
             ("event id", ReportFactory.eventID(reports / 2)),
@@ -391,7 +403,14 @@ struct Search: AsyncParsableCommand {
         }
 
         // The index's share of processing: entries made from `reindex` reports and written over existing reports'
-        // entries, 200 per transaction (the worker's batch).
+        // entries, 200 per transaction (the worker's batch). SQLite's store only: PostgreSQL writes its entries inside
+        // the worker's set-based batch (tools/bench/stores measures that whole).
+        guard let database = root.sqliteDatabase else {
+            print("database: \(try await root.databaseBytes() >> 20) MB; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB")
+            try await root.close()
+            return
+        }
+        let indexStore = SQLiteSearchStore(database: database)
         var factory = ReportFactory(
             rng: SplitMix(state: 99), issues: 5000, users: 100_000, releases: (1...12).map { "1.\($0) (\($0 * 10))" }, now: Date(),
             days: 90, next: 90_000_000)
@@ -415,7 +434,7 @@ struct Search: AsyncParsableCommand {
             var index = 0
             while index < ids.count {
                 let end = min(ids.count, index + 200)
-                try await store.replace((index..<end).map { (reportID: ids[$0], project: project.id, document: documents[$0]) })
+                try await indexStore.replace((index..<end).map { (reportID: ids[$0], project: project.id, document: documents[$0]) })
                 index = end
             }
         }
@@ -424,8 +443,8 @@ struct Search: AsyncParsableCommand {
             indexing \(ids.count) reports: make entries \(Measure.fmt(makeSeconds, 2)) s, replace in batches of 200 \
             \(Measure.fmt(writeSeconds, 2)) s; \(Measure.fmt(perReport, 0)) µs per report
             """)
-        let size = (try? FileManager.default.attributesOfItem(atPath: common.data + "/faultline.sqlite")[.size] as? Int) ?? 0
+        let size = try await root.databaseBytes()
         print("database: \(size >> 20) MB; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB")
-        try root.sqliteDatabase?.close()
+        try await root.close()
     }
 }
