@@ -5,6 +5,9 @@ import PostgresStorage
 import Storage
 import StoreMigration
 
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -28,6 +31,10 @@ struct StoreBench: AsyncParsableCommand {
     @Option(help: "PostgreSQL nodes processing at once (each its own pool).") var nodes = 1
     @Option(help: "With sqlite:FOLDER: afterwards, migrate the folder into this (empty) postgres:// database and time it.")
     var migrateTo: String?
+    @Option(help: "Sessions to store after processing (each an update that starts it, then one that ends it, 1 % crashed, in later commits); default: as many as reports.")
+    var sessions: Int?
+    @Option(help: "The PostgreSQL server's postmaster.pid, when it runs on this machine: the server's CPU time of each phase is read from /proc (per database core figures).")
+    var postgresPidFile: String?
 
     struct Engine: Sendable {
         var ingest: any IngestStore
@@ -65,6 +72,14 @@ struct StoreBench: AsyncParsableCommand {
             slug: ProjectSlug(slug)!, ingestKeyHash: SecretHash(hex: String(repeating: "a", count: 60) + String(format: "%04x", Int.random(in: 0..<65536))),
             uploadTokenHash: SecretHash(hex: String(repeating: "b", count: 60) + String(format: "%04x", Int.random(in: 0..<65536))),
             createdAt: Date(), rateLimitPerSecond: 1000)
+        let serverCPU = postgresPidFile.flatMap(ServerCPU.init(pidFile:))
+        var cpuMark = serverCPU?.seconds()
+        /// The server's CPU seconds since the last call (nil without a server to watch).
+        func serverSeconds() -> Double? {
+            guard let now = serverCPU?.seconds(), let before = cpuMark else { return nil }
+            cpuMark = now
+            return now - before
+        }
         let sizeBefore = try await main.size()
         let payload = StoredPayload(bytes: Array(repeating: 0x5a, count: 3_000), encoding: .gzip, inflatedSize: 12_000)
         let requests = (reports + perRequest - 1) / perRequest
@@ -91,6 +106,7 @@ struct StoreBench: AsyncParsableCommand {
         let ingestSeconds = seconds(clock.now - start)
         print("ingest: \(stored) reports in \(format(ingestSeconds)) s = \(Int(Double(stored) / ingestSeconds)) reports/s "
             + "(\(perRequest) per request, \(perCommit) requests per commit)")
+        printServerCPU(serverSeconds(), for: stored, of: "reports stored")
 
         var workers = [main]
         if nodes > 1 { for _ in 1..<nodes { workers.append(try await engine()) } }
@@ -106,9 +122,35 @@ struct StoreBench: AsyncParsableCommand {
         print("processing: \(processed) reports in \(format(processSeconds)) s = \(Int(Double(processed) / processSeconds)) reports/s "
             + "(\(workers.count) node\(workers.count == 1 ? "" : "s"), batches of \(batch): claim, result, modules, search entry, "
             + "grouping and rollups)")
+        printServerCPU(serverSeconds(), for: processed, of: "reports processed")
         let grown = try await main.size() - sizeBefore
         print("storage: \(grown / 1024) KiB for \(stored) reports = \(grown / Int64(max(1, stored))) bytes per report "
             + "(3,000-byte payloads shared by \(perRequest) reports)")
+
+        // Sessions: every node stores its share, each session started in one commit and ended in a later one.
+        let sessionCount = sessions ?? reports
+        if sessionCount > 0 {
+            let sizeBeforeSessions = try await main.size()
+            start = clock.now
+            let (perCommit, nodes) = (self.perCommit, workers.count)
+            let updates = try await withThrowingTaskGroup(of: Int.self) { group in
+                for (index, worker) in workers.enumerated() {
+                    group.addTask {
+                        try await Self.storeSessions(
+                            worker, project: project.id, ids: Array(stride(from: index, to: sessionCount, by: nodes)), perCommit: perCommit)
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            let sessionSeconds = seconds(clock.now - start)
+            print("sessions: \(updates) updates of \(sessionCount) sessions in \(format(sessionSeconds)) s = "
+                + "\(Int(Double(updates) / sessionSeconds)) updates/s (\(workers.count) node\(workers.count == 1 ? "" : "s"), "
+                + "\(Self.sessionsPerRequest) per request, \(perCommit) requests per commit, health rollups included)")
+            printServerCPU(serverSeconds(), for: updates, of: "session updates")
+            let grown = try await main.size() - sizeBeforeSessions
+            print("storage: \(grown / 1024) KiB for \(sessionCount) sessions = \(grown / Int64(max(1, sessionCount))) bytes per session "
+                + "(with its health rollups)")
+        }
         if let migrateTo, let source = main.sqlite {
             try await migrate(source, to: migrateTo)
         }
@@ -150,6 +192,42 @@ struct StoreBench: AsyncParsableCommand {
         }
     }
 
+    static let sessionsPerRequest = 10
+
+    /// Stores the sessions `ids` through `engine`: an update that starts each, then, once all have started, one that
+    /// ends it (1 % crashed, as a crash-free rate of 99 %); 5,000 users, 4 releases. Returns the updates applied.
+    static func storeSessions(_ engine: Engine, project: ProjectID, ids: [Int], perCommit: Int) async throws -> Int {
+        let started = Date().addingTimeInterval(-600)
+        var applied = 0
+        for ending in [false, true] {
+            var next = 0
+            while next < ids.count {
+                var writes: [IngestWrite] = []
+                for _ in 0..<perCommit where next < ids.count {
+                    let chunk = ids[next..<min(ids.count, next + sessionsPerRequest)]
+                    next += chunk.count
+                    let updates = chunk.map { n in
+                        SessionUpdate(
+                            sessionID: SessionID("session-\(n)")!, distinctID: "user-\(n % 5_000)", release: "1.\(n % 4)",
+                            started: started, status: !ending ? .ok : n % 100 == 0 ? .crashed : .exited,
+                            duration: ending ? 60 : nil)
+                    }
+                    writes.append(.sessions(SessionBatch(project: project, receivedAt: Date(), updates: updates)))
+                }
+                for case .sessions(let done, _) in try await engine.ingest.commit(writes) { applied += done }
+            }
+        }
+        return applied
+    }
+
+    /// The database server's CPU per item of a phase, and what one core of it would sustain at that cost.
+    func printServerCPU(_ seconds: Double?, for items: Int, of what: String) {
+        guard let seconds, items > 0 else { return }
+        let perItem = seconds / Double(items)
+        print("  database server CPU: \(format(seconds)) s = \(Int(perItem * 1e6)) µs per item = "
+            + "\(Int(1 / max(perItem, 1e-9))) \(what)/s per database core")
+    }
+
     /// One node's worker loop: claim a batch, save synthetic results, until the queue is empty.
     static func process(_ engine: Engine, batch: Int, issues: Int) async throws -> Int {
         var done = 0
@@ -185,4 +263,38 @@ struct StoreBench: AsyncParsableCommand {
 
     func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
     func format(_ v: Double) -> String { String(format: "%.2f", v) }
+}
+
+/// The CPU time a PostgreSQL server on this machine has used: its postmaster's own and that of its children, live
+/// (read from each child's `/proc/PID/stat`) or gone (the postmaster's reaped-children times), so that backends which
+/// ended between two readings still count.
+struct ServerCPU {
+    let postmaster: Int32
+    let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+
+    init?(pidFile: String) {
+        guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+              let line = text.split(separator: "\n").first, let pid = Int32(line.trimmingCharacters(in: .whitespaces))
+        else { return nil }
+        postmaster = pid
+    }
+
+    /// The fields of `/proc/PID/stat` after the command name: [0] = state, [1] = ppid, [11…14] = utime, stime,
+    /// cutime, cstime (fields 14–17 of proc(5)).
+    static func stat(_ pid: String) -> [Substring]? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let end = text.lastIndex(of: ")") else { return nil }
+        return text[text.index(after: end)...].split(separator: " ")
+    }
+
+    func seconds() -> Double? {
+        guard let own = Self.stat(String(postmaster)), own.count > 14 else { return nil }
+        var ticks = own[11...14].compactMap { Double($0) }.reduce(0, +)
+        let children = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for pid in children where pid.first?.isNumber == true {
+            guard let fields = Self.stat(pid), fields.count > 12, fields[1] == Substring(String(postmaster)) else { continue }
+            ticks += fields[11...12].compactMap { Double($0) }.reduce(0, +)
+        }
+        return ticks / ticksPerSecond
+    }
 }
