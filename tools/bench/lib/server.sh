@@ -25,3 +25,27 @@ bench_stop() {
   kill "$server"; wait "$server" 2>/dev/null || true
   server=""
 }
+
+# bench_server_cpu PID: the CPU seconds a server process (a PostgreSQL postmaster) and its children have used: its
+# own and its reaped children's times, plus each live child's (so that backends which ended between two readings
+# still count). Fields of /proc/PID/stat after the command name: 2 = ppid, 12–15 = utime, stime, cutime, cstime.
+bench_server_cpu() {
+  python3 - "$1" <<'PY'
+import os, sys
+pid = sys.argv[1]
+def fields(p):
+    try:
+        text = open(f"/proc/{p}/stat").read()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2:].split()
+own = fields(pid)
+ticks = sum(int(v) for v in own[11:15])
+for p in os.listdir("/proc"):
+    if p.isdigit():
+        f = fields(p)
+        if f and f[1] == pid:
+            ticks += int(f[11]) + int(f[12])
+print(ticks / os.sysconf("SC_CLK_TCK"))
+PY
+}
