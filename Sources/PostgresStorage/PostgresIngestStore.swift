@@ -15,7 +15,9 @@ import Foundation
 ///   its first error, so the group is first tried in one go, and only when that is refused done again with a
 ///   savepoint per write.
 /// - Two nodes updating one session take turns: a transaction-level advisory lock on the session is held from the
-///   read of its state to the write of the merge, so the health rollups move by each change exactly once.
+///   read of its state to the write of the merge, so the health rollups move by each change exactly once. A group's
+///   session updates are applied as a set (`PostgresSessionBatch`); a deadlock with another node's group commit
+///   (both moving the same health rows) does the whole group again.
 public struct PostgresIngestStore: IngestStore {
     let database: PostgresEngine
     /// Client text for `text` columns (U+0000 cannot be stored; the parsers replace it already, this is the store's
@@ -28,15 +30,17 @@ public struct PostgresIngestStore: IngestStore {
 
     public func commit(_ writes: [IngestWrite]) async throws -> [IngestOutcome] {
         let logger = database.logger
-        do {
-            return try await database.write { connection in
-                var outcomes: [IngestOutcome] = []
-                outcomes.reserveCapacity(writes.count)
-                for write in writes { outcomes.append(try await Self.perform(write, connection, logger)) }
-                return outcomes
+        var attempt = 1
+        while true {
+            do {
+                return try await database.write { connection in try await Self.perform(writes, connection, logger) }
+            } catch where PostgresErrors.isRefusal(error) {
+                return try await commitEachInASavepoint(writes)
+            } catch where PostgresErrors.isConflictWithAnotherTransaction(error) && attempt < 5 {
+                // A deadlock with another node's transaction (the health rollups' hot rows): nothing was committed,
+                // the whole group is done again.
+                attempt += 1
             }
-        } catch where PostgresErrors.isRefusal(error) {
-            return try await commitEachInASavepoint(writes)
         }
     }
 
@@ -49,7 +53,7 @@ public struct PostgresIngestStore: IngestStore {
             for write in writes {
                 try await connection.query("SAVEPOINT write", logger: logger)
                 do {
-                    outcomes.append(try await Self.perform(write, connection, logger))
+                    outcomes += try await Self.perform([write], connection, logger)
                     try await connection.query("RELEASE SAVEPOINT write", logger: logger)
                 } catch where PostgresErrors.isRefusal(error) {
                     try await connection.query("ROLLBACK TO SAVEPOINT write", logger: logger)
@@ -60,12 +64,37 @@ public struct PostgresIngestStore: IngestStore {
         }
     }
 
-    static func perform(_ write: IngestWrite, _ connection: PostgresConnection, _ logger: Logger) async throws -> IngestOutcome {
-        switch write {
-        case .reports(let batch): return try await insert(batch, connection, logger)
-        case .sessions(let batch): return try await apply(batch, connection, logger)
-        case .envelope(let envelope): return try await store(envelope, connection, logger)
+    /// The writes' outcomes, in order. The session updates of all of them (requests' and envelopes') are applied at
+    /// the end, together, in their order (`PostgresSessionBatch`): a group commit of many one-session requests is one
+    /// set of statements, not a set per request.
+    static func perform(_ writes: [IngestWrite], _ connection: PostgresConnection, _ logger: Logger) async throws -> [IngestOutcome] {
+        var outcomes: [IngestOutcome] = []
+        outcomes.reserveCapacity(writes.count)
+        var sessions: [(index: Int, batch: SessionBatch)] = []
+        for (index, write) in writes.enumerated() {
+            switch write {
+            case .reports(let batch):
+                outcomes.append(try await insert(batch, connection, logger))
+            case .sessions(let batch):
+                outcomes.append(.sessions(applied: 0, unchanged: 0))
+                sessions.append((index, batch))
+            case .envelope(let envelope):
+                outcomes.append(try await store(envelope, connection, logger))
+                if !envelope.sessions.isEmpty {
+                    sessions.append((index, SessionBatch(project: envelope.project, receivedAt: envelope.receivedAt, updates: envelope.sessions)))
+                }
+            }
         }
+        let counts = try await PostgresSessionBatch.apply(sessions.map(\.batch), connection, logger)
+        for ((index, _), count) in zip(sessions, counts) {
+            switch outcomes[index] {
+            case .sessions: outcomes[index] = .sessions(applied: count.applied, unchanged: count.unchanged)
+            case .envelope(let stored, let duplicates, _, let attachments):
+                outcomes[index] = .envelope(stored: stored, duplicates: duplicates, sessionsApplied: count.applied, attachments: attachments)
+            default: break
+            }
+        }
+        return outcomes
     }
 
     static func insert(_ batch: ReportBatch, _ connection: PostgresConnection, _ logger: Logger) async throws -> IngestOutcome {
@@ -154,20 +183,14 @@ public struct PostgresIngestStore: IngestStore {
         return .reports(stored: stored, duplicates: duplicates)
     }
 
-    /// An envelope's parts, all or nothing (the caller's transaction or savepoint).
+    /// An envelope's parts but its sessions (`perform` applies them with the group's), all or nothing (the caller's
+    /// transaction or savepoint).
     static func store(_ envelope: EnvelopeWrite, _ connection: PostgresConnection, _ logger: Logger) async throws -> IngestOutcome {
         var stored: [EventID] = []
         var duplicates: [EventID] = []
         if let event = envelope.event, case .reports(let s, let d) = try await insert(event, connection, logger) {
             stored = s
             duplicates = d
-        }
-        var applied = 0
-        if !envelope.sessions.isEmpty,
-           case .sessions(let a, _) = try await apply(
-               SessionBatch(project: envelope.project, receivedAt: envelope.receivedAt, updates: envelope.sessions), connection, logger)
-        {
-            applied = a
         }
         let receivedAt = Millis.from(envelope.receivedAt)
         let project = envelope.project.rawValue
@@ -193,44 +216,9 @@ public struct PostgresIngestStore: IngestStore {
                 attachments += 1
             }
         }
-        return .envelope(stored: stored, duplicates: duplicates, sessionsApplied: applied, attachments: attachments)
+        return .envelope(stored: stored, duplicates: duplicates, sessionsApplied: 0, attachments: attachments)
     }
 
-    static func apply(_ batch: SessionBatch, _ connection: PostgresConnection, _ logger: Logger) async throws -> IngestOutcome {
-        var applied = 0
-        var unchanged = 0
-        let updatedAt = Millis.from(batch.receivedAt)
-        let project = batch.project.rawValue
-        for update in batch.updates.map(StoredText.clean) {
-            let id = update.sessionID.rawValue
-            // Held to the end of the transaction: another node's update of this session waits for this one.
-            try await connection.query(
-                "SELECT pg_advisory_xact_lock(hashtextextended(\(id), \(project)))", logger: logger)
-            let existing = try await PostgresSessions.state(project: batch.project, id: update.sessionID, connection, logger)
-            guard let next = SessionState.merging(update, into: existing) else {
-                unchanged += 1
-                continue
-            }
-            try await connection.query(
-                """
-                INSERT INTO sessions (project_id, session_id, distinct_id, release, environment, started_at, status, errors,
-                    duration, seq, updated_at)
-                VALUES (\(project), \(id), \(next.distinctID.map(T.storable)), \(T.storable(next.release)), \(next.environment.map(T.storable)),
-                    \(Millis.from(next.started)),
-                    \(next.status.rawValue), \(Int64(next.errors)), \(next.duration), \(next.seq), \(updatedAt))
-                ON CONFLICT (project_id, session_id) DO UPDATE SET distinct_id = excluded.distinct_id,
-                    release = excluded.release, environment = excluded.environment, started_at = excluded.started_at,
-                    status = excluded.status, errors = excluded.errors, duration = excluded.duration, seq = excluded.seq,
-                    updated_at = excluded.updated_at
-                """, logger: logger)
-            // The health rollups move by the session's change, in this same transaction.
-            try await PostgresHealthRollup.apply(
-                project: batch.project, remove: existing.map(SessionContribution.init), add: SessionContribution(next),
-                startedAt: Millis.from(next.started), connection, logger)
-            applied += 1
-        }
-        return .sessions(applied: applied, unchanged: unchanged)
-    }
 }
 
 /// Reads of the `sessions` table shared by the ingest store and the readers.
@@ -238,19 +226,28 @@ enum PostgresSessions {
     static func state(project: ProjectID, id: SessionID, _ connection: PostgresConnection, _ logger: Logger) async throws
         -> SessionState?
     {
+        try await states(project: project, ids: [id.rawValue], connection, logger)[id.rawValue]
+    }
+
+    /// The stored states of the sessions `ids` of `project` (the ones stored), by session id.
+    static func states(project: ProjectID, ids: [String], _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> [String: SessionState]
+    {
         let rows = try await connection.query(
             """
-            SELECT distinct_id, release, environment, started_at, status, errors, duration, seq FROM sessions
-            WHERE project_id = \(project.rawValue) AND session_id = \(id.rawValue)
+            SELECT session_id, distinct_id, release, environment, started_at, status, errors, duration, seq FROM sessions
+            WHERE project_id = \(project.rawValue) AND session_id = ANY(\(ids)::text[])
             """, logger: logger)
-        for try await (distinct, release, environment, started, status, errors, duration, seq) in rows.decode(
-            (String?, String, String?, Int64, String, Int64, Double?, Int64?).self)
+        var states: [String: SessionState] = [:]
+        for try await (id, distinct, release, environment, started, status, errors, duration, seq) in rows.decode(
+            (String, String?, String, String?, Int64, String, Int64, Double?, Int64?).self)
         {
-            guard let status = SessionStatus(rawValue: status), let errors = Int(exactly: errors) else { return nil }
-            return SessionState(
-                sessionID: id, distinctID: distinct, release: release, environment: environment, started: Millis.date(started),
+            guard let sessionID = SessionID(id), let status = SessionStatus(rawValue: status), let errors = Int(exactly: errors)
+            else { continue }
+            states[id] = SessionState(
+                sessionID: sessionID, distinctID: distinct, release: release, environment: environment, started: Millis.date(started),
                 status: status, errors: errors, duration: duration, seq: seq)
         }
-        return nil
+        return states
     }
 }

@@ -245,6 +245,89 @@ func createProject(_ stores: Stores, _ slug: String = "app") async throws -> Pro
         }
     }
 
+    /// A group commit of many session updates at once (PostgreSQL applies them as a set) leaves the sessions and every
+    /// health table as the same updates applied one per commit: several updates of one session in one batch, a stale
+    /// `seq`, a retry, a user named after the session started, many sessions of one user over two releases and days.
+    @Test(arguments: Engine.allCases) func aBatchOfSessionUpdatesEqualsTheSameUpdatesOneAtATime(_ engine: Engine) async throws {
+        let day0 = 1_795_000_000.0 - 1_795_000_000.0.truncatingRemainder(dividingBy: 86_400)
+        func update(_ id: String, user: String?, release: String = "1.0", day: Int = 0, _ status: SessionStatus, errors: Int = 0,
+                    seq: Int64? = nil) -> SessionUpdate {
+            SessionUpdate(
+                sessionID: SessionID(id)!, distinctID: user, release: release,
+                started: Date(timeIntervalSince1970: day0 + Double(day) * 86_400 + 60), status: status, errors: errors, seq: seq)
+        }
+        let first = [
+            update("a", user: "u1", .ok), update("b", user: nil, .ok), update("c", user: "u2", release: "2.0", .ok),
+            update("f", user: "u3", .ok, seq: 5),
+        ]
+        var second = [
+            update("a", user: "u1", .crashed),  // a stored session crashes
+            update("b", user: "u4", .ok, errors: 1), update("b", user: "u4", .exited, errors: 1),  // named, errored, ended
+            update("e", user: "u1", day: 1, .ok), update("e", user: "u1", day: 1, .crashed),  // started and crashed in one batch
+            update("f", user: "u3", .crashed, seq: 4),  // stale: ignored
+            update("f", user: "u3", .abnormal, seq: 6),
+            update("c", user: "u2", release: "2.0", .ok),  // a retry: unchanged
+            update("g", user: nil, release: "2.0", day: 1, .ok, errors: 3),
+        ]
+        for n in 0..<40 {  // one heavy user over two releases and two days, every fifth session crashing
+            second.append(update("h\(n)", user: "heavy", release: n % 2 == 0 ? "1.0" : "2.0", day: n % 3 == 0 ? 1 : 0, .ok))
+            second.append(update("h\(n)", user: "heavy", release: n % 2 == 0 ? "1.0" : "2.0", day: n % 3 == 0 ? 1 : 0,
+                                 n % 5 == 0 ? .crashed : .exited))
+        }
+        let tables = [
+            "SELECT session_id || ' ' || coalesce(distinct_id, '-') || ' ' || status || ' ' || errors FROM sessions",
+            "SELECT release || '/' || day || ' ' || sessions || ' ' || crashed || ' ' || abnormal || ' ' || errored || ' ' || users || ' ' || crashed_users FROM health_days",
+            "SELECT release || '/' || day || '/' || user_key || ' ' || sessions || ' ' || crashed FROM health_day_users",
+            "SELECT release || ' ' || first_seen || ' ' || last_seen || ' ' || sessions || ' ' || crashed || ' ' || abnormal || ' ' || errored || ' ' || users || ' ' || crashed_users FROM health_releases",
+            "SELECT release || '/' || user_key || ' ' || sessions || ' ' || crashed FROM health_release_users",
+        ]
+        var batched: [[String]] = []
+        var batchedCounts = (applied: 0, unchanged: 0)
+        try await withStores(engine) { stores in
+            let p = try await createProject(stores)
+            for updates in [first, second] {
+                for case .sessions(let applied, let unchanged) in try await stores.ingest.commit(
+                    [.sessions(SessionBatch(project: p.id, receivedAt: Date(timeIntervalSince1970: day0), updates: updates))])
+                {
+                    batchedCounts.applied += applied
+                    batchedCounts.unchanged += unchanged
+                }
+            }
+            for sql in tables { batched.append(try await stores.texts(sql)) }
+            try await expectHealthRollupsEqualARecount(stores, days: 2)
+        }
+        var single: [[String]] = []
+        var singleOutcomes: [IngestOutcome] = []
+        try await withStores(engine) { stores in
+            let p = try await createProject(stores)
+            for update in first + second {
+                singleOutcomes += try await stores.ingest.commit(
+                    [.sessions(SessionBatch(project: p.id, receivedAt: Date(timeIntervalSince1970: day0), updates: [update]))])
+            }
+            for sql in tables { single.append(try await stores.texts(sql)) }
+        }
+        // And as a group commit gathers them: one request per update, all of a list in one commit.
+        var grouped: [[String]] = []
+        var groupedOutcomes: [IngestOutcome] = []
+        try await withStores(engine) { stores in
+            let p = try await createProject(stores)
+            for updates in [first, second] {
+                groupedOutcomes += try await stores.ingest.commit(updates.map {
+                    .sessions(SessionBatch(project: p.id, receivedAt: Date(timeIntervalSince1970: day0), updates: [$0]))
+                })
+            }
+            for sql in tables { grouped.append(try await stores.texts(sql)) }
+        }
+        let singleApplied = singleOutcomes.reduce(0) { if case .sessions(let a, _) = $1 { $0 + a } else { $0 } }
+        #expect(batchedCounts.applied == singleApplied && batchedCounts.applied + batchedCounts.unchanged == singleOutcomes.count)
+        #expect(batchedCounts.unchanged == 2)  // the stale seq and the retry
+        #expect(groupedOutcomes == singleOutcomes)
+        #expect(batched == single)
+        #expect(grouped == single)
+        // The heavy user: counted once per release and day, crashed in the slices where a fifth of its sessions crashed.
+        #expect(batched[2].contains("1.0/\(Int(day0 / 86_400))/heavy 13 2"))
+    }
+
     /// 60 sessions of 12 users (every ninth without one) over releases 1.0 and 2.0 and the 3 days from `day0`: started,
     /// then ended crashed, abnormal or exited (some errored), with retries and updates after the end.
     static func storeSessions(_ stores: Stores, _ p: Project, day0: Double) async throws {
