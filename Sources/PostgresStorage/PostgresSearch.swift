@@ -113,21 +113,11 @@ public struct PostgresSearch: SearchReader {
         let limit = SearchResults.countLimit
         let logger = database.logger
         let p = project.rawValue
-        return try await database.read { connection in
-            var reports: [ReportSummary] = []
-            let pageQuery = PostgresQuery(
-                unsafeSQL: """
-                    WITH hits AS (
-                        SELECT report_id, received_at FROM search_documents WHERE project_id = $1 AND document @@ $2::tsquery
-                        ORDER BY report_id DESC LIMIT $3 OFFSET $4)
-                    SELECT \(PostgresReportReader.summaryColumns) FROM hits
-                    JOIN reports r ON r.id = hits.report_id AND r.received_at = hits.received_at
-                    WHERE r.project_id = $1 ORDER BY r.id DESC
-                    """,
-                binds: PostgresBindings(values: [p, query, size, offset.overflow ? Int64.max : offset.partialValue]))
-            for try await row in try await connection.query(pageQuery, logger: logger) {
-                if let summary = try PostgresReportReader.summary(row.makeRandomAccess()) { reports.append(summary) }
-            }
+        // One transaction, for its `SET LOCAL`: a search reads `search_documents` through its indexes only. Without
+        // current statistics the planner has taken a term for frequent and scanned every entry (seconds at 1 M).
+        return try await database.write { connection in
+            try await connection.query("SET LOCAL enable_seqscan = off", logger: logger)
+            // The count first (capped): it says which way to read the page.
             var counted = 0
             for try await count in try await connection.query(
                 """
@@ -137,16 +127,44 @@ public struct PostgresSearch: SearchReader {
             ).decode(Int.self) {
                 counted = count
             }
+            // Few hits: all of them from the full-text index, then ordered. Many: the newest entries in id order until
+            // a page of hits is found (a frequent term is found soon; walking the ids for a rare one would read them all).
+            let few = counted <= limit
+            let hits = few
+                ? """
+                  SELECT report_id, received_at FROM (
+                      SELECT report_id, received_at FROM search_documents WHERE project_id = $1 AND document @@ $2::tsquery
+                      OFFSET 0) AS matched
+                  ORDER BY report_id DESC
+                  """
+                : """
+                  SELECT report_id, received_at FROM search_documents WHERE project_id = $1 AND document @@ $2::tsquery
+                  ORDER BY report_id DESC
+                  """
+            var reports: [ReportSummary] = []
+            let pageQuery = PostgresQuery(
+                unsafeSQL: """
+                    WITH hits AS MATERIALIZED (\(hits) LIMIT $3 OFFSET $4)
+                    SELECT \(PostgresReportReader.summaryColumns) FROM hits
+                    JOIN reports r ON r.id = hits.report_id AND r.received_at = hits.received_at
+                    WHERE r.project_id = $1 ORDER BY r.id DESC
+                    """,
+                binds: PostgresBindings(values: [p, query, size, offset.overflow ? Int64.max : offset.partialValue]))
+            for try await row in try await connection.query(pageQuery, logger: logger) {
+                if let summary = try PostgresReportReader.summary(row.makeRandomAccess()) { reports.append(summary) }
+            }
+            // The issues of the newest `limit` hits, found once (materialized), then the issue rows by id: as a semi-join
+            // the planner walked every issue by last seen and searched again for each.
             var issues: [IssueSummary] = []
             let issuesQuery = PostgresQuery(
                 unsafeSQL: """
-                    SELECT \(PostgresInsightsReader.issueColumns) FROM issues i
-                    WHERE i.project_id = $1 AND i.id IN (
-                        SELECT r.issue_id FROM (
-                            SELECT report_id, received_at FROM search_documents WHERE project_id = $1 AND document @@ $2::tsquery
-                            ORDER BY report_id DESC LIMIT $3) hits
+                    WITH hits AS MATERIALIZED (\(hits) LIMIT $3),
+                    hit_issues AS MATERIALIZED (
+                        SELECT DISTINCT r.issue_id FROM hits
                         JOIN reports r ON r.id = hits.report_id AND r.received_at = hits.received_at
                         WHERE r.project_id = $1 AND r.issue_id IS NOT NULL)
+                    SELECT \(PostgresInsightsReader.issueColumns) FROM hit_issues h JOIN issues i ON i.id = h.issue_id
+                    WHERE i.project_id = $1
                     ORDER BY i.last_seen DESC, i.id DESC LIMIT 100
                     """,
                 binds: PostgresBindings(values: [p, query, Int64(limit)]))
