@@ -107,8 +107,8 @@ public struct Composition: Sendable {
         try await engine.close()
     }
 
-    /// A mark that differs whenever data committed since it was read last (`PostgresEngine.changeMark`); with SQLite,
-    /// where the one server announces every change it makes, always the same.
+    /// A mark that differs once data changed since it was read last (`PostgresEngine.changeMark`); with SQLite, where
+    /// the one server announces every change it makes, always the same.
     public func changeMark() async throws -> String {
         try await engine.postgres?.changeMark() ?? ""
     }

@@ -12,8 +12,8 @@ public struct SharedDashboardService: Service {
     let scheduler: RenderScheduler
     let interval: Duration
     let telemetry: Telemetry?
-    /// A mark that differs whenever something committed since it was last read (`PostgresEngine.changeMark`). A mark
-    /// that cannot be read counts as a change.
+    /// A mark that differs once rows of the database changed since it was last read (`PostgresEngine.changeMark`). A
+    /// mark that cannot be read counts as a change.
     let changeMark: @Sendable () async throws -> String
 
     public init(lease: PostgresLease, scheduler: RenderScheduler, interval: Duration, telemetry: Telemetry? = nil,
@@ -45,7 +45,8 @@ public struct SharedDashboardService: Service {
                 }
                 group.addTask {
                     // The mark read before the last render this loop asked for: the render read after it, so an equal
-                    // mark now means the pages show everything committed. Forgotten while the lease is elsewhere.
+                    // mark now means nothing changed that the pages could miss (a change moves the mark after its
+                    // commit). Forgotten while the lease is elsewhere.
                     var rendered: String?
                     while !Task.isCancelled {
                         try? await Task.sleep(for: interval)

@@ -184,8 +184,8 @@ import Testing
         guard let holder else { return }
         let other = holder === a ? b : a
 
-        // Quiet: ten intervals (300 ms each) pass without a render.
-        try await Task.sleep(for: .seconds(1))
+        // Quiet: ten intervals (300 ms each) pass without a render (once the start's writes are counted, ~1 s).
+        try await Task.sleep(for: .seconds(3))
         let quiet = try await renders(holder)
         try await Task.sleep(for: .seconds(3))
         #expect(try await renders(holder) == quiet, "the lease holder redrew the dashboard while nothing changed")
@@ -197,12 +197,14 @@ import Testing
             guard let page = try? await http.send(.GET, holder.baseURL + "/app/issues.html"), page.status == 200 else { return false }
             return String(decoding: page.body, as: UTF8.self).contains("boom 0")
         })
-        #expect(try await renders(holder) > quiet)
+        let heldB = String(decoding: try await http.send(.GET, b.baseURL + "/metrics").body, as: UTF8.self).contains("faultline_render_lease_held 1.0")
+        // Counted when the render ends (its summary pages are written first).
+        #expect(await eventually(timeout: .seconds(10)) { ((try? await renders(holder)) ?? 0) > quiet })
         let page = try await http.send(.GET, other.baseURL + "/app/issues.html")
         #expect(String(decoding: page.body, as: UTF8.self).contains("boom 0"))
 
         // And quiet again once that is drawn.
-        try await Task.sleep(for: .seconds(1))
+        try await Task.sleep(for: .seconds(3))
         let after = try await renders(holder)
         try await Task.sleep(for: .seconds(3))
         #expect(try await renders(holder) == after)
