@@ -226,25 +226,25 @@ enum PostgresSessions {
     static func state(project: ProjectID, id: SessionID, _ connection: PostgresConnection, _ logger: Logger) async throws
         -> SessionState?
     {
-        try await states(project: project, ids: [id.rawValue], connection, logger)[id.rawValue]
+        try await states(project: project, ids: [id.rawValue], connection, logger)[ExactText(id.rawValue)]
     }
 
-    /// The stored states of the sessions `ids` of `project` (the ones stored), by session id.
+    /// The stored states of the sessions `ids` of `project` (the ones stored), by session id (byte for byte).
     static func states(project: ProjectID, ids: [String], _ connection: PostgresConnection, _ logger: Logger) async throws
-        -> [String: SessionState]
+        -> [ExactText: SessionState]
     {
         let rows = try await connection.query(
             """
             SELECT session_id, distinct_id, release, environment, started_at, status, errors, duration, seq FROM sessions
             WHERE project_id = \(project.rawValue) AND session_id = ANY(\(ids)::text[])
             """, logger: logger)
-        var states: [String: SessionState] = [:]
+        var states: [ExactText: SessionState] = [:]
         for try await (id, distinct, release, environment, started, status, errors, duration, seq) in rows.decode(
             (String, String?, String, String?, Int64, String, Int64, Double?, Int64?).self)
         {
             guard let sessionID = SessionID(id), let status = SessionStatus(rawValue: status), let errors = Int(exactly: errors)
             else { continue }
-            states[id] = SessionState(
+            states[ExactText(id)] = SessionState(
                 sessionID: sessionID, distinctID: distinct, release: release, environment: environment, started: Millis.date(started),
                 status: status, errors: errors, duration: duration, seq: seq)
         }

@@ -18,7 +18,8 @@ struct IssueRollupDeltas {
 
     struct ReleaseKey: Hashable, Comparable {
         var issue: Int64
-        var release: String
+        /// Byte for byte, as the database tells releases apart (`ExactText`).
+        var release: ExactText
         static func < (a: Self, b: Self) -> Bool { (a.issue, a.release) < (b.issue, b.release) }
     }
 
@@ -48,7 +49,7 @@ struct IssueRollupDeltas {
         issues[issue, default: Counts()].events &+= 1
         if c.early == true { issues[issue, default: Counts()].early &+= 1 }
         if c.early != nil { issues[issue, default: Counts()].timed &+= 1 }
-        let release = ReleaseKey(issue: issue, release: c.release)
+        let release = ReleaseKey(issue: issue, release: ExactText(c.release))
         if var counts = releases[release] {
             counts.events &+= 1
             counts.firstSeen = min(counts.firstSeen, c.occurredAt)
@@ -97,7 +98,7 @@ struct IssueRollupDeltas {
         try await connection.query(
             """
             INSERT INTO issue_releases (issue_id, release, events, users, first_seen, last_seen)
-            SELECT * FROM unnest(\(releaseKeys.map(\.issue))::bigint[], \(releaseKeys.map(\.release))::text[],
+            SELECT * FROM unnest(\(releaseKeys.map(\.issue))::bigint[], \(releaseKeys.map(\.release.text))::text[],
                                  \(releaseCounts.map(\.events))::bigint[], \(releaseCounts.map(\.users))::bigint[],
                                  \(releaseCounts.map(\.firstSeen))::bigint[], \(releaseCounts.map(\.lastSeen))::bigint[])
             ON CONFLICT (issue_id, release) DO UPDATE SET events = issue_releases.events + excluded.events,
@@ -215,26 +216,31 @@ protocol CountedEventsKey: Hashable, Comparable {
 
 struct IssueUserKey: CountedEventsKey {
     var issue: Int64
-    var user: String
+    var user: ExactText
     static let table = "issue_users"
     static let columns = [(name: "issue_id", type: "bigint"), (name: "user_key", type: "text")]
-    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.user)] }
-    init(issue: Int64, user: String) { (self.issue, self.user) = (issue, user) }
-    init(_ cells: PostgresRandomAccessRow) throws { (issue, user) = (try cells[0].decode(Int64.self), try cells[1].decode(String.self)) }
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.user.text)] }
+    init(issue: Int64, user: String) { self.init(issue: issue, user: ExactText(user)) }
+    init(issue: Int64, user: ExactText) { (self.issue, self.user) = (issue, user) }
+    init(_ cells: PostgresRandomAccessRow) throws { (issue, user) = (try cells[0].decode(Int64.self), ExactText(try cells[1].decode(String.self))) }
     func with(issue: Int64) -> Self { Self(issue: issue, user: user) }
     static func < (a: Self, b: Self) -> Bool { (a.issue, a.user) < (b.issue, b.user) }
 }
 
 struct ReleaseUserKey: CountedEventsKey {
     var issue: Int64
-    var release: String
-    var user: String
+    var release: ExactText
+    var user: ExactText
     static let table = "issue_release_users"
     static let columns = [(name: "issue_id", type: "bigint"), (name: "release", type: "text"), (name: "user_key", type: "text")]
-    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.release), keys.map(\.user)] }
-    init(issue: Int64, release: String, user: String) { (self.issue, self.release, self.user) = (issue, release, user) }
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] {
+        [keys.map(\.issue), keys.map(\.release.text), keys.map(\.user.text)]
+    }
+    init(issue: Int64, release: String, user: String) { self.init(issue: issue, release: ExactText(release), user: ExactText(user)) }
+    init(issue: Int64, release: ExactText, user: ExactText) { (self.issue, self.release, self.user) = (issue, release, user) }
     init(_ cells: PostgresRandomAccessRow) throws {
-        (issue, release, user) = (try cells[0].decode(Int64.self), try cells[1].decode(String.self), try cells[2].decode(String.self))
+        (issue, release, user) = (
+            try cells[0].decode(Int64.self), ExactText(try cells[1].decode(String.self)), ExactText(try cells[2].decode(String.self)))
     }
     func with(issue: Int64) -> Self { Self(issue: issue, release: release, user: user) }
     static func < (a: Self, b: Self) -> Bool { (a.issue, a.release, a.user) < (b.issue, b.release, b.user) }
@@ -243,13 +249,14 @@ struct ReleaseUserKey: CountedEventsKey {
 struct DayUserKey: CountedEventsKey {
     var issue: Int64
     var day: Int64
-    var user: String
+    var user: ExactText
     static let table = "issue_day_users"
     static let columns = [(name: "issue_id", type: "bigint"), (name: "day", type: "bigint"), (name: "user_key", type: "text")]
-    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.day), keys.map(\.user)] }
-    init(issue: Int64, day: Int64, user: String) { (self.issue, self.day, self.user) = (issue, day, user) }
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.day), keys.map(\.user.text)] }
+    init(issue: Int64, day: Int64, user: String) { self.init(issue: issue, day: day, user: ExactText(user)) }
+    init(issue: Int64, day: Int64, user: ExactText) { (self.issue, self.day, self.user) = (issue, day, user) }
     init(_ cells: PostgresRandomAccessRow) throws {
-        (issue, day, user) = (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self), try cells[2].decode(String.self))
+        (issue, day, user) = (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self), ExactText(try cells[2].decode(String.self)))
     }
     func with(issue: Int64) -> Self { Self(issue: issue, day: day, user: user) }
     static func < (a: Self, b: Self) -> Bool { (a.issue, a.day, a.user) < (b.issue, b.day, b.user) }
@@ -257,14 +264,16 @@ struct DayUserKey: CountedEventsKey {
 
 struct TagKey: CountedEventsKey {
     var issue: Int64
-    var key: String
-    var value: String
+    var key: ExactText
+    var value: ExactText
     static let table = "issue_tags"
     static let columns = [(name: "issue_id", type: "bigint"), (name: "key", type: "text"), (name: "value", type: "text")]
-    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.key), keys.map(\.value)] }
-    init(issue: Int64, key: String, value: String) { (self.issue, self.key, self.value) = (issue, key, value) }
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.key.text), keys.map(\.value.text)] }
+    init(issue: Int64, key: String, value: String) { self.init(issue: issue, key: ExactText(key), value: ExactText(value)) }
+    init(issue: Int64, key: ExactText, value: ExactText) { (self.issue, self.key, self.value) = (issue, key, value) }
     init(_ cells: PostgresRandomAccessRow) throws {
-        (issue, key, value) = (try cells[0].decode(Int64.self), try cells[1].decode(String.self), try cells[2].decode(String.self))
+        (issue, key, value) = (
+            try cells[0].decode(Int64.self), ExactText(try cells[1].decode(String.self)), ExactText(try cells[2].decode(String.self)))
     }
     func with(issue: Int64) -> Self { Self(issue: issue, key: key, value: value) }
     static func < (a: Self, b: Self) -> Bool { (a.issue, a.key, a.value) < (b.issue, b.key, b.value) }

@@ -24,7 +24,7 @@ enum PostgresSessionBatch {
         let cleaned = batches.map { $0.updates.map(StoredText.clean) }
         var keys: Set<SessionKey> = []
         for (batch, updates) in zip(batches, cleaned) {
-            for update in updates { keys.insert(SessionKey(project: batch.project.rawValue, id: update.sessionID.rawValue)) }
+            for update in updates { keys.insert(SessionKey(project: batch.project.rawValue, id: ExactText(update.sessionID.rawValue))) }
         }
         guard !keys.isEmpty else { return counts }
         let locks = Array(keys)
@@ -34,18 +34,18 @@ enum PostgresSessionBatch {
                 """
                 SELECT pg_advisory_xact_lock(k) FROM (
                     SELECT DISTINCT hashtextextended(s, p) AS k
-                    FROM unnest(\(locks.map(\.id))::text[], \(locks.map(\.project))::bigint[]) AS u(s, p) ORDER BY k) AS ordered
+                    FROM unnest(\(locks.map(\.id.text))::text[], \(locks.map(\.project))::bigint[]) AS u(s, p) ORDER BY k) AS ordered
                 """, logger: logger))
 
         for project in Set(keys.map(\.project)).sorted() {
             let ids = keys.filter { $0.project == project }.map(\.id).sorted()
-            let stored = try await PostgresSessions.states(project: ProjectID(project), ids: ids, connection, logger)
+            let stored = try await PostgresSessions.states(project: ProjectID(project), ids: ids.map(\.text), connection, logger)
             var current = stored
-            var updatedAt: [String: Int64] = [:]
+            var updatedAt: [ExactText: Int64] = [:]
             var deltas = HealthDeltas()
             for (index, batch) in batches.enumerated() where batch.project.rawValue == project {
                 for update in cleaned[index] {
-                    let id = update.sessionID.rawValue
+                    let id = ExactText(update.sessionID.rawValue)
                     let existing = current[id]
                     guard let next = SessionState.merging(update, into: existing) else {
                         counts[index].unchanged += 1
@@ -69,7 +69,7 @@ enum PostgresSessionBatch {
 
     struct SessionKey: Hashable {
         var project: Int64
-        var id: String
+        var id: ExactText
     }
 
     /// Writes the final state of each session (sorted by id; `updatedAt`: when its last change arrived) in one statement.
@@ -120,9 +120,9 @@ struct HealthDeltas {
     var days: [HealthDayKey: Counts] = [:]
     /// The `health_days` rows an added contribution touched: inserted when missing (as one change at a time would).
     var daysAdded: Set<HealthDayKey> = []
-    var releases: [String: Counts] = [:]
+    var releases: [ExactText: Counts] = [:]
     /// The `health_releases` rows an added contribution touched, with the span of its sessions' starts.
-    var releasesAdded: [String: Span] = [:]
+    var releasesAdded: [ExactText: Span] = [:]
     var dayUsers: [HealthDayUserKey: [Int64]] = [:]
     var releaseUsers: [HealthReleaseUserKey: [Int64]] = [:]
 
@@ -144,23 +144,24 @@ struct HealthDeltas {
             counts.abnormal &+= abnormal
             counts.errored &+= errored
         }
-        for release in [c.release, PostgresHealthRollup.allReleases] {
-            let key = HealthDayKey(release: release, day: day)
+        let release = ExactText(c.release)
+        for slice in [release, ExactText(PostgresHealthRollup.allReleases)] {
+            let key = HealthDayKey(release: slice, day: day)
             bump(&days[key, default: Counts()])
             if sign > 0 { daysAdded.insert(key) }
-            if let user = c.user {
-                let userKey = HealthDayUserKey(release: release, day: day, user: user)
+            if let user = c.user.map(ExactText.init) {
+                let userKey = HealthDayUserKey(release: slice, day: day, user: user)
                 let counts = dayUsers[userKey] ?? [0, 0]
                 dayUsers[userKey] = [counts[0] &+ sign, counts[1] &+ crashed]
             }
         }
-        bump(&releases[c.release, default: Counts()])
+        bump(&releases[release, default: Counts()])
         if sign > 0 {
-            let span = releasesAdded[c.release]
-            releasesAdded[c.release] = Span(first: min(span?.first ?? startedAt, startedAt), last: max(span?.last ?? startedAt, startedAt))
+            let span = releasesAdded[release]
+            releasesAdded[release] = Span(first: min(span?.first ?? startedAt, startedAt), last: max(span?.last ?? startedAt, startedAt))
         }
-        if let user = c.user {
-            let userKey = HealthReleaseUserKey(release: c.release, user: user)
+        if let user = c.user.map(ExactText.init) {
+            let userKey = HealthReleaseUserKey(release: release, user: user)
             let counts = releaseUsers[userKey] ?? [0, 0]
             releaseUsers[userKey] = [counts[0] &+ sign, counts[1] &+ crashed]
         }
@@ -197,11 +198,11 @@ struct HealthDeltas {
             """
             SELECT release, day::bigint FROM health_days
             WHERE project_id = \(project) AND (release, day) IN (
-                SELECT * FROM unnest(\(keys.map(\.release))::text[], \(keys.map(\.day))::bigint[]))
+                SELECT * FROM unnest(\(keys.map(\.release.text))::text[], \(keys.map(\.day))::bigint[]))
             ORDER BY release, day FOR UPDATE
             """, logger: logger
         ).decode((String, Int64).self) {
-            existing.insert(HealthDayKey(release: release, day: day))
+            existing.insert(HealthDayKey(release: ExactText(release), day: day))
         }
         let update = keys.filter { existing.contains($0) }
         if !update.isEmpty {
@@ -211,7 +212,7 @@ struct HealthDeltas {
                 UPDATE health_days h SET sessions = h.sessions + u.sessions, crashed = h.crashed + u.crashed,
                     abnormal = h.abnormal + u.abnormal, errored = h.errored + u.errored, users = h.users + u.users,
                     crashed_users = h.crashed_users + u.crashed_users
-                FROM unnest(\(update.map(\.release))::text[], \(update.map(\.day))::bigint[], \(counts.map(\.sessions))::bigint[],
+                FROM unnest(\(update.map(\.release.text))::text[], \(update.map(\.day))::bigint[], \(counts.map(\.sessions))::bigint[],
                             \(counts.map(\.crashed))::bigint[], \(counts.map(\.abnormal))::bigint[], \(counts.map(\.errored))::bigint[],
                             \(counts.map(\.users))::bigint[], \(counts.map(\.crashedUsers))::bigint[])
                     AS u(release, day, sessions, crashed, abnormal, errored, users, crashed_users)
@@ -224,7 +225,7 @@ struct HealthDeltas {
         try await connection.query(
             """
             INSERT INTO health_days (project_id, release, day, sessions, crashed, abnormal, errored, users, crashed_users)
-            SELECT \(project), * FROM unnest(\(insert.map(\.release))::text[], \(insert.map(\.day))::integer[],
+            SELECT \(project), * FROM unnest(\(insert.map(\.release.text))::text[], \(insert.map(\.day))::integer[],
                 \(counts.map { max(0, $0.sessions) })::bigint[], \(counts.map { max(0, $0.crashed) })::bigint[],
                 \(counts.map { max(0, $0.abnormal) })::bigint[], \(counts.map { max(0, $0.errored) })::bigint[],
                 \(counts.map { max(0, $0.users) })::bigint[], \(counts.map { max(0, $0.crashedUsers) })::bigint[])
@@ -236,18 +237,18 @@ struct HealthDeltas {
     }
 
     /// `health_releases`, as `writeDays`; an added contribution also widens the release's first and last seen.
-    private static func writeReleases(_ releases: [String: Counts], added: [String: Span], project: Int64,
+    private static func writeReleases(_ releases: [ExactText: Counts], added: [ExactText: Span], project: Int64,
                                       _ connection: PostgresConnection, _ logger: Logger) async throws {
         let keys = releases.keys.sorted()
         guard !keys.isEmpty else { return }
-        var existing: Set<String> = []
+        var existing: Set<ExactText> = []
         for try await release in try await connection.query(
             """
-            SELECT release FROM health_releases WHERE project_id = \(project) AND release = ANY(\(keys)::text[])
+            SELECT release FROM health_releases WHERE project_id = \(project) AND release = ANY(\(keys.map(\.text))::text[])
             ORDER BY release FOR UPDATE
             """, logger: logger
         ).decode(String.self) {
-            existing.insert(release)
+            existing.insert(ExactText(release))
         }
         let update = keys.filter { existing.contains($0) }
         if !update.isEmpty {
@@ -260,7 +261,7 @@ struct HealthDeltas {
                     crashed_users = h.crashed_users + u.crashed_users,
                     first_seen = CASE WHEN u.seen THEN least(h.first_seen, u.first_seen) ELSE h.first_seen END,
                     last_seen = CASE WHEN u.seen THEN greatest(h.last_seen, u.last_seen) ELSE h.last_seen END
-                FROM unnest(\(update)::text[], \(counts.map(\.sessions))::bigint[], \(counts.map(\.crashed))::bigint[],
+                FROM unnest(\(update.map(\.text))::text[], \(counts.map(\.sessions))::bigint[], \(counts.map(\.crashed))::bigint[],
                             \(counts.map(\.abnormal))::bigint[], \(counts.map(\.errored))::bigint[], \(counts.map(\.users))::bigint[],
                             \(counts.map(\.crashedUsers))::bigint[], \(spans.map { $0 != nil })::boolean[],
                             \(spans.map { $0?.first ?? 0 })::bigint[], \(spans.map { $0?.last ?? 0 })::bigint[])
@@ -276,7 +277,7 @@ struct HealthDeltas {
             """
             INSERT INTO health_releases (project_id, release, first_seen, last_seen, sessions, crashed, abnormal, errored, users,
                 crashed_users)
-            SELECT \(project), * FROM unnest(\(insert)::text[], \(spans.map(\.first))::bigint[], \(spans.map(\.last))::bigint[],
+            SELECT \(project), * FROM unnest(\(insert.map(\.text))::text[], \(spans.map(\.first))::bigint[], \(spans.map(\.last))::bigint[],
                 \(counts.map { max(0, $0.sessions) })::bigint[], \(counts.map { max(0, $0.crashed) })::bigint[],
                 \(counts.map { max(0, $0.abnormal) })::bigint[], \(counts.map { max(0, $0.errored) })::bigint[],
                 \(counts.map { max(0, $0.users) })::bigint[], \(counts.map { max(0, $0.crashedUsers) })::bigint[])
@@ -291,7 +292,7 @@ struct HealthDeltas {
 }
 
 struct HealthDayKey: Hashable, Comparable {
-    var release: String
+    var release: ExactText
     var day: Int64
     static func < (a: Self, b: Self) -> Bool { (a.release, a.day) < (b.release, b.day) }
 }
@@ -308,29 +309,32 @@ protocol HealthUserRowKey: Hashable, Comparable {
 }
 
 struct HealthDayUserKey: HealthUserRowKey {
-    var release: String
+    var release: ExactText
     var day: Int64
-    var user: String
+    var user: ExactText
     static let table = "health_day_users"
     static let columns = [(name: "release", type: "text"), (name: "day", type: "integer"), (name: "user_key", type: "text")]
     static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] {
-        [keys.map(\.release), keys.map { Int32(truncatingIfNeeded: $0.day) }, keys.map(\.user)]
+        [keys.map(\.release.text), keys.map { Int32(truncatingIfNeeded: $0.day) }, keys.map(\.user.text)]
     }
-    init(release: String, day: Int64, user: String) { (self.release, self.day, self.user) = (release, day, user) }
+    init(release: ExactText, day: Int64, user: ExactText) { (self.release, self.day, self.user) = (release, day, user) }
     init(_ cells: PostgresRandomAccessRow) throws {
-        (release, day, user) = (try cells[0].decode(String.self), Int64(try cells[1].decode(Int32.self)), try cells[2].decode(String.self))
+        (release, day, user) = (
+            ExactText(try cells[0].decode(String.self)), Int64(try cells[1].decode(Int32.self)), ExactText(try cells[2].decode(String.self)))
     }
     static func < (a: Self, b: Self) -> Bool { (a.release, a.day, a.user) < (b.release, b.day, b.user) }
 }
 
 struct HealthReleaseUserKey: HealthUserRowKey {
-    var release: String
-    var user: String
+    var release: ExactText
+    var user: ExactText
     static let table = "health_release_users"
     static let columns = [(name: "release", type: "text"), (name: "user_key", type: "text")]
-    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.release), keys.map(\.user)] }
-    init(release: String, user: String) { (self.release, self.user) = (release, user) }
-    init(_ cells: PostgresRandomAccessRow) throws { (release, user) = (try cells[0].decode(String.self), try cells[1].decode(String.self)) }
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.release.text), keys.map(\.user.text)] }
+    init(release: ExactText, user: ExactText) { (self.release, self.user) = (release, user) }
+    init(_ cells: PostgresRandomAccessRow) throws {
+        (release, user) = (ExactText(try cells[0].decode(String.self)), ExactText(try cells[1].decode(String.self)))
+    }
     static func < (a: Self, b: Self) -> Bool { (a.release, a.user) < (b.release, b.user) }
 }
 
@@ -439,4 +443,18 @@ enum HealthUserRows {
         }
         return changes
     }
+}
+
+/// Text compared byte for byte, as PostgreSQL compares keys: Swift's `String` equality is canonical equivalence, so
+/// `"café"` with a precomposed `é` and with `e` + a combining accent are one key to a `Dictionary` and two rows to
+/// the database. Keys summed or looked up in memory before they are written use this.
+struct ExactText: Hashable, Comparable {
+    let text: String
+    init(_ text: String) { self.text = text }
+    static func == (a: Self, b: Self) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+    func hash(into hasher: inout Hasher) {
+        for byte in text.utf8 { hasher.combine(byte) }
+        hasher.combine(text.utf8.count)
+    }
+    static func < (a: Self, b: Self) -> Bool { a.text.utf8.lexicographicallyPrecedes(b.text.utf8) }
 }

@@ -156,6 +156,37 @@ import Testing
         }
     }
 
+    /// Users, releases and tag values that Swift's `==` calls equal (`é` precomposed, and `e` + a combining accent)
+    /// are different rows to the database: a batch counts them apart, as one result at a time does.
+    @Test(arguments: Engine.allCases) func canonicallyEqualUsersReleasesAndTagsStayApartInABatch(_ engine: Engine) async throws {
+        let rows = (1...8).map { n in
+            Row(n: 200 + n, site: "a()", release: n % 2 == 0 ? "caf\u{E9}" : "cafe\u{301}", user: n % 4 < 2 ? "r\u{E9}mi" : "re\u{301}mi",
+                offset: Double(n), session: nil, device: n % 3 == 0 ? "t\u{E9}l" : "te\u{301}l")
+        }
+        try await withStores(engine) { batched in
+            try await withStores(.sqlite) { single in
+                for (db, isBatched) in [(batched, true), (single, false)] {
+                    let p = try await createProject(db, "one")
+                    let ids = try await store(db, p, rows)
+                    let outcomes = rows.map { outcome(ids[$0.n]!, $0) }
+                    let when = Date(timeIntervalSince1970: day0 + 86_400)
+                    if isBatched {
+                        try await db.symbolication.saveAll(outcomes, at: when)
+                    } else {
+                        for o in outcomes { try await db.symbolication.saveAll([o], at: when) }
+                    }
+                }
+                for query in Self.snapshot {
+                    #expect(try await batched.texts(query) == single.texts(query), "\(query)")
+                }
+                try await GroupingConformanceTests.expectIssueRollupsMatchRecount(batched)
+                #expect(try await batched.texts("SELECT users FROM issues") == ["2"])
+                #expect(try await batched.texts("SELECT events FROM issue_tags") == ["2", "6", "8"])  // two devices, one os
+                #expect(try await batched.texts("SELECT count(*) FROM issue_releases") == ["2"])
+            }
+        }
+    }
+
     /// Every counter of the issue rollups equals a recount from the reports, and the tags the count of what was sent.
     func expectRecounts(_ db: Stores, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         try await GroupingConformanceTests.expectIssueRollupsMatchRecount(db, sourceLocation: sourceLocation)

@@ -64,6 +64,39 @@ import Testing
         }
     }
 
+    @Test func twoNodesBatchesCrossingTheSameUsersRowsNeitherDeadlockNorMiscount() async throws {
+        try await withStores(.postgres) { first in
+            let second = try await first.secondNode()
+            let p = try await createProject(first)
+            let day0 = 1_795_000_000.0 - 1_795_000_000.0.truncatingRemainder(dividingBy: 86_400)
+            func update(_ id: String, user: Int, day: Int, _ status: SessionStatus, errors: Int = 1) -> SessionUpdate {
+                SessionUpdate(
+                    sessionID: SessionID(id)!, distinctID: "user-\(user)", release: user % 2 == 0 ? "1.0" : "2.0",
+                    started: Date(timeIntervalSince1970: day0 + Double(day) * 86_400 + Double(user)), status: status, errors: errors)
+            }
+            let users = 0..<200
+            for round in 0..<6 {
+                let stored = users.flatMap { u in
+                    [update("d0-\(round)-\(u)", user: u, day: 0, .ok), update("d1-\(round)-\(u)", user: u, day: 1, .ok)]
+                }
+                _ = try await first.ingest.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: stored))])
+                // The first node crashes day 0's sessions and starts day 1's; the second the other way round.
+                let one = users.flatMap { u in
+                    [update("d0-\(round)-\(u)", user: u, day: 0, .crashed), update("n1-\(round)-\(u)", user: u, day: 1, .ok, errors: 0)]
+                }
+                let other = users.flatMap { u in
+                    [update("d1-\(round)-\(u)", user: u, day: 1, .crashed), update("n0-\(round)-\(u)", user: u, day: 0, .ok, errors: 0)]
+                }
+                async let a = first.ingest.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: one))])
+                async let b = second.ingest.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: other))])
+                _ = try await (a, b)
+            }
+            try await expectEveryHealthTableEqualsARecount(first)
+            #expect(try await first.texts("SELECT count(*) FROM sessions WHERE status = 'crashed'") == ["2400"])
+            await second.close()
+        }
+    }
+
     /// Two nodes asking for work at once get different reports, and between them all of the queue.
     @Test func twoNodesClaimDisjointBatchesOfTheQueue() async throws {
         try await withStores(.postgres) { first in
