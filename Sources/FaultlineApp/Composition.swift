@@ -107,10 +107,16 @@ public struct Composition: Sendable {
         try await engine.close()
     }
 
-    /// A mark that differs once data changed since it was read last (`PostgresEngine.changeMark`); with SQLite, where
-    /// the one server announces every change it makes, always the same.
+    /// A mark that differs once some node announced a change since it was read last (`PostgresEngine.changeMark`);
+    /// with SQLite, where the one server renders every change it makes, always the same.
     public func changeMark() async throws -> String {
         try await engine.postgres?.changeMark() ?? ""
+    }
+
+    /// Tells the node that renders the dashboard that data changed (`PostgresEngine.announceChange`); nothing with
+    /// SQLite.
+    public func announceChange() async throws {
+        try await engine.postgres?.announceChange()
     }
 
     /// The SQLite database when the engine is SQLite (maintenance commands and SQLite-only tests).
@@ -424,8 +430,12 @@ public struct Composition: Sendable {
             render: { since, stop in
                 var since = since
                 if let lease {
-                    // Several nodes: only the holder renders (into the folder they share).
-                    guard lease.isHeld else { return RenderScheduler.Outcome(pages: 0, complete: true) }
+                    // Several nodes: only the holder renders (into the folder they share); the others announce their
+                    // changes to it (not at their start, which changed nothing: the first, full, render).
+                    guard lease.isHeld else {
+                        if since != nil { try await self.announceChange() }
+                        return RenderScheduler.Outcome(pages: 0, complete: true)
+                    }
                     // The first render under a newly taken lease renders everything: another node rendered in between
                     // (and this node's ledger of issue pages knows nothing of what it wrote).
                     let taken = lease.timesTaken

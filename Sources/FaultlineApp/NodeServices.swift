@@ -3,17 +3,18 @@ import PostgresStorage
 import ServiceLifecycle
 
 /// With several nodes on one PostgreSQL database: holds the render lease for this node when it can, and while it
-/// holds it looks every `interval` whether the database changed (`changeMark`) and has the dashboard rendered when it
-/// did, since changes made through the other nodes are not announced to this one (each node still announces its own
-/// at once). Every node serves the pages the holder writes into the shared folder, so the dashboard is the same on
-/// every node and current within about `interval`; a quiet database costs one tiny query per interval, not a redraw.
+/// holds it looks every `interval` whether another node announced a change (`changeMark`: the nodes without the lease
+/// announce theirs, `Composition.renderScheduler`, as do the commands that change data) and has the dashboard rendered
+/// when one did; its own changes it renders at once, as one node does. Every node serves the pages the holder writes
+/// into the shared folder, so the dashboard is the same on every node and current within about `interval` (plus the
+/// announcing node's debounce); a quiet database costs one tiny query per interval, not a redraw.
 public struct SharedDashboardService: Service {
     let lease: PostgresLease
     let scheduler: RenderScheduler
     let interval: Duration
     let telemetry: Telemetry?
-    /// A mark that differs once rows of the database changed since it was last read (`PostgresEngine.changeMark`). A
-    /// mark that cannot be read counts as a change.
+    /// A mark that differs once a change was announced since it was last read (`PostgresEngine.changeMark`). A mark
+    /// that cannot be read counts as a change.
     let changeMark: @Sendable () async throws -> String
 
     public init(lease: PostgresLease, scheduler: RenderScheduler, interval: Duration, telemetry: Telemetry? = nil,

@@ -230,24 +230,27 @@ public final class PostgresEngine: Sendable {
         }
     }
 
-    /// A mark that moves when rows of this database change: its counts of rows inserted, updated and deleted
-    /// (`pg_stat_database`), which count writes only and only this database's. Each backend adds its counts within
-    /// about a second of its transaction, so a change shows here up to ~1 s after its commit, never not at all. With
-    /// `track_counts` off there are no counts; the mark is then the server's snapshot (`pg_current_snapshot()`: it
-    /// moves with every writing transaction of every database, a redundant render at worst). Reading it takes no
-    /// transaction id and touches no table.
+    /// Says that this node changed data the dashboard shows, for the node that renders it (`changeMark`). Called by
+    /// a node that does not hold the render lease after its changes committed (debounced: at most once per render
+    /// cycle); a command that changes data calls it once when it is done.
+    public func announceChange() async throws {
+        try await read { connection in
+            try await connection.query("SELECT nextval('faultline_changes')", logger: logger)
+        }
+    }
+
+    /// A mark that moves once some node announced a change (`announceChange`) since it was read. A sequence's last
+    /// value is read outside any transaction's snapshot: a number taken is seen at once by every connection, so
+    /// another node's change is drawn within one interval of the holder's loop. Only announcements move it: a quiet
+    /// database, or the holder's own rendering, never does (the row-change counts of `pg_stat_database`, the first
+    /// design, arrive up to ~10 s after a backend's last transaction, which PostgreSQL flushes on an idle timer).
     public func changeMark() async throws -> String {
         try await read { connection in
-            for try await mark in try await connection.query(
-                """
-                SELECT CASE WHEN current_setting('track_counts')::boolean
-                    THEN (SELECT tup_inserted || '/' || tup_updated || '/' || tup_deleted FROM pg_stat_database
-                          WHERE datname = current_database())
-                    ELSE pg_current_snapshot()::text END
-                """, logger: logger
-            ).decode(String?.self)
+            for try await (value, called) in try await connection.query(
+                "SELECT last_value, is_called FROM faultline_changes", logger: logger
+            ).decode((Int64, Bool).self)
             {
-                return mark ?? ""
+                return "\(value)/\(called)"
             }
             return ""
         }

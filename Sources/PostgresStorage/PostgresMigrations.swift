@@ -466,6 +466,13 @@ enum PostgresMigrations {
             )
             """,
         ]),
+        Migration(identifier: "pg5-change-announcements", statements: [
+            // Changes a node made that the render-lease holder must draw (PostgresEngine.announceChange): a node that does
+            // not hold the lease takes a number after its changes, the holder compares the last one with the one it read
+            // before its last render. A sequence, not a row: taking a number locks nothing, is not part of the changes'
+            // transactions (their commits do not wait on it) and leaves no dead rows.
+            "CREATE SEQUENCE faultline_changes AS bigint CYCLE",
+        ]),
     ]
 
     /// Applies what `database` lacks, in one transaction under the migration lock.

@@ -56,7 +56,7 @@ struct Alerts: AsyncParsableCommand {
         var allowPrivateWebhooks = false
 
         func run() async throws {
-            try await dataOptions.withComposition { try await run(on: $0) }
+            try await dataOptions.withComposition(announcing: true) { try await run(on: $0) }
         }
 
         func run(on root: Composition) async throws {

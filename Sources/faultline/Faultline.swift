@@ -58,12 +58,15 @@ struct DataOptions: ParsableArguments {
         try await Composition.open(folder: filesFolder, choice: choice(durability: durability, claimLease: claimLease), clock: clock)
     }
 
-    /// Runs `body` with the data open, and closes it afterwards (also when `body` throws).
-    func withComposition<T>(_ body: (Composition) async throws -> T) async throws -> T {
+    /// Runs `body` with the data open, and closes it afterwards (also when `body` throws). A command that changes what
+    /// the dashboard shows says `announcing`: with PostgreSQL the node that renders it then redraws (nodes learn of
+    /// changes made elsewhere only so; a failed announcement leaves the change to the next one).
+    func withComposition<T>(announcing: Bool = false, _ body: (Composition) async throws -> T) async throws -> T {
         let root = try await open()
         let result: T
         do {
             result = try await body(root)
+            if announcing { try? await root.announceChange() }
         } catch {
             try? await root.close()
             throw error

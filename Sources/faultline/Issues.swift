@@ -87,7 +87,7 @@ struct StatusChange: ParsableArguments {
     }
 
     func apply(_ status: IssueStatus) async throws {
-        let issue = try await dataOptions.withComposition { root in
+        let issue = try await dataOptions.withComposition(announcing: true) { root in
             try await IssueService(store: root.issueStates, clock: root.clock).setStatus(status, issue: IssueID(id), project: nil, by: "the CLI")
         }
         guard let issue else {

@@ -58,7 +58,7 @@ struct Projects: AsyncParsableCommand {
         }
 
         func run() async throws {
-            try await dataOptions.withComposition { try await run(on: $0) }
+            try await dataOptions.withComposition(announcing: true) { try await run(on: $0) }
         }
 
         func run(on root: Composition) async throws {
@@ -185,7 +185,7 @@ extension Projects {
         }
 
         func run() async throws {
-            try await dataOptions.withComposition { try await run(on: $0) }
+            try await dataOptions.withComposition(announcing: true) { try await run(on: $0) }
         }
 
         func run(on root: Composition) async throws {

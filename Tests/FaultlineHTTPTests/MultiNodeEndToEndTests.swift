@@ -184,7 +184,8 @@ import Testing
         guard let holder else { return }
         let other = holder === a ? b : a
 
-        // Quiet: ten intervals (300 ms each) pass without a render (once the start's writes are counted, ~1 s).
+        // Quiet: ten intervals (300 ms each) pass without a render (after the start: the second node's start announces
+        // nothing).
         try await Task.sleep(for: .seconds(3))
         let quiet = try await renders(holder)
         try await Task.sleep(for: .seconds(3))
@@ -208,6 +209,15 @@ import Testing
         let after = try await renders(holder)
         try await Task.sleep(for: .seconds(3))
         #expect(try await renders(holder) == after)
+
+        // A change made with the CLI (no node made it): the holder draws it too.
+        let issue = try #require(try await issues(holder, cluster).first?["id"] as? Int)
+        let muted = try await ServerProcess.run(["issues", "mute", String(issue), "--data", ServerProcess.newFolder()] + cluster.arguments)
+        #expect(muted.status == 0, "\(muted)")
+        #expect(await eventually(timeout: .seconds(30)) {
+            guard let page = try? await http.send(.GET, other.baseURL + "/app/index.html"), page.status == 200 else { return false }
+            return String(decoding: page.body, as: UTF8.self).contains("1 muted")
+        })
     }
 
     @Test func killNineOfANodeUnderLoadLosesNothingAndTheOtherFinishesItsWork() async throws {
