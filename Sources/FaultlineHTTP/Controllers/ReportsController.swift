@@ -15,10 +15,30 @@ struct ReportsController<Ingest: ReportIngesting> {
 
     /// The 202 answer: every accepted id (new and retried), which were retries, and the refused reports
     /// of a batch with the field that was wrong.
-    struct Receipt: ResponseEncodable {
+    struct Receipt: ResponseGenerator {
         var accepted: [String]
         var duplicates: [String]
         var rejected: [Rejection]
+
+        func response(from request: Request, context: some RequestContext) -> Response {
+            var json = JSONAnswer(capacity: 64 + 40 * (accepted.count + duplicates.count))
+            json.object { json in
+                json.field("accepted", accepted)
+                json.field("duplicates", duplicates)
+                json.key("rejected")
+                json.array { json in
+                    for rejection in rejected {
+                        json.object { json in
+                            json.field("index", rejection.index)
+                            json.field("error", rejection.error)
+                            if let field = rejection.field { json.field("field", field) }
+                            json.field("message", rejection.message)
+                        }
+                    }
+                }
+            }
+            return json.response()
+        }
     }
 
     struct Rejection: Codable {
@@ -65,9 +85,18 @@ struct SessionsController<Ingest: ReportIngesting> {
         RouteCollection(context: IngestContext.self).post("sessions", use: post)
     }
 
-    struct Receipt: ResponseEncodable {
+    struct Receipt: ResponseGenerator {
         var applied: Int
         var unchanged: Int
+
+        func response(from request: Request, context: some RequestContext) -> Response {
+            var json = JSONAnswer()
+            json.object { json in
+                json.field("applied", applied)
+                json.field("unchanged", unchanged)
+            }
+            return json.response()
+        }
     }
 
     @Sendable func post(_ request: Request, context: IngestContext) async throws -> EditedResponse<Receipt> {

@@ -32,13 +32,13 @@ struct SentryController<Ingest: ReportIngesting> {
             .post("api/{project_id}/store", use: store)
     }
 
-    struct Answer: ResponseEncodable {
+    struct Answer: ResponseGenerator {
         var id: String?
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)  // `{"id": null}` for envelopes without an event, as Relay answers
+        func response(from request: Request, context: some RequestContext) -> Response {
+            var json = JSONAnswer()
+            json.object { $0.field("id", id) }  // `{"id": null}` for envelopes without an event, as Relay answers
+            return json.response()
         }
-        enum CodingKeys: String, CodingKey { case id }
     }
 
     @Sendable func envelope(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -86,7 +86,7 @@ struct SentryController<Ingest: ReportIngesting> {
                     HTTPField.Name("X-Sentry-Rate-Limits")!: "\(seconds):error;default;attachment:project:rate_limited",
                 ])
         }
-        return try Answer(id: contents.eventID?.rawValue).response(from: request, context: context)
+        return Answer(id: contents.eventID?.rawValue).response(from: request, context: context)
     }
 
     /// The project of the DSN key (`X-Sentry-Auth`, `Authorization: Sentry …` or `?sentry_key=`), which must be
