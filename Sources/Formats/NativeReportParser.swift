@@ -16,7 +16,12 @@ enum NativeReportParser {
         try JSONReader.with(bytes, range: range) { try parse(&$0) }
     }
 
-    static func parse(_ r: inout JSONReader) throws -> Report {
+    /// Thrown by `parse(_:batchKey:)` at a top-level `reports` array: the body is a batch (`JSONBatchSplitter`).
+    struct BatchBody: Error {}
+
+    /// With `batchKey`, a top-level `"reports": [` (unescaped, as `JSONBatchSplitter` compares it) throws `BatchBody`
+    /// as soon as it is read, so that a body is parsed as one report before anything split it.
+    static func parse(_ r: inout JSONReader, batchKey: Bool = false) throws -> Report {
         var eventID: EventID?
         var kind: ReportKind?
         var timestamp: Date?
@@ -104,6 +109,7 @@ enum NativeReportParser {
                     return out
                 }
             } else {
+                if batchKey, !key.hasEscapes, key.matches("reports"), try r.peek() == .array { throw BatchBody() }
                 try r.skipValue()
             }
         }

@@ -116,6 +116,60 @@ import Testing
         #expect(error.code == .tooLarge)
     }
 
+    /// What decoding gave: the body, or the format error (any other error is a failure of the test).
+    func outcome(_ decode: () throws -> NativeReports.Decoded) -> Result<NativeReports.Decoded, FormatError> {
+        do {
+            return .success(try decode())
+        } catch let error as FormatError {
+            return .failure(error)
+        } catch {
+            Issue.record("not a FormatError: \(error)")
+            return .failure(FormatError(.malformedJSON, "\(error)"))
+        }
+    }
+
+    /// `decode` parses a body that is one report without splitting it first; whatever the body, it answers exactly
+    /// as the splitter's path does (the same report and range, the same batch, the same error).
+    @Test func aSingleReportAnswersAsTheSplittersPathDoes() throws {
+        let one = #"{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1}"#
+        let two = #"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"nonfatal","timestamp":2}"#
+        let bom = "\u{FEFF}"
+        let bodies = [
+            Self.crash, " \n\t" + Self.crash + "\r\n ", bom + Self.crash, bom + " " + bom + one + " \n" + bom + "\n" + bom,
+            one, "\(one) ", #"{"reports":[\#(one),\#(two)]}"#, "[\(one),\(two)]", "[\(one)]",
+            // A batch key after the report's own fields is a batch still, and a `reports` that is not an array is not.
+            #"{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"reports":[\#(two)]}"#,
+            #"{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"reports":{"a":[1]}}"#,
+            #"{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1, "reports" : [] }"#,
+            // Escaped, the key is not the splitter's batch key; nested, it is any other value.
+            #"{"report\u0073":[\#(two)],"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1}"#,
+            #"{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"x":{"reports":[1]}}"#,
+            // Refused: a field missing or wrong, not JSON, two values, trailing bytes, a mark inside, empty.
+            #"{"event_id":"a077e450fa6f4594850bfed9428d1d98","timestamp":1}"#, #"{"event_id":"x","kind":"crash","timestamp":1}"#,
+            "{\"a\": nul}", one + one, one + "x", "x" + one, "{\(bom)\"event_id\":1}", "{}", "", " ", "{", "}", "[]", bom,
+            // Duplicate keys: the last one wins on both paths.
+            #"{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"nonfatal","kind":"crash","timestamp":1}"#,
+        ]
+        var limits = IngestLimits()
+        for (index, body) in bodies.enumerated() {
+            let bytes = Array(body.utf8)
+            #expect(outcome { try NativeReports.decode(bytes, limits: limits) }
+                == outcome { try NativeReports.decodeSplitting(bytes, limits: limits) }, "body \(index): \(body.prefix(60))")
+        }
+        // Too large for one report: the same refusal.
+        limits.maxReportBytes = 40
+        let bytes = Array(one.utf8)
+        let error = #expect(throws: FormatError.self) { try NativeReports.decode(bytes, limits: limits) }
+        #expect(error?.code == .tooLarge)
+        #expect(outcome { try NativeReports.decodeSplitting(bytes, limits: limits) }
+            == outcome { try NativeReports.decode(bytes, limits: limits) })
+        // The report's range is the object without what surrounds it.
+        let padded = Array((bom + "  " + one + "\n").utf8)
+        let decoded = try NativeReports.decode(padded, limits: IngestLimits())
+        #expect(decoded.isBatch == false)
+        #expect(try decoded.items.first?.get().range == 5..<(5 + one.utf8.count))
+    }
+
     @Test func tooManyReportsInABatchIsRefused() {
         var limits = IngestLimits()
         limits.maxReportsPerBatch = 2

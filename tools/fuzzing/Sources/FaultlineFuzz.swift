@@ -105,6 +105,10 @@ func afterIngest(_ report: Report) {
 func fuzzNative(_ bytes: [UInt8]) {
     if let decoded = try? NativeReports.decode(bytes, limits: limits) {
         for case .success(let prepared) in decoded.items { afterIngest(prepared.report) }
+        // A single report parsed without the splitter is what the splitter's path makes of it.
+        if !decoded.isBatch, decoded != (try? NativeReports.decodeSplitting(bytes, limits: limits)) {
+            fatalError("NativeReports.decode differs from decodeSplitting")
+        }
     }
     _ = try? NativeSessions.decode(bytes, limits: limits)
 }
