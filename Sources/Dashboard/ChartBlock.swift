@@ -17,12 +17,44 @@ struct ChartBlock {
         var name: String { self == .users ? "Crash-free users" : "Crash-free sessions" }
     }
 
-    /// Server-made SVG (every label in it escaped by `SVGChart`); the only raw markup the templates insert.
+    /// Server-made SVG (every label in it escaped by `SVGChart`), inserted raw by the template.
     var svgMarkup: String
     var chartHeading: String
     var tableCaption: String
     var columnHeaders: [String]
-    var tableRows: [Row]
+    /// The table's rows, one `<tr>` a line, every text escaped (`rowsMarkup`), inserted raw by the template. A chart
+    /// table is the most repeated part of an issue page (up to 90 rows on each of its charts): written here, not
+    /// through a Mustache section per row and per cell, which swift-mustache walks with dynamic casts.
+    var tableRowsMarkup: String
+
+    init(svgMarkup: String, chartHeading: String, tableCaption: String, columnHeaders: [String], tableRows: [Row]) {
+        self.svgMarkup = svgMarkup
+        self.chartHeading = chartHeading
+        self.tableCaption = tableCaption
+        self.columnHeaders = columnHeaders
+        self.tableRowsMarkup = Self.rowsMarkup(tableRows)
+    }
+
+    /// `<tr><th scope="row"><time datetime="DAY">DAY</time></th><td>CELL</td>…</tr>` and a line break, for each row.
+    static func rowsMarkup(_ rows: [Row]) -> String {
+        var out = ""
+        out.reserveCapacity(rows.count * 80)
+        for row in rows {
+            let day = Markup.escape(row.day)
+            out += "<tr><th scope=\"row\"><time datetime=\""
+            out += day
+            out += "\">"
+            out += day
+            out += "</time></th>"
+            for cell in row.cells {
+                out += "<td>"
+                out += Markup.escape(cell)
+                out += "</td>"
+            }
+            out += "</tr>\n"
+        }
+        return out
+    }
 
     /// A line chart of a daily crash-free rate over a trend's days, with the counts of each day in the table.
     ///

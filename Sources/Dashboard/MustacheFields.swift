@@ -65,7 +65,3 @@ extension TrendView: MustacheFields {
          ("trendBefore", trendBefore), ("trendClass", trendClass)]
     }
 }
-
-extension ChartBlock.Row: MustacheFields {
-    var mustacheFields: [(String, Any)] { [("day", day), ("cells", cells)] }
-}

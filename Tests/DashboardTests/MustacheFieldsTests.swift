@@ -51,7 +51,6 @@ import Testing
             ("release link", ReleaseLink(Fixtures.release, slug: slug, from: "demo/index.html", rendered: rendered)),
             ("time", TimeView(Fixtures.now)), ("badge", Badge.status(.muted)),
             ("trend", TrendView.count(9, before: 3, noun: "users", window: "the 24 hours")),
-            ("chart row", ChartBlock.Row(day: "2026-11-24", cells: ["1", Fixtures.hostile])),
         ]
         for (index, section) in sections.enumerated() {
             samples += section.rows.map { ("top issue row \(index)", $0) }
