@@ -24,9 +24,9 @@ public enum JSONScrubbing {
         }
     }
 
-    /// The bytes of `value` as a JSON string literal (quotes included).
-    static func encodeString(_ value: some Collection<UInt8>, into out: inout [UInt8]) {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    /// The bytes of `value` as a JSON string literal (quotes included); also how the server writes strings into its
+    /// own small JSON answers (`JSONAnswer`).
+    package static func encodeString(_ value: some Collection<UInt8>, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for b in value {
             switch b {
@@ -37,13 +37,15 @@ public enum JSONScrubbing {
             case 0x09: out.append(contentsOf: [0x5c, UInt8(ascii: "t")])
             case 0..<0x20:
                 out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hex[Int(b >> 4)])
-                out.append(hex[Int(b & 0x0f)])
+                out.append(hexDigits[Int(b >> 4)])
+                out.append(hexDigits[Int(b & 0x0f)])
             default: out.append(b)
             }
         }
         out.append(UInt8(ascii: "\""))
     }
+
+    static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     static let filteredLiteral: [UInt8] = {
         var out: [UInt8] = []

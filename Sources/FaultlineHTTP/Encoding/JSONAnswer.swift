@@ -1,3 +1,4 @@
+import Formats
 import HTTPTypes
 import Hummingbird
 
@@ -6,7 +7,7 @@ import Hummingbird
 /// containers, then a copy into a buffer) was ~2 % of the server's CPU; writing it is a few appends.
 ///
 /// Members are written in the order they are called; a caller writes each key once. Strings are escaped as JSON
-/// requires (quote, backslash, control characters); everything else is copied as UTF-8.
+/// requires (quote, backslash, control characters: `JSONScrubbing.encodeString`); everything else is copied as UTF-8.
 struct JSONAnswer {
     private(set) var bytes: [UInt8] = []
     /// Whether the innermost open object or array has a member already (a comma goes before the next one).
@@ -39,21 +40,7 @@ struct JSONAnswer {
 
     mutating func string(_ value: String) {
         separate()
-        bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), byte])
-            case 0x0a: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0d: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                bytes.append(Self.hex[Int(byte >> 4)])
-                bytes.append(Self.hex[Int(byte & 0x0f)])
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        JSONScrubbing.encodeString(value.utf8, into: &bytes)
     }
 
     mutating func int(_ value: Int) {
@@ -90,8 +77,6 @@ struct JSONAnswer {
             headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(bytes.count)],
             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
-
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     private mutating func separate() {
         if filled[filled.count - 1] { bytes.append(UInt8(ascii: ",")) }
