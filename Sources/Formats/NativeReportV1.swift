@@ -201,7 +201,8 @@ public enum NativeReports {
     /// sends a crash as it happens; the walk was ~8 % of decoding's instructions). Nil for anything else — a batch,
     /// an object with a `reports` array (which the splitter calls a batch), a report too large, any error — which
     /// then takes the splitter's path, so every answer is what that path gives: the same report and range (the
-    /// object without the whitespace or byte order marks around it), the same errors.
+    /// object without the whitespace or byte order marks around it), the same errors. A refused single report is so
+    /// parsed twice; refusals are rare, and a batch is known at its first byte or its `reports` key.
     static func single(_ bytes: [UInt8], limits: IngestLimits) -> PreparedReport? {
         bytes.withUnsafeBufferPointer { buffer -> PreparedReport? in
             guard let range = trimmedObject(buffer), range.count <= limits.maxReportBytes else { return nil }

@@ -242,8 +242,9 @@ public final class PostgresEngine: Sendable {
     /// A mark that moves once some node announced a change (`announceChange`) since it was read. A sequence's last
     /// value is read outside any transaction's snapshot: a number taken is seen at once by every connection, so
     /// another node's change is drawn within one interval of the holder's loop. Only announcements move it: a quiet
-    /// database, or the holder's own rendering, never does (the row-change counts of `pg_stat_database`, the first
-    /// design, arrive up to ~10 s after a backend's last transaction, which PostgreSQL flushes on an idle timer).
+    /// database, or the holder's own rendering, never does (the row-change counts of `pg_stat_database`, read by an
+    /// earlier design, arrive up to ~10 s after a backend's last transaction, which PostgreSQL flushes on an idle
+    /// timer).
     public func changeMark() async throws -> String {
         try await read { connection in
             for try await (value, called) in try await connection.query(

@@ -84,7 +84,7 @@ struct StoreBench: AsyncParsableCommand {
         let payload = StoredPayload(bytes: Array(repeating: 0x5a, count: 3_000), encoding: .gzip, inflatedSize: 12_000)
         let requests = (reports + perRequest - 1) / perRequest
         let clock = ContinuousClock()
-        var start = clock.now
+        let start = clock.now
         var stored = 0
         var request = 0
         while request < requests {
@@ -110,17 +110,12 @@ struct StoreBench: AsyncParsableCommand {
 
         var workers = [main]
         if nodes > 1 { for _ in 1..<nodes { workers.append(try await engine()) } }
-        start = clock.now
         let (batch, issues) = (self.batch, self.issues)
-        let processed = try await withThrowingTaskGroup(of: Int.self) { group in
-            for worker in workers {
-                group.addTask { try await Self.process(worker, batch: batch, issues: issues) }
-            }
-            return try await group.reduce(0, +)
+        let (processed, processSeconds) = try await onEveryNode(workers) { _, worker in
+            try await Self.process(worker, batch: batch, issues: issues)
         }
-        let processSeconds = seconds(clock.now - start)
         print("processing: \(processed) reports in \(format(processSeconds)) s = \(Int(Double(processed) / processSeconds)) reports/s "
-            + "(\(workers.count) node\(workers.count == 1 ? "" : "s"), batches of \(batch): claim, result, modules, search entry, "
+            + "(\(Self.nodes(workers.count)), batches of \(batch): claim, result, modules, search entry, "
             + "grouping and rollups)")
         printServerCPU(serverSeconds(), for: processed, of: "reports processed")
         let grown = try await main.size() - sizeBefore
@@ -131,20 +126,13 @@ struct StoreBench: AsyncParsableCommand {
         let sessionCount = sessions ?? reports
         if sessionCount > 0 {
             let sizeBeforeSessions = try await main.size()
-            start = clock.now
             let (perCommit, nodes) = (self.perCommit, workers.count)
-            let updates = try await withThrowingTaskGroup(of: Int.self) { group in
-                for (index, worker) in workers.enumerated() {
-                    group.addTask {
-                        try await Self.storeSessions(
-                            worker, project: project.id, ids: Array(stride(from: index, to: sessionCount, by: nodes)), perCommit: perCommit)
-                    }
-                }
-                return try await group.reduce(0, +)
+            let (updates, sessionSeconds) = try await onEveryNode(workers) { index, worker in
+                try await Self.storeSessions(
+                    worker, project: project.id, ids: Array(stride(from: index, to: sessionCount, by: nodes)), perCommit: perCommit)
             }
-            let sessionSeconds = seconds(clock.now - start)
             print("sessions: \(updates) updates of \(sessionCount) sessions in \(format(sessionSeconds)) s = "
-                + "\(Int(Double(updates) / sessionSeconds)) updates/s (\(workers.count) node\(workers.count == 1 ? "" : "s"), "
+                + "\(Int(Double(updates) / sessionSeconds)) updates/s (\(Self.nodes(workers.count)), "
                 + "\(Self.sessionsPerRequest) per request, \(perCommit) requests per commit, health rollups included)")
             printServerCPU(serverSeconds(), for: updates, of: "session updates")
             let grown = try await main.size() - sizeBeforeSessions
@@ -260,6 +248,21 @@ struct StoreBench: AsyncParsableCommand {
             reportID: pending.reportID, result: result, grouping: grouping, filesSeen: pending.filesSeen,
             modules: ["aaaaaaaaaaaaaaaa": "app", "bbbbbbbbbbbbbbbb": "libc.so.6"], search: search)
     }
+
+    /// Runs `work` on every node at once (its index and engine); the items they did in all, and the seconds it took.
+    func onEveryNode(_ workers: [Engine], _ work: @escaping @Sendable (Int, Engine) async throws -> Int) async throws
+        -> (items: Int, seconds: Double)
+    {
+        let start = ContinuousClock.now
+        let items = try await withThrowingTaskGroup(of: Int.self) { group in
+            for (index, worker) in workers.enumerated() { group.addTask { try await work(index, worker) } }
+            return try await group.reduce(0, +)
+        }
+        return (items, seconds(ContinuousClock.now - start))
+    }
+
+    /// "1 node", "2 nodes".
+    static func nodes(_ count: Int) -> String { "\(count) node\(count == 1 ? "" : "s")" }
 
     func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
     func format(_ v: Double) -> String { String(format: "%.2f", v) }
