@@ -75,14 +75,14 @@ public struct Scrubber: Sendable {
     }
 
     public let settings: PrivacySettings
-    let sensitive: [[UInt8]]
+    /// The project's own sensitive names (lowercase), beyond the defaults.
+    let extraSensitive: [[UInt8]]
     /// Safe field names (lowercase) by their FNV-1a hash.
     let safe: [UInt64: [UInt8]]
 
     public init(settings: PrivacySettings) {
         self.settings = settings
-        let extra = settings.sensitiveFields.map { Array($0.lowercased().utf8) }.filter { !$0.isEmpty }
-        self.sensitive = extra.isEmpty ? Self.defaultPatterns : Self.defaultPatterns + extra
+        self.extraSensitive = settings.sensitiveFields.map { Array($0.lowercased().utf8) }.filter { !$0.isEmpty }
         var safe: [UInt64: [UInt8]] = [:]
         for name in settings.safeFields.map({ $0.lowercased() }) { safe[Self.fnv(name)] = Array(name.utf8) }
         self.safe = safe
@@ -116,7 +116,8 @@ public struct Scrubber: Sendable {
             // Scrubbing off: keep walking (an IP field may sit deeper), but no key or value rule applies.
             guard settings.scrubbing else { return .inspect }
             if let safeName = safe[hash], Self.equal(safeName, name) { return .keep }
-            for pattern in sensitive where Self.contains(name, pattern) { return .filter }
+            if Self.containsDefaultPattern(name) { return .filter }
+            for pattern in extraSensitive where Self.contains(name, pattern) { return .filter }
             return .inspect
         }
     }
@@ -176,6 +177,48 @@ public struct Scrubber: Sendable {
         }
     }
 
+    /// Whether a lowercase key name contains one of Sentry's default sensitive names. Asked for nearly every key of
+    /// every report: only the names starting with the byte at hand are compared there (a bit mask per byte), instead
+    /// of searching the name once per pattern.
+    static func containsDefaultPattern(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard name.count >= shortestDefaultPattern else { return false }
+        return defaultPatternStarts.withUnsafeBufferPointer { starts in
+            defaultPatternBytes.withUnsafeBufferPointer { patterns in
+                for i in 0...(name.count - shortestDefaultPattern) {
+                    var candidates = starts[Int(name[i])]
+                    while candidates != 0 {
+                        let (offset, count) = defaultPatternRanges[candidates.trailingZeroBitCount]
+                        candidates &= candidates &- 1
+                        guard i + count <= name.count else { continue }
+                        var j = 1
+                        while j < count, name[i + j] == patterns[offset + j] { j += 1 }
+                        if j == count { return true }
+                    }
+                }
+                return false
+            }
+        }
+    }
+
+    static let defaultPatterns: [[UInt8]] = defaultSensitiveFields.map { Array($0.utf8) }
+    static let defaultPatternBytes: [UInt8] = defaultPatterns.flatMap { $0 }
+    /// Each default pattern's offset in `defaultPatternBytes` and its length.
+    static let defaultPatternRanges: [(offset: Int, count: Int)] = {
+        var offset = 0
+        return defaultPatterns.map { pattern in
+            defer { offset += pattern.count }
+            return (offset, pattern.count)
+        }
+    }()
+    static let shortestDefaultPattern = defaultPatterns.map(\.count).min() ?? 1
+    /// For each byte, the default patterns that start with it (bit k: `defaultPatterns[k]`).
+    static let defaultPatternStarts: [UInt16] = {
+        precondition(defaultPatterns.count <= 16 && defaultPatterns.allSatisfy { !$0.isEmpty })
+        var starts = [UInt16](repeating: 0, count: 256)
+        for (k, pattern) in defaultPatterns.enumerated() { starts[Int(pattern[0])] |= 1 << k }
+        return starts
+    }()
+
     static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
         guard needle.count <= haystack.count else { return false }
         var i = 0
@@ -198,53 +241,46 @@ public struct Scrubber: Sendable {
         var matches: [(Range<Int>, [UInt8])] = []
         var i = 0
         let n = text.count
-        while i < n {
-            let b = text[i]
-            switch b {
-            case UInt8(ascii: "-"):
-                if let m = Self.pemKey(text, at: i) {
-                    matches.append(m)
-                    i = m.0.upperBound
+        // Asked for every string of every report: a table says which bytes can start a match at all, and which of
+        // them only at a word's start (cards, IBANs, `Bearer`, whose rules need a boundary before), so most bytes cost
+        // one lookup and most rules are only called where they could match.
+        Self.byteClasses.withUnsafeBufferPointer { classes in
+            while i < n {
+                let b = text[i]
+                let kind = classes[Int(b)]
+                guard kind & (Self.startsAnywhere | Self.startsAtWord) != 0,
+                    kind & Self.startsAnywhere != 0 || i == 0 || classes[Int(text[i - 1])] & Self.wordByte == 0
+                else {
+                    i += 1
                     continue
                 }
-            case UInt8(ascii: "B"), UInt8(ascii: "b"):
-                if let m = Self.bearer(text, at: i) {
-                    matches.append(m)
-                    i = m.0.upperBound
-                    continue
+                let next = i + 1 < n ? text[i + 1] | 0x20 : 0
+                let match: (Range<Int>, [UInt8])?
+                switch b {
+                case UInt8(ascii: "-"): match = next == UInt8(ascii: "-") ? Self.pemKey(text, at: i) : nil
+                case UInt8(ascii: "b"): match = Self.bearer(text, at: i)
+                case UInt8(ascii: "B"): match = Self.bearer(text, at: i) ?? Self.iban(text, at: i)
+                case UInt8(ascii: "/"):
+                    if next == UInt8(ascii: "/") {
+                        match = Self.urlAuth(text, at: i)
+                    } else if next == UInt8(ascii: "h") || next == UInt8(ascii: "u") {
+                        match = Self.unixUserPath(text, at: i)
+                    } else {
+                        match = nil
+                    }
+                case UInt8(ascii: "\\"):
+                    match = next == UInt8(ascii: "u") || next == UInt8(ascii: "d") || next == UInt8(ascii: "p")
+                        ? Self.windowsUserPath(text, at: i) : nil
+                case UInt8(ascii: "3")...UInt8(ascii: "6"): match = Self.creditCard(text, at: i)
+                default: match = Self.iban(text, at: i)
                 }
-            case UInt8(ascii: "/"):
-                if let m = Self.urlAuth(text, at: i) {
-                    matches.append(m)
-                    i = m.0.upperBound
-                    continue
+                if let match {
+                    matches.append(match)
+                    i = match.0.upperBound
+                } else {
+                    i += 1
                 }
-                if let m = Self.unixUserPath(text, at: i) {
-                    matches.append(m)
-                    i = m.0.upperBound
-                    continue
-                }
-            case UInt8(ascii: "\\"):
-                if let m = Self.windowsUserPath(text, at: i) {
-                    matches.append(m)
-                    i = m.0.upperBound
-                    continue
-                }
-            case UInt8(ascii: "3")...UInt8(ascii: "6"):
-                if let m = Self.creditCard(text, at: i) {
-                    matches.append(m)
-                    i = m.0.upperBound
-                    continue
-                }
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"):
-                if let m = Self.iban(text, at: i) {
-                    matches.append(m)
-                    i = m.0.upperBound
-                    continue
-                }
-            default: break
             }
-            i += 1
         }
         guard !matches.isEmpty else { return nil }
         var out: [UInt8] = []
@@ -265,9 +301,24 @@ public struct Scrubber: Sendable {
         return bytes.withUnsafeBufferPointer { scrub(text: $0) }.map { String(decoding: $0, as: UTF8.self) }
     }
 
-    static let defaultPatterns: [[UInt8]] = defaultSensitiveFields.map { Array($0.utf8) }
     static let filteredBytes = Array(Scrubber.filtered.utf8)
     static let userBytes = Array(Scrubber.userPlaceholder.utf8)
+
+    /// `byteClasses` bits: a word byte (`isWord`); a byte where a rule may match anywhere (`-` of a PEM armor, `/` of a
+    /// URL or a home folder, `\\` of a Windows profile); a byte where a rule may match at a word's start only (`B`/`b`
+    /// of `Bearer`, `3`–`6` of a card number, `A`–`Z` of an IBAN).
+    static let wordByte: UInt8 = 1
+    static let startsAnywhere: UInt8 = 2
+    static let startsAtWord: UInt8 = 4
+    static let byteClasses: [UInt8] = (0...255).map { (value: Int) -> UInt8 in
+        let b = UInt8(value)
+        var kind: UInt8 = isWord(b) ? wordByte : 0
+        if b == UInt8(ascii: "-") || b == UInt8(ascii: "/") || b == UInt8(ascii: "\\") { kind |= startsAnywhere }
+        if b == UInt8(ascii: "b") || (0x41...0x5a).contains(b) || (UInt8(ascii: "3")...UInt8(ascii: "6")).contains(b) {
+            kind |= startsAtWord
+        }
+        return kind
+    }
 
     static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
     static func isWord(_ b: UInt8) -> Bool {

@@ -45,6 +45,8 @@ import Testing
         #expect(scrub("some iban: RU0204452560040702810412345678901!") == "some iban: [Filtered]!")
         #expect(scrub("GB82WEST12345698765432") == "[Filtered]")
         #expect(scrub("pay to FR1420041010050500013M02606 today") == "pay to [Filtered] today")
+        // Countries starting with B (Belgium here): B is also where `Bearer` starts; both are looked for.
+        #expect(scrub("iban BE68539007547034, then Bearer abc") == "iban [Filtered], then Bearer [Filtered]")
     }
 
     @Test func ibansAreNotFilteredInsideWordsOrWithABadShapeOrChecksum() {
