@@ -149,13 +149,80 @@ public struct Breadcrumb: Sendable, Equatable {
     public var category: String?
     public var level: String?
     public var message: String?
-    public var data: [String: String]
-    public init(timestamp: Date, category: String? = nil, level: String? = nil, message: String? = nil, data: [String: String] = [:]) {
+    public var data: BreadcrumbData
+    public init(timestamp: Date, category: String? = nil, level: String? = nil, message: String? = nil, data: BreadcrumbData = [:]) {
         self.timestamp = timestamp
         self.category = category
         self.level = level
         self.message = message
         self.data = data
+    }
+}
+
+/// A breadcrumb's `data`: names and values, each name once, in the order sent (the last of a repeated name wins, as
+/// JSON readers do). Compared as a dictionary (order does not matter).
+///
+/// An array of pairs rather than a `Dictionary`: ingest parses ~20 breadcrumbs of a few entries per report, and a
+/// dictionary per breadcrumb (hashing every name, growing its storage) was a third of parsing a breadcrumb.
+public struct BreadcrumbData: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    public typealias Element = (key: String, value: String)
+    public private(set) var entries: [Element]
+
+    public init() { entries = [] }
+
+    /// `pairs` with repeated names removed, the last of each kept in the place of its first.
+    public init(_ pairs: [Element]) {
+        entries = pairs
+        removeRepeatedNames()
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements.map { (key: $0.0, value: $0.1) })
+    }
+
+    public var isEmpty: Bool { entries.isEmpty }
+    public var count: Int { entries.count }
+    public func makeIterator() -> IndexingIterator<[Element]> { entries.makeIterator() }
+
+    /// The value of `name` (names compare as `String`s do, as a dictionary's keys).
+    public subscript(name: String) -> String? {
+        entries.first { $0.key == name }?.value
+    }
+
+    public static func == (a: BreadcrumbData, b: BreadcrumbData) -> Bool {
+        guard a.count == b.count else { return false }
+        if a.count <= 8 {
+            return a.entries.allSatisfy { entry in b[entry.key] == entry.value }
+        }
+        return Dictionary(uniqueKeysWithValues: a.entries.map { ($0.key, $0.value) })
+            == Dictionary(uniqueKeysWithValues: b.entries.map { ($0.key, $0.value) })
+    }
+
+    private mutating func removeRepeatedNames() {
+        guard entries.count > 1 else { return }
+        if entries.count <= 8 {  // the usual few: compare names pairwise rather than hash them
+            var repeated = false
+            search: for i in 1..<entries.count {
+                for j in 0..<i where entries[i].key == entries[j].key {
+                    repeated = true
+                    break search
+                }
+            }
+            guard repeated else { return }
+        }
+        var last: [String: Int] = [:]
+        last.reserveCapacity(entries.count)
+        var repeated = false
+        for (index, entry) in entries.enumerated() {
+            if last.updateValue(index, forKey: entry.key) != nil { repeated = true }
+        }
+        guard repeated else { return }
+        var placed = Set<String>()
+        var kept: [Element] = []
+        for entry in entries where placed.insert(entry.key).inserted {
+            kept.append((entry.key, entries[last[entry.key]!].value))
+        }
+        entries = kept
     }
 }
 

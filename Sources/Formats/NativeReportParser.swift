@@ -346,12 +346,12 @@ extension JSONReader {
                 crumb.message = try r.optional("message") { try $0.readString() }
             } else if key.matches("data") {
                 crumb.data = try r.optional("data") { r in
-                    var out: [String: String] = [:]
+                    var out: [BreadcrumbData.Element] = []
                     try r.readObject { r, key in
                         let name = key.string
-                        if let value = try r.optional(name, { try $0.readLooseString() }) { out[name] = value }
+                        if let value = try r.optional(name, { try $0.readLooseString() }) { out.append((name, value)) }
                     }
-                    return out
+                    return BreadcrumbData(out)
                 } ?? [:]
             } else {
                 try r.skipValue()

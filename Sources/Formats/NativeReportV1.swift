@@ -148,7 +148,7 @@ extension NativeReportV1 {
         breadcrumbs = report.breadcrumbs.map {
             Crumb(
                 timestamp: WireTimestamp($0.timestamp), category: $0.category, level: $0.level, message: $0.message,
-                data: $0.data.mapValues(WireLooseString.init))
+                data: Dictionary(uniqueKeysWithValues: $0.data.map { ($0.key, WireLooseString($0.value)) }))
         }
         customKeys = Dictionary(report.customKeys.map { ($0.key, WireCustomValue($0.value)) }, uniquingKeysWith: { a, _ in a })
         fingerprint = report.fingerprint

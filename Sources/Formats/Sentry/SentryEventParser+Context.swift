@@ -55,7 +55,7 @@ extension JSONReader {
             } else if key.matches("data") {
                 crumb.data =
                     try r.optional("data") { r in
-                        var out: [String: String] = [:]
+                        var out: [BreadcrumbData.Element] = []
                         try r.readObject { r, key in
                             let name = IngestLimits.truncate(key.string, toBytes: limits.maxKeyValueBytes)
                             let value: String
@@ -64,9 +64,9 @@ extension JSONReader {
                             case .object, .array: value = try r.readRawJSON()
                             default: value = try r.readLooseString()
                             }
-                            out[name] = IngestLimits.truncate(value, toBytes: limits.maxKeyValueBytes)
+                            out.append((name, IngestLimits.truncate(value, toBytes: limits.maxKeyValueBytes)))
                         }
-                        return out
+                        return BreadcrumbData(out)
                     } ?? [:]
             } else {
                 try r.skipValue()
