@@ -16,6 +16,12 @@ struct JSONReader {
     let bytes: UnsafeBufferPointer<UInt8>
     var index: Int
     let end: Int
+    /// Set while parsing scrubs as it goes (`ScrubAsYouParse`); nil for plain reading.
+    var scrubbing: ScrubAsYouParse? {
+        didSet { isScrubbing = scrubbing != nil }
+    }
+    /// Whether `scrubbing` is set (tested on every value; cheaper than looking into the optional).
+    private(set) var isScrubbing = false
 
     /// Runs `body` with a reader over `range` of `array`.
     static func with<T>(_ array: [UInt8], range: Range<Int>, _ body: (inout JSONReader) throws -> T) throws -> T {
@@ -131,7 +137,7 @@ struct JSONReader {
             }
             let key = try rawString()
             try expect(UInt8(ascii: ":"))
-            try body(&self, key)
+            try scrubbingMember(key, body)
             skipWhitespace()
             guard index < end else { throw FormatError(.malformedJSON, "unterminated object") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -158,7 +164,7 @@ struct JSONReader {
         var n = 0
         while true {
             do {
-                try body(&self, n)
+                try scrubbingElement(n, body)
             } catch let error as FormatError {
                 throw error.prefixed("[\(n)]")
             }
@@ -179,6 +185,7 @@ struct JSONReader {
 
     /// Skips one value of any type, checking that it is well-formed.
     mutating func skipValue(depth: Int = 0) throws {
+        if isScrubbing { return try scrubbingSkip() }
         guard depth < 512 else { throw FormatError(.malformedJSON, "nesting deeper than 512 levels") }
         switch try peek() {
         case .object: try readObject { reader, _ in try reader.skipValue(depth: depth + 1) }
@@ -201,6 +208,7 @@ struct JSONReader {
     mutating func readBool() throws -> Bool {
         switch try peek() {
         case .bool:
+            try scrubbingCheckScalar()
             if bytes[index] == UInt8(ascii: "t") {
                 try literal("true")
                 return true
@@ -214,6 +222,7 @@ struct JSONReader {
 
     mutating func readString() throws -> String {
         guard try peek() == .string else { throw FormatError(.invalidField, "expected a string") }
+        if isScrubbing { return try scrubbingString() }
         index += 1
         return try stringBody(closingQuoteRequired: true)
     }
@@ -277,6 +286,7 @@ struct JSONReader {
 
     /// Consumes a JSON number and returns its bytes.
     mutating func numberToken() throws -> Slice<UnsafeBufferPointer<UInt8>> {
+        try scrubbingCheckScalar()
         let start = index
         func digits() -> Bool {
             let s = index

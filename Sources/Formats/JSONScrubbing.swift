@@ -102,13 +102,7 @@ public enum JSONScrubbing {
 
         mutating func member(_ reader: inout JSONReader, _ key: JSONReader.Key, filter: Bool, depth: Int) throws {
             if filter { return try value(&reader, filter: true, depth: depth + 1) }
-            let decision: Scrubber.KeyDecision
-            if key.hasEscapes {
-                decision = scrubber.decide(key: key.string)
-            } else {
-                decision = scrubber.decide(key: UnsafeBufferPointer(rebasing: key.raw))
-            }
-            switch decision {
+            switch decision(for: key) {
             case .inspect: try value(&reader, filter: false, depth: depth + 1)
             case .keep: try reader.skipValue(depth: depth + 1)
             case .filter: try value(&reader, filter: true, depth: depth + 1)
@@ -119,6 +113,11 @@ public enum JSONScrubbing {
                 try reader.skipValue(depth: depth + 1)
                 replace(start..<reader.index, with: JSONScrubbing.nullLiteral)
             }
+        }
+
+        /// The scrubber's decision for the value of the member named `key`.
+        func decision(for key: JSONReader.Key) -> Scrubber.KeyDecision {
+            key.hasEscapes ? scrubber.decide(key: key.string) : scrubber.decide(key: UnsafeBufferPointer(rebasing: key.raw))
         }
 
         func scrubbedText(_ raw: JSONReader.Key) -> [UInt8]? {

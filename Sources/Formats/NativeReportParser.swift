@@ -153,6 +153,7 @@ extension JSONReader {
         case .string:
             // Parsed in place: addresses are the most frequent value of a crash report.
             let key = try rawString()
+            try scrubbingCheckRaw(key)
             var digits = key.raw
             if digits.count > 2, digits.first == UInt8(ascii: "0"),
                 digits[digits.startIndex + 1] == UInt8(ascii: "x") || digits[digits.startIndex + 1] == UInt8(ascii: "X")

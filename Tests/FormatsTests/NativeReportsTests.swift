@@ -170,6 +170,68 @@ import Testing
         #expect(try decoded.items.first?.get().range == 5..<(5 + one.utf8.count))
     }
 
+    /// Scrubbing while parsing (one walk) must answer exactly as scrubbing first and parsing the rewritten bytes.
+    @Test func aReportScrubbedWhileParsedEqualsOneScrubbedFirst() throws {
+        let head = #""event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1"#
+        func body(_ rest: String) -> String { "{\(head),\(rest)}" }
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        // Bodies the shortcut reads (it must succeed on them, or this test would not test it) …
+        let shortcut = [
+            Self.crash, " \n" + Self.crash + "\n",
+            body(#""custom_keys":{"password":"hunter2","card":"4111 1111 1111 1111","n":1}"#),
+            body(#""breadcrumbs":[{"timestamp":1,"message":"Bearer abc.def","data":{"token":"t0k","url":"https://u:pw@host/x","k":3}}]"#),
+            body(#""error":{"type":"E","message":"card 4111111111111111 at /home/alice/app and C:\\Users\\bob\\x"}"#),
+            // Escapes in a scrubbed string, in an unscrubbed one, and in a key.
+            body(#""error":{"type":"E","message":"\u0034111111111111111 \"q\" \u00e9"},"user_id":"\u0061b\n","pass\u0077ord_hint":"x""#),
+            // What the parser skips is walked by the scrubber: nested secrets in unknown fields.
+            body(#""extra":{"deep":[{"api_key":[1,true,{"x":"y"}]},"iban DE89370400440532013000"],"ip_address":null}"#),
+            // Kept subtrees stay as sent; a null IP stays null.
+            body(#""modules":[{"name":"/home/carol/lib.so","base_address":"0x1000"}],"debug_meta":{"password":"p"},"ip_address":null"#),
+            body(#""threads":[{"name":"secret-worker","frames":[{"function":"auth()","file":"/Users/dave/a.swift","line":3}]}]"#),
+        ]
+        // … and bodies it hands back to the two passes (a number or bool that becomes a string, an IP address to
+        // drop, a byte order mark, a batch, errors), where the answers are theirs by construction; compared too.
+        let others = [
+            body(#""custom_keys":{"password":12}"#), body(#""custom_keys":{"secret":true}"#), body(#""ip_address":"1.2.3.4""#),
+            "\u{FEFF}" + Self.crash, #"{"reports":[{\#(head)}]}"#, "[{\(head)}]", body(#""extra":\#(deep)"#),
+            body(#""error":{"type":"E","message":"bad \q escape"}"#), body(#""error":{"type":"E","message":"bad \q 4111111111111111"}"#),
+            body(#""fault_address":"0x4111111111111111""#), body(#""kind":"nonfatal""#), "{\(head)", "", "{}",
+        ]
+        let scrubbers = [
+            Scrubber(settings: PrivacySettings()),
+            Scrubber(settings: PrivacySettings(safeFields: ["password"], sensitiveFields: ["message", "name", "line"])),
+            Scrubber(settings: PrivacySettings(sensitiveFields: ["device", "threads"])),
+            Scrubber(settings: PrivacySettings(scrubbing: false)),
+        ]
+        func answer(_ decode: () throws -> (decoded: NativeReports.Decoded, scrubbed: [UInt8]?)) -> String {
+            do {
+                let (decoded, scrubbed) = try decode()
+                return "\(decoded) \(scrubbed.map { String(decoding: $0, as: UTF8.self) } ?? "unchanged")"
+            } catch {
+                return "error \(error)"
+            }
+        }
+        for (s, scrubber) in scrubbers.enumerated() {
+            for (index, text) in (shortcut + others).enumerated() {
+                let bytes = Array(text.utf8)
+                let once = answer { try NativeReports.decode(bytes, limits: IngestLimits(), scrubber: scrubber) }
+                let twice = answer { try NativeReports.decodeScrubbingFirst(bytes, limits: IngestLimits(), scrubber: scrubber) }
+                #expect(once == twice, "scrubber \(s), body \(index): \(text.prefix(80))")
+                // Scrubber 1 filters `line` (a number in bodies 0, 1 and 8), scrubber 2 whole objects with numbers.
+                if index < shortcut.count, s != 2, s != 1 || ![0, 1, 8].contains(index) {
+                    #expect(NativeReports.singleScrubbing(bytes, limits: IngestLimits(), scrubber: scrubber) != nil,
+                            "scrubber \(s), body \(index) did not take the shortcut")
+                }
+            }
+        }
+        // The shortcut did scrub: a card number filtered, a home folder's user replaced, in the stored bytes too.
+        let bytes = Array(shortcut[4].utf8)
+        let (decoded, scrubbed) = try NativeReports.decode(bytes, limits: IngestLimits(), scrubber: scrubbers[0])
+        let message = try decoded.items[0].get().report.error?.message
+        #expect(message == #"card [Filtered] at /home/[user]/app and C:\Users\[user]\x"#)
+        #expect(String(decoding: try #require(scrubbed), as: UTF8.self).contains(#"card [Filtered] at /home/[user]/app"#))
+    }
+
     @Test func tooManyReportsInABatchIsRefused() {
         var limits = IngestLimits()
         limits.maxReportsPerBatch = 2

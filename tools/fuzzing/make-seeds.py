@@ -88,6 +88,16 @@ def main():
               '"error":{"type":"E","message":"m"},"threads":[{"frames":[{"address":"0x10"}]}]}'
     seed("native", "nonfatal.json", minimal)
     seed("native", "batch.json", '{"reports":[%s,%s]}' % (native, minimal))
+    # Personal data for the scrubber (scrubbed while parsed, compared with scrubbing first).
+    seed("native", "private.json", json.dumps({
+        "event_id": "8077e450fa6f4594850bfed9428d1d98", "kind": "crash", "timestamp": 1795324080.5,
+        "user_id": "u\u00e9", "ip_address": "10.0.0.1",
+        "error": {"type": "E", "message": "card 4111 1111 1111 1111, iban BE68539007547034 at /home/alice/x"},
+        "threads": [{"name": "auth-worker", "frames": [{"function": "login(password:)", "file": "C:\\Users\\bob\\a.swift",
+                                                       "line": 3, "address": "0x10"}]}],
+        "breadcrumbs": [{"timestamp": 1, "message": "Bearer abc.def", "data": {"token": "t", "url": "https://u:pw@h/x"}}],
+        "custom_keys": {"password": "hunter2", "session_count": 3, "secret": True},
+        "extra": {"api_key": [1, {"x": "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----"}]}}))
     seed("native", "sessions.json", json.dumps({"sessions": [
         {"session_id": "s1", "status": "ok", "started": "2026-11-22T05:08:09Z", "timestamp": "2026-11-22T05:09:09Z",
          "release": "2.1.0 (310)", "user_id": "u1", "errors": 0, "environment": "production"},
@@ -221,7 +231,9 @@ def main():
             if name.endswith(".swift"):
                 with open(os.path.join(folder, name), encoding="utf-8") as f:
                     keys.update(re.findall(r'matches\("([^"\\]+)"\)', f.read()))
-    tokens = ["{", "}", "[", "]", ":", ",", "null", "true", "false", "-1", "1e309", "0x", "\\u0000", "\\ud800"]
+    tokens = ["{", "}", "[", "]", ":", ",", "null", "true", "false", "-1", "1e309", "0x", "\\u0000", "\\ud800",
+              # What the scrubber looks for in keys and values.
+              "\"password\"", "\"ip_address\"", "\"debug_meta\"", "Bearer ", "/home/", "://u:p@", "4111111111111111"]
     with open(os.path.join(OUT, "json.dict"), "w") as f:
         f.write("# Written by tools/fuzzing/make-seeds.py: JSON tokens and the keys Sources/Formats reads.\n")
         for token in tokens:

@@ -110,8 +110,22 @@ func fuzzNative(_ bytes: [UInt8]) {
             fatalError("NativeReports.decode differs from decodeSplitting")
         }
     }
+    // Scrubbed while parsed (one walk) is what scrubbing first and parsing the rewritten bytes makes of it.
+    for scrubber in fuzzScrubbers {
+        guard let once = NativeReports.singleScrubbing(bytes, limits: limits, scrubber: scrubber) else { continue }
+        guard let twice = try? NativeReports.decodeScrubbingFirst(bytes, limits: limits, scrubber: scrubber),
+            !twice.decoded.isBatch, twice.decoded.items == [.success(once.0)], twice.scrubbed == once.1
+        else { fatalError("NativeReports.singleScrubbing differs from decodeScrubbingFirst") }
+    }
     _ = try? NativeSessions.decode(bytes, limits: limits)
 }
+
+/// The default rules, rules that filter fields the parser reads, and IP removal alone.
+let fuzzScrubbers = [
+    Scrubber(settings: PrivacySettings()),
+    Scrubber(settings: PrivacySettings(safeFields: ["password"], sensitiveFields: ["message", "name", "function", "type"])),
+    Scrubber(settings: PrivacySettings(scrubbing: false)),
+]
 
 func fuzzBody(_ bytes: [UInt8]) {
     guard let selector = bytes.first else { return }
