@@ -62,6 +62,8 @@ public enum JSONScrubbing {
         var out: [UInt8]?
         /// Input bytes before this index are in `out` already.
         var copied: Int
+        /// The decisions made so far in this walk, by key.
+        var decisions = DecisionMemo()
 
         mutating func replace(_ range: Range<Int>, with replacement: [UInt8]) {
             if out == nil {
@@ -116,8 +118,14 @@ public enum JSONScrubbing {
         }
 
         /// The scrubber's decision for the value of the member named `key`.
-        func decision(for key: JSONReader.Key) -> Scrubber.KeyDecision {
-            key.hasEscapes ? scrubber.decide(key: key.string) : scrubber.decide(key: UnsafeBufferPointer(rebasing: key.raw))
+        mutating func decision(for key: JSONReader.Key) -> Scrubber.KeyDecision {
+            if key.hasEscapes { return scrubber.decide(key: key.string) }
+            let name = UnsafeBufferPointer(rebasing: key.raw)
+            let slot = decisions.find(name)
+            if slot.found { return decisions.slots[slot.index].decision }
+            let decision = scrubber.decide(key: name)
+            decisions.remember(name, decision, at: slot)
+            return decision
         }
 
         func scrubbedText(_ raw: JSONReader.Key) -> [UInt8]? {
@@ -125,5 +133,54 @@ public enum JSONScrubbing {
             let decoded = Array(raw.string.utf8)
             return decoded.withUnsafeBufferPointer { scrubber.scrub(text: $0) }
         }
+    }
+}
+
+/// The scrubber's decisions remembered for one walk, by the key's bytes as sent. A report repeats a few dozen key names
+/// hundreds of times (every frame's, every breadcrumb's), and deciding one — lowercase, hash, look up the known names,
+/// search the sensitive ones — cost ~250 instructions; finding it again costs a hash and a comparison of its bytes.
+/// The keys are remembered by pointer into the body, which outlives the walk.
+struct DecisionMemo {
+    struct Slot {
+        var hash: UInt64 = 0
+        var name: UnsafePointer<UInt8>?
+        var count = 0
+        var decision = Scrubber.KeyDecision.inspect
+    }
+
+    static let capacity = 128  // a power of two
+    static let longestName = 48
+    /// Empty until the first key (a walk of a value without objects allocates nothing).
+    var slots: [Slot] = []
+
+    /// Where `name` is remembered (`found`), or the free slot to remember it in (`index` -1: none, or too long).
+    mutating func find(_ name: UnsafeBufferPointer<UInt8>) -> (found: Bool, index: Int, hash: UInt64) {
+        guard let base = name.baseAddress, name.count <= Self.longestName else { return (false, -1, 0) }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for i in 0..<name.count { hash = (hash ^ UInt64(base[i])) &* 0x0000_0100_0000_01b3 }
+        if slots.isEmpty { slots = Array(repeating: Slot(), count: Self.capacity) }
+        return slots.withUnsafeBufferPointer { slots in
+            var index = Int(truncatingIfNeeded: hash) & (Self.capacity - 1)
+            for _ in 0..<8 {
+                guard let known = slots[index].name else { return (false, index, hash) }
+                if slots[index].hash == hash, slots[index].count == name.count, Self.equal(known, base, name.count) {
+                    return (true, index, hash)
+                }
+                index = (index &+ 1) & (Self.capacity - 1)
+            }
+            return (false, -1, 0)  // a crowded neighbourhood: decide without remembering
+        }
+    }
+
+    mutating func remember(_ name: UnsafeBufferPointer<UInt8>, _ decision: Scrubber.KeyDecision,
+                           at slot: (found: Bool, index: Int, hash: UInt64)) {
+        guard slot.index >= 0 else { return }
+        slots[slot.index] = Slot(hash: slot.hash, name: name.baseAddress, count: name.count, decision: decision)
+    }
+
+    @inline(__always)
+    static func equal(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+        for i in 0..<count where a[i] != b[i] { return false }
+        return true
     }
 }

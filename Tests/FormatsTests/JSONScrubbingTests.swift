@@ -39,6 +39,18 @@ import Testing
         #expect(credentials["more"] as? [String] == ["[Filtered]"])
     }
 
+    /// Decisions are remembered per walk by the key's bytes: more names than the memory holds, repeated, in two cases,
+    /// must each still get their own decision.
+    @Test func everyKeyGetsItsOwnDecisionHoweverManyThereAre() throws {
+        let names = (0..<300).flatMap { ["k\($0)", "Token\($0)", "token\($0)", "K\($0)"] }
+        let members = (names + names.reversed()).enumerated().map { #""\#($1)":"v\#($0)""# }
+        let scrubbed = try object(try scrub("{" + members.joined(separator: ",") + "}"))
+        for name in names {
+            let value = try #require(scrubbed[name] as? String)
+            #expect((value == Scrubber.filtered) == name.lowercased().hasPrefix("token"), "\(name): \(value)")
+        }
+    }
+
     @Test func escapesAndUnicodeSurviveTheRewrite() throws {
         // An escaped key still matches; an escaped Windows path is decoded, scrubbed and re-encoded.
         let input = #"{"pass\u0077ord": "x", "path": "C:\\Users\\Zo\u00eb\\app.exe", "msg": "caf\u00e9 \"q\" é 🙂 /home/jürgen/a\tb", "n": "ok"}"#
