@@ -24,15 +24,16 @@ extension NativeReports {
     /// compare the two).
     package static func singleScrubbing(_ bytes: [UInt8], limits: IngestLimits, scrubber: Scrubber) -> (PreparedReport, [UInt8]?)? {
         bytes.withUnsafeBufferPointer { buffer -> (PreparedReport, [UInt8]?)? in
-            // The whole body, as the scrubber walks it (a byte order mark is an error to both).
-            var reader = JSONReader(bytes: buffer, range: 0..<buffer.count)
+            // The body without the whitespace and byte order marks around it, as the scrubber walks it.
+            let body = trimmed(buffer)
+            var reader = JSONReader(bytes: buffer, range: body)
             reader.scrubbing = ScrubAsYouParse(
-                walker: JSONScrubbing.Walker(bytes: buffer, end: buffer.count, scrubber: scrubber, copied: 0))
+                walker: JSONScrubbing.Walker(bytes: buffer, end: body.upperBound, scrubber: scrubber, copied: body.lowerBound))
             guard var report = try? NativeReportParser.parse(&reader, batchKey: true), let walker = reader.scrubbing?.walker
             else { return nil }
             var scrubbed: [UInt8]?
             if var out = walker.out {
-                out.append(contentsOf: buffer[walker.copied...])
+                out.append(contentsOf: buffer[walker.copied..<body.upperBound])
                 scrubbed = out
             }
             let range = scrubbed.map { out in out.withUnsafeBufferPointer { trimmedObject($0) } } ?? trimmedObject(buffer)
@@ -50,7 +51,10 @@ extension NativeReports {
         guard scrubber.isActive else { return (try decode(bytes, limits: limits), nil) }
         let wholeError: any Error
         do {
-            let scrubbed = try JSONScrubbing.scrub(bytes, scrubber: scrubber)
+            // Without the whitespace and byte order marks around the JSON, which the scrubber's reader would refuse
+            // (a rewritten body is stored without them).
+            let body = bytes.withUnsafeBufferPointer { trimmed($0) }
+            let scrubbed = try JSONScrubbing.scrub(bytes, range: body, scrubber: scrubber)
             return (try decode(scrubbed ?? bytes, limits: limits), scrubbed)
         } catch {
             wholeError = error

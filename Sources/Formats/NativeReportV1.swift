@@ -216,6 +216,14 @@ public enum NativeReports {
     /// The range of `bytes` without the JSON whitespace and UTF-8 byte order marks before and after it (what
     /// `JSONBatchSplitter` skips), when it starts with `{` and ends with `}`.
     static func trimmedObject(_ bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+        let range = trimmed(bytes)
+        guard range.count >= 2, bytes[range.lowerBound] == UInt8(ascii: "{"), bytes[range.upperBound - 1] == UInt8(ascii: "}")
+        else { return nil }
+        return range
+    }
+
+    /// The range of `bytes` without the JSON whitespace and UTF-8 byte order marks before and after it.
+    static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> Range<Int> {
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0a || byte == 0x0d }
         var start = 0
         var end = bytes.count
@@ -228,7 +236,6 @@ public enum NativeReports {
                 break
             }
         }
-        guard start < end, bytes[start] == UInt8(ascii: "{") else { return nil }
         // Backwards is unambiguous: no byte of a mark is whitespace.
         while end > start {
             if isSpace(bytes[end - 1]) {
@@ -239,7 +246,6 @@ public enum NativeReports {
                 break
             }
         }
-        guard end - start >= 2, bytes[end - 1] == UInt8(ascii: "}") else { return nil }
         return start..<end
     }
 
