@@ -210,17 +210,16 @@ public struct BreadcrumbData: Sendable, Equatable, Sequence, ExpressibleByDictio
             }
             guard repeated else { return }
         }
-        var last: [String: Int] = [:]
-        last.reserveCapacity(entries.count)
-        var repeated = false
-        for (index, entry) in entries.enumerated() {
-            if last.updateValue(index, forKey: entry.key) != nil { repeated = true }
-        }
-        guard repeated else { return }
-        var placed = Set<String>()
+        var place: [String: Int] = [:]
+        place.reserveCapacity(entries.count)
         var kept: [Element] = []
-        for entry in entries where placed.insert(entry.key).inserted {
-            kept.append((entry.key, entries[last[entry.key]!].value))
+        for entry in entries {
+            if let first = place[entry.key] {
+                kept[first].value = entry.value
+            } else {
+                place[entry.key] = kept.count
+                kept.append(entry)
+            }
         }
         entries = kept
     }

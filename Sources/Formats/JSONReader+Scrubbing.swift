@@ -31,10 +31,6 @@ struct ScrubAsYouParse {
     /// Containers around the value being read (the `Walker`'s depth, for its nesting limit).
     var depth = 0
 
-    init(walker: JSONScrubbing.Walker) {
-        self.walker = walker
-    }
-
     /// The mode for the value of the member named `key` under the current mode; `valueIsNull` says whether it is
     /// `null` (asked only for a key whose value is dropped).
     mutating func mode(forMemberNamed key: JSONReader.Key, valueIsNull: () throws -> Bool) throws -> Mode {
@@ -65,8 +61,11 @@ extension JSONReader {
     mutating func scrubbingMember(_ key: Key, _ body: (inout JSONReader, Key) throws -> Void) throws {
         guard isScrubbing else { return try body(&self, key) }
         let outer = scrubbing!.mode
-        var probe = JSONReader(bytes: bytes, range: index..<end)
-        let inner = try scrubbing!.mode(forMemberNamed: key) { try probe.peek() == .null }
+        let (bytes, value, end) = (bytes, index, end)  // a dropped value is looked at only when there is one
+        let inner = try scrubbing!.mode(forMemberNamed: key) {
+            var probe = JSONReader(bytes: bytes, range: value..<end)
+            return try probe.peek() == .null
+        }
         scrubbing!.mode = inner
         scrubbing!.depth += 1
         defer {

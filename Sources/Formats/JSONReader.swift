@@ -17,11 +17,8 @@ struct JSONReader {
     var index: Int
     let end: Int
     /// Set while parsing scrubs as it goes (`ScrubAsYouParse`); nil for plain reading.
-    var scrubbing: ScrubAsYouParse? {
-        didSet { isScrubbing = scrubbing != nil }
-    }
-    /// Whether `scrubbing` is set (tested on every value; cheaper than looking into the optional).
-    private(set) var isScrubbing = false
+    var scrubbing: ScrubAsYouParse?
+    var isScrubbing: Bool { scrubbing != nil }
 
     /// Runs `body` with a reader over `range` of `array`.
     static func with<T>(_ array: [UInt8], range: Range<Int>, _ body: (inout JSONReader) throws -> T) throws -> T {

@@ -18,9 +18,7 @@ public enum JSONScrubbing {
             var walker = Walker(bytes: buffer, end: range.upperBound, scrubber: scrubber, copied: range.lowerBound)
             try walker.value(&reader, filter: false, depth: 0)
             try reader.expectEnd()
-            guard var out = walker.out else { return nil }
-            out.append(contentsOf: buffer[walker.copied..<range.upperBound])
-            return out
+            return walker.rewritten()
         }
     }
 
@@ -64,6 +62,13 @@ public enum JSONScrubbing {
         var copied: Int
         /// The decisions made so far in this walk, by key.
         var decisions = DecisionMemo()
+
+        /// The whole rewritten document once the walk is done, or nil when nothing changed.
+        func rewritten() -> [UInt8]? {
+            guard var out else { return nil }
+            out.append(contentsOf: bytes[copied..<end])
+            return out
+        }
 
         mutating func replace(_ range: Range<Int>, with replacement: [UInt8]) {
             if out == nil {

@@ -31,11 +31,7 @@ extension NativeReports {
                 walker: JSONScrubbing.Walker(bytes: buffer, end: body.upperBound, scrubber: scrubber, copied: body.lowerBound))
             guard var report = try? NativeReportParser.parse(&reader, batchKey: true), let walker = reader.scrubbing?.walker
             else { return nil }
-            var scrubbed: [UInt8]?
-            if var out = walker.out {
-                out.append(contentsOf: buffer[walker.copied..<body.upperBound])
-                scrubbed = out
-            }
+            let scrubbed = walker.rewritten()
             let range = scrubbed.map { out in out.withUnsafeBufferPointer { trimmedObject($0) } } ?? trimmedObject(buffer)
             guard let range, range.count <= limits.maxReportBytes else { return nil }
             limits.apply(to: &report)
