@@ -364,6 +364,12 @@ import TestSupport
             let deadline = ContinuousClock.now + .seconds(30)
             while !dead(pid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         }
+        // The launcher sends the run's start in the background, after starting the child (which may say "waiting"
+        // first): wait until the start is stored, so that what follows is about the kill, not a start on its way.
+        let started = ContinuousClock.now + .seconds(30)
+        while try await releaseHealth(setup, release: "10.0")["sessions"] as? Int != 1, ContinuousClock.now < started {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         kill(launch.process.processIdentifier, SIGKILL)
         try await waitDead(launch.process.processIdentifier)
         #expect(!dead(child))
