@@ -12,17 +12,26 @@ import Foundation
 /// Usage: `ingest-count native|sentry BODIES [N]` — BODIES as written by `ingest-bench --emit-bodies` or
 /// `sentry_bodies.py` (4-byte big-endian length, gzip'd body, repeated); the first N bodies (all by default) are
 /// each decoded once. N = 0 decodes nothing: the baseline to subtract.
+///
+/// `ingest-count process BODIES [N]`: the symbolication worker's CPU work per report outside the database and
+/// libdw — symbolicate (every module without a debug file, as in `tools/bench/ingest/drain`), group, make the
+/// search entry, encode and compress the stored result. Every body is inflated and parsed in both runs; only the
+/// reports of the first N bodies are processed, so the difference is the processing alone.
 @main
 struct IngestCount {
     static func main() throws {
         let arguments = CommandLine.arguments
-        guard arguments.count >= 3, ["native", "sentry"].contains(arguments[1]) else {
-            FileHandle.standardError.write(Data("usage: ingest-count native|sentry BODIES [N]\n".utf8))
+        guard arguments.count >= 3, ["native", "sentry", "process"].contains(arguments[1]) else {
+            FileHandle.standardError.write(Data("usage: ingest-count native|sentry|process BODIES [N]\n".utf8))
             exit(2)
         }
         let bodies = try readBodies(arguments[2])
         let count = arguments.count > 3 ? min(Int(arguments[3]) ?? bodies.count, bodies.count) : bodies.count
         let limits = IngestLimits()
+        if arguments[1] == "process" {
+            try Inline.run { try await process(bodies, count: count, limits: limits) }
+            return
+        }
         // A project's default privacy settings: scrubbing on, as a new project has it.
         let scrubber = Scrubber(settings: PrivacySettings())
         var reports = 0
@@ -46,6 +55,52 @@ struct IngestCount {
             }
         }
         print("decoded \(reports) reports from \(count) bodies; \(stored) bytes to store")
+    }
+
+    /// Runs async work on this thread: valgrind 3.19 dies when the global executor starts its threads, and
+    /// nothing here waits for anything (the symbolicator answers at once).
+    final class Inline: TaskExecutor, @unchecked Sendable {
+        var jobs: [UnownedJob] = []
+        func enqueue(_ job: consuming ExecutorJob) { jobs.append(UnownedJob(job)) }
+
+        static func run(_ work: @escaping @Sendable () async throws -> Void) throws {
+            let executor = Inline()
+            let task = Task(executorPreference: executor) { try await work() }
+            while !executor.jobs.isEmpty { executor.jobs.removeFirst().runSynchronously(on: executor.asUnownedTaskExecutor()) }
+            nonisolated(unsafe) var failure: (any Error)?
+            let done = Task(executorPreference: executor) { do { try await task.value } catch { failure = error } }
+            while !executor.jobs.isEmpty { executor.jobs.removeFirst().runSynchronously(on: executor.asUnownedTaskExecutor()) }
+            _ = done
+            if let failure { throw failure }
+        }
+    }
+
+    /// No module has a debug file: what the drain bench's reports meet.
+    struct NoDebugFiles: AddressSymbolicating {
+        func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup { .missingDebugFile }
+    }
+
+    static func process(_ bodies: [ByteBuffer], count: Int, limits: IngestLimits) async throws {
+        var parsed: [[Report]] = []
+        for body in bodies {
+            let inflated = try BodyDecoding.inflate(body, encoding: .gzip, limit: limits.maxBatchBytes)
+            let decoded = try NativeReports.decode(inflated, limits: limits)
+            parsed.append(decoded.items.compactMap { if case .success(let prepared) = $0 { prepared.report } else { nil } })
+        }
+        var stored = 0
+        var reports = 0
+        for batch in parsed.prefix(count) {
+            for report in batch {
+                let result = await SymbolicationRules.symbolicate(report, project: ProjectID(1), with: NoDebugFiles())
+                let grouping = GroupingInput.make(report, symbols: result, inApp: .none)
+                let search = SearchDocument.make(report, symbols: result, grouping: grouping.grouping)
+                let outcome = StoredOutcome.encode(
+                    SymbolicationOutcome(reportID: 1, result: result, grouping: grouping, search: search), codec: .zlib)
+                stored += outcome.result.count + (outcome.grouping?.utf8.count ?? 0) + search.functions.utf8.count
+                reports += 1
+            }
+        }
+        print("processed \(reports) reports from \(count) bodies; \(stored) bytes to store")
     }
 
     static func readBodies(_ path: String) throws -> [ByteBuffer] {
