@@ -216,13 +216,23 @@ public enum Grouping {
             /// Compiler-made forwarding code or `<compiler-generated>` lines.
             case wrapper
         }
-        /// The simplified name (or `module+0xoffset`).
-        var label: String
+        /// The simplified name, or the module's base name of a frame nobody symbolicated.
+        var name: String
+        /// A frame nobody symbolicated: its offset in the module.
+        var offset: UInt64? = nil
         /// The name as the symbolicator gave it.
         var full: String?
         var inApp: Bool
         var role: Role
-        var location: String?
+        /// The source file (not `<compiler-generated>`) and line.
+        var file: String? = nil
+        var line: Int? = nil
+
+        /// The simplified name, or `module+0xoffset`. Made when asked for: grouping reads the labels of a few
+        /// frames of a stack (the blamed one, the top ones), not of all.
+        var label: String { offset.map { name + "+0x" + String($0, radix: 16) } ?? name }
+        /// `File.swift:42` (the file's base name), when known.
+        var location: String? { file.map { file in line.map { "\(baseName(ofPath: file)):\($0)" } ?? baseName(ofPath: file) } }
     }
 
     /// The crashed thread, else the first thread with frames.
@@ -265,13 +275,12 @@ public enum Grouping {
             let resolved = resolvedEntries(frame, slot: slots.flatMap { index < $0.count ? $0[index] : nil })
             if resolved.isEmpty {
                 guard let address else { continue }
-                let label: String
                 if let module, let moduleBaseName {
-                    label = moduleBaseName + "+0x" + String(address - module.baseAddress, radix: 16)
+                    out.append(NormalizedFrame(
+                        name: moduleBaseName, offset: address - module.baseAddress, full: nil, inApp: inAppModule ?? false, role: .code))
                 } else {
-                    label = "<unknown module>"
+                    out.append(NormalizedFrame(name: "<unknown module>", full: nil, inApp: inAppModule ?? false, role: .code))
                 }
-                out.append(NormalizedFrame(label: label, full: nil, inApp: inAppModule ?? false, role: .code, location: nil))
                 continue
             }
             out += resolved.compactMap { normalized($0, moduleInApp: inAppModule, ruled: ruled) }
@@ -317,22 +326,21 @@ public enum Grouping {
     /// One resolved frame, classified: runtime, wrapper or code, in-app or not.
     static func normalized(_ entry: ResolvedFrame, moduleInApp: Bool?, ruled: Bool?) -> NormalizedFrame? {
         guard let function = entry.function.flatMap(nonEmpty) else { return nil }
+        let facts = FunctionNameFacts.of(function)
         let role: NormalizedFrame.Role
-        if isRuntimeFrame(function) {
+        if facts.isRuntime {
             role = .runtime
-        } else if FunctionNames.isWrapper(function) || entry.file == "<compiler-generated>" {
+        } else if facts.isWrapper || entry.file == "<compiler-generated>" {
             role = .wrapper
         } else {
             role = .code
         }
         // A module rule decides; else the frame's own code decides (stdlib inlined into the app is not the
         // app's), then the module it runs in.
-        let inApp = ruled ?? (isSystemFunction(function) ? false : (moduleInApp ?? true))
-        let location = entry.file.flatMap { $0 == "<compiler-generated>" ? nil : $0 }.map { file in
-            entry.line.map { "\(baseName(ofPath: file)):\($0)" } ?? baseName(ofPath: file)
-        }
+        let inApp = ruled ?? (facts.isSystem ? false : (moduleInApp ?? true))
         return NormalizedFrame(
-            label: FunctionNames.simplified(withoutCloneSuffixes(function)), full: function, inApp: inApp && role == .code, role: role, location: location)
+            name: facts.label, full: function, inApp: inApp && role == .code, role: role,
+            file: entry.file.flatMap { $0 == "<compiler-generated>" ? nil : $0 }, line: entry.line)
     }
 
     // MARK: - Normalization
