@@ -15,8 +15,7 @@ import Foundation
 public enum StoredJSON {
     /// `report` as `JSONEncoder` with `.sortedKeys` writes it.
     public static func encode(_ report: SymbolicatedReport) -> Data {
-        var out = Writer()
-        out.bytes.reserveCapacity(64 + report.threads.reduce(0) { $0 + $1.count * 96 })
+        var out = Writer(capacity: 256 + report.threads.reduce(0) { $0 + $1.count * 128 })
         // Keys in UTF-8 order: failure_reason, message_site, missing, state, threads.
         out.raw("{")
         var first = true
@@ -25,8 +24,7 @@ public enum StoredJSON {
         out.key("missing", &first)
         out.raw("[")
         for (index, module) in report.missing.enumerated() {
-            if index > 0 { out.raw(",") }
-            out.raw("{\"build_id\":")
+            out.raw(index > 0 ? ",{\"build_id\":" : "{\"build_id\":")
             out.string(module.buildID)
             out.raw(",\"module\":")
             out.string(module.module)
@@ -38,16 +36,15 @@ public enum StoredJSON {
         out.key("threads", &first)
         out.raw("[")
         for (t, thread) in report.threads.enumerated() {
-            if t > 0 { out.raw(",") }
-            out.raw("[")
+            out.raw(t > 0 ? ",[" : "[")
             for (s, slot) in thread.enumerated() {
-                if s > 0 { out.raw(",") }
+                if s > 0 { out.byte(UInt8(ascii: ",")) }
                 out.slot(slot)
             }
             out.raw("]")
         }
         out.raw("]}")
-        return Data(out.bytes)
+        return out.data()
     }
 
     /// `grouping` as `JSONEncoder` with `.sortedKeys` writes it.
@@ -71,66 +68,138 @@ public enum StoredJSON {
         out.raw(",\"title\":")
         out.string(grouping.title)
         out.raw(",\"title_rank\":")
-        out.raw(String(grouping.titleRank))
+        out.number(grouping.titleRank)
         out.raw("}")
-        return String(decoding: out.bytes, as: UTF8.self)
+        return out.text()
     }
 
-    struct Writer {
-        var bytes: [UInt8] = []
+    /// The bytes written so far, in a buffer of its own (a results' JSON is ~10 KB of short pieces; appending them
+    /// to an `Array` one by one cost more than writing them).
+    struct Writer: ~Copyable {
+        private var base: UnsafeMutablePointer<UInt8>
+        private var capacity: Int
+        private(set) var count = 0
+
+        init(capacity: Int = 256) {
+            self.capacity = max(capacity, 16)
+            base = .allocate(capacity: self.capacity)
+        }
+
+        deinit { base.deallocate() }
+
+        /// Room for `more` bytes after the written ones.
+        @inline(__always)
+        mutating func reserve(_ more: Int) {
+            guard capacity - count < more else { return }
+            var grown = capacity
+            while grown - count < more { grown = grown &* 2 }
+            let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+            moved.update(from: base, count: count)
+            base.deallocate()
+            base = moved
+            capacity = grown
+        }
+
+        @inline(__always)
+        mutating func byte(_ value: UInt8) {
+            reserve(1)
+            base[count] = value
+            count &+= 1
+        }
+
+        @inline(__always)
+        mutating func append(_ bytes: UnsafeRawBufferPointer) {
+            guard let from = bytes.baseAddress, bytes.count > 0 else { return }
+            reserve(bytes.count)
+            (base + count).update(from: from.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+            count &+= bytes.count
+        }
 
         mutating func raw(_ text: StaticString) {
-            text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+            text.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
         }
 
         mutating func raw(_ text: String) {
-            bytes.append(contentsOf: text.utf8)
+            var text = text
+            text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
         }
+
+        /// A non-negative or negative integer in decimal, as `String(value)` writes it.
+        mutating func number<Value: BinaryInteger>(_ value: Value) {
+            if let small = Int64(exactly: value) {
+                var magnitude = small.magnitude
+                if small < 0 { byte(UInt8(ascii: "-")) }
+                var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
+                withUnsafeMutableBytes(of: &digits) { buffer in
+                    var at = buffer.count
+                    repeat {
+                        at -= 1
+                        buffer[at] = UInt8(ascii: "0") &+ UInt8(magnitude % 10)
+                        magnitude /= 10
+                    } while magnitude > 0
+                    append(UnsafeRawBufferPointer(rebasing: buffer[at...]))
+                }
+            } else {
+                raw(String(value))
+            }
+        }
+
+        /// The bytes as `Data`.
+        func data() -> Data { Data(bytes: base, count: count) }
+
+        /// The bytes as a `String` (the writer writes UTF-8).
+        func text() -> String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
 
         /// `"name":`, after a comma unless it is the object's first key.
         mutating func key(_ name: StaticString, _ first: inout Bool) {
-            if !first { bytes.append(UInt8(ascii: ",")) }
+            if !first { byte(UInt8(ascii: ",")) }
             first = false
-            bytes.append(UInt8(ascii: "\""))
+            byte(UInt8(ascii: "\""))
             raw(name)
             raw("\":")
         }
 
         /// Keys in UTF-8 order: build_id, frames, offset, status.
         mutating func slot(_ slot: SymbolicatedFrameSlot) {
-            raw("{")
-            var first = true
-            if let buildID = slot.buildID { key("build_id", &first); string(buildID) }
-            key("frames", &first)
-            raw("[")
+            if let buildID = slot.buildID {
+                raw("{\"build_id\":")
+                string(buildID)
+                raw(",\"frames\":[")
+            } else {
+                raw("{\"frames\":[")
+            }
             for (index, frame) in slot.frames.enumerated() {
-                if index > 0 { raw(",") }
+                if index > 0 { byte(UInt8(ascii: ",")) }
                 self.frame(frame)
             }
-            raw("]")
-            if let offset = slot.offset { key("offset", &first); raw(String(offset)) }
-            key("status", &first)
+            if let offset = slot.offset {
+                raw("],\"offset\":")
+                number(offset)
+                raw(",\"status\":")
+            } else {
+                raw("],\"status\":")
+            }
             string(slot.status)
-            raw("}")
+            byte(UInt8(ascii: "}"))
         }
 
         /// Keys in UTF-8 order: column, file, function, inlined, line.
         mutating func frame(_ frame: ResolvedFrame) {
-            raw("{")
+            byte(UInt8(ascii: "{"))
             var first = true
-            if let column = frame.column { key("column", &first); raw(String(column)) }
+            if let column = frame.column { key("column", &first); number(column) }
             if let file = frame.file { key("file", &first); string(file) }
             if let function = frame.function { key("function", &first); string(function) }
             key("inlined", &first)
             raw(frame.inlined ? "true" : "false")
-            if let line = frame.line { key("line", &first); raw(String(line)) }
-            raw("}")
+            if let line = frame.line { key("line", &first); number(line) }
+            byte(UInt8(ascii: "}"))
         }
 
         /// A JSON string with `JSONEncoder`'s escapes: `"` `\` `/`, the short forms of backspace, form feed,
         /// newline, return and tab, `\u00xx` (lower-case hex) for the other control characters; the rest as is.
         mutating func string(_ text: String) {
-            bytes.append(UInt8(ascii: "\""))
+            byte(UInt8(ascii: "\""))
             var text = text
             text.withUTF8 { utf8 in
                 var mark = 0
@@ -138,25 +207,25 @@ public enum StoredJSON {
                     let byte = utf8[index]
                     guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/")
                     else { continue }
-                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[mark..<index]))
+                    append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[mark..<index])))
                     mark = index + 1
-                    bytes.append(UInt8(ascii: "\\"))
+                    self.byte(UInt8(ascii: "\\"))
                     switch byte {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): bytes.append(byte)
-                    case 0x08: bytes.append(UInt8(ascii: "b"))
-                    case 0x0c: bytes.append(UInt8(ascii: "f"))
-                    case 0x0a: bytes.append(UInt8(ascii: "n"))
-                    case 0x0d: bytes.append(UInt8(ascii: "r"))
-                    case 0x09: bytes.append(UInt8(ascii: "t"))
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): self.byte(byte)
+                    case 0x08: self.byte(UInt8(ascii: "b"))
+                    case 0x0c: self.byte(UInt8(ascii: "f"))
+                    case 0x0a: self.byte(UInt8(ascii: "n"))
+                    case 0x0d: self.byte(UInt8(ascii: "r"))
+                    case 0x09: self.byte(UInt8(ascii: "t"))
                     default:
                         raw("u00")
-                        bytes.append(Self.hex(byte >> 4))
-                        bytes.append(Self.hex(byte & 0x0f))
+                        self.byte(Self.hex(byte >> 4))
+                        self.byte(Self.hex(byte & 0x0f))
                     }
                 }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[mark..<utf8.count]))
+                append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[mark..<utf8.count])))
             }
-            bytes.append(UInt8(ascii: "\""))
+            byte(UInt8(ascii: "\""))
         }
 
         static func hex(_ nibble: UInt8) -> UInt8 {

@@ -63,6 +63,22 @@ import Testing
         }
     }
 
+    /// The writer sizes its buffer from the number of frames; strings far longer than that estimate (and escapes
+    /// that grow them sixfold) make it grow many times, and nothing written before may be lost or moved.
+    @Test func aResultFarLargerThanItsEstimateIsWrittenWhole() throws {
+        let escaped = String(repeating: "\u{1}\"/", count: 3_000)
+        let long = String(repeating: "SomeType.someFunction(with:) ", count: 400)
+        let frames = (0..<20).map { index in
+            ResolvedFrame(function: index % 2 == 0 ? escaped : long, file: long, line: index, column: index, inlined: index > 0)
+        }
+        let value = SymbolicatedReport(
+            state: .partial, threads: [[SymbolicatedFrameSlot(frames: frames, buildID: "ab", status: "dwarf", offset: UInt64.max)]],
+            missing: [MissingModule(buildID: escaped, module: long)], failure: escaped + long)
+        let ours = StoredJSON.encode(value)
+        #expect(ours.count > 20 * 18_000)
+        #expect(ours == (try Self.sortedKeysEncoder().encode(value)))
+    }
+
     @Test func everyHostileStringIsEscapedAsJSONEncoderDoes() throws {
         let encoder = Self.sortedKeysEncoder()
         for text in Self.hostile {
