@@ -222,7 +222,10 @@ public struct Composition: Sendable {
             store: symbolicationStore, symbolicator: interpose(cache),
             reading: StoredReportReading(
                 inflate: { try NativeReports.inflate($0) },
-                read: { bytes, raw in try NativeReports.reread(inflated: bytes, format: raw.payload.format, range: raw.range, limits: limits) }),
+                read: { bytes, raw in
+                    try NativeReports.reread(
+                        inflated: bytes, format: raw.payload.format, range: raw.range, limits: limits, purpose: .processing)
+                }),
             clock: clock, logger: logger, batchSize: batchSize, backlogBatchSize: backlogBatchSize, idleDelay: idleDelay, telemetry: telemetry, onChange: onChange,
             onFilesSeen: { changes.observe($0) })
     }

@@ -12,8 +12,9 @@ import Foundation
 /// `NativeReportsTests` checks that what the read API writes decodes back to the same report.
 /// Unknown keys are skipped, so newer SDKs can send fields this server does not know yet.
 enum NativeReportParser {
-    static func parse(_ bytes: [UInt8], range: Range<Int>) throws -> Report {
-        try JSONReader.with(bytes, range: range) { try parse(&$0) }
+    /// - Parameter breadcrumbs: false skips them (stored reports read again for processing, which has no use for them).
+    static func parse(_ bytes: [UInt8], range: Range<Int>, breadcrumbs: Bool = true) throws -> Report {
+        try JSONReader.with(bytes, range: range) { try parse(&$0, breadcrumbs: breadcrumbs) }
     }
 
     /// Thrown by `parse(_:batchKey:)` at a top-level `reports` array: the body is a batch (`JSONBatchSplitter`).
@@ -21,7 +22,7 @@ enum NativeReportParser {
 
     /// With `batchKey`, a top-level `"reports": [` (unescaped, as `JSONBatchSplitter` compares it) throws `BatchBody`
     /// as soon as it is read, so that a body is parsed as one report before anything split it.
-    static func parse(_ r: inout JSONReader, batchKey: Bool = false) throws -> Report {
+    static func parse(_ r: inout JSONReader, batchKey: Bool = false, breadcrumbs readBreadcrumbs: Bool = true) throws -> Report {
         var eventID: EventID?
         var kind: ReportKind?
         var timestamp: Date?
@@ -77,7 +78,11 @@ enum NativeReportParser {
             } else if key.matches("modules") {
                 modules = try r.list("modules") { try $0.readModule() }
             } else if key.matches("breadcrumbs") {
-                breadcrumbs = try r.list("breadcrumbs") { try $0.readBreadcrumb() }
+                if readBreadcrumbs {
+                    breadcrumbs = try r.list("breadcrumbs") { try $0.readBreadcrumb() }
+                } else {
+                    try r.skipValue()
+                }
             } else if key.matches("custom_keys") {
                 customKeys = try r.optional("custom_keys") { r in
                     var out: [(key: String, value: CustomValue)] = []

@@ -249,11 +249,13 @@ public enum NativeReports {
         return start..<end
     }
 
-    static func decodeOne(_ bytes: [UInt8], range: Range<Int>, limits: IngestLimits) throws -> PreparedReport {
+    static func decodeOne(_ bytes: [UInt8], range: Range<Int>, limits: IngestLimits, breadcrumbs: Bool = true) throws
+        -> PreparedReport
+    {
         guard range.count <= limits.maxReportBytes else {
             throw FormatError(.tooLarge, "a report may be at most \(limits.maxReportBytes) bytes")
         }
-        var report = try NativeReportParser.parse(bytes, range: range)
+        var report = try NativeReportParser.parse(bytes, range: range, breadcrumbs: breadcrumbs)
         limits.apply(to: &report)
         return PreparedReport(report: report, range: range)
     }
@@ -270,15 +272,24 @@ public enum NativeReports {
         try BodyDecoding.inflateStored(payload.bytes, limit: payload.inflatedSize)
     }
 
+    /// What a stored report is read again for.
+    public enum RereadPurpose: Sendable {
+        /// All of it (the read API, the dashboard).
+        case everything
+        /// What processing reads (symbolication, grouping, the search entry): a native report's breadcrumbs are
+        /// skipped, not built (nothing there reads them; they were a third of the worker's parse).
+        case processing
+    }
+
     /// Re-reads one stored report from its payload's inflated bytes (`inflate`), in the payload's format.
-    public static func reread(inflated bytes: [UInt8], format: StoredPayload.Format, range: Range<Int>, limits: IngestLimits)
-        throws -> Report
+    public static func reread(inflated bytes: [UInt8], format: StoredPayload.Format, range: Range<Int>, limits: IngestLimits,
+                              purpose: RereadPurpose = .everything) throws -> Report
     {
         guard range.lowerBound >= 0, range.upperBound <= bytes.count else {
             throw FormatError(.malformedJSON, "stored payload is shorter than the report's range")
         }
         switch format {
-        case .nativeV1: return try decodeOne(bytes, range: range, limits: limits).report
+        case .nativeV1: return try decodeOne(bytes, range: range, limits: limits, breadcrumbs: purpose == .everything).report
         case .swiftCrash: return try SwiftCrashReports.parse(envelope: Array(bytes[range]), limits: limits)
         case .sentryEvent: return try SentryEvents.reread(bytes, range: range, limits: limits)
         }

@@ -270,4 +270,26 @@ import Testing
         #expect(object?["release"] as? String == "2.1.0 (310)")
         #expect((object?["trimmed"] as? [String: Int])?["custom_keys_dropped"] == 0)
     }
+
+    /// Processing reads a stored report without its breadcrumbs (skipped, not built): the rest of the report is the
+    /// same, and so is everything processing makes from it (the grouping and the search entry).
+    @Test func aReportReadForProcessingIsTheReportWithoutItsBreadcrumbs() throws {
+        let body = Array(("{\"reports\": [" + Self.crash + "," + Self.crash.replacingOccurrences(of: "7077e450", with: "8077e450") + "]}").utf8)
+        let items = try NativeReports.decode(body, limits: IngestLimits()).items.map { try $0.get() }
+        let payload = StoredPayload(bytes: try BodyDecoding.deflateForStorage(body), encoding: .deflate, inflatedSize: body.count)
+        let inflated = try NativeReports.inflate(payload)
+        for prepared in items {
+            let all = try NativeReports.reread(inflated: inflated, format: .nativeV1, range: prepared.range, limits: IngestLimits())
+            let processing = try NativeReports.reread(
+                inflated: inflated, format: .nativeV1, range: prepared.range, limits: IngestLimits(), purpose: .processing)
+            #expect(all == prepared.report)
+            #expect(!all.breadcrumbs.isEmpty)
+            #expect(processing.breadcrumbs.isEmpty)
+            var expected = all
+            expected.breadcrumbs = []
+            #expect(processing == expected)
+            #expect(GroupingInput.make(processing, symbols: nil) == GroupingInput.make(all, symbols: nil))
+            #expect(SearchDocument.make(processing, symbols: nil, grouping: nil) == SearchDocument.make(all, symbols: nil, grouping: nil))
+        }
+    }
 }

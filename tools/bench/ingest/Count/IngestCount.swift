@@ -14,9 +14,9 @@ import Foundation
 /// each decoded once. N = 0 decodes nothing: the baseline to subtract.
 ///
 /// `ingest-count process BODIES [N]`: the symbolication worker's CPU work per report outside the database and
-/// libdw — symbolicate (every module without a debug file, as in `tools/bench/ingest/drain`), group, make the
-/// search entry, encode and compress the stored result. Every body is inflated and parsed in both runs; only the
-/// reports of the first N bodies are processed, so the difference is the processing alone.
+/// libdw, on the first N bodies — inflate the stored payload and read the report again, symbolicate (every module
+/// without a debug file, as in `tools/bench/ingest/drain`), group, make the search entry, encode and compress the
+/// stored result.
 @main
 struct IngestCount {
     static func main() throws {
@@ -81,24 +81,23 @@ struct IngestCount {
     }
 
     static func process(_ bodies: [ByteBuffer], count: Int, limits: IngestLimits) async throws {
-        var parsed: [[Report]] = []
-        for body in bodies {
-            let inflated = try BodyDecoding.inflate(body, encoding: .gzip, limit: limits.maxBatchBytes)
-            let decoded = try NativeReports.decode(inflated, limits: limits)
-            parsed.append(decoded.items.compactMap { if case .success(let prepared) = $0 { prepared.report } else { nil } })
-        }
         var stored = 0
         var reports = 0
-        for batch in parsed.prefix(count) {
-            for report in batch {
-                let result = await SymbolicationRules.symbolicate(report, project: ProjectID(1), with: NoDebugFiles())
-                let grouping = GroupingInput.make(report, symbols: result, inApp: .none)
-                let search = SearchDocument.make(report, symbols: result, grouping: grouping.grouping)
-                let outcome = StoredOutcome.encode(
-                    SymbolicationOutcome(reportID: 1, result: result, grouping: grouping, search: search), codec: .zlib)
-                stored += outcome.result.count + (outcome.grouping?.utf8.count ?? 0) + search.functions.utf8.count
-                reports += 1
-            }
+        for body in bodies.prefix(count) {
+            // What the worker gets from the store: the payload as the route stored it (the client's gzip, as these
+            // bodies have nothing to scrub) and each report's range in the inflated bytes.
+            let payload = StoredPayload(
+                bytes: Array(body.readableBytesView), encoding: .gzip, inflatedSize: limits.maxBatchBytes, format: .nativeV1)
+            let inflated = try NativeReports.inflate(payload)
+            let report = try NativeReports.reread(
+                inflated: inflated, format: .nativeV1, range: 0..<inflated.count, limits: limits, purpose: .processing)
+            let result = await SymbolicationRules.symbolicate(report, project: ProjectID(1), with: NoDebugFiles())
+            let grouping = GroupingInput.make(report, symbols: result, inApp: .none)
+            let search = SearchDocument.make(report, symbols: result, grouping: grouping.grouping)
+            let outcome = StoredOutcome.encode(
+                SymbolicationOutcome(reportID: 1, result: result, grouping: grouping, search: search), codec: .zlib)
+            stored += outcome.result.count + (outcome.grouping?.utf8.count ?? 0) + search.functions.utf8.count
+            reports += 1
         }
         print("processed \(reports) reports from \(count) bodies; \(stored) bytes to store")
     }
