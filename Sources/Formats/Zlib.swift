@@ -93,18 +93,36 @@ enum Zlib {
     }
 
     /// Compresses `input` in the zlib format at `level` (1 = fastest).
+    ///
+    /// The window and the match-finder's hash table are sized to the input (at most zlib's defaults): a window
+    /// larger than the input finds no more matches, and zlib clears the whole hash table for every stream — 64 KB
+    /// at the default size, more work than compressing a 10 KB result at level 1. Any zlib reader inflates the
+    /// result (the header records the window).
     static func compress(_ input: [UInt8], level: Int32 = 1) throws -> [UInt8] {
-        let bound = compressBound(uLong(input.count))
-        var status = Z_OK
-        // Not zero-filled first: zlib writes what it returns, and only that much is kept.
-        let output = [UInt8](unsafeUninitializedCapacity: Int(bound)) { out, count in
-            var size = bound
-            status = input.withUnsafeBufferPointer { inp in
-                compress2(out.baseAddress, &size, inp.baseAddress, uLong(inp.count), level)
-            }
-            count = status == Z_OK ? Int(size) : 0
+        var windowBits: Int32 = 9
+        while windowBits < 15 && (1 << windowBits) < input.count { windowBits += 1 }
+        var stream = z_stream()
+        guard deflateInit2_(&stream, level, Z_DEFLATED, windowBits, windowBits == 15 ? 8 : max(1, windowBits - 8), Z_DEFAULT_STRATEGY, zlibVersion(),
+                            Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            throw FormatError(.corruptCompression, "zlib could not start")
         }
-        guard status == Z_OK else { throw FormatError(.corruptCompression, "zlib could not compress (status \(status))") }
+        defer { deflateEnd(&stream) }
+        let bound = Int(deflateBound(&stream, uLong(input.count)))
+        var status = Z_OK
+        var written = 0
+        // Not zero-filled first: zlib writes what it returns, and only that much is kept.
+        let output = [UInt8](unsafeUninitializedCapacity: max(bound, 16)) { out, count in
+            status = input.withUnsafeBufferPointer { inp in
+                stream.next_in = UnsafeMutablePointer(mutating: inp.baseAddress)
+                stream.avail_in = uInt(inp.count)
+                stream.next_out = out.baseAddress
+                stream.avail_out = uInt(out.count)
+                return deflate(&stream, Z_FINISH)
+            }
+            written = status == Z_STREAM_END ? Int(stream.total_out) : 0
+            count = written
+        }
+        guard status == Z_STREAM_END else { throw FormatError(.corruptCompression, "zlib could not compress (status \(status))") }
         return output
     }
 }
