@@ -35,6 +35,8 @@ enum Grouper {
             tags: input.tags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) },
             early: (report["early"] as Int?).map { $0 == 1 })
         var muted = target?.status == .muted
+        // An issue created here has the grouping's title: its alert need not read it back.
+        var created = false
         for action in actions {
             switch action {
             case .createIssue(let statusFrom):
@@ -53,6 +55,7 @@ enum Grouper {
                     inherited?["status_changed_at"] as Int64?, inherited?["status_changed_by"] as String?,
                 ])
                 issueID = db.lastInsertedRowID
+                created = true
                 muted = (inherited?["status"] as String?) == IssueStatus.muted.rawValue
             case .rekey(let issue):
                 try db.cachedStatement(
@@ -94,7 +97,9 @@ enum Grouper {
                 ).execute(arguments: [now, to])
             case .alertNewIssue, .alertRegression:
                 guard let to = issueID, !muted else { break }
-                let title = try String.fetchOne(db.cachedStatement(sql: "SELECT title FROM issues WHERE id = ?"), arguments: [to]) ?? g.title
+                let title = created
+                    ? g.title
+                    : try String.fetchOne(db.cachedStatement(sql: "SELECT title FROM issues WHERE id = ?"), arguments: [to]) ?? g.title
                 let draft = action == .alertNewIssue
                     ? AlertDraft(
                         project: project, kind: .newIssue, dedupeKey: "new:\(to)", issue: IssueID(to), release: release, title: title,

@@ -21,6 +21,9 @@ enum IssueRollup {
         let early = c.early == true ? 1 : 0
         let timed = c.early == nil ? 0 : 1
         let release: String? = c.release.isEmpty ? nil : c.release
+        // The per-user rows first: what they change in the distinct-user counters is written by the counters'
+        // own statements below (one statement per table instead of two).
+        let users = try userDeltas(c, issue: issue, sign: 1, db)
         try db.cachedStatement(
             sql: """
                 UPDATE issues SET events = events + 1,
@@ -29,24 +32,24 @@ enum IssueRollup {
                     last_release = CASE WHEN ?1 >= last_seen OR last_release IS NULL THEN coalesce(?2, last_release)
                                         ELSE last_release END,
                     first_seen = min(first_seen, ?1), last_seen = max(last_seen, ?1),
-                    early_events = early_events + ?3, timed_events = timed_events + ?4, updated_at = ?5
+                    early_events = early_events + ?3, timed_events = timed_events + ?4, updated_at = ?5,
+                    users = users + ?7, repeat_users = repeat_users + ?8
                 WHERE id = ?6
                 """
-        ).execute(arguments: [c.occurredAt, release, early, timed, now, issue])
+        ).execute(arguments: [c.occurredAt, release, early, timed, now, issue, users.issue, users.repeated])
         try db.cachedStatement(
             sql: """
-                INSERT INTO issue_releases (issue_id, release, events, first_seen, last_seen) VALUES (?1, ?2, 1, ?3, ?3)
-                ON CONFLICT (issue_id, release) DO UPDATE SET events = events + 1, first_seen = min(first_seen, ?3),
-                    last_seen = max(last_seen, ?3)
+                INSERT INTO issue_releases (issue_id, release, events, users, first_seen, last_seen) VALUES (?1, ?2, 1, ?4, ?3, ?3)
+                ON CONFLICT (issue_id, release) DO UPDATE SET events = events + 1, users = users + excluded.users,
+                    first_seen = min(first_seen, ?3), last_seen = max(last_seen, ?3)
                 """
-        ).execute(arguments: [issue, c.release, c.occurredAt])
+        ).execute(arguments: [issue, c.release, c.occurredAt, users.release])
         try db.cachedStatement(
             sql: """
-                INSERT INTO issue_days (issue_id, day, events) VALUES (?1, ?2, 1)
-                ON CONFLICT (issue_id, day) DO UPDATE SET events = events + 1
+                INSERT INTO issue_days (issue_id, day, events, users) VALUES (?1, ?2, 1, ?3)
+                ON CONFLICT (issue_id, day) DO UPDATE SET events = events + 1, users = users + excluded.users
                 """
-        ).execute(arguments: [issue, c.day.rawValue])
-        try users(c, issue: issue, sign: 1, db)
+        ).execute(arguments: [issue, c.day.rawValue, users.day])
         for tag in c.tags {
             try CountedRow.bump(Shapes.tags, values: [issue, tag.key, tag.value], by: [1], db)
         }
@@ -71,32 +74,41 @@ enum IssueRollup {
         }
         try CountedRow.bump(Shapes.releases, values: [issue, c.release], by: [-1], db)
         try CountedRow.bump(Shapes.days, values: [issue, c.day.rawValue], by: [-1], db)
-        try users(c, issue: issue, sign: -1, db)
+        try removeUser(c, issue: issue, db)
         for tag in c.tags {
             try CountedRow.bump(Shapes.tags, values: [issue, tag.key, tag.value], by: [-1], db)
         }
         return false
     }
 
-    /// Distinct users of the issue, of the issue in the release and on the day; users with more than one event.
-    private static func users(_ c: IssueContribution, issue: Int64, sign: Int, _ db: Database) throws {
-        guard let user = c.user else { return }
+    /// What one report of `c.user` changes (`sign` 1: added, -1: removed) in the distinct users of the issue, of the
+    /// issue in the release and on the day, and in its users with more than one event: the per-user rows are
+    /// bumped here; the counters are the caller's to write.
+    private static func userDeltas(_ c: IssueContribution, issue: Int64, sign: Int, _ db: Database) throws
+        -> (issue: Int, repeated: Int, release: Int, day: Int)
+    {
+        guard let user = c.user else { return (0, 0, 0, 0) }
         let (before, after) = try CountedRow.bumpValues(Shapes.users, values: [issue, user], by: [sign], db)
-        let usersDelta = CounterDeltas.crossing(0, before: before[0], after: after[0])
-        let repeatDelta = CounterDeltas.crossing(1, before: before[0], after: after[0])
-        if usersDelta != 0 || repeatDelta != 0 {
+        let (release, _) = try CountedRow.bump(Shapes.releaseUsers, values: [issue, c.release, user], by: [sign], db)
+        let (day, _) = try CountedRow.bump(Shapes.dayUsers, values: [issue, c.day.rawValue, user], by: [sign], db)
+        return (CounterDeltas.crossing(0, before: before[0], after: after[0]), CounterDeltas.crossing(1, before: before[0], after: after[0]),
+                release, day)
+    }
+
+    /// Removes one report's user from the distinct-user counters (`userDeltas` with the counters written).
+    private static func removeUser(_ c: IssueContribution, issue: Int64, _ db: Database) throws {
+        let users = try userDeltas(c, issue: issue, sign: -1, db)
+        if users.issue != 0 || users.repeated != 0 {
             try db.cachedStatement(sql: "UPDATE issues SET users = users + ?, repeat_users = repeat_users + ? WHERE id = ?")
-                .execute(arguments: [usersDelta, repeatDelta, issue])
+                .execute(arguments: [users.issue, users.repeated, issue])
         }
-        let (releaseUsers, _) = try CountedRow.bump(Shapes.releaseUsers, values: [issue, c.release, user], by: [sign], db)
-        if releaseUsers != 0 {
+        if users.release != 0 {
             try db.cachedStatement(sql: "UPDATE issue_releases SET users = users + ? WHERE issue_id = ? AND release = ?")
-                .execute(arguments: [releaseUsers, issue, c.release])
+                .execute(arguments: [users.release, issue, c.release])
         }
-        let (dayUsers, _) = try CountedRow.bump(Shapes.dayUsers, values: [issue, c.day.rawValue, user], by: [sign], db)
-        if dayUsers != 0 {
+        if users.day != 0 {
             try db.cachedStatement(sql: "UPDATE issue_days SET users = users + ? WHERE issue_id = ? AND day = ?")
-                .execute(arguments: [dayUsers, issue, c.day.rawValue])
+                .execute(arguments: [users.day, issue, c.day.rawValue])
         }
     }
 }
