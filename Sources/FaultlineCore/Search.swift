@@ -83,6 +83,9 @@ public struct SearchDocument: Sendable, Equatable {
         }
         func field(_ parts: [String]) -> String {
             let text = parts.filter { !$0.isEmpty }.joined(separator: "\n")
+            // A text of at most that many bytes has at most that many characters: counting characters (grapheme
+            // breaking, the field's whole cost) only for longer ones.
+            guard text.utf8.count > maxFieldCharacters else { return text }
             return text.count > maxFieldCharacters ? String(text.prefix(maxFieldCharacters)) : text
         }
         return SearchDocument(

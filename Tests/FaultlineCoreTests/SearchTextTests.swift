@@ -61,4 +61,23 @@ import Testing
         // The symbolicated name (full and short), and the client's own name where nothing was resolved; each once.
         #expect(document.functions.split(separator: "\n") == [Substring(full), Substring(FunctionNames.simplified(full)), "main"])
     }
+
+    /// A field is cut at `maxFieldCharacters` characters, not bytes: multi-byte text under that many characters
+    /// stays whole, longer text is cut to exactly that many characters, never inside a character.
+    @Test func aFieldIsCutAtItsCharacterLimit() {
+        let limit = SearchDocument.maxFieldCharacters
+        var report = Report(eventID: EventID("7077e450fa6f4594850bfed9428d1d98")!, kind: .nonfatal, timestamp: Date(timeIntervalSince1970: 0))
+        for (value, expected) in [
+            (String(repeating: "a", count: limit - 2), limit),  // "k " and the value: exactly the limit
+            (String(repeating: "a", count: limit * 2), limit),
+            (String(repeating: "é", count: limit - 2), limit),  // twice the limit in bytes, not cut
+            (String(repeating: "e\u{301}", count: limit), limit),  // a character of two scalars
+            (String(repeating: "👍🏽", count: limit / 2), limit / 2 + 2),  // eight bytes a character: whole
+        ] {
+            report.customKeys = [(key: "k", value: .string(value))]
+            let keys = SearchDocument.make(report, symbols: nil, grouping: nil).keys
+            #expect(keys.count == expected)
+            #expect(("k " + value).hasPrefix(keys))
+        }
+    }
 }
