@@ -202,8 +202,15 @@ public enum StoredJSON {
             byte(UInt8(ascii: "\""))
             var text = text
             text.withUTF8 { utf8 in
+                // Eight bytes at a time up to the first word with a byte to escape (most strings have none).
+                var clean = 0
+                if let base = UnsafeRawPointer(utf8.baseAddress) {
+                    while clean + 8 <= utf8.count, !Self.mayNeedEscape(base.loadUnaligned(fromByteOffset: clean, as: UInt64.self)) {
+                        clean += 8
+                    }
+                }
                 var mark = 0
-                for index in utf8.indices {
+                for index in clean..<utf8.count {
                     let byte = utf8[index]
                     guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/")
                     else { continue }
@@ -226,6 +233,17 @@ public enum StoredJSON {
                 append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[mark..<utf8.count])))
             }
             byte(UInt8(ascii: "\""))
+        }
+
+        /// Whether one of the eight bytes of `word` is a control character, `"`, `\` or `/` (exact, as a yes or no:
+        /// the usual has-a-zero-byte test on the word and on its XOR with each of the three bytes).
+        @inline(__always)
+        static func mayNeedEscape(_ word: UInt64) -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            @inline(__always) func zeroByte(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
+            let control = (word &- ones &* 0x20) & ~word & highs
+            return control | zeroByte(word ^ (ones &* 0x22)) | zeroByte(word ^ (ones &* 0x5c)) | zeroByte(word ^ (ones &* 0x2f)) != 0
         }
 
         static func hex(_ nibble: UInt8) -> UInt8 {

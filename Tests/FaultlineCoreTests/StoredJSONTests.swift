@@ -79,6 +79,22 @@ import Testing
         #expect(ours == (try Self.sortedKeysEncoder().encode(value)))
     }
 
+    /// Strings are scanned eight bytes at a time up to the first byte to escape: every byte value, at every offset
+    /// of a word and past the first words, among plain ASCII and among multi-byte UTF-8, is escaped as before.
+    @Test func everyByteAtEveryOffsetIsEscapedAsJSONEncoderDoes() throws {
+        let encoder = Self.sortedKeysEncoder()
+        for special in (0..<0x80).map({ Character(Unicode.Scalar(UInt8($0))) }) {
+            for offset in 0..<20 {
+                for filler in ["abcdefgh", "é日ü🚀"] {
+                    let padding = String(String(repeating: filler, count: 4).prefix(offset))
+                    let text = padding + String(special) + String(repeating: filler, count: 3) + String(special)
+                    let value = SymbolicatedReport(state: .complete, threads: [], missing: [], failure: text)
+                    #expect(StoredJSON.encode(value) == (try encoder.encode(value)), "byte \(special.asciiValue ?? 0) at \(offset)")
+                }
+            }
+        }
+    }
+
     @Test func everyHostileStringIsEscapedAsJSONEncoderDoes() throws {
         let encoder = Self.sortedKeysEncoder()
         for text in Self.hostile {
