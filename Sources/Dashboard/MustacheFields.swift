@@ -65,3 +65,54 @@ extension TrendView: MustacheFields {
          ("trendBefore", trendBefore), ("trendClass", trendClass)]
     }
 }
+
+// The sample event's rows: a thread's frames (tens to hundreds a page), their inline entries and source lines, the
+// breadcrumbs and the info tables.
+
+extension InfoRow: MustacheFields {
+    var mustacheFields: [(String, Any)] { [("infoLabel", infoLabel), ("infoValue", infoValue)] }
+}
+
+extension SampleEventView.FrameEntry: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [("functionName", functionName), ("fullFunctionName", fullFunctionName as Any), ("frameLocation", frameLocation as Any),
+         ("inlined", inlined), ("source", source as Any)]
+    }
+}
+
+extension SampleEventView.SourceLineView: MustacheFields {
+    var mustacheFields: [(String, Any)] { [("lineText", lineText), ("isFocus", isFocus)] }
+}
+
+extension SampleEventView.SourceView: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [("sourceCaption", sourceCaption), ("sourceStart", sourceStart), ("sourceLines", sourceLines)]
+    }
+}
+
+extension SampleEventView.FrameView: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [("frameNumber", frameNumber), ("entries", entries), ("frameAddress", frameAddress as Any),
+         ("frameStatus", frameStatus as Any), ("inApp", inApp)]
+    }
+}
+
+extension SampleEventView.FrameSegment: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [("folded", folded), ("foldLabel", foldLabel), ("segmentStart", segmentStart), ("frames", frames)]
+    }
+}
+
+extension SampleEventView.ThreadView: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [("threadHeading", threadHeading), ("crashed", crashed), ("frames", frames), ("hasFrames", hasFrames),
+         ("segments", segments)]
+    }
+}
+
+extension SampleEventView.BreadcrumbView: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [("crumbTime", crumbTime), ("crumbLevel", crumbLevel as Any), ("crumbCategory", crumbCategory as Any),
+         ("crumbMessage", crumbMessage as Any), ("crumbData", crumbData), ("hasCrumbData", hasCrumbData)]
+    }
+}

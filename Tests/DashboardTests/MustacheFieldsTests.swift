@@ -55,6 +55,27 @@ import Testing
         for (index, section) in sections.enumerated() {
             samples += section.rows.map { ("top issue row \(index)", $0) }
         }
+        // The sample event's rows.
+        let info = InfoRow(infoLabel: "Model", infoValue: Fixtures.hostile)
+        let source = SampleEventView.SourceView(
+            file: "/src/App/Process.swift", excerpt: SourceExcerpt(firstLine: 41, lines: ["a", Fixtures.hostile, "c"], focus: 42))
+        let entry = SampleEventView.FrameEntry(
+            function: "app.Inventory.item(at: Swift.Int) -> Swift.Int", frameLocation: "Process.swift:42", inlined: true, source: source)
+        let bareEntry = SampleEventView.FrameEntry(function: nil, frameLocation: nil, inlined: false)
+        let frame = SampleEventView.FrameView(frameNumber: 3, entries: [entry, bareEntry], frameAddress: "0x1234", frameStatus: "dwarf", inApp: true)
+        let bareFrame = SampleEventView.FrameView(frameNumber: 0, entries: [], frameAddress: nil, frameStatus: nil)
+        let segment = SampleEventView.FrameSegment(folded: true, foldLabel: "2 system frames", segmentStart: 1, frames: [frame, bareFrame])
+        samples += [
+            ("info row", info), ("source line", source.sourceLines[1]), ("source", source),
+            ("frame entry", entry), ("frame entry, optionals nil", bareEntry),
+            ("frame", frame), ("frame, optionals nil", bareFrame), ("frame segment", segment),
+            ("thread", SampleEventView.ThreadView(threadHeading: "Thread 0", crashed: true, frames: [frame], hasFrames: true, segments: [segment])),
+            ("breadcrumb", SampleEventView.BreadcrumbView(
+                crumbTime: TimeView(Fixtures.now), crumbLevel: "info", crumbCategory: "ui", crumbMessage: Fixtures.hostile, crumbData: [info],
+                hasCrumbData: true)),
+            ("breadcrumb, optionals nil", SampleEventView.BreadcrumbView(
+                crumbTime: TimeView(Fixtures.now), crumbLevel: nil, crumbCategory: nil, crumbMessage: nil, crumbData: [], hasCrumbData: false)),
+        ]
         return samples
     }
 
