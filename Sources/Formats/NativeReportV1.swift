@@ -276,8 +276,9 @@ public enum NativeReports {
     public enum RereadPurpose: Sendable {
         /// All of it (the read API, the dashboard).
         case everything
-        /// What processing reads (symbolication, grouping, the search entry): a native report's breadcrumbs are
-        /// skipped, not built (nothing there reads them; they were a third of the worker's parse).
+        /// What processing reads (symbolication, grouping, the search entry): a native report's or a Sentry
+        /// event's breadcrumbs are skipped, not built (nothing there reads them; they were a third of the worker's
+        /// parse of a native report).
         case processing
     }
 
@@ -291,7 +292,7 @@ public enum NativeReports {
         switch format {
         case .nativeV1: return try decodeOne(bytes, range: range, limits: limits, breadcrumbs: purpose == .everything).report
         case .swiftCrash: return try SwiftCrashReports.parse(envelope: Array(bytes[range]), limits: limits)
-        case .sentryEvent: return try SentryEvents.reread(bytes, range: range, limits: limits)
+        case .sentryEvent: return try SentryEvents.reread(bytes, range: range, limits: limits, breadcrumbs: purpose == .everything)
         }
     }
 

@@ -351,4 +351,23 @@ import Testing
         // Then it is the same report
         #expect(reread == prepared.report)
     }
+
+    /// Processing reads a stored event without its breadcrumbs: the rest of the report is the same, and so is what
+    /// processing makes from it.
+    @Test func anEventReadForProcessingIsTheEventWithoutItsBreadcrumbs() throws {
+        let body = Array(F.pythonHandled.utf8)
+        let payload = StoredPayload(
+            bytes: try BodyDecoding.deflateForStorage(body), encoding: .deflate, inflatedSize: body.count, format: .sentryEvent)
+        let inflated = try NativeReports.inflate(payload)
+        let all = try NativeReports.reread(inflated: inflated, format: .sentryEvent, range: 0..<body.count, limits: limits)
+        let processing = try NativeReports.reread(
+            inflated: inflated, format: .sentryEvent, range: 0..<body.count, limits: limits, purpose: .processing)
+        #expect(all == (try event(F.pythonHandled)))
+        #expect(all.breadcrumbs.count == 2)
+        var expected = all
+        expected.breadcrumbs = []
+        #expect(processing == expected)
+        #expect(GroupingInput.make(processing, symbols: nil) == GroupingInput.make(all, symbols: nil))
+        #expect(SearchDocument.make(processing, symbols: nil, grouping: nil) == SearchDocument.make(all, symbols: nil, grouping: nil))
+    }
 }

@@ -81,7 +81,8 @@ struct SentryBreadcrumb {
 /// (`exception.values[0].stacktrace.frames[3].lineno`): a client that sends them is broken, and saying so
 /// beats storing half an event.
 enum SentryEventParser {
-    static func parse(_ r: inout JSONReader, limits: IngestLimits) throws -> SentryEventFields {
+    /// - Parameter breadcrumbs: false skips them (stored events read again for processing, which has no use for them).
+    static func parse(_ r: inout JSONReader, limits: IngestLimits, breadcrumbs readBreadcrumbs: Bool = true) throws -> SentryEventFields {
         var e = SentryEventFields()
         guard try r.peek() == .object else { throw FormatError(.malformedJSON, "an event must be a JSON object") }
         try r.readObject { r, key in
@@ -116,10 +117,14 @@ enum SentryEventParser {
             } else if key.matches("threads") {
                 e.threads = try r.optional("threads") { try $0.readValues { try $0.readSentryThread() } } ?? []
             } else if key.matches("breadcrumbs") {
-                e.breadcrumbs =
-                    try r.optional("breadcrumbs") { r in
-                        try r.readValues { try $0.readSentryBreadcrumb(limits: limits) }
-                    } ?? []
+                if readBreadcrumbs {
+                    e.breadcrumbs =
+                        try r.optional("breadcrumbs") { r in
+                            try r.readValues { try $0.readSentryBreadcrumb(limits: limits) }
+                        } ?? []
+                } else {
+                    try r.skipValue()
+                }
             } else if key.matches("tags") {
                 e.tags = try r.optional("tags") { try $0.readSentryTags() } ?? []
             } else if key.matches("extra") {

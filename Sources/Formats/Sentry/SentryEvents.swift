@@ -49,13 +49,17 @@ public enum SentryEvents {
     ///   - fallbackEventID: the envelope header's `event_id`, used when the payload has none.
     ///   - fallbackTime: the event time when the payload has no `timestamp`.
     /// - Throws: `FormatError` (`.tooLarge` past `limits.maxReportBytes`, else with the field to blame).
+    ///   - breadcrumbs: false skips them (a stored event read again for processing).
     public static func report(
-        _ bytes: [UInt8], range: Range<Int>, fallbackEventID: EventID?, fallbackTime: Date, limits: IngestLimits
+        _ bytes: [UInt8], range: Range<Int>, fallbackEventID: EventID?, fallbackTime: Date, limits: IngestLimits,
+        breadcrumbs: Bool = true
     ) throws -> Report {
         guard range.count <= limits.maxReportBytes else {
             throw FormatError(.tooLarge, "an event may be at most \(limits.maxReportBytes) bytes")
         }
-        let fields = try JSONReader.with(bytes, checked: range) { try SentryEventParser.parse(&$0, limits: limits) }
+        let fields = try JSONReader.with(bytes, checked: range) {
+            try SentryEventParser.parse(&$0, limits: limits, breadcrumbs: breadcrumbs)
+        }
         let eventID = fields.eventID ?? fallbackEventID ?? derivedEventID(bytes, range: range)
         var report = assemble(fields, eventID: eventID, timestamp: fields.timestamp ?? fallbackTime, limits: limits)
         limits.apply(to: &report)
@@ -75,11 +79,11 @@ public enum SentryEvents {
     /// The fallbacks come from the envelope header when there is one (`event_id`, `sent_at`), so an event
     /// that relied on them reads back the same. The one thing not stored is the time received: an event with
     /// neither `timestamp` nor `sent_at` reads back dated 1970-01-01 (the stored row keeps the real time).
-    static func reread(_ bytes: [UInt8], range: Range<Int>, limits: IngestLimits) throws -> Report {
+    static func reread(_ bytes: [UInt8], range: Range<Int>, limits: IngestLimits, breadcrumbs: Bool = true) throws -> Report {
         let header = range.lowerBound > 0 ? try? SentryEnvelope.parseHeader(bytes) : nil
         return try report(
             bytes, range: range, fallbackEventID: header?.eventID,
-            fallbackTime: header?.sentAt ?? Date(timeIntervalSince1970: 0), limits: limits)
+            fallbackTime: header?.sentAt ?? Date(timeIntervalSince1970: 0), limits: limits, breadcrumbs: breadcrumbs)
     }
 
     /// An id for an event that came without one: 128 bits of FNV-1a over its bytes (two seeds), so the
