@@ -4,7 +4,7 @@
 ///
 /// The rule a codec must keep: what `compress` returns never starts with `{`, so that a reader tells a compressed
 /// blob from JSON written before compression (or by a store without a codec) by its first byte. zlib's header
-/// byte is `0x78`.
+/// byte is `0x18`–`0x78` (the deflate method and the window's size).
 public struct StoredBlobCodec: Sendable {
     /// Compresses a blob; nil keeps it as it is (a codec that does not compress, or a blob it would not shrink).
     public let compress: @Sendable ([UInt8]) -> [UInt8]?
