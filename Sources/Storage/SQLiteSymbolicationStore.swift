@@ -127,14 +127,10 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     {
         let reportID = outcome.reportID
         guard let report = try Row.fetchOne(
-            db.cachedStatement(
-                sql: """
-                    SELECT project_id, kind, occurred_at, release, user_key, session_id, issue_id, early, grouping_version
-                    FROM reports WHERE id = ?
-                    """),
-            arguments: [reportID])
+            db.cachedStatement(sql: "SELECT \(FiledReport.columns) FROM reports WHERE id = ?"), arguments: [reportID]
+        ).map(FiledReport.init)
         else { return nil }
-        let project = ProjectID(report["project_id"] as Int64)
+        let project = report.project
         let touched = outcome.result.touchedBuildIDs
         // The race with an upload: a debug file of a build-id this result touched, stored after the batch was read,
         // may not have been seen by the lookups. The result is kept (readers see it) but the report stays queued
@@ -161,14 +157,14 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     """
             ).execute(arguments: [reportID, json.result, now])
         }
-        try recordModules(outcome, reportID: reportID, project: project, release: report["release"], touched: touched, reads: reads, db)
+        try recordModules(outcome, reportID: reportID, project: project, release: report.release, touched: touched, reads: reads, db)
         if let search = outcome.search { try SQLiteSearchStore.replace(search, reportID: reportID, project: project, db) }
-        if stale { return (report["issue_id"] as Int64?).map { IssueID($0) } }
+        if stale { return report.issueID.map { IssueID($0) } }
         guard let grouping = outcome.grouping else {
             // Not grouped (failed without symbols): nothing for a newer grouping version to redo either.
             try db.cachedStatement(sql: "UPDATE reports SET grouping_version = ? WHERE id = ?")
                 .execute(arguments: [Grouping.version, reportID])
-            return (report["issue_id"] as Int64?).map { IssueID($0) }
+            return report.issueID.map { IssueID($0) }
         }
         let groupingJSON = json.grouping ?? StoredJSON.encode(grouping.grouping)
         return try Grouper.file(

@@ -1,16 +1,45 @@
 import FaultlineCore
 import GRDB
 
+/// The report's columns grouping reads, by position (GRDB lowercases a column name at every lookup by name; a
+/// report's filing read ten of them).
+struct FiledReport {
+    var project: ProjectID
+    var kind: String
+    var occurredAt: Int64
+    var release: String?
+    var userKey: String?
+    var sessionID: String?
+    var issueID: Int64?
+    var early: Int?
+    var groupingVersion: Int?
+
+    /// The columns `init(_:)` reads, in its order.
+    static let columns = "project_id, kind, occurred_at, release, user_key, session_id, issue_id, early, grouping_version"
+
+    init(_ row: Row) {
+        project = ProjectID(row[0] as Int64)
+        kind = row[1]
+        occurredAt = row[2]
+        release = row[3]
+        userKey = row[4]
+        sessionID = row[5]
+        issueID = row[6]
+        early = row[7]
+        groupingVersion = row[8]
+    }
+}
+
 /// Files a report under its issue inside the symbolication result's transaction: reads the state the decision
 /// needs, asks `IssueFiling.decide` (pure, in FaultlineCore) what to do, and applies its actions — so new-issue
 /// and regression alerts are recorded exactly once, because they commit with the decision.
 enum Grouper {
-    static func file(report: Row, reportID: Int64, grouping input: GroupingInput, groupingJSON: String, now: Int64,
+    static func file(report: FiledReport, reportID: Int64, grouping input: GroupingInput, groupingJSON: String, now: Int64,
                      reads: BatchReads, _ db: Database) throws -> IssueID {
-        let project = ProjectID(report["project_id"] as Int64)
-        let occurredAt: Int64 = report["occurred_at"]
-        let release: String? = report["release"]
-        let oldIssue: Int64? = report["issue_id"]
+        let project = report.project
+        let occurredAt = report.occurredAt
+        let release = report.release
+        let oldIssue = report.issueID
         let g = input.grouping
 
         let current = try oldIssue.flatMap { try state(issueID: $0, db) }
@@ -24,16 +53,16 @@ enum Grouper {
         } ?? false
         let settings = try reads.alertSettings(project: project, db)
         let decision = IssueFiling.Input(
-            grouping: g, current: current, reportGroupingVersion: (report["grouping_version"] as Int?) ?? Grouping.version,
+            grouping: g, current: current, reportGroupingVersion: report.groupingVersion ?? Grouping.version,
             target: target, targetSeenInRelease: seenInRelease, release: release,
             alertOnNewIssue: settings.alertOnNewIssue, alertOnRegression: settings.alertOnRegression)
         let actions = IssueFiling.decide(decision)
 
         var issueID = target?.id ?? oldIssue
         var contribution = IssueContribution(
-            release: release ?? "", day: DayNumber(Millis.date(occurredAt)), occurredAt: occurredAt, user: report["user_key"],
+            release: release ?? "", day: DayNumber(Millis.date(occurredAt)), occurredAt: occurredAt, user: report.userKey,
             tags: input.tags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) },
-            early: (report["early"] as Int?).map { $0 == 1 })
+            early: report.early.map { $0 == 1 })
         var muted = target?.status == .muted
         // An issue created here has the grouping's title: its alert need not read it back.
         var created = false
@@ -49,7 +78,7 @@ enum Grouper {
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """
                 ).execute(arguments: [
-                    project.rawValue, g.fingerprint.rawValue, report["kind"] as String, groupingJSON, g.title, g.culprit,
+                    project.rawValue, g.fingerprint.rawValue, report.kind, groupingJSON, g.title, g.culprit,
                     g.titleRank, occurredAt, occurredAt, release, release, now,
                     (inherited?["status"] as String?) ?? IssueStatus.open.rawValue, (inherited?["regressed"] as Int?) ?? 0,
                     inherited?["status_changed_at"] as Int64?, inherited?["status_changed_by"] as String?,
@@ -64,7 +93,7 @@ enum Grouper {
                             updated_at = ? WHERE id = ?
                         """
                 ).execute(arguments: [
-                    g.fingerprint.rawValue, groupingJSON, g.title, g.culprit, g.titleRank, report["kind"] as String, now, issue,
+                    g.fingerprint.rawValue, groupingJSON, g.title, g.culprit, g.titleRank, report.kind, now, issue,
                 ])
                 issueID = issue
             case .retitle:
@@ -83,7 +112,7 @@ enum Grouper {
                         }
                     }
                     try IssueRollup.remove(contribution, from: from, now: now, db)
-                } else if let session: String = report["session_id"] {
+                } else if let session = report.sessionID {
                     let started = try Int64.fetchOne(
                         db.cachedStatement(sql: "SELECT started_at FROM sessions WHERE project_id = ? AND session_id = ?"),
                         arguments: [project.rawValue, session])
