@@ -104,7 +104,17 @@ func afterIngest(_ report: Report) {
 
 func fuzzNative(_ bytes: [UInt8]) {
     if let decoded = try? NativeReports.decode(bytes, limits: limits) {
-        for case .success(let prepared) in decoded.items { afterIngest(prepared.report) }
+        for case .success(let prepared) in decoded.items {
+            afterIngest(prepared.report)
+            // What the worker reads back (breadcrumbs skipped) is the accepted report without its breadcrumbs.
+            guard var processing = try? NativeReports.reread(
+                inflated: bytes, format: .nativeV1, range: prepared.range, limits: limits, purpose: .processing)
+            else { fatalError("an accepted report cannot be read again for processing") }
+            var expected = prepared.report
+            expected.breadcrumbs = []
+            processing.trimmed = expected.trimmed  // what trimming counted of the breadcrumbs differs; nothing reads it there
+            if processing != expected { fatalError("the report read for processing differs from the accepted one") }
+        }
         // A single report parsed without the splitter is what the splitter's path makes of it.
         if !decoded.isBatch, decoded != (try? NativeReports.decodeSplitting(bytes, limits: limits)) {
             fatalError("NativeReports.decode differs from decodeSplitting")
