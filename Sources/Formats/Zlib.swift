@@ -101,15 +101,16 @@ enum Zlib {
     static func compress(_ input: [UInt8], level: Int32 = 1) throws -> [UInt8] {
         var windowBits: Int32 = 9
         while windowBits < 15 && (1 << windowBits) < input.count { windowBits += 1 }
+        // The hash table has 2^(memLevel + 7) entries: 16 KB of them under a 16 KB window, zlib's default (8) at 32 KB.
+        let memLevel: Int32 = windowBits == 15 ? 8 : max(1, windowBits - 8)
         var stream = z_stream()
-        guard deflateInit2_(&stream, level, Z_DEFLATED, windowBits, windowBits == 15 ? 8 : max(1, windowBits - 8), Z_DEFAULT_STRATEGY, zlibVersion(),
+        guard deflateInit2_(&stream, level, Z_DEFLATED, windowBits, memLevel, Z_DEFAULT_STRATEGY, zlibVersion(),
                             Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw FormatError(.corruptCompression, "zlib could not start")
         }
         defer { deflateEnd(&stream) }
         let bound = Int(deflateBound(&stream, uLong(input.count)))
         var status = Z_OK
-        var written = 0
         // Not zero-filled first: zlib writes what it returns, and only that much is kept.
         let output = [UInt8](unsafeUninitializedCapacity: max(bound, 16)) { out, count in
             status = input.withUnsafeBufferPointer { inp in
@@ -119,8 +120,7 @@ enum Zlib {
                 stream.avail_out = uInt(out.count)
                 return deflate(&stream, Z_FINISH)
             }
-            written = status == Z_STREAM_END ? Int(stream.total_out) : 0
-            count = written
+            count = status == Z_STREAM_END ? Int(stream.total_out) : 0
         }
         guard status == Z_STREAM_END else { throw FormatError(.corruptCompression, "zlib could not compress (status \(status))") }
         return output

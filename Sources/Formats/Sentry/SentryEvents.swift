@@ -48,8 +48,8 @@ public enum SentryEvents {
     /// - Parameters:
     ///   - fallbackEventID: the envelope header's `event_id`, used when the payload has none.
     ///   - fallbackTime: the event time when the payload has no `timestamp`.
-    /// - Throws: `FormatError` (`.tooLarge` past `limits.maxReportBytes`, else with the field to blame).
     ///   - breadcrumbs: false skips them (a stored event read again for processing).
+    /// - Throws: `FormatError` (`.tooLarge` past `limits.maxReportBytes`, else with the field to blame).
     public static func report(
         _ bytes: [UInt8], range: Range<Int>, fallbackEventID: EventID?, fallbackTime: Date, limits: IngestLimits,
         breadcrumbs: Bool = true
