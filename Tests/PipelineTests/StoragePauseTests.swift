@@ -55,9 +55,10 @@ import Testing
         #expect(await eventually(clock) { renders.withLock { $0 } > 0 })
     }
 
-    /// Under pressure a render leaves its issue pages once the background writers' share is used up, a full render
-    /// too: the full render at start once wrote thousands of issue pages into a nearly full disk, down to 0 bytes
-    /// free, and retention's relief could not bring ingest back (CI, DiskFullEndToEndTests). Newer data cuts short an
+    /// Under pressure (ingest refused) a render leaves its issue pages, a full render too, even while the background
+    /// writers' share (half the floor) is not used up: the full render at start once wrote thousands of issue pages
+    /// into a nearly full disk, first down to 0 bytes free, later down to that share, eating the space retention had
+    /// given back for ingest, which then never resumed (CI, DiskFullEndToEndTests). Newer data cuts short an
     /// incremental render only: a full render is the one that removes the pages of issues that are gone.
     @Test func aFullRenderLeavesItsIssuePagesWhenTheDiskIsFullButNotForNewerData() async throws {
         let clock = ManualClock()
@@ -70,8 +71,9 @@ import Testing
                 // A change arrives while this render runs.
                 scheduler.withLock { $0 }?.notify()
                 let newer = stop()
-                // Its own pages used the disk down to below the background writers' share (half the floor).
-                free.withLock { $0 = 1 << 20 }
+                // Its own pages used the disk down to below the floor, still above the background writers' share
+                // (half the floor).
+                free.withLock { $0 = 6 << 20 }
                 clock.advance(2)
                 let full = stop()
                 free.withLock { $0 = 100 << 20 }

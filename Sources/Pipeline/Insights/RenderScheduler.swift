@@ -81,16 +81,18 @@ public struct RenderScheduler: Service {
     public var storage: DiskGuard?
 
     /// When a render leaves its remaining issue pages (rendered by a later render, or on request):
-    /// - under storage pressure, once the background writers' share of the floor is used up, full renders too (a full
-    ///   render at start once wrote thousands of issue pages into the last free bytes of the disk);
+    /// - under storage pressure (ingest refused), full renders too. Not only once the background writers' share of
+    ///   the floor is used up: the space retention gives back is for ingest, and a full render at start (thousands
+    ///   of issue pages) once wrote it all away again, down to that share, so ingest never resumed (CI,
+    ///   DiskFullEndToEndTests). The summary pages are still drawn; an issue page is rendered when someone asks;
     /// - an incremental render also once a change arrived after it began, so the summary pages are current first.
     ///   A full render does not yield to newer data: it is the one that removes the pages of issues that are gone,
     ///   and the next render is full again until one completes.
     func stopCondition(full: Bool) -> @Sendable () -> Bool {
         let storage = storage
-        if full { return { storage?.backgroundPaused == true } }
+        if full { return { storage?.isFull == true } }
         let flag = changed
-        return { flag.isSet || storage?.backgroundPaused == true }
+        return { flag.isSet || storage?.isFull == true }
     }
 
     /// Whether more changes are on their way that a render now would miss (the symbolication worker's last batch
