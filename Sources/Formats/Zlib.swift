@@ -64,26 +64,32 @@ enum Zlib {
 
     /// Compresses `input` as a raw deflate stream (no header or checksum: what a ZIP entry holds).
     static func deflateRaw(_ input: [UInt8], level: Int32 = 6) throws -> [UInt8] {
+        try deflateWhole(input, level: level, windowBits: Container.raw.rawValue, memLevel: 8)
+    }
+
+    /// `input` deflated in one call: `windowBits` as zlib takes it (8…15 with the zlib header, -8…-15 raw), the
+    /// hash table `2^(memLevel + 7)` entries.
+    private static func deflateWhole(_ input: [UInt8], level: Int32, windowBits: Int32, memLevel: Int32) throws -> [UInt8] {
         var stream = z_stream()
-        guard deflateInit2_(&stream, level, Z_DEFLATED, Container.raw.rawValue, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
+        guard deflateInit2_(&stream, level, Z_DEFLATED, windowBits, memLevel, Z_DEFAULT_STRATEGY, zlibVersion(),
                             Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw FormatError(.corruptCompression, "zlib could not start")
         }
         defer { deflateEnd(&stream) }
         let bound = Int(deflateBound(&stream, uLong(input.count)))
-        var output = [UInt8](repeating: 0, count: max(bound, 16))
-        var input = input
-        let status = input.withUnsafeMutableBufferPointer { inp in
-            output.withUnsafeMutableBufferPointer { out -> Int32 in
-                stream.next_in = inp.baseAddress
+        var status = Z_OK
+        // Not zero-filled first: zlib writes what it returns, and only that much is kept.
+        let output = [UInt8](unsafeUninitializedCapacity: max(bound, 16)) { out, count in
+            status = input.withUnsafeBufferPointer { inp in
+                stream.next_in = UnsafeMutablePointer(mutating: inp.baseAddress)  // zlib only reads it
                 stream.avail_in = uInt(inp.count)
                 stream.next_out = out.baseAddress
                 stream.avail_out = uInt(out.count)
                 return deflate(&stream, Z_FINISH)
             }
+            count = status == Z_STREAM_END ? Int(stream.total_out) : 0
         }
         guard status == Z_STREAM_END else { throw FormatError(.corruptCompression, "zlib could not compress (status \(status))") }
-        output.removeSubrange(Int(stream.total_out)...)
         return output
     }
 
@@ -103,26 +109,6 @@ enum Zlib {
         while windowBits < 15 && (1 << windowBits) < input.count { windowBits += 1 }
         // The hash table has 2^(memLevel + 7) entries: 16 KB of them under a 16 KB window, zlib's default (8) at 32 KB.
         let memLevel: Int32 = windowBits == 15 ? 8 : max(1, windowBits - 8)
-        var stream = z_stream()
-        guard deflateInit2_(&stream, level, Z_DEFLATED, windowBits, memLevel, Z_DEFAULT_STRATEGY, zlibVersion(),
-                            Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw FormatError(.corruptCompression, "zlib could not start")
-        }
-        defer { deflateEnd(&stream) }
-        let bound = Int(deflateBound(&stream, uLong(input.count)))
-        var status = Z_OK
-        // Not zero-filled first: zlib writes what it returns, and only that much is kept.
-        let output = [UInt8](unsafeUninitializedCapacity: max(bound, 16)) { out, count in
-            status = input.withUnsafeBufferPointer { inp in
-                stream.next_in = UnsafeMutablePointer(mutating: inp.baseAddress)
-                stream.avail_in = uInt(inp.count)
-                stream.next_out = out.baseAddress
-                stream.avail_out = uInt(out.count)
-                return deflate(&stream, Z_FINISH)
-            }
-            count = status == Z_STREAM_END ? Int(stream.total_out) : 0
-        }
-        guard status == Z_STREAM_END else { throw FormatError(.corruptCompression, "zlib could not compress (status \(status))") }
-        return output
+        return try deflateWhole(input, level: level, windowBits: windowBits, memLevel: memLevel)
     }
 }

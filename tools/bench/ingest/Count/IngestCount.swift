@@ -65,12 +65,11 @@ struct IngestCount {
 
         static func run(_ work: @escaping @Sendable () async throws -> Void) throws {
             let executor = Inline()
-            let task = Task(executorPreference: executor) { try await work() }
-            while !executor.jobs.isEmpty { executor.jobs.removeFirst().runSynchronously(on: executor.asUnownedTaskExecutor()) }
             nonisolated(unsafe) var failure: (any Error)?
-            let done = Task(executorPreference: executor) { do { try await task.value } catch { failure = error } }
+            Task(executorPreference: executor) {
+                do { try await work() } catch { failure = error }
+            }
             while !executor.jobs.isEmpty { executor.jobs.removeFirst().runSynchronously(on: executor.asUnownedTaskExecutor()) }
-            _ = done
             if let failure { throw failure }
         }
     }
