@@ -423,8 +423,9 @@ extension SymbolicatedReport {
 
 /// Where symbolication results and its queue live.
 public protocol SymbolicationStore: Sendable {
-    /// Reports with state `pending`, oldest first, with their attempt counts.
-    func pending(limit: Int) async throws -> [PendingSymbolication]
+    /// Reports with state `pending`, oldest first, with their attempt counts, leaving out `excluding` (the reports
+    /// of a batch the worker has processed and not saved yet: its next batch is read while that one is saved).
+    func pending(limit: Int, excluding: Set<Int64>) async throws -> [PendingSymbolication]
     /// Durably counts one more symbolication attempt for each report (committed before returning, so that
     /// a process that dies while symbolicating them leaves the count behind). Saving a result without a
     /// `failure` resets the count.
@@ -452,4 +453,11 @@ public protocol SymbolicationStore: Sendable {
     func missingDebugFiles(project: ProjectID, release: String?) async throws -> [MissingDebugFileSummary]
     /// The stored result for a report row.
     func result(reportID: Int64) async throws -> (state: SymbolicationState, report: SymbolicatedReport?)
+}
+
+extension SymbolicationStore {
+    /// Reports with state `pending`, oldest first (none left out).
+    public func pending(limit: Int) async throws -> [PendingSymbolication] {
+        try await pending(limit: limit, excluding: [])
+    }
 }

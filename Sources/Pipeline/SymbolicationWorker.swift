@@ -15,7 +15,8 @@ import Foundation
 
 /// Symbolicates and groups reports after they were acknowledged, never on the request path.
 ///
-/// `run()` only loops and calls `step()`; everything it does is in `step()`, which tests call directly.
+/// `step()` reads, processes and saves one batch; tests call it directly. `run()` loops over the same parts, saving a
+/// batch while it processes the next.
 /// The queue is in the database, so a restart loses nothing: pending reports are picked up again.
 public struct SymbolicationWorker: Service {
     let store: any SymbolicationStore
@@ -123,6 +124,7 @@ public struct SymbolicationWorker: Service {
     /// Each payload of the batch is inflated once; then every report is read, symbolicated, grouped and indexed,
     /// `concurrency` at a time (on every core, the symbolicator's module owners in parallel), and all results are
     /// saved in one transaction. While a backlog lasts (the last batch came full) batches are `backlogBatchSize`.
+    /// (`run()` does the same steps, and overlaps a batch's save with the next batch's processing.)
     ///
     /// Poison pills (`SymbolicationRetry`): an attempt is counted durably for every report before its
     /// symbolication starts. Reports found with attempts already counted were being processed when the
@@ -132,21 +134,53 @@ public struct SymbolicationWorker: Service {
     /// - Parameter concurrency: overrides the worker's `concurrency` for this step.
     @discardableResult
     public func step(concurrency: Int? = nil) async throws -> Int {
+        guard let claimed = try await claim(excluding: []) else { return 0 }
+        return try await commit(await process(claimed, concurrency: concurrency))
+    }
+
+    /// A batch whose attempts are counted, to be processed.
+    struct Claimed {
+        /// Reports to symbolicate.
+        var work: [PendingSymbolication]
+        /// Poison reports to group without the symbolicator.
+        var failing: [PendingSymbolication]
+        /// Outcomes made already (poison reports that cannot be grouped).
+        var outcomes: [SymbolicationOutcome]
+        /// Whether ingest was busy when the batch was read (the batch is then processed on one core).
+        var sharing: Bool
+        /// Whether no report of the batch was being processed when the process stopped before (see `saveOverlapping`).
+        var fresh: Bool
+    }
+
+    /// A processed batch, to be saved.
+    struct Processed {
+        var outcomes: [SymbolicationOutcome]
+        /// Poison reports in `outcomes`.
+        var failed: Int
+        /// `Claimed.fresh` of the batch.
+        var fresh: Bool
+        /// The reports of `outcomes`: left out of the next batch while these are saved.
+        var reportIDs: Set<Int64> { Set(outcomes.map(\.reportID)) }
+    }
+
+    /// Reads the next batch, leaving out `excluding` (a batch being saved), and durably counts an attempt for each
+    /// report it will process; nil when nothing is pending.
+    func claim(excluding: Set<Int64>) async throws -> Claimed? {
         let sharing = ingestActivity?.isBusy == true
         let limit = batchLimit(sharing: sharing)
-        var batch = try await store.pending(limit: limit)
+        var batch = try await store.pending(limit: limit, excluding: excluding)
         backlog.value.withLock { $0 = batch.count >= limit }
         if batch.isEmpty {
             // Idle: group reports filed by an older grouping version again, a few batches at a time, so that a
             // version bump migrates stored issues in the background without holding back new reports. Only this
             // binary's start makes reports outdated, so once none is left the question is not asked again.
-            guard !regroupingDone.value.withLock({ $0 }) else { return 0 }
+            guard !regroupingDone.value.withLock({ $0 }) else { return nil }
             guard try await store.requeueOutdatedGrouping(limit: batchSize * 4) > 0 else {
                 regroupingDone.value.withLock { $0 = true }
-                return 0
+                return nil
             }
-            batch = try await store.pending(limit: batchSize)
-            guard !batch.isEmpty else { return 0 }
+            batch = try await store.pending(limit: batchSize, excluding: excluding)
+            guard !batch.isEmpty else { return nil }
         }
         if let seen = batch.map(\.filesSeen).max() { onFilesSeen(seen) }
         let own = ownAttempts.counts.withLock { $0 }
@@ -170,7 +204,18 @@ public struct SymbolicationWorker: Service {
         let attempted = (failing + work).map(\.reportID)
         try await store.recordAttempt(reportIDs: attempted)
         ownAttempts.counts.withLock { counts in for id in attempted { counts[id, default: 0] += 1 } }
-        let width = max(1, concurrency ?? (sharing ? 1 : self.concurrency))
+        return Claimed(
+            work: work, failing: failing, outcomes: outcomes, sharing: sharing,
+            fresh: plan.suspects.isEmpty && failing.isEmpty && dropped.isEmpty)
+    }
+
+    /// Reads, symbolicates, groups and indexes a claimed batch, `concurrency` at a time (default: the worker's, one
+    /// while ingest is busy).
+    func process(_ claimed: Claimed, concurrency: Int? = nil) async -> Processed {
+        let (work, failing) = (claimed.work, claimed.failing)
+        var outcomes = claimed.outcomes
+        outcomes.reserveCapacity(outcomes.count + work.count + failing.count)
+        let width = max(1, concurrency ?? (claimed.sharing ? 1 : self.concurrency))
         // Each payload once, for every report of the batch that is read again.
         let inflated = await inflate(failing + work, concurrency: width)
         for item in failing {
@@ -179,7 +224,7 @@ public struct SymbolicationWorker: Service {
             outcomes.append(groupWithoutSymbols(item, inflated: inflated[Self.payloadKey(item)]))
         }
         let lookups = BatchLookups(symbolicator)
-        try await withThrowingTaskGroup(of: SymbolicationOutcome.self) { group in
+        await withTaskGroup(of: SymbolicationOutcome.self) { group in
             var next = 0
             func start() {
                 guard next < work.count else { return }
@@ -189,19 +234,59 @@ public struct SymbolicationWorker: Service {
                 group.addTask { await self.process(item, inflated: bytes, symbolicator: lookups) }
             }
             for _ in 0..<width { start() }
-            while let outcome = try await group.next() {
+            while let outcome = await group.next() {
                 outcomes.append(outcome)
                 start()
             }
         }
-        // One transaction (one fsync) for the whole batch: grouping keeps up with ingest.
+        return Processed(outcomes: outcomes, failed: claimed.outcomes.count + failing.count, fresh: claimed.fresh)
+    }
+
+    /// Saves a processed batch in one transaction (one fsync for the whole batch: grouping keeps up with ingest);
+    /// returns how many reports it saved.
+    func commit(_ processed: Processed) async throws -> Int {
+        let outcomes = processed.outcomes
         try await store.saveAll(outcomes.sorted { $0.reportID < $1.reportID }, at: clock.now())
         ownAttempts.counts.withLock { counts in for outcome in outcomes { counts[outcome.reportID] = nil } }
-        let failed = failing.count + dropped.count
-        if failed > 0 { telemetry?.count(Telemetry.Name.symbolicationPoisoned, by: failed) }
+        if processed.failed > 0 { telemetry?.count(Telemetry.Name.symbolicationPoisoned, by: processed.failed) }
         telemetry?.count(Telemetry.Name.reportsGrouped, by: outcomes.count)
         onChange()
         return outcomes.count
+    }
+
+    /// Saves `done` while the next batch is processed; returns the next batch, processed and not saved yet (nil: none
+    /// was pending, or it waits for the next call). One thing at a time, as `step`, while ingest is busy.
+    ///
+    /// The next batch is read and its attempts committed before `done`'s save starts: the attempts of a batch are
+    /// durable before it is processed, and one batch is processed at a time, so a report that stops the process is
+    /// still found out (`SymbolicationRetry`). Saves stay in batch order. A process that stops while it processes a
+    /// batch may lose the save of the one before, whose reports then count an attempt they did not cause: so a batch
+    /// with a report that was being processed when the process stopped before (a suspect, or one failed for it) is
+    /// neither saved nor processed beside another — an innocent report next to a poison one is never failed for it.
+    func saveOverlapping(_ done: Processed) async throws -> Processed? {
+        if !done.fresh || ingestActivity?.isBusy == true {
+            _ = try await commit(done)
+            return nil
+        }
+        let claimed: Claimed?
+        do {
+            claimed = try await claim(excluding: done.reportIDs)
+        } catch {
+            _ = try await commit(done)
+            throw error
+        }
+        guard let claimed else {
+            _ = try await commit(done)
+            return nil
+        }
+        guard claimed.fresh else {
+            _ = try await commit(done)
+            return await process(claimed)
+        }
+        async let saved = commit(done)
+        let next = await process(claimed)
+        _ = try await saved
+        return next
     }
 
     /// Whether the worker is working off a backlog (its last batch came full), asked from any task: the dashboard
@@ -294,21 +379,30 @@ public struct SymbolicationWorker: Service {
             search: SearchDocument.make(report, symbols: nil, grouping: grouping.grouping))
     }
 
+    /// Steps until the service shuts down; while batches keep coming, each is saved while the next one is processed
+    /// (`saveOverlapping`): the save runs on one core, processing on all of them.
     public func run() async throws {
+        // A batch processed and not saved yet.
+        var processed: Processed?
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             await storage?.waitWhileFull()
-            let done: Int
             do {
-                done = try await step()
+                if let done = processed {
+                    processed = nil
+                    processed = try await saveOverlapping(done)
+                } else if let claimed = try await claim(excluding: []) {
+                    processed = await process(claimed)
+                } else {
+                    try? await Task.sleep(for: idleDelay)
+                }
             } catch {
-                done = 0
                 if storage?.noteFailure(error) == true { continue }
                 logger.error("symbolication step failed", metadata: [Telemetry.LogKey.error: "\(error)"])
-            }
-            if done == 0 {
                 try? await Task.sleep(for: idleDelay)
             }
         }
+        // Its attempts are counted: saved now, they do not make suspects of its reports at the next start.
+        if let done = processed { _ = try? await commit(done) }
     }
 }
 

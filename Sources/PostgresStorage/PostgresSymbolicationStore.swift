@@ -28,7 +28,7 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         self.database = database
     }
 
-    public func pending(limit: Int) async throws -> [PendingSymbolication] {
+    public func pending(limit: Int, excluding: Set<Int64>) async throws -> [PendingSymbolication] {
         let logger = database.logger
         let now = Millis.from(Date())
         let limit = Int64(max(1, limit))
@@ -42,12 +42,15 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                         WITH taken AS (
                             SELECT id, received_at FROM reports
                             WHERE symbolication = 'pending' AND (claimed_until IS NULL OR claimed_until < $1)
+                                AND NOT (id = ANY($4))
                             ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
                         UPDATE reports r SET claimed_until = $3 FROM taken t
                         WHERE r.id = t.id AND r.received_at = t.received_at
                         RETURNING \(columns), r.payload_id, r.payload_offset, r.payload_length, r.symbolication_attempts
                         """,
-                    binds: PostgresBindings(values: [now, limit, now &+ database.claimLease])),
+                    // The reports left out are claimed by this worker already (its batch being saved); left out
+                    // here too in case their claim ran out meanwhile.
+                    binds: PostgresBindings(values: [now, limit, now &+ database.claimLease, Array(excluding)])),
                 logger: logger)
             struct Row {
                 var summary: ReportSummary

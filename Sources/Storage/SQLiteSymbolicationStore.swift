@@ -26,11 +26,12 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
 
     /// Two queries for the whole batch: the pending rows, then each payload they are part of, once (a 20-report
     /// request body is one payload; its bytes are read and held once, shared by its reports).
-    public func pending(limit: Int) async throws -> [PendingSymbolication] {
-        try await database.pool.read { db in
+    public func pending(limit: Int, excluding: Set<Int64>) async throws -> [PendingSymbolication] {
+        let limit = max(1, limit)
+        return try await database.pool.read { db in
             // Read in the same snapshot as the batch: a debug file stored after this is seen by `save` (see there).
             let filesSeen = try Self.debugFileSequence(db)
-            let rows = try Row.fetchAll(
+            let fetched = try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
                         SELECT \(SQLiteReportReader.summaryColumns), r.payload_id, r.payload_offset, r.payload_length,
@@ -38,7 +39,10 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                         FROM reports r JOIN projects pr ON pr.id = r.project_id
                         WHERE r.symbolication = 'pending' ORDER BY r.id LIMIT ?
                         """),
-                arguments: [max(1, limit)])
+                // The reports left out are pending too (saved after this read): as many more rows, dropped below
+                // before their payloads are read.
+                arguments: [limit + excluding.count])
+            let rows = fetched.lazy.filter { row in !excluding.contains(row["id"] as Int64) }.prefix(limit)
             var payloads: [Int64: StoredPayload] = [:]
             let payloadStatement = try db.cachedStatement(
                 sql: "SELECT encoding, inflated_size, bytes, format FROM payloads WHERE id = ?")

@@ -40,9 +40,9 @@ final class FakeSymbolicationStore: SymbolicationStore {
     func restart() { state.withLock { $0.dead = false } }
     var events: [String] { state.withLock { $0.events } }
 
-    func pending(limit: Int) async throws -> [PendingSymbolication] {
+    func pending(limit: Int, excluding: Set<Int64>) async throws -> [PendingSymbolication] {
         state.withLock { s in
-            s.rows.filter { $0.value.state == .pending }.sorted { $0.key < $1.key }.prefix(limit).map { id, row in
+            s.rows.filter { $0.value.state == .pending && !excluding.contains($0.key) }.sorted { $0.key < $1.key }.prefix(limit).map { id, row in
                 PendingSymbolication(
                     reportID: id, project: row.project, raw: Self.raw(id, payload: row.payload), attempts: row.attempts,
                     payload: row.payload)
@@ -63,7 +63,11 @@ final class FakeSymbolicationStore: SymbolicationStore {
         return nil
     }
 
+    /// Awaited by `saveAll` before it saves (with the batch's report ids).
+    let beforeSave = Mutex<(@Sendable ([Int64]) async -> Void)?>(nil)
+
     func saveAll(_ results: [SymbolicationOutcome], at date: Date) async throws {
+        if let hook = beforeSave.withLock({ $0 }) { await hook(results.map(\.reportID)) }
         try state.withLock { s in
             guard !s.dead else { throw Died() }
             if s.failingSaves > 0 {
@@ -144,14 +148,22 @@ struct FixedClock: WallClock {
     }
 
     func worker(_ store: FakeSymbolicationStore, _ symbolicator: some AddressSymbolicating, poisoned: Set<Int64>,
-                rereads: Rereads? = nil) -> SymbolicationWorker {
+                rereads: Rereads? = nil, batchSize: Int = 64) -> SymbolicationWorker {
         SymbolicationWorker(
             store: store, symbolicator: symbolicator,
             reread: { raw in
                 rereads?.ids.withLock { $0.append(raw.summary.cursor) }
                 return Self.report(raw.summary.cursor, poisoned: poisoned.contains(raw.summary.cursor))
             },
-            clock: FixedClock(), logger: Logger(label: "test"), batchSize: 64)
+            clock: FixedClock(), logger: Logger(label: "test"), batchSize: batchSize, idleDelay: .milliseconds(5))
+    }
+
+    /// Runs `worker.run()` until `done` holds (at most 10 s), then cancels it as a shutdown or a dead process would.
+    func run(_ worker: SymbolicationWorker, until done: () -> Bool) async {
+        let task = Task { try await worker.run() }
+        for _ in 0..<1_000 where !done() { try? await Task.sleep(for: .milliseconds(10)) }
+        task.cancel()
+        _ = try? await task.value
     }
 
     @Test func anAttemptIsCommittedBeforeSymbolicationAndACleanResultResetsIt() async throws {
@@ -272,5 +284,71 @@ struct FixedClock: WallClock {
         #expect(try await worker.step() == 1)
         #expect(store.row(5)?.state == .missing)
         #expect(store.row(5)?.failure == "the stored report could not be read again: payload damaged")
+    }
+
+    @Test func runSavesEachBatchWhileTheNextIsProcessedAndTakesEveryReportOnce() async throws {
+        let store = FakeSymbolicationStore()
+        for id: Int64 in 1...10 { store.add(id) }
+        let symbolicator = PoisonSymbolicator(store: store, poison: Self.poison)
+        // Each save but the last waits (5 s at most) for the next batch's first lookup: the two overlap.
+        let overlapped = Mutex<[Bool]>([])
+        store.beforeSave.withLock {
+            $0 = { ids in
+                let next = (ids.max() ?? 0) + 1
+                guard next <= 10 else { return }
+                for _ in 0..<500 {
+                    if symbolicator.lookups.withLock({ $0.contains(UInt64(0x10 * next)) }) {
+                        overlapped.withLock { $0.append(true) }
+                        return
+                    }
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
+                overlapped.withLock { $0.append(false) }
+            }
+        }
+        let rereads = Rereads()
+        await run(worker(store, symbolicator, poisoned: [], rereads: rereads, batchSize: 4)) {
+            (1...10).allSatisfy { store.row($0)?.state != .pending }
+        }
+        // The next batch's attempts are committed before the save of the one before starts, and a batch being
+        // saved is not read again.
+        #expect(store.events == [
+            "attempt 1,2,3,4", "attempt 5,6,7,8", "save 1,2,3,4", "attempt 9,10", "save 5,6,7,8", "save 9,10",
+        ])
+        #expect(overlapped.withLock { $0 } == [true, true])
+        #expect(rereads.ids.withLock { $0 }.sorted() == Array(1...10))
+        for id: Int64 in 1...10 {
+            #expect(store.row(id)?.state == .complete)
+            #expect(store.row(id)?.saved == 1)
+            #expect(store.row(id)?.attempts == 0)
+        }
+    }
+
+    @Test func runStillFindsAPoisonReportWhileItOverlapsBatches() async throws {
+        let store = FakeSymbolicationStore()
+        for id: Int64 in 1...8 { store.add(id) }
+        let symbolicator = PoisonSymbolicator(store: store, poison: Self.poison)
+        // Saves take a while: a batch processed beside one being saved stops the process before that save commits.
+        store.beforeSave.withLock { $0 = { _ in try? await Task.sleep(for: .milliseconds(20)) } }
+        var crashes = 0
+        // Each round is a process: it runs until the store dies (a crash) or every report is done.
+        for _ in 0..<10 {
+            await run(worker(store, symbolicator, poisoned: [5], batchSize: 2)) {
+                store.state.withLock { s in s.dead || s.rows.values.allSatisfy { $0.state != .pending } }
+            }
+            guard store.state.withLock({ $0.dead }) else { break }
+            crashes += 1
+            store.restart()
+        }
+        #expect(crashes == SymbolicationRetry.maxAttempts)
+        for id: Int64 in [1, 2, 3, 4, 6, 7, 8] {
+            #expect(store.row(id)?.state == .complete)
+            #expect(store.row(id)?.failure == nil)
+            #expect(store.row(id)?.grouping?.grouping.components.first == "function_\(0x10 * id)")
+        }
+        let poisoned = try #require(store.row(5))
+        #expect(poisoned.state == .missing)
+        #expect(poisoned.failure == SymbolicationRetry.reason(attempts: 3))
+        #expect(poisoned.grouping?.grouping.components == ["libpoison.so+0x50"])
     }
 }

@@ -166,4 +166,18 @@ import Testing
             #expect(try await pending(db).isEmpty)
         }
     }
+
+    @Test(arguments: Engine.allCases) func theNextBatchLeavesOutTheReportsOfTheBatchBeingSaved(_ engine: Engine) async throws {
+        try await withStores(engine) { stores in
+            let (db, a) = try await fixture.setUp(stores)
+            try await fixture.store(db, a, (1...5).map { ($0, "1.0", "u\($0)", Double(10 * $0), nil) })
+            var r: [Int64] = [0]
+            for n in 1...5 { r.append(try await fixture.rowID(db, n)) }
+            let store = db.symbolication
+            // Left out, and not counted against the limit.
+            #expect(try await store.pending(limit: 2, excluding: [r[2]]).map(\.reportID) == [r[1], r[3]])
+            #expect(try await store.pending(limit: 2, excluding: [r[1], r[3]]).map(\.reportID) == [r[2], r[4]])
+            #expect(try await store.pending(limit: 10, excluding: Set(r[1...4])).map(\.reportID) == [r[5]])
+        }
+    }
 }
