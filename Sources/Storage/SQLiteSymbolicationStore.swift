@@ -103,7 +103,11 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         do {
             try await database.pool.write { db in
                 let reads = BatchReads()
-                for (outcome, json) in zip(results, encoded) { _ = try Self.save(outcome, encoded: json, now: now, reads: reads, db) }
+                let search = SQLiteSearchStore.Deferred()
+                for (outcome, json) in zip(results, encoded) {
+                    _ = try Self.save(outcome, encoded: json, now: now, reads: reads, search: search, db)
+                }
+                try search.write(db)
             }
             return
         } catch let error as DatabaseError where error.resultCode != .SQLITE_FULL {}
@@ -126,8 +130,10 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         }
     }
 
+    /// Saves one outcome in the caller's transaction; its search entry goes to `search` when given (written by the
+    /// caller at the end of the transaction), else is written here.
     static func save(_ outcome: SymbolicationOutcome, encoded json: StoredOutcome, now: Int64, reads: BatchReads = BatchReads(),
-                     _ db: Database) throws -> IssueID?
+                     search deferred: SQLiteSearchStore.Deferred? = nil, _ db: Database) throws -> IssueID?
     {
         let reportID = outcome.reportID
         guard let report = try Row.fetchOne(
@@ -162,7 +168,13 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             ).execute(arguments: [reportID, json.result, now])
         }
         try recordModules(outcome, reportID: reportID, project: project, release: report.release, touched: touched, reads: reads, db)
-        if let search = outcome.search { try SQLiteSearchStore.replace(search, reportID: reportID, project: project, db) }
+        if let search = outcome.search {
+            if let deferred {
+                deferred.add(search, reportID: reportID, project: project)
+            } else {
+                try SQLiteSearchStore.replace(search, reportID: reportID, project: project, db)
+            }
+        }
         if stale { return report.issueID.map { IssueID($0) } }
         guard let grouping = outcome.grouping else {
             // Not grouped (failed without symbols): nothing for a newer grouping version to redo either.
@@ -195,22 +207,12 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                               touched: [String], reads: BatchReads, _ db: Database) throws {
         try db.cachedStatement(sql: "DELETE FROM report_modules WHERE report_id = ?").execute(arguments: [reportID])
         let missing = Dictionary(outcome.result.missing.map { ($0.buildID, $0.module) }, uniquingKeysWith: { first, _ in first })
-        // At most `modulesPerInsert` rows a statement, so that the cached statements are few and their arguments
-        // stay far below SQLite's limit whatever a report lists.
-        var start = 0
-        while start < touched.count {
-            let part = touched[start..<min(touched.count, start + modulesPerInsert)]
-            start += part.count
-            var arguments: [(any DatabaseValueConvertible)?] = []
-            arguments.reserveCapacity(part.count * 6)
-            for buildID in part {
-                let rank = missing[buildID] != nil ? DebugDataRank.none : try reads.bestRank(project: project, buildID: buildID, db)
-                arguments += [reportID, project.rawValue, buildID, missing[buildID] ?? outcome.modules[buildID], release, rank.rawValue]
-            }
-            let rows = Array(repeating: "(?, ?, ?, ?, ?, ?)", count: part.count).joined(separator: ", ")
-            try db.cachedStatement(
-                sql: "INSERT INTO report_modules (report_id, project_id, build_id, module, release, rank) VALUES \(rows)"
-            ).execute(arguments: StatementArguments(arguments))
+        try MultiRowInsert.run(
+            touched, into: "report_modules", columns: ["report_id", "project_id", "build_id", "module", "release", "rank"],
+            perStatement: modulesPerInsert, db
+        ) { buildID in
+            let rank = missing[buildID] != nil ? DebugDataRank.none : try reads.bestRank(project: project, buildID: buildID, db)
+            return [reportID, project.rawValue, buildID, missing[buildID] ?? outcome.modules[buildID], release, rank.rawValue]
         }
     }
 

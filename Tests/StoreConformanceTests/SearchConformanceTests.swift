@@ -138,6 +138,40 @@ import Testing
         }
     }
 
+    @Test(arguments: Engine.allCases) func aBatchOfManyEntriesIsWrittenAndReplacedWhole(_ engine: Engine) async throws {
+        try await withStores(engine) { stores in
+            let (db, a) = try await fixture.setUp(stores)
+            let b = try await other(db)
+            // More entries than one statement writes, from two projects (the names end in "end": the last word typed
+            // is a prefix, and "before1" would find "before10" too).
+            try await fixture.store(db, a, (1...150).map { ($0, "1.0", "u\($0)", Double($0), nil) })
+            try await fixture.store(db, b, [(151, "1.0", "u151", 151, nil)])
+            func batch(_ prefix: String) async throws -> [SymbolicationOutcome] {
+                var outcomes: [SymbolicationOutcome] = []
+                for n in 1...151 {
+                    outcomes.append(SymbolicationOutcome(
+                        reportID: try await db.reportID(eventID(n)), result: SymbolicatedReport(state: .notNeeded, threads: [], missing: []),
+                        grouping: fixture.grouping("site \(n)"),
+                        search: document(n, user: "user\(n)", key: "gold", function: "\(prefix)\(n)end", message: "boom")))
+                }
+                return outcomes
+            }
+            try await db.symbolication.saveAll(try await batch("before"), at: now)
+            for n in [1, 64, 65, 128, 129, 150] { #expect(events(try await find(db, "before\(n)end", a)) == [eventID(n).rawValue]) }
+            #expect(events(try await find(db, "before151end", a)).isEmpty)
+            #expect(events(try await find(db, "before151end", b)) == [eventID(151).rawValue])
+            // Processed again, the whole batch at once: every entry replaced.
+            try await db.symbolication.saveAll(try await batch("after"), at: now)
+            for n in [1, 64, 65, 128, 129, 150] {
+                #expect(events(try await find(db, "before\(n)end", a)).isEmpty)
+                #expect(events(try await find(db, "after\(n)end", a)) == [eventID(n).rawValue])
+            }
+            #expect(events(try await find(db, "after151end", b)) == [eventID(151).rawValue])
+            #expect(try await entries(db) == 151)
+            try await expectIndexIntact(db)
+        }
+    }
+
     @Test(arguments: Engine.allCases) func oneProjectNeverFindsAnothersReports(_ engine: Engine) async throws {
         try await withStores(engine) { stores in
             let (db, a) = try await fixture.setUp(stores)
