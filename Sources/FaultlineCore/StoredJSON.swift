@@ -48,6 +48,25 @@ public enum StoredJSON {
     }
 
     /// `grouping` as `JSONEncoder` with `.sortedKeys` writes it.
+    /// An alert's reason (`AlertDraft.reason`) as `JSONEncoder` with `.sortedKeys` writes it. A value that is not
+    /// finite, which `JSONEncoder` refuses, is left out. (One per new issue, inside the worker's transaction.)
+    public static func encode(reason: [String: Double]) -> String {
+        var out = Writer(capacity: 16 + 32 * reason.count)
+        out.raw("{")
+        var first = true
+        for (key, value) in reason.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) where value.isFinite {
+            if !first { out.byte(UInt8(ascii: ",")) }
+            first = false
+            out.string(key)
+            out.byte(UInt8(ascii: ":"))
+            // Swift's shortest form without a trailing ".0", as `JSONEncoder` writes a number (`1`, `-0`, `2.5`, `1e+20`).
+            let digits = value.description
+            out.raw(digits.hasSuffix(".0") ? String(digits.dropLast(2)) : digits)
+        }
+        out.raw("}")
+        return out.text()
+    }
+
     public static func encode(_ grouping: GroupingResult) -> String {
         var out = Writer()
         // Keys in UTF-8 order: components, culprit, fingerprint, source, title, title_rank.

@@ -134,9 +134,7 @@ enum PostgresAlertRecords {
     @discardableResult
     static func insert(_ drafts: [AlertDraft], at now: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
         guard !drafts.isEmpty else { return 0 }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let reasons = try drafts.map { String(decoding: try encoder.encode($0.reason), as: UTF8.self) }
+        let reasons = drafts.map { StoredJSON.encode(reason: $0.reason) }
         // Arrays of non-optional values: an absent issue or release is 0 or "" with its flag false.
         return try await PostgresRows.count(
             connection.query(

@@ -118,4 +118,26 @@ import Testing
             #expect(try JSONDecoder().decode(GroupingResult.self, from: Data(ours.utf8)) == value)
         }
     }
+
+    @Test func alertReasonsAreJSONEncodersBytes() throws {
+        let encoder = Self.sortedKeysEncoder()
+        let values: [Double] = [
+            0, -0.0, 1, -1, 2.5, 0.1, 1.0 / 3, 0.05, 1e-5, 123_456.789, 1_795_000_000_123, 0x1p53 - 1, 0x1p53, 0x1p53 + 2,
+            1e20, -1e21, 1.5e300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, Double(Int64.max), Double(Int64.min),
+        ]
+        var rng = SplitMix(seed: 11)
+        for _ in 0..<300 {
+            var reason: [String: Double] = [:]
+            for _ in 0..<Int(rng.next() % 5) {
+                let value = rng.next() % 2 == 0
+                    ? values[Int(rng.next() % UInt64(values.count))] : Double(bitPattern: rng.next() & 0x7FEF_FFFF_FFFF_FFFF)
+                reason[text(&rng)] = value
+            }
+            let ours = StoredJSON.encode(reason: reason)
+            #expect(ours == String(decoding: try encoder.encode(reason), as: UTF8.self), "\(reason)")
+            #expect(try JSONDecoder().decode([String: Double].self, from: Data(ours.utf8)) == reason)
+        }
+        // What JSONEncoder refuses is left out rather than failing the transaction.
+        #expect(StoredJSON.encode(reason: ["share": .nan, "users": 3, "ratio": .infinity]) == #"{"users":3}"#)
+    }
 }

@@ -12,9 +12,7 @@ enum AlertRecords {
     /// Records `draft` unless an alert with its dedupe key exists; returns whether it was recorded.
     @discardableResult
     static func insert(_ draft: AlertDraft, at now: Int64, _ db: Database) throws -> Bool {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let reason = String(decoding: try encoder.encode(draft.reason), as: UTF8.self)
+        let reason = StoredJSON.encode(reason: draft.reason)
         try db.cachedStatement(
             sql: """
                 INSERT INTO alerts (project_id, kind, dedupe_key, issue_id, release, title, reason, created_at)
