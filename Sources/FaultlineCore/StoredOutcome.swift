@@ -14,13 +14,17 @@ public struct StoredOutcome: Sendable {
     public var result: Data
     /// Nil: the outcome has no grouping.
     public var grouping: String?
+    /// `SymbolicatedReport.touchedBuildIDs` of the result, found here with the encoding (on every core) instead of in
+    /// the store's transaction.
+    public var touched: [String]
 
     /// The stored bytes of `outcome`: its JSON (sorted keys, as every stored result; `StoredJSON` writes
     /// `JSONEncoder`'s bytes), compressed by `codec` when that shrinks it.
     public static func encode(_ outcome: SymbolicationOutcome, codec: StoredBlobCodec) -> StoredOutcome {
         let json = StoredJSON.encode(outcome.result)
         let result = codec.compress(Array(json)).map { Data($0) } ?? json
-        return StoredOutcome(result: result, grouping: outcome.grouping.map { StoredJSON.encode($0.grouping) })
+        return StoredOutcome(
+            result: result, grouping: outcome.grouping.map { StoredJSON.encode($0.grouping) }, touched: outcome.result.touchedBuildIDs)
     }
 
     /// `encode` for every outcome, in order, split over the cores: made before a store's transaction, because encoding

@@ -195,7 +195,7 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
             } else {
                 for (outcome, json) in group {
                     guard let report = reports[outcome.reportID] else { continue }  // gone
-                    run.append(PostgresResultBatch.Item(outcome: outcome, encoded: json, report: report, touched: outcome.result.touchedBuildIDs))
+                    run.append(PostgresResultBatch.Item(outcome: outcome, encoded: json, report: report, touched: json.touched))
                 }
             }
             start = end
@@ -238,7 +238,7 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         }
         guard let report = try await FiledReport.lock(outcome.reportID, connection, logger) else { return nil }
         let project = report.project
-        let touched = outcome.result.touchedBuildIDs
+        let touched = json.touched
         // The race with an upload: a debug file of a build-id this result touched, stored after the batch was read, may
         // not have been seen by the lookups. The result is kept but the report stays queued and is not grouped yet.
         var stale = false

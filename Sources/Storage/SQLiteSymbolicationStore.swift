@@ -141,7 +141,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         ).map(FiledReport.init)
         else { return nil }
         let project = report.project
-        let touched = outcome.result.touchedBuildIDs
+        let touched = json.touched
         // The race with an upload: a debug file of a build-id this result touched, stored after the batch was read,
         // may not have been seen by the lookups. The result is kept (readers see it) but the report stays queued
         // and is not grouped yet, so it is done again, with that file, before anything is decided from it.
