@@ -308,17 +308,19 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     }
 
     public func result(reportID: Int64) async throws -> (state: SymbolicationState, report: SymbolicatedReport?) {
-        let row = try await database.pool.read { db in
+        // The columns, not the `Row` (not `Sendable`): with a row the closure took `read`'s synchronous overload, which
+        // blocked a thread of the cooperative pool (a dashboard render's) for the read.
+        let stored = try await database.pool.read { db -> (state: String, failure: String?, result: Data?)? in
             try Row.fetchOne(
                 db,
                 sql: """
                     SELECT r.symbolication, r.symbolication_failure, s.result
                     FROM reports r LEFT JOIN report_symbols s ON s.report_id = r.id WHERE r.id = ?
                     """,
-                arguments: [reportID])
+                arguments: [reportID]
+            ).map { row in (row[0], row[1], row[2]) }
         }
-        guard let row else { return (.pending, nil) }
-        return try StoredOutcome.read(
-            state: row["symbolication"], failure: row["symbolication_failure"], result: row["result"], codec: database.codec)
+        guard let stored else { return (.pending, nil) }
+        return try StoredOutcome.read(state: stored.state, failure: stored.failure, result: stored.result, codec: database.codec)
     }
 }
