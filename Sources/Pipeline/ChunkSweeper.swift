@@ -19,7 +19,7 @@ public struct ChunkSweeper: Service {
 
     public func run() async throws {
         // Cancelled at graceful shutdown, so the sleep between sweeps never delays SIGTERM.
-        try await cancelWhenGracefulShutdown { await self.loop() }
+        await cancelWhenGracefulShutdown { await self.loop() }
     }
 
     func loop() async {

@@ -70,7 +70,7 @@ public struct RetentionService: Service {
 
     public func run() async throws {
         // Cancelled at graceful shutdown, so a long sleep between steps never delays SIGTERM.
-        try await cancelWhenGracefulShutdown { await self.loop() }
+        await cancelWhenGracefulShutdown { await self.loop() }
     }
 
     func loop() async {

@@ -63,7 +63,7 @@ public struct StorageAlertService: Service {
     }
 
     public func run() async throws {
-        try await cancelWhenGracefulShutdown { await self.loop() }
+        await cancelWhenGracefulShutdown { await self.loop() }
     }
 
     func loop() async {
