@@ -55,9 +55,17 @@ public struct SQLiteSearchStore: SearchReader {
     /// segment per `rowsPerInsert` entries: 7 %, 4.5 %.
     final class Deferred {
         private var entries: [(reportID: Int64, project: ProjectID, document: SearchDocument)] = []
+        /// Where each report's entry is in `entries`: a report saved twice in one batch keeps its last entry, as
+        /// writing them one after the other would (two would collide in the table's key).
+        private var positions: [Int64: Int] = [:]
 
         func add(_ document: SearchDocument, reportID: Int64, project: ProjectID) {
-            entries.append((reportID, project, document))
+            if let at = positions[reportID] {
+                entries[at] = (reportID, project, document)
+            } else {
+                positions[reportID] = entries.count
+                entries.append((reportID, project, document))
+            }
         }
 
         /// Writes the entries held, in the caller's transaction: first every old entry out (a report processed
@@ -76,6 +84,7 @@ public struct SQLiteSearchStore: SearchReader {
                 ]
             }
             entries.removeAll()
+            positions.removeAll()
         }
     }
 

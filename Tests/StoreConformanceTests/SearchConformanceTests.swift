@@ -168,6 +168,13 @@ import Testing
             }
             #expect(events(try await find(db, "after151end", b)) == [eventID(151).rawValue])
             #expect(try await entries(db) == 151)
+            // A report given twice in one batch keeps the entry it was given last.
+            let twice = try await batch("twice").suffix(2)
+            try await db.symbolication.saveAll(Array(twice) + [try await batch("last")[149]], at: now)
+            #expect(events(try await find(db, "twice150end", a)).isEmpty)
+            #expect(events(try await find(db, "last150end", a)) == [eventID(150).rawValue])
+            #expect(events(try await find(db, "twice151end", b)) == [eventID(151).rawValue])
+            #expect(try await entries(db) == 151)
             try await expectIndexIntact(db)
         }
     }
