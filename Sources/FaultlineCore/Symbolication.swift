@@ -415,7 +415,16 @@ extension SymbolicatedReport {
     /// Every build-id this result looked up (resolved or not), sorted: the modules whose debug data decided it.
     public var touchedBuildIDs: [String] {
         var ids = Set(missing.map(\.buildID))
-        for thread in threads { for slot in thread { if let id = slot.buildID { ids.insert(id) } } }
+        // Consecutive frames are mostly in one module: a build-id equal to the one before is not hashed again (equal
+        // strings that share their storage compare at once).
+        var last: String?
+        for thread in threads {
+            for slot in thread {
+                guard let id = slot.buildID, id != last else { continue }
+                ids.insert(id)
+                last = id
+            }
+        }
         if let id = messageSite?.buildID { ids.insert(id) }
         return ids.sorted()
     }

@@ -58,4 +58,25 @@ actor TableSymbolicator: AddressSymbolicating {
         #expect(clientSide.state == .notNeeded)
         #expect(clientSide.threads[0][0].status == "client")
     }
+
+    @Test func touchedBuildIDsAreEveryBuildIDOnceSorted() {
+        var rng = SystemRandomNumberGenerator()
+        let ids = ["cc", "aa", "bb", "dd", "ee"]
+        for _ in 0..<200 {
+            // Runs of one module and switches between modules, in several threads, with unresolved slots.
+            let threads = (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+                (0..<Int.random(in: 0...12, using: &rng)).map { _ in
+                    SymbolicatedFrameSlot(
+                        frames: [], buildID: Bool.random(using: &rng) ? nil : ids[Int.random(in: 0..<3, using: &rng)], status: "not_found",
+                        offset: 1)
+                }
+            }
+            let missing = Bool.random(using: &rng) ? [MissingModule(buildID: "dd", module: "libd.so")] : []
+            let site = Bool.random(using: &rng) ? SymbolicatedFrameSlot(frames: [], buildID: "ee", status: "dwarf", offset: 2) : nil
+            let report = SymbolicatedReport(state: .partial, threads: threads, missing: missing, messageSite: site)
+            var expected = Set(threads.joined().compactMap(\.buildID)).union(missing.map(\.buildID))
+            if let site { expected.insert("ee") }
+            #expect(report.touchedBuildIDs == expected.sorted())
+        }
+    }
 }
