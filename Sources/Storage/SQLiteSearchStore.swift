@@ -10,7 +10,8 @@ import Foundation
 /// The search index on SQLite FTS5 (migration `v15-search-index`).
 ///
 /// Writes: a report's entry (``SearchDocument``) is replaced in the symbolication and grouping transaction
-/// (`SQLiteSymbolicationStore.save`), a batch of reports per commit; ingest never touches the index. The entry's
+/// (`SQLiteSymbolicationStore.saveAll`: a batch of reports per commit, their entries written last, `Deferred`);
+/// ingest never touches the index. The entry's
 /// text lives in `search_documents` (external content), whose foreign key drops it with its report (retention,
 /// project deletion) and whose triggers keep the FTS index in step.
 ///
@@ -32,18 +33,12 @@ public struct SQLiteSearchStore: SearchReader {
     /// The token that marks a project's entries in the `project` column.
     static func projectToken(_ project: ProjectID) -> String { "p\(project.rawValue)" }
 
-    /// Replaces (or creates) the entry of report `reportID` of `project`, in the caller's transaction.
+    /// Replaces (or creates) the entry of report `reportID` of `project`, in the caller's transaction (a `Deferred`
+    /// of one entry, written at once).
     static func replace(_ document: SearchDocument, reportID: Int64, project: ProjectID, _ db: Database) throws {
-        try db.cachedStatement(sql: "DELETE FROM search_documents WHERE report_id = ?").execute(arguments: [reportID])
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO search_documents (report_id, project, event, user, release, error, functions, keys)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [
-            reportID, projectToken(project), document.event, document.user, document.release, document.error,
-            document.functions, document.keys,
-        ])
+        let one = Deferred()
+        one.add(document, reportID: reportID, project: project)
+        try one.write(db)
     }
 
     /// Entries held back to the end of a batch's transaction and written together (`write`).
@@ -96,7 +91,9 @@ public struct SQLiteSearchStore: SearchReader {
     /// share of processing with it.
     public func replace(_ entries: [(reportID: Int64, project: ProjectID, document: SearchDocument)]) async throws {
         try await database.pool.write { db in
-            for entry in entries { try Self.replace(entry.document, reportID: entry.reportID, project: entry.project, db) }
+            let batch = Deferred()
+            for entry in entries { batch.add(entry.document, reportID: entry.reportID, project: entry.project) }
+            try batch.write(db)
         }
     }
 

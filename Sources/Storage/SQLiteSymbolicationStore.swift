@@ -42,7 +42,8 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 // The reports left out are pending too (saved after this read): as many more rows, dropped below
                 // before their payloads are read.
                 arguments: [limit + excluding.count])
-            let rows = fetched.lazy.filter { row in !excluding.contains(row["id"] as Int64) }.prefix(limit)
+            // `id` is the first summary column (read by position, as `summary` reads the rest).
+            let rows = fetched.lazy.filter { row in !excluding.contains(row[0] as Int64) }.prefix(limit)
             var payloads: [Int64: StoredPayload] = [:]
             let payloadStatement = try db.cachedStatement(
                 sql: "SELECT encoding, inflated_size, bytes, format FROM payloads WHERE id = ?")
