@@ -5,10 +5,12 @@ import Synchronization
 /// page is rendered again only when its issue changed: by the render cycle (which skips pages still current) and
 /// when the page is asked for (``SiteRenderer/refreshIssuePage(_:of:sources:now:ledger:pageExists:write:)``).
 ///
-/// Kept in memory for the site folder of one server: after a restart nothing is known, so the first render (a
-/// full one) and the first request of each page render it once more. A render records the version it read in the
-/// same database read as the page's data, after the page is written; a version read earlier than newer content
-/// only makes the page look older than it is (rendered once more), never newer.
+/// Kept in memory for the site folder of one server, and read back from the pages themselves: every issue page ends
+/// with a mark of its renderer and of the version it was made from (``IssuePageMark``), so after a restart a page
+/// this ledger does not know yet is looked up once in its file (`pageTail`) instead of being rendered again. A
+/// render records the version it read in the same database read as the page's data, after the page is written; a
+/// version read earlier than newer content only makes the page look older than it is (rendered once more), never
+/// newer.
 public final class IssuePageLedger: Sendable {
     /// What a page was rendered from.
     enum Entry: Equatable {
@@ -21,27 +23,40 @@ public final class IssuePageLedger: Sendable {
     /// The release names each project's last summary render linked to (issue pages link those only).
     private let releases = Mutex<[ProjectID: Set<String>]>([:])
     private let renders = Atomic<Int>(0)
+    private let marksRead = Atomic<Int>(0)
+    private let pageTail: @Sendable (String) -> [UInt8]?
 
-    public init() {}
+    /// - Parameter pageTail: the last ``markBytes`` bytes (fewer in a shorter file) of the site folder's file at a
+    ///   relative path, nil when there is no such file: where a page this ledger does not know is looked up. The
+    ///   default knows no file, so every page not rendered through this ledger is rendered again.
+    public init(pageTail: @escaping @Sendable (String) -> [UInt8]? = { _ in nil }) {
+        self.pageTail = pageTail
+    }
+
+    /// How many bytes at a page file's end the `pageTail` reader must give.
+    public static var markBytes: Int { IssuePageMark.tailBytes }
 
     /// How many issue pages were rendered through this ledger (cycle, requests and dashboard actions together).
     public var issuePagesRendered: Int { renders.load(ordering: .relaxed) }
 
-    /// Records that the site's pages of these issues of project `slug` were rendered from these versions, without
-    /// rendering them: for a tool that knows its site folder is current (the aggregation benchmark, whose every
-    /// step is a new process over a site the previous step rendered). A wrong claim shows stale pages.
-    public func adopt(_ versions: [IssueID: IssueVersion], of slug: ProjectSlug) {
-        pages.withLock { pages in
-            for (id, version) in versions { pages[SitePaths.issue(slug, id)] = .page(version) }
+    /// How many pages this ledger learned from their files' marks (pages rendered before it existed, by a renderer
+    /// with the same stamp).
+    public var issuePagesReadBack: Int { marksRead.load(ordering: .relaxed) }
+
+    /// Whether the page at `path` was rendered from `entry` by a renderer stamped `stamp`: what this ledger
+    /// recorded, else what the page file's mark says (remembered from then on; another renderer's mark, or none, is
+    /// not current).
+    func isCurrent(_ path: String, _ entry: Entry, stamp: String) -> Bool {
+        if let known = pages.withLock({ $0[path] }) { return known == entry }
+        guard let tail = pageTail(path), let mark = IssuePageMark(tail: tail), mark.stamp == stamp else { return false }
+        marksRead.add(1, ordering: .relaxed)
+        // A render that recorded the page meanwhile wins: it wrote the file after the read above.
+        let found = pages.withLock { pages in
+            if let recorded = pages[path] { return recorded }
+            pages[path] = mark.entry
+            return mark.entry
         }
-    }
-
-    func isCurrent(_ path: String, _ entry: Entry) -> Bool {
-        pages.withLock { $0[path] == entry }
-    }
-
-    func knows(_ path: String) -> Bool {
-        pages.withLock { $0[path] != nil }
+        return found == entry
     }
 
     func record(_ path: String, _ entry: Entry) {
@@ -49,6 +64,7 @@ public final class IssuePageLedger: Sendable {
         pages.withLock { $0[path] = entry }
     }
 
+    /// The page at `path` was rendered from no known version (a reader without versions): rendered again when asked.
     func forget(_ path: String) {
         renders.add(1, ordering: .relaxed)
         pages.withLock { $0[path] = nil }

@@ -58,13 +58,14 @@ struct ProjectRenderer {
 
     /// Renders the project's pages and hands each to `write`; returns what the site index shows of the project.
     mutating func render(write: Writer) async throws -> ProjectIndexPage.Entry {
-        let (entry, pending) = try await renderSummary(write: write)
-        _ = try await renderIssues(pending, ledger: nil, write: write, stop: { false })
+        let (entry, pending) = try await renderSummary(versions: false, write: write)
+        _ = try await renderIssues(pending, ledger: nil, write: write, kept: { _ in }, stop: { false })
         return entry
     }
 
     /// The issue pages a render still has to make after the summary pages: every listed or ranked issue (a full
-    /// render, versions unknown) or the issues changed since the last render with their versions now.
+    /// render) or the issues changed since the last render, with their versions now (a full render without a
+    /// ledger reads none: every page is rendered).
     struct PendingIssues {
         var ids: [IssueID]
         var versions: [IssueID: IssueVersion]
@@ -72,8 +73,10 @@ struct ProjectRenderer {
     }
 
     /// Renders the project's summary pages (releases, overview, first issue-list page, releases list, alerts,
-    /// missing debug files); returns the index entry and the issue pages to render afterwards.
-    mutating func renderSummary(write: Writer) async throws -> (ProjectIndexPage.Entry, PendingIssues) {
+    /// missing debug files); returns the index entry and the issue pages to render afterwards. A full render reads
+    /// the versions of the issues it lists when `versions` (there is a ledger to compare them with: pages current
+    /// since before a restart are not rendered again).
+    mutating func renderSummary(versions: Bool, write: Writer) async throws -> (ProjectIndexPage.Entry, PendingIssues) {
         var snapshot = try await read()
         for row in snapshot.releases {
             let top = try await renderRelease(row, snapshot: snapshot, write: write)
@@ -84,22 +87,30 @@ struct ProjectRenderer {
         if let since {
             pending.versions = try await sources.insights.issueVersions(project: project.id, changedSince: since)
             pending.ids = pending.versions.keys.sorted()
+        } else if versions {
+            // One read of every issue's version (indexed by project; the listed ones are most of them).
+            let all = try await sources.insights.issueVersions(project: project.id, changedSince: .distantPast)
+            pending.versions = all.filter { snapshot.issueIDs.contains($0.key) }
         }
         let entry = ProjectIndexPage.Entry(slug: slug, today: snapshot.today, openIssues: snapshot.counts[.open] ?? 0)
         return (entry, pending)
     }
 
-    /// Renders the pending issue pages, skipping those `ledger` says are current (same version), yielding between
-    /// pages and stopping early when `stop` says so. Returns how many were rendered and whether all were done.
+    /// Renders the pending issue pages, skipping those `ledger` says are current (same version; each is handed to
+    /// `kept`), yielding between pages and stopping early when `stop` says so. Returns how many were rendered and
+    /// skipped and whether all were done.
     mutating func renderIssues(
-        _ pending: PendingIssues, ledger: IssuePageLedger?, write: Writer, stop: @Sendable () -> Bool
+        _ pending: PendingIssues, ledger: IssuePageLedger?, write: Writer, kept: (String) -> Void,
+        stop: @Sendable () -> Bool
     ) async throws -> (rendered: Int, skipped: Int, complete: Bool) {
         var rendered = 0
         var skipped = 0
         for issueID in pending.ids {
             if stop() { return (rendered, skipped, false) }
+            let path = SitePaths.issue(slug, issueID)
             if let ledger, let version = pending.versions[issueID],
-               ledger.isCurrent(SitePaths.issue(slug, issueID), .page(version)) {
+               ledger.isCurrent(path, .page(version), stamp: templates.stamp) {
+                kept(path)
                 skipped += 1
                 continue
             }
@@ -194,7 +205,8 @@ struct ProjectRenderer {
     mutating func renderIssue(_ issueID: IssueID, releases: Set<String>, ledger: IssuePageLedger?, write: Writer) async throws {
         let path = SitePaths.issue(slug, issueID)
         guard let detail = try await sources.insights.issue(issueID, project: project.id, now: now) else {
-            try await emit(path, IssueGonePage(slug: slug, id: issueID, now: now), as: "issue_gone", write: write)
+            try await emit(
+                path, IssueGonePage(slug: slug, id: issueID, now: now), as: "issue_gone", mark: .gone, write: write)
             ledger?.record(path, .gone)
             return
         }
@@ -207,15 +219,19 @@ struct ProjectRenderer {
         }
         let page = IssuePage(
             slug: slug, detail: detail, event: event, releases: releases, now: now, inApp: project.inApp, sourceExcerpts: excerpts)
-        try await emit(path, page, as: "issue", write: write)
+        try await emit(path, page, as: "issue", mark: detail.version.map { .page($0) }, write: write)
         if let ledger {
             // A reader that knows no versions: the page is rendered again whenever asked for (never stale).
             if let version = detail.version { ledger.record(path, .page(version)) } else { ledger.forget(path) }
         }
     }
 
-    private mutating func emit(_ path: String, _ model: Any, as template: String, write: Writer) async throws {
-        let html = try templates.render(model, as: template)
+    /// Renders and writes one page; an issue page ends with the mark of what it was rendered from (`mark`).
+    private mutating func emit(
+        _ path: String, _ model: Any, as template: String, mark: IssuePageLedger.Entry? = nil, write: Writer
+    ) async throws {
+        var html = try templates.render(model, as: template)
+        if let mark, let text = IssuePageMark(stamp: templates.stamp, entry: mark).text { html += text }
         try await write(path, html)
         written += 1
     }

@@ -65,10 +65,10 @@ extension SiteRenderer {
     ) async throws -> IssuePageRefresh {
         let path = SitePaths.issue(project.slug, issue)
         if let version = try await sources.insights.issueVersion(issue, project: project.id) {
-            if pageExists, ledger.isCurrent(path, .page(version)) { return .current }
+            if pageExists, ledger.isCurrent(path, .page(version), stamp: stamp) { return .current }
         } else {
             if !pageExists { return .absent }
-            if ledger.isCurrent(path, .gone) { return .current }
+            if ledger.isCurrent(path, .gone, stamp: stamp) { return .current }
         }
         try await renderIssuePage(issue, of: project, sources: sources, now: now, ledger: ledger, write: write)
         return .rendered

@@ -1,5 +1,8 @@
 import FaultlineCore
 
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -52,10 +55,25 @@ public struct SiteRenderer: Sendable {
     /// - Parameters:
     ///   - webDirectory: the repository's `web` folder (or a copy of it).
     ///   - limits: how much each project's pages show.
+    ///   - build: what identifies the program that renders (``programIdentity`` by default): issue pages rendered
+    ///     by another build are rendered again rather than taken as current (``stamp``).
     /// - Throws: `DashboardError` naming the missing folder or file, or the template that does not parse.
-    public init(webDirectory: String, limits: Limits = Limits()) throws {
-        templates = try TemplateSet(webDirectory: webDirectory)
+    public init(webDirectory: String, limits: Limits = Limits(), build: String = SiteRenderer.programIdentity) throws {
+        templates = try TemplateSet(webDirectory: webDirectory, build: build)
         self.limits = limits
+    }
+
+    /// What the issue pages this renderer writes name as their renderer (16 hex digits of the build and the
+    /// templates): a server started again with the same program and templates takes the pages whose issue did not
+    /// change as current (``IssuePageLedger``); after an upgrade or a template edit every page is rendered again.
+    public var stamp: String { templates.stamp }
+
+    /// The running program's file (device and inode), its size and its modification time (nanoseconds): a new build,
+    /// or another program, differs. Unknown (no `/proc`) gives a value of its own each time, so nothing is taken as current.
+    public static var programIdentity: String {
+        var info = stat()
+        guard stat("/proc/self/exe", &info) == 0 else { return "unknown \(UInt64.random(in: 0...UInt64.max))" }
+        return "\(info.st_dev) \(info.st_ino) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
     }
 
     /// Renders pages and hands each (relative path, contents) to `write`.
@@ -92,14 +110,19 @@ public struct SiteRenderer: Sendable {
         /// disk is too full to write them; the summary pages go first again, and a reader asking for an issue page
         /// gets it rendered then).
         public var stopIssuePages: @Sendable () -> Bool
+        /// Told the path of each issue page the cycle left alone because it is current: a full render keeps those
+        /// pages as if it had written them (only pages of issues no longer listed are stale).
+        public var issuePageKept: @Sendable (String) -> Void
 
         public init(
             ledger: IssuePageLedger? = nil, summariesWritten: @escaping @Sendable () -> Void = {},
-            stopIssuePages: @escaping @Sendable () -> Bool = { false }
+            stopIssuePages: @escaping @Sendable () -> Bool = { false },
+            issuePageKept: @escaping @Sendable (String) -> Void = { _ in }
         ) {
             self.ledger = ledger
             self.summariesWritten = summariesWritten
             self.stopIssuePages = stopIssuePages
+            self.issuePageKept = issuePageKept
         }
     }
 
@@ -131,7 +154,7 @@ public struct SiteRenderer: Sendable {
         for project in try await sources.projects().sorted(by: { $0.slug.rawValue < $1.slug.rawValue }) {
             var renderer = ProjectRenderer(
                 templates: templates, limits: limits, sources: sources, project: project, now: now, since: since)
-            let (entry, issues) = try await renderer.renderSummary(write: write)
+            let (entry, issues) = try await renderer.renderSummary(versions: cycle.ledger != nil, write: write)
             entries.append(entry)
             written += renderer.written
             cycle.ledger?.setReleaseNames(issues.releases, of: project.id)
@@ -146,7 +169,7 @@ public struct SiteRenderer: Sendable {
             var renderer = renderer
             let before = renderer.written
             let done = try await renderer.renderIssues(
-                issues, ledger: cycle.ledger, write: write, stop: cycle.stopIssuePages)
+                issues, ledger: cycle.ledger, write: write, kept: cycle.issuePageKept, stop: cycle.stopIssuePages)
             result.pages += renderer.written - before
             result.issuePages += done.rendered
             result.issuePagesCurrent += done.skipped

@@ -1,3 +1,4 @@
+import FaultlineCore
 import Mustache
 
 #if canImport(FoundationEssentials)
@@ -19,12 +20,15 @@ struct TemplateSet: Sendable {
 
     let library: MustacheLibrary
     let stylesheet: String
+    /// What issue pages name as their renderer (``IssuePageMark``): FNV-1a 64 of `build` and every template's name
+    /// and text, so a page rendered by another program or from other templates is not taken as current.
+    let stamp: String
 
     /// Loads every `*.mustache` of `<web>/templates` and `<web>/static/style.css`.
     ///
     /// - Throws: `DashboardError` `.missingPath` naming the folder or file that is missing, `.badTemplate` naming
     ///   the template that does not parse.
-    init(webDirectory: String) throws {
+    init(webDirectory: String, build: String) throws {
         let web = webDirectory.hasSuffix("/") ? String(webDirectory.dropLast()) : webDirectory
         let folder = web + "/templates"
         let files: [String]
@@ -34,9 +38,11 @@ struct TemplateSet: Sendable {
             throw DashboardError(.missingPath, "dashboard templates folder not found: \(folder)", underlying: error)
         }
         var templates: [String: MustacheTemplate] = [:]
+        var fingerprint = build
         for file in files.sorted() where file.hasSuffix(".mustache") {
             let path = folder + "/" + file
             let text = try Self.readText(path)
+            fingerprint += "\u{1f}" + file + "\u{1f}" + text
             do {
                 templates[String(file.dropLast(".mustache".count))] = try MustacheTemplate(string: text)
             } catch {
@@ -47,6 +53,7 @@ struct TemplateSet: Sendable {
             throw DashboardError(.missingPath, "dashboard template not found: \(folder)/\(name).mustache")
         }
         library = MustacheLibrary(templates: templates)
+        stamp = FNV1a.hex64(fingerprint)
         stylesheet = try Self.readText(web + "/static/style.css")
     }
 

@@ -33,8 +33,9 @@ public struct Composition: Sendable {
     /// Which render wrote each site page last (the render cycle and pages rendered after a dashboard change).
     public let pageGenerations = PageGenerations()
     /// Which issue version each issue page of `site/` was rendered from: pages still current are not rendered
-    /// again, and a page asked for after its issue changed is rendered before it is served.
-    public let issuePages = IssuePageLedger()
+    /// again, and a page asked for after its issue changed is rendered before it is served. Pages rendered before
+    /// this server started are known by the mark at their end.
+    public let issuePages: IssuePageLedger
     /// Dashboard login sessions (`admin_sessions`) and the failed-login limit.
     public let adminSessions: AdminSessionService
     /// When ingest last wrote: the symbolication worker gives way while ingest is busy.
@@ -92,6 +93,8 @@ public struct Composition: Sendable {
         self.folder = folder
         self.clock = clock
         self.engine = engine
+        let site = SiteWriter(root: folder + "/site")
+        issuePages = IssuePageLedger { site.tail(of: $0, bytes: IssuePageLedger.markBytes) }
         stores = try engine.stores(folder: folder)
         renderLease = engine.postgres.map { PostgresLease(database: $0, name: "faultline.render") }
         nodes = engine.postgres.map { PostgresNodes(database: $0) }
@@ -381,7 +384,9 @@ public struct Composition: Sendable {
         let written = WrittenPages()
         let generation = pageGenerations.start()
         let generations = pageGenerations
-        let cycle = SiteRenderer.Cycle(ledger: out == nil ? issuePages : nil, summariesWritten: summariesWritten, stopIssuePages: stop)
+        let cycle = SiteRenderer.Cycle(
+            ledger: out == nil ? issuePages : nil, summariesWritten: summariesWritten, stopIssuePages: stop,
+            issuePageKept: { written.insert($0) })
         let result = try await renderer.render(sources: dashboardSources, now: clock.now(), since: since, cycle: cycle) { path, html in
             try generations.write(path, generation: generation) { try writer.write(path, html) }
             written.insert(path)
@@ -421,10 +426,18 @@ public struct Composition: Sendable {
         }
     }
 
-    /// The dashboard renderer over the templates in `webDirectory`.
+    /// The dashboard renderer over the templates in `webDirectory`, stamped with ``programBuild``.
     public func siteRenderer(webDirectory: String) throws -> SiteRenderer {
-        try SiteRenderer(webDirectory: webDirectory)
+        try SiteRenderer(webDirectory: webDirectory, build: Self.programBuild)
     }
+
+    /// What names this program in the issue pages' marks (`SiteRenderer.stamp`): its GNU build-id, the same for the
+    /// same binary on every node sharing a site folder and new with every build; the file's identity
+    /// (`SiteRenderer.programIdentity`) when it has none.
+    static let programBuild: String = {
+        if let id = try? ELFReader.inspect(FileByteSource(path: "/proc/self/exe")).buildID { return "build-id " + id.rawValue }
+        return SiteRenderer.programIdentity
+    }()
 
     /// The render scheduler: renders the whole site at start, then what changed, `debounce` after changes.
     public func renderScheduler(renderer: SiteRenderer, logger: Logger, debounce: Duration = .milliseconds(250)) -> RenderScheduler {

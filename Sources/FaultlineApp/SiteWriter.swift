@@ -40,6 +40,25 @@ public final class SiteWriter: Sendable {
         }
     }
 
+    /// The last `bytes` bytes of the file at `path` (the whole file when shorter); nil when there is no such file or
+    /// it cannot be read. Where an issue page's mark is read (`IssuePageLedger`).
+    public func tail(of path: String, bytes: Int) -> [UInt8]? {
+        let segments = path.split(separator: "/")
+        guard bytes > 0, !segments.isEmpty, segments.allSatisfy({ $0 != ".." && $0 != "." && !$0.hasPrefix(".") }) else {
+            return nil
+        }
+        let descriptor = open(root + "/" + segments.joined(separator: "/"), O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let count = Int(min(Int64(bytes), Int64(info.st_size)))
+        var buffer = [UInt8](repeating: 0, count: count)
+        let read = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(info.st_size) - off_t(count)) }
+        guard read == count else { return nil }
+        return buffer
+    }
+
     /// Removes pages under `<project>/issues/` and `<project>/releases/` that are not in `kept`.
     public func removeStale(kept: Set<String>) {
         let fm = FileManager.default

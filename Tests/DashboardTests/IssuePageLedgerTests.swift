@@ -1,4 +1,4 @@
-import Dashboard
+@testable import Dashboard
 import FaultlineCore
 import Foundation
 import Synchronization
@@ -133,5 +133,113 @@ extension FakeInsights {
         copy.projects[Fixtures.demoID] = nil
         copy.projects[ProjectID(77)] = data(Fixtures.demoID)
         return copy
+    }
+}
+
+/// Issue #13: the mark an issue page ends with (what it was rendered from) reads back exactly, and anything else at
+/// a page's end (hostile or cut short) reads as no mark.
+@Suite("Issue page marks")
+struct IssuePageMarkTests {
+    static let version = IssueVersion(changedAt: 1_764_000_000_123, events: 42, status: "regressed", noteBytes: -1)
+
+    @Test("a page's and a gone page's marks read back from the end of a page")
+    func roundTrip() throws {
+        for entry in [IssuePageLedger.Entry.page(Self.version), .gone,
+                      .page(IssueVersion(changedAt: .min, events: .max, status: "open", noteBytes: 0))] {
+            let mark = IssuePageMark(stamp: "0123456789abcdef", entry: entry)
+            let text = try #require(mark.text)
+            let page = Array(("<!doctype html>\n<html><body>" + String(repeating: "x", count: 500) + "</body></html>" + text).utf8)
+            #expect(IssuePageMark(tail: Array(page.suffix(IssuePageMark.tailBytes))) == mark)
+            #expect(text.utf8.count <= IssuePageMark.tailBytes)
+        }
+    }
+
+    @Test("no mark where the end of a page holds anything else")
+    func hostileTails() {
+        let good = IssuePageMark(stamp: "abc", entry: .page(Self.version)).text!
+        let bad = [
+            "", "<!-- faultline-page 1 ", "<!-- faultline-page 1 abc v 1 2 3 open", // no end
+            "<!-- faultline-page 1 abc v 1 2 open -->", // a field missing
+            "<!-- faultline-page 1 abc v 99999999999999999999 2 3 open -->", // too large
+            "<!-- faultline-page 1 abc v x 2 3 open -->", "<!-- faultline-page 1 abc v 1 2 3 OPEN -->",
+            "<!-- faultline-page 1 ABC gone -->", "<!-- faultline-page 1  gone -->", "<!-- faultline-page 2 abc gone -->",
+            "<!-- faultline-page 1 abc gone extra -->", "<!-- faultline-page 1 abc w 1 2 3 open -->",
+            String(good.dropLast(6)), "\u{FF}\u{FE}<!-- faultline-page 1 abc v 1 2 -3 \u{0}open -->",
+        ]
+        for text in bad { #expect(IssuePageMark(tail: Array(text.utf8)) == nil, "\(text)") }
+        #expect(IssuePageMark(tail: [0xff, 0xfe, 0x00]) == nil)
+        // The last mark counts (a page quoting a mark-like text in its data comes before the real one).
+        let quoted = "<!-- faultline-page 1 abc gone -->" + good
+        #expect(IssuePageMark(tail: Array(quoted.utf8))?.entry == .page(Self.version))
+        // A status a comment cannot carry as one word gives no mark at all: the page is rendered when asked.
+        #expect(IssuePageMark(stamp: "abc", entry: .page(IssueVersion(changedAt: 1, events: 1, status: "a -->", noteBytes: 1))).text == nil)
+    }
+
+    /// Pages kept in a dictionary, as the site folder keeps them.
+    final class Site: Sendable {
+        let files = Mutex<[String: String]>([:])
+        func write(_ path: String, _ html: String) { files.withLock { $0[path] = html } }
+        func tail(_ path: String) -> [UInt8]? {
+            files.withLock { $0[path] }.map { Array($0.utf8.suffix(IssuePageLedger.markBytes)) }
+        }
+    }
+
+    static func fullRender(
+        _ insights: FakeInsights, site: Site, ledger: IssuePageLedger, build: String
+    ) async throws -> (SiteRenderer.CycleResult, kept: Set<String>) {
+        let renderer = try SiteRenderer(webDirectory: Fixtures.webDirectory, build: build)
+        let kept = Mutex<Set<String>>([])
+        let result = try await renderer.render(
+            sources: Fixtures.sources(insights: insights), now: Fixtures.now, since: nil,
+            cycle: SiteRenderer.Cycle(ledger: ledger, issuePageKept: { path in _ = kept.withLock { $0.insert(path) } })
+        ) { path, html in site.write(path, html) }
+        return (result, kept.withLock { $0 })
+    }
+
+    @Test("a new ledger over the same pages (a restart) renders only pages whose issue or renderer changed")
+    func restartKeepsCurrentPages() async throws {
+        let site = Site()
+        let data = IssuePageLedgerTests.versioned()
+        let (first, _) = try await Self.fullRender(data, site: site, ledger: IssuePageLedger(pageTail: site.tail), build: "b1")
+        let issuePages = site.files.withLock { $0.keys.filter(IssuePageLedgerTests.isIssuePage) }
+        #expect(first.issuePages == issuePages.count && first.issuePages >= 2)
+
+        let restarted = IssuePageLedger(pageTail: site.tail)
+        let (again, kept) = try await Self.fullRender(data, site: site, ledger: restarted, build: "b1")
+        #expect(again.issuePages == 0 && again.issuePagesCurrent == first.issuePages && again.complete)
+        #expect(kept == Set(issuePages), "every skipped page handed over as kept")
+        #expect(restarted.issuePagesReadBack == first.issuePages && restarted.issuePagesRendered == 0)
+
+        // Issue 2 changed while the server was down: that page alone.
+        let (changed, _) = try await Self.fullRender(
+            IssuePageLedgerTests.versioned(events: [2: 9]), site: site, ledger: IssuePageLedger(pageTail: site.tail), build: "b1")
+        #expect(changed.issuePages == 1 && changed.issuePagesCurrent == first.issuePages - 1)
+
+        // Another build: all of them; a ledger that reads no file (the default): all of them.
+        let (upgraded, _) = try await Self.fullRender(data, site: site, ledger: IssuePageLedger(pageTail: site.tail), build: "b2")
+        #expect(upgraded.issuePages == first.issuePages && upgraded.issuePagesCurrent == 0)
+        let (blind, _) = try await Self.fullRender(data, site: site, ledger: IssuePageLedger(), build: "b2")
+        #expect(blind.issuePages == first.issuePages)
+    }
+
+    @Test("after a restart a page asked for is current by its mark; a gone page's mark counts too")
+    func refreshReadsTheMark() async throws {
+        let site = Site()
+        let renderer = try SiteRenderer(webDirectory: Fixtures.webDirectory, build: "b1")
+        func ask(_ ledger: IssuePageLedger, _ insights: FakeInsights) async throws -> SiteRenderer.IssuePageRefresh {
+            try await renderer.refreshIssuePage(
+                IssueID(1), of: Fixtures.demo, sources: Fixtures.sources(insights: insights), now: Fixtures.now, ledger: ledger,
+                pageExists: site.tail("demo/issues/1.html") != nil, write: { site.write($0, $1) })
+        }
+        let data = IssuePageLedgerTests.versioned()
+        #expect(try await ask(IssuePageLedger(pageTail: site.tail), data) == .rendered)
+        let restarted = IssuePageLedger(pageTail: site.tail)
+        #expect(try await ask(restarted, data) == .current)
+        #expect(restarted.issuePagesRendered == 0)
+        var gone = data
+        gone.projects[Fixtures.demoID]?.details[IssueID(1)] = nil
+        #expect(try await ask(restarted, gone) == .rendered)
+        #expect(try await ask(IssuePageLedger(pageTail: site.tail), gone) == .current, "the gone page's mark")
+        #expect(try await ask(IssuePageLedger(pageTail: site.tail), data) == .rendered, "back: a page again")
     }
 }

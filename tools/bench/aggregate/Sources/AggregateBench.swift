@@ -200,8 +200,11 @@ struct RenderFull: AsyncParsableCommand {
     func run() async throws {
         let root = try await common.open()
         let renderer = try root.siteRenderer(webDirectory: common.web)
-        let (pages, seconds) = try await Measure.time { try await root.render(with: renderer, since: nil) }
-        print("full render: \(pages) pages in \(Measure.fmt(seconds)) s; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB")
+        let (result, seconds) = try await Measure.time { try await root.renderCycle(with: renderer, since: nil) }
+        print("""
+            full render: \(result.pages) pages written in \(Measure.fmt(seconds)) s (\(result.issuePages) issue pages rendered, \
+            \(result.issuePagesCurrent) current already by their marks); peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB
+            """)
         try await root.close()
     }
 }
@@ -234,10 +237,8 @@ struct Refresh: AsyncParsableCommand {
             writes.append(.reports(ReportBatch(project: project.id, receivedAt: Date(), payload: payload, reports: prepared)))
             done += n
         }
-        // The site folder is current (render-full, then each refresh converges it): a running server's ledger
-        // would know the versions its pages were rendered from.
-        root.issuePages.adopt(
-            try await root.insights.issueVersions(project: project.id, changedSince: .distantPast), of: project.slug)
+        // The site folder is current (render-full, then each refresh converges it): the ledger reads the versions
+        // its pages were rendered from in their marks, as a restarted server does.
         let (_, ingestSeconds) = try await Measure.time { _ = try await store.commit(writes) }
         let (grouped, groupSeconds) = try await Measure.time { try await Worker.drain(root) }
         let touched = try await root.insights.issueVersions(project: project.id, changedSince: since)
