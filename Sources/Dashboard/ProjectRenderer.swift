@@ -56,13 +56,6 @@ struct ProjectRenderer {
     private var slug: ProjectSlug { project.slug }
     private var today: DayNumber { DayNumber(now) }
 
-    /// Renders the project's pages and hands each to `write`; returns what the site index shows of the project.
-    mutating func render(write: Writer) async throws -> ProjectIndexPage.Entry {
-        let (entry, pending) = try await renderSummary(versions: false, write: write)
-        _ = try await renderIssues(pending, ledger: nil, write: write, kept: { _ in }, stop: { false })
-        return entry
-    }
-
     /// The issue pages a render still has to make after the summary pages: every listed or ranked issue (a full
     /// render) or the issues changed since the last render, with their versions now (a full render without a
     /// ledger reads none: every page is rendered).
@@ -88,9 +81,7 @@ struct ProjectRenderer {
             pending.versions = try await sources.insights.issueVersions(project: project.id, changedSince: since)
             pending.ids = pending.versions.keys.sorted()
         } else if versions {
-            // One read of every issue's version (indexed by project; the listed ones are most of them).
-            let all = try await sources.insights.issueVersions(project: project.id, changedSince: .distantPast)
-            pending.versions = all.filter { snapshot.issueIDs.contains($0.key) }
+            pending.versions = try await sources.insights.issueVersions(of: pending.ids, project: project.id)
         }
         let entry = ProjectIndexPage.Entry(slug: slug, today: snapshot.today, openIssues: snapshot.counts[.open] ?? 0)
         return (entry, pending)

@@ -323,13 +323,25 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
     }
 
     public func issueVersions(project: ProjectID, changedSince since: Date) async throws -> [IssueID: IssueVersion] {
+        try await versions(where: "i.updated_at >= $2", project: project, Millis.from(since))
+    }
+
+    public func issueVersions(of ids: [IssueID], project: ProjectID) async throws -> [IssueID: IssueVersion] {
+        guard !ids.isEmpty else { return [:] }
+        return try await versions(where: "i.id = ANY($2)", project: project, ids.map(\.rawValue))
+    }
+
+    /// The versions of the issues of `project` (`$1`) that `condition` (on `i`, with `value` as `$2`) picks.
+    private func versions(
+        where condition: String, project: ProjectID, _ value: some PostgresNonThrowingEncodable
+    ) async throws -> [IssueID: IssueVersion] {
         let logger = database.logger
         return try await database.read { connection in
             var versions: [IssueID: IssueVersion] = [:]
             for try await row in try await connection.query(
                 PostgresQuery(
-                    unsafeSQL: "SELECT i.id, \(Self.versionColumns) FROM issues i WHERE i.project_id = $1 AND i.updated_at >= $2",
-                    binds: PostgresBindings(values: [project.rawValue, Millis.from(since)])),
+                    unsafeSQL: "SELECT i.id, \(Self.versionColumns) FROM issues i WHERE i.project_id = $1 AND \(condition)",
+                    binds: PostgresBindings(values: [project.rawValue, value])),
                 logger: logger
             ) {
                 let cells = row.makeRandomAccess()

@@ -318,6 +318,22 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
         }
     }
 
+    public func issueVersions(of ids: [IssueID], project: ProjectID) async throws -> [IssueID: IssueVersion] {
+        try await database.pool.read { db in
+            var versions: [IssueID: IssueVersion] = [:]
+            // 500 ids a statement (SQLite's limit on bound values is 32,766 in recent versions, 999 in old ones).
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = ids[start..<min(ids.count, start + 500)]
+                let marks = chunk.map { _ in "?" }.joined(separator: ", ")
+                let rows = try Row.fetchCursor(
+                    db, sql: "SELECT i.id, \(Self.versionColumns) FROM issues i WHERE i.project_id = ? AND i.id IN (\(marks))",
+                    arguments: StatementArguments([project.rawValue] + chunk.map(\.rawValue)))
+                while let row = try rows.next() { versions[IssueID(row["id"])] = Self.version(row) }
+            }
+            return versions
+        }
+    }
+
     public func issueVersion(_ id: IssueID, project: ProjectID) async throws -> IssueVersion? {
         try await database.pool.read { db in
             try Row.fetchOne(

@@ -59,9 +59,11 @@ struct FakeInsights: InsightsReader {
 
     /// The changed issues' versions (their details' versions; issues without one get a version from their summary).
     func issueVersions(project: ProjectID, changedSince since: Date) async throws -> [IssueID: IssueVersion] {
+        try await issueVersions(of: data(project).changed, project: project)
+    }
+
+    func issueVersions(of ids: [IssueID], project: ProjectID) async throws -> [IssueID: IssueVersion] {
         var versions: [IssueID: IssueVersion] = [:]
-        // No change times here: "since the beginning" is every issue, any later time the issues marked changed.
-        let ids = since <= Date(timeIntervalSince1970: 0) ? Array(data(project).details.keys) : data(project).changed
         for id in ids {
             if let version = try await issueVersion(id, project: project) { versions[id] = version }
         }

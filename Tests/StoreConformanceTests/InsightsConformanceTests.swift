@@ -75,6 +75,37 @@ import Testing
         }
     }
 
+    /// Issue #13: the versions a full render compares its pages with: those of the project's own issues among the
+    /// ids asked for (another project's issue and unknown ids are left out), equal to each issue's own version, over
+    /// more ids than one SQLite statement takes.
+    @Test(arguments: Engine.allCases) func issueVersionsOfIDsAreThoseOfTheProjectsOwnIssues(_ engine: Engine) async throws {
+        try await withStores(engine) { stores in
+            let (db, p) = try await setUp(stores)
+            let other = try await createProject(db, "other")
+            try await store(db, p, (1...3).map { ($0, "1.0", "user-\($0)", Double($0), nil) })
+            try await store(db, other, [(4, "1.0", "user-4", 4, nil)])
+            let a = try #require(try await group(db, 1, "parse()"))
+            try await group(db, 2, "parse()")
+            let b = try #require(try await group(db, 3, "render()"))
+            let theirs = try #require(try await group(db, 4, "parse()"))
+            var ids = (1...1_200).map { IssueID(Int64(1_000_000 + $0)) }
+            ids.insert(a, at: 0)
+            ids.insert(theirs, at: 600)
+            ids.append(b)
+            let insights = db.insights
+            let versions = try await insights.issueVersions(of: ids, project: p.id)
+            #expect(Set(versions.keys) == [a, b])
+            let versionA = try await insights.issueVersion(a, project: p.id)
+            let versionB = try await insights.issueVersion(b, project: p.id)
+            #expect(versions[a] == versionA && versions[b] == versionB)
+            #expect(versions[a]?.events == 2 && versions[b]?.events == 1)
+            #expect(try await insights.issueVersions(of: [], project: p.id).isEmpty)
+            let own = try await insights.issueVersions(of: [theirs, a], project: other.id)
+            let versionTheirs = try await insights.issueVersion(theirs, project: other.id)
+            #expect(own.count == 1 && own[theirs] == versionTheirs)
+        }
+    }
+
     @Test(arguments: Engine.allCases) func regressionReopensAClosedIssueOnceForANewRelease(_ engine: Engine) async throws {
         try await withStores(engine) { stores in
             let (db, p) = try await setUp(stores)

@@ -197,6 +197,10 @@ public protocol InsightsReader: Sendable {
     /// The versions of a project's issues changed at or after `since`, by issue (one indexed read: what a render
     /// cycle compares with the versions its pages were rendered from).
     func issueVersions(project: ProjectID, changedSince since: Date) async throws -> [IssueID: IssueVersion]
+    /// The versions of these issues of `project` now, by issue (issues of another project or that do not exist
+    /// are left out): what a full render compares with the versions its pages were rendered from, reading only
+    /// the issues it lists, however many a project has.
+    func issueVersions(of ids: [IssueID], project: ProjectID) async throws -> [IssueID: IssueVersion]
     /// One issue's version now (nil: no such issue in `project`); a cheap read made before serving its page.
     func issueVersion(_ id: IssueID, project: ProjectID) async throws -> IssueVersion?
     /// Alerts of a project, newest first.
