@@ -17,13 +17,18 @@ public final class SiteWriter: Sendable {
         self.root = root
     }
 
+    /// The file of relative `path` under the root; nil unless `path` has a segment and none is `.`, `..` or hidden.
+    private func file(_ path: String) -> String? {
+        let segments = path.split(separator: "/")
+        guard !segments.isEmpty, segments.allSatisfy({ $0 != ".." && $0 != "." && !$0.hasPrefix(".") }) else { return nil }
+        return root + "/" + segments.joined(separator: "/")
+    }
+
     /// Writes `contents` at `path` (relative, made of safe segments only).
     public func write(_ path: String, _ contents: String) throws {
-        let segments = path.split(separator: "/")
-        guard !segments.isEmpty, segments.allSatisfy({ $0 != ".." && $0 != "." && !$0.hasPrefix(".") }) else {
+        guard let target = file(path) else {
             throw SiteWriterError(message: "refusing to write outside the site: \(path)")
         }
-        let target = root + "/" + segments.joined(separator: "/")
         let directory = String(target[..<target.lastIndex(of: "/")!])
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let temporary = directory + "/.tmp-\(UInt64.random(in: 0...UInt64.max))"
@@ -43,11 +48,8 @@ public final class SiteWriter: Sendable {
     /// The last `bytes` bytes of the file at `path` (the whole file when shorter); nil when there is no such file or
     /// it cannot be read. Where an issue page's mark is read (`IssuePageLedger`).
     public func tail(of path: String, bytes: Int) -> [UInt8]? {
-        let segments = path.split(separator: "/")
-        guard bytes > 0, !segments.isEmpty, segments.allSatisfy({ $0 != ".." && $0 != "." && !$0.hasPrefix(".") }) else {
-            return nil
-        }
-        let descriptor = open(root + "/" + segments.joined(separator: "/"), O_RDONLY | O_CLOEXEC)
+        guard bytes > 0, let target = file(path) else { return nil }
+        let descriptor = open(target, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var info = stat()
