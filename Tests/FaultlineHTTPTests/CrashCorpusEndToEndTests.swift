@@ -154,7 +154,7 @@ import TestSupport
     func waitForReport(_ http: HTTP, _ base: String, _ id: String, _ headers: [(String, String)], _ done: (String) -> Bool) async throws
         -> [String: Any]
     {
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(60) * waitMargin
         while true {
             let answer = try await http.send(.GET, base + "/api/v1/reports/\(id)", headers: headers)
             let state = (answer.json["symbolication"] as? [String: Any])?["state"] as? String ?? "pending"
@@ -165,7 +165,7 @@ import TestSupport
 
     /// The report's issue once its processing settled (not pending, grouped).
     func waitForIssue(_ http: HTTP, _ base: String, _ id: String, _ headers: [(String, String)]) async throws -> Int {
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(60) * waitMargin
         while true {
             let answer = try await http.send(.GET, base + "/api/v1/reports/\(id)", headers: headers)
             let state = (answer.json["symbolication"] as? [String: Any])?["state"] as? String ?? "pending"

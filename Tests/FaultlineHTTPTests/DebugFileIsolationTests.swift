@@ -66,9 +66,9 @@ struct TwinProgram {
         return id
     }
 
-    /// The function the report's first frame resolved to, once it is `want` or 30 s have passed.
+    /// The function the report's first frame resolved to, once it is `want` or 30 s × `waitMargin` have passed.
     func symbolicatedFunction(_ server: ServerProcess, _ token: String, _ id: String, want: String) async throws -> String? {
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(30) * waitMargin
         var function: String?
         while ContinuousClock.now < deadline {
             let answer = try await get(server, token, "/api/v1/reports/\(id)")

@@ -222,7 +222,7 @@ import TestSupport
         #expect(sent.status == 0, "\(sent.output)\n\(server.log.suffix(2000))")
 
         let read = [("Authorization", "Bearer \(project.upload)")]
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(30) * waitMargin
         var report: [String: Any] = [:]
         while ContinuousClock.now < deadline {
             report = try await http.send(.GET, server.baseURL + "/api/v1/reports/\(eventID)", headers: read).json

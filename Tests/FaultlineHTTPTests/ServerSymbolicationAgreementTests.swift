@@ -63,7 +63,7 @@ import TestSupport
         #expect(posted.status == 202)
 
         var symbolication: [String: Any] = [:]
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(60) * waitMargin
         while ContinuousClock.now < deadline {
             let answer = try await http.send(.GET, server.baseURL + "/api/v1/reports/7077e450fa6f4594850bfed9428d1d98",
                                              headers: [("Authorization", "Bearer \(project.upload)")])

@@ -124,7 +124,7 @@ import TestSupport
     }
 
     func waitForSymbolication(_ setup: Setup, _ id: String) async throws -> [String: Any] {
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(60) * waitMargin
         while true {
             let report = try await get(setup, "/api/v1/reports/\(id)")
             let state = (report["symbolication"] as? [String: Any])?["state"] as? String ?? "pending"
@@ -366,7 +366,7 @@ import TestSupport
         }
         // The launcher sends the run's start in the background, after starting the child (which may say "waiting"
         // first): wait until the start is stored, so that what follows is about the kill, not a start on its way.
-        let started = ContinuousClock.now + .seconds(30)
+        let started = ContinuousClock.now + .seconds(30) * waitMargin
         while try await releaseHealth(setup, release: "10.0")["sessions"] as? Int != 1, ContinuousClock.now < started {
             try await Task.sleep(for: .milliseconds(20))
         }

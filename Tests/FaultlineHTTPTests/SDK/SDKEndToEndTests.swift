@@ -66,9 +66,9 @@ import TestSupport
         func cleanUp() { server.cleanUp() }
     }
 
-    /// Polls `condition` for up to 30 s (the server groups and stores in the background).
+    /// Polls `condition` for up to 30 s × `waitMargin` (the server groups and stores in the background).
     func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(30) * waitMargin
         while ContinuousClock.now < deadline {
             if try await condition() { return true }
             try await Task.sleep(for: .milliseconds(100))

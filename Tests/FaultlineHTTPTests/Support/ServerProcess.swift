@@ -69,7 +69,7 @@ final class ServerProcess: @unchecked Sendable {
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         try process.run()
         // The server prints "Faultline listening on http://127.0.0.1:PORT/" once it accepts connections.
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(60) * waitMargin
         var found: Int?
         while found == nil, ContinuousClock.now < deadline, process.isRunning {
             let text = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
