@@ -104,10 +104,13 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         do {
             try await database.pool.write { db in
                 let reads = BatchReads()
+                let modules = DeferredModules()
                 let search = SQLiteSearchStore.Deferred()
                 for (outcome, json) in zip(results, encoded) {
-                    _ = try Self.save(outcome, encoded: json, now: now, reads: reads, search: search, db)
+                    _ = try Self.save(outcome, encoded: json, now: now, reads: reads, modules: modules, search: search, db)
                 }
+                try modules.write(db)
+                // Last: FTS5 writes what it holds as a segment at every later statement's savepoint.
                 try search.write(db)
             }
             return
@@ -131,10 +134,11 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         }
     }
 
-    /// Saves one outcome in the caller's transaction; its search entry goes to `search` when given (written by the
-    /// caller at the end of the transaction), else is written here.
+    /// Saves one outcome in the caller's transaction; its `report_modules` rows go to `modules` and its search entry
+    /// to `search` when given (written by the caller at the end of the transaction), else are written here.
     static func save(_ outcome: SymbolicationOutcome, encoded json: StoredOutcome, now: Int64, reads: BatchReads = BatchReads(),
-                     search deferred: SQLiteSearchStore.Deferred? = nil, _ db: Database) throws -> IssueID?
+                     modules: DeferredModules? = nil, search deferred: SQLiteSearchStore.Deferred? = nil, _ db: Database)
+        throws -> IssueID?
     {
         let reportID = outcome.reportID
         guard let report = try Row.fetchOne(
@@ -168,7 +172,9 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     """
             ).execute(arguments: [reportID, json.result, now])
         }
-        try recordModules(outcome, reportID: reportID, project: project, release: report.release, touched: touched, reads: reads, db)
+        try recordModules(
+            outcome, reportID: reportID, project: project, release: report.release, touched: touched, reads: reads,
+            into: modules, db)
         if let search = outcome.search {
             if let deferred {
                 deferred.add(search, reportID: reportID, project: project)
@@ -202,22 +208,68 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     }
 
     /// Which debug data each build-id had when this result was saved (`report_modules`): a build-id missing
-    /// from the result has rank 0; one resolved has the rank of the project's best stored file for it.
-    /// One multi-row insert for the report's build-ids (the project and release are the report's, already read).
+    /// from the result has rank 0; one resolved has the rank of the project's best stored file for it (read now,
+    /// in the transaction). The rows replace the report's earlier ones: in `deferred` when given, else at once
+    /// (one multi-row insert for the report's build-ids; the project and release are the report's, already read).
     static func recordModules(_ outcome: SymbolicationOutcome, reportID: Int64, project: ProjectID, release: String?,
-                              touched: [String], reads: BatchReads, _ db: Database) throws {
-        try db.cachedStatement(sql: "DELETE FROM report_modules WHERE report_id = ?").execute(arguments: [reportID])
+                              touched: [String], reads: BatchReads, into deferred: DeferredModules? = nil, _ db: Database)
+        throws
+    {
         let missing = Dictionary(outcome.result.missing.map { ($0.buildID, $0.module) }, uniquingKeysWith: { first, _ in first })
-        try MultiRowInsert.run(
-            touched, into: "report_modules", columns: ["report_id", "project_id", "build_id", "module", "release", "rank"],
-            perStatement: modulesPerInsert, db
-        ) { buildID in
+        let rows = try touched.map { buildID in
             let rank = missing[buildID] != nil ? DebugDataRank.none : try reads.bestRank(project: project, buildID: buildID, db)
-            return [reportID, project.rawValue, buildID, missing[buildID] ?? outcome.modules[buildID], release, rank.rawValue]
+            return ModuleRow(
+                reportID: reportID, project: project.rawValue, buildID: buildID,
+                module: missing[buildID] ?? outcome.modules[buildID], release: release, rank: rank)
+        }
+        let batch = deferred ?? DeferredModules()
+        batch.replace(reportID, with: rows)
+        if deferred == nil { try batch.write(db) }
+    }
+
+    /// A `report_modules` row.
+    struct ModuleRow {
+        var reportID: Int64
+        var project: Int64
+        var buildID: String
+        var module: String?
+        var release: String?
+        var rank: DebugDataRank
+    }
+
+    /// The `report_modules` rows of a batch, written after its other statements: the reports' earlier rows out with
+    /// `DELETE … IN`, then multi-row inserts, `modulesPerInsert` rows or ids to a statement. A delete and an insert
+    /// per report were a sixth of the worker's transaction (issue #13). A report saved twice in one batch keeps its
+    /// last rows, as writing them one after the other would.
+    final class DeferredModules {
+        private var reports: [Int64] = []
+        private var rows: [Int64: [ModuleRow]] = [:]
+
+        func replace(_ reportID: Int64, with rows: [ModuleRow]) {
+            if self.rows.updateValue(rows, forKey: reportID) == nil { reports.append(reportID) }
+        }
+
+        /// Writes the rows held, in the caller's transaction.
+        func write(_ db: Database) throws {
+            var start = 0
+            while start < reports.count {
+                let ids = reports[start..<min(reports.count, start + modulesPerInsert)]
+                start += ids.count
+                try db.cachedStatement(
+                    sql: "DELETE FROM report_modules WHERE report_id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
+                ).execute(arguments: StatementArguments(Array(ids)))
+            }
+            try MultiRowInsert.run(
+                reports.flatMap { rows[$0] ?? [] }, into: "report_modules",
+                columns: ["report_id", "project_id", "build_id", "module", "release", "rank"], perStatement: modulesPerInsert, db
+            ) { row in [row.reportID, row.project, row.buildID, row.module, row.release, row.rank.rawValue] }
+            reports.removeAll()
+            rows.removeAll()
         }
     }
 
-    static let modulesPerInsert = 16
+    /// Rows (or report ids of a delete) a `report_modules` statement writes at most.
+    static let modulesPerInsert = 64
 
     /// The best kind `project` holds for `buildID` now.
     static func bestRank(project: ProjectID, buildID: String, _ db: Database) throws -> DebugDataRank {

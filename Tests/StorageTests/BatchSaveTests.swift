@@ -121,6 +121,50 @@ import Testing
         #expect(counts == [1, 0, 0])
     }
 
-    /// A batch is first saved without savepoints; a report the database refuses sends it back through the per-report
-    /// savepoints, where that report alone leaves the queue failed and the rest of the batch is saved and counted.
+    /// A batch writes its reports' module rows after everything else (`DeferredModules`): each report's rows replace
+    /// the ones it had, a report saved twice in one batch keeps the rows of its last save, and more reports and rows
+    /// than one statement takes are all written.
+    @Test func aBatchReplacesEachReportsModuleRowsWithItsLastSave() async throws {
+        let db = try TempDatabase()
+        let one = try await project(db, "one")
+        let count = SQLiteSymbolicationStore.modulesPerInsert + 6
+        let ids = try await store(db, one, 1...count)
+        let store = SQLiteSymbolicationStore(database: db.database)
+        func rows() async throws -> [String] {
+            try await db.database.pool.read { db in
+                try String.fetchAll(db, sql: "SELECT report_id || ' ' || build_id || ' ' || rank FROM report_modules ORDER BY report_id, build_id")
+            }
+        }
+        // Each report touches the app (resolved) and the library (missing).
+        try await store.saveAll(ids.map { outcome($0, site: "first") }, at: Date())
+        #expect(try await rows() == ids.flatMap { ["\($0) \(Self.app) 0", "\($0) \(Self.lib) 0"] })
+
+        // Again, each report twice in one batch: first as before, then touching the app module alone.
+        func appOnly(_ reportID: Int64) -> SymbolicationOutcome {
+            var second = outcome(reportID, site: "second")
+            second.result = SymbolicatedReport(
+                state: .complete,
+                threads: [[SymbolicatedFrameSlot(frames: [ResolvedFrame(function: "second", file: "/src/a.c", line: 4)], buildID: Self.app, status: "dwarf", offset: 16)]],
+                missing: [])
+            return second
+        }
+        try await store.saveAll(ids.flatMap { [outcome($0, site: "second"), appOnly($0)] }, at: Date())
+        #expect(try await rows() == ids.map { "\($0) \(Self.app) 0" })
+
+        // The same on its own, where no failing statement can send the batch through the per-report savepoints
+        // (which would write the right rows too): the last rows of each report, in more statements than one.
+        try await db.database.pool.write { db in
+            let modules = SQLiteSymbolicationStore.DeferredModules()
+            for id in ids {
+                let row = { (buildID: String, rank: DebugDataRank) in
+                    SQLiteSymbolicationStore.ModuleRow(
+                        reportID: id, project: one.id.rawValue, buildID: buildID, module: nil, release: nil, rank: rank)
+                }
+                modules.replace(id, with: [row(Self.app, .none), row(Self.lib, .none)])
+                modules.replace(id, with: [row(Self.lib, .debuginfo)])
+            }
+            try modules.write(db)
+        }
+        #expect(try await rows() == ids.map { "\($0) \(Self.lib) \(DebugDataRank.debuginfo.rawValue)" })
+    }
 }
