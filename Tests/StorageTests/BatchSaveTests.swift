@@ -5,7 +5,7 @@ import GRDB
 import Testing
 
 /// The worker's batch transaction (`saveAll`) asks some things once per batch (`BatchReads`: debug-file ranks,
-/// files stored after the batch was read, alert settings) and writes each report's modules in one statement. It
+/// files stored after the batch was read, alert settings) and writes the batch's module rows at its end. It
 /// must never answer one project with another's data. (That a batch leaves exactly the rows of saving one at a
 /// time is checked on both engines: `GroupingConformanceTests`.)
 @Suite struct BatchSaveTests {
