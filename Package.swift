@@ -168,9 +168,13 @@ let package = Package(
             ],
             path: "tools/bench/ingest/Sources",
             swiftSettings: strict),
-        // The ingest routes' per-report CPU work without HTTP or the database, small enough for callgrind.
+        // The ingest routes' and the worker's per-report CPU work, without HTTP, small enough for callgrind.
         .executableTarget(
-            name: "IngestCount", dependencies: ["Formats", "FaultlineCore", .product(name: "NIOCore", package: "swift-nio")],
+            name: "IngestCount",
+            dependencies: [
+                "Formats", "FaultlineCore", "Pipeline", "Storage", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "tools/bench/ingest/Count", swiftSettings: strict),
         // Helpers shared by the test targets: running tools, temp folders, ELF fixtures built by gcc, SHA-256 by coreutils.
         .target(name: "TestSupport", dependencies: ["FaultlineCore"], path: "Tests/TestSupport"),

@@ -1,6 +1,9 @@
 import FaultlineCore
 import Formats
+import Logging
 import NIOCore
+import Pipeline
+import Storage
 
 import Foundation
 
@@ -17,20 +20,33 @@ import Foundation
 /// libdw, on the first N bodies — inflate the stored payload and read the report again, symbolicate (every module
 /// without a debug file, as in `tools/bench/ingest/drain`), group, make the search entry, encode and compress the
 /// stored result.
+///
+/// `ingest-count worker BODIES [N]` and `ingest-count stored BODIES [N]`: the first N bodies decoded as the native
+/// route does and committed to a new SQLite database in a temporary folder (16 bodies a commit, as group commit
+/// gathers them under load); `worker` then runs the real `SymbolicationWorker.step()` on them until none is pending
+/// (the batch read, the attempts, processing as `process` does, and the save's transaction, SQLite included). The
+/// difference of the two is the worker's whole CPU work per report outside libdw, and without the part `process`
+/// counts, that of its database work (reads, attempts, the save).
 @main
 struct IngestCount {
     static func main() throws {
         let arguments = CommandLine.arguments
-        guard arguments.count >= 3, ["native", "sentry", "process"].contains(arguments[1]) else {
-            FileHandle.standardError.write(Data("usage: ingest-count native|sentry|process BODIES [N]\n".utf8))
+        guard arguments.count >= 3, ["native", "sentry", "process", "worker", "stored"].contains(arguments[1]) else {
+            FileHandle.standardError.write(Data("usage: ingest-count native|sentry|process|worker|stored BODIES [N]\n".utf8))
             exit(2)
         }
         let bodies = try readBodies(arguments[2])
         let count = arguments.count > 3 ? min(Int(arguments[3]) ?? bodies.count, bodies.count) : bodies.count
         let limits = IngestLimits()
-        if arguments[1] == "process" {
+        switch arguments[1] {
+        case "process":
             try Inline.run { try await process(bodies, count: count, limits: limits) }
             return
+        case "worker", "stored":
+            let work = arguments[1] == "worker"
+            try Inline.run { try await worker(bodies, count: count, limits: limits, work: work) }
+            return
+        default: break
         }
         // A project's default privacy settings: scrubbing on, as a new project has it.
         let scrubber = Scrubber(settings: PrivacySettings())
@@ -57,21 +73,98 @@ struct IngestCount {
         print("decoded \(reports) reports from \(count) bodies; \(stored) bytes to store")
     }
 
-    /// Runs async work on this thread: valgrind 3.19 dies when the global executor starts its threads, and
-    /// nothing here waits for anything (the symbolicator answers at once).
+    /// Runs async work on this thread: valgrind 3.19 dies when the global executor starts its threads. Jobs come
+    /// from this thread, or from GRDB's database threads when a database call it awaited returns (the lock and the
+    /// condition are for those); the loop waits for them until the work has ended.
     final class Inline: TaskExecutor, @unchecked Sendable {
+        /// Guards `jobs` and `finished`, and wakes the loop.
+        let condition = NSCondition()
         var jobs: [UnownedJob] = []
-        func enqueue(_ job: consuming ExecutorJob) { jobs.append(UnownedJob(job)) }
+        var finished = false
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            condition.lock()
+            jobs.append(job)
+            condition.signal()
+            condition.unlock()
+        }
+
+        /// The next job, waiting for one while the work runs; nil once it has ended and no job is left.
+        func next() -> UnownedJob? {
+            condition.lock()
+            defer { condition.unlock() }
+            while jobs.isEmpty && !finished { condition.wait() }
+            return jobs.isEmpty ? nil : jobs.removeFirst()
+        }
+
+        func finish() {
+            condition.lock()
+            finished = true
+            condition.signal()
+            condition.unlock()
+        }
 
         static func run(_ work: @escaping @Sendable () async throws -> Void) throws {
             let executor = Inline()
             nonisolated(unsafe) var failure: (any Error)?
             Task(executorPreference: executor) {
                 do { try await work() } catch { failure = error }
+                executor.finish()
             }
-            while !executor.jobs.isEmpty { executor.jobs.removeFirst().runSynchronously(on: executor.asUnownedTaskExecutor()) }
+            while let job = executor.next() { job.runSynchronously(on: executor.asUnownedTaskExecutor()) }
             if let failure { throw failure }
         }
+    }
+
+    /// A clock that stands still: the counted runs do the same work whenever they run.
+    struct FixedClock: WallClock {
+        func now() -> Date { Date(timeIntervalSince1970: 1_763_800_000) }
+    }
+
+    /// Stores the first `count` bodies as the native route does, then (`work`) runs the worker until none is pending.
+    static func worker(_ bodies: [ByteBuffer], count: Int, limits: IngestLimits, work: Bool) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-count-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let database = try FaultlineDatabase(path: folder + "/faultline.sqlite", codec: .zlib)
+        let clock = FixedClock()
+        let project = try await SQLiteProjectStore(database: database).createProject(
+            slug: ProjectSlug("count")!, ingestKeyHash: SecretHash(hex: String(repeating: "a", count: 64)),
+            uploadTokenHash: SecretHash(hex: String(repeating: "b", count: 64)), createdAt: clock.now(), rateLimitPerSecond: 1000)
+        let scrubber = Scrubber(settings: project.privacy)
+        let ingest = SQLiteIngestStore(database: database)
+        var writes: [IngestWrite] = []
+        var stored = 0
+        for (index, body) in bodies.prefix(count).enumerated() {
+            let inflated = try BodyDecoding.inflate(body, encoding: .gzip, limit: limits.maxBatchBytes)
+            let (decoded, scrubbed) = try NativeReports.decode(inflated, limits: limits, scrubber: scrubber)
+            let reports = decoded.items.compactMap { item -> PreparedReport? in if case .success(let r) = item { r } else { nil } }
+            // What the route stores: the client's gzip when scrubbing changed nothing, else the scrubbed bytes deflated.
+            let payload = try scrubbed.map {
+                StoredPayload(bytes: try BodyDecoding.deflateForStorage($0), encoding: .deflate, inflatedSize: $0.count)
+            } ?? StoredPayload(bytes: Array(body.readableBytesView), encoding: .gzip, inflatedSize: inflated.count)
+            writes.append(.reports(ReportBatch(project: project.id, receivedAt: clock.now(), payload: payload, reports: reports)))
+            if writes.count == 16 || index == count - 1 {
+                _ = try await ingest.commit(writes)
+                stored += writes.count
+                writes.removeAll()
+            }
+        }
+        var processed = 0
+        if work {
+            let worker = SymbolicationWorker(
+                store: SQLiteSymbolicationStore(database: database), symbolicator: NoDebugFiles(),
+                reading: StoredReportReading(
+                    inflate: { try NativeReports.inflate($0) },
+                    read: { bytes, raw in
+                        try NativeReports.reread(
+                            inflated: bytes, format: raw.payload.format, range: raw.range, limits: limits, purpose: .processing)
+                    }),
+                clock: clock, logger: Logger(label: "ingest-count"), concurrency: 2)
+            while case let done = try await worker.step(), done > 0 { processed += done }
+        }
+        print("stored \(stored) bodies, processed \(processed) reports")
     }
 
     /// No module has a debug file: what the drain bench's reports meet.
