@@ -152,14 +152,6 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         // and is not grouped yet, so it is done again, with that file, before anything is decided from it.
         let stale = try outcome.filesSeen.map { try reads.storedAfter($0, project: project, buildIDs: touched, db) } ?? false
         let state = stale ? SymbolicationState.pending : outcome.result.state
-        // A clean result resets the attempt count (a later requeue starts afresh); a failure keeps it.
-        try db.cachedStatement(
-            sql: """
-                UPDATE reports SET symbolication = ?1, symbolication_failure = ?2,
-                    symbolication_attempts = CASE WHEN ?2 IS NULL THEN 0 ELSE symbolication_attempts END
-                WHERE id = ?3
-                """
-        ).execute(arguments: [state.rawValue, outcome.result.failure, reportID])
         if outcome.result.state == .notNeeded {
             // Nothing was resolved (the client symbolicated, or sent no addresses): the report's own frames say
             // it all, so no copy of them is stored (readers treat a missing result as "use the report's frames").
@@ -182,16 +174,28 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 try SQLiteSearchStore.replace(search, reportID: reportID, project: project, db)
             }
         }
-        if stale { return report.issueID.map { IssueID($0) } }
-        guard let grouping = outcome.grouping else {
-            // Not grouped (failed without symbols): nothing for a newer grouping version to redo either.
-            try db.cachedStatement(sql: "UPDATE reports SET grouping_version = ? WHERE id = ?")
-                .execute(arguments: [Grouping.version, reportID])
-            return report.issueID.map { IssueID($0) }
+        // The report's row is written once, last: its state, and what filing decided (a stale result leaves the issue
+        // and grouping version as read above; one not grouped, failed without symbols, has nothing for a newer grouping
+        // version to redo either). Two updates of the row cost as much again (issue #13).
+        var filed = (issueID: report.issueID, early: report.early, groupingVersion: report.groupingVersion)
+        if !stale {
+            filed.groupingVersion = Grouping.version
+            if let grouping = outcome.grouping {
+                let groupingJSON = json.grouping ?? StoredJSON.encode(grouping.grouping)
+                (filed.issueID, filed.early) = try Grouper.file(
+                    report: report, grouping: grouping, groupingJSON: groupingJSON, now: now, reads: reads, db)
+            }
         }
-        let groupingJSON = json.grouping ?? StoredJSON.encode(grouping.grouping)
-        return try Grouper.file(
-            report: report, reportID: reportID, grouping: grouping, groupingJSON: groupingJSON, now: now, reads: reads, db)
+        // A clean result resets the attempt count (a later requeue starts afresh); a failure keeps it.
+        try db.cachedStatement(
+            sql: """
+                UPDATE reports SET symbolication = ?1, symbolication_failure = ?2,
+                    symbolication_attempts = CASE WHEN ?2 IS NULL THEN 0 ELSE symbolication_attempts END,
+                    issue_id = ?4, early = ?5, grouping_version = ?6
+                WHERE id = ?3
+                """
+        ).execute(arguments: [state.rawValue, outcome.result.failure, reportID, filed.issueID, filed.early, filed.groupingVersion])
+        return filed.issueID.map { IssueID($0) }
     }
 
     public func requeueOutdatedGrouping(limit: Int) async throws -> Int {

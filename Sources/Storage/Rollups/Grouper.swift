@@ -34,8 +34,10 @@ struct FiledReport {
 /// needs, asks `IssueFiling.decide` (pure, in FaultlineCore) what to do, and applies its actions — so new-issue
 /// and regression alerts are recorded exactly once, because they commit with the decision.
 enum Grouper {
-    static func file(report: FiledReport, reportID: Int64, grouping input: GroupingInput, groupingJSON: String, now: Int64,
-                     reads: BatchReads, _ db: Database) throws -> IssueID {
+    /// Applies the filing of `report` to the issues and their rollups; returns the report's issue and whether it came
+    /// early in its session (1/0, nil when unknown), for the caller to write on the report's row with the rest of it.
+    static func file(report: FiledReport, grouping input: GroupingInput, groupingJSON: String, now: Int64,
+                     reads: BatchReads, _ db: Database) throws -> (issueID: Int64, early: Int?) {
         let project = report.project
         let occurredAt = report.occurredAt
         let release = report.release
@@ -140,9 +142,7 @@ enum Grouper {
             }
         }
         guard let issueID else { throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "grouping decided no issue") }
-        try db.cachedStatement(sql: "UPDATE reports SET issue_id = ?, early = ?, grouping_version = ? WHERE id = ?")
-            .execute(arguments: [issueID, contribution.early.map { $0 ? 1 : 0 }, Grouping.version, reportID])
-        return IssueID(issueID)
+        return (issueID, contribution.early.map { $0 ? 1 : 0 })
     }
 
     static func state(issueID: Int64, _ db: Database) throws -> IssueFiling.IssueState? {
