@@ -29,18 +29,10 @@ enum CountedRow {
         }
     }
 
-    /// Adds `by` to `counters` of the row with `keys` = `values`, inserting or deleting it as needed.
+    /// Adds `by` to the counters of `shape`'s row with keys `values`, inserting or deleting it as needed.
     ///
     /// - Returns: (change of "row exists" as -1/0/1, change of "second counter > 0" as -1/0/1 — 0 when there is
-    ///   only one counter). With a single counter whose value crosses 1→2 the caller can read it from
-    ///   `bumpReturningCount`.
-    @discardableResult
-    static func bump(table: String, keys: [String], values: [any DatabaseValueConvertible], counters: [String], by: [Int],
-                     _ db: Database) throws -> (Int, Int) {
-        try bump(Shape(table: table, keys: keys, counters: counters), values: values, by: by, db)
-    }
-
-    /// `bump` on a shape made once.
+    ///   only one counter). A caller that needs more (a single counter crossing 1→2) reads `bumpValues`.
     @discardableResult
     static func bump(_ shape: Shape, values: [any DatabaseValueConvertible], by: [Int], _ db: Database) throws -> (Int, Int) {
         let (before, after) = try bumpValues(shape, values: values, by: by, db)
@@ -49,12 +41,6 @@ enum CountedRow {
     }
 
     /// Like `bump`, returning the counters before and after.
-    static func bumpValues(table: String, keys: [String], values: [any DatabaseValueConvertible], counters: [String], by: [Int],
-                           _ db: Database) throws -> (before: [Int], after: [Int]) {
-        try bumpValues(Shape(table: table, keys: keys, counters: counters), values: values, by: by, db)
-    }
-
-    /// `bumpValues` on a shape made once.
     static func bumpValues(_ shape: Shape, values: [any DatabaseValueConvertible], by: [Int], _ db: Database) throws
         -> (before: [Int], after: [Int])
     {

@@ -10,6 +10,16 @@ import GRDB
 enum HealthRollup {
     static let allReleases = ""
 
+    /// The per-user rows: a user's sessions and crashed sessions per release and day, and per release. `bump` returns
+    /// how the distinct users and crashed users change (a row whose sessions reach 0 is deleted). Made once: a session
+    /// update bumps up to four of them, and a shape builds and hashes its statements' text.
+    enum Shapes {
+        static let dayUsers = CountedRow.Shape(
+            table: "health_day_users", keys: ["project_id", "release", "day", "user_key"], counters: ["sessions", "crashed"])
+        static let releaseUsers = CountedRow.Shape(
+            table: "health_release_users", keys: ["project_id", "release", "user_key"], counters: ["sessions", "crashed"])
+    }
+
     /// Moves the rollups from `old` to `new` (either may be nil: a new session, or none).
     static func apply(project: ProjectID, remove old: SessionContribution?, add new: SessionContribution?, startedAt: Int64,
                       _ db: Database) throws {
@@ -38,9 +48,8 @@ enum HealthRollup {
                     """
             ).execute(arguments: [project.rawValue, release, c.day.rawValue, sign, crashed, abnormal, errored])
             if let user = c.user {
-                let (users, crashedUsers) = try bumpUser(
-                    table: "health_day_users", keys: ["project_id", "release", "day"],
-                    values: [project.rawValue, release, c.day.rawValue], user: user, sessions: sign, crashed: crashed, db)
+                let (users, crashedUsers) = try CountedRow.bump(
+                    Shapes.dayUsers, values: [project.rawValue, release, c.day.rawValue, user], by: [sign, crashed], db)
                 if users != 0 || crashedUsers != 0 {
                     try db.cachedStatement(
                         sql: """
@@ -66,9 +75,8 @@ enum HealthRollup {
                 """
         ).execute(arguments: [project.rawValue, c.release, startedAt, sign, crashed, abnormal, errored])
         if let user = c.user {
-            let (users, crashedUsers) = try bumpUser(
-                table: "health_release_users", keys: ["project_id", "release"], values: [project.rawValue, c.release],
-                user: user, sessions: sign, crashed: crashed, db)
+            let (users, crashedUsers) = try CountedRow.bump(
+                Shapes.releaseUsers, values: [project.rawValue, c.release, user], by: [sign, crashed], db)
             if users != 0 || crashedUsers != 0 {
                 try db.cachedStatement(
                     sql: "UPDATE health_releases SET users = users + ?, crashed_users = crashed_users + ? WHERE project_id = ? AND release = ?"
@@ -77,14 +85,6 @@ enum HealthRollup {
         }
     }
 
-    /// Adds `sessions`/`crashed` to one user's row; returns how the distinct users and crashed users change
-    /// (a row whose sessions reach 0 is deleted).
-    private static func bumpUser(table: String, keys: [String], values: [any DatabaseValueConvertible], user: String,
-                                 sessions: Int, crashed: Int, _ db: Database) throws -> (Int, Int) {
-        try CountedRow.bump(
-            table: table, keys: keys + ["user_key"], values: values + [user], counters: ["sessions", "crashed"],
-            by: [sessions, crashed], db)
-    }
 
     /// Fills the rollups from the sessions already stored (run once, by the migration that adds them).
     static func backfill(_ db: Database) throws {
