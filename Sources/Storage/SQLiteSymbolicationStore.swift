@@ -31,6 +31,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         return try await database.pool.read { db in
             // Read in the same snapshot as the batch: a debug file stored after this is seen by `save` (see there).
             let filesSeen = try Self.debugFileSequence(db)
+            // Read by position below: the summary's columns, then these six in this order.
             let fetched = try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
@@ -48,29 +49,31 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             let payloadStatement = try db.cachedStatement(
                 sql: "SELECT encoding, inflated_size, bytes, format FROM payloads WHERE id = ?")
             var inApp: [Int64: InAppRules] = [:]
+            // The columns after the summary's, by position (GRDB lowercases a name at every lookup by name: ~7,000
+            // instructions each, eight a report here).
+            let next = SQLiteReportReader.summaryColumnNames.count
             return try rows.compactMap { row -> PendingSymbolication? in
-                let payloadID: Int64 = row["payload_id"]
+                let payloadID: Int64 = row[next]
                 if payloads[payloadID] == nil {
                     guard let stored = try Row.fetchOne(payloadStatement, arguments: [payloadID]),
-                        let encoding = StoredPayload.Encoding(rawValue: stored["encoding"]),
-                        let format = StoredPayload.Format(rawValue: stored["format"])
+                        let encoding = StoredPayload.Encoding(rawValue: stored[0]),
+                        let format = StoredPayload.Format(rawValue: stored[3])
                     else { return nil }
-                    let bytes: Data = stored["bytes"]
+                    let bytes: Data = stored[2]
                     payloads[payloadID] = StoredPayload(
-                        bytes: Array(bytes), encoding: encoding, inflatedSize: stored["inflated_size"], format: format)
+                        bytes: Array(bytes), encoding: encoding, inflatedSize: stored[1], format: format)
                 }
                 guard let payload = payloads[payloadID], let summary = SQLiteReportReader.summary(row) else { return nil }
-                let offset: Int = row["payload_offset"]
-                let length: Int = row["payload_length"]
+                let offset: Int = row[next + 1]
+                let length: Int = row[next + 2]
                 guard offset >= 0, length >= 0, !offset.addingReportingOverflow(length).overflow else { return nil }
                 let rules = inApp[summary.project.rawValue] ?? InAppRules(
-                    include: SQLiteProjectStore.patterns(row["in_app_include"]),
-                    exclude: SQLiteProjectStore.patterns(row["in_app_exclude"]))
+                    include: SQLiteProjectStore.patterns(row[next + 4]), exclude: SQLiteProjectStore.patterns(row[next + 5]))
                 inApp[summary.project.rawValue] = rules
                 return PendingSymbolication(
                     reportID: summary.cursor, project: summary.project,
                     raw: RawReport(summary: summary, payload: payload, range: offset..<(offset + length)),
-                    attempts: row["symbolication_attempts"], filesSeen: filesSeen, inApp: rules, payload: payloadID)
+                    attempts: row[next + 3], filesSeen: filesSeen, inApp: rules, payload: payloadID)
             }
         }
     }
