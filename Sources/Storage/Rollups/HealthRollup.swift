@@ -85,7 +85,6 @@ enum HealthRollup {
         }
     }
 
-
     /// Fills the rollups from the sessions already stored (run once, by the migration that adds them).
     static func backfill(_ db: Database) throws {
         let rows = try Row.fetchCursor(
