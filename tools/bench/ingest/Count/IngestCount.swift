@@ -57,8 +57,7 @@ struct IngestCount {
             if arguments[1] == "native" {
                 let (decoded, scrubbed) = try NativeReports.decode(inflated, limits: limits, scrubber: scrubber)
                 reports += decoded.items.filter { if case .success = $0 { true } else { false } }.count
-                // What the route stores: the client's gzip when scrubbing changed nothing, else the scrubbed bytes deflated.
-                if let scrubbed { stored += try BodyDecoding.deflateForStorage(scrubbed).count } else { stored += body.readableBytes }
+                stored += try storedPayload(body, inflated: inflated, scrubbed: scrubbed).bytes.count
             } else {
                 let contents = try SentryIngestDecoding.envelope(
                     inflated, gzip: Array(body.readableBytesView), limits: limits, maxAttachmentBytes: 1 << 20, receivedAt: Date(timeIntervalSince1970: 1_763_800_000),
@@ -117,6 +116,15 @@ struct IngestCount {
         }
     }
 
+    /// What the native route stores of a gzip'd body (`IngestBody.storedPayload(scrubbed:)`): the client's gzip when
+    /// scrubbing changed nothing, else the scrubbed bytes deflated.
+    static func storedPayload(_ body: ByteBuffer, inflated: [UInt8], scrubbed: [UInt8]?) throws -> StoredPayload {
+        guard let scrubbed else {
+            return StoredPayload(bytes: Array(body.readableBytesView), encoding: .gzip, inflatedSize: inflated.count)
+        }
+        return StoredPayload(bytes: try BodyDecoding.deflateForStorage(scrubbed), encoding: .deflate, inflatedSize: scrubbed.count)
+    }
+
     /// A clock that stands still: the counted runs do the same work whenever they run.
     struct FixedClock: WallClock {
         func now() -> Date { Date(timeIntervalSince1970: 1_763_800_000) }
@@ -140,10 +148,7 @@ struct IngestCount {
             let inflated = try BodyDecoding.inflate(body, encoding: .gzip, limit: limits.maxBatchBytes)
             let (decoded, scrubbed) = try NativeReports.decode(inflated, limits: limits, scrubber: scrubber)
             let reports = decoded.items.compactMap { item -> PreparedReport? in if case .success(let r) = item { r } else { nil } }
-            // What the route stores: the client's gzip when scrubbing changed nothing, else the scrubbed bytes deflated.
-            let payload = try scrubbed.map {
-                StoredPayload(bytes: try BodyDecoding.deflateForStorage($0), encoding: .deflate, inflatedSize: $0.count)
-            } ?? StoredPayload(bytes: Array(body.readableBytesView), encoding: .gzip, inflatedSize: inflated.count)
+            let payload = try storedPayload(body, inflated: inflated, scrubbed: scrubbed)
             writes.append(.reports(ReportBatch(project: project.id, receivedAt: clock.now(), payload: payload, reports: reports)))
             if writes.count == 16 || index == count - 1 {
                 _ = try await ingest.commit(writes)
