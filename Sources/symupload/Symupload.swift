@@ -27,8 +27,10 @@ struct Symupload: AsyncParsableCommand {
     @Flag(help: "Exit 3 if any ELF file has no build-id or no debug information, or is still missing on the server.")
     var check = false
     @Flag(help: "Print a JSON summary instead of text.") var json = false
-    @Flag(help: "Also upload, per build-id, a source bundle of the source files its line tables name that exist on this machine (the dashboard then shows the lines around each frame; debuginfod clients can fetch them).")
+    @Flag(help: "Also upload, per build-id, a source bundle of the source files its line tables name that exist on this machine under a source root (the dashboard then shows the lines around each frame; debuginfod clients can fetch them).")
     var includeSources = false
+    @Option(name: .customLong("source-root"), help: ArgumentHelp("With --include-sources, also take source files under this folder (any number of times); the units' compilation directories always count.", valueName: "dir"))
+    var sourceRoots: [String] = []
     @Option(help: "Attempts per request (retries back off exponentially).") var attempts = 4
     @Argument(help: "Files or folders to scan for ELF files.") var paths: [String]
 
@@ -42,6 +44,17 @@ struct Symupload: AsyncParsableCommand {
         guard uploadToken?.isEmpty == false else { throw ValidationError("give the upload token as --token or FAULTLINE_UPLOAD_TOKEN") }
         guard !paths.isEmpty else { throw ValidationError("give at least one file or folder") }
         guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
+        guard sourceRoots.isEmpty || includeSources else { throw ValidationError("--source-root needs --include-sources") }
+        _ = try explicitRoots()
+    }
+
+    /// The `--source-root` folders, resolved and checked.
+    func explicitRoots() throws -> SourceRoots {
+        var roots = SourceRoots()
+        for folder in sourceRoots {
+            do { try roots.addExplicit(folder) } catch { throw ValidationError("\(error)") }
+        }
+        return roots
     }
 
     func run() async throws {
@@ -102,7 +115,8 @@ struct Symupload: AsyncParsableCommand {
         }
 
         if includeSources {
-            await uploadSources(files: files, missing: missing, client: client, output: output, report: &report)
+            let roots = try explicitRoots()  // checked in validate(); a folder removed since then fails here
+            await uploadSources(files: files, missing: missing, roots: roots, client: client, output: output, report: &report)
         }
 
         var problems = plan.problems
@@ -139,8 +153,8 @@ extension Symupload {
     /// Bundles and uploads the sources of each build-id the server lacks them for, from its smallest file
     /// with debug information (a split `.debug` file names the same sources as the unstripped binary).
     func uploadSources(
-        files: [LocalDebugFile], missing: [BuildID: Set<DebugFileKind>], client: FaultlineClient, output: Output,
-        report: inout Report
+        files: [LocalDebugFile], missing: [BuildID: Set<DebugFileKind>], roots: SourceRoots, client: FaultlineClient,
+        output: Output, report: inout Report
     ) async {
         var best: [BuildID: LocalDebugFile] = [:]
         for file in files where file.facts.kinds.contains(.debuginfo) {
@@ -155,18 +169,19 @@ extension Symupload {
         for (id, file) in best.sorted(by: { $0.key < $1.key }) {
             let bundle: SourceBundler.Bundle?
             do {
-                bundle = try SourceBundler.bundle(of: file, in: folder)
+                bundle = try SourceBundler.bundle(of: file, in: folder, roots: roots)
             } catch {
                 output.error("cannot bundle the sources of \(file.path): \(error)")
                 report.failed.append("\(file.path) (sources): \(error)")
                 continue
             }
-            guard let bundle else {
-                output.line("no sources of \(file.path) (\(id.rawValue)) are on this machine; none uploaded")
+            guard let bundle else { continue }
+            report.note(bundle, of: file, id: id, output: output)
+            guard let bundled = bundle.file else {
+                output.line("no sources of \(file.path) (\(id.rawValue)) can be bundled from this machine; none uploaded")
                 continue
             }
-            let label = "sources of \(file.path) (\(id.rawValue), \(bundle.included.count) files, \(bundle.absent.count) not found here, \(Output.size(bundle.file.size)))"
-            for skip in bundle.skipped { output.line("left out \(skip.path): \(skip.reason)") }
+            let label = "sources of \(file.path) (\(id.rawValue), \(bundle.included.count) files, \(bundle.absent.count) not found here, \(bundle.leftOut.count) left out, \(Output.size(bundled.size)))"
             if dryRun {
                 output.line("would upload \(label)")
                 report.uploaded.append(.init(path: file.path, buildID: id.rawValue, kinds: [DebugFileKind.sources.rawValue]))
@@ -174,8 +189,8 @@ extension Symupload {
             }
             output.line("uploading \(label)")
             do {
-                let total = bundle.file.size
-                try await client.upload(bundle.file) { done in output.progress(label, done, total) }
+                let total = bundled.size
+                try await client.upload(bundled) { done in output.progress(label, done, total) }
                 output.line("uploaded the sources of \(file.path)")
                 report.uploaded.append(.init(path: file.path, buildID: id.rawValue, kinds: [DebugFileKind.sources.rawValue]))
             } catch {
@@ -194,12 +209,41 @@ struct Report: Encodable {
         var kinds: [String]
         enum CodingKeys: String, CodingKey { case path, buildID = "build_id", kinds }
     }
+    /// A source file the line tables of a build-id name that was not bundled (`--include-sources`).
+    struct LeftOut: Encodable {
+        var buildID: String
+        var path: String
+        var reason: String
+        enum CodingKeys: String, CodingKey { case buildID = "build_id", path, reason }
+    }
     var scanned: Int
     var uploaded: [Uploaded] = []
     var present: [String] = []
     var skipped: [String] = []
     var failed: [String] = []
     var problems: [String] = []
+    var leftOut: [LeftOut] = []
+
+    enum CodingKeys: String, CodingKey { case scanned, uploaded, present, skipped, failed, problems, leftOut = "left_out" }
+
+    /// Most left-out files named on the summary line (the JSON summary lists them all).
+    static let leftOutShown = 20
+
+    /// Records and prints what a source bundle left out: one line naming the files and why, and the roots refused.
+    mutating func note(_ bundle: SourceBundler.Bundle, of file: LocalDebugFile, id: BuildID, output: Output) {
+        for root in bundle.refusedRoots {
+            output.line("not a source root of \(file.path): \(root.path) (\(root.reason))")
+        }
+        leftOut += bundle.leftOut.map { LeftOut(buildID: id.rawValue, path: $0.path, reason: $0.reason.description) }
+        guard !bundle.leftOut.isEmpty else { return }
+        let count = bundle.leftOut.count
+        let shown = bundle.leftOut.prefix(Self.leftOutShown).map(\.description).joined(separator: ", ")
+        let more = count > Self.leftOutShown ? ", and \(count - Self.leftOutShown) more" : ""
+        output.line("left out \(count) file\(count == 1 ? "" : "s") of \(file.path): \(shown)\(more)")
+        if bundle.leftOut.contains(where: { $0.reason == .outsideRoots }) {
+            output.line("  (a file outside the compilation directories is taken only under a --source-root DIR)")
+        }
+    }
 }
 
 /// Progress on a terminal, plain lines in CI logs, or nothing but the JSON summary with `--json`.

@@ -221,7 +221,9 @@ import TestSupport
         let program = try Program()
         let symupload = URL(fileURLWithPath: ServerProcess.binary).deletingLastPathComponent().appendingPathComponent("symupload").path
         let env = ["FAULTLINE_URL": server.baseURL, "FAULTLINE_UPLOAD_TOKEN": project.upload]
-        let first = try Command.run(symupload, ["--include-sources", "--check", program.folder.file("bin")], environment: env)
+        // compileC runs gcc from the package folder (the compilation directory): the source's folder is a root only when given.
+        let first = try Command.run(
+            symupload, ["--include-sources", "--source-root", program.folder.path, "--check", program.folder.file("bin")], environment: env)
         #expect(first.status == 0, "\(first.out)\(first.err)")
         #expect(first.out.contains("uploaded the sources of"), "\(first.out)")
         let auth = [("Authorization", "Bearer \(project.upload)")]

@@ -35,12 +35,14 @@ import TestSupport
         let file = try scanned(program.binary)
         let out = try TempFolder()
         let bundle = try #require(try SourceBundler.bundle(of: file, in: out.path))
+        let bundled = try #require(bundle.file)
+        #expect(bundle.leftOut.isEmpty)
         #expect(bundle.included.contains(program.main))
         #expect(bundle.included.contains(program.header))
         #expect(!bundle.included.contains(program.gone))
         #expect(bundle.absent.contains(program.gone))
-        #expect(bundle.file.facts.kinds == [.sources])
-        #expect(bundle.file.facts.buildID == file.facts.buildID)
+        #expect(bundled.facts.kinds == [.sources])
+        #expect(bundled.facts.buildID == file.facts.buildID)
 
         // Python's zipfile reads it (CRCs checked) and finds the files byte for byte and the manifest.
         let script = """
@@ -54,7 +56,7 @@ import TestSupport
                               'paths': sorted(f['path'] for f in m['files'].values()),
                               'main': z.read('files' + sys.argv[2]).decode()}))
             """
-        let answer = try Command.check("python3", ["-c", script, bundle.file.path, program.main])
+        let answer = try Command.check("python3", ["-c", script, bundled.path, program.main])
         struct Answer: Decodable {
             var code_id: String
             var debug_id: String
@@ -70,7 +72,7 @@ import TestSupport
         #expect(parsed.main == (try String(contentsOfFile: program.main, encoding: .utf8)))
 
         // The real sentry-cli takes it for a source bundle of the same debug id as the binary.
-        let check = try Command.check("sentry-cli", ["difutil", "check", "--json", bundle.file.path])
+        let check = try Command.check("sentry-cli", ["difutil", "check", "--json", bundled.path])
         #expect(check.contains("\"sourcebundle\""))
         #expect(check.contains(parsed.debug_id))
         let binaryCheck = try Command.check("sentry-cli", ["difutil", "check", "--json", program.binary])
@@ -97,7 +99,8 @@ import TestSupport
             try SourceBundler.bundle(
                 of: try scanned(program.binary), in: out.path, limits: .init(maxFileBytes: mainSize - 1)))
         #expect(!bundle.included.contains(program.main))
-        #expect(bundle.skipped.contains { $0.path == program.main && $0.reason.contains("larger than") })
+        #expect(bundle.leftOut.contains { $0.path == program.main && $0.reason == .limit(.tooLarge(mainSize)) })
+        #expect(bundle.leftOut.contains { $0.path == program.main && $0.reason.description.contains("larger than") })
         #expect(bundle.included.contains(program.header))
     }
 
@@ -106,7 +109,9 @@ import TestSupport
         let program = try build(folder)
         try Command.check("objcopy", ["--strip-debug", program.binary])
         let out = try TempFolder()
-        #expect(try SourceBundler.bundle(of: try scanned(program.binary), in: out.path) == nil)
+        let bundle = try #require(try SourceBundler.bundle(of: try scanned(program.binary), in: out.path))
+        #expect(bundle.file == nil)
+        #expect(bundle.included.isEmpty)
     }
 
     @Test func theWriterTakesOnlyAbsolutePathsAndEachOnce() throws {
