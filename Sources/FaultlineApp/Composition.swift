@@ -47,6 +47,11 @@ public struct Composition: Sendable {
     public let nodes: PostgresNodes?
     /// The lease count the last render ran under (`renderScheduler`).
     let renderedUnderLease = LeaseMark()
+    /// Threads for CPU-heavy work on uploaded files (checking a source bundle), off the cooperative pool that
+    /// answers requests.
+    public let heavyWork = BlockingWorkPool()
+    /// Stored source bundles parsed once, for debuginfod's `/source/` and the event pages' source lines.
+    public let sourceBundles: SourceBundleCache
 
     /// Opens (creating) the data folder and its SQLite database; the folder is made private to this user (0700, the
     /// database files 0600; see `DataFolderPermissions`).
@@ -93,6 +98,7 @@ public struct Composition: Sendable {
         self.folder = folder
         self.clock = clock
         self.engine = engine
+        sourceBundles = SourceBundleCache(pool: heavyWork)
         let site = SiteWriter(root: folder + "/site")
         issuePages = IssuePageLedger { site.tail(of: $0, bytes: IssuePageLedger.markBytes) }
         stores = try engine.stores(folder: folder)
@@ -179,9 +185,12 @@ public struct Composition: Sendable {
     /// also the reports that used the old file (`SQLiteDebugFileStore.store`).
     public func debugFileService(quotaBytes: UInt64) throws -> DebugFileService {
         let changes = debugFileChanges
+        let (pool, bundles) = (heavyWork, sourceBundles)
         return DebugFileService(
             store: stores.debugFiles, inspector: DebugFileFormatInspector(),
             hasher: SHA256ContentHasher(), clock: clock, quotaBytes: quotaBytes,
+            offload: { try await pool.run($0) },
+            sourceReader: { path, bundlePath in try await bundles.file(atPath: path, inBundleAt: bundlePath) },
             onStored: { _, _, _ in
                 // The store queued the reports already; the cache forgets where files were (the worker also moves it
                 // to the change sequence of each batch it reads, which is what makes the hand-over exact).
@@ -349,7 +358,7 @@ public struct Composition: Sendable {
     /// symbols); nil when the debug-file store cannot be opened.
     var sourceContext: SourceBundleExcerpts? {
         let files = stores.debugFiles
-        return SourceBundleExcerpts { buildID, project in try? await files.path(of: buildID, kind: .sources, project: project) }
+        return SourceBundleExcerpts(bundles: sourceBundles) { buildID, project in try? await files.path(of: buildID, kind: .sources, project: project) }
     }
 
     /// What the dashboard reads, over this data folder.

@@ -15,53 +15,47 @@ public struct DebugFileFormatInspector: DebugFileInspecting {
     }
 
     /// A bundle's facts: its binary's build-id (`code_id`), kind `sources`. Every file the manifest lists is
-    /// checked to inflate, within the limits (each file, and all of them together), to its declared size and
-    /// CRC-32, so a damaged bundle is refused at upload rather than shown as "no source" later.
+    /// checked, once per entry, to inflate within the limits (each file, and all of them together) to its declared
+    /// size and CRC-32, so a damaged bundle is refused at upload rather than shown as "no source" later. This is the
+    /// CPU-heavy part of an upload: the server runs it on a `BlockingWorkPool` (`DebugFileService`'s `offload`).
     static func facts(of bundle: SourceBundle) throws -> DebugFileFacts {
-        var total = 0
-        for path in bundle.paths {
-            total += try bundle.file(atPath: path)?.count ?? 0  // each at most maxFileBytes: cannot overflow before the check
-            guard total <= bundle.limits.maxTotalBytes else {
-                throw FormatError(.tooLarge, "the bundle's files inflate to more than \(bundle.limits.maxTotalBytes) bytes", field: "source_bundle")
-            }
-        }
+        _ = try bundle.verifyFiles()
         return DebugFileFacts(
             buildID: bundle.manifest.codeID, kinds: [.sources], architecture: bundle.manifest.architecture ?? "unknown",
             fileType: "source_bundle", features: ["sources"], compressedDebugSections: false)
     }
 }
 
-/// Source excerpts from stored source bundles, for one render: each bundle is opened at most once (a small
-/// cache of open bundles), and at most `maxBytesPerCall` bytes of source are inflated per call.
+/// Source excerpts from stored source bundles, for one render: each build-id's bundle is located at most once per
+/// call and opened through `bundles` (parsed once across calls, read on its pool), and at most `maxBytesPerCall`
+/// bytes of source are inflated per call.
 public struct SourceBundleExcerpts: SourceContextReading {
     /// Where `project`'s source bundle of a build-id is stored (nil when it has none).
     public typealias Locate = @Sendable (BuildID, ProjectID) async -> String?
     let locate: Locate
-    let limits: SourceBundle.Limits
+    let bundles: SourceBundleCache
     let maxBytesPerCall: Int
 
-    public init(limits: SourceBundle.Limits = SourceBundle.Limits(), maxBytesPerCall: Int = 32 << 20,
-                locate: @escaping Locate) {
+    public init(bundles: SourceBundleCache = SourceBundleCache(), maxBytesPerCall: Int = 32 << 20, locate: @escaping Locate) {
         self.locate = locate
-        self.limits = limits
+        self.bundles = bundles
         self.maxBytesPerCall = maxBytesPerCall
     }
 
     public func excerpts(for locations: [CodeLocation], project: ProjectID, radius: Int) async -> [CodeLocation: SourceExcerpt] {
-        var bundles: [BuildID: SourceBundle?] = [:]
+        var located: [BuildID: String?] = [:]
         var files: [String: [UInt8]?] = [:]
         var budget = maxBytesPerCall
         var out: [CodeLocation: SourceExcerpt] = [:]
         for location in locations where out[location] == nil {
-            if bundles[location.buildID] == nil {
-                let path = await locate(location.buildID, project)
-                bundles[location.buildID] = .some(path.flatMap { try? SourceBundle(try FileByteSource(path: $0), limits: limits) })
+            if located[location.buildID] == nil {
+                located[location.buildID] = .some(await locate(location.buildID, project))
             }
-            guard let bundle = bundles[location.buildID] ?? nil else { continue }
+            guard let bundlePath = located[location.buildID] ?? nil else { continue }
             let key = location.buildID.rawValue + "\u{0}" + location.file
             if files[key] == nil {
                 guard budget > 0 else { continue }
-                let bytes = try? bundle.file(atPath: location.file)
+                let bytes = try? await bundles.file(atPath: location.file, inBundleAt: bundlePath)
                 budget -= bytes?.count ?? 0
                 files[key] = .some(bytes)
             }

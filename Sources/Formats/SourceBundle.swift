@@ -17,10 +17,19 @@ import Foundation
 /// inflates into at most `Limits.maxFileBytes` (the zip-bomb rule: the declared size is not trusted, the
 /// output is capped while it is produced) and must then match its declared size and CRC-32. Names inside the
 /// bundle are opaque keys: they are compared, never used as paths on disk.
+///
+/// Every byte of the archive belongs to at most one entry: entries whose local ranges (header, name and
+/// compressed data) overlap, alias one another or run into the central directory are refused, and a name may
+/// appear once. Without that rule, 128 directory entries naming one 8 MiB local entry made a 17 KB upload inflate
+/// and CRC 1 GiB; now the bytes inflated are bounded by what the archive really holds (deflate's ratio, at most
+/// about 1000:1, and `Limits.maxTotalBytes`). The manifest lists at most `Limits.maxEntries` files.
+///
+/// Opening a bundle parses its manifest (a 16 MiB manifest takes a second): `Index` is what opening learns, a
+/// `Sendable` value that `SourceBundleCache` keeps so a bundle is parsed once, not once per request.
 public struct SourceBundle {
     /// Bounds on what a bundle may make the reader do.
     public struct Limits: Sendable {
-        /// Most entries in the central directory.
+        /// Most entries in the central directory, and most files `manifest.json` may list.
         public var maxEntries: Int
         /// Largest central directory, in bytes.
         public var maxDirectoryBytes: Int
@@ -31,7 +40,7 @@ public struct SourceBundle {
         /// Most bytes inflated when a whole bundle is checked (entries may share their data, so the sum of
         /// the files is bounded on its own, not by the bundle's size).
         public var maxTotalBytes: Int
-        public init(maxEntries: Int = 100_000, maxDirectoryBytes: Int = 32 << 20, maxManifestBytes: Int = 16 << 20,
+        public init(maxEntries: Int = 65_535, maxDirectoryBytes: Int = 32 << 20, maxManifestBytes: Int = 16 << 20,
                     maxFileBytes: Int = 8 << 20, maxTotalBytes: Int = 1 << 30) {
             self.maxEntries = maxEntries
             self.maxDirectoryBytes = maxDirectoryBytes
@@ -42,13 +51,30 @@ public struct SourceBundle {
     }
 
     /// One entry of the ZIP central directory.
-    struct Entry {
+    struct Entry: Sendable {
         var method: UInt16
         var crc32: UInt32
         var compressedSize: UInt64
         var size: UInt64
         /// Offset of the local header, from the start of the ZIP (after the `SYSB` header).
         var localHeader: UInt64
+        /// Where the next entry's local header (or the central directory) starts: the entry's local header, name,
+        /// extra field and data must end here, so that no two entries share a byte.
+        var end: UInt64 = 0
+    }
+
+    /// What opening a bundle learns (the central directory and the manifest): enough to read any file again
+    /// from the same bytes without parsing anything.
+    public struct Index: Sendable {
+        /// Where the archive's offset 0 is in the file: 0 (sentry-cli) or 8 (after the header).
+        let base: UInt64
+        let entries: [String: Entry]
+        /// What `manifest.json` says.
+        public let manifest: Manifest
+        /// Source path after `SourcePaths.normalized` → ZIP entry name.
+        let byNormalizedPath: [String: String]
+        /// Roughly the memory this index holds (names, paths and fixed costs per entry): what a cache counts.
+        public let approximateBytes: Int
     }
 
     /// What `manifest.json` says about the bundle.
@@ -70,12 +96,10 @@ public struct SourceBundle {
 
     let source: any ByteSource
     let limits: Limits
-    /// Where the archive's offset 0 is in the file: 0 (sentry-cli) or 8 (after the header).
-    let base: UInt64
-    let entries: [String: Entry]
-    public let manifest: Manifest
-    /// Source path after `SourcePaths.normalized` → ZIP entry name.
-    let byNormalizedPath: [String: String]
+    /// The central directory and the manifest.
+    public let index: Index
+    /// What `manifest.json` says about the bundle.
+    public var manifest: Manifest { index.manifest }
 
     /// True when the first bytes of a file are a source bundle's magic.
     public static func hasMagic(_ prefix: some Collection<UInt8>) -> Bool { prefix.starts(with: magic) }
@@ -90,25 +114,62 @@ public struct SourceBundle {
         guard Self.hasMagic(header) else { throw Self.error("the file does not start with SYSB") }
         let version = Self.u32(header, 4)
         guard version == Self.version else { throw Self.error("source bundle version \(version) is not supported (only 2)") }
-        (entries, base) = try Self.centralDirectory(source, limits: limits)
+        let (entries, base) = try Self.centralDirectory(source, limits: limits)
         guard let manifestEntry = entries["manifest.json"] else { throw Self.error("the bundle has no manifest.json") }
         let manifestBytes = try Self.extract(manifestEntry, from: source, base: base, limit: limits.maxManifestBytes, name: "manifest.json")
-        manifest = try Self.parseManifest(manifestBytes)
-        var normalized: [String: String] = [:]
-        for (path, entry) in manifest.files where entries[entry] != nil {
-            if let key = SourcePaths.normalized(path) { normalized[key] = entry }
+        let manifest = try Self.parseManifest(manifestBytes)
+        // Manifest keys are entry names (unique), so no two paths share an entry; the count is bounded like the archive's.
+        guard manifest.files.count <= limits.maxEntries else {
+            throw Self.error("manifest.json lists more than \(limits.maxEntries) files")
         }
-        byNormalizedPath = normalized
+        var normalized: [String: String] = [:]
+        var bytes = 256
+        for (name, _) in entries { bytes += name.utf8.count + 96 }
+        for (path, entry) in manifest.files {
+            bytes += path.utf8.count + entry.utf8.count + 64
+            if entries[entry] != nil, let key = SourcePaths.normalized(path) {
+                normalized[key] = entry
+                bytes += key.utf8.count + 48
+            }
+        }
+        index = Index(base: base, entries: entries, manifest: manifest, byNormalizedPath: normalized, approximateBytes: bytes)
+    }
+
+    /// A bundle over `source` whose central directory and manifest were read before (`index` of a bundle opened on
+    /// the same bytes): nothing is parsed again.
+    public init(_ source: any ByteSource, index: Index, limits: Limits = Limits()) {
+        self.source = source
+        self.index = index
+        self.limits = limits
     }
 
     /// The source paths the bundle holds (normalised), sorted.
-    public var paths: [String] { byNormalizedPath.keys.sorted() }
+    public var paths: [String] { index.byNormalizedPath.keys.sorted() }
 
     /// The bytes of the source file the debug information calls `path`, or nil when the bundle lacks it.
     /// - Throws: `FormatError` when the entry is damaged or inflates past `Limits.maxFileBytes`.
     public func file(atPath path: String) throws -> [UInt8]? {
-        guard let key = SourcePaths.normalized(path), let name = byNormalizedPath[key], let entry = entries[name] else { return nil }
-        return try Self.extract(entry, from: source, base: base, limit: limits.maxFileBytes, name: name)
+        guard let key = SourcePaths.normalized(path), let name = index.byNormalizedPath[key], let entry = index.entries[name] else {
+            return nil
+        }
+        return try Self.extract(entry, from: source, base: index.base, limit: limits.maxFileBytes, name: name)
+    }
+
+    /// Inflates every file the manifest lists, once per entry, and checks each against its size and CRC-32;
+    /// returns the bytes inflated.
+    /// - Throws: `FormatError` for a damaged entry, one past `Limits.maxFileBytes`, or all of them together past
+    ///   `Limits.maxTotalBytes`.
+    public func verifyFiles() throws -> Int {
+        var total = 0
+        for name in Set(index.byNormalizedPath.values).sorted() {
+            guard let entry = index.entries[name] else { continue }
+            // Each at most maxFileBytes: the sum cannot overflow before the check stops it.
+            total += try Self.extract(entry, from: source, base: index.base, limit: limits.maxFileBytes, name: name).count
+            guard total <= limits.maxTotalBytes else {
+                throw FormatError(.tooLarge, "the bundle's files inflate to more than \(limits.maxTotalBytes) bytes", field: "source_bundle")
+            }
+        }
+        return total
     }
 
     // MARK: - ZIP
@@ -168,6 +229,9 @@ public struct SourceBundle {
         guard base == 0 || base == headerSize else { throw Self.error("the ZIP central directory is not where its offset says") }
         let directory = try read(source, at: base + directoryOffset, count: Int(directorySize))
         var entries: [String: Entry] = [:]
+        // (local header offset, least bytes the entry occupies there, name) of every entry, for the overlap check.
+        var spans: [(start: UInt64, length: UInt64, name: String)] = []
+        spans.reserveCapacity(count)
         var p = 0
         for index in 0..<count {
             guard directory.count - p >= 46, u32(directory, p) == 0x0201_4b50 else {
@@ -187,8 +251,25 @@ public struct SourceBundle {
                 throw Self.error("ZIP64 entries are not supported")
             }
             let name = String(decoding: directory[(p + 46)..<(p + 46 + nameLength)], as: UTF8.self)
+            guard entries[name] == nil else { throw Self.error("the ZIP archive names \(name) twice") }
             entries[name] = entry
+            // The local header repeats the name: 30 bytes, the name and the data at the least (all below 2^33).
+            spans.append((entry.localHeader, 30 + UInt64(nameLength) + entry.compressedSize, name))
             p += recordLength
+        }
+        // Every byte belongs to one entry: sorted by where they start, each ends before the next begins, the last
+        // before the central directory.
+        spans.sort { $0.start < $1.start }
+        for (i, span) in spans.enumerated() {
+            let next = i + 1 < spans.count ? spans[i + 1].start : directoryOffset
+            guard span.start <= next, span.length <= next - span.start else {
+                if i + 1 < spans.count {
+                    throw Self.error(
+                        "ZIP entries \(span.name) and \(spans[i + 1].name) overlap (entries may not share their data)")
+                }
+                throw Self.error("ZIP entry \(span.name) runs into the central directory")
+            }
+            entries[span.name]?.end = next
         }
         return (entries, base)
     }
@@ -207,6 +288,9 @@ public struct SourceBundle {
         let dataOffset = entry.localHeader + 30 + UInt64(u16(local, 26)) + UInt64(u16(local, 28))
         guard dataOffset <= zipSize, entry.compressedSize <= zipSize - dataOffset else {
             throw Self.error("the data of \(name) lies outside the file")
+        }
+        guard dataOffset <= entry.end, entry.compressedSize <= entry.end - dataOffset else {
+            throw Self.error("the data of \(name) runs into the next ZIP entry")
         }
         let raw = try read(source, at: base + dataOffset, count: Int(entry.compressedSize))
         let bytes: [UInt8]

@@ -68,10 +68,25 @@ public struct DebugFileService: Sendable {
     /// Called after a debug file is stored, with `replaced` true when it took the place of a different file of
     /// the project (queues the reports that lacked it, or used the old one, for symbolication again).
     let onStored: @Sendable (_ project: ProjectID, _ buildID: BuildID, _ replaced: Bool) async -> Void
+    /// Runs an upload's inspection (`inspect`) somewhere and returns its answer.
+    public typealias Offload = @Sendable (_ inspect: @escaping @Sendable () throws -> DebugFileFacts) async throws -> DebugFileFacts
+    /// Where uploads are inspected: checking a source bundle inflates every file in it, seconds of CPU that must not
+    /// hold the request's executor (the composition root passes a `BlockingWorkPool`); by default, in place.
+    let offload: Offload
+    /// Reads the file the debug information calls `path` from the source bundle stored at `bundlePath` (nil: the
+    /// bundle lacks it); throws when the bundle cannot be read.
+    public typealias SourceReader = @Sendable (_ path: String, _ bundlePath: String) async throws -> [UInt8]?
+    /// How stored source bundles are read (the composition root passes a `SourceBundleCache`, which parses each
+    /// bundle once and inflates off the request's executor); by default no bundle can be read.
+    let sourceReader: SourceReader
 
     public init(store: any DebugFileStore, inspector: any DebugFileInspecting, hasher: any ContentHashing, clock: any WallClock,
-                quotaBytes: UInt64, onStored: @escaping @Sendable (ProjectID, BuildID, Bool) async -> Void = { _, _, _ in }) {
+                quotaBytes: UInt64, offload: @escaping Offload = { try $0() },
+                sourceReader: @escaping SourceReader = { _, _ in throw DebugFileError(.notELF, "source bundles are not read here") },
+                onStored: @escaping @Sendable (ProjectID, BuildID, Bool) async -> Void = { _, _, _ in }) {
         self.store = store
+        self.offload = offload
+        self.sourceReader = sourceReader
         self.inspector = inspector
         self.hasher = hasher
         self.clock = clock
@@ -131,7 +146,7 @@ public struct DebugFileService: Sendable {
         let upload = file.upload
         let facts: DebugFileFacts
         do {
-            facts = try inspector.inspect(path: upload.path)
+            facts = try await offload { [inspector] in try inspector.inspect(path: upload.path) }
         } catch {
             store.discard(upload)
             throw DebugFileError(.notELF, "the upload is not an ELF file or a source bundle that can be read: \(error)")
@@ -183,5 +198,12 @@ public struct DebugFileService: Sendable {
     /// The stored file for a debuginfod request; `project == nil` searches every project.
     public func path(of buildID: BuildID, kind: DebugFileKind, project: ProjectID?) async throws -> String? {
         try await store.path(of: buildID, kind: kind, project: project)
+    }
+
+    /// The file the debug information calls `path`, from the source bundle stored at `bundlePath` (a path
+    /// `path(of:kind:project:)` gave for the caller's project); nil when the bundle lacks it.
+    /// - Throws: when the bundle cannot be read.
+    public func sourceFile(_ path: String, inBundleAt bundlePath: String) async throws -> [UInt8]? {
+        try await sourceReader(path, bundlePath)
     }
 }

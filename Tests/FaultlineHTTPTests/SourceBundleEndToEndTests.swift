@@ -212,6 +212,82 @@ import TestSupport
         #expect(outside.status == 404)
     }
 
+    /// Issue #39.4: 128 directory entries naming one 8 MiB local entry (17 KB on the wire) made the server inflate and
+    /// CRC 1 GiB; the upload is now refused as it is opened, with the reason.
+    @Test func aBundleWhoseEntriesShareTheirDataIsRefusedWithTheReason() async throws {
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("alias", in: folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let buildID = "a1b2c3d4e5f60718293a4b5c6d7e8f9001122334"
+        let files = try TempFolder("source-bundle-alias-e2e")
+        let bundle = Array(try Data(contentsOf: URL(fileURLWithPath: try SourceBundles.crafted(
+            buildID: buildID, size: 8 << 20, aliases: 128, in: files))))
+        #expect(bundle.count < 20_000)
+        let auth = [("Authorization", "Bearer \(project.upload)")]
+        let answer = try await http.send(.PUT, server.baseURL + "/api/v1/debug-files/\(buildID)", headers: auth, body: bundle)
+        #expect(answer.status == 400)
+        #expect(answer.json["error"] as? String == "not_elf", "\(answer.json)")
+        #expect((answer.json["message"] as? String)?.contains("overlap (entries may not share their data)") == true, "\(answer.json)")
+        let listed = try await http.send(.GET, server.baseURL + "/api/v1/debug-files", headers: auth)
+        #expect((listed.json["files"] as? [Any])?.isEmpty == true, "\(listed.json)")
+    }
+
+    /// Issue #39.4: checking a bundle (inflating and CRC-ing every file) runs on threads of its own, so two uploads
+    /// being checked at once no longer hold the threads that answer requests: `/healthz` answers meanwhile.
+    @Test func healthzAnswersWhileTwoHeavyBundlesAreChecked() async throws {
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("heavy", in: folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        // Given bundles as heavy as the limits allow: 128 distinct files of 8 MiB of zeros, 1 MiB on the wire, 1 GiB
+        // to inflate and CRC each.
+        let files = try TempFolder("source-bundle-heavy-e2e")
+        let ids = ["b1b2c3d4e5f60718293a4b5c6d7e8f9001122334", "c1b2c3d4e5f60718293a4b5c6d7e8f9001122334"]
+        var bundles: [[UInt8]] = []
+        for (i, id) in ids.enumerated() {
+            bundles.append(Array(try Data(contentsOf: URL(fileURLWithPath: try SourceBundles.crafted(
+                buildID: id, files: 128, size: 8 << 20, in: files, name: "heavy\(i).sysb")))))
+        }
+        #expect(bundles[0].count < 2 << 20)
+        let auth = [("Authorization", "Bearer \(project.upload)")]
+        let clock = ContinuousClock()
+        let start = clock.now
+        let pending = Locked(ids.count)
+        // When both are uploaded at once…
+        let uploads = Task { [http] in
+            try await withThrowingTaskGroup(of: (status: Int, after: Duration).self) { group in
+                for (id, bundle) in zip(ids, bundles) {
+                    group.addTask {
+                        let answer = try await http.send(
+                            .PUT, server.baseURL + "/api/v1/debug-files/\(id)", headers: auth, body: bundle, timeout: .seconds(300))
+                        pending.withLock { $0 -= 1 }
+                        return (answer.status, clock.now - start)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        // …/healthz is asked, one request after another, until both are answered.
+        var latencies: [Duration] = []
+        while pending.withLock({ $0 }) > 0 {
+            let asked = clock.now
+            let health = try await http.send(.GET, server.baseURL + "/healthz", timeout: .seconds(300))
+            #expect(health.status == 200)
+            if pending.withLock({ $0 }) > 0 { latencies.append(clock.now - asked) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let answers = try await uploads.value
+        #expect(answers.map(\.status) == [201, 201], "\(server.log.suffix(2000))")
+        // Then every /healthz answered in less than half the time the first check took (a ratio within one run, not a
+        // wall-clock bound). Before, each check held a thread of the two-thread cooperative pool, and a /healthz asked
+        // during the checks waited for one of them to end.
+        let firstCheck = try #require(answers.map(\.after).min())
+        let slowest = try #require(latencies.max(), "no /healthz was asked while the uploads were being checked")
+        #expect(slowest * 2 < firstCheck, "slowest /healthz \(slowest), first upload answered after \(firstCheck)")
+        #expect(latencies.count >= 3, "\(latencies)")
+    }
+
     /// `symupload --include-sources` (the real binary) bundles what the line tables name and the server serves it.
     @Test func symuploadIncludeSourcesStoresTheProgramsSources() async throws {
         let folder = ServerProcess.newFolder()

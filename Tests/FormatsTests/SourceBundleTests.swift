@@ -6,7 +6,8 @@ import TestSupport
 @testable import Formats
 
 /// The source bundle reader on real bundles (the real `sentry-cli debug-files bundle-sources` over a real `gcc -g`
-/// program) and on hostile ones (truncated, offsets outside the file, a zip bomb, damaged entries).
+/// program) and on hostile ones (truncated, offsets outside the file, a zip bomb, damaged entries, entries sharing
+/// their data); the cache of opened bundles and the pool they are read on.
 @Suite struct SourceBundleTests {
     static let programC = """
         #include <stdio.h>
@@ -183,6 +184,104 @@ import TestSupport
         #expect(try DebugFileFormatInspector.facts(of: roomy).buildID == BuildID("abcd"))
     }
 
+    @Test func entriesThatShareTheirDataAreRefusedBeforeAnythingInflates() throws {
+        let folder = try TempFolder("source-bundle-alias")
+        // Given the issue's bundle: 128 directory entries naming one local entry of 8 MiB of zeros, 17 KB in all…
+        let aliasing = Array(try Data(contentsOf: URL(fileURLWithPath: try SourceBundles.crafted(
+            buildID: "abcd", size: 8 << 20, aliases: 128, in: folder))))
+        #expect(aliasing.count < 20_000)
+        // …opening it is refused, naming the problem (before: each alias inflated and CRC'd the 8 MiB again, 1 GiB).
+        let error = try #require(throws: FormatError.self) { _ = try SourceBundle(MemoryByteSource(aliasing)) }
+        #expect(error.message.contains("overlap"), "\(error)")
+        // So is a local header that starts inside the previous entry's data…
+        let overlapping = try SourceBundles.crafted(buildID: "abcd", files: 2, size: 4096, overlap: true, in: folder, name: "o.sysb")
+        let overlapError = try #require(throws: FormatError.self) { _ = try SourceBundle(try FileByteSource(path: overlapping)) }
+        #expect(overlapError.message.contains("overlap"), "\(overlapError)")
+        // …while the same writer's honest bundle of two files opens, and each file reads back.
+        let honest = try SourceBundles.crafted(buildID: "abcd", files: 2, size: 4096, in: folder, name: "h.sysb")
+        let bundle = try SourceBundle(try FileByteSource(path: honest))
+        #expect(bundle.paths == ["/src/f0.c", "/src/f1.c"])
+        #expect(try bundle.file(atPath: "/src/f1.c") == [UInt8](repeating: 0, count: 4096))
+        #expect(try bundle.verifyFiles() == 2 * 4096)
+    }
+
+    @Test func anEntryRunningIntoTheCentralDirectoryOrTheNextEntryIsRefused() throws {
+        let folder = try TempFolder("source-bundle-bounds")
+        let manifest = Array(#"{"files":{"files/a.c":{"path":"/a.c"}},"code_id":"abcd"}"#.utf8)
+        let good = try SourceBundles.python([("files/a.c", Array("int a;\n".utf8), false), ("manifest.json", manifest, false)], in: folder)
+        let eocd = good.count - 22
+        let directory = 8 + Int(UInt32(good[eocd + 16]) | UInt32(good[eocd + 17]) << 8 | UInt32(good[eocd + 18]) << 16)
+        // The first entry's compressed size grown by 40 bytes: its data would run into manifest.json's local header.
+        var longer = good
+        longer[directory + 20] &+= 40
+        let error = try #require(throws: FormatError.self) { _ = try SourceBundle(MemoryByteSource(longer)) }
+        #expect(error.message.contains("overlap"), "\(error)")
+        // The same name twice in the directory.
+        let twice = try SourceBundles.python(
+            [("files/a.c", Array("x".utf8), false), ("files/a.c", Array("y".utf8), false), ("manifest.json", manifest, false)], in: folder)
+        let named = try #require(throws: FormatError.self) { _ = try SourceBundle(MemoryByteSource(twice)) }
+        #expect(named.message.contains("twice"), "\(named)")
+        // A manifest listing more files than the limit allows entries (the archive itself within it).
+        let listed = Array(#"{"files":{"files/a.c":{"path":"/a.c"},"files/b.c":{},"files/c.c":{}},"code_id":"abcd"}"#.utf8)
+        let long = try SourceBundles.python([("files/a.c", Array("int a;\n".utf8), false), ("manifest.json", listed, false)], in: folder)
+        #expect(try SourceBundle(MemoryByteSource(long)).paths == ["/a.c"])
+        let counted = try #require(throws: FormatError.self) {
+            _ = try SourceBundle(MemoryByteSource(long), limits: SourceBundle.Limits(maxEntries: 2))
+        }
+        #expect(counted.message.contains("manifest.json lists more than 2 files"), "\(counted)")
+    }
+
+    @Test func theCacheParsesEachBundleOnceAndRemembersFailures() async throws {
+        let folder = try TempFolder("source-bundle-cache")
+        let many = try SourceBundles.crafted(buildID: "abcd", files: 2000, size: 16, in: folder)
+        let cache = SourceBundleCache(pool: BlockingWorkPool(threads: 1))
+        // Given a bundle of 2000 files, when two files are read…
+        #expect(try await cache.file(atPath: "/src/f7.c", inBundleAt: many) == [UInt8](repeating: 0, count: 16))
+        #expect(try await cache.file(atPath: "/src/f1999.c", inBundleAt: many) == [UInt8](repeating: 0, count: 16))
+        #expect(try await cache.file(atPath: "/src/none.c", inBundleAt: many) == nil)
+        // …its manifest was parsed once.
+        #expect(cache.opens == 1)
+        // A damaged bundle fails the same way every time, parsed once too.
+        let damaged = try SourceBundles.crafted(buildID: "abcd", size: 1 << 20, aliases: 4, in: folder, name: "alias.sysb")
+        for _ in 0..<3 {
+            await #expect(throws: FormatError.self) { _ = try await cache.file(atPath: "/src/f0.c", inBundleAt: damaged) }
+        }
+        #expect(cache.opens == 2)
+        // Over its budget the cache keeps only the newest index: the first bundle is parsed again.
+        let small = SourceBundleCache(pool: BlockingWorkPool(threads: 1), byteBudget: 1)
+        let other = try SourceBundles.crafted(buildID: "abcd", files: 3, in: folder, name: "other.sysb")
+        _ = try await small.file(atPath: "/src/f0.c", inBundleAt: many)
+        _ = try await small.file(atPath: "/src/f0.c", inBundleAt: other)
+        _ = try await small.file(atPath: "/src/f0.c", inBundleAt: many)
+        #expect(small.opens == 3)
+    }
+
+    @Test func thePoolRunsAtMostItsThreadsAtOnceAndInOrder() async throws {
+        let pool = BlockingWorkPool(threads: 1)
+        let running = Counter()
+        let most = Counter()
+        // Eight jobs at once on one thread: never two at a time, and every one answers.
+        let results = try await withThrowingTaskGroup(of: Int.self) { group in
+            for i in 0..<8 {
+                group.addTask {
+                    try await pool.run {
+                        running.increment()
+                        most.raise(to: running.value)
+                        usleep(2_000)
+                        running.decrement()
+                        return i
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.sorted() == Array(0..<8))
+        #expect(most.value == 1)
+        #expect(pool.load.running == 0 && pool.load.waiting == 0)
+        // A job's error comes back to its caller.
+        await #expect(throws: FormatError.self) { try await pool.run { throw FormatError(.invalidField, "x") } }
+    }
+
     @Test func manifestsThatAreNotJSONOrLackTheBuildIDAreHandled() throws {
         let folder = try TempFolder("source-bundle-manifest")
         let notJSON = try SourceBundles.python([("manifest.json", Array("nope".utf8), false)], in: folder)
@@ -208,5 +307,8 @@ final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
     func increment() { lock.withLock { count += 1 } }
+    func decrement() { lock.withLock { count -= 1 } }
+    /// Makes the count at least `value`.
+    func raise(to value: Int) { lock.withLock { count = max(count, value) } }
     var value: Int { lock.withLock { count } }
 }

@@ -183,7 +183,8 @@ struct DebuginfodController<Context: RequestContext> {
     /// `GET /buildid/{id}/source/{absolute path}`: one file of the build-id's source bundle, as debuginfod clients
     /// ask for it (`debuginfod-find source ID /abs/path` requests `…/source/abs/path`, percent-encoded). The path
     /// is a key into the bundle, normalised the same way on both sides (`//`, `.` and `..` are resolved lexically),
-    /// never a path on the server's disk.
+    /// never a path on the server's disk. The bundle is parsed once and read off the request's executor
+    /// (`SourceBundleCache`, through the service).
     @Sendable func source(_ request: Request, context: Context) async throws -> Response {
         let id = try buildID(context)
         let raw = request.uri.path
@@ -197,7 +198,7 @@ struct DebuginfodController<Context: RequestContext> {
         }
         let bytes: [UInt8]?
         do {
-            bytes = try SourceBundle(try FileByteSource(path: bundlePath)).file(atPath: path)
+            bytes = try await service.sourceFile(path, inBundleAt: bundlePath)
         } catch {
             throw APIError.notFound("the source bundle of build-id \(id) cannot be read")
         }
