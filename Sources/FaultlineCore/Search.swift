@@ -26,8 +26,13 @@ public struct SearchDocument: Sendable, Equatable {
 
     /// Most function names indexed per report (each distinct name once; a 64-thread report repeats most).
     public static let maxFunctions = 400
-    /// Most characters of one field, so a hostile report cannot make a huge index entry.
-    public static let maxFieldCharacters = 32 * 1024
+    /// Most UTF-8 bytes of one field once folded for the index (``foldedBytes(_:)``), so that no report makes a huge
+    /// index entry. Six fields of at most this many bytes, lowercased (at most 1.5× the bytes), are 288 KiB: well under
+    /// PostgreSQL's 1 MiB for the lexemes of one `tsvector`, which refuses a larger entry (SQLSTATE 54000) and with it
+    /// the report's whole result. Counted in bytes after folding, not in characters: one character can be any number of
+    /// scalars (a Hangul leading consonant joins every one after it), and folding makes a Hangul syllable of three bytes
+    /// nine (three jamo).
+    public static let maxFieldBytes = 32 * 1024
 
     public init(event: String, user: String, release: String, error: String, functions: String, keys: String) {
         self.event = event
@@ -82,11 +87,7 @@ public struct SearchDocument: Sendable, Equatable {
             }
         }
         func field(_ parts: [String]) -> String {
-            let text = parts.filter { !$0.isEmpty }.joined(separator: "\n")
-            // A text of at most that many bytes has at most that many characters: counting characters (grapheme
-            // breaking, the field's whole cost) only for longer ones.
-            guard text.utf8.count > maxFieldCharacters else { return text }
-            return text.count > maxFieldCharacters ? String(text.prefix(maxFieldCharacters)) : text
+            bounded(parts.filter { !$0.isEmpty }.joined(separator: "\n"))
         }
         return SearchDocument(
             event: report.eventID.rawValue,
@@ -95,6 +96,64 @@ public struct SearchDocument: Sendable, Equatable {
             error: field(errorParts),
             functions: field(names),
             keys: field(keys))
+    }
+}
+
+extension SearchDocument {
+    /// `text` cut after its last whole character that keeps it within ``maxFieldBytes`` bytes once folded (a first
+    /// character larger than that alone leaves nothing).
+    public static func bounded(_ text: String) -> String {
+        // Folding makes a scalar at most three times its UTF-8 bytes: a shorter text fits, whatever it holds.
+        guard text.utf8.count > maxFieldBytes / 3 else { return text }
+        var total = 0
+        for scalar in text.unicodeScalars { total += foldedBytes(scalar) }
+        guard total > maxFieldBytes else { return text }
+        // Over the limit: character by character (grapheme breaking, the field's whole cost), for these texts only.
+        var used = 0
+        var end = text.startIndex
+        while end < text.endIndex {
+            let next = text.index(after: end)
+            var cost = 0
+            for scalar in text.unicodeScalars[end..<next] { cost += foldedBytes(scalar) }
+            guard cost <= maxFieldBytes - used else { break }
+            used += cost
+            end = next
+        }
+        return String(text[..<end])
+    }
+
+    /// At least the UTF-8 bytes `scalar` takes once folded for the index: canonically decomposed, nonspacing marks
+    /// dropped (as PostgreSQL's entries are made, and as SQLite's `unicode61` removes diacritics).
+    ///
+    /// An upper bound made without decomposition tables (FoundationEssentials has none): a nonspacing mark is dropped
+    /// (it decomposes into nonspacing marks only); a Hangul syllable is two or three jamo of three bytes; the few
+    /// scalars that decompose into more bytes than their own (Indic two-part vowel signs, Balinese letters, musical
+    /// notes, CJK compatibility ideographs of the supplementary planes) count three times their bytes, the most any
+    /// canonical decomposition grows UTF-8; every other scalar folds to at most its own bytes. `SearchTextTests`
+    /// checks the bound against the real decomposition of every scalar.
+    public static func foldedBytes(_ scalar: Unicode.Scalar) -> Int {
+        let value = scalar.value
+        if value < 0x80 { return 1 }
+        if scalar.properties.generalCategory == .nonspacingMark { return 0 }
+        if (0xAC00...0xD7A3).contains(value) {
+            // 28 trailing consonants per vowel; index 0 is none (two jamo), the others are a third.
+            return (value - 0xAC00) % 28 == 0 ? 6 : 9
+        }
+        let bytes = scalar.utf8.count
+        return growsWhenDecomposed(value) ? 3 * bytes : bytes
+    }
+
+    /// The scalars (outside Hangul syllables, not nonspacing marks) whose canonical decomposition, nonspacing marks
+    /// dropped, has more UTF-8 bytes than they do (Unicode 15/16; `SearchTextTests` finds any new one).
+    static func growsWhenDecomposed(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x09CB...0x09CC, 0x0B4B...0x0B4C, 0x0B94, 0x0BCA...0x0BCC, 0x0CCB, 0x0D4A...0x0D4C, 0x0DDC...0x0DDE,
+             0x1B06...0x1B12, 0x1B40...0x1B41, 0xFA6C, 0xFACF...0xFAD7,
+             0x1134B...0x1134C, 0x114BC...0x114BE, 0x115BA...0x115BB, 0x11938, 0x1D15E...0x1D164, 0x1D1BB...0x1D1C0:
+            true
+        default:
+            false
+        }
     }
 }
 

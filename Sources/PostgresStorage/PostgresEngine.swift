@@ -306,11 +306,11 @@ enum PostgresErrors {
         return (error as? PSQLError)?.serverInfo?[.sqlState]
     }
 
-    /// The server's refusal of a statement (a constraint, a bad value), as opposed to a lost connection or a full
-    /// disk, which concern every write alike.
+    /// The server's refusal of a statement (a constraint, a bad value, a value past a limit such as a `tsvector` over
+    /// 1 MiB), as opposed to a lost connection or a full disk, which concern every write alike.
     static func isRefusal(_ error: any Error) -> Bool {
         guard let state = sqlState(error) else { return false }
-        return state.hasPrefix("22") || state.hasPrefix("23")
+        return state.hasPrefix("22") || state.hasPrefix("23") || state.hasPrefix("54")
     }
 
     /// A deadlock or serialization failure with another transaction (another node's): the whole transaction may be

@@ -12,6 +12,10 @@ import PostgresNIO
 ///   within one column).
 /// - A word longer than `maxLexemeBytes` is left out of the entry (PostgreSQL refuses lexemes over 2 KB; no one
 ///   searches for such a word).
+/// - An entry's lexemes stay far under PostgreSQL's 1 MiB for one `tsvector`: `SearchDocument` bounds each field in
+///   bytes after folding (`SearchDocument.maxFieldBytes`, with `fold` below as `SearchDocument.foldedBytes` counts it).
+///   An entry refused anyway (SQLSTATE 54000) fails its report alone (`PostgresSymbolicationStore`, a savepoint per
+///   report), never its batch.
 ///
 /// **Never syntax.** Terms hold only letters, digits and marks, so quoting each (`'term'`) cannot be broken out of;
 /// the query is bound as a parameter and cast to `tsquery`, and the project is a column, checked again on the join.
@@ -35,7 +39,8 @@ public struct PostgresSearch: SearchReader {
         SearchText.pieces(of: fold(text))
     }
 
-    /// `text` without diacritics (`é` → `e`): decomposed, nonspacing marks dropped.
+    /// `text` without diacritics (`é` → `e`): decomposed, nonspacing marks dropped. (`SearchDocument.foldedBytes` is
+    /// an upper bound of its bytes, scalar by scalar, checked against it for every scalar by `SearchTextTests`.)
     static func fold(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: { $0.value > 0x7F }) else { return text }
         var scalars = String.UnicodeScalarView()

@@ -62,22 +62,51 @@ import Testing
         #expect(document.functions.split(separator: "\n") == [Substring(full), Substring(FunctionNames.simplified(full)), "main"])
     }
 
-    /// A field is cut at `maxFieldCharacters` characters, not bytes: multi-byte text under that many characters
-    /// stays whole, longer text is cut to exactly that many characters, never inside a character.
-    @Test func aFieldIsCutAtItsCharacterLimit() {
-        let limit = SearchDocument.maxFieldCharacters
+    /// A field is cut at `maxFieldBytes` bytes once folded (decomposed, nonspacing marks dropped), after its last
+    /// whole character: never inside a character, whatever a character holds.
+    @Test func aFieldIsCutAtItsFoldedByteLimit() {
+        let limit = SearchDocument.maxFieldBytes
         var report = Report(eventID: EventID("7077e450fa6f4594850bfed9428d1d98")!, kind: .nonfatal, timestamp: Date(timeIntervalSince1970: 0))
-        for (value, expected) in [
+        // A Hangul leading consonant (ᄀ) joins every one after it, and the syllable after them, into one character.
+        let oneCharacter = String(repeating: "\u{1100}", count: limit) + "\u{AC01}"
+        for (value, characters) in [
             (String(repeating: "a", count: limit - 2), limit),  // "k " and the value: exactly the limit
             (String(repeating: "a", count: limit * 2), limit),
-            (String(repeating: "é", count: limit - 2), limit),  // twice the limit in bytes, not cut
-            (String(repeating: "e\u{301}", count: limit), limit),  // a character of two scalars
-            (String(repeating: "👍🏽", count: limit / 2), limit / 2 + 2),  // eight bytes a character: whole
+            (String(repeating: "e\u{301}", count: limit), limit),  // the mark folds away: a byte a character
+            (String(repeating: "\u{AC01}", count: limit), 2 + (limit - 2) / 9),  // 각: three jamo once folded
+            (String(repeating: "👍🏽", count: limit / 2), 2 + (limit - 2) / 8),  // two scalars of four bytes
+            (oneCharacter, 2),  // one character over the limit alone: left out
         ] {
             report.customKeys = [(key: "k", value: .string(value))]
             let keys = SearchDocument.make(report, symbols: nil, grouping: nil).keys
-            #expect(keys.count == expected)
+            #expect(keys.count == characters)
             #expect(("k " + value).hasPrefix(keys))
+            #expect(keys.unicodeScalars.reduce(0) { $0 + SearchDocument.foldedBytes($1) } <= limit)
         }
+    }
+
+    /// `foldedBytes` is at least the UTF-8 bytes of every scalar once decomposed with nonspacing marks dropped (as
+    /// PostgreSQL's entries are folded), and lowercasing that adds at most half again: six fields of `maxFieldBytes` stay
+    /// far under PostgreSQL's 1 MiB for the lexemes of one entry. Fails, naming it, on a scalar a newer Unicode adds.
+    @Test func foldedBytesBoundsTheFoldOfEveryScalar() {
+        var under: [String] = []
+        for value in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            switch scalar.properties.generalCategory {
+            case .unassigned, .privateUse, .surrogate: continue
+            default: break
+            }
+            var folded = String.UnicodeScalarView()
+            for part in String(scalar).decomposedStringWithCanonicalMapping.unicodeScalars
+            where part.properties.generalCategory != .nonspacingMark {
+                folded.append(part)
+            }
+            let bound = SearchDocument.foldedBytes(scalar)
+            let bytes = String(folded).utf8.count
+            let lowercased = String(folded).lowercased().utf8.count
+            if bytes > bound || 2 * lowercased > 3 * bound { under.append(String(value, radix: 16)) }
+        }
+        #expect(under.isEmpty, "foldedBytes is too small for U+\(under.prefix(20).joined(separator: ", U+"))")
+        #expect(6 * SearchDocument.maxFieldBytes * 3 / 2 < 1_048_575)
     }
 }
