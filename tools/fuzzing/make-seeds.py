@@ -7,6 +7,7 @@ Re-run after changing a format; the output is committed. Needs python3, gcc, g++
 swiftc and brotli fixtures for their seeds).
 """
 import gzip
+import importlib.util
 import json
 import os
 import re
@@ -149,6 +150,19 @@ def main():
         seed("body", "brotli", b"\x02" + f.read())
     seed("body", "stored", b"\x03" + zlib.compress(payload, 1))
     seed("body", "streaming", b"\x04" + zlib.compress(payload))
+
+    # Source bundles, written byte by byte by the tests' own crafter: honest ones (deflated files; offsets from
+    # after the header) and the hostile shapes the reader refuses (entries sharing one local entry, a local header
+    # inside another entry's data).
+    crafter = importlib.util.spec_from_file_location(
+        "craft", os.path.join(ROOT, "Tests/FormatsTests/Fixtures/source-bundle/craft.py"))
+    craft = importlib.util.module_from_spec(crafter)
+    crafter.loader.exec_module(craft)
+    build_id = "a1b2c3d4e5f60718293a4b5c6d7e8f9001122334"
+    seed("source-bundle", "one-file", craft.bundle(build_id, files=1, size=100))
+    seed("source-bundle", "three-files", craft.bundle(build_id, files=3, size=4096))
+    seed("source-bundle", "aliases", craft.bundle(build_id, files=1, size=4096, aliases=4))
+    seed("source-bundle", "overlap", craft.bundle(build_id, files=2, size=4096, overlap=True))
 
     # ELF files (the `elf` and `symbolicate` targets share them): gcc/g++/swiftc builds with DWARF, inline
     # frames, stripped, debug-only, shared, relocatable, compressed sections.

@@ -38,6 +38,9 @@ enum FuzzTarget: String, CaseIterable {
     case elf
     /// `DebugModule` over the input as a debug file, resolving hostile addresses.
     case symbolicate
+    /// Sentry source bundles (`SourceBundle`: `SYSB` header, ZIP central directory, manifest, every file
+    /// inflated and checked, as an upload is), with small limits so that each input stays fast.
+    case sourceBundle = "source-bundle"
 }
 
 let limits = IngestLimits()
@@ -90,6 +93,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .multipart: fuzzMultipart(bytes)
     case .elf: fuzzELF(bytes)
     case .symbolicate: fuzzSymbolicate(bytes)
+    case .sourceBundle: fuzzSourceBundle(bytes)
     case nil: break
     }
     return 0
@@ -193,6 +197,26 @@ func fuzzMultipart(_ bytes: [UInt8]) {
         step = step &* 2 &+ 1
     }
     try? parser.finish()
+}
+
+/// Limits small enough that no input takes long: 1 MiB a file, 4 MiB a bundle.
+let bundleLimits = SourceBundle.Limits(maxEntries: 4096, maxDirectoryBytes: 1 << 20, maxManifestBytes: 1 << 20,
+                                       maxFileBytes: 1 << 20, maxTotalBytes: 4 << 20)
+
+func fuzzSourceBundle(_ bytes: [UInt8]) {
+    guard let bundle = try? SourceBundle(MemoryByteSource(bytes), limits: bundleLimits) else { return }
+    // An upload's check: every entry inflated once, within the total; entries share no bytes, so the total
+    // inflated cannot exceed what deflate can make of the input (about 1032:1) plus stored bytes.
+    if let total = try? bundle.verifyFiles() {
+        if total > bundleLimits.maxTotalBytes { fatalError("verifyFiles inflated past maxTotalBytes") }
+        if total > bytes.count &* 1032 &+ 1024 { fatalError("verifyFiles inflated more than the input can hold") }
+    }
+    // Reading by path (debuginfod's route) from a bundle reopened on its index gives the same bytes.
+    let again = SourceBundle(MemoryByteSource(bytes), index: bundle.index, limits: bundleLimits)
+    for path in bundle.paths.prefix(64) {
+        let first = try? bundle.file(atPath: path)
+        if first != (try? again.file(atPath: path)) { fatalError("a bundle reopened on its index reads differently") }
+    }
 }
 
 func fuzzELF(_ bytes: [UInt8]) {
