@@ -9,8 +9,7 @@ import Foundation
 /// - `src/escape.h`, a link to `outside/secret.h`, a folder beside the tree;
 /// - `src/../src-evil/evil.h`, a folder whose name starts like the tree's (a string-prefix check takes it);
 /// - `src/null`, a link to `/dev/null`, and `src/fifo`, a FIFO (opening it for reading would block).
-public struct HostileSourceTree: @unchecked Sendable {
-    // @unchecked: immutable after init (TempFolder is a class that only removes its folder when released).
+public struct HostileSourceTree: Sendable {
     public let folder: TempFolder
     /// The compilation directory.
     public var sources: String { folder.file("src") }
