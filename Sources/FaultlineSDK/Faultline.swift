@@ -43,15 +43,7 @@ public enum Faultline {
             let launcherFile = env["FAULTLINE_RUN_STATE"].flatMap { $0.isEmpty ? nil : $0 }
             let folder = StateFolder(
                 path: options.stateDirectory ?? StateFolder.defaultPath(program: program, environment: env))
-            var crashDirectory = options.crashDirectory
-            if crashDirectory == nil {
-                crashDirectory = BacktraceSetting.jsonCrashDirectory(env["SWIFT_BACKTRACE"])
-                if crashDirectory == nil, launcherFile == nil {
-                    warn(
-                        "faultline: crashes of this program are not reported: start it with "
-                            + "SWIFT_BACKTRACE=\(BacktraceSetting.value(crashDirectory: folder.crashes)) (docs/sdk.md)")
-                }
-            }
+            let crashDirectory = options.crashDirectory ?? BacktraceSetting.jsonCrashDirectory(env["SWIFT_BACKTRACE"])
             let configuration = FaultlineClient.Configuration(
                 dsn: parsedDSN, release: given(release, "FAULTLINE_RELEASE"),
                 environment: given(environment, "FAULTLINE_ENVIRONMENT"), options: options, folder: folder,
@@ -59,6 +51,11 @@ public enum Faultline {
             do {
                 let client = try FaultlineClient(configuration: configuration)
                 current = client
+                if crashDirectory == nil, launcherFile == nil {
+                    // Said once the state folder is accepted, so the folder suggested is one that can be used.
+                    let suggested = BacktraceSetting.value(crashDirectory: client.configuration.folder.crashes)
+                    warn("faultline: crashes of this program are not reported: start it with SWIFT_BACKTRACE=\(suggested) (docs/sdk.md)")
+                }
                 atexit { Faultline.client?.processExiting() }
                 client.startSending()
             } catch {

@@ -56,10 +56,21 @@ package final class FaultlineClient: Sendable {
 
     /// Starts a run: recovers what ended runs left (without the launcher), makes this run's state file and
     /// queues the session's start. Sending starts with ``startSending()``.
+    /// Throws `unsafeFolder` when another user could change the state folder or its queue (``PrivateFolder``).
     package init(configuration: Configuration) throws {
+        var configuration = configuration
+        try configuration.folder.prepare()
+        if let crashes = configuration.crashDirectory, configuration.launcherStateFile == nil {
+            do {
+                configuration.crashDirectory = try PrivateFolder.make(crashes, what: "crash folder")
+            } catch {
+                // Crash files hold registers and memory, and a folder others can write can hold forged ones.
+                Faultline.warn("faultline: crashes of this program are not reported: \(error)")
+                configuration.crashDirectory = nil
+            }
+        }
         self.configuration = configuration
         let folder = configuration.folder
-        try folder.prepare()
         let installID = try folder.installID()
         let queue = try DeliveryQueue(
             directory: folder.queue, maxItems: configuration.options.maxQueuedItems,

@@ -3,6 +3,8 @@ package struct SDKError: Error, Sendable, CustomStringConvertible {
     package enum Code: Sendable, Equatable {
         case invalidDSN
         case io
+        /// A state, queue or crash folder that another user could change (``PrivateFolder``): reporting is off.
+        case unsafeFolder
         case corruptStateFile
         case corruptCrashFile
         case transport

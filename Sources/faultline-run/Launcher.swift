@@ -9,7 +9,8 @@ import Synchronization
 
 /// One run of a program under `faultline-run`: state folder and state file first, then the child, then the
 /// report of how it ended. Reporting is best effort around the child, never in its way: when the state folder
-/// cannot be made, the program still runs (without reporting) and its exit status is still passed on.
+/// cannot be made, or another user could change it or its `queue/`, `runs/` or `crashes/` (``PrivateFolder``),
+/// the program still runs (without reporting, with one line on standard error) and its exit status is passed on.
 ///
 /// Order of the ending (so that a crash of the launcher itself, or a server that is down, loses nothing):
 /// read the context → queue the crash report and the session's end → `last-run` → remove the run's crash
@@ -98,7 +99,7 @@ final class Launcher {
     // MARK: - Before the child
 
     private func prepare() -> Run? {
-        let folder = StateFolder(path: settings.stateDirectory)
+        var folder = StateFolder(path: settings.stateDirectory)
         do {
             try folder.prepareForLauncher()
             let installID = try folder.installID()
@@ -133,7 +134,7 @@ final class Launcher {
                 folder: folder, statePath: statePath, stateFile: stateFile, context: context, queue: queue,
                 uploader: uploader, device: device)
         } catch {
-            warn("no crash reporting for this run: \(error) (state folder \(folder.path))")
+            warn("no crash reporting for this run (the program runs without it): \(error)")
             return nil
         }
     }
@@ -188,10 +189,10 @@ final class Launcher {
             // between queueing the report and deleting the file, the repeat is a duplicate, not a second event.
             var eventID = Self.newID()
             var body: [UInt8]?
-            if let file = crashFiles.last, let bytes = FileManager.default.contents(atPath: file) {
-                eventID = Recovery.eventID(name: String(file.split(separator: "/").last ?? ""), bytes: Array(bytes))
+            if let file = crashFiles.last, let bytes = PrivateFile.read(file, limit: Recovery.maxCrashFileBytes) {
+                eventID = Recovery.eventID(name: String(file.split(separator: "/").last ?? ""), bytes: bytes)
                 body = try? ReportBuilder.swiftCrash(
-                    eventID: eventID, crashFile: Array(bytes), context: context, crashMessage: message,
+                    eventID: eventID, crashFile: bytes, context: context, crashMessage: message,
                     device: run.device)
                 if body == nil { warn("the crash file \(file) is unreadable; reporting the signal only") }
             }

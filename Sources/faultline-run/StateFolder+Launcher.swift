@@ -8,16 +8,13 @@ import Foundation
 /// What the launcher adds to the SDK's ``StateFolder``: the private crash folder it gives the Swift runtime as
 /// `output-to`, and finding the crash files of its child there.
 extension StateFolder {
-    /// Makes the folder, `runs/`, `queue/` and `crashes/`, all 0700: crash files hold registers and memory.
-    func prepareForLauncher() throws {
+    /// Makes the folder, `runs/`, `queue/` and `crashes/`, all 0700, and checks each (``PrivateFolder``): throws
+    /// `unsafeFolder` when another user could change one. `crashes/` is made private (0700) even when it was
+    /// there already: crash files hold registers and memory.
+    mutating func prepareForLauncher() throws {
         try prepare()
-        do {
-            try FileManager.default.createDirectory(
-                atPath: crashes, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw SDKError(.io, "cannot make the crash folder \(crashes): \(error)")
-        }
-        _ = chmod(crashes, 0o700)  // it may have been there already, made by someone else
+        let checked = try PrivateFolder.make(crashes, what: "crash folder")
+        try PrivateFolder.restrict(checked, what: "crash folder")
     }
 
     /// The Swift runtime's crash files for `pid` (`<program>-<pid>-<n>.json`; this runtime writes `n` as
@@ -28,7 +25,7 @@ extension StateFolder {
         for name in names.prefix(10_000) where Self.isCrashFile(name, pid: pid) {
             let path = crashes + "/" + name
             var info = stat()
-            guard stat(path, &info) == 0 else { continue }
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
             let seconds = Double(info.st_mtim.tv_sec)
             let fraction = Double(info.st_mtim.tv_nsec) / 1e9
             found.append((seconds + fraction, path))

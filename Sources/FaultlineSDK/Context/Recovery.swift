@@ -8,7 +8,8 @@ import Foundation
 /// `exited` if the run marked itself so, else `abnormal` (killed, out of memory, power loss). Crash files that
 /// match no run are still sent, without context. Files are deleted only once the queue holds what was made
 /// of them, so a crash during recovery repeats it rather than losing it (the event id of a crash report is
-/// derived from the crash file, so a repeat is a duplicate on the server, not a second event).
+/// derived from the crash file, so a repeat is a duplicate on the server, not a second event). The state and
+/// crash folders have passed ``PrivateFolder``'s check; files in them are read without following links.
 package struct Recovery: Sendable {
     package var folder: StateFolder
     package var queue: DeliveryQueue
@@ -117,6 +118,9 @@ package struct Recovery: Sendable {
         var eventID: String
     }
 
+    /// The largest crash file read (with `capturedMemory` and all threads they are well under a MiB).
+    package static let maxCrashFileBytes = 64 << 20
+
     /// The JSON crash files in the crash folder named after this program: `<program>-<pid>-<n>.json`, the name
     /// cut at 15 bytes as the kernel keeps it.
     func crashFilesOfThisProgram() -> [CrashFile] {
@@ -132,8 +136,7 @@ package struct Recovery: Sendable {
             let rest = name.dropFirst(prefix.count)
             guard let pidText = rest.split(separator: "-").first, let pid = Int32(pidText), pid > 0 else { continue }
             let path = directory + "/" + name
-            guard let data = FileManager.default.contents(atPath: path), data.count <= 64 << 20 else { continue }
-            let bytes = [UInt8](data)
+            guard let bytes = PrivateFile.read(path, limit: Self.maxCrashFileBytes) else { continue }
             files.append(
                 CrashFile(
                     path: path, pid: pid, timestamp: Self.crashTimestamp(bytes) ?? Self.modified(path) ?? 0,
@@ -172,7 +175,7 @@ package struct Recovery: Sendable {
 
     static func modified(_ path: String) -> Double? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard lstat(path, &info) == 0 else { return nil }
         return Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
     }
 

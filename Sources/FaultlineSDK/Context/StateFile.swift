@@ -83,9 +83,12 @@ package final class StateFile: @unchecked Sendable {
     package static func create(at path: String, context: RunContext) throws -> StateFile {
         // Made under a temporary name, locked and filled, then renamed into place: whoever looks for ended runs
         // never sees a half-made or unlocked file at `path` (the lock stays with the open file across rename).
+        // New, never through a link (`O_EXCL | O_NOFOLLOW`): see ``PrivateFolder``.
         let temporary = path + ".tmp-\(getpid())"
-        let fd = Glibc.open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw SDKError(.io, "cannot create the state file \(path): \(errnoText())") }
+        let fd: Int32
+        do { fd = try PrivateFile.createNew(temporary, flags: O_RDWR) } catch {
+            throw SDKError(.io, "cannot create the state file \(path): \(error)")
+        }
         guard ftruncate(fd, off_t(Layout.fileBytes)) == 0 else {
             let text = errnoText()
             Glibc.close(fd)
@@ -108,12 +111,17 @@ package final class StateFile: @unchecked Sendable {
     }
 
     /// Opens the state file `faultline-run` made for this process (`FAULTLINE_RUN_STATE`), to write into it.
-    /// Throws `corruptStateFile` when it is not a version-1 state file of the right size.
+    /// Throws `corruptStateFile` when it is not a version-1 state file of the right size, `unsafeFolder` when it
+    /// is a link or a file of another user (the path comes from the environment).
     package static func open(at path: String) throws -> StateFile {
-        let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
+        let fd = Glibc.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { throw SDKError(.io, "cannot open the state file \(path): \(errnoText())") }
         var info = stat()
-        guard fstat(fd, &info) == 0, Int(exactly: info.st_size) == Layout.fileBytes else {
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else {
+            Glibc.close(fd)
+            throw SDKError(.unsafeFolder, "\(path) is not a regular file of this user (uid \(geteuid()))")
+        }
+        guard Int(exactly: info.st_size) == Layout.fileBytes else {
             Glibc.close(fd)
             throw SDKError(.corruptStateFile, "\(path) is not a state file of this SDK (wrong size)")
         }
@@ -148,7 +156,7 @@ package final class StateFile: @unchecked Sendable {
 
     /// Whether a live process holds the file's `flock` (its run is going on). A missing file is not held.
     package static func isHeld(at path: String) -> Bool {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return false }
         defer { Glibc.close(fd) }
         if flock(fd, LOCK_EX | LOCK_NB) == 0 {
@@ -163,9 +171,13 @@ package final class StateFile: @unchecked Sendable {
     /// A snapshot of the file, typically of a run that has ended. Never traps on a torn, truncated or hostile
     /// file: throws `corruptStateFile` when it cannot make sense of it.
     package static func read(at path: String) throws -> RunContext {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { throw SDKError(.io, "cannot open the state file \(path): \(errnoText())") }
         defer { Glibc.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw SDKError(.corruptStateFile, "\(path) is not a regular file")
+        }
         var bytes = [UInt8](repeating: 0, count: Layout.fileBytes)
         var filled = 0
         var rounds = 0

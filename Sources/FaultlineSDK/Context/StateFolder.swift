@@ -24,16 +24,13 @@ package struct StateFolder: Sendable {
         return home + "/.local/state/faultline/" + name
     }
 
-    /// Makes the folder and its `runs/` and `queue/` (mode 0700).
-    package func prepare() throws {
-        for folder in [path, runs, queue] {
-            do {
-                try FileManager.default.createDirectory(
-                    atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw SDKError(.io, "cannot make the state folder \(folder): \(error)")
-            }
-        }
+    /// Makes the folder and its `runs/` and `queue/` (mode 0700) and checks each (``PrivateFolder``): throws
+    /// `unsafeFolder` when another user could change one. `path` becomes the checked path (parents' links
+    /// resolved), which every later file operation uses.
+    package mutating func prepare() throws {
+        path = try PrivateFolder.make(path, what: "state folder")
+        _ = try PrivateFolder.make(runs, what: "runs folder")
+        _ = try PrivateFolder.make(queue, what: "queue folder")
     }
 
     /// The installation's id, made once (a lowercase UUID). Two processes starting at once agree: the first
@@ -98,38 +95,18 @@ package struct StateFolder: Sendable {
 
     // MARK: Small files
 
+    /// At most `limit` bytes of a regular file in the folder, as text (never through a link).
     static func readSmall(_ path: String, limit: Int = 64 * 1024) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: limit) else { return nil }
-        return String(decoding: data, as: UTF8.self)
+        PrivateFile.read(path, limit: limit).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// Writes a new file (`O_EXCL | O_NOFOLLOW`: whatever is at `path` is replaced, never followed).
     static func writeSmall(_ path: String, _ text: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw SDKError(.io, "cannot write \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        let bytes = Array(text.utf8)
-        var written = 0
-        var rounds = 0
-        while written < bytes.count, rounds < 1000 {
-            rounds += 1
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw SDKError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
-            }
-            written += n
-        }
+        try PrivateFile.write(Array(text.utf8), toNew: path, sync: false)
     }
 
     static func writeAtomically(_ path: String, _ text: String) throws {
-        let temporary = path + ".tmp-\(getpid())"
-        try writeSmall(temporary, text)
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw SDKError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
-        }
+        try PrivateFile.writeAtomically(path, Array(text.utf8), sync: true)
     }
 }
 

@@ -22,7 +22,9 @@ import Darwin
 /// an fsync per `record(error:)` is not). Enqueueing and the bounds run under an `flock` on `.lock`, so two
 /// processes never pick the same sequence or both drop for the same overflow. `.counters` holds the number
 /// of items dropped for the bounds and refused by the server. Files that do not have the item form (anything
-/// else a user or another program put there) are ignored and never read.
+/// else a user or another program put there) are ignored and never read. The folder must be this user's alone
+/// (``PrivateFolder``, checked at `init`); no file in it is opened through a link, and temp files are always new
+/// (`O_EXCL`).
 package struct DeliveryQueue: Sendable {
     package enum Kind: String, Sendable, CaseIterable {
         case crash, nonfatal, session
@@ -44,12 +46,13 @@ package struct DeliveryQueue: Sendable {
     /// The largest compressed item `body(of:)` reads (the server refuses a body over 10 MiB anyway).
     package static let maxItemBytes = 10 << 20
 
-    /// Opens (and makes, mode 0700, with its parents) the queue folder.
+    /// Opens (and makes, mode 0700, with its parents) the queue folder. Throws `unsafeFolder` when another user
+    /// could change it (``PrivateFolder``): they could drop, replace or forge what waits to be sent.
     package init(directory: String, maxItems: Int = 200, maxBytes: Int = 16 << 20) throws {
-        self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
+        let trimmed = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
+        self.directory = try PrivateFolder.make(trimmed, what: "queue folder")
         self.maxItems = max(1, maxItems)
         self.maxBytes = max(1, maxBytes)
-        try Self.makeDirectories(self.directory)
     }
 
     /// Stores `json` (the uncompressed request body) durably; `fsync` for crashes, not for non-fatals.
@@ -72,7 +75,7 @@ package struct DeliveryQueue: Sendable {
         let name = Self.name(sequence: sequence, kind: kind, id: id)
         let path = directory + "/" + name
         let temp = directory + "/.tmp-\(getpid())-\(sequence)-\(kind.rawValue)"
-        try Self.write(body, to: temp, sync: kind == .crash)
+        try PrivateFile.write(body, toNew: temp, sync: kind == .crash)
         guard rename(temp, path) == 0 else {
             let why = Self.errnoText()
             unlink(temp)
@@ -89,7 +92,7 @@ package struct DeliveryQueue: Sendable {
 
     /// The gzip-compressed body of `item`, or nil when it is gone or unreadable (or not gzip at all).
     package func body(of item: Item) -> [UInt8]? {
-        guard let bytes = Self.read(item.path, limit: Self.maxItemBytes), bytes.count >= 18, bytes[0] == 0x1f, bytes[1] == 0x8b
+        guard let bytes = PrivateFile.read(item.path, limit: Self.maxItemBytes), bytes.count >= 18, bytes[0] == 0x1f, bytes[1] == 0x8b
         else { return nil }
         return bytes
     }
@@ -226,7 +229,7 @@ package struct DeliveryQueue: Sendable {
     /// `dropped N\nrejected M\n`; anything unreadable counts as zero.
     private func counters() -> Counters {
         var c = Counters()
-        guard let bytes = Self.read(countersPath, limit: 4096) else { return c }
+        guard let bytes = PrivateFile.read(countersPath, limit: 4096) else { return c }
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
             let parts = line.split(separator: " ")
             guard parts.count == 2, parts[1].utf8.count <= 18, let n = Int(parts[1]), n >= 0 else { continue }
@@ -241,7 +244,7 @@ package struct DeliveryQueue: Sendable {
         c.dropped = c.dropped.addingReportingOverflow(dropped).overflow ? Int.max : c.dropped + dropped
         c.rejected = c.rejected.addingReportingOverflow(rejected).overflow ? Int.max : c.rejected + rejected
         let temp = directory + "/.tmp-counters-\(getpid())"
-        guard (try? Self.write(Array("dropped \(c.dropped)\nrejected \(c.rejected)\n".utf8), to: temp, sync: false)) != nil else { return }
+        guard (try? PrivateFile.write(Array("dropped \(c.dropped)\nrejected \(c.rejected)\n".utf8), toNew: temp, sync: false)) != nil else { return }
         if rename(temp, countersPath) != 0 { unlink(temp) }
     }
 
@@ -273,62 +276,6 @@ package struct DeliveryQueue: Sendable {
     }
 
     // MARK: - Files
-
-    static func makeDirectories(_ path: String) throws {
-        var built = path.hasPrefix("/") ? "" : "."
-        for part in path.split(separator: "/") {
-            built += "/" + part
-            if mkdir(built, 0o700) != 0, errno != EEXIST {
-                throw SDKError(.io, "could not make the queue folder \(built): \(errnoText())")
-            }
-        }
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw SDKError(.io, "the queue folder \(path) is not a folder")
-        }
-    }
-
-    static func write(_ bytes: [UInt8], to path: String, sync: Bool) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw SDKError(.io, "could not write \(path): \(errnoText())") }
-        var ok = true
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0, errno == EINTR { continue }
-                if n <= 0 { ok = false; break }
-                offset += n
-            }
-        }
-        if ok, sync, fsync(fd) != 0 { ok = false }
-        let why = errnoText()
-        close(fd)
-        guard ok else {
-            unlink(path)
-            throw SDKError(.io, "could not write \(path): \(why)")
-        }
-    }
-
-    /// At most `limit` bytes of a regular file (nil when larger, missing or not a regular file).
-    static func read(_ path: String, limit: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 0, info.st_size <= limit else { return nil }
-        var out = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
-        var total = 0
-        while total < out.count {
-            let n = out.withUnsafeMutableBytes { raw in Glibc.read(fd, raw.baseAddress! + total, raw.count - total) }
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { break }
-            total += n
-        }
-        guard total <= limit else { return nil }
-        out.removeSubrange(total...)
-        return out
-    }
 
     static func syncDirectory(_ path: String) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
