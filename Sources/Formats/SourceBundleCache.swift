@@ -21,8 +21,9 @@ import Synchronization
 /// at all (removed) is not remembered.
 ///
 /// Work: opening and inflating run on `pool`, never on the caller's executor. The file is opened again for each
-/// read: the cache holds memory, never file descriptors. Two requests that miss at once may both parse (the second
-/// result replaces the first); `opens` counts every parse.
+/// read: the cache holds memory, never file descriptors. Requests that miss at once queue on the pool, and each
+/// looks again before it parses, so a bundle is parsed once unless the pool runs two of them at the same moment
+/// (then the second result replaces the first); `opens` counts every parse.
 public final class SourceBundleCache: Sendable {
     let pool: BlockingWorkPool
     /// What a bundle may make the reader do.
@@ -78,6 +79,12 @@ public final class SourceBundleCache: Sendable {
         if let known { return try known.get() }
         let limits = self.limits
         let opened = try await pool.run { () throws -> Result<SourceBundle.Index, FormatError> in
+            // Requests that missed together queue here: those behind the first find its index.
+            let earlier = self.state.withLock { state -> Result<SourceBundle.Index, FormatError>? in
+                if let failure = state.failures[bundlePath] { return .failure(failure) }
+                return state.indexes[bundlePath].map { .success($0.index) }
+            }
+            if let earlier { return earlier }
             let source = try FileByteSource(path: bundlePath)
             self.state.withLock { $0.opens += 1 }
             do {

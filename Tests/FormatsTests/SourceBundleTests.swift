@@ -239,17 +239,22 @@ import TestSupport
         #expect(try await cache.file(atPath: "/src/f7.c", inBundleAt: many) == [UInt8](repeating: 0, count: 16))
         #expect(try await cache.file(atPath: "/src/f1999.c", inBundleAt: many) == [UInt8](repeating: 0, count: 16))
         #expect(try await cache.file(atPath: "/src/none.c", inBundleAt: many) == nil)
-        // …its manifest was parsed once.
+        // …its manifest was parsed once, also for requests that missed together.
         #expect(cache.opens == 1)
+        let other = try SourceBundles.crafted(buildID: "abcd", files: 3, in: folder, name: "other.sysb")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 { group.addTask { _ = try await cache.file(atPath: "/src/f1.c", inBundleAt: other) } }
+            try await group.waitForAll()
+        }
+        #expect(cache.opens == 2)
         // A damaged bundle fails the same way every time, parsed once too.
         let damaged = try SourceBundles.crafted(buildID: "abcd", size: 1 << 20, aliases: 4, in: folder, name: "alias.sysb")
         for _ in 0..<3 {
             await #expect(throws: FormatError.self) { _ = try await cache.file(atPath: "/src/f0.c", inBundleAt: damaged) }
         }
-        #expect(cache.opens == 2)
+        #expect(cache.opens == 3)
         // Over its budget the cache keeps only the newest index: the first bundle is parsed again.
         let small = SourceBundleCache(pool: BlockingWorkPool(threads: 1), byteBudget: 1)
-        let other = try SourceBundles.crafted(buildID: "abcd", files: 3, in: folder, name: "other.sysb")
         _ = try await small.file(atPath: "/src/f0.c", inBundleAt: many)
         _ = try await small.file(atPath: "/src/f0.c", inBundleAt: other)
         _ = try await small.file(atPath: "/src/f0.c", inBundleAt: many)
