@@ -109,7 +109,8 @@ public struct SymbolicatedReport: Sendable, Equatable, Codable {
 }
 
 /// Poison-pill rules: a report whose symbolication stopped the process (a crash in libdw on a hostile debug
-/// file, an abort, a kill while it hung) is tried a bounded number of times, then failed with a reason.
+/// file, an abort, a kill while it hung), or whose result the database would not save, is tried a bounded number
+/// of times, then failed with a reason.
 ///
 /// The worker durably counts an attempt for each report before symbolicating it, and a clean result resets
 /// the count, so a report found pending with attempts already counted was being processed when the process
@@ -149,16 +150,18 @@ public enum SymbolicationRetry {
         return plan
     }
 
-    /// The failure reason shown for a report that stopped the symbolicator `attempts` times.
+    /// The failure reason shown for a report that stopped the symbolicator (or whose result could not be saved)
+    /// `attempts` times.
     public static func reason(attempts: Int) -> String {
         "the symbolicator stopped while processing this report \(attempts) times (a crash or hang, likely on a malformed "
-            + "debug file); it is grouped by module and offset without symbols"
+            + "debug file), or its result could not be saved; it is grouped by module and offset without symbols"
     }
 
-    /// The reason for a report whose fallback (grouping without symbols) stopped the process too.
+    /// The reason for a report whose fallback (grouping without symbols) stopped the process, or could not be saved,
+    /// too.
     public static func ungroupedReason(attempts: Int) -> String {
-        "the server stopped while processing this report \(attempts) times, also when grouping it without symbols; "
-            + "it is kept but not grouped"
+        "the server stopped while processing this report \(attempts) times, also when grouping it without symbols, or "
+            + "its result could not be saved; it is kept but not grouped"
     }
 }
 

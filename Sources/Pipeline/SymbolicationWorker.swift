@@ -183,9 +183,10 @@ public struct SymbolicationWorker: Service {
             guard !batch.isEmpty else { return nil }
         }
         if let seen = batch.map(\.filesSeen).max() { onFilesSeen(seen) }
+        // The attempts that count: this process's own are left out (they did not stop it), what it blamed is not.
         let own = ownAttempts.counts.withLock { $0 }
-        let plan = SymbolicationRetry.plan(
-            batch.map { ($0.reportID, max(0, $0.attempts - (own[$0.reportID] ?? 0))) }, maxAttempts: maxAttempts)
+        for index in batch.indices { batch[index].attempts = max(0, batch[index].attempts - (own[batch[index].reportID] ?? 0)) }
+        let plan = SymbolicationRetry.plan(batch.map { ($0.reportID, $0.attempts) }, maxAttempts: maxAttempts)
         let byID = Dictionary(batch.map { ($0.reportID, $0) }, uniquingKeysWith: { first, _ in first })
         // One suspect alone, else every fresh report: the fails are cheap and join either.
         let work = (plan.suspects.isEmpty ? plan.fresh : [plan.suspects[0]]).compactMap { byID[$0] }
@@ -244,14 +245,67 @@ public struct SymbolicationWorker: Service {
 
     /// Saves a processed batch in one transaction (one fsync for the whole batch: grouping keeps up with ingest);
     /// returns how many reports it saved.
+    ///
+    /// A batch whose save fails is saved again one report at a time (`saveEachAlone`): a report whose result cannot
+    /// be saved never holds back the rest of its batch, other projects' reports among them.
     func commit(_ processed: Processed) async throws -> Int {
-        let outcomes = processed.outcomes
-        try await store.saveAll(outcomes.sorted { $0.reportID < $1.reportID }, at: clock.now())
-        ownAttempts.counts.withLock { counts in for outcome in outcomes { counts[outcome.reportID] = nil } }
+        let outcomes = processed.outcomes.sorted { $0.reportID < $1.reportID }
+        var saved = outcomes
+        do {
+            try await store.saveAll(outcomes, at: clock.now())
+        } catch {
+            saved = try await saveEachAlone(outcomes, after: error)
+        }
+        ownAttempts.counts.withLock { counts in for outcome in saved { counts[outcome.reportID] = nil } }
         if processed.failed > 0 { telemetry?.count(Telemetry.Name.symbolicationPoisoned, by: processed.failed) }
-        telemetry?.count(Telemetry.Name.reportsGrouped, by: outcomes.count)
+        telemetry?.count(Telemetry.Name.reportsGrouped, by: saved.count)
         onChange()
-        return outcomes.count
+        return saved.count
+    }
+
+    /// Saves each of `outcomes` in a transaction of its own after their batch's save failed with `error`; returns those
+    /// saved.
+    ///
+    /// A report whose save fails alone is blamed: one more attempt is counted for it, durably (`recordAttempt`), beside
+    /// the one its claim counted, which stays left out as this process's own (`ownAttempts`). So it comes back a suspect,
+    /// alone, and is failed within `maxAttempts` as a report that stops the process is (`SymbolicationRetry`): it is
+    /// never retried for ever within one process. Its neighbours are saved now. When the fault is the database's (a
+    /// full disk, no report of a batch of several saves alone, or the count itself cannot be written), nothing is
+    /// counted and the error is thrown, as before.
+    func saveEachAlone(_ outcomes: [SymbolicationOutcome], after error: any Error) async throws -> [SymbolicationOutcome] {
+        func isDiskFull(_ error: any Error) -> Bool {
+            (error as? StorageError)?.code == .diskFull || storage?.isDiskFull(error) == true
+        }
+        if isDiskFull(error) { throw error }
+        var saved: [SymbolicationOutcome] = []
+        var refused: [(SymbolicationOutcome, any Error)] = []
+        if outcomes.count == 1 {
+            refused = [(outcomes[0], error)]
+        } else {
+            for outcome in outcomes {
+                do {
+                    try await store.saveAll([outcome], at: clock.now())
+                    saved.append(outcome)
+                } catch {
+                    if isDiskFull(error) { throw error }
+                    refused.append((outcome, error))
+                }
+            }
+            if saved.isEmpty { throw error }
+        }
+        do {
+            try await store.recordAttempt(reportIDs: refused.map(\.0.reportID))
+        } catch {
+            // The database fails: the fault is not the reports'; what was saved stays saved.
+            if saved.isEmpty { throw error }
+            logger.error("symbolication step failed", metadata: [Telemetry.LogKey.error: "\(error)"])
+            return saved
+        }
+        for (outcome, error) in refused {
+            logger.error("a report's result could not be saved; one more attempt is counted", metadata: [
+                Telemetry.LogKey.reportID: "\(outcome.reportID)", Telemetry.LogKey.error: "\(error)"])
+        }
+        return saved
     }
 
     /// Saves `done` while the next batch is processed; returns the next batch, processed and not saved yet (nil: none

@@ -25,12 +25,16 @@ final class FakeSymbolicationStore: SymbolicationStore {
         var dead = false
         /// Saves that throw a database-like error (the process stays alive).
         var failingSaves = 0
+        /// Reports whose result is refused whenever it comes with a search entry (as PostgreSQL refused an entry over
+        /// its limit), in a batch or alone.
+        var refusedEntries: Set<Int64> = []
         /// "attempt 1,2" and "save 1,2" in the order they happened.
         var events: [String] = []
     }
     let state = Mutex(State())
     struct Died: Error {}
     struct Busy: Error {}
+    struct Refused: Error {}
 
     func add(_ id: Int64, attempts: Int = 0, project: ProjectID = ProjectID(1), payload: Int64? = nil) {
         state.withLock { $0.rows[id] = Row(project: project, attempts: attempts, payload: payload) }
@@ -74,6 +78,7 @@ final class FakeSymbolicationStore: SymbolicationStore {
                 s.failingSaves -= 1
                 throw Busy()
             }
+            if results.contains(where: { s.refusedEntries.contains($0.reportID) && $0.search != nil }) { throw Refused() }
             for outcome in results {
                 s.rows[outcome.reportID]?.state = outcome.result.state
                 s.rows[outcome.reportID]?.failure = outcome.result.failure
@@ -238,7 +243,8 @@ struct FixedClock: WallClock {
         let store = FakeSymbolicationStore()
         store.add(1)
         store.add(2)
-        store.state.withLock { $0.failingSaves = SymbolicationRetry.maxAttempts + 2 }
+        // Every save of 5 steps fails: the batch's, then each report's alone (a database that fails every write).
+        store.state.withLock { $0.failingSaves = 3 * (SymbolicationRetry.maxAttempts + 2) }
         let symbolicator = PoisonSymbolicator(store: store, poison: Self.poison)
         let worker = worker(store, symbolicator, poisoned: [])
         var errors = 0
@@ -256,6 +262,43 @@ struct FixedClock: WallClock {
         #expect(store.row(2)?.state == .complete)
         #expect(store.row(2)?.failure == nil)
         #expect(store.row(2)?.attempts == 0)
+    }
+
+    /// A report whose result cannot be saved (the database refuses its search entry) does not hold back its batch:
+    /// the other project's report is saved in the same step, and the refused one is tried alone and failed within the
+    /// attempt limit, in one process, never retried for ever.
+    @Test func aReportWhoseResultCannotBeSavedIsFailedAloneAndItsBatchIsSaved() async throws {
+        let store = FakeSymbolicationStore()
+        store.add(1, project: ProjectID(1))
+        store.add(2, project: ProjectID(2))
+        store.state.withLock { $0.refusedEntries = [1] }
+        let worker = worker(store, PoisonSymbolicator(store: store, poison: Self.poison), poisoned: [])
+
+        // The first step saves the other project's report.
+        #expect(try await worker.step() == 1)
+        #expect(store.row(2)?.state == .complete)
+        #expect(store.row(2)?.project == ProjectID(2))
+        #expect(store.row(1)?.state == .pending)
+        // The refused report: alone, symbolicated twice more, then grouped without symbols (refused too), then failed
+        // without its search entry or grouping.
+        var steps = 0
+        while store.row(1)?.state == .pending && steps < 20 {
+            steps += 1
+            _ = try await worker.step()
+        }
+        #expect(steps == SymbolicationRetry.maxAttempts + 1)
+        let refused = try #require(store.row(1))
+        #expect(refused.state == .missing)
+        #expect(refused.failure == SymbolicationRetry.ungroupedReason(attempts: SymbolicationRetry.maxAttempts + 1))
+        #expect(refused.grouping == nil)
+        #expect(store.row(2)?.saved == 1)
+        // (The last step claims nothing to symbolicate: its empty attempt is left out.)
+        #expect(store.events.filter { $0 != "attempt " } == [
+            "attempt 1,2", "save 2", "attempt 1",  // the batch, then each alone: 1 refused, and its attempt counted
+            "attempt 1", "attempt 1", "attempt 1", "attempt 1",  // a suspect, alone, twice
+            "attempt 1", "attempt 1",  // at the limit: grouped without symbols, refused
+            "save 1",  // failed without reading it again
+        ])
     }
 
     @Test func aReportWhoseFallbackGroupingStoppedTheProcessIsFailedWithoutReadingIt() async throws {
