@@ -190,6 +190,12 @@ public protocol ChunkStore: Sendable {
     /// Which of `checksums` the project has not uploaded (in the order given). Present ones are marked as
     /// recently used, so that a sweep does not remove them before the assemble that needs them.
     func missing(_ checksums: [ChunkChecksum], project: ProjectID) throws -> [ChunkChecksum]
+    /// The sizes of those of `checksums` the project has stored (the others are left out): what assembling a
+    /// file from them would write, known before anything is written. Present ones are marked as recently used.
+    func sizes(_ checksums: [ChunkChecksum], project: ProjectID) throws -> [ChunkChecksum: UInt64]
+    /// The first bytes of a chunk, at most `maxBytes` of them.
+    /// - Throws: `ChunkStoreError.missing` when the chunk is gone.
+    func head(of checksum: ChunkChecksum, project: ProjectID, maxBytes: Int) throws -> [UInt8]
     /// Writes the chunks one after another to the file at `path` (truncating it), calling `observe` with
     /// each chunk's bytes in order; returns the bytes written. Yields between chunks, so that a large file
     /// does not hold a thread of the cooperative pool for long.

@@ -127,6 +127,11 @@ public struct TemporaryUpload: Sendable, Equatable {
 public protocol DebugFileInspecting: Sendable {
     /// Throws when the file is not a debug file it can read (an ELF file or a source bundle).
     func inspect(path: String) throws -> DebugFileFacts
+    /// Checks the first bytes of a file (`head`, as many as the caller has, treated as all it will see) the way
+    /// `inspect` would, so that a file that cannot be a debug file is refused before it is written out.
+    /// - Returns: the build-id, when the first bytes hold it (an ELF `PT_NOTE` near the start).
+    /// - Throws: when the first bytes cannot begin a debug file `inspect` accepts.
+    func inspectHead(_ head: [UInt8]) throws -> BuildID?
 }
 
 /// A completed upload and what the HTTP edge learned while it streamed in.

@@ -17,11 +17,15 @@ import Foundation
 /// `symupload` stored already is recognised by its debug id and checksum (the stored file is hashed once)
 /// and needs no upload either.
 ///
-/// Assembly is synchronous and bounded by the largest debug file: the chunks are concatenated into a
-/// temporary file of the debug-file store while the file's SHA-1 is computed, then the file goes through
-/// exactly the verification and storage of a `symupload` upload (ELF, build-id, quota, requeue for
-/// symbolication). Two assembles of the same file at once cannot interfere: the second is answered
-/// `assembling` (sentry-cli asks again) until the first is done. Chunks of an assembled file are removed at
+/// Assembly is synchronous and planned before a byte is written (`ChunkAssemblyPlan`): the chunk list is
+/// screened (length, repeats), then the chunks' stored sizes must add up to a file within the size limit and
+/// what the project's quota has left (less what its running assembles may write), and the first bytes must
+/// begin an ELF file or a source bundle, as a `PUT` upload's do. Only then are the chunks concatenated into a
+/// temporary file of the debug-file store, never past the planned size, while the file's SHA-1 is computed;
+/// then the file goes through exactly the verification and storage of a `symupload` upload (ELF, build-id,
+/// quota, requeue for symbolication). Two assembles of the same file at once cannot interfere: the second is
+/// answered `assembling` (sentry-cli asks again) until the first is done; so is a file of a project that has
+/// `limits.maxParallelAssembles` running. Chunks of an assembled file are removed at
 /// once, unless another file of the same request still needs them; whatever is left (abandoned uploads,
 /// failed files) is removed by `sweep(now:)` after `limits.chunkLifetime`.
 public struct ChunkUploadService: Sendable {
@@ -109,6 +113,10 @@ public struct ChunkUploadService: Sendable {
     }
 
     /// One file; `assembled` is true when its chunks were turned into a stored file just now.
+    ///
+    /// Nothing is written until `ChunkAssemblyPlan` says so: the list is screened before any chunk is looked up,
+    /// then the chunks' stored sizes, the first bytes, the quota left and the assemblies running decide, and the
+    /// writer is held to the planned size.
     func assembleOne(_ file: DifAssembleRequest, project: Project, maxFileBytes: UInt64) async throws
         -> (result: DifAssembleResult, assembled: Bool)
     {
@@ -117,37 +125,45 @@ public struct ChunkUploadService: Sendable {
         {
             return (DifAssembleResult(checksum: file.checksum, state: .ok, dif: dif), false)
         }
-        guard !file.chunks.isEmpty else {
-            return (try await fail(file, project: project, "the file is empty: there is nothing to store"), false)
+        let planLimits = limits.assemblyLimits(maxFileBytes: maxFileBytes)
+        if let refusal = ChunkAssemblyPlan.screen(file.chunks, limits: planLimits) {
+            return (try await refuse(file, refusal, project: project), false)
         }
-        let chunkSize = UInt64(limits.chunkSize)
-        guard UInt64(file.chunks.count) <= (maxFileBytes + chunkSize - 1) / chunkSize else {
-            return (try await fail(file, project: project, "the file is larger than the server's limit of \(maxFileBytes >> 20) MiB"), false)
-        }
-        let key = InFlightAssembles.Key(project: project.id, checksum: file.checksum)
-        guard inFlight.claim(key) else {
-            return (DifAssembleResult(checksum: file.checksum, state: .assembling), false)
-        }
-        defer { inFlight.release(key) }
-
         var unique: [ChunkChecksum] = []
         var seen = Set<ChunkChecksum>()
         for chunk in file.chunks where seen.insert(chunk).inserted { unique.append(chunk) }
-        let missing = try chunks.missing(unique, project: project.id)
-        if !missing.isEmpty {
+        let sizes = try chunks.sizes(unique, project: project.id)
+        if sizes.count < unique.count {
             // Nothing uploaded yet: perhaps the project has this very file from symupload.
-            if missing.count == unique.count, let dif = try await recognise(file, project: project) {
+            if sizes.isEmpty, let dif = try await recognise(file, project: project) {
                 return (DifAssembleResult(checksum: file.checksum, state: .ok, dif: dif), false)
             }
-            return (DifAssembleResult(checksum: file.checksum, state: .notFound, missingChunks: missing), false)
+            return (DifAssembleResult(checksum: file.checksum, state: .notFound, missingChunks: unique.filter { sizes[$0] == nil }), false)
         }
+        let head = try self.head(of: file.chunks, project: project)
+        var replacing: BuildID?
+        if case .debugFile(let buildID) = head { replacing = buildID }
+        let quotaLeft = try await debugFiles.uploadAllowance(project: project, replacing: replacing)
+
+        let key = InFlightAssembles.Key(project: project.id, checksum: file.checksum)
+        let decision = inFlight.claim(key) { running in
+            ChunkAssemblyPlan.decide(file.chunks, stored: sizes, head: head, quotaLeft: quotaLeft, running: running, limits: planLimits)
+        }
+        let plannedBytes: UInt64
+        switch decision {
+        case .write(let bytes): plannedBytes = bytes
+        case .missing(let gone): return (DifAssembleResult(checksum: file.checksum, state: .notFound, missingChunks: gone), false)
+        case .wait: return (DifAssembleResult(checksum: file.checksum, state: .assembling), false)
+        case .refuse(let refusal): return (try await refuse(file, refusal, project: project), false)
+        }
+        defer { inFlight.release(key) }
 
         let upload = try debugFiles.temporaryUpload()
         let digest = hasher.sha1()
         let content = debugFiles.contentDigester()
         let size: UInt64
         do {
-            size = try await chunks.concatenate(file.chunks, project: project.id, into: upload.path, maxBytes: maxFileBytes) {
+            size = try await chunks.concatenate(file.chunks, project: project.id, into: upload.path, maxBytes: plannedBytes) {
                 digest.update($0)
                 content.update($0)
             }
@@ -159,7 +175,8 @@ public struct ChunkUploadService: Sendable {
                 let gone = try chunks.missing(unique, project: project.id)
                 return (DifAssembleResult(checksum: file.checksum, state: .notFound, missingChunks: gone), false)
             case .tooLarge:
-                return (try await fail(file, project: project, "the file is larger than the server's limit of \(maxFileBytes >> 20) MiB"), false)
+                // A chunk grew since its size was read (replaced on disk): not the planned file.
+                return (try await fail(file, project: project, "the chunks changed while the file was assembled; upload again"), false)
             }
         } catch {
             debugFiles.discard(upload)
@@ -199,6 +216,28 @@ public struct ChunkUploadService: Sendable {
         let kinds: Set<DebugFileKind> = dif.objectClass == .src ? [.sources] : DebugFileKind.elfKinds
         let lacking = try await debugFiles.missing([DebugFileWant(buildID: dif.codeID, kinds: kinds)], project: project)
         return lacking.first?.kinds != kinds
+    }
+
+    /// The most first bytes of a file read to check it before it is written: the ELF header, the program
+    /// headers and the build-id note of every linker's output sit well within them.
+    static let headBytes = 64 << 10
+
+    /// What the file's first bytes say: up to `headBytes` from its first chunks (one, for sentry-cli's files).
+    func head(of listed: [ChunkChecksum], project: Project) throws -> ChunkAssemblyPlan.Head {
+        var bytes: [UInt8] = []
+        for chunk in listed where bytes.count < Self.headBytes {
+            bytes += try chunks.head(of: chunk, project: project.id, maxBytes: Self.headBytes - bytes.count)
+        }
+        do {
+            return .debugFile(try debugFiles.inspector.inspectHead(bytes))
+        } catch {
+            return .notADebugFile("\(error)")
+        }
+    }
+
+    /// Records and answers a file refused by its plan.
+    func refuse(_ file: DifAssembleRequest, _ refusal: ChunkAssemblyPlan.Refusal, project: Project) async throws -> DifAssembleResult {
+        try await fail(file, project: project, refusal.description)
     }
 
     /// Records and answers a failed file.
@@ -261,15 +300,30 @@ public struct ChunkUploadService: Sendable {
     }
 }
 
-/// The assembles running now, so that a second request for the same file waits instead of racing.
+/// The assembles running now and the bytes each was planned to write, so that a second request for the same
+/// file waits instead of racing, a project runs a bounded number at once, and their planned sizes together stay
+/// within its quota (each plan is made under the lock, seeing the others).
 final class InFlightAssembles: Sendable {
     struct Key: Hashable, Sendable {
         var project: ProjectID
         var checksum: ChunkChecksum
     }
-    let running = Mutex<Set<Key>>([])
+    let running = Mutex<[Key: UInt64]>([:])
 
-    /// True when the caller may assemble `key` (and must `release` it after).
-    func claim(_ key: Key) -> Bool { running.withLock { $0.insert(key).inserted } }
-    func release(_ key: Key) { _ = running.withLock { $0.remove(key) } }
+    /// Decides with `plan`, shown the project's running assembles; a `.write` claims `key` (the caller must
+    /// `release` it after), anything else claims nothing.
+    func claim(_ key: Key, plan: (ChunkAssemblyPlan.Running) -> ChunkAssemblyPlan.Decision) -> ChunkAssemblyPlan.Decision {
+        running.withLock { running in
+            var now = ChunkAssemblyPlan.Running(sameFile: running[key] != nil)
+            for (other, bytes) in running where other.project == key.project {
+                now.count += 1
+                now.bytes = now.bytes.addingReportingOverflow(bytes).overflow ? .max : now.bytes + bytes
+            }
+            let decision = plan(now)
+            if case .write(let bytes) = decision { running[key] = bytes }
+            return decision
+        }
+    }
+
+    func release(_ key: Key) { _ = running.withLock { $0.removeValue(forKey: key) } }
 }

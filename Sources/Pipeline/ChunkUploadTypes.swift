@@ -47,15 +47,32 @@ public struct ChunkUploadLimits: Sendable, Equatable {
     public var maxFilesPerAssemble: Int
     /// Chunks unused for this long are removed by the sweep (abandoned uploads, failed assembles).
     public var chunkLifetime: TimeInterval
+    /// How many times one chunk may be listed in one file. sentry-cli lists a chunk twice only when the file
+    /// holds the same `chunkSize` bytes twice at chunk boundaries (long runs of one byte); a list that repeats a
+    /// chunk more is refused before anything is written (see `ChunkAssemblyPlan`).
+    public var maxChunkRepeats: Int
+    /// How many files of one project may be assembled at once; past it, a file is answered `assembling` and
+    /// sentry-cli asks again. sentry-cli itself asks for one file at a time.
+    public var maxParallelAssembles: Int
 
     public init(chunkSize: Int = 8 << 20, chunksPerRequest: Int = 64, maxRequestBytes: Int = 32 << 20, concurrency: Int = 4,
-                maxFilesPerAssemble: Int = 10_000, chunkLifetime: TimeInterval = 86_400) {
+                maxFilesPerAssemble: Int = 10_000, chunkLifetime: TimeInterval = 86_400, maxChunkRepeats: Int = 8,
+                maxParallelAssembles: Int = 2) {
         self.chunkSize = chunkSize
         self.chunksPerRequest = chunksPerRequest
         self.maxRequestBytes = maxRequestBytes
         self.concurrency = concurrency
         self.maxFilesPerAssemble = maxFilesPerAssemble
         self.chunkLifetime = chunkLifetime
+        self.maxChunkRepeats = maxChunkRepeats
+        self.maxParallelAssembles = maxParallelAssembles
+    }
+
+    /// The bounds of `ChunkAssemblyPlan` for files of at most `maxFileBytes`.
+    public func assemblyLimits(maxFileBytes: UInt64) -> ChunkAssemblyPlan.Limits {
+        ChunkAssemblyPlan.Limits(
+            maxFileBytes: maxFileBytes, chunkSize: UInt64(max(1, chunkSize)), maxRepeats: maxChunkRepeats,
+            maxParallel: maxParallelAssembles)
     }
 
     /// The hard limit on a chunk request's body: `maxRequestBytes` plus room for multipart headers and

@@ -63,6 +63,21 @@ public struct FileChunkStore: ChunkStore {
         checksums.filter { !Self.touch(path($0, project)) }
     }
 
+    public func sizes(_ checksums: [ChunkChecksum], project: ProjectID) throws -> [ChunkChecksum: UInt64] {
+        var sizes: [ChunkChecksum: UInt64] = [:]
+        for checksum in checksums where sizes[checksum] == nil {
+            let file = path(checksum, project)
+            var st = stat()
+            guard Self.touch(file), stat(file, &st) == 0 else { continue }
+            sizes[checksum] = UInt64(clamping: st.st_size)
+        }
+        return sizes
+    }
+
+    public func head(of checksum: ChunkChecksum, project: ProjectID, maxBytes: Int) throws -> [UInt8] {
+        try readChunk(checksum, project: project, limit: .max, first: max(0, maxBytes))
+    }
+
     public func concatenate(_ checksums: [ChunkChecksum], project: ProjectID, into path: String, maxBytes: UInt64,
                             observe: ([UInt8]) throws -> Void) async throws -> UInt64 {
         let out = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
@@ -79,8 +94,8 @@ public struct FileChunkStore: ChunkStore {
         return written
     }
 
-    /// A chunk's bytes, refusing more than `limit`.
-    func readChunk(_ checksum: ChunkChecksum, project: ProjectID, limit: UInt64) throws -> [UInt8] {
+    /// A chunk's bytes (at most its `first` ones), refusing a chunk of more than `limit`.
+    func readChunk(_ checksum: ChunkChecksum, project: ProjectID, limit: UInt64, first: Int = .max) throws -> [UInt8] {
         let fd = open(path(checksum, project), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { throw ChunkStoreError.missing(checksum) }
@@ -91,7 +106,7 @@ public struct FileChunkStore: ChunkStore {
         guard fstat(fd, &st) == 0 else { throw StorageError(.openFailed, "cannot stat a chunk (errno \(errno))") }
         let size = UInt64(max(0, st.st_size))
         guard size <= limit else { throw ChunkStoreError.tooLarge }
-        var bytes = [UInt8](repeating: 0, count: Int(size))
+        var bytes = [UInt8](repeating: 0, count: Int(min(size, UInt64(first))))
         var done = 0
         while done < bytes.count {
             let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, $0.count - done) }

@@ -50,4 +50,72 @@ import Testing
         let broken = Data(text.replacingOccurrences(of: "aba11aef", with: "zz").utf8)
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(DifDescription.self, from: broken) }
     }
+
+    // MARK: The assembly plan (the rule book: what is refused before a byte is written)
+
+    func chunk(_ n: Int) -> ChunkChecksum { ChunkChecksum(String(format: "%040x", n))! }
+    let limits = ChunkAssemblyPlan.Limits(maxFileBytes: 64 << 20, chunkSize: 8 << 20, maxRepeats: 2, maxParallel: 2)
+    let elf = ChunkAssemblyPlan.Head.debugFile(nil)
+
+    func decide(_ chunks: [ChunkChecksum], _ stored: [ChunkChecksum: UInt64], head: ChunkAssemblyPlan.Head? = nil,
+                quotaLeft: UInt64 = 1 << 40, running: ChunkAssemblyPlan.Running = .init()) -> ChunkAssemblyPlan.Decision {
+        ChunkAssemblyPlan.decide(chunks, stored: stored, head: head ?? elf, quotaLeft: quotaLeft, running: running, limits: limits)
+    }
+
+    @Test func aListIsScreenedBeforeAnyChunkIsLookedUp() {
+        #expect(ChunkAssemblyPlan.screen([], limits: limits) == .empty)
+        // A 64 MiB file is at most 8 chunks of 8 MiB; a ninth cannot be part of it.
+        let nine = (0..<9).map(chunk)
+        #expect(ChunkAssemblyPlan.screen(nine, limits: limits) == .tooManyChunks(listed: 9, max: 8, maxFileBytes: 64 << 20))
+        #expect(ChunkAssemblyPlan.screen(Array(nine.prefix(8)), limits: limits) == nil)
+        // issue #39: one chunk listed many times is refused by its count, whatever its size.
+        let repeated = [chunk(1), chunk(2), chunk(1), chunk(1)]
+        #expect(ChunkAssemblyPlan.screen(repeated, limits: limits) == .repeatedChunk(chunk(1), times: 3, max: 2))
+        #expect(ChunkAssemblyPlan.screen([chunk(1), chunk(2), chunk(1)], limits: limits) == nil)
+        // A limit that is not a whole number of chunks rounds up; a chunk size of 0 is taken as 1.
+        let odd = ChunkAssemblyPlan.Limits(maxFileBytes: 17, chunkSize: 8, maxRepeats: 1, maxParallel: 1)
+        #expect(odd.maxChunks == 3)
+        #expect(ChunkAssemblyPlan.Limits(maxFileBytes: 5, chunkSize: 0, maxRepeats: 0, maxParallel: 0).maxChunks == 5)
+        // The sentences sentry-cli prints name the limit.
+        #expect(ChunkAssemblyPlan.Refusal.tooManyChunks(listed: 9, max: 8, maxFileBytes: 64 << 20).description.contains("64 MiB"))
+        #expect(ChunkAssemblyPlan.Refusal.repeatedChunk(chunk(1), times: 3, max: 2).description.contains(chunk(1).rawValue))
+    }
+
+    @Test func aFileIsWrittenOnlyWhenItsListedSizesFitTheLimitAndTheQuota() {
+        let (a, b) = (chunk(1), chunk(2))
+        // Everything stored, within the limits: write exactly the listed sizes (a chunk listed twice counts twice).
+        #expect(decide([a, b, a], [a: 8 << 20, b: 100]) == .write(bytes: (16 << 20) + 100))
+        // Missing chunks are asked for once each, in the listed order, before anything else is weighed.
+        #expect(decide([b, a, b], [:], head: .notADebugFile("x"), quotaLeft: 0) == .missing([b, a]))
+        #expect(decide([a, b], [a: 1]) == .missing([b]))
+        // Past the largest file, and past 2^64 (checked arithmetic, not a trap).
+        #expect(decide([a, b], [a: 60 << 20, b: 5 << 20]) == .refuse(.tooLarge(max: 64 << 20)))
+        #expect(decide([a, b], [a: .max, b: 2]) == .refuse(.tooLarge(max: 64 << 20)))
+        let unbounded = ChunkAssemblyPlan.Limits(maxFileBytes: .max, chunkSize: 8, maxRepeats: 2, maxParallel: 1)
+        #expect(
+            ChunkAssemblyPlan.decide([a, b], stored: [a: .max, b: 2], head: elf, quotaLeft: .max, running: .init(), limits: unbounded)
+                == .refuse(.tooLarge(max: .max)))
+        // The quota left, less what the project's running assemblies may still write.
+        #expect(decide([a], [a: 10 << 20], quotaLeft: 10 << 20) == .write(bytes: 10 << 20))
+        #expect(decide([a], [a: 10 << 20], quotaLeft: (10 << 20) - 1) == .refuse(.overQuota(bytes: 10 << 20, left: (10 << 20) - 1)))
+        #expect(
+            decide([a], [a: 10 << 20], quotaLeft: 15 << 20, running: .init(count: 1, bytes: 6 << 20))
+                == .refuse(.overQuota(bytes: 10 << 20, left: 9 << 20)))
+        #expect(decide([a], [a: 1], quotaLeft: 5, running: .init(count: 1, bytes: .max)) == .refuse(.overQuota(bytes: 1, left: 0)))
+        #expect(ChunkAssemblyPlan.Refusal.overQuota(bytes: 10 << 20, left: (3 << 20) / 2).description.contains("10.0 MiB"))
+    }
+
+    @Test func theFirstBytesAndTheRunningAssembliesDecideLast() {
+        let a = chunk(1)
+        // First bytes that cannot begin a debug file: refused, with why.
+        #expect(decide([a], [a: 8], head: .notADebugFile("not an ELF file")) == .refuse(.notADebugFile("not an ELF file")))
+        #expect(ChunkAssemblyPlan.Refusal.notADebugFile("x").description.contains("not an ELF file"))
+        #expect(decide([a], [a: 8], head: .debugFile(BuildID("aba11aef"))) == .write(bytes: 8))
+        // The same file already being assembled, or as many of the project's as allowed: ask again later.
+        #expect(decide([a], [a: 8], running: .init(count: 1, bytes: 8, sameFile: true)) == .wait)
+        #expect(decide([a], [a: 8], running: .init(count: 2, bytes: 0)) == .wait)
+        #expect(decide([a], [a: 8], running: .init(count: 1, bytes: 0)) == .write(bytes: 8))
+        // A list the screen refuses is refused whatever else is known.
+        #expect(decide([a, a, a], [a: 8], running: .init(count: 9)) == .refuse(.repeatedChunk(a, times: 3, max: 2)))
+    }
 }

@@ -281,4 +281,116 @@ import Testing
             }
         }
     }
+
+    // MARK: issue #39 (5): a file is planned before a byte of it is written
+
+    /// Bytes of every file under the app's debug-file store (blobs, and uploads being written).
+    static func storedBytes(_ app: TestApp) -> UInt64 {
+        let root = app.folder + "/debug-files"
+        var total: UInt64 = 0
+        for path in (try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? [] {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: root + "/" + path)
+            if attributes?[.type] as? FileAttributeType == .typeRegular { total += (attributes?[.size] as? UInt64) ?? 0 }
+        }
+        return total
+    }
+
+    /// A real ELF file padded with `fill` to 1 MiB: its copies one after another still read as that ELF file.
+    static func paddedELF(_ program: BuiltProgram, fill: UInt8 = 0) throws -> [UInt8] {
+        let elf = Array(try Data(contentsOf: URL(fileURLWithPath: program.full)))
+        return elf + [UInt8](repeating: fill, count: (1 << 20) - elf.count)
+    }
+
+    /// The SHA-1 hex of `chunk` repeated `times` times, computed by coreutils without holding the file.
+    static func sha1(of chunk: [UInt8], times: Int) throws -> String {
+        let folder = try TempFolder("sha1")
+        try Data(chunk).write(to: URL(fileURLWithPath: folder.file("chunk")))
+        return String(try Command.check("sh", ["-c", "for i in $(seq \(times)); do cat chunk; done | sha1sum"], in: folder.path).prefix(40))
+    }
+
+    func uploadChunks(_ client: any TestClientProtocol, _ app: TestApp, _ chunks: [[UInt8]]) async throws -> [String] {
+        var parts: [(name: String, filename: String, body: [UInt8])] = []
+        for chunk in chunks { parts.append(("file_gzip", try Self.sha1(chunk), Payloads.gzip(chunk))) }
+        try await client.execute(
+            uri: "/api/0/organizations/o/chunk-upload/", method: .post, headers: headers(app, multipart: true), body: Self.multipart(parts)
+        ) { response in
+            #expect(response.status == .ok)
+        }
+        return parts.map(\.filename)
+    }
+
+    /// Assembles one file; returns its answer (`{state, missingChunks, detail, dif?}`).
+    func assembleOne(_ client: any TestClientProtocol, _ app: TestApp, _ sum: String, chunks: [String]) async throws -> [String: Any] {
+        try await client.execute(
+            uri: "/api/0/projects/o/app/files/difs/assemble/", method: .post, headers: headers(app),
+            body: assembleBody(sum, name: "crashy", debugID: "ef1aa1ab-e7f7-e2e9-e1bc-84464f53a7e1", chunks: chunks)
+        ) { response in
+            #expect(response.status == .ok)
+            return response.json[sum] as? [String: Any] ?? [:]
+        }
+    }
+
+    @Test func oneChunkListedManyTimesIsRefusedBeforeAnythingIsWritten() async throws {
+        let app = try await TestApp()
+        let program = try BuiltProgram(flags: ["-O2", "-g", "-fPIE", "-pie"])
+        // Given one 1 MiB chunk (a real ELF file padded with zeros: 12 KB gzip'd) listed 64 times: a valid 64 MiB ELF
+        // file that the server would have written, hashed and stored, 5,000 times what was sent.
+        let chunk = try Self.paddedELF(program)
+        #expect(Payloads.gzip(chunk).count < 64 << 10)
+        let fileSum = try Self.sha1(of: chunk, times: 64)
+        try await app.test { client in
+            let sums = try await uploadChunks(client, app, [chunk])
+            let before = Self.storedBytes(app)
+
+            // When it is assembled, then it is refused, as sentry-cli expects an error (state, detail, no chunks to send)…
+            let file = try await assembleOne(client, app, fileSum, chunks: Array(repeating: sums[0], count: 64))
+            #expect(file["state"] as? String == "error", "\(file)")
+            #expect((file["detail"] as? String)?.contains("listed 64 times") == true, "\(file)")
+            #expect(file["missingChunks"] as? [String] == [])
+            #expect(file["dif"] == nil)
+            // …and nothing was written: the store is as it was, no file is listed.
+            #expect(Self.storedBytes(app) == before)
+            try await client.execute(uri: "/api/v1/debug-files", method: .get, headers: app.readHeaders) { response in
+                #expect((response.json["files"] as? [[String: Any]])?.isEmpty == true)
+            }
+
+            // The same chunk as the file it honestly is (listed once) is stored: the list was refused, not the bytes.
+            let honest = try await assembleOne(client, app, sums[0], chunks: sums)
+            #expect(honest["state"] as? String == "ok", "\(honest)")
+            #expect((honest["dif"] as? [String: Any])?["size"] as? Int == 1 << 20)
+            #expect(Self.storedBytes(app) >= before + (1 << 20))
+        }
+    }
+
+    @Test func theFirstBytesAndTheQuotaAreCheckedBeforeAnythingIsWritten() async throws {
+        let app = try await TestApp(debugFileQuota: 3 << 20)
+        let program = try BuiltProgram(flags: ["-O2", "-g", "-fPIE", "-pie"])
+        let elf = try Self.paddedELF(program)
+        let zeros = [UInt8](repeating: 0, count: 1 << 20)
+        let fillers = (1...3).map { [UInt8](repeating: UInt8($0), count: 1 << 20) }
+        try await app.test { client in
+            let sums = try await uploadChunks(client, app, [elf, zeros] + fillers)
+            let before = Self.storedBytes(app)
+
+            // Zeros (a gzip bomb's favourite) do not begin an ELF file or a source bundle: refused from their first bytes.
+            let notELF = try await assembleOne(client, app, try Self.sha1(of: zeros, times: 2), chunks: [sums[1], sums[1]])
+            #expect(notELF["state"] as? String == "error", "\(notELF)")
+            #expect((notELF["detail"] as? String)?.contains("not an ELF file") == true, "\(notELF)")
+            #expect(Self.storedBytes(app) == before)
+
+            // 4 MiB listed against a 3 MiB quota: refused from the listed sizes, naming the quota.
+            let four = elf + fillers.joined()
+            let overQuota = try await assembleOne(client, app, try Self.sha1(four), chunks: [sums[0]] + sums[2...])
+            #expect(overQuota["state"] as? String == "error", "\(overQuota)")
+            #expect((overQuota["detail"] as? String)?.contains("quota") == true, "\(overQuota)")
+            #expect(Self.storedBytes(app) == before)
+
+            // A legitimate file of two chunks within the quota is assembled and stored.
+            let two = elf + fillers[0]
+            let stored = try await assembleOne(client, app, try Self.sha1(two), chunks: [sums[0], sums[2]])
+            #expect(stored["state"] as? String == "ok", "\(stored)")
+            #expect((stored["dif"] as? [String: Any])?["codeId"] as? String == program.buildID)
+            #expect(Self.storedBytes(app) >= before + (2 << 20))
+        }
+    }
 }

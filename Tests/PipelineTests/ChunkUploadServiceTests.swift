@@ -45,6 +45,17 @@ final class MemoryChunkStore: ChunkStore {
     func missing(_ checksums: [ChunkChecksum], project: ProjectID) throws -> [ChunkChecksum] {
         state.withLock { s in checksums.filter { s.chunks[key($0, project)] == nil } }
     }
+    func sizes(_ checksums: [ChunkChecksum], project: ProjectID) throws -> [ChunkChecksum: UInt64] {
+        state.withLock { s in
+            var sizes: [ChunkChecksum: UInt64] = [:]
+            for c in checksums { if let bytes = s.chunks[key(c, project)] { sizes[c] = UInt64(bytes.count) } }
+            return sizes
+        }
+    }
+    func head(of checksum: ChunkChecksum, project: ProjectID, maxBytes: Int) throws -> [UInt8] {
+        guard let bytes = state.withLock({ $0.chunks[key(checksum, project)] }) else { throw ChunkStoreError.missing(checksum) }
+        return Array(bytes.prefix(maxBytes))
+    }
     func concatenate(_ checksums: [ChunkChecksum], project: ProjectID, into path: String, maxBytes: UInt64,
                      observe: ([UInt8]) throws -> Void) async throws -> UInt64 {
         if let gate = gate.withLock({ $0 }) {
@@ -153,6 +164,10 @@ struct TextInspector: DebugFileInspecting {
             buildID: BuildID(words[1]), kinds: Set(words[2].split(separator: ",").compactMap { DebugFileKind(rawValue: String($0)) }),
             architecture: "x86_64", fileType: words[3], features: ["symtab", "debug"], compressedDebugSections: false)
     }
+    func inspectHead(_ head: [UInt8]) throws -> BuildID? {
+        guard head.starts(with: Array("ELF ".utf8)) else { throw NotELF() }
+        return nil
+    }
 }
 
 struct Fixture {
@@ -163,12 +178,12 @@ struct Fixture {
     let service: ChunkUploadService
     let project = Project(id: ProjectID(1), slug: ProjectSlug("app")!, createdAt: Date(timeIntervalSince1970: 0), rateLimitPerSecond: 10)
 
-    init(limits: ChunkUploadLimits = ChunkUploadLimits(chunkSize: 8)) throws {
+    init(limits: ChunkUploadLimits = ChunkUploadLimits(chunkSize: 8), quotaBytes: UInt64 = 1 << 30) throws {
         files = try MemoryDebugFileStore()
         service = ChunkUploadService(
             chunks: chunks, uploads: uploads,
             debugFiles: DebugFileService(store: files, inspector: TextInspector(), hasher: FakeContentHasher(), clock: clock,
-                                         quotaBytes: 1 << 30),
+                                         quotaBytes: quotaBytes),
             hasher: FakeHasher(), clock: clock, limits: limits)
     }
 
@@ -271,7 +286,7 @@ let buildID = "aba11aeff7e7e9e2e1bc84464f53a7e183a8930a"
         let (request, chunks) = f.file("ELF \(buildID) debuginfo shared_object")
         _ = try await f.send(chunks)
         var wrong = request
-        wrong.chunks.swapAt(0, 1)
+        wrong.chunks.swapAt(1, 2)  // the first bytes still begin the file
         let result = try await f.assemble([wrong])
         #expect(result.first?.state == .error)
         #expect(result.first?.detail?.contains("upload again") == true)
@@ -330,6 +345,35 @@ let buildID = "aba11aeff7e7e9e2e1bc84464f53a7e183a8930a"
         #expect(try await first.value.map(\.state) == [.ok])
         #expect(try await f.assemble([request]).map(\.state) == [.ok])
         #expect(f.files.rows.withLock { $0.count } == 2)
+    }
+
+    @Test func aProjectsRunningAssemblesBoundTheNextOnesCountAndQuota() async throws {
+        let a = "ELF \(buildID) debuginfo,executable executable"
+        let b = "ELF 0123456789abcdef debuginfo shared_object"  // no chunk in common with `a`
+        for (parallel, quota, expected) in [
+            (1, UInt64(1 << 30), DifAssembleResult.State.assembling),  // one at a time: ask again
+            (2, UInt64(a.utf8.count + b.utf8.count - 1), .error),  // two fit the count, not the quota together
+        ] {
+            let f = try Fixture(limits: ChunkUploadLimits(chunkSize: 8, maxParallelAssembles: parallel), quotaBytes: quota)
+            let (first, second) = (f.file(a, name: "a"), f.file(b, name: "b"))
+            _ = try await f.send(first.chunks + second.chunks)
+            let (gate, open) = AsyncStream<Void>.makeStream()
+            f.chunks.gate.withLock { $0 = gate }
+            // Given one file held inside concatenation…
+            let (service, project) = (f.service, f.project)
+            let held = Task { try await service.assemble([first.request], project: project, maxFileBytes: 1 << 20) }
+            while f.uploads.reads.withLock({ $0 }) == 0 { await Task.yield() }
+            try await Task.sleep(for: .milliseconds(50))
+            f.chunks.gate.withLock { $0 = nil }
+            // …another file of the project waits for it, or is refused for the bytes it would add to the running one's.
+            let result = try await f.assemble([second.request])
+            #expect(result.map(\.state) == [expected], "parallel \(parallel)")
+            if expected == .error { #expect(result.first?.detail?.contains("quota") == true) }
+            open.yield()
+            #expect(try await held.value.map(\.state) == [.ok])
+            // Once it is done, the other one goes through (the quota counts only what is stored: nothing, here).
+            if expected == .assembling { #expect(try await f.assemble([second.request]).map(\.state) == [.ok]) }
+        }
     }
 
     @Test func sweepRemovesChunksOlderThanTheirLifetime() async throws {
