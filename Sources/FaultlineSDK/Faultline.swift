@@ -138,9 +138,12 @@ public struct FaultlineOptions: Sendable {
     /// The bundle or package id (`app.id`).
     public var appID: String?
     /// Where the SDK keeps its state, queue and identity; default `FAULTLINE_STATE_DIR`, else
-    /// `$XDG_STATE_HOME/faultline/<program>`, else `~/.local/state/faultline/<program>`.
+    /// `$XDG_STATE_HOME/faultline/<program>`, else `~/.local/state/faultline/<program>`. It must be this user's
+    /// alone (not a link, not writable by others, in folders no other user can swap); otherwise `start` turns
+    /// reporting off with one line on standard error (docs/sdk.md, "The state folder").
     public var stateDirectory: String?
-    /// Where the Swift runtime writes crash files; default: the `output-to=` folder of `SWIFT_BACKTRACE`.
+    /// Where the Swift runtime writes crash files; default: the `output-to=` folder of `SWIFT_BACKTRACE`. Made
+    /// (0700) when missing; one another user could change turns crash reports off.
     public var crashDirectory: String?
     /// Bounds of the on-disk queue.
     public var maxQueuedItems: Int = 200

@@ -32,7 +32,10 @@ struct FaultlineRun: ParsableCommand {
 
     @Option(
         name: .customLong("state-dir"),
-        help: "The state folder (env: FAULTLINE_STATE_DIR; default ~/.local/state/faultline/<program>).")
+        help: """
+            The state folder, yours alone: one another user could change turns reporting off (env: \
+            FAULTLINE_STATE_DIR; default ~/.local/state/faultline/<program>).
+            """)
     var stateDirectory: String?
 
     @Option(name: .customLong("send-timeout"), help: "Seconds to spend sending once the program has ended.")
