@@ -15,7 +15,10 @@ import PostgresNIO
 ///   or 1 telescopes).
 /// - A report filed before (moving between issues, or migrating to a new grouping version) is never given here: those
 ///   take `PostgresGrouper.file` one at a time, in the batch's order (`saveInSets`). So `current` is always nil, and a
-///   decision can only create an issue, retitle, add a report, reopen a regressed issue and raise alerts.
+///   decision can only create an issue, hold a report in the overflow issue, retitle, add a report, reopen a regressed
+///   issue and raise alerts.
+/// - The new-issue cap: each project's count of issues created in the window is read once (`newIssueBudgets`) and
+///   moved by the batch's own creations, as a read before each report would find it.
 enum PostgresBatchGrouper {
     struct Filing {
         var report: FiledReport
@@ -34,7 +37,7 @@ enum PostgresBatchGrouper {
         async throws -> [Int64: Filed]
     {
         guard !filings.isEmpty else { return [:] }
-        var plan = try await BatchPlan.read(filings, reads: reads, connection, logger)
+        var plan = try await BatchPlan.read(filings, now: now, reads: reads, connection, logger)
         for filing in filings { try plan.decide(filing) }
         let created = try await plan.insertIssues(now: now, connection, logger)
         func id(_ key: Int64) throws -> Int64 {
@@ -44,9 +47,12 @@ enum PostgresBatchGrouper {
         }
         try await plan.deltas.write(resolving: id, plan: plan, now: now, connection, logger)
         let drafts = try plan.alerts.compactMap { alert in
-            PostgresAlertRecords.draft(
-                alert.action, project: alert.project, issue: try id(alert.issue), release: alert.release, title: alert.title,
-                occurredAt: alert.occurredAt)
+            IssueAlerts.draft(
+                alert.action,
+                IssueAlerts.Context(
+                    project: alert.project, issue: try id(alert.issue), title: alert.title, release: alert.release,
+                    occurredAt: alert.occurredAt, now: now),
+                settings: plan.settings[alert.project.rawValue] ?? AlertSettings())
         }
         try await PostgresAlertRecords.insert(drafts, at: now, connection, logger)
         return try plan.filed.mapValues { Filed(issue: try id($0.issue), early: $0.early) }
@@ -123,6 +129,8 @@ struct BatchPlan {
 
     var issues: [IssueKey: Planned]
     var settings: [Int64: AlertSettings]
+    /// Each project's new-issue budget as the next report finds it (its overflow issue is in `issues`).
+    var budgets: [Int64: IssueFiling.NewIssueBudget]
     var sessions: [SessionKey: Int64]
     var created: [NewIssue] = []
     var alerts: [Alert] = []
@@ -131,7 +139,7 @@ struct BatchPlan {
 
     /// Reads what deciding `filings` needs: their issues (locked), the releases closed ones were seen in, the alert
     /// settings of their projects, the start of their sessions. Four statements at most, whatever the batch's size.
-    static func read(_ filings: [PostgresBatchGrouper.Filing], reads: PostgresBatchReads, _ connection: PostgresConnection,
+    static func read(_ filings: [PostgresBatchGrouper.Filing], now: Int64, reads: PostgresBatchReads, _ connection: PostgresConnection,
                      _ logger: Logger) async throws -> BatchPlan {
         var keys: [IssueKey] = []
         var seenKeys: Set<IssueKey> = []
@@ -168,6 +176,17 @@ struct BatchPlan {
         for project in Set(keys.map(\.project)) {
             settings[project] = try await reads.alertSettings(project: ProjectID(project), connection, logger)
         }
+        // The cap matters only to a project with a fingerprint that has no issue yet.
+        // Each new fingerprint may create one issue: the overflow issue is read too when the batch may reach the cap.
+        var creating: [Int64: Int] = [:]
+        for key in keys where issues[key] == nil { creating[key.project, default: 0] += 1 }
+        let budgets = try await PostgresGrouper.newIssueBudgets(
+            creating.sorted { $0.key < $1.key }.map { (ProjectID($0.key), settings[$0.key] ?? AlertSettings(), $0.value) }, now: now,
+            connection, logger)
+        for (project, budget) in budgets {
+            guard let overflow = budget.overflow else { continue }
+            issues[IssueKey(project: project, fingerprint: IssueFiling.overflowFingerprint.rawValue)] = try await planned(overflow, connection, logger)
+        }
         // A report filed for the first time is early or not by its session's start.
         let sessionKeys = Array(Set(filings.compactMap { f in f.report.sessionID.map { SessionKey(project: f.report.project.rawValue, session: $0) } }))
         var sessions: [SessionKey: Int64] = [:]
@@ -182,21 +201,36 @@ struct BatchPlan {
                 sessions[SessionKey(project: project, session: session)] = started
             }
         }
-        return BatchPlan(issues: issues, settings: settings, sessions: sessions)
+        return BatchPlan(issues: issues, settings: settings, budgets: budgets, sessions: sessions)
+    }
+
+    /// The overflow issue as the batch's first report finds it (read after the budget locked it).
+    static func planned(_ overflow: IssueFiling.IssueState, _ connection: PostgresConnection, _ logger: Logger) async throws -> Planned {
+        for try await (title, first, last, firstRelease, lastRelease) in try await connection.query(
+            "SELECT title, first_seen, last_seen, first_release, last_release FROM issues WHERE id = \(overflow.id)", logger: logger
+        ).decode((String, Int64, Int64, String?, String?).self) {
+            return Planned(
+                state: overflow, title: title,
+                span: IssueSpan(firstSeen: first, lastSeen: last, firstRelease: firstRelease, lastRelease: lastRelease), releases: [])
+        }
+        throw StorageError(.conflict, "the overflow issue \(overflow.id) is gone")
     }
 
     /// Decides `filing` against the issues as the batch's earlier reports left them, and records its effects.
     mutating func decide(_ filing: PostgresBatchGrouper.Filing) throws {
         let report = filing.report
         let g = filing.input.grouping
-        let key = IssueKey(project: report.project.rawValue, fingerprint: g.fingerprint.rawValue)
+        var key = IssueKey(project: report.project.rawValue, fingerprint: g.fingerprint.rawValue)
+        let overflowKey = IssueKey(project: key.project, fingerprint: IssueFiling.overflowFingerprint.rawValue)
         let settings = self.settings[key.project] ?? AlertSettings()
         let target = issues[key]
         let seenInRelease = target.map { target in report.release.map { target.releases.contains($0) } ?? true } ?? false
+        var budget = target == nil ? budgets[key.project] : nil
+        budget?.overflow = issues[overflowKey]?.state
         let actions = IssueFiling.decide(IssueFiling.Input(
             grouping: g, current: nil, reportGroupingVersion: report.groupingVersion, target: target?.state,
             targetSeenInRelease: seenInRelease, release: report.release, alertOnNewIssue: settings.alertOnNewIssue,
-            alertOnRegression: settings.alertOnRegression))
+            alertOnRegression: settings.alertOnRegression, newIssues: budget))
         var contribution = IssueContribution(
             release: report.release ?? "", day: DayNumber(Millis.date(report.occurredAt)), occurredAt: report.occurredAt,
             user: report.userKey, tags: filing.input.tags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) },
@@ -215,6 +249,27 @@ struct BatchPlan {
                     span: IssueSpan(
                         firstSeen: report.occurredAt, lastSeen: report.occurredAt, firstRelease: report.release, lastRelease: report.release),
                     releases: [])
+                budgets[key.project]?.createdInWindow += 1
+                muted = false
+            case .holdInOverflow(let existing):
+                key = overflowKey
+                if existing != nil {
+                    muted = issues[key]?.state.status == .muted
+                    break
+                }
+                let overflow = IssueFiling.overflowGrouping
+                let id = -Int64(created.count + 1)
+                created.append(NewIssue(
+                    key: key, kind: report.kind, grouping: StoredJSON.encode(overflow), title: overflow.title, culprit: overflow.culprit,
+                    titleRank: overflow.titleRank, occurredAt: report.occurredAt, release: report.release))
+                issues[key] = Planned(
+                    state: IssueFiling.IssueState(
+                        id: id, status: .open, groupingVersion: overflow.fingerprint.version, titleRank: overflow.titleRank, isOverflow: true),
+                    title: overflow.title,
+                    span: IssueSpan(
+                        firstSeen: report.occurredAt, lastSeen: report.occurredAt, firstRelease: report.release, lastRelease: report.release),
+                    releases: [])
+                budgets[key.project]?.createdInWindow += 1
                 muted = false
             case .retitle:
                 issues[key]?.retitle = Retitle(grouping: filing.groupingJSON, title: g.title, culprit: g.culprit, rank: g.titleRank)
@@ -233,7 +288,7 @@ struct BatchPlan {
             case .reopenRegressed:
                 issues[key]?.state.status = .open
                 issues[key]?.reopened = true
-            case .alertNewIssue, .alertRegression:
+            case .alertNewIssue, .alertNewIssuesHeld, .alertRegression:
                 guard let issue = issues[key], !muted else { break }
                 alerts.append(Alert(
                     action: action, project: report.project, issue: issue.state.id, release: report.release, title: issue.title,
@@ -256,8 +311,8 @@ struct BatchPlan {
         for try await (id, project, fingerprint) in try await connection.query(
             """
             INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen, last_seen,
-                first_release, last_release, updated_at)
-            SELECT p, f, k, g, t, CASE WHEN hc THEN c END, r, o, o, CASE WHEN hr THEN rel END, CASE WHEN hr THEN rel END, \(now)
+                first_release, last_release, updated_at, created_at)
+            SELECT p, f, k, g, t, CASE WHEN hc THEN c END, r, o, o, CASE WHEN hr THEN rel END, CASE WHEN hr THEN rel END, \(now), \(now)
             FROM unnest(\(created.map(\.key.project))::bigint[], \(created.map(\.key.fingerprint))::text[], \(created.map(\.kind))::text[],
                         \(created.map(\.grouping))::text[], \(created.map(\.title))::text[], \(created.map { $0.culprit ?? "" })::text[],
                         \(created.map { $0.culprit != nil })::boolean[], \(created.map { Int64($0.titleRank) })::bigint[],

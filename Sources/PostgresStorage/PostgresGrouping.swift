@@ -150,24 +150,6 @@ enum PostgresAlertRecords {
                 """, logger: logger))
     }
 
-    /// The alert a filing decision raises (`.alertNewIssue`, `.alertRegression`) for a report of `release` that
-    /// occurred at `occurredAt`, filed under `issue` whose title is `title` then; nil for any other action.
-    static func draft(_ action: IssueFiling.Action, project: ProjectID, issue: Int64, release: String?, title: String, occurredAt: Int64)
-        -> AlertDraft?
-    {
-        switch action {
-        case .alertNewIssue:
-            AlertDraft(
-                project: project, kind: .newIssue, dedupeKey: "new:\(issue)", issue: IssueID(issue), release: release, title: title,
-                reason: ["events": 1])
-        case .alertRegression:
-            AlertDraft(
-                project: project, kind: .regression, dedupeKey: "regression:\(issue):\(release ?? "")", issue: IssueID(issue),
-                release: release, title: title, reason: ["first_event_in_release_at_ms": Double(occurredAt)])
-        default: nil
-        }
-    }
-
     /// The project's settings, or the defaults when none were saved.
     static func settings(project: ProjectID, _ connection: PostgresConnection, _ logger: Logger) async throws -> AlertSettings {
         for try await json in try await connection.query(
@@ -332,10 +314,14 @@ enum PostgresGrouper {
             }
         }
         let settings = try await reads.alertSettings(project: project, connection, logger)
+        var budget: IssueFiling.NewIssueBudget?
+        if target == nil {
+            budget = try await newIssueBudgets([(project, settings, 0)], now: now, connection, logger)[project.rawValue]
+        }
         let decision = IssueFiling.Input(
             grouping: g, current: current, reportGroupingVersion: report.groupingVersion, target: target,
             targetSeenInRelease: seenInRelease, release: report.release, alertOnNewIssue: settings.alertOnNewIssue,
-            alertOnRegression: settings.alertOnRegression)
+            alertOnRegression: settings.alertOnRegression, newIssues: budget)
         let actions = IssueFiling.decide(decision)
 
         var issueID = target?.id ?? report.issueID
@@ -358,16 +344,24 @@ enum PostgresGrouper {
                 for try await id in try await connection.query(
                     """
                     INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen, last_seen,
-                        first_release, last_release, updated_at, status, regressed, status_changed_at, status_changed_by)
+                        first_release, last_release, updated_at, status, regressed, status_changed_at, status_changed_by, created_at)
                     VALUES (\(project.rawValue), \(g.fingerprint.rawValue), \(report.kind), \(groupingJSON), \(g.title), \(g.culprit),
                         \(g.titleRank), \(report.occurredAt), \(report.occurredAt), \(report.release), \(report.release), \(now), \(status),
-                        \(inherited?.1 ?? false), \(inherited?.2), \(inherited?.3))
+                        \(inherited?.1 ?? false), \(inherited?.2), \(inherited?.3), \(now))
                     RETURNING id
                     """, logger: logger
                 ).decode(Int64.self) {
                     issueID = id
                 }
                 muted = status == IssueStatus.muted.rawValue
+            case .holdInOverflow(let existing):
+                if let existing {
+                    issueID = existing
+                    muted = budget?.overflow?.status == .muted
+                } else {
+                    issueID = try await createOverflowIssue(project: project, report: report, now: now, connection, logger)
+                    muted = false
+                }
             case .rekey(let issue):
                 try await connection.query(
                     """
@@ -418,7 +412,7 @@ enum PostgresGrouper {
                     UPDATE issues SET status = 'open', regressed = true, status_changed_at = \(now), status_changed_by = NULL
                     WHERE id = \(to)
                     """, logger: logger)
-            case .alertNewIssue, .alertRegression:
+            case .alertNewIssue, .alertNewIssuesHeld, .alertRegression:
                 guard let to = issueID, !muted else { break }
                 var title = g.title
                 for try await stored in try await connection.query("SELECT title FROM issues WHERE id = \(to)", logger: logger)
@@ -426,9 +420,9 @@ enum PostgresGrouper {
                 {
                     title = stored
                 }
-                if let draft = PostgresAlertRecords.draft(
-                    action, project: project, issue: to, release: report.release, title: title, occurredAt: report.occurredAt)
-                {
+                let context = IssueAlerts.Context(
+                    project: project, issue: to, title: title, release: report.release, occurredAt: report.occurredAt, now: now)
+                if let draft = IssueAlerts.draft(action, context, settings: settings) {
                     try await PostgresAlertRecords.insert(draft, at: now, connection, logger)
                 }
             }
@@ -440,6 +434,67 @@ enum PostgresGrouper {
             WHERE id = \(report.id) AND received_at = \(report.receivedAt)
             """, logger: logger)
         return IssueID(issueID)
+    }
+
+    /// The new-issue budget of each of `projects` in the window of its settings that holds `now`: the issues each
+    /// created in it, counted in the index `issues_by_created (project_id, created_at)` and no further than its cap (one
+    /// statement), and the overflow issue (locked) of each project that is at its cap or may reach it by creating
+    /// `more` issues.
+    static func newIssueBudgets(_ projects: [(project: ProjectID, settings: AlertSettings, more: Int)], now: Int64,
+                                _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64: IssueFiling.NewIssueBudget] {
+        guard !projects.isEmpty else { return [:] }
+        let windows = projects.map { IssueFiling.window(containing: now, minutes: $0.settings.newIssueWindowMinutes) }
+        var budgets: [Int64: IssueFiling.NewIssueBudget] = [:]
+        for try await (project, created) in try await connection.query(
+            """
+            SELECT u.p, (SELECT count(*) FROM (
+                    SELECT 1 FROM issues i WHERE i.project_id = u.p AND i.created_at >= u.s AND i.created_at < u.e LIMIT u.c) AS w)
+            FROM unnest(\(projects.map(\.project.rawValue))::bigint[], \(windows.map(\.lowerBound))::bigint[],
+                        \(windows.map(\.upperBound))::bigint[], \(projects.map { Int64($0.settings.newIssueCap) })::bigint[]) AS u(p, s, e, c)
+            """, logger: logger
+        ).decode((Int64, Int64).self) {
+            let cap = projects.first { $0.project.rawValue == project }?.settings.newIssueCap ?? AlertSettings().newIssueCap
+            budgets[project] = IssueFiling.NewIssueBudget(cap: cap, createdInWindow: Int(created), overflow: nil)
+        }
+        let reached = projects.filter { p in
+            budgets[p.project.rawValue].map { $0.createdInWindow.addingReportingOverflow(p.more).partialValue >= $0.cap } ?? false
+        }.map(\.project.rawValue)
+        if !reached.isEmpty {
+            for try await row in try await connection.query(
+                """
+                SELECT id, status, fingerprint, title_rank, project_id FROM issues
+                WHERE project_id = ANY(\(reached)) AND fingerprint = \(IssueFiling.overflowFingerprint.rawValue)
+                ORDER BY id FOR UPDATE
+                """, logger: logger
+            ).decode((Int64, String, String, Int, Int64).self) {
+                budgets[row.4]?.overflow = state((row.0, row.1, row.2, row.3))
+            }
+        }
+        return budgets
+    }
+
+    /// Creates `project`'s overflow issue (`IssueFiling.overflowGrouping`) unless it exists; its id. Nodes filing at once
+    /// do not lock its fingerprint: the second insert waits for the first to commit and then finds its row.
+    static func createOverflowIssue(project: ProjectID, report: FiledReport, now: Int64, _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> Int64
+    {
+        let g = IssueFiling.overflowGrouping
+        for try await id in try await connection.query(
+            """
+            INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen, last_seen,
+                first_release, last_release, updated_at, created_at)
+            VALUES (\(project.rawValue), \(g.fingerprint.rawValue), \(report.kind), \(StoredJSON.encode(g)), \(g.title), \(g.culprit),
+                \(g.titleRank), \(report.occurredAt), \(report.occurredAt), \(report.release), \(report.release), \(now), \(now))
+            ON CONFLICT (project_id, fingerprint) DO NOTHING
+            RETURNING id
+            """, logger: logger
+        ).decode(Int64.self) {
+            return id
+        }
+        guard let existing = try await state(project: project, fingerprint: g.fingerprint, connection, logger) else {
+            throw StorageError(.conflict, "the overflow issue of project \(project.rawValue) was neither created nor found")
+        }
+        return existing.id
     }
 
     typealias StateColumns = (Int64, String, String, Int)
@@ -467,7 +522,6 @@ enum PostgresGrouper {
     }
 
     static func state(_ row: StateColumns) -> IssueFiling.IssueState {
-        IssueFiling.IssueState(
-            id: row.0, status: IssueStatus(rawValue: row.1) ?? .open, groupingVersion: Fingerprint(row.2)?.version ?? 0, titleRank: row.3)
+        IssueFiling.IssueState(id: row.0, status: row.1, fingerprint: row.2, titleRank: row.3)
     }
 }

@@ -473,6 +473,13 @@ enum PostgresMigrations {
             // transactions (their commits do not wait on it) and leaves no dead rows.
             "CREATE SEQUENCE faultline_changes AS bigint CYCLE",
         ]),
+        Migration(identifier: "pg7-issue-created-at", statements: [
+            // Issue #39: a project makes at most `new_issue_cap` issues a window (IssueFiling). The count is read from
+            // this index at every filing of a new fingerprint, never from a scan of the project's issues. Issues made
+            // before have no creation time and count in no window.
+            "ALTER TABLE issues ADD COLUMN created_at bigint",
+            "CREATE INDEX issues_by_created ON issues(project_id, created_at)",
+        ]),
     ]
 
     /// Applies what `database` lacks, in one transaction under the migration lock.

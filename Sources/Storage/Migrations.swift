@@ -668,6 +668,16 @@ enum Migrations {
                     CREATE INDEX reports_by_time ON reports(project_id, occurred_at, issue_id, user_key);
                     """)
         }
+        migrator.registerMigration("v22-issue-created-at") { db in
+            // Issue #39: a project makes at most `new_issue_cap` issues a window (IssueFiling). The count is read from
+            // this index at every filing of a new fingerprint, never from a scan of the project's issues. Issues made
+            // before have no creation time and count in no window.
+            try db.execute(
+                sql: """
+                    ALTER TABLE issues ADD COLUMN created_at INTEGER;
+                    CREATE INDEX issues_by_created ON issues(project_id, created_at);
+                    """)
+        }
         return migrator
     }
 }

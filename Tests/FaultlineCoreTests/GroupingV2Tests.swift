@@ -162,7 +162,8 @@ import Testing
     func input(current: IssueFiling.IssueState? = nil, reportVersion: Int = Grouping.version, target: IssueFiling.IssueState? = nil,
                seen: Bool = false, release: String? = "2.0") -> IssueFiling.Input {
         IssueFiling.Input(grouping: grouping(), current: current, reportGroupingVersion: reportVersion, target: target,
-                          targetSeenInRelease: seen, release: release, alertOnNewIssue: true, alertOnRegression: true)
+                          targetSeenInRelease: seen, release: release, alertOnNewIssue: true, alertOnRegression: true,
+                          newIssues: target == nil ? IssueFiling.NewIssueBudget(cap: 100, createdInWindow: 0, overflow: nil) : nil)
     }
 
     func issue(_ id: Int64, _ status: IssueStatus = .open, version: Int = Grouping.version, rank: Int = Grouping.TitleRank.cause)

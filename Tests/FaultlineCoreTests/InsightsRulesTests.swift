@@ -127,3 +127,127 @@ import Testing
         #expect(bad.problem?.field == "webhook_url")
     }
 }
+
+/// The new-issue cap (issue #39, finding 11): a client that chooses fingerprints (or sends addresses nobody can
+/// symbolicate) must not mint one permanent issue and alert per report. The rule book, without SQL.
+@Suite struct NewIssueCapTests {
+    let fingerprint = Grouping.fingerprint(kind: .crash, source: .client, components: ["chosen-by-the-client-1"])
+
+    func input(current: IssueFiling.IssueState? = nil, target: IssueFiling.IssueState? = nil, created: Int, cap: Int = 3,
+               overflow: IssueFiling.IssueState? = nil, alert: Bool = true, reportVersion: Int = Grouping.version) -> IssueFiling.Input {
+        IssueFiling.Input(
+            grouping: GroupingResult(fingerprint: fingerprint, source: .client, components: ["x"], title: "x", culprit: nil),
+            current: current, reportGroupingVersion: reportVersion, target: target, targetSeenInRelease: true, release: "1.0",
+            alertOnNewIssue: alert, alertOnRegression: true,
+            newIssues: target == nil ? IssueFiling.NewIssueBudget(cap: cap, createdInWindow: created, overflow: overflow) : nil)
+    }
+
+    func overflow(_ id: Int64, _ status: IssueStatus = .open) -> IssueFiling.IssueState {
+        IssueFiling.IssueState(id: id, status: status.rawValue, fingerprint: IssueFiling.overflowFingerprint.rawValue, titleRank: 3)
+    }
+
+    @Test func underTheCapANewFingerprintMakesAnIssueAndAnnouncesIt() {
+        #expect(IssueFiling.decide(input(created: 2)) == [.createIssue(statusFrom: nil), .move(from: nil, carryHistory: false), .alertNewIssue])
+    }
+
+    @Test func atTheCapTheReportIsHeldInTheOverflowIssueWithOneFoldedAlert() {
+        // The first held report of a project makes its overflow issue; later ones join it.
+        #expect(IssueFiling.decide(input(created: 3))
+            == [.holdInOverflow(existing: nil), .move(from: nil, carryHistory: false), .alertNewIssuesHeld])
+        #expect(IssueFiling.decide(input(created: 4, overflow: overflow(9)))
+            == [.holdInOverflow(existing: 9), .move(from: nil, carryHistory: false), .alertNewIssuesHeld])
+        // A project that turned new-issue alerts off holds without the folded alert.
+        #expect(IssueFiling.decide(input(created: 3, overflow: overflow(9), alert: false))
+            == [.holdInOverflow(existing: 9), .move(from: nil, carryHistory: false)])
+    }
+
+    @Test func theCapNeverKeepsAReportFromAnIssueThatExists() {
+        let existing = IssueFiling.IssueState(id: 4, status: .open, groupingVersion: Grouping.version, titleRank: 3)
+        #expect(IssueFiling.decide(input(target: existing, created: 99)) == [.move(from: nil, carryHistory: false)])
+    }
+
+    @Test func aBudgetNobodyReadCountsAsReached() {
+        var unread = input(created: 0)
+        unread.newIssues = nil
+        #expect(IssueFiling.decide(unread) == [.holdInOverflow(existing: nil), .move(from: nil, carryHistory: false), .alertNewIssuesHeld])
+    }
+
+    @Test func aHeldReportRegroupedLaterLeavesOnlyForAnIssueOrABudget() {
+        let held = overflow(9)
+        // Still past the cap: it stays where it is (no action), also when the grouping rules changed.
+        #expect(IssueFiling.decide(input(current: held, created: 5, overflow: held)) == [])
+        #expect(IssueFiling.decide(input(current: held, created: 5, overflow: held, reportVersion: 1)) == [])
+        // Under the cap in a later window: it gets its own issue, quietly (a move is not news).
+        #expect(IssueFiling.decide(input(current: held, created: 0, reportVersion: 1))
+            == [.createIssue(statusFrom: nil), .move(from: 9, carryHistory: false)])
+        // Its fingerprint's issue exists: it joins it; the overflow's alert history stays with the overflow.
+        let existing = IssueFiling.IssueState(id: 4, status: .open, groupingVersion: Grouping.version, titleRank: 3)
+        #expect(IssueFiling.decide(input(current: held, target: existing, created: 5, reportVersion: 1)) == [.move(from: 9, carryHistory: false)])
+    }
+
+    @Test func aReportMovedByLateSymbolsPastTheCapIsHeldQuietly() {
+        let old = IssueFiling.IssueState(id: 2, status: .open, groupingVersion: Grouping.version, titleRank: 1)
+        #expect(IssueFiling.decide(input(current: old, created: 3, overflow: overflow(9)))
+            == [.holdInOverflow(existing: 9), .move(from: 2, carryHistory: false)])
+    }
+
+    @Test func theOverflowFingerprintIsNoGroupingVersionsAndIsRecognised() {
+        #expect(IssueFiling.overflowFingerprint.version == 0)
+        #expect(Fingerprint(IssueFiling.overflowFingerprint.rawValue) == IssueFiling.overflowFingerprint)
+        #expect(overflow(9).isOverflow)
+        #expect(!IssueFiling.IssueState(id: 1, status: "open", fingerprint: fingerprint.rawValue, titleRank: 1).isOverflow)
+        #expect(IssueFiling.overflowGrouping.fingerprint == IssueFiling.overflowFingerprint)
+    }
+
+    @Test func windowsAreFixedAndBounded() {
+        let hour: Int64 = 3_600_000
+        #expect(IssueFiling.window(containing: 5 * hour + 17, minutes: 60) == 5 * hour..<6 * hour)
+        #expect(IssueFiling.window(containing: 5 * hour, minutes: 60) == 5 * hour..<6 * hour)
+        #expect(IssueFiling.window(containing: -1, minutes: 60) == -hour..<0)
+        // A stored value out of range counts as an hour rather than trapping.
+        #expect(IssueFiling.window(containing: 5 * hour + 1, minutes: 0) == 5 * hour..<6 * hour)
+        #expect(IssueFiling.window(containing: Int64.max, minutes: Int.max).upperBound == Int64.max)
+        #expect(IssueFiling.window(containing: Int64.min, minutes: 60).lowerBound == Int64.min)
+    }
+
+    @Test func theFoldedAlertFiresOncePerWindowAndSaysWhy() throws {
+        var settings = AlertSettings()
+        settings.newIssueCap = 100
+        let hour: Int64 = 3_600_000
+        func held(at now: Int64) throws -> AlertDraft {
+            try #require(IssueAlerts.draft(
+                .alertNewIssuesHeld,
+                IssueAlerts.Context(project: ProjectID(1), issue: 9, title: "ignored", release: "1.0", occurredAt: 0, now: now),
+                settings: settings))
+        }
+        #expect(try held(at: 7 * hour + 1).dedupeKey == held(at: 8 * hour - 1).dedupeKey)
+        #expect(try held(at: 7 * hour + 1).dedupeKey != held(at: 8 * hour).dedupeKey)
+        let draft = try held(at: 7 * hour)
+        #expect(draft.kind == .newIssue)
+        #expect(draft.issue == IssueID(9))
+        #expect(draft.reason[IssueAlerts.heldCapKey] == 100)
+        let text = AlertRules.text(project: "shop", kind: draft.kind, title: draft.title, release: nil, reason: draft.reason, link: nil)
+        #expect(text == "[shop] More than 100 new issues in 60 min: further new issues are held in one issue, not announced")
+        // A new issue's own alert is keyed by its issue, as before.
+        let single = IssueAlerts.draft(
+            .alertNewIssue, IssueAlerts.Context(project: ProjectID(1), issue: 5, title: "x", release: nil, occurredAt: 0, now: 0),
+            settings: settings)
+        #expect(single?.dedupeKey == "new:5")
+    }
+
+    @Test func theCapIsAProjectSettingWithBounds() throws {
+        let defaults = try JSONDecoder().decode(AlertSettings.self, from: Data("{}".utf8))
+        #expect(defaults.newIssueCap == 100)
+        #expect(defaults.newIssueWindowMinutes == 60)
+        let set = try JSONDecoder().decode(AlertSettings.self, from: Data(#"{"new_issue_cap": 5, "new_issue_window_minutes": 1440}"#.utf8))
+        #expect(set.newIssueCap == 5 && set.newIssueWindowMinutes == 1440 && set.problem == nil)
+        var bad = set
+        bad.newIssueCap = 0
+        #expect(bad.problem?.field == "new_issue_cap")
+        bad.newIssueCap = AlertSettings.maxNewIssueCap + 1
+        #expect(bad.problem?.field == "new_issue_cap")
+        bad = set
+        bad.newIssueWindowMinutes = 0
+        #expect(bad.problem?.field == "new_issue_window_minutes")
+    }
+}

@@ -23,6 +23,11 @@ public struct AlertSettings: Sendable, Equatable, Codable {
     public var alertOnNewIssue = true
     /// Alert when a closed issue regresses.
     public var alertOnRegression = true
+    /// At most this many new issues a window (`newIssueWindowMinutes`); past it, reports whose fingerprint has no
+    /// issue are held in the project's overflow issue and the window raises one folded alert (`IssueFiling`).
+    public var newIssueCap = 100
+    /// The window of `newIssueCap`, in minutes (fixed windows counted from 1970: an hour starts on the hour).
+    public var newIssueWindowMinutes = 60
     /// Where alerts are POSTed (Slack-compatible JSON); nil = recorded and shown only.
     public var webhookURL: String?
     public init() {}
@@ -38,6 +43,8 @@ public struct AlertSettings: Sendable, Equatable, Codable {
         crashFreeMinSessions = try c.decodeIfPresent(Int.self, forKey: .crashFreeMinSessions) ?? crashFreeMinSessions
         alertOnNewIssue = try c.decodeIfPresent(Bool.self, forKey: .alertOnNewIssue) ?? alertOnNewIssue
         alertOnRegression = try c.decodeIfPresent(Bool.self, forKey: .alertOnRegression) ?? alertOnRegression
+        newIssueCap = try c.decodeIfPresent(Int.self, forKey: .newIssueCap) ?? newIssueCap
+        newIssueWindowMinutes = try c.decodeIfPresent(Int.self, forKey: .newIssueWindowMinutes) ?? newIssueWindowMinutes
         webhookURL = try c.decodeIfPresent(String.self, forKey: .webhookURL)
     }
 
@@ -49,17 +56,24 @@ public struct AlertSettings: Sendable, Equatable, Codable {
         if !(1...1440).contains(velocityWindowMinutes) { return ("velocity_window_minutes", "must be 1 to 1440") }
         if let t = crashFreeTarget, !(t > 0 && t <= 100) { return ("crash_free_target", "must be above 0 and at most 100") }
         if crashFreeMinSessions < 1 { return ("crash_free_min_sessions", "must be at least 1") }
+        if !(1...Self.maxNewIssueCap).contains(newIssueCap) { return ("new_issue_cap", "must be 1 to \(Self.maxNewIssueCap)") }
+        if !(1...10_080).contains(newIssueWindowMinutes) { return ("new_issue_window_minutes", "must be 1 to 10080 (a week)") }
         if let url = webhookURL, !url.isEmpty {
             do throws(WebhookTargetProblem) { _ = try WebhookTarget.parse(url) } catch { return ("webhook_url", error.message) }
         }
         return nil
     }
 
+    /// The highest `newIssueCap` a project may set: the cap bounds what one client can make the server store,
+    /// render and send.
+    public static let maxNewIssueCap = 10_000
+
     enum CodingKeys: String, CodingKey {
         case velocityPercent = "velocity_percent", velocityMinUsers = "velocity_min_users"
         case velocityMinReleaseUsers = "velocity_min_release_users", velocityWindowMinutes = "velocity_window_minutes"
         case crashFreeTarget = "crash_free_target", crashFreeMinSessions = "crash_free_min_sessions"
         case alertOnNewIssue = "alert_on_new_issue", alertOnRegression = "alert_on_regression", webhookURL = "webhook_url"
+        case newIssueCap = "new_issue_cap", newIssueWindowMinutes = "new_issue_window_minutes"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -73,6 +87,8 @@ public struct AlertSettings: Sendable, Equatable, Codable {
         try c.encode(crashFreeMinSessions, forKey: .crashFreeMinSessions)
         try c.encode(alertOnNewIssue, forKey: .alertOnNewIssue)
         try c.encode(alertOnRegression, forKey: .alertOnRegression)
+        try c.encode(newIssueCap, forKey: .newIssueCap)
+        try c.encode(newIssueWindowMinutes, forKey: .newIssueWindowMinutes)
         try c.encode(webhookURL, forKey: .webhookURL)
     }
 }
@@ -211,6 +227,8 @@ public enum AlertRules {
         let link = link.map(SlackText.escape)
         var text: String
         switch kind {
+        case .newIssue where reason[IssueAlerts.heldCapKey] != nil:
+            text = "[\(project)] \(title)"
         case .newIssue: text = "[\(project)] New issue: \(title)"
         case .regression: text = "[\(project)] Regressed in \(release ?? "?"): \(title)"
         case .velocity:
@@ -227,6 +245,68 @@ public enum AlertRules {
         }
         if let link { text += " <\(link)>" }
         return text
+    }
+}
+
+/// The alerts a filing decision raises (`IssueFiling.Action`), drafted the same way by every storage engine.
+public enum IssueAlerts {
+    /// The reason key of the folded alert that stands for the new issues held past the cap.
+    public static let heldCapKey = "new_issue_cap"
+
+    /// What an engine knows when it drafts a filing's alert.
+    public struct Context: Sendable, Equatable {
+        public var project: ProjectID
+        /// The report's issue after the decision (the overflow issue for `.alertNewIssuesHeld`).
+        public var issue: Int64
+        /// The issue's title now.
+        public var title: String
+        public var release: String?
+        /// When the report occurred (milliseconds).
+        public var occurredAt: Int64
+        /// When it is filed (milliseconds, the server's clock): the cap's window.
+        public var now: Int64
+        public init(project: ProjectID, issue: Int64, title: String, release: String?, occurredAt: Int64, now: Int64) {
+            self.project = project
+            self.issue = issue
+            self.title = title
+            self.release = release
+            self.occurredAt = occurredAt
+            self.now = now
+        }
+    }
+
+    /// The alert of a filing action (`.alertNewIssue`, `.alertNewIssuesHeld`, `.alertRegression`); nil for any other.
+    /// The dedupe key makes it fire once: per issue (new), per issue and release (regression), per project and
+    /// window of the new-issue cap (held).
+    public static func draft(_ action: IssueFiling.Action, _ c: Context, settings: AlertSettings) -> AlertDraft? {
+        switch action {
+        case .alertNewIssue:
+            return AlertDraft(
+                project: c.project, kind: .newIssue, dedupeKey: "new:\(c.issue)", issue: IssueID(c.issue), release: c.release,
+                title: c.title, reason: ["events": 1])
+        case .alertNewIssuesHeld:
+            return held(c, settings: settings)
+        case .alertRegression:
+            return AlertDraft(
+                project: c.project, kind: .regression, dedupeKey: "regression:\(c.issue):\(c.release ?? "")", issue: IssueID(c.issue),
+                release: c.release, title: c.title, reason: ["first_event_in_release_at_ms": Double(c.occurredAt)])
+        default:
+            return nil
+        }
+    }
+
+    /// The window's folded new-issue alert: the cap was reached, and the new issues after it are held in the overflow
+    /// issue (how many: that issue's events).
+    static func held(_ c: Context, settings: AlertSettings) -> AlertDraft {
+        let window = IssueFiling.window(containing: c.now, minutes: settings.newIssueWindowMinutes)
+        return AlertDraft(
+            project: c.project, kind: .newIssue, dedupeKey: "new-held:\(window.lowerBound)", issue: IssueID(c.issue), release: nil,
+            title: "More than \(settings.newIssueCap) new issues in \(settings.newIssueWindowMinutes) min: "
+                + "further new issues are held in one issue, not announced",
+            reason: [
+                heldCapKey: Double(settings.newIssueCap), "window_minutes": Double(settings.newIssueWindowMinutes),
+                "window_start_ms": Double(window.lowerBound),
+            ])
     }
 }
 

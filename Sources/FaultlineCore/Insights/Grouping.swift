@@ -11,6 +11,9 @@ public struct GroupingResult: Sendable, Equatable, Codable {
         case error
         /// No usable frames and no error type: the message, as a last resort.
         case message
+        /// Not grouped: the project's overflow issue, holding reports whose new issue was past the new-issue cap
+        /// (`IssueFiling.overflowGrouping`).
+        case overflow
     }
     public var fingerprint: Fingerprint
     public var source: Source

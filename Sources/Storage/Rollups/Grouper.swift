@@ -54,10 +54,11 @@ enum Grouper {
             } ?? true
         } ?? false
         let settings = try reads.alertSettings(project: project, db)
+        let budget = try target == nil ? newIssueBudget(project: project, settings: settings, now: now, db) : nil
         let decision = IssueFiling.Input(
             grouping: g, current: current, reportGroupingVersion: report.groupingVersion ?? Grouping.version,
             target: target, targetSeenInRelease: seenInRelease, release: release,
-            alertOnNewIssue: settings.alertOnNewIssue, alertOnRegression: settings.alertOnRegression)
+            alertOnNewIssue: settings.alertOnNewIssue, alertOnRegression: settings.alertOnRegression, newIssues: budget)
         let actions = IssueFiling.decide(decision)
 
         var issueID = target?.id ?? oldIssue
@@ -73,21 +74,23 @@ enum Grouper {
             case .createIssue(let statusFrom):
                 let inherited = try statusFrom.flatMap { try Row.fetchOne(
                     db.cachedStatement(sql: "SELECT status, regressed, status_changed_at, status_changed_by FROM issues WHERE id = ?"), arguments: [$0]) }
-                try db.cachedStatement(
-                    sql: """
-                        INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen,
-                            last_seen, first_release, last_release, updated_at, status, regressed, status_changed_at, status_changed_by)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """
-                ).execute(arguments: [
-                    project.rawValue, g.fingerprint.rawValue, report.kind, groupingJSON, g.title, g.culprit,
-                    g.titleRank, occurredAt, occurredAt, release, release, now,
-                    (inherited?["status"] as String?) ?? IssueStatus.open.rawValue, (inherited?["regressed"] as Int?) ?? 0,
-                    inherited?["status_changed_at"] as Int64?, inherited?["status_changed_by"] as String?,
-                ])
-                issueID = db.lastInsertedRowID
+                issueID = try insertIssue(
+                    project: project, grouping: g, groupingJSON: groupingJSON, report: report, now: now,
+                    status: (inherited?["status"] as String?) ?? IssueStatus.open.rawValue, regressed: (inherited?["regressed"] as Int?) ?? 0,
+                    statusChangedAt: inherited?["status_changed_at"] as Int64?, statusChangedBy: inherited?["status_changed_by"] as String?, db)
                 created = true
                 muted = (inherited?["status"] as String?) == IssueStatus.muted.rawValue
+            case .holdInOverflow(let existing):
+                if let existing {
+                    issueID = existing
+                    muted = budget?.overflow?.status == .muted
+                } else {
+                    let overflow = IssueFiling.overflowGrouping
+                    issueID = try insertIssue(
+                        project: project, grouping: overflow, groupingJSON: StoredJSON.encode(overflow), report: report, now: now,
+                        status: IssueStatus.open.rawValue, regressed: 0, statusChangedAt: nil, statusChangedBy: nil, db)
+                    muted = false
+                }
             case .rekey(let issue):
                 try db.cachedStatement(
                     sql: """
@@ -126,23 +129,47 @@ enum Grouper {
                 try db.cachedStatement(
                     sql: "UPDATE issues SET status = 'open', regressed = 1, status_changed_at = ?, status_changed_by = NULL WHERE id = ?"
                 ).execute(arguments: [now, to])
-            case .alertNewIssue, .alertRegression:
+            case .alertNewIssue, .alertNewIssuesHeld, .alertRegression:
                 guard let to = issueID, !muted else { break }
-                let title = created
+                let title = created || action == .alertNewIssuesHeld
                     ? g.title
                     : try String.fetchOne(db.cachedStatement(sql: "SELECT title FROM issues WHERE id = ?"), arguments: [to]) ?? g.title
-                let draft = action == .alertNewIssue
-                    ? AlertDraft(
-                        project: project, kind: .newIssue, dedupeKey: "new:\(to)", issue: IssueID(to), release: release, title: title,
-                        reason: ["events": 1])
-                    : AlertDraft(
-                        project: project, kind: .regression, dedupeKey: "regression:\(to):\(release ?? "")", issue: IssueID(to),
-                        release: release, title: title, reason: ["first_event_in_release_at_ms": Double(occurredAt)])
-                try AlertRecords.insert(draft, at: now, db)
+                let context = IssueAlerts.Context(project: project, issue: to, title: title, release: release, occurredAt: occurredAt, now: now)
+                if let draft = IssueAlerts.draft(action, context, settings: settings) { try AlertRecords.insert(draft, at: now, db) }
             }
         }
         guard let issueID else { throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "grouping decided no issue") }
         return (issueID, contribution.early.map { $0 ? 1 : 0 })
+    }
+
+    /// Inserts an issue of `report`'s project with `grouping`, created now (`created_at`, which the new-issue cap counts).
+    static func insertIssue(project: ProjectID, grouping g: GroupingResult, groupingJSON: String, report: FiledReport, now: Int64,
+                            status: String, regressed: Int, statusChangedAt: Int64?, statusChangedBy: String?, _ db: Database) throws -> Int64 {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen,
+                    last_seen, first_release, last_release, updated_at, status, regressed, status_changed_at, status_changed_by, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            project.rawValue, g.fingerprint.rawValue, report.kind, groupingJSON, g.title, g.culprit, g.titleRank, report.occurredAt,
+            report.occurredAt, report.release, report.release, now, status, regressed, statusChangedAt, statusChangedBy, now,
+        ])
+        return db.lastInsertedRowID
+    }
+
+    /// The project's new-issue budget in the window that holds `now`: the issues it created in it, counted in the
+    /// index `issues_by_created (project_id, created_at)` and no further than the cap (so a read costs at most `cap`
+    /// index entries, whatever the project's size), and its overflow issue once the cap is reached.
+    static func newIssueBudget(project: ProjectID, settings: AlertSettings, now: Int64, _ db: Database) throws -> IssueFiling.NewIssueBudget {
+        let window = IssueFiling.window(containing: now, minutes: settings.newIssueWindowMinutes)
+        let created = try Int.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT count(*) FROM (SELECT 1 FROM issues WHERE project_id = ? AND created_at >= ? AND created_at < ? LIMIT ?)"),
+            arguments: [project.rawValue, window.lowerBound, window.upperBound, settings.newIssueCap]) ?? 0
+        var budget = IssueFiling.NewIssueBudget(cap: settings.newIssueCap, createdInWindow: created, overflow: nil)
+        if budget.isReached { budget.overflow = try state(project: project, fingerprint: IssueFiling.overflowFingerprint, db) }
+        return budget
     }
 
     static func state(issueID: Int64, _ db: Database) throws -> IssueFiling.IssueState? {
@@ -159,8 +186,6 @@ enum Grouper {
     }
 
     static func state(_ row: Row) -> IssueFiling.IssueState {
-        IssueFiling.IssueState(
-            id: row["id"], status: IssueStatus(rawValue: row["status"]) ?? .open,
-            groupingVersion: Fingerprint(row["fingerprint"] as String)?.version ?? 0, titleRank: row["title_rank"])
+        IssueFiling.IssueState(id: row["id"], status: row["status"], fingerprint: row["fingerprint"], titleRank: row["title_rank"])
     }
 }
