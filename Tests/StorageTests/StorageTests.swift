@@ -42,7 +42,7 @@ let payload = StoreRows.payload
     @Test func opensInWALModeWithNamedMigrations() throws {
         let db = try TempDatabase()
         #expect(try db.database.journalMode() == "wal")
-        #expect(try db.database.appliedMigrations() == ["v1-projects-reports-sessions", "v2-debug-files", "v3-payload-format", "v4-symbolication", "v5-issues-health-alerts", "v6-sentry", "v7-debug-file-blobs", "v8-symbolication-attempts", "v9-admin-sessions", "v10-privacy-settings", "v11-report-modules", "v12-report-issue-index", "v13-grouping-v2", "v14-issue-status-history", "v15-search-index", "v16-source-bundles", "v17-issue-list-order", "v18-storage-alerts", "v19-webhook-priority", "v20-top-issues-covering-index"])
+        #expect(try db.database.appliedMigrations() == ["v1-projects-reports-sessions", "v2-debug-files", "v3-payload-format", "v4-symbolication", "v5-issues-health-alerts", "v6-sentry", "v7-debug-file-blobs", "v8-symbolication-attempts", "v9-admin-sessions", "v10-privacy-settings", "v11-report-modules", "v12-report-issue-index", "v13-grouping-v2", "v14-issue-status-history", "v15-search-index", "v16-source-bundles", "v17-issue-list-order", "v18-storage-alerts", "v19-webhook-priority", "v20-top-issues-covering-index", "v22-issue-created-at"])
     }
 
     /// The writer's statement journal is in memory (see `FaultlineDatabase.init`); readers and `compact` keep
