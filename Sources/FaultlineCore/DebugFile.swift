@@ -132,6 +132,15 @@ public protocol DebugFileInspecting: Sendable {
     /// - Returns: the build-id, when the first bytes hold it (an ELF `PT_NOTE` near the start).
     /// - Throws: when the first bytes cannot begin a debug file `inspect` accepts.
     func inspectHead(_ head: [UInt8]) throws -> BuildID?
+    /// What a stored file's headers say. The file was checked whole when it was stored, so an implementation may
+    /// skip the checks that cost time (a source bundle's files are not inflated again): a request that looks at a
+    /// stored file must not cost what its upload did.
+    func inspectStored(path: String) throws -> DebugFileFacts
+}
+
+extension DebugFileInspecting {
+    /// By default, `inspect(path:)`.
+    public func inspectStored(path: String) throws -> DebugFileFacts { try inspect(path: path) }
 }
 
 /// A completed upload and what the HTTP edge learned while it streamed in.

@@ -6,10 +6,15 @@ public struct DebugFileFormatInspector: DebugFileInspecting {
     let limits: SourceBundle.Limits
     public init(limits: SourceBundle.Limits = SourceBundle.Limits()) { self.limits = limits }
 
-    public func inspect(path: String) throws -> DebugFileFacts {
+    public func inspect(path: String) throws -> DebugFileFacts { try inspect(path: path, verifying: true) }
+
+    /// A stored bundle's facts come from its manifest alone: its files were checked when it was stored.
+    public func inspectStored(path: String) throws -> DebugFileFacts { try inspect(path: path, verifying: false) }
+
+    func inspect(path: String, verifying: Bool) throws -> DebugFileFacts {
         let source = try FileByteSource(path: path)
         if source.size >= 4, SourceBundle.hasMagic(try source.bytes(at: 0, count: 4)) {
-            return try Self.facts(of: SourceBundle(source, limits: limits))
+            return try Self.facts(of: SourceBundle(source, limits: limits), verifying: verifying)
         }
         return try ELFFileInspector().inspect(path: path)
     }
@@ -18,8 +23,9 @@ public struct DebugFileFormatInspector: DebugFileInspecting {
     /// checked, once per entry, to inflate within the limits (each file, and all of them together) to its declared
     /// size and CRC-32, so a damaged bundle is refused at upload rather than shown as "no source" later. This is the
     /// CPU-heavy part of an upload: the server runs it on a `BlockingWorkPool` (`DebugFileService`'s `offload`).
-    static func facts(of bundle: SourceBundle) throws -> DebugFileFacts {
-        _ = try bundle.verifyFiles()
+    /// `verifying: false` skips it, for a bundle that was checked when it was stored.
+    static func facts(of bundle: SourceBundle, verifying: Bool = true) throws -> DebugFileFacts {
+        if verifying { _ = try bundle.verifyFiles() }
         return DebugFileFacts(
             buildID: bundle.manifest.codeID, kinds: [.sources], architecture: bundle.manifest.architecture ?? "unknown",
             fileType: "source_bundle", features: ["sources"], compressedDebugSections: false)

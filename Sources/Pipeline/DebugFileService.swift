@@ -139,8 +139,9 @@ public struct DebugFileService: Sendable {
         try await verifyAndStore(file, claimed: nil, project: project, name: name)
     }
 
-    /// What a file's headers say, for a stored file (nil when it cannot be read).
-    public func facts(ofFileAt path: String) -> DebugFileFacts? { try? inspector.inspect(path: path) }
+    /// What a file's headers say, for a stored file (nil when it cannot be read); what its upload checked is not
+    /// checked again (`DebugFileInspecting.inspectStored`), so this stays cheap on a request's executor.
+    public func facts(ofFileAt path: String) -> DebugFileFacts? { try? inspector.inspectStored(path: path) }
 
     func verifyAndStore(_ file: ReceivedDebugFile, claimed: BuildID?, project: Project, name: String?) async throws -> AcceptedDebugFile {
         let upload = file.upload

@@ -184,6 +184,25 @@ import TestSupport
         #expect(try DebugFileFormatInspector.facts(of: roomy).buildID == BuildID("abcd"))
     }
 
+    @Test func aStoredBundlesFactsComeFromItsManifestWithoutInflatingItsFiles() throws {
+        let folder = try TempFolder("source-bundle-stored")
+        let manifest = Array(#"{"files":{"files/a.c":{"path":"/a.c"}},"code_id":"abcd","arch":"x86_64"}"#.utf8)
+        let good = try SourceBundles.python([("files/a.c", Array("int a;\n".utf8), false), ("manifest.json", manifest, false)], in: folder)
+        // The first entry's CRC-32 damaged: an upload's check inflates the file and refuses it…
+        let eocd = good.count - 22
+        let directory = 8 + Int(UInt32(good[eocd + 16]) | UInt32(good[eocd + 17]) << 8 | UInt32(good[eocd + 18]) << 16)
+        var damaged = good
+        damaged[directory + 16] ^= 0xFF
+        let path = folder.file("damaged.sysb")
+        FileManager.default.createFile(atPath: path, contents: Data(damaged))
+        #expect(throws: FormatError.self) { _ = try DebugFileFormatInspector().inspect(path: path) }
+        // …while a stored file's facts (sentry-cli's assemble of a file the server has) come from the manifest alone.
+        let facts = try DebugFileFormatInspector().inspectStored(path: path)
+        #expect(facts.buildID == BuildID("abcd"))
+        #expect(facts.kinds == [.sources])
+        #expect(facts.architecture == "x86_64")
+    }
+
     @Test func entriesThatShareTheirDataAreRefusedBeforeAnythingInflates() throws {
         let folder = try TempFolder("source-bundle-alias")
         // Given the issue's bundle: 128 directory entries naming one local entry of 8 MiB of zeros, 17 KB in all…
