@@ -10,8 +10,8 @@
 /// 2. every chunk is stored (else `.missing`: sentry-cli uploads them and asks again);
 /// 3. no other assembly of the same file is running, and fewer than `maxParallel` of the project's
 ///    (else `.wait`: sentry-cli asks again a second later);
-/// 4. the listed sizes add up (checked arithmetic) to at most `maxFileBytes`, and, with what the project's
-///    running assemblies may still write, to at most what its quota has left;
+/// 4. the listed sizes add up (checked arithmetic) to more than 0 and at most `maxFileBytes`, and, with what
+///    the project's running assemblies may still write, to at most what its quota has left;
 /// 5. the first bytes begin a debug file the store accepts (the same check as a `PUT` upload's first bytes).
 ///
 /// The written file is still verified whole afterwards (SHA-1, ELF or source bundle, build-id, the quota in
@@ -66,7 +66,7 @@ public enum ChunkAssemblyPlan {
 
     /// Why a file is not assembled; each names what was wrong, for sentry-cli to print.
     public enum Refusal: Sendable, Equatable, CustomStringConvertible {
-        /// No chunks listed.
+        /// No chunks listed, or only empty ones.
         case empty
         /// More chunks listed than a file of the largest size (`maxFileBytes`) is cut into (`max`).
         case tooManyChunks(listed: Int, max: UInt64, maxFileBytes: UInt64)
@@ -151,6 +151,7 @@ public enum ChunkAssemblyPlan {
             guard !overflow, sum <= limits.maxFileBytes else { return .refuse(.tooLarge(max: limits.maxFileBytes)) }
             total = sum
         }
+        guard total > 0 else { return .refuse(.empty) }
         let left = quotaLeft > running.bytes ? quotaLeft - running.bytes : 0
         guard total <= left else { return .refuse(.overQuota(bytes: total, left: left)) }
         if case .notADebugFile(let why) = head { return .refuse(.notADebugFile(why)) }

@@ -95,6 +95,8 @@ import Testing
         #expect(
             ChunkAssemblyPlan.decide([a, b], stored: [a: .max, b: 2], head: elf, quotaLeft: .max, running: .init(), limits: unbounded)
                 == .refuse(.tooLarge(max: .max)))
+        // Chunks that are all empty make no file (even with no quota left).
+        #expect(decide([a, b], [a: 0, b: 0], quotaLeft: 0, running: .init(count: 1, bytes: 5)) == .refuse(.empty))
         // The quota left, less what the project's running assemblies may still write.
         #expect(decide([a], [a: 10 << 20], quotaLeft: 10 << 20) == .write(bytes: 10 << 20))
         #expect(decide([a], [a: 10 << 20], quotaLeft: (10 << 20) - 1) == .refuse(.overQuota(bytes: 10 << 20, left: (10 << 20) - 1)))

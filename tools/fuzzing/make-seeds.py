@@ -60,6 +60,35 @@ def seed(target, name, data):
     written.append((target, name, len(data)))
 
 
+def chunk_assembly_seeds(elf_head):
+    """The chunk-assembly planner's inputs (FuzzReader's order in FaultlineFuzz.swift): limits, the quota left, the
+    running assemblies, which of 16 chunks are stored and their sizes, the list, then the file's first bytes."""
+    def size(value):  # one byte of 4 KiB pages, or 0x80 and eight bytes
+        if value % 4096 == 0 and value // 4096 < 0x80:
+            return bytes([value // 4096])
+        return b"\x80" + value.to_bytes(8, "big")
+
+    def plan(listed, sizes, head, quota=10 << 30, running=0, running_bytes=0, same=False, repeats=8, parallel=2):
+        out = size(4 << 30) + size(8 << 20) + bytes([repeats, parallel]) + size(quota)
+        out += bytes([1 if same else 0, running]) + size(running_bytes)
+        present = sum(1 << i for i in sizes)
+        out += bytes([present & 0xff, present >> 8]) + b"".join(size(sizes[i]) for i in sorted(sizes))
+        return out + bytes([len(listed)]) + bytes(listed) + head
+
+    eight = 8 << 20
+    # sentry-cli's own shape: a 20 MiB ELF file in three chunks, the last one short.
+    seed("chunk-assembly", "honest", plan([0, 1, 2], {0: eight, 1: eight, 2: 4 << 20}, elf_head))
+    # issue #39: one chunk (8 KB gzip'd) listed 64 times.
+    seed("chunk-assembly", "one-chunk-64-times", plan([3] * 64, {3: eight}, elf_head))
+    # Chunks still to upload; the quota nearly spent by a running assembly; the same file running.
+    seed("chunk-assembly", "missing", plan([0, 5, 0, 6], {0: eight}, elf_head))
+    seed("chunk-assembly", "quota", plan([0, 1], {0: eight, 1: 100}, elf_head, quota=20 << 20, running=1, running_bytes=12 << 20))
+    seed("chunk-assembly", "running", plan([0], {0: 4096}, elf_head, running=1, same=True))
+    # Zeros (a gzip bomb), and a source bundle's magic.
+    seed("chunk-assembly", "zeros", plan([4, 4], {4: eight}, bytes(64)))
+    seed("chunk-assembly", "source-bundle", plan([7], {7: 4096}, b"SYSB\x02\x00\x00\x00PK\x03\x04"))
+
+
 def envelope(header, items):
     out = (header + "\n").encode()
     for item_header, payload in items:
@@ -191,6 +220,8 @@ def main():
         compact = ["-Wl,-z,noseparate-code", "-Wl,-z,max-page-size=0x10"]
         run("gcc", "-O2", "-g", "-Wl,--build-id=sha1", *compact, "-o", path("crashy-compact"), path("crashy.c"))
         elf("crashy-O2-g-compact", path("crashy-compact"))
+        with open(path("crashy-compact"), "rb") as f:
+            chunk_assembly_seeds(f.read(4096))
         run("gcc", "-O2", "-g", "-Wl,--build-id=sha1", "-o", path("crashy-O2"), path("crashy.c"))
         elf("crashy-O2-g", path("crashy-O2"))
         run("gcc", "-O0", "-g", "-gdwarf-4", "-Wl,--build-id=sha1", "-o", path("crashy-O0"), path("crashy.c"))

@@ -36,6 +36,8 @@ enum FuzzTarget: String, CaseIterable {
     case multipart
     /// ELF header reader (`ELFReader.inspect`).
     case elf
+    /// The chunk-assembly planner (`ChunkAssemblyPlan.decide`) over hostile lists, sizes, quotas and first bytes.
+    case chunkAssembly = "chunk-assembly"
     /// `DebugModule` over the input as a debug file, resolving hostile addresses.
     case symbolicate
     /// Sentry source bundles (`SourceBundle`: `SYSB` header, ZIP central directory, manifest, every file
@@ -92,6 +94,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .swiftCrash: fuzzSwiftCrash(bytes)
     case .multipart: fuzzMultipart(bytes)
     case .elf: fuzzELF(bytes)
+    case .chunkAssembly: fuzzChunkAssembly(bytes)
     case .symbolicate: fuzzSymbolicate(bytes)
     case .sourceBundle: fuzzSourceBundle(bytes)
     case nil: break
@@ -257,5 +260,84 @@ func fuzzSymbolicate(_ bytes: [UInt8]) {
     for address in addresses {
         _ = module.resolve(fileAddress: address)
         _ = module.resolve(moduleOffset: address)
+    }
+}
+
+/// Reads an input front to back; past its end, zeros.
+struct FuzzReader {
+    let bytes: [UInt8]
+    var at = 0
+
+    mutating func byte() -> UInt8 {
+        defer { at += 1 }
+        return at < bytes.count ? bytes[at] : 0
+    }
+    /// Eight bytes, big-endian.
+    mutating func uint64() -> UInt64 {
+        var value: UInt64 = 0
+        for _ in 0..<8 { value = value << 8 | UInt64(byte()) }
+        return value
+    }
+    /// One byte: below 0x80, that many 4 KiB pages; else the eight bytes after it.
+    mutating func size() -> UInt64 {
+        let b = byte()
+        return b < 0x80 ? UInt64(b) * 4096 : uint64()
+    }
+    mutating func rest() -> [UInt8] { at < bytes.count ? Array(bytes[at...]) : [] }
+}
+
+/// The chunk-assembly planner: limits, the quota left, the running assemblies, which of 16 chunks are stored and
+/// their sizes, a list of up to 255 of them, then the file's first bytes (checked by `inspectHead`, as the service
+/// does). Traps when a plan would write what it must not: a missing chunk, other than the listed sizes, past the
+/// size limit or the quota left after the running assemblies, past the parallel bound, a chunk listed too often,
+/// or first bytes the inspector refused.
+func fuzzChunkAssembly(_ bytes: [UInt8]) {
+    var input = FuzzReader(bytes: bytes)
+    let limits = ChunkAssemblyPlan.Limits(
+        maxFileBytes: input.size(), chunkSize: input.size(), maxRepeats: Int(input.byte() % 16), maxParallel: Int(input.byte() % 4))
+    let quotaLeft = input.size()
+    let sameFile = input.byte() & 1 == 1
+    let running = ChunkAssemblyPlan.Running(count: Int(input.byte() % 8), bytes: input.size(), sameFile: sameFile)
+    let pool = (0..<16).map { ChunkChecksum(digest: [UInt8](repeating: UInt8($0), count: 20))! }
+    let present = UInt16(input.byte()) | UInt16(input.byte()) << 8
+    var stored: [ChunkChecksum: UInt64] = [:]
+    for (i, chunk) in pool.enumerated() where present & (1 << i) != 0 { stored[chunk] = input.size() }
+    let listed = (0..<Int(input.byte())).map { _ in pool[Int(input.byte() % 16)] }
+    let head: ChunkAssemblyPlan.Head
+    do {
+        head = .debugFile(try DebugFileFormatInspector().inspectHead(input.rest()))
+    } catch {
+        head = .notADebugFile("\(error)")
+    }
+    let decision = ChunkAssemblyPlan.decide(listed, stored: stored, head: head, quotaLeft: quotaLeft, running: running, limits: limits)
+    if let refusal = ChunkAssemblyPlan.screen(listed, limits: limits) {
+        if decision != .refuse(refusal) { fatalError("a list the screen refuses was planned: \(decision)") }
+    }
+    let busy = running.sameFile || running.count >= limits.maxParallel
+    var expectedMissing: [ChunkChecksum] = []
+    for chunk in listed where stored[chunk] == nil && !expectedMissing.contains(chunk) { expectedMissing.append(chunk) }
+    switch decision {
+    case .write(let planned):
+        var total: UInt64 = 0
+        var times: [ChunkChecksum: Int] = [:]
+        for chunk in listed {
+            guard let size = stored[chunk] else { fatalError("the plan writes a chunk that is not stored") }
+            let (sum, overflow) = total.addingReportingOverflow(size)
+            if overflow { fatalError("the plan writes more than 2^64 bytes") }
+            total = sum
+            times[chunk, default: 0] += 1
+        }
+        if listed.isEmpty || UInt64(listed.count) > limits.maxChunks { fatalError("the plan writes a list of \(listed.count) chunks") }
+        if times.values.contains(where: { $0 > limits.maxRepeats }) { fatalError("the plan writes a chunk listed too often") }
+        if total != planned || planned > limits.maxFileBytes { fatalError("the plan writes \(planned) bytes, not the listed \(total)") }
+        if running.bytes > quotaLeft || planned > quotaLeft - running.bytes { fatalError("the plan writes past the quota") }
+        if busy { fatalError("the plan writes while the file or too many of the project's are running") }
+        if case .notADebugFile = head { fatalError("the plan writes a file whose first bytes were refused") }
+    case .missing(let gone):
+        if gone.isEmpty || gone != expectedMissing { fatalError("the plan asks for \(gone), not \(expectedMissing)") }
+    case .wait:
+        if !busy || !expectedMissing.isEmpty { fatalError("the plan waits for nothing") }
+    case .refuse(let refusal):
+        _ = refusal.description
     }
 }
