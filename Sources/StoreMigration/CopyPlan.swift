@@ -129,7 +129,8 @@ struct CopyPlan {
     }
 
     /// A SQLite index row (report id, received at, project, six fields) as PostgreSQL's entry (report id, received at,
-    /// project, tsvector).
+    /// project, tsvector). Each field is bounded as the worker bounds it now (`SearchDocument.bounded`): an entry indexed
+    /// on SQLite under an older, looser limit would otherwise pass PostgreSQL's 1 MiB for a `tsvector` and stop the copy.
     @Sendable static func searchEntry(_ row: [TableValue]) throws -> [TableValue] {
         guard row.count == 9 else { throw MigrationError("search_documents: a row of \(row.count) values") }
         func text(_ value: TableValue) -> String {
@@ -141,7 +142,7 @@ struct CopyPlan {
             case .null: ""
             }
         }
-        let fields = row[3...].map(text)
+        let fields = row[3...].map { SearchDocument.bounded(text($0)) }
         let document = SearchDocument(
             event: fields[0], user: fields[1], release: fields[2], error: fields[3], functions: fields[4], keys: fields[5])
         return [row[0], row[1], row[2], .text(PostgresSearch.vector(document))]

@@ -2,6 +2,7 @@ import FaultlineCore
 import Foundation
 import PostgresNIO
 @testable import PostgresStorage
+@testable import StoreMigration
 import Testing
 
 /// A report whose text folds past PostgreSQL's limit for one search entry (1 MiB of lexemes in a `tsvector`) is stored
@@ -51,6 +52,25 @@ import Testing
         return terms.reduce(0) { $0 + $1.utf8.count }
     }
 
+    /// `report`'s entry with its function names and custom keys cut at 32 Ki characters a field, as entries were made
+    /// before fields were bounded in bytes.
+    func uncut(_ report: Report, _ document: SearchDocument) -> SearchDocument {
+        var uncut = document
+        uncut.functions = String(report.threads[0].frames.compactMap(\.function).joined(separator: "\n").prefix(32 * 1024))
+        let keys = report.customKeys.map { key, value in
+            if case .string(let text) = value { "\(key) \(text)" } else { key }
+        }
+        uncut.keys = String(keys.joined(separator: "\n").prefix(32 * 1024))
+        return uncut
+    }
+
+    /// Throws what PostgreSQL answers when `vector` is cast to a `tsvector`.
+    func cast(_ vector: String, _ postgres: PostgresEngine) async throws {
+        try await postgres.read { connection in
+            _ = try await connection.query("SELECT length(\(vector)::tsvector)", logger: postgres.logger)
+        }
+    }
+
     func outcome(_ db: Stores, _ n: Int, _ document: SearchDocument) async throws -> SymbolicationOutcome {
         SymbolicationOutcome(
             reportID: try await db.reportID(eventID(n)), result: SymbolicatedReport(state: .notNeeded, threads: [], missing: []),
@@ -72,19 +92,10 @@ import Testing
 
             // Given: cut at 32 Ki characters a field, as it was, the entry holds more than PostgreSQL's 1 MiB of lexemes,
             // and PostgreSQL refuses it (SQLSTATE 54000).
-            var uncut = document
-            uncut.functions = String(report.threads[0].frames.compactMap(\.function).joined(separator: "\n").prefix(32 * 1024))
-            let keys = report.customKeys.map { key, value in
-                if case .string(let text) = value { "\(key) \(text)" } else { key }
-            }
-            uncut.keys = String(keys.joined(separator: "\n").prefix(32 * 1024))
+            let uncut = uncut(report, document)
             #expect(lexemeBytes(uncut) > 1_048_575)
             if let postgres = db.postgres {
-                let refusal = await #expect(throws: (any Error).self) {
-                    try await postgres.read { connection in
-                        _ = try await connection.query("SELECT length(\(PostgresSearch.vector(uncut))::tsvector)", logger: postgres.logger)
-                    }
-                }
+                let refusal = await #expect(throws: (any Error).self) { try await cast(PostgresSearch.vector(uncut), postgres) }
                 #expect(refusal.flatMap(PostgresErrors.sqlState) == "54000")
             }
             // The entry as made now: each field bounded in folded bytes.
@@ -104,6 +115,24 @@ import Testing
             #expect(search.events(try await search.find(db, first, b)).isEmpty)
             #expect(search.events(try await search.find(db, "Cart.total()", b)) == [eventID(2).rawValue])
             try await search.expectIndexIntact(db)
+        }
+    }
+
+    /// `faultline migrate` copies an entry SQLite indexed under the older limit (32 Ki characters a field) bounded as the
+    /// worker bounds entries now, so PostgreSQL takes it.
+    @Test func anEntryIndexedUnderTheOlderLimitIsBoundedWhenMigrated() async throws {
+        try await withStores(.postgres) { db in
+            let report = hostileReport(1)
+            let old = uncut(report, SearchDocument.make(report, symbols: nil, grouping: nil))
+            let row: [TableValue] = [.integer(1), .integer(0), .integer(1)]
+                + [old.event, old.user, old.release, old.error, old.functions, old.keys].map { .text($0) }
+            let entry = try CopyPlan.searchEntry(row)
+            guard case .text(let vector) = entry[3] else {
+                Issue.record("no tsvector text: \(entry[3])")
+                return
+            }
+            try await cast(vector, db.postgres!)
+            #expect(vector.contains(" '\(PostgresSearch.terms(Self.word(0))[0])':"))
         }
     }
 
