@@ -19,4 +19,15 @@ public enum ConnectionBudget {
         let half = (openFiles - reservedFiles) / 2
         return Int(min(UInt64(maxDefault), max(UInt64(minDefault), half)))
     }
+
+    /// The default share of one client address (``ConnectionSource``) in a cap of `maxConnections`: an eighth, at
+    /// least ``minPerAddressDefault``, never more than the cap. One address cannot then hold every slot, while an
+    /// office behind one NAT address still gets dozens of connections at the default cap.
+    public static func defaultPerAddressShare(maxConnections: Int) -> Int {
+        let cap = max(1, maxConnections)
+        return min(cap, max(minPerAddressDefault, cap / 8))
+    }
+
+    /// The default per-address share is never below this (when the cap allows it).
+    public static let minPerAddressDefault = 8
 }

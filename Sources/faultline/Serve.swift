@@ -83,7 +83,7 @@ struct Serve: AsyncParsableCommand {
         return worker
     }
 
-    @Option(help: "Seconds a client may take to send a request head, between pieces of a body, or idle between requests; then 408 and the connection closes (env FAULTLINE_READ_TIMEOUT_SECONDS; default 30).")
+    @Option(help: "Seconds a client may take to send a request head, between pieces of a body, or idle between requests, and may leave an answer unread; then 408 (or a close) (env FAULTLINE_READ_TIMEOUT_SECONDS; default 30).")
     var readTimeoutSeconds: Double?
 
     @Option(help: "With --database: seconds a node holds the queued reports it took to symbolicate; another node takes a dead node's reports after this (env FAULTLINE_CLAIM_LEASE_SECONDS; default 300).")
@@ -91,6 +91,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Connections open at once; past it a new one gets 503 with Retry-After (env FAULTLINE_MAX_CONNECTIONS; default: half of the open-files limit left after 256 for the database and debug files).")
     var maxConnections: Int?
+
+    @Option(help: "Connections open at once from one IPv4 address or IPv6 /64; past it that address gets 503 while others are served. Behind a reverse proxy set it to --max-connections (env FAULTLINE_MAX_CONNECTIONS_PER_ADDRESS; default: an eighth of the cap, at least 8).")
+    var maxConnectionsPerAddress: Int?
+
+    @Option(help: "Least average rate of a request body in bytes a second, after a grace of the read timeout; slower gets 408. 0: none (env FAULTLINE_MIN_BODY_BYTES_PER_SECOND; default 1024).")
+    var minBodyBytesPerSecond: Int?
 
     /// Flags and `FAULTLINE_*` variables checked together, before anything runs.
     func validate() throws {
@@ -114,7 +120,9 @@ struct Serve: AsyncParsableCommand {
         config.maxDebugFileBytes = settings.maxDebugFileBytes
         config.publicDebuginfod = settings.publicDebuginfod
         config.publicDashboard = settings.publicDashboard
-        config.connections = ConnectionPolicy(readTimeout: settings.readTimeout, maxConnections: settings.maxConnections)
+        config.connections = ConnectionPolicy(
+            readTimeout: settings.readTimeout, minBodyBytesPerSecond: settings.minBodyBytesPerSecond,
+            maxConnections: settings.maxConnections, maxConnectionsPerAddress: settings.maxConnectionsPerAddress)
         config.allowPrivateWebhooks = settings.allowPrivateWebhooks
         let listenHost = config.host
 

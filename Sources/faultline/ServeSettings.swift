@@ -35,6 +35,11 @@ struct ServeSettings {
     var readTimeout: Duration
     /// Open connections at most (`--max-connections`; default from the open-files limit).
     var maxConnections: Int
+    /// Open connections at most from one IPv4 address or IPv6 /64 (`--max-connections-per-address`; default an
+    /// eighth of the cap, at least 8, at most the cap).
+    var maxConnectionsPerAddress: Int
+    /// The least average rate of a request body (`--min-body-bytes-per-second`; 0: none).
+    var minBodyBytesPerSecond: Int
     /// With PostgreSQL: how long a node holds the queued reports it took (`--claim-lease-seconds`).
     var claimLease: Duration
     /// With PostgreSQL: how often the node that holds the render lease renders the dashboard even without changes of
@@ -96,6 +101,13 @@ struct ServeSettings {
         let defaultCap = openFilesLimit.map { ConnectionBudget.defaultMaxConnections(openFilesLimit: $0) } ?? 1024
         maxConnections = try pick(serve.maxConnections, "--max-connections", { (1...1_000_000).contains($0) }, "1–1000000",
                                   env: { try env.int("FAULTLINE_MAX_CONNECTIONS", in: 1...1_000_000) }, default: defaultCap)
+        maxConnectionsPerAddress = min(maxConnections, try pick(
+            serve.maxConnectionsPerAddress, "--max-connections-per-address", { (1...1_000_000).contains($0) }, "1–1000000",
+            env: { try env.int("FAULTLINE_MAX_CONNECTIONS_PER_ADDRESS", in: 1...1_000_000) },
+            default: ConnectionBudget.defaultPerAddressShare(maxConnections: maxConnections)))
+        minBodyBytesPerSecond = try pick(
+            serve.minBodyBytesPerSecond, "--min-body-bytes-per-second", { (0...(1 << 30)).contains($0) }, "0–1073741824",
+            env: { try env.int("FAULTLINE_MIN_BODY_BYTES_PER_SECOND", in: 0...(1 << 30)) }, default: 1024)
         claimLease = .seconds(try pick(serve.claimLeaseSeconds, "--claim-lease-seconds", { (1...86_400).contains($0) }, "1–86400",
                                        env: { try env.int("FAULTLINE_CLAIM_LEASE_SECONDS", in: 1...86_400) }, default: 300))
         sharedRenderInterval = .milliseconds(try env.int("FAULTLINE_RENDER_INTERVAL_MS", in: 100...day) ?? 5000)

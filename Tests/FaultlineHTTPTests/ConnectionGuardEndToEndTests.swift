@@ -194,6 +194,7 @@ import Glibc
             ("FAULTLINE_PORT", "abc"), ("FAULTLINE_PORT", "70000"), ("FAULTLINE_MAX_CONNECTIONS", "0"),
             ("FAULTLINE_READ_TIMEOUT_SECONDS", "soon"), ("FAULTLINE_PUBLIC_DASHBOARD", "maybe"),
             ("FAULTLINE_RETENTION_DAYS", "1e3"), ("FAULTLINE_DURABILITY", "fast"), ("FAULTLINE_WEBHOOK_POLL_MS", "x"),
+            ("FAULTLINE_MAX_CONNECTIONS_PER_ADDRESS", "0"), ("FAULTLINE_MIN_BODY_BYTES_PER_SECOND", "-1"),
         ]
         for (name, value) in cases {
             let result = try await ServerProcess.run(["serve", "--data", folder], environment: [name: value])
@@ -208,6 +209,9 @@ import Glibc
         let flag = try await ServerProcess.run(["serve", "--data", folder, "--max-connections", "0"])
         #expect(flag.status != 0)
         #expect(flag.err.contains("--max-connections"))
+        let share = try await ServerProcess.run(["serve", "--data", folder, "--max-connections-per-address", "0"])
+        #expect(share.status != 0)
+        #expect(share.err.contains("--max-connections-per-address"))
     }
 
     @Test func sigtermLogsNothingAtErrorLevel() async throws {

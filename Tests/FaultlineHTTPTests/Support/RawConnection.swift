@@ -11,9 +11,29 @@ final class RawConnection: @unchecked Sendable {
     let fd: Int32
     private(set) var received: [UInt8] = []
 
-    init(port: Int) throws {
+    /// - Parameters:
+    ///   - source: the local address to connect from (another loopback address, such as `127.0.0.2`, is another client
+    ///     to the server); nil: the system's choice.
+    ///   - receiveBuffer: `SO_RCVBUF` in bytes, set before connecting (a small one makes a client that does not read
+    ///     fill up quickly); nil: the system's.
+    init(port: Int, source: String? = nil, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
+        if var size = receiveBuffer {
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                Glibc.close(fd)
+                throw TestFailure("bind(\(source)) failed: errno \(errno)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
