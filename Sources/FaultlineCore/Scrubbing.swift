@@ -14,16 +14,37 @@ public struct PrivacySettings: Sendable, Equatable, Codable {
     /// Whether IP address fields (`user.ip_address`, `request.env.REMOTE_ADDR`, a session's `attrs.ip_address`)
     /// are kept; when false they are dropped (stored as `null`) even with scrubbing off.
     public var keepIPAddresses: Bool
+    /// Whether e-mail addresses and phone numbers in values are masked (`j***@example.com`, `+** *** ***45`): a
+    /// switch of its own, on by default, applied even with `scrubbing` off.
+    public var maskEmailsAndPhones: Bool
 
-    public init(scrubbing: Bool = true, safeFields: [String] = [], sensitiveFields: [String] = [], keepIPAddresses: Bool = false) {
+    public init(
+        scrubbing: Bool = true, safeFields: [String] = [], sensitiveFields: [String] = [], keepIPAddresses: Bool = false,
+        maskEmailsAndPhones: Bool = true
+    ) {
         self.scrubbing = scrubbing
         self.safeFields = safeFields
         self.sensitiveFields = sensitiveFields
         self.keepIPAddresses = keepIPAddresses
+        self.maskEmailsAndPhones = maskEmailsAndPhones
     }
 
     /// Whether these settings can change anything at all (false: ingest skips the scrubbing pass).
-    public var changesAnything: Bool { scrubbing || !keepIPAddresses }
+    public var changesAnything: Bool { scrubbing || !keepIPAddresses || maskEmailsAndPhones }
+
+    enum CodingKeys: String, CodingKey {
+        case scrubbing, safeFields, sensitiveFields, keepIPAddresses, maskEmailsAndPhones
+    }
+
+    /// Settings encoded before `maskEmailsAndPhones` existed decode with it on (the default).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            scrubbing: try c.decode(Bool.self, forKey: .scrubbing), safeFields: try c.decode([String].self, forKey: .safeFields),
+            sensitiveFields: try c.decode([String].self, forKey: .sensitiveFields),
+            keepIPAddresses: try c.decode(Bool.self, forKey: .keepIPAddresses),
+            maskEmailsAndPhones: try c.decodeIfPresent(Bool.self, forKey: .maskEmailsAndPhones) ?? true)
+    }
 }
 
 /// The scrubbing rules: what to replace, given an object key or a string value. Pure and allocation-free
@@ -36,8 +57,13 @@ public struct PrivacySettings: Sendable, Equatable, Codable {
 /// `[user]`; URL passwords keep the user name (`user:[Filtered]@host`), as Sentry's legacy scrubber does.
 ///
 /// Debug metadata is never touched: `debug_meta`, `images`, `modules`, `registers`, `capturedMemory` subtrees,
-/// and protocol fields (event and session ids, timestamps, release/version/build fields, build-ids and every
-/// address field), because symbolication and grouping depend on them byte for byte.
+/// and protocol fields (event and session ids, timestamps, release/version/build fields, build-ids, every
+/// address field and function names), because symbolication and grouping depend on them byte for byte. That
+/// allowlist holds only where the protocol puts those fields (`Scope`): inside a free map (`extra`, `tags`,
+/// `request.data`, headers, a custom context, …) an `address` or a `session_id` is a value like any other.
+///
+/// Key names are compared lowercased with `-` and spaces folded to `_` (`X-Api-Key` is `x_api_key`); a key
+/// name longer than 256 bytes is treated as sensitive.
 public struct Scrubber: Sendable {
     /// The replacement for a filtered value or match.
     public static let filtered = "[Filtered]"
@@ -46,7 +72,7 @@ public struct Scrubber: Sendable {
     /// Key substrings whose values are filtered (Sentry's defaults).
     public static let defaultSensitiveFields = [
         "password", "secret", "passwd", "api_key", "apikey", "token", "auth", "credentials", "private_key",
-        "privatekey", "mysql_pwd", "session",
+        "privatekey", "mysql_pwd", "session", "pwd", "passphrase",
     ]
     /// Subtrees of debug metadata, left as sent.
     static let debugSubtrees: Set<String> = ["debug_meta", "images", "modules", "registers", "capturedmemory"]
@@ -57,10 +83,37 @@ public struct Scrubber: Sendable {
         "debug_id", "code_id", "debug_file", "code_file", "session_id", "sid", "seq", "install_id", "trace_id",
         "span_id", "parent_span_id", "address", "instruction_addr", "image_addr", "symbol_addr", "base_address",
         "baseaddress", "end_address", "endoftext", "fault_address", "faultaddress", "image_size", "platform",
-        "project_id", "package", "module",
+        "project_id", "package", "module", "function", "raw_function", "symbol",
     ]
-    /// Fields holding a client's IP address.
-    static let ipFields: Set<String> = ["ip_address", "remote_addr"]
+    /// Fields holding a client's IP address, and the proxy headers that carry one (by their folded names).
+    static let ipFields: Set<String> = [
+        "ip_address", "remote_addr", "x_forwarded_for", "x_real_ip", "forwarded", "cf_connecting_ip", "true_client_ip",
+        "x_client_ip", "x_cluster_client_ip", "fastly_client_ip", "x_original_forwarded_for", "x_forwarded",
+        "forwarded_for", "client_ip",
+    ]
+    /// Members whose value is a free map (any key a client likes): the protocol allowlist does not apply inside.
+    static let freeMaps: Set<String> = [
+        "extra", "tags", "data", "headers", "cookies", "env", "query_string", "vars", "custom_keys", "params",
+        "attributes", "other",
+    ]
+    /// Members holding a user id: at the top of a report or event (`user_id`, a session's `did`), and in `user`.
+    static let identityFields: Set<String> = ["user_id", "did"]
+    static let userIdentityFields: Set<String> = ["id", "email"]
+    /// Sentry's known contexts: their members are protocol fields (`contexts.os.version`); any other context is
+    /// a free map.
+    static let knownContexts: Set<String> = ["device", "os", "app", "runtime", "browser", "gpu", "culture", "trace"]
+
+    /// Where a member sits: what the protocol allowlist means there.
+    public enum Scope: UInt8, Sendable, Equatable {
+        /// The protocol's own fields (the top of a report or an event, frames, images, known contexts).
+        case event
+        /// The members of `contexts`: known context names lead back to `.event`, others to `.free`.
+        case contexts
+        /// A free map and everything under it: no protocol field is kept by its name.
+        case free
+        /// The members of `user`: a free map whose `id` and `email` are user ids.
+        case user
+    }
 
     /// What to do with the value of one object member.
     public enum KeyDecision: Sendable, Equatable {
@@ -68,24 +121,42 @@ public struct Scrubber: Sendable {
         case inspect
         /// Keep the whole value as sent (debug metadata, protocol field, safe field).
         case keep
-        /// Replace every scalar in the value with `[Filtered]` (a sensitive key).
+        /// Replace every scalar in the value with `[Filtered]` (a sensitive key, or a key name over 256 bytes).
         case filter
         /// Drop the value (store `null`): an IP address the project does not keep.
         case drop
+        /// A user id (`user.id`, `user.email`, `user_id`, a session's `did`): an e-mail address becomes a keyed hash
+        /// (`identity(of:)`); anything else is inspected.
+        case identity
     }
 
     public let settings: PrivacySettings
-    /// The project's own sensitive names (lowercase), beyond the defaults.
+    /// Makes pseudonymous user ids under the project's key; nil: e-mail user ids are masked like other values.
+    public let identities: (any IdentityHashing)?
+    /// The project's own sensitive names (folded), beyond the defaults.
     let extraSensitive: [[UInt8]]
-    /// Safe field names (lowercase) by their FNV-1a hash.
+    /// Safe field names (folded) by their FNV-1a hash.
     let safe: [UInt64: [UInt8]]
 
-    public init(settings: PrivacySettings) {
+    public init(settings: PrivacySettings, identities: (any IdentityHashing)? = nil) {
         self.settings = settings
-        self.extraSensitive = settings.sensitiveFields.map { Array($0.lowercased().utf8) }.filter { !$0.isEmpty }
+        self.identities = identities
+        self.extraSensitive = settings.sensitiveFields.map { Self.folded($0) }.filter { !$0.isEmpty }
         var safe: [UInt64: [UInt8]] = [:]
-        for name in settings.safeFields.map({ $0.lowercased() }) { safe[Self.fnv(name)] = Array(name.utf8) }
+        for name in settings.safeFields.map({ Self.folded($0) }) {
+            safe[Self.fnv(String(decoding: name, as: UTF8.self))] = name
+        }
         self.safe = safe
+    }
+
+    /// A key name as the rules compare it: ASCII lowercased, `-` and space folded to `_`.
+    static func folded(_ name: String) -> [UInt8] { name.utf8.map(fold) }
+
+    @inline(__always)
+    static func fold(_ byte: UInt8) -> UInt8 {
+        if byte >= 0x41 && byte <= 0x5a { return byte &+ 0x20 }
+        if byte == UInt8(ascii: "-") || byte == UInt8(ascii: " ") { return UInt8(ascii: "_") }
+        return byte
     }
 
     /// Whether a document needs walking at all.
@@ -93,36 +164,52 @@ public struct Scrubber: Sendable {
 
     // MARK: keys
 
-    /// The decision for the value of the member named `key` (the key's decoded UTF-8).
-    public func decide(key: UnsafeBufferPointer<UInt8>) -> KeyDecision {
-        guard key.count <= 256 else { return .inspect }
-        // Asked for every key of every report: lowercase into a stack buffer, look names up by an FNV-1a hash
+    /// The decision for the value of the member named `key` (the key's decoded UTF-8) at the top of a report.
+    public func decide(key: UnsafeBufferPointer<UInt8>) -> KeyDecision { decide(key: key, in: .event).decision }
+
+    /// The decision for the value of the member named `key` (the key's decoded UTF-8) in `scope`, and the scope of
+    /// what is inside that value.
+    public func decide(key: UnsafeBufferPointer<UInt8>, in scope: Scope) -> (decision: KeyDecision, scope: Scope) {
+        // A name this long is no protocol field: hostile or generated, its value is filtered rather than trusted.
+        guard key.count <= 256 else { return (settings.scrubbing ? .filter : .inspect, .free) }
+        // Asked for every key of every report: fold into a stack buffer, look names up by an FNV-1a hash
         // (confirmed byte by byte), no allocation.
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(key.count, 1)) { lower in
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             for i in 0..<key.count {
-                var b = key[i]
-                if b >= 0x41 && b <= 0x5a { b &+= 0x20 }
+                let b = Self.fold(key[i])
                 lower[i] = b
                 hash = (hash ^ UInt64(b)) &* 0x0000_0100_0000_01b3
             }
             let name = UnsafeBufferPointer(rebasing: lower[0..<key.count])
-            if let kind = Self.knownKind(hash: hash, name: name) {
-                switch kind {
-                case .keep: return .keep
-                case .ip: return settings.keepIPAddresses ? .keep : .drop
-                }
+            var inner = scope == .contexts || scope == .user ? Scope.free : scope
+            switch Self.knownKind(hash: hash, name: name) {
+            case .keep?: if scope == .event { return (.keep, .event) }
+            case .ip?: return (settings.keepIPAddresses ? .keep : .drop, .free)
+            case .freeMap?: if scope == .event { inner = .free }
+            case .contexts?: if scope == .event { inner = .contexts }
+            case .knownContext?: if scope == .contexts { inner = .event }
+            case .user?: if scope == .event { inner = .user }
+            case .identity?: if scope == .event { return (.identity, .free) }
+            case .userIdentity?: if scope == .user { return (.identity, .free) }
+            case nil: break
             }
             // Scrubbing off: keep walking (an IP field may sit deeper), but no key or value rule applies.
-            guard settings.scrubbing else { return .inspect }
-            if let safeName = safe[hash], Self.equal(safeName, name) { return .keep }
-            if Self.containsDefaultPattern(name) { return .filter }
-            for pattern in extraSensitive where Self.contains(name, pattern) { return .filter }
-            return .inspect
+            guard settings.scrubbing else { return (.inspect, inner) }
+            if let safeName = safe[hash], Self.equal(safeName, name) { return (.keep, inner) }
+            return (Self.isSensitive(folded: name, extra: extraSensitive) ? .filter : .inspect, inner)
         }
     }
 
-    enum KnownKind { case keep, ip }
+    /// Whether a folded key name contains a default or a project's sensitive name.
+    @inline(__always)
+    static func isSensitive(folded name: UnsafeBufferPointer<UInt8>, extra: [[UInt8]]) -> Bool {
+        if containsDefaultPattern(name) { return true }
+        for pattern in extra where contains(name, pattern) { return true }
+        return false
+    }
+
+    enum KnownKind { case keep, ip, freeMap, contexts, knownContext, user, identity, userIdentity }
 
     /// The known kind of a key, from an open-addressing table indexed by the key's FNV-1a hash (the hash is
     /// already computed, so no second hash as a `Dictionary` would do).
@@ -152,6 +239,14 @@ public struct Scrubber: Sendable {
         var out: [UInt64: (name: [UInt8], kind: KnownKind)] = [:]
         for name in debugSubtrees.union(protocolFields) { out[fnv(name)] = (Array(name.utf8), .keep) }
         for name in ipFields { out[fnv(name)] = (Array(name.utf8), .ip) }
+        for name in freeMaps { out[fnv(name)] = (Array(name.utf8), .freeMap) }
+        for name in knownContexts { out[fnv(name)] = (Array(name.utf8), .knownContext) }
+        for name in identityFields { out[fnv(name)] = (Array(name.utf8), .identity) }
+        for name in userIdentityFields { out[fnv(name)] = (Array(name.utf8), .userIdentity) }
+        out[fnv("contexts")] = (Array("contexts".utf8), .contexts)
+        out[fnv("user")] = (Array("user".utf8), .user)
+        precondition(out.count == debugSubtrees.count + protocolFields.count + ipFields.count + freeMaps.count
+            + knownContexts.count + identityFields.count + userIdentityFields.count + 2, "a known key name is in two lists")
         return out
     }()
 
@@ -164,6 +259,11 @@ public struct Scrubber: Sendable {
     /// `decide(key:)` for a `String` key.
     public func decide(key: String) -> KeyDecision {
         Array(key.utf8).withUnsafeBufferPointer { decide(key: $0) }
+    }
+
+    /// `decide(key:in:)` for a `String` key.
+    public func decide(key: String, in scope: Scope) -> (decision: KeyDecision, scope: Scope) {
+        Array(key.utf8).withUnsafeBufferPointer { decide(key: $0, in: scope) }
     }
 
     /// Whether `a` and `b` hold the same bytes: a plain loop (the generic `elementsEqual` was 2.6 % of an
@@ -237,7 +337,9 @@ public struct Scrubber: Sendable {
 
     /// The scrubbed text of a string value, or nil when no rule matched (the common case, without allocating).
     public func scrub(text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        guard settings.scrubbing, !text.isEmpty else { return nil }
+        let rules = settings.scrubbing
+        let contacts = settings.maskEmailsAndPhones
+        guard rules || contacts, !text.isEmpty else { return nil }
         var matches: [(Range<Int>, [UInt8])] = []
         var i = 0
         let n = text.count
@@ -257,11 +359,13 @@ public struct Scrubber: Sendable {
                 let next = i + 1 < n ? text[i + 1] | 0x20 : 0
                 let match: (Range<Int>, [UInt8])?
                 switch b {
-                case UInt8(ascii: "-"): match = next == UInt8(ascii: "-") ? Self.pemKey(text, at: i) : nil
-                case UInt8(ascii: "b"): match = Self.bearer(text, at: i)
-                case UInt8(ascii: "B"): match = Self.bearer(text, at: i) ?? Self.iban(text, at: i)
+                case UInt8(ascii: "-"): match = rules && next == UInt8(ascii: "-") ? Self.pemKey(text, at: i) : nil
+                case UInt8(ascii: "b"): match = rules ? Self.bearer(text, at: i) : nil
+                case UInt8(ascii: "B"): match = rules ? Self.bearer(text, at: i) ?? Self.iban(text, at: i) : nil
                 case UInt8(ascii: "/"):
-                    if next == UInt8(ascii: "/") {
+                    if !rules {
+                        match = nil
+                    } else if next == UInt8(ascii: "/") {
                         match = Self.urlAuth(text, at: i)
                     } else if next == UInt8(ascii: "h") || next == UInt8(ascii: "u") {
                         match = Self.unixUserPath(text, at: i)
@@ -269,10 +373,16 @@ public struct Scrubber: Sendable {
                         match = nil
                     }
                 case UInt8(ascii: "\\"):
-                    match = next == UInt8(ascii: "u") || next == UInt8(ascii: "d") || next == UInt8(ascii: "p")
+                    match = rules && (next == UInt8(ascii: "u") || next == UInt8(ascii: "d") || next == UInt8(ascii: "p"))
                         ? Self.windowsUserPath(text, at: i) : nil
-                case UInt8(ascii: "3")...UInt8(ascii: "6"): match = Self.creditCard(text, at: i)
-                default: match = Self.iban(text, at: i)
+                case UInt8(ascii: "="), UInt8(ascii: ":"):
+                    match = rules ? keyValue(text, at: i, after: matches.last?.0.upperBound ?? 0) : nil
+                case UInt8(ascii: "@"): match = contacts ? Self.email(text, at: i, after: matches.last?.0.upperBound ?? 0) : nil
+                case UInt8(ascii: "3")...UInt8(ascii: "6"):
+                    match = (rules ? Self.creditCard(text, at: i) : nil) ?? (contacts ? Self.phone(text, at: i) : nil)
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "("):
+                    match = contacts ? Self.phone(text, at: i) : nil
+                default: match = rules ? Self.iban(text, at: i) : nil
                 }
                 if let match {
                     matches.append(match)
@@ -305,16 +415,17 @@ public struct Scrubber: Sendable {
     static let userBytes = Array(Scrubber.userPlaceholder.utf8)
 
     /// `byteClasses` bits: a word byte (`isWord`); a byte where a rule may match anywhere (`-` of a PEM armor, `/` of a
-    /// URL or a home folder, `\\` of a Windows profile); a byte where a rule may match at a word's start only (`B`/`b`
-    /// of `Bearer`, `3`–`6` of a card number, `A`–`Z` of an IBAN).
+    /// URL or a home folder, `\\` of a Windows profile, `=`/`:` after a sensitive name, `@` of an e-mail address); a
+    /// byte where a rule may match at a word's start only (`B`/`b` of `Bearer`, digits of a card or phone number, `+`
+    /// and `(` of a phone number, `A`–`Z` of an IBAN).
     static let wordByte: UInt8 = 1
     static let startsAnywhere: UInt8 = 2
     static let startsAtWord: UInt8 = 4
     static let byteClasses: [UInt8] = (0...255).map { (value: Int) -> UInt8 in
         let b = UInt8(value)
         var kind: UInt8 = isWord(b) ? wordByte : 0
-        if b == UInt8(ascii: "-") || b == UInt8(ascii: "/") || b == UInt8(ascii: "\\") { kind |= startsAnywhere }
-        if b == UInt8(ascii: "b") || (0x41...0x5a).contains(b) || (UInt8(ascii: "3")...UInt8(ascii: "6")).contains(b) {
+        if Array("-/\\=:@".utf8).contains(b) { kind |= startsAnywhere }
+        if b == UInt8(ascii: "b") || (0x41...0x5a).contains(b) || isDigit(b) || b == UInt8(ascii: "+") || b == UInt8(ascii: "(") {
             kind |= startsAtWord
         }
         return kind

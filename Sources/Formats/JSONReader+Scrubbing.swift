@@ -23,11 +23,15 @@ struct ScrubAsYouParse {
         case filter
         /// Kept as sent: nothing inside is looked at.
         case keep
+        /// A user id: an e-mail address becomes its pseudonym (`Scrubber.identity(of:)`), anything else is inspected.
+        case identity
     }
 
     var walker: JSONScrubbing.Walker
     /// What applies to the value being read.
     var mode = Mode.inspect
+    /// Where the value being read sits (what the protocol allowlist means there).
+    var scope = Scrubber.Scope.event
     /// Containers around the value being read (the `Walker`'s depth, for its nesting limit).
     var depth = 0
 
@@ -36,12 +40,17 @@ struct ScrubAsYouParse {
     mutating func mode(forMemberNamed key: JSONReader.Key, valueIsNull: () throws -> Bool) throws -> Mode {
         switch mode {
         case .keep: return .keep
-        case .filter: return .filter
-        case .inspect:
-            switch walker.decision(for: key) {
+        case .filter:
+            scope = .free
+            return .filter
+        case .inspect, .identity:
+            let (decision, inner) = walker.decision(for: key, in: scope)
+            scope = inner
+            switch decision {
             case .inspect: return .inspect
             case .keep: return .keep
             case .filter: return .filter
+            case .identity: return .identity
             case .drop:
                 // Nothing to drop when it is null already (the parser reads the null); otherwise the parser
                 // would have to read a `null` the input does not have.
@@ -61,6 +70,7 @@ extension JSONReader {
     mutating func scrubbingMember(_ key: Key, _ body: (inout JSONReader, Key) throws -> Void) throws {
         guard isScrubbing else { return try body(&self, key) }
         let outer = scrubbing!.mode
+        let outerScope = scrubbing!.scope
         let (bytes, value, end) = (bytes, index, end)  // a dropped value is looked at only when there is one
         let inner = try scrubbing!.mode(forMemberNamed: key) {
             var probe = JSONReader(bytes: bytes, range: value..<end)
@@ -70,6 +80,7 @@ extension JSONReader {
         scrubbing!.depth += 1
         defer {
             scrubbing!.mode = outer
+            scrubbing!.scope = outerScope
             scrubbing!.depth -= 1
         }
         try body(&self, key)
@@ -79,6 +90,10 @@ extension JSONReader {
     @inline(__always)
     mutating func scrubbingElement(_ n: Int, _ body: (inout JSONReader, Int) throws -> Void) throws {
         guard isScrubbing else { return try body(&self, n) }
+        // An array in a free map may be a pair list, which only the `Walker` reads as one.
+        if scrubbing!.mode != .keep, scrubbing!.mode != .filter, scrubbing!.scope == .free {
+            throw ScrubAsYouParse.Unsupported()
+        }
         scrubbing!.depth += 1
         defer { scrubbing!.depth -= 1 }
         try body(&self, n)
@@ -90,8 +105,9 @@ extension JSONReader {
         let depth = scrubbing!.depth
         switch scrubbing!.mode {
         case .keep: try plain.skipValue(depth: depth)
-        case .inspect: try scrubbing!.walker.value(&plain, filter: false, depth: depth)
-        case .filter: try scrubbing!.walker.value(&plain, filter: true, depth: depth)
+        case .inspect: try scrubbing!.walker.value(&plain, filter: false, depth: depth, scope: scrubbing!.scope)
+        case .filter: try scrubbing!.walker.value(&plain, filter: true, depth: depth, scope: .free)
+        case .identity: try scrubbing!.walker.apply(.identity, &plain, depth: depth, scope: scrubbing!.scope)
         }
         index = plain.index
     }
@@ -104,8 +120,9 @@ extension JSONReader {
         case .filter:
             scrubbing!.walker.replace(start..<index, with: JSONScrubbing.filteredLiteral)
             return Scrubber.filtered
-        case .inspect:
-            if let scrubbed = scrubbing!.walker.scrubbedText(raw) {
+        case .inspect, .identity:
+            let mode = scrubbing!.mode
+            if let scrubbed = mode == .identity ? scrubbing!.walker.identityText(raw) : scrubbing!.walker.scrubbedText(raw) {
                 var literal: [UInt8] = []
                 JSONScrubbing.encodeString(scrubbed, into: &literal)
                 scrubbing!.walker.replace(start..<index, with: literal)
@@ -127,6 +144,7 @@ extension JSONReader {
         case .keep: return
         case .filter: throw ScrubAsYouParse.Unsupported()
         case .inspect: if scrubbing!.walker.scrubbedText(raw) != nil { throw ScrubAsYouParse.Unsupported() }
+        case .identity: if scrubbing!.walker.identityText(raw) != nil { throw ScrubAsYouParse.Unsupported() }
         }
     }
 

@@ -48,11 +48,13 @@ public enum SwiftCrashReports {
             self.environment = environment
         }
 
-        /// The metadata with its free text (`message`) passed through the project's PII rules. The other
-        /// fields are identities and protocol values the crash-free numbers need, kept as sent (docs/privacy.md).
+        /// The metadata with its free text (`message`) passed through the project's PII rules, and a user id that
+        /// is an e-mail address made pseudonymous (`Scrubber.identity(of:)`). The other fields are identities and
+        /// protocol values the crash-free numbers need, kept as sent (docs/privacy.md).
         public func scrubbed(by scrubber: Scrubber) -> Metadata {
             var copy = self
             if let message, let clean = scrubber.scrub(message) { copy.message = clean }
+            if let userID, let pseudonym = scrubber.identity(of: userID) { copy.userID = pseudonym }
             return copy
         }
     }

@@ -480,6 +480,16 @@ enum PostgresMigrations {
             "ALTER TABLE issues ADD COLUMN created_at bigint",
             "CREATE INDEX issues_by_created ON issues(project_id, created_at)",
         ]),
+        Migration(identifier: "pg8-mask-emails-and-phones", statements: [
+            // Issue #39: e-mail addresses and phone numbers are masked on ingest unless a project turns it off.
+            "ALTER TABLE projects ADD COLUMN mask_emails_and_phones boolean NOT NULL DEFAULT true",
+            // The project's own random key for pseudonymous user ids (HMAC-SHA-256): 32 bytes from two random UUIDs'
+            // hex (244 random bits; gen_random_uuid needs no extension from PostgreSQL 13 on).
+            """
+            ALTER TABLE projects ADD COLUMN identity_key bytea NOT NULL
+                DEFAULT decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex')
+            """,
+        ]),
     ]
 
     /// Applies what `database` lacks, in one transaction under the migration lock.

@@ -26,16 +26,18 @@ public struct PostgresProjectStore: ProjectStore {
                 let rows = try await connection.query(
                     """
                     INSERT INTO projects (slug, created_at, rate_limit_per_second)
-                    VALUES (\(slug.rawValue), \(created), \(rateLimitPerSecond)) RETURNING id
+                    VALUES (\(slug.rawValue), \(created), \(rateLimitPerSecond)) RETURNING id, identity_key
                     """, logger: logger)
                 var id: Int64 = 0
-                for try await value in rows.decode(Int64.self) { id = value }
+                var key = Data()
+                for try await (value, identityKey) in rows.decode((Int64, Data).self) { (id, key) = (value, identityKey) }
                 for (hash, kind) in [(ingestKeyHash, CredentialKind.ingest), (uploadTokenHash, .upload)] {
                     try await connection.query(
                         "INSERT INTO credentials (hash, kind, project_id, created_at) VALUES (\(hash.hex), \(kind.rawValue), \(id), \(created))",
                         logger: logger)
                 }
-                return Project(id: ProjectID(id), slug: slug, createdAt: createdAt, rateLimitPerSecond: rateLimitPerSecond)
+                return Project(
+                    id: ProjectID(id), slug: slug, createdAt: createdAt, rateLimitPerSecond: rateLimitPerSecond, identityKey: Array(key))
             }
         } catch where PostgresErrors.sqlState(error) == PostgresErrors.uniqueViolation {
             throw StorageError(.conflict, "a project with the slug \"\(slug)\" exists already", underlying: error)
@@ -100,7 +102,8 @@ public struct PostgresProjectStore: ProjectStore {
                 connection.query(
                     """
                     UPDATE projects SET scrubbing = \(settings.scrubbing), keep_ip_addresses = \(settings.keepIPAddresses),
-                        safe_fields = \(safe), sensitive_fields = \(sensitive)
+                        safe_fields = \(safe), sensitive_fields = \(sensitive),
+                        mask_emails_and_phones = \(settings.maskEmailsAndPhones)
                     WHERE id = \(project.rawValue) RETURNING id
                     """, logger: logger)) > 0
         }
@@ -130,20 +133,21 @@ public struct PostgresProjectStore: ProjectStore {
         }
     }
 
-    typealias ProjectColumns = (Int64, String, Int64, Double, Bool, Bool, String, String, String, String)
+    typealias ProjectColumns = (Int64, String, Int64, Double, Bool, Bool, String, String, String, String, Bool, Data)
 
     /// The columns `project(_:)` reads, in order.
     static let columns =
         "projects.id, projects.slug, projects.created_at, projects.rate_limit_per_second, projects.scrubbing, "
         + "projects.keep_ip_addresses, projects.safe_fields, projects.sensitive_fields, projects.in_app_include, "
-        + "projects.in_app_exclude"
+        + "projects.in_app_exclude, projects.mask_emails_and_phones, projects.identity_key"
 
     static func project(_ row: ProjectColumns) -> Project? {
         guard let slug = ProjectSlug(row.1) else { return nil }
         let privacy = PrivacySettings(
-            scrubbing: row.4, safeFields: StoredList.decode(row.6), sensitiveFields: StoredList.decode(row.7), keepIPAddresses: row.5)
+            scrubbing: row.4, safeFields: StoredList.decode(row.6), sensitiveFields: StoredList.decode(row.7), keepIPAddresses: row.5,
+            maskEmailsAndPhones: row.10)
         return Project(
             id: ProjectID(row.0), slug: slug, createdAt: Millis.date(row.2), rateLimitPerSecond: row.3, privacy: privacy,
-            inApp: InAppRules(include: StoredList.decode(row.8), exclude: StoredList.decode(row.9)))
+            inApp: InAppRules(include: StoredList.decode(row.8), exclude: StoredList.decode(row.9)), identityKey: Array(row.11))
     }
 }

@@ -678,6 +678,22 @@ enum Migrations {
                     CREATE INDEX issues_by_created ON issues(project_id, created_at);
                     """)
         }
+        migrator.registerMigration("v23-mask-emails-and-phones") { db in
+            // Issue #39: e-mail addresses and phone numbers are masked on ingest unless a project turns it off, and an
+            // e-mail used as a user id is stored as an HMAC under the project's own random key (made here for every
+            // project, by the trigger for new ones: ALTER TABLE cannot give a column a random default).
+            try db.execute(
+                sql: """
+                    ALTER TABLE projects ADD COLUMN mask_emails_and_phones INTEGER NOT NULL DEFAULT 1
+                        CHECK (mask_emails_and_phones IN (0, 1));
+                    ALTER TABLE projects ADD COLUMN identity_key BLOB;
+                    UPDATE projects SET identity_key = randomblob(32);
+                    CREATE TRIGGER projects_identity_key AFTER INSERT ON projects WHEN NEW.identity_key IS NULL
+                    BEGIN
+                        UPDATE projects SET identity_key = randomblob(32) WHERE id = NEW.id;
+                    END;
+                    """)
+        }
         return migrator
     }
 }

@@ -31,7 +31,11 @@ public struct SQLiteProjectStore: ProjectStore {
                         sql: "INSERT INTO credentials (hash, kind, project_id, created_at) VALUES (?, ?, ?, ?)",
                         arguments: [hash.hex, kind.rawValue, id, created])
                 }
-                return Project(id: ProjectID(id), slug: slug, createdAt: createdAt, rateLimitPerSecond: rateLimitPerSecond)  // default privacy, as the columns' defaults
+                // The identity key is the trigger's (migration v23).
+                let key = try Data.fetchOne(db, sql: "SELECT identity_key FROM projects WHERE id = ?", arguments: [id])
+                return Project(
+                    id: ProjectID(id), slug: slug, createdAt: createdAt, rateLimitPerSecond: rateLimitPerSecond,  // default privacy, as the columns' defaults
+                    identityKey: key.map { Array($0) } ?? [])
             }
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw StorageError(.conflict, "a project with the slug \"\(slug)\" exists already", underlying: error)
@@ -98,12 +102,13 @@ public struct SQLiteProjectStore: ProjectStore {
         try await database.pool.write { db in
             try db.execute(
                 sql: """
-                    UPDATE projects SET scrubbing = ?, keep_ip_addresses = ?, safe_fields = ?, sensitive_fields = ?
+                    UPDATE projects SET scrubbing = ?, keep_ip_addresses = ?, safe_fields = ?, sensitive_fields = ?,
+                        mask_emails_and_phones = ?
                     WHERE id = ?
                     """,
                 arguments: [
                     settings.scrubbing, settings.keepIPAddresses, StoredList.encode(settings.safeFields),
-                    StoredList.encode(settings.sensitiveFields), project.rawValue,
+                    StoredList.encode(settings.sensitiveFields), settings.maskEmailsAndPhones, project.rawValue,
                 ])
             return db.changesCount > 0
         }
@@ -125,16 +130,18 @@ public struct SQLiteProjectStore: ProjectStore {
     static let columns =
         "projects.id, projects.slug, projects.created_at, projects.rate_limit_per_second, projects.scrubbing, "
         + "projects.keep_ip_addresses, projects.safe_fields, projects.sensitive_fields, projects.in_app_include, "
-        + "projects.in_app_exclude"
+        + "projects.in_app_exclude, projects.mask_emails_and_phones, projects.identity_key"
 
     static func project(_ row: Row) -> Project? {
         guard let slug = ProjectSlug(row["slug"]) else { return nil }
         let privacy = PrivacySettings(
             scrubbing: row["scrubbing"], safeFields: StoredList.decode(row["safe_fields"]),
-            sensitiveFields: StoredList.decode(row["sensitive_fields"]), keepIPAddresses: row["keep_ip_addresses"])
+            sensitiveFields: StoredList.decode(row["sensitive_fields"]), keepIPAddresses: row["keep_ip_addresses"],
+            maskEmailsAndPhones: row["mask_emails_and_phones"])
         return Project(
             id: ProjectID(row["id"]), slug: slug, createdAt: Millis.date(row["created_at"]),
             rateLimitPerSecond: row["rate_limit_per_second"], privacy: privacy,
-            inApp: InAppRules(include: StoredList.decode(row["in_app_include"]), exclude: StoredList.decode(row["in_app_exclude"])))
+            inApp: InAppRules(include: StoredList.decode(row["in_app_include"]), exclude: StoredList.decode(row["in_app_exclude"])),
+            identityKey: (row["identity_key"] as Data?).map { Array($0) } ?? [])
     }
 }

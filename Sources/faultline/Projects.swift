@@ -111,9 +111,11 @@ extension Projects {
             abstract: "Set a project's privacy and grouping settings and print them (with no option, only print them).",
             discussion: """
                 Scrubbing (on by default) replaces values of sensitive keys, credit card numbers, IBANs, PEM private \
-                keys, bearer tokens and URL passwords with [Filtered], and user names in home paths with [user], \
-                before a report is stored. IP addresses are dropped unless --keep-ip-addresses on. A running server \
-                applies the change within a minute.
+                keys, bearer tokens, URL passwords and sensitive name=value pairs with [Filtered], and user names in \
+                home paths with [user], before a report is stored. IP addresses are dropped unless \
+                --keep-ip-addresses on; e-mail addresses and phone numbers are masked (j***@example.com, the last \
+                two digits kept) unless --mask-emails-and-phones off. A running server applies the change within a \
+                minute.
 
                 In-app rules decide which modules are the app's own when crashes are grouped (the blamed frame is \
                 the innermost in-app frame). By default every module outside the system and language-runtime \
@@ -149,6 +151,9 @@ extension Projects {
 
         @Option(name: .customLong("keep-ip-addresses"), help: "Keep client IP addresses (user.ip_address, REMOTE_ADDR): on or off.")
         var keepIPAddresses: Switch?
+
+        @Option(name: .customLong("mask-emails-and-phones"), help: "Mask e-mail addresses and phone numbers in values: on or off.")
+        var maskEmailsAndPhones: Switch?
 
         @Option(name: .customLong("in-app-include"), help: "A module-name pattern (* and ?) that is in-app; repeat for more. Replaces the list.")
         var inAppInclude: [String] = []
@@ -192,6 +197,7 @@ extension Projects {
             let configured = try await root.projects.configurePrivacy(slug: ProjectSlug(slug)!) { settings in
                 if let scrubbing { settings.scrubbing = scrubbing.isOn }
                 if let keepIPAddresses { settings.keepIPAddresses = keepIPAddresses.isOn }
+                if let maskEmailsAndPhones { settings.maskEmailsAndPhones = maskEmailsAndPhones.isOn }
                 if !safeFields.isEmpty || clearSafeFields { settings.safeFields = safeFields }
                 if !sensitiveFields.isEmpty || clearSensitiveFields { settings.sensitiveFields = sensitiveFields }
             }
@@ -214,6 +220,7 @@ extension Projects {
                     var safe_fields: [String]
                     var sensitive_fields: [String]
                     var keep_ip_addresses: Bool
+                    var mask_emails_and_phones: Bool
                     var in_app_include: [String]
                     var in_app_exclude: [String]
                 }
@@ -222,6 +229,7 @@ extension Projects {
                 let out = Out(
                     slug: slug, scrubbing: privacy.scrubbing, safe_fields: privacy.safeFields,
                     sensitive_fields: privacy.sensitiveFields, keep_ip_addresses: privacy.keepIPAddresses,
+                    mask_emails_and_phones: privacy.maskEmailsAndPhones,
                     in_app_include: project.inApp.include, in_app_exclude: project.inApp.exclude)
                 print(String(decoding: try encoder.encode(out), as: UTF8.self))
             } else {
@@ -230,6 +238,7 @@ extension Projects {
                 print("safe fields:       \(privacy.safeFields.isEmpty ? "(none)" : privacy.safeFields.joined(separator: ", "))")
                 print("sensitive fields:  \(privacy.sensitiveFields.isEmpty ? "(defaults only)" : privacy.sensitiveFields.joined(separator: ", "))")
                 print("keep IP addresses: \(privacy.keepIPAddresses ? "on" : "off")")
+                print("mask e-mails and phones: \(privacy.maskEmailsAndPhones ? "on" : "off")")
                 print("in-app include:    \(project.inApp.include.isEmpty ? "(none)" : project.inApp.include.joined(separator: ", "))")
                 print("in-app exclude:    \(project.inApp.exclude.isEmpty ? "(none)" : project.inApp.exclude.joined(separator: ", "))")
             }

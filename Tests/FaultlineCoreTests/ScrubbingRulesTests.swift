@@ -90,9 +90,11 @@ import Testing
         #expect(scrub("pg://matt:pass@localhost/1") == "pg://matt:[Filtered]@localhost/1")
         #expect(scrub("foo redis://redis:foo@localhost:6379/0 bar") == "foo redis://redis:[Filtered]@localhost:6379/0 bar")
         #expect(scrub("https://username:password@example.com/") == "https://username:[Filtered]@example.com/")
-        // A user without a password, and an e-mail address, are not URL auth.
-        #expect(scrubber.scrub("https://key@o1.ingest.example.com/1") == nil)
-        #expect(scrubber.scrub("mail alice@example.com") == nil)
+        // A user without a password, and an e-mail address, are not URL auth (they are e-mail-shaped: masked by the
+        // contact rule, which is off here).
+        let rulesOnly = Scrubber(settings: PrivacySettings(maskEmailsAndPhones: false))
+        #expect(rulesOnly.scrub("https://key@o1.ingest.example.com/1") == nil)
+        #expect(rulesOnly.scrub("mail alice@example.com") == nil)
     }
 
     // MARK: @bearer
@@ -156,7 +158,8 @@ import Testing
         #expect(off.decide(key: "password") == .inspect)  // walked for IP fields, but no rule applies
         #expect(off.decide(key: "user") == .inspect)
         #expect(off.scrub("4111111111111111") == nil)
-        #expect(!Scrubber(settings: PrivacySettings(scrubbing: false, keepIPAddresses: true)).isActive)
+        #expect(!Scrubber(settings: PrivacySettings(scrubbing: false, keepIPAddresses: true, maskEmailsAndPhones: false)).isActive)
+        #expect(Scrubber(settings: PrivacySettings(scrubbing: false, keepIPAddresses: true)).isActive)
     }
 
     @Test func debugMetadataAndProtocolFieldsAreNeverScrubbed() {
@@ -167,5 +170,139 @@ import Testing
         }
         // `session_id` holds the word "session" (a sensitive name) but is the protocol's id: kept.
         #expect(Scrubber(settings: PrivacySettings(sensitiveFields: ["id"])).decide(key: "event_id") == .keep)
+    }
+
+    // MARK: issue #39: bypasses
+
+    @Test func protocolFieldsAreKeptOnlyWhereTheProtocolPutsThem() {
+        // At the top of a report, in frames and known contexts: kept. In a free map: a value like any other.
+        #expect(scrubber.decide(key: "address", in: .event) == (.keep, .event))
+        #expect(scrubber.decide(key: "session_id", in: .event).decision == .keep)
+        #expect(scrubber.decide(key: "address", in: .free) == (.inspect, .free))
+        #expect(scrubber.decide(key: "session_id", in: .free).decision == .filter)
+        #expect(scrubber.decide(key: "images", in: .free).decision == .inspect)
+        // Free maps open where the protocol has them; `contexts` holds known contexts and custom ones.
+        for map in ["extra", "tags", "data", "headers", "cookies", "env", "query_string", "vars", "custom_keys"] {
+            #expect(scrubber.decide(key: map, in: .event) == (.inspect, .free), "\(map)")
+        }
+        // `user` is a free map whose `id` and `email` are user ids.
+        #expect(scrubber.decide(key: "user", in: .event) == (.inspect, .user))
+        #expect(scrubber.decide(key: "email", in: .user) == (.identity, .free))
+        #expect(scrubber.decide(key: "id", in: .user) == (.identity, .free))
+        #expect(scrubber.decide(key: "session_id", in: .user).decision == .filter)
+        #expect(scrubber.decide(key: "user_id", in: .event).decision == .identity)
+        #expect(scrubber.decide(key: "id", in: .event).decision == .inspect)
+        #expect(scrubber.decide(key: "user_id", in: .free).decision == .inspect)
+        #expect(scrubber.decide(key: "contexts", in: .event).scope == .contexts)
+        #expect(scrubber.decide(key: "os", in: .contexts).scope == .event)
+        #expect(scrubber.decide(key: "version", in: scrubber.decide(key: "os", in: .contexts).scope).decision == .keep)
+        #expect(scrubber.decide(key: "my_context", in: .contexts).scope == .free)
+        #expect(scrubber.decide(key: "version", in: .free).decision == .inspect)
+        // Once free, always free.
+        #expect(scrubber.decide(key: "contexts", in: .free).scope == .free)
+        #expect(scrubber.decide(key: "os", in: .free).scope == .free)
+    }
+
+    @Test func keyNamesAreFoldedAndOverlongNamesAreSensitive() {
+        for key in ["X-Api-Key", "api-key", "private-key", "Private Key", "MYSQL-PWD", "pwd", "Passphrase", "X_API_KEY"] {
+            #expect(scrubber.decide(key: key) == .filter, "\(key)")
+        }
+        #expect(scrubber.decide(key: String(repeating: "a", count: 257)) == .filter)
+        #expect(scrubber.decide(key: String(repeating: "a", count: 256)) == .inspect)
+        // Safe and extra names are folded the same way.
+        let custom = Scrubber(settings: PrivacySettings(safeFields: ["X-Request-Token"], sensitiveFields: ["card-holder"]))
+        #expect(custom.decide(key: "x_request_token") == .keep)
+        #expect(custom.decide(key: "Card Holder") == .filter)
+    }
+
+    @Test func proxyHeadersWithClientAddressesAreDropped() {
+        for key in ["X-Forwarded-For", "X-Real-IP", "Forwarded", "CF-Connecting-IP", "True-Client-IP", "X-Client-IP"] {
+            #expect(scrubber.decide(key: key, in: .free).decision == .drop, "\(key)")
+        }
+        #expect(Scrubber(settings: PrivacySettings(keepIPAddresses: true)).decide(key: "X-Forwarded-For") == .keep)
+    }
+
+    @Test func sensitiveNameValuePairsInTextAreFiltered() {
+        // Query strings, form bodies and cookies, as Relay parses them into pairs; log lines and JSON in text.
+        #expect(scrub("https://api.example.com/v1/orders?api_key=abc123&page=2") == "https://api.example.com/v1/orders?api_key=[Filtered]&page=2")
+        #expect(scrub("user=bob&password=hunter2&remember=1") == "user=bob&password=[Filtered]&remember=1")
+        #expect(scrub("theme=dark; sessionid=9f8e7d; lang=en") == "theme=dark; sessionid=[Filtered]; lang=en")
+        #expect(scrub("login failed: password=hunter2 for bob") == "login failed: password=[Filtered] for bob")
+        #expect(scrub("passwd: hunter2") == "passwd: [Filtered]")
+        #expect(scrub("secret = s3cr3t") == "secret = [Filtered]")
+        #expect(scrub(#"body {"password":"hunter2","user":"bob"}"#) == #"body {"password":"[Filtered]","user":"bob"}"#)
+        #expect(scrub("X-Api-Key: abc123") == "X-Api-Key: [Filtered]")
+        #expect(scrub("Authorization: Basic dXNlcjpwYXNz") == "Authorization: Basic [Filtered]")
+        // Not pairs: code, scope operators, URLs, names that are not sensitive; already filtered.
+        for text in ["TokenStore::load", "AuthService.login(token:password:)", "https://example.com:8443/x", "page=2&sort=asc",
+                     "password=[Filtered]", "a==b", "token=", "bookkeeping: none"] {
+            #expect(scrubber.scrub(text) == nil, "\(text)")
+        }
+        // The project's names count too; its safe names are kept.
+        let custom = Scrubber(settings: PrivacySettings(safeFields: ["csrf_token"], sensitiveFields: ["ssn"]))
+        #expect(custom.scrub("ssn=123-45-6789") == "ssn=[Filtered]")
+        #expect(custom.scrub("csrf_token=abc") == nil)
+    }
+
+    // MARK: e-mail addresses and phone numbers
+
+    @Test func emailAddressesKeepTheirFirstCharacterAndDomain() {
+        #expect(scrub("jane.doe@example.com") == "j***@example.com")
+        #expect(scrub("mail to <Bob+tag@mail.example.co.uk>, thanks.") == "mail to <B***@mail.example.co.uk>, thanks.")
+        #expect(scrub("mailto:jane@example.com") == "mailto:j***@example.com")
+        #expect(scrubber.scrub("j***@example.com") == nil)  // idempotent
+        // Not addresses: symbol versions, package versions, a domain without a dot, `@` alone.
+        for text in ["memcpy@GLIBC_2.14", "puts@plt", "left-pad@1.3.0", "user@localhost", "@example.com", "a @ b.com"] {
+            #expect(scrubber.scrub(text) == nil, "\(text)")
+        }
+        #expect(Scrubber(settings: PrivacySettings(maskEmailsAndPhones: false)).scrub("jane@example.com") == nil)
+        // With scrubbing off, the contact rule still applies (its own switch), and no other rule does.
+        let contactsOnly = Scrubber(settings: PrivacySettings(scrubbing: false))
+        #expect(contactsOnly.scrub("jane@example.com password=x") == "j***@example.com password=x")
+    }
+
+    @Test func phoneNumbersKeepTheirLastTwoDigits() {
+        #expect(scrub("call +44 20 7946 0958 now") == "call +** ** **** **58 now")
+        #expect(scrub("+1 (555) 123-4567") == "+* (***) ***-**67")
+        #expect(scrub("+4915123456789") == "+***********89")
+        #expect(scrub("(555) 123-4567") == "(***) ***-**67")
+        #expect(scrub("tel 555-123-4567.") == "tel ***-***-**67.")
+        #expect(scrubber.scrub("+** ** **** **58") == nil)  // idempotent
+    }
+
+    @Test func numbersThatAreNotPhoneNumbersAreKept() {
+        let texts = [
+            "1.2.3.4567", "10.0.19041.1", "192.168.100.200",  // versions, IPv4
+            "2026-11-28", "2026-11-28 18:23:47", "28-11-2026", "2026-11-28T18:23:47Z", "at 18:23:47.123",  // dates, times
+            "1732812227", "1732812227123", "140737488355328",  // timestamps, decimal addresses
+            "0x7fff5fbff8c0", "0x00007f0000001234",  // hex addresses
+            "550e8400-e29b-41d4-a716-446655440000", "12345678-1234-1234-1234-123456789012",  // UUIDs
+            "aba11aeff7e7e9e2e1bc84464f53a7e183a8930a", "build 4711",  // build ids
+            "took 1 234 567 ms", "codes 200 404 500 503", "+0100", "UTC+05:30", "line 1234567:12",
+        ]
+        for text in texts { #expect(scrubber.scrub(text) == nil, "\(text)") }
+    }
+
+    // MARK: pseudonymous user ids
+
+    /// A stand-in for the edge's HMAC: the message's bytes, so the id's format and normalisation are visible.
+    final class EchoMAC: IdentityHashing {
+        func authenticationCode(for message: [UInt8]) -> [UInt8] { Array((message + Array(repeating: 0, count: 32)).prefix(32)) }
+    }
+
+    @Test func anEmailUserIdBecomesAKeyedHashWithItsMask() throws {
+        let keyed = Scrubber(settings: PrivacySettings(), identities: EchoMAC())
+        // " Jane@Example.com " is normalised to "jane@example.com": its first 16 bytes as hex, then the mask.
+        let id = try #require(keyed.identity(of: " Jane@Example.com "))
+        #expect(id == "email:" + "jane@example.com".utf8.map { String($0, radix: 16) }.joined() + ":J***@Example.com")
+        #expect(keyed.identity(of: "jane@example.com")?.hasPrefix("email:6a616e65") == true)
+        // Not an address as a whole value, masking off, or no key: no pseudonym.
+        #expect(keyed.identity(of: "user-42") == nil)
+        #expect(keyed.identity(of: "ask jane@example.com") == nil)
+        #expect(Scrubber(settings: PrivacySettings(maskEmailsAndPhones: false), identities: EchoMAC()).identity(of: "jane@example.com") == nil)
+        #expect(scrubber.identity(of: "jane@example.com") == nil)
+        // A pseudonym is not made again from its own text.
+        #expect(keyed.identity(of: id) == nil)
+        #expect(keyed.scrub(id) == nil)
     }
 }

@@ -220,4 +220,100 @@ import TestSupport
             #expect(!bytes.contains(secret), "\(secret) was stored")
         }
     }
+
+    // MARK: issue #39: bypasses, e-mail addresses and phone numbers
+
+    /// One value per bypass of issue #39, each a string that must be stored nowhere.
+    static let bypassSecrets = [
+        "cookie-sess-771", "qs-secret-772", "form-secret-773", "cookie-secret-774", "hdr-secret-775", "hdr-secret-776",
+        "hdr-secret-777", "long-secret-778", "log-secret-779", "crumb-secret-780", "198.51.100.81", "text-secret-782",
+        "vars-secret-783", "vars-secret-784", "native-sess-785", "native-secret-786", "198.51.100.87",
+    ]
+    static let email = "jane.doe@example.com"
+    static let phone = "+44 20 7946 0958"
+
+    static func bypassEnvelope(_ eventID: String) -> [UInt8] {
+        let longKey = String(repeating: "k", count: 300)
+        let event = #"""
+            {"event_id":"\#(eventID)","timestamp":"2026-11-22T05:08:09Z","platform":"python","level":"error","release":"shop@1.0",
+             "user":{"email":"\#(email)"},
+             "extra":{"address":"\#(card)","session_id":"cookie-sess-771","\#(longKey)":"long-secret-778"},
+             "request":{"url":"https://shop.example.com/pay","query_string":"api_key=qs-secret-772&page=2","data":"user=bob&password=form-secret-773",
+               "headers":[["Cookie","sessionid=cookie-secret-774; theme=dark"],["X-Api-Key","hdr-secret-775"],["X-Forwarded-For","198.51.100.81"]],
+               "env":{"api-key":"hdr-secret-776","private-key":"hdr-secret-777","X-Real-IP":"198.51.100.87"}},
+             "breadcrumbs":{"values":[{"timestamp":1795000000,"category":"http","data":{"url":"https://api.example.com/v1?api_key=crumb-secret-780"}}]},
+             "exception":{"values":[{"type":"LoginError","value":"contact \#(email) or \#(phone) after password=text-secret-782",
+               "stacktrace":{"frames":[{"function":"login","module":"shop.auth","vars":{"pwd":"vars-secret-783","passphrase":"vars-secret-784"}}]}}]}}
+            """#
+        // An item before the event was stored unscrubbed inside the event's payload.
+        let log = #"{"items":[{"body":"retry password=log-secret-779"}]}"#
+        var envelope = Array(#"{"event_id":"\#(eventID)","sent_at":"2026-11-22T05:08:09Z"}"#.utf8) + [0x0a]
+        for (type, payload) in [("log", log), ("event", event)] {
+            envelope += Array(#"{"type":"\#(type)","length":\#(payload.utf8.count)}"#.utf8) + [0x0a] + Array(payload.utf8) + [0x0a]
+        }
+        return envelope
+    }
+
+    static func bypassNativeReport(_ n: Int) -> String {
+        #"""
+        {"event_id":"\#(Payloads.eventID(n))","kind":"nonfatal","timestamp":"2026-11-22T05:08:09Z","user_id":"\#(email)",
+         "error":{"type":"PaymentError","message":"call \#(phone)"},
+         "custom_keys":{"session_id":"native-sess-785","X-Api-Key":"native-secret-786","address":"\#(card)"}}
+        """#
+    }
+
+    @Test func issue39BypassesAreClosedAndContactsMaskedPerProject() async throws {
+        // Given two projects on one server: "masked" with the defaults, "plain" with e-mail/phone masking off.
+        let folder = ServerProcess.newFolder()
+        let masked = try await ServerProcess.createProject("masked", in: folder)
+        let plain = try await ServerProcess.createProject("plain", in: folder)
+        let configured = try await configure("plain", in: folder, ["--mask-emails-and-phones", "off"])
+        #expect(configured["mask_emails_and_phones"] as? Bool == false)
+        #expect(try await configure("masked", in: folder, [])["mask_emails_and_phones"] as? Bool == true)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+
+        // When each gets the same Sentry envelope and the same native report.
+        let events = [(masked, "1c3f9d3a6f1a4a53b2d1e9f0a8b7c6d5", 1), (plain, "2c3f9d3a6f1a4a53b2d1e9f0a8b7c6d5", 2)]
+        for (project, eventID, n) in events {
+            let sent = try await http.send(
+                .POST, server.baseURL + "/api/\(project.id)/envelope/",
+                headers: [("X-Sentry-Auth", "Sentry sentry_key=\(project.ingest)"), ("Content-Encoding", "gzip")],
+                body: Payloads.gzip(Self.bypassEnvelope(eventID)))
+            #expect(sent.status == 200, "\(String(decoding: sent.body, as: UTF8.self))")
+            let posted = try await http.postReports(server.baseURL, key: project.ingest, Self.bypassNativeReport(n))
+            #expect(posted.status == 202, "\(String(decoding: posted.body, as: UTF8.self))")
+        }
+
+        // Then the masked project shows a pseudonymous user id, the same for both formats, and masks in text.
+        let maskedEvent = try await fetchReport(server, upload: masked.upload, events[0].1)
+        let maskedNative = try await fetchReport(server, upload: masked.upload, Payloads.eventID(1))
+        let pseudonym = try #require(maskedEvent["user_id"] as? String)
+        #expect(pseudonym.hasPrefix("email:") && pseudonym.hasSuffix(":j***@example.com") && pseudonym.count == 6 + 32 + 1 + 16, "\(pseudonym)")
+        #expect(maskedNative["user_id"] as? String == pseudonym)
+        #expect((maskedEvent["error"] as? [String: Any])?["message"] as? String
+            == "contact j***@example.com or +** ** **** **58 after password=[Filtered]")
+        #expect((maskedNative["error"] as? [String: Any])?["message"] as? String == "call +** ** **** **58")
+        let nativeKeys = maskedNative["custom_keys"] as? [String: Any] ?? [:]
+        #expect(nativeKeys["address"] as? String == "[Filtered]")
+        #expect(nativeKeys["session_id"] as? String == "[Filtered]")
+        #expect(nativeKeys["X-Api-Key"] as? String == "[Filtered]")
+        let eventKeys = maskedEvent["custom_keys"] as? [String: Any] ?? [:]
+        #expect(eventKeys["extra.address"] as? String == "[Filtered]")
+
+        // The plain project keeps contacts as sent, under its own settings, and still closes every bypass.
+        let plainEvent = try await fetchReport(server, upload: plain.upload, events[1].1)
+        let plainNative = try await fetchReport(server, upload: plain.upload, Payloads.eventID(2))
+        #expect(plainEvent["user_id"] as? String == Self.email)
+        #expect(plainNative["user_id"] as? String == Self.email)
+        #expect((plainEvent["error"] as? [String: Any])?["message"] as? String
+            == "contact \(Self.email) or \(Self.phone) after password=[Filtered]")
+
+        // And no bypassed value is anywhere in the data folder (payloads inflated, database files raw).
+        let bytes = try stored(folder)
+        #expect(bytes.contains("shop.example.com"))  // the payloads were found and inflated
+        for secret in Self.bypassSecrets + [Self.card] {
+            #expect(!bytes.contains(secret), "\(secret) was stored")
+        }
+    }
 }

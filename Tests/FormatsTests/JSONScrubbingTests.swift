@@ -18,7 +18,9 @@ import Testing
     }
 
     @Test func nothingToScrubReturnsNilSoTheClientsBytesAreKept() throws {
-        #expect(try scrub(F.pythonHandled) == nil)
+        // The fixture's one personal value is `user.email`, masked by default; without that rule nothing changes.
+        #expect(try scrub(F.pythonHandled, Scrubber(settings: PrivacySettings(maskEmailsAndPhones: false))) == nil)
+        #expect(try scrub(F.pythonHandled)?.contains(#""email":"t***@example.com""#) == true)
         #expect(try scrub(F.pythonMessage) == nil)
         #expect(try scrub(#"  {"a" : [1, 2.50e3, true, null, "x\u00e9\n"] }  "#) == nil)
     }
@@ -178,7 +180,7 @@ import Testing
 
     @Test func anEnvelopeWithNothingToScrubIsNil() throws {
         let body = F.envelope(F.pythonHeader, [F.item("event", F.pythonHandled)])
-        #expect(try SentryEnvelope.scrub(body, scrubber: scrubber).bytes == nil)
+        #expect(try SentryEnvelope.scrub(body, scrubber: Scrubber(settings: PrivacySettings(maskEmailsAndPhones: false))).bytes == nil)
     }
 
     @Test func anEventTooDeepToScrubIsListedAndOtherItemsStillScrubbed() throws {
@@ -197,5 +199,102 @@ import Testing
         let body = Array((F.cliHeader + "\n" + #"{"type":"event"}"# + "\n" + #"{"message":"Bearer abc"}"# + "\n").utf8)
         let out = String(decoding: try #require(try SentryEnvelope.scrub(body, scrubber: scrubber).bytes), as: UTF8.self)
         #expect(out == F.cliHeader + "\n" + #"{"type":"event"}"# + "\n" + #"{"message":"Bearer [Filtered]"}"# + "\n")
+    }
+
+    // MARK: issue #39: bypasses
+
+    @Test func protocolFieldNamesInFreeMapsAreScrubbedLikeAnyValue() throws {
+        // A card number in `extra.address` and a cookie in `extra.session_id` were stored; frames keep theirs.
+        let input = #"{"extra":{"address":"4111 1111 1111 1111","session_id":"s3cr3t","version":"me@example.com"},"#
+            + #""contexts":{"os":{"version":"6.3.1"},"shop":{"build":"5500 0000 0000 0004"}},"#
+            + #""tags":[["release","4111111111111111"]],"exception":{"values":[{"stacktrace":{"frames":[{"address":"0x7f00","module":"/home/alice/a.so","vars":{"pwd":"x","passphrase":"y","address":"z"}}]}}]}}"#
+        let out = try object(try scrub(input))
+        let extra = try #require(out["extra"] as? [String: Any])
+        #expect(extra["address"] as? String == "[Filtered]")
+        #expect(extra["session_id"] as? String == "[Filtered]")
+        #expect(extra["version"] as? String == "m***@example.com")
+        let contexts = try #require(out["contexts"] as? [String: [String: Any]])
+        #expect(contexts["os"]?["version"] as? String == "6.3.1")
+        #expect(contexts["shop"]?["build"] as? String == "[Filtered]")
+        #expect((out["tags"] as? [[String]])?.first == ["release", "[Filtered]"])
+        let frame = try #require((((out["exception"] as? [String: Any])?["values"] as? [[String: Any]])?.first?["stacktrace"]
+            as? [String: Any])?["frames"] as? [[String: Any]]).first
+        #expect(frame?["address"] as? String == "0x7f00")
+        #expect(frame?["module"] as? String == "/home/alice/a.so")
+        #expect(frame?["vars"] as? [String: String] == ["pwd": "[Filtered]", "passphrase": "[Filtered]", "address": "z"])
+    }
+
+    @Test func requestQueryStringsFormsCookiesAndHeadersAreScrubbedPairByPair() throws {
+        let input = #"{"request":{"url":"https://shop.example.com/pay?api_key=k123&page=2","query_string":"token=t1&sort=asc","#
+            + #""data":"user=bob&password=hunter2","cookies":"theme=dark; sessionid=abc","#
+            + #""headers":[["X-Api-Key","k456"],["Cookie","sessionid=def; lang=en"],["X-Forwarded-For","203.0.113.9"],["Accept","*/*"]],"#
+            + #""env":{"REMOTE_ADDR":"203.0.113.9","X-Real-IP":"203.0.113.9"}},"#
+            + #""breadcrumbs":{"values":[{"data":{"url":"https://api.example.com/v1?apikey=k789"}}]}}"#
+        let text = try #require(try scrub(input))
+        for secret in ["k123", "t1", "hunter2", "abc", "k456", "def", "203.0.113.9", "k789"] {
+            #expect(!text.contains(secret), "\(secret)")
+        }
+        let request = try #require(try object(text)["request"] as? [String: Any])
+        #expect(request["url"] as? String == "https://shop.example.com/pay?api_key=[Filtered]&page=2")
+        #expect(request["query_string"] as? String == "token=[Filtered]&sort=asc")
+        #expect(request["data"] as? String == "user=bob&password=[Filtered]")
+        #expect(request["cookies"] as? String == "theme=dark; sessionid=[Filtered]")
+        let headers = try #require(request["headers"] as? [[Any]])
+        #expect(headers[0][1] as? String == "[Filtered]")
+        #expect(headers[1][1] as? String == "sessionid=[Filtered]; lang=en")
+        #expect(headers[2][1] is NSNull)
+        #expect(headers[3][1] as? String == "*/*")
+        #expect((request["env"] as? [String: Any])?["X-Real-IP"] is NSNull)
+    }
+
+    @Test func overlongKeyNamesAreFilteredNotSkipped() throws {
+        let name = String(repeating: "k", count: 300)
+        let out = try object(try scrub(#"{"extra":{"\#(name)":"hunter2","short":"ok"}}"#))
+        #expect((out["extra"] as? [String: String]) == [name: "[Filtered]", "short": "ok"])
+    }
+
+    @Test func userIdsThatAreEmailsBecomePseudonymsAndOtherAddressesAreMasked() throws {
+        final class EchoMAC: IdentityHashing {
+            func authenticationCode(for message: [UInt8]) -> [UInt8] { Array((message + Array(repeating: 0, count: 32)).prefix(32)) }
+        }
+        let keyed = Scrubber(settings: PrivacySettings(), identities: EchoMAC())
+        let input = #"{"user":{"id":"jane@example.com","email":"Jane@Example.com","username":"jane@example.com"},"#
+            + #""message":"mail jane@example.com or call +44 20 7946 0958"}"#
+        let out = try object(try scrub(input, keyed))
+        let user = try #require(out["user"] as? [String: String])
+        let expected = "email:" + "jane@example.com".utf8.map { String($0, radix: 16) }.joined()
+        #expect(user["id"] == expected + ":j***@example.com")
+        #expect(user["email"] == expected + ":J***@Example.com")
+        #expect(user["username"] == "j***@example.com")
+        #expect(out["message"] as? String == "mail j***@example.com or call +** ** **** **58")
+        // Native reports: `user_id` at the top, through both the one-pass and the two-pass decoding.
+        let native = Array(#"{"event_id":"9ec79c33ec9942ab8353589fcb2e04dc","kind":"nonfatal","timestamp":"2026-11-22T05:08:09Z","user_id":"jane@example.com","error":{"type":"E"}}"#.utf8)
+        let one = try #require(NativeReports.singleScrubbing(native, limits: IngestLimits(), scrubber: keyed))
+        let two = try NativeReports.decodeScrubbingFirst(native, limits: IngestLimits(), scrubber: keyed)
+        #expect(one.0.report.userID == expected + ":j***@example.com")
+        #expect(one.1 == two.scrubbed)
+        #expect(try two.decoded.items[0].get().report.userID == expected + ":j***@example.com")
+    }
+
+    @Test func everyEnvelopeItemButAttachmentsIsScrubbedAndOnlyTheEventIsStored() throws {
+        let event = #"{"event_id":"9ec79c33ec9942ab8353589fcb2e04dc","message":"hello"}"#
+        let body = F.envelope(
+            F.pythonHeader,
+            [F.item("attachment", "password=hunter2\n", extra: #","filename":"a.log""#), F.item("log", #"{"items":[{"body":"password=hunter3"}]}"#),
+             F.item("statsd", "not json password=hunter4"), F.item("event", event)])
+        let scrubbed = try #require(try SentryEnvelope.scrub(body, scrubber: scrubber).bytes)
+        let text = String(decoding: scrubbed, as: UTF8.self)
+        #expect(!text.contains("hunter3") && !text.contains("hunter4"))
+        let contents = try SentryIngestDecoding.envelope(
+            body, limits: IngestLimits(), maxAttachmentBytes: 1 << 20, receivedAt: F.receivedAt, seed: "s", scrubber: scrubber)
+        let stored = String(decoding: contents.storedBytes, as: UTF8.self)
+        #expect(!stored.contains("hunter"))
+        #expect(contents.clientGzip == nil)
+        // The stored bytes are the header line and the event item, and the event's range points into them.
+        let range = try #require(contents.contents.event?.range)
+        #expect(String(decoding: contents.storedBytes[range], as: UTF8.self) == event)
+        #expect(stored.hasPrefix(F.pythonHeader + "\n"))
+        let reread = try NativeReports.reread(inflated: contents.storedBytes, format: .sentryEvent, range: range, limits: IngestLimits())
+        #expect(reread.eventID == EventID("9ec79c33ec9942ab8353589fcb2e04dc"))
     }
 }

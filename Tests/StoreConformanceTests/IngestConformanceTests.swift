@@ -50,7 +50,8 @@ func createProject(_ stores: Stores, _ slug: String = "app") async throws -> Pro
         try await withStores(engine) { stores in
             let app = try await createProject(stores)
             let other = try await createProject(stores, "other")
-            let privacy = PrivacySettings(scrubbing: false, safeFields: ["build"], sensitiveFields: ["pin", "ssn"], keepIPAddresses: true)
+            let privacy = PrivacySettings(
+                scrubbing: false, safeFields: ["build"], sensitiveFields: ["pin", "ssn"], keepIPAddresses: true, maskEmailsAndPhones: false)
             #expect(try await stores.projects.setPrivacy(privacy, for: app.id))
             let rules = InAppRules(include: ["MyApp"], exclude: ["Vendor*"])
             #expect(try await stores.projects.setInAppRules(rules, for: app.id))
@@ -59,6 +60,10 @@ func createProject(_ stores: Stores, _ slug: String = "app") async throws -> Pro
             #expect(read.privacy == privacy)
             #expect(read.inApp == rules)
             #expect(try await stores.projects.project(id: other.id)?.privacy == PrivacySettings())  // untouched
+            // Each project has its own random identity key (pseudonymous user ids), the same when it is read again.
+            #expect(app.identityKey.count == 32 && other.identityKey.count == 32)
+            #expect(app.identityKey != other.identityKey)
+            #expect(read.identityKey == app.identityKey)
         }
     }
 

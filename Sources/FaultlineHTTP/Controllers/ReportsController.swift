@@ -54,7 +54,7 @@ struct ReportsController<Ingest: ReportIngesting> {
         let body = try await IngestBody.read(request, limit: limits.maxBatchBytes)
         // Scrubbed before anything is decoded or stored; ranges refer to the scrubbed bytes.
         let (decoded, scrubbed) = try NativeReports.decode(
-            body.bytes, limits: limits, scrubber: Scrubber(settings: context.project.privacy))
+            body.bytes, limits: limits, scrubber: context.project.scrubber)
         var reports: [PreparedReport] = []
         var rejected: [Rejection] = []
         var firstError: FormatError?

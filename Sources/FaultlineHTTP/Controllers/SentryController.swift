@@ -48,7 +48,7 @@ struct SentryController<Ingest: ReportIngesting> {
             bytes, gzip: gzip, limits: limits, maxAttachmentBytes: maxAttachmentBytes, receivedAt: clock.now(),
             // Unique per request, so two flushes of equal session aggregates are two sets of sessions.
             seed: "\(project.id)-\(clock.now().timeIntervalSince1970)-\(context.id)",
-            scrubber: Scrubber(settings: project.privacy))
+            scrubber: project.scrubber)
         for type in contents.contents.skipped {
             telemetry.count(Telemetry.Name.sentryItemsSkipped, [("type", Self.knownItemType(type))])
         }
@@ -59,7 +59,7 @@ struct SentryController<Ingest: ReportIngesting> {
         let project = try await authenticate(request, context: context)
         let (bytes, _) = try await body(request, limit: limits.maxBatchBytes)
         let contents = try SentryIngestDecoding.store(
-            bytes, limits: limits, receivedAt: clock.now(), scrubber: Scrubber(settings: project.privacy))
+            bytes, limits: limits, receivedAt: clock.now(), scrubber: project.scrubber)
         return try await store(contents, project: project, request: request, context: context)
     }
 

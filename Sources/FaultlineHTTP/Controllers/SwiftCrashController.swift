@@ -30,7 +30,7 @@ struct SwiftCrashController<Ingest: ReportIngesting> {
         let appVersion = try params.value("app_version", alias: "release")
         let body = try await IngestBody.read(request, limit: limits.maxBatchBytes)
         let eventID = params["event_id"] ?? Hex.encode(SHA256.hash(data: body.bytes).prefix(16))
-        let scrubber = Scrubber(settings: context.project.privacy)
+        let scrubber = context.project.scrubber
         // `message` is free text (it may quote a path under a home folder, a token…): scrubbed like the file.
         let metadata = SwiftCrashReports.Metadata(
             eventID: eventID, appID: params["app_id"], appVersion: appVersion, appBuild: params["app_build"],

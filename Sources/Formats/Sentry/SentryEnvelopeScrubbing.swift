@@ -1,11 +1,10 @@
 import FaultlineCore
 
 extension SentryEnvelope {
-    /// Item types whose JSON payload can carry user data and is scrubbed. Attachments are binary and stored
-    /// apart; other types are not kept.
-    static let scrubbedItemTypes: Set<String> = [
-        "event", "transaction", "session", "sessions", "user_report", "feedback", "client_report",
-    ]
+    /// Item types left as sent by the scrubber: attachments are binary and stored apart. Every other item is
+    /// scrubbed as JSON (one that is not JSON becomes `{}`), because the stored event keeps the envelope's bytes
+    /// around its event item.
+    static let unscrubbedItemTypes: Set<String> = ["attachment"]
 
     /// An envelope after scrubbing.
     public struct Scrubbed: Sendable {
@@ -20,15 +19,15 @@ extension SentryEnvelope {
     /// `length`), or nil bytes when nothing changed — then the caller keeps the client's bytes.
     ///
     /// An item that is not well-formed JSON cannot be scrubbed: an `event` or `transaction` is left as it is and
-    /// listed in `unscrubbedEvents` (its parser normally rejects it too), any other JSON item is replaced with
-    /// `{}` so that its bytes are never kept in the stored envelope.
+    /// listed in `unscrubbedEvents` (its parser normally rejects it too), any other item but an attachment is
+    /// replaced with `{}` so that its bytes are never kept in the stored envelope.
     /// - Throws: `FormatError` for broken framing (as `parse` does).
     public static func scrub(_ bytes: [UInt8], scrubber: Scrubber) throws -> Scrubbed {
         guard scrubber.isActive else { return Scrubbed(bytes: nil, unscrubbedEvents: [:]) }
         let envelope = try parse(bytes)
         var replacements: [Int: [UInt8]] = [:]
         var unscrubbed: [Int: FormatError] = [:]
-        for (index, item) in envelope.items.enumerated() where scrubbedItemTypes.contains(item.type) {
+        for (index, item) in envelope.items.enumerated() where !unscrubbedItemTypes.contains(item.type) {
             do {
                 if let scrubbed = try JSONScrubbing.scrub(bytes, range: item.payloadRange, scrubber: scrubber) {
                     replacements[index] = scrubbed

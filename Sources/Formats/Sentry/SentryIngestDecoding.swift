@@ -11,8 +11,8 @@ import Foundation
 public enum SentryIngestDecoding {
     public struct Contents: Sendable {
         public var contents: SentryEnvelopeContents
-        /// What is kept as the event's raw payload: the envelope up to the end of its event item (the header
-        /// supplies the event's fallbacks on re-reading; attachments after it are stored apart, not twice).
+        /// What is kept as the event's raw payload: the envelope's header line and its event item (the header
+        /// supplies the event's fallbacks on re-reading; other items are stored apart or not at all).
         public var storedBytes: [UInt8]
         /// The client's own gzip of the whole body, stored instead of compressing `storedBytes` again when
         /// scrubbing changed nothing and at most `maxTrailingBytes` follow the event (re-reading uses the event's
@@ -64,11 +64,36 @@ public enum SentryIngestDecoding {
             contents.eventError = first.value
         }
         let end = contents.event?.range.upperBound ?? 0
-        var out = Contents(contents: contents, storedBytes: Array(bytes[0..<end]))
-        if let gzip, scrubbed.bytes == nil, contents.event != nil, original.count - end <= maxTrailingBytes {
+        let (stored, shift) = try eventOnly(bytes, event: contents.event?.range)
+        if shift > 0, let event = contents.event {
+            contents.event = PreparedReport(report: event.report, range: (event.range.lowerBound - shift)..<(event.range.upperBound - shift))
+        }
+        var out = Contents(contents: contents, storedBytes: stored)
+        if let gzip, scrubbed.bytes == nil, shift == 0, contents.event != nil, original.count - end <= maxTrailingBytes {
             out.clientGzip = (gzip, original.count)
         }
         return out
+    }
+
+    /// The envelope's header line and the item ending at `eventEnd`, without the items before it (an attachment
+    /// sent before the event would otherwise be stored inside the event's payload), and by how many bytes the
+    /// event moved.
+    static func eventOnly(_ bytes: [UInt8], event range: Range<Int>?) throws -> (bytes: [UInt8], shift: Int) {
+        guard let range else { return ([], 0) }
+        let eventEnd = range.upperBound
+        // The common case without parsing the framing again: the event's payload follows the first item's header line.
+        if let headerEnd = bytes.firstIndex(of: 0x0a), let itemHeaderEnd = bytes[(headerEnd + 1)...].firstIndex(of: 0x0a),
+            itemHeaderEnd + 1 == range.lowerBound
+        {
+            return (Array(bytes[0..<eventEnd]), 0)
+        }
+        let envelope = try SentryEnvelope.parse(bytes)
+        guard let first = envelope.items.first, let event = envelope.items.first(where: { $0.payloadRange.upperBound == eventEnd }),
+            event.headerRange.lowerBound > first.headerRange.lowerBound
+        else { return (Array(bytes[0..<eventEnd]), 0) }
+        var out = Array(bytes[0..<first.headerRange.lowerBound])
+        out.append(contentsOf: bytes[event.headerRange.lowerBound..<eventEnd])
+        return (out, event.headerRange.lowerBound - first.headerRange.lowerBound)
     }
 
     /// A legacy store body (one event JSON), scrubbed before it is read.
