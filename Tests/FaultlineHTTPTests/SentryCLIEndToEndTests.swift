@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
 import NIOHTTP1
 import Testing
 import TestSupport
@@ -177,6 +178,50 @@ import TestSupport
         let info = try sentryCLI(["info"], in: program.folder.path, environment: env.merging(["SENTRY_AUTH_TOKEN": project.upload]) { $1 })
         #expect(info.status == 0, "\(info.output)")
         #expect(info.output.contains("project:write"), "\(info.output)")
+    }
+
+    /// issue #39 (5), against the real server: an assemble request that lists one small chunk 64 times (a 64 MiB
+    /// valid ELF file from 12 KB sent) is refused before anything is written, and sentry-cli's own upload still works.
+    @Test func aChunkListedManyTimesIsRefusedAndSentryCLIStillUploads() async throws {
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("app", in: folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let program = try Program()
+        let auth = ("Authorization", "Bearer \(project.upload)")
+
+        let elf = Array(try Data(contentsOf: URL(fileURLWithPath: program.full)))
+        let chunk = elf + [UInt8](repeating: 0, count: (1 << 20) - elf.count)
+        let sum = try SentryChunkUploadRouteTests.sha1(chunk)
+        let body = SentryChunkUploadRouteTests.multipart([("file_gzip", sum, Payloads.gzip(chunk))])
+        let uploaded = try await http.send(
+            .POST, server.baseURL + "/api/0/organizations/o/chunk-upload/",
+            headers: [auth, ("Content-Type", "multipart/form-data; boundary=\(SentryChunkUploadRouteTests.boundary)")],
+            body: Array(body.readableBytesView))
+        #expect(uploaded.status == 200)
+        #expect(body.readableBytes < 64 << 10)
+        let before = SentryChunkUploadRouteTests.storedBytes(folder)
+
+        let fileSum = try SentryChunkUploadRouteTests.sha1(of: chunk, times: 64)
+        let list = Array(repeating: "\"\(sum)\"", count: 64).joined(separator: ",")
+        let assemble = try await http.send(
+            .POST, server.baseURL + "/api/0/projects/o/app/files/difs/assemble/", headers: [auth, ("Content-Type", "application/json")],
+            body: Array(#"{"\#(fileSum)":{"name":"crashy","debug_id":null,"chunks":[\#(list)]}}"#.utf8))
+        #expect(assemble.status == 200)
+        let file = assemble.json[fileSum] as? [String: Any]
+        #expect(file?["state"] as? String == "error", "\(assemble.json)")
+        #expect((file?["detail"] as? String)?.contains("listed 64 times") == true, "\(assemble.json)")
+        #expect(SentryChunkUploadRouteTests.storedBytes(folder) == before)
+        #expect(try await storedFiles(server, project.upload).isEmpty)
+
+        // sentry-cli's own upload of the real files is planned and stored as ever.
+        let run = try sentryCLI(
+            ["debug-files", "upload", "--org", "o", "--project", "app", "--wait", "bin"], in: program.folder.path,
+            environment: ["SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("(crashy; x86_64 library)"), "\(run.output)")
+        let stored = try await storedFiles(server, project.upload)
+        #expect(Set(stored.compactMap { $0["kind"] as? String }) == ["debuginfo", "executable"])
     }
 
     /// A native crash event shaped like sentry-native's (address-only frames, `debug_meta.images` with the GNU

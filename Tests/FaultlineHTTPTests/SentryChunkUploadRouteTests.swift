@@ -284,9 +284,9 @@ import Testing
 
     // MARK: issue #39 (5): a file is planned before a byte of it is written
 
-    /// Bytes of every file under the app's debug-file store (blobs, and uploads being written).
-    static func storedBytes(_ app: TestApp) -> UInt64 {
-        let root = app.folder + "/debug-files"
+    /// Bytes of every file under a data folder's debug-file store (blobs, and uploads being written).
+    static func storedBytes(_ dataFolder: String) -> UInt64 {
+        let root = dataFolder + "/debug-files"
         var total: UInt64 = 0
         for path in (try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? [] {
             let attributes = try? FileManager.default.attributesOfItem(atPath: root + "/" + path)
@@ -340,7 +340,7 @@ import Testing
         let fileSum = try Self.sha1(of: chunk, times: 64)
         try await app.test { client in
             let sums = try await uploadChunks(client, app, [chunk])
-            let before = Self.storedBytes(app)
+            let before = Self.storedBytes(app.folder)
 
             // When it is assembled, then it is refused, as sentry-cli expects an error (state, detail, no chunks to send)…
             let file = try await assembleOne(client, app, fileSum, chunks: Array(repeating: sums[0], count: 64))
@@ -349,7 +349,7 @@ import Testing
             #expect(file["missingChunks"] as? [String] == [])
             #expect(file["dif"] == nil)
             // …and nothing was written: the store is as it was, no file is listed.
-            #expect(Self.storedBytes(app) == before)
+            #expect(Self.storedBytes(app.folder) == before)
             try await client.execute(uri: "/api/v1/debug-files", method: .get, headers: app.readHeaders) { response in
                 #expect((response.json["files"] as? [[String: Any]])?.isEmpty == true)
             }
@@ -358,7 +358,7 @@ import Testing
             let honest = try await assembleOne(client, app, sums[0], chunks: sums)
             #expect(honest["state"] as? String == "ok", "\(honest)")
             #expect((honest["dif"] as? [String: Any])?["size"] as? Int == 1 << 20)
-            #expect(Self.storedBytes(app) >= before + (1 << 20))
+            #expect(Self.storedBytes(app.folder) >= before + (1 << 20))
         }
     }
 
@@ -370,27 +370,27 @@ import Testing
         let fillers = (1...3).map { [UInt8](repeating: UInt8($0), count: 1 << 20) }
         try await app.test { client in
             let sums = try await uploadChunks(client, app, [elf, zeros] + fillers)
-            let before = Self.storedBytes(app)
+            let before = Self.storedBytes(app.folder)
 
             // Zeros (a gzip bomb's favourite) do not begin an ELF file or a source bundle: refused from their first bytes.
             let notELF = try await assembleOne(client, app, try Self.sha1(of: zeros, times: 2), chunks: [sums[1], sums[1]])
             #expect(notELF["state"] as? String == "error", "\(notELF)")
             #expect((notELF["detail"] as? String)?.contains("not an ELF file") == true, "\(notELF)")
-            #expect(Self.storedBytes(app) == before)
+            #expect(Self.storedBytes(app.folder) == before)
 
             // 4 MiB listed against a 3 MiB quota: refused from the listed sizes, naming the quota.
             let four = elf + fillers.joined()
             let overQuota = try await assembleOne(client, app, try Self.sha1(four), chunks: [sums[0]] + sums[2...])
             #expect(overQuota["state"] as? String == "error", "\(overQuota)")
             #expect((overQuota["detail"] as? String)?.contains("quota") == true, "\(overQuota)")
-            #expect(Self.storedBytes(app) == before)
+            #expect(Self.storedBytes(app.folder) == before)
 
             // A legitimate file of two chunks within the quota is assembled and stored.
             let two = elf + fillers[0]
             let stored = try await assembleOne(client, app, try Self.sha1(two), chunks: [sums[0], sums[2]])
             #expect(stored["state"] as? String == "ok", "\(stored)")
             #expect((stored["dif"] as? [String: Any])?["codeId"] as? String == program.buildID)
-            #expect(Self.storedBytes(app) >= before + (2 << 20))
+            #expect(Self.storedBytes(app.folder) >= before + (2 << 20))
         }
     }
 }
