@@ -138,7 +138,9 @@ struct BatchPlan {
     var filed: [Int64: PostgresBatchGrouper.Filed] = [:]
 
     /// Reads what deciding `filings` needs: their issues (locked), the releases closed ones were seen in, the alert
-    /// settings of their projects, the start of their sessions. Four statements at most, whatever the batch's size.
+    /// settings of their projects, the new-issue budget of those with a new fingerprint (and the overflow issue of those
+    /// that may reach their cap), the start of their sessions. Seven statements at most, whatever the batch's size
+    /// (plus one per overflow issue read).
     static func read(_ filings: [PostgresBatchGrouper.Filing], now: Int64, reads: PostgresBatchReads, _ connection: PostgresConnection,
                      _ logger: Logger) async throws -> BatchPlan {
         var keys: [IssueKey] = []
@@ -176,8 +178,8 @@ struct BatchPlan {
         for project in Set(keys.map(\.project)) {
             settings[project] = try await reads.alertSettings(project: ProjectID(project), connection, logger)
         }
-        // The cap matters only to a project with a fingerprint that has no issue yet.
-        // Each new fingerprint may create one issue: the overflow issue is read too when the batch may reach the cap.
+        // The cap matters only to a project with a fingerprint that has no issue yet. Each new fingerprint may create
+        // one issue: the overflow issue is read too when the batch may reach the cap.
         var creating: [Int64: Int] = [:]
         for key in keys where issues[key] == nil { creating[key.project, default: 0] += 1 }
         let budgets = try await PostgresGrouper.newIssueBudgets(
