@@ -140,7 +140,14 @@ public struct ChunkUploadService: Sendable {
             }
             return (DifAssembleResult(checksum: file.checksum, state: .notFound, missingChunks: unique.filter { sizes[$0] == nil }), false)
         }
-        let head = try self.head(of: file.chunks, project: project)
+        let head: ChunkAssemblyPlan.Head
+        do {
+            head = try self.head(of: file.chunks, project: project)
+        } catch ChunkStoreError.missing {
+            // Swept since its size was read: ask for whatever is gone now.
+            let gone = try chunks.missing(unique, project: project.id)
+            return (DifAssembleResult(checksum: file.checksum, state: .notFound, missingChunks: gone), false)
+        }
         var replacing: BuildID?
         if case .debugFile(let buildID) = head { replacing = buildID }
         let quotaLeft = try await debugFiles.uploadAllowance(project: project, replacing: replacing)
