@@ -52,6 +52,10 @@ struct Alerts: AsyncParsableCommand {
         var newIssues: Bool?
         @Option(help: "Alert on regressions: true or false.")
         var regressions: Bool?
+        @Option(help: "At most this many new issues per window; the rest are held in one overflow issue (default 100).")
+        var newIssueCap: Int?
+        @Option(help: "The new-issue cap's window in minutes (default 60).")
+        var newIssueWindowMinutes: Int?
         @Flag(help: "Accept a webhook on a loopback, private or link-local address (env FAULTLINE_ALLOW_PRIVATE_WEBHOOKS=1); the server must allow it too.")
         var allowPrivateWebhooks = false
 
@@ -71,6 +75,8 @@ struct Alerts: AsyncParsableCommand {
             if let crashFreeMinSessions { settings.crashFreeMinSessions = crashFreeMinSessions }
             if let newIssues { settings.alertOnNewIssue = newIssues }
             if let regressions { settings.alertOnRegression = regressions }
+            if let newIssueCap { settings.newIssueCap = newIssueCap }
+            if let newIssueWindowMinutes { settings.newIssueWindowMinutes = newIssueWindowMinutes }
             if let problem = settings.problem { throw ValidationError("\(problem.field): \(problem.message)") }
             if let webhook, !webhook.isEmpty {
                 let allow = try allowPrivateWebhooks || (Environment.current.bool("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") ?? false)

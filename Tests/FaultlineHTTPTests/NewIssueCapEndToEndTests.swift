@@ -43,6 +43,11 @@ import Testing
         let folder = ServerProcess.newFolder()
         let flood = try await ServerProcess.createProject("flood", in: folder)
         let quiet = try await ServerProcess.createProject("quiet", in: folder)
+        // The cap is a project's alert setting, also from the CLI; out of bounds is refused and names the setting.
+        let refused = try await ServerProcess.run(["alerts", "configure", "quiet", "--new-issue-cap", "0", "--data", folder])
+        #expect(refused.status != 0 && refused.err.contains("new_issue_cap"), "\(refused)")
+        let configured = try await ServerProcess.run(["alerts", "configure", "quiet", "--new-issue-cap", "500", "--data", folder])
+        #expect(configured.status == 0 && configured.out.contains(#""new_issue_cap" : 500"#), "\(configured)")
         let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
         defer { server.cleanUp() }
         let cap = AlertSettings().newIssueCap
