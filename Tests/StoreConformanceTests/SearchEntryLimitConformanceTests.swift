@@ -4,6 +4,7 @@ import PostgresNIO
 @testable import PostgresStorage
 @testable import StoreMigration
 import Testing
+import TestSupport
 
 /// A report whose text folds past PostgreSQL's limit for one search entry (1 MiB of lexemes in a `tsvector`) is stored
 /// and found on both engines, and a report whose result the database refuses is failed alone: the rest of its batch,
@@ -13,28 +14,13 @@ import Testing
     let search = SearchConformanceTests()
     let now = Date(timeIntervalSince1970: 1_795_000_000)
 
-    /// Word `n` of Hangul: seven characters, each nine leading consonants (ᄀ) and a syllable with a trailing consonant,
-    /// 211 bytes with the space after it and 252 bytes once folded (a syllable folds from three bytes to three jamo of
-    /// three). Each character is one grapheme, so a limit counted in characters lets through four times the bytes.
-    /// Distinct for every `n` below 399⁷ (the syllables spell `n` in base 399).
-    static func word(_ n: Int) -> String {
-        var word = ""
-        var rest = n
-        for _ in 0..<7 {
-            word += String(repeating: "\u{1100}", count: 9)
-            word.unicodeScalars.append(Unicode.Scalar(UInt32(0xAC01 + 28 * (rest % 399)))!)
-            rest /= 399
-        }
-        return word
-    }
-
     /// A crash within the ingest limits (108 function names of 38 words, at most 8 KiB each; 64 custom keys of 4 words,
     /// at most 1 KiB each; an 8 KiB message: ~950 KB in all) whose text folds to more than 1 MiB of distinct words.
     func hostileReport(_ n: Int) -> Report {
         var next = 0
         func words(_ count: Int) -> String {
             defer { next += count }
-            return (next..<(next + count)).map(Self.word).joined(separator: " ")
+            return HangulWords.words(next, count)
         }
         var report = Report(eventID: eventID(n), kind: .crash, timestamp: now)
         report.threads = [ThreadInfo(crashed: true, frames: (0..<108).map { _ in Frame(function: words(38)) })]
@@ -110,7 +96,7 @@ import Testing
             // Then: both are processed and found, each in its own project only.
             #expect(try await state(db, 1) == ["not_needed"])
             #expect(try await state(db, 2) == ["not_needed"])
-            let first = Self.word(0)
+            let first = HangulWords.word(0)
             #expect(search.events(try await search.find(db, first, a)) == [eventID(1).rawValue])
             #expect(search.events(try await search.find(db, first, b)).isEmpty)
             #expect(search.events(try await search.find(db, "Cart.total()", b)) == [eventID(2).rawValue])
@@ -132,7 +118,7 @@ import Testing
                 return
             }
             try await cast(vector, db.postgres!)
-            #expect(vector.contains(" '\(PostgresSearch.terms(Self.word(0))[0])':"))
+            #expect(vector.contains(" '\(PostgresSearch.terms(HangulWords.word(0))[0])':"))
         }
     }
 
