@@ -297,4 +297,31 @@ import Testing
         let reread = try NativeReports.reread(inflated: contents.storedBytes, format: .sentryEvent, range: range, limits: IngestLimits())
         #expect(reread.eventID == EventID("9ec79c33ec9942ab8353589fcb2e04dc"))
     }
+
+    @Test func aNativeReportScrubbedWhileParsedMatchesTheTwoPassesInEveryScope() throws {
+        // Free maps (custom_keys, breadcrumb data) with protocol names, folded names, pairs, contacts; the one-pass
+        // shortcut must give the two passes' report and bytes, or step aside.
+        let native = Array(#"""
+            {"event_id":"9ec79c33ec9942ab8353589fcb2e04dc","kind":"nonfatal","timestamp":"2026-11-22T05:08:09Z","user_id":"u-1",
+             "error":{"type":"E","message":"call +44 20 7946 0958 or jane@example.com, password=x"},
+             "threads":[{"name":"main","crashed":true,"frames":[{"address":"0x7f0000001234","module":"/home/alice/a.so","function":"TokenStore::load"}]}],
+             "breadcrumbs":[{"timestamp":1795000000,"category":"http","data":{"url":"https://a.example.com/?api_key=k1","X-Api-Key":"k2","address":"4111111111111111"}}],
+             "custom_keys":{"address":"4111 1111 1111 1111","session_id":"s3","version":"v","private-key":"k3","plan":"pro"}}
+            """#.utf8)
+        for settings in [PrivacySettings(), PrivacySettings(scrubbing: false), PrivacySettings(maskEmailsAndPhones: false)] {
+            let scrubber = Scrubber(settings: settings)
+            let two = try NativeReports.decodeScrubbingFirst(native, limits: IngestLimits(), scrubber: scrubber)
+            let report = try two.decoded.items[0].get().report
+            // The shortcut takes this report (free maps of scalars need no second walk).
+            let one = try #require(NativeReports.singleScrubbing(native, limits: IngestLimits(), scrubber: scrubber))
+            #expect(one.0.report == report)
+            #expect(one.1 == two.scrubbed)
+            let keys = Dictionary(uniqueKeysWithValues: report.customKeys.map { ($0.key, $0.value) })
+            if settings.scrubbing {
+                for key in ["address", "session_id", "private-key"] { #expect(keys[key] == .string("[Filtered]"), "\(key)") }
+                #expect(keys["plan"] == .string("pro"))
+                #expect(report.threads.first?.frames.first?.function == "TokenStore::load")
+            }
+        }
+    }
 }
