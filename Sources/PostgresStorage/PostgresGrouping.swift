@@ -450,7 +450,7 @@ enum PostgresGrouper {
             SELECT u.p, (SELECT count(*) FROM (
                     SELECT 1 FROM issues i WHERE i.project_id = u.p AND i.created_at >= u.s AND i.created_at < u.e LIMIT u.c) AS w)
             FROM unnest(\(projects.map(\.project.rawValue))::bigint[], \(windows.map(\.lowerBound))::bigint[],
-                        \(windows.map(\.upperBound))::bigint[], \(projects.map { Int64($0.settings.newIssueCap) })::bigint[]) AS u(p, s, e, c)
+                        \(windows.map(\.upperBound))::bigint[], \(projects.map { Int64(max(0, $0.settings.newIssueCap)) })::bigint[]) AS u(p, s, e, c)
             """, logger: logger
         ).decode((Int64, Int64).self) {
             let cap = projects.first { $0.project.rawValue == project }?.settings.newIssueCap ?? AlertSettings().newIssueCap

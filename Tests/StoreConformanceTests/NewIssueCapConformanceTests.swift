@@ -90,10 +90,17 @@ import Testing
     @Test(arguments: Engine.allCases) func theWindowCountComesFromTheCreatedAtIndex(_ engine: Engine) async throws {
         try await withStores(engine) { stores in
             let a = try await createProject(stores, "app")
-            _ = try await createProject(stores, "other")
+            let b = try await createProject(stores, "other")
             try await Self.file(stores, a, [1, 2], at: Self.day0 + 60, oneAtATime: false)
+            // A stored cap no validation would accept (settings written before the bounds) holds; it never fails a filing.
+            var broken = AlertSettings()
+            broken.newIssueCap = -5
+            try await stores.alerts.saveSettings(broken, project: b.id, at: Date(timeIntervalSince1970: Self.day0))
+            try await Self.file(stores, b, [3], at: Self.day0 + 60, oneAtATime: false)
+            try await Self.file(stores, b, [4], at: Self.day0 + 60, oneAtATime: true)
+            #expect(try await Self.tally(stores, "other") == ["1", "2", "2", "1", "1"])
             // Every issue made by filing records when it was made (the server's clock, not the report's).
-            #expect(try await stores.texts("SELECT DISTINCT created_at FROM issues") == [String(Int64(Self.day0 + 60) * 1000)])
+            #expect(try await stores.texts("SELECT DISTINCT created_at FROM issues WHERE project_id = \(a.id.rawValue)") == [String(Int64(Self.day0 + 60) * 1000)])
             // The count reads the index, never the project's issues: the query plan says so on both engines.
             let count = "SELECT count(*) FROM (SELECT 1 FROM issues WHERE project_id = 1 AND created_at >= 0 AND created_at < 1 LIMIT 100) AS w"
             var plan: [String] = []

@@ -166,7 +166,7 @@ enum Grouper {
         let created = try Int.fetchOne(
             db.cachedStatement(
                 sql: "SELECT count(*) FROM (SELECT 1 FROM issues WHERE project_id = ? AND created_at >= ? AND created_at < ? LIMIT ?)"),
-            arguments: [project.rawValue, window.lowerBound, window.upperBound, settings.newIssueCap]) ?? 0
+            arguments: [project.rawValue, window.lowerBound, window.upperBound, max(0, settings.newIssueCap)]) ?? 0
         var budget = IssueFiling.NewIssueBudget(cap: settings.newIssueCap, createdInWindow: created, overflow: nil)
         if budget.isReached { budget.overflow = try state(project: project, fingerprint: IssueFiling.overflowFingerprint, db) }
         return budget
