@@ -45,19 +45,32 @@ import Testing
     @Test func aSlowButSteadyBodyLongerThanTheTimeoutIsAccepted() async throws {
         let folder = ServerProcess.newFolder()
         let project = try await ServerProcess.createProject("app", in: folder)
-        let server = try await ServerProcess(folder: folder, arguments: ["--read-timeout-seconds", "1"])
+        // A 3 s timeout: this client's pauses must stay below it even on a busy machine.
+        let server = try await ServerProcess(folder: folder, arguments: ["--read-timeout-seconds", "3"])
         defer { server.cleanUp() }
-        // Given four reports (~15 KB) sent 1.5 KB every 250 ms: ~6 KB/s, over ~2.5 s (2.5 timeouts).
-        let body = Array(Payloads.batch(0..<4).utf8)
+        // Given eight reports (~30 KB) sent 1.5 KB every 200 ms: ~7.5 KB/s, over ~4 s (more than the timeout).
+        let body = Array(Payloads.batch(0..<8).utf8)
         let connection = try RawConnection(port: server.port)
         try connection.send(
             "POST /api/v1/reports HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(project.ingest)\r\n"
                 + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n")
+        let started = ContinuousClock.now
+        var last = started
+        var longestPause = Duration.zero
         for start in stride(from: 0, to: body.count, by: 1536) {
-            try connection.send(Array(body[start..<min(body.count, start + 1536)]))
-            try await Task.sleep(for: .milliseconds(250))
+            let now = ContinuousClock.now
+            longestPause = max(longestPause, now - last)
+            last = now
+            do {
+                try connection.send(Array(body[start..<min(body.count, start + 1536)]))
+            } catch {
+                Issue.record("closed after \(now - started), the longest pause \(longestPause): \(error)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(200))
         }
         // Then it is stored like any other.
+        #expect(ContinuousClock.now - started > .seconds(3))
         let response = try #require(try await connection.readResponse(within: .seconds(20)))
         #expect(response.status == 202)
     }
