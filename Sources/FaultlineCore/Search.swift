@@ -128,9 +128,9 @@ extension SearchDocument {
     /// An upper bound made without decomposition tables (FoundationEssentials has none): a nonspacing mark is dropped
     /// (it decomposes into nonspacing marks only); a Hangul syllable is two or three jamo of three bytes; the few
     /// scalars that decompose into more bytes than their own (Indic two-part vowel signs, Balinese letters, musical
-    /// notes, CJK compatibility ideographs of the supplementary planes) count three times their bytes, the most any
-    /// canonical decomposition grows UTF-8; every other scalar folds to at most its own bytes. `SearchTextTests`
-    /// checks the bound against the real decomposition of every scalar.
+    /// notes, CJK compatibility ideographs whose unified form lies in a supplementary plane) count three times their
+    /// bytes, the most any canonical decomposition grows UTF-8; every other scalar folds to at most its own bytes.
+    /// `SearchTextTests` checks the bound against Foundation's decomposition of every assigned scalar.
     public static func foldedBytes(_ scalar: Unicode.Scalar) -> Int {
         let value = scalar.value
         if value < 0x80 { return 1 }
@@ -144,7 +144,8 @@ extension SearchDocument {
     }
 
     /// The scalars (outside Hangul syllables, not nonspacing marks) whose canonical decomposition, nonspacing marks
-    /// dropped, has more UTF-8 bytes than they do (Unicode 15/16; `SearchTextTests` finds any new one).
+    /// dropped, has more UTF-8 bytes than they do (as this toolchain's Foundation decomposes; `SearchTextTests` names
+    /// any a newer Unicode adds).
     static func growsWhenDecomposed(_ value: UInt32) -> Bool {
         switch value {
         case 0x09CB...0x09CC, 0x0B4B...0x0B4C, 0x0B94, 0x0BCA...0x0BCC, 0x0CCB, 0x0D4A...0x0D4C, 0x0DDC...0x0DDE,
