@@ -43,6 +43,17 @@ extension Scrubber {
         return out
     }
 
+    /// Session updates whose distinct id (the session's user) is an e-mail address, with that id made pseudonymous as
+    /// a report's user id is, so that crash-free users count one user once (native sessions are not rewritten JSON).
+    public func pseudonymous(_ updates: [SessionUpdate]) -> [SessionUpdate] {
+        guard settings.maskEmailsAndPhones, identities != nil else { return updates }
+        return updates.map { update in
+            var update = update
+            if let id = update.distinctID, let pseudonym = identity(of: id) { update.distinctID = pseudonym }
+            return update
+        }
+    }
+
     /// `identity(of:)` for a `String`.
     public func identity(of value: String) -> String? {
         Array(value.utf8).withUnsafeBufferPointer { identity(of: $0) }.map { String(decoding: $0, as: UTF8.self) }

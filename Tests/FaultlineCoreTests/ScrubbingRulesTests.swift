@@ -1,4 +1,5 @@
 import FaultlineCore
+import Foundation
 import Testing
 
 /// The scrubbing rules against Sentry Relay's published PII rule behaviour (relay-pii: the `builtin.rs` rule tests and
@@ -301,6 +302,12 @@ import Testing
         #expect(keyed.identity(of: "ask jane@example.com") == nil)
         #expect(Scrubber(settings: PrivacySettings(maskEmailsAndPhones: false), identities: EchoMAC()).identity(of: "jane@example.com") == nil)
         #expect(scrubber.identity(of: "jane@example.com") == nil)
+        // A native session's user: the same pseudonym as the report's user id.
+        let update = SessionUpdate(
+            sessionID: SessionID("s1")!, distinctID: "Jane@Example.com", release: "1.0", started: Date(timeIntervalSince1970: 0),
+            status: .ok)
+        #expect(keyed.pseudonymous([update]).first?.distinctID == id)
+        #expect(scrubber.pseudonymous([update]).first?.distinctID == "Jane@Example.com")
         // A pseudonym is not made again from its own text.
         #expect(keyed.identity(of: id) == nil)
         #expect(keyed.scrub(id) == nil)

@@ -102,7 +102,7 @@ struct SessionsController<Ingest: ReportIngesting> {
     @Sendable func post(_ request: Request, context: IngestContext) async throws -> EditedResponse<Receipt> {
         _ = try IngestParameters(request, known: [])
         let body = try await IngestBody.read(request, limit: limits.maxBatchBytes)
-        let updates = try NativeSessions.decode(body.bytes, limits: limits)
+        let updates = context.project.scrubber.pseudonymous(try NativeSessions.decode(body.bytes, limits: limits))
         let receipt = try await ingest.accept(updates, for: context.project)
         return EditedResponse(status: .accepted, response: Receipt(applied: receipt.applied, unchanged: receipt.unchanged))
     }
