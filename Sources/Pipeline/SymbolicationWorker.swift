@@ -185,7 +185,9 @@ public struct SymbolicationWorker: Service {
         if let seen = batch.map(\.filesSeen).max() { onFilesSeen(seen) }
         // The attempts that count: this process's own are left out (they did not stop it), what it blamed is not.
         let own = ownAttempts.counts.withLock { $0 }
-        for index in batch.indices { batch[index].attempts = max(0, batch[index].attempts - (own[batch[index].reportID] ?? 0)) }
+        for index in batch.indices {
+            batch[index].attempts = max(0, batch[index].attempts - (own[batch[index].reportID] ?? 0))
+        }
         let plan = SymbolicationRetry.plan(batch.map { ($0.reportID, $0.attempts) }, maxAttempts: maxAttempts)
         let byID = Dictionary(batch.map { ($0.reportID, $0) }, uniquingKeysWith: { first, _ in first })
         // One suspect alone, else every fresh report: the fails are cheap and join either.
