@@ -17,7 +17,8 @@ public struct AdminSessionID: RawRepresentable, Hashable, Sendable, CustomString
 ///
 /// The cookie carries a random secret, never the admin token; the server stores only the secret's SHA-256, so a
 /// copy of the database does not log anyone in. Sessions expire at `expiresAt` and end at logout or when the
-/// admin token is replaced.
+/// admin token is replaced: a session belongs to the admin token it was made with (see
+/// ``AdminSessionStore/createSession(tokenHash:adminTokenHash:secret:createdAt:expiresAt:)``).
 public struct AdminSession: Sendable, Equatable {
     /// Stable for the session's life.
     public var id: AdminSessionID
@@ -36,8 +37,15 @@ public struct AdminSession: Sendable, Equatable {
 
 /// Where dashboard sessions are kept (the `admin_sessions` table).
 public protocol AdminSessionStore: Sendable {
-    /// Records a new session for the cookie secret whose hash is `tokenHash`.
-    func createSession(tokenHash: SecretHash, secret: String, createdAt: Date, expiresAt: Date) async throws -> AdminSession
+    /// Records a new session for the cookie secret whose hash is `tokenHash`, if `adminTokenHash` is still the admin
+    /// token's hash; nil (nothing stored) when it is not.
+    ///
+    /// The check and the insert are one transaction, ordered against `ProjectStore.setAdminTokenHash` (which ends
+    /// every session in its own): so a login checked against a token that another process replaced a moment ago — a
+    /// cached answer, or a rotation between the check and the insert — never leaves a session behind that outlives
+    /// the rotation. Break this and a replaced token keeps a 7-day session.
+    func createSession(tokenHash: SecretHash, adminTokenHash: SecretHash, secret: String, createdAt: Date, expiresAt: Date)
+        async throws -> AdminSession?
     /// The session whose cookie secret hashes to `tokenHash`, when it has not expired at `now`.
     func session(tokenHash: SecretHash, now: Date) async throws -> AdminSession?
     /// Ends the session whose cookie secret hashes to `tokenHash` (nothing when there is none).

@@ -146,13 +146,13 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
             clock: dependencies.clock, maxEnvelopeBytes: 20 << 20, maxAttachmentBytes: 5 << 20
         ).endpoints)
     router.group("api/v1")
-        .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.ingest]))
+        .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.ingest], failures: dependencies.adminSessions))
         .group(context: IngestContext.self)
         .addRoutes(ReportsController(ingest: dependencies.ingest, limits: limits, telemetry: dependencies.telemetry).endpoints)
         .addRoutes(SessionsController(ingest: dependencies.ingest, limits: limits).endpoints)
         .addRoutes(SwiftCrashController(ingest: dependencies.ingest, limits: limits).endpoints)
     router.group("api/v1")
-        .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload, .admin]))
+        .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions))
         .group(context: ReaderContext.self)
         .addRoutes(
             ReadController(
@@ -167,7 +167,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
                     resolver: dependencies.webhookResolver, allowPrivate: configuration.allowPrivateWebhooks)
             ).endpoints)
     router.group("api/v1")
-        .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload]))
+        .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload], failures: dependencies.adminSessions))
         .add(middleware: DeclaredLengthMiddleware(limit: configuration.maxDebugFileBytes))
         .group(context: UploadContext.self)
         .addRoutes(DebugFilesController(service: dependencies.debugFiles, maxFileBytes: configuration.maxDebugFileBytes).endpoints)
@@ -175,7 +175,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
         // sentry-cli (`debug-files upload`): the project's upload token is the auth token; errors in Sentry's shape.
         router.group("api/0")
             .add(middleware: SentryErrorMiddleware<AppRequestContext>(storage: dependencies.storage))
-            .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload]))
+            .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload], failures: dependencies.adminSessions))
             .group(context: UploadContext.self)
             .addRoutes(
                 SentryDebugFilesController(
@@ -187,7 +187,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
             DebuginfodController<AppRequestContext>(service: dependencies.debugFiles, scope: { _ in nil }).endpoints)
     } else {
         router.group()
-            .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload, .admin]))
+            .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions))
             .group(context: ReaderContext.self)
             .addRoutes(
                 DebuginfodController<ReaderContext>(

@@ -13,10 +13,13 @@ import Foundation
 /// The cookie never holds the admin token: a leaked cookie (a proxy log, a shared browser profile) gives at most one
 /// session until it expires or logs out, and the token itself stays usable only where it is typed. Only the
 /// secret's SHA-256 is stored. Sessions are checked in the database on every request (no cache), so logout and
-/// token rotation take effect at once.
+/// token rotation take effect at once, also when another process (`faultline admin-token`) rotates: a login is
+/// checked against the admin token in the same transaction that stores its session.
 ///
-/// Failed attempts are counted per client address in memory: after `maxFailures` within `failureWindow`, the
-/// address is refused (even with the right token) until the oldest failure ages out. In memory only: a restart
+/// Failed attempts are counted per client address, for every place a secret is presented: `/login`, a Basic or
+/// Bearer header on the dashboard, and a bearer token the API or `/buildid` refuses (``recordFailure(_:)``).
+///
+/// They are counted in memory: after `maxFailures` within `failureWindow`, the address is refused (even with the right token) until the oldest failure ages out. In memory only: a restart
 /// forgets the counts, which an attacker cannot cause.
 public final class AdminSessionService: Sendable {
     let store: any AdminSessionStore
@@ -60,7 +63,8 @@ public final class AdminSessionService: Sendable {
         return failures.withLock { $0[client]?.retryAfter(now: now, maxFailures: maxFailures, window: failureWindow) }
     }
 
-    /// Records a failed attempt by `client` (a wrong token at `/login`, or in a Basic/Bearer header on the dashboard).
+    /// Records a failed attempt by `client` (a wrong token at `/login`, in a Basic/Bearer header on the dashboard, or a
+    /// bearer token that the API or `/buildid` refuses).
     public func recordFailure(_ client: String) {
         let now = clock.now()
         let window = failureWindow
@@ -81,16 +85,19 @@ public final class AdminSessionService: Sendable {
     /// Checks `token` for `client`; on success starts a session.
     public func login(token: String, client: String) async throws -> LoginOutcome {
         if let wait = throttled(client) { return .throttled(retryAfter: wait) }
-        guard !token.isEmpty, try await projects.isAdmin(token) else {
+        let cookie = generator.randomHex(bytes: 32)
+        let now = clock.now()
+        // The store checks the token and stores the session in one transaction (no cached answer can let a replaced
+        // token in).
+        guard !token.isEmpty,
+            let session = try await store.createSession(
+                tokenHash: hasher.hash(cookie), adminTokenHash: hasher.hash(token), secret: generator.randomHex(bytes: 32),
+                createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
+        else {
             recordFailure(client)
             return .refused
         }
         failures.withLock { $0[client] = nil }
-        let cookie = generator.randomHex(bytes: 32)
-        let now = clock.now()
-        let session = try await store.createSession(
-            tokenHash: hasher.hash(cookie), secret: generator.randomHex(bytes: 32), createdAt: now,
-            expiresAt: now.addingTimeInterval(lifetime))
         // Expired rows are of no use; dropping them at login keeps the table small without a timer.
         try await store.pruneSessions(expiredBefore: now)
         return .loggedIn(cookie: cookie, session: session)

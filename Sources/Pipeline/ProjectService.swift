@@ -35,15 +35,16 @@ public struct ProjectError: Error, Sendable, Equatable, CustomStringConvertible 
 
 /// Projects and their credentials: creation, listing, and authentication of presented secrets.
 ///
-/// Authentication is on every ingest request, so successful lookups are cached for a minute; a
-/// rotated or revoked secret stops working within that minute.
+/// Authentication is on every ingest request, so successful lookups of project keys and tokens are cached for a
+/// minute; a rotated or revoked project secret stops working within that minute. The admin token is not cached
+/// (``isAdmin(_:)``).
 public final class ProjectService: Sendable {
     let store: any ProjectStore
     let hasher: any SecretHashing
     let generator: any SecretGenerating
     let clock: any WallClock
     let defaultRateLimit: Double
-    let cache = Mutex<[String: (project: Project?, admin: Bool, at: Date)]>([:])
+    let cache = Mutex<[String: (project: Project?, at: Date)]>([:])
     static let cacheSeconds: Double = 60
 
     public init(store: any ProjectStore, hasher: any SecretHashing, generator: any SecretGenerating,
@@ -107,26 +108,21 @@ public final class ProjectService: Sendable {
             return hit.project
         }
         let project = try await store.project(credential: hasher.hash(secret), kind: kind)
-        if project != nil { remember(key, project: project, admin: false, at: now) }
+        if project != nil { remember(key, project: project, at: now) }
         return project
     }
 
-    /// Whether `secret` is the admin token.
+    /// Whether `secret` is the admin token: asked of the store every time, never cached, so a token that another
+    /// process replaced (`faultline admin-token`) stops working at once (its requests are rare: dashboards use
+    /// session cookies).
     public func isAdmin(_ secret: String) async throws -> Bool {
-        let key = "admin:" + secret
-        let now = clock.now()
-        if let hit = cache.withLock({ $0[key] }), now.timeIntervalSince(hit.at) < Self.cacheSeconds {
-            return hit.admin
-        }
-        let admin = try await store.isAdminTokenHash(hasher.hash(secret))
-        if admin { remember(key, project: nil, admin: true, at: now) }
-        return admin
+        try await store.isAdminTokenHash(hasher.hash(secret))
     }
 
-    func remember(_ key: String, project: Project?, admin: Bool, at now: Date) {
+    func remember(_ key: String, project: Project?, at now: Date) {
         cache.withLock { cache in
             if cache.count > 10_000 { cache.removeAll() }  // bounded: a key flood cannot grow it forever
-            cache[key] = (project, admin, now)
+            cache[key] = (project, now)
         }
     }
 }

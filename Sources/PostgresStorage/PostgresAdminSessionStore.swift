@@ -15,11 +15,19 @@ public struct PostgresAdminSessionStore: AdminSessionStore {
         self.database = database
     }
 
-    public func createSession(tokenHash: SecretHash, secret: String, createdAt: Date, expiresAt: Date) async throws -> AdminSession {
+    public func createSession(tokenHash: SecretHash, adminTokenHash: SecretHash, secret: String, createdAt: Date, expiresAt: Date)
+        async throws -> AdminSession?
+    {
         let logger = database.logger
         let created = Millis.from(createdAt)
         let expires = Millis.from(expiresAt)
         return try await database.write { connection in
+            // FOR SHARE holds the admin credential's row until this transaction ends: a rotation's DELETE of it waits
+            // for us, then its DELETE of admin_sessions sees our row; or we wait for the rotation and find no row.
+            let current = try await PostgresRows.count(
+                connection.query(
+                    "SELECT 1 FROM credentials WHERE hash = \(adminTokenHash.hex) AND kind = 'admin' FOR SHARE", logger: logger))
+            guard current > 0 else { return nil }
             let rows = try await connection.query(
                 """
                 INSERT INTO admin_sessions (token_hash, secret, created_at, expires_at)

@@ -40,8 +40,12 @@ public struct SQLiteAdminSessionStore: AdminSessionStore {
         }
     }
 
-    public func createSession(tokenHash: SecretHash, secret: String, createdAt: Date, expiresAt: Date) async throws -> AdminSession {
+    public func createSession(tokenHash: SecretHash, adminTokenHash: SecretHash, secret: String, createdAt: Date, expiresAt: Date)
+        async throws -> AdminSession?
+    {
         try await database.pool.write { db in
+            // One writer: a rotation (which deletes every session) is wholly before or after this transaction.
+            guard try SQLiteProjectStore.isAdminTokenHash(adminTokenHash, db) else { return nil }
             let record = try Record(
                 id: nil, tokenHash: tokenHash.hex, secret: secret, createdAt: Millis.from(createdAt), expiresAt: Millis.from(expiresAt)
             ).insertAndFetch(db)

@@ -92,10 +92,11 @@ public struct SQLiteProjectStore: ProjectStore {
     }
 
     public func isAdminTokenHash(_ hash: SecretHash) async throws -> Bool {
-        try await database.pool.read { db in
-            try Bool.fetchOne(db, sql: "SELECT 1 FROM credentials WHERE hash = ? AND kind = 'admin'", arguments: [hash.hex])
-                ?? false
-        }
+        try await database.pool.read { db in try Self.isAdminTokenHash(hash, db) }
+    }
+
+    static func isAdminTokenHash(_ hash: SecretHash, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT 1 FROM credentials WHERE hash = ? AND kind = 'admin'", arguments: [hash.hex]) ?? false
     }
 
     public func setPrivacy(_ settings: PrivacySettings, for project: ProjectID) async throws -> Bool {

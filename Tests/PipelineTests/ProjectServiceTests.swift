@@ -90,6 +90,17 @@ final class CountingGenerator: SecretGenerating {
         #expect(store.state.withLock { $0.lookups } == 2)
     }
 
+    @Test func theAdminTokenIsNeverCachedSoAnotherProcessCanReplaceIt() async throws {
+        // Two services over one store: the server and a CLI run of `faultline admin-token`.
+        let store = MemoryProjectStore()
+        let server = ProjectService(store: store, hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock())
+        let cli = ProjectService(store: store, hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock())
+        let first = try await cli.rotateAdminToken()
+        #expect(try await server.isAdmin(first))
+        _ = try await cli.rotateAdminToken()
+        #expect(try await server.isAdmin(first) == false)
+    }
+
     @Test func rotatingTheAdminTokenRevokesTheOldOne() async throws {
         let service = ProjectService(store: MemoryProjectStore(), hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock())
         let first = try await service.rotateAdminToken()

@@ -95,7 +95,8 @@ import Testing
             quotaBytes: 1 << 20, at: now)
         else { throw StorageError(.conflict, "the debug file was not stored") }
         _ = try await db.adminSessions.createSession(
-            tokenHash: login, secret: String(repeating: "5", count: 64), createdAt: now, expiresAt: now.addingTimeInterval(3_600))
+            tokenHash: login, adminTokenHash: adminToken, secret: String(repeating: "5", count: 64), createdAt: now,
+            expiresAt: now.addingTimeInterval(3_600))
         try await db.difUploads.save(DifUploadRecord(
             project: app.id, checksum: ChunkChecksum(String(repeating: "c", count: 40))!, name: "app.debug", debugID: nil, buildID: buildID,
             state: .ok, detail: nil, dif: nil, updatedAt: now))

@@ -6,15 +6,30 @@ import Pipeline
 ///
 /// A request without the header passes through unauthenticated (the child context answers 401); a
 /// request with a secret that matches nothing is refused here with 401 at once.
+///
+/// Where a token is accepted (upload tokens, the admin token: `accepts` holds more than ingest keys), a wrong one
+/// counts toward the per-address limit of failed logins (``AdminSessionService/recordFailure(_:)``), and an address
+/// past that limit is answered 429 before its token is looked at: guessing the admin token through the API or
+/// `/buildid` is as slow as through `/login`. Ingest keys are public (they sit in every app's DSN): a wrong one is
+/// not counted, so an app with a stale key cannot lock its office's CI out.
 struct BearerAuthMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let projects: ProjectService
     let accepts: [CredentialKind]
+    /// The failed-attempt limit; nil for routes that take ingest keys only.
+    let failures: AdminSessionService?
+
+    init(projects: ProjectService, accepts: [CredentialKind], failures: AdminSessionService?) {
+        self.projects = projects
+        self.accepts = accepts
+        self.failures = accepts.allSatisfy { $0 == .ingest } ? nil : failures
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let secret = Self.bearer(request.headers[.authorization]) else {
             return try await next(request, context)
         }
+        if let failures, let wait = failures.throttled(context.clientAddress) { throw APIError.tooManyAttempts(retryAfter: wait) }
         var context = context
         for kind in accepts {
             switch kind {
@@ -27,7 +42,10 @@ struct BearerAuthMiddleware: RouterMiddleware {
             }
             if context.principal != nil { break }
         }
-        guard context.principal != nil else { throw APIError.unauthorized("the key or token is not valid here") }
+        guard context.principal != nil else {
+            failures?.recordFailure(context.clientAddress)
+            throw APIError.unauthorized("the key or token is not valid here")
+        }
         return try await next(request, context)
     }
 
