@@ -29,11 +29,15 @@ public struct SessionUpdate: Sendable, Equatable {
     public var duration: Double?
     /// A client sequence number; a lower `seq` than what is stored is a stale update and ignored.
     public var seq: Int64?
+    /// How many sessions this update stands for: 1 for a session of its own; a request-mode aggregate's count of one
+    /// status (Sentry's `sessions` item) is stored as one row of that many sessions, not as that many rows.
+    public var count: Int
 
     public init(
         sessionID: SessionID, distinctID: String? = nil, release: String, environment: String? = nil, started: Date,
-        status: SessionStatus, errors: Int = 0, duration: Double? = nil, seq: Int64? = nil
+        status: SessionStatus, errors: Int = 0, duration: Double? = nil, seq: Int64? = nil, count: Int = 1
     ) {
+        self.count = max(1, count)
         self.sessionID = sessionID
         self.distinctID = distinctID
         self.release = release
@@ -43,6 +47,16 @@ public struct SessionUpdate: Sendable, Equatable {
         self.errors = errors
         self.duration = duration
         self.seq = seq
+    }
+}
+
+extension Collection where Element == SessionUpdate {
+    /// How many sessions the updates stand for: their counts added (saturating), what a request is charged.
+    public var sessionCount: Int {
+        reduce(0) { total, update in
+            let (sum, overflow) = total.addingReportingOverflow(update.count)
+            return overflow ? Int.max : sum
+        }
     }
 }
 
@@ -57,11 +71,14 @@ public struct SessionState: Sendable, Equatable {
     public var errors: Int
     public var duration: Double?
     public var seq: Int64?
+    /// How many sessions the row stands for (see ``SessionUpdate/count``); fixed by the first update.
+    public var count: Int
 
     public init(
         sessionID: SessionID, distinctID: String?, release: String, environment: String?, started: Date,
-        status: SessionStatus, errors: Int, duration: Double?, seq: Int64?
+        status: SessionStatus, errors: Int, duration: Double?, seq: Int64?, count: Int = 1
     ) {
+        self.count = max(1, count)
         self.sessionID = sessionID
         self.distinctID = distinctID
         self.release = release
@@ -85,7 +102,7 @@ public struct SessionState: Sendable, Equatable {
             return SessionState(
                 sessionID: update.sessionID, distinctID: update.distinctID, release: update.release,
                 environment: update.environment, started: update.started, status: update.status,
-                errors: max(0, update.errors), duration: update.duration, seq: update.seq)
+                errors: max(0, update.errors), duration: update.duration, seq: update.seq, count: update.count)
         }
         if existing.status.isTerminal { return nil }
         if let old = existing.seq, let new = update.seq, new < old { return nil }

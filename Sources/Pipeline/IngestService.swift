@@ -52,6 +52,8 @@ public struct EnvelopeReceipt: Sendable, Equatable {
     public var attachments: Int
     /// Set when the event was over the project's rate limit and dropped: seconds until events are accepted.
     public var rateLimitedFor: Int?
+    /// Set when the sessions were over the project's session budget and dropped: seconds until sessions are accepted.
+    public var sessionsLimitedFor: Int? = nil
 }
 
 /// The ingest use case: admission (disk floor, rate limit), then one durable group commit.
@@ -85,9 +87,24 @@ public struct IngestService: Sendable {
         }
     }
 
+    /// Sessions a project may add per second for each report per second of its rate limit
+    /// (``Project/rateLimitPerSecond``): sessions outnumber crashes by far, and must keep flowing while a crash storm is
+    /// limited, yet one public DSN key must not add sessions without bound (a 189-byte aggregate counted 10,000).
+    public static let sessionsPerReport: Double = 100
+
+    /// The session budget of `project` per second.
+    static func sessionRate(_ project: Project) -> Double { project.rateLimitPerSecond * sessionsPerReport }
+
     /// Applies session `updates` for `project`; returns once they are durable.
+    /// - Throws: `IngestError` `.rateLimited` when their sessions (an aggregate's count each) exceed the project's
+    ///   session budget (``sessionsPerReport``), `.diskFull`, `.storageFailed`.
     public func accept(_ updates: [SessionUpdate], for project: Project) async throws -> SessionReceipt {
         try admit(project, cost: 0)
+        if let wait = admitSessions(updates, for: project) {
+            throw IngestError(
+                .rateLimited, "project \(project.slug) is over its limit of \(Self.sessionRate(project)) sessions/s",
+                retryAfter: wait)
+        }
         let batch = SessionBatch(project: project.id, receivedAt: clock.now(), updates: updates)
         switch try await commit(.sessions(batch), count: 0) {
         case .sessions(let applied, let unchanged):
@@ -115,13 +132,20 @@ public struct IngestService: Sendable {
         } else {
             try admit(project, cost: 0)
         }
+        var sessionsLimitedFor: Int?
+        if let wait = admitSessions(envelope.sessions, for: project) {
+            sessionsLimitedFor = wait
+            envelope.sessions = []
+        }
         envelope.receivedAt = clock.now()
         if var event = envelope.event {
             event.receivedAt = envelope.receivedAt
             envelope.event = event
         }
         if envelope.event == nil && envelope.sessions.isEmpty && envelope.discarded.isEmpty && envelope.attachments.isEmpty {
-            return EnvelopeReceipt(stored: [], duplicates: [], sessionsApplied: 0, attachments: 0, rateLimitedFor: limitedFor)
+            return EnvelopeReceipt(
+                stored: [], duplicates: [], sessionsApplied: 0, attachments: 0, rateLimitedFor: limitedFor,
+                sessionsLimitedFor: sessionsLimitedFor)
         }
         switch try await commit(.envelope(envelope), count: envelope.event?.reports.count ?? 0) {
         case .envelope(let stored, let duplicates, let sessions, let attachments):
@@ -129,10 +153,21 @@ public struct IngestService: Sendable {
             telemetry.count(Telemetry.Name.reportsDuplicate, by: duplicates.count)
             telemetry.count(Telemetry.Name.sessionsApplied, by: sessions)
             return EnvelopeReceipt(
-                stored: stored, duplicates: duplicates, sessionsApplied: sessions, attachments: attachments, rateLimitedFor: limitedFor)
+                stored: stored, duplicates: duplicates, sessionsApplied: sessions, attachments: attachments, rateLimitedFor: limitedFor,
+                sessionsLimitedFor: sessionsLimitedFor)
         default:
             throw IngestError(.storageFailed, "storage answered an envelope write with another kind of outcome")
         }
+    }
+
+    /// Charges `updates`' sessions to `project`'s session budget; nil when admitted, else whole seconds to wait.
+    func admitSessions(_ updates: [SessionUpdate], for project: Project) -> Int? {
+        let count = updates.sessionCount
+        guard count > 0,
+            let wait = rateLimiter.admit(project.id, rate: Self.sessionRate(project), cost: count, budget: .sessions)
+        else { return nil }
+        telemetry.count(Telemetry.Name.sessionsRateLimited, by: count)
+        return Int(min(wait.rounded(.up), 86_400))
     }
 
     func admit(_ project: Project, cost: Int) throws {
@@ -140,8 +175,8 @@ public struct IngestService: Sendable {
             telemetry.rejected(.diskFull, count: cost)
             throw IngestError(.diskFull, floor, retryAfter: diskGuard.retryAfterSeconds)
         }
-        // Sessions cost nothing: they are what crash-free rates are made of, so they keep flowing while
-        // a crash storm is being limited.
+        // Sessions are charged to their own budget (`admitSessions`): they are what crash-free rates are made of, so
+        // they keep flowing while a crash storm is being limited.
         if cost > 0, let wait = rateLimiter.admit(project.id, rate: project.rateLimitPerSecond, cost: cost) {
             telemetry.rejected(.rateLimited, count: cost)
             throw IngestError(

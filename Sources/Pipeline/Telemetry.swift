@@ -36,6 +36,8 @@ public struct Telemetry: Sendable {
         public static let reportsDuplicate = "faultline_reports_duplicate_total"
         public static let reportsRejected = "faultline_reports_rejected_total"
         public static let sessionsApplied = "faultline_sessions_applied_total"
+        /// Sessions (an aggregate's count each) refused over a project's session budget.
+        public static let sessionsRateLimited = "faultline_sessions_rate_limited_total"
         public static let ingestDuration = "faultline_ingest_duration_seconds"
         public static let commitDuration = "faultline_db_commit_duration_seconds"
         public static let commitWrites = "faultline_db_commit_writes"

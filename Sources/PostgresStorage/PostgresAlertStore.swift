@@ -79,7 +79,7 @@ public struct PostgresAlertStore: AlertStore {
                         var stats = (sessions: 0, users: 0)
                         for try await (s, u) in try await connection.query(
                             """
-                            SELECT count(*), count(DISTINCT distinct_id) FROM sessions
+                            SELECT coalesce(sum(session_count), 0)::bigint, count(DISTINCT distinct_id) FROM sessions
                             WHERE project_id = \(project.rawValue) AND release = \(release) AND updated_at >= \(start)
                             """, logger: logger
                         ).decode((Int, Int).self) {

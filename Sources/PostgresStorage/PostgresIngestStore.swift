@@ -235,18 +235,19 @@ enum PostgresSessions {
     {
         let rows = try await connection.query(
             """
-            SELECT session_id, distinct_id, release, environment, started_at, status, errors, duration, seq FROM sessions
-            WHERE project_id = \(project.rawValue) AND session_id = ANY(\(ids)::text[])
+            SELECT session_id, distinct_id, release, environment, started_at, status, errors, duration, seq, session_count
+            FROM sessions WHERE project_id = \(project.rawValue) AND session_id = ANY(\(ids)::text[])
             """, logger: logger)
         var states: [ExactText: SessionState] = [:]
-        for try await (id, distinct, release, environment, started, status, errors, duration, seq) in rows.decode(
-            (String, String?, String, String?, Int64, String, Int64, Double?, Int64?).self)
+        for try await (id, distinct, release, environment, started, status, errors, duration, seq, count) in rows.decode(
+            (String, String?, String, String?, Int64, String, Int64, Double?, Int64?, Int64).self)
         {
-            guard let sessionID = SessionID(id), let status = SessionStatus(rawValue: status), let errors = Int(exactly: errors)
+            guard let sessionID = SessionID(id), let status = SessionStatus(rawValue: status), let errors = Int(exactly: errors),
+                let count = Int(exactly: count)
             else { continue }
             states[ExactText(id)] = SessionState(
                 sessionID: sessionID, distinctID: distinct, release: release, environment: environment, started: Millis.date(started),
-                status: status, errors: errors, duration: duration, seq: seq)
+                status: status, errors: errors, duration: duration, seq: seq, count: count)
         }
         return states
     }

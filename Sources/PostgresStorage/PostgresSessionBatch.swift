@@ -79,19 +79,19 @@ enum PostgresSessionBatch {
         try await connection.query(
             """
             INSERT INTO sessions (project_id, session_id, distinct_id, release, environment, started_at, status, errors,
-                duration, seq, updated_at)
+                duration, seq, updated_at, session_count)
             SELECT \(project), s.id, CASE WHEN s.has_distinct THEN s.distinct_id END, s.release,
                 CASE WHEN s.has_environment THEN s.environment END, s.started_at, s.status, s.errors,
-                CASE WHEN s.has_duration THEN s.duration END, CASE WHEN s.has_seq THEN s.seq END, s.updated_at
+                CASE WHEN s.has_duration THEN s.duration END, CASE WHEN s.has_seq THEN s.seq END, s.updated_at, s.session_count
             FROM unnest(\(states.map(\.sessionID.rawValue))::text[], \(states.map { T.storable($0.distinctID ?? "") })::text[],
                         \(states.map { $0.distinctID != nil })::boolean[], \(states.map { T.storable($0.release) })::text[],
                         \(states.map { T.storable($0.environment ?? "") })::text[], \(states.map { $0.environment != nil })::boolean[],
                         \(states.map { Millis.from($0.started) })::bigint[], \(states.map(\.status.rawValue))::text[],
                         \(states.map { Int64($0.errors) })::bigint[], \(states.map { $0.duration ?? 0 })::float8[],
                         \(states.map { $0.duration != nil })::boolean[], \(states.map { $0.seq ?? 0 })::bigint[],
-                        \(states.map { $0.seq != nil })::boolean[], \(updatedAt)::bigint[])
+                        \(states.map { $0.seq != nil })::boolean[], \(updatedAt)::bigint[], \(states.map { Int64($0.count) })::bigint[])
                 AS s(id, distinct_id, has_distinct, release, environment, has_environment, started_at, status, errors, duration,
-                     has_duration, seq, has_seq, updated_at)
+                     has_duration, seq, has_seq, updated_at, session_count)
             ON CONFLICT (project_id, session_id) DO UPDATE SET distinct_id = excluded.distinct_id,
                 release = excluded.release, environment = excluded.environment, started_at = excluded.started_at,
                 status = excluded.status, errors = excluded.errors, duration = excluded.duration, seq = excluded.seq,
@@ -134,12 +134,14 @@ struct HealthDeltas {
     }
 
     private mutating func add(_ c: SessionContribution, sign: Int64, startedAt: Int64) {
-        let crashed: Int64 = c.crashed ? sign : 0
-        let abnormal: Int64 = c.abnormal ? sign : 0
-        let errored: Int64 = c.errored ? sign : 0
+        // A counted row (an aggregate's) moves the counters by its count; its user, if any, is one user.
+        let sessions = sign &* Int64(c.sessions)
+        let crashed: Int64 = c.crashed ? sessions : 0
+        let abnormal: Int64 = c.abnormal ? sessions : 0
+        let errored: Int64 = c.errored ? sessions : 0
         let day = Int64(c.day.rawValue)
         func bump(_ counts: inout Counts) {
-            counts.sessions &+= sign
+            counts.sessions &+= sessions
             counts.crashed &+= crashed
             counts.abnormal &+= abnormal
             counts.errored &+= errored
@@ -152,7 +154,7 @@ struct HealthDeltas {
             if let user = c.user.map(ExactText.init) {
                 let userKey = HealthDayUserKey(release: slice, day: day, user: user)
                 let counts = dayUsers[userKey] ?? [0, 0]
-                dayUsers[userKey] = [counts[0] &+ sign, counts[1] &+ crashed]
+                dayUsers[userKey] = [counts[0] &+ sessions, counts[1] &+ crashed]
             }
         }
         bump(&releases[release, default: Counts()])
@@ -163,7 +165,7 @@ struct HealthDeltas {
         if let user = c.user.map(ExactText.init) {
             let userKey = HealthReleaseUserKey(release: release, user: user)
             let counts = releaseUsers[userKey] ?? [0, 0]
-            releaseUsers[userKey] = [counts[0] &+ sign, counts[1] &+ crashed]
+            releaseUsers[userKey] = [counts[0] &+ sessions, counts[1] &+ crashed]
         }
     }
 

@@ -63,7 +63,7 @@ public struct SQLiteAlertStore: AlertStore {
                         let stats = try Row.fetchOne(
                             db,
                             sql: """
-                                SELECT count(*) AS sessions, count(DISTINCT distinct_id) AS users FROM sessions
+                                SELECT coalesce(sum(session_count), 0) AS sessions, count(DISTINCT distinct_id) AS users FROM sessions
                                 WHERE project_id = ? AND release = ? AND updated_at >= ?
                                 """,
                             arguments: [project.rawValue, release, start])

@@ -176,8 +176,8 @@ public struct SQLiteIngestStore: IngestStore {
             try db.cachedStatement(
                 sql: """
                     INSERT INTO sessions (project_id, session_id, distinct_id, release, environment, started_at, status, errors,
-                        duration, seq, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        duration, seq, updated_at, session_count)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (project_id, session_id) DO UPDATE SET distinct_id = excluded.distinct_id,
                         release = excluded.release, environment = excluded.environment, started_at = excluded.started_at,
                         status = excluded.status, errors = excluded.errors, duration = excluded.duration, seq = excluded.seq,
@@ -185,7 +185,7 @@ public struct SQLiteIngestStore: IngestStore {
                     """
             ).execute(arguments: [
                 record.projectID, record.sessionID, record.distinctID, record.release, record.environment, record.startedAt,
-                record.status, record.errors, record.duration, record.seq, record.updatedAt,
+                record.status, record.errors, record.duration, record.seq, record.updatedAt, record.sessionCount,
             ])
             // The health rollups move by the session's change, in this same transaction.
             try HealthRollup.apply(

@@ -15,10 +15,12 @@ struct SessionRecord: Codable, FetchableRecord, PersistableRecord {
     var duration: Double?
     var seq: Int64?
     var updatedAt: Int64
+    /// Sessions the row stands for (1, or a counted aggregate's count; migration `v21-counted-sessions`).
+    var sessionCount: Int
 
     enum CodingKeys: String, CodingKey {
         case projectID = "project_id", sessionID = "session_id", distinctID = "distinct_id", release, environment
-        case startedAt = "started_at", status, errors, duration, seq, updatedAt = "updated_at"
+        case startedAt = "started_at", status, errors, duration, seq, updatedAt = "updated_at", sessionCount = "session_count"
     }
 
     enum Columns {
@@ -38,6 +40,7 @@ struct SessionRecord: Codable, FetchableRecord, PersistableRecord {
         errors = state.errors
         duration = state.duration
         seq = state.seq
+        sessionCount = state.count
         self.updatedAt = updatedAt
     }
 
@@ -46,6 +49,7 @@ struct SessionRecord: Codable, FetchableRecord, PersistableRecord {
         guard let id = SessionID(sessionID), let status = SessionStatus(rawValue: status) else { return nil }
         return SessionState(
             sessionID: id, distinctID: distinctID, release: release, environment: environment,
-            started: Millis.date(startedAt), status: status, errors: errors, duration: duration, seq: seq)
+            started: Millis.date(startedAt), status: status, errors: errors, duration: duration, seq: seq,
+            count: sessionCount)
     }
 }

@@ -66,23 +66,25 @@ import Testing
         #expect(error?.field == field, "\(json)")
     }
 
-    @Test func aggregatesBecomeOneSessionPerCount() throws {
+    @Test func aggregatesBecomeOneCountedUpdatePerStatus() throws {
         let updates = try aggregates(F.pythonAggregates)
-        // 3 exited + 2 errored (exited with an error) in the first minute, 1 crashed in the second
-        #expect(updates.count == 6)
+        // 3 exited + 2 errored (exited with an error) in the first minute, 1 crashed in the second: three counted
+        // updates (issue #39: one row per status, not one per session)
+        #expect(updates.count == 3)
+        #expect(updates.sessionCount == 6)
         #expect(updates.allSatisfy { $0.release == "app@2.0.0" && $0.environment == "production" })
         let minute = try #require(Timestamps.parseISO8601("2026-11-22T05:14:00Z"))
         let first = updates.filter { $0.started == minute }
-        #expect(first.filter { $0.status == .exited && $0.errors == 0 }.count == 3)
-        #expect(first.filter { $0.status == .exited && $0.errors == 1 }.count == 2)
+        #expect(first.filter { $0.status == .exited && $0.errors == 0 }.map(\.count) == [3])
+        #expect(first.filter { $0.status == .exited && $0.errors == 1 }.map(\.count) == [2])
         #expect(first.allSatisfy { $0.distinctID == nil })
         let crashed = try #require(updates.last)
-        #expect(crashed.status == .crashed && crashed.distinctID == "user-7")
+        #expect(crashed.status == .crashed && crashed.distinctID == "user-7" && crashed.count == 1)
         #expect(crashed.started == Date(timeIntervalSince1970: 1_795_325_700))
 
         // Ids: valid, distinct, UUID-shaped; the same for the same seed, different for another seed
         let ids = updates.map(\.sessionID.rawValue)
-        #expect(Set(ids).count == 6)
+        #expect(Set(ids).count == 3)
         #expect(ids.allSatisfy { $0.count == 36 && Array($0)[14] == "8" })
         #expect(try aggregates(F.pythonAggregates).map(\.sessionID) == updates.map(\.sessionID))
         #expect(
@@ -96,7 +98,8 @@ import Testing
         let error = #expect(throws: FormatError.self) { try aggregates(json) }
         #expect(error?.code == .tooLarge)
         #expect(error?.field == "aggregates[1]")
-        #expect(try aggregates(json, max: 10_001).count == 10_001)
+        #expect(try aggregates(json, max: 10_001).sessionCount == 10_001)
+        #expect(try aggregates(json, max: 10_001).count == 2)
         let huge = #"{"attrs":{"release":"r"},"aggregates":[{"started":0,"exited":1,"crashed":9223372036854775807}]}"#
         #expect(throws: FormatError.self) { try aggregates(huge) }
         #expect(try aggregates(#"{"attrs":{"release":"r"},"aggregates":[]}"#).isEmpty)

@@ -51,7 +51,11 @@ public struct SessionContribution: Sendable, Equatable {
     public var crashed: Bool
     public var abnormal: Bool
     public var errored: Bool
-    public init(day: DayNumber, release: String, user: String?, crashed: Bool, abnormal: Bool, errored: Bool) {
+    /// How many sessions of this kind (a counted aggregate's row; 1 for a session of its own). A user with a
+    /// counted row is one user with that many sessions.
+    public var sessions: Int
+    public init(day: DayNumber, release: String, user: String?, crashed: Bool, abnormal: Bool, errored: Bool, sessions: Int = 1) {
+        self.sessions = max(1, sessions)
         self.day = day
         self.release = release
         self.user = user
@@ -64,7 +68,8 @@ public struct SessionContribution: Sendable, Equatable {
     public init(_ state: SessionState) {
         self.init(
             day: DayNumber(state.started), release: state.release, user: state.distinctID.flatMap { $0.isEmpty ? nil : $0 },
-            crashed: state.status == .crashed, abnormal: state.status == .abnormal, errored: state.isErrored)
+            crashed: state.status == .crashed, abnormal: state.status == .abnormal, errored: state.isErrored,
+            sessions: state.count)
     }
 }
 

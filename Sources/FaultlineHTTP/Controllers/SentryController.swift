@@ -76,18 +76,25 @@ struct SentryController<Ingest: ReportIngesting> {
         // A malformed event fails the request with its field — after the envelope's other items (the session
         // that ended with it, client reports) were stored: SDKs do not retry, so they would be lost otherwise.
         if let error = contents.contents.eventError { throw error }
+        // Relay's header: one `seconds:categories:scope:reason` entry per limit, read by the SDKs on any status.
+        let sessionLimit = receipt.sessionsLimitedFor.map { "\($0):session:project:rate_limited" }
         if let seconds = receipt.rateLimitedFor {
-            // Only events are limited: sessions and client reports of this envelope were stored.
+            // The event was limited (429); the envelope's sessions (unless limited too) and client reports were stored.
+            let limits = ["\(seconds):error;default;attachment:project:rate_limited"] + [sessionLimit].compactMap { $0 }
             throw APIError(
                 status: .tooManyRequests, code: "rate_limited",
                 message: "project \(project.slug) is over its limit of \(project.rateLimitPerSecond) events/s",
-                headers: [
-                    .retryAfter: String(seconds),
-                    HTTPField.Name("X-Sentry-Rate-Limits")!: "\(seconds):error;default;attachment:project:rate_limited",
-                ])
+                headers: [.retryAfter: String(seconds), Self.rateLimitsHeader: limits.joined(separator: ", ")])
         }
-        return Answer(id: contents.eventID?.rawValue).response(from: request, context: context)
+        var response = Answer(id: contents.eventID?.rawValue).response(from: request, context: context)
+        if let sessionLimit {
+            // Only the sessions were dropped: the event (if any) is stored, so the answer stays 200 and says so.
+            response.headers[Self.rateLimitsHeader] = sessionLimit
+        }
+        return response
     }
+
+    static var rateLimitsHeader: HTTPField.Name { HTTPField.Name("X-Sentry-Rate-Limits")! }
 
     /// The project of the DSN key (`X-Sentry-Auth`, `Authorization: Sentry …` or `?sentry_key=`), which must be
     /// the project named in the path.

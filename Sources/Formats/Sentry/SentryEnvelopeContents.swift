@@ -12,6 +12,8 @@ public struct SentryEnvelopeContents: Sendable, Equatable {
     /// the rest of the envelope is still good, and the caller decides whether to answer 400.
     public var eventError: FormatError?
     public var sessions: [SessionUpdate]
+    /// How many sessions `sessions` stand for (an aggregate's update counts its count).
+    public var sessionCount: Int { sessions.sessionCount }
     /// What the client reported it dropped (its `client_report` items only).
     public var discarded: [DiscardedEvents]
     /// `attachment` items within the size limit, in envelope order.

@@ -16,8 +16,10 @@ import Foundation
 /// `client_report`; every other type (`transaction`, `span`, `log`, `profile`, `check_in`, `replay_*`,
 /// `user_report`, `feedback`, `statsd`…) is accepted and ignored, its type listed in `skipped`.
 public enum SentryEnvelopeReader {
-    /// Session updates one envelope may produce (items and synthesised aggregates together); items past it
-    /// are problems. Bounds memory: a few bytes of aggregate JSON can count thousands of sessions.
+    /// Sessions one envelope may add (`session` items and the counts of `sessions` aggregates together); items
+    /// past it are problems. A few bytes of aggregate JSON can count thousands of sessions: they are stored as counts
+    /// (one row per aggregate and status) and charged to the project's session budget, and this bounds what one
+    /// request can move the crash-free rates by.
     public static let maxSessionUpdates = 10_000
 
     /// Decodes `body`, the inflated envelope.
@@ -71,13 +73,13 @@ public enum SentryEnvelopeReader {
                             filename: name, contentType: item.contentType, attachmentType: item.attachmentType,
                             bytes: Array(body[item.payloadRange])))
                 case "session":
-                    guard out.sessions.count < maxSessionUpdates else {
+                    guard out.sessionCount < maxSessionUpdates else {
                         throw FormatError(
                             .tooLarge, "an envelope may hold at most \(maxSessionUpdates) session updates")
                     }
                     out.sessions.append(try SentrySessions.session(body, range: item.payloadRange, limits: limits))
                 case "sessions":
-                    let room = maxSessionUpdates - out.sessions.count
+                    let room = maxSessionUpdates - out.sessionCount
                     out.sessions += try SentrySessions.aggregates(
                         body, range: item.payloadRange, seed: "\(sessionSeed)\u{1f}\(index)", limits: limits,
                         maxSessions: min(SentrySessions.maxSynthesizedPerItem, room))

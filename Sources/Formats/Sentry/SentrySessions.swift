@@ -14,12 +14,13 @@ import Foundation
 ///   accepts `errored` as a status, so it is read as a still-running session (`ok`) with at least one error,
 ///   which a later `exited`/`crashed` update can still end. `init` is read (and checked) but not kept.
 /// - `sessions`: request-mode aggregates, `{attrs, aggregates: [{started, did?, exited, errored, crashed,
-///   abnormal}]}`: one synthesised session per counted session, so that crash-free rates need no second
-///   code path. Their ids are derived from the caller's `seed` and the aggregate (see `aggregateSessionID`).
+///   abnormal}]}`: one counted update per status an aggregate counts (``SessionUpdate/count``), so that
+///   crash-free rates need no second code path and a count costs one row, not one row per session. Their ids
+///   are derived from the caller's `seed` and the aggregate (see `aggregateSessionID`).
 ///
 /// Timestamps are ISO 8601 strings or unix seconds. `did` and the release are cut to the limits.
 public enum SentrySessions {
-    /// Sessions one `sessions` item may synthesise; a larger count is refused rather than cut, so that the
+    /// Sessions one `sessions` item may count in all; a larger count is refused rather than cut, so that the
     /// numbers are right or absent, never silently wrong.
     public static let maxSynthesizedPerItem = 10_000
 
@@ -91,13 +92,13 @@ public enum SentrySessions {
         }
     }
 
-    /// Parses a `sessions` (aggregates) item's payload into one update per counted session.
+    /// Parses a `sessions` (aggregates) item's payload into one counted update per aggregate and status.
     ///
     /// - Parameters:
     ///   - seed: makes the synthesised ids unique to this item. It must differ between envelopes whose
     ///     aggregates could be equal (two flushes counting the same minute), or the second would be taken
     ///     for a retry of the first and not counted; the same envelope resent may give the same seed.
-    ///   - maxSessions: the most sessions this item may synthesise.
+    ///   - maxSessions: the most sessions this item may count in all.
     /// - Throws: `FormatError` naming the field; `.tooLarge` (field `aggregates`) past `maxSessions`.
     public static func aggregates(
         _ bytes: [UInt8], range: Range<Int>, seed: String, limits: IngestLimits,
@@ -168,27 +169,23 @@ public enum SentrySessions {
         let release = try attrs.requiredRelease(limits: limits)
         let environment = attrs.environment(limits: limits)
         var updates: [SessionUpdate] = []
-        updates.reserveCapacity(total)
         for (i, aggregate) in aggregates.enumerated() {
             guard let started = aggregate.started else { continue }
             let did = nonEmpty(aggregate.did).map { IngestLimits.truncate($0, toBytes: limits.maxUserIDBytes) }
-            for (status, errors, count) in aggregate.counts {
-                for n in 0..<count {
-                    let id = aggregateSessionID(
-                        seed: seed, release: release, environment: environment, started: started, status: status,
-                        errors: errors, aggregate: i, index: n)
-                    updates.append(
-                        SessionUpdate(
-                            sessionID: id, distinctID: did, release: release, environment: environment,
-                            started: started,
-                            status: status, errors: errors))
-                }
+            for (n, (status, errors, count)) in aggregate.counts.enumerated() where count > 0 {
+                let id = aggregateSessionID(
+                    seed: seed, release: release, environment: environment, started: started, status: status,
+                    errors: errors, aggregate: i, index: n)
+                updates.append(
+                    SessionUpdate(
+                        sessionID: id, distinctID: did, release: release, environment: environment, started: started,
+                        status: status, errors: errors, count: count))
             }
         }
         return updates
     }
 
-    /// The id of the `index`-th session counted with `status` in aggregate `aggregate`: a UUID-shaped
+    /// The id of the `index`-th count (status) of aggregate `aggregate`: a UUID-shaped
     /// (version 8, "custom") 128-bit FNV-1a hash of all of it, so the same inputs always give the same id.
     static func aggregateSessionID(
         seed: String, release: String, environment: String?, started: Date, status: SessionStatus, errors: Int,

@@ -29,9 +29,11 @@ enum HealthRollup {
     }
 
     private static func change(project: ProjectID, _ c: SessionContribution, sign: Int, startedAt: Int64, _ db: Database) throws {
-        let crashed = c.crashed ? sign : 0
-        let abnormal = c.abnormal ? sign : 0
-        let errored = c.errored ? sign : 0
+        // A counted row (an aggregate's) moves the counters by its count; its user, if any, is one user.
+        let sessions = sign * c.sessions
+        let crashed = c.crashed ? sessions : 0
+        let abnormal = c.abnormal ? sessions : 0
+        let errored = c.errored ? sessions : 0
         for release in [c.release, allReleases] {
             // Removing only ever updates (a CHECK would refuse an upsert's negative VALUES row before the conflict).
             try db.cachedStatement(
@@ -46,10 +48,10 @@ enum HealthRollup {
                     UPDATE health_days SET sessions = sessions + ?4, crashed = crashed + ?5, abnormal = abnormal + ?6,
                         errored = errored + ?7 WHERE project_id = ?1 AND release = ?2 AND day = ?3
                     """
-            ).execute(arguments: [project.rawValue, release, c.day.rawValue, sign, crashed, abnormal, errored])
+            ).execute(arguments: [project.rawValue, release, c.day.rawValue, sessions, crashed, abnormal, errored])
             if let user = c.user {
                 let (users, crashedUsers) = try CountedRow.bump(
-                    Shapes.dayUsers, values: [project.rawValue, release, c.day.rawValue, user], by: [sign, crashed], db)
+                    Shapes.dayUsers, values: [project.rawValue, release, c.day.rawValue, user], by: [sessions, crashed], db)
                 if users != 0 || crashedUsers != 0 {
                     try db.cachedStatement(
                         sql: """
@@ -73,10 +75,10 @@ enum HealthRollup {
                 UPDATE health_releases SET sessions = sessions + ?4, crashed = crashed + ?5, abnormal = abnormal + ?6,
                     errored = errored + ?7 WHERE project_id = ?1 AND release = ?2 AND ?3 = ?3
                 """
-        ).execute(arguments: [project.rawValue, c.release, startedAt, sign, crashed, abnormal, errored])
+        ).execute(arguments: [project.rawValue, c.release, startedAt, sessions, crashed, abnormal, errored])
         if let user = c.user {
             let (users, crashedUsers) = try CountedRow.bump(
-                Shapes.releaseUsers, values: [project.rawValue, c.release, user], by: [sign, crashed], db)
+                Shapes.releaseUsers, values: [project.rawValue, c.release, user], by: [sessions, crashed], db)
             if users != 0 || crashedUsers != 0 {
                 try db.cachedStatement(
                     sql: "UPDATE health_releases SET users = users + ?, crashed_users = crashed_users + ? WHERE project_id = ? AND release = ?"

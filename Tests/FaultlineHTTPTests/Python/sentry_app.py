@@ -6,6 +6,8 @@ Scenarios:
   handled   handled errors and a message, with breadcrumbs, tags, user and contexts (release shop@1.0)
   crash     an unhandled exception inside an application session (the process dies through sys.excepthook)
   sessions  RELEASE COUNT STATUS...: COUNT sessions of RELEASE ending in exited, errored (a handled error) or crashed
+  requests  RELEASE COUNT STATUS...: COUNT request-mode sessions (as a web framework integration tracks them),
+            exited, errored or crashed in turn; the SDK sends them as `sessions` aggregates (per started minute)
   burst     N: N handled errors as fast as possible (for rate limiting); prints how many the SDK sent
   full N MARKER: N handled errors to a server whose disk is full, each sent (or dropped) before the next; prints
             the SDK's rate-limit state; waits for the file MARKER (space is back), then for the back-off the
@@ -63,28 +65,25 @@ elif scenario == "crash":
     sentry_sdk.add_breadcrumb(category="app", message="about to crash")
     checkout([])  # unhandled: sys.excepthook reports it (handled: false) and the session ends crashed
 
-elif scenario == "sessions":
+elif scenario in ("sessions", "requests"):
     release, count, statuses = sys.argv[3], int(sys.argv[4]), sys.argv[5:]
+    mode = "application" if scenario == "sessions" else "request"
     init(release)
     for i in range(count):
         status = statuses[i % len(statuses)]
         scope = sentry_sdk.get_isolation_scope()
-        sentry_sdk.set_user({"id": f"{release}-user-{i}"})
-        scope.start_session()
-        if status == "errored":
-            try:
-                checkout([])
-            except ZeroDivisionError:
-                sentry_sdk.capture_exception()
-        if status == "crashed":
-            # An unhandled error as an integration reports one (mechanism handled: false): the SDK itself
-            # then marks the session crashed.
+        if mode == "application":
+            sentry_sdk.set_user({"id": f"{release}-user-{i}"})
+        scope.start_session(session_mode=mode)
+        if status in ("errored", "crashed"):
+            # A handled error, or an unhandled one as an integration reports it (mechanism handled: false): the
+            # SDK itself then marks the session errored or crashed.
             try:
                 checkout([])
             except ZeroDivisionError:
                 event, hint = sentry_sdk.utils.event_from_exception(
                     sys.exc_info(), client_options=sentry_sdk.get_client().options,
-                    mechanism={"type": "test", "handled": False})
+                    mechanism={"type": "test", "handled": status == "errored"})
                 sentry_sdk.capture_event(event, hint=hint)
         scope.end_session()
     sentry_sdk.flush(timeout=10)
