@@ -26,7 +26,7 @@ public struct PostgresRetentionStore: RetentionStore {
 
     static let lockKey = PostgresMigrations.lockKey + 2
 
-    public func prune(before cutoff: Date, limit: Int) async throws -> PruneResult {
+    public func prune(before cutoff: Date, limit: Int, now: Date) async throws -> PruneResult {
         try await PostgresPartitions.ensure(around: Millis.from(Date()), database)
         let logger = database.logger
         let cut = Millis.from(cutoff)
@@ -47,7 +47,19 @@ public struct PostgresRetentionStore: RetentionStore {
                     connection.query(
                         "DELETE FROM report_event_ids WHERE received_at >= \(from) AND received_at < \(to) RETURNING 1", logger: logger))
             }
+            let changedAt = Millis.from(now)
             for partition in old {
+                if partition.table == "reports" {
+                    // Their issues' pages may show these reports as samples: marked changed, they are rendered again.
+                    try await connection.query(
+                        PostgresQuery(
+                            unsafeSQL: """
+                                UPDATE issues SET updated_at = greatest(updated_at, $1)
+                                WHERE id IN (SELECT DISTINCT issue_id FROM "\(partition.name)" WHERE issue_id IS NOT NULL)
+                                """,
+                            binds: PostgresBindings(values: [changedAt])),
+                        logger: logger)
+                }
                 if partition.table == "attachments" {
                     let count = try await connection.query(
                         PostgresQuery(unsafeSQL: "SELECT count(*) FROM \"\(partition.name)\""), logger: logger)
@@ -74,12 +86,24 @@ public struct PostgresRetentionStore: RetentionStore {
                         """, logger: logger))
                 var reportIDs: [Int64] = []
                 var reportTimes: [Int64] = []
-                for try await (id, time) in try await connection.query(
-                    "DELETE FROM reports WHERE payload_id = ANY(\(ids)) AND received_at = ANY(\(times)) RETURNING id, received_at",
+                var issueIDs: Set<Int64> = []
+                for try await (id, time, issue) in try await connection.query(
+                    """
+                    DELETE FROM reports WHERE payload_id = ANY(\(ids)) AND received_at = ANY(\(times))
+                    RETURNING id, received_at, issue_id
+                    """,
                     logger: logger
-                ).decode((Int64, Int64).self) {
+                ).decode((Int64, Int64, Int64?).self) {
                     reportIDs.append(id)
                     reportTimes.append(time)
+                    if let issue { issueIDs.insert(issue) }
+                }
+                if !issueIDs.isEmpty {
+                    try await connection.query(
+                        """
+                        UPDATE issues SET updated_at = greatest(updated_at, \(changedAt))
+                        WHERE id = ANY(\(issueIDs.sorted()))
+                        """, logger: logger)
                 }
                 // What hangs off a report goes with it (no foreign keys between partitioned tables).
                 for table in ["report_symbols", "report_modules", "search_documents"] {

@@ -23,9 +23,10 @@ public struct SQLiteRetentionStore: RetentionStore {
     static let batchBytes = 1 << 20
     static let batchReports = 200
 
-    public func prune(before cutoff: Date, limit: Int) async throws -> PruneResult {
+    public func prune(before cutoff: Date, limit: Int, now: Date) async throws -> PruneResult {
         let cut = Millis.from(cutoff)
-        return try await database.pool.write { db in
+        let changedAt = Millis.from(now)
+        let result = try await database.pool.write { db in
             // Debian builds SQLite with SECURE_DELETE: every freed page would be zeroed through the WAL, so that a
             // prune would write as much as it deletes, and on a full disk the relief valve would fill the disk it is
             // to relieve. FAST zeroes what is rewritten anyway; freed pages go to the end of the file and are cut off
@@ -43,6 +44,13 @@ public struct SQLiteRetentionStore: RetentionStore {
                 let id: Int64 = row["id"]
                 bytes &+= row["size"] ?? 0
                 reports &+= try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE payload_id = ?", arguments: [id]) ?? 0
+                // Their issues' pages may show these reports as samples: marked changed, they are rendered again.
+                try db.execute(
+                    sql: """
+                        UPDATE issues SET updated_at = max(updated_at, ?)
+                        WHERE id IN (SELECT issue_id FROM reports WHERE payload_id = ? AND issue_id IS NOT NULL)
+                        """,
+                    arguments: [changedAt, id])
                 try db.execute(sql: "DELETE FROM payloads WHERE id = ?", arguments: [id])
             }
             try db.execute(
@@ -61,6 +69,29 @@ public struct SQLiteRetentionStore: RetentionStore {
                 sql: "DELETE FROM webhook_deliveries WHERE state != 'pending' AND coalesce(delivered_at, next_attempt_at) < ?",
                 arguments: [cut])
             return PruneResult(reports: reports, sessions: sessions, attachments: attachments)
+        }
+        if result.reports > 0 { try await mergeSearchIndex() }
+        return result
+    }
+
+    /// Pages of FTS5 segments merged per step after a prune (the `'merge'` command): deleting a report's search entry
+    /// only records a delete marker, and its tokens (user ids, messages) stay in the index's segments until those are
+    /// merged. After a pass that removed reports, merges run in small steps (each its own short transaction, so the
+    /// WAL stays small on a full disk) until nothing is left to merge or `maxSearchMergeSteps` ran.
+    static let searchMergePages = 256
+    static let maxSearchMergeSteps = 64
+
+    func mergeSearchIndex() async throws {
+        for _ in 0..<Self.maxSearchMergeSteps {
+            let merged = try await database.pool.write { db -> Bool in
+                let before = db.totalChangesCount
+                // A negative page count merges segments of any level (the old, large ones that hold the deleted
+                // tokens), which a positive one would leave until enough segments of their level gather.
+                try db.execute(
+                    sql: "INSERT INTO search_index(search_index, rank) VALUES ('merge', ?)", arguments: [-Self.searchMergePages])
+                return db.totalChangesCount - before > 1
+            }
+            if !merged { break }
         }
     }
 

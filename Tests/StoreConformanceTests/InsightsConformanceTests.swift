@@ -178,14 +178,18 @@ import Testing
             for n in 1...3 { try await group(db, n, "parse()") }
             let insights = db.insights
             let before = try #require(try await insights.issues(matching: IssueQuery(project: p.id), now: Date()).first)
-            let pruned = try await db.retention.prune(before: Date(timeIntervalSince1970: day0 - 90 * 86_400), limit: 100)
+            let pruned = try await db.retention.prune(before: Date(timeIntervalSince1970: day0 - 90 * 86_400), limit: 100, now: Date(timeIntervalSince1970: 1_800_000_000))
             #expect(pruned.reports == 2)
             #expect(try await db.texts("SELECT count(*) FROM reports") == ["1"])
             let after = try #require(try await insights.issues(matching: IssueQuery(project: p.id), now: Date()).first)
             #expect(after.events == before.events)
             #expect(after.users == 3)
             #expect(try await insights.issue(after.id, project: nil, now: Date())?.samples.count == 1)
-            #expect(try await db.retention.prune(before: Date(timeIntervalSince1970: day0 - 90 * 86_400), limit: 100) == PruneResult())
+            // The issue lost reports: it is marked changed at the prune's time, so its page is rendered again without
+            // the pruned samples (issue #39).
+            let version = try await insights.issueVersions(of: [after.id], project: p.id)[after.id]
+            #expect(version?.changedAt == 1_800_000_000_000)
+            #expect(try await db.retention.prune(before: Date(timeIntervalSince1970: day0 - 90 * 86_400), limit: 100, now: Date(timeIntervalSince1970: 1_800_000_000)) == PruneResult())
         }
     }
 

@@ -47,7 +47,7 @@ import Testing
             var total = PruneResult()
             var passes = 0
             while true {
-                let pass = try await stores.retention.prune(before: cutoff, limit: 1)
+                let pass = try await stores.retention.prune(before: cutoff, limit: 1, now: Date(timeIntervalSince1970: 1_800_000_000))
                 if pass.isEmpty { break }
                 total.reports += pass.reports
                 total.sessions += pass.sessions

@@ -25,7 +25,11 @@ public struct PruneResult: Sendable, Equatable {
 public protocol RetentionStore: Sendable {
     /// Prunes at most `limit` request payloads (with their reports) received before `cutoff`, sessions last
     /// updated before it, and attachments received before it; call again while it returns non-zero counts.
-    func prune(before cutoff: Date, limit: Int) async throws -> PruneResult
+    ///
+    /// The issues that lose reports are marked changed at `now` (their `updated_at`), in the same transaction: an
+    /// issue page shows a sample report (its user id, custom keys, breadcrumbs), and a page nothing marks is never
+    /// rendered again, so it would go on showing what retention deleted.
+    func prune(before cutoff: Date, limit: Int, now: Date) async throws -> PruneResult
 
     /// Gives the space that pruning freed inside the store back to the file system, in small steps (at most
     /// `maxBytes` in all); returns the bytes given back. Called after a pass that pruned something, which makes

@@ -9,7 +9,8 @@ import Foundation
 #endif
 
 /// Prunes raw reports and sessions older than `days` (default 90), in small batches, every `interval`, and gives
-/// the space back to the file system. Issue and health counters were counted on arrival and stay exact.
+/// the space back to the file system. Issue and health counters were counted on arrival and stay exact; the issues
+/// that lost reports are marked changed, so `onChange` renders their pages again without the pruned samples.
 ///
 /// A relief valve for a full disk (issue #15): on each entry into the storage-pressure state a pass runs at once
 /// instead of waiting for the next `interval`, and it runs under pressure (deleting is what frees space); only
@@ -41,7 +42,7 @@ public struct RetentionService: Service {
         let cutoff = now.addingTimeInterval(-Double(days) * 86_400)
         var total = PruneResult()
         while true {
-            let result = try await store.prune(before: cutoff, limit: 500)
+            let result = try await store.prune(before: cutoff, limit: 500, now: now)
             total.reports += result.reports
             total.sessions += result.sessions
             total.attachments += result.attachments
