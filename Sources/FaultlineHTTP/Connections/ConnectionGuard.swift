@@ -9,7 +9,9 @@ public struct ConnectionPolicy: Sendable, Equatable {
     /// How long the server waits for a client: for a whole request head from its first byte, for each next piece of
     /// a body, on an idle keep-alive connection, and for the client to take an answer the server cannot write on
     /// (a client that does not read). A client that stalls mid-request gets `408` (when no answer was started) and
-    /// is disconnected; an idle connection or one that does not read is closed.
+    /// is disconnected; an idle connection or one that does not read is closed. The output is writable again once
+    /// NIO's buffer for it falls from 64 to 32 KiB, so in effect an answer must be read at 32 KiB per timeout or
+    /// faster (about 1 KiB/s at 30 s), like ``minBodyBytesPerSecond`` for bodies.
     public var readTimeout: Duration
     /// The least average rate of a request body, in bytes a second, counted from its head after a grace of
     /// ``readTimeout``; a slower body gets `408` and the connection closes. 0: no minimum (only pauses count).
