@@ -26,7 +26,7 @@ public struct SQLiteRetentionStore: RetentionStore {
     public func prune(before cutoff: Date, limit: Int, now: Date) async throws -> PruneResult {
         let cut = Millis.from(cutoff)
         let changedAt = Millis.from(now)
-        let result = try await database.pool.write { db in
+        return try await database.pool.write { db in
             // Debian builds SQLite with SECURE_DELETE: every freed page would be zeroed through the WAL, so that a
             // prune would write as much as it deletes, and on a full disk the relief valve would fill the disk it is
             // to relieve. FAST zeroes what is rewritten anyway; freed pages go to the end of the file and are cut off
@@ -70,18 +70,16 @@ public struct SQLiteRetentionStore: RetentionStore {
                 arguments: [cut])
             return PruneResult(reports: reports, sessions: sessions, attachments: attachments)
         }
-        if result.reports > 0 { try await mergeSearchIndex() }
-        return result
     }
 
-    /// Pages of FTS5 segments merged per step after a prune (the `'merge'` command): deleting a report's search entry
-    /// only records a delete marker, and its tokens (user ids, messages) stay in the index's segments until those are
-    /// merged. After a pass that removed reports, merges run in small steps (each its own short transaction, so the
-    /// WAL stays small on a full disk) until nothing is left to merge or `maxSearchMergeSteps` ran.
+    /// Pages of FTS5 segments merged per step (the `'merge'` command): deleting a report's search entry only records a
+    /// delete marker, and its tokens (user ids, messages) stay in the index's segments until those are merged. Merges
+    /// run in small steps, each its own short transaction (the WAL stays small on a full disk), until nothing is left
+    /// to merge or `maxSearchMergeSteps` ran; what is left is merged by the next pass.
     static let searchMergePages = 256
     static let maxSearchMergeSteps = 64
 
-    func mergeSearchIndex() async throws {
+    public func mergeSearchIndex() async throws {
         for _ in 0..<Self.maxSearchMergeSteps {
             let merged = try await database.pool.write { db -> Bool in
                 let before = db.totalChangesCount

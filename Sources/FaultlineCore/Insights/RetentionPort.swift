@@ -35,9 +35,17 @@ public protocol RetentionStore: Sendable {
     /// `maxBytes` in all); returns the bytes given back. Called after a pass that pruned something, which makes
     /// retention a relief valve for a full disk.
     func releaseFreeSpace(maxBytes: Int64) async throws -> Int64
+
+    /// Rewrites the search index's storage so that the deleted entries' words are gone from it (SQLite's FTS5 keeps
+    /// them in its segments until they are merged), in small steps. Called after every pruning pass except under
+    /// storage pressure; a failure is logged and the next pass merges again.
+    func mergeSearchIndex() async throws
 }
 
 extension RetentionStore {
     /// A store whose deletions give their space back by themselves (or have none to give).
     public func releaseFreeSpace(maxBytes: Int64) async throws -> Int64 { 0 }
+
+    /// A store whose search entries go with their rows (PostgreSQL's `tsvector`).
+    public func mergeSearchIndex() async throws {}
 }

@@ -59,6 +59,15 @@ public struct RetentionService: Service {
             ])
             onChange()
         }
+        // Then deleted entries' words leave the search index: every pass (a merge left undone goes on next time), but
+        // never under storage pressure, where its rewritten pages would eat the space the prune gave back.
+        if storage?.belowFloor() == nil {
+            do {
+                try await store.mergeSearchIndex()
+            } catch {
+                logger.warning("search index merge after pruning failed", metadata: [Telemetry.LogKey.error: "\(error)"])
+            }
+        }
         return total
     }
 
