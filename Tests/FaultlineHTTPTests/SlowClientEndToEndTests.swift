@@ -45,11 +45,12 @@ import Testing
     @Test func aSlowButSteadyBodyLongerThanTheTimeoutIsAccepted() async throws {
         let folder = ServerProcess.newFolder()
         let project = try await ServerProcess.createProject("app", in: folder)
-        // A 3 s timeout: this client's pauses must stay below it even on a busy machine.
-        let server = try await ServerProcess(folder: folder, arguments: ["--read-timeout-seconds", "3"])
+        // A 6 s timeout: this client's pauses must stay below it even on a busy machine (the whole suite on two cores
+        // has paused this test's task for 3.4 s).
+        let server = try await ServerProcess(folder: folder, arguments: ["--read-timeout-seconds", "6"])
         defer { server.cleanUp() }
-        // Given eight reports (~30 KB) sent 1.5 KB every 200 ms: ~7.5 KB/s, over ~4 s (more than the timeout).
-        let body = Array(Payloads.batch(0..<8).utf8)
+        // Given sixteen reports (~60 KB) sent 1.5 KB every 200 ms: ~7.5 KB/s, over ~8 s (more than the timeout).
+        let body = Array(Payloads.batch(0..<16).utf8)
         let connection = try RawConnection(port: server.port)
         try connection.send(
             "POST /api/v1/reports HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(project.ingest)\r\n"
@@ -70,7 +71,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(200))
         }
         // Then it is stored like any other.
-        #expect(ContinuousClock.now - started > .seconds(3))
+        #expect(ContinuousClock.now - started > .seconds(6))
         let response = try #require(try await connection.readResponse(within: .seconds(20)))
         #expect(response.status == 202)
     }
@@ -105,10 +106,11 @@ import Testing
         // while the non-reader has still read nothing.
         #expect(try await Self.firstServed(Self.healthz, port: server.port)?.status == 200)
         #expect(nonReader.received.count == answered)
-        // What it reads now ends before the eight answers: the rest was dropped with the connection.
+        // What it reads now ends before the eight answers: the rest was dropped with the connection. (How much of
+        // it arrives first is the kernels' business: a close with the client's requests unread is a reset, which may
+        // discard what was in flight.)
         #expect(try await nonReader.readUntilClosed(within: .seconds(30)))
         #expect(nonReader.received.count - answered < 8 * big)
-        #expect(nonReader.received.count - answered > 0)
         // (The file is served whole to a client that reads: the answers the non-reader left were big ones.)
         let whole = try await Self.firstServed("GET /big.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", port: server.port)
         #expect(whole?.status == 200)
