@@ -17,7 +17,7 @@ public struct ServerConfiguration: Sendable {
     public var publicDebuginfod: Bool
     /// Serve the dashboard without the admin token (only for a server nobody else can reach).
     public var publicDashboard: Bool
-    /// Read timeouts and the cap on open connections.
+    /// Read timeouts, the least body rate, the write deadline, the cap on open connections and each address's share.
     public var connections = ConnectionPolicy()
     /// The absolute base URL clients reach the server at (`https://faultline.example.com`), for URLs the
     /// server hands out (sentry-cli's chunk-upload URL). nil: sentry-cli gets a URL relative to the server it uses.
