@@ -84,17 +84,15 @@ struct SentryController<Ingest: ReportIngesting> {
             throw APIError(
                 status: .tooManyRequests, code: "rate_limited",
                 message: "project \(project.slug) is over its limit of \(project.rateLimitPerSecond) events/s",
-                headers: [.retryAfter: String(seconds), Self.rateLimitsHeader: limits.joined(separator: ", ")])
+                headers: [.retryAfter: String(seconds), .sentryRateLimits: limits.joined(separator: ", ")])
         }
         var response = Answer(id: contents.eventID?.rawValue).response(from: request, context: context)
         if let sessionLimit {
             // Only the sessions were dropped: the event (if any) is stored, so the answer stays 200 and says so.
-            response.headers[Self.rateLimitsHeader] = sessionLimit
+            response.headers[.sentryRateLimits] = sessionLimit
         }
         return response
     }
-
-    static var rateLimitsHeader: HTTPField.Name { HTTPField.Name("X-Sentry-Rate-Limits")! }
 
     /// The project of the DSN key (`X-Sentry-Auth`, `Authorization: Sentry …` or `?sentry_key=`), which must be
     /// the project named in the path.

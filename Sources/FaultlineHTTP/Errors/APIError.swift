@@ -97,7 +97,7 @@ struct APIError: HTTPResponseError {
             message: "the server's disk is full and it accepts no events for now; retry after \(seconds) s",
             headers: [
                 .retryAfter: String(seconds),
-                HTTPField.Name("X-Sentry-Rate-Limits")!: "\(seconds)::organization:storage_full",
+                .sentryRateLimits: "\(seconds)::organization:storage_full",
             ])
     }
 
@@ -166,4 +166,10 @@ struct APIError: HTTPResponseError {
 extension HTTPResponse.Status {
     /// 507 (RFC 4918): the server cannot store what the request carries, for now.
     static let insufficientStorage = HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
+}
+
+extension HTTPField.Name {
+    /// Relay's rate-limit header: `seconds:categories:scope:reason` entries, comma-separated, which Sentry SDKs read
+    /// on any status and obey per category.
+    static let sentryRateLimits = HTTPField.Name("X-Sentry-Rate-Limits")!
 }
