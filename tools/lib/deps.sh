@@ -5,7 +5,7 @@ FAULTLINE_APT_PACKAGES=(libsqlite3-dev zlib1g-dev libbrotli-dev libdw-dev elfuti
 # What the tests use besides: compilers and binutils to build real ELF fixtures, and the real elfutils
 # debuginfod client (debuginfod-find) to test the server's debuginfod face, and llvm-symbolizer (llvm) as
 # the reference the symbolicator is compared with, and chromium to open the rendered dashboard headless.
-FAULTLINE_TEST_APT_PACKAGES=(gcc g++ binutils debuginfod llvm chromium chromium-driver gdb)
+FAULTLINE_TEST_APT_PACKAGES=(gcc g++ binutils debuginfod llvm lld-19 llvm-19 chromium chromium-driver gdb)
 
 faultline_missing_packages() {
   local missing=()
