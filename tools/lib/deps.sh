@@ -4,7 +4,8 @@
 FAULTLINE_APT_PACKAGES=(libsqlite3-dev zlib1g-dev libbrotli-dev libdw-dev elfutils)
 # What the tests use besides: compilers and binutils to build real ELF fixtures, and the real elfutils
 # debuginfod client (debuginfod-find) to test the server's debuginfod face, and llvm-symbolizer (llvm) as
-# the reference the symbolicator is compared with, and chromium to open the rendered dashboard headless.
+# the reference the symbolicator is compared with, lld-19 and llvm-19 to link Mach-O programs and make their
+# dSYMs and universal files (ld64.lld, dsymutil-19, llvm-lipo-19), and chromium to open the rendered dashboard headless.
 FAULTLINE_TEST_APT_PACKAGES=(gcc g++ binutils debuginfod llvm lld-19 llvm-19 chromium chromium-driver gdb)
 
 faultline_missing_packages() {
