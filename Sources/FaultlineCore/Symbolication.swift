@@ -201,12 +201,51 @@ public enum SymbolicationRules {
         return nil
     }
 
-    /// The address to look up: return addresses point after the call, so one is subtracted (the first frame
-    /// of a thread is the program counter unless the client said otherwise).
-    public static func lookupAddress(_ frame: Frame, index: Int) -> UInt64? {
+    /// The address to look up: return addresses point after the call, so the lookup is moved back into the call
+    /// instruction (the first frame of a thread is the program counter unless the client said otherwise).
+    /// - Parameter architecture: the report's CPU (`DeviceInfo.arch`, else the module's): on arm64 and arm64e the
+    ///   call is the 4-byte instruction before (`(a & ~3) - 4`, as Apple's tools and llvm-symbolizer do); elsewhere,
+    ///   and when unknown, one byte back (x86-64's calls have any length, and any byte of the call resolves alike).
+    public static func lookupAddress(_ frame: Frame, index: Int, architecture: String? = nil) -> UInt64? {
         guard let address = frame.address else { return nil }
         let isReturn = frame.instructionKind.map { $0 == .returnAddress } ?? (index > 0)
-        return isReturn && address > 0 ? address - 1 : address
+        return isReturn ? callerAddress(address, architecture: architecture) : address
+    }
+
+    /// The address inside the call instruction before return address `address` (see `lookupAddress`).
+    public static func callerAddress(_ address: UInt64, architecture: String?) -> UInt64 {
+        if isARM64(architecture) {
+            let aligned = address & ~3
+            return aligned >= 4 ? aligned - 4 : address
+        }
+        return address > 0 ? address - 1 : address
+    }
+
+    /// `arm64`, `arm64e`, `arm64_32` (any case).
+    static func isARM64(_ architecture: String?) -> Bool {
+        architecture?.lowercased().hasPrefix("arm64") ?? false
+    }
+
+    /// The masks tried on arm64e addresses that fall in no module: the pointer-authentication code sits above the
+    /// virtual-address bits, 39 of them on current iOS devices, 36 on older ones.
+    public static let pointerAuthenticationMasks: [UInt64] = [0x7F_FFFF_FFFF, 0xF_FFFF_FFFF]
+
+    /// `address` without its pointer-authentication bits: the first of `pointerAuthenticationMasks` that lands it
+    /// in one of `sorted` (modules sorted by base address); nil when it is in a module already, or no mask lands it
+    /// in one. Only for arm64 families and unknown architectures (an x86-64 address is never signed).
+    public static func strippingPointerAuthentication(_ address: UInt64, architecture: String?, inSorted sorted: [LoadedModule])
+        -> UInt64?
+    {
+        guard architecture == nil || isARM64(architecture), moduleIndex(for: address, inSorted: sorted) == nil else { return nil }
+        for mask in pointerAuthenticationMasks where address & mask != address {
+            if moduleIndex(for: address & mask, inSorted: sorted) != nil { return address & mask }
+        }
+        return nil
+    }
+
+    /// The CPU of a report's frames: the device's, else the first module's that says.
+    static func architecture(of report: Report) -> String? {
+        report.device.arch ?? report.modules.lazy.compactMap(\.arch).first
     }
 
     /// Symbolicates every raw address of `report` with `symbolicator`.
@@ -214,34 +253,61 @@ public enum SymbolicationRules {
         -> SymbolicatedReport
     {
         let modules = report.modules.sorted { $0.baseAddress < $1.baseAddress }
+        let architecture = architecture(of: report)
         var threads: [[SymbolicatedFrameSlot]] = []
         var missing: [String: String] = [:]
+        // Build-ids the symbolicator had no file for: not asked again for this report's other frames.
+        var absent: Set<BuildID> = []
         var raw = 0
         var resolved = 0
         var fully = 0
         for thread in report.threads {
             var slots: [SymbolicatedFrameSlot] = []
             for (index, frame) in thread.frames.enumerated() {
-                guard let address = lookupAddress(frame, index: index) else {
-                    slots.append(SymbolicatedFrameSlot(
-                        frames: [ResolvedFrame(function: frame.function, file: frame.file, line: frame.line, column: frame.column)],
-                        buildID: nil, status: "client"))
+                let clientSlot = SymbolicatedFrameSlot(
+                    frames: [ResolvedFrame(function: frame.function, file: frame.file, line: frame.line, column: frame.column)],
+                    buildID: nil, status: "client")
+                let client = frame.function == nil ? nil : clientSlot
+                var signed = frame
+                if let address = frame.address,
+                   let stripped = strippingPointerAuthentication(address, architecture: architecture, inSorted: modules) {
+                    signed.address = stripped
+                }
+                guard let address = lookupAddress(signed, index: index, architecture: architecture) else {
+                    slots.append(clientSlot)
                     continue
                 }
-                if frame.function != nil {
-                    // The client already symbolicated this frame; keep its answer.
-                    slots.append(SymbolicatedFrameSlot(
-                        frames: [ResolvedFrame(function: frame.function, file: frame.file, line: frame.line, column: frame.column)],
-                        buildID: nil, status: "client"))
-                    continue
-                }
-                raw += 1
                 guard let module = self.module(for: address, inSorted: modules), let buildID = module.buildID else {
-                    slots.append(SymbolicatedFrameSlot(frames: [], buildID: nil, status: "no_module"))
+                    if let client {
+                        slots.append(client)
+                    } else {
+                        raw += 1
+                        slots.append(SymbolicatedFrameSlot(frames: [], buildID: nil, status: "no_module"))
+                    }
                     continue
                 }
                 let offset = address - module.baseAddress
-                switch await symbolicator.lookup(buildID: buildID, moduleOffset: offset, project: project) {
+                let answer = absent.contains(buildID)
+                    ? .missingDebugFile : await symbolicator.lookup(buildID: buildID, moduleOffset: offset, project: project)
+                if case .missingDebugFile = answer { absent.insert(buildID) }
+                // The client's names (an Apple crash report's, a Sentry Cocoa event's on-device symbols) stand until a
+                // debug file resolves the frame with DWARF; the frame keeps its build-id, so that the report is
+                // symbolicated again when one arrives. Grouping sees the same names as before the lookup.
+                if var kept = client {
+                    guard case .resolved(let frames) = answer else {
+                        kept.buildID = buildID.rawValue
+                        kept.offset = offset
+                        slots.append(kept)
+                        continue
+                    }
+                    raw += 1
+                    resolved += 1
+                    fully += 1
+                    slots.append(SymbolicatedFrameSlot(frames: frames, buildID: buildID.rawValue, status: "dwarf", offset: offset))
+                    continue
+                }
+                raw += 1
+                switch answer {
                 case .resolved(let frames):
                     resolved += 1
                     fully += 1
