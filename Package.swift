@@ -44,6 +44,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "FaultlineCore", swiftSettings: strict),
+        // A bounds-checked reader of Mach-O files (thin and fat) through a caller-given read closure: no I/O, so both
+        // Formats (the debug-file store) and Symbolication read Apple binaries with it without depending on each other.
+        .target(name: "MachO", dependencies: ["FaultlineCore"], swiftSettings: strict),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CLibdw", pkgConfig: "libdw", providers: [.apt(["libdw-dev"])]),
@@ -66,7 +69,7 @@ let package = Package(
         .target(
             name: "Formats",
             dependencies: [
-                "FaultlineCore", "CZlib", "CBrotli",
+                "FaultlineCore", "MachO", "CZlib", "CBrotli",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict),
@@ -199,6 +202,7 @@ let package = Package(
         .executableTarget(
             name: "SymbolicateBench", dependencies: ["Symbolication"], path: "tools/bench/symbolicate/Sources", swiftSettings: strict),
         .testTarget(name: "FaultlineCoreTests", dependencies: ["FaultlineCore"]),
+        .testTarget(name: "MachOTests", dependencies: ["MachO", "FaultlineCore", "TestSupport"]),
         .testTarget(
             name: "FormatsTests",
             dependencies: ["Formats", "FaultlineCore", "TestSupport", .product(name: "CompressNIO", package: "compress-nio")],
@@ -254,6 +258,6 @@ if Context.environment["FAULTLINE_FUZZ"] != nil {
     package.targets.append(
         .executableTarget(
             name: "FaultlineFuzz",
-            dependencies: ["FaultlineCore", "Formats", "Symbolication", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["FaultlineCore", "Formats", "MachO", "Symbolication", .product(name: "NIOCore", package: "swift-nio")],
             path: "tools/fuzzing/Sources"))
 }
