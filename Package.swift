@@ -50,7 +50,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CLibdw", pkgConfig: "libdw", providers: [.apt(["libdw-dev"])]),
-        .target(name: "Symbolication", dependencies: ["FaultlineCore", "CLibdw"], swiftSettings: strict),
+        .target(name: "Symbolication", dependencies: ["FaultlineCore", "MachO", "CLibdw"], swiftSettings: strict),
         // The SDK goes into every app: no package dependencies. It uses the toolchain's Foundation
         // (URLSession for HTTPS and proxies, JSON), Runtime (the calling thread's stack and images) and
         // Synchronization (Mutex), and zlib (gzip bodies) through CZlib, a module map only.
@@ -231,7 +231,7 @@ let package = Package(
         .testTarget(name: "FaultlineSDKTests", dependencies: ["FaultlineSDK", "TestSupport", "Formats", "FaultlineCore"]),
         .testTarget(name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore", "Formats", "TestSupport"]),
         .testTarget(
-            name: "SymbolicationTests", dependencies: ["Symbolication", "FaultlineCore", "TestSupport"], exclude: ["Fixtures"]),
+            name: "SymbolicationTests", dependencies: ["Symbolication", "FaultlineCore", "MachO", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "FaultlineHTTPTests",
             dependencies: [

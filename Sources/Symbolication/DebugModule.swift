@@ -33,7 +33,7 @@ public struct Resolution: Sendable, Equatable {
     public enum Source: String, Sendable {
         /// DWARF: function, inline chain, file and line.
         case dwarf
-        /// Only the ELF symbol table: function and offset, no file or line.
+        /// Only the symbol table (ELF's, or Mach-O's `nlist` table): function and offset, no file or line.
         case symbolTable = "symbol_table"
     }
     public var frames: [SymbolicatedFrame]
@@ -140,6 +140,8 @@ public final class DebugModule {
 
     let fd: Int32
     let elf: OpaquePointer
+    /// For a Mach-O file: the region holding the ELF headers made for it and the file (see `DebugModule+MachO`).
+    let mapping: Mapping?
     let dwarf: OpaquePointer?
     var units: [Unit] = []
     /// Every ranged unit's address ranges (`function` = -1), sorted by `low`.
@@ -195,9 +197,13 @@ public final class DebugModule {
 
     /// Opens `path` and reads its unit table; functions are indexed per unit as lookups need them.
     ///
+    /// `path` is an ELF file, or a thin Mach-O file (a dSYM's DWARF file, an executable, a dylib) that is presented
+    /// to libdw as an ELF image whose load bias is `__TEXT`'s vmaddr (see `DebugModule+MachO`).
+    ///
     /// - Parameter maxIndexBytes: past this many bytes of indexes and names, the least recently used units'
     ///   indexes are dropped.
-    /// - Throws: `SymbolicationError` when the file cannot be opened or is not ELF.
+    /// - Throws: `SymbolicationError` when the file cannot be opened, is neither ELF nor Mach-O, or is a Mach-O
+    ///   file the reader refuses or a fat one (`malformed`).
     public init(path: String, maxIndexBytes: UInt64 = DebugModule.defaultMaxIndexBytes) throws {
         self.maxIndexBytes = maxIndexBytes
         elf_version(UInt32(EV_CURRENT))
@@ -205,11 +211,26 @@ public final class DebugModule {
         guard fd >= 0 else { throw SymbolicationError(.openFailed, "cannot open \(path) (errno \(errno))") }
         var st = stat()
         if fstat(fd, &st) == 0 { fileSize = UInt64(clamping: st.st_size) }
-        guard let elf = elf_begin(fd, ELF_C_READ_MMAP, nil), elf_kind(elf) == ELF_K_ELF else {
+        // A thin Mach-O file is presented to libelf as an ELF image (`DebugModule+MachO`).
+        var mapping: Mapping?
+        if Self.isMachO(fd: fd) {
+            do {
+                mapping = try Self.mapMachO(fd: fd, size: fileSize)
+            } catch {
+                close(fd)
+                throw error
+            }
+        }
+        self.mapping = mapping
+        let opened = mapping.map { elf_memory($0.base.assumingMemoryBound(to: CChar.self), $0.length) } ?? elf_begin(fd, ELF_C_READ_MMAP, nil)
+        guard let elf = opened, elf_kind(elf) == ELF_K_ELF else {
+            if let opened { elf_end(opened) }
+            if let mapping { munmap(mapping.base, mapping.length) }
             close(fd)
-            throw SymbolicationError(.notELF, "\(path) is not an ELF file")
+            throw SymbolicationError(.notELF, "\(path) is neither an ELF nor a Mach-O file")
         }
         self.elf = elf
+        baseBytes = UInt64(mapping?.headerLength ?? 0)
         dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil)
         readLoadBias()
         if dwarf != nil { readUnits() }
@@ -218,6 +239,7 @@ public final class DebugModule {
     deinit {
         if let dwarf { dwarf_end(dwarf) }
         elf_end(elf)
+        if let mapping { munmap(mapping.base, mapping.length) }
         close(fd)
     }
 
@@ -230,9 +252,10 @@ public final class DebugModule {
     public func resolve(fileAddress address: UInt64) -> Resolution? {
         if let resolution = resolveDWARF(address) { return resolution }
         guard var resolution = resolveSymbol(address) else { return nil }
-        // Code in a CU without function DIEs (runtime glue): the symbol's name, with what the CU knows.
-        if let cu = Self.containing(unitRanges, address) {
-            let (file, line, column) = lineInfo(unit: Int(cu.unit), address: address)
+        // Code in a CU without function DIEs (runtime glue): the symbol's name, with what the CU's line table
+        // knows. No row (padding between functions, which Mach-O symbols cover): the symbol alone, as
+        // llvm-symbolizer answers.
+        if let cu = Self.containing(unitRanges, address), let (file, line, column) = lineInfo(unit: Int(cu.unit), address: address) {
             resolution.frames[0].file = file
             resolution.frames[0].line = line == 0 ? nil : line
             resolution.frames[0].column = column == 0 ? nil : column
@@ -382,10 +405,12 @@ public final class DebugModule {
             column: column == 0 ? nil : column, inlined: inlined)
     }
 
-    func lineInfo(unit: Int, address: UInt64) -> (String?, Int?, Int?) {
-        guard unit >= 0, unit < units.count else { return (nil, nil, nil) }
+    /// The file, line and column of the row of `unit`'s line table that answers for `address`; nil when none does.
+    func lineInfo(unit: Int, address: UInt64) -> (String?, Int?, Int?)? {
+        guard unit >= 0, unit < units.count else { return nil }
         if !units[unit].linesCounted { _ = lineTable(unit) }
-        return location(dwarf_getsrc_die(&units[unit].die, address), unit: unit)
+        guard let row = dwarf_getsrc_die(&units[unit].die, address) else { return nil }
+        return location(row, unit: unit)
     }
 
     /// The line, file and column for `address` in a function of `unit`: the row `dwarf_getsrc_die` would give,
@@ -582,6 +607,8 @@ public struct SymbolicationError: Error, Sendable, CustomStringConvertible {
         public var description: String { name }
         public static let openFailed = Code(name: "open_failed")
         public static let notELF = Code(name: "not_elf")
+        /// A Mach-O file the reader refuses, or a fat one (stored files are thin slices).
+        public static let malformed = Code(name: "malformed")
     }
     public var code: Code
     public var message: String

@@ -221,6 +221,7 @@ public enum AppleBuilds {
                     "-o", binary, object, "-undefined", "dynamic_lookup"]
         link += request.dylib ? ["-dylib", "-install_name", "@rpath/" + name] : ["-e", "_main"]
         try Command.check("/usr/lib/llvm-19/bin/ld64.lld", link)
+        if request.architecture == .arm64e { try markArm64e(binary) }
         let bundle = binary + ".dSYM"
         try dsymutil(binary, bundle, root: URL(fileURLWithPath: dir).deletingLastPathComponent().path)
         let stripped = dir + "/" + name + ".stripped"
@@ -231,6 +232,16 @@ public enum AppleBuilds {
             request: request, binary: binary, dSYMBundle: bundle, dwarfFile: bundle + "/Contents/Resources/DWARF/" + name,
             stripped: stripped, uuid: try uuid(binary), textVMAddr: textVMAddr, text: text,
             functions: try functions(binary, text: text), sources: sources)
+    }
+
+    /// ld64.lld-19 writes arm64e inputs out as plain arm64 (`cpusubtype` ALL), and dsymutil then finds no object of
+    /// that architecture: the header gets arm64e's subtype with the pointer-authentication ABI bit
+    /// (`CPU_SUBTYPE_ARM64E | CPU_SUBTYPE_PTRAUTH_ABI`), as Apple's linker writes it.
+    static func markArm64e(_ path: String) throws {
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        try handle.seek(toOffset: 8)
+        try handle.write(contentsOf: [0x02, 0x00, 0x00, 0x80])
     }
 
     // MARK: reading facts with the LLVM tools
