@@ -151,6 +151,7 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
         .addRoutes(ReportsController(ingest: dependencies.ingest, limits: limits, telemetry: dependencies.telemetry).endpoints)
         .addRoutes(SessionsController(ingest: dependencies.ingest, limits: limits).endpoints)
         .addRoutes(SwiftCrashController(ingest: dependencies.ingest, limits: limits).endpoints)
+        .addRoutes(AppleCrashController(ingest: dependencies.ingest, limits: limits).endpoints)
     router.group("api/v1")
         .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions))
         .group(context: ReaderContext.self)

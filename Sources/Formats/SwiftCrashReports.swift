@@ -72,10 +72,13 @@ public enum SwiftCrashReports {
         guard bytes.count <= limits.maxBatchBytes else { throw FormatError(.tooLarge, "a crash report may be at most \(limits.maxBatchBytes) bytes") }
         var report = try JSONReader.with(bytes, range: 0..<bytes.count) { r in
             var meta: Metadata?
+            var apple: String?
             var crash: Report?
             try r.readObject { r, key in
                 if key.matches("faultline_meta") {
                     meta = try r.readMetadata()
+                } else if key.matches("apple_crash") {
+                    apple = try r.readString()  // Apple's .ips/.crash file, read below (`AppleCrashReports`)
                 } else if key.matches("swift_crash") {
                     do {
                         crash = try r.readSwiftCrash()
@@ -87,6 +90,7 @@ public enum SwiftCrashReports {
                 }
             }
             try r.expectEnd()
+            if let meta, let apple { return try AppleCrashReports.report(file: Array(apple.utf8), metadata: meta, limits: limits) }
             guard let meta, var crash else { throw FormatError(.malformedJSON, "not a stored Swift crash envelope") }
             guard let id = EventID(meta.eventID) else { throw FormatError(.invalidField, "must be a UUID or 32 hex digits", field: "event_id") }
             crash.eventID = id

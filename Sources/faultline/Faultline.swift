@@ -10,7 +10,7 @@ struct Faultline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faultline",
         abstract: "A self-hosted crash and error collection server.",
-        subcommands: [Serve.self, Projects.self, AdminToken.self, Issues.self, Alerts.self, Render.self, Compact.self, Migrate.self])
+        subcommands: [Serve.self, Projects.self, AdminToken.self, Issues.self, Crashes.self, Alerts.self, Render.self, Compact.self, Migrate.self])
 }
 
 /// Where the data is, shared by every command that opens it: the data folder (SQLite), or a PostgreSQL database and

@@ -14,7 +14,7 @@ extension IngestBody {
 extension Project {
     /// The scrubber for this project's reports: its privacy settings, and its identity key for pseudonymous user ids
     /// (none when the project has no key: e-mail user ids are then masked like other values).
-    var scrubber: Scrubber {
+    public var scrubber: Scrubber {
         Scrubber(settings: privacy, identities: identityKey.isEmpty ? nil : IdentityHMAC(key: identityKey))
     }
 }

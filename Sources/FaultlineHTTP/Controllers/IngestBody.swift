@@ -11,8 +11,10 @@ struct IngestBody {
     /// path), else the inflated bytes compressed once, fast.
     var storedPayload: () throws -> StoredPayload
 
-    static func read(_ request: Request, limit: Int) async throws -> IngestBody {
-        try checkContentType(request.headers[.contentType])
+    /// - Parameter text: whether the route's format is text too (`text/plain` is then read as it is, as Apple's `.crash`
+    ///   reports are).
+    static func read(_ request: Request, limit: Int, text: Bool = false) async throws -> IngestBody {
+        try checkContentType(request.headers[.contentType], text: text)
         guard let encoding = BodyDecoding.ContentEncoding(header: request.headers[.contentEncoding]) else {
             throw FormatError(.unsupportedEncoding, "Content-Encoding must be gzip, br, deflate or identity")
         }
@@ -33,11 +35,12 @@ struct IngestBody {
     /// `curl --data-binary @file` sends unless told otherwise. The body's format is fixed per route, so these are
     /// read as the route's JSON exactly as `application/json` is (nothing is form-decoded). Anything else is 415:
     /// a `multipart/form-data` upload (`curl -F`) wraps the file in a form this route does not unpack.
-    static func checkContentType(_ header: String?) throws {
+    static func checkContentType(_ header: String?, text: Bool = false) throws {
         guard let header, !header.isEmpty else { return }
         let mediaType = header.split(separator: ";", maxSplits: 1).first.map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
         } ?? ""
+        if text, mediaType == "text/plain" { return }
         if mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
             || mediaType == "application/octet-stream" || mediaType == "application/x-www-form-urlencoded" {
             return

@@ -1,0 +1,274 @@
+import FaultlineCore
+import Foundation
+import Testing
+import TestSupport
+
+@testable import Formats
+
+/// Apple's own crash reports (`.ips`, `.crash`) read into the report every route makes.
+@Suite struct AppleCrashReportsTests {
+    static let limits = IngestLimits()
+
+    static func report(_ text: String, metadata: SwiftCrashReports.Metadata? = nil) throws -> Report {
+        let meta = metadata ?? SwiftCrashReports.Metadata(eventID: "6156848e344e4d9e84e087afd0d0ae7b")
+        return try AppleCrashReports.report(file: Array(text.utf8), metadata: meta, limits: limits)
+    }
+
+    static func refusal(_ text: String) -> FormatError? {
+        do {
+            _ = try report(text)
+            return nil
+        } catch let error as FormatError {
+            return error
+        } catch {
+            return FormatError(.invalidField, "not a FormatError: \(error)")
+        }
+    }
+
+    /// What both spellings of the sample crash must say.
+    static func expectTheSampleCrash(_ r: Report) {
+        #expect(r.kind == .crash)
+        #expect(r.app == AppInfo(id: "com.example.demo", version: "2.1", build: "42"))
+        #expect(r.release == "2.1 (42)")
+        #expect(r.device.model == "iPhone15,2")
+        #expect(r.device.os == "iOS")
+        #expect(r.device.osVersion == "17.2")
+        #expect(r.device.arch == "arm64e")
+        #expect(r.customKeys.first { $0.key == "os_build" }?.value == .string("21C62"))
+        #expect(r.installID == AppleCrashSamples.crashReporterKey)
+        #expect(r.error?.type == "EXC_BAD_ACCESS")
+        #expect(r.error?.code == "SIGSEGV")
+        #expect(r.error?.message == "KERN_INVALID_ADDRESS at 0x0000000000000010")
+        #expect(r.faultAddress == 0x10)
+        #expect(r.timestamp == Date(timeIntervalSince1970: 1_795_167_231.4969))
+
+        #expect(r.threads.count == 2)
+        let crashed = r.threads[0]
+        #expect(crashed.crashed)
+        #expect(crashed.name == "com.apple.main-thread")
+        #expect(crashed.frames.map(\.address) == [0x1_02b8_c1a4, 0x1_02b8_c09c, 0x1_a1c2_5e9c])
+        #expect(crashed.frames.map(\.instructionKind) == [.programCounter, .returnAddress, .returnAddress])
+        #expect(crashed.frames.map(\.module) == ["Demo", "Demo", "dyld"])
+        // The report's own symbols are kept (a dSYM's answer replaces them later).
+        #expect(crashed.frames[0].function == "parse")
+        #expect(crashed.frames[0].file == "parser.c")
+        #expect(crashed.frames[0].line == 12)
+        #expect(crashed.frames[1].function == nil)
+        #expect(crashed.frames[2].function == "start")
+        #expect(crashed.registers.contains(Register(name: "pc", value: 0x1_02b8_c1a4)))
+        #expect(crashed.registers.contains(Register(name: "x1", value: 0x10)))
+        #expect(!r.threads[1].crashed)
+        #expect(r.threads[1].name == "worker")
+        #expect(r.threads[1].frames.map(\.address) == [0x1_ce4c_8ff4])
+
+        let app = r.modules.first { $0.name == "Demo" }
+        #expect(app?.buildID == BuildID(AppleCrashSamples.appBuildID))
+        #expect(app?.baseAddress == AppleCrashSamples.appBase)
+        #expect(app?.size == 49152)
+        #expect(app?.path?.hasSuffix("/Demo.app/Demo") == true)
+        #expect(r.modules.first { $0.name == "libsystem_kernel.dylib" }?.buildID == BuildID("b2e8c4d6e3e03c2d9b0d8e6d5b3d0a1f"))
+    }
+
+    @Test func anIPSFileIsReadWhole() throws {
+        let r = try Self.report(AppleCrashSamples.ips())
+        Self.expectTheSampleCrash(r)
+        // The absolute image of `source: A` has no UUID (all zeros is none).
+        #expect(r.modules.count == 4)
+        #expect(r.modules[3].buildID == nil)
+        #expect(r.customKeys.first { $0.key == "termination_reason" }?.value == .string("SIGNAL 11 Segmentation fault: 11"))
+    }
+
+    @Test func aCrashTextReportSaysTheSameAsItsIPS() throws {
+        let text = try Self.report(AppleCrashSamples.crash())
+        Self.expectTheSampleCrash(text)
+        let ips = try Self.report(AppleCrashSamples.ips())
+        #expect(text.threads.map { $0.frames.map(\.address) } == ips.threads.map { $0.frames.map(\.address) })
+        #expect(text.modules.map(\.buildID) == ips.modules.prefix(3).map(\.buildID))
+        #expect(text.modules.map(\.baseAddress) == ips.modules.prefix(3).map(\.baseAddress))
+        #expect(text.modules[0].size == 0xc000)
+        #expect(text.customKeys.first { $0.key == "termination_reason" }?.value == .string("SIGNAL 11 Segmentation fault: 11"))
+    }
+
+    @Test func theClientsParametersWinOverTheFile() throws {
+        let meta = SwiftCrashReports.Metadata(
+            eventID: "00000000000000000000000000000001", appVersion: "9.9", userID: "u-1", installID: "i-1", sessionID: "s-1",
+            environment: "staging")
+        let r = try Self.report(AppleCrashSamples.ips(), metadata: meta)
+        #expect(r.eventID.rawValue == "00000000000000000000000000000001")
+        #expect(r.release == "9.9 (42)")
+        #expect(r.userID == "u-1")
+        #expect(r.installID == "i-1")
+        #expect(r.sessionID?.rawValue == "s-1")
+        #expect(r.environment == "staging")
+    }
+
+    @Test func anUncaughtExceptionsBacktraceIsTheCrashedStack() throws {
+        let extra = """
+
+              "asi" : {"libsystem_c.dylib":["abort() called"],"CoreFoundation":["*** Terminating app due to uncaught exception 'NSInvalidArgumentException', reason: '-[Demo boom]: unrecognized selector'"]},
+              "lastExceptionBacktrace" : [{"imageOffset":24220,"symbol":"__exceptionPreprocess","imageIndex":1},{"imageOffset":33188,"imageIndex":0}],
+            """
+        let r = try Self.report(AppleCrashSamples.ips(extra: extra))
+        #expect(r.threads.count == 3)
+        #expect(r.threads[0].name == "Last Exception Backtrace")
+        #expect(r.threads[0].crashed)
+        #expect(r.threads[0].frames.map(\.address) == [0x1_a1c2_5e9c, 0x1_02b8_c1a4])
+        #expect(r.threads[0].frames.allSatisfy { $0.instructionKind == .returnAddress })
+        #expect(r.crashMessage?.contains("NSInvalidArgumentException") == true)
+        #expect(r.crashMessage?.contains("abort() called") == true)
+
+        let text = AppleCrashSamples.crash(header: """
+            Application Specific Information:
+            abort() called
+
+            Last Exception Backtrace:
+            0   dyld                          \t0x00000001a1c25e9c __exceptionPreprocess + 164
+            1   Demo                          \t0x0000000102b8c1a4 0x102b84000 + 33188
+
+            """)
+        let fromText = try Self.report(text)
+        #expect(fromText.threads[0].name == "Last Exception Backtrace")
+        #expect(fromText.threads[0].frames.map(\.address) == [0x1_a1c2_5e9c, 0x1_02b8_c1a4])
+        #expect(fromText.crashMessage == "abort() called")
+        // The old spelling: a parenthesised list of return addresses.
+        let old = try Self.report(AppleCrashSamples.crash(header: "Last Exception Backtrace:\n(0x1a1c25e9c 0x102b8c1a4)\n\n"))
+        #expect(old.threads[0].frames.map(\.address) == [0x1_a1c2_5e9c, 0x1_02b8_c1a4])
+    }
+
+    @Test func macOSTextReportsAreReadToo() throws {
+        let text = """
+            Process:               Demo [4242]
+            Path:                  /Applications/Demo.app/Contents/MacOS/Demo
+            Identifier:            com.example.demo
+            Version:               2.1 (42)
+            Code Type:             X86-64 (Native)
+            Date/Time:             2026-11-20 10:33:51.496 +0100
+            OS Version:            macOS 12.6 (21G115)
+            Crashed Thread:        0  Dispatch queue: com.apple.main-thread
+
+            Exception Type:        EXC_BAD_INSTRUCTION (SIGILL)
+            Exception Codes:       0x0000000000000001, 0x0000000000000000
+
+            Thread 0 Crashed:: Dispatch queue: com.apple.main-thread
+            0   com.example.demo              \t0x000000010a5c5f50 main + 64 (main.swift:7)
+            1   dyld                          \t0x000000011a1e551e start + 462
+
+            Binary Images:
+                   0x10a5c4000 -        0x10a5c7fff +com.example.demo (2.1 - 42) <4C4C4473-5555-3144-A157-542D2ECDA82A> /Applications/Demo.app/Contents/MacOS/Demo
+                   0x11a1e0000 -        0x11a24bfff  dyld (960) <0CD1A5E8-2A3B-3C4D-9E5F-60718293A4B5> /usr/lib/dyld
+            """
+        let r = try Self.report(text)
+        #expect(r.release == "2.1 (42)")
+        #expect(r.device.os == "macOS")
+        #expect(r.device.osVersion == "12.6")
+        #expect(r.device.arch == "x86_64")
+        #expect(r.threads[0].crashed)
+        #expect(r.threads[0].name == "com.apple.main-thread")
+        #expect(r.threads[0].frames[0].file == "main.swift")
+        #expect(r.modules[0].name == "com.example.demo")
+        #expect(r.modules[0].buildID == BuildID(AppleCrashSamples.appBuildID))
+        #expect(r.modules[1].name == "dyld")
+        #expect(r.error == ErrorInfo(type: "EXC_BAD_INSTRUCTION", code: "SIGILL"))
+    }
+
+    @Test func anOldIPSWithATextBodyIsRead() throws {
+        let header = #"{"bug_type":"109","timestamp":"2020-03-27 18:06:51.00 -0700","os_version":"iPhone OS 13.3.1 (17D50)","incident_id":"6156848E-344E-4D9E-84E0-87AFD0D0AE7B"}"#
+        let r = try Self.report(header + "\n" + AppleCrashSamples.crash())
+        Self.expectTheSampleCrash(r)
+    }
+
+    /// A broken file and what its refusal must name (the test's name in the output).
+    struct Broken: CustomTestStringConvertible, Sendable {
+        var file: String
+        var names: String
+        var testDescription: String { names }
+    }
+
+    static let broken: [Broken] = [
+        ("{\"bug_type\":\"309\"}", "there is no newline"),
+        (AppleCrashSamples.ips().replacingOccurrences(of: "\"bug_type\":\"309\",\"os_version\"", with: "\"bug_type\":\"288\",\"os_version\""), "header.bug_type"),
+        (String(AppleCrashSamples.ips().prefix(2000)), "unterminated"),
+        (AppleCrashSamples.ips(threads: #"[{"triggered":true,"frames":[{"imageOffset":1,"imageIndex":9}]}]"#), "threads[0].frames[0]"),
+        (AppleCrashSamples.ips(threads: #"[{"triggered":true,"frames":[{"imageOffset":1}]}]"#), "threads[0].frames[0]"),
+        (AppleCrashSamples.ips(threads: #"[{"triggered":true,"frames":[{"imageOffset":-1,"imageIndex":0}]}]"#), "threads[0].frames[0].imageOffset"),
+        (AppleCrashSamples.ips(
+            threads: #"[{"triggered":true,"frames":[{"imageOffset":18446744073709551615,"imageIndex":0}]}]"#), "threads[0].frames[0]"),
+        (AppleCrashSamples.ips(images: #"[{"name":"Demo","uuid":"4c4c4473-5555-3144-a157-542d2ecda82a"}]"#), "usedImages[0].base"),
+        (AppleCrashSamples.ips(images: #"[{"base":1,"uuid":"not-a-uuid"}]"#), "usedImages[0].uuid"),
+        (AppleCrashSamples.ips(threads: "[]"), "threads"),
+        (AppleCrashSamples.ips(header: #"{"bug_type": 309,"#), "header"),
+        (AppleCrashSamples.ips(header: "not json"), "not an Apple crash report"),
+        (AppleCrashSamples.crash(threads: "Thread 0 Crashed:\n0   Demo   not-an-address"), "line 30"),
+        (AppleCrashSamples.crash(images: "0x102b8ffff - 0x102b84000 Demo arm64 <4c4c447355553144a157542d2ecda82a> /x"), "line 46"),
+        (AppleCrashSamples.crash(images: "0x102b84000 - 0x102b8ffff Demo arm64 <4c4c> /x"), "line 46"),
+        (AppleCrashSamples.crash().replacingOccurrences(of: "2026-11-20 10:33:51.4969 +0100", with: "yesterday"), "line 14"),
+        (AppleCrashSamples.crash().replacingOccurrences(of: "Date/Time:", with: "Date:"), "timestamp"),
+        ("Hello, this is not a crash report.\n", "threads"),
+        ("", "body"),
+    ].map { Broken(file: $0.0, names: $0.1) }
+
+    /// Hostile and broken files: each is refused whole, naming the field or line.
+    @Test(arguments: broken)
+    func brokenFilesAreRefusedNamingWhatIsWrong(_ broken: Broken) throws {
+        let error = try #require(Self.refusal(broken.file), "accepted: \(broken.file.prefix(80))")
+        #expect("\(error.field ?? "") \(error.message)".contains(broken.names), "\(error)")
+    }
+
+    @Test func bytesThatAreNotUTF8AreRefused() throws {
+        var bytes = Array(AppleCrashSamples.crash().utf8)
+        bytes[40] = 0xff
+        #expect(throws: FormatError.self) {
+            try AppleCrashReports.report(file: bytes, metadata: .init(eventID: "6156848e344e4d9e84e087afd0d0ae7b"), limits: Self.limits)
+        }
+    }
+
+    /// What is stored reads back as what was answered; home folders are gone from it, addresses and UUIDs kept.
+    @Test(arguments: [AppleCrashReports.Spelling.ips, .crash])
+    func preparedFilesAreScrubbedAndReadBack(spelling: AppleCrashReports.Spelling) throws {
+        let home = "/Users/alice/Library/Developer/CoreSimulator/Devices/X/data/Containers/Bundle/Application/Y/Demo.app/Demo"
+        let original = (spelling == .ips ? AppleCrashSamples.ips() : AppleCrashSamples.crash())
+            .replacingOccurrences(of: "/private/var/containers/Bundle/Application/51346174-37EF-4F60-B72D-8DE5F01035F5/Demo.app/Demo", with: home)
+            .replacingOccurrences(of: "parse + 40", with: "parse(token=hunter2) + 40")
+        let scrubber = Scrubber(settings: PrivacySettings())
+        let (prepared, payload) = try AppleCrashReports.prepare(
+            file: Array(original.utf8), metadata: .init(eventID: ""), scrubber: scrubber, limits: Self.limits, hasher: CoreutilsSHA256())
+        let r = prepared.report
+        #expect(r.eventID.rawValue == "6156848e344e4d9e84e087afd0d0ae7b")
+        #expect(r.installID == AppleCrashSamples.crashReporterKey)
+        #expect(r.modules[0].path?.hasPrefix("/Users/[user]/Library/") == true)
+        #expect(r.modules[0].buildID == BuildID(AppleCrashSamples.appBuildID))
+        #expect(r.threads[0].frames.map(\.address) == [0x1_02b8_c1a4, 0x1_02b8_c09c, 0x1_a1c2_5e9c])
+        let inflated = try NativeReports.inflate(payload)
+        #expect(!String(decoding: inflated, as: UTF8.self).contains("alice"))
+        let reread = try NativeReports.reread(inflated: inflated, format: payload.format, range: prepared.range, limits: Self.limits)
+        #expect(reread == r)
+        if spelling == .crash {
+            #expect(r.threads[0].frames[0].function == "parse(token=[Filtered])")
+        }
+    }
+
+    @Test func aFileWithoutAnIncidentIsKeyedByItsBytes() throws {
+        let file = Array(AppleCrashSamples.crash().replacingOccurrences(of: "Incident Identifier:", with: "Incident:").utf8)
+        let first = try AppleCrashReports.prepare(
+            file: file, metadata: .init(eventID: ""), scrubber: Scrubber(settings: PrivacySettings()), limits: Self.limits, hasher: CoreutilsSHA256())
+        let second = try AppleCrashReports.prepare(
+            file: file, metadata: .init(eventID: ""), scrubber: Scrubber(settings: PrivacySettings()), limits: Self.limits, hasher: CoreutilsSHA256())
+        #expect(first.report.report.eventID == second.report.report.eventID)
+        let digest = CoreutilsSHA256().sha256()
+        digest.update(file)
+        #expect(first.report.report.eventID.rawValue == String(digest.finalize().rawValue.prefix(32)))
+    }
+
+    @Test func spellingIsToldByTheFirstByte() {
+        #expect(AppleCrashReports.spelling(of: Array("\u{FEFF}  {\"bug_type\":\"309\"}\n{}".utf8)) == .ips)
+        #expect(AppleCrashReports.spelling(of: Array("Incident Identifier: x".utf8)) == .crash)
+    }
+
+    @Test func operatingSystemNamesAreThoseUsersKnow() {
+        #expect(AppleCrash.operatingSystem("iPhone OS 17.2 (21C62)") == ("iOS", "17.2", "21C62"))
+        #expect(AppleCrash.operatingSystem("macOS 14.2.1 (23C71)") == ("macOS", "14.2.1", "23C71"))
+        #expect(AppleCrash.operatingSystem("Mac OS X 10.15.7 (19H2)") == ("macOS", "10.15.7", "19H2"))
+        #expect(AppleCrash.operatingSystem("Watch OS 10.1") == ("watchOS", "10.1", nil))
+        #expect(AppleCrash.operatingSystem("") == (nil, nil, nil))
+    }
+}
