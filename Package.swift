@@ -150,7 +150,7 @@ let package = Package(
         .target(
             name: "SymbolUpload",
             dependencies: [
-                "FaultlineCore", "Formats", "Symbolication",
+                "FaultlineCore", "Formats", "MachO", "Symbolication",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict),

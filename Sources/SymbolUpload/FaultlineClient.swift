@@ -77,8 +77,8 @@ public struct FaultlineClient: Sendable {
 
     /// Uploads `file`, gzip'd while it is read; `progress` gets the bytes of the file read so far.
     public func upload(_ file: LocalDebugFile, progress: @escaping @Sendable (UInt64) -> Void) async throws {
-        guard let id = file.facts.buildID else { throw UploadError(message: "\(file.path) has no build-id", status: nil) }
-        let name = URL(fileURLWithPath: file.path).lastPathComponent
+        guard let id = file.facts.buildID else { throw UploadError(message: "\(file.label) has no build-id", status: nil) }
+        let name = file.uploadName
         let query = name.utf8.map { b -> String in
             switch b {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
@@ -89,9 +89,9 @@ public struct FaultlineClient: Sendable {
             }
         }.joined()
         let (status, data) = try await send(.PUT, "/api/v1/debug-files/\(id.rawValue)?name=\(query)", gzip: true) {
-            .stream(GzipFileChunks(path: file.path, progress: progress), length: .unknown)
+            .stream(GzipFileChunks(path: file.path, start: file.offset, count: file.size, progress: progress), length: .unknown)
         }
-        guard status == 201 || status == 200 else { throw Self.failure(status, data, "uploading \(file.path)") }
+        guard status == 201 || status == 200 else { throw Self.failure(status, data, "uploading \(file.label)") }
     }
 
     func send(
@@ -145,27 +145,37 @@ public struct FaultlineClient: Sendable {
     }
 }
 
-/// A file read in 1 MiB pieces and gzip'd on the fly, as an upload body.
+/// A range of a file (the whole file, or one slice of a universal Mach-O file) read in 1 MiB pieces and
+/// gzip'd on the fly, as an upload body.
 struct GzipFileChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let path: String
+    /// Where the range starts and how many bytes it has.
+    let start: UInt64
+    let count: UInt64
     let progress: @Sendable (UInt64) -> Void
 
     struct Iterator: AsyncIteratorProtocol {
         let source: FileByteSource?
         let deflater: StreamingDeflater?
+        let start: UInt64
+        let count: UInt64
         let progress: @Sendable (UInt64) -> Void
+        /// Bytes of the range read so far.
         var offset: UInt64 = 0
         var done = false
 
         mutating func next() async throws -> ByteBuffer? {
             guard let source, let deflater else { throw UploadError(message: "cannot read the file", status: nil) }
+            // The file may have changed since it was scanned: read only what is still there.
+            guard start <= source.size else { throw UploadError(message: "the file became shorter since it was read", status: nil) }
+            let end = start + Swift.min(count, source.size - start)
             while !done {
-                let count = Int(Swift.min(UInt64(1 << 20), source.size - offset))
-                let bytes = count > 0 ? try source.bytes(at: offset, count: count) : []
-                offset += UInt64(count)
+                let piece = Int(Swift.min(UInt64(1 << 20), end - start - offset))
+                let bytes = piece > 0 ? try source.bytes(at: start + offset, count: piece) : []
+                offset += UInt64(piece)
                 progress(offset)
-                let last = offset >= source.size
+                let last = start + offset >= end
                 let out = try deflater.compress(bytes, finish: last)
                 if last { done = true }
                 if !out.isEmpty { return ByteBuffer(bytes: out) }
@@ -175,7 +185,8 @@ struct GzipFileChunks: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> Iterator {
-        Iterator(source: try? FileByteSource(path: path), deflater: try? StreamingDeflater(), progress: progress)
+        Iterator(source: try? FileByteSource(path: path), deflater: try? StreamingDeflater(), start: start, count: count,
+                 progress: progress)
     }
 }
 

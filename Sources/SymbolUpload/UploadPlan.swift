@@ -17,20 +17,45 @@ public struct UploadPlan: Sendable, Equatable {
             case missingOnServer = "missing_on_server"
         }
         public var kind: Kind
+        /// The file's label (a slice of a universal file names its architecture).
         public var path: String
         public var buildID: BuildID?
+        public var format: LocalDebugFile.Format
+        /// The Mach-O slice's architecture (`arm64`), named beside its UUID.
+        public var architecture: String?
         public init(kind: Kind, path: String, buildID: BuildID?) {
             self.kind = kind
             self.path = path
             self.buildID = buildID
+            self.format = .elf
         }
+
+        /// The problem `kind` of `file`.
+        public init(_ kind: Kind, of file: LocalDebugFile) {
+            self.kind = kind
+            self.path = file.label
+            self.buildID = file.facts.buildID
+            self.format = file.format
+            self.architecture = file.format == .macho ? file.facts.architecture : nil
+        }
+
+        /// For Mach-O, the UUID comes first in Apple's spelling with its architecture, so the lines read like
+        /// Crashlytics' missing-dSYM list: `UUID 4C4C4433-…-51AEB3BE22A4 (arm64): no dSYM among the files given
+        /// (Payload/App.app/App)`.
         public var description: String {
-            switch kind {
-            case .noBuildID: "\(path): no GNU build-id (link with -Wl,--build-id)"
-            case .noDebugInfo: "\(path): no debug information for build-id \(buildID?.rawValue ?? "?") in the files given"
-            case .missingOnServer: "\(path): build-id \(buildID?.rawValue ?? "?") is not on the server"
+            let id = buildID?.rawValue ?? "?"
+            switch (format, kind) {
+            case (.elf, .noBuildID): return "\(path): no GNU build-id (link with -Wl,--build-id)"
+            case (.elf, .noDebugInfo): return "\(path): no debug information for build-id \(id) in the files given"
+            case (.elf, .missingOnServer): return "\(path): build-id \(id) is not on the server"
+            case (.macho, .noBuildID): return "\(path): no LC_UUID (do not link with -no_uuid)"
+            case (.macho, .noDebugInfo): return "UUID \(uuid) (\(architecture ?? "?")): no dSYM among the files given (\(path))"
+            case (.macho, .missingOnServer): return "UUID \(uuid) (\(architecture ?? "?")): not on the server (\(path))"
             }
         }
+
+        /// The Mach-O UUID in Apple's spelling.
+        var uuid: String { buildID.flatMap(LocalDebugFile.appleUUID) ?? buildID?.rawValue ?? "?" }
     }
 
     public var uploads: [Upload]
@@ -60,11 +85,11 @@ public struct UploadPlan: Sendable, Equatable {
         }
         for file in files {
             guard let id = file.facts.buildID else {
-                problems.append(Problem(kind: .noBuildID, path: file.path, buildID: nil))
+                problems.append(Problem(.noBuildID, of: file))
                 continue
             }
             if !hasDebugInfo.contains(id), !problems.contains(where: { $0.kind == .noDebugInfo && $0.buildID == id }) {
-                problems.append(Problem(kind: .noDebugInfo, path: file.path, buildID: id))
+                problems.append(Problem(.noDebugInfo, of: file))
             }
         }
         var byID: [BuildID: [LocalDebugFile]] = [:]
@@ -73,20 +98,20 @@ public struct UploadPlan: Sendable, Equatable {
             let lacking = missing[id] ?? []
             var assigned: [String: Set<DebugFileKind>] = [:]
             for kind in lacking.sorted() {
-                guard let best = group.filter({ $0.facts.kinds.contains(kind) }).min(by: { ($0.size, $0.path) < ($1.size, $1.path) })
+                guard let best = group.filter({ $0.facts.kinds.contains(kind) }).min(by: { ($0.size, $0.label) < ($1.size, $1.label) })
                 else { continue }
-                assigned[best.path, default: []].insert(kind)
+                assigned[best.label, default: []].insert(kind)
             }
             for file in group {
-                if let kinds = assigned[file.path] {
+                if let kinds = assigned[file.label] {
                     uploads[id, default: []].append(Upload(file: file, kinds: kinds))
                 } else if lacking.isDisjoint(with: file.facts.kinds) {
                     present.append(file)
                 }
             }
         }
-        self.uploads = uploads.values.flatMap { $0 }.sorted { $0.file.path < $1.file.path }
-        self.present = present.sorted { $0.path < $1.path }
+        self.uploads = uploads.values.flatMap { $0 }.sorted { $0.file.label < $1.file.label }
+        self.present = present.sorted { $0.label < $1.label }
         self.problems = problems
     }
 }

@@ -5,34 +5,39 @@ import Foundation
 import SymbolUpload
 import Synchronization
 
-/// `symupload`: uploads ELF debug files to a Faultline server from CI.
+/// `symupload`: uploads debug files (ELF files; Mach-O files and dSYMs, one per architecture slice) to a
+/// Faultline server from CI or an Xcode build phase.
 ///
 /// Exit codes: 0 all done (and, with `--check`, nothing missing); 1 the server could not be reached or an
-/// upload failed; 3 `--check` found a problem (an ELF file without build-id or debug information, or a
-/// build-id still missing on the server); 64 bad command line.
+/// upload failed; 3 `--check` found a problem (a file without build-id or UUID, a build-id or UUID without
+/// debug information among the files given, or one still missing on the server); 64 bad command line.
 @main
 struct Symupload: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "symupload",
-        abstract: "Upload ELF debug files (executables, shared libraries, split debug files) to Faultline.",
+        abstract: "Upload debug files (ELF files, Mach-O files and dSYMs) to Faultline.",
         discussion: """
-            Walks PATH (files and folders), reads each ELF file's GNU build-id and what it holds, asks the server
-            in one request which build-ids it lacks, and uploads only those, gzip'd and streamed.
+            Walks PATH (files and folders: a build folder, an Xcode archive, ${DWARF_DSYM_FOLDER_PATH}), reads
+            each ELF file's GNU build-id and each Mach-O slice's LC_UUID (dSYM bundles, executables, dylibs,
+            frameworks; a universal file gives one debug file per architecture) and what it holds, asks the
+            server in one request which it lacks, and uploads only those, gzip'd and streamed.
             Exit codes: 0 done; 1 server unreachable or upload failed; 3 --check found a problem; 64 usage.
             """)
 
     @Option(help: "Faultline server URL, e.g. http://127.0.0.1:8080 (env FAULTLINE_URL).") var server: String?
     @Option(help: "The project's upload token (env FAULTLINE_UPLOAD_TOKEN).") var token: String?
     @Flag(help: "Ask the server what is missing, upload nothing.") var dryRun = false
-    @Flag(help: "Exit 3 if any ELF file has no build-id or no debug information, or is still missing on the server.")
+    @Flag(help: "Exit 3 if any file has no build-id or UUID, or no debug information (no dSYM), or is still missing on the server; lists each (Mach-O by UUID, architecture and file).")
     var check = false
+    @Flag(name: [.short, .long], help: "Also list what was skipped as not a debug file (sources, object files, links out of the folder).")
+    var verbose = false
     @Flag(help: "Print a JSON summary instead of text.") var json = false
     @Flag(help: "Also upload, per build-id, a source bundle of the source files its line tables name that exist on this machine under a source root (the dashboard then shows the lines around each frame; debuginfod clients can fetch them).")
     var includeSources = false
     @Option(name: .customLong("source-root"), help: ArgumentHelp("With --include-sources, also take source files under this folder (any number of times); the units' compilation directories always count.", valueName: "dir"))
     var sourceRoots: [String] = []
     @Option(help: "Attempts per request (retries back off exponentially).") var attempts = 4
-    @Argument(help: "Files or folders to scan for ELF files.") var paths: [String]
+    @Argument(help: "Files or folders to scan for debug files.") var paths: [String]
 
     var serverURL: String? { server ?? ProcessInfo.processInfo.environment["FAULTLINE_URL"] }
     var uploadToken: String? { token ?? ProcessInfo.processInfo.environment["FAULTLINE_UPLOAD_TOKEN"] }
@@ -60,8 +65,11 @@ struct Symupload: AsyncParsableCommand {
     func run() async throws {
         let output = Output(json: json)
         let (files, skipped) = DebugFileScanner.scan(paths)
-        output.line("found \(files.count) ELF file\(files.count == 1 ? "" : "s")")
-        for s in skipped { output.line("skipped \(s.path): \(s.reason)") }
+        output.line("found \(files.count) debug file\(files.count == 1 ? "" : "s")")
+        for file in files where file.format == .macho {
+            output.line("  \(file.label): UUID \(file.displayID) (\(file.facts.architecture), \(file.facts.fileType))")
+        }
+        for s in skipped where verbose || !s.quiet { output.line("skipped \(s.path): \(s.reason)") }
 
         // Our own retries with backoff decide; AsyncHTTPClient's pool would otherwise keep retrying a refused
         // connection until the request's deadline.
@@ -82,7 +90,7 @@ struct Symupload: AsyncParsableCommand {
 
     func upload(files: [LocalDebugFile], skipped: [DebugFileScanner.Skipped], output: Output, http: HTTPClient) async throws {
         let client = FaultlineClient(client: http, server: serverURL!, token: uploadToken!, attempts: attempts)
-        var report = Report(scanned: files.count, skipped: skipped.map { "\($0.path): \($0.reason)" })
+        var report = Report(scanned: files.count, skipped: skipped.filter { verbose || !$0.quiet }.map { "\($0.path): \($0.reason)" })
         let missing: [BuildID: Set<DebugFileKind>]
         do {
             missing = try await client.missing(wants(files))
@@ -93,24 +101,26 @@ struct Symupload: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let plan = UploadPlan(files: files, missing: missing)
-        for file in plan.present { report.present.append(file.path) }
+        for file in plan.present { report.present.append(file.label) }
         for upload in plan.uploads {
             let kinds = upload.kinds.sorted().map(\.rawValue).joined(separator: ", ")
-            let label = "\(upload.file.path) (\(upload.file.facts.buildID?.rawValue ?? "?"), \(kinds), \(Output.size(upload.file.size)))"
+            let label = "\(upload.file.label) (\(upload.file.displayID), \(kinds), \(Output.size(upload.file.size)))"
+            let uploaded = Report.Uploaded(path: upload.file.label, buildID: upload.file.facts.buildID?.rawValue ?? "",
+                                           kinds: upload.kinds.sorted().map(\.rawValue))
             if dryRun {
                 output.line("would upload \(label)")
-                report.uploaded.append(.init(path: upload.file.path, buildID: upload.file.facts.buildID?.rawValue ?? "", kinds: upload.kinds.sorted().map(\.rawValue)))
+                report.uploaded.append(uploaded)
                 continue
             }
             output.line("uploading \(label)")
             do {
                 let total = upload.file.size
                 try await client.upload(upload.file) { done in output.progress(label, done, total) }
-                output.line("uploaded \(upload.file.path)")
-                report.uploaded.append(.init(path: upload.file.path, buildID: upload.file.facts.buildID?.rawValue ?? "", kinds: upload.kinds.sorted().map(\.rawValue)))
+                output.line("uploaded \(upload.file.label)")
+                report.uploaded.append(uploaded)
             } catch {
                 output.error("\(error)")
-                report.failed.append("\(upload.file.path): \(error)")
+                report.failed.append("\(upload.file.label): \(error)")
             }
         }
 
@@ -125,7 +135,7 @@ struct Symupload: AsyncParsableCommand {
             let stillMissing = dryRun ? missing : ((try? await client.missing(wants(files))) ?? missing)
             for file in files {
                 guard let id = file.facts.buildID, let lacking = stillMissing[id], !lacking.isDisjoint(with: file.facts.kinds) else { continue }
-                problems.append(.init(kind: .missingOnServer, path: file.path, buildID: id))
+                problems.append(.init(.missingOnServer, of: file))
             }
         }
         report.problems = problems.map(\.description)
@@ -141,11 +151,13 @@ struct Symupload: AsyncParsableCommand {
 
 extension Symupload {
     /// What to ask the server about: the files' kinds, and with `--include-sources` the sources of every
-    /// build-id that has debug information here.
+    /// ELF build-id that has debug information here (source bundles of dSYMs are not made yet).
     func wants(_ files: [LocalDebugFile]) -> [BuildID: Set<DebugFileKind>] {
         var wants = UploadPlan.wants(files)
         if includeSources {
-            for (id, kinds) in wants where kinds.contains(.debuginfo) { wants[id, default: []].insert(.sources) }
+            for file in files where file.format == .elf && file.facts.kinds.contains(.debuginfo) {
+                if let id = file.facts.buildID { wants[id, default: []].insert(.sources) }
+            }
         }
         return wants
     }
@@ -157,7 +169,7 @@ extension Symupload {
         output: Output, report: inout Report
     ) async {
         var best: [BuildID: LocalDebugFile] = [:]
-        for file in files where file.facts.kinds.contains(.debuginfo) {
+        for file in files where file.format == .elf && file.facts.kinds.contains(.debuginfo) {
             guard let id = file.facts.buildID, missing[id]?.contains(.sources) == true else { continue }
             if let current = best[id], (current.size, current.path) <= (file.size, file.path) { continue }
             best[id] = file

@@ -1,0 +1,100 @@
+import FaultlineCore
+import Foundation
+import SymbolUpload
+import Testing
+import TestSupport
+
+/// `symupload` finding the debug files of an Apple build: a real Xcode-archive-shaped folder built with clang,
+/// ld64.lld, dsymutil and llvm-lipo (`XcodeArchive`), read with the scanner `symupload` runs.
+@Suite struct AppleScanTests {
+    /// What the scanner found, in the shape of `XcodeArchive.Expected`.
+    func found(_ files: [LocalDebugFile], under root: String) -> Set<XcodeArchive.Expected> {
+        Set(files.flatMap { file in
+            file.facts.kinds.map { kind in
+                XcodeArchive.Expected(label: String(file.label.dropFirst(root.count + 1)), uuid: file.facts.buildID?.rawValue ?? "",
+                                      architecture: file.facts.architecture, kind: kind.rawValue, fileType: file.facts.fileType)
+            }
+        })
+    }
+
+    @Test func findsEveryDSYMAndBinaryOfAnArchiveWithItsUUIDAndKind() throws {
+        // Given an archive with an app, a framework and a universal tool, each with its dSYM
+        let archive = try XcodeArchive()
+
+        // When it is scanned
+        let (files, skipped) = DebugFileScanner.scan([archive.path])
+
+        // Then every slice of every dSYM and binary is found once, keyed by its own LC_UUID (the universal files give
+        // one file per architecture), dSYMs serving debuginfo and stripped binaries code
+        #expect(found(files, under: archive.path) == Set(archive.expected), "\(files.map(\.label))")
+        #expect(files.count == archive.expected.count)
+        #expect(Set(files.compactMap(\.facts.buildID?.rawValue)) == archive.uuids)
+        #expect(archive.uuids.count == 4)
+        // A universal file's slices are byte ranges of it that do not overlap, each a whole Mach-O file
+        let slices = files.filter { $0.path.hasSuffix("/Tool") }
+        #expect(slices.count == 4 && slices.allSatisfy { $0.isSlice && $0.offset > 0 })
+        for file in slices {
+            let handle = try #require(FileHandle(forReadingAtPath: file.path))
+            try handle.seek(toOffset: file.offset)
+            #expect(handle.readData(ofLength: 4) == Data([0xcf, 0xfa, 0xed, 0xfe]), "\(file.label)")
+        }
+        // Nothing outside the archive was read, and the link inside it did not count twice
+        #expect(!files.contains { $0.path.hasSuffix("/outside") || $0.path.hasSuffix("Kit-current") })
+        // What is not a debug file is skipped quietly; the object file and the link out are named for -v
+        let quiet = Dictionary(skipped.filter(\.quiet).map { ($0.path.replacingOccurrences(of: archive.path + "/", with: ""), $0.reason) },
+                               uniquingKeysWith: { a, _ in a })
+        #expect(skipped.allSatisfy { $0.quiet }, "\(skipped)")
+        #expect(quiet["Intermediates/shop.o"]?.contains("object file") == true, "\(quiet)")
+        #expect(quiet["outside"]?.contains("a link out of the folder") == true, "\(quiet)")
+        #expect(quiet["Info.plist"] == "not a debug file")
+    }
+
+    @Test func theUUIDIsTheOneAppleToolsPrint() throws {
+        let archive = try XcodeArchive()
+        let (files, _) = DebugFileScanner.scan([archive.path + "/dSYMs/Tool.dSYM"])
+        // llvm-dwarfdump --uuid is the independent reading: "UUID: 4C4C…-… (arm64) path"
+        let reference = try Command.check("llvm-dwarfdump-19", ["--uuid", archive.tool.dwarfFile]).split(separator: "\n").map {
+            $0.split(separator: " ").prefix(3).joined(separator: " ")
+        }
+        let ours = files.map { "UUID: \($0.displayID) (\($0.facts.architecture))" }
+        #expect(ours.sorted() == reference.sorted())
+        #expect(files.allSatisfy { $0.displayID.count == 36 && $0.displayID == $0.displayID.uppercased() })
+    }
+
+    @Test func checkListsWhatIsMissingByUUIDArchitectureAndFile() throws {
+        // Given the app without its dSYM (only the stripped binaries of the archive's Products folder)
+        let archive = try XcodeArchive()
+        let (files, _) = DebugFileScanner.scan([archive.path + "/Products"])
+
+        // When planned against a server that has nothing
+        let plan = UploadPlan(files: files, missing: UploadPlan.wants(files))
+
+        // Then each UUID without a dSYM is a problem spelled the way Xcode and Crashlytics spell it
+        let problems = plan.problems.map(\.description)
+        #expect(problems.count == 4, "\(problems)")
+        let shop = XcodeArchive.appleSpelling(archive.app.uuid)
+        #expect(problems.contains {
+            $0 == "UUID \(shop) (arm64): no dSYM among the files given (\(archive.path)/Products/Applications/Shop.app/Shop)"
+        }, "\(problems)")
+        for slice in archive.tool.slices {
+            #expect(problems.contains { $0.hasPrefix("UUID \(XcodeArchive.appleSpelling(slice.uuid)) (\(slice.request.architecture))") })
+        }
+    }
+
+    @Test func theWalkIsBoundedAndSaysWhereItStopped() throws {
+        let archive = try XcodeArchive()
+        let few = DebugFileScanner.scan([archive.path], limits: .init(maxEntries: 5))
+        #expect(few.skipped.contains { !$0.quiet && $0.reason.contains("stopped after 5 entries") })
+        let shallow = DebugFileScanner.scan([archive.path], limits: .init(maxDepth: 2))
+        // dSYMs/X.dSYM/Contents is three levels down: the DWARF files are beyond the bound, the walk says so
+        #expect(!shallow.files.contains { $0.facts.fileType == "dsym" })
+        #expect(shallow.skipped.contains { !$0.quiet && $0.reason.contains("folders deep") })
+    }
+
+    @Test func aLinkGivenOnTheCommandLineIsFollowed() throws {
+        let archive = try XcodeArchive()
+        // The caller named the link: it is read wherever it leads (only links met in a walk stay inside)
+        let (files, _) = DebugFileScanner.scan([archive.path + "/outside"])
+        #expect(files.map(\.facts.buildID?.rawValue) == [archive.framework.uuid])
+    }
+}
