@@ -103,23 +103,25 @@ extension DebugModule {
             }
         }
         let textSegment = image.segments.first { $0.name == "__TEXT" }
-        var symbols: [MachOELFImage.Symbol] = []
+        var symbols: (symbols: [MachOELFImage.Symbol], strtab: [UInt8]) = ([], [0])
         if let table = image.symbolTable, let text, image.is64Bit {
-            symbols = MachOELFImage.textSymbols(try nlistEntries(table, slice: slice, bytes: bytes), textOrdinal: textOrdinal,
-                                                text: text)
+            let (entries, strings) = try nlistEntries(table, slice: slice, bytes: bytes)
+            symbols = MachOELFImage.symbols(MachOELFImage.textEntries(entries, textOrdinal: textOrdinal, text: text),
+                                            strings: strings, text: text)
         }
         return MachOELFImage(
             machine: MachOELFImage.machine(cpuType: slice.cpuType),
             isLibrary: image.fileType == .dylib || image.fileType == .bundle, textVMAddr: textSegment?.vmaddr ?? 0,
-            textVMSize: textSegment?.vmsize ?? 0, text: text, sections: sections, symbols: symbols, uuid: image.uuid)
+            textVMSize: textSegment?.vmsize ?? 0, text: text, sections: sections, symbols: symbols.symbols,
+            strtab: symbols.strtab, uuid: image.uuid)
     }
 
-    /// The `nlist_64` entries of `table` with their names (entries whose name lies outside the string table get
-    /// none, and are skipped by `textSymbols`).
+    /// The `nlist_64` entries of `table` that are defined in a section, with the place of their names (bounded
+    /// to `maxMachOSymbolName` bytes) in the string table, which is returned too (a part of `bytes`).
     static func nlistEntries(_ table: MachOSymbolTable, slice: MachOSlice, bytes: UnsafeRawBufferPointer) throws
-        -> [(name: String, type: UInt8, section: UInt8, value: UInt64)]
+        -> ([MachOELFImage.Entry], UnsafeRawBufferPointer)
     {
-        guard table.entrySize == 16 else { return [] }
+        guard table.entrySize == 16 else { return ([], UnsafeRawBufferPointer(rebasing: bytes[0..<0])) }
         let count = min(table.count, maxMachOSymbols)
         guard let symbolsAt = Int(exactly: slice.offset &+ table.symbolsOffset),
             let stringsAt = Int(exactly: slice.offset &+ table.stringsOffset),
@@ -128,22 +130,21 @@ extension DebugModule {
             stringsAt <= bytes.count, stringsSize <= bytes.count - stringsAt
         else { throw MachOError.truncated("the symbol table ends past the file") }
         let strings = UnsafeRawBufferPointer(rebasing: bytes[stringsAt..<(stringsAt + stringsSize)])
-        var entries: [(name: String, type: UInt8, section: UInt8, value: UInt64)] = []
-        entries.reserveCapacity(count)
+        var entries: [MachOELFImage.Entry] = []
         for i in 0..<count {
             let at = symbolsAt + i * 16
-            let strx = Int(bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self).littleEndian)
             let type = bytes[at + 4]
-            let section = bytes[at + 5]
-            let value = bytes.loadUnaligned(fromByteOffset: at + 8, as: UInt64.self).littleEndian
-            // Only the symbols that can be kept are worth a name.
-            guard type & 0xe0 == 0, type & 0x0e == 0x0e, strx < strings.count else { continue }
+            // Only symbols defined in a section can be kept: the others are not worth their names.
+            guard type & 0xe0 == 0, type & 0x0e == 0x0e else { continue }
+            let strx = Int(bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self).littleEndian)
+            guard strx < strings.count else { continue }
             // Names are bounded, so a table without NULs costs linear time, not quadratic.
             let window = strings[strx..<min(strings.count, strx + maxMachOSymbolName)]
             let end = window.firstIndex(of: 0) ?? window.endIndex
-            let name = String(decoding: UnsafeRawBufferPointer(rebasing: strings[strx..<end]), as: UTF8.self)
-            entries.append((name, type, section, value))
+            entries.append(MachOELFImage.Entry(
+                value: bytes.loadUnaligned(fromByteOffset: at + 8, as: UInt64.self).littleEndian, type: type,
+                section: bytes[at + 5], name: strx, length: end - strx))
         }
-        return entries
+        return (entries, strings)
     }
 }

@@ -25,13 +25,22 @@ struct MachOELFImage {
         var size: UInt64
     }
 
-    /// A symbol of the new `.symtab`.
+    /// An `nlist_64` entry; its name is `length` bytes at `name` in the string table.
+    struct Entry {
+        var value: UInt64
+        var type: UInt8
+        var section: UInt8
+        var name: Int
+        var length: Int
+        var external: Bool { type & 0x01 != 0 }
+    }
+
+    /// A symbol of the new `.symtab`: its name is at `name` in `strtab`.
     struct Symbol {
-        /// The name without Mach-O's leading underscore.
-        var name: String
         var address: UInt64
         var size: UInt64
         var external: Bool
+        var name: UInt32
     }
 
     /// `EM_AARCH64`, `EM_X86_64`, or 0 for other CPUs (libdw does not need the machine for reading DWARF).
@@ -43,6 +52,8 @@ struct MachOELFImage {
     var text: (address: UInt64, size: UInt64)?
     var sections: [Section]
     var symbols: [Symbol]
+    /// The `.strtab` the symbols' names index (starting with a NUL).
+    var strtab: [UInt8]
     var uuid: [UInt8]?
 
     /// The ELF name of a Mach-O `__DWARF` section, nil for sections libdw does not read (`__apple_names`, …).
@@ -67,28 +78,44 @@ struct MachOELFImage {
     }
 
     /// The symbols of `__TEXT,__text` from `nlist` entries: defined in section ordinal `textOrdinal`, not debugger
-    /// entries, within the section, one per address (an external name wins over a local alias), sorted, each sized
-    /// up to the next, the last up to the section's end.
-    static func textSymbols(_ entries: [(name: String, type: UInt8, section: UInt8, value: UInt64)], textOrdinal: Int,
-                            text: (address: UInt64, size: UInt64)) -> [Symbol] {
-        let end = text.address.addingReportingOverflow(text.size)
-        let textEnd = end.overflow ? UInt64.max : end.partialValue
-        var byAddress: [UInt64: Symbol] = [:]
-        for entry in entries {
-            // N_STAB entries are the debug map; N_TYPE 0xe is N_SECT (defined in a section).
-            guard entry.type & 0xe0 == 0, entry.type & 0x0e == 0x0e, Int(entry.section) == textOrdinal,
-                entry.value >= text.address, entry.value < textEnd, !entry.name.isEmpty
-            else { continue }
-            let external = entry.type & 0x01 != 0
-            if let existing = byAddress[entry.value], existing.external || !external { continue }
-            let name = entry.name.hasPrefix("_") ? String(entry.name.dropFirst()) : entry.name
-            byAddress[entry.value] = Symbol(name: name, address: entry.value, size: 0, external: external)
+    /// entries, named, within the section, one per address (an external name wins over a local alias), sorted by
+    /// address.
+    static func textEntries(_ entries: [Entry], textOrdinal: Int, text: (address: UInt64, size: UInt64)) -> [Entry] {
+        let textEnd = text.address.addingReportingOverflow(text.size).overflow ? UInt64.max : text.address + text.size
+        // N_STAB entries are the debug map; N_TYPE 0xe is N_SECT (defined in a section).
+        var kept = entries.filter {
+            $0.type & 0xe0 == 0 && $0.type & 0x0e == 0x0e && Int($0.section) == textOrdinal && $0.value >= text.address
+                && $0.value < textEnd && $0.length > 0
         }
-        var sorted = byAddress.values.sorted { $0.address < $1.address }
-        for i in sorted.indices {
-            sorted[i].size = (i + 1 < sorted.count ? sorted[i + 1].address : textEnd) - sorted[i].address
+        // Among aliases of one address the external ones first, then the one whose name comes first in the string
+        // table (deterministic whatever the sort).
+        kept.sort { ($0.value, $0.external ? 0 : 1, $0.name) < ($1.value, $1.external ? 0 : 1, $1.name) }
+        var unique: [Entry] = []
+        unique.reserveCapacity(kept.count)
+        for entry in kept where unique.last?.value != entry.value { unique.append(entry) }
+        return unique
+    }
+
+    /// `.symtab` symbols and their `.strtab` for `entries` (from `textEntries`), names read from `strings` without
+    /// Mach-O's one leading underscore, each sized up to the next symbol, the last up to the end of `text`.
+    static func symbols(_ entries: [Entry], strings: UnsafeRawBufferPointer, text: (address: UInt64, size: UInt64))
+        -> (symbols: [Symbol], strtab: [UInt8])
+    {
+        let textEnd = text.address.addingReportingOverflow(text.size).overflow ? UInt64.max : text.address + text.size
+        var strtab: [UInt8] = [0]
+        var symbols: [Symbol] = []
+        symbols.reserveCapacity(entries.count)
+        for (i, entry) in entries.enumerated() {
+            var start = entry.name
+            let end = entry.name + entry.length
+            if strings[start] == UInt8(ascii: "_") { start += 1 }
+            guard start < end, let offset = UInt32(exactly: strtab.count) else { continue }
+            strtab.append(contentsOf: strings[start..<end])
+            strtab.append(0)
+            let next = i + 1 < entries.count ? entries[i + 1].value : textEnd
+            symbols.append(Symbol(address: entry.value, size: next - entry.value, external: entry.external, name: offset))
         }
-        return sorted
+        return (symbols, strtab)
     }
 
     /// The header bytes, `pageSize`-aligned in length; the Mach-O slice follows them in the image at
@@ -112,15 +139,11 @@ struct MachOELFImage {
 
         // Locals first (ELF's rule; `sh_info` is the first global), then globals.
         let ordered = symbols.filter { !$0.external } + symbols.filter(\.external)
-        var strings = ByteWriter()
-        strings.bytes([0])
         out.align(8)
         let symtabOffset = out.count
         out.zeros(24)  // symbol 0
         for symbol in ordered {
-            let name = UInt32(truncatingIfNeeded: strings.count)
-            strings.bytes(Array(symbol.name.utf8) + [0])
-            out.u32(name)
+            out.u32(symbol.name)
             out.u8((symbol.external ? 1 : 0) << 4 | 2)  // STB_GLOBAL/STB_LOCAL, STT_FUNC
             out.u8(0)
             out.u16(1)  // .text
@@ -129,7 +152,7 @@ struct MachOELFImage {
         }
         let symtabSize = out.count - symtabOffset
         let strtabOffset = out.count
-        out.bytes(strings.data)
+        out.bytes(strtab)
 
         var names = ByteWriter()
         names.bytes([0])
@@ -157,7 +180,7 @@ struct MachOELFImage {
         headers.append(Header(name: name(".symtab"), type: 2, offset: UInt64(symtabOffset), size: UInt64(symtabSize),
                               link: UInt32(symtabIndex + 1), info: UInt32(1 + symbols.count(where: { !$0.external })), align: 8,
                               entrySize: 24))
-        headers.append(Header(name: name(".strtab"), type: 3, offset: UInt64(strtabOffset), size: UInt64(strings.count)))
+        headers.append(Header(name: name(".strtab"), type: 3, offset: UInt64(strtabOffset), size: UInt64(strtab.count)))
         let shstrndx = headers.count
         let shstrtabName = name(".shstrtab")
         let shstrtabOffset = out.count

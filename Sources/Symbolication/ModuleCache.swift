@@ -8,7 +8,8 @@ import FaultlineCore
 /// debug file that answered a few crashes holds a few MB, and the budget fits many more such modules. Each
 /// module is also bounded on its own (`moduleByteBound`: past it, it drops its least recently used units'
 /// indexes). Files that fail to open are remembered (negative cache). Debug information is preferred; a
-/// project's stripped executable still gives symbol-table answers.
+/// project's stripped executable still gives symbol-table answers. ELF and thin Mach-O files open alike
+/// (`DebugModule+MachO`); a Mach-O module's bytes include the ELF headers and symbol table made for it.
 ///
 /// Keys: a lookup is located per project and build-id (`located`), and modules are opened and cached per
 /// path. Stored files are content addressed (the path names the SHA-256 of the bytes), so two projects share
