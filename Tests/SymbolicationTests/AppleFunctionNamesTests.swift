@@ -11,6 +11,7 @@ import Testing
         ("$s4shop8checkoutyBi64_AA5OrderV_ADtF", "shop.checkout(shop.Order, shop.Order) -> Builtin.Int64", "checkout(_:_:)"),
         ("$e4shop8checkoutyBi64_AA5OrderV_ADtF", "shop.checkout(shop.Order, shop.Order) -> Builtin.Int64", "checkout(_:_:)"),
         ("_ZN4shop8payments6chargeERKNS_6BasketIiEEi", "shop::payments::charge(shop::Basket<int> const&, int)", "shop::payments::charge"),
+        ("_T04shop5OrderV5totalSiyF", "shop.Order.total() -> Swift.Int", "Order.total()"),
         ("-[UIApplication sendEvent:]", "-[UIApplication sendEvent:]", "-[UIApplication sendEvent:]"),
         ("+[NSObject(Shop) load]", "+[NSObject(Shop) load]", "+[NSObject(Shop) load]"),
         ("__29-[ShopViewController viewDidLoad]_block_invoke", "__29-[ShopViewController viewDidLoad]_block_invoke",

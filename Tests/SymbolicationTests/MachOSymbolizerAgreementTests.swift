@@ -134,6 +134,30 @@ import TestSupport
         }
     }
 
+    @Test func theModuleCacheResolvesMachOByUUIDAndCountsItsHeaders() async throws {
+        let build = try AppleBuilds.build(.init(.swift, .arm64, .iOS))
+        let stripped = try AppleBuilds.build(.init(.c, .arm64, .iOS))
+        let dSYMID = try #require(BuildID(build.uuid))
+        let strippedID = try #require(BuildID(stripped.uuid))
+        let cache = ModuleCache { id, kind, _ in
+            switch (id, kind) {
+            case (dSYMID, .debuginfo): build.dwarfFile
+            case (strippedID, .executable): stripped.stripped
+            default: nil
+            }
+        }
+        let checkout = try #require(build.address(of: "_$s4shop8checkoutyBi64_AA5OrderV_ADtF"))
+        let answer = await cache.lookup(buildID: dSYMID, moduleOffset: checkout - build.textVMAddr, project: ProjectID(1))
+        guard case .resolved(let frames) = answer else { Issue.record("not resolved: \(answer)"); return }
+        #expect(frames.last?.function == "shop.checkout(shop.Order, shop.Order) -> Builtin.Int64")
+        #expect(frames.last?.file?.hasSuffix("Orders.swift") == true)
+        // The synthetic ELF headers (at least a page) are part of what the cache accounts.
+        #expect(await cache.accountedBytes >= 4096)
+        let main = try #require(stripped.address(of: "_main"))
+        let symbolOnly = await cache.lookup(buildID: strippedID, moduleOffset: main + 8 - stripped.textVMAddr, project: ProjectID(1))
+        #expect(symbolOnly == .symbolOnly(ResolvedFrame(function: "main"), offset: 8))
+    }
+
     @Test func dSYMsKeepTheirSymbolTableForCodeWithoutDWARF() throws {
         let build = try AppleBuilds.build(.init(.c))
         let module = try DebugModule(path: build.dwarfFile)
