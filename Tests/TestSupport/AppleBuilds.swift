@@ -7,7 +7,8 @@ import Synchronization
 /// Programs are freestanding (no SDK): C with static inline helpers (inline frames), C++ with namespaces,
 /// templates and methods, Swift with `-parse-stdlib` (`$s` names) and Embedded Swift (`$e` names). Every build
 /// is made once per test process, in a folder of its own (ld64.lld's UUID depends on the output path, so a
-/// build's UUID is stable within the process and different builds never share one).
+/// build's UUID is stable within the process and different builds never share one), under a temporary folder
+/// removed when the process exits.
 ///
 /// Facts about a build (UUID, `__TEXT` vmaddr, the `__text` section, function addresses) are read with the LLVM
 /// tools, never written down.
@@ -177,6 +178,10 @@ public enum AppleBuilds {
         try FileManager.default.createDirectory(atPath: path + "/bin", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: path + "/bin/lipo", withDestinationPath: "/usr/bin/llvm-lipo-19")
         cache.folder = path
+        // The builds live as long as the test process: removed when it exits.
+        atexit {
+            if let folder = AppleBuilds.cache.withLock({ $0.folder }) { try? FileManager.default.removeItem(atPath: folder) }
+        }
         return path
     }
 
