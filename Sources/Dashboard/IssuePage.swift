@@ -65,6 +65,11 @@ struct IssuePage {
     var samples: [Sample]
     var hasSamples: Bool
     var latestEvent: SampleEventView?
+    /// "12 frames lack a dSYM for UUID … (App, arm64)", one per Mach-O module of the latest event that was
+    /// symbolicated without its dSYM.
+    var missingDSYMNotes: [String]
+    var hasMissingDSYMNotes: Bool
+    var missingDebugFilesHref: String
     var eventMissingText: String?
     var issuesHref: String
     /// One button of the status form.
@@ -137,6 +142,9 @@ struct IssuePage {
         }
         hasSamples = !samples.isEmpty
         latestEvent = event.map { SampleEventView(report: $0.report, symbols: $0.symbols, inApp: inApp, sources: sourceExcerpts) }
+        missingDSYMNotes = event.map { MissingDSYMNotes.lines(report: $0.report, symbols: $0.symbols) } ?? []
+        hasMissingDSYMNotes = !missingDSYMNotes.isEmpty
+        missingDebugFilesHref = SitePaths.relative(from: path, to: SitePaths.missingDebugFiles(slug))
         if latestEvent == nil {
             eventMissingText =
                 detail.samples.isEmpty
@@ -187,7 +195,10 @@ struct IssuePage {
         let extra = all.keys.filter { !known.contains($0) }.sorted().map { (key: $0, heading: $0, header: $0) }
         return (dimensions + extra).map { dimension in
             let entries = (all[dimension.key] ?? []).map {
-                Breakdown.Entry(entryValue: $0.value, entryEvents: $0.events)
+                // Apple's machine ids read as names: "iPhone 14 Pro (iPhone15,2)".
+                Breakdown.Entry(
+                    entryValue: dimension.key == "device" ? AppleDeviceNames.display(model: $0.value) : $0.value,
+                    entryEvents: $0.events)
             }
             return Breakdown(
                 breakdownHeading: dimension.heading, breakdownCaption: "Events by \(dimension.header.lowercased())",

@@ -170,12 +170,18 @@ struct SampleEventView {
         }
         hasCustomKeys = !customKeys.isEmpty
         let device = report.device
-        let os = [device.os, device.osVersion].compactMap { Self.nonEmpty($0) }.joined(separator: " ")
+        var os = [device.os, device.osVersion].compactMap { Self.nonEmpty($0) }.joined(separator: " ")
+        if let build = Self.nonEmpty(device.osBuild) { os += os.isEmpty ? build : " (\(build))" }
+        let appVersion = Self.nonEmpty(report.app.displayVersion).map { version in
+            Self.nonEmpty(report.app.displayBuild).map { "\(version) (\($0))" } ?? version
+        } ?? Self.nonEmpty(report.app.displayBuild)
         contextRows = Self.rows([
-            ("Device", device.model), ("Operating system", os), ("Architecture", device.arch),
+            ("Device", Self.nonEmpty(device.model).map { AppleDeviceNames.display(model: $0) }),
+            ("Simulator", device.simulator.map { $0 ? "yes (not a real device)" : "no (a real device)" }),
+            ("Operating system", os), ("Architecture", device.arch),
             ("Memory", device.memoryBytes.map(Format.bytes)), ("Free disk", device.freeDiskBytes.map(Format.bytes)),
-            ("Locale", device.locale), ("App", report.app.id), ("Version", report.app.version),
-            ("Build", report.app.build),
+            ("Locale", device.locale), ("App", report.app.id), ("App version (build)", appVersion),
+            ("Version", report.app.version), ("Build", report.app.build),
             ("Release", report.release), ("Environment", report.environment), ("User id", report.userID),
             ("Install id", report.installID), ("Session id", report.sessionID?.rawValue),
         ])

@@ -70,6 +70,11 @@ public struct IngestLimits: Sendable, Equatable {
             cap(&error.message, maxTextBytes)
             cap(&error.type, short)
             cap(&error.code, short)
+            if var mach = error.mach {
+                cap(&mach.name, short)
+                cap(&mach.signal, short)
+                error.mach = mach
+            }
             report.error = error
         }
         cap(&report.crashMessage, maxCrashMessageBytes)
@@ -77,6 +82,9 @@ public struct IngestLimits: Sendable, Equatable {
         cap(&report.app.id, short)
         cap(&report.app.version, short)
         cap(&report.app.build, short)
+        cap(&report.app.displayVersion, short)
+        cap(&report.app.displayBuild, short)
+        cap(&report.device.osBuild, short)
         cap(&report.device.model, short)
         cap(&report.device.os, short)
         cap(&report.device.osVersion, short)
@@ -95,6 +103,7 @@ public struct IngestLimits: Sendable, Equatable {
             cap(&name, short)
             report.modules[m].name = name ?? ""
             cap(&report.modules[m].path, short)
+            cap(&report.modules[m].arch, short)
         }
         if let fingerprint = report.fingerprint {
             report.fingerprint = fingerprint.prefix(16).map { Self.truncate($0, toBytes: short) }

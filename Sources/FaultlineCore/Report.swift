@@ -16,10 +16,19 @@ public struct AppInfo: Sendable, Equatable {
     public var id: String?
     public var version: String?
     public var build: String?
-    public init(id: String? = nil, version: String? = nil, build: String? = nil) {
+    /// The version the app reported about itself (Sentry's `contexts.app.app_version`: `CFBundleShortVersionString`
+    /// on Apple platforms), shown beside the release. It does not name the release: a Sentry release (`com.x@1.2+42`)
+    /// is what sessions count by, and the two must meet.
+    public var displayVersion: String?
+    /// The build the app reported about itself (`contexts.app.app_build`: `CFBundleVersion`), shown beside the release.
+    public var displayBuild: String?
+    public init(id: String? = nil, version: String? = nil, build: String? = nil, displayVersion: String? = nil,
+                displayBuild: String? = nil) {
         self.id = id
         self.version = version
         self.build = build
+        self.displayVersion = displayVersion
+        self.displayBuild = displayBuild
     }
 
     /// The release this app belongs to: `version` alone, or `version (build)` when a build is set;
@@ -33,16 +42,23 @@ public struct AppInfo: Sendable, Equatable {
 
 /// The device and operating system a report came from.
 public struct DeviceInfo: Sendable, Equatable {
+    /// The model as the client names it: Apple's machine id (`iPhone15,2`, shown through `AppleDeviceNames` as
+    /// "iPhone 14 Pro"), an Android model, a host's hardware name.
     public var model: String?
     public var os: String?
     public var osVersion: String?
+    /// The operating system's build (`21E236` for iOS 17.4), when the client sends it.
+    public var osBuild: String?
     public var arch: String?
     public var memoryBytes: UInt64?
     public var freeDiskBytes: UInt64?
     public var locale: String?
+    /// true: the app ran in a simulator (or an emulator); false: on a real device; nil: not said.
+    public var simulator: Bool?
     public init(
         model: String? = nil, os: String? = nil, osVersion: String? = nil, arch: String? = nil,
-        memoryBytes: UInt64? = nil, freeDiskBytes: UInt64? = nil, locale: String? = nil
+        memoryBytes: UInt64? = nil, freeDiskBytes: UInt64? = nil, locale: String? = nil, osBuild: String? = nil,
+        simulator: Bool? = nil
     ) {
         self.model = model
         self.os = os
@@ -51,6 +67,8 @@ public struct DeviceInfo: Sendable, Equatable {
         self.memoryBytes = memoryBytes
         self.freeDiskBytes = freeDiskBytes
         self.locale = locale
+        self.osBuild = osBuild
+        self.simulator = simulator
     }
 }
 
@@ -59,10 +77,14 @@ public struct ErrorInfo: Sendable, Equatable {
     public var type: String?
     public var code: String?
     public var message: String?
-    public init(type: String? = nil, code: String? = nil, message: String? = nil) {
+    /// The Mach exception an Apple crash was raised by (`EXC_BAD_ACCESS` + `KERN_INVALID_ADDRESS`), when the client
+    /// reported one; titles are written from it (`MachException.title`).
+    public var mach: MachException?
+    public init(type: String? = nil, code: String? = nil, message: String? = nil, mach: MachException? = nil) {
         self.type = type
         self.code = code
         self.message = message
+        self.mach = mach
     }
 }
 
@@ -126,6 +148,14 @@ public struct Register: Sendable, Equatable {
     }
 }
 
+/// The object-file format of a loaded module, when the client said (Sentry's `debug_meta.images[].type`).
+public enum ImageFormat: String, Sendable, Equatable, Codable {
+    case elf
+    /// Apple's Mach-O: the build-id is the image's `LC_UUID` and its debug file a dSYM.
+    case macho
+    case pe
+}
+
 /// A module (executable or shared library) loaded in the process, with where it was mapped.
 public struct LoadedModule: Sendable, Equatable {
     public var name: String
@@ -134,12 +164,19 @@ public struct LoadedModule: Sendable, Equatable {
     public var baseAddress: UInt64
     /// Mapped size in bytes (`end - base` when the client sent an end address).
     public var size: UInt64?
-    public init(name: String, path: String? = nil, buildID: BuildID? = nil, baseAddress: UInt64, size: UInt64? = nil) {
+    /// The module's format, when known: a Mach-O module's debug file is called a dSYM and its id shown as a UUID.
+    public var format: ImageFormat?
+    /// The module's architecture (`arm64`, `arm64e`, `x86_64`), when the client sent it.
+    public var arch: String?
+    public init(name: String, path: String? = nil, buildID: BuildID? = nil, baseAddress: UInt64, size: UInt64? = nil,
+                format: ImageFormat? = nil, arch: String? = nil) {
         self.name = name
         self.path = path
         self.buildID = buildID
         self.baseAddress = baseAddress
         self.size = size
+        self.format = format
+        self.arch = arch
     }
 }
 

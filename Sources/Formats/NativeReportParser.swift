@@ -220,6 +220,10 @@ extension JSONReader {
                 d.freeDiskBytes = try r.optional("free_disk") { try $0.readUInt64() }
             } else if key.matches("locale") {
                 d.locale = try r.optional("locale") { try $0.readString() }
+            } else if key.matches("os_build") {
+                d.osBuild = try r.optional("os_build") { try $0.readLooseString() }
+            } else if key.matches("simulator") {
+                d.simulator = try r.optional("simulator") { try $0.readBool() }
             } else {
                 try r.skipValue()
             }

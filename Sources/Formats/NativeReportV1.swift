@@ -49,8 +49,11 @@ public struct NativeReportV1: Encodable, Equatable {
         var memory: UInt64?
         var freeDisk: UInt64?
         var locale: String?
+        var osBuild: String?
+        var simulator: Bool?
         enum CodingKeys: String, CodingKey {
-            case model, os, osVersion = "os_version", arch, memory, freeDisk = "free_disk", locale
+            case model, os, osVersion = "os_version", arch, memory, freeDisk = "free_disk", locale, osBuild = "os_build"
+            case simulator
         }
     }
 
@@ -129,7 +132,7 @@ extension NativeReportV1 {
         let d = report.device
         device = Device(
             model: d.model, os: d.os, osVersion: d.osVersion, arch: d.arch, memory: d.memoryBytes, freeDisk: d.freeDiskBytes,
-            locale: d.locale)
+            locale: d.locale, osBuild: d.osBuild, simulator: d.simulator)
         error = report.error.map { WireErrorInfo(type: $0.type, domain: nil, code: $0.code.map(WireLooseString.init), message: $0.message, reason: nil) }
         threads = report.threads.map { t in
             Thread(

@@ -140,7 +140,7 @@ import Testing
         #expect(report.kind == .crash)
         #expect(report.error == ErrorInfo(type: "SIGSEGV", code: "11", message: "Segfault"))
         // The release alone, as the release's sessions name it; the dist is a custom key.
-        #expect(report.app == AppInfo(id: "com.example.crashy", version: "crashy@1.0.0"))
+        #expect(report.app == AppInfo(id: "com.example.crashy", version: "crashy@1.0.0", displayVersion: "1.0.0", displayBuild: "42"))
         #expect(report.release == "crashy@1.0.0")
         #expect(report.customKeys.first { $0.key == "dist" }?.value == .string("42"))
         #expect(
@@ -169,12 +169,13 @@ import Testing
             report.modules == [
                 LoadedModule(
                     name: "crashy", path: "/opt/crashy/bin/crashy", buildID: BuildID(F.crashyBuildID),
-                    baseAddress: 0x5581_a2b3_0000, size: 20480),
+                    baseAddress: 0x5581_a2b3_0000, size: 20480, format: .elf),
                 LoadedModule(
                     name: "libc.so.6", path: "/usr/lib/x86_64-linux-gnu/libc.so.6", buildID: BuildID(F.libcBuildID),
-                    baseAddress: 0x7f3a_1c00_0000, size: 1_994_752),
+                    baseAddress: 0x7f3a_1c00_0000, size: 1_994_752, format: .elf),
                 LoadedModule(
-                    name: "libstripped.so", path: "/usr/lib/libstripped.so", baseAddress: 0x7f3a_1d00_0000, size: 4096),
+                    name: "libstripped.so", path: "/usr/lib/libstripped.so", baseAddress: 0x7f3a_1d00_0000, size: 4096,
+                    format: .elf),
             ])
         #expect(key(report, "sdk") == .string("sentry.native/0.7.20"))
         #expect(key(report, "mechanism") == .string("signalhandler"))
@@ -232,7 +233,7 @@ import Testing
 
     @Test func releaseFallsBackToTheAppContext() throws {
         let json = #"{"dist":"9","contexts":{"app":{"app_identifier":"com.x","app_version":"2.1","app_build":"300"}}}"#
-        #expect(try event(json).app == AppInfo(id: "com.x", version: "2.1", build: "300"))
+        #expect(try event(json).app == AppInfo(id: "com.x", version: "2.1", build: "300", displayVersion: "2.1", displayBuild: "300"))
         #expect(try event(#"{"release":"r@1","dist":""}"#).release == "r@1")
         #expect(try event(#"{"user":{"email":"e@x"}}"#).userID == "e@x")
         #expect(try event(#"{"user":{"id":42,"email":"e@x"}}"#).userID == "42")

@@ -415,19 +415,51 @@ public enum Grouping {
 
     static let systemModulePrefixes = [
         "libc.so", "libc-", "libm.so", "libpthread", "libdl.so", "librt.so", "ld-linux", "ld64", "linux-vdso", "linux-gate",
-        "libstdc++", "libgcc_s", "libc++", "libswiftCore", "libswift_", "libswiftDispatch", "libswiftGlibc", "libFoundation",
-        "libdispatch", "libBlocksRuntime", "libicu", "libz.so", "libsystem_", "libdyld", "libobjc",
+        "libstdc++", "libgcc_s", "libc++", "libswift", "libFoundation", "libdispatch", "libBlocksRuntime", "libicu",
+        "libz.so", "libsystem_", "libdyld", "libobjc", "libxpc", "libcorecrypto", "libcompiler_rt", "libunwind",
+    ]
+
+    /// Apple's system frameworks and libraries by name, for frames that name their image without a path: the
+    /// ones a crashing app's stack runs through (UI, run loop, dispatch, the dynamic loader).
+    static let appleSystemImages: Set<String> = [
+        "dyld", "UIKitCore", "UIKit", "CoreFoundation", "Foundation", "GraphicsServices", "QuartzCore", "CoreGraphics",
+        "CFNetwork", "SwiftUI", "SwiftUICore", "AppKit", "HIToolbox", "Combine", "FrontBoardServices", "BaseBoard",
+        "RunningBoardServices", "CoreText", "WebKit", "JavaScriptCore", "CoreData", "AVFoundation", "Metal", "MetalKit",
+        "Security", "UIFoundation", "CoreAutoLayout", "AttributeGraph", "AppKitCore",
+    ]
+
+    /// Path prefixes of Apple's system images: the OS (`/System/Library/…`, `/usr/lib/…`, the cryptexes of iOS 16+),
+    /// developer tools' images (`/Developer/…`) and the simulators' runtime roots.
+    static let appleSystemPathPrefixes = [
+        "/System/", "/private/preboot/Cryptexes/", "/Developer/", "/Library/Developer/CoreSimulator/", "/Applications/Xcode",
+        "/Library/Apple/",
     ]
 
     /// Libraries of the system and the language runtimes, whose frames are never the app's own.
+    ///
+    /// On Apple platforms the app's own images are the bundle's executable and what it embeds (`…/X.app/X`,
+    /// `X.app/Frameworks/Y.framework/Y`, `X.app/PlugIns/Z.appex/Z`, macOS's `X.app/Contents/MacOS|Frameworks/…`);
+    /// Apple's libraries live outside the bundle (`/System/Library/…`, `/usr/lib/…`), or inside a simulator runtime
+    /// (`…/RuntimeRoot/System/…`), which is system even though a simulated app's own path also runs through
+    /// `…/CoreSimulator/Devices/…`.
     public static func isSystemModule(name: String, path: String?) -> Bool {
-        if let path, path.hasPrefix("/lib/") || path.hasPrefix("/lib64/") || path.hasPrefix("/usr/lib")
-            || path.hasPrefix("/usr/libexec") || path.hasPrefix("/System/") || path.contains("/usr/lib/swift/")
-        {
-            return true
+        if let path {
+            if path.contains("/RuntimeRoot/") || path.contains(".simruntime/") { return true }
+            if isAppleAppBundlePath(path) { return false }
+            if path.hasPrefix("/lib/") || path.hasPrefix("/lib64/") || path.hasPrefix("/usr/lib") || path.hasPrefix("/usr/libexec")
+                || path.contains("/usr/lib/swift/") || appleSystemPathPrefixes.contains(where: { path.hasPrefix($0) })
+            {
+                return true
+            }
         }
         let base = baseName(ofPath: name)
-        return systemModulePrefixes.contains { base.hasPrefix($0) }
+        return appleSystemImages.contains(base) || systemModulePrefixes.contains { base.hasPrefix($0) }
+    }
+
+    /// Whether `path` is inside an app bundle a developer built (`…/X.app/…`), not an Apple tool's bundle (Xcode's).
+    static func isAppleAppBundlePath(_ path: String) -> Bool {
+        guard path.contains(".app/") else { return false }
+        return !path.hasPrefix("/System/") && !path.hasPrefix("/Applications/Xcode") && !path.contains("/Contents/Developer/")
     }
 
     /// Swift modules of the toolchain: their code is never the app's, also when inlined or specialized into it.
@@ -527,17 +559,30 @@ public enum Grouping {
             if !text.isEmpty { return ("Fatal error: \(capitalizedFirst(text))", TitleRank.cause) }
         }
         let type = report.error?.type.flatMap(nonEmpty)
+        // An SDK's placeholder for a bare Mach exception or signal (`Exception 1, Code 1, Subcode 8`) is no message.
         let value = report.error?.message.flatMap(nonEmpty).map { String($0.prefix(200)) }
+            .flatMap { MachException.isPlaceholderValue($0) ? nil : $0 }
         // A signal or its description is the last resort, not an exception.
         let typeIsSignal = type.map { signalName($0) != nil } ?? false
         let valueIsSignal = value.map { signalName($0) != nil } ?? false
-        if let type, !typeIsSignal {
+        // A Mach exception names the crash when the error is the exception itself (`EXC_BAD_ACCESS`, a signal, an
+        // SDK's "Mach Exception"), not an exception the app threw (`NSInvalidArgumentException` ended in EXC_CRASH).
+        let machTitle = report.error?.mach.flatMap { mach -> String? in
+            guard type == nil || typeIsSignal || type == mach.exceptionName || type?.hasPrefix("EXC_") == true
+                || type == "Mach Exception" || type == "Signal Exception"
+            else { return nil }
+            return mach.title(faultAddress: report.faultAddress, arch: report.device.arch)
+        }
+        if let machTitle, let value, !valueIsSignal {
+            return ("\(machTitle): \(value)", TitleRank.kind)
+        }
+        if machTitle == nil, let type, !typeIsSignal {
             if let value, value != type, !valueIsSignal {
                 return (value.hasPrefix(type) ? value : "\(type): \(value)", TitleRank.cause)
             }
             return (type, TitleRank.kind)
         }
-        if let value, !valueIsSignal {
+        if machTitle == nil, let value, !valueIsSignal {
             // A client's own words for a crash ("SIGSEGV" + "boom"): the signal names it, the words say more.
             if let type, let signal = signalName(type) { return ("\(signal): \(value)", TitleRank.kind) }
             return (value, TitleRank.cause)
@@ -558,6 +603,7 @@ public enum Grouping {
                 return ("Assertion failed", TitleRank.kind)
             }
         }
+        if let machTitle { return (machTitle, TitleRank.signal) }
         // The signal: its name and the description once.
         let signal = [type, value].compactMap { $0 }.compactMap(signalName).first
         let description = [value, type].compactMap { $0 }.first { !$0.hasPrefix("SIG") }

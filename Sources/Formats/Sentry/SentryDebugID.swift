@@ -21,14 +21,7 @@ public enum SentryDebugID {
         bytes[0..<4].reverse()
         bytes[4..<6].reverse()
         bytes[6..<8].reverse()
-        let hex = Array(Hex.encode(bytes).utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(36)
-        for (i, digit) in hex.enumerated() {
-            if i == 8 || i == 12 || i == 16 || i == 20 { out.append(UInt8(ascii: "-")) }
-            out.append(digit)
-        }
-        return String(decoding: out, as: UTF8.self)
+        return AppleUUID.hyphenated(Hex.encode(bytes))
     }
 
     /// The value of one lowercase hex digit (a `BuildID` holds nothing else).

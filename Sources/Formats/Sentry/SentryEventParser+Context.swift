@@ -122,7 +122,9 @@ extension JSONReader {
         return out
     }
 
-    /// `contexts`: `device`, `os`, `app` and `culture` are read; every other context is skipped.
+    /// `contexts`: `device` (`model`, `arch`, `memory_size`, `free_storage`, `simulator`), `os` (`name`, `version`,
+    /// `build`), `app` (`app_identifier`, `app_version`, `app_build`) and `culture` (`locale`) are read; every other
+    /// context is skipped.
     mutating func readSentryContexts(into e: inout SentryEventFields) throws {
         try readObject { r, key in
             if key.matches("device") {
@@ -136,6 +138,8 @@ extension JSONReader {
                             e.device.memoryBytes = try r.optional("memory_size") { try $0.readByteCount() }
                         } else if key.matches("free_storage") {
                             e.device.freeDiskBytes = try r.optional("free_storage") { try $0.readByteCount() }
+                        } else if key.matches("simulator") {
+                            e.device.simulator = try r.optional("simulator") { try $0.readBool() }
                         } else {
                             try r.skipValue()
                         }
@@ -148,6 +152,8 @@ extension JSONReader {
                             e.device.os = try r.optional("name") { try $0.readString() }
                         } else if key.matches("version") {
                             e.device.osVersion = try r.optional("version") { try $0.readLooseString() }
+                        } else if key.matches("build") {
+                            e.device.osBuild = try r.optional("build") { try $0.readLooseString() }
                         } else {
                             try r.skipValue()
                         }
@@ -214,13 +220,23 @@ extension JSONReader {
     /// `image_addr`: source maps, ProGuard mappings, JVM images).
     ///
     /// For ELF images (and images without a `type`) `code_id` is the GNU build-id Faultline finds debug
-    /// files by. Other images keep no build-id: a PE `code_id` is a timestamp and size, and a `debug_id`
+    /// files by. For Mach-O images (`macho`, and the legacy `apple` type with `uuid` and `name`) the build-id is the
+    /// image's `LC_UUID`, which Sentry sends as the `debug_id` (any case, with or without hyphens, maybe an age
+    /// suffix): its 32 hex digits, lower-cased, in order (not byte-swapped, unlike an ELF's debug id).
+    /// `image_vmaddr` is not read: the symbolicator takes the `__TEXT` address from the debug file itself (SDKs
+    /// send 0). Other images keep no build-id: a PE `code_id` is a timestamp and size, and an ELF `debug_id`
     /// alone holds only the first 16 bytes of a build-id, which finds no file.
     mutating func readSentryImage() throws -> LoadedModule? {
         var type: String?
         var codeFile: String?
         var debugFile: String?
+        var legacyName: String?
         var codeID: String?
+        var debugID: String?
+        var legacyUUID: String?
+        var arch: String?
+        var cpuType: Int?
+        var cpuSubtype: Int?
         var base: UInt64?
         var size: UInt64?
         try readObject { r, key in
@@ -230,8 +246,20 @@ extension JSONReader {
                 codeFile = try r.optional("code_file") { try $0.readString() }
             } else if key.matches("debug_file") {
                 debugFile = try r.optional("debug_file") { try $0.readString() }
+            } else if key.matches("name") {
+                legacyName = try r.optional("name") { try $0.readString() }
             } else if key.matches("code_id") {
                 codeID = try r.optional("code_id") { try $0.readString() }
+            } else if key.matches("debug_id") {
+                debugID = try r.optional("debug_id") { try $0.readString() }
+            } else if key.matches("uuid") {
+                legacyUUID = try r.optional("uuid") { try $0.readString() }
+            } else if key.matches("arch") {
+                arch = try r.optional("arch") { try $0.readString() }
+            } else if key.matches("cpu_type") {
+                cpuType = try r.optional("cpu_type") { try $0.readInt() }
+            } else if key.matches("cpu_subtype") {
+                cpuSubtype = try r.optional("cpu_subtype") { try $0.readInt() }
             } else if key.matches("image_addr") {
                 base = try r.optional("image_addr") { try $0.readAddress() }
             } else if key.matches("image_size") {
@@ -242,17 +270,38 @@ extension JSONReader {
         }
         guard let base else { return nil }
         var buildID: BuildID?
-        if type == nil || type == "elf", let codeID, !codeID.isEmpty {
-            guard let parsed = BuildID(codeID) else {
-                throw FormatError(
-                    .invalidField, "must be a GNU build-id (an even number of hex digits, 2–128)", field: "code_id")
+        var format: ImageFormat?
+        switch type {
+        case nil, "elf":
+            if type != nil { format = .elf }
+            if let codeID, !codeID.isEmpty {
+                guard let parsed = BuildID(codeID) else {
+                    throw FormatError(
+                        .invalidField, "must be a GNU build-id (an even number of hex digits, 2–128)", field: "code_id")
+                }
+                buildID = parsed
             }
-            buildID = parsed
+        case "macho", "apple":
+            format = .macho
+            let field = type == "apple" ? "uuid" : "debug_id"
+            if let raw = (type == "apple" ? legacyUUID ?? debugID : debugID ?? legacyUUID), !raw.isEmpty {
+                guard let parsed = AppleUUID.buildID(raw) else {
+                    throw FormatError(.invalidField, "must be a Mach-O UUID (32 hex digits, hyphens allowed)", field: field)
+                }
+                // An all-zero UUID is an image without one (it finds no dSYM).
+                buildID = parsed.rawValue.utf8.allSatisfy { $0 == UInt8(ascii: "0") } ? nil : parsed
+            }
+            if arch == nil, let cpuType { arch = AppleUUID.architecture(cpuType: cpuType, cpuSubtype: cpuSubtype) }
+        case "pe":
+            format = .pe
+        default:
+            break
         }
-        let path = codeFile ?? debugFile
+        let path = codeFile ?? legacyName ?? debugFile
         let name = path.map(Self.baseName) ?? "unknown"
         return LoadedModule(
-            name: name, path: path, buildID: buildID, baseAddress: base, size: size.flatMap { $0 > 0 ? $0 : nil })
+            name: name, path: path, buildID: buildID, baseAddress: base, size: size.flatMap { $0 > 0 ? $0 : nil },
+            format: format, arch: arch.flatMap { $0.isEmpty ? nil : String($0.prefix(32)) })
     }
 
     /// The last component of a `/` or `\` separated path.

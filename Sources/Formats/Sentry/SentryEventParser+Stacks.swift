@@ -24,10 +24,13 @@ extension JSONReader {
         return e
     }
 
-    /// `mechanism`: `{type, handled, meta: {signal: {number, name}, errno: {number}}}`.
+    /// `mechanism`: `{type, handled, meta: {signal: {number, name}, errno: {number}, mach_exception: {exception, code,
+    /// subcode, name}}, data: {relevant_address}}` (the last two from Apple SDKs: Sentry Cocoa's Mach exceptions).
     mutating func readSentryMechanism(into e: inout SentryException) throws {
         var signal: String?
+        var signalName: String?
         var errno: String?
+        var mach: MachException?
         try readObject { r, key in
             if key.matches("type") {
                 e.mechanismType = try r.optional("type") { try $0.readString() }
@@ -37,9 +40,31 @@ extension JSONReader {
                 _ = try r.optional("meta") { r in
                     try r.readObject { r, key in
                         if key.matches("signal") {
-                            signal = try r.optional("signal") { try $0.readNumberField("number") } ?? nil
+                            _ = try r.optional("signal") { r in
+                                try r.readObject { r, key in
+                                    if key.matches("number") {
+                                        signal = try r.optional("number") { String(try $0.readInt()) }
+                                    } else if key.matches("name") {
+                                        signalName = try r.optional("name") { try $0.readString() }
+                                    } else {
+                                        try r.skipValue()
+                                    }
+                                }
+                            }
                         } else if key.matches("errno") {
                             errno = try r.optional("errno") { try $0.readNumberField("number") } ?? nil
+                        } else if key.matches("mach_exception") {
+                            mach = try r.optional("mach_exception") { try $0.readMachException() }
+                        } else {
+                            try r.skipValue()
+                        }
+                    }
+                }
+            } else if key.matches("data") {
+                _ = try r.optional("data") { r in
+                    try r.readObject { r, key in
+                        if key.matches("relevant_address") {
+                            e.relevantAddress = try r.optional("relevant_address") { try $0.readAddress() }
                         } else {
                             try r.skipValue()
                         }
@@ -50,6 +75,39 @@ extension JSONReader {
             }
         }
         e.code = signal ?? errno
+        if var mach {
+            mach.signal = signalName.flatMap { $0.isEmpty ? nil : $0 }
+            e.mach = mach
+        }
+    }
+
+    /// `mechanism.meta.mach_exception`: `{exception, code, subcode, name}`. Codes are 64-bit values that SDKs write as
+    /// signed or unsigned numbers, or as hex strings; a negative one is kept as its bit pattern.
+    mutating func readMachException() throws -> MachException {
+        var mach = MachException()
+        try readObject { r, key in
+            if key.matches("exception") {
+                mach.exception = try r.optional("exception") { try $0.readMachCode() }.map { Int64(bitPattern: $0) }
+            } else if key.matches("code") {
+                mach.code = try r.optional("code") { try $0.readMachCode() }.map { Int64(bitPattern: $0) }
+            } else if key.matches("subcode") {
+                mach.subcode = try r.optional("subcode") { try $0.readMachCode() }
+            } else if key.matches("name") {
+                mach.name = try r.optional("name") { try $0.readString() }
+            } else {
+                try r.skipValue()
+            }
+        }
+        return mach
+    }
+
+    /// A 64-bit Mach code: a whole number (negative ones as their bit pattern) or a hex string.
+    mutating func readMachCode() throws -> UInt64 {
+        guard try peek() == .number else { return try readAddress() }
+        let text = String(decoding: try numberToken(), as: UTF8.self)
+        if let value = UInt64(text) { return value }
+        if let value = Int64(text) { return UInt64(bitPattern: value) }
+        throw FormatError(.invalidField, "expected a 64-bit whole number")
     }
 
     /// The whole-number field `name` of an object, as text (nil when absent).

@@ -49,6 +49,10 @@ struct SentryException {
     var handled: Bool?
     /// `mechanism.meta.signal.number`, else `mechanism.meta.errno.number`, as text.
     var code: String?
+    /// `mechanism.meta.mach_exception` with `meta.signal.name` (Apple SDKs).
+    var mach: MachException?
+    /// `mechanism.data.relevant_address`: the address a bad access touched (Apple SDKs).
+    var relevantAddress: UInt64?
     var stacktrace: SentryStacktrace?
 }
 

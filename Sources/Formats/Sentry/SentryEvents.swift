@@ -27,8 +27,14 @@ import Foundation
 /// - `release` → `app.version` alone (so `Report.release` is the Sentry release, the name its sessions use:
 ///   crash-free numbers need both to meet); `dist` is kept as the `dist` custom key. Without a release,
 ///   `contexts.app.app_version`/`app_build`. `contexts.app
-///   .app_identifier` → `app.id`. `contexts.device` (`model`, `arch`, `memory_size`, `free_storage`),
-///   `contexts.os` (`name`, `version`) and `contexts.culture.locale` → device.
+///   .app_identifier` → `app.id`; `app_version`/`app_build` are also kept as `app.displayVersion`/`displayBuild`
+///   (what the app says it is, shown beside the release). `contexts.device` (`model`, `arch`, `memory_size`,
+///   `free_storage`, `simulator`), `contexts.os` (`name`, `version`, `build`) and `contexts.culture.locale` →
+///   device; without `contexts.device.arch`, the first Mach-O image's `arch`.
+/// - Apple crashes (Sentry Cocoa): `mechanism.meta.mach_exception` (+ `meta.signal.name`) → `error.mach`, from which
+///   titles are written (`MachException.title`); `mechanism.data.relevant_address`, else a bad access's subcode →
+///   `faultAddress`; a Mach or signal exception's value that is the Swift runtime's fatal-error line (Sentry Cocoa
+///   copies libswiftCore's crash info there) → `crashMessage`.
 /// - `user.id`, else `user.email`, else `user.username` → user id. `environment` as is.
 /// - Custom keys, in priority order when the 64-key limit bites: the event's own facts (`level`,
 ///   `mechanism`, `platform`, `sdk` as `name/version`, `server_name`, `exception_module`), then `tags`
@@ -108,11 +114,23 @@ public enum SentryEvents {
         let primary = e.exceptions.last
         let message = nonEmpty(e.logentry) ?? nonEmpty(e.message)
         var error: ErrorInfo?
+        var crashMessage: String?
         if let primary {
-            error = ErrorInfo(type: primary.type, code: primary.code, message: primary.value ?? message)
+            error = ErrorInfo(type: primary.type, code: primary.code, message: primary.value ?? message, mach: primary.mach)
+            // Sentry Cocoa puts the Swift runtime's last words (`App/Cart.swift:12: Fatal error: Index out of range`,
+            // from libswiftCore's crash info) in a Mach exception's value: they are the crash message.
+            if kind == .crash, primary.mach != nil || primary.mechanismType == "mach" || primary.mechanismType == "signal",
+               let value = primary.value, let parsed = CrashMessage.parse(value), parsed.kind == .swiftFatalError
+            {
+                crashMessage = value
+            }
         } else if let message {
             error = ErrorInfo(message: message)
         }
+        var faultAddress = primary?.relevantAddress
+        if faultAddress == nil, let mach = primary?.mach, mach.codeName() != nil { faultAddress = mach.subcode }
+        var device = e.device
+        if device.arch == nil { device.arch = e.modules.first(where: { $0.format == .macho && $0.arch != nil })?.arch }
 
         var app = AppInfo(id: e.appContext.id)
         if let release = nonEmpty(e.release) {
@@ -123,6 +141,8 @@ public enum SentryEvents {
             app.version = nonEmpty(e.appContext.version)
             app.build = nonEmpty(e.appContext.build) ?? nonEmpty(e.dist)
         }
+        app.displayVersion = nonEmpty(e.appContext.version)
+        app.displayBuild = nonEmpty(e.appContext.build)
 
         var fingerprint = e.fingerprint
         if let parts = fingerprint, parts.allSatisfy({ isDefaultPlaceholder($0) }) { fingerprint = nil }
@@ -133,14 +153,15 @@ public enum SentryEvents {
         return Report(
             eventID: eventID, kind: kind, timestamp: timestamp,
             userID: nonEmpty(e.userID) ?? nonEmpty(e.userEmail) ?? nonEmpty(e.userName),
-            environment: nonEmpty(e.environment), app: app, device: e.device, error: error,
+            environment: nonEmpty(e.environment), app: app, device: device, error: error,
             threads: threads(e, primary: primary, kind: kind), modules: e.modules,
             breadcrumbs: e.breadcrumbs.map { b in
                 var crumb = b.crumb
                 crumb.timestamp = b.timestamp ?? timestamp
                 return crumb
             },
-            customKeys: customKeys, fingerprint: fingerprint, trimmed: trimmed)
+            customKeys: customKeys, fingerprint: fingerprint, faultAddress: faultAddress, trimmed: trimmed,
+            crashMessage: crashMessage)
     }
 
     /// The report's threads (see the type's documentation).
