@@ -10,7 +10,7 @@ import Testing
 @Suite struct FuzzCorpusTests {
     static let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     static let seeds = here.appendingPathComponent("../../tools/fuzzing/seeds").standardized
-    static let formatTargets = ["native", "body", "sentry-envelope", "sentry-event", "swift-crash", "multipart", "elf"]
+    static let formatTargets = ["native", "body", "sentry-envelope", "sentry-event", "swift-crash", "apple-crash", "multipart", "elf"]
 
     static func files(_ folder: URL) -> [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
@@ -61,6 +61,9 @@ import Testing
             return try SentryStoreReader.read(bytes, receivedAt: receivedAt, limits: limits).event == nil ? 0 : 1
         case "swift-crash":
             return try SwiftCrashReports.parse(envelope: bytes, limits: limits).threads.count
+        case "apple-crash":
+            let meta = SwiftCrashReports.Metadata(eventID: "00000000000000000000000000000001")
+            return try AppleCrashReports.report(file: bytes, metadata: meta, limits: limits).threads.count
         case "multipart":
             let newline = bytes.firstIndex(of: 10) ?? bytes.count
             let header = String(decoding: bytes[..<newline], as: UTF8.self)

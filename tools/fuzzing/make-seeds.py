@@ -89,6 +89,102 @@ def chunk_assembly_seeds(elf_head):
     seed("chunk-assembly", "source-bundle", plan([7], {7: 4096}, b"SYSB\x02\x00\x00\x00PK\x03\x04"))
 
 
+def apple_crash_seeds():
+    """Apple crash reports for the `apple-crash` target, in the shapes Tests/TestSupport/AppleCrashSamples.swift
+    writes at length: an .ips (header line + JSON body, with a last exception backtrace), an iOS .crash text report,
+    a macOS one, and a pre-iOS 15 .ips whose body is text."""
+    header = ('{"app_name":"Demo","timestamp":"2026-11-20 10:33:51.00 +0100","app_version":"2.1","build_version":"42",'
+              '"bundleID":"com.example.demo","bug_type":"309","os_version":"iPhone OS 17.2 (21C62)","name":"Demo",'
+              '"incident_id":"6156848E-344E-4D9E-84E0-87AFD0D0AE7B"}')
+    body = {
+        "modelCode": "iPhone15,2", "osVersion": {"train": "iPhone OS 17.2", "build": "21C62"},
+        "captureTime": "2026-11-20 10:33:51.4969 +0100", "incident": "6156848E-344E-4D9E-84E0-87AFD0D0AE7B",
+        "cpuType": "ARM-64", "procName": "Demo", "procPath": "/private/var/containers/Bundle/Application/X/Demo.app/Demo",
+        "bundleInfo": {"CFBundleShortVersionString": "2.1", "CFBundleVersion": "42", "CFBundleIdentifier": "com.example.demo"},
+        "crashReporterKey": "76f2fb60060d6a7f814973377cbdc866fffd521f",
+        "exception": {"codes": "0x0000000000000001, 0x0000000000000010", "type": "EXC_BAD_ACCESS", "signal": "SIGSEGV",
+                      "subtype": "KERN_INVALID_ADDRESS at 0x0000000000000010"},
+        "termination": {"code": 11, "namespace": "SIGNAL", "indicator": "Segmentation fault: 11"},
+        "asi": {"libsystem_c.dylib": ["abort() called"]},
+        "faultingThread": 0,
+        "threads": [
+            {"triggered": True, "queue": "com.apple.main-thread",
+             "threadState": {"x": [{"value": 0}, {"value": 16}], "pc": {"value": 4340629924}, "far": {"value": 16}},
+             "frames": [{"imageOffset": 33188, "symbol": "parse", "symbolLocation": 40, "imageIndex": 0,
+                         "sourceFile": "parser.c", "sourceLine": 12}, {"imageOffset": 32924, "imageIndex": 0}]},
+            {"name": "worker", "frames": [{"imageOffset": 4084, "imageIndex": 1}]}],
+        "lastExceptionBacktrace": [{"imageOffset": 4084, "symbol": "__exceptionPreprocess", "imageIndex": 1}],
+        "usedImages": [
+            {"source": "P", "arch": "arm64e", "base": 4340596736, "size": 49152, "uuid": "4c4c4473-5555-3144-a157-542d2ecda82a",
+             "path": "/private/var/containers/Bundle/Application/X/Demo.app/Demo", "name": "Demo"},
+            {"source": "P", "arch": "arm64e", "base": 7756087296, "size": 233472, "uuid": "b2e8c4d6-e3e0-3c2d-9b0d-8e6d5b3d0a1f",
+             "path": "/usr/lib/system/libsystem_kernel.dylib", "name": "libsystem_kernel.dylib"},
+            {"size": 0, "source": "A", "base": 0, "uuid": "00000000-0000-0000-0000-000000000000"}],
+    }
+    seed("apple-crash", "ios.ips", header + "\n" + json.dumps(body, indent=2))
+    text = "\n".join([
+        "Incident Identifier: 6156848E-344E-4D9E-84E0-87AFD0D0AE7B",
+        "CrashReporter Key:   76f2fb60060d6a7f814973377cbdc866fffd521f",
+        "Hardware Model:      iPhone15,2",
+        "Process:             Demo [1052]",
+        "Path:                /private/var/containers/Bundle/Application/X/Demo.app/Demo",
+        "Identifier:          com.example.demo",
+        "Version:             42 (2.1)",
+        "Code Type:           ARM-64 (Native)",
+        "Date/Time:           2026-11-20 10:33:51.4969 +0100",
+        "OS Version:          iPhone OS 17.2 (21C62)",
+        "",
+        "Exception Type:  EXC_CRASH (SIGABRT)",
+        "Exception Codes: 0x0000000000000000, 0x0000000000000000",
+        "Termination Reason: SIGNAL 6 Abort trap: 6",
+        "Triggered by Thread:  0",
+        "",
+        "Application Specific Information:",
+        "abort() called",
+        "",
+        "Last Exception Backtrace:",
+        "(0x1ce4c8ff4 0x102b8c1a4)",
+        "",
+        "Thread 0 name:  Dispatch queue: com.apple.main-thread",
+        "Thread 0 Crashed:",
+        "0   libsystem_kernel.dylib        \t0x00000001ce4c8ff4 __pthread_kill + 8",
+        "1   Demo                          \t0x0000000102b8c1a4 parse + 40 (parser.c:12)",
+        "2   Demo                          \t0x0000000102b8c09c 0x102b84000 + 32924",
+        "",
+        "Thread 1:",
+        "0   ???                           \t0x0000000000000000 0x0 + 0",
+        "",
+        "Thread 0 crashed with ARM Thread State (64-bit):",
+        "    x0: 0x0000000000000000   x1: 0x0000000000000010",
+        "    pc: 0x00000001ce4c8ff4 cpsr: 0x40000000",
+        "",
+        "Binary Images:",
+        "       0x102b84000 -        0x102b8ffff Demo arm64e  <4c4c447355553144a157542d2ecda82a> /private/var/containers/Bundle/Application/X/Demo.app/Demo",
+        "       0x1ce4c8000 -        0x1ce500fff libsystem_kernel.dylib arm64e  <b2e8c4d6e3e03c2d9b0d8e6d5b3d0a1f> /usr/lib/system/libsystem_kernel.dylib",
+        "",
+        "EOF",
+        ""])
+    seed("apple-crash", "ios.crash", text)
+    seed("apple-crash", "old-text.ips", '{"bug_type":"109","os_version":"iPhone OS 13.3.1 (17D50)"}\n' + text)
+    seed("apple-crash", "macos.crash", "\n".join([
+        "Process:               Demo [4242]",
+        "Identifier:            com.example.demo",
+        "Version:               2.1 (42)",
+        "Code Type:             X86-64 (Native)",
+        "Date/Time:             2026-11-20 10:33:51.496 +0100",
+        "OS Version:            macOS 12.6 (21G115)",
+        "Crashed Thread:        0  Dispatch queue: com.apple.main-thread",
+        "Exception Type:        EXC_BAD_ACCESS (SIGSEGV)",
+        "Exception Codes:       KERN_INVALID_ADDRESS at 0x0000000000000010",
+        "",
+        "Thread 0 Crashed:: Dispatch queue: com.apple.main-thread",
+        "0   com.example.demo              \t0x000000010a5c5f50 main + 64 (main.swift:7)",
+        "",
+        "Binary Images:",
+        "       0x10a5c4000 -        0x10a5c7fff +com.example.demo (2.1 - 42) <4C4C4473-5555-3144-A157-542D2ECDA82A> /Applications/Demo.app/Contents/MacOS/Demo",
+        ""]))
+
+
 def envelope(header, items):
     out = (header + "\n").encode()
     for item_header, payload in items:
@@ -268,6 +364,8 @@ def main():
             run("swiftc", "-Onone", "-g", "-o", path("trap"), path("main.swift"))
             run("objcopy", "--compress-debug-sections=zlib", path("trap"), path("trap-z"))
             elf("swift-trap", path("trap-z"))
+
+    apple_crash_seeds()
 
     # A libFuzzer dictionary for the JSON targets: every key the parsers look for, and JSON's own tokens.
     keys = set()

@@ -32,6 +32,9 @@ enum FuzzTarget: String, CaseIterable {
     case sentryEvent = "sentry-event"
     /// Stored Swift runtime crash envelopes (`SwiftCrashReports`).
     case swiftCrash = "swift-crash"
+    /// Apple's crash reports as `crashes/apple` takes them (`AppleCrashReports`: `.ips` header + JSON body, `.crash`
+    /// text), scrubbed, wrapped and read back: what is stored must read back as what was accepted.
+    case appleCrash = "apple-crash"
     /// `multipart/form-data`: the first line is the Content-Type header, the rest the body, fed in chunks.
     case multipart
     /// ELF header reader (`ELFReader.inspect`).
@@ -92,6 +95,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .sentryEnvelope: fuzzSentryEnvelope(bytes)
     case .sentryEvent: fuzzSentryEvent(bytes)
     case .swiftCrash: fuzzSwiftCrash(bytes)
+    case .appleCrash: fuzzAppleCrash(bytes)
     case .multipart: fuzzMultipart(bytes)
     case .elf: fuzzELF(bytes)
     case .chunkAssembly: fuzzChunkAssembly(bytes)
@@ -182,6 +186,36 @@ func fuzzSentryEvent(_ bytes: [UInt8]) {
 
 func fuzzSwiftCrash(_ bytes: [UInt8]) {
     if let report = try? SwiftCrashReports.parse(envelope: bytes, limits: limits) { afterIngest(report) }
+}
+
+func fuzzAppleCrash(_ bytes: [UInt8]) {
+    for scrubber in fuzzScrubbers {
+        guard let (prepared, payload) = try? AppleCrashReports.prepare(
+            file: bytes, metadata: .init(eventID: ""), scrubber: scrubber, limits: limits, hasher: FuzzHasher())
+        else { continue }
+        afterIngest(prepared.report)
+        guard let inflated = try? NativeReports.inflate(payload),
+            let reread = try? NativeReports.reread(inflated: inflated, format: payload.format, range: prepared.range, limits: limits)
+        else { fatalError("an accepted Apple crash report cannot be read again") }
+        if reread != prepared.report { fatalError("an Apple crash report reads back differently from what was accepted") }
+    }
+}
+
+/// A stand-in for SHA-256 (the fuzzer links no crypto library): FNV-1a spread over 32 bytes.
+struct FuzzHasher: ContentHashing {
+    func sha256() -> any ContentDigesting { Digest() }
+    func sha256(ofFileAt path: String) throws -> ContentHash { Digest().finalize() }
+
+    final class Digest: ContentDigesting {
+        var state: UInt64 = 0xcbf2_9ce4_8422_2325
+        func update(_ bytes: [UInt8]) {
+            for b in bytes { state = (state ^ UInt64(b)) &* 0x100_0000_01b3 }
+        }
+        func finalize() -> ContentHash {
+            let hex = String(state, radix: 16)
+            return ContentHash(String(repeating: String(repeating: "0", count: 16 - hex.count) + hex, count: 4))!
+        }
+    }
 }
 
 func fuzzMultipart(_ bytes: [UInt8]) {
