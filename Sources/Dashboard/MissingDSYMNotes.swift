@@ -1,6 +1,6 @@
 import FaultlineCore
 
-/// The issue page's "missing dSYM" banner: for each Apple (Mach-O) module of an event whose frames were symbolicated
+/// The issue page's "missing dSYM" banner: for each of the app's own Mach-O modules in an event whose frames were symbolicated
 /// without its dSYM (no file, or only the executable's symbol table), how many frames that left without files and
 /// lines, and the UUID to upload, as Crashlytics' banner names it. Pure: the event and its symbolication result in,
 /// lines out.
@@ -18,7 +18,8 @@ enum MissingDSYMNotes {
             for slot in thread where slot.status == "missing_debug_file" || slot.status == "symbol_table" {
                 guard let id = slot.buildID, let buildID = BuildID(id) else { continue }
                 let apple = modules[id].map { $0.format == .macho } ?? AppleUUID.looksLikeMachOUUID(buildID)
-                guard apple else { continue }
+                // Apple's own libraries have no dSYM to upload: only the app's images are named.
+                guard apple, !(modules[id].map { Grouping.isSystemModule(name: $0.name, path: $0.path) } ?? false) else { continue }
                 counts[id, default: 0] += 1
             }
         }

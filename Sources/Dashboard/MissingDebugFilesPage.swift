@@ -22,6 +22,9 @@ struct MissingDebugFilesPage {
         var holds: String
         /// "dSYM" for a Mach-O module, "debug file" otherwise.
         var fileKind: String
+        /// One of Apple's own libraries (UIKitCore, libswiftCore.dylib): no dSYM of the app's to upload, so it is
+        /// left out of the per-release lists.
+        var systemLibrary: Bool
     }
 
     /// One release and what its reports lacked.
@@ -45,7 +48,7 @@ struct MissingDebugFilesPage {
         rows = missing.map(Self.row)
         hasRows = !rows.isEmpty
         var byRelease: [String: [Row]] = [:]
-        for (summary, row) in zip(missing, rows) {
+        for (summary, row) in zip(missing, rows) where !row.systemLibrary {
             for release in summary.releases { byRelease[release, default: []].append(row) }
         }
         releaseGroups = byRelease.keys.sorted(by: >).map { release in
@@ -57,11 +60,13 @@ struct MissingDebugFilesPage {
 
     static func row(_ summary: MissingDebugFileSummary) -> Row {
         let apple = AppleUUID.looksLikeMachOUUID(summary.buildID)
+        let system = apple && summary.module.map { Grouping.isSystemModule(name: $0, path: nil) } == true
         return Row(
             buildID: apple ? AppleUUID.spelling(summary.buildID) : summary.buildID.rawValue,
             moduleName: summary.module.flatMap { $0.isEmpty ? nil : $0 } ?? "unknown", reports: summary.reports,
             releaseList: summary.releases.isEmpty ? "unknown" : summary.releases.joined(separator: ", "),
-            holds: holds(summary.has, apple: apple), fileKind: apple ? "dSYM" : "debug file")
+            holds: system ? "an Apple system library (its symbols are Apple's; nothing to upload)" : holds(summary.has, apple: apple),
+            fileKind: apple ? "dSYM" : "debug file", systemLibrary: system)
     }
 
     /// What the "Server has" column says for the stored kinds of a build-id (`apple`: a Mach-O module, whose debug
