@@ -198,6 +198,41 @@ def item(kind, payload, extra=""):
     return ('{"type":"%s","length":%d%s}' % (kind, len(payload), extra), payload)
 
 
+def cocoa_event(crash):
+    """A crash event as the Sentry Cocoa SDK sends it (SentryCrashReportConverter's shape)."""
+    app = {"type": "macho", "debug_id": "4C4C4473-5555-3144-A157-542D2ECDA82A", "image_addr": "0x102348000",
+           "image_size": 524288, "image_vmaddr": "0x0", "arch": "arm64",
+           "code_file": "/private/var/containers/Bundle/Application/8C6F3C39/Shop.app/Shop"}
+    uikit = {"type": "apple", "uuid": "9e0c1a2b3c4d3e5fa6b7c8d9e0f1a2b3", "image_addr": 6912212992, "image_size": 22020096,
+             "name": "/System/Library/PrivateFrameworks/UIKitCore.framework/UIKitCore", "cpu_type": 16777228,
+             "cpu_subtype": 2}
+    mechanism = {"type": "mach", "handled": False, "synthetic": True,
+                 "meta": {"mach_exception": {"name": "EXC_BAD_ACCESS", "exception": 1, "code": 1, "subcode": 16},
+                          "signal": {"number": 11, "code": 0, "name": "SIGSEGV"}},
+                 "data": {"relevant_address": "0x0000000000000010"}}
+    exception = {"type": "EXC_BAD_ACCESS", "value": "Exception 1, Code 1, Subcode 16", "mechanism": mechanism}
+    if crash == "nsexception":
+        mechanism["type"] = "nsexception"
+        mechanism["meta"]["mach_exception"] = {"name": "EXC_CRASH", "exception": 10, "code": -1, "subcode": "0x0"}
+        exception = {"type": "NSInvalidArgumentException", "value": "-[__NSCFNumber length]: unrecognized selector",
+                     "mechanism": mechanism}
+    elif crash == "trap":
+        mechanism["meta"]["mach_exception"] = {"name": "EXC_BREAKPOINT", "exception": 6, "code": 1, "subcode": 4308205540}
+        exception = {"type": "EXC_BREAKPOINT", "mechanism": mechanism,
+                     "value": "Shop/Cart.swift:42: Fatal error: Unexpectedly found nil while unwrapping an Optional value"}
+    exception["stacktrace"] = {"frames": [
+        {"instruction_addr": "0x19c123456", "image_addr": "0x19c000000", "package": uikit["name"], "in_app": False,
+         "function": "-[UIApplication sendAction:to:from:forEvent:]"},
+        {"instruction_addr": "0x10234a1c4", "image_addr": "0x102348000", "package": app["code_file"], "in_app": True}],
+        "registers": {"pc": "0x10234a1c4", "lr": "0x19c123456"}}
+    return {"event_id": "a1d2e3f4a5b64c7d8e9fa0b1c2d3e4f5", "timestamp": "2026-11-28T09:30:00Z", "level": "fatal",
+            "platform": "cocoa", "release": "com.example.shop@2.3.0+417", "dist": "417",
+            "exception": {"values": [exception]}, "debug_meta": {"images": [app, uikit]},
+            "contexts": {"device": {"model": "iPhone15,2", "arch": "arm64e", "simulator": False},
+                         "os": {"name": "iOS", "version": "17.4.1", "build": "21E236"},
+                         "app": {"app_version": "2.3.0", "app_build": "417", "app_identifier": "com.example.shop"}}}
+
+
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
@@ -233,6 +268,8 @@ def main():
     # Sentry events (legacy store body) and envelopes (every item type the reader keeps).
     for name in ["pythonHandled", "pythonUnhandled", "pythonChain", "pythonMessage", "cliEvent"]:
         seed("sentry-event", name + ".json", sentry[name])
+    for crash in ["badaccess", "nsexception", "trap"]:
+        seed("sentry-event", "cocoa-" + crash + ".json", json.dumps(cocoa_event(crash)))
     seed("sentry-envelope", "python-crash.envelope", envelope(sentry["pythonHeader"], [
         item("event", sentry["pythonUnhandled"], ',"content_type":"application/json"'),
         item("session", sentry["pythonSession"]),
