@@ -92,7 +92,7 @@ public enum ChunkAssemblyPlan {
             case .overQuota(let bytes, let left):
                 return "the file's \(Self.mebibytes(bytes)) MiB do not fit the project's debug-file quota: \(Self.mebibytes(left)) MiB are left"
             case .notADebugFile(let why):
-                return "not stored: the file is not an ELF file or a source bundle (its first bytes: \(why))"
+                return "not stored: the file is not an ELF or Mach-O file or a source bundle (its first bytes: \(why))"
             }
         }
 

@@ -47,8 +47,8 @@ public enum DifObjectClass: String, Sendable, Codable, CaseIterable {
         if !facts.kinds.contains(.executable), facts.kinds.contains(.debuginfo) { return .dbg }
         switch facts.fileType {
         case "executable": return .exe
-        case "shared_object": return .lib
-        case "relocatable": return .rel
+        case "shared_object", "dylib", "bundle": return .lib
+        case "relocatable", "object": return .rel
         case "core": return .dump
         default: return .other
         }
@@ -73,7 +73,7 @@ public enum DifObjectClass: String, Sendable, Codable, CaseIterable {
 public struct DifDescription: Sendable, Equatable, Codable {
     /// The file's checksum (stands in for Sentry's database id).
     public var id: String
-    /// Sentry's debug id: the build-id's first 16 bytes as a little-endian GUID.
+    /// Sentry's debug id: for ELF the build-id's first 16 bytes as a little-endian GUID, for Mach-O the UUID as it is.
     public var debugID: String
     /// The GNU build-id (Sentry's code id).
     public var codeID: BuildID
@@ -87,9 +87,12 @@ public struct DifDescription: Sendable, Equatable, Codable {
     public var objectClass: DifObjectClass
     /// `symtab`, `debug`, `unwind`.
     public var features: [String]
+    /// The file's format (Sentry's `symbolType`: `elf`, `macho`, `sourcebundle`).
+    public var format: DebugFileFormat
 
     public init(id: String, debugID: String, codeID: BuildID, cpuName: String, objectName: String, size: UInt64,
-                sha1: ChunkChecksum, createdAt: Date, objectClass: DifObjectClass, features: [String]) {
+                sha1: ChunkChecksum, createdAt: Date, objectClass: DifObjectClass, features: [String], format: DebugFileFormat = .elf) {
+        self.format = format
         self.id = id
         self.debugID = debugID
         self.codeID = codeID
@@ -104,7 +107,7 @@ public struct DifDescription: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case id, debugID = "debug_id", codeID = "code_id", cpuName = "cpu_name", objectName = "object_name", size, sha1
-        case createdAt = "created_at_ms", objectClass = "object_class", features
+        case createdAt = "created_at_ms", objectClass = "object_class", features, format
     }
 
     public init(from decoder: any Decoder) throws {
@@ -125,6 +128,8 @@ public struct DifDescription: Sendable, Equatable, Codable {
         createdAt = Date(timeIntervalSince1970: Double(try c.decode(Int64.self, forKey: .createdAt)) / 1000)
         objectClass = try c.decode(DifObjectClass.self, forKey: .objectClass)
         features = try c.decode([String].self, forKey: .features)
+        // Records written before Mach-O was stored have no format: ELF, or a bundle by its class.
+        format = try c.decodeIfPresent(DebugFileFormat.self, forKey: .format) ?? (objectClass == .src ? .sourceBundle : .elf)
     }
 
     /// The stored form (the `dif` column of `dif_uploads`): snake_case keys, the date in milliseconds.
@@ -140,6 +145,7 @@ public struct DifDescription: Sendable, Equatable, Codable {
         try c.encode(Int64((createdAt.timeIntervalSince1970 * 1000).rounded(.down)), forKey: .createdAt)
         try c.encode(objectClass, forKey: .objectClass)
         try c.encode(features, forKey: .features)
+        try c.encode(format, forKey: .format)
     }
 }
 

@@ -21,8 +21,18 @@ public enum DebugFileKind: String, Sendable, Codable, CaseIterable, Comparable {
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
 
+/// The container format of a stored debug file.
+public enum DebugFileFormat: String, Sendable, Codable {
+    case elf
+    /// A thin Mach-O image (a dSYM's DWARF file, an executable, a dylib): stored files are never fat.
+    case macho
+    /// Sentry's `SYSB` source bundle.
+    case sourceBundle = "sourcebundle"
+}
+
 /// What a debug file's headers say, as far as storage and symbolication care.
 public struct DebugFileFacts: Sendable, Equatable {
+    /// An ELF file's GNU build-id, a Mach-O image's LC_UUID (32 hex digits in file order), a bundle's `code_id`.
     public var buildID: BuildID?
     /// The kinds this one file can serve (an unstripped `-g` binary serves both).
     public var kinds: Set<DebugFileKind>
@@ -32,9 +42,11 @@ public struct DebugFileFacts: Sendable, Equatable {
     /// `symtab`, `debug`, `unwind` (sentry-cli's names).
     public var features: [String]
     public var compressedDebugSections: Bool
+    public var format: DebugFileFormat
 
     public init(buildID: BuildID?, kinds: Set<DebugFileKind>, architecture: String, fileType: String, features: [String],
-                compressedDebugSections: Bool) {
+                compressedDebugSections: Bool, format: DebugFileFormat = .elf) {
+        self.format = format
         self.buildID = buildID
         self.kinds = kinds
         self.architecture = architecture
@@ -123,10 +135,29 @@ public struct TemporaryUpload: Sendable, Equatable {
     public init(path: String) { self.path = path }
 }
 
+/// One debug file an upload was split into (`DebugFileInspecting.split`).
+public struct DebugFilePiece: Sendable, Equatable {
+    /// The piece's bytes, in a temporary file of the store.
+    public var upload: TemporaryUpload
+    /// A name for people: the upload's name with the architecture, or the path inside an archive.
+    public var name: String?
+    public init(upload: TemporaryUpload, name: String?) {
+        self.upload = upload
+        self.name = name
+    }
+}
+
 /// Reads the headers of a file on disk.
 public protocol DebugFileInspecting: Sendable {
-    /// Throws when the file is not a debug file it can read (an ELF file or a source bundle).
+    /// Throws when the file is not a debug file it can read (an ELF file, a thin Mach-O or a source bundle).
     func inspect(path: String) throws -> DebugFileFacts
+    /// Splits an upload that holds several debug files into them: a fat Mach-O into its slices, a ZIP archive of
+    /// dSYMs into the Mach-O images in it (fat ones split too). Each piece is written to a file `newFile` gives.
+    /// - Parameter name: the upload's name, for the pieces' names.
+    /// - Returns: nil when the upload is one debug file (inspect it as it is).
+    /// - Throws: when the container is damaged or hostile, or holds no debug file; the pieces written so far are the
+    ///   caller's to discard (they were all returned through `newFile`).
+    func split(path: String, name: String?, newFile: () throws -> TemporaryUpload) throws -> [DebugFilePiece]?
     /// Checks the first bytes of a file (`head`, as many as the caller has, treated as all it will see) the way
     /// `inspect` would, so that a file that cannot be a debug file is refused before it is written out.
     /// - Returns: the build-id, when the first bytes hold it (an ELF `PT_NOTE` near the start).
@@ -141,6 +172,8 @@ public protocol DebugFileInspecting: Sendable {
 extension DebugFileInspecting {
     /// By default, `inspect(path:)`.
     public func inspectStored(path: String) throws -> DebugFileFacts { try inspect(path: path) }
+    /// By default, every upload is one debug file.
+    public func split(path: String, name: String?, newFile: () throws -> TemporaryUpload) throws -> [DebugFilePiece]? { nil }
 }
 
 /// A completed upload and what the HTTP edge learned while it streamed in.

@@ -1,4 +1,5 @@
 import FaultlineCore
+import MachO
 
 // `DebugFileInspecting.inspectHead`: the check a `PUT` upload's first bytes get while they stream in
 // (`ELFPrefixCheck`, the `SYSB` magic), for a file whose first bytes are known before it is written (one
@@ -17,9 +18,22 @@ extension ELFFileInspector {
 }
 
 extension DebugFileFormatInspector {
-    /// A source bundle's magic (its build-id is in the manifest, at the end: nil), else `ELFFileInspector`'s check.
+    /// A source bundle's magic (its build-id is in the manifest, at the end: nil), a Mach-O's (`MachOFileInspector`'s
+    /// check: thin, or fat to be split), else `ELFFileInspector`'s check.
+    /// - Throws: `DebugFileHeadError` naming both formats when the bytes begin neither.
     public func inspectHead(_ head: [UInt8]) throws -> BuildID? {
         if SourceBundle.hasMagic(head) { return nil }
-        return try ELFFileInspector().inspectHead(head)
+        if MachOContainer.magic(of: head) != nil { return try MachOFileInspector().inspectHead(head) }
+        do {
+            return try ELFFileInspector().inspectHead(head)
+        } catch ELFError.notELF {
+            throw DebugFileHeadError.neither
+        }
     }
+}
+
+/// The first bytes of an upload begin no debug file the server reads.
+public enum DebugFileHeadError: Error, Equatable, Sendable, CustomStringConvertible {
+    case neither
+    public var description: String { "not an ELF or Mach-O file (nor a source bundle)" }
 }

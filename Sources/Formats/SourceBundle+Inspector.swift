@@ -1,10 +1,20 @@
 import FaultlineCore
+import MachO
 
-/// `DebugFileInspecting` for every kind of debug file the server stores: a source bundle (`SYSB` magic) or
-/// an ELF file. The magic decides, so an upload route need not be told which one it gets.
+/// `DebugFileInspecting` for every kind of debug file the server stores: a source bundle (`SYSB` magic), a thin
+/// Mach-O image or an ELF file. The magic decides, so an upload route need not be told which one it gets. Uploads that
+/// hold several (a fat Mach-O, a ZIP of dSYMs) are split first (`DebugFileSplitter`).
 public struct DebugFileFormatInspector: DebugFileInspecting {
     let limits: SourceBundle.Limits
-    public init(limits: SourceBundle.Limits = SourceBundle.Limits()) { self.limits = limits }
+    let splitter: DebugFileSplitter
+    public init(limits: SourceBundle.Limits = SourceBundle.Limits(), archives: DebugFileSplitter.Limits = DebugFileSplitter.Limits()) {
+        self.limits = limits
+        self.splitter = DebugFileSplitter(limits: archives)
+    }
+
+    public func split(path: String, name: String?, newFile: () throws -> TemporaryUpload) throws -> [DebugFilePiece]? {
+        try splitter.split(path: path, name: name, newFile: newFile)
+    }
 
     public func inspect(path: String) throws -> DebugFileFacts { try inspect(path: path, verifying: true) }
 
@@ -13,9 +23,11 @@ public struct DebugFileFormatInspector: DebugFileInspecting {
 
     func inspect(path: String, verifying: Bool) throws -> DebugFileFacts {
         let source = try FileByteSource(path: path)
-        if source.size >= 4, SourceBundle.hasMagic(try source.bytes(at: 0, count: 4)) {
+        let head = source.size >= 4 ? try source.bytes(at: 0, count: 4) : []
+        if SourceBundle.hasMagic(head) {
             return try Self.facts(of: SourceBundle(source, limits: limits), verifying: verifying)
         }
+        if MachOContainer.magic(of: head) != nil { return try MachOFileInspector().inspect(path: path) }
         return try ELFFileInspector().inspect(path: path)
     }
 
@@ -28,7 +40,7 @@ public struct DebugFileFormatInspector: DebugFileInspecting {
         if verifying { _ = try bundle.verifyFiles() }
         return DebugFileFacts(
             buildID: bundle.manifest.codeID, kinds: [.sources], architecture: bundle.manifest.architecture ?? "unknown",
-            fileType: "source_bundle", features: ["sources"], compressedDebugSections: false)
+            fileType: "source_bundle", features: ["sources"], compressedDebugSections: false, format: .sourceBundle)
     }
 }
 

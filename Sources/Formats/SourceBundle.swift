@@ -191,8 +191,12 @@ public struct SourceBundle {
 
     /// The central directory, by entry name. Finds the end-of-central-directory record in the last 64 KiB + 22
     /// bytes (its comment is at most 65 535 bytes), then reads every entry, each checked against the file.
-    static func centralDirectory(_ source: any ByteSource, limits: Limits) throws -> (entries: [String: Entry], base: UInt64) {
-        let zipSize = source.size - headerSize
+    /// - Parameter prefix: the bytes before the archive (the `SYSB` header; 0 for a plain ZIP file).
+    static func centralDirectory(_ source: any ByteSource, limits: Limits, prefix: UInt64 = headerSize) throws
+        -> (entries: [String: Entry], base: UInt64)
+    {
+        guard source.size >= prefix else { throw Self.error("the file holds no ZIP archive") }
+        let zipSize = source.size - prefix
         guard zipSize >= 22 else { throw Self.error("the bundle holds no ZIP archive") }
         let tailCount = min(zipSize, 22 + 65_535)
         let tailStart = source.size - tailCount
@@ -226,7 +230,7 @@ public struct SourceBundle {
             throw Self.error("the ZIP central directory lies outside the file")
         }
         let base = eocdPosition - directorySize - directoryOffset
-        guard base == 0 || base == headerSize else { throw Self.error("the ZIP central directory is not where its offset says") }
+        guard base == 0 || base == prefix else { throw Self.error("the ZIP central directory is not where its offset says") }
         let directory = try read(source, at: base + directoryOffset, count: Int(directorySize))
         var entries: [String: Entry] = [:]
         // (local header offset, least bytes the entry occupies there, name) of every entry, for the overlap check.
@@ -274,11 +278,15 @@ public struct SourceBundle {
         return (entries, base)
     }
 
-    /// The bytes of one entry, inflated into at most `limit` bytes and checked against its size and CRC-32.
-    static func extract(_ entry: Entry, from source: any ByteSource, base: UInt64, limit: Int, name: String) throws -> [UInt8] {
-        guard entry.size <= UInt64(limit) else { throw FormatError(.tooLarge, "\(name) is larger than \(limit) bytes", field: "source_bundle") }
-        // Deflate can pad a stream with empty blocks: more compressed bytes than twice the output cap is no source file.
-        guard entry.compressedSize <= UInt64(limit) * 2 + 65_536 else { throw Self.error("\(name) has more compressed bytes than it can need") }
+    /// Where an entry's compressed data starts (from `base`), after checking its local header and that the data lies in
+    /// the file and in the entry's own bytes (`Entry.end`). The declared compressed size must fit what `limit` output bytes
+    /// can need (deflate can pad a stream with empty blocks, not without bound).
+    static func dataOffset(of entry: Entry, in source: any ByteSource, base: UInt64, limit: UInt64, name: String) throws -> UInt64 {
+        let (doubled, overflow) = limit.multipliedReportingOverflow(by: 2)
+        let (bound, overflow2) = doubled.addingReportingOverflow(65_536)
+        guard overflow || overflow2 || entry.compressedSize <= bound else {
+            throw Self.error("\(name) has more compressed bytes than it can need")
+        }
         let zipSize = source.size - base
         guard entry.localHeader <= zipSize, zipSize - entry.localHeader >= 30 else {
             throw Self.error("the local header of \(name) lies outside the file")
@@ -292,6 +300,13 @@ public struct SourceBundle {
         guard dataOffset <= entry.end, entry.compressedSize <= entry.end - dataOffset else {
             throw Self.error("the data of \(name) runs into the next ZIP entry")
         }
+        return dataOffset
+    }
+
+    /// The bytes of one entry, inflated into at most `limit` bytes and checked against its size and CRC-32.
+    static func extract(_ entry: Entry, from source: any ByteSource, base: UInt64, limit: Int, name: String) throws -> [UInt8] {
+        guard entry.size <= UInt64(limit) else { throw FormatError(.tooLarge, "\(name) is larger than \(limit) bytes", field: "source_bundle") }
+        let dataOffset = try dataOffset(of: entry, in: source, base: base, limit: UInt64(limit), name: name)
         let raw = try read(source, at: base + dataOffset, count: Int(entry.compressedSize))
         let bytes: [UInt8]
         switch entry.method {

@@ -11,10 +11,12 @@ public final class StreamingInflater {
     var finished = false
     var chunk = [UInt8](repeating: 0, count: 256 * 1024)
 
-    /// - Parameter limit: most bytes the output may have; more throws `FormatError.tooLarge`.
-    public init(limit: UInt64) throws {
+    /// - Parameters:
+    ///   - limit: most bytes the output may have; more throws `FormatError.tooLarge`.
+    ///   - raw: a raw deflate stream (a ZIP entry's data) instead of gzip or zlib.
+    public init(limit: UInt64, raw: Bool = false) throws {
         self.limit = limit
-        guard inflateInit2_(&stream, Zlib.Container.gzipOrZlib.rawValue, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        guard inflateInit2_(&stream, (raw ? Zlib.Container.raw : .gzipOrZlib).rawValue, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw FormatError(.corruptCompression, "zlib could not start")
         }
     }

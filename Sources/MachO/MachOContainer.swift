@@ -144,8 +144,8 @@ public enum MachOContainer {
             guard sliceSize > 0 else { throw MachOError.malformed("fat architecture \(i) is empty") }
             guard offset >= tableEnd else { throw MachOError.malformed("fat architecture \(i) starts inside the fat header") }
             try Checked.within(offset, sliceSize, size, "fat architecture \(i)")
-            for other in slices where offset < other.offset + other.size && other.offset < offset + sliceSize {
-                throw MachOError.malformed("fat architectures \(other.architecture) and \(i) overlap")
+            for (j, other) in slices.enumerated() where offset < other.offset + other.size && other.offset < offset + sliceSize {
+                throw MachOError.malformed("fat architectures \(j) and \(i) overlap")
             }
             switch magic(of: try read(offset, 4)) {
             case .fat32, .fat64: throw MachOError.unsupported("a fat file inside fat architecture \(i)")

@@ -59,6 +59,29 @@ extension MachOImage {
         return image
     }
 
+    /// The LC_UUID of a thin image whose load commands `read` can reach, without checking where its segments and
+    /// symbols lie: for the first bytes of an upload, before the rest (and so the image's size) is known.
+    /// - Returns: nil without LC_UUID.
+    /// - Throws: `MachOError` when the header or a load command's size is damaged or past `Limits`.
+    public static func uuid(headOf slice: MachOSlice, read: MachOReadBytes) throws -> [UInt8]? {
+        let end = try Checked.add(slice.offset, slice.size, "the slice end")
+        let header = try MachOContainer.thinHeader(at: slice.offset, limit: end, read: read)
+        guard header.commandCount <= Limits.maxLoadCommands, header.commandsSize <= Limits.maxCommandBytes else {
+            throw MachOError.malformed("\(header.commandCount) load commands in \(header.commandsSize) bytes (past the limits)")
+        }
+        try Checked.within(UInt64(header.size), UInt64(header.commandsSize), slice.size, "the load commands")
+        let f = MachOFields(bytes: try read(slice.offset + UInt64(header.size), Int(header.commandsSize)), bigEndian: false)
+        var at = 0
+        for index in 0..<Int(header.commandCount) {
+            guard f.bytes.count - at >= 8 else { throw MachOError.truncated("load command \(index) starts past the load commands") }
+            let size = Int(f.u32(at + 4))
+            guard size >= 8, size % 4 == 0, size <= f.bytes.count - at else { throw MachOError.malformed("load command \(index) has size \(size)") }
+            if f.u32(at) == lcUUID, size >= 24 { return Array(f.bytes[(at + 8)..<(at + 24)]) }
+            at += size
+        }
+        return nil
+    }
+
     static func fileType(_ raw: UInt32) -> FileType {
         switch raw {
         case 0x1: return .object

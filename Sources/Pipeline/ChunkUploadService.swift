@@ -203,8 +203,15 @@ public struct ChunkUploadService: Sendable {
         }
         let accepted: AcceptedDebugFile
         do {
-            accepted = try await debugFiles.accept(
-                ReceivedDebugFile(upload: upload, sha256: content.finalize(), size: size), project: project, name: Self.objectName(file.name))
+            // A fat Mach-O is stored one slice a file (sentry-cli splits them itself); the answer describes the slice the
+            // client named, else the first.
+            let all = try await debugFiles.acceptAll(
+                ReceivedDebugFile(upload: upload, sha256: content.finalize(), size: size), claimed: nil, project: project,
+                name: Self.objectName(file.name))
+            let wanted = file.debugID.flatMap(DifIdentifiers.normalized(debugID:))
+            guard let named = all.first(where: { DifIdentifiers.debugID(of: $0.buildID, format: $0.facts.format) == wanted }) ?? all.first
+            else { throw DebugFileError(.nothingToServe, "the file holds no debug file") }
+            accepted = named
         } catch let error as DebugFileError {
             return (try await fail(file, project: project, "not stored: \(error.message)"), false)
         }
@@ -259,35 +266,44 @@ public struct ChunkUploadService: Sendable {
     /// A file the project stored earlier (with `symupload`) that is byte for byte the one offered: same
     /// debug id, a size that fits its chunk count, the same SHA-1. Recorded as assembled when found.
     func recognise(_ file: DifAssembleRequest, project: Project) async throws -> DifDescription? {
-        guard let debugID = file.debugID, let prefix = DifIdentifiers.buildIDPrefix(ofDebugID: debugID) else { return nil }
+        guard let debugID = file.debugID, let wanted = DifIdentifiers.normalized(debugID: debugID) else { return nil }
         let chunkSize = UInt64(limits.chunkSize)
         let sizes = (UInt64(file.chunks.count - 1) * chunkSize + 1)...(UInt64(file.chunks.count) * chunkSize)
-        for buildID in try await uploads.storedBuildIDs(project: project.id, hexPrefix: prefix, limit: 8)
-        where DifIdentifiers.debugID(of: buildID) == DifIdentifiers.normalized(debugID: debugID) {
-            var hashed = Set<String>()
-            for kind in DebugFileKind.allCases {
-                guard let path = try await debugFiles.path(of: buildID, kind: kind, project: project.id),
-                    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? UInt64, sizes.contains(size),
-                    hashed.insert(path).inserted,
-                    let sum = try? hasher.sha1(ofFileAt: path), sum == file.checksum,
-                    let facts = debugFiles.facts(ofFileAt: path)
-                else { continue }
-                let dif = describe(facts, buildID: buildID, size: size, file: file)
-                try await uploads.save(
-                    DifUploadRecord(
-                        project: project.id, checksum: file.checksum, name: file.name, debugID: file.debugID, buildID: buildID,
-                        state: .ok, detail: nil, dif: dif, updatedAt: clock.now()))
-                return dif
+        for (prefix, format) in DifIdentifiers.candidatePrefixes(ofDebugID: debugID) {
+            for buildID in try await uploads.storedBuildIDs(project: project.id, hexPrefix: prefix, limit: 8)
+            where DifIdentifiers.debugID(of: buildID, format: format) == wanted {
+                if let dif = try await recognise(file, buildID: buildID, format: format, sizes: sizes, project: project) { return dif }
             }
+        }
+        return nil
+    }
+
+    /// The stored file of `buildID` (of `format`) that is byte for byte `file`, recorded as assembled; nil when none is.
+    func recognise(_ file: DifAssembleRequest, buildID: BuildID, format: DebugFileFormat, sizes: ClosedRange<UInt64>,
+                   project: Project) async throws -> DifDescription? {
+        var hashed = Set<String>()
+        for kind in DebugFileKind.allCases {
+            guard let path = try await debugFiles.path(of: buildID, kind: kind, project: project.id),
+                let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? UInt64, sizes.contains(size),
+                hashed.insert(path).inserted,
+                let sum = try? hasher.sha1(ofFileAt: path), sum == file.checksum,
+                let facts = debugFiles.facts(ofFileAt: path), facts.format == format || facts.format == .sourceBundle
+            else { continue }
+            let dif = describe(facts, buildID: buildID, size: size, file: file)
+            try await uploads.save(
+                DifUploadRecord(
+                    project: project.id, checksum: file.checksum, name: file.name, debugID: file.debugID, buildID: buildID,
+                    state: .ok, detail: nil, dif: dif, updatedAt: clock.now()))
+            return dif
         }
         return nil
     }
 
     func describe(_ facts: DebugFileFacts, buildID: BuildID, size: UInt64, file: DifAssembleRequest) -> DifDescription {
         DifDescription(
-            id: file.checksum.rawValue, debugID: DifIdentifiers.debugID(of: buildID), codeID: buildID, cpuName: facts.architecture,
-            objectName: Self.objectName(file.name), size: size, sha1: file.checksum, createdAt: clock.now(),
-            objectClass: DifObjectClass.of(facts), features: facts.features)
+            id: file.checksum.rawValue, debugID: DifIdentifiers.debugID(of: buildID, format: facts.format), codeID: buildID,
+            cpuName: facts.architecture, objectName: Self.objectName(file.name), size: size, sha1: file.checksum, createdAt: clock.now(),
+            objectClass: DifObjectClass.of(facts), features: facts.features, format: facts.format)
     }
 
     /// The base name of a client-sent name, at most 255 bytes: a label for people, never a path.

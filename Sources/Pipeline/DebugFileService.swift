@@ -12,11 +12,12 @@ import Foundation
 /// Why a debug file upload was refused. The HTTP module maps codes to statuses.
 public struct DebugFileError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: String, Sendable {
-        /// Not an ELF file or a source bundle, or one we cannot read (400).
+        /// Not an ELF file, a Mach-O file, a ZIP of dSYMs or a source bundle, or one we cannot read (400). The code keeps
+        /// its first name for the clients that test it.
         case notELF = "not_elf"
         /// The file has no GNU build-id (400).
         case noBuildID = "no_build_id"
-        /// The file's build-id is not the one in the URL (400).
+        /// The file's build-id (or none of a fat file's slices' UUIDs) is not the one in the URL (400).
         case buildIDMismatch = "build_id_mismatch"
         /// Neither debug information nor code: nothing to serve (400).
         case nothingToServe = "nothing_to_serve"
@@ -68,10 +69,11 @@ public struct DebugFileService: Sendable {
     /// Called after a debug file is stored, with `replaced` true when it took the place of a different file of
     /// the project (queues the reports that lacked it, or used the old one, for symbolication again).
     let onStored: @Sendable (_ project: ProjectID, _ buildID: BuildID, _ replaced: Bool) async -> Void
-    /// Runs an upload's inspection (`inspect`) somewhere and returns its answer.
-    public typealias Offload = @Sendable (_ inspect: @escaping @Sendable () throws -> DebugFileFacts) async throws -> DebugFileFacts
-    /// Where uploads are inspected: checking a source bundle inflates every file in it, seconds of CPU that must not
-    /// hold the request's executor (the composition root passes a `BlockingWorkPool`); by default, in place.
+    /// Runs an upload's inspection or splitting somewhere and returns its answer.
+    public typealias Offload = @Sendable (_ work: @escaping @Sendable () throws -> any Sendable) async throws -> any Sendable
+    /// Where uploads are inspected and split: checking a source bundle or expanding a ZIP of dSYMs inflates every file in
+    /// it, seconds of CPU that must not hold the request's executor (the composition root passes a `BlockingWorkPool`);
+    /// by default, in place.
     let offload: Offload
     /// Reads the file the debug information calls `path` from the source bundle stored at `bundlePath` (nil: the
     /// bundle lacks it); throws when the bundle cannot be read.
@@ -129,7 +131,73 @@ public struct DebugFileService: Sendable {
     ///   - claimed: the build-id in the URL; the file's own must match.
     ///   - name: the client's file name, kept for people only.
     public func accept(_ file: ReceivedDebugFile, claimed: BuildID, project: Project, name: String?) async throws -> [StoredDebugFile] {
-        try await verifyAndStore(file, claimed: claimed, project: project, name: name).stored
+        try await acceptAll(file, claimed: claimed, project: project, name: name).flatMap(\.stored)
+    }
+
+    /// Verifies and stores a completed upload that may hold several debug files: a fat Mach-O is stored one slice a file,
+    /// a ZIP of dSYMs one Mach-O image (slice) a file, each under its own build-id with the same checks, quota and
+    /// isolation as a single file; anything else is one file. Every piece is checked before any is stored, so a damaged
+    /// slice refuses the whole upload. The temporary file (and every piece) is consumed either way.
+    ///
+    /// - Parameters:
+    ///   - claimed: the build-id in the URL (nil: the route names none); a single file's must match, and one of the
+    ///     pieces' must.
+    ///   - name: the client's file name, kept for people only.
+    /// - Returns: one accepted file per piece, in the container's order.
+    public func acceptAll(_ file: ReceivedDebugFile, claimed: BuildID?, project: Project, name: String?) async throws -> [AcceptedDebugFile] {
+        let upload = file.upload
+        let pieces: [DebugFilePiece]?
+        do {
+            pieces = try await offloaded { [inspector, store] in
+                var made: [TemporaryUpload] = []
+                do {
+                    return try inspector.split(path: upload.path, name: name) {
+                        let piece = try store.temporaryUpload()
+                        made.append(piece)
+                        return piece
+                    }
+                } catch {
+                    for piece in made { store.discard(piece) }
+                    throw error
+                }
+            }
+        } catch {
+            store.discard(upload)
+            throw DebugFileError(.notELF, "the upload is not an ELF or Mach-O file, a ZIP of dSYMs or a source bundle that can be read: \(error)")
+        }
+        guard let pieces else { return [try await verifyAndStore(file, claimed: claimed, project: project, name: name)] }
+        store.discard(upload)
+        var checked: [(file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, name: String?)] = []
+        do {
+            for piece in pieces {
+                let facts = try await inspected(piece.upload)
+                let buildID = try Self.verify(facts, claimed: nil)
+                checked.append((try received(piece.upload), facts, buildID, piece.name))
+            }
+            if let claimed, !checked.contains(where: { $0.buildID == claimed }) {
+                let found = checked.map(\.buildID.rawValue).joined(separator: ", ")
+                throw DebugFileError(.buildIDMismatch, "none of the file's build-ids (\(found)) is \(claimed)")
+            }
+        } catch {
+            for piece in pieces { store.discard(piece.upload) }
+            throw error
+        }
+        var accepted: [AcceptedDebugFile] = []
+        for (i, piece) in checked.enumerated() {
+            do {
+                accepted.append(try await keep(piece.file, facts: piece.facts, buildID: piece.buildID, project: project, name: piece.name))
+            } catch {
+                for rest in checked[(i + 1)...] { store.discard(rest.file.upload) }
+                throw error
+            }
+        }
+        return accepted
+    }
+
+    /// `work`'s answer, run where `offload` runs it.
+    func offloaded<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        guard let value = try await offload(work) as? T else { throw DebugFileError(.notELF, "the upload could not be inspected") }
+        return value
     }
 
     /// Verifies and stores a completed upload whose build-id is not known in advance (a file sentry-cli
@@ -144,28 +212,53 @@ public struct DebugFileService: Sendable {
     public func facts(ofFileAt path: String) -> DebugFileFacts? { try? inspector.inspectStored(path: path) }
 
     func verifyAndStore(_ file: ReceivedDebugFile, claimed: BuildID?, project: Project, name: String?) async throws -> AcceptedDebugFile {
-        let upload = file.upload
-        let facts: DebugFileFacts
+        let facts = try await inspected(file.upload)
+        let buildID: BuildID
         do {
-            facts = try await offload { [inspector] in try inspector.inspect(path: upload.path) }
+            buildID = try Self.verify(facts, claimed: claimed)
+        } catch {
+            store.discard(file.upload)
+            throw error
+        }
+        return try await keep(file, facts: facts, buildID: buildID, project: project, name: name)
+    }
+
+    /// The facts of an upload, inspected where `offload` runs it; the upload is discarded when it cannot be read.
+    func inspected(_ upload: TemporaryUpload) async throws -> DebugFileFacts {
+        do {
+            return try await offloaded { [inspector] in try inspector.inspect(path: upload.path) }
         } catch {
             store.discard(upload)
-            throw DebugFileError(.notELF, "the upload is not an ELF file or a source bundle that can be read: \(error)")
+            throw DebugFileError(.notELF, "the upload is not an ELF or Mach-O file or a source bundle that can be read: \(error)")
         }
+    }
+
+    /// The build-id a file is stored under, once its facts pass: it has one, it is the claimed one, it serves a kind.
+    static func verify(_ facts: DebugFileFacts, claimed: BuildID?) throws -> BuildID {
+        guard let buildID = facts.buildID else {
+            let why: String
+            switch facts.format {
+            case .sourceBundle: why = "the source bundle's manifest names no code_id (the GNU build-id of its binary)"
+            case .macho: why = "the Mach-O file has no LC_UUID (or an all-zero one)"
+            case .elf: why = "the file has no GNU build-id note (link with -Wl,--build-id)"
+            }
+            throw DebugFileError(.noBuildID, why)
+        }
+        if let claimed, buildID != claimed {
+            throw DebugFileError(.buildIDMismatch, "the file's build-id is \(buildID), not \(claimed)")
+        }
+        guard !facts.kinds.isEmpty else {
+            throw DebugFileError(.nothingToServe, "the file holds neither DWARF debug information nor code")
+        }
+        return buildID
+    }
+
+    /// Stores a verified file under `buildID`; the temporary file is consumed either way.
+    func keep(_ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: Project, name: String?) async throws
+        -> AcceptedDebugFile
+    {
+        let upload = file.upload
         do {
-            guard let buildID = facts.buildID else {
-                throw DebugFileError(
-                    .noBuildID,
-                    facts.kinds == [.sources]
-                        ? "the source bundle's manifest names no code_id (the GNU build-id of its binary)"
-                        : "the file has no GNU build-id note (link with -Wl,--build-id)")
-            }
-            if let claimed, buildID != claimed {
-                throw DebugFileError(.buildIDMismatch, "the file's build-id is \(buildID), not \(claimed)")
-            }
-            guard !facts.kinds.isEmpty else {
-                throw DebugFileError(.nothingToServe, "the file holds neither DWARF debug information nor code")
-            }
             let outcome = try await store.store(
                 file, facts: facts, buildID: buildID, project: project.id, name: name, quotaBytes: quotaBytes, at: clock.now())
             switch outcome {

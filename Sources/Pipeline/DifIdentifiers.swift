@@ -1,10 +1,28 @@
 import FaultlineCore
 
-/// Sentry's debug ids of ELF files.
+/// Sentry's debug ids of ELF and Mach-O files.
 ///
-/// Kept internal here on purpose: the wire-format helper for Sentry events lives in Formats; this one only
-/// serves the chunk-upload answers and the recognition of stored files.
+/// An ELF file's debug id is its build-id's first 16 bytes as a GUID whose first three fields are byte-swapped; a
+/// Mach-O image's is its LC_UUID as it is (sentry-cli sends it lower-case, hyphenated), so the BuildID of a Mach-O
+/// debug id is its 32 hex digits unswapped. Kept internal here on purpose: the wire-format helper for Sentry events
+/// lives in Formats; this one only serves the chunk-upload answers and the recognition of stored files.
 enum DifIdentifiers {
+    /// The debug id of a stored file of `format` whose build-id is `buildID`.
+    static func debugID(of buildID: BuildID, format: DebugFileFormat) -> String {
+        guard format == .macho else { return debugID(of: buildID) }
+        var hex = Array(buildID.rawValue.utf8.prefix(32))
+        hex += Array(repeating: UInt8(ascii: "0"), count: 32 - hex.count)
+        return groups(hex)
+    }
+
+    /// The build-ids a debug id can name, as 32-digit prefixes: the ELF reading (first three fields swapped) and the
+    /// Mach-O one (the UUID as it is). Empty when `debugID` is not a GUID.
+    static func candidatePrefixes(ofDebugID debugID: String) -> [(prefix: String, format: DebugFileFormat)] {
+        guard let elf = buildIDPrefix(ofDebugID: debugID), let normalized = normalized(debugID: debugID) else { return [] }
+        let uuid = String(normalized.filter { $0 != "-" })
+        return uuid == elf ? [(elf, .elf)] : [(elf, .elf), (uuid, .macho)]
+    }
+
     /// The build-id's first 16 bytes (zero-padded when shorter) as a GUID whose first three fields are
     /// little-endian: `aba11aef f7e7 e9e2 e1bc…` → `ef1aa1ab-e7f7-e2e9-e1bc-…`.
     static func debugID(of buildID: BuildID) -> String {

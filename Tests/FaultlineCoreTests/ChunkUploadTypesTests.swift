@@ -111,7 +111,7 @@ import Testing
         let a = chunk(1)
         // First bytes that cannot begin a debug file: refused, with why.
         #expect(decide([a], [a: 8], head: .notADebugFile("not an ELF file")) == .refuse(.notADebugFile("not an ELF file")))
-        #expect(ChunkAssemblyPlan.Refusal.notADebugFile("x").description.contains("not an ELF file"))
+        #expect(ChunkAssemblyPlan.Refusal.notADebugFile("x").description.contains("not an ELF or Mach-O file"))
         #expect(decide([a], [a: 8], head: .debugFile(BuildID("aba11aef"))) == .write(bytes: 8))
         // The same file already being assembled, or as many of the project's as allowed: ask again later.
         #expect(decide([a], [a: 8], running: .init(count: 1, bytes: 8, sameFile: true)) == .wait)

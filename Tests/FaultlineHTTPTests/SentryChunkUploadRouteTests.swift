@@ -276,7 +276,7 @@ import Testing
             ) { response in
                 let file = response.json[sum] as? [String: Any]
                 #expect(file?["state"] as? String == "error")
-                #expect((file?["detail"] as? String)?.contains("not an ELF file") == true)
+                #expect((file?["detail"] as? String)?.contains("not an ELF or Mach-O file") == true)
                 #expect(file?["dif"] == nil)
             }
         }
@@ -375,7 +375,7 @@ import Testing
             // Zeros (a gzip bomb's favourite) do not begin an ELF file or a source bundle: refused from their first bytes.
             let notELF = try await assembleOne(client, app, try Self.sha1(of: zeros, times: 2), chunks: [sums[1], sums[1]])
             #expect(notELF["state"] as? String == "error", "\(notELF)")
-            #expect((notELF["detail"] as? String)?.contains("not an ELF file") == true, "\(notELF)")
+            #expect((notELF["detail"] as? String)?.contains("not an ELF or Mach-O file") == true, "\(notELF)")
             #expect(Self.storedBytes(app.folder) == before)
 
             // 4 MiB listed against a 3 MiB quota: refused from the listed sizes, naming the quota.

@@ -271,7 +271,7 @@ let buildID = "aba11aeff7e7e9e2e1bc84464f53a7e183a8930a"
         _ = try await f.send(chunks)
         let result = try await f.assemble([request])
         #expect(result.first?.state == .error)
-        #expect(result.first?.detail?.contains("not an ELF file") == true)
+        #expect(result.first?.detail?.contains("not an ELF or Mach-O file") == true)
         #expect(f.uploads.records.withLock { $0.values.first?.state } == .error)
         // The chunks stay (until swept), so a new run does not upload them again to get the same answer.
         #expect(f.chunks.count == chunks.count)

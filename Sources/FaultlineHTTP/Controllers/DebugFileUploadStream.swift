@@ -6,7 +6,9 @@ import Pipeline
 
 /// Streams one debug-file upload into its temporary file, deciding as early as the bytes allow.
 ///
-/// A source bundle (`SYSB` magic) is written as it comes and checked whole afterwards (`DebugFileService`).
+/// A source bundle (`SYSB` magic) and a ZIP archive of dSYMs are written as they come and checked whole afterwards
+/// (`DebugFileService`). A Mach-O file's (thin or fat) header is checked from its first bytes (`MachOFileInspector`),
+/// its slices and UUIDs once it is complete. Bytes that begin none of these are refused as they arrive: `not_elf`.
 /// For an ELF file, every inflated piece is checked before it is written: the ELF header from the first bytes (a gzip bomb of
 /// zeros or a text file is answered `not_elf` after one piece), the build-id as soon as the `PT_NOTE` segment
 /// that holds it has arrived (`build_id_mismatch`), and the running size against both the largest debug
@@ -24,15 +26,27 @@ struct DebugFileUploadStream {
     /// The error for a file that does not fit the quota.
     let quotaError: DebugFileError
 
+    /// What the first bytes say the upload is.
+    enum Kind {
+        /// Checked whole once complete: a source bundle (`SYSB`), whose build-id is in its manifest, or a ZIP of dSYMs.
+        case checkedWhole
+        /// A Mach-O file whose header passed; its slices are read once it is complete.
+        case machO
+        /// An ELF file, checked piece by piece (`ELFPrefixCheck`).
+        case elf
+    }
+
     /// The running state of one upload.
     struct Progress {
         var written: UInt64 = 0
         var check = ELFPrefixCheck()
-        /// The first bytes, until the magic decides: nil while undecided, true for a source bundle (`SYSB`), whose
-        /// build-id is checked from its manifest once it is complete.
-        var bundle: Bool?
+        /// Nil until the first bytes decide.
+        var kind: Kind?
         var head: [UInt8] = []
     }
+
+    /// The bytes a Mach-O header check reads (a 64-bit header; a fat header and its first entries).
+    static let machOHeadBytes = 32
 
     /// Writes `body` (decoded per `encoding`) to `path`; returns the size and SHA-256 of what was written.
     func write(_ body: RequestBody, encoding: BodyDecoding.ContentEncoding, to path: String) async throws -> (size: UInt64, sha256: ContentHash) {
@@ -54,10 +68,12 @@ struct DebugFileUploadStream {
         }
         try inflater?.finish()
         do {
-            if progress.bundle == nil { try progress.check.feed(progress.head) }
-            if progress.bundle != true { try progress.check.finish() }
+            if progress.kind == nil { try decide(&progress, final: true) }
+            if progress.kind == .elf { try progress.check.finish() }
+        } catch let error as DebugFileError {
+            throw error
         } catch {
-            throw DebugFileError(.notELF, "the upload is not an ELF file that can be read: \(error)")
+            throw DebugFileError(.notELF, "the upload is not an ELF or Mach-O file that can be read: \(error)")
         }
         return (progress.written, digest.finalize())
     }
@@ -70,19 +86,16 @@ struct DebugFileUploadStream {
         guard !overflow, total <= maxFileBytes else { throw tooLarge }
         guard total <= allowance else { throw quotaError }
         do {
-            if progress.bundle == nil {
+            if progress.kind == nil {
                 progress.head += bytes
-                if progress.head.count >= SourceBundle.magic.count {
-                    let bundle = SourceBundle.hasMagic(progress.head)
-                    progress.bundle = bundle
-                    if !bundle { try progress.check.feed(progress.head) }
-                    progress.head = []
-                }
-            } else if progress.bundle == false {
+                try decide(&progress, final: false)
+            } else if progress.kind == .elf {
                 try progress.check.feed(bytes)
             }
+        } catch let error as DebugFileError {
+            throw error
         } catch {
-            throw DebugFileError(.notELF, "the upload is not an ELF file that can be read: \(error)")
+            throw DebugFileError(.notELF, "the upload is not an ELF or Mach-O file that can be read: \(error)")
         }
         if case .buildID(let found) = progress.check.verdict, let claimed, found != claimed {
             throw DebugFileError(.buildIDMismatch, "the file's build-id is \(found), not \(claimed)")
@@ -90,5 +103,26 @@ struct DebugFileUploadStream {
         digest.update(bytes)
         try handle.write(contentsOf: bytes)
         progress.written = total
+    }
+
+    /// Decides what the upload is from `progress.head` once it holds enough bytes (or the whole file, when `final`).
+    func decide(_ progress: inout Progress, final: Bool) throws {
+        let head = progress.head
+        guard head.count >= SourceBundle.magic.count || final else { return }
+        if SourceBundle.hasMagic(head) || DebugFileSplitter.isZip(head) {
+            progress.kind = .checkedWhole
+        } else if MachOFileInspector.hasMagic(head) {
+            guard head.count >= Self.machOHeadBytes || final else { return }
+            _ = try MachOFileInspector().inspectHead(head)
+            progress.kind = .machO
+        } else {
+            progress.kind = .elf
+            do {
+                try progress.check.feed(head)
+            } catch ELFError.notELF {
+                throw DebugFileError(.notELF, "the upload is not an ELF or Mach-O file (nor a ZIP of dSYMs or a source bundle)")
+            }
+        }
+        progress.head = []
     }
 }

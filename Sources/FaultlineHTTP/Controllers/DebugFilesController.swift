@@ -14,6 +14,7 @@ struct DebugFilesController {
     var endpoints: RouteCollection<UploadContext> {
         RouteCollection(context: UploadContext.self)
             .put("debug-files/{build_id}", use: upload)
+            .post("debug-files", use: uploadUnnamed)
             .post("debug-files/missing", use: missing)
             .get("debug-files", use: list)
     }
@@ -49,15 +50,28 @@ struct DebugFilesController {
         var files: [FileOut]
     }
 
-    /// `PUT /api/v1/debug-files/{build_id}[?name=FILE]`: the body is the ELF file or a source bundle (`SYSB`, its
-    /// manifest's `code_id` must be the build-id), plain or gzip'd; it is
-    /// streamed to disk, never held in memory, and checked as it arrives (`DebugFileUploadStream`). The answer
-    /// describes the caller's own stored file: kinds, size and SHA-256.
+    /// `PUT /api/v1/debug-files/{build_id}[?name=FILE]`: the body is the ELF file, a Mach-O file or a source bundle
+    /// (`SYSB`, its manifest's `code_id` must be the build-id), plain or gzip'd; it is streamed to disk, never held in
+    /// memory, and checked as it arrives (`DebugFileUploadStream`). A fat Mach-O (or a ZIP of dSYMs) is stored one
+    /// slice a file, and one of its slices must have the build-id. The answer describes the caller's own stored files:
+    /// kinds, size and SHA-256.
     @Sendable func upload(_ request: Request, context: UploadContext) async throws -> EditedResponse<Stored> {
         let raw = try context.parameters.require("build_id")
         guard let claimed = BuildID(raw) else {
             throw APIError.badRequest("must be an even number of hex digits (2–128)", field: "build_id")
         }
+        return try await receive(request, context: context, claimed: claimed)
+    }
+
+    /// `POST /api/v1/debug-files[?name=FILE]`: an upload whose build-ids are not known in advance — a fat Mach-O, a ZIP
+    /// of dSYMs (App Store Connect's `dSYMs.zip`), or any file `PUT` takes. Every debug file in it is stored under its
+    /// own build-id (a Mach-O slice's LC_UUID); the answer lists them all.
+    @Sendable func uploadUnnamed(_ request: Request, context: UploadContext) async throws -> EditedResponse<Stored> {
+        try await receive(request, context: context, claimed: nil)
+    }
+
+    /// Streams the body to disk and stores what it holds.
+    func receive(_ request: Request, context: UploadContext, claimed: BuildID?) async throws -> EditedResponse<Stored> {
         // Debug files are streamed through zlib; brotli is for ingest bodies only.
         guard let encoding = BodyDecoding.ContentEncoding(header: request.headers[.contentEncoding]), encoding != .br else {
             throw FormatError(.unsupportedEncoding, "Content-Encoding must be gzip, deflate or identity")
@@ -76,10 +90,10 @@ struct DebugFilesController {
             service.discard(upload)
             throw error
         }
-        let rows = try await service.accept(
+        let accepted = try await service.acceptAll(
             ReceivedDebugFile(upload: upload, sha256: written.sha256, size: written.size), claimed: claimed, project: context.project,
             name: name)
-        return EditedResponse(status: .created, response: Stored(files: rows.map(FileOut.init)))
+        return EditedResponse(status: .created, response: Stored(files: accepted.flatMap(\.stored).map(FileOut.init)))
     }
 
     struct WantIn: Decodable {

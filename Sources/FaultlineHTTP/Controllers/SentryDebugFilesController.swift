@@ -203,7 +203,7 @@ struct SentryDebugFilesController {
             sha1 = dif.sha1.rawValue
             dateCreated = Timestamps.formatISO8601(dif.createdAt)
             data = DataOut(type: dif.objectClass.rawValue, features: dif.features)
-            symbolType = dif.objectClass == .src ? "sourcebundle" : "elf"
+            symbolType = dif.format.rawValue
         }
     }
 
