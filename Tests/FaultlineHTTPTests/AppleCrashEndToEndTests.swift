@@ -49,6 +49,8 @@ import TestSupport
             #expect(device?["os"] as? String == "iOS")
             #expect(device?["os_version"] as? String == "17.2")
             #expect(device?["arch"] as? String == "arm64e")
+            #expect(device?["os_build"] as? String == "21C62")
+            #expect(device?["simulator"] as? Bool == false)
             #expect((stored["error"] as? [String: Any])?["type"] as? String == "EXC_BAD_ACCESS")
             let threads = stored["threads"] as? [[String: Any]] ?? []
             #expect(threads.first?["crashed"] as? Bool == true)
@@ -67,7 +69,7 @@ import TestSupport
         #expect(b["issue_id"] as? Int == issueID)
         let issue = try await http.send(.GET, server.baseURL + "/api/v1/issues/\(issueID)", headers: read)
         let title = (issue.json["issue"] as? [String: Any])?["title"] as? String ?? ""
-        #expect(title.contains("EXC_BAD_ACCESS") && title.contains("KERN_INVALID_ADDRESS"), "\(title)")
+        #expect(title == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000010", "\(title)")
         // Without a dSYM, the app's UUID is listed as missing.
         let missing = try await http.send(.GET, server.baseURL + "/api/v1/missing-debug-files?release=2.1%20(42)", headers: read)
         let listed = missing.json["missing"] as? [[String: Any]] ?? []

@@ -28,17 +28,22 @@ import TestSupport
     /// What both spellings of the sample crash must say.
     static func expectTheSampleCrash(_ r: Report) {
         #expect(r.kind == .crash)
-        #expect(r.app == AppInfo(id: "com.example.demo", version: "2.1", build: "42"))
+        #expect(r.app == AppInfo(id: "com.example.demo", version: "2.1", build: "42", displayVersion: "2.1", displayBuild: "42"))
         #expect(r.release == "2.1 (42)")
         #expect(r.device.model == "iPhone15,2")
         #expect(r.device.os == "iOS")
         #expect(r.device.osVersion == "17.2")
         #expect(r.device.arch == "arm64e")
-        #expect(r.customKeys.first { $0.key == "os_build" }?.value == .string("21C62"))
+        #expect(r.device.osBuild == "21C62")
+        #expect(r.device.simulator == false)
+        #expect(r.app.displayVersion == "2.1" && r.app.displayBuild == "42")
         #expect(r.installID == AppleCrashSamples.crashReporterKey)
         #expect(r.error?.type == "EXC_BAD_ACCESS")
         #expect(r.error?.code == "SIGSEGV")
-        #expect(r.error?.message == "KERN_INVALID_ADDRESS at 0x0000000000000010")
+        #expect(r.error?.message == nil)
+        #expect(r.error?.mach == MachException(name: "EXC_BAD_ACCESS", code: 1, subcode: 0x10, signal: "SIGSEGV"))
+        #expect(r.error?.mach?.title(faultAddress: r.faultAddress) == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000010")
+        #expect(r.customKeys.first { $0.key == "exception_subtype" }?.value == .string("KERN_INVALID_ADDRESS at 0x0000000000000010"))
         #expect(r.faultAddress == 0x10)
         #expect(r.timestamp == Date(timeIntervalSince1970: 1_795_167_231.4969))
 
@@ -66,6 +71,8 @@ import TestSupport
         #expect(app?.baseAddress == AppleCrashSamples.appBase)
         #expect(app?.size == 49152)
         #expect(app?.path?.hasSuffix("/Demo.app/Demo") == true)
+        #expect(app?.format == .macho)
+        #expect(app?.arch == "arm64e")
         #expect(r.modules.first { $0.name == "libsystem_kernel.dylib" }?.buildID == BuildID("b2e8c4d6e3e03c2d9b0d8e6d5b3d0a1f"))
     }
 
@@ -115,6 +122,9 @@ import TestSupport
         #expect(r.threads[0].frames.map(\.address) == [0x1_a1c2_5e9c, 0x1_02b8_c1a4])
         #expect(r.threads[0].frames.allSatisfy { $0.instructionKind == .returnAddress })
         #expect(r.crashMessage?.contains("NSInvalidArgumentException") == true)
+        // The exception the app threw is the error, not the EXC_BAD_ACCESS it ended in.
+        #expect(r.error?.type == "NSInvalidArgumentException")
+        #expect(r.error?.message == "-[Demo boom]: unrecognized selector")
         #expect(r.crashMessage?.contains("abort() called") == true)
 
         let text = AppleCrashSamples.crash(header: """
@@ -168,7 +178,10 @@ import TestSupport
         #expect(r.modules[0].name == "com.example.demo")
         #expect(r.modules[0].buildID == BuildID(AppleCrashSamples.appBuildID))
         #expect(r.modules[1].name == "dyld")
-        #expect(r.error == ErrorInfo(type: "EXC_BAD_INSTRUCTION", code: "SIGILL"))
+        #expect(r.error?.type == "EXC_BAD_INSTRUCTION")
+        #expect(r.error?.mach?.title() == "EXC_BAD_INSTRUCTION (SIGILL)")
+        #expect(r.device.osBuild == "21G115")
+        #expect(r.device.simulator == nil)
     }
 
     @Test func anOldIPSWithATextBodyIsRead() throws {

@@ -98,32 +98,73 @@ struct AppleCrash {
         let modules = images.map { image in
             LoadedModule(
                 name: image.name ?? image.path.map(Self.lastComponent) ?? "?", path: image.path, buildID: image.uuid,
-                baseAddress: image.base, size: image.size.flatMap { $0 == 0 ? nil : $0 })
+                baseAddress: image.base, size: image.size.flatMap { $0 == 0 ? nil : $0 }, format: .macho, arch: image.arch)
         }
         let os = Self.operatingSystem(osTrain)
-        let device = DeviceInfo(model: model, os: os.name, osVersion: os.version, arch: architecture)
+        let device = DeviceInfo(
+            model: model, os: os.name, osVersion: os.version, arch: architecture, osBuild: osBuild ?? os.build, simulator: simulator)
         var customKeys: [(key: String, value: CustomValue)] = []
         if let exceptionCodes { customKeys.append(("exception_codes", .string(exceptionCodes))) }
+        if let exceptionSubtype { customKeys.append(("exception_subtype", .string(exceptionSubtype))) }
         if let termination { customKeys.append(("termination_reason", .string(termination))) }
-        if let build = osBuild ?? os.build { customKeys.append(("os_build", .string(build))) }
         let asi = applicationSpecific.joined(separator: "\n")
         return Report(
             eventID: eventID, kind: .crash, timestamp: timestamp, installID: crashReporterKey,
-            app: AppInfo(id: bundleID, version: appVersion, build: appBuild), device: device, error: error,
+            app: AppInfo(id: bundleID, version: appVersion, build: appBuild, displayVersion: appVersion, displayBuild: appBuild),
+            device: device, error: error,
             threads: threads, modules: modules, customKeys: customKeys, faultAddress: faultAddress,
             crashMessage: asi.isEmpty ? nil : asi)
     }
 
-    /// The exception as an error: `EXC_BAD_ACCESS` / `SIGSEGV` / `KERN_INVALID_ADDRESS at 0x10`; without a
-    /// subtype, an exception message (`EXC_GUARD`) or a termination reason outside the SIGNAL namespace
-    /// (`FRONTBOARD 0x8badf00d`, a watchdog kill) is the message.
+    /// The exception as an error: the Mach exception (`EXC_BAD_ACCESS`, its codes, `SIGSEGV`), from which titles
+    /// are written as Apple and Crashlytics write them (`MachException.title`: `EXC_BAD_ACCESS (KERN_INVALID_ADDRESS)
+    /// at 0x0000000000000010`). An uncaught Objective-C exception named in the Application Specific Information
+    /// (`*** Terminating app due to uncaught exception 'NSInvalidArgumentException', reason: '…'`) is the error's
+    /// type and message instead, as it is what the app did wrong. Otherwise the message is an exception message
+    /// (`EXC_GUARD`) or a termination reason outside the SIGNAL namespace (`FRONTBOARD 0x8badf00d`, a watchdog).
     var error: ErrorInfo? {
         guard exceptionType != nil || exceptionSignal != nil else { return nil }
-        var message = exceptionSubtype ?? exceptionMessage
+        let codes = (exceptionCodes ?? "").split(separator: ",").map { AppleText.hex($0.trimmingCharacters(in: .whitespaces)) }
+        let mach = MachException(
+            name: exceptionType, code: codes.first.flatMap { $0 }.map { Int64(bitPattern: $0) },
+            subcode: codes.count > 1 ? codes[1] : nil, signal: exceptionSignal)
+        if let (name, reason) = uncaughtException {
+            return ErrorInfo(type: name, code: exceptionSignal, message: reason, mach: mach)
+        }
+        var message = exceptionMessage
         if message == nil, let termination, !termination.hasPrefix("SIGNAL"), !termination.hasPrefix("Namespace SIGNAL") {
             message = termination
         }
-        return ErrorInfo(type: exceptionType ?? exceptionSignal, code: exceptionType == nil ? nil : exceptionSignal, message: message)
+        return ErrorInfo(type: exceptionType ?? exceptionSignal, code: exceptionType == nil ? nil : exceptionSignal, message: message, mach: mach)
+    }
+
+    /// `*** Terminating app due to uncaught exception 'NSRangeException', reason: '*** -[__NSArrayI objectAtIndex:]: …'`
+    /// → (`NSRangeException`, its reason).
+    var uncaughtException: (String, String?)? {
+        let marker = "Terminating app due to uncaught exception '"
+        for line in applicationSpecific {
+            guard let start = line.range(of: marker) else { continue }
+            let rest = line[start.upperBound...]
+            guard let close = rest.firstIndex(of: "'") else { continue }
+            let name = String(rest[..<close])
+            guard !name.isEmpty else { continue }
+            var reason: String?
+            if let r = rest.range(of: "reason: '") {
+                let text = rest[r.upperBound...]
+                reason = String(text.hasSuffix("'") ? text.dropLast() : text)
+            }
+            return (name, reason)
+        }
+        return nil
+    }
+
+    /// Whether the app ran in the iOS simulator (its path is under CoreSimulator) or on a device (its bundle is in
+    /// the device's containers); nil when the path does not say.
+    var simulator: Bool? {
+        guard let path = processPath ?? images.first?.path else { return nil }
+        if path.contains("/CoreSimulator/Devices/") { return true }
+        if path.hasPrefix("/private/var/containers/Bundle/") || path.hasPrefix("/var/containers/Bundle/") { return false }
+        return nil
     }
 
     /// The address in `KERN_INVALID_ADDRESS at 0x0000000000000010` (also `KERN_PROTECTION_FAILURE at …`).
