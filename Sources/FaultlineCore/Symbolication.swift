@@ -203,7 +203,7 @@ public enum SymbolicationRules {
 
     /// The address to look up: return addresses point after the call, so the lookup is moved back into the call
     /// instruction (the first frame of a thread is the program counter unless the client said otherwise).
-    /// - Parameter architecture: the report's CPU (`DeviceInfo.arch`): on arm64 and arm64e the
+    /// - Parameter architecture: the report's CPU (`DeviceInfo.arch`, else an image's): on arm64 and arm64e the
     ///   call is the 4-byte instruction before (`(a & ~3) - 4`, as Apple's tools and llvm-symbolizer do); elsewhere,
     ///   and when unknown, one byte back (x86-64's calls have any length, and any byte of the call resolves alike).
     public static func lookupAddress(_ frame: Frame, index: Int, architecture: String? = nil) -> UInt64? {
@@ -243,9 +243,10 @@ public enum SymbolicationRules {
         return nil
     }
 
-    /// The CPU of a report's frames: the device's.
+    /// The CPU of a report's frames: the device's, else the first image's that says (a process runs one
+    /// architecture).
     static func architecture(of report: Report) -> String? {
-        report.device.arch
+        report.device.arch ?? report.modules.lazy.compactMap(\.arch).first
     }
 
     /// Symbolicates every raw address of `report` with `symbolicator`.

@@ -55,6 +55,13 @@ import Testing
         #expect(result.threads[0][1].status == "dwarf")
         #expect(result.threads[0][1].frames.first?.function == "checkout")
         #expect(result.threads[0][1].offset == 0x400c)
+
+        // Without a device architecture, the images' says.
+        let imageArch = [LoadedModule(name: "App", buildID: app, baseAddress: 0x1_0000_0000, size: 0x10_0000, arch: "arm64e")]
+        let fromImage = await SymbolicationRules.symbolicate(
+            report([Frame(address: 0x1_0000_0000), Frame(address: 0x5e00_0001_0000_4010)], modules: imageArch),
+            project: ProjectID(1), with: symbols)
+        #expect(fromImage.threads[0][1].offset == 0x400c)
     }
 
     @Test func clientNamesStandUntilADebugFileResolvesTheFrame() async {
