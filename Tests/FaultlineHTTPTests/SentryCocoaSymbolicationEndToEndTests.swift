@@ -1,0 +1,149 @@
+import AsyncHTTPClient
+import Foundation
+import Testing
+import TestSupport
+
+/// Sentry-Cocoa-shaped crashes of real Mach-O programs (built here by clang/swiftc + ld64.lld + dsymutil), at random
+/// ASLR slides, through the real server, with the dSYM uploaded by the real `sentry-cli debug-files upload` between
+/// the crashes: every app frame resolves as llvm-symbolizer resolves it on the dSYM, and the crashes that were
+/// grouped by `module+offset` before the dSYM regroup by function after it.
+@Suite(.serialized) struct SentryCocoaSymbolicationEndToEndTests {
+    typealias C = SentryCocoaEvents
+    let http = HTTP(client: HTTPClient.shared)
+
+    /// One crash: where it was (file addresses in the build) and the slide it ran at.
+    struct Crash {
+        var eventID: String
+        var base: UInt64
+        var frames: [UInt64]
+    }
+
+    /// The address llvm-symbolizer and the server look up for a frame: a caller's is one instruction back.
+    static func lookup(_ address: UInt64, caller: Bool, _ architecture: AppleBuilds.Architecture) -> UInt64 {
+        guard caller else { return address }
+        return architecture == .x86_64 ? address - 1 : (address & ~3) - 4
+    }
+
+    /// llvm-symbolizer's innermost (function, file base name, line) at `address` of the dSYM.
+    static func reference(_ build: AppleBuilds.Build, _ address: UInt64) throws -> (function: String, file: String, line: Int) {
+        let out = try Command.check("llvm-symbolizer-19", ["--obj=\(build.dwarfFile)", "--inlining", "0x" + String(address, radix: 16)])
+        let lines = out.split(separator: "\n").map(String.init)
+        guard lines.count >= 2 else { throw CommandError(description: "llvm-symbolizer said: \(out)") }
+        let location = lines[1].split(separator: ":")
+        guard location.count >= 2, let line = Int(location[1]) else { throw CommandError(description: "llvm-symbolizer said: \(out)") }
+        return (lines[0], String(location[0].split(separator: "/").last ?? ""), line)
+    }
+
+    func send(_ server: ServerProcess, _ project: (ingest: String, upload: String, id: Int), _ event: String, id: String) async throws {
+        var envelope = Array(#"{"event_id":"\#(id)"}"#.utf8) + [0x0a]
+        envelope += Array(#"{"type":"event","length":\#(event.utf8.count)}"#.utf8) + [0x0a] + Array(event.utf8) + [0x0a]
+        let sent = try await http.send(
+            .POST, server.baseURL + "/api/\(project.id)/envelope/", headers: [("X-Sentry-Auth", "Sentry sentry_key=\(project.ingest)")],
+            body: envelope)
+        #expect(sent.status == 200, "\(String(decoding: sent.body, as: UTF8.self))")
+    }
+
+    /// The report once `done` holds for it (or the last answer when it never does).
+    func report(_ server: ServerProcess, _ id: String, _ read: [(String, String)], until done: ([String: Any]) -> Bool) async throws
+        -> [String: Any]
+    {
+        var last: [String: Any] = [:]
+        _ = try await eventually(timeout: .seconds(60)) {
+            last = try await http.send(.GET, server.baseURL + "/api/v1/reports/\(id)", headers: read).json
+            return done(last)
+        }
+        return last
+    }
+
+    static func resolved(_ report: [String: Any]) -> Bool {
+        let symbolication = report["symbolication"] as? [String: Any]
+        let slots = (symbolication?["threads"] as? [[[String: Any]]])?.first ?? []
+        return report["issue_id"] is Int && !slots.isEmpty && slots.allSatisfy { $0["status"] as? String == "dwarf" }
+    }
+
+    @Test(arguments: [
+        AppleBuilds.Request(.c, .arm64, .iOS, dwarf: 5), AppleBuilds.Request(.c, .x86_64, .macOS, dwarf: 4),
+        AppleBuilds.Request(.swift, .arm64, .iOS, dwarf: 5),
+    ])
+    func lateDSYMsResolveCocoaFramesAndRegroup(_ request: AppleBuilds.Request) async throws {
+        let tool = try #require(SentryCLIEndToEndTests.sentryCLI, "sentry-cli is not installed (tools/test installs it with pip)")
+        let build = try AppleBuilds.build(request)
+        // The crashing function and its caller, as file addresses of the build.
+        let inner = request.language == .c ? "crash_now" : "total"
+        let (innerSymbol, outerSymbol) = request.language == .c ? ("_crash_now", "_main") : ("_$s4shop5total", "_$s4shop8checkout")
+        let innerFunction = try #require(build.functions.first { $0.symbol.hasPrefix(innerSymbol) }, "\(build.functions)")
+        let outerFunction = try #require(build.functions.first { $0.symbol.hasPrefix(outerSymbol) && $0.size > 12 }, "\(build.functions)")
+        let fileFrames = [innerFunction.address + (innerFunction.size >= 8 ? 4 : 0), outerFunction.address + 8]
+
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("shop", in: folder)
+        let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
+        defer { server.cleanUp() }
+        let read = [("Authorization", "Bearer \(project.upload)")]
+        var device = C.Device()
+        device.arch = request.architecture.rawValue
+        var generator = SystemRandomNumberGenerator()
+
+        func crash(_ n: Int) async throws -> Crash {
+            // A random slide, page-aligned, as ASLR gives; the UUID spelled as Sentry Cocoa sends it (upper case).
+            let base = 0x1_0000_0000 + UInt64.random(in: 1...0x4000, using: &generator) * 0x4000
+            let image = C.Image(path: C.appPath("Shop"), debugID: build.uuid.uppercased(), address: base, size: build.text.upperBound - build.textVMAddr + 0x4000,
+                                arch: request.architecture.rawValue)
+            let frames = fileFrames.map { C.Frame(image, base + ($0 - build.textVMAddr)) }
+            let id = String(format: "%08x", n) + "0000400080000000" + String(format: "%08x", n)
+            try await send(server, project, C.event(eventID: id, crash: .badAccess(address: 0x10), frames: frames, device: device), id: id)
+            return Crash(eventID: id, base: base, frames: frames.map(\.address))
+        }
+
+        // Two crashes before the dSYM: grouped by module+offset, the UUID listed as lacking a dSYM.
+        var crashes = [try await crash(1), try await crash(2)]
+        for c in crashes {
+            let before = try await report(server, c.eventID, read) { $0["issue_id"] is Int }
+            let slots = ((before["symbolication"] as? [String: Any])?["threads"] as? [[[String: Any]]])?.first ?? []
+            #expect(slots.first?["status"] as? String == "missing_debug_file", "\(before)")
+        }
+        let early = try await report(server, crashes[0].eventID, read) { $0["issue_id"] is Int }["issue_id"] as? Int
+
+        // The real sentry-cli uploads the dSYM bundle.
+        let tree = try TempFolder("cocoa-dsym")
+        try FileManager.default.createDirectory(atPath: tree.file("dSYMs"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: build.dSYMBundle, toPath: tree.file("dSYMs/Shop.dSYM"))
+        let environment = SentryCLIEndToEndTests.quiet.merging(["SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload]) { $1 }
+        let upload = try Command.run(
+            tool, ["debug-files", "upload", "--org", "o", "--project", "shop", "--wait", "dSYMs"], in: tree.path, environment: environment)
+        #expect(upload.status == 0, "\(upload.out)\(upload.err)\n\(server.log.suffix(2000))")
+
+        // One crash after it.
+        crashes.append(try await crash(3))
+
+        // Every frame of every crash resolves as llvm-symbolizer resolves it, whatever the slide.
+        var issues: Set<Int> = []
+        for c in crashes {
+            let done = try await report(server, c.eventID, read, until: Self.resolved)
+            #expect(Self.resolved(done), "\(c.eventID) never resolved: \(done)\n\(server.log.suffix(2000))")
+            let slots = ((done["symbolication"] as? [String: Any])?["threads"] as? [[[String: Any]]])?.first ?? []
+            for (index, file) in fileFrames.enumerated() where index < slots.count {
+                let expected = try Self.reference(build, Self.lookup(file, caller: index > 0, request.architecture))
+                let innermost = (slots[index]["frames"] as? [[String: Any]])?.first ?? [:]
+                let served = ((innermost["file"] as? String)?.split(separator: "/").last.map(String.init), innermost["line"] as? Int)
+                #expect(served.0 == expected.file && served.1 == expected.line, "\(request) frame \(index): \(innermost) vs \(expected)")
+                if request.language == .c {
+                    #expect(innermost["function"] as? String == expected.function, "\(request) frame \(index)")
+                }
+            }
+            if let issue = done["issue_id"] as? Int { issues.insert(issue) }
+        }
+        // All three are one issue, blamed on the crashing function; the module+offset issue is left behind.
+        #expect(issues.count == 1, "\(issues)")
+        let issue = try #require(issues.first)
+        #expect(issue != early, "the reports moved to the issue their function names")
+        let summary = try await http.send(.GET, server.baseURL + "/api/v1/issues/\(issue)", headers: read).json["issue"] as? [String: Any]
+        let culprit = summary?["culprit"] as? String ?? ""
+        #expect(culprit.contains(inner), "\(culprit)")
+        #expect(summary?["title"] as? String == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000010")
+        // The UUID is no longer missing.
+        let missing = try await http.send(.GET, server.baseURL + "/api/v1/missing-debug-files", headers: read).json
+        let ids = (missing["missing"] as? [[String: Any]] ?? []).compactMap { $0["build_id"] as? String }
+        #expect(!ids.contains(build.uuid), "\(missing)")
+    }
+}
