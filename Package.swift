@@ -209,7 +209,8 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "StorageTests",
-            dependencies: ["Storage", "FaultlineCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+            // FaultlineHTTP: the server's HMAC-SHA-256 for the keyed per-user rollups (`IdentityHashers.hmacSHA256`).
+            dependencies: ["Storage", "FaultlineCore", "FaultlineHTTP", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         // One suite, two engines: the stores' behaviour on SQLite and on a real PostgreSQL server (tools/test starts
         // one and sets FAULTLINE_TEST_POSTGRES_URL).
         .testTarget(
@@ -219,6 +220,8 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
                 // MigrationTests: `faultline migrate` between the two engines' real stores.
                 "StoreMigration", "BlobFiles",
+                // The server's HMAC-SHA-256 for the keyed per-user rollups (`IdentityHashers.hmacSHA256`).
+                "FaultlineHTTP",
             ]),
         .testTarget(
             name: "PipelineTests",

@@ -200,8 +200,11 @@ struct IssuePage {
                     entryValue: dimension.key == "device" ? AppleDeviceNames.display(model: $0.value) : $0.value,
                     entryEvents: $0.events)
             }
+            // Users are counted from the retained reports (the rollups hold keyed hashes, RollupUser): the caption says so.
+            let caption = dimension.key == "user"
+                ? "Events by user, in the reports still kept" : "Events by \(dimension.header.lowercased())"
             return Breakdown(
-                breakdownHeading: dimension.heading, breakdownCaption: "Events by \(dimension.header.lowercased())",
+                breakdownHeading: dimension.heading, breakdownCaption: caption,
                 valueHeader: dimension.header, entries: entries, hasEntries: !entries.isEmpty)
         }
     }

@@ -57,7 +57,8 @@ public struct Composition: Sendable {
     /// database files 0600; see `DataFolderPermissions`).
     public init(folder: String, durability: FaultlineDatabase.Durability = .full, clock: any WallClock = SystemClock()) throws {
         try Self.prepare(folder: folder)
-        let database = try FaultlineDatabase(path: folder + "/faultline.sqlite", durability: durability, codec: .zlib)
+        let database = try FaultlineDatabase(
+            path: folder + "/faultline.sqlite", durability: durability, codec: .zlib, identities: .hmacSHA256)
         try DataFolderPermissions.restrict(folder: folder)
         try self.init(folder: folder, engine: .sqlite(database), clock: clock)
         // Debug files stored before per-project blobs get theirs now (once; a no-op afterwards).
@@ -74,7 +75,7 @@ public struct Composition: Sendable {
         case .postgres(let url, let password, let claimLease):
             try prepare(folder: folder)
             let database = try await PostgresEngine.open(
-                url: url, password: password, codec: .zlib, claimLease: claimLease, logger: logger)
+                url: url, password: password, codec: .zlib, claimLease: claimLease, identities: .hmacSHA256, logger: logger)
             do {
                 return try Composition(folder: folder, engine: .postgres(database), clock: clock)
             } catch {

@@ -129,6 +129,8 @@ struct BatchPlan {
 
     var issues: [IssueKey: Planned]
     var settings: [Int64: AlertSettings]
+    /// The hasher of each project's rollup users (nil: the engine has none).
+    var hashers: [Int64: (any IdentityHashing)?]
     /// Each project's new-issue budget as the next report finds it (its overflow issue is in `issues`).
     var budgets: [Int64: IssueFiling.NewIssueBudget]
     var sessions: [SessionKey: Int64]
@@ -178,6 +180,10 @@ struct BatchPlan {
         for project in Set(keys.map(\.project)) {
             settings[project] = try await reads.alertSettings(project: ProjectID(project), connection, logger)
         }
+        var hashers: [Int64: (any IdentityHashing)?] = [:]
+        for project in Set(filings.filter { $0.report.userKey != nil }.map(\.report.project.rawValue)) {
+            hashers[project] = try await reads.rollupHasher(project: ProjectID(project), connection, logger)
+        }
         // The cap matters only to a project with a fingerprint that has no issue yet. Each new fingerprint may create
         // one issue: the overflow issue is read too when the batch may reach the cap.
         var creating: [Int64: Int] = [:]
@@ -203,7 +209,7 @@ struct BatchPlan {
                 sessions[SessionKey(project: project, session: session)] = started
             }
         }
-        return BatchPlan(issues: issues, settings: settings, budgets: budgets, sessions: sessions)
+        return BatchPlan(issues: issues, settings: settings, hashers: hashers, budgets: budgets, sessions: sessions)
     }
 
     /// The overflow issue as the batch's first report finds it (read after the budget locked it).
@@ -233,10 +239,12 @@ struct BatchPlan {
             grouping: g, current: nil, reportGroupingVersion: report.groupingVersion, target: target?.state,
             targetSeenInRelease: seenInRelease, release: report.release, alertOnNewIssue: settings.alertOnNewIssue,
             alertOnRegression: settings.alertOnRegression, newIssues: budget))
-        var contribution = IssueContribution(
-            release: report.release ?? "", day: DayNumber(Millis.date(report.occurredAt)), occurredAt: report.occurredAt,
-            user: report.userKey, tags: filing.input.tags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) },
-            early: report.early)
+        var contribution = try PostgresRollupUsers.keyed(
+            IssueContribution(
+                release: report.release ?? "", day: DayNumber(Millis.date(report.occurredAt)), occurredAt: report.occurredAt,
+                user: report.userKey, tags: filing.input.tags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) },
+                early: report.early),
+            hashers[key.project] ?? nil)
         var muted = target?.state.status == .muted
         for action in actions {
             switch action {

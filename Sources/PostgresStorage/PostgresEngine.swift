@@ -133,14 +133,19 @@ public final class PostgresEngine: Sendable {
     /// How long a node holds the queued reports it took to symbolicate (ms). Far above a batch's work (seconds):
     /// another node takes a dead node's reports once this has passed.
     public let claimLease: Int64
+    /// Keys the per-user rollups with a project's identity key (`PostgresRollupUsers`; the server passes HMAC-SHA-256).
+    /// Without it, writing a report or session that has a user fails, and so does upgrading rollups that hold user ids.
+    public let identities: IdentityHashers?
     let client: PostgresClient
     let logger: Logger
     private let runner: Task<Void, Never>
 
     /// Connects (lazily: the first query opens the first connection) and runs the pool until `close`.
     public init(location: PostgresLocation, maximumConnections: Int = 20, codec: StoredBlobCodec = .none,
-                claimLease: Duration = defaultClaimLease, logger: Logger = Logger(label: "faultline.postgres")) throws {
+                claimLease: Duration = defaultClaimLease, identities: IdentityHashers? = nil,
+                logger: Logger = Logger(label: "faultline.postgres")) throws {
         self.location = location
+        self.identities = identities
         self.codec = codec
         let (seconds, attoseconds) = claimLease.components
         // A day at most (a longer lease only delays the takeover), a millisecond at least.
@@ -176,11 +181,12 @@ public final class PostgresEngine: Sendable {
 
     /// Opens the database at `url` and migrates it (several nodes may do this at once: see `PostgresMigrations`).
     public static func open(url: String, password: String? = nil, codec: StoredBlobCodec = .none,
-                            claimLease: Duration = defaultClaimLease,
+                            claimLease: Duration = defaultClaimLease, identities: IdentityHashers? = nil,
                             logger: Logger = Logger(label: "faultline.postgres")) async throws -> PostgresEngine {
         let location = try PostgresLocation(url: url, password: password)
         try await probe(location, logger: logger)
-        let database = try PostgresEngine(location: location, codec: codec, claimLease: claimLease, logger: logger)
+        let database = try PostgresEngine(
+            location: location, codec: codec, claimLease: claimLease, identities: identities, logger: logger)
         await database.waitUntilRunning()
         do {
             try await database.migrate()

@@ -69,6 +69,19 @@ final class PostgresBatchReads {
     }
     private var stored: [BuildKey: Stored] = [:]
     private var settings: [Int64: AlertSettings] = [:]
+    /// Keys the per-user rollups (`PostgresEngine.identities`).
+    let identities: IdentityHashers?
+    private var hashers: [Int64: (any IdentityHashing)?] = [:]
+
+    init(identities: IdentityHashers?) { self.identities = identities }
+
+    /// The hasher of `project`'s rollup users (`PostgresRollupUsers`), its key read once per transaction.
+    func rollupHasher(project: ProjectID, _ connection: PostgresConnection, _ logger: Logger) async throws -> (any IdentityHashing)? {
+        if let known = hashers[project.rawValue] { return known }
+        let hasher = try await PostgresRollupUsers.hasher(project: project, identities: identities, connection, logger)
+        hashers[project.rawValue] = hasher
+        return hasher
+    }
 
     /// Reads what `debug_files` holds for every (project, build-id) of `pairs` not read yet, in one statement.
     func load(_ pairs: [(project: ProjectID, buildID: String)], _ connection: PostgresConnection, _ logger: Logger) async throws {
@@ -325,9 +338,11 @@ enum PostgresGrouper {
         let actions = IssueFiling.decide(decision)
 
         var issueID = target?.id ?? report.issueID
-        var contribution = IssueContribution(
-            release: report.release ?? "", day: DayNumber(Millis.date(report.occurredAt)), occurredAt: report.occurredAt,
-            user: report.userKey, tags: input.tags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }, early: report.early)
+        var contribution = try PostgresRollupUsers.keyed(
+            IssueContribution(
+                release: report.release ?? "", day: DayNumber(Millis.date(report.occurredAt)), occurredAt: report.occurredAt,
+                user: report.userKey, tags: input.tags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }, early: report.early),
+            report.userKey == nil ? nil : try await reads.rollupHasher(project: project, connection, logger))
         var muted = target?.status == .muted
         for action in actions {
             switch action {

@@ -30,10 +30,11 @@ public struct PostgresIngestStore: IngestStore {
 
     public func commit(_ writes: [IngestWrite]) async throws -> [IngestOutcome] {
         let logger = database.logger
+        let identities = database.identities
         var attempt = 1
         while true {
             do {
-                return try await database.write { connection in try await Self.perform(writes, connection, logger) }
+                return try await database.write { connection in try await Self.perform(writes, identities: identities, connection, logger) }
             } catch where PostgresErrors.isRefusal(error) {
                 return try await commitEachInASavepoint(writes)
             } catch where PostgresErrors.isConflictWithAnotherTransaction(error) && attempt < 5 {
@@ -47,13 +48,14 @@ public struct PostgresIngestStore: IngestStore {
     /// `commit`'s second try: each write in its own savepoint, a refused one failed alone.
     func commitEachInASavepoint(_ writes: [IngestWrite]) async throws -> [IngestOutcome] {
         let logger = database.logger
+        let identities = database.identities
         return try await database.write { connection in
             var outcomes: [IngestOutcome] = []
             outcomes.reserveCapacity(writes.count)
             for write in writes {
                 try await connection.query("SAVEPOINT write", logger: logger)
                 do {
-                    outcomes += try await Self.perform([write], connection, logger)
+                    outcomes += try await Self.perform([write], identities: identities, connection, logger)
                     try await connection.query("RELEASE SAVEPOINT write", logger: logger)
                 } catch where PostgresErrors.isRefusal(error) {
                     try await connection.query("ROLLBACK TO SAVEPOINT write", logger: logger)
@@ -67,7 +69,9 @@ public struct PostgresIngestStore: IngestStore {
     /// The writes' outcomes, in order. The session updates of all of them (requests' and envelopes') are applied at
     /// the end, together, in their order (`PostgresSessionBatch`): a group commit of many one-session requests is one
     /// set of statements, not a set per request.
-    static func perform(_ writes: [IngestWrite], _ connection: PostgresConnection, _ logger: Logger) async throws -> [IngestOutcome] {
+    static func perform(_ writes: [IngestWrite], identities: IdentityHashers?, _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> [IngestOutcome]
+    {
         var outcomes: [IngestOutcome] = []
         outcomes.reserveCapacity(writes.count)
         var sessions: [(index: Int, batch: SessionBatch)] = []
@@ -85,7 +89,7 @@ public struct PostgresIngestStore: IngestStore {
                 }
             }
         }
-        let counts = try await PostgresSessionBatch.apply(sessions.map(\.batch), connection, logger)
+        let counts = try await PostgresSessionBatch.apply(sessions.map(\.batch), identities: identities, connection, logger)
         for ((index, _), count) in zip(sessions, counts) {
             switch outcomes[index] {
             case .sessions: outcomes[index] = .sessions(applied: count.applied, unchanged: count.unchanged)

@@ -299,8 +299,13 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
                 breakdowns[key] = entries
             }
             var users: [BreakdownEntry] = []
+            // From the retained reports, never the rollups: those hold keyed hashes, and outlive the reports (RollupUser).
             for try await (user, events) in try await connection.query(
-                "SELECT user_key, events FROM issue_users WHERE issue_id = \(id.rawValue) ORDER BY events DESC, user_key LIMIT 10",
+                """
+                SELECT user_key, count(*) AS events FROM (
+                    SELECT user_key FROM reports WHERE issue_id = \(id.rawValue) ORDER BY occurred_at DESC LIMIT \(RollupUser.breakdownReports)) r
+                WHERE user_key IS NOT NULL GROUP BY user_key ORDER BY events DESC, user_key COLLATE "C" LIMIT 10
+                """,
                 logger: logger
             ).decode((String, Int).self) {
                 users.append(BreakdownEntry(value: user, events: events))

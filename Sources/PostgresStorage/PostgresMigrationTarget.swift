@@ -54,9 +54,11 @@ public struct PostgresMigrationTarget: Sendable {
 
     /// Opens the database at `url` for a migrate (schema brought up to date). A URL, password or database that is
     /// wrong fails at once with what the server answered (`PostgresEngine.open` connects once alone first).
-    public static func open(url: String, password: String?) async throws -> PostgresEngine {
+    /// - Parameter identities: keys the per-user rollups, for an upgrade of rollups that hold user ids.
+    public static func open(url: String, password: String?, identities: IdentityHashers? = nil) async throws -> PostgresEngine {
         do {
-            return try await PostgresEngine.open(url: url, password: password, logger: Logger(label: "faultline.migrate"))
+            return try await PostgresEngine.open(
+                url: url, password: password, identities: identities, logger: Logger(label: "faultline.migrate"))
         } catch let error as StorageError {
             throw error
         } catch {

@@ -21,9 +21,11 @@ import Foundation
 /// Several nodes may start at once: `apply` holds a transaction-level advisory lock while it reads what is
 /// applied and applies the rest, all in one transaction (PostgreSQL's DDL is transactional).
 enum PostgresMigrations {
-    struct Migration {
+    struct Migration: Sendable {
         let identifier: String
         let statements: [String]
+        /// Runs after the statements, in their transaction: a rewrite SQL alone cannot do.
+        var rewrite: (@Sendable (IdentityHashers?, PostgresConnection, Logger) async throws -> Void)? = nil
     }
 
     /// The advisory lock key of migrations (any fixed number, the same on every node).
@@ -495,6 +497,10 @@ enum PostgresMigrations {
                 DEFAULT decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex')
             """,
         ]),
+        // Issue #39: retention pruned reports and sessions, but their user ids stayed in the per-user rollups for ever.
+        // The rollups now hold a keyed hash of the user (`RollupUser.key`, HMAC-SHA-256 under the project's identity
+        // key): the ids stored before are rewritten to it, with the engine's hasher.
+        Migration(identifier: "pg9-hashed-rollup-users", statements: [], rewrite: PostgresRollupUsers.rewriteStoredUsers),
     ]
 
     /// Applies what `database` lacks, in one transaction under the migration lock.
@@ -518,6 +524,7 @@ enum PostgresMigrations {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
+                try await migration.rewrite?(database.identities, connection, logger)
                 try await connection.query(
                     "INSERT INTO faultline_migrations (identifier, seq, applied_at) VALUES (\(migration.identifier), \(index), \(now))",
                     logger: logger)

@@ -17,7 +17,7 @@ import PostgresNIO
 enum PostgresSessionBatch {
     /// Applies `batches` in order (requests' session updates, envelopes' sessions); each batch's applied and unchanged
     /// updates, in the same order.
-    static func apply(_ batches: [SessionBatch], _ connection: PostgresConnection, _ logger: Logger) async throws
+    static func apply(_ batches: [SessionBatch], identities: IdentityHashers?, _ connection: PostgresConnection, _ logger: Logger) async throws
         -> [(applied: Int, unchanged: Int)]
     {
         var counts = Array(repeating: (applied: 0, unchanged: 0), count: batches.count)
@@ -43,6 +43,8 @@ enum PostgresSessionBatch {
             var current = stored
             var updatedAt: [ExactText: Int64] = [:]
             var deltas = HealthDeltas()
+            // The rollups count users by their keyed hash (`PostgresRollupUsers`), never their id.
+            let hasher = try await PostgresRollupUsers.hasher(project: ProjectID(project), identities: identities, connection, logger)
             for (index, batch) in batches.enumerated() where batch.project.rawValue == project {
                 for update in cleaned[index] {
                     let id = ExactText(update.sessionID.rawValue)
@@ -53,8 +55,9 @@ enum PostgresSessionBatch {
                     }
                     current[id] = next
                     updatedAt[id] = Millis.from(batch.receivedAt)
-                    deltas.change(remove: existing.map(SessionContribution.init), add: SessionContribution(next),
-                                  startedAt: Millis.from(next.started))
+                    deltas.change(
+                        remove: try PostgresRollupUsers.keyed(existing.map(SessionContribution.init), hasher),
+                        add: try PostgresRollupUsers.keyed(SessionContribution(next), hasher), startedAt: Millis.from(next.started))
                     counts[index].applied += 1
                 }
             }

@@ -137,6 +137,7 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
             return (ka, a.0.reportID) < (kb, b.0.reportID)
         }
         let logger = database.logger
+        let identities = database.identities
         // The set-based writes change each row once: a report given twice is saved one result after the other.
         let distinct = Set(results.map(\.reportID)).count == results.count
         var attempt = 0
@@ -144,8 +145,8 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
             attempt += 1
             do {
                 return try await database.write { connection in
-                    if distinct { return try await Self.saveInSets(ordered, now: now, connection, logger) }
-                    let reads = PostgresBatchReads()
+                    if distinct { return try await Self.saveInSets(ordered, now: now, identities: identities, connection, logger) }
+                    let reads = PostgresBatchReads(identities: identities)
                     var issues: [Int64: IssueID?] = [:]
                     for (outcome, json) in ordered {
                         issues[outcome.reportID] = try await Self.save(outcome, encoded: json, now: now, reads: reads, connection, logger)
@@ -165,7 +166,8 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
     /// a fixed number of statements per run); a fingerprint with a report filed before (moving between issues after
     /// late symbols, or migrating to a new grouping version) is filed one report at a time (`save`), in its place in
     /// the order, so every decision sees what the reports before it did, as when each report is saved alone.
-    static func saveInSets(_ ordered: [(SymbolicationOutcome, StoredOutcome)], now: Int64, _ connection: PostgresConnection, _ logger: Logger)
+    static func saveInSets(_ ordered: [(SymbolicationOutcome, StoredOutcome)], now: Int64, identities: IdentityHashers?,
+                           _ connection: PostgresConnection, _ logger: Logger)
         async throws -> [Int64: IssueID?]
     {
         var fingerprints: [String] = []
@@ -176,7 +178,7 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         }
         try await PostgresGrouper.lock(fingerprints: fingerprints, connection, logger)
         let reports = try await FiledReport.lock(ordered.map { $0.0.reportID }, connection, logger)
-        let reads = PostgresBatchReads()
+        let reads = PostgresBatchReads(identities: identities)
         var issues: [Int64: IssueID?] = [:]
         var run: [PostgresResultBatch.Item] = []
         var start = ordered.startIndex
@@ -209,7 +211,7 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
     private func saveEachInASavepoint(_ ordered: [(SymbolicationOutcome, StoredOutcome)], now: Int64) async throws -> [Int64: IssueID?] {
         let logger = database.logger
         return try await database.write { connection in
-            let reads = PostgresBatchReads()
+            let reads = PostgresBatchReads(identities: database.identities)
             var issues: [Int64: IssueID?] = [:]
             for (outcome, json) in ordered {
                 try await connection.query("SAVEPOINT report", logger: logger)

@@ -40,17 +40,24 @@ public final class FaultlineDatabase: Sendable {
     /// Not before the migrations (a migration's table-wide statement would journal the whole table in memory), and
     /// not on the readers (their sorts of big tables stay on disk). `compact` puts VACUUM's copy back on disk.
     ///
-    /// - Parameter codec: compresses the results the stores make (the server passes zlib). With `.none` results
-    ///   are stored as JSON, and a compressed one cannot be read.
-    public init(path: String, durability: Durability = .full, codec: StoredBlobCodec = .none) throws {
+    /// - Parameters:
+    ///   - codec: compresses the results the stores make (the server passes zlib). With `.none` results
+    ///     are stored as JSON, and a compressed one cannot be read.
+    ///   - identities: keys the per-user rollups with a project's identity key (`RollupUserKeys`; the server passes
+    ///     HMAC-SHA-256). Without it, writing a report or session that has a user fails, and so does upgrading a
+    ///     database whose rollups still hold user ids: only readers and tools that write no users go without.
+    public init(path: String, durability: Durability = .full, codec: StoredBlobCodec = .none,
+                identities: IdentityHashers? = nil) throws {
         self.codec = codec
         var config = Configuration()
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(10)
         config.label = "faultline"
         let synchronous = durability == .full ? "FULL" : "NORMAL"
+        let rollupUsers = identities.map(RollupUserKeys.sqlFunction)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            if let rollupUsers { db.add(function: rollupUsers) }
         }
         do {
             try Self.createWithAutoVacuum(path: path)

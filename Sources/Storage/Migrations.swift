@@ -700,6 +700,12 @@ enum Migrations {
                     END;
                     """)
         }
+        migrator.registerMigration("v24-hashed-rollup-users") { db in
+            // Issue #39: retention pruned reports and sessions, but their user ids stayed in the per-user rollups for
+            // ever. The rollups now hold a keyed hash of the user (`RollupUser.key`, HMAC-SHA-256 under the project's
+            // identity key): the ids stored before are rewritten to it, with the function the database was opened with.
+            try RollupUserKeys.rewriteStoredUsers(db)
+        }
         return migrator
     }
 }

@@ -280,9 +280,15 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
                     arguments: [id.rawValue, key]
                 ).map { BreakdownEntry(value: $0["value"], events: $0["events"]) }
             }
+            // From the retained reports, never the rollups: those hold keyed hashes, and outlive the reports (RollupUser).
             breakdowns["user"] = try Row.fetchAll(
-                db, sql: "SELECT user_key, events FROM issue_users WHERE issue_id = ? ORDER BY events DESC, user_key LIMIT 10",
-                arguments: [id.rawValue]
+                db,
+                sql: """
+                    SELECT user_key, count(*) AS events FROM (
+                        SELECT user_key FROM reports WHERE issue_id = ? ORDER BY occurred_at DESC LIMIT ?)
+                    WHERE user_key IS NOT NULL GROUP BY user_key ORDER BY events DESC, user_key LIMIT 10
+                    """,
+                arguments: [id.rawValue, RollupUser.breakdownReports]
             ).map { BreakdownEntry(value: $0["user_key"], events: $0["events"]) }
             let samples = try Row.fetchAll(
                 db,

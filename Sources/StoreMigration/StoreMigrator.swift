@@ -204,20 +204,25 @@ public enum MigrationProgress: Sendable, Equatable {
 extension StoreMigrator {
     /// Opens the data folder's database and the PostgreSQL database at `url` (migrating its schema), runs the migrate,
     /// and closes both: what `faultline migrate` does.
-    /// - Parameter password: the PostgreSQL password when the URL has none (`FAULTLINE_DATABASE_PASSWORD`).
+    /// - Parameters:
+    ///   - password: the PostgreSQL password when the URL has none (`FAULTLINE_DATABASE_PASSWORD`).
+    ///   - identities: keys the per-user rollups (HMAC-SHA-256), for the upgrade of a database whose rollups still hold
+    ///     user ids (`v24-hashed-rollup-users`). The rows are copied as they are: the projects' identity keys go with
+    ///     them, so PostgreSQL goes on counting each user under the same key.
     public static func migrate(
-        dataFolder: String, url: String, password: String?, blobs: String, hasher: any ContentHashing, now: Date,
+        dataFolder: String, url: String, password: String?, blobs: String, hasher: any ContentHashing,
+        identities: IdentityHashers? = nil, now: Date,
         progress: @Sendable (MigrationProgress) -> Void = { _ in }
     ) async throws -> MigrationSummary {
         let path = dataFolder + "/faultline.sqlite"
         guard FileManager.default.fileExists(atPath: path) else {
             throw MigrationError("no database at \(path): --from names the data folder of a server (the folder holding faultline.sqlite)")
         }
-        let source = try FaultlineDatabase(path: path)
+        let source = try FaultlineDatabase(path: path, identities: identities)
         defer { try? source.close() }
         let target: PostgresEngine
         do {
-            target = try await PostgresMigrationTarget.open(url: url, password: password)
+            target = try await PostgresMigrationTarget.open(url: url, password: password, identities: identities)
         } catch let error as StorageError {
             throw MigrationError(error.message)
         }

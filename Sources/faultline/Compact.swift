@@ -31,7 +31,8 @@ struct Compact: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let database = try FaultlineDatabase(path: dataOptions.folder + "/faultline.sqlite", durability: .full, codec: .zlib)
+        let database = try FaultlineDatabase(
+            path: dataOptions.folder + "/faultline.sqlite", durability: .full, codec: .zlib, identities: .hmacSHA256)
         defer { try? database.close() }
         let path = dataOptions.folder + "/faultline.sqlite"
         let before = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0

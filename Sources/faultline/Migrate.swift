@@ -64,7 +64,8 @@ struct Migrate: AsyncParsableCommand {
         do {
             summary = try await StoreMigrator.migrate(
                 dataFolder: dataFolder, url: url ?? "", password: Environment.string("FAULTLINE_DATABASE_PASSWORD"),
-                blobs: blobFolder ?? "", hasher: SHA256ContentHasher(), now: Date(), progress: { display.show($0) })
+                blobs: blobFolder ?? "", hasher: SHA256ContentHasher(), identities: .hmacSHA256, now: Date(),
+                progress: { display.show($0) })
         } catch let error as MigrationError {
             display.end()
             if let counts = error.counts { Console.write(counts.rendered + "\n") }

@@ -1,5 +1,6 @@
 import FaultlineApp
 import FaultlineCore
+import FaultlineHTTP
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -80,9 +81,9 @@ import TestSupport
                 """),
             "issue_releases": try rows(app, "SELECT \(issue), release, events, users, first_seen, last_seen FROM issue_releases x ORDER BY 1, 2"),
             "issue_days": try rows(app, "SELECT \(issue), day, events, users FROM issue_days x ORDER BY 1, 2"),
-            "issue_users": try rows(app, "SELECT \(issue), user_key, events FROM issue_users x ORDER BY 1, 2"),
-            "issue_release_users": try rows(app, "SELECT \(issue), release, user_key, events FROM issue_release_users x ORDER BY 1, 2, 3"),
-            "issue_day_users": try rows(app, "SELECT \(issue), day, user_key, events FROM issue_day_users x ORDER BY 1, 2, 3"),
+            "issue_users": try unkeyed(app, "SELECT \(issue), user_key, events FROM issue_users x"),
+            "issue_release_users": try unkeyed(app, "SELECT \(issue), release, user_key, events FROM issue_release_users x"),
+            "issue_day_users": try unkeyed(app, "SELECT \(issue), day, user_key, events FROM issue_day_users x"),
             "issue_tags": try rows(app, "SELECT \(issue), key, value, events FROM issue_tags x ORDER BY 1, 2, 3"),
             "alerts": try rows(app, """
                 SELECT p.slug, x.kind, x.release, x.title, x.reason, \(issue) FROM alerts x JOIN projects p ON p.id = x.project_id
@@ -101,6 +102,25 @@ import TestSupport
                 ORDER BY 1
                 """),
         ]
+    }
+
+    /// `rows(sql)` with each per-user rollup key put back to the report user id it hashes (`RollupUser.key` under the
+    /// project's identity key), sorted: two folders' projects have different keys, so they agree on ids, not keys.
+    static func unkeyed(_ app: TestApp, _ sql: String) throws -> [String] {
+        var ids: [String: String] = [:]
+        for row in try rows(app, """
+            SELECT DISTINCT hex(p.identity_key), r.user_key FROM reports r JOIN projects p ON p.id = r.project_id
+            WHERE r.user_key IS NOT NULL
+            """)
+        {
+            let parts = row.split(separator: "|", maxSplits: 1).map(String.init)
+            let hex = Array(parts[0].utf8)
+            let key = stride(from: 0, to: hex.count - 1, by: 2).compactMap { UInt8(String(decoding: hex[$0...$0 + 1], as: UTF8.self), radix: 16) }
+            ids[RollupUser.key(of: parts[1], hasher: IdentityHashers.hmacSHA256.hasher(key: key))] = parts[1]
+        }
+        return try rows(app, sql).map { row in
+            row.split(separator: "|", omittingEmptySubsequences: false).map { ids[String($0)] ?? String($0) }.joined(separator: "|")
+        }.sorted()
     }
 
     /// Runs `step` until the queue is empty; returns the reports it processed.

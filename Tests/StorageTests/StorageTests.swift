@@ -1,4 +1,5 @@
 import FaultlineCore
+import FaultlineHTTP
 import Foundation
 @testable import Storage
 import TestSupport
@@ -11,7 +12,7 @@ final class TempDatabase {
     init() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-storage-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        database = try FaultlineDatabase(path: folder + "/faultline.sqlite")
+        database = try FaultlineDatabase(path: folder + "/faultline.sqlite", identities: .hmacSHA256)
     }
     deinit { try? FileManager.default.removeItem(atPath: folder) }
 }
@@ -45,7 +46,7 @@ let payload = StoreRows.payload
         // The first twenty as they shipped, then the later ones in their order.
         let applied = try db.database.appliedMigrations()
         #expect(Array(applied.prefix(20)) == ["v1-projects-reports-sessions", "v2-debug-files", "v3-payload-format", "v4-symbolication", "v5-issues-health-alerts", "v6-sentry", "v7-debug-file-blobs", "v8-symbolication-attempts", "v9-admin-sessions", "v10-privacy-settings", "v11-report-modules", "v12-report-issue-index", "v13-grouping-v2", "v14-issue-status-history", "v15-search-index", "v16-source-bundles", "v17-issue-list-order", "v18-storage-alerts", "v19-webhook-priority", "v20-top-issues-covering-index"])
-        #expect(Array(applied.dropFirst(20)) == ["v21-counted-sessions", "v22-issue-created-at", "v23-mask-emails-and-phones"])
+        #expect(Array(applied.dropFirst(20)) == ["v21-counted-sessions", "v22-issue-created-at", "v23-mask-emails-and-phones", "v24-hashed-rollup-users"])
     }
 
     /// The writer's statement journal is in memory (see `FaultlineDatabase.init`); readers and `compact` keep

@@ -1,4 +1,5 @@
 import FaultlineCore
+import FaultlineHTTP
 import Foundation
 import GRDB
 @testable import Storage
@@ -41,7 +42,8 @@ import Testing
     func twoReports() async throws -> (TempDatabase, Int64, Int64, SQLiteSymbolicationStore) {
         let (db, p) = try await rollups.setUp()
         try await rollups.store(db, p, [(1, "1.0", "u1", 10, nil), (2, "1.0", "u2", 20, nil)])
-        let compressing = SQLiteSymbolicationStore(database: try FaultlineDatabase(path: db.folder + "/faultline.sqlite", codec: Self.reversing))
+        let compressing = SQLiteSymbolicationStore(database: try FaultlineDatabase(
+            path: db.folder + "/faultline.sqlite", codec: Self.reversing, identities: .hmacSHA256))
         return (db, try await rollups.rowID(db, 1), try await rollups.rowID(db, 2), compressing)
     }
 

@@ -147,7 +147,7 @@ import Testing
                 try await run(batched, batched: true)
                 try await run(single, batched: false)
                 for query in Self.snapshot {
-                    #expect(try await batched.texts(query) == single.texts(query), "\(query)")
+                    #expect(try await batched.unkeyedTexts(query) == single.unkeyedTexts(query), "\(query)")
                 }
                 try await expectRecounts(batched)
                 try await expectRecounts(single)
@@ -177,7 +177,7 @@ import Testing
                     }
                 }
                 for query in Self.snapshot {
-                    #expect(try await batched.texts(query) == single.texts(query), "\(query)")
+                    #expect(try await batched.unkeyedTexts(query) == single.unkeyedTexts(query), "\(query)")
                 }
                 try await GroupingConformanceTests.expectIssueRollupsMatchRecount(batched)
                 #expect(try await batched.texts("SELECT users FROM issues") == ["2"])
@@ -215,7 +215,7 @@ import Testing
              """),
         ]
         for (stored, recount) in recounts {
-            #expect(try await db.texts(stored) == db.texts(recount), "\(stored)", sourceLocation: sourceLocation)
+            #expect(try await db.unkeyedTexts(stored) == db.texts(recount), "\(stored)", sourceLocation: sourceLocation)
         }
         // Tags are not in the reports table: counted from the scenario's own rows, by the site each report ends in.
         let movedTo = Dictionary(uniqueKeysWithValues: Self.moved.map { ($0.n, $0.site) })

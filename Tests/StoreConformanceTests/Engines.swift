@@ -1,4 +1,5 @@
 import FaultlineCore
+import FaultlineHTTP
 import Foundation
 import GRDB
 import Logging
@@ -84,12 +85,12 @@ final class Stores: Sendable {
         switch engine {
         case .sqlite:
             return try Stores(
-                engine: engine, sqlite: try FaultlineDatabase(path: folder + "/faultline.sqlite"), postgres: nil, name: nil,
+                engine: engine, sqlite: try FaultlineDatabase(path: folder + "/faultline.sqlite", identities: .hmacSHA256), postgres: nil, name: nil,
                 blobRoot: folder + "/debug-files", ownedFolder: folder)
         case .postgres:
             let (url, name) = try await PostgresServer.createDatabase()
             return try Stores(
-                engine: engine, sqlite: nil, postgres: try await PostgresEngine.open(url: url), name: name, blobRoot: folder + "/debug-files",
+                engine: engine, sqlite: nil, postgres: try await PostgresEngine.open(url: url, identities: .hmacSHA256), name: name, blobRoot: folder + "/debug-files",
                 ownedFolder: folder)
         }
     }
@@ -99,7 +100,7 @@ final class Stores: Sendable {
         guard let postgres else { throw StorageError(.openFailed, "only PostgreSQL has nodes") }
         // No name and no folder: closing the second node leaves the database and the blobs to the first.
         return try Stores(
-            engine: engine, sqlite: nil, postgres: try await PostgresEngine.open(url: postgres.urlForTests), name: nil, blobRoot: blobRoot,
+            engine: engine, sqlite: nil, postgres: try await PostgresEngine.open(url: postgres.urlForTests, identities: .hmacSHA256), name: nil, blobRoot: blobRoot,
             ownedFolder: nil)
     }
 
@@ -231,4 +232,26 @@ func withStores(_ engine: Engine, _ body: (Stores) async throws -> Void) async t
         throw error
     }
     await stores.close()
+}
+
+extension Stores {
+    /// `texts(sql)` with every per-user rollup key (`RollupUser.key`) put back to the id it hashes, for the ids the
+    /// reports and sessions hold: the rollups never store an id, and a recount from the reports (or a second database,
+    /// whose projects have other keys) compares by id.
+    func unkeyedTexts(_ sql: String) async throws -> [String] {
+        var ids: [String: String] = [:]
+        for project in try await projects.allProjects() {
+            let hasher = IdentityHashers.hmacSHA256.hasher(key: project.identityKey)
+            let users = try await texts("""
+                SELECT user_key FROM reports WHERE project_id = \(project.id.rawValue) AND user_key IS NOT NULL
+                UNION SELECT distinct_id FROM sessions WHERE project_id = \(project.id.rawValue) AND distinct_id IS NOT NULL
+                """)
+            for user in users { ids[RollupUser.key(of: user, hasher: hasher)] = user }
+        }
+        return try await texts(sql).map { text in
+            guard let range = text.range(of: RollupUser.prefix), text[range.lowerBound...].count >= 35 else { return text }
+            let key = String(text[range.lowerBound...].prefix(35))
+            return text.replacingOccurrences(of: key, with: ids[key] ?? key)
+        }.sorted()
+    }
 }

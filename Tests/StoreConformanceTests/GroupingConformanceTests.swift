@@ -95,7 +95,7 @@ import Testing
                     "SELECT m.build_id || '/' || coalesce(m.module, '-') || '/' || m.rank FROM report_modules m",
                 ]
                 for query in snapshot {
-                    #expect(try await batched.texts(query) == single.texts(query), "\(query)")
+                    #expect(try await batched.unkeyedTexts(query) == single.unkeyedTexts(query), "\(query)")
                 }
                 #expect(try await batched.texts("SELECT count(*) FROM issues") == ["2"])
                 #expect(try await batched.texts("SELECT sum(events) FROM issues") == ["40"])

@@ -298,7 +298,7 @@ func createProject(_ stores: Stores, _ slug: String = "app") async throws -> Pro
                     batchedCounts.unchanged += unchanged
                 }
             }
-            for sql in tables { batched.append(try await stores.texts(sql)) }
+            for sql in tables { batched.append(try await stores.unkeyedTexts(sql)) }
             try await expectHealthRollupsEqualARecount(stores, days: 2)
         }
         var single: [[String]] = []
@@ -309,7 +309,7 @@ func createProject(_ stores: Stores, _ slug: String = "app") async throws -> Pro
                 singleOutcomes += try await stores.ingest.commit(
                     [.sessions(SessionBatch(project: p.id, receivedAt: Date(timeIntervalSince1970: day0), updates: [update]))])
             }
-            for sql in tables { single.append(try await stores.texts(sql)) }
+            for sql in tables { single.append(try await stores.unkeyedTexts(sql)) }
         }
         // And as a group commit gathers them: one request per update, all of a list in one commit.
         var grouped: [[String]] = []
@@ -321,7 +321,7 @@ func createProject(_ stores: Stores, _ slug: String = "app") async throws -> Pro
                     .sessions(SessionBatch(project: p.id, receivedAt: Date(timeIntervalSince1970: day0), updates: [$0]))
                 })
             }
-            for sql in tables { grouped.append(try await stores.texts(sql)) }
+            for sql in tables { grouped.append(try await stores.unkeyedTexts(sql)) }
         }
         let singleApplied = singleOutcomes.reduce(0) { if case .sessions(let a, _) = $1 { $0 + a } else { $0 } }
         #expect(batchedCounts.applied == singleApplied && batchedCounts.applied + batchedCounts.unchanged == singleOutcomes.count)

@@ -77,7 +77,7 @@ import Testing
             }
         }
         var texts: [[String]] = []
-        for sql in tables { texts.append(try await stores.texts(sql)) }
+        for sql in tables { texts.append(try await stores.unkeyedTexts(sql)) }
         return (applied, unchanged, texts)
     }
 
@@ -130,7 +130,7 @@ func expectEveryHealthTableEqualsARecount(_ stores: Stores) async throws {
         SELECT release || '/' || day || '/' || user_key || ' ' || count(*) || ' ' || sum(crashed) FROM slices
         WHERE user_key IS NOT NULL GROUP BY release, day, user_key
         """)
-    #expect(dayUsers == (try await stores.texts(SessionBatchConformanceTests.tables[2])))
+    #expect(dayUsers == (try await stores.unkeyedTexts(SessionBatchConformanceTests.tables[2])))
     let releases = try await stores.texts("""
         \(slices)
         SELECT release || ' ' || min(started_at) || ' ' || max(started_at) || ' ' || count(*) || ' ' || sum(crashed) || ' '
@@ -144,5 +144,5 @@ func expectEveryHealthTableEqualsARecount(_ stores: Stores) async throws {
         SELECT release || '/' || user_key || ' ' || count(*) || ' ' || sum(crashed) FROM s
         WHERE user_key IS NOT NULL GROUP BY release, user_key
         """)
-    #expect(releaseUsers == (try await stores.texts(SessionBatchConformanceTests.tables[4])))
+    #expect(releaseUsers == (try await stores.unkeyedTexts(SessionBatchConformanceTests.tables[4])))
 }

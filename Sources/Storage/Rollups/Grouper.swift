@@ -63,7 +63,8 @@ enum Grouper {
 
         var issueID = target?.id ?? oldIssue
         var contribution = IssueContribution(
-            release: release ?? "", day: DayNumber(Millis.date(occurredAt)), occurredAt: occurredAt, user: report.userKey,
+            release: release ?? "", day: DayNumber(Millis.date(occurredAt)), occurredAt: occurredAt,
+            user: try RollupUserKeys.key(report.userKey, project: project, db),
             tags: input.tags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) },
             early: report.early.map { $0 == 1 })
         var muted = target?.status == .muted
