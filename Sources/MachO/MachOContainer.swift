@@ -93,9 +93,11 @@ public enum MachOContainer {
         case .thin32, .thin64:
             let headerSize = magic(of: head) == .thin64 ? 32 : 28
             guard head.count >= headerSize else { throw MachOError.truncated("the Mach-O header is cut short") }
+            // What `MachOImage.read` would refuse from the header alone.
             let h = MachOFields(bytes: head, bigEndian: false)
-            let sizeOfCommands = UInt64(h.u32(20))
-            guard h.u32(16) > 0 || sizeOfCommands == 0 else { throw MachOError.malformed("no load commands but \(sizeOfCommands) bytes of them") }
+            guard h.u32(16) <= MachOImage.Limits.maxLoadCommands, h.u32(20) <= MachOImage.Limits.maxCommandBytes else {
+                throw MachOError.malformed("\(h.u32(16)) load commands in \(h.u32(20)) bytes (past the limits)")
+            }
         case .fat32, .fat64:
             guard head.count >= 8 else { throw MachOError.truncated("the fat header is cut short") }
             let count = MachOFields(bytes: head, bigEndian: true).u32(4)

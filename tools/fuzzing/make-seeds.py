@@ -89,6 +89,57 @@ def chunk_assembly_seeds(elf_head):
     seed("chunk-assembly", "source-bundle", plan([7], {7: 4096}, b"SYSB\x02\x00\x00\x00PK\x03\x04"))
 
 
+MACHO_C = """static inline int twice(int x) { return x * 2; }
+int helper(int x) { return twice(x) + 1; }
+static int table[16];
+int main(void) { table[3] = helper(4); return table[3]; }
+"""
+
+
+def macho_seeds():
+    """Mach-O seeds for the `macho` target: clang cross-compiles for Apple targets, ld64.lld-19 links, dsymutil-19
+    makes the dSYMs, llvm-lipo-19 the fat files (as Tests/TestSupport/AppleBuilds.swift does)."""
+    lld = "/usr/lib/llvm-19/bin/ld64.lld"
+    if not (shutil.which("clang") and os.path.exists(lld) and shutil.which("dsymutil-19") and shutil.which("llvm-lipo-19")):
+        print("make-seeds: no Mach-O seeds (needs clang, lld-19 and llvm-19)", file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "bin"))
+        os.symlink(shutil.which("llvm-lipo-19"), os.path.join(tmp, "bin", "lipo"))
+        env = dict(os.environ, PATH=os.path.join(tmp, "bin") + ":" + os.environ.get("PATH", ""))
+
+        def run(*args):
+            subprocess.run(args, check=True, cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+        def read(name):
+            with open(os.path.join(tmp, name), "rb") as f:
+                return f.read()
+
+        with open(os.path.join(tmp, "shop.c"), "w") as f:
+            f.write(MACHO_C)
+        slices = []
+        for arch, triple, platform, version in [("arm64", "arm64-apple-ios15", "ios", "15.0"),
+                                                ("x86_64", "x86_64-apple-macos11", "macos", "11.0")]:
+            run("clang", "-target", triple, "-g", "-O1", f"-ffile-prefix-map={tmp}=/seeds", "-c", "shop.c", "-o", f"{arch}.o")
+            run(lld, "-arch", arch, "-platform_version", platform, version, version, "-o", arch, f"{arch}.o",
+                "-undefined", "dynamic_lookup", "-e", "_main")
+            run("dsymutil-19", arch, "-o", f"{arch}.dSYM")
+            slices.append(arch)
+        run(lld, "-arch", "arm64", "-platform_version", "ios", "15.0", "15.0", "-dylib", "-install_name", "@rpath/libshop.dylib",
+            "-o", "libshop.dylib", "arm64.o", "-undefined", "dynamic_lookup")
+        run("llvm-lipo-19", "-create", *slices, "-output", "universal")
+        run("dsymutil-19", "universal", "-o", "universal.dSYM")
+        run("llvm-strip-19", "-S", "-x", "arm64", "-o", "arm64-stripped")
+        seed("macho", "arm64-ios-executable", read("arm64"))
+        seed("macho", "arm64-ios-dsym", read("arm64.dSYM/Contents/Resources/DWARF/arm64"))
+        seed("macho", "x86_64-macos-dsym", read("x86_64.dSYM/Contents/Resources/DWARF/x86_64"))
+        seed("macho", "arm64-stripped", read("arm64-stripped"))
+        seed("macho", "arm64-object", read("arm64.o"))
+        seed("macho", "arm64-dylib", read("libshop.dylib"))
+        seed("macho", "fat-dsym", read("universal.dSYM/Contents/Resources/DWARF/universal"))
+        seed("macho", "fat-executable", read("universal"))
+
+
 def apple_crash_seeds():
     """Apple crash reports for the `apple-crash` target, in the shapes Tests/TestSupport/AppleCrashSamples.swift
     writes at length: an .ips (header line + JSON body, with a last exception backtrace), an iOS .crash text report,
@@ -401,6 +452,8 @@ def main():
             run("swiftc", "-Onone", "-g", "-o", path("trap"), path("main.swift"))
             run("objcopy", "--compress-debug-sections=zlib", path("trap"), path("trap-z"))
             elf("swift-trap", path("trap-z"))
+
+    macho_seeds()
 
     apple_crash_seeds()
 

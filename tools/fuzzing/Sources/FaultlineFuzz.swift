@@ -6,6 +6,7 @@
 // AddressSanitizer report, a timeout or running out of memory is a crash that libFuzzer saves.
 import FaultlineCore
 import Formats
+import MachO
 import NIOCore
 import Symbolication
 
@@ -39,6 +40,9 @@ enum FuzzTarget: String, CaseIterable {
     case multipart
     /// ELF header reader (`ELFReader.inspect`).
     case elf
+    /// Mach-O reader (`MachOContainer.slices`, `MachOImage.read`, symbols, section bytes) and the debug-file
+    /// inspector's Mach-O facts, thin and fat.
+    case macho
     /// The chunk-assembly planner (`ChunkAssemblyPlan.decide`) over hostile lists, sizes, quotas and first bytes.
     case chunkAssembly = "chunk-assembly"
     /// `DebugModule` over the input as a debug file, resolving hostile addresses.
@@ -98,6 +102,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .appleCrash: fuzzAppleCrash(bytes)
     case .multipart: fuzzMultipart(bytes)
     case .elf: fuzzELF(bytes)
+    case .macho: fuzzMachO(bytes)
     case .chunkAssembly: fuzzChunkAssembly(bytes)
     case .symbolicate: fuzzSymbolicate(bytes)
     case .sourceBundle: fuzzSourceBundle(bytes)
@@ -258,6 +263,50 @@ func fuzzSourceBundle(_ bytes: [UInt8]) {
 
 func fuzzELF(_ bytes: [UInt8]) {
     _ = try? ELFReader.inspect(MemoryByteSource(bytes))
+}
+
+/// Every slice read, its symbols and a few sections' bytes within small limits. Traps when the reader accepts what it
+/// must not: a slice outside the input, overlapping slices, a section with file data or a symbol table outside its
+/// slice, or a head check that refuses the first bytes of a file whose slices were read.
+func fuzzMachO(_ bytes: [UInt8]) {
+    let read: MachOReadBytes = { offset, count in
+        guard count >= 0, offset <= UInt64(bytes.count), UInt64(count) <= UInt64(bytes.count) - offset else {
+            throw MachOError.truncated("fuzz read")
+        }
+        return Array(bytes[Int(offset)..<(Int(offset) + count)])
+    }
+    // The upload routes' first look (the UUID from a thin image's first bytes) must agree with the whole read.
+    let headID = try? MachOFileInspector().inspectHead(Array(bytes.prefix(65_536)))
+    guard let slices = try? MachOContainer.slices(size: UInt64(bytes.count), read: read) else { return }
+    var allRead = true
+    defer {
+        // The head check refuses early only what reading the whole file refuses.
+        if allRead, (try? MachOContainer.checkHead(Array(bytes.prefix(4096)))) == nil { fatalError("checkHead refused a readable file") }
+    }
+    if let headID, let whole = slices.count == 1 ? try? MachOImage.read(slice: slices[0], read: read) : nil, whole.buildID != headID {
+        fatalError("the UUID of the first bytes is not the image's")
+    }
+    for (i, slice) in slices.enumerated() {
+        if slice.offset > UInt64(bytes.count) || slice.size > UInt64(bytes.count) - slice.offset { fatalError("slice outside the file") }
+        for other in slices[..<i] where slice.offset < other.offset + other.size && other.offset < slice.offset + slice.size {
+            fatalError("overlapping slices")
+        }
+        guard let image = try? MachOImage.read(slice: slice, read: read) else {
+            allRead = false
+            continue
+        }
+        for section in image.segments.flatMap(\.sections) where section.hasFileData {
+            if section.fileOffset > slice.size || section.size > slice.size - section.fileOffset { fatalError("section outside its slice") }
+        }
+        if let table = image.symbolTable, table.stringsOffset > slice.size || table.stringsSize > slice.size - table.stringsOffset {
+            fatalError("string table outside its slice")
+        }
+        _ = try? image.symbols(maxSymbols: 1 << 16, maxStringBytes: 1 << 20, read: read)
+        for section in image.segments.flatMap(\.sections).prefix(16) where section.hasFileData {
+            _ = try? image.bytes(of: section, maxBytes: 1 << 20, read: read)
+        }
+        _ = (image.buildID, image.features, image.hasCode, image.textVMAddr, image.uuidString)
+    }
 }
 
 /// Addresses no sane report has: the ends of the address space, and values next to them.
