@@ -16,12 +16,14 @@ import TestSupport
         C.Image(path: C.appPath("Shop"), debugID: appUUID, address: base, size: 0x8_0000)
     }
 
-    func send(_ server: ServerProcess, _ project: (ingest: String, upload: String, id: Int), _ event: String, id: String) async throws {
-        var envelope = Array(#"{"event_id":"\#(id)","sent_at":"2026-11-28T09:30:01Z"}"#.utf8) + [0x0a]
-        envelope += Array(#"{"type":"event","length":\#(event.utf8.count)}"#.utf8) + [0x0a] + Array(event.utf8) + [0x0a]
+    /// Posts one Cocoa-shaped event in an envelope, as the SDK does.
+    static func send(
+        _ http: HTTP, _ server: ServerProcess, _ project: (ingest: String, upload: String, id: Int), _ event: String, id: String
+    ) async throws {
         let sent = try await http.send(
             .POST, server.baseURL + "/api/\(project.id)/envelope/",
-            headers: [("X-Sentry-Auth", "Sentry sentry_key=\(project.ingest), sentry_client=sentry.cocoa/8.40.1")], body: envelope)
+            headers: [("X-Sentry-Auth", "Sentry sentry_key=\(project.ingest), sentry_client=sentry.cocoa/8.40.1")],
+            body: C.envelope(eventID: id, event: event))
         #expect(sent.status == 200, "\(String(decoding: sent.body, as: UTF8.self))")
     }
 
@@ -60,13 +62,13 @@ import TestSupport
                     C.Frame(C.dyld, 0x1_bd00_1f2c, function: "start"),
                 ],
                 device: launch.device)
-            try await send(server, project, event, id: launch.id)
+            try await Self.send(http, server, project, event, id: launch.id)
         }
         // An uncaught NSException: thrown inside CoreFoundation, blamed on the app's method.
         let nsID = "c1d2e3f4a5b64c7d8e9fa0b1c2d3e4f5"
         let app = Self.app(0x1_0234_8000)
-        try await send(
-            server, project,
+        try await Self.send(
+            http, server, project,
             C.event(
                 eventID: nsID,
                 crash: .nsException(name: "NSInvalidArgumentException", reason: "-[__NSCFNumber length]: unrecognized selector sent to instance 0x8"),

@@ -34,15 +34,6 @@ import TestSupport
         return (lines[0], String(location[0].split(separator: "/").last ?? ""), line)
     }
 
-    func send(_ server: ServerProcess, _ project: (ingest: String, upload: String, id: Int), _ event: String, id: String) async throws {
-        var envelope = Array(#"{"event_id":"\#(id)"}"#.utf8) + [0x0a]
-        envelope += Array(#"{"type":"event","length":\#(event.utf8.count)}"#.utf8) + [0x0a] + Array(event.utf8) + [0x0a]
-        let sent = try await http.send(
-            .POST, server.baseURL + "/api/\(project.id)/envelope/", headers: [("X-Sentry-Auth", "Sentry sentry_key=\(project.ingest)")],
-            body: envelope)
-        #expect(sent.status == 200, "\(String(decoding: sent.body, as: UTF8.self))")
-    }
-
     /// The report once `done` holds for it (or the last answer when it never does).
     func report(_ server: ServerProcess, _ id: String, _ read: [(String, String)], until done: ([String: Any]) -> Bool) async throws
         -> [String: Any]
@@ -91,7 +82,7 @@ import TestSupport
                                 arch: request.architecture.rawValue)
             let frames = fileFrames.map { C.Frame(image, base + ($0 - build.textVMAddr)) }
             let id = String(format: "%08x", n) + "0000400080000000" + String(format: "%08x", n)
-            try await send(server, project, C.event(eventID: id, crash: .badAccess(address: 0x10), frames: frames, device: device), id: id)
+            try await SentryCocoaEndToEndTests.send(http, server, project, C.event(eventID: id, crash: .badAccess(address: 0x10), frames: frames, device: device), id: id)
             return Crash(eventID: id, base: base, frames: frames.map(\.address))
         }
 

@@ -143,6 +143,12 @@ public enum SentryCocoaEvents {
             """
     }
 
+    /// An envelope holding one event, as the SDK posts it to `/api/<project>/envelope/`.
+    public static func envelope(eventID: String, event: String) -> [UInt8] {
+        Array("{\"event_id\":\"\(eventID)\",\"sent_at\":\"2026-11-28T09:30:01Z\"}\n".utf8)
+            + Array("{\"type\":\"event\",\"length\":\(event.utf8.count)}\n".utf8) + Array(event.utf8) + [0x0a]
+    }
+
     /// `0x` + lower-case hex, as the SDK formats addresses.
     public static func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
 
