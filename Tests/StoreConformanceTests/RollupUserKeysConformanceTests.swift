@@ -209,6 +209,37 @@ import Testing
         }
     }
 
+    @Test func aMigratedInstallationCountsEachUserUnderTheSameKey() async throws {
+        try await withStores(.sqlite) { sqlite in
+            try await withStores(.postgres) { postgres in
+                // Given a SQLite installation with keyed rollups, copied into PostgreSQL by `faultline migrate`…
+                let p = try await createProject(sqlite)
+                let issue = try await fill(sqlite, p)
+                let copied = try await snapshot(sqlite.texts)
+                try await MigrationTests.migrate(sqlite, into: postgres)
+                #expect(try await snapshot(postgres.texts) == copied)
+
+                // When PostgreSQL stores another report and another session of users the copy already counts…
+                let project = try #require(try await postgres.projects.project(id: p.id))
+                #expect(project.identityKey == p.identityKey)
+                try await insights.store(postgres, project, [(900, "1.0", "user-2", 10, nil)])
+                try await insights.group(postgres, 900, "parse()")
+                _ = try await postgres.ingest.commit([
+                    .sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: [
+                        SessionUpdate(
+                            sessionID: SessionID("s9")!, distinctID: "user-2", release: "1.0",
+                            started: Date(timeIntervalSince1970: StoreRows.day0 + 60), status: .exited)
+                    ]))
+                ])
+
+                // Then they are the same users: under the same keys, the counts do not move.
+                #expect(try await postgres.insights.issue(issue, project: p.id, now: Date())?.summary.users == 4)
+                #expect(try await postgres.texts("SELECT users || ' ' || crashed_users FROM health_releases") == ["3 1"])
+                #expect(try await postgres.texts("SELECT count(*) FROM issue_users") == ["4"])
+            }
+        }
+    }
+
     @Test(arguments: Engine.allCases) func theUserBreakdownNamesOnlyUsersOfRetainedReports(_ engine: Engine) async throws {
         try await withStores(engine) { stores in
             let now = Date()
