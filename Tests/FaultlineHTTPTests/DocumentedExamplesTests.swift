@@ -201,6 +201,12 @@ import TestSupport
             try crash.write(to: URL(fileURLWithPath: work.file("crash.json")))
             try FileManager.default.createDirectory(atPath: work.file("build"), withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: binary, toPath: work.file("build/app.debug"))
+            // App Store Connect's ZIP of dSYMs, as symbols.md's `POST /api/v1/debug-files` example names it.
+            let dSYM = try AppleBuilds.build(.init(.c, .arm64, .iOS)).dwarfFile
+            try Command.check("python3", [
+                "-c", "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z: "
+                    + "z.write(sys.argv[2], 'Shop.app.dSYM/Contents/Resources/DWARF/Shop')", work.file("dSYMs.zip"), dSYM,
+            ])
             try FileManager.default.createDirectory(atPath: work.file("data"), withIntermediateDirectories: true)
             try work.write(
                 "data/demo-credentials.env",
