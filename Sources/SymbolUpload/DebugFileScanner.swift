@@ -8,7 +8,8 @@ import Foundation
 
 /// Finds debug files in the files and folders `symupload` is given: ELF files, Mach-O files (executables,
 /// dylibs, frameworks, the DWARF file inside a `.dSYM` bundle; each slice of a universal file on its own) and
-/// `.zip` archives of dSYMs.
+/// `.zip` archives of dSYMs (read when named on the command line, or met in a walk with `dSYM` in their name, as
+/// `appDsyms.zip` and `dSYMs.zip` are; other zips are skipped quietly).
 ///
 /// A folder is walked without leaving it: a link to a file is followed only when the file it resolves to lies
 /// inside the folder given (an Xcode framework's `X.framework/X` → `Versions/A/X`), links to folders are never
@@ -43,8 +44,12 @@ public enum DebugFileScanner {
         }
     }
 
-    public static func scan(_ paths: [String], limits: Limits = Limits()) -> (files: [LocalDebugFile], skipped: [Skipped]) {
-        var walk = Walk(limits: limits)
+    /// Scans `paths`.
+    /// - Parameter scratch: an existing folder that the images of `.zip` archives are taken out into (the caller
+    ///   removes it); without one, zips are skipped.
+    public static func scan(_ paths: [String], limits: Limits = Limits(), scratch: String? = nil)
+        -> (files: [LocalDebugFile], skipped: [Skipped]) {
+        var walk = Walk(limits: limits, scratch: scratch)
         for path in paths { walk.visit(argument: path) }
         return (walk.files.sorted { $0.label < $1.label }, walk.skipped)
     }
@@ -52,13 +57,17 @@ public enum DebugFileScanner {
     /// The state of one scan.
     struct Walk {
         let limits: Limits
+        let scratch: String?
         var files: [LocalDebugFile] = []
         var skipped: [Skipped] = []
         var seen = Set<String>()
         var entries = 0
         var stopped = false
 
-        init(limits: Limits) { self.limits = limits }
+        init(limits: Limits, scratch: String?) {
+            self.limits = limits
+            self.scratch = scratch
+        }
 
         mutating func visit(argument path: String) {
             var isDirectory: ObjCBool = false
@@ -68,7 +77,12 @@ public enum DebugFileScanner {
             }
             // A path given on the command line is followed wherever it leads: the caller named it.
             guard isDirectory.boolValue else {
-                consider(path, resolved: Self.resolved(path))
+                var st = stat()
+                guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+                    skipped.append(Skipped(path: path, reason: "not a regular file"))
+                    return
+                }
+                consider(path, resolved: Self.resolved(path), named: true)
                 return
             }
             walk(folder: path)
@@ -136,7 +150,7 @@ public enum DebugFileScanner {
         }
 
         /// Reads the file's first bytes and hands it to the reader of its format.
-        mutating func consider(_ path: String, resolved: String) {
+        mutating func consider(_ path: String, resolved: String, named: Bool = false) {
             guard seen.insert(resolved).inserted else { return }
             guard let source = try? FileByteSource(path: resolved) else {
                 skipped.append(Skipped(path: path, reason: "cannot be opened"))
@@ -150,8 +164,20 @@ public enum DebugFileScanner {
                 } catch {
                     skipped.append(Skipped(path: path, reason: "\(error)"))
                 }
-            } else if MachOFiles.hasMagic(magic) {
+            } else if MachOFileInspector.hasMagic(magic) {
                 let found = MachOFiles.read(path: path, source: source)
+                files += found.files
+                skipped += found.skipped
+            } else if DebugFileSplitter.isZip(magic) {
+                guard named || path.split(separator: "/").last?.lowercased().contains("dsym") == true else {
+                    skipped.append(Skipped(path: path, reason: "a zip archive without dSYM in its name (name it to read it)", quiet: true))
+                    return
+                }
+                guard let scratch else {
+                    skipped.append(Skipped(path: path, reason: "a zip archive, not read here"))
+                    return
+                }
+                let found = MachOFiles.read(zip: path, resolved: resolved, scratch: scratch)
                 files += found.files
                 skipped += found.skipped
             } else {

@@ -20,7 +20,7 @@ public struct UploadPlan: Sendable, Equatable {
         /// The file's label (a slice of a universal file names its architecture).
         public var path: String
         public var buildID: BuildID?
-        public var format: LocalDebugFile.Format
+        public var format: DebugFileFormat
         /// The Mach-O slice's architecture (`arm64`), named beside its UUID.
         public var architecture: String?
         public init(kind: Kind, path: String, buildID: BuildID?) {
@@ -35,8 +35,8 @@ public struct UploadPlan: Sendable, Equatable {
             self.kind = kind
             self.path = file.label
             self.buildID = file.facts.buildID
-            self.format = file.format
-            self.architecture = file.format == .macho ? file.facts.architecture : nil
+            self.format = file.facts.format
+            self.architecture = file.facts.format == .macho ? file.facts.architecture : nil
         }
 
         /// For Mach-O, the UUID comes first in Apple's spelling with its architecture, so the lines read like
@@ -44,18 +44,20 @@ public struct UploadPlan: Sendable, Equatable {
         /// (Payload/App.app/App)`.
         public var description: String {
             let id = buildID?.rawValue ?? "?"
-            switch (format, kind) {
-            case (.elf, .noBuildID): return "\(path): no GNU build-id (link with -Wl,--build-id)"
-            case (.elf, .noDebugInfo): return "\(path): no debug information for build-id \(id) in the files given"
-            case (.elf, .missingOnServer): return "\(path): build-id \(id) is not on the server"
-            case (.macho, .noBuildID): return "\(path): no LC_UUID (do not link with -no_uuid)"
-            case (.macho, .noDebugInfo): return "UUID \(uuid) (\(architecture ?? "?")): no dSYM among the files given (\(path))"
-            case (.macho, .missingOnServer): return "UUID \(uuid) (\(architecture ?? "?")): not on the server (\(path))"
+            guard format == .macho else {
+                switch kind {
+                case .noBuildID: return "\(path): no GNU build-id (link with -Wl,--build-id)"
+                case .noDebugInfo: return "\(path): no debug information for build-id \(id) in the files given"
+                case .missingOnServer: return "\(path): build-id \(id) is not on the server"
+                }
+            }
+            let uuid = buildID.map(AppleUUID.spelling) ?? "?"
+            switch kind {
+            case .noBuildID: return "\(path): no LC_UUID (do not link with -no_uuid)"
+            case .noDebugInfo: return "UUID \(uuid) (\(architecture ?? "?")): no dSYM among the files given (\(path))"
+            case .missingOnServer: return "UUID \(uuid) (\(architecture ?? "?")): not on the server (\(path))"
             }
         }
-
-        /// The Mach-O UUID in Apple's spelling.
-        var uuid: String { buildID.flatMap(LocalDebugFile.appleUUID) ?? buildID?.rawValue ?? "?" }
     }
 
     public var uploads: [Upload]

@@ -64,9 +64,13 @@ struct Symupload: AsyncParsableCommand {
 
     func run() async throws {
         let output = Output(json: json)
-        let (files, skipped) = DebugFileScanner.scan(paths)
+        // The images of `.zip` archives of dSYMs are taken out here, and uploaded from here.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("symupload-zips-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let (files, skipped) = DebugFileScanner.scan(paths, scratch: scratch)
         output.line("found \(files.count) debug file\(files.count == 1 ? "" : "s")")
-        for file in files where file.format == .macho {
+        for file in files where file.facts.format == .macho {
             output.line("  \(file.label): UUID \(file.displayID) (\(file.facts.architecture), \(file.facts.fileType))")
         }
         for s in skipped where verbose || !s.quiet { output.line("skipped \(s.path): \(s.reason)") }
@@ -155,7 +159,7 @@ extension Symupload {
     func wants(_ files: [LocalDebugFile]) -> [BuildID: Set<DebugFileKind>] {
         var wants = UploadPlan.wants(files)
         if includeSources {
-            for file in files where file.format == .elf && file.facts.kinds.contains(.debuginfo) {
+            for file in files where file.facts.format == .elf && file.facts.kinds.contains(.debuginfo) {
                 if let id = file.facts.buildID { wants[id, default: []].insert(.sources) }
             }
         }
@@ -169,7 +173,7 @@ extension Symupload {
         output: Output, report: inout Report
     ) async {
         var best: [BuildID: LocalDebugFile] = [:]
-        for file in files where file.format == .elf && file.facts.kinds.contains(.debuginfo) {
+        for file in files where file.facts.format == .elf && file.facts.kinds.contains(.debuginfo) {
             guard let id = file.facts.buildID, missing[id]?.contains(.sources) == true else { continue }
             if let current = best[id], (current.size, current.path) <= (file.size, file.path) { continue }
             best[id] = file

@@ -90,4 +90,25 @@ import TestSupport
         #expect(again.status == 0, "\(again.err)")
         #expect(again.out.contains("0 uploaded, \(archive.expected.count) already on the server"), "\(again.out)")
     }
+
+    @Test func appStoreConnectsZipIsUploadedOneSliceAFile() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.server.cleanUp() }
+        let zip = try fixture.archive.appStoreConnectZip()
+
+        func scratchFolders() throws -> Set<String> {
+            Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("symupload-zips-") })
+        }
+        let before = try scratchFolders()
+        let run = try symupload(["--check", "--json", zip], fixture.env)
+        #expect(run.status == 0, "\(run.out)\(run.err)")
+        let dSYMs = fixture.archive.expected.filter { $0.fileType == "dsym" }
+        let stored = try await fixture.listed().map { "\($0["build_id"] as? String ?? "") \($0["kind"] as? String ?? "")" }
+        #expect(stored.sorted() == dSYMs.map { "\($0.uuid) debuginfo" }.sorted())
+        // The images were taken out into a scratch folder that is gone afterwards
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        let uploaded = (summary["uploaded"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? String }
+        #expect(uploaded.count == dSYMs.count && uploaded.allSatisfy { $0.hasPrefix(zip + ": ") }, "\(uploaded)")
+        #expect(try scratchFolders().isSubset(of: before))
+    }
 }

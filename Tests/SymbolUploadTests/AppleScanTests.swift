@@ -97,4 +97,52 @@ import TestSupport
         let (files, _) = DebugFileScanner.scan([archive.path + "/outside"])
         #expect(files.map(\.facts.buildID?.rawValue) == [archive.framework.uuid])
     }
+
+    @Test func aZipOfDSYMsGivesEveryImageInItWithItsUUID() throws {
+        // Given App Store Connect's zip of the archive's dSYMs (the universal one among them)
+        let archive = try XcodeArchive()
+        let zip = try archive.appStoreConnectZip()
+        let scratch = try TempFolder("symupload-scratch")
+
+        // When it is scanned
+        let (files, skipped) = DebugFileScanner.scan([zip], scratch: scratch.path)
+
+        // Then each slice of each dSYM in it is a debug file, read from a copy in the scratch folder, labelled with
+        // the zip and the entry, and listed on the server under the bundle's name
+        let dSYMs = archive.expected.filter { $0.fileType == "dsym" }
+        #expect(Set(files.map { "\($0.facts.buildID?.rawValue ?? "") \($0.facts.architecture) \($0.facts.kinds.map(\.rawValue))" })
+                == Set(dSYMs.map { "\($0.uuid) \($0.architecture) [\"debuginfo\"]" }), "\(files.map(\.label)) \(skipped)")
+        #expect(files.allSatisfy { $0.path.hasPrefix(scratch.path + "/") && $0.label.hasPrefix(zip + ": ") && $0.uploadName.hasSuffix(".dSYM") })
+        #expect(files.allSatisfy { $0.offset == 0 && !$0.isSlice })
+        #expect(skipped.allSatisfy { $0.quiet }, "\(skipped)")
+
+        // A zip met in a walk is read only when its name says it holds dSYMs
+        try FileManager.default.copyItem(atPath: zip, toPath: archive.folder.file("Shop.xcarchive/Products/assets.zip"))
+        let walked = DebugFileScanner.scan([archive.path + "/Products"], scratch: scratch.path)
+        #expect(walked.skipped.contains { $0.quiet && $0.path.hasSuffix("assets.zip") && $0.reason.contains("without dSYM in its name") })
+        #expect(!walked.files.contains { $0.facts.kinds.contains(.debuginfo) })
+    }
+
+    @Test func aDamagedZipIsNamedNotFatal() throws {
+        let folder = try TempFolder("symupload-zip")
+        let archive = try XcodeArchive()
+        let zip = try archive.appStoreConnectZip()
+        // The first half of a real zip: the central directory is gone
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: zip))
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: folder.file("cut-dSYMs.zip")))
+        let (files, skipped) = DebugFileScanner.scan([folder.path], scratch: folder.path)
+        #expect(files.isEmpty)
+        #expect(skipped.contains { !$0.quiet && $0.path.hasSuffix("cut-dSYMs.zip") && $0.reason.hasPrefix("not a readable zip of dSYMs") },
+                "\(skipped)")
+    }
+
+    @Test func aFIFONamedOnTheCommandLineIsNeverOpened() throws {
+        // Opening a FIFO for reading would wait for a writer forever
+        let folder = try TempFolder("symupload-fifo")
+        try Command.check("mkfifo", [folder.file("pipe")])
+        let (files, skipped) = DebugFileScanner.scan([folder.file("pipe"), folder.path])
+        #expect(files.isEmpty)
+        #expect(skipped.contains { $0.path == folder.file("pipe") && !$0.quiet && $0.reason == "not a regular file" }, "\(skipped)")
+        #expect(skipped.contains { $0.path == folder.file("pipe") && $0.quiet }, "\(skipped)")
+    }
 }
