@@ -9,8 +9,9 @@ import TestSupport
 /// bodies joined) that runs `curl`. Only what a reader must replace is substituted: the host
 /// (`http://127.0.0.1:8080`, `http://faultline:8080`), the example build-id and issue number (by the real ones);
 /// credentials and ids come from the variables the docs use (`$KEY`, `$UPLOAD_TOKEN`, `$FAULTLINE_DEMO_…`, …), and
-/// the files they name (`crash.json`, `build/app.debug`) exist in the working folder: the 3.2 body of protocol.md,
-/// the Swift runtime's crash file of a real program, a real ELF file. A comment line `# NNN …` right after a command
+/// the files they name (`crash.json`, `build/app.debug`, `Demo-2026-11-20-103351.ips`, `Demo.crash`) exist in the
+/// working folder: the 3.2 body of protocol.md, the Swift runtime's crash file of a real program, a real ELF file,
+/// Apple's crash reports (`AppleCrashSamples`). A comment line `# NNN …` right after a command
 /// is its documented status; otherwise any 2xx passes.
 @Suite(.serialized) struct DocumentedExamplesTests {
     struct Example: CustomStringConvertible {
@@ -199,6 +200,9 @@ import TestSupport
             let work = try TempFolder("doc-\(document.name.replacingOccurrences(of: "/", with: "-"))")
             let crash = document.name == "docs/symbols.md" ? swiftCrash : Data(nativeCrash.utf8)
             try crash.write(to: URL(fileURLWithPath: work.file("crash.json")))
+            // Apple's crash reports, as protocol.md's `crashes/apple` examples name them.
+            try Data(AppleCrashSamples.ips().utf8).write(to: URL(fileURLWithPath: work.file("Demo-2026-11-20-103351.ips")))
+            try Data(AppleCrashSamples.crash().utf8).write(to: URL(fileURLWithPath: work.file("Demo.crash")))
             try FileManager.default.createDirectory(atPath: work.file("build"), withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: binary, toPath: work.file("build/app.debug"))
             // App Store Connect's ZIP of dSYMs, as symbols.md's `POST /api/v1/debug-files` example names it.
