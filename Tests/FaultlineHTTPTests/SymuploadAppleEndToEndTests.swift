@@ -56,6 +56,11 @@ import TestSupport
         #expect(dry.out.contains("Shop.app/Shop: UUID \(XcodeArchive.appleSpelling(archive.app.uuid)) (arm64, executable)"), "\(dry.out)")
         #expect(try await fixture.listed().isEmpty)
 
+        // --help says what it reads and how to see what it skipped
+        let help = try symupload(["--help"], [:])
+        #expect(help.status == 0)
+        #expect(help.out.contains("Mach-O") && help.out.contains("dSYM") && help.out.contains("-v, --verbose"), "\(help.out)")
+
         // Quietly skipped without -v, named with it
         #expect(!dry.out.contains("shop.o"))
         let verbose = try symupload(["--dry-run", "-v", archive.path], env)

@@ -145,4 +145,33 @@ import TestSupport
         #expect(skipped.contains { $0.path == folder.file("pipe") && !$0.quiet && $0.reason == "not a regular file" }, "\(skipped)")
         #expect(skipped.contains { $0.path == folder.file("pipe") && $0.quiet }, "\(skipped)")
     }
+
+    @Test func aDerivedDataFolderWithAMacOSFrameworkGivesEachFileOnce() throws {
+        // Given DerivedData's layout: products with their dSYMs, intermediates full of object files, and a macOS
+        // framework whose top-level binary is a link through Versions/Current (a link to a folder) to Versions/A
+        let archive = try XcodeArchive()
+        let data = try TempFolder("DerivedData")
+        let products = data.file("Shop-abc/Build/Products/Release")
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: products + "/Kit.framework/Versions/A", withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: data.file("Shop-abc/Build/Intermediates.noindex/Shop.build/Objects-normal/arm64"),
+                               withIntermediateDirectories: true)
+        try fm.copyItem(atPath: archive.path + "/dSYMs/Tool.dSYM", toPath: products + "/Tool.dSYM")
+        try fm.copyItem(atPath: archive.tool.binary, toPath: products + "/Tool")
+        try fm.copyItem(atPath: archive.framework.stripped, toPath: products + "/Kit.framework/Versions/A/Kit")
+        try fm.createSymbolicLink(atPath: products + "/Kit.framework/Versions/Current", withDestinationPath: "A")
+        try fm.createSymbolicLink(atPath: products + "/Kit.framework/Kit", withDestinationPath: "Versions/Current/Kit")
+        try fm.copyItem(atPath: archive.path + "/Intermediates/shop.o",
+                        toPath: data.file("Shop-abc/Build/Intermediates.noindex/Shop.build/Objects-normal/arm64/shop.o"))
+
+        // When DerivedData is scanned whole
+        let (files, skipped) = DebugFileScanner.scan([data.path])
+
+        // Then the tool's two slices come from its dSYM and its binary, the framework once, and nothing from the objects
+        let ids = files.map { "\($0.facts.buildID?.rawValue ?? "") \($0.facts.fileType)" }
+        #expect(ids.count == 5, "\(files.map(\.label))")
+        #expect(Set(ids) == Set(archive.tool.slices.flatMap { ["\($0.uuid) dsym", "\($0.uuid) executable"] } + ["\(archive.framework.uuid) dylib"]))
+        #expect(skipped.contains { $0.quiet && $0.path.hasSuffix("/Versions/Current") && $0.reason.contains("a link to a folder") }, "\(skipped)")
+        #expect(skipped.contains { $0.quiet && $0.path.hasSuffix("shop.o") })
+    }
 }
