@@ -157,7 +157,7 @@ struct ProjectRenderer {
             project: project.id, release: row.release, from: today.adding(-29), through: today)
         let page = ReleasePage(
             slug: slug, row: row, trend: HealthTrend.make(series: daily, last: today, length: 30), top: top,
-            releases: snapshot.releaseNames, now: now)
+            releases: snapshot.releaseNames, now: now, missing: snapshot.missing)
         try await emit(SitePaths.release(slug, row.release), page, as: "release", write: write)
         return top
     }

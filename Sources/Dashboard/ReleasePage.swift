@@ -25,11 +25,18 @@ struct ReleasePage {
     var releasesHref: String
     /// The release's issue list, served live (`../list?release=…`).
     var releaseIssuesHref: String
+    /// "No dSYM for UUID 4C4C…A82A (Shop)": the app's Mach-O images this release's reports lacked the dSYM of (Crashlytics'
+    /// "missing dSYM" banner); other missing debug files are on the missing-debug-files page.
+    var missingDSYMs: [String]
+    var hasMissingDSYMs: Bool
+    var missingDebugFilesHref: String
 
     /// - Parameters:
     ///   - trend: the release's own daily health over the chart's window.
     ///   - top: the release's issues ranked by users affected.
-    init(slug: ProjectSlug, row: ReleaseRow, trend: HealthTrend, top: [TopIssue], releases: Set<String>, now: Date) {
+    ///   - missing: the project's missing debug files (those of this release are named).
+    init(slug: ProjectSlug, row: ReleaseRow, trend: HealthTrend, top: [TopIssue], releases: Set<String>, now: Date,
+         missing: [MissingDebugFileSummary] = []) {
         let path = SitePaths.release(slug, row.release)
         chrome = PageChrome(path: path, title: "Release \(row.release)", project: slug, now: now)
         projectName = slug.rawValue
@@ -54,5 +61,10 @@ struct ReleasePage {
         releasesHref = SitePaths.relative(from: path, to: SitePaths.releases(slug))
         releaseIssuesHref = SitePaths.relative(from: path, to: SitePaths.issueList(slug)) + "?"
             + IssueListFilter(release: row.release).queryString()
+        missingDSYMs = missing.filter { $0.releases.contains(row.release) }.map(MissingDebugFilesPage.row)
+            .filter { $0.fileKind == "dSYM" && !$0.systemLibrary }
+            .map { "No dSYM for UUID \($0.buildID) (\($0.moduleName))" + ($0.holds == "no dSYM" ? "." : "; the server has: \($0.holds).") }
+        hasMissingDSYMs = !missingDSYMs.isEmpty
+        missingDebugFilesHref = SitePaths.relative(from: path, to: SitePaths.missingDebugFiles(slug))
     }
 }

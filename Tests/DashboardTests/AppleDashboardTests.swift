@@ -70,6 +70,34 @@ import Testing
         #expect(page.releaseGroups[1].lackingCount == 1)
     }
 
+    @Test("a release's page names the app's UUIDs its reports lacked the dSYM of, not Apple's nor other releases'")
+    func releaseBanner() {
+        let now = Date(timeIntervalSince1970: 1_790_000_000)
+        let row = ReleaseRow(release: "2.3.0", firstSeen: now, lastSeen: now, health: ReleaseHealth(), adoption: nil, recentSessions: 0, newIssues: 1)
+        func page(_ row: ReleaseRow, _ missing: [MissingDebugFileSummary]) -> ReleasePage {
+            ReleasePage(
+                slug: ProjectSlug("shop")!, row: row, trend: HealthTrend.make(series: [], last: DayNumber(now), length: 30), top: [],
+                releases: [], now: now, missing: missing)
+        }
+        let missing = [
+                MissingDebugFileSummary(buildID: Self.appID, module: "Shop", reports: 3, releases: ["2.3.0"]),
+                MissingDebugFileSummary(buildID: Self.kitID, module: "ShopKit", reports: 1, releases: ["2.2.0"], has: [.executable]),
+                MissingDebugFileSummary(buildID: Self.uiKitID, module: "UIKitCore", reports: 4, releases: ["2.3.0"]),
+                MissingDebugFileSummary(buildID: Self.elfID, module: "libfoo.so", reports: 1, releases: ["2.3.0"]),
+        ]
+        let current = page(row, missing)
+        #expect(current.missingDSYMs == ["No dSYM for UUID 4C4C4473-5555-3144-A157-542D2ECDA82A (Shop)."])
+        #expect(current.hasMissingDSYMs)
+        #expect(current.missingDebugFilesHref.hasSuffix("missing-debug-files.html"))
+        var older = row
+        older.release = "2.2.0"
+        #expect(page(older, missing).missingDSYMs == [
+            "No dSYM for UUID 4C4C44A1-5555-3144-B207-5C1D2E3F4A5B (ShopKit); the server has: executable only, no dSYM (names, no files or lines).",
+        ])
+        older.release = "2.1.0"
+        #expect(!page(older, missing).hasMissingDSYMs)
+    }
+
     @Test("the event's context shows the device by name, the OS build, simulator or not, the app's version and build")
     func contextRows() {
         let view = SampleEventView(report: report(), symbols: nil)
