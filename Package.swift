@@ -175,7 +175,7 @@ let package = Package(
         .executableTarget(
             name: "IngestCount",
             dependencies: [
-                "Formats", "FaultlineCore", "Pipeline", "Storage", .product(name: "NIOCore", package: "swift-nio"),
+                "Formats", "FaultlineCore", "FaultlineHTTP", "Pipeline", "Storage", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "tools/bench/ingest/Count", swiftSettings: strict),
@@ -193,7 +193,8 @@ let package = Package(
         .executableTarget(
             name: "StoreBench",
             dependencies: [
-                "FaultlineCore", "Storage", "PostgresStorage", "StoreMigration",
+                // FaultlineHTTP: the server's HMAC-SHA-256 for the keyed per-user rollups (`IdentityHashers.hmacSHA256`).
+                "FaultlineCore", "FaultlineHTTP", "Storage", "PostgresStorage", "StoreMigration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

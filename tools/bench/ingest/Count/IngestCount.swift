@@ -1,4 +1,5 @@
 import FaultlineCore
+import FaultlineHTTP
 import Formats
 import Logging
 import NIOCore
@@ -135,7 +136,7 @@ struct IngestCount {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-count-\(getpid())").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let database = try FaultlineDatabase(path: folder + "/faultline.sqlite", codec: .zlib)
+        let database = try FaultlineDatabase(path: folder + "/faultline.sqlite", codec: .zlib, identities: .hmacSHA256)
         let clock = FixedClock()
         let project = try await SQLiteProjectStore(database: database).createProject(
             slug: ProjectSlug("count")!, ingestKeyHash: SecretHash(hex: String(repeating: "a", count: 64)),

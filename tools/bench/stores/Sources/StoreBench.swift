@@ -1,5 +1,6 @@
 import ArgumentParser
 import FaultlineCore
+import FaultlineHTTP
 import Logging
 import PostgresStorage
 import Storage
@@ -48,7 +49,7 @@ struct StoreBench: AsyncParsableCommand {
         if database.hasPrefix("sqlite:") {
             let folder = String(database.dropFirst("sqlite:".count))
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            let db = try FaultlineDatabase(path: folder + "/faultline.sqlite", codec: .none)
+            let db = try FaultlineDatabase(path: folder + "/faultline.sqlite", codec: .none, identities: .hmacSHA256)
             return Engine(
                 ingest: SQLiteIngestStore(database: db), projects: SQLiteProjectStore(database: db),
                 symbolication: SQLiteSymbolicationStore(database: db),
@@ -59,7 +60,7 @@ struct StoreBench: AsyncParsableCommand {
         }
         var logger = Logger(label: "store-bench")
         logger.logLevel = .warning
-        let pg = try await PostgresEngine.open(url: database, logger: logger)
+        let pg = try await PostgresEngine.open(url: database, identities: .hmacSHA256, logger: logger)
         return Engine(
             ingest: PostgresIngestStore(database: pg), projects: PostgresProjectStore(database: pg),
             symbolication: PostgresSymbolicationStore(database: pg), size: { try await pg.databaseSize() })
@@ -152,7 +153,7 @@ struct StoreBench: AsyncParsableCommand {
         let start = clock.now
         var logger = Logger(label: "store-bench")
         logger.logLevel = .warning
-        let target = try await PostgresEngine.open(url: url, logger: logger)
+        let target = try await PostgresEngine.open(url: url, identities: .hmacSHA256, logger: logger)
         let summary = try await StoreMigrator(
             source: source, sourceName: folder, debugFiles: folder + "/debug-files", target: target, blobs: blobs, hasher: NoDebugFiles()
         ).run(now: Date())
