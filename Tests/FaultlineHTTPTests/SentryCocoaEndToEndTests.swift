@@ -81,6 +81,20 @@ import TestSupport
                 ]),
             id: nsID)
 
+        // A Swift trap whose runtime left its message in libswiftCore's crash info, in the simulator.
+        let trapID = "d1d2e3f4a5b64c7d8e9fa0b1c2d3e4f5"
+        var simulator = C.Device()
+        simulator.model = "iPhone16,1"
+        simulator.simulator = true
+        simulator.arch = "arm64"
+        try await Self.send(
+            http, server, project,
+            C.event(
+                eventID: trapID,
+                crash: .swiftTrap(message: "Shop/CartModel.swift:42: Fatal error: Unexpectedly found nil while unwrapping an Optional value"),
+                frames: [C.Frame(app, 0x1_0234_c004), C.Frame(app, 0x1_0234_9f00)], device: simulator),
+            id: trapID)
+
         // The API: the device context and the app's image by its UUID.
         let badAccess = try await issueOf(server, launches[0].id, read)
         #expect(try await issueOf(server, launches[1].id, read) == badAccess, "one crash site at two slides is one issue")
@@ -109,6 +123,13 @@ import TestSupport
         let ns = try await http.send(.GET, server.baseURL + "/api/v1/issues/\(nsIssue)", headers: read).json["issue"] as? [String: Any] ?? [:]
         #expect(ns["title"] as? String == "NSInvalidArgumentException: -[__NSCFNumber length]: unrecognized selector sent to instance 0x8")
         #expect(ns["culprit"] as? String == "-[CartViewController checkout:]")
+
+        let trapIssue = try await issueOf(server, trapID, read)
+        let trap = try await http.send(.GET, server.baseURL + "/api/v1/issues/\(trapIssue)", headers: read).json["issue"] as? [String: Any] ?? [:]
+        #expect(trap["title"] as? String == "Fatal error: Unexpectedly found nil while unwrapping an Optional value")
+        let trapReport = try await http.send(.GET, server.baseURL + "/api/v1/reports/\(trapID)", headers: read).json
+        #expect((trapReport["device"] as? [String: Any])?["simulator"] as? Bool == true)
+        #expect((trapReport["error"] as? [String: Any])?["type"] as? String == "EXC_BREAKPOINT")
 
         // The pages: devices by name, the OS build, and the UUID that lacks a dSYM (not Apple's libraries).
         let page = folder + "/site/shop/issues/\(badAccess).html"
