@@ -2,7 +2,7 @@ import FaultlineCore
 import GRDB
 
 /// Release-health rollups: per project × release × day, per project × release, with per-user rows that keep
-/// the distinct-user counts exact.
+/// the distinct-user counts exact, keyed by the user's rollup key (`RollupUserKeys`), never the session's distinct id.
 ///
 /// A session update calls `apply(project:remove:add:)` with the session's contribution before and after; the
 /// rollups move by the difference, in the same transaction as the session row. Release `""` stands for all

@@ -4,7 +4,8 @@ import GRDB
 /// The issue rollups: counters on `issues` and the per-release, per-day, per-user and per-tag tables.
 ///
 /// `add` and `remove` are exact inverses, which is what lets a report move between issues (late symbols) and
-/// keeps every counter equal to a recount from the reports (a storage test recounts).
+/// keeps every counter equal to a recount from the reports (a storage test recounts). A contribution's user is already
+/// its rollup key (`RollupUserKeys`, made by `Grouper.file`): the per-user tables never hold a user id.
 enum IssueRollup {
     /// The counted tables' statements, written once.
     enum Shapes {
