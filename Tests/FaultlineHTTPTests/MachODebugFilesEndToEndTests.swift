@@ -258,6 +258,31 @@ import TestSupport
         #expect(again.status == 0 && again.output.contains("Nothing to upload"), "\(again.output)")
     }
 
+    @Test func sentryCLIRecognisesADSYMStoredByPUTAndSendsNothing() async throws {
+        let tool = try #require(SentryCLIEndToEndTests.sentryCLI, "sentry-cli is not installed (tools/test installs it with pip)")
+        let build = try AppleBuilds.build(.init(.cpp, .arm64, .iOS))
+        let tree = try TempFolder("sentry-cli-known")
+        try FileManager.default.createDirectory(atPath: tree.file("bin"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: build.dSYMBundle, toPath: tree.file("bin/Shop.dSYM"))
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("known", in: folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+
+        // Given the dSYM was stored by a PUT (symupload's way)…
+        let stored = try await put(server, project.upload, build.uuid, try bytes(build.dwarfFile), name: "Shop")
+        #expect(stored.status == 201, "\(stored.json)")
+        // …sentry-cli, offered the same file, finds it on the server by its debug id and SHA-1: no chunk is sent.
+        let environment = SentryCLIEndToEndTests.quiet.merging(["SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload]) { $1 }
+        let run = try Command.run(
+            tool, ["debug-files", "upload", "--org", "o", "--project", "known", "--wait", "bin"], in: tree.path, environment: environment)
+        #expect(run.status == 0, "\(run.out)\(run.err)")
+        #expect((run.out + run.err).contains("Found 1 debug information file"), "\(run.out)\(run.err)")
+        #expect((run.out + run.err).contains("Nothing to upload"), "\(run.out)\(run.err)")
+        #expect(try await SentryCLIEndToEndTests().metric(server, "faultline_chunk_upload_requests_total") == 0)
+        #expect(try await files(server, project.upload).count == 1)
+    }
+
     /// `4c4c44c1-5555-3144-a18d-19088842705b` from 32 hex digits.
     static func hyphenated(_ hex: String) -> String {
         let h = Array(hex)

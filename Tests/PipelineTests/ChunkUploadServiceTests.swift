@@ -392,4 +392,16 @@ let buildID = "aba11aeff7e7e9e2e1bc84464f53a7e183a8930a"
         #expect(DifIdentifiers.buildIDPrefix(ofDebugID: "ef1aa1abe7f7e2e9e1bc84464f53a7e1") == String(buildID.prefix(32)))
         #expect(DifIdentifiers.buildIDPrefix(ofDebugID: "not-a-guid") == nil)
     }
+
+    @Test func aMachODebugIDIsItsUUIDUnswapped() {
+        // sentry-cli's debug_id of a Mach-O slice is its LC_UUID, lower-case and hyphenated, in file order.
+        let uuid = BuildID("4c4c44c155553144a18d19088842705b")!
+        #expect(DifIdentifiers.debugID(of: uuid, format: .macho) == "4c4c44c1-5555-3144-a18d-19088842705b")
+        #expect(DifIdentifiers.debugID(of: uuid, format: .elf) == "c1444c4c-5555-4431-a18d-19088842705b")
+        // A debug id can name an ELF build-id (swapped) or a Mach-O UUID (as it is): both are looked up.
+        let candidates = DifIdentifiers.candidatePrefixes(ofDebugID: "4C4C44C1-5555-3144-A18D-19088842705B-0")
+        #expect(candidates.map(\.prefix) == ["c1444c4c55554431a18d19088842705b", "4c4c44c155553144a18d19088842705b"])
+        #expect(candidates.map(\.format) == [.elf, .macho])
+        #expect(DifIdentifiers.candidatePrefixes(ofDebugID: "nope").isEmpty)
+    }
 }
