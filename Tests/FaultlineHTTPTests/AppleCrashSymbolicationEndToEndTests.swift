@@ -124,6 +124,55 @@ import TestSupport
         }
     }
 
+    /// The same crash three ways — a Sentry Cocoa event, an `.ips` and a `.crash` of one program at one slide — is one
+    /// issue, and once the dSYM is there every frame of the three resolves to the same function, file and line.
+    @Test func anEventAnIPSAndACrashOfOneCrashAreOneIssueWithTheSameFrames() async throws {
+        let build = try AppleBuilds.build(.init(.c, .arm64, .iOS))
+        let fileFrames = [try #require(build.address(of: "_crash_now")) + 4, try #require(build.address(of: "_main")) + 8]
+        let (ips, crash) = Self.reports(build, fileFrames.map { Planned(fileAddress: $0, staleName: nil) })
+        let base = build.textVMAddr + Self.slide
+        let image = SentryCocoaEvents.Image(
+            path: SentryCocoaEvents.appPath("Shop"), debugID: build.uuid.uppercased(), address: base,
+            size: build.text.upperBound - build.textVMAddr + 0x4000)
+        let eventID = "aaaaaaaa0000400080000000aaaaaaaa"
+        let event = SentryCocoaEvents.event(
+            eventID: eventID, crash: .badAccess(address: 0x10),
+            frames: fileFrames.map { SentryCocoaEvents.Frame(image, base + ($0 - build.textVMAddr)) })
+
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("shop", in: folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let http = HTTP(client: HTTPClient.shared)
+        let read = [("Authorization", "Bearer \(project.upload)")]
+        try await SentryCocoaEndToEndTests.send(http, server, project, event, id: eventID)
+        var ids = [eventID]
+        for file in [ips, crash] {
+            let answer = try await http.send(
+                .POST, server.baseURL + "/api/v1/crashes/apple", headers: [("Authorization", "Bearer \(project.ingest)")], body: Array(file.utf8))
+            ids.append(try #require((answer.json["accepted"] as? [String])?.first, "\(answer.json)"))
+        }
+        let dsym = Array(try Data(contentsOf: URL(fileURLWithPath: build.dwarfFile)))
+        let uploaded = try await http.send(.PUT, server.baseURL + "/api/v1/debug-files/\(build.uuid)", headers: read, body: dsym)
+        #expect(uploaded.status == 201, "\(uploaded.json)")
+
+        var served: [[String]] = []
+        var issues: Set<Int> = []
+        for id in ids {
+            let done = try await waitFor(http, server.baseURL + "/api/v1/reports/\(id)", read) { $0 == "complete" }
+            let slots = ((done["symbolication"] as? [String: Any])?["threads"] as? [[[String: Any]]])?.first ?? []
+            #expect(slots.count == 2 && slots.allSatisfy { $0["status"] as? String == "dwarf" }, "\(id): \(done)")
+            served.append(slots.map { slot in
+                let f = (slot["frames"] as? [[String: Any]])?.first ?? [:]
+                return "\(f["function"] as? String ?? "?") \((f["file"] as? String)?.split(separator: "/").last ?? "?"):\(f["line"] as? Int ?? -1)"
+            })
+            if let issue = done["issue_id"] as? Int { issues.insert(issue) }
+        }
+        #expect(served[1] == served[0] && served[2] == served[0], "\(served)")
+        #expect(served[0].first?.hasPrefix("crash_now ") == true, "\(served)")
+        #expect(issues.count == 1, "\(issues)")
+    }
+
     /// Polls a report until its symbolication state satisfies `done`.
     func waitFor(_ http: HTTP, _ url: String, _ headers: [(String, String)], _ done: (String) -> Bool) async throws -> [String: Any] {
         let deadline = ContinuousClock.now + .seconds(60)
