@@ -20,6 +20,8 @@ struct MissingDebugFilesPage {
         var releaseList: String
         /// What the server holds for the build-id ("nothing", or "executable (no debug information)").
         var holds: String
+        /// A Mach-O module (by its UUID's shape): its debug file is a dSYM.
+        var apple: Bool
         /// "dSYM" for a Mach-O module, "debug file" otherwise.
         var fileKind: String
         /// One of Apple's own libraries (UIKitCore, libswiftCore.dylib): no dSYM of the app's to upload, so it is
@@ -66,7 +68,7 @@ struct MissingDebugFilesPage {
             moduleName: summary.module.flatMap { $0.isEmpty ? nil : $0 } ?? "unknown", reports: summary.reports,
             releaseList: summary.releases.isEmpty ? "unknown" : summary.releases.joined(separator: ", "),
             holds: system ? "an Apple system library (its symbols are Apple's; nothing to upload)" : holds(summary.has, apple: apple),
-            fileKind: apple ? "dSYM" : "debug file", systemLibrary: system)
+            apple: apple, fileKind: apple ? "dSYM" : "debug file", systemLibrary: system)
     }
 
     /// What the "Server has" column says for the stored kinds of a build-id (`apple`: a Mach-O module, whose debug

@@ -61,10 +61,17 @@ struct ReleasePage {
         releasesHref = SitePaths.relative(from: path, to: SitePaths.releases(slug))
         releaseIssuesHref = SitePaths.relative(from: path, to: SitePaths.issueList(slug)) + "?"
             + IssueListFilter(release: row.release).queryString()
-        missingDSYMs = missing.filter { $0.releases.contains(row.release) }.map(MissingDebugFilesPage.row)
-            .filter { $0.fileKind == "dSYM" && !$0.systemLibrary }
-            .map { "No dSYM for UUID \($0.buildID) (\($0.moduleName))" + ($0.holds == "no dSYM" ? "." : "; the server has: \($0.holds).") }
+        missingDSYMs = missing.filter { $0.releases.contains(row.release) }.compactMap(Self.missingDSYMLine)
         hasMissingDSYMs = !missingDSYMs.isEmpty
         missingDebugFilesHref = SitePaths.relative(from: path, to: SitePaths.missingDebugFiles(slug))
+    }
+
+    /// `No dSYM for UUID 4C4C…A82A (Shop).` for one of the app's Mach-O images; nil for Apple's libraries and for
+    /// other formats' files.
+    static func missingDSYMLine(_ summary: MissingDebugFileSummary) -> String? {
+        let row = MissingDebugFilesPage.row(summary)
+        guard row.apple, !row.systemLibrary else { return nil }
+        let line = "No dSYM for UUID \(row.buildID) (\(row.moduleName))"
+        return summary.has.isEmpty ? line + "." : line + "; the server has: \(row.holds)."
     }
 }
