@@ -416,7 +416,7 @@ public enum Grouping {
     static let systemModulePrefixes = [
         "libc.so", "libc-", "libm.so", "libpthread", "libdl.so", "librt.so", "ld-linux", "ld64", "linux-vdso", "linux-gate",
         "libstdc++", "libgcc_s", "libc++", "libswift", "libFoundation", "libdispatch", "libBlocksRuntime", "libicu",
-        "libz.so", "libsystem_", "libdyld", "libobjc", "libxpc", "libcorecrypto", "libcompiler_rt", "libunwind",
+        "libz.so", "libsystem_", "libdyld", "libobjc", "libxpc", "libcorecrypto",
     ]
 
     /// Apple's system frameworks and libraries by name, for frames that name their image without a path: the
