@@ -81,9 +81,11 @@ import TestSupport
             #expect(try await get(server, token, "/buildid/\(build.uuid)/debuginfo").body == dsym)
             #expect(try await get(server, token, "/buildid/\(build.uuid)/executable").body == stripped)
         }
-        // The upper-case hyphenated spelling of the UUID is not a build-id: the path names hex digits only.
-        let wrong = try await put(server, first.upload, "0" + build.uuid.dropFirst(), dsym)
+        // Another UUID in the path is refused from the load commands in the first bytes.
+        let other = (build.uuid.hasPrefix("0") ? "1" : "0") + build.uuid.dropFirst()
+        let wrong = try await put(server, first.upload, other, dsym)
         #expect(wrong.status == 400 && wrong.json["error"] as? String == "build_id_mismatch", "\(wrong.json)")
+        #expect((wrong.json["message"] as? String)?.contains("LC_UUID") == true, "\(wrong.json)")
     }
 
     @Test func aFatUploadIsStoredOneSliceAFile() async throws {

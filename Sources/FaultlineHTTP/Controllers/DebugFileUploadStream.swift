@@ -113,7 +113,10 @@ struct DebugFileUploadStream {
             progress.kind = .checkedWhole
         } else if MachOFileInspector.hasMagic(head) {
             guard head.count >= Self.machOHeadBytes || final else { return }
-            _ = try MachOFileInspector().inspectHead(head)
+            // A thin image's UUID is in its load commands, right after the header: usually in the first piece.
+            if let found = try MachOFileInspector().inspectHead(head), let claimed, found != claimed {
+                throw DebugFileError(.buildIDMismatch, "the file's build-id (LC_UUID) is \(found), not \(claimed)")
+            }
             progress.kind = .machO
         } else {
             progress.kind = .elf
