@@ -168,6 +168,29 @@ import Testing
         #expect(!Grouping.isSystemModule(name: "app", path: "/opt/app/bin/app"))
     }
 
+    @Test("the Apple fields are held to the ingest limits like every other text")
+    func appleFieldsAreCapped() {
+        let long = String(repeating: "x", count: 5000)
+        var report = crash(
+            frames: [], error: ErrorInfo(type: "EXC_BAD_ACCESS", mach: MachException(exception: 1, name: long, signal: long)))
+        report.device.osBuild = long
+        report.app.displayVersion = long
+        report.app.displayBuild = long
+        report.modules[0].arch = long
+        let limits = IngestLimits()
+        limits.apply(to: &report)
+        let cap = limits.maxKeyValueBytes
+        #expect(report.device.osBuild.map { $0.utf8.count <= cap } == true)
+        #expect(report.app.displayVersion.map { $0.utf8.count <= cap } == true)
+        #expect(report.app.displayBuild.map { $0.utf8.count <= cap } == true)
+        #expect(report.modules[0].arch.map { $0.utf8.count <= cap } == true)
+        #expect(report.error?.mach?.name.map { $0.utf8.count <= cap } == true)
+        #expect(report.error?.mach?.signal.map { $0.utf8.count <= cap } == true)
+        #expect(report.trimmed.valuesTruncated == 6)
+        // A name too long to be one is no exception name: the title falls back to the number.
+        #expect(report.error?.mach?.exceptionName == "EXC_BAD_ACCESS")
+    }
+
     // MARK: - Identifiers and names
 
     @Test("UUID spellings: any case, hyphens, braces, an age; Apple's spelling back")
