@@ -19,7 +19,8 @@ enum MissingDSYMNotes {
                 guard let id = slot.buildID, let buildID = BuildID(id) else { continue }
                 let apple = modules[id].map { $0.format == .macho } ?? AppleUUID.looksLikeMachOUUID(buildID)
                 // Apple's own libraries have no dSYM to upload: only the app's images are named.
-                guard apple, !(modules[id].map { Grouping.isSystemModule(name: $0.name, path: $0.path) } ?? false) else { continue }
+                let system = modules[id].map { Grouping.isSystemModule(name: $0.name, path: $0.path) } ?? false
+                guard apple, !system else { continue }
                 counts[id, default: 0] += 1
             }
         }

@@ -67,7 +67,8 @@ struct MissingDebugFilesPage {
             buildID: apple ? AppleUUID.spelling(summary.buildID) : summary.buildID.rawValue,
             moduleName: summary.module.flatMap { $0.isEmpty ? nil : $0 } ?? "unknown", reports: summary.reports,
             releaseList: summary.releases.isEmpty ? "unknown" : summary.releases.joined(separator: ", "),
-            holds: system ? "an Apple system library (its symbols are Apple's; nothing to upload)" : holds(summary.has, apple: apple),
+            holds: system
+                ? "an Apple system library (its symbols are Apple's; nothing to upload)" : holds(summary.has, apple: apple),
             apple: apple, fileKind: apple ? "dSYM" : "debug file", systemLibrary: system)
     }
 

@@ -26,7 +26,8 @@ public enum AppleDeviceNames {
     static let groups: [(String, [String])] = [
         // iPhone
         ("iPhone 8", ["iPhone10,1", "iPhone10,4"]), ("iPhone 8 Plus", ["iPhone10,2", "iPhone10,5"]),
-        ("iPhone X", ["iPhone10,3", "iPhone10,6"]), ("iPhone XS", ["iPhone11,2"]), ("iPhone XS Max", ["iPhone11,4", "iPhone11,6"]),
+        ("iPhone X", ["iPhone10,3", "iPhone10,6"]), ("iPhone XS", ["iPhone11,2"]),
+        ("iPhone XS Max", ["iPhone11,4", "iPhone11,6"]),
         ("iPhone XR", ["iPhone11,8"]), ("iPhone 11", ["iPhone12,1"]), ("iPhone 11 Pro", ["iPhone12,3"]),
         ("iPhone 11 Pro Max", ["iPhone12,5"]), ("iPhone SE (2nd generation)", ["iPhone12,8"]), ("iPhone 12 mini", ["iPhone13,1"]),
         ("iPhone 12", ["iPhone13,2"]), ("iPhone 12 Pro", ["iPhone13,3"]), ("iPhone 12 Pro Max", ["iPhone13,4"]),

@@ -49,7 +49,9 @@ public enum AppleUUID {
     public static func looksLikeMachOUUID(_ buildID: BuildID) -> Bool {
         let hex = Array(buildID.rawValue.utf8)
         guard hex.count == 32 else { return false }
-        return hex[12] == UInt8(ascii: "3") && [UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(hex[16])
+        let variant = hex[16]
+        return hex[12] == UInt8(ascii: "3")
+            && (variant == UInt8(ascii: "8") || variant == UInt8(ascii: "9") || variant == UInt8(ascii: "a") || variant == UInt8(ascii: "b"))
     }
 
     /// The architecture name of a Mach-O `cpu_type`/`cpu_subtype` pair (the legacy `apple` image's fields).

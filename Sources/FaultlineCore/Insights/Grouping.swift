@@ -446,8 +446,9 @@ public enum Grouping {
         if let path {
             if path.contains("/RuntimeRoot/") || path.contains(".simruntime/") { return true }
             if isAppleAppBundlePath(path) { return false }
-            if path.hasPrefix("/lib/") || path.hasPrefix("/lib64/") || path.hasPrefix("/usr/lib") || path.hasPrefix("/usr/libexec")
-                || path.contains("/usr/lib/swift/") || appleSystemPathPrefixes.contains(where: { path.hasPrefix($0) })
+            if path.hasPrefix("/lib/") || path.hasPrefix("/lib64/") || path.hasPrefix("/usr/lib")
+                || path.hasPrefix("/usr/libexec") || path.contains("/usr/lib/swift/")
+                || appleSystemPathPrefixes.contains(where: { path.hasPrefix($0) })
             {
                 return true
             }
