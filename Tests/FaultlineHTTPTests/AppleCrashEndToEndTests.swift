@@ -118,6 +118,13 @@ import TestSupport
         let folder = ServerProcess.newFolder()
         let project = try await ServerProcess.createProject("ios", in: folder)
 
+        let help = try await ServerProcess.run(["crashes", "import", "--help"])
+        #expect(help.status == 0 && help.out.contains("*.ips and *.crash"), "\(help)")
+        let noProject = try await ServerProcess.run(["crashes", "import", "android", reports, "--data", folder])
+        #expect(noProject.status != 0 && noProject.err.contains("no project 'android'"), "\(noProject)")
+        let noFile = try await ServerProcess.run(["crashes", "import", "ios", reports + "/nothing-here", "--data", folder])
+        #expect(noFile.status != 0 && noFile.err.contains("no such file or folder"), "\(noFile)")
+
         let run = try await ServerProcess.run(["crashes", "import", "ios", reports, "--data", folder])
         #expect(run.status == 1, "\(run)")
         let lines = run.out.split(separator: "\n").map(String.init)

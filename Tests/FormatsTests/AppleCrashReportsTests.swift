@@ -217,6 +217,8 @@ import TestSupport
         (AppleCrashSamples.crash().replacingOccurrences(of: "2026-11-20 10:33:51.4969 +0100", with: "yesterday"), "line 14"),
         (AppleCrashSamples.crash().replacingOccurrences(of: "Date/Time:", with: "Date:"), "timestamp"),
         ("Hello, this is not a crash report.\n", "threads"),
+        (AppleCrashSamples.ips(extra: "\n  \"asi\" : " + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + ","),
+         "nesting deeper than 512"),
         ("", "body"),
     ].map { Broken(file: $0.0, names: $0.1) }
 
@@ -225,6 +227,22 @@ import TestSupport
     func brokenFilesAreRefusedNamingWhatIsWrong(_ broken: Broken) throws {
         let error = try #require(Self.refusal(broken.file), "accepted: \(broken.file.prefix(80))")
         #expect("\(error.field ?? "") \(error.message)".contains(broken.names), "\(error)")
+    }
+
+    @Test func registersAreBoundedPerThread() throws {
+        let many = (0..<5000).map { "x\($0): 0x0000000000000001" }.joined(separator: " ")
+        let text = AppleCrashSamples.crash(threads: """
+            Thread 0 Crashed:
+            0   Demo                          \t0x0000000102b8c1a4 0x102b84000 + 33188
+
+            Thread 0 crashed with ARM Thread State (64-bit):
+            \(many)
+            \(many)
+            """)
+        #expect(try Self.report(text).threads[0].registers.count == 64)
+        let x = (0..<5000).map { _ in #"{"value":1}"# }.joined(separator: ",")
+        let ips = AppleCrashSamples.ips(threads: #"[{"triggered":true,"threadState":{"x":[\#(x)]},"frames":[{"imageOffset":1,"imageIndex":0}]}]"#)
+        #expect(try Self.report(ips).threads[0].registers.count == 64)
     }
 
     @Test func bytesThatAreNotUTF8AreRefused() throws {

@@ -15,6 +15,9 @@ import Foundation
 /// receives `address − image base` as it does for every other format. Image UUIDs become `BuildID`s as written
 /// (hyphens dropped, lower case, never byte-swapped: the Mach-O `LC_UUID` order).
 struct AppleCrash {
+    /// Registers kept per thread (arm64 has 34 with `far` and `esr`; more is not a thread state).
+    static let maxRegisters = 64
+
     struct Image {
         var name: String?
         var path: String?

@@ -63,7 +63,7 @@ enum CrashTextParser {
                     section = .other
                     continue
                 }
-                if lower.hasPrefix("crashed with") || lower.hasPrefix("crashed with") || lower.contains("thread state") {
+                if lower.hasPrefix("crashed with") || lower.contains("thread state") {
                     section = .registers(number)
                     continue
                 }
@@ -112,7 +112,8 @@ enum CrashTextParser {
             case .registers(let number):
                 let registers = Self.registers(trimmed)
                 guard !registers.isEmpty else { throw fail("expected registers such as `x0: 0x0000000000000001`") }
-                threads[number, default: AppleCrash.Thread()].registers += registers
+                let kept = threads[number]?.registers.count ?? 0
+                threads[number, default: AppleCrash.Thread()].registers += registers.prefix(max(0, AppleCrash.maxRegisters - kept))
                 continue
             case .images:
                 guard trimmed.hasPrefix("0x") else {

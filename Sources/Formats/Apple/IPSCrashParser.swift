@@ -201,13 +201,14 @@ extension JSONReader {
         return text.isEmpty ? nil : text
     }
 
-    /// `{"libsystem_c.dylib": ["abort() called"]}` (also a bare string or list) → its lines.
+    /// `{"libsystem_c.dylib": ["abort() called"]}` (also a bare string or list) → its lines (lists nested deeper than
+    /// two are skipped, not walked: the input decides the depth).
     mutating func readIPSApplicationSpecific() throws -> [String] {
         var lines: [String] = []
-        func strings(_ r: inout JSONReader) throws {
+        func strings(_ r: inout JSONReader, depth: Int = 0) throws {
             switch try r.peek() {
             case .string: lines.append(try r.readString())
-            case .array: try r.readArray { r, _ in try strings(&r) }
+            case .array where depth < 2: try r.readArray { r, _ in try strings(&r, depth: depth + 1) }
             default: try r.skipValue()
             }
         }
@@ -293,7 +294,7 @@ extension JSONReader {
                 if let v = try r.optional(name, { try value(&$0) }) ?? nil { out.append(Register(name: name, value: v)) }
             }
         }
-        return out
+        return Array(out.prefix(AppleCrash.maxRegisters))
     }
 
     mutating func readIPSImage() throws -> AppleCrash.Image {
