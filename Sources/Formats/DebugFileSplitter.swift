@@ -11,7 +11,7 @@ import MachO
 /// bounded entry count and directory size, every entry's bytes its own), and each entry is inflated to disk, never into
 /// memory, under two caps that hold while the bytes are produced, not because the directory says so: `maxEntryBytes`
 /// an entry and `maxTotalBytes` all of them, then checked against its declared size and CRC-32. Entries that are not
-/// Mach-O images (`Info.plist`, relocation maps) are dropped. Entry names are labels for people, never paths on disk.
+/// little-endian Mach-O images (`Info.plist`, relocation maps) are dropped. Entry names are labels for people, never paths on disk.
 public struct DebugFileSplitter: Sendable {
     /// Bounds on what an archive may make the server do.
     public struct Limits: Sendable {
@@ -88,7 +88,7 @@ public struct DebugFileSplitter: Sendable {
             if Self.isFat(head) {
                 pieces += try slices(of: file, name: name, newFile: newFile)
                 unlink(upload.path)
-            } else if MachOContainer.magic(of: head) != nil {
+            } else if let magic = MachOContainer.magic(of: head), magic == .thin32 || magic == .thin64 {
                 pieces.append(DebugFilePiece(upload: upload, name: name))
             } else {
                 unlink(upload.path)

@@ -8,6 +8,7 @@ swiftc and brotli fixtures for their seeds).
 """
 import gzip
 import importlib.util
+import io
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 import zlib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -138,6 +140,17 @@ def macho_seeds():
         seed("macho", "arm64-dylib", read("libshop.dylib"))
         seed("macho", "fat-dsym", read("universal.dSYM/Contents/Resources/DWARF/universal"))
         seed("macho", "fat-executable", read("universal"))
+        # The upload splitter: fat files, and ZIPs of dSYMs as App Store Connect packs them (deflated and stored).
+        seed("debug-archive", "fat-dsym", read("universal.dSYM/Contents/Resources/DWARF/universal"))
+        for name, method in [("dsyms-deflated.zip", zipfile.ZIP_DEFLATED), ("dsyms-stored.zip", zipfile.ZIP_STORED)]:
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", method) as z:
+                info = zipfile.ZipInfo("Shop.app.dSYM/Contents/Info.plist", date_time=(2026, 1, 1, 0, 0, 0))
+                z.writestr(info, "<plist/>")
+                for entry, path in [("Shop.app.dSYM/Contents/Resources/DWARF/Shop", "arm64.dSYM/Contents/Resources/DWARF/arm64"),
+                                    ("Kit.dSYM/Contents/Resources/DWARF/Kit", "universal.dSYM/Contents/Resources/DWARF/universal")]:
+                    z.writestr(zipfile.ZipInfo(entry, date_time=(2026, 1, 1, 0, 0, 0)), read(path), compress_type=method)
+            seed("debug-archive", name, buffer.getvalue())
 
 
 def apple_crash_seeds():

@@ -43,6 +43,8 @@ enum FuzzTarget: String, CaseIterable {
     /// Mach-O reader (`MachOContainer.slices`, `MachOImage.read`, symbols, section bytes) and the debug-file
     /// inspector's Mach-O facts, thin and fat.
     case macho
+    /// `DebugFileSplitter`: a fat Mach-O split into slices, a ZIP of dSYMs expanded, with small limits.
+    case debugArchive = "debug-archive"
     /// The chunk-assembly planner (`ChunkAssemblyPlan.decide`) over hostile lists, sizes, quotas and first bytes.
     case chunkAssembly = "chunk-assembly"
     /// `DebugModule` over the input as a debug file, resolving hostile addresses.
@@ -103,6 +105,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .multipart: fuzzMultipart(bytes)
     case .elf: fuzzELF(bytes)
     case .macho: fuzzMachO(bytes)
+    case .debugArchive: fuzzDebugArchive(bytes)
     case .chunkAssembly: fuzzChunkAssembly(bytes)
     case .symbolicate: fuzzSymbolicate(bytes)
     case .sourceBundle: fuzzSourceBundle(bytes)
@@ -307,6 +310,38 @@ func fuzzMachO(_ bytes: [UInt8]) {
         }
         _ = (image.buildID, image.features, image.hasCode, image.textVMAddr, image.uuidString)
     }
+}
+
+/// Small enough that no input takes long: 1 MiB an entry, 2 MiB an archive, 64 pieces.
+let archiveLimits = DebugFileSplitter.Limits(maxEntries: 256, maxEntryBytes: 1 << 20, maxTotalBytes: 2 << 20, maxPieces: 64)
+
+/// The input written to a file and split as an upload is (`DebugFileSplitter`). Traps when the pieces together hold
+/// more than the archive limit allows (each entry's bytes, or a fat entry's slices, which lie inside it), when there
+/// are more pieces than allowed, or when a piece is not a thin Mach-O image.
+func fuzzDebugArchive(_ bytes: [UInt8]) {
+    let input = scratchPath + ".upload"
+    guard FileManager.default.createFile(atPath: input, contents: Data(bytes)) else { fatalError("cannot write \(input)") }
+    var made: [String] = []
+    defer {
+        unlink(input)
+        for path in made { unlink(path) }
+    }
+    let pieces = try? DebugFileSplitter(limits: archiveLimits).split(path: input, name: "fuzz") {
+        let path = "\(scratchPath).piece-\(made.count)"
+        guard FileManager.default.createFile(atPath: path, contents: nil) else { fatalError("cannot write \(path)") }
+        made.append(path)
+        return TemporaryUpload(path: path)
+    }
+    guard let pieces else { return }
+    if pieces.count > archiveLimits.maxPieces { fatalError("more pieces than the limit") }
+    var total: UInt64 = 0
+    for piece in pieces {
+        guard let source = try? FileByteSource(path: piece.upload.path) else { fatalError("a piece cannot be read") }
+        total += source.size
+        guard let head = try? source.bytes(at: 0, count: 4), let magic = MachOContainer.magic(of: head), magic == .thin32 || magic == .thin64
+        else { fatalError("a piece is not a thin Mach-O image") }
+    }
+    if total > max(archiveLimits.maxTotalBytes, UInt64(bytes.count)) { fatalError("the pieces hold more than the limits allow") }
 }
 
 /// Addresses no sane report has: the ends of the address space, and values next to them.
