@@ -117,7 +117,9 @@ import TestSupport
                 let expected = try Self.reference(build, Self.lookup(file, caller: index > 0, request.architecture))
                 let innermost = (slots[index]["frames"] as? [[String: Any]])?.first ?? [:]
                 let served = ((innermost["file"] as? String)?.split(separator: "/").last.map(String.init), innermost["line"] as? Int)
-                #expect(served.0 == expected.file && served.1 == expected.line, "\(request) frame \(index): \(innermost) vs \(expected)")
+                #expect(
+                    served.0 == expected.file && served.1 == expected.line,
+                    "\(request) slide 0x\(String(c.base, radix: 16)) frame \(index): \(innermost) vs \(expected)")
                 if request.language == .c {
                     #expect(innermost["function"] as? String == expected.function, "\(request) frame \(index)")
                 }
