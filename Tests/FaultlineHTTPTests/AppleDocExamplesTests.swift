@@ -49,12 +49,19 @@ import TestSupport
             let work = try TempFolder("apple-doc")
             try FileManager.default.createDirectory(atPath: work.file("build"), withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: archive.path, toPath: work.file("build/Shop.xcarchive"))
+            // Xcode's ${DWARF_DSYM_FOLDER_PATH} is the products folder: the app bundle beside the dSYMs
+            let products = work.file("DerivedData/Build/Products/Release-iphoneos")
+            try FileManager.default.createDirectory(atPath: products, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: archive.path + "/Products/Applications/Shop.app", toPath: products + "/Shop.app")
+            for dSYM in try FileManager.default.contentsOfDirectory(atPath: archive.path + "/dSYMs") {
+                try FileManager.default.copyItem(atPath: archive.path + "/dSYMs/" + dSYM, toPath: products + "/" + dSYM)
+            }
             try FileManager.default.createDirectory(atPath: work.file("home/Downloads"), withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: zip, toPath: work.file("home/Downloads/appDsyms.zip"))
             let environment = [
                 "PATH": tools.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
                 "HOME": work.file("home"), "FAULTLINE_UPLOAD_TOKEN": project.upload,
-                "DWARF_DSYM_FOLDER_PATH": work.file("build/Shop.xcarchive/dSYMs"),
+                "DWARF_DSYM_FOLDER_PATH": products,
             ]
             let script = "set -euo pipefail\n" + block.script.replacingOccurrences(of: "https://crash.example.com", with: server.baseURL)
 
