@@ -3,9 +3,8 @@ import FaultlineApp
 import FaultlineCore
 import FaultlineHTTP
 import Formats
-import Pipeline
-
 import Foundation
+import Pipeline
 
 /// `faultline crashes import`: Apple's crash reports brought in from files.
 struct Crashes: AsyncParsableCommand {
@@ -44,7 +43,9 @@ struct Crashes: AsyncParsableCommand {
 
         func run() async throws {
             let files = try Self.files(in: paths)
-            guard !files.isEmpty else { throw ValidationError("no .ips or .crash file in \(paths.joined(separator: ", "))") }
+            guard !files.isEmpty else {
+                throw ValidationError("no .ips or .crash file in \(paths.joined(separator: ", "))")
+            }
             let refused = try await dataOptions.withComposition(announcing: true) { root in
                 guard let slug = ProjectSlug(project), let found = try await root.projects.project(slug: slug) else {
                     throw ValidationError("no project '\(project)'")
@@ -62,12 +63,15 @@ struct Crashes: AsyncParsableCommand {
         }
 
         /// One file in: its line of output.
-        static func importOne(_ path: String, into project: Project, ingest: some ReportIngesting, environment: String?) async -> String {
+        static func importOne(_ path: String, into project: Project, ingest: some ReportIngesting, environment: String?)
+            async -> String
+        {
             let limits = IngestLimits()
             do {
                 let bytes = try read(path, limit: limits.maxBatchBytes)
                 let (report, payload) = try AppleCrashReports.prepare(
-                    file: bytes, metadata: SwiftCrashReports.Metadata(eventID: "", environment: environment), scrubber: project.scrubber,
+                    file: bytes, metadata: SwiftCrashReports.Metadata(eventID: "", environment: environment),
+                    scrubber: project.scrubber,
                     limits: limits, hasher: SHA256ContentHasher())
                 let receipt = try await acceptPatiently(report, payload: payload, project: project, ingest: ingest)
                 let id = report.report.eventID.rawValue
@@ -82,7 +86,9 @@ struct Crashes: AsyncParsableCommand {
         }
 
         /// `accept`, waiting out the project's rate limit (a folder of thousands is imported at the project's pace).
-        static func acceptPatiently(_ report: PreparedReport, payload: StoredPayload, project: Project, ingest: some ReportIngesting)
+        static func acceptPatiently(
+            _ report: PreparedReport, payload: StoredPayload, project: Project, ingest: some ReportIngesting
+        )
             async throws -> ReportReceipt
         {
             var waits = 0

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
-import Testing
 import TestSupport
+import Testing
 
 /// Apple's own crash reports through the real server: `POST /api/v1/crashes/apple` and `faultline crashes import`.
 @Suite(.serialized) struct AppleCrashEndToEndTests {
@@ -20,18 +20,21 @@ import TestSupport
 
         // An .ips as the device wrote it, gzip'd as curl --compressed would not but an uploader may.
         let ips = Array(AppleCrashSamples.ips().utf8)
-        let first = try await http.send(.POST, url + "?environment=production", headers: ingest + [("Content-Encoding", "gzip")],
-                                        body: Payloads.gzip(ips))
+        let first = try await http.send(
+            .POST, url + "?environment=production", headers: ingest + [("Content-Encoding", "gzip")],
+            body: Payloads.gzip(ips))
         #expect(first.status == 202, "\(String(decoding: first.body, as: UTF8.self))")
         let id = try #require((first.json["accepted"] as? [String])?.first)
         #expect(id == "6156848e344e4d9e84e087afd0d0ae7b")  // the incident id
-        let again = try await http.send(.POST, url, headers: ingest + [("Content-Type", "application/octet-stream")], body: ips)
+        let again = try await http.send(
+            .POST, url, headers: ingest + [("Content-Type", "application/octet-stream")], body: ips)
         #expect(again.status == 202)
         #expect(again.json["duplicates"] as? [String] == [id])
 
         // The classic text of another crash of the same kind, as text/plain.
         let text = Array(AppleCrashSamples.crash(incident: Self.secondIncident).utf8)
-        let second = try await http.send(.POST, url, headers: ingest + [("Content-Type", "text/plain; charset=utf-8")], body: text)
+        let second = try await http.send(
+            .POST, url, headers: ingest + [("Content-Type", "text/plain; charset=utf-8")], body: text)
         #expect(second.status == 202, "\(String(decoding: second.body, as: UTF8.self))")
         let secondID = try #require((second.json["accepted"] as? [String])?.first)
         #expect(secondID == "0a1b2c3d4e5f4a6b8c7d8e9fa0b1c2d3")
@@ -59,7 +62,10 @@ import TestSupport
             #expect(frames.first?["kind"] as? String == "pc")
             #expect(frames.first?["function"] as? String == "parse")
             let modules = stored["modules"] as? [[String: Any]] ?? []
-            #expect(modules.contains { $0["build_id"] as? String == AppleCrashSamples.appBuildID && $0["name"] as? String == "Demo" })
+            #expect(
+                modules.contains {
+                    $0["build_id"] as? String == AppleCrashSamples.appBuildID && $0["name"] as? String == "Demo"
+                })
         }
 
         // Both crashes are one issue, titled by the exception.
@@ -71,7 +77,8 @@ import TestSupport
         let title = (issue.json["issue"] as? [String: Any])?["title"] as? String ?? ""
         #expect(title == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000010", "\(title)")
         // Without a dSYM, the app's UUID is listed as missing.
-        let missing = try await http.send(.GET, server.baseURL + "/api/v1/missing-debug-files?release=2.1%20(42)", headers: read)
+        let missing = try await http.send(
+            .GET, server.baseURL + "/api/v1/missing-debug-files?release=2.1%20(42)", headers: read)
         let listed = missing.json["missing"] as? [[String: Any]] ?? []
         #expect(listed.contains { $0["build_id"] as? String == AppleCrashSamples.appBuildID }, "\(missing.json)")
     }
@@ -96,13 +103,16 @@ import TestSupport
         #expect(second.status == 400)
         #expect(second.json["field"] as? String == "threads[0].frames[0]")
 
-        let unknown = try await http.send(.POST, url + "?color=red", headers: ingest, body: Array(AppleCrashSamples.ips().utf8))
+        let unknown = try await http.send(
+            .POST, url + "?color=red", headers: ingest, body: Array(AppleCrashSamples.ips().utf8))
         #expect(unknown.status == 400)
-        let form = try await http.send(.POST, url, headers: ingest + [("Content-Type", "multipart/form-data; boundary=x")],
-                                       body: Array(AppleCrashSamples.ips().utf8))
+        let form = try await http.send(
+            .POST, url, headers: ingest + [("Content-Type", "multipart/form-data; boundary=x")],
+            body: Array(AppleCrashSamples.ips().utf8))
         #expect(form.status == 415)
         let stored = try await http.send(
-            .GET, server.baseURL + "/api/v1/reports/6156848e344e4d9e84e087afd0d0ae7b", headers: [("Authorization", "Bearer \(project.upload)")])
+            .GET, server.baseURL + "/api/v1/reports/6156848e344e4d9e84e087afd0d0ae7b",
+            headers: [("Authorization", "Bearer \(project.upload)")])
         #expect(stored.status == 404)
     }
 
@@ -113,7 +123,8 @@ import TestSupport
         try Data(AppleCrashSamples.ips().utf8).write(to: URL(fileURLWithPath: reports + "/Demo-2026-11-20-103351.ips"))
         try Data(AppleCrashSamples.crash(incident: Self.secondIncident).utf8)
             .write(to: URL(fileURLWithPath: reports + "/Retired/Demo-2026-11-20-103352.crash"))
-        try Data("Thread 0 Crashed:\n0   Demo   garbage\n".utf8).write(to: URL(fileURLWithPath: reports + "/broken.crash"))
+        try Data("Thread 0 Crashed:\n0   Demo   garbage\n".utf8).write(
+            to: URL(fileURLWithPath: reports + "/broken.crash"))
         try Data("not a report".utf8).write(to: URL(fileURLWithPath: reports + "/notes.txt"))
         let folder = ServerProcess.newFolder()
         let project = try await ServerProcess.createProject("ios", in: folder)
@@ -122,20 +133,28 @@ import TestSupport
         #expect(help.status == 0 && help.out.contains("*.ips and *.crash"), "\(help)")
         let noProject = try await ServerProcess.run(["crashes", "import", "android", reports, "--data", folder])
         #expect(noProject.status != 0 && noProject.err.contains("no project 'android'"), "\(noProject)")
-        let noFile = try await ServerProcess.run(["crashes", "import", "ios", reports + "/nothing-here", "--data", folder])
+        let noFile = try await ServerProcess.run([
+            "crashes", "import", "ios", reports + "/nothing-here", "--data", folder,
+        ])
         #expect(noFile.status != 0 && noFile.err.contains("no such file or folder"), "\(noFile)")
 
         let run = try await ServerProcess.run(["crashes", "import", "ios", reports, "--data", folder])
         #expect(run.status == 1, "\(run)")
         let lines = run.out.split(separator: "\n").map(String.init)
         #expect(lines.count == 3, "\(run.out)")  // notes.txt is not looked at
-        #expect(lines.contains { $0.hasPrefix("accepted\t\(reports)/Demo-2026-11-20-103351.ips\tevent 6156848e344e4d9e84e087afd0d0ae7b") })
+        #expect(
+            lines.contains {
+                $0.hasPrefix("accepted\t\(reports)/Demo-2026-11-20-103351.ips\tevent 6156848e344e4d9e84e087afd0d0ae7b")
+            })
         #expect(lines.contains { $0.hasPrefix("accepted\t\(reports)/Retired/Demo-2026-11-20-103352.crash") })
         #expect(lines.contains { $0.hasPrefix("refused\t\(reports)/broken.crash\tline 2: a frame must read") })
 
         // Again, the good files only: both are known already, and the command succeeds.
         let again = try await ServerProcess.run(
-            ["crashes", "import", "ios", reports + "/Demo-2026-11-20-103351.ips", reports + "/Retired", "--data", folder])
+            [
+                "crashes", "import", "ios", reports + "/Demo-2026-11-20-103351.ips", reports + "/Retired", "--data",
+                folder,
+            ])
         #expect(again.status == 0, "\(again)")
         #expect(again.out.split(separator: "\n").allSatisfy { $0.hasPrefix("duplicate\t") }, "\(again.out)")
 
@@ -143,7 +162,8 @@ import TestSupport
         let server = try await ServerProcess(folder: folder)
         defer { server.cleanUp() }
         let stored = try await HTTP(client: HTTPClient.shared).send(
-            .GET, server.baseURL + "/api/v1/reports/6156848e344e4d9e84e087afd0d0ae7b", headers: [("Authorization", "Bearer \(project.upload)")])
+            .GET, server.baseURL + "/api/v1/reports/6156848e344e4d9e84e087afd0d0ae7b",
+            headers: [("Authorization", "Bearer \(project.upload)")])
         #expect(stored.status == 200)
         #expect((stored.json["device"] as? [String: Any])?["model"] as? String == "iPhone15,2")
     }

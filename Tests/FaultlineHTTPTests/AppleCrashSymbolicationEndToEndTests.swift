@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A real iOS program (C, arm64, built by clang + ld64.lld-19, its dSYM by dsymutil-19): an `.ips` and a `.crash` over
 /// its UUID and function addresses, at a slide, are posted, its dSYM uploaded, and every frame of the app resolves
@@ -32,7 +32,8 @@ import TestSupport
         }
         let ips = AppleCrashSamples.ips(
             incident: "11111111-2222-4333-8444-555555555555",
-            threads: #"[{"triggered":true,"queue":"com.apple.main-thread","frames":[\#(ipsFrames.joined(separator: ","))]}]"#,
+            threads:
+                #"[{"triggered":true,"queue":"com.apple.main-thread","frames":[\#(ipsFrames.joined(separator: ","))]}]"#,
             images: """
                 [{"source":"P","arch":"arm64","base":\(base),"size":\(size),"uuid":"\(uuid.lowercased())","path":"\(path)","name":"Shop"},
                  {"source":"P","arch":"arm64e","base":\(systemBase),"size":233472,"uuid":"b2e8c4d6-e3e0-3c2d-9b0d-8e6d5b3d0a1f","path":"/usr/lib/system/libsystem_kernel.dylib","name":"libsystem_kernel.dylib"}]
@@ -42,7 +43,8 @@ import TestSupport
             let address = f.fileAddress.map { base + ($0 - build.textVMAddr) } ?? systemBase + f.systemOffset!
             let hex = String(address, radix: 16)
             let tail = f.staleName.map { "\($0) + 4" } ?? "0x\(String(imageBase, radix: 16)) + \(address - imageBase)"
-            return "\(i)   \(module.padding(toLength: 30, withPad: " ", startingAt: 0))\t0x\(String(repeating: "0", count: 16 - hex.count))\(hex) \(tail)"
+            return
+                "\(i)   \(module.padding(toLength: 30, withPad: " ", startingAt: 0))\t0x\(String(repeating: "0", count: 16 - hex.count))\(hex) \(tail)"
         }
         let crash = AppleCrashSamples.crash(
             incident: "66666666-7777-4888-9999-000000000000",
@@ -56,7 +58,8 @@ import TestSupport
 
     /// llvm-symbolizer's innermost function and line at a file address of the dSYM (the reference).
     static func reference(_ dwarf: String, _ address: UInt64) throws -> (function: String, file: String, line: Int) {
-        let out = try Command.check("llvm-symbolizer-19", ["--obj=\(dwarf)", "--inlining", "0x" + String(address, radix: 16)])
+        let out = try Command.check(
+            "llvm-symbolizer-19", ["--obj=\(dwarf)", "--inlining", "0x" + String(address, radix: 16)])
         let lines = out.split(separator: "\n").map(String.init)
         let location = lines[1].split(separator: ":")
         return (lines[0], String(location[0]), Int(location[1]) ?? -1)
@@ -72,7 +75,9 @@ import TestSupport
             Planned(systemOffset: 4084, staleName: "__pthread_kill"),
         ]
         // The reference: a program counter as is, a return address one arm64 instruction back.
-        let expected = [try Self.reference(build.dwarfFile, crashNow + 4), try Self.reference(build.dwarfFile, main + 8 - 4)]
+        let expected = [
+            try Self.reference(build.dwarfFile, crashNow + 4), try Self.reference(build.dwarfFile, main + 8 - 4),
+        ]
         #expect(expected[0].function == "crash_now" && expected[1].function == "main")
         let (ips, crash) = Self.reports(build, frames)
 
@@ -88,35 +93,47 @@ import TestSupport
         // and the UUID is missing.
         var ids: [String] = []
         for file in [ips, crash] {
-            let answer = try await http.send(.POST, server.baseURL + "/api/v1/crashes/apple", headers: ingest, body: Array(file.utf8))
+            let answer = try await http.send(
+                .POST, server.baseURL + "/api/v1/crashes/apple", headers: ingest, body: Array(file.utf8))
             #expect(answer.status == 202, "\(String(decoding: answer.body, as: UTF8.self))")
             ids.append(try #require((answer.json["accepted"] as? [String])?.first))
         }
         for id in ids {
             let before = try await waitFor(http, server.baseURL + "/api/v1/reports/\(id)", read) { $0 != "pending" }
-            let slots = try #require(((before["symbolication"] as? [String: Any])?["threads"] as? [[[String: Any]]])?.first, "\(before["symbolication"] ?? "none")")
-            #expect(slots.map { ($0["frames"] as? [[String: Any]])?.first?["function"] as? String } == frames.map(\.staleName))
+            let slots = try #require(
+                ((before["symbolication"] as? [String: Any])?["threads"] as? [[[String: Any]]])?.first,
+                "\(before["symbolication"] ?? "none")")
+            #expect(
+                slots.map { ($0["frames"] as? [[String: Any]])?.first?["function"] as? String }
+                    == frames.map(\.staleName))
             #expect((before["symbolication"] as? [String: Any])?["state"] as? String == "missing")
         }
         let missing = try await http.send(.GET, server.baseURL + "/api/v1/missing-debug-files", headers: read)
-        #expect((missing.json["missing"] as? [[String: Any]] ?? []).contains { $0["build_id"] as? String == build.uuid }, "\(missing.json)")
+        #expect(
+            (missing.json["missing"] as? [[String: Any]] ?? []).contains { $0["build_id"] as? String == build.uuid },
+            "\(missing.json)")
 
         // The dSYM arrives: both reports are symbolicated again, the app's frames by DWARF.
         let dsym = Array(try Data(contentsOf: URL(fileURLWithPath: build.dwarfFile)))
-        let uploaded = try await http.send(.PUT, server.baseURL + "/api/v1/debug-files/\(build.uuid)", headers: read, body: dsym)
+        let uploaded = try await http.send(
+            .PUT, server.baseURL + "/api/v1/debug-files/\(build.uuid)", headers: read, body: dsym)
         #expect(uploaded.status == 201, "\(uploaded.json)")
         for id in ids {
             let after = try await waitFor(http, server.baseURL + "/api/v1/reports/\(id)", read) { state in
                 state == "complete" || state == "partial"
             }
-            let slots = try #require(((after["symbolication"] as? [String: Any])?["threads"] as? [[[String: Any]]])?.first, "\(after)")
+            let slots = try #require(
+                ((after["symbolication"] as? [String: Any])?["threads"] as? [[[String: Any]]])?.first, "\(after)")
             #expect(slots.count == 3)
             for (slot, want) in zip(slots, expected) {
                 let innermost = (slot["frames"] as? [[String: Any]])?.first
                 #expect(slot["status"] as? String == "dwarf", "\(slot)")
                 #expect(innermost?["function"] as? String == want.function, "\(slot)")
                 #expect(innermost?["line"] as? Int == want.line, "\(slot)")
-                #expect((innermost?["file"] as? String).map { $0.hasSuffix(URL(fileURLWithPath: want.file).lastPathComponent) } == true, "\(slot)")
+                #expect(
+                    (innermost?["file"] as? String).map {
+                        $0.hasSuffix(URL(fileURLWithPath: want.file).lastPathComponent)
+                    } == true, "\(slot)")
             }
             // The system library has no dSYM here: its frame keeps the report's name.
             #expect((slots.last?["frames"] as? [[String: Any]])?.first?["function"] as? String == "__pthread_kill")
@@ -128,7 +145,9 @@ import TestSupport
     /// issue, and once the dSYM is there every frame of the three resolves to the same function, file and line.
     @Test func anEventAnIPSAndACrashOfOneCrashAreOneIssueWithTheSameFrames() async throws {
         let build = try AppleBuilds.build(.init(.c, .arm64, .iOS))
-        let fileFrames = [try #require(build.address(of: "_crash_now")) + 4, try #require(build.address(of: "_main")) + 8]
+        let fileFrames = [
+            try #require(build.address(of: "_crash_now")) + 4, try #require(build.address(of: "_main")) + 8,
+        ]
         let (ips, crash) = Self.reports(build, fileFrames.map { Planned(fileAddress: $0, staleName: nil) })
         let base = build.textVMAddr + Self.slide
         let image = SentryCocoaEvents.Image(
@@ -149,11 +168,13 @@ import TestSupport
         var ids = [eventID]
         for file in [ips, crash] {
             let answer = try await http.send(
-                .POST, server.baseURL + "/api/v1/crashes/apple", headers: [("Authorization", "Bearer \(project.ingest)")], body: Array(file.utf8))
+                .POST, server.baseURL + "/api/v1/crashes/apple",
+                headers: [("Authorization", "Bearer \(project.ingest)")], body: Array(file.utf8))
             ids.append(try #require((answer.json["accepted"] as? [String])?.first, "\(answer.json)"))
         }
         let dsym = Array(try Data(contentsOf: URL(fileURLWithPath: build.dwarfFile)))
-        let uploaded = try await http.send(.PUT, server.baseURL + "/api/v1/debug-files/\(build.uuid)", headers: read, body: dsym)
+        let uploaded = try await http.send(
+            .PUT, server.baseURL + "/api/v1/debug-files/\(build.uuid)", headers: read, body: dsym)
         #expect(uploaded.status == 201, "\(uploaded.json)")
 
         var served: [[String]] = []
@@ -162,10 +183,12 @@ import TestSupport
             let done = try await waitFor(http, server.baseURL + "/api/v1/reports/\(id)", read) { $0 == "complete" }
             let slots = ((done["symbolication"] as? [String: Any])?["threads"] as? [[[String: Any]]])?.first ?? []
             #expect(slots.count == 2 && slots.allSatisfy { $0["status"] as? String == "dwarf" }, "\(id): \(done)")
-            served.append(slots.map { slot in
-                let f = (slot["frames"] as? [[String: Any]])?.first ?? [:]
-                return "\(f["function"] as? String ?? "?") \((f["file"] as? String)?.split(separator: "/").last ?? "?"):\(f["line"] as? Int ?? -1)"
-            })
+            served.append(
+                slots.map { slot in
+                    let f = (slot["frames"] as? [[String: Any]])?.first ?? [:]
+                    return
+                        "\(f["function"] as? String ?? "?") \((f["file"] as? String)?.split(separator: "/").last ?? "?"):\(f["line"] as? Int ?? -1)"
+                })
             if let issue = done["issue_id"] as? Int { issues.insert(issue) }
         }
         #expect(served[1] == served[0] && served[2] == served[0], "\(served)")
@@ -174,7 +197,9 @@ import TestSupport
     }
 
     /// Polls a report until its symbolication state satisfies `done`.
-    func waitFor(_ http: HTTP, _ url: String, _ headers: [(String, String)], _ done: (String) -> Bool) async throws -> [String: Any] {
+    func waitFor(_ http: HTTP, _ url: String, _ headers: [(String, String)], _ done: (String) -> Bool) async throws
+        -> [String: Any]
+    {
         let deadline = ContinuousClock.now + .seconds(60)
         while true {
             let answer = try await http.send(.GET, url, headers: headers)

@@ -1,7 +1,7 @@
 import FaultlineCore
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Formats
 
@@ -16,7 +16,9 @@ import TestSupport
     ]
 
     /// The image's load address: its `__TEXT` vmaddr plus a slide, as the dynamic loader places it.
-    static func base(_ build: AppleBuilds.Build) -> UInt64 { build.textVMAddr + 0x2b8_4000 + (build.request.dylib ? 0x1_0000_0000 : 0) }
+    static func base(_ build: AppleBuilds.Build) -> UInt64 {
+        build.textVMAddr + 0x2b8_4000 + (build.request.dylib ? 0x1_0000_0000 : 0)
+    }
 
     static func ips(_ build: AppleBuilds.Build) -> String {
         let base = Self.base(build)
@@ -25,7 +27,9 @@ import TestSupport
         let uuid = XcodeArchive.appleSpelling(build.uuid)
         return AppleCrashSamples.ips(
             threads: #"[{"triggered":true,"frames":[\#(frames.joined(separator: ","))]}]"#,
-            images: #"[{"source":"P","arch":"\#(build.request.architecture)","base":\#(base),"size":\#(size),"uuid":"\#(uuid)","name":"Shop"}]"#)
+            images:
+                #"[{"source":"P","arch":"\#(build.request.architecture)","base":\#(base),"size":\#(size),"uuid":"\#(uuid)","name":"Shop"}]"#
+        )
     }
 
     static func crash(_ build: AppleBuilds.Build) -> String {
@@ -39,7 +43,9 @@ import TestSupport
         let uuid = build.request.platform == .macOS ? XcodeArchive.appleSpelling(build.uuid) : build.uuid
         return AppleCrashSamples.crash(
             threads: "Thread 0 Crashed:\n" + frames.joined(separator: "\n"),
-            images: "0x\(String(base, radix: 16)) - 0x\(String(base + size - 1, radix: 16)) Shop \(build.request.architecture)  <\(uuid)> /x/Shop")
+            images:
+                "0x\(String(base, radix: 16)) - 0x\(String(base + size - 1, radix: 16)) Shop \(build.request.architecture)  <\(uuid)> /x/Shop"
+        )
     }
 
     @Test(arguments: requests)
@@ -49,14 +55,17 @@ import TestSupport
         #expect(!build.functions.isEmpty)
         for text in [Self.ips(build), Self.crash(build)] {
             let report = try AppleCrashReports.report(
-                file: Array(text.utf8), metadata: .init(eventID: "6156848e344e4d9e84e087afd0d0ae7b"), limits: IngestLimits())
+                file: Array(text.utf8), metadata: .init(eventID: "6156848e344e4d9e84e087afd0d0ae7b"),
+                limits: IngestLimits())
             let image = try #require(report.modules.first)
             #expect(image.buildID?.rawValue == dwarfdump)
             #expect(image.baseAddress == Self.base(build))
             #expect(image.arch == request.architecture.rawValue)
             // Every frame, moved back by the slide, is the function's address + 4 in the file.
             let frames = try #require(report.threads.first?.frames)
-            #expect(frames.map { $0.address! - image.baseAddress + build.textVMAddr } == build.functions.map { $0.address + 4 })
+            #expect(
+                frames.map { $0.address! - image.baseAddress + build.textVMAddr }
+                    == build.functions.map { $0.address + 4 })
             #expect(frames.allSatisfy { $0.module == "Shop" })
         }
     }

@@ -1,7 +1,7 @@
 import FaultlineCore
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Formats
 
@@ -28,7 +28,10 @@ import TestSupport
     /// What both spellings of the sample crash must say.
     static func expectTheSampleCrash(_ r: Report) {
         #expect(r.kind == .crash)
-        #expect(r.app == AppInfo(id: "com.example.demo", version: "2.1", build: "42", displayVersion: "2.1", displayBuild: "42"))
+        #expect(
+            r.app
+                == AppInfo(
+                    id: "com.example.demo", version: "2.1", build: "42", displayVersion: "2.1", displayBuild: "42"))
         #expect(r.release == "2.1 (42)")
         #expect(r.device.model == "iPhone15,2")
         #expect(r.device.os == "iOS")
@@ -42,8 +45,12 @@ import TestSupport
         #expect(r.error?.code == "SIGSEGV")
         #expect(r.error?.message == nil)
         #expect(r.error?.mach == MachException(name: "EXC_BAD_ACCESS", code: 1, subcode: 0x10, signal: "SIGSEGV"))
-        #expect(r.error?.mach?.title(faultAddress: r.faultAddress) == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000010")
-        #expect(r.customKeys.first { $0.key == "exception_subtype" }?.value == .string("KERN_INVALID_ADDRESS at 0x0000000000000010"))
+        #expect(
+            r.error?.mach?.title(faultAddress: r.faultAddress)
+                == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000010")
+        #expect(
+            r.customKeys.first { $0.key == "exception_subtype" }?.value
+                == .string("KERN_INVALID_ADDRESS at 0x0000000000000010"))
         #expect(r.faultAddress == 0x10)
         #expect(r.timestamp == Date(timeIntervalSince1970: 1_795_167_231.4969))
 
@@ -73,7 +80,9 @@ import TestSupport
         #expect(app?.path?.hasSuffix("/Demo.app/Demo") == true)
         #expect(app?.format == .macho)
         #expect(app?.arch == "arm64e")
-        #expect(r.modules.first { $0.name == "libsystem_kernel.dylib" }?.buildID == BuildID("b2e8c4d6e3e03c2d9b0d8e6d5b3d0a1f"))
+        #expect(
+            r.modules.first { $0.name == "libsystem_kernel.dylib" }?.buildID
+                == BuildID("b2e8c4d6e3e03c2d9b0d8e6d5b3d0a1f"))
     }
 
     @Test func anIPSFileIsReadWhole() throws {
@@ -82,7 +91,8 @@ import TestSupport
         // The absolute image of `source: A` has no UUID (all zeros is none).
         #expect(r.modules.count == 4)
         #expect(r.modules[3].buildID == nil)
-        #expect(r.customKeys.first { $0.key == "termination_reason" }?.value == .string("SIGNAL 11 Segmentation fault: 11"))
+        #expect(
+            r.customKeys.first { $0.key == "termination_reason" }?.value == .string("SIGNAL 11 Segmentation fault: 11"))
     }
 
     @Test func aCrashTextReportSaysTheSameAsItsIPS() throws {
@@ -93,12 +103,15 @@ import TestSupport
         #expect(text.modules.map(\.buildID) == ips.modules.prefix(3).map(\.buildID))
         #expect(text.modules.map(\.baseAddress) == ips.modules.prefix(3).map(\.baseAddress))
         #expect(text.modules[0].size == 0xc000)
-        #expect(text.customKeys.first { $0.key == "termination_reason" }?.value == .string("SIGNAL 11 Segmentation fault: 11"))
+        #expect(
+            text.customKeys.first { $0.key == "termination_reason" }?.value
+                == .string("SIGNAL 11 Segmentation fault: 11"))
     }
 
     @Test func theClientsParametersWinOverTheFile() throws {
         let meta = SwiftCrashReports.Metadata(
-            eventID: "00000000000000000000000000000001", appVersion: "9.9", userID: "u-1", installID: "i-1", sessionID: "s-1",
+            eventID: "00000000000000000000000000000001", appVersion: "9.9", userID: "u-1", installID: "i-1",
+            sessionID: "s-1",
             environment: "staging")
         let r = try Self.report(AppleCrashSamples.ips(), metadata: meta)
         #expect(r.eventID.rawValue == "00000000000000000000000000000001")
@@ -127,21 +140,23 @@ import TestSupport
         #expect(r.error?.message == "-[Demo boom]: unrecognized selector")
         #expect(r.crashMessage?.contains("abort() called") == true)
 
-        let text = AppleCrashSamples.crash(header: """
-            Application Specific Information:
-            abort() called
+        let text = AppleCrashSamples.crash(
+            header: """
+                Application Specific Information:
+                abort() called
 
-            Last Exception Backtrace:
-            0   dyld                          \t0x00000001a1c25e9c __exceptionPreprocess + 164
-            1   Demo                          \t0x0000000102b8c1a4 0x102b84000 + 33188
+                Last Exception Backtrace:
+                0   dyld                          \t0x00000001a1c25e9c __exceptionPreprocess + 164
+                1   Demo                          \t0x0000000102b8c1a4 0x102b84000 + 33188
 
-            """)
+                """)
         let fromText = try Self.report(text)
         #expect(fromText.threads[0].name == "Last Exception Backtrace")
         #expect(fromText.threads[0].frames.map(\.address) == [0x1_a1c2_5e9c, 0x1_02b8_c1a4])
         #expect(fromText.crashMessage == "abort() called")
         // The old spelling: a parenthesised list of return addresses.
-        let old = try Self.report(AppleCrashSamples.crash(header: "Last Exception Backtrace:\n(0x1a1c25e9c 0x102b8c1a4)\n\n"))
+        let old = try Self.report(
+            AppleCrashSamples.crash(header: "Last Exception Backtrace:\n(0x1a1c25e9c 0x102b8c1a4)\n\n"))
         #expect(old.threads[0].frames.map(\.address) == [0x1_a1c2_5e9c, 0x1_02b8_c1a4])
     }
 
@@ -185,7 +200,8 @@ import TestSupport
     }
 
     @Test func anOldIPSWithATextBodyIsRead() throws {
-        let header = #"{"bug_type":"109","timestamp":"2020-03-27 18:06:51.00 -0700","os_version":"iPhone OS 13.3.1 (17D50)","incident_id":"6156848E-344E-4D9E-84E0-87AFD0D0AE7B"}"#
+        let header =
+            #"{"bug_type":"109","timestamp":"2020-03-27 18:06:51.00 -0700","os_version":"iPhone OS 13.3.1 (17D50)","incident_id":"6156848E-344E-4D9E-84E0-87AFD0D0AE7B"}"#
         let r = try Self.report(header + "\n" + AppleCrashSamples.crash())
         Self.expectTheSampleCrash(r)
     }
@@ -199,26 +215,52 @@ import TestSupport
 
     static let broken: [Broken] = [
         ("{\"bug_type\":\"309\"}", "there is no newline"),
-        (AppleCrashSamples.ips().replacingOccurrences(of: "\"bug_type\":\"309\",\"os_version\"", with: "\"bug_type\":\"288\",\"os_version\""), "header.bug_type"),
+        (
+            AppleCrashSamples.ips().replacingOccurrences(
+                of: "\"bug_type\":\"309\",\"os_version\"", with: "\"bug_type\":\"288\",\"os_version\""),
+            "header.bug_type"
+        ),
         (String(AppleCrashSamples.ips().prefix(2000)), "unterminated"),
-        (AppleCrashSamples.ips(threads: #"[{"triggered":true,"frames":[{"imageOffset":1,"imageIndex":9}]}]"#), "threads[0].frames[0]"),
+        (
+            AppleCrashSamples.ips(threads: #"[{"triggered":true,"frames":[{"imageOffset":1,"imageIndex":9}]}]"#),
+            "threads[0].frames[0]"
+        ),
         (AppleCrashSamples.ips(threads: #"[{"triggered":true,"frames":[{"imageOffset":1}]}]"#), "threads[0].frames[0]"),
-        (AppleCrashSamples.ips(threads: #"[{"triggered":true,"frames":[{"imageOffset":-1,"imageIndex":0}]}]"#), "threads[0].frames[0].imageOffset"),
-        (AppleCrashSamples.ips(
-            threads: #"[{"triggered":true,"frames":[{"imageOffset":18446744073709551615,"imageIndex":0}]}]"#), "threads[0].frames[0]"),
-        (AppleCrashSamples.ips(images: #"[{"name":"Demo","uuid":"4c4c4473-5555-3144-a157-542d2ecda82a"}]"#), "usedImages[0].base"),
+        (
+            AppleCrashSamples.ips(threads: #"[{"triggered":true,"frames":[{"imageOffset":-1,"imageIndex":0}]}]"#),
+            "threads[0].frames[0].imageOffset"
+        ),
+        (
+            AppleCrashSamples.ips(
+                threads: #"[{"triggered":true,"frames":[{"imageOffset":18446744073709551615,"imageIndex":0}]}]"#),
+            "threads[0].frames[0]"
+        ),
+        (
+            AppleCrashSamples.ips(images: #"[{"name":"Demo","uuid":"4c4c4473-5555-3144-a157-542d2ecda82a"}]"#),
+            "usedImages[0].base"
+        ),
         (AppleCrashSamples.ips(images: #"[{"base":1,"uuid":"not-a-uuid"}]"#), "usedImages[0].uuid"),
         (AppleCrashSamples.ips(threads: "[]"), "threads"),
         (AppleCrashSamples.ips(header: #"{"bug_type": 309,"#), "header"),
         (AppleCrashSamples.ips(header: "not json"), "not an Apple crash report"),
         (AppleCrashSamples.crash(threads: "Thread 0 Crashed:\n0   Demo   not-an-address"), "line 30"),
-        (AppleCrashSamples.crash(images: "0x102b8ffff - 0x102b84000 Demo arm64 <4c4c447355553144a157542d2ecda82a> /x"), "line 46"),
+        (
+            AppleCrashSamples.crash(
+                images: "0x102b8ffff - 0x102b84000 Demo arm64 <4c4c447355553144a157542d2ecda82a> /x"), "line 46"
+        ),
         (AppleCrashSamples.crash(images: "0x102b84000 - 0x102b8ffff Demo arm64 <4c4c> /x"), "line 46"),
-        (AppleCrashSamples.crash().replacingOccurrences(of: "2026-11-20 10:33:51.4969 +0100", with: "yesterday"), "line 14"),
+        (
+            AppleCrashSamples.crash().replacingOccurrences(of: "2026-11-20 10:33:51.4969 +0100", with: "yesterday"),
+            "line 14"
+        ),
         (AppleCrashSamples.crash().replacingOccurrences(of: "Date/Time:", with: "Date:"), "timestamp"),
         ("Hello, this is not a crash report.\n", "threads"),
-        (AppleCrashSamples.ips(extra: "\n  \"asi\" : " + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + ","),
-         "nesting deeper than 512"),
+        (
+            AppleCrashSamples.ips(
+                extra: "\n  \"asi\" : " + String(repeating: "[", count: 100_000)
+                    + String(repeating: "]", count: 100_000) + ","),
+            "nesting deeper than 512"
+        ),
         ("", "body"),
     ].map { Broken(file: $0.0, names: $0.1) }
 
@@ -231,17 +273,19 @@ import TestSupport
 
     @Test func registersAreBoundedPerThread() throws {
         let many = (0..<5000).map { "x\($0): 0x0000000000000001" }.joined(separator: " ")
-        let text = AppleCrashSamples.crash(threads: """
-            Thread 0 Crashed:
-            0   Demo                          \t0x0000000102b8c1a4 0x102b84000 + 33188
+        let text = AppleCrashSamples.crash(
+            threads: """
+                Thread 0 Crashed:
+                0   Demo                          \t0x0000000102b8c1a4 0x102b84000 + 33188
 
-            Thread 0 crashed with ARM Thread State (64-bit):
-            \(many)
-            \(many)
-            """)
+                Thread 0 crashed with ARM Thread State (64-bit):
+                \(many)
+                \(many)
+                """)
         #expect(try Self.report(text).threads[0].registers.count == 64)
         let x = (0..<5000).map { _ in #"{"value":1}"# }.joined(separator: ",")
-        let ips = AppleCrashSamples.ips(threads: #"[{"triggered":true,"threadState":{"x":[\#(x)]},"frames":[{"imageOffset":1,"imageIndex":0}]}]"#)
+        let ips = AppleCrashSamples.ips(
+            threads: #"[{"triggered":true,"threadState":{"x":[\#(x)]},"frames":[{"imageOffset":1,"imageIndex":0}]}]"#)
         #expect(try Self.report(ips).threads[0].registers.count == 64)
     }
 
@@ -249,20 +293,26 @@ import TestSupport
         var bytes = Array(AppleCrashSamples.crash().utf8)
         bytes[40] = 0xff
         #expect(throws: FormatError.self) {
-            try AppleCrashReports.report(file: bytes, metadata: .init(eventID: "6156848e344e4d9e84e087afd0d0ae7b"), limits: Self.limits)
+            try AppleCrashReports.report(
+                file: bytes, metadata: .init(eventID: "6156848e344e4d9e84e087afd0d0ae7b"), limits: Self.limits)
         }
     }
 
     /// What is stored reads back as what was answered; home folders are gone from it, addresses and UUIDs kept.
     @Test(arguments: [AppleCrashReports.Spelling.ips, .crash])
     func preparedFilesAreScrubbedAndReadBack(spelling: AppleCrashReports.Spelling) throws {
-        let home = "/Users/alice/Library/Developer/CoreSimulator/Devices/X/data/Containers/Bundle/Application/Y/Demo.app/Demo"
+        let home =
+            "/Users/alice/Library/Developer/CoreSimulator/Devices/X/data/Containers/Bundle/Application/Y/Demo.app/Demo"
         let original = (spelling == .ips ? AppleCrashSamples.ips() : AppleCrashSamples.crash())
-            .replacingOccurrences(of: "/private/var/containers/Bundle/Application/51346174-37EF-4F60-B72D-8DE5F01035F5/Demo.app/Demo", with: home)
+            .replacingOccurrences(
+                of: "/private/var/containers/Bundle/Application/51346174-37EF-4F60-B72D-8DE5F01035F5/Demo.app/Demo",
+                with: home
+            )
             .replacingOccurrences(of: "parse + 40", with: "parse(token=hunter2) + 40")
         let scrubber = Scrubber(settings: PrivacySettings())
         let (prepared, payload) = try AppleCrashReports.prepare(
-            file: Array(original.utf8), metadata: .init(eventID: ""), scrubber: scrubber, limits: Self.limits, hasher: CoreutilsSHA256())
+            file: Array(original.utf8), metadata: .init(eventID: ""), scrubber: scrubber, limits: Self.limits,
+            hasher: CoreutilsSHA256())
         let r = prepared.report
         #expect(r.eventID.rawValue == "6156848e344e4d9e84e087afd0d0ae7b")
         #expect(r.installID == AppleCrashSamples.crashReporterKey)
@@ -271,7 +321,8 @@ import TestSupport
         #expect(r.threads[0].frames.map(\.address) == [0x1_02b8_c1a4, 0x1_02b8_c09c, 0x1_a1c2_5e9c])
         let inflated = try NativeReports.inflate(payload)
         #expect(!String(decoding: inflated, as: UTF8.self).contains("alice"))
-        let reread = try NativeReports.reread(inflated: inflated, format: payload.format, range: prepared.range, limits: Self.limits)
+        let reread = try NativeReports.reread(
+            inflated: inflated, format: payload.format, range: prepared.range, limits: Self.limits)
         #expect(reread == r)
         if spelling == .crash {
             #expect(r.threads[0].frames[0].function == "parse(token=[Filtered])")
@@ -279,11 +330,14 @@ import TestSupport
     }
 
     @Test func aFileWithoutAnIncidentIsKeyedByItsBytes() throws {
-        let file = Array(AppleCrashSamples.crash().replacingOccurrences(of: "Incident Identifier:", with: "Incident:").utf8)
+        let file = Array(
+            AppleCrashSamples.crash().replacingOccurrences(of: "Incident Identifier:", with: "Incident:").utf8)
         let first = try AppleCrashReports.prepare(
-            file: file, metadata: .init(eventID: ""), scrubber: Scrubber(settings: PrivacySettings()), limits: Self.limits, hasher: CoreutilsSHA256())
+            file: file, metadata: .init(eventID: ""), scrubber: Scrubber(settings: PrivacySettings()),
+            limits: Self.limits, hasher: CoreutilsSHA256())
         let second = try AppleCrashReports.prepare(
-            file: file, metadata: .init(eventID: ""), scrubber: Scrubber(settings: PrivacySettings()), limits: Self.limits, hasher: CoreutilsSHA256())
+            file: file, metadata: .init(eventID: ""), scrubber: Scrubber(settings: PrivacySettings()),
+            limits: Self.limits, hasher: CoreutilsSHA256())
         #expect(first.report.report.eventID == second.report.report.eventID)
         let digest = CoreutilsSHA256().sha256()
         digest.update(file)

@@ -13,23 +13,27 @@ public enum AppleCrashSamples {
 
     /// An `.ips` (bug_type 309) as an iPhone writes it, abridged only in values nobody reads.
     public static func ips(
-        incident: String = incident, header: String? = nil, threads: String? = nil, images: String? = nil, extra: String = ""
+        incident: String = incident, header: String? = nil, threads: String? = nil, images: String? = nil,
+        extra: String = ""
     ) -> String {
-        let headerLine = header ?? """
-            {"app_name":"Demo","timestamp":"2026-11-20 10:33:51.00 +0100","app_version":"2.1","slice_uuid":"4c4c4473-5555-3144-a157-542d2ecda82a","adam_id":"0","build_version":"42","platform":2,"bundleID":"com.example.demo","share_with_app_devs":0,"is_first_party":0,"bug_type":"309","os_version":"iPhone OS 17.2 (21C62)","roots_installed":0,"name":"Demo","incident_id":"\(incident)"}
-            """
-        let threadList = threads ?? """
-            [{"triggered":true,"id":4242,"threadState":{"x":[{"value":0},{"value":16}],"flavor":"ARM_THREAD_STATE64","lr":{"value":4340629660},"cpsr":{"value":1610612736},"fp":{"value":6094848000},"sp":{"value":6094847968},"esr":{"value":2449473542,"description":"(Data Abort) byte read Translation fault"},"pc":{"value":4340629924,"matchesCrashFrame":1},"far":{"value":16}},"queue":"com.apple.main-thread","frames":[{"imageOffset":33188,"symbol":"parse","symbolLocation":40,"imageIndex":0,"sourceFile":"parser.c","sourceLine":12},{"imageOffset":32924,"imageIndex":0},{"imageOffset":24220,"symbol":"start","symbolLocation":2360,"imageIndex":1}]},
-                {"id":4243,"name":"worker","frames":[{"imageOffset":4084,"symbol":"mach_msg2_trap","symbolLocation":8,"imageIndex":2}]}]
-            """
-        let imageList = images ?? """
-            [
-                {"source":"P","arch":"arm64e","base":4340596736,"size":49152,"uuid":"4c4c4473-5555-3144-a157-542d2ecda82a","path":"/private/var/containers/Bundle/Application/51346174-37EF-4F60-B72D-8DE5F01035F5/Demo.app/Demo","name":"Demo"},
-                {"source":"P","arch":"arm64e","base":7008813056,"size":536384,"uuid":"0cd1a5e8-2a3b-3c4d-9e5f-60718293a4b5","path":"/usr/lib/dyld","name":"dyld"},
-                {"source":"P","arch":"arm64e","base":7756087296,"size":233472,"uuid":"b2e8c4d6-e3e0-3c2d-9b0d-8e6d5b3d0a1f","path":"/usr/lib/system/libsystem_kernel.dylib","name":"libsystem_kernel.dylib"},
-                {"size":0,"source":"A","base":0,"uuid":"00000000-0000-0000-0000-000000000000"}
-              ]
-            """
+        let headerLine =
+            header ?? """
+                {"app_name":"Demo","timestamp":"2026-11-20 10:33:51.00 +0100","app_version":"2.1","slice_uuid":"4c4c4473-5555-3144-a157-542d2ecda82a","adam_id":"0","build_version":"42","platform":2,"bundleID":"com.example.demo","share_with_app_devs":0,"is_first_party":0,"bug_type":"309","os_version":"iPhone OS 17.2 (21C62)","roots_installed":0,"name":"Demo","incident_id":"\(incident)"}
+                """
+        let threadList =
+            threads ?? """
+                [{"triggered":true,"id":4242,"threadState":{"x":[{"value":0},{"value":16}],"flavor":"ARM_THREAD_STATE64","lr":{"value":4340629660},"cpsr":{"value":1610612736},"fp":{"value":6094848000},"sp":{"value":6094847968},"esr":{"value":2449473542,"description":"(Data Abort) byte read Translation fault"},"pc":{"value":4340629924,"matchesCrashFrame":1},"far":{"value":16}},"queue":"com.apple.main-thread","frames":[{"imageOffset":33188,"symbol":"parse","symbolLocation":40,"imageIndex":0,"sourceFile":"parser.c","sourceLine":12},{"imageOffset":32924,"imageIndex":0},{"imageOffset":24220,"symbol":"start","symbolLocation":2360,"imageIndex":1}]},
+                    {"id":4243,"name":"worker","frames":[{"imageOffset":4084,"symbol":"mach_msg2_trap","symbolLocation":8,"imageIndex":2}]}]
+                """
+        let imageList =
+            images ?? """
+                [
+                    {"source":"P","arch":"arm64e","base":4340596736,"size":49152,"uuid":"4c4c4473-5555-3144-a157-542d2ecda82a","path":"/private/var/containers/Bundle/Application/51346174-37EF-4F60-B72D-8DE5F01035F5/Demo.app/Demo","name":"Demo"},
+                    {"source":"P","arch":"arm64e","base":7008813056,"size":536384,"uuid":"0cd1a5e8-2a3b-3c4d-9e5f-60718293a4b5","path":"/usr/lib/dyld","name":"dyld"},
+                    {"source":"P","arch":"arm64e","base":7756087296,"size":233472,"uuid":"b2e8c4d6-e3e0-3c2d-9b0d-8e6d5b3d0a1f","path":"/usr/lib/system/libsystem_kernel.dylib","name":"libsystem_kernel.dylib"},
+                    {"size":0,"source":"A","base":0,"uuid":"00000000-0000-0000-0000-000000000000"}
+                  ]
+                """
         return headerLine + "\n" + """
             {
               "uptime" : 12000,
@@ -76,29 +80,33 @@ public enum AppleCrashSamples {
     }
 
     /// The same crash as the classic text report (what Xcode's Organizer and older devices write).
-    public static func crash(incident: String = incident, threads: String? = nil, images: String? = nil, header: String = "") -> String {
-        let threadText = threads ?? """
-            Thread 0 name:  Dispatch queue: com.apple.main-thread
-            Thread 0 Crashed:
-            0   Demo                          \t0x0000000102b8c1a4 parse + 40 (parser.c:12)
-            1   Demo                          \t0x0000000102b8c09c 0x102b84000 + 32924
-            2   dyld                          \t0x00000001a1c25e9c start + 2360
+    public static func crash(
+        incident: String = incident, threads: String? = nil, images: String? = nil, header: String = ""
+    ) -> String {
+        let threadText =
+            threads ?? """
+                Thread 0 name:  Dispatch queue: com.apple.main-thread
+                Thread 0 Crashed:
+                0   Demo                          \t0x0000000102b8c1a4 parse + 40 (parser.c:12)
+                1   Demo                          \t0x0000000102b8c09c 0x102b84000 + 32924
+                2   dyld                          \t0x00000001a1c25e9c start + 2360
 
-            Thread 1 name:  worker
-            Thread 1:
-            0   libsystem_kernel.dylib        \t0x00000001ce4c8ff4 mach_msg2_trap + 8
+                Thread 1 name:  worker
+                Thread 1:
+                0   libsystem_kernel.dylib        \t0x00000001ce4c8ff4 mach_msg2_trap + 8
 
-            Thread 0 crashed with ARM Thread State (64-bit):
-                x0: 0x0000000000000000   x1: 0x0000000000000010
-                fp: 0x000000016b4a8000   lr: 0x0000000102b8c09c
-                sp: 0x000000016b4a7fe0   pc: 0x0000000102b8c1a4 cpsr: 0x60000000
-               far: 0x0000000000000010  esr: 0x92000006 (Data Abort) byte read Translation fault
-            """
-        let imageText = images ?? """
-                   0x102b84000 -        0x102b8ffff Demo arm64e  <4c4c447355553144a157542d2ecda82a> /private/var/containers/Bundle/Application/51346174-37EF-4F60-B72D-8DE5F01035F5/Demo.app/Demo
-                   0x1a1c20000 -        0x1a1ca2f3f dyld arm64e  <0cd1a5e82a3b3c4d9e5f60718293a4b5> /usr/lib/dyld
-                   0x1ce4c8000 -        0x1ce500fff libsystem_kernel.dylib arm64e  <b2e8c4d6e3e03c2d9b0d8e6d5b3d0a1f> /usr/lib/system/libsystem_kernel.dylib
-            """
+                Thread 0 crashed with ARM Thread State (64-bit):
+                    x0: 0x0000000000000000   x1: 0x0000000000000010
+                    fp: 0x000000016b4a8000   lr: 0x0000000102b8c09c
+                    sp: 0x000000016b4a7fe0   pc: 0x0000000102b8c1a4 cpsr: 0x60000000
+                   far: 0x0000000000000010  esr: 0x92000006 (Data Abort) byte read Translation fault
+                """
+        let imageText =
+            images ?? """
+                       0x102b84000 -        0x102b8ffff Demo arm64e  <4c4c447355553144a157542d2ecda82a> /private/var/containers/Bundle/Application/51346174-37EF-4F60-B72D-8DE5F01035F5/Demo.app/Demo
+                       0x1a1c20000 -        0x1a1ca2f3f dyld arm64e  <0cd1a5e82a3b3c4d9e5f60718293a4b5> /usr/lib/dyld
+                       0x1ce4c8000 -        0x1ce500fff libsystem_kernel.dylib arm64e  <b2e8c4d6e3e03c2d9b0d8e6d5b3d0a1f> /usr/lib/system/libsystem_kernel.dylib
+                """
         return """
             Incident Identifier: \(incident)
             CrashReporter Key:   \(crashReporterKey)

@@ -18,18 +18,25 @@ struct AppleCrashController<Ingest: ReportIngesting> {
 
     /// Every parameter the endpoint reads, in the order error messages list them.
     static var parameters: [String] {
-        ["app_version", "release", "app_build", "app_id", "user_id", "install_id", "session_id", "environment", "event_id"]
+        [
+            "app_version", "release", "app_build", "app_id", "user_id", "install_id", "session_id", "environment",
+            "event_id",
+        ]
     }
 
     var endpoints: RouteCollection<IngestContext> {
         RouteCollection(context: IngestContext.self).post("crashes/apple", use: post)
     }
 
-    @Sendable func post(_ request: Request, context: IngestContext) async throws -> EditedResponse<ReportsController<Ingest>.Receipt> {
+    @Sendable func post(_ request: Request, context: IngestContext) async throws -> EditedResponse<
+        ReportsController<Ingest>.Receipt
+    > {
         let params = try IngestParameters(request, known: Self.parameters)
         let metadata = SwiftCrashReports.Metadata(
-            eventID: params["event_id"] ?? "", appID: params["app_id"], appVersion: try params.value("app_version", alias: "release"),
-            appBuild: params["app_build"], userID: params["user_id"], installID: params["install_id"], sessionID: params["session_id"],
+            eventID: params["event_id"] ?? "", appID: params["app_id"],
+            appVersion: try params.value("app_version", alias: "release"),
+            appBuild: params["app_build"], userID: params["user_id"], installID: params["install_id"],
+            sessionID: params["session_id"],
             environment: params["environment"])
         let body = try await IngestBody.read(request, limit: limits.maxBatchBytes, text: true)
         let (report, payload) = try AppleCrashReports.prepare(
@@ -39,6 +46,7 @@ struct AppleCrashController<Ingest: ReportIngesting> {
         return EditedResponse(
             status: .accepted,
             response: .init(
-                accepted: [report.report.eventID.rawValue], duplicates: receipt.duplicates.map(\.rawValue), rejected: []))
+                accepted: [report.report.eventID.rawValue], duplicates: receipt.duplicates.map(\.rawValue), rejected: []
+            ))
     }
 }

@@ -1,9 +1,9 @@
 import FaultlineCore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// What an Apple crash report says, in the terms both of its spellings share: the `.ips` JSON
@@ -78,13 +78,16 @@ struct AppleCrash {
     /// The report: threads (a last exception backtrace first, as the crashed stack), modules, exception,
     /// device and app. The event id is the caller's (the incident id, or a hash of the file).
     func report(eventID: EventID) throws -> Report {
-        guard let timestamp else { throw FormatError(.invalidField, "the report has no date (captureTime / Date/Time)", field: "timestamp") }
+        guard let timestamp else {
+            throw FormatError(.invalidField, "the report has no date (captureTime / Date/Time)", field: "timestamp")
+        }
         var threads: [ThreadInfo] = []
         if !lastExceptionBacktrace.isEmpty {
             // The frames that threw: every one a return address (the exception's `callStackReturnAddresses`).
-            threads.append(ThreadInfo(
-                name: "Last Exception Backtrace", crashed: true,
-                frames: try lastExceptionBacktrace.map { try frame($0, kind: .returnAddress) }))
+            threads.append(
+                ThreadInfo(
+                    name: "Last Exception Backtrace", crashed: true,
+                    frames: try lastExceptionBacktrace.map { try frame($0, kind: .returnAddress) }))
         }
         for (index, thread) in self.threads.enumerated() {
             var frames: [FaultlineCore.Frame] = []
@@ -93,7 +96,9 @@ struct AppleCrash {
                 frames.append(try frame(f, kind: position == 0 ? .programCounter : .returnAddress))
             }
             let crashed = thread.triggered || faultingThread == index
-            threads.append(ThreadInfo(name: thread.name ?? thread.queue, crashed: crashed, frames: frames, registers: thread.registers))
+            threads.append(
+                ThreadInfo(
+                    name: thread.name ?? thread.queue, crashed: crashed, frames: frames, registers: thread.registers))
         }
         guard threads.contains(where: { !$0.frames.isEmpty }) else {
             throw FormatError(.invalidField, "the report has no thread with frames", field: "threads")
@@ -101,11 +106,13 @@ struct AppleCrash {
         let modules = images.map { image in
             LoadedModule(
                 name: image.name ?? image.path.map(Self.lastComponent) ?? "?", path: image.path, buildID: image.uuid,
-                baseAddress: image.base, size: image.size.flatMap { $0 == 0 ? nil : $0 }, format: .macho, arch: image.arch)
+                baseAddress: image.base, size: image.size.flatMap { $0 == 0 ? nil : $0 }, format: .macho,
+                arch: image.arch)
         }
         let os = Self.operatingSystem(osTrain)
         let device = DeviceInfo(
-            model: model, os: os.name, osVersion: os.version, arch: architecture, osBuild: osBuild ?? os.build, simulator: simulator)
+            model: model, os: os.name, osVersion: os.version, arch: architecture, osBuild: osBuild ?? os.build,
+            simulator: simulator)
         var customKeys: [(key: String, value: CustomValue)] = []
         if let exceptionCodes { customKeys.append(("exception_codes", .string(exceptionCodes))) }
         if let exceptionSubtype { customKeys.append(("exception_subtype", .string(exceptionSubtype))) }
@@ -113,7 +120,8 @@ struct AppleCrash {
         let asi = applicationSpecific.joined(separator: "\n")
         return Report(
             eventID: eventID, kind: .crash, timestamp: timestamp, installID: crashReporterKey,
-            app: AppInfo(id: bundleID, version: appVersion, build: appBuild, displayVersion: appVersion, displayBuild: appBuild),
+            app: AppInfo(
+                id: bundleID, version: appVersion, build: appBuild, displayVersion: appVersion, displayBuild: appBuild),
             device: device, error: error,
             threads: threads, modules: modules, customKeys: customKeys, faultAddress: faultAddress,
             crashMessage: asi.isEmpty ? nil : asi)
@@ -127,7 +135,9 @@ struct AppleCrash {
     /// (`EXC_GUARD`) or a termination reason outside the SIGNAL namespace (`FRONTBOARD 0x8badf00d`, a watchdog).
     var error: ErrorInfo? {
         guard exceptionType != nil || exceptionSignal != nil else { return nil }
-        let codes = (exceptionCodes ?? "").split(separator: ",").map { AppleText.hex($0.trimmingCharacters(in: .whitespaces)) }
+        let codes = (exceptionCodes ?? "").split(separator: ",").map {
+            AppleText.hex($0.trimmingCharacters(in: .whitespaces))
+        }
         let mach = MachException(
             name: exceptionType, code: codes.first.flatMap { $0 }.map { Int64(bitPattern: $0) },
             subcode: codes.count > 1 ? codes[1] : nil, signal: exceptionSignal)
@@ -135,13 +145,17 @@ struct AppleCrash {
             return ErrorInfo(type: name, code: exceptionSignal, message: reason, mach: mach)
         }
         var message = exceptionMessage
-        if message == nil, let termination, !termination.hasPrefix("SIGNAL"), !termination.hasPrefix("Namespace SIGNAL") {
+        if message == nil, let termination, !termination.hasPrefix("SIGNAL"), !termination.hasPrefix("Namespace SIGNAL")
+        {
             message = termination
         }
-        return ErrorInfo(type: exceptionType ?? exceptionSignal, code: exceptionType == nil ? nil : exceptionSignal, message: message, mach: mach)
+        return ErrorInfo(
+            type: exceptionType ?? exceptionSignal, code: exceptionType == nil ? nil : exceptionSignal,
+            message: message, mach: mach)
     }
 
-    /// `*** Terminating app due to uncaught exception 'NSRangeException', reason: '*** -[__NSArrayI objectAtIndex:]: …'`
+    /// `*** Terminating app due to uncaught exception 'NSRangeException', reason: '*** -[__NSArrayI
+    /// objectAtIndex:]: …'`
     /// → (`NSRangeException`, its reason).
     var uncaughtException: (String, String?)? {
         let marker = "Terminating app due to uncaught exception '"
@@ -166,7 +180,9 @@ struct AppleCrash {
     var simulator: Bool? {
         guard let path = processPath ?? images.first?.path else { return nil }
         if path.contains("/CoreSimulator/Devices/") { return true }
-        if path.hasPrefix("/private/var/containers/Bundle/") || path.hasPrefix("/var/containers/Bundle/") { return false }
+        if path.hasPrefix("/private/var/containers/Bundle/") || path.hasPrefix("/var/containers/Bundle/") {
+            return false
+        }
         return nil
     }
 
@@ -179,7 +195,9 @@ struct AppleCrash {
 
     /// The crashed process's architecture: its own image's (`arm64e`), else the report's code type.
     var architecture: String? {
-        if let main = images.first(where: { $0.path != nil && $0.path == processPath }) ?? images.first, let arch = main.arch {
+        if let main = images.first(where: { $0.path != nil && $0.path == processPath }) ?? images.first,
+            let arch = main.arch
+        {
             return arch
         }
         guard let codeType else { return nil }
@@ -206,23 +224,31 @@ struct AppleCrash {
             }
             guard images.indices.contains(index) else {
                 throw FormatError(
-                    .invalidField, "imageIndex \(index) is not an image of usedImages (\(images.count) of them)", field: f.origin)
+                    .invalidField, "imageIndex \(index) is not an image of usedImages (\(images.count) of them)",
+                    field: f.origin)
             }
             let image = images[index]
             let (sum, overflow) = image.base.addingReportingOverflow(offset)
-            guard !overflow else { throw FormatError(.invalidField, "image base + imageOffset is past 2^64", field: f.origin) }
+            guard !overflow else {
+                throw FormatError(.invalidField, "image base + imageOffset is past 2^64", field: f.origin)
+            }
             address = sum
             module = module ?? image.name ?? image.path.map(Self.lastComponent)
         }
-        return FaultlineCore.Frame(address: address, instructionKind: kind, module: module, function: f.symbol, file: f.file, line: f.line)
+        return FaultlineCore.Frame(
+            address: address, instructionKind: kind, module: module, function: f.symbol, file: f.file, line: f.line)
     }
 
-    /// `iPhone OS 17.2 (21C62)` → (`iOS`, `17.2`, `21C62`); `macOS 14.2.1 (23C71)`, `Mac OS X 10.15.7 (19H2)` → `macOS`.
+    /// `iPhone OS 17.2 (21C62)` → (`iOS`, `17.2`, `21C62`); `macOS 14.2.1 (23C71)`, `Mac OS X 10.15.7 (19H2)` →
+    /// `macOS`.
     static func operatingSystem(_ train: String?) -> (name: String?, version: String?, build: String?) {
-        guard var text = train.map({ $0.trimmingCharacters(in: .whitespaces) }), !text.isEmpty else { return (nil, nil, nil) }
+        guard var text = train.map({ $0.trimmingCharacters(in: .whitespaces) }), !text.isEmpty else {
+            return (nil, nil, nil)
+        }
         var build: String?
         if text.hasSuffix(")"), let open = text.lastIndex(of: "(") {
-            build = String(text[text.index(after: open)..<text.index(before: text.endIndex)]).trimmingCharacters(in: .whitespaces)
+            build = String(text[text.index(after: open)..<text.index(before: text.endIndex)]).trimmingCharacters(
+                in: .whitespaces)
             text = String(text[..<open]).trimmingCharacters(in: .whitespaces)
         }
         var name = text
@@ -264,8 +290,9 @@ enum AppleText {
         return UInt64(text)
     }
 
-    /// A Mach-O UUID as written in a report (`4C4C4473-5555-3144-A157-542D2ECDA82A`, `4c4c44735555…`) → its BuildID:
-    /// 32 hex digits, lower case, in the order written. nil when it is not 32 hex digits or all zeros (no UUID).
+    /// A Mach-O UUID as written in a report (`4C4C4473-5555-3144-A157-542D2ECDA82A`, `4c4c44735555…`) → its
+    /// BuildID: 32 hex digits, lower case, in the order written. nil when it is not 32 hex digits or all zeros
+    /// (no UUID).
     static func uuid(_ text: some StringProtocol) -> BuildID? {
         let digits = String(text.filter { $0 != "-" && $0 != " " })
         guard digits.utf8.count == 32, digits.contains(where: { $0 != "0" }) else { return nil }

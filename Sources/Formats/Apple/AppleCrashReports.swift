@@ -1,9 +1,9 @@
 import FaultlineCore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Apple's own crash reports, as `POST /api/v1/crashes/apple` and `faultline crashes import` take them: an `.ips`
@@ -46,7 +46,9 @@ public enum AppleCrashReports {
 
     /// The report a file makes, with the client's metadata (see `parse(envelope:)`) laid over what the file says.
     /// - Throws: `FormatError` naming the field (`threads[1].frames[0].imageIndex`) or the line (`line 42`).
-    public static func report(file: [UInt8], metadata: SwiftCrashReports.Metadata, limits: IngestLimits) throws -> Report {
+    public static func report(file: [UInt8], metadata: SwiftCrashReports.Metadata, limits: IngestLimits) throws
+        -> Report
+    {
         guard file.count <= limits.maxBatchBytes else {
             throw FormatError(.tooLarge, "a crash report may be at most \(limits.maxBatchBytes) bytes")
         }
@@ -86,7 +88,8 @@ public enum AppleCrashReports {
     ///     bytes of the file's SHA-256" (so the same file sent twice is one event).
     ///   - hasher: SHA-256 (the event id of a file without an incident id).
     public static func prepare(
-        file: [UInt8], metadata: SwiftCrashReports.Metadata, scrubber: Scrubber, limits: IngestLimits, hasher: any ContentHashing
+        file: [UInt8], metadata: SwiftCrashReports.Metadata, scrubber: Scrubber, limits: IngestLimits,
+        hasher: any ContentHashing
     ) throws -> (report: PreparedReport, payload: StoredPayload) {
         guard file.count <= limits.maxBatchBytes else {
             throw FormatError(.tooLarge, "a crash report may be at most \(limits.maxBatchBytes) bytes")
@@ -104,7 +107,8 @@ public enum AppleCrashReports {
         let envelope = try envelope(clean, metadata: meta)
         let report = try SwiftCrashReports.parse(envelope: envelope, limits: limits)
         let payload = StoredPayload(
-            bytes: try BodyDecoding.deflateForStorage(envelope), encoding: .deflate, inflatedSize: envelope.count, format: .swiftCrash)
+            bytes: try BodyDecoding.deflateForStorage(envelope), encoding: .deflate, inflatedSize: envelope.count,
+            format: .swiftCrash)
         return (PreparedReport(report: report, range: 0..<envelope.count), payload)
     }
 
@@ -115,7 +119,8 @@ public enum AppleCrashReports {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        var out = Array("{\"faultline_meta\":".utf8) + Array(try encoder.encode(metadata)) + Array(",\"apple_crash\":".utf8)
+        var out =
+            Array("{\"faultline_meta\":".utf8) + Array(try encoder.encode(metadata)) + Array(",\"apple_crash\":".utf8)
         JSONScrubbing.encodeString(text.utf8, into: &out)
         out.append(UInt8(ascii: "}"))
         return out
@@ -128,7 +133,8 @@ public enum AppleCrashReports {
     public static func scrubbed(_ file: [UInt8], by scrubber: Scrubber) throws -> [UInt8] {
         guard scrubber.isActive else { return file }
         if spelling(of: file) == .ips, let newline = file.firstIndex(of: 0x0a) {
-            let header = try JSONScrubbing.scrub(file, range: 0..<newline, scrubber: scrubber) ?? Array(file[..<newline])
+            let header =
+                try JSONScrubbing.scrub(file, range: 0..<newline, scrubber: scrubber) ?? Array(file[..<newline])
             let bodyStart = newline + 1
             let rest = Array(file[bodyStart...])
             let body: [UInt8]
@@ -154,7 +160,9 @@ public enum AppleCrashReports {
             let free: Substring
             if let frame = CrashTextParser.frameLine(line) {
                 kept = line[..<frame.tail.startIndex]
-                free = CrashTextParser.isBasePlusOffset(frame.tail.trimmingCharacters(in: .whitespaces)[...]) ? "" : frame.tail
+                free =
+                    CrashTextParser.isBasePlusOffset(frame.tail.trimmingCharacters(in: .whitespaces)[...])
+                    ? "" : frame.tail
             } else if line.drop(while: { $0 == " " }).hasPrefix("0x"), let close = line.firstIndex(of: ">") {
                 kept = line[...close]
                 free = line[line.index(after: close)...]

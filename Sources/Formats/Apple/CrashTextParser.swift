@@ -50,7 +50,9 @@ enum CrashTextParser {
             lineNumber += 1
             let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
             let trimmed = line.trimmingCharacters(in: .whitespaces)
-            func fail(_ message: String) -> FormatError { FormatError(.invalidField, message, field: "line \(lineNumber)") }
+            func fail(_ message: String) -> FormatError {
+                FormatError(.invalidField, message, field: "line \(lineNumber)")
+            }
             if trimmed.isEmpty {
                 section = .header
                 continue
@@ -91,7 +93,8 @@ enum CrashTextParser {
             switch section {
             case .thread(let number):
                 guard let frame = try Self.frame(line, origin: "line \(lineNumber)") else {
-                    throw fail("a frame must read `N  Image  0xADDRESS 0xBASE + OFFSET` or `N  Image  0xADDRESS symbol + N`")
+                    throw fail(
+                        "a frame must read `N  Image  0xADDRESS 0xBASE + OFFSET` or `N  Image  0xADDRESS symbol + N`")
                 }
                 threads[number, default: AppleCrash.Thread()].frames.append(frame)
                 continue
@@ -99,8 +102,11 @@ enum CrashTextParser {
                 if trimmed.hasPrefix("(") {
                     // The old spelling: `(0x1883aa59c 0x198af40e4 …)`, absolute return addresses.
                     for token in trimmed.dropFirst().split(whereSeparator: { $0 == " " || $0 == ")" }) {
-                        guard let address = AppleText.hex(token) else { throw fail("`\(token.prefix(40))` is not a hex address") }
-                        crash.lastExceptionBacktrace.append(AppleCrash.Frame(address: address, origin: "line \(lineNumber)"))
+                        guard let address = AppleText.hex(token) else {
+                            throw fail("`\(token.prefix(40))` is not a hex address")
+                        }
+                        crash.lastExceptionBacktrace.append(
+                            AppleCrash.Frame(address: address, origin: "line \(lineNumber)"))
                     }
                 } else {
                     guard let frame = try Self.frame(line, origin: "line \(lineNumber)") else {
@@ -113,7 +119,8 @@ enum CrashTextParser {
                 let registers = Self.registers(trimmed)
                 guard !registers.isEmpty else { throw fail("expected registers such as `x0: 0x0000000000000001`") }
                 let kept = threads[number]?.registers.count ?? 0
-                threads[number, default: AppleCrash.Thread()].registers += registers.prefix(max(0, AppleCrash.maxRegisters - kept))
+                threads[number, default: AppleCrash.Thread()].registers += registers.prefix(
+                    max(0, AppleCrash.maxRegisters - kept))
                 continue
             case .images:
                 guard trimmed.hasPrefix("0x") else {
@@ -147,7 +154,9 @@ enum CrashTextParser {
             case "OS Version": crash.osTrain = text
             case "Date/Time":
                 guard let text else { throw fail("Date/Time is empty") }
-                guard let date = AppleText.date(text) else { throw fail("Date/Time must read like `2020-03-27 18:06:51.4969 -0700`") }
+                guard let date = AppleText.date(text) else {
+                    throw fail("Date/Time must read like `2020-03-27 18:06:51.4969 -0700`")
+                }
                 crash.timestamp = date
             case "Exception Type":
                 // `EXC_BAD_ACCESS (SIGSEGV)`.
@@ -177,13 +186,17 @@ enum CrashTextParser {
         }
         guard sawThreadSection else {
             throw FormatError(
-                .invalidField, "not an Apple crash report (.ips JSON or .crash text): no `Thread N Crashed:` section", field: "threads")
+                .invalidField, "not an Apple crash report (.ips JSON or .crash text): no `Thread N Crashed:` section",
+                field: "threads")
         }
         // Old reports put the subtype in the codes: `Exception Codes: KERN_INVALID_ADDRESS at 0x0000000000000010`.
-        if crash.exceptionSubtype == nil, let codes = crash.exceptionCodes, codes.contains(" at 0x") { crash.exceptionSubtype = codes }
+        if crash.exceptionSubtype == nil, let codes = crash.exceptionCodes, codes.contains(" at 0x") {
+            crash.exceptionSubtype = codes
+        }
         if let version {
             let (first, second) = Self.versionParts(version)
-            let macOS = crash.osTrain.map { $0.hasPrefix("macOS") || $0.hasPrefix("Mac OS") || $0.hasPrefix("OS X") } ?? false
+            let macOS =
+                crash.osTrain.map { $0.hasPrefix("macOS") || $0.hasPrefix("Mac OS") || $0.hasPrefix("OS X") } ?? false
             if macOS {
                 crash.appVersion = first
                 crash.appBuild = second
@@ -214,7 +227,8 @@ enum CrashTextParser {
 
     /// `Dispatch queue: com.apple.main-thread` → `com.apple.main-thread`.
     static func queueName(_ text: String) -> String {
-        text.hasPrefix("Dispatch queue:") ? text.dropFirst("Dispatch queue:".count).trimmingCharacters(in: .whitespaces) : text
+        text.hasPrefix("Dispatch queue:")
+            ? text.dropFirst("Dispatch queue:".count).trimmingCharacters(in: .whitespaces) : text
     }
 
     /// `TouchCanvas [1052]` → `TouchCanvas`.
@@ -227,15 +241,18 @@ enum CrashTextParser {
     static func versionParts(_ text: String) -> (String, String?) {
         guard text.hasSuffix(")"), let open = text.firstIndex(of: "(") else { return (text, nil) }
         let first = text[..<open].trimmingCharacters(in: .whitespaces)
-        let second = text[text.index(after: open)..<text.index(before: text.endIndex)].trimmingCharacters(in: .whitespaces)
+        let second = text[text.index(after: open)..<text.index(before: text.endIndex)].trimmingCharacters(
+            in: .whitespaces)
         return (first, second.isEmpty ? nil : second)
     }
 
     /// A line of the Application Specific Information that is another header field instead (the section ended).
     static func isHeaderKey(_ line: String) -> Bool {
         let key = line.prefix { $0 != ":" }
-        return ["Triggered by Thread", "Crashed Thread", "Termination Reason", "Exception Type", "Exception Codes",
-                "Kernel Triage", "Highlighted by Thread", "Backtrace not available"].contains(String(key))
+        return [
+            "Triggered by Thread", "Crashed Thread", "Termination Reason", "Exception Type", "Exception Codes",
+            "Kernel Triage", "Highlighted by Thread", "Backtrace not available",
+        ].contains(String(key))
     }
 
     /// The parts of a frame line: its number, image name, address and what follows the address.
@@ -256,11 +273,14 @@ enum CrashTextParser {
             rest = rest.dropFirst(t.count)
             return t
         }
-        guard let number = token(), (1...6).contains(number.count), number.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        guard let number = token(), (1...6).contains(number.count), number.allSatisfy({ $0.isASCII && $0.isNumber })
+        else { return nil }
         var module: [Substring] = []
         while let t = token() {
             if !module.isEmpty, t.hasPrefix("0x"), let address = AppleText.hex(t) {
-                return FrameLine(address: address, module: module.joined(separator: " "), tail: rest.drop { $0 == " " || $0 == "\t" })
+                return FrameLine(
+                    address: address, module: module.joined(separator: " "), tail: rest.drop { $0 == " " || $0 == "\t" }
+                )
             }
             guard module.count < 64 else { return nil }
             module.append(t)
@@ -286,7 +306,9 @@ enum CrashTextParser {
                 }
             }
         }
-        if tail.hasSuffix(")"), let open = tail.range(of: " (in ", options: .backwards) { tail = tail[..<open.lowerBound] }
+        if tail.hasSuffix(")"), let open = tail.range(of: " (in ", options: .backwards) {
+            tail = tail[..<open.lowerBound]
+        }
         if let plus = tail.range(of: " + ", options: .backwards), AppleText.decimal(tail[plus.upperBound...]) != nil {
             tail = tail[..<plus.lowerBound]
         }
@@ -302,13 +324,16 @@ enum CrashTextParser {
         return parts[0].hasPrefix("0x") ? AppleText.hex(parts[0]) != nil : AppleText.decimal(parts[0]) != nil
     }
 
-    /// `x0: 0x0000000000000001   x1: 0x…` (and `esr: 0x92000006  Address size fault`: words after a value are skipped).
+    /// `x0: 0x0000000000000001   x1: 0x…` (and `esr: 0x92000006  Address size fault`: words after a value are
+    /// skipped).
     static func registers(_ line: String) -> [Register] {
         var out: [Register] = []
         let tokens = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
         var i = 0
         while i + 1 < tokens.count {
-            if tokens[i].hasSuffix(":"), tokens[i].count > 1, tokens[i].count <= 16, let value = AppleText.hex(tokens[i + 1]) {
+            if tokens[i].hasSuffix(":"), tokens[i].count > 1, tokens[i].count <= 16,
+                let value = AppleText.hex(tokens[i + 1])
+            {
                 out.append(Register(name: String(tokens[i].dropLast()), value: value))
                 i += 2
             } else {
@@ -323,15 +348,22 @@ enum CrashTextParser {
     static func image(_ line: String, fail: (String) -> FormatError) throws -> AppleCrash.Image {
         let shape = "a binary image must read `0xSTART - 0xEND name arch <uuid> /path`"
         let parts = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: true)
-        guard parts.count == 4, parts[1] == "-", let start = AppleText.hex(parts[0]), let end = AppleText.hex(parts[2]) else {
+        guard parts.count == 4, parts[1] == "-", let start = AppleText.hex(parts[0]), let end = AppleText.hex(parts[2])
+        else {
             throw fail(shape)
         }
-        guard end >= start else { throw fail("the image ends (0x\(String(end, radix: 16))) before it starts (0x\(String(start, radix: 16)))") }
+        guard end >= start else {
+            throw fail("the image ends (0x\(String(end, radix: 16))) before it starts (0x\(String(start, radix: 16)))")
+        }
         let rest = parts[3]
-        guard let open = rest.firstIndex(of: "<"), let close = rest[open...].firstIndex(of: ">") else { throw fail(shape) }
+        guard let open = rest.firstIndex(of: "<"), let close = rest[open...].firstIndex(of: ">") else {
+            throw fail(shape)
+        }
         let uuidText = rest[rest.index(after: open)..<close]
         let digits = uuidText.filter { $0 != "-" && $0 != " " }
-        guard digits.utf8.count == 32, BuildID(String(digits)) != nil else { throw fail("the image's UUID must be 32 hex digits") }
+        guard digits.utf8.count == 32, BuildID(String(digits)) != nil else {
+            throw fail("the image's UUID must be 32 hex digits")
+        }
         var words = rest[..<open].split(whereSeparator: { $0 == " " || $0 == "\t" })
         var arch: String?
         if let paren = words.firstIndex(where: { $0.hasPrefix("(") }) {
@@ -345,9 +377,12 @@ enum CrashTextParser {
         let path = rest[rest.index(after: close)...].trimmingCharacters(in: .whitespaces)
         let (size, overflow) = (end - start).addingReportingOverflow(1)
         return AppleCrash.Image(
-            name: name.isEmpty || name == "???" ? nil : name, path: path.isEmpty || path == "???" ? nil : path, base: start,
+            name: name.isEmpty || name == "???" ? nil : name, path: path.isEmpty || path == "???" ? nil : path,
+            base: start,
             size: overflow ? nil : size, uuid: AppleText.uuid(digits), arch: arch)
     }
 
-    static let architectures: Set<String> = ["arm64", "arm64e", "arm64_32", "x86_64", "x86_64h", "i386", "armv7", "armv7s", "armv7k"]
+    static let architectures: Set<String> = [
+        "arm64", "arm64e", "arm64_32", "x86_64", "x86_64h", "i386", "armv7", "armv7s", "armv7k",
+    ]
 }

@@ -1,9 +1,9 @@
 import FaultlineCore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Reads an `.ips` crash report (iOS 15+, macOS 12+): a one-line JSON header (`bug_type` `309` for a crash
@@ -20,13 +20,17 @@ import Foundation
 enum IPSCrashParser {
     static func parse(_ bytes: [UInt8]) throws -> AppleCrash {
         guard let newline = bytes.firstIndex(of: 0x0a) else {
-            throw FormatError(.malformedJSON, "an .ips file is a one-line JSON header, a newline, then the report; there is no newline")
+            throw FormatError(
+                .malformedJSON,
+                "an .ips file is a one-line JSON header, a newline, then the report; there is no newline")
         }
         var crash = AppleCrash()
         var bugType: String?
         do {
             try JSONReader.with(bytes, range: 0..<newline) { r in
-                guard try r.peek() == .object else { throw FormatError(.malformedJSON, "the header must be a JSON object") }
+                guard try r.peek() == .object else {
+                    throw FormatError(.malformedJSON, "the header must be a JSON object")
+                }
                 try r.readObject { r, key in
                     if key.matches("bug_type") {
                         bugType = try r.optional("bug_type") { try $0.readLooseString() }
@@ -54,10 +58,14 @@ enum IPSCrashParser {
             throw error.prefixed("header")
         }
         var start = newline + 1
-        while start < bytes.count, bytes[start] == 0x20 || bytes[start] == 0x0a || bytes[start] == 0x0d || bytes[start] == 0x09 {
+        while start < bytes.count,
+            bytes[start] == 0x20 || bytes[start] == 0x0a || bytes[start] == 0x0d || bytes[start] == 0x09
+        {
             start += 1
         }
-        guard start < bytes.count else { throw FormatError(.invalidField, "the .ips file ends after its header", field: "body") }
+        guard start < bytes.count else {
+            throw FormatError(.invalidField, "the .ips file ends after its header", field: "body")
+        }
         if bytes[start] != UInt8(ascii: "{") {
             // A pre-iOS 15 .ips: the body is the text report.
             var text = try CrashTextParser.parse(Array(bytes[start...]), firstLine: 2)
@@ -71,10 +79,13 @@ enum IPSCrashParser {
         }
         guard bugType == "309" else {
             let found = bugType.map { "bug_type \($0)" } ?? "no bug_type"
-            throw FormatError(.invalidField, "\(found): only crash reports (bug_type 309) are read", field: "header.bug_type")
+            throw FormatError(
+                .invalidField, "\(found): only crash reports (bug_type 309) are read", field: "header.bug_type")
         }
         try JSONReader.with(bytes, range: start..<bytes.count) { r in
-            guard try r.peek() == .object else { throw FormatError(.malformedJSON, "the report body must be a JSON object") }
+            guard try r.peek() == .object else {
+                throw FormatError(.malformedJSON, "the report body must be a JSON object")
+            }
             try r.readIPSBody(into: &crash)
             try r.expectEnd()
         }
@@ -85,7 +96,9 @@ enum IPSCrashParser {
 extension JSONReader {
     mutating func readAppleDate() throws -> Date {
         let text = try readString()
-        guard let date = AppleText.date(text) else { throw FormatError(.invalidField, "expected a date like \"2023-01-12 10:33:51.3486 -0800\"") }
+        guard let date = AppleText.date(text) else {
+            throw FormatError(.invalidField, "expected a date like \"2023-01-12 10:33:51.3486 -0800\"")
+        }
         return date
     }
 
@@ -123,11 +136,15 @@ extension JSONReader {
                 _ = try r.optional("bundleInfo") { r in
                     try r.readObject { r, key in
                         if key.matches("CFBundleIdentifier") {
-                            crash.bundleID = try r.optional("CFBundleIdentifier") { try $0.readString() } ?? crash.bundleID
+                            crash.bundleID =
+                                try r.optional("CFBundleIdentifier") { try $0.readString() } ?? crash.bundleID
                         } else if key.matches("CFBundleShortVersionString") {
-                            crash.appVersion = try r.optional("CFBundleShortVersionString") { try $0.readLooseString() } ?? crash.appVersion
+                            crash.appVersion =
+                                try r.optional("CFBundleShortVersionString") { try $0.readLooseString() }
+                                ?? crash.appVersion
                         } else if key.matches("CFBundleVersion") {
-                            crash.appBuild = try r.optional("CFBundleVersion") { try $0.readLooseString() } ?? crash.appBuild
+                            crash.appBuild =
+                                try r.optional("CFBundleVersion") { try $0.readLooseString() } ?? crash.appBuild
                         } else {
                             try r.skipValue()
                         }
@@ -158,11 +175,15 @@ extension JSONReader {
             } else if key.matches("threads") {
                 crash.threads = try r.list("threads") { try $0.readIPSThread() }
                 for i in crash.threads.indices {
-                    for f in crash.threads[i].frames.indices { crash.threads[i].frames[f].origin = "threads[\(i)].frames[\(f)]" }
+                    for f in crash.threads[i].frames.indices {
+                        crash.threads[i].frames[f].origin = "threads[\(i)].frames[\(f)]"
+                    }
                 }
             } else if key.matches("lastExceptionBacktrace") {
                 crash.lastExceptionBacktrace = try r.list("lastExceptionBacktrace") { try $0.readIPSFrame() }
-                for f in crash.lastExceptionBacktrace.indices { crash.lastExceptionBacktrace[f].origin = "lastExceptionBacktrace[\(f)]" }
+                for f in crash.lastExceptionBacktrace.indices {
+                    crash.lastExceptionBacktrace[f].origin = "lastExceptionBacktrace[\(f)]"
+                }
             } else if key.matches("usedImages") {
                 crash.images = try r.list("usedImages") { try $0.readIPSImage() }
             } else {
@@ -171,8 +192,8 @@ extension JSONReader {
         }
     }
 
-    /// `{namespace: "SIGNAL", code: 6, indicator: "Abort trap: 6", reasons: […]}` → `SIGNAL 6 Abort trap: 6`, as the
-    /// text report's "Termination Reason" line writes it (with the reasons after).
+    /// `{namespace: "SIGNAL", code: 6, indicator: "Abort trap: 6", reasons: […]}` → `SIGNAL 6 Abort trap: 6`, as
+    /// the text report's "Termination Reason" line writes it (with the reasons after).
     mutating func readIPSTermination() throws -> String? {
         var namespace: String?
         var code: String?
@@ -262,8 +283,8 @@ extension JSONReader {
         return frame
     }
 
-    /// `{"x": [{"value": …}, …], "fp": {"value": …}, "pc": {"value": …}, "flavor": "ARM_THREAD_STATE64"}` → registers
-    /// in order (`x0`…, then the named ones).
+    /// `{"x": [{"value": …}, …], "fp": {"value": …}, "pc": {"value": …}, "flavor": "ARM_THREAD_STATE64"}` →
+    /// registers in order (`x0`…, then the named ones).
     mutating func readIPSThreadState() throws -> [Register] {
         var out: [Register] = []
         func value(_ r: inout JSONReader) throws -> UInt64? {
@@ -291,7 +312,9 @@ extension JSONReader {
                 }
             } else {
                 let name = key.string
-                if let v = try r.optional(name, { try value(&$0) }) ?? nil { out.append(Register(name: name, value: v)) }
+                if let v = try r.optional(name, { try value(&$0) }) ?? nil {
+                    out.append(Register(name: name, value: v))
+                }
             }
         }
         return Array(out.prefix(AppleCrash.maxRegisters))
