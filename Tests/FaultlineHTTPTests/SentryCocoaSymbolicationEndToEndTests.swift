@@ -24,6 +24,13 @@ import TestSupport
         return architecture == .x86_64 ? address - 1 : (address & ~3) - 4
     }
 
+    /// Sentry's debug-id spelling of a UUID: hyphenated, with the age (`4c4c44c1-5555-3144-a18d-19088842705b-0`).
+    static func debugID(_ hex: String) -> String {
+        let h = Array(hex)
+        guard h.count == 32 else { return hex }
+        return [h[0..<8], h[8..<12], h[12..<16], h[16..<20], h[20..<32]].map { String($0) }.joined(separator: "-") + "-0"
+    }
+
     /// llvm-symbolizer's innermost (function, file base name, line) at `address` of the dSYM.
     static func reference(_ build: AppleBuilds.Build, _ address: UInt64) throws -> (function: String, file: String, line: Int) {
         let out = try Command.check("llvm-symbolizer-19", ["--obj=\(build.dwarfFile)", "--inlining", "0x" + String(address, radix: 16)])
@@ -138,5 +145,62 @@ import TestSupport
         let missing = try await http.send(.GET, server.baseURL + "/api/v1/missing-debug-files", headers: read).json
         let ids = (missing["missing"] as? [[String: Any]] ?? []).compactMap { $0["build_id"] as? String }
         #expect(!ids.contains(build.uuid), "\(missing)")
+    }
+
+    /// An embedded framework (a dylib, `__TEXT` at 0) crashing under the app's `main`, dSYMs uploaded first: both
+    /// images resolve, and the framework's frame is the app's own code, so the crash is blamed on it.
+    @Test func anEmbeddedFrameworkIsTheAppsCodeAndResolves() async throws {
+        let tool = try #require(SentryCLIEndToEndTests.sentryCLI, "sentry-cli is not installed (tools/test installs it with pip)")
+        let app = try AppleBuilds.build(AppleBuilds.Request(.c, .arm64, .iOS, dwarf: 5))
+        let kit = try AppleBuilds.build(AppleBuilds.Request(.c, .arm64, .iOS, dwarf: 5, dylib: true))
+        #expect(kit.textVMAddr == 0 && app.uuid != kit.uuid)
+        let crashNow = try #require(kit.functions.first { $0.symbol == "_crash_now" }, "\(kit.functions)")
+        let main = try #require(app.functions.first { $0.symbol == "_main" && $0.size > 12 }, "\(app.functions)")
+
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("shop", in: folder)
+        let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
+        defer { server.cleanUp() }
+        let read = [("Authorization", "Bearer \(project.upload)")]
+        let tree = try TempFolder("cocoa-framework")
+        try FileManager.default.createDirectory(atPath: tree.file("dSYMs"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: app.dSYMBundle, toPath: tree.file("dSYMs/Shop.app.dSYM"))
+        try FileManager.default.copyItem(atPath: kit.dSYMBundle, toPath: tree.file("dSYMs/ShopKit.framework.dSYM"))
+        let environment = SentryCLIEndToEndTests.quiet.merging(["SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload]) { $1 }
+        let upload = try Command.run(
+            tool, ["debug-files", "upload", "--org", "o", "--project", "shop", "--wait", "dSYMs"], in: tree.path, environment: environment)
+        #expect(upload.status == 0, "\(upload.out)\(upload.err)")
+
+        var generator = SystemRandomNumberGenerator()
+        let appBase = 0x1_0000_0000 + UInt64.random(in: 1...0x4000, using: &generator) * 0x4000
+        let kitBase = appBase + 0x100_0000 + UInt64.random(in: 1...0x400, using: &generator) * 0x4000
+        let appImage = C.Image(path: C.appPath("Shop"), debugID: app.uuid, address: appBase, size: 0x10_0000)
+        let kitImage = C.Image(
+            path: "/private/var/containers/Bundle/Application/8C6F3C39-0A1B-4D47-9E55-7A0C41D2B3AA/Shop.app/Frameworks/ShopKit.framework/ShopKit",
+            debugID: Self.debugID(kit.uuid), address: kitBase, size: 0x10_0000)
+        let kitPC = crashNow.address + 4
+        let mainReturn = main.address + 8
+        let id = "e1d2e3f4a5b64c7d8e9fa0b1c2d3e4f5"
+        try await SentryCocoaEndToEndTests.send(
+            http, server, project,
+            C.event(
+                eventID: id, crash: .badAccess(address: 0),
+                frames: [C.Frame(kitImage, kitBase + kitPC), C.Frame(appImage, appBase + (mainReturn - app.textVMAddr))]),
+            id: id)
+
+        let done = try await report(server, id, read, until: Self.resolved)
+        #expect(Self.resolved(done), "never resolved: \(done)\n\(server.log.suffix(2000))")
+        let slots = ((done["symbolication"] as? [String: Any])?["threads"] as? [[[String: Any]]])?.first ?? []
+        for (index, (build, address)) in [(kit, kitPC), (app, mainReturn)].enumerated() where index < slots.count {
+            let expected = try Self.reference(build, Self.lookup(address, caller: index > 0, .arm64))
+            let innermost = (slots[index]["frames"] as? [[String: Any]])?.first ?? [:]
+            #expect(innermost["function"] as? String == expected.function, "frame \(index): \(innermost) vs \(expected)")
+            #expect(innermost["line"] as? Int == expected.line, "frame \(index): \(innermost) vs \(expected)")
+            #expect(slots[index]["build_id"] as? String == build.uuid)
+        }
+        let issue = try #require(done["issue_id"] as? Int)
+        let summary = try await http.send(.GET, server.baseURL + "/api/v1/issues/\(issue)", headers: read).json["issue"] as? [String: Any]
+        #expect((summary?["culprit"] as? String)?.hasPrefix("crash_now") == true, "\(summary ?? [:])")
+        #expect(summary?["title"] as? String == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000000")
     }
 }
