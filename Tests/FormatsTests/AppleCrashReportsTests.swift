@@ -199,6 +199,12 @@ import Testing
         #expect(r.device.simulator == nil)
     }
 
+    /// Xcode's Organizer exports the text report followed by the `.ips` it was made from ("Full Report").
+    @Test func aTextReportWithItsFullReportAfterItIsReadAsText() throws {
+        let text = AppleCrashSamples.crash() + "\n-----------\nFull Report\n-----------\n\n" + AppleCrashSamples.ips()
+        Self.expectTheSampleCrash(try Self.report(text))
+    }
+
     @Test func anOldIPSWithATextBodyIsRead() throws {
         let header =
             #"{"bug_type":"109","timestamp":"2020-03-27 18:06:51.00 -0700","os_version":"iPhone OS 13.3.1 (17D50)","incident_id":"6156848E-344E-4D9E-84E0-87AFD0D0AE7B"}"#
@@ -269,6 +275,27 @@ import Testing
     func brokenFilesAreRefusedNamingWhatIsWrong(_ broken: Broken) throws {
         let error = try #require(Self.refusal(broken.file), "accepted: \(broken.file.prefix(80))")
         #expect("\(error.field ?? "") \(error.message)".contains(broken.names), "\(error)")
+    }
+
+    /// Xcode's symbolicated reports list a function inlined at an address as a frame of its own, before the frame
+    /// that holds the address; only the real frame is kept (it stays the program counter).
+    @Test func inlinedFramesOfSymbolicatedReportsAreNotStackFrames() throws {
+        let text = AppleCrashSamples.crash(threads: """
+            Thread 0 Crashed:
+            0   Demo                          \t0x0000000102b8c1a4 tax + 4 (parser.c:3) [inlined]
+            0   Demo                          \t0x0000000102b8c1a4 parse + 40 (parser.c:12)
+            1   Demo                          \t0x0000000102b8c09c main + 12 (main.c:5)
+            """)
+        let frames = try Self.report(text).threads[0].frames
+        #expect(frames.map(\.function) == ["parse", "main"])
+        #expect(frames.map(\.instructionKind) == [.programCounter, .returnAddress])
+        let ips = AppleCrashSamples.ips(threads: """
+            [{"triggered":true,"frames":[{"imageOffset":33188,"symbol":"tax","inline":true,"imageIndex":0},
+              {"imageOffset":33188,"symbol":"parse","imageIndex":0},{"imageOffset":32924,"symbol":"main","imageIndex":0}]}]
+            """)
+        let fromIPS = try Self.report(ips).threads[0].frames
+        #expect(fromIPS.map(\.function) == ["parse", "main"])
+        #expect(fromIPS.map(\.address) == [0x1_02b8_c1a4, 0x1_02b8_c09c])
     }
 
     @Test func registersAreBoundedPerThread() throws {

@@ -39,6 +39,9 @@ struct AppleCrash {
         var line: Int?
         /// Where the frame is in the file, for errors: `threads[1].frames[3]` or `line 42`.
         var origin: String
+        /// A frame a symbolicated report lists for a function inlined at the next frame's address (`"inline": true`,
+        /// `… [inlined]`): not a frame of the stack, so it is left out (a dSYM gives the whole inline chain again).
+        var inlined = false
     }
 
     struct Thread {
@@ -87,12 +90,12 @@ struct AppleCrash {
             threads.append(
                 ThreadInfo(
                     name: "Last Exception Backtrace", crashed: true,
-                    frames: try lastExceptionBacktrace.map { try frame($0, kind: .returnAddress) }))
+                    frames: try lastExceptionBacktrace.filter { !$0.inlined }.map { try frame($0, kind: .returnAddress) }))
         }
         for (index, thread) in self.threads.enumerated() {
             var frames: [FaultlineCore.Frame] = []
             frames.reserveCapacity(thread.frames.count)
-            for (position, f) in thread.frames.enumerated() {
+            for (position, f) in thread.frames.filter({ !$0.inlined }).enumerated() {
                 frames.append(try frame(f, kind: position == 0 ? .programCounter : .returnAddress))
             }
             let crashed = thread.triggered || faultingThread == index

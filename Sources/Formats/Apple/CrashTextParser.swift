@@ -293,6 +293,10 @@ enum CrashTextParser {
         guard let parts = frameLine(line) else { return nil }
         var frame = AppleCrash.Frame(address: parts.address, module: parts.module, origin: origin)
         var tail = parts.tail.trimmingCharacters(in: .whitespaces)[...]
+        if tail.hasSuffix(" [inlined]") {
+            frame.inlined = true
+            tail = tail.dropLast(" [inlined]".count)
+        }
         if tail.isEmpty || Self.isBasePlusOffset(tail) { return frame }
         // `main + 40 (main.m:12)`, `foo() (in App) (main.swift:5)`, `-[Foo bar:] + 12`.
         if tail.hasSuffix(")"), let open = tail.range(of: " (", options: .backwards) {

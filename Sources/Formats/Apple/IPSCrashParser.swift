@@ -273,8 +273,10 @@ extension JSONReader {
                 frame.file = try r.optional("sourceFile") { try $0.readString() }
             } else if key.matches("sourceLine") {
                 frame.line = try r.optional("sourceLine") { try $0.readInt() }
+            } else if key.matches("inline") {
+                frame.inlined = try r.optional("inline") { try $0.readLooseString() } == "true"
             } else {
-                try r.skipValue()  // symbolLocation (the offset into `symbol`), inline, region…
+                try r.skipValue()  // symbolLocation (the offset into `symbol`), region…
             }
         }
         guard frame.imageIndex != nil, frame.imageOffset != nil else {
