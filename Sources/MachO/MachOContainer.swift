@@ -2,7 +2,9 @@
 public struct MachOSlice: Sendable, Equatable {
     /// `arm64`, `arm64e`, `x86_64`, … (`MachOArchitecture.name`).
     public var architecture: String
+    /// `cputype` (`CPU_TYPE_ARM64` is `0x0100000c`).
     public var cpuType: Int32
+    /// `cpusubtype`, with its capability bits.
     public var cpuSubtype: Int32
     /// Where the slice's bytes start in the file.
     public var offset: UInt64
@@ -22,7 +24,9 @@ public struct MachOSlice: Sendable, Equatable {
 public enum MachOArchitecture {
     static let abi64: Int32 = 0x0100_0000
     static let abi64_32: Int32 = 0x0200_0000
+    /// `CPU_TYPE_ARM64`.
     public static let arm64: Int32 = 12 | abi64
+    /// `CPU_TYPE_X86_64`.
     public static let x86_64: Int32 = 7 | abi64
 
     /// `arm64`, `arm64e`, `x86_64`, `x86_64h`, `arm64_32`, `armv7`, `armv7s`, `armv7k`, `i386`, else `cpu-<type>-<subtype>`.
@@ -62,6 +66,7 @@ public enum MachOContainer {
 
     /// What the first four bytes announce.
     public enum Magic: Sendable, Equatable {
+        /// `MH_MAGIC` / `MH_MAGIC_64` (little-endian) and `FAT_MAGIC` / `FAT_MAGIC_64` (big-endian).
         case thin32, thin64, fat32, fat64
         /// A big-endian thin Mach-O (PowerPC): recognised, not supported.
         case bigEndianThin

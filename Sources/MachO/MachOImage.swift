@@ -4,11 +4,15 @@ import FaultlineCore
 public struct MachOSegment: Sendable, Equatable {
     /// `__TEXT`, `__DATA`, `__DWARF`, `__LINKEDIT`, … (empty in an object file's one segment).
     public var name: String
+    /// Where the segment is mapped, before any slide.
     public var vmaddr: UInt64
+    /// How many bytes it spans in memory.
     public var vmsize: UInt64
     /// Relative to the slice start.
     public var fileOffset: UInt64
+    /// How many of its bytes are in the file (0 for `__PAGEZERO`, and for a dSYM's `__TEXT`).
     public var fileSize: UInt64
+    /// Its sections in load-command order.
     public var sections: [MachOSection]
 }
 
@@ -19,7 +23,9 @@ public struct MachOSection: Sendable, Equatable {
     public var segment: String
     /// Up to 16 bytes, as `__debug_str_offs` (Mach-O's name for `.debug_str_offsets`, cut to its field).
     public var name: String
+    /// The section's address before any slide.
     public var address: UInt64
+    /// Its size in memory (and in the file, when it has file data).
     public var size: UInt64
     /// Relative to the slice start; 0 when the section has no bytes in this file (a dSYM's `__TEXT`).
     public var fileOffset: UInt64
@@ -37,22 +43,29 @@ public struct MachOSection: Sendable, Equatable {
 /// `LC_SYMTAB`: where the `nlist` entries and their strings are, relative to the slice start. Checked to lie inside
 /// the slice.
 public struct MachOSymbolTable: Sendable, Equatable {
+    /// Where the `nlist` entries start.
     public var symbolsOffset: UInt64
+    /// How many entries there are.
     public var count: Int
     /// 16 (`nlist_64`) or 12 (`nlist`).
     public var entrySize: Int
+    /// Where the names (NUL-terminated, indexed by `n_strx`) start.
     public var stringsOffset: UInt64
+    /// How many bytes of names there are.
     public var stringsSize: UInt64
 }
 
 /// One `nlist(_64)` entry with its name.
 public struct MachOSymbol: Sendable, Equatable {
+    /// The name as stored (with Mach-O's leading underscore); empty when `n_strx` is outside the string table.
     public var name: String
     /// `n_type`: `N_STAB` bits (0xe0) mark debugger entries, `N_TYPE` (0x0e) is 0xe for a symbol defined in a section.
     public var type: UInt8
     /// `n_sect`: the 1-based section ordinal, 0 for none.
     public var section: UInt8
+    /// `n_desc`.
     public var description: UInt16
+    /// `n_value`: the symbol's address before any slide, for a symbol defined in a section.
     public var value: UInt64
 
     /// A symbol defined in a section of this image (not a debugger entry, not undefined).
@@ -70,19 +83,25 @@ public struct MachOImage: Sendable, Equatable {
         case object, executable, dylib, bundle, dsym, dylinker, kext, other
     }
 
+    /// Where the image lies in its file.
     public var slice: MachOSlice
+    /// `MH_MAGIC_64` (else `MH_MAGIC`).
     public var is64Bit: Bool
+    /// `mach_header.filetype` by name.
     public var fileType: FileType
     /// `mach_header.filetype` as read.
     public var rawFileType: UInt32
     /// The 16 bytes of `LC_UUID`, in file order.
     public var uuid: [UInt8]?
+    /// `LC_SEGMENT(_64)` commands in load-command order.
     public var segments: [MachOSegment]
+    /// `LC_SYMTAB`, checked to lie inside the slice.
     public var symbolTable: MachOSymbolTable?
     /// `ios`, `macos`, `iossimulator`, … from `LC_BUILD_VERSION` or `LC_VERSION_MIN_*`.
     public var platform: String?
     /// `15.0`, `11.0.1`.
     public var minOS: String?
+    /// The SDK version the image was built with, spelled like `minOS`.
     public var sdk: String?
     /// A dylib's install name (`LC_ID_DYLIB`).
     public var installName: String?
