@@ -297,9 +297,11 @@ struct SampleEventView {
         }
         let status = slot?.status ?? (entries.isEmpty && frame.address != nil ? "pending" : "client")
         var address: String?
+        var frameModule: LoadedModule?
         if status != "dwarf", status != "client" || entries.isEmpty, let raw = frame.address {
             let lookup = SymbolicationRules.lookupAddress(frame, index: number) ?? raw
-            if let module = SymbolicationRules.module(for: lookup, inSorted: modules) {
+            frameModule = SymbolicationRules.module(for: lookup, inSorted: modules)
+            if let module = frameModule {
                 address = "\(baseName(module.name)) + \(Format.hex(lookup - module.baseAddress))"
             } else if let name = nonEmpty(frame.module) {
                 address = "\(name) at \(Format.hex(raw))"
@@ -310,12 +312,18 @@ struct SampleEventView {
         if entries.isEmpty, address == nil {
             entries = [FrameEntry(function: nil, frameLocation: nil, inlined: false)]
         }
-        return FrameView(frameNumber: number, entries: entries, frameAddress: address, frameStatus: statusText(status))
+        return FrameView(
+            frameNumber: number, entries: entries, frameAddress: address, frameStatus: statusText(status, module: frameModule))
     }
 
-    /// What a frame's symbolication status means, or nil for DWARF (the normal case, not worth a word).
-    static func statusText(_ status: String) -> String? {
-        switch status {
+    /// What a frame's symbolication status means, or nil for DWARF (the normal case, not worth a word). A Mach-O
+    /// module's missing debug file is its dSYM, which Apple's own libraries have none of to upload.
+    static func statusText(_ status: String, module: LoadedModule? = nil) -> String? {
+        if status == "missing_debug_file", let module, module.format == .macho {
+            return Grouping.isSystemModule(name: module.name, path: module.path)
+                ? "Apple system library: no dSYM to upload" : "dSYM missing: upload it with symupload or sentry-cli"
+        }
+        return switch status {
         case "dwarf": nil
         case "client": "symbolicated by the app"
         case "symbol_table": "symbol table only, no line information"

@@ -109,6 +109,20 @@ import Testing
         #expect(rows["Architecture"] == "arm64e")
     }
 
+    @Test("a frame of a Mach-O image without its dSYM says so; Apple's libraries have none to upload")
+    func frameStatus() {
+        let modules = report().modules.sorted { $0.baseAddress < $1.baseAddress }
+        func status(_ address: UInt64, _ buildID: BuildID) -> String? {
+            SampleEventView.frameView(
+                Frame(address: address, instructionKind: .programCounter), number: 0,
+                slot: SymbolicatedFrameSlot(frames: [], buildID: buildID.rawValue, status: "missing_debug_file"), modules: modules
+            ).frameStatus
+        }
+        #expect(status(5, Self.appID) == "dSYM missing: upload it with symupload or sentry-cli")
+        #expect(status(35, Self.uiKitID) == "Apple system library: no dSYM to upload")
+        #expect(status(25, Self.elfID) == "debug file missing: upload it with symupload")
+    }
+
     @Test("the device breakdown reads machine ids as names")
     func deviceBreakdown() {
         let breakdowns = IssuePage.breakdowns([
