@@ -16,7 +16,8 @@ public struct StoredPayload: Sendable, Equatable {
     public enum Format: String, Sendable, Codable {
         /// Native v1 reports (one or a batch).
         case nativeV1 = "native-v1"
-        /// A Swift runtime crash file in its metadata envelope.
+        /// A crash file in its metadata envelope: the Swift runtime's JSON (`swift_crash`), or Apple's own `.ips` or
+        /// `.crash` report as a string (`apple_crash`).
         case swiftCrash = "swift-crash"
         /// A Sentry envelope (or a legacy store body); a report's range is its `event` item's JSON.
         case sentryEvent = "sentry-event"

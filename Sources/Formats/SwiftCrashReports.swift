@@ -14,7 +14,8 @@ import Foundation
 ///
 /// The file says nothing about the app, the user or the session, so the client passes those beside it
 /// (`SwiftCrashMetadata`). What is stored is an envelope holding both, the crash file byte for byte:
-/// `{"faultline_meta": {...}, "swift_crash": <the file>}`; re-reading a stored report parses the envelope.
+/// `{"faultline_meta": {...}, "swift_crash": <the file>}`; re-reading a stored report parses the envelope. Apple's own
+/// crash reports use the same envelope with the file as a string under `apple_crash` (`AppleCrashReports`).
 /// `capturedMemory` is not kept in the report (it can hold user data); it stays in the raw payload.
 public enum SwiftCrashReports {
     /// What the client says about a crash file.

@@ -90,7 +90,9 @@ struct AppleCrash {
             threads.append(
                 ThreadInfo(
                     name: "Last Exception Backtrace", crashed: true,
-                    frames: try lastExceptionBacktrace.filter { !$0.inlined }.map { try frame($0, kind: .returnAddress) }))
+                    frames: try lastExceptionBacktrace.filter { !$0.inlined }.map {
+                        try frame($0, kind: .returnAddress)
+                    }))
         }
         for (index, thread) in self.threads.enumerated() {
             var frames: [FaultlineCore.Frame] = []
