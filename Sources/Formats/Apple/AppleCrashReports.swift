@@ -14,8 +14,9 @@ import FaultlineCore
 /// (user, session, environment). What is stored is the envelope the Swift runtime's files use
 /// (`SwiftCrashReports.envelope`), the scrubbed file as a JSON string under `apple_crash`:
 /// `{"faultline_meta": {...}, "apple_crash": "<the file>"}` in the `swift-crash` payload format; re-reading it parses
-/// the file again. The metadata holds the event and install ids read from the file before it was scrubbed (the
-/// scrubber may filter `CrashReporter Key`'s value), so what is stored reads back as what was answered.
+/// the file again. The metadata holds the event and install ids read from the file before it was scrubbed (a
+/// project's own sensitive names may filter `CrashReporter Key`'s value), so what is stored reads back as what was
+/// answered.
 public enum AppleCrashReports {
     /// Which spelling a file is.
     public enum Spelling: String, Sendable {
