@@ -203,4 +203,51 @@ import TestSupport
         #expect((summary?["culprit"] as? String)?.hasPrefix("crash_now") == true, "\(summary ?? [:])")
         #expect(summary?["title"] as? String == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000000")
     }
+
+    /// A universal dSYM (arm64 + x86_64) uploaded by sentry-cli, which stores one file per slice: crashes of either
+    /// slice, each by its own UUID, resolve as llvm-symbolizer resolves them.
+    @Test func aFatDSYMServesTheCrashesOfEachSlice() async throws {
+        let tool = try #require(SentryCLIEndToEndTests.sentryCLI, "sentry-cli is not installed (tools/test installs it with pip)")
+        let fat = try AppleBuilds.fat([AppleBuilds.Request(.c, .arm64, .iOS, dwarf: 5), AppleBuilds.Request(.c, .x86_64, .macOS, dwarf: 4)])
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("shop", in: folder)
+        let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
+        defer { server.cleanUp() }
+        let read = [("Authorization", "Bearer \(project.upload)")]
+        let tree = try TempFolder("cocoa-fat")
+        try FileManager.default.createDirectory(atPath: tree.file("dSYMs"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: fat.dSYMBundle, toPath: tree.file("dSYMs/Shop.app.dSYM"))
+        let environment = SentryCLIEndToEndTests.quiet.merging(["SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload]) { $1 }
+        let upload = try Command.run(
+            tool, ["debug-files", "upload", "--org", "o", "--project", "shop", "--wait", "dSYMs"], in: tree.path, environment: environment)
+        #expect(upload.status == 0, "\(upload.out)\(upload.err)")
+
+        var generator = SystemRandomNumberGenerator()
+        for (n, slice) in fat.slices.enumerated() {
+            let crashNow = try #require(slice.functions.first { $0.symbol == "_crash_now" })
+            let main = try #require(slice.functions.first { $0.symbol == "_main" && $0.size > 12 })
+            let base = 0x1_0000_0000 + UInt64.random(in: 1...0x4000, using: &generator) * 0x4000
+            let image = C.Image(path: C.appPath("Shop"), debugID: slice.uuid, address: base, size: 0x10_0000,
+                                arch: slice.request.architecture.rawValue)
+            let files = [crashNow.address + 4, main.address + 8]
+            var device = C.Device()
+            device.arch = slice.request.architecture.rawValue
+            let id = "f\(n)d2e3f4a5b64c7d8e9fa0b1c2d3e4f5"
+            try await SentryCocoaEndToEndTests.send(
+                http, server, project,
+                C.event(eventID: id, crash: .badAccess(address: 8), frames: files.map { C.Frame(image, base + ($0 - slice.textVMAddr)) },
+                        device: device),
+                id: id)
+            let done = try await report(server, id, read, until: Self.resolved)
+            #expect(Self.resolved(done), "\(slice.request) never resolved: \(done)\n\(server.log.suffix(2000))")
+            let slots = ((done["symbolication"] as? [String: Any])?["threads"] as? [[[String: Any]]])?.first ?? []
+            for (index, file) in files.enumerated() where index < slots.count {
+                let expected = try Self.reference(slice, Self.lookup(file, caller: index > 0, slice.request.architecture))
+                let innermost = (slots[index]["frames"] as? [[String: Any]])?.first ?? [:]
+                #expect(innermost["function"] as? String == expected.function, "\(slice.request) frame \(index)")
+                #expect(innermost["line"] as? Int == expected.line, "\(slice.request) frame \(index): \(innermost) vs \(expected)")
+                #expect(slots[index]["build_id"] as? String == slice.uuid)
+            }
+        }
+    }
 }
