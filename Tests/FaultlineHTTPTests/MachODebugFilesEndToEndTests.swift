@@ -81,6 +81,17 @@ import TestSupport
             #expect(try await get(server, token, "/buildid/\(build.uuid)/debuginfo").body == dsym)
             #expect(try await get(server, token, "/buildid/\(build.uuid)/executable").body == stripped)
         }
+        // debuginfod's sections by their ELF names: the dSYM's DWARF, the executable's code (as llvm-objcopy dumps them).
+        let scratch = try TempFolder("sections")
+        try Command.check("llvm-objcopy-19", [
+            "--dump-section", "__DWARF,__debug_info=" + scratch.file("info"), "--dump-section", "__DWARF,__debug_str_offs=" + scratch.file("offs"),
+            build.dwarfFile, scratch.file("junk1"),
+        ])
+        try Command.check("llvm-objcopy-19", ["--dump-section", "__TEXT,__text=" + scratch.file("text"), build.stripped, scratch.file("junk2")])
+        #expect(try await get(server, first.upload, "/buildid/\(build.uuid)/section/.debug_info").body == (try bytes(scratch.file("info"))))
+        #expect(try await get(server, first.upload, "/buildid/\(build.uuid)/section/.debug_str_offsets").body == (try bytes(scratch.file("offs"))))
+        #expect(try await get(server, first.upload, "/buildid/\(build.uuid)/section/__text").body == (try bytes(scratch.file("text"))))
+        #expect(try await get(server, first.upload, "/buildid/\(build.uuid)/section/.debug_nothing").status == 404)
         // Another UUID in the path is refused from the load commands in the first bytes.
         let other = (build.uuid.hasPrefix("0") ? "1" : "0") + build.uuid.dropFirst()
         let wrong = try await put(server, first.upload, other, dsym)

@@ -226,14 +226,14 @@ struct DebuginfodController<Context: RequestContext> {
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
-    /// A section's raw bytes, from the debuginfo file if it has the section, else from the executable.
+    /// A section's raw bytes, from the debuginfo file if it has the section, else from the executable (an ELF file's
+    /// section by name, a Mach-O image's by its ELF name or its own: `DebugFileSections`).
     @Sendable func section(_ request: Request, context: Context) async throws -> Response {
         let id = try buildID(context)
         let name = try context.parameters.require("section")
         for kind in [DebugFileKind.debuginfo, .executable] {
             guard let path = try await service.path(of: id, kind: kind, project: scope(context)),
-                let info = try? ELFReader.inspect(try FileByteSource(path: path)),
-                let range = info.sectionRanges[name]
+                let range = DebugFileSections.range(named: name, inFileAt: path)
             else { continue }
             guard range.size > 0 else { break }
             let body = try await fileIO.loadFile(
