@@ -356,6 +356,19 @@ import Testing
         }
     }
 
+    /// A project that calls `key` sensitive filters `CrashReporter Key:` in the stored file, yet every device stays its
+    /// own install: the ids are read before scrubbing.
+    @Test(arguments: [AppleCrashReports.Spelling.ips, .crash])
+    func theInstallIDIsReadBeforeTheProjectsOwnRules(spelling: AppleCrashReports.Spelling) throws {
+        let file = Array((spelling == .ips ? AppleCrashSamples.ips() : AppleCrashSamples.crash()).utf8)
+        let scrubber = Scrubber(settings: PrivacySettings(sensitiveFields: ["key"]))
+        let (prepared, payload) = try AppleCrashReports.prepare(
+            file: file, metadata: .init(eventID: ""), scrubber: scrubber, limits: Self.limits, hasher: CoreutilsSHA256())
+        let stored = String(decoding: try NativeReports.inflate(payload), as: UTF8.self)
+        #expect(stored.contains("[Filtered]"))  // the file's own copy of the key
+        #expect(prepared.report.installID == AppleCrashSamples.crashReporterKey)
+    }
+
     @Test func aFileWithoutAnIncidentIsKeyedByItsBytes() throws {
         let file = Array(
             AppleCrashSamples.crash().replacingOccurrences(of: "Incident Identifier:", with: "Incident:").utf8)
