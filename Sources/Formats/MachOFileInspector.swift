@@ -39,12 +39,7 @@ public struct MachOFileInspector: DebugFileInspecting {
         guard let magic = MachOContainer.magic(of: head), magic == .thin32 || magic == .thin64 else { return nil }
         // The load commands follow the header; when `head` holds them all, the UUID is known now (the rest of the image,
         // and so where its segments may lie, is not).
-        let read: MachOReadBytes = { offset, count in
-            guard count >= 0, offset <= UInt64(head.count), UInt64(count) <= UInt64(head.count) - offset else {
-                throw MachOError.truncated("past the first bytes")
-            }
-            return Array(head[Int(offset)..<(Int(offset) + count)])
-        }
+        let read = MachOContainer.reader(over: head)
         guard let slice = try? MachOContainer.slices(size: UInt64(head.count), read: read).first,
             let uuid = try? MachOImage.uuid(headOf: slice, read: read), uuid.contains(where: { $0 != 0 })
         else { return nil }

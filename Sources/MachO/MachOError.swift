@@ -24,6 +24,19 @@ public enum MachOError: Error, Equatable, Sendable, CustomStringConvertible {
 /// array in memory), so this module does none and both Formats and Symbolication can use it.
 public typealias MachOReadBytes = (_ offset: UInt64, _ count: Int) throws -> [UInt8]
 
+extension MachOContainer {
+    /// A `MachOReadBytes` over bytes in memory (a file's first bytes, a test's or a fuzzer's input): a read past the end
+    /// throws `truncated`.
+    public static func reader(over bytes: [UInt8]) -> MachOReadBytes {
+        { offset, count in
+            guard count >= 0, offset <= UInt64(bytes.count), UInt64(count) <= UInt64(bytes.count) - offset else {
+                throw MachOError.truncated("needs \(count) bytes at offset \(offset), there are \(bytes.count)")
+            }
+            return Array(bytes[Int(offset)..<(Int(offset) + count)])
+        }
+    }
+}
+
 /// Little- and big-endian integer fields of a byte array whose length the caller has checked.
 struct MachOFields {
     let bytes: [UInt8]

@@ -140,14 +140,7 @@ func image(_ bytes: [UInt8]) throws -> MachOImage {
     try MachOImage.read(slice: try #require(try slices(bytes).first), read: memoryReader(bytes))
 }
 
-func memoryReader(_ bytes: [UInt8]) -> MachOReadBytes {
-    { offset, count in
-        guard count >= 0, offset <= UInt64(bytes.count), UInt64(count) <= UInt64(bytes.count) - offset else {
-            throw MachOError.truncated("test read of \(count) at \(offset)")
-        }
-        return Array(bytes[Int(offset)..<(Int(offset) + count)])
-    }
-}
+func memoryReader(_ bytes: [UInt8]) -> MachOReadBytes { MachOContainer.reader(over: bytes) }
 
 func zeros(_ n: Int) -> [UInt8] { [UInt8](repeating: 0, count: n) }
 

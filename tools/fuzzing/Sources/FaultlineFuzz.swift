@@ -272,12 +272,7 @@ func fuzzELF(_ bytes: [UInt8]) {
 /// must not: a slice outside the input, overlapping slices, a section with file data or a symbol table outside its
 /// slice, or a head check that refuses the first bytes of a file whose slices were read.
 func fuzzMachO(_ bytes: [UInt8]) {
-    let read: MachOReadBytes = { offset, count in
-        guard count >= 0, offset <= UInt64(bytes.count), UInt64(count) <= UInt64(bytes.count) - offset else {
-            throw MachOError.truncated("fuzz read")
-        }
-        return Array(bytes[Int(offset)..<(Int(offset) + count)])
-    }
+    let read = MachOContainer.reader(over: bytes)
     // The upload routes' first look (the UUID from a thin image's first bytes) must agree with the whole read.
     let headID = try? MachOFileInspector().inspectHead(Array(bytes.prefix(65_536)))
     guard let slices = try? MachOContainer.slices(size: UInt64(bytes.count), read: read) else { return }
