@@ -80,7 +80,8 @@ public enum SentryCocoaEvents {
     /// as the SDK does.
     public static func event(
         eventID: String, crash: Crash, frames: [Frame], release: String = "com.example.shop@2.3.0+417",
-        device: Device = Device(), appVersion: String = "2.3.0", appBuild: String = "417", timestamp: String = "2026-11-28T09:30:00Z"
+        device: Device = Device(), appVersion: String = "2.3.0", appBuild: String = "417",
+        timestamp: String = "2026-11-28T09:30:00Z"
     ) -> String {
         var images: [Image] = []
         for frame in frames where !images.contains(where: { $0.address == frame.image.address }) { images.append(frame.image) }
@@ -131,7 +132,8 @@ public enum SentryCocoaEvents {
                "stacktrace":{"frames":[\(frameJSON)],"registers":{"pc":"\(hex(frames.first?.address ?? 0))","lr":"0x0"}}}]},
              "threads":{"values":[{"id":0,"crashed":true,"current":true,"name":"main"},
                                   {"id":1,"crashed":false,"current":false,"name":"com.apple.uikit.eventfetch-thread",
-                                   "stacktrace":{"frames":[{"instruction_addr":"\(hex(dyld.address + 0x1f2c))","image_addr":"\(hex(dyld.address))","package":"/usr/lib/dyld","function":"start"}]}}]},
+                                   "stacktrace":{"frames":[{"instruction_addr":"\(hex(dyld.address + 0x1f2c))",
+                                     "image_addr":"\(hex(dyld.address))","package":"/usr/lib/dyld","function":"start"}]}}]},
              "debug_meta":{"images":[\(imageJSON)]},
              "contexts":{
                "device":{"family":"iOS","model":\(quoted(device.model)),"model_id":"D73AP","arch":\(quoted(device.arch)),
@@ -161,7 +163,12 @@ public enum SentryCocoaEvents {
             case "\\": out += "\\\\"
             case "\n": out += "\\n"
             default:
-                if scalar.value < 0x20 { out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16) } else { out.unicodeScalars.append(scalar) }
+                guard scalar.value < 0x20 else {
+                    out.unicodeScalars.append(scalar)
+                    continue
+                }
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             }
         }
         return out + "\""
