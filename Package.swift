@@ -41,6 +41,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        // HTTPTypes (`HTTPRequest`, `HTTPField`) is the vocabulary of Hummingbird 2's API; FaultlineHTTP names it.
+        .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
     ],
     targets: [
         .target(name: "FaultlineCore", swiftSettings: strict),
@@ -103,6 +105,7 @@ let package = Package(
                 "FaultlineCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
@@ -117,7 +120,10 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 // The connection guard (read timeouts, connection cap) sits in Hummingbird's NIO pipeline.
@@ -152,6 +158,9 @@ let package = Package(
             dependencies: [
                 "FaultlineCore", "Formats", "MachO", "Symbolication",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // The upload client makes AsyncHTTPClient's request bodies (ByteBuffer) and methods (HTTPMethod) itself.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -168,6 +177,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "tools/bench/ingest/Sources",
             swiftSettings: strict),
@@ -206,7 +216,10 @@ let package = Package(
         .testTarget(name: "MachOTests", dependencies: ["MachO", "FaultlineCore", "TestSupport"]),
         .testTarget(
             name: "FormatsTests",
-            dependencies: ["Formats", "FaultlineCore", "TestSupport", .product(name: "CompressNIO", package: "compress-nio")],
+            dependencies: [
+                "Formats", "FaultlineCore", "TestSupport", .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "StorageTests",
@@ -229,6 +242,7 @@ let package = Package(
             dependencies: [
                 "Pipeline", "FaultlineCore", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "FaultlineCore"]),
         // Formats and FaultlineCore only to check what the SDK builds with the server's own parsers (the SDK never links them).
@@ -249,6 +263,13 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                "Dashboard",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
     ]
 )
