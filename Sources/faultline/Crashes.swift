@@ -37,6 +37,13 @@ struct Crashes: AsyncParsableCommand {
         @Option(help: "The environment to file the reports under (for example production).")
         var environment: String?
 
+        @Option(
+            help: """
+                The release to file every report under instead of the version each report names (for example the \
+                Sentry release your SDK's sessions use, com.example.app@2.1+42).
+                """)
+        var release: String?
+
         func validate() throws {
             if paths.isEmpty { throw ValidationError("name at least one file or folder") }
         }
@@ -53,7 +60,9 @@ struct Crashes: AsyncParsableCommand {
                 let ingest = root.ingestService(minFreeBytes: 0)
                 var refused = 0
                 for file in files {
-                    let line = await Self.importOne(file, into: found, ingest: ingest, environment: environment)
+                    let metadata = SwiftCrashReports.Metadata(
+                        eventID: "", appVersion: release, appBuild: release == nil ? nil : "", environment: environment)
+                    let line = await Self.importOne(file, into: found, ingest: ingest, metadata: metadata)
                     if line.hasPrefix("refused") { refused += 1 }
                     print(line)
                 }
@@ -63,14 +72,16 @@ struct Crashes: AsyncParsableCommand {
         }
 
         /// One file in: its line of output.
-        static func importOne(_ path: String, into project: Project, ingest: some ReportIngesting, environment: String?)
+        static func importOne(
+            _ path: String, into project: Project, ingest: some ReportIngesting, metadata: SwiftCrashReports.Metadata
+        )
             async -> String
         {
             let limits = IngestLimits()
             do {
                 let bytes = try read(path, limit: limits.maxBatchBytes)
                 let (report, payload) = try AppleCrashReports.prepare(
-                    file: bytes, metadata: SwiftCrashReports.Metadata(eventID: "", environment: environment),
+                    file: bytes, metadata: metadata,
                     scrubber: project.scrubber,
                     limits: limits, hasher: SHA256ContentHasher())
                 let receipt = try await acceptPatiently(report, payload: payload, project: project, ingest: ingest)

@@ -38,6 +38,13 @@ import Testing
         #expect(second.status == 202, "\(String(decoding: second.body, as: UTF8.self))")
         let secondID = try #require((second.json["accepted"] as? [String])?.first)
         #expect(secondID == "0a1b2c3d4e5f4a6b8c7d8e9fa0b1c2d3")
+        // `release` names the whole release, as a Sentry SDK's sessions do: the file's build is not added to it.
+        let third = try await http.send(
+            .POST, url + "?release=com.example.demo@2.1%2B42", headers: ingest,
+            body: Array(AppleCrashSamples.ips(incident: "22222222-3333-4444-8555-666666666666").utf8))
+        let thirdID = try #require((third.json["accepted"] as? [String])?.first, "\(third.json)")
+        let sentryRelease = try await waitForIssue(http, server.baseURL + "/api/v1/reports/\(thirdID)", read)
+        #expect(sentryRelease["release"] as? String == "com.example.demo@2.1+42")
 
         for (event, environment) in [(id, "production"), (secondID, nil)] {
             let stored = try await waitForIssue(http, server.baseURL + "/api/v1/reports/\(event)", read)
@@ -103,6 +110,9 @@ import Testing
         #expect(second.status == 400)
         #expect(second.json["field"] as? String == "threads[0].frames[0]")
 
+        let conflicting = try await http.send(
+            .POST, url + "?release=a&app_version=b", headers: ingest, body: Array(AppleCrashSamples.ips().utf8))
+        #expect(conflicting.status == 400 && conflicting.json["error"] as? String == "conflicting_parameter")
         let unknown = try await http.send(
             .POST, url + "?color=red", headers: ingest, body: Array(AppleCrashSamples.ips().utf8))
         #expect(unknown.status == 400)
@@ -138,7 +148,7 @@ import Testing
         ])
         #expect(noFile.status != 0 && noFile.err.contains("no such file or folder"), "\(noFile)")
 
-        let run = try await ServerProcess.run(["crashes", "import", "ios", reports, "--data", folder])
+        let run = try await ServerProcess.run(["crashes", "import", "ios", reports, "--data", folder, "--release", "2.1-beta"])
         #expect(run.status == 1, "\(run)")
         let lines = run.out.split(separator: "\n").map(String.init)
         #expect(lines.count == 3, "\(run.out)")  // notes.txt is not looked at
@@ -166,6 +176,7 @@ import Testing
             headers: [("Authorization", "Bearer \(project.upload)")])
         #expect(stored.status == 200)
         #expect((stored.json["device"] as? [String: Any])?["model"] as? String == "iPhone15,2")
+        #expect(stored.json["release"] as? String == "2.1-beta")
     }
 
     /// Polls a report until the worker has filed it under an issue.

@@ -59,7 +59,7 @@ public enum AppleCrashReports {
         var report = try read(file).report(eventID: eventID)
         if let id = metadata.appID { report.app.id = id }
         if let version = metadata.appVersion { report.app.version = version }
-        if let build = metadata.appBuild { report.app.build = build }
+        if let build = metadata.appBuild { report.app.build = build.isEmpty ? nil : build }
         if let user = metadata.userID { report.userID = user }
         if let install = metadata.installID { report.installID = install }
         if let raw = metadata.sessionID {
