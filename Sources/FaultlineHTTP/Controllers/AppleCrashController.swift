@@ -11,7 +11,8 @@ import Pipeline
 /// `crashes/swift`) may add what it cannot know (`user_id`, `session_id`, `environment`) or override what it says
 /// (`app_version`; `release`, the whole release without the file's build; `app_build`, `app_id`, `install_id`,
 /// `event_id`). The event id is the file's `Incident Identifier`, else the first 16 bytes of its SHA-256, so
-/// importing the same file twice is answered as a duplicate. A file that does not read whole is refused with a 400 naming the field or line; nothing of it is kept.
+/// importing the same file twice is answered as a duplicate. A file that does not read whole is refused with a 400
+/// naming the field or line; nothing of it is kept.
 struct AppleCrashController<Ingest: ReportIngesting> {
     let ingest: Ingest
     let limits: IngestLimits
