@@ -1,10 +1,10 @@
 import FaultlineCore
 import Formats
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// Finds debug files in the files and folders `symupload` is given: ELF files, Mach-O files (executables,
 /// dylibs, frameworks, the DWARF file inside a `.dSYM` bundle; each slice of a universal file on its own) and
@@ -47,8 +47,11 @@ public enum DebugFileScanner {
     /// Scans `paths`.
     /// - Parameter scratch: an existing folder that the images of `.zip` archives are taken out into (the caller
     ///   removes it); without one, zips are skipped.
-    public static func scan(_ paths: [String], limits: Limits = Limits(), scratch: String? = nil)
-        -> (files: [LocalDebugFile], skipped: [Skipped]) {
+    public static func scan(
+        _ paths: [String], limits: Limits = Limits(), scratch: String? = nil
+    )
+        -> (files: [LocalDebugFile], skipped: [Skipped])
+    {
         var walk = Walk(limits: limits, scratch: scratch)
         for path in paths { walk.visit(argument: path) }
         return (walk.files.sorted { $0.label < $1.label }, walk.skipped)
@@ -103,7 +106,10 @@ public enum DebugFileScanner {
                 for name in names {
                     entries += 1
                     guard entries <= limits.maxEntries else {
-                        skipped.append(Skipped(path: folder, reason: "stopped after \(limits.maxEntries) entries; give a narrower folder"))
+                        skipped.append(
+                            Skipped(
+                                path: folder,
+                                reason: "stopped after \(limits.maxEntries) entries; give a narrower folder"))
                         stopped = true
                         break
                     }
@@ -113,7 +119,8 @@ public enum DebugFileScanner {
                     switch st.st_mode & S_IFMT {
                     case S_IFDIR:
                         if depth + 1 > limits.maxDepth {
-                            skipped.append(Skipped(path: full, reason: "more than \(limits.maxDepth) folders deep; not walked"))
+                            skipped.append(
+                                Skipped(path: full, reason: "more than \(limits.maxDepth) folders deep; not walked"))
                         } else {
                             folders.append(full)
                         }
@@ -143,7 +150,8 @@ public enum DebugFileScanner {
                 return
             }
             guard Self.isInside(target, root) else {
-                skipped.append(Skipped(path: path, reason: "a link out of the folder (to \(target)), not followed", quiet: true))
+                skipped.append(
+                    Skipped(path: path, reason: "a link out of the folder (to \(target)), not followed", quiet: true))
                 return
             }
             consider(path, resolved: target)
@@ -170,7 +178,10 @@ public enum DebugFileScanner {
                 skipped += found.skipped
             } else if DebugFileSplitter.isZip(magic) {
                 guard named || path.split(separator: "/").last?.lowercased().contains("dsym") == true else {
-                    skipped.append(Skipped(path: path, reason: "a zip archive without dSYM in its name (name it to read it)", quiet: true))
+                    skipped.append(
+                        Skipped(
+                            path: path, reason: "a zip archive without dSYM in its name (name it to read it)",
+                            quiet: true))
                     return
                 }
                 guard let scratch else {

@@ -1,6 +1,5 @@
 import FaultlineCore
 import Formats
-
 import Foundation
 
 /// A debug file found under the paths `symupload` was given, with what its headers say: an ELF file, or one
@@ -24,8 +23,10 @@ public struct LocalDebugFile: Sendable, Equatable {
     /// the bundle's name (`Shop.app.dSYM`), which says more than `Shop`.
     public var uploadName: String
 
-    public init(path: String, size: UInt64, facts: DebugFileFacts, offset: UInt64 = 0, isSlice: Bool = false,
-                label: String? = nil, namedAs shownPath: String? = nil) {
+    public init(
+        path: String, size: UInt64, facts: DebugFileFacts, offset: UInt64 = 0, isSlice: Bool = false,
+        label: String? = nil, namedAs shownPath: String? = nil
+    ) {
         self.path = path
         self.size = size
         self.facts = facts
@@ -47,7 +48,8 @@ public struct LocalDebugFile: Sendable, Equatable {
     static func name(of path: String) -> String {
         let components = path.split(separator: "/")
         if let bundle = components.lastIndex(where: { $0.hasSuffix(".dSYM") }), components.count - bundle == 5,
-           components[(bundle + 1)...].prefix(3) == ["Contents", "Resources", "DWARF"] {
+            components[(bundle + 1)...].prefix(3) == ["Contents", "Resources", "DWARF"]
+        {
             return String(components[bundle])
         }
         return components.last.map(String.init) ?? path

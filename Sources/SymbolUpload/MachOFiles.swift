@@ -1,11 +1,11 @@
 import FaultlineCore
 import Formats
+import Foundation
 import MachO
 
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// Reads the Mach-O files `DebugFileScanner` finds: a thin file is one debug file, a universal (fat) file one per
 /// architecture, each keyed by its own `LC_UUID` and later uploaded as the slice's bytes alone (the server stores
@@ -13,8 +13,11 @@ import Foundation
 /// `LC_UUID`; their DWARF reaches the dSYM) are skipped quietly. A `.zip` of dSYMs is taken apart with the server's
 /// own bounded reader (`DebugFileSplitter`) into a scratch folder, and each image in it is one debug file.
 enum MachOFiles {
-    static func read(path: String, source: FileByteSource, label: String? = nil, namedAs shownPath: String? = nil)
-        -> (files: [LocalDebugFile], skipped: [DebugFileScanner.Skipped]) {
+    static func read(
+        path: String, source: FileByteSource, label: String? = nil, namedAs shownPath: String? = nil
+    )
+        -> (files: [LocalDebugFile], skipped: [DebugFileScanner.Skipped])
+    {
         let slices: [MachOSlice]
         do {
             slices = try MachOContainer.slices(size: source.size, read: source.bytes)
@@ -37,23 +40,29 @@ enum MachOFiles {
             }
             let facts = MachOFileInspector.facts(of: image)
             if image.fileType == .object {
-                skipped.append(.init(path: where_, reason: "a Mach-O object file (its DWARF goes into the dSYM)", quiet: true))
+                skipped.append(
+                    .init(path: where_, reason: "a Mach-O object file (its DWARF goes into the dSYM)", quiet: true))
                 continue
             }
             if facts.kinds.isEmpty {
                 skipped.append(.init(path: where_, reason: "a Mach-O file with neither DWARF nor code", quiet: true))
                 continue
             }
-            files.append(LocalDebugFile(path: path, size: slice.size, facts: facts, offset: slice.offset, isSlice: universal,
-                                        label: where_, namedAs: shownPath))
+            files.append(
+                LocalDebugFile(
+                    path: path, size: slice.size, facts: facts, offset: slice.offset, isSlice: universal,
+                    label: where_, namedAs: shownPath))
         }
         return (files, skipped)
     }
 
     /// The images of a `.zip` of dSYMs (App Store Connect's `appDsyms.zip`, Xcode Organizer's export), each taken out
     /// into `scratch` (fat ones one file per slice) and labelled `archive.zip: entry`.
-    static func read(zip path: String, resolved: String, scratch: String)
-        -> (files: [LocalDebugFile], skipped: [DebugFileScanner.Skipped]) {
+    static func read(
+        zip path: String, resolved: String, scratch: String
+    )
+        -> (files: [LocalDebugFile], skipped: [DebugFileScanner.Skipped])
+    {
         let folder = scratch + "/zip-\(UUID().uuidString.prefix(8))"
         var made = 0
         let pieces: [DebugFilePiece]?
@@ -76,7 +85,8 @@ enum MachOFiles {
             guard let source = try? FileByteSource(path: piece.upload.path) else { continue }
             let entry = piece.name ?? "?"
             // A fat entry's pieces are named `entry (arm64)`: the entry's path names the upload.
-            let entryPath = entry.hasSuffix(")") ? String(entry[..<(entry.lastIndex(of: " ") ?? entry.endIndex)]) : entry
+            let entryPath =
+                entry.hasSuffix(")") ? String(entry[..<(entry.lastIndex(of: " ") ?? entry.endIndex)]) : entry
             let found = read(path: piece.upload.path, source: source, label: "\(path): \(entry)", namedAs: entryPath)
             files += found.files
             skipped += found.skipped

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The upload commands of docs/apple.md, run as written with bash against the real server: every ```sh block that
 /// runs `symupload` or `sentry-cli`, in a folder that holds what the text names (`build/Shop.xcarchive`,
@@ -38,7 +38,8 @@ import TestSupport
         let archive = try XcodeArchive()
         let zip = try archive.appStoreConnectZip()
         let tools = try TempFolder("apple-doc-tools")
-        try FileManager.default.createSymbolicLink(atPath: tools.file("symupload"), withDestinationPath: SymuploadEndToEndTests.binary)
+        try FileManager.default.createSymbolicLink(
+            atPath: tools.file("symupload"), withDestinationPath: SymuploadEndToEndTests.binary)
 
         for block in blocks {
             // Given a fresh server and project `shop`, and a folder laid out as the text says
@@ -52,18 +53,22 @@ import TestSupport
             // Xcode's ${DWARF_DSYM_FOLDER_PATH} is the products folder: the app bundle beside the dSYMs
             let products = work.file("DerivedData/Build/Products/Release-iphoneos")
             try FileManager.default.createDirectory(atPath: products, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: archive.path + "/Products/Applications/Shop.app", toPath: products + "/Shop.app")
+            try FileManager.default.copyItem(
+                atPath: archive.path + "/Products/Applications/Shop.app", toPath: products + "/Shop.app")
             for dSYM in try FileManager.default.contentsOfDirectory(atPath: archive.path + "/dSYMs") {
                 try FileManager.default.copyItem(atPath: archive.path + "/dSYMs/" + dSYM, toPath: products + "/" + dSYM)
             }
-            try FileManager.default.createDirectory(atPath: work.file("home/Downloads"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: work.file("home/Downloads"), withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: zip, toPath: work.file("home/Downloads/appDsyms.zip"))
             let environment = [
                 "PATH": tools.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
                 "HOME": work.file("home"), "FAULTLINE_UPLOAD_TOKEN": project.upload,
                 "DWARF_DSYM_FOLDER_PATH": products,
             ]
-            let script = "set -euo pipefail\n" + block.script.replacingOccurrences(of: "https://crash.example.com", with: server.baseURL)
+            let script =
+                "set -euo pipefail\n"
+                + block.script.replacingOccurrences(of: "https://crash.example.com", with: server.baseURL)
 
             // When the block runs
             let result = try Command.run("bash", ["-c", script], in: work.path, environment: environment)
@@ -71,7 +76,8 @@ import TestSupport
             // Then it succeeds and the server holds the dSYM of every UUID of the files it named
             #expect(result.status == 0, "apple.md:\(block.line): exit \(result.status)\n\(result.out)\n\(result.err)")
             let stored = try await SymuploadEndToEndTests().listed(server, project.upload)
-            let debuginfo = Set(stored.filter { $0["kind"] as? String == "debuginfo" }.compactMap { $0["build_id"] as? String })
+            let debuginfo = Set(
+                stored.filter { $0["kind"] as? String == "debuginfo" }.compactMap { $0["build_id"] as? String })
             #expect(debuginfo == archive.uuids, "apple.md:\(block.line): \(stored)")
         }
     }

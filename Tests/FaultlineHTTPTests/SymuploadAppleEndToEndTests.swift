@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The real `symupload` binary on an Xcode archive (real Mach-O files and dSYMs, `XcodeArchive`) against the real
 /// server: `--check` names exactly the UUIDs the server lacks, an upload stores every slice of every file.
@@ -13,7 +13,9 @@ import TestSupport
     /// The UUIDs (32 lower-case hex digits) that `--check` lines name as not on the server.
     func missingUUIDs(_ err: String) -> [String] {
         err.split(separator: "\n").filter { $0.contains("not on the server") }.compactMap { line in
-            line.split(separator: " ").dropFirst().first { $0.count == 36 }.map { $0.replacingOccurrences(of: "-", with: "").lowercased() }
+            line.split(separator: " ").dropFirst().first { $0.count == 36 }.map {
+                $0.replacingOccurrences(of: "-", with: "").lowercased()
+            }
         }
     }
 
@@ -48,23 +50,30 @@ import TestSupport
         // One line per file and slice: the dSYM and the binary of each of the four UUIDs
         #expect(missingUUIDs(dry.err).count == archive.expected.count, "\(dry.err)")
         let tool = archive.tool.slices.first { $0.request.architecture == .x86_64 }!
-        #expect(dry.err.contains(
-            "UUID \(XcodeArchive.appleSpelling(tool.uuid)) (x86_64): not on the server (\(archive.path)/dSYMs/Tool.dSYM/Contents/Resources/DWARF/Tool [x86_64])"),
-                "\(dry.err)")
+        let toolDSYM = archive.path + "/dSYMs/Tool.dSYM/Contents/Resources/DWARF/Tool"
+        let toolUUID = XcodeArchive.appleSpelling(tool.uuid)
+        let toolLine = "UUID \(toolUUID) (x86_64): not on the server (\(toolDSYM) [x86_64])"
+        #expect(dry.err.contains(toolLine), "\(dry.err)")
         // Every file found is named with its UUID, architecture and type
         #expect(dry.out.contains("found \(archive.expected.count) debug files"), "\(dry.out)")
-        #expect(dry.out.contains("Shop.app/Shop: UUID \(XcodeArchive.appleSpelling(archive.app.uuid)) (arm64, executable)"), "\(dry.out)")
+        #expect(
+            dry.out.contains("Shop.app/Shop: UUID \(XcodeArchive.appleSpelling(archive.app.uuid)) (arm64, executable)"),
+            "\(dry.out)")
         #expect(try await fixture.listed().isEmpty)
 
         // --help says what it reads and how to see what it skipped
         let help = try symupload(["--help"], [:])
         #expect(help.status == 0)
-        #expect(help.out.contains("Mach-O") && help.out.contains("dSYM") && help.out.contains("-v, --verbose"), "\(help.out)")
+        #expect(
+            help.out.contains("Mach-O") && help.out.contains("dSYM") && help.out.contains("-v, --verbose"),
+            "\(help.out)")
 
         // Quietly skipped without -v, named with it
         #expect(!dry.out.contains("shop.o"))
         let verbose = try symupload(["--dry-run", "-v", archive.path], env)
-        #expect(verbose.out.contains("skipped \(archive.path)/Intermediates/shop.o: a Mach-O object file"), "\(verbose.out)")
+        #expect(
+            verbose.out.contains("skipped \(archive.path)/Intermediates/shop.o: a Mach-O object file"), "\(verbose.out)"
+        )
         #expect(verbose.out.contains("skipped \(archive.path)/outside: a link out of the folder"), "\(verbose.out)")
     }
 
@@ -86,9 +95,14 @@ import TestSupport
         #expect(run.status == 0, "\(run.out)\(run.err)")
         #expect(run.out.contains("\(archive.expected.count - 1) uploaded, 1 already on the server"), "\(run.out)")
         let files = try await fixture.listed()
-        let stored = Set(files.map { "\($0["build_id"] as? String ?? "") \($0["kind"] as? String ?? "") \($0["architecture"] as? String ?? "")" })
+        let stored = Set(files.map { file in
+            ["build_id", "kind", "architecture"].map { file[$0] as? String ?? "" }.joined(separator: " ")
+        })
         #expect(stored == Set(archive.expected.map { "\($0.uuid) \($0.kind) \($0.architecture)" }), "\(files)")
-        #expect(Set(files.compactMap { $0["name"] as? String }).isSuperset(of: ["Shop.app.dSYM", "Tool.dSYM", "Kit.framework.dSYM", "Shop", "Kit", "Tool"]))
+        #expect(
+            Set(files.compactMap { $0["name"] as? String }).isSuperset(of: [
+                "Shop.app.dSYM", "Tool.dSYM", "Kit.framework.dSYM", "Shop", "Kit", "Tool",
+            ]))
 
         // And a second run finds nothing to send
         let again = try symupload(["--check", archive.path], env)
@@ -102,13 +116,18 @@ import TestSupport
         let zip = try fixture.archive.appStoreConnectZip()
 
         func scratchFolders() throws -> Set<String> {
-            Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("symupload-zips-") })
+            Set(
+                try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter {
+                    $0.hasPrefix("symupload-zips-")
+                })
         }
         let before = try scratchFolders()
         let run = try symupload(["--check", "--json", zip], fixture.env)
         #expect(run.status == 0, "\(run.out)\(run.err)")
         let dSYMs = fixture.archive.expected.filter { $0.fileType == "dsym" }
-        let stored = try await fixture.listed().map { "\($0["build_id"] as? String ?? "") \($0["kind"] as? String ?? "")" }
+        let stored = try await fixture.listed().map {
+            "\($0["build_id"] as? String ?? "") \($0["kind"] as? String ?? "")"
+        }
         #expect(stored.sorted() == dSYMs.map { "\($0.uuid) debuginfo" }.sorted())
         // The images were taken out into a scratch folder that is gone afterwards
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])

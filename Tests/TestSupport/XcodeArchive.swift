@@ -62,20 +62,24 @@ public struct XcodeArchive: Sendable {
         self.path = path
         let fm = FileManager.default
         func copy(_ from: String, _ to: String) throws {
-            try fm.createDirectory(atPath: URL(fileURLWithPath: path + "/" + to).deletingLastPathComponent().path,
-                                   withIntermediateDirectories: true)
+            try fm.createDirectory(
+                atPath: URL(fileURLWithPath: path + "/" + to).deletingLastPathComponent().path,
+                withIntermediateDirectories: true)
             try fm.copyItem(atPath: from, toPath: path + "/" + to)
         }
         func write(_ text: String, _ to: String) throws {
-            try fm.createDirectory(atPath: URL(fileURLWithPath: path + "/" + to).deletingLastPathComponent().path,
-                                   withIntermediateDirectories: true)
+            try fm.createDirectory(
+                atPath: URL(fileURLWithPath: path + "/" + to).deletingLastPathComponent().path,
+                withIntermediateDirectories: true)
             try text.write(toFile: path + "/" + to, atomically: true, encoding: .utf8)
         }
         let plist = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\"><dict/></plist>\n"
         try write(plist, "Info.plist")
         let dwarf = "Contents/Resources/DWARF/"
-        for (bundle, file, name) in [("Shop.app.dSYM", app.dwarfFile, "Shop"), ("Kit.framework.dSYM", framework.dwarfFile, "Kit"),
-                                     ("Tool.dSYM", tool.dwarfFile, "Tool")] {
+        for (bundle, file, name) in [
+            ("Shop.app.dSYM", app.dwarfFile, "Shop"), ("Kit.framework.dSYM", framework.dwarfFile, "Kit"),
+            ("Tool.dSYM", tool.dwarfFile, "Tool"),
+        ] {
             try copy(file, "dSYMs/\(bundle)/\(dwarf)\(name)")
             try write(plist, "dSYMs/\(bundle)/Contents/Info.plist")
         }
@@ -86,8 +90,9 @@ public struct XcodeArchive: Sendable {
         try copy(framework.stripped, appFolder + "Frameworks/Kit.framework/Kit")
         try write(plist, appFolder + "Frameworks/Kit.framework/Info.plist")
         try copy(tool.binary, "Products/usr/local/bin/Tool")
-        try fm.createSymbolicLink(atPath: path + "/Products/usr/local/bin/Kit-current",
-                                  withDestinationPath: "../../../Applications/Shop.app/Frameworks/Kit.framework/Kit")
+        try fm.createSymbolicLink(
+            atPath: path + "/Products/usr/local/bin/Kit-current",
+            withDestinationPath: "../../../Applications/Shop.app/Frameworks/Kit.framework/Kit")
         let object = URL(fileURLWithPath: app.binary).deletingLastPathComponent().appendingPathComponent("shop.o").path
         try copy(object, "Intermediates/shop.o")
         let outsideTarget = folder.file("elsewhere/Outside")
@@ -98,18 +103,29 @@ public struct XcodeArchive: Sendable {
 
         let archs = try AppleBuilds.uuids(tool.dwarfFile)
         var expected = [
-            Expected(label: "dSYMs/Shop.app.dSYM/\(dwarf)Shop", uuid: app.uuid, architecture: "arm64", kind: "debuginfo", fileType: "dsym"),
-            Expected(label: "dSYMs/Kit.framework.dSYM/\(dwarf)Kit", uuid: framework.uuid, architecture: "arm64", kind: "debuginfo",
-                     fileType: "dsym"),
-            Expected(label: appFolder + "Shop", uuid: app.uuid, architecture: "arm64", kind: "executable", fileType: "executable"),
-            Expected(label: appFolder + "Frameworks/Kit.framework/Kit", uuid: framework.uuid, architecture: "arm64",
-                     kind: "executable", fileType: "dylib"),
+            Expected(
+                label: "dSYMs/Shop.app.dSYM/\(dwarf)Shop", uuid: app.uuid, architecture: "arm64", kind: "debuginfo",
+                fileType: "dsym"),
+            Expected(
+                label: "dSYMs/Kit.framework.dSYM/\(dwarf)Kit", uuid: framework.uuid, architecture: "arm64",
+                kind: "debuginfo",
+                fileType: "dsym"),
+            Expected(
+                label: appFolder + "Shop", uuid: app.uuid, architecture: "arm64", kind: "executable",
+                fileType: "executable"),
+            Expected(
+                label: appFolder + "Frameworks/Kit.framework/Kit", uuid: framework.uuid, architecture: "arm64",
+                kind: "executable", fileType: "dylib"),
         ]
         for (architecture, uuid) in archs {
-            expected.append(Expected(label: "dSYMs/Tool.dSYM/\(dwarf)Tool [\(architecture)]", uuid: uuid, architecture: architecture,
-                                     kind: "debuginfo", fileType: "dsym"))
-            expected.append(Expected(label: "Products/usr/local/bin/Tool [\(architecture)]", uuid: uuid, architecture: architecture,
-                                     kind: "executable", fileType: "executable"))
+            expected.append(
+                Expected(
+                    label: "dSYMs/Tool.dSYM/\(dwarf)Tool [\(architecture)]", uuid: uuid, architecture: architecture,
+                    kind: "debuginfo", fileType: "dsym"))
+            expected.append(
+                Expected(
+                    label: "Products/usr/local/bin/Tool [\(architecture)]", uuid: uuid, architecture: architecture,
+                    kind: "executable", fileType: "executable"))
         }
         self.expected = expected
     }
