@@ -122,6 +122,19 @@ import Testing
         #expect(Grouping.inAppFrames(report, thread: 0, symbols: nil, rules: .none) == [false, false, false, false, true, false])
     }
 
+    @Test("a frame whose image is not in debug_meta is judged by the path its package names")
+    func packagePathsWithoutImages() {
+        let report = Report(
+            eventID: EventID("0c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5")!, kind: .crash, timestamp: Date(timeIntervalSince1970: 0),
+            threads: [ThreadInfo(crashed: true, frames: [
+                Frame(module: "/private/preboot/Cryptexes/OS/System/Library/Frameworks/SafariServices.framework/SafariServices",
+                      function: "-[SFSafariViewController viewDidLoad]"),
+                Frame(module: Self.appPath, function: "-[CartViewController viewDidLoad]"),
+            ])])
+        #expect(Grouping.inAppFrames(report, thread: 0, symbols: nil, rules: .none) == [false, true])
+        #expect(Grouping.group(report, symbols: nil).components == ["-[CartViewController viewDidLoad]"])
+    }
+
     // MARK: - In-app images
 
     @Test("the app's bundle and embedded frameworks are in-app on iOS, macOS and in the simulator")

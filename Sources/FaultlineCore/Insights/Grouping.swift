@@ -299,7 +299,7 @@ public enum Grouping {
         let moduleName = module?.name ?? frame.module
         let ruled = moduleName.flatMap { rules.decision(forModule: $0) }
         let inAppModule = ruled ?? module.map { !isSystemModule(name: $0.name, path: $0.path) }
-            ?? frame.module.map { !isSystemModule(name: $0, path: nil) }
+            ?? frame.module.map { !isSystemModule(name: $0, path: $0.contains("/") ? $0 : nil) }  // a `package` path
         return (module, ruled, inAppModule)
     }
 
