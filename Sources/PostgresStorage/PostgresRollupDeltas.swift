@@ -1,83 +1,24 @@
 import FaultlineCore
 import PostgresNIO
 
-/// What a batch of reports adds to the issue rollups (`PostgresIssueRollup.add`, summed per row in memory), written
-/// with one statement per table: `issues`, `issue_releases`, `issue_days`, `issue_users`, `issue_release_users`,
-/// `issue_day_users`, `issue_tags`. Issues are keyed by id, or by a negative key for an issue the batch creates.
+/// Writes a filing plan's rollup deltas (`IssueRollupDeltas`, summed per row in memory by `FilingPlanner`) with one
+/// statement per table: `issues`, `issue_releases`, `issue_days`, `issue_users`, `issue_release_users`,
+/// `issue_day_users`, `issue_tags`. Issues are keyed by id, or by a negative plan id for an issue the batch creates.
 ///
 /// Each table's rows are written once per statement (PostgreSQL refuses an upsert that changes one row twice), in
 /// key order, so two nodes' statements lock rows in the same order.
-struct IssueRollupDeltas {
-    struct Counts {
-        var events: Int64 = 0
-        var early: Int64 = 0
-        var timed: Int64 = 0
-        var users: Int64 = 0
-        var repeatUsers: Int64 = 0
-    }
-
-    struct ReleaseKey: Hashable, Comparable {
-        var issue: Int64
-        /// Byte for byte, as the database tells releases apart (`ExactText`).
-        var release: ExactText
-        static func < (a: Self, b: Self) -> Bool { (a.issue, a.release) < (b.issue, b.release) }
-    }
-
-    struct ReleaseCounts {
-        var events: Int64
-        var users: Int64 = 0
-        var firstSeen: Int64
-        var lastSeen: Int64
-    }
-
-    struct DayKey: Hashable, Comparable {
-        var issue: Int64
-        var day: Int64
-        static func < (a: Self, b: Self) -> Bool { (a.issue, a.day) < (b.issue, b.day) }
-    }
-
-    var issues: [Int64: Counts] = [:]
-    var releases: [ReleaseKey: ReleaseCounts] = [:]
-    var days: [DayKey: (events: Int64, users: Int64)] = [:]
-    var users: [IssueUserKey: Int64] = [:]
-    var releaseUsers: [ReleaseUserKey: Int64] = [:]
-    var dayUsers: [DayUserKey: Int64] = [:]
-    var tags: [TagKey: Int64] = [:]
-
-    /// Adds one report's contribution to `issue`.
-    mutating func add(_ c: IssueContribution, to issue: Int64) {
-        issues[issue, default: Counts()].events &+= 1
-        if c.early == true { issues[issue, default: Counts()].early &+= 1 }
-        if c.early != nil { issues[issue, default: Counts()].timed &+= 1 }
-        let release = ReleaseKey(issue: issue, release: ExactText(c.release))
-        if var counts = releases[release] {
-            counts.events &+= 1
-            counts.firstSeen = min(counts.firstSeen, c.occurredAt)
-            counts.lastSeen = max(counts.lastSeen, c.occurredAt)
-            releases[release] = counts
-        } else {
-            releases[release] = ReleaseCounts(events: 1, firstSeen: c.occurredAt, lastSeen: c.occurredAt)
-        }
-        let day = Int64(c.day.rawValue)
-        days[DayKey(issue: issue, day: day), default: (0, 0)].events &+= 1
-        if let user = c.user {
-            users[IssueUserKey(issue: issue, user: user), default: 0] &+= 1
-            releaseUsers[ReleaseUserKey(issue: issue, release: c.release, user: user), default: 0] &+= 1
-            dayUsers[DayUserKey(issue: issue, day: day, user: user), default: 0] &+= 1
-        }
-        for tag in c.tags { tags[TagKey(issue: issue, key: tag.key, value: tag.value), default: 0] &+= 1 }
-    }
-
+extension IssueRollupDeltas {
     /// Writes the deltas, the issues of the batch's new keys resolved by `id`, with the first/last events, titles and
     /// reopenings `plan` decided for each issue.
-    func write(resolving id: (Int64) throws -> Int64, plan: BatchPlan, now: Int64, _ connection: PostgresConnection, _ logger: Logger)
+    func write(resolving id: (Int64) throws -> Int64, plan: FilingPlan, _ connection: PostgresConnection, _ logger: Logger)
         async throws
     {
+        let now = plan.now
         var issues: [Int64: Counts] = [:]
         for (issue, counts) in self.issues { issues[try id(issue)] = counts }
         var releases: [ReleaseKey: ReleaseCounts] = [:]
         for (key, counts) in self.releases { releases[ReleaseKey(issue: try id(key.issue), release: key.release)] = counts }
-        var days: [DayKey: (events: Int64, users: Int64)] = [:]
+        var days: [DayKey: DayCounts] = [:]
         for (key, counts) in self.days { days[DayKey(issue: try id(key.issue), day: key.day)] = counts }
 
         // The distinct-user rows first: how their counts cross 0 and 1 moves the distinct-user counters above them.
@@ -120,12 +61,12 @@ struct IssueRollupDeltas {
 
     /// One statement for every issue the batch touched: counters by their deltas; first/last events and releases as
     /// `plan` computed them (the rows are locked); title and reopening as decided.
-    private func writeIssues(_ issues: [Int64: Counts], resolving id: (Int64) throws -> Int64, plan: BatchPlan, now: Int64,
+    private func writeIssues(_ issues: [Int64: Counts], resolving id: (Int64) throws -> Int64, plan: FilingPlan, now: Int64,
                              _ connection: PostgresConnection, _ logger: Logger) async throws {
-        var planned: [Int64: BatchPlan.Planned] = [:]
-        for issue in plan.issues.values { planned[try id(issue.state.id)] = issue }
+        var planned: [Int64: FilingPlanner.Issue] = [:]
+        for issue in plan.issuesByKey.values { planned[try id(issue.state.id)] = issue }
         let ids = issues.keys.sorted()
-        var rows: [(counts: Counts, issue: BatchPlan.Planned)] = []
+        var rows: [(counts: Counts, issue: FilingPlanner.Issue)] = []
         for issue in ids {
             guard let plannedIssue = planned[issue] else { throw StorageError(.conflict, "issue \(issue) was counted but not planned") }
             rows.append((issues[issue] ?? Counts(), plannedIssue))
@@ -214,67 +155,50 @@ protocol CountedEventsKey: Hashable, Comparable {
     func with(issue: Int64) -> Self
 }
 
-struct IssueUserKey: CountedEventsKey {
-    var issue: Int64
-    var user: ExactText
+extension IssueRollupDeltas.UserKey: CountedEventsKey {
     static let table = "issue_users"
     static let columns = [(name: "issue_id", type: "bigint"), (name: "user_key", type: "text")]
     static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.user.text)] }
     init(issue: Int64, user: String) { self.init(issue: issue, user: ExactText(user)) }
-    init(issue: Int64, user: ExactText) { (self.issue, self.user) = (issue, user) }
-    init(_ cells: PostgresRandomAccessRow) throws { (issue, user) = (try cells[0].decode(Int64.self), ExactText(try cells[1].decode(String.self))) }
+    init(_ cells: PostgresRandomAccessRow) throws { self.init(issue: try cells[0].decode(Int64.self), user: ExactText(try cells[1].decode(String.self))) }
     func with(issue: Int64) -> Self { Self(issue: issue, user: user) }
-    static func < (a: Self, b: Self) -> Bool { (a.issue, a.user) < (b.issue, b.user) }
 }
 
-struct ReleaseUserKey: CountedEventsKey {
-    var issue: Int64
-    var release: ExactText
-    var user: ExactText
+extension IssueRollupDeltas.ReleaseUserKey: CountedEventsKey {
     static let table = "issue_release_users"
     static let columns = [(name: "issue_id", type: "bigint"), (name: "release", type: "text"), (name: "user_key", type: "text")]
     static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] {
         [keys.map(\.issue), keys.map(\.release.text), keys.map(\.user.text)]
     }
     init(issue: Int64, release: String, user: String) { self.init(issue: issue, release: ExactText(release), user: ExactText(user)) }
-    init(issue: Int64, release: ExactText, user: ExactText) { (self.issue, self.release, self.user) = (issue, release, user) }
     init(_ cells: PostgresRandomAccessRow) throws {
-        (issue, release, user) = (
-            try cells[0].decode(Int64.self), ExactText(try cells[1].decode(String.self)), ExactText(try cells[2].decode(String.self)))
+        self.init(
+            issue: try cells[0].decode(Int64.self), release: ExactText(try cells[1].decode(String.self)),
+            user: ExactText(try cells[2].decode(String.self)))
     }
     func with(issue: Int64) -> Self { Self(issue: issue, release: release, user: user) }
-    static func < (a: Self, b: Self) -> Bool { (a.issue, a.release, a.user) < (b.issue, b.release, b.user) }
 }
 
-struct DayUserKey: CountedEventsKey {
-    var issue: Int64
-    var day: Int64
-    var user: ExactText
+extension IssueRollupDeltas.DayUserKey: CountedEventsKey {
     static let table = "issue_day_users"
     static let columns = [(name: "issue_id", type: "bigint"), (name: "day", type: "bigint"), (name: "user_key", type: "text")]
     static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.day), keys.map(\.user.text)] }
     init(issue: Int64, day: Int64, user: String) { self.init(issue: issue, day: day, user: ExactText(user)) }
-    init(issue: Int64, day: Int64, user: ExactText) { (self.issue, self.day, self.user) = (issue, day, user) }
     init(_ cells: PostgresRandomAccessRow) throws {
-        (issue, day, user) = (try cells[0].decode(Int64.self), try cells[1].decode(Int64.self), ExactText(try cells[2].decode(String.self)))
+        self.init(issue: try cells[0].decode(Int64.self), day: try cells[1].decode(Int64.self), user: ExactText(try cells[2].decode(String.self)))
     }
     func with(issue: Int64) -> Self { Self(issue: issue, day: day, user: user) }
-    static func < (a: Self, b: Self) -> Bool { (a.issue, a.day, a.user) < (b.issue, b.day, b.user) }
 }
 
-struct TagKey: CountedEventsKey {
-    var issue: Int64
-    var key: ExactText
-    var value: ExactText
+extension IssueRollupDeltas.TagKey: CountedEventsKey {
     static let table = "issue_tags"
     static let columns = [(name: "issue_id", type: "bigint"), (name: "key", type: "text"), (name: "value", type: "text")]
     static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.key.text), keys.map(\.value.text)] }
     init(issue: Int64, key: String, value: String) { self.init(issue: issue, key: ExactText(key), value: ExactText(value)) }
-    init(issue: Int64, key: ExactText, value: ExactText) { (self.issue, self.key, self.value) = (issue, key, value) }
     init(_ cells: PostgresRandomAccessRow) throws {
-        (issue, key, value) = (
-            try cells[0].decode(Int64.self), ExactText(try cells[1].decode(String.self)), ExactText(try cells[2].decode(String.self)))
+        self.init(
+            issue: try cells[0].decode(Int64.self), key: ExactText(try cells[1].decode(String.self)),
+            value: ExactText(try cells[2].decode(String.self)))
     }
     func with(issue: Int64) -> Self { Self(issue: issue, key: key, value: value) }
-    static func < (a: Self, b: Self) -> Bool { (a.issue, a.key, a.value) < (b.issue, b.key, b.value) }
 }

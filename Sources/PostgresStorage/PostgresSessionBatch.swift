@@ -449,17 +449,3 @@ enum HealthUserRows {
         return changes
     }
 }
-
-/// Text compared byte for byte, as PostgreSQL compares keys: Swift's `String` equality is canonical equivalence, so
-/// `"café"` with a precomposed `é` and with `e` + a combining accent are one key to a `Dictionary` and two rows to
-/// the database. Keys summed or looked up in memory before they are written use this.
-struct ExactText: Hashable, Comparable {
-    let text: String
-    init(_ text: String) { self.text = text }
-    static func == (a: Self, b: Self) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
-    func hash(into hasher: inout Hasher) {
-        for byte in text.utf8 { hasher.combine(byte) }
-        hasher.combine(text.utf8.count)
-    }
-    static func < (a: Self, b: Self) -> Bool { a.text.utf8.lexicographicallyPrecedes(b.text.utf8) }
-}
