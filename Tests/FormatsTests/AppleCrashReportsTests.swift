@@ -160,6 +160,20 @@ import Testing
         #expect(old.threads[0].frames.map(\.address) == [0x1_a1c2_5e9c, 0x1_02b8_c1a4])
     }
 
+    /// iOS 16+ names an uncaught Objective-C exception in `exceptionReason`, not in the Application Specific
+    /// Information.
+    @Test func anExceptionReasonNamesTheError() throws {
+        let extra = """
+
+              "exceptionReason" : {"arguments":["NSNull","length","0x206db76c0"],"format_string":"-[%s %s]: unrecognized selector sent to instance %p","name":"NSInvalidArgumentException","type":"objc-exception","composed_message":"-[NSNull length]: unrecognized selector sent to instance 0x206db76c0","class":"NSException"},
+              "asi" : {"libsystem_c.dylib":["abort() called"]},
+            """
+        let r = try Self.report(AppleCrashSamples.ips(extra: extra))
+        #expect(r.error?.type == "NSInvalidArgumentException")
+        #expect(r.error?.message == "-[NSNull length]: unrecognized selector sent to instance 0x206db76c0")
+        #expect(r.crashMessage == "abort() called")
+    }
+
     @Test func macOSTextReportsAreReadToo() throws {
         let text = """
             Process:               Demo [4242]

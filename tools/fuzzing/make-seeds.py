@@ -170,6 +170,8 @@ def apple_crash_seeds():
                       "subtype": "KERN_INVALID_ADDRESS at 0x0000000000000010"},
         "termination": {"code": 11, "namespace": "SIGNAL", "indicator": "Segmentation fault: 11"},
         "asi": {"libsystem_c.dylib": ["abort() called"]},
+        "exceptionReason": {"name": "NSInvalidArgumentException", "type": "objc-exception", "class": "NSException",
+                            "composed_message": "-[NSNull length]: unrecognized selector sent to instance 0x206db76c0"},
         "faultingThread": 0,
         "threads": [
             {"triggered": True, "queue": "com.apple.main-thread",

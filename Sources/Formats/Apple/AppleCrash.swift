@@ -70,6 +70,10 @@ struct AppleCrash {
     var exceptionSubtype: String?
     var exceptionCodes: String?
     var exceptionMessage: String?
+    /// An `.ips`'s `exceptionReason` (iOS 16+): the uncaught exception's name (`NSInvalidArgumentException`) and its
+    /// composed message (`-[NSNull length]: unrecognized selector sent to instance 0x206db76c0`).
+    var exceptionReasonName: String?
+    var exceptionReasonMessage: String?
     var termination: String?
     /// "Application Specific Information": `abort() called`, an uncaught exception's reason, a Swift fatal error.
     var applicationSpecific: [String] = []
@@ -163,6 +167,7 @@ struct AppleCrash {
     /// objectAtIndex:]: …'`
     /// → (`NSRangeException`, its reason).
     var uncaughtException: (String, String?)? {
+        if let name = exceptionReasonName, !name.isEmpty { return (name, exceptionReasonMessage) }
         let marker = "Terminating app due to uncaught exception '"
         for line in applicationSpecific {
             guard let start = line.range(of: marker) else { continue }

@@ -10,7 +10,8 @@ import FaultlineCore
 /// report), a newline, then the JSON body Apple's "Interpreting the JSON format of a crash report" describes:
 /// `incident`, `captureTime`, `modelCode`, `osVersion {train, build}`, `cpuType`, `procName`, `procPath`,
 /// `bundleInfo {CFBundleIdentifier, CFBundleShortVersionString, CFBundleVersion}`, `crashReporterKey`,
-/// `exception {type, signal, subtype, codes, message}`, `termination {namespace, code, indicator, reasons}`,
+/// `exception {type, signal, subtype, codes, message}`, `exceptionReason {name, composed_message}`,
+/// `termination {namespace, code, indicator, reasons}`,
 /// `asi`, `faultingThread`, `threads [{triggered, name, queue, frames [{imageIndex, imageOffset, symbol,
 /// symbolLocation, sourceFile, sourceLine}], threadState}]`, `lastExceptionBacktrace`, `usedImages [{base, size,
 /// uuid, path, name, arch}]`.
@@ -165,6 +166,18 @@ extension JSONReader {
                             crash.exceptionMessage = try r.optional("message") { try $0.readString() }
                         } else {
                             try r.skipValue()
+                        }
+                    }
+                }
+            } else if key.matches("exceptionReason") {
+                _ = try r.optional("exceptionReason") { r in
+                    try r.readObject { r, key in
+                        if key.matches("name") {
+                            crash.exceptionReasonName = try r.optional("name") { try $0.readString() }
+                        } else if key.matches("composed_message") {
+                            crash.exceptionReasonMessage = try r.optional("composed_message") { try $0.readString() }
+                        } else {
+                            try r.skipValue()  // type (objc-exception), class, format_string, arguments
                         }
                     }
                 }
