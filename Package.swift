@@ -11,19 +11,15 @@ let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 let package = Package(
     name: "Faultline",
     platforms: [.macOS(.v15)],
+    // What a package that depends on Faultline sees: the SDK its app links, the launcher that runs any program with
+    // reporting (docs/sdk.md), symupload for its CI and the server itself. The example and the benchmarks are not
+    // products: SwiftPM gives every executable target of the root package a product of the target's name, so
+    // `swift build --product ingest-bench` works here and nowhere else.
     products: [
         .executable(name: "faultline", targets: ["faultline"]),
         .executable(name: "symupload", targets: ["symupload"]),
-        // The client side (docs/sdk.md): the SDK apps link, and the launcher that runs any program with reporting.
         .library(name: "FaultlineSDK", targets: ["FaultlineSDK"]),
         .executable(name: "faultline-run", targets: ["faultline-run"]),
-        .executable(name: "faultline-example", targets: ["FaultlineExample"]),
-        .executable(name: "ingest-bench", targets: ["IngestBench"]),
-        .executable(name: "ingest-count", targets: ["IngestCount"]),
-        .executable(name: "symbolicate-bench", targets: ["SymbolicateBench"]),
-        .executable(name: "aggregate-bench", targets: ["AggregateBench"]),
-        .executable(name: "store-bench", targets: ["StoreBench"]),
-        .executable(name: "sdk-bench", targets: ["SDKBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
@@ -62,7 +58,7 @@ let package = Package(
             dependencies: ["FaultlineSDK", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         .executableTarget(
-            name: "FaultlineExample", dependencies: ["FaultlineSDK"], path: "Examples/CrashOnRequest",
+            name: "faultline-example", dependencies: ["FaultlineSDK"], path: "Examples/CrashOnRequest",
             swiftSettings: strict),
         // The Swift program the SDK's end-to-end tests run (Tests/FaultlineHTTPTests/SDK).
         .executableTarget(
@@ -172,7 +168,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .executableTarget(
-            name: "IngestBench",
+            name: "ingest-bench",
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -183,7 +179,7 @@ let package = Package(
             swiftSettings: strict),
         // The ingest routes' and the worker's per-report CPU work, without HTTP, small enough for callgrind.
         .executableTarget(
-            name: "IngestCount",
+            name: "ingest-count",
             dependencies: [
                 "Formats", "FaultlineCore", "FaultlineHTTP", "Pipeline", "Storage", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -192,7 +188,7 @@ let package = Package(
         // Helpers shared by the test targets: running tools, temp folders, ELF fixtures built by gcc, SHA-256 by coreutils.
         .target(name: "TestSupport", dependencies: ["FaultlineCore"], path: "Tests/TestSupport"),
         .executableTarget(
-            name: "AggregateBench",
+            name: "aggregate-bench",
             dependencies: [
                 "Dashboard", "FaultlineApp", "FaultlineCore", "Formats", "Pipeline", "Storage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -201,7 +197,7 @@ let package = Package(
             path: "tools/bench/aggregate/Sources", swiftSettings: strict),
         // The storage engines side by side (issue #14, docs/scaling.md).
         .executableTarget(
-            name: "StoreBench",
+            name: "store-bench",
             dependencies: [
                 // FaultlineHTTP: the server's HMAC-SHA-256 for the keyed per-user rollups (`IdentityHashers.hmacSHA256`).
                 "FaultlineCore", "FaultlineHTTP", "Storage", "PostgresStorage", "StoreMigration",
@@ -209,9 +205,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "tools/bench/stores/Sources", swiftSettings: strict),
-        .executableTarget(name: "SDKBench", dependencies: ["FaultlineSDK"], path: "tools/bench/sdk/Sources", swiftSettings: strict),
+        .executableTarget(name: "sdk-bench", dependencies: ["FaultlineSDK"], path: "tools/bench/sdk/Sources", swiftSettings: strict),
         .executableTarget(
-            name: "SymbolicateBench", dependencies: ["Symbolication"], path: "tools/bench/symbolicate/Sources", swiftSettings: strict),
+            name: "symbolicate-bench", dependencies: ["Symbolication"], path: "tools/bench/symbolicate/Sources", swiftSettings: strict),
         .testTarget(name: "FaultlineCoreTests", dependencies: ["FaultlineCore"]),
         .testTarget(name: "MachOTests", dependencies: ["MachO", "FaultlineCore", "TestSupport"]),
         .testTarget(
@@ -254,7 +250,7 @@ let package = Package(
             name: "FaultlineHTTPTests",
             dependencies: [
                 "FaultlineHTTP", "FaultlineApp", "Storage", "Pipeline", "Formats", "FaultlineCore", "faultline", "symupload", "CZlib",
-                "faultline-run", "SDKFixture", "FaultlineExample",
+                "faultline-run", "SDKFixture", "faultline-example",
                 // The SDK's delivery (queue, uploader) is driven in-process by Tests/FaultlineHTTPTests/SDK.
                 "FaultlineSDK",
                 "Symbolication",

@@ -17,7 +17,7 @@ import FaultlineSDK
     import Glibc
 #endif
 
-/// An error of your own: its type (`FaultlineExample.CheckoutError`), code and description show on the report.
+/// An error of your own: its type (`faultline_example.CheckoutError`), code and description show on the report.
 enum CheckoutError: Error, CustomStringConvertible {
     case paymentDeclined(reason: String)
 
