@@ -112,7 +112,9 @@ struct AppleCrash {
         guard threads.contains(where: { !$0.frames.isEmpty }) else {
             throw FormatError(.invalidField, "the report has no thread with frames", field: "threads")
         }
-        let modules = images.map { image in
+        // The `.ips`'s absolute image (`"source": "A"`, base 0, no UUID, name or path) only lets frames outside every
+        // image say their address; it is not a module.
+        let modules = images.filter { $0.uuid != nil || $0.name != nil || $0.path != nil }.map { image in
             LoadedModule(
                 name: image.name ?? image.path.map(Self.lastComponent) ?? "?", path: image.path, buildID: image.uuid,
                 baseAddress: image.base, size: image.size.flatMap { $0 == 0 ? nil : $0 }, format: .macho,
