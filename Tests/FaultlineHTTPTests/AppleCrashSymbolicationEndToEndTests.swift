@@ -196,16 +196,10 @@ import Testing
         #expect(issues.count == 1, "\(issues)")
     }
 
-    /// Polls a report until its symbolication state satisfies `done`.
+    /// Polls a report until its symbolication state satisfies `done` (`SymbolicationEndToEndTests`'s poll).
     func waitFor(_ http: HTTP, _ url: String, _ headers: [(String, String)], _ done: (String) -> Bool) async throws
         -> [String: Any]
     {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while true {
-            let answer = try await http.send(.GET, url, headers: headers)
-            let state = (answer.json["symbolication"] as? [String: Any])?["state"] as? String ?? "pending"
-            if done(state) || ContinuousClock.now > deadline { return answer.json }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        try await SymbolicationEndToEndTests().waitFor(http, url, headers, done)
     }
 }
