@@ -109,9 +109,12 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 let reads = BatchReads()
                 let modules = DeferredModules()
                 let search = SQLiteSearchStore.Deferred()
+                let filings = DeferredFilings()
                 for (outcome, json) in zip(results, encoded) {
-                    _ = try Self.save(outcome, encoded: json, now: now, reads: reads, modules: modules, search: search, db)
+                    _ = try Self.save(
+                        outcome, encoded: json, now: now, reads: reads, modules: modules, search: search, filings: filings, db)
                 }
+                try filings.write(now: now, reads: reads, db)
                 try modules.write(db)
                 // Last: FTS5 writes what it holds as a segment at every later statement's savepoint.
                 try search.write(db)
@@ -138,12 +141,17 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     }
 
     /// Saves one outcome in the caller's transaction; its `report_modules` rows go to `modules` and its search entry
-    /// to `search` when given (written by the caller at the end of the transaction), else are written here.
+    /// to `search` when given (written by the caller at the end of the transaction), else are written here. With
+    /// `filings`, a report never filed before is filed with the batch's others (`DeferredFilings`; nil is returned for
+    /// it): its issue is known once the caller writes them.
     static func save(_ outcome: SymbolicationOutcome, encoded json: StoredOutcome, now: Int64, reads: BatchReads = BatchReads(),
-                     modules: DeferredModules? = nil, search deferred: SQLiteSearchStore.Deferred? = nil, _ db: Database)
+                     modules: DeferredModules? = nil, search deferred: SQLiteSearchStore.Deferred? = nil,
+                     filings: DeferredFilings? = nil, _ db: Database)
         throws -> IssueID?
     {
         let reportID = outcome.reportID
+        // A report given twice reads its row as the filings held so far left it.
+        if let filings, filings.holds(reportID) { try filings.write(now: now, reads: reads, db) }
         guard let report = try Row.fetchOne(
             db.cachedStatement(sql: "SELECT \(FiledReport.columns) FROM reports WHERE id = ?"), arguments: [reportID]
         ).map(FiledReport.init)
@@ -185,11 +193,28 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             filed.groupingVersion = Grouping.version
             if let grouping = outcome.grouping {
                 let groupingJSON = json.grouping ?? StoredJSON.encode(grouping.grouping)
+                if let filings, report.issueID == nil {
+                    filings.add(
+                        BatchGrouper.Filing(id: reportID, report: report, input: grouping, groupingJSON: groupingJSON),
+                        state: state, failure: outcome.result.failure)
+                    return nil
+                }
+                // A report filed before is filed alone, after the reports before it.
+                try filings?.write(now: now, reads: reads, db)
                 (filed.issueID, filed.early) = try Grouper.file(
                     report: report, grouping: grouping, groupingJSON: groupingJSON, now: now, reads: reads, db)
             }
         }
-        // A clean result resets the attempt count (a later requeue starts afresh); a failure keeps it.
+        try writeRow(
+            reportID, state: state, failure: outcome.result.failure, issueID: filed.issueID, early: filed.early,
+            groupingVersion: filed.groupingVersion, db)
+        return filed.issueID.map { IssueID($0) }
+    }
+
+    /// A saved report's row, written once: its state and what filing decided. A clean result resets the attempt count
+    /// (a later requeue starts afresh); a failure keeps it.
+    static func writeRow(_ reportID: Int64, state: SymbolicationState, failure: String?, issueID: Int64?, early: Int?,
+                         groupingVersion: Int?, _ db: Database) throws {
         try db.cachedStatement(
             sql: """
                 UPDATE reports SET symbolication = ?1, symbolication_failure = ?2,
@@ -197,8 +222,37 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     issue_id = ?4, early = ?5, grouping_version = ?6
                 WHERE id = ?3
                 """
-        ).execute(arguments: [state.rawValue, outcome.result.failure, reportID, filed.issueID, filed.early, filed.groupingVersion])
-        return filed.issueID.map { IssueID($0) }
+        ).execute(arguments: [state.rawValue, failure, reportID, issueID, early, groupingVersion])
+    }
+
+    /// The reports of a batch never filed before, filed together when the caller writes them (`BatchGrouper`: each
+    /// issue and rollup row written once), with their rows' last update, which names their issue.
+    final class DeferredFilings {
+        private var filings: [BatchGrouper.Filing] = []
+        private var rows: [(state: SymbolicationState, failure: String?)] = []
+        private var ids: Set<Int64> = []
+
+        func holds(_ reportID: Int64) -> Bool { ids.contains(reportID) }
+
+        func add(_ filing: BatchGrouper.Filing, state: SymbolicationState, failure: String?) {
+            filings.append(filing)
+            rows.append((state, failure))
+            ids.insert(filing.id)
+        }
+
+        /// Files the reports held and writes their rows (as `save` writes a report's row), in the caller's transaction.
+        func write(now: Int64, reads: BatchReads, _ db: Database) throws {
+            guard !filings.isEmpty else { return }
+            let filed = try BatchGrouper.file(filings, now: now, reads: reads, db)
+            for (filing, row) in zip(filings, rows) {
+                try SQLiteSymbolicationStore.writeRow(
+                    filing.id, state: row.state, failure: row.failure, issueID: filed[filing.id]?.issueID, early: filed[filing.id]?.early,
+                    groupingVersion: Grouping.version, db)
+            }
+            filings.removeAll(keepingCapacity: true)
+            rows.removeAll(keepingCapacity: true)
+            ids.removeAll(keepingCapacity: true)
+        }
     }
 
     public func requeueOutdatedGrouping(limit: Int) async throws -> Int {

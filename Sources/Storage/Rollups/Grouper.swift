@@ -161,15 +161,18 @@ enum Grouper {
 
     /// The project's new-issue budget in the window that holds `now`: the issues it created in it, counted in the
     /// index `issues_by_created (project_id, created_at)` and no further than the cap (so a read costs at most `cap`
-    /// index entries, whatever the project's size), and its overflow issue once the cap is reached.
-    static func newIssueBudget(project: ProjectID, settings: AlertSettings, now: Int64, _ db: Database) throws -> IssueFiling.NewIssueBudget {
+    /// index entries, whatever the project's size), and its overflow issue once the cap is reached or may be by creating
+    /// `more` issues (a batch's new fingerprints, `BatchGrouper`).
+    static func newIssueBudget(project: ProjectID, settings: AlertSettings, now: Int64, more: Int = 0, _ db: Database) throws
+        -> IssueFiling.NewIssueBudget
+    {
         let window = IssueFiling.window(containing: now, minutes: settings.newIssueWindowMinutes)
         let created = try Int.fetchOne(
             db.cachedStatement(
                 sql: "SELECT count(*) FROM (SELECT 1 FROM issues WHERE project_id = ? AND created_at >= ? AND created_at < ? LIMIT ?)"),
             arguments: [project.rawValue, window.lowerBound, window.upperBound, max(0, settings.newIssueCap)]) ?? 0
         var budget = IssueFiling.NewIssueBudget(cap: settings.newIssueCap, createdInWindow: created, overflow: nil)
-        if budget.isReached { budget.overflow = try state(project: project, fingerprint: IssueFiling.overflowFingerprint, db) }
+        if created.addingReportingOverflow(more).partialValue >= budget.cap { budget.overflow = try state(project: project, fingerprint: IssueFiling.overflowFingerprint, db) }
         return budget
     }
 
