@@ -23,7 +23,9 @@ enum PostgresBatchGrouper {
     typealias Filed = FilingPlan.Filed
 
     /// Files `filings` (in the batch's order, none filed before) and applies every effect; the issue of each report.
-    static func file(_ filings: [Filing], now: Int64, reads: PostgresBatchReads, _ connection: PostgresConnection, _ logger: Logger)
+    static func file(
+        _ filings: [Filing], now: Int64, reads: PostgresBatchReads, _ connection: PostgresConnection, _ logger: Logger
+    )
         async throws -> [Int64: Filed]
     {
         guard !filings.isEmpty else { return [:] }
@@ -34,7 +36,9 @@ enum PostgresBatchGrouper {
     }
 
     /// The planner's facts of `filings`, each user replaced by its rollup key (`PostgresRollupUsers`).
-    static func facts(_ filings: [Filing], reads: PostgresBatchReads, _ connection: PostgresConnection, _ logger: Logger)
+    static func facts(
+        _ filings: [Filing], reads: PostgresBatchReads, _ connection: PostgresConnection, _ logger: Logger
+    )
         async throws -> [FilingPlanner.Report]
     {
         var reports: [FilingPlanner.Report] = []
@@ -48,32 +52,39 @@ enum PostgresBatchGrouper {
                 }
                 user = RollupUser.key(of: id, hasher: hasher)
             }
-            reports.append(FilingPlanner.Report(
-                id: report.id, project: report.project, kind: report.kind, occurredAt: report.occurredAt, release: report.release,
-                user: user, sessionID: report.sessionID, issueID: report.issueID, early: report.early,
-                groupingVersion: report.groupingVersion, grouping: filing.input.grouping, groupingJSON: filing.groupingJSON,
-                tags: filing.input.tags.map { (key: $0.key, value: $0.value) }))
+            reports.append(
+                FilingPlanner.Report(
+                    id: report.id, project: report.project, kind: report.kind, occurredAt: report.occurredAt,
+                    release: report.release,
+                    user: user, sessionID: report.sessionID, issueID: report.issueID, early: report.early,
+                    groupingVersion: report.groupingVersion, grouping: filing.input.grouping,
+                    groupingJSON: filing.groupingJSON,
+                    tags: filing.input.tags.map { (key: $0.key, value: $0.value) }))
         }
         return reports
     }
 
     /// Reads what planning `reports` needs: their issues (locked), the releases closed ones were seen in, the alert
-    /// settings of their projects, the new-issue budget of those with a new fingerprint (and the overflow issue of those
-    /// that may reach their cap), the start of their sessions. Six statements at most, whatever the batch's size (plus
-    /// one per overflow issue read).
-    static func readFilingState(for reports: [FilingPlanner.Report], now: Int64, reads: PostgresBatchReads,
-                                _ connection: PostgresConnection, _ logger: Logger) async throws -> FilingPlanner.State {
+    /// settings of their projects, the new-issue budget of those with a new fingerprint (and the overflow issue of
+    /// those that may reach their cap), the start of their sessions. Six statements at most, whatever the batch's size
+    /// (plus one per overflow issue read).
+    static func readFilingState(
+        for reports: [FilingPlanner.Report], now: Int64, reads: PostgresBatchReads,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> FilingPlanner.State {
         let needs = FilingPlanner.Needs(reports)
         var state = FilingPlanner.State()
         let keys = needs.keys
-        for try await (id, project, fingerprint, status, rank, title, first, last, firstRelease, lastRelease) in try await connection.query(
-            """
-            SELECT i.id, i.project_id, i.fingerprint, i.status, i.title_rank, i.title, i.first_seen, i.last_seen, i.first_release, i.last_release
-            FROM unnest(\(keys.map(\.project))::bigint[], \(keys.map(\.fingerprint))::text[]) AS u(p, f)
-            JOIN issues i ON i.project_id = u.p AND i.fingerprint = u.f
-            ORDER BY i.id FOR UPDATE OF i
-            """, logger: logger
-        ).decode((Int64, Int64, String, String, Int, String, Int64, Int64, String?, String?).self) {
+        for try await (id, project, fingerprint, status, rank, title, first, last, firstRelease, lastRelease)
+            in try await connection.query(
+                """
+                SELECT i.id, i.project_id, i.fingerprint, i.status, i.title_rank, i.title, i.first_seen, i.last_seen, i.first_release, i.last_release
+                FROM unnest(\(keys.map(\.project))::bigint[], \(keys.map(\.fingerprint))::text[]) AS u(p, f)
+                JOIN issues i ON i.project_id = u.p AND i.fingerprint = u.f
+                ORDER BY i.id FOR UPDATE OF i
+                """, logger: logger
+            ).decode((Int64, Int64, String, String, Int, String, Int64, Int64, String?, String?).self)
+        {
             state.issues[FilingPlanner.IssueKey(project: project, fingerprint: fingerprint)] = FilingPlanner.Issue(
                 state: PostgresGrouper.state((id, status, fingerprint, rank)), title: title,
                 span: IssueSpan(firstSeen: first, lastSeen: last, firstRelease: firstRelease, lastRelease: lastRelease))
@@ -97,7 +108,9 @@ enum PostgresBatchGrouper {
         // one issue: the overflow issue is read too when the batch may reach the cap.
         let creating = needs.creating(given: state.issues)
         state.budgets = try await PostgresGrouper.newIssueBudgets(
-            creating.sorted { $0.key < $1.key }.map { (ProjectID($0.key), state.settings[$0.key] ?? AlertSettings(), $0.value) }, now: now,
+            creating.sorted { $0.key < $1.key }.map {
+                (ProjectID($0.key), state.settings[$0.key] ?? AlertSettings(), $0.value)
+            }, now: now,
             connection, logger)
         for (project, budget) in state.budgets {
             guard let overflow = budget.overflow else { continue }
@@ -119,11 +132,13 @@ enum PostgresBatchGrouper {
     }
 
     /// The overflow issue as the batch's first report finds it (read after the budget locked it).
-    static func issue(_ overflow: IssueFiling.IssueState, _ connection: PostgresConnection, _ logger: Logger) async throws
+    static func issue(_ overflow: IssueFiling.IssueState, _ connection: PostgresConnection, _ logger: Logger)
+        async throws
         -> FilingPlanner.Issue
     {
         for try await (title, first, last, firstRelease, lastRelease) in try await connection.query(
-            "SELECT title, first_seen, last_seen, first_release, last_release FROM issues WHERE id = \(overflow.id)", logger: logger
+            "SELECT title, first_seen, last_seen, first_release, last_release FROM issues WHERE id = \(overflow.id)",
+            logger: logger
         ).decode((String, Int64, Int64, String?, String?).self) {
             return FilingPlanner.Issue(
                 state: overflow, title: title,
@@ -134,11 +149,15 @@ enum PostgresBatchGrouper {
 
     /// Writes `plan`: its new issues (one statement), the rollup deltas and issue updates (one statement a table), its
     /// alerts (one statement); each report's issue, its plan id resolved.
-    static func write(_ plan: FilingPlan, _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64: Filed] {
+    static func write(_ plan: FilingPlan, _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64:
+        Filed]
+    {
         let created = try await insertIssues(plan, connection, logger)
         func id(_ key: Int64) throws -> Int64 {
             if key > 0 { return key }
-            guard let id = created[key] else { throw StorageError(.conflict, "a new issue of the batch was not created") }
+            guard let id = created[key] else {
+                throw StorageError(.conflict, "a new issue of the batch was not created")
+            }
             return id
         }
         try await plan.deltas.write(resolving: id, plan: plan, connection, logger)
@@ -147,7 +166,9 @@ enum PostgresBatchGrouper {
     }
 
     /// Inserts the plan's new issues in one statement; their ids by their plan ids.
-    static func insertIssues(_ plan: FilingPlan, _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64: Int64] {
+    static func insertIssues(_ plan: FilingPlan, _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> [Int64: Int64]
+    {
         let created = plan.newIssues
         guard !created.isEmpty else { return [:] }
         let now = plan.now

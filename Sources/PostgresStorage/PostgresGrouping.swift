@@ -340,8 +340,8 @@ enum PostgresGrouper {
         var issueID = target?.id ?? report.issueID
         var contribution = try PostgresRollupUsers.keyed(
             IssueContribution(
-                release: report.release ?? "", day: DayNumber(Millis.date(report.occurredAt)), occurredAt: report.occurredAt,
-                user: report.userKey, tags: input.tags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }, early: report.early),
+                release: report.release, occurredAt: report.occurredAt, user: report.userKey, tags: input.tags,
+                early: report.early),
             report.userKey == nil ? nil : try await reads.rollupHasher(project: project, connection, logger))
         var muted = target?.status == .muted
         for action in actions {
@@ -416,7 +416,7 @@ enum PostgresGrouper {
                         started = value
                     }
                     contribution.early = started.map {
-                        IssueSignals.isEarly(secondsIntoSession: Double(report.occurredAt &- $0) / 1000)
+                        IssueSignals.isEarly(occurredAt: report.occurredAt, sessionStartedAt: $0)
                     }
                 }
                 try await PostgresIssueRollup.add(contribution, to: to, now: now, connection, logger)

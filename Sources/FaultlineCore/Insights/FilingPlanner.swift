@@ -36,9 +36,12 @@ public enum FilingPlanner {
         public var groupingJSON: String
         public var tags: [(key: String, value: String)]
 
-        public init(id: Int64, project: ProjectID, kind: String, occurredAt: Int64, release: String?, user: String?, sessionID: String?,
-                    issueID: Int64?, early: Bool?, groupingVersion: Int, grouping: GroupingResult, groupingJSON: String,
-                    tags: [(key: String, value: String)]) {
+        public init(
+            id: Int64, project: ProjectID, kind: String, occurredAt: Int64, release: String?, user: String?,
+            sessionID: String?,
+            issueID: Int64?, early: Bool?, groupingVersion: Int, grouping: GroupingResult, groupingJSON: String,
+            tags: [(key: String, value: String)]
+        ) {
             self.id = id
             self.project = project
             self.kind = kind
@@ -120,8 +123,10 @@ public enum FilingPlanner {
         /// When each of the batch's sessions started (absent: unknown).
         public var sessions: [SessionKey: Int64]
 
-        public init(issues: [IssueKey: Issue] = [:], settings: [Int64: AlertSettings] = [:],
-                    budgets: [Int64: IssueFiling.NewIssueBudget] = [:], sessions: [SessionKey: Int64] = [:]) {
+        public init(
+            issues: [IssueKey: Issue] = [:], settings: [Int64: AlertSettings] = [:],
+            budgets: [Int64: IssueFiling.NewIssueBudget] = [:], sessions: [SessionKey: Int64] = [:]
+        ) {
             self.issues = issues
             self.settings = settings
             self.budgets = budgets
@@ -145,8 +150,10 @@ public enum FilingPlanner {
             self.keys = keys
             releases = Set(reports.compactMap(\.release)).sorted()
             projects = Set(keys.map(\.project)).sorted()
-            sessions = Set(reports.compactMap { r in r.sessionID.map { SessionKey(project: r.project.rawValue, session: $0) } })
-                .sorted { ($0.project, $0.session) < ($1.project, $1.session) }
+            sessions = Set(
+                reports.compactMap { r in r.sessionID.map { SessionKey(project: r.project.rawValue, session: $0) } }
+            )
+            .sorted { ($0.project, $0.session) < ($1.project, $1.session) }
         }
 
         /// How many of the batch's fingerprints have no issue in `issues`, by project: each may create one.
@@ -182,21 +189,26 @@ public enum FilingPlanner {
         }
 
         mutating func decide(_ report: Report) throws {
-            guard report.issueID == nil else { throw Refusal(description: "report \(report.id) was filed before: it is filed one at a time") }
+            guard report.issueID == nil else {
+                throw Refusal(description: "report \(report.id) was filed before: it is filed one at a time")
+            }
             let g = report.grouping
             var key = report.key
             let settings = self.settings[key.project] ?? AlertSettings()
             let target = issues[key]
-            let seenInRelease = target.map { target in report.release.map { target.releases.contains($0) } ?? true } ?? false
+            let seenInRelease =
+                target.map { target in report.release.map { target.releases.contains($0) } ?? true } ?? false
             var budget = target == nil ? budgets[key.project] : nil
             budget?.overflow = issues[.overflow(project: key.project)]?.state
-            let actions = IssueFiling.decide(IssueFiling.Input(
-                grouping: g, current: nil, reportGroupingVersion: report.groupingVersion, target: target?.state,
-                targetSeenInRelease: seenInRelease, release: report.release, alertOnNewIssue: settings.alertOnNewIssue,
-                alertOnRegression: settings.alertOnRegression, newIssues: budget))
+            let actions = IssueFiling.decide(
+                IssueFiling.Input(
+                    grouping: g, current: nil, reportGroupingVersion: report.groupingVersion, target: target?.state,
+                    targetSeenInRelease: seenInRelease, release: report.release,
+                    alertOnNewIssue: settings.alertOnNewIssue,
+                    alertOnRegression: settings.alertOnRegression, newIssues: budget))
             var contribution = IssueContribution(
-                release: report.release ?? "", day: DayNumber(Millis.date(report.occurredAt)), occurredAt: report.occurredAt,
-                user: report.user, tags: report.tags.sorted { $0.key < $1.key }, early: report.early)
+                release: report.release, occurredAt: report.occurredAt, user: report.user, tags: report.tags,
+                early: report.early)
             var muted = target?.state.status == .muted
             for action in actions {
                 switch action {
@@ -213,14 +225,15 @@ public enum FilingPlanner {
                     create(key, grouping: overflow, groupingJSON: StoredJSON.encode(overflow), report: report)
                     muted = false
                 case .retitle:
-                    issues[key]?.retitle = Retitle(grouping: report.groupingJSON, title: g.title, culprit: g.culprit, rank: g.titleRank)
+                    issues[key]?.retitle = Retitle(
+                        grouping: report.groupingJSON, title: g.title, culprit: g.culprit, rank: g.titleRank)
                     issues[key]?.title = g.title
                     issues[key]?.state.titleRank = g.titleRank
                 case .move(from: nil, _):
                     guard let issue = issues[key]?.state.id else { break }
                     if let session = report.sessionID {
                         contribution.early = sessions[SessionKey(project: key.project, session: session)].map {
-                            IssueSignals.isEarly(secondsIntoSession: Double(report.occurredAt &- $0) / 1000)
+                            IssueSignals.isEarly(occurredAt: report.occurredAt, sessionStartedAt: $0)
                         }
                     }
                     plan.deltas.add(contribution, to: issue)
@@ -232,14 +245,18 @@ public enum FilingPlanner {
                     issues[key]?.reopened = true
                 case .alertNewIssue, .alertNewIssuesHeld, .alertRegression:
                     guard let issue = issues[key], !muted else { break }
-                    plan.alerts.append(FilingPlan.Alert(
-                        action: action, project: report.project, issue: issue.state.id, release: report.release, title: issue.title,
-                        occurredAt: report.occurredAt, settings: settings))
+                    plan.alerts.append(
+                        FilingPlan.Alert(
+                            action: action, project: report.project, issue: issue.state.id, release: report.release,
+                            title: issue.title,
+                            occurredAt: report.occurredAt, settings: settings))
                 case .createIssue, .rekey, .move:
                     throw Refusal(description: "report \(report.id) was filed before: it is filed one at a time")
                 }
             }
-            guard let issue = issues[key] else { throw Refusal(description: "grouping decided no issue for report \(report.id)") }
+            guard let issue = issues[key] else {
+                throw Refusal(description: "grouping decided no issue for report \(report.id)")
+            }
             plan.filed[report.id] = FilingPlan.Filed(issue: issue.state.id, early: contribution.early)
             plan.issuesByKey[key] = issue
         }
@@ -247,15 +264,19 @@ public enum FilingPlanner {
         /// Plans a new issue of `key` with `grouping`, open, its first event the report's.
         mutating func create(_ key: IssueKey, grouping g: GroupingResult, groupingJSON: String, report: Report) {
             let id = FilingPlan.newIssueID(at: plan.newIssues.count)
-            plan.newIssues.append(FilingPlan.NewIssue(
-                key: key, kind: report.kind, grouping: groupingJSON, title: g.title, culprit: g.culprit, titleRank: g.titleRank,
-                occurredAt: report.occurredAt, release: report.release))
+            plan.newIssues.append(
+                FilingPlan.NewIssue(
+                    key: key, kind: report.kind, grouping: groupingJSON, title: g.title, culprit: g.culprit,
+                    titleRank: g.titleRank,
+                    occurredAt: report.occurredAt, release: report.release))
             issues[key] = Issue(
                 state: IssueFiling.IssueState(
                     id: id, status: .open, groupingVersion: g.fingerprint.version, titleRank: g.titleRank,
                     isOverflow: key.fingerprint == IssueFiling.overflowFingerprint.rawValue),
                 title: g.title,
-                span: IssueSpan(firstSeen: report.occurredAt, lastSeen: report.occurredAt, firstRelease: report.release, lastRelease: report.release))
+                span: IssueSpan(
+                    firstSeen: report.occurredAt, lastSeen: report.occurredAt, firstRelease: report.release,
+                    lastRelease: report.release))
             budgets[key.project]?.createdInWindow += 1
         }
     }

@@ -102,6 +102,11 @@ public struct IssueSignals: Sendable, Equatable, Codable {
     /// Whether a report `offset` seconds after its session started counts as early.
     public static func isEarly(secondsIntoSession offset: TimeInterval) -> Bool { offset >= 0 && offset <= earlyWithin }
 
+    /// Whether an event at `occurredAt` came early in a session that started at `sessionStartedAt` (milliseconds).
+    public static func isEarly(occurredAt: Int64, sessionStartedAt: Int64) -> Bool {
+        isEarly(secondsIntoSession: Double(occurredAt &- sessionStartedAt) / 1000)
+    }
+
     /// The names of the signals that are set, in display order.
     public var names: [String] {
         [(fresh, "fresh"), (regressed, "regressed"), (repetitive, "repetitive"), (early, "early")].filter(\.0).map(\.1)

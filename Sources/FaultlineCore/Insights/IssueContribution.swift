@@ -17,4 +17,15 @@ public struct IssueContribution: Sendable {
         self.tags = tags
         self.early = early
     }
+
+    /// A report's contribution: its release ('' for none), the day of `occurredAt`, its tags in key order. What both
+    /// engines add and remove, made here only (`FilingPlanner`, and the filing of a report moving between issues).
+    public init(
+        release: String?, occurredAt: Int64, user: String?, tags: some Sequence<(key: String, value: String)>,
+        early: Bool?
+    ) {
+        self.init(
+            release: release ?? "", day: DayNumber(Millis.date(occurredAt)), occurredAt: occurredAt, user: user,
+            tags: tags.sorted { $0.key < $1.key }, early: early)
+    }
 }

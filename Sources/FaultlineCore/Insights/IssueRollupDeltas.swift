@@ -11,7 +11,9 @@ public struct IssueRollupDeltas: Sendable {
         public var users: Int64 = 0
         public var repeatUsers: Int64 = 0
         public init(events: Int64 = 0, early: Int64 = 0, timed: Int64 = 0, users: Int64 = 0, repeatUsers: Int64 = 0) {
-            (self.events, self.early, self.timed, self.users, self.repeatUsers) = (events, early, timed, users, repeatUsers)
+            (self.events, self.early, self.timed, self.users, self.repeatUsers) = (
+                events, early, timed, users, repeatUsers
+            )
         }
     }
 
@@ -59,7 +61,9 @@ public struct IssueRollupDeltas: Sendable {
         public var issue: Int64
         public var release: ExactText
         public var user: ExactText
-        public init(issue: Int64, release: ExactText, user: ExactText) { (self.issue, self.release, self.user) = (issue, release, user) }
+        public init(issue: Int64, release: ExactText, user: ExactText) {
+            (self.issue, self.release, self.user) = (issue, release, user)
+        }
         public static func < (a: Self, b: Self) -> Bool { (a.issue, a.release, a.user) < (b.issue, b.release, b.user) }
     }
 
@@ -68,7 +72,9 @@ public struct IssueRollupDeltas: Sendable {
         public var issue: Int64
         public var day: Int64
         public var user: ExactText
-        public init(issue: Int64, day: Int64, user: ExactText) { (self.issue, self.day, self.user) = (issue, day, user) }
+        public init(issue: Int64, day: Int64, user: ExactText) {
+            (self.issue, self.day, self.user) = (issue, day, user)
+        }
         public static func < (a: Self, b: Self) -> Bool { (a.issue, a.day, a.user) < (b.issue, b.day, b.user) }
     }
 
@@ -77,7 +83,9 @@ public struct IssueRollupDeltas: Sendable {
         public var issue: Int64
         public var key: ExactText
         public var value: ExactText
-        public init(issue: Int64, key: ExactText, value: ExactText) { (self.issue, self.key, self.value) = (issue, key, value) }
+        public init(issue: Int64, key: ExactText, value: ExactText) {
+            (self.issue, self.key, self.value) = (issue, key, value)
+        }
         public static func < (a: Self, b: Self) -> Bool { (a.issue, a.key, a.value) < (b.issue, b.key, b.value) }
     }
 
@@ -112,6 +120,8 @@ public struct IssueRollupDeltas: Sendable {
             releaseUsers[ReleaseUserKey(issue: issue, release: ExactText(c.release), user: user), default: 0] &+= 1
             dayUsers[DayUserKey(issue: issue, day: day, user: user), default: 0] &+= 1
         }
-        for tag in c.tags { tags[TagKey(issue: issue, key: ExactText(tag.key), value: ExactText(tag.value)), default: 0] &+= 1 }
+        for tag in c.tags {
+            tags[TagKey(issue: issue, key: ExactText(tag.key), value: ExactText(tag.value)), default: 0] &+= 1
+        }
     }
 }

@@ -19,14 +19,18 @@ enum BatchGrouper {
 
     /// Files `filings` (in the batch's order, none filed before) in the caller's transaction; each report's issue and
     /// early flag (1/0, nil when unknown), by report id.
-    static func file(_ filings: [Filing], now: Int64, reads: BatchReads, _ db: Database) throws -> [Int64: (issueID: Int64, early: Int?)] {
+    static func file(_ filings: [Filing], now: Int64, reads: BatchReads, _ db: Database) throws -> [Int64: (
+        issueID: Int64, early: Int?
+    )] {
         guard !filings.isEmpty else { return [:] }
         let reports = try filings.map { filing in
             let report = filing.report
             return FilingPlanner.Report(
-                id: filing.id, project: report.project, kind: report.kind, occurredAt: report.occurredAt, release: report.release,
+                id: filing.id, project: report.project, kind: report.kind, occurredAt: report.occurredAt,
+                release: report.release,
                 user: try RollupUserKeys.key(report.userKey, project: report.project, db), sessionID: report.sessionID,
-                issueID: report.issueID, early: report.early.map { $0 == 1 }, groupingVersion: report.groupingVersion ?? Grouping.version,
+                issueID: report.issueID, early: report.early.map { $0 == 1 },
+                groupingVersion: report.groupingVersion ?? Grouping.version,
                 grouping: filing.input.grouping, groupingJSON: filing.groupingJSON,
                 tags: filing.input.tags.map { (key: $0.key, value: $0.value) })
         }
@@ -38,30 +42,39 @@ enum BatchGrouper {
     /// Reads what planning `reports` needs: their issues, the releases closed ones were seen in, the alert settings of
     /// their projects, the new-issue budget of those with a new fingerprint (and the overflow issue of those that may
     /// reach their cap), the start of their sessions.
-    static func readFilingState(for reports: [FilingPlanner.Report], now: Int64, reads: BatchReads, _ db: Database) throws
+    static func readFilingState(for reports: [FilingPlanner.Report], now: Int64, reads: BatchReads, _ db: Database)
+        throws
         -> FilingPlanner.State
     {
         let needs = FilingPlanner.Needs(reports)
         var state = FilingPlanner.State()
         for key in needs.keys {
             state.issues[key] = try issue(
-                sql: "\(issueColumns) WHERE project_id = ? AND fingerprint = ?", arguments: [key.project, key.fingerprint], db)
+                sql: "\(issueColumns) WHERE project_id = ? AND fingerprint = ?",
+                arguments: [key.project, key.fingerprint], db)
         }
         // Whether a closed issue was seen in a report's release decides a regression.
         for (key, issue) in state.issues where issue.state.status == .closed {
-            for release in needs.releases where try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM issue_releases WHERE issue_id = ? AND release = ?)"),
-                arguments: [issue.state.id, release]) == true {
+            for release in needs.releases
+            where try Bool.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT EXISTS (SELECT 1 FROM issue_releases WHERE issue_id = ? AND release = ?)"),
+                arguments: [issue.state.id, release]) == true
+            {
                 state.issues[key]?.releases.insert(release)
             }
         }
-        for project in needs.projects { state.settings[project] = try reads.alertSettings(project: ProjectID(project), db) }
+        for project in needs.projects {
+            state.settings[project] = try reads.alertSettings(project: ProjectID(project), db)
+        }
         for (project, more) in needs.creating(given: state.issues) {
             let budget = try Grouper.newIssueBudget(
-                project: ProjectID(project), settings: state.settings[project] ?? AlertSettings(), now: now, more: more, db)
+                project: ProjectID(project), settings: state.settings[project] ?? AlertSettings(), now: now, more: more,
+                db)
             state.budgets[project] = budget
             if let overflow = budget.overflow {
-                state.issues[.overflow(project: project)] = try issue(sql: "\(issueColumns) WHERE id = ?", arguments: [overflow.id], db)
+                state.issues[.overflow(project: project)] = try issue(
+                    sql: "\(issueColumns) WHERE id = ?", arguments: [overflow.id], db)
             }
         }
         for session in needs.sessions {
@@ -72,12 +85,14 @@ enum BatchGrouper {
         return state
     }
 
-    static let issueColumns = "SELECT id, status, fingerprint, title_rank, title, first_seen, last_seen, first_release, last_release FROM issues"
+    static let issueColumns =
+        "SELECT id, status, fingerprint, title_rank, title, first_seen, last_seen, first_release, last_release FROM issues"
 
     static func issue(sql: String, arguments: StatementArguments, _ db: Database) throws -> FilingPlanner.Issue? {
         try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments).map { row in
             FilingPlanner.Issue(
-                state: IssueFiling.IssueState(id: row[0], status: row[1], fingerprint: row[2], titleRank: row[3]), title: row[4],
+                state: IssueFiling.IssueState(id: row[0], status: row[1], fingerprint: row[2], titleRank: row[3]),
+                title: row[4],
                 span: IssueSpan(firstSeen: row[5], lastSeen: row[6], firstRelease: row[7], lastRelease: row[8]))
         }
     }
@@ -97,7 +112,8 @@ enum BatchGrouper {
                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?9, ?10, ?10)
                     """
             ).execute(arguments: [
-                issue.key.project, issue.key.fingerprint, issue.kind, issue.grouping, issue.title, issue.culprit, issue.titleRank,
+                issue.key.project, issue.key.fingerprint, issue.kind, issue.grouping, issue.title, issue.culprit,
+                issue.titleRank,
                 issue.occurredAt, issue.release, now,
             ])
             created.append(db.lastInsertedRowID)
@@ -114,15 +130,20 @@ enum BatchGrouper {
         var issues: [Int64: IssueRollupDeltas.Counts] = [:]
         for (issue, counts) in d.issues { issues[try id(issue)] = counts }
         var releases: [IssueRollupDeltas.ReleaseKey: IssueRollupDeltas.ReleaseCounts] = [:]
-        for (key, counts) in d.releases { releases[IssueRollupDeltas.ReleaseKey(issue: try id(key.issue), release: key.release)] = counts }
+        for (key, counts) in d.releases {
+            releases[IssueRollupDeltas.ReleaseKey(issue: try id(key.issue), release: key.release)] = counts
+        }
         var days: [IssueRollupDeltas.DayKey: IssueRollupDeltas.DayCounts] = [:]
         for (key, counts) in d.days { days[IssueRollupDeltas.DayKey(issue: try id(key.issue), day: key.day)] = counts }
 
         for (key, delta) in d.users {
             let issue = try id(key.issue)
-            let (before, after) = try CountedRow.bumpValues(IssueRollup.Shapes.users, values: [issue, key.user.text], by: [Int(delta)], db)
-            issues[issue, default: .init()].users &+= Int64(CounterDeltas.crossing(0, before: before[0], after: after[0]))
-            issues[issue, default: .init()].repeatUsers &+= Int64(CounterDeltas.crossing(1, before: before[0], after: after[0]))
+            let (before, after) = try CountedRow.bumpValues(
+                IssueRollup.Shapes.users, values: [issue, key.user.text], by: [Int(delta)], db)
+            issues[issue, default: .init()].users &+= Int64(
+                CounterDeltas.crossing(0, before: before[0], after: after[0]))
+            issues[issue, default: .init()].repeatUsers &+= Int64(
+                CounterDeltas.crossing(1, before: before[0], after: after[0]))
         }
         for (key, delta) in d.releaseUsers {
             let issue = try id(key.issue)
@@ -132,7 +153,8 @@ enum BatchGrouper {
         }
         for (key, delta) in d.dayUsers {
             let issue = try id(key.issue)
-            let (appeared, _) = try CountedRow.bump(IssueRollup.Shapes.dayUsers, values: [issue, key.day, key.user.text], by: [Int(delta)], db)
+            let (appeared, _) = try CountedRow.bump(
+                IssueRollup.Shapes.dayUsers, values: [issue, key.day, key.user.text], by: [Int(delta)], db)
             days[IssueRollupDeltas.DayKey(issue: issue, day: key.day)]?.users &+= Int64(appeared)
         }
         for (key, counts) in releases {
@@ -142,7 +164,9 @@ enum BatchGrouper {
                     ON CONFLICT (issue_id, release) DO UPDATE SET events = events + excluded.events, users = users + excluded.users,
                         first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)
                     """
-            ).execute(arguments: [key.issue, key.release.text, counts.events, counts.users, counts.firstSeen, counts.lastSeen])
+            ).execute(arguments: [
+                key.issue, key.release.text, counts.events, counts.users, counts.firstSeen, counts.lastSeen,
+            ])
         }
         for (key, counts) in days {
             try db.cachedStatement(
@@ -152,9 +176,15 @@ enum BatchGrouper {
                     """
             ).execute(arguments: [key.issue, key.day, counts.events, counts.users])
         }
-        let tags = try d.tags.map { (key: IssueRollupDeltas.TagKey(issue: try id($0.key.issue), key: $0.key.key, value: $0.key.value), events: $0.value) }
+        let tags = try d.tags.map {
+            (
+                key: IssueRollupDeltas.TagKey(issue: try id($0.key.issue), key: $0.key.key, value: $0.key.value),
+                events: $0.value
+            )
+        }
         try MultiRowInsert.run(
-            tags, into: "issue_tags", columns: ["issue_id", "key", "value", "events"], perStatement: IssueRollup.tagsPerInsert,
+            tags, into: "issue_tags", columns: ["issue_id", "key", "value", "events"],
+            perStatement: IssueRollup.tagsPerInsert,
             onConflict: "(issue_id, key, value) DO UPDATE SET events = events + excluded.events", db
         ) { tag in [tag.key.issue, tag.key.key.text, tag.key.value.text, tag.events] }
         try writeIssues(issues, plan: plan, resolving: id, db)
@@ -164,8 +194,10 @@ enum BatchGrouper {
 
     /// Each counted issue once: its counters by their deltas; first and last events and releases as the plan computed
     /// them (the write transaction holds the database); title and reopening as decided.
-    static func writeIssues(_ issues: [Int64: IssueRollupDeltas.Counts], plan: FilingPlan, resolving id: (Int64) throws -> Int64,
-                            _ db: Database) throws {
+    static func writeIssues(
+        _ issues: [Int64: IssueRollupDeltas.Counts], plan: FilingPlan, resolving id: (Int64) throws -> Int64,
+        _ db: Database
+    ) throws {
         for planned in plan.issuesByKey.values {
             let issue = try id(planned.state.id)
             let counts = issues[issue] ?? .init()
@@ -178,16 +210,20 @@ enum BatchGrouper {
                     WHERE id = ?11
                     """
             ).execute(arguments: [
-                counts.events, counts.early, counts.timed, counts.users, counts.repeatUsers, span.firstSeen, span.lastSeen,
+                counts.events, counts.early, counts.timed, counts.users, counts.repeatUsers, span.firstSeen,
+                span.lastSeen,
                 span.firstRelease, span.lastRelease, plan.now, issue,
             ])
             if let retitle = planned.retitle {
-                try db.cachedStatement(sql: "UPDATE issues SET grouping = ?, title = ?, culprit = ?, title_rank = ? WHERE id = ?")
-                    .execute(arguments: [retitle.grouping, retitle.title, retitle.culprit, retitle.rank, issue])
+                try db.cachedStatement(
+                    sql: "UPDATE issues SET grouping = ?, title = ?, culprit = ?, title_rank = ? WHERE id = ?"
+                )
+                .execute(arguments: [retitle.grouping, retitle.title, retitle.culprit, retitle.rank, issue])
             }
             if planned.reopened {
                 try db.cachedStatement(
-                    sql: "UPDATE issues SET status = 'open', regressed = 1, status_changed_at = ?, status_changed_by = NULL WHERE id = ?"
+                    sql:
+                        "UPDATE issues SET status = 'open', regressed = 1, status_changed_at = ?, status_changed_by = NULL WHERE id = ?"
                 ).execute(arguments: [plan.now, issue])
             }
         }

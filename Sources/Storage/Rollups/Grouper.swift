@@ -63,9 +63,8 @@ enum Grouper {
 
         var issueID = target?.id ?? oldIssue
         var contribution = IssueContribution(
-            release: release ?? "", day: DayNumber(Millis.date(occurredAt)), occurredAt: occurredAt,
-            user: try RollupUserKeys.key(report.userKey, project: project, db),
-            tags: input.tags.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) },
+            release: release, occurredAt: occurredAt,
+            user: try RollupUserKeys.key(report.userKey, project: project, db), tags: input.tags,
             early: report.early.map { $0 == 1 })
         var muted = target?.status == .muted
         // An issue created here has the grouping's title: its alert need not read it back.
@@ -122,7 +121,9 @@ enum Grouper {
                     let started = try Int64.fetchOne(
                         db.cachedStatement(sql: "SELECT started_at FROM sessions WHERE project_id = ? AND session_id = ?"),
                         arguments: [project.rawValue, session])
-                    contribution.early = started.map { IssueSignals.isEarly(secondsIntoSession: Double(occurredAt - $0) / 1000) }
+                    contribution.early = started.map {
+                        IssueSignals.isEarly(occurredAt: occurredAt, sessionStartedAt: $0)
+                    }
                 }
                 try IssueRollup.add(contribution, to: to, now: now, db)
             case .reopenRegressed:
