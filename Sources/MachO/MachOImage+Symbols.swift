@@ -15,8 +15,12 @@ extension MachOImage {
     /// - Parameters:
     ///   - maxSymbols: refuse a larger table rather than allocate it.
     ///   - maxStringBytes: refuse a larger string table.
+    ///   - maxNameBytes: a name is cut here (its NUL is looked for no further), so that names of a hostile table that
+    ///     all start near the front of a long string table without NULs cost `count × maxNameBytes`, not
+    ///     `count × maxStringBytes`.
     /// - Throws: `MachOError` past the limits. A name offset outside the string table gives an empty name.
-    public func symbols(maxSymbols: Int = 4_000_000, maxStringBytes: Int = 256 << 20, read: MachOReadBytes) throws -> [MachOSymbol] {
+    public func symbols(maxSymbols: Int = 4_000_000, maxStringBytes: Int = 256 << 20, maxNameBytes: Int = 1 << 16,
+                        read: MachOReadBytes) throws -> [MachOSymbol] {
         guard let table = symbolTable, table.count > 0 else { return [] }
         guard table.count <= maxSymbols else {
             throw MachOError.unsupported("\(table.count) symbols (at most \(maxSymbols) are read)")
@@ -35,7 +39,7 @@ extension MachOImage {
             let nameOffset = Int(entries.u32(e))
             var name = ""
             if nameOffset < strings.count {
-                let tail = strings[nameOffset...]
+                let tail = strings[nameOffset..<(nameOffset + min(max(maxNameBytes, 0), strings.count - nameOffset))]
                 name = String(decoding: tail[tail.startIndex..<(tail.firstIndex(of: 0) ?? tail.endIndex)], as: UTF8.self)
             }
             out.append(MachOSymbol(

@@ -128,6 +128,20 @@ import Testing
         #expect(symbols.count == 1 && symbols[0].name == "")
         #expect(throws: MachOError.self) { try image.symbols(maxSymbols: 0, read: memoryReader(bytes)) }
     }
+
+    @Test func aNameWithoutItsNULIsCutAtTheNameLimit() throws {
+        // Two symbols whose names both start at the front of a string table with no NUL in it.
+        var entries = [UInt8](repeating: 0, count: 32)
+        entries[4] = 0x0f
+        entries[20] = 0x0f
+        let strings = [UInt8](repeating: UInt8(ascii: "a"), count: 64)
+        let bytes = Thin(commands: [symtab(symoff: 200, nsyms: 2, stroff: 232, strsize: 64)])
+            .bytes(size: 296, at: [200: entries, 232: strings])
+        let image = try image(bytes)
+        let symbols = try image.symbols(maxNameBytes: 10, read: memoryReader(bytes))
+        #expect(symbols.map(\.name) == [String(repeating: "a", count: 10), String(repeating: "a", count: 10)])
+        #expect(try image.symbols(read: memoryReader(bytes)).map(\.name.count) == [64, 64])
+    }
 }
 
 // MARK: hand-made Mach-O bytes
