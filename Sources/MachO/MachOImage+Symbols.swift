@@ -15,10 +15,11 @@ extension MachOImage {
     /// - Parameters:
     ///   - maxSymbols: refuse a larger table rather than allocate it.
     ///   - maxStringBytes: refuse a larger string table.
-    ///   - maxNameBytes: a name is cut here (its NUL is looked for no further), so that names of a hostile table that
-    ///     all start near the front of a long string table without NULs cost `count × maxNameBytes`, not
-    ///     `count × maxStringBytes`.
-    /// - Throws: `MachOError` past the limits. A name offset outside the string table gives an empty name.
+    ///   - maxNameBytes: a name is cut here (its NUL is looked for no further).
+    /// - Throws: `MachOError` past the limits, and when the names read add up to more than four times the string
+    ///   table (at least 1 MiB): names of a hostile table that all start near the front of a long string table
+    ///   without NULs would otherwise cost `count × maxNameBytes` in time and memory. A name offset outside the string
+    ///   table gives an empty name.
     public func symbols(maxSymbols: Int = 4_000_000, maxStringBytes: Int = 256 << 20, maxNameBytes: Int = 1 << 16,
                         read: MachOReadBytes) throws -> [MachOSymbol] {
         guard let table = symbolTable, table.count > 0 else { return [] }
@@ -34,13 +35,20 @@ extension MachOImage {
         let strings = try read(slice.offset + table.stringsOffset, Int(table.stringsSize))
         var out: [MachOSymbol] = []
         out.reserveCapacity(table.count)
+        let nameBudget = max(strings.count.multipliedReportingOverflow(by: 4).partialValue, 1 << 20)
+        var nameBytes = 0
         for i in 0..<table.count {
             let e = i * table.entrySize
             let nameOffset = Int(entries.u32(e))
             var name = ""
             if nameOffset < strings.count {
                 let tail = strings[nameOffset..<(nameOffset + min(max(maxNameBytes, 0), strings.count - nameOffset))]
-                name = String(decoding: tail[tail.startIndex..<(tail.firstIndex(of: 0) ?? tail.endIndex)], as: UTF8.self)
+                let bytes = tail[tail.startIndex..<(tail.firstIndex(of: 0) ?? tail.endIndex)]
+                nameBytes += bytes.count + 1
+                guard nameBytes <= nameBudget else {
+                    throw MachOError.malformed("the symbol names add up to more than \(nameBudget) bytes")
+                }
+                name = String(decoding: bytes, as: UTF8.self)
             }
             out.append(MachOSymbol(
                 name: name, type: entries.bytes[e + 4], section: entries.bytes[e + 5], description: entries.u16(e + 6),

@@ -142,6 +142,20 @@ import Testing
         #expect(symbols.map(\.name) == [String(repeating: "a", count: 10), String(repeating: "a", count: 10)])
         #expect(try image.symbols(read: memoryReader(bytes)).map(\.name.count) == [64, 64])
     }
+
+    @Test func namesThatAddUpPastTheBudgetAreRefused() throws {
+        // 20,000 symbols whose names all start at the front of a 64 KiB string table without a NUL: 1.25 GiB of
+        // names from 384 KiB of file, refused once they pass four times the table (at least 1 MiB).
+        let count = 20_000
+        var entries = [UInt8](repeating: 0, count: count * 16)
+        for i in 0..<count { entries[i * 16 + 4] = 0x0f }
+        let strings = [UInt8](repeating: UInt8(ascii: "a"), count: 1 << 16)
+        let stroff = 200 + entries.count
+        let bytes = Thin(commands: [symtab(symoff: 200, nsyms: UInt32(count), stroff: UInt32(stroff), strsize: 1 << 16)])
+            .bytes(size: stroff + strings.count, at: [200: entries, stroff: strings])
+        let image = try image(bytes)
+        #expect(throws: MachOError.self) { try image.symbols(read: memoryReader(bytes)) }
+    }
 }
 
 // MARK: hand-made Mach-O bytes
