@@ -19,7 +19,7 @@ import Testing
         let old = try await SecurityEndToEndTests.adminToken(folder)
         let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
         defer { server.cleanUp() }
-        // Given the old token in use: a session, and API requests (which the server used to cache for 60 s)
+        // Given the old token in use: a session, and API requests (an answer the server must not cache)
         let first = try await login(server, old)
         #expect(first.status == 303)
         let cookie = try #require(first.headers["Set-Cookie"].first?.split(separator: ";").first.map(String.init))
