@@ -9,10 +9,8 @@ import FaultlineCore
 enum DifIdentifiers {
     /// The debug id of a stored file of `format` whose build-id is `buildID`.
     static func debugID(of buildID: BuildID, format: DebugFileFormat) -> String {
-        guard format == .macho else { return debugID(of: buildID) }
-        var hex = Array(buildID.rawValue.utf8.prefix(32))
-        hex += Array(repeating: UInt8(ascii: "0"), count: 32 - hex.count)
-        return groups(hex)
+        let hex = paddedDigits(of: buildID)
+        return format == .macho ? groups(hex) : guid(swapping: hex)
     }
 
     /// The build-ids a debug id can name, as 32-digit prefixes: the ELF reading (first three fields swapped) and the
@@ -26,9 +24,13 @@ enum DifIdentifiers {
     /// The build-id's first 16 bytes (zero-padded when shorter) as a GUID whose first three fields are
     /// little-endian: `aba11aef f7e7 e9e2 e1bc…` → `ef1aa1ab-e7f7-e2e9-e1bc-…`.
     static func debugID(of buildID: BuildID) -> String {
-        var hex = Array(buildID.rawValue.utf8.prefix(32))
-        hex += Array(repeating: UInt8(ascii: "0"), count: 32 - hex.count)
-        return guid(swapping: hex)
+        guid(swapping: paddedDigits(of: buildID))
+    }
+
+    /// The build-id's first 32 hex digits, zero-padded when shorter.
+    static func paddedDigits(of buildID: BuildID) -> [UInt8] {
+        let hex = Array(buildID.rawValue.utf8.prefix(32))
+        return hex + Array(repeating: UInt8(ascii: "0"), count: 32 - hex.count)
     }
 
     /// The inverse: the leading hex digits of the build-ids a debug id can belong to (32 digits; a shorter
@@ -61,10 +63,9 @@ enum DifIdentifiers {
         return groups(swapped)
     }
 
+    /// 32 hex digits in a GUID's 8-4-4-4-12 groups.
     static func groups(_ hex: [UInt8]) -> String {
-        let text = String(decoding: hex, as: UTF8.self)
-        let chars = Array(text)
-        return [chars[0..<8], chars[8..<12], chars[12..<16], chars[16..<20], chars[20..<32]].map { String($0) }.joined(separator: "-")
+        AppleUUID.hyphenated(String(decoding: hex, as: UTF8.self))
     }
 }
 
