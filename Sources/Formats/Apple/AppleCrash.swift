@@ -302,13 +302,12 @@ enum AppleText {
         return UInt64(text)
     }
 
-    /// A Mach-O UUID as written in a report (`4C4C4473-5555-3144-A157-542D2ECDA82A`, `4c4c44735555…`) → its
-    /// BuildID: 32 hex digits, lower case, in the order written. nil when it is not 32 hex digits or all zeros
-    /// (no UUID).
-    static func uuid(_ text: some StringProtocol) -> BuildID? {
-        let digits = String(text.filter { $0 != "-" && $0 != " " })
-        guard digits.utf8.count == 32, digits.contains(where: { $0 != "0" }) else { return nil }
-        return BuildID(digits)
+    /// A Mach-O UUID as written in a report, its hyphens (and a text report's spaces) already dropped → its
+    /// BuildID (`AppleUUID.buildID`: lower case, in the order written); nil for the all-zero UUID (no UUID).
+    /// - Throws: `invalid` unless `digits` is exactly 32 hex digits.
+    static func uuid(_ digits: some StringProtocol, invalid: @autoclosure () -> FormatError) throws -> BuildID? {
+        guard digits.utf8.count == 32, let id = AppleUUID.buildID(String(digits)) else { throw invalid() }
+        return id.rawValue.utf8.allSatisfy { $0 == UInt8(ascii: "0") } ? nil : id
     }
 
     /// Apple's report dates: `2023-01-12 10:33:51.3486 -0800` (also with `T`, or ISO 8601 as is).

@@ -364,10 +364,8 @@ enum CrashTextParser {
             throw fail(shape)
         }
         let uuidText = rest[rest.index(after: open)..<close]
-        let digits = uuidText.filter { $0 != "-" && $0 != " " }
-        guard digits.utf8.count == 32, BuildID(String(digits)) != nil else {
-            throw fail("the image's UUID must be 32 hex digits")
-        }
+        let uuid = try AppleText.uuid(
+            uuidText.filter { $0 != "-" && $0 != " " }, invalid: fail("the image's UUID must be 32 hex digits"))
         var words = rest[..<open].split(whereSeparator: { $0 == " " || $0 == "\t" })
         var arch: String?
         if let paren = words.firstIndex(where: { $0.hasPrefix("(") }) {
@@ -383,7 +381,7 @@ enum CrashTextParser {
         return AppleCrash.Image(
             name: name.isEmpty || name == "???" ? nil : name, path: path.isEmpty || path == "???" ? nil : path,
             base: start,
-            size: overflow ? nil : size, uuid: AppleText.uuid(digits), arch: arch)
+            size: overflow ? nil : size, uuid: uuid, arch: arch)
     }
 
     static let architectures: Set<String> = [

@@ -345,11 +345,9 @@ extension JSONReader {
                 image.size = try r.optional("size") { try $0.readUInt64() }
             } else if key.matches("uuid") {
                 guard let raw = try r.optional("uuid", { try $0.readString() }) else { return }
-                let digits = raw.filter { $0 != "-" }
-                guard digits.utf8.count == 32, BuildID(digits) != nil else {
-                    throw FormatError(.invalidField, "must be a UUID (32 hex digits)", field: "uuid")
-                }
-                image.uuid = AppleText.uuid(digits)
+                image.uuid = try AppleText.uuid(
+                    raw.filter { $0 != "-" },
+                    invalid: FormatError(.invalidField, "must be a UUID (32 hex digits)", field: "uuid"))
             } else if key.matches("name") {
                 image.name = try r.optional("name") { try $0.readString() }
             } else if key.matches("path") {
