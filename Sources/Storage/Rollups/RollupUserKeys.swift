@@ -47,6 +47,19 @@ enum RollupUserKeys {
         var recount: [String]
     }
 
+    /// A per-user table under one of an issue's rows keyed by `key` (its release or day), whose `users` it recounts.
+    private static func perIssue(_ name: String, key: String, parent: String) -> Table {
+        Table(
+            name: name, keys: ["issue_id", key], counters: ["events"],
+            project: "JOIN issues i ON i.id = t.issue_id JOIN projects p ON p.id = i.project_id",
+            recount: [
+                """
+                UPDATE \(parent) SET users = (SELECT count(*) FROM \(name) u
+                    WHERE u.issue_id = \(parent).issue_id AND u.\(key) = \(parent).\(key))
+                """,
+            ])
+    }
+
     /// Every table that holds a user per row.
     static let tables = [
         Table(
@@ -58,24 +71,8 @@ enum RollupUserKeys {
                     repeat_users = (SELECT count(*) FROM issue_users u WHERE u.issue_id = issues.id AND u.events > 1)
                 """,
             ]),
-        Table(
-            name: "issue_release_users", keys: ["issue_id", "release"], counters: ["events"],
-            project: "JOIN issues i ON i.id = t.issue_id JOIN projects p ON p.id = i.project_id",
-            recount: [
-                """
-                UPDATE issue_releases SET users = (SELECT count(*) FROM issue_release_users u
-                    WHERE u.issue_id = issue_releases.issue_id AND u.release = issue_releases.release)
-                """,
-            ]),
-        Table(
-            name: "issue_day_users", keys: ["issue_id", "day"], counters: ["events"],
-            project: "JOIN issues i ON i.id = t.issue_id JOIN projects p ON p.id = i.project_id",
-            recount: [
-                """
-                UPDATE issue_days SET users = (SELECT count(*) FROM issue_day_users u
-                    WHERE u.issue_id = issue_days.issue_id AND u.day = issue_days.day)
-                """,
-            ]),
+        perIssue("issue_release_users", key: "release", parent: "issue_releases"),
+        perIssue("issue_day_users", key: "day", parent: "issue_days"),
         Table(
             name: "health_day_users", keys: ["project_id", "release", "day"], counters: ["sessions", "crashed"],
             project: "JOIN projects p ON p.id = t.project_id",
