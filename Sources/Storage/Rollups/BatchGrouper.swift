@@ -23,12 +23,13 @@ enum BatchGrouper {
         issueID: Int64, early: Int?
     )] {
         guard !filings.isEmpty else { return [:] }
+        var users = RollupUserKeys.Keyer()
         let reports = try filings.map { filing in
             let report = filing.report
             return FilingPlanner.Report(
                 id: filing.id, project: report.project, kind: report.kind, occurredAt: report.occurredAt,
                 release: report.release,
-                user: try RollupUserKeys.key(report.userKey, project: report.project, db), sessionID: report.sessionID,
+                user: try users.key(report.userKey, project: report.project, db), sessionID: report.sessionID,
                 issueID: report.issueID, early: report.early.map { $0 == 1 },
                 groupingVersion: report.groupingVersion ?? Grouping.version,
                 grouping: filing.input.grouping, groupingJSON: filing.groupingJSON,

@@ -35,6 +35,29 @@ enum RollupUserKeys {
             db.cachedStatement(sql: "SELECT \(function)(identity_key, ?) FROM projects WHERE id = ?"), arguments: [user, project.rawValue])
     }
 
+    /// The rollup keys of a batch's users: each project's identity key read once, not once a report.
+    struct Keyer {
+        /// By project id; a nil value: no such project (its users have no key, as in `key(_:project:_:)`).
+        private var identityKeys: [Int64: DatabaseValue?] = [:]
+
+        mutating func key(_ user: String?, project: ProjectID, _ db: Database) throws -> String? {
+            guard let user else { return nil }
+            let identityKey: DatabaseValue?
+            if let known = identityKeys[project.rawValue] {
+                identityKey = known
+            } else {
+                identityKey = try Row.fetchOne(
+                    db.cachedStatement(sql: "SELECT identity_key FROM projects WHERE id = ?"),
+                    arguments: [project.rawValue]
+                ).map { $0[0] as DatabaseValue }
+                identityKeys[project.rawValue] = identityKey
+            }
+            guard let identityKey else { return nil }
+            return try String.fetchOne(
+                db.cachedStatement(sql: "SELECT \(function)(?, ?)"), arguments: [identityKey, user])
+        }
+    }
+
     /// A per-user table: its key columns before `user_key`, its counters, how a row finds its project's key, and the
     /// distinct-user counters above it to recount when two of its rows became one.
     struct Table {
