@@ -20,9 +20,9 @@ import Foundation
 ///
 /// Every byte of the archive belongs to at most one entry: entries whose local ranges (header, name and
 /// compressed data) overlap, alias one another or run into the central directory are refused, and a name may
-/// appear once. Without that rule, 128 directory entries naming one 8 MiB local entry made a 17 KB upload inflate
-/// and CRC 1 GiB; now the bytes inflated are bounded by what the archive really holds (deflate's ratio, at most
-/// about 1000:1, and `Limits.maxTotalBytes`). The manifest lists at most `Limits.maxEntries` files.
+/// appear once. Without that rule, 128 directory entries naming one 8 MiB local entry would make a 17 KB upload
+/// inflate and CRC 1 GiB; with it, the bytes inflated are bounded by what the archive really holds (deflate's
+/// ratio, at most about 1000:1, and `Limits.maxTotalBytes`). The manifest lists at most `Limits.maxEntries` files.
 ///
 /// Opening a bundle parses its manifest (a 16 MiB manifest takes a second): `Index` is what opening learns, a
 /// `Sendable` value that `SourceBundleCache` keeps so a bundle is parsed once, not once per request.
