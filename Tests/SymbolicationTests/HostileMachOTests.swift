@@ -89,6 +89,6 @@ import TestSupport
         }
         let path = folder.file("nsyms")
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        Self.probe(path, Self.addresses(build))
+        #expect(throws: SymbolicationError.self) { try DebugModule(path: path) }
     }
 }
