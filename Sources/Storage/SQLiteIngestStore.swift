@@ -163,6 +163,7 @@ public struct SQLiteIngestStore: IngestStore {
         var applied = 0
         var unchanged = 0
         let updatedAt = Millis.from(batch.receivedAt)
+        let users = RollupUserKeys.Keyer()
         for update in batch.updates.map(StoredText.clean) {
             // Cached statements: this runs once per session update, the hottest write after reports.
             let existing = try SessionRecord.fetchOne(
@@ -190,7 +191,7 @@ public struct SQLiteIngestStore: IngestStore {
             // The health rollups move by the session's change, in this same transaction.
             try HealthRollup.apply(
                 project: batch.project, remove: existing?.state.map(SessionContribution.init), add: SessionContribution(next),
-                startedAt: Millis.from(next.started), db)
+                startedAt: Millis.from(next.started), users: users, db)
             applied += 1
         }
         return .sessions(applied: applied, unchanged: unchanged)

@@ -23,7 +23,7 @@ enum BatchGrouper {
         issueID: Int64, early: Int?
     )] {
         guard !filings.isEmpty else { return [:] }
-        var users = RollupUserKeys.Keyer()
+        let users = RollupUserKeys.Keyer()
         let reports = try filings.map { filing in
             let report = filing.report
             return FilingPlanner.Report(

@@ -22,19 +22,20 @@ enum HealthRollup {
 
     /// Moves the rollups from `old` to `new` (either may be nil: a new session, or none).
     ///
-    /// - Parameter keyingUsers: whether the per-user rows get the user's rollup key (`RollupUserKeys`), as every
-    ///   write does; false only for the backfill of an old migration, whose rows `v24-hashed-rollup-users` rewrites.
+    /// - Parameter users: what gives the per-user rows the user's rollup key (`RollupUserKeys`), as every write does
+    ///   (one for a whole batch reads its project's key once); nil only for the backfill of an old migration, whose rows
+    ///   `v24-hashed-rollup-users` rewrites.
     static func apply(project: ProjectID, remove old: SessionContribution?, add new: SessionContribution?, startedAt: Int64,
-                      keyingUsers: Bool = true, _ db: Database) throws {
+                      users: RollupUserKeys.Keyer?, _ db: Database) throws {
         guard old != new else { return }
-        if let old { try change(project: project, old, sign: -1, startedAt: startedAt, keyingUsers: keyingUsers, db) }
-        if let new { try change(project: project, new, sign: 1, startedAt: startedAt, keyingUsers: keyingUsers, db) }
+        if let old { try change(project: project, old, sign: -1, startedAt: startedAt, users: users, db) }
+        if let new { try change(project: project, new, sign: 1, startedAt: startedAt, users: users, db) }
     }
 
     private static func change(project: ProjectID, _ contribution: SessionContribution, sign: Int, startedAt: Int64,
-                               keyingUsers: Bool, _ db: Database) throws {
+                               users: RollupUserKeys.Keyer?, _ db: Database) throws {
         var c = contribution
-        if keyingUsers { c.user = try RollupUserKeys.key(c.user, project: project, db) }
+        if let users { c.user = try users.key(c.user, project: project, db) }
         // A counted row (an aggregate's) moves the counters by its count; its user, if any, is one user.
         let sessions = sign * c.sessions
         let crashed = c.crashed ? sessions : 0
@@ -105,7 +106,7 @@ enum HealthRollup {
                 started: Millis.date(started), status: status, errors: row["errors"], duration: nil, seq: nil)
             try apply(
                 project: ProjectID(row["project_id"] as Int64), remove: nil, add: SessionContribution(state), startedAt: started,
-                keyingUsers: false, db)
+                users: nil, db)
         }
     }
 }

@@ -35,12 +35,12 @@ enum RollupUserKeys {
             db.cachedStatement(sql: "SELECT \(function)(identity_key, ?) FROM projects WHERE id = ?"), arguments: [user, project.rawValue])
     }
 
-    /// The rollup keys of a batch's users: each project's identity key read once, not once a report.
-    struct Keyer {
+    /// The rollup keys of a batch's users: each project's identity key read once, not once a report or session.
+    final class Keyer {
         /// By project id; a nil value: no such project (its users have no key, as in `key(_:project:_:)`).
         private var identityKeys: [Int64: DatabaseValue?] = [:]
 
-        mutating func key(_ user: String?, project: ProjectID, _ db: Database) throws -> String? {
+        func key(_ user: String?, project: ProjectID, _ db: Database) throws -> String? {
             guard let user else { return nil }
             let identityKey: DatabaseValue?
             if let known = identityKeys[project.rawValue] {
