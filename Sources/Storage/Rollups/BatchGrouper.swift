@@ -56,12 +56,7 @@ enum BatchGrouper {
         }
         // Whether a closed issue was seen in a report's release decides a regression.
         for (key, issue) in state.issues where issue.state.status == .closed {
-            for release in needs.releases
-            where try Bool.fetchOne(
-                db.cachedStatement(
-                    sql: "SELECT EXISTS (SELECT 1 FROM issue_releases WHERE issue_id = ? AND release = ?)"),
-                arguments: [issue.state.id, release]) == true
-            {
+            for release in needs.releases where try Grouper.seen(issue: issue.state.id, inRelease: release, db) {
                 state.issues[key]?.releases.insert(release)
             }
         }

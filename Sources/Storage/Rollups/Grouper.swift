@@ -47,11 +47,7 @@ enum Grouper {
         let current = try oldIssue.flatMap { try state(issueID: $0, db) }
         let target = try state(project: project, fingerprint: g.fingerprint, db)
         let seenInRelease = try target.map { target in
-            try release.map {
-                try Bool.fetchOne(
-                    db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM issue_releases WHERE issue_id = ? AND release = ?)"),
-                    arguments: [target.id, $0]) ?? false
-            } ?? true
+            try release.map { try seen(issue: target.id, inRelease: $0, db) } ?? true
         } ?? false
         let settings = try reads.alertSettings(project: project, db)
         let budget = try target == nil ? newIssueBudget(project: project, settings: settings, now: now, db) : nil
@@ -175,6 +171,13 @@ enum Grouper {
         var budget = IssueFiling.NewIssueBudget(cap: settings.newIssueCap, createdInWindow: created, overflow: nil)
         if created.addingReportingOverflow(more).partialValue >= budget.cap { budget.overflow = try state(project: project, fingerprint: IssueFiling.overflowFingerprint, db) }
         return budget
+    }
+
+    /// Whether `issue` was seen in `release`: a closed issue seen in a report's release does not regress by it.
+    static func seen(issue: Int64, inRelease release: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM issue_releases WHERE issue_id = ? AND release = ?)"),
+            arguments: [issue, release]) ?? false
     }
 
     static func state(issueID: Int64, _ db: Database) throws -> IssueFiling.IssueState? {
