@@ -61,8 +61,8 @@ public enum RollupUser {
 
 extension RollupUser {
     /// The issue reports an issue page's "Events by user" counts: its latest this many still retained. The breakdown
-    /// names users, which the rollups no longer can: it is counted from reports, so a user whose reports retention
-    /// pruned leaves it with them (the distinct-user counts, from the rollups, cover all time). Bounded so that an
-    /// issue of millions of reports costs one index range of this size.
+    /// names users, which the rollups cannot (they hold keys): it is counted from reports, so a user whose reports
+    /// retention pruned leaves it with them (the distinct-user counts, from the rollups, cover all time). Bounded so
+    /// that an issue of millions of reports costs one index range of this size.
     public static let breakdownReports = 10_000
 }
