@@ -23,8 +23,8 @@ enum HealthRollup {
     /// Moves the rollups from `old` to `new` (either may be nil: a new session, or none).
     ///
     /// - Parameter users: what gives the per-user rows the user's rollup key (`RollupUserKeys`), as every write does
-    ///   (one for a whole batch reads its project's key once); nil only for the backfill of an old migration, whose rows
-    ///   `v24-hashed-rollup-users` rewrites.
+    ///   (one for a whole batch reads its project's key once); nil only for the backfill of an old migration, whose
+    ///   rows `v24-hashed-rollup-users` rewrites.
     static func apply(project: ProjectID, remove old: SessionContribution?, add new: SessionContribution?, startedAt: Int64,
                       users: RollupUserKeys.Keyer?, _ db: Database) throws {
         guard old != new else { return }
