@@ -130,15 +130,21 @@ public enum Hex {
     static func isLowerAlnum(_ b: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(b)
     }
+    /// The lowercase hex digits, by value.
+    static let digits = Array("0123456789abcdef".utf8)
     /// Lowercase hex of `bytes`.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
+        String(decoding: encodedBytes(bytes), as: UTF8.self)
+    }
+    /// Lowercase hex of `bytes`, as UTF-8 bytes.
+    public static func encodedBytes(_ bytes: some Sequence<UInt8>) -> [UInt8] {
         var out = [UInt8]()
+        out.reserveCapacity(bytes.underestimatedCount * 2)
         for b in bytes {
             out.append(digits[Int(b >> 4)])
             out.append(digits[Int(b & 0x0f)])
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
     /// Parses `0x`-prefixed or bare hex into a 64-bit value; nil on overflow or a non-hex digit.
     public static func parseUInt64(_ text: some StringProtocol) -> UInt64? {

@@ -33,11 +33,7 @@ extension Scrubber {
         guard let (range, mask) = Self.email(trimmed, at: at - start, after: 0), range == 0..<trimmed.count else { return nil }
         let normalised = trimmed.map { $0 >= 0x41 && $0 <= 0x5a ? $0 &+ 0x20 : $0 }
         let code = identities.authenticationCode(for: normalised)
-        var out = Array(Self.identityPrefix.utf8)
-        for byte in code.prefix(Self.identityHexDigits / 2) {
-            out.append(Self.hexDigits[Int(byte >> 4)])
-            out.append(Self.hexDigits[Int(byte & 0x0f)])
-        }
+        var out = Array(Self.identityPrefix.utf8) + Hex.encodedBytes(code.prefix(Self.identityHexDigits / 2))
         out.append(UInt8(ascii: ":"))
         out.append(contentsOf: mask)
         return out
@@ -58,6 +54,4 @@ extension Scrubber {
     public func identity(of value: String) -> String? {
         Array(value.utf8).withUnsafeBufferPointer { identity(of: $0) }.map { String(decoding: $0, as: UTF8.self) }
     }
-
-    static let hexDigits = Array("0123456789abcdef".utf8)
 }

@@ -36,12 +36,7 @@ public enum RollupUser {
     /// for a report's `userKey` or a session's distinct id as stored (an e-mail already pseudonymous).
     public static func key(of user: String, hasher: any IdentityHashing) -> String {
         let code = hasher.authenticationCode(for: domain + Array(user.utf8))
-        var out = Array(prefix.utf8)
-        for byte in code.prefix(hexDigits / 2) {
-            out.append(Scrubber.hexDigits[Int(byte >> 4)])
-            out.append(Scrubber.hexDigits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        return prefix + Hex.encode(code.prefix(hexDigits / 2))
     }
 
     /// `contribution` with its user replaced by the user's rollup key.
