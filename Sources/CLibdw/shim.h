@@ -1,5 +1,7 @@
 // The libdw / libelf boundary. Only the Symbolication module imports CLibdw; nothing re-exports it.
 #include <elfutils/libdw.h>
+// libdwfl: the stack walker (Symbolication/StackWalk) unwinds a process snapshot with dwfl_attach_state.
+#include <elfutils/libdwfl.h>
 #include <dwarf.h>
 #include <gelf.h>
 #include <libelf.h>
