@@ -12,8 +12,12 @@
 ///   to its per-user row's count before and after the batch's delta, which the engine learns when it writes the row:
 ///   what the single steps add up to (each step's crossing of 0 or 1 telescopes).
 ///
-/// Only reports never filed before are planned (every new crash): one moving between issues, or migrating to a new
-/// grouping version, is filed one at a time by its engine, and `plan` refuses it.
+/// A report filed before moves (late symbols changed its fingerprint) or migrates (a new grouping version) in the same
+/// plan: its contribution is taken off its old issue by negative deltas (`IssueRollupDeltas.remove`: a row reaching 0
+/// is deleted when written), an issue left with no events is deleted (`FilingPlan.Deletion`: its alert history follows
+/// a migration), an issue of an older grouping version is rekeyed, and an issue split by a migration keeps its status.
+/// A fingerprint whose issue the batch emptied has no issue for the batch's later reports: they create it again,
+/// after the deletion. The same report is given once per plan (an engine writes the plan before a report repeats).
 public enum FilingPlanner {
     /// The facts of one report that filing it depends on.
     public struct Report: Sendable {
@@ -92,17 +96,43 @@ public enum FilingPlanner {
         /// Releases the issue has been seen in, of those the batch's reports carry (an engine may read them for
         /// closed issues only: only they can regress).
         public var releases: Set<String>
+        /// Its events: a report moving out of an issue of one event deletes the issue.
+        public var events: Int64
+        /// Marked regressed, and when and by whom its status last changed: what an issue split from it keeps with its
+        /// status (`IssueFiling.Action.createIssue(statusFrom:)`).
+        public var regressed = false
+        public var statusChangedAt: Int64?
+        public var statusChangedBy: String?
+        /// When it was created (nil: unknown): deleting an issue created in the current window gives its project
+        /// one more new issue in it.
+        public var createdAt: Int64?
         /// The title, culprit and grouping to give the issue (a more specific title came).
         public var retitle: Retitle?
+        /// The fingerprint, grouping, title and kind to give the issue (migrated to the current grouping version).
+        public var rekey: Rekey?
         /// A closed issue regressed: open it, marked regressed.
         public var reopened = false
 
-        public init(state: IssueFiling.IssueState, title: String, span: IssueSpan, releases: Set<String> = []) {
+        public init(
+            state: IssueFiling.IssueState, title: String, span: IssueSpan, releases: Set<String> = [],
+            events: Int64 = 0
+        ) {
             self.state = state
             self.title = title
             self.span = span
             self.releases = releases
+            self.events = events
         }
+    }
+
+    /// An issue migrated to the current grouping version keeps its id, counts, status and history under a new key.
+    public struct Rekey: Sendable, Equatable {
+        public var fingerprint: String
+        public var grouping: String
+        public var title: String
+        public var culprit: String?
+        public var rank: Int
+        public var kind: String
     }
 
     public struct Retitle: Sendable, Equatable {
@@ -134,20 +164,36 @@ public enum FilingPlanner {
         }
     }
 
-    /// What an engine reads for `reports`: the issues of `keys`, the releases of `releases` closed ones were seen
-    /// in, the settings of `projects`, the budget of each project in `creating` (with how many fingerprints of the
-    /// batch may create an issue), the start of `sessions`.
+    /// What an engine reads for `reports`: the issues of `keys` and of `current` (by id), the releases of `releases`
+    /// closed ones were seen in, the settings of `projects`, the budget of each project in `creating` (with how many
+    /// fingerprints of the batch may create an issue), the start of `sessions`.
     public struct Needs: Sendable, Equatable {
         public var keys: [IssueKey]
+        /// The issues the batch's reports filed before are under (they move or migrate out of them), in order.
+        public var current: [Int64]
         public var releases: [String]
         public var projects: [Int64]
         public var sessions: [SessionKey]
+        /// How many of `current` each project has: each may empty and go, and its fingerprint be created again, so
+        /// an engine counts this many issues past the cap in the window (`IssueFiling.NewIssueBudget.createdInWindow`).
+        public var moving: [Int64: Int]
 
         public init(_ reports: [Report]) {
             var keys: [IssueKey] = []
             var seen: Set<IssueKey> = []
-            for report in reports where seen.insert(report.key).inserted { keys.append(report.key) }
+            var current: [Int64] = []
+            var seenCurrent: Set<Int64> = []
+            var moving: [Int64: Int] = [:]
+            for report in reports {
+                if seen.insert(report.key).inserted { keys.append(report.key) }
+                if let issue = report.issueID, seenCurrent.insert(issue).inserted {
+                    current.append(issue)
+                    moving[report.project.rawValue, default: 0] += 1
+                }
+            }
             self.keys = keys
+            self.current = current
+            self.moving = moving
             releases = Set(reports.compactMap(\.release)).sorted()
             projects = Set(keys.map(\.project)).sorted()
             sessions = Set(
@@ -156,120 +202,208 @@ public enum FilingPlanner {
             .sorted { ($0.project, $0.session) < ($1.project, $1.session) }
         }
 
-        /// How many of the batch's fingerprints have no issue in `issues`, by project: each may create one.
+        /// How many issues the batch may create, by project: one for each of its fingerprints with no issue in
+        /// `issues`, and one for each issue a report moves out of (it may empty, go, and be created again).
         public func creating(given issues: [IssueKey: Issue]) -> [Int64: Int] {
-            var creating: [Int64: Int] = [:]
+            var creating = moving
             for key in keys where issues[key] == nil { creating[key.project, default: 0] += 1 }
             return creating
         }
     }
 
-    /// The plan of `reports`, decided in their order against `state`. Throws for a report filed before (its engine
-    /// files it one at a time) and when a decision leaves a report without an issue.
+    /// The plan of `reports`, decided in their order against `state`. Throws when the issue a report was filed under
+    /// was not read, and when a decision leaves a report without an issue.
     public static func plan(_ reports: [Report], state: State, now: Int64) throws -> FilingPlan {
         var planning = Planning(state: state, now: now)
         for report in reports { try planning.decide(report) }
-        return planning.plan
+        return planning.finish()
     }
 
     public struct Refusal: Error, Equatable, CustomStringConvertible {
         public var description: String
     }
 
+    /// The issues as the batch's reports so far left them, by id and by key, and the plan so far.
     private struct Planning {
-        var issues: [IssueKey: Issue]
+        var issues: [Int64: Issue] = [:]
+        var ids: [IssueKey: Int64] = [:]
+        var keys: [Int64: IssueKey] = [:]
         var settings: [Int64: AlertSettings]
         var budgets: [Int64: IssueFiling.NewIssueBudget]
         var sessions: [SessionKey: Int64]
         var plan: FilingPlan
+        /// Ids of the issues the plan changes, in the order first changed.
+        var changed: [Int64] = []
+        var changedSet: Set<Int64> = []
 
         init(state: State, now: Int64) {
-            (issues, settings, budgets, sessions) = (state.issues, state.settings, state.budgets, state.sessions)
+            (settings, budgets, sessions) = (state.settings, state.budgets, state.sessions)
+            for (key, issue) in state.issues {
+                issues[issue.state.id] = issue
+                ids[key] = issue.state.id
+                keys[issue.state.id] = key
+            }
             plan = FilingPlan(now: now)
         }
 
         mutating func decide(_ report: Report) throws {
-            guard report.issueID == nil else {
-                throw Refusal(description: "report \(report.id) was filed before: it is filed one at a time")
-            }
             let g = report.grouping
-            var key = report.key
-            let settings = self.settings[key.project] ?? AlertSettings()
-            let target = issues[key]
+            let project = report.project.rawValue
+            let settings = self.settings[project] ?? AlertSettings()
+            let current = try report.issueID.map { id in
+                guard let issue = issues[id] else {
+                    throw Refusal(description: "the issue \(id) of report \(report.id) was not read")
+                }
+                return issue
+            }
+            let targetID = ids[report.key]
+            let target = targetID.flatMap { issues[$0] }
             let seenInRelease =
                 target.map { target in report.release.map { target.releases.contains($0) } ?? true } ?? false
-            var budget = target == nil ? budgets[key.project] : nil
-            budget?.overflow = issues[.overflow(project: key.project)]?.state
+            var budget = target == nil ? budgets[project] : nil
+            budget?.overflow = ids[.overflow(project: project)].flatMap { issues[$0]?.state }
             let actions = IssueFiling.decide(
                 IssueFiling.Input(
-                    grouping: g, current: nil, reportGroupingVersion: report.groupingVersion, target: target?.state,
-                    targetSeenInRelease: seenInRelease, release: report.release,
+                    grouping: g, current: current?.state, reportGroupingVersion: report.groupingVersion,
+                    target: target?.state, targetSeenInRelease: seenInRelease, release: report.release,
                     alertOnNewIssue: settings.alertOnNewIssue,
                     alertOnRegression: settings.alertOnRegression, newIssues: budget))
+            var issueID = targetID ?? report.issueID
             var contribution = IssueContribution(
                 release: report.release, occurredAt: report.occurredAt, user: report.user, tags: report.tags,
                 early: report.early)
             var muted = target?.state.status == .muted
             for action in actions {
                 switch action {
-                case .createIssue(statusFrom: nil):
-                    create(key, grouping: g, groupingJSON: report.groupingJSON, report: report)
-                    muted = false
+                case .createIssue(let statusFrom):
+                    let from = statusFrom.flatMap { issues[$0] }
+                    issueID = create(report.key, grouping: g, groupingJSON: report.groupingJSON, report: report, status: from)
+                    muted = from?.state.status == .muted
                 case .holdInOverflow(let existing):
-                    key = .overflow(project: key.project)
-                    if existing != nil {
-                        muted = issues[key]?.state.status == .muted
+                    if let existing {
+                        issueID = existing
+                        muted = budget?.overflow?.status == .muted
                         break
                     }
                     let overflow = IssueFiling.overflowGrouping
-                    create(key, grouping: overflow, groupingJSON: StoredJSON.encode(overflow), report: report)
+                    issueID = create(
+                        .overflow(project: project), grouping: overflow, groupingJSON: StoredJSON.encode(overflow),
+                        report: report, status: nil)
                     muted = false
+                case .rekey(let issue):
+                    rekey(issue, to: report.key, report: report)
+                    issueID = issue
                 case .retitle:
-                    issues[key]?.retitle = Retitle(
+                    guard let targetID else { break }
+                    issues[targetID]?.retitle = Retitle(
                         grouping: report.groupingJSON, title: g.title, culprit: g.culprit, rank: g.titleRank)
-                    issues[key]?.title = g.title
-                    issues[key]?.state.titleRank = g.titleRank
-                case .move(from: nil, _):
-                    guard let issue = issues[key]?.state.id else { break }
-                    if let session = report.sessionID {
-                        contribution.early = sessions[SessionKey(project: key.project, session: session)].map {
+                    issues[targetID]?.title = g.title
+                    issues[targetID]?.state.titleRank = g.titleRank
+                    change(targetID)
+                case .move(let from, let carryHistory):
+                    guard let to = issueID else { break }
+                    if let from {
+                        remove(contribution, from: from, alertsTo: carryHistory ? to : nil)
+                    } else if let session = report.sessionID {
+                        contribution.early = sessions[SessionKey(project: project, session: session)].map {
                             IssueSignals.isEarly(occurredAt: report.occurredAt, sessionStartedAt: $0)
                         }
                     }
-                    plan.deltas.add(contribution, to: issue)
-                    issues[key]?.span.add(occurredAt: report.occurredAt, release: report.release)
-                    issues[key]?.releases.insert(contribution.release)
-                    plan.touch(issue)
+                    add(contribution, to: to)
                 case .reopenRegressed:
-                    issues[key]?.state.status = .open
-                    issues[key]?.reopened = true
+                    guard let to = issueID, issues[to] != nil else { break }
+                    issues[to]?.state.status = .open
+                    issues[to]?.reopened = true
+                    issues[to]?.regressed = true
+                    issues[to]?.statusChangedAt = plan.now
+                    issues[to]?.statusChangedBy = nil
+                    change(to)
                 case .alertNewIssue, .alertNewIssuesHeld, .alertRegression:
-                    guard let issue = issues[key], !muted else { break }
+                    guard let to = issueID, let issue = issues[to], !muted else { break }
                     plan.alerts.append(
                         FilingPlan.Alert(
-                            action: action, project: report.project, issue: issue.state.id, release: report.release,
-                            title: issue.title,
-                            occurredAt: report.occurredAt, settings: settings))
-                case .createIssue, .rekey, .move:
-                    throw Refusal(description: "report \(report.id) was filed before: it is filed one at a time")
+                            action: action, project: report.project, issue: to, release: report.release,
+                            title: issue.title, occurredAt: report.occurredAt, settings: settings))
                 }
             }
-            guard let issue = issues[key] else {
+            guard let issueID, issues[issueID] != nil else {
                 throw Refusal(description: "grouping decided no issue for report \(report.id)")
             }
-            plan.filed[report.id] = FilingPlan.Filed(issue: issue.state.id, early: contribution.early)
-            plan.issuesByKey[key] = issue
+            plan.filed[report.id] = FilingPlan.Filed(issue: issueID, early: contribution.early)
         }
 
-        /// Plans a new issue of `key` with `grouping`, open, its first event the report's.
-        mutating func create(_ key: IssueKey, grouping g: GroupingResult, groupingJSON: String, report: Report) {
+        mutating func change(_ issue: Int64) {
+            if changedSet.insert(issue).inserted { changed.append(issue) }
+        }
+
+        /// Counts one report on `issue`: its rollup rows, first and last events, releases.
+        mutating func add(_ c: IssueContribution, to issue: Int64) {
+            guard issues[issue] != nil else { return }
+            plan.deltas.add(c, to: issue)
+            issues[issue]?.span.add(occurredAt: c.occurredAt, release: c.release)
+            issues[issue]?.releases.insert(c.release)
+            issues[issue]?.events += 1
+            plan.touch(issue)
+            change(issue)
+        }
+
+        /// Takes one report off `issue` (its first and last events stay as they were, as both engines' rollups leave
+        /// them); an issue left with no events is deleted, its alert history first moved to `alertsTo` when given.
+        mutating func remove(_ c: IssueContribution, from issue: Int64, alertsTo: Int64?) {
+            guard let events = issues[issue]?.events else { return }
+            plan.deltas.remove(c, from: issue)
+            issues[issue]?.events = max(events - 1, 0)
+            change(issue)
+            if events <= 1 { delete(issue, alertsTo: alertsTo) }
+        }
+
+        /// Deletes `issue` (its rollup rows go with it) after the new issues planned so far; a later report of its
+        /// fingerprint finds no issue, and may create one again.
+        mutating func delete(_ issue: Int64, alertsTo: Int64?) {
+            guard let deleted = issues.removeValue(forKey: issue) else { return }
+            if let key = keys.removeValue(forKey: issue) {
+                if ids[key] == issue { ids[key] = nil }
+                // Deleting an issue created in the window gives its project that creation back.
+                let window = settings[key.project].map {
+                    IssueFiling.window(containing: plan.now, minutes: $0.newIssueWindowMinutes)
+                } ?? IssueFiling.window(containing: plan.now, minutes: AlertSettings().newIssueWindowMinutes)
+                if let created = deleted.createdAt, window.contains(created) {
+                    budgets[key.project]?.createdInWindow -= 1
+                }
+            }
+            plan.deltas.drop(issue: issue)
+            plan.deletions.append(
+                FilingPlan.Deletion(issue: issue, alertsTo: alertsTo, afterNewIssues: plan.newIssues.count))
+        }
+
+        /// Gives `issue` the report's fingerprint, grouping, title and kind (migrated to the current grouping version).
+        mutating func rekey(_ issue: Int64, to key: IssueKey, report: Report) {
+            guard issues[issue] != nil else { return }
+            let g = report.grouping
+            if let old = keys[issue], ids[old] == issue { ids[old] = nil }
+            ids[key] = issue
+            keys[issue] = key
+            issues[issue]?.rekey = Rekey(
+                fingerprint: key.fingerprint, grouping: report.groupingJSON, title: g.title, culprit: g.culprit,
+                rank: g.titleRank, kind: report.kind)
+            issues[issue]?.retitle = nil
+            issues[issue]?.title = g.title
+            issues[issue]?.state.titleRank = g.titleRank
+            issues[issue]?.state.groupingVersion = g.fingerprint.version
+            issues[issue]?.state.isOverflow = key.fingerprint == IssueFiling.overflowFingerprint.rawValue
+            change(issue)
+        }
+
+        /// Plans a new issue of `key` with `grouping`, its first event the report's: open, or with the status of
+        /// `status` (an issue split from it).
+        mutating func create(
+            _ key: IssueKey, grouping g: GroupingResult, groupingJSON: String, report: Report, status from: Issue?
+        ) -> Int64 {
             let id = FilingPlan.newIssueID(at: plan.newIssues.count)
-            plan.newIssues.append(
-                FilingPlan.NewIssue(
-                    key: key, kind: report.kind, grouping: groupingJSON, title: g.title, culprit: g.culprit,
-                    titleRank: g.titleRank,
-                    occurredAt: report.occurredAt, release: report.release))
-            issues[key] = Issue(
+            var new = FilingPlan.NewIssue(
+                key: key, kind: report.kind, grouping: groupingJSON, title: g.title, culprit: g.culprit,
+                titleRank: g.titleRank, occurredAt: report.occurredAt, release: report.release)
+            var issue = Issue(
                 state: IssueFiling.IssueState(
                     id: id, status: .open, groupingVersion: g.fingerprint.version, titleRank: g.titleRank,
                     isOverflow: key.fingerprint == IssueFiling.overflowFingerprint.rawValue),
@@ -277,7 +411,31 @@ public enum FilingPlanner {
                 span: IssueSpan(
                     firstSeen: report.occurredAt, lastSeen: report.occurredAt, firstRelease: report.release,
                     lastRelease: report.release))
+            issue.createdAt = plan.now
+            if let from {
+                (new.status, new.regressed) = (from.state.status, from.regressed)
+                (new.statusChangedAt, new.statusChangedBy) = (from.statusChangedAt, from.statusChangedBy)
+                issue.state.status = from.state.status
+                (issue.regressed, issue.statusChangedAt, issue.statusChangedBy) = (
+                    from.regressed, from.statusChangedAt, from.statusChangedBy
+                )
+            }
+            plan.newIssues.append(new)
+            issues[id] = issue
+            if let old = ids[key] { keys[old] = nil }
+            ids[key] = id
+            keys[id] = key
             budgets[key.project]?.createdInWindow += 1
+            return id
+        }
+
+        /// The plan, with every issue it changes as the batch leaves it.
+        mutating func finish() -> FilingPlan {
+            for id in changed {
+                guard let issue = issues[id], let key = keys[id] else { continue }
+                plan.issuesByKey[key] = issue
+            }
+            return plan
         }
     }
 }
@@ -295,6 +453,24 @@ public struct FilingPlan: Sendable {
         /// Its first (and last) event, whose release it has.
         public var occurredAt: Int64
         public var release: String?
+        /// Open, or the status of the issue it split from (a grouping-version migration), with its marks.
+        public var status: IssueStatus = .open
+        public var regressed = false
+        public var statusChangedAt: Int64?
+        public var statusChangedBy: String?
+    }
+
+    /// An issue left with no events: deleted (its rollup rows with it) once the first `afterNewIssues` new issues are
+    /// inserted and before the rest (a later one may have its fingerprint), its alerts first moved to `alertsTo` (the
+    /// history follows the events of a migration; otherwise they keep no issue).
+    public struct Deletion: Sendable, Equatable {
+        public var issue: Int64
+        /// A plan id.
+        public var alertsTo: Int64?
+        public var afterNewIssues: Int
+        public init(issue: Int64, alertsTo: Int64?, afterNewIssues: Int) {
+            (self.issue, self.alertsTo, self.afterNewIssues) = (issue, alertsTo, afterNewIssues)
+        }
     }
 
     /// An alert to record (`drafts` makes it with `IssueAlerts.draft` once the issue's id is known).
@@ -326,12 +502,15 @@ public struct FilingPlan: Sendable {
     public var now: Int64
     /// The issues to insert, in order; the first has plan id -1.
     public var newIssues: [NewIssue] = []
+    /// The issues to delete, in order (`Deletion`); none of them has a delta, an alert or a report in the plan.
+    public var deletions: [Deletion] = []
     /// The rollup deltas, issues by plan id.
     public var deltas = IssueRollupDeltas()
     public var alerts: [Alert] = []
     /// Each report's issue, by report id.
     public var filed: [Int64: Filed] = [:]
-    /// Every issue the plan counts an event for, as the batch leaves it (span, retitle, reopening), by its key.
+    /// Every issue the plan changes (counts, rekey, retitle, reopening) and does not delete, as the batch leaves it, by
+    /// its key then.
     public var issuesByKey: [FilingPlanner.IssueKey: FilingPlanner.Issue] = [:]
     /// Plan ids of the issues counted, in the order first counted.
     public private(set) var touched: [Int64] = []

@@ -99,6 +99,38 @@ public struct IssueRollupDeltas: Sendable {
 
     public init() {}
 
+    /// Takes one report's contribution off `issue`: every counter and row down by one (a row whose count reaches 0 is
+    /// deleted when written). First and last events stay as they are: a release row only losing events moves its
+    /// bounds by nothing (`ReleaseCounts.firstSeen` `Int64.max`, `lastSeen` `Int64.min`).
+    public mutating func remove(_ c: IssueContribution, from issue: Int64) {
+        issues[issue, default: Counts()].events &-= 1
+        if c.early == true { issues[issue, default: Counts()].early &-= 1 }
+        if c.early != nil { issues[issue, default: Counts()].timed &-= 1 }
+        let release = ReleaseKey(issue: issue, release: ExactText(c.release))
+        releases[release, default: ReleaseCounts(events: 0, firstSeen: .max, lastSeen: .min)].events &-= 1
+        let day = Int64(c.day.rawValue)
+        days[DayKey(issue: issue, day: day), default: DayCounts(events: 0)].events &-= 1
+        if let user = c.user.map(ExactText.init) {
+            users[UserKey(issue: issue, user: user), default: 0] &-= 1
+            releaseUsers[ReleaseUserKey(issue: issue, release: ExactText(c.release), user: user), default: 0] &-= 1
+            dayUsers[DayUserKey(issue: issue, day: day, user: user), default: 0] &-= 1
+        }
+        for tag in c.tags {
+            tags[TagKey(issue: issue, key: ExactText(tag.key), value: ExactText(tag.value)), default: 0] &-= 1
+        }
+    }
+
+    /// Forgets every delta of `issue` (deleted: its rows go with it).
+    public mutating func drop(issue: Int64) {
+        issues[issue] = nil
+        releases = releases.filter { $0.key.issue != issue }
+        days = days.filter { $0.key.issue != issue }
+        users = users.filter { $0.key.issue != issue }
+        releaseUsers = releaseUsers.filter { $0.key.issue != issue }
+        dayUsers = dayUsers.filter { $0.key.issue != issue }
+        tags = tags.filter { $0.key.issue != issue }
+    }
+
     /// Adds one report's contribution to `issue`.
     public mutating func add(_ c: IssueContribution, to issue: Int64) {
         issues[issue, default: Counts()].events &+= 1
