@@ -113,8 +113,7 @@ public struct PostgresSearch: SearchReader {
         guard let query = Self.query(text) else {
             return SearchResults(reports: [], reportCount: 0, reportCountIsLowerBound: false, issues: [], issuesFromNewestOnly: false)
         }
-        let size = Int64(min(max(1, pageSize), 200))
-        let offset = (Int64(max(1, page)) - 1).multipliedReportingOverflow(by: size)
+        let page = PageRequest(page: page, size: pageSize, bound: PageRequest.maxSearchHits)
         let limit = SearchResults.countLimit
         let logger = database.logger
         let p = project.rawValue
@@ -146,36 +145,30 @@ public struct PostgresSearch: SearchReader {
                   SELECT report_id, received_at FROM search_documents WHERE project_id = $1 AND document @@ $2::tsquery
                   ORDER BY report_id DESC
                   """
-            var reports: [ReportSummary] = []
-            let pageQuery = PostgresQuery(
-                unsafeSQL: """
+            let pageQuery = SQLStatement(
+                sql: """
                     WITH hits AS MATERIALIZED (\(hits) LIMIT $3 OFFSET $4)
-                    SELECT \(PostgresReportReader.summaryColumns) FROM hits
+                    SELECT \(ReportSQL.columns) FROM hits
                     JOIN reports r ON r.id = hits.report_id AND r.received_at = hits.received_at
                     WHERE r.project_id = $1 ORDER BY r.id DESC
                     """,
-                binds: PostgresBindings(values: [p, query, size, offset.overflow ? Int64.max : offset.partialValue]))
-            for try await row in try await connection.query(pageQuery, logger: logger) {
-                if let summary = try PostgresReportReader.summary(row.makeRandomAccess()) { reports.append(summary) }
-            }
+                values: [.integer(p), .text(query), .integer(Int64(page.limit)), .integer(Int64(page.offset))])
+            let reports = try await connection.rows(pageQuery, logger: logger, ReportSQL.summary)
             // The issues of the newest `limit` hits, found once (materialized), then the issue rows by id: as a semi-join
             // the planner walked every issue by last seen and searched again for each.
-            var issues: [IssueSummary] = []
-            let issuesQuery = PostgresQuery(
-                unsafeSQL: """
+            let issuesQuery = SQLStatement(
+                sql: """
                     WITH hits AS MATERIALIZED (\(hits) LIMIT $3),
                     hit_issues AS MATERIALIZED (
                         SELECT DISTINCT r.issue_id FROM hits
                         JOIN reports r ON r.id = hits.report_id AND r.received_at = hits.received_at
                         WHERE r.project_id = $1 AND r.issue_id IS NOT NULL)
-                    SELECT \(PostgresInsightsReader.issueColumns) FROM hit_issues h JOIN issues i ON i.id = h.issue_id
+                    SELECT \(IssueSQL.columns) FROM hit_issues h JOIN issues i ON i.id = h.issue_id
                     WHERE i.project_id = $1
                     ORDER BY i.last_seen DESC, i.id DESC LIMIT 100
                     """,
-                binds: PostgresBindings(values: [p, query, Int64(limit)]))
-            for try await row in try await connection.query(issuesQuery, logger: logger) {
-                if let issue = try PostgresInsightsReader.summary(row.makeRandomAccess(), now: now) { issues.append(issue) }
-            }
+                values: [.integer(p), .text(query), .integer(Int64(limit))])
+            let issues = try await connection.rows(issuesQuery, logger: logger) { try IssueSQL.summary($0, now: now) }
             return SearchResults(
                 reports: reports, reportCount: min(counted, limit), reportCountIsLowerBound: counted > limit, issues: issues,
                 issuesFromNewestOnly: counted > limit)

@@ -119,13 +119,13 @@ public struct SQLiteSearchStore: SearchReader {
         WITH hits AS (
             SELECT rowid AS id FROM search_index WHERE search_index MATCH ?1 ORDER BY rowid DESC LIMIT ?2 OFFSET ?3
         )
-        SELECT \(SQLiteReportReader.summaryColumns)
+        SELECT \(ReportSQL.columns)
         FROM hits CROSS JOIN reports r ON r.id = hits.id WHERE r.project_id = ?4 ORDER BY r.id DESC
         """
 
     /// The issues of the newest hits (arguments: project, match, how many hits).
     static let issuesSQL = """
-        SELECT \(SQLiteInsightsReader.issueColumns) FROM issues i
+        SELECT \(IssueSQL.columns) FROM issues i
         WHERE i.project_id = ?1 AND i.id IN (
             SELECT r.issue_id FROM (
                 SELECT rowid AS id FROM search_index WHERE search_index MATCH ?2 ORDER BY rowid DESC LIMIT ?3
@@ -138,14 +138,12 @@ public struct SQLiteSearchStore: SearchReader {
         guard let match = Self.matchExpression(text, project: project) else {
             return SearchResults(reports: [], reportCount: 0, reportCountIsLowerBound: false, issues: [], issuesFromNewestOnly: false)
         }
-        let size = min(max(1, pageSize), 200)
-        let offset = (max(1, page) - 1).multipliedReportingOverflow(by: size)
+        let page = PageRequest(page: page, size: pageSize, bound: PageRequest.maxSearchHits)
         let limit = SearchResults.countLimit
         return try await database.pool.read { db in
-            let reports = try Row.fetchAll(
-                db, sql: Self.pageSQL,
-                arguments: [match, size, offset.overflow ? Int.max : offset.partialValue, project.rawValue]
-            ).compactMap(SQLiteReportReader.summary)
+            let reports = try db.rows(
+                SQLStatement(sql: Self.pageSQL, values: [.text(match), .integer(Int64(page.limit)), .integer(Int64(page.offset)), .integer(project.rawValue)]),
+                ReportSQL.summary)
             let counted = try Int.fetchOne(
                 db,
                 sql: """
@@ -153,10 +151,9 @@ public struct SQLiteSearchStore: SearchReader {
                         SELECT rowid FROM search_index WHERE search_index MATCH ? ORDER BY rowid DESC LIMIT ?)
                     """,
                 arguments: [match, limit + 1]) ?? 0
-            let issues = try Row.fetchAll(
-                db, sql: Self.issuesSQL,
-                arguments: [project.rawValue, match, limit]
-            ).compactMap { SQLiteInsightsReader.summary($0, now: now) }
+            let issues = try db.rows(
+                SQLStatement(sql: Self.issuesSQL, values: [.integer(project.rawValue), .text(match), .integer(Int64(limit))])
+            ) { try IssueSQL.summary($0, now: now) }
             return SearchResults(
                 reports: reports, reportCount: min(counted, limit), reportCountIsLowerBound: counted > limit, issues: issues,
                 issuesFromNewestOnly: counted > limit)

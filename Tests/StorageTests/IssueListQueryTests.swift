@@ -17,20 +17,18 @@ import Testing
         return (db, project.id)
     }
 
-    /// SQLite's plan for `sql`, one step a line.
-    func plan(_ db: TempDatabase, _ sql: String, _ arguments: StatementArguments = []) async throws -> String {
+    /// SQLite's plan for `statement`, one step a line.
+    func plan(_ db: TempDatabase, _ statement: SQLStatement) async throws -> String {
         try await db.database.pool.read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + statement.sql, arguments: StatementArguments(statement))
+                .map { $0["detail"] as String }
         }.joined(separator: "\n")
     }
 
     /// The default listing (the summary pages' read of up to 10,000 issues) is read from the index alone.
     @Test func theDefaultListingIsReadFromTheIndex() async throws {
         let (db, app) = try await setUp()
-        let listing = SQLiteInsightsReader.listing(IssueQuery(project: app, limit: 10_000))
-        let ids = try await plan(
-            db, "SELECT i.id FROM \(listing.from) ORDER BY " + SQLiteInsightsReader.orderBy(.lastSeen, release: false),
-            StatementArguments(listing.arguments))
+        let ids = try await plan(db, IssueSQL.page(IssueQuery(project: app, limit: 10_000), idsOnly: true, .sqlite))
         #expect(ids.contains("USING COVERING INDEX issues_list_by_last_seen"), "\(ids)")
         #expect(!ids.contains("TEMP B-TREE"), "\(ids)")
     }
@@ -41,9 +39,11 @@ import Testing
     @Test func theRecentTopIssuesAreCountedFromTheIndexAlone() async throws {
         let (db, app) = try await setUp()
         let covered = "USING COVERING INDEX reports_by_time (project_id=? AND occurred_at>? AND occurred_at<?)"
-        let window = try await plan(db, SQLiteInsightsReader.recentTopIssuesSQL, [app.rawValue, 0, Int64.max, 10])
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let window = try await plan(db, IssueSQL.top(project: app, window: .last7Days, now: now, limit: 10, .sqlite))
         #expect(window.contains(covered), "\(window)")
-        let before = try await plan(db, SQLiteInsightsReader.windowBeforeSQL(issues: 3), [app.rawValue, 0, Int64.max, 1, 2, 3])
+        let before = try await plan(
+            db, IssueSQL.windowBefore(project: app, issues: [IssueID(1), IssueID(2), IssueID(3)], seconds: 86_400, now: now, .sqlite))
         #expect(before.contains(covered), "\(before)")
     }
 
@@ -52,11 +52,7 @@ import Testing
         for status in [nil, IssueStatus.muted] {
             for order in IssueOrder.allCases {
                 let query = IssueQuery(project: app, status: status, kind: .crash, regressed: true, order: order, offset: 3, limit: 5)
-                let listing = SQLiteInsightsReader.listing(query)
-                let page = try await plan(
-                    db, "SELECT \(listing.columns) FROM \(listing.from) ORDER BY "
-                        + SQLiteInsightsReader.orderBy(order, release: false) + " LIMIT 5 OFFSET 3",
-                    StatementArguments(listing.arguments))
+                let page = try await plan(db, IssueSQL.page(query, .sqlite))
                 #expect(page.contains("issues_list_by_"), "\(order): \(page)")
                 #expect(!page.contains("TEMP B-TREE"), "\(order): \(page)")
             }
