@@ -7,7 +7,7 @@ import Testing
 /// `~/Downloads/appDsyms.zip`, Xcode's `$DWARF_DSYM_FOLDER_PATH`), with the real `symupload` and sentry-cli 3.8.2 on
 /// PATH. Only the server's address is replaced; the upload token comes from `$FAULTLINE_UPLOAD_TOKEN`, as the
 /// text says.
-@Suite(.serialized) struct AppleDocExamplesTests {
+@Suite(.serialized, .tags(.endToEnd, .sentryClients)) struct AppleDocExamplesTests {
     static let document = DocumentedExamplesTests.root + "/docs/apple.md"
 
     /// The ```sh blocks of `text` that run symupload or sentry-cli: (first line number, text).

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// sentry-cli's assembled files (`dif_uploads`), on each engine.
-@Suite struct DifUploadConformanceTests {
+@Suite(.tags(.endToEnd, .postgres)) struct DifUploadConformanceTests {
     func checksum(_ n: Int) -> ChunkChecksum { ChunkChecksum(String(format: "%040x", n))! }
 
     @Test(arguments: Engine.allCases) func difUploadsRoundTripAndStoredBuildIDsAreFoundByDebugIDPrefix(_ engine: Engine) async throws {
