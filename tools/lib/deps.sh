@@ -2,11 +2,14 @@
 # Source it, then call `faultline_ensure_deps`.
 
 FAULTLINE_APT_PACKAGES=(libsqlite3-dev zlib1g-dev libbrotli-dev libdw-dev elfutils)
-# What the tests use besides: compilers and binutils to build real ELF fixtures, and the real elfutils
-# debuginfod client (debuginfod-find) to test the server's debuginfod face, and llvm-symbolizer (llvm) as
-# the reference the symbolicator is compared with, lld-19 and llvm-19 to link Mach-O programs and make their
-# dSYMs and universal files (ld64.lld, dsymutil-19, llvm-lipo-19), and chromium to open the rendered dashboard headless.
-FAULTLINE_TEST_APT_PACKAGES=(gcc g++ binutils debuginfod llvm lld-19 llvm-19 chromium chromium-driver gdb)
+# What the fast test stage uses besides (tools/test --fast): compilers and binutils to build real ELF fixtures,
+# llvm-symbolizer (llvm) as the reference the symbolicator is compared with, lld-19 and llvm-19 to link Mach-O
+# programs and make their dSYMs and universal files (ld64.lld, dsymutil-19, llvm-lipo-19).
+FAULTLINE_TEST_APT_PACKAGES=(gcc g++ binutils llvm lld-19 llvm-19)
+# What only the end-to-end stage uses (tools/test --e2e): the real elfutils debuginfod client (debuginfod-find) to
+# test the server's debuginfod face, chromium and chromium-driver to open the rendered dashboard headless, gdb for
+# the crash corpus. PostgreSQL comes from tools/lib/postgres.sh, the PyPI clients from tools/lib/pypi.sh.
+FAULTLINE_E2E_APT_PACKAGES=(debuginfod chromium chromium-driver gdb)
 
 faultline_missing_packages() {
   local missing=()
