@@ -68,9 +68,24 @@ public enum SwiftCrashReports {
         return Array("{\"faultline_meta\":".utf8) + Array(meta) + Array(",\"swift_crash\":".utf8) + crash + Array("}".utf8)
     }
 
+    /// The largest envelope `parse(envelope:)` reads: a crash file of the documented size (`maxBatchBytes`, checked
+    /// on the file as uploaded, where it arrives) with room for what storing it adds. An Apple file is stored as a
+    /// JSON string, so each `"`, `\\`, line break or tab in it takes 2 bytes, and the project's scrubbing may write
+    /// `[Filtered]` over a shorter value: 3 × the limit holds any real report; only a file mostly of other control
+    /// characters (6 bytes each) can exceed it, and is refused with 413 where it arrives. The metadata
+    /// (query parameters) gets 1 MiB.
+    public static func maxEnvelopeBytes(_ limits: IngestLimits) -> Int {
+        let (file, overflow) = limits.maxBatchBytes.multipliedReportingOverflow(by: 3)
+        let (total, overflowAgain) = file.addingReportingOverflow(1024 * 1024)
+        return overflow || overflowAgain ? Int.max : total
+    }
+
     /// Parses an envelope into a report (validated and trimmed like every report).
+    /// - Throws: `FormatError`; `.tooLarge` for an envelope over `maxEnvelopeBytes(limits)`.
     public static func parse(envelope bytes: [UInt8], limits: IngestLimits) throws -> Report {
-        guard bytes.count <= limits.maxBatchBytes else { throw FormatError(.tooLarge, "a crash report may be at most \(limits.maxBatchBytes) bytes") }
+        guard bytes.count <= maxEnvelopeBytes(limits) else {
+            throw FormatError(.tooLarge, "a stored crash report may be at most \(maxEnvelopeBytes(limits)) bytes")
+        }
         var report = try JSONReader.with(bytes, range: 0..<bytes.count) { r in
             var meta: Metadata?
             var apple: String?

@@ -179,6 +179,57 @@ import Testing
         #expect(stored.json["release"] as? String == "2.1-beta")
     }
 
+    /// The documented limit (10 MiB) is the file's as uploaded: a file of exactly 10 MiB, which the stored form's JSON
+    /// escaping makes larger, is taken by the route and by `crashes import` and is filed by the worker; one byte more is
+    /// refused by both, with 413 on the route.
+    @Test func aFileOfTheDocumentedLimitIsTakenAndOneByteMoreIsNot() async throws {
+        let limit = 10 * 1024 * 1024
+        let atLimit = AppleCrashSamples.ips(bytes: limit)
+        let over = AppleCrashSamples.ips(incident: Self.secondIncident, bytes: limit + 1)
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("ios", in: folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let http = HTTP(client: HTTPClient.shared)
+        let url = server.baseURL + "/api/v1/crashes/apple"
+        let ingest = [("Authorization", "Bearer \(project.ingest)")]
+        let read = [("Authorization", "Bearer \(project.upload)")]
+
+        let taken = try await http.send(.POST, url, headers: ingest, body: atLimit)
+        #expect(taken.status == 202, "\(String(decoding: taken.body.prefix(300), as: UTF8.self))")
+        // One byte over, declared: answered before the body (the client's send is cut short, so a raw connection).
+        let connection = try RawConnection(port: server.port)
+        try connection.send(
+            "POST /api/v1/crashes/apple HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(project.ingest)\r\n"
+                + "Content-Length: \(over.count)\r\n\r\n")
+        try connection.send(Array(over.prefix(64 * 1024)))
+        let refused = try #require(try await connection.readResponse(within: .seconds(20)))
+        #expect(refused.status == 413)
+        // One byte over once inflated, the whole body sent.
+        let gzipped = try await http.send(
+            .POST, url, headers: ingest + [("Content-Encoding", "gzip")], body: Payloads.gzip(over))
+        #expect(gzipped.status == 413)
+        let stored = try await waitForIssue(
+            http, server.baseURL + "/api/v1/reports/6156848e344e4d9e84e087afd0d0ae7b", read)
+        #expect(stored["issue_id"] is Int, "\(stored)")
+        #expect((stored["device"] as? [String: Any])?["model"] as? String == "iPhone15,2")
+        let missing = try await http.send(
+            .GET, server.baseURL + "/api/v1/reports/0a1b2c3d4e5f4a6b8c7d8e9fa0b1c2d3", headers: read)
+        #expect(missing.status == 404)
+
+        // The same two files through `faultline crashes import`, into a project of a data folder of its own.
+        let scratch = try TempFolder("apple-import-limit")
+        try Data(atLimit).write(to: URL(fileURLWithPath: scratch.path + "/at-limit.ips"))
+        try Data(over).write(to: URL(fileURLWithPath: scratch.path + "/over-limit.ips"))
+        let importFolder = ServerProcess.newFolder()
+        _ = try await ServerProcess.createProject("ios", in: importFolder)
+        let run = try await ServerProcess.run(["crashes", "import", "ios", scratch.path, "--data", importFolder])
+        #expect(run.status == 1, "\(run)")
+        let lines = run.out.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("accepted\t\(scratch.path)/at-limit.ips\tevent 6156848e344e4d9e84e087afd0d0ae7b") }, "\(run.out)")
+        #expect(lines.contains { $0.hasPrefix("refused\t\(scratch.path)/over-limit.ips\t") && $0.contains("\(limit)") }, "\(run.out)")
+    }
+
     /// Polls a report until the worker has filed it under an issue.
     func waitForIssue(_ http: HTTP, _ url: String, _ headers: [(String, String)]) async throws -> [String: Any] {
         let deadline = ContinuousClock.now + .seconds(30)

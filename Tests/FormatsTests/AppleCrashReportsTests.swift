@@ -383,6 +383,51 @@ import Testing
         #expect(prepared.report.installID == AppleCrashSamples.crashReporterKey)
     }
 
+    /// The limit is the file's as uploaded, not the larger form it is stored in: a file of exactly `maxBatchBytes`
+    /// whose padding storing doubles (`\"` becomes `\\\"`) is taken and reads back as answered; one byte more is
+    /// refused.
+    @Test(arguments: [false, true])
+    func theSizeLimitIsTheFilesAsUploaded(scrubbing: Bool) throws {
+        var limits = IngestLimits()
+        limits.maxBatchBytes = 256 * 1024
+        let scrubber = Scrubber(settings: PrivacySettings(scrubbing: scrubbing, sensitiveFields: scrubbing ? ["key"] : []))
+        let atLimit = AppleCrashSamples.ips(bytes: limits.maxBatchBytes)
+        let (prepared, payload) = try AppleCrashReports.prepare(
+            file: atLimit, metadata: .init(eventID: ""), scrubber: scrubber, limits: limits, hasher: CoreutilsSHA256())
+        #expect(payload.inflatedSize > limits.maxBatchBytes * 3 / 2)
+        #expect(prepared.report.installID == AppleCrashSamples.crashReporterKey)
+        let inflated = try NativeReports.inflate(payload)
+        #expect(String(decoding: inflated, as: UTF8.self).contains("[Filtered]") == scrubbing)
+        let reread = try NativeReports.reread(
+            inflated: inflated, format: payload.format, range: prepared.range, limits: limits)
+        #expect(reread == prepared.report)
+
+        let over = AppleCrashSamples.ips(bytes: limits.maxBatchBytes + 1)
+        let error = #expect(throws: FormatError.self) {
+            try AppleCrashReports.prepare(
+                file: over, metadata: .init(eventID: ""), scrubber: scrubber, limits: limits, hasher: CoreutilsSHA256())
+        }
+        #expect(error?.code == .tooLarge)
+    }
+
+    /// A file under the limit that is mostly control characters (6 bytes each once stored) is refused with 413 where it
+    /// arrives, never stored in a form that could not be read back.
+    @Test func aFileThatStoringWouldInflatePastTheBoundIsRefused() throws {
+        var limits = IngestLimits()
+        limits.maxBatchBytes = 1024 * 1024
+        let base = AppleCrashSamples.crash(header: "Note:                ")
+        let control = String(repeating: "\u{01}", count: limits.maxBatchBytes - base.utf8.count)
+        let file = Array(AppleCrashSamples.crash(header: "Note:                " + control).utf8)
+        #expect(file.count == limits.maxBatchBytes)
+        let error = #expect(throws: FormatError.self) {
+            try AppleCrashReports.prepare(
+                file: file, metadata: .init(eventID: ""), scrubber: Scrubber(settings: PrivacySettings()),
+                limits: limits, hasher: CoreutilsSHA256())
+        }
+        #expect(error?.code == .tooLarge)
+        #expect(error?.message.contains("escaped for storage") == true)
+    }
+
     @Test func aFileWithoutAnIncidentIsKeyedByItsBytes() throws {
         let file = Array(
             AppleCrashSamples.crash().replacingOccurrences(of: "Incident Identifier:", with: "Incident:").utf8)

@@ -145,3 +145,17 @@ public enum AppleCrashSamples {
             """
     }
 }
+
+extension AppleCrashSamples {
+    /// `ips(incident:)` grown to exactly `bytes` bytes by a `"padding"` string of escaped quotes (`\"`, 2 bytes each,
+    /// which storing the file as a JSON string doubles), so that a test can stand just below or above a size limit.
+    public static func ips(incident: String = incident, bytes: Int) -> [UInt8] {
+        let empty = ips(incident: incident, extra: "\n  \"padding\" : \"\",").utf8.count
+        precondition(bytes >= empty, "an .ips is at least \(empty) bytes")
+        let room = bytes - empty
+        let pad = String(repeating: #"\""#, count: room / 2) + String(repeating: "x", count: room % 2)
+        let file = Array(ips(incident: incident, extra: "\n  \"padding\" : \"\(pad)\",").utf8)
+        precondition(file.count == bytes)
+        return file
+    }
+}

@@ -45,18 +45,27 @@ public enum AppleCrashReports {
         }
     }
 
-    /// The report a file makes, with the client's metadata (see `parse(envelope:)`) laid over what the file says.
+    /// The report a stored file makes, with the client's metadata (see `parse(envelope:)`) laid over what the file says.
+    /// The file's size was checked where it arrived (`prepare`); what bounds a stored one is the envelope's
+    /// (`SwiftCrashReports.maxEnvelopeBytes`).
     /// - Throws: `FormatError` naming the field (`threads[1].frames[0].imageIndex`) or the line (`line 42`).
     public static func report(file: [UInt8], metadata: SwiftCrashReports.Metadata, limits: IngestLimits) throws
         -> Report
     {
-        guard file.count <= limits.maxBatchBytes else {
-            throw FormatError(.tooLarge, "a crash report may be at most \(limits.maxBatchBytes) bytes")
+        guard EventID(metadata.eventID) != nil else {
+            throw FormatError(.invalidField, "must be a UUID or 32 hex digits", field: "event_id")
         }
+        return try report(try read(file), metadata: metadata, limits: limits)
+    }
+
+    /// The report `crash` makes with `metadata` laid over it, trimmed to `limits`.
+    static func report(_ crash: AppleCrash, metadata: SwiftCrashReports.Metadata, limits: IngestLimits) throws
+        -> Report
+    {
         guard let eventID = EventID(metadata.eventID) else {
             throw FormatError(.invalidField, "must be a UUID or 32 hex digits", field: "event_id")
         }
-        var report = try read(file).report(eventID: eventID)
+        var report = try crash.report(eventID: eventID)
         if let id = metadata.appID { report.app.id = id }
         if let version = metadata.appVersion { report.app.version = version }
         if let build = metadata.appBuild { report.app.build = build.isEmpty ? nil : build }
@@ -74,20 +83,19 @@ public enum AppleCrashReports {
         return report
     }
 
-    /// The ids a file names before anything is scrubbed: its incident id (when it is a UUID) and its
-    /// `CrashReporter Key`. A file that does not parse throws here, before anything is stored.
-    public static func identity(of file: [UInt8]) throws -> (incident: EventID?, installID: String?) {
-        let crash = try read(file)
-        return (crash.incident.flatMap(EventID.init), crash.crashReporterKey)
-    }
-
-    /// One file made ready to ingest: parsed (refused whole when any part is wrong), its ids taken, scrubbed, wrapped
-    /// and read back from the wrapped form, which is what is stored.
+    /// One file made ready to ingest: parsed once (refused whole when any part is wrong), its ids taken, scrubbed and
+    /// wrapped into what is stored. The report answered is the one the stored form reads back as: made from the
+    /// parse of the file when scrubbing changed nothing in it, else from a parse of the scrubbed file.
+    ///
+    /// The documented limit applies to the file as uploaded (after inflating): at most `limits.maxBatchBytes`. The
+    /// stored form is larger (the file JSON-escaped beside the metadata) and is bounded by
+    /// `SwiftCrashReports.maxEnvelopeBytes`, which a real report under the limit never reaches.
     ///
     /// - Parameters:
     ///   - metadata: what the client passed; an empty `eventID` means "the file's incident id, else the first 16
     ///     bytes of the file's SHA-256" (so the same file sent twice is one event).
     ///   - hasher: SHA-256 (the event id of a file without an incident id).
+    /// - Throws: `FormatError` (`.tooLarge` past either bound).
     public static func prepare(
         file: [UInt8], metadata: SwiftCrashReports.Metadata, scrubber: Scrubber, limits: IngestLimits,
         hasher: any ContentHashing
@@ -95,18 +103,25 @@ public enum AppleCrashReports {
         guard file.count <= limits.maxBatchBytes else {
             throw FormatError(.tooLarge, "a crash report may be at most \(limits.maxBatchBytes) bytes")
         }
-        let (incident, install) = try identity(of: file)
+        let crash = try read(file)
         var meta = metadata
         if meta.eventID.isEmpty {
             let digest = hasher.sha256()
             digest.update(file)
-            meta.eventID = incident?.rawValue ?? String(digest.finalize().rawValue.prefix(32))
+            meta.eventID = crash.incident.flatMap(EventID.init)?.rawValue ?? String(digest.finalize().rawValue.prefix(32))
         }
-        if meta.installID == nil { meta.installID = install }
+        if meta.installID == nil { meta.installID = crash.crashReporterKey }
         meta = meta.scrubbed(by: scrubber)
         let clean = try scrubbed(file, by: scrubber)
         let envelope = try envelope(clean, metadata: meta)
-        let report = try SwiftCrashReports.parse(envelope: envelope, limits: limits)
+        let bound = SwiftCrashReports.maxEnvelopeBytes(limits)
+        guard envelope.count <= bound else {
+            throw FormatError(
+                .tooLarge,
+                "the report escaped for storage is \(envelope.count) bytes, more than \(bound) (control characters "
+                    + "take 6 bytes each)")
+        }
+        let report = try Self.report(clean == file ? crash : try read(clean), metadata: meta, limits: limits)
         let payload = StoredPayload(
             bytes: try BodyDecoding.deflateForStorage(envelope), encoding: .deflate, inflatedSize: envelope.count,
             format: .swiftCrash)
