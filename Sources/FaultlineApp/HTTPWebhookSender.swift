@@ -1,20 +1,32 @@
 import AsyncHTTPClient
 import NIOCore
 import Pipeline
+import Synchronization
 
 /// Webhook POSTs with AsyncHTTPClient. The dispatcher decides about retries, so the client's own retrying of
-/// refused connections is off (it would otherwise hold an attempt until its deadline).
+/// refused connections is off (it would otherwise hold an attempt until its deadline). The client is made at the
+/// first POST: a sender that never posts (a server without webhooks, an in-process test) has nothing to shut down.
 public final class HTTPWebhookSender: WebhookSending {
-    let client: HTTPClient
+    private let state = Mutex<(client: HTTPClient?, closed: Bool)>((nil, false))
     let timeout: TimeAmount
 
     public init(timeout: TimeAmount = .seconds(10)) {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.timeout.connect = .seconds(5)
-        configuration.redirectConfiguration = .disallow
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.timeout = timeout
+    }
+
+    /// The client, made at the first use; nil once shut down.
+    var client: HTTPClient? {
+        state.withLock { state in
+            if state.closed { return nil }
+            if let client = state.client { return client }
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool.retryConnectionEstablishment = false
+            configuration.timeout.connect = .seconds(5)
+            configuration.redirectConfiguration = .disallow
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            state.client = client
+            return client
+        }
     }
 
     /// - Throws: a ``WebhookFailure`` class, never the client's error (its text is not stored or shown).
@@ -40,6 +52,7 @@ public final class HTTPWebhookSender: WebhookSending {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "Faultline")
         request.body = .bytes(ByteBuffer(bytes: body))
+        guard let client else { throw CancellationError() }  // shut down: the server is stopping
         let response = try await client.execute(request, timeout: timeout)
         // Read (and drop) the answer so the connection can be reused; only the status is kept.
         _ = try? await response.body.collect(upTo: 64 * 1024)
@@ -48,6 +61,10 @@ public final class HTTPWebhookSender: WebhookSending {
 
     /// Closes the client's connections.
     public func shutdown() async {
-        try? await client.shutdown()
+        let client = state.withLock { state in
+            state.closed = true
+            return state.client
+        }
+        try? await client?.shutdown()
     }
 }

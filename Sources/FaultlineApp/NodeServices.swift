@@ -4,12 +4,12 @@ import ServiceLifecycle
 
 /// With several nodes on one PostgreSQL database: holds the render lease for this node when it can, and while it
 /// holds it looks every `interval` whether another node announced a change (`changeMark`: the nodes without the lease
-/// announce theirs, `Composition.renderScheduler`, as do the commands that change data) and has the dashboard rendered
+/// announce theirs, `ServerAssembly.render`, as do the commands that change data) and has the dashboard rendered
 /// when one did; its own changes it renders at once, as one node does. Every node serves the pages the holder writes
 /// into the shared folder, so the dashboard is the same on every node and current within about `interval` (plus the
 /// announcing node's debounce); a quiet database costs one tiny query per interval, not a redraw.
 public struct SharedDashboardService: Service {
-    let lease: PostgresLease
+    let lease: any RenderLease
     let scheduler: RenderScheduler
     let interval: Duration
     let telemetry: Telemetry?
@@ -17,7 +17,7 @@ public struct SharedDashboardService: Service {
     /// that cannot be read counts as a change.
     let changeMark: @Sendable () async throws -> String
 
-    public init(lease: PostgresLease, scheduler: RenderScheduler, interval: Duration, telemetry: Telemetry? = nil,
+    public init(lease: any RenderLease, scheduler: RenderScheduler, interval: Duration, telemetry: Telemetry? = nil,
                 changeMark: @escaping @Sendable () async throws -> String) {
         self.lease = lease
         self.scheduler = scheduler
@@ -35,7 +35,7 @@ public struct SharedDashboardService: Service {
         telemetry?.gauge(Telemetry.Name.renderLeaseHeld, 0)
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                // Taken (at start, or from a node that died): a render now, a full one (`Composition.renderScheduler`).
+                // Taken (at start, or from a node that died): a render now, a full one (`ServerAssembly.render`).
                 group.addTask {
                     await lease.run(
                         onTaken: {

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,14 +9,32 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Writes rendered pages into the site folder. Each page is written to a temporary file and renamed over the
-/// old one, so the server never serves half a page; after a full render, issue and release pages that were
-/// not rendered again (issues that moved away and disappeared) are removed.
+/// Publishes rendered pages into a site folder: every rendering write goes through here. Each page is written to a
+/// temporary file and renamed over the old one, so the server never serves half a page; a render publishes through
+/// `startRender()`, so that a page is never overwritten by a render that started earlier (`PageGenerations`); after a
+/// full render, issue and release pages that were not rendered again (issues that moved away and disappeared) are
+/// removed.
 public final class SiteWriter: Sendable {
     let root: String
+    /// Which render last wrote each page of this folder.
+    let generations = PageGenerations()
 
     public init(root: String) {
         self.root = root
+    }
+
+    /// Starts a render: the returned function publishes its pages (relative path, contents), each unless a render
+    /// that started later wrote it already. Call it before the render reads anything.
+    public func startRender() -> @Sendable (_ path: String, _ contents: String) throws -> Void {
+        let generation = generations.start()
+        return { [self] path, contents in
+            try generations.write(path, generation: generation) { try write(path, contents) }
+        }
+    }
+
+    /// Whether a page exists at relative `path`.
+    public func exists(_ path: String) -> Bool {
+        file(path).map { FileManager.default.fileExists(atPath: $0) } ?? false
     }
 
     /// The file of relative `path` under the root; nil unless `path` has a segment and none is `.`, `..` or hidden.
@@ -80,4 +100,33 @@ public final class SiteWriter: Sendable {
 public struct SiteWriterError: Error, CustomStringConvertible {
     public var message: String
     public var description: String { message }
+}
+
+/// Which render last wrote each page of the site, so that a page is never overwritten by a render that started
+/// earlier (and so may have read older data): a cycle that began before a dashboard change and finishes after
+/// the page rendered for that change must not put the old state back.
+///
+/// Each render takes a generation when it starts, before it reads anything; a page is written only when its
+/// generation is at least the one that wrote it last. The check and the write happen under one lock (pages are
+/// small files written by at most two renders at once).
+public final class PageGenerations: Sendable {
+    private let state = Mutex<(next: UInt64, written: [String: UInt64])>((1, [:]))
+    public init() {}
+
+    /// A new render's generation.
+    public func start() -> UInt64 {
+        state.withLock { state in
+            defer { state.next &+= 1 }
+            return state.next
+        }
+    }
+
+    /// Runs `write` for `path` unless a later render already wrote it.
+    public func write(_ path: String, generation: UInt64, _ write: () throws -> Void) throws {
+        try state.withLock { state in
+            if let last = state.written[path], last > generation { return }
+            try write()
+            state.written[path] = generation
+        }
+    }
 }

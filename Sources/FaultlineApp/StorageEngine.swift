@@ -20,31 +20,21 @@ public enum OpenEngine: Sendable {
     case sqlite(FaultlineDatabase)
     case postgres(PostgresEngine)
 
-    /// Every store of this engine, as the ports the services take; files (debug files) under `folder`.
+    /// Every store of this engine, as the ports the services take; debug files under `folder`'s `debug-files/`
+    /// (the same list the store conformance tests build).
     func stores(folder: String) throws -> EngineStores {
         switch self {
-        case .sqlite(let database):
-            let insights = SQLiteInsightsReader(database: database)
-            return EngineStores(
-                projects: SQLiteProjectStore(database: database), ingest: SQLiteIngestStore(database: database),
-                reader: AnyReportReader(SQLiteReportReader(database: database)),
-                symbolication: SQLiteSymbolicationStore(database: database), insights: insights, issueStates: insights,
-                clientReports: insights, alerts: SQLiteAlertStore(database: database),
-                retention: SQLiteRetentionStore(database: database), adminSessions: SQLiteAdminSessionStore(database: database),
-                search: SQLiteSearchStore(database: database),
-                debugFiles: try SQLiteDebugFileStore(database: database, root: folder + "/debug-files"),
-                difUploads: SQLiteDifUploadStore(database: database))
-        case .postgres(let database):
-            let insights = PostgresInsightsReader(database: database)
-            return EngineStores(
-                projects: PostgresProjectStore(database: database), ingest: PostgresIngestStore(database: database),
-                reader: AnyReportReader(PostgresReportReader(database: database)),
-                symbolication: PostgresSymbolicationStore(database: database), insights: insights, issueStates: insights,
-                clientReports: insights, alerts: PostgresAlertStore(database: database),
-                retention: PostgresRetentionStore(database: database), adminSessions: PostgresAdminSessionStore(database: database),
-                search: PostgresSearch(database: database),
-                debugFiles: try PostgresDebugFileStore(database: database, root: folder + "/debug-files"),
-                difUploads: PostgresDifUploadStore(database: database))
+        case .sqlite(let database): try database.stores(blobRoot: folder + "/debug-files")
+        case .postgres(let database): try database.stores(blobRoot: folder + "/debug-files")
+        }
+    }
+
+    /// The lease under which this node renders the dashboard: always held by the one SQLite server; with PostgreSQL
+    /// an advisory lock the nodes take in turn.
+    func renderLease() -> any RenderLease {
+        switch self {
+        case .sqlite: AlwaysHeldLease()
+        case .postgres(let database): PostgresLease(database: database, name: "faultline.render")
         }
     }
 
@@ -67,23 +57,6 @@ public enum OpenEngine: Sendable {
         if case .postgres(let database) = self { return database }
         return nil
     }
-}
-
-/// The stores of one engine, behind the ports of `FaultlineCore`: nothing above this knows which engine runs.
-struct EngineStores: Sendable {
-    let projects: any ProjectStore
-    let ingest: any IngestStore
-    let reader: AnyReportReader
-    let symbolication: any SymbolicationStore
-    let insights: any InsightsReader
-    let issueStates: any IssueStateStore
-    let clientReports: any ClientReportReader
-    let alerts: any AlertStore
-    let retention: any RetentionStore
-    let adminSessions: any AdminSessionStore
-    let search: any SearchReader
-    let debugFiles: any DebugFileStore
-    let difUploads: any DifUploadStore
 }
 
 /// Any engine's report reader as one concrete type (the HTTP dependencies are generic over their reader).

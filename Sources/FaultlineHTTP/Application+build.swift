@@ -29,7 +29,9 @@ public struct ServerConfiguration: Sendable {
     public var servedOverHTTPS: Bool { publicURL?.lowercased().hasPrefix("https://") == true }
     public init(host: String = "127.0.0.1", port: Int = 8080, siteDirectory: String? = nil, limits: IngestLimits = IngestLimits(),
                 maxDebugFileBytes: UInt64 = 4 << 30, publicDebuginfod: Bool = false, publicDashboard: Bool = false,
-                publicURL: String? = nil) {
+                publicURL: String? = nil, connections: ConnectionPolicy = ConnectionPolicy(), allowPrivateWebhooks: Bool = false) {
+        self.connections = connections
+        self.allowPrivateWebhooks = allowPrivateWebhooks
         self.publicDashboard = publicDashboard
         self.publicURL = publicURL
         self.host = host
@@ -88,7 +90,9 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
                 refreshIssuePage: @escaping @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void = { _, _ in },
                 currentIssuePage: (@Sendable (_ project: ProjectSlug, _ issue: IssueID) async throws -> Void)? = nil,
                 adminSessions: AdminSessionService, webhookResolver: any HostResolving,
-                chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil, searchPages: SearchPages? = nil) {
+                chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil, issueListPage: IssueListRendering? = nil,
+                searchPages: SearchPages? = nil) {
+        self.issueListPage = issueListPage
         self.searchPages = searchPages
         self.storage = storage
         self.adminSessions = adminSessions

@@ -85,12 +85,17 @@ public struct SymbolicationWorker: Service {
     ///   - batchSize: reports per batch when the queue is short; `backlogBatchSize` while a backlog lasts.
     ///   - concurrency: reports processed at the same time (default: one per core, at least 2, so that lookups
     ///     waiting on a module owner overlap with parsing).
+    ///   - storage: the storage-pressure state steps pause under (nil: never paused).
+    ///   - ingestActivity: while it says ingest is busy, batches are small and on one core (nil: never).
     public init(store: any SymbolicationStore, symbolicator: any AddressSymbolicating, reading: StoredReportReading,
                 clock: any WallClock, logger: Logger, batchSize: Int = 64, backlogBatchSize: Int = 256,
                 concurrency: Int = max(2, ProcessInfo.processInfo.activeProcessorCount),
                 idleDelay: Duration = .milliseconds(200), telemetry: Telemetry? = nil,
                 maxAttempts: Int = SymbolicationRetry.maxAttempts, onChange: @escaping @Sendable () -> Void = {},
-                onFilesSeen: @escaping @Sendable (Int64) -> Void = { _ in }) {
+                onFilesSeen: @escaping @Sendable (Int64) -> Void = { _ in }, storage: DiskGuard? = nil,
+                ingestActivity: IngestActivity? = nil) {
+        self.storage = storage
+        self.ingestActivity = ingestActivity
         self.onFilesSeen = onFilesSeen
         self.maxAttempts = max(1, maxAttempts)
         self.telemetry = telemetry

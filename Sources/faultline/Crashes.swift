@@ -57,7 +57,7 @@ struct Crashes: AsyncParsableCommand {
                 guard let slug = ProjectSlug(project), let found = try await root.projects.project(slug: slug) else {
                     throw ValidationError("no project '\(project)'")
                 }
-                let ingest = root.ingestService(minFreeBytes: 0)
+                let ingest = root.ingestService(storage: root.storagePressure(minFreeBytes: 0))
                 var refused = 0
                 for file in files {
                     let metadata = SwiftCrashReports.Metadata(

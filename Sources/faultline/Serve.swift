@@ -3,11 +3,6 @@ import FaultlineApp
 import FaultlineCore
 import FaultlineHTTP
 import Logging
-import Pipeline
-import Dashboard
-import ServiceLifecycle
-import Storage
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -71,18 +66,6 @@ struct Serve: AsyncParsableCommand {
         return SystemClock()
     }
 
-    /// Debug builds only: `FAULTLINE_TEST_ABORT_ON_BUILD_ID` makes the worker `abort()` when it symbolicates
-    /// that build-id (the poison-pill end-to-end test). Release builds return the worker unchanged.
-    static func withTestFaults(_ worker: SymbolicationWorker, logger: Logger) -> SymbolicationWorker {
-        #if DEBUG
-        if let poison = Environment.string("FAULTLINE_TEST_ABORT_ON_BUILD_ID") {
-            logger.warning("FAULTLINE_TEST_ABORT_ON_BUILD_ID is set: symbolicating that build-id aborts the process")
-            return worker.injectingFaults(SymbolicationWorker.FaultInjection(abortOnBuildID: poison))
-        }
-        #endif
-        return worker
-    }
-
     @Option(help: "Seconds a client may take to send a request head, between pieces of a body, or idle between requests, and may leave an answer unread; then 408 (or a close) (env FAULTLINE_READ_TIMEOUT_SECONDS; default 30).")
     var readTimeoutSeconds: Double?
 
@@ -115,103 +98,20 @@ struct Serve: AsyncParsableCommand {
 
         // Nobody else on the machine reads the data: folders 0700 and files 0600, whatever the umask was.
         umask(0o077)
-        let root = try await dataOptions.open(durability: settings.durability, claimLease: settings.claimLease, clock: Self.clock(logger: logger))
-        var config = root.serverConfiguration(host: settings.host, port: settings.port)
-        config.maxDebugFileBytes = settings.maxDebugFileBytes
-        config.publicDebuginfod = settings.publicDebuginfod
-        config.publicDashboard = settings.publicDashboard
-        config.connections = ConnectionPolicy(
-            readTimeout: settings.readTimeout, minBodyBytesPerSecond: settings.minBodyBytesPerSecond,
-            maxConnections: settings.maxConnections, maxConnectionsPerAddress: settings.maxConnectionsPerAddress)
-        config.allowPrivateWebhooks = settings.allowPrivateWebhooks
-        let listenHost = config.host
-
-        // The dashboard: rendered at start, then shortly after every change (ingest, grouping, alerts, state).
-        var services: [any Service] = []
-        var renderer: SiteRenderer?
-        if let webDirectory = settings.web ?? Composition.locateWebDirectory() {
-            renderer = try root.siteRenderer(webDirectory: webDirectory)
-        } else {
-            logger.warning("dashboard templates not found (pass --web DIR): the dashboard will not be rendered")
-        }
-        // One storage-pressure state for the whole server: ingest, the HTTP edge and the background writers.
-        let storage = root.storagePressure(
-            minFreeBytes: settings.minFreeBytes, retryAfterSeconds: settings.storageRetryAfterSeconds, logger: Logger(label: "faultline.storage"))
-        let debounce = settings.renderDebounce
-        var scheduler = renderer.map {
-            var scheduler = root.renderScheduler(renderer: $0, logger: Logger(label: "faultline.render"), debounce: debounce)
-            scheduler.storage = storage
-            return scheduler
-        }
-        let notifier = scheduler
-        let notify: @Sendable () -> Void = { notifier?.notify() }
-
-        let dependencies = try root.dependencies(
-            minFreeBytes: settings.minFreeBytes, debugFileQuotaBytes: settings.debugFileQuotaBytes, renderer: renderer,
-            storage: storage, onChange: notify)
-        if let nodes = root.nodes { services.append(NodePresenceService(nodes: nodes, telemetry: root.telemetry)) }
-        var worker = try root.symbolicationWorker(logger: Logger(label: "faultline.symbolication"), onChange: notify)
-        worker.storage = storage
-        worker.ingestActivity = root.ingestActivity
-        services.append(Self.withTestFaults(worker, logger: logger))
-        // While the worker works off a backlog the dashboard is drawn once it is done (at most 2 s late), not every
-        // debounce: renders took CPU from the backlog.
-        scheduler?.holdWhile = worker.isBehind
-        if let scheduler {
-            services.append(scheduler)
-            // Several nodes: one renders at a time (a lease), every interval, into the folder they all serve.
-            if let lease = root.renderLease {
-                services.append(SharedDashboardService(
-                    lease: lease, scheduler: scheduler, interval: settings.sharedRenderInterval, telemetry: root.telemetry,
-                    changeMark: { try await root.changeMark() }))
-            }
-        }
-        let sender = HTTPWebhookSender()
-        let publicAddress = settings.publicURL
-        config.publicURL = publicAddress
-        if let uploads = dependencies.chunkUploads {
-            services.append(root.chunkSweeper(uploads: uploads, logger: Logger(label: "faultline.chunks")))
-        }
-        let boundPort = PortBox()
-        var alerts = root.alertService(
-            logger: Logger(label: "faultline.alerts"),
-            interval: settings.alertInterval,
-            publicURL: { publicAddress ?? boundPort.port.map { "http://\(listenHost):\($0)/" } }, onChange: notify)
-        alerts.storage = storage
-        services.append(alerts)
-        services.append(root.storageAlertService(storage: storage, alerts: alerts, logger: Logger(label: "faultline.alerts")))
-        var webhooks = root.webhookDispatcher(
-            sender: sender, logger: Logger(label: "faultline.webhooks"), allowPrivateTargets: config.allowPrivateWebhooks,
-            baseBackoff: settings.webhookBaseBackoffSeconds,
-            idleDelay: settings.webhookIdleDelay)
-        webhooks.storage = storage
-        services.append(webhooks)
-        var retention = root.retentionService(
-            days: settings.retentionDays, logger: Logger(label: "faultline.retention"),
-            onChange: notify)
-        retention.storage = storage
-        services.append(retention)
-        let dashboardNote = config.publicDashboard ? "no login" : "log in with the admin token"
-        let app = buildApplication(
-            configuration: config, dependencies: dependencies, logger: logger, services: services,
-            onServerRunning: { port in
-                boundPort.set(port)
-                // The one line tools and tests wait for; keep its shape.
-                let data = root.sqliteDatabase != nil ? root.folder : "\(root.engineDescription), files: \(root.folder)"
-                Console.write("Faultline listening on http://\(listenHost):\(port)/ (data: \(data))\n")
-                Console.write("Dashboard: http://\(listenHost):\(port)/ (\(dashboardNote))\n")
-            })
-        try await app.runService()
-        await sender.shutdown()
-        try await root.close()
+        let web = settings.web ?? Composition.locateWebDirectory()
+        if web == nil { logger.warning("dashboard templates not found (pass --web DIR): the dashboard will not be rendered") }
+        let data = try await dataOptions.open(durability: settings.durability, claimLease: settings.claimLease, clock: Self.clock(logger: logger))
+        let server = try ServerAssembly(settings: settings.server(webDirectory: web), data: data, logger: logger)
+        try await server.run(logger: logger) { port in Self.announce(port: port, settings: settings, data: data) }
+        try await data.close()
         logger.info("stopped")
     }
-}
 
-
-/// The port the server bound (known only once it runs; port 0 picks one).
-final class PortBox: Sendable {
-    private let value = Mutex<Int?>(nil)
-    func set(_ port: Int) { value.withLock { $0 = port } }
-    var port: Int? { value.withLock { $0 } }
+    /// The lines tools and tests wait for; keep their shape.
+    static func announce(port: Int, settings: ServeSettings, data: Composition) {
+        let folder = data.sqliteDatabase != nil ? data.folder : "\(data.engineDescription), files: \(data.folder)"
+        let note = settings.publicDashboard ? "no login" : "log in with the admin token"
+        Console.write("Faultline listening on http://\(settings.host):\(port)/ (data: \(folder))\n")
+        Console.write("Dashboard: http://\(settings.host):\(port)/ (\(note))\n")
+    }
 }

@@ -1,6 +1,9 @@
 import ArgumentParser
+import FaultlineApp
 import FaultlineCore
+import FaultlineHTTP
 import Logging
+import Pipeline
 import Storage
 
 #if canImport(Glibc)
@@ -111,6 +114,29 @@ struct ServeSettings {
         claimLease = .seconds(try pick(serve.claimLeaseSeconds, "--claim-lease-seconds", { (1...86_400).contains($0) }, "1–86400",
                                        env: { try env.int("FAULTLINE_CLAIM_LEASE_SECONDS", in: 1...86_400) }, default: 300))
         sharedRenderInterval = .milliseconds(try env.int("FAULTLINE_RENDER_INTERVAL_MS", in: 100...day) ?? 5000)
+    }
+
+    /// The server's settings, with the dashboard templates in `webDirectory` (nil: no dashboard is rendered).
+    func server(webDirectory: String?) -> ServerAssembly.Settings {
+        var server = ServerAssembly.Settings(
+            host: host, port: port, minFreeBytes: minFreeBytes, storageRetryAfterSeconds: storageRetryAfterSeconds,
+            debugFileQuotaBytes: debugFileQuotaBytes, maxDebugFileBytes: maxDebugFileBytes, publicDebuginfod: publicDebuginfod,
+            publicDashboard: publicDashboard, allowPrivateWebhooks: allowPrivateWebhooks, publicURL: publicURL,
+            webDirectory: webDirectory,
+            connections: ConnectionPolicy(
+                readTimeout: readTimeout, minBodyBytesPerSecond: minBodyBytesPerSecond, maxConnections: maxConnections,
+                maxConnectionsPerAddress: maxConnectionsPerAddress),
+            retentionDays: retentionDays, renderDebounce: renderDebounce, alertInterval: alertInterval,
+            webhookBaseBackoffSeconds: webhookBaseBackoffSeconds, webhookIdleDelay: webhookIdleDelay,
+            sharedRenderInterval: sharedRenderInterval)
+        #if DEBUG
+        // `FAULTLINE_TEST_ABORT_ON_BUILD_ID`: the worker aborts when it symbolicates that build-id (the poison-pill
+        // end-to-end test). Release builds have no such fault.
+        server.workerFaults = Environment.string("FAULTLINE_TEST_ABORT_ON_BUILD_ID").map {
+            SymbolicationWorker.FaultInjection(abortOnBuildID: $0)
+        }
+        #endif
+        return server
     }
 
     /// The soft open-files limit of this process (`getrlimit(RLIMIT_NOFILE)`), nil when unknown or unlimited.

@@ -48,33 +48,20 @@ final class Stores: Sendable {
         postgresName = name
         self.blobRoot = blobRoot
         self.ownedFolder = ownedFolder
-        if let sqlite {
-            projects = SQLiteProjectStore(database: sqlite)
-            ingest = SQLiteIngestStore(database: sqlite)
-            reports = SQLiteReportReader(database: sqlite)
-            adminSessions = SQLiteAdminSessionStore(database: sqlite)
-            retention = SQLiteRetentionStore(database: sqlite)
-            symbolication = SQLiteSymbolicationStore(database: sqlite)
-            alerts = SQLiteAlertStore(database: sqlite)
-            clientReports = SQLiteInsightsReader(database: sqlite)
-            insights = SQLiteInsightsReader(database: sqlite)
-            search = SQLiteSearchStore(database: sqlite)
-            debugFiles = try SQLiteDebugFileStore(database: sqlite, root: blobRoot)
-            difUploads = SQLiteDifUploadStore(database: sqlite)
-        } else {
-            projects = PostgresProjectStore(database: postgres!)
-            ingest = PostgresIngestStore(database: postgres!)
-            reports = PostgresReportReader(database: postgres!)
-            adminSessions = PostgresAdminSessionStore(database: postgres!)
-            retention = PostgresRetentionStore(database: postgres!)
-            symbolication = PostgresSymbolicationStore(database: postgres!)
-            alerts = PostgresAlertStore(database: postgres!)
-            clientReports = PostgresInsightsReader(database: postgres!)
-            insights = PostgresInsightsReader(database: postgres!)
-            search = PostgresSearch(database: postgres!)
-            debugFiles = try PostgresDebugFileStore(database: postgres!, root: blobRoot)
-            difUploads = PostgresDifUploadStore(database: postgres!)
-        }
+        // The same list of stores the server builds (`EngineStores`).
+        let stores = try sqlite?.stores(blobRoot: blobRoot) ?? postgres!.stores(blobRoot: blobRoot)
+        projects = stores.projects
+        ingest = stores.ingest
+        reports = stores.reports
+        adminSessions = stores.adminSessions
+        retention = stores.retention
+        symbolication = stores.symbolication
+        alerts = stores.alerts
+        clientReports = stores.insights
+        insights = stores.insights
+        search = stores.search
+        debugFiles = stores.debugFiles
+        difUploads = stores.difUploads
     }
 
     /// A fresh database of `engine`: a SQLite file in a temporary folder, or a new PostgreSQL database on the test

@@ -25,7 +25,9 @@ public struct AlertService: Service {
     let onChange: @Sendable () -> Void
 
     public init(store: any AlertStore, projects: any ProjectStore, clock: any WallClock, logger: Logger, telemetry: Telemetry? = nil,
-                interval: Duration = .seconds(30), publicURL: @escaping @Sendable () -> String? = { nil }, onChange: @escaping @Sendable () -> Void = {}) {
+                interval: Duration = .seconds(30), publicURL: @escaping @Sendable () -> String? = { nil }, onChange: @escaping @Sendable () -> Void = {},
+                storage: DiskGuard? = nil) {
+        self.storage = storage
         self.store = store
         self.projects = projects
         self.clock = clock

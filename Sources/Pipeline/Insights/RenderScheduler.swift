@@ -41,24 +41,50 @@ public struct RenderScheduler: Service {
     let logger: Logger
     let telemetry: Telemetry?
     let stream: AsyncStream<Void>
-    let continuation: AsyncStream<Void>.Continuation
     /// A change arrived since the current render began.
-    let changed = ChangeFlag()
+    let changed: ChangeFlag
+    let changes: Changes
 
-    public init(render: @escaping Render, clock: any WallClock, debounce: Duration = .milliseconds(250), logger: Logger,
-                telemetry: Telemetry? = nil) {
+    /// Where changes are told, made before the scheduler: the services that announce changes can then be built
+    /// first, whatever the scheduler reads of them (`holdWhile`). One scheduler listens to one `Changes`.
+    public struct Changes: Sendable {
+        let stream: AsyncStream<Void>
+        let continuation: AsyncStream<Void>.Continuation
+        let flag = ChangeFlag()
+
+        public init() {
+            (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        }
+
+        /// Says that data changed (cheap, never blocks); a render follows within about the scheduler's `debounce`.
+        public func notify() {
+            flag.set()
+            continuation.yield()
+        }
+    }
+
+    /// - Parameters:
+    ///   - changes: where changes are told (`notify()` tells the same).
+    ///   - storage: the storage-pressure state renders pause under (nil: never paused).
+    ///   - holdWhile: whether more changes are on their way (see `holdWhile`; default: never).
+    public init(changes: Changes = Changes(), render: @escaping Render, clock: any WallClock, debounce: Duration = .milliseconds(250),
+                logger: Logger, telemetry: Telemetry? = nil, storage: DiskGuard? = nil,
+                holdWhile: @escaping @Sendable () -> Bool = { false }) {
+        self.changes = changes
+        stream = changes.stream
+        changed = changes.flag
+        self.storage = storage
+        self.holdWhile = holdWhile
         self.render = render
         self.clock = clock
         self.debounce = debounce
         self.logger = logger
         self.telemetry = telemetry
-        (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Says that data changed; a render follows within about `debounce`.
     public func notify() {
-        changed.set()
-        continuation.yield()
+        changes.notify()
     }
 
     /// Renders once; returns the time the render started (the `since` of the next incremental render), or nil

@@ -26,7 +26,8 @@ public struct RetentionService: Service {
     let onChange: @Sendable () -> Void
 
     public init(store: any RetentionStore, clock: any WallClock, days: Int = 90, logger: Logger, telemetry: Telemetry? = nil,
-                interval: Duration = .seconds(3600), onChange: @escaping @Sendable () -> Void = {}) {
+                interval: Duration = .seconds(3600), onChange: @escaping @Sendable () -> Void = {}, storage: DiskGuard? = nil) {
+        self.storage = storage
         self.store = store
         self.clock = clock
         self.days = max(1, days)

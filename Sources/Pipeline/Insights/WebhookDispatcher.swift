@@ -54,7 +54,8 @@ public struct WebhookDispatcher: Service {
     /// - Parameter targets: checked before every attempt; a refused target fails the delivery at once.
     public init(store: any AlertStore, sender: any WebhookSending, targets: WebhookTargetPolicy, clock: any WallClock, logger: Logger,
                 telemetry: Telemetry? = nil, baseBackoff: TimeInterval = 5, maxBackoff: TimeInterval = 600, maxAttempts: Int = 12,
-                idleDelay: Duration = .seconds(1)) {
+                idleDelay: Duration = .seconds(1), storage: DiskGuard? = nil) {
+        self.storage = storage
         self.store = store
         self.sender = sender
         self.targets = targets

@@ -7,32 +7,27 @@ import HummingbirdTesting
 import Logging
 import Storage
 
-/// A real application on a fresh data folder (real SQLite file), driven through the router.
+/// A real application on a fresh data folder (real SQLite file), assembled as `faultline serve` assembles it
+/// (`ServerAssembly`, without a dashboard) and driven through the router.
 final class TestApp: Sendable {
     let folder: String
     let root: Composition
     let credentials: ProjectCredentials
     let adminToken: String
+    let settings: ServerAssembly.Settings
     let configuration: ServerConfiguration
-    let minFreeBytes: UInt64
-    let freeSpace: (@Sendable () -> UInt64?)?
-    let debugFileQuota: UInt64
 
     init(limits: IngestLimits = IngestLimits(), rateLimit: Double? = nil, minFreeBytes: UInt64 = 0,
          freeSpace: (@Sendable () -> UInt64?)? = nil, debugFileQuota: UInt64 = 10 << 30, publicDebuginfod: Bool = false,
          clock: any WallClock = SystemClock(), publicURL: String? = nil) async throws {
-        self.debugFileQuota = debugFileQuota
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-http-\(UUID().uuidString)").path
         root = try Composition(folder: folder, clock: clock)
         credentials = try await root.projects.create(slug: ProjectSlug("app")!, rateLimitPerSecond: rateLimit)
         adminToken = try await root.projects.rotateAdminToken()
-        var configuration = root.serverConfiguration(host: "127.0.0.1", port: 0)
-        configuration.limits = limits
-        configuration.publicDebuginfod = publicDebuginfod
-        configuration.publicURL = publicURL
-        self.configuration = configuration
-        self.minFreeBytes = minFreeBytes
-        self.freeSpace = freeSpace
+        settings = ServerAssembly.Settings(
+            host: "127.0.0.1", port: 0, limits: limits, minFreeBytes: minFreeBytes, freeSpace: freeSpace,
+            debugFileQuotaBytes: debugFileQuota, publicDebuginfod: publicDebuginfod, publicURL: publicURL)
+        configuration = ServerAssembly.configuration(settings, siteDirectory: folder + "/site")
     }
 
     deinit { try? FileManager.default.removeItem(atPath: folder) }
@@ -40,11 +35,10 @@ final class TestApp: Sendable {
     /// The SQLite reader of this app's data folder (counts, query plans and sessions, which only it answers).
     var sqliteReader: SQLiteReportReader { SQLiteReportReader(database: root.sqliteDatabase!) }
 
-    /// Runs `body` against the router (no sockets).
+    /// Runs `body` against the router of a server assembled anew (no sockets; its background services do not run).
     func test<Value: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
-        let app = buildApplication(
-            configuration: configuration, dependencies: try root.dependencies(minFreeBytes: minFreeBytes, freeSpace: freeSpace, debugFileQuotaBytes: debugFileQuota),
-            logger: Logger(label: "test"))
+        let server = try ServerAssembly(settings: settings, data: root, logger: Logger(label: "test"))
+        let app = buildApplication(configuration: server.configuration, dependencies: server.dependencies, logger: Logger(label: "test"))
         return try await app.test(.router, body)
     }
 

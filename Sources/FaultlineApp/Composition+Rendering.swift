@@ -1,0 +1,138 @@
+import Dashboard
+import FaultlineCore
+import FaultlineHTTP
+import Formats
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The dashboard over the opened data: what it reads, and renders that publish into `site/` through `site` (one
+/// publisher: atomic writes, never over a page a later render wrote).
+extension Composition {
+    /// What the dashboard reads, over this data folder.
+    public var dashboardSources: DashboardSources {
+        let symbolication = symbolicationStore
+        let projects = self.projects
+        let load = loadEvent
+        return DashboardSources(
+            projects: { try await projects.all() }, insights: insights,
+            missingDebugFiles: { try await symbolication.missingDebugFiles(project: $0, release: nil) },
+            event: { summary in
+                try await load(summary.eventID, summary.project).map { ($0.report, $0.symbols) }
+            }, sourceContext: sourceContext)
+    }
+
+    /// Renders the dashboard into `out` (default: this folder's `site/`); `since == nil` renders every page and
+    /// removes pages of issues that no longer exist. Returns the pages written.
+    public func render(with renderer: SiteRenderer, since: Date?, into out: String? = nil) async throws -> Int {
+        try await renderCycle(with: renderer, since: since, into: out).pages
+    }
+
+    /// One render cycle: the summary pages first (`summariesWritten` is called then), then the issue pages changed
+    /// since `since` whose pages are not current (``issuePages``; into `site/` only). The cycle stops before the next
+    /// issue page once `stop` answers true (the caller decides why: newer data, a full disk) and says it is not
+    /// complete. `since == nil` renders everything and, when complete, removes pages of issues that no longer exist
+    /// (a full render cut short cannot tell them from pages it did not reach, so it removes nothing).
+    public func renderCycle(
+        with renderer: SiteRenderer, since: Date?, into out: String? = nil, summariesWritten: @escaping @Sendable () -> Void = {},
+        stop: @escaping @Sendable () -> Bool = { false }
+    ) async throws -> SiteRenderer.CycleResult {
+        let writer = out.map { SiteWriter(root: $0) } ?? site
+        let publish = writer.startRender()
+        let written = WrittenPages()
+        let cycle = SiteRenderer.Cycle(
+            ledger: out == nil ? issuePages : nil, summariesWritten: summariesWritten, stopIssuePages: stop,
+            issuePageKept: { written.insert($0) })
+        let result = try await renderer.render(sources: dashboardSources, now: clock.now(), since: since, cycle: cycle) { path, html in
+            try publish(path, html)
+            written.insert(path)
+        }
+        if since == nil && result.complete { writer.removeStale(kept: written.paths) }
+        return result
+    }
+
+    /// Renders one issue's page into this folder's `site/` now (after a change from the dashboard). A render
+    /// cycle that started earlier and finishes later does not overwrite it (`PageGenerations`).
+    public func renderIssuePage(with renderer: SiteRenderer, project: Project, issue: IssueID) async throws {
+        let publish = site.startRender()
+        try await renderer.renderIssuePage(
+            issue, of: project, sources: dashboardSources, now: clock.now(), ledger: issuePages, write: { try publish($0, $1) })
+    }
+
+    /// Makes the page of issue `issue` of project `slug` in `site/` current before it is served: rendered now
+    /// when the issue changed since the page was rendered, left alone when current, nothing for an unknown project
+    /// or issue (`SiteRenderer.refreshIssuePage`).
+    public func currentIssuePage(with renderer: SiteRenderer, slug: ProjectSlug, issue: IssueID) async throws
+        -> SiteRenderer.IssuePageRefresh
+    {
+        guard let project = try await projects.project(slug: slug) else { return .absent }
+        let exists = site.exists(SitePaths.issue(project.slug, issue))
+        let publish = site.startRender()
+        return try await renderer.refreshIssuePage(
+            issue, of: project, sources: dashboardSources, now: clock.now(), ledger: issuePages, pageExists: exists,
+            write: { try publish($0, $1) })
+    }
+
+    /// The server-rendered search and event pages over this data folder, rendered with `renderer`.
+    func searchPages(_ renderer: SiteRenderer) -> SearchPages {
+        let search = searchStore
+        let load = loadEvent
+        let clock = clock
+        let sourceContext = self.sourceContext
+        return SearchPages(
+            search: { project, query, text, page, error in
+                var results: SearchResults?
+                if let text {
+                    results = try await search.search(
+                        text, project: project.id, page: page, pageSize: SiteRenderer.searchPageSize, now: clock.now())
+                }
+                return try renderer.searchPage(project: project, query: query, results: results, page: page, error: error)
+            },
+            event: { project, id in
+                guard let event = try await load(id, project.id) else { return nil }
+                return try await renderer.eventPage(project: project, eventID: id.rawValue, event: event, sourceContext: sourceContext)
+            },
+            eventMissing: { project, id in try await renderer.eventPage(project: project, eventID: id, event: nil) },
+            maxPage: SiteRenderer.searchMaxPage)
+    }
+
+    /// The dashboard renderer over the templates in `webDirectory`, stamped with ``programBuild``.
+    public func siteRenderer(webDirectory: String) throws -> SiteRenderer {
+        try SiteRenderer(webDirectory: webDirectory, build: Self.programBuild)
+    }
+
+    /// What names this program in the issue pages' marks (`SiteRenderer.stamp`): its GNU build-id, the same for the
+    /// same binary on every node sharing a site folder and new with every build; the file's identity
+    /// (`SiteRenderer.programIdentity`) when it has none.
+    static let programBuild: String = {
+        if let id = try? ELFReader.inspect(FileByteSource(path: "/proc/self/exe")).buildID { return "build-id " + id.rawValue }
+        return SiteRenderer.programIdentity
+    }()
+
+    /// Where the dashboard templates are: `FAULTLINE_WEB`, else `web/` beside the working directory or up from the
+    /// executable (`.build/<config>/faultline` → the checkout's `web/`). nil when none is found.
+    public static func locateWebDirectory(executable: String = CommandLine.arguments.first ?? "") -> String? {
+        var candidates: [String] = []
+        if let env = ProcessInfo.processInfo.environment["FAULTLINE_WEB"], !env.isEmpty { candidates.append(env) }
+        candidates.append(FileManager.default.currentDirectoryPath + "/web")
+        var dir = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        for _ in 0..<5 {
+            candidates.append(dir.appendingPathComponent("web").path)
+            dir = dir.deletingLastPathComponent()
+        }
+        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/templates") }
+    }
+}
+
+/// The set of pages one render wrote (collected from the writer callback).
+final class WrittenPages: Sendable {
+    private let written = Mutex<Set<String>>([])
+    func insert(_ path: String) {
+        _ = written.withLock { $0.insert(path) }
+    }
+    var paths: Set<String> { written.withLock { $0 } }
+}

@@ -1,0 +1,41 @@
+/// Every store one storage engine provides, behind the ports of this module: the one list of stores that both the
+/// server and the store conformance tests build (SQLite: `FaultlineDatabase.stores(blobRoot:)`; PostgreSQL:
+/// `PostgresEngine.stores(blobRoot:)`). A port added to an engine is added here, so that neither side can forget it.
+public struct EngineStores: Sendable {
+    public let projects: any ProjectStore
+    public let ingest: any IngestStore
+    /// Stored reports and sessions.
+    public let reports: any ReportReader & SessionReader
+    /// The symbolication queue and results.
+    public let symbolication: any SymbolicationStore
+    /// Issues, health and dropped-event statistics (reads), and closing, muting and notes of issues.
+    public let insights: any InsightsReader & IssueStateStore & ClientReportReader
+    /// Alert settings, alerts and the webhook outbox.
+    public let alerts: any AlertStore
+    public let retention: any RetentionStore
+    public let adminSessions: any AdminSessionStore
+    public let search: any SearchReader
+    /// Debug-file rows, with their blobs under the engine's blob folder.
+    public let debugFiles: any DebugFileStore
+    /// sentry-cli's uploaded-file checksums (`dif_uploads`).
+    public let difUploads: any DifUploadStore
+
+    public init(
+        projects: any ProjectStore, ingest: any IngestStore, reports: any ReportReader & SessionReader,
+        symbolication: any SymbolicationStore, insights: any InsightsReader & IssueStateStore & ClientReportReader,
+        alerts: any AlertStore, retention: any RetentionStore, adminSessions: any AdminSessionStore, search: any SearchReader,
+        debugFiles: any DebugFileStore, difUploads: any DifUploadStore
+    ) {
+        self.projects = projects
+        self.ingest = ingest
+        self.reports = reports
+        self.symbolication = symbolication
+        self.insights = insights
+        self.alerts = alerts
+        self.retention = retention
+        self.adminSessions = adminSessions
+        self.search = search
+        self.debugFiles = debugFiles
+        self.difUploads = difUploads
+    }
+}
