@@ -152,7 +152,11 @@ let package = Package(
         .target(
             name: "SymbolUpload",
             dependencies: [
-                "FaultlineCore", "Formats", "MachO", "Symbolication",
+                "FaultlineCore", "Formats", "MachO",
+                // libdw reads the line tables of `--include-sources` only; symupload also runs on macOS (an Xcode build
+                // phase), where there is no libdw: tools/check-imports proves that closure has no CLibdw and no
+                // unconditional Glibc.
+                .target(name: "Symbolication", condition: .when(platforms: [.linux])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // The upload client makes AsyncHTTPClient's request bodies (ByteBuffer) and methods (HTTPMethod) itself.
                 .product(name: "NIOCore", package: "swift-nio"),

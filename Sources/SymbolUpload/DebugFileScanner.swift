@@ -4,6 +4,8 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Finds debug files in the files and folders `symupload` is given: ELF files, Mach-O files (executables,

@@ -5,6 +5,8 @@ import MachO
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Reads the Mach-O files `DebugFileScanner` finds: a thin file is one debug file, a universal (fat) file one per

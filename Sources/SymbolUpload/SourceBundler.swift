@@ -1,9 +1,16 @@
 import FaultlineCore
 import Formats
+
+// Reading a debug file's line tables takes libdw (Symbolication), which symupload links on Linux only: on macOS (an
+// Xcode build phase) everything but `--include-sources` works (Package.swift, tools/check-imports' portable closure).
+#if canImport(Symbolication)
 import Symbolication
+#endif
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Foundation
 
@@ -82,6 +89,20 @@ public enum SourceBundler {
         public var refusedRoots: [RefusedRoot]
     }
 
+    /// Whether this build of symupload makes source bundles: only where it links libdw (Linux).
+    public static var isAvailable: Bool {
+        #if canImport(Symbolication)
+            true
+        #else
+            false
+        #endif
+    }
+
+    /// Why `--include-sources` is refused where `isAvailable` is false.
+    public static let unavailable =
+        "--include-sources reads the debug files' line tables with libdw, which this platform's symupload does not link: "
+        + "make source bundles on Linux (docs/apple.md)"
+
     /// Makes the bundle of `debugFile`'s sources in `folder`; nil when the file has no build-id.
     ///
     /// - Parameters:
@@ -93,7 +114,11 @@ public enum SourceBundler {
         roots explicit: SourceRoots = SourceRoots(), home: String? = ProcessInfo.processInfo.environment["HOME"]
     ) throws -> Bundle? {
         guard let buildID = debugFile.facts.buildID else { return nil }
-        let inventory = try SourceFiles.inventory(ofFile: debugFile.path)
+        #if canImport(Symbolication)
+            let inventory = try SourceFiles.inventory(ofFile: debugFile.path)
+        #else
+            throw UploadError(message: Self.unavailable, status: nil)
+        #endif
         var roots = explicit
         var refused: [RefusedRoot] = []
         for directory in inventory.compilationDirectories {

@@ -50,6 +50,7 @@ struct Symupload: AsyncParsableCommand {
         guard !paths.isEmpty else { throw ValidationError("give at least one file or folder") }
         guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
         guard sourceRoots.isEmpty || includeSources else { throw ValidationError("--source-root needs --include-sources") }
+        guard !includeSources || SourceBundler.isAvailable else { throw ValidationError(SourceBundler.unavailable) }
         _ = try explicitRoots()
     }
 

@@ -2,6 +2,8 @@ import FaultlineCore
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A `ByteSource` over a file, read with `pread`: only the bytes asked for are read, so inspecting a
