@@ -9,35 +9,26 @@ import TestSupport
 /// program) and on hostile ones (truncated, offsets outside the file, a zip bomb, damaged entries, entries sharing
 /// their data); the cache of opened bundles and the pool they are read on.
 @Suite struct SourceBundleTests {
-    static let programC = """
-        #include <stdio.h>
-
-        int divide(int a, int b) {
-            int q = a / b;
-            return q;
-        }
-
-        int main(int argc, char **argv) {
-            printf("%d\\n", divide(10, argc - 1));
-            return 0;
-        }
-        """
-
-    /// A `gcc -g` program and the bundle sentry-cli makes of it.
+    /// A `gcc -g` program and the bundle the real `sentry-cli debug-files bundle-sources` (3.8.2) made of it,
+    /// committed beside the script that made them (`Fixtures/source-bundle/sentry-cli/make-fixtures.sh`), so these
+    /// tests need neither sentry-cli nor gcc.
     struct Program {
-        let folder: TempFolder
-        let binary: String
-        let bundle: String
-        var sourcePath: String { folder.file("divide.c") }
-        init() throws {
-            folder = try TempFolder("source-bundle")
-            binary = try ELFFixtures.compileC(SourceBundleTests.programC, name: "divide", in: folder, flags: ["-g", "-O0"])
-            bundle = try SourceBundles.bundle(binary)
+        static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/source-bundle/sentry-cli").path
+        /// Where the program was built: the folder its DWARF and the bundle's manifest name.
+        let buildFolder = "/tmp/faultline-source-bundle-fixture"
+        let binary = Program.fixtures + "/divide"
+        let bundle = Program.fixtures + "/divide.src.zip"
+        /// The source file's path as the bundle names it.
+        var sourcePath: String { buildFolder + "/divide.c" }
+        /// The source file's bytes, from the copy committed beside the bundle.
+        func source() throws -> [UInt8] {
+            Array(try Data(contentsOf: URL(fileURLWithPath: Program.fixtures + "/divide.c")))
         }
     }
 
     @Test func readsTheManifestAndFilesOfARealBundle() throws {
-        let program = try Program()
+        let program = Program()
         let bundle = try SourceBundle(try FileByteSource(path: program.bundle))
         // The manifest names the binary by its GNU build-id, as readelf reads it.
         let buildID = try #require(try ELFFixtures.readelfBuildID(program.binary))
@@ -45,12 +36,12 @@ import TestSupport
         #expect(bundle.manifest.architecture == "x86_64")
         #expect(bundle.manifest.objectName == "divide")
         // The source file comes back byte for byte, whichever way the path is written.
-        let original = Array(try Data(contentsOf: URL(fileURLWithPath: program.sourcePath)))
+        let original = try program.source()
         #expect(bundle.paths.contains(program.sourcePath))
         #expect(try bundle.file(atPath: program.sourcePath) == original)
-        let parent = (program.folder.path as NSString).lastPathComponent
-        #expect(try bundle.file(atPath: program.folder.path + "/./divide.c") == original)
-        #expect(try bundle.file(atPath: "/" + program.folder.path + "/../" + parent + "/divide.c") == original)
+        let parent = (program.buildFolder as NSString).lastPathComponent
+        #expect(try bundle.file(atPath: program.buildFolder + "/./divide.c") == original)
+        #expect(try bundle.file(atPath: "/" + program.buildFolder + "/../" + parent + "/divide.c") == original)
         #expect(try bundle.file(atPath: "/nowhere/divide.c") == nil)
         // The inspector takes it for what it is: sources of that build-id.
         let facts = try DebugFileFormatInspector().inspect(path: program.bundle)
@@ -62,7 +53,7 @@ import TestSupport
     }
 
     @Test func excerptsComeFromEachBundleOpenedOnce() async throws {
-        let program = try Program()
+        let program = Program()
         let rawID = try #require(try ELFFixtures.readelfBuildID(program.binary))
         let buildID = try #require(BuildID(rawID))
         let opened = Counter()
@@ -96,7 +87,7 @@ import TestSupport
     }
 
     @Test func everyTruncationOfARealBundleIsRefused() throws {
-        let program = try Program()
+        let program = Program()
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: program.bundle)))
         #expect(bytes.count > 100)
         for length in 0..<bytes.count {
@@ -107,9 +98,9 @@ import TestSupport
     @Test func everyByteFlippedNeverTraps() throws {
         // Flipping any byte may still leave a readable bundle (a byte of a file name), but never a trap or a
         // wrong file: whatever is read back passed its size and CRC-32 checks.
-        let program = try Program()
+        let program = Program()
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: program.bundle)))
-        let original = Array(try Data(contentsOf: URL(fileURLWithPath: program.sourcePath)))
+        let original = try program.source()
         for index in bytes.indices {
             var damaged = bytes
             damaged[index] ^= 0xFF
