@@ -3,11 +3,11 @@ import TestSupport
 import Testing
 
 /// The upload commands of docs/apple.md, run as written with bash against the real server: every ```sh block that
-/// runs `symupload` or `sentry-cli`, in a folder that holds what the text names (`build/Shop.xcarchive`,
+/// runs `symupload`, `sentry-cli` or the Run Script phase's `upload-dsyms.sh`, in a folder that holds what the text names (`build/Shop.xcarchive`,
 /// `~/Downloads/appDsyms.zip`, Xcode's `$DWARF_DSYM_FOLDER_PATH`), with the real `symupload` and sentry-cli 3.8.2 on
 /// PATH. Only the server's address is replaced; the upload token comes from `$FAULTLINE_UPLOAD_TOKEN`, as the
 /// text says.
-@Suite(.serialized, .tags(.endToEnd, .sentryClients)) struct AppleDocExamplesTests {
+@Suite(.serialized, .tags(.endToEnd, .sentryClients), .provisioned) struct AppleDocExamplesTests {
     static let document = DocumentedExamplesTests.root + "/docs/apple.md"
 
     /// The ```sh blocks of `text` that run symupload or sentry-cli: (first line number, text).
@@ -27,13 +27,15 @@ import Testing
                 current = (index + 2, [])
             }
         }
-        return blocks.filter { $0.1.contains("symupload ") || $0.1.contains("sentry-cli ") }
+        return blocks.filter {
+            $0.1.contains("symupload ") || $0.1.contains("sentry-cli ") || $0.1.contains("upload-dsyms.sh")
+        }
     }
 
     @Test func everyUploadCommandInAppleMdWorksAsWritten() async throws {
         let text = try String(contentsOfFile: Self.document, encoding: .utf8)
         let blocks = Self.uploadBlocks(text)
-        // The Run Script phase (sentry-cli), the Linux CI step and the zip (symupload)
+        // The Run Script phase (tools/xcode/upload-dsyms.sh), the Linux CI step and the zip (symupload)
         #expect(blocks.count == 3, "\(blocks.map(\.line))")
         let archive = try XcodeArchive()
         let zip = try archive.appStoreConnectZip()
@@ -52,19 +54,19 @@ import Testing
             try FileManager.default.copyItem(atPath: archive.path, toPath: work.file("build/Shop.xcarchive"))
             // Xcode's ${DWARF_DSYM_FOLDER_PATH} is the products folder: the app bundle beside the dSYMs
             let products = work.file("DerivedData/Build/Products/Release-iphoneos")
-            try FileManager.default.createDirectory(atPath: products, withIntermediateDirectories: true)
+            try archive.buildProducts(at: products)
+            // The Run Script phase runs the app repository's copy of tools/xcode/upload-dsyms.sh.
+            try FileManager.default.createDirectory(atPath: work.file("Shop/scripts"), withIntermediateDirectories: true)
             try FileManager.default.copyItem(
-                atPath: archive.path + "/Products/Applications/Shop.app", toPath: products + "/Shop.app")
-            for dSYM in try FileManager.default.contentsOfDirectory(atPath: archive.path + "/dSYMs") {
-                try FileManager.default.copyItem(atPath: archive.path + "/dSYMs/" + dSYM, toPath: products + "/" + dSYM)
-            }
+                atPath: AppleXcodeBuildPhaseTests.script, toPath: work.file("Shop/scripts/upload-dsyms.sh"))
             try FileManager.default.createDirectory(
                 atPath: work.file("home/Downloads"), withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: zip, toPath: work.file("home/Downloads/appDsyms.zip"))
             let environment = [
                 "PATH": tools.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
                 "HOME": work.file("home"), "FAULTLINE_UPLOAD_TOKEN": project.upload,
-                "DWARF_DSYM_FOLDER_PATH": products,
+                "DWARF_DSYM_FOLDER_PATH": products, "SRCROOT": work.file("Shop"), "CONFIGURATION": "Release",
+                "DWARF_DSYM_FILE_NAME": "Shop.app.dSYM", "DEBUG_INFORMATION_FORMAT": "dwarf-with-dsym",
             ]
             let script =
                 "set -euo pipefail\n"

@@ -149,6 +149,17 @@ public struct XcodeArchive: Sendable {
         return zip
     }
 
+    /// Lays out at `folder` what Xcode's `${DWARF_DSYM_FOLDER_PATH}` (a DerivedData `Build/Products/Release-iphoneos`
+    /// folder) holds after a build: the app bundle beside the dSYMs of the app, its framework and the tool.
+    public func buildProducts(at folder: String) throws {
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try fm.copyItem(atPath: path + "/Products/Applications/Shop.app", toPath: folder + "/Shop.app")
+        for dSYM in try fm.contentsOfDirectory(atPath: path + "/dSYMs") {
+            try fm.copyItem(atPath: path + "/dSYMs/" + dSYM, toPath: folder + "/" + dSYM)
+        }
+    }
+
     /// 32 hex digits as an upper-case hyphenated UUID.
     public static func appleSpelling(_ uuid: String) -> String {
         let h = Array(uuid.uppercased())
