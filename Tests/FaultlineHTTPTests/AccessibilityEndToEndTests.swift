@@ -7,7 +7,7 @@ import Testing
 /// (`tools/a11y/check_pages.py`): axe-core finds no WCAG 2.1 A/AA or best-practice violation at desktop or phone
 /// width, and at phone width (390×844, mobile emulation) no page scrolls sideways, no text is smaller than 12 px,
 /// and a screenshot is taken.
-@Suite(.serialized, .tags(.endToEnd, .chromium)) struct AccessibilityEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd, .chromium), .provisioned) struct AccessibilityEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
     let browser = HTTP(client: SecurityEndToEndTests.noRedirects)
 

@@ -5,7 +5,7 @@ import Testing
 /// Issue #39 findings 9 and 12, against the real `faultline` binary on 127.0.0.1: a token replaced by another
 /// process (`faultline admin-token`) stops at once (no cached answer, no session made with it), and wrong tokens on
 /// the API and `/buildid` count toward the same per-address limit as failed logins.
-@Suite(.serialized, .tags(.endToEnd)) struct AdminTokenEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct AdminTokenEndToEndTests {
     let browser = HTTP(client: SecurityEndToEndTests.noRedirects)
     static let form = SecurityEndToEndTests.form
 

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// Apple's own crash reports through the real server: `POST /api/v1/crashes/apple` and `faultline crashes import`.
-@Suite(.serialized, .tags(.endToEnd)) struct AppleCrashEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct AppleCrashEndToEndTests {
     static let secondIncident = "0A1B2C3D-4E5F-4A6B-8C7D-8E9FA0B1C2D3"
 
     @Test func anIPSAndACrashReportBecomeReportsAndAnIssue() async throws {

@@ -7,7 +7,7 @@ import Testing
 /// its UUID and function addresses, at a slide, are posted, its dSYM uploaded, and every frame of the app resolves
 /// to what llvm-symbolizer says the dSYM holds, in place of the stale names the reports carried. A system frame
 /// without a dSYM keeps the report's own name.
-@Suite(.serialized, .tags(.endToEnd)) struct AppleCrashSymbolicationEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct AppleCrashSymbolicationEndToEndTests {
     static let slide: UInt64 = 0x2b8_4000
 
     /// One frame to write into the reports: a file address in the app, or a system library's address and name.

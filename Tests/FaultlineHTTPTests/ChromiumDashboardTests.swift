@@ -6,7 +6,7 @@ import Testing
 /// Opens the rendered dashboard in a real browser (headless Chromium, Debian's `chromium`, installed by
 /// tools/test): every page loads without errors (no missing stylesheet or link targets), shows the expected
 /// numbers, keeps hostile event data inert, and renders at phone width.
-@Suite(.serialized, .tags(.endToEnd, .chromium)) struct ChromiumDashboardTests {
+@Suite(.serialized, .tags(.endToEnd, .chromium), .provisioned) struct ChromiumDashboardTests {
     let http = HTTP(client: HTTPClient.shared)
 
     static var chromium: String? {

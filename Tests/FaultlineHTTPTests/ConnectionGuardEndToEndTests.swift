@@ -8,7 +8,7 @@ import Glibc
 /// Issue #9, finding 6 and the transport parts of finding 8, against the real `faultline` binary on 127.0.0.1:
 /// read timeouts, the connection cap, declared lengths over the limit, malformed chunked framing, a forged
 /// Host, the data folder's permissions, environment values that do not parse, and a quiet SIGTERM.
-@Suite(.serialized, .tags(.endToEnd)) struct ConnectionGuardEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct ConnectionGuardEndToEndTests {
     /// A server with a short read timeout (1 s); the checks allow 10× that.
     static func server(_ folder: String, timeout: String = "1", extra: [String] = []) async throws -> ServerProcess {
         try await ServerProcess(folder: folder, arguments: ["--read-timeout-seconds", timeout] + extra)

@@ -8,7 +8,7 @@ import TestSupport
 /// releases, each crash run twice (ASLR differs), debug files uploaded before, after and split across the
 /// crashes; and C/C++ crashes. Every crash site must be exactly one issue (purity and completeness 1.0), titled
 /// by its cause, blamed on the crashing function by its simplified name with the right file and line.
-@Suite(.serialized, .tags(.endToEnd)) struct CrashCorpusEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct CrashCorpusEndToEndTests {
     struct Posted {
         var site: String
         var eventID: String

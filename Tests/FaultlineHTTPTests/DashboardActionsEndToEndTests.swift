@@ -7,7 +7,7 @@ import Testing
 /// Issue #12's front door and issue actions, against the real `faultline` binary on 127.0.0.1: `/` is the rendered
 /// projects page, login returns to the page asked for, and an issue is closed, muted and reopened through its
 /// page's form (CSRF token bound to the login session; refused without it; never across projects).
-@Suite(.serialized, .tags(.endToEnd)) struct DashboardActionsEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct DashboardActionsEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
     let browser = HTTP(client: SecurityEndToEndTests.noRedirects)
     static let form = [("Content-Type", "application/x-www-form-urlencoded")]

@@ -34,7 +34,7 @@ struct TwinProgram {
 
 /// Debug files belong to the project that uploaded them (issue #9, finding 1), against the real server:
 /// two projects, one build-id, different bytes.
-@Suite(.serialized, .tags(.endToEnd)) struct DebugFileIsolationTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct DebugFileIsolationTests {
     let http = HTTP(client: HTTPClient.shared)
     static let base: UInt64 = 0x7f00_0000_0000
 

@@ -7,7 +7,7 @@ import TestSupport
 /// Uploads are checked while they stream in (issue #9, finding 7), against the real server. What is
 /// measured is how many bytes the server process wrote (`wchar` in `/proc/PID/io`: every `write(2)`, to disk
 /// or socket), never time: a refused upload may cost a few pieces of 256 KiB, not the gigabyte it inflates to.
-@Suite(.serialized, .tags(.endToEnd)) struct DebugFileStreamingLimitTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct DebugFileStreamingLimitTests {
     let http = HTTP(client: HTTPClient.shared)
 
     /// Bytes the process has passed to `write(2)` so far.

@@ -7,7 +7,7 @@ import TestSupport
 
 /// The real elfutils debuginfod client against the real server: `debuginfod-find` and `eu-addr2line`
 /// fetch symbols by build-id, authenticated with `DEBUGINFOD_HEADERS_FILE`.
-@Suite(.serialized, .tags(.endToEnd)) struct DebuginfodClientTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct DebuginfodClientTests {
     @Test func elfutilsFetchesSymbolsFromTheServer() async throws {
         let folder = ServerProcess.newFolder()
         let project = try await ServerProcess.createProject("symbols", in: folder)

@@ -12,7 +12,7 @@ import Testing
 
 /// Issue #15: a full disk is an answer (507 / Sentry 429 with `Retry-After`), never a 500; nothing acknowledged
 /// is lost; ingest resumes by itself when space returns; the log says so once. The real binary on a real tmpfs.
-@Suite(.serialized, .tags(.endToEnd)) struct DiskFullEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd, .sentryClients), .provisioned) struct DiskFullEndToEndTests {
     /// A 48 MiB tmpfs mounted for one test; unmounted by `unmount()` (called from a `defer`).
     struct SmallFileSystem {
         let mountPoint: String

@@ -13,7 +13,7 @@ import TestSupport
 /// working folder: the 3.2 body of protocol.md, the Swift runtime's crash file of a real program, a real ELF file,
 /// Apple's crash reports (`AppleCrashSamples`). A comment line `# NNN …` right after a command
 /// is its documented status; otherwise any 2xx passes.
-@Suite(.serialized, .tags(.endToEnd)) struct DocumentedExamplesTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct DocumentedExamplesTests {
     struct Example: CustomStringConvertible {
         var file: String
         var line: Int

@@ -15,7 +15,7 @@ final class Locked<Value: Sendable>: Sendable {
 }
 
 /// The real `faultline` binary on 127.0.0.1, a real SQLite file, real HTTP.
-@Suite(.serialized, .tags(.endToEnd)) struct EndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct EndToEndTests {
     @Test func cliCreatesProjectsAndRefusesBadInput() async throws {
         let folder = ServerProcess.newFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Issue #9, finding 2, against the real `faultline` binary: crafted debug files do not kill the server, and
 /// a report that does stop the worker is retried a bounded number of times, then failed with a reason.
-@Suite(.serialized, .tags(.endToEnd)) struct HostileSymbolicationEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct HostileSymbolicationEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
 
     static func report(_ n: Int, buildID: String, module: String, address: UInt64) -> String {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// A project's in-app rules (`faultline projects configure --in-app-include/--in-app-exclude`) decide which frame
 /// a running server blames: a vendored library shipped beside the app stops being blamed once excluded.
-@Suite(.serialized, .tags(.endToEnd)) struct InAppRulesEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct InAppRulesEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
 
     static func crash(_ n: Int) -> String {

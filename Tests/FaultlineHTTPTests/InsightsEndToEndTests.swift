@@ -5,7 +5,7 @@ import NIOHTTP1
 import Testing
 
 /// Issues, crash-free numbers, alerts, webhooks and the dashboard through the real `faultline` binary.
-@Suite(.serialized, .tags(.endToEnd)) struct InsightsEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct InsightsEndToEndTests {
     /// Short timers so that the background services react within a test's patience.
     static let fastServices = [
         "FAULTLINE_RENDER_DEBOUNCE_MS": "200", "FAULTLINE_ALERT_INTERVAL_MS": "300", "FAULTLINE_WEBHOOK_BACKOFF_MS": "300",

@@ -8,7 +8,7 @@ import Testing
 /// lists at `/{slug}/list` show exactly the expected issues for a status, kind, release and order, page by page; the
 /// static `issues.html` is their first page; a row's close / mute button posts with the session's token and comes
 /// back to the list it was on; bad query values are refused; one project never sees another's issues.
-@Suite(.serialized, .tags(.endToEnd)) struct IssueListsEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct IssueListsEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
     let browser = HTTP(client: SecurityEndToEndTests.noRedirects)
 

@@ -9,7 +9,7 @@ import Testing
 /// debounce here is a day, so only the startup render and requests render pages); a page whose issue did not change
 /// is not rendered again; asking for issues that do not exist writes nothing; a dashboard action still lands on
 /// the re-rendered page.
-@Suite(.serialized, .tags(.endToEnd)) struct IssuePageOnRequestEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct IssuePageOnRequestEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
     let browser = HTTP(client: SecurityEndToEndTests.noRedirects)
     /// No render cycle after the one at start within the test's time.

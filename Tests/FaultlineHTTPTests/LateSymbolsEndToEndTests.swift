@@ -8,7 +8,7 @@ import TestSupport
 /// executable and its split debug file arrive in each of the six orders (one project per order), the background
 /// worker settling after every step. Every order ends in the same symbolication, byte for byte, resolved from
 /// DWARF, and in the same issue.
-@Suite(.serialized, .tags(.endToEnd)) struct LateSymbolsEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct LateSymbolsEndToEndTests {
     enum Arrival: String, CaseIterable { case crash, executable, debug }
 
     static let orders: [[Arrival]] = {

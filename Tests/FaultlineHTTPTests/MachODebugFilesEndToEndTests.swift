@@ -8,7 +8,7 @@ import TestSupport
 /// and llvm-lipo-19 (`AppleBuilds`): thin files by `PUT`, fat files and ZIPs of dSYMs split by `POST`, each slice
 /// stored under its own LC_UUID, served back byte for byte by debuginfod, isolated per project, within the quota,
 /// and hostile or foreign bytes refused with a 400 that names what is wrong.
-@Suite(.serialized, .tags(.endToEnd, .sentryClients)) struct MachODebugFilesEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd, .sentryClients), .provisioned) struct MachODebugFilesEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
 
     static let thin = AppleBuilds.Request(.c, .arm64, .iOS)

@@ -6,7 +6,7 @@ import Testing
 
 /// Two real `faultline serve` processes on one real PostgreSQL database (`--database`) and one shared folder
 /// (`--blobs`), no proxy: clients alternate between them (issue #14). `tools/test` starts the PostgreSQL server.
-@Suite(.serialized, .tags(.endToEnd, .multiNode, .postgres)) struct MultiNodeEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd, .multiNode, .postgres), .provisioned) struct MultiNodeEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
 
     /// A fresh database and shared folder, with a project made through the CLI.

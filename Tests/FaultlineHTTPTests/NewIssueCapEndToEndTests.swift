@@ -6,7 +6,7 @@ import Testing
 /// Issue #39, finding 11, against the real `faultline` binary on 127.0.0.1: client-chosen fingerprints made one
 /// permanent issue, rendered page and new-issue alert per report (1,000 of each from two requests). Past the project's
 /// new-issue cap, new fingerprints are held in one overflow issue with one folded alert; another project is untouched.
-@Suite(.serialized, .tags(.endToEnd)) struct NewIssueCapEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct NewIssueCapEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
 
     /// A crash the client grouped itself: `fingerprint` is its own.

@@ -6,7 +6,7 @@ import TestSupport
 /// Server-side PII scrubbing against the real server: for each ingest path, the secrets a client sent are in
 /// neither the stored payloads (inflated) nor anywhere in the SQLite files, the read API shows `[Filtered]`, and
 /// each project's settings (`faultline projects configure`) are honoured.
-@Suite(.serialized, .tags(.endToEnd)) struct PrivacyEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct PrivacyEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
     static let storedBytesScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Python/stored_bytes.py").path

@@ -7,7 +7,7 @@ import TestSupport
 /// background worker (which fills the index in its transaction), and `GET /{slug}/search` finds exactly the expected
 /// report and issue by user id, custom key value, event id, function name and error message — never another
 /// project's. A report found opens at `GET /{slug}/events/{id}`.
-@Suite(.serialized, .tags(.endToEnd)) struct SearchEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct SearchEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
 
     /// A client-symbolicated crash with a user, a custom key, a function and a message of its own.

@@ -7,7 +7,7 @@ import TestSupport
 /// real PostgreSQL database beside another project's report: both are processed by the worker and found by
 /// `GET /{slug}/search`, each in its own project (issue #39, finding 3). Before search entries were bounded in bytes
 /// after folding, the worker's save of such a report failed at every try and it stayed pending.
-@Suite(.serialized, .tags(.endToEnd)) struct SearchEntryLimitEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct SearchEntryLimitEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
 
     /// A client-symbolicated crash within the ingest limits (108 function names of 38 words, 64 custom keys of 4,

@@ -7,7 +7,7 @@ import Testing
 /// Issue #9's dashboard and alert findings, reproduced against the real `faultline` binary on 127.0.0.1:
 /// the auth bypass by slug, the session cookie and logout, the login rate limit, protocol-relative redirects,
 /// security headers, Slack markup injection through alerts, and webhook SSRF.
-@Suite(.serialized, .tags(.endToEnd)) struct SecurityEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct SecurityEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
 
     /// A client that shows redirects instead of following them (one for the suite, like `HTTPClient.shared`).

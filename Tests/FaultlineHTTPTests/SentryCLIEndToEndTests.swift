@@ -8,7 +8,7 @@ import TestSupport
 /// The real `sentry-cli debug-files upload` (3.8.2, the PyPI wheel's binary, installed by tools/test) against
 /// the real server on 127.0.0.1: chunk upload, assemble, the same debug-file store as symupload, nothing sent
 /// twice, clear errors.
-@Suite(.serialized, .tags(.endToEnd, .sentryClients)) struct SentryCLIEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd, .sentryClients), .provisioned) struct SentryCLIEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
 
     static var sentryCLI: String? {

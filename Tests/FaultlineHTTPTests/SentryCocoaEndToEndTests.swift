@@ -5,7 +5,7 @@ import TestSupport
 
 /// Crash events shaped as the Sentry Cocoa SDK sends them, through the real server: Mach-O images keyed by their
 /// UUID, titles from the Mach exception, Apple's frames never blamed, the device context on the API and the pages.
-@Suite(.serialized, .tags(.endToEnd)) struct SentryCocoaEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct SentryCocoaEndToEndTests {
     typealias C = SentryCocoaEvents
     let http = HTTP(client: HTTPClient.shared)
     static let appUUID = "4C4C4473-5555-3144-A157-542D2ECDA82A"

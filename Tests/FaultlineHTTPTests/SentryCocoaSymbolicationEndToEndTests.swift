@@ -7,7 +7,7 @@ import TestSupport
 /// ASLR slides, through the real server, with the dSYM uploaded by the real `sentry-cli debug-files upload` between
 /// the crashes: every app frame resolves as llvm-symbolizer resolves it on the dSYM, and the crashes that were
 /// grouped by `module+offset` before the dSYM regroup by function after it.
-@Suite(.serialized, .tags(.endToEnd, .sentryClients)) struct SentryCocoaSymbolicationEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd, .sentryClients), .provisioned) struct SentryCocoaSymbolicationEndToEndTests {
     typealias C = SentryCocoaEvents
     let http = HTTP(client: HTTPClient.shared)
 

@@ -6,7 +6,7 @@ import Testing
 /// The real sentry-sdk (Python, from PyPI; tools/test installs it) against a real Faultline: a DSN is all an
 /// app changes. Errors, crashes, breadcrumbs, tags, user, contexts and release-health sessions become
 /// Faultline reports, issues and crash-free numbers.
-@Suite(.serialized, .tags(.endToEnd, .sentryClients)) struct SentrySDKEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd, .sentryClients), .provisioned) struct SentrySDKEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/sentry_app.py").path
 

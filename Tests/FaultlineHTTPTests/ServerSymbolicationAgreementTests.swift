@@ -9,7 +9,7 @@ import TestSupport
 /// The whole path with real parts: binaries built here, split and stripped with objcopy, uploaded by the
 /// real symupload to a real server; a native report with hundreds of raw addresses; the server's
 /// symbolication compared with llvm-symbolizer's answers for the same addresses.
-@Suite(.serialized, .tags(.endToEnd)) struct ServerSymbolicationAgreementTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct ServerSymbolicationAgreementTests {
     struct Expected: Decodable {
         struct Symbol: Decodable {
             var FunctionName: String

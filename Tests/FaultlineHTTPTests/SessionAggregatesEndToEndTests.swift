@@ -6,7 +6,7 @@ import Testing
 /// Issue #39 finding 2: Sentry's request-mode session aggregates are stored as counts (a row per aggregate and
 /// status, not a row per counted session), and every session is charged to the project's session budget
 /// (`IngestService.sessionsPerReport` × its rate limit), against the real `faultline` binary and the real sentry-sdk.
-@Suite(.serialized, .tags(.endToEnd)) struct SessionAggregatesEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd, .sentryClients), .provisioned) struct SessionAggregatesEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
 
     /// Rows of the `sessions` table of `project`, read from the server's SQLite file (read-only, beside the server).

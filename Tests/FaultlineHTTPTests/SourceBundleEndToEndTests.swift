@@ -8,7 +8,7 @@ import TestSupport
 /// `sentry-cli debug-files upload --include-sources` stores a program's sources, a crash of that program shows the
 /// crashing frame's line of code on its issue page (also in headless Chromium), and the real `debuginfod-find source`
 /// fetches a file; the native upload route takes a bundle by its magic.
-@Suite(.serialized, .tags(.endToEnd, .chromium, .sentryClients)) struct SourceBundleEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd, .chromium, .sentryClients), .provisioned) struct SourceBundleEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
 
     /// `crashy.c` built with `gcc -g -O0` (each statement its own line) as a PIE.

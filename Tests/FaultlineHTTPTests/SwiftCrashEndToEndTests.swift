@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// A real Swift program traps in a release build; the crash file the Swift runtime wrote is posted as is.
-@Suite(.serialized, .tags(.endToEnd)) struct SwiftCrashEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct SwiftCrashEndToEndTests {
     @Test func theRuntimesCrashFileBecomesAReport() async throws {
         let scratch = try TempFolder("swift-crash")
         let (binary, file) = try SwiftCrashFixture.crash(in: scratch)

@@ -9,7 +9,7 @@ import TestSupport
 
 /// A release Swift program traps; its crash file is posted; the debug file arrives afterwards; the
 /// background worker symbolicates the stored report to the right function and line.
-@Suite(.serialized, .tags(.endToEnd)) struct SymbolicationEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct SymbolicationEndToEndTests {
     @Test func aCrashBecomesSymbolicatedWhenItsSymbolsArriveLater() async throws {
         let scratch = try TempFolder("swift-crash")
         let (binary, file) = try SwiftCrashFixture.crash(in: scratch)

@@ -5,7 +5,7 @@ import Testing
 
 /// The real `symupload` binary on an Xcode archive (real Mach-O files and dSYMs, `XcodeArchive`) against the real
 /// server: `--check` names exactly the UUIDs the server lacks, an upload stores every slice of every file.
-@Suite(.serialized, .tags(.endToEnd)) struct SymuploadAppleEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct SymuploadAppleEndToEndTests {
     func symupload(_ arguments: [String], _ env: [String: String]) throws -> Command.Result {
         try Command.run(SymuploadEndToEndTests.binary, arguments, environment: env)
     }

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The real `symupload` binary against the real server.
-@Suite(.serialized, .tags(.endToEnd)) struct SymuploadEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct SymuploadEndToEndTests {
     static var binary: String {
         URL(fileURLWithPath: ServerProcess.binary).deletingLastPathComponent().appendingPathComponent("symupload").path
     }

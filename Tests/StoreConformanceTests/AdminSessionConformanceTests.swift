@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Dashboard sessions (AdminSessionStore), on each engine.
-@Suite(.tags(.endToEnd, .postgres)) struct AdminSessionConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct AdminSessionConformanceTests {
     static let hashA = SecretHash(hex: String(repeating: "a", count: 64))
     static let hashB = SecretHash(hex: String(repeating: "b", count: 64))
     static let start = Date(timeIntervalSince1970: 1_800_000_000)

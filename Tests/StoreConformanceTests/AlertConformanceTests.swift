@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Alerts and the webhook outbox (AlertStore), on each engine.
-@Suite(.tags(.endToEnd, .postgres)) struct AlertConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct AlertConformanceTests {
     static let at = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func draft(_ project: ProjectID, _ kind: AlertKind, _ key: String) -> AlertDraft {

@@ -6,7 +6,7 @@ import Testing
 /// where saving a batch at once differs from saving report after report (PostgreSQL writes each table once per batch,
 /// from deltas added up in memory): many reports of one issue from several users, releases, days and sessions in one
 /// batch; a batch mixing new and existing issues; reports in it moving between issues; a closed issue regressing in it.
-@Suite(.tags(.endToEnd, .postgres)) struct BatchGroupingConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct BatchGroupingConformanceTests {
     let day0 = GroupingConformanceTests.day0
 
     /// One report of the scenario.

@@ -17,7 +17,7 @@ func facts(_ kinds: Set<DebugFileKind>) -> DebugFileFacts {
 }
 
 /// The debug-file store (rows in the database, content-addressed blobs in a folder), on each engine.
-@Suite(.tags(.endToEnd, .postgres)) struct DebugFileConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct DebugFileConformanceTests {
     @Test(arguments: Engine.allCases) func projectsOwnTheirFilesAndAreChargedForTheirOwnBlobs(_ engine: Engine) async throws {
         try await withStores(engine) { stores in
             let store = stores.debugFiles

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// sentry-cli's assembled files (`dif_uploads`), on each engine.
-@Suite(.tags(.endToEnd, .postgres)) struct DifUploadConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct DifUploadConformanceTests {
     func checksum(_ n: Int) -> ChunkChecksum { ChunkChecksum(String(format: "%040x", n))! }
 
     @Test(arguments: Engine.allCases) func difUploadsRoundTripAndStoredBuildIDsAreFoundByDebugIDPrefix(_ engine: Engine) async throws {

@@ -8,7 +8,7 @@ import Testing
 /// Both engines write a filing plan (`FilingPlanner`, pure) identically: the same plans, made from the state each
 /// engine read, leave the same issues, rollup rows and alerts. Plans are given directly to each engine's reader and
 /// writer (`BatchGrouper`, `PostgresBatchGrouper`), without the symbolication store around them.
-@Suite(.tags(.endToEnd, .postgres)) struct FilingPlanConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct FilingPlanConformanceTests {
     static let t0: Int64 = 1_767_261_600_000
 
     static func grouping(_ name: String, title: String, rank: Int) -> GroupingResult {

@@ -6,7 +6,7 @@ import Testing
 /// The symbolication store's results and grouping (SymbolicationStore), on each engine: the issue rollups equal a
 /// recount from the reports after grouping and moves, a batch counts what one report at a time counts, a report the
 /// database refuses fails alone, attempts are counted.
-@Suite(.tags(.endToEnd, .postgres)) struct GroupingConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct GroupingConformanceTests {
     static let day0: Double = 86_400 * 20_400  // a UTC midnight
     static let app = "aaaaaaaaaaaaaaaa"
     static let lib = "bbbbbbbbbbbbbbbb"

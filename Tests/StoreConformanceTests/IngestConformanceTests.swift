@@ -24,7 +24,7 @@ func createProject(_ stores: Stores, _ slug: String = "app") async throws -> Pro
 }
 
 /// The behaviour of ProjectStore, IngestStore, ReportReader and SessionReader, on each engine.
-@Suite(.tags(.endToEnd, .postgres)) struct IngestConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct IngestConformanceTests {
     @Test(arguments: Engine.allCases) func projectsAndCredentialsRoundTrip(_ engine: Engine) async throws {
         try await withStores(engine) { stores in
             let store = stores.projects

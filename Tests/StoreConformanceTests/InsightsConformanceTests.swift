@@ -5,7 +5,7 @@ import Testing
 
 /// The insights (InsightsReader, IssueStateStore) on each engine, over data made by the real stores: issues and
 /// their details after grouping and moves, regressions, signals, release health, top issues, retention.
-@Suite(.tags(.endToEnd, .postgres)) struct InsightsConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct InsightsConformanceTests {
     let day0 = StoreRows.day0
 
     func setUp(_ stores: Stores) async throws -> (Stores, Project) {

@@ -5,7 +5,7 @@ import Testing
 /// The issue listing (`issues(matching:)`, `issueIDs(matching:)`, `issueCount(matching:)`) on each engine: every
 /// filter, every order, paged at every size, against the same rules applied in memory (`IssueListFilter.includes`,
 /// `IssueOrder.precedes`), on data full of ties; one project never lists another's issues.
-@Suite(.tags(.endToEnd, .postgres)) struct IssueListConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct IssueListConformanceTests {
     static let t0: Int64 = 1_700_000_000_000
 
     /// An issue as stored: its totals, and its counts in release "2.0" when it was seen there.

@@ -5,7 +5,7 @@ import Testing
 /// Late symbols (the symbolication store and the debug-file store together), on each engine: storing a debug file
 /// queues exactly the reports of that project whose result for the build-id was made with less, in the transaction
 /// that stores it; a result made while a file was being stored stays queued and ungrouped.
-@Suite(.tags(.endToEnd, .postgres)) struct LateSymbolsConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct LateSymbolsConformanceTests {
     let fixture = InsightsConformanceTests()
     let x = BuildID("aa11")!
     let y = BuildID("bb22")!

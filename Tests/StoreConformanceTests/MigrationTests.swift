@@ -9,7 +9,7 @@ import Testing
 
 /// `faultline migrate` (StoreMigrator): a SQLite installation filled through the real SQLite stores, copied into a
 /// fresh PostgreSQL database, then asked the same questions through both engines' readers.
-@Suite(.tags(.endToEnd, .postgres)) struct MigrationTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct MigrationTests {
     static let now = Date(timeIntervalSince1970: 1_795_000_000)
     /// Weeks far from the test server's clock: their partitions exist only if the migrate makes them.
     static let longAgo = Date(timeIntervalSince1970: 1_705_000_000)

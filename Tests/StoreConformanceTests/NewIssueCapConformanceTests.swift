@@ -10,7 +10,7 @@ import Testing
 /// window files the reports of further new fingerprints into its one overflow issue, raises one folded alert for the
 /// window instead of one per issue, keeps every event, and leaves the other project alone. A batch saved at once and
 /// the same reports saved one at a time count the same.
-@Suite(.tags(.endToEnd, .postgres)) struct NewIssueCapConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct NewIssueCapConformanceTests {
     static let day0 = GroupingConformanceTests.day0
     static let hour: Double = 3_600
     static let overflow = IssueFiling.overflowFingerprint.rawValue

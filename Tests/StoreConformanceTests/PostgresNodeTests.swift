@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// What only PostgreSQL has: several nodes on one database, concurrent start-up, partitions by week.
-@Suite(.tags(.endToEnd, .postgres)) struct PostgresNodeTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct PostgresNodeTests {
     /// Two nodes take the same reports at once (a client retrying on the other node): each report is stored once,
     /// and every request's answer says which of its reports were new.
     @Test func twoNodesStoreEachRetriedReportOnce() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// Retention (RetentionStore), on each engine: what is older than the cutoff goes, in passes of a bounded size,
 /// and nothing newer does.
-@Suite(.tags(.endToEnd, .postgres)) struct RetentionConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct RetentionConformanceTests {
     @Test(arguments: Engine.allCases) func prunesEverythingPastTheCutoffInBoundedPassesAndNothingElse(_ engine: Engine) async throws {
         try await withStores(engine) { stores in
             let now = Date()

@@ -10,7 +10,7 @@ import Testing
 /// Issue #39, finding 6: the per-user rollups hold a keyed hash of the user (`RollupUser.key`, HMAC-SHA-256 under the
 /// project's identity key), never the id, on each engine — counts stay exact, two projects never share a key, an
 /// upgrade rewrites the ids stored before, and the issue page's "Events by user" names only users of retained reports.
-@Suite(.tags(.endToEnd, .postgres)) struct RollupUserKeysConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct RollupUserKeysConformanceTests {
     let insights = InsightsConformanceTests()
 
     /// Every table that holds a user per row, and what its rows are made of.

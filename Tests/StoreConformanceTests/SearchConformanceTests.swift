@@ -5,7 +5,7 @@ import Testing
 /// Search (SearchReader, and the entries the symbolication store writes), on each engine: entries are written with
 /// the result, replaced when a report is processed again, removed with their reports (retention, project deletion),
 /// what the user types is text and never syntax, and one project's search never sees another's entries.
-@Suite(.tags(.endToEnd, .postgres)) struct SearchConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct SearchConformanceTests {
     let fixture = InsightsConformanceTests()
     let now = Date(timeIntervalSince1970: 1_795_000_000)
 

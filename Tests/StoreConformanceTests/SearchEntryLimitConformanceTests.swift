@@ -9,7 +9,7 @@ import TestSupport
 /// A report whose text folds past PostgreSQL's limit for one search entry (1 MiB of lexemes in a `tsvector`) is stored
 /// and found on both engines, and a report whose result the database refuses is failed alone: the rest of its batch,
 /// another project's report among it, is saved with it (issue #39, finding 3).
-@Suite(.tags(.endToEnd, .postgres)) struct SearchEntryLimitConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct SearchEntryLimitConformanceTests {
     let fixture = InsightsConformanceTests()
     let search = SearchConformanceTests()
     let now = Date(timeIntervalSince1970: 1_795_000_000)

@@ -4,7 +4,7 @@ import Testing
 
 /// A batch of session updates stored at once (PostgreSQL applies it as a set, SQLite one update after the other) is the
 /// same as its updates stored one per batch.
-@Suite(.tags(.endToEnd, .postgres)) struct SessionBatchConformanceTests {
+@Suite(.tags(.endToEnd, .postgres), .provisioned) struct SessionBatchConformanceTests {
     static let day0 = 1_795_000_000.0 - 1_795_000_000.0.truncatingRemainder(dividingBy: 86_400)
 
     static func update(_ id: String, _ user: String?, release: String = "1.0", day: Int = 0, _ status: SessionStatus, errors: Int = 0,

@@ -7,7 +7,7 @@ import TestSupport
 
 /// `symupload --include-sources`: the bundle of a real gcc `-g` build, checked by the real sentry-cli and by
 /// Python's zipfile (an independent ZIP reader that verifies every CRC).
-@Suite(.tags(.endToEnd, .sentryClients)) struct SourceBundlerTests {
+@Suite(.tags(.endToEnd, .sentryClients), .provisioned) struct SourceBundlerTests {
     /// A program whose code lines live in three files: its own, a header in a sub-folder, and a header that is
     /// deleted after the build (as generated sources are on CI machines).
     func build(_ folder: TempFolder) throws -> (binary: String, main: String, header: String, gone: String) {

@@ -1,3 +1,5 @@
+import Foundation
+import Synchronization
 import Testing
 
 /// The tags that split the test suite into CI's two stages (docs/testing.md).
@@ -25,3 +27,75 @@ extension Tag {
     /// Runs several `faultline serve` nodes on one database.
     @Tag public static var multiNode: Self
 }
+
+/// Installs what a suite's tags say it needs, once per test process, before the suite's tests run
+/// (`tools/lib/test-needs`): the end-to-end apt packages, Chromium with selenium and axe-core, the Sentry clients from
+/// PyPI, a throwaway PostgreSQL server. So a plain `swift test` provides its own tools rather than failing for a
+/// missing one; under `tools/test` everything is already there and each check takes a moment. A need that cannot be
+/// met (no network, not root and no sudo) fails the suite with the installer's message: never a silent skip.
+///
+/// Set it on the `@Suite` line after the tags: `@Suite(.serialized, .tags(.endToEnd, .chromium), .provisioned)`.
+public struct Provisioned: SuiteTrait, TestScoping {
+    public var isRecursive: Bool { false }
+
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        for tag in test.tags.compactMap(Self.need) { try await provisioner.ensure(tag) }
+        try await function()
+    }
+
+    /// The argument of `tools/lib/test-needs` for a tag, or nil when the tag needs nothing installed.
+    static func need(_ tag: Tag) -> String? {
+        switch tag {
+        case .endToEnd: "endToEnd"
+        case .chromium: "chromium"
+        case .sentryClients: "sentryClients"
+        case .postgres: ProcessInfo.processInfo.environment["FAULTLINE_TEST_POSTGRES_URL"] == nil ? "postgres" : nil
+        default: nil
+        }
+    }
+}
+
+extension Trait where Self == Provisioned {
+    /// Installs what the suite's tags say it needs before it runs (see `Provisioned`).
+    public static var provisioned: Self { Provisioned() }
+}
+
+/// Runs `tools/lib/test-needs` at most once per need and process; suites that need the same thing wait for it.
+private actor Provisioner {
+    private var started: [String: Task<Void, any Error>] = [:]
+
+    func ensure(_ need: String) async throws {
+        if let running = started[need] { return try await running.value }
+        let task = Task.detached { try Self.provide(need) }
+        started[need] = task
+        try await task.value
+    }
+
+    private static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("tools/lib/test-needs").path
+
+    /// Runs the installer; exports the `KEY=VALUE` lines it prints, and stops a server it started at exit.
+    private static func provide(_ need: String) throws {
+        let result = try Command.run("bash", [script, need])
+        guard result.status == 0 else {
+            throw CommandError(
+                description: "tools/lib/test-needs \(need) failed (\(result.status)): \(result.err.suffix(2000))")
+        }
+        for line in result.out.split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            let key = String(line[..<equals]), value = String(line[line.index(after: equals)...])
+            if key == "FAULTLINE_TEST_POSTGRES_STOP" {
+                stopScripts.withLock { $0.append(value) }
+                atexit { for stop in stopScripts.withLock({ $0 }) { _ = system("sh '\(stop)'") } }
+            } else {
+                setenv(key, value, 1)
+            }
+        }
+    }
+}
+
+private let provisioner = Provisioner()
+/// Scripts that stop the servers this process started (run at exit).
+private let stopScripts = Mutex<[String]>([])

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// `faultline-run` against the real server, running the real SDK fixture, a C program built here, and shells.
-@Suite(.serialized, .tags(.endToEnd)) struct LauncherEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct LauncherEndToEndTests {
     // MARK: - Helpers
 
     /// A running `faultline-run`, its output in files (a pipe could fill up and block it).

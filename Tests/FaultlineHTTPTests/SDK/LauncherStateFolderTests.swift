@@ -5,7 +5,7 @@ import TestSupport
 /// Security #39, finding 7, through the real `faultline-run`: a state folder another user made (a real one:
 /// `nobody`, through `setpriv`; the suite runs as root) is refused, the program still runs with reporting off,
 /// and nothing is written through the links planted in it. A folder of our own works, `crashes/` private.
-@Suite(.serialized, .tags(.endToEnd)) struct LauncherStateFolderTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct LauncherStateFolderTests {
     typealias Launch = LauncherEndToEndTests.Launch
 
     static func asNobody(_ script: String) throws -> Command.Result {

@@ -7,7 +7,7 @@ import Testing
 
 /// The SDK's delivery (DeliveryQueue + Uploader over the real URLSession transport) against the real `faultline`
 /// server: what is queued arrives once, whatever the server does in between.
-@Suite(.serialized, .tags(.endToEnd)) struct SDKDeliveryEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct SDKDeliveryEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
 
     struct Setup {

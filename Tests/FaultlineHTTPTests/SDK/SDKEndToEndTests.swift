@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The real SDK in the real fixture program (no launcher) against the real `faultline` server.
-@Suite(.serialized, .tags(.endToEnd)) struct SDKEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct SDKEndToEndTests {
     /// One app on one machine: a state folder, a crash folder the Swift runtime writes to, and a project.
     struct App {
         let server: ServerProcess
