@@ -142,8 +142,8 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
 
     /// Saves one outcome in the caller's transaction; its `report_modules` rows go to `modules` and its search entry
     /// to `search` when given (written by the caller at the end of the transaction), else are written here. With
-    /// `filings`, a report never filed before is filed with the batch's others (`DeferredFilings`; nil is returned for
-    /// it): its issue is known once the caller writes them.
+    /// `filings`, a grouped report is filed with the batch's others (`DeferredFilings`; nil is returned for it): its
+    /// issue is known once the caller writes them. Without, it is filed alone (a plan of one).
     static func save(_ outcome: SymbolicationOutcome, encoded json: StoredOutcome, now: Int64, reads: BatchReads = BatchReads(),
                      modules: DeferredModules? = nil, search deferred: SQLiteSearchStore.Deferred? = nil,
                      filings: DeferredFilings? = nil, _ db: Database)
@@ -193,16 +193,15 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             filed.groupingVersion = Grouping.version
             if let grouping = outcome.grouping {
                 let groupingJSON = json.grouping ?? StoredJSON.encode(grouping.grouping)
-                if let filings, report.issueID == nil {
-                    filings.add(
-                        BatchGrouper.Filing(id: reportID, report: report, input: grouping, groupingJSON: groupingJSON),
-                        state: state, failure: outcome.result.failure)
+                let filing = BatchGrouper.Filing(
+                    id: reportID, report: report, input: grouping, groupingJSON: groupingJSON)
+                if let filings {
+                    filings.add(filing, state: state, failure: outcome.result.failure)
                     return nil
                 }
-                // A report filed before is filed alone, after the reports before it.
-                try filings?.write(now: now, reads: reads, db)
-                (filed.issueID, filed.early) = try Grouper.file(
-                    report: report, grouping: grouping, groupingJSON: groupingJSON, now: now, reads: reads, db)
+                // Alone: a plan of one report.
+                let alone = try BatchGrouper.file([filing], now: now, reads: reads, db)[reportID]
+                (filed.issueID, filed.early) = (alone?.issueID, alone?.early)
             }
         }
         try writeRow(
@@ -225,8 +224,9 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         ).execute(arguments: [state.rawValue, failure, reportID, issueID, early, groupingVersion])
     }
 
-    /// The reports of a batch never filed before, filed together when the caller writes them (`BatchGrouper`: each
-    /// issue and rollup row written once), with their rows' last update, which names their issue.
+    /// The grouped reports of a batch, new or filed before, filed together in one plan when the caller writes them
+    /// (`BatchGrouper`: each issue and rollup row written once), with their rows' last update, which names their issue.
+    /// A report given again first writes the plan of those held, so it reads its row as they left it.
     final class DeferredFilings {
         private var filings: [BatchGrouper.Filing] = []
         private var rows: [(state: SymbolicationState, failure: String?)] = []
