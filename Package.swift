@@ -212,6 +212,10 @@ let package = Package(
         .executableTarget(name: "sdk-bench", dependencies: ["FaultlineSDK"], path: "tools/bench/sdk/Sources", swiftSettings: strict),
         .executableTarget(
             name: "symbolicate-bench", dependencies: ["Symbolication"], path: "tools/bench/symbolicate/Sources", swiftSettings: strict),
+        // Minidumps read, walked and symbolicated per second, and the memory per walk (issue #34, tools/bench/walk/run).
+        .executableTarget(
+            name: "walk-bench", dependencies: ["Symbolication", "Formats", "FaultlineCore"], path: "tools/bench/walk/Sources",
+            swiftSettings: strict),
         .testTarget(name: "FaultlineCoreTests", dependencies: ["FaultlineCore"]),
         .testTarget(name: "MachOTests", dependencies: ["MachO", "FaultlineCore", "TestSupport"]),
         .testTarget(
@@ -249,7 +253,9 @@ let package = Package(
         .testTarget(name: "FaultlineSDKTests", dependencies: ["FaultlineSDK", "TestSupport", "Formats", "FaultlineCore"]),
         .testTarget(name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore", "Formats", "TestSupport"]),
         .testTarget(
-            name: "SymbolicationTests", dependencies: ["Symbolication", "FaultlineCore", "MachO", "TestSupport"], exclude: ["Fixtures"]),
+            name: "SymbolicationTests",
+            // Formats: the stack walker's tests read real Crashpad minidumps into snapshots with the minidump reader.
+            dependencies: ["Symbolication", "FaultlineCore", "MachO", "TestSupport", "Formats"], exclude: ["Fixtures"]),
         .testTarget(
             name: "FaultlineHTTPTests",
             dependencies: [

@@ -1,7 +1,9 @@
 // The libdw / libelf boundary. Only the Symbolication module imports CLibdw; nothing re-exports it.
 #include <elfutils/libdw.h>
-// libdwfl: the stack walker (Symbolication/StackWalk) unwinds a process snapshot with dwfl_attach_state.
+// libdwfl: the stack walker (Symbolication/StackWalk) unwinds a process snapshot with dwfl_attach_state;
+// libdwelf: a file's build-id (dwelf_elf_gnu_build_id).
 #include <elfutils/libdwfl.h>
+#include <elfutils/libdwelf.h>
 #include <dwarf.h>
 #include <gelf.h>
 #include <libelf.h>

@@ -148,18 +148,23 @@ enum SelfDump {
             .sorted { $0.base < $1.base }
     }
 
-    /// The function names of a walk's frames, each frame's inline chain innermost first, from the modules' own files.
-    static func functions(_ frames: [WalkedFrame], modules: [ProcessSnapshot.Module]) throws -> [String] {
+    /// The function names of a walk's frames, each frame's inline chain innermost first, from the modules' files
+    /// (`files` by the module's path, else the path itself); "?" for a frame no file resolves.
+    static func functions(
+        _ frames: [WalkedFrame], modules: [ProcessSnapshot.Module], files: [String: String] = [:]
+    ) throws -> [String] {
         var opened: [String: DebugModule] = [:]
         var names: [String] = []
         for frame in frames {
             let address = frame.lookupAddress
-            guard let module = modules.first(where: { $0.base <= address && address - $0.base < $0.size }) else {
+            guard let module = modules.first(where: { $0.base <= address && address - $0.base < $0.size }),
+                let file = files[module.path] ?? (FileManager.default.fileExists(atPath: module.path) ? module.path : nil)
+            else {
                 names.append("?")
                 continue
             }
-            let debug = try opened[module.path] ?? DebugModule(path: module.path)
-            opened[module.path] = debug
+            let debug = try opened[file] ?? DebugModule(path: file)
+            opened[file] = debug
             let chain = debug.resolve(moduleOffset: address - module.base)?.frames.compactMap(\.function) ?? []
             names += chain.isEmpty ? ["?"] : chain
         }
