@@ -19,66 +19,20 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
 
     // MARK: Health
 
-    typealias HealthColumns = (Int, Int, Int, Int, Int, Int)
-
-    static func health(_ c: HealthColumns) -> ReleaseHealth {
-        ReleaseHealth(sessions: c.0, crashedSessions: c.1, abnormalSessions: c.2, erroredSessions: c.3, users: c.4, crashedUsers: c.5)
-    }
-
     public func health(project: ProjectID, release: String?, from: DayNumber, through: DayNumber) async throws -> [DailyHealth] {
-        let logger = database.logger
-        return try await database.read { connection in
-            var days: [DailyHealth] = []
-            for try await (day, s, c, a, e, u, cu) in try await connection.query(
-                """
-                SELECT day, sessions, crashed, abnormal, errored, users, crashed_users FROM health_days
-                WHERE project_id = \(project.rawValue) AND release = \(release ?? PostgresHealthRollup.allReleases)
-                    AND day BETWEEN \(from.rawValue) AND \(through.rawValue) ORDER BY day
-                """, logger: logger
-            ).decode((Int, Int, Int, Int, Int, Int, Int).self) {
-                days.append(DailyHealth(day: DayNumber(rawValue: day), health: Self.health((s, c, a, e, u, cu))))
-            }
-            return days
-        }
+        try await database.rows(HealthSQL.days(project: project, release: release, from: from, through: through, .postgres), HealthSQL.day)
     }
 
     public func releases(project: ProjectID, now: Date, limit: Int) async throws -> [ReleaseRow] {
-        let today = DayNumber(now)
         let logger = database.logger
         return try await database.read { connection in
-            var recent: [String: Int] = [:]
-            for try await (release, sessions) in try await connection.query(
-                """
-                SELECT release, sum(sessions)::bigint FROM health_days WHERE project_id = \(project.rawValue)
-                    AND day >= \(today.adding(-6).rawValue) GROUP BY release
-                """, logger: logger
-            ).decode((String, Int).self) {
-                recent[release] = sessions
+            let counts = HealthSQL.ReleaseCounts(
+                recentSessions: try await connection.rows(
+                    HealthSQL.recentSessions(project: project, today: DayNumber(now), .postgres), logger: logger, HealthSQL.releaseCount),
+                newIssues: try await connection.rows(HealthSQL.newIssues(project: project, .postgres), logger: logger, HealthSQL.releaseCount))
+            return try await connection.rows(HealthSQL.releases(project: project, limit: limit, .postgres), logger: logger) {
+                try HealthSQL.release($0, counts)
             }
-            let total = recent[PostgresHealthRollup.allReleases] ?? 0
-            var newIssues: [String: Int] = [:]
-            for try await (release, count) in try await connection.query(
-                """
-                SELECT first_release, count(*) FROM issues WHERE project_id = \(project.rawValue) AND first_release IS NOT NULL
-                GROUP BY first_release
-                """, logger: logger
-            ).decode((String, Int).self) {
-                newIssues[release] = count
-            }
-            var rows: [ReleaseRow] = []
-            for try await (release, first, last, s, c, a, e, u, cu) in try await connection.query(
-                """
-                SELECT release, first_seen, last_seen, sessions, crashed, abnormal, errored, users, crashed_users
-                FROM health_releases WHERE project_id = \(project.rawValue) ORDER BY first_seen DESC LIMIT \(Int64(PageRequest(limit: limit).limit))
-                """, logger: logger
-            ).decode((String, Int64, Int64, Int, Int, Int, Int, Int, Int).self) {
-                let sessions = recent[release] ?? 0
-                rows.append(ReleaseRow(
-                    release: release, firstSeen: Millis.date(first), lastSeen: Millis.date(last), health: Self.health((s, c, a, e, u, cu)),
-                    adoption: total > 0 ? Double(sessions) / Double(total) : nil, recentSessions: sessions,
-                    newIssues: newIssues[release] ?? 0))
-            }
-            return rows
         }
     }
 
@@ -98,72 +52,32 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
     }
 
     public func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary] {
-        let logger = database.logger
-        return try await database.read { connection in
-            try await connection.rows(IssueSQL.page(query, .postgres), logger: logger) { try IssueSQL.summary($0, now: now) }
-        }
+        try await database.rows(IssueSQL.page(query, .postgres)) { try IssueSQL.summary($0, now: now) }
     }
 
     public func issueIDs(matching query: IssueQuery) async throws -> [IssueID] {
-        let logger = database.logger
-        return try await database.read { connection in
-            try await connection.rows(IssueSQL.page(query, idsOnly: true, .postgres), logger: logger) { IssueID(try $0.integer(0)) }
-        }
+        try await database.rows(IssueSQL.page(query, idsOnly: true, .postgres)) { IssueID(try $0.integer(0)) }
     }
 
     public func issueCount(matching query: IssueQuery) async throws -> Int {
-        let logger = database.logger
-        return try await database.read { connection in
-            try await connection.rows(IssueSQL.count(query, .postgres), logger: logger) { try $0.int(0) }.first ?? 0
-        }
+        try await database.rows(IssueSQL.count(query, .postgres)) { try $0.int(0) }.first ?? 0
     }
 
     public func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail? {
         let logger = database.logger
         return try await database.read { connection -> IssueDetail? in
-            guard var detail = try await connection.rows(
-                IssueSQL.detail(id, project: project, .postgres), logger: logger, { try IssueSQL.detail($0, now: now) }
-            ).first else { return nil }
-            for try await (release, events, users, first, last) in try await connection.query(
-                "SELECT release, events, users, first_seen, last_seen FROM issue_releases WHERE issue_id = \(id.rawValue) ORDER BY last_seen DESC",
-                logger: logger
-            ).decode((String, Int, Int, Int64, Int64).self) {
-                detail.releases.append(
-                    IssueReleaseRow(release: release, events: events, users: users, firstSeen: Millis.date(first), lastSeen: Millis.date(last)))
+            func rows<Value>(_ statement: SQLStatement, _ map: (PostgresRowCells) throws -> Value?) async throws -> [Value] {
+                try await connection.rows(statement, logger: logger, map)
             }
-            for try await (day, events, users) in try await connection.query(
-                """
-                SELECT day, events, users FROM issue_days WHERE issue_id = \(id.rawValue) AND day >= \(DayNumber(now).adding(-89).rawValue)
-                ORDER BY day
-                """, logger: logger
-            ).decode((Int, Int, Int).self) {
-                detail.days.append(IssueDay(day: DayNumber(rawValue: day), events: events, users: users))
+            guard var detail = try await rows(IssueSQL.detail(id, project: project, .postgres), { try IssueSQL.detail($0, now: now) }).first
+            else { return nil }
+            detail.releases = try await rows(IssueSQL.releases(of: id, .postgres), IssueSQL.release)
+            detail.days = try await rows(IssueSQL.days(of: id, now: now, .postgres), IssueSQL.day)
+            for key in IssueSQL.breakdownKeys {
+                detail.breakdowns[key] = try await rows(IssueSQL.breakdown(of: id, key: key, .postgres), IssueSQL.breakdownEntry)
             }
-            for key in ["device", "os", "environment"] {
-                var entries: [BreakdownEntry] = []
-                for try await (value, events) in try await connection.query(
-                    """
-                    SELECT value, events FROM issue_tags WHERE issue_id = \(id.rawValue) AND key = \(key) ORDER BY events DESC, value LIMIT 10
-                    """, logger: logger
-                ).decode((String, Int).self) {
-                    entries.append(BreakdownEntry(value: value, events: events))
-                }
-                detail.breakdowns[key] = entries
-            }
-            var users: [BreakdownEntry] = []
-            // From the retained reports, never the rollups: those hold keyed hashes, and outlive the reports (RollupUser).
-            for try await (user, events) in try await connection.query(
-                """
-                SELECT user_key, count(*) AS events FROM (
-                    SELECT user_key FROM reports WHERE issue_id = \(id.rawValue) ORDER BY occurred_at DESC LIMIT \(RollupUser.breakdownReports)) r
-                WHERE user_key IS NOT NULL GROUP BY user_key ORDER BY events DESC, user_key COLLATE "C" LIMIT 10
-                """,
-                logger: logger
-            ).decode((String, Int).self) {
-                users.append(BreakdownEntry(value: user, events: events))
-            }
-            detail.breakdowns["user"] = users
-            detail.samples = try await connection.rows(ReportSQL.samples(of: id, .postgres), logger: logger, ReportSQL.summary)
+            detail.breakdowns["user"] = try await rows(IssueSQL.userBreakdown(of: id, .postgres), IssueSQL.breakdownEntry)
+            detail.samples = try await rows(ReportSQL.samples(of: id, .postgres), ReportSQL.summary)
             return detail
         }
     }
@@ -188,25 +102,11 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
     }
 
     public func issueVersion(_ id: IssueID, project: ProjectID) async throws -> IssueVersion? {
-        let logger = database.logger
-        return try await database.read { connection in
-            try await connection.rows(IssueSQL.version(id, project: project, .postgres), logger: logger) { try IssueSQL.version($0, at: 0) }
-                .first
-        }
+        try await database.rows(IssueSQL.version(id, project: project, .postgres)) { try IssueSQL.version($0, at: 0) }.first
     }
 
     public func issuesChanged(project: ProjectID, since: Date) async throws -> [IssueID] {
-        let logger = database.logger
-        return try await database.read { connection in
-            var ids: [IssueID] = []
-            for try await id in try await connection.query(
-                "SELECT id FROM issues WHERE project_id = \(project.rawValue) AND updated_at >= \(Millis.from(since)) ORDER BY id",
-                logger: logger
-            ).decode(Int64.self) {
-                ids.append(IssueID(id))
-            }
-            return ids
-        }
+        try await database.rows(IssueSQL.changed(project: project, since: since, .postgres)) { IssueID(try $0.integer(0)) }
     }
 
     public func alerts(project: ProjectID, limit: Int) async throws -> [Alert] {
@@ -222,33 +122,12 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
     }
 
     public func issueCounts(project: ProjectID) async throws -> [IssueStatus: Int] {
-        let logger = database.logger
-        return try await database.read { connection in
-            var counts: [IssueStatus: Int] = [:]
-            for try await (status, count) in try await connection.query(
-                "SELECT status, count(*) FROM issues WHERE project_id = \(project.rawValue) GROUP BY status", logger: logger
-            ).decode((String, Int).self) {
-                if let status = IssueStatus(rawValue: status) { counts[status] = count }
-            }
-            return counts
-        }
+        Dictionary(try await database.rows(IssueSQL.statusCounts(project: project, .postgres), IssueSQL.statusCount), uniquingKeysWith: +)
     }
 
     /// Sentry's client reports: what SDKs dropped before sending, per day, reason and category.
     public func droppedEvents(project: ProjectID, from: DayNumber) async throws -> [DroppedEvents] {
-        let logger = database.logger
-        return try await database.read { connection in
-            var out: [DroppedEvents] = []
-            for try await (day, reason, category, quantity) in try await connection.query(
-                """
-                SELECT day, reason, category, quantity FROM client_reports WHERE project_id = \(project.rawValue) AND day >= \(from.rawValue)
-                ORDER BY day DESC, reason, category
-                """, logger: logger
-            ).decode((Int, String, String, Int).self) {
-                out.append(DroppedEvents(day: DayNumber(rawValue: day), reason: reason, category: category, quantity: quantity))
-            }
-            return out
-        }
+        try await database.rows(ReportSQL.droppedEvents(project: project, from: from, .postgres), ReportSQL.droppedEvent)
     }
 
     // MARK: State changes

@@ -17,10 +17,7 @@ public struct PostgresReportReader: ReportReader, SessionReader {
     }
 
     public func reports(matching query: ReportQuery) async throws -> [ReportSummary] {
-        let logger = database.logger
-        return try await database.read { connection in
-            try await connection.rows(ReportSQL.listing(query, .postgres), logger: logger, ReportSQL.summary)
-        }
+        try await database.rows(ReportSQL.listing(query, .postgres), ReportSQL.summary)
     }
 
     public func rawReport(eventID: EventID, project: ProjectID?) async throws -> RawReport? {
@@ -34,11 +31,8 @@ public struct PostgresReportReader: ReportReader, SessionReader {
             WHERE e.event_id = \(binds.bind(eventID.rawValue))
             """
         if let project { sql += " AND e.project_id = \(binds.bind(project.rawValue))" }
-        let statement = binds.statement(sql + " ORDER BY r.id LIMIT 1")
-        let logger = database.logger
-        return try await database.read { connection in
-            try await connection.rows(statement, logger: logger, ReportSQL.raw).first
-        }
+        let statement = SQLStatement(sql: sql + " ORDER BY r.id LIMIT 1", values: binds.values)
+        return try await database.rows(statement, ReportSQL.raw).first
     }
 
     public func project(ofIssue issue: IssueID) async throws -> ProjectID? {

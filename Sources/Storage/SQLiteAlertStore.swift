@@ -87,13 +87,10 @@ public struct SQLiteAlertStore: AlertStore {
             var out: [String: ReleaseHealth] = [:]
             for row in try Row.fetchAll(
                 db,
-                sql: """
-                    SELECT release, sessions, crashed, abnormal, errored, users, crashed_users FROM health_days
-                    WHERE project_id = ? AND day = ?
-                    """,
+                sql: "SELECT release, \(HealthSQL.countColumns) FROM health_days WHERE project_id = ? AND day = ?",
                 arguments: [project.rawValue, day.rawValue])
             {
-                out[row["release"]] = SQLiteInsightsReader.health(row)
+                out[row[0]] = try HealthSQL.health(SQLiteRow(row), at: 1)
             }
             return out
         }

@@ -19,59 +19,15 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
     // MARK: Health
 
     public func health(project: ProjectID, release: String?, from: DayNumber, through: DayNumber) async throws -> [DailyHealth] {
-        try await database.pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT day, sessions, crashed, abnormal, errored, users, crashed_users FROM health_days
-                    WHERE project_id = ? AND release = ? AND day BETWEEN ? AND ? ORDER BY day
-                    """,
-                arguments: [project.rawValue, release ?? HealthRollup.allReleases, from.rawValue, through.rawValue]
-            ).map { DailyHealth(day: DayNumber(rawValue: $0["day"]), health: Self.health($0)) }
-        }
-    }
-
-    static func health(_ row: Row) -> ReleaseHealth {
-        ReleaseHealth(
-            sessions: row["sessions"], crashedSessions: row["crashed"], abnormalSessions: row["abnormal"],
-            erroredSessions: row["errored"], users: row["users"], crashedUsers: row["crashed_users"])
+        try await database.rows(HealthSQL.days(project: project, release: release, from: from, through: through, .sqlite), HealthSQL.day)
     }
 
     public func releases(project: ProjectID, now: Date, limit: Int) async throws -> [ReleaseRow] {
-        let today = DayNumber(now)
-        return try await database.pool.read { db in
-            var recent: [String: Int] = [:]
-            for row in try Row.fetchAll(
-                db,
-                sql: "SELECT release, sum(sessions) AS s FROM health_days WHERE project_id = ? AND day >= ? GROUP BY release",
-                arguments: [project.rawValue, today.adding(-6).rawValue])
-            {
-                recent[row["release"]] = row["s"]
-            }
-            let total = recent[HealthRollup.allReleases] ?? 0
-            var newIssues: [String: Int] = [:]
-            for row in try Row.fetchAll(
-                db,
-                sql: "SELECT first_release, count(*) AS n FROM issues WHERE project_id = ? AND first_release IS NOT NULL GROUP BY first_release",
-                arguments: [project.rawValue])
-            {
-                newIssues[row["first_release"]] = row["n"]
-            }
-            return try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT release, first_seen, last_seen, sessions, crashed, abnormal, errored, users, crashed_users
-                    FROM health_releases WHERE project_id = ? ORDER BY first_seen DESC LIMIT ?
-                    """,
-                arguments: [project.rawValue, PageRequest(limit: limit).limit]
-            ).map { row in
-                let release: String = row["release"]
-                let sessions = recent[release] ?? 0
-                return ReleaseRow(
-                    release: release, firstSeen: Millis.date(row["first_seen"]), lastSeen: Millis.date(row["last_seen"]),
-                    health: Self.health(row), adoption: total > 0 ? Double(sessions) / Double(total) : nil,
-                    recentSessions: sessions, newIssues: newIssues[release] ?? 0)
-            }
+        try await database.pool.read { db in
+            let counts = HealthSQL.ReleaseCounts(
+                recentSessions: try db.rows(HealthSQL.recentSessions(project: project, today: DayNumber(now), .sqlite), HealthSQL.releaseCount),
+                newIssues: try db.rows(HealthSQL.newIssues(project: project, .sqlite), HealthSQL.releaseCount))
+            return try db.rows(HealthSQL.releases(project: project, limit: limit, .sqlite)) { try HealthSQL.release($0, counts) }
         }
     }
 
@@ -92,63 +48,34 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
     }
 
     public func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary] {
-        try await database.pool.read { db in
-            try db.rows(IssueSQL.page(query, .sqlite)) { try IssueSQL.summary($0, now: now) }
-        }
+        try await database.rows(IssueSQL.page(query, .sqlite)) { try IssueSQL.summary($0, now: now) }
     }
 
     public func issueIDs(matching query: IssueQuery) async throws -> [IssueID] {
-        try await database.pool.read { db in
-            try db.rows(IssueSQL.page(query, idsOnly: true, .sqlite)) { IssueID(try $0.integer(0)) }
-        }
+        try await database.rows(IssueSQL.page(query, idsOnly: true, .sqlite)) { IssueID(try $0.integer(0)) }
     }
 
     public func issueCount(matching query: IssueQuery) async throws -> Int {
-        try await database.pool.read { db in
-            try db.rows(IssueSQL.count(query, .sqlite)) { try $0.int(0) }.first ?? 0
-        }
+        try await database.rows(IssueSQL.count(query, .sqlite)) { try $0.int(0) }.first ?? 0
     }
 
     public func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail? {
         try await database.pool.read { db in
             guard var detail = try db.rows(IssueSQL.detail(id, project: project, .sqlite), { try IssueSQL.detail($0, now: now) }).first
             else { return nil }
-            detail.releases = try Row.fetchAll(
-                db, sql: "SELECT release, events, users, first_seen, last_seen FROM issue_releases WHERE issue_id = ? ORDER BY last_seen DESC",
-                arguments: [id.rawValue]
-            ).map {
-                IssueReleaseRow(
-                    release: $0["release"], events: $0["events"], users: $0["users"], firstSeen: Millis.date($0["first_seen"]),
-                    lastSeen: Millis.date($0["last_seen"]))
+            detail.releases = try db.rows(IssueSQL.releases(of: id, .sqlite), IssueSQL.release)
+            detail.days = try db.rows(IssueSQL.days(of: id, now: now, .sqlite), IssueSQL.day)
+            for key in IssueSQL.breakdownKeys {
+                detail.breakdowns[key] = try db.rows(IssueSQL.breakdown(of: id, key: key, .sqlite), IssueSQL.breakdownEntry)
             }
-            detail.days = try Row.fetchAll(
-                db, sql: "SELECT day, events, users FROM issue_days WHERE issue_id = ? AND day >= ? ORDER BY day",
-                arguments: [id.rawValue, DayNumber(now).adding(-89).rawValue]
-            ).map { IssueDay(day: DayNumber(rawValue: $0["day"]), events: $0["events"], users: $0["users"]) }
-            for key in ["device", "os", "environment"] {
-                detail.breakdowns[key] = try Row.fetchAll(
-                    db, sql: "SELECT value, events FROM issue_tags WHERE issue_id = ? AND key = ? ORDER BY events DESC, value LIMIT 10",
-                    arguments: [id.rawValue, key]
-                ).map { BreakdownEntry(value: $0["value"], events: $0["events"]) }
-            }
-            // From the retained reports, never the rollups: those hold keyed hashes, and outlive the reports (RollupUser).
-            detail.breakdowns["user"] = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT user_key, count(*) AS events FROM (
-                        SELECT user_key FROM reports WHERE issue_id = ? ORDER BY occurred_at DESC LIMIT ?)
-                    WHERE user_key IS NOT NULL GROUP BY user_key ORDER BY events DESC, user_key LIMIT 10
-                    """,
-                arguments: [id.rawValue, RollupUser.breakdownReports]
-            ).map { BreakdownEntry(value: $0["user_key"], events: $0["events"]) }
+            detail.breakdowns["user"] = try db.rows(IssueSQL.userBreakdown(of: id, .sqlite), IssueSQL.breakdownEntry)
             detail.samples = try db.rows(ReportSQL.samples(of: id, .sqlite), ReportSQL.summary)
             return detail
         }
     }
 
     public func issueVersions(project: ProjectID, changedSince since: Date) async throws -> [IssueID: IssueVersion] {
-        let statement = IssueSQL.versions(project: project, changedSince: since, .sqlite)
-        let versions = try await database.pool.read { db in try db.rows(statement, IssueSQL.idAndVersion) }
+        let versions = try await database.rows(IssueSQL.versions(project: project, changedSince: since, .sqlite), IssueSQL.idAndVersion)
         return Dictionary(versions, uniquingKeysWith: { first, _ in first })
     }
 
@@ -159,18 +86,11 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
     }
 
     public func issueVersion(_ id: IssueID, project: ProjectID) async throws -> IssueVersion? {
-        try await database.pool.read { db in
-            try db.rows(IssueSQL.version(id, project: project, .sqlite)) { try IssueSQL.version($0, at: 0) }.first
-        }
+        try await database.rows(IssueSQL.version(id, project: project, .sqlite)) { try IssueSQL.version($0, at: 0) }.first
     }
 
     public func issuesChanged(project: ProjectID, since: Date) async throws -> [IssueID] {
-        try await database.pool.read { db in
-            try Int64.fetchAll(
-                db, sql: "SELECT id FROM issues WHERE project_id = ? AND updated_at >= ? ORDER BY id",
-                arguments: [project.rawValue, Millis.from(since)]
-            ).map { IssueID($0) }
-        }
+        try await database.rows(IssueSQL.changed(project: project, since: since, .sqlite)) { IssueID(try $0.integer(0)) }
     }
 
     public func alerts(project: ProjectID, limit: Int) async throws -> [Alert] {
@@ -183,30 +103,11 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
     }
 
     public func issueCounts(project: ProjectID) async throws -> [IssueStatus: Int] {
-        try await database.pool.read { db in
-            var counts: [IssueStatus: Int] = [:]
-            for row in try Row.fetchAll(
-                db, sql: "SELECT status, count(*) AS n FROM issues WHERE project_id = ? GROUP BY status", arguments: [project.rawValue])
-            {
-                if let status = IssueStatus(rawValue: row["status"]) { counts[status] = row["n"] }
-            }
-            return counts
-        }
+        Dictionary(try await database.rows(IssueSQL.statusCounts(project: project, .sqlite), IssueSQL.statusCount), uniquingKeysWith: +)
     }
 
     public func droppedEvents(project: ProjectID, from: DayNumber) async throws -> [DroppedEvents] {
-        try await database.pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT day, reason, category, quantity FROM client_reports WHERE project_id = ? AND day >= ?
-                    ORDER BY day DESC, reason, category
-                    """,
-                arguments: [project.rawValue, from.rawValue]
-            ).map {
-                DroppedEvents(day: DayNumber(rawValue: $0["day"]), reason: $0["reason"], category: $0["category"], quantity: $0["quantity"])
-            }
-        }
+        try await database.rows(ReportSQL.droppedEvents(project: project, from: from, .sqlite), ReportSQL.droppedEvent)
     }
 
     // MARK: State changes

@@ -17,7 +17,7 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
     }
 
     public func reports(matching query: ReportQuery) async throws -> [ReportSummary] {
-        try await database.pool.read { db in try db.rows(ReportSQL.listing(query, .sqlite), ReportSQL.summary) }
+        try await database.rows(ReportSQL.listing(query, .sqlite), ReportSQL.summary)
     }
 
     /// SQLite's plan for a listing (`EXPLAIN QUERY PLAN`, one line per step), for tests that pin the index used.
@@ -38,8 +38,8 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
         var binds = SQLBinds(.sqlite)
         var sql = "SELECT \(ReportSQL.rawColumns) FROM reports r JOIN payloads p ON p.id = r.payload_id WHERE r.event_id = \(binds.bind(eventID.rawValue))"
         if let project { sql += " AND r.project_id = \(binds.bind(project.rawValue))" }
-        let statement = binds.statement(sql + " ORDER BY r.id LIMIT 1")
-        return try await database.pool.read { db in try db.rows(statement, ReportSQL.raw).first }
+        let statement = SQLStatement(sql: sql + " ORDER BY r.id LIMIT 1", values: binds.values)
+        return try await database.rows(statement, ReportSQL.raw).first
     }
 
     public func session(project: ProjectID, id: SessionID) async throws -> SessionState? {

@@ -48,3 +48,12 @@ extension Database {
         return values
     }
 }
+
+extension FaultlineDatabase {
+    /// The rows of one statement, read in a read transaction, each mapped by `map` (rows it maps to nil are left out).
+    func rows<Value: Sendable>(_ statement: SQLStatement, _ map: @escaping @Sendable (SQLiteRow) throws -> Value?) async throws
+        -> [Value]
+    {
+        try await pool.read { db in try db.rows(statement, map) }
+    }
+}

@@ -82,18 +82,48 @@ import Testing
         #expect(sqlite.sql.contains("ORDER BY ir.users DESC, ir.events DESC, ir.last_seen DESC, i.id DESC"))
     }
 
-    @Test func everyIssueStatementIsLimitedToItsProject() {
+    /// Every shared statement of project 7 that reads a project's rows, for `dialect`.
+    static func projectStatements(_ dialect: SQLDialect) -> [SQLStatement] {
         let project = ProjectID(7)
-        let statements = [
-            IssueSQL.page(IssueQuery(project: project), .sqlite), IssueSQL.count(IssueQuery(project: project), .sqlite),
-            IssueSQL.top(project: project, window: .last24Hours, now: Self.now, limit: 5, .sqlite),
-            IssueSQL.top(project: project, window: .release("1.0"), now: Self.now, limit: 5, .sqlite),
-            IssueSQL.version(IssueID(1), project: project, .sqlite),
-            IssueSQL.versions(project: project, changedSince: Self.now, .sqlite),
-        ]
-        for statement in statements {
+        let query = IssueQuery(project: project, status: .open, release: "1.0", kind: .crash, regressed: true)
+        return [
+            IssueSQL.page(query, dialect), IssueSQL.page(query, idsOnly: true, dialect), IssueSQL.count(query, dialect),
+            IssueSQL.top(project: project, window: .last24Hours, now: now, limit: 5, dialect),
+            IssueSQL.top(project: project, window: .release("1.0"), now: now, limit: 5, dialect),
+            IssueSQL.windowBefore(project: project, issues: [IssueID(1), IssueID(2)], seconds: 60, now: now, dialect),
+            IssueSQL.detail(IssueID(1), project: project, dialect), IssueSQL.version(IssueID(1), project: project, dialect),
+            IssueSQL.versions(project: project, changedSince: now, dialect),
+            IssueSQL.changed(project: project, since: now, dialect), IssueSQL.statusCounts(project: project, dialect),
+            HealthSQL.days(project: project, release: nil, from: DayNumber(now), through: DayNumber(now), dialect),
+            HealthSQL.recentSessions(project: project, today: DayNumber(now), dialect),
+            HealthSQL.newIssues(project: project, dialect), HealthSQL.releases(project: project, limit: 5, dialect),
+            ReportSQL.listing(ReportQuery(project: project, kind: .crash, release: "1", since: now, before: 9), dialect),
+            ReportSQL.droppedEvents(project: project, from: DayNumber(now), dialect),
+        ] + IssueSQL.versions(of: [IssueID(1)], project: project, dialect)
+    }
+
+    @Test func everyProjectStatementIsLimitedToItsProject() {
+        for statement in Self.projectStatements(.sqlite) {
             #expect(statement.values.contains(.integer(7)), "\(statement.sql)")
             #expect(statement.sql.contains("project_id = ?"), "\(statement.sql)")
+        }
+    }
+
+    /// A value bound after its statement's text was taken would be missing: SQLite then refuses the statement
+    /// ("missing statement argument"), and PostgreSQL binds the wrong values to the placeholders after it.
+    @Test func everyStatementBindsAValueToEachOfItsPlaceholders() {
+        let issue = IssueID(3)
+        for dialect in [SQLDialect.sqlite, .postgres] {
+            let statements = Self.projectStatements(dialect) + [
+                IssueSQL.detail(issue, project: nil, dialect), IssueSQL.releases(of: issue, dialect),
+                IssueSQL.days(of: issue, now: Self.now, dialect), IssueSQL.breakdown(of: issue, key: "os", dialect),
+                IssueSQL.userBreakdown(of: issue, dialect), ReportSQL.samples(of: issue, dialect),
+                ReportSQL.listing(ReportQuery(project: nil), dialect),
+            ]
+            for statement in statements {
+                let placeholders = (1...statement.values.count + 1).filter { statement.sql.contains(dialect.placeholder($0)) }
+                #expect(placeholders == Array(1..<statement.values.count + 1), "\(dialect): \(statement.sql)")
+            }
         }
     }
 
@@ -156,5 +186,37 @@ import Testing
         #expect(report.range == 1..<3 && report.payload.bytes == Array("abc".utf8) && report.summary.issue == nil)
         #expect(try raw(offset: -1, length: 2) == nil)
         #expect(try raw(offset: Int64.max, length: 1) == nil)
+    }
+
+    @Test func aReleasesAdoptionIsItsShareOfTheLastWeeksSessions() throws {
+        let counts = HealthSQL.ReleaseCounts(
+            recentSessions: [(HealthSQL.allReleases, 40), ("2.0", 30), ("1.0", 10)], newIssues: [("2.0", 3)])
+        func release(_ name: String, _ counts: HealthSQL.ReleaseCounts) throws -> ReleaseRow {
+            let cells: [SQLValue?] = [.text(name), .integer(1_000), .integer(2_000)] + (1...6).map { .integer(Int64($0)) }
+            return try HealthSQL.release(CellRow(cells: cells), counts)
+        }
+        let two = try release("2.0", counts)
+        #expect(two.adoption == 0.75 && two.recentSessions == 30 && two.newIssues == 3)
+        #expect(two.health.sessions == 1 && two.health.crashedUsers == 6)
+        #expect(try release("0.9", counts).adoption == 0)
+        // No sessions in the week: no adoption to show, never 0 %.
+        #expect(try release("2.0", HealthSQL.ReleaseCounts(recentSessions: [], newIssues: [])).adoption == nil)
+    }
+
+    @Test func anIssuesDetailRowCarriesItsStatusChangeNoteAndVersion() throws {
+        let grouping = try JSONEncoder().encode(GroupingResult(
+            fingerprint: Fingerprint(version: 2, hash: "0123456789abcdef"), source: .stack, components: [], title: "t", culprit: nil))
+        let tail: [SQLValue?] = [
+            .text(String(decoding: grouping, as: UTF8.self)), .integer(5_000), .text("the CLI"), .text("ship it"),
+            .integer(6_000), .integer(5), .text("open"), .integer(7),
+        ]
+        let detail = try #require(try IssueSQL.detail(CellRow(cells: Self.issueCells() + tail), now: Self.now))
+        #expect(detail.statusChange == IssueStatusChange(at: Date(timeIntervalSince1970: 5), by: "the CLI"))
+        #expect(detail.note == "ship it" && detail.repeatUsers == 2)
+        #expect(detail.version == IssueVersion(changedAt: 6_000, events: 5, status: "open", noteBytes: 7))
+        // A grouping this build cannot read: no detail, rather than a wrong one.
+        var unreadable = Self.issueCells() + tail
+        unreadable[IssueSQL.columnNames.count] = .text("{")
+        #expect(try IssueSQL.detail(CellRow(cells: unreadable), now: Self.now) == nil)
     }
 }

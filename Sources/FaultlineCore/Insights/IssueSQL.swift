@@ -36,7 +36,7 @@ public enum IssueSQL {
 
     /// The `FROM … WHERE …` of a listing, its values bound to `binds`. A release filter joins the issue's row of
     /// that release (whose totals then stand in for the issue's, see ``select(release:)``).
-    public static func listing(_ query: IssueQuery, _ binds: inout SQLBinds) -> String {
+    static func listing(_ query: IssueQuery, _ binds: inout SQLBinds) -> String {
         var from = "issues i"
         if let release = query.release {
             from += " JOIN issue_releases ir ON ir.issue_id = i.id AND ir.release = \(binds.bind(release))"
@@ -49,7 +49,7 @@ public enum IssueSQL {
     }
 
     /// The `ORDER BY` of `order`, on the release's totals (`ir`) when the listing has a release filter.
-    public static func orderBy(_ order: IssueOrder, release: Bool) -> String {
+    static func orderBy(_ order: IssueOrder, release: Bool) -> String {
         let t = release ? "ir" : "i"
         switch order {
         case .lastSeen: return "\(t).last_seen DESC, i.id DESC"
@@ -69,14 +69,14 @@ public enum IssueSQL {
             SELECT \(idsOnly ? "i.id" : select(release: release)) FROM \(from) ORDER BY \(orderBy(query.order, release: release)) \
             LIMIT \(binds.bind(query.page.limit)) OFFSET \(binds.bind(query.page.offset))
             """
-        return binds.statement(sql)
+        return SQLStatement(sql: sql, values: binds.values)
     }
 
     /// How many issues a listing holds (its order and page do not count).
     public static func count(_ query: IssueQuery, _ dialect: SQLDialect) -> SQLStatement {
         var binds = SQLBinds(dialect)
         let from = listing(query, &binds)
-        return binds.statement("SELECT count(*) FROM \(from)")
+        return SQLStatement(sql: "SELECT count(*) FROM \(from)", values: binds.values)
     }
 
     // MARK: Top issues
@@ -111,7 +111,7 @@ public enum IssueSQL {
                 ORDER BY w.window_users DESC, w.window_events DESC, i.id
                 """
         }
-        return binds.statement(sql)
+        return SQLStatement(sql: sql, values: binds.values)
     }
 
     /// A row of ``top(project:window:now:limit:_:)``; nil for an issue of a kind or status this build does not know.
@@ -134,7 +134,7 @@ public enum IssueSQL {
                 AND issue_id IN (\(binds.bind(list: issues.map(\.rawValue))))
             GROUP BY issue_id
             """
-        return binds.statement(sql)
+        return SQLStatement(sql: sql, values: binds.values)
     }
 
     /// A row of ``windowBefore(project:issues:seconds:now:_:)``: an issue and its counts in that window.
@@ -152,33 +152,7 @@ public enum IssueSQL {
         }
     }
 
-    // MARK: One issue
-
-    /// The head of an issue's detail: the issue, then its grouping, status change, note and version
-    /// (``detail(_:now:)``). With `project`, an issue of another project is not found.
-    public static func detail(_ id: IssueID, project: ProjectID?, _ dialect: SQLDialect) -> SQLStatement {
-        var binds = SQLBinds(dialect)
-        var sql = """
-            SELECT \(columns), i.grouping, i.status_changed_at, i.status_changed_by, i.note, \(versionColumns(dialect))
-            FROM issues i WHERE i.id = \(binds.bind(id.rawValue))
-            """
-        if let project { sql += " AND i.project_id = \(binds.bind(project.rawValue))" }
-        return binds.statement(sql)
-    }
-
-    /// A row of ``detail(_:project:_:)``: the detail without the parts read by other statements (releases, days,
-    /// breakdowns, samples). Nil when the issue's kind, status or grouping cannot be read.
-    public static func detail(_ row: some SQLRow, now: Date) throws -> IssueDetail? {
-        let next = columnNames.count
-        guard let summary = try summary(row, now: now),
-              let grouping = try? JSONDecoder().decode(GroupingResult.self, from: Data(try row.text(next).utf8))
-        else { return nil }
-        return IssueDetail(
-            summary: summary, grouping: grouping, releases: [], days: [], breakdowns: [:], repeatUsers: try row.int(14),
-            samples: [],
-            statusChange: try row.integerOrNull(next + 1).map { IssueStatusChange(at: Millis.date($0), by: try row.textOrNull(next + 2)) },
-            note: try row.textOrNull(next + 3), version: try version(row, at: next + 4))
-    }
+    // MARK: Versions
 
     /// The four columns of an issue's version (``IssueVersion``), read in the same statement as what it versions.
     public static func versionColumns(_ dialect: SQLDialect) -> String {
@@ -192,7 +166,7 @@ public enum IssueSQL {
             SELECT i.id, \(versionColumns(dialect)) FROM issues i
             WHERE i.project_id = \(binds.bind(project.rawValue)) AND i.updated_at >= \(binds.bind(Millis.from(since)))
             """
-        return binds.statement(sql)
+        return SQLStatement(sql: sql, values: binds.values)
     }
 
     /// The versions of the issues `ids` of `project`, ``idsPerStatement`` ids a statement (rows: id, then the
@@ -205,7 +179,7 @@ public enum IssueSQL {
                 SELECT i.id, \(versionColumns(dialect)) FROM issues i
                 WHERE i.project_id = \(binds.bind(project.rawValue)) AND i.id IN (\(binds.bind(list: chunk)))
                 """
-            return binds.statement(sql)
+            return SQLStatement(sql: sql, values: binds.values)
         }
     }
 
@@ -225,7 +199,31 @@ public enum IssueSQL {
             SELECT \(versionColumns(dialect)) FROM issues i
             WHERE i.id = \(binds.bind(id.rawValue)) AND i.project_id = \(binds.bind(project.rawValue))
             """
-        return binds.statement(sql)
+        return SQLStatement(sql: sql, values: binds.values)
+    }
+
+    // MARK: Changes and counts
+
+    /// The ids of `project`'s issues changed since `since`, in id order.
+    public static func changed(project: ProjectID, since: Date, _ dialect: SQLDialect) -> SQLStatement {
+        var binds = SQLBinds(dialect)
+        let sql = """
+            SELECT id FROM issues WHERE project_id = \(binds.bind(project.rawValue)) AND updated_at >= \(binds.bind(Millis.from(since)))
+            ORDER BY id
+            """
+        return SQLStatement(sql: sql, values: binds.values)
+    }
+
+    /// How many issues of `project` have each status (``statusCount(_:)`` reads a row).
+    public static func statusCounts(project: ProjectID, _ dialect: SQLDialect) -> SQLStatement {
+        var binds = SQLBinds(dialect)
+        let sql = "SELECT status, count(*) FROM issues WHERE project_id = \(binds.bind(project.rawValue)) GROUP BY status"
+        return SQLStatement(sql: sql, values: binds.values)
+    }
+
+    /// A row of ``statusCounts(project:_:)``; nil for a status this build does not know.
+    public static func statusCount(_ row: some SQLRow) throws -> (IssueStatus, Int)? {
+        try IssueStatus(rawValue: row.text(0)).map { ($0, try row.int(1)) }
     }
 
     // MARK: Rows

@@ -32,7 +32,7 @@ public enum ReportSQL {
         if let before = query.before { conditions.append("r.id < \(binds.bind(before))") }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let sql = "SELECT \(columns) FROM reports r \(whereClause) ORDER BY r.id DESC LIMIT \(binds.bind(query.page.limit))"
-        return binds.statement(sql)
+        return SQLStatement(sql: sql, values: binds.values)
     }
 
     /// The newest reports of an issue, for its detail page's samples.
@@ -42,7 +42,7 @@ public enum ReportSQL {
             SELECT \(columns) FROM reports r WHERE r.issue_id = \(binds.bind(issue.rawValue))
             ORDER BY r.occurred_at DESC, r.id DESC LIMIT 10
             """
-        return binds.statement(sql)
+        return SQLStatement(sql: sql, values: binds.values)
     }
 
     /// A report from a row whose select starts with ``columns``. Nil for an event id or kind this build cannot read.
@@ -77,5 +77,23 @@ public enum ReportSQL {
             summary: summary,
             payload: StoredPayload(bytes: try row.bytes(next + 4), encoding: encoding, inflatedSize: try row.int(next + 3), format: format),
             range: offset..<(offset + length))
+    }
+
+    // MARK: Client reports
+
+    /// What SDKs of `project` dropped before sending (Sentry's client reports), per day from `from` on, newest first.
+    public static func droppedEvents(project: ProjectID, from: DayNumber, _ dialect: SQLDialect) -> SQLStatement {
+        var binds = SQLBinds(dialect)
+        let sql = """
+            SELECT day, reason, category, quantity FROM client_reports
+            WHERE project_id = \(binds.bind(project.rawValue)) AND day >= \(binds.bind(from.rawValue))
+            ORDER BY day DESC, reason, category
+            """
+        return SQLStatement(sql: sql, values: binds.values)
+    }
+
+    /// A row of ``droppedEvents(project:from:_:)``.
+    public static func droppedEvent(_ row: some SQLRow) throws -> DroppedEvents {
+        DroppedEvents(day: DayNumber(rawValue: try row.int(0)), reason: try row.text(1), category: try row.text(2), quantity: try row.int(3))
     }
 }

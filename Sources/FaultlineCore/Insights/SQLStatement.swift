@@ -1,9 +1,9 @@
-// The SQL both storage engines run where they agree, written once in FaultlineCore (`IssueSQL`, `ReportSQL`) and
-// run by each engine with its own library: GRDB on SQLite, PostgresNIO on PostgreSQL.
+// The SQL both storage engines run where they agree, written once in FaultlineCore (`IssueSQL`, `ReportSQL`,
+// `HealthSQL`) and run by each engine with its own library: GRDB on SQLite, PostgresNIO on PostgreSQL.
 //
 // Three small pieces make that possible without a query builder:
 // - ``SQLDialect`` spells the few things the engines spell differently (placeholders, a text's byte length, an
-//   index hint), so a shared statement is rendered for one engine when it is made;
+//   order of text, an index hint), so a shared statement is rendered for one engine when it is made;
 // - ``SQLBinds`` collects a statement's values as its text is written, and hands out their placeholders;
 // - ``SQLRow`` is a row read by position, which GRDB's and PostgresNIO's rows adapt to, so a row mapping
 //   (`IssueSQL.summary`, `ReportSQL.summary`) is written once too.
@@ -37,6 +37,14 @@ public enum SQLDialect: Sendable, Equatable {
         }
     }
 
+    /// `column` in an `ORDER BY`, ordered by its bytes: SQLite's own order of text; PostgreSQL's collation `C`.
+    public func bytewise(_ column: String) -> String {
+        switch self {
+        case .sqlite: column
+        case .postgres: "\(column) COLLATE \"C\""
+        }
+    }
+
     /// `column` as a predicate's operand that must not pick an index: SQLite's unary `+` (its documented way to keep
     /// the planner off an index); PostgreSQL's planner needs no such hint.
     public func unindexed(_ column: String) -> String {
@@ -55,6 +63,10 @@ public enum SQLValue: Sendable, Equatable {
 }
 
 /// The values of a statement being written, in placeholder order.
+///
+/// Write the text first, then make the statement of it and `values`
+/// (`let sql = "… \(binds.bind(x))"; return SQLStatement(sql: sql, values: binds.values)`): values read before the
+/// text is written miss its binds.
 public struct SQLBinds: Sendable {
     public let dialect: SQLDialect
     public private(set) var values: [SQLValue] = []
@@ -77,11 +89,6 @@ public struct SQLBinds: Sendable {
     /// Placeholders of `values`, comma-separated, for an `IN (…)` list.
     public mutating func bind(list values: [Int64]) -> String {
         values.map { bind($0) }.joined(separator: ", ")
-    }
-
-    /// The finished statement: `sql` with these values.
-    public func statement(_ sql: String) -> SQLStatement {
-        SQLStatement(sql: sql, values: values)
     }
 }
 
