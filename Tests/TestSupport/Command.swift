@@ -13,6 +13,7 @@ public enum Command {
     @discardableResult
     public static func run(_ tool: String, _ arguments: [String], in directory: String? = nil,
                            environment: [String: String] = [:]) throws -> Result {
+        TestTools.ensure(tool)  // a missing tool is installed, not a reason to fail
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [tool] + arguments

@@ -73,12 +73,9 @@ private actor Provisioner {
         try await task.value
     }
 
-    private static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("tools/lib/test-needs").path
-
     /// Runs the installer; exports the `KEY=VALUE` lines it prints, and stops a server it started at exit.
     private static func provide(_ need: String) throws {
-        let result = try Command.run("bash", [script, need])
+        let result = try Command.run("bash", [TestTools.needsScript, need])
         guard result.status == 0 else {
             throw CommandError(
                 description: "tools/lib/test-needs \(need) failed (\(result.status)): \(result.err.suffix(2000))")

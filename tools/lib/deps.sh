@@ -4,8 +4,8 @@
 FAULTLINE_APT_PACKAGES=(libsqlite3-dev zlib1g-dev libbrotli-dev libdw-dev elfutils)
 # What the fast test stage uses besides (tools/test --fast): compilers and binutils to build real ELF fixtures,
 # llvm-symbolizer (llvm) as the reference the symbolicator is compared with, lld-19 and llvm-19 to link Mach-O
-# programs and make their dSYMs and universal files (ld64.lld, dsymutil-19, llvm-lipo-19).
-FAULTLINE_TEST_APT_PACKAGES=(gcc g++ binutils llvm lld-19 llvm-19)
+# programs and make their dSYMs and universal files (ld64.lld, dsymutil-19, llvm-lipo-19), zip for Xcode archives.
+FAULTLINE_TEST_APT_PACKAGES=(gcc g++ binutils llvm lld-19 llvm-19 zip)
 # What only the end-to-end stage uses (tools/test --e2e): the real elfutils debuginfod client (debuginfod-find) to
 # test the server's debuginfod face, chromium and chromium-driver to open the rendered dashboard headless, gdb for
 # the crash corpus. PostgreSQL comes from tools/lib/postgres.sh, the PyPI clients from tools/lib/pypi.sh.
