@@ -1,18 +1,18 @@
 import FaultlineCore
 import PostgresNIO
 
-/// Files many reports under their issues at once, for reports never filed before (the common case: every new crash):
-/// reads the state a filing plan needs (`readFilingState`), asks `FilingPlanner.plan` (pure, in FaultlineCore), and
-/// writes the plan with each table written once (`write`). It decides nothing itself.
+/// Files a batch of reports under their issues: reads the state a filing plan needs (`readFilingState`), asks
+/// `FilingPlanner.plan` (pure, in FaultlineCore), and writes the plan with each table written once (`write`). It decides
+/// nothing itself. The twin of SQLite's `BatchGrouper`.
 ///
 /// What makes it equal to filing one report at a time (`FilingPlanner` says the rest):
 /// - The caller holds every fingerprint's advisory lock and every report's row (`saveInSets`). The issues of those
-///   fingerprints are read `FOR UPDATE`, so their first/last event and releases, computed by the plan one report after
-///   the other, are written as values no one else moved meanwhile.
-/// - A report filed before (moving between issues, or migrating to a new grouping version) is never given here: those
-///   take `PostgresGrouper.file` one at a time, in the batch's order (`saveInSets`).
+///   fingerprints, and those reports filed before move out of, are read `FOR UPDATE`, so their first/last event and
+///   releases, computed by the plan one report after the other, are written as values no one else moved meanwhile.
+/// - Reports filed before (moving between issues after late symbols, or migrating to a new grouping version) are in the
+///   same plan, in the batch's order; a report is given once per plan (`saveInSets` writes a plan before a repeat).
 /// - The new-issue cap: each project's count of issues created in the window is read once (`newIssueBudgets`) and the
-///   plan moves it by the batch's own creations.
+///   plan moves it by the batch's own creations and deletions.
 enum PostgresBatchGrouper {
     struct Filing {
         var report: FiledReport
@@ -22,7 +22,7 @@ enum PostgresBatchGrouper {
 
     typealias Filed = FilingPlan.Filed
 
-    /// Files `filings` (in the batch's order, none filed before) and applies every effect; the issue of each report.
+    /// Files `filings` (in the batch's order, each report once) and applies every effect; the issue of each report.
     static func file(
         _ filings: [Filing], now: Int64, reads: PostgresBatchReads, _ connection: PostgresConnection, _ logger: Logger
     )
@@ -89,6 +89,25 @@ enum PostgresBatchGrouper {
                 state: PostgresGrouper.state((id, status, fingerprint, rank)), title: title,
                 span: IssueSpan(firstSeen: first, lastSeen: last, firstRelease: firstRelease, lastRelease: lastRelease))
         }
+        // The issues reports filed before move out of, with what only moves need (`current`).
+        if !needs.current.isEmpty {
+            for try await row in try await connection.query(
+                """
+                SELECT id, project_id, fingerprint, status, title_rank, title, first_seen, last_seen, first_release, last_release,
+                    events, regressed, status_changed_at, status_changed_by, created_at
+                FROM issues WHERE id = ANY(\(needs.current)) ORDER BY id FOR UPDATE
+                """, logger: logger
+            ).decode(
+                (Int64, Int64, String, String, Int, String, Int64, Int64, String?, String?, Int64, Bool, Int64?, String?, Int64?).self)
+            {
+                var issue = FilingPlanner.Issue(
+                    state: PostgresGrouper.state((row.0, row.3, row.2, row.4)), title: row.5,
+                    span: IssueSpan(firstSeen: row.6, lastSeen: row.7, firstRelease: row.8, lastRelease: row.9),
+                    events: row.10)
+                (issue.regressed, issue.statusChangedAt, issue.statusChangedBy, issue.createdAt) = (row.11, row.12, row.13, row.14)
+                state.issues[FilingPlanner.IssueKey(project: row.1, fingerprint: row.2)] = issue
+            }
+        }
         // Whether a closed issue was seen in a report's release decides a regression.
         let closed = state.issues.values.filter { $0.state.status == .closed }.map(\.state.id)
         if !closed.isEmpty && !needs.releases.isEmpty {
@@ -109,11 +128,11 @@ enum PostgresBatchGrouper {
         let creating = needs.creating(given: state.issues)
         state.budgets = try await PostgresGrouper.newIssueBudgets(
             creating.sorted { $0.key < $1.key }.map {
-                (ProjectID($0.key), state.settings[$0.key] ?? AlertSettings(), $0.value)
+                (ProjectID($0.key), state.settings[$0.key] ?? AlertSettings(), $0.value, needs.moving[$0.key] ?? 0)
             }, now: now,
             connection, logger)
         for (project, budget) in state.budgets {
-            guard let overflow = budget.overflow else { continue }
+            guard let overflow = budget.overflow, state.issues[.overflow(project: project)] == nil else { continue }
             state.issues[.overflow(project: project)] = try await issue(overflow, connection, logger)
         }
         // A report filed for the first time is early or not by its session's start.
@@ -147,12 +166,13 @@ enum PostgresBatchGrouper {
         throw StorageError(.conflict, "the overflow issue \(overflow.id) is gone")
     }
 
-    /// Writes `plan`: its new issues (one statement), the rollup deltas and issue updates (one statement a table), its
-    /// alerts (one statement); each report's issue, its plan id resolved.
+    /// Writes `plan`: its new issues (one statement, or one per run between deletions) and deletions in the plan's
+    /// order, the rollup deltas and issue updates (one statement a table), its alerts (one statement); each report's
+    /// issue, its plan id resolved.
     static func write(_ plan: FilingPlan, _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64:
         Filed]
     {
-        let created = try await insertIssues(plan, connection, logger)
+        var created: [Int64: Int64] = [:]
         func id(_ key: Int64) throws -> Int64 {
             if key > 0 { return key }
             guard let id = created[key] else {
@@ -160,32 +180,53 @@ enum PostgresBatchGrouper {
             }
             return id
         }
+        var inserted = 0
+        for deletion in plan.deletions {
+            created.merge(
+                try await insertIssues(plan, from: inserted, to: deletion.afterNewIssues, connection, logger)
+            ) { _, new in new }
+            inserted = max(inserted, deletion.afterNewIssues)
+            if let to = deletion.alertsTo {
+                try await connection.query(
+                    "UPDATE alerts SET issue_id = \(try id(to)) WHERE issue_id = \(deletion.issue)", logger: logger)
+            }
+            // Its rollup rows go with it (ON DELETE CASCADE).
+            try await connection.query("DELETE FROM issues WHERE id = \(deletion.issue)", logger: logger)
+        }
+        created.merge(try await insertIssues(plan, from: inserted, to: plan.newIssues.count, connection, logger)) {
+            _, new in new
+        }
         try await plan.deltas.write(resolving: id, plan: plan, connection, logger)
         try await PostgresAlertRecords.insert(try plan.drafts(resolving: id), at: plan.now, connection, logger)
         return try plan.filed.mapValues { Filed(issue: try id($0.issue), early: $0.early) }
     }
 
-    /// Inserts the plan's new issues in one statement; their ids by their plan ids.
-    static func insertIssues(_ plan: FilingPlan, _ connection: PostgresConnection, _ logger: Logger) async throws
-        -> [Int64: Int64]
-    {
-        let created = plan.newIssues
-        guard !created.isEmpty else { return [:] }
+    /// Inserts the plan's new issues `from..<to` in one statement; their ids by their plan ids.
+    static func insertIssues(
+        _ plan: FilingPlan, from: Int, to: Int, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> [Int64: Int64] {
+        guard from < min(to, plan.newIssues.count) else { return [:] }
+        let range = from..<min(to, plan.newIssues.count)
+        let created = Array(plan.newIssues[range])
         let now = plan.now
         var keys: [FilingPlanner.IssueKey: Int64] = [:]
-        for (index, issue) in created.enumerated() { keys[issue.key] = FilingPlan.newIssueID(at: index) }
+        for (index, issue) in zip(range, created) { keys[issue.key] = FilingPlan.newIssueID(at: index) }
         var ids: [Int64: Int64] = [:]
         for try await (id, project, fingerprint) in try await connection.query(
             """
             INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen, last_seen,
-                first_release, last_release, updated_at, created_at)
-            SELECT p, f, k, g, t, CASE WHEN hc THEN c END, r, o, o, CASE WHEN hr THEN rel END, CASE WHEN hr THEN rel END, \(now), \(now)
+                first_release, last_release, updated_at, created_at, status, regressed, status_changed_at, status_changed_by)
+            SELECT p, f, k, g, t, CASE WHEN hc THEN c END, r, o, o, CASE WHEN hr THEN rel END, CASE WHEN hr THEN rel END, \(now), \(now),
+                st, rg, CASE WHEN ha THEN sa END, CASE WHEN hb THEN sb END
             FROM unnest(\(created.map(\.key.project))::bigint[], \(created.map(\.key.fingerprint))::text[], \(created.map(\.kind))::text[],
                         \(created.map(\.grouping))::text[], \(created.map(\.title))::text[], \(created.map { $0.culprit ?? "" })::text[],
                         \(created.map { $0.culprit != nil })::boolean[], \(created.map { Int64($0.titleRank) })::bigint[],
                         \(created.map(\.occurredAt))::bigint[], \(created.map { $0.release ?? "" })::text[],
-                        \(created.map { $0.release != nil })::boolean[])
-                WITH ORDINALITY AS u(p, f, k, g, t, c, hc, r, o, rel, hr, n)
+                        \(created.map { $0.release != nil })::boolean[], \(created.map(\.status.rawValue))::text[],
+                        \(created.map(\.regressed))::boolean[], \(created.map { $0.statusChangedAt ?? 0 })::bigint[],
+                        \(created.map { $0.statusChangedAt != nil })::boolean[], \(created.map { $0.statusChangedBy ?? "" })::text[],
+                        \(created.map { $0.statusChangedBy != nil })::boolean[])
+                WITH ORDINALITY AS u(p, f, k, g, t, c, hc, r, o, rel, hr, st, rg, sa, ha, sb, hb, n)
             ORDER BY n
             RETURNING id, project_id, fingerprint
             """, logger: logger

@@ -22,17 +22,55 @@ extension IssueRollupDeltas {
         for (key, counts) in self.days { days[DayKey(issue: try id(key.issue), day: key.day)] = counts }
 
         // The distinct-user rows first: how their counts cross 0 and 1 moves the distinct-user counters above them.
-        for (key, change) in try await Self.addEvents(users, resolving: id, connection, logger) {
+        for (key, change) in try await Self.moveEvents(users, resolving: id, connection, logger) {
             issues[key.issue, default: Counts()].users &+= CounterDeltas.crossing(0, before: change.before, after: change.after)
             issues[key.issue, default: Counts()].repeatUsers &+= CounterDeltas.crossing(1, before: change.before, after: change.after)
         }
-        for (key, change) in try await Self.addEvents(releaseUsers, resolving: id, connection, logger) {
+        for (key, change) in try await Self.moveEvents(releaseUsers, resolving: id, connection, logger) {
             releases[ReleaseKey(issue: key.issue, release: key.release)]?.users &+= CounterDeltas.crossing(0, before: change.before, after: change.after)
         }
-        for (key, change) in try await Self.addEvents(dayUsers, resolving: id, connection, logger) {
+        for (key, change) in try await Self.moveEvents(dayUsers, resolving: id, connection, logger) {
             days[DayKey(issue: key.issue, day: key.day)]?.users &+= CounterDeltas.crossing(0, before: change.before, after: change.after)
         }
-        _ = try await Self.addEvents(tags, resolving: id, connection, logger)
+        _ = try await Self.moveEvents(tags, resolving: id, connection, logger)
+
+        // Rows losing events (reports moved out of their issue) go at 0, else keep their bounds.
+        let fewerReleases = releases.filter { $0.value.events <= 0 }.keys.sorted()
+        if !fewerReleases.isEmpty {
+            let counts = fewerReleases.compactMap { releases[$0] }
+            try await connection.query(
+                """
+                DELETE FROM issue_releases r USING unnest(\(fewerReleases.map(\.issue))::bigint[], \(fewerReleases.map(\.release.text))::text[],
+                        \(counts.map(\.events))::bigint[]) AS u(i, rel, e)
+                WHERE r.issue_id = u.i AND r.release = u.rel AND r.events + u.e <= 0
+                """, logger: logger)
+            try await connection.query(
+                """
+                UPDATE issue_releases r SET events = r.events + u.e, users = greatest(r.users + u.us, 0)
+                FROM unnest(\(fewerReleases.map(\.issue))::bigint[], \(fewerReleases.map(\.release.text))::text[],
+                        \(counts.map(\.events))::bigint[], \(counts.map(\.users))::bigint[]) AS u(i, rel, e, us)
+                WHERE r.issue_id = u.i AND r.release = u.rel
+                """, logger: logger)
+            for key in fewerReleases { releases[key] = nil }
+        }
+        let fewerDays = days.filter { $0.value.events <= 0 }.keys.sorted()
+        if !fewerDays.isEmpty {
+            let counts = fewerDays.compactMap { days[$0] }
+            try await connection.query(
+                """
+                DELETE FROM issue_days d USING unnest(\(fewerDays.map(\.issue))::bigint[], \(fewerDays.map(\.day))::bigint[],
+                        \(counts.map(\.events))::bigint[]) AS u(i, dy, e)
+                WHERE d.issue_id = u.i AND d.day = u.dy AND d.events + u.e <= 0
+                """, logger: logger)
+            try await connection.query(
+                """
+                UPDATE issue_days d SET events = d.events + u.e, users = greatest(d.users + u.us, 0)
+                FROM unnest(\(fewerDays.map(\.issue))::bigint[], \(fewerDays.map(\.day))::bigint[],
+                        \(counts.map(\.events))::bigint[], \(counts.map(\.users))::bigint[]) AS u(i, dy, e, us)
+                WHERE d.issue_id = u.i AND d.day = u.dy
+                """, logger: logger)
+            for key in fewerDays { days[key] = nil }
+        }
 
         let releaseKeys = releases.keys.sorted()
         let releaseCounts = releaseKeys.compactMap { releases[$0] }
@@ -65,7 +103,7 @@ extension IssueRollupDeltas {
                              _ connection: PostgresConnection, _ logger: Logger) async throws {
         var planned: [Int64: FilingPlanner.Issue] = [:]
         for issue in plan.issuesByKey.values { planned[try id(issue.state.id)] = issue }
-        let ids = issues.keys.sorted()
+        let ids = Set(issues.keys).union(planned.keys).sorted()
         var rows: [(counts: Counts, issue: FilingPlanner.Issue)] = []
         for issue in ids {
             guard let plannedIssue = planned[issue] else { throw StorageError(.conflict, "issue \(issue) was counted but not planned") }
@@ -73,11 +111,21 @@ extension IssueRollupDeltas {
         }
         let counts = rows.map { $0.counts }
         let spans = rows.map { $0.issue.span }
-        let retitles = rows.map { $0.issue.retitle }
+        // A rekey gives the grouping, title and culprit too; a retitle after it wins.
+        let retitles = rows.map { row in
+            row.issue.retitle
+                ?? row.issue.rekey.map {
+                    FilingPlanner.Retitle(grouping: $0.grouping, title: $0.title, culprit: $0.culprit, rank: $0.rank)
+                }
+        }
+        let rekeys = rows.map { $0.issue.rekey }
         try await connection.query(
             """
-            UPDATE issues i SET events = i.events + u.events, early_events = i.early_events + u.early,
-                timed_events = i.timed_events + u.timed, users = i.users + u.users, repeat_users = i.repeat_users + u.repeats,
+            UPDATE issues i SET events = greatest(i.events + u.events, 0), early_events = greatest(i.early_events + u.early, 0),
+                timed_events = greatest(i.timed_events + u.timed, 0), users = i.users + u.users,
+                repeat_users = i.repeat_users + u.repeats,
+                fingerprint = CASE WHEN u.rekey THEN u.fingerprint ELSE i.fingerprint END,
+                kind = CASE WHEN u.rekey THEN u.kind ELSE i.kind END,
                 first_seen = u.first_seen, last_seen = u.last_seen,
                 first_release = CASE WHEN u.has_first THEN u.first_release END,
                 last_release = CASE WHEN u.has_last THEN u.last_release END,
@@ -98,11 +146,62 @@ extension IssueRollupDeltas {
                         \(rows.map { $0.issue.reopened })::boolean[], \(retitles.map { $0 != nil })::boolean[],
                         \(retitles.map { $0?.grouping ?? "" })::text[], \(retitles.map { $0?.title ?? "" })::text[],
                         \(retitles.map { $0?.culprit ?? "" })::text[], \(retitles.map { $0?.culprit != nil })::boolean[],
-                        \(retitles.map { Int64($0?.rank ?? 0) })::bigint[])
+                        \(retitles.map { Int64($0?.rank ?? 0) })::bigint[], \(rekeys.map { $0 != nil })::boolean[],
+                        \(rekeys.map { $0?.fingerprint ?? "" })::text[], \(rekeys.map { $0?.kind ?? "" })::text[])
                 AS u(id, events, early, timed, users, repeats, first_seen, last_seen, first_release, has_first, last_release, has_last,
-                     reopen, retitle, grouping, title, culprit, has_culprit, title_rank)
+                     reopen, retitle, grouping, title, culprit, has_culprit, title_rank, rekey, fingerprint, kind)
             WHERE i.id = u.id
             """, logger: logger)
+    }
+
+    /// Moves each row's `events` by its delta: the positive ones by `addEvents`, the negative ones by `takeEvents`
+    /// (a row reaching 0 is deleted); each row's events before and after.
+    static func moveEvents<Key: CountedEventsKey>(_ deltas: [Key: Int64], resolving id: (Int64) throws -> Int64,
+                                                  _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> [Key: (before: Int64, after: Int64)]
+    {
+        let fewer = deltas.filter { $0.value < 0 }
+        guard !fewer.isEmpty else { return try await addEvents(deltas, resolving: id, connection, logger) }
+        var changes = try await addEvents(deltas.filter { $0.value > 0 }, resolving: id, connection, logger)
+        changes.merge(try await takeEvents(fewer, resolving: id, connection, logger)) { _, new in new }
+        return changes
+    }
+
+    /// Takes each (negative) delta off the `events` of its row, deleting the rows it brings to 0 or below (two
+    /// statements); each row's events before and after. Rows missing stay missing.
+    static func takeEvents<Key: CountedEventsKey>(_ deltas: [Key: Int64], resolving id: (Int64) throws -> Int64,
+                                                  _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> [Key: (before: Int64, after: Int64)]
+    {
+        var resolved: [Key: Int64] = [:]
+        for (key, delta) in deltas { resolved[key.with(issue: try id(key.issue))] = delta }
+        let keys = resolved.keys.sorted()
+        let table = Key.table
+        let columns = Key.columns.map(\.name)
+        let arrays = (Key.columns.map(\.type) + ["bigint"]).enumerated().map { "$\($0 + 1)::\($1)[]" }.joined(separator: ", ")
+        let match = columns.map { "t.\($0) = u.\($0)" }.joined(separator: " AND ")
+        let returning = columns.map { "t.\($0)" }.joined(separator: ", ")
+        let aliases = (columns + ["delta"]).joined(separator: ", ")
+        func binds() -> PostgresBindings {
+            var binds = PostgresBindings()
+            for array in Key.arrays(keys) { binds.append(array) }
+            binds.append(keys.map { resolved[$0] ?? 0 })
+            return binds
+        }
+        var changes: [Key: (before: Int64, after: Int64)] = [:]
+        for sql in [
+            "DELETE FROM \(table) t USING unnest(\(arrays)) AS u(\(aliases)) WHERE \(match) AND t.events + u.delta <= 0 RETURNING \(returning), t.events, 0::bigint",
+            "UPDATE \(table) t SET events = t.events + u.delta FROM unnest(\(arrays)) AS u(\(aliases)) WHERE \(match) RETURNING \(returning), t.events - u.delta, t.events",
+        ] {
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds()), logger: logger) {
+                let cells = row.makeRandomAccess()
+                let key = try Key(cells)
+                changes[key] = (
+                    try cells[Key.columns.count].decode(Int64.self), try cells[Key.columns.count + 1].decode(Int64.self)
+                )
+            }
+        }
+        return changes
     }
 
     /// Adds each delta to the `events` of its row (inserting the rows missing) in one statement; each row's events

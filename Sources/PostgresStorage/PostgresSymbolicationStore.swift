@@ -162,10 +162,10 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
     }
 
     /// `saveBatch`'s first try, in one transaction: every fingerprint's lock in order, then every report's row, then the
-    /// reports in runs. A run of fingerprints whose reports were never filed is saved set-based (`PostgresResultBatch`,
-    /// a fixed number of statements per run); a fingerprint with a report filed before (moving between issues after
-    /// late symbols, or migrating to a new grouping version) is filed one report at a time (`save`), in its place in
-    /// the order, so every decision sees what the reports before it did, as when each report is saved alone.
+    /// reports set-based (`PostgresResultBatch`, a fixed number of statements), new ones and those filed before (moving
+    /// between issues after late symbols, or migrating to a new grouping version) in one filing plan, which decides each
+    /// against what the reports before it did, as when each report is saved alone. The reports are distinct (`saveBatch`
+    /// saves a batch with a repeated report one at a time).
     static func saveInSets(_ ordered: [(SymbolicationOutcome, StoredOutcome)], now: Int64, identities: IdentityHashers?,
                            _ connection: PostgresConnection, _ logger: Logger)
         async throws -> [Int64: IssueID?]
@@ -178,32 +178,14 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         }
         try await PostgresGrouper.lock(fingerprints: fingerprints, connection, logger)
         let reports = try await FiledReport.lock(ordered.map { $0.0.reportID }, connection, logger)
-        let reads = PostgresBatchReads(identities: identities)
-        var issues: [Int64: IssueID?] = [:]
-        var run: [PostgresResultBatch.Item] = []
-        var start = ordered.startIndex
-        while start < ordered.endIndex {
-            // The reports of one fingerprint (or those without a grouping) are next to each other.
-            let fingerprint = ordered[start].0.grouping?.grouping.fingerprint
-            var end = start + 1
-            while end < ordered.endIndex && ordered[end].0.grouping?.grouping.fingerprint == fingerprint { end += 1 }
-            let group = ordered[start..<end]
-            if fingerprint != nil && group.contains(where: { reports[$0.0.reportID]?.issueID != nil }) {
-                issues.merge(try await PostgresResultBatch.save(run, now: now, reads: reads, connection, logger)) { _, new in new }
-                run = []
-                for (outcome, json) in group {
-                    issues[outcome.reportID] = try await Self.save(outcome, encoded: json, now: now, reads: reads, connection, logger)
-                }
-            } else {
-                for (outcome, json) in group {
-                    guard let report = reports[outcome.reportID] else { continue }  // gone
-                    run.append(PostgresResultBatch.Item(outcome: outcome, encoded: json, report: report, touched: json.touched))
-                }
+        let items = ordered.compactMap { outcome, json in
+            // A report gone is left out.
+            reports[outcome.reportID].map {
+                PostgresResultBatch.Item(outcome: outcome, encoded: json, report: $0, touched: json.touched)
             }
-            start = end
         }
-        issues.merge(try await PostgresResultBatch.save(run, now: now, reads: reads, connection, logger)) { _, new in new }
-        return issues
+        return try await PostgresResultBatch.save(
+            items, now: now, reads: PostgresBatchReads(identities: identities), connection, logger)
     }
 
     /// `saveBatch`'s second try: each report in its own savepoint; one the server refuses leaves the queue ungrouped
@@ -280,9 +262,17 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                 logger: logger)
             return report.issueID.map { IssueID($0) }
         }
-        return try await PostgresGrouper.file(
-            report: report, grouping: grouping, groupingJSON: json.grouping ?? StoredJSON.encode(grouping.grouping), now: now,
-            reads: reads, connection, logger)
+        // Alone: a plan of one report.
+        let filing = PostgresBatchGrouper.Filing(
+            report: report, input: grouping, groupingJSON: json.grouping ?? StoredJSON.encode(grouping.grouping))
+        guard let filed = try await PostgresBatchGrouper.file([filing], now: now, reads: reads, connection, logger)[report.id]
+        else { throw StorageError(.conflict, "grouping decided no issue for report \(report.id)") }
+        try await connection.query(
+            """
+            UPDATE reports SET issue_id = \(filed.issue), early = \(filed.early), grouping_version = \(Grouping.version)
+            WHERE id = \(report.id) AND received_at = \(report.receivedAt)
+            """, logger: logger)
+        return IssueID(filed.issue)
     }
 
     /// Which debug data each build-id had when this result was saved (`report_modules`): a build-id missing from the

@@ -140,6 +140,9 @@ public enum FilingPlanner {
         public var title: String
         public var culprit: String?
         public var rank: Int
+        public init(grouping: String, title: String, culprit: String?, rank: Int) {
+            (self.grouping, self.title, self.culprit, self.rank) = (grouping, title, culprit, rank)
+        }
     }
 
     /// What an engine read for a batch (`needs` says what to read).
