@@ -111,7 +111,7 @@ public struct PostgresSearch: SearchReader {
 
     public func search(_ text: SearchText, project: ProjectID, page: Int, pageSize: Int, now: Date) async throws -> SearchResults {
         guard let query = Self.query(text) else {
-            return SearchResults(reports: [], reportCount: 0, reportCountIsLowerBound: false, issues: [], issuesFromNewestOnly: false)
+            return .none
         }
         let page = PageRequest(page: page, size: pageSize, bound: PageRequest.maxSearchHits)
         let limit = SearchResults.countLimit
@@ -169,9 +169,7 @@ public struct PostgresSearch: SearchReader {
                     """,
                 values: [.integer(p), .text(query), .integer(Int64(limit))])
             let issues = try await connection.rows(issuesQuery, logger: logger) { try IssueSQL.summary($0, now: now) }
-            return SearchResults(
-                reports: reports, reportCount: min(counted, limit), reportCountIsLowerBound: counted > limit, issues: issues,
-                issuesFromNewestOnly: counted > limit)
+            return SearchResults(reports: reports, issues: issues, counted: counted)
         }
     }
 }

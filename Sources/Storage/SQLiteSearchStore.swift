@@ -136,7 +136,7 @@ public struct SQLiteSearchStore: SearchReader {
 
     public func search(_ text: SearchText, project: ProjectID, page: Int, pageSize: Int, now: Date) async throws -> SearchResults {
         guard let match = Self.matchExpression(text, project: project) else {
-            return SearchResults(reports: [], reportCount: 0, reportCountIsLowerBound: false, issues: [], issuesFromNewestOnly: false)
+            return .none
         }
         let page = PageRequest(page: page, size: pageSize, bound: PageRequest.maxSearchHits)
         let limit = SearchResults.countLimit
@@ -154,9 +154,7 @@ public struct SQLiteSearchStore: SearchReader {
             let issues = try db.rows(
                 SQLStatement(sql: Self.issuesSQL, values: [.integer(project.rawValue), .text(match), .integer(Int64(limit))])
             ) { try IssueSQL.summary($0, now: now) }
-            return SearchResults(
-                reports: reports, reportCount: min(counted, limit), reportCountIsLowerBound: counted > limit, issues: issues,
-                issuesFromNewestOnly: counted > limit)
+            return SearchResults(reports: reports, issues: issues, counted: counted)
         }
     }
 }

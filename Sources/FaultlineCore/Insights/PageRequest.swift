@@ -13,8 +13,10 @@ public struct PageRequest: Sendable, Equatable {
     public static let maxIssues = 10_000
     /// The top issues of a window.
     public static let maxTopIssues = 500
-    /// A page of reports: the API's largest page (500) and one more, which says whether a next page exists.
-    public static let maxReports = 501
+    /// The API's largest page of reports.
+    public static let maxReportPage = 500
+    /// A page of reports: the API's largest page and one more, which says whether a next page exists.
+    public static let maxReports = maxReportPage + 1
     /// The alerts of a project.
     public static let maxAlerts = 1_000
     /// A page of search hits.

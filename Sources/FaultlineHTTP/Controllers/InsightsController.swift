@@ -123,7 +123,7 @@ struct InsightsController {
             window = .release(release)
         default: throw APIError.badRequest("must be 24h, 7d or release", field: "window")
         }
-        let limit = try Self.limit(request, default: 20, max: 500)
+        let limit = try Self.limit(request, default: 20, max: PageRequest.maxTopIssues)
         let rows = try await insights.topIssues(project: project.id, window: window, now: clock.now(), limit: limit)
         return TopOut(window: window.label, issues: rows.map { TopOut.Row(
                 issue: IssueOut($0.issue), users: $0.users, events: $0.events, previousUsers: $0.previous?.users,
@@ -134,7 +134,7 @@ struct InsightsController {
 
     @Sendable func listAlerts(_ request: Request, context: ReaderContext) async throws -> AlertsOut {
         let project = try await context.project(request, projects: projects)
-        let limit = try Self.limit(request, default: 100, max: 1000)
+        let limit = try Self.limit(request, default: 100, max: PageRequest.maxAlerts)
         let deliveries = Dictionary(
             try await alerts.deliveries(project: project.id).map { ($0.alert, $0) }, uniquingKeysWith: { a, _ in a })
         return AlertsOut(alerts: try await insights.alerts(project: project.id, limit: limit).map { AlertOut($0, delivery: deliveries[$0.id]) })

@@ -166,8 +166,8 @@ struct ReadController<Reader: ReportReader> {
         var query = query
         let params = request.uri.queryParameters
         if let limit = params["limit"].map(String.init) {
-            guard let value = Int(limit), (1...500).contains(value) else {
-                throw APIError.badRequest("must be a number from 1 to 500", field: "limit")
+            guard let value = Int(limit), (1...PageRequest.maxReportPage).contains(value) else {
+                throw APIError.badRequest("must be a number from 1 to \(PageRequest.maxReportPage)", field: "limit")
             }
             query.limit = value
         }
