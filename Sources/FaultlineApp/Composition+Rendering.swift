@@ -14,7 +14,7 @@ import Foundation
 /// publisher: atomic writes, never over a page a later render wrote).
 extension Composition {
     /// What the dashboard reads, over this data folder.
-    public var dashboardSources: DashboardSources {
+    var dashboardSources: DashboardSources {
         let symbolication = symbolicationStore
         let projects = self.projects
         let load = loadEvent
@@ -57,7 +57,7 @@ extension Composition {
 
     /// Renders one issue's page into this folder's `site/` now (after a change from the dashboard). A render
     /// cycle that started earlier and finishes later does not overwrite it (`PageGenerations`).
-    public func renderIssuePage(with renderer: SiteRenderer, project: Project, issue: IssueID) async throws {
+    func renderIssuePage(with renderer: SiteRenderer, project: Project, issue: IssueID) async throws {
         let publish = site.startRender()
         try await renderer.renderIssuePage(
             issue, of: project, sources: dashboardSources, now: clock.now(), ledger: issuePages, write: { try publish($0, $1) })

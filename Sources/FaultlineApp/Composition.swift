@@ -27,7 +27,7 @@ public struct Composition: Sendable {
     let engine: OpenEngine
     let stores: EngineStores
     public let clock: any WallClock
-    public let metrics = MetricsRegistry()
+    let metrics = MetricsRegistry()
     public let projects: ProjectService
     /// Moves whenever a debug file is stored; the symbolicator's module cache forgets where it found files then.
     let debugFileChanges = ChangeCounter()
@@ -115,7 +115,7 @@ public struct Composition: Sendable {
 
     /// A mark that differs once some node announced a change since it was read last (`PostgresEngine.changeMark`);
     /// with SQLite, where the one server renders every change it makes, always the same.
-    public func changeMark() async throws -> String {
+    func changeMark() async throws -> String {
         try await engine.postgres?.changeMark() ?? ""
     }
 
@@ -150,7 +150,7 @@ public struct Composition: Sendable {
         }
     }
 
-    public var telemetry: Telemetry { Telemetry(factory: metrics.factory) }
+    var telemetry: Telemetry { Telemetry(factory: metrics.factory) }
 
     /// Stored reports, as one concrete type (the HTTP dependencies are generic over their reader).
     public var reader: AnyReportReader { AnyReportReader(stores.reports) }
@@ -285,16 +285,16 @@ public struct Composition: Sendable {
 
 /// A counter that only moves forward, shared by the debug-file service (which advances it) and the module
 /// cache (which reads it).
-public final class ChangeCounter: Sendable {
+final class ChangeCounter: Sendable {
     private let counter = Atomic<UInt64>(0)
     private let observed = Atomic<Int64>(0)
-    public init() {}
+    init() {}
     /// The current value: changes whenever `advance` is called or `observe` sees a higher sequence.
-    public var value: UInt64 {
+    var value: UInt64 {
         counter.load(ordering: .acquiring) &+ UInt64(clamping: observed.load(ordering: .acquiring))
     }
     /// Moves the counter on.
-    public func advance() { _ = counter.wrappingAdd(1, ordering: .releasing) }
+    func advance() { _ = counter.wrappingAdd(1, ordering: .releasing) }
     /// Takes in a change sequence read from the database (kept when higher than the last one seen).
-    public func observe(_ sequence: Int64) { _ = observed.max(sequence, ordering: .acquiringAndReleasing) }
+    func observe(_ sequence: Int64) { _ = observed.max(sequence, ordering: .acquiringAndReleasing) }
 }
