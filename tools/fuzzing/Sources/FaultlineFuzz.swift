@@ -52,6 +52,13 @@ enum FuzzTarget: String, CaseIterable {
     /// Sentry source bundles (`SourceBundle`: `SYSB` header, ZIP central directory, manifest, every file
     /// inflated and checked, as an upload is), with small limits so that each input stays fast.
     case sourceBundle = "source-bundle"
+    /// Minidumps (`Minidump`: directory, streams, contexts, CodeView records, Crashpad annotations) and their
+    /// conversion to the `ProcessSnapshot` a stack walker reads.
+    case minidump
+    /// The ways a minidump arrives (`MinidumpSubmission`): the first line is the Content-Type, the rest a form
+    /// (`multipart`, with MessagePack `__sentry-event`/breadcrumb parts); the whole input is also read as an
+    /// envelope and as a raw body.
+    case minidumpForm = "minidump-form"
 }
 
 let limits = IngestLimits()
@@ -109,6 +116,8 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .chunkAssembly: fuzzChunkAssembly(bytes)
     case .symbolicate: fuzzSymbolicate(bytes)
     case .sourceBundle: fuzzSourceBundle(bytes)
+    case .minidump: fuzzMinidump(bytes)
+    case .minidumpForm: fuzzMinidumpForm(bytes)
     case nil: break
     }
     return 0
@@ -261,6 +270,47 @@ func fuzzSourceBundle(_ bytes: [UInt8]) {
     for path in bundle.paths.prefix(64) {
         let first = try? bundle.file(atPath: path)
         if first != (try? again.file(atPath: path)) { fatalError("a bundle reopened on its index reads differently") }
+    }
+}
+
+/// A dump read, then converted. Traps when the snapshot breaks what the walker relies on: memory sorted, disjoint and
+/// no larger than the input, modules sorted by base, at most one crashed thread and that one first.
+func fuzzMinidump(_ bytes: [UInt8]) {
+    guard let dump = try? Minidump(bytes: bytes), let snapshot = try? dump.snapshot() else { return }
+    var total = 0
+    for (i, region) in snapshot.memory.enumerated() {
+        total += region.bytes.count
+        guard i > 0 else { continue }
+        let previous = snapshot.memory[i - 1]
+        let (end, overflow) = previous.start.addingReportingOverflow(UInt64(previous.bytes.count))
+        if overflow || end > region.start { fatalError("snapshot memory overlaps or is out of order") }
+    }
+    if total > bytes.count { fatalError("snapshot memory holds more bytes than the dump") }
+    if snapshot.modules.map(\.base) != snapshot.modules.map(\.base).sorted() { fatalError("modules out of order") }
+    if snapshot.threads.dropFirst().contains(where: \.crashed) { fatalError("a crashed thread is not first") }
+}
+
+/// Small limits, so that each input stays fast. Traps when an accepted submission's dump is not `MDMP`, is past its
+/// limit, or its event is not a JSON object.
+func fuzzMinidumpForm(_ bytes: [UInt8]) {
+    var limits = MinidumpSubmission.Limits()
+    limits.maxDumpBytes = 256 * 1024
+    limits.maxBodyBytes = 512 * 1024
+    limits.maxFieldBytes = 64 * 1024
+    limits.maxParts = 32
+    let newline = bytes.firstIndex(of: 10) ?? bytes.count
+    let contentType = String(decoding: bytes[..<newline], as: UTF8.self)
+    let body = newline < bytes.count ? Array(bytes[(newline + 1)...]) : []
+    let submissions = [
+        try? MinidumpSubmission.multipart(body, contentType: contentType, query: "product=p&version=1&guid=g", limits: limits),
+        (try? MinidumpSubmission.envelope(bytes, limits: limits)) ?? nil,
+        try? MinidumpSubmission.raw(bytes, limits: limits),
+    ]
+    for case let submission? in submissions {
+        if !submission.dump.starts(with: Array("MDMP".utf8)) || submission.dump.count > limits.maxDumpBytes {
+            fatalError("an accepted minidump is not MDMP or is past its limit")
+        }
+        if submission.event.first != UInt8(ascii: "{") { fatalError("the assembled event is not a JSON object") }
     }
 }
 
