@@ -31,9 +31,9 @@ public struct PageRequest: Sendable, Equatable {
     /// Page `page` (from 1; below 1 counts as 1) of pages of `size` rows (1 … `bound`). A page whose offset
     /// would overflow starts at `Int.max`, which reads nothing.
     public init(page: Int, size: Int, bound: Int) {
-        let limit = max(1, min(size, bound))
-        let (offset, overflow) = (max(1, page) - 1).multipliedReportingOverflow(by: limit)
-        self.init(limit: limit, offset: overflow ? .max : offset, bound: bound)
+        let rows = PageRequest(limit: size, bound: bound).limit
+        let (offset, overflow) = (max(1, page) - 1).multipliedReportingOverflow(by: rows)
+        self.init(limit: rows, offset: overflow ? .max : offset, bound: bound)
     }
 }
 

@@ -86,9 +86,9 @@ public struct SQLBinds: Sendable {
     public mutating func bind(_ value: String) -> String { bind(.text(value)) }
     public mutating func bind(_ value: Bool) -> String { bind(.bool(value)) }
 
-    /// Placeholders of `values`, comma-separated, for an `IN (…)` list.
-    public mutating func bind(list values: [Int64]) -> String {
-        values.map { bind($0) }.joined(separator: ", ")
+    /// Placeholders of `integers` (at least one: `IN ()` is not SQL), comma-separated, for an `IN (…)` list.
+    public mutating func bind(list integers: [Int64]) -> String {
+        integers.map { bind($0) }.joined(separator: ", ")
     }
 }
 
