@@ -113,6 +113,53 @@ import TestSupport
         #expect(walked.end == .stackPointerNotIncreasing)
     }
 
+    /// arm64: the same shape with `x29`/`x30`, built for aarch64 by clang and lld (the walk needs the file, not the CPU).
+    static let arm64FramedFunction = """
+            .text
+            .globl framed
+            .type framed,%function
+        framed:
+            .cfi_startproc
+            stp x29, x30, [sp, #-16]!
+            .cfi_def_cfa_offset 16
+            .cfi_offset w30, -8
+            .cfi_offset w29, -16
+            mov x29, sp
+            .cfi_def_cfa w29, 16
+            nop
+            bl framed
+            nop
+            ldp x29, x30, [sp], #16
+            .cfi_def_cfa wsp, 0
+            ret
+            .cfi_endproc
+            .size framed, .-framed
+        """
+
+    @Test func arm64FramesUnwindWithCFIFromX29AndX30() throws {
+        let folder = try TempFolder("walk-arm64")
+        let source = try folder.write("framed.s", Self.arm64FramedFunction)
+        let object = folder.file("framed.o")
+        let library = folder.file("framed.so")
+        try Command.check("clang", ["-target", "aarch64-linux-gnu", "-c", source, "-o", object])
+        try Command.check("/usr/lib/llvm-19/bin/ld.lld", ["-shared", "--build-id", object, "-o", library])
+        let framed = try #require(try HostileELF.address(of: "framed", in: library))
+        let base: UInt64 = 0x7F00_0000_0000
+        let pc = base + framed + 8  // after `stp x29, x30, [sp, #-16]!; mov x29, sp`: CFA = x29 + 16
+        let returnAddress = base + framed + 16  // after `bl framed`
+        // The frame record at the stack pointer names the next one (at +32), whose return address is 0: the end.
+        let memory = Self.region(Self.stack, [Self.stack + 32, returnAddress, 0, 0, 0, 0])
+        let module = ProcessSnapshot.Module(path: library, base: base, size: 0x20000, buildID: nil)
+        let thread = ProcessSnapshot.Thread(
+            id: 1, crashed: true, registers: [29: Self.stack, 30: 0x1234, 31: Self.stack], pc: pc, sp: Self.stack)
+        let snapshot = ProcessSnapshot(architecture: .arm64, threads: [thread], memory: [memory], modules: [module], exception: nil)
+        let walked = StackWalker { $0.path == library ? library : nil }.walk(snapshot)[0]
+        #expect(walked.frames.map(\.address) == [pc, returnAddress], "\(walked.frames)")
+        #expect(walked.frames.map(\.trust) == [.context, .cfi])
+        #expect(walked.frames.map(\.stackPointer) == [Self.stack, Self.stack + 16])
+        #expect(walked.end == .outermost)
+    }
+
     @Test func aThreadWithNothingCapturedKeepsItsContextFrame() {
         let snapshot = Self.snapshot([Self.thread(pc: 0xDEAD, sp: 0x1000, rbp: 0)], memory: [], modules: [])
         let thread = walker.walk(snapshot)[0]

@@ -95,11 +95,8 @@ final class DwflSession {
         dwfl_report_end(dwfl, nil, nil)
         moduleRanges = ranges
 
-        threadCallbacks.pointee.next_thread = { _, arg, threadArg in
-            // Threads are only looked up by id (get_thread); enumerating them is never needed.
-            _ = (arg, threadArg)
-            return 0
-        }
+        // Threads are only looked up by id (get_thread): enumerating them is never needed, but libdwfl requires it.
+        threadCallbacks.pointee.next_thread = { _, _, _ in 0 }
         threadCallbacks.pointee.get_thread = { _, _, arg, threadArg in
             threadArg?.pointee = arg
             return true
@@ -262,7 +259,10 @@ final class DwflSession {
     }
 
     /// Whether the module containing `address` has a CFI row for it (in `.eh_frame` or `.debug_frame`): then libdwfl
-    /// unwound the frame above with CFI, else with its frame-pointer fallback.
+    /// unwound the frame above with CFI, else with its frame-pointer fallback. libdwfl does not say which it used;
+    /// this asks the question it asked first. (Where a row exists but its rules cannot be evaluated, for example a
+    /// saved register in memory the dump did not capture, libdwfl falls back to frame pointers and the frame is still
+    /// called `cfi`: rare, since CFI rules read the stack the dump captures.)
     func hasCFI(at address: UInt64) -> Bool {
         guard let module = dwfl_addrmodule(dwfl, address) else { return false }
         var bias: Dwarf_Addr = 0

@@ -1,17 +1,16 @@
 // walk-bench: minidumps read, walked and symbolicated per second, and the memory a walk takes (issue #34).
 //
 // Usage: walk-bench [--iterations N] [--print] DUMP...   (--print: each thread's frames and how the walk ended)
-// Each dump was written on this machine (tools/bench/walk/run makes them), so every module's mapped path is the
-// module's own file: the walker is given those, as the server would be given uploaded files by build-id.
+// Each dump was written on this machine (tools/bench/walk/run makes them), so every module's file is here: the walker
+// is given those (LocalELFFiles, by build-id), as the server is given uploaded files by build-id.
 //
 // Measured per dump, each phase repeated N times after one warm-up:
 //   read:       Minidump(bytes:) + snapshot()
 //   walk:       StackWalker.walk (a new Dwfl each time: modules reported, files opened, every thread unwound)
 //   symbolicate: each walked frame's inline chain through DebugModule, modules kept open between dumps (as the
 //               server's ModuleCache keeps them)
-//   memory:     the resident set's growth over N more walks (what walks keep: should be ~0), and the process's peak
-//               RSS after all dumps (the first figure of a one-dump run is what one walk needs at most, with
-//               the process's own ~10 MiB).
+//   memory:     the resident set's growth by the first walk of a dump (before any other phase), its growth over N
+//               more walks (what walks keep: should be ~0), and the process's peak RSS after all dumps.
 import FaultlineCore
 import Formats
 import Foundation
@@ -74,6 +73,12 @@ for path in arguments {
     for module in snapshot.modules { files[module.path] = LocalELFFiles.find(module) }
     let walker = StackWalker { [files] in files[$0.path] }
 
+    // The first walk of the dump, before anything else: what the process grows by to walk it once (libdw's state,
+    // the modules' files mapped and read, the result).
+    let beforeFirst = residentKiB()
+    _ = walker.walk(snapshot)
+    let firstWalk = residentKiB() - beforeFirst
+
     let read = try measure(iterations) { _ = try Minidump(bytes: bytes).snapshot() }
     var threads: [WalkedThread] = []
     let walk = measure(iterations) { threads = walker.walk(snapshot) }
@@ -111,6 +116,6 @@ for path in arguments {
             print("  thread \(thread.id)\(thread.crashed ? " (crashed)" : ""): \(frames.joined(separator: ", ")); end: \(thread.end)")
         }
     }
-    print("  resident growth over \(iterations) more walks: \(growth) KiB")
+    print("  resident growth: first walk \(firstWalk) KiB, then over \(iterations) more walks \(growth) KiB")
 }
 print("peak RSS: \(peakRSSKiB() / 1024) MiB")
