@@ -46,9 +46,11 @@ extension IssueRollupDeltas {
                 """, logger: logger)
             try await connection.query(
                 """
-                UPDATE issue_releases r SET events = r.events + u.e, users = greatest(r.users + u.us, 0)
+                UPDATE issue_releases r SET events = r.events + u.e, users = greatest(r.users + u.us, 0),
+                    first_seen = least(r.first_seen, u.f), last_seen = greatest(r.last_seen, u.l)
                 FROM unnest(\(fewerReleases.map(\.issue))::bigint[], \(fewerReleases.map(\.release.text))::text[],
-                        \(counts.map(\.events))::bigint[], \(counts.map(\.users))::bigint[]) AS u(i, rel, e, us)
+                        \(counts.map(\.events))::bigint[], \(counts.map(\.users))::bigint[],
+                        \(counts.map(\.firstSeen))::bigint[], \(counts.map(\.lastSeen))::bigint[]) AS u(i, rel, e, us, f, l)
                 WHERE r.issue_id = u.i AND r.release = u.rel
                 """, logger: logger)
             for key in fewerReleases { releases[key] = nil }

@@ -36,12 +36,18 @@ import Testing
 
     /// Reads the state for `reports` on `stores`' engine, plans them, writes the plan; the plan.
     static func file(_ reports: [FilingPlanner.Report], now: Int64, _ stores: Stores) async throws -> FilingPlan {
+        try await fileResolved(reports, now: now, stores).plan
+    }
+
+    /// `file`, with each report's issue id as written.
+    static func fileResolved(_ reports: [FilingPlanner.Report], now: Int64, _ stores: Stores) async throws
+        -> (plan: FilingPlan, issues: [Int64: Int64])
+    {
         if let sqlite = stores.sqlite {
             return try await sqlite.pool.write { db in
                 let state = try BatchGrouper.readFilingState(for: reports, now: now, reads: BatchReads(), db)
                 let plan = try FilingPlanner.plan(reports, state: state, now: now)
-                _ = try BatchGrouper.write(plan, db)
-                return plan
+                return (plan, try BatchGrouper.write(plan, db).mapValues(\.issueID))
             }
         }
         let postgres = try #require(stores.postgres)
@@ -50,8 +56,7 @@ import Testing
             let state = try await PostgresBatchGrouper.readFilingState(
                 for: reports, now: now, reads: reads, connection, postgres.logger)
             let plan = try FilingPlanner.plan(reports, state: state, now: now)
-            _ = try await PostgresBatchGrouper.write(plan, connection, postgres.logger)
-            return plan
+            return (plan, try await PostgresBatchGrouper.write(plan, connection, postgres.logger).mapValues(\.issue))
         }
     }
 
@@ -143,5 +148,70 @@ import Testing
         #expect(sqlite[7].filter { $0.hasPrefix("regression|") } == ["regression|\(fa)|2.0|Fatal error: out of range"])
         // Two new issues announced, and the window's one folded alert for those held (the second batch's is the same).
         #expect(sqlite[7].filter { $0.hasPrefix("new_issue|") }.count == 3)
+    }
+
+    /// Moves and migrations in one plan: an issue emptied and deleted (its fingerprint created again later in the same
+    /// batch), a report moving to a new issue, an issue of an older grouping version rekeyed and then split, the split
+    /// keeping its status. Both engines leave the same rows, and the counters equal what the reports add up to.
+    @Test func bothEnginesWriteMovesAndMigrationsIdentically() async throws {
+        let a = Self.grouping("aaaa", title: "SIGSEGV", rank: Grouping.TitleRank.signal)
+        let b = Self.grouping("bbbb", title: "SIGABRT", rank: Grouping.TitleRank.signal)
+        let c = Self.grouping("cccc", title: "SIGBUS", rank: Grouping.TitleRank.signal)
+        let d = Self.grouping("dddd", title: "SIGILL", rank: Grouping.TitleRank.signal)
+        let e = Self.grouping("eeee", title: "SIGFPE", rank: Grouping.TitleRank.signal)
+        let oldVersion = Grouping.version - 1
+        var old = Self.grouping("oooo", title: "SIGTRAP", rank: Grouping.TitleRank.signal)
+        old.fingerprint = Fingerprint(version: oldVersion, hash: "oooo")
+        let os = [(key: "os", value: "linux")]
+        var written: [Engine: [[String]]] = [:]
+        for engine in Engine.allCases {
+            try await withStores(engine) { stores in
+                let project = try await createProject(stores)
+                let first = try await Self.fileResolved(
+                    Self.reports(
+                        project: project.id, first: 1,
+                        [
+                            (a, 0, "1.0", "h1:u1", os), (a, 1_000, "1.0", "h1:u2", os), (b, 2_000, "1.0", "h1:u1", os),
+                            (old, 3_000, "1.0", "h1:u3", os), (old, 4_000, "2.0", "h1:u3", os),
+                        ]),
+                    now: Self.t0 + 100, stores)
+                try await stores.execute("UPDATE issues SET status = 'closed' WHERE fingerprint = '\(old.fingerprint.rawValue)'")
+                // Report 3 (b's only event) moves to a: b empties and goes; report 10, new, creates b again after it.
+                // Report 1 moves from a to a new issue c. Reports 4 and 5 migrate: the first rekeys their issue to d,
+                // the second splits off to e, closed like its issue.
+                var moved = Self.reports(
+                    project: project.id, first: 1,
+                    [
+                        (c, 0, "1.0", "h1:u1", os), (a, 2_000, "1.0", "h1:u1", os), (d, 3_000, "1.0", "h1:u3", os),
+                        (e, 4_000, "2.0", "h1:u3", os),
+                    ])
+                for (index, id) in [Int64(1), 3, 4, 5].enumerated() {
+                    moved[index].id = id
+                    moved[index].issueID = first.issues[id]
+                    if id >= 4 { moved[index].groupingVersion = oldVersion }
+                }
+                let again = Self.reports(project: project.id, first: 10, [(b, 9_000, "3.0", "h1:u4", [])])
+                let second = try await Self.fileResolved(moved + again, now: Self.t0 + 200, stores)
+                #expect(second.plan.deletions.count == 1)
+                var rows: [[String]] = []
+                for sql in Self.tables { rows.append(try await stores.texts(sql)) }
+                written[engine] = rows
+            }
+        }
+        let sqlite = try #require(written[.sqlite])
+        #expect(written[.postgres] == sqlite)
+        let f = { (g: GroupingResult) in g.fingerprint.rawValue }
+        // Issues: a keeps report 2 and gains report 3; b is new again with report 10; c has report 1; d (rekeyed) has
+        // report 4 and e report 5, both closed; the old fingerprint is gone.
+        #expect(sqlite[0].count == 5)
+        #expect(sqlite[0].contains { $0.hasPrefix("\(f(a))|SIGSEGV|aaaa()|\(Grouping.TitleRank.signal)|open|0|2|2|0|") })
+        #expect(sqlite[0].contains { $0.hasPrefix("\(f(b))|SIGABRT|bbbb()|\(Grouping.TitleRank.signal)|open|0|1|1|0|") })
+        #expect(sqlite[0].contains { $0.hasPrefix("\(f(d))|SIGILL|dddd()|\(Grouping.TitleRank.signal)|closed|0|1|1|0|") })
+        #expect(sqlite[0].contains { $0.hasPrefix("\(f(e))|SIGFPE|eeee()|\(Grouping.TitleRank.signal)|closed|0|1|1|0|") })
+        #expect(!sqlite[0].contains { $0.hasPrefix(f(old) + "|") })
+        // Rollup rows: a's users are u1 (report 3) and u2 (report 2), u1 no longer twice; d lost its 2.0 release.
+        #expect(sqlite[3].filter { $0.hasPrefix(f(a) + "|") }.sorted() == ["\(f(a))|h1:u1|1", "\(f(a))|h1:u2|1"])
+        #expect(sqlite[1].filter { $0.hasPrefix(f(d) + "|") }.map { $0.split(separator: "|")[1] } == ["1.0"])
+        #expect(sqlite[6].filter { $0.hasPrefix(f(a) + "|") } == ["\(f(a))|os|linux|2"])
     }
 }
