@@ -53,9 +53,11 @@ let package = Package(
         // (URLSession for HTTPS and proxies, JSON), Runtime (the calling thread's stack and images) and
         // Synchronization (Mutex), and zlib (gzip bodies) through CZlib, a module map only.
         .target(name: "FaultlineSDK", dependencies: ["CZlib"], swiftSettings: strict),
+        // faultline-run's tracer: glibc's variadic `ptrace` behind a fixed signature (Swift cannot call variadics).
+        .target(name: "CPtrace"),
         .executableTarget(
             name: "faultline-run",
-            dependencies: ["FaultlineSDK", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["FaultlineSDK", "CPtrace", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         .executableTarget(
             name: "faultline-example", dependencies: ["FaultlineSDK"], path: "Examples/CrashOnRequest",

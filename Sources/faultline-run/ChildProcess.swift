@@ -1,3 +1,5 @@
+import CPtrace
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -73,7 +75,13 @@ struct ChildProcess {
 
     /// Starts `arguments[0]` (searched in `PATH`) with `environment` (`NAME=value` strings), standard input
     /// and output inherited and standard error into a pipe.
-    init(arguments: [String], environment: [String], inheritedIgnored: Set<Int32>) throws(SpawnError) {
+    ///
+    /// With `stopped`, the child stops itself (`SIGSTOP`) before its exec and is answered stopped: the tracer
+    /// seizes it there and continues it, so that not one instruction of the program runs untraced
+    /// (``startStopped(_:_:_:_:)``; the program is looked up in `PATH` here, as `posix_spawnp` would).
+    init(arguments: [String], environment: [String], inheritedIgnored: Set<Int32>, stopped: Bool = false)
+        throws(SpawnError)
+    {
         self.inheritedIgnored = inheritedIgnored
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw SpawnError(program: arguments[0], errno: errno) }
@@ -104,7 +112,10 @@ struct ChildProcess {
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
         defer { for p in argv + envp { free(p) } }
-        let result = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+        let result =
+            stopped
+            ? Self.startStopped(&pid, arguments[0], argv, envp, stderr: fds[1], defaults: &defaults)
+            : posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
         close(fds[1])
         guard result == 0 else {
             close(fds[0])
@@ -114,16 +125,61 @@ struct ChildProcess {
         self.stderrRead = fds[0]
     }
 
+    /// Forks a child that stops before it execs `program` (looked up in `PATH` first, so that a missing or
+    /// non-executable program is the same error as with `posix_spawnp`), and waits until it has stopped.
+    /// Answers 0 or an `errno`.
+    private static func startStopped(
+        _ pid: inout pid_t, _ program: String, _ argv: [UnsafeMutablePointer<CChar>?],
+        _ envp: [UnsafeMutablePointer<CChar>?], stderr: Int32, defaults: inout sigset_t
+    ) -> Int32 {
+        let path: String
+        switch resolve(program, searchPath: getenv("PATH").map { String(cString: $0) }) {
+        case .success(let found): path = found
+        case .failure(let error): return error.errno
+        }
+        let child = faultline_spawn_stopped(path, argv, envp, stderr, &defaults)
+        guard child > 0 else { return errno }
+        pid = child
+        var status: Int32 = 0
+        while waitpid(child, &status, WUNTRACED) < 0, errno == EINTR {}
+        return 0
+    }
+
+    struct LookupError: Error { var errno: Int32 }
+
+    /// `program` as `execvp` finds it: as given when it holds a `/`, else the first executable file of that
+    /// name in the `PATH` folders (default `/usr/local/bin:/bin:/usr/bin`); EACCES when only a
+    /// non-executable one is there, else ENOENT.
+    static func resolve(_ program: String, searchPath: String?) -> Result<String, LookupError> {
+        if program.contains("/") {
+            return access(program, X_OK) == 0 ? .success(program) : .failure(LookupError(errno: errno))
+        }
+        var sawDenied = false
+        for folder in (searchPath ?? "/usr/local/bin:/bin:/usr/bin").split(separator: ":", omittingEmptySubsequences: false).prefix(1024) {
+            let candidate = (folder.isEmpty ? "." : String(folder)) + "/" + program
+            var info = stat()
+            guard stat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            if access(candidate, X_OK) == 0 { return .success(candidate) }
+            sawDenied = true
+        }
+        return .failure(LookupError(errno: sawDenied ? EACCES : ENOENT))
+    }
+
     /// Waits for the child to end, passing signals through meanwhile. A signal the kernel sent itself
     /// (`si_code == SI_KERNEL`: a terminal's Ctrl-C, Ctrl-\, a window resize, a hang-up) went to the whole
-    /// foreground process group, the child included, so it is not sent a second time.
-    func wait() -> Ending {
+    /// foreground process group, the child included, so it is not sent a second time. With a `tracer`, each
+    /// `SIGCHLD` is a stop (or the end) of a traced thread, answered by the tracer.
+    func wait(tracer: Tracer? = nil) -> Ending {
         var set = Self.waitedSignals(excluding: inheritedIgnored)
         while true {
             var info = siginfo_t()
             let signal = sigwaitinfo(&set, &info)
             if signal < 0 { continue }  // EINTR (a stop and continue); nothing else can fail with a valid set
             if signal == SIGCHLD {
+                if let tracer {
+                    if let ending = tracer.handleEvents() { return ending }
+                    continue
+                }
                 if let ending = reap(blocking: false) { return ending }
                 continue
             }

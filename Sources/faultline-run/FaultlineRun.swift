@@ -8,8 +8,8 @@ struct FaultlineRun: ParsableCommand {
         commandName: "faultline-run",
         abstract: "Runs a program with crash reporting and sessions, without changing it.",
         discussion: """
-            The program runs with SWIFT_BACKTRACE set so that the Swift runtime writes a JSON crash file; when it \
-            dies, the crash (with the context an SDK inside left, the last lines of its standard error) and the \
+            The program runs with SWIFT_BACKTRACE set so that the Swift runtime writes a JSON crash file, and \
+            traced, so that a native crash is written as a minidump the server walks; when it dies, the crash (with the context an SDK inside left, the last lines of its standard error) and the \
             run's session are sent at once. Signals are passed through and the exit status is the program's. \
             Reporting never stops the program from running: without a DSN, or when the server is down, reports \
             wait in the state folder's queue for the next run.
@@ -41,6 +41,15 @@ struct FaultlineRun: ParsableCommand {
     @Option(name: .customLong("send-timeout"), help: "Seconds to spend sending once the program has ended.")
     var sendTimeout: Double = 10
 
+    @Flag(
+        name: .customLong("no-trace"),
+        help: """
+            Do not trace the program: a native crash is then reported as its signal, without a minidump and \
+            its stack (env: FAULTLINE_NO_TRACE=1). For programs that take many signals or start threads by the \
+            thousand, where tracing costs time, or when another tool must trace the program.
+            """)
+    var noTrace = false
+
     @Argument(parsing: .postTerminator, help: "The program and its arguments, after --.")
     var command: [String] = []
 
@@ -66,7 +75,8 @@ struct FaultlineRun: ParsableCommand {
             stateDirectory: pick(stateDirectory, "FAULTLINE_STATE_DIR")
                 ?? StateFolder.defaultPath(
                     program: Launcher.programName(command[0]), environment: env),
-            sendTimeout: sendTimeout)
+            sendTimeout: sendTimeout,
+            trace: !(noTrace || ["1", "yes", "true"].contains(env["FAULTLINE_NO_TRACE"]?.lowercased() ?? "")))
         let launcher = Launcher(settings: settings, command: command, environment: env, inheritedIgnored: ignored)
         exitLikeChild(launcher.run())
     }

@@ -25,6 +25,8 @@ final class Launcher {
         var appID: String?
         var stateDirectory: String
         var sendTimeout: Double
+        /// Trace the child and write a minidump of a native crash (``Tracer``); `--no-trace` turns it off.
+        var trace: Bool = true
     }
 
     /// Signals after which the run counts as a crash even without the Swift runtime's crash file.
@@ -62,12 +64,17 @@ final class Launcher {
             parent: environment, run: run.map { ($0.folder, $0.statePath) }, settings: settings)
         let child: ChildProcess
         do {
-            child = try ChildProcess(arguments: command, environment: childEnvironment, inheritedIgnored: inheritedIgnored)
+            child = try ChildProcess(
+                arguments: command, environment: childEnvironment, inheritedIgnored: inheritedIgnored,
+                stopped: run != nil && settings.trace)
         } catch {
             warn(error.description)
             if let run { Self.abandon(run) }
             return .exited(code: error.exitCode)
         }
+        // The child waits stopped before its exec: seized there, then continued (also when it cannot be traced).
+        let tracer = run.flatMap { startTracing(child.pid, folder: $0.folder) }
+        if run != nil && settings.trace { kill(child.pid, SIGCONT) }
         let copier = StderrCopier(fd: child.stderrRead)
         copier.start()
 
@@ -84,11 +91,11 @@ final class Launcher {
             }
         }
 
-        let ending = child.wait()
+        let ending = child.wait(tracer: tracer)
         copier.finish()
         guard var run else { return ending }
         run.context.pid = child.pid
-        report(ending, of: run, stderr: copier.tail.lines)
+        report(ending, of: run, stderr: copier.tail.lines, dump: tracer?.dump)
         // The background sender is stopped only after the final drain: cancelled in the middle of a request,
         // it would turn an answer on its way into a failure and a backoff the drain then has to wait out.
         if let uploader = run.uploader { send(uploader, timeout: settings.sendTimeout) }
@@ -97,6 +104,21 @@ final class Launcher {
     }
 
     // MARK: - Before the child
+
+    /// Seizes the child for crash capture, unless `--no-trace`. When tracing is not permitted (a container
+    /// without `ptrace`, Yama's scope 3, a set-user-id program), says so once and goes on without it: a crash
+    /// is then reported as the signal, as with `--no-trace`.
+    private func startTracing(_ pid: pid_t, folder: StateFolder) -> Tracer? {
+        guard settings.trace else { return nil }
+        do {
+            // A Swift program's runtime writes its crash file before the signal's default action: that one
+            // report is kept, and no dump is written.
+            return try Tracer(pid: pid, shouldDump: { folder.crashFiles(pid: pid).isEmpty })
+        } catch {
+            warn("cannot trace \(Self.programName(command[0])) (\(error)): a crash is reported without its stack; --no-trace skips trying")
+            return nil
+        }
+    }
 
     private func prepare() -> Run? {
         var folder = StateFolder(path: settings.stateDirectory)
@@ -172,7 +194,7 @@ final class Launcher {
 
     // MARK: - After the child
 
-    private func report(_ ending: ChildProcess.Ending, of run: Run, stderr lines: [String]) {
+    private func report(_ ending: ChildProcess.Ending, of run: Run, stderr lines: [String], dump: [UInt8]?) {
         let now = Date().timeIntervalSince1970
         // The SDK inside may have written breadcrumbs, keys, a user id and errors; the file is untrusted.
         var context = (try? StateFile.read(at: run.statePath)) ?? run.stateFile.snapshot() ?? run.context
@@ -196,6 +218,14 @@ final class Launcher {
                     device: run.device)
                 if body == nil { warn("the crash file \(file) is unreadable; reporting the signal only") }
             }
+            // A native crash the tracer captured goes as its minidump, with the signal report under the same
+            // event id queued after it: the uploader sends that one only if the server refuses the dump.
+            if body == nil, let dump,
+                let upload = minidumpUpload(dump, signal: signal, at: now, context: context, run: run, stderr: lines),
+                enqueue(run, kind: .minidump, id: upload.eventID, json: upload.body)
+            {
+                eventID = upload.eventID
+            }
             if body == nil, Self.crashSignals.contains(signal) || !crashFiles.isEmpty {
                 body = ReportBuilder.signalCrash(
                     eventID: eventID, timestamp: now, signal: signal, stderrTail: lines, crashMessage: message,
@@ -217,6 +247,24 @@ final class Launcher {
         if reportQueued { for file in crashFiles { unlink(file) } }
         if reportQueued && sessionQueued { unlink(run.statePath) }
         run.uploader?.notify()
+    }
+
+    /// The captured dump with the run's context, as Sentry's minidump endpoint takes it, under a new event id.
+    private func minidumpUpload(
+        _ dump: [UInt8], signal: Int32, at now: Double, context: RunContext, run: Run, stderr lines: [String]
+    ) -> (eventID: String, body: [UInt8])? {
+        let message = lines.isEmpty ? nil : lines.joined(separator: "\n")
+        for _ in 0..<4 {
+            let eventID = Self.newID()
+            let sentry = MinidumpUpload.sentryEvent(
+                eventID: eventID, timestamp: now, signal: signal, context: context, device: run.device,
+                stderrTail: lines, crashMessage: message)
+            let name = Self.programName(command[0]) + ".dmp"
+            if let body = MinidumpUpload.body(eventID: eventID, dump: dump, sentry: sentry, filename: name) {
+                return (eventID, body)
+            }
+        }
+        return nil
     }
 
     /// The child could not start: the state file of a run that never was goes.

@@ -27,7 +27,12 @@ import Darwin
 /// (`O_EXCL`).
 package struct DeliveryQueue: Sendable {
     package enum Kind: String, Sendable, CaseIterable {
-        case crash, nonfatal, session
+        /// `minidump`: a crash as `faultline-run` captures it from a native program, the multipart body of
+        /// Sentry's minidump endpoint (``MinidumpUpload``).
+        case crash, nonfatal, session, minidump
+
+        /// Crashes are written to disk before `enqueue` returns (`fsync`); the others are not.
+        var isCrash: Bool { self == .crash || self == .minidump }
     }
 
     package struct Item: Sendable, Equatable {
@@ -75,13 +80,13 @@ package struct DeliveryQueue: Sendable {
         let name = Self.name(sequence: sequence, kind: kind, id: id)
         let path = directory + "/" + name
         let temp = directory + "/.tmp-\(getpid())-\(sequence)-\(kind.rawValue)"
-        try PrivateFile.write(body, toNew: temp, sync: kind == .crash)
+        try PrivateFile.write(body, toNew: temp, sync: kind.isCrash)
         guard rename(temp, path) == 0 else {
             let why = Self.errnoText()
             unlink(temp)
             throw SDKError(.io, "could not move a queue item into \(directory): \(why)")
         }
-        if kind == .crash { Self.syncDirectory(directory) }
+        if kind.isCrash { Self.syncDirectory(directory) }
         let item = Item(kind: kind, path: path, id: id)
         enforceBounds(entries + [Entry(sequence: sequence, item: item, bytes: body.count)], keep: item)
         return item

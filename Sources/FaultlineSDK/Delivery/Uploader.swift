@@ -11,7 +11,9 @@ import Glibc
 /// and backs off (exponential, with jitter, capped), `Retry-After` (seconds or HTTP date) and
 /// `X-Sentry-Rate-Limits` setting the earliest next try when the server sends them; a 429 does the same.
 /// A 401/403 (the key is refused) keeps everything and tries again after the longest backoff. Other 4xx
-/// answers mean the item can never be accepted: it is removed and counted. Reports carry their
+/// answers mean the item can never be accepted: it is removed and counted. A minidump (``MinidumpUpload``) may
+/// have a crash report with the same event id queued after it, its fallback: held back until the dump is
+/// answered, removed when the dump is taken, sent when the dump is refused (a server without the endpoint). Reports carry their
 /// event id, so a retry of a request whose answer was lost is a duplicate on the server, not a second event.
 ///
 /// Waits are per route: a 429 (only reports are rate-limited) holds back reports while sessions go on; a
@@ -37,7 +39,8 @@ package actor Uploader {
     /// Items a request is out for: a `drain` and `run` interleaving on this actor never send one twice at once.
     private var inFlight: Set<String> = []
 
-    /// `POST {base}/api/v1/reports` or `…/sessions`.
+    /// `POST {base}/api/v1/reports` or `…/sessions`; a minidump goes to Sentry's minidump endpoint and is held
+    /// back with the reports.
     package enum Route: Sendable, Hashable {
         case reports, sessions
         package var path: String { self == .reports ? "/api/v1/reports" : "/api/v1/sessions" }
@@ -127,7 +130,11 @@ package actor Uploader {
     private func step(deadline: ContinuousClock.Instant?) async -> Step {
         let items = queue.pending()
         finished.formIntersection(items.map(\.path))
-        let waiting = items.filter { kinds.contains($0.kind) && !finished.contains($0.path) }
+        // A crash report kept as the fallback of a minidump (the same event id) waits until the dump is answered.
+        let dumps = Set(items.filter { $0.kind == .minidump }.map(\.id))
+        let waiting = items.filter {
+            kinds.contains($0.kind) && !finished.contains($0.path) && !($0.kind == .crash && dumps.contains($0.id))
+        }
         guard !waiting.isEmpty else { return .empty }
         let now = clock.now
         let free = waiting.filter { !inFlight.contains($0.path) }
@@ -163,15 +170,17 @@ package actor Uploader {
             return
         }
         let route = Self.route(of: item)
+        let isMinidump = item.kind == .minidump
         let headers = [
             ("Authorization", "Bearer \(dsn.key)"),
-            ("Content-Type", "application/json"),
+            ("Content-Type", isMinidump ? MinidumpUpload.contentType(eventID: item.id) : "application/json"),
             ("Content-Encoding", "gzip"),
             ("User-Agent", Self.userAgent),
         ]
+        let url = isMinidump ? MinidumpUpload.url(dsn) : dsn.baseURL + route.path
         let answer: HTTPAnswer
         do {
-            answer = try await transport.post(url: dsn.baseURL + route.path, headers: headers, body: body, timeout: timeout)
+            answer = try await transport.post(url: url, headers: headers, body: body, timeout: timeout)
         } catch {
             backOff(routes: [.reports, .sessions], retryAfter: nil)
             return
@@ -189,6 +198,9 @@ package actor Uploader {
         case 200..<300:
             failures = 0
             queue.remove(item)
+            if item.kind == .minidump {
+                for fallback in queue.pending() where fallback.kind == .crash && fallback.id == item.id { queue.remove(fallback) }
+            }
             finish(item)
         case 429:
             // Only this route is limited. A Retry-After under a second (or none at all, with no rate-limit
@@ -206,6 +218,13 @@ package actor Uploader {
             if !keyRefused { log("faultline: the server refused the DSN's key (HTTP \(answer.status)); reports are kept and retried every \(Int(policy.maxDelay)) s; check the DSN") }
             keyRefused = true
             for r in [Route.reports, .sessions] { hold(r, until: now + .seconds(policy.maxDelay)) }
+        case 400..<500 where item.kind == .minidump:
+            // A server without the minidump endpoint (404, 405), or one that refuses this dump: the crash report
+            // queued beside it under the same event id goes instead, without the stack.
+            failures = 0
+            queue.reject(item)
+            finish(item)
+            log("faultline: the server refused minidump \(item.id) (HTTP \(answer.status)\(Self.errorSummary(answer.body))); the crash is sent without its stack")
         case 400..<500:
             failures = 0
             queue.reject(item)

@@ -1,0 +1,297 @@
+import FaultlineCore
+import Formats
+import Foundation
+import Testing
+import TestSupport
+
+@testable import FaultlineSDK
+
+/// `faultline-run` traces a native program and writes its crash as a minidump: real programs built by clang
+/// here, the real launcher, a loopback HTTP listener standing in for the server's minidump endpoint, and the
+/// server's own minidump reader and multipart parser checking what arrives.
+@Suite(.serialized) struct LauncherMinidumpTests {
+    /// The launcher, built beside this test bundle by `swift build --build-tests`.
+    static var launcher: String {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("faultline-run").path
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/faultline-run").path
+    }
+
+    /// Crashes three calls deep (`crash_here` ← `middle` ← `outer`), by `abort()`, or on a second thread.
+    static let crashyC = """
+        #include <pthread.h>
+        #include <signal.h>
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <string.h>
+        #include <unistd.h>
+        __attribute__((noinline)) void crash_here(volatile int *p) { *p = 42; }
+        __attribute__((noinline)) void middle(volatile int *p) { crash_here(p); __asm__ volatile(""); }
+        __attribute__((noinline)) void outer(volatile int *p) { middle(p); __asm__ volatile(""); }
+        static void *idle(void *arg) { (void)arg; for (;;) pause(); return 0; }
+        static void *crasher(void *arg) { (void)arg; outer((volatile int *)16); return 0; }
+        int main(int argc, char **argv) {
+            pthread_t t;
+            pthread_create(&t, 0, idle, 0);
+            fprintf(stderr, "about to crash\\n");
+            if (argc > 1 && !strcmp(argv[1], "abort")) abort();
+            if (argc > 1 && !strcmp(argv[1], "thread")) { pthread_t u; pthread_create(&u, 0, crasher, 0); pthread_join(u, 0); }
+            outer((volatile int *)16);
+            return 0;
+        }
+        """
+
+    static let crashyCXX = """
+        #include <cstdio>
+        struct Shape { virtual ~Shape() {} virtual int area() const = 0; };
+        struct Square : Shape { int side = 3; int area() const override { return side * side; } };
+        namespace ledger {
+        __attribute__((noinline)) int total(const Shape *s) { return s->area() + 1; }
+        __attribute__((noinline)) int report(const Shape *s) { int t = total(s); __asm__ volatile(""); return t; }
+        }
+        int main(int argc, char **) {
+            std::fprintf(stderr, "summing\\n");
+            const Shape *shape = argc > 5 ? new Square : nullptr;
+            return ledger::report(shape);
+        }
+        """
+
+    struct Built {
+        let folder: TempFolder
+        let c: String
+        let cxx: String
+    }
+
+    static func build() throws -> Built {
+        let folder = try TempFolder("launcher-minidump")
+        let cSource = try folder.write("crashy.c", crashyC)
+        let c = folder.file("crashy")
+        _ = try Command.check("clang", ["-g", "-O1", "-pthread", cSource, "-o", c])
+        let cxxSource = try folder.write("crashy.cpp", crashyCXX)
+        let cxx = folder.file("crashy-cxx")
+        _ = try Command.check("clang++", ["-g", "-O1", cxxSource, "-o", cxx])
+        return Built(folder: folder, c: c, cxx: cxx)
+    }
+
+    /// Runs `arguments` (bare, or under the launcher with `launcherArguments` first); answers how it ended.
+    static func run(_ arguments: [String], under launcherArguments: [String]? = nil, environment: [String: String] = [:])
+        throws -> (reason: Process.TerminationReason, status: Int32, stderr: String)
+    {
+        let process = Process()
+        if let launcherArguments {
+            process.executableURL = URL(fileURLWithPath: launcher)
+            process.arguments = launcherArguments + ["--"] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: arguments[0])
+            process.arguments = Array(arguments.dropFirst())
+        }
+        var env = ProcessInfo.processInfo.environment
+        for key in ["FAULTLINE_DSN", "FAULTLINE_RUN_STATE", "FAULTLINE_STATE_DIR", "FAULTLINE_NO_TRACE", "SWIFT_BACKTRACE"] {
+            env[key] = nil
+        }
+        process.environment = env.merging(environment) { $1 }
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationReason, process.terminationStatus, String(decoding: err, as: UTF8.self))
+    }
+
+    /// The queue's items of `kind`, decompressed.
+    static func queued(_ state: String, _ kind: DeliveryQueue.Kind) throws -> [(id: String, body: [UInt8])] {
+        let queue = try DeliveryQueue(directory: state + "/queue")
+        return try queue.pending().filter { $0.kind == kind }.map { item in
+            (item.id, try gunzip(try #require(queue.body(of: item))))
+        }
+    }
+
+    static func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
+        let folder = try TempFolder("gunzip")
+        let path = folder.file("body.gz")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        _ = try Command.check("gzip", ["-d", path])
+        return Array(try Data(contentsOf: URL(fileURLWithPath: folder.file("body"))))
+    }
+
+    /// The parts of a multipart body, by name, through the server's parser.
+    static func parts(_ body: [UInt8], boundary: String) throws -> [String: (MultipartPartHeaders, [UInt8])] {
+        var parser = try MultipartParser(boundary: boundary)
+        var out: [String: (MultipartPartHeaders, [UInt8])] = [:]
+        var current: MultipartPartHeaders?
+        var data: [UInt8] = []
+        for event in try parser.feed(body) {
+            switch event {
+            case .partStart(let headers): current = headers; data = []
+            case .bodyData(let bytes): data += bytes
+            case .partEnd: if let current { out[current.name] = (current, data) }
+            }
+        }
+        try parser.finish()
+        return out
+    }
+
+    /// `nm -S`: the start and size of `symbol` in `binary` (an address in the file's own layout).
+    static func symbolRange(_ symbol: String, in binary: String) throws -> Range<UInt64> {
+        let out = try Command.check("nm", ["-S", "--defined-only", binary])
+        for line in out.split(separator: "\n") {
+            let f = line.split(separator: " ")
+            if f.count == 4, f[3] == Substring(symbol), let start = UInt64(f[0], radix: 16), let size = UInt64(f[1], radix: 16) {
+                return start..<(start + size)
+            }
+        }
+        throw CommandError(description: "\(symbol) not in \(binary)")
+    }
+
+    /// The crashing thread's pc as an address in `binary`'s file layout (PIE: less the module's base).
+    static func crashPC(_ snapshot: ProcessSnapshot, in binary: String) throws -> UInt64 {
+        let thread = try #require(snapshot.threads.first)
+        let module = try #require(snapshot.modules.first { $0.path == binary })
+        #expect(thread.crashed)
+        #expect((module.base..<(module.base + module.size)).contains(thread.pc))
+        return thread.pc - module.base
+    }
+
+    /// The dump in a queued minidump item.
+    static func dump(_ item: (id: String, body: [UInt8])) throws -> [UInt8] {
+        try #require(try parts(item.body, boundary: MinidumpUpload.boundary(eventID: item.id))["upload_file_minidump"]).1
+    }
+
+    static func readelfBuildID(_ binary: String) throws -> String? { try ELFFixtures.readelfBuildID(binary) }
+
+    // MARK: - Dumps
+
+    @Test func aSegfaultThreeCallsDeepIsWrittenAsAMinidumpAndTheProgramDiesAsBefore() throws {
+        let built = try Self.build()
+        let bare = try Self.run([built.c])
+        let state = built.folder.file("state")
+        let traced = try Self.run([built.c], under: ["--state-dir", state, "--release", "7.1"])
+        // Then: the same death (SIGSEGV), a minidump queued and the signal report behind it as its fallback.
+        #expect(bare.reason == .uncaughtSignal && bare.status == SIGSEGV)
+        #expect(traced.reason == bare.reason && traced.status == bare.status)
+        #expect(!traced.stderr.contains("cannot trace"), "\(traced.stderr)")
+        let dumps = try Self.queued(state, .minidump)
+        let item = try #require(dumps.first)
+        #expect(dumps.count == 1)
+        #expect(try Self.queued(state, .crash).map(\.id) == [item.id])
+
+        let parts = try Self.parts(item.body, boundary: MinidumpUpload.boundary(eventID: item.id))
+        let (fileHeaders, dump) = try #require(parts["upload_file_minidump"])
+        #expect(fileHeaders.filename == "crashy.dmp")
+        let minidump = try Minidump(bytes: dump)
+        #expect(minidump.linux.environ == nil)  // the environment is never written
+        let snapshot = try minidump.snapshot()
+        #expect(snapshot.architecture == .x86_64)
+        #expect(snapshot.exception?.signal == SIGSEGV)
+        #expect(snapshot.exception?.faultAddress == 16)
+        #expect(snapshot.threads.count == 2)
+        let pc = try Self.crashPC(snapshot, in: built.c)
+        #expect(try Self.symbolRange("crash_here", in: built.c).contains(pc))
+        // The stack memory around the crashing thread's stack pointer is in the dump.
+        let sp = try #require(snapshot.threads.first?.sp)
+        #expect(snapshot.memory.contains { $0.start <= sp && sp < $0.start + UInt64($0.bytes.count) })
+        // The executable's build-id, read from its notes in memory, is the file's.
+        let module = try #require(snapshot.modules.first { $0.path == built.c })
+        #expect(module.buildID?.description == (try Self.readelfBuildID(built.c)))
+        #expect(snapshot.modules.contains { $0.path.contains("libc.so") && $0.buildID != nil })
+
+        let sentryPart = try #require(parts["sentry"])
+        let sentry = try #require(try JSONSerialization.jsonObject(with: Data(sentryPart.1)) as? [String: Any])
+        #expect(sentry["event_id"] as? String == item.id)
+        #expect(sentry["release"] as? String == "7.1")
+        #expect(sentry["level"] as? String == "fatal")
+        let run = try #require((sentry["contexts"] as? [String: Any])?["faultline"] as? [String: Any])
+        #expect(run["signal"] as? Int == Int(SIGSEGV))
+        let sessions = try Self.queued(state, .session)
+        #expect(run["session_id"] as? String == sessions.first?.id)
+        #expect((sentry["extra"] as? [String: Any])?["crash_message"] as? String == "about to crash")
+    }
+
+    @Test func anAbortIsDumpedInLibcWithTheProgramStillDyingOfSIGABRT() throws {
+        let built = try Self.build()
+        let bare = try Self.run([built.c, "abort"])
+        let state = built.folder.file("state")
+        let traced = try Self.run([built.c, "abort"], under: ["--state-dir", state])
+        #expect(bare.reason == .uncaughtSignal && bare.status == SIGABRT)
+        #expect(traced.reason == bare.reason && traced.status == bare.status)
+        let item = try #require(try Self.queued(state, .minidump).first)
+        let dump = try Self.dump(item)
+        let snapshot = try Minidump(bytes: dump).snapshot()
+        #expect(snapshot.exception?.signal == SIGABRT)
+        let thread = try #require(snapshot.threads.first)
+        let libc = try #require(snapshot.modules.first { $0.path.contains("libc.so") })
+        #expect((libc.base..<(libc.base + libc.size)).contains(thread.pc))
+    }
+
+    @Test func aCrashOnASecondThreadNamesThatThreadAndPutsItFirst() throws {
+        let built = try Self.build()
+        let state = built.folder.file("state")
+        let traced = try Self.run([built.c, "thread"], under: ["--state-dir", state])
+        #expect(traced.reason == .uncaughtSignal && traced.status == SIGSEGV)
+        let item = try #require(try Self.queued(state, .minidump).first)
+        let dump = try Self.dump(item)
+        let minidump = try Minidump(bytes: dump)
+        let snapshot = try minidump.snapshot()
+        #expect(snapshot.threads.count == 3)
+        let crashed = try #require(snapshot.threads.first)
+        #expect(snapshot.exception?.threadID == crashed.id)
+        #expect(crashed.id != UInt64(try #require(minidump.processID)))  // not the main thread
+        #expect(try Self.symbolRange("crash_here", in: built.c).contains(try Self.crashPC(snapshot, in: built.c)))
+    }
+
+    @Test func aCPlusPlusProgramCrashingInAMethodCallIsDumped() throws {
+        let built = try Self.build()
+        let bare = try Self.run([built.cxx])
+        let state = built.folder.file("state")
+        let traced = try Self.run([built.cxx], under: ["--state-dir", state])
+        #expect(bare.reason == .uncaughtSignal && bare.status == SIGSEGV)
+        #expect(traced.reason == bare.reason && traced.status == bare.status)
+        let item = try #require(try Self.queued(state, .minidump).first)
+        let dump = try Self.dump(item)
+        let snapshot = try Minidump(bytes: dump).snapshot()
+        // `s->area()` loads the vtable through a null pointer in ledger::total.
+        #expect(try Self.symbolRange("_ZN6ledger5totalEPK5Shape", in: built.cxx).contains(try Self.crashPC(snapshot, in: built.cxx)))
+    }
+
+    @Test func withNoTraceTheCrashIsTheSignalReportAlone() throws {
+        let built = try Self.build()
+        let state = built.folder.file("state")
+        let traced = try Self.run([built.c], under: ["--state-dir", state, "--no-trace"])
+        #expect(traced.reason == .uncaughtSignal && traced.status == SIGSEGV)
+        #expect(try Self.queued(state, .minidump).isEmpty)
+        #expect(try Self.queued(state, .crash).count == 1)
+        let viaEnvironment = built.folder.file("state-env")
+        _ = try Self.run([built.c], under: ["--state-dir", viaEnvironment], environment: ["FAULTLINE_NO_TRACE": "1"])
+        #expect(try Self.queued(viaEnvironment, .minidump).isEmpty)
+    }
+
+    @Test func aProgramThatHandlesItsOwnSignalsIsNotDumpedUntilItDies() throws {
+        // Given a program that takes 1,000 SIGSEGVs in its own handler (skipping the faulting store), then exits 3
+        let folder = try TempFolder("launcher-handled")
+        let source = try folder.write("handled.c", """
+            #include <signal.h>
+            #include <setjmp.h>
+            #include <stdlib.h>
+            static sigjmp_buf back;
+            static void onSegv(int s) { (void)s; siglongjmp(back, 1); }
+            int main(void) {
+                signal(SIGSEGV, onSegv);
+                for (volatile int i = 0; i < 1000; i++) {
+                    if (!sigsetjmp(back, 1)) *(volatile int *)16 = i;
+                }
+                return 3;
+            }
+            """)
+        let program = folder.file("handled")
+        _ = try Command.check("clang", ["-O1", source, "-o", program])
+        let state = folder.file("state")
+        let traced = try Self.run([program], under: ["--state-dir", state])
+        // Then it exits as it would, and nothing was dumped: a handled signal is not a crash.
+        #expect(traced.reason == .exit && traced.status == 3)
+        #expect(try Self.queued(state, .minidump).isEmpty)
+        #expect(try Self.queued(state, .crash).isEmpty)
+    }
+}
