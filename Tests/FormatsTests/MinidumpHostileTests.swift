@@ -170,7 +170,7 @@ import TestSupport
     }
 
     @Test func everyPrefixOfARealDumpIsReadOrRefused() throws {
-        let real = try Crashpad.crash(.segfault).bytes
+        let real = try MinidumpSubmissionTests().dump("segfault")
         var refused = 0
         for length in stride(from: 0, to: real.count, by: 7) {
             if let failure = error(Array(real.prefix(length))) {
@@ -183,7 +183,7 @@ import TestSupport
     }
 
     @Test func flippedBytesNeverTrap() throws {
-        let real = try Crashpad.crash(.library).bytes
+        let real = try MinidumpSubmissionTests().dump("second-thread")
         var generator = SplitMix64(seed: 34)
         var outcomes = (read: 0, refused: 0)
         for _ in 0..<400 {

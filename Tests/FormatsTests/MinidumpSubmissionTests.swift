@@ -5,10 +5,19 @@ import NIOCore
 import Testing
 import TestSupport
 
-/// Every way a minidump arrives, decoded into one `MinidumpSubmission`: the real Crashpad handler's upload
-/// (captured by a listener on 127.0.0.1), Sentry's minidump form with its `sentry` fields and sentry-native's
-/// MessagePack attachments, a raw body, and an envelope's `event.minidump` attachment.
+/// Every way a minidump arrives, decoded into one `MinidumpSubmission`: Sentry's minidump form with its `sentry`
+/// fields and sentry-native's MessagePack attachments, a raw body, and an envelope's `event.minidump` attachment.
+/// The dumps are the real Crashpad dumps of the fuzz seeds; the real handler's own upload is in
+/// `MinidumpCrashpadTests`.
 @Suite struct MinidumpSubmissionTests {
+    static let seeds = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../tools/fuzzing/seeds/minidump").standardized
+
+    /// A dump crashpad_handler wrote (`tools/fuzzing/make-seeds.py`): `segfault` or `second-thread`.
+    func dump(_ name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: Self.seeds.appendingPathComponent("crashpad-\(name).dmp")))
+    }
+
     func json(_ bytes: [UInt8]) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
     }
@@ -32,37 +41,8 @@ import TestSupport
 
     func text(_ name: String, _ value: String) -> (String, String?, [UInt8]) { (name, nil, Array(value.utf8)) }
 
-    @Test func crashpadsOwnUploadIsGzipChunkedMultipartWithItsAnnotations() throws {
-        // Given the real crashpad_handler uploading a crash to a listener
-        let upload = try Crashpad.captureUpload(.segfault, annotations: ["channel": "beta"])
-
-        // Then the request is what Crashpad sends: gzip'd, chunked, without a Content-Length
-        #expect(upload.method == "POST")
-        #expect(upload.chunked && upload.headers["content-length"] == nil)
-        #expect(upload.headers["content-encoding"] == "gzip")
-        let query = try #require(upload.query)
-        #expect(query.contains("product=crashy") && query.contains("version=1.2.3"))
-        #expect(query.contains("guid=\(Crashpad.clientGUID)"))
-
-        // When it is decoded as the minidump endpoint will
-        let submission = try MinidumpSubmission.multipart(
-            upload.body, contentType: upload.headers["content-type"], contentEncoding: upload.headers["content-encoding"],
-            query: query)
-
-        // Then the dump is the one the handler wrote, byte for byte, and it reads
-        #expect(submission.dump == upload.crash.bytes)
-        #expect(try Minidump(bytes: submission.dump).snapshot().exception?.signal == 11)
-        // and the annotations are the event's extra, with the release and the installation's user from them
-        let event = try json(submission.event)
-        let extra = try #require(event["extra"] as? [String: String])
-        #expect(extra["prod"] == "crashy" && extra["ver"] == "1.2.3" && extra["channel"] == "beta")
-        #expect(event["release"] as? String == "crashy@1.2.3")
-        #expect((event["user"] as? [String: Any])?["id"] as? String == extra["guid"])
-        #expect(event["platform"] as? String == "native" && event["level"] as? String == "fatal")
-    }
-
     @Test func sentryFormFieldsSetTheEventAndTheRestGoesToExtra() throws {
-        let dump = try Crashpad.crash(.segfault).bytes
+        let dump = try dump("segfault")
         let (body, contentType) = form([
             text("sentry", #"{"release":"shop@2.0","environment":"production","tags":{"tier":"gold"},"event_id":"7077e450fa6f4594850bfed9428d1d98"}"#),
             text("sentry[environment]", "staging"),
@@ -90,7 +70,7 @@ import TestSupport
     }
 
     @Test func sentryNativesMessagePackEventAndBreadcrumbs() throws {
-        let dump = try Crashpad.crash(.abort).bytes
+        let dump = try dump("second-thread")
         let event = MessagePackWriter.map([
             ("event_id", .string("8077e450fa6f4594850bfed9428d1d98")), ("release", .string("native@1.0")),
             ("contexts", .map([("os", .map([("name", .string("Linux"))]))])), ("level", .string("fatal")),
@@ -126,7 +106,7 @@ import TestSupport
     }
 
     @Test func aRawBodyGzipdOrNotIsTheDump() throws {
-        let dump = try Crashpad.crash(.secondThread).bytes
+        let dump = try dump("second-thread")
 
         #expect(try MinidumpSubmission.raw(dump).dump == dump)
         let gzipped = try MinidumpSubmission.raw(try gzip(dump), contentEncoding: "gzip", query: "guid=abc&version=3.1")
@@ -137,7 +117,7 @@ import TestSupport
     }
 
     @Test func anEnvelopesMinidumpAttachment() throws {
-        let dump = try Crashpad.crash(.library).bytes
+        let dump = try dump("segfault")
         let event = #"{"event_id":"9077e450fa6f4594850bfed9428d1d98","release":"lib@1","platform":"native"}"#
         var envelope = Array(#"{"event_id":"9077e450fa6f4594850bfed9428d1d98"}"#.utf8) + [10]
         envelope += Array(#"{"type":"event","length":\#(event.utf8.count)}"#.utf8) + [10] + Array(event.utf8) + [10]
@@ -158,7 +138,7 @@ import TestSupport
     }
 
     @Test func whatIsNotAMinidumpOrTooLargeIsRefusedByName() throws {
-        let dump = try Crashpad.crash(.segfault).bytes
+        let dump = try dump("segfault")
         // Not MDMP
         let notDump = #expect(throws: FormatError.self) { try MinidumpSubmission.raw(Array("{\"hello\":1}".utf8)) }
         #expect(notDump?.message.contains("MDMP") == true)
@@ -184,7 +164,7 @@ import TestSupport
     }
 
     @Test func deepNestingStopsAtTheCaps() throws {
-        let dump = try Crashpad.crash(.segfault).bytes
+        let dump = try dump("segfault")
         // A sentry field nested 10,000 deep is refused before it is decoded
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         let (body, type) = form([text("sentry", #"{"a":\#(deep)}"#), ("upload_file_minidump", "d", dump)])
@@ -199,7 +179,7 @@ import TestSupport
     }
 
     @Test func hostileMessagePackIsRefusedNotTrapped() throws {
-        let dump = try Crashpad.crash(.segfault).bytes
+        let dump = try dump("segfault")
         let hostile: [[UInt8]] = [
             [0xDD, 0xFF, 0xFF, 0xFF, 0xFF],  // an array claiming 4 G elements
             [0xDB, 0xFF, 0xFF, 0xFF, 0xF0, 0x41],  // a string past the end
