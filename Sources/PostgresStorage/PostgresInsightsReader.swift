@@ -19,8 +19,11 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
 
     // MARK: Health
 
-    public func health(project: ProjectID, release: String?, from: DayNumber, through: DayNumber) async throws -> [DailyHealth] {
-        try await database.rows(HealthSQL.days(project: project, release: release, from: from, through: through, .postgres), HealthSQL.day)
+    public func health(project: ProjectID, release: String?, from: DayNumber, through: DayNumber) async throws
+        -> [DailyHealth]
+    {
+        try await database.rows(
+            HealthSQL.days(project: project, release: release, from: from, through: through, .postgres), HealthSQL.day)
     }
 
     public func releases(project: ProjectID, now: Date, limit: Int) async throws -> [ReleaseRow] {
@@ -28,9 +31,13 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
         return try await database.read { connection in
             let counts = HealthSQL.ReleaseCounts(
                 recentSessions: try await connection.rows(
-                    HealthSQL.recentSessions(project: project, today: DayNumber(now), .postgres), logger: logger, HealthSQL.releaseCount),
-                newIssues: try await connection.rows(HealthSQL.newIssues(project: project, .postgres), logger: logger, HealthSQL.releaseCount))
-            return try await connection.rows(HealthSQL.releases(project: project, limit: limit, .postgres), logger: logger) {
+                    HealthSQL.recentSessions(project: project, today: DayNumber(now), .postgres), logger: logger,
+                    HealthSQL.releaseCount),
+                newIssues: try await connection.rows(
+                    HealthSQL.newIssues(project: project, .postgres), logger: logger, HealthSQL.releaseCount))
+            return try await connection.rows(
+                HealthSQL.releases(project: project, limit: limit, .postgres), logger: logger
+            ) {
                 try HealthSQL.release($0, counts)
             }
         }
@@ -38,7 +45,8 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
 
     // MARK: Issues
 
-    public func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws -> [TopIssue] {
+    public func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws -> [TopIssue]
+    {
         let logger = database.logger
         return try await database.read { connection in
             let top = try await connection.rows(
@@ -46,7 +54,8 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
             ) { try IssueSQL.topIssue($0, now: now) }
             // The window before, for the trend arrows: the ranked issues' reports of that window.
             guard let seconds = window.seconds, !top.isEmpty else { return top }
-            let before = IssueSQL.windowBefore(project: project, issues: top.map(\.issue.id), seconds: seconds, now: now, .postgres)
+            let before = IssueSQL.windowBefore(
+                project: project, issues: top.map(\.issue.id), seconds: seconds, now: now, .postgres)
             return IssueSQL.withPrevious(top, try await connection.rows(before, logger: logger, IssueSQL.windowCounts))
         }
     }
@@ -66,17 +75,24 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
     public func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail? {
         let logger = database.logger
         return try await database.read { connection -> IssueDetail? in
-            func rows<Value>(_ statement: SQLStatement, _ map: (PostgresRowCells) throws -> Value?) async throws -> [Value] {
+            func rows<Value>(_ statement: SQLStatement, _ map: (PostgresRowCells) throws -> Value?) async throws
+                -> [Value]
+            {
                 try await connection.rows(statement, logger: logger, map)
             }
-            guard var detail = try await rows(IssueSQL.detail(id, project: project, .postgres), { try IssueSQL.detail($0, now: now) }).first
+            guard
+                var detail = try await rows(
+                    IssueSQL.detail(id, project: project, .postgres), { try IssueSQL.detail($0, now: now) }
+                ).first
             else { return nil }
             detail.releases = try await rows(IssueSQL.releases(of: id, .postgres), IssueSQL.release)
             detail.days = try await rows(IssueSQL.days(of: id, now: now, .postgres), IssueSQL.day)
             for key in IssueSQL.breakdownKeys {
-                detail.breakdowns[key] = try await rows(IssueSQL.breakdown(of: id, key: key, .postgres), IssueSQL.breakdownEntry)
+                detail.breakdowns[key] = try await rows(
+                    IssueSQL.breakdown(of: id, key: key, .postgres), IssueSQL.breakdownEntry)
             }
-            detail.breakdowns["user"] = try await rows(IssueSQL.userBreakdown(of: id, .postgres), IssueSQL.breakdownEntry)
+            detail.breakdowns["user"] = try await rows(
+                IssueSQL.userBreakdown(of: id, .postgres), IssueSQL.breakdownEntry)
             detail.samples = try await rows(ReportSQL.samples(of: id, .postgres), ReportSQL.summary)
             return detail
         }
@@ -95,18 +111,23 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
         let logger = database.logger
         let versions = try await database.read { connection in
             var versions: [(IssueID, IssueVersion)] = []
-            for statement in statements { versions += try await connection.rows(statement, logger: logger, IssueSQL.idAndVersion) }
+            for statement in statements {
+                versions += try await connection.rows(statement, logger: logger, IssueSQL.idAndVersion)
+            }
             return versions
         }
         return Dictionary(versions, uniquingKeysWith: { first, _ in first })
     }
 
     public func issueVersion(_ id: IssueID, project: ProjectID) async throws -> IssueVersion? {
-        try await database.rows(IssueSQL.version(id, project: project, .postgres)) { try IssueSQL.version($0, at: 0) }.first
+        try await database.rows(IssueSQL.version(id, project: project, .postgres)) { try IssueSQL.version($0, at: 0) }
+            .first
     }
 
     public func issuesChanged(project: ProjectID, since: Date) async throws -> [IssueID] {
-        try await database.rows(IssueSQL.changed(project: project, since: since, .postgres)) { IssueID(try $0.integer(0)) }
+        try await database.rows(IssueSQL.changed(project: project, since: since, .postgres)) {
+            IssueID(try $0.integer(0))
+        }
     }
 
     public func alerts(project: ProjectID, limit: Int) async throws -> [Alert] {
@@ -122,17 +143,22 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
     }
 
     public func issueCounts(project: ProjectID) async throws -> [IssueStatus: Int] {
-        Dictionary(try await database.rows(IssueSQL.statusCounts(project: project, .postgres), IssueSQL.statusCount), uniquingKeysWith: +)
+        Dictionary(
+            try await database.rows(IssueSQL.statusCounts(project: project, .postgres), IssueSQL.statusCount),
+            uniquingKeysWith: +)
     }
 
     /// Sentry's client reports: what SDKs dropped before sending, per day, reason and category.
     public func droppedEvents(project: ProjectID, from: DayNumber) async throws -> [DroppedEvents] {
-        try await database.rows(ReportSQL.droppedEvents(project: project, from: from, .postgres), ReportSQL.droppedEvent)
+        try await database.rows(
+            ReportSQL.droppedEvents(project: project, from: from, .postgres), ReportSQL.droppedEvent)
     }
 
     // MARK: State changes
 
-    public func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, by: String?, at date: Date) async throws -> IssueSummary? {
+    public func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, by: String?, at date: Date)
+        async throws -> IssueSummary?
+    {
         var arguments = PostgresArguments()
         let now = Millis.from(date)
         var sql = """
@@ -164,6 +190,8 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
         sql += " RETURNING 1"
         let statement = arguments.query(sql)
         let logger = database.logger
-        return try await database.write { connection in try await PostgresRows.count(connection.query(statement, logger: logger)) == 1 }
+        return try await database.write { connection in
+            try await PostgresRows.count(connection.query(statement, logger: logger)) == 1
+        }
     }
 }

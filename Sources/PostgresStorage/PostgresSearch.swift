@@ -44,7 +44,8 @@ public struct PostgresSearch: SearchReader {
     static func fold(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: { $0.value > 0x7F }) else { return text }
         var scalars = String.UnicodeScalarView()
-        for scalar in text.decomposedStringWithCanonicalMapping.unicodeScalars where scalar.properties.generalCategory != .nonspacingMark {
+        for scalar in text.decomposedStringWithCanonicalMapping.unicodeScalars
+        where scalar.properties.generalCategory != .nonspacingMark {
             scalars.append(scalar)
         }
         return String(scalars)
@@ -56,7 +57,9 @@ public struct PostgresSearch: SearchReader {
         var positions: [String: [Int]] = [:]
         var order: [String] = []
         var position = 0
-        for field in [document.event, document.user, document.release, document.error, document.functions, document.keys] {
+        for field in [
+            document.event, document.user, document.release, document.error, document.functions, document.keys,
+        ] {
             for term in terms(field) {
                 position = min(position + 1, maxPosition)
                 guard term.utf8.count <= maxLexemeBytes else { continue }
@@ -85,7 +88,9 @@ public struct PostgresSearch: SearchReader {
     }
 
     /// Replaces (or creates) the entry of `report`, in the caller's transaction.
-    static func replace(_ document: SearchDocument, report: FiledReport, _ connection: PostgresConnection, _ logger: Logger) async throws {
+    static func replace(
+        _ document: SearchDocument, report: FiledReport, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws {
         try await connection.query(
             """
             INSERT INTO search_documents (report_id, received_at, project_id, document)
@@ -95,7 +100,9 @@ public struct PostgresSearch: SearchReader {
     }
 
     /// Replaces (or creates) the entries of many reports in one statement, in the caller's transaction.
-    static func replace(_ entries: [(report: FiledReport, document: SearchDocument)], _ connection: PostgresConnection, _ logger: Logger)
+    static func replace(
+        _ entries: [(report: FiledReport, document: SearchDocument)], _ connection: PostgresConnection, _ logger: Logger
+    )
         async throws
     {
         guard !entries.isEmpty else { return }
@@ -109,7 +116,9 @@ public struct PostgresSearch: SearchReader {
             """, logger: logger)
     }
 
-    public func search(_ text: SearchText, project: ProjectID, page: Int, pageSize: Int, now: Date) async throws -> SearchResults {
+    public func search(_ text: SearchText, project: ProjectID, page: Int, pageSize: Int, now: Date) async throws
+        -> SearchResults
+    {
         guard let query = Self.query(text) else {
             return .none
         }
@@ -134,17 +143,18 @@ public struct PostgresSearch: SearchReader {
             // Few hits: all of them from the full-text index, then ordered. Many: the newest entries in id order until
             // a page of hits is found (a frequent term is found soon; walking the ids for a rare one would read them all).
             let few = counted <= limit
-            let hits = few
+            let hits =
+                few
                 ? """
-                  SELECT report_id, received_at FROM (
-                      SELECT report_id, received_at FROM search_documents WHERE project_id = $1 AND document @@ $2::tsquery
-                      OFFSET 0) AS matched
-                  ORDER BY report_id DESC
-                  """
+                SELECT report_id, received_at FROM (
+                    SELECT report_id, received_at FROM search_documents WHERE project_id = $1 AND document @@ $2::tsquery
+                    OFFSET 0) AS matched
+                ORDER BY report_id DESC
+                """
                 : """
-                  SELECT report_id, received_at FROM search_documents WHERE project_id = $1 AND document @@ $2::tsquery
-                  ORDER BY report_id DESC
-                  """
+                SELECT report_id, received_at FROM search_documents WHERE project_id = $1 AND document @@ $2::tsquery
+                ORDER BY report_id DESC
+                """
             let pageQuery = SQLStatement(
                 sql: """
                     WITH hits AS MATERIALIZED (\(hits) LIMIT $3 OFFSET $4)

@@ -58,7 +58,9 @@ extension PostgresConnection {
 
 extension PostgresEngine {
     /// The rows of one statement, read on one connection, each mapped by `map` (rows it maps to nil are left out).
-    func rows<Value: Sendable>(_ statement: SQLStatement, _ map: (PostgresRowCells) throws -> Value?) async throws -> [Value] {
+    func rows<Value: Sendable>(_ statement: SQLStatement, _ map: (PostgresRowCells) throws -> Value?) async throws
+        -> [Value]
+    {
         let logger = logger
         return try await read { connection in try await connection.rows(statement, logger: logger, map) }
     }

@@ -18,22 +18,29 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
 
     // MARK: Health
 
-    public func health(project: ProjectID, release: String?, from: DayNumber, through: DayNumber) async throws -> [DailyHealth] {
-        try await database.rows(HealthSQL.days(project: project, release: release, from: from, through: through, .sqlite), HealthSQL.day)
+    public func health(project: ProjectID, release: String?, from: DayNumber, through: DayNumber) async throws
+        -> [DailyHealth]
+    {
+        try await database.rows(
+            HealthSQL.days(project: project, release: release, from: from, through: through, .sqlite), HealthSQL.day)
     }
 
     public func releases(project: ProjectID, now: Date, limit: Int) async throws -> [ReleaseRow] {
         try await database.pool.read { db in
             let counts = HealthSQL.ReleaseCounts(
-                recentSessions: try db.rows(HealthSQL.recentSessions(project: project, today: DayNumber(now), .sqlite), HealthSQL.releaseCount),
+                recentSessions: try db.rows(
+                    HealthSQL.recentSessions(project: project, today: DayNumber(now), .sqlite), HealthSQL.releaseCount),
                 newIssues: try db.rows(HealthSQL.newIssues(project: project, .sqlite), HealthSQL.releaseCount))
-            return try db.rows(HealthSQL.releases(project: project, limit: limit, .sqlite)) { try HealthSQL.release($0, counts) }
+            return try db.rows(HealthSQL.releases(project: project, limit: limit, .sqlite)) {
+                try HealthSQL.release($0, counts)
+            }
         }
     }
 
     // MARK: Issues
 
-    public func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws -> [TopIssue] {
+    public func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws -> [TopIssue]
+    {
         try await database.pool.read { db in
             let top = try db.rows(IssueSQL.top(project: project, window: window, now: now, limit: limit, .sqlite)) {
                 try IssueSQL.topIssue($0, now: now)
@@ -42,7 +49,8 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
             // covering `reports_by_time` like the window itself (looking each up in the table through
             // `reports_by_issue` took 35 ms for the 7 days before at 1 M stored, this 13 ms).
             guard let seconds = window.seconds, !top.isEmpty else { return top }
-            let before = IssueSQL.windowBefore(project: project, issues: top.map(\.issue.id), seconds: seconds, now: now, .sqlite)
+            let before = IssueSQL.windowBefore(
+                project: project, issues: top.map(\.issue.id), seconds: seconds, now: now, .sqlite)
             return IssueSQL.withPrevious(top, try db.rows(before, IssueSQL.windowCounts))
         }
     }
@@ -61,12 +69,16 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
 
     public func issue(_ id: IssueID, project: ProjectID?, now: Date) async throws -> IssueDetail? {
         try await database.pool.read { db in
-            guard var detail = try db.rows(IssueSQL.detail(id, project: project, .sqlite), { try IssueSQL.detail($0, now: now) }).first
+            guard
+                var detail = try db.rows(
+                    IssueSQL.detail(id, project: project, .sqlite), { try IssueSQL.detail($0, now: now) }
+                ).first
             else { return nil }
             detail.releases = try db.rows(IssueSQL.releases(of: id, .sqlite), IssueSQL.release)
             detail.days = try db.rows(IssueSQL.days(of: id, now: now, .sqlite), IssueSQL.day)
             for key in IssueSQL.breakdownKeys {
-                detail.breakdowns[key] = try db.rows(IssueSQL.breakdown(of: id, key: key, .sqlite), IssueSQL.breakdownEntry)
+                detail.breakdowns[key] = try db.rows(
+                    IssueSQL.breakdown(of: id, key: key, .sqlite), IssueSQL.breakdownEntry)
             }
             detail.breakdowns["user"] = try db.rows(IssueSQL.userBreakdown(of: id, .sqlite), IssueSQL.breakdownEntry)
             detail.samples = try db.rows(ReportSQL.samples(of: id, .sqlite), ReportSQL.summary)
@@ -75,22 +87,28 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
     }
 
     public func issueVersions(project: ProjectID, changedSince since: Date) async throws -> [IssueID: IssueVersion] {
-        let versions = try await database.rows(IssueSQL.versions(project: project, changedSince: since, .sqlite), IssueSQL.idAndVersion)
+        let versions = try await database.rows(
+            IssueSQL.versions(project: project, changedSince: since, .sqlite), IssueSQL.idAndVersion)
         return Dictionary(versions, uniquingKeysWith: { first, _ in first })
     }
 
     public func issueVersions(of ids: [IssueID], project: ProjectID) async throws -> [IssueID: IssueVersion] {
         let statements = IssueSQL.versions(of: ids, project: project, .sqlite)
-        let versions = try await database.pool.read { db in try statements.flatMap { try db.rows($0, IssueSQL.idAndVersion) } }
+        let versions = try await database.pool.read { db in
+            try statements.flatMap { try db.rows($0, IssueSQL.idAndVersion) }
+        }
         return Dictionary(versions, uniquingKeysWith: { first, _ in first })
     }
 
     public func issueVersion(_ id: IssueID, project: ProjectID) async throws -> IssueVersion? {
-        try await database.rows(IssueSQL.version(id, project: project, .sqlite)) { try IssueSQL.version($0, at: 0) }.first
+        try await database.rows(IssueSQL.version(id, project: project, .sqlite)) { try IssueSQL.version($0, at: 0) }
+            .first
     }
 
     public func issuesChanged(project: ProjectID, since: Date) async throws -> [IssueID] {
-        try await database.rows(IssueSQL.changed(project: project, since: since, .sqlite)) { IssueID(try $0.integer(0)) }
+        try await database.rows(IssueSQL.changed(project: project, since: since, .sqlite)) {
+            IssueID(try $0.integer(0))
+        }
     }
 
     public func alerts(project: ProjectID, limit: Int) async throws -> [Alert] {
@@ -103,7 +121,9 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
     }
 
     public func issueCounts(project: ProjectID) async throws -> [IssueStatus: Int] {
-        Dictionary(try await database.rows(IssueSQL.statusCounts(project: project, .sqlite), IssueSQL.statusCount), uniquingKeysWith: +)
+        Dictionary(
+            try await database.rows(IssueSQL.statusCounts(project: project, .sqlite), IssueSQL.statusCount),
+            uniquingKeysWith: +)
     }
 
     public func droppedEvents(project: ProjectID, from: DayNumber) async throws -> [DroppedEvents] {
@@ -112,7 +132,9 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
 
     // MARK: State changes
 
-    public func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, by: String?, at date: Date) async throws -> IssueSummary? {
+    public func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, by: String?, at date: Date)
+        async throws -> IssueSummary?
+    {
         try await database.pool.write { db in
             var sql = """
                 UPDATE issues SET status = ?, regressed = CASE WHEN ? = 'muted' THEN regressed ELSE 0 END,
@@ -127,7 +149,8 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
             }
             try db.execute(sql: sql, arguments: arguments)
             guard db.changesCount == 1 else { return nil }
-            let select = SQLStatement(sql: "SELECT \(IssueSQL.columns) FROM issues i WHERE i.id = ?1", values: [.integer(issue.rawValue)])
+            let select = SQLStatement(
+                sql: "SELECT \(IssueSQL.columns) FROM issues i WHERE i.id = ?1", values: [.integer(issue.rawValue)])
             return try db.rows(select) { try IssueSQL.summary($0, now: date) }.first
         }
     }

@@ -24,19 +24,26 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
     public func queryPlan(_ query: ReportQuery) async throws -> [String] {
         let listing = ReportSQL.listing(query, .sqlite)
         return try await database.pool.read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + listing.sql, arguments: StatementArguments(listing)).map { $0["detail"] as String }
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + listing.sql, arguments: StatementArguments(listing)).map {
+                $0["detail"] as String
+            }
         }
     }
 
     public func project(ofIssue issue: IssueID) async throws -> ProjectID? {
         try await database.pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT project_id FROM issues WHERE id = ?", arguments: [issue.rawValue]).map { ProjectID($0) }
+            try Int64.fetchOne(db, sql: "SELECT project_id FROM issues WHERE id = ?", arguments: [issue.rawValue]).map {
+                ProjectID($0)
+            }
         }
     }
 
     public func rawReport(eventID: EventID, project: ProjectID?) async throws -> RawReport? {
         var binds = SQLBinds(.sqlite)
-        var sql = "SELECT \(ReportSQL.rawColumns) FROM reports r JOIN payloads p ON p.id = r.payload_id WHERE r.event_id = \(binds.bind(eventID.rawValue))"
+        var sql = """
+            SELECT \(ReportSQL.rawColumns) FROM reports r JOIN payloads p ON p.id = r.payload_id
+            WHERE r.event_id = \(binds.bind(eventID.rawValue))
+            """
         if let project { sql += " AND r.project_id = \(binds.bind(project.rawValue))" }
         let statement = SQLStatement(sql: sql + " ORDER BY r.id LIMIT 1", values: binds.values)
         return try await database.rows(statement, ReportSQL.raw).first

@@ -104,14 +104,17 @@ public struct SQLiteSearchStore: SearchReader {
         var phrases: [String] = []
         for (index, phrase) in text.phrases.enumerated() {
             // The terms hold only letters, digits and marks (SearchText.parse); the filter is a second guard.
-            let terms = phrase.map { term in String(term.unicodeScalars.filter(SearchText.isTermScalar).map(Character.init)) }
-                .filter { !$0.isEmpty }
+            let terms = phrase.map { term in
+                String(term.unicodeScalars.filter(SearchText.isTermScalar).map(Character.init))
+            }
+            .filter { !$0.isEmpty }
             guard !terms.isEmpty else { continue }
             let prefix = text.prefixLast && index == text.phrases.count - 1 ? " *" : ""
             phrases.append("\"\(terms.joined(separator: " "))\"\(prefix)")
         }
         guard !phrases.isEmpty else { return nil }
-        return "project : \"\(projectToken(project))\" AND {event user release error functions keys} : (\(phrases.joined(separator: " AND ")))"
+        return
+            "project : \"\(projectToken(project))\" AND {event user release error functions keys} : (\(phrases.joined(separator: " AND ")))"
     }
 
     /// A page of hits, newest first (arguments: match, limit, offset, project).
@@ -134,7 +137,9 @@ public struct SQLiteSearchStore: SearchReader {
         ORDER BY i.last_seen DESC, i.id DESC LIMIT 100
         """
 
-    public func search(_ text: SearchText, project: ProjectID, page: Int, pageSize: Int, now: Date) async throws -> SearchResults {
+    public func search(_ text: SearchText, project: ProjectID, page: Int, pageSize: Int, now: Date) async throws
+        -> SearchResults
+    {
         guard let match = Self.matchExpression(text, project: project) else {
             return .none
         }
@@ -142,17 +147,24 @@ public struct SQLiteSearchStore: SearchReader {
         let limit = SearchResults.countLimit
         return try await database.pool.read { db in
             let reports = try db.rows(
-                SQLStatement(sql: Self.pageSQL, values: [.text(match), .integer(Int64(page.limit)), .integer(Int64(page.offset)), .integer(project.rawValue)]),
+                SQLStatement(
+                    sql: Self.pageSQL,
+                    values: [
+                        .text(match), .integer(Int64(page.limit)), .integer(Int64(page.offset)),
+                        .integer(project.rawValue),
+                    ]),
                 ReportSQL.summary)
-            let counted = try Int.fetchOne(
-                db,
-                sql: """
-                    SELECT count(*) FROM (
-                        SELECT rowid FROM search_index WHERE search_index MATCH ? ORDER BY rowid DESC LIMIT ?)
-                    """,
-                arguments: [match, limit + 1]) ?? 0
+            let counted =
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) FROM (
+                            SELECT rowid FROM search_index WHERE search_index MATCH ? ORDER BY rowid DESC LIMIT ?)
+                        """,
+                    arguments: [match, limit + 1]) ?? 0
             let issues = try db.rows(
-                SQLStatement(sql: Self.issuesSQL, values: [.integer(project.rawValue), .text(match), .integer(Int64(limit))])
+                SQLStatement(
+                    sql: Self.issuesSQL, values: [.integer(project.rawValue), .text(match), .integer(Int64(limit))])
             ) { try IssueSQL.summary($0, now: now) }
             return SearchResults(reports: reports, issues: issues, counted: counted)
         }

@@ -13,13 +13,14 @@ import Foundation
 extension StatementArguments {
     /// The values of `statement`, bound to its placeholders `?1`, `?2`, … in order.
     init(_ statement: SQLStatement) {
-        self.init(statement.values.map { value -> DatabaseValue in
-            switch value {
-            case .integer(let integer): integer.databaseValue
-            case .text(let text): text.databaseValue
-            case .bool(let bool): bool.databaseValue
-            }
-        })
+        self.init(
+            statement.values.map { value -> DatabaseValue in
+                switch value {
+                case .integer(let integer): integer.databaseValue
+                case .text(let text): text.databaseValue
+                case .bool(let bool): bool.databaseValue
+                }
+            })
     }
 }
 
@@ -51,7 +52,8 @@ extension Database {
 
 extension FaultlineDatabase {
     /// The rows of one statement, read in a read transaction, each mapped by `map` (rows it maps to nil are left out).
-    func rows<Value: Sendable>(_ statement: SQLStatement, _ map: @escaping @Sendable (SQLiteRow) throws -> Value?) async throws
+    func rows<Value: Sendable>(_ statement: SQLStatement, _ map: @escaping @Sendable (SQLiteRow) throws -> Value?)
+        async throws
         -> [Value]
     {
         try await pool.read { db in try db.rows(statement, map) }

@@ -40,7 +40,8 @@ import Testing
     {
         let seen = Millis.from(now.addingTimeInterval(-3_600))
         return [
-            .integer(9), .integer(2), .text(kind), .text(Fingerprint(version: 2, hash: "0123456789abcdef").rawValue), .text("Index out of range"),
+            .integer(9), .integer(2), .text(kind), .text(Fingerprint(version: 2, hash: "0123456789abcdef").rawValue),
+            .text("Index out of range"),
             culprit.map(SQLValue.text), .text(status), .bool(true), .integer(seen), .integer(seen), .text("1.0"), nil,
             .integer(5), .integer(3), .integer(2), .integer(0), .integer(4),
         ]
@@ -52,7 +53,8 @@ import Testing
         #expect(PageRequest(limit: 0, offset: -5, bound: 10) == PageRequest(limit: 1, offset: 0, bound: 10))
         #expect(PageRequest(limit: 11, bound: 10).limit == 10)
         #expect(PageRequest(limit: Int.min).limit == 1)
-        #expect(IssueQuery(project: ProjectID(1), offset: 20, limit: 50_000).page == PageRequest(limit: 10_000, offset: 20))
+        #expect(
+            IssueQuery(project: ProjectID(1), offset: 20, limit: 50_000).page == PageRequest(limit: 10_000, offset: 20))
         #expect(ReportQuery(project: nil, limit: 9_999).page.limit == PageRequest.maxReports)
     }
 
@@ -69,11 +71,15 @@ import Testing
 
     @Test func aStatementIsWrittenOnceAndDiffersBetweenEnginesOnlyInItsPlaceholders() {
         let query = IssueQuery(
-            project: ProjectID(7), status: .open, release: "2.0", kind: .crash, regressed: false, order: .users, offset: 40,
+            project: ProjectID(7), status: .open, release: "2.0", kind: .crash, regressed: false, order: .users,
+            offset: 40,
             limit: 20)
         let sqlite = IssueSQL.page(query, .sqlite)
         let postgres = IssueSQL.page(query, .postgres)
-        #expect(sqlite.values == [.text("2.0"), .integer(7), .text("open"), .text("crash"), .bool(false), .integer(20), .integer(40)])
+        #expect(
+            sqlite.values == [
+                .text("2.0"), .integer(7), .text("open"), .text("crash"), .bool(false), .integer(20), .integer(40),
+            ])
         #expect(postgres.values == sqlite.values)
         #expect(postgres.sql == sqlite.sql.replacingOccurrences(of: "?", with: "$"))
         #expect(sqlite.sql.contains("ir.release = ?1") && sqlite.sql.contains("LIMIT ?6 OFFSET ?7"))
@@ -91,13 +97,15 @@ import Testing
             IssueSQL.top(project: project, window: .last24Hours, now: now, limit: 5, dialect),
             IssueSQL.top(project: project, window: .release("1.0"), now: now, limit: 5, dialect),
             IssueSQL.windowBefore(project: project, issues: [IssueID(1), IssueID(2)], seconds: 60, now: now, dialect),
-            IssueSQL.detail(IssueID(1), project: project, dialect), IssueSQL.version(IssueID(1), project: project, dialect),
+            IssueSQL.detail(IssueID(1), project: project, dialect),
+            IssueSQL.version(IssueID(1), project: project, dialect),
             IssueSQL.versions(project: project, changedSince: now, dialect),
             IssueSQL.changed(project: project, since: now, dialect), IssueSQL.statusCounts(project: project, dialect),
             HealthSQL.days(project: project, release: nil, from: DayNumber(now), through: DayNumber(now), dialect),
             HealthSQL.recentSessions(project: project, today: DayNumber(now), dialect),
             HealthSQL.newIssues(project: project, dialect), HealthSQL.releases(project: project, limit: 5, dialect),
-            ReportSQL.listing(ReportQuery(project: project, kind: .crash, release: "1", since: now, before: 9), dialect),
+            ReportSQL.listing(
+                ReportQuery(project: project, kind: .crash, release: "1", since: now, before: 9), dialect),
             ReportSQL.droppedEvents(project: project, from: DayNumber(now), dialect),
         ] + IssueSQL.versions(of: [IssueID(1)], project: project, dialect)
     }
@@ -114,14 +122,17 @@ import Testing
     @Test func everyStatementBindsAValueToEachOfItsPlaceholders() {
         let issue = IssueID(3)
         for dialect in [SQLDialect.sqlite, .postgres] {
-            let statements = Self.projectStatements(dialect) + [
-                IssueSQL.detail(issue, project: nil, dialect), IssueSQL.releases(of: issue, dialect),
-                IssueSQL.days(of: issue, now: Self.now, dialect), IssueSQL.breakdown(of: issue, key: "os", dialect),
-                IssueSQL.userBreakdown(of: issue, dialect), ReportSQL.samples(of: issue, dialect),
-                ReportSQL.listing(ReportQuery(project: nil), dialect),
-            ]
+            let statements =
+                Self.projectStatements(dialect) + [
+                    IssueSQL.detail(issue, project: nil, dialect), IssueSQL.releases(of: issue, dialect),
+                    IssueSQL.days(of: issue, now: Self.now, dialect), IssueSQL.breakdown(of: issue, key: "os", dialect),
+                    IssueSQL.userBreakdown(of: issue, dialect), ReportSQL.samples(of: issue, dialect),
+                    ReportSQL.listing(ReportQuery(project: nil), dialect),
+                ]
             for statement in statements {
-                let placeholders = (1...statement.values.count + 1).filter { statement.sql.contains(dialect.placeholder($0)) }
+                let placeholders = (1...statement.values.count + 1).filter {
+                    statement.sql.contains(dialect.placeholder($0))
+                }
                 #expect(placeholders == Array(1..<statement.values.count + 1), "\(dialect): \(statement.sql)")
             }
         }
@@ -149,7 +160,9 @@ import Testing
     @Test func anIssueRowBecomesTheIssueItNames() throws {
         let issue = try #require(try IssueSQL.summary(CellRow(cells: Self.issueCells()), now: Self.now))
         #expect(issue.id == IssueID(9) && issue.project == ProjectID(2))
-        #expect(issue.kind == .crash && issue.status == .open && issue.fingerprint == Fingerprint(version: 2, hash: "0123456789abcdef"))
+        #expect(
+            issue.kind == .crash && issue.status == .open
+                && issue.fingerprint == Fingerprint(version: 2, hash: "0123456789abcdef"))
         #expect(issue.culprit == "main.swift:3" && issue.firstRelease == "1.0" && issue.lastRelease == nil)
         #expect(issue.events == 5 && issue.users == 3)
         #expect(issue.signals.regressed && issue.signals.fresh && issue.signals.repetitive)
@@ -160,7 +173,9 @@ import Testing
         #expect(try IssueSQL.summary(CellRow(cells: Self.issueCells(status: "fixed")), now: Self.now) == nil)
         var cells = Self.issueCells()
         cells[12] = nil
-        #expect(throws: SQLRowError(column: 12, message: "NULL")) { try IssueSQL.summary(CellRow(cells: cells), now: Self.now) }
+        #expect(throws: SQLRowError(column: 12, message: "NULL")) {
+            try IssueSQL.summary(CellRow(cells: cells), now: Self.now)
+        }
     }
 
     @Test func aTopIssueRowEndsWithItsWindowsCounts() throws {
@@ -174,13 +189,17 @@ import Testing
 
     @Test func aRawReportWhoseByteRangeIsNotOneIsSkipped() throws {
         let summary: [SQLValue?] = [
-            .integer(1), .integer(2), .text(String(repeating: "a", count: 32)), .text("crash"), .integer(0), .integer(0),
+            .integer(1), .integer(2), .text(String(repeating: "a", count: 32)), .text("crash"), .integer(0),
+            .integer(0),
             nil, nil, nil, nil, nil, .integer(0), .integer(0), .integer(0), .integer(0), .integer(0), .integer(0), nil,
         ]
         func raw(offset: Int64, length: Int64) throws -> RawReport? {
-            try ReportSQL.raw(CellRow(cells: summary + [
-                .integer(offset), .integer(length), .text("gzip"), .integer(3), .text("abc"), .text("native-v1"),
-            ]))
+            try ReportSQL.raw(
+                CellRow(
+                    cells: summary + [
+                        .integer(offset), .integer(length), .text("gzip"), .integer(3), .text("abc"),
+                        .text("native-v1"),
+                    ]))
         }
         let report = try #require(try raw(offset: 1, length: 2))
         #expect(report.range == 1..<3 && report.payload.bytes == Array("abc".utf8) && report.summary.issue == nil)
@@ -192,7 +211,8 @@ import Testing
         let counts = HealthSQL.ReleaseCounts(
             recentSessions: [(HealthSQL.allReleases, 40), ("2.0", 30), ("1.0", 10)], newIssues: [("2.0", 3)])
         func release(_ name: String, _ counts: HealthSQL.ReleaseCounts) throws -> ReleaseRow {
-            let cells: [SQLValue?] = [.text(name), .integer(1_000), .integer(2_000)] + (1...6).map { .integer(Int64($0)) }
+            let cells: [SQLValue?] =
+                [.text(name), .integer(1_000), .integer(2_000)] + (1...6).map { .integer(Int64($0)) }
             return try HealthSQL.release(CellRow(cells: cells), counts)
         }
         let two = try release("2.0", counts)
@@ -204,8 +224,10 @@ import Testing
     }
 
     @Test func anIssuesDetailRowCarriesItsStatusChangeNoteAndVersion() throws {
-        let grouping = try JSONEncoder().encode(GroupingResult(
-            fingerprint: Fingerprint(version: 2, hash: "0123456789abcdef"), source: .stack, components: [], title: "t", culprit: nil))
+        let grouping = try JSONEncoder().encode(
+            GroupingResult(
+                fingerprint: Fingerprint(version: 2, hash: "0123456789abcdef"), source: .stack, components: [],
+                title: "t", culprit: nil))
         let tail: [SQLValue?] = [
             .text(String(decoding: grouping, as: UTF8.self)), .integer(5_000), .text("the CLI"), .text("ship it"),
             .integer(6_000), .integer(5), .text("open"), .integer(7),

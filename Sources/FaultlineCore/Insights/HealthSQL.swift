@@ -96,7 +96,9 @@ public enum HealthSQL {
     /// A release's health from the six ``countColumns`` starting at column `start`.
     public static func health(_ row: some SQLRow, at start: Int) throws -> ReleaseHealth {
         ReleaseHealth(
-            sessions: try row.int(start), crashedSessions: try row.int(start + 1), abnormalSessions: try row.int(start + 2),
-            erroredSessions: try row.int(start + 3), users: try row.int(start + 4), crashedUsers: try row.int(start + 5))
+            sessions: try row.int(start), crashedSessions: try row.int(start + 1),
+            abnormalSessions: try row.int(start + 2),
+            erroredSessions: try row.int(start + 3), users: try row.int(start + 4), crashedUsers: try row.int(start + 5)
+        )
     }
 }

@@ -24,12 +24,15 @@ extension IssueSQL {
     public static func detail(_ row: some SQLRow, now: Date) throws -> IssueDetail? {
         let next = columnNames.count
         guard let summary = try summary(row, now: now),
-              let grouping = try? JSONDecoder().decode(GroupingResult.self, from: Data(try row.text(next).utf8))
+            let grouping = try? JSONDecoder().decode(GroupingResult.self, from: Data(try row.text(next).utf8))
         else { return nil }
         return IssueDetail(
-            summary: summary, grouping: grouping, releases: [], days: [], breakdowns: [:], repeatUsers: try row.int(14) /* repeat_users */,
+            summary: summary, grouping: grouping, releases: [], days: [], breakdowns: [:],
+            repeatUsers: try row.int(14) /* repeat_users */,
             samples: [],
-            statusChange: try row.integerOrNull(next + 1).map { IssueStatusChange(at: Millis.date($0), by: try row.textOrNull(next + 2)) },
+            statusChange: try row.integerOrNull(next + 1).map {
+                IssueStatusChange(at: Millis.date($0), by: try row.textOrNull(next + 2))
+            },
             note: try row.textOrNull(next + 3), version: try version(row, at: next + 4))
     }
 
@@ -55,7 +58,8 @@ extension IssueSQL {
         var binds = SQLBinds(dialect)
         let sql = """
             SELECT day, events, users FROM issue_days
-            WHERE issue_id = \(binds.bind(id.rawValue)) AND day >= \(binds.bind(DayNumber(now).adding(-89).rawValue)) ORDER BY day
+            WHERE issue_id = \(binds.bind(id.rawValue)) AND day >= \(binds.bind(DayNumber(now).adding(-89).rawValue))
+            ORDER BY day
             """
         return SQLStatement(sql: sql, values: binds.values)
     }
@@ -73,7 +77,8 @@ extension IssueSQL {
     public static func breakdown(of id: IssueID, key: String, _ dialect: SQLDialect) -> SQLStatement {
         var binds = SQLBinds(dialect)
         let sql = """
-            SELECT value, events FROM issue_tags WHERE issue_id = \(binds.bind(id.rawValue)) AND key = \(binds.bind(key))
+            SELECT value, events FROM issue_tags
+            WHERE issue_id = \(binds.bind(id.rawValue)) AND key = \(binds.bind(key))
             ORDER BY events DESC, value LIMIT 10
             """
         return SQLStatement(sql: sql, values: binds.values)

@@ -66,7 +66,8 @@ public enum IssueSQL {
         let release = query.release != nil
         let from = listing(query, &binds)
         let sql = """
-            SELECT \(idsOnly ? "i.id" : select(release: release)) FROM \(from) ORDER BY \(orderBy(query.order, release: release)) \
+            SELECT \(idsOnly ? "i.id" : select(release: release)) FROM \(from)
+            ORDER BY \(orderBy(query.order, release: release))
             LIMIT \(binds.bind(query.page.limit)) OFFSET \(binds.bind(query.page.offset))
             """
         return SQLStatement(sql: sql, values: binds.values)
@@ -103,7 +104,8 @@ public enum IssueSQL {
                 WITH w AS (
                     SELECT issue_id, count(DISTINCT user_key) AS window_users, count(*) AS window_events
                     FROM reports WHERE project_id = \(binds.bind(project.rawValue))
-                        AND occurred_at >= \(binds.bind(Millis.from(from))) AND occurred_at <= \(binds.bind(Millis.from(now)))
+                        AND occurred_at >= \(binds.bind(Millis.from(from)))
+                        AND occurred_at <= \(binds.bind(Millis.from(now)))
                         AND issue_id IS NOT NULL
                     GROUP BY issue_id
                     ORDER BY window_users DESC, window_events DESC, issue_id LIMIT \(binds.bind(limit)))
@@ -117,7 +119,9 @@ public enum IssueSQL {
     /// A row of ``top(project:window:now:limit:_:)``; nil for an issue of a kind or status this build does not know.
     public static func topIssue(_ row: some SQLRow, now: Date) throws -> TopIssue? {
         let next = columnNames.count
-        return try summary(row, now: now).map { TopIssue(issue: $0, users: try row.int(next), events: try row.int(next + 1)) }
+        return try summary(row, now: now).map {
+            TopIssue(issue: $0, users: try row.int(next), events: try row.int(next + 1))
+        }
     }
 
     /// For the trend arrows of a recent window of `seconds`: the users and events of `issues` in the window before
@@ -208,7 +212,8 @@ public enum IssueSQL {
     public static func changed(project: ProjectID, since: Date, _ dialect: SQLDialect) -> SQLStatement {
         var binds = SQLBinds(dialect)
         let sql = """
-            SELECT id FROM issues WHERE project_id = \(binds.bind(project.rawValue)) AND updated_at >= \(binds.bind(Millis.from(since)))
+            SELECT id FROM issues
+            WHERE project_id = \(binds.bind(project.rawValue)) AND updated_at >= \(binds.bind(Millis.from(since)))
             ORDER BY id
             """
         return SQLStatement(sql: sql, values: binds.values)
@@ -217,7 +222,8 @@ public enum IssueSQL {
     /// How many issues of `project` have each status (``statusCount(_:)`` reads a row).
     public static func statusCounts(project: ProjectID, _ dialect: SQLDialect) -> SQLStatement {
         var binds = SQLBinds(dialect)
-        let sql = "SELECT status, count(*) FROM issues WHERE project_id = \(binds.bind(project.rawValue)) GROUP BY status"
+        let sql =
+            "SELECT status, count(*) FROM issues WHERE project_id = \(binds.bind(project.rawValue)) GROUP BY status"
         return SQLStatement(sql: sql, values: binds.values)
     }
 
@@ -232,14 +238,16 @@ public enum IssueSQL {
     /// kind, status or fingerprint this build cannot read (a row written by a newer version).
     public static func summary(_ row: some SQLRow, now: Date) throws -> IssueSummary? {
         guard let kind = ReportKind(rawValue: try row.text(2)), let status = IssueStatus(rawValue: try row.text(6)),
-              let fingerprint = Fingerprint(try row.text(3))
+            let fingerprint = Fingerprint(try row.text(3))
         else { return nil }
         let firstSeen = try row.date(8)
         return IssueSummary(
-            id: IssueID(try row.integer(0)), project: ProjectID(try row.integer(1)), kind: kind, fingerprint: fingerprint,
+            id: IssueID(try row.integer(0)), project: ProjectID(try row.integer(1)), kind: kind,
+            fingerprint: fingerprint,
             title: try row.text(4), culprit: try row.textOrNull(5), status: status,
             signals: IssueSignals.compute(
-                firstSeen: firstSeen, regressed: try row.bool(7), repeatUsers: try row.int(14), earlyEvents: try row.int(15),
+                firstSeen: firstSeen, regressed: try row.bool(7), repeatUsers: try row.int(14),
+                earlyEvents: try row.int(15),
                 timedEvents: try row.int(16), now: now),
             firstSeen: firstSeen, lastSeen: try row.date(9), firstRelease: try row.textOrNull(10),
             lastRelease: try row.textOrNull(11), events: try row.int(12), users: try row.int(13))

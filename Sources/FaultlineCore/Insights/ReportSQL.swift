@@ -4,7 +4,8 @@ public enum ReportSQL {
     /// The columns of a report summary, in the order ``summary(_:)`` reads them.
     public static let columnNames = [
         "id", "project_id", "event_id", "kind", "occurred_at", "received_at", "release", "environment", "user_key",
-        "error_type", "error_message", "custom_keys_dropped", "values_truncated", "breadcrumbs_dropped", "threads_dropped",
+        "error_type", "error_message", "custom_keys_dropped", "values_truncated", "breadcrumbs_dropped",
+        "threads_dropped",
         "frames_dropped", "modules_dropped", "issue_id",
     ]
     /// ``columnNames`` of the reports table `r`, for a select.
@@ -31,7 +32,8 @@ public enum ReportSQL {
         if let issue = query.issue { conditions.append("r.issue_id = \(binds.bind(issue.rawValue))") }
         if let before = query.before { conditions.append("r.id < \(binds.bind(before))") }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        let sql = "SELECT \(columns) FROM reports r \(whereClause) ORDER BY r.id DESC LIMIT \(binds.bind(query.page.limit))"
+        let sql =
+            "SELECT \(columns) FROM reports r \(whereClause) ORDER BY r.id DESC LIMIT \(binds.bind(query.page.limit))"
         return SQLStatement(sql: sql, values: binds.values)
     }
 
@@ -47,7 +49,9 @@ public enum ReportSQL {
 
     /// A report from a row whose select starts with ``columns``. Nil for an event id or kind this build cannot read.
     public static func summary(_ row: some SQLRow) throws -> ReportSummary? {
-        guard let eventID = EventID(try row.text(2)), let kind = ReportKind(rawValue: try row.text(3)) else { return nil }
+        guard let eventID = EventID(try row.text(2)), let kind = ReportKind(rawValue: try row.text(3)) else {
+            return nil
+        }
         var trimmed = TrimCounts()
         trimmed.customKeysDropped = try row.int(11)
         trimmed.valuesTruncated = try row.int(12)
@@ -59,7 +63,8 @@ public enum ReportSQL {
             cursor: try row.integer(0), project: ProjectID(try row.integer(1)), eventID: eventID, kind: kind,
             timestamp: try row.date(4), receivedAt: try row.date(5), release: try row.textOrNull(6),
             environment: try row.textOrNull(7), userKey: try row.textOrNull(8), errorType: try row.textOrNull(9),
-            errorMessage: try row.textOrNull(10), trimmed: trimmed, issue: try row.integerOrNull(17).map { IssueID($0) })
+            errorMessage: try row.textOrNull(10), trimmed: trimmed, issue: try row.integerOrNull(17).map { IssueID($0) }
+        )
     }
 
     /// A stored report from a row of ``rawColumns``. Nil for a summary, encoding or format this build cannot read, or a
@@ -67,15 +72,16 @@ public enum ReportSQL {
     public static func raw(_ row: some SQLRow) throws -> RawReport? {
         let next = columnNames.count
         guard let summary = try summary(row),
-              let encoding = StoredPayload.Encoding(rawValue: try row.text(next + 2)),
-              let format = StoredPayload.Format(rawValue: try row.text(next + 5))
+            let encoding = StoredPayload.Encoding(rawValue: try row.text(next + 2)),
+            let format = StoredPayload.Format(rawValue: try row.text(next + 5))
         else { return nil }
         let offset = try row.int(next)
         let length = try row.int(next + 1)
         guard offset >= 0, length >= 0, offset <= Int.max - length else { return nil }
         return RawReport(
             summary: summary,
-            payload: StoredPayload(bytes: try row.bytes(next + 4), encoding: encoding, inflatedSize: try row.int(next + 3), format: format),
+            payload: StoredPayload(
+                bytes: try row.bytes(next + 4), encoding: encoding, inflatedSize: try row.int(next + 3), format: format),
             range: offset..<(offset + length))
     }
 
@@ -94,6 +100,8 @@ public enum ReportSQL {
 
     /// A row of ``droppedEvents(project:from:_:)``.
     public static func droppedEvent(_ row: some SQLRow) throws -> DroppedEvents {
-        DroppedEvents(day: DayNumber(rawValue: try row.int(0)), reason: try row.text(1), category: try row.text(2), quantity: try row.int(3))
+        DroppedEvents(
+            day: DayNumber(rawValue: try row.int(0)), reason: try row.text(1), category: try row.text(2),
+            quantity: try row.int(3))
     }
 }

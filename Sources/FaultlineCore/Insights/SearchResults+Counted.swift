@@ -7,7 +7,8 @@ extension SearchResults {
     /// ``countLimit`` (`counted`): past it, the count is a lower bound and the issues are the newest matches' only.
     public init(reports: [ReportSummary], issues: [IssueSummary], counted: Int) {
         self.init(
-            reports: reports, reportCount: min(counted, Self.countLimit), reportCountIsLowerBound: counted > Self.countLimit,
+            reports: reports, reportCount: min(counted, Self.countLimit),
+            reportCountIsLowerBound: counted > Self.countLimit,
             issues: issues, issuesFromNewestOnly: counted > Self.countLimit)
     }
 }
