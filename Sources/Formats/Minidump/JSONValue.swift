@@ -203,7 +203,8 @@ enum JSONValue: Sendable, Equatable {
                 return
             }
             if let object = try? decoder.container(keyedBy: Key.self) {
-                value = .object(try object.allKeys.map { ($0.stringValue, try object.decode(Decoded.self, forKey: $0).value) })
+                value = .object(
+                    try object.allKeys.map { ($0.stringValue, try object.decode(Decoded.self, forKey: $0).value) })
                 return
             }
             let single = try decoder.singleValueContainer()

@@ -47,7 +47,9 @@ struct MessagePack {
     }
 
     mutating func value(depth: Int) throws -> JSONValue {
-        guard depth < Self.maxDepth else { throw FormatError(.invalidField, "MessagePack nested deeper than \(Self.maxDepth)") }
+        guard depth < Self.maxDepth else {
+            throw FormatError(.invalidField, "MessagePack nested deeper than \(Self.maxDepth)")
+        }
         let tag = try uint(1)
         switch tag {
         case 0x00...0x7F: return .int(Int64(tag))
@@ -93,7 +95,9 @@ struct MessagePack {
     mutating func count(_ size: Int) throws -> Int { try length(size) }
 
     mutating func array(_ count: Int, depth: Int) throws -> JSONValue {
-        guard count <= bytes.count - position else { throw FormatError(.invalidField, "MessagePack array runs past the end") }
+        guard count <= bytes.count - position else {
+            throw FormatError(.invalidField, "MessagePack array runs past the end")
+        }
         var values: [JSONValue] = []
         values.reserveCapacity(count)
         for _ in 0..<count { values.append(try value(depth: depth + 1)) }
@@ -101,7 +105,9 @@ struct MessagePack {
     }
 
     mutating func map(_ count: Int, depth: Int) throws -> JSONValue {
-        guard count <= bytes.count - position else { throw FormatError(.invalidField, "MessagePack map runs past the end") }
+        guard count <= bytes.count - position else {
+            throw FormatError(.invalidField, "MessagePack map runs past the end")
+        }
         var members: [(String, JSONValue)] = []
         members.reserveCapacity(count)
         for _ in 0..<count {

@@ -50,7 +50,8 @@ extension Minidump {
         for (number, offset) in Self.amd64RegisterOffsets.enumerated() { registers[number] = file.u64(at + offset) }
         let pc = file.u64(at + 248)
         registers[16] = pc
-        return CPUContext(architecture: .x86_64, flags: file.u32(at + 48), registers: registers, pc: pc, sp: file.u64(at + 152))
+        return CPUContext(
+            architecture: .x86_64, flags: file.u32(at + 48), registers: registers, pc: pc, sp: file.u64(at + 152))
     }
 
     func readARM64Context(_ body: Range<Int>, _ what: String) throws(MinidumpError) -> CPUContext? {
@@ -64,6 +65,7 @@ extension Minidump {
         }
         var registers: [Int: UInt64] = [:]
         for number in 0...31 { registers[number] = file.u64(at + 8 + 8 * number) }
-        return CPUContext(architecture: .arm64, flags: flags, registers: registers, pc: file.u64(at + 264), sp: registers[31] ?? 0)
+        return CPUContext(
+            architecture: .arm64, flags: flags, registers: registers, pc: file.u64(at + 264), sp: registers[31] ?? 0)
     }
 }

@@ -15,7 +15,9 @@ extension Minidump {
     }
 
     /// A `MinidumpSimpleStringDictionary`: a count, then (key RVA, value RVA) pairs of UTF-8 strings.
-    func readDictionary(_ location: Location, _ what: String, budget: inout Int) throws(MinidumpError) -> [String: String] {
+    func readDictionary(_ location: Location, _ what: String, budget: inout Int) throws(MinidumpError) -> [String:
+        String]
+    {
         guard location.size > 0 else { return [:] }
         let body = try file.range(UInt64(location.rva), UInt64(location.size), what)
         let count = try file.u32(at: UInt64(body.lowerBound), what)
@@ -39,10 +41,12 @@ extension Minidump {
         var out: [ModuleAnnotations] = []
         for at in stride(from: entries.lowerBound, to: entries.upperBound, by: 12) {
             let index = file.u32(at)
-            let info = try file.range(UInt64(file.u32(at + 8)), UInt64(file.u32(at + 4)), "module \(index)'s Crashpad info")
+            let info = try file.range(
+                UInt64(file.u32(at + 8)), UInt64(file.u32(at + 4)), "module \(index)'s Crashpad info")
             // MinidumpModuleCrashpadInfo: version, list annotations, simple annotations, annotation objects.
             guard info.count >= 28 else {
-                throw MinidumpError(.truncated, "module \(index)'s Crashpad info has \(info.count) bytes, fewer than 28")
+                throw MinidumpError(
+                    .truncated, "module \(index)'s Crashpad info has \(info.count) bytes, fewer than 28")
             }
             let i = info.lowerBound
             out.append(

@@ -15,12 +15,16 @@ extension Minidump {
     public func snapshot() throws(MinidumpError) -> ProcessSnapshot {
         if let platform = systemInfo?.platformID, !Self.signalPlatforms.contains(platform) {
             throw MinidumpError(
-                .unsupported, "platform 0x\(String(platform, radix: 16)) is not Linux or Android; only their dumps are walked")
+                .unsupported,
+                "platform 0x\(String(platform, radix: 16)) is not Linux or Android; only their dumps are walked")
         }
         let architecture =
-            systemInfo.map(\.architecture) ?? (exception?.context ?? threads.lazy.compactMap(\.context).first)?.architecture
+            systemInfo.map(\.architecture)
+            ?? (exception?.context ?? threads.lazy.compactMap(\.context).first)?.architecture
         guard let architecture else {
-            let cpu = systemInfo.map { "CPU architecture \($0.processorArchitecture)" } ?? "a dump without SystemInfo or CPU context"
+            let cpu =
+                systemInfo.map { "CPU architecture \($0.processorArchitecture)" }
+                ?? "a dump without SystemInfo or CPU context"
             throw MinidumpError(.unsupported, "\(cpu) is not x86-64 or arm64")
         }
         return ProcessSnapshot(
@@ -48,7 +52,9 @@ extension Minidump {
         let crashedID = exception?.threadID
         if let exception {
             let listed = threads.first { $0.id == exception.threadID }?.context
-            if let crashed = thread(exception.threadID, exception.context ?? listed, crashed: true) { out.append(crashed) }
+            if let crashed = thread(exception.threadID, exception.context ?? listed, crashed: true) {
+                out.append(crashed)
+            }
         }
         for listed in threads where listed.id != crashedID {
             if let other = thread(listed.id, listed.context, crashed: false) { out.append(other) }
@@ -61,7 +67,8 @@ extension Minidump {
         var candidates = memoryRanges
         for thread in threads where thread.stack.size > 0 {
             candidates.append(
-                MemoryRange(start: thread.stackStart, size: UInt64(thread.stack.size), fileOffset: UInt64(thread.stack.rva)))
+                MemoryRange(
+                    start: thread.stackStart, size: UInt64(thread.stack.size), fileOffset: UInt64(thread.stack.rva)))
         }
         // A stable sort: at one start address the memory lists (listed first) win over thread stacks.
         let ordered = candidates.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }
@@ -78,7 +85,8 @@ extension Minidump {
             let count = Int(end - start)
             total += count
             guard total <= file.count else {
-                throw MinidumpError(.tooLarge, "the memory ranges name more bytes than the \(file.count)-byte file holds")
+                throw MinidumpError(
+                    .tooLarge, "the memory ranges name more bytes than the \(file.count)-byte file holds")
             }
             let from = Int(range.fileOffset + skip)
             regions.append(ProcessSnapshot.MemoryRegion(start: start, bytes: Array(file.bytes[from..<(from + count)])))

@@ -1,7 +1,8 @@
 extension Minidump {
     /// Decodes one directory entry into the fields it fills. The first of a kind wins; a repeat is ignored.
     mutating func read(_ entry: StreamEntry) throws(MinidumpError) {
-        let body = try file.range(UInt64(entry.location.rva), UInt64(entry.location.size), "stream \(Self.name(entry.type))")
+        let body = try file.range(
+            UInt64(entry.location.rva), UInt64(entry.location.size), "stream \(Self.name(entry.type))")
         switch entry.type {
         case StreamType.systemInfo where systemInfo == nil: systemInfo = try readSystemInfo(body)
         case StreamType.exception where exception == nil: exception = try readException(body)
@@ -52,7 +53,8 @@ extension Minidump {
         let (size, overflow) = Int(count).multipliedReportingOverflow(by: entrySize)
         let available = body.count - countSize
         guard !overflow, size <= available else {
-            throw MinidumpError(.malformed, "\(what) lists \(count) entries, more than its \(body.count)-byte stream holds")
+            throw MinidumpError(
+                .malformed, "\(what) lists \(count) entries, more than its \(body.count)-byte stream holds")
         }
         let start = body.lowerBound + countSize + (available == size + 4 ? 4 : 0)
         return start..<(start + size)
@@ -94,8 +96,9 @@ extension Minidump {
             _ = try file.range(UInt64(stack.rva), UInt64(stack.size), "thread \(id)'s stack")
             let context = Location(size: file.u32(at + 40), rva: file.u32(at + 44))
             threads.append(
-                Thread(id: id, stackStart: file.u64(at + 24), stack: stack,
-                       context: try readContext(context, "thread \(id)'s context")))
+                Thread(
+                    id: id, stackStart: file.u64(at + 24), stack: stack,
+                    context: try readContext(context, "thread \(id)'s context")))
         }
         return threads
     }
@@ -161,8 +164,9 @@ extension Minidump {
             let name = try file.utf16String(at: file.u32(at + 20), "module \(index)'s name")
             let codeView = Location(size: file.u32(at + 76), rva: file.u32(at + 80))
             modules.append(
-                Module(base: file.u64(at), size: file.u32(at + 8), name: name,
-                       codeView: try readCodeView(codeView, "module \(index)'s CodeView record")))
+                Module(
+                    base: file.u64(at), size: file.u32(at + 8), name: name,
+                    codeView: try readCodeView(codeView, "module \(index)'s CodeView record")))
         }
         return modules
     }
@@ -176,7 +180,9 @@ extension Minidump {
         case 0x4270_454C:  // "BpEL" (the bytes read "LEpB")
             return .elf(buildID: Array(file.bytes[(body.lowerBound + 4)..<body.upperBound].prefix(64)))
         case 0x5344_5352:  // "RSDS"
-            guard body.count >= 24 else { throw MinidumpError(.truncated, "\(what) (RSDS) has \(body.count) bytes, fewer than 24") }
+            guard body.count >= 24 else {
+                throw MinidumpError(.truncated, "\(what) (RSDS) has \(body.count) bytes, fewer than 24")
+            }
             let guid = Array(file.bytes[(body.lowerBound + 4)..<(body.lowerBound + 20)])
             let name = MinidumpBytes.text(file.bytes[(body.lowerBound + 24)..<body.upperBound])
             return .pdb70(guid: guid, age: file.u32(body.lowerBound + 20), fileName: name)
@@ -187,7 +193,9 @@ extension Minidump {
 
     /// NUL-separated strings (`/proc/PID/cmdline`, `/proc/PID/environ`); a trailing NUL ends the last one.
     static func nulSeparated(_ bytes: ArraySlice<UInt8>) -> [String] {
-        var parts = bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        var parts = bytes.split(separator: 0, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
         if parts.last == "" { parts.removeLast() }
         return parts
     }

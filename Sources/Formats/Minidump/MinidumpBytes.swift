@@ -8,10 +8,13 @@ struct MinidumpBytes: Sendable {
     var count: Int { bytes.count }
 
     /// The range `offset ..< offset + size` when it lies inside the file.
-    func range(_ offset: UInt64, _ size: UInt64, _ what: @autoclosure () -> String) throws(MinidumpError) -> Range<Int> {
+    func range(_ offset: UInt64, _ size: UInt64, _ what: @autoclosure () -> String) throws(MinidumpError) -> Range<Int>
+    {
         let (end, overflow) = offset.addingReportingOverflow(size)
         guard !overflow, end <= UInt64(bytes.count) else {
-            throw MinidumpError(.truncated, "\(what()) (\(size) bytes at offset \(offset)) runs past the end of the \(bytes.count)-byte file")
+            throw MinidumpError(
+                .truncated,
+                "\(what()) (\(size) bytes at offset \(offset)) runs past the end of the \(bytes.count)-byte file")
         }
         return Int(offset)..<Int(end)
     }

@@ -20,17 +20,22 @@ extension MinidumpSubmission {
             for event in try parser.feed(body) {
                 switch event {
                 case .partStart(let headers):
-                    if let encoding = headers.transferEncoding?.lowercased(), !["7bit", "8bit", "binary"].contains(encoding) {
+                    if let encoding = headers.transferEncoding?.lowercased(),
+                        !["7bit", "8bit", "binary"].contains(encoding)
+                    {
                         throw FormatError(
-                            .invalidField, "part \(headers.name) has Content-Transfer-Encoding \(encoding)", field: headers.name)
+                            .invalidField, "part \(headers.name) has Content-Transfer-Encoding \(encoding)",
+                            field: headers.name)
                     }
                     parts.append(Part(name: headers.name, filename: headers.filename, contentType: headers.contentType))
                 case .bodyData(let bytes):
                     guard var part = parts.popLast() else { continue }
                     part.bytes += bytes
-                    let capped = part.name != Names.dump && (part.filename == nil || Names.attachedFiles.contains(part.name))
+                    let capped =
+                        part.name != Names.dump && (part.filename == nil || Names.attachedFiles.contains(part.name))
                     if capped, part.bytes.count > limits.maxFieldBytes {
-                        throw FormatError(.tooLarge, "\(part.name) is larger than \(limits.maxFieldBytes) bytes", field: part.name)
+                        throw FormatError(
+                            .tooLarge, "\(part.name) is larger than \(limits.maxFieldBytes) bytes", field: part.name)
                     }
                     parts.append(part)
                 case .partEnd:
@@ -95,7 +100,8 @@ extension MinidumpSubmission {
             if !chunks.isEmpty {
                 let joined = chunks.sorted { $0.0 < $1.0 }.map(\.1).joined()
                 guard let parsed = try? JSONValue.parse(Array(joined.utf8)), case .object = parsed else {
-                    throw FormatError(.malformedJSON, "the sentry__N chunks do not join into a JSON object", field: "sentry__1")
+                    throw FormatError(
+                        .malformedJSON, "the sentry__N chunks do not join into a JSON object", field: "sentry__1")
                 }
                 event.merge(parsed)
             }
@@ -105,7 +111,9 @@ extension MinidumpSubmission {
             applyCrashpadAnnotations(to: &event)
             if event["platform"] == nil { event.set("platform", .string("native")) }
             if event["level"] == nil { event.set("level", .string("fatal")) }
-            if event["event_id"] == nil, let envelopeEventID { event.set("event_id", .string(envelopeEventID.rawValue)) }
+            if event["event_id"] == nil, let envelopeEventID {
+                event.set("event_id", .string(envelopeEventID.rawValue))
+            }
             return event
         }
 
@@ -129,7 +137,9 @@ extension MinidumpSubmission {
             var path: [String] = []
             var rest = name.dropFirst("sentry".count)
             while !rest.isEmpty {
-                guard path.count < maxPathDepth, rest.first == "[", let close = rest.firstIndex(of: "]") else { return nil }
+                guard path.count < maxPathDepth, rest.first == "[", let close = rest.firstIndex(of: "]") else {
+                    return nil
+                }
                 let key = rest[rest.index(after: rest.startIndex)..<close]
                 guard !key.isEmpty else { return nil }
                 path.append(String(key))

@@ -62,7 +62,8 @@ public struct MinidumpSubmission: Sendable, Equatable {
     /// - Throws: `FormatError` (`.unsupportedEncoding`, `.tooLarge`, `.corruptCompression`).
     static func inflate(_ body: [UInt8], contentEncoding: String?, limits: Limits) throws -> [UInt8] {
         guard let encoding = BodyDecoding.ContentEncoding(header: contentEncoding) else {
-            throw FormatError(.unsupportedEncoding, "Content-Encoding \(contentEncoding ?? "") is not gzip, deflate or br")
+            throw FormatError(
+                .unsupportedEncoding, "Content-Encoding \(contentEncoding ?? "") is not gzip, deflate or br")
         }
         return try BodyDecoding.inflate(ByteBuffer(bytes: body), encoding: encoding, limit: limits.maxBodyBytes)
     }
@@ -86,7 +87,9 @@ public struct MinidumpSubmission: Sendable, Equatable {
     /// - Parameter query: the request's query string: `product`/`version`/`guid` there describe the event.
     /// - Throws: `FormatError` for an encoding that does not inflate, a body past the limits, or one that is not
     ///   `MDMP`.
-    public static func raw(_ body: [UInt8], contentEncoding: String? = nil, query: String? = nil, limits: Limits = Limits())
+    public static func raw(
+        _ body: [UInt8], contentEncoding: String? = nil, query: String? = nil, limits: Limits = Limits()
+    )
         throws -> MinidumpSubmission
     {
         let dump = try dump(try inflate(body, contentEncoding: contentEncoding, limits: limits), limits: limits)
@@ -114,13 +117,16 @@ public struct MinidumpSubmission: Sendable, Equatable {
             switch part.name {
             case Names.dump where dumpPart == nil: dumpPart = part
             case Names.event: assembly.attachedEvent = try attachedValue(part.bytes, limits: limits, field: part.name)
-            case Names.breadcrumbs1: assembly.breadcrumbs1 = try breadcrumbs(part.bytes, limits: limits, field: part.name)
-            case Names.breadcrumbs2: assembly.breadcrumbs2 = try breadcrumbs(part.bytes, limits: limits, field: part.name)
+            case Names.breadcrumbs1:
+                assembly.breadcrumbs1 = try breadcrumbs(part.bytes, limits: limits, field: part.name)
+            case Names.breadcrumbs2:
+                assembly.breadcrumbs2 = try breadcrumbs(part.bytes, limits: limits, field: part.name)
             default:
                 if part.filename != nil {
                     assembly.attachments.append(
-                        Attachment(filename: part.filename ?? part.name, contentType: part.contentType, attachmentType: nil,
-                                   bytes: part.bytes))
+                        Attachment(
+                            filename: part.filename ?? part.name, contentType: part.contentType, attachmentType: nil,
+                            bytes: part.bytes))
                 } else {
                     assembly.fields.append((part.name, String(decoding: part.bytes, as: UTF8.self)))
                 }
@@ -138,7 +144,10 @@ public struct MinidumpSubmission: Sendable, Equatable {
     /// - Throws: `FormatError` for broken framing, an event item that is not JSON, or a dump that is not `MDMP`.
     public static func envelope(_ bytes: [UInt8], limits: Limits = Limits()) throws -> MinidumpSubmission? {
         let envelope = try SentryEnvelope.parse(bytes)
-        guard let dumpItem = envelope.items.first(where: { $0.type == "attachment" && $0.attachmentType == attachmentType })
+        guard
+            let dumpItem = envelope.items.first(where: {
+                $0.type == "attachment" && $0.attachmentType == attachmentType
+            })
         else { return nil }
         var assembly = EventAssembly()
         assembly.envelopeEventID = envelope.header.eventID
@@ -155,8 +164,9 @@ public struct MinidumpSubmission: Sendable, Equatable {
                 assembly.breadcrumbs2 = try breadcrumbs(payload, limits: limits, field: Names.breadcrumbs2)
             case ("attachment", _) where item.payloadRange != dumpItem.payloadRange:
                 assembly.attachments.append(
-                    Attachment(filename: item.filename ?? "attachment", contentType: item.contentType,
-                               attachmentType: item.attachmentType, bytes: payload))
+                    Attachment(
+                        filename: item.filename ?? "attachment", contentType: item.contentType,
+                        attachmentType: item.attachmentType, bytes: payload))
             default: break
             }
         }
@@ -177,7 +187,8 @@ public struct MinidumpSubmission: Sendable, Equatable {
                 value = try MessagePack.values(bytes, limit: 1).first ?? .object([])
             }
         } catch let error as FormatError {
-            throw FormatError(error.code, "\(field) is neither a JSON object nor MessagePack: \(error.message)", field: field)
+            throw FormatError(
+                error.code, "\(field) is neither a JSON object nor MessagePack: \(error.message)", field: field)
         }
         guard case .object = value else { throw FormatError(.invalidField, "\(field) is not an object", field: field) }
         return value
