@@ -7,8 +7,9 @@ import TestSupport
 
 /// The stack walker on real Crashpad minidumps (`Crashpad` in TestSupport: small C programs crash under the real
 /// `crashpad_handler`), read with the minidump reader: the walked and symbolicated frames equal each program's call
-/// chain, and Breakpad's processor (`SymbolicOracle`) finds the same frames given the same files.
-@Suite(.serialized) struct StackWalkCrashpadTests {
+/// chain, and Breakpad's processor (`SymbolicOracle`) finds the same frames given the same files. End-to-end: the
+/// real `crashpad_handler` and `symbolic` come from PyPI.
+@Suite(.serialized, .tags(.endToEnd)) struct StackWalkCrashpadTests {
     /// Each module's own file by build-id: the program and the test's library, and this machine's libc and loader
     /// (the dump was written here; Crashpad names libraries by file name only), keyed by the module's path.
     static func files(_ snapshot: ProcessSnapshot) -> [String: String] {

@@ -59,6 +59,9 @@ enum FuzzTarget: String, CaseIterable {
     /// (`multipart`, with MessagePack `__sentry-event`/breadcrumb parts); the whole input is also read as an
     /// envelope and as a raw body.
     case minidumpForm = "minidump-form"
+    /// The stack walker (`StackWalker`) over the snapshot of a minidump read from the input, with no module files
+    /// (frame pointers and libdw's checks only) and small limits.
+    case walk
 }
 
 let limits = IngestLimits()
@@ -118,6 +121,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .sourceBundle: fuzzSourceBundle(bytes)
     case .minidump: fuzzMinidump(bytes)
     case .minidumpForm: fuzzMinidumpForm(bytes)
+    case .walk: fuzzWalk(bytes)
     case nil: break
     }
     return 0
@@ -288,6 +292,20 @@ func fuzzMinidump(_ bytes: [UInt8]) {
     if total > bytes.count { fatalError("snapshot memory holds more bytes than the dump") }
     if snapshot.modules.map(\.base) != snapshot.modules.map(\.base).sorted() { fatalError("modules out of order") }
     if snapshot.threads.dropFirst().contains(where: \.crashed) { fatalError("a crashed thread is not first") }
+}
+
+/// Traps when a walked thread has no frame or more than the limit, does not start with its context frame, or has a
+/// caller whose stack pointer is below its callee's.
+func fuzzWalk(_ bytes: [UInt8]) {
+    guard let snapshot = try? Minidump(bytes: bytes).snapshot() else { return }
+    let walker = StackWalker(limits: .init(maxFrames: 64, maxThreads: 16, maxModules: 256, scanWords: 16)) { _ in nil }
+    for thread in walker.walk(snapshot) {
+        guard let first = thread.frames.first, first.trust == .context, thread.frames.count <= 64 else {
+            fatalError("a walked thread without its context frame, or past the frame limit")
+        }
+        let pointers = thread.frames.dropFirst().compactMap(\.stackPointer)
+        if zip(pointers, pointers.dropFirst()).contains(where: { $0 >= $1 }) { fatalError("a caller below its callee") }
+    }
 }
 
 /// Small limits, so that each input stays fast. Traps when an accepted submission's dump is not `MDMP`, is past its
