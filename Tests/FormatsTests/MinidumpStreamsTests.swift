@@ -70,6 +70,23 @@ import Testing
         #expect(snapshot.memory.last?.bytes == [UInt8](repeating: 0xAB, count: 256))
     }
 
+    @Test func redactionDropsTheEnvironmentAndScrubsTheCommandLine() throws {
+        let original = try dump()
+        let redacted = original.redacted { $0 == "8080" ? "[port]" : $0.replacingOccurrences(of: "shop", with: "app") }
+
+        // Then the dump still reads, same size, with no environment and the scrubbed arguments
+        #expect(redacted.count == (try Data(contentsOf: Self.seed)).count)
+        let again = try Minidump(bytes: redacted)
+        #expect(again.linux.environ == nil)
+        #expect(!String(decoding: redacted, as: UTF8.self).contains("TOKEN=secret"))
+        #expect(again.linux.cmdLine == ["/usr/bin/app", "--port", "[port]"])
+        #expect(again.streams.filter { $0.type == Minidump.StreamType.linuxEnviron }.isEmpty)
+        // and everything else is as it was
+        #expect(again.linux.maps == original.linux.maps)
+        #expect(try again.snapshot() == original.snapshot())
+        #expect(again.crashpad == original.crashpad)
+    }
+
     func hexBytes(_ hex: String) -> [UInt8] {
         var out: [UInt8] = []
         var index = hex.startIndex
