@@ -8,7 +8,7 @@ import Foundation
 #endif
 
 /// Saves the results of many reports at once, in the caller's transaction: the set-based twin of
-/// `PostgresSymbolicationStore.save` for reports not filed under an issue yet (`saveInSets` gives it only those).
+/// `PostgresSymbolicationStore.save` for the distinct reports of a batch, new or filed before (`saveInSets`).
 /// Each table is written by one statement for all of them (arrays bound as parameters, `unnest`), so a batch costs a
 /// fixed number of round trips instead of ~25 per report: the debug files the results touched (one read), the
 /// grouping (`PostgresBatchGrouper`), then the report rows, results, modules and search entries.

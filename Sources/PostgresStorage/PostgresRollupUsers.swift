@@ -10,7 +10,7 @@ import Foundation
 /// The per-user rollups' keys on PostgreSQL (the twin of `RollupUserKeys` in Sources/Storage/Rollups): `RollupUser.key`
 /// of a user under its project's `identity_key`, with the hasher the engine was given (`PostgresEngine.identities`).
 ///
-/// The writers (`PostgresGrouper`, `PostgresBatchGrouper`, `PostgresSessionBatch`) key their contributions before they
+/// The writers (`PostgresBatchGrouper`, `PostgresSessionBatch`) key their contributions before they
 /// add them up; `pg9-hashed-rollup-users` rewrites the ids stored before. An engine without a hasher refuses a
 /// contribution that has a user rather than store its id.
 enum PostgresRollupUsers {

@@ -123,6 +123,13 @@ public enum FilingPlanner {
             self.releases = releases
             self.events = events
         }
+
+        /// Counts one more event: its first and last events, releases and events.
+        mutating func count(_ c: IssueContribution) {
+            span.add(occurredAt: c.occurredAt, release: c.release)
+            releases.insert(c.release)
+            events += 1
+        }
     }
 
     /// An issue migrated to the current grouping version keeps its id, counts, status and history under a new key.
@@ -314,7 +321,7 @@ public enum FilingPlanner {
                     }
                     add(contribution, to: to)
                 case .reopenRegressed:
-                    guard let to = issueID, issues[to] != nil else { break }
+                    guard let to = issueID, issues.index(forKey: to) != nil else { break }
                     issues[to]?.state.status = .open
                     issues[to]?.reopened = true
                     issues[to]?.regressed = true
@@ -322,14 +329,14 @@ public enum FilingPlanner {
                     issues[to]?.statusChangedBy = nil
                     change(to)
                 case .alertNewIssue, .alertNewIssuesHeld, .alertRegression:
-                    guard let to = issueID, let issue = issues[to], !muted else { break }
+                    guard let to = issueID, let title = issues[to]?.title, !muted else { break }
                     plan.alerts.append(
                         FilingPlan.Alert(
                             action: action, project: report.project, issue: to, release: report.release,
-                            title: issue.title, occurredAt: report.occurredAt, settings: settings))
+                            title: title, occurredAt: report.occurredAt, settings: settings))
                 }
             }
-            guard let issueID, issues[issueID] != nil else {
+            guard let issueID, issues.index(forKey: issueID) != nil else {
                 throw Refusal(description: "grouping decided no issue for report \(report.id)")
             }
             plan.filed[report.id] = FilingPlan.Filed(issue: issueID, early: contribution.early)
@@ -341,12 +348,9 @@ public enum FilingPlanner {
 
         /// Counts one report on `issue`: its rollup rows, first and last events, releases.
         mutating func add(_ c: IssueContribution, to issue: Int64) {
-            guard issues[issue] != nil else { return }
+            // One lookup that changes the issue in place (the issue is large: a copy costs more than the rest).
+            guard issues[issue]?.count(c) != nil else { return }
             plan.deltas.add(c, to: issue)
-            issues[issue]?.span.add(occurredAt: c.occurredAt, release: c.release)
-            issues[issue]?.releases.insert(c.release)
-            issues[issue]?.events += 1
-            plan.touch(issue)
             change(issue)
         }
 
@@ -515,15 +519,8 @@ public struct FilingPlan: Sendable {
     /// Every issue the plan changes (counts, rekey, retitle, reopening) and does not delete, as the batch leaves it, by
     /// its key then.
     public var issuesByKey: [FilingPlanner.IssueKey: FilingPlanner.Issue] = [:]
-    /// Plan ids of the issues counted, in the order first counted.
-    public private(set) var touched: [Int64] = []
-    private var touchedSet: Set<Int64> = []
 
     public init(now: Int64) { self.now = now }
-
-    mutating func touch(_ issue: Int64) {
-        if touchedSet.insert(issue).inserted { touched.append(issue) }
-    }
 
     /// The counted issues by plan id.
     public var issues: [Int64: FilingPlanner.Issue] {

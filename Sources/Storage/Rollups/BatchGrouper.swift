@@ -207,6 +207,22 @@ enum BatchGrouper {
         func insert(upTo end: Int) throws {
             while created.count < min(end, plan.newIssues.count) {
                 let issue = plan.newIssues[created.count]
+                guard issue.status != .open || issue.regressed || issue.statusChangedAt != nil || issue.statusChangedBy != nil else {
+                    // Open, as almost every new issue is: the columns' defaults.
+                    try db.cachedStatement(
+                        sql: """
+                            INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen,
+                                last_seen, first_release, last_release, updated_at, created_at)
+                            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?9, ?10, ?10)
+                            """
+                    ).execute(arguments: [
+                        issue.key.project, issue.key.fingerprint, issue.kind, issue.grouping, issue.title, issue.culprit,
+                        issue.titleRank, issue.occurredAt, issue.release, plan.now,
+                    ])
+                    created.append(db.lastInsertedRowID)
+                    continue
+                }
+                // Split from an issue by a migration: with its status.
                 try db.cachedStatement(
                     sql: """
                         INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen,

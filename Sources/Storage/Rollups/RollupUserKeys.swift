@@ -11,7 +11,7 @@ import Foundation
 /// `identity_key`, computed by the SQL function `faultline_rollup_user(identity_key, user)`.
 ///
 /// The function is the hasher `FaultlineDatabase` was given (`IdentityHashers`, HMAC-SHA-256 at the server's edge),
-/// registered on every connection: the rollup writers (`Grouper`, `HealthRollup`) and the upgrade that rewrites
+/// registered on every connection: the rollup writers (`BatchGrouper`, `HealthRollup`) and the upgrade that rewrites
 /// stored ids (`rewriteStoredUsers`) reach it through the connection they already hold. A database opened without a
 /// hasher has no such function, and a write that needs a rollup key fails there rather than store a user id.
 enum RollupUserKeys {
