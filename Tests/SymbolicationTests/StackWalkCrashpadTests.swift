@@ -1,9 +1,9 @@
 import FaultlineCore
-import Foundation
 import Formats
+import Foundation
 import Symbolication
-import Testing
 import TestSupport
+import Testing
 
 /// The stack walker on real Crashpad minidumps (`Crashpad` in TestSupport: small C programs crash under the real
 /// `crashpad_handler`), read with the minidump reader: the walked and symbolicated frames equal each program's call
@@ -14,7 +14,9 @@ import TestSupport
     /// (the dump was written here; Crashpad names libraries by file name only), keyed by the module's path.
     static func files(_ snapshot: ProcessSnapshot) -> [String: String] {
         var files: [String: String] = [:]
-        for module in snapshot.modules { files[module.path] = LocalELFFiles.find(module, in: LocalELFFiles.systemDirectories) }
+        for module in snapshot.modules {
+            files[module.path] = LocalELFFiles.find(module, in: LocalELFFiles.systemDirectories)
+        }
         return files
     }
 
@@ -46,11 +48,14 @@ import TestSupport
         #expect(threads.count >= 2)
         #expect(threads.first?.crashed == true)
         #expect(threads.first?.name == "worker")
-        let crashedNames = try SelfDump.functions(threads[0].frames, modules: snapshot.modules, files: Self.files(snapshot))
+        let crashedNames = try SelfDump.functions(
+            threads[0].frames, modules: snapshot.modules, files: Self.files(snapshot))
         #expect(Array(crashedNames.prefix(crash.callChain.count)) == crash.callChain, "\(crashedNames)")
         // The main thread waits in pthread_join, called by main.
         let mainThread = try #require(threads.dropFirst().first { !$0.crashed && $0.name != "worker" })
-        #expect(try SelfDump.functions(mainThread.frames, modules: snapshot.modules, files: Self.files(snapshot)).contains("main"))
+        #expect(
+            try SelfDump.functions(mainThread.frames, modules: snapshot.modules, files: Self.files(snapshot)).contains(
+                "main"))
     }
 
     @Test(arguments: Crashpad.Scenario.allCases)
@@ -64,7 +69,9 @@ import TestSupport
             // found by context or CFI.
             let ours = thread.frames.map(\.lookupAddress)
             let theirs = reference.frames.filter { $0.trust == "cfi" || $0.trust == "context" }.map(\.instruction)
-            #expect(Array(theirs.prefix(ours.count)) == ours, "\(scenario) thread \(thread.id): \(reference.frames) vs \(thread.frames)")
+            #expect(
+                Array(theirs.prefix(ours.count)) == ours,
+                "\(scenario) thread \(thread.id): \(reference.frames) vs \(thread.frames)")
         }
         #expect(oracle.threads[oracle.requesting].id == threads.first?.id)
     }

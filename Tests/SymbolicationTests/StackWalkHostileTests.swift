@@ -1,8 +1,9 @@
 import FaultlineCore
 import Foundation
-@testable import Symbolication
-import Testing
 import TestSupport
+import Testing
+
+@testable import Symbolication
 
 /// Snapshots made up to break the walker: every walk ends, within its bounds, whatever the registers, memory
 /// and modules say.
@@ -14,15 +15,19 @@ import TestSupport
 
     /// Little-endian words from `start`.
     static func region(_ start: UInt64, _ words: [UInt64]) -> ProcessSnapshot.MemoryRegion {
-        .init(start: start, bytes: words.flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) } })
+        .init(
+            start: start, bytes: words.flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) } })
     }
 
-    static func thread(pc: UInt64, sp: UInt64, rbp: UInt64, id: UInt64 = 1, crashed: Bool = true) -> ProcessSnapshot.Thread {
+    static func thread(pc: UInt64, sp: UInt64, rbp: UInt64, id: UInt64 = 1, crashed: Bool = true)
+        -> ProcessSnapshot.Thread
+    {
         .init(id: id, crashed: crashed, registers: [6: rbp, 7: sp], pc: pc, sp: sp)
     }
 
     static func snapshot(
-        _ threads: [ProcessSnapshot.Thread], memory: [ProcessSnapshot.MemoryRegion], modules: [ProcessSnapshot.Module] = [module]
+        _ threads: [ProcessSnapshot.Thread], memory: [ProcessSnapshot.MemoryRegion],
+        modules: [ProcessSnapshot.Module] = [module]
     ) -> ProcessSnapshot {
         ProcessSnapshot(architecture: .x86_64, threads: threads, memory: memory, modules: modules, exception: nil)
     }
@@ -38,7 +43,8 @@ import TestSupport
 
     @Test func aLongFramePointerChainStopsAtTheFrameLimit() {
         let limited = StackWalker(limits: .init(maxFrames: 50)) { _ in nil }
-        let snapshot = Self.snapshot([Self.thread(pc: Self.module.base + 0x10, sp: Self.stack - 8, rbp: Self.stack)], memory: [Self.chain(1000)])
+        let snapshot = Self.snapshot(
+            [Self.thread(pc: Self.module.base + 0x10, sp: Self.stack - 8, rbp: Self.stack)], memory: [Self.chain(1000)])
         let thread = limited.walk(snapshot)[0]
         #expect(thread.frames.count == 50)
         #expect(thread.end == .frameLimit)
@@ -51,7 +57,8 @@ import TestSupport
     @Test func aFramePointerLoopEnds() {
         // [rbp] = rbp: every frame record names itself.
         let memory = Self.region(Self.stack, [Self.stack, Self.module.base + 0x2000, 0, 0])
-        let snapshot = Self.snapshot([Self.thread(pc: Self.module.base + 0x10, sp: Self.stack - 8, rbp: Self.stack)], memory: [memory])
+        let snapshot = Self.snapshot(
+            [Self.thread(pc: Self.module.base + 0x10, sp: Self.stack - 8, rbp: Self.stack)], memory: [memory])
         let thread = walker.walk(snapshot)[0]
         #expect(thread.frames.count == 2, "\(thread.frames)")
         #expect(thread.end != .frameLimit)
@@ -59,10 +66,13 @@ import TestSupport
 
     @Test func libdwsFramePointerUnwinderRefusesAChainThatGoesDownTheStack() {
         // The record at stack+32 names one at stack, below it.
-        let memory = Self.region(Self.stack, [0, Self.module.base + 0x2000, 0, 0, Self.stack, Self.module.base + 0x3000, 0, 0])
-        let snapshot = Self.snapshot([Self.thread(pc: Self.module.base + 0x10, sp: Self.stack + 24, rbp: Self.stack + 32)], memory: [memory])
+        let memory = Self.region(
+            Self.stack, [0, Self.module.base + 0x2000, 0, 0, Self.stack, Self.module.base + 0x3000, 0, 0])
+        let snapshot = Self.snapshot(
+            [Self.thread(pc: Self.module.base + 0x10, sp: Self.stack + 24, rbp: Self.stack + 32)], memory: [memory])
         let thread = walker.walk(snapshot)[0]
-        #expect(thread.frames.map(\.address) == [Self.module.base + 0x10, Self.module.base + 0x3000], "\(thread.frames)")
+        #expect(
+            thread.frames.map(\.address) == [Self.module.base + 0x10, Self.module.base + 0x3000], "\(thread.frames)")
     }
 
     /// A function whose CFI computes the frame from `rbp` (CFA = rbp + 16): libdwfl follows whatever `rbp` chain the
@@ -89,12 +99,13 @@ import TestSupport
             .size framed, .-framed
         """
 
-    @Test(arguments: [
-        // rbp names a record below the previous one: the second caller's stack pointer would be lower.
-        ("down", [UInt64(0), 1, 0, 0, stack, 1, 0, 0, 0, 0], stack + 32),
-        // A record naming itself: the second caller's stack pointer would be the same.
-        ("loop", [stack, 1, 0, 0], stack),
-    ] as [(String, [UInt64], UInt64)])
+    @Test(
+        arguments: [
+            // rbp names a record below the previous one: the second caller's stack pointer would be lower.
+            ("down", [UInt64(0), 1, 0, 0, stack, 1, 0, 0, 0, 0], stack + 32),
+            // A record naming itself: the second caller's stack pointer would be the same.
+            ("loop", [stack, 1, 0, 0], stack),
+        ] as [(String, [UInt64], UInt64)])
     func aCFIChainThatDoesNotClimbTheStackStops(name: String, words: [UInt64], rbp: UInt64) throws {
         let folder = try TempFolder("walk-cfi-loop")
         let library = try HostileELF.link(Self.rbpFramedFunction, name: "framed", in: folder)
@@ -113,7 +124,8 @@ import TestSupport
         #expect(walked.end == .stackPointerNotIncreasing)
     }
 
-    /// arm64: the same shape with `x29`/`x30`, built for aarch64 by clang and lld (the walk needs the file, not the CPU).
+    /// arm64: the same shape with `x29`/`x30`, built for aarch64 by clang and lld (the walk needs the file, not the
+    /// CPU).
     static let arm64FramedFunction = """
             .text
             .globl framed
@@ -152,7 +164,8 @@ import TestSupport
         let module = ProcessSnapshot.Module(path: library, base: base, size: 0x20000, buildID: nil)
         let thread = ProcessSnapshot.Thread(
             id: 1, crashed: true, registers: [29: Self.stack, 30: 0x1234, 31: Self.stack], pc: pc, sp: Self.stack)
-        let snapshot = ProcessSnapshot(architecture: .arm64, threads: [thread], memory: [memory], modules: [module], exception: nil)
+        let snapshot = ProcessSnapshot(
+            architecture: .arm64, threads: [thread], memory: [memory], modules: [module], exception: nil)
         let walked = StackWalker { $0.path == library ? library : nil }.walk(snapshot)[0]
         #expect(walked.frames.map(\.address) == [pc, returnAddress], "\(walked.frames)")
         #expect(walked.frames.map(\.trust) == [.context, .cfi])
@@ -195,9 +208,11 @@ import TestSupport
             Self.region(0x9008, [1, 2, 3]),
         ]
         let threads = [
-            ProcessSnapshot.Thread(id: 1, crashed: true, registers: [-1: 1, 999: 2, 6: 0x9000, 7: 0x9000], pc: UInt64.max, sp: UInt64.max),
+            ProcessSnapshot.Thread(
+                id: 1, crashed: true, registers: [-1: 1, 999: 2, 6: 0x9000, 7: 0x9000], pc: UInt64.max, sp: UInt64.max),
             ProcessSnapshot.Thread(id: 1, crashed: true, registers: [:], pc: 0, sp: 0),
-            ProcessSnapshot.Thread(id: 2, crashed: false, registers: [6: UInt64.max - 7], pc: 0x10_0010, sp: UInt64.max - 8),
+            ProcessSnapshot.Thread(
+                id: 2, crashed: false, registers: [6: UInt64.max - 7], pc: 0x10_0010, sp: UInt64.max - 8),
         ]
         let walker = StackWalker { module in
             switch module.path {
@@ -207,7 +222,8 @@ import TestSupport
             }
         }
         for architecture in [ProcessSnapshot.Architecture.x86_64, .arm64] {
-            let snapshot = ProcessSnapshot(architecture: architecture, threads: threads, memory: memory, modules: modules, exception: nil)
+            let snapshot = ProcessSnapshot(
+                architecture: architecture, threads: threads, memory: memory, modules: modules, exception: nil)
             let walked = walker.walk(snapshot)
             #expect(walked.count == 3)
             #expect(walked.allSatisfy { !$0.frames.isEmpty && $0.frames.count <= walker.limits.maxFrames })
@@ -217,7 +233,9 @@ import TestSupport
 
     @Test func threadsPastTheLimitKeepTheirContextFrame() {
         let limited = StackWalker(limits: .init(maxThreads: 1)) { _ in nil }
-        let threads = (1...3).map { Self.thread(pc: Self.module.base + 0x10, sp: Self.stack - 8, rbp: Self.stack, id: $0, crashed: $0 == 1) }
+        let threads = (1...3).map {
+            Self.thread(pc: Self.module.base + 0x10, sp: Self.stack - 8, rbp: Self.stack, id: $0, crashed: $0 == 1)
+        }
         let walked = limited.walk(Self.snapshot(threads, memory: [Self.chain(4)]))
         #expect(walked[0].frames.count > 1)
         #expect(walked.dropFirst().allSatisfy { $0.frames.count == 1 && $0.end == .unwindFailed("thread limit") })
@@ -241,20 +259,21 @@ import TestSupport
         #expect(memory.bytes(at: 0x2000, count: 17) == nil)
     }
 
-    @Test(arguments: [
-        ([0xE8, 0x10, 0x20, 0x30, 0x40], true),  // call rel32
-        ([0xFF, 0xD0], true),  // call rax
-        ([0x41, 0xFF, 0xD3], true),  // call r11
-        ([0xFF, 0x15, 1, 2, 3, 4], true),  // call [rip+disp32]
-        ([0xFF, 0x14, 0x24], true),  // call [rsp]
-        ([0xFF, 0x54, 0x24, 0x08], true),  // call [rsp+8]
-        ([0xFF, 0x50, 0x10], true),  // call [rax+0x10]
-        ([0xFF, 0x90, 1, 2, 3, 4], true),  // call [rax+disp32]
-        ([0xFF, 0xE0], false),  // jmp rax
-        ([0x90, 0x90, 0x90, 0x90, 0x90], false),  // nops
-        ([0xFF, 0x15, 1, 2, 3], false),  // a RIP-relative call would need 4 more bytes
-        ([0xC3], false),
-    ] as [([UInt8], Bool)])
+    @Test(
+        arguments: [
+            ([0xE8, 0x10, 0x20, 0x30, 0x40], true),  // call rel32
+            ([0xFF, 0xD0], true),  // call rax
+            ([0x41, 0xFF, 0xD3], true),  // call r11
+            ([0xFF, 0x15, 1, 2, 3, 4], true),  // call [rip+disp32]
+            ([0xFF, 0x14, 0x24], true),  // call [rsp]
+            ([0xFF, 0x54, 0x24, 0x08], true),  // call [rsp+8]
+            ([0xFF, 0x50, 0x10], true),  // call [rax+0x10]
+            ([0xFF, 0x90, 1, 2, 3, 4], true),  // call [rax+disp32]
+            ([0xFF, 0xE0], false),  // jmp rax
+            ([0x90, 0x90, 0x90, 0x90, 0x90], false),  // nops
+            ([0xFF, 0x15, 1, 2, 3], false),  // a RIP-relative call would need 4 more bytes
+            ([0xC3], false),
+        ] as [([UInt8], Bool)])
     func x86CallInstructionsEndRightBeforeTheReturnAddress(bytes: [UInt8], isCall: Bool) {
         #expect(CallSite.isReturnAddress(after: bytes[...], architecture: .x86_64) == isCall)
     }

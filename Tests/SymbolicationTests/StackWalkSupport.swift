@@ -86,7 +86,8 @@ enum SelfDump {
         var flags: [String] {
             switch self {
             case .cfi: return []
-            case .framePointer: return ["-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-fno-omit-frame-pointer"]
+            case .framePointer:
+                return ["-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-fno-omit-frame-pointer"]
             case .none: return ["-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-fomit-frame-pointer"]
             }
         }
@@ -144,8 +145,10 @@ enum SelfDump {
                 modules[path] = (module.base, max(module.end, high))
             }
         }
-        return modules.map { .init(path: $0.key, base: $0.value.base, size: $0.value.end - $0.value.base, buildID: nil) }
-            .sorted { $0.base < $1.base }
+        return modules.map {
+            .init(path: $0.key, base: $0.value.base, size: $0.value.end - $0.value.base, buildID: nil)
+        }
+        .sorted { $0.base < $1.base }
     }
 
     /// The function names of a walk's frames, each frame's inline chain innermost first, from the modules' files
@@ -158,7 +161,8 @@ enum SelfDump {
         for frame in frames {
             let address = frame.lookupAddress
             guard let module = modules.first(where: { $0.base <= address && address - $0.base < $0.size }),
-                let file = files[module.path] ?? (FileManager.default.fileExists(atPath: module.path) ? module.path : nil)
+                let file = files[module.path]
+                    ?? (FileManager.default.fileExists(atPath: module.path) ? module.path : nil)
             else {
                 names.append("?")
                 continue

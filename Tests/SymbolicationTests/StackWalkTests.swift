@@ -1,8 +1,8 @@
 import FaultlineCore
 import Foundation
 import Symbolication
-import Testing
 import TestSupport
+import Testing
 
 /// The stack walker on real crashed processes (see `SelfDump`): the walked and symbolicated frames equal the
 /// program's call chain, and each frame says how it was found.

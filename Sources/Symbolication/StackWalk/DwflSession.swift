@@ -185,7 +185,9 @@ final class DwflSession {
             if state.frames.isEmpty {
                 // Not even the context frame (libdwfl refused the registers): report it as the dump gave it.
                 let reason = result < 0 ? String(cString: dwfl_errmsg(-1)) : "no frame"
-                return ([WalkedFrame(address: thread.pc, trust: .context, stackPointer: thread.sp)], .unwindFailed(reason))
+                return (
+                    [WalkedFrame(address: thread.pc, trust: .context, stackPointer: thread.sp)], .unwindFailed(reason)
+                )
             }
             if let end = state.end, end == .frameLimit || end == .outermost { return (state.frames, end) }
             if result == 0 { return (state.frames, .outermost) }
@@ -217,7 +219,9 @@ final class DwflSession {
         let lookupPC = activation ? pc : pc &- 1
         if index == 0 {
             // The context frame, or the scanned frame this pass resumed from (already kept).
-            if !state.resumedFromScan { state.frames.append(WalkedFrame(address: pc, trust: .context, stackPointer: sp)) }
+            if !state.resumedFromScan {
+                state.frames.append(WalkedFrame(address: pc, trust: .context, stackPointer: sp))
+            }
             remember(frame, lookupPC: lookupPC)
             return Self.next
         }
@@ -288,7 +292,9 @@ final class DwflSession {
     /// the return address and where it was found. Reads at most `scanWords` words (four times as many above the
     /// context frame).
     func scan() -> (returnAddress: UInt64, slot: UInt64)? {
-        guard let start = state.lastRegisters[Int(stackPointerRegister)] ?? state.frames.last?.stackPointer else { return nil }
+        guard let start = state.lastRegisters[Int(stackPointerRegister)] ?? state.frames.last?.stackPointer else {
+            return nil
+        }
         let words = state.frames.count == 1 ? limits.scanWords &* 4 : limits.scanWords
         for index in 0..<UInt64(Swift.max(0, words)) {
             let (slot, overflow) = start.addingReportingOverflow(index &* 8)
@@ -325,7 +331,9 @@ final class DwflSession {
                 header.p_vaddr <= fileAddress
             else { continue }
             let offsetInSegment = fileAddress - header.p_vaddr
-            guard offsetInSegment <= header.p_filesz, UInt64(count) <= header.p_filesz - offsetInSegment else { continue }
+            guard offsetInSegment <= header.p_filesz, UInt64(count) <= header.p_filesz - offsetInSegment else {
+                continue
+            }
             let (offset, overflow) = header.p_offset.addingReportingOverflow(offsetInSegment)
             guard !overflow, offset <= UInt64(size), UInt64(count) <= UInt64(size) - offset else { return nil }
             let start = UnsafeRawPointer(raw).advanced(by: Int(offset))

@@ -35,7 +35,9 @@ struct SnapshotMemory {
         guard lo > 0 else { return nil }
         let region = regions[lo - 1]
         let offset = address - region.start
-        guard offset <= UInt64(region.bytes.count), UInt64(count) <= UInt64(region.bytes.count) - offset else { return nil }
+        guard offset <= UInt64(region.bytes.count), UInt64(count) <= UInt64(region.bytes.count) - offset else {
+            return nil
+        }
         let from = Int(offset)
         return region.bytes[from..<(from + count)]
     }

@@ -55,7 +55,8 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 var iterations = 200
 let printFrames = arguments.contains("--print")
 arguments.removeAll { $0 == "--print" }
-if let flag = arguments.firstIndex(of: "--iterations"), flag + 1 < arguments.count, let value = Int(arguments[flag + 1]) {
+if let flag = arguments.firstIndex(of: "--iterations"), flag + 1 < arguments.count, let value = Int(arguments[flag + 1])
+{
     iterations = value
     arguments.removeSubrange(flag...(flag + 1))
 }
@@ -104,16 +105,19 @@ for path in arguments {
 
     let frames = threads.reduce(0) { $0 + $1.frames.count }
     let trusts = Dictionary(grouping: threads.flatMap(\.frames), by: \.trust).mapValues(\.count)
-    print("dump \((path as NSString).lastPathComponent): \(bytes.count) bytes, \(snapshot.threads.count) threads, "
-        + "\(frames) frames (" + FrameTrust.allCases.map { "\($0.rawValue) \(trusts[$0] ?? 0)" }.joined(separator: ", ")
-        + "), \(snapshot.modules.count) modules, \(files.count) with files")
+    print(
+        "dump \((path as NSString).lastPathComponent): \(bytes.count) bytes, \(snapshot.threads.count) threads, "
+            + "\(frames) frames ("
+            + FrameTrust.allCases.map { "\($0.rawValue) \(trusts[$0] ?? 0)" }.joined(separator: ", ")
+            + "), \(snapshot.modules.count) modules, \(files.count) with files")
     print("  read + snapshot:      \(format(read.perSecond)) /s   (\(format(read.microseconds)) µs)")
     print("  walk:                 \(format(walk.perSecond)) /s   (\(format(walk.microseconds)) µs)")
     print("  walk + symbolicate:   \(format(both.perSecond)) /s   (\(format(both.microseconds)) µs; modules kept open)")
     if printFrames {
         for thread in threads {
             let frames = thread.frames.map { "\(String($0.address, radix: 16)) \($0.trust.rawValue)" }
-            print("  thread \(thread.id)\(thread.crashed ? " (crashed)" : ""): \(frames.joined(separator: ", ")); end: \(thread.end)")
+            let crashed = thread.crashed ? " (crashed)" : ""
+            print("  thread \(thread.id)\(crashed): \(frames.joined(separator: ", ")); end: \(thread.end)")
         }
     }
     print("  resident growth: first walk \(firstWalk) KiB, then over \(iterations) more walks \(growth) KiB")
