@@ -295,6 +295,56 @@ import TestSupport
         #expect(try Self.queued(state, .crash).isEmpty)
     }
 
+    /// Runs its arguments with `ptrace` refused (EPERM) by a seccomp filter, as a container's profile does.
+    static let noPtraceC = """
+        #include <errno.h>
+        #include <linux/filter.h>
+        #include <linux/seccomp.h>
+        #include <stddef.h>
+        #include <sys/prctl.h>
+        #include <sys/syscall.h>
+        #include <unistd.h>
+        int main(int argc, char **argv) {
+            (void)argc;
+            struct sock_filter filter[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+            };
+            struct sock_fprog program = { .len = 4, .filter = filter };
+            if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program)) return 99;
+            execv(argv[1], argv + 1);
+            return 98;
+        }
+        """
+
+    @Test func whereTracingIsNotPermittedTheLauncherSaysSoAndReportsTheSignal() throws {
+        // Given ptrace refused to the launcher (a seccomp filter, as in a container)
+        let built = try Self.build()
+        let source = try built.folder.write("noptrace.c", Self.noPtraceC)
+        let wrapper = built.folder.file("noptrace")
+        _ = try Command.check("clang", ["-O1", source, "-o", wrapper])
+        let state = built.folder.file("state")
+        // When a program crashes under it
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: wrapper)
+        process.arguments = [Self.launcher, "--state-dir", state, "--", built.c]
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FAULTLINE_") }
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // Then it says so once, the program still dies of its signal, and the signal is reported without a dump
+        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGSEGV)
+        #expect(err.contains("faultline-run: cannot trace crashy (ptrace: Operation not permitted)"), "\(err)")
+        #expect(err.contains("about to crash"))
+        #expect(try Self.queued(state, .minidump).isEmpty)
+        #expect(try Self.queued(state, .crash).count == 1)
+    }
+
     @Test func theDumpIsPostedToTheMinidumpEndpointAsSentryTakesIt() throws {
         // Given a listener on 127.0.0.1 that answers every request 200
         let built = try Self.build()
@@ -328,8 +378,8 @@ import TestSupport
     }
 }
 
-/// A blocking HTTP/1.1 listener on 127.0.0.1 that records each request and answers `200 {}`; one thread,
-/// keep-alive connections served one after the other. Bodies need a Content-Length (URLSession sends one).
+/// A blocking HTTP/1.1 listener on 127.0.0.1 that records each request and answers `200 {}`, a thread per
+/// keep-alive connection. Bodies need a Content-Length (URLSession sends one).
 final class LoopbackListener: @unchecked Sendable {
     // @unchecked: `recorded` is guarded by `lock`; the rest is immutable after init.
     struct Request: Sendable {
@@ -374,14 +424,19 @@ final class LoopbackListener: @unchecked Sendable {
         while true {
             let connection = accept(socket, nil, nil)
             guard connection >= 0 else { return }
-            var buffer: [UInt8] = []
-            while let request = Self.read(connection, &buffer) {
-                lock.withLock { recorded.append(request) }
-                let answer = Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}".utf8)
-                _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            }
-            close(connection)
+            // A thread per connection: the client keeps connections open and may use two at once.
+            Thread { self.serve(connection) }.start()
         }
+    }
+
+    private func serve(_ connection: Int32) {
+        var buffer: [UInt8] = []
+        while let request = Self.read(connection, &buffer) {
+            lock.withLock { recorded.append(request) }
+            let answer = Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}".utf8)
+            _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+        close(connection)
     }
 
     /// One request from `connection` (bytes left over stay in `buffer`); nil at the end of the connection.
