@@ -32,7 +32,9 @@ enum MinidumpContext {
         w.zeros(6 * 8)  // P1Home…P6Home
         let flags: UInt32 = 0x0010_0000 | 0x1 | 0x2 | 0x4 | (r.fxsave?.count == 512 ? 0x8 : 0)
         w.u32(flags)
-        let mxcsr = r.fxsave.flatMap { $0.count == 512 ? UInt32($0[24]) | UInt32($0[25]) << 8 | UInt32($0[26]) << 16 | UInt32($0[27]) << 24 : nil }
+        let mxcsr = r.fxsave.flatMap {
+            $0.count == 512 ? UInt32($0[24]) | UInt32($0[25]) << 8 | UInt32($0[26]) << 16 | UInt32($0[27]) << 24 : nil
+        }
         w.u32(mxcsr ?? 0)
         for segment in [r.cs, r.ds, r.es, r.fs, r.gs, r.ss] { w.u16(UInt16(truncatingIfNeeded: segment)) }
         w.u32(UInt32(truncatingIfNeeded: r.eflags))

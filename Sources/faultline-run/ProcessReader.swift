@@ -1,7 +1,7 @@
 import CPtrace
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Reads a stopped, traced process into a ``MinidumpContent``: each thread's registers (`PTRACE_GETREGSET`),
@@ -53,9 +53,10 @@ struct ProcessReader {
             let stack = stackRegion(sp: registers.sp, maps: maps, limit: limit)
             budget -= stack?.bytes.count ?? 0
             if tid == crash.thread { pc = registers.pc }
-            content.threads.append(.init(
-                id: UInt32(bitPattern: tid), name: Self.threadName(pid: pid, tid: tid), context: registers.context,
-                stack: stack))
+            content.threads.append(
+                .init(
+                    id: UInt32(bitPattern: tid), name: Self.threadName(pid: pid, tid: tid), context: registers.context,
+                    stack: stack))
         }
         // The code around the crashing instruction, as Breakpad keeps it (unless a stack already holds it).
         if let pc, pc > 128, let code = readRegion(pc - 128, count: 256),
@@ -82,49 +83,51 @@ struct ProcessReader {
     }
 
     #if arch(x86_64)
-        static let cpu = MinidumpContent.CPU.x86_64
+    static let cpu = MinidumpContent.CPU.x86_64
 
-        static func registers(of tid: pid_t) -> Registers? {
-            var regs = user_regs_struct()
-            guard getRegisterSet(tid, NT_PRSTATUS, &regs) else { return nil }
-            var fx = [UInt8](repeating: 0, count: 512)
-            let hasFX = fx.withUnsafeMutableBytes { getRegisterSet(tid, NT_PRFPREG, $0.baseAddress!, $0.count) }
-            let r = MinidumpContext.AMD64(
-                rax: regs.rax, rbx: regs.rbx, rcx: regs.rcx, rdx: regs.rdx, rsi: regs.rsi, rdi: regs.rdi,
-                rbp: regs.rbp, rsp: regs.rsp, r8: regs.r8, r9: regs.r9, r10: regs.r10, r11: regs.r11,
-                r12: regs.r12, r13: regs.r13, r14: regs.r14, r15: regs.r15, rip: regs.rip, eflags: regs.eflags,
-                cs: regs.cs, ss: regs.ss, ds: regs.ds, es: regs.es, fs: regs.fs, gs: regs.gs,
-                fxsave: hasFX ? fx : nil)
-            return Registers(pc: regs.rip, sp: regs.rsp, context: MinidumpContext.amd64(r))
-        }
+    static func registers(of tid: pid_t) -> Registers? {
+        var regs = user_regs_struct()
+        guard getRegisterSet(tid, NT_PRSTATUS, &regs) else { return nil }
+        var fx = [UInt8](repeating: 0, count: 512)
+        let hasFX = fx.withUnsafeMutableBytes { getRegisterSet(tid, NT_PRFPREG, $0.baseAddress!, $0.count) }
+        let r = MinidumpContext.AMD64(
+            rax: regs.rax, rbx: regs.rbx, rcx: regs.rcx, rdx: regs.rdx, rsi: regs.rsi, rdi: regs.rdi,
+            rbp: regs.rbp, rsp: regs.rsp, r8: regs.r8, r9: regs.r9, r10: regs.r10, r11: regs.r11,
+            r12: regs.r12, r13: regs.r13, r14: regs.r14, r15: regs.r15, rip: regs.rip, eflags: regs.eflags,
+            cs: regs.cs, ss: regs.ss, ds: regs.ds, es: regs.es, fs: regs.fs, gs: regs.gs,
+            fxsave: hasFX ? fx : nil)
+        return Registers(pc: regs.rip, sp: regs.rsp, context: MinidumpContext.amd64(r))
+    }
     #elseif arch(arm64)
-        static let cpu = MinidumpContent.CPU.arm64
+    static let cpu = MinidumpContent.CPU.arm64
 
-        static func registers(of tid: pid_t) -> Registers? {
-            var regs = user_pt_regs()
-            guard getRegisterSet(tid, NT_PRSTATUS, &regs) else { return nil }
-            var r = MinidumpContext.ARM64()
-            withUnsafeBytes(of: regs.regs) { raw in
-                for i in 0..<31 { r.x[i] = raw.load(fromByteOffset: i * 8, as: UInt64.self) }
-            }
-            r.sp = regs.sp
-            r.pc = regs.pc
-            r.pstate = regs.pstate
-            var fp = [UInt8](repeating: 0, count: 32 * 16 + 8)
-            if fp.withUnsafeMutableBytes({ getRegisterSet(tid, NT_PRFPREG, $0.baseAddress!, $0.count) }) {
-                r.vector = Array(fp[0..<512])
-                r.fpsr = UInt32(fp[512]) | UInt32(fp[513]) << 8 | UInt32(fp[514]) << 16 | UInt32(fp[515]) << 24
-                r.fpcr = UInt32(fp[516]) | UInt32(fp[517]) << 8 | UInt32(fp[518]) << 16 | UInt32(fp[519]) << 24
-            }
-            return Registers(pc: regs.pc, sp: regs.sp, context: MinidumpContext.arm64(r))
+    static func registers(of tid: pid_t) -> Registers? {
+        var regs = user_pt_regs()
+        guard getRegisterSet(tid, NT_PRSTATUS, &regs) else { return nil }
+        var r = MinidumpContext.ARM64()
+        withUnsafeBytes(of: regs.regs) { raw in
+            for i in 0..<31 { r.x[i] = raw.load(fromByteOffset: i * 8, as: UInt64.self) }
         }
+        r.sp = regs.sp
+        r.pc = regs.pc
+        r.pstate = regs.pstate
+        var fp = [UInt8](repeating: 0, count: 32 * 16 + 8)
+        if fp.withUnsafeMutableBytes({ getRegisterSet(tid, NT_PRFPREG, $0.baseAddress!, $0.count) }) {
+            r.vector = Array(fp[0..<512])
+            r.fpsr = UInt32(fp[512]) | UInt32(fp[513]) << 8 | UInt32(fp[514]) << 16 | UInt32(fp[515]) << 24
+            r.fpcr = UInt32(fp[516]) | UInt32(fp[517]) << 8 | UInt32(fp[518]) << 16 | UInt32(fp[519]) << 24
+        }
+        return Registers(pc: regs.pc, sp: regs.sp, context: MinidumpContext.arm64(r))
+    }
     #endif
 
     private static func getRegisterSet<T>(_ tid: pid_t, _ type: Int32, _ value: inout T) -> Bool {
         withUnsafeMutableBytes(of: &value) { getRegisterSet(tid, type, $0.baseAddress!, $0.count) }
     }
 
-    private static func getRegisterSet(_ tid: pid_t, _ type: Int32, _ base: UnsafeMutableRawPointer, _ size: Int) -> Bool {
+    private static func getRegisterSet(_ tid: pid_t, _ type: Int32, _ base: UnsafeMutableRawPointer, _ size: Int)
+        -> Bool
+    {
         var vector = iovec(iov_base: base, iov_len: size)
         return faultline_ptrace(
             Int32(FAULTLINE_PTRACE_GETREGSET), tid, UnsafeMutableRawPointer(bitPattern: Int(type)), &vector) == 0
@@ -138,7 +141,9 @@ struct ProcessReader {
         var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
-            let n = bytes.withUnsafeMutableBytes { pread(memory, $0.baseAddress! + done, count - done, offset + off_t(done)) }
+            let n = bytes.withUnsafeMutableBytes {
+                pread(memory, $0.baseAddress! + done, count - done, offset + off_t(done))
+            }
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { break }
             done += n
@@ -178,9 +183,11 @@ struct ProcessReader {
             else { continue }
             var path = fields.count > 5 ? String(decoding: fields[5], as: UTF8.self) : ""
             while path.hasPrefix(" ") { path.removeFirst() }
-            out.append(Mapping(
-                start: start, end: end, readable: fields[1].first == UInt8(ascii: "r"), offset: offset, inode: inode,
-                path: path))
+            out.append(
+                Mapping(
+                    start: start, end: end, readable: fields[1].first == UInt8(ascii: "r"), offset: offset,
+                    inode: inode,
+                    path: path))
         }
         return out
     }
@@ -213,9 +220,10 @@ struct ProcessReader {
                 end = maps[index].end
                 index += 1
             }
-            out.append(.init(
-                base: first.start, size: end - first.start, path: isVDSO ? "linux-vdso.so.1" : first.path,
-                buildID: buildID(base: first.start, header: header.bytes)))
+            out.append(
+                .init(
+                    base: first.start, size: end - first.start, path: isVDSO ? "linux-vdso.so.1" : first.path,
+                    buildID: buildID(base: first.start, header: header.bytes)))
         }
         return out
     }
@@ -287,7 +295,9 @@ struct ProcessReader {
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while out.count < procFileBytes {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min($0.count, procFileBytes - out.count)) }
+            let n = chunk.withUnsafeMutableBytes {
+                Glibc.read(fd, $0.baseAddress, min($0.count, procFileBytes - out.count))
+            }
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { break }
             out.append(contentsOf: chunk[0..<n])
@@ -310,7 +320,8 @@ struct ProcessReader {
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
         }
-        return [field(name.sysname), field(name.release), field(name.version), field(name.machine)].joined(separator: " ")
+        return [field(name.sysname), field(name.release), field(name.version), field(name.machine)].joined(
+            separator: " ")
     }
 }
 

@@ -1,7 +1,7 @@
 import CPtrace
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Follows the child under `ptrace` so that a crash can be written as a minidump before the child dies.

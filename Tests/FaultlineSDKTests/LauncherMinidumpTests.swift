@@ -1,8 +1,8 @@
 import FaultlineCore
 import Formats
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import FaultlineSDK
 
@@ -12,9 +12,12 @@ import TestSupport
 @Suite(.serialized) struct LauncherMinidumpTests {
     /// The launcher, built beside this test bundle by `swift build --build-tests`.
     static var launcher: String {
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("faultline-run").path
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "faultline-run"
+        ).path
         if FileManager.default.isExecutableFile(atPath: beside) { return beside }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         return root.appendingPathComponent(".build/debug/faultline-run").path
     }
 
@@ -75,7 +78,9 @@ import TestSupport
     }
 
     /// Runs `arguments` (bare, or under the launcher with `launcherArguments` first); answers how it ended.
-    static func run(_ arguments: [String], under launcherArguments: [String]? = nil, environment: [String: String] = [:])
+    static func run(
+        _ arguments: [String], under launcherArguments: [String]? = nil, environment: [String: String] = [:]
+    )
         throws -> (reason: Process.TerminationReason, status: Int32, stderr: String)
     {
         let process = Process()
@@ -87,7 +92,9 @@ import TestSupport
             process.arguments = Array(arguments.dropFirst())
         }
         var env = ProcessInfo.processInfo.environment
-        for key in ["FAULTLINE_DSN", "FAULTLINE_RUN_STATE", "FAULTLINE_STATE_DIR", "FAULTLINE_NO_TRACE", "SWIFT_BACKTRACE"] {
+        for key in [
+            "FAULTLINE_DSN", "FAULTLINE_RUN_STATE", "FAULTLINE_STATE_DIR", "FAULTLINE_NO_TRACE", "SWIFT_BACKTRACE",
+        ] {
             env[key] = nil
         }
         process.environment = env.merging(environment) { $1 }
@@ -139,7 +146,9 @@ import TestSupport
         let out = try Command.check("nm", ["-S", "--defined-only", binary])
         for line in out.split(separator: "\n") {
             let f = line.split(separator: " ")
-            if f.count == 4, f[3] == Substring(symbol), let start = UInt64(f[0], radix: 16), let size = UInt64(f[1], radix: 16) {
+            if f.count == 4, f[3] == Substring(symbol), let start = UInt64(f[0], radix: 16),
+                let size = UInt64(f[1], radix: 16)
+            {
                 return start..<(start + size)
             }
         }
@@ -157,7 +166,8 @@ import TestSupport
 
     /// The dump in a queued minidump item.
     static func dump(_ item: (id: String, body: [UInt8])) throws -> [UInt8] {
-        try #require(try parts(item.body, boundary: MinidumpUpload.boundary(eventID: item.id))["upload_file_minidump"]).1
+        try #require(try parts(item.body, boundary: MinidumpUpload.boundary(eventID: item.id))["upload_file_minidump"])
+            .1
     }
 
     static func readelfBuildID(_ binary: String) throws -> String? { try ELFFixtures.readelfBuildID(binary) }
@@ -253,7 +263,9 @@ import TestSupport
         let dump = try Self.dump(item)
         let snapshot = try Minidump(bytes: dump).snapshot()
         // `s->area()` loads the vtable through a null pointer in ledger::total.
-        #expect(try Self.symbolRange("_ZN6ledger5totalEPK5Shape", in: built.cxx).contains(try Self.crashPC(snapshot, in: built.cxx)))
+        #expect(
+            try Self.symbolRange("_ZN6ledger5totalEPK5Shape", in: built.cxx).contains(
+                try Self.crashPC(snapshot, in: built.cxx)))
     }
 
     @Test func withNoTraceTheCrashIsTheSignalReportAlone() throws {
@@ -271,7 +283,9 @@ import TestSupport
     @Test func aProgramThatHandlesItsOwnSignalsIsNotDumpedUntilItDies() throws {
         // Given a program that takes 1,000 SIGSEGVs in its own handler (skipping the faulting store), then exits 3
         let folder = try TempFolder("launcher-handled")
-        let source = try folder.write("handled.c", """
+        let source = try folder.write(
+            "handled.c",
+            """
             #include <signal.h>
             #include <setjmp.h>
             #include <stdlib.h>
@@ -352,8 +366,11 @@ import TestSupport
         let state = built.folder.file("state")
         // When a program crashes under the launcher with a DSN for it
         let traced = try Self.run(
-            [built.c], under: ["--state-dir", state, "--dsn", "http://key-42@127.0.0.1:\(listener.port)/42", "--release", "7.2",
-                               "--environment", "staging"])
+            [built.c],
+            under: [
+                "--state-dir", state, "--dsn", "http://key-42@127.0.0.1:\(listener.port)/42", "--release", "7.2",
+                "--environment", "staging",
+            ])
         #expect(traced.reason == .uncaughtSignal && traced.status == SIGSEGV)
         // Then the dump went to /api/42/minidump/?sentry_key=key-42, gzip multipart, and the fallback stayed home
         let requests = listener.requests()
@@ -403,7 +420,9 @@ final class LoopbackListener: @unchecked Sendable {
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+            }
         }
         guard bound, listen(socket, 16) == 0 else { throw CommandError(description: "cannot listen on 127.0.0.1") }
         port = UInt16(bigEndian: address.sin_port)
@@ -462,7 +481,8 @@ final class LoopbackListener: @unchecked Sendable {
         var headers: [String: String] = [:]
         for field in head.dropFirst() {
             guard let colon = field.firstIndex(of: ":") else { continue }
-            headers[field[..<colon].lowercased()] = field[field.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[field[..<colon].lowercased()] = field[field.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         let length = Int(headers["content-length"] ?? "0") ?? 0
         let bodyStart = end! + 4
@@ -470,8 +490,8 @@ final class LoopbackListener: @unchecked Sendable {
         let body = Array(buffer[bodyStart..<bodyStart + length])
         buffer.removeFirst(bodyStart + length)
         return Request(
-            method: line.count > 0 ? String(line[0]) : "", target: line.count > 1 ? String(line[1]) : "", headers: headers,
+            method: line.count > 0 ? String(line[0]) : "", target: line.count > 1 ? String(line[1]) : "",
+            headers: headers,
             body: body)
     }
 }
-

@@ -23,16 +23,25 @@ package enum MinidumpUpload {
 
     /// The multipart body: `sentry` first, then `upload_file_minidump` (`filename`, `application/octet-stream`).
     /// Nil when the boundary occurs in the dump or the JSON.
-    package static func body(eventID: String, dump: [UInt8], sentry: [UInt8], filename: String = "minidump.dmp") -> [UInt8]? {
+    package static func body(eventID: String, dump: [UInt8], sentry: [UInt8], filename: String = "minidump.dmp")
+        -> [UInt8]?
+    {
         let marker = Array(("--" + boundary(eventID: eventID)).utf8)
         guard !contains(dump, marker), !contains(sentry, marker) else { return nil }
-        let safeName = String(filename.unicodeScalars.filter { $0.isASCII && $0 != "\"" && $0 != "\\" && $0.value >= 0x20 }.prefix(128).map(Character.init))
+        let safeName = String(
+            filename.unicodeScalars.filter { $0.isASCII && $0 != "\"" && $0 != "\\" && $0.value >= 0x20 }.prefix(128)
+                .map(Character.init))
         var out: [UInt8] = []
         out.reserveCapacity(dump.count + sentry.count + 512)
-        out += marker + Array("\r\nContent-Disposition: form-data; name=\"sentry\"\r\nContent-Type: application/json\r\n\r\n".utf8)
+        out +=
+            marker
+            + Array(
+                "\r\nContent-Disposition: form-data; name=\"sentry\"\r\nContent-Type: application/json\r\n\r\n".utf8)
         out += sentry
         out += Array("\r\n".utf8) + marker
-        out += Array("\r\nContent-Disposition: form-data; name=\"upload_file_minidump\"; filename=\"\(safeName.isEmpty ? "minidump.dmp" : safeName)\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
+        out += Array(
+            "\r\nContent-Disposition: form-data; name=\"upload_file_minidump\"; filename=\"\(safeName.isEmpty ? "minidump.dmp" : safeName)\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                .utf8)
         out += dump
         out += Array("\r\n".utf8) + marker + Array("--\r\n".utf8)
         return out
@@ -88,7 +97,9 @@ package enum MinidumpUpload {
         w.key("faultline"); w.beginObject()
         if let context {
             if NativeReport.isSessionID(context.sessionID) { w.field("session_id", context.sessionID) }
-            if !context.installID.isEmpty { w.field("install_id", NativeReport.cut(context.installID, Limits.customKeyBytes)) }
+            if !context.installID.isEmpty {
+                w.field("install_id", NativeReport.cut(context.installID, Limits.customKeyBytes))
+            }
             w.key("pid"); w.int(Int64(context.pid))
             w.key("errors"); w.int(Int64(max(0, context.errors)))
         }
@@ -110,7 +121,9 @@ package enum MinidumpUpload {
         }
         w.field("crash_message", crashMessage.map { NativeReport.cut($0, 4096) })
         w.endObject()
-        let crumbs = (context?.breadcrumbs ?? []) + stderrTail.map { Breadcrumb(timestamp: time, message: $0, category: "stderr") }
+        let crumbs =
+            (context?.breadcrumbs ?? [])
+            + stderrTail.map { Breadcrumb(timestamp: time, message: $0, category: "stderr") }
         w.key("breadcrumbs"); w.beginObject()
         w.key("values"); w.beginArray()
         var budget = Limits.breadcrumbBytes
