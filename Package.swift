@@ -4,7 +4,7 @@ import PackageDescription
 /// Faultline: a self-hosted crash and error collection server.
 ///
 /// The module graph follows `shared/DESIGN.md`: pure domain logic in `FaultlineCore`, wire formats in
-/// `Formats`, SQLite in `Storage`, use cases in `Pipeline`, HTTP at the edge in `FaultlineHTTP`, and one
+/// `Formats`, SQLite in `SQLiteStorage`, use cases in `Pipeline`, HTTP at the edge in `FaultlineHTTP`, and one
 /// composition root in the `faultline` executable. Each external dependency lives in exactly one module.
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
@@ -46,7 +46,7 @@ let package = Package(
         // Formats (the debug-file store) and Symbolication read Apple binaries with it without depending on each other.
         .target(name: "MachO", dependencies: ["FaultlineCore"], swiftSettings: strict),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
+        .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"]), .brew(["brotli"])]),
         .systemLibrary(name: "CLibdw", pkgConfig: "libdw", providers: [.apt(["libdw-dev"])]),
         .target(name: "Symbolication", dependencies: ["FaultlineCore", "MachO", "CLibdw"], swiftSettings: strict),
         // The SDK goes into every app: no package dependencies. It uses the toolchain's Foundation
@@ -75,11 +75,11 @@ let package = Package(
             swiftSettings: strict),
         // Content-addressed files on disk (the debug-file blobs), shared by both storage engines' debug-file stores.
         // FaultlineCore stays free of I/O; this module holds the file system calls alone, no database.
-        .target(name: "BlobFiles", dependencies: ["FaultlineCore"], swiftSettings: strict),
+        .target(name: "DataFolder", dependencies: ["FaultlineCore"], swiftSettings: strict),
         .target(
-            name: "Storage",
+            name: "SQLiteStorage",
             dependencies: [
-                "FaultlineCore", "BlobFiles",
+                "FaultlineCore", "DataFolder",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),
@@ -88,7 +88,7 @@ let package = Package(
         .target(
             name: "PostgresStorage",
             dependencies: [
-                "FaultlineCore", "BlobFiles",
+                "FaultlineCore", "DataFolder",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // TLS settings for `sslmode` (PostgresNIO takes NIOSSL's configuration).
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -96,7 +96,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // `faultline migrate` (issue #14): a SQLite installation copied into PostgreSQL, verified, re-runnable.
-        .target(name: "StoreMigration", dependencies: ["FaultlineCore", "BlobFiles", "Storage", "PostgresStorage"], swiftSettings: strict),
+        .target(name: "StoreMigration", dependencies: ["FaultlineCore", "DataFolder", "SQLiteStorage", "PostgresStorage"], swiftSettings: strict),
         .target(
             name: "Pipeline",
             dependencies: [
@@ -134,7 +134,7 @@ let package = Package(
         .target(
             name: "FaultlineApp",
             dependencies: [
-                "FaultlineCore", "Formats", "Storage", "PostgresStorage", "Pipeline", "FaultlineHTTP", "Symbolication", "Dashboard",
+                "FaultlineCore", "Formats", "SQLiteStorage", "DataFolder", "PostgresStorage", "Pipeline", "FaultlineHTTP", "Symbolication", "Dashboard",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -144,7 +144,7 @@ let package = Package(
         .executableTarget(
             name: "faultline",
             dependencies: [
-                "FaultlineCore", "FaultlineApp", "Formats", "Storage", "PostgresStorage", "Pipeline", "FaultlineHTTP", "Dashboard",
+                "FaultlineCore", "FaultlineApp", "Formats", "SQLiteStorage", "PostgresStorage", "Pipeline", "FaultlineHTTP", "Dashboard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "StoreMigration",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -187,7 +187,7 @@ let package = Package(
         .executableTarget(
             name: "ingest-count",
             dependencies: [
-                "Formats", "FaultlineCore", "FaultlineHTTP", "Pipeline", "Storage", .product(name: "NIOCore", package: "swift-nio"),
+                "Formats", "FaultlineCore", "FaultlineHTTP", "Pipeline", "SQLiteStorage", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "tools/bench/ingest/Count", swiftSettings: strict),
@@ -196,7 +196,7 @@ let package = Package(
         .executableTarget(
             name: "aggregate-bench",
             dependencies: [
-                "Dashboard", "FaultlineApp", "FaultlineCore", "Formats", "Pipeline", "Storage",
+                "Dashboard", "FaultlineApp", "FaultlineCore", "Formats", "Pipeline", "SQLiteStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -206,7 +206,7 @@ let package = Package(
             name: "store-bench",
             dependencies: [
                 // FaultlineHTTP: the server's HMAC-SHA-256 for the keyed per-user rollups (`IdentityHashers.hmacSHA256`).
-                "FaultlineCore", "FaultlineHTTP", "Storage", "PostgresStorage", "StoreMigration",
+                "FaultlineCore", "FaultlineHTTP", "SQLiteStorage", "PostgresStorage", "StoreMigration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -228,18 +228,18 @@ let package = Package(
             ],
             exclude: ["Fixtures"]),
         .testTarget(
-            name: "StorageTests",
+            name: "SQLiteStorageTests",
             // FaultlineHTTP: the server's HMAC-SHA-256 for the keyed per-user rollups (`IdentityHashers.hmacSHA256`).
-            dependencies: ["Storage", "FaultlineCore", "FaultlineHTTP", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["SQLiteStorage", "DataFolder", "FaultlineCore", "FaultlineHTTP", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         // One suite, two engines: the stores' behaviour on SQLite and on a real PostgreSQL server (tools/test starts
         // one and sets FAULTLINE_TEST_POSTGRES_URL).
         .testTarget(
             name: "StoreConformanceTests",
             dependencies: [
-                "Storage", "PostgresStorage", "FaultlineCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "SQLiteStorage", "PostgresStorage", "FaultlineCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
                 // MigrationTests: `faultline migrate` between the two engines' real stores.
-                "StoreMigration", "BlobFiles",
+                "StoreMigration", "DataFolder",
                 // The server's HMAC-SHA-256 for the keyed per-user rollups (`IdentityHashers.hmacSHA256`).
                 "FaultlineHTTP",
             ]),
@@ -261,7 +261,7 @@ let package = Package(
         .testTarget(
             name: "FaultlineHTTPTests",
             dependencies: [
-                "FaultlineHTTP", "FaultlineApp", "Storage", "Pipeline", "Formats", "FaultlineCore", "faultline", "symupload", "CZlib",
+                "FaultlineHTTP", "FaultlineApp", "SQLiteStorage", "DataFolder", "Pipeline", "Formats", "FaultlineCore", "faultline", "symupload", "CZlib",
                 "faultline-run", "SDKFixture", "faultline-example",
                 // The SDK's delivery (queue, uploader) is driven in-process by Tests/FaultlineHTTPTests/SDK.
                 "FaultlineSDK",

@@ -41,7 +41,7 @@ extension Composition {
         with renderer: SiteRenderer, since: Date?, into out: String? = nil, summariesWritten: @escaping @Sendable () -> Void = {},
         stop: @escaping @Sendable () -> Bool = { false }
     ) async throws -> SiteRenderer.CycleResult {
-        let writer = out.map { SiteWriter(root: $0) } ?? site
+        let writer = out.map { SitePublisher(root: $0) } ?? site
         let publish = writer.startRender()
         let written = WrittenPages()
         let cycle = SiteRenderer.Cycle(

@@ -1,11 +1,12 @@
 import Dashboard
+import DataFolder
 import FaultlineCore
 import FaultlineHTTP
 import Formats
 import Logging
 import Pipeline
 import PostgresStorage
-import Storage
+import SQLiteStorage
 import Symbolication
 import Synchronization
 
@@ -32,7 +33,7 @@ public struct Composition: Sendable {
     /// Moves whenever a debug file is stored; the symbolicator's module cache forgets where it found files then.
     let debugFileChanges = ChangeCounter()
     /// The rendered dashboard, `site/`: every rendering write goes through it.
-    public let site: SiteWriter
+    public let site: SitePublisher
     /// Which issue version each issue page of `site/` was rendered from: pages still current are not rendered
     /// again, and a page asked for after its issue changed is rendered before it is served. Pages rendered before
     /// this server started are known by the mark at their end.
@@ -51,9 +52,9 @@ public struct Composition: Sendable {
 
     /// Opens (creating) the data folder and its SQLite database; the folder is made private to this user (0700, the
     /// database files 0600; see `DataFolderPermissions`).
-    public init(folder: String, durability: FaultlineDatabase.Durability = .full, clock: any WallClock = SystemClock()) throws {
+    public init(folder: String, durability: SQLiteEngine.Durability = .full, clock: any WallClock = SystemClock()) throws {
         try Self.prepare(folder: folder)
-        let database = try FaultlineDatabase(
+        let database = try SQLiteEngine(
             path: folder + "/faultline.sqlite", durability: durability, codec: .zlib, identities: .hmacSHA256)
         try DataFolderPermissions.restrict(folder: folder)
         try self.init(folder: folder, engine: .sqlite(database), clock: clock)
@@ -63,7 +64,7 @@ public struct Composition: Sendable {
 
     /// Opens the engine `choice` names, with its files in `folder`: SQLite in the folder, or a PostgreSQL database
     /// (migrated on open; several nodes may open one at once) whose files live in `folder`, shared by every node.
-    public static func open(folder: String, choice: StorageChoice, clock: any WallClock = SystemClock(),
+    public static func open(folder: String, choice: EngineChoice, clock: any WallClock = SystemClock(),
                             logger: Logger = Logger(label: "faultline.postgres")) async throws -> Composition {
         switch choice {
         case .sqlite(let durability):
@@ -96,7 +97,7 @@ public struct Composition: Sendable {
         self.clock = clock
         self.engine = engine
         sourceBundles = SourceBundleCache(pool: heavyWork)
-        let site = SiteWriter(root: folder + "/site")
+        let site = SitePublisher(root: folder + "/site")
         self.site = site
         issuePages = IssuePageLedger { site.tail(of: $0, bytes: IssuePageLedger.markBytes) }
         stores = try engine.stores(folder: folder)
@@ -126,7 +127,7 @@ public struct Composition: Sendable {
     }
 
     /// The SQLite database when the engine is SQLite (maintenance commands and SQLite-only tests).
-    public var sqliteDatabase: FaultlineDatabase? { engine.sqlite }
+    public var sqliteDatabase: SQLiteEngine? { engine.sqlite }
 
     /// Which engine runs, for messages: "SQLite (data/faultline.sqlite)" or "PostgreSQL (user@host:port/database)" (never
     /// the password).

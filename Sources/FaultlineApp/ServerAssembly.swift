@@ -1,10 +1,11 @@
 import Dashboard
+import DataFolder
 import FaultlineCore
 import FaultlineHTTP
 import Logging
 import Pipeline
 import ServiceLifecycle
-import Storage
+import SQLiteStorage
 import Synchronization
 
 /// The server, assembled in one place: every service is built through its initialiser, once, from the settings and

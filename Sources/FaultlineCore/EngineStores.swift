@@ -1,5 +1,5 @@
 /// Every store one storage engine provides, behind the ports of this module: the one list of stores that both the
-/// server and the store conformance tests build (SQLite: `FaultlineDatabase.stores(blobRoot:)`; PostgreSQL:
+/// server and the store conformance tests build (SQLite: `SQLiteEngine.stores(blobRoot:)`; PostgreSQL:
 /// `PostgresEngine.stores(blobRoot:)`). A port added to an engine is added here, so that neither side can forget it.
 public struct EngineStores: Sendable {
     public let projects: any ProjectStore

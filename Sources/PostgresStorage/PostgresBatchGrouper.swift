@@ -3,7 +3,7 @@ import PostgresNIO
 
 /// Files a batch of reports under their issues: reads the state a filing plan needs (`readFilingState`), asks
 /// `FilingPlanner.plan` (pure, in FaultlineCore), and writes the plan with each table written once (`write`). It decides
-/// nothing itself. The twin of SQLite's `BatchGrouper`.
+/// nothing itself. The twin of SQLite's `SQLiteBatchGrouper`.
 ///
 /// What makes it equal to filing one report at a time (`FilingPlanner` says the rest):
 /// - The caller holds every fingerprint's advisory lock and every report's row (`saveInSets`). The issues of those

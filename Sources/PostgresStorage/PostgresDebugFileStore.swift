@@ -1,4 +1,4 @@
-import BlobFiles
+import DataFolder
 import FaultlineCore
 import PostgresNIO
 

@@ -441,7 +441,7 @@ enum PostgresMigrations {
         ]),
         Migration(identifier: "pg3-search", statements: [
             // The search index: one entry per processed report, in its report's week, written with the result
-            // (PostgresSearch). `document` is a tsvector made by Faultline itself, so that what is a term is what
+            // (PostgresSearchStore). `document` is a tsvector made by Faultline itself, so that what is a term is what
             // SearchText says on both engines, not what a text-search configuration says.
             """
             CREATE TABLE search_documents (

@@ -48,7 +48,7 @@ enum PostgresResultBatch {
         try await updateReports(items, stale: stale, filed: filed, connection, logger)
         try await writeResults(items, now: now, connection, logger)
         try await writeModules(items, reads: reads, connection, logger)
-        try await PostgresSearch.replace(
+        try await PostgresSearchStore.replace(
             items.compactMap { item in item.outcome.search.map { (report: item.report, document: $0) } }, connection, logger)
         var issues: [Int64: IssueID?] = [:]
         for item in items {

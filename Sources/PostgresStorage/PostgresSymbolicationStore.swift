@@ -252,7 +252,7 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         }
         try await recordModules(outcome, report: report, touched: touched, reads: reads, connection, logger)
         if let search = outcome.search {
-            try await PostgresSearch.replace(search, report: report, connection, logger)
+            try await PostgresSearchStore.replace(search, report: report, connection, logger)
         }
         if stale { return report.issueID.map { IssueID($0) } }
         guard let grouping = outcome.grouping else {

@@ -1,6 +1,6 @@
 import FaultlineCore
 import PostgresStorage
-import Storage
+import SQLiteStorage
 
 /// Which PostgreSQL table is filled from what in the SQLite database, in which order: the one place that knows both
 /// schemas (Sources/Storage/Migrations.swift and Sources/PostgresStorage/PostgresMigrations.swift).
@@ -11,7 +11,7 @@ import Storage
 /// - `report_symbols`, `report_modules`: partitioned by their report's week on PostgreSQL, so each row takes its
 ///   report's `received_at`.
 /// - `search_documents`: SQLite's FTS5 content rows become PostgreSQL's `tsvector` entries, written by
-///   `PostgresSearch`'s own rule, as the symbolication store would have written them.
+///   `PostgresSearchStore`'s own rule, as the symbolication store would have written them.
 /// - `report_event_ids` (PostgreSQL only): every report's claim on its event id, derived from the copied reports.
 /// - SQLite's FTS5 index (`search_index` and its shadow tables) and GRDB's `grdb_migrations` are not data.
 ///
@@ -145,7 +145,7 @@ struct CopyPlan {
         let fields = row[3...].map { SearchDocument.bounded(text($0)) }
         let document = SearchDocument(
             event: fields[0], user: fields[1], release: fields[2], error: fields[3], functions: fields[4], keys: fields[5])
-        return [row[0], row[1], row[2], .text(PostgresSearch.vector(document))]
+        return [row[0], row[1], row[2], .text(PostgresSearchStore.vector(document))]
     }
 }
 

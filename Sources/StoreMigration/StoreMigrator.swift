@@ -1,7 +1,7 @@
-import BlobFiles
+import DataFolder
 import FaultlineCore
 import PostgresStorage
-import Storage
+import SQLiteStorage
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -26,7 +26,7 @@ import Foundation
 /// - **Bounded memory.** Each table is read in key order, a batch at a time (batches sized to a few MiB), and sent
 ///   through one `COPY … FROM STDIN` per table.
 public struct StoreMigrator: Sendable {
-    let source: FaultlineDatabase
+    let source: SQLiteEngine
     let sourceName: String
     let debugFiles: String
     let target: PostgresEngine
@@ -41,7 +41,7 @@ public struct StoreMigrator: Sendable {
     ///   - blobs: the folder every node shares (`--blobs`); debug files go to `blobs/debug-files`, where
     ///     `PostgresDebugFileStore` reads them.
     ///   - hasher: SHA-256, to check every copied blob.
-    public init(source: FaultlineDatabase, sourceName: String, debugFiles: String, target: PostgresEngine, blobs: String,
+    public init(source: SQLiteEngine, sourceName: String, debugFiles: String, target: PostgresEngine, blobs: String,
                 hasher: any ContentHashing) {
         self.source = source
         self.sourceName = sourceName
@@ -218,7 +218,7 @@ extension StoreMigrator {
         guard FileManager.default.fileExists(atPath: path) else {
             throw MigrationError("no database at \(path): --from names the data folder of a server (the folder holding faultline.sqlite)")
         }
-        let source = try FaultlineDatabase(path: path, identities: identities)
+        let source = try SQLiteEngine(path: path, identities: identities)
         defer { try? source.close() }
         let target: PostgresEngine
         do {

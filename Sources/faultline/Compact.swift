@@ -1,7 +1,7 @@
 import ArgumentParser
 import FaultlineApp
 import Formats
-import Storage
+import SQLiteStorage
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -31,7 +31,7 @@ struct Compact: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let database = try FaultlineDatabase(
+        let database = try SQLiteEngine(
             path: dataOptions.folder + "/faultline.sqlite", durability: .full, codec: .zlib, identities: .hmacSHA256)
         defer { try? database.close() }
         let path = dataOptions.folder + "/faultline.sqlite"

@@ -2,7 +2,7 @@ import ArgumentParser
 import FaultlineApp
 import FaultlineCore
 import PostgresStorage
-import Storage
+import SQLiteStorage
 
 /// The `faultline` command: the server and its admin CLI.
 @main
@@ -47,13 +47,13 @@ struct DataOptions: ParsableArguments {
     }
 
     /// The engine these options name.
-    func choice(durability: FaultlineDatabase.Durability, claimLease: Duration) -> StorageChoice {
+    func choice(durability: SQLiteEngine.Durability, claimLease: Duration) -> EngineChoice {
         guard let url = databaseURL else { return .sqlite(durability: durability) }
         return .postgres(url: url, password: Environment.string("FAULTLINE_DATABASE_PASSWORD"), claimLease: claimLease)
     }
 
     /// Opens the data these options name.
-    func open(durability: FaultlineDatabase.Durability = .full, claimLease: Duration = PostgresEngine.defaultClaimLease,
+    func open(durability: SQLiteEngine.Durability = .full, claimLease: Duration = PostgresEngine.defaultClaimLease,
               clock: any WallClock = SystemClock()) async throws -> Composition {
         try await Composition.open(folder: filesFolder, choice: choice(durability: durability, claimLease: claimLease), clock: clock)
     }

@@ -4,7 +4,7 @@ import FaultlineCore
 import FaultlineHTTP
 import Logging
 import Pipeline
-import Storage
+import SQLiteStorage
 
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +17,7 @@ struct ServeSettings {
     var host: String
     var port: Int
     var minFreeBytes: UInt64
-    var durability: FaultlineDatabase.Durability
+    var durability: SQLiteEngine.Durability
     var logLevel: Logger.Level
     var debugFileQuotaBytes: UInt64
     var maxDebugFileBytes: UInt64
@@ -64,9 +64,9 @@ struct ServeSettings {
         let minFreeMb = try pick(serve.minFreeMb, "--min-free-mb", { (0...(1 << 40)).contains($0) }, "0 or more",
                                  env: { try env.int("FAULTLINE_MIN_FREE_MB", in: 0...(1 << 40)) }, default: 256)
         minFreeBytes = UInt64(minFreeMb) << 20
-        let durabilityName = try pick(serve.durability, "--durability", { FaultlineDatabase.Durability(rawValue: $0) != nil }, "full or normal",
+        let durabilityName = try pick(serve.durability, "--durability", { SQLiteEngine.Durability(rawValue: $0) != nil }, "full or normal",
                                       env: { try env.choice("FAULTLINE_DURABILITY", ["full", "normal"]) }, default: "full")
-        durability = FaultlineDatabase.Durability(rawValue: durabilityName) ?? .full
+        durability = SQLiteEngine.Durability(rawValue: durabilityName) ?? .full
         let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
         let levelName = try pick(serve.logLevel, "--log-level", { levels.contains($0) }, levels.joined(separator: ", "),
                                  env: { try env.choice("FAULTLINE_LOG_LEVEL", levels) }, default: "info")

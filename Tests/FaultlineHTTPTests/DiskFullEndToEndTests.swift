@@ -1,11 +1,12 @@
 import AsyncHTTPClient
+import DataFolder
 import FaultlineApp
 import FaultlineCore
 import FaultlineSDK
 import Foundation
 import NIOCore
 import NIOHTTP1
-import Storage
+import SQLiteStorage
 import Synchronization
 import TestSupport
 import Testing
@@ -468,10 +469,10 @@ import Testing
             #expect(StorageError.isDiskFull(error), "FileHandle.write: \(String(reflecting: error))")
         }
         do {
-            try SiteWriter(root: fs.mountPoint + "/site").write("shop/index.html", String(repeating: "x", count: 1 << 20))
+            try SitePublisher(root: fs.mountPoint + "/site").write("shop/index.html", String(repeating: "x", count: 1 << 20))
             Issue.record("a 1 MiB page fitted in 64 KiB")
         } catch {
-            #expect(StorageError.isDiskFull(error), "SiteWriter: \(String(reflecting: error))")
+            #expect(StorageError.isDiskFull(error), "SitePublisher: \(String(reflecting: error))")
         }
         // What the failed page write had written is given back: no temporary file keeps the space.
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: fs.mountPoint + "/site/shop")) ?? []

@@ -3,7 +3,7 @@ import FaultlineCore
 import Foundation
 import NIOCore
 import NIOHTTP1
-import Storage
+import SQLiteStorage
 import Synchronization
 import Testing
 
@@ -70,7 +70,7 @@ final class Locked<Value: Sendable>: Sendable {
         #expect(bad.status == 401)
 
         // A second process reads the same SQLite file while the server runs (WAL allows it).
-        let database = try FaultlineDatabase(path: folder + "/faultline.sqlite")
+        let database = try SQLiteEngine(path: folder + "/faultline.sqlite")
         let state = try await SQLiteReportReader(database: database).session(project: ProjectID(Int64(project.id)), id: SessionID("b")!)
         #expect(state?.status == .crashed)
         try database.close()

@@ -72,7 +72,7 @@ import Testing
     @Test func aRenderThatStartedEarlierNeverOverwritesALaterRendersPage() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-site-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let site = SiteWriter(root: folder)
+        let site = SitePublisher(root: folder)
         let read = { (path: String) in try String(contentsOfFile: folder + "/" + path, encoding: .utf8) }
         // Given a render cycle that started before a dashboard change, and the page rendered for that change
         let cycle = site.startRender()
@@ -86,7 +86,7 @@ import Testing
         #expect(try read("app/index.html") == "overview")
         #expect(site.exists("app/index.html") && !site.exists("app/issues/2.html"))
         // And nothing is written outside the site
-        #expect(throws: SiteWriterError.self) { try cycle("../outside.html", "x") }
+        #expect(throws: SitePublisherError.self) { try cycle("../outside.html", "x") }
         #expect(!FileManager.default.fileExists(atPath: folder + "/../outside.html"))
     }
 

@@ -3,7 +3,7 @@ import FaultlineCore
 import Formats
 import Foundation
 import NIOHTTP1
-import Storage
+import SQLiteStorage
 import Testing
 import TestSupport
 
@@ -53,13 +53,13 @@ import TestSupport
         #expect((after2.json["missing"] as? [Any])?.isEmpty == true)
 
         // The server stored the result compressed: a reader of its file needs the zlib codec, and gets the same frames.
-        let database = try FaultlineDatabase(path: folder + "/faultline.sqlite", codec: .zlib)
+        let database = try SQLiteEngine(path: folder + "/faultline.sqlite", codec: .zlib)
         defer { try? database.close() }
         let eventID = try #require(EventID(id))
         let raw = try #require(try await SQLiteReportReader(database: database).rawReport(eventID: eventID, project: nil))
         let stored = try await SQLiteSymbolicationStore(database: database).result(reportID: raw.summary.cursor)
         #expect(stored.report?.threads.first?.first?.frames.last?.function == "trap.pick(trap.Order, Swift.Int) -> Swift.Int")
-        let withoutCodec = try FaultlineDatabase(path: folder + "/faultline.sqlite")
+        let withoutCodec = try SQLiteEngine(path: folder + "/faultline.sqlite")
         defer { try? withoutCodec.close() }
         await #expect(throws: StoredBlobError.self) {
             try await SQLiteSymbolicationStore(database: withoutCodec).result(reportID: raw.summary.cursor)

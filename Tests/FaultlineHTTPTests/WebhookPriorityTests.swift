@@ -2,7 +2,7 @@ import FaultlineCore
 import Foundation
 import Logging
 @testable import Pipeline
-import Storage
+import SQLiteStorage
 import Synchronization
 import Testing
 
@@ -33,7 +33,7 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-hooks-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let database = try FaultlineDatabase(path: folder + "/faultline.sqlite")
+        let database = try SQLiteEngine(path: folder + "/faultline.sqlite")
         defer { try? database.close() }
         let project = try await SQLiteProjectStore(database: database).createProject(
             slug: ProjectSlug("app")!, ingestKeyHash: SecretHash(hex: String(repeating: "a", count: 64)),

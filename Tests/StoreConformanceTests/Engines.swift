@@ -5,7 +5,7 @@ import GRDB
 import Logging
 import PostgresNIO
 @testable import PostgresStorage
-@testable import Storage
+@testable import SQLiteStorage
 import Testing
 
 /// The storage engines every conformance test runs on.
@@ -33,14 +33,14 @@ final class Stores: Sendable {
     /// The debug-file blob folder (`blobs/`, `tmp/`): in the SQLite test folder, or a temporary folder that a second
     /// PostgreSQL node shares, as nodes share `--blobs`.
     let blobRoot: String
-    let sqlite: FaultlineDatabase?
+    let sqlite: SQLiteEngine?
     /// What `close` removes: the SQLite test folder, or the PostgreSQL run's blob folder (not a second node's).
     private let ownedFolder: String?
     let postgres: PostgresEngine?
     private let postgresName: String?
 
     private init(
-        engine: Engine, sqlite: FaultlineDatabase?, postgres: PostgresEngine?, name: String?, blobRoot: String, ownedFolder: String?
+        engine: Engine, sqlite: SQLiteEngine?, postgres: PostgresEngine?, name: String?, blobRoot: String, ownedFolder: String?
     ) throws {
         self.engine = engine
         self.sqlite = sqlite
@@ -72,7 +72,7 @@ final class Stores: Sendable {
         switch engine {
         case .sqlite:
             return try Stores(
-                engine: engine, sqlite: try FaultlineDatabase(path: folder + "/faultline.sqlite", identities: .hmacSHA256), postgres: nil, name: nil,
+                engine: engine, sqlite: try SQLiteEngine(path: folder + "/faultline.sqlite", identities: .hmacSHA256), postgres: nil, name: nil,
                 blobRoot: folder + "/debug-files", ownedFolder: folder)
         case .postgres:
             let (url, name) = try await PostgresServer.createDatabase()

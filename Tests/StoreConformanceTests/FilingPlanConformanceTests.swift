@@ -3,11 +3,11 @@ import Foundation
 import Testing
 
 @testable import PostgresStorage
-@testable import Storage
+@testable import SQLiteStorage
 
 /// Both engines write a filing plan (`FilingPlanner`, pure) identically: the same plans, made from the state each
 /// engine read, leave the same issues, rollup rows and alerts. Plans are given directly to each engine's reader and
-/// writer (`BatchGrouper`, `PostgresBatchGrouper`), without the symbolication store around them.
+/// writer (`SQLiteBatchGrouper`, `PostgresBatchGrouper`), without the symbolication store around them.
 @Suite(.tags(.endToEnd, .postgres), .provisioned) struct FilingPlanConformanceTests {
     static let t0: Int64 = 1_767_261_600_000
 
@@ -45,9 +45,9 @@ import Testing
     {
         if let sqlite = stores.sqlite {
             return try await sqlite.pool.write { db in
-                let state = try BatchGrouper.readFilingState(for: reports, now: now, reads: BatchReads(), db)
+                let state = try SQLiteBatchGrouper.readFilingState(for: reports, now: now, reads: BatchReads(), db)
                 let plan = try FilingPlanner.plan(reports, state: state, now: now)
-                return (plan, try BatchGrouper.write(plan, db).mapValues(\.issueID))
+                return (plan, try SQLiteBatchGrouper.write(plan, db).mapValues(\.issueID))
             }
         }
         let postgres = try #require(stores.postgres)

@@ -2,7 +2,7 @@ import FaultlineCore
 import Foundation
 import GRDB
 @testable import PostgresStorage
-@testable import Storage
+@testable import SQLiteStorage
 import StoreMigration
 import TestSupport
 import Testing

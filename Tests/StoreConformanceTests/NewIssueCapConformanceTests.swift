@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import PostgresNIO
 @testable import PostgresStorage
-@testable import Storage
+@testable import SQLiteStorage
 import Testing
 
 /// The new-issue cap (issue #39, finding 11) on each engine: a project that has made `new_issue_cap` issues in the

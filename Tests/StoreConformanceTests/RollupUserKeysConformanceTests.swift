@@ -3,7 +3,7 @@ import FaultlineHTTP
 import Foundation
 import GRDB
 @testable import PostgresStorage
-@testable import Storage
+@testable import SQLiteStorage
 import TestSupport
 import Testing
 
@@ -187,8 +187,8 @@ import Testing
                 let sqlite = try #require(stores.sqlite)
                 let path = sqlite.pool.path + "-previous.sqlite"
                 try await sqlite.pool.writeWithoutTransaction { db in try db.execute(sql: "VACUUM INTO ?", arguments: [path]) }
-                #expect(throws: (any Error).self) { try FaultlineDatabase(path: path).close() }
-                let upgraded = try FaultlineDatabase(path: path, identities: .hmacSHA256)
+                #expect(throws: (any Error).self) { try SQLiteEngine(path: path).close() }
+                let upgraded = try SQLiteEngine(path: path, identities: .hmacSHA256)
                 defer { try? upgraded.close() }
                 #expect(try upgraded.appliedMigrations().last == migration)
                 let texts: (String) async throws -> [String] = { sql in

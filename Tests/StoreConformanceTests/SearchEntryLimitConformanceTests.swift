@@ -33,7 +33,7 @@ import TestSupport
     func lexemeBytes(_ document: SearchDocument) -> Int {
         var terms = Set<String>()
         for field in [document.event, document.user, document.release, document.error, document.functions, document.keys] {
-            for term in PostgresSearch.terms(field) where term.utf8.count <= PostgresSearch.maxLexemeBytes { terms.insert(term) }
+            for term in PostgresSearchStore.terms(field) where term.utf8.count <= PostgresSearchStore.maxLexemeBytes { terms.insert(term) }
         }
         return terms.reduce(0) { $0 + $1.utf8.count }
     }
@@ -81,7 +81,7 @@ import TestSupport
             let uncut = uncut(report, document)
             #expect(lexemeBytes(uncut) > 1_048_575)
             if let postgres = db.postgres {
-                let refusal = await #expect(throws: (any Error).self) { try await cast(PostgresSearch.vector(uncut), postgres) }
+                let refusal = await #expect(throws: (any Error).self) { try await cast(PostgresSearchStore.vector(uncut), postgres) }
                 #expect(refusal.flatMap(PostgresErrors.sqlState) == "54000")
             }
             // The entry as made now: each field bounded in folded bytes.
@@ -118,7 +118,7 @@ import TestSupport
                 return
             }
             try await cast(vector, db.postgres!)
-            #expect(vector.contains(" '\(PostgresSearch.terms(HangulWords.word(0))[0])':"))
+            #expect(vector.contains(" '\(PostgresSearchStore.terms(HangulWords.word(0))[0])':"))
         }
     }
 

@@ -5,7 +5,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import Storage
+import SQLiteStorage
 
 /// A real application on a fresh data folder (real SQLite file), assembled as `faultline serve` assembles it
 /// (`ServerAssembly`, without a dashboard) and driven through the router.

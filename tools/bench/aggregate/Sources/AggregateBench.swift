@@ -5,7 +5,7 @@ import FaultlineCore
 import Formats
 import Logging
 import Pipeline
-import Storage
+import SQLiteStorage
 
 #if canImport(Glibc)
 import Glibc
@@ -34,7 +34,7 @@ struct Common: ParsableArguments {
 
     /// The data folder's composition on the engine chosen (SQLite with `normal` durability: the fill is no test of fsync).
     func open() async throws -> Composition {
-        let choice: StorageChoice = database.map {
+        let choice: EngineChoice = database.map {
             .postgres(url: $0, password: ProcessInfo.processInfo.environment["FAULTLINE_DATABASE_PASSWORD"])
         } ?? .sqlite(durability: .normal)
         let root = try await Composition.open(folder: data, choice: choice)

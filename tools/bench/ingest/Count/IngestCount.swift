@@ -4,7 +4,7 @@ import Formats
 import Logging
 import NIOCore
 import Pipeline
-import Storage
+import SQLiteStorage
 
 import Foundation
 
@@ -136,7 +136,7 @@ struct IngestCount {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-count-\(getpid())").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let database = try FaultlineDatabase(path: folder + "/faultline.sqlite", codec: .zlib, identities: .hmacSHA256)
+        let database = try SQLiteEngine(path: folder + "/faultline.sqlite", codec: .zlib, identities: .hmacSHA256)
         let clock = FixedClock()
         let project = try await SQLiteProjectStore(database: database).createProject(
             slug: ProjectSlug("count")!, ingestKeyHash: SecretHash(hex: String(repeating: "a", count: 64)),

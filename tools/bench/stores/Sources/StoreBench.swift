@@ -3,7 +3,7 @@ import FaultlineCore
 import FaultlineHTTP
 import Logging
 import PostgresStorage
-import Storage
+import SQLiteStorage
 import StoreMigration
 
 #if canImport(Glibc)
@@ -42,14 +42,14 @@ struct StoreBench: AsyncParsableCommand {
         var projects: any ProjectStore
         var symbolication: any SymbolicationStore
         var size: @Sendable () async throws -> Int64
-        var sqlite: FaultlineDatabase? = nil
+        var sqlite: SQLiteEngine? = nil
     }
 
     func engine() async throws -> Engine {
         if database.hasPrefix("sqlite:") {
             let folder = String(database.dropFirst("sqlite:".count))
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            let db = try FaultlineDatabase(path: folder + "/faultline.sqlite", codec: .none, identities: .hmacSHA256)
+            let db = try SQLiteEngine(path: folder + "/faultline.sqlite", codec: .none, identities: .hmacSHA256)
             return Engine(
                 ingest: SQLiteIngestStore(database: db), projects: SQLiteProjectStore(database: db),
                 symbolication: SQLiteSymbolicationStore(database: db),
@@ -146,7 +146,7 @@ struct StoreBench: AsyncParsableCommand {
     }
 
     /// `faultline migrate` of what the run stored, timed: every table copied, derived, counted and committed.
-    func migrate(_ source: FaultlineDatabase, to url: String) async throws {
+    func migrate(_ source: SQLiteEngine, to url: String) async throws {
         let folder = String(database.dropFirst("sqlite:".count))
         let blobs = folder + "/migrated-blobs"
         let clock = ContinuousClock()
