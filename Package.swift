@@ -46,7 +46,8 @@ let package = Package(
         // Formats (the debug-file store) and Symbolication read Apple binaries with it without depending on each other.
         .target(name: "MachO", dependencies: ["FaultlineCore"], swiftSettings: strict),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"]), .brew(["brotli"])]),
+        .systemLibrary(
+            name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"]), .brew(["brotli"])]),
         .systemLibrary(name: "CLibdw", pkgConfig: "libdw", providers: [.apt(["libdw-dev"])]),
         .target(name: "Symbolication", dependencies: ["FaultlineCore", "MachO", "CLibdw"], swiftSettings: strict),
         // The SDK goes into every app: no package dependencies. It uses the toolchain's Foundation
@@ -57,7 +58,9 @@ let package = Package(
         .target(name: "CPtrace"),
         .executableTarget(
             name: "faultline-run",
-            dependencies: ["FaultlineSDK", "CPtrace", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "FaultlineSDK", "CPtrace", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strict),
         .executableTarget(
             name: "faultline-example", dependencies: ["FaultlineSDK"], path: "Examples/CrashOnRequest",
@@ -96,7 +99,9 @@ let package = Package(
             ],
             swiftSettings: strict),
         // `faultline migrate` (issue #14): a SQLite installation copied into PostgreSQL, verified, re-runnable.
-        .target(name: "StoreMigration", dependencies: ["FaultlineCore", "DataFolder", "SQLiteStorage", "PostgresStorage"], swiftSettings: strict),
+        .target(
+            name: "StoreMigration", dependencies: ["FaultlineCore", "DataFolder", "SQLiteStorage", "PostgresStorage"],
+            swiftSettings: strict),
         .target(
             name: "Pipeline",
             dependencies: [
@@ -134,7 +139,8 @@ let package = Package(
         .target(
             name: "FaultlineApp",
             dependencies: [
-                "FaultlineCore", "Formats", "SQLiteStorage", "DataFolder", "PostgresStorage", "Pipeline", "FaultlineHTTP", "Symbolication", "Dashboard",
+                "FaultlineCore", "Formats", "SQLiteStorage", "DataFolder", "PostgresStorage", "Pipeline",
+                "FaultlineHTTP", "Symbolication", "Dashboard",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -144,7 +150,8 @@ let package = Package(
         .executableTarget(
             name: "faultline",
             dependencies: [
-                "FaultlineCore", "FaultlineApp", "Formats", "SQLiteStorage", "PostgresStorage", "Pipeline", "FaultlineHTTP", "Dashboard",
+                "FaultlineCore", "FaultlineApp", "Formats", "SQLiteStorage", "PostgresStorage", "Pipeline",
+                "FaultlineHTTP", "Dashboard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "StoreMigration",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -187,7 +194,8 @@ let package = Package(
         .executableTarget(
             name: "ingest-count",
             dependencies: [
-                "Formats", "FaultlineCore", "FaultlineHTTP", "Pipeline", "SQLiteStorage", .product(name: "NIOCore", package: "swift-nio"),
+                "Formats", "FaultlineCore", "FaultlineHTTP", "Pipeline", "SQLiteStorage",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "tools/bench/ingest/Count", swiftSettings: strict),
@@ -211,12 +219,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "tools/bench/stores/Sources", swiftSettings: strict),
-        .executableTarget(name: "sdk-bench", dependencies: ["FaultlineSDK"], path: "tools/bench/sdk/Sources", swiftSettings: strict),
         .executableTarget(
-            name: "symbolicate-bench", dependencies: ["Symbolication"], path: "tools/bench/symbolicate/Sources", swiftSettings: strict),
+            name: "sdk-bench", dependencies: ["FaultlineSDK"], path: "tools/bench/sdk/Sources", swiftSettings: strict),
+        .executableTarget(
+            name: "symbolicate-bench", dependencies: ["Symbolication"], path: "tools/bench/symbolicate/Sources",
+            swiftSettings: strict),
         // Minidumps read, walked and symbolicated per second, and the memory per walk (issue #34, tools/bench/walk/run).
         .executableTarget(
-            name: "walk-bench", dependencies: ["Symbolication", "Formats", "FaultlineCore"], path: "tools/bench/walk/Sources",
+            name: "walk-bench", dependencies: ["Symbolication", "Formats", "FaultlineCore"],
+            path: "tools/bench/walk/Sources",
             swiftSettings: strict),
         .testTarget(name: "FaultlineCoreTests", dependencies: ["FaultlineCore"]),
         .testTarget(name: "MachOTests", dependencies: ["MachO", "FaultlineCore", "TestSupport"]),
@@ -230,13 +241,17 @@ let package = Package(
         .testTarget(
             name: "SQLiteStorageTests",
             // FaultlineHTTP: the server's HMAC-SHA-256 for the keyed per-user rollups (`IdentityHashers.hmacSHA256`).
-            dependencies: ["SQLiteStorage", "DataFolder", "FaultlineCore", "FaultlineHTTP", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: [
+                "SQLiteStorage", "DataFolder", "FaultlineCore", "FaultlineHTTP", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         // One suite, two engines: the stores' behaviour on SQLite and on a real PostgreSQL server (tools/test starts
         // one and sets FAULTLINE_TEST_POSTGRES_URL).
         .testTarget(
             name: "StoreConformanceTests",
             dependencies: [
-                "SQLiteStorage", "PostgresStorage", "FaultlineCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "SQLiteStorage", "PostgresStorage", "FaultlineCore", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
                 // MigrationTests: `faultline migrate` between the two engines' real stores.
                 "StoreMigration", "DataFolder",
@@ -252,8 +267,10 @@ let package = Package(
             ]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "FaultlineCore"]),
         // Formats and FaultlineCore only to check what the SDK builds with the server's own parsers (the SDK never links them).
-        .testTarget(name: "FaultlineSDKTests", dependencies: ["FaultlineSDK", "TestSupport", "Formats", "FaultlineCore"]),
-        .testTarget(name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore", "Formats", "TestSupport"]),
+        .testTarget(
+            name: "FaultlineSDKTests", dependencies: ["FaultlineSDK", "TestSupport", "Formats", "FaultlineCore"]),
+        .testTarget(
+            name: "SymbolUploadTests", dependencies: ["SymbolUpload", "FaultlineCore", "Formats", "TestSupport"]),
         .testTarget(
             name: "SymbolicationTests",
             // Formats: the stack walker's tests read real Crashpad minidumps into snapshots with the minidump reader.
@@ -261,7 +278,8 @@ let package = Package(
         .testTarget(
             name: "FaultlineHTTPTests",
             dependencies: [
-                "FaultlineHTTP", "FaultlineApp", "SQLiteStorage", "DataFolder", "Pipeline", "Formats", "FaultlineCore", "faultline", "symupload", "CZlib",
+                "FaultlineHTTP", "FaultlineApp", "SQLiteStorage", "DataFolder", "Pipeline", "Formats", "FaultlineCore",
+                "faultline", "symupload", "CZlib",
                 "faultline-run", "SDKFixture", "faultline-example",
                 // The SDK's delivery (queue, uploader) is driven in-process by Tests/FaultlineHTTPTests/SDK.
                 "FaultlineSDK",
@@ -291,6 +309,8 @@ if Context.environment["FAULTLINE_FUZZ"] != nil {
     package.targets.append(
         .executableTarget(
             name: "FaultlineFuzz",
-            dependencies: ["FaultlineCore", "Formats", "MachO", "Symbolication", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "FaultlineCore", "Formats", "MachO", "Symbolication", .product(name: "NIOCore", package: "swift-nio"),
+            ],
             path: "tools/fuzzing/Sources"))
 }

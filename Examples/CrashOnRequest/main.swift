@@ -14,7 +14,7 @@
 import FaultlineSDK
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// An error of your own: its type (`faultline_example.CheckoutError`), code and description show on the report.
@@ -40,11 +40,12 @@ enum CheckoutError: Error, CustomStringConvertible {
 }
 
 // 1. Start as early as possible: DSN, release and environment come from FAULTLINE_* when not given here.
-Faultline.start(options: {
-    var options = FaultlineOptions()
-    options.appID = "dev.faultline.example"
-    return options
-}())
+Faultline.start(
+    options: {
+        var options = FaultlineOptions()
+        options.appID = "dev.faultline.example"
+        return options
+    }())
 
 if Faultline.didCrashOnPreviousExecution() {
     print("the last run crashed; its report is on its way")

@@ -100,7 +100,8 @@ struct AlertView {
                 + "(\(n("crashed_sessions")) of \(n("sessions")) sessions crashed), "
                 + "below the \(n("target_percent")) % target."
         case .storageFull:
-            return "The server's disk was full (\(n("free_mib")) MiB free, floor \(n("floor_mib")) MiB): ingest answered 507 "
+            return
+                "The server's disk was full (\(n("free_mib")) MiB free, floor \(n("floor_mib")) MiB): ingest answered 507 "
                 + "and background work paused until space returned."
         case .storageOK:
             return "The server's disk had space again (\(n("free_mib")) MiB free): ingest and background work resumed."

@@ -116,6 +116,8 @@ struct ChartBlock {
             svgMarkup: SVGChart.countBars(id: id, title: title, description: description, points: points),
             chartHeading: title, tableCaption: "\(title): days with events (every other day had none)",
             columnHeaders: ["Day (UTC)", "Events", "Users"],
-            tableRows: filled.filter { $0.events > 0 }.map { Row(day: $0.day.description, cells: [String($0.events), String($0.users)]) })
+            tableRows: filled.filter { $0.events > 0 }.map {
+                Row(day: $0.day.description, cells: [String($0.events), String($0.users)])
+            })
     }
 }

@@ -80,7 +80,8 @@ struct IssueListPage {
     ///   - csrfValue: the session's token, or the placeholder for a static page.
     ///   - now: the render time for a static page; nil for a page served live.
     init(
-        slug: ProjectSlug, path: String, request: IssueListRequest, issues: [IssueSummary], paging position: IssueListPaging,
+        slug: ProjectSlug, path: String, request: IssueListRequest, issues: [IssueSummary],
+        paging position: IssueListPaging,
         releaseChoices: [String], renderedReleases: Set<String>, csrfValue: String, now: Date?
     ) {
         let filter = request.filter
@@ -150,7 +151,9 @@ struct IssueListPage {
                     case .closed: "Close"
                     case .muted: "Mute"
                     }
-                return RowAction(actionStatus: status.rawValue, actionLabel: label, actionName: "\(label) issue \(issue.id.rawValue)")
+                return RowAction(
+                    actionStatus: status.rawValue, actionLabel: label, actionName: "\(label) issue \(issue.id.rawValue)"
+                )
             }
             return Row(
                 issue: view,
@@ -164,7 +167,8 @@ struct IssueListPage {
             totalText = position.total == 1 ? "1 issue" : "\(position.total) issues"
         }
         if position.isPastEnd {
-            emptyText = "Page \(position.page) is past the end of this list (\(position.pageCount) "
+            emptyText =
+                "Page \(position.page) is past the end of this list (\(position.pageCount) "
                 + (position.pageCount == 1 ? "page" : "pages") + ")."
         } else {
             emptyText = filter.isDefault ? "No issues yet." : "No issues in this list."
@@ -176,8 +180,9 @@ struct IssueListPage {
                 previousHref: page > 1 ? href(min(page - 1, position.pageCount)) : nil,
                 nextHref: page < position.pageCount ? href(page + 1) : nil,
                 lastHref: page < position.pageCount ? href(position.pageCount) : nil,
-                text: position.isPastEnd ? "The list has \(position.pageCount) "
-                    + (position.pageCount == 1 ? "page" : "pages") : "Page \(page) of \(position.pageCount)")
+                text: position.isPastEnd
+                    ? "The list has \(position.pageCount) "
+                        + (position.pageCount == 1 ? "page" : "pages") : "Page \(page) of \(position.pageCount)")
         } else {
             self.paging = nil
         }

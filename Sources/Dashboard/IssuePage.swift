@@ -141,7 +141,9 @@ struct IssuePage {
                 sampleUser: $0.userKey ?? "unknown")
         }
         hasSamples = !samples.isEmpty
-        latestEvent = event.map { SampleEventView(report: $0.report, symbols: $0.symbols, inApp: inApp, sources: sourceExcerpts) }
+        latestEvent = event.map {
+            SampleEventView(report: $0.report, symbols: $0.symbols, inApp: inApp, sources: sourceExcerpts)
+        }
         missingDSYMNotes = event.map { MissingDSYMNotes.lines(report: $0.report, symbols: $0.symbols) } ?? []
         hasMissingDSYMNotes = !missingDSYMNotes.isEmpty
         missingDebugFilesHref = SitePaths.relative(from: path, to: SitePaths.missingDebugFiles(slug))
@@ -201,7 +203,8 @@ struct IssuePage {
                     entryEvents: $0.events)
             }
             // Users are counted from the retained reports (the rollups hold keyed hashes, RollupUser): the caption says so.
-            let caption = dimension.key == "user"
+            let caption =
+                dimension.key == "user"
                 ? "Events by user, in the reports still kept" : "Events by \(dimension.header.lowercased())"
             return Breakdown(
                 breakdownHeading: dimension.heading, breakdownCaption: caption,

@@ -27,7 +27,8 @@ struct IssuePageMark: Equatable {
             return "\n" + Self.opening + stamp + " gone" + Self.closing + "\n"
         case .page(let v):
             guard !v.status.isEmpty, v.status.utf8.allSatisfy(Self.isWordByte) else { return nil }
-            return "\n" + Self.opening + stamp + " v \(v.changedAt) \(v.events) \(v.noteBytes) \(v.status)" + Self.closing + "\n"
+            return "\n" + Self.opening + stamp + " v \(v.changedAt) \(v.events) \(v.noteBytes) \(v.status)"
+                + Self.closing + "\n"
         }
     }
 
@@ -41,11 +42,15 @@ struct IssuePageMark: Equatable {
         let opening = Array(Self.opening.utf8)
         let closing = Array(Self.closing.utf8)
         guard tail.count >= opening.count + closing.count,
-              let start = (0...(tail.count - opening.count)).last(where: { tail[$0..<$0 + opening.count].elementsEqual(opening) })
+            let start = (0...(tail.count - opening.count)).last(where: {
+                tail[$0..<$0 + opening.count].elementsEqual(opening)
+            })
         else { return nil }
         let from = start + opening.count
         guard from + closing.count <= tail.count,
-              let end = (from...(tail.count - closing.count)).first(where: { tail[$0..<$0 + closing.count].elementsEqual(closing) })
+            let end = (from...(tail.count - closing.count)).first(where: {
+                tail[$0..<$0 + closing.count].elementsEqual(closing)
+            })
         else { return nil }
         let text = String(decoding: tail[from..<end], as: UTF8.self)
         let fields = text.split(separator: " ", omittingEmptySubsequences: false)
@@ -55,18 +60,20 @@ struct IssuePageMark: Equatable {
             self.init(stamp: String(stamp), entry: .gone)
         case 6 where fields[1] == "v":
             guard let changedAt = Int64(fields[2]), let events = Int64(fields[3]), let note = Int64(fields[4]),
-                  !fields[5].isEmpty, fields[5].utf8.allSatisfy(Self.isWordByte)
+                !fields[5].isEmpty, fields[5].utf8.allSatisfy(Self.isWordByte)
             else { return nil }
             self.init(
                 stamp: String(stamp),
-                entry: .page(IssueVersion(changedAt: changedAt, events: events, status: String(fields[5]), noteBytes: note)))
+                entry: .page(
+                    IssueVersion(changedAt: changedAt, events: events, status: String(fields[5]), noteBytes: note)))
         default:
             return nil
         }
     }
 
     private static func isWordByte(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
             || byte == UInt8(ascii: "_")
     }
 }

@@ -68,7 +68,8 @@ struct MissingDebugFilesPage {
             moduleName: summary.module.flatMap { $0.isEmpty ? nil : $0 } ?? "unknown", reports: summary.reports,
             releaseList: summary.releases.isEmpty ? "unknown" : summary.releases.joined(separator: ", "),
             holds: system
-                ? "an Apple system library (its symbols are Apple's; nothing to upload)" : holds(summary.has, apple: apple),
+                ? "an Apple system library (its symbols are Apple's; nothing to upload)"
+                : holds(summary.has, apple: apple),
             apple: apple, fileKind: apple ? "dSYM" : "debug file", systemLibrary: system)
     }
 
@@ -77,7 +78,8 @@ struct MissingDebugFilesPage {
     static func holds(_ kinds: [DebugFileKind], apple: Bool = false) -> String {
         if kinds.contains(.debuginfo) { return "debug information (reports are being symbolicated again)" }
         if kinds.contains(.executable) {
-            return apple ? "executable only, no dSYM (names, no files or lines)" : "executable only (names, no files or lines)"
+            return apple
+                ? "executable only, no dSYM (names, no files or lines)" : "executable only (names, no files or lines)"
         }
         if kinds.contains(.sources) { return "source files only (no symbols)" }
         return apple ? "no dSYM" : "nothing"

@@ -10,25 +10,31 @@ protocol MustacheFields {
 
 extension IssueRowView: MustacheFields {
     var mustacheFields: [(String, Any)] {
-        [("issueHref", issueHref), ("issueTitle", issueTitle), ("issueCulprit", issueCulprit as Any),
-         ("issueKind", issueKind), ("statusBadge", statusBadge), ("signalBadges", signalBadges),
-         ("totalEvents", totalEvents), ("totalUsers", totalUsers), ("firstSeen", firstSeen), ("lastSeen", lastSeen),
-         ("firstRelease", firstRelease as Any)]
+        [
+            ("issueHref", issueHref), ("issueTitle", issueTitle), ("issueCulprit", issueCulprit as Any),
+            ("issueKind", issueKind), ("statusBadge", statusBadge), ("signalBadges", signalBadges),
+            ("totalEvents", totalEvents), ("totalUsers", totalUsers), ("firstSeen", firstSeen), ("lastSeen", lastSeen),
+            ("firstRelease", firstRelease as Any),
+        ]
     }
 }
 
 extension TopIssueRowView: MustacheFields {
     var mustacheFields: [(String, Any)] {
-        [("rank", rank), ("issue", issue), ("windowUsers", windowUsers), ("windowEvents", windowEvents),
-         ("usersTrend", usersTrend as Any)]
+        [
+            ("rank", rank), ("issue", issue), ("windowUsers", windowUsers), ("windowEvents", windowEvents),
+            ("usersTrend", usersTrend as Any),
+        ]
     }
 }
 
 extension AlertView: MustacheFields {
     var mustacheFields: [(String, Any)] {
-        [("kindText", kindText), ("alertTitle", alertTitle), ("alertRelease", alertRelease as Any),
-         ("createdAt", createdAt), ("summary", summary), ("reasonItems", reasonItems), ("hasReasons", hasReasons),
-         ("issueHref", issueHref), ("issueLinked", issueLinked)]
+        [
+            ("kindText", kindText), ("alertTitle", alertTitle), ("alertRelease", alertRelease as Any),
+            ("createdAt", createdAt), ("summary", summary), ("reasonItems", reasonItems), ("hasReasons", hasReasons),
+            ("issueHref", issueHref), ("issueLinked", issueLinked),
+        ]
     }
 }
 
@@ -38,10 +44,12 @@ extension AlertView.ReasonItem: MustacheFields {
 
 extension ReleaseRowView: MustacheFields {
     var mustacheFields: [(String, Any)] {
-        [("release", release), ("firstSeen", firstSeen), ("lastSeen", lastSeen), ("adoptionText", adoptionText),
-         ("sessionsTotal", sessionsTotal), ("crashFreeUsersText", crashFreeUsersText),
-         ("crashFreeSessionsText", crashFreeSessionsText), ("abnormalSessions", abnormalSessions),
-         ("erroredSessions", erroredSessions), ("newIssues", newIssues)]
+        [
+            ("release", release), ("firstSeen", firstSeen), ("lastSeen", lastSeen), ("adoptionText", adoptionText),
+            ("sessionsTotal", sessionsTotal), ("crashFreeUsersText", crashFreeUsersText),
+            ("crashFreeSessionsText", crashFreeSessionsText), ("abnormalSessions", abnormalSessions),
+            ("erroredSessions", erroredSessions), ("newIssues", newIssues),
+        ]
     }
 }
 
@@ -61,8 +69,10 @@ extension Badge: MustacheFields {
 
 extension TrendView: MustacheFields {
     var mustacheFields: [(String, Any)] {
-        [("trendArrow", trendArrow), ("trendSpoken", trendSpoken), ("trendChange", trendChange),
-         ("trendBefore", trendBefore), ("trendClass", trendClass)]
+        [
+            ("trendArrow", trendArrow), ("trendSpoken", trendSpoken), ("trendChange", trendChange),
+            ("trendBefore", trendBefore), ("trendClass", trendClass),
+        ]
     }
 }
 
@@ -75,8 +85,11 @@ extension InfoRow: MustacheFields {
 
 extension SampleEventView.FrameEntry: MustacheFields {
     var mustacheFields: [(String, Any)] {
-        [("functionName", functionName), ("fullFunctionName", fullFunctionName as Any), ("frameLocation", frameLocation as Any),
-         ("inlined", inlined), ("source", source as Any)]
+        [
+            ("functionName", functionName), ("fullFunctionName", fullFunctionName as Any),
+            ("frameLocation", frameLocation as Any),
+            ("inlined", inlined), ("source", source as Any),
+        ]
     }
 }
 
@@ -92,8 +105,10 @@ extension SampleEventView.SourceView: MustacheFields {
 
 extension SampleEventView.FrameView: MustacheFields {
     var mustacheFields: [(String, Any)] {
-        [("frameNumber", frameNumber), ("entries", entries), ("frameAddress", frameAddress as Any),
-         ("frameStatus", frameStatus as Any), ("inApp", inApp)]
+        [
+            ("frameNumber", frameNumber), ("entries", entries), ("frameAddress", frameAddress as Any),
+            ("frameStatus", frameStatus as Any), ("inApp", inApp),
+        ]
     }
 }
 
@@ -105,14 +120,18 @@ extension SampleEventView.FrameSegment: MustacheFields {
 
 extension SampleEventView.ThreadView: MustacheFields {
     var mustacheFields: [(String, Any)] {
-        [("threadHeading", threadHeading), ("crashed", crashed), ("frames", frames), ("hasFrames", hasFrames),
-         ("segments", segments)]
+        [
+            ("threadHeading", threadHeading), ("crashed", crashed), ("frames", frames), ("hasFrames", hasFrames),
+            ("segments", segments),
+        ]
     }
 }
 
 extension SampleEventView.BreadcrumbView: MustacheFields {
     var mustacheFields: [(String, Any)] {
-        [("crumbTime", crumbTime), ("crumbLevel", crumbLevel as Any), ("crumbCategory", crumbCategory as Any),
-         ("crumbMessage", crumbMessage as Any), ("crumbData", crumbData), ("hasCrumbData", hasCrumbData)]
+        [
+            ("crumbTime", crumbTime), ("crumbLevel", crumbLevel as Any), ("crumbCategory", crumbCategory as Any),
+            ("crumbMessage", crumbMessage as Any), ("crumbData", crumbData), ("hasCrumbData", hasCrumbData),
+        ]
     }
 }

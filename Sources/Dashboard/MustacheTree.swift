@@ -36,7 +36,8 @@ enum MustacheTree {
             var fields: [String: Any] = [:]
             fields.reserveCapacity(Int(mirror.children.count))
             for child in mirror.children {
-                guard let label = child.label, let converted = convertOptional(child.value, fieldsFirst: fieldsFirst) else { continue }
+                guard let label = child.label, let converted = convertOptional(child.value, fieldsFirst: fieldsFirst)
+                else { continue }
                 fields[label] = converted
             }
             return fields

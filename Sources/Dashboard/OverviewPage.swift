@@ -88,10 +88,12 @@ struct OverviewPage {
         todayUsersTrend = TrendView.rate(
             now: input.today.crashFreeUsers, before: yesterday.crashFreeUsers, was: Format.crashFreeUsers(yesterday))
         todaySessionsTrend = TrendView.rate(
-            now: input.today.crashFreeSessions, before: yesterday.crashFreeSessions, was: Format.crashFreeSessions(yesterday))
+            now: input.today.crashFreeSessions, before: yesterday.crashFreeSessions,
+            was: Format.crashFreeSessions(yesterday))
         // The 30-day series holds the 7 days and the 7 before them.
         let trend7 = HealthTrend.make(series: input.trend30.days, last: DayNumber(input.now), length: 7)
-        windows = [("Last 7 days", trend7), ("Last 30 days", input.trend30), ("Last 90 days", input.trend90)].map { label, trend in
+        windows = [("Last 7 days", trend7), ("Last 30 days", input.trend30), ("Last 90 days", input.trend90)].map {
+            label, trend in
             WindowSummary(
                 windowLabel: label, usersText: Format.crashFreeUserDays(trend.userDays),
                 usersTrend: TrendView.rate(
@@ -133,11 +135,13 @@ struct OverviewPage {
         alertsHref = SitePaths.relative(from: path, to: SitePaths.alerts(slug))
         missingHref = SitePaths.relative(from: path, to: SitePaths.missingDebugFiles(slug))
         let privacy = input.privacy
-        privacyScrubbing = privacy.scrubbing
+        privacyScrubbing =
+            privacy.scrubbing
             ? "On: sensitive keys, card numbers, IBANs, private keys, tokens and URL passwords are replaced with [Filtered]"
             : "Off: values are stored as sent"
         privacySafeFields = privacy.safeFields.isEmpty ? "none" : privacy.safeFields.joined(separator: ", ")
-        privacySensitiveFields = privacy.sensitiveFields.isEmpty ? "defaults only" : privacy.sensitiveFields.joined(separator: ", ")
+        privacySensitiveFields =
+            privacy.sensitiveFields.isEmpty ? "defaults only" : privacy.sensitiveFields.joined(separator: ", ")
         privacyIPAddresses = privacy.keepIPAddresses ? "Kept" : "Dropped"
     }
 }

@@ -33,7 +33,10 @@ struct PageChrome {
     ///   - now: when the page was rendered (shown in the footer); nil for pages served live.
     ///   - navigation: false for pages shown before signing in, which link nowhere.
     ///   - searchQuery: the text the search box shows.
-    init(path: String, title: String, project: ProjectSlug?, now: Date?, navigation: Bool = true, searchQuery: String = "") {
+    init(
+        path: String, title: String, project: ProjectSlug?, now: Date?, navigation: Bool = true,
+        searchQuery: String = ""
+    ) {
         func link(_ target: String, _ label: String) -> NavLink {
             NavLink(href: SitePaths.relative(from: path, to: target), label: label, current: target == path)
         }

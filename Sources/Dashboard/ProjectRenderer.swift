@@ -100,7 +100,8 @@ struct ProjectRenderer {
             if stop() { return (rendered, skipped, false) }
             let path = SitePaths.issue(slug, issueID)
             if let ledger, let version = pending.versions[issueID],
-               ledger.isCurrent(path, .page(version), stamp: templates.stamp) {
+                ledger.isCurrent(path, .page(version), stamp: templates.stamp)
+            {
                 kept(path)
                 skipped += 1
                 continue
@@ -178,7 +179,8 @@ struct ProjectRenderer {
         let paging = IssueListPaging(
             total: max(snapshot.counts.values.reduce(0, +), snapshot.listedCount), perPage: perPage, page: 1)
         let list = IssueListPage(
-            slug: slug, path: SitePaths.issues(slug), request: IssueListRequest(), issues: Array(snapshot.issues.prefix(perPage)),
+            slug: slug, path: SitePaths.issues(slug), request: IssueListRequest(),
+            issues: Array(snapshot.issues.prefix(perPage)),
             paging: paging, releaseChoices: snapshot.releases.map(\.release), renderedReleases: releases,
             csrfValue: DashboardForms.csrfPlaceholder, now: now)
         try await emit(SitePaths.issues(slug), list, as: "issues", write: write)
@@ -193,7 +195,9 @@ struct ProjectRenderer {
 
     /// Renders one issue's page (a short "no longer exists" page when the issue is gone) and records in `ledger`
     /// the version it was rendered from.
-    mutating func renderIssue(_ issueID: IssueID, releases: Set<String>, ledger: IssuePageLedger?, write: Writer) async throws {
+    mutating func renderIssue(_ issueID: IssueID, releases: Set<String>, ledger: IssuePageLedger?, write: Writer)
+        async throws
+    {
         let path = SitePaths.issue(slug, issueID)
         guard let detail = try await sources.insights.issue(issueID, project: project.id, now: now) else {
             try await emit(
@@ -206,10 +210,12 @@ struct ProjectRenderer {
         var excerpts: [CodeLocation: SourceExcerpt] = [:]
         if let event {
             excerpts = await SampleEventView.sourceExcerpts(
-                report: event.report, symbols: event.symbols, inApp: project.inApp, project: project.id, reader: sources.sourceContext)
+                report: event.report, symbols: event.symbols, inApp: project.inApp, project: project.id,
+                reader: sources.sourceContext)
         }
         let page = IssuePage(
-            slug: slug, detail: detail, event: event, releases: releases, now: now, inApp: project.inApp, sourceExcerpts: excerpts)
+            slug: slug, detail: detail, event: event, releases: releases, now: now, inApp: project.inApp,
+            sourceExcerpts: excerpts)
         try await emit(path, page, as: "issue", mark: detail.version.map { .page($0) }, write: write)
         if let ledger {
             // A reader that knows no versions: the page is rendered again whenever asked for (never stale).

@@ -35,8 +35,10 @@ struct ReleasePage {
     ///   - trend: the release's own daily health over the chart's window.
     ///   - top: the release's issues ranked by users affected.
     ///   - missing: the project's missing debug files (those of this release are named).
-    init(slug: ProjectSlug, row: ReleaseRow, trend: HealthTrend, top: [TopIssue], releases: Set<String>, now: Date,
-         missing: [MissingDebugFileSummary] = []) {
+    init(
+        slug: ProjectSlug, row: ReleaseRow, trend: HealthTrend, top: [TopIssue], releases: Set<String>, now: Date,
+        missing: [MissingDebugFileSummary] = []
+    ) {
         let path = SitePaths.release(slug, row.release)
         chrome = PageChrome(path: path, title: "Release \(row.release)", project: slug, now: now)
         projectName = slug.rawValue
@@ -59,7 +61,8 @@ struct ReleasePage {
             anchor: "top-issues", heading: "Top issues of this release", window: .release(row.release), issues: top,
             slug: slug, from: path, releases: releases)
         releasesHref = SitePaths.relative(from: path, to: SitePaths.releases(slug))
-        releaseIssuesHref = SitePaths.relative(from: path, to: SitePaths.issueList(slug)) + "?"
+        releaseIssuesHref =
+            SitePaths.relative(from: path, to: SitePaths.issueList(slug)) + "?"
             + IssueListFilter(release: row.release).queryString()
         missingDSYMs = missing.filter { $0.releases.contains(row.release) }.compactMap(Self.missingDSYMLine)
         hasMissingDSYMs = !missingDSYMs.isEmpty

@@ -50,7 +50,8 @@ struct SampleEventView {
 
         init(file: String, excerpt: SourceExcerpt) {
             let last = excerpt.firstLine + excerpt.lines.count - 1
-            sourceCaption = "\(SampleEventView.baseName(file)), lines \(excerpt.firstLine)–\(last) (line \(excerpt.focus) marked)"
+            sourceCaption =
+                "\(SampleEventView.baseName(file)), lines \(excerpt.firstLine)–\(last) (line \(excerpt.focus) marked)"
             sourceStart = excerpt.firstLine
             sourceLines = excerpt.lines.enumerated().map { offset, text in
                 SourceLineView(lineText: text, isFocus: excerpt.firstLine + offset == excerpt.focus)
@@ -114,7 +115,10 @@ struct SampleEventView {
     /// - Parameters:
     ///   - inApp: the project's in-app rules (which frames are marked in-app; runs of other frames are folded).
     ///   - sources: source excerpts for frames' lines (`sourceLocations` says which to read).
-    init(report: Report, symbols: SymbolicatedReport?, inApp: InAppRules = .none, sources: [CodeLocation: SourceExcerpt] = [:]) {
+    init(
+        report: Report, symbols: SymbolicatedReport?, inApp: InAppRules = .none,
+        sources: [CodeLocation: SourceExcerpt] = [:]
+    ) {
         eventID = report.eventID.rawValue
         occurred = TimeView(report.timestamp)
         kindText = report.kind == .crash ? "crash" : "non-fatal error"
@@ -172,9 +176,10 @@ struct SampleEventView {
         let device = report.device
         var os = [device.os, device.osVersion].compactMap { Self.nonEmpty($0) }.joined(separator: " ")
         if let build = Self.nonEmpty(device.osBuild) { os += os.isEmpty ? build : " (\(build))" }
-        let appVersion = Self.nonEmpty(report.app.displayVersion).map { version in
-            Self.nonEmpty(report.app.displayBuild).map { "\(version) (\($0))" } ?? version
-        } ?? Self.nonEmpty(report.app.displayBuild)
+        let appVersion =
+            Self.nonEmpty(report.app.displayVersion).map { version in
+                Self.nonEmpty(report.app.displayBuild).map { "\(version) (\($0))" } ?? version
+            } ?? Self.nonEmpty(report.app.displayBuild)
         contextRows = Self.rows([
             ("Device", Self.nonEmpty(device.model).map { AppleDeviceNames.display(model: $0) }),
             ("Simulator", device.simulator.map { $0 ? "yes (not a real device)" : "no (a real device)" }),
@@ -198,7 +203,8 @@ struct SampleEventView {
     /// shown whole (folding everything would hide the only frames there are).
     static func segments(_ frames: [FrameView]) -> [FrameSegment] {
         guard frames.contains(where: \.inApp) else {
-            return frames.isEmpty ? [] : [FrameSegment(folded: false, foldLabel: "", segmentStart: frames[0].frameNumber, frames: frames)]
+            return frames.isEmpty
+                ? [] : [FrameSegment(folded: false, foldLabel: "", segmentStart: frames[0].frameNumber, frames: frames)]
         }
         var out: [FrameSegment] = []
         var i = 0
@@ -207,7 +213,10 @@ struct SampleEventView {
             while j < frames.count, frames[j].inApp == frames[i].inApp { j += 1 }
             let run = Array(frames[i..<j])
             if !frames[i].inApp, run.count >= minimumFold {
-                out.append(FrameSegment(folded: true, foldLabel: Format.count(run.count, "system frame"), segmentStart: run[0].frameNumber, frames: run))
+                out.append(
+                    FrameSegment(
+                        folded: true, foldLabel: Format.count(run.count, "system frame"),
+                        segmentStart: run[0].frameNumber, frames: run))
             } else if let last = out.last, !last.folded {
                 out[out.count - 1].frames += run
             } else {
@@ -235,9 +244,11 @@ struct SampleEventView {
         for index in order {
             let inAppFrames = Grouping.inAppFrames(report, thread: index, symbols: symbols, rules: inApp)
             let slots = symbols.flatMap { index < $0.threads.count ? $0.threads[index] : nil }
-            for (frameIndex, frame) in report.threads[index].frames.enumerated() where frameIndex < inAppFrames.count && inAppFrames[frameIndex] {
+            for (frameIndex, frame) in report.threads[index].frames.enumerated()
+            where frameIndex < inAppFrames.count && inAppFrames[frameIndex] {
                 let slot = slots.flatMap { frameIndex < $0.count ? $0[frameIndex] : nil }
-                for location in locations(frame, number: frameIndex, slot: slot, modules: modules) where seen.insert(location).inserted {
+                for location in locations(frame, number: frameIndex, slot: slot, modules: modules)
+                where seen.insert(location).inserted {
                     out.append(location)
                     if out.count >= maxSourceLocations { return out }
                 }
@@ -247,13 +258,19 @@ struct SampleEventView {
     }
 
     /// The source locations of one frame's entries (its inline chain, or the client's own file and line).
-    static func locations(_ frame: Frame, number: Int, slot: SymbolicatedFrameSlot?, modules: [LoadedModule]) -> [CodeLocation] {
+    static func locations(_ frame: Frame, number: Int, slot: SymbolicatedFrameSlot?, modules: [LoadedModule])
+        -> [CodeLocation]
+    {
         let buildID =
             slot?.buildID.flatMap { BuildID($0) }
-            ?? SymbolicationRules.lookupAddress(frame, index: number).flatMap { SymbolicationRules.module(for: $0, inSorted: modules)?.buildID }
+            ?? SymbolicationRules.lookupAddress(frame, index: number).flatMap {
+                SymbolicationRules.module(for: $0, inSorted: modules)?.buildID
+            }
         guard let buildID else { return [] }
         let entries: [(String?, Int?)] =
-            if let slot, !slot.frames.isEmpty { slot.frames.map { ($0.file, $0.line) } } else { [(frame.file, frame.line)] }
+            if let slot, !slot.frames.isEmpty { slot.frames.map { ($0.file, $0.line) } } else {
+                [(frame.file, frame.line)]
+            }
         return entries.compactMap { file, line in
             guard let file = nonEmpty(file), let line, line > 0 else { return nil }
             return CodeLocation(buildID: buildID, file: file, line: line)
@@ -261,8 +278,10 @@ struct SampleEventView {
     }
 
     /// Source excerpts for an event's in-app frames, read through `reader` (nil: none).
-    static func sourceExcerpts(report: Report, symbols: SymbolicatedReport?, inApp: InAppRules, project: ProjectID,
-                               reader: (any SourceContextReading)?) async -> [CodeLocation: SourceExcerpt] {
+    static func sourceExcerpts(
+        report: Report, symbols: SymbolicatedReport?, inApp: InAppRules, project: ProjectID,
+        reader: (any SourceContextReading)?
+    ) async -> [CodeLocation: SourceExcerpt] {
         guard let reader else { return [:] }
         let locations = sourceLocations(report: report, symbols: symbols, inApp: inApp)
         guard !locations.isEmpty else { return [:] }
@@ -277,7 +296,8 @@ struct SampleEventView {
         var entries: [FrameEntry] = []
         let sourceFor: (String?, Int?) -> SourceView? = { file, line in
             guard !sources.isEmpty, let file = nonEmpty(file), let line else { return nil }
-            for location in locations(frame, number: number, slot: slot, modules: modules) where location.file == file && location.line == line {
+            for location in locations(frame, number: number, slot: slot, modules: modules)
+            where location.file == file && location.line == line {
                 if let excerpt = sources[location] { return SourceView(file: file, excerpt: excerpt) }
             }
             return nil
@@ -313,7 +333,8 @@ struct SampleEventView {
             entries = [FrameEntry(function: nil, frameLocation: nil, inlined: false)]
         }
         return FrameView(
-            frameNumber: number, entries: entries, frameAddress: address, frameStatus: statusText(status, module: frameModule))
+            frameNumber: number, entries: entries, frameAddress: address,
+            frameStatus: statusText(status, module: frameModule))
     }
 
     /// What a frame's symbolication status means, or nil for DWARF (the normal case, not worth a word). A Mach-O

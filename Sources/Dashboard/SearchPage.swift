@@ -51,15 +51,19 @@ struct SearchPage {
         errorText = error
         searched = results != nil
         let found = results
-        let results = results ?? SearchResults(
-            reports: [], reportCount: 0, reportCountIsLowerBound: false, issues: [], issuesFromNewestOnly: false)
-        let count = results.reportCountIsLowerBound
+        let results =
+            results
+            ?? SearchResults(
+                reports: [], reportCount: 0, reportCountIsLowerBound: false, issues: [], issuesFromNewestOnly: false)
+        let count =
+            results.reportCountIsLowerBound
             ? "more than \(results.reportCount) reports" : Format.count(results.reportCount, "report")
         // The count in the title too: a browser tab (and a screen reader's page title) says what was found.
         let title = found == nil ? "Search" : "Search “\(query)”: \(count)"
         chrome = PageChrome(path: path, title: title, project: slug, now: nil, searchQuery: query)
         countText = "\(count) and \(Format.count(results.issues.count, "issue")) match"
-        issuesNote = results.issuesFromNewestOnly
+        issuesNote =
+            results.issuesFromNewestOnly
             ? "Issues of the newest \(SearchResults.countLimit) matching reports." : nil
         issueRows = results.issues.map { IssueRowView($0, slug: slug, from: path, releases: []) }
         hasIssues = !issueRows.isEmpty
@@ -71,7 +75,8 @@ struct SearchPage {
                 reportTime: TimeView(report.timestamp),
                 reportRelease: report.release ?? "none",
                 reportUser: report.userKey ?? "unknown",
-                reportError: [report.errorType, report.errorMessage].compactMap { $0 }.joined(separator: ": ").nilIfEmpty,
+                reportError: [report.errorType, report.errorMessage].compactMap { $0 }.joined(separator: ": ")
+                    .nilIfEmpty,
                 reportIssueHref: report.issue.map { SitePaths.relative(from: path, to: SitePaths.issue(slug, $0)) },
                 reportIssueNumber: report.issue.map { String($0.rawValue) })
         }
@@ -79,7 +84,8 @@ struct SearchPage {
         let shown = (page - 1) * pageSize
         let total = results.reportCount
         let lastPage = max(1, (total + pageSize - 1) / pageSize)
-        pageText = hasReports
+        pageText =
+            hasReports
             ? "Reports \(shown + 1)–\(shown + reportRows.count), newest first (page \(page) of \(results.reportCountIsLowerBound ? "\(lastPage)+" : String(lastPage)))."
             : ""
         func link(_ target: Int, _ label: String) -> PageLink {
@@ -87,7 +93,8 @@ struct SearchPage {
         }
         previousPage = page > 1 ? link(page - 1, "Newer reports") : nil
         let more = shown + reportRows.count < total || results.reportCountIsLowerBound
-        nextPage = more && reportRows.count == pageSize && page < Self.maxPage(pageSize: pageSize)
+        nextPage =
+            more && reportRows.count == pageSize && page < Self.maxPage(pageSize: pageSize)
             ? link(page + 1, "Older reports") : nil
         hasPaging = previousPage != nil || nextPage != nil
     }
@@ -100,8 +107,9 @@ struct SearchPage {
         var out = ""
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             case UInt8(ascii: " "):
                 out += "+"
@@ -132,11 +140,14 @@ struct EventPage {
         let path = event.map { SitePaths.event(slug, $0.report.eventID) } ?? "\(slug.rawValue)/events/unknown"
         chrome = PageChrome(path: path, title: "Event \(eventID)", project: slug, now: nil)
         heading = "Event \(eventID)"
-        self.event = event.map { SampleEventView(report: $0.report, symbols: $0.symbols, inApp: project.inApp, sources: sources) }
+        self.event = event.map {
+            SampleEventView(report: $0.report, symbols: $0.symbols, inApp: project.inApp, sources: sources)
+        }
         issueHref = event?.issue.map { SitePaths.relative(from: path, to: SitePaths.issue(slug, $0)) }
         issueNumber = event?.issue.map { String($0.rawValue) }
         searchHref = SitePaths.relative(from: path, to: SitePaths.search(slug))
-        missingText = event == nil ? "No event \(eventID) is stored in project \(slug.rawValue) (it may have been pruned)." : nil
+        missingText =
+            event == nil ? "No event \(eventID) is stored in project \(slug.rawValue) (it may have been pruned)." : nil
     }
 }
 

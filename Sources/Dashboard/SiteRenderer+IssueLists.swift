@@ -28,7 +28,8 @@ extension SiteRenderer {
     ) async throws -> String {
         let perPage = max(1, limits.issuesPerPage)
         let filter = request.filter
-        let total = try await insights.issueCount(matching: filter.query(project: project.id, offset: 0, limit: perPage))
+        let total = try await insights.issueCount(
+            matching: filter.query(project: project.id, offset: 0, limit: perPage))
         let paging = IssueListPaging(total: total, perPage: perPage, page: request.page)
         var issues: [IssueSummary] = []
         if let offset = paging.offset, offset < total {
@@ -37,8 +38,10 @@ extension SiteRenderer {
         }
         let releases = try await insights.releases(project: project.id, now: now, limit: limits.releases).map(\.release)
         let page = IssueListPage(
-            slug: project.slug, path: SitePaths.issueList(project.slug), request: request, issues: issues, paging: paging,
-            releaseChoices: releases, renderedReleases: Set(releases), csrfValue: csrfToken ?? DashboardForms.csrfPlaceholder,
+            slug: project.slug, path: SitePaths.issueList(project.slug), request: request, issues: issues,
+            paging: paging,
+            releaseChoices: releases, renderedReleases: Set(releases),
+            csrfValue: csrfToken ?? DashboardForms.csrfPlaceholder,
             now: nil)
         return try templates.render(page, as: "issues")
     }

@@ -30,7 +30,9 @@ extension SiteRenderer {
     }
 
     /// The release pages an issue page may link to: those of the last summary render, else read now.
-    func releaseNames(of project: Project, sources: DashboardSources, now: Date, ledger: IssuePageLedger?) async throws -> Set<String> {
+    func releaseNames(of project: Project, sources: DashboardSources, now: Date, ledger: IssuePageLedger?) async throws
+        -> Set<String>
+    {
         if let known = ledger?.releaseNames(project.id) { return known }
         let releases = try await sources.insights.releases(project: project.id, now: now, limit: limits.releases)
         return Set(releases.map(\.release))

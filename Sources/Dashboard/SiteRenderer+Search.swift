@@ -21,12 +21,14 @@ extension SiteRenderer {
     ///   - page: the 1-based page of reports shown.
     ///   - error: why the query was refused, shown above the form.
     /// - Throws: `DashboardError` when the template fails.
-    public func searchPage(project: Project, query: String, results: SearchResults?, page: Int, error: String? = nil) throws
+    public func searchPage(project: Project, query: String, results: SearchResults?, page: Int, error: String? = nil)
+        throws
         -> String
     {
         try templates.render(
-            SearchPage(project: project, query: query, results: results, page: max(1, page), pageSize: Self.searchPageSize,
-                       error: error),
+            SearchPage(
+                project: project, query: query, results: results, page: max(1, page), pageSize: Self.searchPageSize,
+                error: error),
             as: "search")
     }
 
@@ -37,13 +39,16 @@ extension SiteRenderer {
     /// `sourceContext` holds their files (as on an issue's page).
     ///
     /// - Throws: `DashboardError` when the template fails.
-    public func eventPage(project: Project, eventID: String,
-                          event: (report: Report, symbols: SymbolicatedReport?, issue: IssueID?)?,
-                          sourceContext: (any SourceContextReading)? = nil) async throws -> String {
+    public func eventPage(
+        project: Project, eventID: String,
+        event: (report: Report, symbols: SymbolicatedReport?, issue: IssueID?)?,
+        sourceContext: (any SourceContextReading)? = nil
+    ) async throws -> String {
         var excerpts: [CodeLocation: SourceExcerpt] = [:]
         if let event {
             excerpts = await SampleEventView.sourceExcerpts(
-                report: event.report, symbols: event.symbols, inApp: project.inApp, project: project.id, reader: sourceContext)
+                report: event.report, symbols: event.symbols, inApp: project.inApp, project: project.id,
+                reader: sourceContext)
         }
         return try templates.render(
             EventPage(project: project, eventID: eventID, event: event, sources: excerpts), as: "event_page")

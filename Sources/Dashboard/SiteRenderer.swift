@@ -164,7 +164,8 @@ public struct SiteRenderer: Sendable {
             SitePaths.index, try templates.render(ProjectIndexPage(entries: entries, now: now), as: "index"))
         written += 1
         cycle.summariesWritten()
-        var result = CycleResult(pages: written, summaryPages: written, issuePages: 0, issuePagesCurrent: 0, complete: true)
+        var result = CycleResult(
+            pages: written, summaryPages: written, issuePages: 0, issuePagesCurrent: 0, complete: true)
         for (renderer, issues) in pending {
             var renderer = renderer
             let before = renderer.written

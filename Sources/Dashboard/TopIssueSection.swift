@@ -38,7 +38,9 @@ struct TopIssueSection {
             TopIssueRowView(
                 rank: index + 1, issue: IssueRowView(top.issue, slug: slug, from: path, releases: releases),
                 windowUsers: top.users, windowEvents: top.events,
-                usersTrend: top.previous.map { TrendView.count(top.users, before: $0.users, noun: "user", window: before) })
+                usersTrend: top.previous.map {
+                    TrendView.count(top.users, before: $0.users, noun: "user", window: before)
+                })
         }
         hasRows = !rows.isEmpty
         hasTrends = rows.contains { $0.usersTrend != nil }

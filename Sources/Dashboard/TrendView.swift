@@ -21,10 +21,14 @@ struct TrendView {
     static func count(_ now: Int, before: Int, noun: String, window: String) -> TrendView {
         let was = "(\(Format.count(before, noun)) \(window) before)"
         if before == 0 && now > 0 {
-            return TrendView(trendArrow: "▲", trendSpoken: "new", trendChange: "new", trendBefore: was, trendClass: "trend trend-worse")
+            return TrendView(
+                trendArrow: "▲", trendSpoken: "new", trendChange: "new", trendBefore: was,
+                trendClass: "trend trend-worse")
         }
         if now == before {
-            return TrendView(trendArrow: "=", trendSpoken: "unchanged", trendChange: "±0", trendBefore: was, trendClass: "trend trend-same")
+            return TrendView(
+                trendArrow: "=", trendSpoken: "unchanged", trendChange: "±0", trendBefore: was,
+                trendClass: "trend trend-same")
         }
         let up = now > before
         let change = now.subtractingReportingOverflow(before).partialValue
@@ -41,7 +45,9 @@ struct TrendView {
         let text = Format.pointChange(change)
         let from = "(was \(was))"
         if text == "±0.00 pp" {
-            return TrendView(trendArrow: "=", trendSpoken: "unchanged", trendChange: text, trendBefore: from, trendClass: "trend trend-same")
+            return TrendView(
+                trendArrow: "=", trendSpoken: "unchanged", trendChange: text, trendBefore: from,
+                trendClass: "trend trend-same")
         }
         let up = change > 0
         return TrendView(

@@ -39,7 +39,9 @@ public struct BlobFolder: Sendable {
     public func path(of hash: ContentHash) -> String { Self.path(of: hash, in: root) }
 
     /// Where the blob of `hash` is in the blob folder `root`, without making the folder (another install's, read only).
-    public static func path(of hash: ContentHash, in root: String) -> String { "\(root)/blobs/\(hash.rawValue.prefix(2))/\(hash.rawValue)" }
+    public static func path(of hash: ContentHash, in root: String) -> String {
+        "\(root)/blobs/\(hash.rawValue.prefix(2))/\(hash.rawValue)"
+    }
 
     /// The blob's path when the file is there.
     public func existingPath(of hash: ContentHash) -> String? {
@@ -51,7 +53,9 @@ public struct BlobFolder: Sendable {
     public func temporaryFile() throws -> TemporaryUpload {
         let path = "\(root)/tmp/\(UUID().uuidString.lowercased()).part"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StorageError.fileWrite("cannot create a temporary file for the upload", errno: errno) }
+        guard fd >= 0 else {
+            throw StorageError.fileWrite("cannot create a temporary file for the upload", errno: errno)
+        }
         close(fd)
         return TemporaryUpload(path: path)
     }
@@ -70,7 +74,9 @@ public struct BlobFolder: Sendable {
         if Self.fileSize(target) == size { return }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let staging = "\(root)/tmp/\(UUID().uuidString.lowercased()).blob"
-        guard link(source, staging) == 0 else { throw StorageError(.openFailed, "cannot store the debug file (errno \(errno))") }
+        guard link(source, staging) == 0 else {
+            throw StorageError(.openFailed, "cannot store the debug file (errno \(errno))")
+        }
         guard rename(staging, target) == 0 else {
             let code = errno
             unlink(staging)
@@ -101,7 +107,8 @@ public struct BlobFolder: Sendable {
         try Self.fsync(upload.path)
         let copied = try hasher.sha256(ofFileAt: upload.path)
         guard copied == hash else {
-            throw StorageError(.invalidValue, "\(source) is not the blob its name says (its SHA-256 is \(copied.rawValue))")
+            throw StorageError(
+                .invalidValue, "\(source) is not the blob its name says (its SHA-256 is \(copied.rawValue))")
         }
         try place(from: upload.path, hash: hash, size: size)
         return .copied

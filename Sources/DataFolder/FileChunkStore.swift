@@ -77,8 +77,10 @@ public struct FileChunkStore: ChunkStore {
         try readChunk(checksum, project: project, limit: .max, first: max(0, maxBytes))
     }
 
-    public func concatenate(_ checksums: [ChunkChecksum], project: ProjectID, into path: String, maxBytes: UInt64,
-                            observe: ([UInt8]) throws -> Void) async throws -> UInt64 {
+    public func concatenate(
+        _ checksums: [ChunkChecksum], project: ProjectID, into path: String, maxBytes: UInt64,
+        observe: ([UInt8]) throws -> Void
+    ) async throws -> UInt64 {
         let out = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
         guard out >= 0 else { throw StorageError(.openFailed, "cannot open the file being assembled (errno \(errno))") }
         defer { close(out) }
@@ -134,7 +136,8 @@ public struct FileChunkStore: ChunkStore {
             let projectFolder = root + "/" + project
             for prefix in (try? files.contentsOfDirectory(atPath: projectFolder)) ?? [] where prefix.utf8.count == 2 {
                 let prefixFolder = projectFolder + "/" + prefix
-                for name in (try? files.contentsOfDirectory(atPath: prefixFolder)) ?? [] where ChunkChecksum(name) != nil {
+                for name in (try? files.contentsOfDirectory(atPath: prefixFolder)) ?? []
+                where ChunkChecksum(name) != nil {
                     let file = prefixFolder + "/" + name
                     if let used = Self.modified(file), used < cutoff, unlink(file) == 0 { removed += 1 }
                 }

@@ -38,7 +38,8 @@ extension Composition {
     /// complete. `since == nil` renders everything and, when complete, removes pages of issues that no longer exist
     /// (a full render cut short cannot tell them from pages it did not reach, so it removes nothing).
     public func renderCycle(
-        with renderer: SiteRenderer, since: Date?, into out: String? = nil, summariesWritten: @escaping @Sendable () -> Void = {},
+        with renderer: SiteRenderer, since: Date?, into out: String? = nil,
+        summariesWritten: @escaping @Sendable () -> Void = {},
         stop: @escaping @Sendable () -> Bool = { false }
     ) async throws -> SiteRenderer.CycleResult {
         let writer = out.map { SitePublisher(root: $0) } ?? site
@@ -47,7 +48,8 @@ extension Composition {
         let cycle = SiteRenderer.Cycle(
             ledger: out == nil ? issuePages : nil, summariesWritten: summariesWritten, stopIssuePages: stop,
             issuePageKept: { written.insert($0) })
-        let result = try await renderer.render(sources: dashboardSources, now: clock.now(), since: since, cycle: cycle) { path, html in
+        let result = try await renderer.render(sources: dashboardSources, now: clock.now(), since: since, cycle: cycle)
+        { path, html in
             try publish(path, html)
             written.insert(path)
         }
@@ -60,7 +62,8 @@ extension Composition {
     func renderIssuePage(with renderer: SiteRenderer, project: Project, issue: IssueID) async throws {
         let publish = site.startRender()
         try await renderer.renderIssuePage(
-            issue, of: project, sources: dashboardSources, now: clock.now(), ledger: issuePages, write: { try publish($0, $1) })
+            issue, of: project, sources: dashboardSources, now: clock.now(), ledger: issuePages,
+            write: { try publish($0, $1) })
     }
 
     /// Makes the page of issue `issue` of project `slug` in `site/` current before it is served: rendered now
@@ -90,11 +93,13 @@ extension Composition {
                     results = try await search.search(
                         text, project: project.id, page: page, pageSize: SiteRenderer.searchPageSize, now: clock.now())
                 }
-                return try renderer.searchPage(project: project, query: query, results: results, page: page, error: error)
+                return try renderer.searchPage(
+                    project: project, query: query, results: results, page: page, error: error)
             },
             event: { project, id in
                 guard let event = try await load(id, project.id) else { return nil }
-                return try await renderer.eventPage(project: project, eventID: id.rawValue, event: event, sourceContext: sourceContext)
+                return try await renderer.eventPage(
+                    project: project, eventID: id.rawValue, event: event, sourceContext: sourceContext)
             },
             eventMissing: { project, id in try await renderer.eventPage(project: project, eventID: id, event: nil) },
             maxPage: SiteRenderer.searchMaxPage)
@@ -109,7 +114,9 @@ extension Composition {
     /// same binary on every node sharing a site folder and new with every build; the file's identity
     /// (`SiteRenderer.programIdentity`) when it has none.
     static let programBuild: String = {
-        if let id = try? ELFReader.inspect(FileByteSource(path: "/proc/self/exe")).buildID { return "build-id " + id.rawValue }
+        if let id = try? ELFReader.inspect(FileByteSource(path: "/proc/self/exe")).buildID {
+            return "build-id " + id.rawValue
+        }
         return SiteRenderer.programIdentity
     }()
 

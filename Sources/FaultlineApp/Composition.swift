@@ -52,27 +52,33 @@ public struct Composition: Sendable {
 
     /// Opens (creating) the data folder and its SQLite database; the folder is made private to this user (0700, the
     /// database files 0600; see `DataFolderPermissions`).
-    public init(folder: String, durability: SQLiteEngine.Durability = .full, clock: any WallClock = SystemClock()) throws {
+    public init(folder: String, durability: SQLiteEngine.Durability = .full, clock: any WallClock = SystemClock())
+        throws
+    {
         try Self.prepare(folder: folder)
         let database = try SQLiteEngine(
             path: folder + "/faultline.sqlite", durability: durability, codec: .zlib, identities: .hmacSHA256)
         try DataFolderPermissions.restrict(folder: folder)
         try self.init(folder: folder, engine: .sqlite(database), clock: clock)
         // Debug files stored before per-project blobs get theirs now (once; a no-op afterwards).
-        try SQLiteDebugFileStore(database: database, root: folder + "/debug-files").adoptLegacyFiles(hasher: SHA256ContentHasher())
+        try SQLiteDebugFileStore(database: database, root: folder + "/debug-files").adoptLegacyFiles(
+            hasher: SHA256ContentHasher())
     }
 
     /// Opens the engine `choice` names, with its files in `folder`: SQLite in the folder, or a PostgreSQL database
     /// (migrated on open; several nodes may open one at once) whose files live in `folder`, shared by every node.
-    public static func open(folder: String, choice: EngineChoice, clock: any WallClock = SystemClock(),
-                            logger: Logger = Logger(label: "faultline.postgres")) async throws -> Composition {
+    public static func open(
+        folder: String, choice: EngineChoice, clock: any WallClock = SystemClock(),
+        logger: Logger = Logger(label: "faultline.postgres")
+    ) async throws -> Composition {
         switch choice {
         case .sqlite(let durability):
             return try Composition(folder: folder, durability: durability, clock: clock)
         case .postgres(let url, let password, let claimLease):
             try prepare(folder: folder)
             let database = try await PostgresEngine.open(
-                url: url, password: password, codec: .zlib, claimLease: claimLease, identities: .hmacSHA256, logger: logger)
+                url: url, password: password, codec: .zlib, claimLease: claimLease, identities: .hmacSHA256,
+                logger: logger)
             do {
                 return try Composition(folder: folder, engine: .postgres(database), clock: clock)
             } catch {
@@ -144,7 +150,9 @@ public struct Composition: Sendable {
         case .sqlite:
             let path = folder + "/faultline.sqlite"
             return [path, path + "-wal"].reduce(Int64(0)) { total, file in
-                total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int).flatMap { Int64($0) } ?? 0)
+                total
+                    + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int).flatMap { Int64($0) }
+                        ?? 0)
             }
         case .postgres(let database):
             return try await database.databaseSize()
@@ -176,12 +184,15 @@ public struct Composition: Sendable {
     /// A storage-pressure state over this data folder's file system (and the debug-file folder's, which lives inside
     /// it): entered below `minFreeBytes` free or on the first disk-full error, left with a margin. A server has one
     /// (`ServerAssembly`).
-    public func storagePressure(minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil, retryAfterSeconds: Int = 30,
-                                logger: Logger? = nil) -> DiskGuard {
+    public func storagePressure(
+        minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil, retryAfterSeconds: Int = 30,
+        logger: Logger? = nil
+    ) -> DiskGuard {
         let disk = DiskSpace(path: folder)
         let database = engine.sqlite
         return DiskGuard(
-            floorBytes: minFreeBytes, clock: clock, logger: logger ?? Logger(label: "faultline.storage"), telemetry: telemetry,
+            floorBytes: minFreeBytes, clock: clock, logger: logger ?? Logger(label: "faultline.storage"),
+            telemetry: telemetry,
             retryAfterSeconds: retryAfterSeconds, isDiskFull: { StorageError.isDiskFull($0) },
             // The WAL holds up to a checkpoint's worth of pages (4 MiB): give that space back at once and keep it
             // small while under pressure (a failure, e.g. while the database file cannot grow, changes nothing).
@@ -225,11 +236,13 @@ public struct Composition: Sendable {
     ///   - interpose: wraps the module cache before the worker gets it (tests pause lookups with it).
     ///   - storage: the storage-pressure state the worker pauses under (nil: never).
     ///   - yieldToIngest: whether the worker gives way while ingest is busy (the server's worker does).
-    public func symbolicationWorker(logger: Logger, idleDelay: Duration = .milliseconds(200), batchSize: Int = 64,
-                                    backlogBatchSize: Int = 256,
-                                    onChange: @escaping @Sendable () -> Void = {},
-                                    interpose: (any AddressSymbolicating) -> any AddressSymbolicating = { $0 },
-                                    storage: DiskGuard? = nil, yieldToIngest: Bool = false) throws
+    public func symbolicationWorker(
+        logger: Logger, idleDelay: Duration = .milliseconds(200), batchSize: Int = 64,
+        backlogBatchSize: Int = 256,
+        onChange: @escaping @Sendable () -> Void = {},
+        interpose: (any AddressSymbolicating) -> any AddressSymbolicating = { $0 },
+        storage: DiskGuard? = nil, yieldToIngest: Bool = false
+    ) throws
         -> SymbolicationWorker
     {
         let files = stores.debugFiles
@@ -244,16 +257,21 @@ public struct Composition: Sendable {
                 inflate: { try NativeReports.inflate($0) },
                 read: { bytes, raw in
                     try NativeReports.reread(
-                        inflated: bytes, format: raw.payload.format, range: raw.range, limits: limits, purpose: .processing)
+                        inflated: bytes, format: raw.payload.format, range: raw.range, limits: limits,
+                        purpose: .processing)
                 }),
-            clock: clock, logger: logger, batchSize: batchSize, backlogBatchSize: backlogBatchSize, idleDelay: idleDelay, telemetry: telemetry, onChange: onChange,
-            onFilesSeen: { changes.observe($0) }, storage: storage, ingestActivity: yieldToIngest ? ingestActivity : nil)
+            clock: clock, logger: logger, batchSize: batchSize, backlogBatchSize: backlogBatchSize,
+            idleDelay: idleDelay, telemetry: telemetry, onChange: onChange,
+            onFilesSeen: { changes.observe($0) }, storage: storage, ingestActivity: yieldToIngest ? ingestActivity : nil
+        )
     }
 
     /// Retention: raw reports and sessions older than `days` are pruned; `storage` runs a pass on each entry into
     /// storage pressure (nil: every hour only).
-    public func retentionService(days: Int, logger: Logger, onChange: @escaping @Sendable () -> Void = {},
-                                 storage: DiskGuard? = nil) -> RetentionService {
+    public func retentionService(
+        days: Int, logger: Logger, onChange: @escaping @Sendable () -> Void = {},
+        storage: DiskGuard? = nil
+    ) -> RetentionService {
         RetentionService(
             store: stores.retention, clock: clock, days: days, logger: logger, telemetry: telemetry,
             onChange: onChange, storage: storage)
@@ -261,12 +279,15 @@ public struct Composition: Sendable {
 
     /// Loads the stored report `id` of `project` in full with its symbolication result and issue; nil when the
     /// project holds no such report.
-    var loadEvent: @Sendable (EventID, ProjectID) async throws -> (report: Report, symbols: SymbolicatedReport?, issue: IssueID?)? {
+    var loadEvent:
+        @Sendable (EventID, ProjectID) async throws -> (report: Report, symbols: SymbolicatedReport?, issue: IssueID?)?
+    {
         let reader = self.reader
         let symbolication = symbolicationStore
         let limits = IngestLimits()
         return { id, project in
-            guard let raw = try await reader.rawReport(eventID: id, project: project), raw.summary.project == project else {
+            guard let raw = try await reader.rawReport(eventID: id, project: project), raw.summary.project == project
+            else {
                 return nil
             }
             let report = try NativeReports.reread(raw.payload, range: raw.range, limits: limits)
@@ -280,7 +301,9 @@ public struct Composition: Sendable {
     /// symbols); nil when the debug-file store cannot be opened.
     var sourceContext: SourceBundleExcerpts? {
         let files = stores.debugFiles
-        return SourceBundleExcerpts(bundles: sourceBundles) { buildID, project in try? await files.path(of: buildID, kind: .sources, project: project) }
+        return SourceBundleExcerpts(bundles: sourceBundles) { buildID, project in
+            try? await files.path(of: buildID, kind: .sources, project: project)
+        }
     }
 }
 

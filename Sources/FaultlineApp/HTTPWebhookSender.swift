@@ -36,7 +36,8 @@ public final class HTTPWebhookSender: WebhookSending {
         } catch let error as HTTPClientError {
             switch error {
             case .invalidURL, .emptyHost, .emptyScheme: throw WebhookFailure.invalidURL
-            case .connectTimeout, .readTimeout, .deadlineExceeded, .writeTimeout, .tlsHandshakeTimeout: throw WebhookFailure.timeout
+            case .connectTimeout, .readTimeout, .deadlineExceeded, .writeTimeout, .tlsHandshakeTimeout:
+                throw WebhookFailure.timeout
             default: throw WebhookFailure.connectionFailed
             }
         } catch is CancellationError {

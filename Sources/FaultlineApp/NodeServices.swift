@@ -17,8 +17,10 @@ public struct SharedDashboardService: Service {
     /// that cannot be read counts as a change.
     let changeMark: @Sendable () async throws -> String
 
-    public init(lease: any RenderLease, scheduler: RenderScheduler, interval: Duration, telemetry: Telemetry? = nil,
-                changeMark: @escaping @Sendable () async throws -> String) {
+    public init(
+        lease: any RenderLease, scheduler: RenderScheduler, interval: Duration, telemetry: Telemetry? = nil,
+        changeMark: @escaping @Sendable () async throws -> String
+    ) {
         self.lease = lease
         self.scheduler = scheduler
         self.interval = interval
@@ -78,6 +80,8 @@ public struct NodePresenceService: Service {
     public func run() async throws {
         let nodes = nodes
         let telemetry = telemetry
-        await cancelWhenGracefulShutdown { await nodes.run(onCount: { telemetry?.gauge(Telemetry.Name.nodes, Double($0)) }) }
+        await cancelWhenGracefulShutdown {
+            await nodes.run(onCount: { telemetry?.gauge(Telemetry.Name.nodes, Double($0)) })
+        }
     }
 }

@@ -40,12 +40,16 @@ extension ServerAssembly {
         #endif
 
         public init(
-            host: String = "127.0.0.1", port: Int = 8080, limits: IngestLimits = IngestLimits(), minFreeBytes: UInt64 = 256 << 20,
-            freeSpace: (@Sendable () -> UInt64?)? = nil, storageRetryAfterSeconds: Int = 30, debugFileQuotaBytes: UInt64 = 10 << 30,
+            host: String = "127.0.0.1", port: Int = 8080, limits: IngestLimits = IngestLimits(),
+            minFreeBytes: UInt64 = 256 << 20,
+            freeSpace: (@Sendable () -> UInt64?)? = nil, storageRetryAfterSeconds: Int = 30,
+            debugFileQuotaBytes: UInt64 = 10 << 30,
             maxDebugFileBytes: UInt64 = 4 << 30, publicDebuginfod: Bool = false, publicDashboard: Bool = false,
             allowPrivateWebhooks: Bool = false, publicURL: String? = nil, webDirectory: String? = nil,
-            connections: ConnectionPolicy = ConnectionPolicy(), retentionDays: Int = 90, renderDebounce: Duration = .milliseconds(250),
-            alertInterval: Duration = .seconds(30), webhookBaseBackoffSeconds: Double = 5, webhookIdleDelay: Duration = .seconds(1),
+            connections: ConnectionPolicy = ConnectionPolicy(), retentionDays: Int = 90,
+            renderDebounce: Duration = .milliseconds(250),
+            alertInterval: Duration = .seconds(30), webhookBaseBackoffSeconds: Double = 5,
+            webhookIdleDelay: Duration = .seconds(1),
             sharedRenderInterval: Duration = .seconds(5)
         ) {
             self.host = host

@@ -4,8 +4,8 @@ import FaultlineCore
 import FaultlineHTTP
 import Logging
 import Pipeline
-import ServiceLifecycle
 import SQLiteStorage
+import ServiceLifecycle
 import Synchronization
 
 /// The server, assembled in one place: every service is built through its initialiser, once, from the settings and
@@ -39,7 +39,8 @@ public struct ServerAssembly: Sendable {
         configuration = Self.configuration(settings, siteDirectory: data.folder + "/site")
         let renderer = try settings.webDirectory.map { try data.siteRenderer(webDirectory: $0) }
         let storage = data.storagePressure(
-            minFreeBytes: settings.minFreeBytes, freeSpace: settings.freeSpace, retryAfterSeconds: settings.storageRetryAfterSeconds,
+            minFreeBytes: settings.minFreeBytes, freeSpace: settings.freeSpace,
+            retryAfterSeconds: settings.storageRetryAfterSeconds,
             logger: Logger(label: "faultline.storage"))
         // Everything that changes what the dashboard shows says so here; without a dashboard nobody listens.
         let changes = RenderScheduler.Changes()
@@ -70,14 +71,17 @@ public struct ServerAssembly: Sendable {
         }
         let debugFiles = try data.debugFileService(quotaBytes: settings.debugFileQuotaBytes)
         let chunkUploads = ChunkUploadService(
-            chunks: try FileChunkStore(root: data.folder + "/chunks"), uploads: data.stores.difUploads, debugFiles: debugFiles,
+            chunks: try FileChunkStore(root: data.folder + "/chunks"), uploads: data.stores.difUploads,
+            debugFiles: debugFiles,
             hasher: SHA1ChecksumHasher(), clock: data.clock, telemetry: telemetry)
         let boundPort = PortBox()
         let (host, publicURL) = (settings.host, settings.publicURL)
         let alerts = AlertService(
-            store: data.alertStore, projects: data.stores.projects, clock: data.clock, logger: Logger(label: "faultline.alerts"),
+            store: data.alertStore, projects: data.stores.projects, clock: data.clock,
+            logger: Logger(label: "faultline.alerts"),
             telemetry: telemetry, interval: settings.alertInterval,
-            publicURL: { publicURL ?? boundPort.port.map { "http://\(host):\($0)/" } }, onChange: notify, storage: storage)
+            publicURL: { publicURL ?? boundPort.port.map { "http://\(host):\($0)/" } }, onChange: notify,
+            storage: storage)
         let webhooks = HTTPWebhookSender()
 
         var services: [any Service] = []
@@ -87,32 +91,44 @@ public struct ServerAssembly: Sendable {
             services.append(scheduler)
             if case .postgres = data.engine {
                 // Several nodes: one renders at a time (the lease), every interval, into the folder they all serve.
-                services.append(SharedDashboardService(
-                    lease: lease, scheduler: scheduler, interval: settings.sharedRenderInterval, telemetry: telemetry,
-                    changeMark: { try await data.changeMark() }))
+                services.append(
+                    SharedDashboardService(
+                        lease: lease, scheduler: scheduler, interval: settings.sharedRenderInterval,
+                        telemetry: telemetry,
+                        changeMark: { try await data.changeMark() }))
             }
         }
-        services.append(ChunkSweeper(uploads: chunkUploads, clock: data.clock, logger: Logger(label: "faultline.chunks")))
+        services.append(
+            ChunkSweeper(uploads: chunkUploads, clock: data.clock, logger: Logger(label: "faultline.chunks")))
         services.append(alerts)
-        services.append(StorageAlertService(storage: storage, alerts: alerts, clock: data.clock, logger: Logger(label: "faultline.alerts")))
-        services.append(WebhookDispatcher(
-            store: data.alertStore, sender: webhooks, targets: data.webhookTargetPolicy(allowPrivate: settings.allowPrivateWebhooks),
-            clock: data.clock, logger: Logger(label: "faultline.webhooks"), telemetry: telemetry,
-            baseBackoff: settings.webhookBaseBackoffSeconds, idleDelay: settings.webhookIdleDelay, storage: storage))
-        services.append(data.retentionService(
-            days: settings.retentionDays, logger: Logger(label: "faultline.retention"), onChange: notify, storage: storage))
+        services.append(
+            StorageAlertService(
+                storage: storage, alerts: alerts, clock: data.clock, logger: Logger(label: "faultline.alerts")))
+        services.append(
+            WebhookDispatcher(
+                store: data.alertStore, sender: webhooks,
+                targets: data.webhookTargetPolicy(allowPrivate: settings.allowPrivateWebhooks),
+                clock: data.clock, logger: Logger(label: "faultline.webhooks"), telemetry: telemetry,
+                baseBackoff: settings.webhookBaseBackoffSeconds, idleDelay: settings.webhookIdleDelay, storage: storage)
+        )
+        services.append(
+            data.retentionService(
+                days: settings.retentionDays, logger: Logger(label: "faultline.retention"), onChange: notify,
+                storage: storage))
         self.services = services
         self.webhooks = webhooks
         self.boundPort = boundPort
         dependencies = Self.dependencies(
-            data, renderer: renderer, storage: storage, debugFiles: debugFiles, chunkUploads: chunkUploads, onChange: notify)
+            data, renderer: renderer, storage: storage, debugFiles: debugFiles, chunkUploads: chunkUploads,
+            onChange: notify)
     }
 
     /// Runs the server and its background services until SIGTERM or SIGINT, then shuts down gracefully (stops
     /// accepting, finishes requests in flight). Closing the data is the caller's (it opened it).
     ///
     /// - Parameter onRunning: called with the bound port once the server listens.
-    public func run(logger: Logger, onRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws {
+    public func run(logger: Logger, onRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws
+    {
         let boundPort = boundPort
         let app = buildApplication(
             configuration: configuration, dependencies: dependencies, logger: logger, services: services,
@@ -137,7 +153,9 @@ public struct ServerAssembly: Sendable {
     /// others announce their changes to it (not at their start, which changed nothing: the first, full, render). The
     /// first render under a newly taken lease renders everything: another node rendered in between, and this node's
     /// ledger of issue pages knows nothing of what it wrote.
-    static func render(_ data: Composition, with renderer: SiteRenderer, under lease: any RenderLease) -> RenderScheduler.Render {
+    static func render(_ data: Composition, with renderer: SiteRenderer, under lease: any RenderLease)
+        -> RenderScheduler.Render
+    {
         let mark = LeaseMark()
         return { since, stop in
             var since = since
@@ -170,9 +188,12 @@ public struct ServerAssembly: Sendable {
         var issueListPage: IssueListRendering?
         var searchPages: SearchPages?
         if let renderer {
-            currentIssuePage = { slug, issue in _ = try await data.currentIssuePage(with: renderer, slug: slug, issue: issue) }
+            currentIssuePage = { slug, issue in
+                _ = try await data.currentIssuePage(with: renderer, slug: slug, issue: issue)
+            }
             issueListPage = { project, request, token in
-                try await renderer.issueListPage(project: project, request: request, insights: insights, csrfToken: token, now: clock.now())
+                try await renderer.issueListPage(
+                    project: project, request: request, insights: insights, csrfToken: token, now: clock.now())
             }
             searchPages = data.searchPages(renderer)
         }
@@ -184,7 +205,8 @@ public struct ServerAssembly: Sendable {
             insights: insights, clientReports: data.stores.insights,
             issues: IssueService(store: data.issueStates, clock: clock, onChange: onChange),
             alerts: data.alertStore, clock: clock, loginPage: loginPage, refreshIssuePage: refreshIssuePage,
-            currentIssuePage: currentIssuePage, adminSessions: data.adminSessions, webhookResolver: SystemHostResolver(),
+            currentIssuePage: currentIssuePage, adminSessions: data.adminSessions,
+            webhookResolver: SystemHostResolver(),
             chunkUploads: chunkUploads, storage: storage, issueListPage: issueListPage, searchPages: searchPages)
     }
 }

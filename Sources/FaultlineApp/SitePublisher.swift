@@ -40,7 +40,9 @@ public final class SitePublisher: Sendable {
     /// The file of relative `path` under the root; nil unless `path` has a segment and none is `.`, `..` or hidden.
     private func file(_ path: String) -> String? {
         let segments = path.split(separator: "/")
-        guard !segments.isEmpty, segments.allSatisfy({ $0 != ".." && $0 != "." && !$0.hasPrefix(".") }) else { return nil }
+        guard !segments.isEmpty, segments.allSatisfy({ $0 != ".." && $0 != "." && !$0.hasPrefix(".") }) else {
+            return nil
+        }
         return root + "/" + segments.joined(separator: "/")
     }
 
@@ -76,7 +78,9 @@ public final class SitePublisher: Sendable {
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         let count = Int(min(Int64(bytes), Int64(info.st_size)))
         var buffer = [UInt8](repeating: 0, count: count)
-        let read = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(info.st_size) - off_t(count)) }
+        let read = buffer.withUnsafeMutableBytes {
+            pread(descriptor, $0.baseAddress, count, off_t(info.st_size) - off_t(count))
+        }
         guard read == count else { return nil }
         return buffer
     }

@@ -44,7 +44,9 @@ public protocol AdminSessionStore: Sendable {
     /// every session in its own): so a login checked against a token that another process replaced a moment ago — a
     /// cached answer, or a rotation between the check and the insert — never leaves a session behind that outlives
     /// the rotation. Break this and a replaced token keeps a 7-day session.
-    func createSession(tokenHash: SecretHash, adminTokenHash: SecretHash, secret: String, createdAt: Date, expiresAt: Date)
+    func createSession(
+        tokenHash: SecretHash, adminTokenHash: SecretHash, secret: String, createdAt: Date, expiresAt: Date
+    )
         async throws -> AdminSession?
     /// The session whose cookie secret hashes to `tokenHash`, when it has not expired at `now`.
     func session(tokenHash: SecretHash, now: Date) async throws -> AdminSession?

@@ -51,7 +51,8 @@ public enum AppleUUID {
         guard hex.count == 32 else { return false }
         let variant = hex[16]
         return hex[12] == UInt8(ascii: "3")
-            && (variant == UInt8(ascii: "8") || variant == UInt8(ascii: "9") || variant == UInt8(ascii: "a") || variant == UInt8(ascii: "b"))
+            && (variant == UInt8(ascii: "8") || variant == UInt8(ascii: "9") || variant == UInt8(ascii: "a")
+                || variant == UInt8(ascii: "b"))
     }
 
     /// The architecture name of a Mach-O `cpu_type`/`cpu_subtype` pair (the legacy `apple` image's fields).

@@ -84,13 +84,15 @@ public enum ChunkAssemblyPlan {
             case .empty:
                 return "the file is empty: there is nothing to store"
             case .tooManyChunks(let listed, let max, let maxFileBytes):
-                return "the file is larger than the server's limit of \(maxFileBytes >> 20) MiB: it lists \(listed) chunks, a file within it at most \(max)"
+                return
+                    "the file is larger than the server's limit of \(maxFileBytes >> 20) MiB: it lists \(listed) chunks, a file within it at most \(max)"
             case .repeatedChunk(let chunk, let times, let max):
                 return "chunk \(chunk) is listed \(times) times; one chunk may be listed at most \(max) times in a file"
             case .tooLarge(let max):
                 return "the file is larger than the server's limit of \(max >> 20) MiB"
             case .overQuota(let bytes, let left):
-                return "the file's \(Self.mebibytes(bytes)) MiB do not fit the project's debug-file quota: \(Self.mebibytes(left)) MiB are left"
+                return
+                    "the file's \(Self.mebibytes(bytes)) MiB do not fit the project's debug-file quota: \(Self.mebibytes(left)) MiB are left"
             case .notADebugFile(let why):
                 return "not stored: the file is not an ELF or Mach-O file or a source bundle (its first bytes: \(why))"
             }
@@ -119,11 +121,15 @@ public enum ChunkAssemblyPlan {
     /// Costs O(listed) time and memory, and refuses a list longer than `limits.maxChunks` before looking at it.
     public static func screen(_ chunks: [ChunkChecksum], limits: Limits) -> Refusal? {
         guard !chunks.isEmpty else { return .empty }
-        guard UInt64(chunks.count) <= limits.maxChunks else { return .tooManyChunks(listed: chunks.count, max: limits.maxChunks, maxFileBytes: limits.maxFileBytes) }
+        guard UInt64(chunks.count) <= limits.maxChunks else {
+            return .tooManyChunks(listed: chunks.count, max: limits.maxChunks, maxFileBytes: limits.maxFileBytes)
+        }
         var times: [ChunkChecksum: Int] = [:]
         for chunk in chunks {
             let n = times[chunk, default: 0] + 1
-            guard n <= limits.maxRepeats else { return .repeatedChunk(chunk, times: chunks.count(where: { $0 == chunk }), max: limits.maxRepeats) }
+            guard n <= limits.maxRepeats else {
+                return .repeatedChunk(chunk, times: chunks.count(where: { $0 == chunk }), max: limits.maxRepeats)
+            }
             times[chunk] = n
         }
         return nil
@@ -137,8 +143,10 @@ public enum ChunkAssemblyPlan {
     ///   - head: what the first bytes say; not looked at unless everything else allows writing.
     ///   - quotaLeft: bytes the project's debug-file quota has left for this file.
     ///   - running: the project's assemblies running now.
-    public static func decide(_ chunks: [ChunkChecksum], stored: [ChunkChecksum: UInt64], head: Head, quotaLeft: UInt64,
-                              running: Running, limits: Limits) -> Decision {
+    public static func decide(
+        _ chunks: [ChunkChecksum], stored: [ChunkChecksum: UInt64], head: Head, quotaLeft: UInt64,
+        running: Running, limits: Limits
+    ) -> Decision {
         if let refusal = screen(chunks, limits: limits) { return .refuse(refusal) }
         var missing: [ChunkChecksum] = []
         var asked = Set<ChunkChecksum>()

@@ -90,8 +90,11 @@ public struct DifDescription: Sendable, Equatable, Codable {
     /// The file's format (Sentry's `symbolType`: `elf`, `macho`, `sourcebundle`).
     public var format: DebugFileFormat
 
-    public init(id: String, debugID: String, codeID: BuildID, cpuName: String, objectName: String, size: UInt64,
-                sha1: ChunkChecksum, createdAt: Date, objectClass: DifObjectClass, features: [String], format: DebugFileFormat = .elf) {
+    public init(
+        id: String, debugID: String, codeID: BuildID, cpuName: String, objectName: String, size: UInt64,
+        sha1: ChunkChecksum, createdAt: Date, objectClass: DifObjectClass, features: [String],
+        format: DebugFileFormat = .elf
+    ) {
         self.format = format
         self.id = id
         self.debugID = debugID
@@ -129,7 +132,8 @@ public struct DifDescription: Sendable, Equatable, Codable {
         objectClass = try c.decode(DifObjectClass.self, forKey: .objectClass)
         features = try c.decode([String].self, forKey: .features)
         // Records written before Mach-O was stored have no format: ELF, or a bundle by its class.
-        format = try c.decodeIfPresent(DebugFileFormat.self, forKey: .format) ?? (objectClass == .src ? .sourceBundle : .elf)
+        format =
+            try c.decodeIfPresent(DebugFileFormat.self, forKey: .format) ?? (objectClass == .src ? .sourceBundle : .elf)
     }
 
     /// The stored form (the `dif` column of `dif_uploads`): snake_case keys, the date in milliseconds.
@@ -172,8 +176,10 @@ public struct DifUploadRecord: Sendable, Equatable {
     public var dif: DifDescription?
     public var updatedAt: Date
 
-    public init(project: ProjectID, checksum: ChunkChecksum, name: String, debugID: String?, buildID: BuildID?,
-                state: DifUploadState, detail: String?, dif: DifDescription?, updatedAt: Date) {
+    public init(
+        project: ProjectID, checksum: ChunkChecksum, name: String, debugID: String?, buildID: BuildID?,
+        state: DifUploadState, detail: String?, dif: DifDescription?, updatedAt: Date
+    ) {
         self.project = project
         self.checksum = checksum
         self.name = name
@@ -206,8 +212,10 @@ public protocol ChunkStore: Sendable {
     /// each chunk's bytes in order; returns the bytes written. Yields between chunks, so that a large file
     /// does not hold a thread of the cooperative pool for long.
     /// - Throws: `ChunkStoreError.missing` when a chunk is gone, `.tooLarge` past `maxBytes`.
-    func concatenate(_ checksums: [ChunkChecksum], project: ProjectID, into path: String, maxBytes: UInt64,
-                     observe: ([UInt8]) throws -> Void) async throws -> UInt64
+    func concatenate(
+        _ checksums: [ChunkChecksum], project: ProjectID, into path: String, maxBytes: UInt64,
+        observe: ([UInt8]) throws -> Void
+    ) async throws -> UInt64
     /// Removes chunks (those that are gone already are skipped).
     func remove(_ checksums: [ChunkChecksum], project: ProjectID)
     /// Removes every chunk last used before `date` (abandoned uploads, failed assembles); returns how many.

@@ -58,7 +58,9 @@ public struct CrashMessage: Sendable, Equatable {
         if scanned.utf8.count > maxScannedBytes {
             scanned = Substring(String(decoding: scanned.utf8.prefix(maxScannedBytes), as: UTF8.self))
         }
-        let lines = scanned.split(whereSeparator: \.isNewline).map { $0.trimmingSpaces }.filter { !$0.isEmpty && !isNoise($0) }
+        let lines = scanned.split(whereSeparator: \.isNewline).map { $0.trimmingSpaces }.filter {
+            !$0.isEmpty && !isNoise($0)
+        }
         guard let first = lines.first else { return nil }
         for (index, line) in lines.enumerated() {
             if let swift = swiftFatal(line) { return swift }
@@ -71,7 +73,8 @@ public struct CrashMessage: Sendable, Equatable {
                 return CrashMessage(kind: .uncaughtCppException, type: type, text: String(what.prefix(500)))
             }
             if line.hasPrefix("terminate called without an active exception") {
-                return CrashMessage(kind: .uncaughtCppException, type: "std::terminate", text: "called without an active exception")
+                return CrashMessage(
+                    kind: .uncaughtCppException, type: "std::terminate", text: "called without an active exception")
             }
             if let assertion = glibcAssertion(line) { return assertion }
         }
@@ -81,7 +84,9 @@ public struct CrashMessage: Sendable, Equatable {
     /// Lines crash reporters print around the message, not the message: the Swift backtracer's banners
     /// (`*** Signal 4: Backtracing from 0x… done ***`), `Current stack trace:` and the frames under it.
     static func isNoise(_ line: String) -> Bool {
-        if line.hasPrefix("***") || line.hasPrefix("Current stack trace") || line.hasPrefix("Stack dump") { return true }
+        if line.hasPrefix("***") || line.hasPrefix("Current stack trace") || line.hasPrefix("Stack dump") {
+            return true
+        }
         // "0    app    0x000055…" / "#0 0x00007f… in f": a printed frame.
         let head = line.prefix { $0 != " " && $0 != "\t" }
         let digits = head.hasPrefix("#") ? head.dropFirst() : head[...]
@@ -100,13 +105,15 @@ public struct CrashMessage: Sendable, Equatable {
             if !before.isEmpty {
                 guard before.hasSuffix(": ") else { continue }
                 let location = before.dropLast(2)
-                guard let colon = location.lastIndex(of: ":"), let n = Int(location[location.index(after: colon)...]) else { continue }
+                guard let colon = location.lastIndex(of: ":"), let n = Int(location[location.index(after: colon)...])
+                else { continue }
                 file = String(location[..<colon])
                 number = n
             }
             guard after.isEmpty || after.hasPrefix(":") else { continue }
             let text = after.isEmpty ? "" : String(after.dropFirst()).trimmingSpaces
-            return CrashMessage(kind: .swiftFatalError, type: heading, text: String(text.prefix(500)), file: file, line: number)
+            return CrashMessage(
+                kind: .swiftFatalError, type: heading, text: String(text.prefix(500)), file: file, line: number)
         }
         return nil
     }
@@ -117,14 +124,17 @@ public struct CrashMessage: Sendable, Equatable {
         let expression = line[start.upperBound..<line.index(line.endIndex, offsetBy: -"' failed.".count)]
         guard expression.endIndex >= expression.startIndex else { return nil }
         // "prog: file.c:12: function: " before it.
-        let parts = line[..<start.lowerBound].split(separator: ":", omittingEmptySubsequences: false).map { $0.trimmingSpaces }
+        let parts = line[..<start.lowerBound].split(separator: ":", omittingEmptySubsequences: false).map {
+            $0.trimmingSpaces
+        }
         var file: String?
         var number: Int?
         if parts.count >= 4, let n = Int(parts[2]) {
             file = parts[1]
             number = n
         }
-        return CrashMessage(kind: .assertion, type: "Assertion failed", text: String(expression.prefix(500)), file: file, line: number)
+        return CrashMessage(
+            kind: .assertion, type: "Assertion failed", text: String(expression.prefix(500)), file: file, line: number)
     }
 
     /// The text inside the first pair of single quotes, else the whole (trimmed) text.

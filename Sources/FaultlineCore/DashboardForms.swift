@@ -33,12 +33,17 @@ public enum DashboardForms {
         var query = Array(rest.dropFirst("list?".count).utf8)[...]
         while let byte = query.popFirst() {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "="), UInt8(ascii: "&"),
-                 UInt8(ascii: "+"):
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "="),
+                UInt8(ascii: "&"),
+                UInt8(ascii: "+"):
                 continue
             case UInt8(ascii: "%"):
-                guard query.count >= 2, query.prefix(2).allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) || ($0 >= 97 && $0 <= 102) })
+                guard query.count >= 2,
+                    query.prefix(2).allSatisfy({
+                        ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) || ($0 >= 97 && $0 <= 102)
+                    })
                 else { return nil }
                 query = query.dropFirst(2)
             default:

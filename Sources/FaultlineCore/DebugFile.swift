@@ -44,8 +44,10 @@ public struct DebugFileFacts: Sendable, Equatable {
     public var compressedDebugSections: Bool
     public var format: DebugFileFormat
 
-    public init(buildID: BuildID?, kinds: Set<DebugFileKind>, architecture: String, fileType: String, features: [String],
-                compressedDebugSections: Bool, format: DebugFileFormat = .elf) {
+    public init(
+        buildID: BuildID?, kinds: Set<DebugFileKind>, architecture: String, fileType: String, features: [String],
+        compressedDebugSections: Bool, format: DebugFileFormat = .elf
+    ) {
         self.format = format
         self.buildID = buildID
         self.kinds = kinds
@@ -113,8 +115,10 @@ public struct StoredDebugFile: Sendable, Equatable {
     public var name: String?
     public var uploadedAt: Date
 
-    public init(project: ProjectID, buildID: BuildID, kind: DebugFileKind, size: UInt64, sha256: ContentHash,
-                architecture: String, fileType: String, features: [String], name: String?, uploadedAt: Date) {
+    public init(
+        project: ProjectID, buildID: BuildID, kind: DebugFileKind, size: UInt64, sha256: ContentHash,
+        architecture: String, fileType: String, features: [String], name: String?, uploadedAt: Date
+    ) {
         self.project = project
         self.buildID = buildID
         self.kind = kind
@@ -173,7 +177,9 @@ extension DebugFileInspecting {
     /// By default, `inspect(path:)`.
     public func inspectStored(path: String) throws -> DebugFileFacts { try inspect(path: path) }
     /// By default, every upload is one debug file.
-    public func split(path: String, name: String?, newFile: () throws -> TemporaryUpload) throws -> [DebugFilePiece]? { nil }
+    public func split(path: String, name: String?, newFile: () throws -> TemporaryUpload) throws -> [DebugFilePiece]? {
+        nil
+    }
 }
 
 /// A completed upload and what the HTTP edge learned while it streamed in.
@@ -212,8 +218,10 @@ public protocol DebugFileStore: Sendable {
     /// for every kind in `facts.kinds`, replacing the project's earlier file of that build-id and kind (newest
     /// wins). The quota is checked in the same transaction: the project's distinct blobs after the change
     /// must fit in `quotaBytes`. Atomic: a reader sees the old state or the new one.
-    func store(_ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
-               quotaBytes: UInt64, at date: Date) async throws -> DebugFileStoreOutcome
+    func store(
+        _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
+        quotaBytes: UInt64, at date: Date
+    ) async throws -> DebugFileStoreOutcome
     /// The kinds of `buildID` that `project` has.
     func kinds(of buildID: BuildID, project: ProjectID) async throws -> Set<DebugFileKind>
     /// Every debug file of `project`, newest first.
@@ -240,12 +248,16 @@ public struct DebugFileChange: Sendable {
     let size: UInt64
     let sha256: ContentHash
 
-    public init(_ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?, at date: Date) {
+    public init(
+        _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
+        at date: Date
+    ) {
         size = file.size
         sha256 = file.sha256
         rows = facts.kinds.sorted().map { kind in
             StoredDebugFile(
-                project: project, buildID: buildID, kind: kind, size: file.size, sha256: file.sha256, architecture: facts.architecture,
+                project: project, buildID: buildID, kind: kind, size: file.size, sha256: file.sha256,
+                architecture: facts.architecture,
                 fileType: facts.fileType, features: facts.features, name: name, uploadedAt: date)
         }
     }

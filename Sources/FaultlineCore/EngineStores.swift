@@ -23,7 +23,8 @@ public struct EngineStores: Sendable {
     public init(
         projects: any ProjectStore, ingest: any IngestStore, reports: any ReportReader & SessionReader,
         symbolication: any SymbolicationStore, insights: any InsightsReader & IssueStateStore & ClientReportReader,
-        alerts: any AlertStore, retention: any RetentionStore, adminSessions: any AdminSessionStore, search: any SearchReader,
+        alerts: any AlertStore, retention: any RetentionStore, adminSessions: any AdminSessionStore,
+        search: any SearchReader,
         debugFiles: any DebugFileStore, difUploads: any DifUploadStore
     ) {
         self.projects = projects

@@ -209,9 +209,12 @@ enum SwiftName {
     static func lazyWitnessTable(_ s: [UInt8]) -> [UInt8]? {
         guard let and = Bytes.lastIndex(s, " and conformance ") else { return simplifyType(s) }
         var conformance = Bytes.slice(s, and)
-        if let colon = Scanner.firstTopLevel(conformance, from: 0, where: {
-            Bytes.hasPrefix(conformance, " : ", at: $0)
-        }) {
+        if let colon = Scanner.firstTopLevel(
+            conformance, from: 0,
+            where: {
+                Bytes.hasPrefix(conformance, " : ", at: $0)
+            })
+        {
             conformance = Bytes.slice(conformance, 0, colon)
         }
         return simplifyType(Bytes.slice(s, 0, and)) + simplifyType(conformance)
@@ -276,9 +279,11 @@ enum SwiftName {
         // A member of a local type or function: `m() -> Swift.Int in Local #1 in app.outer() -> Swift.Int`.
         var context: [UInt8] = []
         if components.count == 1, i < s.count,
-            let inAt = Scanner.firstTopLevel(s, from: i, where: {
-                Bytes.hasPrefix(s, " in ", at: $0) && localDeclarationHash(s, at: $0 + 4) != nil
-            })
+            let inAt = Scanner.firstTopLevel(
+                s, from: i,
+                where: {
+                    Bytes.hasPrefix(s, " in ", at: $0) && localDeclarationHash(s, at: $0 + 4) != nil
+                })
         {
             guard let simplified = simplify(Bytes.slice(s, inAt + 4), nesting: nesting + 1) else { return nil }
             context = Bytes.of(" in ") + simplified
@@ -391,7 +396,8 @@ enum SwiftName {
                 i = close
                 continue
             }
-            let startsName = Bytes.isIdentifier(b) && !Bytes.isDigit(b)
+            let startsName =
+                Bytes.isIdentifier(b) && !Bytes.isDigit(b)
                 && (i == 0 || (!Bytes.isIdentifier(s[i - 1]) && s[i - 1] != UInt8(ascii: ".")))
             guard startsName else {
                 out.append(b)
@@ -466,9 +472,12 @@ enum SwiftName {
         while i < s.count, Bytes.isIdentifier(s[i]) { i += 1 }
         guard i > 0 else { return nil }
         if i < s.count, s[i] == UInt8(ascii: ".") { return Bytes.slice(s, 0, i) }
-        if let inAt = Scanner.firstTopLevel(s, from: i, where: {
-            Bytes.hasPrefix(s, " in ", at: $0) && localDeclarationHash(s, at: $0 + 4) != nil
-        }) {
+        if let inAt = Scanner.firstTopLevel(
+            s, from: i,
+            where: {
+                Bytes.hasPrefix(s, " in ", at: $0) && localDeclarationHash(s, at: $0 + 4) != nil
+            })
+        {
             return module(Bytes.slice(s, inAt + 4), nesting: nesting + 1)
         }
         return nil

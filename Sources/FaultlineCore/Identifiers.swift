@@ -8,7 +8,9 @@ public struct ProjectID: RawRepresentable, Hashable, Sendable, Comparable, Custo
     public init(_ value: Int64) { self.rawValue = value }
     public var description: String { String(rawValue) }
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
-    public init(from decoder: any Decoder) throws { self.rawValue = try decoder.singleValueContainer().decode(Int64.self) }
+    public init(from decoder: any Decoder) throws {
+        self.rawValue = try decoder.singleValueContainer().decode(Int64.self)
+    }
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.singleValueContainer()
         try c.encode(rawValue)
@@ -48,10 +50,12 @@ public struct ProjectSlug: Hashable, Sendable, CustomStringConvertible {
     /// Why `value` cannot name a new project, or nil when it can.
     public static func problemForNewProject(_ value: String) -> String? {
         guard let slug = ProjectSlug(value) else {
-            return "'\(value)' is not a slug: use 1–64 lowercase letters, digits, '-' or '_', starting with a letter or digit"
+            return
+                "'\(value)' is not a slug: use 1–64 lowercase letters, digits, '-' or '_', starting with a letter or digit"
         }
         if slug.isReserved {
-            return "'\(value)' is reserved for the server's own paths (\(reserved.sorted().joined(separator: ", "))): choose another slug"
+            return
+                "'\(value)' is reserved for the server's own paths (\(reserved.sorted().joined(separator: ", "))): choose another slug"
         }
         return nil
     }

@@ -17,7 +17,9 @@ public struct MachException: Sendable, Equatable {
     /// The signal the exception became (`SIGSEGV`), by name.
     public var signal: String?
 
-    public init(exception: Int64? = nil, name: String? = nil, code: Int64? = nil, subcode: UInt64? = nil, signal: String? = nil) {
+    public init(
+        exception: Int64? = nil, name: String? = nil, code: Int64? = nil, subcode: UInt64? = nil, signal: String? = nil
+    ) {
         self.exception = exception
         self.name = name
         self.code = code

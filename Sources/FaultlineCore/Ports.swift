@@ -109,8 +109,11 @@ public struct EnvelopeWrite: Sendable, Equatable {
     /// Attachments of the envelope's event (stored only with an event id).
     public var attachments: [Attachment]
     public var eventID: EventID?
-    public init(project: ProjectID, receivedAt: Date, event: ReportBatch?, sessions: [SessionUpdate], discarded: [DiscardedEvents],
-                attachments: [Attachment], eventID: EventID?) {
+    public init(
+        project: ProjectID, receivedAt: Date, event: ReportBatch?, sessions: [SessionUpdate],
+        discarded: [DiscardedEvents],
+        attachments: [Attachment], eventID: EventID?
+    ) {
         self.project = project
         self.receivedAt = receivedAt
         self.event = event
@@ -149,8 +152,10 @@ public protocol IngestStore: Sendable {
 /// Projects and the hashes of their secrets.
 public protocol ProjectStore: Sendable {
     /// Creates a project; throws if the slug is taken.
-    func createProject(slug: ProjectSlug, ingestKeyHash: SecretHash, uploadTokenHash: SecretHash, createdAt: Date,
-                       rateLimitPerSecond: Double) async throws -> Project
+    func createProject(
+        slug: ProjectSlug, ingestKeyHash: SecretHash, uploadTokenHash: SecretHash, createdAt: Date,
+        rateLimitPerSecond: Double
+    ) async throws -> Project
     func allProjects() async throws -> [Project]
     func project(slug: ProjectSlug) async throws -> Project?
     func project(id: ProjectID) async throws -> Project?
@@ -229,8 +234,10 @@ public struct ReportQuery: Sendable, Equatable {
     /// Return rows older than this cursor (keyset paging, newest first).
     public var before: Int64?
     public var limit: Int
-    public init(project: ProjectID?, kind: ReportKind? = nil, release: String? = nil, since: Date? = nil,
-                issue: IssueID? = nil, before: Int64? = nil, limit: Int = 50) {
+    public init(
+        project: ProjectID?, kind: ReportKind? = nil, release: String? = nil, since: Date? = nil,
+        issue: IssueID? = nil, before: Int64? = nil, limit: Int = 50
+    ) {
         self.issue = issue
         self.project = project
         self.kind = kind

@@ -18,8 +18,11 @@ public struct Project: Sendable, Equatable {
     /// The project's own random key for pseudonymous user ids (`Scrubber.identity`), made by the database when the
     /// project is created; empty when unknown (then an e-mail used as a user id is masked instead).
     public var identityKey: [UInt8]
-    public init(id: ProjectID, slug: ProjectSlug, createdAt: Date, rateLimitPerSecond: Double, privacy: PrivacySettings = PrivacySettings(),
-                inApp: InAppRules = .none, identityKey: [UInt8] = []) {
+    public init(
+        id: ProjectID, slug: ProjectSlug, createdAt: Date, rateLimitPerSecond: Double,
+        privacy: PrivacySettings = PrivacySettings(),
+        inApp: InAppRules = .none, identityKey: [UInt8] = []
+    ) {
         self.inApp = inApp
         self.identityKey = identityKey
         self.id = id

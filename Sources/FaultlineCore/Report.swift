@@ -22,8 +22,10 @@ public struct AppInfo: Sendable, Equatable {
     public var displayVersion: String?
     /// The build the app reported about itself (`contexts.app.app_build`: `CFBundleVersion`), shown beside the release.
     public var displayBuild: String?
-    public init(id: String? = nil, version: String? = nil, build: String? = nil, displayVersion: String? = nil,
-                displayBuild: String? = nil) {
+    public init(
+        id: String? = nil, version: String? = nil, build: String? = nil, displayVersion: String? = nil,
+        displayBuild: String? = nil
+    ) {
         self.id = id
         self.version = version
         self.build = build
@@ -168,8 +170,10 @@ public struct LoadedModule: Sendable, Equatable {
     public var format: ImageFormat?
     /// The module's architecture (`arm64`, `arm64e`, `x86_64`), when the client sent it.
     public var arch: String?
-    public init(name: String, path: String? = nil, buildID: BuildID? = nil, baseAddress: UInt64, size: UInt64? = nil,
-                format: ImageFormat? = nil, arch: String? = nil) {
+    public init(
+        name: String, path: String? = nil, buildID: BuildID? = nil, baseAddress: UInt64, size: UInt64? = nil,
+        format: ImageFormat? = nil, arch: String? = nil
+    ) {
         self.name = name
         self.path = path
         self.buildID = buildID
@@ -187,7 +191,10 @@ public struct Breadcrumb: Sendable, Equatable {
     public var level: String?
     public var message: String?
     public var data: BreadcrumbData
-    public init(timestamp: Date, category: String? = nil, level: String? = nil, message: String? = nil, data: BreadcrumbData = [:]) {
+    public init(
+        timestamp: Date, category: String? = nil, level: String? = nil, message: String? = nil,
+        data: BreadcrumbData = [:]
+    ) {
         self.timestamp = timestamp
         self.category = category
         self.level = level
@@ -313,8 +320,10 @@ public struct Report: Sendable, Equatable {
 
     public init(
         eventID: EventID, kind: ReportKind, timestamp: Date, sessionID: SessionID? = nil, userID: String? = nil,
-        installID: String? = nil, environment: String? = nil, app: AppInfo = AppInfo(), device: DeviceInfo = DeviceInfo(),
-        error: ErrorInfo? = nil, threads: [ThreadInfo] = [], modules: [LoadedModule] = [], breadcrumbs: [Breadcrumb] = [],
+        installID: String? = nil, environment: String? = nil, app: AppInfo = AppInfo(),
+        device: DeviceInfo = DeviceInfo(),
+        error: ErrorInfo? = nil, threads: [ThreadInfo] = [], modules: [LoadedModule] = [],
+        breadcrumbs: [Breadcrumb] = [],
         customKeys: [(key: String, value: CustomValue)] = [], fingerprint: [String]? = nil, faultAddress: UInt64? = nil,
         trimmed: TrimCounts = TrimCounts(), crashMessage: String? = nil
     ) {
@@ -349,6 +358,7 @@ public struct Report: Sendable, Equatable {
             && a.device == b.device && a.error == b.error && a.threads == b.threads && a.modules == b.modules
             && a.breadcrumbs == b.breadcrumbs && a.fingerprint == b.fingerprint && a.trimmed == b.trimmed
             && a.faultAddress == b.faultAddress && a.crashMessage == b.crashMessage
-            && a.customKeys.map(\.key) == b.customKeys.map(\.key) && a.customKeys.map(\.value) == b.customKeys.map(\.value)
+            && a.customKeys.map(\.key) == b.customKeys.map(\.key)
+            && a.customKeys.map(\.value) == b.customKeys.map(\.value)
     }
 }

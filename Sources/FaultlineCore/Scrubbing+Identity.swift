@@ -28,9 +28,13 @@ extension Scrubber {
         var end = value.count
         while start < end, value[start] == 0x20 { start += 1 }
         while end > start, value[end - 1] == 0x20 { end -= 1 }
-        guard end - start <= 320, let at = (start..<end).first(where: { value[$0] == UInt8(ascii: "@") }) else { return nil }
+        guard end - start <= 320, let at = (start..<end).first(where: { value[$0] == UInt8(ascii: "@") }) else {
+            return nil
+        }
         let trimmed = UnsafeBufferPointer(rebasing: value[start..<end])
-        guard let (range, mask) = Self.email(trimmed, at: at - start, after: 0), range == 0..<trimmed.count else { return nil }
+        guard let (range, mask) = Self.email(trimmed, at: at - start, after: 0), range == 0..<trimmed.count else {
+            return nil
+        }
         let normalised = trimmed.map { $0 >= 0x41 && $0 <= 0x5a ? $0 &+ 0x20 : $0 }
         let code = identities.authenticationCode(for: normalised)
         var out = Array(Self.identityPrefix.utf8) + Hex.encodedBytes(code.prefix(Self.identityHexDigits / 2))

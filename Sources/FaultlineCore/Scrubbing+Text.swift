@@ -11,7 +11,8 @@ extension Scrubber {
     static func endsValue(_ b: UInt8) -> Bool {
         switch b {
         case 0x20, 0x09, 0x0a, 0x0d, UInt8(ascii: "&"), UInt8(ascii: ";"), UInt8(ascii: ","), UInt8(ascii: "\""),
-            UInt8(ascii: "'"), UInt8(ascii: ")"), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: "<"), UInt8(ascii: ">"):
+            UInt8(ascii: "'"), UInt8(ascii: ")"), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: "<"),
+            UInt8(ascii: ">"):
             return true
         default: return false
         }
@@ -74,7 +75,10 @@ extension Scrubber {
     /// credential's range.
     static func credentialAfterScheme(_ t: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int>? {
         let schemes: [StaticString] = ["bearer", "basic", "digest", "token", "negotiate"]
-        guard schemes.contains(where: { range.count == $0.utf8CodeUnitCount && hasPrefix(t, at: range.lowerBound, $0, caseInsensitive: true) }),
+        guard
+            schemes.contains(where: {
+                range.count == $0.utf8CodeUnitCount && hasPrefix(t, at: range.lowerBound, $0, caseInsensitive: true)
+            }),
             range.upperBound < t.count, t[range.upperBound] == 0x20
         else { return nil }
         var k = range.upperBound
@@ -98,7 +102,8 @@ extension Scrubber {
 
     @inline(__always)
     static func isLocalPartByte(_ b: UInt8) -> Bool {
-        isDigit(b) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == UInt8(ascii: ".") || b == UInt8(ascii: "_")
+        isDigit(b) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == UInt8(ascii: ".")
+            || b == UInt8(ascii: "_")
             || b == UInt8(ascii: "%") || b == UInt8(ascii: "+") || b == UInt8(ascii: "-")
     }
 
@@ -164,7 +169,8 @@ extension Scrubber {
         if isDigit(t[i]) {
             var k = i + 1
             while k < n, isDigit(t[k]) { k += 1 }
-            guard k + 1 < n, t[k] == 0x20 || t[k] == UInt8(ascii: "-"), isDigit(t[k + 1]) || t[k + 1] == UInt8(ascii: "(")
+            guard k + 1 < n, t[k] == 0x20 || t[k] == UInt8(ascii: "-"),
+                isDigit(t[k + 1]) || t[k + 1] == UInt8(ascii: "(")
             else { return nil }
         }
         var j = i
@@ -210,7 +216,7 @@ extension Scrubber {
                 j = k + 1
                 end = j
                 if j + 1 < n, t[j] == 0x20, isDigit(t[j + 1]) { j += 1 }
-            } else if (b == 0x20 || b == UInt8(ascii: "-")), current > 0, j + 1 < n,
+            } else if b == 0x20 || b == UInt8(ascii: "-"), current > 0, j + 1 < n,
                 isDigit(t[j + 1]) || t[j + 1] == UInt8(ascii: "(")
             {
                 closeGroup()
@@ -231,7 +237,9 @@ extension Scrubber {
         if !international {
             guard parentheses > 0 || dashes >= 2 else { return nil }
             // Dates: 2026-11-28, 28-11-2026.
-            if groups == (4, 2, 2) || groups == (2, 2, 4) || (groups.0 == 4 && groups.1 == 2 && groups.2 == 2) { return nil }
+            if groups == (4, 2, 2) || groups == (2, 2, 4) || (groups.0 == 4 && groups.1 == 2 && groups.2 == 2) {
+                return nil
+            }
         }
         var replacement = Array(t[i..<end])
         var kept = 0

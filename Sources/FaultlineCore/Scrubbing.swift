@@ -19,7 +19,8 @@ public struct PrivacySettings: Sendable, Equatable, Codable {
     public var maskEmailsAndPhones: Bool
 
     public init(
-        scrubbing: Bool = true, safeFields: [String] = [], sensitiveFields: [String] = [], keepIPAddresses: Bool = false,
+        scrubbing: Bool = true, safeFields: [String] = [], sensitiveFields: [String] = [],
+        keepIPAddresses: Bool = false,
         maskEmailsAndPhones: Bool = true
     ) {
         self.scrubbing = scrubbing
@@ -40,7 +41,8 @@ public struct PrivacySettings: Sendable, Equatable, Codable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            scrubbing: try c.decode(Bool.self, forKey: .scrubbing), safeFields: try c.decode([String].self, forKey: .safeFields),
+            scrubbing: try c.decode(Bool.self, forKey: .scrubbing),
+            safeFields: try c.decode([String].self, forKey: .safeFields),
             sensitiveFields: try c.decode([String].self, forKey: .sensitiveFields),
             keepIPAddresses: try c.decode(Bool.self, forKey: .keepIPAddresses),
             maskEmailsAndPhones: try c.decodeIfPresent(Bool.self, forKey: .maskEmailsAndPhones) ?? true)
@@ -245,8 +247,10 @@ public struct Scrubber: Sendable {
         for name in userIdentityFields { out[fnv(name)] = (Array(name.utf8), .userIdentity) }
         out[fnv("contexts")] = (Array("contexts".utf8), .contexts)
         out[fnv("user")] = (Array("user".utf8), .user)
-        precondition(out.count == debugSubtrees.count + protocolFields.count + ipFields.count + freeMaps.count
-            + knownContexts.count + identityFields.count + userIdentityFields.count + 2, "a known key name is in two lists")
+        precondition(
+            out.count == debugSubtrees.count + protocolFields.count + ipFields.count + freeMaps.count
+                + knownContexts.count + identityFields.count + userIdentityFields.count + 2,
+            "a known key name is in two lists")
         return out
     }()
 
@@ -373,11 +377,13 @@ public struct Scrubber: Sendable {
                         match = nil
                     }
                 case UInt8(ascii: "\\"):
-                    match = rules && (next == UInt8(ascii: "u") || next == UInt8(ascii: "d") || next == UInt8(ascii: "p"))
+                    match =
+                        rules && (next == UInt8(ascii: "u") || next == UInt8(ascii: "d") || next == UInt8(ascii: "p"))
                         ? Self.windowsUserPath(text, at: i) : nil
                 case UInt8(ascii: "="), UInt8(ascii: ":"):
                     match = rules ? keyValue(text, at: i, after: matches.last?.0.upperBound ?? 0) : nil
-                case UInt8(ascii: "@"): match = contacts ? Self.email(text, at: i, after: matches.last?.0.upperBound ?? 0) : nil
+                case UInt8(ascii: "@"):
+                    match = contacts ? Self.email(text, at: i, after: matches.last?.0.upperBound ?? 0) : nil
                 case UInt8(ascii: "3")...UInt8(ascii: "6"):
                     match = (rules ? Self.creditCard(text, at: i) : nil) ?? (contacts ? Self.phone(text, at: i) : nil)
                 case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "("):
@@ -425,7 +431,9 @@ public struct Scrubber: Sendable {
         let b = UInt8(value)
         var kind: UInt8 = isWord(b) ? wordByte : 0
         if Array("-/\\=:@".utf8).contains(b) { kind |= startsAnywhere }
-        if b == UInt8(ascii: "b") || (0x41...0x5a).contains(b) || isDigit(b) || b == UInt8(ascii: "+") || b == UInt8(ascii: "(") {
+        if b == UInt8(ascii: "b") || (0x41...0x5a).contains(b) || isDigit(b) || b == UInt8(ascii: "+")
+            || b == UInt8(ascii: "(")
+        {
             kind |= startsAtWord
         }
         return kind
@@ -438,7 +446,9 @@ public struct Scrubber: Sendable {
     static func boundaryBefore(_ t: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool { i == 0 || !isWord(t[i - 1]) }
     static func boundaryAfter(_ t: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool { i >= t.count || !isWord(t[i]) }
 
-    static func hasPrefix(_ t: UnsafeBufferPointer<UInt8>, at i: Int, _ prefix: StaticString, caseInsensitive: Bool = false) -> Bool {
+    static func hasPrefix(
+        _ t: UnsafeBufferPointer<UInt8>, at i: Int, _ prefix: StaticString, caseInsensitive: Bool = false
+    ) -> Bool {
         let n = prefix.utf8CodeUnitCount
         guard i >= 0, i + n <= t.count else { return false }
         return prefix.withUTF8Buffer { p in
@@ -481,7 +491,9 @@ public struct Scrubber: Sendable {
                 digits.append(Int(b &- 0x30))
                 j += 1
                 lastDigitEnd = j
-            } else if (b == UInt8(ascii: "-") || b == UInt8(ascii: " ")) && !digits.isEmpty && j + 1 < t.count && isDigit(t[j + 1]) {
+            } else if (b == UInt8(ascii: "-") || b == UInt8(ascii: " ")) && !digits.isEmpty && j + 1 < t.count
+                && isDigit(t[j + 1])
+            {
                 j += 1
             } else {
                 break
@@ -494,7 +506,8 @@ public struct Scrubber: Sendable {
             switch count {
             case 15: prefixOK = d[0] == 3 && (d[1] == 4 || d[1] == 7)
             case 16:
-                prefixOK = d[0] == 4 || (d[0] == 5 && (1...5).contains(d[1])) || (d[0] == 6 && d[1] == 5)
+                prefixOK =
+                    d[0] == 4 || (d[0] == 5 && (1...5).contains(d[1])) || (d[0] == 6 && d[1] == 5)
                     || (d[0] == 6 && d[1] == 0 && d[2] == 1 && d[3] == 1)
             default: prefixOK = false
             }
@@ -548,7 +561,9 @@ public struct Scrubber: Sendable {
         guard upper.contains(t[i + 1]), isDigit(t[i + 2]), isDigit(t[i + 3]) else { return nil }
         guard ibanCountries.contains(String(decoding: [t[i], t[i + 1]], as: UTF8.self)) else { return nil }
         var j = i + 4
-        while j < t.count, j - i < 34, isDigit(t[j]) || upper.contains(t[j]) || (t[j] >= 0x61 && t[j] <= 0x7a) { j += 1 }
+        while j < t.count, j - i < 34, isDigit(t[j]) || upper.contains(t[j]) || (t[j] >= 0x61 && t[j] <= 0x7a) {
+            j += 1
+        }
         let bban = j - i - 4
         guard bban >= 11, bban <= 29, boundaryAfter(t, j) else { return nil }
         // mod 97 over BBAN + country + check digits, letters as 10…35.
@@ -596,10 +611,15 @@ public struct Scrubber: Sendable {
         guard boundaryBefore(t, i), hasPrefix(t, at: i, "bearer", caseInsensitive: true) else { return nil }
         var j = i + 6
         let spaceStart = j
-        while j < t.count, t[j] == UInt8(ascii: " ") || t[j] == UInt8(ascii: "\t") || t[j] == UInt8(ascii: "\n") { j += 1 }
+        while j < t.count, t[j] == UInt8(ascii: " ") || t[j] == UInt8(ascii: "\t") || t[j] == UInt8(ascii: "\n") {
+            j += 1
+        }
         guard j > spaceStart else { return nil }
         let tokenStart = j
-        while j < t.count, !(t[j] == UInt8(ascii: " ") || t[j] == UInt8(ascii: "\t") || t[j] == UInt8(ascii: "\n") || t[j] == UInt8(ascii: "\r")) {
+        while j < t.count,
+            !(t[j] == UInt8(ascii: " ") || t[j] == UInt8(ascii: "\t") || t[j] == UInt8(ascii: "\n")
+                || t[j] == UInt8(ascii: "\r"))
+        {
             j += 1
         }
         guard j > tokenStart else { return nil }
@@ -610,7 +630,8 @@ public struct Scrubber: Sendable {
     static func urlAuth(_ t: UnsafeBufferPointer<UInt8>, at i: Int) -> (Range<Int>, [UInt8])? {
         guard i + 1 < t.count, t[i + 1] == UInt8(ascii: "/") else { return nil }
         func allowed(_ b: UInt8) -> Bool {
-            isDigit(b) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == UInt8(ascii: "%") || b == UInt8(ascii: "_")
+            isDigit(b) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == UInt8(ascii: "%")
+                || b == UInt8(ascii: "_")
                 || b == UInt8(ascii: ".") || b == UInt8(ascii: "-")
         }
         var j = i + 2
@@ -639,7 +660,8 @@ public struct Scrubber: Sendable {
         userPath(t, at: i, folders: windowsUserFolders)
     }
 
-    static func userPath(_ t: UnsafeBufferPointer<UInt8>, at i: Int, folders: [StaticString]) -> (Range<Int>, [UInt8])? {
+    static func userPath(_ t: UnsafeBufferPointer<UInt8>, at i: Int, folders: [StaticString]) -> (Range<Int>, [UInt8])?
+    {
         for folder in folders where hasPrefix(t, at: i, folder, caseInsensitive: true) {
             return userName(t, from: i + folder.utf8CodeUnitCount)
         }
@@ -648,7 +670,8 @@ public struct Scrubber: Sendable {
 
     static func userName(_ t: UnsafeBufferPointer<UInt8>, from start: Int) -> (Range<Int>, [UInt8])? {
         var j = start
-        while j < t.count, t[j] != UInt8(ascii: "/"), t[j] != UInt8(ascii: "\\"), t[j] != 0x0a, t[j] != 0x0d, t[j] != 0 { j += 1 }
+        while j < t.count, t[j] != UInt8(ascii: "/"), t[j] != UInt8(ascii: "\\"), t[j] != 0x0a, t[j] != 0x0d, t[j] != 0
+        { j += 1 }
         guard j > start else { return nil }
         // Already scrubbed, or a placeholder: leave it.
         if hasPrefix(t, at: start, "[user]"), j == start + 6 { return nil }

@@ -45,7 +45,8 @@ public struct SearchDocument: Sendable, Equatable {
 
     /// The document of `report` as processed: its frames' names from `symbols` (or the report's own when it
     /// came symbolicated), its title from `grouping`.
-    public static func make(_ report: Report, symbols: SymbolicatedReport?, grouping: GroupingResult?) -> SearchDocument {
+    public static func make(_ report: Report, symbols: SymbolicatedReport?, grouping: GroupingResult?) -> SearchDocument
+    {
         var names: [String] = []
         var seen = Set<String>()
         func add(_ name: String?) {
@@ -149,8 +150,8 @@ extension SearchDocument {
     static func growsWhenDecomposed(_ value: UInt32) -> Bool {
         switch value {
         case 0x09CB...0x09CC, 0x0B4B...0x0B4C, 0x0B94, 0x0BCA...0x0BCC, 0x0CCB, 0x0D4A...0x0D4C, 0x0DDC...0x0DDE,
-             0x1B06...0x1B12, 0x1B40...0x1B41, 0xFA6C, 0xFACF...0xFAD7,
-             0x1134B...0x1134C, 0x114BC...0x114BE, 0x115BA...0x115BB, 0x11938, 0x1D15E...0x1D164, 0x1D1BB...0x1D1C0:
+            0x1B06...0x1B12, 0x1B40...0x1B41, 0xFA6C, 0xFACF...0xFAD7,
+            0x1134B...0x1134C, 0x114BC...0x114BE, 0x115BA...0x115BB, 0x11938, 0x1D15E...0x1D164, 0x1D1BB...0x1D1C0:
             true
         default:
             false
@@ -250,7 +251,7 @@ public struct SearchText: Sendable, Equatable {
     public static func isTermScalar(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-             .decimalNumber, .letterNumber, .otherNumber, .nonspacingMark, .spacingMark, .enclosingMark, .privateUse:
+            .decimalNumber, .letterNumber, .otherNumber, .nonspacingMark, .spacingMark, .enclosingMark, .privateUse:
             return true
         default:
             return false
@@ -275,8 +276,10 @@ public struct SearchResults: Sendable, Equatable {
     /// Most matching reports counted (and looked at for their issues): beyond it the page says "more than".
     public static let countLimit = 1000
 
-    public init(reports: [ReportSummary], reportCount: Int, reportCountIsLowerBound: Bool, issues: [IssueSummary],
-                issuesFromNewestOnly: Bool) {
+    public init(
+        reports: [ReportSummary], reportCount: Int, reportCountIsLowerBound: Bool, issues: [IssueSummary],
+        issuesFromNewestOnly: Bool
+    ) {
         self.reports = reports
         self.reportCount = reportCount
         self.reportCountIsLowerBound = reportCountIsLowerBound
@@ -289,5 +292,6 @@ public struct SearchResults: Sendable, Equatable {
 public protocol SearchReader: Sendable {
     /// The reports of `project` matching `text` (page `page`, 1-based, of `pageSize`, newest first), how many match,
     /// and their issues. Never returns another project's data. An empty `text` matches nothing.
-    func search(_ text: SearchText, project: ProjectID, page: Int, pageSize: Int, now: Date) async throws -> SearchResults
+    func search(_ text: SearchText, project: ProjectID, page: Int, pageSize: Int, now: Date) async throws
+        -> SearchResults
 }

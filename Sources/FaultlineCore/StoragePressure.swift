@@ -67,13 +67,16 @@ public struct StoragePressurePolicy: Sendable, Equatable {
 public enum StorageAlerts {
     /// The draft for one change of the state at `date`; the dedupe key names the change, so the same entry is
     /// recorded once however often the writer retries, and each new entry is a new alert.
-    public static func draft(project: ProjectID, full: Bool, at date: Date, availableBytes: UInt64?, floorBytes: UInt64) -> AlertDraft {
+    public static func draft(project: ProjectID, full: Bool, at date: Date, availableBytes: UInt64?, floorBytes: UInt64)
+        -> AlertDraft
+    {
         var reason: [String: Double] = ["floor_mib": mebibytes(floorBytes)]
         if let availableBytes { reason["free_mib"] = mebibytes(availableBytes) }
         return AlertDraft(
             project: project, kind: full ? .storageFull : .storageOK,
             dedupeKey: "\(full ? "storage_full" : "storage_ok"):\(millis(date))", issue: nil, release: nil,
-            title: full ? "The server's disk is full: ingest answers 507" : "The server's disk has space again: ingest resumed",
+            title: full
+                ? "The server's disk is full: ingest answers 507" : "The server's disk has space again: ingest resumed",
             reason: reason)
     }
 

@@ -23,7 +23,8 @@ public struct StoredBlobCodec: Sendable {
     /// Keeps blobs as they are, and cannot read a compressed one (a store's tests, tools that need no codec).
     public static let none = StoredBlobCodec(
         compress: { _ in nil },
-        decompress: { _, _ in throw StoredBlobError("the blob is compressed, and this store was opened without a codec") })
+        decompress: { _, _ in throw StoredBlobError("the blob is compressed, and this store was opened without a codec")
+        })
 
     /// True when `blob` is as written without compression: JSON, whose first byte is `{`.
     public static func isPlain(_ blob: some Collection<UInt8>) -> Bool { blob.first == UInt8(ascii: "{") }

@@ -54,7 +54,8 @@ public enum StoredJSON {
         var out = Writer(capacity: 16 + 32 * reason.count)
         out.raw("{")
         var first = true
-        for (key, value) in reason.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) where value.isFinite {
+        for (key, value) in reason.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) })
+        where value.isFinite {
             if !first { out.byte(UInt8(ascii: ",")) }
             first = false
             out.string(key)
@@ -224,14 +225,18 @@ public enum StoredJSON {
                 // Eight bytes at a time up to the first word with a byte to escape (most strings have none).
                 var clean = 0
                 if let base = UnsafeRawPointer(utf8.baseAddress) {
-                    while clean + 8 <= utf8.count, !Self.mayNeedEscape(base.loadUnaligned(fromByteOffset: clean, as: UInt64.self)) {
+                    while clean + 8 <= utf8.count,
+                        !Self.mayNeedEscape(base.loadUnaligned(fromByteOffset: clean, as: UInt64.self))
+                    {
                         clean += 8
                     }
                 }
                 var mark = 0
                 for index in clean..<utf8.count {
                     let byte = utf8[index]
-                    guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/")
+                    guard
+                        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+                            || byte == UInt8(ascii: "/")
                     else { continue }
                     append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: utf8[mark..<index])))
                     mark = index + 1
@@ -262,7 +267,8 @@ public enum StoredJSON {
             let highs: UInt64 = 0x8080_8080_8080_8080
             @inline(__always) func zeroByte(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
             let control = (word &- ones &* 0x20) & ~word & highs
-            return control | zeroByte(word ^ (ones &* 0x22)) | zeroByte(word ^ (ones &* 0x5c)) | zeroByte(word ^ (ones &* 0x2f)) != 0
+            return control | zeroByte(word ^ (ones &* 0x22)) | zeroByte(word ^ (ones &* 0x5c))
+                | zeroByte(word ^ (ones &* 0x2f)) != 0
         }
 
         static func hex(_ nibble: UInt8) -> UInt8 {

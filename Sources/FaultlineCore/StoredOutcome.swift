@@ -24,7 +24,8 @@ public struct StoredOutcome: Sendable {
         let json = StoredJSON.encode(outcome.result)
         let result = codec.compress(Array(json)).map { Data($0) } ?? json
         return StoredOutcome(
-            result: result, grouping: outcome.grouping.map { StoredJSON.encode($0.grouping) }, touched: outcome.result.touchedBuildIDs)
+            result: result, grouping: outcome.grouping.map { StoredJSON.encode($0.grouping) },
+            touched: outcome.result.touchedBuildIDs)
     }
 
     /// `encode` for every outcome, in order, split over the cores: made before a store's transaction, because encoding
@@ -61,7 +62,9 @@ public struct StoredOutcome: Sendable {
         -> (state: SymbolicationState, report: SymbolicatedReport?)
     {
         guard let state = SymbolicationState(rawValue: text) else { return (.pending, nil) }
-        var report = try blob.map { try JSONDecoder().decode(SymbolicatedReport.self, from: json(ofStored: $0, codec: codec)) }
+        var report = try blob.map {
+            try JSONDecoder().decode(SymbolicatedReport.self, from: json(ofStored: $0, codec: codec))
+        }
         // Queued again (a better debug file arrived, or the result was made while one was being stored): the
         // frames shown are the previous result's, but its state says the report is not settled yet.
         if state == .pending { report?.state = .pending }

@@ -44,7 +44,9 @@ public protocol AddressSymbolicating: Sendable {
 }
 
 extension AddressSymbolicating {
-    public func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> AddressLookup { .notFound }
+    public func lookupSourceLine(buildID: BuildID, file: String, line: Int, project: ProjectID) async -> AddressLookup {
+        .notFound
+    }
 }
 
 /// How far symbolication got for a report.
@@ -92,9 +94,13 @@ public struct SymbolicatedReport: Sendable, Equatable, Codable {
     /// thread's frames never reached the app's code with DWARF (a release build's `fatalError` stops inside the
     /// runtime before the stack walk gets out); nil otherwise.
     public var messageSite: SymbolicatedFrameSlot?
-    enum CodingKeys: String, CodingKey { case state, threads, missing, failure = "failure_reason", messageSite = "message_site" }
-    public init(state: SymbolicationState, threads: [[SymbolicatedFrameSlot]], missing: [MissingModule], failure: String? = nil,
-                messageSite: SymbolicatedFrameSlot? = nil) {
+    enum CodingKeys: String, CodingKey {
+        case state, threads, missing, failure = "failure_reason", messageSite = "message_site"
+    }
+    public init(
+        state: SymbolicationState, threads: [[SymbolicatedFrameSlot]], missing: [MissingModule], failure: String? = nil,
+        messageSite: SymbolicatedFrameSlot? = nil
+    ) {
         self.messageSite = messageSite
         self.state = state
         self.threads = threads
@@ -192,10 +198,11 @@ public enum SymbolicationRules {
     /// The index in `sorted` of `module(for:inSorted:)`'s answer (callers that remember something per module).
     public static func moduleIndex(for address: UInt64, inSorted sorted: [LoadedModule]) -> Int? {
         for (i, module) in sorted.enumerated() where address >= module.baseAddress {
-            let end = module.size.map { size in
-                let (sum, overflow) = module.baseAddress.addingReportingOverflow(size)
-                return overflow ? UInt64.max : sum
-            } ?? (i + 1 < sorted.count ? sorted[i + 1].baseAddress : UInt64.max)
+            let end =
+                module.size.map { size in
+                    let (sum, overflow) = module.baseAddress.addingReportingOverflow(size)
+                    return overflow ? UInt64.max : sum
+                } ?? (i + 1 < sorted.count ? sorted[i + 1].baseAddress : UInt64.max)
             if address < end { return i }
         }
         return nil
@@ -233,10 +240,14 @@ public enum SymbolicationRules {
     /// `address` without its pointer-authentication bits: the first of `pointerAuthenticationMasks` that lands it
     /// in one of `sorted` (modules sorted by base address); nil when it is in a module already, or no mask lands it
     /// in one. Only for arm64 families and unknown architectures (an x86-64 address is never signed).
-    public static func strippingPointerAuthentication(_ address: UInt64, architecture: String?, inSorted sorted: [LoadedModule])
+    public static func strippingPointerAuthentication(
+        _ address: UInt64, architecture: String?, inSorted sorted: [LoadedModule]
+    )
         -> UInt64?
     {
-        guard architecture == nil || isARM64(architecture), moduleIndex(for: address, inSorted: sorted) == nil else { return nil }
+        guard architecture == nil || isARM64(architecture), moduleIndex(for: address, inSorted: sorted) == nil else {
+            return nil
+        }
         for mask in pointerAuthenticationMasks where address & mask != address {
             if moduleIndex(for: address & mask, inSorted: sorted) != nil { return address & mask }
         }
@@ -250,7 +261,8 @@ public enum SymbolicationRules {
     }
 
     /// Symbolicates every raw address of `report` with `symbolicator`.
-    public static func symbolicate(_ report: Report, project: ProjectID, with symbolicator: some AddressSymbolicating) async
+    public static func symbolicate(_ report: Report, project: ProjectID, with symbolicator: some AddressSymbolicating)
+        async
         -> SymbolicatedReport
     {
         let modules = report.modules.sorted { $0.baseAddress < $1.baseAddress }
@@ -266,12 +278,17 @@ public enum SymbolicationRules {
             var slots: [SymbolicatedFrameSlot] = []
             for (index, frame) in thread.frames.enumerated() {
                 let clientSlot = SymbolicatedFrameSlot(
-                    frames: [ResolvedFrame(function: frame.function, file: frame.file, line: frame.line, column: frame.column)],
+                    frames: [
+                        ResolvedFrame(
+                            function: frame.function, file: frame.file, line: frame.line, column: frame.column)
+                    ],
                     buildID: nil, status: "client")
                 let client = frame.function == nil ? nil : clientSlot
                 var signed = frame
                 if let address = frame.address,
-                   let stripped = strippingPointerAuthentication(address, architecture: architecture, inSorted: modules) {
+                    let stripped = strippingPointerAuthentication(
+                        address, architecture: architecture, inSorted: modules)
+                {
                     signed.address = stripped
                 }
                 guard let address = lookupAddress(signed, index: index, architecture: architecture) else {
@@ -288,8 +305,10 @@ public enum SymbolicationRules {
                     continue
                 }
                 let offset = address - module.baseAddress
-                let answer = absent.contains(buildID)
-                    ? .missingDebugFile : await symbolicator.lookup(buildID: buildID, moduleOffset: offset, project: project)
+                let answer =
+                    absent.contains(buildID)
+                    ? .missingDebugFile
+                    : await symbolicator.lookup(buildID: buildID, moduleOffset: offset, project: project)
                 if case .missingDebugFile = answer { absent.insert(buildID) }
                 // The client's names (an Apple crash report's, a Sentry Cocoa event's on-device symbols) stand until a
                 // debug file resolves the frame with DWARF; the frame keeps its build-id, so that the report is
@@ -304,7 +323,9 @@ public enum SymbolicationRules {
                     raw += 1
                     resolved += 1
                     fully += 1
-                    slots.append(SymbolicatedFrameSlot(frames: frames, buildID: buildID.rawValue, status: "dwarf", offset: offset))
+                    slots.append(
+                        SymbolicatedFrameSlot(
+                            frames: frames, buildID: buildID.rawValue, status: "dwarf", offset: offset))
                     continue
                 }
                 raw += 1
@@ -312,15 +333,23 @@ public enum SymbolicationRules {
                 case .resolved(let frames):
                     resolved += 1
                     fully += 1
-                    slots.append(SymbolicatedFrameSlot(frames: frames, buildID: buildID.rawValue, status: "dwarf", offset: offset))
+                    slots.append(
+                        SymbolicatedFrameSlot(
+                            frames: frames, buildID: buildID.rawValue, status: "dwarf", offset: offset))
                 case .symbolOnly(let frame, let symbolOffset):
                     resolved += 1
-                    slots.append(SymbolicatedFrameSlot(frames: [frame], buildID: buildID.rawValue, status: "symbol_table", offset: symbolOffset))
+                    slots.append(
+                        SymbolicatedFrameSlot(
+                            frames: [frame], buildID: buildID.rawValue, status: "symbol_table", offset: symbolOffset))
                 case .missingDebugFile:
                     missing[buildID.rawValue] = module.name
-                    slots.append(SymbolicatedFrameSlot(frames: [], buildID: buildID.rawValue, status: "missing_debug_file", offset: offset))
+                    slots.append(
+                        SymbolicatedFrameSlot(
+                            frames: [], buildID: buildID.rawValue, status: "missing_debug_file", offset: offset))
                 case .notFound:
-                    slots.append(SymbolicatedFrameSlot(frames: [], buildID: buildID.rawValue, status: "not_found", offset: offset))
+                    slots.append(
+                        SymbolicatedFrameSlot(
+                            frames: [], buildID: buildID.rawValue, status: "not_found", offset: offset))
                 }
             }
             threads.append(slots)
@@ -339,14 +368,19 @@ public enum SymbolicationRules {
     /// The app code at the crash message's `file:line`, looked up only when the crashed thread has no frame
     /// resolved with DWARF in an app (non-system) module: the modules are asked in load order, app modules only.
     /// Also returns the app modules whose debug file the lookup lacked (when no module resolved the line).
-    static func messageSite(_ report: Report, threads: [[SymbolicatedFrameSlot]], modules: [LoadedModule], project: ProjectID,
-                            with symbolicator: some AddressSymbolicating) async -> (slot: SymbolicatedFrameSlot?, lacking: [MissingModule]) {
-        guard report.kind == .crash, let message = report.crashMessage.flatMap(CrashMessage.parse), let file = message.file,
-              let line = message.line, let thread = Grouping.primaryThreadIndex(report), thread < threads.count
+    static func messageSite(
+        _ report: Report, threads: [[SymbolicatedFrameSlot]], modules: [LoadedModule], project: ProjectID,
+        with symbolicator: some AddressSymbolicating
+    ) async -> (slot: SymbolicatedFrameSlot?, lacking: [MissingModule]) {
+        guard report.kind == .crash, let message = report.crashMessage.flatMap(CrashMessage.parse),
+            let file = message.file,
+            let line = message.line, let thread = Grouping.primaryThreadIndex(report), thread < threads.count
         else { return (nil, []) }
         let appModules = modules.filter { !Grouping.isSystemModule(name: $0.name, path: $0.path) && $0.buildID != nil }
         let appIDs = Set(appModules.compactMap { $0.buildID?.rawValue })
-        if threads[thread].contains(where: { $0.status == "dwarf" && $0.buildID.map(appIDs.contains) == true }) { return (nil, []) }
+        if threads[thread].contains(where: { $0.status == "dwarf" && $0.buildID.map(appIDs.contains) == true }) {
+            return (nil, [])
+        }
         var lacking: [MissingModule] = []
         for module in appModules {
             guard let buildID = module.buildID else { continue }
@@ -374,7 +408,8 @@ public struct GroupingInput: Sendable, Equatable {
     }
 
     /// Groups `report` and collects its breakdown values.
-    public static func make(_ report: Report, symbols: SymbolicatedReport?, inApp: InAppRules = .none) -> GroupingInput {
+    public static func make(_ report: Report, symbols: SymbolicatedReport?, inApp: InAppRules = .none) -> GroupingInput
+    {
         var tags: [String: String] = [:]
         if let model = report.device.model, !model.isEmpty { tags["device"] = model }
         if let os = report.device.os, !os.isEmpty {
@@ -399,8 +434,10 @@ public struct SymbolicationOutcome: Sendable {
     /// The report's search-index entry, saved in the same transaction (replacing any earlier one); nil keeps the
     /// entry it has (the report could not be read again).
     public var search: SearchDocument?
-    public init(reportID: Int64, result: SymbolicatedReport, grouping: GroupingInput?, filesSeen: Int64? = nil,
-                modules: [String: String] = [:], search: SearchDocument? = nil) {
+    public init(
+        reportID: Int64, result: SymbolicatedReport, grouping: GroupingInput?, filesSeen: Int64? = nil,
+        modules: [String: String] = [:], search: SearchDocument? = nil
+    ) {
         self.search = search
         self.reportID = reportID
         self.result = result
@@ -425,8 +462,10 @@ public struct PendingSymbolication: Sendable {
     /// The stored payload the report is part of (a request body: a batch of up to 20 reports shares one), so that a
     /// worker's batch inflates each payload once; nil: unknown (the report is read on its own).
     public var payload: Int64?
-    public init(reportID: Int64, project: ProjectID, raw: RawReport, attempts: Int = 0, filesSeen: Int64 = 0,
-                inApp: InAppRules = .none, payload: Int64? = nil) {
+    public init(
+        reportID: Int64, project: ProjectID, raw: RawReport, attempts: Int = 0, filesSeen: Int64 = 0,
+        inApp: InAppRules = .none, payload: Int64? = nil
+    ) {
         self.payload = payload
         self.inApp = inApp
         self.reportID = reportID
@@ -517,7 +556,8 @@ public protocol SymbolicationStore: Sendable {
     /// new-issue and regression alerts). Returns the report's issue; nil when the report no longer exists or was
     /// not grouped.
     @discardableResult
-    func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws -> IssueID?
+    func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws
+        -> IssueID?
     /// `save` for many reports in one transaction (one commit for a worker's whole batch).
     func saveAll(_ results: [SymbolicationOutcome], at date: Date) async throws
     /// Queues again up to `limit` reports filed with an older grouping version than `Grouping.version` (they are

@@ -27,9 +27,12 @@ public struct ServerConfiguration: Sendable {
     public var allowPrivateWebhooks: Bool = false
     /// Whether the dashboard is reached over https (the public URL is https): the session cookie is then `Secure`.
     public var servedOverHTTPS: Bool { publicURL?.lowercased().hasPrefix("https://") == true }
-    public init(host: String = "127.0.0.1", port: Int = 8080, siteDirectory: String? = nil, limits: IngestLimits = IngestLimits(),
-                maxDebugFileBytes: UInt64 = 4 << 30, publicDebuginfod: Bool = false, publicDashboard: Bool = false,
-                publicURL: String? = nil, connections: ConnectionPolicy = ConnectionPolicy(), allowPrivateWebhooks: Bool = false) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, siteDirectory: String? = nil,
+        limits: IngestLimits = IngestLimits(),
+        maxDebugFileBytes: UInt64 = 4 << 30, publicDebuginfod: Bool = false, publicDashboard: Bool = false,
+        publicURL: String? = nil, connections: ConnectionPolicy = ConnectionPolicy(), allowPrivateWebhooks: Bool = false
+    ) {
         self.connections = connections
         self.allowPrivateWebhooks = allowPrivateWebhooks
         self.publicDashboard = publicDashboard
@@ -81,17 +84,19 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public var issueListPage: IssueListRendering?
     /// The dashboard's server-rendered search and event pages; nil leaves their routes out.
     public var searchPages: SearchPages?
-    public init(projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
-                symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
-                health: @escaping @Sendable () async throws -> Void, insights: any InsightsReader,
-                clientReports: any ClientReportReader, issues: IssueService,
-                alerts: any AlertStore, clock: any WallClock,
-                loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String,
-                refreshIssuePage: @escaping @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void = { _, _ in },
-                currentIssuePage: (@Sendable (_ project: ProjectSlug, _ issue: IssueID) async throws -> Void)? = nil,
-                adminSessions: AdminSessionService, webhookResolver: any HostResolving,
-                chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil, issueListPage: IssueListRendering? = nil,
-                searchPages: SearchPages? = nil) {
+    public init(
+        projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
+        symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
+        health: @escaping @Sendable () async throws -> Void, insights: any InsightsReader,
+        clientReports: any ClientReportReader, issues: IssueService,
+        alerts: any AlertStore, clock: any WallClock,
+        loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String,
+        refreshIssuePage: @escaping @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void = { _, _ in },
+        currentIssuePage: (@Sendable (_ project: ProjectSlug, _ issue: IssueID) async throws -> Void)? = nil,
+        adminSessions: AdminSessionService, webhookResolver: any HostResolving,
+        chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil, issueListPage: IssueListRendering? = nil,
+        searchPages: SearchPages? = nil
+    ) {
         self.issueListPage = issueListPage
         self.searchPages = searchPages
         self.storage = storage
@@ -128,42 +133,65 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
         router.add(middleware: StoragePressureMiddleware(storage: storage))
     }
     if !configuration.publicDashboard {
-        router.add(middleware: DashboardAuthMiddleware(projects: dependencies.projects, sessions: dependencies.adminSessions))
+        router.add(
+            middleware: DashboardAuthMiddleware(projects: dependencies.projects, sessions: dependencies.adminSessions))
     }
     if let site = configuration.siteDirectory {
         router.add(middleware: SiteFilesMiddleware(folder: site, currentIssuePage: dependencies.currentIssuePage))
     }
     router.addRoutes(
-        LoginController(sessions: dependencies.adminSessions, secureCookie: configuration.servedOverHTTPS, page: dependencies.loginPage)
+        LoginController(
+            sessions: dependencies.adminSessions, secureCookie: configuration.servedOverHTTPS,
+            page: dependencies.loginPage
+        )
+        .endpoints)
+    router.addRoutes(
+        OperationsController(health: dependencies.health, metrics: dependencies.metrics, storage: dependencies.storage)
             .endpoints)
-    router.addRoutes(OperationsController(health: dependencies.health, metrics: dependencies.metrics, storage: dependencies.storage).endpoints)
-    router.addRoutes(IssueActionsController(issues: dependencies.issues, projects: dependencies.projects, refreshPage: dependencies.refreshIssuePage).endpoints)
-    if let render = dependencies.issueListPage { router.addRoutes(IssueListsController(render: render, projects: dependencies.projects).endpoints) }
-    if let pages = dependencies.searchPages { router.addRoutes(SearchController(pages: pages, projects: dependencies.projects).endpoints) }
+    router.addRoutes(
+        IssueActionsController(
+            issues: dependencies.issues, projects: dependencies.projects, refreshPage: dependencies.refreshIssuePage
+        ).endpoints)
+    if let render = dependencies.issueListPage {
+        router.addRoutes(IssueListsController(render: render, projects: dependencies.projects).endpoints)
+    }
+    if let pages = dependencies.searchPages {
+        router.addRoutes(SearchController(pages: pages, projects: dependencies.projects).endpoints)
+    }
     let site = configuration.siteDirectory
     router.get("/") { _, _ in LandingPage.front(site: site) }
 
     let limits = configuration.limits
     router.addRoutes(
         SentryController(
-            ingest: dependencies.ingest, projects: dependencies.projects, limits: limits, telemetry: dependencies.telemetry,
+            ingest: dependencies.ingest, projects: dependencies.projects, limits: limits,
+            telemetry: dependencies.telemetry,
             clock: dependencies.clock, maxEnvelopeBytes: 20 << 20, maxAttachmentBytes: 5 << 20
         ).endpoints)
     router.group("api/v1")
-        .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.ingest], failures: dependencies.adminSessions))
+        .add(
+            middleware: BearerAuthMiddleware(
+                projects: dependencies.projects, accepts: [.ingest], failures: dependencies.adminSessions)
+        )
         .group(context: IngestContext.self)
-        .addRoutes(ReportsController(ingest: dependencies.ingest, limits: limits, telemetry: dependencies.telemetry).endpoints)
+        .addRoutes(
+            ReportsController(ingest: dependencies.ingest, limits: limits, telemetry: dependencies.telemetry).endpoints
+        )
         .addRoutes(SessionsController(ingest: dependencies.ingest, limits: limits).endpoints)
         .addRoutes(SwiftCrashController(ingest: dependencies.ingest, limits: limits).endpoints)
         .addRoutes(AppleCrashController(ingest: dependencies.ingest, limits: limits).endpoints)
     router.group("api/v1")
-        .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions))
+        .add(
+            middleware: BearerAuthMiddleware(
+                projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions)
+        )
         .group(context: ReaderContext.self)
         .addRoutes(
             ReadController(
                 reader: dependencies.reader, projects: dependencies.projects, symbolication: dependencies.symbolication,
                 limits: limits
-            ).endpoints)
+            ).endpoints
+        )
         .addRoutes(
             InsightsController(
                 insights: dependencies.insights, clientReports: dependencies.clientReports, issues: dependencies.issues,
@@ -172,19 +200,28 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
                     resolver: dependencies.webhookResolver, allowPrivate: configuration.allowPrivateWebhooks)
             ).endpoints)
     router.group("api/v1")
-        .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload], failures: dependencies.adminSessions))
+        .add(
+            middleware: BearerAuthMiddleware(
+                projects: dependencies.projects, accepts: [.upload], failures: dependencies.adminSessions)
+        )
         .add(middleware: DeclaredLengthMiddleware(limit: configuration.maxDebugFileBytes))
         .group(context: UploadContext.self)
-        .addRoutes(DebugFilesController(service: dependencies.debugFiles, maxFileBytes: configuration.maxDebugFileBytes).endpoints)
+        .addRoutes(
+            DebugFilesController(service: dependencies.debugFiles, maxFileBytes: configuration.maxDebugFileBytes)
+                .endpoints)
     if let chunkUploads = dependencies.chunkUploads {
         // sentry-cli (`debug-files upload`): the project's upload token is the auth token; errors in Sentry's shape.
         router.group("api/0")
             .add(middleware: SentryErrorMiddleware<AppRequestContext>(storage: dependencies.storage))
-            .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload], failures: dependencies.adminSessions))
+            .add(
+                middleware: BearerAuthMiddleware(
+                    projects: dependencies.projects, accepts: [.upload], failures: dependencies.adminSessions)
+            )
             .group(context: UploadContext.self)
             .addRoutes(
                 SentryDebugFilesController(
-                    service: chunkUploads, publicURL: configuration.publicURL, maxFileBytes: configuration.maxDebugFileBytes
+                    service: chunkUploads, publicURL: configuration.publicURL,
+                    maxFileBytes: configuration.maxDebugFileBytes
                 ).endpoints)
     }
     if configuration.publicDebuginfod {
@@ -192,7 +229,10 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
             DebuginfodController<AppRequestContext>(service: dependencies.debugFiles, scope: { _ in nil }).endpoints)
     } else {
         router.group()
-            .add(middleware: BearerAuthMiddleware(projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions))
+            .add(
+                middleware: BearerAuthMiddleware(
+                    projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions)
+            )
             .group(context: ReaderContext.self)
             .addRoutes(
                 DebuginfodController<ReaderContext>(

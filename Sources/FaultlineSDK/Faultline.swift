@@ -54,7 +54,9 @@ public enum Faultline {
                 if crashDirectory == nil, launcherFile == nil {
                     // Said once the state folder is accepted, so the folder suggested is one that can be used.
                     let suggested = BacktraceSetting.value(crashDirectory: client.configuration.folder.crashes)
-                    warn("faultline: crashes of this program are not reported: start it with SWIFT_BACKTRACE=\(suggested) (docs/sdk.md)")
+                    warn(
+                        "faultline: crashes of this program are not reported: start it with SWIFT_BACKTRACE=\(suggested) (docs/sdk.md)"
+                    )
                 }
                 atexit { Faultline.client?.processExiting() }
                 client.startSending()

@@ -21,7 +21,9 @@ package final class FaultlineClient: Sendable {
         package var crashDirectory: String?
         /// Answers unix seconds.
         package var now: @Sendable () -> Double = { Date().timeIntervalSince1970 }
-        package var makeID: @Sendable () -> String = { UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
+        package var makeID: @Sendable () -> String = {
+            UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        }
         package var transport: @Sendable () -> any HTTPTransport = { URLSessionTransport() }
     }
 
@@ -93,7 +95,8 @@ package final class FaultlineClient: Sendable {
                 // (`.detached`, not `.state`: the launcher owns this run's session). Removed at exit.
                 Faultline.warn("faultline: cannot use the launcher's state file (\(error)); continuing without it")
                 let own = RunContext(
-                    sessionID: configuration.makeID(), installID: installID, startedAt: configuration.now(), pid: getpid())
+                    sessionID: configuration.makeID(), installID: installID, startedAt: configuration.now(),
+                    pid: getpid())
                 file = try StateFile.create(at: folder.runs + "/\(own.sessionID).detached", context: own)
                 detached = folder.runs + "/\(own.sessionID).detached"
             }
@@ -103,7 +106,9 @@ package final class FaultlineClient: Sendable {
                 id: options.appID, version: configuration.release, build: options.build,
                 environment: configuration.environment)
             state = file
-            context = file.snapshot() ?? RunContext(sessionID: "", installID: installID, startedAt: configuration.now(), pid: getpid())
+            context =
+                file.snapshot()
+                ?? RunContext(sessionID: "", installID: installID, startedAt: configuration.now(), pid: getpid())
         } else {
             underLauncher = false
             detachedPath = nil

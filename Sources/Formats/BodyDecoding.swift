@@ -47,7 +47,8 @@ public enum BodyDecoding {
             return try Zlib.inflate(bytes, container: .gzipOrZlib, limit: limit)
         case .deflate:
             // RFC 9110's "deflate" is the zlib format, but some clients send raw deflate: sniff the header.
-            let looksZlib = bytes.count >= 2 && bytes[0] & 0x0f == 8 && (UInt16(bytes[0]) << 8 | UInt16(bytes[1])) % 31 == 0
+            let looksZlib =
+                bytes.count >= 2 && bytes[0] & 0x0f == 8 && (UInt16(bytes[0]) << 8 | UInt16(bytes[1])) % 31 == 0
             return try Zlib.inflate(bytes, container: looksZlib ? .gzipOrZlib : .raw, limit: limit)
         case .br:
             return try Brotli.decompress(bytes, limit: limit)

@@ -23,7 +23,10 @@ public struct DebugFileSplitter: Sendable {
         public var maxTotalBytes: UInt64
         /// Most debug files one upload may hold (slices of all its images).
         public var maxPieces: Int
-        public init(maxEntries: Int = 10_000, maxEntryBytes: UInt64 = 4 << 30, maxTotalBytes: UInt64 = 4 << 30, maxPieces: Int = 1_000) {
+        public init(
+            maxEntries: Int = 10_000, maxEntryBytes: UInt64 = 4 << 30, maxTotalBytes: UInt64 = 4 << 30,
+            maxPieces: Int = 1_000
+        ) {
             self.maxEntries = maxEntries
             self.maxEntryBytes = maxEntryBytes
             self.maxTotalBytes = maxTotalBytes
@@ -57,7 +60,9 @@ public struct DebugFileSplitter: Sendable {
     }
 
     /// One file per slice of a fat Mach-O, named `name (arch)`.
-    func slices(of source: FileByteSource, name: String, newFile: () throws -> TemporaryUpload) throws -> [DebugFilePiece] {
+    func slices(of source: FileByteSource, name: String, newFile: () throws -> TemporaryUpload) throws
+        -> [DebugFilePiece]
+    {
         var pieces: [DebugFilePiece] = []
         for slice in try MachOContainer.slices(size: source.size, read: source.bytes) {
             let upload = try newFile()
@@ -78,7 +83,9 @@ public struct DebugFileSplitter: Sendable {
                 throw FormatError(.tooLarge, "\(name) is larger than \(limits.maxEntryBytes) bytes", field: "archive")
             }
             guard entry.size <= limits.maxTotalBytes - inflated else {
-                throw FormatError(.tooLarge, "the archive's files inflate to more than \(limits.maxTotalBytes) bytes", field: "archive")
+                throw FormatError(
+                    .tooLarge, "the archive's files inflate to more than \(limits.maxTotalBytes) bytes",
+                    field: "archive")
             }
             let upload = try newFile()
             try Self.extract(entry, named: name, from: source, base: base, to: upload.path)
@@ -94,19 +101,26 @@ public struct DebugFileSplitter: Sendable {
                 unlink(upload.path)
             }
             guard pieces.count <= limits.maxPieces else {
-                throw FormatError(.tooLarge, "the archive holds more than \(limits.maxPieces) debug files", field: "archive")
+                throw FormatError(
+                    .tooLarge, "the archive holds more than \(limits.maxPieces) debug files", field: "archive")
             }
         }
         guard !pieces.isEmpty else {
-            throw FormatError(.invalidField, "the archive holds no Mach-O file (a dSYM's Contents/Resources/DWARF/…)", field: "archive")
+            throw FormatError(
+                .invalidField, "the archive holds no Mach-O file (a dSYM's Contents/Resources/DWARF/…)",
+                field: "archive")
         }
         return pieces
     }
 
     /// Inflates one entry into `path`: at most its declared size is produced, then the size and CRC-32 must match.
-    static func extract(_ entry: SourceBundle.Entry, named name: String, from source: FileByteSource, base: UInt64, to path: String) throws {
+    static func extract(
+        _ entry: SourceBundle.Entry, named name: String, from source: FileByteSource, base: UInt64, to path: String
+    ) throws {
         let dataOffset = try SourceBundle.dataOffset(of: entry, in: source, base: base, limit: entry.size, name: name)
-        guard let out = FileHandle(forWritingAtPath: path) else { throw FormatError(.invalidField, "cannot write \(name)", field: "archive") }
+        guard let out = FileHandle(forWritingAtPath: path) else {
+            throw FormatError(.invalidField, "cannot write \(name)", field: "archive")
+        }
         defer { try? out.close() }
         var crc: UInt = 0
         var written: UInt64 = 0
@@ -118,10 +132,14 @@ public struct DebugFileSplitter: Sendable {
         let inflater: StreamingInflater?
         switch entry.method {
         case 0:
-            guard entry.compressedSize == entry.size else { throw SourceBundle.error("\(name) is not the size its directory entry says") }
+            guard entry.compressedSize == entry.size else {
+                throw SourceBundle.error("\(name) is not the size its directory entry says")
+            }
             inflater = nil
         case 8: inflater = try StreamingInflater(limit: entry.size, raw: true)
-        default: throw SourceBundle.error("\(name) uses ZIP compression method \(entry.method); only stored and deflate are supported")
+        default:
+            throw SourceBundle.error(
+                "\(name) uses ZIP compression method \(entry.method); only stored and deflate are supported")
         }
         var at: UInt64 = 0
         do {
@@ -137,13 +155,19 @@ public struct DebugFileSplitter: Sendable {
         } catch let error as FormatError where error.code == .corruptCompression {
             throw SourceBundle.error("\(name) does not inflate")
         }
-        guard written == entry.size else { throw SourceBundle.error("\(name) is not the size its directory entry says") }
-        guard UInt32(truncatingIfNeeded: crc) == entry.crc32 else { throw SourceBundle.error("\(name) fails its CRC-32 check") }
+        guard written == entry.size else {
+            throw SourceBundle.error("\(name) is not the size its directory entry says")
+        }
+        guard UInt32(truncatingIfNeeded: crc) == entry.crc32 else {
+            throw SourceBundle.error("\(name) fails its CRC-32 check")
+        }
     }
 
     /// Copies `count` bytes at `offset` of `source` into a new file at `path`, a megabyte at a time.
     static func copy(_ source: FileByteSource, from offset: UInt64, count: UInt64, to path: String) throws {
-        guard let out = FileHandle(forWritingAtPath: path) else { throw FormatError(.invalidField, "cannot write a slice", field: "file") }
+        guard let out = FileHandle(forWritingAtPath: path) else {
+            throw FormatError(.invalidField, "cannot write a slice", field: "file")
+        }
         defer { try? out.close() }
         var done: UInt64 = 0
         while done < count {

@@ -1,4 +1,5 @@
 import FaultlineCore
+
 /// Why a request body could not be turned into domain values.
 ///
 /// Shaped like swift-nio's errors: a code that can grow, a message fit for the client, and the field

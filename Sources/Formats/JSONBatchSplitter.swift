@@ -1,4 +1,5 @@
 import FaultlineCore
+
 /// Finds where each report sits in a request body without decoding it.
 ///
 /// A body is one report object, `{"reports": [ ... ]}`, or a bare array of reports. Splitting first
@@ -91,7 +92,9 @@ public enum JSONBatchSplitter {
 
         mutating func expectEnd() throws {
             skipWhitespace()
-            guard index == bytes.count else { throw FormatError(.malformedJSON, "unexpected data after the JSON value at byte \(index)") }
+            guard index == bytes.count else {
+                throw FormatError(.malformedJSON, "unexpected data after the JSON value at byte \(index)")
+            }
         }
 
         /// Skips a string starting at `index`; returns the range of its raw contents (without quotes).
@@ -162,7 +165,8 @@ public enum JSONBatchSplitter {
 
         /// Whether `token` is `true`, `false`, `null` or a JSON number.
         static func isScalar(_ token: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-            if token.elementsEqual("true".utf8) || token.elementsEqual("false".utf8) || token.elementsEqual("null".utf8) {
+            if token.elementsEqual("true".utf8) || token.elementsEqual("false".utf8) || token.elementsEqual("null".utf8)
+            {
                 return true
             }
             var i = token.startIndex

@@ -122,7 +122,9 @@ extension JSONReader {
             return Scrubber.filtered
         case .inspect, .identity:
             let mode = scrubbing!.mode
-            if let scrubbed = mode == .identity ? scrubbing!.walker.identityText(raw) : scrubbing!.walker.scrubbedText(raw) {
+            if let scrubbed = mode == .identity
+                ? scrubbing!.walker.identityText(raw) : scrubbing!.walker.scrubbedText(raw)
+            {
                 var literal: [UInt8] = []
                 JSONScrubbing.encodeString(scrubbed, into: &literal)
                 scrubbing!.walker.replace(start..<index, with: literal)

@@ -50,7 +50,8 @@ struct JSONReader {
         var string: String {
             guard hasEscapes else { return String(decoding: raw, as: UTF8.self) }
             let copy = Array(raw)
-            return (try? JSONReader.with(copy, range: 0..<copy.count) { try $0.stringBody(closingQuoteRequired: false) })
+            return
+                (try? JSONReader.with(copy, range: 0..<copy.count) { try $0.stringBody(closingQuoteRequired: false) })
                 ?? String(decoding: raw, as: UTF8.self)
         }
     }
@@ -197,7 +198,9 @@ struct JSONReader {
     /// Checks that nothing but whitespace follows.
     mutating func expectEnd() throws {
         skipWhitespace()
-        guard index == end else { throw FormatError(.malformedJSON, "unexpected data after the JSON value at byte \(index)") }
+        guard index == end else {
+            throw FormatError(.malformedJSON, "unexpected data after the JSON value at byte \(index)")
+        }
     }
 
     // MARK: scalars
@@ -395,7 +398,9 @@ struct JSONReader {
                     throw FormatError(.malformedJSON, "invalid escape at byte \(index - 2)")
                 }
             default:
-                guard b >= 0x20 else { throw FormatError(.malformedJSON, "control character in a string at byte \(index)") }
+                guard b >= 0x20 else {
+                    throw FormatError(.malformedJSON, "control character in a string at byte \(index)")
+                }
                 out.append(b)
                 index += 1
             }
@@ -439,7 +444,9 @@ extension JSONReader {
             var out: [Register] = []
             try r.readObject { r, key in
                 let name = key.string
-                if let value = try r.optional(name, { try $0.readAddress() }) { out.append(Register(name: name, value: value)) }
+                if let value = try r.optional(name, { try $0.readAddress() }) {
+                    out.append(Register(name: name, value: value))
+                }
             }
             return out
         } ?? []

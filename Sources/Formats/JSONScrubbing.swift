@@ -119,13 +119,17 @@ public enum JSONScrubbing {
 
         /// Walks one value under a key's decision.
         @inline(__always)
-        mutating func apply(_ decision: Scrubber.KeyDecision, _ reader: inout JSONReader, depth: Int, scope: Scrubber.Scope) throws {
+        mutating func apply(
+            _ decision: Scrubber.KeyDecision, _ reader: inout JSONReader, depth: Int, scope: Scrubber.Scope
+        ) throws {
             switch decision {
             case .inspect: try value(&reader, filter: false, depth: depth, scope: scope)
             case .keep: try reader.skipValue(depth: depth)
             case .filter: try value(&reader, filter: true, depth: depth, scope: scope)
             case .identity:
-                guard try reader.peek() == .string else { return try value(&reader, filter: false, depth: depth, scope: scope) }
+                guard try reader.peek() == .string else {
+                    return try value(&reader, filter: false, depth: depth, scope: scope)
+                }
                 let start = reader.index
                 if let replaced = identityText(try reader.rawString()) {
                     var literal: [UInt8] = []
@@ -147,7 +151,9 @@ public enum JSONScrubbing {
         mutating func pairs(_ reader: inout JSONReader, depth: Int) throws {
             var pairDecision: (decision: Scrubber.KeyDecision, scope: Scrubber.Scope)?
             try reader.readArray { r, n in
-                if n == 1, let pair = pairDecision { return try self.apply(pair.decision, &r, depth: depth + 1, scope: pair.scope) }
+                if n == 1, let pair = pairDecision {
+                    return try self.apply(pair.decision, &r, depth: depth + 1, scope: pair.scope)
+                }
                 if n == 0, try r.peek() == .string {
                     var probe = r
                     pairDecision = self.decision(for: try probe.rawString(), in: .free)
@@ -157,7 +163,9 @@ public enum JSONScrubbing {
         }
 
         /// The scrubber's decision for the value of the member named `key` in `scope`, and the scope inside it.
-        mutating func decision(for key: JSONReader.Key, in scope: Scrubber.Scope) -> (decision: Scrubber.KeyDecision, scope: Scrubber.Scope) {
+        mutating func decision(for key: JSONReader.Key, in scope: Scrubber.Scope) -> (
+            decision: Scrubber.KeyDecision, scope: Scrubber.Scope
+        ) {
             if key.hasEscapes { return scrubber.decide(key: key.string, in: scope) }
             let name = UnsafeBufferPointer(rebasing: key.raw)
             let slot = decisions.find(name, in: scope)
@@ -208,7 +216,9 @@ struct DecisionMemo {
 
     /// Where `name` in `scope` is remembered (`found`), or the free slot to remember it in (`index` -1: none, or too
     /// long).
-    mutating func find(_ name: UnsafeBufferPointer<UInt8>, in scope: Scrubber.Scope) -> (found: Bool, index: Int, hash: UInt64, scope: Scrubber.Scope) {
+    mutating func find(_ name: UnsafeBufferPointer<UInt8>, in scope: Scrubber.Scope) -> (
+        found: Bool, index: Int, hash: UInt64, scope: Scrubber.Scope
+    ) {
         guard let base = name.baseAddress, name.count <= Self.longestName else { return (false, -1, 0, scope) }
         var hash: UInt64 = (0xcbf2_9ce4_8422_2325 ^ UInt64(scope.rawValue)) &* 0x0000_0100_0000_01b3
         for i in 0..<name.count { hash = (hash ^ UInt64(base[i])) &* 0x0000_0100_0000_01b3 }
@@ -217,7 +227,8 @@ struct DecisionMemo {
             var index = Int(truncatingIfNeeded: hash) & (Self.capacity - 1)
             for _ in 0..<8 {
                 guard let known = slots[index].name else { return (false, index, hash, scope) }
-                if slots[index].hash == hash, slots[index].count == name.count, slots[index].scope.rawValue == scope.rawValue,
+                if slots[index].hash == hash, slots[index].count == name.count,
+                    slots[index].scope.rawValue == scope.rawValue,
                     Self.equal(known, base, name.count)
                 {
                     return (true, index, hash, scope)

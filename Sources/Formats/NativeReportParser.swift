@@ -22,7 +22,9 @@ enum NativeReportParser {
 
     /// With `batchKey`, a top-level `"reports": [` (unescaped, as `JSONBatchSplitter` compares it) throws `BatchBody`
     /// as soon as it is read, so that a body is parsed as one report before anything split it.
-    static func parse(_ r: inout JSONReader, batchKey: Bool = false, breadcrumbs readBreadcrumbs: Bool = true) throws -> Report {
+    static func parse(_ r: inout JSONReader, batchKey: Bool = false, breadcrumbs readBreadcrumbs: Bool = true) throws
+        -> Report
+    {
         var eventID: EventID?
         var kind: ReportKind?
         var timestamp: Date?
@@ -45,7 +47,9 @@ enum NativeReportParser {
         try r.readObject { r, key in
             if key.matches("event_id") {
                 guard let raw = try r.optional("event_id", { try $0.readString() }) else { return }
-                guard let id = EventID(raw) else { throw FormatError(.invalidField, "must be a UUID or 32 hex digits", field: "event_id") }
+                guard let id = EventID(raw) else {
+                    throw FormatError(.invalidField, "must be a UUID or 32 hex digits", field: "event_id")
+                }
                 eventID = id
             } else if key.matches("kind") {
                 guard let raw = try r.optional("kind", { try $0.readString() }) else { return }
@@ -84,24 +88,25 @@ enum NativeReportParser {
                     try r.skipValue()
                 }
             } else if key.matches("custom_keys") {
-                customKeys = try r.optional("custom_keys") { r in
-                    var out: [(key: String, value: CustomValue)] = []
-                    try r.readObject { r, key in
-                        let name = key.string
-                        do {
-                            switch try r.peek() {
-                            case .string: out.append((name, .string(try r.readString())))
-                            case .number: out.append((name, .number(try r.readDouble())))
-                            case .bool: out.append((name, .bool(try r.readBool())))
-                            case .null: try r.literal("null")
-                            default: throw FormatError(.invalidField, "expected a string, number or bool")
+                customKeys =
+                    try r.optional("custom_keys") { r in
+                        var out: [(key: String, value: CustomValue)] = []
+                        try r.readObject { r, key in
+                            let name = key.string
+                            do {
+                                switch try r.peek() {
+                                case .string: out.append((name, .string(try r.readString())))
+                                case .number: out.append((name, .number(try r.readDouble())))
+                                case .bool: out.append((name, .bool(try r.readBool())))
+                                case .null: try r.literal("null")
+                                default: throw FormatError(.invalidField, "expected a string, number or bool")
+                                }
+                            } catch let error as FormatError {
+                                throw error.prefixed(name)
                             }
-                        } catch let error as FormatError {
-                            throw error.prefixed(name)
                         }
-                    }
-                    return out
-                } ?? []
+                        return out
+                    } ?? []
             } else if key.matches("fault_address") {
                 faultAddress = try r.optional("fault_address") { try $0.readAddress() }
             } else if key.matches("crash_message") {
@@ -127,7 +132,8 @@ enum NativeReportParser {
         var seen = Set<String>()
         customKeys = customKeys.reversed().filter { seen.insert($0.key).inserted }.reversed()
         return Report(
-            eventID: eventID, kind: kind, timestamp: timestamp, sessionID: sessionID, userID: userID, installID: installID,
+            eventID: eventID, kind: kind, timestamp: timestamp, sessionID: sessionID, userID: userID,
+            installID: installID,
             environment: environment, app: app, device: device, error: error, threads: threads, modules: modules,
             breadcrumbs: breadcrumbs, customKeys: customKeys, fingerprint: fingerprint, faultAddress: faultAddress,
             crashMessage: crashMessage)
@@ -319,7 +325,8 @@ extension JSONReader {
             } else if key.matches("build_id") {
                 guard let raw = try r.optional("build_id", { try $0.readString() }) else { return }
                 // Apple-style UUIDs arrive hyphenated; the hyphens carry nothing.
-                guard let parsed = BuildID(String(decoding: raw.utf8.filter { $0 != UInt8(ascii: "-") }, as: UTF8.self)) else {
+                guard let parsed = BuildID(String(decoding: raw.utf8.filter { $0 != UInt8(ascii: "-") }, as: UTF8.self))
+                else {
                     throw FormatError(.invalidField, "must be an even number of hex digits (2–128)", field: "build_id")
                 }
                 buildID = parsed
@@ -336,7 +343,9 @@ extension JSONReader {
         guard let name = name ?? path else { throw FormatError(.invalidField, "needs a name or a path") }
         guard let base else { throw FormatError(.invalidField, "is required", field: "base_address") }
         if let endAddress {
-            guard endAddress > base else { throw FormatError(.invalidField, "must be above base_address", field: "end_address") }
+            guard endAddress > base else {
+                throw FormatError(.invalidField, "must be above base_address", field: "end_address")
+            }
             size = endAddress - base
         }
         return LoadedModule(name: name, path: path, buildID: buildID, baseAddress: base, size: size)
@@ -355,14 +364,17 @@ extension JSONReader {
             } else if key.matches("message") {
                 crumb.message = try r.optional("message") { try $0.readString() }
             } else if key.matches("data") {
-                crumb.data = try r.optional("data") { r in
-                    var out: [BreadcrumbData.Element] = []
-                    try r.readObject { r, key in
-                        let name = key.string
-                        if let value = try r.optional(name, { try $0.readLooseString() }) { out.append((name, value)) }
-                    }
-                    return BreadcrumbData(out)
-                } ?? [:]
+                crumb.data =
+                    try r.optional("data") { r in
+                        var out: [BreadcrumbData.Element] = []
+                        try r.readObject { r, key in
+                            let name = key.string
+                            if let value = try r.optional(name, { try $0.readLooseString() }) {
+                                out.append((name, value))
+                            }
+                        }
+                        return BreadcrumbData(out)
+                    } ?? [:]
             } else {
                 try r.skipValue()
             }

@@ -22,17 +22,22 @@ extension NativeReports {
     /// Nil for anything else, which `decodeScrubbingFirst` answers, so every answer but a success is its answer, and
     /// a success is the same report, range and scrubbed bytes (`NativeReportsTests` and the `native` fuzz target
     /// compare the two).
-    package static func singleScrubbing(_ bytes: [UInt8], limits: IngestLimits, scrubber: Scrubber) -> (PreparedReport, [UInt8]?)? {
+    package static func singleScrubbing(_ bytes: [UInt8], limits: IngestLimits, scrubber: Scrubber) -> (
+        PreparedReport, [UInt8]?
+    )? {
         bytes.withUnsafeBufferPointer { buffer -> (PreparedReport, [UInt8]?)? in
             // The body without the whitespace and byte order marks around it, as the scrubber walks it.
             let body = trimmed(buffer)
             var reader = JSONReader(bytes: buffer, range: body)
             reader.scrubbing = ScrubAsYouParse(
-                walker: JSONScrubbing.Walker(bytes: buffer, end: body.upperBound, scrubber: scrubber, copied: body.lowerBound))
-            guard var report = try? NativeReportParser.parse(&reader, batchKey: true), let walker = reader.scrubbing?.walker
+                walker: JSONScrubbing.Walker(
+                    bytes: buffer, end: body.upperBound, scrubber: scrubber, copied: body.lowerBound))
+            guard var report = try? NativeReportParser.parse(&reader, batchKey: true),
+                let walker = reader.scrubbing?.walker
             else { return nil }
             let scrubbed = walker.rewritten()
-            let range = scrubbed.map { out in out.withUnsafeBufferPointer { trimmedObject($0) } } ?? trimmedObject(buffer)
+            let range =
+                scrubbed.map { out in out.withUnsafeBufferPointer { trimmedObject($0) } } ?? trimmedObject(buffer)
             guard let range, range.count <= limits.maxReportBytes else { return nil }
             limits.apply(to: &report)
             return (PreparedReport(report: report, range: range), scrubbed)
@@ -72,8 +77,10 @@ extension NativeReports {
                 replacement = try JSONScrubbing.scrub(bytes, range: range, scrubber: scrubber)
             } catch {
                 let reason = Result { try decodeOne(bytes, range: range, limits: limits) }
-                failed[index] = ((reason.failure as? FormatError) ?? (error as? FormatError)
-                    ?? FormatError(.malformedJSON, "\(error)")).prefixed("reports[\(index)]")
+                failed[index] =
+                    ((reason.failure as? FormatError) ?? (error as? FormatError)
+                        ?? FormatError(.malformedJSON, "\(error)"))
+                    .prefixed("reports[\(index)]")
                 replacement = Array("null".utf8)
             }
             guard let replacement else { continue }

@@ -1,4 +1,5 @@
 import FaultlineCore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -128,18 +129,26 @@ extension NativeReportV1 {
         userID = report.userID
         installID = report.installID
         environment = report.environment
-        app = App(id: report.app.id, version: report.app.version.map(WireLooseString.init), build: report.app.build.map(WireLooseString.init))
+        app = App(
+            id: report.app.id, version: report.app.version.map(WireLooseString.init),
+            build: report.app.build.map(WireLooseString.init))
         let d = report.device
         device = Device(
-            model: d.model, os: d.os, osVersion: d.osVersion, arch: d.arch, memory: d.memoryBytes, freeDisk: d.freeDiskBytes,
+            model: d.model, os: d.os, osVersion: d.osVersion, arch: d.arch, memory: d.memoryBytes,
+            freeDisk: d.freeDiskBytes,
             locale: d.locale, osBuild: d.osBuild, simulator: d.simulator)
-        error = report.error.map { WireErrorInfo(type: $0.type, domain: nil, code: $0.code.map(WireLooseString.init), message: $0.message, reason: nil) }
+        error = report.error.map {
+            WireErrorInfo(
+                type: $0.type, domain: nil, code: $0.code.map(WireLooseString.init), message: $0.message, reason: nil)
+        }
         threads = report.threads.map { t in
             Thread(
-                name: t.name, crashed: t.crashed, registers: t.registers.isEmpty ? nil : OrderedRegisters(registers: t.registers),
+                name: t.name, crashed: t.crashed,
+                registers: t.registers.isEmpty ? nil : OrderedRegisters(registers: t.registers),
                 frames: t.frames.map {
                     WireFrame(
-                        kind: $0.instructionKind?.rawValue, address: $0.address.map(WireAddress.init), module: $0.module, function: $0.function, file: $0.file,
+                        kind: $0.instructionKind?.rawValue, address: $0.address.map(WireAddress.init),
+                        module: $0.module, function: $0.function, file: $0.file,
                         line: $0.line, column: $0.column)
                 })
         }
@@ -153,7 +162,8 @@ extension NativeReportV1 {
                 timestamp: WireTimestamp($0.timestamp), category: $0.category, level: $0.level, message: $0.message,
                 data: Dictionary(uniqueKeysWithValues: $0.data.map { ($0.key, WireLooseString($0.value)) }))
         }
-        customKeys = Dictionary(report.customKeys.map { ($0.key, WireCustomValue($0.value)) }, uniquingKeysWith: { a, _ in a })
+        customKeys = Dictionary(
+            report.customKeys.map { ($0.key, WireCustomValue($0.value)) }, uniquingKeysWith: { a, _ in a })
         fingerprint = report.fingerprint
         faultAddress = report.faultAddress.map(WireAddress.init)
         crashMessage = report.crashMessage
@@ -188,9 +198,12 @@ public enum NativeReports {
         case .single(let range):
             return Decoded(isBatch: false, items: [.success(try decodeOne(bytes, range: range, limits: limits))])
         case .batch(let ranges):
-            guard !ranges.isEmpty else { throw FormatError(.invalidField, "must hold at least one report", field: "reports") }
+            guard !ranges.isEmpty else {
+                throw FormatError(.invalidField, "must hold at least one report", field: "reports")
+            }
             guard ranges.count <= limits.maxReportsPerBatch else {
-                throw FormatError(.tooLarge, "a batch holds at most \(limits.maxReportsPerBatch) reports", field: "reports")
+                throw FormatError(
+                    .tooLarge, "a batch holds at most \(limits.maxReportsPerBatch) reports", field: "reports")
             }
             let items: [Item] = ranges.enumerated().map { i, range in
                 Result { try decodeOne(bytes, range: range, limits: limits) }
@@ -220,7 +233,8 @@ public enum NativeReports {
     /// `JSONBatchSplitter` skips), when it starts with `{` and ends with `}`.
     static func trimmedObject(_ bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
         let range = trimmed(bytes)
-        guard range.count >= 2, bytes[range.lowerBound] == UInt8(ascii: "{"), bytes[range.upperBound - 1] == UInt8(ascii: "}")
+        guard range.count >= 2, bytes[range.lowerBound] == UInt8(ascii: "{"),
+            bytes[range.upperBound - 1] == UInt8(ascii: "}")
         else { return nil }
         return range
     }
@@ -286,16 +300,19 @@ public enum NativeReports {
     }
 
     /// Re-reads one stored report from its payload's inflated bytes (`inflate`), in the payload's format.
-    public static func reread(inflated bytes: [UInt8], format: StoredPayload.Format, range: Range<Int>, limits: IngestLimits,
-                              purpose: RereadPurpose = .everything) throws -> Report
-    {
+    public static func reread(
+        inflated bytes: [UInt8], format: StoredPayload.Format, range: Range<Int>, limits: IngestLimits,
+        purpose: RereadPurpose = .everything
+    ) throws -> Report {
         guard range.lowerBound >= 0, range.upperBound <= bytes.count else {
             throw FormatError(.malformedJSON, "stored payload is shorter than the report's range")
         }
         switch format {
-        case .nativeV1: return try decodeOne(bytes, range: range, limits: limits, breadcrumbs: purpose == .everything).report
+        case .nativeV1:
+            return try decodeOne(bytes, range: range, limits: limits, breadcrumbs: purpose == .everything).report
         case .swiftCrash: return try SwiftCrashReports.parse(envelope: Array(bytes[range]), limits: limits)
-        case .sentryEvent: return try SentryEvents.reread(bytes, range: range, limits: limits, breadcrumbs: purpose == .everything)
+        case .sentryEvent:
+            return try SentryEvents.reread(bytes, range: range, limits: limits, breadcrumbs: purpose == .everything)
         }
     }
 
@@ -332,7 +349,9 @@ public enum NativeReports {
             var failureReason: String?
             /// Where the crash message's file:line is in the app's code, when the stack never reached it.
             var messageSite: SlotOut?
-            enum CodingKeys: String, CodingKey { case state, missing, threads, failureReason = "failure_reason", messageSite = "message_site" }
+            enum CodingKeys: String, CodingKey {
+                case state, missing, threads, failureReason = "failure_reason", messageSite = "message_site"
+            }
         }
         struct Out: Encodable {
             var report: NativeReportV1
@@ -365,7 +384,8 @@ public enum NativeReports {
         let out = Out(
             report: NativeReportV1(stored.report), projectID: stored.project.rawValue, release: stored.report.release,
             receivedAt: WireTimestamp(stored.receivedAt), trimmed: TrimmedOut(stored.report.trimmed),
-            symbolication: symbolication.map { SymbolicationOut(
+            symbolication: symbolication.map {
+                SymbolicationOut(
                     state: $0.state.rawValue, missing: $0.missing, threads: $0.threads.map { $0.map(SlotOut.init) },
                     failureReason: $0.failure, messageSite: $0.messageSite.map(SlotOut.init))
             },

@@ -18,7 +18,9 @@ public enum NativeSessions {
         case .single(let range):
             return [try parse(bytes, range: range, limits: limits)]
         case .batch(let ranges):
-            guard !ranges.isEmpty else { throw FormatError(.invalidField, "must hold at least one update", field: "sessions") }
+            guard !ranges.isEmpty else {
+                throw FormatError(.invalidField, "must hold at least one update", field: "sessions")
+            }
             guard ranges.count <= maxUpdatesPerBatch else {
                 throw FormatError(.tooLarge, "a batch holds at most \(maxUpdatesPerBatch) updates", field: "sessions")
             }
@@ -71,7 +73,9 @@ public enum NativeSessions {
                 guard errors >= 0 else { throw FormatError(.invalidField, "must not be negative", field: "errors") }
             } else if key.matches("duration") {
                 duration = try r.optional("duration") { try $0.readDouble() }
-                guard (duration ?? 0) >= 0 else { throw FormatError(.invalidField, "must not be negative", field: "duration") }
+                guard (duration ?? 0) >= 0 else {
+                    throw FormatError(.invalidField, "must not be negative", field: "duration")
+                }
             } else if key.matches("seq") {
                 seq = try r.optional("seq") { Int64(try $0.readInt()) }
             } else {
@@ -94,7 +98,8 @@ public enum NativeSessions {
         }
         let distinct = (userID ?? installID).map { IngestLimits.truncate($0, toBytes: limits.maxUserIDBytes) }
         return SessionUpdate(
-            sessionID: id, distinctID: distinct, release: IngestLimits.truncate(release, toBytes: limits.maxKeyValueBytes),
+            sessionID: id, distinctID: distinct,
+            release: IngestLimits.truncate(release, toBytes: limits.maxKeyValueBytes),
             environment: environment.map { IngestLimits.truncate($0, toBytes: limits.maxKeyValueBytes) },
             started: started, status: status, errors: errors, duration: duration, seq: seq)
     }

@@ -7,7 +7,10 @@ import MachO
 public struct DebugFileFormatInspector: DebugFileInspecting {
     let limits: SourceBundle.Limits
     let splitter: DebugFileSplitter
-    public init(limits: SourceBundle.Limits = SourceBundle.Limits(), archives: DebugFileSplitter.Limits = DebugFileSplitter.Limits()) {
+    public init(
+        limits: SourceBundle.Limits = SourceBundle.Limits(),
+        archives: DebugFileSplitter.Limits = DebugFileSplitter.Limits()
+    ) {
         self.limits = limits
         self.splitter = DebugFileSplitter(limits: archives)
     }
@@ -54,13 +57,17 @@ public struct SourceBundleExcerpts: SourceContextReading {
     let bundles: SourceBundleCache
     let maxBytesPerCall: Int
 
-    public init(bundles: SourceBundleCache = SourceBundleCache(), maxBytesPerCall: Int = 32 << 20, locate: @escaping Locate) {
+    public init(
+        bundles: SourceBundleCache = SourceBundleCache(), maxBytesPerCall: Int = 32 << 20, locate: @escaping Locate
+    ) {
         self.locate = locate
         self.bundles = bundles
         self.maxBytesPerCall = maxBytesPerCall
     }
 
-    public func excerpts(for locations: [CodeLocation], project: ProjectID, radius: Int) async -> [CodeLocation: SourceExcerpt] {
+    public func excerpts(for locations: [CodeLocation], project: ProjectID, radius: Int) async -> [CodeLocation:
+        SourceExcerpt]
+    {
         var located: [BuildID: String?] = [:]
         var files: [String: [UInt8]?] = [:]
         var budget = maxBytesPerCall
@@ -77,7 +84,9 @@ public struct SourceBundleExcerpts: SourceContextReading {
                 budget -= bytes?.count ?? 0
                 files[key] = .some(bytes)
             }
-            guard let text = files[key] ?? nil, let excerpt = SourceExcerpt.around(location.line, radius: radius, in: text) else {
+            guard let text = files[key] ?? nil,
+                let excerpt = SourceExcerpt.around(location.line, radius: radius, in: text)
+            else {
                 continue
             }
             out[location] = excerpt

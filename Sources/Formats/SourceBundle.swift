@@ -40,8 +40,10 @@ public struct SourceBundle {
         /// Most bytes inflated when a whole bundle is checked (entries may share their data, so the sum of
         /// the files is bounded on its own, not by the bundle's size).
         public var maxTotalBytes: Int
-        public init(maxEntries: Int = 65_535, maxDirectoryBytes: Int = 32 << 20, maxManifestBytes: Int = 16 << 20,
-                    maxFileBytes: Int = 8 << 20, maxTotalBytes: Int = 1 << 30) {
+        public init(
+            maxEntries: Int = 65_535, maxDirectoryBytes: Int = 32 << 20, maxManifestBytes: Int = 16 << 20,
+            maxFileBytes: Int = 8 << 20, maxTotalBytes: Int = 1 << 30
+        ) {
             self.maxEntries = maxEntries
             self.maxDirectoryBytes = maxDirectoryBytes
             self.maxManifestBytes = maxManifestBytes
@@ -113,10 +115,13 @@ public struct SourceBundle {
         let header = try Self.read(source, at: 0, count: 8)
         guard Self.hasMagic(header) else { throw Self.error("the file does not start with SYSB") }
         let version = Self.u32(header, 4)
-        guard version == Self.version else { throw Self.error("source bundle version \(version) is not supported (only 2)") }
+        guard version == Self.version else {
+            throw Self.error("source bundle version \(version) is not supported (only 2)")
+        }
         let (entries, base) = try Self.centralDirectory(source, limits: limits)
         guard let manifestEntry = entries["manifest.json"] else { throw Self.error("the bundle has no manifest.json") }
-        let manifestBytes = try Self.extract(manifestEntry, from: source, base: base, limit: limits.maxManifestBytes, name: "manifest.json")
+        let manifestBytes = try Self.extract(
+            manifestEntry, from: source, base: base, limit: limits.maxManifestBytes, name: "manifest.json")
         let manifest = try Self.parseManifest(manifestBytes)
         // Manifest keys are entry names (unique), so no two paths share an entry; the count is bounded like the archive's.
         guard manifest.files.count <= limits.maxEntries else {
@@ -132,7 +137,8 @@ public struct SourceBundle {
                 bytes += key.utf8.count + 48
             }
         }
-        index = Index(base: base, entries: entries, manifest: manifest, byNormalizedPath: normalized, approximateBytes: bytes)
+        index = Index(
+            base: base, entries: entries, manifest: manifest, byNormalizedPath: normalized, approximateBytes: bytes)
     }
 
     /// A bundle over `source` whose central directory and manifest were read before (`index` of a bundle opened on
@@ -149,7 +155,9 @@ public struct SourceBundle {
     /// The bytes of the source file the debug information calls `path`, or nil when the bundle lacks it.
     /// - Throws: `FormatError` when the entry is damaged or inflates past `Limits.maxFileBytes`.
     public func file(atPath path: String) throws -> [UInt8]? {
-        guard let key = SourcePaths.normalized(path), let name = index.byNormalizedPath[key], let entry = index.entries[name] else {
+        guard let key = SourcePaths.normalized(path), let name = index.byNormalizedPath[key],
+            let entry = index.entries[name]
+        else {
             return nil
         }
         return try Self.extract(entry, from: source, base: index.base, limit: limits.maxFileBytes, name: name)
@@ -164,9 +172,12 @@ public struct SourceBundle {
         for name in Set(index.byNormalizedPath.values).sorted() {
             guard let entry = index.entries[name] else { continue }
             // Each at most maxFileBytes: the sum cannot overflow before the check stops it.
-            total += try Self.extract(entry, from: source, base: index.base, limit: limits.maxFileBytes, name: name).count
+            total += try Self.extract(entry, from: source, base: index.base, limit: limits.maxFileBytes, name: name)
+                .count
             guard total <= limits.maxTotalBytes else {
-                throw FormatError(.tooLarge, "the bundle's files inflate to more than \(limits.maxTotalBytes) bytes", field: "source_bundle")
+                throw FormatError(
+                    .tooLarge, "the bundle's files inflate to more than \(limits.maxTotalBytes) bytes",
+                    field: "source_bundle")
             }
         }
         return total
@@ -220,7 +231,9 @@ public struct SourceBundle {
         guard count != 0xFFFF, directorySize != 0xFFFF_FFFF, directoryOffset != 0xFFFF_FFFF else {
             throw Self.error("ZIP64 archives are not supported")
         }
-        guard count <= limits.maxEntries else { throw Self.error("the bundle has more than \(limits.maxEntries) entries") }
+        guard count <= limits.maxEntries else {
+            throw Self.error("the bundle has more than \(limits.maxEntries) entries")
+        }
         guard directorySize <= UInt64(limits.maxDirectoryBytes) else {
             throw Self.error("the ZIP central directory is larger than \(limits.maxDirectoryBytes) bytes")
         }
@@ -230,7 +243,9 @@ public struct SourceBundle {
             throw Self.error("the ZIP central directory lies outside the file")
         }
         let base = eocdPosition - directorySize - directoryOffset
-        guard base == 0 || base == prefix else { throw Self.error("the ZIP central directory is not where its offset says") }
+        guard base == 0 || base == prefix else {
+            throw Self.error("the ZIP central directory is not where its offset says")
+        }
         let directory = try read(source, at: base + directoryOffset, count: Int(directorySize))
         var entries: [String: Entry] = [:]
         // (local header offset, least bytes the entry occupies there, name) of every entry, for the overlap check.
@@ -246,12 +261,16 @@ public struct SourceBundle {
             let extraLength = Int(u16(directory, p + 30))
             let commentLength = Int(u16(directory, p + 32))
             let recordLength = 46 + nameLength + extraLength + commentLength
-            guard directory.count - p >= recordLength else { throw Self.error("ZIP central directory entry \(index) is truncated") }
+            guard directory.count - p >= recordLength else {
+                throw Self.error("ZIP central directory entry \(index) is truncated")
+            }
             guard flags & 0x1 == 0 else { throw Self.error("encrypted ZIP entries are not supported") }
             let entry = Entry(
-                method: u16(directory, p + 10), crc32: u32(directory, p + 16), compressedSize: UInt64(u32(directory, p + 20)),
+                method: u16(directory, p + 10), crc32: u32(directory, p + 16),
+                compressedSize: UInt64(u32(directory, p + 20)),
                 size: UInt64(u32(directory, p + 24)), localHeader: UInt64(u32(directory, p + 42)))
-            guard entry.compressedSize != 0xFFFF_FFFF, entry.size != 0xFFFF_FFFF, entry.localHeader != 0xFFFF_FFFF else {
+            guard entry.compressedSize != 0xFFFF_FFFF, entry.size != 0xFFFF_FFFF, entry.localHeader != 0xFFFF_FFFF
+            else {
                 throw Self.error("ZIP64 entries are not supported")
             }
             let name = String(decoding: directory[(p + 46)..<(p + 46 + nameLength)], as: UTF8.self)
@@ -281,7 +300,9 @@ public struct SourceBundle {
     /// Where an entry's compressed data starts (from `base`), after checking its local header and that the data lies in
     /// the file and in the entry's own bytes (`Entry.end`). The declared compressed size must fit what `limit` output bytes
     /// can need (deflate can pad a stream with empty blocks, not without bound).
-    static func dataOffset(of entry: Entry, in source: any ByteSource, base: UInt64, limit: UInt64, name: String) throws -> UInt64 {
+    static func dataOffset(of entry: Entry, in source: any ByteSource, base: UInt64, limit: UInt64, name: String) throws
+        -> UInt64
+    {
         let (doubled, overflow) = limit.multipliedReportingOverflow(by: 2)
         let (bound, overflow2) = doubled.addingReportingOverflow(65_536)
         guard overflow || overflow2 || entry.compressedSize <= bound else {
@@ -304,8 +325,12 @@ public struct SourceBundle {
     }
 
     /// The bytes of one entry, inflated into at most `limit` bytes and checked against its size and CRC-32.
-    static func extract(_ entry: Entry, from source: any ByteSource, base: UInt64, limit: Int, name: String) throws -> [UInt8] {
-        guard entry.size <= UInt64(limit) else { throw FormatError(.tooLarge, "\(name) is larger than \(limit) bytes", field: "source_bundle") }
+    static func extract(_ entry: Entry, from source: any ByteSource, base: UInt64, limit: Int, name: String) throws
+        -> [UInt8]
+    {
+        guard entry.size <= UInt64(limit) else {
+            throw FormatError(.tooLarge, "\(name) is larger than \(limit) bytes", field: "source_bundle")
+        }
         let dataOffset = try dataOffset(of: entry, in: source, base: base, limit: UInt64(limit), name: name)
         let raw = try read(source, at: base + dataOffset, count: Int(entry.compressedSize))
         let bytes: [UInt8]
@@ -321,10 +346,15 @@ public struct SourceBundle {
                 throw Self.error("\(name) does not inflate")
             }
         default:
-            throw Self.error("\(name) uses ZIP compression method \(entry.method); only stored and deflate are supported")
+            throw Self.error(
+                "\(name) uses ZIP compression method \(entry.method); only stored and deflate are supported")
         }
-        guard UInt64(bytes.count) == entry.size else { throw Self.error("\(name) is not the size its directory entry says") }
-        let crc = bytes.withUnsafeBufferPointer { UInt32(truncatingIfNeeded: CZlib.crc32(0, $0.baseAddress, uInt(clamping: $0.count))) }
+        guard UInt64(bytes.count) == entry.size else {
+            throw Self.error("\(name) is not the size its directory entry says")
+        }
+        let crc = bytes.withUnsafeBufferPointer {
+            UInt32(truncatingIfNeeded: CZlib.crc32(0, $0.baseAddress, uInt(clamping: $0.count)))
+        }
         guard crc == entry.crc32 else { throw Self.error("\(name) fails its CRC-32 check") }
         return bytes
     }

@@ -44,8 +44,10 @@ public final class SourceBundleCache: Sendable {
     ///   - pool: where bundles are parsed and files inflated.
     ///   - byteBudget: most bytes of indexes kept (by `SourceBundle.Index.approximateBytes`).
     ///   - capacity: most indexes kept, and most failures remembered.
-    public init(pool: BlockingWorkPool = BlockingWorkPool(), limits: SourceBundle.Limits = SourceBundle.Limits(),
-                byteBudget: Int = 256 << 20, capacity: Int = 256) {
+    public init(
+        pool: BlockingWorkPool = BlockingWorkPool(), limits: SourceBundle.Limits = SourceBundle.Limits(),
+        byteBudget: Int = 256 << 20, capacity: Int = 256
+    ) {
         self.pool = pool
         self.limits = limits
         self.byteBudget = byteBudget
@@ -95,7 +97,8 @@ public final class SourceBundleCache: Sendable {
         }
         state.withLock { state in
             switch opened {
-            case .success(let index): Self.insert(index, at: bundlePath, into: &state, budget: byteBudget, capacity: capacity)
+            case .success(let index):
+                Self.insert(index, at: bundlePath, into: &state, budget: byteBudget, capacity: capacity)
             case .failure(let error):
                 if state.failures.count >= capacity { state.failures.removeAll() }
                 state.failures[bundlePath] = error
@@ -105,12 +108,17 @@ public final class SourceBundleCache: Sendable {
     }
 
     /// Adds an index, then drops the least recently used others while over the budget or the capacity.
-    static func insert(_ index: SourceBundle.Index, at key: String, into state: inout State, budget: Int, capacity: Int) {
+    static func insert(_ index: SourceBundle.Index, at key: String, into state: inout State, budget: Int, capacity: Int)
+    {
         state.clock += 1
-        if let old = state.indexes.updateValue((index, state.clock), forKey: key) { state.bytes -= old.index.approximateBytes }
+        if let old = state.indexes.updateValue((index, state.clock), forKey: key) {
+            state.bytes -= old.index.approximateBytes
+        }
         state.bytes += index.approximateBytes
         while state.indexes.count > 1, state.bytes > budget || state.indexes.count > capacity {
-            guard let oldest = state.indexes.filter({ $0.key != key }).min(by: { $0.value.used < $1.value.used }) else { break }
+            guard let oldest = state.indexes.filter({ $0.key != key }).min(by: { $0.value.used < $1.value.used }) else {
+                break
+            }
             state.indexes[oldest.key] = nil
             state.bytes -= oldest.value.index.approximateBytes
         }

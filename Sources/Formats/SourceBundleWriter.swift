@@ -83,7 +83,8 @@ public struct SourceBundleWriter {
     public init(buildID: BuildID, objectName: String, arch: String, limits: Limits = Limits()) {
         self.limits = limits
         manifest = Manifest(
-            arch: arch, code_id: buildID.rawValue, debug_id: SentryDebugID.from(buildID: buildID), object_name: objectName)
+            arch: arch, code_id: buildID.rawValue, debug_id: SentryDebugID.from(buildID: buildID),
+            object_name: objectName)
     }
 
     /// The entry name of a source path: `files/` and the path without its leading slash.
@@ -96,7 +97,9 @@ public struct SourceBundleWriter {
     public mutating func add(path: String, contents: [UInt8]) throws -> Skip? {
         guard path.hasPrefix("/") else { return .notAbsolute }
         guard contents.count <= limits.maxFileBytes else { return .tooLarge(contents.count) }
-        guard paths.count < limits.maxFiles, totalBytes + contents.count <= limits.maxTotalBytes else { return .bundleFull }
+        guard paths.count < limits.maxFiles, totalBytes + contents.count <= limits.maxTotalBytes else {
+            return .bundleFull
+        }
         let name = Self.entryName(ofPath: path)
         guard manifest.files[name] == nil else { return nil }
         try append(name: name, contents: contents)
@@ -150,14 +153,17 @@ public struct SourceBundleWriter {
 
     mutating func append(name: String, contents: [UInt8]) throws {
         let nameBytes = Array(name.utf8)
-        guard nameBytes.count <= 0xffff else { throw FormatError(.tooLarge, "a source path is longer than a ZIP name allows") }
+        guard nameBytes.count <= 0xffff else {
+            throw FormatError(.tooLarge, "a source path is longer than a ZIP name allows")
+        }
         let compressed = try Zlib.deflateRaw(contents)
         // The limits keep the archive far below 4 GiB; checked conversions say so if that ever changes.
         guard let offset = UInt32(exactly: archive.count + Self.headerSize), let size = UInt32(exactly: contents.count),
-              let compressedSize = UInt32(exactly: compressed.count),
-              archive.count + 30 + nameBytes.count + compressed.count < Int(UInt32.max) / 2
+            let compressedSize = UInt32(exactly: compressed.count),
+            archive.count + 30 + nameBytes.count + compressed.count < Int(UInt32.max) / 2
         else { throw FormatError(.tooLarge, "the source bundle would outgrow the ZIP format") }
-        let entry = Entry(name: nameBytes, crc: Zlib.crc32(contents), compressedSize: compressedSize, size: size, offset: offset)
+        let entry = Entry(
+            name: nameBytes, crc: Zlib.crc32(contents), compressedSize: compressedSize, size: size, offset: offset)
         Self.put32(0x0403_4b50, &archive)
         Self.put16(20, &archive)
         Self.put16(0x0800, &archive)

@@ -8,8 +8,11 @@ public final class StreamingDeflater {
 
     /// - Parameter level: 1 (fastest) to 9 (smallest).
     public init(level: Int32 = 3) throws {
-        guard deflateInit2_(&stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
-                            Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        guard
+            deflateInit2_(
+                &stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
+                Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else {
             throw FormatError(.corruptCompression, "zlib could not start")
         }
     }

@@ -16,7 +16,11 @@ public final class StreamingInflater {
     ///   - raw: a raw deflate stream (a ZIP entry's data) instead of gzip or zlib.
     public init(limit: UInt64, raw: Bool = false) throws {
         self.limit = limit
-        guard inflateInit2_(&stream, (raw ? Zlib.Container.raw : .gzipOrZlib).rawValue, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        guard
+            inflateInit2_(
+                &stream, (raw ? Zlib.Container.raw : .gzipOrZlib).rawValue, zlibVersion(),
+                Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else {
             throw FormatError(.corruptCompression, "zlib could not start")
         }
     }
@@ -26,7 +30,9 @@ public final class StreamingInflater {
     /// Inflates `input`, calling `output` with each piece of inflated bytes.
     public func feed(_ input: [UInt8], _ output: ([UInt8]) throws -> Void) throws {
         guard !input.isEmpty else { return }
-        guard !finished else { throw FormatError(.corruptCompression, "unexpected bytes after the end of the compressed stream") }
+        guard !finished else {
+            throw FormatError(.corruptCompression, "unexpected bytes after the end of the compressed stream")
+        }
         var input = input
         try input.withUnsafeMutableBufferPointer { inp in
             stream.next_in = inp.baseAddress
@@ -39,12 +45,15 @@ public final class StreamingInflater {
                 }
                 let n = chunk.count - Int(stream.avail_out)
                 produced += UInt64(n)
-                guard produced <= limit else { throw FormatError(.tooLarge, "the body inflates to more than \(limit) bytes") }
+                guard produced <= limit else {
+                    throw FormatError(.tooLarge, "the body inflates to more than \(limit) bytes")
+                }
                 if n > 0 { try output(Array(chunk[0..<n])) }
                 switch status {
                 case Z_STREAM_END:
                     guard stream.avail_in == 0 else {
-                        throw FormatError(.corruptCompression, "unexpected bytes after the end of the compressed stream")
+                        throw FormatError(
+                            .corruptCompression, "unexpected bytes after the end of the compressed stream")
                     }
                     finished = true
                     return

@@ -36,8 +36,11 @@ public enum SwiftCrashReports {
             case userID = "user_id", installID = "install_id", sessionID = "session_id", environment, message
         }
 
-        public init(eventID: String, appID: String? = nil, appVersion: String? = nil, appBuild: String? = nil, userID: String? = nil,
-                    installID: String? = nil, sessionID: String? = nil, environment: String? = nil, message: String? = nil) {
+        public init(
+            eventID: String, appID: String? = nil, appVersion: String? = nil, appBuild: String? = nil,
+            userID: String? = nil,
+            installID: String? = nil, sessionID: String? = nil, environment: String? = nil, message: String? = nil
+        ) {
             self.message = message
             self.eventID = eventID
             self.appID = appID
@@ -65,7 +68,8 @@ public enum SwiftCrashReports {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let meta = try encoder.encode(metadata)
-        return Array("{\"faultline_meta\":".utf8) + Array(meta) + Array(",\"swift_crash\":".utf8) + crash + Array("}".utf8)
+        return Array("{\"faultline_meta\":".utf8) + Array(meta) + Array(",\"swift_crash\":".utf8) + crash
+            + Array("}".utf8)
     }
 
     /// The largest envelope `parse(envelope:)` reads: a crash file of the documented size (`maxBatchBytes`, checked
@@ -99,16 +103,21 @@ public enum SwiftCrashReports {
                     do {
                         crash = try r.readSwiftCrash()
                     } catch let error as FormatError {
-                        throw error.field == nil || error.code == .malformedJSON ? FormatError(error.code, error.message) : error
+                        throw error.field == nil || error.code == .malformedJSON
+                            ? FormatError(error.code, error.message) : error
                     }
                 } else {
                     try r.skipValue()
                 }
             }
             try r.expectEnd()
-            if let meta, let apple { return try AppleCrashReports.report(file: Array(apple.utf8), metadata: meta, limits: limits) }
+            if let meta, let apple {
+                return try AppleCrashReports.report(file: Array(apple.utf8), metadata: meta, limits: limits)
+            }
             guard let meta, var crash else { throw FormatError(.malformedJSON, "not a stored Swift crash envelope") }
-            guard let id = EventID(meta.eventID) else { throw FormatError(.invalidField, "must be a UUID or 32 hex digits", field: "event_id") }
+            guard let id = EventID(meta.eventID) else {
+                throw FormatError(.invalidField, "must be a UUID or 32 hex digits", field: "event_id")
+            }
             crash.eventID = id
             crash.app = AppInfo(id: meta.appID, version: meta.appVersion, build: meta.appBuild)
             crash.userID = meta.userID
@@ -132,16 +141,27 @@ extension JSONReader {
     mutating func readMetadata() throws -> SwiftCrashReports.Metadata {
         var m = SwiftCrashReports.Metadata(eventID: "")
         try readObject { r, key in
-            if key.matches("event_id") { m.eventID = try r.readString() }
-            else if key.matches("app_id") { m.appID = try r.optional("app_id") { try $0.readString() } }
-            else if key.matches("app_version") { m.appVersion = try r.optional("app_version") { try $0.readString() } }
-            else if key.matches("app_build") { m.appBuild = try r.optional("app_build") { try $0.readString() } }
-            else if key.matches("user_id") { m.userID = try r.optional("user_id") { try $0.readString() } }
-            else if key.matches("install_id") { m.installID = try r.optional("install_id") { try $0.readString() } }
-            else if key.matches("session_id") { m.sessionID = try r.optional("session_id") { try $0.readString() } }
-            else if key.matches("environment") { m.environment = try r.optional("environment") { try $0.readString() } }
-            else if key.matches("message") { m.message = try r.optional("message") { try $0.readString() } }
-            else { try r.skipValue() }
+            if key.matches("event_id") {
+                m.eventID = try r.readString()
+            } else if key.matches("app_id") {
+                m.appID = try r.optional("app_id") { try $0.readString() }
+            } else if key.matches("app_version") {
+                m.appVersion = try r.optional("app_version") { try $0.readString() }
+            } else if key.matches("app_build") {
+                m.appBuild = try r.optional("app_build") { try $0.readString() }
+            } else if key.matches("user_id") {
+                m.userID = try r.optional("user_id") { try $0.readString() }
+            } else if key.matches("install_id") {
+                m.installID = try r.optional("install_id") { try $0.readString() }
+            } else if key.matches("session_id") {
+                m.sessionID = try r.optional("session_id") { try $0.readString() }
+            } else if key.matches("environment") {
+                m.environment = try r.optional("environment") { try $0.readString() }
+            } else if key.matches("message") {
+                m.message = try r.optional("message") { try $0.readString() }
+            } else {
+                try r.skipValue()
+            }
         }
         return m
     }
@@ -179,10 +199,13 @@ extension JSONReader {
             }
         }
         guard kind == "crashReport" else {
-            throw FormatError(.invalidField, "must be \"crashReport\" (is this a Swift runtime crash file?)", field: "kind")
+            throw FormatError(
+                .invalidField, "must be \"crashReport\" (is this a Swift runtime crash file?)", field: "kind")
         }
         guard let timestamp else { throw FormatError(.invalidField, "is required", field: "timestamp") }
-        guard !threads.isEmpty else { throw FormatError(.invalidField, "must hold at least one thread", field: "threads") }
+        guard !threads.isEmpty else {
+            throw FormatError(.invalidField, "must hold at least one thread", field: "threads")
+        }
         return Report(
             eventID: EventID(String(repeating: "0", count: 32))!, kind: .crash, timestamp: timestamp,
             device: DeviceInfo(os: platform, arch: architecture),
@@ -206,13 +229,14 @@ extension JSONReader {
             } else if key.matches("registers") {
                 thread.registers = try r.registers("registers")
             } else if key.matches("frames") {
-                thread.frames = try r.optional("frames") { r in
-                    var out: [Frame] = []
-                    try r.readArray { r, _ in
-                        if let frame = try r.readSwiftFrame() { out.append(frame) }
-                    }
-                    return out
-                } ?? []
+                thread.frames =
+                    try r.optional("frames") { r in
+                        var out: [Frame] = []
+                        try r.readArray { r, _ in
+                            if let frame = try r.readSwiftFrame() { out.append(frame) }
+                        }
+                        return out
+                    } ?? []
             } else {
                 try r.skipValue()
             }
@@ -254,7 +278,9 @@ extension JSONReader {
                 path = try r.optional("path") { try $0.readString() }
             } else if key.matches("buildId") {
                 guard let raw = try r.optional("buildId", { try $0.readString() }) else { return }
-                guard let id = BuildID(raw) else { throw FormatError(.invalidField, "must be hex digits", field: "buildId") }
+                guard let id = BuildID(raw) else {
+                    throw FormatError(.invalidField, "must be hex digits", field: "buildId")
+                }
                 buildID = id
             } else if key.matches("baseAddress") {
                 base = try r.optional("baseAddress") { try $0.readAddress() }

@@ -1,4 +1,5 @@
 import FaultlineCore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,4 +1,5 @@
 import FaultlineCore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -49,4 +50,3 @@ struct WireCustomValue: Encodable, Equatable {
         }
     }
 }
-

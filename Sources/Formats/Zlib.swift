@@ -17,7 +17,8 @@ enum Zlib {
     static func inflate(_ input: [UInt8], container: Container, limit: Int) throws -> [UInt8] {
         guard !input.isEmpty else { return [] }
         var stream = z_stream()
-        guard inflateInit2_(&stream, container.rawValue, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        guard inflateInit2_(&stream, container.rawValue, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else {
             throw FormatError(.corruptCompression, "zlib could not start")
         }
         defer { inflateEnd(&stream) }
@@ -41,12 +42,17 @@ enum Zlib {
                 switch status {
                 case Z_STREAM_END:
                     // gzip allows several members back to back; anything else after the end is junk.
-                    if container == .gzipOrZlib, stream.avail_in >= 2, stream.next_in[0] == 0x1f, stream.next_in[1] == 0x8b {
-                        guard inflateReset(&stream) == Z_OK else { throw FormatError(.corruptCompression, "zlib reset failed") }
+                    if container == .gzipOrZlib, stream.avail_in >= 2, stream.next_in[0] == 0x1f,
+                        stream.next_in[1] == 0x8b
+                    {
+                        guard inflateReset(&stream) == Z_OK else {
+                            throw FormatError(.corruptCompression, "zlib reset failed")
+                        }
                         continue
                     }
                     guard stream.avail_in == 0 else {
-                        throw FormatError(.corruptCompression, "unexpected bytes after the end of the compressed stream")
+                        throw FormatError(
+                            .corruptCompression, "unexpected bytes after the end of the compressed stream")
                     }
                     return output
                 case Z_OK:
@@ -69,10 +75,15 @@ enum Zlib {
 
     /// `input` deflated in one call: `windowBits` as zlib takes it (8…15 with the zlib header, -8…-15 raw), the
     /// hash table `2^(memLevel + 7)` entries.
-    private static func deflateWhole(_ input: [UInt8], level: Int32, windowBits: Int32, memLevel: Int32) throws -> [UInt8] {
+    private static func deflateWhole(_ input: [UInt8], level: Int32, windowBits: Int32, memLevel: Int32) throws
+        -> [UInt8]
+    {
         var stream = z_stream()
-        guard deflateInit2_(&stream, level, Z_DEFLATED, windowBits, memLevel, Z_DEFAULT_STRATEGY, zlibVersion(),
-                            Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        guard
+            deflateInit2_(
+                &stream, level, Z_DEFLATED, windowBits, memLevel, Z_DEFAULT_STRATEGY, zlibVersion(),
+                Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else {
             throw FormatError(.corruptCompression, "zlib could not start")
         }
         defer { deflateEnd(&stream) }
@@ -89,7 +100,9 @@ enum Zlib {
             }
             count = status == Z_STREAM_END ? Int(stream.total_out) : 0
         }
-        guard status == Z_STREAM_END else { throw FormatError(.corruptCompression, "zlib could not compress (status \(status))") }
+        guard status == Z_STREAM_END else {
+            throw FormatError(.corruptCompression, "zlib could not compress (status \(status))")
+        }
         return output
     }
 

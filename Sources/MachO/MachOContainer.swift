@@ -123,9 +123,11 @@ public enum MachOContainer {
         case .bigEndianThin: throw MachOError.unsupported("big-endian Mach-O")
         case .thin32, .thin64:
             let header = try thinHeader(at: 0, limit: size, read: read)
-            return [MachOSlice(
-                architecture: MachOArchitecture.name(cpuType: header.cpuType, cpuSubtype: header.cpuSubtype),
-                cpuType: header.cpuType, cpuSubtype: header.cpuSubtype, offset: 0, size: size)]
+            return [
+                MachOSlice(
+                    architecture: MachOArchitecture.name(cpuType: header.cpuType, cpuSubtype: header.cpuSubtype),
+                    cpuType: header.cpuType, cpuSubtype: header.cpuSubtype, offset: 0, size: size)
+            ]
         case .fat32, .fat64:
             return try fatSlices(is64: magic(of: head) == .fat64, size: size, read: read)
         }
@@ -149,9 +151,12 @@ public enum MachOContainer {
             let offset = is64 ? table.u64(at + 8) : UInt64(table.u32(at + 8))
             let sliceSize = is64 ? table.u64(at + 16) : UInt64(table.u32(at + 12))
             guard sliceSize > 0 else { throw MachOError.malformed("fat architecture \(i) is empty") }
-            guard offset >= tableEnd else { throw MachOError.malformed("fat architecture \(i) starts inside the fat header") }
+            guard offset >= tableEnd else {
+                throw MachOError.malformed("fat architecture \(i) starts inside the fat header")
+            }
             try Checked.within(offset, sliceSize, size, "fat architecture \(i)")
-            for (j, other) in slices.enumerated() where offset < other.offset + other.size && other.offset < offset + sliceSize {
+            for (j, other) in slices.enumerated()
+            where offset < other.offset + other.size && other.offset < offset + sliceSize {
                 throw MachOError.malformed("fat architectures \(j) and \(i) overlap")
             }
             switch magic(of: try read(offset, 4)) {
@@ -162,13 +167,16 @@ public enum MachOContainer {
             }
             let header = try thinHeader(at: offset, limit: offset + sliceSize, read: read)
             guard header.cpuType == cpuType else {
-                throw MachOError.malformed("fat architecture \(i) says CPU type \(cpuType), its header \(header.cpuType)")
+                throw MachOError.malformed(
+                    "fat architecture \(i) says CPU type \(cpuType), its header \(header.cpuType)")
             }
             let name = MachOArchitecture.name(cpuType: cpuType, cpuSubtype: cpuSubtype)
             guard !slices.contains(where: { $0.cpuType == cpuType && $0.architecture == name }) else {
                 throw MachOError.malformed("fat file with two \(name) architectures")
             }
-            slices.append(MachOSlice(architecture: name, cpuType: cpuType, cpuSubtype: cpuSubtype, offset: offset, size: sliceSize))
+            slices.append(
+                MachOSlice(
+                    architecture: name, cpuType: cpuType, cpuSubtype: cpuSubtype, offset: offset, size: sliceSize))
         }
         return slices
     }
@@ -187,7 +195,8 @@ public enum MachOContainer {
         try Checked.within(offset, UInt64(headerSize), limit, "the Mach-O header")
         let h = MachOFields(bytes: try read(offset, headerSize), bigEndian: false)
         return MachOHeader(
-            is64: is64, cpuType: Int32(bitPattern: h.u32(4)), cpuSubtype: Int32(bitPattern: h.u32(8)), fileType: h.u32(12),
+            is64: is64, cpuType: Int32(bitPattern: h.u32(4)), cpuSubtype: Int32(bitPattern: h.u32(8)),
+            fileType: h.u32(12),
             commandCount: h.u32(16), commandsSize: h.u32(20), flags: h.u32(24))
     }
 }

@@ -28,23 +28,30 @@ extension MachOImage {
             throw MachOError.malformed("the slice says CPU type \(slice.cpuType), its header \(header.cpuType)")
         }
         guard header.commandCount <= Limits.maxLoadCommands else {
-            throw MachOError.malformed("\(header.commandCount) load commands (at most \(Limits.maxLoadCommands) are read)")
+            throw MachOError.malformed(
+                "\(header.commandCount) load commands (at most \(Limits.maxLoadCommands) are read)")
         }
         guard header.commandsSize <= Limits.maxCommandBytes else {
-            throw MachOError.malformed("\(header.commandsSize) bytes of load commands (at most \(Limits.maxCommandBytes) are read)")
+            throw MachOError.malformed(
+                "\(header.commandsSize) bytes of load commands (at most \(Limits.maxCommandBytes) are read)")
         }
         try Checked.within(UInt64(header.size), UInt64(header.commandsSize), slice.size, "the load commands")
         let commands = try read(slice.offset + UInt64(header.size), Int(header.commandsSize))
-        guard commands.count == Int(header.commandsSize) else { throw MachOError.truncated("short read of the load commands") }
+        guard commands.count == Int(header.commandsSize) else {
+            throw MachOError.truncated("short read of the load commands")
+        }
 
         var image = MachOImage(
-            slice: slice, is64Bit: header.is64, fileType: fileType(header.fileType), rawFileType: header.fileType, uuid: nil,
+            slice: slice, is64Bit: header.is64, fileType: fileType(header.fileType), rawFileType: header.fileType,
+            uuid: nil,
             segments: [], symbolTable: nil, platform: nil, minOS: nil, sdk: nil, installName: nil)
-        var parser = CommandParser(image: image, sliceSize: slice.size, little: MachOFields(bytes: commands, bigEndian: false))
+        var parser = CommandParser(
+            image: image, sliceSize: slice.size, little: MachOFields(bytes: commands, bigEndian: false))
         var at = 0
         for index in 0..<Int(header.commandCount) {
             guard commands.count - at >= 8 else {
-                throw MachOError.truncated("load command \(index) starts past the \(commands.count) bytes of load commands")
+                throw MachOError.truncated(
+                    "load command \(index) starts past the \(commands.count) bytes of load commands")
             }
             let cmd = parser.f.u32(at)
             let size = Int(parser.f.u32(at + 4))
@@ -67,15 +74,21 @@ extension MachOImage {
         let end = try Checked.add(slice.offset, slice.size, "the slice end")
         let header = try MachOContainer.thinHeader(at: slice.offset, limit: end, read: read)
         guard header.commandCount <= Limits.maxLoadCommands, header.commandsSize <= Limits.maxCommandBytes else {
-            throw MachOError.malformed("\(header.commandCount) load commands in \(header.commandsSize) bytes (past the limits)")
+            throw MachOError.malformed(
+                "\(header.commandCount) load commands in \(header.commandsSize) bytes (past the limits)")
         }
         try Checked.within(UInt64(header.size), UInt64(header.commandsSize), slice.size, "the load commands")
-        let f = MachOFields(bytes: try read(slice.offset + UInt64(header.size), Int(header.commandsSize)), bigEndian: false)
+        let f = MachOFields(
+            bytes: try read(slice.offset + UInt64(header.size), Int(header.commandsSize)), bigEndian: false)
         var at = 0
         for index in 0..<Int(header.commandCount) {
-            guard f.bytes.count - at >= 8 else { throw MachOError.truncated("load command \(index) starts past the load commands") }
+            guard f.bytes.count - at >= 8 else {
+                throw MachOError.truncated("load command \(index) starts past the load commands")
+            }
             let size = Int(f.u32(at + 4))
-            guard size >= 8, size % 4 == 0, size <= f.bytes.count - at else { throw MachOError.malformed("load command \(index) has size \(size)") }
+            guard size >= 8, size % 4 == 0, size <= f.bytes.count - at else {
+                throw MachOError.malformed("load command \(index) has size \(size)")
+            }
             if f.u32(at) == lcUUID, size >= 24 { return Array(f.bytes[(at + 8)..<(at + 24)]) }
             at += size
         }
@@ -96,8 +109,10 @@ extension MachOImage {
     }
 
     static func platformName(_ raw: UInt32) -> String {
-        let names = [1: "macos", 2: "ios", 3: "tvos", 4: "watchos", 5: "bridgeos", 6: "maccatalyst", 7: "iossimulator",
-                     8: "tvossimulator", 9: "watchossimulator", 10: "driverkit", 11: "visionos", 12: "visionossimulator"]
+        let names = [
+            1: "macos", 2: "ios", 3: "tvos", 4: "watchos", 5: "bridgeos", 6: "maccatalyst", 7: "iossimulator",
+            8: "tvossimulator", 9: "watchossimulator", 10: "driverkit", 11: "visionos", 12: "visionossimulator",
+        ]
         return names[Int(raw)] ?? "platform-\(raw)"
     }
 
@@ -124,7 +139,9 @@ private struct CommandParser {
 
     mutating func parse(cmd: UInt32, at: Int, size: Int, index: Int) throws {
         func need(_ bytes: Int, _ what: String) throws {
-            guard size >= bytes else { throw MachOError.malformed("\(what) (load command \(index)) has \(size) bytes, needs \(bytes)") }
+            guard size >= bytes else {
+                throw MachOError.malformed("\(what) (load command \(index)) has \(size) bytes, needs \(bytes)")
+            }
         }
         switch cmd {
         case MachOImage.lcUUID:
@@ -174,7 +191,9 @@ private struct CommandParser {
         let headerSize = is64 ? 72 : 56
         let sectionSize = is64 ? 80 : 68
         let what = is64 ? "LC_SEGMENT_64" : "LC_SEGMENT"
-        guard size >= headerSize else { throw MachOError.malformed("\(what) (load command \(index)) has \(size) bytes") }
+        guard size >= headerSize else {
+            throw MachOError.malformed("\(what) (load command \(index)) has \(size) bytes")
+        }
         let name = f.name16(at + 8)
         let vmaddr = is64 ? f.u64(at + 24) : UInt64(f.u32(at + 24))
         let vmsize = is64 ? f.u64(at + 32) : UInt64(f.u32(at + 28))
@@ -187,7 +206,8 @@ private struct CommandParser {
             throw MachOError.malformed("more than \(MachOImage.Limits.maxSections) sections")
         }
         guard count <= (size - headerSize) / sectionSize else {
-            throw MachOError.malformed("segment \(name) says \(count) sections, its load command holds \((size - headerSize) / sectionSize)")
+            throw MachOError.malformed(
+                "segment \(name) says \(count) sections, its load command holds \((size - headerSize) / sectionSize)")
         }
         sectionCount += count
         var sections: [MachOSection] = []
@@ -200,13 +220,17 @@ private struct CommandParser {
                 size: is64 ? f.u64(s + 40) : UInt64(f.u32(s + 36)),
                 fileOffset: UInt64(f.u32(s + (is64 ? 48 : 40))),
                 flags: f.u32(s + (is64 ? 64 : 56)))
-            _ = try Checked.add(section.address, section.size, "section \(section.segment),\(section.name)'s address range")
+            _ = try Checked.add(
+                section.address, section.size, "section \(section.segment),\(section.name)'s address range")
             if section.hasFileData {
-                try Checked.within(section.fileOffset, section.size, sliceSize, "section \(section.segment),\(section.name)")
+                try Checked.within(
+                    section.fileOffset, section.size, sliceSize, "section \(section.segment),\(section.name)")
             }
             sections.append(section)
         }
         image.segments.append(
-            MachOSegment(name: name, vmaddr: vmaddr, vmsize: vmsize, fileOffset: fileOffset, fileSize: fileSize, sections: sections))
+            MachOSegment(
+                name: name, vmaddr: vmaddr, vmsize: vmsize, fileOffset: fileOffset, fileSize: fileSize,
+                sections: sections))
     }
 }

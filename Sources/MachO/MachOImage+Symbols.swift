@@ -3,9 +3,12 @@ extension MachOImage {
     /// - Parameter maxBytes: refuse a larger section rather than allocate it.
     /// - Throws: `MachOError` when the section has no data in the file or is larger than `maxBytes`.
     public func bytes(of section: MachOSection, maxBytes: Int, read: MachOReadBytes) throws -> [UInt8] {
-        guard section.hasFileData else { throw MachOError.malformed("section \(section.segment),\(section.name) has no data in the file") }
+        guard section.hasFileData else {
+            throw MachOError.malformed("section \(section.segment),\(section.name) has no data in the file")
+        }
         guard section.size <= UInt64(maxBytes) else {
-            throw MachOError.unsupported("section \(section.segment),\(section.name) has \(section.size) bytes (at most \(maxBytes) are read)")
+            throw MachOError.unsupported(
+                "section \(section.segment),\(section.name) has \(section.size) bytes (at most \(maxBytes) are read)")
         }
         try Checked.within(section.fileOffset, section.size, slice.size, "section \(section.segment),\(section.name)")
         return try read(slice.offset + section.fileOffset, Int(section.size))
@@ -20,14 +23,17 @@ extension MachOImage {
     ///   table (at least 1 MiB): names of a hostile table that all start near the front of a long string table
     ///   without NULs would otherwise cost `count × maxNameBytes` in time and memory. A name offset outside the string
     ///   table gives an empty name.
-    public func symbols(maxSymbols: Int = 4_000_000, maxStringBytes: Int = 256 << 20, maxNameBytes: Int = 1 << 16,
-                        read: MachOReadBytes) throws -> [MachOSymbol] {
+    public func symbols(
+        maxSymbols: Int = 4_000_000, maxStringBytes: Int = 256 << 20, maxNameBytes: Int = 1 << 16,
+        read: MachOReadBytes
+    ) throws -> [MachOSymbol] {
         guard let table = symbolTable, table.count > 0 else { return [] }
         guard table.count <= maxSymbols else {
             throw MachOError.unsupported("\(table.count) symbols (at most \(maxSymbols) are read)")
         }
         guard table.stringsSize <= UInt64(maxStringBytes) else {
-            throw MachOError.unsupported("\(table.stringsSize) bytes of symbol names (at most \(maxStringBytes) are read)")
+            throw MachOError.unsupported(
+                "\(table.stringsSize) bytes of symbol names (at most \(maxStringBytes) are read)")
         }
         // LC_SYMTAB's ranges were checked against the slice when the image was read.
         let entries = MachOFields(
@@ -50,9 +56,11 @@ extension MachOImage {
                 }
                 name = String(decoding: bytes, as: UTF8.self)
             }
-            out.append(MachOSymbol(
-                name: name, type: entries.bytes[e + 4], section: entries.bytes[e + 5], description: entries.u16(e + 6),
-                value: is64Bit ? entries.u64(e + 8) : UInt64(entries.u32(e + 8))))
+            out.append(
+                MachOSymbol(
+                    name: name, type: entries.bytes[e + 4], section: entries.bytes[e + 5],
+                    description: entries.u16(e + 6),
+                    value: is64Bit ? entries.u64(e + 8) : UInt64(entries.u32(e + 8))))
         }
         return out
     }

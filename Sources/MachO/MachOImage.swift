@@ -121,7 +121,9 @@ public struct MachOImage: Sendable, Equatable {
 
     /// The first section named `name` whose own segment name is `segment`.
     public func section(_ segment: String, _ name: String) -> MachOSection? {
-        for s in segments { if let hit = s.sections.first(where: { $0.segment == segment && $0.name == name }) { return hit } }
+        for s in segments {
+            if let hit = s.sections.first(where: { $0.segment == segment && $0.name == name }) { return hit }
+        }
         return nil
     }
 

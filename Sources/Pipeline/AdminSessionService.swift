@@ -35,8 +35,12 @@ public final class AdminSessionService: Sendable {
     /// Most addresses tracked at once; past it, addresses without recent failures are forgotten first.
     static let maxTrackedAddresses = 10_000
 
-    public init(store: any AdminSessionStore, projects: ProjectService, hasher: any SecretHashing, generator: any SecretGenerating,
-                clock: any WallClock, lifetime: TimeInterval = 7 * 86_400, maxFailures: Int = 10, failureWindow: TimeInterval = 60) {
+    public init(
+        store: any AdminSessionStore, projects: ProjectService, hasher: any SecretHashing,
+        generator: any SecretGenerating,
+        clock: any WallClock, lifetime: TimeInterval = 7 * 86_400, maxFailures: Int = 10,
+        failureWindow: TimeInterval = 60
+    ) {
         self.store = store
         self.projects = projects
         self.hasher = hasher
@@ -91,7 +95,8 @@ public final class AdminSessionService: Sendable {
         // token in).
         guard !token.isEmpty,
             let session = try await store.createSession(
-                tokenHash: hasher.hash(cookie), adminTokenHash: hasher.hash(token), secret: generator.randomHex(bytes: 32),
+                tokenHash: hasher.hash(cookie), adminTokenHash: hasher.hash(token),
+                secret: generator.randomHex(bytes: 32),
                 createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
         else {
             recordFailure(client)

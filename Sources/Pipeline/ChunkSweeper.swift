@@ -10,7 +10,8 @@ public struct ChunkSweeper: Service {
     let logger: Logger
     let interval: Duration
 
-    public init(uploads: ChunkUploadService, clock: any WallClock, logger: Logger, interval: Duration = .seconds(3600)) {
+    public init(uploads: ChunkUploadService, clock: any WallClock, logger: Logger, interval: Duration = .seconds(3600))
+    {
         self.uploads = uploads
         self.clock = clock
         self.logger = logger
@@ -26,7 +27,9 @@ public struct ChunkSweeper: Service {
         while !Task.isCancelled {
             do {
                 let removed = try uploads.sweep(now: clock.now())
-                if removed > 0 { logger.info("unused chunks removed", metadata: [Telemetry.LogKey.chunks: "\(removed)"]) }
+                if removed > 0 {
+                    logger.info("unused chunks removed", metadata: [Telemetry.LogKey.chunks: "\(removed)"])
+                }
             } catch {
                 logger.error("chunk sweep failed", metadata: [Telemetry.LogKey.error: "\(error)"])
             }

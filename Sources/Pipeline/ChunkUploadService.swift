@@ -38,8 +38,10 @@ public struct ChunkUploadService: Sendable {
     public let limits: ChunkUploadLimits
     let inFlight = InFlightAssembles()
 
-    public init(chunks: any ChunkStore, uploads: any DifUploadStore, debugFiles: DebugFileService, hasher: any ChecksumHashing,
-                clock: any WallClock, telemetry: Telemetry? = nil, limits: ChunkUploadLimits = ChunkUploadLimits()) {
+    public init(
+        chunks: any ChunkStore, uploads: any DifUploadStore, debugFiles: DebugFileService, hasher: any ChecksumHashing,
+        clock: any WallClock, telemetry: Telemetry? = nil, limits: ChunkUploadLimits = ChunkUploadLimits()
+    ) {
         self.chunks = chunks
         self.uploads = uploads
         self.debugFiles = debugFiles
@@ -70,12 +72,15 @@ public struct ChunkUploadService: Sendable {
                 throw ChunkUploadError(.tooMany, "at most \(limits.chunksPerRequest) chunks per request")
             }
             guard chunk.bytes.count <= limits.chunkSize else {
-                throw ChunkUploadError(.chunkTooLarge, "chunk \(chunk.claimed) is larger than the chunk size (\(limits.chunkSize) bytes)")
+                throw ChunkUploadError(
+                    .chunkTooLarge, "chunk \(chunk.claimed) is larger than the chunk size (\(limits.chunkSize) bytes)")
             }
             let actual = hasher.sha1(chunk.bytes)
             guard actual == chunk.claimed else {
                 throw ChunkUploadError(
-                    .checksumMismatch, "chunk \(chunk.claimed): its bytes have the SHA-1 \(actual); the file name must be the SHA-1 of the uncompressed chunk")
+                    .checksumMismatch,
+                    "chunk \(chunk.claimed): its bytes have the SHA-1 \(actual); the file name must be the SHA-1 of the uncompressed chunk"
+                )
             }
             if try chunks.put(chunk.claimed, bytes: chunk.bytes, project: project.id) {
                 receipt.stored += 1
@@ -93,7 +98,9 @@ public struct ChunkUploadService: Sendable {
     ///
     /// - Parameter maxFileBytes: the largest debug file the server accepts.
     /// - Throws: `ChunkUploadError.tooMany` past `limits.maxFilesPerAssemble` files; storage failures.
-    public func assemble(_ files: [DifAssembleRequest], project: Project, maxFileBytes: UInt64) async throws -> [DifAssembleResult] {
+    public func assemble(_ files: [DifAssembleRequest], project: Project, maxFileBytes: UInt64) async throws
+        -> [DifAssembleResult]
+    {
         guard files.count <= limits.maxFilesPerAssemble else {
             throw ChunkUploadError(.tooMany, "at most \(limits.maxFilesPerAssemble) files per assemble request")
         }
@@ -138,7 +145,10 @@ public struct ChunkUploadService: Sendable {
             if sizes.isEmpty, let dif = try await recognise(file, project: project) {
                 return (DifAssembleResult(checksum: file.checksum, state: .ok, dif: dif), false)
             }
-            return (DifAssembleResult(checksum: file.checksum, state: .notFound, missingChunks: unique.filter { sizes[$0] == nil }), false)
+            return (
+                DifAssembleResult(
+                    checksum: file.checksum, state: .notFound, missingChunks: unique.filter { sizes[$0] == nil }), false
+            )
         }
         let head: ChunkAssemblyPlan.Head
         do {
@@ -154,12 +164,14 @@ public struct ChunkUploadService: Sendable {
 
         let key = InFlightAssembles.Key(project: project.id, checksum: file.checksum)
         let decision = inFlight.claim(key) { running in
-            ChunkAssemblyPlan.decide(file.chunks, stored: sizes, head: head, quotaLeft: quotaLeft, running: running, limits: planLimits)
+            ChunkAssemblyPlan.decide(
+                file.chunks, stored: sizes, head: head, quotaLeft: quotaLeft, running: running, limits: planLimits)
         }
         let plannedBytes: UInt64
         switch decision {
         case .write(let bytes): plannedBytes = bytes
-        case .missing(let gone): return (DifAssembleResult(checksum: file.checksum, state: .notFound, missingChunks: gone), false)
+        case .missing(let gone):
+            return (DifAssembleResult(checksum: file.checksum, state: .notFound, missingChunks: gone), false)
         case .wait: return (DifAssembleResult(checksum: file.checksum, state: .assembling), false)
         case .refuse(let refusal): return (try await refuse(file, refusal, project: project), false)
         }
@@ -170,7 +182,9 @@ public struct ChunkUploadService: Sendable {
         let content = debugFiles.contentDigester()
         let size: UInt64
         do {
-            size = try await chunks.concatenate(file.chunks, project: project.id, into: upload.path, maxBytes: plannedBytes) {
+            size = try await chunks.concatenate(
+                file.chunks, project: project.id, into: upload.path, maxBytes: plannedBytes
+            ) {
                 digest.update($0)
                 content.update($0)
             }
@@ -183,7 +197,10 @@ public struct ChunkUploadService: Sendable {
                 return (DifAssembleResult(checksum: file.checksum, state: .notFound, missingChunks: gone), false)
             case .tooLarge:
                 // A chunk grew since its size was read (replaced on disk): not the planned file.
-                return (try await fail(file, project: project, "the chunks changed while the file was assembled; upload again"), false)
+                return (
+                    try await fail(
+                        file, project: project, "the chunks changed while the file was assembled; upload again"), false
+                )
             }
         } catch {
             debugFiles.discard(upload)
@@ -197,7 +214,8 @@ public struct ChunkUploadService: Sendable {
             return (
                 try await fail(
                     file, project: project,
-                    "the chunks add up to a file whose SHA-1 is \(actual), not \(file.checksum); they were discarded, upload again"),
+                    "the chunks add up to a file whose SHA-1 is \(actual), not \(file.checksum); they were discarded, upload again"
+                ),
                 false
             )
         }
@@ -206,10 +224,14 @@ public struct ChunkUploadService: Sendable {
             // A fat Mach-O is stored one slice a file (sentry-cli splits them itself); the answer describes the slice the
             // client named, else the first.
             let all = try await debugFiles.acceptAll(
-                ReceivedDebugFile(upload: upload, sha256: content.finalize(), size: size), claimed: nil, project: project,
+                ReceivedDebugFile(upload: upload, sha256: content.finalize(), size: size), claimed: nil,
+                project: project,
                 name: Self.objectName(file.name))
             let wanted = file.debugID.flatMap(DifIdentifiers.normalized(debugID:))
-            guard let named = all.first(where: { DifIdentifiers.debugID(of: $0.buildID, format: $0.facts.format) == wanted }) ?? all.first
+            guard
+                let named = all.first(where: {
+                    DifIdentifiers.debugID(of: $0.buildID, format: $0.facts.format) == wanted
+                }) ?? all.first
             else { throw DebugFileError(.nothingToServe, "the file holds no debug file") }
             accepted = named
         } catch let error as DebugFileError {
@@ -218,7 +240,8 @@ public struct ChunkUploadService: Sendable {
         let dif = describe(accepted.facts, buildID: accepted.buildID, size: accepted.size, file: file)
         try await uploads.save(
             DifUploadRecord(
-                project: project.id, checksum: file.checksum, name: file.name, debugID: file.debugID, buildID: accepted.buildID,
+                project: project.id, checksum: file.checksum, name: file.name, debugID: file.debugID,
+                buildID: accepted.buildID,
                 state: .ok, detail: nil, dif: dif, updatedAt: clock.now()))
         return (DifAssembleResult(checksum: file.checksum, state: .ok, dif: dif), true)
     }
@@ -250,7 +273,9 @@ public struct ChunkUploadService: Sendable {
     }
 
     /// Records and answers a file refused by its plan.
-    func refuse(_ file: DifAssembleRequest, _ refusal: ChunkAssemblyPlan.Refusal, project: Project) async throws -> DifAssembleResult {
+    func refuse(_ file: DifAssembleRequest, _ refusal: ChunkAssemblyPlan.Refusal, project: Project) async throws
+        -> DifAssembleResult
+    {
         try await fail(file, project: project, refusal.description)
     }
 
@@ -258,7 +283,8 @@ public struct ChunkUploadService: Sendable {
     func fail(_ file: DifAssembleRequest, project: Project, _ detail: String) async throws -> DifAssembleResult {
         try await uploads.save(
             DifUploadRecord(
-                project: project.id, checksum: file.checksum, name: file.name, debugID: file.debugID, buildID: nil, state: .error,
+                project: project.id, checksum: file.checksum, name: file.name, debugID: file.debugID, buildID: nil,
+                state: .error,
                 detail: detail, dif: nil, updatedAt: clock.now()))
         return DifAssembleResult(checksum: file.checksum, state: .error, detail: detail)
     }
@@ -272,19 +298,25 @@ public struct ChunkUploadService: Sendable {
         for (prefix, format) in DifIdentifiers.candidatePrefixes(ofDebugID: debugID) {
             for buildID in try await uploads.storedBuildIDs(project: project.id, hexPrefix: prefix, limit: 8)
             where DifIdentifiers.debugID(of: buildID, format: format) == wanted {
-                if let dif = try await recognise(file, buildID: buildID, format: format, sizes: sizes, project: project) { return dif }
+                if let dif = try await recognise(file, buildID: buildID, format: format, sizes: sizes, project: project)
+                {
+                    return dif
+                }
             }
         }
         return nil
     }
 
     /// The stored file of `buildID` (of `format`) that is byte for byte `file`, recorded as assembled; nil when none is.
-    func recognise(_ file: DifAssembleRequest, buildID: BuildID, format: DebugFileFormat, sizes: ClosedRange<UInt64>,
-                   project: Project) async throws -> DifDescription? {
+    func recognise(
+        _ file: DifAssembleRequest, buildID: BuildID, format: DebugFileFormat, sizes: ClosedRange<UInt64>,
+        project: Project
+    ) async throws -> DifDescription? {
         var hashed = Set<String>()
         for kind in DebugFileKind.allCases {
             guard let path = try await debugFiles.path(of: buildID, kind: kind, project: project.id),
-                let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? UInt64, sizes.contains(size),
+                let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? UInt64,
+                sizes.contains(size),
                 hashed.insert(path).inserted,
                 let sum = try? hasher.sha1(ofFileAt: path), sum == file.checksum,
                 let facts = debugFiles.facts(ofFileAt: path), facts.format == format || facts.format == .sourceBundle
@@ -292,7 +324,8 @@ public struct ChunkUploadService: Sendable {
             let dif = describe(facts, buildID: buildID, size: size, file: file)
             try await uploads.save(
                 DifUploadRecord(
-                    project: project.id, checksum: file.checksum, name: file.name, debugID: file.debugID, buildID: buildID,
+                    project: project.id, checksum: file.checksum, name: file.name, debugID: file.debugID,
+                    buildID: buildID,
                     state: .ok, detail: nil, dif: dif, updatedAt: clock.now()))
             return dif
         }
@@ -301,8 +334,10 @@ public struct ChunkUploadService: Sendable {
 
     func describe(_ facts: DebugFileFacts, buildID: BuildID, size: UInt64, file: DifAssembleRequest) -> DifDescription {
         DifDescription(
-            id: file.checksum.rawValue, debugID: DifIdentifiers.debugID(of: buildID, format: facts.format), codeID: buildID,
-            cpuName: facts.architecture, objectName: Self.objectName(file.name), size: size, sha1: file.checksum, createdAt: clock.now(),
+            id: file.checksum.rawValue, debugID: DifIdentifiers.debugID(of: buildID, format: facts.format),
+            codeID: buildID,
+            cpuName: facts.architecture, objectName: Self.objectName(file.name), size: size, sha1: file.checksum,
+            createdAt: clock.now(),
             objectClass: DifObjectClass.of(facts), features: facts.features, format: facts.format)
     }
 
@@ -335,7 +370,9 @@ final class InFlightAssembles: Sendable {
 
     /// Decides with `plan`, shown the project's running assembles; a `.write` claims `key` (the caller must
     /// `release` it after), anything else claims nothing.
-    func claim(_ key: Key, plan: (ChunkAssemblyPlan.Running) -> ChunkAssemblyPlan.Decision) -> ChunkAssemblyPlan.Decision {
+    func claim(_ key: Key, plan: (ChunkAssemblyPlan.Running) -> ChunkAssemblyPlan.Decision)
+        -> ChunkAssemblyPlan.Decision
+    {
         running.withLock { running in
             var now = ChunkAssemblyPlan.Running(sameFile: running[key] != nil)
             for (other, bytes) in running where other.project == key.project {

@@ -55,9 +55,11 @@ public struct ChunkUploadLimits: Sendable, Equatable {
     /// sentry-cli asks again. sentry-cli itself asks for one file at a time.
     public var maxParallelAssembles: Int
 
-    public init(chunkSize: Int = 8 << 20, chunksPerRequest: Int = 64, maxRequestBytes: Int = 32 << 20, concurrency: Int = 4,
-                maxFilesPerAssemble: Int = 10_000, chunkLifetime: TimeInterval = 86_400, maxChunkRepeats: Int = 8,
-                maxParallelAssembles: Int = 2) {
+    public init(
+        chunkSize: Int = 8 << 20, chunksPerRequest: Int = 64, maxRequestBytes: Int = 32 << 20, concurrency: Int = 4,
+        maxFilesPerAssemble: Int = 10_000, chunkLifetime: TimeInterval = 86_400, maxChunkRepeats: Int = 8,
+        maxParallelAssembles: Int = 2
+    ) {
         self.chunkSize = chunkSize
         self.chunksPerRequest = chunksPerRequest
         self.maxRequestBytes = maxRequestBytes
@@ -130,8 +132,10 @@ public struct DifAssembleResult: Sendable, Equatable {
     public var detail: String?
     public var dif: DifDescription?
 
-    public init(checksum: ChunkChecksum, state: State, missingChunks: [ChunkChecksum] = [], detail: String? = nil,
-                dif: DifDescription? = nil) {
+    public init(
+        checksum: ChunkChecksum, state: State, missingChunks: [ChunkChecksum] = [], detail: String? = nil,
+        dif: DifDescription? = nil
+    ) {
         self.checksum = checksum
         self.state = state
         self.missingChunks = missingChunks

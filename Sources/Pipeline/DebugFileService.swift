@@ -70,7 +70,8 @@ public struct DebugFileService: Sendable {
     /// the project (queues the reports that lacked it, or used the old one, for symbolication again).
     let onStored: @Sendable (_ project: ProjectID, _ buildID: BuildID, _ replaced: Bool) async -> Void
     /// Runs an upload's inspection or splitting somewhere and returns its answer.
-    public typealias Offload = @Sendable (_ work: @escaping @Sendable () throws -> any Sendable) async throws -> any Sendable
+    public typealias Offload =
+        @Sendable (_ work: @escaping @Sendable () throws -> any Sendable) async throws -> any Sendable
     /// Where uploads are inspected and split: checking a source bundle or expanding a ZIP of dSYMs inflates every file in
     /// it, seconds of CPU that must not hold the request's executor (the composition root passes a `BlockingWorkPool`);
     /// by default, in place.
@@ -82,10 +83,14 @@ public struct DebugFileService: Sendable {
     /// bundle once and inflates off the request's executor); by default no bundle can be read.
     let sourceReader: SourceReader
 
-    public init(store: any DebugFileStore, inspector: any DebugFileInspecting, hasher: any ContentHashing, clock: any WallClock,
-                quotaBytes: UInt64, offload: @escaping Offload = { try $0() },
-                sourceReader: @escaping SourceReader = { _, _ in throw DebugFileError(.notELF, "source bundles are not read here") },
-                onStored: @escaping @Sendable (ProjectID, BuildID, Bool) async -> Void = { _, _, _ in }) {
+    public init(
+        store: any DebugFileStore, inspector: any DebugFileInspecting, hasher: any ContentHashing, clock: any WallClock,
+        quotaBytes: UInt64, offload: @escaping Offload = { try $0() },
+        sourceReader: @escaping SourceReader = { _, _ in
+            throw DebugFileError(.notELF, "source bundles are not read here")
+        },
+        onStored: @escaping @Sendable (ProjectID, BuildID, Bool) async -> Void = { _, _, _ in }
+    ) {
         self.store = store
         self.offload = offload
         self.sourceReader = sourceReader
@@ -115,14 +120,16 @@ public struct DebugFileService: Sendable {
     /// The quota error for `project`, as answered while streaming and after.
     public func quotaError(_ project: Project, wouldUse: UInt64? = nil) -> DebugFileError {
         let detail = wouldUse.map { ", and this file would make it \($0 >> 20) MiB" } ?? ""
-        return DebugFileError(.quotaExceeded, "project \(project.slug) has a \(quotaBytes >> 20) MiB debug-file quota\(detail)")
+        return DebugFileError(
+            .quotaExceeded, "project \(project.slug) has a \(quotaBytes >> 20) MiB debug-file quota\(detail)")
     }
 
     /// Hashes a completed upload that was not hashed while it was written.
     public func received(_ upload: TemporaryUpload) throws -> ReceivedDebugFile {
         var st = stat()
         guard stat(upload.path, &st) == 0 else { throw DebugFileError(.notELF, "the upload cannot be read") }
-        return ReceivedDebugFile(upload: upload, sha256: try hasher.sha256(ofFileAt: upload.path), size: UInt64(clamping: st.st_size))
+        return ReceivedDebugFile(
+            upload: upload, sha256: try hasher.sha256(ofFileAt: upload.path), size: UInt64(clamping: st.st_size))
     }
 
     /// Verifies and stores a completed upload for `project`; the temporary file is consumed either way.
@@ -130,7 +137,9 @@ public struct DebugFileService: Sendable {
     /// - Parameters:
     ///   - claimed: the build-id in the URL; the file's own must match.
     ///   - name: the client's file name, kept for people only.
-    public func accept(_ file: ReceivedDebugFile, claimed: BuildID, project: Project, name: String?) async throws -> [StoredDebugFile] {
+    public func accept(_ file: ReceivedDebugFile, claimed: BuildID, project: Project, name: String?) async throws
+        -> [StoredDebugFile]
+    {
         try await acceptAll(file, claimed: claimed, project: project, name: name).flatMap(\.stored)
     }
 
@@ -144,7 +153,9 @@ public struct DebugFileService: Sendable {
     ///     pieces' must.
     ///   - name: the client's file name, kept for people only.
     /// - Returns: one accepted file per piece, in the container's order.
-    public func acceptAll(_ file: ReceivedDebugFile, claimed: BuildID?, project: Project, name: String?) async throws -> [AcceptedDebugFile] {
+    public func acceptAll(_ file: ReceivedDebugFile, claimed: BuildID?, project: Project, name: String?) async throws
+        -> [AcceptedDebugFile]
+    {
         let upload = file.upload
         let pieces: [DebugFilePiece]?
         do {
@@ -163,9 +174,13 @@ public struct DebugFileService: Sendable {
             }
         } catch {
             store.discard(upload)
-            throw DebugFileError(.notELF, "the upload is not an ELF or Mach-O file, a ZIP of dSYMs or a source bundle that can be read: \(error)")
+            throw DebugFileError(
+                .notELF,
+                "the upload is not an ELF or Mach-O file, a ZIP of dSYMs or a source bundle that can be read: \(error)")
         }
-        guard let pieces else { return [try await verifyAndStore(file, claimed: claimed, project: project, name: name)] }
+        guard let pieces else {
+            return [try await verifyAndStore(file, claimed: claimed, project: project, name: name)]
+        }
         store.discard(upload)
         var checked: [(file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, name: String?)] = []
         do {
@@ -185,7 +200,9 @@ public struct DebugFileService: Sendable {
         var accepted: [AcceptedDebugFile] = []
         for (i, piece) in checked.enumerated() {
             do {
-                accepted.append(try await keep(piece.file, facts: piece.facts, buildID: piece.buildID, project: project, name: piece.name))
+                accepted.append(
+                    try await keep(
+                        piece.file, facts: piece.facts, buildID: piece.buildID, project: project, name: piece.name))
             } catch {
                 for rest in checked[(i + 1)...] { store.discard(rest.file.upload) }
                 throw error
@@ -196,7 +213,9 @@ public struct DebugFileService: Sendable {
 
     /// `work`'s answer, run where `offload` runs it.
     func offloaded<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        guard let value = try await offload(work) as? T else { throw DebugFileError(.notELF, "the upload could not be inspected") }
+        guard let value = try await offload(work) as? T else {
+            throw DebugFileError(.notELF, "the upload could not be inspected")
+        }
         return value
     }
 
@@ -211,7 +230,9 @@ public struct DebugFileService: Sendable {
     /// checked again (`DebugFileInspecting.inspectStored`), so this stays cheap on a request's executor.
     public func facts(ofFileAt path: String) -> DebugFileFacts? { try? inspector.inspectStored(path: path) }
 
-    func verifyAndStore(_ file: ReceivedDebugFile, claimed: BuildID?, project: Project, name: String?) async throws -> AcceptedDebugFile {
+    func verifyAndStore(_ file: ReceivedDebugFile, claimed: BuildID?, project: Project, name: String?) async throws
+        -> AcceptedDebugFile
+    {
         let facts = try await inspected(file.upload)
         let buildID: BuildID
         do {
@@ -229,7 +250,8 @@ public struct DebugFileService: Sendable {
             return try await offloaded { [inspector] in try inspector.inspect(path: upload.path) }
         } catch {
             store.discard(upload)
-            throw DebugFileError(.notELF, "the upload is not an ELF or Mach-O file or a source bundle that can be read: \(error)")
+            throw DebugFileError(
+                .notELF, "the upload is not an ELF or Mach-O file or a source bundle that can be read: \(error)")
         }
     }
 
@@ -254,19 +276,22 @@ public struct DebugFileService: Sendable {
     }
 
     /// Stores a verified file under `buildID`; the temporary file is consumed either way.
-    func keep(_ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: Project, name: String?) async throws
+    func keep(_ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: Project, name: String?)
+        async throws
         -> AcceptedDebugFile
     {
         let upload = file.upload
         do {
             let outcome = try await store.store(
-                file, facts: facts, buildID: buildID, project: project.id, name: name, quotaBytes: quotaBytes, at: clock.now())
+                file, facts: facts, buildID: buildID, project: project.id, name: name, quotaBytes: quotaBytes,
+                at: clock.now())
             switch outcome {
             case .quotaExceeded(let wouldUse):
                 throw quotaError(project, wouldUse: wouldUse)
             case .stored(let stored, let replaced):
                 await onStored(project.id, buildID, replaced)
-                return AcceptedDebugFile(buildID: buildID, facts: facts, size: file.size, sha256: file.sha256, stored: stored)
+                return AcceptedDebugFile(
+                    buildID: buildID, facts: facts, size: file.size, sha256: file.sha256, stored: stored)
             }
         } catch {
             store.discard(upload)

@@ -16,7 +16,9 @@ enum DifIdentifiers {
     /// The build-ids a debug id can name, as 32-digit prefixes: the ELF reading (first three fields swapped) and the
     /// Mach-O one (the UUID as it is). Empty when `debugID` is not a GUID.
     static func candidatePrefixes(ofDebugID debugID: String) -> [(prefix: String, format: DebugFileFormat)] {
-        guard let elf = buildIDPrefix(ofDebugID: debugID), let normalized = normalized(debugID: debugID) else { return [] }
+        guard let elf = buildIDPrefix(ofDebugID: debugID), let normalized = normalized(debugID: debugID) else {
+            return []
+        }
         let uuid = String(normalized.filter { $0 != "-" })
         return uuid == elf ? [(elf, .elf)] : [(elf, .elf), (uuid, .macho)]
     }
@@ -57,8 +59,11 @@ enum DifIdentifiers {
 
     /// Swaps the byte order of the first three GUID fields of 32 hex digits and adds the hyphens.
     static func guid(swapping hex: [UInt8]) -> String {
-        func bytes(_ range: Range<Int>) -> [[UInt8]] { stride(from: range.lowerBound, to: range.upperBound, by: 2).map { Array(hex[$0..<($0 + 2)]) } }
-        let swapped = bytes(0..<8).reversed().flatMap { $0 } + bytes(8..<12).reversed().flatMap { $0 }
+        func bytes(_ range: Range<Int>) -> [[UInt8]] {
+            stride(from: range.lowerBound, to: range.upperBound, by: 2).map { Array(hex[$0..<($0 + 2)]) }
+        }
+        let swapped =
+            bytes(0..<8).reversed().flatMap { $0 } + bytes(8..<12).reversed().flatMap { $0 }
             + bytes(12..<16).reversed().flatMap { $0 } + Array(hex[16..<32])
         return groups(swapped)
     }

@@ -30,8 +30,10 @@ public final class GroupCommitter: Sendable {
     /// Told of every write (background work gives way while ingest is busy).
     let activity: IngestActivity?
 
-    public init(store: any IngestStore, telemetry: Telemetry, maxWritesPerCommit: Int = 512, activity: IngestActivity? = nil,
-                onCommit: @escaping @Sendable () -> Void = {}) {
+    public init(
+        store: any IngestStore, telemetry: Telemetry, maxWritesPerCommit: Int = 512, activity: IngestActivity? = nil,
+        onCommit: @escaping @Sendable () -> Void = {}
+    ) {
         self.onCommit = onCommit
         self.activity = activity
         self.store = store

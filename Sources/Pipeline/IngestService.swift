@@ -64,8 +64,10 @@ public struct IngestService: Sendable {
     let clock: any WallClock
     let telemetry: Telemetry
 
-    public init(committer: GroupCommitter, rateLimiter: RateLimiter, diskGuard: DiskGuard, clock: any WallClock,
-                telemetry: Telemetry) {
+    public init(
+        committer: GroupCommitter, rateLimiter: RateLimiter, diskGuard: DiskGuard, clock: any WallClock,
+        telemetry: Telemetry
+    ) {
         self.committer = committer
         self.rateLimiter = rateLimiter
         self.diskGuard = diskGuard
@@ -74,7 +76,9 @@ public struct IngestService: Sendable {
     }
 
     /// Stores `reports` (their raw bytes in `payload`) for `project`; returns once they are durable.
-    public func accept(_ reports: [PreparedReport], payload: StoredPayload, for project: Project) async throws -> ReportReceipt {
+    public func accept(_ reports: [PreparedReport], payload: StoredPayload, for project: Project) async throws
+        -> ReportReceipt
+    {
         try admit(project, cost: reports.count)
         let batch = ReportBatch(project: project.id, receivedAt: clock.now(), payload: payload, reports: reports)
         switch try await commit(.reports(batch), count: reports.count) {
@@ -142,7 +146,9 @@ public struct IngestService: Sendable {
             event.receivedAt = envelope.receivedAt
             envelope.event = event
         }
-        if envelope.event == nil && envelope.sessions.isEmpty && envelope.discarded.isEmpty && envelope.attachments.isEmpty {
+        if envelope.event == nil && envelope.sessions.isEmpty && envelope.discarded.isEmpty
+            && envelope.attachments.isEmpty
+        {
             return EnvelopeReceipt(
                 stored: [], duplicates: [], sessionsApplied: 0, attachments: 0, rateLimitedFor: limitedFor,
                 sessionsLimitedFor: sessionsLimitedFor)
@@ -153,7 +159,8 @@ public struct IngestService: Sendable {
             telemetry.count(Telemetry.Name.reportsDuplicate, by: duplicates.count)
             telemetry.count(Telemetry.Name.sessionsApplied, by: sessions)
             return EnvelopeReceipt(
-                stored: stored, duplicates: duplicates, sessionsApplied: sessions, attachments: attachments, rateLimitedFor: limitedFor,
+                stored: stored, duplicates: duplicates, sessionsApplied: sessions, attachments: attachments,
+                rateLimitedFor: limitedFor,
                 sessionsLimitedFor: sessionsLimitedFor)
         default:
             throw IngestError(.storageFailed, "storage answered an envelope write with another kind of outcome")
@@ -192,7 +199,9 @@ public struct IngestService: Sendable {
         } catch {
             if diskGuard.noteFailure(error) {
                 telemetry.rejected(.diskFull, count: count)
-                throw IngestError(.diskFull, "the disk is full; nothing of the request was stored", retryAfter: diskGuard.retryAfterSeconds)
+                throw IngestError(
+                    .diskFull, "the disk is full; nothing of the request was stored",
+                    retryAfter: diskGuard.retryAfterSeconds)
             }
             telemetry.rejected(.storageFailed, count: count)
             throw IngestError(.storageFailed, "the database refused the commit: \(error)")
@@ -266,14 +275,17 @@ public final class DiskGuard: Sendable {
     ///   - onEnter: run in a detached task on each entry (e.g. a WAL checkpoint that gives the WAL's space back).
     ///   - onLeave: run in a detached task on each leave (e.g. the WAL's usual size again).
     ///   - probe: returns the free bytes of the data folder's file system.
-    public init(floorBytes: UInt64, marginBytes: UInt64? = nil, clock: any WallClock, logger: Logger? = nil,
-                telemetry: Telemetry? = nil, retryAfterSeconds: Int = 30,
-                isDiskFull: @escaping @Sendable (any Error) -> Bool = { _ in false },
-                onEnter: @escaping @Sendable () async -> Void = {},
-                onLeave: @escaping @Sendable () async -> Void = {},
-                probe: @escaping @Sendable () -> UInt64?) {
+    public init(
+        floorBytes: UInt64, marginBytes: UInt64? = nil, clock: any WallClock, logger: Logger? = nil,
+        telemetry: Telemetry? = nil, retryAfterSeconds: Int = 30,
+        isDiskFull: @escaping @Sendable (any Error) -> Bool = { _ in false },
+        onEnter: @escaping @Sendable () async -> Void = {},
+        onLeave: @escaping @Sendable () async -> Void = {},
+        probe: @escaping @Sendable () -> UInt64?
+    ) {
         policy = StoragePressurePolicy(
-            floorBytes: floorBytes, marginBytes: marginBytes ?? StoragePressurePolicy.defaultMargin(floorBytes: floorBytes))
+            floorBytes: floorBytes,
+            marginBytes: marginBytes ?? StoragePressurePolicy.defaultMargin(floorBytes: floorBytes))
         self.probe = probe
         self.clock = clock
         self.logger = logger
@@ -397,7 +409,8 @@ public final class DiskGuard: Sendable {
 
     func record(_ state: inout State, full: Bool, at date: Date) {
         if full { state.entries &+= 1 }
-        state.notices.append(StorageNotice(full: full, at: date, availableBytes: state.available, floorBytes: policy.floorBytes))
+        state.notices.append(
+            StorageNotice(full: full, at: date, availableBytes: state.available, floorBytes: policy.floorBytes))
         if state.notices.count > Self.maxNotices { state.notices.removeFirst(state.notices.count - Self.maxNotices) }
     }
 
@@ -414,7 +427,9 @@ public final class DiskGuard: Sendable {
             Telemetry.LogKey.floorBytes: "\(policy.floorBytes)",
         ]
         if full {
-            logger?.error("storage full: ingest answers 507, background writers keep half the floor then pause (\(snapshot.reason))", metadata: metadata)
+            logger?.error(
+                "storage full: ingest answers 507, background writers keep half the floor then pause (\(snapshot.reason))",
+                metadata: metadata)
             let onEnter = onEnter
             Task.detached { await onEnter() }
         } else {

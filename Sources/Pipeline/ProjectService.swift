@@ -47,8 +47,10 @@ public final class ProjectService: Sendable {
     let cache = Mutex<[String: (project: Project?, at: Date)]>([:])
     static let cacheSeconds: Double = 60
 
-    public init(store: any ProjectStore, hasher: any SecretHashing, generator: any SecretGenerating,
-                clock: any WallClock, defaultRateLimit: Double = 1000) {
+    public init(
+        store: any ProjectStore, hasher: any SecretHashing, generator: any SecretGenerating,
+        clock: any WallClock, defaultRateLimit: Double = 1000
+    ) {
         self.store = store
         self.hasher = hasher
         self.generator = generator
@@ -82,7 +84,8 @@ public final class ProjectService: Sendable {
 
     /// Replaces a project's privacy settings; nil when there is no such project. A running server sees the
     /// change within `cacheSeconds` (its authentication cache holds the project).
-    public func configurePrivacy(slug: ProjectSlug, _ change: (inout PrivacySettings) -> Void) async throws -> Project? {
+    public func configurePrivacy(slug: ProjectSlug, _ change: (inout PrivacySettings) -> Void) async throws -> Project?
+    {
         guard var project = try await store.project(slug: slug) else { return nil }
         change(&project.privacy)
         guard try await store.setPrivacy(project.privacy, for: project.id) else { return nil }

@@ -12,8 +12,10 @@ public struct StoredReportReading: Sendable {
     /// One report of the payload, read from `inflated` (what `inflate` returned for `raw.payload`).
     public var read: @Sendable (_ inflated: [UInt8], _ raw: RawReport) throws -> Report
 
-    public init(inflate: @escaping @Sendable (StoredPayload) throws -> [UInt8],
-                read: @escaping @Sendable (_ inflated: [UInt8], _ raw: RawReport) throws -> Report) {
+    public init(
+        inflate: @escaping @Sendable (StoredPayload) throws -> [UInt8],
+        read: @escaping @Sendable (_ inflated: [UInt8], _ raw: RawReport) throws -> Report
+    ) {
         self.inflate = inflate
         self.read = read
     }

@@ -87,13 +87,15 @@ public struct SymbolicationWorker: Service {
     ///     waiting on a module owner overlap with parsing).
     ///   - storage: the storage-pressure state steps pause under (nil: never paused).
     ///   - ingestActivity: while it says ingest is busy, batches are small and on one core (nil: never).
-    public init(store: any SymbolicationStore, symbolicator: any AddressSymbolicating, reading: StoredReportReading,
-                clock: any WallClock, logger: Logger, batchSize: Int = 64, backlogBatchSize: Int = 256,
-                concurrency: Int = max(2, ProcessInfo.processInfo.activeProcessorCount),
-                idleDelay: Duration = .milliseconds(200), telemetry: Telemetry? = nil,
-                maxAttempts: Int = SymbolicationRetry.maxAttempts, onChange: @escaping @Sendable () -> Void = {},
-                onFilesSeen: @escaping @Sendable (Int64) -> Void = { _ in }, storage: DiskGuard? = nil,
-                ingestActivity: IngestActivity? = nil) {
+    public init(
+        store: any SymbolicationStore, symbolicator: any AddressSymbolicating, reading: StoredReportReading,
+        clock: any WallClock, logger: Logger, batchSize: Int = 64, backlogBatchSize: Int = 256,
+        concurrency: Int = max(2, ProcessInfo.processInfo.activeProcessorCount),
+        idleDelay: Duration = .milliseconds(200), telemetry: Telemetry? = nil,
+        maxAttempts: Int = SymbolicationRetry.maxAttempts, onChange: @escaping @Sendable () -> Void = {},
+        onFilesSeen: @escaping @Sendable (Int64) -> Void = { _ in }, storage: DiskGuard? = nil,
+        ingestActivity: IngestActivity? = nil
+    ) {
         self.storage = storage
         self.ingestActivity = ingestActivity
         self.onFilesSeen = onFilesSeen
@@ -113,11 +115,13 @@ public struct SymbolicationWorker: Service {
 
     /// A worker that reads each stored report on its own with `reread` (tests and tools whose reports have no
     /// stored payload to share).
-    public init(store: any SymbolicationStore, symbolicator: any AddressSymbolicating,
-                reread: @escaping @Sendable (RawReport) throws -> Report, clock: any WallClock, logger: Logger,
-                batchSize: Int = 64, idleDelay: Duration = .milliseconds(200), telemetry: Telemetry? = nil,
-                maxAttempts: Int = SymbolicationRetry.maxAttempts, onChange: @escaping @Sendable () -> Void = {},
-                onFilesSeen: @escaping @Sendable (Int64) -> Void = { _ in }) {
+    public init(
+        store: any SymbolicationStore, symbolicator: any AddressSymbolicating,
+        reread: @escaping @Sendable (RawReport) throws -> Report, clock: any WallClock, logger: Logger,
+        batchSize: Int = 64, idleDelay: Duration = .milliseconds(200), telemetry: Telemetry? = nil,
+        maxAttempts: Int = SymbolicationRetry.maxAttempts, onChange: @escaping @Sendable () -> Void = {},
+        onFilesSeen: @escaping @Sendable (Int64) -> Void = { _ in }
+    ) {
         self.init(
             store: store, symbolicator: symbolicator, reading: .perReport(reread), clock: clock, logger: logger,
             batchSize: batchSize, backlogBatchSize: batchSize, idleDelay: idleDelay, telemetry: telemetry,
@@ -203,10 +207,15 @@ public struct SymbolicationWorker: Service {
         var outcomes: [SymbolicationOutcome] = []
         outcomes.reserveCapacity(work.count + failing.count + dropped.count)
         for item in dropped {
-            logger.error("symbolication gave up on a report without grouping it", metadata: [
-                Telemetry.LogKey.reportID: "\(item.reportID)", Telemetry.LogKey.attempts: "\(item.attempts)"])
-            outcomes.append(SymbolicationOutcome(
-                reportID: item.reportID, result: .failed(SymbolicationRetry.ungroupedReason(attempts: item.attempts)), grouping: nil))
+            logger.error(
+                "symbolication gave up on a report without grouping it",
+                metadata: [
+                    Telemetry.LogKey.reportID: "\(item.reportID)", Telemetry.LogKey.attempts: "\(item.attempts)",
+                ])
+            outcomes.append(
+                SymbolicationOutcome(
+                    reportID: item.reportID,
+                    result: .failed(SymbolicationRetry.ungroupedReason(attempts: item.attempts)), grouping: nil))
         }
         // Committed before any symbolication or re-reading starts: if the process dies below, the counts stay.
         let attempted = (failing + work).map(\.reportID)
@@ -227,8 +236,11 @@ public struct SymbolicationWorker: Service {
         // Each payload once, for every report of the batch that is read again.
         let inflated = await inflate(failing + work, concurrency: width)
         for item in failing {
-            logger.error("symbolication gave up on a report that stopped it repeatedly", metadata: [
-                Telemetry.LogKey.reportID: "\(item.reportID)", Telemetry.LogKey.attempts: "\(item.attempts)"])
+            logger.error(
+                "symbolication gave up on a report that stopped it repeatedly",
+                metadata: [
+                    Telemetry.LogKey.reportID: "\(item.reportID)", Telemetry.LogKey.attempts: "\(item.attempts)",
+                ])
             outcomes.append(groupWithoutSymbols(item, inflated: inflated[Self.payloadKey(item)]))
         }
         let lookups = BatchLookups(symbolicator)
@@ -279,7 +291,9 @@ public struct SymbolicationWorker: Service {
     /// never retried for ever within one process. Its neighbours are saved now. When the fault is the database's (a
     /// full disk, no report of a batch of several saves alone, or the count itself cannot be written), nothing is
     /// counted and the error is thrown, as before.
-    func saveEachAlone(_ outcomes: [SymbolicationOutcome], after error: any Error) async throws -> [SymbolicationOutcome] {
+    func saveEachAlone(_ outcomes: [SymbolicationOutcome], after error: any Error) async throws
+        -> [SymbolicationOutcome]
+    {
         func isDiskFull(_ error: any Error) -> Bool {
             (error as? StorageError)?.code == .diskFull || storage?.isDiskFull(error) == true
         }
@@ -309,8 +323,11 @@ public struct SymbolicationWorker: Service {
             return saved
         }
         for (outcome, error) in refused {
-            logger.error("a report's result could not be saved; one more attempt is counted", metadata: [
-                Telemetry.LogKey.reportID: "\(outcome.reportID)", Telemetry.LogKey.error: "\(error)"])
+            logger.error(
+                "a report's result could not be saved; one more attempt is counted",
+                metadata: [
+                    Telemetry.LogKey.reportID: "\(outcome.reportID)", Telemetry.LogKey.error: "\(error)",
+                ])
         }
         return saved
     }
@@ -375,7 +392,9 @@ public struct SymbolicationWorker: Service {
     func inflate(_ items: [PendingSymbolication], concurrency: Int) async -> [Int64: Result<[UInt8], any Error>] {
         var payloads: [(Int64, StoredPayload)] = []
         var seen: Set<Int64> = []
-        for item in items where seen.insert(Self.payloadKey(item)).inserted { payloads.append((Self.payloadKey(item), item.raw.payload)) }
+        for item in items where seen.insert(Self.payloadKey(item)).inserted {
+            payloads.append((Self.payloadKey(item), item.raw.payload))
+        }
         let inflate = reading.inflate
         var inflated: [Int64: Result<[UInt8], any Error>] = [:]
         inflated.reserveCapacity(payloads.count)
@@ -396,29 +415,36 @@ public struct SymbolicationWorker: Service {
         return inflated
     }
 
-    func process(_ item: PendingSymbolication, inflated: Result<[UInt8], any Error>?, symbolicator: any AddressSymbolicating) async
+    func process(
+        _ item: PendingSymbolication, inflated: Result<[UInt8], any Error>?, symbolicator: any AddressSymbolicating
+    ) async
         -> SymbolicationOutcome
     {
         #if DEBUG
-        let symbolicator: any AddressSymbolicating = faultInjection.abortOnBuildID.map {
-            AbortingSymbolicator(inner: symbolicator, buildID: $0, logger: logger)
-        } ?? symbolicator
+        let symbolicator: any AddressSymbolicating =
+            faultInjection.abortOnBuildID.map {
+                AbortingSymbolicator(inner: symbolicator, buildID: $0, logger: logger)
+            } ?? symbolicator
         #endif
         do {
             let report = try read(item, inflated: inflated)
             let result = await SymbolicationRules.symbolicate(report, project: item.project, with: symbolicator)
             // Grouping needs the symbolicated frames, so it happens here and commits with them.
             var modules: [String: String] = [:]
-            for module in report.modules { if let id = module.buildID { modules[id.rawValue] = modules[id.rawValue] ?? module.name } }
+            for module in report.modules {
+                if let id = module.buildID { modules[id.rawValue] = modules[id.rawValue] ?? module.name }
+            }
             let grouping = GroupingInput.make(report, symbols: result, inApp: item.inApp)
             // The search entry is made here, where the function names are known, and commits with the result.
             return SymbolicationOutcome(
-                reportID: item.reportID, result: result, grouping: grouping, filesSeen: item.filesSeen, modules: modules,
+                reportID: item.reportID, result: result, grouping: grouping, filesSeen: item.filesSeen,
+                modules: modules,
                 search: SearchDocument.make(report, symbols: result, grouping: grouping.grouping))
         } catch {
             logger.error("cannot re-read a stored report", metadata: [Telemetry.LogKey.error: "\(error)"])
             return SymbolicationOutcome(
-                reportID: item.reportID, result: .failed("the stored report could not be read again: \(error)"), grouping: nil)
+                reportID: item.reportID, result: .failed("the stored report could not be read again: \(error)"),
+                grouping: nil)
         }
     }
 
@@ -429,7 +455,9 @@ public struct SymbolicationWorker: Service {
     }
 
     /// A poison report: failed with the reason, grouped from its own frames (module and offset).
-    func groupWithoutSymbols(_ item: PendingSymbolication, inflated: Result<[UInt8], any Error>?) -> SymbolicationOutcome {
+    func groupWithoutSymbols(_ item: PendingSymbolication, inflated: Result<[UInt8], any Error>?)
+        -> SymbolicationOutcome
+    {
         let reason = SymbolicationRetry.reason(attempts: item.attempts)
         guard let report = try? read(item, inflated: inflated) else {
             return SymbolicationOutcome(reportID: item.reportID, result: .failed(reason), grouping: nil)
@@ -477,7 +505,9 @@ struct AbortingSymbolicator: AddressSymbolicating {
 
     func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup {
         if buildID.rawValue == self.buildID {
-            logger.critical("FAULTLINE_TEST_ABORT_ON_BUILD_ID: aborting on purpose", metadata: [Telemetry.LogKey.buildID: "\(buildID)"])
+            logger.critical(
+                "FAULTLINE_TEST_ABORT_ON_BUILD_ID: aborting on purpose",
+                metadata: [Telemetry.LogKey.buildID: "\(buildID)"])
             abort()
         }
         return await inner.lookup(buildID: buildID, moduleOffset: moduleOffset, project: project)

@@ -15,7 +15,9 @@ public struct PostgresAdminSessionStore: AdminSessionStore {
         self.database = database
     }
 
-    public func createSession(tokenHash: SecretHash, adminTokenHash: SecretHash, secret: String, createdAt: Date, expiresAt: Date)
+    public func createSession(
+        tokenHash: SecretHash, adminTokenHash: SecretHash, secret: String, createdAt: Date, expiresAt: Date
+    )
         async throws -> AdminSession?
     {
         let logger = database.logger
@@ -26,7 +28,8 @@ public struct PostgresAdminSessionStore: AdminSessionStore {
             // for us, then its DELETE of admin_sessions sees our row; or we wait for the rotation and find no row.
             let current = try await PostgresRows.count(
                 connection.query(
-                    "SELECT 1 FROM credentials WHERE hash = \(adminTokenHash.hex) AND kind = 'admin' FOR SHARE", logger: logger))
+                    "SELECT 1 FROM credentials WHERE hash = \(adminTokenHash.hex) AND kind = 'admin' FOR SHARE",
+                    logger: logger))
             guard current > 0 else { return nil }
             let rows = try await connection.query(
                 """
@@ -34,7 +37,9 @@ public struct PostgresAdminSessionStore: AdminSessionStore {
                 VALUES (\(tokenHash.hex), \(secret), \(created), \(expires)) RETURNING id
                 """, logger: logger)
             for try await id in rows.decode(Int64.self) {
-                return AdminSession(id: AdminSessionID(id), createdAt: Millis.date(created), expiresAt: Millis.date(expires), secret: secret)
+                return AdminSession(
+                    id: AdminSessionID(id), createdAt: Millis.date(created), expiresAt: Millis.date(expires),
+                    secret: secret)
             }
             throw StorageError(.conflict, "the session was not stored")
         }
@@ -48,7 +53,9 @@ public struct PostgresAdminSessionStore: AdminSessionStore {
                 "SELECT id, created_at, expires_at, secret FROM admin_sessions WHERE token_hash = \(tokenHash.hex) AND expires_at > \(now)",
                 logger: logger)
             for try await (id, created, expires, secret) in rows.decode((Int64, Int64, Int64, String).self) {
-                return AdminSession(id: AdminSessionID(id), createdAt: Millis.date(created), expiresAt: Millis.date(expires), secret: secret)
+                return AdminSession(
+                    id: AdminSessionID(id), createdAt: Millis.date(created), expiresAt: Millis.date(expires),
+                    secret: secret)
             }
             return nil
         }
@@ -66,7 +73,9 @@ public struct PostgresAdminSessionStore: AdminSessionStore {
         let logger = database.logger
         let cutoff = Millis.from(date)
         return try await database.write { connection in
-            try await PostgresRows.count(connection.query("DELETE FROM admin_sessions WHERE expires_at <= \(cutoff) RETURNING 1", logger: logger))
+            try await PostgresRows.count(
+                connection.query("DELETE FROM admin_sessions WHERE expires_at <= \(cutoff) RETURNING 1", logger: logger)
+            )
         }
     }
 }

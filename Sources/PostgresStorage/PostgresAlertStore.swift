@@ -30,7 +30,9 @@ public struct PostgresAlertStore: AlertStore {
 
     public func settings(project: ProjectID) async throws -> AlertSettings {
         let logger = database.logger
-        return try await database.read { connection in try await PostgresAlertRecords.settings(project: project, connection, logger) }
+        return try await database.read { connection in
+            try await PostgresAlertRecords.settings(project: project, connection, logger)
+        }
     }
 
     public func saveSettings(_ settings: AlertSettings, project: ProjectID, at date: Date) async throws {
@@ -88,11 +90,12 @@ public struct PostgresAlertStore: AlertStore {
                         releaseStats[release] = stats
                     }
                     let stats = releaseStats[release] ?? (0, 0)
-                    out.append(VelocityCandidate(
-                        project: project, title: title,
-                        window: VelocityWindow(
-                            issue: IssueID(id), release: release, issueSessions: sessions, issueUsers: users,
-                            releaseSessions: stats.sessions, releaseUsers: stats.users)))
+                    out.append(
+                        VelocityCandidate(
+                            project: project, title: title,
+                            window: VelocityWindow(
+                                issue: IssueID(id), release: release, issueSessions: sessions, issueUsers: users,
+                                releaseSessions: stats.sessions, releaseUsers: stats.users)))
                 }
             }
             return out
@@ -103,14 +106,17 @@ public struct PostgresAlertStore: AlertStore {
         let logger = database.logger
         return try await database.read { connection in
             var out: [String: ReleaseHealth] = [:]
-            for try await (release, sessions, crashed, abnormal, errored, users, crashedUsers) in try await connection.query(
-                """
-                SELECT release, sessions, crashed, abnormal, errored, users, crashed_users FROM health_days
-                WHERE project_id = \(project.rawValue) AND day = \(day.rawValue)
-                """, logger: logger
-            ).decode((String, Int, Int, Int, Int, Int, Int).self) {
+            for try await (release, sessions, crashed, abnormal, errored, users, crashedUsers)
+                in try await connection.query(
+                    """
+                    SELECT release, sessions, crashed, abnormal, errored, users, crashed_users FROM health_days
+                    WHERE project_id = \(project.rawValue) AND day = \(day.rawValue)
+                    """, logger: logger
+                ).decode((String, Int, Int, Int, Int, Int, Int).self)
+            {
                 out[release] = ReleaseHealth(
-                    sessions: sessions, crashedSessions: crashed, abnormalSessions: abnormal, erroredSessions: errored, users: users,
+                    sessions: sessions, crashedSessions: crashed, abnormalSessions: abnormal, erroredSessions: errored,
+                    users: users,
                     crashedUsers: crashedUsers)
             }
             return out
@@ -140,13 +146,16 @@ public struct PostgresAlertStore: AlertStore {
         }
     }
 
-    public func enqueue(_ deliveries: [(alert: Int64, url: String, body: [UInt8])], dispatched alerts: [Int64], at date: Date) async throws {
+    public func enqueue(
+        _ deliveries: [(alert: Int64, url: String, body: [UInt8])], dispatched alerts: [Int64], at date: Date
+    ) async throws {
         let now = Millis.from(date)
         let logger = database.logger
         try await database.write { connection in
             var claimed = Set<Int64>()
             for try await id in try await connection.query(
-                "UPDATE alerts SET dispatched = true WHERE id = ANY(\(alerts)) AND NOT dispatched RETURNING id", logger: logger
+                "UPDATE alerts SET dispatched = true WHERE id = ANY(\(alerts)) AND NOT dispatched RETURNING id",
+                logger: logger
             ).decode(Int64.self) {
                 claimed.insert(id)
             }
@@ -176,7 +185,11 @@ public struct PostgresAlertStore: AlertStore {
                 RETURNING d.id, d.alert_id, d.url, d.body, d.attempts, t.priority, t.next_attempt_at
                 """, logger: logger
             ).decode((Int64, Int64, String, Data, Int, Int, Int64).self) {
-                due.append(((-priority, dueAt, id), WebhookDelivery(id: id, alert: alert, url: url, body: Array(body), attempts: attempts)))
+                due.append(
+                    (
+                        (-priority, dueAt, id),
+                        WebhookDelivery(id: id, alert: alert, url: url, body: Array(body), attempts: attempts)
+                    ))
             }
             return due.sorted { $0.order < $1.order }.map(\.delivery)
         }
@@ -219,7 +232,9 @@ public struct PostgresAlertStore: AlertStore {
                 JOIN alerts a ON a.id = d.alert_id WHERE a.project_id = \(project.rawValue) ORDER BY d.id DESC LIMIT 1000
                 """, logger: logger
             ).decode((Int64, String, Int, Int?, String?).self) {
-                out.append(DeliveryStatus(alert: alert, state: state, attempts: attempts, lastStatus: status, lastError: error))
+                out.append(
+                    DeliveryStatus(alert: alert, state: state, attempts: attempts, lastStatus: status, lastError: error)
+                )
             }
             return out
         }
@@ -236,9 +251,12 @@ extension PostgresAlertRecords {
             (Int64, Int64, String, Int64?, String?, String, String, Int64).self)
         {
             guard let kind = AlertKind(rawValue: kind) else { continue }
-            out.append(Alert(
-                id: id, project: ProjectID(project), kind: kind, issue: issue.map { IssueID($0) }, release: release, title: title,
-                reason: (try? JSONDecoder().decode([String: Double].self, from: Data(reason.utf8))) ?? [:], createdAt: Millis.date(created)))
+            out.append(
+                Alert(
+                    id: id, project: ProjectID(project), kind: kind, issue: issue.map { IssueID($0) }, release: release,
+                    title: title,
+                    reason: (try? JSONDecoder().decode([String: Double].self, from: Data(reason.utf8))) ?? [:],
+                    createdAt: Millis.date(created)))
         }
         return out
     }

@@ -98,13 +98,18 @@ enum PostgresBatchGrouper {
                 FROM issues WHERE id = ANY(\(needs.current)) ORDER BY id FOR UPDATE
                 """, logger: logger
             ).decode(
-                (Int64, Int64, String, String, Int, String, Int64, Int64, String?, String?, Int64, Bool, Int64?, String?, Int64?).self)
+                (
+                    Int64, Int64, String, String, Int, String, Int64, Int64, String?, String?, Int64, Bool, Int64?,
+                    String?, Int64?
+                ).self)
             {
                 var issue = FilingPlanner.Issue(
                     state: PostgresGrouper.state((row.0, row.3, row.2, row.4)), title: row.5,
                     span: IssueSpan(firstSeen: row.6, lastSeen: row.7, firstRelease: row.8, lastRelease: row.9),
                     events: row.10)
-                (issue.regressed, issue.statusChangedAt, issue.statusChangedBy, issue.createdAt) = (row.11, row.12, row.13, row.14)
+                (issue.regressed, issue.statusChangedAt, issue.statusChangedBy, issue.createdAt) = (
+                    row.11, row.12, row.13, row.14
+                )
                 state.issues[FilingPlanner.IssueKey(project: row.1, fingerprint: row.2)] = issue
             }
         }

@@ -6,7 +6,8 @@ import PostgresNIO
 /// outranks. The twins of `SQLiteSymbolicationStore.bestRank`, `nextDebugFileSequence` and `requeueOutranked`.
 enum PostgresDebugData {
     /// The best kind `project` holds for `buildID` now.
-    static func bestRank(project: ProjectID, buildID: String, _ connection: PostgresConnection, _ logger: Logger) async throws
+    static func bestRank(project: ProjectID, buildID: String, _ connection: PostgresConnection, _ logger: Logger)
+        async throws
         -> DebugDataRank
     {
         var kinds: [DebugFileKind] = []
@@ -22,9 +23,10 @@ enum PostgresDebugData {
 
     /// The debug-file change sequence now.
     static func sequence(_ connection: PostgresConnection, _ logger: Logger) async throws -> Int64 {
-        for try await value in try await connection.query("SELECT value FROM counters WHERE name = 'debug_files'", logger: logger)
-            .decode(Int64.self)
-        {
+        for try await value in try await connection.query(
+            "SELECT value FROM counters WHERE name = 'debug_files'", logger: logger
+        )
+        .decode(Int64.self) {
             return value
         }
         return 0
@@ -45,8 +47,10 @@ enum PostgresDebugData {
     /// less than the project's best file for it now — and, when the project replaced its file of that best kind with
     /// different bytes (`replacedKinds`), those made with it too. Other projects' reports are never touched. A queued
     /// report's claim is dropped, so any node takes it next. Returns how many reports were queued.
-    static func requeueOutranked(project: ProjectID, buildID: BuildID, replacedKinds: [DebugFileKind],
-                                 _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
+    static func requeueOutranked(
+        project: ProjectID, buildID: BuildID, replacedKinds: [DebugFileKind],
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> Int {
         let best = try await bestRank(project: project, buildID: buildID.rawValue, connection, logger)
         let sameRankToo = !replacedKinds.isEmpty && DebugDataRank.best(of: replacedKinds) == best
         let limit = Int64(best.rawValue) + (sameRankToo ? 1 : 0)

@@ -43,7 +43,8 @@ public struct PostgresDebugFileStore: DebugFileStore {
     }
 
     public func store(
-        _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?, quotaBytes: UInt64,
+        _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
+        quotaBytes: UInt64,
         at date: Date
     ) async throws -> DebugFileStoreOutcome {
         defer { blobs.discard(file.upload) }
@@ -57,7 +58,8 @@ public struct PostgresDebugFileStore: DebugFileStore {
             try await Self.lock(file.sha256, connection, logger)
             // The quota: the project's distinct blobs once these kinds point at the new one.
             let others = try await Self.usedBytes(
-                project: project, excluding: buildID.rawValue, kinds: change.kinds.map(\.rawValue), blob: file.sha256.rawValue,
+                project: project, excluding: buildID.rawValue, kinds: change.kinds.map(\.rawValue),
+                blob: file.sha256.rawValue,
                 connection, logger)
             if let refusal = change.refusal(others: others, quota: quotaBytes) { return (refusal, []) }
             try blobs.place(from: file.upload.path, hash: file.sha256, size: file.size)
@@ -106,7 +108,8 @@ public struct PostgresDebugFileStore: DebugFileStore {
 
     /// Takes the blob's advisory lock, held to the end of the transaction (see the type's comment).
     static func lock(_ hash: ContentHash, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(hash.rawValue), 0))", logger: logger)
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtextextended(\(hash.rawValue), 0))", logger: logger)
     }
 
     /// Removes the blob of `hash` when no row (of any project) names it, under the blob's lock: an upload of the same
@@ -116,8 +119,10 @@ public struct PostgresDebugFileStore: DebugFileStore {
         let blobs = blobs
         try await database.write { connection in
             try await Self.lock(hash, connection, logger)
-            let used = try await PostgresRows.count(
-                connection.query("SELECT 1 FROM debug_files WHERE blob_sha256 = \(hash.rawValue) LIMIT 1", logger: logger)) > 0
+            let used =
+                try await PostgresRows.count(
+                    connection.query(
+                        "SELECT 1 FROM debug_files WHERE blob_sha256 = \(hash.rawValue) LIMIT 1", logger: logger)) > 0
             if !used { blobs.remove(hash) }
         }
     }
@@ -126,7 +131,8 @@ public struct PostgresDebugFileStore: DebugFileStore {
     /// `blob` and the rows of `excluding` (of `kinds`, or all of its kinds when `kinds` is empty). Saturates rather
     /// than overflows: sizes come from uploads.
     static func usedBytes(
-        project: ProjectID, excluding: String?, kinds: [String], blob: String?, _ connection: PostgresConnection, _ logger: Logger
+        project: ProjectID, excluding: String?, kinds: [String], blob: String?, _ connection: PostgresConnection,
+        _ logger: Logger
     ) async throws -> UInt64 {
         let rows = try await connection.query(
             """
@@ -172,10 +178,12 @@ public struct PostgresDebugFileStore: DebugFileStore {
             for try await (id, kind, size, hash, architecture, fileType, features, name, uploadedAt) in rows.decode(
                 (String, String, Int64, String, String, String, String, String?, Int64).self)
             {
-                guard let id = BuildID(id), let kind = DebugFileKind(rawValue: kind), let hash = ContentHash(hash) else { continue }
+                guard let id = BuildID(id), let kind = DebugFileKind(rawValue: kind), let hash = ContentHash(hash)
+                else { continue }
                 files.append(
                     StoredDebugFile(
-                        project: project, buildID: id, kind: kind, size: UInt64(clamping: size), sha256: hash, architecture: architecture,
+                        project: project, buildID: id, kind: kind, size: UInt64(clamping: size), sha256: hash,
+                        architecture: architecture,
                         fileType: fileType, features: features.split(separator: ",").map(String.init), name: name,
                         uploadedAt: Millis.date(uploadedAt)))
             }
@@ -186,7 +194,8 @@ public struct PostgresDebugFileStore: DebugFileStore {
     public func bytesUsed(project: ProjectID, excluding: BuildID?) async throws -> UInt64 {
         let logger = database.logger
         return try await database.read { connection in
-            try await Self.usedBytes(project: project, excluding: excluding?.rawValue, kinds: [], blob: nil, connection, logger)
+            try await Self.usedBytes(
+                project: project, excluding: excluding?.rawValue, kinds: [], blob: nil, connection, logger)
         }
     }
 

@@ -31,8 +31,10 @@ public struct PostgresDifUploadStore: DifUploadStore {
                 // A description that cannot be read leaves `dif` nil: the service then assembles the file again.
                 let dif = difText.flatMap { try? JSONDecoder().decode(DifDescription.self, from: Data($0.utf8)) }
                 return DifUploadRecord(
-                    project: project, checksum: checksum, name: name, debugID: debugID, buildID: buildID.flatMap(BuildID.init),
-                    state: DifUploadState(rawValue: state) ?? .error, detail: detail, dif: dif, updatedAt: Millis.date(updatedAt))
+                    project: project, checksum: checksum, name: name, debugID: debugID,
+                    buildID: buildID.flatMap(BuildID.init),
+                    state: DifUploadState(rawValue: state) ?? .error, detail: detail, dif: dif,
+                    updatedAt: Millis.date(updatedAt))
             }
             return nil
         }
@@ -59,7 +61,9 @@ public struct PostgresDifUploadStore: DifUploadStore {
     public func storedBuildIDs(project: ProjectID, hexPrefix: String, limit: Int) async throws -> [BuildID] {
         // Only hex digits reach the SQL (as binds anyway). Prefixes are compared with `left()`, equality of text, so
         // that no collation's order of letters and digits can change the answer.
-        guard !hexPrefix.isEmpty, BuildID(hexPrefix) != nil, let length = Int32(exactly: hexPrefix.utf8.count) else { return [] }
+        guard !hexPrefix.isEmpty, BuildID(hexPrefix) != nil, let length = Int32(exactly: hexPrefix.utf8.count) else {
+            return []
+        }
         let logger = database.logger
         return try await database.read { connection in
             var ids: [BuildID] = []

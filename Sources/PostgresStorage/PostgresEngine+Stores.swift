@@ -9,7 +9,8 @@ extension PostgresEngine {
             reports: PostgresReportReader(database: self), symbolication: PostgresSymbolicationStore(database: self),
             insights: PostgresInsightsReader(database: self), alerts: PostgresAlertStore(database: self),
             retention: PostgresRetentionStore(database: self), adminSessions: PostgresAdminSessionStore(database: self),
-            search: PostgresSearchStore(database: self), debugFiles: try PostgresDebugFileStore(database: self, root: blobRoot),
+            search: PostgresSearchStore(database: self),
+            debugFiles: try PostgresDebugFileStore(database: self, root: blobRoot),
             difUploads: PostgresDifUploadStore(database: self))
     }
 }

@@ -38,9 +38,10 @@ public struct PostgresLocation: Sendable, Equatable {
 
     public init(url: String, password environmentPassword: String? = nil) throws {
         guard let components = URLComponents(string: url),
-              let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme.lowercased())
+            let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme.lowercased())
         else { throw StorageError(.openFailed, "not a postgres:// URL: \(Self.redact(url))") }
-        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
         socketFolder = query["host"].flatMap { $0.hasPrefix("/") ? $0 : nil }
         host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
         let port = components.port ?? 5432
@@ -57,7 +58,8 @@ public struct PostgresLocation: Sendable, Equatable {
         database = path
         let mode = query["sslmode"] ?? "prefer"
         guard let sslMode = SSLMode(rawValue: mode == "verify-ca" ? "verify-full" : mode) else {
-            throw StorageError(.openFailed, "sslmode=\(mode) is not one of disable, prefer, require, verify-ca, verify-full")
+            throw StorageError(
+                .openFailed, "sslmode=\(mode) is not one of disable, prefer, require, verify-ca, verify-full")
         }
         self.sslMode = sslMode
         sslRootCertificate = query["sslrootcert"]
@@ -92,7 +94,8 @@ public struct PostgresLocation: Sendable, Equatable {
         var configuration: PostgresConnection.Configuration
         if let socketFolder {
             configuration = PostgresConnection.Configuration(
-                unixSocketPath: socketFolder + "/.s.PGSQL.\(port)", username: user, password: password, database: database)
+                unixSocketPath: socketFolder + "/.s.PGSQL.\(port)", username: user, password: password,
+                database: database)
         } else {
             var tls = PostgresConnection.Configuration.TLS.disable
             if let (tlsConfiguration, required) = self.tls {
@@ -111,10 +114,13 @@ public struct PostgresLocation: Sendable, Equatable {
         var configuration: PostgresClient.Configuration
         if let socketFolder {
             configuration = PostgresClient.Configuration(
-                unixSocketPath: socketFolder + "/.s.PGSQL.\(port)", username: user, password: password, database: database)
+                unixSocketPath: socketFolder + "/.s.PGSQL.\(port)", username: user, password: password,
+                database: database)
         } else {
             var tls = PostgresClient.Configuration.TLS.disable
-            if let (tlsConfiguration, required) = self.tls { tls = required ? .require(tlsConfiguration) : .prefer(tlsConfiguration) }
+            if let (tlsConfiguration, required) = self.tls {
+                tls = required ? .require(tlsConfiguration) : .prefer(tlsConfiguration)
+            }
             configuration = PostgresClient.Configuration(
                 host: host, port: port, username: user, password: password, database: database, tls: tls)
         }
@@ -141,9 +147,11 @@ public final class PostgresEngine: Sendable {
     private let runner: Task<Void, Never>
 
     /// Connects (lazily: the first query opens the first connection) and runs the pool until `close`.
-    public init(location: PostgresLocation, maximumConnections: Int = 20, codec: StoredBlobCodec = .none,
-                claimLease: Duration = defaultClaimLease, identities: IdentityHashers? = nil,
-                logger: Logger = Logger(label: "faultline.postgres")) throws {
+    public init(
+        location: PostgresLocation, maximumConnections: Int = 20, codec: StoredBlobCodec = .none,
+        claimLease: Duration = defaultClaimLease, identities: IdentityHashers? = nil,
+        logger: Logger = Logger(label: "faultline.postgres")
+    ) throws {
         self.location = location
         self.identities = identities
         self.codec = codec
@@ -151,7 +159,8 @@ public final class PostgresEngine: Sendable {
         // A day at most (a longer lease only delays the takeover), a millisecond at least.
         self.claimLease = max(1, min(max(seconds, 0), 86_400) * 1000 + max(attoseconds, 0) / 1_000_000_000_000_000)
         self.logger = logger
-        let client = PostgresClient(configuration: try location.configuration(maximumConnections: maximumConnections), backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: try location.configuration(maximumConnections: maximumConnections), backgroundLogger: logger)
         self.client = client
         let started = self.started
         runner = Task {
@@ -180,9 +189,11 @@ public final class PostgresEngine: Sendable {
     }
 
     /// Opens the database at `url` and migrates it (several nodes may do this at once: see `PostgresMigrations`).
-    public static func open(url: String, password: String? = nil, codec: StoredBlobCodec = .none,
-                            claimLease: Duration = defaultClaimLease, identities: IdentityHashers? = nil,
-                            logger: Logger = Logger(label: "faultline.postgres")) async throws -> PostgresEngine {
+    public static func open(
+        url: String, password: String? = nil, codec: StoredBlobCodec = .none,
+        claimLease: Duration = defaultClaimLease, identities: IdentityHashers? = nil,
+        logger: Logger = Logger(label: "faultline.postgres")
+    ) async throws -> PostgresEngine {
         let location = try PostgresLocation(url: url, password: password)
         try await probe(location, logger: logger)
         let database = try PostgresEngine(
@@ -203,7 +214,8 @@ public final class PostgresEngine: Sendable {
     static func probe(_ location: PostgresLocation, logger: Logger) async throws {
         let connection: PostgresConnection
         do {
-            connection = try await PostgresConnection.connect(configuration: try location.connectionConfiguration(), id: 0, logger: logger)
+            connection = try await PostgresConnection.connect(
+                configuration: try location.connectionConfiguration(), id: 0, logger: logger)
         } catch {
             throw StorageError(
                 .openFailed, "cannot connect to PostgreSQL at \(location.displayName): \(PostgresErrors.reason(error))")
@@ -227,9 +239,10 @@ public final class PostgresEngine: Sendable {
     public func appliedMigrations() async throws -> [String] {
         try await read { connection in
             var names: [String] = []
-            for try await name in try await connection.query("SELECT identifier FROM faultline_migrations ORDER BY seq", logger: logger)
-                .decode(String.self)
-            {
+            for try await name in try await connection.query(
+                "SELECT identifier FROM faultline_migrations ORDER BY seq", logger: logger
+            )
+            .decode(String.self) {
                 names.append(name)
             }
             return names
@@ -255,8 +268,7 @@ public final class PostgresEngine: Sendable {
         try await read { connection in
             for try await (value, called) in try await connection.query(
                 "SELECT last_value, is_called FROM faultline_changes", logger: logger
-            ).decode((Int64, Bool).self)
-            {
+            ).decode((Int64, Bool).self) {
                 return "\(value)/\(called)"
             }
             return ""
@@ -266,9 +278,10 @@ public final class PostgresEngine: Sendable {
     /// The bytes the database takes on disk (`pg_database_size`).
     public func databaseSize() async throws -> Int64 {
         try await read { connection in
-            for try await size in try await connection.query("SELECT pg_database_size(current_database())", logger: logger)
-                .decode(Int64.self)
-            {
+            for try await size in try await connection.query(
+                "SELECT pg_database_size(current_database())", logger: logger
+            )
+            .decode(Int64.self) {
                 return size
             }
             return 0
@@ -331,7 +344,9 @@ enum PostgresErrors {
     static func reason(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return message }
-            if error.code == .sslUnsupported { return "the server does not offer TLS (sslmode=require or verify-full asks for it)" }
+            if error.code == .sslUnsupported {
+                return "the server does not offer TLS (sslmode=require or verify-full asks for it)"
+            }
             if let underlying = error.underlying { return String(describing: underlying) }
             return String(describing: error.code)
         }

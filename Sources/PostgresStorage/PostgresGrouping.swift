@@ -21,19 +21,24 @@ struct FiledReport {
     var early: Bool?
     var groupingVersion: Int
 
-    static let columns = "id, received_at, project_id, kind, occurred_at, release, user_key, session_id, issue_id, early, grouping_version"
+    static let columns =
+        "id, received_at, project_id, kind, occurred_at, release, user_key, session_id, issue_id, early, grouping_version"
     typealias Columns = (Int64, Int64, Int64, String, Int64, String?, String?, String?, Int64?, Bool?, Int)
 
     init(_ c: Columns) {
         (id, receivedAt) = (c.0, c.1)
         project = ProjectID(c.2)
-        (kind, occurredAt, release, userKey, sessionID, issueID, early, groupingVersion) = (c.3, c.4, c.5, c.6, c.7, c.8, c.9, c.10)
+        (kind, occurredAt, release, userKey, sessionID, issueID, early, groupingVersion) = (
+            c.3, c.4, c.5, c.6, c.7, c.8, c.9, c.10
+        )
     }
 
     /// The report `id`, locked to the end of the transaction; nil when it is gone.
     static func lock(_ id: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> FiledReport? {
         let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: "SELECT \(columns) FROM reports WHERE id = $1 FOR UPDATE", binds: PostgresBindings(values: [id])),
+            PostgresQuery(
+                unsafeSQL: "SELECT \(columns) FROM reports WHERE id = $1 FOR UPDATE",
+                binds: PostgresBindings(values: [id])),
             logger: logger)
         for try await row in rows.decode(Columns.self) { return FiledReport(row) }
         return nil
@@ -41,12 +46,15 @@ struct FiledReport {
 
     /// The reports `ids`, each locked to the end of the transaction, in id order (the order every node takes them in);
     /// those gone are absent.
-    static func lock(_ ids: [Int64], _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64: FiledReport] {
+    static func lock(_ ids: [Int64], _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64:
+        FiledReport]
+    {
         guard !ids.isEmpty else { return [:] }
         var reports: [Int64: FiledReport] = [:]
         let rows = try await connection.query(
             PostgresQuery(
-                unsafeSQL: "SELECT \(columns) FROM reports WHERE id = ANY($1) ORDER BY id FOR UPDATE", binds: PostgresBindings(values: [ids])),
+                unsafeSQL: "SELECT \(columns) FROM reports WHERE id = ANY($1) ORDER BY id FOR UPDATE",
+                binds: PostgresBindings(values: [ids])),
             logger: logger)
         for try await row in rows.decode(Columns.self) { reports[row.0] = FiledReport(row) }
         return reports
@@ -76,7 +84,9 @@ final class PostgresBatchReads {
     init(identities: IdentityHashers?) { self.identities = identities }
 
     /// The hasher of `project`'s rollup users (`PostgresRollupUsers`), its key read once per transaction.
-    func rollupHasher(project: ProjectID, _ connection: PostgresConnection, _ logger: Logger) async throws -> (any IdentityHashing)? {
+    func rollupHasher(project: ProjectID, _ connection: PostgresConnection, _ logger: Logger) async throws -> (
+        any IdentityHashing
+    )? {
         if let known = hashers[project.rawValue] { return known }
         let hasher = try await PostgresRollupUsers.hasher(project: project, identities: identities, connection, logger)
         hashers[project.rawValue] = hasher
@@ -84,7 +94,9 @@ final class PostgresBatchReads {
     }
 
     /// Reads what `debug_files` holds for every (project, build-id) of `pairs` not read yet, in one statement.
-    func load(_ pairs: [(project: ProjectID, buildID: String)], _ connection: PostgresConnection, _ logger: Logger) async throws {
+    func load(_ pairs: [(project: ProjectID, buildID: String)], _ connection: PostgresConnection, _ logger: Logger)
+        async throws
+    {
         var wanted: [BuildKey] = []
         var seen: Set<BuildKey> = []
         for pair in pairs {
@@ -111,13 +123,17 @@ final class PostgresBatchReads {
     }
 
     /// The best kind `project` held for `buildID` when first asked in this transaction.
-    func bestRank(project: ProjectID, buildID: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> DebugDataRank {
+    func bestRank(project: ProjectID, buildID: String, _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> DebugDataRank
+    {
         try await load([(project, buildID)], connection, logger)
         return stored[BuildKey(project: project.rawValue, buildID: buildID)]?.rank ?? DebugDataRank.none
     }
 
     /// Whether `project` stored a debug file for one of `buildIDs` after the change sequence `seen`.
-    func storedAfter(_ seen: Int64, project: ProjectID, buildIDs: [String], _ connection: PostgresConnection, _ logger: Logger)
+    func storedAfter(
+        _ seen: Int64, project: ProjectID, buildIDs: [String], _ connection: PostgresConnection, _ logger: Logger
+    )
         async throws -> Bool
     {
         try await load(buildIDs.map { (project, $0) }, connection, logger)
@@ -126,7 +142,9 @@ final class PostgresBatchReads {
         }
     }
 
-    func alertSettings(project: ProjectID, _ connection: PostgresConnection, _ logger: Logger) async throws -> AlertSettings {
+    func alertSettings(project: ProjectID, _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> AlertSettings
+    {
         if let known = settings[project.rawValue] { return known }
         let read = try await PostgresAlertRecords.settings(project: project, connection, logger)
         settings[project.rawValue] = read
@@ -138,14 +156,18 @@ final class PostgresBatchReads {
 enum PostgresAlertRecords {
     /// Records `draft` unless an alert with its dedupe key exists; returns whether it was recorded.
     @discardableResult
-    static func insert(_ draft: AlertDraft, at now: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> Bool {
+    static func insert(_ draft: AlertDraft, at now: Int64, _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> Bool
+    {
         try await insert([draft], at: now, connection, logger) == 1
     }
 
     /// Records `drafts` in their order, each unless an alert with its dedupe key exists (also one earlier in
     /// `drafts`), in one statement; returns how many were recorded.
     @discardableResult
-    static func insert(_ drafts: [AlertDraft], at now: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
+    static func insert(_ drafts: [AlertDraft], at now: Int64, _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> Int
+    {
         guard !drafts.isEmpty else { return 0 }
         let reasons = drafts.map { StoredJSON.encode(reason: $0.reason) }
         // Arrays of non-optional values: an absent issue or release is 0 or "" with its flag false.
@@ -164,7 +186,9 @@ enum PostgresAlertRecords {
     }
 
     /// The project's settings, or the defaults when none were saved.
-    static func settings(project: ProjectID, _ connection: PostgresConnection, _ logger: Logger) async throws -> AlertSettings {
+    static func settings(project: ProjectID, _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> AlertSettings
+    {
         for try await json in try await connection.query(
             "SELECT settings FROM alert_settings WHERE project_id = \(project.rawValue)", logger: logger
         ).decode(String.self) {
@@ -183,7 +207,8 @@ enum PostgresGrouper {
     /// apart from the blobs' seed 0), so the report's project need not be read first: one crash's fingerprint in two
     /// projects only makes their filings take turns.
     static func lock(fingerprint: Fingerprint, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(fingerprint.rawValue), 1))", logger: logger)
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtextextended(\(fingerprint.rawValue), 1))", logger: logger)
     }
 
     /// Takes the locks of `fingerprints` (sorted, each once) in their order, in one statement: the order every node takes
@@ -203,8 +228,10 @@ enum PostgresGrouper {
     /// created in it, counted in the index `issues_by_created (project_id, created_at)` and no further than its cap and
     /// `beyond` more (the issues the batch may delete; one statement), and the overflow issue (locked) of each project that is at its cap or may reach it by creating
     /// `more` issues.
-    static func newIssueBudgets(_ projects: [(project: ProjectID, settings: AlertSettings, more: Int, beyond: Int)], now: Int64,
-                                _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64: IssueFiling.NewIssueBudget] {
+    static func newIssueBudgets(
+        _ projects: [(project: ProjectID, settings: AlertSettings, more: Int, beyond: Int)], now: Int64,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> [Int64: IssueFiling.NewIssueBudget] {
         guard !projects.isEmpty else { return [:] }
         let windows = projects.map { IssueFiling.window(containing: now, minutes: $0.settings.newIssueWindowMinutes) }
         var budgets: [Int64: IssueFiling.NewIssueBudget] = [:]
@@ -216,11 +243,14 @@ enum PostgresGrouper {
                         \(windows.map(\.upperBound))::bigint[], \(projects.map { Int64(max(0, $0.settings.newIssueCap)) &+ Int64(max(0, $0.beyond)) })::bigint[]) AS u(p, s, e, c)
             """, logger: logger
         ).decode((Int64, Int64).self) {
-            let cap = projects.first { $0.project.rawValue == project }?.settings.newIssueCap ?? AlertSettings().newIssueCap
+            let cap =
+                projects.first { $0.project.rawValue == project }?.settings.newIssueCap ?? AlertSettings().newIssueCap
             budgets[project] = IssueFiling.NewIssueBudget(cap: cap, createdInWindow: Int(created), overflow: nil)
         }
         let reached = projects.filter { p in
-            budgets[p.project.rawValue].map { $0.createdInWindow.addingReportingOverflow(p.more).partialValue >= $0.cap } ?? false
+            budgets[p.project.rawValue].map {
+                $0.createdInWindow.addingReportingOverflow(p.more).partialValue >= $0.cap
+            } ?? false
         }.map(\.project.rawValue)
         if !reached.isEmpty {
             for try await row in try await connection.query(

@@ -34,10 +34,12 @@ public struct PostgresIngestStore: IngestStore {
         var attempt = 1
         while true {
             do {
-                return try await database.write { connection in try await Self.perform(writes, identities: identities, connection, logger) }
-            } catch where PostgresErrors.isRefusal(error) {
+                return try await database.write { connection in
+                    try await Self.perform(writes, identities: identities, connection, logger)
+                }
+            } catch  where PostgresErrors.isRefusal(error) {
                 return try await commitEachInASavepoint(writes)
-            } catch where PostgresErrors.isConflictWithAnotherTransaction(error) && attempt < 5 {
+            } catch  where PostgresErrors.isConflictWithAnotherTransaction(error) && attempt < 5 {
                 // A deadlock with another node's transaction (the health rollups' hot rows): nothing was committed,
                 // the whole group is done again.
                 attempt += 1
@@ -57,9 +59,10 @@ public struct PostgresIngestStore: IngestStore {
                 do {
                     outcomes += try await Self.perform([write], identities: identities, connection, logger)
                     try await connection.query("RELEASE SAVEPOINT write", logger: logger)
-                } catch where PostgresErrors.isRefusal(error) {
+                } catch  where PostgresErrors.isRefusal(error) {
                     try await connection.query("ROLLBACK TO SAVEPOINT write", logger: logger)
-                    outcomes.append(.failed("database refused the write: SQLSTATE \(PostgresErrors.sqlState(error) ?? "?")"))
+                    outcomes.append(
+                        .failed("database refused the write: SQLSTATE \(PostgresErrors.sqlState(error) ?? "?")"))
                 }
             }
             return outcomes
@@ -69,7 +72,9 @@ public struct PostgresIngestStore: IngestStore {
     /// The writes' outcomes, in order. The session updates of all of them (requests' and envelopes') are applied at
     /// the end, together, in their order (`PostgresSessionBatch`): a group commit of many one-session requests is one
     /// set of statements, not a set per request.
-    static func perform(_ writes: [IngestWrite], identities: IdentityHashers?, _ connection: PostgresConnection, _ logger: Logger)
+    static func perform(
+        _ writes: [IngestWrite], identities: IdentityHashers?, _ connection: PostgresConnection, _ logger: Logger
+    )
         async throws -> [IngestOutcome]
     {
         var outcomes: [IngestOutcome] = []
@@ -85,23 +90,32 @@ public struct PostgresIngestStore: IngestStore {
             case .envelope(let envelope):
                 outcomes.append(try await store(envelope, connection, logger))
                 if !envelope.sessions.isEmpty {
-                    sessions.append((index, SessionBatch(project: envelope.project, receivedAt: envelope.receivedAt, updates: envelope.sessions)))
+                    sessions.append(
+                        (
+                            index,
+                            SessionBatch(
+                                project: envelope.project, receivedAt: envelope.receivedAt, updates: envelope.sessions)
+                        ))
                 }
             }
         }
-        let counts = try await PostgresSessionBatch.apply(sessions.map(\.batch), identities: identities, connection, logger)
+        let counts = try await PostgresSessionBatch.apply(
+            sessions.map(\.batch), identities: identities, connection, logger)
         for ((index, _), count) in zip(sessions, counts) {
             switch outcomes[index] {
             case .sessions: outcomes[index] = .sessions(applied: count.applied, unchanged: count.unchanged)
             case .envelope(let stored, let duplicates, _, let attachments):
-                outcomes[index] = .envelope(stored: stored, duplicates: duplicates, sessionsApplied: count.applied, attachments: attachments)
+                outcomes[index] = .envelope(
+                    stored: stored, duplicates: duplicates, sessionsApplied: count.applied, attachments: attachments)
             default: break
             }
         }
         return outcomes
     }
 
-    static func insert(_ batch: ReportBatch, _ connection: PostgresConnection, _ logger: Logger) async throws -> IngestOutcome {
+    static func insert(_ batch: ReportBatch, _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> IngestOutcome
+    {
         let receivedAt = Millis.from(batch.receivedAt)
         let project = batch.project.rawValue
         let payload = batch.payload
@@ -137,8 +151,10 @@ public struct PostgresIngestStore: IngestStore {
             offsets.append(Int64(prepared.range.lowerBound))
             lengths.append(Int64(prepared.range.count))
             let t = report.trimmed
-            for (index, count) in [t.customKeysDropped, t.valuesTruncated, t.breadcrumbsDropped, t.threadsDropped, t.framesDropped,
-                                   t.modulesDropped].enumerated() {
+            for (index, count) in [
+                t.customKeysDropped, t.valuesTruncated, t.breadcrumbsDropped, t.threadsDropped, t.framesDropped,
+                t.modulesDropped,
+            ].enumerated() {
                 trims[index].append(Int64(count))
             }
         }
@@ -189,7 +205,9 @@ public struct PostgresIngestStore: IngestStore {
 
     /// An envelope's parts but its sessions (`perform` applies them with the group's), all or nothing (the caller's
     /// transaction or savepoint).
-    static func store(_ envelope: EnvelopeWrite, _ connection: PostgresConnection, _ logger: Logger) async throws -> IngestOutcome {
+    static func store(_ envelope: EnvelopeWrite, _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> IngestOutcome
+    {
         var stored: [EventID] = []
         var duplicates: [EventID] = []
         if let event = envelope.event, case .reports(let s, let d) = try await insert(event, connection, logger) {
@@ -227,14 +245,16 @@ public struct PostgresIngestStore: IngestStore {
 
 /// Reads of the `sessions` table shared by the ingest store and the readers.
 enum PostgresSessions {
-    static func state(project: ProjectID, id: SessionID, _ connection: PostgresConnection, _ logger: Logger) async throws
+    static func state(project: ProjectID, id: SessionID, _ connection: PostgresConnection, _ logger: Logger)
+        async throws
         -> SessionState?
     {
         try await states(project: project, ids: [id.rawValue], connection, logger)[ExactText(id.rawValue)]
     }
 
     /// The stored states of the sessions `ids` of `project` (the ones stored), by session id (byte for byte).
-    static func states(project: ProjectID, ids: [String], _ connection: PostgresConnection, _ logger: Logger) async throws
+    static func states(project: ProjectID, ids: [String], _ connection: PostgresConnection, _ logger: Logger)
+        async throws
         -> [ExactText: SessionState]
     {
         let rows = try await connection.query(
@@ -243,14 +263,17 @@ enum PostgresSessions {
             FROM sessions WHERE project_id = \(project.rawValue) AND session_id = ANY(\(ids)::text[])
             """, logger: logger)
         var states: [ExactText: SessionState] = [:]
-        for try await (id, distinct, release, environment, started, status, errors, duration, seq, count) in rows.decode(
-            (String, String?, String, String?, Int64, String, Int64, Double?, Int64?, Int64).self)
+        for try await (id, distinct, release, environment, started, status, errors, duration, seq, count)
+            in rows.decode(
+                (String, String?, String, String?, Int64, String, Int64, Double?, Int64?, Int64).self)
         {
-            guard let sessionID = SessionID(id), let status = SessionStatus(rawValue: status), let errors = Int(exactly: errors),
+            guard let sessionID = SessionID(id), let status = SessionStatus(rawValue: status),
+                let errors = Int(exactly: errors),
                 let count = Int(exactly: count)
             else { continue }
             states[ExactText(id)] = SessionState(
-                sessionID: sessionID, distinctID: distinct, release: release, environment: environment, started: Millis.date(started),
+                sessionID: sessionID, distinctID: distinct, release: release, environment: environment,
+                started: Millis.date(started),
                 status: status, errors: errors, duration: duration, seq: seq, count: count)
         }
         return states

@@ -57,22 +57,26 @@ public final class PostgresLease: Sendable {
                         // Shutting down, or the check failed: the lock is given back before the connection returns to
                         // the pool (a pooled connection must not hold it for whoever uses it next). On a dead
                         // connection this fails too, and the server has released the lock already.
-                        _ = try? await connection.query("SELECT pg_advisory_unlock(hashtextextended(\(name), 3))", logger: logger)
+                        _ = try? await connection.query(
+                            "SELECT pg_advisory_unlock(hashtextextended(\(name), 3))", logger: logger)
                         if !Task.isCancelled { throw error }
                     }
                 }
             } catch {
                 if Task.isCancelled { break }
-                logger.warning("lost or could not take the lease", metadata: ["lease": "\(name)", "error": "\(String(reflecting: error))"])
+                logger.warning(
+                    "lost or could not take the lease",
+                    metadata: ["lease": "\(name)", "error": "\(String(reflecting: error))"])
             }
             try? await Task.sleep(for: retry)
         }
     }
 
     static func tryLock(_ name: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> Bool {
-        for try await locked in try await connection.query("SELECT pg_try_advisory_lock(hashtextextended(\(name), 3))", logger: logger)
-            .decode(Bool.self)
-        {
+        for try await locked in try await connection.query(
+            "SELECT pg_try_advisory_lock(hashtextextended(\(name), 3))", logger: logger
+        )
+        .decode(Bool.self) {
             return locked
         }
         return false

@@ -55,7 +55,9 @@ public struct PostgresMigrationTarget: Sendable {
     /// Opens the database at `url` for a migrate (schema brought up to date). A URL, password or database that is
     /// wrong fails at once with what the server answered (`PostgresEngine.open` connects once alone first).
     /// - Parameter identities: keys the per-user rollups, for an upgrade of rollups that hold user ids.
-    public static func open(url: String, password: String?, identities: IdentityHashers? = nil) async throws -> PostgresEngine {
+    public static func open(url: String, password: String?, identities: IdentityHashers? = nil) async throws
+        -> PostgresEngine
+    {
         do {
             return try await PostgresEngine.open(
                 url: url, password: password, identities: identities, logger: Logger(label: "faultline.migrate"))
@@ -71,7 +73,9 @@ public struct PostgresMigrationTarget: Sendable {
     /// which constraint refused which row.
     public static func describe(_ error: any Error) -> String {
         if let transaction = error as? PostgresTransactionError {
-            if let inner = [transaction.closureError, transaction.beginError, transaction.commitError].lazy.compactMap({ $0 }).first {
+            if let inner = [transaction.closureError, transaction.beginError, transaction.commitError].lazy.compactMap({
+                $0
+            }).first {
                 return describe(inner)
             }
         }
@@ -130,7 +134,9 @@ public struct PostgresBulkLoad: Sendable {
     /// `debug_files` counter at 0, which the schema itself inserts, is no one's data.
     public func foreignTables(among tables: [String]) async throws -> [String] {
         var marker: String?
-        for try await xid in try await connection.query("SELECT xmin::text FROM faultline_migrate", logger: logger).decode(String.self) {
+        for try await xid in try await connection.query("SELECT xmin::text FROM faultline_migrate", logger: logger)
+            .decode(String.self)
+        {
             marker = xid
         }
         var foreign: [String] = []
@@ -139,10 +145,13 @@ public struct PostgresBulkLoad: Sendable {
             let query =
                 if let marker {
                     PostgresQuery(
-                        unsafeSQL: "SELECT EXISTS (SELECT 1 FROM \(PostgresBulkLoad.quoted(table)) WHERE xmin::text <> $1\(schemaRows))",
+                        unsafeSQL:
+                            "SELECT EXISTS (SELECT 1 FROM \(PostgresBulkLoad.quoted(table)) WHERE xmin::text <> $1\(schemaRows))",
                         binds: PostgresBindings(values: [marker]))
                 } else {
-                    PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM \(PostgresBulkLoad.quoted(table)) WHERE true\(schemaRows))")
+                    PostgresQuery(
+                        unsafeSQL:
+                            "SELECT EXISTS (SELECT 1 FROM \(PostgresBulkLoad.quoted(table)) WHERE true\(schemaRows))")
                 }
             let rows = try await connection.query(query, logger: logger)
             for try await exists in rows.decode(Bool.self) where exists { foreign.append(table) }
@@ -154,7 +163,9 @@ public struct PostgresBulkLoad: Sendable {
     public func clear(_ tables: [String]) async throws {
         guard !tables.isEmpty else { return }
         try await connection.query(
-            PostgresQuery(unsafeSQL: "TRUNCATE " + tables.sorted().map(PostgresBulkLoad.quoted).joined(separator: ", ")), logger: logger)
+            PostgresQuery(
+                unsafeSQL: "TRUNCATE " + tables.sorted().map(PostgresBulkLoad.quoted).joined(separator: ", ")),
+            logger: logger)
     }
 
     /// Makes the weekly partitions of every week in `weeks` (week starts, `PostgresPartitions.weekStart`) that are
@@ -163,7 +174,8 @@ public struct PostgresBulkLoad: Sendable {
     public func createPartitions(weeks: Set<Int64>) async throws {
         for week in weeks.sorted() {
             for table in PostgresPartitions.tables {
-                try await connection.query(PostgresQuery(unsafeSQL: PostgresPartitions.createStatement(table, week: week)), logger: logger)
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: PostgresPartitions.createStatement(table, week: week)), logger: logger)
             }
         }
     }
@@ -175,7 +187,9 @@ public struct PostgresBulkLoad: Sendable {
 
     /// Copies rows into `table` with one `COPY … FROM STDIN`: `next` gives the rows a batch at a time (each row the
     /// values of `columns`, in order) and nil at the end. Returns how many rows were sent.
-    public func copy(into table: String, columns: [PostgresColumn], from next: () async throws -> [[TableValue]]?) async throws -> Int64 {
+    public func copy(into table: String, columns: [PostgresColumn], from next: () async throws -> [[TableValue]]?)
+        async throws -> Int64
+    {
         var sent: Int64 = 0
         try await connection.copyFrom(table: table, columns: columns.map(\.name), logger: logger) { writer in
             while let rows = try await next() {
@@ -183,7 +197,8 @@ public struct PostgresBulkLoad: Sendable {
                 text.reserveCapacity(rows.count &* 64)
                 for row in rows {
                     guard row.count == columns.count else {
-                        throw StorageError(.invalidValue, "\(table): a row of \(row.count) values for \(columns.count) columns")
+                        throw StorageError(
+                            .invalidValue, "\(table): a row of \(row.count) values for \(columns.count) columns")
                     }
                     for (index, value) in row.enumerated() {
                         if index > 0 { text.append(UInt8(ascii: "\t")) }
@@ -235,7 +250,7 @@ public struct PostgresBulkLoad: Sendable {
             if let table, let column {
                 sequences.append((sequence, table, column))
             } else if let (table, columns) = tables.first(where: { sequence.hasPrefix($0.key + "_") }),
-                      let column = columns.first(where: { sequence == "\(table)_\($0.name)_seq" })
+                let column = columns.first(where: { sequence == "\(table)_\($0.name)_seq" })
             {
                 sequences.append((sequence, table, column.name))
             }
@@ -255,7 +270,8 @@ public struct PostgresBulkLoad: Sendable {
     public func analyze(_ tables: [String]) async throws {
         guard !tables.isEmpty else { return }
         try await connection.query(
-            PostgresQuery(unsafeSQL: "ANALYZE " + tables.sorted().map(PostgresBulkLoad.quoted).joined(separator: ", ")), logger: logger)
+            PostgresQuery(unsafeSQL: "ANALYZE " + tables.sorted().map(PostgresBulkLoad.quoted).joined(separator: ", ")),
+            logger: logger)
     }
 
     /// The rows of `table` (as this transaction sees them).
@@ -283,4 +299,3 @@ public struct PostgresBulkLoad: Sendable {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
-

@@ -43,7 +43,8 @@ public final class PostgresNodes: Sendable {
                         }
                     } catch {
                         // The lock goes back before the connection returns to the pool (as `PostgresLease` does).
-                        _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.namespace), \(number))", logger: logger)
+                        _ = try? await connection.query(
+                            "SELECT pg_advisory_unlock(\(Self.namespace), \(number))", logger: logger)
                         if !Task.isCancelled { throw error }
                     }
                 }
@@ -57,9 +58,10 @@ public final class PostgresNodes: Sendable {
     }
 
     static func take(_ number: Int32, _ connection: PostgresConnection, _ logger: Logger) async throws -> Bool {
-        for try await taken in try await connection.query("SELECT pg_try_advisory_lock(\(namespace), \(number))", logger: logger)
-            .decode(Bool.self)
-        {
+        for try await taken in try await connection.query(
+            "SELECT pg_try_advisory_lock(\(namespace), \(number))", logger: logger
+        )
+        .decode(Bool.self) {
             return taken
         }
         return false

@@ -58,9 +58,11 @@ enum PostgresPartitions {
             for week in weeks(around: now) {
                 for table in tables {
                     do {
-                        try await connection.query(PostgresQuery(unsafeSQL: createStatement(table, week: week)), logger: logger)
+                        try await connection.query(
+                            PostgresQuery(unsafeSQL: createStatement(table, week: week)), logger: logger)
                     } catch {
-                        logger.warning("could not create the partition \(name(table, week: week)): \(String(reflecting: error))")
+                        logger.warning(
+                            "could not create the partition \(name(table, week: week)): \(String(reflecting: error))")
                     }
                 }
             }
@@ -79,7 +81,9 @@ extension PostgresPartitions {
     }
 
     /// The range partitions of `tables` (not the DEFAULT ones) whose range ends at or before `cut`.
-    static func partitions(endingBy cut: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> [Partition] {
+    static func partitions(endingBy cut: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> [Partition]
+    {
         let rows = try await connection.query(
             """
             SELECT p.relname::text, c.relname::text, pg_get_expr(c.relpartbound, c.oid)

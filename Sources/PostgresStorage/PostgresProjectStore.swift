@@ -30,16 +30,19 @@ public struct PostgresProjectStore: ProjectStore {
                     """, logger: logger)
                 var id: Int64 = 0
                 var key = Data()
-                for try await (value, identityKey) in rows.decode((Int64, Data).self) { (id, key) = (value, identityKey) }
+                for try await (value, identityKey) in rows.decode((Int64, Data).self) {
+                    (id, key) = (value, identityKey)
+                }
                 for (hash, kind) in [(ingestKeyHash, CredentialKind.ingest), (uploadTokenHash, .upload)] {
                     try await connection.query(
                         "INSERT INTO credentials (hash, kind, project_id, created_at) VALUES (\(hash.hex), \(kind.rawValue), \(id), \(created))",
                         logger: logger)
                 }
                 return Project(
-                    id: ProjectID(id), slug: slug, createdAt: createdAt, rateLimitPerSecond: rateLimitPerSecond, identityKey: Array(key))
+                    id: ProjectID(id), slug: slug, createdAt: createdAt, rateLimitPerSecond: rateLimitPerSecond,
+                    identityKey: Array(key))
             }
-        } catch where PostgresErrors.sqlState(error) == PostgresErrors.uniqueViolation {
+        } catch  where PostgresErrors.sqlState(error) == PostgresErrors.uniqueViolation {
             throw StorageError(.conflict, "a project with the slug \"\(slug)\" exists already", underlying: error)
         }
     }
@@ -144,10 +147,13 @@ public struct PostgresProjectStore: ProjectStore {
     static func project(_ row: ProjectColumns) -> Project? {
         guard let slug = ProjectSlug(row.1) else { return nil }
         let privacy = PrivacySettings(
-            scrubbing: row.4, safeFields: StoredList.decode(row.6), sensitiveFields: StoredList.decode(row.7), keepIPAddresses: row.5,
+            scrubbing: row.4, safeFields: StoredList.decode(row.6), sensitiveFields: StoredList.decode(row.7),
+            keepIPAddresses: row.5,
             maskEmailsAndPhones: row.10)
         return Project(
-            id: ProjectID(row.0), slug: slug, createdAt: Millis.date(row.2), rateLimitPerSecond: row.3, privacy: privacy,
-            inApp: InAppRules(include: StoredList.decode(row.8), exclude: StoredList.decode(row.9)), identityKey: Array(row.11))
+            id: ProjectID(row.0), slug: slug, createdAt: Millis.date(row.2), rateLimitPerSecond: row.3,
+            privacy: privacy,
+            inApp: InAppRules(include: StoredList.decode(row.8), exclude: StoredList.decode(row.9)),
+            identityKey: Array(row.11))
     }
 }

@@ -22,11 +22,14 @@ enum PostgresResultBatch {
     }
 
     /// Saves `items` (their fingerprints' locks and their rows held by the caller); the issue of each report.
-    static func save(_ items: [Item], now: Int64, reads: PostgresBatchReads, _ connection: PostgresConnection, _ logger: Logger)
+    static func save(
+        _ items: [Item], now: Int64, reads: PostgresBatchReads, _ connection: PostgresConnection, _ logger: Logger
+    )
         async throws -> [Int64: IssueID?]
     {
         guard !items.isEmpty else { return [:] }
-        try await reads.load(items.flatMap { item in item.touched.map { (item.report.project, $0) } }, connection, logger)
+        try await reads.load(
+            items.flatMap { item in item.touched.map { (item.report.project, $0) } }, connection, logger)
         // The race with an upload, as in `save`: a result whose build-ids got a file after its batch was read is kept,
         // but its report stays queued and is not grouped yet.
         var stale: [Bool] = []
@@ -35,13 +38,17 @@ enum PostgresResultBatch {
                 stale.append(false)
                 continue
             }
-            stale.append(try await reads.storedAfter(seen, project: item.report.project, buildIDs: item.touched, connection, logger))
+            stale.append(
+                try await reads.storedAfter(
+                    seen, project: item.report.project, buildIDs: item.touched, connection, logger))
         }
         var filings: [PostgresBatchGrouper.Filing] = []
         for (item, stale) in zip(items, stale) where !stale {
             guard let grouping = item.outcome.grouping else { continue }
-            filings.append(PostgresBatchGrouper.Filing(
-                report: item.report, input: grouping, groupingJSON: item.encoded.grouping ?? StoredJSON.encode(grouping.grouping)))
+            filings.append(
+                PostgresBatchGrouper.Filing(
+                    report: item.report, input: grouping,
+                    groupingJSON: item.encoded.grouping ?? StoredJSON.encode(grouping.grouping)))
         }
         // Issues first: the report rows name them.
         let filed = try await PostgresBatchGrouper.file(filings, now: now, reads: reads, connection, logger)
@@ -49,7 +56,8 @@ enum PostgresResultBatch {
         try await writeResults(items, now: now, connection, logger)
         try await writeModules(items, reads: reads, connection, logger)
         try await PostgresSearchStore.replace(
-            items.compactMap { item in item.outcome.search.map { (report: item.report, document: $0) } }, connection, logger)
+            items.compactMap { item in item.outcome.search.map { (report: item.report, document: $0) } }, connection,
+            logger)
         var issues: [Int64: IssueID?] = [:]
         for item in items {
             issues[item.report.id] = (filed[item.report.id]?.issue ?? item.report.issueID).map { IssueID($0) }
@@ -59,9 +67,13 @@ enum PostgresResultBatch {
 
     /// The report rows: state, failure and attempts, the claim dropped; a filed report's issue and early flag; the
     /// grouping version of every report that is not stale (one without a grouping has nothing to redo either).
-    static func updateReports(_ items: [Item], stale: [Bool], filed: [Int64: PostgresBatchGrouper.Filed], _ connection: PostgresConnection,
-                              _ logger: Logger) async throws {
-        let states = zip(items, stale).map { item, stale in stale ? SymbolicationState.pending.rawValue : item.outcome.result.state.rawValue }
+    static func updateReports(
+        _ items: [Item], stale: [Bool], filed: [Int64: PostgresBatchGrouper.Filed], _ connection: PostgresConnection,
+        _ logger: Logger
+    ) async throws {
+        let states = zip(items, stale).map { item, stale in
+            stale ? SymbolicationState.pending.rawValue : item.outcome.result.state.rawValue
+        }
         let failures = items.map(\.outcome.result.failure)
         let filings = items.map { filed[$0.report.id] }
         // Arrays of non-optional values: an absent value is a placeholder with its flag false.
@@ -85,7 +97,9 @@ enum PostgresResultBatch {
     }
 
     /// The results: none kept for a report that needed nothing (its own frames say it all), the others replaced.
-    static func writeResults(_ items: [Item], now: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+    static func writeResults(_ items: [Item], now: Int64, _ connection: PostgresConnection, _ logger: Logger)
+        async throws
+    {
         let dropped = items.filter { $0.outcome.result.state == .notNeeded }.map(\.report)
         if !dropped.isEmpty {
             try await connection.query(
@@ -108,7 +122,9 @@ enum PostgresResultBatch {
 
     /// Which debug data each build-id had when the results were saved (`PostgresSymbolicationStore.recordModules` for
     /// every report at once): the reports' rows replaced by one delete and one insert.
-    static func writeModules(_ items: [Item], reads: PostgresBatchReads, _ connection: PostgresConnection, _ logger: Logger) async throws {
+    static func writeModules(
+        _ items: [Item], reads: PostgresBatchReads, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws {
         try await connection.query(
             """
             DELETE FROM report_modules m
@@ -117,7 +133,9 @@ enum PostgresResultBatch {
             """, logger: logger)
         var rows: [(report: FiledReport, module: PostgresSymbolicationStore.ModuleRow)] = []
         for item in items {
-            for module in try await PostgresSymbolicationStore.moduleRows(item.outcome, report: item.report, touched: item.touched, reads: reads, connection, logger) {
+            for module in try await PostgresSymbolicationStore.moduleRows(
+                item.outcome, report: item.report, touched: item.touched, reads: reads, connection, logger)
+            {
                 rows.append((item.report, module))
             }
         }

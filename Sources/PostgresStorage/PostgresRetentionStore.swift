@@ -33,9 +33,10 @@ public struct PostgresRetentionStore: RetentionStore {
         let limit = Int64(max(1, limit))
         return try await database.write { connection in
             var taken = false
-            for try await value in try await connection.query("SELECT pg_try_advisory_xact_lock(\(Self.lockKey))", logger: logger)
-                .decode(Bool.self)
-            {
+            for try await value in try await connection.query(
+                "SELECT pg_try_advisory_xact_lock(\(Self.lockKey))", logger: logger
+            )
+            .decode(Bool.self) {
                 taken = value
             }
             guard taken else { return PruneResult() }
@@ -45,7 +46,8 @@ public struct PostgresRetentionStore: RetentionStore {
             for (from, to) in Set(old.map { [$0.from, $0.to] }).map({ ($0[0], $0[1]) }).sorted(by: <) {
                 result.reports &+= try await PostgresRows.count(
                     connection.query(
-                        "DELETE FROM report_event_ids WHERE received_at >= \(from) AND received_at < \(to) RETURNING 1", logger: logger))
+                        "DELETE FROM report_event_ids WHERE received_at >= \(from) AND received_at < \(to) RETURNING 1",
+                        logger: logger))
             }
             let changedAt = Millis.from(now)
             for partition in old {
@@ -69,7 +71,8 @@ public struct PostgresRetentionStore: RetentionStore {
             }
             // 3. Rows older than the cutoff that are left (the straddling week, the DEFAULT partitions).
             let payloads = try await connection.query(
-                "SELECT id, received_at FROM payloads WHERE received_at < \(cut) ORDER BY received_at LIMIT \(limit)", logger: logger)
+                "SELECT id, received_at FROM payloads WHERE received_at < \(cut) ORDER BY received_at LIMIT \(limit)",
+                logger: logger)
             var ids: [Int64] = []
             var times: [Int64] = []
             for try await (id, time) in payloads.decode((Int64, Int64).self) {

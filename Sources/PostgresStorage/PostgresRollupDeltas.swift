@@ -10,27 +10,35 @@ import PostgresNIO
 extension IssueRollupDeltas {
     /// Writes the deltas, the issues of the batch's new keys resolved by `id`, with the first/last events, titles and
     /// reopenings `plan` decided for each issue.
-    func write(resolving id: (Int64) throws -> Int64, plan: FilingPlan, _ connection: PostgresConnection, _ logger: Logger)
+    func write(
+        resolving id: (Int64) throws -> Int64, plan: FilingPlan, _ connection: PostgresConnection, _ logger: Logger
+    )
         async throws
     {
         let now = plan.now
         var issues: [Int64: Counts] = [:]
         for (issue, counts) in self.issues { issues[try id(issue)] = counts }
         var releases: [ReleaseKey: ReleaseCounts] = [:]
-        for (key, counts) in self.releases { releases[ReleaseKey(issue: try id(key.issue), release: key.release)] = counts }
+        for (key, counts) in self.releases {
+            releases[ReleaseKey(issue: try id(key.issue), release: key.release)] = counts
+        }
         var days: [DayKey: DayCounts] = [:]
         for (key, counts) in self.days { days[DayKey(issue: try id(key.issue), day: key.day)] = counts }
 
         // The distinct-user rows first: how their counts cross 0 and 1 moves the distinct-user counters above them.
         for (key, change) in try await Self.moveEvents(users, resolving: id, connection, logger) {
-            issues[key.issue, default: Counts()].users &+= CounterDeltas.crossing(0, before: change.before, after: change.after)
-            issues[key.issue, default: Counts()].repeatUsers &+= CounterDeltas.crossing(1, before: change.before, after: change.after)
+            issues[key.issue, default: Counts()].users &+= CounterDeltas.crossing(
+                0, before: change.before, after: change.after)
+            issues[key.issue, default: Counts()].repeatUsers &+= CounterDeltas.crossing(
+                1, before: change.before, after: change.after)
         }
         for (key, change) in try await Self.moveEvents(releaseUsers, resolving: id, connection, logger) {
-            releases[ReleaseKey(issue: key.issue, release: key.release)]?.users &+= CounterDeltas.crossing(0, before: change.before, after: change.after)
+            releases[ReleaseKey(issue: key.issue, release: key.release)]?.users &+= CounterDeltas.crossing(
+                0, before: change.before, after: change.after)
         }
         for (key, change) in try await Self.moveEvents(dayUsers, resolving: id, connection, logger) {
-            days[DayKey(issue: key.issue, day: key.day)]?.users &+= CounterDeltas.crossing(0, before: change.before, after: change.after)
+            days[DayKey(issue: key.issue, day: key.day)]?.users &+= CounterDeltas.crossing(
+                0, before: change.before, after: change.after)
         }
         _ = try await Self.moveEvents(tags, resolving: id, connection, logger)
 
@@ -101,14 +109,18 @@ extension IssueRollupDeltas {
 
     /// One statement for every issue the batch touched: counters by their deltas; first/last events and releases as
     /// `plan` computed them (the rows are locked); title and reopening as decided.
-    private func writeIssues(_ issues: [Int64: Counts], resolving id: (Int64) throws -> Int64, plan: FilingPlan, now: Int64,
-                             _ connection: PostgresConnection, _ logger: Logger) async throws {
+    private func writeIssues(
+        _ issues: [Int64: Counts], resolving id: (Int64) throws -> Int64, plan: FilingPlan, now: Int64,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws {
         var planned: [Int64: FilingPlanner.Issue] = [:]
         for issue in plan.issuesByKey.values { planned[try id(issue.state.id)] = issue }
         let ids = Set(issues.keys).union(planned.keys).sorted()
         var rows: [(counts: Counts, issue: FilingPlanner.Issue)] = []
         for issue in ids {
-            guard let plannedIssue = planned[issue] else { throw StorageError(.conflict, "issue \(issue) was counted but not planned") }
+            guard let plannedIssue = planned[issue] else {
+                throw StorageError(.conflict, "issue \(issue) was counted but not planned")
+            }
             rows.append((issues[issue] ?? Counts(), plannedIssue))
         }
         let counts = rows.map { $0.counts }
@@ -158,8 +170,10 @@ extension IssueRollupDeltas {
 
     /// Moves each row's `events` by its delta: the positive ones by `addEvents`, the negative ones by `takeEvents`
     /// (a row reaching 0 is deleted); each row's events before and after.
-    static func moveEvents<Key: CountedEventsKey>(_ deltas: [Key: Int64], resolving id: (Int64) throws -> Int64,
-                                                  _ connection: PostgresConnection, _ logger: Logger) async throws
+    static func moveEvents<Key: CountedEventsKey>(
+        _ deltas: [Key: Int64], resolving id: (Int64) throws -> Int64,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws
         -> [Key: (before: Int64, after: Int64)]
     {
         let fewer = deltas.filter { $0.value < 0 }
@@ -171,8 +185,10 @@ extension IssueRollupDeltas {
 
     /// Takes each (negative) delta off the `events` of its row, deleting the rows it brings to 0 or below (two
     /// statements); each row's events before and after. Rows missing stay missing.
-    static func takeEvents<Key: CountedEventsKey>(_ deltas: [Key: Int64], resolving id: (Int64) throws -> Int64,
-                                                  _ connection: PostgresConnection, _ logger: Logger) async throws
+    static func takeEvents<Key: CountedEventsKey>(
+        _ deltas: [Key: Int64], resolving id: (Int64) throws -> Int64,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws
         -> [Key: (before: Int64, after: Int64)]
     {
         var resolved: [Key: Int64] = [:]
@@ -180,7 +196,8 @@ extension IssueRollupDeltas {
         let keys = resolved.keys.sorted()
         let table = Key.table
         let columns = Key.columns.map(\.name)
-        let arrays = (Key.columns.map(\.type) + ["bigint"]).enumerated().map { "$\($0 + 1)::\($1)[]" }.joined(separator: ", ")
+        let arrays = (Key.columns.map(\.type) + ["bigint"]).enumerated().map { "$\($0 + 1)::\($1)[]" }.joined(
+            separator: ", ")
         let match = columns.map { "t.\($0) = u.\($0)" }.joined(separator: " AND ")
         let returning = columns.map { "t.\($0)" }.joined(separator: ", ")
         let aliases = (columns + ["delta"]).joined(separator: ", ")
@@ -195,7 +212,9 @@ extension IssueRollupDeltas {
             "DELETE FROM \(table) t USING unnest(\(arrays)) AS u(\(aliases)) WHERE \(match) AND t.events + u.delta <= 0 RETURNING \(returning), t.events, 0::bigint",
             "UPDATE \(table) t SET events = t.events + u.delta FROM unnest(\(arrays)) AS u(\(aliases)) WHERE \(match) RETURNING \(returning), t.events - u.delta, t.events",
         ] {
-            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds()), logger: logger) {
+            for try await row in try await connection.query(
+                PostgresQuery(unsafeSQL: sql, binds: binds()), logger: logger)
+            {
                 let cells = row.makeRandomAccess()
                 let key = try Key(cells)
                 changes[key] = (
@@ -208,8 +227,10 @@ extension IssueRollupDeltas {
 
     /// Adds each delta to the `events` of its row (inserting the rows missing) in one statement; each row's events
     /// before and after. The keys' issues are resolved by `id` first.
-    static func addEvents<Key: CountedEventsKey>(_ deltas: [Key: Int64], resolving id: (Int64) throws -> Int64,
-                                                 _ connection: PostgresConnection, _ logger: Logger) async throws
+    static func addEvents<Key: CountedEventsKey>(
+        _ deltas: [Key: Int64], resolving id: (Int64) throws -> Int64,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws
         -> [Key: (before: Int64, after: Int64)]
     {
         guard !deltas.isEmpty else { return [:] }
@@ -220,7 +241,8 @@ extension IssueRollupDeltas {
         for array in Key.arrays(keys) { binds.append(array) }
         binds.append(keys.map { resolved[$0] ?? 0 })
         let columns = Key.columns.map(\.name).joined(separator: ", ")
-        let arrays = (Key.columns.map(\.type) + ["bigint"]).enumerated().map { "$\($0 + 1)::\($1)[]" }.joined(separator: ", ")
+        let arrays = (Key.columns.map(\.type) + ["bigint"]).enumerated().map { "$\($0 + 1)::\($1)[]" }.joined(
+            separator: ", ")
         let table = Key.table
         var changes: [Key: (before: Int64, after: Int64)] = [:]
         for try await row in try await connection.query(
@@ -259,19 +281,27 @@ protocol CountedEventsKey: Hashable, Comparable {
 extension IssueRollupDeltas.UserKey: CountedEventsKey {
     static let table = "issue_users"
     static let columns = [(name: "issue_id", type: "bigint"), (name: "user_key", type: "text")]
-    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.user.text)] }
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] {
+        [keys.map(\.issue), keys.map(\.user.text)]
+    }
     init(issue: Int64, user: String) { self.init(issue: issue, user: ExactText(user)) }
-    init(_ cells: PostgresRandomAccessRow) throws { self.init(issue: try cells[0].decode(Int64.self), user: ExactText(try cells[1].decode(String.self))) }
+    init(_ cells: PostgresRandomAccessRow) throws {
+        self.init(issue: try cells[0].decode(Int64.self), user: ExactText(try cells[1].decode(String.self)))
+    }
     func with(issue: Int64) -> Self { Self(issue: issue, user: user) }
 }
 
 extension IssueRollupDeltas.ReleaseUserKey: CountedEventsKey {
     static let table = "issue_release_users"
-    static let columns = [(name: "issue_id", type: "bigint"), (name: "release", type: "text"), (name: "user_key", type: "text")]
+    static let columns = [
+        (name: "issue_id", type: "bigint"), (name: "release", type: "text"), (name: "user_key", type: "text"),
+    ]
     static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] {
         [keys.map(\.issue), keys.map(\.release.text), keys.map(\.user.text)]
     }
-    init(issue: Int64, release: String, user: String) { self.init(issue: issue, release: ExactText(release), user: ExactText(user)) }
+    init(issue: Int64, release: String, user: String) {
+        self.init(issue: issue, release: ExactText(release), user: ExactText(user))
+    }
     init(_ cells: PostgresRandomAccessRow) throws {
         self.init(
             issue: try cells[0].decode(Int64.self), release: ExactText(try cells[1].decode(String.self)),
@@ -282,20 +312,32 @@ extension IssueRollupDeltas.ReleaseUserKey: CountedEventsKey {
 
 extension IssueRollupDeltas.DayUserKey: CountedEventsKey {
     static let table = "issue_day_users"
-    static let columns = [(name: "issue_id", type: "bigint"), (name: "day", type: "bigint"), (name: "user_key", type: "text")]
-    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.day), keys.map(\.user.text)] }
+    static let columns = [
+        (name: "issue_id", type: "bigint"), (name: "day", type: "bigint"), (name: "user_key", type: "text"),
+    ]
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] {
+        [keys.map(\.issue), keys.map(\.day), keys.map(\.user.text)]
+    }
     init(issue: Int64, day: Int64, user: String) { self.init(issue: issue, day: day, user: ExactText(user)) }
     init(_ cells: PostgresRandomAccessRow) throws {
-        self.init(issue: try cells[0].decode(Int64.self), day: try cells[1].decode(Int64.self), user: ExactText(try cells[2].decode(String.self)))
+        self.init(
+            issue: try cells[0].decode(Int64.self), day: try cells[1].decode(Int64.self),
+            user: ExactText(try cells[2].decode(String.self)))
     }
     func with(issue: Int64) -> Self { Self(issue: issue, day: day, user: user) }
 }
 
 extension IssueRollupDeltas.TagKey: CountedEventsKey {
     static let table = "issue_tags"
-    static let columns = [(name: "issue_id", type: "bigint"), (name: "key", type: "text"), (name: "value", type: "text")]
-    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.issue), keys.map(\.key.text), keys.map(\.value.text)] }
-    init(issue: Int64, key: String, value: String) { self.init(issue: issue, key: ExactText(key), value: ExactText(value)) }
+    static let columns = [
+        (name: "issue_id", type: "bigint"), (name: "key", type: "text"), (name: "value", type: "text"),
+    ]
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] {
+        [keys.map(\.issue), keys.map(\.key.text), keys.map(\.value.text)]
+    }
+    init(issue: Int64, key: String, value: String) {
+        self.init(issue: issue, key: ExactText(key), value: ExactText(value))
+    }
     init(_ cells: PostgresRandomAccessRow) throws {
         self.init(
             issue: try cells[0].decode(Int64.self), key: ExactText(try cells[1].decode(String.self)),

@@ -15,15 +15,20 @@ import Foundation
 /// contribution that has a user rather than store its id.
 enum PostgresRollupUsers {
     /// The hasher keyed with `project`'s identity key; nil when the engine has no hasher.
-    static func hasher(project: ProjectID, identities: IdentityHashers?, _ connection: PostgresConnection, _ logger: Logger)
+    static func hasher(
+        project: ProjectID, identities: IdentityHashers?, _ connection: PostgresConnection, _ logger: Logger
+    )
         async throws -> (any IdentityHashing)?
     {
         guard let identities else { return nil }
-        return identities.hasher(key: try await keys(projects: [project.rawValue], connection, logger)[project.rawValue] ?? [])
+        return identities.hasher(
+            key: try await keys(projects: [project.rawValue], connection, logger)[project.rawValue] ?? [])
     }
 
     /// The identity keys of `projects`.
-    static func keys(projects: [Int64], _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64: [UInt8]] {
+    static func keys(projects: [Int64], _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64:
+        [UInt8]]
+    {
         var keys: [Int64: [UInt8]] = [:]
         for try await (id, key) in try await connection.query(
             "SELECT id, identity_key FROM projects WHERE id = ANY(\(projects))", logger: logger
@@ -34,7 +39,8 @@ enum PostgresRollupUsers {
     }
 
     static func missingHasher() -> StorageError {
-        StorageError(.invalidValue, "a user's rollup needs the identity hasher, which this PostgreSQL engine was not given")
+        StorageError(
+            .invalidValue, "a user's rollup needs the identity hasher, which this PostgreSQL engine was not given")
     }
 
     /// `contribution` with its user's rollup key; throws when it has a user and there is no hasher.
@@ -45,7 +51,9 @@ enum PostgresRollupUsers {
     }
 
     /// `contribution` with its user's rollup key; throws when it has a user and there is no hasher.
-    static func keyed(_ contribution: SessionContribution?, _ hasher: (any IdentityHashing)?) throws -> SessionContribution? {
+    static func keyed(_ contribution: SessionContribution?, _ hasher: (any IdentityHashing)?) throws
+        -> SessionContribution?
+    {
         guard let contribution, contribution.user != nil else { return contribution }
         guard let hasher else { throw missingHasher() }
         return RollupUser.keyed(contribution, hasher: hasher)
@@ -73,25 +81,28 @@ enum PostgresRollupUsers {
                 UPDATE issues SET users = (SELECT count(*) FROM issue_users u WHERE u.issue_id = issues.id),
                     repeat_users = (SELECT count(*) FROM issue_users u WHERE u.issue_id = issues.id AND u.events > 1)
                 WHERE EXISTS (SELECT 1 FROM issue_users u WHERE u.issue_id = issues.id)
-                """,
+                """
             ]),
         Table(
-            name: "issue_release_users", keys: ["issue_id", "release"], counters: ["events"], join: byIssue, project: "i.project_id",
+            name: "issue_release_users", keys: ["issue_id", "release"], counters: ["events"], join: byIssue,
+            project: "i.project_id",
             recount: [
                 """
                 UPDATE issue_releases r SET users = (SELECT count(*) FROM issue_release_users u
                     WHERE u.issue_id = r.issue_id AND u.release = r.release)
-                """,
+                """
             ]),
         Table(
-            name: "issue_day_users", keys: ["issue_id", "day"], counters: ["events"], join: byIssue, project: "i.project_id",
+            name: "issue_day_users", keys: ["issue_id", "day"], counters: ["events"], join: byIssue,
+            project: "i.project_id",
             recount: [
                 """
                 UPDATE issue_days d SET users = (SELECT count(*) FROM issue_day_users u WHERE u.issue_id = d.issue_id AND u.day = d.day)
-                """,
+                """
             ]),
         Table(
-            name: "health_day_users", keys: ["project_id", "release", "day"], counters: ["sessions", "crashed"], join: "",
+            name: "health_day_users", keys: ["project_id", "release", "day"], counters: ["sessions", "crashed"],
+            join: "",
             project: "t.project_id",
             recount: [
                 """
@@ -100,7 +111,7 @@ enum PostgresRollupUsers {
                         WHERE u.project_id = h.project_id AND u.release = h.release AND u.day = h.day),
                     crashed_users = (SELECT count(*) FROM health_day_users u
                         WHERE u.project_id = h.project_id AND u.release = h.release AND u.day = h.day AND u.crashed > 0)
-                """,
+                """
             ]),
         Table(
             name: "health_release_users", keys: ["project_id", "release"], counters: ["sessions", "crashed"], join: "",
@@ -111,7 +122,7 @@ enum PostgresRollupUsers {
                     users = (SELECT count(*) FROM health_release_users u WHERE u.project_id = h.project_id AND u.release = h.release),
                     crashed_users = (SELECT count(*) FROM health_release_users u
                         WHERE u.project_id = h.project_id AND u.release = h.release AND u.crashed > 0)
-                """,
+                """
             ]),
     ]
 
@@ -120,7 +131,9 @@ enum PostgresRollupUsers {
     /// project), keyed here, and written to a temporary table; each table is then rewritten from its rows grouped by
     /// the new key, the counters of rows that share one summed (two ids of one project with one 128-bit key: not
     /// expected, but then the distinct-user counters above are recounted). Empty tables need no hasher.
-    static func rewriteStoredUsers(identities: IdentityHashers?, _ connection: PostgresConnection, _ logger: Logger) async throws {
+    static func rewriteStoredUsers(identities: IdentityHashers?, _ connection: PostgresConnection, _ logger: Logger)
+        async throws
+    {
         let union = tables.map { "SELECT \($0.project) AS project_id, t.user_key FROM \($0.name) t \($0.join)" }
             .joined(separator: " UNION ")
         var projects: [Int64] = []
@@ -133,7 +146,9 @@ enum PostgresRollupUsers {
         }
         guard !users.isEmpty else { return }
         guard let identities else {
-            throw StorageError(.openFailed, "pg9-hashed-rollup-users: the rollups hold user ids, and this engine has no identity hasher")
+            throw StorageError(
+                .openFailed,
+                "pg9-hashed-rollup-users: the rollups hold user ids, and this engine has no identity hasher")
         }
         let keys = try await self.keys(projects: Array(Set(projects)), connection, logger)
         var hashers: [Int64: any IdentityHashing] = [:]
@@ -183,16 +198,19 @@ enum PostgresRollupUsers {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
             if try await rows(table.name, connection, logger) != before {
-                for statement in table.recount { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                for statement in table.recount {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
             }
         }
     }
 
     static func rows(_ table: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int64 {
         var count: Int64 = 0
-        for try await value in try await connection.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger)
-            .decode(Int64.self)
-        {
+        for try await value in try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger
+        )
+        .decode(Int64.self) {
             count = value
         }
         return count

@@ -34,7 +34,9 @@ enum PostgresCountedRow {
     /// Adds `by` to the counters of the row whose keys are bound in `keys`, inserting or deleting it as needed.
     /// Returns (change of "row exists", change of "second counter > 0"), each -1, 0 or 1 (the second 0 with one counter).
     @discardableResult
-    static func bump(_ shape: Shape, keys: PostgresBindings, by: [Int64], _ connection: PostgresConnection, _ logger: Logger)
+    static func bump(
+        _ shape: Shape, keys: PostgresBindings, by: [Int64], _ connection: PostgresConnection, _ logger: Logger
+    )
         async throws -> (Int64, Int64)
     {
         let (before, after) = try await bumpValues(shape, keys: keys, by: by, connection, logger)
@@ -43,7 +45,9 @@ enum PostgresCountedRow {
     }
 
     /// Like `bump`, returning the counters before and after.
-    static func bumpValues(_ shape: Shape, keys: PostgresBindings, by: [Int64], _ connection: PostgresConnection, _ logger: Logger)
+    static func bumpValues(
+        _ shape: Shape, keys: PostgresBindings, by: [Int64], _ connection: PostgresConnection, _ logger: Logger
+    )
         async throws -> (before: [Int64], after: [Int64])
     {
         func with(_ counters: [Int64]) -> PostgresBindings {
@@ -53,7 +57,9 @@ enum PostgresCountedRow {
         }
         if by[0] > 0 && by.allSatisfy({ $0 >= 0 }) {
             // Adding (the common case): one upsert that returns the new counters.
-            let after = try await counters(PostgresQuery(unsafeSQL: shape.upsert, binds: with(by)), shape, connection, logger) ?? by
+            let after =
+                try await counters(PostgresQuery(unsafeSQL: shape.upsert, binds: with(by)), shape, connection, logger)
+                ?? by
             return (zip(after, by).map { max(0, $0 &- $1) }, after)
         }
         let current = try await counters(PostgresQuery(unsafeSQL: shape.select, binds: keys), shape, connection, logger)
@@ -72,7 +78,9 @@ enum PostgresCountedRow {
     }
 
     /// The counters of the one row `query` returns; nil when it returns none.
-    private static func counters(_ query: PostgresQuery, _ shape: Shape, _ connection: PostgresConnection, _ logger: Logger)
+    private static func counters(
+        _ query: PostgresQuery, _ shape: Shape, _ connection: PostgresConnection, _ logger: Logger
+    )
         async throws -> [Int64]?
     {
         var values: [Int64]?

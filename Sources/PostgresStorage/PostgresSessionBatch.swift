@@ -17,14 +17,18 @@ import PostgresNIO
 enum PostgresSessionBatch {
     /// Applies `batches` in order (requests' session updates, envelopes' sessions); each batch's applied and unchanged
     /// updates, in the same order.
-    static func apply(_ batches: [SessionBatch], identities: IdentityHashers?, _ connection: PostgresConnection, _ logger: Logger) async throws
+    static func apply(
+        _ batches: [SessionBatch], identities: IdentityHashers?, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws
         -> [(applied: Int, unchanged: Int)]
     {
         var counts = Array(repeating: (applied: 0, unchanged: 0), count: batches.count)
         let cleaned = batches.map { $0.updates.map(StoredText.clean) }
         var keys: Set<SessionKey> = []
         for (batch, updates) in zip(batches, cleaned) {
-            for update in updates { keys.insert(SessionKey(project: batch.project.rawValue, id: ExactText(update.sessionID.rawValue))) }
+            for update in updates {
+                keys.insert(SessionKey(project: batch.project.rawValue, id: ExactText(update.sessionID.rawValue)))
+            }
         }
         guard !keys.isEmpty else { return counts }
         let locks = Array(keys)
@@ -39,12 +43,14 @@ enum PostgresSessionBatch {
 
         for project in Set(keys.map(\.project)).sorted() {
             let ids = keys.filter { $0.project == project }.map(\.id).sorted()
-            let stored = try await PostgresSessions.states(project: ProjectID(project), ids: ids.map(\.text), connection, logger)
+            let stored = try await PostgresSessions.states(
+                project: ProjectID(project), ids: ids.map(\.text), connection, logger)
             var current = stored
             var updatedAt: [ExactText: Int64] = [:]
             var deltas = HealthDeltas()
             // The rollups count users by their keyed hash (`PostgresRollupUsers`), never their id.
-            let hasher = try await PostgresRollupUsers.hasher(project: ProjectID(project), identities: identities, connection, logger)
+            let hasher = try await PostgresRollupUsers.hasher(
+                project: ProjectID(project), identities: identities, connection, logger)
             for (index, batch) in batches.enumerated() where batch.project.rawValue == project {
                 for update in cleaned[index] {
                     let id = ExactText(update.sessionID.rawValue)
@@ -57,14 +63,16 @@ enum PostgresSessionBatch {
                     updatedAt[id] = Millis.from(batch.receivedAt)
                     deltas.change(
                         remove: try PostgresRollupUsers.keyed(existing.map(SessionContribution.init), hasher),
-                        add: try PostgresRollupUsers.keyed(SessionContribution(next), hasher), startedAt: Millis.from(next.started))
+                        add: try PostgresRollupUsers.keyed(SessionContribution(next), hasher),
+                        startedAt: Millis.from(next.started))
                     counts[index].applied += 1
                 }
             }
             guard !updatedAt.isEmpty else { continue }
             let changed = updatedAt.keys.sorted()
-            try await upsert(changed.compactMap { current[$0] }, project: project, updatedAt: changed.map { updatedAt[$0] ?? 0 },
-                             connection, logger)
+            try await upsert(
+                changed.compactMap { current[$0] }, project: project, updatedAt: changed.map { updatedAt[$0] ?? 0 },
+                connection, logger)
             try await deltas.write(project: project, connection, logger)
         }
         return counts
@@ -76,8 +84,10 @@ enum PostgresSessionBatch {
     }
 
     /// Writes the final state of each session (sorted by id; `updatedAt`: when its last change arrived) in one statement.
-    static func upsert(_ states: [SessionState], project: Int64, updatedAt: [Int64], _ connection: PostgresConnection,
-                       _ logger: Logger) async throws {
+    static func upsert(
+        _ states: [SessionState], project: Int64, updatedAt: [Int64], _ connection: PostgresConnection,
+        _ logger: Logger
+    ) async throws {
         typealias T = PostgresText
         try await connection.query(
             """
@@ -163,7 +173,8 @@ struct HealthDeltas {
         bump(&releases[release, default: Counts()])
         if sign > 0 {
             let span = releasesAdded[release]
-            releasesAdded[release] = Span(first: min(span?.first ?? startedAt, startedAt), last: max(span?.last ?? startedAt, startedAt))
+            releasesAdded[release] = Span(
+                first: min(span?.first ?? startedAt, startedAt), last: max(span?.last ?? startedAt, startedAt))
         }
         if let user = c.user.map(ExactText.init) {
             let userKey = HealthReleaseUserKey(release: release, user: user)
@@ -194,8 +205,10 @@ struct HealthDeltas {
 
     /// `health_days`: the batch's rows that exist locked in key order and moved by their deltas; the missing ones an
     /// added contribution touched inserted (added to, should another node have inserted one meanwhile).
-    private static func writeDays(_ days: [HealthDayKey: Counts], added: Set<HealthDayKey>, project: Int64,
-                                  _ connection: PostgresConnection, _ logger: Logger) async throws {
+    private static func writeDays(
+        _ days: [HealthDayKey: Counts], added: Set<HealthDayKey>, project: Int64,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws {
         let keys = days.keys.sorted()
         guard !keys.isEmpty else { return }
         var existing: Set<HealthDayKey> = []
@@ -242,8 +255,10 @@ struct HealthDeltas {
     }
 
     /// `health_releases`, as `writeDays`; an added contribution also widens the release's first and last seen.
-    private static func writeReleases(_ releases: [ExactText: Counts], added: [ExactText: Span], project: Int64,
-                                      _ connection: PostgresConnection, _ logger: Logger) async throws {
+    private static func writeReleases(
+        _ releases: [ExactText: Counts], added: [ExactText: Span], project: Int64,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws {
         let keys = releases.keys.sorted()
         guard !keys.isEmpty else { return }
         var existing: Set<ExactText> = []
@@ -318,14 +333,18 @@ struct HealthDayUserKey: HealthUserRowKey {
     var day: Int64
     var user: ExactText
     static let table = "health_day_users"
-    static let columns = [(name: "release", type: "text"), (name: "day", type: "integer"), (name: "user_key", type: "text")]
+    static let columns = [
+        (name: "release", type: "text"), (name: "day", type: "integer"), (name: "user_key", type: "text"),
+    ]
     static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] {
         [keys.map(\.release.text), keys.map { Int32(truncatingIfNeeded: $0.day) }, keys.map(\.user.text)]
     }
     init(release: ExactText, day: Int64, user: ExactText) { (self.release, self.day, self.user) = (release, day, user) }
     init(_ cells: PostgresRandomAccessRow) throws {
         (release, day, user) = (
-            ExactText(try cells[0].decode(String.self)), Int64(try cells[1].decode(Int32.self)), ExactText(try cells[2].decode(String.self)))
+            ExactText(try cells[0].decode(String.self)), Int64(try cells[1].decode(Int32.self)),
+            ExactText(try cells[2].decode(String.self))
+        )
     }
     static func < (a: Self, b: Self) -> Bool { (a.release, a.day, a.user) < (b.release, b.day, b.user) }
 }
@@ -335,7 +354,9 @@ struct HealthReleaseUserKey: HealthUserRowKey {
     var user: ExactText
     static let table = "health_release_users"
     static let columns = [(name: "release", type: "text"), (name: "user_key", type: "text")]
-    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] { [keys.map(\.release.text), keys.map(\.user.text)] }
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] {
+        [keys.map(\.release.text), keys.map(\.user.text)]
+    }
     init(release: ExactText, user: ExactText) { (self.release, self.user) = (release, user) }
     init(_ cells: PostgresRandomAccessRow) throws {
         (release, user) = (ExactText(try cells[0].decode(String.self)), ExactText(try cells[1].decode(String.self)))
@@ -348,8 +369,10 @@ enum HealthUserRows {
     /// Adds `deltas` ([sessions, crashed] per key) to the rows of `project`: the rows that exist locked in key order
     /// and set to their new counts (deleted at 0 sessions), the missing ones with sessions inserted (added to, should
     /// another node have inserted one meanwhile). Returns each row's counts before and after.
-    static func bump<Key: HealthUserRowKey>(_ deltas: [Key: [Int64]], project: Int64, _ connection: PostgresConnection,
-                                            _ logger: Logger) async throws -> [Key: (before: [Int64], after: [Int64])] {
+    static func bump<Key: HealthUserRowKey>(
+        _ deltas: [Key: [Int64]], project: Int64, _ connection: PostgresConnection,
+        _ logger: Logger
+    ) async throws -> [Key: (before: [Int64], after: [Int64])] {
         let keys = deltas.keys.filter { deltas[$0] != [0, 0] }.sorted()
         guard !keys.isEmpty else { return [:] }
         let names = Key.columns.map(\.name)
@@ -358,7 +381,8 @@ enum HealthUserRows {
             var binds = PostgresBindings()
             binds.append(project)
             for array in Key.arrays(keys) { binds.append(array) }
-            let sql = Key.columns.enumerated().map { "$\($0.offset + first)::\($0.element.type)[]" }.joined(separator: ", ")
+            let sql = Key.columns.enumerated().map { "$\($0.offset + first)::\($0.element.type)[]" }.joined(
+                separator: ", ")
             return (binds, sql)
         }
         let match = names.map { "t.\($0) = u.\($0)" }.joined(separator: " AND ")
@@ -399,7 +423,8 @@ enum HealthUserRows {
             let (binds, sql) = arrays(deleted, from: 2)
             try await connection.query(
                 PostgresQuery(
-                    unsafeSQL: "DELETE FROM \(Key.table) t USING unnest(\(sql)) AS u(\(list)) WHERE t.project_id = $1 AND \(match)",
+                    unsafeSQL:
+                        "DELETE FROM \(Key.table) t USING unnest(\(sql)) AS u(\(list)) WHERE t.project_id = $1 AND \(match)",
                     binds: binds),
                 logger: logger)
         }

@@ -64,9 +64,12 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
             for try await row in claimed {
                 let cells = row.makeRandomAccess()
                 guard let summary = try PostgresReportReader.summary(cells) else { continue }
-                rows.append(Row(
-                    summary: summary, payload: try cells[count].decode(Int64.self), offset: try cells[count + 1].decode(Int64.self),
-                    length: try cells[count + 2].decode(Int64.self), attempts: try cells[count + 3].decode(Int.self)))
+                rows.append(
+                    Row(
+                        summary: summary, payload: try cells[count].decode(Int64.self),
+                        offset: try cells[count + 1].decode(Int64.self),
+                        length: try cells[count + 2].decode(Int64.self), attempts: try cells[count + 3].decode(Int.self)
+                    ))
             }
             rows.sort { $0.summary.cursor < $1.summary.cursor }
             // Each payload once (a 20-report request body is one payload), and each project's in-app rules once.
@@ -80,28 +83,33 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                     WHERE id = ANY(\(payloadIDs)) AND received_at = ANY(\(payloadTimes))
                     """, logger: logger
                 ).decode((Int64, String, Int64, Data, String).self) {
-                    guard let encoding = StoredPayload.Encoding(rawValue: encoding), let format = StoredPayload.Format(rawValue: format),
-                          let inflated = Int(exactly: inflated)
+                    guard let encoding = StoredPayload.Encoding(rawValue: encoding),
+                        let format = StoredPayload.Format(rawValue: format),
+                        let inflated = Int(exactly: inflated)
                     else { continue }
-                    payloads[id] = StoredPayload(bytes: Array(bytes), encoding: encoding, inflatedSize: inflated, format: format)
+                    payloads[id] = StoredPayload(
+                        bytes: Array(bytes), encoding: encoding, inflatedSize: inflated, format: format)
                 }
             }
             var rules: [Int64: InAppRules] = [:]
             let projects = Array(Set(rows.map(\.summary.project.rawValue)))
             if !projects.isEmpty {
                 for try await (id, include, exclude) in try await connection.query(
-                    "SELECT id, in_app_include, in_app_exclude FROM projects WHERE id = ANY(\(projects))", logger: logger
+                    "SELECT id, in_app_include, in_app_exclude FROM projects WHERE id = ANY(\(projects))",
+                    logger: logger
                 ).decode((Int64, String, String).self) {
                     rules[id] = InAppRules(include: StoredList.decode(include), exclude: StoredList.decode(exclude))
                 }
             }
             return rows.compactMap { row -> PendingSymbolication? in
-                guard let payload = payloads[row.payload], let offset = Int(exactly: row.offset), let length = Int(exactly: row.length),
-                      offset >= 0, length >= 0, !offset.addingReportingOverflow(length).overflow
+                guard let payload = payloads[row.payload], let offset = Int(exactly: row.offset),
+                    let length = Int(exactly: row.length),
+                    offset >= 0, length >= 0, !offset.addingReportingOverflow(length).overflow
                 else { return nil }
                 return PendingSymbolication(
                     reportID: row.summary.cursor, project: row.summary.project,
-                    raw: RawReport(summary: row.summary, payload: payload, range: offset..<(offset + length)), attempts: row.attempts,
+                    raw: RawReport(summary: row.summary, payload: payload, range: offset..<(offset + length)),
+                    attempts: row.attempts,
                     filesSeen: filesSeen, inApp: rules[row.summary.project.rawValue] ?? .none, payload: row.payload)
             }
         }
@@ -113,11 +121,14 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         // Its own transaction, committed now: the count must survive the process dying right after.
         try await database.write { connection in
             try await connection.query(
-                "UPDATE reports SET symbolication_attempts = symbolication_attempts + 1 WHERE id = ANY(\(reportIDs))", logger: logger)
+                "UPDATE reports SET symbolication_attempts = symbolication_attempts + 1 WHERE id = ANY(\(reportIDs))",
+                logger: logger)
         }
     }
 
-    public func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws -> IssueID? {
+    public func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date)
+        async throws -> IssueID?
+    {
         let outcome = SymbolicationOutcome(reportID: reportID, result: result, grouping: grouping)
         return try await saveBatch([outcome], at: date)[reportID] ?? nil
     }
@@ -145,17 +156,20 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
             attempt += 1
             do {
                 return try await database.write { connection in
-                    if distinct { return try await Self.saveInSets(ordered, now: now, identities: identities, connection, logger) }
+                    if distinct {
+                        return try await Self.saveInSets(ordered, now: now, identities: identities, connection, logger)
+                    }
                     let reads = PostgresBatchReads(identities: identities)
                     var issues: [Int64: IssueID?] = [:]
                     for (outcome, json) in ordered {
-                        issues[outcome.reportID] = try await Self.save(outcome, encoded: json, now: now, reads: reads, connection, logger)
+                        issues[outcome.reportID] = try await Self.save(
+                            outcome, encoded: json, now: now, reads: reads, connection, logger)
                     }
                     return issues
                 }
-            } catch where PostgresErrors.isRefusal(error) {
+            } catch  where PostgresErrors.isRefusal(error) {
                 return try await saveEachInASavepoint(ordered, now: now)
-            } catch where PostgresErrors.isConflictWithAnotherTransaction(error) && attempt < 5 {
+            } catch  where PostgresErrors.isConflictWithAnotherTransaction(error) && attempt < 5 {
                 continue
             }
         }
@@ -166,8 +180,10 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
     /// between issues after late symbols, or migrating to a new grouping version) in one filing plan, which decides each
     /// against what the reports before it did, as when each report is saved alone. The reports are distinct (`saveBatch`
     /// saves a batch with a repeated report one at a time).
-    static func saveInSets(_ ordered: [(SymbolicationOutcome, StoredOutcome)], now: Int64, identities: IdentityHashers?,
-                           _ connection: PostgresConnection, _ logger: Logger)
+    static func saveInSets(
+        _ ordered: [(SymbolicationOutcome, StoredOutcome)], now: Int64, identities: IdentityHashers?,
+        _ connection: PostgresConnection, _ logger: Logger
+    )
         async throws -> [Int64: IssueID?]
     {
         var fingerprints: [String] = []
@@ -190,7 +206,9 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
 
     /// `saveBatch`'s second try: each report in its own savepoint; one the server refuses leaves the queue ungrouped
     /// (state 'missing') so that it cannot block its batch forever, and the rest commits.
-    private func saveEachInASavepoint(_ ordered: [(SymbolicationOutcome, StoredOutcome)], now: Int64) async throws -> [Int64: IssueID?] {
+    private func saveEachInASavepoint(_ ordered: [(SymbolicationOutcome, StoredOutcome)], now: Int64) async throws
+        -> [Int64: IssueID?]
+    {
         let logger = database.logger
         return try await database.write { connection in
             let reads = PostgresBatchReads(identities: database.identities)
@@ -198,9 +216,10 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
             for (outcome, json) in ordered {
                 try await connection.query("SAVEPOINT report", logger: logger)
                 do {
-                    issues[outcome.reportID] = try await Self.save(outcome, encoded: json, now: now, reads: reads, connection, logger)
+                    issues[outcome.reportID] = try await Self.save(
+                        outcome, encoded: json, now: now, reads: reads, connection, logger)
                     try await connection.query("RELEASE SAVEPOINT report", logger: logger)
-                } catch where PostgresErrors.isRefusal(error) {
+                } catch  where PostgresErrors.isRefusal(error) {
                     try await connection.query("ROLLBACK TO SAVEPOINT report", logger: logger)
                     try await connection.query(
                         """
@@ -214,8 +233,10 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         }
     }
 
-    static func save(_ outcome: SymbolicationOutcome, encoded json: StoredOutcome, now: Int64, reads: PostgresBatchReads,
-                     _ connection: PostgresConnection, _ logger: Logger) async throws -> IssueID? {
+    static func save(
+        _ outcome: SymbolicationOutcome, encoded json: StoredOutcome, now: Int64, reads: PostgresBatchReads,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> IssueID? {
         if let grouping = outcome.grouping {
             // Before anything of the report is read: the lock that orders the filing of one fingerprint across nodes.
             try await PostgresGrouper.lock(fingerprint: grouping.grouping.fingerprint, connection, logger)
@@ -241,7 +262,8 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         if outcome.result.state == .notNeeded {
             // Nothing was resolved: the report's own frames say it all, so no copy of them is stored.
             try await connection.query(
-                "DELETE FROM report_symbols WHERE report_id = \(report.id) AND received_at = \(report.receivedAt)", logger: logger)
+                "DELETE FROM report_symbols WHERE report_id = \(report.id) AND received_at = \(report.receivedAt)",
+                logger: logger)
         } else {
             try await connection.query(
                 """
@@ -265,7 +287,9 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         // Alone: a plan of one report.
         let filing = PostgresBatchGrouper.Filing(
             report: report, input: grouping, groupingJSON: json.grouping ?? StoredJSON.encode(grouping.grouping))
-        guard let filed = try await PostgresBatchGrouper.file([filing], now: now, reads: reads, connection, logger)[report.id]
+        guard
+            let filed = try await PostgresBatchGrouper.file([filing], now: now, reads: reads, connection, logger)[
+                report.id]
         else { throw StorageError(.conflict, "grouping decided no issue for report \(report.id)") }
         try await connection.query(
             """
@@ -277,10 +301,13 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
 
     /// Which debug data each build-id had when this result was saved (`report_modules`): a build-id missing from the
     /// result has rank 0; one resolved has the rank of the project's best stored file for it.
-    static func recordModules(_ outcome: SymbolicationOutcome, report: FiledReport, touched: [String], reads: PostgresBatchReads,
-                              _ connection: PostgresConnection, _ logger: Logger) async throws {
+    static func recordModules(
+        _ outcome: SymbolicationOutcome, report: FiledReport, touched: [String], reads: PostgresBatchReads,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws {
         try await connection.query(
-            "DELETE FROM report_modules WHERE report_id = \(report.id) AND received_at = \(report.receivedAt)", logger: logger)
+            "DELETE FROM report_modules WHERE report_id = \(report.id) AND received_at = \(report.receivedAt)",
+            logger: logger)
         let rows = try await moduleRows(outcome, report: report, touched: touched, reads: reads, connection, logger)
         guard !rows.isEmpty else { return }
         // PostgresNIO binds arrays of non-optional values: a module name that is absent is "" with `named` false.
@@ -302,14 +329,21 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
     }
 
     /// The `report_modules` rows of a result, one per build-id it touched.
-    static func moduleRows(_ outcome: SymbolicationOutcome, report: FiledReport, touched: [String], reads: PostgresBatchReads,
-                           _ connection: PostgresConnection, _ logger: Logger) async throws -> [ModuleRow] {
-        let missing = Dictionary(outcome.result.missing.map { ($0.buildID, $0.module) }, uniquingKeysWith: { first, _ in first })
+    static func moduleRows(
+        _ outcome: SymbolicationOutcome, report: FiledReport, touched: [String], reads: PostgresBatchReads,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> [ModuleRow] {
+        let missing = Dictionary(
+            outcome.result.missing.map { ($0.buildID, $0.module) }, uniquingKeysWith: { first, _ in first })
         var rows: [ModuleRow] = []
         for buildID in touched {
-            let rank = missing[buildID] != nil
-                ? DebugDataRank.none : try await reads.bestRank(project: report.project, buildID: buildID, connection, logger)
-            rows.append(ModuleRow(buildID: buildID, name: missing[buildID] ?? outcome.modules[buildID], rank: Int64(rank.rawValue)))
+            let rank =
+                missing[buildID] != nil
+                ? DebugDataRank.none
+                : try await reads.bestRank(project: report.project, buildID: buildID, connection, logger)
+            rows.append(
+                ModuleRow(
+                    buildID: buildID, name: missing[buildID] ?? outcome.modules[buildID], rank: Int64(rank.rawValue)))
         }
         return rows
     }
@@ -332,7 +366,8 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
     public func requeue(project: ProjectID, buildID: BuildID) async throws -> Int {
         let logger = database.logger
         return try await database.write { connection in
-            try await PostgresDebugData.requeueOutranked(project: project, buildID: buildID, replacedKinds: [], connection, logger)
+            try await PostgresDebugData.requeueOutranked(
+                project: project, buildID: buildID, replacedKinds: [], connection, logger)
         }
     }
 
@@ -359,10 +394,12 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                 .decode((String, String?, Int, String?, String?).self)
             {
                 guard let id = BuildID(buildID) else { continue }
-                summaries.append(MissingDebugFileSummary(
-                    buildID: id, module: module, reports: reports,
-                    releases: releases?.split(separator: ",").map(String.init).sorted() ?? [],
-                    has: has?.split(separator: ",").compactMap { DebugFileKind(rawValue: String($0)) }.sorted() ?? []))
+                summaries.append(
+                    MissingDebugFileSummary(
+                        buildID: id, module: module, reports: reports,
+                        releases: releases?.split(separator: ",").map(String.init).sorted() ?? [],
+                        has: has?.split(separator: ",").compactMap { DebugFileKind(rawValue: String($0)) }.sorted()
+                            ?? []))
             }
             return summaries
         }

@@ -16,7 +16,8 @@ enum MultiRowInsert {
         let tail = onConflict.map { " ON CONFLICT \($0)" } ?? ""
         var start = elements.startIndex
         while start != elements.endIndex {
-            let end = elements.index(start, offsetBy: max(1, perStatement), limitedBy: elements.endIndex) ?? elements.endIndex
+            let end =
+                elements.index(start, offsetBy: max(1, perStatement), limitedBy: elements.endIndex) ?? elements.endIndex
             let part = elements[start..<end]
             start = end
             var arguments: [(any DatabaseValueConvertible)?] = []

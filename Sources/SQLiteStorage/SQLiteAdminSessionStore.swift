@@ -36,18 +36,22 @@ public struct SQLiteAdminSessionStore: AdminSessionStore {
         var session: AdminSession? {
             guard let id else { return nil }
             return AdminSession(
-                id: AdminSessionID(id), createdAt: Millis.date(createdAt), expiresAt: Millis.date(expiresAt), secret: secret)
+                id: AdminSessionID(id), createdAt: Millis.date(createdAt), expiresAt: Millis.date(expiresAt),
+                secret: secret)
         }
     }
 
-    public func createSession(tokenHash: SecretHash, adminTokenHash: SecretHash, secret: String, createdAt: Date, expiresAt: Date)
+    public func createSession(
+        tokenHash: SecretHash, adminTokenHash: SecretHash, secret: String, createdAt: Date, expiresAt: Date
+    )
         async throws -> AdminSession?
     {
         try await database.pool.write { db in
             // One writer: a rotation (which deletes every session) is wholly before or after this transaction.
             guard try SQLiteProjectStore.isAdminTokenHash(adminTokenHash, db) else { return nil }
             let record = try Record(
-                id: nil, tokenHash: tokenHash.hex, secret: secret, createdAt: Millis.from(createdAt), expiresAt: Millis.from(expiresAt)
+                id: nil, tokenHash: tokenHash.hex, secret: secret, createdAt: Millis.from(createdAt),
+                expiresAt: Millis.from(expiresAt)
             ).insertAndFetch(db)
             guard let session = record.session else { throw StorageError(.conflict, "the session was not stored") }
             return session
@@ -57,7 +61,8 @@ public struct SQLiteAdminSessionStore: AdminSessionStore {
     public func session(tokenHash: SecretHash, now: Date) async throws -> AdminSession? {
         let now = Millis.from(now)
         return try await database.pool.read { db in
-            try Record.filter(Record.Columns.tokenHash == tokenHash.hex && Record.Columns.expiresAt > now).fetchOne(db)?.session
+            try Record.filter(Record.Columns.tokenHash == tokenHash.hex && Record.Columns.expiresAt > now).fetchOne(db)?
+                .session
         }
     }
 

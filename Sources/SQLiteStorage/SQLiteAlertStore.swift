@@ -74,7 +74,8 @@ public struct SQLiteAlertStore: AlertStore {
                         VelocityCandidate(
                             project: project, title: issue["title"],
                             window: VelocityWindow(
-                                issue: IssueID(id), release: release, issueSessions: row["sessions"], issueUsers: row["users"],
+                                issue: IssueID(id), release: release, issueSessions: row["sessions"],
+                                issueUsers: row["users"],
                                 releaseSessions: stats.sessions, releaseUsers: stats.users)))
                 }
             }
@@ -118,14 +119,17 @@ public struct SQLiteAlertStore: AlertStore {
 
     /// Marks `alerts` dispatched and queues `deliveries`, in one transaction. An alert another dispatcher marked in
     /// the meantime (the alert service and the storage-alert service both dispatch) gets no second delivery.
-    public func enqueue(_ deliveries: [(alert: Int64, url: String, body: [UInt8])], dispatched alerts: [Int64], at date: Date)
+    public func enqueue(
+        _ deliveries: [(alert: Int64, url: String, body: [UInt8])], dispatched alerts: [Int64], at date: Date
+    )
         async throws
     {
         let now = Millis.from(date)
         try await database.pool.write { db in
             var claimed = Set<Int64>()
             for alert in alerts {
-                try db.execute(sql: "UPDATE alerts SET dispatched = 1 WHERE id = ? AND dispatched = 0", arguments: [alert])
+                try db.execute(
+                    sql: "UPDATE alerts SET dispatched = 1 WHERE id = ? AND dispatched = 0", arguments: [alert])
                 if db.changesCount > 0 { claimed.insert(alert) }
             }
             for delivery in deliveries where claimed.contains(delivery.alert) {
@@ -149,7 +153,9 @@ public struct SQLiteAlertStore: AlertStore {
                     """,
                 arguments: [Millis.from(now), limit]
             ).map {
-                WebhookDelivery(id: $0["id"], alert: $0["alert_id"], url: $0["url"], body: [UInt8]($0["body"] as Data), attempts: $0["attempts"])
+                WebhookDelivery(
+                    id: $0["id"], alert: $0["alert_id"], url: $0["url"], body: [UInt8]($0["body"] as Data),
+                    attempts: $0["attempts"])
             }
         }
     }

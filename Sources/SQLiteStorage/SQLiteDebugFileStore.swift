@@ -53,7 +53,8 @@ public struct SQLiteDebugFileStore: DebugFileStore {
     }
 
     public func store(
-        _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?, quotaBytes: UInt64,
+        _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
+        quotaBytes: UInt64,
         at date: Date
     ) async throws -> DebugFileStoreOutcome {
         defer { blobs.discard(file.upload) }
@@ -68,7 +69,9 @@ public struct SQLiteDebugFileStore: DebugFileStore {
             var sequence: Int64?
             for row in change.rows {
                 let previous = try String.fetchOne(
-                    db, sql: "SELECT coalesce(blob_sha256, '') FROM debug_files WHERE project_id = ? AND build_id = ? AND kind = ?",
+                    db,
+                    sql:
+                        "SELECT coalesce(blob_sha256, '') FROM debug_files WHERE project_id = ? AND build_id = ? AND kind = ?",
                     arguments: [project.rawValue, buildID.rawValue, row.kind.rawValue])
                 if change.note(previous: previous, for: row.kind), sequence == nil {
                     sequence = try SQLiteSymbolicationStore.nextDebugFileSequence(db)
@@ -87,7 +90,8 @@ public struct SQLiteDebugFileStore: DebugFileStore {
                                               ELSE excluded.stored_seq END
                         """,
                     arguments: [
-                        row.project.rawValue, row.buildID.rawValue, row.kind.rawValue, Int64(clamping: row.size), row.architecture,
+                        row.project.rawValue, row.buildID.rawValue, row.kind.rawValue, Int64(clamping: row.size),
+                        row.architecture,
                         row.fileType, row.features.joined(separator: ","), row.name, Millis.from(row.uploadedAt),
                         row.sha256.rawValue, sequence ?? 0,
                     ])
@@ -105,10 +109,13 @@ public struct SQLiteDebugFileStore: DebugFileStore {
     }
 
     /// Sum of the distinct blobs of `project`, leaving out the rows of `excluding` and the blob `blob`.
-    static func usedBytes(_ db: Database, project: ProjectID, excluding: (BuildID, [DebugFileKind])?, blob: ContentHash?) throws
+    static func usedBytes(
+        _ db: Database, project: ProjectID, excluding: (BuildID, [DebugFileKind])?, blob: ContentHash?
+    ) throws
         -> UInt64
     {
-        var sql = "SELECT blob_sha256, max(size) AS size FROM debug_files WHERE project_id = ? AND blob_sha256 IS NOT NULL"
+        var sql =
+            "SELECT blob_sha256, max(size) AS size FROM debug_files WHERE project_id = ? AND blob_sha256 IS NOT NULL"
         var arguments: StatementArguments = [project.rawValue]
         if let blob {
             sql += " AND blob_sha256 != ?"
@@ -137,8 +144,10 @@ public struct SQLiteDebugFileStore: DebugFileStore {
     func removeUnreferenced(_ hashes: [ContentHash]) async throws {
         try await database.pool.write { db in
             for hash in hashes {
-                let used = try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM debug_files WHERE blob_sha256 = ? LIMIT 1", arguments: [hash.rawValue]) ?? false
+                let used =
+                    try Bool.fetchOne(
+                        db, sql: "SELECT 1 FROM debug_files WHERE blob_sha256 = ? LIMIT 1", arguments: [hash.rawValue])
+                    ?? false
                 if !used { blobs.remove(hash) }
             }
         }
@@ -146,10 +155,13 @@ public struct SQLiteDebugFileStore: DebugFileStore {
 
     public func kinds(of buildID: BuildID, project: ProjectID) async throws -> Set<DebugFileKind> {
         try await database.pool.read { db in
-            Set(try String.fetchAll(
-                db, sql: "SELECT kind FROM debug_files WHERE project_id = ? AND build_id = ? AND blob_sha256 IS NOT NULL",
-                arguments: [project.rawValue, buildID.rawValue]
-            ).compactMap(DebugFileKind.init(rawValue:)))
+            Set(
+                try String.fetchAll(
+                    db,
+                    sql:
+                        "SELECT kind FROM debug_files WHERE project_id = ? AND build_id = ? AND blob_sha256 IS NOT NULL",
+                    arguments: [project.rawValue, buildID.rawValue]
+                ).compactMap(DebugFileKind.init(rawValue:)))
         }
     }
 
@@ -168,7 +180,8 @@ public struct SQLiteDebugFileStore: DebugFileStore {
                 else { return nil }
                 let features: String = row["features"]
                 return StoredDebugFile(
-                    project: ProjectID(row["project_id"]), buildID: id, kind: kind, size: UInt64(clamping: row["size"] as Int64),
+                    project: ProjectID(row["project_id"]), buildID: id, kind: kind,
+                    size: UInt64(clamping: row["size"] as Int64),
                     sha256: hash, architecture: row["architecture"], fileType: row["file_type"],
                     features: features.split(separator: ",").map(String.init), name: row["name"],
                     uploadedAt: Millis.date(row["uploaded_at"]))
@@ -223,14 +236,16 @@ public struct SQLiteDebugFileStore: DebugFileStore {
                 try database.pool.write { db in
                     try blobs.place(from: legacy, hash: hash, size: size)
                     try db.execute(
-                        sql: "UPDATE debug_files SET blob_sha256 = ?, size = ? WHERE build_id = ? AND kind = ? AND blob_sha256 IS NULL",
+                        sql:
+                            "UPDATE debug_files SET blob_sha256 = ?, size = ? WHERE build_id = ? AND kind = ? AND blob_sha256 IS NULL",
                         arguments: [hash.rawValue, Int64(clamping: size), rawID, rawKind])
                 }
                 adopted += 1
             } else {
                 try database.pool.write { db in
                     try db.execute(
-                        sql: "DELETE FROM debug_files WHERE build_id = ? AND kind = ? AND blob_sha256 IS NULL", arguments: [rawID, rawKind])
+                        sql: "DELETE FROM debug_files WHERE build_id = ? AND kind = ? AND blob_sha256 IS NULL",
+                        arguments: [rawID, rawKind])
                 }
             }
             if let legacy { unlink(legacy) }
@@ -240,7 +255,8 @@ public struct SQLiteDebugFileStore: DebugFileStore {
         for prefix in (try? files.contentsOfDirectory(atPath: root)) ?? []
         where prefix.utf8.count == 2 && prefix.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) {
             let prefixFolder = root + "/" + prefix
-            for rest in (try? files.contentsOfDirectory(atPath: prefixFolder)) ?? [] where BuildID(prefix + rest) != nil {
+            for rest in (try? files.contentsOfDirectory(atPath: prefixFolder)) ?? [] where BuildID(prefix + rest) != nil
+            {
                 for kind in DebugFileKind.allCases { unlink(prefixFolder + "/" + rest + "/" + kind.rawValue) }
                 rmdir(prefixFolder + "/" + rest)  // only succeeds when empty
             }

@@ -32,7 +32,8 @@ public struct SQLiteDifUploadStore: DifUploadStore {
             let dif = difText.flatMap { try? JSONDecoder().decode(DifDescription.self, from: Data($0.utf8)) }
             let buildID: String? = row["build_id"]
             return DifUploadRecord(
-                project: project, checksum: checksum, name: row["name"], debugID: row["debug_id"], buildID: buildID.flatMap(BuildID.init),
+                project: project, checksum: checksum, name: row["name"], debugID: row["debug_id"],
+                buildID: buildID.flatMap(BuildID.init),
                 state: state, detail: row["detail"], dif: dif,
                 updatedAt: Millis.date(row["updated_at"]))
         }
@@ -50,7 +51,8 @@ public struct SQLiteDifUploadStore: DifUploadStore {
                         detail = excluded.detail, dif = excluded.dif, updated_at = excluded.updated_at
                     """,
                 arguments: [
-                    record.project.rawValue, record.checksum.rawValue, record.name, record.debugID, record.buildID?.rawValue,
+                    record.project.rawValue, record.checksum.rawValue, record.name, record.debugID,
+                    record.buildID?.rawValue,
                     record.state.rawValue, record.detail, dif, Millis.from(record.updatedAt),
                 ])
         }

@@ -9,7 +9,8 @@ extension SQLiteEngine {
             reports: SQLiteReportReader(database: self), symbolication: SQLiteSymbolicationStore(database: self),
             insights: SQLiteInsightsReader(database: self), alerts: SQLiteAlertStore(database: self),
             retention: SQLiteRetentionStore(database: self), adminSessions: SQLiteAdminSessionStore(database: self),
-            search: SQLiteSearchStore(database: self), debugFiles: try SQLiteDebugFileStore(database: self, root: blobRoot),
+            search: SQLiteSearchStore(database: self),
+            debugFiles: try SQLiteDebugFileStore(database: self, root: blobRoot),
             difUploads: SQLiteDifUploadStore(database: self))
     }
 }

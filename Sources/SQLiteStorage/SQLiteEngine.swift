@@ -46,8 +46,10 @@ public final class SQLiteEngine: Sendable {
     ///   - identities: keys the per-user rollups with a project's identity key (`RollupUserKeys`; the server passes
     ///     HMAC-SHA-256). Without it, writing a report or session that has a user fails, and so does upgrading a
     ///     database whose rollups still hold user ids: only readers and tools that write no users go without.
-    public init(path: String, durability: Durability = .full, codec: StoredBlobCodec = .none,
-                identities: IdentityHashers? = nil) throws {
+    public init(
+        path: String, durability: Durability = .full, codec: StoredBlobCodec = .none,
+        identities: IdentityHashers? = nil
+    ) throws {
         self.codec = codec
         var config = Configuration()
         config.foreignKeysEnabled = true

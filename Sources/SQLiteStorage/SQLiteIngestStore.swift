@@ -74,7 +74,8 @@ public struct SQLiteIngestStore: IngestStore {
         var stored: [EventID] = []
         var duplicates: [EventID] = []
         try db.cachedStatement(
-            sql: "INSERT INTO payloads (project_id, received_at, encoding, inflated_size, bytes, format) VALUES (?, ?, ?, ?, ?, ?)"
+            sql:
+                "INSERT INTO payloads (project_id, received_at, encoding, inflated_size, bytes, format) VALUES (?, ?, ?, ?, ?, ?)"
         ).execute(arguments: [
             batch.project.rawValue, receivedAt, batch.payload.encoding.rawValue, batch.payload.inflatedSize,
             Data(batch.payload.bytes), batch.payload.format.rawValue,
@@ -94,15 +95,18 @@ public struct SQLiteIngestStore: IngestStore {
             let report = prepared.report
             let t = report.trimmed
             try insertReport.execute(
-                arguments: StatementArguments([
-                    batch.project.rawValue, report.eventID.rawValue, report.kind.rawValue, Millis.from(report.timestamp),
-                    receivedAt, StoredText.clean(report.release), StoredText.clean(report.environment), StoredText.clean(report.userKey),
-                    report.sessionID?.rawValue, StoredText.clean(report.error?.type),
-                    report.error?.message.map { StoredText.clean(IngestLimits.truncate($0, toBytes: 512)) },
-                    payloadID, prepared.range.lowerBound, prepared.range.count,
-                    t.customKeysDropped, t.valuesTruncated, t.breadcrumbsDropped, t.threadsDropped, t.framesDropped,
-                    t.modulesDropped,
-                ] as [(any DatabaseValueConvertible)?]))
+                arguments: StatementArguments(
+                    [
+                        batch.project.rawValue, report.eventID.rawValue, report.kind.rawValue,
+                        Millis.from(report.timestamp),
+                        receivedAt, StoredText.clean(report.release), StoredText.clean(report.environment),
+                        StoredText.clean(report.userKey),
+                        report.sessionID?.rawValue, StoredText.clean(report.error?.type),
+                        report.error?.message.map { StoredText.clean(IngestLimits.truncate($0, toBytes: 512)) },
+                        payloadID, prepared.range.lowerBound, prepared.range.count,
+                        t.customKeysDropped, t.valuesTruncated, t.breadcrumbsDropped, t.threadsDropped, t.framesDropped,
+                        t.modulesDropped,
+                    ] as [(any DatabaseValueConvertible)?]))
             if db.changesCount == 1 { stored.append(report.eventID) } else { duplicates.append(report.eventID) }
         }
         if stored.isEmpty {
@@ -122,7 +126,9 @@ public struct SQLiteIngestStore: IngestStore {
         }
         var applied = 0
         if !envelope.sessions.isEmpty,
-           case .sessions(let a, _) = try apply(SessionBatch(project: envelope.project, receivedAt: envelope.receivedAt, updates: envelope.sessions), db)
+            case .sessions(let a, _) = try apply(
+                SessionBatch(project: envelope.project, receivedAt: envelope.receivedAt, updates: envelope.sessions), db
+            )
         {
             applied = a
         }
@@ -150,7 +156,8 @@ public struct SQLiteIngestStore: IngestStore {
                         """
                 ).execute(arguments: [
                     envelope.project.rawValue, eventID.rawValue, StoredText.clean(attachment.filename),
-                    StoredText.clean(attachment.contentType), StoredText.clean(attachment.attachmentType), attachment.bytes.count,
+                    StoredText.clean(attachment.contentType), StoredText.clean(attachment.attachmentType),
+                    attachment.bytes.count,
                     Data(attachment.bytes), receivedAt,
                 ])
                 attachments += 1
@@ -185,12 +192,14 @@ public struct SQLiteIngestStore: IngestStore {
                         updated_at = excluded.updated_at
                     """
             ).execute(arguments: [
-                record.projectID, record.sessionID, record.distinctID, record.release, record.environment, record.startedAt,
+                record.projectID, record.sessionID, record.distinctID, record.release, record.environment,
+                record.startedAt,
                 record.status, record.errors, record.duration, record.seq, record.updatedAt, record.sessionCount,
             ])
             // The health rollups move by the session's change, in this same transaction.
             try HealthRollup.apply(
-                project: batch.project, remove: existing?.state.map(SessionContribution.init), add: SessionContribution(next),
+                project: batch.project, remove: existing?.state.map(SessionContribution.init),
+                add: SessionContribution(next),
                 startedAt: Millis.from(next.started), users: users, db)
             applied += 1
         }

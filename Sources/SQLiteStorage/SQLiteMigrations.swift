@@ -672,7 +672,9 @@ enum SQLiteMigrations {
             // Issue #39: a request-mode aggregate (`{"exited": 10000}`, 189 bytes) was stored as 10,000 session rows. A
             // row now stands for `session_count` sessions of one status: an aggregate is one row per status it counts.
             try db.execute(
-                sql: "ALTER TABLE sessions ADD COLUMN session_count INTEGER NOT NULL DEFAULT 1 CHECK (session_count >= 1)")
+                sql:
+                    "ALTER TABLE sessions ADD COLUMN session_count INTEGER NOT NULL DEFAULT 1 CHECK (session_count >= 1)"
+            )
         }
         migrator.registerMigration("v22-issue-created-at") { db in
             // Issue #39: a project makes at most `new_issue_cap` issues a window (IssueFiling). The count is read from

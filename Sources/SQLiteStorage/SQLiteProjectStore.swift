@@ -96,7 +96,8 @@ public struct SQLiteProjectStore: ProjectStore {
     }
 
     static func isAdminTokenHash(_ hash: SecretHash, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT 1 FROM credentials WHERE hash = ? AND kind = 'admin'", arguments: [hash.hex]) ?? false
+        try Bool.fetchOne(db, sql: "SELECT 1 FROM credentials WHERE hash = ? AND kind = 'admin'", arguments: [hash.hex])
+            ?? false
     }
 
     public func setPrivacy(_ settings: PrivacySettings, for project: ProjectID) async throws -> Bool {
@@ -142,7 +143,8 @@ public struct SQLiteProjectStore: ProjectStore {
         return Project(
             id: ProjectID(row["id"]), slug: slug, createdAt: Millis.date(row["created_at"]),
             rateLimitPerSecond: row["rate_limit_per_second"], privacy: privacy,
-            inApp: InAppRules(include: StoredList.decode(row["in_app_include"]), exclude: StoredList.decode(row["in_app_exclude"])),
+            inApp: InAppRules(
+                include: StoredList.decode(row["in_app_include"]), exclude: StoredList.decode(row["in_app_exclude"])),
             identityKey: (row["identity_key"] as Data?).map { Array($0) } ?? [])
     }
 }

@@ -35,7 +35,9 @@ public struct SQLiteRetentionStore: RetentionStore {
             try db.execute(sql: "PRAGMA secure_delete = FAST")
             defer { try? db.execute(sql: "PRAGMA secure_delete = \(secure)") }
             let rows = try Row.fetchAll(
-                db, sql: "SELECT id, length(bytes) AS size FROM payloads WHERE received_at < ? ORDER BY received_at LIMIT ?",
+                db,
+                sql:
+                    "SELECT id, length(bytes) AS size FROM payloads WHERE received_at < ? ORDER BY received_at LIMIT ?",
                 arguments: [cut, limit])
             var bytes = 0
             var reports = 0
@@ -43,7 +45,8 @@ public struct SQLiteRetentionStore: RetentionStore {
                 if bytes >= Self.batchBytes || reports >= Self.batchReports { break }
                 let id: Int64 = row["id"]
                 bytes &+= row["size"] ?? 0
-                reports &+= try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE payload_id = ?", arguments: [id]) ?? 0
+                reports &+=
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE payload_id = ?", arguments: [id]) ?? 0
                 // Their issues' pages may show these reports as samples: marked changed, they are rendered again.
                 try db.execute(
                     sql: """
@@ -62,11 +65,13 @@ public struct SQLiteRetentionStore: RetentionStore {
             let sessions = db.changesCount
             // Attachments go by their own time (an event's files are kept as long as the event's payload).
             try db.execute(
-                sql: "DELETE FROM attachments WHERE id IN (SELECT id FROM attachments WHERE received_at < ? ORDER BY received_at LIMIT ?)",
+                sql:
+                    "DELETE FROM attachments WHERE id IN (SELECT id FROM attachments WHERE received_at < ? ORDER BY received_at LIMIT ?)",
                 arguments: [cut, limit])
             let attachments = db.changesCount
             try db.execute(
-                sql: "DELETE FROM webhook_deliveries WHERE state != 'pending' AND coalesce(delivered_at, next_attempt_at) < ?",
+                sql:
+                    "DELETE FROM webhook_deliveries WHERE state != 'pending' AND coalesce(delivered_at, next_attempt_at) < ?",
                 arguments: [cut])
             return PruneResult(reports: reports, sessions: sessions, attachments: attachments)
         }
@@ -86,7 +91,8 @@ public struct SQLiteRetentionStore: RetentionStore {
                 // A negative page count merges segments of any level (the old, large ones that hold the deleted
                 // tokens), which a positive one would leave until enough segments of their level gather.
                 try db.execute(
-                    sql: "INSERT INTO search_index(search_index, rank) VALUES ('merge', ?)", arguments: [-Self.searchMergePages])
+                    sql: "INSERT INTO search_index(search_index, rank) VALUES ('merge', ?)",
+                    arguments: [-Self.searchMergePages])
                 return db.totalChangesCount - before > 1
             }
             if !merged { break }

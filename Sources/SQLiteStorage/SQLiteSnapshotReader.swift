@@ -35,13 +35,17 @@ public final class SQLiteSnapshotReader: Sendable {
         try await snapshot.read { db in
             var tables: [String: SQLiteTableInfo] = [:]
             let names = try String.fetchAll(
-                db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+                db,
+                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
             for name in names {
-                let columns = try Row.fetchAll(db, sql: "SELECT name, pk FROM pragma_table_info(?) ORDER BY cid", arguments: [name])
+                let columns = try Row.fetchAll(
+                    db, sql: "SELECT name, pk FROM pragma_table_info(?) ORDER BY cid", arguments: [name])
                 tables[name] = SQLiteTableInfo(
                     columns: columns.map { $0["name"] },
-                    primaryKey: columns.filter { ($0["pk"] as Int64? ?? 0) > 0 }.sorted { ($0["pk"] as Int64? ?? 0) < ($1["pk"] as Int64? ?? 0) }
-                        .map { $0["name"] })
+                    primaryKey: columns.filter { ($0["pk"] as Int64? ?? 0) > 0 }.sorted {
+                        ($0["pk"] as Int64? ?? 0) < ($1["pk"] as Int64? ?? 0)
+                    }
+                    .map { $0["name"] })
             }
             return tables
         }

@@ -63,12 +63,17 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     payloads[payloadID] = StoredPayload(
                         bytes: Array(bytes), encoding: encoding, inflatedSize: stored[1], format: format)
                 }
-                guard let payload = payloads[payloadID], let summary = SQLiteReportReader.summary(row) else { return nil }
+                guard let payload = payloads[payloadID], let summary = SQLiteReportReader.summary(row) else {
+                    return nil
+                }
                 let offset: Int = row[next + 1]
                 let length: Int = row[next + 2]
                 guard offset >= 0, length >= 0, !offset.addingReportingOverflow(length).overflow else { return nil }
-                let rules = inApp[summary.project.rawValue] ?? InAppRules(
-                    include: SQLiteProjectStore.patterns(row[next + 4]), exclude: SQLiteProjectStore.patterns(row[next + 5]))
+                let rules =
+                    inApp[summary.project.rawValue]
+                    ?? InAppRules(
+                        include: SQLiteProjectStore.patterns(row[next + 4]),
+                        exclude: SQLiteProjectStore.patterns(row[next + 5]))
                 inApp[summary.project.rawValue] = rules
                 return PendingSymbolication(
                     reportID: summary.cursor, project: summary.project,
@@ -88,7 +93,8 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         }
     }
 
-    public func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws
+    public func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date)
+        async throws
         -> IssueID?
     {
         let now = Millis.from(date)
@@ -112,7 +118,8 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 let filings = DeferredFilings()
                 for (outcome, json) in zip(results, encoded) {
                     _ = try Self.save(
-                        outcome, encoded: json, now: now, reads: reads, modules: modules, search: search, filings: filings, db)
+                        outcome, encoded: json, now: now, reads: reads, modules: modules, search: search,
+                        filings: filings, db)
                 }
                 try filings.write(now: now, reads: reads, db)
                 try modules.write(db)
@@ -144,24 +151,29 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     /// to `search` when given (written by the caller at the end of the transaction), else are written here. With
     /// `filings`, a grouped report is filed with the batch's others (`DeferredFilings`; nil is returned for it): its
     /// issue is known once the caller writes them. Without, it is filed alone (a plan of one).
-    static func save(_ outcome: SymbolicationOutcome, encoded json: StoredOutcome, now: Int64, reads: BatchReads = BatchReads(),
-                     modules: DeferredModules? = nil, search deferred: SQLiteSearchStore.Deferred? = nil,
-                     filings: DeferredFilings? = nil, _ db: Database)
+    static func save(
+        _ outcome: SymbolicationOutcome, encoded json: StoredOutcome, now: Int64, reads: BatchReads = BatchReads(),
+        modules: DeferredModules? = nil, search deferred: SQLiteSearchStore.Deferred? = nil,
+        filings: DeferredFilings? = nil, _ db: Database
+    )
         throws -> IssueID?
     {
         let reportID = outcome.reportID
         // A report given twice reads its row as the filings held so far left it.
         if let filings, filings.holds(reportID) { try filings.write(now: now, reads: reads, db) }
-        guard let report = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT \(FiledReport.columns) FROM reports WHERE id = ?"), arguments: [reportID]
-        ).map(FiledReport.init)
+        guard
+            let report = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT \(FiledReport.columns) FROM reports WHERE id = ?"),
+                arguments: [reportID]
+            ).map(FiledReport.init)
         else { return nil }
         let project = report.project
         let touched = json.touched
         // The race with an upload: a debug file of a build-id this result touched, stored after the batch was read,
         // may not have been seen by the lookups. The result is kept (readers see it) but the report stays queued
         // and is not grouped yet, so it is done again, with that file, before anything is decided from it.
-        let stale = try outcome.filesSeen.map { try reads.storedAfter($0, project: project, buildIDs: touched, db) } ?? false
+        let stale =
+            try outcome.filesSeen.map { try reads.storedAfter($0, project: project, buildIDs: touched, db) } ?? false
         let state = stale ? SymbolicationState.pending : outcome.result.state
         if outcome.result.state == .notNeeded {
             // Nothing was resolved (the client symbolicated, or sent no addresses): the report's own frames say
@@ -212,8 +224,10 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
 
     /// A saved report's row, written once: its state and what filing decided. A clean result resets the attempt count
     /// (a later requeue starts afresh); a failure keeps it.
-    static func writeRow(_ reportID: Int64, state: SymbolicationState, failure: String?, issueID: Int64?, early: Int?,
-                         groupingVersion: Int?, _ db: Database) throws {
+    static func writeRow(
+        _ reportID: Int64, state: SymbolicationState, failure: String?, issueID: Int64?, early: Int?,
+        groupingVersion: Int?, _ db: Database
+    ) throws {
         try db.cachedStatement(
             sql: """
                 UPDATE reports SET symbolication = ?1, symbolication_failure = ?2,
@@ -246,7 +260,8 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             let filed = try SQLiteBatchGrouper.file(filings, now: now, reads: reads, db)
             for (filing, row) in zip(filings, rows) {
                 try SQLiteSymbolicationStore.writeRow(
-                    filing.id, state: row.state, failure: row.failure, issueID: filed[filing.id]?.issueID, early: filed[filing.id]?.early,
+                    filing.id, state: row.state, failure: row.failure, issueID: filed[filing.id]?.issueID,
+                    early: filed[filing.id]?.early,
                     groupingVersion: Grouping.version, db)
             }
             filings.removeAll(keepingCapacity: true)
@@ -272,13 +287,18 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     /// from the result has rank 0; one resolved has the rank of the project's best stored file for it (read now,
     /// in the transaction). The rows replace the report's earlier ones: in `deferred` when given, else at once
     /// (one multi-row insert for the report's build-ids; the project and release are the report's, already read).
-    static func recordModules(_ outcome: SymbolicationOutcome, reportID: Int64, project: ProjectID, release: String?,
-                              touched: [String], reads: BatchReads, into deferred: DeferredModules? = nil, _ db: Database)
+    static func recordModules(
+        _ outcome: SymbolicationOutcome, reportID: Int64, project: ProjectID, release: String?,
+        touched: [String], reads: BatchReads, into deferred: DeferredModules? = nil, _ db: Database
+    )
         throws
     {
-        let missing = Dictionary(outcome.result.missing.map { ($0.buildID, $0.module) }, uniquingKeysWith: { first, _ in first })
+        let missing = Dictionary(
+            outcome.result.missing.map { ($0.buildID, $0.module) }, uniquingKeysWith: { first, _ in first })
         let rows = try touched.map { buildID in
-            let rank = missing[buildID] != nil ? DebugDataRank.none : try reads.bestRank(project: project, buildID: buildID, db)
+            let rank =
+                missing[buildID] != nil
+                ? DebugDataRank.none : try reads.bestRank(project: project, buildID: buildID, db)
             return ModuleRow(
                 reportID: reportID, project: project.rawValue, buildID: buildID,
                 module: missing[buildID] ?? outcome.modules[buildID], release: release, rank: rank)
@@ -317,12 +337,14 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 let ids = reports[start..<min(reports.count, start + modulesPerInsert)]
                 start += ids.count
                 try db.cachedStatement(
-                    sql: "DELETE FROM report_modules WHERE report_id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
+                    sql:
+                        "DELETE FROM report_modules WHERE report_id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
                 ).execute(arguments: StatementArguments(Array(ids)))
             }
             try MultiRowInsert.run(
                 reports.flatMap { rows[$0] ?? [] }, into: "report_modules",
-                columns: ["report_id", "project_id", "build_id", "module", "release", "rank"], perStatement: modulesPerInsert, db
+                columns: ["report_id", "project_id", "build_id", "module", "release", "rank"],
+                perStatement: modulesPerInsert, db
             ) { row in [row.reportID, row.project, row.buildID, row.module, row.release, row.rank.rawValue] }
             reports.removeAll()
             rows.removeAll()
@@ -366,7 +388,8 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     /// with less than the project's best file for it now — and, when the project replaced its file of that best
     /// kind with different bytes (`replacedKinds`), those made with it too. Other projects' reports are never
     /// touched. Returns how many reports were queued.
-    static func requeueOutranked(project: ProjectID, buildID: BuildID, replacedKinds: [DebugFileKind], _ db: Database) throws
+    static func requeueOutranked(project: ProjectID, buildID: BuildID, replacedKinds: [DebugFileKind], _ db: Database)
+        throws
         -> Int
     {
         let best = try bestRank(project: project, buildID: buildID.rawValue, db)
@@ -385,13 +408,17 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     /// best file for it now. Storing a debug file does this itself (`SQLiteDebugFileStore.store`, in the same
     /// transaction); this is for callers that changed files some other way. Returns how many.
     public func requeue(project: ProjectID, buildID: BuildID) async throws -> Int {
-        try await database.pool.write { db in try Self.requeueOutranked(project: project, buildID: buildID, replacedKinds: [], db) }
+        try await database.pool.write { db in
+            try Self.requeueOutranked(project: project, buildID: buildID, replacedKinds: [], db)
+        }
     }
 
     /// `requeue`, and also the reports made with a file of the best rank: after the project replaced that file with
     /// different bytes, frames resolved with the old one must be resolved again. Returns how many.
     public func requeueUsing(project: ProjectID, buildID: BuildID) async throws -> Int {
-        try await database.pool.write { db in try Self.requeueOutranked(project: project, buildID: buildID, replacedKinds: DebugFileKind.allCases, db) }
+        try await database.pool.write { db in
+            try Self.requeueOutranked(project: project, buildID: buildID, replacedKinds: DebugFileKind.allCases, db)
+        }
     }
 
     /// Build-ids whose reports were symbolicated without debug information (nothing, or only a stripped
@@ -414,7 +441,9 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { row in
                 guard let id = BuildID(row["build_id"]) else { return nil }
                 let releases = (row["releases"] as String?)?.split(separator: ",").map(String.init).sorted() ?? []
-                let has = (row["has"] as String?)?.split(separator: ",").compactMap { DebugFileKind(rawValue: String($0)) }.sorted() ?? []
+                let has =
+                    (row["has"] as String?)?.split(separator: ",").compactMap { DebugFileKind(rawValue: String($0)) }
+                    .sorted() ?? []
                 return MissingDebugFileSummary(
                     buildID: id, module: row["module"], reports: row["reports"], releases: releases, has: has)
             }
@@ -435,6 +464,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             ).map { row in (row[0], row[1], row[2]) }
         }
         guard let stored else { return (.pending, nil) }
-        return try StoredOutcome.read(state: stored.state, failure: stored.failure, result: stored.result, codec: database.codec)
+        return try StoredOutcome.read(
+            state: stored.state, failure: stored.failure, result: stored.result, codec: database.codec)
     }
 }

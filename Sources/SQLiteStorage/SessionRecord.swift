@@ -20,7 +20,8 @@ struct SessionRecord: Codable, FetchableRecord, PersistableRecord {
 
     enum CodingKeys: String, CodingKey {
         case projectID = "project_id", sessionID = "session_id", distinctID = "distinct_id", release, environment
-        case startedAt = "started_at", status, errors, duration, seq, updatedAt = "updated_at", sessionCount = "session_count"
+        case startedAt = "started_at", status, errors, duration, seq, updatedAt = "updated_at", sessionCount =
+            "session_count"
     }
 
     enum Columns {

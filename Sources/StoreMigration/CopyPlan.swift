@@ -44,7 +44,8 @@ struct CopyPlan {
     /// SQLite tables that hold no data of their own: the FTS5 index over `search_documents` (rebuilt from it on
     /// PostgreSQL as `tsvector`s) and GRDB's migration bookkeeping.
     static let notData: Set<String> = [
-        "search_index", "search_index_data", "search_index_idx", "search_index_content", "search_index_docsize", "search_index_config",
+        "search_index", "search_index_data", "search_index_idx", "search_index_content", "search_index_docsize",
+        "search_index_config",
         "grdb_migrations",
     ]
 
@@ -76,7 +77,9 @@ struct CopyPlan {
         }
         var tables: [Table] = []
         for name in order {
-            guard let from = source[name] else { throw MigrationError("the SQLite database has no table \(name): it is not a Faultline database") }
+            guard let from = source[name] else {
+                throw MigrationError("the SQLite database has no table \(name): it is not a Faultline database")
+            }
             guard let to = target[name] else { throw MigrationError("the PostgreSQL database has no table \(name)") }
             let table = try plan(name, from, to)
             let written = Set(table.columns.map(\.name))
@@ -93,7 +96,8 @@ struct CopyPlan {
         let columns = Dictionary(target.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         func column(_ name: String, of table: String) throws -> PostgresColumn {
             guard let column = columns[name] else {
-                throw MigrationError("the PostgreSQL table \(table) has no column \(name), which the SQLite table holds")
+                throw MigrationError(
+                    "the PostgreSQL table \(table) has no column \(name), which the SQLite table holds")
             }
             return column
         }
@@ -104,13 +108,15 @@ struct CopyPlan {
             let copied = try source.columns.map { try column($0, of: name) }
             return Table(
                 name: name, columns: copied + [try column("received_at", of: name)],
-                select: source.columns.map { "t.\($0)" } + ["r.received_at"], join: "JOIN reports r ON r.id = t.report_id", key: key)
+                select: source.columns.map { "t.\($0)" } + ["r.received_at"],
+                join: "JOIN reports r ON r.id = t.report_id", key: key)
         case "search_documents":
             // SQLite's columns: report_id, project (the token p<id>), and the six fields of a SearchDocument.
             let fields = ["event", "user", "release", "error", "functions", "keys"]
             let known = Set(["report_id", "project"] + fields)
             if let unknown = source.columns.first(where: { !known.contains($0) }) {
-                throw MigrationError("the SQLite table search_documents has a column this faultline does not know: \(unknown)")
+                throw MigrationError(
+                    "the SQLite table search_documents has a column this faultline does not know: \(unknown)")
             }
             return Table(
                 name: name,
@@ -123,7 +129,8 @@ struct CopyPlan {
                 throw MigrationError("no SQLite column fills \(unexpected) on PostgreSQL")
             }
             return Table(
-                name: name, columns: try source.columns.map { try column($0, of: name) }, select: source.columns.map { "t.\"\($0)\"" },
+                name: name, columns: try source.columns.map { try column($0, of: name) },
+                select: source.columns.map { "t.\"\($0)\"" },
                 key: key)
         }
     }
@@ -144,7 +151,8 @@ struct CopyPlan {
         }
         let fields = row[3...].map { SearchDocument.bounded(text($0)) }
         let document = SearchDocument(
-            event: fields[0], user: fields[1], release: fields[2], error: fields[3], functions: fields[4], keys: fields[5])
+            event: fields[0], user: fields[1], release: fields[2], error: fields[3], functions: fields[4],
+            keys: fields[5])
         return [row[0], row[1], row[2], .text(PostgresSearchStore.vector(document))]
     }
 }
@@ -157,7 +165,8 @@ extension CopyPlan.Table {
         let keyTuple = key.count == 1 ? keyList : "(\(keyList))"
         let placeholders = key.count == 1 ? "?" : "(" + key.map { _ in "?" }.joined(separator: ", ") + ")"
         let condition = after ? " WHERE \(keyTuple) > \(placeholders)" : ""
-        return "SELECT \(select.joined(separator: ", ")) FROM \"\(name)\" t \(join)\(condition) ORDER BY \(keyList) LIMIT ?"
+        return
+            "SELECT \(select.joined(separator: ", ")) FROM \"\(name)\" t \(join)\(condition) ORDER BY \(keyList) LIMIT ?"
     }
 
     /// Where each key expression is in `select`.

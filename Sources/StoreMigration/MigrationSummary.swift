@@ -63,7 +63,8 @@ extension [TableCount] {
         var lines = [pad("table", width, left: true) + "  " + pad("SQLite", 12) + "  " + pad("PostgreSQL", 12)]
         for (name, count) in zip(names, self) {
             lines.append(
-                pad(name, width, left: true) + "  " + pad(String(count.sqlite), 12) + "  " + pad(String(count.postgres), 12)
+                pad(name, width, left: true) + "  " + pad(String(count.sqlite), 12) + "  "
+                    + pad(String(count.postgres), 12)
                     + (count.matches ? "" : "  differs"))
         }
         return lines.joined(separator: "\n")

@@ -41,8 +41,10 @@ public struct StoreMigrator: Sendable {
     ///   - blobs: the folder every node shares (`--blobs`); debug files go to `blobs/debug-files`, where
     ///     `PostgresDebugFileStore` reads them.
     ///   - hasher: SHA-256, to check every copied blob.
-    public init(source: SQLiteEngine, sourceName: String, debugFiles: String, target: PostgresEngine, blobs: String,
-                hasher: any ContentHashing) {
+    public init(
+        source: SQLiteEngine, sourceName: String, debugFiles: String, target: PostgresEngine, blobs: String,
+        hasher: any ContentHashing
+    ) {
         self.source = source
         self.sourceName = sourceName
         self.debugFiles = debugFiles
@@ -58,7 +60,9 @@ public struct StoreMigrator: Sendable {
 
     /// Copies everything, verifies the counts and commits; throws `MigrationError` (or the database's error) and
     /// leaves the target as it was when anything fails.
-    public func run(now: Date, progress: @Sendable (MigrationProgress) -> Void = { _ in }) async throws -> MigrationSummary {
+    public func run(now: Date, progress: @Sendable (MigrationProgress) -> Void = { _ in }) async throws
+        -> MigrationSummary
+    {
         let reader = try SQLiteSnapshotReader(database: source)
         defer { try? reader.close() }
         let sourceTables = try await reader.tables()
@@ -85,9 +89,13 @@ public struct StoreMigrator: Sendable {
 
             progress(.verifying)
             var counts: [TableCount] = []
-            for (table, sourceTable) in plan.tables.map({ ($0.name, $0.name) }) + CopyPlan.derived.sorted(by: { $0.key < $1.key }) {
+            for (table, sourceTable) in plan.tables.map({ ($0.name, $0.name) })
+                + CopyPlan.derived.sorted(by: { $0.key < $1.key })
+            {
                 counts.append(
-                    TableCount(table: table, source: sourceTable, sqlite: try await count(sourceTable, reader), postgres: try await load.count(table)))
+                    TableCount(
+                        table: table, source: sourceTable, sqlite: try await count(sourceTable, reader),
+                        postgres: try await load.count(table)))
             }
             let differing = counts.filter { !$0.matches }
             guard differing.isEmpty else {
@@ -97,14 +105,17 @@ public struct StoreMigrator: Sendable {
             }
             try await load.mark(source: sourceName, at: now, summary: counts.rendered)
             return MigrationSummary(
-                counts: counts, blobsCopied: blobResult.copied, blobsPresent: blobResult.present, blobsMissing: blobResult.missing,
+                counts: counts, blobsCopied: blobResult.copied, blobsPresent: blobResult.present,
+                blobsMissing: blobResult.missing,
                 replaced: replaced)
         }
     }
 
     /// Copies one table, a batch at a time in key order, in one COPY.
-    func copy(_ table: CopyPlan.Table, _ reader: SQLiteSnapshotReader, _ load: PostgresBulkLoad,
-              _ progress: @Sendable (MigrationProgress) -> Void) async throws {
+    func copy(
+        _ table: CopyPlan.Table, _ reader: SQLiteSnapshotReader, _ load: PostgresBulkLoad,
+        _ progress: @Sendable (MigrationProgress) -> Void
+    ) async throws {
         let total = try await count(table.name, reader)
         progress(.table(table.name, rows: 0, of: total))
         var after: [TableValue]?
@@ -148,7 +159,9 @@ public struct StoreMigrator: Sendable {
 
     /// The rows of a SQLite table.
     func count(_ table: String, _ reader: SQLiteSnapshotReader) async throws -> Int64 {
-        guard case .integer(let count) = try await reader.rows("SELECT count(*) FROM \"\(table)\"").first?.first else { return 0 }
+        guard case .integer(let count) = try await reader.rows("SELECT count(*) FROM \"\(table)\"").first?.first else {
+            return 0
+        }
         return count
     }
 
@@ -216,7 +229,9 @@ extension StoreMigrator {
     ) async throws -> MigrationSummary {
         let path = dataFolder + "/faultline.sqlite"
         guard FileManager.default.fileExists(atPath: path) else {
-            throw MigrationError("no database at \(path): --from names the data folder of a server (the folder holding faultline.sqlite)")
+            throw MigrationError(
+                "no database at \(path): --from names the data folder of a server (the folder holding faultline.sqlite)"
+            )
         }
         let source = try SQLiteEngine(path: path, identities: identities)
         defer { try? source.close() }
@@ -228,7 +243,8 @@ extension StoreMigrator {
         }
         do {
             let summary = try await StoreMigrator(
-                source: source, sourceName: dataFolder, debugFiles: dataFolder + "/debug-files", target: target, blobs: blobs,
+                source: source, sourceName: dataFolder, debugFiles: dataFolder + "/debug-files", target: target,
+                blobs: blobs,
                 hasher: hasher
             ).run(now: now, progress: progress)
             await target.close()
@@ -238,7 +254,8 @@ extension StoreMigrator {
             throw error
         } catch {
             await target.close()
-            throw MigrationError("the migrate stopped, nothing was committed: \(PostgresMigrationTarget.describe(error))")
+            throw MigrationError(
+                "the migrate stopped, nothing was committed: \(PostgresMigrationTarget.describe(error))")
         }
     }
 }

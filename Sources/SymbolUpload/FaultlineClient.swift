@@ -58,16 +58,18 @@ public struct FaultlineClient: Sendable {
         // In pages, so that a huge tree does not make one huge request.
         let all = wants.sorted { $0.key < $1.key }
         for page in stride(from: 0, to: all.count, by: 5000) {
-            let body = Body(files: all[page..<min(page + 5000, all.count)].map {
-                Want(build_id: $0.key.rawValue, kinds: $0.value.sorted().map(\.rawValue))
-            })
+            let body = Body(
+                files: all[page..<min(page + 5000, all.count)].map {
+                    Want(build_id: $0.key.rawValue, kinds: $0.value.sorted().map(\.rawValue))
+                })
             let bytes = try JSONEncoder().encode(body)
             let (status, data) = try await send(.POST, "/api/v1/debug-files/missing", contentType: "application/json") {
                 .bytes(ByteBuffer(bytes: bytes))
             }
             guard status == 200 else { throw Self.failure(status, data, "asking which files are missing") }
             guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(data)) else {
-                throw UploadError(message: "the server's answer to the missing-files question is not understood", status: status)
+                throw UploadError(
+                    message: "the server's answer to the missing-files question is not understood", status: status)
             }
             for m in answer.missing {
                 guard let id = BuildID(m.build_id) else { continue }
@@ -79,11 +81,14 @@ public struct FaultlineClient: Sendable {
 
     /// Uploads `file`, gzip'd while it is read; `progress` gets the bytes of the file read so far.
     public func upload(_ file: LocalDebugFile, progress: @escaping @Sendable (UInt64) -> Void) async throws {
-        guard let id = file.facts.buildID else { throw UploadError(message: "\(file.label) has no build-id", status: nil) }
+        guard let id = file.facts.buildID else {
+            throw UploadError(message: "\(file.label) has no build-id", status: nil)
+        }
         let name = file.uploadName
         let query = name.utf8.map { b -> String in
             switch b {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 return String(UnicodeScalar(b))
             default:
@@ -91,7 +96,9 @@ public struct FaultlineClient: Sendable {
             }
         }.joined()
         let (status, data) = try await send(.PUT, "/api/v1/debug-files/\(id.rawValue)?name=\(query)", gzip: true) {
-            .stream(GzipFileChunks(path: file.path, start: file.offset, count: file.size, progress: progress), length: .unknown)
+            .stream(
+                GzipFileChunks(path: file.path, start: file.offset, count: file.size, progress: progress),
+                length: .unknown)
         }
         guard status == 201 || status == 200 else { throw Self.failure(status, data, "uploading \(file.label)") }
     }
@@ -143,7 +150,9 @@ public struct FaultlineClient: Sendable {
         let body = try? JSONDecoder().decode(Body.self, from: Data(data))
         let detail = body?.message.map { ": \($0)" } ?? ""
         let hint = status == 401 ? " (check the upload token)" : ""
-        return UploadError(message: "\(doing) failed with HTTP \(status)\(body?.error.map { " \($0)" } ?? "")\(detail)\(hint)", status: status)
+        return UploadError(
+            message: "\(doing) failed with HTTP \(status)\(body?.error.map { " \($0)" } ?? "")\(detail)\(hint)",
+            status: status)
     }
 }
 
@@ -170,7 +179,9 @@ struct GzipFileChunks: AsyncSequence, Sendable {
         mutating func next() async throws -> ByteBuffer? {
             guard let source, let deflater else { throw UploadError(message: "cannot read the file", status: nil) }
             // The file may have changed since it was scanned: read only what is still there.
-            guard start <= source.size else { throw UploadError(message: "the file became shorter since it was read", status: nil) }
+            guard start <= source.size else {
+                throw UploadError(message: "the file became shorter since it was read", status: nil)
+            }
             let end = start + Swift.min(count, source.size - start)
             while !done {
                 let piece = Int(Swift.min(UInt64(1 << 20), end - start - offset))
@@ -187,8 +198,9 @@ struct GzipFileChunks: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> Iterator {
-        Iterator(source: try? FileByteSource(path: path), deflater: try? StreamingDeflater(), start: start, count: count,
-                 progress: progress)
+        Iterator(
+            source: try? FileByteSource(path: path), deflater: try? StreamingDeflater(), start: start, count: count,
+            progress: progress)
     }
 }
 

@@ -69,8 +69,8 @@ extension SourceBundler {
 /// `read(2)`, named through the platform's C library (`SourceBundler.read` shadows the bare name here).
 private func readBytes(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
     #if canImport(Glibc)
-        Glibc.read(fd, buffer, count)
+    Glibc.read(fd, buffer, count)
     #else
-        Darwin.read(fd, buffer, count)
+    Darwin.read(fd, buffer, count)
     #endif
 }

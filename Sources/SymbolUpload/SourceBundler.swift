@@ -1,5 +1,6 @@
 import FaultlineCore
 import Formats
+import Foundation
 
 // Reading a debug file's line tables takes libdw (Symbolication), which symupload links on Linux only: on macOS (an
 // Xcode build phase) everything but `--include-sources` works (Package.swift, tools/check-imports' portable closure).
@@ -12,7 +13,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// Collects the source files a debug file names into one source bundle (`symupload --include-sources`).
 ///
@@ -92,9 +92,9 @@ public enum SourceBundler {
     /// Whether this build of symupload makes source bundles: only where it links libdw (Linux).
     public static var isAvailable: Bool {
         #if canImport(Symbolication)
-            true
+        true
         #else
-            false
+        false
         #endif
     }
 
@@ -115,9 +115,9 @@ public enum SourceBundler {
     ) throws -> Bundle? {
         guard let buildID = debugFile.facts.buildID else { return nil }
         #if canImport(Symbolication)
-            let inventory = try SourceFiles.inventory(ofFile: debugFile.path)
+        let inventory = try SourceFiles.inventory(ofFile: debugFile.path)
         #else
-            throw UploadError(message: Self.unavailable, status: nil)
+        throw UploadError(message: Self.unavailable, status: nil)
         #endif
         var roots = explicit
         var refused: [RefusedRoot] = []

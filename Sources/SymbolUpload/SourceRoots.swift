@@ -1,11 +1,11 @@
 import FaultlineCore
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// The folders a source bundle may take files from (`symupload --include-sources`).
 ///

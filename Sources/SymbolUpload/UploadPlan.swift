@@ -100,7 +100,10 @@ public struct UploadPlan: Sendable, Equatable {
             let lacking = missing[id] ?? []
             var assigned: [String: Set<DebugFileKind>] = [:]
             for kind in lacking.sorted() {
-                guard let best = group.filter({ $0.facts.kinds.contains(kind) }).min(by: { ($0.size, $0.label) < ($1.size, $1.label) })
+                guard
+                    let best = group.filter({ $0.facts.kinds.contains(kind) }).min(by: {
+                        ($0.size, $0.label) < ($1.size, $1.label)
+                    })
                 else { continue }
                 assigned[best.label, default: []].insert(kind)
             }

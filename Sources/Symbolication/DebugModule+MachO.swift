@@ -38,7 +38,9 @@ extension DebugModule {
     /// - Throws: `SymbolicationError` (`malformed`) when the Mach-O reader refuses the file, it is fat (stored files
     ///   are thin slices), or it cannot be mapped.
     static func mapMachO(fd: Int32, size: UInt64) throws -> Mapping {
-        guard let length = Int(exactly: size), length > 0 else { throw SymbolicationError(.malformed, "empty Mach-O file") }
+        guard let length = Int(exactly: size), length > 0 else {
+            throw SymbolicationError(.malformed, "empty Mach-O file")
+        }
         // A first read-only mapping to read the load commands and symbols from.
         guard let file = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, 0), file != MAP_FAILED else {
             throw SymbolicationError(.openFailed, "cannot map the Mach-O file (errno \(errno))")
@@ -58,7 +60,8 @@ extension DebugModule {
                 throw SymbolicationError(.malformed, "a fat Mach-O file (\(slices.count) slices): open one slice")
             }
             let image = try MachOImage.read(slice: slice, read: read)
-            headers = try elfImage(of: image, bytes: bytes).headers(sliceOffset: slice.offset, pageSize: Int(getpagesize()))
+            headers = try elfImage(of: image, bytes: bytes).headers(
+                sliceOffset: slice.offset, pageSize: Int(getpagesize()))
         } catch let error as MachOError {
             throw SymbolicationError(.malformed, "\(error)")
         }
@@ -66,10 +69,14 @@ extension DebugModule {
         let (total, overflow) = headers.count.addingReportingOverflow(length)
         guard !overflow, let region = mmap(nil, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
             region != MAP_FAILED
-        else { throw SymbolicationError(.openFailed, "cannot reserve \(headers.count) + \(length) bytes (errno \(errno))") }
+        else {
+            throw SymbolicationError(.openFailed, "cannot reserve \(headers.count) + \(length) bytes (errno \(errno))")
+        }
         headers.withUnsafeBytes { region.copyMemory(from: $0.baseAddress!, byteCount: headers.count) }
         let fileAt = region + headers.count
-        guard let mapped = mmap(fileAt, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0), mapped == fileAt else {
+        guard let mapped = mmap(fileAt, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0),
+            mapped == fileAt
+        else {
             munmap(region, total)
             throw SymbolicationError(.openFailed, "cannot map the Mach-O file after its headers (errno \(errno))")
         }
@@ -98,7 +105,9 @@ extension DebugModule {
                 // The reader checks sections against the slice; a section past it is refused here again, since
                 // libelf would read past the mapping.
                 let (end, overflow) = section.fileOffset.addingReportingOverflow(section.size)
-                guard !overflow, end <= slice.size else { throw MachOError.truncated("section \(section.name) ends past the slice") }
+                guard !overflow, end <= slice.size else {
+                    throw MachOError.truncated("section \(section.name) ends past the slice")
+                }
                 sections.append(.init(name: name, fileOffset: section.fileOffset, size: section.size))
             }
         }
@@ -106,8 +115,9 @@ extension DebugModule {
         var symbols: (symbols: [MachOELFImage.Symbol], strtab: [UInt8]) = ([], [0])
         if let table = image.symbolTable, let text, image.is64Bit {
             let (entries, strings) = try nlistEntries(table, slice: slice, bytes: bytes)
-            symbols = MachOELFImage.symbols(MachOELFImage.textEntries(entries, textOrdinal: textOrdinal, text: text),
-                                            strings: strings, text: text)
+            symbols = MachOELFImage.symbols(
+                MachOELFImage.textEntries(entries, textOrdinal: textOrdinal, text: text),
+                strings: strings, text: text)
         }
         return MachOELFImage(
             machine: MachOELFImage.machine(cpuType: slice.cpuType),
@@ -141,9 +151,10 @@ extension DebugModule {
             // Names are bounded, so a table without NULs costs linear time, not quadratic.
             let window = strings[strx..<min(strings.count, strx + maxMachOSymbolName)]
             let end = window.firstIndex(of: 0) ?? window.endIndex
-            entries.append(MachOELFImage.Entry(
-                value: bytes.loadUnaligned(fromByteOffset: at + 8, as: UInt64.self).littleEndian, type: type,
-                section: bytes[at + 5], name: strx, length: end - strx))
+            entries.append(
+                MachOELFImage.Entry(
+                    value: bytes.loadUnaligned(fromByteOffset: at + 8, as: UInt64.self).littleEndian, type: type,
+                    section: bytes[at + 5], name: strx, length: end - strx))
         }
         return (entries, strings)
     }

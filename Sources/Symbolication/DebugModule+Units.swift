@@ -17,10 +17,14 @@ extension DebugModule {
             if dwarf_offdie(dwarf, offset &+ Dwarf_Off(truncatingIfNeeded: headerSize), &die) != nil {
                 let unit = Int32(units.count)
                 let spans = Self.ranges(&die)
-                for span in spans { unitRanges.append(RangeEntry(low: span.low, high: span.high, unit: unit, function: -1)) }
+                for span in spans {
+                    unitRanges.append(RangeEntry(low: span.low, high: span.high, unit: unit, function: -1))
+                }
                 if spans.isEmpty { unrangedUnits.append(unit) }
                 var attribute = Dwarf_Attribute()
-                let name = dwarf_attr(&die, UInt32(DW_AT_name), &attribute).flatMap { dwarf_formstring($0) }.map { String(cString: $0) }
+                let name = dwarf_attr(&die, UInt32(DW_AT_name), &attribute).flatMap { dwarf_formstring($0) }.map {
+                    String(cString: $0)
+                }
                 units.append(Unit(die: die, name: name, hasRanges: !spans.isEmpty))
                 baseBytes &+= name.map { Self.bytes(of: $0) } ?? 0
             }
@@ -42,8 +46,9 @@ extension DebugModule {
         var die = units[unit].die
         if dwarf_getsrcfiles(&die, &walk.files, &walk.fileCount) != 0 { walk.files = nil }
         var lastOffset = dwarf_dieoffset(&die)
-        walkChildren(of: &die, walk: &walk, functions: &functions, ranges: &ranges, function: nil, parent: -1, level: 0,
-                     lastOffset: &lastOffset)
+        walkChildren(
+            of: &die, walk: &walk, functions: &functions, ranges: &ranges, function: nil, parent: -1, level: 0,
+            lastOffset: &lastOffset)
         ranges.sort { $0.low < $1.low }
         var bytes = UInt64(functions.count) &* UInt64(MemoryLayout<Function>.stride)
         bytes &+= UInt64(ranges.count) &* UInt64(MemoryLayout<RangeEntry>.stride)
@@ -155,7 +160,8 @@ extension DebugModule {
                     var attribute = Dwarf_Attribute()
                     var value: Dwarf_Word = 0
                     // A file index past the CU's file table (or past `Int`) names no file.
-                    if dwarf_attr(&child, UInt32(DW_AT_call_file), &attribute) != nil, dwarf_formudata(&attribute, &value) == 0,
+                    if dwarf_attr(&child, UInt32(DW_AT_call_file), &attribute) != nil,
+                        dwarf_formudata(&attribute, &value) == 0,
                         let files = walk.files, let index = Int(exactly: value), index < walk.fileCount
                     {
                         if let known = walk.callFiles[index] {
@@ -167,8 +173,10 @@ extension DebugModule {
                         }
                     }
                     let node = InlineNode(
-                        low: first.low, high: first.high, more: Array(dieRanges.dropFirst()), parent: parent, name: name(&child),
-                        callLine: Self.unsigned(&child, DW_AT_call_line), callColumn: Self.unsigned(&child, DW_AT_call_column),
+                        low: first.low, high: first.high, more: Array(dieRanges.dropFirst()), parent: parent,
+                        name: name(&child),
+                        callLine: Self.unsigned(&child, DW_AT_call_line),
+                        callColumn: Self.unsigned(&child, DW_AT_call_column),
                         callFile: callFile)
                     functions[owner].inlines.append(node)
                     parent = Int32(functions[owner].inlines.count - 1)

@@ -17,8 +17,10 @@ public struct SymbolicatedFrame: Sendable, Equatable {
     /// Whether this frame was inlined into the next one.
     public var inlined: Bool
 
-    public init(function: String?, linkageName: String? = nil, file: String? = nil, line: Int? = nil, column: Int? = nil,
-                inlined: Bool = false) {
+    public init(
+        function: String?, linkageName: String? = nil, file: String? = nil, line: Int? = nil, column: Int? = nil,
+        inlined: Bool = false
+    ) {
         self.function = function
         self.linkageName = linkageName
         self.file = file
@@ -222,7 +224,9 @@ public final class DebugModule {
             }
         }
         self.mapping = mapping
-        let opened = mapping.map { elf_memory($0.base.assumingMemoryBound(to: CChar.self), $0.length) } ?? elf_begin(fd, ELF_C_READ_MMAP, nil)
+        let opened =
+            mapping.map { elf_memory($0.base.assumingMemoryBound(to: CChar.self), $0.length) }
+            ?? elf_begin(fd, ELF_C_READ_MMAP, nil)
         guard let elf = opened, elf_kind(elf) == ELF_K_ELF else {
             if let opened { elf_end(opened) }
             if let mapping { munmap(mapping.base, mapping.length) }
@@ -255,7 +259,9 @@ public final class DebugModule {
         // Code in a CU without function DIEs (runtime glue): the symbol's name, with what the CU's line table
         // knows. No row (padding between functions, which Mach-O symbols cover): the symbol alone, as
         // llvm-symbolizer answers.
-        if let cu = Self.containing(unitRanges, address), let (file, line, column) = lineInfo(unit: Int(cu.unit), address: address) {
+        if let cu = Self.containing(unitRanges, address),
+            let (file, line, column) = lineInfo(unit: Int(cu.unit), address: address)
+        {
             resolution.frames[0].file = file
             resolution.frames[0].line = line == 0 ? nil : line
             resolution.frames[0].column = column == 0 ? nil : column
@@ -285,12 +291,18 @@ public final class DebugModule {
                 var number: Int32 = 0
                 guard dwarf_lineno(entry, &number) == 0, Int(number) == line else { continue }
                 var address: Dwarf_Addr = 0
-                guard dwarf_lineaddr(entry, &address) == 0, let source = dwarf_linesrc(entry, nil, nil) else { continue }
+                guard dwarf_lineaddr(entry, &address) == 0, let source = dwarf_linesrc(entry, nil, nil) else {
+                    continue
+                }
                 let path = String(cString: source)
                 let exact = path.hasSuffix(suffix)
                 guard exact || path.hasSuffix(base) else { continue }
                 // An exact path beats a same-named file; then the lowest address (the line's first instruction).
-                if let current = best, (current.exact && !exact) || (current.exact == exact && current.address <= address) { continue }
+                if let current = best,
+                    (current.exact && !exact) || (current.exact == exact && current.address <= address)
+                {
+                    continue
+                }
                 best = (address, exact)
             }
         }
@@ -388,8 +400,9 @@ public final class DebugModule {
 
     func frame(name index: Int32, file: String?, line: Int?, column: Int?, inlined: Bool) -> SymbolicatedFrame {
         guard index >= 0, Int(index) < names.count else {
-            return SymbolicatedFrame(function: nil, file: file, line: line == 0 ? nil : line, column: column == 0 ? nil : column,
-                                     inlined: inlined)
+            return SymbolicatedFrame(
+                function: nil, file: file, line: line == 0 ? nil : line, column: column == 0 ? nil : column,
+                inlined: inlined)
         }
         let name = names[Int(index)]
         let readable: String
@@ -417,7 +430,9 @@ public final class DebugModule {
     /// found among the function's rows only (a few cache lines instead of the whole unit's table).
     func lineInfo(unit: Int, function: Int, address: UInt64) -> (String?, Int?, Int?) {
         guard let (lines, count) = lineTable(unit), count > 0 else { return (units[unit].name, nil, nil) }
-        var window = (low: Int(units[unit].functions[function].lowRow), high: Int(units[unit].functions[function].highRow))
+        var window = (
+            low: Int(units[unit].functions[function].lowRow), high: Int(units[unit].functions[function].highRow)
+        )
         if window.low < 0 {
             window = rowWindow(lines: lines, count: count, of: units[unit].functions[function])
             // Kept when it fits (a table of 2^31 rows is searched whole every time instead).
@@ -532,8 +547,9 @@ public final class DebugModule {
             demangled[symbol.name] = readable
             nameBytes &+= Self.bytes(of: readable) &+ 48
         }
-        let frame = SymbolicatedFrame(function: readable, linkageName: readable == symbol.name ? nil : symbol.name,
-                                      file: symbol.file)
+        let frame = SymbolicatedFrame(
+            function: readable, linkageName: readable == symbol.name ? nil : symbol.name,
+            file: symbol.file)
         return Resolution(frames: [frame], source: .symbolTable, offset: address - symbol.address)
     }
 
@@ -567,7 +583,8 @@ public final class DebugModule {
         var shdr = GElf_Shdr()
         while let scn = elf_nextscn(elf, section) {
             section = scn
-            guard gelf_getshdr(scn, &shdr) != nil, shdr.sh_type == UInt32(SHT_SYMTAB) || shdr.sh_type == UInt32(SHT_DYNSYM),
+            guard gelf_getshdr(scn, &shdr) != nil,
+                shdr.sh_type == UInt32(SHT_SYMTAB) || shdr.sh_type == UInt32(SHT_DYNSYM),
                 shdr.sh_entsize > 0, let data = elf_getdata(scn, nil)
             else { continue }
             // A hostile `sh_size` claims any count: bound it by the bytes libelf actually has, and by what
@@ -587,8 +604,10 @@ public final class DebugModule {
                     let name = elf_strptr(elf, Int(shdr.sh_link), Int(sym.st_name))
                 else { continue }
                 let local = sym.st_info >> 4 == UInt8(STB_LOCAL)
-                found.append(Symbol(address: sym.st_value, size: sym.st_size, name: String(cString: name),
-                                    file: local && currentFile?.isEmpty == false ? currentFile : nil))
+                found.append(
+                    Symbol(
+                        address: sym.st_value, size: sym.st_size, name: String(cString: name),
+                        file: local && currentFile?.isEmpty == false ? currentFile : nil))
             }
             // .symtab is a superset of .dynsym: prefer whichever has more.
             if found.count > best.count { best = found }

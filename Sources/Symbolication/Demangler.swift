@@ -15,7 +15,9 @@ public enum Demangler {
 
     public static func demangle(_ name: String) -> String {
         guard name.utf8.count <= maxLength else { return name }
-        if name.hasPrefix("$s") || name.hasPrefix("_$s") || name.hasPrefix("$S") || name.hasPrefix("_T0") || name.hasPrefix("$e") {
+        if name.hasPrefix("$s") || name.hasPrefix("_$s") || name.hasPrefix("$S") || name.hasPrefix("_T0")
+            || name.hasPrefix("$e")
+        {
             return name.withCString { cName -> String? in
                 guard let out = swift_demangle(cName, strlen(cName), nil, nil, 0) else { return nil }
                 defer { free(out) }

@@ -113,7 +113,8 @@ struct MachOELFImage {
             strtab.append(contentsOf: strings[start..<end])
             strtab.append(0)
             let next = i + 1 < entries.count ? entries[i + 1].value : textEnd
-            symbols.append(Symbol(address: entry.value, size: next - entry.value, external: entry.external, name: offset))
+            symbols.append(
+                Symbol(address: entry.value, size: next - entry.value, external: entry.external, name: offset))
         }
         return (symbols, strtab)
     }
@@ -165,21 +166,28 @@ struct MachOELFImage {
             var link: UInt32 = 0, info: UInt32 = 0, align: UInt64 = 1, entrySize: UInt64 = 0
         }
         var headers: [Header] = [Header(name: 0, type: 0, offset: 0, size: 0)]
-        headers.append(Header(name: name(".text"), type: 8, flags: 6, address: text?.address ?? 0, offset: 0,
-                              size: text?.size ?? 0, align: 4))  // SHT_NOBITS, SHF_ALLOC|SHF_EXECINSTR
+        headers.append(
+            Header(
+                name: name(".text"), type: 8, flags: 6, address: text?.address ?? 0, offset: 0,
+                size: text?.size ?? 0, align: 4))  // SHT_NOBITS, SHF_ALLOC|SHF_EXECINSTR
         let debugBase = UInt64(0)  // patched below once the header length is known
         let firstDebug = headers.count
         for section in sections {
-            headers.append(Header(name: name(section.name), type: 1, offset: debugBase &+ section.fileOffset, size: section.size))
+            headers.append(
+                Header(name: name(section.name), type: 1, offset: debugBase &+ section.fileOffset, size: section.size))
         }
         if uuid != nil {
-            headers.append(Header(name: name(".note.gnu.build-id"), type: 7, flags: 2, offset: UInt64(noteOffset),
-                                  size: UInt64(noteSize), align: 4))
+            headers.append(
+                Header(
+                    name: name(".note.gnu.build-id"), type: 7, flags: 2, offset: UInt64(noteOffset),
+                    size: UInt64(noteSize), align: 4))
         }
         let symtabIndex = headers.count
-        headers.append(Header(name: name(".symtab"), type: 2, offset: UInt64(symtabOffset), size: UInt64(symtabSize),
-                              link: UInt32(symtabIndex + 1), info: UInt32(1 + symbols.count(where: { !$0.external })), align: 8,
-                              entrySize: 24))
+        headers.append(
+            Header(
+                name: name(".symtab"), type: 2, offset: UInt64(symtabOffset), size: UInt64(symtabSize),
+                link: UInt32(symtabIndex + 1), info: UInt32(1 + symbols.count(where: { !$0.external })), align: 8,
+                entrySize: 24))
         headers.append(Header(name: name(".strtab"), type: 3, offset: UInt64(strtabOffset), size: UInt64(strtab.count)))
         let shstrndx = headers.count
         let shstrtabName = name(".shstrtab")
@@ -267,7 +275,13 @@ struct ByteWriter {
         data.replaceSubrange(at..<(at + v.count), with: v)
         at += v.count
     }
-    mutating func put16(_ v: UInt16, at: inout Int) { withUnsafeBytes(of: v.littleEndian) { putBytes(Array($0), at: &at) } }
-    mutating func put32(_ v: UInt32, at: inout Int) { withUnsafeBytes(of: v.littleEndian) { putBytes(Array($0), at: &at) } }
-    mutating func put64(_ v: UInt64, at: inout Int) { withUnsafeBytes(of: v.littleEndian) { putBytes(Array($0), at: &at) } }
+    mutating func put16(_ v: UInt16, at: inout Int) {
+        withUnsafeBytes(of: v.littleEndian) { putBytes(Array($0), at: &at) }
+    }
+    mutating func put32(_ v: UInt32, at: inout Int) {
+        withUnsafeBytes(of: v.littleEndian) { putBytes(Array($0), at: &at) }
+    }
+    mutating func put64(_ v: UInt64, at: inout Int) {
+        withUnsafeBytes(of: v.littleEndian) { putBytes(Array($0), at: &at) }
+    }
 }

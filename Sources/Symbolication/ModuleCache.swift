@@ -51,8 +51,10 @@ public actor ModuleCache: AddressSymbolicating {
     ///   - moduleByteBound: most bytes of indexes and names one module keeps (`DebugModule.maxIndexBytes`).
     ///   - generation: a number that moves whenever a stored debug file is added or replaced.
     ///   - locate: finds the stored file of a build-id and kind for a project.
-    public init(capacity: Int = 32, byteBudget: UInt64 = 1 << 30, moduleByteBound: UInt64 = 256 << 20,
-                generation: @escaping Generation = { 0 }, locate: @escaping Locate) {
+    public init(
+        capacity: Int = 32, byteBudget: UInt64 = 1 << 30, moduleByteBound: UInt64 = 256 << 20,
+        generation: @escaping Generation = { 0 }, locate: @escaping Locate
+    ) {
         self.capacity = max(1, capacity)
         self.byteBudget = byteBudget
         self.moduleByteBound = moduleByteBound
@@ -98,9 +100,11 @@ public actor ModuleCache: AddressSymbolicating {
         let answer = module.resolve(sourceFile: file, line: line)
         account(path)
         guard let resolution = answer else { return .notFound }
-        return .resolved(resolution.frames.map {
-            ResolvedFrame(function: $0.function, file: $0.file, line: $0.line, column: $0.column, inlined: $0.inlined)
-        })
+        return .resolved(
+            resolution.frames.map {
+                ResolvedFrame(
+                    function: $0.function, file: $0.file, line: $0.line, column: $0.column, inlined: $0.inlined)
+            })
     }
 
     /// When a file was added or replaced: locate afresh. Open modules stay (a path's bytes never change).
@@ -139,7 +143,9 @@ public actor ModuleCache: AddressSymbolicating {
     func closeLeastRecentlyUsed() {
         while modules.count > 1, modules.count > capacity || openBytes > byteBudget, let oldest = recency.first {
             recency.removeFirst()
-            if let closed = modules.removeValue(forKey: oldest) { openBytes = openBytes >= closed.bytes ? openBytes - closed.bytes : 0 }
+            if let closed = modules.removeValue(forKey: oldest) {
+                openBytes = openBytes >= closed.bytes ? openBytes - closed.bytes : 0
+            }
         }
     }
 
@@ -179,12 +185,15 @@ public actor ModuleCache: AddressSymbolicating {
 public struct ShardedModuleCache: AddressSymbolicating {
     let shards: [ModuleCache]
 
-    public init(shards: Int = 2, capacityPerShard: Int = 16, byteBudgetPerShard: UInt64 = 1 << 30,
-                moduleByteBound: UInt64 = 256 << 20, generation: @escaping ModuleCache.Generation = { 0 },
-                locate: @escaping ModuleCache.Locate) {
+    public init(
+        shards: Int = 2, capacityPerShard: Int = 16, byteBudgetPerShard: UInt64 = 1 << 30,
+        moduleByteBound: UInt64 = 256 << 20, generation: @escaping ModuleCache.Generation = { 0 },
+        locate: @escaping ModuleCache.Locate
+    ) {
         self.shards = (0..<max(1, shards)).map { _ in
-            ModuleCache(capacity: capacityPerShard, byteBudget: byteBudgetPerShard, moduleByteBound: moduleByteBound,
-                        generation: generation, locate: locate)
+            ModuleCache(
+                capacity: capacityPerShard, byteBudget: byteBudgetPerShard, moduleByteBound: moduleByteBound,
+                generation: generation, locate: locate)
         }
     }
 

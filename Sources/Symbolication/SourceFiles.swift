@@ -70,7 +70,9 @@ public enum SourceFiles {
             for row in 0..<count {
                 rows &+= 1
                 if rows > maxRows { break units }
-                guard let entry = dwarf_onesrcline(lines, row), let source = dwarf_linesrc(entry, nil, nil) else { continue }
+                guard let entry = dwarf_onesrcline(lines, row), let source = dwarf_linesrc(entry, nil, nil) else {
+                    continue
+                }
                 guard seenPointers.insert(source).inserted else { continue }
                 found.insert(DebugModule.normalize(String(cString: source)))
             }

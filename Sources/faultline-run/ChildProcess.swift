@@ -1,7 +1,7 @@
 import CPtrace
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// The child program: started with `posix_spawnp`, its standard error through a pipe, and waited for on the
@@ -155,7 +155,9 @@ struct ChildProcess {
             return access(program, X_OK) == 0 ? .success(program) : .failure(LookupError(errno: errno))
         }
         var sawDenied = false
-        for folder in (searchPath ?? "/usr/local/bin:/bin:/usr/bin").split(separator: ":", omittingEmptySubsequences: false).prefix(1024) {
+        for folder in (searchPath ?? "/usr/local/bin:/bin:/usr/bin").split(
+            separator: ":", omittingEmptySubsequences: false
+        ).prefix(1024) {
             let candidate = (folder.isEmpty ? "." : String(folder)) + "/" + program
             var info = stat()
             guard stat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }

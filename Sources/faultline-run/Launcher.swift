@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// One run of a program under `faultline-run`: state folder and state file first, then the child, then the
@@ -83,8 +83,9 @@ final class Launcher {
             run.stateFile.setPID(child.pid)
             var context = run.context
             context.pid = child.pid
-            enqueue(run, kind: .session, id: context.sessionID,
-                    json: ReportBuilder.session(SessionUpdate(context: context, status: .ok, duration: nil, seq: 1)))
+            enqueue(
+                run, kind: .session, id: context.sessionID,
+                json: ReportBuilder.session(SessionUpdate(context: context, status: .ok, duration: nil, seq: 1)))
             if let uploader = run.uploader {
                 sender = Task.detached { await uploader.run() }
                 uploader.notify()
@@ -115,7 +116,9 @@ final class Launcher {
             // report is kept, and no dump is written.
             return try Tracer(pid: pid, shouldDump: { folder.crashFiles(pid: pid).isEmpty })
         } catch {
-            warn("cannot trace \(Self.programName(command[0])) (\(error)): a crash is reported without its stack; --no-trace skips trying")
+            warn(
+                "cannot trace \(Self.programName(command[0])) (\(error)): a crash is reported without its stack; --no-trace skips trying"
+            )
             return nil
         }
     }
@@ -286,7 +289,9 @@ final class Launcher {
         guard timeout > 0 else { return }
         // Said once, so that a report that did not go out is not a mystery: it is kept, not lost.
         if !uploader.drainBlocking(timeout: timeout) {
-            warn("not everything could be sent within \(Int(timeout)) s; the rest stays queued in \(settings.stateDirectory)/queue and goes with the next run")
+            warn(
+                "not everything could be sent within \(Int(timeout)) s; the rest stays queued in \(settings.stateDirectory)/queue and goes with the next run"
+            )
         }
     }
 

@@ -2,7 +2,7 @@ import FaultlineSDK
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// What the launcher adds to the SDK's ``StateFolder``: the private crash folder it gives the Swift runtime as

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Copies the child's standard error to the launcher's own as it comes, on a thread of its own, keeping the
 /// last lines in a ``SharedStderrTail``.
@@ -31,11 +32,13 @@ final class StderrCopier: Sendable {
     func start() {
         let box = Unmanaged.passRetained(self)
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { raw in
-            let copier = Unmanaged<StderrCopier>.fromOpaque(raw!).takeRetainedValue()
-            copier.copy()
-            return nil
-        }, box.toOpaque())
+        let result = pthread_create(
+            &thread, nil,
+            { raw in
+                let copier = Unmanaged<StderrCopier>.fromOpaque(raw!).takeRetainedValue()
+                copier.copy()
+                return nil
+            }, box.toOpaque())
         if result == 0 {
             self.thread.withLock { $0 = thread }
         } else {

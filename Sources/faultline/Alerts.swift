@@ -30,7 +30,8 @@ struct Alerts: AsyncParsableCommand {
     }
 
     struct Configure: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change some of a project's alert settings; prints them all.")
+        static let configuration = CommandConfiguration(
+            abstract: "Change some of a project's alert settings; prints them all.")
         @OptionGroup var dataOptions: DataOptions
         @Argument(help: "The project's slug.") var project: String
 
@@ -56,7 +57,10 @@ struct Alerts: AsyncParsableCommand {
         var newIssueCap: Int?
         @Option(help: "The new-issue cap's window in minutes (default 60).")
         var newIssueWindowMinutes: Int?
-        @Flag(help: "Accept a webhook on a loopback, private or link-local address (env FAULTLINE_ALLOW_PRIVATE_WEBHOOKS=1); the server must allow it too.")
+        @Flag(
+            help:
+                "Accept a webhook on a loopback, private or link-local address (env FAULTLINE_ALLOW_PRIVATE_WEBHOOKS=1); the server must allow it too."
+        )
         var allowPrivateWebhooks = false
 
         func run() async throws {
@@ -79,7 +83,8 @@ struct Alerts: AsyncParsableCommand {
             if let newIssueWindowMinutes { settings.newIssueWindowMinutes = newIssueWindowMinutes }
             if let problem = settings.problem { throw ValidationError("\(problem.field): \(problem.message)") }
             if let webhook, !webhook.isEmpty {
-                let allow = try allowPrivateWebhooks || (Environment.current.bool("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") ?? false)
+                let allow =
+                    try allowPrivateWebhooks || (Environment.current.bool("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") ?? false)
                 do throws(WebhookTargetProblem) {
                     try await root.webhookTargetPolicy(allowPrivate: allow).check(webhook)
                 } catch {

@@ -13,7 +13,8 @@ import Foundation
 /// database made before incremental auto-vacuum, so that retention gives space back from then on. Offline.
 struct Compact: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Compact the database of a data folder and let retention give space back from then on (server stopped).",
+        abstract:
+            "Compact the database of a data folder and let retention give space back from then on (server stopped).",
         discussion: """
             Databases made since the storage-pressure work (migration v19) give the space retention frees back to \
             the file system by themselves (SQLite incremental auto-vacuum). Older ones keep it for new reports; this \
@@ -26,7 +27,8 @@ struct Compact: AsyncParsableCommand {
     func validate() throws {
         if dataOptions.databaseURL != nil {
             throw ValidationError(
-                "compact is for the SQLite database of a data folder; on PostgreSQL, retention drops whole weekly partitions and autovacuum does the rest")
+                "compact is for the SQLite database of a data folder; on PostgreSQL, retention drops whole weekly partitions and autovacuum does the rest"
+            )
         }
     }
 
@@ -38,6 +40,8 @@ struct Compact: AsyncParsableCommand {
         let before = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         try database.compact()
         let after = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        print("compacted \(path): \(before / 1024) KiB → \(after / 1024) KiB; auto-vacuum: \(try await database.autoVacuum())")
+        print(
+            "compacted \(path): \(before / 1024) KiB → \(after / 1024) KiB; auto-vacuum: \(try await database.autoVacuum())"
+        )
     }
 }

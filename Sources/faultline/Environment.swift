@@ -36,7 +36,8 @@ struct Environment: Sendable {
     func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = string(name) else { return nil }
         guard let value = Int(text.trimmingSpaces), range.contains(value) else {
-            throw ValidationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+            throw ValidationError(
+                "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
         }
         return value
     }
@@ -45,7 +46,8 @@ struct Environment: Sendable {
     func double(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
         guard let text = string(name) else { return nil }
         guard let value = Double(text.trimmingSpaces), value.isFinite, range.contains(value) else {
-            throw ValidationError("\(name) must be a number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+            throw ValidationError(
+                "\(name) must be a number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
         }
         return value
     }

@@ -10,7 +10,10 @@ struct Faultline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faultline",
         abstract: "A self-hosted crash and error collection server.",
-        subcommands: [Serve.self, Projects.self, AdminToken.self, Issues.self, Crashes.self, Alerts.self, Render.self, Compact.self, Migrate.self])
+        subcommands: [
+            Serve.self, Projects.self, AdminToken.self, Issues.self, Crashes.self, Alerts.self, Render.self,
+            Compact.self, Migrate.self,
+        ])
 }
 
 /// Where the data is, shared by every command that opens it: the data folder (SQLite), or a PostgreSQL database and
@@ -19,10 +22,18 @@ struct DataOptions: ParsableArguments {
     @Option(name: .long, help: "Data folder (env FAULTLINE_DATA; default ./data).")
     var data: String?
 
-    @Option(name: .long, help: "A PostgreSQL database instead of SQLite in the data folder: postgres://USER@HOST[:PORT]/DATABASE[?sslmode=…] (env FAULTLINE_DATABASE_URL; the password from FAULTLINE_DATABASE_PASSWORD when the URL has none).")
+    @Option(
+        name: .long,
+        help:
+            "A PostgreSQL database instead of SQLite in the data folder: postgres://USER@HOST[:PORT]/DATABASE[?sslmode=…] (env FAULTLINE_DATABASE_URL; the password from FAULTLINE_DATABASE_PASSWORD when the URL has none)."
+    )
     var database: String?
 
-    @Option(name: .long, help: "With --database: the folder for debug files, sentry-cli chunks and the rendered dashboard; every node must share it (env FAULTLINE_BLOBS; default: the data folder).")
+    @Option(
+        name: .long,
+        help:
+            "With --database: the folder for debug files, sentry-cli chunks and the rendered dashboard; every node must share it (env FAULTLINE_BLOBS; default: the data folder)."
+    )
     var blobs: String?
 
     var folder: String { data ?? Environment.string("FAULTLINE_DATA") ?? "data" }
@@ -39,7 +50,8 @@ struct DataOptions: ParsableArguments {
     func validate() throws {
         if let url = databaseURL {
             guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
-                throw ValidationError("--database must be a postgres:// URL (without it, SQLite in the data folder is used)")
+                throw ValidationError(
+                    "--database must be a postgres:// URL (without it, SQLite in the data folder is used)")
             }
         } else if blobs != nil {
             throw ValidationError("--blobs goes with --database (with SQLite, every file lives in the data folder)")
@@ -53,9 +65,12 @@ struct DataOptions: ParsableArguments {
     }
 
     /// Opens the data these options name.
-    func open(durability: SQLiteEngine.Durability = .full, claimLease: Duration = PostgresEngine.defaultClaimLease,
-              clock: any WallClock = SystemClock()) async throws -> Composition {
-        try await Composition.open(folder: filesFolder, choice: choice(durability: durability, claimLease: claimLease), clock: clock)
+    func open(
+        durability: SQLiteEngine.Durability = .full, claimLease: Duration = PostgresEngine.defaultClaimLease,
+        clock: any WallClock = SystemClock()
+    ) async throws -> Composition {
+        try await Composition.open(
+            folder: filesFolder, choice: choice(durability: durability, claimLease: claimLease), clock: clock)
     }
 
     /// Runs `body` with the data open, and closes it afterwards (also when `body` throws). A command that changes what

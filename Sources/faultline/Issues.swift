@@ -29,7 +29,9 @@ struct Issues: AsyncParsableCommand {
         var limit: Int = 50
 
         func validate() throws {
-            if let status, IssueStatus(rawValue: status) == nil { throw ValidationError("--status must be open, closed or muted") }
+            if let status, IssueStatus(rawValue: status) == nil {
+                throw ValidationError("--status must be open, closed or muted")
+            }
             if !(1...10_000).contains(limit) { throw ValidationError("--limit must be 1–10000") }
         }
 
@@ -42,7 +44,8 @@ struct Issues: AsyncParsableCommand {
                 throw ValidationError("no project '\(project)'")
             }
             let issues = try await root.insights.issues(
-                matching: IssueQuery(project: found.id, status: status.flatMap(IssueStatus.init), limit: limit), now: root.clock.now())
+                matching: IssueQuery(project: found.id, status: status.flatMap(IssueStatus.init), limit: limit),
+                now: root.clock.now())
             if issues.isEmpty {
                 print("no issues")
                 return
@@ -50,7 +53,9 @@ struct Issues: AsyncParsableCommand {
             print("id\tstatus\tevents\tusers\tlast seen\ttitle")
             for issue in issues {
                 let signals = issue.signals.names.isEmpty ? "" : " [\(issue.signals.names.joined(separator: ", "))]"
-                print("\(issue.id)\t\(issue.status.rawValue)\t\(issue.events)\t\(issue.users)\t\(issue.lastSeen.formatted(.iso8601))\t\(issue.title)\(signals)")
+                print(
+                    "\(issue.id)\t\(issue.status.rawValue)\t\(issue.events)\t\(issue.users)\t\(issue.lastSeen.formatted(.iso8601))\t\(issue.title)\(signals)"
+                )
             }
         }
     }
@@ -69,7 +74,8 @@ struct Issues: AsyncParsableCommand {
     }
 
     struct Mute: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Mute an issue: its events still count, it never alerts.")
+        static let configuration = CommandConfiguration(
+            abstract: "Mute an issue: its events still count, it never alerts.")
         @OptionGroup var change: StatusChange
         func run() async throws { try await change.apply(.muted) }
     }
@@ -88,7 +94,8 @@ struct StatusChange: ParsableArguments {
 
     func apply(_ status: IssueStatus) async throws {
         let issue = try await dataOptions.withComposition(announcing: true) { root in
-            try await IssueService(store: root.issueStates, clock: root.clock).setStatus(status, issue: IssueID(id), project: nil, by: "the CLI")
+            try await IssueService(store: root.issueStates, clock: root.clock).setStatus(
+                status, issue: IssueID(id), project: nil, by: "the CLI")
         }
         guard let issue else {
             Console.write("no issue \(id)\n", fd: 2)

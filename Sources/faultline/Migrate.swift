@@ -18,7 +18,8 @@ import Foundation
 /// (StoreMigrator; docs/scaling.md, "Moving an existing install").
 struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Copy a data folder's database and debug files into PostgreSQL and a shared blob folder (server stopped).",
+        abstract:
+            "Copy a data folder's database and debug files into PostgreSQL and a shared blob folder (server stopped).",
         discussion: """
             Copies every table (projects and keys, reports and payloads, sessions, issues with their state, symbols, \
             alerts, debug files, dashboard logins…) with their ids, in one PostgreSQL transaction, then counts each \
@@ -28,7 +29,8 @@ struct Migrate: AsyncParsableCommand {
             (a SQLite snapshot), and what the server writes after it is not copied.
             """)
 
-    @Option(name: .long, help: "The data folder to copy, holding faultline.sqlite (env FAULTLINE_DATA; default ./data).")
+    @Option(
+        name: .long, help: "The data folder to copy, holding faultline.sqlite (env FAULTLINE_DATA; default ./data).")
     var from: String?
 
     @Option(
@@ -39,7 +41,8 @@ struct Migrate: AsyncParsableCommand {
             """)
     var to: String?
 
-    @Option(name: .long, help: "The folder every node shares; debug files go to its debug-files/ (env FAULTLINE_BLOBS).")
+    @Option(
+        name: .long, help: "The folder every node shares; debug files go to its debug-files/ (env FAULTLINE_BLOBS).")
     var blobs: String?
 
     var dataFolder: String { from ?? Environment.string("FAULTLINE_DATA") ?? "data" }
@@ -52,7 +55,8 @@ struct Migrate: AsyncParsableCommand {
             throw ValidationError("--to must be a postgres:// URL")
         }
         guard blobFolder != nil else {
-            throw ValidationError("--blobs is required (or FAULTLINE_BLOBS): the folder the servers will share, for the debug files")
+            throw ValidationError(
+                "--blobs is required (or FAULTLINE_BLOBS): the folder the servers will share, for the debug files")
         }
     }
 

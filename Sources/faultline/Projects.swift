@@ -29,13 +29,17 @@ struct Projects: AsyncParsableCommand {
         @Flag(help: "Print JSON.")
         var json = false
 
-        @Option(help: "The address SDKs reach the server at, for the Sentry DSN (env FAULTLINE_PUBLIC_URL; default http://127.0.0.1:8080).")
+        @Option(
+            help:
+                "The address SDKs reach the server at, for the Sentry DSN (env FAULTLINE_PUBLIC_URL; default http://127.0.0.1:8080)."
+        )
         var publicURL: String?
 
         /// `http://<ingest key>@host:port[/prefix]/<project id>`: what any Sentry SDK takes as its DSN.
         func dsn(key: String, project: ProjectID) throws -> String {
             let env = Environment.current
-            let base = try publicURL ?? env.url("FAULTLINE_PUBLIC_URL")
+            let base =
+                try publicURL ?? env.url("FAULTLINE_PUBLIC_URL")
                 ?? "http://\(env.string("FAULTLINE_HOST") ?? "127.0.0.1"):\(try env.int("FAULTLINE_PORT", in: 0...65535) ?? 8080)"
             var rest = Substring(base)
             var scheme = "http"
@@ -137,10 +141,15 @@ extension Projects {
         @Option(help: "Scrub personal data from reports before storing them: on or off.")
         var scrubbing: Switch?
 
-        @Option(name: .customLong("safe-field"), help: "A key never scrubbed (exact name, any case); repeat for more. Replaces the list.")
+        @Option(
+            name: .customLong("safe-field"),
+            help: "A key never scrubbed (exact name, any case); repeat for more. Replaces the list.")
         var safeFields: [String] = []
 
-        @Option(name: .customLong("sensitive-field"), help: "Another key name whose values are filtered (substring, any case); repeat for more. Replaces the list.")
+        @Option(
+            name: .customLong("sensitive-field"),
+            help:
+                "Another key name whose values are filtered (substring, any case); repeat for more. Replaces the list.")
         var sensitiveFields: [String] = []
 
         @Flag(help: "Empty the safe-field list.")
@@ -149,16 +158,24 @@ extension Projects {
         @Flag(help: "Empty the sensitive-field list.")
         var clearSensitiveFields = false
 
-        @Option(name: .customLong("keep-ip-addresses"), help: "Keep client IP addresses (user.ip_address, REMOTE_ADDR): on or off.")
+        @Option(
+            name: .customLong("keep-ip-addresses"),
+            help: "Keep client IP addresses (user.ip_address, REMOTE_ADDR): on or off.")
         var keepIPAddresses: Switch?
 
-        @Option(name: .customLong("mask-emails-and-phones"), help: "Mask e-mail addresses and phone numbers in values: on or off.")
+        @Option(
+            name: .customLong("mask-emails-and-phones"),
+            help: "Mask e-mail addresses and phone numbers in values: on or off.")
         var maskEmailsAndPhones: Switch?
 
-        @Option(name: .customLong("in-app-include"), help: "A module-name pattern (* and ?) that is in-app; repeat for more. Replaces the list.")
+        @Option(
+            name: .customLong("in-app-include"),
+            help: "A module-name pattern (* and ?) that is in-app; repeat for more. Replaces the list.")
         var inAppInclude: [String] = []
 
-        @Option(name: .customLong("in-app-exclude"), help: "A module-name pattern (* and ?) that is never in-app; repeat for more. Replaces the list.")
+        @Option(
+            name: .customLong("in-app-exclude"),
+            help: "A module-name pattern (* and ?) that is never in-app; repeat for more. Replaces the list.")
         var inAppExclude: [String] = []
 
         @Flag(help: "Empty both in-app pattern lists.")
@@ -168,7 +185,8 @@ extension Projects {
         var json = false
 
         func validate() throws {
-            for pattern in inAppInclude + inAppExclude where pattern.isEmpty || pattern.utf8.count > InAppRules.maxPatternLength {
+            for pattern in inAppInclude + inAppExclude
+            where pattern.isEmpty || pattern.utf8.count > InAppRules.maxPatternLength {
                 throw ValidationError("an in-app pattern must be 1–\(InAppRules.maxPatternLength) bytes")
             }
             if inAppInclude.count > InAppRules.maxPatterns || inAppExclude.count > InAppRules.maxPatterns {
@@ -183,7 +201,9 @@ extension Projects {
             for field in safeFields + sensitiveFields where field.isEmpty || field.utf8.count > 256 {
                 throw ValidationError("a field name must be 1–256 bytes")
             }
-            if clearSafeFields && !safeFields.isEmpty { throw ValidationError("--clear-safe-fields and --safe-field exclude each other") }
+            if clearSafeFields && !safeFields.isEmpty {
+                throw ValidationError("--clear-safe-fields and --safe-field exclude each other")
+            }
             if clearSensitiveFields && !sensitiveFields.isEmpty {
                 throw ValidationError("--clear-sensitive-fields and --sensitive-field exclude each other")
             }
@@ -205,11 +225,15 @@ extension Projects {
                 throw ValidationError("no project with the slug '\(slug)'")
             }
             if clearInApp || !inAppInclude.isEmpty || !inAppExclude.isEmpty {
-                guard let changed = try await root.projects.configureInApp(slug: project.slug, { rules in
-                    if clearInApp { rules = .none }
-                    if !inAppInclude.isEmpty { rules.include = inAppInclude }
-                    if !inAppExclude.isEmpty { rules.exclude = inAppExclude }
-                }) else { throw ValidationError("no project with the slug '\(slug)'") }
+                guard
+                    let changed = try await root.projects.configureInApp(
+                        slug: project.slug,
+                        { rules in
+                            if clearInApp { rules = .none }
+                            if !inAppInclude.isEmpty { rules.include = inAppInclude }
+                            if !inAppExclude.isEmpty { rules.exclude = inAppExclude }
+                        })
+                else { throw ValidationError("no project with the slug '\(slug)'") }
                 project = changed
             }
             let privacy = project.privacy
@@ -235,12 +259,20 @@ extension Projects {
             } else {
                 print("project:           \(slug)")
                 print("scrubbing:         \(privacy.scrubbing ? "on" : "off")")
-                print("safe fields:       \(privacy.safeFields.isEmpty ? "(none)" : privacy.safeFields.joined(separator: ", "))")
-                print("sensitive fields:  \(privacy.sensitiveFields.isEmpty ? "(defaults only)" : privacy.sensitiveFields.joined(separator: ", "))")
+                print(
+                    "safe fields:       \(privacy.safeFields.isEmpty ? "(none)" : privacy.safeFields.joined(separator: ", "))"
+                )
+                print(
+                    "sensitive fields:  \(privacy.sensitiveFields.isEmpty ? "(defaults only)" : privacy.sensitiveFields.joined(separator: ", "))"
+                )
                 print("keep IP addresses: \(privacy.keepIPAddresses ? "on" : "off")")
                 print("mask e-mails and phones: \(privacy.maskEmailsAndPhones ? "on" : "off")")
-                print("in-app include:    \(project.inApp.include.isEmpty ? "(none)" : project.inApp.include.joined(separator: ", "))")
-                print("in-app exclude:    \(project.inApp.exclude.isEmpty ? "(none)" : project.inApp.exclude.joined(separator: ", "))")
+                print(
+                    "in-app include:    \(project.inApp.include.isEmpty ? "(none)" : project.inApp.include.joined(separator: ", "))"
+                )
+                print(
+                    "in-app exclude:    \(project.inApp.exclude.isEmpty ? "(none)" : project.inApp.exclude.joined(separator: ", "))"
+                )
             }
         }
     }

@@ -16,7 +16,8 @@ struct Render: AsyncParsableCommand {
     @Option(help: "Folder to write the site into (created; default: the data folder's site/).")
     var out: String?
 
-    @Option(help: "Folder with the dashboard's templates/ and static/ (env FAULTLINE_WEB; default: the checkout's web/).")
+    @Option(
+        help: "Folder with the dashboard's templates/ and static/ (env FAULTLINE_WEB; default: the checkout's web/).")
     var web: String?
 
     func run() async throws {

@@ -21,10 +21,16 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on; 0 picks a free one (env FAULTLINE_PORT; default 8080).")
     var port: Int?
 
-    @Option(help: "Refuse writes (503) when the data folder's disk has fewer free MiB (env FAULTLINE_MIN_FREE_MB; default 256; 0 disables).")
+    @Option(
+        help:
+            "Refuse writes (503) when the data folder's disk has fewer free MiB (env FAULTLINE_MIN_FREE_MB; default 256; 0 disables)."
+    )
     var minFreeMb: Int?
 
-    @Option(help: "full: fsync every commit (survives power loss); normal: survives a killed process (env FAULTLINE_DURABILITY).")
+    @Option(
+        help:
+            "full: fsync every commit (survives power loss); normal: survives a killed process (env FAULTLINE_DURABILITY)."
+    )
     var durability: String?
 
     @Option(help: "trace, debug, info, notice, warning, error or critical (env FAULTLINE_LOG_LEVEL; default info).")
@@ -39,19 +45,30 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Serve /buildid/… (debuginfod) without a token (env FAULTLINE_PUBLIC_DEBUGINFOD=1).")
     var publicDebuginfod = false
 
-    @Flag(help: "Serve the dashboard without the admin token (env FAULTLINE_PUBLIC_DASHBOARD=1). Only for a server nobody else reaches.")
+    @Flag(
+        help:
+            "Serve the dashboard without the admin token (env FAULTLINE_PUBLIC_DASHBOARD=1). Only for a server nobody else reaches."
+    )
     var publicDashboard = false
 
-    @Flag(help: "Let webhooks go to loopback, private and link-local addresses (env FAULTLINE_ALLOW_PRIVATE_WEBHOOKS=1).")
+    @Flag(
+        help: "Let webhooks go to loopback, private and link-local addresses (env FAULTLINE_ALLOW_PRIVATE_WEBHOOKS=1).")
     var allowPrivateWebhooks = false
 
-    @Option(help: "Days raw reports and sessions are kept; counts stay exact after (env FAULTLINE_RETENTION_DAYS; default 90).")
+    @Option(
+        help:
+            "Days raw reports and sessions are kept; counts stay exact after (env FAULTLINE_RETENTION_DAYS; default 90)."
+    )
     var retentionDays: Int?
 
-    @Option(help: "The address people and tools reach the server at, for links in alerts and sentry-cli's chunk-upload URL (env FAULTLINE_PUBLIC_URL; default: the listen address for alerts; a URL relative to the server sentry-cli uses for its uploads).")
+    @Option(
+        help:
+            "The address people and tools reach the server at, for links in alerts and sentry-cli's chunk-upload URL (env FAULTLINE_PUBLIC_URL; default: the listen address for alerts; a URL relative to the server sentry-cli uses for its uploads)."
+    )
     var publicURL: String?
 
-    @Option(help: "Folder with the dashboard's templates/ and static/ (env FAULTLINE_WEB; default: the checkout's web/).")
+    @Option(
+        help: "Folder with the dashboard's templates/ and static/ (env FAULTLINE_WEB; default: the checkout's web/).")
     var web: String?
 
     /// The server's clock. Debug builds only: `FAULTLINE_TEST_CLOCK_OFFSET_S` moves it by that many seconds (the
@@ -66,19 +83,34 @@ struct Serve: AsyncParsableCommand {
         return SystemClock()
     }
 
-    @Option(help: "Seconds a client may take to send a request head, between pieces of a body, or idle between requests, and may leave an answer unread; then 408 (or a close) (env FAULTLINE_READ_TIMEOUT_SECONDS; default 30).")
+    @Option(
+        help:
+            "Seconds a client may take to send a request head, between pieces of a body, or idle between requests, and may leave an answer unread; then 408 (or a close) (env FAULTLINE_READ_TIMEOUT_SECONDS; default 30)."
+    )
     var readTimeoutSeconds: Double?
 
-    @Option(help: "With --database: seconds a node holds the queued reports it took to symbolicate; another node takes a dead node's reports after this (env FAULTLINE_CLAIM_LEASE_SECONDS; default 300).")
+    @Option(
+        help:
+            "With --database: seconds a node holds the queued reports it took to symbolicate; another node takes a dead node's reports after this (env FAULTLINE_CLAIM_LEASE_SECONDS; default 300)."
+    )
     var claimLeaseSeconds: Int?
 
-    @Option(help: "Connections open at once; past it a new one gets 503 with Retry-After (env FAULTLINE_MAX_CONNECTIONS; default: half of the open-files limit left after 256 for the database and debug files).")
+    @Option(
+        help:
+            "Connections open at once; past it a new one gets 503 with Retry-After (env FAULTLINE_MAX_CONNECTIONS; default: half of the open-files limit left after 256 for the database and debug files)."
+    )
     var maxConnections: Int?
 
-    @Option(help: "Connections open at once from one IPv4 address or IPv6 /64; past it that address gets 503 while others are served. Behind a reverse proxy set it to --max-connections (env FAULTLINE_MAX_CONNECTIONS_PER_ADDRESS; default: an eighth of the cap, at least 8).")
+    @Option(
+        help:
+            "Connections open at once from one IPv4 address or IPv6 /64; past it that address gets 503 while others are served. Behind a reverse proxy set it to --max-connections (env FAULTLINE_MAX_CONNECTIONS_PER_ADDRESS; default: an eighth of the cap, at least 8)."
+    )
     var maxConnectionsPerAddress: Int?
 
-    @Option(help: "Least average rate of a request body in bytes a second, after a grace of the read timeout; slower gets 408. 0: none (env FAULTLINE_MIN_BODY_BYTES_PER_SECOND; default 1024).")
+    @Option(
+        help:
+            "Least average rate of a request body in bytes a second, after a grace of the read timeout; slower gets 408. 0: none (env FAULTLINE_MIN_BODY_BYTES_PER_SECOND; default 1024)."
+    )
     var minBodyBytesPerSecond: Int?
 
     /// Flags and `FAULTLINE_*` variables checked together, before anything runs.
@@ -99,8 +131,11 @@ struct Serve: AsyncParsableCommand {
         // Nobody else on the machine reads the data: folders 0700 and files 0600, whatever the umask was.
         umask(0o077)
         let web = settings.web ?? Composition.locateWebDirectory()
-        if web == nil { logger.warning("dashboard templates not found (pass --web DIR): the dashboard will not be rendered") }
-        let data = try await dataOptions.open(durability: settings.durability, claimLease: settings.claimLease, clock: Self.clock(logger: logger))
+        if web == nil {
+            logger.warning("dashboard templates not found (pass --web DIR): the dashboard will not be rendered")
+        }
+        let data = try await dataOptions.open(
+            durability: settings.durability, claimLease: settings.claimLease, clock: Self.clock(logger: logger))
         let server = try ServerAssembly(settings: settings.server(webDirectory: web), data: data, logger: logger)
         try await server.run(logger: logger) { port in Self.announce(port: port, settings: settings, data: data) }
         try await data.close()

@@ -51,7 +51,10 @@ struct ServeSettings {
 
     /// - Parameter openFilesLimit: the process's soft `RLIMIT_NOFILE` (nil: unknown), for the default cap.
     init(_ serve: Serve, environment env: Environment, openFilesLimit: UInt64?) throws {
-        func pick<T>(_ flag: T?, _ flagName: String, _ check: (T) -> Bool, _ rule: String, env fromEnv: () throws -> T?, default value: T) throws -> T {
+        func pick<T>(
+            _ flag: T?, _ flagName: String, _ check: (T) -> Bool, _ rule: String, env fromEnv: () throws -> T?,
+            default value: T
+        ) throws -> T {
             if let flag {
                 guard check(flag) else { throw ValidationError("\(flagName) must be \(rule)") }
                 return flag
@@ -59,29 +62,36 @@ struct ServeSettings {
             return try fromEnv() ?? value
         }
         host = serve.host ?? env.string("FAULTLINE_HOST") ?? "127.0.0.1"
-        port = try pick(serve.port, "--port", { (0...65535).contains($0) }, "0–65535",
-                        env: { try env.int("FAULTLINE_PORT", in: 0...65535) }, default: 8080)
-        let minFreeMb = try pick(serve.minFreeMb, "--min-free-mb", { (0...(1 << 40)).contains($0) }, "0 or more",
-                                 env: { try env.int("FAULTLINE_MIN_FREE_MB", in: 0...(1 << 40)) }, default: 256)
+        port = try pick(
+            serve.port, "--port", { (0...65535).contains($0) }, "0–65535",
+            env: { try env.int("FAULTLINE_PORT", in: 0...65535) }, default: 8080)
+        let minFreeMb = try pick(
+            serve.minFreeMb, "--min-free-mb", { (0...(1 << 40)).contains($0) }, "0 or more",
+            env: { try env.int("FAULTLINE_MIN_FREE_MB", in: 0...(1 << 40)) }, default: 256)
         minFreeBytes = UInt64(minFreeMb) << 20
-        let durabilityName = try pick(serve.durability, "--durability", { SQLiteEngine.Durability(rawValue: $0) != nil }, "full or normal",
-                                      env: { try env.choice("FAULTLINE_DURABILITY", ["full", "normal"]) }, default: "full")
+        let durabilityName = try pick(
+            serve.durability, "--durability", { SQLiteEngine.Durability(rawValue: $0) != nil }, "full or normal",
+            env: { try env.choice("FAULTLINE_DURABILITY", ["full", "normal"]) }, default: "full")
         durability = SQLiteEngine.Durability(rawValue: durabilityName) ?? .full
         let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
-        let levelName = try pick(serve.logLevel, "--log-level", { levels.contains($0) }, levels.joined(separator: ", "),
-                                 env: { try env.choice("FAULTLINE_LOG_LEVEL", levels) }, default: "info")
+        let levelName = try pick(
+            serve.logLevel, "--log-level", { levels.contains($0) }, levels.joined(separator: ", "),
+            env: { try env.choice("FAULTLINE_LOG_LEVEL", levels) }, default: "info")
         logLevel = Logger.Level(rawValue: levelName) ?? .info
-        let quotaMb = try pick(serve.debugFileQuotaMb, "--debug-file-quota-mb", { (0...(1 << 40)).contains($0) }, "0 or more",
-                               env: { try env.int("FAULTLINE_DEBUG_FILE_QUOTA_MB", in: 0...(1 << 40)) }, default: 10240)
+        let quotaMb = try pick(
+            serve.debugFileQuotaMb, "--debug-file-quota-mb", { (0...(1 << 40)).contains($0) }, "0 or more",
+            env: { try env.int("FAULTLINE_DEBUG_FILE_QUOTA_MB", in: 0...(1 << 40)) }, default: 10240)
         debugFileQuotaBytes = UInt64(quotaMb) << 20
-        let maxDebugMb = try pick(serve.maxDebugFileMb, "--max-debug-file-mb", { (1...(1 << 30)).contains($0) }, "positive",
-                                  env: { try env.int("FAULTLINE_MAX_DEBUG_FILE_MB", in: 1...(1 << 30)) }, default: 4096)
+        let maxDebugMb = try pick(
+            serve.maxDebugFileMb, "--max-debug-file-mb", { (1...(1 << 30)).contains($0) }, "positive",
+            env: { try env.int("FAULTLINE_MAX_DEBUG_FILE_MB", in: 1...(1 << 30)) }, default: 4096)
         maxDebugFileBytes = UInt64(maxDebugMb) << 20
         publicDebuginfod = try serve.publicDebuginfod || (env.bool("FAULTLINE_PUBLIC_DEBUGINFOD") ?? false)
         publicDashboard = try serve.publicDashboard || (env.bool("FAULTLINE_PUBLIC_DASHBOARD") ?? false)
         allowPrivateWebhooks = try serve.allowPrivateWebhooks || (env.bool("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") ?? false)
-        retentionDays = try pick(serve.retentionDays, "--retention-days", { (1...36_500).contains($0) }, "1–36500",
-                                 env: { try env.int("FAULTLINE_RETENTION_DAYS", in: 1...36_500) }, default: 90)
+        retentionDays = try pick(
+            serve.retentionDays, "--retention-days", { (1...36_500).contains($0) }, "1–36500",
+            env: { try env.int("FAULTLINE_RETENTION_DAYS", in: 1...36_500) }, default: 90)
         if let url = serve.publicURL {
             guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
                 throw ValidationError("--public-url must start with http:// or https://")
@@ -97,22 +107,30 @@ struct ServeSettings {
         webhookBaseBackoffSeconds = Double(try env.int("FAULTLINE_WEBHOOK_BACKOFF_MS", in: 1...day) ?? 5000) / 1000
         webhookIdleDelay = .milliseconds(try env.int("FAULTLINE_WEBHOOK_POLL_MS", in: 1...day) ?? 1000)
         storageRetryAfterSeconds = try env.int("FAULTLINE_STORAGE_RETRY_AFTER_S", in: 1...86_400) ?? 30
-        let timeoutSeconds = try pick(serve.readTimeoutSeconds, "--read-timeout-seconds", { $0.isFinite && (0.05...86_400).contains($0) },
-                                      "a number of seconds from 0.05 to 86400",
-                                      env: { try env.double("FAULTLINE_READ_TIMEOUT_SECONDS", in: 0.05...86_400) }, default: 30)
+        let timeoutSeconds = try pick(
+            serve.readTimeoutSeconds, "--read-timeout-seconds", { $0.isFinite && (0.05...86_400).contains($0) },
+            "a number of seconds from 0.05 to 86400",
+            env: { try env.double("FAULTLINE_READ_TIMEOUT_SECONDS", in: 0.05...86_400) }, default: 30)
         readTimeout = .milliseconds(Int64((timeoutSeconds * 1000).rounded()))
         let defaultCap = openFilesLimit.map { ConnectionBudget.defaultMaxConnections(openFilesLimit: $0) } ?? 1024
-        maxConnections = try pick(serve.maxConnections, "--max-connections", { (1...1_000_000).contains($0) }, "1–1000000",
-                                  env: { try env.int("FAULTLINE_MAX_CONNECTIONS", in: 1...1_000_000) }, default: defaultCap)
-        maxConnectionsPerAddress = min(maxConnections, try pick(
-            serve.maxConnectionsPerAddress, "--max-connections-per-address", { (1...1_000_000).contains($0) }, "1–1000000",
-            env: { try env.int("FAULTLINE_MAX_CONNECTIONS_PER_ADDRESS", in: 1...1_000_000) },
-            default: ConnectionBudget.defaultPerAddressShare(maxConnections: maxConnections)))
+        maxConnections = try pick(
+            serve.maxConnections, "--max-connections", { (1...1_000_000).contains($0) }, "1–1000000",
+            env: { try env.int("FAULTLINE_MAX_CONNECTIONS", in: 1...1_000_000) }, default: defaultCap)
+        maxConnectionsPerAddress = min(
+            maxConnections,
+            try pick(
+                serve.maxConnectionsPerAddress, "--max-connections-per-address", { (1...1_000_000).contains($0) },
+                "1–1000000",
+                env: { try env.int("FAULTLINE_MAX_CONNECTIONS_PER_ADDRESS", in: 1...1_000_000) },
+                default: ConnectionBudget.defaultPerAddressShare(maxConnections: maxConnections)))
         minBodyBytesPerSecond = try pick(
-            serve.minBodyBytesPerSecond, "--min-body-bytes-per-second", { (0...(1 << 30)).contains($0) }, "0–1073741824",
+            serve.minBodyBytesPerSecond, "--min-body-bytes-per-second", { (0...(1 << 30)).contains($0) },
+            "0–1073741824",
             env: { try env.int("FAULTLINE_MIN_BODY_BYTES_PER_SECOND", in: 0...(1 << 30)) }, default: 1024)
-        claimLease = .seconds(try pick(serve.claimLeaseSeconds, "--claim-lease-seconds", { (1...86_400).contains($0) }, "1–86400",
-                                       env: { try env.int("FAULTLINE_CLAIM_LEASE_SECONDS", in: 1...86_400) }, default: 300))
+        claimLease = .seconds(
+            try pick(
+                serve.claimLeaseSeconds, "--claim-lease-seconds", { (1...86_400).contains($0) }, "1–86400",
+                env: { try env.int("FAULTLINE_CLAIM_LEASE_SECONDS", in: 1...86_400) }, default: 300))
         sharedRenderInterval = .milliseconds(try env.int("FAULTLINE_RENDER_INTERVAL_MS", in: 100...day) ?? 5000)
     }
 
@@ -120,7 +138,8 @@ struct ServeSettings {
     func server(webDirectory: String?) -> ServerAssembly.Settings {
         var server = ServerAssembly.Settings(
             host: host, port: port, minFreeBytes: minFreeBytes, storageRetryAfterSeconds: storageRetryAfterSeconds,
-            debugFileQuotaBytes: debugFileQuotaBytes, maxDebugFileBytes: maxDebugFileBytes, publicDebuginfod: publicDebuginfod,
+            debugFileQuotaBytes: debugFileQuotaBytes, maxDebugFileBytes: maxDebugFileBytes,
+            publicDebuginfod: publicDebuginfod,
             publicDashboard: publicDashboard, allowPrivateWebhooks: allowPrivateWebhooks, publicURL: publicURL,
             webDirectory: webDirectory,
             connections: ConnectionPolicy(
@@ -142,7 +161,9 @@ struct ServeSettings {
     /// The soft open-files limit of this process (`getrlimit(RLIMIT_NOFILE)`), nil when unknown or unlimited.
     static func openFilesLimit() -> UInt64? {
         var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else {
+            return nil
+        }
         return UInt64(limit.rlim_cur)
     }
 }

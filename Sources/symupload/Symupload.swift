@@ -27,14 +27,26 @@ struct Symupload: AsyncParsableCommand {
     @Option(help: "Faultline server URL, e.g. http://127.0.0.1:8080 (env FAULTLINE_URL).") var server: String?
     @Option(help: "The project's upload token (env FAULTLINE_UPLOAD_TOKEN).") var token: String?
     @Flag(help: "Ask the server what is missing, upload nothing.") var dryRun = false
-    @Flag(help: "Exit 3 if any file has no build-id or UUID, or no debug information (no dSYM), or is still missing on the server; lists each (Mach-O by UUID, architecture and file).")
+    @Flag(
+        help:
+            "Exit 3 if any file has no build-id or UUID, or no debug information (no dSYM), or is still missing on the server; lists each (Mach-O by UUID, architecture and file)."
+    )
     var check = false
-    @Flag(name: [.short, .long], help: "Also list what was skipped as not a debug file (sources, object files, links out of the folder).")
+    @Flag(
+        name: [.short, .long],
+        help: "Also list what was skipped as not a debug file (sources, object files, links out of the folder).")
     var verbose = false
     @Flag(help: "Print a JSON summary instead of text.") var json = false
-    @Flag(help: "Also upload, per build-id, a source bundle of the source files its line tables name that exist on this machine under a source root (the dashboard then shows the lines around each frame; debuginfod clients can fetch them).")
+    @Flag(
+        help:
+            "Also upload, per build-id, a source bundle of the source files its line tables name that exist on this machine under a source root (the dashboard then shows the lines around each frame; debuginfod clients can fetch them)."
+    )
     var includeSources = false
-    @Option(name: .customLong("source-root"), help: ArgumentHelp("With --include-sources, also take source files under this folder (any number of times); the units' compilation directories always count.", valueName: "dir"))
+    @Option(
+        name: .customLong("source-root"),
+        help: ArgumentHelp(
+            "With --include-sources, also take source files under this folder (any number of times); the units' compilation directories always count.",
+            valueName: "dir"))
     var sourceRoots: [String] = []
     @Option(help: "Attempts per request (retries back off exponentially).") var attempts = 4
     @Argument(help: "Files or folders to scan for debug files.") var paths: [String]
@@ -46,10 +58,14 @@ struct Symupload: AsyncParsableCommand {
         guard let url = serverURL, url.hasPrefix("http://") || url.hasPrefix("https://") else {
             throw ValidationError("give the server as --server http://HOST:PORT or FAULTLINE_URL")
         }
-        guard uploadToken?.isEmpty == false else { throw ValidationError("give the upload token as --token or FAULTLINE_UPLOAD_TOKEN") }
+        guard uploadToken?.isEmpty == false else {
+            throw ValidationError("give the upload token as --token or FAULTLINE_UPLOAD_TOKEN")
+        }
         guard !paths.isEmpty else { throw ValidationError("give at least one file or folder") }
         guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
-        guard sourceRoots.isEmpty || includeSources else { throw ValidationError("--source-root needs --include-sources") }
+        guard sourceRoots.isEmpty || includeSources else {
+            throw ValidationError("--source-root needs --include-sources")
+        }
         guard !includeSources || SourceBundler.isAvailable else { throw ValidationError(SourceBundler.unavailable) }
         _ = try explicitRoots()
     }
@@ -93,9 +109,12 @@ struct Symupload: AsyncParsableCommand {
         try outcome.get()
     }
 
-    func upload(files: [LocalDebugFile], skipped: [DebugFileScanner.Skipped], output: Output, http: HTTPClient) async throws {
+    func upload(files: [LocalDebugFile], skipped: [DebugFileScanner.Skipped], output: Output, http: HTTPClient)
+        async throws
+    {
         let client = FaultlineClient(client: http, server: serverURL!, token: uploadToken!, attempts: attempts)
-        var report = Report(scanned: files.count, skipped: skipped.filter { verbose || !$0.quiet }.map { "\($0.path): \($0.reason)" })
+        var report = Report(
+            scanned: files.count, skipped: skipped.filter { verbose || !$0.quiet }.map { "\($0.path): \($0.reason)" })
         let missing: [BuildID: Set<DebugFileKind>]
         do {
             missing = try await client.missing(wants(files))
@@ -110,8 +129,9 @@ struct Symupload: AsyncParsableCommand {
         for upload in plan.uploads {
             let kinds = upload.kinds.sorted().map(\.rawValue).joined(separator: ", ")
             let label = "\(upload.file.label) (\(upload.file.displayID), \(kinds), \(Output.size(upload.file.size)))"
-            let uploaded = Report.Uploaded(path: upload.file.label, buildID: upload.file.facts.buildID?.rawValue ?? "",
-                                           kinds: upload.kinds.sorted().map(\.rawValue))
+            let uploaded = Report.Uploaded(
+                path: upload.file.label, buildID: upload.file.facts.buildID?.rawValue ?? "",
+                kinds: upload.kinds.sorted().map(\.rawValue))
             if dryRun {
                 output.line("would upload \(label)")
                 report.uploaded.append(uploaded)
@@ -131,7 +151,8 @@ struct Symupload: AsyncParsableCommand {
 
         if includeSources {
             let roots = try explicitRoots()  // checked in validate(); a folder removed since then fails here
-            await uploadSources(files: files, missing: missing, roots: roots, client: client, output: output, report: &report)
+            await uploadSources(
+                files: files, missing: missing, roots: roots, client: client, output: output, report: &report)
         }
 
         var problems = plan.problems
@@ -139,7 +160,9 @@ struct Symupload: AsyncParsableCommand {
             // The gate: ask again, after uploading, so "nothing to upload" can never hide a missing file.
             let stillMissing = dryRun ? missing : ((try? await client.missing(wants(files))) ?? missing)
             for file in files {
-                guard let id = file.facts.buildID, let lacking = stillMissing[id], !lacking.isDisjoint(with: file.facts.kinds) else { continue }
+                guard let id = file.facts.buildID, let lacking = stillMissing[id],
+                    !lacking.isDisjoint(with: file.facts.kinds)
+                else { continue }
                 problems.append(.init(.missingOnServer, of: file))
             }
         }
@@ -195,13 +218,16 @@ extension Symupload {
             guard let bundle else { continue }
             report.note(bundle, of: file, id: id, output: output)
             guard let bundled = bundle.file else {
-                output.line("no sources of \(file.path) (\(id.rawValue)) can be bundled from this machine; none uploaded")
+                output.line(
+                    "no sources of \(file.path) (\(id.rawValue)) can be bundled from this machine; none uploaded")
                 continue
             }
-            let label = "sources of \(file.path) (\(id.rawValue), \(bundle.included.count) files, \(bundle.absent.count) not found here, \(bundle.leftOut.count) left out, \(Output.size(bundled.size)))"
+            let label =
+                "sources of \(file.path) (\(id.rawValue), \(bundle.included.count) files, \(bundle.absent.count) not found here, \(bundle.leftOut.count) left out, \(Output.size(bundled.size)))"
             if dryRun {
                 output.line("would upload \(label)")
-                report.uploaded.append(.init(path: file.path, buildID: id.rawValue, kinds: [DebugFileKind.sources.rawValue]))
+                report.uploaded.append(
+                    .init(path: file.path, buildID: id.rawValue, kinds: [DebugFileKind.sources.rawValue]))
                 continue
             }
             output.line("uploading \(label)")
@@ -209,7 +235,8 @@ extension Symupload {
                 let total = bundled.size
                 try await client.upload(bundled) { done in output.progress(label, done, total) }
                 output.line("uploaded the sources of \(file.path)")
-                report.uploaded.append(.init(path: file.path, buildID: id.rawValue, kinds: [DebugFileKind.sources.rawValue]))
+                report.uploaded.append(
+                    .init(path: file.path, buildID: id.rawValue, kinds: [DebugFileKind.sources.rawValue]))
             } catch {
                 output.error("\(error)")
                 report.failed.append("\(file.path) (sources): \(error)")
@@ -241,7 +268,9 @@ struct Report: Encodable {
     var problems: [String] = []
     var leftOut: [LeftOut] = []
 
-    enum CodingKeys: String, CodingKey { case scanned, uploaded, present, skipped, failed, problems, leftOut = "left_out" }
+    enum CodingKeys: String, CodingKey {
+        case scanned, uploaded, present, skipped, failed, problems, leftOut = "left_out"
+    }
 
     /// Most left-out files named on the summary line (the JSON summary lists them all).
     static let leftOutShown = 20

@@ -72,9 +72,10 @@ struct FakeInsights: InsightsReader {
 
     func issueVersion(_ id: IssueID, project: ProjectID) async throws -> IssueVersion? {
         guard let detail = data(project).details[id] else { return nil }
-        return detail.version ?? IssueVersion(
-            changedAt: 0, events: Int64(detail.summary.events), status: detail.summary.status.rawValue,
-            noteBytes: Int64(detail.note?.utf8.count ?? -1))
+        return detail.version
+            ?? IssueVersion(
+                changedAt: 0, events: Int64(detail.summary.events), status: detail.summary.status.rawValue,
+                noteBytes: Int64(detail.note?.utf8.count ?? -1))
     }
 
     func alerts(project: ProjectID, limit: Int) async throws -> [Alert] { Array(data(project).alerts.prefix(limit)) }

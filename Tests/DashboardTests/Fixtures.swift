@@ -160,10 +160,12 @@ enum Fixtures {
         // The windows before: issue 1 grew from 3 users the day before and shrank from 12 the week before;
         // issue 2 is new today and as many users as the week before.
         let tops24 = [
-            TopIssue(issue: issue1, users: 9, events: 30, previous: .init(users: 3, events: 4)), TopIssue(issue: issue2, users: 2, events: 3, previous: .init(users: 0, events: 0)),
+            TopIssue(issue: issue1, users: 9, events: 30, previous: .init(users: 3, events: 4)),
+            TopIssue(issue: issue2, users: 2, events: 3, previous: .init(users: 0, events: 0)),
         ]
         let tops7 = [
-            TopIssue(issue: issue1, users: 9, events: 30, previous: .init(users: 12, events: 40)), TopIssue(issue: issue2, users: 2, events: 3, previous: .init(users: 2, events: 5)),
+            TopIssue(issue: issue1, users: 9, events: 30, previous: .init(users: 12, events: 40)),
+            TopIssue(issue: issue2, users: 2, events: 3, previous: .init(users: 2, events: 5)),
         ]
         demoData.top = [
             .last24Hours: tops24, .last7Days: tops7, .release(release): tops,
@@ -200,7 +202,8 @@ enum Fixtures {
                             buildID: BuildID("11223344")!, module: "libfoo.so \(hostile)", reports: 4,
                             releases: [release]),
                         MissingDebugFileSummary(
-                            buildID: BuildID("55667788")!, module: "app", reports: 2, releases: [release], has: [.executable]),
+                            buildID: BuildID("55667788")!, module: "app", reports: 2, releases: [release],
+                            has: [.executable]),
                     ]
                     : []
             },

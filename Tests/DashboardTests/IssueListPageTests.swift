@@ -25,16 +25,21 @@ import Testing
         data.issues.append(muted)
         data.releases = [
             ReleaseRow(
-                release: Fixtures.release, firstSeen: Fixtures.now, lastSeen: Fixtures.now, health: ReleaseHealth(), adoption: nil,
+                release: Fixtures.release, firstSeen: Fixtures.now, lastSeen: Fixtures.now, health: ReleaseHealth(),
+                adoption: nil,
                 recentSessions: 0, newIssues: 0)
         ]
         return FakeInsights(projects: [Fixtures.demoID: data])
     }
 
-    static func page(_ parameters: [String: String], count: Int = 5, perPage: Int = 2, token: String? = "ab12") async throws -> String {
-        let renderer = try SiteRenderer(webDirectory: Fixtures.webDirectory, limits: SiteRenderer.Limits(issuesPerPage: perPage))
+    static func page(_ parameters: [String: String], count: Int = 5, perPage: Int = 2, token: String? = "ab12")
+        async throws -> String
+    {
+        let renderer = try SiteRenderer(
+            webDirectory: Fixtures.webDirectory, limits: SiteRenderer.Limits(issuesPerPage: perPage))
         return try await renderer.issueListPage(
-            project: Fixtures.demo, request: try IssueListRequest(parameters: parameters), insights: insights(count: count),
+            project: Fixtures.demo, request: try IssueListRequest(parameters: parameters),
+            insights: insights(count: count),
             csrfToken: token, now: Fixtures.now)
     }
 
@@ -72,8 +77,12 @@ import Testing
         #expect(muted.contains("<caption>Muted issues, most recently seen first</caption>"))
         #expect(muted.contains("<p class=\"list-total\">Issues 1–1 of 1</p>"))
         #expect(!muted.contains("class=\"pager\""), "one page needs no pager")
-        #expect(Self.issueLinks(try await Self.page(["status": "regressed", "kind": "non-fatal"])) == ["issues/1000.html"])
-        #expect(Self.issueLinks(try await Self.page(["kind": "crash", "status": "open"])) == ["issues/1.html", "issues/2.html"])
+        #expect(
+            Self.issueLinks(try await Self.page(["status": "regressed", "kind": "non-fatal"])) == ["issues/1000.html"])
+        #expect(
+            Self.issueLinks(try await Self.page(["kind": "crash", "status": "open"])) == [
+                "issues/1.html", "issues/2.html",
+            ])
         let none = try await Self.page(["status": "closed"])
         #expect(Self.issueLinks(none).isEmpty)
         #expect(none.contains("<p>No issues in this list.</p>"))
@@ -84,7 +93,9 @@ import Testing
         #expect(form.attribute("action") == "list")
         let selects = page.tags.filter { $0.name == "select" }.compactMap { $0.attribute("id") }
         let labels = page.tags.filter { $0.name == "label" }.compactMap { $0.attribute("for") }
-        #expect(selects == ["filter-status", "filter-kind", "filter-release", "filter-sort"] && Set(labels).isSuperset(of: selects))
+        #expect(
+            selects == ["filter-status", "filter-kind", "filter-release", "filter-sort"]
+                && Set(labels).isSuperset(of: selects))
     }
 
     @Test("a release list selects the release (escaped) and links to the release's page")
@@ -92,7 +103,10 @@ import Testing
         let html = try await Self.page(["release": Fixtures.release])
         let escaped = "1.0 &lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(1)&gt; &amp; co"
         #expect(html.contains("<option value=\"\(escaped)\" selected>\(escaped)</option>"))
-        #expect(html.contains("<a href=\"\(SitePaths.relative(from: "demo/list", to: SitePaths.release(Fixtures.demo.slug, Fixtures.release)))\">"))
+        #expect(
+            html.contains(
+                "<a href=\"\(SitePaths.relative(from: "demo/list", to: SitePaths.release(Fixtures.demo.slug, Fixtures.release)))\">"
+            ))
         #expect(!html.contains("<script>"))
         // An unknown release is still offered (selected), and links nowhere.
         let other = try await Self.page(["release": "9.9"])
@@ -114,7 +128,8 @@ import Testing
         let html = try await Self.page(["status": "muted", "sort": "events"], token: "ab12")
         #expect(html.contains("<form class=\"row-actions\" method=\"post\" action=\"issues/1000/status\">"))
         #expect(html.contains("<input type=\"hidden\" name=\"csrf\" value=\"ab12\">"))
-        #expect(html.contains("<input type=\"hidden\" name=\"back\" value=\"/demo/list?status=muted&amp;sort=events\">"))
+        #expect(
+            html.contains("<input type=\"hidden\" name=\"back\" value=\"/demo/list?status=muted&amp;sort=events\">"))
         // A muted issue can be reopened or closed, not muted again.
         #expect(html.contains("value=\"open\" aria-label=\"Reopen issue 1000\">Reopen</button>"))
         #expect(html.contains("value=\"closed\" aria-label=\"Close issue 1000\">Close</button>"))
@@ -134,6 +149,9 @@ import Testing
         #expect(list.contains("<form class=\"list-filters\" method=\"get\" action=\"list\">"))
         // The release page links to its release's list.
         let release = try #require(pages[SitePaths.release(Fixtures.demo.slug, Fixtures.release)])
-        #expect(release.contains("<a href=\"../list?release=\(IssueListFilter.percentEncoded(Fixtures.release))\">All issues of this release</a>"))
+        #expect(
+            release.contains(
+                "<a href=\"../list?release=\(IssueListFilter.percentEncoded(Fixtures.release))\">All issues of this release</a>"
+            ))
     }
 }

@@ -1,8 +1,9 @@
-@testable import Dashboard
 import FaultlineCore
 import Foundation
 import Synchronization
 import Testing
+
+@testable import Dashboard
 
 /// Issue #13: issue pages are rendered only when their issue changed (a render counter says so), the summary pages
 /// of a cycle come before every issue page, and a page asked for is made current on that request.
@@ -15,7 +16,8 @@ struct IssuePageLedgerTests {
         for (id, detail) in demo.details {
             var detail = detail
             detail.version = IssueVersion(
-                changedAt: 1_000, events: events[id.rawValue] ?? 1, status: detail.summary.status.rawValue, noteBytes: -1)
+                changedAt: 1_000, events: events[id.rawValue] ?? 1, status: detail.summary.status.rawValue,
+                noteBytes: -1)
             demo.details[id] = detail
         }
         demo.changed = [IssueID(1), IssueID(2)]
@@ -40,7 +42,8 @@ struct IssuePageLedgerTests {
         let cycle = SiteRenderer.Cycle(
             ledger: ledger, summariesWritten: { recorder.summaryDone() }, stopIssuePages: { stop })
         let result = try await renderer.render(
-            sources: Fixtures.sources(insights: insights), now: Fixtures.now, since: Fixtures.now.addingTimeInterval(-60),
+            sources: Fixtures.sources(insights: insights), now: Fixtures.now,
+            since: Fixtures.now.addingTimeInterval(-60),
             cycle: cycle
         ) { path, _ in recorder.write(path) }
         return (result, recorder)
@@ -96,7 +99,8 @@ struct IssuePageLedgerTests {
         let recorder = Recorder()
         func ask(_ issue: Int64, _ insights: FakeInsights, exists: Bool) async throws -> SiteRenderer.IssuePageRefresh {
             try await renderer.refreshIssuePage(
-                IssueID(issue), of: Fixtures.demo, sources: Fixtures.sources(insights: insights), now: Fixtures.now, ledger: ledger,
+                IssueID(issue), of: Fixtures.demo, sources: Fixtures.sources(insights: insights), now: Fixtures.now,
+                ledger: ledger,
                 pageExists: exists
             ) { path, html in
                 #expect(!html.contains("<script>"), "escaped on \(path)")
@@ -144,11 +148,14 @@ struct IssuePageMarkTests {
 
     @Test("a page's and a gone page's marks read back from the end of a page")
     func roundTrip() throws {
-        for entry in [IssuePageLedger.Entry.page(Self.version), .gone,
-                      .page(IssueVersion(changedAt: .min, events: .max, status: "open", noteBytes: 0))] {
+        for entry in [
+            IssuePageLedger.Entry.page(Self.version), .gone,
+            .page(IssueVersion(changedAt: .min, events: .max, status: "open", noteBytes: 0)),
+        ] {
             let mark = IssuePageMark(stamp: "0123456789abcdef", entry: entry)
             let text = try #require(mark.text)
-            let page = Array(("<!doctype html>\n<html><body>" + String(repeating: "x", count: 500) + "</body></html>" + text).utf8)
+            let page = Array(
+                ("<!doctype html>\n<html><body>" + String(repeating: "x", count: 500) + "</body></html>" + text).utf8)
             #expect(IssuePageMark(tail: Array(page.suffix(IssuePageMark.tailBytes))) == mark)
             #expect(text.utf8.count <= IssuePageMark.tailBytes)
         }
@@ -158,11 +165,12 @@ struct IssuePageMarkTests {
     func hostileTails() {
         let good = IssuePageMark(stamp: "abc", entry: .page(Self.version)).text!
         let bad = [
-            "", "<!-- faultline-page 1 ", "<!-- faultline-page 1 abc v 1 2 3 open", // no end
-            "<!-- faultline-page 1 abc v 1 2 open -->", // a field missing
-            "<!-- faultline-page 1 abc v 99999999999999999999 2 3 open -->", // too large
+            "", "<!-- faultline-page 1 ", "<!-- faultline-page 1 abc v 1 2 3 open",  // no end
+            "<!-- faultline-page 1 abc v 1 2 open -->",  // a field missing
+            "<!-- faultline-page 1 abc v 99999999999999999999 2 3 open -->",  // too large
             "<!-- faultline-page 1 abc v x 2 3 open -->", "<!-- faultline-page 1 abc v 1 2 3 OPEN -->",
-            "<!-- faultline-page 1 ABC gone -->", "<!-- faultline-page 1  gone -->", "<!-- faultline-page 2 abc gone -->",
+            "<!-- faultline-page 1 ABC gone -->", "<!-- faultline-page 1  gone -->",
+            "<!-- faultline-page 2 abc gone -->",
             "<!-- faultline-page 1 abc gone extra -->", "<!-- faultline-page 1 abc w 1 2 3 open -->",
             String(good.dropLast(6)), "\u{FF}\u{FE}<!-- faultline-page 1 abc v 1 2 -3 \u{0}open -->",
         ]
@@ -172,7 +180,10 @@ struct IssuePageMarkTests {
         let quoted = "<!-- faultline-page 1 abc gone -->" + good
         #expect(IssuePageMark(tail: Array(quoted.utf8))?.entry == .page(Self.version))
         // A status a comment cannot carry as one word gives no mark at all: the page is rendered when asked.
-        #expect(IssuePageMark(stamp: "abc", entry: .page(IssueVersion(changedAt: 1, events: 1, status: "a -->", noteBytes: 1))).text == nil)
+        #expect(
+            IssuePageMark(
+                stamp: "abc", entry: .page(IssueVersion(changedAt: 1, events: 1, status: "a -->", noteBytes: 1))
+            ).text == nil)
     }
 
     /// Pages kept in a dictionary, as the site folder keeps them.
@@ -200,7 +211,8 @@ struct IssuePageMarkTests {
     func restartKeepsCurrentPages() async throws {
         let site = Site()
         let data = IssuePageLedgerTests.versioned()
-        let (first, _) = try await Self.fullRender(data, site: site, ledger: IssuePageLedger(pageTail: site.tail), build: "b1")
+        let (first, _) = try await Self.fullRender(
+            data, site: site, ledger: IssuePageLedger(pageTail: site.tail), build: "b1")
         let issuePages = site.files.withLock { $0.keys.filter(IssuePageLedgerTests.isIssuePage) }
         #expect(first.issuePages == issuePages.count && first.issuePages >= 2)
 
@@ -212,11 +224,13 @@ struct IssuePageMarkTests {
 
         // Issue 2 changed while the server was down: that page alone.
         let (changed, _) = try await Self.fullRender(
-            IssuePageLedgerTests.versioned(events: [2: 9]), site: site, ledger: IssuePageLedger(pageTail: site.tail), build: "b1")
+            IssuePageLedgerTests.versioned(events: [2: 9]), site: site, ledger: IssuePageLedger(pageTail: site.tail),
+            build: "b1")
         #expect(changed.issuePages == 1 && changed.issuePagesCurrent == first.issuePages - 1)
 
         // Another build: all of them; a ledger that reads no file (the default): all of them.
-        let (upgraded, _) = try await Self.fullRender(data, site: site, ledger: IssuePageLedger(pageTail: site.tail), build: "b2")
+        let (upgraded, _) = try await Self.fullRender(
+            data, site: site, ledger: IssuePageLedger(pageTail: site.tail), build: "b2")
         #expect(upgraded.issuePages == first.issuePages && upgraded.issuePagesCurrent == 0)
         let (blind, _) = try await Self.fullRender(data, site: site, ledger: IssuePageLedger(), build: "b2")
         #expect(blind.issuePages == first.issuePages)
@@ -228,7 +242,8 @@ struct IssuePageMarkTests {
         let renderer = try SiteRenderer(webDirectory: Fixtures.webDirectory, build: "b1")
         func ask(_ ledger: IssuePageLedger, _ insights: FakeInsights) async throws -> SiteRenderer.IssuePageRefresh {
             try await renderer.refreshIssuePage(
-                IssueID(1), of: Fixtures.demo, sources: Fixtures.sources(insights: insights), now: Fixtures.now, ledger: ledger,
+                IssueID(1), of: Fixtures.demo, sources: Fixtures.sources(insights: insights), now: Fixtures.now,
+                ledger: ledger,
                 pageExists: site.tail("demo/issues/1.html") != nil, write: { site.write($0, $1) })
         }
         let data = IssuePageLedgerTests.versioned()

@@ -104,18 +104,23 @@ struct SiteRendererTests {
             "<span class=\"trend trend-\(cls)\"><span aria-hidden=\"true\">\(arrow)</span><span class=\"visually-hidden\">\(spoken)</span> \(change) <span class=\"trend-before\">\(before)</span></span>"
         }
         // Today 198 of 200 users crash-free, yesterday 295 of 300: up 0.67 points, shown as better.
-        #expect(overview.contains(trend("better", "▲", "up", "+0.67 pp", "(was 98.33 % (5 of 300 users crashed))") + " since yesterday"))
-        #expect(overview.contains(trend("better", "▲", "up", "+0.52 pp", "(was 99.00 % (10 of 1000 sessions crashed))")))
+        #expect(
+            overview.contains(
+                trend("better", "▲", "up", "+0.67 pp", "(was 98.33 % (5 of 300 users crashed))") + " since yesterday"))
+        #expect(
+            overview.contains(trend("better", "▲", "up", "+0.52 pp", "(was 99.00 % (10 of 1000 sessions crashed))")))
         // Last 7 days: 1,400 user-days with 22 crashed against 400 with 4 the 7 days before: down 0.57 points.
         #expect(overview.contains("<td>98.43 % (22 of 1400 user-days crashed)</td>"))
-        #expect(overview.contains(trend("worse", "▼", "down", "-0.57 pp", "(was 99.00 % (4 of 400 user-days crashed))")))
+        #expect(
+            overview.contains(trend("worse", "▼", "down", "-0.57 pp", "(was 99.00 % (4 of 400 user-days crashed))")))
         // Top issues: more users than the window before is worse, fewer is better, none before is new.
         let day = try #require(overview.range(of: "Last 24 hours</h3>")).upperBound
         let week = try #require(overview.range(of: "Last 7 days</h3>")).upperBound
         let dayTable = String(overview[day..<week])
         #expect(dayTable.contains(trend("worse", "▲", "up", "+6", "(3 users the 24 hours before)")))
         #expect(dayTable.contains(trend("worse", "▲", "new", "new", "(0 users the 24 hours before)")))
-        let weekTable = String(overview[week...].prefix(while: { _ in true }).split(separator: "</section>").first ?? "")
+        let weekTable = String(
+            overview[week...].prefix(while: { _ in true }).split(separator: "</section>").first ?? "")
         #expect(weekTable.contains(trend("better", "▼", "down", "-3", "(12 users the 7 days before)")))
         #expect(weekTable.contains(trend("same", "=", "unchanged", "±0", "(2 users the 7 days before)")))
         // A release's ranking has no window before it: no trend column.
@@ -156,7 +161,9 @@ struct SiteRendererTests {
             issue.contains("<th scope=\"row\"><time datetime=\"\(today)\">\(today)</time></th><td>5</td><td>3</td>"))
         // Event tables list the days with events; the rest are said to be zero, not listed one by one.
         let twoDaysAgo = Fixtures.today.adding(-2)
-        #expect(issue.contains("<th scope=\"row\"><time datetime=\"\(twoDaysAgo)\">\(twoDaysAgo)</time></th><td>35</td><td>11</td>"))
+        #expect(
+            issue.contains(
+                "<th scope=\"row\"><time datetime=\"\(twoDaysAgo)\">\(twoDaysAgo)</time></th><td>35</td><td>11</td>"))
         #expect(!issue.contains("<time datetime=\"\(Fixtures.today.adding(-89))\">"))
         #expect(issue.contains("days with events (every other day had none)"))
     }
@@ -178,7 +185,9 @@ struct SiteRendererTests {
                     + "<div class=\"frame-full\"><code>static main.App.main(arguments: [Swift.String]) async throws -&gt; ()</code></div>"
             ))
         // A name that is short already gets no second line.
-        #expect(issue.contains("<code class=\"function\">Worker.run()</code> <span class=\"location\">Worker.swift:7</span></div>"))
+        #expect(
+            issue.contains(
+                "<code class=\"function\">Worker.run()</code> <span class=\"location\">Worker.swift:7</span></div>"))
         #expect(!issue.contains("<div class=\"frame-full\"><code>Worker.run()"))
         #expect(issue.contains("<code>libfoo.so + 0x1ff</code>"))  // return address − 1, module-relative
         #expect(issue.contains("debug file missing: upload it with symupload"))
@@ -298,7 +307,9 @@ struct SiteRendererTests {
         #expect(noLayout?.message.contains("\(folder)/templates/layout.mustache") == true)
     }
 
-    @Test("the issue page has the status and note forms with the CSRF stand-in, who changed the status, and the note escaped")
+    @Test(
+        "the issue page has the status and note forms with the CSRF stand-in, who changed the status, and the note escaped"
+    )
     func issueActionForms() async throws {
         let (pages, _) = try await Fixtures.render()
         let issue = try #require(pages["demo/issues/1.html"])
@@ -313,7 +324,8 @@ struct SiteRendererTests {
         var insights = Fixtures.insights()
         var detail = try #require(insights.projects[Fixtures.demoID]?.details[IssueID(1)])
         detail.summary.status = .closed
-        detail.statusChange = IssueStatusChange(at: Fixtures.now.addingTimeInterval(-60), by: "the dashboard (session 4)")
+        detail.statusChange = IssueStatusChange(
+            at: Fixtures.now.addingTimeInterval(-60), by: "the dashboard (session 4)")
         detail.note = "Fixed in 2.1 \(Fixtures.hostile)"
         insights.projects[Fixtures.demoID]?.details[IssueID(1)] = detail
         let page = try #require(try await Fixtures.render(insights: insights).pages["demo/issues/1.html"])
@@ -351,7 +363,9 @@ struct SiteRendererTests {
         #expect(list.contains("<li><a href=\"list?page=3\">Last page</a></li>"))
         #expect(list.contains("<p>Page 1 of 3</p>"))
         // The pages of issues left off the list are still rendered (the overview's rankings link to them).
-        #expect(Set(cut.keys.filter { $0.hasPrefix("demo/issues/") }) == Set(all.keys.filter { $0.hasPrefix("demo/issues/") }))
+        #expect(
+            Set(cut.keys.filter { $0.hasPrefix("demo/issues/") })
+                == Set(all.keys.filter { $0.hasPrefix("demo/issues/") }))
     }
 
     @Test("the overview shows each project's privacy settings, escaped")

@@ -10,12 +10,17 @@ import Testing
     /// Answers one excerpt (with hostile text) and records what it was asked.
     actor FakeSourceReader: SourceContextReading {
         var asked: [[CodeLocation]] = []
-        nonisolated func excerpts(for locations: [CodeLocation], project: ProjectID, radius: Int) async -> [CodeLocation: SourceExcerpt] {
+        nonisolated func excerpts(for locations: [CodeLocation], project: ProjectID, radius: Int) async
+            -> [CodeLocation: SourceExcerpt]
+        {
             await record(locations)
             var out: [CodeLocation: SourceExcerpt] = [:]
-            for location in locations where location.file == "/src/App/Process.swift" && project == Fixtures.demoID && radius == 5 {
+            for location in locations
+            where location.file == "/src/App/Process.swift" && project == Fixtures.demoID && radius == 5 {
                 out[location] = SourceExcerpt(
-                    firstLine: 37, lines: (37...47).map { $0 == 42 ? "    let item = items[\(Fixtures.script)]" : "// line \($0)" }, focus: 42)
+                    firstLine: 37,
+                    lines: (37...47).map { $0 == 42 ? "    let item = items[\(Fixtures.script)]" : "// line \($0)" },
+                    focus: 42)
             }
             return out
         }
@@ -23,7 +28,8 @@ import Testing
     }
 
     static let libc = LoadedModule(
-        name: "libc.so.6", path: "/usr/lib/x86_64-linux-gnu/libc.so.6", buildID: BuildID("cc00cc00"), baseAddress: 0x7f00_0000_0000,
+        name: "libc.so.6", path: "/usr/lib/x86_64-linux-gnu/libc.so.6", buildID: BuildID("cc00cc00"),
+        baseAddress: 0x7f00_0000_0000,
         size: 0x20_0000)
 
     /// The fixture's report with system frames around the app's: raise, abort above; two libc frames below.
@@ -44,13 +50,15 @@ import Testing
     static var symbols: SymbolicatedReport {
         var symbols = Fixtures.symbols
         let app = SymbolicatedFrameSlot(
-            frames: [ResolvedFrame(function: "App.process()", file: "/src/App/Process.swift", line: 42)], buildID: "aabbccdd",
+            frames: [ResolvedFrame(function: "App.process()", file: "/src/App/Process.swift", line: 42)],
+            buildID: "aabbccdd",
             status: "dwarf")
         func system(_ name: String) -> SymbolicatedFrameSlot {
             SymbolicatedFrameSlot(frames: [ResolvedFrame(function: name)], buildID: "cc00cc00", status: "symbol_table")
         }
         symbols.threads[1] = [
-            system("raise"), system("abort"), app, system("__libc_start_call_main"), system("__libc_start_main_impl"), system("_start"),
+            system("raise"), system("abort"), app, system("__libc_start_call_main"), system("__libc_start_main_impl"),
+            system("_start"),
         ]
         return symbols
     }
@@ -62,7 +70,9 @@ import Testing
         sources.sourceContext = reader
         let renderer = try SiteRenderer(webDirectory: Fixtures.webDirectory)
         let store = PageStore()
-        _ = try await renderer.render(sources: sources, now: Fixtures.now, since: nil) { path, html in await store.put(path, html) }
+        _ = try await renderer.render(sources: sources, now: Fixtures.now, since: nil) { path, html in
+            await store.put(path, html)
+        }
         let issue = try #require(await store.pages["demo/issues/1.html"])
 
         // Only in-app frames with a file and a line were asked for (the app frame and the worker thread's).
@@ -81,7 +91,10 @@ import Testing
         #expect(!issue.contains("<script>alert(1)</script>"))
 
         // System frames above and below the app's are folded, numbered as in the thread; the app frame is marked.
-        #expect(issue.contains("<details class=\"frames-folded\">\n<summary>2 system frames</summary>\n<ol class=\"frames\" start=\"0\">"))
+        #expect(
+            issue.contains(
+                "<details class=\"frames-folded\">\n<summary>2 system frames</summary>\n<ol class=\"frames\" start=\"0\">"
+            ))
         #expect(issue.contains("<summary>3 system frames</summary>\n<ol class=\"frames\" start=\"3\">"))
         #expect(issue.contains("<ol class=\"frames\" start=\"2\">\n<li class=\"frame-in-app\">"))
         #expect(issue.contains("<span class=\"badge badge-in-app\">in app</span>"))

@@ -1,6 +1,7 @@
-@testable import FaultlineCore
 import Foundation
 import Testing
+
+@testable import FaultlineCore
 
 /// Apple crashes: Mach exception titles, which images are the app's own, UUID spellings, device names.
 @Suite struct AppleCrashRulesTests {
@@ -8,42 +9,63 @@ import Testing
     static let appID = BuildID("4c4c4473555531 44a157542d2ecda82a".replacingOccurrences(of: " ", with: ""))!
 
     /// A Cocoa-shaped crash: the app's image and CoreFoundation, libobjc, libswiftCore; frames innermost first.
-    func crash(frames: [Frame], error: ErrorInfo, faultAddress: UInt64? = nil, crashMessage: String? = nil, arch: String = "arm64e")
+    func crash(
+        frames: [Frame], error: ErrorInfo, faultAddress: UInt64? = nil, crashMessage: String? = nil,
+        arch: String = "arm64e"
+    )
         -> Report
     {
         Report(
-            eventID: EventID("0c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5")!, kind: .crash, timestamp: Date(timeIntervalSince1970: 1_790_000_000),
+            eventID: EventID("0c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5")!, kind: .crash,
+            timestamp: Date(timeIntervalSince1970: 1_790_000_000),
             device: DeviceInfo(model: "iPhone15,2", os: "iOS", osVersion: "17.4.1", arch: arch), error: error,
             threads: [ThreadInfo(name: "main", crashed: true, frames: frames)],
             modules: [
-                LoadedModule(name: "Shop", path: Self.appPath, buildID: Self.appID, baseAddress: 0x1_0000_0000, size: 0x10_0000, format: .macho, arch: "arm64"),
-                LoadedModule(name: "CoreFoundation", path: "/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation",
-                             buildID: BuildID("3a2f5c0b7b533c3a9c9d4e1b6d0f2a11"), baseAddress: 0x1_9a1c_0000, size: 0x42_0000, format: .macho),
-                LoadedModule(name: "libobjc.A.dylib", path: "/usr/lib/libobjc.A.dylib", baseAddress: 0x1_9a0a_0000, size: 0x4_0000, format: .macho),
-                LoadedModule(name: "libswiftCore.dylib", path: "/usr/lib/swift/libswiftCore.dylib", baseAddress: 0x1_a200_0000, size: 0x60_0000, format: .macho),
+                LoadedModule(
+                    name: "Shop", path: Self.appPath, buildID: Self.appID, baseAddress: 0x1_0000_0000, size: 0x10_0000,
+                    format: .macho, arch: "arm64"),
+                LoadedModule(
+                    name: "CoreFoundation", path: "/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation",
+                    buildID: BuildID("3a2f5c0b7b533c3a9c9d4e1b6d0f2a11"), baseAddress: 0x1_9a1c_0000, size: 0x42_0000,
+                    format: .macho),
+                LoadedModule(
+                    name: "libobjc.A.dylib", path: "/usr/lib/libobjc.A.dylib", baseAddress: 0x1_9a0a_0000,
+                    size: 0x4_0000, format: .macho),
+                LoadedModule(
+                    name: "libswiftCore.dylib", path: "/usr/lib/swift/libswiftCore.dylib", baseAddress: 0x1_a200_0000,
+                    size: 0x60_0000, format: .macho),
             ],
             faultAddress: faultAddress, crashMessage: crashMessage)
     }
 
-    static let badAccess = MachException(exception: 1, name: "EXC_BAD_ACCESS", code: 1, subcode: 0x10, signal: "SIGSEGV")
+    static let badAccess = MachException(
+        exception: 1, name: "EXC_BAD_ACCESS", code: 1, subcode: 0x10, signal: "SIGSEGV")
 
     // MARK: - Titles
 
     @Test("Mach exceptions are titled as Apple and Crashlytics write them")
     func machTitles() {
         #expect(Self.badAccess.title() == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000010")
-        #expect(MachException(exception: 1, code: 2, subcode: 0x1_0450_0000).title()
-            == "EXC_BAD_ACCESS (KERN_PROTECTION_FAILURE) at 0x0000000104500000")
+        #expect(
+            MachException(exception: 1, code: 2, subcode: 0x1_0450_0000).title()
+                == "EXC_BAD_ACCESS (KERN_PROTECTION_FAILURE) at 0x0000000104500000")
         // An unknown code: the signal says what it became, and the subcode is not taken for an address.
-        #expect(MachException(exception: 1, code: 77, subcode: 5, signal: "SIGBUS").title() == "EXC_BAD_ACCESS (SIGBUS)")
-        #expect(MachException(exception: 1, code: 13, subcode: 0).title(arch: "x86_64") == "EXC_BAD_ACCESS (EXC_I386_GPFLT) at 0x0000000000000000")
+        #expect(
+            MachException(exception: 1, code: 77, subcode: 5, signal: "SIGBUS").title() == "EXC_BAD_ACCESS (SIGBUS)")
+        #expect(
+            MachException(exception: 1, code: 13, subcode: 0).title(arch: "x86_64")
+                == "EXC_BAD_ACCESS (EXC_I386_GPFLT) at 0x0000000000000000")
         #expect(MachException(exception: 10, code: 0, subcode: 0, signal: "SIGABRT").title() == "EXC_CRASH (SIGABRT)")
-        #expect(MachException(name: "EXC_BREAKPOINT", code: 1, subcode: 0x1_0234_c004).title() == "EXC_BREAKPOINT (SIGTRAP)")
+        #expect(
+            MachException(name: "EXC_BREAKPOINT", code: 1, subcode: 0x1_0234_c004).title() == "EXC_BREAKPOINT (SIGTRAP)"
+        )
         #expect(MachException(exception: 2).title() == "EXC_BAD_INSTRUCTION (SIGILL)")
         #expect(MachException(exception: 11).title() == "EXC_RESOURCE")
         #expect(MachException(exception: 99).title() == nil)
         #expect(MachException(name: "not a mach name").title() == nil)
-        #expect(MachException(exception: 1, code: 1, subcode: 8).title(faultAddress: 0x20) == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000020")
+        #expect(
+            MachException(exception: 1, code: 1, subcode: 8).title(faultAddress: 0x20)
+                == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000020")
     }
 
     @Test("SDK placeholders for bare exceptions are recognised, real messages are not")
@@ -61,33 +83,55 @@ import Testing
     func badAccessTitle() {
         let report = crash(
             frames: [Frame(address: 0x1_0000_4010)],
-            error: ErrorInfo(type: "EXC_BAD_ACCESS", code: "11", message: "Exception 1, Code 1, Subcode 16", mach: Self.badAccess),
+            error: ErrorInfo(
+                type: "EXC_BAD_ACCESS", code: "11", message: "Exception 1, Code 1, Subcode 16", mach: Self.badAccess),
             faultAddress: 0x10)
         let symbols = SymbolicatedReport(
-            state: .complete, threads: [[SymbolicatedFrameSlot(frames: [ResolvedFrame(function: "Shop.CartModel.total() -> Swift.Int", file: "Shop/CartModel.swift", line: 30)], buildID: Self.appID.rawValue, status: "dwarf")]],
+            state: .complete,
+            threads: [
+                [
+                    SymbolicatedFrameSlot(
+                        frames: [
+                            ResolvedFrame(
+                                function: "Shop.CartModel.total() -> Swift.Int", file: "Shop/CartModel.swift", line: 30)
+                        ], buildID: Self.appID.rawValue, status: "dwarf")
+                ]
+            ],
             missing: [])
         let result = Grouping.group(report, symbols: symbols)
         #expect(result.title == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000010")
         #expect(result.titleRank == Grouping.TitleRank.signal)
         #expect(result.components == ["CartModel.total()"])
         // A signal-only report from the same SDK: the signal, not "SIGSEGV: Signal 11, Code 0".
-        let signal = crash(frames: [Frame(address: 0x1_0000_4010)], error: ErrorInfo(type: "SIGSEGV", message: "Signal 11, Code 0"))
+        let signal = crash(
+            frames: [Frame(address: 0x1_0000_4010)], error: ErrorInfo(type: "SIGSEGV", message: "Signal 11, Code 0"))
         #expect(Grouping.group(signal, symbols: nil).title == "SIGSEGV")
     }
 
     @Test("a Swift runtime failure named by an inline frame beats EXC_BREAKPOINT; a crash message beats both")
     func swiftTrapTitles() {
-        let trap = ErrorInfo(type: "EXC_BREAKPOINT", code: "5", message: "Exception 6, Code 1, Subcode 4294983684",
-                             mach: MachException(exception: 6, name: "EXC_BREAKPOINT", code: 1, subcode: 0x1_0000_4004, signal: "SIGTRAP"))
+        let trap = ErrorInfo(
+            type: "EXC_BREAKPOINT", code: "5", message: "Exception 6, Code 1, Subcode 4294983684",
+            mach: MachException(
+                exception: 6, name: "EXC_BREAKPOINT", code: 1, subcode: 0x1_0000_4004, signal: "SIGTRAP"))
         let report = crash(frames: [Frame(address: 0x1_0000_4004)], error: trap)
         #expect(Grouping.group(report, symbols: nil).title == "EXC_BREAKPOINT (SIGTRAP)")
 
         let inline = SymbolicatedReport(
             state: .complete,
-            threads: [[SymbolicatedFrameSlot(frames: [
-                ResolvedFrame(function: "Swift runtime failure: Unexpectedly found nil while unwrapping an Optional value", file: "<compiler-generated>", line: 0, inlined: true),
-                ResolvedFrame(function: "Shop.CartModel.checkout() -> ()", file: "Shop/CartModel.swift", line: 42),
-            ], buildID: Self.appID.rawValue, status: "dwarf")]],
+            threads: [
+                [
+                    SymbolicatedFrameSlot(
+                        frames: [
+                            ResolvedFrame(
+                                function:
+                                    "Swift runtime failure: Unexpectedly found nil while unwrapping an Optional value",
+                                file: "<compiler-generated>", line: 0, inlined: true),
+                            ResolvedFrame(
+                                function: "Shop.CartModel.checkout() -> ()", file: "Shop/CartModel.swift", line: 42),
+                        ], buildID: Self.appID.rawValue, status: "dwarf")
+                ]
+            ],
             missing: [])
         let resolved = Grouping.group(report, symbols: inline)
         #expect(resolved.title == "Fatal error: Unexpectedly found nil while unwrapping an Optional value")
@@ -103,7 +147,8 @@ import Testing
     @Test("an uncaught NSException is titled by its name and reason and blamed on the app's frame")
     func nsExceptionBlame() {
         let error = ErrorInfo(
-            type: "NSInvalidArgumentException", code: "6", message: "-[__NSCFNumber length]: unrecognized selector sent to instance 0x8",
+            type: "NSInvalidArgumentException", code: "6",
+            message: "-[__NSCFNumber length]: unrecognized selector sent to instance 0x8",
             mach: MachException(exception: 10, name: "EXC_CRASH", code: 0, subcode: 0, signal: "SIGABRT"))
         let report = crash(
             frames: [
@@ -116,21 +161,33 @@ import Testing
             ],
             error: error)
         let result = Grouping.group(report, symbols: nil)
-        #expect(result.title == "NSInvalidArgumentException: -[__NSCFNumber length]: unrecognized selector sent to instance 0x8")
+        #expect(
+            result.title
+                == "NSInvalidArgumentException: -[__NSCFNumber length]: unrecognized selector sent to instance 0x8")
         #expect(result.components == ["-[CartViewController checkout:]"])
         #expect(result.culprit == "-[CartViewController checkout:]")
-        #expect(Grouping.inAppFrames(report, thread: 0, symbols: nil, rules: .none) == [false, false, false, false, true, false])
+        #expect(
+            Grouping.inAppFrames(report, thread: 0, symbols: nil, rules: .none) == [
+                false, false, false, false, true, false,
+            ])
     }
 
     @Test("a frame whose image is not in debug_meta is judged by the path its package names")
     func packagePathsWithoutImages() {
         let report = Report(
-            eventID: EventID("0c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5")!, kind: .crash, timestamp: Date(timeIntervalSince1970: 0),
-            threads: [ThreadInfo(crashed: true, frames: [
-                Frame(module: "/private/preboot/Cryptexes/OS/System/Library/Frameworks/SafariServices.framework/SafariServices",
-                      function: "-[SFSafariViewController viewDidLoad]"),
-                Frame(module: Self.appPath, function: "-[CartViewController viewDidLoad]"),
-            ])])
+            eventID: EventID("0c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5")!, kind: .crash,
+            timestamp: Date(timeIntervalSince1970: 0),
+            threads: [
+                ThreadInfo(
+                    crashed: true,
+                    frames: [
+                        Frame(
+                            module:
+                                "/private/preboot/Cryptexes/OS/System/Library/Frameworks/SafariServices.framework/SafariServices",
+                            function: "-[SFSafariViewController viewDidLoad]"),
+                        Frame(module: Self.appPath, function: "-[CartViewController viewDidLoad]"),
+                    ])
+            ])
         #expect(Grouping.inAppFrames(report, thread: 0, symbols: nil, rules: .none) == [false, true])
         #expect(Grouping.group(report, symbols: nil).components == ["-[CartViewController viewDidLoad]"])
     }
@@ -170,8 +227,11 @@ import Testing
             #expect(Grouping.isSystemModule(name: Grouping.baseName(ofPath: path), path: path), "\(path)")
         }
         // Frames that name their image without a path (no debug image for it).
-        for name in ["UIKitCore", "CoreFoundation", "libswiftCore.dylib", "libswiftFoundation.dylib", "libswift_Concurrency.dylib",
-                     "libdispatch.dylib", "libobjc.A.dylib", "libsystem_pthread.dylib", "dyld", "GraphicsServices", "SwiftUI"] {
+        for name in [
+            "UIKitCore", "CoreFoundation", "libswiftCore.dylib", "libswiftFoundation.dylib",
+            "libswift_Concurrency.dylib",
+            "libdispatch.dylib", "libobjc.A.dylib", "libsystem_pthread.dylib", "dyld", "GraphicsServices", "SwiftUI",
+        ] {
             #expect(Grouping.isSystemModule(name: name, path: nil), "\(name)")
         }
         #expect(!Grouping.isSystemModule(name: "Shop", path: nil))
@@ -185,7 +245,8 @@ import Testing
     func appleFieldsAreCapped() {
         let long = String(repeating: "x", count: 5000)
         var report = crash(
-            frames: [], error: ErrorInfo(type: "EXC_BAD_ACCESS", mach: MachException(exception: 1, name: long, signal: long)))
+            frames: [],
+            error: ErrorInfo(type: "EXC_BAD_ACCESS", mach: MachException(exception: 1, name: long, signal: long)))
         report.device.osBuild = long
         report.app.displayVersion = long
         report.app.displayBuild = long
@@ -208,8 +269,11 @@ import Testing
 
     @Test("UUID spellings: any case, hyphens, braces, an age; Apple's spelling back")
     func uuidSpellings() throws {
-        for raw in ["4C4C4473-5555-3144-A157-542D2ECDA82A", "4c4c4473555531 44a157542d2ecda82a".replacingOccurrences(of: " ", with: ""),
-                    "4c4c4473-5555-3144-a157-542d2ecda82a-0", "{4C4C4473-5555-3144-A157-542D2ECDA82A}"] {
+        for raw in [
+            "4C4C4473-5555-3144-A157-542D2ECDA82A",
+            "4c4c4473555531 44a157542d2ecda82a".replacingOccurrences(of: " ", with: ""),
+            "4c4c4473-5555-3144-a157-542d2ecda82a-0", "{4C4C4473-5555-3144-A157-542D2ECDA82A}",
+        ] {
             #expect(AppleUUID.buildID(raw) == Self.appID, "\(raw)")
         }
         for raw in ["", "4c4c4473", "4c4c4473-5555-3144-a157-542d2ecda8", "4c4c4473-5555-3144-a157-542d2ecda8zz", "📱"] {
@@ -238,7 +302,8 @@ import Testing
         #expect(AppleDeviceNames.name(of: "Pixel 8") == nil)
         #expect(AppleDeviceNames.display(model: "iPhone15,2") == "iPhone 14 Pro (iPhone15,2)")
         #expect(AppleDeviceNames.display(model: "iPhone99,9") == "iPhone99,9")
-        #expect(AppleDeviceNames.display(model: "iPhone16,1", simulator: true) == "iPhone 15 Pro (iPhone16,1), simulator")
+        #expect(
+            AppleDeviceNames.display(model: "iPhone16,1", simulator: true) == "iPhone 15 Pro (iPhone16,1), simulator")
         // Every id is named once: a copy-paste slip in the table would give one id two names.
         var seen: [String: String] = [:]
         for (name, ids) in AppleDeviceNames.groups {

@@ -10,8 +10,10 @@ import Testing
     let system = BuildID("bb22")!
 
     func report(_ frames: [Frame], modules: [LoadedModule], arch: String? = nil) -> Report {
-        Report(eventID: EventID(String(repeating: "a", count: 32))!, kind: .crash, timestamp: Date(timeIntervalSince1970: 0),
-               device: DeviceInfo(arch: arch), threads: [ThreadInfo(crashed: true, frames: frames)], modules: modules)
+        Report(
+            eventID: EventID(String(repeating: "a", count: 32))!, kind: .crash,
+            timestamp: Date(timeIntervalSince1970: 0),
+            device: DeviceInfo(arch: arch), threads: [ThreadInfo(crashed: true, frames: frames)], modules: modules)
     }
 
     @Test func callerFramesAreLookedUpOneInstructionBackPerArchitecture() {
@@ -33,31 +35,49 @@ import Testing
     @Test func pointerAuthenticationBitsAreStrippedOnlyWhenThatLandsInAModule() {
         let modules = [LoadedModule(name: "App", buildID: app, baseAddress: 0x1_0000_0000, size: 0x10_0000)]
         // A signed return address: a PAC above bit 39.
-        #expect(SymbolicationRules.strippingPointerAuthentication(0x2c1d_0001_0000_4321, architecture: "arm64e", inSorted: modules)
-            == 0x1_0000_4321)
+        #expect(
+            SymbolicationRules.strippingPointerAuthentication(
+                0x2c1d_0001_0000_4321, architecture: "arm64e", inSorted: modules)
+                == 0x1_0000_4321)
         // Bits 36…38 set too (a 36-bit device): the 39-bit mask lands nowhere, the 36-bit one does.
-        #expect(SymbolicationRules.strippingPointerAuthentication(0x2c1d_0071_0000_4321, architecture: "arm64e", inSorted: modules)
-            == 0x1_0000_4321)
+        #expect(
+            SymbolicationRules.strippingPointerAuthentication(
+                0x2c1d_0071_0000_4321, architecture: "arm64e", inSorted: modules)
+                == 0x1_0000_4321)
         // Already in a module, no mask lands it in one, or an x86-64 report: unchanged.
-        #expect(SymbolicationRules.strippingPointerAuthentication(0x1_0000_4321, architecture: "arm64e", inSorted: modules) == nil)
-        #expect(SymbolicationRules.strippingPointerAuthentication(0x2c1d_0005_0000_4321, architecture: "arm64e", inSorted: modules) == nil)
-        #expect(SymbolicationRules.strippingPointerAuthentication(0x2c1d_0001_0000_4321, architecture: "x86_64", inSorted: modules) == nil)
-        #expect(SymbolicationRules.strippingPointerAuthentication(0x2c1d_0001_0000_4321, architecture: nil, inSorted: modules)
-            == 0x1_0000_4321)
+        #expect(
+            SymbolicationRules.strippingPointerAuthentication(0x1_0000_4321, architecture: "arm64e", inSorted: modules)
+                == nil)
+        #expect(
+            SymbolicationRules.strippingPointerAuthentication(
+                0x2c1d_0005_0000_4321, architecture: "arm64e", inSorted: modules) == nil)
+        #expect(
+            SymbolicationRules.strippingPointerAuthentication(
+                0x2c1d_0001_0000_4321, architecture: "x86_64", inSorted: modules) == nil)
+        #expect(
+            SymbolicationRules.strippingPointerAuthentication(
+                0x2c1d_0001_0000_4321, architecture: nil, inSorted: modules)
+                == 0x1_0000_4321)
     }
 
     @Test func signedCallerAddressesResolveInTheirModule() async {
         let modules = [LoadedModule(name: "App", buildID: app, baseAddress: 0x1_0000_0000, size: 0x10_0000)]
-        let symbols = TableSymbolicator([app: [0x400c: .resolved([ResolvedFrame(function: "checkout", file: "a.swift", line: 3)])]])
+        let symbols = TableSymbolicator([
+            app: [0x400c: .resolved([ResolvedFrame(function: "checkout", file: "a.swift", line: 3)])]
+        ])
         let result = await SymbolicationRules.symbolicate(
-            report([Frame(address: 0x1_0000_0000), Frame(address: 0x5e00_0001_0000_4010)], modules: modules, arch: "arm64e"),
+            report(
+                [Frame(address: 0x1_0000_0000), Frame(address: 0x5e00_0001_0000_4010)], modules: modules, arch: "arm64e"
+            ),
             project: ProjectID(1), with: symbols)
         #expect(result.threads[0][1].status == "dwarf")
         #expect(result.threads[0][1].frames.first?.function == "checkout")
         #expect(result.threads[0][1].offset == 0x400c)
 
         // Without a device architecture, the images' says.
-        let imageArch = [LoadedModule(name: "App", buildID: app, baseAddress: 0x1_0000_0000, size: 0x10_0000, arch: "arm64e")]
+        let imageArch = [
+            LoadedModule(name: "App", buildID: app, baseAddress: 0x1_0000_0000, size: 0x10_0000, arch: "arm64e")
+        ]
         let fromImage = await SymbolicationRules.symbolicate(
             report([Frame(address: 0x1_0000_0000), Frame(address: 0x5e00_0001_0000_4010)], modules: imageArch),
             project: ProjectID(1), with: symbols)
@@ -65,17 +85,24 @@ import Testing
     }
 
     @Test func clientNamesStandUntilADebugFileResolvesTheFrame() async {
-        let modules = [LoadedModule(name: "App", buildID: app, baseAddress: 0x1_0000_0000, size: 0x10_0000),
-                       LoadedModule(name: "UIKitCore", buildID: system, baseAddress: 0x1_8000_0000, size: 0x100_0000)]
-        let symbols = TableSymbolicator([app: [0x100: .resolved([ResolvedFrame(function: "Shop.checkout()", file: "Shop.swift", line: 9)]),
-                                               0x200: .symbolOnly(ResolvedFrame(function: "checkout"), offset: 8)]])
+        let modules = [
+            LoadedModule(name: "App", buildID: app, baseAddress: 0x1_0000_0000, size: 0x10_0000),
+            LoadedModule(name: "UIKitCore", buildID: system, baseAddress: 0x1_8000_0000, size: 0x100_0000),
+        ]
+        let symbols = TableSymbolicator([
+            app: [
+                0x100: .resolved([ResolvedFrame(function: "Shop.checkout()", file: "Shop.swift", line: 9)]),
+                0x200: .symbolOnly(ResolvedFrame(function: "checkout"), offset: 8),
+            ]
+        ])
         let frames = [
             Frame(address: 0x1_0000_0100, instructionKind: .programCounter, function: "checkout + 0"),
             Frame(address: 0x1_0000_0200, instructionKind: .programCounter, function: "$s4Shop8checkoutyyF"),
             Frame(address: 0x1_8000_1000, instructionKind: .programCounter, function: "-[UIApplication sendEvent:]"),
             Frame(address: 0x1_8000_2000, instructionKind: .programCounter, function: "UIApplicationMain"),
         ]
-        let result = await SymbolicationRules.symbolicate(report(frames, modules: modules, arch: "arm64"), project: ProjectID(1), with: symbols)
+        let result = await SymbolicationRules.symbolicate(
+            report(frames, modules: modules, arch: "arm64"), project: ProjectID(1), with: symbols)
         // DWARF replaces the client's name; a symbol-table answer does not (the client's is as good and stays stable).
         #expect(result.threads[0].map(\.status) == ["dwarf", "client", "client", "client"])
         #expect(result.threads[0][0].frames.first?.function == "Shop.checkout()")
@@ -94,7 +121,8 @@ import Testing
         let before = Grouping.group(report(unresolved, modules: modules), symbols: nil)
         let after = Grouping.group(
             report(unresolved, modules: modules),
-            symbols: await SymbolicationRules.symbolicate(report(unresolved, modules: modules), project: ProjectID(1), with: symbols))
+            symbols: await SymbolicationRules.symbolicate(
+                report(unresolved, modules: modules), project: ProjectID(1), with: symbols))
         #expect(before.fingerprint == after.fingerprint)
     }
 }

@@ -1,5 +1,6 @@
-@testable import FaultlineCore
 import Testing
+
+@testable import FaultlineCore
 
 /// `Grouping.baseName(ofPath:)` reads ASCII paths from their bytes; it must give what splitting by characters gave
 /// (module names feed fingerprints, so any difference would split or merge issues).

@@ -10,8 +10,9 @@ import Testing
     func change(size: UInt64, kinds: Set<DebugFileKind> = [.executable, .debuginfo]) -> DebugFileChange {
         DebugFileChange(
             ReceivedDebugFile(upload: TemporaryUpload(path: "/nowhere"), sha256: new, size: size),
-            facts: DebugFileFacts(buildID: nil, kinds: kinds, architecture: "x86_64", fileType: "executable", features: [],
-                                  compressedDebugSections: false),
+            facts: DebugFileFacts(
+                buildID: nil, kinds: kinds, architecture: "x86_64", fileType: "executable", features: [],
+                compressedDebugSections: false),
             buildID: BuildID("ab")!, project: ProjectID(1), name: nil, at: Date(timeIntervalSince1970: 0))
     }
 

@@ -42,7 +42,8 @@ import Testing
     @Test func aMoveTakesTheReportOffItsOldIssueByNegativeDeltasAndAddsItToTheNew() throws {
         let (a, b) = (T.grouping("aaaa"), T.grouping("bbbb"))
         let plan = try FilingPlanner.plan(
-            [Self.filed(1, b, under: 7)], state: Self.state([Self.stored(7, a, events: 3), Self.stored(8, b, events: 1)]),
+            [Self.filed(1, b, under: 7)],
+            state: Self.state([Self.stored(7, a, events: 3), Self.stored(8, b, events: 1)]),
             now: 99)
         let d = plan.deltas
         #expect(d.issues[7] == IssueRollupDeltas.Counts(events: -1, early: -1, timed: -1))

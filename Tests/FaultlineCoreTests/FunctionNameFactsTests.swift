@@ -1,17 +1,21 @@
-@testable import FaultlineCore
 import Testing
+
+@testable import FaultlineCore
 
 /// Grouping remembers what it derives from each function name (`FunctionNameFacts.of`) across reports. What it
 /// remembers must be what it would derive, for every name, however many names there are, also when names share a
 /// long prefix or differ only in bytes a careless key would drop.
 @Suite struct FunctionNameFactsTests {
     static let names: [String] = [
-        "main", "app.Inventory.item(at: Swift.Int) -> Swift.Int", "closure #1 in _assertionFailure(_:_:file:line:flags:)",
-        "Swift runtime failure: Index out of range", "Swift._assertionFailure(_: Swift.StaticString, _: Swift.String, file: Swift.StaticString, line: Swift.UInt, flags: Swift.UInt32) -> Swift.Never",
+        "main", "app.Inventory.item(at: Swift.Int) -> Swift.Int",
+        "closure #1 in _assertionFailure(_:_:file:line:flags:)",
+        "Swift runtime failure: Index out of range",
+        "Swift._assertionFailure(_: Swift.StaticString, _: Swift.String, file: Swift.StaticString, line: Swift.UInt, flags: Swift.UInt32) -> Swift.Never",
         "reabstraction thunk helper from @escaping @callee_guaranteed () -> () to @escaping @callee_guaranteed () -> (@out ())",
         "protocol witness for Swift.Sequence.makeIterator() -> A.Iterator in conformance app.Bag : Swift.Sequence in app",
         "std::vector<int, std::allocator<int> >::push_back(int const&)", "compute.constprop.0.isra.0", "compute.cold",
-        "compute", "__libc_start_call_main", "start_thread", "abort", "raise", "__cxa_throw", "Swift.Array.subscript.getter : (Swift.Int) -> A",
+        "compute", "__libc_start_call_main", "start_thread", "abort", "raise", "__cxa_throw",
+        "Swift.Array.subscript.getter : (Swift.Int) -> A",
         "é.日本語()", "", "a\u{0}b", "a\u{0}c", "Inventory.item(at:)", "Inventory.item(at:) ",
         // Canonically equivalent (equal as Swift strings), different bytes: each keeps its own label's bytes.
         "caf\u{E9}.compute.cold", "cafe\u{301}.compute.cold",

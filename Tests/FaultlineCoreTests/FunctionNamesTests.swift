@@ -13,8 +13,10 @@ import Testing
         ("app.Parser.run(Swift.String) -> [Swift.String]", "Parser.run(_:)"),
         ("app.fetch() async throws -> Swift.Int", "fetch()"),
         ("app.load(Swift.String) throws(app.LoadError) -> Swift.Int", "load(_:)"),
-        ("Swift.print(_: Any..., separator: Swift.String, terminator: Swift.String) -> ()",
-         "print(_:separator:terminator:)"),
+        (
+            "Swift.print(_: Any..., separator: Swift.String, terminator: Swift.String) -> ()",
+            "print(_:separator:terminator:)"
+        ),
         ("app.apply(_: (Swift.Int, Swift.Int) -> Swift.Int, to: (Swift.Int, Swift.Int)) -> Swift.Int", "apply(_:to:)"),
         // Static, initializers, deinitializers, accessors, subscripts.
         ("static app.App.main() async -> ()", "static App.main()"),
@@ -26,16 +28,22 @@ import Testing
         ("app.Inventory.items.modify : [Swift.Int] with unmangled suffix \".resume.0\"", "Inventory.items.modify"),
         ("app.counter.unsafeMutableAddressor : Swift.Int", "counter.unsafeMutableAddressor"),
         // Closures, nested closures, local functions and types.
-        ("closure #1 (Swift.Int) -> Swift.Bool in app.Parser.run(Swift.String) -> [Swift.String]",
-         "closure #1 in Parser.run(_:)"),
-        ("closure #1 (Swift.Int) -> Swift.Int in closure #2 (Swift.Int) -> Swift.Int in app.run([Swift.Int]) -> [Swift.Int]",
-         "closure #1 in closure #2 in run(_:)"),
+        (
+            "closure #1 (Swift.Int) -> Swift.Bool in app.Parser.run(Swift.String) -> [Swift.String]",
+            "closure #1 in Parser.run(_:)"
+        ),
+        (
+            "closure #1 (Swift.Int) -> Swift.Int in closure #2 (Swift.Int) -> Swift.Int in app.run([Swift.Int]) -> [Swift.Int]",
+            "closure #1 in closure #2 in run(_:)"
+        ),
         ("implicit closure #2 () -> Swift.String in app.check(Swift.Bool) -> ()", "implicit closure #2 in check(_:)"),
         ("closure #1 @Sendable () async -> () in static app.App.main() async -> ()", "closure #1 in static App.main()"),
         ("inner #1 (Swift.Int) -> Swift.Int in b.outer() -> Swift.Int", "inner #1 (_:) in outer()"),
         ("m() -> Swift.Int in Local #1 in b.outer() -> Swift.Int", "m() in Local #1 in outer()"),
-        ("init() -> Local #1 in b.outer() -> Swift.Int in Local #1 in b.outer() -> Swift.Int",
-         "init() in Local #1 in outer()"),
+        (
+            "init() -> Local #1 in b.outer() -> Swift.Int in Local #1 in b.outer() -> Swift.Int",
+            "init() in Local #1 in outer()"
+        ),
         // Generics, where clauses, extensions, private discriminators.
         ("app.generic<A where A: Swift.Comparable, A: Swift.Hashable>([A]) -> A?", "generic(_:)"),
         ("app.Box.map<A>((A) -> A1) -> app.Box<A1>", "Box.map(_:)"),
@@ -48,35 +56,58 @@ import Testing
         ("static Swift.Comparable...< infix(A, A) -> Swift.Range<A>", "static Comparable...< infix(_:_:)"),
         ("static app.V.>>= infix(inout app.V, Swift.Int) -> ()", "static V.>>= infix(_:_:)"),
         // Wrappers that are dropped.
-        ("generic specialization <Swift.Int> of Swift.Array._checkSubscript(_: Swift.Int, wasNativeTypeChecked: Swift.Bool) -> Swift._DependenceToken",
-         "Array._checkSubscript(_:wasNativeTypeChecked:)"),
-        ("function signature specialization <Arg[1] = Dead> of app.Parser.run(Swift.String) -> [Swift.String]",
-         "Parser.run(_:)"),
-        ("function signature specialization <Arg[0] = [Closure Propagated : closure #1 (Swift.Int) -> Swift.Bool in app.f() -> (), Argument Types : [Swift.Int]]> of app.g((Swift.Int) -> Swift.Bool) -> ()",
-         "g(_:)"),
+        (
+            "generic specialization <Swift.Int> of Swift.Array._checkSubscript(_: Swift.Int, wasNativeTypeChecked: Swift.Bool) -> Swift._DependenceToken",
+            "Array._checkSubscript(_:wasNativeTypeChecked:)"
+        ),
+        (
+            "function signature specialization <Arg[1] = Dead> of app.Parser.run(Swift.String) -> [Swift.String]",
+            "Parser.run(_:)"
+        ),
+        (
+            "function signature specialization <Arg[0] = [Closure Propagated : closure #1 (Swift.Int) -> Swift.Bool in app.f() -> (), Argument Types : [Swift.Int]]> of app.g((Swift.Int) -> Swift.Bool) -> ()",
+            "g(_:)"
+        ),
         ("merged app.Inventory.item(at: Swift.Int) -> Swift.Int", "Inventory.item(at:)"),
         ("(1) await resume partial function for static app.App.main() async -> ()", "static App.main()"),
-        ("(2) suspend resume partial function for function signature specialization <Arg[0] = Dead> of app.f() async -> ()",
-         "f()"),
-        ("generic specialization <Swift.String> of (extension in Swift):Swift.Collection.split(maxSplits: Swift.Int, omittingEmptySubsequences: Swift.Bool, whereSeparator: (A.Element) throws -> Swift.Bool) throws -> [A.SubSequence]",
-         "Collection.split(maxSplits:omittingEmptySubsequences:whereSeparator:)"),
+        (
+            "(2) suspend resume partial function for function signature specialization <Arg[0] = Dead> of app.f() async -> ()",
+            "f()"
+        ),
+        (
+            "generic specialization <Swift.String> of (extension in Swift):Swift.Collection.split(maxSplits: Swift.Int, omittingEmptySubsequences: Swift.Bool, whereSeparator: (A.Element) throws -> Swift.Bool) throws -> [A.SubSequence]",
+            "Collection.split(maxSplits:omittingEmptySubsequences:whereSeparator:)"
+        ),
         // Wrappers that stay, shortened the way the toolchain shortens them.
-        ("partial apply forwarder for closure #2 (Swift.Int) -> Swift.Bool in b.run([Swift.Int]) -> [Swift.Int]",
-         "partial apply for closure #2 in run(_:)"),
-        ("protocol witness for app.Shape.area() -> Swift.Double in conformance app.Square : app.Shape in app",
-         "protocol witness for Shape.area() in conformance Square"),
-        ("reabstraction thunk helper from @escaping @callee_guaranteed (@guaranteed Swift.String) -> (@owned Swift.Int) to @escaping @callee_guaranteed (@in_guaranteed Swift.String) -> (@out Swift.Int)",
-         "thunk for @escaping @callee_guaranteed (@guaranteed String) -> (@owned Int)"),
+        (
+            "partial apply forwarder for closure #2 (Swift.Int) -> Swift.Bool in b.run([Swift.Int]) -> [Swift.Int]",
+            "partial apply for closure #2 in run(_:)"
+        ),
+        (
+            "protocol witness for app.Shape.area() -> Swift.Double in conformance app.Square : app.Shape in app",
+            "protocol witness for Shape.area() in conformance Square"
+        ),
+        (
+            "reabstraction thunk helper from @escaping @callee_guaranteed (@guaranteed Swift.String) -> (@owned Swift.Int) to @escaping @callee_guaranteed (@in_guaranteed Swift.String) -> (@out Swift.Int)",
+            "thunk for @escaping @callee_guaranteed (@guaranteed String) -> (@owned Int)"
+        ),
         ("outlined copy of Swift.Optional<app.Foo>", "outlined copy of Foo?"),
-        ("outlined destroy of Swift.Optional<Swift.Dictionary<Swift.String, Swift.Array<Swift.Int>>>",
-         "outlined destroy of [String : [Int]]?"),
+        (
+            "outlined destroy of Swift.Optional<Swift.Dictionary<Swift.String, Swift.Array<Swift.Int>>>",
+            "outlined destroy of [String : [Int]]?"
+        ),
         ("outlined copy of Swift.Optional<(Swift.Int) -> ()>", "outlined copy of ((Int) -> ())?"),
         ("outlined copy of Swift.Optional<Swift.Array<Swift.Int>", "outlined copy of Optional<Array<Int>"),
         ("outlined destroy of [Swift.Int]", "outlined destroy of [Int]"),
-        ("default argument 1 of Swift.print(_: Any..., separator: Swift.String, terminator: Swift.String) -> ()",
-         "default argument 1 of print(_:separator:terminator:)"),
+        (
+            "default argument 1 of Swift.print(_: Any..., separator: Swift.String, terminator: Swift.String) -> ()",
+            "default argument 1 of print(_:separator:terminator:)"
+        ),
         ("destroy value witness for app.Box", "destroy for Box"),
-        ("type metadata accessor for b.(Secret in _8CC290D01A98D2866F487ABF00E545A7)", "type metadata accessor for Secret"),
+        (
+            "type metadata accessor for b.(Secret in _8CC290D01A98D2866F487ABF00E545A7)",
+            "type metadata accessor for Secret"
+        ),
     ])
     func swiftNames(full: String, short: String) {
         #expect(FunctionNames.simplified(full) == short)
@@ -84,8 +115,10 @@ import Testing
     }
 
     @Test(arguments: [
-        ("shop::payments::charge(int, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)",
-         "shop::payments::charge"),
+        (
+            "shop::payments::charge(int, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)",
+            "shop::payments::charge"
+        ),
         ("(anonymous namespace)::parse(char const*)", "(anonymous namespace)::parse"),
         ("shop::payments::Ledger::operator()(int) const", "shop::payments::Ledger::operator()"),
         ("shop::payments::Ledger::operator<(shop::payments::Ledger const&) const", "shop::payments::Ledger::operator<"),
@@ -96,8 +129,10 @@ import Testing
         ("shop::Ledger::size() const noexcept", "shop::Ledger::size"),
         ("std::vector<int, std::allocator<int> >::at(unsigned long)", "std::vector<int, std::allocator<int> >::at"),
         ("double shop::payments::twice<double>(double)", "shop::payments::twice<double>"),
-        ("bool __gnu_cxx::operator==<int const*, std::vector<int> >(int const*, int const*)",
-         "__gnu_cxx::operator==<int const*, std::vector<int> >"),
+        (
+            "bool __gnu_cxx::operator==<int const*, std::vector<int> >(int const*, int const*)",
+            "__gnu_cxx::operator==<int const*, std::vector<int> >"
+        ),
         ("run(int)::{lambda(int)#1}::operator()(int) const", "run(int)::{lambda(int)#1}::operator()"),
         ("operator new(unsigned long, void*)", "operator new"),
         ("shop::charge(int) [clone .cold]", "shop::charge"),
@@ -126,13 +161,17 @@ import Testing
 
     @Test(arguments: [
         ("main.Inventory.item(at: Swift.Int) -> Swift.Int", "main"),
-        ("generic specialization <Swift.Int> of Swift.Array._checkSubscript(_: Swift.Int, wasNativeTypeChecked: Swift.Bool) -> Swift._DependenceToken",
-         "Swift"),
+        (
+            "generic specialization <Swift.Int> of Swift.Array._checkSubscript(_: Swift.Int, wasNativeTypeChecked: Swift.Bool) -> Swift._DependenceToken",
+            "Swift"
+        ),
         ("(extension in app):Swift.Int.doubled() -> Swift.Int", "app"),
         ("closure #1 (Swift.Int) -> Swift.Bool in app.Parser.run(Swift.String) -> [Swift.String]", "app"),
         ("static app.App.main() async -> ()", "app"),
-        ("protocol witness for Swift.IteratorProtocol.next() -> A.Element? in conformance Swift.IndexingIterator<A> : Swift.IteratorProtocol in Swift",
-         "Swift"),
+        (
+            "protocol witness for Swift.IteratorProtocol.next() -> A.Element? in conformance Swift.IndexingIterator<A> : Swift.IteratorProtocol in Swift",
+            "Swift"
+        ),
         ("protocol witness for app.Shape.area() -> Swift.Double in conformance app.Square : app.Shape in app", "app"),
         ("m() -> Swift.Int in Local #1 in b.outer() -> Swift.Int", "b"),
         ("app.Foo.deinit", "app"),
@@ -189,7 +228,8 @@ import Testing
         names.append("app.f" + String(repeating: "(", count: 16 << 10) + " -> ()")
         names.append("app.f" + String(repeating: "<", count: 16 << 10) + "() -> ()")
         names.append(String(repeating: "a::", count: 5_000) + "f(int)")
-        names.append(String(repeating: "std::vector<", count: 4_000) + "int" + String(repeating: ">", count: 4_000) + "::at()")
+        names.append(
+            String(repeating: "std::vector<", count: 4_000) + "int" + String(repeating: ">", count: 4_000) + "::at()")
         names.append("app.f(" + String(repeating: "a: Swift.Int, ", count: 1_000) + ") -> ()")
         names.append(String(repeating: "x", count: FunctionNames.maxLength + 1) + " -> ()")
         names.append(String(repeating: "(", count: 40_000) + "::")

@@ -8,8 +8,10 @@ import Testing
     let appBuildA = BuildID("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")!
     let appBuildB = BuildID("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb")!
 
-    func crash(frames: [Frame], base: UInt64 = 0x5555_0000_0000, build: BuildID? = nil, release: String = "1.0",
-               type: String? = "SIGSEGV", fingerprint: [String]? = nil, kind: ReportKind = .crash) -> Report {
+    func crash(
+        frames: [Frame], base: UInt64 = 0x5555_0000_0000, build: BuildID? = nil, release: String = "1.0",
+        type: String? = "SIGSEGV", fingerprint: [String]? = nil, kind: ReportKind = .crash
+    ) -> Report {
         Report(
             eventID: EventID(UUID().uuidString)!, kind: kind, timestamp: Date(timeIntervalSince1970: 1_700_000_000),
             app: AppInfo(version: release), error: ErrorInfo(type: type, message: "Segmentation fault"),
@@ -18,8 +20,12 @@ import Testing
                 ThreadInfo(name: "main", crashed: true, frames: frames),
             ],
             modules: [
-                LoadedModule(name: "/opt/app/bin/app", path: "/opt/app/bin/app", buildID: build ?? appBuildA, baseAddress: base, size: 0x10_0000),
-                LoadedModule(name: "libc.so.6", path: "/lib/x86_64-linux-gnu/libc.so.6", baseAddress: 0x7f00_0000_0000, size: 0x20_0000),
+                LoadedModule(
+                    name: "/opt/app/bin/app", path: "/opt/app/bin/app", buildID: build ?? appBuildA, baseAddress: base,
+                    size: 0x10_0000),
+                LoadedModule(
+                    name: "libc.so.6", path: "/lib/x86_64-linux-gnu/libc.so.6", baseAddress: 0x7f00_0000_0000,
+                    size: 0x20_0000),
             ],
             fingerprint: fingerprint)
     }
@@ -28,8 +34,12 @@ import Testing
     func symbols(_ perFrame: [[ResolvedFrame]]) -> SymbolicatedReport {
         SymbolicatedReport(
             state: .complete,
-            threads: [[SymbolicatedFrameSlot(frames: [], buildID: nil, status: "client")],
-                      perFrame.map { SymbolicatedFrameSlot(frames: $0, buildID: nil, status: $0.isEmpty ? "not_found" : "dwarf") }],
+            threads: [
+                [SymbolicatedFrameSlot(frames: [], buildID: nil, status: "client")],
+                perFrame.map {
+                    SymbolicatedFrameSlot(frames: $0, buildID: nil, status: $0.isEmpty ? "not_found" : "dwarf")
+                },
+            ],
             missing: [])
     }
 
@@ -37,15 +47,18 @@ import Testing
         // Given a fixed report, the fingerprint never changes (a change would split every stored issue).
         let report = crash(frames: [Frame(address: 0x5555_0000_1234), Frame(address: 0x5555_0000_2000)])
         let symbolicated = symbols([
-            [ResolvedFrame(function: "parse(_:)", file: "/src/Parser.swift", line: 10, inlined: true),
-             ResolvedFrame(function: "load()", file: "/src/Loader.swift", line: 20)],
+            [
+                ResolvedFrame(function: "parse(_:)", file: "/src/Parser.swift", line: 10, inlined: true),
+                ResolvedFrame(function: "load()", file: "/src/Loader.swift", line: 20),
+            ],
             [ResolvedFrame(function: "main", file: "/src/main.swift", line: 3)],
         ])
         let result = Grouping.group(report, symbols: symbolicated)
         #expect(result.source == .stack)
         // v2: the blamed frame only (the innermost in-app frame).
         #expect(result.components == ["parse(_:)"])
-        #expect(result.fingerprint.rawValue == "v2:\(FNV1a.hex64("faultline-grouping-v2\ncrash\ncomputed\nparse(_:)\n"))")
+        #expect(
+            result.fingerprint.rawValue == "v2:\(FNV1a.hex64("faultline-grouping-v2\ncrash\ncomputed\nparse(_:)\n"))")
         #expect(result.fingerprint.rawValue == "v2:78b98082a7c7acc3")
         #expect(FNV1a.hex64("") == "cbf29ce484222325")
         #expect(FNV1a.hex64("a") == "af63dc4c8601ec8c")
@@ -55,11 +68,18 @@ import Testing
     }
 
     @Test func sameCrashAcrossBuildsSlidesAndReleasesIsOneIssue() {
-        let frames1 = symbols([[ResolvedFrame(function: "crashHere(int)", file: "a.c", line: 5)], [ResolvedFrame(function: "main", file: "a.c", line: 9)]])
-        let frames2 = symbols([[ResolvedFrame(function: "crashHere(int)", file: "a.c", line: 7)], [ResolvedFrame(function: "main", file: "a.c", line: 12)]])
+        let frames1 = symbols([
+            [ResolvedFrame(function: "crashHere(int)", file: "a.c", line: 5)],
+            [ResolvedFrame(function: "main", file: "a.c", line: 9)],
+        ])
+        let frames2 = symbols([
+            [ResolvedFrame(function: "crashHere(int)", file: "a.c", line: 7)],
+            [ResolvedFrame(function: "main", file: "a.c", line: 12)],
+        ])
         let a = crash(frames: [Frame(address: 0x5555_0000_1000), Frame(address: 0x5555_0000_2000)], release: "1.0")
-        let b = crash(frames: [Frame(address: 0x6666_0000_1400), Frame(address: 0x6666_0000_2800)], base: 0x6666_0000_0000,
-                      build: appBuildB, release: "2.0")
+        let b = crash(
+            frames: [Frame(address: 0x6666_0000_1400), Frame(address: 0x6666_0000_2800)], base: 0x6666_0000_0000,
+            build: appBuildB, release: "2.0")
         #expect(Grouping.group(a, symbols: frames1).fingerprint == Grouping.group(b, symbols: frames2).fingerprint)
     }
 
@@ -71,19 +91,26 @@ import Testing
     }
 
     @Test func runtimeAndTrapFramesAreSkipped() {
-        let report = crash(frames: [Frame(function: "__pthread_kill_implementation"), Frame(function: "raise"), Frame(function: "abort"),
-                                    Frame(function: "__assert_fail"), Frame(function: "check(int)"), Frame(function: "main")], type: nil)
+        let report = crash(
+            frames: [
+                Frame(function: "__pthread_kill_implementation"), Frame(function: "raise"), Frame(function: "abort"),
+                Frame(function: "__assert_fail"), Frame(function: "check(int)"), Frame(function: "main"),
+            ], type: nil)
         let result = Grouping.group(report, symbols: nil)
         #expect(result.components == ["check"])
         #expect(result.title == "Assertion failed")
         // A Swift trap: the runtime-failure inline frame and stdlib frames go, the app's function stays, and the
         // failure names the issue.
         let swift = crash(frames: [Frame(address: 0x5555_0000_1000)], type: nil)
-        let swiftResult = Grouping.group(swift, symbols: symbols([[
-            ResolvedFrame(function: "Swift runtime failure: Index out of range", inlined: true),
-            ResolvedFrame(function: "Swift.Array.subscript.getter : (Swift.Int) -> A", inlined: true),
-            ResolvedFrame(function: "pick(_:_:)", file: "main.swift", line: 2),
-        ]]))
+        let swiftResult = Grouping.group(
+            swift,
+            symbols: symbols([
+                [
+                    ResolvedFrame(function: "Swift runtime failure: Index out of range", inlined: true),
+                    ResolvedFrame(function: "Swift.Array.subscript.getter : (Swift.Int) -> A", inlined: true),
+                    ResolvedFrame(function: "pick(_:_:)", file: "main.swift", line: 2),
+                ]
+            ]))
         #expect(swiftResult.components == ["pick(_:_:)"])
         #expect(swiftResult.title == "Fatal error: Index out of range")
         #expect(swiftResult.titleRank == Grouping.TitleRank.cause)
@@ -99,7 +126,9 @@ import Testing
         #expect(FunctionNames.simplified("std::vector<int>::at(unsigned long)") == "std::vector<int>::at")
         // And a C clone of the crashing function is the same issue as the function itself.
         let report = crash(frames: [Frame(function: "compute.constprop.0.isra.0")])
-        #expect(Grouping.group(report, symbols: nil).fingerprint == Grouping.group(crash(frames: [Frame(function: "compute")]), symbols: nil).fingerprint)
+        #expect(
+            Grouping.group(report, symbols: nil).fingerprint
+                == Grouping.group(crash(frames: [Frame(function: "compute")]), symbols: nil).fingerprint)
     }
 
     @Test func unsymbolicatedFramesUseModuleAndOffsetAndIgnoreTheSlide() {
@@ -113,7 +142,8 @@ import Testing
     @Test func inAppFramesComeFirst() {
         // libc frames above the app's are not the crash site when an app frame exists.
         let report = crash(frames: [Frame(address: 0x7f00_0000_5000), Frame(address: 0x5555_0000_1000)])
-        let result = Grouping.group(report, symbols: symbols([[ResolvedFrame(function: "memcpy")], [ResolvedFrame(function: "copyBuffer()")]]))
+        let result = Grouping.group(
+            report, symbols: symbols([[ResolvedFrame(function: "memcpy")], [ResolvedFrame(function: "copyBuffer()")]]))
         #expect(result.components == ["copyBuffer()"])
     }
 
@@ -122,7 +152,9 @@ import Testing
             Report(
                 eventID: EventID(UUID().uuidString)!, kind: .nonfatal, timestamp: Date(),
                 error: ErrorInfo(type: "NSURLErrorDomain", code: code, message: message),
-                threads: [ThreadInfo(crashed: false, frames: [Frame(function: "fetch()"), Frame(function: "refresh()")])])
+                threads: [
+                    ThreadInfo(crashed: false, frames: [Frame(function: "fetch()"), Frame(function: "refresh()")])
+                ])
         }
         let a = Grouping.group(error(code: "-1009", message: "offline at 10:01"), symbols: nil)
         let b = Grouping.group(error(code: "-1009", message: "offline at 11:17"), symbols: nil)
@@ -144,7 +176,9 @@ import Testing
     }
 
     @Test func messagesMaskVariableParts() {
-        #expect(Grouping.normalizeMessage("user 1234 not found at 0xdeadbeef") == Grouping.normalizeMessage("user 99 not found at 0x1"))
+        #expect(
+            Grouping.normalizeMessage("user 1234 not found at 0xdeadbeef")
+                == Grouping.normalizeMessage("user 99 not found at 0x1"))
         #expect(Grouping.normalizeMessage("file 'a.txt' missing") == Grouping.normalizeMessage("file 'b.txt' missing"))
         #expect(Grouping.normalizeMessage("disk full") != Grouping.normalizeMessage("disk empty"))
     }

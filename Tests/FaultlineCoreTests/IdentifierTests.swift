@@ -9,8 +9,10 @@ import Testing
         #expect(plain.rawValue == "7077e450fa6f4594850bfed9428d1d98")
     }
 
-    @Test(arguments: ["", "xyz", "7077e450fa6f4594850bfed9428d1d9", "7077e450-fa6f4594-850b-fed9428d1d98x",
-                      "7077e450fa6f-4594-850b-fed9428d1d98", "7077e450-fa6f-4594-850b-fed9428d1d9g"])
+    @Test(arguments: [
+        "", "xyz", "7077e450fa6f4594850bfed9428d1d9", "7077e450-fa6f4594-850b-fed9428d1d98x",
+        "7077e450fa6f-4594-850b-fed9428d1d98", "7077e450-fa6f-4594-850b-fed9428d1d9g",
+    ])
     func eventIDRejectsMalformedIDs(_ text: String) {
         #expect(EventID(text) == nil)
     }

@@ -4,7 +4,9 @@ import Testing
 
 @Suite struct IngestLimitsTests {
     func report() -> Report {
-        Report(eventID: EventID("7077e450fa6f4594850bfed9428d1d98")!, kind: .crash, timestamp: Date(timeIntervalSince1970: 0))
+        Report(
+            eventID: EventID("7077e450fa6f4594850bfed9428d1d98")!, kind: .crash,
+            timestamp: Date(timeIntervalSince1970: 0))
     }
 
     @Test func keepsTheFirst64CustomKeysInKeyOrderAndCountsTheRest() {
@@ -59,7 +61,9 @@ import Testing
         var limits = IngestLimits()
         limits.maxThreads = 4
         limits.maxFramesPerThread = 3
-        r.threads = (0..<10).map { ThreadInfo(name: "t\($0)", crashed: $0 == 8, frames: (0..<5).map { Frame(address: UInt64($0)) }) }
+        r.threads = (0..<10).map {
+            ThreadInfo(name: "t\($0)", crashed: $0 == 8, frames: (0..<5).map { Frame(address: UInt64($0)) })
+        }
         limits.apply(to: &r)
         #expect(r.threads.count == 4)
         #expect(r.threads.contains { $0.crashed && $0.name == "t8" })

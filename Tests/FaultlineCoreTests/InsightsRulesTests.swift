@@ -20,8 +20,9 @@ import Testing
     @Test func sessionContributionCountsOnlyFatalCrashes() {
         let started = Date(timeIntervalSince1970: 86_400 * 20_000 + 10)
         func state(_ status: SessionStatus, errors: Int = 0) -> SessionState {
-            SessionState(sessionID: SessionID("s1")!, distinctID: "u1", release: "1.0", environment: nil, started: started,
-                         status: status, errors: errors, duration: nil, seq: nil)
+            SessionState(
+                sessionID: SessionID("s1")!, distinctID: "u1", release: "1.0", environment: nil, started: started,
+                status: status, errors: errors, duration: nil, seq: nil)
         }
         #expect(SessionContribution(state(.crashed)).crashed)
         #expect(!SessionContribution(state(.abnormal)).crashed)
@@ -34,7 +35,8 @@ import Testing
     @Test func trendFillsEmptyDaysAndComparesWindows() {
         let last = DayNumber(rawValue: 20_010)
         let series = [
-            DailyHealth(day: last, health: ReleaseHealth(sessions: 100, crashedSessions: 1, users: 50, crashedUsers: 1)),
+            DailyHealth(
+                day: last, health: ReleaseHealth(sessions: 100, crashedSessions: 1, users: 50, crashedUsers: 1)),
             DailyHealth(day: last.adding(-2), health: ReleaseHealth(sessions: 100, crashedSessions: 3)),
             DailyHealth(day: last.adding(-5), health: ReleaseHealth(sessions: 100, crashedSessions: 10)),  // previous window
         ]
@@ -55,9 +57,12 @@ import Testing
 
     @Test func velocityFiresOnlyAboveEveryThreshold() {
         let settings = AlertSettings()
-        func window(_ issueSessions: Int, _ issueUsers: Int, _ releaseSessions: Int, _ releaseUsers: Int) -> VelocityWindow {
-            VelocityWindow(issue: IssueID(1), release: "2.0", issueSessions: issueSessions, issueUsers: issueUsers,
-                           releaseSessions: releaseSessions, releaseUsers: releaseUsers)
+        func window(_ issueSessions: Int, _ issueUsers: Int, _ releaseSessions: Int, _ releaseUsers: Int)
+            -> VelocityWindow
+        {
+            VelocityWindow(
+                issue: IssueID(1), release: "2.0", issueSessions: issueSessions, issueUsers: issueUsers,
+                releaseSessions: releaseSessions, releaseUsers: releaseUsers)
         }
         // 30 of 1,000 sessions (3 %) with 30 users on a release with 800 users: fires, and says why.
         let reason = AlertRules.velocity(window(30, 30, 1000, 800), settings: settings)
@@ -81,7 +86,9 @@ import Testing
         var settings = AlertSettings()
         #expect(AlertRules.belowTarget(ReleaseHealth(sessions: 1000, crashedSessions: 100), settings: settings) == nil)  // no target
         settings.crashFreeTarget = 99.5
-        #expect(AlertRules.belowTarget(ReleaseHealth(sessions: 1000, crashedSessions: 10), settings: settings)?["crash_free_sessions_percent"] == 99)
+        #expect(
+            AlertRules.belowTarget(ReleaseHealth(sessions: 1000, crashedSessions: 10), settings: settings)?[
+                "crash_free_sessions_percent"] == 99)
         #expect(AlertRules.belowTarget(ReleaseHealth(sessions: 1000, crashedSessions: 5), settings: settings) == nil)  // exactly on target
         #expect(AlertRules.belowTarget(ReleaseHealth(sessions: 50, crashedSessions: 10), settings: settings) == nil)  // too few sessions
     }
@@ -96,13 +103,16 @@ import Testing
 
     @Test func signalsFollowTheirDefinitions() {
         let now = Date(timeIntervalSince1970: 2_000_000_000)
-        let fresh = IssueSignals.compute(firstSeen: now.addingTimeInterval(-6 * 86_400), regressed: false, repeatUsers: 0,
-                                         earlyEvents: 0, timedEvents: 0, now: now)
+        let fresh = IssueSignals.compute(
+            firstSeen: now.addingTimeInterval(-6 * 86_400), regressed: false, repeatUsers: 0,
+            earlyEvents: 0, timedEvents: 0, now: now)
         #expect(fresh.names == ["fresh"])
-        let old = IssueSignals.compute(firstSeen: now.addingTimeInterval(-8 * 86_400), regressed: true, repeatUsers: 2,
-                                       earlyEvents: 6, timedEvents: 10, now: now)
+        let old = IssueSignals.compute(
+            firstSeen: now.addingTimeInterval(-8 * 86_400), regressed: true, repeatUsers: 2,
+            earlyEvents: 6, timedEvents: 10, now: now)
         #expect(old.names == ["regressed", "repetitive", "early"])
-        let notEarly = IssueSignals.compute(firstSeen: now, regressed: false, repeatUsers: 0, earlyEvents: 5, timedEvents: 10, now: now)
+        let notEarly = IssueSignals.compute(
+            firstSeen: now, regressed: false, repeatUsers: 0, earlyEvents: 5, timedEvents: 10, now: now)
         #expect(!notEarly.early)
         #expect(IssueSignals.isEarly(secondsIntoSession: 3))
         #expect(!IssueSignals.isEarly(secondsIntoSession: 11))
@@ -111,10 +121,16 @@ import Testing
     @Test func alertTextIsSlackReadable() {
         let text = AlertRules.text(
             project: "shop", kind: .velocity, title: "SIGSEGV in parse", release: "2.0",
-            reason: ["issue_sessions": 30, "release_sessions": 1000, "share_percent": 3, "threshold_percent": 1, "issue_users": 30,
-                     "window_minutes": 30],
+            reason: [
+                "issue_sessions": 30, "release_sessions": 1000, "share_percent": 3, "threshold_percent": 1,
+                "issue_users": 30,
+                "window_minutes": 30,
+            ],
             link: "http://x/shop/issues/4.html")
-        #expect(text == "[shop] Trending in 2.0: SIGSEGV in parse — 30 of 1000 sessions (3 % > 1 %), 30 users in 30 min <http://x/shop/issues/4.html>")
+        #expect(
+            text
+                == "[shop] Trending in 2.0: SIGSEGV in parse — 30 of 1000 sessions (3 % > 1 %), 30 users in 30 min <http://x/shop/issues/4.html>"
+        )
     }
 
     @Test func settingsDecodeWithDefaultsAndValidate() throws {
@@ -133,32 +149,44 @@ import Testing
 @Suite struct NewIssueCapTests {
     let fingerprint = Grouping.fingerprint(kind: .crash, source: .client, components: ["chosen-by-the-client-1"])
 
-    func input(current: IssueFiling.IssueState? = nil, target: IssueFiling.IssueState? = nil, created: Int, cap: Int = 3,
-               overflow: IssueFiling.IssueState? = nil, alert: Bool = true, reportVersion: Int = Grouping.version) -> IssueFiling.Input {
+    func input(
+        current: IssueFiling.IssueState? = nil, target: IssueFiling.IssueState? = nil, created: Int, cap: Int = 3,
+        overflow: IssueFiling.IssueState? = nil, alert: Bool = true, reportVersion: Int = Grouping.version
+    ) -> IssueFiling.Input {
         IssueFiling.Input(
-            grouping: GroupingResult(fingerprint: fingerprint, source: .client, components: ["x"], title: "x", culprit: nil),
-            current: current, reportGroupingVersion: reportVersion, target: target, targetSeenInRelease: true, release: "1.0",
+            grouping: GroupingResult(
+                fingerprint: fingerprint, source: .client, components: ["x"], title: "x", culprit: nil),
+            current: current, reportGroupingVersion: reportVersion, target: target, targetSeenInRelease: true,
+            release: "1.0",
             alertOnNewIssue: alert, alertOnRegression: true,
-            newIssues: target == nil ? IssueFiling.NewIssueBudget(cap: cap, createdInWindow: created, overflow: overflow) : nil)
+            newIssues: target == nil
+                ? IssueFiling.NewIssueBudget(cap: cap, createdInWindow: created, overflow: overflow) : nil)
     }
 
     func overflow(_ id: Int64, _ status: IssueStatus = .open) -> IssueFiling.IssueState {
-        IssueFiling.IssueState(id: id, status: status.rawValue, fingerprint: IssueFiling.overflowFingerprint.rawValue, titleRank: 3)
+        IssueFiling.IssueState(
+            id: id, status: status.rawValue, fingerprint: IssueFiling.overflowFingerprint.rawValue, titleRank: 3)
     }
 
     @Test func underTheCapANewFingerprintMakesAnIssueAndAnnouncesIt() {
-        #expect(IssueFiling.decide(input(created: 2)) == [.createIssue(statusFrom: nil), .move(from: nil, carryHistory: false), .alertNewIssue])
+        #expect(
+            IssueFiling.decide(input(created: 2)) == [
+                .createIssue(statusFrom: nil), .move(from: nil, carryHistory: false), .alertNewIssue,
+            ])
     }
 
     @Test func atTheCapTheReportIsHeldInTheOverflowIssueWithOneFoldedAlert() {
         // The first held report of a project makes its overflow issue; later ones join it.
-        #expect(IssueFiling.decide(input(created: 3))
-            == [.holdInOverflow(existing: nil), .move(from: nil, carryHistory: false), .alertNewIssuesHeld])
-        #expect(IssueFiling.decide(input(created: 4, overflow: overflow(9)))
-            == [.holdInOverflow(existing: 9), .move(from: nil, carryHistory: false), .alertNewIssuesHeld])
+        #expect(
+            IssueFiling.decide(input(created: 3))
+                == [.holdInOverflow(existing: nil), .move(from: nil, carryHistory: false), .alertNewIssuesHeld])
+        #expect(
+            IssueFiling.decide(input(created: 4, overflow: overflow(9)))
+                == [.holdInOverflow(existing: 9), .move(from: nil, carryHistory: false), .alertNewIssuesHeld])
         // A project that turned new-issue alerts off holds without the folded alert.
-        #expect(IssueFiling.decide(input(created: 3, overflow: overflow(9), alert: false))
-            == [.holdInOverflow(existing: 9), .move(from: nil, carryHistory: false)])
+        #expect(
+            IssueFiling.decide(input(created: 3, overflow: overflow(9), alert: false))
+                == [.holdInOverflow(existing: 9), .move(from: nil, carryHistory: false)])
     }
 
     @Test func theCapNeverKeepsAReportFromAnIssueThatExists() {
@@ -169,7 +197,10 @@ import Testing
     @Test func aBudgetNobodyReadCountsAsReached() {
         var unread = input(created: 0)
         unread.newIssues = nil
-        #expect(IssueFiling.decide(unread) == [.holdInOverflow(existing: nil), .move(from: nil, carryHistory: false), .alertNewIssuesHeld])
+        #expect(
+            IssueFiling.decide(unread) == [
+                .holdInOverflow(existing: nil), .move(from: nil, carryHistory: false), .alertNewIssuesHeld,
+            ])
     }
 
     @Test func aHeldReportRegroupedLaterLeavesOnlyForAnIssueOrABudget() {
@@ -178,24 +209,30 @@ import Testing
         #expect(IssueFiling.decide(input(current: held, created: 5, overflow: held)) == [])
         #expect(IssueFiling.decide(input(current: held, created: 5, overflow: held, reportVersion: 1)) == [])
         // Under the cap in a later window: it gets its own issue, quietly (a move is not news).
-        #expect(IssueFiling.decide(input(current: held, created: 0, reportVersion: 1))
-            == [.createIssue(statusFrom: nil), .move(from: 9, carryHistory: false)])
+        #expect(
+            IssueFiling.decide(input(current: held, created: 0, reportVersion: 1))
+                == [.createIssue(statusFrom: nil), .move(from: 9, carryHistory: false)])
         // Its fingerprint's issue exists: it joins it; the overflow's alert history stays with the overflow.
         let existing = IssueFiling.IssueState(id: 4, status: .open, groupingVersion: Grouping.version, titleRank: 3)
-        #expect(IssueFiling.decide(input(current: held, target: existing, created: 5, reportVersion: 1)) == [.move(from: 9, carryHistory: false)])
+        #expect(
+            IssueFiling.decide(input(current: held, target: existing, created: 5, reportVersion: 1)) == [
+                .move(from: 9, carryHistory: false)
+            ])
     }
 
     @Test func aReportMovedByLateSymbolsPastTheCapIsHeldQuietly() {
         let old = IssueFiling.IssueState(id: 2, status: .open, groupingVersion: Grouping.version, titleRank: 1)
-        #expect(IssueFiling.decide(input(current: old, created: 3, overflow: overflow(9)))
-            == [.holdInOverflow(existing: 9), .move(from: 2, carryHistory: false)])
+        #expect(
+            IssueFiling.decide(input(current: old, created: 3, overflow: overflow(9)))
+                == [.holdInOverflow(existing: 9), .move(from: 2, carryHistory: false)])
     }
 
     @Test func theOverflowFingerprintIsNoGroupingVersionsAndIsRecognised() {
         #expect(IssueFiling.overflowFingerprint.version == 0)
         #expect(Fingerprint(IssueFiling.overflowFingerprint.rawValue) == IssueFiling.overflowFingerprint)
         #expect(overflow(9).isOverflow)
-        #expect(!IssueFiling.IssueState(id: 1, status: "open", fingerprint: fingerprint.rawValue, titleRank: 1).isOverflow)
+        #expect(
+            !IssueFiling.IssueState(id: 1, status: "open", fingerprint: fingerprint.rawValue, titleRank: 1).isOverflow)
         #expect(IssueFiling.overflowGrouping.fingerprint == IssueFiling.overflowFingerprint)
     }
 
@@ -215,10 +252,12 @@ import Testing
         settings.newIssueCap = 100
         let hour: Int64 = 3_600_000
         func held(at now: Int64) throws -> AlertDraft {
-            try #require(IssueAlerts.draft(
-                .alertNewIssuesHeld,
-                IssueAlerts.Context(project: ProjectID(1), issue: 9, title: "ignored", release: "1.0", occurredAt: 0, now: now),
-                settings: settings))
+            try #require(
+                IssueAlerts.draft(
+                    .alertNewIssuesHeld,
+                    IssueAlerts.Context(
+                        project: ProjectID(1), issue: 9, title: "ignored", release: "1.0", occurredAt: 0, now: now),
+                    settings: settings))
         }
         #expect(try held(at: 7 * hour + 1).dedupeKey == held(at: 8 * hour - 1).dedupeKey)
         #expect(try held(at: 7 * hour + 1).dedupeKey != held(at: 8 * hour).dedupeKey)
@@ -226,11 +265,15 @@ import Testing
         #expect(draft.kind == .newIssue)
         #expect(draft.issue == IssueID(9))
         #expect(draft.reason[IssueAlerts.heldCapKey] == 100)
-        let text = AlertRules.text(project: "shop", kind: draft.kind, title: draft.title, release: nil, reason: draft.reason, link: nil)
-        #expect(text == "[shop] More than 100 new issues in 60 min: further new issues are held in one issue, not announced")
+        let text = AlertRules.text(
+            project: "shop", kind: draft.kind, title: draft.title, release: nil, reason: draft.reason, link: nil)
+        #expect(
+            text == "[shop] More than 100 new issues in 60 min: further new issues are held in one issue, not announced"
+        )
         // A new issue's own alert is keyed by its issue, as before.
         let single = IssueAlerts.draft(
-            .alertNewIssue, IssueAlerts.Context(project: ProjectID(1), issue: 5, title: "x", release: nil, occurredAt: 0, now: 0),
+            .alertNewIssue,
+            IssueAlerts.Context(project: ProjectID(1), issue: 5, title: "x", release: nil, occurredAt: 0, now: 0),
             settings: settings)
         #expect(single?.dedupeKey == "new:5")
     }
@@ -239,7 +282,8 @@ import Testing
         let defaults = try JSONDecoder().decode(AlertSettings.self, from: Data("{}".utf8))
         #expect(defaults.newIssueCap == 100)
         #expect(defaults.newIssueWindowMinutes == 60)
-        let set = try JSONDecoder().decode(AlertSettings.self, from: Data(#"{"new_issue_cap": 5, "new_issue_window_minutes": 1440}"#.utf8))
+        let set = try JSONDecoder().decode(
+            AlertSettings.self, from: Data(#"{"new_issue_cap": 5, "new_issue_window_minutes": 1440}"#.utf8))
         #expect(set.newIssueCap == 5 && set.newIssueWindowMinutes == 1440 && set.problem == nil)
         var bad = set
         bad.newIssueCap = 0

@@ -7,11 +7,15 @@ import Testing
 @Suite struct IssueListTests {
     static let t0 = Date(timeIntervalSince1970: 1_700_000_000)
 
-    static func issue(_ id: Int64, users: Int, events: Int, seen: TimeInterval, status: IssueStatus = .open,
-                      kind: ReportKind = .crash, regressed: Bool = false) -> IssueSummary {
+    static func issue(
+        _ id: Int64, users: Int, events: Int, seen: TimeInterval, status: IssueStatus = .open,
+        kind: ReportKind = .crash, regressed: Bool = false
+    ) -> IssueSummary {
         IssueSummary(
-            id: IssueID(id), project: ProjectID(1), kind: kind, fingerprint: Fingerprint(version: 2, hash: "0123456789abcdef"),
-            title: "issue \(id)", culprit: nil, status: status, signals: IssueSignals(regressed: regressed), firstSeen: t0,
+            id: IssueID(id), project: ProjectID(1), kind: kind,
+            fingerprint: Fingerprint(version: 2, hash: "0123456789abcdef"),
+            title: "issue \(id)", culprit: nil, status: status, signals: IssueSignals(regressed: regressed),
+            firstSeen: t0,
             lastSeen: t0.addingTimeInterval(seen), firstRelease: nil, lastRelease: nil, events: events, users: users)
     }
 
@@ -20,7 +24,8 @@ import Testing
             "status": "regressed", "kind": "non-fatal", "sort": "users", "release": "2.0 (7)", "page": "3", "utm": "x",
         ])
         #expect(request.page == 3)
-        #expect(request.filter == IssueListFilter(status: .regressed, kind: .nonFatal, sort: .users, release: "2.0 (7)"))
+        #expect(
+            request.filter == IssueListFilter(status: .regressed, kind: .nonFatal, sort: .users, release: "2.0 (7)"))
         // Missing and empty values are the defaults: the list of issues.html.
         let plain = try IssueListRequest(parameters: ["status": "", "release": ""])
         #expect(plain.filter.isDefault && plain.page == 1)
@@ -67,13 +72,22 @@ import Testing
 
     @Test func aListBecomesTheStorageQuery() {
         let project = ProjectID(9)
-        let open = IssueListFilter(status: .open, kind: .nonFatal, sort: .users, release: "2.0").query(project: project, offset: 200, limit: 100)
-        #expect(open == IssueQuery(project: project, status: .open, release: "2.0", kind: .nonfatal, order: .users, offset: 200, limit: 100))
+        let open = IssueListFilter(status: .open, kind: .nonFatal, sort: .users, release: "2.0").query(
+            project: project, offset: 200, limit: 100)
+        #expect(
+            open
+                == IssueQuery(
+                    project: project, status: .open, release: "2.0", kind: .nonfatal, order: .users, offset: 200,
+                    limit: 100))
         let regressed = IssueListFilter(status: .regressed).query(project: project, offset: 0, limit: 5)
-        #expect(regressed.status == nil && regressed.regressed == true && regressed.kind == nil && regressed.order == .lastSeen)
-        #expect(IssueListFilter(status: .regressed, kind: .crash).caption == "Regressed crashes, most recently seen first")
-        #expect(IssueListFilter(status: .open, sort: .users, release: "2.0").caption
-            == "Open issues in release 2.0, most users affected first")
+        #expect(
+            regressed.status == nil && regressed.regressed == true && regressed.kind == nil
+                && regressed.order == .lastSeen)
+        #expect(
+            IssueListFilter(status: .regressed, kind: .crash).caption == "Regressed crashes, most recently seen first")
+        #expect(
+            IssueListFilter(status: .open, sort: .users, release: "2.0").caption
+                == "Open issues in release 2.0, most users affected first")
     }
 
     @Test func pagingCountsPagesAndKnowsWhenAPageIsPastTheEnd() {
@@ -117,21 +131,27 @@ import Testing
         #expect(IssueListFilter(status: .regressed).includes(regressedMuted))
         #expect(IssueListFilter(status: .muted).includes(regressedMuted))
         #expect(!IssueListFilter(status: .open).includes(regressedMuted))
-        #expect(IssueListFilter(kind: .nonFatal).includes(nonFatal) && !IssueListFilter(kind: .crash).includes(nonFatal))
+        #expect(
+            IssueListFilter(kind: .nonFatal).includes(nonFatal) && !IssueListFilter(kind: .crash).includes(nonFatal))
     }
 
     @Test func aFormReturnsOnlyToItsOwnProjectsLists() throws {
         let shop = try #require(ProjectSlug("shop"))
-        for good in ["/shop/issues.html", "/shop/list", "/shop/list?status=open&sort=users&page=2",
-                     "/shop/list?release=1.0%20%283%29", "/shop/list?release=1.0+(3)".replacingOccurrences(of: "(", with: "%28")
-                        .replacingOccurrences(of: ")", with: "%29")] {
+        for good in [
+            "/shop/issues.html", "/shop/list", "/shop/list?status=open&sort=users&page=2",
+            "/shop/list?release=1.0%20%283%29",
+            "/shop/list?release=1.0+(3)".replacingOccurrences(of: "(", with: "%28")
+                .replacingOccurrences(of: ")", with: "%29"),
+        ] {
             #expect(DashboardForms.returnPath(good, project: shop) == good, "\(good)")
         }
-        for bad in [nil, "", "/", "/other/list", "/shop", "/shop/", "/shop/../other/list", "/shop/list/../../x",
-                    "//evil.example/shop/list", "https://evil.example/shop/list", "/shop/list?x=<script>",
-                    "/shop/list?x=%zz", "/shop/list?x=%4", "/shop/list#frag", "/shop/list?a=b/c", "/shop/list?a=b\\c",
-                    "/shop/issues/1.html", "/shop/index.html", "/shop/list?a=\u{0}", "/shop/list?a=\r\nSet-Cookie:x",
-                    "/shop/list?" + String(repeating: "a", count: DashboardForms.maxBackBytes)] {
+        for bad in [
+            nil, "", "/", "/other/list", "/shop", "/shop/", "/shop/../other/list", "/shop/list/../../x",
+            "//evil.example/shop/list", "https://evil.example/shop/list", "/shop/list?x=<script>",
+            "/shop/list?x=%zz", "/shop/list?x=%4", "/shop/list#frag", "/shop/list?a=b/c", "/shop/list?a=b\\c",
+            "/shop/issues/1.html", "/shop/index.html", "/shop/list?a=\u{0}", "/shop/list?a=\r\nSet-Cookie:x",
+            "/shop/list?" + String(repeating: "a", count: DashboardForms.maxBackBytes),
+        ] {
             #expect(DashboardForms.returnPath(bad, project: shop) == nil, "\(String(describing: bad))")
         }
         // A project whose slug is a prefix of another's never returns into the other.

@@ -71,15 +71,17 @@ import Testing
             fojr3jkJIxFS07AoLQpsawOFZipxSQHieaAHBgUrgQQAI6GBiQOBhgAEAdaBHsBo
             -----END EC PRIVATE KEY-----
             """
-        #expect(scrub(key) == """
-            This is a comment I left on my key
+        #expect(
+            scrub(key) == """
+                This is a comment I left on my key
 
-                        -----BEGIN EC PRIVATE KEY-----
-            [Filtered]
-            -----END EC PRIVATE KEY-----
-            """)
-        #expect(scrub("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----")
-            == "-----BEGIN RSA PRIVATE KEY-----\n[Filtered]\n-----END RSA PRIVATE KEY-----")
+                            -----BEGIN EC PRIVATE KEY-----
+                [Filtered]
+                -----END EC PRIVATE KEY-----
+                """)
+        #expect(
+            scrub("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----")
+                == "-----BEGIN RSA PRIVATE KEY-----\n[Filtered]\n-----END RSA PRIVATE KEY-----")
         // A public key is not a secret.
         #expect(scrubber.scrub("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----") == nil)
     }
@@ -89,7 +91,8 @@ import Testing
     @Test func passwordsInURLsAreFilteredAndTheUserKept() {
         // The legacy data scrubber's snapshots (Relay's `@urlauth:legacy`).
         #expect(scrub("pg://matt:pass@localhost/1") == "pg://matt:[Filtered]@localhost/1")
-        #expect(scrub("foo redis://redis:foo@localhost:6379/0 bar") == "foo redis://redis:[Filtered]@localhost:6379/0 bar")
+        #expect(
+            scrub("foo redis://redis:foo@localhost:6379/0 bar") == "foo redis://redis:[Filtered]@localhost:6379/0 bar")
         #expect(scrub("https://username:password@example.com/") == "https://username:[Filtered]@example.com/")
         // A user without a password, and an e-mail address, are not URL auth (they are e-mail-shaped: masked by the
         // contact rule, which is off here).
@@ -111,7 +114,9 @@ import Testing
 
     @Test func userNamesInHomePathsAreReplaced() {
         #expect(scrub("C:\\Users\\mitsuhiko\\Desktop") == "C:\\Users\\[user]\\Desktop")
-        #expect(scrub("File in /Users/mitsuhiko/Development/sentry-stripping") == "File in /Users/[user]/Development/sentry-stripping")
+        #expect(
+            scrub("File in /Users/mitsuhiko/Development/sentry-stripping")
+                == "File in /Users/[user]/Development/sentry-stripping")
         #expect(scrub("C:\\Windows\\Profiles\\Armin\\Temp") == "C:\\Windows\\Profiles\\[user]\\Temp")
         #expect(scrub("/home/alice/src/app.c") == "/home/[user]/src/app.c")
         #expect(scrub("C:/Users/bob/app.exe") == "C:/Users/[user]/app.exe")
@@ -123,8 +128,10 @@ import Testing
 
     @Test func sensitiveKeyNamesFilterTheirValues() {
         // Legacy snapshots: `user.data` keys and `MYSQL_PWD`, matched as case-insensitive substrings.
-        for key in ["password", "a_password_here", "apiKey", "api_key", "the_secret", "MYSQL_PWD", "my-token", "new_token",
-                    "secret-token-here", "Authorization", "credentials", "private_key", "sessionid", "passwd"] {
+        for key in [
+            "password", "a_password_here", "apiKey", "api_key", "the_secret", "MYSQL_PWD", "my-token", "new_token",
+            "secret-token-here", "Authorization", "credentials", "private_key", "sessionid", "passwd",
+        ] {
             #expect(scrubber.decide(key: key) == .filter, "\(key)")
         }
         for key in ["foo", "message", "username", "email", "custom_keys", "extra"] {
@@ -134,8 +141,9 @@ import Testing
 
     @Test func safeFieldsWinOverSensitiveNamesAndExtraNamesAdd() {
         // Relay's `safe_fields_for_token` snapshot: the safe ones are kept, every other token key is filtered.
-        let custom = Scrubber(settings: PrivacySettings(
-            safeFields: ["access_token", "GitHub_Token", "stripetoken"], sensitiveFields: ["Ssn", "card_holder"]))
+        let custom = Scrubber(
+            settings: PrivacySettings(
+                safeFields: ["access_token", "GitHub_Token", "stripetoken"], sensitiveFields: ["Ssn", "card_holder"]))
         #expect(custom.decide(key: "access_token") == .keep)
         #expect(custom.decide(key: "github_token") == .keep)
         #expect(custom.decide(key: "stripetoken") == .keep)
@@ -159,14 +167,18 @@ import Testing
         #expect(off.decide(key: "password") == .inspect)  // walked for IP fields, but no rule applies
         #expect(off.decide(key: "user") == .inspect)
         #expect(off.scrub("4111111111111111") == nil)
-        #expect(!Scrubber(settings: PrivacySettings(scrubbing: false, keepIPAddresses: true, maskEmailsAndPhones: false)).isActive)
+        #expect(
+            !Scrubber(settings: PrivacySettings(scrubbing: false, keepIPAddresses: true, maskEmailsAndPhones: false))
+                .isActive)
         #expect(Scrubber(settings: PrivacySettings(scrubbing: false, keepIPAddresses: true)).isActive)
     }
 
     @Test func debugMetadataAndProtocolFieldsAreNeverScrubbed() {
-        for key in ["debug_meta", "images", "modules", "registers", "capturedMemory", "event_id", "session_id", "sid",
-                    "timestamp", "release", "version", "build_id", "buildId", "debug_id", "instruction_addr", "address",
-                    "baseAddress", "fault_address", "package"] {
+        for key in [
+            "debug_meta", "images", "modules", "registers", "capturedMemory", "event_id", "session_id", "sid",
+            "timestamp", "release", "version", "build_id", "buildId", "debug_id", "instruction_addr", "address",
+            "baseAddress", "fault_address", "package",
+        ] {
             #expect(scrubber.decide(key: key) == .keep, "\(key)")
         }
         // `session_id` holds the word "session" (a sensitive name) but is the protocol's id: kept.
@@ -205,13 +217,16 @@ import Testing
     }
 
     @Test func keyNamesAreFoldedAndOverlongNamesAreSensitive() {
-        for key in ["X-Api-Key", "api-key", "private-key", "Private Key", "MYSQL-PWD", "pwd", "Passphrase", "X_API_KEY"] {
+        for key in [
+            "X-Api-Key", "api-key", "private-key", "Private Key", "MYSQL-PWD", "pwd", "Passphrase", "X_API_KEY",
+        ] {
             #expect(scrubber.decide(key: key) == .filter, "\(key)")
         }
         #expect(scrubber.decide(key: String(repeating: "a", count: 257)) == .filter)
         #expect(scrubber.decide(key: String(repeating: "a", count: 256)) == .inspect)
         // Safe and extra names are folded the same way.
-        let custom = Scrubber(settings: PrivacySettings(safeFields: ["X-Request-Token"], sensitiveFields: ["card-holder"]))
+        let custom = Scrubber(
+            settings: PrivacySettings(safeFields: ["X-Request-Token"], sensitiveFields: ["card-holder"]))
         #expect(custom.decide(key: "x_request_token") == .keep)
         #expect(custom.decide(key: "Card Holder") == .filter)
     }
@@ -225,7 +240,9 @@ import Testing
 
     @Test func sensitiveNameValuePairsInTextAreFiltered() {
         // Query strings, form bodies and cookies, as Relay parses them into pairs; log lines and JSON in text.
-        #expect(scrub("https://api.example.com/v1/orders?api_key=abc123&page=2") == "https://api.example.com/v1/orders?api_key=[Filtered]&page=2")
+        #expect(
+            scrub("https://api.example.com/v1/orders?api_key=abc123&page=2")
+                == "https://api.example.com/v1/orders?api_key=[Filtered]&page=2")
         #expect(scrub("user=bob&password=hunter2&remember=1") == "user=bob&password=[Filtered]&remember=1")
         #expect(scrub("theme=dark; sessionid=9f8e7d; lang=en") == "theme=dark; sessionid=[Filtered]; lang=en")
         #expect(scrub("login failed: password=hunter2 for bob") == "login failed: password=[Filtered] for bob")
@@ -235,8 +252,10 @@ import Testing
         #expect(scrub("X-Api-Key: abc123") == "X-Api-Key: [Filtered]")
         #expect(scrub("Authorization: Basic dXNlcjpwYXNz") == "Authorization: Basic [Filtered]")
         // Not pairs: code, scope operators, URLs, names that are not sensitive; already filtered.
-        for text in ["TokenStore::load", "AuthService.login(token:password:)", "https://example.com:8443/x", "page=2&sort=asc",
-                     "password=[Filtered]", "a==b", "token=", "bookkeeping: none"] {
+        for text in [
+            "TokenStore::load", "AuthService.login(token:password:)", "https://example.com:8443/x", "page=2&sort=asc",
+            "password=[Filtered]", "a==b", "token=", "bookkeeping: none",
+        ] {
             #expect(scrubber.scrub(text) == nil, "\(text)")
         }
         // The project's names count too; its safe names are kept.
@@ -288,7 +307,9 @@ import Testing
 
     /// A stand-in for the edge's HMAC: the message's bytes, so the id's format and normalisation are visible.
     final class EchoMAC: IdentityHashing {
-        func authenticationCode(for message: [UInt8]) -> [UInt8] { Array((message + Array(repeating: 0, count: 32)).prefix(32)) }
+        func authenticationCode(for message: [UInt8]) -> [UInt8] {
+            Array((message + Array(repeating: 0, count: 32)).prefix(32))
+        }
     }
 
     @Test func anEmailUserIdBecomesAKeyedHashWithItsMask() throws {
@@ -300,11 +321,14 @@ import Testing
         // Not an address as a whole value, masking off, or no key: no pseudonym.
         #expect(keyed.identity(of: "user-42") == nil)
         #expect(keyed.identity(of: "ask jane@example.com") == nil)
-        #expect(Scrubber(settings: PrivacySettings(maskEmailsAndPhones: false), identities: EchoMAC()).identity(of: "jane@example.com") == nil)
+        #expect(
+            Scrubber(settings: PrivacySettings(maskEmailsAndPhones: false), identities: EchoMAC()).identity(
+                of: "jane@example.com") == nil)
         #expect(scrubber.identity(of: "jane@example.com") == nil)
         // A native session's user: the same pseudonym as the report's user id.
         let update = SessionUpdate(
-            sessionID: SessionID("s1")!, distinctID: "Jane@Example.com", release: "1.0", started: Date(timeIntervalSince1970: 0),
+            sessionID: SessionID("s1")!, distinctID: "Jane@Example.com", release: "1.0",
+            started: Date(timeIntervalSince1970: 0),
             status: .ok)
         #expect(keyed.pseudonymous([update]).first?.distinctID == id)
         #expect(scrubber.pseudonymous([update]).first?.distinctID == "Jane@Example.com")

@@ -13,12 +13,17 @@ import Testing
     }
 
     @Test func eventIDsInEitherFormAreOneTerm() throws {
-        #expect(try SearchText.parse("7077E450-FA6F-4594-850B-FED9428D1D98").phrases == [["7077e450fa6f4594850bfed9428d1d98"]])
-        #expect(try SearchText.parse("7077e450fa6f4594850bfed9428d1d98").phrases == [["7077e450fa6f4594850bfed9428d1d98"]])
+        #expect(
+            try SearchText.parse("7077E450-FA6F-4594-850B-FED9428D1D98").phrases == [
+                ["7077e450fa6f4594850bfed9428d1d98"]
+            ])
+        #expect(
+            try SearchText.parse("7077e450fa6f4594850bfed9428d1d98").phrases == [["7077e450fa6f4594850bfed9428d1d98"]])
     }
 
     @Test func syntaxIsText() throws {
-        #expect(try SearchText.parse("\"a\" OR b* NEAR(c, 2) {user}: d ^e -f").phrases
+        #expect(
+            try SearchText.parse("\"a\" OR b* NEAR(c, 2) {user}: d ^e -f").phrases
                 == [["a"], ["or"], ["b"], ["near", "c"], ["2"], ["user"], ["d"], ["e"], ["f"]])
         #expect(try SearchText.parse("\"\" * ** : () {}").isEmpty)
         #expect(try SearchText.parse("").isEmpty)
@@ -30,18 +35,25 @@ import Testing
         let seventeen = (1...17).map { "w\($0)" }.joined(separator: " ")
         #expect(throws: SearchTextError.tooManyTerms(17)) { try SearchText.parse(seventeen) }
         // Pieces of one word count as terms.
-        #expect(throws: SearchTextError.tooManyTerms(17)) { try SearchText.parse(Array(repeating: "a", count: 17).joined(separator: ".")) }
+        #expect(throws: SearchTextError.tooManyTerms(17)) {
+            try SearchText.parse(Array(repeating: "a", count: 17).joined(separator: "."))
+        }
     }
 
     @Test func aDocumentHoldsEveryIndexedFieldOnce() {
-        var report = Report(eventID: EventID("7077e450fa6f4594850bfed9428d1d98")!, kind: .nonfatal, timestamp: Date(timeIntervalSince1970: 0))
+        var report = Report(
+            eventID: EventID("7077e450fa6f4594850bfed9428d1d98")!, kind: .nonfatal,
+            timestamp: Date(timeIntervalSince1970: 0))
         report.userID = "alice"
         report.installID = "install-1"
         report.environment = "production"
         report.app = AppInfo(version: "2.0", build: "5")
         report.error = ErrorInfo(type: "NSURLErrorDomain", code: "-1001", message: "timed out")
         report.crashMessage = "Fatal error: boom"
-        report.customKeys = [(key: "plan", value: .string("gold")), (key: "retries", value: .number(3)), (key: "beta", value: .bool(true))]
+        report.customKeys = [
+            (key: "plan", value: .string("gold")), (key: "retries", value: .number(3)),
+            (key: "beta", value: .bool(true)),
+        ]
         report.threads = [
             ThreadInfo(crashed: false, frames: [Frame(address: 0x10), Frame(function: "main")]),
             ThreadInfo(crashed: false, frames: [Frame(function: "main")]),
@@ -49,8 +61,12 @@ import Testing
         let full = "shop.Inventory.item(at: Swift.Int) -> Swift.Int"
         let symbols = SymbolicatedReport(
             state: .partial,
-            threads: [[SymbolicatedFrameSlot(frames: [ResolvedFrame(function: full)], buildID: "aa", status: "dwarf"),
-                       SymbolicatedFrameSlot(frames: [], buildID: nil, status: "client")]],
+            threads: [
+                [
+                    SymbolicatedFrameSlot(frames: [ResolvedFrame(function: full)], buildID: "aa", status: "dwarf"),
+                    SymbolicatedFrameSlot(frames: [], buildID: nil, status: "client"),
+                ]
+            ],
             missing: [])
         let document = SearchDocument.make(report, symbols: symbols, grouping: nil)
         #expect(document.event == "7077e450fa6f4594850bfed9428d1d98")
@@ -59,14 +75,19 @@ import Testing
         #expect(document.error == "NSURLErrorDomain\n-1001\ntimed out\nFatal error: boom")
         #expect(document.keys == "plan gold\nretries 3\nbeta true")
         // The symbolicated name (full and short), and the client's own name where nothing was resolved; each once.
-        #expect(document.functions.split(separator: "\n") == [Substring(full), Substring(FunctionNames.simplified(full)), "main"])
+        #expect(
+            document.functions.split(separator: "\n") == [
+                Substring(full), Substring(FunctionNames.simplified(full)), "main",
+            ])
     }
 
     /// A field is cut at `maxFieldBytes` bytes once folded (decomposed, nonspacing marks dropped), after its last
     /// whole character: never inside a character, whatever a character holds.
     @Test func aFieldIsCutAtItsFoldedByteLimit() {
         let limit = SearchDocument.maxFieldBytes
-        var report = Report(eventID: EventID("7077e450fa6f4594850bfed9428d1d98")!, kind: .nonfatal, timestamp: Date(timeIntervalSince1970: 0))
+        var report = Report(
+            eventID: EventID("7077e450fa6f4594850bfed9428d1d98")!, kind: .nonfatal,
+            timestamp: Date(timeIntervalSince1970: 0))
         // A Hangul leading consonant (ᄀ) joins every one after it, and the syllable after them, into one character.
         let oneCharacter = String(repeating: "\u{1100}", count: limit) + "\u{AC01}"
         for (value, characters) in [

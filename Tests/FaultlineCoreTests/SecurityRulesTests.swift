@@ -17,8 +17,9 @@ import Testing
     }
 
     @Test func slackTextEscapesTheThreeControlCharacters() {
-        #expect(SlackText.escape("<!channel> & <https://evil.example/phish|Reset your password>")
-            == "&lt;!channel&gt; &amp; &lt;https://evil.example/phish|Reset your password&gt;")
+        #expect(
+            SlackText.escape("<!channel> & <https://evil.example/phish|Reset your password>")
+                == "&lt;!channel&gt; &amp; &lt;https://evil.example/phish|Reset your password&gt;")
         #expect(SlackText.escape("&lt;") == "&amp;lt;")  // escaped text stays text
         #expect(SlackText.escape("plain — ünïcode") == "plain — ünïcode")
     }
@@ -27,18 +28,23 @@ import Testing
         let text = AlertRules.text(
             project: "shop", kind: .regression, title: "<!channel>: <https://evil.example/phish|Reset your password>",
             release: "<!here> 1.0", reason: [:], link: "https://faultline.example/shop/issues/1.html")
-        #expect(text == "[shop] Regressed in &lt;!here&gt; 1.0: &lt;!channel&gt;: &lt;https://evil.example/phish|Reset your password&gt; "
-            + "<https://faultline.example/shop/issues/1.html>")
+        #expect(
+            text
+                == "[shop] Regressed in &lt;!here&gt; 1.0: &lt;!channel&gt;: &lt;https://evil.example/phish|Reset your password&gt; "
+                + "<https://faultline.example/shop/issues/1.html>")
         // Absurd reason numbers print instead of trapping.
         let velocity = AlertRules.text(
-            project: "shop", kind: .velocity, title: "t", release: "1", reason: ["issue_sessions": 1e300, "share_percent": .nan],
+            project: "shop", kind: .velocity, title: "t", release: "1",
+            reason: ["issue_sessions": 1e300, "share_percent": .nan],
             link: nil)
         #expect(velocity.contains("1e+300") && velocity.contains("(? %"))
     }
 
     @Test(arguments: [
-        "127.0.0.1", "127.255.0.9", "10.0.0.1", "172.16.5.4", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1",
-        "100.127.255.255", "0.0.0.0", "0.1.2.3", "224.0.0.1", "239.255.255.250", "240.0.0.1", "255.255.255.255", "192.0.0.8",
+        "127.0.0.1", "127.255.0.9", "10.0.0.1", "172.16.5.4", "172.31.255.255", "192.168.1.1", "169.254.169.254",
+        "100.64.0.1",
+        "100.127.255.255", "0.0.0.0", "0.1.2.3", "224.0.0.1", "239.255.255.250", "240.0.0.1", "255.255.255.255",
+        "192.0.0.8",
         "198.18.0.1", "192.0.2.1",
     ])
     func internalIPv4AddressesAreRefused(_ text: String) throws {
@@ -72,12 +78,18 @@ import Testing
         let target = try WebhookTarget.parse("https://Hooks.Slack.com./services/T0/B0/x")
         #expect(target == WebhookTarget(scheme: "https", host: "hooks.slack.com"))
         #expect(try WebhookTarget.parse("http://[::1]:8080/x").host == "::1")
-        for bad in ["ftp://x/y", "javascript:alert(1)", "http://", "http://user:pw@example.com/", "http://a\\@127.0.0.1/",
-                    "http://exa mple.com/", "//example.com/x", "http://ex\u{e4}mple.com/"] {
+        for bad in [
+            "ftp://x/y", "javascript:alert(1)", "http://", "http://user:pw@example.com/", "http://a\\@127.0.0.1/",
+            "http://exa mple.com/", "//example.com/x", "http://ex\u{e4}mple.com/",
+        ] {
             #expect(throws: WebhookTargetProblem.self, "\(bad)") { try WebhookTarget.parse(bad) }
         }
-        for literal in ["http://127.0.0.1:9/internal-admin", "http://localhost/", "http://api.localhost/", "http://10.0.0.1/"] {
-            #expect(NetworkAddressRules.literalProblem(try WebhookTarget.parse(literal))?.code == .privateAddress, "\(literal)")
+        for literal in [
+            "http://127.0.0.1:9/internal-admin", "http://localhost/", "http://api.localhost/", "http://10.0.0.1/",
+        ] {
+            #expect(
+                NetworkAddressRules.literalProblem(try WebhookTarget.parse(literal))?.code == .privateAddress,
+                "\(literal)")
         }
         #expect(NetworkAddressRules.literalProblem(try WebhookTarget.parse("https://hooks.slack.com/x")) == nil)
         var settings = AlertSettings()

@@ -7,8 +7,9 @@ import Testing
     let started = Date(timeIntervalSince1970: 1_795_000_000)
 
     func update(_ status: SessionStatus, errors: Int = 0, seq: Int64? = nil, duration: Double? = nil) -> SessionUpdate {
-        SessionUpdate(sessionID: id, distinctID: "user-1", release: "1.0", started: started, status: status,
-                      errors: errors, duration: duration, seq: seq)
+        SessionUpdate(
+            sessionID: id, distinctID: "user-1", release: "1.0", started: started, status: status,
+            errors: errors, duration: duration, seq: seq)
     }
 
     @Test func aFirstUpdateCreatesTheSession() throws {

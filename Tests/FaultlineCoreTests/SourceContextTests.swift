@@ -51,23 +51,39 @@ import Testing
         let app = BuildID("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")!
         let report = Report(
             eventID: EventID(UUID().uuidString)!, kind: .crash, timestamp: Date(timeIntervalSince1970: 1_700_000_000),
-            threads: [ThreadInfo(crashed: true, frames: [
-                Frame(address: 0x7f00_0000_1000), Frame(address: 0x5555_0000_1000), Frame(address: 0x7e00_0000_1000),
-                Frame(address: 0x5555_0000_2000),
-            ])],
+            threads: [
+                ThreadInfo(
+                    crashed: true,
+                    frames: [
+                        Frame(address: 0x7f00_0000_1000), Frame(address: 0x5555_0000_1000),
+                        Frame(address: 0x7e00_0000_1000),
+                        Frame(address: 0x5555_0000_2000),
+                    ])
+            ],
             modules: [
-                LoadedModule(name: "app", path: "/srv/app/app", buildID: app, baseAddress: 0x5555_0000_0000, size: 0x10_0000),
-                LoadedModule(name: "libc.so.6", path: "/usr/lib/x86_64-linux-gnu/libc.so.6", baseAddress: 0x7f00_0000_0000, size: 0x80_0000),
-                LoadedModule(name: "libvendor.so", path: "/srv/app/libvendor.so", baseAddress: 0x7e00_0000_0000, size: 0x10_0000),
+                LoadedModule(
+                    name: "app", path: "/srv/app/app", buildID: app, baseAddress: 0x5555_0000_0000, size: 0x10_0000),
+                LoadedModule(
+                    name: "libc.so.6", path: "/usr/lib/x86_64-linux-gnu/libc.so.6", baseAddress: 0x7f00_0000_0000,
+                    size: 0x80_0000),
+                LoadedModule(
+                    name: "libvendor.so", path: "/srv/app/libvendor.so", baseAddress: 0x7e00_0000_0000, size: 0x10_0000),
             ])
         let symbols = SymbolicatedReport(
             state: .complete,
-            threads: [[
-                SymbolicatedFrameSlot(frames: [ResolvedFrame(function: "raise")], buildID: nil, status: "symbol_table"),
-                SymbolicatedFrameSlot(frames: [ResolvedFrame(function: "divide", file: "/src/a.c", line: 4)], buildID: app.rawValue, status: "dwarf"),
-                SymbolicatedFrameSlot(frames: [ResolvedFrame(function: "vendor_call")], buildID: nil, status: "symbol_table"),
-                SymbolicatedFrameSlot(frames: [ResolvedFrame(function: "abort")], buildID: app.rawValue, status: "dwarf"),
-            ]],
+            threads: [
+                [
+                    SymbolicatedFrameSlot(
+                        frames: [ResolvedFrame(function: "raise")], buildID: nil, status: "symbol_table"),
+                    SymbolicatedFrameSlot(
+                        frames: [ResolvedFrame(function: "divide", file: "/src/a.c", line: 4)], buildID: app.rawValue,
+                        status: "dwarf"),
+                    SymbolicatedFrameSlot(
+                        frames: [ResolvedFrame(function: "vendor_call")], buildID: nil, status: "symbol_table"),
+                    SymbolicatedFrameSlot(
+                        frames: [ResolvedFrame(function: "abort")], buildID: app.rawValue, status: "dwarf"),
+                ]
+            ],
             missing: [])
         // libc is a system library, `abort` a runtime frame even inside the app; the vendor library is in-app by default…
         #expect(Grouping.inAppFrames(report, thread: 0, symbols: symbols, rules: .none) == [false, true, true, false])

@@ -63,7 +63,8 @@ import Testing
 
     @Test func storageAlertsNameTheirEntryAndCarryTheNumbers() {
         let at = Date(timeIntervalSince1970: 1_700_000_000.5)
-        let full = StorageAlerts.draft(project: ProjectID(3), full: true, at: at, availableBytes: 3 << 20, floorBytes: 8 << 20)
+        let full = StorageAlerts.draft(
+            project: ProjectID(3), full: true, at: at, availableBytes: 3 << 20, floorBytes: 8 << 20)
         #expect(full.kind == .storageFull)
         #expect(full.dedupeKey == "storage_full:1700000000500")
         #expect(full.reason == ["free_mib": 3, "floor_mib": 8])
@@ -72,10 +73,15 @@ import Testing
         #expect(ok.dedupeKey == "storage_ok:1700000000500")
         #expect(ok.reason == ["floor_mib": 0])
         // A date no clock gives must not trap.
-        let absurd = StorageAlerts.draft(project: ProjectID(3), full: true, at: Date(timeIntervalSince1970: 1e300), availableBytes: .max,
-                                         floorBytes: .max)
+        let absurd = StorageAlerts.draft(
+            project: ProjectID(3), full: true, at: Date(timeIntervalSince1970: 1e300), availableBytes: .max,
+            floorBytes: .max)
         #expect(absurd.dedupeKey == "storage_full:0")
-        let text = AlertRules.text(project: "shop", kind: .storageFull, title: full.title, release: nil, reason: full.reason, link: nil)
-        #expect(text == "[shop] Storage full on the Faultline server: ingest answers 507 until space returns (3 MiB free, floor 8 MiB)")
+        let text = AlertRules.text(
+            project: "shop", kind: .storageFull, title: full.title, release: nil, reason: full.reason, link: nil)
+        #expect(
+            text
+                == "[shop] Storage full on the Faultline server: ingest answers 507 until space returns (3 MiB free, floor 8 MiB)"
+        )
     }
 }

@@ -10,7 +10,8 @@ import Testing
     static let hostile: [String] = {
         var strings = [
             "", "main", "App.CheckoutViewModel.pay() -> ()", "/home/ci/work/Sources/App/File.swift", #"C:\src\a.cpp"#,
-            "quote \" and backslash \\ and slash /", "é ü 日本語 🚀 \u{2028}\u{2029}\u{FFFD}", "nul\u{0}inside", "\u{7F}del",
+            "quote \" and backslash \\ and slash /", "é ü 日本語 🚀 \u{2028}\u{2029}\u{FFFD}", "nul\u{0}inside",
+            "\u{7F}del",
             "std::vector<int, std::allocator<int> >::push_back(int const&)", "</script><b>&amp;",
         ]
         strings.append(String(decoding: (0..<128).map { UInt8($0) }, as: UTF8.self))
@@ -36,7 +37,8 @@ import Testing
         }
         return SymbolicatedFrameSlot(
             frames: frames, buildID: maybe(&rng) { text(&$0) },
-            status: ["dwarf", "symbol_table", "missing_debug_file", "not_found", "no_module", "client"][Int(rng.next() % 6)],
+            status: ["dwarf", "symbol_table", "missing_debug_file", "not_found", "no_module", "client"][
+                Int(rng.next() % 6)],
             offset: maybe(&rng) { [0, 0x1234, UInt64.max, $0.next()][Int($0.next() % 4)] })
     }
 
@@ -58,7 +60,9 @@ import Testing
             #expect(try JSONDecoder().decode(SymbolicatedReport.self, from: ours) == value)
         }
         // The empty and the failed result (the two shapes without threads).
-        for value in [SymbolicatedReport(state: .notNeeded, threads: [], missing: []), .failed("the server stopped \"3\" times")] {
+        for value in [
+            SymbolicatedReport(state: .notNeeded, threads: [], missing: []), .failed("the server stopped \"3\" times"),
+        ] {
             #expect(StoredJSON.encode(value) == (try encoder.encode(value)))
         }
     }
@@ -69,10 +73,12 @@ import Testing
         let escaped = String(repeating: "\u{1}\"/", count: 3_000)
         let long = String(repeating: "SomeType.someFunction(with:) ", count: 400)
         let frames = (0..<20).map { index in
-            ResolvedFrame(function: index % 2 == 0 ? escaped : long, file: long, line: index, column: index, inlined: index > 0)
+            ResolvedFrame(
+                function: index % 2 == 0 ? escaped : long, file: long, line: index, column: index, inlined: index > 0)
         }
         let value = SymbolicatedReport(
-            state: .partial, threads: [[SymbolicatedFrameSlot(frames: frames, buildID: "ab", status: "dwarf", offset: UInt64.max)]],
+            state: .partial,
+            threads: [[SymbolicatedFrameSlot(frames: frames, buildID: "ab", status: "dwarf", offset: UInt64.max)]],
             missing: [MissingModule(buildID: escaped, module: long)], failure: escaped + long)
         let ours = StoredJSON.encode(value)
         #expect(ours.count > 20 * 18_000)
@@ -89,7 +95,9 @@ import Testing
                     let padding = String(String(repeating: filler, count: 4).prefix(offset))
                     let text = padding + String(special) + String(repeating: filler, count: 3) + String(special)
                     let value = SymbolicatedReport(state: .complete, threads: [], missing: [], failure: text)
-                    #expect(StoredJSON.encode(value) == (try encoder.encode(value)), "byte \(special.asciiValue ?? 0) at \(offset)")
+                    #expect(
+                        StoredJSON.encode(value) == (try encoder.encode(value)),
+                        "byte \(special.asciiValue ?? 0) at \(offset)")
                 }
             }
         }
@@ -109,9 +117,11 @@ import Testing
         for _ in 0..<200 {
             let hash = String(rng.next(), radix: 16)
             let value = GroupingResult(
-                fingerprint: Fingerprint(version: Int(rng.next() % 3) + 1, hash: String(repeating: "0", count: 16 - hash.count) + hash),
+                fingerprint: Fingerprint(
+                    version: Int(rng.next() % 3) + 1, hash: String(repeating: "0", count: 16 - hash.count) + hash),
                 source: [.client, .stack, .error, .message][Int(rng.next() % 4)],
-                components: (0..<Int(rng.next() % 5)).map { _ in text(&rng) }, title: text(&rng), culprit: maybe(&rng) { text(&$0) },
+                components: (0..<Int(rng.next() % 5)).map { _ in text(&rng) }, title: text(&rng),
+                culprit: maybe(&rng) { text(&$0) },
                 titleRank: [0, 1, 5, -3, Int.max][Int(rng.next() % 5)])
             let ours = StoredJSON.encode(value)
             #expect(ours == String(decoding: try encoder.encode(value), as: UTF8.self))
@@ -122,15 +132,19 @@ import Testing
     @Test func alertReasonsAreJSONEncodersBytes() throws {
         let encoder = Self.sortedKeysEncoder()
         let values: [Double] = [
-            0, -0.0, 1, -1, 2.5, 0.1, 1.0 / 3, 0.05, 1e-5, 123_456.789, 1_795_000_000_123, 0x1p53 - 1, 0x1p53, 0x1p53 + 2,
-            1e20, -1e21, 1.5e300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, Double(Int64.max), Double(Int64.min),
+            0, -0.0, 1, -1, 2.5, 0.1, 1.0 / 3, 0.05, 1e-5, 123_456.789, 1_795_000_000_123, 0x1p53 - 1, 0x1p53,
+            0x1p53 + 2,
+            1e20, -1e21, 1.5e300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, Double(Int64.max),
+            Double(Int64.min),
         ]
         var rng = SplitMix(seed: 11)
         for _ in 0..<300 {
             var reason: [String: Double] = [:]
             for _ in 0..<Int(rng.next() % 5) {
-                let value = rng.next() % 2 == 0
-                    ? values[Int(rng.next() % UInt64(values.count))] : Double(bitPattern: rng.next() & 0x7FEF_FFFF_FFFF_FFFF)
+                let value =
+                    rng.next() % 2 == 0
+                    ? values[Int(rng.next() % UInt64(values.count))]
+                    : Double(bitPattern: rng.next() & 0x7FEF_FFFF_FFFF_FFFF)
                 reason[text(&rng)] = value
             }
             let ours = StoredJSON.encode(reason: reason)

@@ -13,7 +13,8 @@ import Testing
 
     /// axe-core's `axe.min.js` (tools/test fetches it and exports the path).
     static var axe: String? {
-        let path = ProcessInfo.processInfo.environment["FAULTLINE_AXE_JS"]
+        let path =
+            ProcessInfo.processInfo.environment["FAULTLINE_AXE_JS"]
             ?? FileManager.default.homeDirectoryForCurrentUser.path + "/.cache/faultline/axe-core/axe.min.js"
         return FileManager.default.fileExists(atPath: path) ? path : nil
     }
@@ -49,25 +50,35 @@ import Testing
         let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
         defer { server.cleanUp() }
         let sessions = (0..<6).map {
-            InsightsEndToEndTests.session("s\($0)", user: "u\($0)", release: $0 < 4 ? "1.0 (1)" : "2.0 (1)", status: $0 % 3 == 0 ? "crashed" : "exited")
+            InsightsEndToEndTests.session(
+                "s\($0)", user: "u\($0)", release: $0 < 4 ? "1.0 (1)" : "2.0 (1)",
+                status: $0 % 3 == 0 ? "crashed" : "exited")
         }
         let answer = try await http.send(
             .POST, server.baseURL + "/api/v1/sessions", headers: [("Authorization", "Bearer \(project.ingest)")],
             body: Array(("[" + sessions.joined(separator: ",") + "]").utf8))
         #expect(answer.status == 202)
         let reports = [
-            InsightsEndToEndTests.crash(1, site: "parseCart", version: "1.0", user: "u0", session: "s0", message: "a long message without spaces: " + String(repeating: "x", count: 200)),
+            InsightsEndToEndTests.crash(
+                1, site: "parseCart", version: "1.0", user: "u0", session: "s0",
+                message: "a long message without spaces: " + String(repeating: "x", count: 200)),
             InsightsEndToEndTests.crash(2, site: "renderList", version: "2.0", user: "u3", session: "s3"),
         ]
-        #expect(try await http.postReports(server.baseURL, key: project.ingest, "[" + reports.joined(separator: ",") + "]").status == 202)
+        #expect(
+            try await http.postReports(server.baseURL, key: project.ingest, "[" + reports.joined(separator: ",") + "]")
+                .status == 202)
         var issueID = 0
-        #expect(try await eventually {
-            let answer = try await http.send(.GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(project.upload)")])
-            let ids = (answer.json["issues"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }
-            issueID = ids.first ?? 0
-            return ids.count == 2 && FileManager.default.fileExists(atPath: folder + "/site/shop/issues/\(issueID).html")
-                && ((try? String(contentsOfFile: folder + "/site/shop/index.html", encoding: .utf8)) ?? "").contains("renderList")
-        })
+        #expect(
+            try await eventually {
+                let answer = try await http.send(
+                    .GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(project.upload)")])
+                let ids = (answer.json["issues"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }
+                issueID = ids.first ?? 0
+                return ids.count == 2
+                    && FileManager.default.fileExists(atPath: folder + "/site/shop/issues/\(issueID).html")
+                    && ((try? String(contentsOfFile: folder + "/site/shop/index.html", encoding: .utf8)) ?? "")
+                        .contains("renderList")
+            })
         let login = try await browser.send(
             .POST, server.baseURL + "/login", headers: [("Content-Type", "application/x-www-form-urlencoded")],
             body: Array("token=\(admin)&next=%2F".utf8))
@@ -79,7 +90,8 @@ import Testing
         ]
         let shots = try TempFolder("a11y-shots")
         let run = try Command.run(
-            "python3", [Self.script, "--axe", axe, "--shots", shots.path, "--cookie", cookie] + pages.map { server.baseURL + $0 })
+            "python3",
+            [Self.script, "--axe", axe, "--shots", shots.path, "--cookie", cookie] + pages.map { server.baseURL + $0 })
         #expect(run.status == 0, "\(run.err.suffix(3000))")
         let results = try JSONDecoder().decode([String: PageResult].self, from: Data(run.out.utf8))
         #expect(results.count == pages.count)
@@ -88,13 +100,22 @@ import Testing
             // Logged in: every page is the dashboard, not the login form.
             #expect(!result.desktop.title.hasPrefix("Sign in"), "\(page) asked to log in: \(result.desktop.title)")
             for (width, view) in [("desktop", result.desktop), ("phone", result.phone)] {
-                #expect(view.violations.isEmpty, "\(page) at \(width): \(view.violations.map { "\($0.id): \($0.help ?? "") \($0.nodes ?? [])" })")
+                #expect(
+                    view.violations.isEmpty,
+                    "\(page) at \(width): \(view.violations.map { "\($0.id): \($0.help ?? "") \($0.nodes ?? [])" })")
             }
             let phone = result.phone
             // A page wider than the phone makes the browser zoom out (the layout viewport grows past 390 px).
-            #expect(phone.innerWidth == 390, "\(page) does not fit 390 px: laid out \(phone.innerWidth ?? -1) px wide; too wide: \(phone.tooWide ?? [])")
-            #expect((phone.scrollWidth ?? .max) <= (phone.innerWidth ?? 0), "\(page) scrolls sideways at phone width: \(phone.scrollWidth ?? -1) > \(phone.innerWidth ?? -1); too wide: \(phone.tooWide ?? [])")
-            #expect((phone.smallestFontPx ?? 0) >= 12, "\(page) has text of \(phone.smallestFontPx ?? 0) px at phone width")
+            #expect(
+                phone.innerWidth == 390,
+                "\(page) does not fit 390 px: laid out \(phone.innerWidth ?? -1) px wide; too wide: \(phone.tooWide ?? [])"
+            )
+            #expect(
+                (phone.scrollWidth ?? .max) <= (phone.innerWidth ?? 0),
+                "\(page) scrolls sideways at phone width: \(phone.scrollWidth ?? -1) > \(phone.innerWidth ?? -1); too wide: \(phone.tooWide ?? [])"
+            )
+            #expect(
+                (phone.smallestFontPx ?? 0) >= 12, "\(page) has text of \(phone.smallestFontPx ?? 0) px at phone width")
             #expect((phone.screenshotBytes ?? 0) > 5_000, "\(page): no screenshot")
         }
     }

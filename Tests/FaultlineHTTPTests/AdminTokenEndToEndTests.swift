@@ -24,7 +24,8 @@ import Testing
         #expect(first.status == 303)
         let cookie = try #require(first.headers["Set-Cookie"].first?.split(separator: ";").first.map(String.init))
         let api = [("Authorization", "Bearer \(old)")]
-        #expect(try await browser.send(.GET, server.baseURL + "/api/v1/reports?project=shop", headers: api).status == 200)
+        #expect(
+            try await browser.send(.GET, server.baseURL + "/api/v1/reports?project=shop", headers: api).status == 200)
 
         // When another process replaces it
         let new = try await SecurityEndToEndTests.adminToken(folder)
@@ -34,13 +35,18 @@ import Testing
         let again = try await login(server, old)
         #expect(again.status == 401)
         #expect(again.headers["Set-Cookie"].isEmpty)
-        #expect(try await browser.send(.GET, server.baseURL + "/api/v1/reports?project=shop", headers: api).status == 401)
-        #expect(try await browser.send(.GET, server.baseURL + "/shop/index.html", headers: [("Cookie", cookie)]).status == 401)
+        #expect(
+            try await browser.send(.GET, server.baseURL + "/api/v1/reports?project=shop", headers: api).status == 401)
+        #expect(
+            try await browser.send(.GET, server.baseURL + "/shop/index.html", headers: [("Cookie", cookie)]).status
+                == 401)
         // And the new one works
         #expect(try await login(server, new).status == 303)
         #expect(
-            try await browser.send(.GET, server.baseURL + "/api/v1/reports?project=shop", headers: [("Authorization", "Bearer \(new)")])
-                .status == 200)
+            try await browser.send(
+                .GET, server.baseURL + "/api/v1/reports?project=shop", headers: [("Authorization", "Bearer \(new)")]
+            )
+            .status == 200)
     }
 
     @Test func wrongTokensOnTheAPIAndBuildIDCountTowardTheLoginLimit() async throws {
@@ -54,19 +60,22 @@ import Testing
         for attempt in 1...10 {
             let path = attempt.isMultiple(of: 2) ? "/api/v1/reports" : "/buildid/\(buildID)/debuginfo"
             let wrong = try await browser.send(
-                .GET, server.baseURL + path, headers: [("Authorization", "Bearer fla_\(String(repeating: "0", count: 39))\(attempt % 10)")])
+                .GET, server.baseURL + path,
+                headers: [("Authorization", "Bearer fla_\(String(repeating: "0", count: 39))\(attempt % 10)")])
             #expect(wrong.status == 401, "\(path): \(wrong.status)")
         }
         // Then that address is refused everywhere a token is taken, even with the right one, and told when to retry
         for (path, token) in [("/api/v1/reports", shop.upload), ("/buildid/\(buildID)/debuginfo", admin)] {
-            let limited = try await browser.send(.GET, server.baseURL + path, headers: [("Authorization", "Bearer \(token)")])
+            let limited = try await browser.send(
+                .GET, server.baseURL + path, headers: [("Authorization", "Bearer \(token)")])
             #expect(limited.status == 429, "\(path): \(limited.status)")
             #expect(limited.json["error"] as? String == "too_many_attempts")
             #expect(limited.headers["Retry-After"].first.flatMap(Int.init).map { (1...60).contains($0) } == true)
         }
         #expect(try await login(server, admin).status == 429)
         // Ingest keys are public and not counted: an app with the right key still sends reports
-        let report = try await HTTP(client: HTTPClient.shared).postReports(server.baseURL, key: shop.ingest, Payloads.batch([1]))
+        let report = try await HTTP(client: HTTPClient.shared).postReports(
+            server.baseURL, key: shop.ingest, Payloads.batch([1]))
         #expect(report.status == 202)
     }
 
@@ -77,7 +86,8 @@ import Testing
         let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
         defer { server.cleanUp() }
         for attempt in 1...10 { #expect(try await login(server, "guess\(attempt)").status == 401) }
-        let api = try await browser.send(.GET, server.baseURL + "/api/v1/reports", headers: [("Authorization", "Bearer \(shop.upload)")])
+        let api = try await browser.send(
+            .GET, server.baseURL + "/api/v1/reports", headers: [("Authorization", "Bearer \(shop.upload)")])
         #expect(api.status == 429)
     }
 }

@@ -148,7 +148,9 @@ import Testing
         ])
         #expect(noFile.status != 0 && noFile.err.contains("no such file or folder"), "\(noFile)")
 
-        let run = try await ServerProcess.run(["crashes", "import", "ios", reports, "--data", folder, "--release", "2.1-beta"])
+        let run = try await ServerProcess.run([
+            "crashes", "import", "ios", reports, "--data", folder, "--release", "2.1-beta",
+        ])
         #expect(run.status == 1, "\(run)")
         let lines = run.out.split(separator: "\n").map(String.init)
         #expect(lines.count == 3, "\(run.out)")  // notes.txt is not looked at
@@ -226,8 +228,13 @@ import Testing
         let run = try await ServerProcess.run(["crashes", "import", "ios", scratch.path, "--data", importFolder])
         #expect(run.status == 1, "\(run)")
         let lines = run.out.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.hasPrefix("accepted\t\(scratch.path)/at-limit.ips\tevent 6156848e344e4d9e84e087afd0d0ae7b") }, "\(run.out)")
-        #expect(lines.contains { $0.hasPrefix("refused\t\(scratch.path)/over-limit.ips\t") && $0.contains("\(limit)") }, "\(run.out)")
+        #expect(
+            lines.contains {
+                $0.hasPrefix("accepted\t\(scratch.path)/at-limit.ips\tevent 6156848e344e4d9e84e087afd0d0ae7b")
+            }, "\(run.out)")
+        #expect(
+            lines.contains { $0.hasPrefix("refused\t\(scratch.path)/over-limit.ips\t") && $0.contains("\(limit)") },
+            "\(run.out)")
     }
 
     /// Polls a report until the worker has filed it under an issue.

@@ -56,7 +56,8 @@ import Testing
             let products = work.file("DerivedData/Build/Products/Release-iphoneos")
             try archive.buildProducts(at: products)
             // The Run Script phase runs the app repository's copy of tools/xcode/upload-dsyms.sh.
-            try FileManager.default.createDirectory(atPath: work.file("Shop/scripts"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: work.file("Shop/scripts"), withIntermediateDirectories: true)
             try FileManager.default.copyItem(
                 atPath: AppleXcodeBuildPhaseTests.script, toPath: work.file("Shop/scripts/upload-dsyms.sh"))
             try FileManager.default.createDirectory(

@@ -1,8 +1,9 @@
 import FaultlineCore
-@testable import FaultlineHTTP
 import NIOCore
 import Synchronization
 import Testing
+
+@testable import FaultlineHTTP
 
 /// The shared connection count under concurrency, and the address a peer is counted under.
 @Suite struct ConnectionCounterTests {
@@ -23,7 +24,8 @@ import Testing
                         var mine: [Int] = []
                         for k in 0..<3 {
                             let address = (task + round + k) % 4
-                            guard counter.opened(from: ConnectionSource(ipv4: 10, 0, 0, UInt8(address))) == .admitted else { continue }
+                            guard counter.opened(from: ConnectionSource(ipv4: 10, 0, 0, UInt8(address))) == .admitted
+                            else { continue }
                             mine.append(address)
                             held.state.withLock {
                                 $0.total += 1

@@ -105,16 +105,29 @@ import Glibc
         defer { server.cleanUp() }
         let routes: [(String, String)] = [
             ("POST /api/v1/reports", "Authorization: Bearer \(project.ingest)\r\nContent-Type: application/json"),
-            ("POST /api/\(project.id)/envelope/?sentry_key=\(project.ingest)", "Content-Type: application/x-sentry-envelope"),
-            ("POST /api/0/organizations/o/chunk-upload/", "Authorization: Bearer \(project.upload)\r\nContent-Type: multipart/form-data; boundary=b"),
-            ("PUT /api/v1/debug-files/0123456789abcdef0123456789abcdef01234567", "Authorization: Bearer \(project.upload)"),
+            (
+                "POST /api/\(project.id)/envelope/?sentry_key=\(project.ingest)",
+                "Content-Type: application/x-sentry-envelope"
+            ),
+            (
+                "POST /api/0/organizations/o/chunk-upload/",
+                "Authorization: Bearer \(project.upload)\r\nContent-Type: multipart/form-data; boundary=b"
+            ),
+            (
+                "PUT /api/v1/debug-files/0123456789abcdef0123456789abcdef01234567",
+                "Authorization: Bearer \(project.upload)"
+            ),
         ]
         for (line, headers) in routes {
             let connection = try RawConnection(port: server.port)
-            try connection.send("\(line) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(headers)\r\nContent-Length: \(UInt64(1) << 50)\r\n\r\n0123456789")
+            try connection.send(
+                "\(line) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(headers)\r\nContent-Length: \(UInt64(1) << 50)\r\n\r\n0123456789"
+            )
             let response = try #require(try await connection.readResponse(within: .seconds(20)), "\(line)")
             #expect(response.status == 413, "\(line)")
-            #expect((response.json["error"] as? String) == "too_large" || (response.json["detail"] as? String)?.contains("limit") == true, "\(line)")
+            #expect(
+                (response.json["error"] as? String) == "too_large"
+                    || (response.json["detail"] as? String)?.contains("limit") == true, "\(line)")
             // And the server does not wait for the rest: the connection ends.
             #expect(try await connection.readUntilClosed(within: .seconds(20)), "\(line)")
         }
@@ -202,7 +215,8 @@ import Glibc
             #expect(result.err.contains(name), "\(name)=\(value): \(result.err)")
         }
         // `projects create` prints a DSN built from FAULTLINE_PORT: a bad one is an error there too.
-        let create = try await ServerProcess.run(["projects", "create", "app", "--data", folder], environment: ["FAULTLINE_PORT": "abc"])
+        let create = try await ServerProcess.run(
+            ["projects", "create", "app", "--data", folder], environment: ["FAULTLINE_PORT": "abc"])
         #expect(create.status != 0)
         #expect(create.err.contains("FAULTLINE_PORT"))
         // A flag still wins over a (valid) variable.
@@ -223,7 +237,8 @@ import Glibc
             let server = try await ServerProcess(
                 folder: folder, arguments: ["--read-timeout-seconds", "60"],
                 environment: [
-                    "FAULTLINE_RENDER_DEBOUNCE_MS": "1", "FAULTLINE_ALERT_INTERVAL_MS": "2", "FAULTLINE_WEBHOOK_POLL_MS": "1",
+                    "FAULTLINE_RENDER_DEBOUNCE_MS": "1", "FAULTLINE_ALERT_INTERVAL_MS": "2",
+                    "FAULTLINE_WEBHOOK_POLL_MS": "1",
                 ])
             defer { server.cleanUp() }
             // Some work for the background services, and an idle keep-alive connection.

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
-import Testing
 import TestSupport
+import Testing
 
 /// The labeled corpus against the real server: six Swift crash sites built `-Onone`, `-O` and `-O -wmo` as three
 /// releases, each crash run twice (ASLR differs), debug files uploaded before, after and split across the
@@ -31,15 +31,22 @@ import TestSupport
             let answer = try await http.send(
                 .PUT, server.baseURL + "/api/v1/debug-files/\(build.buildID)", headers: read,
                 body: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
-            #expect(answer.status == 201 || answer.status == 200, "\(path): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+            #expect(
+                answer.status == 201 || answer.status == 200,
+                "\(path): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
         }
         func post(_ build: CrashCorpus.Build, run: Int) async throws {
             for site in CrashCorpus.swiftSites {
                 let crash = try CrashCorpus.crashSwift(build, site: site.name, in: scratch)
                 var url = URLComponents(string: server.baseURL + "/api/v1/crashes/swift")!
-                url.queryItems = [URLQueryItem(name: "release", value: "1.0-\(build.name)"), URLQueryItem(name: "install_id", value: "i-\(run)")]
+                url.queryItems = [
+                    URLQueryItem(name: "release", value: "1.0-\(build.name)"),
+                    URLQueryItem(name: "install_id", value: "i-\(run)"),
+                ]
                 if !crash.stderr.isEmpty { url.queryItems?.append(URLQueryItem(name: "message", value: crash.stderr)) }
-                let answer = try await http.send(.POST, url.string!, headers: [("Authorization", "Bearer \(project.ingest)")], body: Array(crash.file))
+                let answer = try await http.send(
+                    .POST, url.string!, headers: [("Authorization", "Bearer \(project.ingest)")],
+                    body: Array(crash.file))
                 #expect(answer.status == 202, "\(String(decoding: answer.body, as: UTF8.self))")
                 let id = try #require((answer.json["accepted"] as? [String])?.first)
                 posted.append(Posted(site: site.name, eventID: id))
@@ -95,12 +102,15 @@ import TestSupport
         let issues = listed.json["issues"] as? [[String: Any]] ?? []
         #expect(issues.count == CrashCorpus.swiftSites.count, "\(issues.map { $0["title"] ?? "" })")
         for site in CrashCorpus.swiftSites {
-            guard let id = bySite[site.name]?.first, let issue = issues.first(where: { ($0["id"] as? Int) == id }) else {
+            guard let id = bySite[site.name]?.first, let issue = issues.first(where: { ($0["id"] as? Int) == id })
+            else {
                 Issue.record("no issue listed for \(site.name)")
                 continue
             }
             #expect(issue["title"] as? String == site.title, "\(site.name)")
-            #expect(issue["culprit"] as? String == "\(site.function) (main.swift:\(site.line(in: CrashCorpus.swiftSource)))", "\(site.name)")
+            #expect(
+                issue["culprit"] as? String
+                    == "\(site.function) (main.swift:\(site.line(in: CrashCorpus.swiftSource)))", "\(site.name)")
             #expect(issue["events"] as? Int == 6, "\(site.name): 3 builds × 2 runs")
         }
         let missing = try await http.send(.GET, server.baseURL + "/api/v1/missing-debug-files", headers: read)
@@ -121,11 +131,14 @@ import TestSupport
             .PUT, server.baseURL + "/api/v1/debug-files/\(build.buildID)", headers: read,
             body: Array(try Data(contentsOf: URL(fileURLWithPath: build.debugFile))))
         #expect(uploaded.status == 201)
-        let signals = ["segv": ("SIGSEGV", "Segmentation fault"), "abort": ("SIGABRT", "Aborted"), "throw": ("SIGABRT", "Aborted")]
+        let signals = [
+            "segv": ("SIGSEGV", "Segmentation fault"), "abort": ("SIGABRT", "Aborted"), "throw": ("SIGABRT", "Aborted"),
+        ]
         var ids: [String: [String]] = [:]
         for run in 1...2 {
             for site in CrashCorpus.nativeSites {
-                let report = try CrashCorpus.crashNative(build, site: site.name, signal: signals[site.name]!, in: scratch, release: "3.\(run)")
+                let report = try CrashCorpus.crashNative(
+                    build, site: site.name, signal: signals[site.name]!, in: scratch, release: "3.\(run)")
                 let answer = try await http.send(
                     .POST, server.baseURL + "/api/v1/reports", headers: [("Authorization", "Bearer \(project.ingest)")],
                     body: Array(try JSONSerialization.data(withJSONObject: report)))
@@ -135,23 +148,32 @@ import TestSupport
         }
         var issueOf: [String: Set<Int>] = [:]
         for (site, events) in ids {
-            for id in events { issueOf[site, default: []].insert(try await waitForIssue(http, server.baseURL, id, read)) }
+            for id in events {
+                issueOf[site, default: []].insert(try await waitForIssue(http, server.baseURL, id, read))
+            }
         }
-        let issues = (try await http.send(.GET, server.baseURL + "/api/v1/issues?limit=100", headers: read)).json["issues"] as? [[String: Any]] ?? []
+        let issues =
+            (try await http.send(.GET, server.baseURL + "/api/v1/issues?limit=100", headers: read)).json["issues"]
+            as? [[String: Any]] ?? []
         #expect(Set(issueOf.values.compactMap(\.first)).count == CrashCorpus.nativeSites.count)
         for site in CrashCorpus.nativeSites {
             #expect(issueOf[site.name]?.count == 1, "\(site.name): \(issueOf[site.name] ?? [])")
-            guard let id = issueOf[site.name]?.first, let issue = issues.first(where: { ($0["id"] as? Int) == id }) else {
+            guard let id = issueOf[site.name]?.first, let issue = issues.first(where: { ($0["id"] as? Int) == id })
+            else {
                 Issue.record("no issue for \(site.name)")
                 continue
             }
             #expect(issue["title"] as? String == site.title, "\(site.name)")
-            #expect(issue["culprit"] as? String == "\(site.function) (native.cpp:\(site.line(in: CrashCorpus.nativeSource)))", "\(site.name)")
+            #expect(
+                issue["culprit"] as? String
+                    == "\(site.function) (native.cpp:\(site.line(in: CrashCorpus.nativeSource)))", "\(site.name)")
         }
     }
 
     /// Polls a report until its symbolication state satisfies `done`.
-    func waitForReport(_ http: HTTP, _ base: String, _ id: String, _ headers: [(String, String)], _ done: (String) -> Bool) async throws
+    func waitForReport(
+        _ http: HTTP, _ base: String, _ id: String, _ headers: [(String, String)], _ done: (String) -> Bool
+    ) async throws
         -> [String: Any]
     {
         let deadline = ContinuousClock.now + .seconds(60) * waitMargin
@@ -170,7 +192,9 @@ import TestSupport
             let answer = try await http.send(.GET, base + "/api/v1/reports/\(id)", headers: headers)
             let state = (answer.json["symbolication"] as? [String: Any])?["state"] as? String ?? "pending"
             if state != "pending", let issue = answer.json["issue_id"] as? Int { return issue }
-            if ContinuousClock.now > deadline { throw CommandError(description: "report \(id) never grouped: \(answer.json)") }
+            if ContinuousClock.now > deadline {
+                throw CommandError(description: "report \(id) never grouped: \(answer.json)")
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
     }

@@ -13,18 +13,21 @@ import Testing
     static let form = [("Content-Type", "application/x-www-form-urlencoded")]
 
     func issueID(_ server: ServerProcess, token: String) async throws -> Int {
-        let answer = try await http.send(.GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(token)")])
+        let answer = try await http.send(
+            .GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(token)")])
         let issues = answer.json["issues"] as? [[String: Any]] ?? []
         guard let id = issues.first?["id"] as? Int else { throw TestFailure("no issue yet") }
         return id
     }
 
     func status(_ server: ServerProcess, _ id: Int, token: String) async throws -> String? {
-        let answer = try await http.send(.GET, server.baseURL + "/api/v1/issues/\(id)", headers: [("Authorization", "Bearer \(token)")])
+        let answer = try await http.send(
+            .GET, server.baseURL + "/api/v1/issues/\(id)", headers: [("Authorization", "Bearer \(token)")])
         return (answer.json["issue"] as? [String: Any])?["status"] as? String
     }
 
-    func login(_ server: ServerProcess, admin: String, next: String) async throws -> (cookie: String, location: String?) {
+    func login(_ server: ServerProcess, admin: String, next: String) async throws -> (cookie: String, location: String?)
+    {
         let login = try await browser.send(
             .POST, server.baseURL + "/login", headers: Self.form, body: Array("token=\(admin)&next=\(next)".utf8))
         #expect(login.status == 303)
@@ -47,7 +50,8 @@ import Testing
         #expect(try await eventually { FileManager.default.fileExists(atPath: folder + "/site/index.html") })
 
         // A browser without a session asking for a filtered page goes to the login form and keeps its query…
-        let asked = try await browser.send(.GET, server.baseURL + "/shop/issues.html?status=open", headers: [("Accept", "text/html")])
+        let asked = try await browser.send(
+            .GET, server.baseURL + "/shop/issues.html?status=open", headers: [("Accept", "text/html")])
         #expect(asked.status == 303)
         #expect(asked.headers["Location"].first == "/login?next=/shop/issues.html%3Fstatus%3Dopen")
         let form = try await browser.send(.GET, server.baseURL + "/login?next=%2Fshop%2Fissues.html%3Fstatus%3Dopen")
@@ -81,12 +85,17 @@ import Testing
         defer { server.cleanUp() }
         let crash = InsightsEndToEndTests.crash(1, site: "parseCart", version: "1.0", user: "u1")
         #expect(try await http.postReports(server.baseURL, key: shop.ingest, crash).status == 202)
-        #expect(try await http.postReports(server.baseURL, key: other.ingest, InsightsEndToEndTests.crash(2, site: "boot", version: "1.0", user: "u2")).status == 202)
-        #expect(try await eventually {
-            let mine = try? await issueID(server, token: shop.upload)
-            let theirs = try? await issueID(server, token: other.upload)
-            return mine != nil && theirs != nil
-        })
+        #expect(
+            try await http.postReports(
+                server.baseURL, key: other.ingest,
+                InsightsEndToEndTests.crash(2, site: "boot", version: "1.0", user: "u2")
+            ).status == 202)
+        #expect(
+            try await eventually {
+                let mine = try? await issueID(server, token: shop.upload)
+                let theirs = try? await issueID(server, token: other.upload)
+                return mine != nil && theirs != nil
+            })
         let id = try await issueID(server, token: shop.upload)
         let otherID = try await issueID(server, token: other.upload)
         let pagePath = "/shop/issues/\(id).html"
@@ -94,7 +103,8 @@ import Testing
 
         let session = try await login(server, admin: admin, next: "%2F")
         let cookie = [("Cookie", session.cookie)]
-        let page = String(decoding: try await browser.send(.GET, server.baseURL + pagePath, headers: cookie).body, as: UTF8.self)
+        let page = String(
+            decoding: try await browser.send(.GET, server.baseURL + pagePath, headers: cookie).body, as: UTF8.self)
         #expect(page.contains("<form class=\"issue-actions\" method=\"post\" action=\"\(id)/status\">"))
         #expect(page.contains("value=\"closed\">Close</button>") && page.contains("value=\"muted\">Mute</button>"))
         #expect(!page.contains(">Reopen</button>"), "an open issue offers no reopen")
@@ -110,40 +120,53 @@ import Testing
         let bare = try await browser.send(.POST, action, headers: formHeaders, body: Array("status=closed".utf8))
         #expect(bare.status == 403)
         #expect((bare.json["message"] as? String)?.contains("CSRF token is missing") == true)
-        let wrong = try await browser.send(.POST, action, headers: formHeaders, body: Array("csrf=\(String(repeating: "0", count: 64))&status=closed".utf8))
+        let wrong = try await browser.send(
+            .POST, action, headers: formHeaders,
+            body: Array("csrf=\(String(repeating: "0", count: 64))&status=closed".utf8))
         #expect(wrong.status == 403)
         let second = try await login(server, admin: admin, next: "%2F")
         let crossSession = try await browser.send(
-            .POST, action, headers: [("Cookie", second.cookie)] + Self.form, body: Array("csrf=\(token)&status=closed".utf8))
+            .POST, action, headers: [("Cookie", second.cookie)] + Self.form,
+            body: Array("csrf=\(token)&status=closed".utf8))
         #expect(crossSession.status == 403)
         // Basic auth (which a browser would replay on a cross-site post) has no session and so cannot post.
         let basic = "Basic " + Data("me:\(admin)".utf8).base64EncodedString()
-        let viaBasic = try await browser.send(.POST, action, headers: [("Authorization", basic)] + Self.form, body: Array("csrf=\(token)&status=closed".utf8))
+        let viaBasic = try await browser.send(
+            .POST, action, headers: [("Authorization", basic)] + Self.form,
+            body: Array("csrf=\(token)&status=closed".utf8))
         #expect(viaBasic.status == 403)
         #expect(try await status(server, id, token: shop.upload) == "open")
 
         // Another project's issue cannot be changed through this project's path.
         let across = try await browser.send(
-            .POST, server.baseURL + "/shop/issues/\(otherID)/status", headers: formHeaders, body: Array("csrf=\(token)&status=closed".utf8))
+            .POST, server.baseURL + "/shop/issues/\(otherID)/status", headers: formHeaders,
+            body: Array("csrf=\(token)&status=closed".utf8))
         #expect(across.status == 404)
         #expect(try await status(server, otherID, token: other.upload) == "open")
-        let badStatus = try await browser.send(.POST, action, headers: formHeaders, body: Array("csrf=\(token)&status=fixed".utf8))
+        let badStatus = try await browser.send(
+            .POST, action, headers: formHeaders, body: Array("csrf=\(token)&status=fixed".utf8))
         #expect(badStatus.status == 400)
 
         // With the token: each change answers 303 back to the page, the API sees it, and the page is re-rendered.
-        for (wanted, label, offered) in [("closed", "closed", "Reopen"), ("muted", "muted", "Close"), ("open", "open", "Mute")] {
-            let done = try await browser.send(.POST, action, headers: formHeaders, body: Array("csrf=\(token)&status=\(wanted)".utf8))
+        for (wanted, label, offered) in [
+            ("closed", "closed", "Reopen"), ("muted", "muted", "Close"), ("open", "open", "Mute"),
+        ] {
+            let done = try await browser.send(
+                .POST, action, headers: formHeaders, body: Array("csrf=\(token)&status=\(wanted)".utf8))
             #expect(done.status == 303)
             #expect(done.headers["Location"].first == pagePath)
             #expect(try await status(server, id, token: shop.upload) == wanted)
             // The page the browser is sent back to shows the change at once (rendered before the 303).
-            let html = String(decoding: try await browser.send(.GET, server.baseURL + pagePath, headers: cookie).body, as: UTF8.self)
+            let html = String(
+                decoding: try await browser.send(.GET, server.baseURL + pagePath, headers: cookie).body, as: UTF8.self)
             #expect(
-                html.contains(">\(label)</span>") && html.contains(">\(offered)</button>") && !html.contains("value=\"\(wanted)\">"),
+                html.contains(">\(label)</span>") && html.contains(">\(offered)</button>")
+                    && !html.contains("value=\"\(wanted)\">"),
                 "the page shows \(wanted) right after the 303")
         }
         #expect(try await status(server, otherID, token: other.upload) == "open")
-        let reopened = String(decoding: try await browser.send(.GET, server.baseURL + pagePath, headers: cookie).body, as: UTF8.self)
+        let reopened = String(
+            decoding: try await browser.send(.GET, server.baseURL + pagePath, headers: cookie).body, as: UTF8.self)
         #expect(reopened.contains("Status last changed <time"))
         #expect(reopened.contains("by the dashboard (session "), "\(reopened)")
 
@@ -152,20 +175,26 @@ import Testing
         let noteless = try await browser.send(.POST, noteAction, headers: formHeaders, body: Array("note=sneaky".utf8))
         #expect(noteless.status == 403)
         let long = try await browser.send(
-            .POST, noteAction, headers: formHeaders, body: Array("csrf=\(token)&note=\(String(repeating: "x", count: 2049))".utf8))
+            .POST, noteAction, headers: formHeaders,
+            body: Array("csrf=\(token)&note=\(String(repeating: "x", count: 2049))".utf8))
         #expect(long.status == 400)
         #expect(long.json["field"] as? String == "note")
         let saved = try await browser.send(
-            .POST, noteAction, headers: formHeaders, body: Array("csrf=\(token)&note=%3Cb%3EFixed+in+2.1%3C%2Fb%3E+%22soon%22".utf8))
+            .POST, noteAction, headers: formHeaders,
+            body: Array("csrf=\(token)&note=%3Cb%3EFixed+in+2.1%3C%2Fb%3E+%22soon%22".utf8))
         #expect(saved.status == 303)
         #expect(saved.headers["Location"].first == pagePath)
-        let withNote = String(decoding: try await browser.send(.GET, server.baseURL + pagePath, headers: cookie).body, as: UTF8.self)
-        #expect(withNote.contains("<p class=\"note\">&lt;b&gt;Fixed in 2.1&lt;/b&gt; &quot;soon&quot;</p>"), "the note shows right after the 303")
+        let withNote = String(
+            decoding: try await browser.send(.GET, server.baseURL + pagePath, headers: cookie).body, as: UTF8.self)
+        #expect(
+            withNote.contains("<p class=\"note\">&lt;b&gt;Fixed in 2.1&lt;/b&gt; &quot;soon&quot;</p>"),
+            "the note shows right after the 303")
         #expect(!withNote.contains("<b>Fixed"))
         #expect(!withNote.contains("sneaky"))
         // Another project's issue gets no note through this project's path.
         let acrossNote = try await browser.send(
-            .POST, server.baseURL + "/shop/issues/\(otherID)/note", headers: formHeaders, body: Array("csrf=\(token)&note=x".utf8))
+            .POST, server.baseURL + "/shop/issues/\(otherID)/note", headers: formHeaders,
+            body: Array("csrf=\(token)&note=x".utf8))
         #expect(acrossNote.status == 404)
     }
 }

@@ -28,7 +28,8 @@ final class SteppingClock: WallClock {
         let app = try await TestApp(publicURL: "https://faultline.example")
         try await app.test { client in
             let login = try await client.execute(
-                uri: "/login", method: .post, headers: Self.form, body: ByteBuffer(string: "token=\(app.adminToken)&next=%2Fnowhere"))
+                uri: "/login", method: .post, headers: Self.form,
+                body: ByteBuffer(string: "token=\(app.adminToken)&next=%2Fnowhere"))
             #expect(login.status == .seeOther)
             #expect(login.headers[.location] == "/nowhere")
             let setCookie = try #require(login.headers[values: .setCookie].first)
@@ -38,7 +39,10 @@ final class SteppingClock: WallClock {
             }
             #expect(!setCookie.contains(app.adminToken))
             // The earlier cookie, which held the token itself, is cleared.
-            #expect(login.headers[values: .setCookie].contains { $0.hasPrefix("faultline_admin=;") && $0.contains("Max-Age=0") })
+            #expect(
+                login.headers[values: .setCookie].contains {
+                    $0.hasPrefix("faultline_admin=;") && $0.contains("Max-Age=0")
+                })
             let cookie = try #require(Self.cookie(login))
 
             // The session opens the dashboard (404: authenticated, nothing there), until logout revokes it server-side.
@@ -49,7 +53,8 @@ final class SteppingClock: WallClock {
             let replayed = try await client.execute(uri: "/nowhere", method: .get, headers: [.cookie: cookie])
             #expect(replayed.status == .unauthorized)
             // The admin token itself is not a cookie value.
-            let tokenCookie = try await client.execute(uri: "/nowhere", method: .get, headers: [.cookie: "faultline_session=\(app.adminToken)"])
+            let tokenCookie = try await client.execute(
+                uri: "/nowhere", method: .get, headers: [.cookie: "faultline_session=\(app.adminToken)"])
             #expect(tokenCookie.status == .unauthorized)
         }
     }
@@ -60,9 +65,12 @@ final class SteppingClock: WallClock {
             let login = try await client.execute(
                 uri: "/login", method: .post, headers: Self.form, body: ByteBuffer(string: "token=\(app.adminToken)"))
             let cookie = try #require(Self.cookie(login))
-            #expect(try await client.execute(uri: "/nowhere", method: .get, headers: [.cookie: cookie]).status == .notFound)
+            #expect(
+                try await client.execute(uri: "/nowhere", method: .get, headers: [.cookie: cookie]).status == .notFound)
             _ = try await app.root.projects.rotateAdminToken()
-            #expect(try await client.execute(uri: "/nowhere", method: .get, headers: [.cookie: cookie]).status == .unauthorized)
+            #expect(
+                try await client.execute(uri: "/nowhere", method: .get, headers: [.cookie: cookie]).status
+                    == .unauthorized)
         }
     }
 
@@ -85,13 +93,17 @@ final class SteppingClock: WallClock {
             #expect(Self.cookie(limited) == nil)
             // Basic auth on the dashboard shares the limit.
             let basic = "Basic " + Data("x:\(app.adminToken)".utf8).base64EncodedString()
-            #expect(try await client.execute(uri: "/nowhere", method: .get, headers: [.authorization: "Basic eDp5"]).status == .tooManyRequests)
+            #expect(
+                try await client.execute(uri: "/nowhere", method: .get, headers: [.authorization: "Basic eDp5"]).status
+                    == .tooManyRequests)
             clock.advance(51)
             // Once the failures age out, the right token logs in again.
             let later = try await client.execute(
                 uri: "/login", method: .post, headers: Self.form, body: ByteBuffer(string: "token=\(app.adminToken)"))
             #expect(later.status == .seeOther)
-            #expect(try await client.execute(uri: "/nowhere", method: .get, headers: [.authorization: basic]).status == .notFound)
+            #expect(
+                try await client.execute(uri: "/nowhere", method: .get, headers: [.authorization: basic]).status
+                    == .notFound)
         }
     }
 
@@ -100,9 +112,12 @@ final class SteppingClock: WallClock {
         try await app.test { client in
             let wrong = "Basic " + Data("x:nope".utf8).base64EncodedString()
             for _ in 1...10 {
-                #expect(try await client.execute(uri: "/app/index.html", method: .get, headers: [.authorization: wrong]).status == .unauthorized)
+                #expect(
+                    try await client.execute(uri: "/app/index.html", method: .get, headers: [.authorization: wrong])
+                        .status == .unauthorized)
             }
-            let limited = try await client.execute(uri: "/app/index.html", method: .get, headers: [.authorization: wrong])
+            let limited = try await client.execute(
+                uri: "/app/index.html", method: .get, headers: [.authorization: wrong])
             #expect(limited.status == .tooManyRequests)
             #expect(limited.headers[.retryAfter] == "60")
             #expect(limited.json["error"] as? String == "too_many_attempts")
@@ -118,7 +133,9 @@ final class SteppingClock: WallClock {
             for uri in ["//beta", "///beta", "//beta/", "/%2F%2Fbeta", "/%2fbeta", "/%5Cbeta", "//%2Fbeta"] {
                 let answer = try await client.execute(uri: uri, method: .get, headers: app.adminHeaders)
                 if let location = answer.headers[.location] {
-                    #expect(location.hasPrefix("/") && !location.hasPrefix("//") && !location.contains("\\"), "\(uri) → \(location)")
+                    #expect(
+                        location.hasPrefix("/") && !location.hasPrefix("//") && !location.contains("\\"),
+                        "\(uri) → \(location)")
                 }
             }
             let collapsed = try await client.execute(uri: "//beta", method: .get, headers: app.adminHeaders)
@@ -130,9 +147,12 @@ final class SteppingClock: WallClock {
             #expect(page.status == .ok)
             #expect(String(buffer: page.body).contains("<h1>beta</h1>"))
             // The login form's `next` keeps local paths only.
-            for next in ["%2F%2Fevil.example", "%2F%5Cevil.example", "https%3A%2F%2Fevil.example", "%2F%09%2Fevil.example"] {
+            for next in [
+                "%2F%2Fevil.example", "%2F%5Cevil.example", "https%3A%2F%2Fevil.example", "%2F%09%2Fevil.example",
+            ] {
                 let login = try await client.execute(
-                    uri: "/login", method: .post, headers: Self.form, body: ByteBuffer(string: "token=\(app.adminToken)&next=\(next)"))
+                    uri: "/login", method: .post, headers: Self.form,
+                    body: ByteBuffer(string: "token=\(app.adminToken)&next=\(next)"))
                 #expect(login.headers[.location] == "/", "next=\(next)")
             }
         }
@@ -152,8 +172,12 @@ final class SteppingClock: WallClock {
                 #expect(!String(buffer: answer.body).contains("secret page"), "\(uri) served the page")
             }
             // With the admin token, a project folder is served; a folder under an open route still is not.
-            #expect(try await client.execute(uri: "/metrics-app/index.html", method: .get, headers: app.adminHeaders).status == .ok)
-            #expect(try await client.execute(uri: "/api/index.html", method: .get, headers: app.adminHeaders).status == .notFound)
+            #expect(
+                try await client.execute(uri: "/metrics-app/index.html", method: .get, headers: app.adminHeaders).status
+                    == .ok)
+            #expect(
+                try await client.execute(uri: "/api/index.html", method: .get, headers: app.adminHeaders).status
+                    == .notFound)
         }
         await #expect(throws: ProjectError.self) { try await app.root.projects.create(slug: ProjectSlug("api")!) }
     }
@@ -161,10 +185,15 @@ final class SteppingClock: WallClock {
     @Test func dashboardAnswersCarrySecurityHeaders() async throws {
         let app = try await TestApp()
         try await app.test { client in
-            for (uri, headers) in [("/login", HTTPFields()), ("/nowhere", app.adminHeaders), ("/nowhere", HTTPFields()), ("/", app.adminHeaders)] {
+            for (uri, headers) in [
+                ("/login", HTTPFields()), ("/nowhere", app.adminHeaders), ("/nowhere", HTTPFields()),
+                ("/", app.adminHeaders),
+            ] {
                 let answer = try await client.execute(uri: uri, method: .get, headers: headers)
                 let csp = answer.headers[.contentSecurityPolicy] ?? ""
-                #expect(csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'") && csp.contains("style-src 'self'"), "\(uri): \(csp)")
+                #expect(
+                    csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'")
+                        && csp.contains("style-src 'self'"), "\(uri): \(csp)")
                 #expect(answer.headers[.xContentTypeOptions] == "nosniff", "\(uri)")
                 #expect(answer.headers[HTTPField.Name("Referrer-Policy")!] == "same-origin", "\(uri)")
                 #expect(answer.headers[HTTPField.Name("X-Frame-Options")!] == "DENY", "\(uri)")

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
-import Testing
 import TestSupport
+import Testing
 
 /// A gcc program with a chosen build-id (`-Wl,--build-id=0x…`) and one named function: two of them with the
 /// same build-id and different functions are what an attacker and a victim would upload.
@@ -19,7 +19,8 @@ struct TwinProgram {
             __attribute__((noinline)) int \(function)(int x) { return x * 3 + 1; }
             int main(int argc, char **argv) { printf("%d\\n", \(function)(argc)); return 0; }
             """
-        path = try ELFFixtures.compileC(source, name: function, in: folder, flags: ["-O1", "-g", "-Wl,--build-id=0x\(buildID)"])
+        path = try ELFFixtures.compileC(
+            source, name: function, in: folder, flags: ["-O1", "-g", "-Wl,--build-id=0x\(buildID)"])
         self.function = function
         let nm = try Command.check("nm", ["--defined-only", path])
         let line = try #require(nm.split(separator: "\n").first { $0.hasSuffix(" T \(function)") })
@@ -38,8 +39,11 @@ struct TwinProgram {
     let http = HTTP(client: HTTPClient.shared)
     static let base: UInt64 = 0x7f00_0000_0000
 
-    func put(_ server: ServerProcess, _ token: String, _ buildID: String, _ bytes: [UInt8]) async throws -> HTTP.Answer {
-        try await http.send(.PUT, server.baseURL + "/api/v1/debug-files/\(buildID)", headers: [("Authorization", "Bearer \(token)")], body: bytes)
+    func put(_ server: ServerProcess, _ token: String, _ buildID: String, _ bytes: [UInt8]) async throws -> HTTP.Answer
+    {
+        try await http.send(
+            .PUT, server.baseURL + "/api/v1/debug-files/\(buildID)", headers: [("Authorization", "Bearer \(token)")],
+            body: bytes)
     }
 
     func get(_ server: ServerProcess, _ token: String, _ path: String) async throws -> HTTP.Answer {
@@ -54,7 +58,9 @@ struct TwinProgram {
     }
 
     /// Posts a crash whose one frame is inside `program.function`; returns its event id.
-    func postCrash(_ server: ServerProcess, ingest: String, _ program: TwinProgram, buildID: String, n: Int) async throws -> String {
+    func postCrash(_ server: ServerProcess, ingest: String, _ program: TwinProgram, buildID: String, n: Int)
+        async throws -> String
+    {
         let id = String(format: "%08x000040008000%012x", n, n)
         let report = """
             {"event_id":"\(id)","kind":"crash","timestamp":1795000000,
@@ -67,7 +73,9 @@ struct TwinProgram {
     }
 
     /// The function the report's first frame resolved to, once it is `want` or 30 s × `waitMargin` have passed.
-    func symbolicatedFunction(_ server: ServerProcess, _ token: String, _ id: String, want: String) async throws -> String? {
+    func symbolicatedFunction(_ server: ServerProcess, _ token: String, _ id: String, want: String) async throws
+        -> String?
+    {
         let deadline = ContinuousClock.now + .seconds(30) * waitMargin
         var function: String?
         while ContinuousClock.now < deadline {
@@ -81,7 +89,9 @@ struct TwinProgram {
     }
 
     func blobs(_ folder: String) -> [String] {
-        ((try? FileManager.default.subpathsOfDirectory(atPath: folder + "/debug-files/blobs")) ?? []).filter { $0.count > 3 }
+        ((try? FileManager.default.subpathsOfDirectory(atPath: folder + "/debug-files/blobs")) ?? []).filter {
+            $0.count > 3
+        }
     }
 
     @Test func anAttackerWhoUploadsFirstNeitherServesNorPoisonsTheVictim() async throws {
@@ -97,7 +107,8 @@ struct TwinProgram {
         let folder = ServerProcess.newFolder()
         let victim = try await ServerProcess.createProject("victim", in: folder)  // the older project (lower id)
         let attacker = try await ServerProcess.createProject("attacker", in: folder)
-        let admin = try await ServerProcess.run(["admin-token", "--data", folder]).out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let admin = try await ServerProcess.run(["admin-token", "--data", folder]).out.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let server = try await ServerProcess(folder: folder)
         defer { server.cleanUp() }
 
@@ -120,21 +131,29 @@ struct TwinProgram {
         // Each project's listing shows its own hash.
         let victimList = try await get(server, victim.upload, "/api/v1/debug-files").json["files"] as? [[String: Any]]
         #expect(victimList?.first?["sha256"] as? String == (try Self.sha256(victimV1.bytes)))
-        let attackerList = try await get(server, attacker.upload, "/api/v1/debug-files").json["files"] as? [[String: Any]]
+        let attackerList =
+            try await get(server, attacker.upload, "/api/v1/debug-files").json["files"] as? [[String: Any]]
         #expect(attackerList?.first?["sha256"] as? String == (try Self.sha256(poison.bytes)))
 
         // And each project's crash is symbolicated with its own DWARF.
         let victimCrash = try await postCrash(server, ingest: victim.ingest, victimV1, buildID: buildID, n: 1)
         let attackerCrash = try await postCrash(server, ingest: attacker.ingest, poison, buildID: buildID, n: 2)
-        #expect(try await symbolicatedFunction(server, victim.upload, victimCrash, want: "victim_real") == "victim_real")
-        #expect(try await symbolicatedFunction(server, attacker.upload, attackerCrash, want: "attacker_poison") == "attacker_poison")
+        #expect(
+            try await symbolicatedFunction(server, victim.upload, victimCrash, want: "victim_real") == "victim_real")
+        #expect(
+            try await symbolicatedFunction(server, attacker.upload, attackerCrash, want: "attacker_poison")
+                == "attacker_poison")
 
         // When the victim replaces its file (newest wins), its crash is symbolicated again with the new one; the
         // attacker's stays as it was, and the victim's old blob is removed.
         #expect(try await put(server, victim.upload, buildID, victimV2.bytes).status == 201)
         #expect(try await get(server, victim.upload, "/buildid/\(buildID)/debuginfo").body == victimV2.bytes)
-        #expect(try await symbolicatedFunction(server, victim.upload, victimCrash, want: "victim_fixed_version") == "victim_fixed_version")
-        #expect(try await symbolicatedFunction(server, attacker.upload, attackerCrash, want: "attacker_poison") == "attacker_poison")
+        #expect(
+            try await symbolicatedFunction(server, victim.upload, victimCrash, want: "victim_fixed_version")
+                == "victim_fixed_version")
+        #expect(
+            try await symbolicatedFunction(server, attacker.upload, attackerCrash, want: "attacker_poison")
+                == "attacker_poison")
         #expect(try await get(server, attacker.upload, "/buildid/\(buildID)/debuginfo").body == poison.bytes)
         #expect(blobs(folder).count == 2)
     }
@@ -152,14 +171,18 @@ struct TwinProgram {
 
         #expect(try await put(server, victim.upload, buildID, real.bytes).status == 201)
         func listing() async throws -> [String] {
-            let files = try await get(server, victim.upload, "/api/v1/debug-files").json["files"] as? [[String: Any]] ?? []
-            return files.map { f in ["kind", "sha256", "size", "uploaded_at", "name"].map { "\(f[$0] ?? "-")" }.joined(separator: " ") }.sorted()
+            let files =
+                try await get(server, victim.upload, "/api/v1/debug-files").json["files"] as? [[String: Any]] ?? []
+            return files.map { f in
+                ["kind", "sha256", "size", "uploaded_at", "name"].map { "\(f[$0] ?? "-")" }.joined(separator: " ")
+            }.sorted()
         }
         let before = try await listing()
         #expect(before.count == 2)
         let answer = try await put(server, attacker.upload, buildID, poison.bytes)
         #expect(answer.status == 201)
-        #expect((answer.json["files"] as? [[String: Any]])?.first?["sha256"] as? String == (try Self.sha256(poison.bytes)))
+        #expect(
+            (answer.json["files"] as? [[String: Any]])?.first?["sha256"] as? String == (try Self.sha256(poison.bytes)))
 
         // The victim's file, listing and debuginfod answers are unchanged.
         #expect(try await listing() == before)
@@ -169,12 +192,14 @@ struct TwinProgram {
         #expect(try await symbolicatedFunction(server, victim.upload, crash, want: "victim_real") == "victim_real")
         // A project with nothing uploaded gets nothing, and is told the file is missing.
         let third = try await ServerProcess.run(["projects", "create", "third", "--data", folder, "--json"])
-        let token = try #require((try JSONSerialization.jsonObject(with: Data(third.out.utf8)) as? [String: String])?["upload_token"])
+        let token = try #require(
+            (try JSONSerialization.jsonObject(with: Data(third.out.utf8)) as? [String: String])?["upload_token"])
         #expect(try await get(server, token, "/buildid/\(buildID)/debuginfo").status == 404)
         let missing = try await http.send(
             .POST, server.baseURL + "/api/v1/debug-files/missing", headers: [("Authorization", "Bearer \(token)")],
             body: Array(#"{"files":[{"build_id":"\#(buildID)"}]}"#.utf8))
-        #expect((missing.json["missing"] as? [[String: Any]])?.first?["kinds"] as? [String] == ["debuginfo", "executable"])
+        #expect(
+            (missing.json["missing"] as? [[String: Any]])?.first?["kinds"] as? [String] == ["debuginfo", "executable"])
     }
 
     @Test func identicalFilesShareOneBlobAndStayEachProjectsOwn() async throws {
@@ -221,7 +246,9 @@ struct TwinProgram {
             let (parts, sums) = try SentryChunkUploadRouteTests.chunkParts(program.bytes, size: 4096)
             let answer = try await http.send(
                 .POST, server.baseURL + "/api/0/organizations/o/chunk-upload/",
-                headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "multipart/form-data; boundary=\(boundary)")],
+                headers: [
+                    ("Authorization", "Bearer \(token)"), ("Content-Type", "multipart/form-data; boundary=\(boundary)"),
+                ],
                 body: Array(SentryChunkUploadRouteTests.multipart(parts).readableBytesView))
             #expect(answer.status == 200)
             return (try SentryChunkUploadRouteTests.sha1(program.bytes), sums)

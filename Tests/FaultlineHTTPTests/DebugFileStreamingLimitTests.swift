@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
-import Testing
 import TestSupport
+import Testing
 
 /// Uploads are checked while they stream in (issue #9, finding 7), against the real server. What is
 /// measured is how many bytes the server process wrote (`wchar` in `/proc/PID/io`: every `write(2)`, to disk
@@ -26,15 +26,20 @@ import TestSupport
         return Array(try Data(contentsOf: URL(fileURLWithPath: out)))
     }
 
-    func put(_ server: ServerProcess, _ token: String, _ buildID: String, _ body: [UInt8], gzip: Bool) async throws -> HTTP.Answer {
+    func put(_ server: ServerProcess, _ token: String, _ buildID: String, _ body: [UInt8], gzip: Bool) async throws
+        -> HTTP.Answer
+    {
         var headers = [("Authorization", "Bearer \(token)")]
         if gzip { headers.append(("Content-Encoding", "gzip")) }
-        return try await http.send(.PUT, server.baseURL + "/api/v1/debug-files/\(buildID)", headers: headers, body: body)
+        return try await http.send(
+            .PUT, server.baseURL + "/api/v1/debug-files/\(buildID)", headers: headers, body: body)
     }
 
     /// Sends `body` with `Transfer-Encoding: chunked` over a raw connection, looking for the answer between pieces
     /// (the server answers and closes before the body ends); nil when no answer came.
-    func putChunked(_ server: ServerProcess, _ token: String, _ buildID: String, _ body: [UInt8]) async throws -> RawResponse? {
+    func putChunked(_ server: ServerProcess, _ token: String, _ buildID: String, _ body: [UInt8]) async throws
+        -> RawResponse?
+    {
         let connection = try RawConnection(port: server.port)
         try connection.send(
             "PUT /api/v1/debug-files/\(buildID) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
@@ -48,14 +53,17 @@ import TestSupport
                 break  // the server has answered and closed
             }
             offset += piece.count
-            if let answer = try await connection.readResponse(within: .milliseconds(1)), answer.complete { return answer }
+            if let answer = try await connection.readResponse(within: .milliseconds(1)), answer.complete {
+                return answer
+            }
         }
         if offset >= body.count { try? connection.send("0\r\n\r\n") }
         return try await connection.readResponse(within: .seconds(30))
     }
 
     /// Sends the upload and returns the answer and how many bytes the server wrote meanwhile.
-    func measured(_ server: ServerProcess, _ token: String, _ buildID: String, _ body: [UInt8], gzip: Bool = true) async throws
+    func measured(_ server: ServerProcess, _ token: String, _ buildID: String, _ body: [UInt8], gzip: Bool = true)
+        async throws
         -> (answer: HTTP.Answer, written: UInt64)
     {
         let before = try Self.written(server.pid)
@@ -102,7 +110,11 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder + "/debug-files/tmp").isEmpty)
         #expect(Self.folderBytes(folder + "/debug-files") == 0)
         #expect(try await http.send(.GET, server.baseURL + "/healthz").status == 200)
-        #expect(try await put(server, project.upload, program.buildID, Payloads.gzip(Array(try Data(contentsOf: URL(fileURLWithPath: program.full)))), gzip: true).status == 201)
+        #expect(
+            try await put(
+                server, project.upload, program.buildID,
+                Payloads.gzip(Array(try Data(contentsOf: URL(fileURLWithPath: program.full)))), gzip: true
+            ).status == 201)
     }
 
     @Test func theQuotaAndTheSizeLimitStopAnUploadAsBytesArrive() async throws {

@@ -2,8 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
-import Testing
 import TestSupport
+import Testing
 
 /// The real elfutils debuginfod client against the real server: `debuginfod-find` and `eu-addr2line`
 /// fetch symbols by build-id, authenticated with `DEBUGINFOD_HEADERS_FILE`.
@@ -17,14 +17,17 @@ import TestSupport
         let program = try BuiltProgram()
         for path in [program.debug, program.stripped] {
             let answer = try await http.send(
-                .PUT, server.baseURL + "/api/v1/debug-files/\(program.buildID)", headers: [("Authorization", "Bearer \(project.upload)")],
+                .PUT, server.baseURL + "/api/v1/debug-files/\(program.buildID)",
+                headers: [("Authorization", "Bearer \(project.upload)")],
                 body: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
             #expect(answer.status == 201)
         }
 
         let cache = try TempFolder("debuginfod-cache")
         let headers = try program.folder.write("headers", "Authorization: Bearer \(project.upload)\n")
-        let environment = ["DEBUGINFOD_URLS": server.baseURL, "DEBUGINFOD_CACHE_PATH": cache.path, "DEBUGINFOD_HEADERS_FILE": headers]
+        let environment = [
+            "DEBUGINFOD_URLS": server.baseURL, "DEBUGINFOD_CACHE_PATH": cache.path, "DEBUGINFOD_HEADERS_FILE": headers,
+        ]
 
         let debuginfo = try Command.run("debuginfod-find", ["debuginfo", program.buildID], environment: environment)
         #expect(debuginfo.status == 0, "\(debuginfo.err)")
@@ -33,7 +36,9 @@ import TestSupport
 
         let executable = try Command.run("debuginfod-find", ["executable", program.buildID], environment: environment)
         #expect(executable.status == 0, "\(executable.err)")
-        #expect(FileManager.default.contentsEqual(atPath: executable.out.trimmingCharacters(in: .whitespacesAndNewlines), andPath: program.stripped))
+        #expect(
+            FileManager.default.contentsEqual(
+                atPath: executable.out.trimmingCharacters(in: .whitespacesAndNewlines), andPath: program.stripped))
 
         // Without the token the server refuses (and the client reports failure).
         let anonymousCache = try TempFolder("debuginfod-cache")
@@ -47,7 +52,8 @@ import TestSupport
         let symbols = try Command.check("nm", [program.full])
         let line = try #require(symbols.split(separator: "\n").first { $0.hasSuffix(" process_order") })
         let address = "0x" + String(UInt64(line.split(separator: " ")[0], radix: 16)! + 4, radix: 16)
-        let viaServer = try Command.run("eu-addr2line", ["-f", "-e", program.stripped, address], environment: environment)
+        let viaServer = try Command.run(
+            "eu-addr2line", ["-f", "-e", program.stripped, address], environment: environment)
         #expect(viaServer.status == 0, "\(viaServer.err)")
         let reference = try Command.check("addr2line", ["-f", "-e", program.full, address])
         // eu-addr2line prints "inner inlined at FILE:LINE:COL in outer" and FILE:LINE:COL; addr2line prints the
@@ -57,7 +63,9 @@ import TestSupport
         let serverFunction = serverLines.first?.components(separatedBy: " inlined at ").first
         #expect(serverFunction == referenceLines.first)
         #expect(serverLines.first?.hasSuffix("in process_order") == true || serverFunction == "process_order")
-        let serverLocation = serverLines.last?.split(separator: "/").last.map { $0.split(separator: ":").prefix(2).joined(separator: ":") }
+        let serverLocation = serverLines.last?.split(separator: "/").last.map {
+            $0.split(separator: ":").prefix(2).joined(separator: ":")
+        }
         #expect(serverLocation == referenceLines.last?.split(separator: "/").last.map(String.init))
         #expect(serverLocation?.hasPrefix("crashy.c:") == true)
     }

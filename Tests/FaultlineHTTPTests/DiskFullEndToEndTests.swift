@@ -19,13 +19,16 @@ import Testing
         let mountPoint: String
 
         init(megabytes: Int) throws {
-            mountPoint = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-tmpfs-\(UUID().uuidString)").path
+            mountPoint =
+                FileManager.default.temporaryDirectory.appendingPathComponent("faultline-tmpfs-\(UUID().uuidString)")
+                .path
             try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
             let status = Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", mountPoint])
             guard status == 0 else {
                 try? FileManager.default.removeItem(atPath: mountPoint)
                 throw TestFailure(
-                    "cannot mount a \(megabytes) MiB tmpfs at \(mountPoint) (mount exited \(status)): this test needs root, as CI has")
+                    "cannot mount a \(megabytes) MiB tmpfs at \(mountPoint) (mount exited \(status)): this test needs root, as CI has"
+                )
             }
         }
 
@@ -64,7 +67,9 @@ import Testing
                     var stats = statvfs()
                     if statvfs(path, &stats) == 0 {
                         let free = UInt64(stats.f_bavail) * UInt64(stats.f_frsize)
-                        seen.withLock { $0.least = min($0.least, free); $0.samples += 1 }
+                        seen.withLock {
+                            $0.least = min($0.least, free); $0.samples += 1
+                        }
                     }
                     usleep(5000)
                 }
@@ -78,7 +83,8 @@ import Testing
 
     /// Services fast enough that alerts, renders and webhook deliveries happen within the test.
     static let fastServices = [
-        "FAULTLINE_RENDER_DEBOUNCE_MS": "200", "FAULTLINE_ALERT_INTERVAL_MS": "300", "FAULTLINE_WEBHOOK_BACKOFF_MS": "300",
+        "FAULTLINE_RENDER_DEBOUNCE_MS": "200", "FAULTLINE_ALERT_INTERVAL_MS": "300",
+        "FAULTLINE_WEBHOOK_BACKOFF_MS": "300",
         "FAULTLINE_WEBHOOK_POLL_MS": "100",
     ]
 
@@ -93,7 +99,9 @@ import Testing
             receiver.stop()
             server?.cleanUp()
             fs.unmount()
-            for path in [logs + "-stdout.txt", logs + "-stderr.txt"] { try? FileManager.default.removeItem(atPath: path) }
+            for path in [logs + "-stdout.txt", logs + "-stderr.txt"] {
+                try? FileManager.default.removeItem(atPath: path)
+            }
         }
         let folder = fs.mountPoint + "/data"
         let project = try await ServerProcess.createProject("full", in: folder)
@@ -102,7 +110,8 @@ import Testing
             ["alerts", "configure", "full", "--webhook", receiver.url, "--allow-private-webhooks", "--data", folder])
         #expect(configured.status == 0, "\(configured.err)")
         server = try await ServerProcess(
-            folder: folder, arguments: ["--min-free-mb", String(floorMiB), "--allow-private-webhooks"], environment: Self.fastServices,
+            folder: folder, arguments: ["--min-free-mb", String(floorMiB), "--allow-private-webhooks"],
+            environment: Self.fastServices,
             logs: logs)
         let http = HTTP(client: HTTPClient.shared)
 
@@ -121,7 +130,8 @@ import Testing
         var next = 0
         var refusals = 0
         for _ in 0..<400 where refusals < 5 {
-            let answer = try await http.postReports(server!.baseURL, key: project.ingest, Payloads.batch(next..<next + 50), gzip: false)
+            let answer = try await http.postReports(
+                server!.baseURL, key: project.ingest, Payloads.batch(next..<next + 50), gzip: false)
             next += 50
             switch answer.status {
             case 200, 201, 202:
@@ -132,7 +142,9 @@ import Testing
                 #expect(Int(answer.headers.first(name: "Retry-After") ?? "") ?? 0 > 0)
                 #expect(answer.json["error"] as? String == "storage_full")
             default:
-                Issue.record("ingest answered \(answer.status) on a filling disk: \(String(decoding: answer.body, as: UTF8.self))")
+                Issue.record(
+                    "ingest answered \(answer.status) on a filling disk: \(String(decoding: answer.body, as: UTF8.self))"
+                )
                 refusals = 5
             }
         }
@@ -142,7 +154,10 @@ import Testing
         // While full: Sentry routes answer 429 with the headers SDKs understand, uploads 507, health says degraded.
         let sentry = try await http.send(
             .POST, server!.baseURL + "/api/\(project.id)/envelope/",
-            headers: [("X-Sentry-Auth", "Sentry sentry_key=\(project.ingest)"), ("Content-Type", "application/x-sentry-envelope")],
+            headers: [
+                ("X-Sentry-Auth", "Sentry sentry_key=\(project.ingest)"),
+                ("Content-Type", "application/x-sentry-envelope"),
+            ],
             body: Array("{}\n{\"type\":\"event\"}\n{}\n".utf8))
         #expect(sentry.status == 429)
         #expect(Int(sentry.headers.first(name: "Retry-After") ?? "") ?? 0 > 0)
@@ -166,7 +181,8 @@ import Testing
             #expect(
                 // Generous: under CI's parallel load this test takes minutes, and ~900 new-issue alerts are queued.
                 try await eventually(timeout: .seconds(60)) { !storageAlerts("storage_full").isEmpty },
-                "no storage_full alert while full; \(receiver.received.count) webhooks received; the server's log ends: \(server!.log.suffix(3000))")
+                "no storage_full alert while full; \(receiver.received.count) webhooks received; the server's log ends: \(server!.log.suffix(3000))"
+            )
             // Let the background work on what was accepted run as far as it may (renders, grouping, webhooks).
             try await Task.sleep(for: .seconds(3))
             // A floor that holds: ingest stops at the floor F, background writers at F/2 (checked before each step);
@@ -174,7 +190,8 @@ import Testing
             // here, so the disk keeps at least F/4 free and never reaches 100 % from the server's own writes.
             let least = sampler.least
             #expect(sampler.samples > 10)
-            #expect(least >= UInt64(floorMiB) << 18, "free space fell to \(least) bytes with a floor of \(floorMiB) MiB")
+            #expect(
+                least >= UInt64(floorMiB) << 18, "free space fell to \(least) bytes with a floor of \(floorMiB) MiB")
         }
         sampler.stop()
 
@@ -182,7 +199,8 @@ import Testing
         try FileManager.default.removeItem(atPath: filler)
         var resumed = false
         for _ in 0..<60 where !resumed {
-            let answer = try await http.postReports(server!.baseURL, key: project.ingest, Payloads.batch(next..<next + 5), gzip: false)
+            let answer = try await http.postReports(
+                server!.baseURL, key: project.ingest, Payloads.batch(next..<next + 5), gzip: false)
             if answer.status == 200 || answer.status == 202 {
                 resumed = true
                 acknowledged += (answer.json["accepted"] as? [String]) ?? []
@@ -205,14 +223,17 @@ import Testing
         func alertIDs(_ alerts: [[String: Any]]) -> Set<Int> {
             Set(alerts.compactMap { ($0["alert"] as? [String: Any])?["id"] as? Int })
         }
-        #expect(try await eventually {
-            alertIDs(storageAlerts("storage_full")).count >= entries && !storageAlerts("storage_ok").isEmpty
-        })
+        #expect(
+            try await eventually {
+                alertIDs(storageAlerts("storage_full")).count >= entries && !storageAlerts("storage_ok").isEmpty
+            })
         let fullAlerts = storageAlerts("storage_full")
         // Delivery is at least once (a POST whose answer timed out is sent again; receivers dedupe by the alert's
         // id): one alert per entry, whatever the deliveries.
         let fullAlertIDs = alertIDs(fullAlerts)
-        #expect(fullAlertIDs.count == entries, "\(fullAlertIDs.count) storage_full alerts (\(fullAlerts.count) deliveries) for \(entries) entries")
+        #expect(
+            fullAlertIDs.count == entries,
+            "\(fullAlertIDs.count) storage_full alerts (\(fullAlerts.count) deliveries) for \(entries) entries")
         #expect((fullAlerts.first?["text"] as? String)?.contains("Storage full") == true)
         #expect((fullAlerts.first?["alert"] as? [String: Any])?["project"] as? String == "full")
 
@@ -226,11 +247,18 @@ import Testing
         // Every acknowledged report survives a restart.
         _ = try await server!.terminate()
         server = try await ServerProcess(
-            folder: folder, arguments: ["--min-free-mb", String(floorMiB), "--allow-private-webhooks"], logs: logs + "-2")
-        defer { for path in [logs + "-2-stdout.txt", logs + "-2-stderr.txt"] { try? FileManager.default.removeItem(atPath: path) } }
+            folder: folder, arguments: ["--min-free-mb", String(floorMiB), "--allow-private-webhooks"],
+            logs: logs + "-2")
+        defer {
+            for path in [logs + "-2-stdout.txt", logs + "-2-stderr.txt"] {
+                try? FileManager.default.removeItem(atPath: path)
+            }
+        }
         var missing: [String] = []
         for id in Set(acknowledged) {
-            let answer = try await http.send(.GET, server!.baseURL + "/api/v1/reports/\(id)", headers: [("Authorization", "Bearer \(project.upload)")])
+            let answer = try await http.send(
+                .GET, server!.baseURL + "/api/v1/reports/\(id)",
+                headers: [("Authorization", "Bearer \(project.upload)")])
             if answer.status != 200 { missing.append(id) }
         }
         #expect(missing.isEmpty, "acknowledged but lost: \(missing.prefix(10))")
@@ -248,25 +276,33 @@ import Testing
             server?.cleanUp()
             fs.unmount()
             for suffix in ["", "-2"] {
-                for path in [logs + suffix + "-stdout.txt", logs + suffix + "-stderr.txt"] { try? FileManager.default.removeItem(atPath: path) }
+                for path in [logs + suffix + "-stdout.txt", logs + suffix + "-stderr.txt"] {
+                    try? FileManager.default.removeItem(atPath: path)
+                }
             }
         }
         let folder = fs.mountPoint + "/data"
         let project = try await ServerProcess.createProject("valve", in: folder)
         let filler = fs.mountPoint + "/filler"
-        #expect(FileManager.default.createFile(atPath: filler, contents: Data(count: max(0, Int(fs.available) - (28 << 20)))))
+        #expect(
+            FileManager.default.createFile(
+                atPath: filler, contents: Data(count: max(0, Int(fs.available) - (28 << 20)))))
         let http = HTTP(client: HTTPClient.shared)
 
         // Three days ago: distinct reports until the 8 MiB floor refuses them.
         server = try await ServerProcess(
-            folder: folder, arguments: ["--min-free-mb", "8"], environment: ["FAULTLINE_TEST_CLOCK_OFFSET_S": "-259200"], logs: logs)
+            folder: folder, arguments: ["--min-free-mb", "8"],
+            environment: ["FAULTLINE_TEST_CLOCK_OFFSET_S": "-259200"], logs: logs)
         var old: [String] = []
         var next = 0
         var refused = false
         for _ in 0..<400 where !refused {
-            let answer = try await http.postReports(server!.baseURL, key: project.ingest, Payloads.batch(next..<next + 50), gzip: false)
+            let answer = try await http.postReports(
+                server!.baseURL, key: project.ingest, Payloads.batch(next..<next + 50), gzip: false)
             next += 50
-            if answer.status == 507 { refused = true } else {
+            if answer.status == 507 {
+                refused = true
+            } else {
                 #expect(answer.status == 200 || answer.status == 202, "\(answer.status)")
                 old += (answer.json["accepted"] as? [String]) ?? []
             }
@@ -283,19 +319,23 @@ import Testing
         server = try await ServerProcess(
             folder: folder, arguments: ["--min-free-mb", String(floor), "--retention-days", "2"], logs: logs + "-2")
         var fresh: [String] = []
-        #expect(try await eventually(timeout: .seconds(60)) {
-            let answer = try await http.postReports(server!.baseURL, key: project.ingest, Payloads.batch(next..<next + 5), gzip: false)
-            next += 5
-            fresh += (answer.json["accepted"] as? [String]) ?? []
-            return answer.status == 200 || answer.status == 202
-        }, "ingest did not resume")
+        #expect(
+            try await eventually(timeout: .seconds(60)) {
+                let answer = try await http.postReports(
+                    server!.baseURL, key: project.ingest, Payloads.batch(next..<next + 5), gzip: false)
+                next += 5
+                fresh += (answer.json["accepted"] as? [String]) ?? []
+                return answer.status == 200 || answer.status == 202
+            }, "ingest did not resume")
         // Left with the margin (4 MiB above the floor): at least 6 MiB came back, as the server measured when it left
         // the state (the server's own writes since then, e.g. its WAL back to its usual size, use some of it again).
         let left = server!.log.split(separator: "\n").first { $0.contains("storage full no more") }
         let freeWhenLeft = left.flatMap { line in
             ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["free_bytes"] as? String
         }.flatMap { UInt64($0) }
-        #expect((freeWhenLeft ?? 0) > UInt64(floor + 4) << 20, "\(fullFree) → \(freeWhenLeft.map(String.init) ?? "?") bytes free")
+        #expect(
+            (freeWhenLeft ?? 0) > UInt64(floor + 4) << 20,
+            "\(fullFree) → \(freeWhenLeft.map(String.init) ?? "?") bytes free")
         #expect(fs.available > fullFree, "\(fullFree) → \(fs.available) bytes free")
         // Ingest resumes as soon as enough space came back, which can be before the pass has pruned all it will and
         // logged what it did.
@@ -306,12 +346,16 @@ import Testing
 
         // The old reports are gone, the new ones are there.
         for id in old.prefix(5) {
-            let answer = try await http.send(.GET, server!.baseURL + "/api/v1/reports/\(id)", headers: [("Authorization", "Bearer \(project.upload)")])
+            let answer = try await http.send(
+                .GET, server!.baseURL + "/api/v1/reports/\(id)",
+                headers: [("Authorization", "Bearer \(project.upload)")])
             #expect(answer.status == 404)
         }
         #expect(!fresh.isEmpty)
         for id in fresh {
-            let answer = try await http.send(.GET, server!.baseURL + "/api/v1/reports/\(id)", headers: [("Authorization", "Bearer \(project.upload)")])
+            let answer = try await http.send(
+                .GET, server!.baseURL + "/api/v1/reports/\(id)",
+                headers: [("Authorization", "Bearer \(project.upload)")])
             #expect(answer.status == 200)
         }
     }
@@ -344,7 +388,9 @@ import Testing
             }
         }
 
-        static let environment = DiskFullEndToEndTests.fastServices.merging(["FAULTLINE_STORAGE_RETRY_AFTER_S": "3"]) { $1 }
+        static let environment = DiskFullEndToEndTests.fastServices.merging(["FAULTLINE_STORAGE_RETRY_AFTER_S": "3"]) {
+            $1
+        }
 
         func freeSpace() throws { try FileManager.default.removeItem(atPath: filler) }
 
@@ -361,8 +407,12 @@ import Testing
         let s = try await FullServer()
         defer { s.cleanUp() }
         let http = HTTP(client: HTTPClient.shared)
-        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-space-back-\(UUID().uuidString)").path
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("sentry-full-\(UUID().uuidString).txt").path
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "faultline-space-back-\(UUID().uuidString)"
+        ).path
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sentry-full-\(UUID().uuidString).txt"
+        ).path
         FileManager.default.createFile(atPath: output, contents: nil)
         defer {
             try? FileManager.default.removeItem(atPath: marker)
@@ -380,9 +430,12 @@ import Testing
 
         // While full: the SDK was told to wait, and stopped sending (one 429, the rest dropped on its side).
         #expect(await eventually(timeout: .seconds(60)) { printed().contains("disabled:") }, "\(printed())")
-        let disabled = printed().split(separator: "\n").first { $0.hasPrefix("disabled:") }?.dropFirst(9).split(separator: ",") ?? []
+        let disabled =
+            printed().split(separator: "\n").first { $0.hasPrefix("disabled:") }?.dropFirst(9).split(separator: ",")
+            ?? []
         #expect(disabled.contains("None"), "the SDK did not back off every category: \(disabled)")  // no categories: all
-        let refused = try await metric(http, s, #"faultline_http_requests_total{route="/api/{project_id}/envelope",status="429"}"#)
+        let refused = try await metric(
+            http, s, #"faultline_http_requests_total{route="/api/{project_id}/envelope",status="429"}"#)
         #expect(refused >= 1)
         #expect(refused < 6, "the SDK kept sending while told to wait")
 
@@ -391,17 +444,22 @@ import Testing
         FileManager.default.createFile(atPath: marker, contents: nil)
         #expect(await eventually(timeout: .seconds(60)) { !python.isRunning })
         #expect(printed().contains("sent"))
-        let reports = try await http.send(.GET, s.server.baseURL + "/api/v1/reports", headers: [("Authorization", "Bearer \(s.project.upload)")])
+        let reports = try await http.send(
+            .GET, s.server.baseURL + "/api/v1/reports", headers: [("Authorization", "Bearer \(s.project.upload)")])
         let stored = (reports.json["reports"] as? [[String: Any]]) ?? []
         #expect(stored.count == 1, "only the event sent after space returned is stored: \(stored.count)")
-        #expect(try await eventually {
-            let answer = try await http.send(
-                .GET, s.server.baseURL + "/api/v1/dropped-events", headers: [("Authorization", "Bearer \(s.project.upload)")])
-            let rows = answer.json["dropped"] as? [[String: Any]] ?? []
-            let backedOff = rows.filter { $0["reason"] as? String == "ratelimit_backoff" && $0["category"] as? String == "error" }
+        #expect(
+            try await eventually {
+                let answer = try await http.send(
+                    .GET, s.server.baseURL + "/api/v1/dropped-events",
+                    headers: [("Authorization", "Bearer \(s.project.upload)")])
+                let rows = answer.json["dropped"] as? [[String: Any]] ?? []
+                let backedOff = rows.filter {
+                    $0["reason"] as? String == "ratelimit_backoff" && $0["category"] as? String == "error"
+                }
                 .compactMap { $0["quantity"] as? Int }.reduce(0, +)
-            return backedOff >= 6 - refused && backedOff <= 6
-        }, "the SDK's ratelimit_backoff client report was not counted")
+                return backedOff >= 6 - refused && backedOff <= 6
+            }, "the SDK's ratelimit_backoff client report was not counted")
     }
 
     /// Our Swift SDK keeps its queued reports while the server answers 507 (with `Retry-After`) and delivers each
@@ -432,14 +490,18 @@ import Testing
         #expect(recorder.statuses.filter { (200..<300).contains($0) }.count == ids.count)
         #expect(Set(recorder.statuses).isSubset(of: [202, 507]), "\(recorder.statuses)")
         for id in ids {
-            let answer = try await http.send(.GET, s.server.baseURL + "/api/v1/reports/\(id)", headers: [("Authorization", "Bearer \(s.project.upload)")])
+            let answer = try await http.send(
+                .GET, s.server.baseURL + "/api/v1/reports/\(id)",
+                headers: [("Authorization", "Bearer \(s.project.upload)")])
             #expect(answer.status == 200, "report \(id) was not delivered")
         }
     }
 
     func metric(_ http: HTTP, _ s: FullServer, _ line: String) async throws -> Int {
         let text = String(decoding: try await http.send(.GET, s.server.baseURL + "/metrics").body, as: UTF8.self)
-        return text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        return text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap {
+            Int($0.split(separator: " ").last ?? "")
+        } ?? 0
     }
 
     /// Plain file writes (not SQLite) that meet a full disk fail with errors the storage-pressure state recognises
@@ -449,7 +511,9 @@ import Testing
         let fs = try SmallFileSystem(megabytes: 8)
         defer { fs.unmount() }
         let filler = fs.mountPoint + "/filler"
-        #expect(FileManager.default.createFile(atPath: filler, contents: Data(count: max(0, Int(fs.available) - (64 << 10)))))
+        #expect(
+            FileManager.default.createFile(
+                atPath: filler, contents: Data(count: max(0, Int(fs.available) - (64 << 10)))))
         let big = Data(count: 1 << 20)
 
         do {
@@ -469,7 +533,8 @@ import Testing
             #expect(StorageError.isDiskFull(error), "FileHandle.write: \(String(reflecting: error))")
         }
         do {
-            try SitePublisher(root: fs.mountPoint + "/site").write("shop/index.html", String(repeating: "x", count: 1 << 20))
+            try SitePublisher(root: fs.mountPoint + "/site").write(
+                "shop/index.html", String(repeating: "x", count: 1 << 20))
             Issue.record("a 1 MiB page fitted in 64 KiB")
         } catch {
             #expect(StorageError.isDiskFull(error), "SitePublisher: \(String(reflecting: error))")
@@ -479,7 +544,8 @@ import Testing
         #expect(leftovers.isEmpty, "\(leftovers)")
         do {
             let chunks = try FileChunkStore(root: fs.mountPoint + "/chunks")
-            _ = try chunks.put(ChunkChecksum(String(repeating: "a", count: 40))!, bytes: Array(big), project: ProjectID(1))
+            _ = try chunks.put(
+                ChunkChecksum(String(repeating: "a", count: 40))!, bytes: Array(big), project: ProjectID(1))
             Issue.record("a 1 MiB chunk fitted in 64 KiB")
         } catch {
             #expect(StorageError.isDiskFull(error), "FileChunkStore: \(String(reflecting: error))")
@@ -496,15 +562,19 @@ import Testing
         defer { fs.unmount() }
         let folder = fs.mountPoint + "/data"
         let project = try await ServerProcess.createProject("shop", in: folder)
-        let server = try await ServerProcess(folder: folder, arguments: ["--min-free-mb", "0"], environment: FullServer.environment)
+        let server = try await ServerProcess(
+            folder: folder, arguments: ["--min-free-mb", "0"], environment: FullServer.environment)
         defer { server.cleanUp() }
         let http = HTTP(client: HTTPClient.shared)
         let elf = Array(try Data(contentsOf: URL(fileURLWithPath: "/bin/bash")))
         let notes = try Command.run("readelf", ["-n", "/bin/bash"]).out
-        let buildID = try #require(notes.split(separator: "\n").first { $0.contains("Build ID:") }?.split(separator: " ").last)
+        let buildID = try #require(
+            notes.split(separator: "\n").first { $0.contains("Build ID:") }?.split(separator: " ").last)
         let url = server.baseURL + "/api/v1/debug-files/\(buildID)"
         let filler = fs.mountPoint + "/filler"
-        #expect(FileManager.default.createFile(atPath: filler, contents: Data(count: max(0, Int(fs.available) - (256 << 10)))))
+        #expect(
+            FileManager.default.createFile(
+                atPath: filler, contents: Data(count: max(0, Int(fs.available) - (256 << 10)))))
         #expect(elf.count > 1 << 20)
 
         let upload = try await http.send(.PUT, url, headers: [("Authorization", "Bearer \(project.upload)")], body: elf)
@@ -513,13 +583,18 @@ import Testing
         #expect(upload.json["error"] as? String == "storage_full")
         #expect(try await http.send(.GET, server.baseURL + "/healthz").json["degraded"] as? String == "storage_full")
         // Refused before the body now: the same answer, no second log line.
-        #expect(try await http.send(.PUT, url, headers: [("Authorization", "Bearer \(project.upload)")], body: elf).status == 507)
+        #expect(
+            try await http.send(.PUT, url, headers: [("Authorization", "Bearer \(project.upload)")], body: elf).status
+                == 507)
 
         try FileManager.default.removeItem(atPath: filler)
         var stored = 0
         for _ in 0..<40 where stored == 0 {
-            let again = try await http.send(.PUT, url, headers: [("Authorization", "Bearer \(project.upload)")], body: elf)
-            if again.status == 200 || again.status == 201 { stored = again.status } else {
+            let again = try await http.send(
+                .PUT, url, headers: [("Authorization", "Bearer \(project.upload)")], body: elf)
+            if again.status == 200 || again.status == 201 {
+                stored = again.status
+            } else {
                 #expect(again.status == 507)
                 try await Task.sleep(for: .milliseconds(250))
             }

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Every curl command in README.md and docs/*.md, run as written with the real `curl` against the real server.
 ///
@@ -22,7 +22,8 @@ import TestSupport
         var description: String { "\(file):\(line): \(command)" }
     }
 
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
 
     /// The fenced code blocks of a Markdown text: (first line number, lines).
     static func codeBlocks(_ text: String) -> [(start: Int, lines: [String])] {
@@ -110,7 +111,9 @@ import TestSupport
                 let text = command.joined(separator: "\n")
                 if Self.runsCurl(state.code) {
                     var expected: Int?
-                    if j < lines.count, let match = lines[j].range(of: #"^\s*#\s*([1-5][0-9][0-9])\b"#, options: .regularExpression) {
+                    if j < lines.count,
+                        let match = lines[j].range(of: #"^\s*#\s*([1-5][0-9][0-9])\b"#, options: .regularExpression)
+                    {
                         expected = Int(lines[j][match].filter(\.isNumber))
                     }
                     out.append(Example(file: file, line: start + i, command: text, expected: expected))
@@ -123,8 +126,11 @@ import TestSupport
 
     /// README.md, then docs/*.md in name order.
     static func documents() throws -> [(name: String, text: String)] {
-        let docs = try FileManager.default.contentsOfDirectory(atPath: root + "/docs").filter { $0.hasSuffix(".md") }.sorted()
-        return try (["README.md"] + docs.map { "docs/" + $0 }).map { ($0, try String(contentsOfFile: root + "/" + $0, encoding: .utf8)) }
+        let docs = try FileManager.default.contentsOfDirectory(atPath: root + "/docs").filter { $0.hasSuffix(".md") }
+            .sorted()
+        return try (["README.md"] + docs.map { "docs/" + $0 }).map {
+            ($0, try String(contentsOfFile: root + "/" + $0, encoding: .utf8))
+        }
     }
 
     @Test func theExtractorFindsWholeCommandsAndTheirStatus() {
@@ -155,10 +161,14 @@ import TestSupport
         // Every fenced line that runs curl belongs to an extracted example (the extractor missed none).
         for document in documents {
             for (start, lines) in Self.codeBlocks(document.text) {
-                for (offset, line) in lines.enumerated() where line.hasPrefix("curl ") || line.contains(" curl ") || line.contains("|curl ") {
+                for (offset, line) in lines.enumerated()
+                where line.hasPrefix("curl ") || line.contains(" curl ") || line.contains("|curl ") {
                     let number = start + offset
                     #expect(
-                        examples.contains { $0.file == document.name && number >= $0.line && number < $0.line + $0.command.components(separatedBy: "\n").count },
+                        examples.contains {
+                            $0.file == document.name && number >= $0.line
+                                && number < $0.line + $0.command.components(separatedBy: "\n").count
+                        },
                         "\(document.name):\(number) runs curl but was not extracted")
                 }
             }
@@ -178,7 +188,8 @@ import TestSupport
         #expect(seeded.status == 202)
         var issue: Int?
         for _ in 0..<200 where issue == nil {
-            let issues = try await http.send(.GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(project.upload)")])
+            let issues = try await http.send(
+                .GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(project.upload)")])
             issue = ((issues.json["issues"] as? [[String: Any]])?.first?["id"] as? Int)
             if issue == nil { try await Task.sleep(for: .milliseconds(50)) }
         }
@@ -201,16 +212,21 @@ import TestSupport
             let crash = document.name == "docs/symbols.md" ? swiftCrash : Data(nativeCrash.utf8)
             try crash.write(to: URL(fileURLWithPath: work.file("crash.json")))
             // Apple's crash reports, as protocol.md's `crashes/apple` examples name them.
-            try Data(AppleCrashSamples.ips().utf8).write(to: URL(fileURLWithPath: work.file("Demo-2026-11-20-103351.ips")))
+            try Data(AppleCrashSamples.ips().utf8).write(
+                to: URL(fileURLWithPath: work.file("Demo-2026-11-20-103351.ips")))
             try Data(AppleCrashSamples.crash().utf8).write(to: URL(fileURLWithPath: work.file("Demo.crash")))
             try FileManager.default.createDirectory(atPath: work.file("build"), withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: binary, toPath: work.file("build/app.debug"))
             // App Store Connect's ZIP of dSYMs, as symbols.md's `POST /api/v1/debug-files` example names it.
             let dSYM = try AppleBuilds.build(.init(.c, .arm64, .iOS)).dwarfFile
-            try Command.check("python3", [
-                "-c", "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z: "
-                    + "z.write(sys.argv[2], 'Shop.app.dSYM/Contents/Resources/DWARF/Shop')", work.file("dSYMs.zip"), dSYM,
-            ])
+            try Command.check(
+                "python3",
+                [
+                    "-c",
+                    "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z: "
+                        + "z.write(sys.argv[2], 'Shop.app.dSYM/Contents/Resources/DWARF/Shop')", work.file("dSYMs.zip"),
+                    dSYM,
+                ])
             try FileManager.default.createDirectory(atPath: work.file("data"), withIntermediateDirectories: true)
             try work.write(
                 "data/demo-credentials.env",
@@ -218,7 +234,9 @@ import TestSupport
                     .map { "\($0)=\(environment[$0]!)" }.joined(separator: "\n") + "\n")
 
             for example in mine {
-                let script = "set -euo pipefail\n" + Self.substituted(example.command, base: server.baseURL, buildID: buildID, issue: issueID)
+                let script =
+                    "set -euo pipefail\n"
+                    + Self.substituted(example.command, base: server.baseURL, buildID: buildID, issue: issueID)
                 let result = try Command.run("bash", ["-c", script], in: work.path, environment: environment)
                 let statuses = result.err.components(separatedBy: "\n").compactMap { line -> Int? in
                     guard line.hasPrefix("DOCSTATUS ") else { return nil }
@@ -228,9 +246,12 @@ import TestSupport
                 #expect(!statuses.isEmpty, "\(example): no HTTP answer\n\(result.err)")
                 for status in statuses {
                     if let expected = example.expected {
-                        #expect(status == expected, "\(example)\nanswered \(status), documented \(expected): \(result.out.prefix(600))")
+                        #expect(
+                            status == expected,
+                            "\(example)\nanswered \(status), documented \(expected): \(result.out.prefix(600))")
                     } else {
-                        #expect((200..<300).contains(status), "\(example)\nanswered \(status): \(result.out.prefix(600))")
+                        #expect(
+                            (200..<300).contains(status), "\(example)\nanswered \(status): \(result.out.prefix(600))")
                     }
                 }
                 ran += 1
@@ -249,9 +270,12 @@ import TestSupport
     /// The command with the reader's placeholders replaced, and curl told to report its status on stderr.
     static func substituted(_ command: String, base: String, buildID: String, issue: Int) -> String {
         var text = command
-        for host in ["http://127.0.0.1:8080", "http://faultline:8080"] { text = text.replacingOccurrences(of: host, with: base) }
+        for host in ["http://127.0.0.1:8080", "http://faultline:8080"] {
+            text = text.replacingOccurrences(of: host, with: base)
+        }
         text = text.replacingOccurrences(of: "2aaa9d4a628f71c3b66c83312a946a2db7977ff3", with: buildID)
-        text = text.replacingOccurrences(of: #"(?<=/issues/|[?&]issue=)1\b"#, with: String(issue), options: .regularExpression)
+        text = text.replacingOccurrences(
+            of: #"(?<=/issues/|[?&]issue=)1\b"#, with: String(issue), options: .regularExpression)
         return text.replacingOccurrences(
             of: #"(^|[\s|;&(])curl(\s)"#, with: "$1curl --max-time 60 -w '%{stderr}\\\\nDOCSTATUS %{http_code}\\\\n'$2",
             options: .regularExpression)

@@ -50,19 +50,26 @@ final class Locked<Value: Sendable>: Sendable {
         #expect(posted.status == 202)
         #expect((posted.json["accepted"] as? [String])?.count == 50)
 
-        let sessions = "[" + [
-            Payloads.session("a", status: "exited", seq: 2), Payloads.session("b", status: "crashed", errors: 1),
-            Payloads.session("c", status: "ok", user: "user-2"),
-        ].joined(separator: ",") + "]"
+        let sessions =
+            "["
+            + [
+                Payloads.session("a", status: "exited", seq: 2), Payloads.session("b", status: "crashed", errors: 1),
+                Payloads.session("c", status: "ok", user: "user-2"),
+            ].joined(separator: ",") + "]"
         let sessionAnswer = try await http.send(
             .POST, server.baseURL + "/api/v1/sessions",
-            headers: [("Authorization", "Bearer \(project.ingest)"), ("Content-Encoding", "gzip")], body: Payloads.gzip(Array(sessions.utf8)))
+            headers: [("Authorization", "Bearer \(project.ingest)"), ("Content-Encoding", "gzip")],
+            body: Payloads.gzip(Array(sessions.utf8)))
         #expect(sessionAnswer.status == 202)
         #expect(sessionAnswer.json["applied"] as? Int == 3)
 
-        let list = try await http.send(.GET, server.baseURL + "/api/v1/reports?limit=100", headers: [("Authorization", "Bearer \(project.upload)")])
+        let list = try await http.send(
+            .GET, server.baseURL + "/api/v1/reports?limit=100", headers: [("Authorization", "Bearer \(project.upload)")]
+        )
         #expect((list.json["reports"] as? [Any])?.count == 50)
-        let one = try await http.send(.GET, server.baseURL + "/api/v1/reports/\(Payloads.eventID(17))", headers: [("Authorization", "Bearer \(project.upload)")])
+        let one = try await http.send(
+            .GET, server.baseURL + "/api/v1/reports/\(Payloads.eventID(17))",
+            headers: [("Authorization", "Bearer \(project.upload)")])
         #expect(one.status == 200)
         #expect((one.json["error"] as? [String: String])?["message"] == "Segmentation fault 17")
 
@@ -71,7 +78,8 @@ final class Locked<Value: Sendable>: Sendable {
 
         // A second process reads the same SQLite file while the server runs (WAL allows it).
         let database = try SQLiteEngine(path: folder + "/faultline.sqlite")
-        let state = try await SQLiteReportReader(database: database).session(project: ProjectID(Int64(project.id)), id: SessionID("b")!)
+        let state = try await SQLiteReportReader(database: database).session(
+            project: ProjectID(Int64(project.id)), id: SessionID("b")!)
         #expect(state?.status == .crashed)
         try database.close()
     }
@@ -92,7 +100,9 @@ final class Locked<Value: Sendable>: Sendable {
                         let n = client * 1000 + i
                         // A request caught by the kill may hang rather than fail; it was never acknowledged,
                         // so a short timeout only ends the wait.
-                        guard let answer = try? await http.postReports(server.baseURL, key: project.ingest, Payloads.crash(n), timeout: .seconds(5))
+                        guard
+                            let answer = try? await http.postReports(
+                                server.baseURL, key: project.ingest, Payloads.crash(n), timeout: .seconds(5))
                         else { return }
                         if answer.status == 202 { acknowledged.withLock { $0.append(n) } }
                     }
@@ -111,7 +121,9 @@ final class Locked<Value: Sendable>: Sendable {
         defer { restarted.cleanUp() }
         var missing: [Int] = []
         for n in acked {
-            let answer = try await http.send(.GET, restarted.baseURL + "/api/v1/reports/\(Payloads.eventID(n))", headers: [("Authorization", "Bearer \(project.upload)")])
+            let answer = try await http.send(
+                .GET, restarted.baseURL + "/api/v1/reports/\(Payloads.eventID(n))",
+                headers: [("Authorization", "Bearer \(project.upload)")])
             if answer.status != 200 { missing.append(n) }
         }
         #expect(missing.isEmpty, "acknowledged but lost after kill -9: \(missing)")
@@ -127,7 +139,8 @@ final class Locked<Value: Sendable>: Sendable {
         let bomb = Payloads.bomb(memberMiB: 100, members: 100)  // 10 GiB of zeros
         let answer = try await http.send(
             .POST, server.baseURL + "/api/v1/reports",
-            headers: [("Authorization", "Bearer \(project.ingest)"), ("Content-Encoding", "gzip")], body: Array(bomb.readableBytesView))
+            headers: [("Authorization", "Bearer \(project.ingest)"), ("Content-Encoding", "gzip")],
+            body: Array(bomb.readableBytesView))
         #expect(answer.status == 413)
         #expect(answer.json["error"] as? String == "too_large")
         // Inflating even 1 % of it would take 100 MiB; the limits allow 10 MiB in and 10 MiB out.
@@ -149,7 +162,8 @@ final class Locked<Value: Sendable>: Sendable {
         #expect(status == 0)
         #expect(server.log.contains("\"msg\":\"stopped\""))
         // The WAL was checkpointed into the main file and removed on close.
-        let wal = (try? FileManager.default.attributesOfItem(atPath: folder + "/faultline.sqlite-wal")[.size] as? Int) ?? 0
+        let wal =
+            (try? FileManager.default.attributesOfItem(atPath: folder + "/faultline.sqlite-wal")[.size] as? Int) ?? 0
         #expect(wal == 0)
     }
 

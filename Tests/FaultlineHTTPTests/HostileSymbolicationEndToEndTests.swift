@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
-import Testing
 import TestSupport
+import Testing
 
 /// Issue #9, finding 2, against the real `faultline` binary: crafted debug files do not kill the server, and
 /// a report that does stop the worker is retried a bounded number of times, then failed with a reason.
@@ -21,7 +21,8 @@ import TestSupport
 
     func symbolication(_ server: ServerProcess, _ n: Int, token: String) async throws -> [String: Any]? {
         let answer = try await http.send(
-            .GET, server.baseURL + "/api/v1/reports/\(Payloads.eventID(n))", headers: [("Authorization", "Bearer \(token)")])
+            .GET, server.baseURL + "/api/v1/reports/\(Payloads.eventID(n))",
+            headers: [("Authorization", "Bearer \(token)")])
         return answer.status == 200 ? answer.json["symbolication"] as? [String: Any] : nil
     }
 
@@ -32,7 +33,8 @@ import TestSupport
     @Test func hostileDebugFilesUploadedToTheServerDoNotStopIt() async throws {
         let scratch = try TempFolder("hostile-e2e")
         let absolute = try HostileELF.absoluteSymbolLibrary(in: scratch)
-        let inline = try HostileELF.inlineLibrary(callFile: .max, callLine: .max, callColumn: .max, name: "libinline", in: scratch)
+        let inline = try HostileELF.inlineLibrary(
+            callFile: .max, callLine: .max, callColumn: .max, name: "libinline", in: scratch)
         let absoluteID = try #require(try ELFFixtures.readelfBuildID(absolute))
         let inlineID = try #require(try ELFFixtures.readelfBuildID(inline))
         let outer = try #require(try HostileELF.address(of: "outer", in: inline))
@@ -54,13 +56,16 @@ import TestSupport
             Self.report(1, buildID: absoluteID, module: "libabsolute.so", address: 0xffff_ffff_ffff_ff10),
             Self.report(2, buildID: inlineID, module: "libinline.so", address: outer + 1),
         ]
-        #expect(try await http.postReports(server.baseURL, key: project.ingest, "[" + reports.joined(separator: ",") + "]").status == 202)
+        #expect(
+            try await http.postReports(server.baseURL, key: project.ingest, "[" + reports.joined(separator: ",") + "]")
+                .status == 202)
 
-        #expect(try await eventually {
-            let first = try await state(server, 1, token: project.upload)
-            let second = try await state(server, 2, token: project.upload)
-            return first != "pending" && second != "pending"
-        })
+        #expect(
+            try await eventually {
+                let first = try await state(server, 1, token: project.upload)
+                let second = try await state(server, 2, token: project.upload)
+                return first != "pending" && second != "pending"
+            })
         #expect(server.process.isRunning)
         let first = try #require(try await symbolication(server, 1, token: project.upload))
         #expect(first["state"] as? String == "partial")
@@ -69,7 +74,8 @@ import TestSupport
         #expect((slot["frames"] as? [[String: Any]])?.first?["function"] as? String == "huge_absolute")
         let second = try #require(try await symbolication(server, 2, token: project.upload))
         #expect(second["state"] as? String == "complete")
-        let frames = try #require(((second["threads"] as? [[[String: Any]]])?.first?.first?["frames"]) as? [[String: Any]])
+        let frames = try #require(
+            ((second["threads"] as? [[[String: Any]]])?.first?.first?["frames"]) as? [[String: Any]])
         #expect(frames.map { $0["function"] as? String } == ["inlined_callee", "outer"])
         #expect(frames.last?["line"] == nil)
         // Still serving.
@@ -84,7 +90,9 @@ import TestSupport
         // No Swift backtrace on abort: it takes seconds per crash and says nothing here.
         let environment = ["FAULTLINE_TEST_ABORT_ON_BUILD_ID": poison, "SWIFT_BACKTRACE": "enable=no"]
         defer {
-            for suffix in ["", "-stdout.txt", "-stderr.txt"] { try? FileManager.default.removeItem(atPath: folder + suffix) }
+            for suffix in ["", "-stdout.txt", "-stderr.txt"] {
+                try? FileManager.default.removeItem(atPath: folder + suffix)
+            }
         }
 
         var crashes = 0
@@ -106,7 +114,8 @@ import TestSupport
                     Self.report(2, buildID: poison, module: "libpoison.so", address: 0x5678),
                 ]
                 // The worker may abort right after acknowledging: the answer can be lost, the reports are stored.
-                _ = try? await http.postReports(server.baseURL, key: project.ingest, "[" + reports.joined(separator: ",") + "]")
+                _ = try? await http.postReports(
+                    server.baseURL, key: project.ingest, "[" + reports.joined(separator: ",") + "]")
             }
             var done = false
             while server.process.isRunning, !done {
@@ -133,7 +142,8 @@ import TestSupport
         #expect(fine["state"] as? String == "missing")
         #expect(fine["failure_reason"] == nil)
         // Both are grouped: the poison one by module and offset.
-        let issues = try await http.send(.GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(project.upload)")])
+        let issues = try await http.send(
+            .GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(project.upload)")])
         let culprits = (issues.json["issues"] as? [[String: Any]])?.compactMap { $0["culprit"] as? String } ?? []
         #expect(culprits.contains("libpoison.so+0x5678"))
         #expect(culprits.count == 2)

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A project's in-app rules (`faultline projects configure --in-app-include/--in-app-exclude`) decide which frame
 /// a running server blames: a vendored library shipped beside the app stops being blamed once excluded.
@@ -35,7 +35,10 @@ import TestSupport
         #expect(try await eventually { try await culprits() == ["vendor_parse (vendor.c:40)"] })
 
         let configured = try await ServerProcess.run(
-            ["projects", "configure", "rules", "--data", folder, "--json", "--in-app-exclude", "libvendor*", "--in-app-include", "libcompany?.so"])
+            [
+                "projects", "configure", "rules", "--data", folder, "--json", "--in-app-exclude", "libvendor*",
+                "--in-app-include", "libcompany?.so",
+            ])
         #expect(configured.status == 0, "\(configured.err)")
         let json = try JSONSerialization.jsonObject(with: Data(configured.out.utf8)) as? [String: Any]
         #expect(json?["in_app_exclude"] as? [String] == ["libvendor*"])
@@ -43,13 +46,21 @@ import TestSupport
 
         // The running server reads the rules with its next batch.
         #expect(try await http.postReports(server.baseURL, key: project.ingest, Self.crash(2)).status == 202)
-        #expect(try await eventually { try await culprits() == ["vendor_parse (vendor.c:40)", "load_config (config.c:12)"] })
+        #expect(
+            try await eventually {
+                try await culprits() == ["vendor_parse (vendor.c:40)", "load_config (config.c:12)"]
+            })
 
-        let cleared = try await ServerProcess.run(["projects", "configure", "rules", "--data", folder, "--json", "--clear-in-app"])
+        let cleared = try await ServerProcess.run([
+            "projects", "configure", "rules", "--data", folder, "--json", "--clear-in-app",
+        ])
         let clearedJSON = try JSONSerialization.jsonObject(with: Data(cleared.out.utf8)) as? [String: Any]
         #expect(clearedJSON?["in_app_exclude"] as? [String] == [])
         let refused = try await ServerProcess.run(
-            ["projects", "configure", "rules", "--data", folder, "--in-app-include", String(repeating: "x", count: 200)])
+            [
+                "projects", "configure", "rules", "--data", folder, "--in-app-include",
+                String(repeating: "x", count: 200),
+            ])
         #expect(refused.status != 0)
         #expect(refused.err.contains("in-app pattern"))
     }

@@ -8,7 +8,8 @@ import Testing
 @Suite(.serialized, .tags(.endToEnd), .provisioned) struct InsightsEndToEndTests {
     /// Short timers so that the background services react within a test's patience.
     static let fastServices = [
-        "FAULTLINE_RENDER_DEBOUNCE_MS": "200", "FAULTLINE_ALERT_INTERVAL_MS": "300", "FAULTLINE_WEBHOOK_BACKOFF_MS": "300",
+        "FAULTLINE_RENDER_DEBOUNCE_MS": "200", "FAULTLINE_ALERT_INTERVAL_MS": "300",
+        "FAULTLINE_WEBHOOK_BACKOFF_MS": "300",
         "FAULTLINE_WEBHOOK_POLL_MS": "100",
     ]
     let http = HTTP(client: HTTPClient.shared)
@@ -16,7 +17,9 @@ import Testing
     static var now: String { ISO8601DateFormatter().string(from: Date()) }
 
     /// A crash report whose crashing thread the client symbolicated, at crash site `site`.
-    static func crash(_ n: Int, site: String, version: String, user: String, session: String? = nil, message: String = "boom") -> String {
+    static func crash(
+        _ n: Int, site: String, version: String, user: String, session: String? = nil, message: String = "boom"
+    ) -> String {
         """
         {"event_id":"\(Payloads.eventID(n))","kind":"crash","timestamp":"\(now)",\(session.map { "\"session_id\":\"\($0)\"," } ?? "")
          "user_id":"\(user)","app":{"version":"\(version)","build":"1"},
@@ -35,14 +38,17 @@ import Testing
 
     func postSessions(_ server: ServerProcess, key: String, _ sessions: [String]) async throws {
         let answer = try await http.send(
-            .POST, server.baseURL + "/api/v1/sessions", headers: [("Authorization", "Bearer \(key)"), ("Content-Type", "application/json")],
+            .POST, server.baseURL + "/api/v1/sessions",
+            headers: [("Authorization", "Bearer \(key)"), ("Content-Type", "application/json")],
             body: Array(("[" + sessions.joined(separator: ",") + "]").utf8))
         #expect(answer.status == 202)
     }
 
     func get(_ server: ServerProcess, _ path: String, token: String) async throws -> [String: Any] {
         let answer = try await http.send(.GET, server.baseURL + path, headers: [("Authorization", "Bearer \(token)")])
-        guard answer.status == 200 else { throw TestFailure("GET \(path) → \(answer.status): \(String(decoding: answer.body, as: UTF8.self))") }
+        guard answer.status == 200 else {
+            throw TestFailure("GET \(path) → \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
+        }
         return answer.json
     }
 
@@ -53,7 +59,8 @@ import Testing
     @Test func issuesHealthRegressionAndTheDashboard() async throws {
         let folder = ServerProcess.newFolder()
         let project = try await ServerProcess.createProject("shop", in: folder)
-        let admin = try await ServerProcess.run(["admin-token", "--data", folder]).out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let admin = try await ServerProcess.run(["admin-token", "--data", folder]).out.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let server = try await ServerProcess(folder: folder, environment: Self.fastServices)
         defer { server.cleanUp() }
 
@@ -62,10 +69,15 @@ import Testing
         let started = Self.now
         var sessions: [String] = []
         for u in 0..<20 {
-            sessions.append(Self.session("s\(u)", user: "u\(u)", release: "1.0 (1)", status: u < 2 ? "crashed" : "exited", started: started))
+            sessions.append(
+                Self.session(
+                    "s\(u)", user: "u\(u)", release: "1.0 (1)", status: u < 2 ? "crashed" : "exited", started: started))
         }
         for u in 20..<30 {
-            sessions.append(Self.session("s\(u)", user: "u\(u)", release: "2.0 (1)", status: u == 20 ? "crashed" : "exited", started: started))
+            sessions.append(
+                Self.session(
+                    "s\(u)", user: "u\(u)", release: "2.0 (1)", status: u == 20 ? "crashed" : "exited", started: started
+                ))
         }
         try await postSessions(server, key: project.ingest, sessions)
         let reports = [
@@ -73,7 +85,9 @@ import Testing
             Self.crash(2, site: "renderList", version: "1.0", user: "u1", session: "s1"),
             Self.crash(3, site: "parseCart", version: "2.0", user: "u20", session: "s20"),
         ]
-        #expect(try await http.postReports(server.baseURL, key: project.ingest, "[" + reports.joined(separator: ",") + "]").status == 202)
+        #expect(
+            try await http.postReports(server.baseURL, key: project.ingest, "[" + reports.joined(separator: ",") + "]")
+                .status == 202)
 
         // Then the worker groups them into two issues, ranked by users.
         #expect(try await eventually { try await issues(server, token: project.upload).count == 2 })
@@ -84,7 +98,8 @@ import Testing
         #expect(parse["users"] as? Int == 2)
         #expect(parse["first_release"] as? String == "1.0 (1)")
         #expect((parse["signals"] as? [String])?.contains("fresh") == true)
-        let top = try await get(server, "/api/v1/top-issues?window=24h", token: project.upload)["issues"] as? [[String: Any]]
+        let top =
+            try await get(server, "/api/v1/top-issues?window=24h", token: project.upload)["issues"] as? [[String: Any]]
         #expect((top?.first?["issue"] as? [String: Any])?["id"] as? Int == parse["id"] as? Int)
         #expect(top?.first?["users"] as? Int == 2)
 
@@ -99,8 +114,10 @@ import Testing
         #expect(today["users"] as? Int == 30)
         #expect(today["crashed_users"] as? Int == 3)
         #expect(today["crash_free_sessions"] as? Double == 0.9)
-        #expect(((health["days"] as? [[String: Any]])?.first?["health"] as? [String: Any])?["crash_free_users"] is NSNull)
-        let releases = try #require(try await get(server, "/api/v1/releases", token: project.upload)["releases"] as? [[String: Any]])
+        #expect(
+            ((health["days"] as? [[String: Any]])?.first?["health"] as? [String: Any])?["crash_free_users"] is NSNull)
+        let releases = try #require(
+            try await get(server, "/api/v1/releases", token: project.upload)["releases"] as? [[String: Any]])
         let r1 = try #require(releases.first { $0["release"] as? String == "1.0 (1)" })
         #expect((r1["health"] as? [String: Any])?["sessions"] as? Int == 20)
         #expect((r1["health"] as? [String: Any])?["crashed_users"] as? Int == 2)
@@ -110,21 +127,31 @@ import Testing
         // When the renderList issue is closed and then crashes in 2.0, it reopens as regressed and alerts.
         let renderID = try #require(render["id"] as? Int)
         let closed = try await http.send(
-            .PATCH, server.baseURL + "/api/v1/issues/\(renderID)", headers: [("Authorization", "Bearer \(project.upload)")],
+            .PATCH, server.baseURL + "/api/v1/issues/\(renderID)",
+            headers: [("Authorization", "Bearer \(project.upload)")],
             body: Array(#"{"status":"closed"}"#.utf8))
         #expect(closed.status == 200)
         #expect(closed.json["status"] as? String == "closed")
         let badPatch = try await http.send(
-            .PATCH, server.baseURL + "/api/v1/issues/\(renderID)", headers: [("Authorization", "Bearer \(project.upload)")],
+            .PATCH, server.baseURL + "/api/v1/issues/\(renderID)",
+            headers: [("Authorization", "Bearer \(project.upload)")],
             body: Array(#"{"status":"fixed"}"#.utf8))
         #expect(badPatch.status == 400)
         #expect(badPatch.json["field"] as? String == "status")
-        #expect(try await http.postReports(server.baseURL, key: project.ingest, Self.crash(4, site: "renderList", version: "2.0", user: "u21")).status == 202)
-        #expect(try await eventually {
-            let issue = try await get(server, "/api/v1/issues/\(renderID)", token: project.upload)["issue"] as? [String: Any]
-            return issue?["status"] as? String == "open" && (issue?["signals"] as? [String])?.contains("regressed") == true
-        })
-        let alerts = try #require(try await get(server, "/api/v1/alerts", token: project.upload)["alerts"] as? [[String: Any]])
+        #expect(
+            try await http.postReports(
+                server.baseURL, key: project.ingest, Self.crash(4, site: "renderList", version: "2.0", user: "u21")
+            ).status == 202)
+        #expect(
+            try await eventually {
+                let issue =
+                    try await get(server, "/api/v1/issues/\(renderID)", token: project.upload)["issue"]
+                    as? [String: Any]
+                return issue?["status"] as? String == "open"
+                    && (issue?["signals"] as? [String])?.contains("regressed") == true
+            })
+        let alerts = try #require(
+            try await get(server, "/api/v1/alerts", token: project.upload)["alerts"] as? [[String: Any]])
         #expect(Set(alerts.compactMap { $0["kind"] as? String }) == ["new_issue", "regression"])
         #expect(alerts.first { $0["kind"] as? String == "regression" }?["release"] as? String == "2.0 (1)")
 
@@ -137,14 +164,17 @@ import Testing
 
         // The dashboard is rendered into the data folder and behind the admin token.
         let overview = folder + "/site/shop/index.html"
-        #expect(try await eventually {
-            let html = (try? String(contentsOfFile: overview, encoding: .utf8)) ?? ""
-            return html.contains("90.00 %") && html.contains("3 of 30")
-        }, "overview: \((try? String(contentsOfFile: overview, encoding: .utf8)) ?? "missing")")
+        #expect(
+            try await eventually {
+                let html = (try? String(contentsOfFile: overview, encoding: .utf8)) ?? ""
+                return html.contains("90.00 %") && html.contains("3 of 30")
+            }, "overview: \((try? String(contentsOfFile: overview, encoding: .utf8)) ?? "missing")")
         // A cycle writes its issue pages after the summary pages (and leaves them to the next one when newer data
         // waits): the overview can be current before this file exists (a run once read it 0.8 s in, too early).
         let issuePath = folder + "/site/shop/issues/\(renderID).html"
-        #expect(try await eventually { FileManager.default.fileExists(atPath: issuePath) }, "the issue page was never written")
+        #expect(
+            try await eventually { FileManager.default.fileExists(atPath: issuePath) },
+            "the issue page was never written")
         let issuePage = try String(contentsOfFile: issuePath, encoding: .utf8)
         #expect(issuePage.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(!issuePage.contains("<script>alert(1)"))
@@ -162,7 +192,8 @@ import Testing
         #expect(script.status == 401)
         #expect(script.headers["WWW-Authenticate"].first?.hasPrefix("Basic") == true)
         let basic = "Basic " + Data("me:\(admin)".utf8).base64EncodedString()
-        let withBasic = try await browser.send(.GET, server.baseURL + "/shop/index.html", headers: [("Authorization", basic)])
+        let withBasic = try await browser.send(
+            .GET, server.baseURL + "/shop/index.html", headers: [("Authorization", basic)])
         #expect(withBasic.status == 200)
         #expect(String(decoding: withBasic.body, as: UTF8.self).contains("3 of 30"))
         let wrong = try await browser.send(
@@ -189,8 +220,10 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: out) }
         let rendered = try await ServerProcess.run(["render", "--data", folder, "--out", out])
         #expect(rendered.status == 0, "\(rendered.err)")
-        for page in ["index.html", "style.css", "shop/index.html", "shop/issues.html", "shop/alerts.html", "shop/releases.html",
-                     "shop/missing-debug-files.html", "shop/issues/\(renderID).html"] {
+        for page in [
+            "index.html", "style.css", "shop/index.html", "shop/issues.html", "shop/alerts.html", "shop/releases.html",
+            "shop/missing-debug-files.html", "shop/issues/\(renderID).html",
+        ] {
             #expect(FileManager.default.fileExists(atPath: out + "/" + page), "\(page) missing")
         }
     }
@@ -205,20 +238,27 @@ import Testing
             ["alerts", "configure", "hooks", "--webhook", receiver.url, "--allow-private-webhooks", "--data", folder])
         #expect(configured.status == 0, "\(configured.err)")
         #expect(configured.out.contains(receiver.url))
-        var server = try await ServerProcess(folder: folder, arguments: ["--allow-private-webhooks"], environment: Self.fastServices)
+        var server = try await ServerProcess(
+            folder: folder, arguments: ["--allow-private-webhooks"], environment: Self.fastServices)
 
         // Given a receiver that fails, a new issue's alert is attempted and retried…
-        #expect(try await http.postReports(server.baseURL, key: project.ingest, Self.crash(1, site: "boot", version: "1.0", user: "u1")).status == 202)
+        #expect(
+            try await http.postReports(
+                server.baseURL, key: project.ingest, Self.crash(1, site: "boot", version: "1.0", user: "u1")
+            ).status == 202)
         #expect(try await eventually { receiver.received.count >= 2 })
         // …and when the server is killed while the receiver still fails, the delivery is not lost.
         try await server.kill9()
         receiver.setFailing(false)
-        server = try await ServerProcess(folder: folder, arguments: ["--allow-private-webhooks"], environment: Self.fastServices)
+        server = try await ServerProcess(
+            folder: folder, arguments: ["--allow-private-webhooks"], environment: Self.fastServices)
         defer { server.cleanUp() }
-        #expect(try await eventually {
-            let alerts = try await get(server, "/api/v1/alerts", token: project.upload)["alerts"] as? [[String: Any]]
-            return alerts?.first?["delivery"] as? String == "delivered"
-        })
+        #expect(
+            try await eventually {
+                let alerts =
+                    try await get(server, "/api/v1/alerts", token: project.upload)["alerts"] as? [[String: Any]]
+                return alerts?.first?["delivery"] as? String == "delivered"
+            })
         let bodies = receiver.received
         #expect(bodies.count >= 3)
         let last = try #require(bodies.last)
@@ -227,7 +267,8 @@ import Testing
         #expect(((last["alert"] as? [String: Any])?["url"] as? String)?.contains("/hooks/issues/") == true)
         // Every attempt carried the same alert (receivers dedupe by alert id).
         #expect(Set(bodies.compactMap { ($0["alert"] as? [String: Any])?["id"] as? Int }).count == 1)
-        let delivered = try #require((try await get(server, "/api/v1/alerts", token: project.upload)["alerts"] as? [[String: Any]])?.first)
+        let delivered = try #require(
+            (try await get(server, "/api/v1/alerts", token: project.upload)["alerts"] as? [[String: Any]])?.first)
         // Attempts are recorded after they end, so the one cut short by kill -9 may be uncounted (at-least-once).
         #expect((delivered["delivery_attempts"] as? Int ?? 0) >= 2)
     }
@@ -240,20 +281,35 @@ import Testing
         // Release 3.0: 50 users, 30 of them crash with the same issue within the window → velocity.
         // Release 4.0: 400 users, 3 crash with another issue (0.75 %, 3 users) → steady noise, no velocity alert.
         var sessions: [String] = []
-        for u in 0..<50 { sessions.append(Self.session("a\(u)", user: "a\(u)", release: "3.0 (1)", status: u < 30 ? "crashed" : "exited")) }
-        for u in 0..<400 { sessions.append(Self.session("b\(u)", user: "b\(u)", release: "4.0 (1)", status: u < 3 ? "crashed" : "exited")) }
+        for u in 0..<50 {
+            sessions.append(
+                Self.session("a\(u)", user: "a\(u)", release: "3.0 (1)", status: u < 30 ? "crashed" : "exited"))
+        }
+        for u in 0..<400 {
+            sessions.append(
+                Self.session("b\(u)", user: "b\(u)", release: "4.0 (1)", status: u < 3 ? "crashed" : "exited"))
+        }
         try await postSessions(server, key: project.ingest, sessions)
-        var reports = (0..<30).map { Self.crash(100 + $0, site: "spike", version: "3.0", user: "a\($0)", session: "a\($0)") }
-        reports += (0..<3).map { Self.crash(200 + $0, site: "noise", version: "4.0", user: "b\($0)", session: "b\($0)") }
-        #expect(try await http.postReports(server.baseURL, key: project.ingest, "[" + reports.joined(separator: ",") + "]").status == 202)
+        var reports = (0..<30).map {
+            Self.crash(100 + $0, site: "spike", version: "3.0", user: "a\($0)", session: "a\($0)")
+        }
+        reports += (0..<3).map {
+            Self.crash(200 + $0, site: "noise", version: "4.0", user: "b\($0)", session: "b\($0)")
+        }
+        #expect(
+            try await http.postReports(server.baseURL, key: project.ingest, "[" + reports.joined(separator: ",") + "]")
+                .status == 202)
 
-        #expect(try await eventually {
-            let alerts = try await get(server, "/api/v1/alerts", token: project.upload)["alerts"] as? [[String: Any]] ?? []
-            return alerts.contains { $0["kind"] as? String == "velocity" }
-        })
+        #expect(
+            try await eventually {
+                let alerts =
+                    try await get(server, "/api/v1/alerts", token: project.upload)["alerts"] as? [[String: Any]] ?? []
+                return alerts.contains { $0["kind"] as? String == "velocity" }
+            })
         // Give the alert service a few more rounds: still exactly one velocity alert, for the spike, with its numbers.
         try await Task.sleep(for: .seconds(1))
-        let alerts = try #require(try await get(server, "/api/v1/alerts", token: project.upload)["alerts"] as? [[String: Any]])
+        let alerts = try #require(
+            try await get(server, "/api/v1/alerts", token: project.upload)["alerts"] as? [[String: Any]])
         let velocity = alerts.filter { $0["kind"] as? String == "velocity" }
         #expect(velocity.count == 1)
         #expect(velocity.first?["release"] as? String == "3.0 (1)")

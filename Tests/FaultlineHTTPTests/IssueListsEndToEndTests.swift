@@ -35,14 +35,16 @@ import Testing
         // 104 new issues in a minute are more than the default new-issue cap (100 an hour) lets one project make.
         let raised = try await http.send(
             .PUT, server.baseURL + "/api/v1/alert-settings?project=shop",
-            headers: [("Authorization", "Bearer \(admin)"), ("Content-Type", "application/json")], body: Array(#"{"new_issue_cap": 1000}"#.utf8))
+            headers: [("Authorization", "Bearer \(admin)"), ("Content-Type", "application/json")],
+            body: Array(#"{"new_issue_cap": 1000}"#.utf8))
         #expect(raised.status == 200, "\(String(decoding: raised.body, as: UTF8.self))")
 
         // Given 103 crash sites (one report each; even sites in release 1.0, odd ones in 2.0), site5 hit by 4 users,
         // site7 by 3, site9 six times by one user; one non-fatal issue; and another project's crash.
         var reports: [String] = []
         for k in 0..<103 {
-            reports.append(InsightsEndToEndTests.crash(k + 1, site: "site\(k)", version: k % 2 == 0 ? "1.0" : "2.0", user: "u"))
+            reports.append(
+                InsightsEndToEndTests.crash(k + 1, site: "site\(k)", version: k % 2 == 0 ? "1.0" : "2.0", user: "u"))
         }
         var n = 1000
         for (k, users) in [(5, ["v1", "v2", "v3"]), (7, ["v1", "v2"]), (9, ["u", "u", "u", "u", "u"])] {
@@ -52,41 +54,61 @@ import Testing
             }
         }
         reports.append(Self.nonFatal(2000, version: "1.0", user: "u"))
-        #expect(try await http.postReports(server.baseURL, key: shop.ingest, "[" + reports.joined(separator: ",") + "]").status == 202)
-        #expect(try await http.postReports(
-            server.baseURL, key: other.ingest, InsightsEndToEndTests.crash(3000, site: "theirs", version: "2.0", user: "t")).status == 202)
+        #expect(
+            try await http.postReports(server.baseURL, key: shop.ingest, "[" + reports.joined(separator: ",") + "]")
+                .status == 202)
+        #expect(
+            try await http.postReports(
+                server.baseURL, key: other.ingest,
+                InsightsEndToEndTests.crash(3000, site: "theirs", version: "2.0", user: "t")
+            ).status == 202)
 
         // Each site's issue id, from the API once every report is grouped.
         var site: [String: Int] = [:]
         var nonFatalID = 0
-        #expect(try await eventually {
-            let answer = try await http.send(
-                .GET, server.baseURL + "/api/v1/issues?limit=1000", headers: [("Authorization", "Bearer \(shop.upload)")])
-            let issues = answer.json["issues"] as? [[String: Any]] ?? []
-            guard issues.count == 104, issues.reduce(0, { $0 + ($1["events"] as? Int ?? 0) }) == 114 else { return false }
-            for issue in issues {
-                let culprit = issue["culprit"] as? String ?? ""
-                if let match = culprit.firstMatch(of: #/(site\d+)\.c/#) { site[String(match.output.1)] = issue["id"] as? Int }
-                if issue["kind"] as? String == "nonfatal" { nonFatalID = issue["id"] as? Int ?? 0 }
-            }
-            return site.count == 103 && nonFatalID > 0
-        }, "the 104 issues are grouped")
-        let theirs = try #require(try await http.send(
-            .GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(other.upload)")]
-        ).json["issues"] as? [[String: Any]]).first?["id"] as? Int
+        #expect(
+            try await eventually {
+                let answer = try await http.send(
+                    .GET, server.baseURL + "/api/v1/issues?limit=1000",
+                    headers: [("Authorization", "Bearer \(shop.upload)")])
+                let issues = answer.json["issues"] as? [[String: Any]] ?? []
+                guard issues.count == 104, issues.reduce(0, { $0 + ($1["events"] as? Int ?? 0) }) == 114 else {
+                    return false
+                }
+                for issue in issues {
+                    let culprit = issue["culprit"] as? String ?? ""
+                    if let match = culprit.firstMatch(of: #/(site\d+)\.c/#) {
+                        site[String(match.output.1)] = issue["id"] as? Int
+                    }
+                    if issue["kind"] as? String == "nonfatal" { nonFatalID = issue["id"] as? Int ?? 0 }
+                }
+                return site.count == 103 && nonFatalID > 0
+            }, "the 104 issues are grouped")
+        let theirs =
+            try #require(
+                try await http.send(
+                    .GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(other.upload)")]
+                ).json["issues"] as? [[String: Any]]
+            ).first?["id"] as? Int
         let theirID = try #require(theirs)
         let crashIDs = Set(site.values)
         func id(_ k: Int) -> Int { site["site\(k)"] ?? -1 }
 
         // The static list is the first page of every issue, with the total and a link to the rest.
-        #expect(try await eventually {
-            ((try? String(contentsOfFile: folder + "/site/shop/issues.html", encoding: .utf8)) ?? "").contains("Issues 1–100 of 104")
-        })
+        #expect(
+            try await eventually {
+                ((try? String(contentsOfFile: folder + "/site/shop/issues.html", encoding: .utf8)) ?? "").contains(
+                    "Issues 1–100 of 104")
+            })
         let login = try await browser.send(
-            .POST, server.baseURL + "/login", headers: DashboardActionsEndToEndTests.form, body: Array("token=\(admin)&next=%2F".utf8))
-        let cookie = [("Cookie", try #require(login.headers["Set-Cookie"].first?.split(separator: ";").first.map(String.init)))]
+            .POST, server.baseURL + "/login", headers: DashboardActionsEndToEndTests.form,
+            body: Array("token=\(admin)&next=%2F".utf8))
+        let cookie = [
+            ("Cookie", try #require(login.headers["Set-Cookie"].first?.split(separator: ";").first.map(String.init)))
+        ]
         func page(_ query: String) async throws -> (status: Int, html: String, answer: HTTP.Answer) {
-            let answer = try await browser.send(.GET, server.baseURL + "/shop/list" + (query.isEmpty ? "" : "?" + query), headers: cookie)
+            let answer = try await browser.send(
+                .GET, server.baseURL + "/shop/list" + (query.isEmpty ? "" : "?" + query), headers: cookie)
             return (answer.status, String(decoding: answer.body, as: UTF8.self), answer)
         }
         let staticList = try await browser.send(.GET, server.baseURL + "/shop/issues.html", headers: cookie)
@@ -95,7 +117,8 @@ import Testing
         #expect(Self.issueIDs(staticHTML).count == 100)
         #expect(staticHTML.contains("<a href=\"list?page=2\" rel=\"next\">Next page</a>"))
         let token = try #require(DashboardActionsEndToEndTests.csrf(staticHTML))
-        #expect(token.count == 64 && !staticHTML.contains("__FAULTLINE_CSRF__"), "every row form has the session's token")
+        #expect(
+            token.count == 64 && !staticHTML.contains("__FAULTLINE_CSRF__"), "every row form has the session's token")
 
         // Most users first: site5 (4), site7 (3), then site9 (1 user, 6 events); all 103 crashes over two pages.
         let byUsers = try await page("kind=crash&sort=users")
@@ -109,7 +132,9 @@ import Testing
         let rest = Self.issueIDs(second.html)
         #expect(second.html.contains("Issues 101–103 of 103"))
         #expect(first.count == 100 && rest.count == 3)
-        #expect(Set(first + rest) == crashIDs && Set(first).isDisjoint(with: rest), "each crash exactly once over the pages")
+        #expect(
+            Set(first + rest) == crashIDs && Set(first).isDisjoint(with: rest), "each crash exactly once over the pages"
+        )
         #expect(Self.issueIDs(try await page("sort=events").html).first == id(9))
         #expect(Self.issueIDs(try await page("kind=non-fatal").html) == [nonFatalID])
 
@@ -125,7 +150,9 @@ import Testing
         let back = "/shop/list?kind=crash&sort=users"
         let closed = try await browser.send(
             .POST, action, headers: cookie + DashboardActionsEndToEndTests.form,
-            body: Array("csrf=\(token)&status=closed&back=\(back.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)".utf8))
+            body: Array(
+                "csrf=\(token)&status=closed&back=\(back.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
+                    .utf8))
         #expect(closed.status == 303)
         #expect(closed.headers["Location"].first == back)
         let after = try await page("kind=crash&sort=users")
@@ -135,22 +162,28 @@ import Testing
         #expect(try await page("status=open&kind=crash").html.contains("Issues 1–100 of 102"))
         // Mute site5 from the static issues.html's form (back to the live default list), then it is the muted list.
         let muted = try await browser.send(
-            .POST, server.baseURL + "/shop/issues/\(id(5))/status", headers: cookie + DashboardActionsEndToEndTests.form,
+            .POST, server.baseURL + "/shop/issues/\(id(5))/status",
+            headers: cookie + DashboardActionsEndToEndTests.form,
             body: Array("csrf=\(token)&status=muted&back=%2Fshop%2Flist".utf8))
         #expect(muted.headers["Location"].first == "/shop/list")
         #expect(Self.issueIDs(try await page("status=muted").html) == [id(5)])
         // A `back` outside this project's lists is ignored: the answer goes to the issue's page.
-        for bad in ["%2Fother%2Flist", "https%3A%2F%2Fevil.example%2F", "%2F%2Fevil.example", "%2Fshop%2F..%2Fother%2Flist"] {
+        for bad in [
+            "%2Fother%2Flist", "https%3A%2F%2Fevil.example%2F", "%2F%2Fevil.example", "%2Fshop%2F..%2Fother%2Flist",
+        ] {
             let answer = try await browser.send(
-                .POST, action, headers: cookie + DashboardActionsEndToEndTests.form, body: Array("csrf=\(token)&status=open&back=\(bad)".utf8))
+                .POST, action, headers: cookie + DashboardActionsEndToEndTests.form,
+                body: Array("csrf=\(token)&status=open&back=\(bad)".utf8))
             #expect(answer.status == 303)
             #expect(answer.headers["Location"].first == "/shop/issues/\(id(7)).html", "back=\(bad)")
         }
 
         // Bad values: 400 naming the parameter; a page past the end is an empty page that says so.
-        for (query, field) in [("status=fixed", "status"), ("kind=crashes", "kind"), ("sort=newest", "sort"), ("page=0", "page"),
-                               ("page=-1", "page"), ("page=99999999999999999999", "page"),
-                               ("release=" + String(repeating: "x", count: 5000), "release")] {
+        for (query, field) in [
+            ("status=fixed", "status"), ("kind=crashes", "kind"), ("sort=newest", "sort"), ("page=0", "page"),
+            ("page=-1", "page"), ("page=99999999999999999999", "page"),
+            ("release=" + String(repeating: "x", count: 5000), "release"),
+        ] {
             let bad = try await page(query)
             #expect(bad.status == 400, "\(query)")
             #expect(bad.answer.json["field"] as? String == field, "\(query)")
@@ -169,7 +202,8 @@ import Testing
         #expect(try await browser.send(.GET, server.baseURL + "/nope/list", headers: cookie).status == 404)
         // Behind the dashboard guard, like the site's files.
         #expect(try await browser.send(.GET, server.baseURL + "/shop/list").status == 401)
-        let toLogin = try await browser.send(.GET, server.baseURL + "/shop/list?status=open", headers: [("Accept", "text/html")])
+        let toLogin = try await browser.send(
+            .GET, server.baseURL + "/shop/list?status=open", headers: [("Accept", "text/html")])
         #expect(toLogin.headers["Location"].first == "/login?next=/shop/list%3Fstatus%3Dopen")
     }
 }

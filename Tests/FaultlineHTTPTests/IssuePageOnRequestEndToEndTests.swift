@@ -16,13 +16,17 @@ import Testing
     static let noCycles = ["FAULTLINE_RENDER_DEBOUNCE_MS": "86400000"]
 
     func issue(_ server: ServerProcess, token: String) async throws -> (id: Int, events: Int)? {
-        let answer = try await http.send(.GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(token)")])
+        let answer = try await http.send(
+            .GET, server.baseURL + "/api/v1/issues", headers: [("Authorization", "Bearer \(token)")])
         guard let first = (answer.json["issues"] as? [[String: Any]])?.first, let id = first["id"] as? Int,
-              let events = first["events"] as? Int else { return nil }
+            let events = first["events"] as? Int
+        else { return nil }
         return (id, events)
     }
 
-    func page(_ server: ServerProcess, _ path: String, headers: [(String, String)]) async throws -> (status: Int, html: String) {
+    func page(_ server: ServerProcess, _ path: String, headers: [(String, String)]) async throws -> (
+        status: Int, html: String
+    ) {
         let answer = try await browser.send(.GET, server.baseURL + path, headers: headers)
         return (answer.status, String(decoding: answer.body, as: UTF8.self))
     }
@@ -40,7 +44,11 @@ import Testing
 
         let crash = { (n: Int) in InsightsEndToEndTests.crash(n, site: "parseCart", version: "1.0", user: "u\(n)") }
         #expect(try await http.postReports(server.baseURL, key: shop.ingest, crash(1)).status == 202)
-        #expect(try await http.postReports(server.baseURL, key: other.ingest, InsightsEndToEndTests.crash(50, site: "boot", version: "1.0", user: "x")).status == 202)
+        #expect(
+            try await http.postReports(
+                server.baseURL, key: other.ingest,
+                InsightsEndToEndTests.crash(50, site: "boot", version: "1.0", user: "x")
+            ).status == 202)
         #expect(try await eventually { try await issue(server, token: shop.upload)?.events == 1 })
         #expect(try await eventually { try await issue(server, token: other.upload) != nil })
         let id = try #require(try await issue(server, token: shop.upload)).id
@@ -50,8 +58,11 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: file), "no render cycle ran since the data arrived")
 
         let login = try await browser.send(
-            .POST, server.baseURL + "/login", headers: SecurityEndToEndTests.form, body: Array("token=\(admin)&next=%2F".utf8))
-        let cookie = [("Cookie", try #require(login.headers["Set-Cookie"].first?.split(separator: ";").first.map(String.init)))]
+            .POST, server.baseURL + "/login", headers: SecurityEndToEndTests.form,
+            body: Array("token=\(admin)&next=%2F".utf8))
+        let cookie = [
+            ("Cookie", try #require(login.headers["Set-Cookie"].first?.split(separator: ";").first.map(String.init)))
+        ]
 
         // The first request renders the page: it shows the one event, with the session's CSRF token filled in.
         let first = try await page(server, path, headers: cookie)
@@ -78,7 +89,8 @@ import Testing
         #expect(try await eventually { try await issue(server, token: shop.upload)?.events == 3 })
         let touched = try await page(server, path, headers: cookie)
         #expect(touched.status == 200)
-        #expect(touched.html.contains("<dt>Events</dt><dd>3</dd>"), "the page shows the new events on its first request")
+        #expect(
+            touched.html.contains("<dt>Events</dt><dd>3</dd>"), "the page shows the new events on its first request")
         #expect(touched.html.contains("<td>u3</td>"), "the newest sample event's user")
         #expect(try String(contentsOfFile: folder + "/site/shop/issues.html", encoding: .utf8) == listAtStart)
         // A reader without a session (basic auth) gets the same current page from the site folder.

@@ -1,6 +1,7 @@
-@testable import FaultlineHTTP
 import Foundation
 import Testing
+
+@testable import FaultlineHTTP
 
 /// The ingest routes' answers written without `JSONEncoder`: valid JSON that reads back to what was written.
 @Suite struct JSONAnswerTests {
@@ -28,7 +29,9 @@ import Testing
         #expect(rejected[0]["message"] as? String == awkward)
         #expect(rejected[1].isEmpty)
         // Members in the order written, no spaces.
-        #expect(String(decoding: json.bytes, as: UTF8.self).hasPrefix(#"{"accepted":["a","quote \" backslash \\ newline \n tab \t return \r bell \u0007 nul \u0000"#))
+        #expect(
+            String(decoding: json.bytes, as: UTF8.self).hasPrefix(
+                #"{"accepted":["a","quote \" backslash \\ newline \n tab \t return \r bell \u0007 nul \u0000"#))
 
         let response = json.response(status: .accepted)
         #expect(response.status == .accepted)

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
-import Testing
 import TestSupport
+import Testing
 
 /// Late symbols in any order, on the real server: a release Swift program crashes; its crash file, its stripped
 /// executable and its split debug file arrive in each of the six orders (one project per order), the background
@@ -43,7 +43,9 @@ import TestSupport
 
         let folder = ServerProcess.newFolder()
         var projects: [(ingest: String, upload: String, id: Int)] = []
-        for index in Self.orders.indices { projects.append(try await ServerProcess.createProject("order\(index)", in: folder)) }
+        for index in Self.orders.indices {
+            projects.append(try await ServerProcess.createProject("order\(index)", in: folder))
+        }
         let server = try await ServerProcess(folder: folder)
         defer { server.cleanUp() }
         let http = HTTP(client: HTTPClient.shared)
@@ -84,13 +86,18 @@ import TestSupport
                     #expect(row == nil, "\(name): listed as missing after the debug file arrived: \(missing.json)")
                 } else {
                     #expect(row?["module"] as? String == "trap", "\(name): \(missing.json)")
-                    #expect(row?["has"] as? [String] == (have.contains(.executable) ? ["executable"] : []), "\(name): \(missing.json)")
+                    #expect(
+                        row?["has"] as? [String] == (have.contains(.executable) ? ["executable"] : []),
+                        "\(name): \(missing.json)")
                 }
             }
             let id = try #require(eventID)
             let report = try await http.send(.GET, server.baseURL + "/api/v1/reports/\(id)", headers: read)
             let symbolication = try #require(report.json["symbolication"] as? [String: Any], "\(name)")
-            finals.append(String(decoding: try JSONSerialization.data(withJSONObject: symbolication, options: [.sortedKeys]), as: UTF8.self))
+            finals.append(
+                String(
+                    decoding: try JSONSerialization.data(withJSONObject: symbolication, options: [.sortedKeys]),
+                    as: UTF8.self))
 
             // Resolved from DWARF: the crashing frame's inline chain ends in `pick`, main.swift line 2.
             let crashed = try #require((symbolication["threads"] as? [[[String: Any]]])?.first?.first, "\(name)")
@@ -108,7 +115,9 @@ import TestSupport
             #expect(all.count == 1, "\(name): \(all)")
             issues.append((all.first?["fingerprint"] as? String ?? "", all.first?["title"] as? String ?? ""))
         }
-        #expect(Set(finals).count == 1, "the final symbolication differs between orders:\n\(finals.joined(separator: "\n"))")
+        #expect(
+            Set(finals).count == 1, "the final symbolication differs between orders:\n\(finals.joined(separator: "\n"))"
+        )
         #expect(Set(issues.map(\.fingerprint)).count == 1, "\(issues)")
         #expect(Set(issues.map(\.title)).count == 1, "\(issues)")
         #expect(issues.first?.fingerprint.isEmpty == false)

@@ -4,8 +4,8 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import Testing
 import TestSupport
+import Testing
 
 /// Opens once; everyone waiting (before or after) goes on.
 actor Gate {
@@ -56,15 +56,20 @@ struct PausingSymbolicator: AddressSymbolicating {
              "threads":[{"crashed":true,"frames":[{"address":"0x\(String(base + function + 4, radix: 16))","kind":"pc"}]}]}
             """
         try await app.test { client in
-            try await client.execute(uri: "/api/v1/debug-files/\(program.buildID)", method: .put, headers: app.readHeaders,
-                                     body: try BuiltProgram.bytes(program.stripped)) { #expect($0.status == .created) }
-            try await client.execute(uri: "/api/v1/reports", method: .post, headers: app.ingestHeaders,
-                                     body: ByteBuffer(string: report)) { #expect($0.status == .accepted) }
+            try await client.execute(
+                uri: "/api/v1/debug-files/\(program.buildID)", method: .put, headers: app.readHeaders,
+                body: try BuiltProgram.bytes(program.stripped)
+            ) { #expect($0.status == .created) }
+            try await client.execute(
+                uri: "/api/v1/reports", method: .post, headers: app.ingestHeaders,
+                body: ByteBuffer(string: report)
+            ) { #expect($0.status == .accepted) }
         }
         let answered = Gate()
         let resume = Gate()
         let worker = try app.root.symbolicationWorker(
-            logger: Logger(label: "test"), interpose: { PausingSymbolicator(inner: $0, answered: answered, resume: resume) })
+            logger: Logger(label: "test"),
+            interpose: { PausingSymbolicator(inner: $0, answered: answered, resume: resume) })
         let store = app.root.symbolicationStore
         let reportID = try #require(try await store.pending(limit: 10).first?.reportID)
 
@@ -73,8 +78,10 @@ struct PausingSymbolicator: AddressSymbolicating {
         await answered.wait()
         // When: the debug file is stored in that window (its upload cannot queue the report: it is still pending).
         try await app.test { client in
-            try await client.execute(uri: "/api/v1/debug-files/\(program.buildID)", method: .put, headers: app.readHeaders,
-                                     body: try BuiltProgram.bytes(program.debug)) { #expect($0.status == .created) }
+            try await client.execute(
+                uri: "/api/v1/debug-files/\(program.buildID)", method: .put, headers: app.readHeaders,
+                body: try BuiltProgram.bytes(program.debug)
+            ) { #expect($0.status == .created) }
         }
         await resume.open()
         #expect(try await first.value == 1)
@@ -103,7 +110,8 @@ struct PausingSymbolicator: AddressSymbolicating {
             try await client.execute(uri: "/api/v1/issues", method: .get, headers: app.readHeaders) { response in
                 #expect((response.json["issues"] as? [Any])?.count == 1)
             }
-            try await client.execute(uri: "/api/v1/missing-debug-files", method: .get, headers: app.readHeaders) { response in
+            try await client.execute(uri: "/api/v1/missing-debug-files", method: .get, headers: app.readHeaders) {
+                response in
                 let rows = response.json["missing"] as? [[String: Any]] ?? []
                 #expect(!rows.contains { $0["build_id"] as? String == program.buildID }, "\(rows)")
             }

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
-import Testing
 import TestSupport
+import Testing
 
 /// Mach-O debug files in the real server's store (issue #32), with real files from clang, ld64.lld-19, dsymutil-19
 /// and llvm-lipo-19 (`AppleBuilds`): thin files by `PUT`, fat files and ZIPs of dSYMs split by `POST`, each slice
@@ -16,13 +16,20 @@ import TestSupport
 
     func bytes(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
 
-    func put(_ server: ServerProcess, _ token: String, _ buildID: String, _ body: [UInt8], name: String = "file") async throws -> HTTP.Answer {
+    func put(_ server: ServerProcess, _ token: String, _ buildID: String, _ body: [UInt8], name: String = "file")
+        async throws -> HTTP.Answer
+    {
         try await http.send(
-            .PUT, server.baseURL + "/api/v1/debug-files/\(buildID)?name=\(name)", headers: [("Authorization", "Bearer \(token)")], body: body)
+            .PUT, server.baseURL + "/api/v1/debug-files/\(buildID)?name=\(name)",
+            headers: [("Authorization", "Bearer \(token)")], body: body)
     }
 
-    func post(_ server: ServerProcess, _ token: String, _ body: [UInt8], name: String = "upload") async throws -> HTTP.Answer {
-        try await http.send(.POST, server.baseURL + "/api/v1/debug-files?name=\(name)", headers: [("Authorization", "Bearer \(token)")], body: body)
+    func post(_ server: ServerProcess, _ token: String, _ body: [UInt8], name: String = "upload") async throws
+        -> HTTP.Answer
+    {
+        try await http.send(
+            .POST, server.baseURL + "/api/v1/debug-files?name=\(name)", headers: [("Authorization", "Bearer \(token)")],
+            body: body)
     }
 
     func get(_ server: ServerProcess, _ token: String, _ path: String) async throws -> HTTP.Answer {
@@ -70,7 +77,8 @@ import TestSupport
         }
         // …both end with the dSYM serving debuginfo and the executable serving executable: neither displaced the other.
         let expected = [
-            "\(build.uuid) debuginfo": try Self.sha256(build.dwarfFile), "\(build.uuid) executable": try Self.sha256(build.stripped),
+            "\(build.uuid) debuginfo": try Self.sha256(build.dwarfFile),
+            "\(build.uuid) executable": try Self.sha256(build.stripped),
         ]
         for token in [first.upload, second.upload] {
             #expect(try await rows(server, token) == expected)
@@ -83,14 +91,25 @@ import TestSupport
         }
         // debuginfod's sections by their ELF names: the dSYM's DWARF, the executable's code (as llvm-objcopy dumps them).
         let scratch = try TempFolder("sections")
-        try Command.check("llvm-objcopy-19", [
-            "--dump-section", "__DWARF,__debug_info=" + scratch.file("info"), "--dump-section", "__DWARF,__debug_str_offs=" + scratch.file("offs"),
-            build.dwarfFile, scratch.file("junk1"),
-        ])
-        try Command.check("llvm-objcopy-19", ["--dump-section", "__TEXT,__text=" + scratch.file("text"), build.stripped, scratch.file("junk2")])
-        #expect(try await get(server, first.upload, "/buildid/\(build.uuid)/section/.debug_info").body == (try bytes(scratch.file("info"))))
-        #expect(try await get(server, first.upload, "/buildid/\(build.uuid)/section/.debug_str_offsets").body == (try bytes(scratch.file("offs"))))
-        #expect(try await get(server, first.upload, "/buildid/\(build.uuid)/section/__text").body == (try bytes(scratch.file("text"))))
+        try Command.check(
+            "llvm-objcopy-19",
+            [
+                "--dump-section", "__DWARF,__debug_info=" + scratch.file("info"), "--dump-section",
+                "__DWARF,__debug_str_offs=" + scratch.file("offs"),
+                build.dwarfFile, scratch.file("junk1"),
+            ])
+        try Command.check(
+            "llvm-objcopy-19",
+            ["--dump-section", "__TEXT,__text=" + scratch.file("text"), build.stripped, scratch.file("junk2")])
+        #expect(
+            try await get(server, first.upload, "/buildid/\(build.uuid)/section/.debug_info").body
+                == (try bytes(scratch.file("info"))))
+        #expect(
+            try await get(server, first.upload, "/buildid/\(build.uuid)/section/.debug_str_offsets").body
+                == (try bytes(scratch.file("offs"))))
+        #expect(
+            try await get(server, first.upload, "/buildid/\(build.uuid)/section/__text").body
+                == (try bytes(scratch.file("text"))))
         #expect(try await get(server, first.upload, "/buildid/\(build.uuid)/section/.debug_nothing").status == 404)
         // Another UUID in the path is refused from the load commands in the first bytes.
         let other = (build.uuid.hasPrefix("0") ? "1" : "0") + build.uuid.dropFirst()
@@ -139,7 +158,8 @@ import TestSupport
         #expect(Set(try await files(server, other.upload).compactMap { $0["kind"] as? String }) == ["executable"])
         // …and refuses it, storing nothing, when none has.
         let third = try await ServerProcess.createProject("third", in: folder)
-        let refused = try await self.put(server, third.upload, String(repeating: "ab", count: 16), try bytes(fat.binary))
+        let refused = try await self.put(
+            server, third.upload, String(repeating: "ab", count: 16), try bytes(fat.binary))
         #expect(refused.status == 400 && refused.json["error"] as? String == "build_id_mismatch", "\(refused.json)")
         #expect(try await files(server, third.upload).isEmpty)
     }
@@ -170,13 +190,23 @@ import TestSupport
         let stored = try #require(answer.json["files"] as? [[String: Any]])
         #expect(Set(stored.compactMap { $0["build_id"] as? String }) == expected)
         #expect(stored.contains { $0["name"] as? String == "Shop.app.dSYM/Contents/Resources/DWARF/Shop" })
-        #expect(try await get(server, project.upload, "/buildid/\(thin.uuid)/debuginfo").body == (try bytes(thin.dwarfFile)))
+        #expect(
+            try await get(server, project.upload, "/buildid/\(thin.uuid)/debuginfo").body == (try bytes(thin.dwarfFile))
+        )
 
         // A ZIP with no Mach-O in it is refused, naming why.
         let empty = scratch.file("empty.zip")
-        try Command.check("python3", ["-c", "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w') as z: z.writestr('README', 'x' * 100)", empty])
+        try Command.check(
+            "python3",
+            [
+                "-c",
+                "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w') as z: z.writestr('README', 'x' * 100)",
+                empty,
+            ])
         let refused = try await post(server, project.upload, try bytes(empty))
-        #expect(refused.status == 400 && (refused.json["message"] as? String)?.contains("no Mach-O") == true, "\(refused.json)")
+        #expect(
+            refused.status == 400 && (refused.json["message"] as? String)?.contains("no Mach-O") == true,
+            "\(refused.json)")
     }
 
     @Test func theQuotaHoldsForEverySlice() async throws {
@@ -207,7 +237,8 @@ import TestSupport
             try await put(server, project.upload, build.uuid, Array(repeating: 0, count: 1 << 16)),
         ] {
             #expect(answer.status == 400 && answer.json["error"] as? String == "not_elf", "\(answer.json)")
-            #expect((answer.json["message"] as? String)?.contains("not an ELF or Mach-O file") == true, "\(answer.json)")
+            #expect(
+                (answer.json["message"] as? String)?.contains("not an ELF or Mach-O file") == true, "\(answer.json)")
         }
 
         var huge = dsym  // ncmds past the reader's bound
@@ -216,10 +247,12 @@ import TestSupport
         var overlapping = fatBytes  // the second slice starts where the first does
         overlapping.replaceSubrange(36..<40, with: overlapping[16..<20])
         var nested = fatBytes  // a fat file inside the fat file
-        let firstSlice = Int(UInt32(fatBytes[16]) << 24 | UInt32(fatBytes[17]) << 16 | UInt32(fatBytes[18]) << 8 | UInt32(fatBytes[19]))
+        let firstSlice = Int(
+            UInt32(fatBytes[16]) << 24 | UInt32(fatBytes[17]) << 16 | UInt32(fatBytes[18]) << 8 | UInt32(fatBytes[19]))
         nested.replaceSubrange(firstSlice..<(firstSlice + 8), with: fatBytes[0..<8])
         for (label, body, says) in [
-            ("ncmds", huge, "load commands"), ("truncated", cut, "truncated Mach-O file"), ("overlap", overlapping, "overlap"),
+            ("ncmds", huge, "load commands"), ("truncated", cut, "truncated Mach-O file"),
+            ("overlap", overlapping, "overlap"),
             ("nested", nested, "a fat file inside fat architecture"),
         ] {
             let answer = try await post(server, project.upload, body, name: label)
@@ -230,7 +263,8 @@ import TestSupport
         #expect(try await files(server, project.upload).isEmpty)
     }
     @Test func sentryCLIUploadsFatDSYMsAndExecutablesOneSliceAFile() async throws {
-        let tool = try #require(SentryCLIEndToEndTests.sentryCLI, "sentry-cli is not installed (tools/test installs it with pip)")
+        let tool = try #require(
+            SentryCLIEndToEndTests.sentryCLI, "sentry-cli is not installed (tools/test installs it with pip)")
         let fat = try AppleBuilds.fat(Self.fatSlices)
         let tree = try TempFolder("sentry-cli-macho")
         try FileManager.default.createDirectory(atPath: tree.file("bin"), withIntermediateDirectories: true)
@@ -243,9 +277,12 @@ import TestSupport
 
         // When sentry-cli uploads the dSYM bundle and the universal executable…
         func upload() throws -> (status: Int32, output: String) {
-            let environment = SentryCLIEndToEndTests.quiet.merging(["SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload]) { $1 }
+            let environment = SentryCLIEndToEndTests.quiet.merging([
+                "SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload,
+            ]) { $1 }
             let run = try Command.run(
-                tool, ["debug-files", "upload", "--org", "o", "--project", "ios", "--wait", "bin"], in: tree.path, environment: environment)
+                tool, ["debug-files", "upload", "--org", "o", "--project", "ios", "--wait", "bin"], in: tree.path,
+                environment: environment)
             return (run.status, run.out + run.err)
         }
         let run = try upload()
@@ -272,7 +309,8 @@ import TestSupport
     }
 
     @Test func sentryCLIRecognisesADSYMStoredByPUTAndSendsNothing() async throws {
-        let tool = try #require(SentryCLIEndToEndTests.sentryCLI, "sentry-cli is not installed (tools/test installs it with pip)")
+        let tool = try #require(
+            SentryCLIEndToEndTests.sentryCLI, "sentry-cli is not installed (tools/test installs it with pip)")
         let build = try AppleBuilds.build(.init(.cpp, .arm64, .iOS))
         let tree = try TempFolder("sentry-cli-known")
         try FileManager.default.createDirectory(atPath: tree.file("bin"), withIntermediateDirectories: true)
@@ -286,9 +324,12 @@ import TestSupport
         let stored = try await put(server, project.upload, build.uuid, try bytes(build.dwarfFile), name: "Shop")
         #expect(stored.status == 201, "\(stored.json)")
         // …sentry-cli, offered the same file, finds it on the server by its debug id and SHA-1: no chunk is sent.
-        let environment = SentryCLIEndToEndTests.quiet.merging(["SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload]) { $1 }
+        let environment = SentryCLIEndToEndTests.quiet.merging([
+            "SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload,
+        ]) { $1 }
         let run = try Command.run(
-            tool, ["debug-files", "upload", "--org", "o", "--project", "known", "--wait", "bin"], in: tree.path, environment: environment)
+            tool, ["debug-files", "upload", "--org", "o", "--project", "known", "--wait", "bin"], in: tree.path,
+            environment: environment)
         #expect(run.status == 0, "\(run.out)\(run.err)")
         #expect((run.out + run.err).contains("Found 1 debug information file"), "\(run.out)\(run.err)")
         #expect((run.out + run.err).contains("Nothing to upload"), "\(run.out)\(run.err)")

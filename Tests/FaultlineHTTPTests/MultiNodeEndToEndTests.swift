@@ -28,7 +28,9 @@ import Testing
         func node(_ more: [String] = [], environment: [String: String] = [:]) async throws -> ServerProcess {
             try await ServerProcess(
                 folder: ServerProcess.newFolder(), arguments: arguments + more,
-                environment: ["FAULTLINE_RENDER_INTERVAL_MS": "300", "SWIFT_BACKTRACE": "enable=no"].merging(environment) { $1 })
+                environment: ["FAULTLINE_RENDER_INTERVAL_MS": "300", "SWIFT_BACKTRACE": "enable=no"].merging(
+                    environment
+                ) { $1 })
         }
 
         /// One value from the database (`psql`): counts the tests check beside the API.
@@ -52,7 +54,9 @@ import Testing
 
         static func createDatabase() throws -> String {
             guard let admin = ProcessInfo.processInfo.environment["FAULTLINE_TEST_POSTGRES_URL"], !admin.isEmpty else {
-                throw TestFailure("FAULTLINE_TEST_POSTGRES_URL is not set: run the tests with tools/test, which starts a throwaway PostgreSQL server")
+                throw TestFailure(
+                    "FAULTLINE_TEST_POSTGRES_URL is not set: run the tests with tools/test, which starts a throwaway PostgreSQL server"
+                )
             }
             let name = "e2e_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
             let process = Process()
@@ -71,7 +75,9 @@ import Testing
 
     /// A crash of one of three kinds (each its own issue: different frames), from user `n % 5`.
     static func crash(_ n: Int, kind: Int, buildID: String = "aba11aeff7e7e9e2e1bc84464f53a7e183a8930a") -> String {
-        let frames = (0..<4).map { #"{"address":"0x\#(String(0x7f00_0000_1000 + kind * 0x1000 + $0 * 0x10, radix: 16))"}"# }
+        let frames = (0..<4).map {
+            #"{"address":"0x\#(String(0x7f00_0000_1000 + kind * 0x1000 + $0 * 0x10, radix: 16))"}"#
+        }
         return """
             {"event_id":"\(Payloads.eventID(n))","kind":"crash","timestamp":"2026-11-22T05:08:09.152Z","user_id":"user-\(n % 5)",
              "app":{"id":"com.example","version":"1.0","build":"7"},"error":{"type":"SIGSEGV","message":"boom \(kind)"},
@@ -82,7 +88,8 @@ import Testing
 
     func issues(_ node: ServerProcess, _ cluster: Cluster) async throws -> [[String: Any]] {
         let answer = try await http.send(
-            .GET, node.baseURL + "/api/v1/issues?limit=100", headers: [("Authorization", "Bearer \(cluster.project.upload)")])
+            .GET, node.baseURL + "/api/v1/issues?limit=100",
+            headers: [("Authorization", "Bearer \(cluster.project.upload)")])
         return answer.json["issues"] as? [[String: Any]] ?? []
     }
 
@@ -106,7 +113,8 @@ import Testing
                     for n in stride(from: client, to: total, by: 4) {
                         let body = Self.crash(n, kind: n % 3)
                         let first = try await http.postReports(nodes[n % 2].baseURL, key: cluster.project.ingest, body)
-                        let second = try await http.postReports(nodes[(n + 1) % 2].baseURL, key: cluster.project.ingest, body)
+                        let second = try await http.postReports(
+                            nodes[(n + 1) % 2].baseURL, key: cluster.project.ingest, body)
                         #expect(first.status == 202 && second.status == 202)
                         let accepted = (first.json["accepted"] as? [String])?.count ?? -1
                         let duplicates = (second.json["duplicates"] as? [String])?.count ?? -1
@@ -123,7 +131,8 @@ import Testing
 
         // Symbolicated and grouped once, by whichever node took each report: three issues, exact counts.
         let grouped = await eventually(timeout: .seconds(60)) {
-            (try? cluster.count("SELECT count(*) FROM reports WHERE symbolication = 'pending' OR issue_id IS NULL")) == 0
+            (try? cluster.count("SELECT count(*) FROM reports WHERE symbolication = 'pending' OR issue_id IS NULL"))
+                == 0
         }
         #expect(grouped)
         for node in nodes {
@@ -136,20 +145,25 @@ import Testing
         #expect(try cluster.count("SELECT coalesce(sum(events), 0) FROM issue_releases") == total)
 
         // One node renders (the lease), both serve the same pages from the shared folder.
-        #expect(await eventually(timeout: .seconds(30)) {
-            guard let one = try? await http.send(.GET, a.baseURL + "/app/issues.html"),
-                  let other = try? await http.send(.GET, b.baseURL + "/app/issues.html"),
-                  one.status == 200, other.status == 200, one.body == other.body else { return false }
-            // Current: the list shows the three issues' 40 events each.
-            return String(decoding: one.body, as: UTF8.self).components(separatedBy: "<td>40</td>").count - 1 >= 3
-        })
-        let metrics = [try await http.send(.GET, a.baseURL + "/metrics"), try await http.send(.GET, b.baseURL + "/metrics")]
-            .map { String(decoding: $0.body, as: UTF8.self) }
+        #expect(
+            await eventually(timeout: .seconds(30)) {
+                guard let one = try? await http.send(.GET, a.baseURL + "/app/issues.html"),
+                    let other = try? await http.send(.GET, b.baseURL + "/app/issues.html"),
+                    one.status == 200, other.status == 200, one.body == other.body
+                else { return false }
+                // Current: the list shows the three issues' 40 events each.
+                return String(decoding: one.body, as: UTF8.self).components(separatedBy: "<td>40</td>").count - 1 >= 3
+            })
+        let metrics = [
+            try await http.send(.GET, a.baseURL + "/metrics"), try await http.send(.GET, b.baseURL + "/metrics"),
+        ]
+        .map { String(decoding: $0.body, as: UTF8.self) }
         #expect(metrics.filter { $0.contains("faultline_render_lease_held 1.0") }.count == 1)
-        #expect(await eventually(timeout: .seconds(15)) {
-            guard let text = try? await http.send(.GET, a.baseURL + "/metrics") else { return false }
-            return String(decoding: text.body, as: UTF8.self).contains("faultline_nodes 2.0")
-        })
+        #expect(
+            await eventually(timeout: .seconds(15)) {
+                guard let text = try? await http.send(.GET, a.baseURL + "/metrics") else { return false }
+                return String(decoding: text.body, as: UTF8.self).contains("faultline_nodes 2.0")
+            })
     }
 
     /// The renders a node has done (its `faultline_render_duration_seconds` samples, full and incremental).
@@ -170,17 +184,19 @@ import Testing
         defer { b.cleanUp() }
         // The holder, once its first (full) render is done.
         var holder: ServerProcess?
-        #expect(await eventually(timeout: .seconds(20)) {
-            for node in [a, b] {
-                guard let text = try? await http.send(.GET, node.baseURL + "/metrics") else { continue }
-                if String(decoding: text.body, as: UTF8.self).contains("faultline_render_lease_held 1.0"),
-                   (try? await renders(node)) ?? 0 > 0 {
-                    holder = node
-                    return true
+        #expect(
+            await eventually(timeout: .seconds(20)) {
+                for node in [a, b] {
+                    guard let text = try? await http.send(.GET, node.baseURL + "/metrics") else { continue }
+                    if String(decoding: text.body, as: UTF8.self).contains("faultline_render_lease_held 1.0"),
+                        (try? await renders(node)) ?? 0 > 0
+                    {
+                        holder = node
+                        return true
+                    }
                 }
-            }
-            return false
-        })
+                return false
+            })
         guard let holder else { return }
         let other = holder === a ? b : a
 
@@ -194,11 +210,14 @@ import Testing
         // A report through the other node: the holder redraws within about an interval, and both serve the issue.
         let answer = try await http.postReports(other.baseURL, key: cluster.project.ingest, Self.crash(1, kind: 0))
         #expect(answer.status == 202)
-        #expect(await eventually(timeout: .seconds(30)) {
-            guard let page = try? await http.send(.GET, holder.baseURL + "/app/issues.html"), page.status == 200 else { return false }
-            return String(decoding: page.body, as: UTF8.self).contains("boom 0")
-        })
-        let heldB = String(decoding: try await http.send(.GET, b.baseURL + "/metrics").body, as: UTF8.self).contains("faultline_render_lease_held 1.0")
+        #expect(
+            await eventually(timeout: .seconds(30)) {
+                guard let page = try? await http.send(.GET, holder.baseURL + "/app/issues.html"), page.status == 200
+                else { return false }
+                return String(decoding: page.body, as: UTF8.self).contains("boom 0")
+            })
+        let heldB = String(decoding: try await http.send(.GET, b.baseURL + "/metrics").body, as: UTF8.self).contains(
+            "faultline_render_lease_held 1.0")
         // Counted when the render ends (its summary pages are written first).
         #expect(await eventually(timeout: .seconds(10)) { ((try? await renders(holder)) ?? 0) > quiet })
         let page = try await http.send(.GET, other.baseURL + "/app/issues.html")
@@ -212,12 +231,15 @@ import Testing
 
         // A change made with the CLI (no node made it): the holder draws it too.
         let issue = try #require(try await issues(holder, cluster).first?["id"] as? Int)
-        let muted = try await ServerProcess.run(["issues", "mute", String(issue), "--data", ServerProcess.newFolder()] + cluster.arguments)
+        let muted = try await ServerProcess.run(
+            ["issues", "mute", String(issue), "--data", ServerProcess.newFolder()] + cluster.arguments)
         #expect(muted.status == 0, "\(muted)")
-        #expect(await eventually(timeout: .seconds(30)) {
-            guard let page = try? await http.send(.GET, other.baseURL + "/app/index.html"), page.status == 200 else { return false }
-            return String(decoding: page.body, as: UTF8.self).contains("1 muted")
-        })
+        #expect(
+            await eventually(timeout: .seconds(30)) {
+                guard let page = try? await http.send(.GET, other.baseURL + "/app/index.html"), page.status == 200
+                else { return false }
+                return String(decoding: page.body, as: UTF8.self).contains("1 muted")
+            })
     }
 
     @Test func killNineOfANodeUnderLoadLosesNothingAndTheOtherFinishesItsWork() async throws {
@@ -240,8 +262,10 @@ import Testing
                         // Once A is dead its share goes unsent (the HTTP client would retry connecting until its timeout).
                         if n % 2 == 0 && killed.withLock({ $0 }) { continue }
                         // A request caught by the kill may hang rather than fail: never acknowledged, a short timeout ends it.
-                        guard let answer = try? await http.postReports(
-                            nodes[n % 2].baseURL, key: cluster.project.ingest, Self.crash(n, kind: n % 3), timeout: .seconds(5))
+                        guard
+                            let answer = try? await http.postReports(
+                                nodes[n % 2].baseURL, key: cluster.project.ingest, Self.crash(n, kind: n % 3),
+                                timeout: .seconds(5))
                         else { continue }
                         if answer.status == 202 { acknowledged.withLock { $0.append(n) } }
                     }
@@ -262,15 +286,18 @@ import Testing
         var missing: [Int] = []
         for n in acked {
             let answer = try await http.send(
-                .GET, b.baseURL + "/api/v1/reports/\(Payloads.eventID(n))", headers: [("Authorization", "Bearer \(cluster.project.upload)")])
+                .GET, b.baseURL + "/api/v1/reports/\(Payloads.eventID(n))",
+                headers: [("Authorization", "Bearer \(cluster.project.upload)")])
             if answer.status != 200 { missing.append(n) }
         }
         #expect(missing.isEmpty, "acknowledged but lost after kill -9 of a node: \(missing)")
 
         // The survivor finishes everything, the dead node's claimed reports included, and counts each report once.
-        #expect(await eventually(timeout: .seconds(60)) {
-            (try? cluster.count("SELECT count(*) FROM reports WHERE symbolication = 'pending' OR issue_id IS NULL")) == 0
-        })
+        #expect(
+            await eventually(timeout: .seconds(60)) {
+                (try? cluster.count("SELECT count(*) FROM reports WHERE symbolication = 'pending' OR issue_id IS NULL"))
+                    == 0
+            })
         let stored = try cluster.count("SELECT count(*) FROM reports")
         #expect(stored >= acked.count)
         let list = try await issues(b, cluster)
@@ -284,28 +311,37 @@ import Testing
         defer { cluster.cleanUp() }
         let poison = "deadbeefdeadbeefdeadbeefdeadbeefdeadbeef"
         // Node A aborts when it symbolicates the poison build-id: it dies holding the batch it took.
-        let a = try await cluster.node(["--claim-lease-seconds", "2"], environment: ["FAULTLINE_TEST_ABORT_ON_BUILD_ID": poison])
+        let a = try await cluster.node(
+            ["--claim-lease-seconds", "2"], environment: ["FAULTLINE_TEST_ABORT_ON_BUILD_ID": poison])
         defer { a.cleanUp() }
-        let reports = (0..<30).map { Self.crash($0, kind: $0 % 3, buildID: $0 == 7 ? poison : "aba11aeff7e7e9e2e1bc84464f53a7e183a8930a") }
+        let reports = (0..<30).map {
+            Self.crash($0, kind: $0 % 3, buildID: $0 == 7 ? poison : "aba11aeff7e7e9e2e1bc84464f53a7e183a8930a")
+        }
         // The worker may abort right after acknowledging: the answer can be lost, the reports are stored.
-        _ = try? await http.postReports(a.baseURL, key: cluster.project.ingest, #"{"reports":["# + reports.joined(separator: ",") + "]}")
+        _ = try? await http.postReports(
+            a.baseURL, key: cluster.project.ingest, #"{"reports":["# + reports.joined(separator: ",") + "]}")
         try await a.waitForExit(timeout: .seconds(60))
         #expect(a.log.contains("aborting on purpose"))
         #expect(try cluster.count("SELECT count(*) FROM reports") == 30)
         // It died holding claims on reports it had not finished.
-        let held = try cluster.count("SELECT count(*) FROM reports WHERE symbolication = 'pending' AND claimed_until IS NOT NULL")
+        let held = try cluster.count(
+            "SELECT count(*) FROM reports WHERE symbolication = 'pending' AND claimed_until IS NOT NULL")
         #expect(held > 0)
 
         // Node B (no fault) takes them once the lease has passed, and files all 30 once.
         let b = try await cluster.node(["--claim-lease-seconds", "2"])
         defer { b.cleanUp() }
         // Under the whole suite on two cores this wait passed 60 s once (the whole test takes 35 s alone): generous wait, exact answer.
-        #expect(await eventually(timeout: .seconds(180)) {
-            (try? cluster.count("SELECT count(*) FROM reports WHERE symbolication = 'pending' OR issue_id IS NULL")) == 0
-        })
+        #expect(
+            await eventually(timeout: .seconds(180)) {
+                (try? cluster.count("SELECT count(*) FROM reports WHERE symbolication = 'pending' OR issue_id IS NULL"))
+                    == 0
+            })
         let list = try await issues(b, cluster)
         #expect(list.compactMap { $0["events"] as? Int }.sorted() == [10, 10, 10])
-        #expect(try cluster.count("SELECT symbolication_attempts FROM reports WHERE event_id = '\(Payloads.normalized(7))'") <= 1)
+        #expect(
+            try cluster.count("SELECT symbolication_attempts FROM reports WHERE event_id = '\(Payloads.normalized(7))'")
+                <= 1)
     }
 
     @Test func migrateOfAnInstallFilledThroughTheSQLiteServerGivesTheSameAnswersOnPostgreSQL() async throws {
@@ -321,24 +357,32 @@ import Testing
         let sqlite = try await ServerProcess(folder: folder)
         defer { sqlite.cleanUp() }
         let reports = (0..<45).map { Self.crash($0, kind: $0 % 3) }
-        #expect(try await http.postReports(sqlite.baseURL, key: project.ingest, #"{"reports":["# + reports.joined(separator: ",") + "]}").status == 202)
+        #expect(
+            try await http.postReports(
+                sqlite.baseURL, key: project.ingest, #"{"reports":["# + reports.joined(separator: ",") + "]}"
+            ).status == 202)
         for n in 0..<6 {
             let body = Payloads.session("s\(n)", status: n < 2 ? "crashed" : "exited", user: "user-\(n)")
             let answer = try await http.send(
                 .POST, sqlite.baseURL + "/api/v1/sessions",
-                headers: [("Authorization", "Bearer \(project.ingest)"), ("Content-Type", "application/json")], body: Array(body.utf8))
+                headers: [("Authorization", "Bearer \(project.ingest)"), ("Content-Type", "application/json")],
+                body: Array(body.utf8))
             #expect(answer.status == 202)
         }
-        #expect(await eventually(timeout: .seconds(60)) {
-            let list = (try? await http.send(.GET, sqlite.baseURL + "/api/v1/issues?limit=100", headers: auth))?.json["issues"] as? [[String: Any]]
-            return list?.compactMap { $0["events"] as? Int }.reduce(0, +) == 45
-        })
+        #expect(
+            await eventually(timeout: .seconds(60)) {
+                let list =
+                    (try? await http.send(.GET, sqlite.baseURL + "/api/v1/issues?limit=100", headers: auth))?.json[
+                        "issues"] as? [[String: Any]]
+                return list?.compactMap { $0["events"] as? Int }.reduce(0, +) == 45
+            })
         let closed = try await http.send(
             .PATCH, sqlite.baseURL + "/api/v1/issues/1", headers: auth + [("Content-Type", "application/json")],
             body: Array(#"{"status":"closed"}"#.utf8))
         #expect(closed.status == 200)
         let paths = [
-            "/api/v1/issues?limit=100", "/api/v1/issues?status=closed", "/api/v1/issues/1", "/api/v1/issues/2/reports?limit=5",
+            "/api/v1/issues?limit=100", "/api/v1/issues?status=closed", "/api/v1/issues/1",
+            "/api/v1/issues/2/reports?limit=5",
             "/api/v1/reports?limit=50", "/api/v1/reports/\(Payloads.eventID(7))", "/api/v1/health?days=30",
         ]
         var before: [String: [UInt8]] = [:]
@@ -353,28 +397,35 @@ import Testing
         let url = try Cluster.createDatabase()
         let moved = try await ServerProcess.run(["migrate", "--from", folder, "--to", url, "--blobs", blobs])
         #expect(moved.status == 0, "\(moved.err)")
-        let node = try await ServerProcess(folder: ServerProcess.newFolder(), arguments: ["--database", url, "--blobs", blobs])
+        let node = try await ServerProcess(
+            folder: ServerProcess.newFolder(), arguments: ["--database", url, "--blobs", blobs])
         defer { node.cleanUp() }
         for path in paths {
             let answer = try await http.send(.GET, node.baseURL + path, headers: auth)
             #expect(answer.status == 200, "\(path)")
             let after = Self.canonical(answer.body)
-            #expect(after == before[path], "\(path): \(String(decoding: after, as: UTF8.self)) != \(String(decoding: before[path] ?? [], as: UTF8.self))")
+            #expect(
+                after == before[path],
+                "\(path): \(String(decoding: after, as: UTF8.self)) != \(String(decoding: before[path] ?? [], as: UTF8.self))"
+            )
         }
         // A client retrying a report from before the move is told it is a duplicate; a new one is grouped with its kind.
         let retry = try await http.postReports(node.baseURL, key: project.ingest, reports[3])
         #expect((retry.json["duplicates"] as? [String])?.count == 1)
         #expect(try await http.postReports(node.baseURL, key: project.ingest, Self.crash(100, kind: 1)).status == 202)
-        #expect(await eventually(timeout: .seconds(60)) {
-            let list = (try? await http.send(.GET, node.baseURL + "/api/v1/issues?limit=100", headers: auth))?.json["issues"] as? [[String: Any]]
-            return list?.count == 3 && list?.compactMap { $0["events"] as? Int }.reduce(0, +) == 46
-        })
+        #expect(
+            await eventually(timeout: .seconds(60)) {
+                let list =
+                    (try? await http.send(.GET, node.baseURL + "/api/v1/issues?limit=100", headers: auth))?.json[
+                        "issues"] as? [[String: Any]]
+                return list?.count == 3 && list?.compactMap { $0["events"] as? Int }.reduce(0, +) == 46
+            })
     }
 
     /// A JSON answer with its keys sorted (each process orders an object's keys its own way).
     static func canonical(_ body: [UInt8]) -> [UInt8] {
         guard let value = try? JSONSerialization.jsonObject(with: Data(body)),
-              let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys])
+            let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys])
         else { return body }
         return Array(data)
     }
@@ -411,10 +462,11 @@ import Testing
         let b = try await cluster.node()
         defer { b.cleanUp() }
         for node in [a, b] {
-            #expect(await eventually(timeout: .seconds(20)) {
-                guard let text = try? await http.send(.GET, node.baseURL + "/metrics") else { return false }
-                return String(decoding: text.body, as: UTF8.self).contains("faultline_nodes 2.0")
-            })
+            #expect(
+                await eventually(timeout: .seconds(20)) {
+                    guard let text = try? await http.send(.GET, node.baseURL + "/metrics") else { return false }
+                    return String(decoding: text.body, as: UTF8.self).contains("faultline_nodes 2.0")
+                })
         }
         var accepted = 0
         for n in 0..<12 {

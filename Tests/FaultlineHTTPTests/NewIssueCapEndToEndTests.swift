@@ -21,7 +21,9 @@ import Testing
 
     func get(_ server: ServerProcess, _ path: String, token: String) async throws -> [String: Any] {
         let answer = try await http.send(.GET, server.baseURL + path, headers: [("Authorization", "Bearer \(token)")])
-        guard answer.status == 200 else { throw TestFailure("GET \(path) → \(answer.status): \(String(decoding: answer.body, as: UTF8.self))") }
+        guard answer.status == 200 else {
+            throw TestFailure("GET \(path) → \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
+        }
         return answer.json
     }
 
@@ -30,13 +32,16 @@ import Testing
     }
 
     func newIssueAlerts(_ server: ServerProcess, token: String) async throws -> [[String: Any]] {
-        let alerts = try await get(server, "/api/v1/alerts?limit=1000", token: token)["alerts"] as? [[String: Any]] ?? []
+        let alerts =
+            try await get(server, "/api/v1/alerts?limit=1000", token: token)["alerts"] as? [[String: Any]] ?? []
         return alerts.filter { $0["kind"] as? String == "new_issue" }
     }
 
     /// The cap's window (the default, an hour from the epoch) that holds `date`.
     static func window(_ date: Date) -> Int64 {
-        IssueFiling.window(containing: Int64(date.timeIntervalSince1970 * 1000), minutes: AlertSettings().newIssueWindowMinutes).lowerBound
+        IssueFiling.window(
+            containing: Int64(date.timeIntervalSince1970 * 1000), minutes: AlertSettings().newIssueWindowMinutes
+        ).lowerBound
     }
 
     @Test func aThousandClientFingerprintsMakeAtMostCapPlusOneIssuesAndAlerts() async throws {
@@ -44,9 +49,13 @@ import Testing
         let flood = try await ServerProcess.createProject("flood", in: folder)
         let quiet = try await ServerProcess.createProject("quiet", in: folder)
         // The cap is a project's alert setting, also from the CLI; out of bounds is refused and names the setting.
-        let refused = try await ServerProcess.run(["alerts", "configure", "quiet", "--new-issue-cap", "0", "--data", folder])
+        let refused = try await ServerProcess.run([
+            "alerts", "configure", "quiet", "--new-issue-cap", "0", "--data", folder,
+        ])
         #expect(refused.status != 0 && refused.err.contains("new_issue_cap"), "\(refused)")
-        let configured = try await ServerProcess.run(["alerts", "configure", "quiet", "--new-issue-cap", "500", "--data", folder])
+        let configured = try await ServerProcess.run([
+            "alerts", "configure", "quiet", "--new-issue-cap", "500", "--data", folder,
+        ])
         #expect(configured.status == 0 && configured.out.contains(#""new_issue_cap" : 500"#), "\(configured)")
         let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
         defer { server.cleanUp() }
@@ -56,18 +65,24 @@ import Testing
         // Given two requests to project "flood", each of 500 crashes with fingerprints the client made up…
         for request in 0..<2 {
             let body = (0..<500).map { i in Self.crash(request * 500 + i + 1, fingerprint: "made-up-\(request)-\(i)") }
-            let answer = try await http.postReports(server.baseURL, key: flood.ingest, "[" + body.joined(separator: ",") + "]")
+            let answer = try await http.postReports(
+                server.baseURL, key: flood.ingest, "[" + body.joined(separator: ",") + "]")
             #expect(answer.status == 202, "\(String(decoding: answer.body, as: UTF8.self))")
         }
         // …and project "quiet"'s first crash right after them.
-        #expect(try await http.postReports(server.baseURL, key: quiet.ingest, Self.crash(5_000, fingerprint: "quiet-one")).status == 202)
+        #expect(
+            try await http.postReports(server.baseURL, key: quiet.ingest, Self.crash(5_000, fingerprint: "quiet-one"))
+                .status == 202)
 
         // When the worker has filed all of them (every event is kept: the issues' events add up to 1,000).
-        #expect(try await eventually(timeout: .seconds(180)) {
-            let events = try await issues(server, token: flood.upload).reduce(0) { $0 + ($1["events"] as? Int ?? 0) }
-            let quietIssues = try await issues(server, token: quiet.upload).count
-            return events == 1_000 && quietIssues == 1
-        })
+        #expect(
+            try await eventually(timeout: .seconds(180)) {
+                let events = try await issues(server, token: flood.upload).reduce(0) {
+                    $0 + ($1["events"] as? Int ?? 0)
+                }
+                let quietIssues = try await issues(server, token: quiet.upload).count
+                return events == 1_000 && quietIssues == 1
+            })
         // A run across the top of an hour has two windows, each with its own cap.
         let windows = Self.window(started) == Self.window(Date()) ? 1 : 2
 
@@ -99,9 +114,11 @@ import Testing
         #expect(quietAlerts.first?["issue_id"] as? Int == quietIssues.first?["id"] as? Int)
 
         // And the dashboard renders at most cap + 1 issue pages for "flood", not a thousand.
-        #expect(await eventually {
-            FileManager.default.fileExists(atPath: folder + "/site/flood/issues/\(overflow["id"] as? Int ?? 0).html")
-        })
+        #expect(
+            await eventually {
+                FileManager.default.fileExists(
+                    atPath: folder + "/site/flood/issues/\(overflow["id"] as? Int ?? 0).html")
+            })
         let pages = (try? FileManager.default.contentsOfDirectory(atPath: folder + "/site/flood/issues")) ?? []
         #expect(pages.filter { $0.hasSuffix(".html") }.count <= windows * (cap + 1))
     }

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Server-side PII scrubbing against the real server: for each ingest path, the secrets a client sent are in
 /// neither the stored payloads (inflated) nor anywhere in the SQLite files, the read API shows `[Filtered]`, and
@@ -27,7 +27,8 @@ import TestSupport
     func fetchReport(_ server: ServerProcess, upload: String, _ id: String) async throws -> [String: Any] {
         var answer: HTTP.Answer?
         _ = try await eventually {
-            answer = try await http.send(.GET, server.baseURL + "/api/v1/reports/\(id)", headers: [("Authorization", "Bearer \(upload)")])
+            answer = try await http.send(
+                .GET, server.baseURL + "/api/v1/reports/\(id)", headers: [("Authorization", "Bearer \(upload)")])
             return answer?.status == 200
         }
         let found = try #require(answer)
@@ -90,7 +91,8 @@ import TestSupport
         let configuredOpen = try await configure("open", in: folder, ["--scrubbing", "off"])
         #expect(configuredOpen["scrubbing"] as? Bool == false)
         let configuredSafe = try await configure(
-            "safe", in: folder, ["--safe-field", "db_password", "--sensitive-field", "plan", "--keep-ip-addresses", "on"])
+            "safe", in: folder,
+            ["--safe-field", "db_password", "--sensitive-field", "plan", "--keep-ip-addresses", "on"])
         #expect(configuredSafe["safe_fields"] as? [String] == ["db_password"])
         #expect(configuredSafe["keep_ip_addresses"] as? Bool == true)
         let server = try await ServerProcess(folder: folder)
@@ -100,9 +102,12 @@ import TestSupport
             let answer = try await http.postReports(server.baseURL, key: project.ingest, Self.nativeReport(n))
             #expect(answer.status == 202)
         }
-        let strictKeys = try await fetchReport(server, upload: strict.upload, Payloads.eventID(1))["custom_keys"] as? [String: Any]
-        let openKeys = try await fetchReport(server, upload: open.upload, Payloads.eventID(2))["custom_keys"] as? [String: Any]
-        let safeKeys = try await fetchReport(server, upload: safe.upload, Payloads.eventID(3))["custom_keys"] as? [String: Any]
+        let strictKeys =
+            try await fetchReport(server, upload: strict.upload, Payloads.eventID(1))["custom_keys"] as? [String: Any]
+        let openKeys =
+            try await fetchReport(server, upload: open.upload, Payloads.eventID(2))["custom_keys"] as? [String: Any]
+        let safeKeys =
+            try await fetchReport(server, upload: safe.upload, Payloads.eventID(3))["custom_keys"] as? [String: Any]
         #expect(strictKeys?["db_password"] as? String == "[Filtered]")
         #expect(strictKeys?["plan"] as? String == "pro")
         // Scrubbing off keeps every value.
@@ -130,7 +135,9 @@ import TestSupport
         let scratch = try TempFolder("swift-pii")
         let home = scratch.path + "/home/alice/bin"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        let src = try scratch.write("main.swift", """
+        let src = try scratch.write(
+            "main.swift",
+            """
             @inline(never) func charge(_ card: String) -> Never { fatalError("declined card \\(card) token Bearer \(Self.token)") }
             charge(CommandLine.arguments.count > 5 ? "none" : "\(Self.card)")
             """)
@@ -138,9 +145,11 @@ import TestSupport
         try Command.check("swiftc", ["-O", "-g", src, "-o", binary])
         let out = scratch.file("crashes")
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let run = try Command.run(binary, [], environment: [
-            "SWIFT_BACKTRACE": "enable=yes,format=json,symbolicate=off,threads=all,images=all,output-to=\(out)"
-        ])
+        let run = try Command.run(
+            binary, [],
+            environment: [
+                "SWIFT_BACKTRACE": "enable=yes,format=json,symbolicate=off,threads=all,images=all,output-to=\(out)"
+            ])
         #expect(run.status != 0)
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: out).first)
         let written = try Data(contentsOf: URL(fileURLWithPath: out + "/" + name))
@@ -156,7 +165,8 @@ import TestSupport
         defer { server.cleanUp() }
         let posted = try await http.send(
             .POST, server.baseURL + "/api/v1/crashes/swift?app_version=1.0",
-            headers: [("Authorization", "Bearer \(project.ingest)"), ("Content-Encoding", "gzip")], body: Payloads.gzip(Array(file)))
+            headers: [("Authorization", "Bearer \(project.ingest)"), ("Content-Encoding", "gzip")],
+            body: Payloads.gzip(Array(file)))
         #expect(posted.status == 202, "\(String(decoding: posted.body, as: UTF8.self))")
         let id = try #require((posted.json["accepted"] as? [String])?.first)
         let report = try await fetchReport(server, upload: project.upload, id)
@@ -182,10 +192,14 @@ import TestSupport
         let event = #"""
             {"event_id":"\#(eventID)","timestamp":"2026-11-22T05:08:09Z","platform":"native","level":"error","release":"shop@1.0","message":"card \#(Self.card) declined","extra":{"password":"hunter2pw","url":"postgres://app:dbsecret9@db/1"},"user":{"id":"user-5","ip_address":"203.0.113.77"},"request":{"url":"https://shop.example.com/pay","env":{"REMOTE_ADDR":"198.51.100.23"}},"exception":{"values":[{"type":"PaymentError","value":"IBAN DE89370400440532013000 refused","stacktrace":{"frames":[{"function":"pay","abs_path":"/Users/alice/shop/pay.swift","instruction_addr":"0x1000"}]}}]},"debug_meta":{"images":[{"type":"elf","code_file":"/home/alice/lib/libshop.so","debug_id":"aba11aef-f7e7-e9e2-e1bc-84464f53a7e1","image_addr":"0x1000"}]}}
             """#
-        let session = #"{"sid":"7c5e4a1e2f3b4c5d6e7f8091a2b3c4d5","did":"user-5","started":"2026-11-22T05:00:00Z","status":"ok","init":true,"attrs":{"release":"shop@1.0","ip_address":"203.0.113.78"}}"#
+        let session =
+            #"{"sid":"7c5e4a1e2f3b4c5d6e7f8091a2b3c4d5","did":"user-5","started":"2026-11-22T05:00:00Z","status":"ok","init":true,"attrs":{"release":"shop@1.0","ip_address":"203.0.113.78"}}"#
         var envelope = Array(#"{"event_id":"\#(eventID)","sent_at":"2026-11-22T05:08:09Z"}"#.utf8) + [0x0a]
         for (type, payload) in [("session", session), ("event", event)] {
-            envelope += Array(#"{"type":"\#(type)","length":\#(payload.utf8.count)}"#.utf8) + [0x0a] + Array(payload.utf8) + [0x0a]
+            envelope +=
+                Array(#"{"type":"\#(type)","length":\#(payload.utf8.count)}"#.utf8) + [0x0a] + Array(payload.utf8) + [
+                    0x0a
+                ]
         }
         let sent = try await http.send(
             .POST, server.baseURL + "/api/\(project.id)/envelope/",
@@ -195,7 +209,8 @@ import TestSupport
 
         // The legacy store endpoint, one event JSON.
         let storeID = "0c3f9d3a6f1a4a53b2d1e9f0a8b7c6d5"
-        let storeEvent = #"{"event_id":"\#(storeID)","timestamp":"2026-11-22T05:08:10Z","platform":"python","message":"retry with Bearer \#(Self.token)","extra":{"api_key":"key-777-secret"}}"#
+        let storeEvent =
+            #"{"event_id":"\#(storeID)","timestamp":"2026-11-22T05:08:10Z","platform":"python","message":"retry with Bearer \#(Self.token)","extra":{"api_key":"key-777-secret"}}"#
         let stored1 = try await http.send(
             .POST, server.baseURL + "/api/\(project.id)/store/?sentry_key=\(project.ingest)",
             headers: [("Content-Type", "application/json")], body: Array(storeEvent.utf8))
@@ -215,8 +230,10 @@ import TestSupport
         let bytes = try stored(folder)
         #expect(bytes.contains("libshop.so"))  // debug metadata kept
         #expect(bytes.contains("aba11aef-f7e7-e9e2-e1bc-84464f53a7e1"))
-        for secret in [Self.card, "hunter2pw", "dbsecret9", "203.0.113.77", "198.51.100.23", "203.0.113.78",
-                       "DE89370400440532013000", "/Users/alice", Self.token, "key-777-secret"] {
+        for secret in [
+            Self.card, "hunter2pw", "dbsecret9", "203.0.113.77", "198.51.100.23", "203.0.113.78",
+            "DE89370400440532013000", "/Users/alice", Self.token, "key-777-secret",
+        ] {
             #expect(!bytes.contains(secret), "\(secret) was stored")
         }
     }
@@ -249,7 +266,10 @@ import TestSupport
         let log = #"{"items":[{"body":"retry password=log-secret-779"}]}"#
         var envelope = Array(#"{"event_id":"\#(eventID)","sent_at":"2026-11-22T05:08:09Z"}"#.utf8) + [0x0a]
         for (type, payload) in [("log", log), ("event", event)] {
-            envelope += Array(#"{"type":"\#(type)","length":\#(payload.utf8.count)}"#.utf8) + [0x0a] + Array(payload.utf8) + [0x0a]
+            envelope +=
+                Array(#"{"type":"\#(type)","length":\#(payload.utf8.count)}"#.utf8) + [0x0a] + Array(payload.utf8) + [
+                    0x0a
+                ]
         }
         return envelope
     }
@@ -289,10 +309,13 @@ import TestSupport
         let maskedEvent = try await fetchReport(server, upload: masked.upload, events[0].1)
         let maskedNative = try await fetchReport(server, upload: masked.upload, Payloads.eventID(1))
         let pseudonym = try #require(maskedEvent["user_id"] as? String)
-        #expect(pseudonym.hasPrefix("email:") && pseudonym.hasSuffix(":j***@example.com") && pseudonym.count == 6 + 32 + 1 + 16, "\(pseudonym)")
+        #expect(
+            pseudonym.hasPrefix("email:") && pseudonym.hasSuffix(":j***@example.com")
+                && pseudonym.count == 6 + 32 + 1 + 16, "\(pseudonym)")
         #expect(maskedNative["user_id"] as? String == pseudonym)
-        #expect((maskedEvent["error"] as? [String: Any])?["message"] as? String
-            == "contact j***@example.com or +** ** **** **58 after password=[Filtered]")
+        #expect(
+            (maskedEvent["error"] as? [String: Any])?["message"] as? String
+                == "contact j***@example.com or +** ** **** **58 after password=[Filtered]")
         #expect((maskedNative["error"] as? [String: Any])?["message"] as? String == "call +** ** **** **58")
         let nativeKeys = maskedNative["custom_keys"] as? [String: Any] ?? [:]
         #expect(nativeKeys["address"] as? String == "[Filtered]")
@@ -306,8 +329,9 @@ import TestSupport
         let plainNative = try await fetchReport(server, upload: plain.upload, Payloads.eventID(2))
         #expect(plainEvent["user_id"] as? String == Self.email)
         #expect(plainNative["user_id"] as? String == Self.email)
-        #expect((plainEvent["error"] as? [String: Any])?["message"] as? String
-            == "contact \(Self.email) or \(Self.phone) after password=[Filtered]")
+        #expect(
+            (plainEvent["error"] as? [String: Any])?["message"] as? String
+                == "contact \(Self.email) or \(Self.phone) after password=[Filtered]")
 
         // And no bypassed value is anywhere in the data folder (payloads inflated, database files raw).
         let bytes = try stored(folder)

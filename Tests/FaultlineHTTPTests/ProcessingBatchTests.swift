@@ -5,8 +5,8 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import Testing
 import TestSupport
+import Testing
 
 /// The worker's batches on the real thing (router, SQLite file, Formats, module cache): 20-report payloads of two
 /// projects processed in large batches end exactly where the per-report path (batches of one) ends — the same
@@ -34,7 +34,8 @@ import TestSupport
         let offset = project * 1_000
         var bodies: [String] = []
         for payload in 0..<4 {
-            let reports = (0..<20).map { i in report(offset + payload * 20 + i, site: (payload * 20 + i + project) % 5) }
+            let reports = (0..<20).map { i in report(offset + payload * 20 + i, site: (payload * 20 + i + project) % 5)
+            }
             bodies.append("{\"reports\":[" + reports.joined(separator: ",") + "]}")
         }
         for i in 80..<86 { bodies.append(report(offset + i, site: (i + project) % 5)) }
@@ -50,8 +51,11 @@ import TestSupport
                 for body in Self.bodies(project: project) {
                     try await client.execute(
                         uri: "/api/v1/reports", method: .post,
-                        headers: [.authorization: "Bearer \(key)", .contentType: "application/json", .contentEncoding: "gzip"],
-                        body: Payloads.gzip(body)) { #expect($0.status == .accepted) }
+                        headers: [
+                            .authorization: "Bearer \(key)", .contentType: "application/json", .contentEncoding: "gzip",
+                        ],
+                        body: Payloads.gzip(body)
+                    ) { #expect($0.status == .accepted) }
                 }
             }
         }
@@ -72,32 +76,46 @@ import TestSupport
     /// Everything grouping and counting wrote, keyed by what does not depend on row ids (projects by slug, issues by
     /// fingerprint, reports by event id), sorted.
     static func processed(_ app: TestApp) throws -> [String: [String]] {
-        let issue = "(SELECT p.slug || '/' || i.fingerprint FROM issues i JOIN projects p ON p.id = i.project_id WHERE i.id = x.issue_id)"
+        let issue =
+            "(SELECT p.slug || '/' || i.fingerprint FROM issues i JOIN projects p ON p.id = i.project_id WHERE i.id = x.issue_id)"
         return [
-            "issues": try rows(app, """
+            "issues": try rows(
+                app,
+                """
                 SELECT p.slug, i.fingerprint, i.kind, i.title, i.culprit, i.events, i.users, i.repeat_users, i.first_seen, i.last_seen,
                     i.first_release, i.last_release, i.status, i.regressed, i.early_events, i.timed_events
                 FROM issues i JOIN projects p ON p.id = i.project_id ORDER BY 1, 2
                 """),
-            "issue_releases": try rows(app, "SELECT \(issue), release, events, users, first_seen, last_seen FROM issue_releases x ORDER BY 1, 2"),
+            "issue_releases": try rows(
+                app,
+                "SELECT \(issue), release, events, users, first_seen, last_seen FROM issue_releases x ORDER BY 1, 2"),
             "issue_days": try rows(app, "SELECT \(issue), day, events, users FROM issue_days x ORDER BY 1, 2"),
             "issue_users": try unkeyed(app, "SELECT \(issue), user_key, events FROM issue_users x"),
-            "issue_release_users": try unkeyed(app, "SELECT \(issue), release, user_key, events FROM issue_release_users x"),
+            "issue_release_users": try unkeyed(
+                app, "SELECT \(issue), release, user_key, events FROM issue_release_users x"),
             "issue_day_users": try unkeyed(app, "SELECT \(issue), day, user_key, events FROM issue_day_users x"),
             "issue_tags": try rows(app, "SELECT \(issue), key, value, events FROM issue_tags x ORDER BY 1, 2, 3"),
-            "alerts": try rows(app, """
+            "alerts": try rows(
+                app,
+                """
                 SELECT p.slug, x.kind, x.release, x.title, x.reason, \(issue) FROM alerts x JOIN projects p ON p.id = x.project_id
                 ORDER BY 1, 2, 6, 3
                 """),
-            "reports": try rows(app, """
+            "reports": try rows(
+                app,
+                """
                 SELECT p.slug, x.event_id, x.symbolication, x.symbolication_attempts, x.grouping_version, x.early, \(issue)
                 FROM reports x JOIN projects p ON p.id = x.project_id ORDER BY 1, 2
                 """),
-            "report_modules": try rows(app, """
+            "report_modules": try rows(
+                app,
+                """
                 SELECT r.event_id, m.build_id, m.module, m.release, m.rank FROM report_modules m JOIN reports r ON r.id = m.report_id
                 ORDER BY 1, 2
                 """),
-            "search": try rows(app, """
+            "search": try rows(
+                app,
+                """
                 SELECT r.event_id, s.project, s.error, s.functions, s.keys FROM search_documents s JOIN reports r ON r.id = s.report_id
                 ORDER BY 1
                 """),
@@ -108,18 +126,23 @@ import TestSupport
     /// project's identity key), sorted: two folders' projects have different keys, so they agree on ids, not keys.
     static func unkeyed(_ app: TestApp, _ sql: String) throws -> [String] {
         var ids: [String: String] = [:]
-        for row in try rows(app, """
+        for row in try rows(
+            app,
+            """
             SELECT DISTINCT hex(p.identity_key), r.user_key FROM reports r JOIN projects p ON p.id = r.project_id
             WHERE r.user_key IS NOT NULL
             """)
         {
             let parts = row.split(separator: "|", maxSplits: 1).map(String.init)
             let hex = Array(parts[0].utf8)
-            let key = stride(from: 0, to: hex.count - 1, by: 2).compactMap { UInt8(String(decoding: hex[$0...$0 + 1], as: UTF8.self), radix: 16) }
+            let key = stride(from: 0, to: hex.count - 1, by: 2).compactMap {
+                UInt8(String(decoding: hex[$0...$0 + 1], as: UTF8.self), radix: 16)
+            }
             ids[RollupUser.key(of: parts[1], hasher: IdentityHashers.hmacSHA256.hasher(key: key))] = parts[1]
         }
         return try rows(app, sql).map { row in
-            row.split(separator: "|", omittingEmptySubsequences: false).map { ids[String($0)] ?? String($0) }.joined(separator: "|")
+            row.split(separator: "|", omittingEmptySubsequences: false).map { ids[String($0)] ?? String($0) }.joined(
+                separator: "|")
         }.sorted()
     }
 
@@ -142,7 +165,8 @@ import TestSupport
         let reports = 2 * (4 * 20 + 6)
 
         // When: one folder is processed in large batches, the other one report per batch.
-        let big = try batched.root.symbolicationWorker(logger: Logger(label: "test"), batchSize: 64, backlogBatchSize: 128)
+        let big = try batched.root.symbolicationWorker(
+            logger: Logger(label: "test"), batchSize: 64, backlogBatchSize: 128)
         let one = try single.root.symbolicationWorker(logger: Logger(label: "test"), batchSize: 1, backlogBatchSize: 1)
         let processedBig = try await drain { try await big.step() }
         let processedOne = try await drain { try await one.step() }
@@ -160,17 +184,26 @@ import TestSupport
             #expect(a[table]?.isEmpty == false, "\(table) is empty")
         }
         // Each project's reports are under its own issues only, and its issues count exactly its reports.
-        #expect(try Self.rows(batched, """
-            SELECT count(*) FROM reports r JOIN issues i ON i.id = r.issue_id WHERE i.project_id != r.project_id
-            """) == ["0"])
-        #expect(try Self.rows(batched, """
-            SELECT p.slug, sum(i.events) FROM issues i JOIN projects p ON p.id = i.project_id GROUP BY 1 ORDER BY 1
-            """) == ["app|86", "other|86"])
+        #expect(
+            try Self.rows(
+                batched,
+                """
+                SELECT count(*) FROM reports r JOIN issues i ON i.id = r.issue_id WHERE i.project_id != r.project_id
+                """) == ["0"])
+        #expect(
+            try Self.rows(
+                batched,
+                """
+                SELECT p.slug, sum(i.events) FROM issues i JOIN projects p ON p.id = i.project_id GROUP BY 1 ORDER BY 1
+                """) == ["app|86", "other|86"])
         // The counters equal a recount from the reports.
-        #expect(try Self.rows(batched, """
-            SELECT count(*) FROM issues i
-            WHERE i.events != (SELECT count(*) FROM reports r WHERE r.issue_id = i.id)
-               OR i.users != (SELECT count(DISTINCT user_key) FROM reports r WHERE r.issue_id = i.id)
-            """) == ["0"])
+        #expect(
+            try Self.rows(
+                batched,
+                """
+                SELECT count(*) FROM issues i
+                WHERE i.events != (SELECT count(*) FROM reports r WHERE r.issue_id = i.id)
+                   OR i.users != (SELECT count(DISTINCT user_key) FROM reports r WHERE r.issue_id = i.id)
+                """) == ["0"])
     }
 }

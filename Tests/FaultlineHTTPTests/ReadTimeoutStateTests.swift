@@ -1,8 +1,9 @@
-@testable import FaultlineHTTP
 import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 import Testing
+
+@testable import FaultlineHTTP
 
 /// The read deadline's decisions, with the time given (the end-to-end tests run it on real sockets).
 @Suite struct ReadTimeoutStateTests {
@@ -31,7 +32,9 @@ import Testing
         var state = ReadTimeoutState(now: t0)
         state.read(head, now: t0)
         state.read(.body(ByteBuffer(string: "x")), now: t0 + .milliseconds(800))
-        #expect(state.deadlinePassed(now: t0 + .milliseconds(1000), limits: limits) == .wait(until: t0 + .milliseconds(1800)))
+        #expect(
+            state.deadlinePassed(now: t0 + .milliseconds(1000), limits: limits)
+                == .wait(until: t0 + .milliseconds(1800)))
         #expect(state.deadlinePassed(now: t0 + .milliseconds(1800), limits: limits) == .answerTimeoutAndClose)
         state.read(.end(nil), now: t0 + .milliseconds(1900))
         // The request is read: however long the answer takes, the client is not timed out.
@@ -58,8 +61,12 @@ import Testing
         state.read(head, now: t0)
         state.read(.body(ByteBuffer(string: "x")), now: t0 + .milliseconds(500))
         // Then with no minimum rate it is waited for; with 1 KiB/s it is behind one grace (1 s) + 1 ms after its head.
-        #expect(state.deadlinePassed(now: t0 + .milliseconds(1002), limits: limits) == .wait(until: t0 + .milliseconds(1500)))
-        #expect(state.deadlinePassed(now: t0 + .milliseconds(900), limits: rated) == .wait(until: t0 + .nanoseconds(1_000_976_562)))
+        #expect(
+            state.deadlinePassed(now: t0 + .milliseconds(1002), limits: limits)
+                == .wait(until: t0 + .milliseconds(1500)))
+        #expect(
+            state.deadlinePassed(now: t0 + .milliseconds(900), limits: rated)
+                == .wait(until: t0 + .nanoseconds(1_000_976_562)))
         #expect(state.deadlinePassed(now: t0 + .milliseconds(1002), limits: rated) == .answerTimeoutAndClose)
     }
 
@@ -70,7 +77,8 @@ import Testing
         for step in 1...40 {
             let now = t0 + .milliseconds(Int64(step) * 250)
             state.read(.body(ByteBuffer(repeating: 0x20, count: 2048)), now: now)
-            if case .wait = state.deadlinePassed(now: now + .milliseconds(200), limits: rated) {} else {
+            if case .wait = state.deadlinePassed(now: now + .milliseconds(200), limits: rated) {
+            } else {
                 Issue.record("cut at step \(step)")
             }
         }

@@ -18,7 +18,8 @@ import Testing
     static func postAndGroup(_ app: TestApp, _ crashes: [(Int, site: Int)]) async throws {
         try await app.test { client in
             try await IssueReportsRouteTests.post(
-                client, key: app.credentials.ingestKey, crashes.map { IssueReportsRouteTests.crash($0.0, site: $0.site) })
+                client, key: app.credentials.ingestKey,
+                crashes.map { IssueReportsRouteTests.crash($0.0, site: $0.site) })
         }
         try await IssueReportsRouteTests.group(app)
     }
@@ -54,20 +55,25 @@ import Testing
     @Test func aRestartedServerKeepsTheIssuePagesThatAreStillCurrent() async throws {
         let app = try await TestApp()
         try await Self.postAndGroup(app, [(0, 1), (1, 2)])
-        let first = try await app.root.renderCycle(with: try app.root.siteRenderer(webDirectory: Self.webDirectory), since: nil)
+        let first = try await app.root.renderCycle(
+            with: try app.root.siteRenderer(webDirectory: Self.webDirectory), since: nil)
         #expect(first.complete && first.issuePages == 2)
         let issues = app.folder + "/site/app/issues"
-        let pages = try FileManager.default.contentsOfDirectory(atPath: issues).filter { $0.hasSuffix(".html") }.sorted()
+        let pages = try FileManager.default.contentsOfDirectory(atPath: issues).filter { $0.hasSuffix(".html") }
+            .sorted()
         try #require(pages.count == 2)
         for page in pages {
             let html = try String(contentsOfFile: issues + "/" + page, encoding: .utf8)
-            #expect(html.contains("</html>") && html.hasSuffix(" -->\n") && html.contains("<!-- faultline-page 1 "), "\(page) ends with its mark")
+            #expect(
+                html.contains("</html>") && html.hasSuffix(" -->\n") && html.contains("<!-- faultline-page 1 "),
+                "\(page) ends with its mark")
         }
 
         // Restarted, nothing changed: no issue page rendered, both kept.
         func restart(build: String? = nil) async throws -> (SiteRenderer.CycleResult, IssuePageLedger) {
             let root = try Composition(folder: app.folder)
-            let renderer = try build.map { try SiteRenderer(webDirectory: Self.webDirectory, build: $0) }
+            let renderer =
+                try build.map { try SiteRenderer(webDirectory: Self.webDirectory, build: $0) }
                 ?? root.siteRenderer(webDirectory: Self.webDirectory)
             let result = try await root.renderCycle(with: renderer, since: nil)
             try await root.close()
@@ -76,7 +82,9 @@ import Testing
         let (again, ledger) = try await restart()
         #expect(again.complete && again.issuePages == 0 && again.issuePagesCurrent == 2)
         #expect(ledger.issuePagesRendered == 0 && ledger.issuePagesReadBack == 2)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: issues).filter { $0.hasSuffix(".html") }.sorted() == pages)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: issues).filter { $0.hasSuffix(".html") }.sorted()
+                == pages)
 
         // A new event of the first issue: its page alone.
         try await Self.postAndGroup(app, [(2, 1)])
@@ -106,7 +114,9 @@ import Testing
         try await Self.postAndGroup(app, [(0, 1)])
         _ = try await app.root.renderCycle(with: try app.root.siteRenderer(webDirectory: Self.webDirectory), since: nil)
         let page = try #require(
-            try FileManager.default.contentsOfDirectory(atPath: app.folder + "/site/app/issues").first { $0.hasSuffix(".html") })
+            try FileManager.default.contentsOfDirectory(atPath: app.folder + "/site/app/issues").first {
+                $0.hasSuffix(".html")
+            })
         let issue = IssueID(try #require(Int64(page.dropLast(".html".count))))
 
         let root = try Composition(folder: app.folder)

@@ -10,7 +10,9 @@ import Testing
 /// the real renderer and the real retention service.
 @Suite struct RetentionPagesTests {
     static func crash(_ n: Int, user: String, key: String) -> String {
-        let frames = (0..<3).map { #"{"address":"0x\#(String(0x7f00_0000_5000 + $0 * 0x40, radix: 16))","module":"libapp.so"}"# }
+        let frames = (0..<3).map {
+            #"{"address":"0x\#(String(0x7f00_0000_5000 + $0 * 0x40, radix: 16))","module":"libapp.so"}"#
+        }
         return """
             {"event_id":"\(Payloads.eventID(n))","kind":"crash","timestamp":"2026-11-22T05:08:09Z","user_id":"\(user)",
              "custom_keys":{"cart":"\(key)"},
@@ -26,13 +28,16 @@ import Testing
         let clock = MovableClock(start)
         let app = try await TestApp(clock: clock)
         try await app.test { client in
-            try await IssueReportsRouteTests.post(client, key: app.credentials.ingestKey, [Self.crash(1, user: "pruned-user-4711", key: "gold-cart-4711")])
+            try await IssueReportsRouteTests.post(
+                client, key: app.credentials.ingestKey, [Self.crash(1, user: "pruned-user-4711", key: "gold-cart-4711")]
+            )
         }
         try await IssueReportsRouteTests.group(app)
         let renderer = try app.root.siteRenderer(webDirectory: RenderCycleTests.webDirectory)
         _ = try await app.root.renderCycle(with: renderer, since: nil)
         let issues = app.folder + "/site/app/issues"
-        let page = try #require(try FileManager.default.contentsOfDirectory(atPath: issues).first { $0.hasSuffix(".html") })
+        let page = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: issues).first { $0.hasSuffix(".html") })
         let before = try String(contentsOfFile: issues + "/" + page, encoding: .utf8)
         #expect(before.contains("pruned-user-4711"))
         #expect(before.contains("Events by user, in the reports still kept"))

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Issue #12's search, against the real `faultline` binary on 127.0.0.1: reports are posted, processed by the
 /// background worker (which fills the index in its transaction), and `GET /{slug}/search` finds exactly the expected
@@ -32,7 +32,9 @@ import TestSupport
         }
         /// The issue numbers listed as matching issues (links `issues/<n>.html` in the issues table).
         var issues: [Int] {
-            guard let start = html.range(of: "search-issues-heading"), let end = html.range(of: "search-reports-heading") else { return [] }
+            guard let start = html.range(of: "search-issues-heading"),
+                let end = html.range(of: "search-reports-heading")
+            else { return [] }
             return html[start.upperBound..<end.lowerBound].components(separatedBy: "href=\"issues/").dropFirst()
                 .compactMap { Int($0.prefix { $0.isNumber }) }
         }
@@ -40,8 +42,9 @@ import TestSupport
 
     func get(_ server: ServerProcess, _ path: String, admin: String) async throws -> Page {
         let answer = try await http.send(.GET, server.baseURL + path, headers: [("Authorization", "Bearer \(admin)")])
-        return Page(status: answer.status, html: String(decoding: answer.body, as: UTF8.self),
-                    headers: ["cache-control": answer.headers["Cache-Control"].first ?? ""])
+        return Page(
+            status: answer.status, html: String(decoding: answer.body, as: UTF8.self),
+            headers: ["cache-control": answer.headers["Cache-Control"].first ?? ""])
     }
 
     func search(_ server: ServerProcess, _ slug: String, _ text: String, admin: String) async throws -> Page {
@@ -51,7 +54,8 @@ import TestSupport
 
     func issueOf(_ server: ServerProcess, _ n: Int, token: String) async throws -> Int? {
         let answer = try await http.send(
-            .GET, server.baseURL + "/api/v1/reports/\(Payloads.eventID(n))", headers: [("Authorization", "Bearer \(token)")])
+            .GET, server.baseURL + "/api/v1/reports/\(Payloads.eventID(n))",
+            headers: [("Authorization", "Bearer \(token)")])
         return answer.json["issue_id"] as? Int
     }
 
@@ -65,27 +69,37 @@ import TestSupport
 
         // Given two reports in shop, and in another project a report sharing the user id and key value of the first.
         let shopReports = [
-            Self.crash(1, user: "alice-4711", plan: "platinum", function: "Checkout.applyCoupon(code:)", message: "coupon table exhausted"),
-            Self.crash(2, user: "bob-0815", plan: "basic", function: "Catalog.render()", message: "image cache corrupt"),
+            Self.crash(
+                1, user: "alice-4711", plan: "platinum", function: "Checkout.applyCoupon(code:)",
+                message: "coupon table exhausted"),
+            Self.crash(
+                2, user: "bob-0815", plan: "basic", function: "Catalog.render()", message: "image cache corrupt"),
         ]
-        #expect(try await http.postReports(server.baseURL, key: shop.ingest, "[" + shopReports.joined(separator: ",") + "]").status == 202)
-        let foreign = Self.crash(3, user: "alice-4711", plan: "platinum", function: "Checkout.applyCoupon(code:)", message: "coupon table exhausted")
+        #expect(
+            try await http.postReports(server.baseURL, key: shop.ingest, "[" + shopReports.joined(separator: ",") + "]")
+                .status == 202)
+        let foreign = Self.crash(
+            3, user: "alice-4711", plan: "platinum", function: "Checkout.applyCoupon(code:)",
+            message: "coupon table exhausted")
         #expect(try await http.postReports(server.baseURL, key: other.ingest, foreign).status == 202)
 
         // When the worker has processed them…
         var issueOne = 0, issueTwo = 0
-        #expect(try await eventually {
-            issueOne = try await issueOf(server, 1, token: shop.upload) ?? 0
-            issueTwo = try await issueOf(server, 2, token: shop.upload) ?? 0
-            return issueOne > 0 && issueTwo > 0
-        })
+        #expect(
+            try await eventually {
+                issueOne = try await issueOf(server, 1, token: shop.upload) ?? 0
+                issueTwo = try await issueOf(server, 2, token: shop.upload) ?? 0
+                return issueOne > 0 && issueTwo > 0
+            })
         #expect(try await eventually { try await issueOf(server, 3, token: other.upload) != nil })
         let one = Payloads.normalized(1)
         #expect(issueOne != issueTwo)
 
         // …then each field finds exactly report 1 and its issue, in shop only.
-        for text in ["alice-4711", "platinum", Payloads.eventID(1), one, "applyCoupon", "Checkout.applyCoupon(code:)",
-                     "coupon table exhausted", "Checkout.applyCou"] {
+        for text in [
+            "alice-4711", "platinum", Payloads.eventID(1), one, "applyCoupon", "Checkout.applyCoupon(code:)",
+            "coupon table exhausted", "Checkout.applyCou",
+        ] {
             let page = try await search(server, "shop", text, admin: admin)
             #expect(page.status == 200, "\(text)")
             #expect(page.events == [one], "\(text): \(page.events)")
@@ -121,10 +135,11 @@ import TestSupport
         // Without credentials the dashboard guard answers, as for every dashboard page.
         #expect(try await http.send(.GET, server.baseURL + "/shop/search?q=alice").status == 401)
         // The rendered pages carry the search box.
-        #expect(try await eventually {
-            let page = (try? String(contentsOfFile: folder + "/site/shop/issues.html", encoding: .utf8)) ?? ""
-            return page.contains("action=\"search\"")
-        })
+        #expect(
+            try await eventually {
+                let page = (try? String(contentsOfFile: folder + "/site/shop/issues.html", encoding: .utf8)) ?? ""
+                return page.contains("action=\"search\"")
+            })
     }
 
     /// A function name only the symbolicator knows (the report has addresses only): found once the debug file
@@ -140,7 +155,8 @@ import TestSupport
         defer { server.cleanUp() }
         let read = [("Authorization", "Bearer \(project.upload)")]
         let posted = try await http.send(
-            .POST, server.baseURL + "/api/v1/crashes/swift?app_version=1.0", headers: [("Authorization", "Bearer \(project.ingest)")],
+            .POST, server.baseURL + "/api/v1/crashes/swift?app_version=1.0",
+            headers: [("Authorization", "Bearer \(project.ingest)")],
             body: Array(file))
         let id = try #require((posted.json["accepted"] as? [String])?.first)
 
@@ -149,7 +165,8 @@ import TestSupport
         #expect(try await search(server, "trap", "trap.pick", admin: admin).events.isEmpty)
 
         let uploaded = try await http.send(
-            .PUT, server.baseURL + "/api/v1/debug-files/\(buildID)", headers: read, body: Array(try Data(contentsOf: URL(fileURLWithPath: binary))))
+            .PUT, server.baseURL + "/api/v1/debug-files/\(buildID)", headers: read,
+            body: Array(try Data(contentsOf: URL(fileURLWithPath: binary))))
         #expect(uploaded.status == 201)
         #expect(try await eventually { try await search(server, "trap", "trap.pick", admin: admin).events == [id] })
         #expect(try await search(server, "trap", "Index out of range", admin: admin).events == [id])

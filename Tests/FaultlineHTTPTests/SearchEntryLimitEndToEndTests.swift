@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A report whose text folds past PostgreSQL's limit for one search entry, posted to the real `faultline` binary on a
 /// real PostgreSQL database beside another project's report: both are processed by the worker and found by
@@ -32,7 +32,9 @@ import TestSupport
         let q = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         let answer = try await http.send(.GET, server.baseURL + "/\(slug)/search?q=\(q)")
         #expect(answer.status == 200)
-        return String(decoding: answer.body, as: UTF8.self).components(separatedBy: "href=\"events/").dropFirst().map { String($0.prefix(32)) }
+        return String(decoding: answer.body, as: UTF8.self).components(separatedBy: "href=\"events/").dropFirst().map {
+            String($0.prefix(32))
+        }
     }
 
     func hex(_ n: Int) -> String { Payloads.eventID(n).replacingOccurrences(of: "-", with: "") }
@@ -40,22 +42,25 @@ import TestSupport
     @Test func aReportWhoseTextFoldsPastTheEntryLimitIsProcessedAndFoundBesideAnotherProjects() async throws {
         let cluster = try await MultiNodeEndToEndTests.Cluster(slug: "shop")
         defer { cluster.cleanUp() }
-        let other = try await ServerProcess.createProject("other", in: ServerProcess.newFolder(), extra: cluster.arguments)
+        let other = try await ServerProcess.createProject(
+            "other", in: ServerProcess.newFolder(), extra: cluster.arguments)
         let server = try await cluster.node(["--public-dashboard"], environment: InsightsEndToEndTests.fastServices)
         defer { server.cleanUp() }
 
         // Given a report under the 1 MiB a report may have, and another project's ordinary report.
         let hostile = Self.hostileCrash(1)
         #expect(hostile.utf8.count < 1_048_576)
-        let ordinary = SearchEndToEndTests.crash(2, user: "bob", plan: "silver", function: "Cart.total()", message: "boom")
+        let ordinary = SearchEndToEndTests.crash(
+            2, user: "bob", plan: "silver", function: "Cart.total()", message: "boom")
         // When both are posted.
         #expect(try await http.postReports(server.baseURL, key: cluster.project.ingest, hostile).status == 202)
         #expect(try await http.postReports(server.baseURL, key: other.ingest, ordinary).status == 202)
 
         // Then the worker processes both, and each is found in its own project only.
-        #expect(try await eventually(timeout: .seconds(60)) {
-            try cluster.count("SELECT count(*) FROM reports WHERE symbolication <> 'pending'") == 2
-        })
+        #expect(
+            try await eventually(timeout: .seconds(60)) {
+                try cluster.count("SELECT count(*) FROM reports WHERE symbolication <> 'pending'") == 2
+            })
         #expect(try cluster.count("SELECT count(*) FROM reports WHERE symbolication = 'missing'") == 0)
         #expect(try await search(server, "shop", HangulWords.word(0)) == [hex(1)])
         #expect(try await search(server, "other", HangulWords.word(0)).isEmpty)

@@ -19,7 +19,8 @@ import Testing
     let browser = HTTP(client: Self.noRedirects)
 
     static func adminToken(_ folder: String) async throws -> String {
-        try await ServerProcess.run(["admin-token", "--data", folder]).out.trimmingCharacters(in: .whitespacesAndNewlines)
+        try await ServerProcess.run(["admin-token", "--data", folder]).out.trimmingCharacters(
+            in: .whitespacesAndNewlines)
     }
 
     static let form = [("Content-Type", "application/x-www-form-urlencoded")]
@@ -37,7 +38,10 @@ import Testing
         let admin = try await Self.adminToken(folder)
         let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
         defer { server.cleanUp() }
-        #expect(try await eventually { slugs.allSatisfy { FileManager.default.fileExists(atPath: folder + "/site/\($0)/index.html") } })
+        #expect(
+            try await eventually {
+                slugs.allSatisfy { FileManager.default.fileExists(atPath: folder + "/site/\($0)/index.html") }
+            })
 
         let basic = "Basic " + Data("me:\(admin)".utf8).base64EncodedString()
         for slug in slugs {
@@ -47,7 +51,8 @@ import Testing
             let page = try await browser.send(.GET, server.baseURL + "/\(slug)/", headers: [("Accept", "text/html")])
             #expect(page.status == 303, "\(slug): \(page.status)")
             #expect(page.headers["Location"].first == "/login?next=/\(slug)/")
-            let allowed = try await browser.send(.GET, server.baseURL + "/\(slug)/index.html", headers: [("Authorization", basic)])
+            let allowed = try await browser.send(
+                .GET, server.baseURL + "/\(slug)/index.html", headers: [("Authorization", basic)])
             #expect(allowed.status == 200, "\(slug) with the admin token: \(allowed.status)")
         }
         // The open routes themselves still answer without the admin token.
@@ -59,7 +64,9 @@ import Testing
         for path in ["//beta", "//beta/", "///beta", "/%2F%2Fbeta", "/%2F/beta"] {
             let answer = try await browser.send(.GET, server.baseURL + path, headers: [("Authorization", basic)])
             for location in answer.headers["Location"] {
-                #expect(location.hasPrefix("/") && !location.hasPrefix("//") && !location.contains("\\"), "\(path) → \(location)")
+                #expect(
+                    location.hasPrefix("/") && !location.hasPrefix("//") && !location.contains("\\"),
+                    "\(path) → \(location)")
             }
         }
         let collapsed = try await browser.send(.GET, server.baseURL + "//beta", headers: [("Authorization", basic)])
@@ -67,10 +74,13 @@ import Testing
         #expect(collapsed.headers["Location"].first == "/beta")
 
         // Dashboard pages carry the security headers.
-        let page = try await browser.send(.GET, server.baseURL + "/beta/index.html", headers: [("Authorization", basic)])
+        let page = try await browser.send(
+            .GET, server.baseURL + "/beta/index.html", headers: [("Authorization", basic)])
         #expect(page.status == 200)
         let csp = page.headers["Content-Security-Policy"].first ?? ""
-        #expect(csp.contains("default-src 'none'") && csp.contains("style-src 'self'") && csp.contains("frame-ancestors 'none'"))
+        #expect(
+            csp.contains("default-src 'none'") && csp.contains("style-src 'self'")
+                && csp.contains("frame-ancestors 'none'"))
         #expect(page.headers["X-Content-Type-Options"].first == "nosniff")
         #expect(page.headers["Referrer-Policy"].first == "same-origin")
         #expect(page.headers["X-Frame-Options"].first == "DENY")
@@ -96,26 +106,35 @@ import Testing
         #expect(login.headers["Location"].first == "/shop/")
         let setCookie = try #require(login.headers["Set-Cookie"].first)
         #expect(!setCookie.contains(admin), "the cookie holds the admin token")
-        for attribute in ["HttpOnly", "SameSite=Lax", "Path=/"] { #expect(setCookie.contains(attribute), "\(setCookie)") }
+        for attribute in ["HttpOnly", "SameSite=Lax", "Path=/"] {
+            #expect(setCookie.contains(attribute), "\(setCookie)")
+        }
         #expect(!setCookie.contains("Secure"), "Secure over plain http would drop the cookie")
         let cookie = try #require(setCookie.split(separator: ";").first.map(String.init))
-        #expect(try await browser.send(.GET, server.baseURL + "/shop/index.html", headers: [("Cookie", cookie)]).status == 200)
+        #expect(
+            try await browser.send(.GET, server.baseURL + "/shop/index.html", headers: [("Cookie", cookie)]).status
+                == 200)
 
         // Logout ends the session on the server: the old cookie no longer opens anything.
         let logout = try await browser.send(.POST, server.baseURL + "/logout", headers: [("Cookie", cookie)])
         #expect(logout.status == 303)
         #expect(logout.headers["Set-Cookie"].contains { $0.hasPrefix("faultline_session=;") })
-        #expect(try await browser.send(.GET, server.baseURL + "/shop/index.html", headers: [("Cookie", cookie)]).status == 401)
-        let asBrowser = try await browser.send(.GET, server.baseURL + "/shop/", headers: [("Cookie", cookie), ("Accept", "text/html")])
+        #expect(
+            try await browser.send(.GET, server.baseURL + "/shop/index.html", headers: [("Cookie", cookie)]).status
+                == 401)
+        let asBrowser = try await browser.send(
+            .GET, server.baseURL + "/shop/", headers: [("Cookie", cookie), ("Accept", "text/html")])
         #expect(asBrowser.status == 303)
         #expect(asBrowser.headers["Location"].first?.hasPrefix("/login") == true)
 
         // Ten wrong tokens from one address, then even the right one is refused for a while.
         for attempt in 1...10 {
-            let wrong = try await browser.send(.POST, server.baseURL + "/login", headers: Self.form, body: Array("token=guess\(attempt)".utf8))
+            let wrong = try await browser.send(
+                .POST, server.baseURL + "/login", headers: Self.form, body: Array("token=guess\(attempt)".utf8))
             #expect(wrong.status == 401)
         }
-        let limited = try await browser.send(.POST, server.baseURL + "/login", headers: Self.form, body: Array("token=\(admin)".utf8))
+        let limited = try await browser.send(
+            .POST, server.baseURL + "/login", headers: Self.form, body: Array("token=\(admin)".utf8))
         #expect(limited.status == 429)
         let retryAfter = try #require(limited.headers["Retry-After"].first.flatMap { Int($0) })
         #expect((1...60).contains(retryAfter))
@@ -143,7 +162,8 @@ import Testing
         defer { server.cleanUp() }
 
         let configured = try await http.send(
-            .PUT, server.baseURL + "/api/v1/alert-settings?project=chat", headers: [("Authorization", "Bearer \(admin)")],
+            .PUT, server.baseURL + "/api/v1/alert-settings?project=chat",
+            headers: [("Authorization", "Bearer \(admin)")],
             body: Array(#"{"webhook_url":"\#(receiver.url)"}"#.utf8))
         #expect(configured.status == 200, "\(String(decoding: configured.body, as: UTF8.self))")
         #expect(try await http.postReports(server.baseURL, key: project.ingest, Self.hostileCrash(1)).status == 202)
@@ -175,7 +195,8 @@ import Testing
         let settings = server.baseURL + "/api/v1/alert-settings"
 
         // CI's upload token may read the settings but not change them.
-        #expect(try await http.send(.GET, settings, headers: [("Authorization", "Bearer \(project.upload)")]).status == 200)
+        #expect(
+            try await http.send(.GET, settings, headers: [("Authorization", "Bearer \(project.upload)")]).status == 200)
         let byUpload = try await http.send(
             .PUT, settings, headers: [("Authorization", "Bearer \(project.upload)")],
             body: Array(#"{"webhook_url":"http://127.0.0.1:\#(server.port)/internal-admin"}"#.utf8))
@@ -183,9 +204,13 @@ import Testing
         #expect(byUpload.json["error"] as? String == "forbidden")
 
         // The admin token may, but not to internal addresses (without --allow-private-webhooks).
-        for url in ["http://127.0.0.1:\(server.port)/internal-admin", "http://localhost:9/x", "http://[::1]:9/x", "http://10.1.2.3/x",
-                    "http://169.254.169.254/latest/meta-data/", "http://100.64.0.1/", "http://192.168.0.1/", "http://[fd00::1]/",
-                    "http://[::ffff:127.0.0.1]/", "http://0.0.0.0:9/", "http://2130706433/"] {
+        for url in [
+            "http://127.0.0.1:\(server.port)/internal-admin", "http://localhost:9/x", "http://[::1]:9/x",
+            "http://10.1.2.3/x",
+            "http://169.254.169.254/latest/meta-data/", "http://100.64.0.1/", "http://192.168.0.1/",
+            "http://[fd00::1]/",
+            "http://[::ffff:127.0.0.1]/", "http://0.0.0.0:9/", "http://2130706433/",
+        ] {
             let answer = try await http.send(
                 .PUT, settings + "?project=probe", headers: [("Authorization", "Bearer \(admin)")],
                 body: Array(#"{"webhook_url":"\#(url)"}"#.utf8))
@@ -199,12 +224,15 @@ import Testing
                 body: Array(#"{"webhook_url":"\#(url)"}"#.utf8))
             #expect(answer.status == 400, "\(url) → \(answer.status)")
         }
-        let unchanged = try await http.send(.GET, settings + "?project=probe", headers: [("Authorization", "Bearer \(admin)")])
+        let unchanged = try await http.send(
+            .GET, settings + "?project=probe", headers: [("Authorization", "Bearer \(admin)")])
         let kept = try #require(unchanged.json["settings"] as? [String: Any])
         #expect(kept["webhook_url"] is NSNull)
 
         // The CLI applies the same rule…
-        let cli = try await ServerProcess.run(["alerts", "configure", "probe", "--webhook", receiver.url, "--data", folder])
+        let cli = try await ServerProcess.run([
+            "alerts", "configure", "probe", "--webhook", receiver.url, "--data", folder,
+        ])
         #expect(cli.status != 0)
         #expect(cli.err.contains("internal address"), "\(cli.err)")
         // …and when the operator's CLI allows it but the server does not, delivery refuses it too: nothing is sent,
@@ -214,11 +242,13 @@ import Testing
         #expect(allowed.status == 0, "\(allowed.err)")
         #expect(try await http.postReports(server.baseURL, key: project.ingest, Self.hostileCrash(2)).status == 202)
         var alert: [String: Any] = [:]
-        #expect(try await eventually {
-            let alerts = try await http.send(.GET, server.baseURL + "/api/v1/alerts", headers: [("Authorization", "Bearer \(project.upload)")])
-            alert = (alerts.json["alerts"] as? [[String: Any]])?.first ?? [:]
-            return alert["delivery"] as? String == "failed"
-        }, "\(alert)")
+        #expect(
+            try await eventually {
+                let alerts = try await http.send(
+                    .GET, server.baseURL + "/api/v1/alerts", headers: [("Authorization", "Bearer \(project.upload)")])
+                alert = (alerts.json["alerts"] as? [[String: Any]])?.first ?? [:]
+                return alert["delivery"] as? String == "failed"
+            }, "\(alert)")
         #expect(alert["delivery_error"] as? String == "refused_target")
         #expect(alert["delivery_attempts"] as? Int == 1)
         #expect(receiver.received.isEmpty)

@@ -2,8 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
-import Testing
 import TestSupport
+import Testing
 
 /// The real `sentry-cli debug-files upload` (3.8.2, the PyPI wheel's binary, installed by tools/test) against
 /// the real server on 127.0.0.1: chunk upload, assemble, the same debug-file store as symupload, nothing sent
@@ -19,12 +19,17 @@ import TestSupport
     }
 
     /// Keeps sentry-cli to 127.0.0.1 and to what the test passes (no update check, no config from elsewhere).
-    static let quiet = ["SENTRY_DISABLE_UPDATE_CHECK": "true", "SENTRY_LOAD_DOTENV": "0", "SENTRY_ORG": "", "SENTRY_PROJECT": ""]
+    static let quiet = [
+        "SENTRY_DISABLE_UPDATE_CHECK": "true", "SENTRY_LOAD_DOTENV": "0", "SENTRY_ORG": "", "SENTRY_PROJECT": "",
+    ]
 
     /// Runs sentry-cli in `directory`; returns the exit status and stdout + stderr.
-    func sentryCLI(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+    func sentryCLI(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> (
+        status: Int32, output: String
+    ) {
         let tool = try #require(Self.sentryCLI, "sentry-cli is not installed (tools/test installs it with pip)")
-        let result = try Command.run(tool, arguments, in: directory, environment: Self.quiet.merging(environment) { $1 })
+        let result = try Command.run(
+            tool, arguments, in: directory, environment: Self.quiet.merging(environment) { $1 })
         return (result.status, result.out + result.err)
     }
 
@@ -39,10 +44,13 @@ import TestSupport
         init() throws {
             folder = try TempFolder("sentry-cli-tree")
             try FileManager.default.createDirectory(atPath: folder.file("bin"), withIntermediateDirectories: true)
-            let binary = try ELFFixtures.compileC(ELFFixtures.crashyC, name: "crashy", in: folder, flags: ["-O2", "-g", "-fPIE", "-pie"])
+            let binary = try ELFFixtures.compileC(
+                ELFFixtures.crashyC, name: "crashy", in: folder, flags: ["-O2", "-g", "-fPIE", "-pie"])
             try FileManager.default.moveItem(atPath: binary, toPath: folder.file("bin/crashy"))
             try Command.check("objcopy", ["--only-keep-debug", "crashy", "crashy.debug"], in: folder.file("bin"))
-            try Command.check("objcopy", ["--strip-debug", "--add-gnu-debuglink=crashy.debug", "crashy", "crashy.stripped"], in: folder.file("bin"))
+            try Command.check(
+                "objcopy", ["--strip-debug", "--add-gnu-debuglink=crashy.debug", "crashy", "crashy.stripped"],
+                in: folder.file("bin"))
             buildID = try ELFFixtures.readelfBuildID(folder.file("bin/crashy")) ?? ""
         }
     }
@@ -55,7 +63,8 @@ import TestSupport
     }
 
     func storedFiles(_ server: ServerProcess, _ token: String) async throws -> [[String: Any]] {
-        let answer = try await http.send(.GET, server.baseURL + "/api/v1/debug-files", headers: [("Authorization", "Bearer \(token)")])
+        let answer = try await http.send(
+            .GET, server.baseURL + "/api/v1/debug-files", headers: [("Authorization", "Bearer \(token)")])
         return answer.json["files"] as? [[String: Any]] ?? []
     }
 
@@ -80,7 +89,8 @@ import TestSupport
 
         // When sentry-cli uploads the folder (configured through the environment, as in CI)…
         let first = try sentryCLI(
-            ["debug-files", "upload", "--org", "anything", "--project", "app", "--wait", "bin"], in: program.folder.path,
+            ["debug-files", "upload", "--org", "anything", "--project", "app", "--wait", "bin"],
+            in: program.folder.path,
             environment: ["SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload])
         #expect(first.status == 0, "\(first.output)\n\(server.log.suffix(3000))")
         // …every file is stored and described as sentry-cli itself sees it.
@@ -96,12 +106,16 @@ import TestSupport
 
         // The symbols serve debuginfod clients at once, like symupload's.
         let debuginfo = try await http.send(
-            .GET, server.baseURL + "/buildid/\(program.buildID)/debuginfo", headers: [("Authorization", "Bearer \(project.upload)")])
+            .GET, server.baseURL + "/buildid/\(program.buildID)/debuginfo",
+            headers: [("Authorization", "Bearer \(project.upload)")])
         #expect(debuginfo.status == 200)
 
         // A second run (flags this time) finds everything on the server and sends no chunk.
         let second = try sentryCLI(
-            ["--url", server.baseURL, "--auth-token", project.upload, "debug-files", "upload", "--org", "o", "--project", "app", "--wait", "bin"],
+            [
+                "--url", server.baseURL, "--auth-token", project.upload, "debug-files", "upload", "--org", "o",
+                "--project", "app", "--wait", "bin",
+            ],
             in: program.folder.path)
         #expect(second.status == 0, "\(second.output)")
         #expect(second.output.contains("Nothing to upload"), "\(second.output)")
@@ -118,8 +132,11 @@ import TestSupport
         try FileManager.default.removeItem(atPath: program.full)  // CI ships the split pair
 
         // Given symupload stored the split debug file and the stripped binary…
-        let symupload = URL(fileURLWithPath: ServerProcess.binary).deletingLastPathComponent().appendingPathComponent("symupload").path
-        let uploaded = try Command.run(symupload, ["--server", server.baseURL, "--token", project.upload, program.folder.file("bin")])
+        let symupload = URL(fileURLWithPath: ServerProcess.binary).deletingLastPathComponent().appendingPathComponent(
+            "symupload"
+        ).path
+        let uploaded = try Command.run(
+            symupload, ["--server", server.baseURL, "--token", project.upload, program.folder.file("bin")])
         #expect(uploaded.status == 0, "\(uploaded.out)\(uploaded.err)")
         #expect(uploaded.out.contains("2 uploaded"))
 
@@ -164,7 +181,8 @@ import TestSupport
 
         // An ELF file without a build-id cannot be stored: sentry-cli prints the server's reason and fails.
         let noBuildID = try TempFolder("sentry-cli-nobuildid")
-        _ = try ELFFixtures.compileC(ELFFixtures.crashyC, name: "legacy", in: noBuildID, flags: ["-g", "-Wl,--build-id=none"])
+        _ = try ELFFixtures.compileC(
+            ELFFixtures.crashyC, name: "legacy", in: noBuildID, flags: ["-g", "-Wl,--build-id=none"])
         try FileManager.default.removeItem(atPath: noBuildID.file("legacy.c"))
         let refused = try sentryCLI(
             ["debug-files", "upload", "--org", "o", "--project", "app", "--wait", "."], in: noBuildID.path,
@@ -175,7 +193,8 @@ import TestSupport
         #expect(try await storedFiles(server, project.upload).isEmpty)
 
         // `sentry-cli info` accepts the upload token.
-        let info = try sentryCLI(["info"], in: program.folder.path, environment: env.merging(["SENTRY_AUTH_TOKEN": project.upload]) { $1 })
+        let info = try sentryCLI(
+            ["info"], in: program.folder.path, environment: env.merging(["SENTRY_AUTH_TOKEN": project.upload]) { $1 })
         #expect(info.status == 0, "\(info.output)")
         #expect(info.output.contains("project:write"), "\(info.output)")
     }
@@ -205,7 +224,8 @@ import TestSupport
         let fileSum = try SentryChunkUploadRouteTests.sha1(of: chunk, times: 64)
         let list = Array(repeating: "\"\(sum)\"", count: 64).joined(separator: ",")
         let assemble = try await http.send(
-            .POST, server.baseURL + "/api/0/projects/o/app/files/difs/assemble/", headers: [auth, ("Content-Type", "application/json")],
+            .POST, server.baseURL + "/api/0/projects/o/app/files/difs/assemble/",
+            headers: [auth, ("Content-Type", "application/json")],
             body: Array(#"{"\#(fileSum)":{"name":"crashy","debug_id":null,"chunks":[\#(list)]}}"#.utf8))
         #expect(assemble.status == 200)
         let file = assemble.json[fileSum] as? [String: Any]
@@ -234,7 +254,8 @@ import TestSupport
         defer { server.cleanUp() }
         let program = try Program()
         let upload = try sentryCLI(
-            ["debug-files", "upload", "--org", "o", "--project", "native", "--wait", "bin/crashy.debug"], in: program.folder.path,
+            ["debug-files", "upload", "--org", "o", "--project", "native", "--wait", "bin/crashy.debug"],
+            in: program.folder.path,
             environment: ["SENTRY_URL": server.baseURL, "SENTRY_AUTH_TOKEN": project.upload])
         #expect(upload.status == 0, "\(upload.output)")
 
@@ -242,7 +263,8 @@ import TestSupport
         // its caller inside main (a return address).
         let symbols = try Command.check("nm", [program.full])
         func address(of name: String) throws -> UInt64 {
-            let line = try #require(symbols.split(separator: "\n").first { $0.hasSuffix(" " + name) }, "no \(name) in nm output")
+            let line = try #require(
+                symbols.split(separator: "\n").first { $0.hasSuffix(" " + name) }, "no \(name) in nm output")
             return try #require(UInt64(line.split(separator: " ")[0], radix: 16))
         }
         let base: UInt64 = 0x5581_a2b3_0000

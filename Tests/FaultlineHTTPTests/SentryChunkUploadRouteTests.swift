@@ -23,7 +23,8 @@ import Testing
     static func debugID(_ buildID: String) -> String {
         let h = Array(buildID)
         func swap(_ range: Range<Int>) -> String {
-            stride(from: range.upperBound - 2, through: range.lowerBound, by: -2).map { String(h[$0..<($0 + 2)]) }.joined()
+            stride(from: range.upperBound - 2, through: range.lowerBound, by: -2).map { String(h[$0..<($0 + 2)]) }
+                .joined()
         }
         return "\(swap(0..<8))-\(swap(8..<12))-\(swap(12..<16))-\(String(h[16..<20]))-\(String(h[20..<32]))"
     }
@@ -32,7 +33,9 @@ import Testing
     static func multipart(_ parts: [(name: String, filename: String, body: [UInt8])]) -> ByteBuffer {
         var out: [UInt8] = []
         for part in parts {
-            out += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(part.name)\"; filename=\"\(part.filename)\"\r\n".utf8)
+            out += Array(
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(part.name)\"; filename=\"\(part.filename)\"\r\n"
+                    .utf8)
             out += Array("Content-Type: application/octet-stream\r\n\r\n".utf8)
             out += part.body
             out += Array("\r\n".utf8)
@@ -41,7 +44,9 @@ import Testing
         return ByteBuffer(bytes: out)
     }
 
-    static func chunkParts(_ file: [UInt8], size: Int) throws -> (parts: [(name: String, filename: String, body: [UInt8])], sums: [String]) {
+    static func chunkParts(_ file: [UInt8], size: Int) throws -> (
+        parts: [(name: String, filename: String, body: [UInt8])], sums: [String]
+    ) {
         var parts: [(name: String, filename: String, body: [UInt8])] = []
         var sums: [String] = []
         for (i, start) in stride(from: 0, to: file.count, by: size).enumerated() {
@@ -56,7 +61,11 @@ import Testing
 
     func headers(_ app: TestApp, multipart: Bool = false) -> HTTPFields {
         var h = app.readHeaders
-        if multipart { h[.contentType] = "multipart/form-data; boundary=\(Self.boundary)" } else { h[.contentType] = "application/json" }
+        if multipart {
+            h[.contentType] = "multipart/form-data; boundary=\(Self.boundary)"
+        } else {
+            h[.contentType] = "application/json"
+        }
         return h
     }
 
@@ -69,7 +78,9 @@ import Testing
         let app = try await TestApp()
         try await app.test { client in
             // Without a public URL the URL is relative to the API root sentry-cli uses (never the request's Host).
-            try await client.execute(uri: "/api/0/organizations/acme/chunk-upload/", method: .get, headers: app.readHeaders) { response in
+            try await client.execute(
+                uri: "/api/0/organizations/acme/chunk-upload/", method: .get, headers: app.readHeaders
+            ) { response in
                 #expect(response.status == .ok)
                 let json = response.json
                 #expect(json["url"] as? String == "/organizations/acme/chunk-upload/")
@@ -83,19 +94,28 @@ import Testing
                 #expect((json["accept"] as? [String])?.contains("debug_files") == true)
             }
             // An organization name that would change the URL is refused.
-            try await client.execute(uri: "/api/0/organizations/a%2Fb/chunk-upload/", method: .get, headers: app.readHeaders) { response in
+            try await client.execute(
+                uri: "/api/0/organizations/a%2Fb/chunk-upload/", method: .get, headers: app.readHeaders
+            ) { response in
                 #expect(response.status == .notFound)
                 #expect(response.json["detail"] is String)
             }
         }
         let behindProxy = try await TestApp(publicURL: "https://symbols.example.com/")
         try await behindProxy.test { client in
-            try await client.execute(uri: "/api/0/organizations/o/chunk-upload", method: .get, headers: behindProxy.readHeaders) { response in
-                #expect(response.json["url"] as? String == "https://symbols.example.com/api/0/organizations/o/chunk-upload/")
+            try await client.execute(
+                uri: "/api/0/organizations/o/chunk-upload", method: .get, headers: behindProxy.readHeaders
+            ) { response in
+                #expect(
+                    response.json["url"] as? String == "https://symbols.example.com/api/0/organizations/o/chunk-upload/"
+                )
             }
             try await client.execute(uri: "/api/0/", method: .get, headers: behindProxy.readHeaders) { response in
                 #expect(response.status == .ok)
-                #expect((response.json["auth"] as? [String: Any])?["scopes"] as? [String] == ["project:read", "project:releases", "project:write"])
+                #expect(
+                    (response.json["auth"] as? [String: Any])?["scopes"] as? [String] == [
+                        "project:read", "project:releases", "project:write",
+                    ])
             }
         }
     }
@@ -110,20 +130,27 @@ import Testing
             // The ingest key is not an upload token; a wrong token neither.
             for token in [app.credentials.ingestKey, "sntryu_nope"] {
                 try await client.execute(
-                    uri: "/api/0/organizations/o/chunk-upload/", method: .get, headers: [.authorization: "Bearer \(token)"]
+                    uri: "/api/0/organizations/o/chunk-upload/", method: .get,
+                    headers: [.authorization: "Bearer \(token)"]
                 ) { response in
                     #expect(response.status == .unauthorized)
                     #expect(response.json["detail"] is String)
                 }
             }
             let other = assembleBody(String(repeating: "a", count: 40), name: "x", debugID: "x", chunks: [])
-            try await client.execute(uri: "/api/0/projects/o/other/files/difs/assemble/", method: .post, headers: headers(app), body: other) { response in
+            try await client.execute(
+                uri: "/api/0/projects/o/other/files/difs/assemble/", method: .post, headers: headers(app), body: other
+            ) { response in
                 #expect(response.status == .notFound)
                 #expect((response.json["detail"] as? String)?.contains("belongs to project app") == true)
             }
-            for bad in [#"{"nothex":{"name":"x","chunks":[]}}"#, #"{"\#(String(repeating: "a", count: 40))":{"name":"x","chunks":["../x"]}}"#, "[]"] {
+            for bad in [
+                #"{"nothex":{"name":"x","chunks":[]}}"#,
+                #"{"\#(String(repeating: "a", count: 40))":{"name":"x","chunks":["../x"]}}"#, "[]",
+            ] {
                 try await client.execute(
-                    uri: "/api/0/projects/o/app/files/difs/assemble/", method: .post, headers: headers(app), body: ByteBuffer(string: bad)
+                    uri: "/api/0/projects/o/app/files/difs/assemble/", method: .post, headers: headers(app),
+                    body: ByteBuffer(string: bad)
                 ) { response in
                     #expect(response.status == .badRequest, "\(bad)")
                     #expect(response.json["detail"] is String)
@@ -140,32 +167,44 @@ import Testing
             let upload = "/api/0/organizations/o/chunk-upload/"
             // A chunk under the wrong name.
             let lying = Self.multipart([("file_gzip", String(repeating: "0", count: 40), Payloads.gzip(chunk))])
-            try await client.execute(uri: upload, method: .post, headers: headers(app, multipart: true), body: lying) { response in
+            try await client.execute(uri: upload, method: .post, headers: headers(app, multipart: true), body: lying) {
+                response in
                 #expect(response.status == .badRequest)
                 #expect((response.json["detail"] as? String)?.contains(sum) == true)
             }
             // Not multipart, a filename that is not a checksum, an unknown field, a truncated body, bad gzip.
-            try await client.execute(uri: upload, method: .post, headers: headers(app), body: ByteBuffer(string: "{}")) { response in
+            try await client.execute(uri: upload, method: .post, headers: headers(app), body: ByteBuffer(string: "{}"))
+            { response in
                 #expect(response.status == .unsupportedMediaType)
                 #expect(response.json["detail"] is String)
             }
             let cases: [(ByteBuffer, HTTPResponse.Status)] = [
                 (Self.multipart([("file", "../../etc/passwd", chunk)]), .badRequest),
                 (Self.multipart([("metadata", sum, chunk)]), .badRequest),
-                (ByteBuffer(string: "--\(Self.boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(sum)\"\r\n\r\nhel"), .badRequest),
+                (
+                    ByteBuffer(
+                        string:
+                            "--\(Self.boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(sum)\"\r\n\r\nhel"
+                    ), .badRequest
+                ),
                 (Self.multipart([("file_gzip", sum, [0x1f, 0x8b, 1, 2, 3])]), .badRequest),
                 // A gzip bomb stops at the chunk size.
-                (Self.multipart([("file_gzip", sum, Payloads.gzip([UInt8](repeating: 0, count: (8 << 20) + 1)))]), .contentTooLarge),
+                (
+                    Self.multipart([("file_gzip", sum, Payloads.gzip([UInt8](repeating: 0, count: (8 << 20) + 1)))]),
+                    .contentTooLarge
+                ),
             ]
             for (body, status) in cases {
-                try await client.execute(uri: upload, method: .post, headers: headers(app, multipart: true), body: body) { response in
+                try await client.execute(uri: upload, method: .post, headers: headers(app, multipart: true), body: body)
+                { response in
                     #expect(response.status == status)
                     #expect(response.json["detail"] is String)
                 }
             }
             // A good one.
             try await client.execute(
-                uri: upload, method: .post, headers: headers(app, multipart: true), body: Self.multipart([("file_gzip", sum, Payloads.gzip(chunk))])
+                uri: upload, method: .post, headers: headers(app, multipart: true),
+                body: Self.multipart([("file_gzip", sum, Payloads.gzip(chunk))])
             ) { response in
                 #expect(response.status == .ok)
             }
@@ -196,7 +235,8 @@ import Testing
                 #expect(file?.keys.contains("detail") == true)  // null, not absent
             }
             try await client.execute(
-                uri: "/api/0/organizations/o/chunk-upload/", method: .post, headers: headers(app, multipart: true), body: Self.multipart(parts)
+                uri: "/api/0/organizations/o/chunk-upload/", method: .post, headers: headers(app, multipart: true),
+                body: Self.multipart(parts)
             ) { response in
                 #expect(response.status == .ok)
             }
@@ -215,7 +255,9 @@ import Testing
                 #expect(dif["sha1"] as? String == fullSum)
                 #expect(dif["size"] as? Int == full.count)
                 #expect((dif["headers"] as? [String: String])?["Content-Type"] == "application/octet-stream")
-                #expect((dif["dateCreated"] as? String)?.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$"#, options: .regularExpression) != nil)
+                #expect(
+                    (dif["dateCreated"] as? String)?.range(
+                        of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$"#, options: .regularExpression) != nil)
                 let data = dif["data"] as? [String: Any]
                 #expect(data?["type"] as? String == "lib")  // PIE is ET_DYN, as sentry-cli itself says
                 #expect(data?["features"] as? [String] == ["symtab", "debug", "unwind"])
@@ -231,7 +273,10 @@ import Testing
             try await client.execute(uri: assemble, method: .post, headers: headers(app), body: ask) { response in
                 #expect((response.json[fullSum] as? [String: Any])?["state"] as? String == "ok")
             }
-            #expect((try? FileManager.default.subpathsOfDirectory(atPath: app.folder + "/chunks/1"))?.filter { $0.count > 3 }.isEmpty ?? true)
+            #expect(
+                (try? FileManager.default.subpathsOfDirectory(atPath: app.folder + "/chunks/1"))?.filter {
+                    $0.count > 3
+                }.isEmpty ?? true)
 
             // symupload's way, for the split debug file: it replaces the project's debuginfo (newest wins).
             try await client.execute(
@@ -272,7 +317,8 @@ import Testing
             }
             try await client.execute(
                 uri: "/api/0/projects/o/app/files/difs/assemble/", method: .post, headers: headers(app),
-                body: assembleBody(sum, name: "bundle.src.zip", debugID: "ef1aa1ab-e7f7-e2e9-e1bc-84464f53a7e1", chunks: [sum])
+                body: assembleBody(
+                    sum, name: "bundle.src.zip", debugID: "ef1aa1ab-e7f7-e2e9-e1bc-84464f53a7e1", chunks: [sum])
             ) { response in
                 let file = response.json[sum] as? [String: Any]
                 #expect(file?["state"] as? String == "error")
@@ -290,7 +336,9 @@ import Testing
         var total: UInt64 = 0
         for path in (try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? [] {
             let attributes = try? FileManager.default.attributesOfItem(atPath: root + "/" + path)
-            if attributes?[.type] as? FileAttributeType == .typeRegular { total += (attributes?[.size] as? UInt64) ?? 0 }
+            if attributes?[.type] as? FileAttributeType == .typeRegular {
+                total += (attributes?[.size] as? UInt64) ?? 0
+            }
         }
         return total
     }
@@ -305,14 +353,17 @@ import Testing
     static func sha1(of chunk: [UInt8], times: Int) throws -> String {
         let folder = try TempFolder("sha1")
         try Data(chunk).write(to: URL(fileURLWithPath: folder.file("chunk")))
-        return String(try Command.check("sh", ["-c", "for i in $(seq \(times)); do cat chunk; done | sha1sum"], in: folder.path).prefix(40))
+        return String(
+            try Command.check("sh", ["-c", "for i in $(seq \(times)); do cat chunk; done | sha1sum"], in: folder.path)
+                .prefix(40))
     }
 
     func uploadChunks(_ client: any TestClientProtocol, _ app: TestApp, _ chunks: [[UInt8]]) async throws -> [String] {
         var parts: [(name: String, filename: String, body: [UInt8])] = []
         for chunk in chunks { parts.append(("file_gzip", try Self.sha1(chunk), Payloads.gzip(chunk))) }
         try await client.execute(
-            uri: "/api/0/organizations/o/chunk-upload/", method: .post, headers: headers(app, multipart: true), body: Self.multipart(parts)
+            uri: "/api/0/organizations/o/chunk-upload/", method: .post, headers: headers(app, multipart: true),
+            body: Self.multipart(parts)
         ) { response in
             #expect(response.status == .ok)
         }
@@ -320,7 +371,9 @@ import Testing
     }
 
     /// Assembles one file; returns its answer (`{state, missingChunks, detail, dif?}`).
-    func assembleOne(_ client: any TestClientProtocol, _ app: TestApp, _ sum: String, chunks: [String]) async throws -> [String: Any] {
+    func assembleOne(_ client: any TestClientProtocol, _ app: TestApp, _ sum: String, chunks: [String]) async throws
+        -> [String: Any]
+    {
         try await client.execute(
             uri: "/api/0/projects/o/app/files/difs/assemble/", method: .post, headers: headers(app),
             body: assembleBody(sum, name: "crashy", debugID: "ef1aa1ab-e7f7-e2e9-e1bc-84464f53a7e1", chunks: chunks)
@@ -373,7 +426,8 @@ import Testing
             let before = Self.storedBytes(app.folder)
 
             // Zeros (a gzip bomb's favourite) do not begin an ELF file or a source bundle: refused from their first bytes.
-            let notELF = try await assembleOne(client, app, try Self.sha1(of: zeros, times: 2), chunks: [sums[1], sums[1]])
+            let notELF = try await assembleOne(
+                client, app, try Self.sha1(of: zeros, times: 2), chunks: [sums[1], sums[1]])
             #expect(notELF["state"] as? String == "error", "\(notELF)")
             #expect((notELF["detail"] as? String)?.contains("not an ELF or Mach-O file") == true, "\(notELF)")
             #expect(Self.storedBytes(app.folder) == before)

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Crash events shaped as the Sentry Cocoa SDK sends them, through the real server: Mach-O images keyed by their
 /// UUID, titles from the Mach exception, Apple's frames never blamed, the device context on the API and the pages.
@@ -18,7 +18,8 @@ import TestSupport
 
     /// Posts one Cocoa-shaped event in an envelope, as the SDK does.
     static func send(
-        _ http: HTTP, _ server: ServerProcess, _ project: (ingest: String, upload: String, id: Int), _ event: String, id: String
+        _ http: HTTP, _ server: ServerProcess, _ project: (ingest: String, upload: String, id: Int), _ event: String,
+        id: String
     ) async throws {
         let sent = try await http.send(
             .POST, server.baseURL + "/api/\(project.id)/envelope/",
@@ -50,7 +51,8 @@ import TestSupport
         ipad.osVersion = "17.3"
         ipad.osBuild = "21D50"
         let launches: [(id: String, base: UInt64, device: C.Device)] = [
-            ("a1d2e3f4a5b64c7d8e9fa0b1c2d3e4f5", 0x1_0234_8000, C.Device()), ("b1d2e3f4a5b64c7d8e9fa0b1c2d3e4f5", 0x1_04c0_0000, ipad),
+            ("a1d2e3f4a5b64c7d8e9fa0b1c2d3e4f5", 0x1_0234_8000, C.Device()),
+            ("b1d2e3f4a5b64c7d8e9fa0b1c2d3e4f5", 0x1_04c0_0000, ipad),
         ]
         for launch in launches {
             let app = Self.app(launch.base)
@@ -71,11 +73,14 @@ import TestSupport
             http, server, project,
             C.event(
                 eventID: nsID,
-                crash: .nsException(name: "NSInvalidArgumentException", reason: "-[__NSCFNumber length]: unrecognized selector sent to instance 0x8"),
+                crash: .nsException(
+                    name: "NSInvalidArgumentException",
+                    reason: "-[__NSCFNumber length]: unrecognized selector sent to instance 0x8"),
                 frames: [
                     C.Frame(C.coreFoundation, 0x1_9a1c_4f2c, function: "__exceptionPreprocess"),
                     C.Frame(C.libobjc, 0x1_9a0a_1234, function: "objc_exception_throw"),
-                    C.Frame(C.coreFoundation, 0x1_9a1d_0000, function: "-[NSObject(NSObject) doesNotRecognizeSelector:]"),
+                    C.Frame(
+                        C.coreFoundation, 0x1_9a1d_0000, function: "-[NSObject(NSObject) doesNotRecognizeSelector:]"),
                     C.Frame(app, 0x1_0234_b000, function: "-[CartViewController checkout:]"),
                     C.Frame(C.uiKitCore, 0x1_9c12_3456, function: "-[UIApplication sendAction:to:from:forEvent:]"),
                 ]),
@@ -91,13 +96,17 @@ import TestSupport
             http, server, project,
             C.event(
                 eventID: trapID,
-                crash: .swiftTrap(message: "Shop/CartModel.swift:42: Fatal error: Unexpectedly found nil while unwrapping an Optional value"),
+                crash: .swiftTrap(
+                    message:
+                        "Shop/CartModel.swift:42: Fatal error: Unexpectedly found nil while unwrapping an Optional value"
+                ),
                 frames: [C.Frame(app, 0x1_0234_c004), C.Frame(app, 0x1_0234_9f00)], device: simulator),
             id: trapID)
 
         // The API: the device context and the app's image by its UUID.
         let badAccess = try await issueOf(server, launches[0].id, read)
-        #expect(try await issueOf(server, launches[1].id, read) == badAccess, "one crash site at two slides is one issue")
+        #expect(
+            try await issueOf(server, launches[1].id, read) == badAccess, "one crash site at two slides is one issue")
         let report = try await http.send(.GET, server.baseURL + "/api/v1/reports/\(launches[0].id)", headers: read).json
         let device = report["device"] as? [String: Any] ?? [:]
         #expect(device["model"] as? String == "iPhone15,2")
@@ -107,7 +116,9 @@ import TestSupport
         #expect(device["simulator"] as? Bool == false)
         #expect(device["arch"] as? String == "arm64e")
         let modules = report["modules"] as? [[String: Any]] ?? []
-        #expect(modules.contains { $0["build_id"] as? String == Self.appBuildID && $0["name"] as? String == "Shop" }, "\(modules)")
+        #expect(
+            modules.contains { $0["build_id"] as? String == Self.appBuildID && $0["name"] as? String == "Shop" },
+            "\(modules)")
 
         let issue = try await http.send(.GET, server.baseURL + "/api/v1/issues/\(badAccess)", headers: read).json
         let summary = issue["issue"] as? [String: Any] ?? [:]
@@ -120,12 +131,18 @@ import TestSupport
 
         let nsIssue = try await issueOf(server, nsID, read)
         #expect(nsIssue != badAccess)
-        let ns = try await http.send(.GET, server.baseURL + "/api/v1/issues/\(nsIssue)", headers: read).json["issue"] as? [String: Any] ?? [:]
-        #expect(ns["title"] as? String == "NSInvalidArgumentException: -[__NSCFNumber length]: unrecognized selector sent to instance 0x8")
+        let ns =
+            try await http.send(.GET, server.baseURL + "/api/v1/issues/\(nsIssue)", headers: read).json["issue"]
+            as? [String: Any] ?? [:]
+        #expect(
+            ns["title"] as? String
+                == "NSInvalidArgumentException: -[__NSCFNumber length]: unrecognized selector sent to instance 0x8")
         #expect(ns["culprit"] as? String == "-[CartViewController checkout:]")
 
         let trapIssue = try await issueOf(server, trapID, read)
-        let trap = try await http.send(.GET, server.baseURL + "/api/v1/issues/\(trapIssue)", headers: read).json["issue"] as? [String: Any] ?? [:]
+        let trap =
+            try await http.send(.GET, server.baseURL + "/api/v1/issues/\(trapIssue)", headers: read).json["issue"]
+            as? [String: Any] ?? [:]
         #expect(trap["title"] as? String == "Fatal error: Unexpectedly found nil while unwrapping an Optional value")
         let trapReport = try await http.send(.GET, server.baseURL + "/api/v1/reports/\(trapID)", headers: read).json
         #expect((trapReport["device"] as? [String: Any])?["simulator"] as? Bool == true)
@@ -133,9 +150,11 @@ import TestSupport
 
         // The pages: devices by name, the OS build, and the UUID that lacks a dSYM (not Apple's libraries).
         let page = folder + "/site/shop/issues/\(badAccess).html"
-        #expect(try await eventually {
-            (try? String(contentsOfFile: page, encoding: .utf8))?.contains("iPad (10th generation) (iPad13,18)") == true
-        })
+        #expect(
+            try await eventually {
+                (try? String(contentsOfFile: page, encoding: .utf8))?.contains("iPad (10th generation) (iPad13,18)")
+                    == true
+            })
         let html = try String(contentsOfFile: page, encoding: .utf8)
         #expect(html.contains("EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000010"))
         #expect(html.contains("iPhone 14 Pro (iPhone15,2)"))
@@ -143,7 +162,10 @@ import TestSupport
         #expect(html.contains("2 frames lack a dSYM for UUID \(Self.appUUID) (Shop, arm64)."), "\(html)")
         #expect(!html.contains("a dSYM for UUID 9E0C1A2B"), "UIKitCore is Apple's: no dSYM to ask for")
         let missing = folder + "/site/shop/missing-debug-files.html"
-        #expect(try await eventually { (try? String(contentsOfFile: missing, encoding: .utf8))?.contains(Self.appUUID) == true })
+        #expect(
+            try await eventually {
+                (try? String(contentsOfFile: missing, encoding: .utf8))?.contains(Self.appUUID) == true
+            })
         let missingHTML = try String(contentsOfFile: missing, encoding: .utf8)
         #expect(missingHTML.contains("<h3>Release com.example.shop@2.3.0+417</h3>"))
         #expect(missingHTML.contains("dSYM for <code class=\"build-id\">\(Self.appUUID)</code> (Shop): no dSYM"))

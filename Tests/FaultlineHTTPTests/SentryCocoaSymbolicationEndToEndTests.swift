@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Sentry-Cocoa-shaped crashes of real Mach-O programs (built here by clang/swiftc + ld64.lld + dsymutil), at random
 /// ASLR slides, through the real server, with the dSYM uploaded by the real `sentry-cli debug-files upload` between
@@ -21,21 +21,28 @@ import TestSupport
     static func debugID(_ hex: String) -> String {
         let h = Array(hex)
         guard h.count == 32 else { return hex }
-        return [h[0..<8], h[8..<12], h[12..<16], h[16..<20], h[20..<32]].map { String($0) }.joined(separator: "-") + "-0"
+        return [h[0..<8], h[8..<12], h[12..<16], h[16..<20], h[20..<32]].map { String($0) }.joined(separator: "-")
+            + "-0"
     }
 
     /// llvm-symbolizer's innermost (function, file base name, line) at `address` of the dSYM.
-    static func reference(_ build: AppleBuilds.Build, _ address: UInt64) throws -> (function: String, file: String, line: Int) {
-        let out = try Command.check("llvm-symbolizer-19", ["--obj=\(build.dwarfFile)", "--inlining", "0x" + String(address, radix: 16)])
+    static func reference(_ build: AppleBuilds.Build, _ address: UInt64) throws -> (
+        function: String, file: String, line: Int
+    ) {
+        let out = try Command.check(
+            "llvm-symbolizer-19", ["--obj=\(build.dwarfFile)", "--inlining", "0x" + String(address, radix: 16)])
         let lines = out.split(separator: "\n").map(String.init)
         guard lines.count >= 2 else { throw CommandError(description: "llvm-symbolizer said: \(out)") }
         let location = lines[1].split(separator: ":")
-        guard location.count >= 2, let line = Int(location[1]) else { throw CommandError(description: "llvm-symbolizer said: \(out)") }
+        guard location.count >= 2, let line = Int(location[1]) else {
+            throw CommandError(description: "llvm-symbolizer said: \(out)")
+        }
         return (lines[0], String(location[0].split(separator: "/").last ?? ""), line)
     }
 
     /// The report once `done` holds for it (or the last answer when it never does).
-    func report(_ server: ServerProcess, _ id: String, _ read: [(String, String)], until done: ([String: Any]) -> Bool) async throws
+    func report(_ server: ServerProcess, _ id: String, _ read: [(String, String)], until done: ([String: Any]) -> Bool)
+        async throws
         -> [String: Any]
     {
         var last: [String: Any] = [:]
@@ -62,18 +69,26 @@ import TestSupport
     func start() async throws -> Setup {
         let folder = ServerProcess.newFolder()
         let project = try await ServerProcess.createProject("shop", in: folder)
-        return Setup(server: try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices), project: project)
+        return Setup(
+            server: try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices),
+            project: project)
     }
 
     /// The real `sentry-cli debug-files upload` of `bundles` (`.dSYM` folders, by the names they get in the upload).
     func uploadDSYMs(_ s: Setup, _ bundles: [(name: String, path: String)]) throws {
-        let tool = try #require(SentryCLIEndToEndTests.sentryCLI, "sentry-cli is not installed (tools/test installs it with pip)")
+        let tool = try #require(
+            SentryCLIEndToEndTests.sentryCLI, "sentry-cli is not installed (tools/test installs it with pip)")
         let tree = try TempFolder("cocoa-dsyms")
         try FileManager.default.createDirectory(atPath: tree.file("dSYMs"), withIntermediateDirectories: true)
-        for bundle in bundles { try FileManager.default.copyItem(atPath: bundle.path, toPath: tree.file("dSYMs/\(bundle.name).dSYM")) }
-        let environment = SentryCLIEndToEndTests.quiet.merging(["SENTRY_URL": s.server.baseURL, "SENTRY_AUTH_TOKEN": s.project.upload]) { $1 }
+        for bundle in bundles {
+            try FileManager.default.copyItem(atPath: bundle.path, toPath: tree.file("dSYMs/\(bundle.name).dSYM"))
+        }
+        let environment = SentryCLIEndToEndTests.quiet.merging([
+            "SENTRY_URL": s.server.baseURL, "SENTRY_AUTH_TOKEN": s.project.upload,
+        ]) { $1 }
         let upload = try Command.run(
-            tool, ["debug-files", "upload", "--org", "o", "--project", "shop", "--wait", "dSYMs"], in: tree.path, environment: environment)
+            tool, ["debug-files", "upload", "--org", "o", "--project", "shop", "--wait", "dSYMs"], in: tree.path,
+            environment: environment)
         #expect(upload.status == 0, "\(upload.out)\(upload.err)\n\(s.server.log.suffix(2000))")
     }
 
@@ -85,15 +100,19 @@ import TestSupport
     /// Checks each frame of a resolved report against llvm-symbolizer on the dSYM of the frame's build: the innermost
     /// function (`function: false` for Swift, whose names llvm-symbolizer does not demangle), file and line.
     func expectAgreement(
-        _ done: [String: Any], _ frames: [(build: AppleBuilds.Build, file: UInt64)], function: Bool = true, _ what: String
+        _ done: [String: Any], _ frames: [(build: AppleBuilds.Build, file: UInt64)], function: Bool = true,
+        _ what: String
     ) throws {
         let slots = ((done["symbolication"] as? [String: Any])?["threads"] as? [[[String: Any]]])?.first ?? []
         #expect(slots.count == frames.count, "\(what): \(done)")
         for (index, frame) in frames.enumerated() where index < slots.count {
-            let expected = try Self.reference(frame.build, Self.lookup(frame.file, caller: index > 0, frame.build.request.architecture))
+            let expected = try Self.reference(
+                frame.build, Self.lookup(frame.file, caller: index > 0, frame.build.request.architecture))
             let innermost = (slots[index]["frames"] as? [[String: Any]])?.first ?? [:]
             let file = (innermost["file"] as? String)?.split(separator: "/").last.map(String.init)
-            #expect(file == expected.file && innermost["line"] as? Int == expected.line, "\(what) frame \(index): \(innermost) vs \(expected)")
+            #expect(
+                file == expected.file && innermost["line"] as? Int == expected.line,
+                "\(what) frame \(index): \(innermost) vs \(expected)")
             if function { #expect(innermost["function"] as? String == expected.function, "\(what) frame \(index)") }
             #expect(slots[index]["build_id"] as? String == frame.build.uuid, "\(what) frame \(index)")
         }
@@ -107,9 +126,12 @@ import TestSupport
         let build = try AppleBuilds.build(request)
         // The crashing function and its caller, as file addresses of the build.
         let inner = request.language == .c ? "crash_now" : "total"
-        let (innerSymbol, outerSymbol) = request.language == .c ? ("_crash_now", "_main") : ("_$s4shop5total", "_$s4shop8checkout")
-        let innerFunction = try #require(build.functions.first { $0.symbol.hasPrefix(innerSymbol) }, "\(build.functions)")
-        let outerFunction = try #require(build.functions.first { $0.symbol.hasPrefix(outerSymbol) && $0.size > 12 }, "\(build.functions)")
+        let (innerSymbol, outerSymbol) =
+            request.language == .c ? ("_crash_now", "_main") : ("_$s4shop5total", "_$s4shop8checkout")
+        let innerFunction = try #require(
+            build.functions.first { $0.symbol.hasPrefix(innerSymbol) }, "\(build.functions)")
+        let outerFunction = try #require(
+            build.functions.first { $0.symbol.hasPrefix(outerSymbol) && $0.size > 12 }, "\(build.functions)")
         let fileFrames = [innerFunction.address + (innerFunction.size >= 8 ? 4 : 0), outerFunction.address + 8]
 
         let s = try await start()
@@ -127,7 +149,8 @@ import TestSupport
             let frames = fileFrames.map { C.Frame(image, base + ($0 - build.textVMAddr)) }
             let id = String(format: "%08x", n) + "0000400080000000" + String(format: "%08x", n)
             try await SentryCocoaEndToEndTests.send(
-                http, s.server, s.project, C.event(eventID: id, crash: .badAccess(address: 0x10), frames: frames, device: device), id: id)
+                http, s.server, s.project,
+                C.event(eventID: id, crash: .badAccess(address: 0x10), frames: frames, device: device), id: id)
             return (id, base)
         }
 
@@ -150,14 +173,17 @@ import TestSupport
             let done = try await report(s.server, c.id, s.read, until: Self.resolved)
             #expect(Self.resolved(done), "\(c.id) never resolved: \(done)\n\(s.server.log.suffix(2000))")
             try expectAgreement(
-                done, fileFrames.map { (build, $0) }, function: request.language == .c, "\(request) slide 0x\(String(c.base, radix: 16))")
+                done, fileFrames.map { (build, $0) }, function: request.language == .c,
+                "\(request) slide 0x\(String(c.base, radix: 16))")
             if let issue = done["issue_id"] as? Int { issues.insert(issue) }
         }
         // All three are one issue, blamed on the crashing function; the module+offset issue is left behind.
         #expect(issues.count == 1, "\(issues)")
         let issue = try #require(issues.first)
         #expect(issue != early, "the reports moved to the issue their function names")
-        let summary = try await http.send(.GET, s.server.baseURL + "/api/v1/issues/\(issue)", headers: s.read).json["issue"] as? [String: Any]
+        let summary =
+            try await http.send(.GET, s.server.baseURL + "/api/v1/issues/\(issue)", headers: s.read).json["issue"]
+            as? [String: Any]
         let culprit = summary?["culprit"] as? String ?? ""
         #expect(culprit.contains(inner), "\(culprit)")
         #expect(summary?["title"] as? String == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000010")
@@ -185,7 +211,8 @@ import TestSupport
         let kitBase = appBase + 0x100_0000 + UInt64.random(in: 1...0x400, using: &generator) * 0x4000
         let appImage = C.Image(path: C.appPath("Shop"), debugID: app.uuid, address: appBase, size: 0x10_0000)
         let kitImage = C.Image(
-            path: "/private/var/containers/Bundle/Application/8C6F3C39-0A1B-4D47-9E55-7A0C41D2B3AA/Shop.app/Frameworks/ShopKit.framework/ShopKit",
+            path:
+                "/private/var/containers/Bundle/Application/8C6F3C39-0A1B-4D47-9E55-7A0C41D2B3AA/Shop.app/Frameworks/ShopKit.framework/ShopKit",
             debugID: Self.debugID(kit.uuid), address: kitBase, size: 0x10_0000)
         let kitPC = crashNow.address + 4
         let mainReturn = main.address + 8
@@ -194,14 +221,18 @@ import TestSupport
             http, s.server, s.project,
             C.event(
                 eventID: id, crash: .badAccess(address: 0),
-                frames: [C.Frame(kitImage, kitBase + kitPC), C.Frame(appImage, appBase + (mainReturn - app.textVMAddr))]),
+                frames: [
+                    C.Frame(kitImage, kitBase + kitPC), C.Frame(appImage, appBase + (mainReturn - app.textVMAddr)),
+                ]),
             id: id)
 
         let done = try await report(s.server, id, s.read, until: Self.resolved)
         #expect(Self.resolved(done), "never resolved: \(done)\n\(s.server.log.suffix(2000))")
         try expectAgreement(done, [(kit, kitPC), (app, mainReturn)], "framework under the app")
         let issue = try #require(done["issue_id"] as? Int)
-        let summary = try await http.send(.GET, s.server.baseURL + "/api/v1/issues/\(issue)", headers: s.read).json["issue"] as? [String: Any]
+        let summary =
+            try await http.send(.GET, s.server.baseURL + "/api/v1/issues/\(issue)", headers: s.read).json["issue"]
+            as? [String: Any]
         #expect((summary?["culprit"] as? String)?.hasPrefix("crash_now") == true, "\(summary ?? [:])")
         #expect(summary?["title"] as? String == "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) at 0x0000000000000000")
     }
@@ -209,7 +240,9 @@ import TestSupport
     /// A universal dSYM (arm64 + x86_64) uploaded by sentry-cli, which stores one file per slice: crashes of either
     /// slice, each by its own UUID, resolve as llvm-symbolizer resolves them.
     @Test func aFatDSYMServesTheCrashesOfEachSlice() async throws {
-        let fat = try AppleBuilds.fat([AppleBuilds.Request(.c, .arm64, .iOS, dwarf: 5), AppleBuilds.Request(.c, .x86_64, .macOS, dwarf: 4)])
+        let fat = try AppleBuilds.fat([
+            AppleBuilds.Request(.c, .arm64, .iOS, dwarf: 5), AppleBuilds.Request(.c, .x86_64, .macOS, dwarf: 4),
+        ])
         let s = try await start()
         defer { s.server.cleanUp() }
         try uploadDSYMs(s, [("Shop.app", fat.dSYMBundle)])
@@ -220,7 +253,8 @@ import TestSupport
             let main = try #require(slice.functions.first { $0.symbol == "_main" && $0.size > 12 })
             let base = Self.slide(&generator)
             let image = C.Image(
-                path: C.appPath("Shop"), debugID: slice.uuid, address: base, size: 0x10_0000, arch: slice.request.architecture.rawValue)
+                path: C.appPath("Shop"), debugID: slice.uuid, address: base, size: 0x10_0000,
+                arch: slice.request.architecture.rawValue)
             let files = [crashNow.address + 4, main.address + 8]
             var device = C.Device()
             device.arch = slice.request.architecture.rawValue
@@ -228,7 +262,8 @@ import TestSupport
             try await SentryCocoaEndToEndTests.send(
                 http, s.server, s.project,
                 C.event(
-                    eventID: id, crash: .badAccess(address: 8), frames: files.map { C.Frame(image, base + ($0 - slice.textVMAddr)) },
+                    eventID: id, crash: .badAccess(address: 8),
+                    frames: files.map { C.Frame(image, base + ($0 - slice.textVMAddr)) },
                     device: device),
                 id: id)
             let done = try await report(s.server, id, s.read, until: Self.resolved)

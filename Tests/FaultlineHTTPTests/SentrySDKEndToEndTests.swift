@@ -8,7 +8,9 @@ import Testing
 /// Faultline reports, issues and crash-free numbers.
 @Suite(.serialized, .tags(.endToEnd, .sentryClients), .provisioned) struct SentrySDKEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/sentry_app.py").path
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Python/sentry_app.py"
+    ).path
 
     struct Setup {
         let server: ServerProcess
@@ -29,8 +31,11 @@ import Testing
     }
 
     func get(_ s: Setup, _ path: String) async throws -> [String: Any] {
-        let answer = try await http.send(.GET, s.server.baseURL + path, headers: [("Authorization", "Bearer \(s.project.upload)")])
-        guard answer.status == 200 else { throw TestFailure("GET \(path) → \(answer.status): \(String(decoding: answer.body, as: UTF8.self))") }
+        let answer = try await http.send(
+            .GET, s.server.baseURL + path, headers: [("Authorization", "Bearer \(s.project.upload)")])
+        guard answer.status == 200 else {
+            throw TestFailure("GET \(path) → \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
+        }
         return answer.json
     }
 
@@ -40,7 +45,9 @@ import Testing
 
     func metric(_ s: Setup, _ line: String) async throws -> Int {
         let text = String(decoding: try await http.send(.GET, s.server.baseURL + "/metrics").body, as: UTF8.self)
-        return text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        return text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap {
+            Int($0.split(separator: " ").last ?? "")
+        } ?? 0
     }
 
     @Test(arguments: [true, false])
@@ -56,7 +63,8 @@ import Testing
         let listed = try await reports(s)
         #expect(listed.allSatisfy { $0["kind"] as? String == "nonfatal" })
         #expect(Set(listed.compactMap { $0["release"] as? String }) == ["shop@1.0"])
-        #expect(Set(listed.compactMap { $0["error_type"] as? String }).isSuperset(of: ["ZeroDivisionError", "ValueError"]))
+        #expect(
+            Set(listed.compactMap { $0["error_type"] as? String }).isSuperset(of: ["ZeroDivisionError", "ValueError"]))
 
         let zero = try #require(listed.first { $0["error_type"] as? String == "ZeroDivisionError" })
         let full = try await get(s, "/api/v1/reports/\(try #require(zero["event_id"] as? String))")
@@ -70,7 +78,11 @@ import Testing
         let frames = ((full["threads"] as? [[String: Any]])?.first?["frames"] as? [[String: Any]]) ?? []
         #expect(frames.first?["function"] as? String == "checkout")  // innermost first
         // The chained exception is the captured one (the last of Sentry's values), not its cause.
-        #expect(listed.contains { $0["error_type"] as? String == "ValueError" && ($0["error_message"] as? String)?.contains("no total") == true })
+        #expect(
+            listed.contains {
+                $0["error_type"] as? String == "ValueError"
+                    && ($0["error_message"] as? String)?.contains("no total") == true
+            })
 
         // Grouped into three non-fatal issues.
         #expect(try await eventually { (try await get(s, "/api/v1/issues")["issues"] as? [[String: Any]])?.count == 3 })
@@ -114,18 +126,23 @@ import Testing
         // 1.0: 10 sessions — 6 exited, 2 errored, 2 crashed; 2.0: 8 sessions — 7 exited, 1 crashed.
         let one = try python([s.dsn, "sessions", "shop@1.0", "10", "exited", "exited", "errored", "exited", "crashed"])
         #expect(one.status == 0, "\(one.err)")
-        let two = try python([s.dsn, "sessions", "shop@2.0", "8", "exited", "exited", "exited", "exited", "exited", "exited", "exited", "crashed"])
+        let two = try python([
+            s.dsn, "sessions", "shop@2.0", "8", "exited", "exited", "exited", "exited", "exited", "exited", "exited",
+            "crashed",
+        ])
         #expect(two.status == 0, "\(two.err)")
 
         // 1 from the crash scenario, 2 crashed sessions in 1.0, 1 in 2.0.
         #expect(try await eventually { try await reports(s, "?kind=crash").count == 4 })
-        let crashReport = try #require(try await reports(s, "?kind=crash").first { $0["user"] as? String == "user-crash" })
+        let crashReport = try #require(
+            try await reports(s, "?kind=crash").first { $0["user"] as? String == "user-crash" })
         #expect(crashReport["error_type"] as? String == "ZeroDivisionError")
 
-        #expect(try await eventually {
-            let releases = try await get(s, "/api/v1/releases")["releases"] as? [[String: Any]] ?? []
-            return releases.count == 2
-        })
+        #expect(
+            try await eventually {
+                let releases = try await get(s, "/api/v1/releases")["releases"] as? [[String: Any]] ?? []
+                return releases.count == 2
+            })
         let releases = try await get(s, "/api/v1/releases")["releases"] as? [[String: Any]] ?? []
         let r1 = try #require(releases.first { $0["release"] as? String == "shop@1.0" }?["health"] as? [String: Any])
         #expect(r1["sessions"] as? Int == 11)  // 10 + the crash scenario's session
@@ -150,17 +167,21 @@ import Testing
         let run = try python([s.dsn, "burst", "40"])
         #expect(run.status == 0, "\(run.err)")
         // The SDK read X-Sentry-Rate-Limits and disabled the error category (only that one).
-        let disabled = run.out.split(separator: "\n").first { $0.hasPrefix("disabled:") }?.dropFirst(9).split(separator: ",") ?? []
+        let disabled =
+            run.out.split(separator: "\n").first { $0.hasPrefix("disabled:") }?.dropFirst(9).split(separator: ",") ?? []
         #expect(disabled.contains("error"))
         #expect(!disabled.contains("session"))
         let stored = try await reports(s)
         #expect(stored.count >= 10)
         #expect(stored.count < 40)
-        #expect(try await metric(s, #"faultline_http_requests_total{route="/api/{project_id}/envelope",status="429"}"#) >= 1)
+        #expect(
+            try await metric(s, #"faultline_http_requests_total{route="/api/{project_id}/envelope",status="429"}"#) >= 1
+        )
         // The SDK then reported what it dropped (client reports), and the project's statistics show it.
-        #expect(try await eventually {
-            let dropped = try await get(s, "/api/v1/dropped-events")["dropped"] as? [[String: Any]] ?? []
-            return dropped.contains { $0["category"] as? String == "error" && ($0["quantity"] as? Int ?? 0) > 0 }
-        })
+        #expect(
+            try await eventually {
+                let dropped = try await get(s, "/api/v1/dropped-events")["dropped"] as? [[String: Any]] ?? []
+                return dropped.contains { $0["category"] as? String == "error" && ($0["quantity"] as? Int ?? 0) > 0 }
+            })
     }
 }

@@ -16,7 +16,9 @@ import Testing
 @Suite struct ServerAssemblyTests {
     /// A server assembled over a new SQLite data folder; the dashboard rendered from `web` (nil: none).
     static func assemble(web: String?) throws -> (server: ServerAssembly, folder: String) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-assembly-\(UUID().uuidString)").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "faultline-assembly-\(UUID().uuidString)"
+        ).path
         let data = try Composition(folder: folder)
         return (try ServerAssembly(settings: .init(port: 0, minFreeBytes: 0, webDirectory: web), data: data), folder)
     }
@@ -57,9 +59,11 @@ import Testing
         #expect(server.dependencies.issueListPage == nil && server.dependencies.searchPages == nil)
         #expect(server.dependencies.currentIssuePage == nil)
         // And the plain login form escapes what the request put in it
-        let app = buildApplication(configuration: server.configuration, dependencies: server.dependencies, logger: Logger(label: "test"))
+        let app = buildApplication(
+            configuration: server.configuration, dependencies: server.dependencies, logger: Logger(label: "test"))
         let body = try await app.test(.router) { client in
-            try await client.execute(uri: "/login?next=%2Fapp%2F%22%3E%3Cscript%3Ex%3C%2Fscript%3E", method: .get) { response in
+            try await client.execute(uri: "/login?next=%2Fapp%2F%22%3E%3Cscript%3Ex%3C%2Fscript%3E", method: .get) {
+                response in
                 #expect(response.status == .ok)
                 return String(buffer: response.body)
             }
@@ -70,7 +74,9 @@ import Testing
     }
 
     @Test func aRenderThatStartedEarlierNeverOverwritesALaterRendersPage() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-site-\(UUID().uuidString)").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "faultline-site-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let site = SitePublisher(root: folder)
         let read = { (path: String) in try String(contentsOfFile: folder + "/" + path, encoding: .utf8) }
@@ -94,7 +100,8 @@ import Testing
         let lease: any RenderLease = AlwaysHeldLease()
         #expect(lease.isHeld && lease.timesTaken == 1)
         let events = Mutex<[String]>([])
-        await lease.run(onTaken: { events.withLock { $0.append("taken") } }, onLost: { events.withLock { $0.append("lost") } })
+        await lease.run(
+            onTaken: { events.withLock { $0.append("taken") } }, onLost: { events.withLock { $0.append("lost") } })
         #expect(events.withLock { $0 } == ["taken"])
         #expect(lease.isHeld && lease.timesTaken == 1)
     }

@@ -3,8 +3,8 @@ import FaultlineCore
 import Foundation
 import NIOHTTP1
 import Symbolication
-import Testing
 import TestSupport
+import Testing
 
 /// The whole path with real parts: binaries built here, split and stripped with objcopy, uploaded by the
 /// real symupload to a real server; a native report with hundreds of raw addresses; the server's
@@ -34,9 +34,12 @@ import TestSupport
         let project = try await ServerProcess.createProject("agree", in: folder)
         let server = try await ServerProcess(folder: folder)
         defer { server.cleanUp() }
-        let symupload = URL(fileURLWithPath: ServerProcess.binary).deletingLastPathComponent().appendingPathComponent("symupload").path
-        let uploaded = try Command.run(symupload, [tree.file("upload"), "--check"],
-                                       environment: ["FAULTLINE_URL": server.baseURL, "FAULTLINE_UPLOAD_TOKEN": project.upload])
+        let symupload = URL(fileURLWithPath: ServerProcess.binary).deletingLastPathComponent().appendingPathComponent(
+            "symupload"
+        ).path
+        let uploaded = try Command.run(
+            symupload, [tree.file("upload"), "--check"],
+            environment: ["FAULTLINE_URL": server.baseURL, "FAULTLINE_UPLOAD_TOKEN": project.upload])
         #expect(uploaded.status == 0, "\(uploaded.out)\(uploaded.err)")
 
         // Every third byte of every function, as program counters of a process loaded at 0x7f0000000000.
@@ -44,13 +47,17 @@ import TestSupport
         var addresses: [UInt64] = []
         for line in nm.split(separator: "\n") {
             let p = line.split(separator: " ")
-            guard p.count == 4, p[2] == "t" || p[2] == "T", let start = UInt64(p[0], radix: 16), let size = UInt64(p[1], radix: 16) else { continue }
+            guard p.count == 4, p[2] == "t" || p[2] == "T", let start = UInt64(p[0], radix: 16),
+                let size = UInt64(p[1], radix: 16)
+            else { continue }
             addresses += stride(from: start, to: start + size, by: 3).map { $0 }
         }
         addresses = Array(addresses.prefix(1000))
         let base: UInt64 = 0x7f00_0000_0000
         let threads = stride(from: 0, to: addresses.count, by: 250).map { chunk in
-            let frames = addresses[chunk..<min(chunk + 250, addresses.count)].map { #"{"address":"0x\#(String(base + $0, radix: 16))","kind":"pc"}"# }
+            let frames = addresses[chunk..<min(chunk + 250, addresses.count)].map {
+                #"{"address":"0x\#(String(base + $0, radix: 16))","kind":"pc"}"#
+            }
             return #"{"frames":[\#(frames.joined(separator: ","))]}"#
         }
         let report = """
@@ -65,8 +72,9 @@ import TestSupport
         var symbolication: [String: Any] = [:]
         let deadline = ContinuousClock.now + .seconds(60) * waitMargin
         while ContinuousClock.now < deadline {
-            let answer = try await http.send(.GET, server.baseURL + "/api/v1/reports/7077e450fa6f4594850bfed9428d1d98",
-                                             headers: [("Authorization", "Bearer \(project.upload)")])
+            let answer = try await http.send(
+                .GET, server.baseURL + "/api/v1/reports/7077e450fa6f4594850bfed9428d1d98",
+                headers: [("Authorization", "Bearer \(project.upload)")])
             symbolication = answer.json["symbolication"] as? [String: Any] ?? [:]
             if symbolication["state"] as? String != "pending" { break }
             try await Task.sleep(for: .milliseconds(100))
@@ -76,14 +84,19 @@ import TestSupport
         let slots = (symbolication["threads"] as? [[[String: Any]]] ?? []).flatMap { $0 }
         #expect(slots.count == addresses.count)
 
-        let llvm = try Command.check("llvm-symbolizer", ["--obj=" + full, "--inlining", "--output-style=JSON"] + addresses.map { "0x" + String($0, radix: 16) })
+        let llvm = try Command.check(
+            "llvm-symbolizer",
+            ["--obj=" + full, "--inlining", "--output-style=JSON"] + addresses.map { "0x" + String($0, radix: 16) })
         let expected = try JSONDecoder().decode([Expected].self, from: Data(llvm.utf8))
         var mismatches: [String] = []
         for (i, (slot, want)) in zip(slots, expected).enumerated() {
-            let got = (slot["frames"] as? [[String: Any]] ?? []).map { "\($0["function"] as? String ?? "??") \($0["file"] as? String ?? "??"):\($0["line"] as? Int ?? 0)" }
+            let got = (slot["frames"] as? [[String: Any]] ?? []).map {
+                "\($0["function"] as? String ?? "??") \($0["file"] as? String ?? "??"):\($0["line"] as? Int ?? 0)"
+            }
             let wanted = want.Symbol.map {
                 let name = Demangler.demangle($0.FunctionName).replacingOccurrences(of: " (.cold)", with: "")
-                return "\(name.hasSuffix(".cold") ? String(name.dropLast(5)) : name) \($0.FileName.isEmpty ? "??" : $0.FileName):\($0.Line)"
+                return
+                    "\(name.hasSuffix(".cold") ? String(name.dropLast(5)) : name) \($0.FileName.isEmpty ? "??" : $0.FileName):\($0.Line)"
             }
             if got != wanted { mismatches.append("0x\(String(addresses[i], radix: 16)): \(got) vs \(wanted)") }
             // Exactly the addresses llvm-symbolizer answers from DWARF (a source path with directories) are

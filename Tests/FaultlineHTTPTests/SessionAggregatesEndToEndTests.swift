@@ -29,17 +29,22 @@ import Testing
     static func aggregate(_ status: String, _ count: Int, did: String? = nil) -> [UInt8] {
         let started = ISO8601DateFormatter().string(from: Date())
         let user = did.map { #","did":"\#($0)""# } ?? ""
-        let item = #"{"attrs":{"release":"web@1.0","environment":"production"},"aggregates":[{"started":"\#(started)","\#(status)":\#(count)\#(user)}]}"#
+        let item =
+            #"{"attrs":{"release":"web@1.0","environment":"production"},"aggregates":[{"started":"\#(started)","\#(status)":\#(count)\#(user)}]}"#
         return Array("{}\n{\"type\":\"sessions\",\"length\":\(item.utf8.count)}\n\(item)\n".utf8)
     }
 
-    func post(_ server: ServerProcess, _ project: (ingest: String, upload: String, id: Int), _ body: [UInt8]) async throws -> HTTP.Answer {
+    func post(_ server: ServerProcess, _ project: (ingest: String, upload: String, id: Int), _ body: [UInt8])
+        async throws -> HTTP.Answer
+    {
         try await http.send(
             .POST, server.baseURL + "/api/\(project.id)/envelope/?sentry_key=\(project.ingest)",
             headers: [("Content-Type", "application/x-sentry-envelope")], body: body)
     }
 
-    func health(_ server: ServerProcess, _ project: (ingest: String, upload: String, id: Int)) async throws -> [String: Any] {
+    func health(_ server: ServerProcess, _ project: (ingest: String, upload: String, id: Int)) async throws -> [String:
+        Any]
+    {
         let answer = try await http.send(
             .GET, server.baseURL + "/api/v1/health?days=2", headers: [("Authorization", "Bearer \(project.upload)")])
         let days = answer.json["days"] as? [[String: Any]] ?? []
@@ -109,7 +114,9 @@ import Testing
         // 60 requests: 20 exited, 20 errored (a handled error), 20 crashed (an unhandled one); the Python SDK sends
         // request-mode aggregates without a distinct id, so they count sessions, not users (its send queue holds 100
         // envelopes: the 40 events and the aggregate fit)
-        let run = try Command.run("python3", [SentrySDKEndToEndTests.script, dsn, "requests", "web@2.0", "60", "exited", "errored", "crashed"])
+        let run = try Command.run(
+            "python3",
+            [SentrySDKEndToEndTests.script, dsn, "requests", "web@2.0", "60", "exited", "errored", "crashed"])
         #expect(run.status == 0, "\(run.err)")
         let day = try await health(server, shop)
         #expect(day["sessions"] as? Int == 60)

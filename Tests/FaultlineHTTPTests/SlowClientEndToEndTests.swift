@@ -13,7 +13,9 @@ import Testing
         for _ in 0..<100 {
             let probe = try RawConnection(port: port, source: source)
             try probe.send(request)
-            if let response = try await probe.readResponse(within: .seconds(10)), response.status != 503 { return response }
+            if let response = try await probe.readResponse(within: .seconds(10)), response.status != 503 {
+                return response
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         return nil
@@ -112,7 +114,8 @@ import Testing
         #expect(try await nonReader.readUntilClosed(within: .seconds(30)))
         #expect(nonReader.received.count - answered < 8 * big)
         // (The file is served whole to a client that reads: the answers the non-reader left were big ones.)
-        let whole = try await Self.firstServed("GET /big.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", port: server.port)
+        let whole = try await Self.firstServed(
+            "GET /big.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", port: server.port)
         #expect(whole?.status == 200)
         #expect(whole?.body.count == big)
     }
@@ -122,7 +125,9 @@ import Testing
         // A long timeout: the idle connections stay until the test closes them.
         let server = try await ServerProcess(
             folder: folder,
-            arguments: ["--read-timeout-seconds", "120", "--max-connections", "6", "--max-connections-per-address", "2"])
+            arguments: [
+                "--read-timeout-seconds", "120", "--max-connections", "6", "--max-connections-per-address", "2",
+            ])
         defer { server.cleanUp() }
         // Given 127.0.0.1 asking for every slot of the cap, each connection answered once and kept open.
         var held: [RawConnection] = []

@@ -4,8 +4,8 @@ import Formats
 import Foundation
 import NIOHTTP1
 import SQLiteStorage
-import Testing
 import TestSupport
+import Testing
 
 /// A release Swift program traps; its crash file is posted; the debug file arrives afterwards; the
 /// background worker symbolicates the stored report to the right function and line.
@@ -22,23 +22,30 @@ import TestSupport
         let read = [("Authorization", "Bearer \(project.upload)")]
 
         let posted = try await http.send(
-            .POST, server.baseURL + "/api/v1/crashes/swift?app_version=1.0", headers: [("Authorization", "Bearer \(project.ingest)")],
+            .POST, server.baseURL + "/api/v1/crashes/swift?app_version=1.0",
+            headers: [("Authorization", "Bearer \(project.ingest)")],
             body: Array(file))
         let id = try #require((posted.json["accepted"] as? [String])?.first)
 
         // Without symbols: the worker records the missing build-id.
-        let before = try await waitFor(http, server.baseURL + "/api/v1/reports/\(id)", read) { state in state != "pending" }
+        let before = try await waitFor(http, server.baseURL + "/api/v1/reports/\(id)", read) { state in
+            state != "pending"
+        }
         #expect((before["symbolication"] as? [String: Any])?["state"] as? String == "missing")
-        let missing = try await http.send(.GET, server.baseURL + "/api/v1/missing-debug-files?release=1.0", headers: read)
+        let missing = try await http.send(
+            .GET, server.baseURL + "/api/v1/missing-debug-files?release=1.0", headers: read)
         let listed = missing.json["missing"] as? [[String: Any]]
         #expect(listed?.first?["build_id"] as? String == buildID)
         #expect(listed?.first?["module"] as? String == "trap")
 
         // The debug file arrives; the report is symbolicated again.
         let uploaded = try await http.send(
-            .PUT, server.baseURL + "/api/v1/debug-files/\(buildID)", headers: read, body: Array(try Data(contentsOf: URL(fileURLWithPath: binary))))
+            .PUT, server.baseURL + "/api/v1/debug-files/\(buildID)", headers: read,
+            body: Array(try Data(contentsOf: URL(fileURLWithPath: binary))))
         #expect(uploaded.status == 201)
-        let after = try await waitFor(http, server.baseURL + "/api/v1/reports/\(id)", read) { state in state == "complete" }
+        let after = try await waitFor(http, server.baseURL + "/api/v1/reports/\(id)", read) { state in
+            state == "complete"
+        }
         let symbolication = try #require(after["symbolication"] as? [String: Any])
         #expect(symbolication["state"] as? String == "complete")
         let crashed = try #require((symbolication["threads"] as? [[[String: Any]]])?.first?.first)
@@ -56,9 +63,12 @@ import TestSupport
         let database = try SQLiteEngine(path: folder + "/faultline.sqlite", codec: .zlib)
         defer { try? database.close() }
         let eventID = try #require(EventID(id))
-        let raw = try #require(try await SQLiteReportReader(database: database).rawReport(eventID: eventID, project: nil))
+        let raw = try #require(
+            try await SQLiteReportReader(database: database).rawReport(eventID: eventID, project: nil))
         let stored = try await SQLiteSymbolicationStore(database: database).result(reportID: raw.summary.cursor)
-        #expect(stored.report?.threads.first?.first?.frames.last?.function == "trap.pick(trap.Order, Swift.Int) -> Swift.Int")
+        #expect(
+            stored.report?.threads.first?.first?.frames.last?.function
+                == "trap.pick(trap.Order, Swift.Int) -> Swift.Int")
         let withoutCodec = try SQLiteEngine(path: folder + "/faultline.sqlite")
         defer { try? withoutCodec.close() }
         await #expect(throws: StoredBlobError.self) {
@@ -67,7 +77,9 @@ import TestSupport
     }
 
     /// Polls a report until its symbolication state satisfies `done` (the worker runs in the background).
-    func waitFor(_ http: HTTP, _ url: String, _ headers: [(String, String)], _ done: (String) -> Bool) async throws -> [String: Any] {
+    func waitFor(_ http: HTTP, _ url: String, _ headers: [(String, String)], _ done: (String) -> Bool) async throws
+        -> [String: Any]
+    {
         let deadline = ContinuousClock.now + .seconds(30)
         while true {
             let answer = try await http.send(.GET, url, headers: headers)

@@ -95,9 +95,10 @@ import Testing
         #expect(run.status == 0, "\(run.out)\(run.err)")
         #expect(run.out.contains("\(archive.expected.count - 1) uploaded, 1 already on the server"), "\(run.out)")
         let files = try await fixture.listed()
-        let stored = Set(files.map { file in
-            ["build_id", "kind", "architecture"].map { file[$0] as? String ?? "" }.joined(separator: " ")
-        })
+        let stored = Set(
+            files.map { file in
+                ["build_id", "kind", "architecture"].map { file[$0] as? String ?? "" }.joined(separator: " ")
+            })
         #expect(stored == Set(archive.expected.map { "\($0.uuid) \($0.kind) \($0.architecture)" }), "\(files)")
         #expect(
             Set(files.compactMap { $0["name"] as? String }).isSuperset(of: [

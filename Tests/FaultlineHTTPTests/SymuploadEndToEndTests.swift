@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
-import Testing
 import TestSupport
+import Testing
 
 /// The real `symupload` binary against the real server.
 @Suite(.serialized, .tags(.endToEnd), .provisioned) struct SymuploadEndToEndTests {
@@ -22,7 +22,10 @@ import TestSupport
         let tree = try TempFolder("symupload-tree")
         try FileManager.default.createDirectory(atPath: tree.file("bin/lib"), withIntermediateDirectories: true)
         let program = try BuiltProgram()
-        for (from, to) in [(program.debug, "bin/crashy.debug"), (program.stripped, "bin/crashy"), (program.full, "bin/lib/crashy.full")] {
+        for (from, to) in [
+            (program.debug, "bin/crashy.debug"), (program.stripped, "bin/crashy"),
+            (program.full, "bin/lib/crashy.full"),
+        ] {
             try FileManager.default.copyItem(atPath: from, toPath: tree.file(to))
         }
         try tree.write("bin/README.txt", "not an ELF file")
@@ -47,13 +50,15 @@ import TestSupport
         #expect(again.out.contains("0 uploaded, 3 already on the server"))
 
         // A stripped library whose debug information is nowhere: --check fails, plain upload does not.
-        let lib = try ELFFixtures.compileC("int helper(int x) { return x * 2; }", name: "libhelper.so", in: tree, flags: ["-shared", "-fPIC", "-g"])
+        let lib = try ELFFixtures.compileC(
+            "int helper(int x) { return x * 2; }", name: "libhelper.so", in: tree, flags: ["-shared", "-fPIC", "-g"])
         try Command.check("objcopy", ["--strip-debug", lib])
         let gated = try symupload([tree.path, "--check"], environment: env)
         #expect(gated.status == 3)
         #expect(gated.err.contains("no debug information"))
 
-        let wrongToken = try symupload([tree.path], environment: ["FAULTLINE_URL": server.baseURL, "FAULTLINE_UPLOAD_TOKEN": "nope"])
+        let wrongToken = try symupload(
+            [tree.path], environment: ["FAULTLINE_URL": server.baseURL, "FAULTLINE_UPLOAD_TOKEN": "nope"])
         #expect(wrongToken.status == 1)
         #expect(wrongToken.err.contains("401"))
         let usage = try symupload([tree.path], environment: ["FAULTLINE_URL": "", "FAULTLINE_UPLOAD_TOKEN": ""])
@@ -65,7 +70,9 @@ import TestSupport
         let program = try BuiltProgram()
         try FileManager.default.copyItem(atPath: program.full, toPath: tree.file("crashy"))
         // Port 9 (discard) on loopback: nothing listens there in the test environment.
-        let result = try symupload([tree.path, "--attempts", "1"], environment: ["FAULTLINE_URL": "http://127.0.0.1:9", "FAULTLINE_UPLOAD_TOKEN": "t"])
+        let result = try symupload(
+            [tree.path, "--attempts", "1"],
+            environment: ["FAULTLINE_URL": "http://127.0.0.1:9", "FAULTLINE_UPLOAD_TOKEN": "t"])
         #expect(result.status == 1)
         #expect(result.err.contains("cannot reach"))
     }
@@ -86,12 +93,15 @@ import TestSupport
         // A dry run says in one line per build-id what it leaves out, and why.
         let text = try symupload(["--include-sources", "--dry-run", tree.folder.file("bin")], environment: env)
         #expect(text.status == 0, "\(text.err)")
-        #expect(text.out.contains("left out 6 files of \(tree.binary): /etc/passwd (outside the source roots)"), "\(text.out)")
+        #expect(
+            text.out.contains("left out 6 files of \(tree.binary): /etc/passwd (outside the source roots)"),
+            "\(text.out)")
         #expect(text.out.contains("/proc/self/environ (under /proc, never bundled)"), "\(text.out)")
 
         let run = try symupload(["--include-sources", "--json", tree.folder.file("bin")], environment: env)
         #expect(run.status == 0, "\(run.out)\(run.err)")
-        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any], "\(run.out)")
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any], "\(run.out)")
         let leftOut = (summary["left_out"] as? [[String: Any]] ?? []).compactMap { entry -> (String, String)? in
             guard entry["build_id"] as? String == buildID, let path = entry["path"] as? String else { return nil }
             return (path, entry["reason"] as? String ?? "")
@@ -133,7 +143,8 @@ import TestSupport
     }
 
     func listed(_ server: ServerProcess, _ token: String) async throws -> [[String: Any]] {
-        let answer = try await HTTP(client: HTTPClient.shared).send(.GET, server.baseURL + "/api/v1/debug-files", headers: [("Authorization", "Bearer \(token)")])
+        let answer = try await HTTP(client: HTTPClient.shared).send(
+            .GET, server.baseURL + "/api/v1/debug-files", headers: [("Authorization", "Bearer \(token)")])
         return answer.json["files"] as? [[String: Any]] ?? []
     }
 }

@@ -1,10 +1,11 @@
 import FaultlineCore
 import Foundation
 import Logging
-@testable import Pipeline
 import SQLiteStorage
 import Synchronization
 import Testing
+
+@testable import Pipeline
 
 /// The webhook dispatcher and the real SQLite outbox: the operator's `storage_full` alert, queued while a step is
 /// working through a backlog of issue alerts, goes out within that step after at most one fetch's worth of them.
@@ -30,21 +31,26 @@ import Testing
     }
 
     @Test func aStorageAlertQueuedDuringAStepIsDeliveredWithinItAfterAtMostOneFetch() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-hooks-\(UUID().uuidString)").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "faultline-hooks-\(UUID().uuidString)"
+        ).path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let database = try SQLiteEngine(path: folder + "/faultline.sqlite")
         defer { try? database.close() }
         let project = try await SQLiteProjectStore(database: database).createProject(
             slug: ProjectSlug("app")!, ingestKeyHash: SecretHash(hex: String(repeating: "a", count: 64)),
-            uploadTokenHash: SecretHash(hex: String(repeating: "b", count: 64)), createdAt: Date(timeIntervalSince1970: 1),
-            rateLimitPerSecond: 50).id
+            uploadTokenHash: SecretHash(hex: String(repeating: "b", count: 64)),
+            createdAt: Date(timeIntervalSince1970: 1),
+            rateLimitPerSecond: 50
+        ).id
         let store = SQLiteAlertStore(database: database)
         let clock = SteppingClock()
         let start = clock.now()
 
         @Sendable func queue(_ kind: AlertKind, _ key: String, at date: Date) async throws {
-            let draft = AlertDraft(project: project, kind: kind, dedupeKey: key, issue: nil, release: nil, title: key, reason: [:])
+            let draft = AlertDraft(
+                project: project, kind: kind, dedupeKey: key, issue: nil, release: nil, title: key, reason: [:])
             #expect(try await store.record(draft, at: date))
             let alerts = try await store.alertsToDispatch(limit: 100)
             try await store.enqueue(
@@ -61,7 +67,8 @@ import Testing
             try await queue(.storageFull, "storage_full:1", at: clock.now())
         }
         let dispatcher = WebhookDispatcher(
-            store: store, sender: sender, targets: WebhookTargetPolicy(resolver: NoResolver(), allowPrivate: true), clock: clock,
+            store: store, sender: sender, targets: WebhookTargetPolicy(resolver: NoResolver(), allowPrivate: true),
+            clock: clock,
             logger: Logger(label: "test"))
         let attempted = try await dispatcher.step(now: start)
 

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import FaultlineSDK
 
@@ -56,7 +56,8 @@ import TestSupport
         // Random padding does not compress: each item is about 3 KB on disk.
         func noise(_ n: Int) -> [UInt8] {
             var g = SystemRandomNumberGenerator()
-            return Array("{\"n\":\(n),\"pad\":\"".utf8) + (0..<4000).map { _ in UInt8.random(in: 0x61...0x7a, using: &g) } + Array("\"}".utf8)
+            return Array("{\"n\":\(n),\"pad\":\"".utf8)
+                + (0..<4000).map { _ in UInt8.random(in: 0x61...0x7a, using: &g) } + Array("\"}".utf8)
         }
         let queue = try DeliveryQueue(directory: folder.path, maxItems: 1000, maxBytes: 10_000)
         for n in 1...10 { try queue.enqueue(kind: .crash, id: id(n), json: noise(n)) }
@@ -104,8 +105,10 @@ import TestSupport
         _ = try folder.write("0000000000000002-bogus-abc.gz", "x")
         _ = try folder.write("000000000000000x-crash-abc.gz", "x")
         _ = try folder.write("0000000000000003-crash-ab$c.gz", "x")
-        try FileManager.default.createDirectory(atPath: dir + "/0000000000000004-crash-dir.gz", withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: dir + "/0000000000000005-crash-link.gz", withDestinationPath: "/etc/passwd")
+        try FileManager.default.createDirectory(
+            atPath: dir + "/0000000000000004-crash-dir.gz", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: dir + "/0000000000000005-crash-link.gz", withDestinationPath: "/etc/passwd")
         _ = try folder.write("0000000000000006-crash-garbage.gz", "not gzip at all, not even close")
         _ = try folder.write("0000000000000007-nonfatal-empty.gz", "")
         _ = try folder.write(".counters", "dropped 99999999999999999999999999\nrejected -5\n\u{0}\u{1}")
@@ -150,7 +153,9 @@ import TestSupport
         #expect(items.count == 150)
         #expect(Set(items.map(\.id)).count == 150)
         #expect(a.dropped() == 50)
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".tmp-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+            $0.hasPrefix(".tmp-")
+        }
         #expect(leftovers.isEmpty)
     }
 }

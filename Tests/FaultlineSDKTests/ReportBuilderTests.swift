@@ -1,8 +1,8 @@
 import FaultlineCore
-import Foundation
 import Formats
-import Testing
+import Foundation
 import TestSupport
+import Testing
 
 @testable import FaultlineSDK
 
@@ -14,7 +14,8 @@ import TestSupport
 
     var context: RunContext {
         RunContext(
-            sessionID: "5b1c0e2a9d4f4a578c1b2e6f0a9d3c71", installID: "c0a8f3e2-51b7-4d4e-9a0f-7f3b2e1d6c88", userID: "user-42",
+            sessionID: "5b1c0e2a9d4f4a578c1b2e6f0a9d3c71", installID: "c0a8f3e2-51b7-4d4e-9a0f-7f3b2e1d6c88",
+            userID: "user-42",
             appID: "com.example.shop", appVersion: "2.4.1", appBuild: "381", environment: "production",
             startedAt: 1_795_410_000, pid: 4242, errors: 2,
             breadcrumbs: [
@@ -41,12 +42,15 @@ import TestSupport
         let stack = CapturedStack(
             threadName: "worker",
             frames: [
-                .init(address: 0x5555_0000_1234, isProgramCounter: true), .init(address: 0x5555_0000_2000, isProgramCounter: false),
+                .init(address: 0x5555_0000_1234, isProgramCounter: true),
+                .init(address: 0x5555_0000_2000, isProgramCounter: false),
                 .init(address: 0x7fff_0000_0010, isProgramCounter: false),
             ],
             modules: [
-                .init(name: "shop", path: "/srv/shop", buildID: "3CDF16720CD7040A0EFBE6A4D0BD30E722EB4408", baseAddress: 0x5555_0000_0000,
-                      endAddress: 0x5555_0001_0000),
+                .init(
+                    name: "shop", path: "/srv/shop", buildID: "3CDF16720CD7040A0EFBE6A4D0BD30E722EB4408",
+                    baseAddress: 0x5555_0000_0000,
+                    endAddress: 0x5555_0001_0000),
                 // A build-id that is not hex and an end below the base: left out, not a refused report.
                 .init(name: "libweird.so", path: nil, buildID: "xyz", baseAddress: 0x7fff_0000_0000, endAddress: 0x10),
             ])
@@ -63,7 +67,9 @@ import TestSupport
         #expect(r.installID == "c0a8f3e2-51b7-4d4e-9a0f-7f3b2e1d6c88")
         #expect(r.environment == "production")
         #expect(r.app == AppInfo(id: "com.example.shop", version: "2.4.1", build: "381"))
-        #expect(r.device.os == "Linux" && r.device.osVersion == "6.1" && r.device.arch == "x86_64" && r.device.model == "KVM")
+        #expect(
+            r.device.os == "Linux" && r.device.osVersion == "6.1" && r.device.arch == "x86_64"
+                && r.device.model == "KVM")
         #expect(r.device.memoryBytes == 8 << 30)
         #expect(r.error == FaultlineCore.ErrorInfo(type: "Shop.CheckoutError", code: "2", message: "card declined"))
         #expect(r.threads.count == 1)
@@ -79,9 +85,11 @@ import TestSupport
         #expect(r.breadcrumbs.map(\.category) == [nil, "cart"])
         #expect(r.breadcrumbs.map(\.timestamp.timeIntervalSince1970) == [1_795_410_001.25, 1_795_410_002.5])
         // userInfo joins the context's keys and wins over a key of the same name.
-        #expect(customKeys(r) == [
-            "cart_items": .number(3), "premium": .bool(true), "ratio": .number(0.25), "order": .string("A-17"), "attempt": .number(2),
-        ])
+        #expect(
+            customKeys(r) == [
+                "cart_items": .number(3), "premium": .bool(true), "ratio": .number(0.25), "order": .string("A-17"),
+                "attempt": .number(2),
+            ])
         #expect(r.trimmed == TrimCounts())
     }
 
@@ -96,18 +104,27 @@ import TestSupport
         #expect(r.error?.message?.contains("signal 11") == true)
         #expect(r.error?.message?.contains("exit status 139") == true)
         #expect(r.crashMessage == "Segmentation fault (core dumped)")
-        #expect(r.breadcrumbs.map(\.message) == ["checkout started", "cart \"A\"\nloaded", "loading config", "about to parse"])
+        #expect(
+            r.breadcrumbs.map(\.message) == [
+                "checkout started", "cart \"A\"\nloaded", "loading config", "about to parse",
+            ])
         #expect(r.breadcrumbs.map(\.category) == [nil, "cart", "stderr", "stderr"])
         #expect(r.userID == "user-42" && r.app.version == "2.4.1")
         #expect(r.threads.isEmpty)
 
         // Without a context (a program that does not link the SDK), and an unnamed signal.
-        let bare = try decodeReport(ReportBuilder.signalCrash(
-            eventID: eventID, timestamp: 1_795_410_010, signal: 40, stderrTail: [], crashMessage: nil, context: nil, device: device))
+        let bare = try decodeReport(
+            ReportBuilder.signalCrash(
+                eventID: eventID, timestamp: 1_795_410_010, signal: 40, stderrTail: [], crashMessage: nil, context: nil,
+                device: device))
         #expect(bare.error?.type == "SIGRTMIN+6")
         #expect(bare.sessionID == nil && bare.breadcrumbs.isEmpty)
-        #expect(try decodeReport(ReportBuilder.signalCrash(
-            eventID: eventID, timestamp: 1, signal: 6, stderrTail: [], crashMessage: nil, context: nil, device: device)).error?.type == "SIGABRT")
+        #expect(
+            try decodeReport(
+                ReportBuilder.signalCrash(
+                    eventID: eventID, timestamp: 1, signal: 6, stderrTail: [], crashMessage: nil, context: nil,
+                    device: device)
+            ).error?.type == "SIGABRT")
     }
 
     @Test func sessionUpdatesAreWhatTheServerReads() throws {
@@ -137,18 +154,27 @@ import TestSupport
     @Test func hostileContextStillMakesAnAcceptedReport() throws {
         var ctx = context
         ctx.sessionID = "not a valid session id with spaces"
-        ctx.breadcrumbs = (0..<5000).map { FaultlineSDK.Breadcrumb(timestamp: $0 == 0 ? .nan : 1_795_410_000 + Double($0), message: "crumb \($0) " + String(repeating: "x", count: 40)) }
-        ctx.customKeys = (0..<200).map { CustomKey(key: "k\($0)" + String(repeating: "é", count: 900), value: .double($0 == 0 ? .infinity : 1)) }
+        ctx.breadcrumbs = (0..<5000).map {
+            FaultlineSDK.Breadcrumb(
+                timestamp: $0 == 0 ? .nan : 1_795_410_000 + Double($0),
+                message: "crumb \($0) " + String(repeating: "x", count: 40))
+        }
+        ctx.customKeys = (0..<200).map {
+            CustomKey(key: "k\($0)" + String(repeating: "é", count: 900), value: .double($0 == 0 ? .infinity : 1))
+        }
         ctx.userID = String(repeating: "u", count: 5000)
         let stack = CapturedStack(
             threadName: nil,
             frames: (0..<5000).map { .init(address: UInt64($0) &* 16, isProgramCounter: $0 == 0) },
             modules: (0..<5000).map {
-                .init(name: "lib\($0).so", path: "/" + String(repeating: "p", count: 300), buildID: String(repeating: "ab", count: 20),
-                      baseAddress: UInt64($0) << 20, endAddress: (UInt64($0) << 20) + 4096)
+                .init(
+                    name: "lib\($0).so", path: "/" + String(repeating: "p", count: 300),
+                    buildID: String(repeating: "ab", count: 20),
+                    baseAddress: UInt64($0) << 20, endAddress: (UInt64($0) << 20) + 4096)
             })
         let bytes = ReportBuilder.nonFatal(
-            eventID: eventID, timestamp: .infinity, error: FaultlineSDK.ErrorInfo(type: "E", code: nil, message: String(repeating: "m", count: 100_000)),
+            eventID: eventID, timestamp: .infinity,
+            error: FaultlineSDK.ErrorInfo(type: "E", code: nil, message: String(repeating: "m", count: 100_000)),
             userInfo: [:], stack: stack, context: ctx, device: device)
         #expect(bytes.count <= 1_000_000)
         let r = try decodeReport(bytes)
@@ -171,7 +197,8 @@ import TestSupport
     @Test func swiftCrashMapsAsTheServersSwiftEndpointDoes() throws {
         let file = try Self.realCrash.get()
         let bytes = try ReportBuilder.swiftCrash(
-            eventID: eventID, crashFile: file, context: context, crashMessage: "main.swift:2: Fatal error: Index out of range",
+            eventID: eventID, crashFile: file, context: context,
+            crashMessage: "main.swift:2: Fatal error: Index out of range",
             device: device)
         let mine = try decodeReport(bytes)
         // The server's own reading of the same file (`POST /api/v1/crashes/swift`).
@@ -194,7 +221,9 @@ import TestSupport
         #expect(!String(decoding: bytes, as: UTF8.self).contains("capturedMemory"))
 
         // Without a context: still a crash, with no identity.
-        let bare = try decodeReport(try ReportBuilder.swiftCrash(eventID: eventID, crashFile: file, context: nil, crashMessage: nil, device: device))
+        let bare = try decodeReport(
+            try ReportBuilder.swiftCrash(
+                eventID: eventID, crashFile: file, context: nil, crashMessage: nil, device: device))
         #expect(bare.threads == theirs.threads && bare.userID == nil && bare.sessionID == nil)
     }
 
@@ -207,7 +236,8 @@ import TestSupport
     ])
     func notACrashFile(_ text: String, _ why: String) {
         do {
-            _ = try ReportBuilder.swiftCrash(eventID: eventID, crashFile: Array(text.utf8), context: nil, crashMessage: nil, device: device)
+            _ = try ReportBuilder.swiftCrash(
+                eventID: eventID, crashFile: Array(text.utf8), context: nil, crashMessage: nil, device: device)
             Issue.record("accepted \(text)")
         } catch let error as SDKError {
             #expect(error.code == .corruptCrashFile)
@@ -220,11 +250,13 @@ import TestSupport
     @Test func deepNestingAndHugeFilesAreRefusedNotFatal() {
         let deep = Array(repeating: UInt8(ascii: "["), count: 100_000)
         #expect(throws: SDKError.self) {
-            try ReportBuilder.swiftCrash(eventID: eventID, crashFile: deep, context: nil, crashMessage: nil, device: device)
+            try ReportBuilder.swiftCrash(
+                eventID: eventID, crashFile: deep, context: nil, crashMessage: nil, device: device)
         }
         let huge = [UInt8](repeating: 0x20, count: ReportBuilder.maxCrashFileBytes + 1)
         #expect(throws: SDKError.self) {
-            try ReportBuilder.swiftCrash(eventID: eventID, crashFile: huge, context: nil, crashMessage: nil, device: device)
+            try ReportBuilder.swiftCrash(
+                eventID: eventID, crashFile: huge, context: nil, crashMessage: nil, device: device)
         }
     }
 
@@ -240,8 +272,10 @@ import TestSupport
                        {"name":"nobase"}, 5],
              "capturedMemory":{"0x10":"00ff"}}
             """
-        let r = try decodeReport(try ReportBuilder.swiftCrash(
-            eventID: eventID, crashFile: Array(text.utf8), context: nil, crashMessage: nil, device: FaultlineSDK.DeviceInfo(osVersion: nil, arch: nil, model: nil, memory: nil)))
+        let r = try decodeReport(
+            try ReportBuilder.swiftCrash(
+                eventID: eventID, crashFile: Array(text.utf8), context: nil, crashMessage: nil,
+                device: FaultlineSDK.DeviceInfo(osVersion: nil, arch: nil, model: nil, memory: nil)))
         #expect(r.timestamp.timeIntervalSince1970 == 1_795_410_981.5)
         #expect(r.error?.type == "Bad pointer dereference")
         #expect(r.faultAddress == nil)
@@ -266,17 +300,21 @@ import TestSupport
             switch round % 4 {
             case 0: bytes = Array(bytes.prefix(Int(rng.next() % UInt64(bytes.count))))
             case 1:
-                for _ in 0..<(1 + rng.next() % 8) { bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next()) }
+                for _ in 0..<(1 + rng.next() % 8) {
+                    bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next())
+                }
             case 2:
                 let i = Int(rng.next() % UInt64(bytes.count))
                 bytes.insert(contentsOf: Array("\"x\":[1,{\"address\":\"0x\"}],".utf8), at: i)
             default:
                 // Swap a value-ish character for a digit or quote.
                 let i = Int(rng.next() % UInt64(bytes.count))
-                bytes[i] = [UInt8(ascii: "\""), UInt8(ascii: "0"), UInt8(ascii: "}"), UInt8(ascii: "f")][Int(rng.next() % 4)]
+                bytes[i] =
+                    [UInt8(ascii: "\""), UInt8(ascii: "0"), UInt8(ascii: "}"), UInt8(ascii: "f")][Int(rng.next() % 4)]
             }
             do {
-                let report = try ReportBuilder.swiftCrash(eventID: eventID, crashFile: bytes, context: context, crashMessage: nil, device: device)
+                let report = try ReportBuilder.swiftCrash(
+                    eventID: eventID, crashFile: bytes, context: context, crashMessage: nil, device: device)
                 _ = try decodeReport(report)  // anything built must be accepted
                 built += 1
             } catch let error as SDKError {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import FaultlineSDK
 
@@ -8,9 +8,12 @@ import TestSupport
 @Suite(.serialized) struct RunSurvivalTests {
     /// The SDK fixture, built beside this test bundle by `swift build --build-tests`.
     static var fixture: String {
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("SDKFixture").path
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "SDKFixture"
+        ).path
         if FileManager.default.isExecutableFile(atPath: beside) { return beside }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         return root.appendingPathComponent(".build/debug/SDKFixture").path
     }
 
@@ -37,7 +40,10 @@ import TestSupport
         let folder = try TempFolder("sdk-kill")
         let state = folder.path + "/state"
         let child = try Self.launch(
-            ["start", "user:killed-user", "log:before the kill", "key:stage=payment", "ikey:tries=2", "nonfatal:1", "sleep:60"],
+            [
+                "start", "user:killed-user", "log:before the kill", "key:stage=payment", "ikey:tries=2", "nonfatal:1",
+                "sleep:60",
+            ],
             environment: ["FAULTLINE_STATE_DIR": state])
         defer { if child.isRunning { kill(child.processIdentifier, SIGKILL) } }
 
@@ -65,7 +71,10 @@ import TestSupport
         #expect(context.pid == child.processIdentifier)
         #expect(context.userID == "killed-user")
         #expect(context.breadcrumbs.map(\.message) == ["before the kill"])
-        #expect(context.customKeys == [CustomKey(key: "stage", value: .string("payment")), CustomKey(key: "tries", value: .int(2))])
+        #expect(
+            context.customKeys == [
+                CustomKey(key: "stage", value: .string("payment")), CustomKey(key: "tries", value: .int(2)),
+            ])
         #expect(context.errors == 1)
         #expect(!context.exitedNormally)
         #expect(context.sessionID.count == 32)
@@ -105,11 +114,13 @@ import TestSupport
         FileManager.default.createFile(atPath: crashes + "/other-1-0.json", contents: Data("{}".utf8))
         // A program whose name is longer than 15 bytes gets crash files named after the first 15 (its `comm`).
         let long = "SDKFixture-with-a-long-name"
-        #expect(Recovery(
-            folder: StateFolder(path: state), queue: try DeliveryQueue(directory: folder.path + "/other-queue"),
-            crashDirectory: crashes, program: long, device: DeviceInfo.current(), now: { 0 }, makeID: { "" }
-        ).crashFilesOfThisProgram().isEmpty)
-        try FileManager.default.copyItem(atPath: crashes + "/" + crashFiles[0], toPath: crashes + "/SDKFixture-with-99-0.0.json")
+        #expect(
+            Recovery(
+                folder: StateFolder(path: state), queue: try DeliveryQueue(directory: folder.path + "/other-queue"),
+                crashDirectory: crashes, program: long, device: DeviceInfo.current(), now: { 0 }, makeID: { "" }
+            ).crashFilesOfThisProgram().isEmpty)
+        try FileManager.default.copyItem(
+            atPath: crashes + "/" + crashFiles[0], toPath: crashes + "/SDKFixture-with-99-0.0.json")
         let truncated = Recovery(
             folder: StateFolder(path: state), queue: try DeliveryQueue(directory: folder.path + "/other-queue"),
             crashDirectory: crashes, program: long, device: DeviceInfo.current(), now: { 0 }, makeID: { "" })
@@ -171,7 +182,8 @@ import TestSupport
 
         // A launcher state file that cannot be opened: the SDK still records, into a file it removes at exit.
         let broken = try Self.launch(
-            ["start", "nonfatal:1"], environment: ["FAULTLINE_STATE_DIR": state, "FAULTLINE_RUN_STATE": folder.path + "/missing"])
+            ["start", "nonfatal:1"],
+            environment: ["FAULTLINE_STATE_DIR": state, "FAULTLINE_RUN_STATE": folder.path + "/missing"])
         broken.waitUntilExit()
         #expect(broken.terminationStatus == 0)
         #expect(queue.pending().map(\.kind) == [.nonfatal, .nonfatal])
@@ -184,7 +196,8 @@ import TestSupport
         #expect(Recovery.parseISO8601("2026-13-23T05:19:28Z") == nil)
         #expect(Recovery.parseISO8601("2026-11-23T05:19:28.29x960Z") == nil)
         #expect(Recovery.parseISO8601("") == nil)
-        #expect(BacktraceSetting.jsonCrashDirectory(BacktraceSetting.value(crashDirectory: "/var/crash")) == "/var/crash")
+        #expect(
+            BacktraceSetting.jsonCrashDirectory(BacktraceSetting.value(crashDirectory: "/var/crash")) == "/var/crash")
         #expect(BacktraceSetting.jsonCrashDirectory("enable=yes,format=text,output-to=/tmp") == nil)
         #expect(BacktraceSetting.jsonCrashDirectory("enable=no,format=json,output-to=/tmp") == nil)
         #expect(BacktraceSetting.jsonCrashDirectory("format=json") == nil)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import FaultlineSDK
 
@@ -220,7 +220,9 @@ import TestSupport
         #expect(read.breadcrumbs.count > 1000)
         #expect(read.breadcrumbs.allSatisfy { $0.message.wholeMatch(of: /t[0-3] \d+/) != nil })
         for t in 0..<4 {
-            let mine = read.breadcrumbs.filter { $0.message.hasPrefix("t\(t) ") }.map { Int($0.message.split(separator: " ")[1])! }
+            let mine = read.breadcrumbs.filter { $0.message.hasPrefix("t\(t) ") }.map {
+                Int($0.message.split(separator: " ")[1])!
+            }
             if let first = mine.first { #expect(mine == Array(first...1999)) }
         }
         #expect(read.breadcrumbs.last?.message.hasSuffix(" 1999") == true)

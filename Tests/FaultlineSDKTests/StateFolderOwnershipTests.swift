@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import FaultlineSDK
 
@@ -26,7 +26,8 @@ import TestSupport
             #expect(chmod(pub, 0o1777) == 0)
             try Planted.secret.write(toFile: victim, atomically: false, encoding: .utf8)
             #expect(chmod(victim, 0o600) == 0)
-            let steps = ["mkdir -m 777 \(shared) \(shared)/crashes \(shared)/queue \(shared)/runs"]
+            let steps =
+                ["mkdir -m 777 \(shared) \(shared)/crashes \(shared)/queue \(shared)/runs"]
                 + linkNames.map { "ln -s \(victim) \(shared)/\($0)" }
             let made = try Command.run(
                 "setpriv",
@@ -78,7 +79,10 @@ import TestSupport
         // Then nothing was written through a link, and nothing of ours was left in nobody's folder.
         try planted.expectVictimUntouched()
         let names = try FileManager.default.contentsOfDirectory(atPath: planted.shared).sorted()
-        #expect(names == ["crashes", "install-id.tmp-\(pid)", "last-run.tmp-\(pid)", "queue", "runs", "settings.tmp-\(pid)"])
+        #expect(
+            names == [
+                "crashes", "install-id.tmp-\(pid)", "last-run.tmp-\(pid)", "queue", "runs", "settings.tmp-\(pid)",
+            ])
         #expect(try FileManager.default.contentsOfDirectory(atPath: planted.shared + "/runs").isEmpty)
     }
 
@@ -110,7 +114,8 @@ import TestSupport
         let state = folder.path + "/state"
         #expect(mkdir(state, 0o700) == 0 && mkdir(state + "/queue", 0o700) == 0 && chmod(state + "/queue", 0o703) == 0)
         let queue = Self.refusal { _ = try FaultlineClient(configuration: Self.configuration(state)) }
-        #expect(queue?.message.contains("refusing the queue folder \(state)/queue: it can be written by others") == true)
+        #expect(
+            queue?.message.contains("refusing the queue folder \(state)/queue: it can be written by others") == true)
 
         // A link, even to a folder of ours: refused.
         let real = folder.path + "/real"
@@ -128,7 +133,8 @@ import TestSupport
         let open = folder.path + "/open"
         #expect(mkdir(open, 0o700) == 0 && chmod(open, 0o777) == 0)
         let unsticky = Self.refusal { _ = try PrivateFolder.make(open + "/mine") }
-        #expect(unsticky?.message.contains("its parent \(open) can be written by its group and others (mode 0777)") == true)
+        #expect(
+            unsticky?.message.contains("its parent \(open) can be written by its group and others (mode 0777)") == true)
         #expect(chmod(open, 0o1777) == 0)
         #expect(try PrivateFolder.make(open + "/mine") == open + "/mine")
     }
@@ -168,10 +174,13 @@ import TestSupport
         // A forged crash file of this program in nobody's crash folder.
         let forged = try Command.run(
             "setpriv",
-            ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c",
-             "echo '{\"timestamp\": \"2026-11-23T05:19:28Z\", \"kind\": \"crashReport\"}' > \(planted.shared)/crashes/f7-test-4242-0.0.json"])
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c",
+                "echo '{\"timestamp\": \"2026-11-23T05:19:28Z\", \"kind\": \"crashReport\"}' > \(planted.shared)/crashes/f7-test-4242-0.0.json",
+            ])
         #expect(forged.status == 0)
-        let client = try FaultlineClient(configuration: Self.configuration(state, crashDirectory: planted.shared + "/crashes"))
+        let client = try FaultlineClient(
+            configuration: Self.configuration(state, crashDirectory: planted.shared + "/crashes"))
         // The SDK runs (its own folder is fine); crashes are off, so the forged file is neither read nor removed.
         #expect(client.configuration.crashDirectory == nil)
         #expect(client.queue.pending().map(\.kind) == [.session])

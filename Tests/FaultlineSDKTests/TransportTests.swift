@@ -26,9 +26,13 @@ final class OneShotServer: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+        }
         guard bound == 0, listen(listener, 4) == 0 else { throw SDKError(.io, "could not listen") }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
         port = Int(UInt16(bigEndian: address.sin_port))
         let received = self.received
         let done = self.done
@@ -44,7 +48,8 @@ final class OneShotServer: Sendable {
                 all += buffer[0..<n]
                 let text = String(decoding: all, as: UTF8.self)
                 if let head = text.range(of: "\r\n\r\n") {
-                    let length = text[..<head.lowerBound].split(separator: "\r\n")
+                    let length =
+                        text[..<head.lowerBound].split(separator: "\r\n")
                         .first { $0.lowercased().hasPrefix("content-length:") }
                         .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
                     if all.count >= text[..<head.upperBound].utf8.count + length { break }
@@ -76,7 +81,9 @@ final class OneShotServer: Sendable {
 @Suite struct TransportTests {
     @Test func postsTheBodyWithItsHeadersAndReadsABoundedAnswer() async throws {
         let big = String(repeating: "x", count: 5 << 20)
-        let reply = Array("HTTP/1.1 202 Accepted\r\nContent-Length: \(big.utf8.count)\r\nX-Custom-Header: Value\r\nRetry-After: 7\r\nConnection: close\r\n\r\n\(big)".utf8)
+        let reply = Array(
+            "HTTP/1.1 202 Accepted\r\nContent-Length: \(big.utf8.count)\r\nX-Custom-Header: Value\r\nRetry-After: 7\r\nConnection: close\r\n\r\n\(big)"
+                .utf8)
         let server = try OneShotServer(reply: reply)
         let body = try Gzip.compress(Array(#"{"hello":"world"}"#.utf8))
         let answer = try await URLSessionTransport().post(
@@ -100,7 +107,8 @@ final class OneShotServer: Sendable {
     @Test func aServerThatNeverAnswersTimesOut() async throws {
         let server = try OneShotServer(reply: nil, holdOpen: 6)
         do {
-            _ = try await URLSessionTransport().post(url: "http://127.0.0.1:\(server.port)/x", headers: [], body: [1, 2, 3], timeout: 1)
+            _ = try await URLSessionTransport().post(
+                url: "http://127.0.0.1:\(server.port)/x", headers: [], body: [1, 2, 3], timeout: 1)
             Issue.record("an answer came from a silent server")
         } catch let error as SDKError {
             #expect(error.code == .transport)
@@ -114,7 +122,8 @@ final class OneShotServer: Sendable {
         let port = server.port
         close(server.listener)
         await #expect(throws: SDKError.self) {
-            _ = try await URLSessionTransport().post(url: "http://127.0.0.1:\(port)/x", headers: [], body: [], timeout: 5)
+            _ = try await URLSessionTransport().post(
+                url: "http://127.0.0.1:\(port)/x", headers: [], body: [], timeout: 5)
         }
         await #expect(throws: SDKError.self) {
             _ = try await URLSessionTransport().post(url: "ftp://127.0.0.1/x", headers: [], body: [], timeout: 5)

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @testable import FaultlineSDK
 
@@ -47,8 +47,10 @@ final class ScriptedTransport: HTTPTransport {
     /// Used once the script is used up.
     let fallback: Script
 
-    init(_ script: [Script],
-         fallback: @escaping Script = { _ in HTTPAnswer(status: 202, headers: [:], body: []) }) {
+    init(
+        _ script: [Script],
+        fallback: @escaping Script = { _ in HTTPAnswer(status: 202, headers: [:], body: []) }
+    ) {
         state = Mutex((script, []))
         self.fallback = fallback
     }
@@ -91,7 +93,8 @@ final class LogLines: Sendable {
         let clock = ManualClock()
         let log = LogLines()
         let uploader = Uploader(
-            dsn: dsn, queue: queue, transport: transport, clock: clock, policy: RetryPolicy(random: { random }), log: log.sink)
+            dsn: dsn, queue: queue, transport: transport, clock: clock, policy: RetryPolicy(random: { random }),
+            log: log.sink)
         return (folder, queue, transport, clock, log, uploader)
     }
 
@@ -110,10 +113,11 @@ final class LogLines: Sendable {
         #expect(empty)
         #expect(queue.pending().isEmpty)
         let sent = transport.requests
-        #expect(sent.map(\.url) == [
-            "http://127.0.0.1:9/prefix/api/v1/sessions", "http://127.0.0.1:9/prefix/api/v1/reports",
-            "http://127.0.0.1:9/prefix/api/v1/reports",
-        ])
+        #expect(
+            sent.map(\.url) == [
+                "http://127.0.0.1:9/prefix/api/v1/sessions", "http://127.0.0.1:9/prefix/api/v1/reports",
+                "http://127.0.0.1:9/prefix/api/v1/reports",
+            ])
         #expect(sent.map(\.json) == [#"{"s":1}"#, #"{"r":2}"#, #"{"r":3}"#])
         for request in sent {
             #expect(request.header("Authorization") == "Bearer 0123456789abcdef0123456789abcdef")
@@ -127,7 +131,9 @@ final class LogLines: Sendable {
     }
 
     @Test func networkErrorsBackOffExponentiallyThenSucceed() async throws {
-        let (folder, queue, transport, clock, _, uploader) = try setUp([connectionRefused, connectionRefused, answer(503), answer(202)])
+        let (folder, queue, transport, clock, _, uploader) = try setUp([
+            connectionRefused, connectionRefused, answer(503), answer(202),
+        ])
         defer { withExtendedLifetime(folder) {} }  // the folder lives as long as the test
         try queue.enqueue(kind: .crash, id: id(1), json: Array("{}".utf8))
         let empty = await uploader.drain(deadline: clock.now + .seconds(600))
@@ -210,7 +216,8 @@ final class LogLines: Sendable {
 
     @Test func aRefusedItemIsDroppedCountedLoggedAndDoesNotBlockTheRest() async throws {
         let (folder, queue, transport, clock, log, uploader) = try setUp([
-            answer(400, [:], #"{"error":"invalid_field","field":"kind","message":"must be \"crash\" or \"nonfatal\""}"#),
+            answer(
+                400, [:], #"{"error":"invalid_field","field":"kind","message":"must be \"crash\" or \"nonfatal\""}"#),
             answer(202),
         ])
         defer { withExtendedLifetime(folder) {} }  // the folder lives as long as the test
@@ -257,7 +264,8 @@ final class LogLines: Sendable {
         let queue = try DeliveryQueue(directory: folder.path)
         let clock = ManualClock()
         let failing = ScriptedTransport([], fallback: { _ in HTTPAnswer(status: 500, headers: [:], body: []) })
-        let up = Uploader(dsn: dsn, queue: queue, transport: failing, clock: clock, policy: RetryPolicy(random: { 0.5 }))
+        let up = Uploader(
+            dsn: dsn, queue: queue, transport: failing, clock: clock, policy: RetryPolicy(random: { 0.5 }))
         try queue.enqueue(kind: .crash, id: id(1), json: Array("{}".utf8))
         let deadline = clock.now + .seconds(20)
         let empty = await up.drain(deadline: deadline)
@@ -294,7 +302,11 @@ final class LogLines: Sendable {
             }
             return HTTPAnswer(status: 202, headers: [:], body: [])
         }
-        func release() { for w in state.withLock({ s in defer { s.waiters = [] }; return s.waiters }) { w.resume() } }
+        func release() {
+            for w in state.withLock({ s in
+                defer { s.waiters = [] }; return s.waiters
+            }) { w.resume() }
+        }
     }
 
     @Test func overlappingDrainsNeverSendAnItemTwice() async throws {
@@ -356,14 +368,17 @@ final class LogLines: Sendable {
         #expect(RetryPolicy.parseRetryAfter(text, now: 1_795_410_981) == seconds)
     }
 
-    @Test(arguments: ["", "soon", "-5", "1.5", "Sun, 32 Nov 2026 05:16:31 GMT", "Sun, 23 Nov 2026 25:16:31 GMT",
-                      String(repeating: "9", count: 100)])
+    @Test(arguments: [
+        "", "soon", "-5", "1.5", "Sun, 32 Nov 2026 05:16:31 GMT", "Sun, 23 Nov 2026 25:16:31 GMT",
+        String(repeating: "9", count: 100),
+    ])
     func retryAfterGarbage(_ text: String) {
         #expect(RetryPolicy.parseRetryAfter(text, now: 1_795_410_981) == nil)
     }
 
     @Test func rateLimitHeaderForms() {
-        let parsed = RetryPolicy.parseRateLimits("60::organization, 30:session:key, 10:transaction:org, x:error, 5:error;default:org:reason:ns")
+        let parsed = RetryPolicy.parseRateLimits(
+            "60::organization, 30:session:key, 10:transaction:org, x:error, 5:error;default:org:reason:ns")
         #expect(parsed.count == 3)
         #expect(parsed[0].0 == 60 && parsed[0].1 == [.reports, .sessions])
         #expect(parsed[1].0 == 30 && parsed[1].1 == [.sessions])

@@ -294,19 +294,21 @@ import Testing
     /// Xcode's symbolicated reports list a function inlined at an address as a frame of its own, before the frame
     /// that holds the address; only the real frame is kept (it stays the program counter).
     @Test func inlinedFramesOfSymbolicatedReportsAreNotStackFrames() throws {
-        let text = AppleCrashSamples.crash(threads: """
-            Thread 0 Crashed:
-            0   Demo                          \t0x0000000102b8c1a4 tax + 4 (parser.c:3) [inlined]
-            0   Demo                          \t0x0000000102b8c1a4 parse + 40 (parser.c:12)
-            1   Demo                          \t0x0000000102b8c09c main + 12 (main.c:5)
-            """)
+        let text = AppleCrashSamples.crash(
+            threads: """
+                Thread 0 Crashed:
+                0   Demo                          \t0x0000000102b8c1a4 tax + 4 (parser.c:3) [inlined]
+                0   Demo                          \t0x0000000102b8c1a4 parse + 40 (parser.c:12)
+                1   Demo                          \t0x0000000102b8c09c main + 12 (main.c:5)
+                """)
         let frames = try Self.report(text).threads[0].frames
         #expect(frames.map(\.function) == ["parse", "main"])
         #expect(frames.map(\.instructionKind) == [.programCounter, .returnAddress])
-        let ips = AppleCrashSamples.ips(threads: """
-            [{"triggered":true,"frames":[{"imageOffset":33188,"symbol":"tax","inline":true,"imageIndex":0},
-              {"imageOffset":33188,"symbol":"parse","imageIndex":0},{"imageOffset":32924,"symbol":"main","imageIndex":0}]}]
-            """)
+        let ips = AppleCrashSamples.ips(
+            threads: """
+                [{"triggered":true,"frames":[{"imageOffset":33188,"symbol":"tax","inline":true,"imageIndex":0},
+                  {"imageOffset":33188,"symbol":"parse","imageIndex":0},{"imageOffset":32924,"symbol":"main","imageIndex":0}]}]
+                """)
         let fromIPS = try Self.report(ips).threads[0].frames
         #expect(fromIPS.map(\.function) == ["parse", "main"])
         #expect(fromIPS.map(\.address) == [0x1_02b8_c1a4, 0x1_02b8_c09c])
@@ -377,7 +379,8 @@ import Testing
         let file = Array((spelling == .ips ? AppleCrashSamples.ips() : AppleCrashSamples.crash()).utf8)
         let scrubber = Scrubber(settings: PrivacySettings(sensitiveFields: ["key"]))
         let (prepared, payload) = try AppleCrashReports.prepare(
-            file: file, metadata: .init(eventID: ""), scrubber: scrubber, limits: Self.limits, hasher: CoreutilsSHA256())
+            file: file, metadata: .init(eventID: ""), scrubber: scrubber, limits: Self.limits, hasher: CoreutilsSHA256()
+        )
         let stored = String(decoding: try NativeReports.inflate(payload), as: UTF8.self)
         #expect(stored.contains("[Filtered]"))  // the file's own copy of the key
         #expect(prepared.report.installID == AppleCrashSamples.crashReporterKey)
@@ -390,7 +393,8 @@ import Testing
     func theSizeLimitIsTheFilesAsUploaded(scrubbing: Bool) throws {
         var limits = IngestLimits()
         limits.maxBatchBytes = 256 * 1024
-        let scrubber = Scrubber(settings: PrivacySettings(scrubbing: scrubbing, sensitiveFields: scrubbing ? ["key"] : []))
+        let scrubber = Scrubber(
+            settings: PrivacySettings(scrubbing: scrubbing, sensitiveFields: scrubbing ? ["key"] : []))
         let atLimit = AppleCrashSamples.ips(bytes: limits.maxBatchBytes)
         let (prepared, payload) = try AppleCrashReports.prepare(
             file: atLimit, metadata: .init(eventID: ""), scrubber: scrubber, limits: limits, hasher: CoreutilsSHA256())

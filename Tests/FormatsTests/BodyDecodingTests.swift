@@ -24,7 +24,9 @@ import Testing
         #expect(try BodyDecoding.inflate(gz, encoding: .gzip, limit: 200_000).count == 200_000)
         let error = #expect(throws: FormatError.self) { try BodyDecoding.inflate(gz, encoding: .gzip, limit: 199_999) }
         #expect(error?.code == .tooLarge)
-        #expect(throws: FormatError.self) { try BodyDecoding.inflate(ByteBuffer(bytes: zeros), encoding: .identity, limit: 10) }
+        #expect(throws: FormatError.self) {
+            try BodyDecoding.inflate(ByteBuffer(bytes: zeros), encoding: .identity, limit: 10)
+        }
     }
 
     @Test func corruptBytesAreACleanError() throws {
@@ -32,7 +34,9 @@ import Testing
         gz.moveWriterIndex(to: gz.writerIndex - 6)
         let garbage = ByteBuffer(bytes: [0x1f, 0x8b, 0x08, 0x00, 0xde, 0xad, 0xbe, 0xef, 0x00, 0x03, 0xff, 0xff, 0xff])
         for body in [gz, garbage] {
-            let error = #expect(throws: FormatError.self) { try BodyDecoding.inflate(body, encoding: .gzip, limit: 1 << 20) }
+            let error = #expect(throws: FormatError.self) {
+                try BodyDecoding.inflate(body, encoding: .gzip, limit: 1 << 20)
+            }
             #expect(error?.code == .corruptCompression)
         }
     }
@@ -69,7 +73,9 @@ import Testing
     /// reader and through the results' codec), and the header never claims a window larger than zlib's.
     @Test func storedBytesOfEverySizeRoundTrip() throws {
         var rng = SystemRandomNumberGenerator()
-        let sizes = [0, 1, 2, 255, 511, 512, 513, 1023, 1024, 1025, 9_700, 16_384, 16_385, 32_768, 32_769, 100_000, 1 << 20]
+        let sizes = [
+            0, 1, 2, 255, 511, 512, 513, 1023, 1024, 1025, 9_700, 16_384, 16_385, 32_768, 32_769, 100_000, 1 << 20,
+        ]
         for size in sizes {
             let random = (0..<size).map { _ in UInt8.random(in: 0...255, using: &rng) }
             let repetitive = (0..<size).map { UInt8(ascii: "a") &+ UInt8($0 % 23) &+ UInt8(($0 / 4_000) % 3) }

@@ -1,8 +1,8 @@
 import FaultlineCore
 import Formats
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The streaming check of an upload's first bytes, on real files built by gcc and objcopy.
 @Suite struct ELFPrefixCheckTests {

@@ -1,8 +1,8 @@
 import FaultlineCore
 import Formats
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// ELF inspection on real binaries built by the test with gcc and objcopy, compared with `readelf`.
 @Suite struct ELFReaderTests {
@@ -12,7 +12,8 @@ import TestSupport
 
     @Test func unstrippedPIEBinaryHasEverything() throws {
         let folder = try TempFolder()
-        let binary = try ELFFixtures.compileC(ELFFixtures.crashyC, name: "crashy", in: folder, flags: ["-O2", "-g", "-Wl,--build-id=sha1"])
+        let binary = try ELFFixtures.compileC(
+            ELFFixtures.crashyC, name: "crashy", in: folder, flags: ["-O2", "-g", "-Wl,--build-id=sha1"])
         let info = try inspect(binary)
         #expect(info.buildID?.rawValue == (try ELFFixtures.readelfBuildID(binary)))
         #expect(info.buildID?.rawValue.count == 40)
@@ -45,7 +46,8 @@ import TestSupport
 
     @Test func compressedDebugSectionsAndNonPIEExecutables() throws {
         let folder = try TempFolder()
-        let binary = try ELFFixtures.compileC(ELFFixtures.crashyC, name: "crashy", in: folder, flags: ["-O0", "-g", "-no-pie"])
+        let binary = try ELFFixtures.compileC(
+            ELFFixtures.crashyC, name: "crashy", in: folder, flags: ["-O0", "-g", "-no-pie"])
         let compressed = folder.file("crashy.z")
         try Command.check("objcopy", ["--compress-debug-sections=zlib", binary, compressed])
         let info = try inspect(compressed)
@@ -58,7 +60,8 @@ import TestSupport
 
     @Test func aBinaryWithoutBuildIDHasNone() throws {
         let folder = try TempFolder()
-        let binary = try ELFFixtures.compileC(ELFFixtures.crashyC, name: "plain", in: folder, flags: ["-g", "-Wl,--build-id=none"])
+        let binary = try ELFFixtures.compileC(
+            ELFFixtures.crashyC, name: "plain", in: folder, flags: ["-g", "-Wl,--build-id=none"])
         #expect(try inspect(binary).buildID == nil)
         #expect(try ELFFixtures.readelfBuildID(binary) == nil)
     }
@@ -76,7 +79,8 @@ import TestSupport
         let binary = try ELFFixtures.compileC(ELFFixtures.crashyC, name: "crashy", in: folder, flags: ["-O2", "-g"])
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: binary)))
         var refused = 0
-        var cuts = Array(stride(from: 0, to: 2048, by: 7)) + Array(stride(from: 2048, to: bytes.count, by: bytes.count / 97))
+        var cuts =
+            Array(stride(from: 0, to: 2048, by: 7)) + Array(stride(from: 2048, to: bytes.count, by: bytes.count / 97))
         cuts.append(bytes.count - 1)
         for cut in cuts {
             do { _ = try ELFReader.inspect(MemoryByteSource(Array(bytes[..<cut]))) } catch is ELFError { refused += 1 }
@@ -95,7 +99,10 @@ import TestSupport
             for _ in 0..<(1 + Int(next() % 8)) {
                 // Hit the ELF header, the program headers, or the section header table.
                 let region = next() % 3
-                let at = region == 0 ? Int(next() % 64) : region == 1 ? 64 + Int(next() % 512) : max(0, sectionTable) + Int(next() % 2560)
+                let at =
+                    region == 0
+                    ? Int(next() % 64)
+                    : region == 1 ? 64 + Int(next() % 512) : max(0, sectionTable) + Int(next() % 2560)
                 if at < broken.count { broken[at] = UInt8(truncatingIfNeeded: next()) }
             }
             _ = try? ELFReader.inspect(MemoryByteSource(broken))

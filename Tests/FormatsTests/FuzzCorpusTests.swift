@@ -10,11 +10,16 @@ import Testing
 @Suite struct FuzzCorpusTests {
     static let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     static let seeds = here.appendingPathComponent("../../tools/fuzzing/seeds").standardized
-    static let formatTargets = ["native", "body", "sentry-envelope", "sentry-event", "swift-crash", "apple-crash", "multipart", "elf", "minidump", "minidump-form"]
+    static let formatTargets = [
+        "native", "body", "sentry-envelope", "sentry-event", "swift-crash", "apple-crash", "multipart", "elf",
+        "minidump", "minidump-form",
+    ]
 
     static func files(_ folder: URL) -> [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.sorted().filter { !$0.hasPrefix(".") && !$0.hasSuffix(".md") }.map { folder.appendingPathComponent($0) }
+        return names.sorted().filter { !$0.hasPrefix(".") && !$0.hasSuffix(".md") }.map {
+            folder.appendingPathComponent($0)
+        }
     }
 
     /// What the fuzz harness (tools/fuzzing/Sources/FaultlineFuzz.swift) does with an input, throwing the
@@ -89,7 +94,9 @@ import Testing
             if name == "envelope" { return try MinidumpSubmission.envelope(bytes)?.dump.count ?? 0 }
             let newline = bytes.firstIndex(of: 10) ?? bytes.count
             let contentType = String(decoding: bytes[..<newline], as: UTF8.self)
-            return try MinidumpSubmission.multipart(Array(bytes[min(newline + 1, bytes.count)...]), contentType: contentType).dump.count
+            return try MinidumpSubmission.multipart(
+                Array(bytes[min(newline + 1, bytes.count)...]), contentType: contentType
+            ).dump.count
         default:
             Issue.record("unknown fuzz target \(target)")
             return 0

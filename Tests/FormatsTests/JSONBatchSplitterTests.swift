@@ -42,7 +42,10 @@ import Testing
         #expect(texts(shape, bytes) == [#"{"s":1}"#])
     }
 
-    @Test(arguments: ["", "   ", "{\"a\": \"unterminated}", "[{\"a\":1}", "{\"a\":1} trailing", "\"just a string\"", "{\"reports\": [1,]}", "{\"reports\": [{}], \"x\": tru}", "[1.]", "[-]", "[01x]"])
+    @Test(arguments: [
+        "", "   ", "{\"a\": \"unterminated}", "[{\"a\":1}", "{\"a\":1} trailing", "\"just a string\"",
+        "{\"reports\": [1,]}", "{\"reports\": [{}], \"x\": tru}", "[1.]", "[-]", "[01x]",
+    ])
     func brokenStructureIsMalformedJSON(_ text: String) {
         #expect(throws: FormatError.self) { try JSONBatchSplitter.split(Array(text.utf8)) }
     }

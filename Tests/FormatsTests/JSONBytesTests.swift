@@ -1,7 +1,8 @@
 import FaultlineCore
-@testable import Formats
 import Foundation
 import Testing
+
+@testable import Formats
 
 /// The word-at-a-time string scanning (`JSONBytes`) must find exactly the byte a byte-by-byte scan finds.
 @Suite struct JSONBytesTests {
@@ -20,7 +21,9 @@ import Testing
         if slow <= end - 8 || (slow < end && fast == slow) {
             #expect(fast == slow, "bytes \(bytes), from \(from), end \(end)")
         } else {
-            #expect(fast <= slow && fast >= from && end - fast < 8, "bytes \(bytes), from \(from), end \(end): stopped at \(fast)")
+            #expect(
+                fast <= slow && fast >= from && end - fast < 8,
+                "bytes \(bytes), from \(from), end \(end): stopped at \(fast)")
         }
     }
 
@@ -49,12 +52,16 @@ import Testing
             z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
             return z ^ (z >> 31)
         }
-        let alphabet: [UInt8] = Array("abcXYZ019 {}[]:,.-_/".utf8) + [0xc3, 0xa9, 0xe4, 0xb8, 0xad, 0x7f, 0x80, 0xff, 0x21, 0x23, 0x5b, 0x5d]
+        let alphabet: [UInt8] =
+            Array("abcXYZ019 {}[]:,.-_/".utf8) + [
+                0xc3, 0xa9, 0xe4, 0xb8, 0xad, 0x7f, 0x80, 0xff, 0x21, 0x23, 0x5b, 0x5d,
+            ]
         let special: [UInt8] = [0x22, 0x5c, 0x00, 0x0a, 0x1f]
         for _ in 0..<20_000 {
             let count = Int(next() % 40)
             let bytes = (0..<count).map { _ in
-                next() % 29 == 0 ? special[Int(next() % UInt64(special.count))] : alphabet[Int(next() % UInt64(alphabet.count))]
+                next() % 29 == 0
+                    ? special[Int(next() % UInt64(special.count))] : alphabet[Int(next() % UInt64(alphabet.count))]
             }
             let from = count == 0 ? 0 : Int(next() % UInt64(count))
             let end = from + Int(next() % UInt64(count - from + 1))
@@ -81,7 +88,9 @@ import Testing
     @Test func controlCharactersInStringsAreStillRefused() {
         for pad in 0..<17 {
             let json = Array(("\"" + String(repeating: "x", count: pad)).utf8) + [0x01] + Array("x\"".utf8)
-            #expect(throws: FormatError.self) { try JSONReader.with(json, range: 0..<json.count) { try $0.readString() } }
+            #expect(throws: FormatError.self) {
+                try JSONReader.with(json, range: 0..<json.count) { try $0.readString() }
+            }
         }
     }
 }

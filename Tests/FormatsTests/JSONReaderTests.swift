@@ -1,7 +1,8 @@
 import FaultlineCore
-@testable import Formats
 import Foundation
 import Testing
+
+@testable import Formats
 
 @Suite struct JSONReaderTests {
     /// Runs `body` with a reader over `text` (the reader may not outlive the call).
@@ -28,7 +29,9 @@ import Testing
 
     @Test func decodesStringsLikeFoundation() throws {
         // Every escape Foundation writes must read back identically.
-        let samples = ["a\u{0001}b", "line\nbreak", "\u{2028}\u{2029}", "quote\"", "emoji 👩‍👩‍👧", String(repeating: "x\\", count: 50)]
+        let samples = [
+            "a\u{0001}b", "line\nbreak", "\u{2028}\u{2029}", "quote\"", "emoji 👩‍👩‍👧", String(repeating: "x\\", count: 50),
+        ]
         for sample in samples {
             let json = String(decoding: try JSONEncoder().encode([sample]), as: UTF8.self)
             let out = try read(json) { r in
@@ -49,7 +52,8 @@ import Testing
             return out
         }
         #expect(value == ["a\u{FFFD}b", "\u{FFFD}"])
-        let body = Array(#"""
+        let body = Array(
+            #"""
             {"event_id": "0123456789abcdef0123456789abcdef", "kind": "nonfatal", "timestamp": "2026-11-24T06:00:00Z",
              "error": {"type": "boom\u0000", "message": "cut\u0000here"}, "custom_keys": {"k\u0000": "v\u0000"}}
             """#.utf8)
@@ -71,7 +75,7 @@ import Testing
             try r.readArray { r, _ in out.append(try r.readDouble()) }
             return out
         }
-        #expect(out == [0, -12, 3.5, 1000, -0.025, 123456789012345678901])
+        #expect(out == [0, -12, 3.5, 1000, -0.025, 123_456_789_012_345_678_901])
         var got: [Int] = []
         #expect(throws: FormatError.self) {
             try read("[7, -7, 1.5]") { r in try r.readArray { r, _ in got.append(try r.readInt()) } }
@@ -107,7 +111,8 @@ import Testing
     }
 
     @Test func unknownFieldsAndNullsAreIgnoredInReports() throws {
-        let body = #"{"event_id":"7077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"future_field":{"x":[1,2]},"user_id":null,"app":null,"threads":[{"name":null,"frames":[{"address":16,"extra":true}]}]}"#
+        let body =
+            #"{"event_id":"7077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"future_field":{"x":[1,2]},"user_id":null,"app":null,"threads":[{"name":null,"frames":[{"address":16,"extra":true}]}]}"#
         let report = try NativeReports.decode(Array(body.utf8), limits: IngestLimits()).items[0].get().report
         #expect(report.userID == nil)
         #expect(report.threads[0].frames[0].address == 16)

@@ -9,7 +9,9 @@ import Testing
     let scrubber = Scrubber(settings: PrivacySettings())
 
     func scrub(_ text: String, _ scrubber: Scrubber? = nil) throws -> String? {
-        try JSONScrubbing.scrub(Array(text.utf8), scrubber: scrubber ?? self.scrubber).map { String(decoding: $0, as: UTF8.self) }
+        try JSONScrubbing.scrub(Array(text.utf8), scrubber: scrubber ?? self.scrubber).map {
+            String(decoding: $0, as: UTF8.self)
+        }
     }
 
     func object(_ text: String?) throws -> [String: Any] {
@@ -26,13 +28,18 @@ import Testing
     }
 
     @Test func nestedKeysArraysAndOnlyTheChangedBytesAreRewritten() throws {
-        let input = #"{"extra": {"password": "hunter2", "list": [{"api_key": 12}, "card 4111 1111 1111 1111"]},  "keep":  [1,2]}"#
+        let input =
+            #"{"extra": {"password": "hunter2", "list": [{"api_key": 12}, "card 4111 1111 1111 1111"]},  "keep":  [1,2]}"#
         let out = try #require(try scrub(input))
-        #expect(out == #"{"extra": {"password": "[Filtered]", "list": [{"api_key": "[Filtered]"}, "card [Filtered]"]},  "keep":  [1,2]}"#)
+        #expect(
+            out
+                == #"{"extra": {"password": "[Filtered]", "list": [{"api_key": "[Filtered]"}, "card [Filtered]"]},  "keep":  [1,2]}"#
+        )
     }
 
     @Test func aSensitiveKeyFiltersEveryScalarInsideItsValue() throws {
-        let out = try object(try scrub(#"{"credentials": {"user": "bob", "pin": 1234, "ok": true, "none": null, "more": ["a"]}}"#))
+        let out = try object(
+            try scrub(#"{"credentials": {"user": "bob", "pin": 1234, "ok": true, "none": null, "more": ["a"]}}"#))
         let credentials = try #require(out["credentials"] as? [String: Any])
         #expect(credentials["user"] as? String == "[Filtered]")
         #expect(credentials["pin"] as? String == "[Filtered]")
@@ -55,7 +62,8 @@ import Testing
 
     @Test func escapesAndUnicodeSurviveTheRewrite() throws {
         // An escaped key still matches; an escaped Windows path is decoded, scrubbed and re-encoded.
-        let input = #"{"pass\u0077ord": "x", "path": "C:\\Users\\Zo\u00eb\\app.exe", "msg": "caf\u00e9 \"q\" é 🙂 /home/jürgen/a\tb", "n": "ok"}"#
+        let input =
+            #"{"pass\u0077ord": "x", "path": "C:\\Users\\Zo\u00eb\\app.exe", "msg": "caf\u00e9 \"q\" é 🙂 /home/jürgen/a\tb", "n": "ok"}"#
         let out = try #require(try scrub(input))
         let parsed = try object(out)
         #expect(parsed["password"] as? String == "[Filtered]")
@@ -65,11 +73,15 @@ import Testing
     }
 
     @Test func debugMetadataIsUntouched() throws {
-        let meta = #"{"images":[{"type":"elf","code_file":"/home/alice/build/libapp.so","debug_id":"4111111111111111","image_addr":"0x4111111111111111"}]}"#
-        let input = #"{"debug_meta":\#(meta),"message":"at /home/alice/build","modules":[{"path":"/home/alice/lib.so","build_id":"4111111111111111"}],"threads":[{"registers":{"x0":"4111111111111111"},"frames":[{"address":"4111111111111111","file":"/Users/alice/a.swift"}]}]}"#
+        let meta =
+            #"{"images":[{"type":"elf","code_file":"/home/alice/build/libapp.so","debug_id":"4111111111111111","image_addr":"0x4111111111111111"}]}"#
+        let input =
+            #"{"debug_meta":\#(meta),"message":"at /home/alice/build","modules":[{"path":"/home/alice/lib.so","build_id":"4111111111111111"}],"threads":[{"registers":{"x0":"4111111111111111"},"frames":[{"address":"4111111111111111","file":"/Users/alice/a.swift"}]}]}"#
         let out = try object(try scrub(input))
         let expected = try object(input)
-        #expect(NSDictionary(dictionary: out["debug_meta"] as? [String: Any] ?? [:]).isEqual(to: expected["debug_meta"] as? [String: Any] ?? [:]))
+        #expect(
+            NSDictionary(dictionary: out["debug_meta"] as? [String: Any] ?? [:]).isEqual(
+                to: expected["debug_meta"] as? [String: Any] ?? [:]))
         #expect((out["modules"] as? [[String: Any]])?.first?["path"] as? String == "/home/alice/lib.so")
         let thread = try #require((out["threads"] as? [[String: Any]])?.first)
         #expect((thread["registers"] as? [String: String])?["x0"] == "4111111111111111")
@@ -87,7 +99,10 @@ import Testing
         #expect(((out["request"] as? [String: Any])?["env"] as? [String: Any])?["REMOTE_ADDR"] is NSNull)
         #expect(try scrub(input, Scrubber(settings: PrivacySettings(keepIPAddresses: true))) == nil)
         // Scrubbing off still drops IP addresses, however deep, and changes nothing else.
-        let off = try object(try scrub(#"{"extra":{"password":"x"},"user":{"ip_address":"203.0.113.9"}}"#, Scrubber(settings: PrivacySettings(scrubbing: false))))
+        let off = try object(
+            try scrub(
+                #"{"extra":{"password":"x"},"user":{"ip_address":"203.0.113.9"}}"#,
+                Scrubber(settings: PrivacySettings(scrubbing: false))))
         #expect((off["user"] as? [String: Any])?["ip_address"] is NSNull)
         #expect((off["extra"] as? [String: Any])?["password"] as? String == "x")
     }
@@ -95,7 +110,10 @@ import Testing
     @Test func safeFieldsAndScrubbingOffKeepValues() throws {
         let input = #"{"extra":{"password":"hunter2","github_token":"abc","note":"4111111111111111"}}"#
         let safe = try object(try scrub(input, Scrubber(settings: PrivacySettings(safeFields: ["github_token"]))))
-        #expect((safe["extra"] as? [String: String]) == ["password": "[Filtered]", "github_token": "abc", "note": "[Filtered]"])
+        #expect(
+            (safe["extra"] as? [String: String]) == [
+                "password": "[Filtered]", "github_token": "abc", "note": "[Filtered]",
+            ])
         #expect(try scrub(input, Scrubber(settings: PrivacySettings(scrubbing: false))) == nil)
     }
 
@@ -128,7 +146,8 @@ import Testing
     }
 
     @Test func aMalformedBatchElementIsRefusedAndNotStored() throws {
-        let good = #"{"event_id":"00000001-0000-4000-8000-000000000000","kind":"nonfatal","timestamp":1795000000,"error":{"type":"E","message":"4111111111111111"}}"#
+        let good =
+            #"{"event_id":"00000001-0000-4000-8000-000000000000","kind":"nonfatal","timestamp":1795000000,"error":{"type":"E","message":"4111111111111111"}}"#
         let bad = #"{"event_id":"00000002-0000-4000-8000-000000000000","password":"hunter2","x":tru}"#
         let body = Array(#"[\#(good),\#(bad)]"#.utf8)
         let (decoded, scrubbed) = try NativeReports.decode(body, limits: IngestLimits(), scrubber: scrubber)
@@ -146,12 +165,17 @@ import Testing
     // MARK: Sentry envelopes
 
     @Test func anEnvelopesJSONItemsAreScrubbedAndReframed() throws {
-        let event = #"{"event_id":"9ec79c33ec9942ab8353589fcb2e04dc","message":"card 4111 1111 1111 1111","extra":{"password":"hunter2"},"user":{"id":"u","ip_address":"203.0.113.9"},"debug_meta":{"images":[{"code_file":"/home/alice/app","debug_id":"4111111111111111"}]}}"#
-        let session = #"{"sid":"7c5e4a1e2f3b4c5d6e7f8091a2b3c4d5","did":"u","started":"2026-11-22T05:00:00Z","status":"ok","attrs":{"release":"shop@1.0","ip_address":"203.0.113.9"}}"#
+        let event =
+            #"{"event_id":"9ec79c33ec9942ab8353589fcb2e04dc","message":"card 4111 1111 1111 1111","extra":{"password":"hunter2"},"user":{"id":"u","ip_address":"203.0.113.9"},"debug_meta":{"images":[{"code_file":"/home/alice/app","debug_id":"4111111111111111"}]}}"#
+        let session =
+            #"{"sid":"7c5e4a1e2f3b4c5d6e7f8091a2b3c4d5","did":"u","started":"2026-11-22T05:00:00Z","status":"ok","attrs":{"release":"shop@1.0","ip_address":"203.0.113.9"}}"#
         let attachment = "password=hunter2\n"
         let body = F.envelope(
             F.pythonHeader,
-            [F.item("session", session), F.item("event", event), F.item("attachment", attachment, extra: #","filename":"a.log""#)])
+            [
+                F.item("session", session), F.item("event", event),
+                F.item("attachment", attachment, extra: #","filename":"a.log""#),
+            ])
         let out = try #require(try SentryEnvelope.scrub(body, scrubber: scrubber).bytes)
         let envelope = try SentryEnvelope.parse(out)
         #expect(envelope.items.map(\.type) == ["session", "event", "attachment"])
@@ -180,13 +204,16 @@ import Testing
 
     @Test func anEnvelopeWithNothingToScrubIsNil() throws {
         let body = F.envelope(F.pythonHeader, [F.item("event", F.pythonHandled)])
-        #expect(try SentryEnvelope.scrub(body, scrubber: Scrubber(settings: PrivacySettings(maskEmailsAndPhones: false))).bytes == nil)
+        #expect(
+            try SentryEnvelope.scrub(body, scrubber: Scrubber(settings: PrivacySettings(maskEmailsAndPhones: false)))
+                .bytes == nil)
     }
 
     @Test func anEventTooDeepToScrubIsListedAndOtherItemsStillScrubbed() throws {
         let deep = String(repeating: "[", count: 520) + String(repeating: "]", count: 520)
         let event = #"{"event_id":"9ec79c33ec9942ab8353589fcb2e04dc","extra":{"password":"hunter2","x":\#(deep)}}"#
-        let session = #"{"sid":"7c5e4a1e2f3b4c5d6e7f8091a2b3c4d5","did":"u","started":"2026-11-22T05:00:00Z","attrs":{"release":"a","ip_address":"203.0.113.9"}}"#
+        let session =
+            #"{"sid":"7c5e4a1e2f3b4c5d6e7f8091a2b3c4d5","did":"u","started":"2026-11-22T05:00:00Z","attrs":{"release":"a","ip_address":"203.0.113.9"}}"#
         let body = F.envelope(F.pythonHeader, [F.item("session", session), F.item("event", event)])
         let scrubbed = try SentryEnvelope.scrub(body, scrubber: scrubber)
         #expect(scrubbed.unscrubbedEvents.keys.sorted() == [1])
@@ -197,7 +224,8 @@ import Testing
 
     @Test func anItemWithoutLengthKeepsItsHeader() throws {
         let body = Array((F.cliHeader + "\n" + #"{"type":"event"}"# + "\n" + #"{"message":"Bearer abc"}"# + "\n").utf8)
-        let out = String(decoding: try #require(try SentryEnvelope.scrub(body, scrubber: scrubber).bytes), as: UTF8.self)
+        let out = String(
+            decoding: try #require(try SentryEnvelope.scrub(body, scrubber: scrubber).bytes), as: UTF8.self)
         #expect(out == F.cliHeader + "\n" + #"{"type":"event"}"# + "\n" + #"{"message":"Bearer [Filtered]"}"# + "\n")
     }
 
@@ -205,7 +233,8 @@ import Testing
 
     @Test func protocolFieldNamesInFreeMapsAreScrubbedLikeAnyValue() throws {
         // A card number in `extra.address` and a cookie in `extra.session_id` were stored; frames keep theirs.
-        let input = #"{"extra":{"address":"4111 1111 1111 1111","session_id":"s3cr3t","version":"me@example.com"},"#
+        let input =
+            #"{"extra":{"address":"4111 1111 1111 1111","session_id":"s3cr3t","version":"me@example.com"},"#
             + #""contexts":{"os":{"version":"6.3.1"},"shop":{"build":"5500 0000 0000 0004"}},"#
             + #""tags":[["release","4111111111111111"]],"exception":{"values":[{"stacktrace":{"frames":[{"address":"0x7f00","module":"/home/alice/a.so","vars":{"pwd":"x","passphrase":"y","address":"z"}}]}}]}}"#
         let out = try object(try scrub(input))
@@ -217,15 +246,19 @@ import Testing
         #expect(contexts["os"]?["version"] as? String == "6.3.1")
         #expect(contexts["shop"]?["build"] as? String == "[Filtered]")
         #expect((out["tags"] as? [[String]])?.first == ["release", "[Filtered]"])
-        let frame = try #require((((out["exception"] as? [String: Any])?["values"] as? [[String: Any]])?.first?["stacktrace"]
-            as? [String: Any])?["frames"] as? [[String: Any]]).first
+        let frame = try #require(
+            (((out["exception"] as? [String: Any])?["values"] as? [[String: Any]])?.first?["stacktrace"]
+                as? [String: Any])?["frames"] as? [[String: Any]]
+        ).first
         #expect(frame?["address"] as? String == "0x7f00")
         #expect(frame?["module"] as? String == "/home/alice/a.so")
-        #expect(frame?["vars"] as? [String: String] == ["pwd": "[Filtered]", "passphrase": "[Filtered]", "address": "z"])
+        #expect(
+            frame?["vars"] as? [String: String] == ["pwd": "[Filtered]", "passphrase": "[Filtered]", "address": "z"])
     }
 
     @Test func requestQueryStringsFormsCookiesAndHeadersAreScrubbedPairByPair() throws {
-        let input = #"{"request":{"url":"https://shop.example.com/pay?api_key=k123&page=2","query_string":"token=t1&sort=asc","#
+        let input =
+            #"{"request":{"url":"https://shop.example.com/pay?api_key=k123&page=2","query_string":"token=t1&sort=asc","#
             + #""data":"user=bob&password=hunter2","cookies":"theme=dark; sessionid=abc","#
             + #""headers":[["X-Api-Key","k456"],["Cookie","sessionid=def; lang=en"],["X-Forwarded-For","203.0.113.9"],["Accept","*/*"]],"#
             + #""env":{"REMOTE_ADDR":"203.0.113.9","X-Real-IP":"203.0.113.9"}},"#
@@ -255,10 +288,13 @@ import Testing
 
     @Test func userIdsThatAreEmailsBecomePseudonymsAndOtherAddressesAreMasked() throws {
         final class EchoMAC: IdentityHashing {
-            func authenticationCode(for message: [UInt8]) -> [UInt8] { Array((message + Array(repeating: 0, count: 32)).prefix(32)) }
+            func authenticationCode(for message: [UInt8]) -> [UInt8] {
+                Array((message + Array(repeating: 0, count: 32)).prefix(32))
+            }
         }
         let keyed = Scrubber(settings: PrivacySettings(), identities: EchoMAC())
-        let input = #"{"user":{"id":"jane@example.com","email":"Jane@Example.com","username":"jane@example.com"},"#
+        let input =
+            #"{"user":{"id":"jane@example.com","email":"Jane@Example.com","username":"jane@example.com"},"#
             + #""message":"mail jane@example.com or call +44 20 7946 0958"}"#
         let out = try object(try scrub(input, keyed))
         let user = try #require(out["user"] as? [String: String])
@@ -268,7 +304,9 @@ import Testing
         #expect(user["username"] == "j***@example.com")
         #expect(out["message"] as? String == "mail j***@example.com or call +** ** **** **58")
         // Native reports: `user_id` at the top, through both the one-pass and the two-pass decoding.
-        let native = Array(#"{"event_id":"9ec79c33ec9942ab8353589fcb2e04dc","kind":"nonfatal","timestamp":"2026-11-22T05:08:09Z","user_id":"jane@example.com","error":{"type":"E"}}"#.utf8)
+        let native = Array(
+            #"{"event_id":"9ec79c33ec9942ab8353589fcb2e04dc","kind":"nonfatal","timestamp":"2026-11-22T05:08:09Z","user_id":"jane@example.com","error":{"type":"E"}}"#
+                .utf8)
         let one = try #require(NativeReports.singleScrubbing(native, limits: IngestLimits(), scrubber: keyed))
         let two = try NativeReports.decodeScrubbingFirst(native, limits: IngestLimits(), scrubber: keyed)
         #expect(one.0.report.userID == expected + ":j***@example.com")
@@ -280,13 +318,17 @@ import Testing
         let event = #"{"event_id":"9ec79c33ec9942ab8353589fcb2e04dc","message":"hello"}"#
         let body = F.envelope(
             F.pythonHeader,
-            [F.item("attachment", "password=hunter2\n", extra: #","filename":"a.log""#), F.item("log", #"{"items":[{"body":"password=hunter3"}]}"#),
-             F.item("statsd", "not json password=hunter4"), F.item("event", event)])
+            [
+                F.item("attachment", "password=hunter2\n", extra: #","filename":"a.log""#),
+                F.item("log", #"{"items":[{"body":"password=hunter3"}]}"#),
+                F.item("statsd", "not json password=hunter4"), F.item("event", event),
+            ])
         let scrubbed = try #require(try SentryEnvelope.scrub(body, scrubber: scrubber).bytes)
         let text = String(decoding: scrubbed, as: UTF8.self)
         #expect(!text.contains("hunter3") && !text.contains("hunter4"))
         let contents = try SentryIngestDecoding.envelope(
-            body, limits: IngestLimits(), maxAttachmentBytes: 1 << 20, receivedAt: F.receivedAt, seed: "s", scrubber: scrubber)
+            body, limits: IngestLimits(), maxAttachmentBytes: 1 << 20, receivedAt: F.receivedAt, seed: "s",
+            scrubber: scrubber)
         let stored = String(decoding: contents.storedBytes, as: UTF8.self)
         #expect(!stored.contains("hunter"))
         #expect(contents.clientGzip == nil)
@@ -294,21 +336,25 @@ import Testing
         let range = try #require(contents.contents.event?.range)
         #expect(String(decoding: contents.storedBytes[range], as: UTF8.self) == event)
         #expect(stored.hasPrefix(F.pythonHeader + "\n"))
-        let reread = try NativeReports.reread(inflated: contents.storedBytes, format: .sentryEvent, range: range, limits: IngestLimits())
+        let reread = try NativeReports.reread(
+            inflated: contents.storedBytes, format: .sentryEvent, range: range, limits: IngestLimits())
         #expect(reread.eventID == EventID("9ec79c33ec9942ab8353589fcb2e04dc"))
     }
 
     @Test func aNativeReportScrubbedWhileParsedMatchesTheTwoPassesInEveryScope() throws {
         // Free maps (custom_keys, breadcrumb data) with protocol names, folded names, pairs, contacts; the one-pass
         // shortcut must give the two passes' report and bytes, or step aside.
-        let native = Array(#"""
+        let native = Array(
+            #"""
             {"event_id":"9ec79c33ec9942ab8353589fcb2e04dc","kind":"nonfatal","timestamp":"2026-11-22T05:08:09Z","user_id":"u-1",
              "error":{"type":"E","message":"call +44 20 7946 0958 or jane@example.com, password=x"},
              "threads":[{"name":"main","crashed":true,"frames":[{"address":"0x7f0000001234","module":"/home/alice/a.so","function":"TokenStore::load"}]}],
              "breadcrumbs":[{"timestamp":1795000000,"category":"http","data":{"url":"https://a.example.com/?api_key=k1","X-Api-Key":"k2","address":"4111111111111111"}}],
              "custom_keys":{"address":"4111 1111 1111 1111","session_id":"s3","version":"v","private-key":"k3","plan":"pro"}}
             """#.utf8)
-        for settings in [PrivacySettings(), PrivacySettings(scrubbing: false), PrivacySettings(maskEmailsAndPhones: false)] {
+        for settings in [
+            PrivacySettings(), PrivacySettings(scrubbing: false), PrivacySettings(maskEmailsAndPhones: false),
+        ] {
             let scrubber = Scrubber(settings: settings)
             let two = try NativeReports.decodeScrubbingFirst(native, limits: IngestLimits(), scrubber: scrubber)
             let report = try two.decoded.items[0].get().report
@@ -318,7 +364,9 @@ import Testing
             #expect(one.1 == two.scrubbed)
             let keys = Dictionary(uniqueKeysWithValues: report.customKeys.map { ($0.key, $0.value) })
             if settings.scrubbing {
-                for key in ["address", "session_id", "private-key"] { #expect(keys[key] == .string("[Filtered]"), "\(key)") }
+                for key in ["address", "session_id", "private-key"] {
+                    #expect(keys[key] == .string("[Filtered]"), "\(key)")
+                }
                 #expect(keys["plan"] == .string("pro"))
                 #expect(report.threads.first?.frames.first?.function == "TokenStore::load")
             }

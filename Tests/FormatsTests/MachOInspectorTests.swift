@@ -1,8 +1,8 @@
 import FaultlineCore
 import Formats
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The debug-file store's view of Mach-O files (`DebugFileFormatInspector`, `DebugFileSplitter`) on real files from
 /// clang, ld64.lld-19, dsymutil-19 and llvm-lipo-19, and on hostile archives.
@@ -12,7 +12,9 @@ import TestSupport
     func bytes(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
 
     /// Splits `path` into files of `folder`; returns the pieces (nil: one debug file).
-    func split(_ path: String, in folder: TempFolder, with splitter: DebugFileSplitter? = nil) throws -> [DebugFilePiece]? {
+    func split(_ path: String, in folder: TempFolder, with splitter: DebugFileSplitter? = nil) throws
+        -> [DebugFilePiece]?
+    {
         var n = 0
         let newFile = { () throws -> TemporaryUpload in
             n += 1
@@ -62,7 +64,9 @@ import TestSupport
             let thin = folder.file("lipo-\(arch)")
             try Command.check("llvm-lipo-19", [fat.dwarfFile, "-thin", arch, "-output", thin])
             #expect(try bytes(piece.upload.path) == (try bytes(thin)), "\(arch)")
-            #expect(facts.buildID?.rawValue == (try AppleBuilds.uuids(fat.dwarfFile)).first { $0.architecture == arch }?.uuid)
+            #expect(
+                facts.buildID?.rawValue
+                    == (try AppleBuilds.uuids(fat.dwarfFile)).first { $0.architecture == arch }?.uuid)
         }
         // A thin file is one debug file.
         #expect(try split(fat.slices[0].dwarfFile, in: folder) == nil)
@@ -73,7 +77,9 @@ import TestSupport
         let folder = try TempFolder("archive")
         func zip(_ name: String, _ entries: [(String, String)], _ extra: String = "") throws -> String {
             var script = "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:\n"
-            for (entry, source) in entries { script += "    z.write(\(source.debugDescription), \(entry.debugDescription))\n" }
+            for (entry, source) in entries {
+                script += "    z.write(\(source.debugDescription), \(entry.debugDescription))\n"
+            }
             script += extra
             try Command.check("python3", ["-c", script, folder.file(name)])
             return folder.file(name)
@@ -91,7 +97,8 @@ import TestSupport
 
         // A damaged entry (its CRC-32 in the central directory changed) is refused, not stored.
         var damaged = try bytes(good)
-        let directory = try #require((0..<(damaged.count - 4)).last { damaged[$0..<($0 + 4)].elementsEqual([0x50, 0x4b, 0x01, 0x02]) })
+        let directory = try #require(
+            (0..<(damaged.count - 4)).last { damaged[$0..<($0 + 4)].elementsEqual([0x50, 0x4b, 0x01, 0x02]) })
         damaged[directory + 16] ^= 0xff
         let path = folder.file("damaged.zip")
         try Data(damaged).write(to: URL(fileURLWithPath: path))

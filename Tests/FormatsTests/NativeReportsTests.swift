@@ -65,7 +65,8 @@ import Testing
     }
 
     @Test func nonFatalErrorsTakeDomainAndReason() throws {
-        let body = #"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"nonfatal","timestamp":"2026-11-22T05:08:09Z","error":{"domain":"NSURLErrorDomain","code":-1001,"reason":"timed out"}}"#
+        let body =
+            #"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"nonfatal","timestamp":"2026-11-22T05:08:09Z","error":{"domain":"NSURLErrorDomain","code":-1001,"reason":"timed out"}}"#
         let report = try NativeReports.decode(Array(body.utf8), limits: IngestLimits()).items[0].get().report
         #expect(report.error == ErrorInfo(type: "NSURLErrorDomain", code: "-1001", message: "timed out"))
     }
@@ -76,26 +77,46 @@ import Testing
         (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"fatal","timestamp":1}"#, "kind"),
         (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash"}"#, "timestamp"),
         (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":"noon"}"#, "timestamp"),
-        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"threads":[{"frames":[{"address":"0xZZ"}]}]}"#, "threads[0].frames[0].address"),
-        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"threads":[{"frames":[{}]}]}"#, "threads[0].frames[0]"),
-        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"modules":[{"name":"a","base_address":"0x10","build_id":"../x"}]}"#, "modules[0].build_id"),
-        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"modules":[{"name":"a"}]}"#, "modules[0].base_address"),
-        (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"custom_keys":{"a":{"nested":1}}}"#, "custom_keys.a"),
+        (
+            #"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"threads":[{"frames":[{"address":"0xZZ"}]}]}"#,
+            "threads[0].frames[0].address"
+        ),
+        (
+            #"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"threads":[{"frames":[{}]}]}"#,
+            "threads[0].frames[0]"
+        ),
+        (
+            #"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"modules":[{"name":"a","base_address":"0x10","build_id":"../x"}]}"#,
+            "modules[0].build_id"
+        ),
+        (
+            #"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"modules":[{"name":"a"}]}"#,
+            "modules[0].base_address"
+        ),
+        (
+            #"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"custom_keys":{"a":{"nested":1}}}"#,
+            "custom_keys.a"
+        ),
         (#"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"threads":{"x":1}}"#, "threads"),
     ])
     func invalidFieldsAreNamed(_ body: String, _ field: String) {
-        let error = #expect(throws: FormatError.self) { try NativeReports.decode(Array(body.utf8), limits: IngestLimits()) }
+        let error = #expect(throws: FormatError.self) {
+            try NativeReports.decode(Array(body.utf8), limits: IngestLimits())
+        }
         #expect(error?.code == .invalidField)
         #expect(error?.field == field)
     }
 
     @Test func notJSONIsMalformed() {
-        let error = #expect(throws: FormatError.self) { try NativeReports.decode(Array("{\"a\": nul}".utf8), limits: IngestLimits()) }
+        let error = #expect(throws: FormatError.self) {
+            try NativeReports.decode(Array("{\"a\": nul}".utf8), limits: IngestLimits())
+        }
         #expect(error?.code == .malformedJSON)
     }
 
     @Test func aBatchKeepsGoodReportsAndNamesTheBadOnes() throws {
-        let body = #"{"reports":[{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1},{"event_id":"x","kind":"crash","timestamp":1},{"event_id":"c077e450fa6f4594850bfed9428d1d98","kind":"nonfatal","timestamp":2}]}"#
+        let body =
+            #"{"reports":[{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1},{"event_id":"x","kind":"crash","timestamp":1},{"event_id":"c077e450fa6f4594850bfed9428d1d98","kind":"nonfatal","timestamp":2}]}"#
         let decoded = try NativeReports.decode(Array(body.utf8), limits: IngestLimits())
         #expect(decoded.isBatch)
         #expect(decoded.items.count == 3)
@@ -109,7 +130,8 @@ import Testing
         var limits = IngestLimits()
         limits.maxReportBytes = 200
         let big = String(repeating: "x", count: 300)
-        let body = #"[{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1},{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"environment":"\#(big)"}]"#
+        let body =
+            #"[{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1},{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"environment":"\#(big)"}]"#
         let decoded = try NativeReports.decode(Array(body.utf8), limits: limits)
         #expect((try? decoded.items[0].get()) != nil)
         guard case .failure(let error) = decoded.items[1] else { Issue.record("expected a failure"); return }
@@ -135,7 +157,8 @@ import Testing
         let two = #"{"event_id":"b077e450fa6f4594850bfed9428d1d98","kind":"nonfatal","timestamp":2}"#
         let bom = "\u{FEFF}"
         let bodies = [
-            Self.crash, " \n\t" + Self.crash + "\r\n ", bom + Self.crash, bom + " " + bom + one + " \n" + bom + "\n" + bom,
+            Self.crash, " \n\t" + Self.crash + "\r\n ", bom + Self.crash,
+            bom + " " + bom + one + " \n" + bom + "\n" + bom,
             one, "\(one) ", #"{"reports":[\#(one),\#(two)]}"#, "[\(one),\(two)]", "[\(one)]",
             // A batch key after the report's own fields is a batch still, and a `reports` that is not an array is not.
             #"{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"reports":[\#(two)]}"#,
@@ -145,24 +168,29 @@ import Testing
             #"{"report\u0073":[\#(two)],"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1}"#,
             #"{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"crash","timestamp":1,"x":{"reports":[1]}}"#,
             // Refused: a field missing or wrong, not JSON, two values, trailing bytes, a mark inside, empty.
-            #"{"event_id":"a077e450fa6f4594850bfed9428d1d98","timestamp":1}"#, #"{"event_id":"x","kind":"crash","timestamp":1}"#,
-            "{\"a\": nul}", one + one, one + "x", "x" + one, "{\(bom)\"event_id\":1}", "{}", "", " ", "{", "}", "[]", bom,
+            #"{"event_id":"a077e450fa6f4594850bfed9428d1d98","timestamp":1}"#,
+            #"{"event_id":"x","kind":"crash","timestamp":1}"#,
+            "{\"a\": nul}", one + one, one + "x", "x" + one, "{\(bom)\"event_id\":1}", "{}", "", " ", "{", "}", "[]",
+            bom,
             // Duplicate keys: the last one wins on both paths.
             #"{"event_id":"a077e450fa6f4594850bfed9428d1d98","kind":"nonfatal","kind":"crash","timestamp":1}"#,
         ]
         var limits = IngestLimits()
         for (index, body) in bodies.enumerated() {
             let bytes = Array(body.utf8)
-            #expect(outcome { try NativeReports.decode(bytes, limits: limits) }
-                == outcome { try NativeReports.decodeSplitting(bytes, limits: limits) }, "body \(index): \(body.prefix(60))")
+            #expect(
+                outcome { try NativeReports.decode(bytes, limits: limits) }
+                    == outcome { try NativeReports.decodeSplitting(bytes, limits: limits) },
+                "body \(index): \(body.prefix(60))")
         }
         // Too large for one report: the same refusal.
         limits.maxReportBytes = 40
         let bytes = Array(one.utf8)
         let error = #expect(throws: FormatError.self) { try NativeReports.decode(bytes, limits: limits) }
         #expect(error?.code == .tooLarge)
-        #expect(outcome { try NativeReports.decodeSplitting(bytes, limits: limits) }
-            == outcome { try NativeReports.decode(bytes, limits: limits) })
+        #expect(
+            outcome { try NativeReports.decodeSplitting(bytes, limits: limits) }
+                == outcome { try NativeReports.decode(bytes, limits: limits) })
         // The report's range is the object without what surrounds it.
         let padded = Array((bom + "  " + one + "\n").utf8)
         let decoded = try NativeReports.decode(padded, limits: IngestLimits())
@@ -179,29 +207,42 @@ import Testing
         let shortcut = [
             Self.crash, " \n" + Self.crash + "\n",
             body(#""custom_keys":{"password":"hunter2","card":"4111 1111 1111 1111","n":1}"#),
-            body(#""breadcrumbs":[{"timestamp":1,"message":"Bearer abc.def","data":{"token":"t0k","url":"https://u:pw@host/x","k":3}}]"#),
+            body(
+                #""breadcrumbs":[{"timestamp":1,"message":"Bearer abc.def","data":{"token":"t0k","url":"https://u:pw@host/x","k":3}}]"#
+            ),
             body(#""error":{"type":"E","message":"card 4111111111111111 at /home/alice/app and C:\\Users\\bob\\x"}"#),
             // Escapes in a scrubbed string, in an unscrubbed one, and in a key.
-            body(#""error":{"type":"E","message":"\u0034111111111111111 \"q\" \u00e9"},"user_id":"\u0061b\n","pass\u0077ord_hint":"x""#),
+            body(
+                #""error":{"type":"E","message":"\u0034111111111111111 \"q\" \u00e9"},"user_id":"\u0061b\n","pass\u0077ord_hint":"x""#
+            ),
             // What the parser skips is walked by the scrubber: nested secrets in unknown fields.
             body(#""extra":{"deep":[{"api_key":[1,true,{"x":"y"}]},"iban DE89370400440532013000"],"ip_address":null}"#),
             // Kept subtrees stay as sent; a null IP stays null.
-            body(#""modules":[{"name":"/home/carol/lib.so","base_address":"0x1000"}],"debug_meta":{"password":"p"},"ip_address":null"#),
-            body(#""threads":[{"name":"secret-worker","frames":[{"function":"auth()","file":"/Users/dave/a.swift","line":3}]}]"#),
+            body(
+                #""modules":[{"name":"/home/carol/lib.so","base_address":"0x1000"}],"debug_meta":{"password":"p"},"ip_address":null"#
+            ),
+            body(
+                #""threads":[{"name":"secret-worker","frames":[{"function":"auth()","file":"/Users/dave/a.swift","line":3}]}]"#
+            ),
             // Byte order marks and whitespace around the report (the protocol tolerates them).
-            "\u{FEFF}" + Self.crash, "\u{FEFF} " + body(#""error":{"type":"E","message":"4111111111111111"}"#) + "\n\u{FEFF}",
+            "\u{FEFF}" + Self.crash,
+            "\u{FEFF} " + body(#""error":{"type":"E","message":"4111111111111111"}"#) + "\n\u{FEFF}",
         ]
         // … and bodies it hands back to the two passes (a number or bool that becomes a string, an IP address to
         // drop, a batch, errors), where the answers are theirs by construction; compared too.
         let others = [
-            body(#""custom_keys":{"password":12}"#), body(#""custom_keys":{"secret":true}"#), body(#""ip_address":"1.2.3.4""#),
-            #"{"reports":[{\#(head)}]}"#, "[{\(head)}]", "\u{FEFF}[" + body(#""user_id":"Bearer x""#) + "]", body(#""extra":\#(deep)"#),
-            body(#""error":{"type":"E","message":"bad \q escape"}"#), body(#""error":{"type":"E","message":"bad \q 4111111111111111"}"#),
+            body(#""custom_keys":{"password":12}"#), body(#""custom_keys":{"secret":true}"#),
+            body(#""ip_address":"1.2.3.4""#),
+            #"{"reports":[{\#(head)}]}"#, "[{\(head)}]", "\u{FEFF}[" + body(#""user_id":"Bearer x""#) + "]",
+            body(#""extra":\#(deep)"#),
+            body(#""error":{"type":"E","message":"bad \q escape"}"#),
+            body(#""error":{"type":"E","message":"bad \q 4111111111111111"}"#),
             body(#""fault_address":"0x4111111111111111""#), body(#""kind":"nonfatal""#), "{\(head)", "", "{}",
         ]
         let scrubbers = [
             Scrubber(settings: PrivacySettings()),
-            Scrubber(settings: PrivacySettings(safeFields: ["password"], sensitiveFields: ["message", "name", "line"])),
+            Scrubber(
+                settings: PrivacySettings(safeFields: ["password"], sensitiveFields: ["message", "name", "line"])),
             Scrubber(settings: PrivacySettings(sensitiveFields: ["device", "threads"])),
             Scrubber(settings: PrivacySettings(scrubbing: false)),
         ]
@@ -217,25 +258,33 @@ import Testing
             for (index, text) in (shortcut + others).enumerated() {
                 let bytes = Array(text.utf8)
                 let once = answer { try NativeReports.decode(bytes, limits: IngestLimits(), scrubber: scrubber) }
-                let twice = answer { try NativeReports.decodeScrubbingFirst(bytes, limits: IngestLimits(), scrubber: scrubber) }
+                let twice = answer {
+                    try NativeReports.decodeScrubbingFirst(bytes, limits: IngestLimits(), scrubber: scrubber)
+                }
                 #expect(once == twice, "scrubber \(s), body \(index): \(text.prefix(80))")
                 // Scrubber 1 filters `line` (a number in bodies 0, 1, 8 and 9), scrubber 2 whole objects with numbers.
                 if index < shortcut.count, s != 2, s != 1 || ![0, 1, 8, 9].contains(index) {
-                    #expect(NativeReports.singleScrubbing(bytes, limits: IngestLimits(), scrubber: scrubber) != nil,
-                            "scrubber \(s), body \(index) did not take the shortcut")
+                    #expect(
+                        NativeReports.singleScrubbing(bytes, limits: IngestLimits(), scrubber: scrubber) != nil,
+                        "scrubber \(s), body \(index) did not take the shortcut")
                 }
             }
         }
         // With scrubbing on, a byte order mark was refused (the scrubber's reader saw it as a stray character), against
         // the protocol; now a single report and a batch with marks are taken and scrubbed, their ranges in what is stored.
-        for text in [shortcut[shortcut.count - 1], "\u{FEFF}[" + body(#""error":{"type":"E","message":"4111111111111111"}"#) + "]"] {
-            let (decoded, stored) = try NativeReports.decode(Array(text.utf8), limits: IngestLimits(), scrubber: scrubbers[0])
+        for text in [
+            shortcut[shortcut.count - 1],
+            "\u{FEFF}[" + body(#""error":{"type":"E","message":"4111111111111111"}"#) + "]",
+        ] {
+            let (decoded, stored) = try NativeReports.decode(
+                Array(text.utf8), limits: IngestLimits(), scrubber: scrubbers[0])
             let prepared = try decoded.items[0].get()
             #expect(prepared.report.error?.message == Scrubber.filtered)
             let bytes = try #require(stored)
             // What processing re-reads from the stored bytes is the report that was accepted.
-            #expect(try NativeReports.decode(Array(bytes[prepared.range]), limits: IngestLimits()).items[0].get().report
-                == prepared.report)
+            #expect(
+                try NativeReports.decode(Array(bytes[prepared.range]), limits: IngestLimits()).items[0].get().report
+                    == prepared.report)
             #expect(String(decoding: bytes, as: UTF8.self).hasPrefix(decoded.isBatch ? "[{" : "{"))
         }
         // The shortcut did scrub: a card number filtered, a home folder's user replaced, in the stored bytes too.
@@ -243,7 +292,8 @@ import Testing
         let (decoded, scrubbed) = try NativeReports.decode(bytes, limits: IngestLimits(), scrubber: scrubbers[0])
         let message = try decoded.items[0].get().report.error?.message
         #expect(message == #"card [Filtered] at /home/[user]/app and C:\Users\[user]\x"#)
-        #expect(String(decoding: try #require(scrubbed), as: UTF8.self).contains(#"card [Filtered] at /home/[user]/app"#))
+        #expect(
+            String(decoding: try #require(scrubbed), as: UTF8.self).contains(#"card [Filtered] at /home/[user]/app"#))
     }
 
     @Test func tooManyReportsInABatchIsRefused() {
@@ -257,11 +307,13 @@ import Testing
     @Test func storedReportsRereadExactlyAndEncodeBackToTheWireShape() throws {
         let body = Array(("{\"reports\": [" + Self.crash + "]}").utf8)
         let prepared = try NativeReports.decode(body, limits: IngestLimits()).items[0].get()
-        let payload = StoredPayload(bytes: try BodyDecoding.deflateForStorage(body), encoding: .deflate, inflatedSize: body.count)
+        let payload = StoredPayload(
+            bytes: try BodyDecoding.deflateForStorage(body), encoding: .deflate, inflatedSize: body.count)
         let reread = try NativeReports.reread(payload, range: prepared.range, limits: IngestLimits())
         #expect(reread == prepared.report)
 
-        let json = try NativeReports.encode(StoredReport(project: ProjectID(3), report: reread, receivedAt: Date(timeIntervalSince1970: 0)))
+        let json = try NativeReports.encode(
+            StoredReport(project: ProjectID(3), report: reread, receivedAt: Date(timeIntervalSince1970: 0)))
         // What the read API answers decodes again as the same report.
         let again = try NativeReports.decode(json, limits: IngestLimits()).items[0].get().report
         #expect(again == reread)
@@ -274,14 +326,19 @@ import Testing
     /// Processing reads a stored report without its breadcrumbs (skipped, not built): the rest of the report is the
     /// same, and so is everything processing makes from it (the grouping and the search entry).
     @Test func aReportReadForProcessingIsTheReportWithoutItsBreadcrumbs() throws {
-        let body = Array(("{\"reports\": [" + Self.crash + "," + Self.crash.replacingOccurrences(of: "7077e450", with: "8077e450") + "]}").utf8)
+        let body = Array(
+            ("{\"reports\": [" + Self.crash + "," + Self.crash.replacingOccurrences(of: "7077e450", with: "8077e450")
+                + "]}").utf8)
         let items = try NativeReports.decode(body, limits: IngestLimits()).items.map { try $0.get() }
-        let payload = StoredPayload(bytes: try BodyDecoding.deflateForStorage(body), encoding: .deflate, inflatedSize: body.count)
+        let payload = StoredPayload(
+            bytes: try BodyDecoding.deflateForStorage(body), encoding: .deflate, inflatedSize: body.count)
         let inflated = try NativeReports.inflate(payload)
         for prepared in items {
-            let all = try NativeReports.reread(inflated: inflated, format: .nativeV1, range: prepared.range, limits: IngestLimits())
+            let all = try NativeReports.reread(
+                inflated: inflated, format: .nativeV1, range: prepared.range, limits: IngestLimits())
             let processing = try NativeReports.reread(
-                inflated: inflated, format: .nativeV1, range: prepared.range, limits: IngestLimits(), purpose: .processing)
+                inflated: inflated, format: .nativeV1, range: prepared.range, limits: IngestLimits(),
+                purpose: .processing)
             #expect(all == prepared.report)
             #expect(!all.breadcrumbs.isEmpty)
             #expect(processing.breadcrumbs.isEmpty)
@@ -289,7 +346,9 @@ import Testing
             expected.breadcrumbs = []
             #expect(processing == expected)
             #expect(GroupingInput.make(processing, symbols: nil) == GroupingInput.make(all, symbols: nil))
-            #expect(SearchDocument.make(processing, symbols: nil, grouping: nil) == SearchDocument.make(all, symbols: nil, grouping: nil))
+            #expect(
+                SearchDocument.make(processing, symbols: nil, grouping: nil)
+                    == SearchDocument.make(all, symbols: nil, grouping: nil))
         }
     }
 }

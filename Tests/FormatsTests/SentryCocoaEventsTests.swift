@@ -1,13 +1,14 @@
 import FaultlineCore
 import Formats
-import Testing
 import TestSupport
+import Testing
 
 /// Sentry Cocoa crash events: Mach-O images keyed by their UUID, Mach exceptions, Apple device context.
 @Suite struct SentryCocoaEventsTests {
     typealias C = SentryCocoaEvents
     static let app = C.Image(
-        path: C.appPath("Shop"), debugID: "4C4C4473-5555-3144-A157-542D2ECDA82A", address: 0x1_0234_8000, size: 0x8_0000)
+        path: C.appPath("Shop"), debugID: "4C4C4473-5555-3144-A157-542D2ECDA82A", address: 0x1_0234_8000, size: 0x8_0000
+    )
     static let appID = BuildID("4c4c4473555531 44a157542d2ecda82a".replacingOccurrences(of: " ", with: ""))!
 
     func report(_ json: String) throws -> Report {
@@ -21,7 +22,8 @@ import TestSupport
             C.Frame(C.uiKitCore, 0x1_9c12_3456, function: "-[UIApplication sendAction:to:from:forEvent:]"),
             C.Frame(C.dyld, 0x1_bd00_1f2c, function: "start"),
         ]
-        let r = try report(C.event(eventID: "0c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5", crash: .badAccess(address: 0x10), frames: frames))
+        let r = try report(
+            C.event(eventID: "0c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5", crash: .badAccess(address: 0x10), frames: frames))
 
         #expect(r.kind == .crash)
         // The UUID as sent (upper case, hyphens) is the build-id: 32 lower-case digits in order, never byte-swapped.
@@ -44,7 +46,9 @@ import TestSupport
         let error = try #require(r.error)
         #expect(error.type == "EXC_BAD_ACCESS")
         #expect(error.code == "11")
-        #expect(error.mach == MachException(exception: 1, name: "EXC_BAD_ACCESS", code: 1, subcode: 0x10, signal: "SIGSEGV"))
+        #expect(
+            error.mach == MachException(exception: 1, name: "EXC_BAD_ACCESS", code: 1, subcode: 0x10, signal: "SIGSEGV")
+        )
         #expect(r.faultAddress == 0x10)
         #expect(r.crashMessage == nil)
 
@@ -63,18 +67,25 @@ import TestSupport
     @Test("a debug_id in lower case, without hyphens, or with an age gives the same build-id; a bad one is refused")
     func debugIDSpellings() throws {
         for spelling in [
-            "4c4c4473-5555-3144-a157-542d2ecda82a", "4C4C44735555314 4A157542D2ECDA82A".replacingOccurrences(of: " ", with: ""),
+            "4c4c4473-5555-3144-a157-542d2ecda82a",
+            "4C4C44735555314 4A157542D2ECDA82A".replacingOccurrences(of: " ", with: ""),
             "4c4c4473-5555-3144-a157-542d2ecda82a-0", "{4C4C4473-5555-3144-A157-542D2ECDA82A}",
         ] {
             var app = Self.app
             app.debugID = spelling
-            let r = try report(C.event(eventID: "1c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5", crash: .badAccess(address: 8), frames: [C.Frame(app, 0x1_0234_a000)]))
+            let r = try report(
+                C.event(
+                    eventID: "1c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5", crash: .badAccess(address: 8),
+                    frames: [C.Frame(app, 0x1_0234_a000)]))
             #expect(r.modules.first?.buildID == Self.appID, "\(spelling)")
         }
         var bad = Self.app
         bad.debugID = "4c4c4473-5555-3144-a157"
         let error = #expect(throws: FormatError.self) {
-            try report(C.event(eventID: "2c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5", crash: .badAccess(address: 8), frames: [C.Frame(bad, 0x1_0234_a000)]))
+            try report(
+                C.event(
+                    eventID: "2c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5", crash: .badAccess(address: 8),
+                    frames: [C.Frame(bad, 0x1_0234_a000)]))
         }
         #expect(error?.field?.hasSuffix("debug_id") == true)
     }
@@ -111,10 +122,13 @@ import TestSupport
             C.Frame(C.coreFoundation, 0x1_9a1d_0000, function: "-[NSObject(NSObject) doesNotRecognizeSelector:]"),
             C.Frame(Self.app, 0x1_0234_b000, function: "-[CartViewController checkout:]"),
         ]
-        let r = try report(C.event(
-            eventID: "4c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5",
-            crash: .nsException(name: "NSInvalidArgumentException", reason: "-[__NSCFNumber length]: unrecognized selector sent to instance 0x8000000000000000"),
-            frames: frames))
+        let r = try report(
+            C.event(
+                eventID: "4c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5",
+                crash: .nsException(
+                    name: "NSInvalidArgumentException",
+                    reason: "-[__NSCFNumber length]: unrecognized selector sent to instance 0x8000000000000000"),
+                frames: frames))
         #expect(r.error?.type == "NSInvalidArgumentException")
         #expect(r.error?.message?.hasPrefix("-[__NSCFNumber length]") == true)
         #expect(r.error?.mach?.exceptionName == "EXC_CRASH")
@@ -126,16 +140,19 @@ import TestSupport
     @Test("a Swift trap: libswiftCore's crash info in the value becomes the crash message")
     func swiftTrap() throws {
         let message = "Shop/CartModel.swift:42: Fatal error: Unexpectedly found nil while unwrapping an Optional value"
-        let r = try report(C.event(
-            eventID: "5c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5", crash: .swiftTrap(message: message),
-            frames: [C.Frame(Self.app, 0x1_0234_c004)]))
+        let r = try report(
+            C.event(
+                eventID: "5c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5", crash: .swiftTrap(message: message),
+                frames: [C.Frame(Self.app, 0x1_0234_c004)]))
         #expect(r.crashMessage == message)
         #expect(r.error?.mach?.exceptionName == "EXC_BREAKPOINT")
         // A breakpoint's subcode is not an address.
         #expect(r.faultAddress == nil)
 
-        let bare = try report(C.event(
-            eventID: "6c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5", crash: .swiftTrap(message: nil), frames: [C.Frame(Self.app, 0x1_0234_c004)]))
+        let bare = try report(
+            C.event(
+                eventID: "6c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5", crash: .swiftTrap(message: nil),
+                frames: [C.Frame(Self.app, 0x1_0234_c004)]))
         #expect(bare.crashMessage == nil)
         #expect(bare.error?.message == "Exception 6, Code 1, Subcode 4308205540")
     }
@@ -143,13 +160,16 @@ import TestSupport
     @Test("mach codes: negative numbers keep their bit pattern, hex strings are read, a wrong type is refused")
     func machCodes() throws {
         func mach(_ meta: String) throws -> MachException? {
-            try report("""
+            try report(
+                """
                 {"event_id":"7c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5","level":"fatal",
                  "exception":{"values":[{"type":"EXC_GUARD","mechanism":{"type":"mach","meta":{"mach_exception":\(meta)}}}]}}
-                """).error?.mach
+                """
+            ).error?.mach
         }
-        #expect(try mach(#"{"exception":12,"code":-9223372036854775807,"subcode":"0xffffffffffffffff"}"#)
-            == MachException(exception: 12, code: Int64.min + 1, subcode: UInt64.max))
+        #expect(
+            try mach(#"{"exception":12,"code":-9223372036854775807,"subcode":"0xffffffffffffffff"}"#)
+                == MachException(exception: 12, code: Int64.min + 1, subcode: UInt64.max))
         #expect(try mach(#"{"exception":1,"code":18446744073709551615}"#)?.code == -1)
         #expect(throws: FormatError.self) { try mach(#"{"exception":true}"#) }
         #expect(throws: FormatError.self) { try mach(#"{"code":1e400}"#) }

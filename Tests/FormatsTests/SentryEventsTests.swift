@@ -140,7 +140,10 @@ import Testing
         #expect(report.kind == .crash)
         #expect(report.error == ErrorInfo(type: "SIGSEGV", code: "11", message: "Segfault"))
         // The release alone, as the release's sessions name it; the dist is a custom key.
-        #expect(report.app == AppInfo(id: "com.example.crashy", version: "crashy@1.0.0", displayVersion: "1.0.0", displayBuild: "42"))
+        #expect(
+            report.app
+                == AppInfo(
+                    id: "com.example.crashy", version: "crashy@1.0.0", displayVersion: "1.0.0", displayBuild: "42"))
         #expect(report.release == "crashy@1.0.0")
         #expect(report.customKeys.first { $0.key == "dist" }?.value == .string("42"))
         #expect(
@@ -233,7 +236,9 @@ import Testing
 
     @Test func releaseFallsBackToTheAppContext() throws {
         let json = #"{"dist":"9","contexts":{"app":{"app_identifier":"com.x","app_version":"2.1","app_build":"300"}}}"#
-        #expect(try event(json).app == AppInfo(id: "com.x", version: "2.1", build: "300", displayVersion: "2.1", displayBuild: "300"))
+        #expect(
+            try event(json).app
+                == AppInfo(id: "com.x", version: "2.1", build: "300", displayVersion: "2.1", displayBuild: "300"))
         #expect(try event(#"{"release":"r@1","dist":""}"#).release == "r@1")
         #expect(try event(#"{"user":{"email":"e@x"}}"#).userID == "e@x")
         #expect(try event(#"{"user":{"id":42,"email":"e@x"}}"#).userID == "42")
@@ -318,7 +323,8 @@ import Testing
         }
         // A range outside the body is an error, not a trap.
         #expect(throws: FormatError.self) {
-            try SentryEvents.report(Array("{}".utf8), range: 1..<5, fallbackEventID: nil, fallbackTime: F.receivedAt, limits: limits)
+            try SentryEvents.report(
+                Array("{}".utf8), range: 1..<5, fallbackEventID: nil, fallbackTime: F.receivedAt, limits: limits)
         }
         // Extras are free-form: an out-of-range number is dropped, not an error.
         let extras = try? event(#"{"extra":{"big":1e400,"ok":1,"deep":{"x":[[{}]]}}}"#)
@@ -358,9 +364,11 @@ import Testing
     @Test func anEventReadForProcessingIsTheEventWithoutItsBreadcrumbs() throws {
         let body = Array(F.pythonHandled.utf8)
         let payload = StoredPayload(
-            bytes: try BodyDecoding.deflateForStorage(body), encoding: .deflate, inflatedSize: body.count, format: .sentryEvent)
+            bytes: try BodyDecoding.deflateForStorage(body), encoding: .deflate, inflatedSize: body.count,
+            format: .sentryEvent)
         let inflated = try NativeReports.inflate(payload)
-        let all = try NativeReports.reread(inflated: inflated, format: .sentryEvent, range: 0..<body.count, limits: limits)
+        let all = try NativeReports.reread(
+            inflated: inflated, format: .sentryEvent, range: 0..<body.count, limits: limits)
         let processing = try NativeReports.reread(
             inflated: inflated, format: .sentryEvent, range: 0..<body.count, limits: limits, purpose: .processing)
         #expect(all == (try event(F.pythonHandled)))
@@ -369,6 +377,8 @@ import Testing
         expected.breadcrumbs = []
         #expect(processing == expected)
         #expect(GroupingInput.make(processing, symbols: nil) == GroupingInput.make(all, symbols: nil))
-        #expect(SearchDocument.make(processing, symbols: nil, grouping: nil) == SearchDocument.make(all, symbols: nil, grouping: nil))
+        #expect(
+            SearchDocument.make(processing, symbols: nil, grouping: nil)
+                == SearchDocument.make(all, symbols: nil, grouping: nil))
     }
 }

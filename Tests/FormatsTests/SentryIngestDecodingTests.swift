@@ -1,9 +1,10 @@
 import CompressNIO
 import FaultlineCore
-@testable import Formats
 import Foundation
 import NIOCore
 import Testing
+
+@testable import Formats
 
 /// What the Sentry envelope route stores as an event's raw payload: the client's own gzip when nothing was
 /// scrubbed and little follows the event (no second compression on the hot path), else the envelope up to the
@@ -19,7 +20,8 @@ import Testing
 
     func decode(_ body: [UInt8], gzip: [UInt8]?) throws -> (SentryIngestDecoding.Contents, StoredPayload) {
         let contents = try SentryIngestDecoding.envelope(
-            body, gzip: gzip, limits: limits, maxAttachmentBytes: 1 << 20, receivedAt: SentryFixtures.receivedAt, seed: "t",
+            body, gzip: gzip, limits: limits, maxAttachmentBytes: 1 << 20, receivedAt: SentryFixtures.receivedAt,
+            seed: "t",
             scrubber: scrubber)
         let write = try contents.write(project: ProjectID(1), receivedAt: SentryFixtures.receivedAt)
         let payload = try #require(write.event?.payload)
@@ -34,7 +36,8 @@ import Testing
     }
 
     @Test func anUnscrubbedEventKeepsTheClientsGzip() throws {
-        let body = SentryFixtures.envelope(SentryFixtures.pythonHeader, [SentryFixtures.item("event", SentryFixtures.pythonUnhandled)])
+        let body = SentryFixtures.envelope(
+            SentryFixtures.pythonHeader, [SentryFixtures.item("event", SentryFixtures.pythonUnhandled)])
         let compressed = try gzip(body)
         let (contents, payload) = try decode(body, gzip: compressed)
         #expect(payload.encoding == .gzip)
@@ -58,10 +61,12 @@ import Testing
 
     @Test func aLargeAttachmentAfterTheEventIsNotStoredWithIt() throws {
         let attachment = [UInt8](repeating: 0x41, count: SentryIngestDecoding.maxTrailingBytes + 1)
-        let body = SentryFixtures.envelope(SentryFixtures.pythonHeader, [
-            SentryFixtures.item("event", SentryFixtures.pythonUnhandled),
-            SentryFixtures.item("attachment", attachment, extra: #","filename":"big.log""#),
-        ])
+        let body = SentryFixtures.envelope(
+            SentryFixtures.pythonHeader,
+            [
+                SentryFixtures.item("event", SentryFixtures.pythonUnhandled),
+                SentryFixtures.item("attachment", attachment, extra: #","filename":"big.log""#),
+            ])
         let (contents, payload) = try decode(body, gzip: try gzip(body))
         #expect(payload.encoding == .deflate)
         #expect(payload.inflatedSize < body.count - attachment.count)
@@ -69,7 +74,8 @@ import Testing
     }
 
     @Test func aBodyThatWasNotGzipIsCompressedOnce() throws {
-        let body = SentryFixtures.envelope(SentryFixtures.pythonHeader, [SentryFixtures.item("event", SentryFixtures.pythonUnhandled)])
+        let body = SentryFixtures.envelope(
+            SentryFixtures.pythonHeader, [SentryFixtures.item("event", SentryFixtures.pythonUnhandled)])
         let (contents, payload) = try decode(body, gzip: nil)
         #expect(payload.encoding == .deflate)
         try expectRereads(payload, contents)

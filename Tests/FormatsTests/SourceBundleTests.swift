@@ -1,7 +1,7 @@
 import FaultlineCore
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Formats
 
@@ -79,7 +79,8 @@ import TestSupport
 
     // MARK: - Hostile bundles
 
-    func expectRefused(_ bytes: [UInt8], _ comment: Comment? = nil, limits: SourceBundle.Limits = SourceBundle.Limits()) {
+    func expectRefused(_ bytes: [UInt8], _ comment: Comment? = nil, limits: SourceBundle.Limits = SourceBundle.Limits())
+    {
         #expect(throws: FormatError.self, comment) {
             let bundle = try SourceBundle(MemoryByteSource(bytes), limits: limits)
             for path in bundle.paths { _ = try bundle.file(atPath: path) }
@@ -112,7 +113,8 @@ import TestSupport
     @Test func offsetsOutsideTheFileAreRefused() throws {
         let folder = try TempFolder("source-bundle-hostile")
         let manifest = Array(#"{"files":{"files/a.c":{"type":"source","path":"/a.c"}},"code_id":"abcd"}"#.utf8)
-        let good = try SourceBundles.python([("files/a.c", Array("int x;\n".utf8), false), ("manifest.json", manifest, true)], in: folder)
+        let good = try SourceBundles.python(
+            [("files/a.c", Array("int x;\n".utf8), false), ("manifest.json", manifest, true)], in: folder)
         #expect(try SourceBundle(MemoryByteSource(good)).file(atPath: "/a.c") == Array("int x;\n".utf8))
 
         // The end-of-central-directory record: its last 22 bytes (no comment).
@@ -144,14 +146,16 @@ import TestSupport
         // 64 MiB of zeros deflate to about 64 KiB; the reader stops inflating past its 1 MiB limit.
         let zeros = [UInt8](repeating: 0, count: 64 << 20)
         let manifest = Array(#"{"files":{"files/bomb.c":{"type":"source","path":"/bomb.c"}},"code_id":"abcd"}"#.utf8)
-        let bytes = try SourceBundles.python([("files/bomb.c", zeros, true), ("manifest.json", manifest, true)], in: folder)
+        let bytes = try SourceBundles.python(
+            [("files/bomb.c", zeros, true), ("manifest.json", manifest, true)], in: folder)
         #expect(bytes.count < 1 << 20)
         let limits = SourceBundle.Limits(maxFileBytes: 1 << 20)
         let bundle = try SourceBundle(MemoryByteSource(bytes), limits: limits)
         #expect(throws: FormatError.self) { _ = try bundle.file(atPath: "/bomb.c") }
         // The same bomb declaring a small size is stopped while inflating, not trusted.
         let eocd = bytes.count - 22
-        let directory = 8 + Int(UInt32(bytes[eocd + 16]) | UInt32(bytes[eocd + 17]) << 8 | UInt32(bytes[eocd + 18]) << 16)
+        let directory =
+            8 + Int(UInt32(bytes[eocd + 16]) | UInt32(bytes[eocd + 17]) << 8 | UInt32(bytes[eocd + 18]) << 16)
         var lying = bytes
         lying[directory + 24] = 10
         for i in 1..<4 { lying[directory + 24 + i] = 0 }
@@ -166,9 +170,11 @@ import TestSupport
 
     @Test func checkingAWholeBundleIsBoundedInTotal() throws {
         let folder = try TempFolder("source-bundle-total")
-        let manifest = Array(#"{"files":{"files/a.c":{"path":"/a.c"},"files/b.c":{"path":"/b.c"}},"code_id":"abcd"}"#.utf8)
+        let manifest = Array(
+            #"{"files":{"files/a.c":{"path":"/a.c"},"files/b.c":{"path":"/b.c"}},"code_id":"abcd"}"#.utf8)
         let file = [UInt8](repeating: 0x61, count: 600 << 10)
-        let bytes = try SourceBundles.python([("files/a.c", file, true), ("files/b.c", file, true), ("manifest.json", manifest, false)], in: folder)
+        let bytes = try SourceBundles.python(
+            [("files/a.c", file, true), ("files/b.c", file, true), ("manifest.json", manifest, false)], in: folder)
         let tight = try SourceBundle(MemoryByteSource(bytes), limits: SourceBundle.Limits(maxTotalBytes: 1 << 20))
         #expect(throws: FormatError.self) { _ = try DebugFileFormatInspector.facts(of: tight) }
         let roomy = try SourceBundle(MemoryByteSource(bytes))
@@ -178,7 +184,8 @@ import TestSupport
     @Test func aStoredBundlesFactsComeFromItsManifestWithoutInflatingItsFiles() throws {
         let folder = try TempFolder("source-bundle-stored")
         let manifest = Array(#"{"files":{"files/a.c":{"path":"/a.c"}},"code_id":"abcd","arch":"x86_64"}"#.utf8)
-        let good = try SourceBundles.python([("files/a.c", Array("int a;\n".utf8), false), ("manifest.json", manifest, false)], in: folder)
+        let good = try SourceBundles.python(
+            [("files/a.c", Array("int a;\n".utf8), false), ("manifest.json", manifest, false)], in: folder)
         // The first entry's CRC-32 damaged: an upload's check inflates the file and refuses it…
         let eocd = good.count - 22
         let directory = 8 + Int(UInt32(good[eocd + 16]) | UInt32(good[eocd + 17]) << 8 | UInt32(good[eocd + 18]) << 16)
@@ -197,15 +204,21 @@ import TestSupport
     @Test func entriesThatShareTheirDataAreRefusedBeforeAnythingInflates() throws {
         let folder = try TempFolder("source-bundle-alias")
         // Given the issue's bundle: 128 directory entries naming one local entry of 8 MiB of zeros, 17 KB in all…
-        let aliasing = Array(try Data(contentsOf: URL(fileURLWithPath: try SourceBundles.crafted(
-            buildID: "abcd", size: 8 << 20, aliases: 128, in: folder))))
+        let aliasing = Array(
+            try Data(
+                contentsOf: URL(
+                    fileURLWithPath: try SourceBundles.crafted(
+                        buildID: "abcd", size: 8 << 20, aliases: 128, in: folder))))
         #expect(aliasing.count < 20_000)
         // …opening it is refused, naming the problem (before: each alias inflated and CRC'd the 8 MiB again, 1 GiB).
         let error = try #require(throws: FormatError.self) { _ = try SourceBundle(MemoryByteSource(aliasing)) }
         #expect(error.message.contains("overlap"), "\(error)")
         // So is a local header that starts inside the previous entry's data…
-        let overlapping = try SourceBundles.crafted(buildID: "abcd", files: 2, size: 4096, overlap: true, in: folder, name: "o.sysb")
-        let overlapError = try #require(throws: FormatError.self) { _ = try SourceBundle(try FileByteSource(path: overlapping)) }
+        let overlapping = try SourceBundles.crafted(
+            buildID: "abcd", files: 2, size: 4096, overlap: true, in: folder, name: "o.sysb")
+        let overlapError = try #require(throws: FormatError.self) {
+            _ = try SourceBundle(try FileByteSource(path: overlapping))
+        }
         #expect(overlapError.message.contains("overlap"), "\(overlapError)")
         // …while the same writer's honest bundle of two files opens, and each file reads back.
         let honest = try SourceBundles.crafted(buildID: "abcd", files: 2, size: 4096, in: folder, name: "h.sysb")
@@ -218,7 +231,8 @@ import TestSupport
     @Test func anEntryRunningIntoTheCentralDirectoryOrTheNextEntryIsRefused() throws {
         let folder = try TempFolder("source-bundle-bounds")
         let manifest = Array(#"{"files":{"files/a.c":{"path":"/a.c"}},"code_id":"abcd"}"#.utf8)
-        let good = try SourceBundles.python([("files/a.c", Array("int a;\n".utf8), false), ("manifest.json", manifest, false)], in: folder)
+        let good = try SourceBundles.python(
+            [("files/a.c", Array("int a;\n".utf8), false), ("manifest.json", manifest, false)], in: folder)
         let eocd = good.count - 22
         let directory = 8 + Int(UInt32(good[eocd + 16]) | UInt32(good[eocd + 17]) << 8 | UInt32(good[eocd + 18]) << 16)
         // The first entry's compressed size grown by 40 bytes: its data would run into manifest.json's local header.
@@ -228,12 +242,17 @@ import TestSupport
         #expect(error.message.contains("overlap"), "\(error)")
         // The same name twice in the directory.
         let twice = try SourceBundles.python(
-            [("files/a.c", Array("x".utf8), false), ("files/a.c", Array("y".utf8), false), ("manifest.json", manifest, false)], in: folder)
+            [
+                ("files/a.c", Array("x".utf8), false), ("files/a.c", Array("y".utf8), false),
+                ("manifest.json", manifest, false),
+            ], in: folder)
         let named = try #require(throws: FormatError.self) { _ = try SourceBundle(MemoryByteSource(twice)) }
         #expect(named.message.contains("twice"), "\(named)")
         // A manifest listing more files than the limit allows entries (the archive itself within it).
-        let listed = Array(#"{"files":{"files/a.c":{"path":"/a.c"},"files/b.c":{},"files/c.c":{}},"code_id":"abcd"}"#.utf8)
-        let long = try SourceBundles.python([("files/a.c", Array("int a;\n".utf8), false), ("manifest.json", listed, false)], in: folder)
+        let listed = Array(
+            #"{"files":{"files/a.c":{"path":"/a.c"},"files/b.c":{},"files/c.c":{}},"code_id":"abcd"}"#.utf8)
+        let long = try SourceBundles.python(
+            [("files/a.c", Array("int a;\n".utf8), false), ("manifest.json", listed, false)], in: folder)
         #expect(try SourceBundle(MemoryByteSource(long)).paths == ["/a.c"])
         let counted = try #require(throws: FormatError.self) {
             _ = try SourceBundle(MemoryByteSource(long), limits: SourceBundle.Limits(maxEntries: 2))
@@ -258,9 +277,12 @@ import TestSupport
         }
         #expect(cache.opens == 2)
         // A damaged bundle fails the same way every time, parsed once too.
-        let damaged = try SourceBundles.crafted(buildID: "abcd", size: 1 << 20, aliases: 4, in: folder, name: "alias.sysb")
+        let damaged = try SourceBundles.crafted(
+            buildID: "abcd", size: 1 << 20, aliases: 4, in: folder, name: "alias.sysb")
         for _ in 0..<3 {
-            await #expect(throws: FormatError.self) { _ = try await cache.file(atPath: "/src/f0.c", inBundleAt: damaged) }
+            await #expect(throws: FormatError.self) {
+                _ = try await cache.file(atPath: "/src/f0.c", inBundleAt: damaged)
+            }
         }
         #expect(cache.opens == 3)
         // Over its budget the cache keeps only the newest index: the first bundle is parsed again.
@@ -308,7 +330,13 @@ import TestSupport
         #expect(try SourceBundle(MemoryByteSource(noID)).manifest.codeID == nil)
         // A manifest naming an entry the archive lacks, or a path of `..` only: nothing to read, no error.
         let dangling = try SourceBundles.python(
-            [("manifest.json", Array(#"{"files":{"files/x.c":{"path":"/x.c"},"files/y":{"path":"../.."}},"code_id":"ab"}"#.utf8), false)],
+            [
+                (
+                    "manifest.json",
+                    Array(#"{"files":{"files/x.c":{"path":"/x.c"},"files/y":{"path":"../.."}},"code_id":"ab"}"#.utf8),
+                    false
+                )
+            ],
             in: folder)
         let bundle = try SourceBundle(MemoryByteSource(dangling))
         #expect(try bundle.file(atPath: "/x.c") == nil)

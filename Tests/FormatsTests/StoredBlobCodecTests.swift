@@ -1,7 +1,8 @@
 import FaultlineCore
 import Foundation
-@testable import Formats
 import Testing
+
+@testable import Formats
 
 /// The zlib codec the server stores symbolication results with (`StoredBlobCodec.zlib`).
 @Suite struct StoredBlobCodecTests {
@@ -31,7 +32,9 @@ import Testing
     @Test func aDamagedOrOversizedBlobIsAnErrorNotACrash() throws {
         let packed = try #require(StoredBlobCodec.zlib.compress(Self.json))
         // Truncated, corrupted in the middle, or inflating past the reader's limit: each throws.
-        #expect(throws: StoredBlobError.self) { try StoredBlobCodec.zlib.decompress(Array(packed.prefix(packed.count / 2)), 1 << 20) }
+        #expect(throws: StoredBlobError.self) {
+            try StoredBlobCodec.zlib.decompress(Array(packed.prefix(packed.count / 2)), 1 << 20)
+        }
         var corrupted = packed
         corrupted[corrupted.count / 2] ^= 0xff
         #expect(throws: StoredBlobError.self) { try StoredBlobCodec.zlib.decompress(corrupted, 1 << 20) }

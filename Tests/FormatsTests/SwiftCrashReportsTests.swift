@@ -25,7 +25,8 @@ import Testing
 
     @Test func readsEverythingTheRuntimeWrites() throws {
         let meta = SwiftCrashReports.Metadata(
-            eventID: "7077e450-fa6f-4594-850b-fed9428d1d98", appVersion: "1.2", appBuild: "45", userID: "u1", sessionID: "s1",
+            eventID: "7077e450-fa6f-4594-850b-fed9428d1d98", appVersion: "1.2", appBuild: "45", userID: "u1",
+            sessionID: "s1",
             environment: "production")
         let envelope = try SwiftCrashReports.envelope(Array(Self.sample.utf8), metadata: meta)
         let report = try SwiftCrashReports.parse(envelope: envelope, limits: IngestLimits())
@@ -40,12 +41,17 @@ import Testing
         #expect(report.threads.count == 2)
         let main = report.threads[0]
         #expect(main.crashed && main.name == "main")
-        #expect(main.registers == [Register(name: "rax", value: 0x55fa_bfff_5070), Register(name: "rip", value: 0x55fa_bfff_2ea3)])
+        #expect(
+            main.registers == [
+                Register(name: "rax", value: 0x55fa_bfff_5070), Register(name: "rip", value: 0x55fa_bfff_2ea3),
+            ])
         #expect(main.frames.map(\.address) == [0x55fa_bfff_2ea3, 0x55fa_bfff_2f10, 0x55fa_bfff_3000])
         #expect(main.frames.map(\.instructionKind) == [.programCounter, .returnAddress, .programCounter])
-        #expect(report.modules.first == LoadedModule(
-            name: "trap", path: "/tmp/trap", buildID: BuildID("2aaa9d4a628f71c3b66c83312a946a2db7977ff3"),
-            baseAddress: 0x55fa_bfff_2000, size: 0x1248))
+        #expect(
+            report.modules.first
+                == LoadedModule(
+                    name: "trap", path: "/tmp/trap", buildID: BuildID("2aaa9d4a628f71c3b66c83312a946a2db7977ff3"),
+                    baseAddress: 0x55fa_bfff_2000, size: 0x1248))
         #expect(report.modules[1].buildID == nil)
 
         // The stored envelope holds the crash file byte for byte.
@@ -55,12 +61,15 @@ import Testing
     @Test func theCrashMessageRidesInTheMetadata() throws {
         // Given what the program printed, with a home path in it, scrubbed as free text.
         let printed = "/home/alice/app/main.swift:14: Fatal error: Division by zero"
-        let meta = SwiftCrashReports.Metadata(eventID: "7077e450fa6f4594850bfed9428d1d98", userID: "/home/alice", message: printed)
-            .scrubbed(by: Scrubber(settings: PrivacySettings()))
+        let meta = SwiftCrashReports.Metadata(
+            eventID: "7077e450fa6f4594850bfed9428d1d98", userID: "/home/alice", message: printed
+        )
+        .scrubbed(by: Scrubber(settings: PrivacySettings()))
         #expect(meta.message == "/home/[user]/app/main.swift:14: Fatal error: Division by zero")
         #expect(meta.userID == "/home/alice")  // identities are kept as sent (docs/privacy.md)
         // With scrubbing off the text is kept.
-        let kept = SwiftCrashReports.Metadata(eventID: "1", message: printed).scrubbed(by: Scrubber(settings: PrivacySettings(scrubbing: false)))
+        let kept = SwiftCrashReports.Metadata(eventID: "1", message: printed).scrubbed(
+            by: Scrubber(settings: PrivacySettings(scrubbing: false)))
         #expect(kept.message == printed)
 
         // It survives the stored envelope and becomes the report's crash message.
@@ -68,7 +77,8 @@ import Testing
         let report = try SwiftCrashReports.parse(envelope: envelope, limits: IngestLimits())
         #expect(report.crashMessage == meta.message)
         // An envelope stored before `message` existed reads as no message.
-        let old = try SwiftCrashReports.envelope(Array(Self.sample.utf8), metadata: .init(eventID: "7077e450fa6f4594850bfed9428d1d98"))
+        let old = try SwiftCrashReports.envelope(
+            Array(Self.sample.utf8), metadata: .init(eventID: "7077e450fa6f4594850bfed9428d1d98"))
         #expect(String(decoding: old, as: UTF8.self).contains("\"message\"") == false)
         #expect(try SwiftCrashReports.parse(envelope: old, limits: IngestLimits()).crashMessage == nil)
 
@@ -90,7 +100,9 @@ import Testing
             (#"{"kind": "crashReport", "timestamp": "2026-11-22T07:20:09Z", "threads": []}"#, "threads"),
         ] {
             let envelope = try SwiftCrashReports.envelope(Array(body.utf8), metadata: meta)
-            let error = #expect(throws: FormatError.self) { try SwiftCrashReports.parse(envelope: envelope, limits: IngestLimits()) }
+            let error = #expect(throws: FormatError.self) {
+                try SwiftCrashReports.parse(envelope: envelope, limits: IngestLimits())
+            }
             #expect(error?.field == field)
         }
         let broken = try SwiftCrashReports.envelope(Array("{not json".utf8), metadata: meta)

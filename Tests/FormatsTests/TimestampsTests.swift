@@ -26,7 +26,10 @@ import Testing
         }
     }
 
-    @Test(arguments: ["", "2026-13-01T00:00:00Z", "2026-11-22", "2026-11-22T05:08Z", "2026-11-22T05:08:09.Z", "yesterday", "2026-11-22T05:08:09Zjunk", "2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z"])
+    @Test(arguments: [
+        "", "2026-13-01T00:00:00Z", "2026-11-22", "2026-11-22T05:08Z", "2026-11-22T05:08:09.Z", "yesterday",
+        "2026-11-22T05:08:09Zjunk", "2026-02-29T00:00:00Z", "2026-04-31T00:00:00Z",
+    ])
     func rejectsWhatIsNotADateTime(_ text: String) {
         #expect(Timestamps.parseISO8601(text) == nil)
     }

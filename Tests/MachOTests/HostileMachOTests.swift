@@ -10,12 +10,20 @@ import Testing
         #expect(throws: MachOError.notMachO) { try slices(Array("\u{7f}ELF\u{2}\u{1}\u{1}\u{0}".utf8)) }
         #expect(throws: MachOError.notMachO) { try slices([0xcf, 0xfa]) }
         #expect(throws: MachOError.notMachO) { try slices([]) }
-        #expect(throws: MachOError.unsupported("big-endian Mach-O")) { try slices([0xfe, 0xed, 0xfa, 0xcf] + zeros(60)) }
+        #expect(throws: MachOError.unsupported("big-endian Mach-O")) {
+            try slices([0xfe, 0xed, 0xfa, 0xcf] + zeros(60))
+        }
     }
 
     @Test func aWellFormedHandMadeImageReads() throws {
-        let bytes = Thin(commands: [uuid(), symtab(symoff: 200, nsyms: 1, stroff: 216, strsize: 8), segment("__TEXT", sections: [
-            section("__text", "__TEXT", addr: 0x1000, size: 8, offset: 224)])]).bytes(size: 240)
+        let bytes = Thin(commands: [
+            uuid(), symtab(symoff: 200, nsyms: 1, stroff: 216, strsize: 8),
+            segment(
+                "__TEXT",
+                sections: [
+                    section("__text", "__TEXT", addr: 0x1000, size: 8, offset: 224)
+                ]),
+        ]).bytes(size: 240)
         let image = try image(bytes)
         #expect(image.buildID?.rawValue == "00112233445566778899aabbccddeeff")
         #expect(image.hasCode && image.hasSymbols)
@@ -42,7 +50,9 @@ import Testing
         #expect(throws: MachOError.self) { try image(many.bytes(size: 64)) }
         var huge = Thin(commands: [uuid()])
         huge.ncmds = 0xffff_ffff
-        #expect(throws: MachOError.malformed("4294967295 load commands (at most 8192 are read)")) { try image(huge.bytes(size: 64)) }
+        #expect(throws: MachOError.malformed("4294967295 load commands (at most 8192 are read)")) {
+            try image(huge.bytes(size: 64))
+        }
         var shortUUID = Thin(commands: [uuid()])
         shortUUID.commands[0] = Array(shortUUID.commands[0].prefix(16))
         shortUUID.commands[0].replace(at: 4, u32: 16)
@@ -54,7 +64,9 @@ import Testing
 
     @Test func segmentsSectionsAndSymbolTablesMustLieInsideTheSlice() {
         let outside = section("__text", "__TEXT", addr: 0x1000, size: 0x100, offset: 0xffff_fff0)
-        #expect(throws: MachOError.self) { try image(Thin(commands: [segment("__TEXT", sections: [outside])]).bytes(size: 512)) }
+        #expect(throws: MachOError.self) {
+            try image(Thin(commands: [segment("__TEXT", sections: [outside])]).bytes(size: 512))
+        }
         var lying = segment("__TEXT", sections: [section("__text", "__TEXT", addr: 0, size: 4, offset: 300)])
         lying.replace(at: 64, u32: 1000)  // nsects past what cmdsize holds
         #expect(throws: MachOError.self) { try image(Thin(commands: [lying]).bytes(size: 512)) }
@@ -82,12 +94,15 @@ import Testing
         let thin = Thin(commands: [uuid()]).bytes(size: 64)
         let arm64 = MachOArchitecture.arm64
         // A good one first.
-        let good = fat([(arm64, 0, 4096, UInt64(thin.count)), (MachOArchitecture.x86_64, 3, 8192, UInt64(thin.count))],
-                       slices: [4096: thin, 8192: Thin(commands: [uuid()], cpu: MachOArchitecture.x86_64).bytes(size: 64)])
+        let good = fat(
+            [(arm64, 0, 4096, UInt64(thin.count)), (MachOArchitecture.x86_64, 3, 8192, UInt64(thin.count))],
+            slices: [4096: thin, 8192: Thin(commands: [uuid()], cpu: MachOArchitecture.x86_64).bytes(size: 64)])
         #expect(try slices(good).map(\.architecture) == ["arm64", "x86_64"])
         #expect(try slices(fat([(arm64, 0, 4096, UInt64(thin.count))], slices: [4096: thin], is64: true)).count == 1)
 
-        #expect(throws: MachOError.malformed("a fat file with 0 architectures (1–16 are read)")) { try slices(fat([], slices: [:])) }
+        #expect(throws: MachOError.malformed("a fat file with 0 architectures (1–16 are read)")) {
+            try slices(fat([], slices: [:]))
+        }
         // A Java class file: 0xcafebabe, then its version (52 for Java 8) where the count would be.
         #expect(throws: MachOError.self) { try slices([0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 52] + zeros(64)) }
         #expect(throws: MachOError.self) { try slices(fat([(arm64, 0, 4096, 100_000)], slices: [4096: thin])) }
@@ -108,7 +123,9 @@ import Testing
         #expect(throws: MachOError.malformed("fat file with two arm64 architectures")) {
             try slices(fat([(arm64, 0, 4096, 64), (arm64, 0, 8192, 64)], slices: [4096: thin, 8192: thin]))
         }
-        #expect(throws: MachOError.malformed("fat architecture 0 is empty")) { try slices(fat([(arm64, 0, 4096, 0)], slices: [4096: thin])) }
+        #expect(throws: MachOError.malformed("fat architecture 0 is empty")) {
+            try slices(fat([(arm64, 0, 4096, 0)], slices: [4096: thin]))
+        }
     }
 
     @Test func headChecksRefuseWhatCannotBeginAMachO() {
@@ -122,7 +139,8 @@ import Testing
         var entry = [UInt8](repeating: 0, count: 16)
         entry.replace(at: 0, u32: 0xffff_fff0)  // n_strx
         entry[4] = 0x0f
-        let bytes = Thin(commands: [symtab(symoff: 200, nsyms: 1, stroff: 216, strsize: 4)]).bytes(size: 220, at: [200: entry])
+        let bytes = Thin(commands: [symtab(symoff: 200, nsyms: 1, stroff: 216, strsize: 4)]).bytes(
+            size: 220, at: [200: entry])
         let image = try image(bytes)
         let symbols = try image.symbols(read: memoryReader(bytes))
         #expect(symbols.count == 1 && symbols[0].name == "")
@@ -151,8 +169,9 @@ import Testing
         for i in 0..<count { entries[i * 16 + 4] = 0x0f }
         let strings = [UInt8](repeating: UInt8(ascii: "a"), count: 1 << 16)
         let stroff = 200 + entries.count
-        let bytes = Thin(commands: [symtab(symoff: 200, nsyms: UInt32(count), stroff: UInt32(stroff), strsize: 1 << 16)])
-            .bytes(size: stroff + strings.count, at: [200: entries, stroff: strings])
+        let bytes = Thin(commands: [symtab(symoff: 200, nsyms: UInt32(count), stroff: UInt32(stroff), strsize: 1 << 16)]
+        )
+        .bytes(size: stroff + strings.count, at: [200: entries, stroff: strings])
         let image = try image(bytes)
         #expect(throws: MachOError.self) { try image.symbols(read: memoryReader(bytes)) }
     }
@@ -206,7 +225,8 @@ struct Thin {
     func bytes(size: Int, at pieces: [Int: [UInt8]] = [:]) -> [UInt8] {
         let body: [UInt8] = commands.flatMap { $0 }
         let header: [[UInt8]] = [
-            .u32(0xfeed_facf), .u32(UInt32(bitPattern: cpu)), .u32(0), .u32(fileType), .u32(ncmds ?? UInt32(commands.count)),
+            .u32(0xfeed_facf), .u32(UInt32(bitPattern: cpu)), .u32(0), .u32(fileType),
+            .u32(ncmds ?? UInt32(commands.count)),
             .u32(UInt32(body.count)), .u32(0), .u32(0),
         ]
         var out: [UInt8] = header.flatMap { $0 } + body
@@ -226,14 +246,18 @@ func symtab(symoff: UInt32, nsyms: UInt32, stroff: UInt32, strsize: UInt32) -> [
 
 func segment(_ name: String, sections: [[UInt8]]) -> [UInt8] {
     joined([
-        .u32(0x19), .u32(UInt32(72 + 80 * sections.count)), .name16(name), .u64(0), .u64(0x1_0000), .u64(0), .u64(0), .u32(5),
+        .u32(0x19), .u32(UInt32(72 + 80 * sections.count)), .name16(name), .u64(0), .u64(0x1_0000), .u64(0), .u64(0),
+        .u32(5),
         .u32(5), .u32(UInt32(sections.count)), .u32(0), joined(sections),
     ])
 }
 
-func section(_ name: String, _ segment: String, addr: UInt64, size: UInt64, offset: UInt32, flags: UInt32 = 0) -> [UInt8] {
+func section(_ name: String, _ segment: String, addr: UInt64, size: UInt64, offset: UInt32, flags: UInt32 = 0)
+    -> [UInt8]
+{
     joined([
-        .name16(name), .name16(segment), .u64(addr), .u64(size), .u32(offset), .u32(2), .u32(0), .u32(0), .u32(flags), .u32(0),
+        .name16(name), .name16(segment), .u64(addr), .u64(size), .u32(offset), .u32(2), .u32(0), .u32(0), .u32(flags),
+        .u32(0),
         .u32(0), .u32(0),
     ])
 }

@@ -1,7 +1,7 @@
 import FaultlineCore
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import MachO
 
@@ -27,14 +27,19 @@ import TestSupport
         #expect(!image.hasDebugInfo)  // the DWARF stays in the object file; the dSYM gathers it
         #expect(image.features.contains("symtab"))
         #expect(image.platform == "ios" && image.minOS == "15.0")
-        #expect(image.uuidString == build.uuid.uppercased().replacingOccurrences(
-            of: #"^(.{8})(.{4})(.{4})(.{4})(.{12})$"#, with: "$1-$2-$3-$4-$5", options: .regularExpression))
+        #expect(
+            image.uuidString
+                == build.uuid.uppercased().replacingOccurrences(
+                    of: #"^(.{8})(.{4})(.{4})(.{4})(.{12})$"#, with: "$1-$2-$3-$4-$5", options: .regularExpression))
 
         // Every function llvm-nm lists is in the symbol table at the same address.
         let symbols = try image.symbols(read: file.read)
         for function in build.functions {
-            #expect(symbols.contains { $0.name == function.symbol && $0.value == function.address && $0.isDefinedInSection },
-                    "\(function.symbol)")
+            #expect(
+                symbols.contains {
+                    $0.name == function.symbol && $0.value == function.address && $0.isDefinedInSection
+                },
+                "\(function.symbol)")
         }
         // The section's bytes are the file's bytes at its offset.
         let bytes = try image.bytes(of: text, maxBytes: 1 << 20, read: file.read)
@@ -121,7 +126,9 @@ import TestSupport
         let file = try FileBytes(fat.binary)
         for slice in try file.slices() {
             let thin = try #require(fat.slices.first { $0.request.architecture.rawValue == slice.architecture })
-            #expect(Array(file.bytes[Int(slice.offset)..<Int(slice.offset + slice.size)]) == (try FileBytes(thin.binary).bytes))
+            #expect(
+                Array(file.bytes[Int(slice.offset)..<Int(slice.offset + slice.size)])
+                    == (try FileBytes(thin.binary).bytes))
         }
     }
 }

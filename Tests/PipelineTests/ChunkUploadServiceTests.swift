@@ -1,8 +1,9 @@
 import FaultlineCore
 import Foundation
-@testable import Pipeline
 import Synchronization
 import Testing
+
+@testable import Pipeline
 
 // MARK: Fakes (pure logic tests; Storage has the real stores, FaultlineHTTP the real SHA-1)
 
@@ -53,17 +54,23 @@ final class MemoryChunkStore: ChunkStore {
         }
     }
     func head(of checksum: ChunkChecksum, project: ProjectID, maxBytes: Int) throws -> [UInt8] {
-        guard let bytes = state.withLock({ $0.chunks[key(checksum, project)] }) else { throw ChunkStoreError.missing(checksum) }
+        guard let bytes = state.withLock({ $0.chunks[key(checksum, project)] }) else {
+            throw ChunkStoreError.missing(checksum)
+        }
         return Array(bytes.prefix(maxBytes))
     }
-    func concatenate(_ checksums: [ChunkChecksum], project: ProjectID, into path: String, maxBytes: UInt64,
-                     observe: ([UInt8]) throws -> Void) async throws -> UInt64 {
+    func concatenate(
+        _ checksums: [ChunkChecksum], project: ProjectID, into path: String, maxBytes: UInt64,
+        observe: ([UInt8]) throws -> Void
+    ) async throws -> UInt64 {
         if let gate = gate.withLock({ $0 }) {
             for await _ in gate { break }
         }
         var out: [UInt8] = []
         for checksum in checksums {
-            guard let bytes = state.withLock({ $0.chunks[key(checksum, project)] }) else { throw ChunkStoreError.missing(checksum) }
+            guard let bytes = state.withLock({ $0.chunks[key(checksum, project)] }) else {
+                throw ChunkStoreError.missing(checksum)
+            }
             guard UInt64(out.count + bytes.count) <= maxBytes else { throw ChunkStoreError.tooLarge }
             try observe(bytes)
             out += bytes
@@ -104,7 +111,9 @@ final class MemoryDebugFileStore: DebugFileStore {
     let folder: String
     let rows = Mutex<[StoredDebugFile]>([])
     init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-pipeline-\(UUID().uuidString)").path
+        folder =
+            FileManager.default.temporaryDirectory.appendingPathComponent("faultline-pipeline-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     }
     deinit { try? FileManager.default.removeItem(atPath: folder) }
@@ -114,16 +123,20 @@ final class MemoryDebugFileStore: DebugFileStore {
         return TemporaryUpload(path: path)
     }
     func discard(_ upload: TemporaryUpload) { try? FileManager.default.removeItem(atPath: upload.path) }
-    func store(_ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
-               quotaBytes: UInt64, at date: Date) async throws -> DebugFileStoreOutcome {
+    func store(
+        _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
+        quotaBytes: UInt64, at date: Date
+    ) async throws -> DebugFileStoreOutcome {
         defer { discard(file.upload) }
         let new = facts.kinds.sorted().map {
-            StoredDebugFile(project: project, buildID: buildID, kind: $0, size: file.size, sha256: file.sha256,
-                            architecture: facts.architecture, fileType: facts.fileType, features: facts.features, name: name,
-                            uploadedAt: date)
+            StoredDebugFile(
+                project: project, buildID: buildID, kind: $0, size: file.size, sha256: file.sha256,
+                architecture: facts.architecture, fileType: facts.fileType, features: facts.features, name: name,
+                uploadedAt: date)
         }
         rows.withLock { rows in
-            for row in new where !rows.contains(where: { $0.buildID == row.buildID && $0.kind == row.kind && $0.project == project }) {
+            for row in new
+            where !rows.contains(where: { $0.buildID == row.buildID && $0.kind == row.kind && $0.project == project }) {
                 rows.append(row)
             }
         }
@@ -161,7 +174,8 @@ struct TextInspector: DebugFileInspecting {
         let words = (try String(contentsOfFile: path, encoding: .utf8)).split(separator: " ").map(String.init)
         guard words.count == 4, words[0] == "ELF" else { throw NotELF() }
         return DebugFileFacts(
-            buildID: BuildID(words[1]), kinds: Set(words[2].split(separator: ",").compactMap { DebugFileKind(rawValue: String($0)) }),
+            buildID: BuildID(words[1]),
+            kinds: Set(words[2].split(separator: ",").compactMap { DebugFileKind(rawValue: String($0)) }),
             architecture: "x86_64", fileType: words[3], features: ["symtab", "debug"], compressedDebugSections: false)
     }
     func inspectHead(_ head: [UInt8]) throws -> BuildID? {
@@ -176,30 +190,38 @@ struct Fixture {
     let files: MemoryDebugFileStore
     let clock = ManualClock()
     let service: ChunkUploadService
-    let project = Project(id: ProjectID(1), slug: ProjectSlug("app")!, createdAt: Date(timeIntervalSince1970: 0), rateLimitPerSecond: 10)
+    let project = Project(
+        id: ProjectID(1), slug: ProjectSlug("app")!, createdAt: Date(timeIntervalSince1970: 0), rateLimitPerSecond: 10)
 
     init(limits: ChunkUploadLimits = ChunkUploadLimits(chunkSize: 8), quotaBytes: UInt64 = 1 << 30) throws {
         files = try MemoryDebugFileStore()
         service = ChunkUploadService(
             chunks: chunks, uploads: uploads,
-            debugFiles: DebugFileService(store: files, inspector: TextInspector(), hasher: FakeContentHasher(), clock: clock,
-                                         quotaBytes: quotaBytes),
+            debugFiles: DebugFileService(
+                store: files, inspector: TextInspector(), hasher: FakeContentHasher(), clock: clock,
+                quotaBytes: quotaBytes),
             hasher: FakeHasher(), clock: clock, limits: limits)
     }
 
     /// A file cut into chunks of the fixture's chunk size.
-    func file(_ text: String, name: String = "build/crashy.debug") -> (request: DifAssembleRequest, chunks: [UploadedChunk]) {
+    func file(_ text: String, name: String = "build/crashy.debug") -> (
+        request: DifAssembleRequest, chunks: [UploadedChunk]
+    ) {
         let bytes = Array(text.utf8)
         let pieces = stride(from: 0, to: bytes.count, by: 8).map { Array(bytes[$0..<min(bytes.count, $0 + 8)]) }
         let chunks = pieces.map { UploadedChunk(claimed: FakeHasher.checksum($0), bytes: $0) }
-        return (DifAssembleRequest(checksum: FakeHasher.checksum(bytes), name: name, debugID: nil, chunks: chunks.map(\.claimed)), chunks)
+        return (
+            DifAssembleRequest(
+                checksum: FakeHasher.checksum(bytes), name: name, debugID: nil, chunks: chunks.map(\.claimed)), chunks
+        )
     }
 
     func send(_ chunks: [UploadedChunk]) async throws -> ChunkReceipt {
-        try await service.receive(AsyncStream { c in
-            for chunk in chunks { c.yield(chunk) }
-            c.finish()
-        }, project: project)
+        try await service.receive(
+            AsyncStream { c in
+                for chunk in chunks { c.yield(chunk) }
+                c.finish()
+            }, project: project)
     }
 
     func assemble(_ requests: [DifAssembleRequest]) async throws -> [DifAssembleResult] {
@@ -219,7 +241,10 @@ let buildID = "aba11aeff7e7e9e2e1bc84464f53a7e183a8930a"
 
         // Given nothing uploaded, the server asks for every chunk.
         let first = try await f.assemble([request])
-        #expect(first == [DifAssembleResult(checksum: request.checksum, state: .notFound, missingChunks: chunks.map(\.claimed))])
+        #expect(
+            first == [
+                DifAssembleResult(checksum: request.checksum, state: .notFound, missingChunks: chunks.map(\.claimed))
+            ])
 
         // When the chunks arrive (one twice), then assemble answers ok with the dif.
         #expect(try await f.send(chunks + [chunks[0]]) == ChunkReceipt(stored: 9, duplicates: 1))
@@ -354,7 +379,8 @@ let buildID = "aba11aeff7e7e9e2e1bc84464f53a7e183a8930a"
             (1, UInt64(1 << 30), DifAssembleResult.State.assembling),  // one at a time: ask again
             (2, UInt64(a.utf8.count + b.utf8.count - 1), .error),  // two fit the count, not the quota together
         ] {
-            let f = try Fixture(limits: ChunkUploadLimits(chunkSize: 8, maxParallelAssembles: parallel), quotaBytes: quota)
+            let f = try Fixture(
+                limits: ChunkUploadLimits(chunkSize: 8, maxParallelAssembles: parallel), quotaBytes: quota)
             let (first, second) = (f.file(a, name: "a"), f.file(b, name: "b"))
             _ = try await f.send(first.chunks + second.chunks)
             let (gate, open) = AsyncStream<Void>.makeStream()
@@ -388,8 +414,11 @@ let buildID = "aba11aeff7e7e9e2e1bc84464f53a7e183a8930a"
         // Shorter build-ids (lld's 8-byte --build-id=fast) are zero-padded.
         #expect(DifIdentifiers.debugID(of: BuildID("0123456789abcdef")!) == "67452301-ab89-efcd-0000-000000000000")
         // The inverse gives the build-id's first 16 bytes; an age suffix and case are ignored.
-        #expect(DifIdentifiers.buildIDPrefix(ofDebugID: "EF1AA1AB-E7F7-E2E9-E1BC-84464F53A7E1-0") == String(buildID.prefix(32)))
-        #expect(DifIdentifiers.buildIDPrefix(ofDebugID: "ef1aa1abe7f7e2e9e1bc84464f53a7e1") == String(buildID.prefix(32)))
+        #expect(
+            DifIdentifiers.buildIDPrefix(ofDebugID: "EF1AA1AB-E7F7-E2E9-E1BC-84464F53A7E1-0")
+                == String(buildID.prefix(32)))
+        #expect(
+            DifIdentifiers.buildIDPrefix(ofDebugID: "ef1aa1abe7f7e2e9e1bc84464f53a7e1") == String(buildID.prefix(32)))
         #expect(DifIdentifiers.buildIDPrefix(ofDebugID: "not-a-guid") == nil)
     }
 

@@ -27,9 +27,11 @@ final class RecordingStore: IngestStore {
 
 func batch(_ n: Int) -> IngestWrite {
     let id = EventID(String(format: "%032x", n))!
-    return .reports(ReportBatch(
-        project: ProjectID(1), receivedAt: Date(), payload: StoredPayload(bytes: [], encoding: .gzip, inflatedSize: 0),
-        reports: [PreparedReport(report: Report(eventID: id, kind: .crash, timestamp: Date()), range: 0..<1)]))
+    return .reports(
+        ReportBatch(
+            project: ProjectID(1), receivedAt: Date(),
+            payload: StoredPayload(bytes: [], encoding: .gzip, inflatedSize: 0),
+            reports: [PreparedReport(report: Report(eventID: id, kind: .crash, timestamp: Date()), range: 0..<1)]))
 }
 
 let telemetry = Telemetry(factory: NOOPMetricsHandler.instance)

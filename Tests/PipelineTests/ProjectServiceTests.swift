@@ -6,11 +6,16 @@ import Testing
 
 /// An in-memory project store (pure logic tests only; Storage has the SQLite one).
 final class MemoryProjectStore: ProjectStore {
-    let state = Mutex<(projects: [Project], credentials: [SecretHash: (CredentialKind, ProjectID?)], lookups: Int)>(([], [:], 0))
-    func createProject(slug: ProjectSlug, ingestKeyHash: SecretHash, uploadTokenHash: SecretHash, createdAt: Date,
-                       rateLimitPerSecond: Double) async throws -> Project {
+    let state = Mutex<(projects: [Project], credentials: [SecretHash: (CredentialKind, ProjectID?)], lookups: Int)>(
+        ([], [:], 0))
+    func createProject(
+        slug: ProjectSlug, ingestKeyHash: SecretHash, uploadTokenHash: SecretHash, createdAt: Date,
+        rateLimitPerSecond: Double
+    ) async throws -> Project {
         state.withLock { s in
-            let p = Project(id: ProjectID(Int64(s.projects.count + 1)), slug: slug, createdAt: createdAt, rateLimitPerSecond: rateLimitPerSecond)
+            let p = Project(
+                id: ProjectID(Int64(s.projects.count + 1)), slug: slug, createdAt: createdAt,
+                rateLimitPerSecond: rateLimitPerSecond)
             s.projects.append(p)
             s.credentials[ingestKeyHash] = (.ingest, p.id)
             s.credentials[uploadTokenHash] = (.upload, p.id)
@@ -18,7 +23,9 @@ final class MemoryProjectStore: ProjectStore {
         }
     }
     func allProjects() async throws -> [Project] { state.withLock { $0.projects } }
-    func project(slug: ProjectSlug) async throws -> Project? { state.withLock { $0.projects.first { $0.slug == slug } } }
+    func project(slug: ProjectSlug) async throws -> Project? {
+        state.withLock { $0.projects.first { $0.slug == slug } }
+    }
     func project(id: ProjectID) async throws -> Project? { state.withLock { $0.projects.first { $0.id == id } } }
     func project(credential hash: SecretHash, kind: CredentialKind) async throws -> Project? {
         state.withLock { s in
@@ -33,7 +40,9 @@ final class MemoryProjectStore: ProjectStore {
             s.credentials[hash] = (.admin, nil)
         }
     }
-    func isAdminTokenHash(_ hash: SecretHash) async throws -> Bool { state.withLock { $0.credentials[hash]?.0 == .admin } }
+    func isAdminTokenHash(_ hash: SecretHash) async throws -> Bool {
+        state.withLock { $0.credentials[hash]?.0 == .admin }
+    }
     func setPrivacy(_ settings: PrivacySettings, for project: ProjectID) async throws -> Bool {
         state.withLock { s in
             guard let i = s.projects.firstIndex(where: { $0.id == project }) else { return false }
@@ -57,7 +66,9 @@ struct ReversingHasher: SecretHashing {
 final class CountingGenerator: SecretGenerating {
     let counter = Mutex(0)
     func randomHex(bytes: Int) -> String {
-        let n = counter.withLock { $0 += 1; return $0 }
+        let n = counter.withLock {
+            $0 += 1; return $0
+        }
         return String(repeating: String(n % 10), count: bytes * 2)
     }
 }
@@ -65,7 +76,8 @@ final class CountingGenerator: SecretGenerating {
 @Suite struct ProjectServiceTests {
     @Test func createsSecretsThatAuthenticateOnlyAsTheirKind() async throws {
         let store = MemoryProjectStore()
-        let service = ProjectService(store: store, hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock())
+        let service = ProjectService(
+            store: store, hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock())
         let creds = try await service.create(slug: ProjectSlug("app")!)
         #expect(creds.ingestKey.count == 32)
         #expect(creds.uploadToken.hasPrefix("flu_"))
@@ -81,7 +93,8 @@ final class CountingGenerator: SecretGenerating {
     @Test func successfulLookupsAreCachedForAMinute() async throws {
         let store = MemoryProjectStore()
         let clock = ManualClock()
-        let service = ProjectService(store: store, hasher: ReversingHasher(), generator: CountingGenerator(), clock: clock)
+        let service = ProjectService(
+            store: store, hasher: ReversingHasher(), generator: CountingGenerator(), clock: clock)
         let creds = try await service.create(slug: ProjectSlug("app")!)
         for _ in 0..<5 { _ = try await service.authenticate(creds.ingestKey, as: .ingest) }
         #expect(store.state.withLock { $0.lookups } == 1)
@@ -93,8 +106,10 @@ final class CountingGenerator: SecretGenerating {
     @Test func theAdminTokenIsNeverCachedSoAnotherProcessCanReplaceIt() async throws {
         // Two services over one store: the server and a CLI run of `faultline admin-token`.
         let store = MemoryProjectStore()
-        let server = ProjectService(store: store, hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock())
-        let cli = ProjectService(store: store, hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock())
+        let server = ProjectService(
+            store: store, hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock())
+        let cli = ProjectService(
+            store: store, hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock())
         let first = try await cli.rotateAdminToken()
         #expect(try await server.isAdmin(first))
         _ = try await cli.rotateAdminToken()
@@ -102,7 +117,9 @@ final class CountingGenerator: SecretGenerating {
     }
 
     @Test func rotatingTheAdminTokenRevokesTheOldOne() async throws {
-        let service = ProjectService(store: MemoryProjectStore(), hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock())
+        let service = ProjectService(
+            store: MemoryProjectStore(), hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock()
+        )
         let first = try await service.rotateAdminToken()
         #expect(try await service.isAdmin(first))
         let second = try await service.rotateAdminToken()

@@ -100,7 +100,8 @@ import Testing
         let guardian = DiskGuard(floorBytes: 8 << 20, marginBytes: 4 << 20, clock: clock) { free.withLock { $0 } }
         let store = CountingStore()
         // An hour between passes: only the entries can explain more than the pass at start.
-        var service = RetentionService(store: store, clock: clock, logger: Logger(label: "test"), interval: .seconds(3600))
+        var service = RetentionService(
+            store: store, clock: clock, logger: Logger(label: "test"), interval: .seconds(3600))
         service.storage = guardian
         service.pressurePoll = .milliseconds(10)
         let task = Task { try await service.run() }
@@ -134,7 +135,9 @@ import Testing
         #expect(guardian.backgroundPaused)
         let ended = CountingStore()  // only its counter
         let group = ServiceGroup(
-            configuration: .init(services: [.init(service: PausedWriter(guardian: guardian, ended: ended))], logger: Logger(label: "test")))
+            configuration: .init(
+                services: [.init(service: PausedWriter(guardian: guardian, ended: ended))],
+                logger: Logger(label: "test")))
         let running = Task { try await group.run() }
         try await Task.sleep(for: .milliseconds(50))
         #expect(ended.calls.withLock { $0 } == 0)  // still paused: the disk is full
@@ -148,7 +151,8 @@ import Testing
         let guardian = DiskGuard(floorBytes: 0, clock: clock, isDiskFull: { $0 is DiskFull }) { 0 }
         let store = CountingStore()
         store.failWithDiskFull.withLock { $0 = true }
-        var service = RetentionService(store: store, clock: clock, logger: Logger(label: "test"), interval: .milliseconds(10))
+        var service = RetentionService(
+            store: store, clock: clock, logger: Logger(label: "test"), interval: .milliseconds(10))
         service.storage = guardian
         let task = Task { try await service.run() }
         defer { task.cancel() }
@@ -163,7 +167,9 @@ import Testing
     @Test func eachEntryAndLeaveIsKeptOnceForTheAlertWriterAndBackgroundWritersKeepHalfTheFloor() {
         let clock = ManualClock()
         let free = Mutex<UInt64>(100 << 20)
-        let guardian = DiskGuard(floorBytes: 8 << 20, marginBytes: 4 << 20, clock: clock, isDiskFull: { $0 is DiskFull }) {
+        let guardian = DiskGuard(
+            floorBytes: 8 << 20, marginBytes: 4 << 20, clock: clock, isDiskFull: { $0 is DiskFull }
+        ) {
             free.withLock { $0 }
         }
         #expect(!guardian.isFull)

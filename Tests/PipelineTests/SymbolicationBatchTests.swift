@@ -58,10 +58,13 @@ import Testing
         }
     }
 
-    func worker(_ store: FakeSymbolicationStore, _ symbolicator: some AddressSymbolicating, reads: Reads, batchSize: Int = 64,
-                backlogBatchSize: Int = 64, concurrency: Int = 2) -> SymbolicationWorker {
+    func worker(
+        _ store: FakeSymbolicationStore, _ symbolicator: some AddressSymbolicating, reads: Reads, batchSize: Int = 64,
+        backlogBatchSize: Int = 64, concurrency: Int = 2
+    ) -> SymbolicationWorker {
         SymbolicationWorker(
-            store: store, symbolicator: symbolicator, reading: reads.reading, clock: FixedClock(), logger: Logger(label: "test"),
+            store: store, symbolicator: symbolicator, reading: reads.reading, clock: FixedClock(),
+            logger: Logger(label: "test"),
             batchSize: batchSize, backlogBatchSize: backlogBatchSize, concurrency: concurrency)
     }
 
@@ -135,7 +138,10 @@ import Testing
         for id: Int64 in 1...12 {
             let result = try #require(store.row(id)?.result)
             #expect(result.missing.map(\.buildID) == [Self.missing.rawValue])
-            #expect(result.threads[0].map(\.status) == ["dwarf", "missing_debug_file", "dwarf", "missing_debug_file", "dwarf"])
+            #expect(
+                result.threads[0].map(\.status) == [
+                    "dwarf", "missing_debug_file", "dwarf", "missing_debug_file", "dwarf",
+                ])
         }
 
         // And the next batch asks again (a file may have been stored since).
@@ -214,7 +220,8 @@ import Testing
             })
         func newWorker() -> SymbolicationWorker {
             SymbolicationWorker(
-                store: store, symbolicator: symbolicator, reading: reading, clock: FixedClock(), logger: Logger(label: "test"))
+                store: store, symbolicator: symbolicator, reading: reading, clock: FixedClock(),
+                logger: Logger(label: "test"))
         }
         var current = newWorker()
         var crashes = 0

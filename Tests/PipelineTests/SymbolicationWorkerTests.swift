@@ -46,11 +46,13 @@ final class FakeSymbolicationStore: SymbolicationStore {
 
     func pending(limit: Int, excluding: Set<Int64>) async throws -> [PendingSymbolication] {
         state.withLock { s in
-            s.rows.filter { $0.value.state == .pending && !excluding.contains($0.key) }.sorted { $0.key < $1.key }.prefix(limit).map { id, row in
-                PendingSymbolication(
-                    reportID: id, project: row.project, raw: Self.raw(id, payload: row.payload), attempts: row.attempts,
-                    payload: row.payload)
-            }
+            s.rows.filter { $0.value.state == .pending && !excluding.contains($0.key) }.sorted { $0.key < $1.key }
+                .prefix(limit).map { id, row in
+                    PendingSymbolication(
+                        reportID: id, project: row.project, raw: Self.raw(id, payload: row.payload),
+                        attempts: row.attempts,
+                        payload: row.payload)
+                }
         }
     }
 
@@ -62,7 +64,9 @@ final class FakeSymbolicationStore: SymbolicationStore {
         }
     }
 
-    func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws -> IssueID? {
+    func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws
+        -> IssueID?
+    {
         try await saveAll([SymbolicationOutcome(reportID: reportID, result: result, grouping: grouping)], at: date)
         return nil
     }
@@ -78,7 +82,9 @@ final class FakeSymbolicationStore: SymbolicationStore {
                 s.failingSaves -= 1
                 throw Busy()
             }
-            if results.contains(where: { s.refusedEntries.contains($0.reportID) && $0.search != nil }) { throw Refused() }
+            if results.contains(where: { s.refusedEntries.contains($0.reportID) && $0.search != nil }) {
+                throw Refused()
+            }
             for outcome in results {
                 s.rows[outcome.reportID]?.state = outcome.result.state
                 s.rows[outcome.reportID]?.failure = outcome.result.failure
@@ -106,7 +112,8 @@ final class FakeSymbolicationStore: SymbolicationStore {
             timestamp: Date(timeIntervalSince1970: 0), receivedAt: Date(timeIntervalSince1970: 0), release: "1.0",
             environment: nil, userKey: nil, errorType: nil, errorMessage: nil, trimmed: TrimCounts())
         let bytes = payload.map { p in (0..<8).map { UInt8(truncatingIfNeeded: p >> (56 - 8 * $0)) } } ?? []
-        return RawReport(summary: summary, payload: StoredPayload(bytes: bytes, encoding: .gzip, inflatedSize: 0), range: 0..<0)
+        return RawReport(
+            summary: summary, payload: StoredPayload(bytes: bytes, encoding: .gzip, inflatedSize: 0), range: 0..<0)
     }
 }
 
@@ -146,14 +153,18 @@ struct FixedClock: WallClock {
     /// Report `id` has one frame in `libgood.so`, or in `libpoison.so` when `poisoned`.
     static func report(_ id: Int64, poisoned: Bool) -> Report {
         let module = LoadedModule(
-            name: poisoned ? "libpoison.so" : "libgood.so", buildID: poisoned ? poison : good, baseAddress: 0x1000, size: 0x1000)
+            name: poisoned ? "libpoison.so" : "libgood.so", buildID: poisoned ? poison : good, baseAddress: 0x1000,
+            size: 0x1000)
         return Report(
             eventID: EventID(String(format: "%032x", id))!, kind: .crash, timestamp: Date(timeIntervalSince1970: 0),
-            threads: [ThreadInfo(crashed: true, frames: [Frame(address: 0x1000 + 0x10 * UInt64(id))])], modules: [module])
+            threads: [ThreadInfo(crashed: true, frames: [Frame(address: 0x1000 + 0x10 * UInt64(id))])],
+            modules: [module])
     }
 
-    func worker(_ store: FakeSymbolicationStore, _ symbolicator: some AddressSymbolicating, poisoned: Set<Int64>,
-                rereads: Rereads? = nil, batchSize: Int = 64) -> SymbolicationWorker {
+    func worker(
+        _ store: FakeSymbolicationStore, _ symbolicator: some AddressSymbolicating, poisoned: Set<Int64>,
+        rereads: Rereads? = nil, batchSize: Int = 64
+    ) -> SymbolicationWorker {
         SymbolicationWorker(
             store: store, symbolicator: symbolicator,
             reread: { raw in
@@ -229,14 +240,15 @@ struct FixedClock: WallClock {
         #expect(poisoned.failure?.contains("3 times") == true)
         #expect(poisoned.grouping?.grouping.components == ["libpoison.so+0x20"])
         // After the batch crash, suspects were each tried alone; the poison one failed with the next suspect.
-        #expect(store.events == [
-            "attempt 1,2,3,4",  // crash 1
-            "attempt 1", "save 1",
-            "attempt 2",  // crash 2
-            "attempt 2",  // crash 3
-            "attempt 2,3", "save 2,3",  // 2 failed and grouped without symbols, 3 symbolicated alone
-            "attempt 4", "save 4",
-        ])
+        #expect(
+            store.events == [
+                "attempt 1,2,3,4",  // crash 1
+                "attempt 1", "save 1",
+                "attempt 2",  // crash 2
+                "attempt 2",  // crash 3
+                "attempt 2,3", "save 2,3",  // 2 failed and grouped without symbols, 3 symbolicated alone
+                "attempt 4", "save 4",
+            ])
     }
 
     @Test func databaseErrorsThatDoNotStopTheProcessDoNotCountAsPoison() async throws {
@@ -293,12 +305,13 @@ struct FixedClock: WallClock {
         #expect(refused.grouping == nil)
         #expect(store.row(2)?.saved == 1)
         // (The last step claims nothing to symbolicate: its empty attempt is left out.)
-        #expect(store.events.filter { $0 != "attempt " } == [
-            "attempt 1,2", "save 2", "attempt 1",  // the batch, then each alone: 1 refused, and its attempt counted
-            "attempt 1", "attempt 1", "attempt 1", "attempt 1",  // a suspect, alone, twice
-            "attempt 1", "attempt 1",  // at the limit: grouped without symbols, refused
-            "save 1",  // failed without reading it again
-        ])
+        #expect(
+            store.events.filter { $0 != "attempt " } == [
+                "attempt 1,2", "save 2", "attempt 1",  // the batch, then each alone: 1 refused, and its attempt counted
+                "attempt 1", "attempt 1", "attempt 1", "attempt 1",  // a suspect, alone, twice
+                "attempt 1", "attempt 1",  // at the limit: grouped without symbols, refused
+                "save 1",  // failed without reading it again
+            ])
     }
 
     @Test func aReportWhoseFallbackGroupingStoppedTheProcessIsFailedWithoutReadingIt() async throws {
@@ -322,7 +335,8 @@ struct FixedClock: WallClock {
         store.add(5)
         struct Unreadable: Error, CustomStringConvertible { var description: String { "payload damaged" } }
         let worker = SymbolicationWorker(
-            store: store, symbolicator: PoisonSymbolicator(store: store, poison: Self.poison), reread: { _ in throw Unreadable() },
+            store: store, symbolicator: PoisonSymbolicator(store: store, poison: Self.poison),
+            reread: { _ in throw Unreadable() },
             clock: FixedClock(), logger: Logger(label: "test"))
         #expect(try await worker.step() == 1)
         #expect(store.row(5)?.state == .missing)
@@ -355,9 +369,10 @@ struct FixedClock: WallClock {
         }
         // The next batch's attempts are committed before the save of the one before starts, and a batch being
         // saved is not read again.
-        #expect(store.events == [
-            "attempt 1,2,3,4", "attempt 5,6,7,8", "save 1,2,3,4", "attempt 9,10", "save 5,6,7,8", "save 9,10",
-        ])
+        #expect(
+            store.events == [
+                "attempt 1,2,3,4", "attempt 5,6,7,8", "save 1,2,3,4", "attempt 9,10", "save 5,6,7,8", "save 9,10",
+            ])
         #expect(overlapped.withLock { $0 } == [true, true])
         #expect(rereads.ids.withLock { $0 }.sorted() == Array(1...10))
         for id: Int64 in 1...10 {

@@ -15,7 +15,9 @@ struct FixedResolver: HostResolving {
 
 @Suite struct WebhookTargetPolicyTests {
     static let resolver = FixedResolver(answers: [
-        "hooks.example.com": [[93, 184, 216, 34], [0x26, 0x06, 0x28, 0, 0x02, 0x20, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x01]],
+        "hooks.example.com": [
+            [93, 184, 216, 34], [0x26, 0x06, 0x28, 0, 0x02, 0x20, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x01],
+        ],
         // One public and one internal address: refused (the client may connect to either).
         "rebind.example.com": [[93, 184, 216, 34], [127, 0, 0, 1]],
         "metadata.example.com": [[169, 254, 169, 254]],
@@ -34,7 +36,9 @@ struct FixedResolver: HostResolving {
             ("gopher://hooks.example.com/", .invalidURL),
         ] {
             await #expect(throws: WebhookTargetProblem.self, "\(url)") { try await policy.check(url) }
-            do throws(WebhookTargetProblem) { try await policy.check(url) } catch { #expect(error.code == code, "\(url): \(error)") }
+            do throws(WebhookTargetProblem) { try await policy.check(url) } catch {
+                #expect(error.code == code, "\(url): \(error)")
+            }
         }
     }
 
@@ -46,7 +50,9 @@ struct FixedResolver: HostResolving {
     }
 
     @Test func reservedSlugsCannotNameANewProject() async throws {
-        let service = ProjectService(store: MemoryProjectStore(), hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock())
+        let service = ProjectService(
+            store: MemoryProjectStore(), hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock()
+        )
         for name in ["api", "metrics", "login", "buildid"] {
             await #expect(throws: ProjectError.self, "\(name)") { try await service.create(slug: ProjectSlug(name)!) }
         }

@@ -1,8 +1,9 @@
 import FaultlineCore
 import Foundation
 import GRDB
-@testable import SQLiteStorage
 import Testing
+
+@testable import SQLiteStorage
 
 /// The worker's batch transaction (`saveAll`) asks some things once per batch (`BatchReads`: debug-file ranks,
 /// files stored after the batch was read, alert settings) and writes the batch's module rows at its end. It
@@ -15,7 +16,8 @@ import Testing
 
     func project(_ db: TempDatabase, _ slug: String) async throws -> Project {
         try await SQLiteProjectStore(database: db.database).createProject(
-            slug: ProjectSlug(slug)!, ingestKeyHash: SecretHash(hex: String(repeating: slug == "one" ? "a" : "c", count: 64)),
+            slug: ProjectSlug(slug)!,
+            ingestKeyHash: SecretHash(hex: String(repeating: slug == "one" ? "a" : "c", count: 64)),
             uploadTokenHash: SecretHash(hex: String(repeating: slug == "one" ? "b" : "d", count: 64)),
             createdAt: Date(timeIntervalSince1970: 1), rateLimitPerSecond: 50)
     }
@@ -32,7 +34,10 @@ import Testing
             .reports(ReportBatch(project: project.id, receivedAt: Date(), payload: payload, reports: prepared))
         ])
         return try await db.database.pool.read { db in
-            try numbers.map { try Int64.fetchOne(db, sql: "SELECT id FROM reports WHERE event_id = ?", arguments: [eventID($0).rawValue])! }
+            try numbers.map {
+                try Int64.fetchOne(
+                    db, sql: "SELECT id FROM reports WHERE event_id = ?", arguments: [eventID($0).rawValue])!
+            }
         }
     }
 
@@ -40,10 +45,14 @@ import Testing
     func outcome(_ reportID: Int64, site: String, filesSeen: Int64 = 0) -> SymbolicationOutcome {
         let result = SymbolicatedReport(
             state: .partial,
-            threads: [[
-                SymbolicatedFrameSlot(frames: [ResolvedFrame(function: site, file: "/src/a.c", line: 3)], buildID: Self.app, status: "dwarf", offset: 16),
-                SymbolicatedFrameSlot(frames: [], buildID: Self.lib, status: "missing_debug_file", offset: 32),
-            ]],
+            threads: [
+                [
+                    SymbolicatedFrameSlot(
+                        frames: [ResolvedFrame(function: site, file: "/src/a.c", line: 3)], buildID: Self.app,
+                        status: "dwarf", offset: 16),
+                    SymbolicatedFrameSlot(frames: [], buildID: Self.lib, status: "missing_debug_file", offset: 32),
+                ]
+            ],
             missing: [MissingModule(buildID: Self.lib, module: "liblib.so")])
         let grouping = GroupingInput(
             grouping: GroupingResult(
@@ -77,13 +86,16 @@ import Testing
         }
 
         // When: one batch, the projects' reports interleaved, read before the file (sequence 4).
-        let mixed = zip(idsOne, idsTwo).flatMap { [outcome($0, site: "same", filesSeen: 4), outcome($1, site: "same", filesSeen: 4)] }
+        let mixed = zip(idsOne, idsTwo).flatMap {
+            [outcome($0, site: "same", filesSeen: 4), outcome($1, site: "same", filesSeen: 4)]
+        }
         try await SQLiteSymbolicationStore(database: db.database).saveAll(mixed, at: Date())
 
         // Then: `one`'s reports stay queued (its file came after the batch) and are not grouped; `two`'s are grouped
         // under its own issue, with its own alert, and ranks of its own (none) for the module `one` has a file for.
         try await db.database.pool.read { db in
-            let states = try Row.fetchAll(db, sql: "SELECT project_id, symbolication, issue_id FROM reports ORDER BY id")
+            let states = try Row.fetchAll(
+                db, sql: "SELECT project_id, symbolication, issue_id FROM reports ORDER BY id")
             for row in states where (row["project_id"] as Int64) == one.id.rawValue {
                 #expect(row["symbolication"] as String == "pending")
                 #expect((row["issue_id"] as Int64?) == nil)
@@ -96,16 +108,22 @@ import Testing
             #expect(issues.count == 1)
             #expect(issues.first.map { $0["project_id"] as Int64 } == two.id.rawValue)
             #expect(issues.first.map { $0["events"] as Int } == 6)
-            let alerts = try Int.fetchOne(db, sql: "SELECT count(*) FROM alerts WHERE project_id = ?", arguments: [two.id.rawValue])
+            let alerts = try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM alerts WHERE project_id = ?", arguments: [two.id.rawValue])
             #expect(alerts == 1)
             let ranks = try Row.fetchAll(
-                db, sql: "SELECT m.project_id, m.build_id, m.rank FROM report_modules m JOIN reports r ON r.id = m.report_id AND r.project_id = m.project_id")
+                db,
+                sql:
+                    "SELECT m.project_id, m.build_id, m.rank FROM report_modules m JOIN reports r ON r.id = m.report_id AND r.project_id = m.project_id"
+            )
             #expect(ranks.count == 24)
             for row in ranks {
                 let project: Int64 = row["project_id"]
                 let buildID: String = row["build_id"]
                 let rank: Int = row["rank"]
-                let expected = buildID == Self.app && project == one.id.rawValue ? DebugDataRank.debuginfo.rawValue : DebugDataRank.none.rawValue
+                let expected =
+                    buildID == Self.app && project == one.id.rawValue
+                    ? DebugDataRank.debuginfo.rawValue : DebugDataRank.none.rawValue
                 #expect(rank == expected, "project \(project) build \(buildID)")
             }
         }
@@ -114,9 +132,13 @@ import Testing
         let again = idsOne.map { outcome($0, site: "same", filesSeen: 5) }
         try await SQLiteSymbolicationStore(database: db.database).saveAll(again, at: Date())
         let counts = try await db.database.pool.read { db in
-            [try Int.fetchOne(db, sql: "SELECT count(*) FROM issues WHERE project_id = ?", arguments: [one.id.rawValue]),
-             try Int.fetchOne(db, sql: "SELECT count(*) FROM alerts WHERE project_id = ?", arguments: [one.id.rawValue]),
-             try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE symbolication = 'pending'")]
+            [
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM issues WHERE project_id = ?", arguments: [one.id.rawValue]),
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM alerts WHERE project_id = ?", arguments: [one.id.rawValue]),
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE symbolication = 'pending'"),
+            ]
         }
         #expect(counts == [1, 0, 0])
     }
@@ -132,7 +154,11 @@ import Testing
         let store = SQLiteSymbolicationStore(database: db.database)
         func rows() async throws -> [String] {
             try await db.database.pool.read { db in
-                try String.fetchAll(db, sql: "SELECT report_id || ' ' || build_id || ' ' || rank FROM report_modules ORDER BY report_id, build_id")
+                try String.fetchAll(
+                    db,
+                    sql:
+                        "SELECT report_id || ' ' || build_id || ' ' || rank FROM report_modules ORDER BY report_id, build_id"
+                )
             }
         }
         // Each report touches the app (resolved) and the library (missing).
@@ -144,7 +170,13 @@ import Testing
             var second = outcome(reportID, site: "second")
             second.result = SymbolicatedReport(
                 state: .complete,
-                threads: [[SymbolicatedFrameSlot(frames: [ResolvedFrame(function: "second", file: "/src/a.c", line: 4)], buildID: Self.app, status: "dwarf", offset: 16)]],
+                threads: [
+                    [
+                        SymbolicatedFrameSlot(
+                            frames: [ResolvedFrame(function: "second", file: "/src/a.c", line: 4)], buildID: Self.app,
+                            status: "dwarf", offset: 16)
+                    ]
+                ],
                 missing: [])
             return second
         }

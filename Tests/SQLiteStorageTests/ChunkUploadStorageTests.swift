@@ -21,16 +21,23 @@ import Testing
         #expect(try store.missing([checksum(1), checksum(3), checksum(2)], project: one) == [checksum(3)])
         #expect(try store.missing([checksum(1)], project: two) == [checksum(1)])
         // Sizes and first bytes, read before a file is assembled: absent chunks are left out, or missing.
-        #expect(try store.sizes([checksum(1), checksum(3), checksum(2), checksum(1)], project: one) == [checksum(1): 3, checksum(2): 2])
+        #expect(
+            try store.sizes([checksum(1), checksum(3), checksum(2), checksum(1)], project: one) == [
+                checksum(1): 3, checksum(2): 2,
+            ])
         #expect(try store.sizes([checksum(1)], project: two).isEmpty)
         #expect(try store.head(of: checksum(1), project: one, maxBytes: 2) == [1, 2])
         #expect(try store.head(of: checksum(2), project: one, maxBytes: 64) == [4, 5])
-        #expect(throws: ChunkStoreError.missing(checksum(1))) { try store.head(of: checksum(1), project: two, maxBytes: 4) }
+        #expect(throws: ChunkStoreError.missing(checksum(1))) {
+            try store.head(of: checksum(1), project: two, maxBytes: 4)
+        }
 
         let out = db.folder + "/assembled"
         FileManager.default.createFile(atPath: out, contents: Data([9, 9, 9, 9, 9, 9, 9]))
         var seen: [[UInt8]] = []
-        let size = try await store.concatenate([checksum(2), checksum(1), checksum(2)], project: one, into: out, maxBytes: 100) { seen.append($0) }
+        let size = try await store.concatenate(
+            [checksum(2), checksum(1), checksum(2)], project: one, into: out, maxBytes: 100
+        ) { seen.append($0) }
         #expect(size == 7)
         #expect(seen == [[4, 5], [1, 2, 3], [4, 5]])
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: out))) == [4, 5, 1, 2, 3, 4, 5])  // truncated first

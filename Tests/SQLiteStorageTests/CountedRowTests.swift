@@ -1,36 +1,41 @@
 import GRDB
-@testable import SQLiteStorage
 import TestSupport
 import Testing
+
+@testable import SQLiteStorage
 
 /// `CountedRow`, the per-user rows under every "distinct users" counter: what it returns is what the counters above
 /// move by, so before and after must be the row's real values whichever statement wrote it (a new row is inserted
 /// without `RETURNING`; a row already there is read and updated).
 @Suite struct CountedRowTests {
-    static let shape = CountedRow.Shape(table: "counted", keys: ["owner", "user_key"], counters: ["sessions", "crashed"])
+    static let shape = CountedRow.Shape(
+        table: "counted", keys: ["owner", "user_key"], counters: ["sessions", "crashed"])
 
     func database() throws -> TempDatabase {
         let db = try TempDatabase()
         try db.database.pool.write { db in
-            try db.execute(sql: """
-                CREATE TABLE owners (id INTEGER PRIMARY KEY);
-                INSERT INTO owners (id) VALUES (1);
-                CREATE TABLE counted (
-                    owner INTEGER NOT NULL REFERENCES owners(id),
-                    user_key TEXT NOT NULL,
-                    sessions INTEGER NOT NULL CHECK (sessions > 0),
-                    crashed INTEGER NOT NULL CHECK (crashed >= 0),
-                    PRIMARY KEY (owner, user_key)
-                ) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE owners (id INTEGER PRIMARY KEY);
+                    INSERT INTO owners (id) VALUES (1);
+                    CREATE TABLE counted (
+                        owner INTEGER NOT NULL REFERENCES owners(id),
+                        user_key TEXT NOT NULL,
+                        sessions INTEGER NOT NULL CHECK (sessions > 0),
+                        crashed INTEGER NOT NULL CHECK (crashed >= 0),
+                        PRIMARY KEY (owner, user_key)
+                    ) WITHOUT ROWID;
+                    """)
         }
         return db
     }
 
     func row(_ db: TempDatabase, _ user: String) throws -> [Int]? {
         try db.database.pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT sessions, crashed FROM counted WHERE owner = 1 AND user_key = ?", arguments: [user])
-                .map { [$0[0], $0[1]] }
+            try Row.fetchOne(
+                db, sql: "SELECT sessions, crashed FROM counted WHERE owner = 1 AND user_key = ?", arguments: [user]
+            )
+            .map { [$0[0], $0[1]] }
         }
     }
 
@@ -59,9 +64,11 @@ import Testing
         #expect(try row(db, "u2") == [1, 1])
         // Deltas for the counters above: a user appears, repeats nothing new, then a crashed user appears.
         let deltas = try db.database.pool.write { db in
-            [try CountedRow.bump(Self.shape, values: [1, "u3"], by: [1, 0], db),
-             try CountedRow.bump(Self.shape, values: [1, "u3"], by: [1, 0], db),
-             try CountedRow.bump(Self.shape, values: [1, "u3"], by: [1, 1], db)]
+            [
+                try CountedRow.bump(Self.shape, values: [1, "u3"], by: [1, 0], db),
+                try CountedRow.bump(Self.shape, values: [1, "u3"], by: [1, 0], db),
+                try CountedRow.bump(Self.shape, values: [1, "u3"], by: [1, 1], db),
+            ]
         }
         #expect(deltas.map(\.0) == [1, 0, 0])
         #expect(deltas.map(\.1) == [0, 0, 1])
@@ -71,7 +78,9 @@ import Testing
         let db = try database()
         // `OR IGNORE` must not swallow what is not the key's conflict: a missing parent, a NULL key.
         #expect(throws: DatabaseError.self) {
-            try db.database.pool.write { db in _ = try CountedRow.bumpValues(Self.shape, values: [2, "u1"], by: [1, 0], db) }
+            try db.database.pool.write { db in
+                _ = try CountedRow.bumpValues(Self.shape, values: [2, "u1"], by: [1, 0], db)
+            }
         }
         #expect(throws: DatabaseError.self) {
             try db.database.pool.write { db in

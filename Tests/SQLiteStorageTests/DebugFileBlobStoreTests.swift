@@ -1,16 +1,20 @@
 import FaultlineCore
 import Foundation
 import GRDB
-@testable import SQLiteStorage
 import TestSupport
 import Testing
+
+@testable import SQLiteStorage
 
 /// The upgrade of an install from before the per-project blob store (SQLite only: PostgreSQL never had the shared
 /// files). What both engines' debug-file stores do is in StoreConformanceTests.
 @Suite struct DebugFileBlobStoreTests {
     @Test func anOlderInstallsSharedFilesAreAdoptedIntoBlobs() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-legacy-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder + "/debug-files/aa/bbccdd", withIntermediateDirectories: true)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "faultline-legacy-\(UUID().uuidString)"
+        ).path
+        try FileManager.default.createDirectory(
+            atPath: folder + "/debug-files/aa/bbccdd", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         // Given a database as v6 left it: two projects with rows for one build-id, one shared legacy file, and a
         // row whose file is gone.
@@ -19,7 +23,9 @@ import Testing
             try SQLiteMigrations.migrator.migrate(pool, upTo: "v6-sentry")
             try await pool.write { db in
                 for id in [1, 2] {
-                    try db.execute(sql: "INSERT INTO projects (id, slug, created_at, rate_limit_per_second) VALUES (?, ?, 0, 1)", arguments: [id, "p\(id)"])
+                    try db.execute(
+                        sql: "INSERT INTO projects (id, slug, created_at, rate_limit_per_second) VALUES (?, ?, 0, 1)",
+                        arguments: [id, "p\(id)"])
                     try db.execute(
                         sql: """
                             INSERT INTO debug_files (project_id, build_id, kind, size, architecture, file_type, features, uploaded_at)
@@ -44,7 +50,9 @@ import Testing
         #expect(try store.adoptLegacyFiles(hasher: CoreutilsSHA256()) == 0)  // once
 
         // Then both projects keep the (unattributable) file as a blob, the dead row is gone, the legacy tree too.
-        let hash = try CoreutilsSHA256().sha256(ofFileAt: try #require(try await store.path(of: BuildID("aabbccdd")!, kind: .debuginfo, project: ProjectID(1))))
+        let hash = try CoreutilsSHA256().sha256(
+            ofFileAt: try #require(
+                try await store.path(of: BuildID("aabbccdd")!, kind: .debuginfo, project: ProjectID(1))))
         for project in [ProjectID(1), ProjectID(2)] {
             let path = try #require(try await store.path(of: BuildID("aabbccdd")!, kind: .debuginfo, project: project))
             #expect(path.hasSuffix("/blobs/\(hash.rawValue.prefix(2))/\(hash.rawValue)"))

@@ -1,8 +1,9 @@
 import FaultlineCore
 import Foundation
 import GRDB
-@testable import SQLiteStorage
 import Testing
+
+@testable import SQLiteStorage
 
 /// SQLite's plans for the issue listing and the top issues: a list page is read in index order (no sort of the
 /// project's issues), the recent windows from a covering index. (What the listings hold is checked on both engines:
@@ -12,7 +13,8 @@ import Testing
         let db = try TempDatabase()
         let project = try await SQLiteProjectStore(database: db.database).createProject(
             slug: ProjectSlug("app")!, ingestKeyHash: SecretHash(hex: String(repeating: "a", count: 64)),
-            uploadTokenHash: SecretHash(hex: String(repeating: "b", count: 64)), createdAt: Date(timeIntervalSince1970: 1),
+            uploadTokenHash: SecretHash(hex: String(repeating: "b", count: 64)),
+            createdAt: Date(timeIntervalSince1970: 1),
             rateLimitPerSecond: 50)
         return (db, project.id)
     }
@@ -43,7 +45,9 @@ import Testing
         let window = try await plan(db, IssueSQL.top(project: app, window: .last7Days, now: now, limit: 10, .sqlite))
         #expect(window.contains(covered), "\(window)")
         let before = try await plan(
-            db, IssueSQL.windowBefore(project: app, issues: [IssueID(1), IssueID(2), IssueID(3)], seconds: 86_400, now: now, .sqlite))
+            db,
+            IssueSQL.windowBefore(
+                project: app, issues: [IssueID(1), IssueID(2), IssueID(3)], seconds: 86_400, now: now, .sqlite))
         #expect(before.contains(covered), "\(before)")
     }
 
@@ -51,7 +55,8 @@ import Testing
         let (db, app) = try await setUp()
         for status in [nil, IssueStatus.muted] {
             for order in IssueOrder.allCases {
-                let query = IssueQuery(project: app, status: status, kind: .crash, regressed: true, order: order, offset: 3, limit: 5)
+                let query = IssueQuery(
+                    project: app, status: status, kind: .crash, regressed: true, order: order, offset: 3, limit: 5)
                 let page = try await plan(db, IssueSQL.page(query, .sqlite))
                 #expect(page.contains("issues_list_by_"), "\(order): \(page)")
                 #expect(!page.contains("TEMP B-TREE"), "\(order): \(page)")

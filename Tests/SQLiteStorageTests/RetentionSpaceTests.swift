@@ -1,8 +1,9 @@
 import FaultlineCore
 import Foundation
 import GRDB
-@testable import SQLiteStorage
 import Testing
+
+@testable import SQLiteStorage
 
 /// Retention gives space back to the file system (issue #15's relief valve): new databases are in incremental
 /// auto-vacuum mode, a prune followed by `releaseFreeSpace` shrinks the file, and `compact` converts an old one.
@@ -12,13 +13,22 @@ import Testing
     }
 
     /// `count` payloads of one report each with `bytes` of payload, received at `receivedAt`.
-    func fill(_ db: SQLiteEngine, project: ProjectID, from first: Int, count: Int, bytes: Int, receivedAt: Date) async throws {
+    func fill(_ db: SQLiteEngine, project: ProjectID, from first: Int, count: Int, bytes: Int, receivedAt: Date)
+        async throws
+    {
         let store = SQLiteIngestStore(database: db)
         for n in first..<(first + count) {
-            let body = StoredPayload(bytes: (0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ n) }, encoding: .deflate, inflatedSize: bytes)
+            let body = StoredPayload(
+                bytes: (0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ n) }, encoding: .deflate,
+                inflatedSize: bytes)
             var r = Report(eventID: eventID(n), kind: .crash, timestamp: receivedAt)
             r.app = AppInfo(version: "1.0")
-            _ = try await store.commit([.reports(ReportBatch(project: project, receivedAt: receivedAt, payload: body, reports: [PreparedReport(report: r, range: 0..<bytes)]))])
+            _ = try await store.commit([
+                .reports(
+                    ReportBatch(
+                        project: project, receivedAt: receivedAt, payload: body,
+                        reports: [PreparedReport(report: r, range: 0..<bytes)]))
+            ])
         }
     }
 
@@ -27,7 +37,8 @@ import Testing
         #expect(try await db.database.autoVacuum() == "incremental")
         let project = try await SQLiteProjectStore(database: db.database).createProject(
             slug: ProjectSlug("app")!, ingestKeyHash: SecretHash(hex: String(repeating: "a", count: 64)),
-            uploadTokenHash: SecretHash(hex: String(repeating: "b", count: 64)), createdAt: Date(timeIntervalSince1970: 1),
+            uploadTokenHash: SecretHash(hex: String(repeating: "b", count: 64)),
+            createdAt: Date(timeIntervalSince1970: 1),
             rateLimitPerSecond: 50)
         let old = Date(timeIntervalSince1970: 1_700_000_000)
         let recent = old.addingTimeInterval(100 * 86_400)
@@ -41,7 +52,8 @@ import Testing
         let store = SQLiteRetentionStore(database: db.database)
         var pruned = 0
         while true {
-            let result = try await store.prune(before: old.addingTimeInterval(86_400), limit: 50, now: Date(timeIntervalSince1970: 1_800_000_000))
+            let result = try await store.prune(
+                before: old.addingTimeInterval(86_400), limit: 50, now: Date(timeIntervalSince1970: 1_800_000_000))
             if result.reports == 0 { break }
             pruned += result.reports
         }
@@ -59,14 +71,17 @@ import Testing
     }
 
     @Test func compactConvertsADatabaseMadeBeforeAutoVacuum() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-compact-\(UUID().uuidString)").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "faultline-compact-\(UUID().uuidString)"
+        ).path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/faultline.sqlite"
         // A database as older versions made them: a table created before any auto-vacuum setting.
         do {
             let queue = try DatabaseQueue(path: path)
-            try await queue.write { db in try db.execute(sql: "CREATE TABLE legacy (id INTEGER PRIMARY KEY, body BLOB)") }
+            try await queue.write { db in try db.execute(sql: "CREATE TABLE legacy (id INTEGER PRIMARY KEY, body BLOB)")
+            }
         }
         let database = try SQLiteEngine(path: path)
         #expect(try await database.autoVacuum() == "none")

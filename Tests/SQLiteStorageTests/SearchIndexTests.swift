@@ -1,8 +1,9 @@
 import FaultlineCore
 import Foundation
 import GRDB
-@testable import SQLiteStorage
 import Testing
+
+@testable import SQLiteStorage
 
 /// What only SQLite's search index (FTS5, migration v15-search-index) has: its query plans and its migration.
 /// (What search finds is checked on both engines: `SearchConformanceTests`.)
@@ -19,11 +20,19 @@ import Testing
         let match = try #require(SQLiteSearchStore.matchExpression(try SearchText.parse("nothing"), project: a.id))
         let plans = try await db.database.pool.read { db in
             try [
-                (SQLiteSearchStore.pageSQL, StatementArguments([match, 25, 0, a.id.rawValue] as [any DatabaseValueConvertible])),
-                (SQLiteSearchStore.issuesSQL, StatementArguments([a.id.rawValue, match, 1000] as [any DatabaseValueConvertible])),
+                (
+                    SQLiteSearchStore.pageSQL,
+                    StatementArguments([match, 25, 0, a.id.rawValue] as [any DatabaseValueConvertible])
+                ),
+                (
+                    SQLiteSearchStore.issuesSQL,
+                    StatementArguments([a.id.rawValue, match, 1000] as [any DatabaseValueConvertible])
+                ),
             ].map { sql, arguments in
-                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
-                    .joined(separator: "\n")
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map {
+                    $0["detail"] as String
+                }
+                .joined(separator: "\n")
             }
         }
         for plan in plans {
@@ -41,17 +50,23 @@ import Testing
         try SQLiteMigrations.migrator.migrate(queue, upTo: "v14-issue-status-history")
         try queue.write { db in
             for project in [1, 2] {
-                try db.execute(sql: "INSERT INTO projects (id, slug, created_at, rate_limit_per_second) VALUES (?, ?, 0, 1)",
-                               arguments: [project, "p\(project)"])
-                try db.execute(sql: "INSERT INTO payloads (id, project_id, received_at, encoding, inflated_size, bytes) VALUES (?, ?, 0, 'gzip', 1, x'00')",
-                               arguments: [project, project])
+                try db.execute(
+                    sql: "INSERT INTO projects (id, slug, created_at, rate_limit_per_second) VALUES (?, ?, 0, 1)",
+                    arguments: [project, "p\(project)"])
+                try db.execute(
+                    sql:
+                        "INSERT INTO payloads (id, project_id, received_at, encoding, inflated_size, bytes) VALUES (?, ?, 0, 'gzip', 1, x'00')",
+                    arguments: [project, project])
             }
-            try db.execute(sql: """
-                INSERT INTO issues (id, project_id, fingerprint, kind, grouping, title, first_seen, last_seen, updated_at)
-                VALUES (1, 1, 'v2:aaaa', 'crash', '{}', 'Fatal error: Index out of range', 0, 0, 0)
-                """)
-            for (id, project, user, state, issue) in [(1, 1, "legacy-user", "complete", 1 as Int?), (2, 1, "queued-user", "pending", nil),
-                                                       (3, 2, "legacy-user", "complete", nil)] {
+            try db.execute(
+                sql: """
+                    INSERT INTO issues (id, project_id, fingerprint, kind, grouping, title, first_seen, last_seen, updated_at)
+                    VALUES (1, 1, 'v2:aaaa', 'crash', '{}', 'Fatal error: Index out of range', 0, 0, 0)
+                    """)
+            for (id, project, user, state, issue) in [
+                (1, 1, "legacy-user", "complete", 1 as Int?), (2, 1, "queued-user", "pending", nil),
+                (3, 2, "legacy-user", "complete", nil),
+            ] {
                 try db.execute(
                     sql: """
                         INSERT INTO reports (id, project_id, event_id, kind, occurred_at, received_at, release, user_key, error_type,
@@ -66,11 +81,16 @@ import Testing
         // …then the processed reports are found by what their rows say, each in its own project; the queued one gets
         // its entry when it is processed.
         func found(_ text: String, _ project: Int) throws -> [Int64] {
-            guard let match = SQLiteSearchStore.matchExpression(try SearchText.parse(text), project: ProjectID(Int64(project))) else {
+            guard
+                let match = SQLiteSearchStore.matchExpression(
+                    try SearchText.parse(text), project: ProjectID(Int64(project)))
+            else {
                 return []
             }
             return try queue.read { db in
-                try Int64.fetchAll(db, sql: "SELECT rowid FROM search_index WHERE search_index MATCH ? ORDER BY rowid", arguments: [match])
+                try Int64.fetchAll(
+                    db, sql: "SELECT rowid FROM search_index WHERE search_index MATCH ? ORDER BY rowid",
+                    arguments: [match])
             }
         }
         #expect(try found("legacy-user", 1) == [1])

@@ -1,16 +1,18 @@
 import FaultlineCore
 import FaultlineHTTP
 import Foundation
-@testable import SQLiteStorage
 import TestSupport
 import Testing
+
+@testable import SQLiteStorage
 
 /// A fresh data folder with a migrated database, removed at the end.
 final class TempDatabase {
     let folder: String
     let database: SQLiteEngine
     init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-storage-\(UUID().uuidString)").path
+        folder =
+            FileManager.default.temporaryDirectory.appendingPathComponent("faultline-storage-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         database = try SQLiteEngine(path: folder + "/faultline.sqlite", identities: .hmacSHA256)
     }
@@ -19,7 +21,9 @@ final class TempDatabase {
 
 func eventID(_ n: Int) -> EventID { StoreRows.eventID(n) }
 
-func report(_ n: Int, kind: ReportKind = .crash, version: String = "1.0", at seconds: Double = 1_795_000_000) -> PreparedReport {
+func report(_ n: Int, kind: ReportKind = .crash, version: String = "1.0", at seconds: Double = 1_795_000_000)
+    -> PreparedReport
+{
     var r = Report(eventID: eventID(n), kind: kind, timestamp: Date(timeIntervalSince1970: seconds))
     r.app = AppInfo(version: version)
     r.userID = "user-\(n % 3)"
@@ -35,7 +39,8 @@ let payload = StoreRows.payload
 @Suite struct StorageTests {
     func project(_ db: TempDatabase, _ slug: String = "app") async throws -> Project {
         try await SQLiteProjectStore(database: db.database).createProject(
-            slug: ProjectSlug(slug)!, ingestKeyHash: SecretHash(hex: String(repeating: slug == "app" ? "a" : "c", count: 64)),
+            slug: ProjectSlug(slug)!,
+            ingestKeyHash: SecretHash(hex: String(repeating: slug == "app" ? "a" : "c", count: 64)),
             uploadTokenHash: SecretHash(hex: String(repeating: slug == "app" ? "b" : "d", count: 64)),
             createdAt: Date(timeIntervalSince1970: 1), rateLimitPerSecond: 50)
     }
@@ -45,8 +50,18 @@ let payload = StoreRows.payload
         #expect(try db.database.journalMode() == "wal")
         // The first twenty as they shipped, then the later ones in their order.
         let applied = try db.database.appliedMigrations()
-        #expect(Array(applied.prefix(20)) == ["v1-projects-reports-sessions", "v2-debug-files", "v3-payload-format", "v4-symbolication", "v5-issues-health-alerts", "v6-sentry", "v7-debug-file-blobs", "v8-symbolication-attempts", "v9-admin-sessions", "v10-privacy-settings", "v11-report-modules", "v12-report-issue-index", "v13-grouping-v2", "v14-issue-status-history", "v15-search-index", "v16-source-bundles", "v17-issue-list-order", "v18-storage-alerts", "v19-webhook-priority", "v20-top-issues-covering-index"])
-        #expect(Array(applied.dropFirst(20)) == ["v21-counted-sessions", "v22-issue-created-at", "v23-mask-emails-and-phones", "v24-hashed-rollup-users"])
+        #expect(
+            Array(applied.prefix(20)) == [
+                "v1-projects-reports-sessions", "v2-debug-files", "v3-payload-format", "v4-symbolication",
+                "v5-issues-health-alerts", "v6-sentry", "v7-debug-file-blobs", "v8-symbolication-attempts",
+                "v9-admin-sessions", "v10-privacy-settings", "v11-report-modules", "v12-report-issue-index",
+                "v13-grouping-v2", "v14-issue-status-history", "v15-search-index", "v16-source-bundles",
+                "v17-issue-list-order", "v18-storage-alerts", "v19-webhook-priority", "v20-top-issues-covering-index",
+            ])
+        #expect(
+            Array(applied.dropFirst(20)) == [
+                "v21-counted-sessions", "v22-issue-created-at", "v23-mask-emails-and-phones", "v24-hashed-rollup-users",
+            ])
     }
 
     /// The writer's statement journal is in memory (see `SQLiteEngine.init`); readers and `compact` keep

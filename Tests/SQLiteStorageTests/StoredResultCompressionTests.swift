@@ -2,8 +2,9 @@ import FaultlineCore
 import FaultlineHTTP
 import Foundation
 import GRDB
-@testable import SQLiteStorage
 import Testing
+
+@testable import SQLiteStorage
 
 /// Symbolication results are stored through the database's `StoredBlobCodec`: compressed when a codec is given,
 /// read back whichever form a row has, and a clear error (not a crash, not garbage) when a compressed row meets a
@@ -19,20 +20,24 @@ import Testing
 
     static let result = SymbolicatedReport(
         state: .complete,
-        threads: [[
-            SymbolicatedFrameSlot(
-                frames: [
-                    ResolvedFrame(function: "inner()", file: "Sources/App/Inner.swift", line: 7, inlined: true),
-                    ResolvedFrame(function: "Cart.parse(_:)", file: "Sources/App/Cart.swift", line: 42, column: 9),
-                ],
-                buildID: String(repeating: "ab", count: 20), status: "symbolicated", offset: 0x1234),
-            SymbolicatedFrameSlot(frames: [], buildID: String(repeating: "cd", count: 20), status: "missing_debug_file", offset: 0x99),
-        ]],
+        threads: [
+            [
+                SymbolicatedFrameSlot(
+                    frames: [
+                        ResolvedFrame(function: "inner()", file: "Sources/App/Inner.swift", line: 7, inlined: true),
+                        ResolvedFrame(function: "Cart.parse(_:)", file: "Sources/App/Cart.swift", line: 42, column: 9),
+                    ],
+                    buildID: String(repeating: "ab", count: 20), status: "symbolicated", offset: 0x1234),
+                SymbolicatedFrameSlot(
+                    frames: [], buildID: String(repeating: "cd", count: 20), status: "missing_debug_file", offset: 0x99),
+            ]
+        ],
         missing: [MissingModule(buildID: String(repeating: "cd", count: 20), module: "libc.so.6")])
 
     func storedBlob(_ db: TempDatabase, _ reportID: Int64) async throws -> [UInt8] {
         try await db.database.pool.read { db in
-            try [UInt8](Data.fetchOne(db, sql: "SELECT result FROM report_symbols WHERE report_id = ?", arguments: [reportID])!)
+            try [UInt8](
+                Data.fetchOne(db, sql: "SELECT result FROM report_symbols WHERE report_id = ?", arguments: [reportID])!)
         }
     }
 
@@ -42,8 +47,9 @@ import Testing
     func twoReports() async throws -> (TempDatabase, Int64, Int64, SQLiteSymbolicationStore) {
         let (db, p) = try await rollups.setUp()
         try await rollups.store(db, p, [(1, "1.0", "u1", 10, nil), (2, "1.0", "u2", 20, nil)])
-        let compressing = SQLiteSymbolicationStore(database: try SQLiteEngine(
-            path: db.folder + "/faultline.sqlite", codec: Self.reversing, identities: .hmacSHA256))
+        let compressing = SQLiteSymbolicationStore(
+            database: try SQLiteEngine(
+                path: db.folder + "/faultline.sqlite", codec: Self.reversing, identities: .hmacSHA256))
         return (db, try await rollups.rowID(db, 1), try await rollups.rowID(db, 2), compressing)
     }
 
@@ -53,7 +59,8 @@ import Testing
         // When one result is saved alone and one in a batch, through a database opened with the codec…
         _ = try await compressing.save(Self.result, grouping: rollups.grouping("Cart.parse"), reportID: one, at: Date())
         try await compressing.saveAll(
-            [SymbolicationOutcome(reportID: two, result: Self.result, grouping: rollups.grouping("Cart.parse"))], at: Date())
+            [SymbolicationOutcome(reportID: two, result: Self.result, grouping: rollups.grouping("Cart.parse"))],
+            at: Date())
 
         // …then both rows hold the codec's bytes, not JSON, and read back as what was saved.
         let json = Array(StoredJSON.encode(Self.result))
@@ -81,10 +88,11 @@ import Testing
 
     @Test func aDamagedCompressedRowIsAnErrorForThatReportOnly() async throws {
         let (db, one, two, compressing) = try await twoReports()
-        try await compressing.saveAll([
-            SymbolicationOutcome(reportID: one, result: Self.result, grouping: rollups.grouping("a")),
-            SymbolicationOutcome(reportID: two, result: Self.result, grouping: rollups.grouping("b")),
-        ], at: Date())
+        try await compressing.saveAll(
+            [
+                SymbolicationOutcome(reportID: one, result: Self.result, grouping: rollups.grouping("a")),
+                SymbolicationOutcome(reportID: two, result: Self.result, grouping: rollups.grouping("b")),
+            ], at: Date())
 
         // When one row's bytes are damaged on disk…
         try await db.database.pool.write { db in

@@ -11,16 +11,20 @@ import Testing
     static let admin = SecretHash(hex: String(repeating: "c", count: 64))
     static let replacedAdmin = SecretHash(hex: String(repeating: "d", count: 64))
 
-    @Test(arguments: Engine.allCases) func sessionsAreFoundByHashUntilTheyExpireOrAreRevoked(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func sessionsAreFoundByHashUntilTheyExpireOrAreRevoked(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let store = stores.adminSessions
             try await stores.projects.setAdminTokenHash(Self.admin, at: Self.start)
             let a = try #require(
                 try await store.createSession(
-                    tokenHash: Self.hashA, adminTokenHash: Self.admin, secret: Self.secret, createdAt: Self.start, expiresAt: Self.start + 3600))
+                    tokenHash: Self.hashA, adminTokenHash: Self.admin, secret: Self.secret, createdAt: Self.start,
+                    expiresAt: Self.start + 3600))
             let b = try #require(
                 try await store.createSession(
-                    tokenHash: Self.hashB, adminTokenHash: Self.admin, secret: Self.secret, createdAt: Self.start, expiresAt: Self.start + 60))
+                    tokenHash: Self.hashB, adminTokenHash: Self.admin, secret: Self.secret, createdAt: Self.start,
+                    expiresAt: Self.start + 60))
             #expect(a.id != b.id)
             // The stable id and the per-session secret come back as stored.
             let found = try #require(try await store.session(tokenHash: Self.hashA, now: Self.start + 10))
@@ -40,7 +44,8 @@ import Testing
             try await stores.projects.setAdminTokenHash(Self.replacedAdmin, at: Self.start)
             _ = try #require(
                 try await stores.adminSessions.createSession(
-                    tokenHash: Self.hashA, adminTokenHash: Self.replacedAdmin, secret: Self.secret, createdAt: Self.start,
+                    tokenHash: Self.hashA, adminTokenHash: Self.replacedAdmin, secret: Self.secret,
+                    createdAt: Self.start,
                     expiresAt: Self.start + 3600))
             try await stores.projects.setAdminTokenHash(Self.admin, at: Self.start)
             #expect(try await stores.adminSessions.session(tokenHash: Self.hashA, now: Self.start + 1) == nil)
@@ -54,7 +59,8 @@ import Testing
             try await stores.projects.setAdminTokenHash(Self.replacedAdmin, at: Self.start)
             try await stores.projects.setAdminTokenHash(Self.admin, at: Self.start + 1)
             let stale = try await stores.adminSessions.createSession(
-                tokenHash: Self.hashA, adminTokenHash: Self.replacedAdmin, secret: Self.secret, createdAt: Self.start + 2,
+                tokenHash: Self.hashA, adminTokenHash: Self.replacedAdmin, secret: Self.secret,
+                createdAt: Self.start + 2,
                 expiresAt: Self.start + 3600)
             #expect(stale == nil)
             #expect(try await stores.adminSessions.session(tokenHash: Self.hashA, now: Self.start + 3) == nil)
@@ -71,11 +77,13 @@ import Testing
             try await stores.projects.setAdminTokenHash(Self.admin, at: Self.start)
             await #expect(throws: (any Error).self) {
                 try await stores.adminSessions.createSession(
-                    tokenHash: SecretHash(hex: "short"), adminTokenHash: Self.admin, secret: Self.secret, createdAt: Self.start, expiresAt: Self.start + 1)
+                    tokenHash: SecretHash(hex: "short"), adminTokenHash: Self.admin, secret: Self.secret,
+                    createdAt: Self.start, expiresAt: Self.start + 1)
             }
             await #expect(throws: (any Error).self) {
                 try await stores.adminSessions.createSession(
-                    tokenHash: Self.hashA, adminTokenHash: Self.admin, secret: Self.secret, createdAt: Self.start, expiresAt: Self.start - 1)
+                    tokenHash: Self.hashA, adminTokenHash: Self.admin, secret: Self.secret, createdAt: Self.start,
+                    expiresAt: Self.start - 1)
             }
         }
     }

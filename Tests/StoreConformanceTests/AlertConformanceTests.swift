@@ -7,17 +7,24 @@ import Testing
     static let at = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func draft(_ project: ProjectID, _ kind: AlertKind, _ key: String) -> AlertDraft {
-        AlertDraft(project: project, kind: kind, dedupeKey: key, issue: nil, release: nil, title: key, reason: ["users": 3])
+        AlertDraft(
+            project: project, kind: kind, dedupeKey: key, issue: nil, release: nil, title: key, reason: ["users": 3])
     }
 
     /// Under a crash storm that fills the disk (issue #15): the operator's storage alert is handed to the outbox and
     /// delivered before a backlog of issue alerts.
-    @Test(arguments: Engine.allCases) func storageAlertsAreDispatchedAndDeliveredBeforeABacklogOfIssueAlerts(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func storageAlertsAreDispatchedAndDeliveredBeforeABacklogOfIssueAlerts(
+        _ engine: Engine
+    ) async throws {
         try await withStores(engine) { stores in
             let project = try await createProject(stores).id
             let store = stores.alerts
-            for n in 0..<150 { #expect(try await store.record(Self.draft(project, .newIssue, "new:\(n)"), at: Self.at)) }
-            #expect(try await store.record(Self.draft(project, .storageFull, "storage_full:1"), at: Self.at.addingTimeInterval(5)))
+            for n in 0..<150 {
+                #expect(try await store.record(Self.draft(project, .newIssue, "new:\(n)"), at: Self.at))
+            }
+            #expect(
+                try await store.record(
+                    Self.draft(project, .storageFull, "storage_full:1"), at: Self.at.addingTimeInterval(5)))
             #expect(try await store.record(Self.draft(project, .newIssue, "new:0"), at: Self.at) == false)  // its dedupe key
 
             // The storage alert is in the first batch handed to the outbox, although it is the newest.
@@ -26,10 +33,14 @@ import Testing
             #expect(first.first?.kind == .storageFull)
             #expect(first.dropFirst().allSatisfy { $0.kind == .newIssue })
             #expect(first.last?.reason == ["users": 3])
-            try await store.enqueue(first.map { (alert: $0.id, url: "http://hook/\($0.id)", body: Array("x".utf8)) }, dispatched: first.map(\.id), at: Self.at)
+            try await store.enqueue(
+                first.map { (alert: $0.id, url: "http://hook/\($0.id)", body: Array("x".utf8)) },
+                dispatched: first.map(\.id), at: Self.at)
             let rest = try await store.alertsToDispatch(limit: 100)
             #expect(rest.count == 51)
-            try await store.enqueue(rest.map { (alert: $0.id, url: "http://hook/\($0.id)", body: Array("x".utf8)) }, dispatched: rest.map(\.id), at: Self.at)
+            try await store.enqueue(
+                rest.map { (alert: $0.id, url: "http://hook/\($0.id)", body: Array("x".utf8)) },
+                dispatched: rest.map(\.id), at: Self.at)
 
             // Its delivery is due first, although the issue alerts' deliveries are older and equally due.
             let due = try await store.dueDeliveries(now: Self.at.addingTimeInterval(60), limit: 10)
@@ -52,7 +63,9 @@ import Testing
             let seenByOther = try await store.alertsToDispatch(limit: 100)
             #expect(seenByOne.map(\.id) == seenByOther.map(\.id))
             for seen in [seenByOne, seenByOther] {
-                try await store.enqueue(seen.map { (alert: $0.id, url: "http://hook", body: Array("x".utf8)) }, dispatched: seen.map(\.id), at: Self.at)
+                try await store.enqueue(
+                    seen.map { (alert: $0.id, url: "http://hook", body: Array("x".utf8)) }, dispatched: seen.map(\.id),
+                    at: Self.at)
             }
             #expect(try await stores.texts("SELECT count(*) FROM webhook_deliveries") == ["1"])
             #expect(try await store.alertsToDispatch(limit: 100).isEmpty)
@@ -69,13 +82,22 @@ import Testing
             _ = try await store.record(Self.draft(other, .velocity, "velocity:1"), at: Self.at)  // same key, other project
             let alerts = try await store.alertsToDispatch(limit: 10)
             #expect(alerts.count == 2)
-            try await store.enqueue(alerts.map { (alert: $0.id, url: "http://hook", body: [1]) }, dispatched: alerts.map(\.id), at: Self.at)
-            let mine = try #require(try await store.dueDeliveries(now: Self.at, limit: 10).first { d in alerts.first { $0.id == d.alert }?.project == project })
-            try await store.recordAttempt(mine.id, outcome: .retry(next: Self.at.addingTimeInterval(600), status: 503, error: "HTTP 503"), at: Self.at)
-            #expect(try await store.dueDeliveries(now: Self.at.addingTimeInterval(599), limit: 10).map(\.id).contains(mine.id) == false)
+            try await store.enqueue(
+                alerts.map { (alert: $0.id, url: "http://hook", body: [1]) }, dispatched: alerts.map(\.id), at: Self.at)
+            let mine = try #require(
+                try await store.dueDeliveries(now: Self.at, limit: 10).first { d in
+                    alerts.first { $0.id == d.alert }?.project == project
+                })
+            try await store.recordAttempt(
+                mine.id, outcome: .retry(next: Self.at.addingTimeInterval(600), status: 503, error: "HTTP 503"),
+                at: Self.at)
+            #expect(
+                try await store.dueDeliveries(now: Self.at.addingTimeInterval(599), limit: 10).map(\.id).contains(
+                    mine.id) == false)
             let again = try await store.dueDeliveries(now: Self.at.addingTimeInterval(600), limit: 10)
             #expect(again.first { $0.id == mine.id }?.attempts == 1)
-            try await store.recordAttempt(mine.id, outcome: .delivered(status: 204), at: Self.at.addingTimeInterval(601))
+            try await store.recordAttempt(
+                mine.id, outcome: .delivered(status: 204), at: Self.at.addingTimeInterval(601))
             let statuses = try await store.deliveries(project: project)
             #expect(statuses.map(\.state) == ["delivered"])
             #expect(statuses.first?.attempts == 2)
@@ -85,7 +107,9 @@ import Testing
         }
     }
 
-    @Test(arguments: Engine.allCases) func settingsAndTheDaysHealthAndDroppedEventsReadBack(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func settingsAndTheDaysHealthAndDroppedEventsReadBack(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let p = try await createProject(stores)
             #expect(try await stores.alerts.settings(project: p.id) == AlertSettings())
@@ -96,19 +120,28 @@ import Testing
             #expect(try await stores.alerts.settings(project: p.id) == settings)
             let day = DayNumber(Self.at)
             let updates = (0..<4).map { n in
-                SessionUpdate(sessionID: SessionID("s\(n)")!, distinctID: "u\(n % 2)", release: "1.0", started: Self.at, status: n == 0 ? .crashed : .exited)
+                SessionUpdate(
+                    sessionID: SessionID("s\(n)")!, distinctID: "u\(n % 2)", release: "1.0", started: Self.at,
+                    status: n == 0 ? .crashed : .exited)
             }
             _ = try await stores.ingest.commit([
                 .sessions(SessionBatch(project: p.id, receivedAt: Self.at, updates: updates)),
-                .envelope(EnvelopeWrite(
-                    project: p.id, receivedAt: Self.at, event: nil, sessions: [],
-                    discarded: [DiscardedEvents(reason: "queue_overflow", category: "error", quantity: 2)], attachments: [], eventID: nil)),
+                .envelope(
+                    EnvelopeWrite(
+                        project: p.id, receivedAt: Self.at, event: nil, sessions: [],
+                        discarded: [DiscardedEvents(reason: "queue_overflow", category: "error", quantity: 2)],
+                        attachments: [], eventID: nil)),
             ])
             let health = try await stores.alerts.dayHealth(project: p.id, day: day)
-            #expect(health["1.0"] == ReleaseHealth(sessions: 4, crashedSessions: 1, abnormalSessions: 0, erroredSessions: 0, users: 2, crashedUsers: 1))
+            #expect(
+                health["1.0"]
+                    == ReleaseHealth(
+                        sessions: 4, crashedSessions: 1, abnormalSessions: 0, erroredSessions: 0, users: 2,
+                        crashedUsers: 1))
             #expect(health[""]?.sessions == 4)
-            #expect(try await stores.clientReports.droppedEvents(project: p.id, from: day)
-                == [DroppedEvents(day: day, reason: "queue_overflow", category: "error", quantity: 2)])
+            #expect(
+                try await stores.clientReports.droppedEvents(project: p.id, from: day)
+                    == [DroppedEvents(day: day, reason: "queue_overflow", category: "error", quantity: 2)])
         }
     }
 }

@@ -29,7 +29,8 @@ import Testing
         let user: String? = n % 7 == 0 ? nil : "u\(n % 5)"
         let offset = Double(n % 3) * 86_400 + Double(n * 7 % 31)
         let session: String? = n % 4 == 0 ? "s\(n % 12)" : nil
-        return Row(n: n, site: site, release: release, user: user, offset: offset, session: session, device: "Pixel \(n % 3)")
+        return Row(
+            n: n, site: site, release: release, user: user, offset: offset, session: session, device: "Pixel \(n % 3)")
     }
 
     /// 52 new reports after a() was closed: more of a() (seen releases first, then 2.0, which it never had), of b(), of a
@@ -48,7 +49,9 @@ import Testing
         let offset = Double(n % 2) * 86_400 + Double(n % 13)
         let session: String? = n % 3 == 0 ? "s\(n % 12)" : nil
         let rank = site == "c()" && n > 80 ? Grouping.TitleRank.cause : Grouping.TitleRank.signal
-        return Row(n: n, site: site, release: release, user: user, offset: offset, session: session, device: "Pixel \(n % 4)", titleRank: rank)
+        return Row(
+            n: n, site: site, release: release, user: user, offset: offset, session: session, device: "Pixel \(n % 4)",
+            titleRank: rank)
     }
 
     /// Reports of the first batch moved by late symbols in the second: two from a() to a new d(), one from b() to c().
@@ -59,7 +62,8 @@ import Testing
         let specific = row.titleRank > Grouping.TitleRank.signal
         return GroupingInput(
             grouping: GroupingResult(
-                fingerprint: Grouping.fingerprint(kind: .crash, source: .stack, components: [site]), source: .stack, components: [site],
+                fingerprint: Grouping.fingerprint(kind: .crash, source: .stack, components: [site]), source: .stack,
+                components: [site],
                 title: specific ? "index out of range in \(site)" : "crash in \(site)", culprit: specific ? nil : site,
                 titleRank: row.titleRank),
             tags: ["device": row.device, "os": "Android 14"])
@@ -67,13 +71,16 @@ import Testing
 
     func store(_ db: Stores, _ p: Project, _ rows: [Row]) async throws -> [Int: Int64] {
         let prepared = rows.map { row -> PreparedReport in
-            var r = Report(eventID: eventID(row.n), kind: .crash, timestamp: Date(timeIntervalSince1970: day0 + row.offset))
+            var r = Report(
+                eventID: eventID(row.n), kind: .crash, timestamp: Date(timeIntervalSince1970: day0 + row.offset))
             r.app = AppInfo(version: row.release)
             r.userID = row.user
             r.sessionID = row.session.flatMap(SessionID.init)
             return PreparedReport(report: r, range: 0..<1)
         }
-        _ = try await db.ingest.commit([.reports(ReportBatch(project: p.id, receivedAt: Date(), payload: payload, reports: prepared))])
+        _ = try await db.ingest.commit([
+            .reports(ReportBatch(project: p.id, receivedAt: Date(), payload: payload, reports: prepared))
+        ])
         var ids: [Int: Int64] = [:]
         for row in rows { ids[row.n] = try await db.reportID(eventID(row.n)) }
         return ids
@@ -90,9 +97,14 @@ import Testing
         let p = try await createProject(db, "one")
         // Sessions s0 and s4 start at day0 (a report within their first 10 s is early); s8 is never reported.
         _ = try await db.ingest.commit([
-            .sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: ["s0", "s4"].map {
-                SessionUpdate(sessionID: SessionID($0)!, distinctID: "u1", release: "1.0", started: Date(timeIntervalSince1970: day0), status: .crashed)
-            }))
+            .sessions(
+                SessionBatch(
+                    project: p.id, receivedAt: Date(),
+                    updates: ["s0", "s4"].map {
+                        SessionUpdate(
+                            sessionID: SessionID($0)!, distinctID: "u1", release: "1.0",
+                            started: Date(timeIntervalSince1970: day0), status: .crashed)
+                    }))
         ])
         let firstIDs = try await store(db, p, Self.first)
         let firstOutcomes = Self.first.map { outcome(firstIDs[$0.n]!, $0) }
@@ -102,12 +114,16 @@ import Testing
         } else {
             for o in firstOutcomes { try await db.symbolication.saveAll([o], at: when) }
         }
-        let a = try #require(try await db.insights.issues(matching: IssueQuery(project: p.id), now: when).first { $0.title == "crash in a()" })
+        let a = try #require(
+            try await db.insights.issues(matching: IssueQuery(project: p.id), now: when).first {
+                $0.title == "crash in a()"
+            })
         _ = try await db.insights.setStatus(.closed, issue: a.id, project: p.id, at: when)
 
         let secondIDs = try await store(db, p, Self.second)
         let byN = Dictionary(uniqueKeysWithValues: Self.first.map { ($0.n, $0) })
-        let secondOutcomes = Self.moved.map { outcome(firstIDs[$0.n]!, byN[$0.n]!, site: $0.site) }
+        let secondOutcomes =
+            Self.moved.map { outcome(firstIDs[$0.n]!, byN[$0.n]!, site: $0.site) }
             + Self.second.map { outcome(secondIDs[$0.n]!, $0) }
         if batched {
             try await db.symbolication.saveAll(secondOutcomes, at: when)
@@ -141,7 +157,9 @@ import Testing
     /// The reference is SQLite saving one result at a time (in-process, statement per row: the engine the rules were
     /// written for), so a rule PostgreSQL's set-based path reimplements (first/last release, distinct users) is checked
     /// against it, not against itself.
-    @Test(arguments: Engine.allCases) func aBatchOfManyIssuesUsersReleasesAndDaysCountsWhatOneAtATimeCounts(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func aBatchOfManyIssuesUsersReleasesAndDaysCountsWhatOneAtATimeCounts(
+        _ engine: Engine
+    ) async throws {
         try await withStores(engine) { batched in
             try await withStores(.sqlite) { single in
                 try await run(batched, batched: true)
@@ -158,9 +176,13 @@ import Testing
 
     /// Users, releases and tag values that Swift's `==` calls equal (`é` precomposed, and `e` + a combining accent)
     /// are different rows to the database: a batch counts them apart, as one result at a time does.
-    @Test(arguments: Engine.allCases) func canonicallyEqualUsersReleasesAndTagsStayApartInABatch(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func canonicallyEqualUsersReleasesAndTagsStayApartInABatch(_ engine: Engine)
+        async throws
+    {
         let rows = (1...8).map { n in
-            Row(n: 200 + n, site: "a()", release: n % 2 == 0 ? "caf\u{E9}" : "cafe\u{301}", user: n % 4 < 2 ? "r\u{E9}mi" : "re\u{301}mi",
+            Row(
+                n: 200 + n, site: "a()", release: n % 2 == 0 ? "caf\u{E9}" : "cafe\u{301}",
+                user: n % 4 < 2 ? "r\u{E9}mi" : "re\u{301}mi",
                 offset: Double(n), session: nil, device: n % 3 == 0 ? "t\u{E9}l" : "te\u{301}l")
         }
         try await withStores(engine) { batched in
@@ -191,28 +213,38 @@ import Testing
     func expectRecounts(_ db: Stores, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         try await GroupingConformanceTests.expectIssueRollupsMatchRecount(db, sourceLocation: sourceLocation)
         let recounts = [
-            ("SELECT i.id || ' ' || i.early_events || '/' || i.timed_events || '/' || i.first_seen || '/' || i.last_seen FROM issues i",
-             """
-             SELECT issue_id || ' ' || sum(CASE WHEN early THEN 1 ELSE 0 END) || '/' || count(early) || '/' || min(occurred_at) || '/'
-                 || max(occurred_at) FROM reports WHERE issue_id IS NOT NULL GROUP BY issue_id
-             """),
-            ("SELECT issue_id || ' ' || user_key || ' ' || events FROM issue_users",
-             "SELECT issue_id || ' ' || user_key || ' ' || count(*) FROM reports WHERE issue_id IS NOT NULL AND user_key IS NOT NULL GROUP BY issue_id, user_key"),
-            ("SELECT issue_id || ' ' || release || ' ' || user_key || ' ' || events FROM issue_release_users",
-             """
-             SELECT issue_id || ' ' || coalesce(release, '') || ' ' || user_key || ' ' || count(*) FROM reports
-             WHERE issue_id IS NOT NULL AND user_key IS NOT NULL GROUP BY issue_id, coalesce(release, ''), user_key
-             """),
-            ("SELECT issue_id || ' ' || day || ' ' || user_key || ' ' || events FROM issue_day_users",
-             """
-             SELECT issue_id || ' ' || (occurred_at / 86400000) || ' ' || user_key || ' ' || count(*) FROM reports
-             WHERE issue_id IS NOT NULL AND user_key IS NOT NULL GROUP BY issue_id, occurred_at / 86400000, user_key
-             """),
-            ("SELECT issue_id || ' ' || release || ' ' || first_seen || '/' || last_seen FROM issue_releases",
-             """
-             SELECT issue_id || ' ' || coalesce(release, '') || ' ' || min(occurred_at) || '/' || max(occurred_at) FROM reports
-             WHERE issue_id IS NOT NULL GROUP BY issue_id, coalesce(release, '')
-             """),
+            (
+                "SELECT i.id || ' ' || i.early_events || '/' || i.timed_events || '/' || i.first_seen || '/' || i.last_seen FROM issues i",
+                """
+                SELECT issue_id || ' ' || sum(CASE WHEN early THEN 1 ELSE 0 END) || '/' || count(early) || '/' || min(occurred_at) || '/'
+                    || max(occurred_at) FROM reports WHERE issue_id IS NOT NULL GROUP BY issue_id
+                """
+            ),
+            (
+                "SELECT issue_id || ' ' || user_key || ' ' || events FROM issue_users",
+                "SELECT issue_id || ' ' || user_key || ' ' || count(*) FROM reports WHERE issue_id IS NOT NULL AND user_key IS NOT NULL GROUP BY issue_id, user_key"
+            ),
+            (
+                "SELECT issue_id || ' ' || release || ' ' || user_key || ' ' || events FROM issue_release_users",
+                """
+                SELECT issue_id || ' ' || coalesce(release, '') || ' ' || user_key || ' ' || count(*) FROM reports
+                WHERE issue_id IS NOT NULL AND user_key IS NOT NULL GROUP BY issue_id, coalesce(release, ''), user_key
+                """
+            ),
+            (
+                "SELECT issue_id || ' ' || day || ' ' || user_key || ' ' || events FROM issue_day_users",
+                """
+                SELECT issue_id || ' ' || (occurred_at / 86400000) || ' ' || user_key || ' ' || count(*) FROM reports
+                WHERE issue_id IS NOT NULL AND user_key IS NOT NULL GROUP BY issue_id, occurred_at / 86400000, user_key
+                """
+            ),
+            (
+                "SELECT issue_id || ' ' || release || ' ' || first_seen || '/' || last_seen FROM issue_releases",
+                """
+                SELECT issue_id || ' ' || coalesce(release, '') || ' ' || min(occurred_at) || '/' || max(occurred_at) FROM reports
+                WHERE issue_id IS NOT NULL GROUP BY issue_id, coalesce(release, '')
+                """
+            ),
         ]
         for (stored, recount) in recounts {
             #expect(try await db.unkeyedTexts(stored) == db.texts(recount), "\(stored)", sourceLocation: sourceLocation)
@@ -227,7 +259,9 @@ import Testing
             expected["\(fingerprint) os Android 14", default: 0] += 1
         }
         #expect(
-            try await db.texts("SELECT i.fingerprint || ' ' || t.key || ' ' || t.value || ' ' || t.events FROM issue_tags t JOIN issues i ON i.id = t.issue_id")
+            try await db.texts(
+                "SELECT i.fingerprint || ' ' || t.key || ' ' || t.value || ' ' || t.events FROM issue_tags t JOIN issues i ON i.id = t.issue_id"
+            )
                 == expected.map { "\($0.key) \($0.value)" }.sorted(),
             sourceLocation: sourceLocation)
     }
@@ -240,17 +274,26 @@ import Testing
         let movedTo = Dictionary(uniqueKeysWithValues: Self.moved.map { ($0.n, $0.site) })
         var events: [String: Int] = [:]
         for row in all { events[movedTo[row.n] ?? row.site, default: 0] += 1 }
-        let bySite = events.map { site, count in "\(Grouping.fingerprint(kind: .crash, source: .stack, components: [site]).rawValue) \(count)" }
+        let bySite = events.map { site, count in
+            "\(Grouping.fingerprint(kind: .crash, source: .stack, components: [site]).rawValue) \(count)"
+        }
         #expect(try await db.texts("SELECT fingerprint || ' ' || events FROM issues") == bySite.sorted())
         // a() was closed and got 2.0: open again, regressed, one regression alert for 2.0. c() took the most specific title.
         let a = Grouping.fingerprint(kind: .crash, source: .stack, components: ["a()"]).rawValue
         #expect(try await db.texts("SELECT status FROM issues WHERE fingerprint = '\(a)'") == ["open"])
-        #expect(try await db.texts("SELECT count(*) FROM issues WHERE regressed = \(db.engine == .sqlite ? "1" : "true")") == ["1"])
+        #expect(
+            try await db.texts("SELECT count(*) FROM issues WHERE regressed = \(db.engine == .sqlite ? "1" : "true")")
+                == ["1"])
         let c = Grouping.fingerprint(kind: .crash, source: .stack, components: ["c()"]).rawValue
-        #expect(try await db.texts("SELECT title FROM issues WHERE fingerprint = '\(c)'") == ["index out of range in c()"])
+        #expect(
+            try await db.texts("SELECT title FROM issues WHERE fingerprint = '\(c)'") == ["index out of range in c()"])
         // New reports alerted for a(), b() and e(); c() and d() were made by reports moving (already alerted on); a() regressed.
-        #expect(try await db.texts("SELECT kind || ' ' || coalesce(release, '-') || ' ' || title FROM alerts")
-            == ["new_issue - crash in e()", "new_issue 1.0 crash in b()", "new_issue 1.1 crash in a()", "regression 2.0 crash in a()"])
+        #expect(
+            try await db.texts("SELECT kind || ' ' || coalesce(release, '-') || ' ' || title FROM alerts")
+                == [
+                    "new_issue - crash in e()", "new_issue 1.0 crash in b()", "new_issue 1.1 crash in a()",
+                    "regression 2.0 crash in a()",
+                ])
     }
 
     /// A row the database refuses in a rollup table fails its report alone: the rest of the batch is grouped once.
@@ -258,13 +301,16 @@ import Testing
         try await withStores(engine) { db in
             let p = try await createProject(db, "one")
             let rows = (1...12).map { n in
-                Row(n: n, site: n % 2 == 0 ? "a()" : "b()", release: "1.\(n % 3)", user: "u\(n % 4)", offset: Double(n), session: nil,
+                Row(
+                    n: n, site: n % 2 == 0 ? "a()" : "b()", release: "1.\(n % 3)", user: "u\(n % 4)", offset: Double(n),
+                    session: nil,
                     device: n == 7 ? "refused" : "Pixel \(n % 3)")
             }
             let ids = try await store(db, p, rows)
             switch engine {
             case .sqlite:
-                try await db.execute("""
+                try await db.execute(
+                    """
                     CREATE TRIGGER refuse_tag BEFORE INSERT ON issue_tags WHEN NEW.value = 'refused'
                     BEGIN SELECT RAISE(ABORT, 'refused'); END
                     """)
@@ -272,7 +318,11 @@ import Testing
                 try await db.execute("ALTER TABLE issue_tags ADD CONSTRAINT refuse_tag CHECK (value <> 'refused')")
             }
             try await db.symbolication.saveAll(rows.map { outcome(ids[$0.n]!, $0) }, at: Date())
-            #expect(try await db.texts("SELECT symbolication || ' ' || coalesce(issue_id, 0) FROM reports WHERE id = \(ids[7]!)") == ["missing 0"])
+            #expect(
+                try await db.texts(
+                    "SELECT symbolication || ' ' || coalesce(issue_id, 0) FROM reports WHERE id = \(ids[7]!)") == [
+                        "missing 0"
+                    ])
             #expect(try await db.texts("SELECT count(*) FROM reports WHERE issue_id IS NOT NULL") == ["11"])
             #expect(try await db.texts("SELECT sum(events) FROM issues") == ["11"])
             #expect(try await db.texts("SELECT count(*) FROM issue_tags WHERE value = 'refused'") == ["0"])

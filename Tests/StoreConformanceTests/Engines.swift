@@ -4,9 +4,10 @@ import Foundation
 import GRDB
 import Logging
 import PostgresNIO
+import Testing
+
 @testable import PostgresStorage
 @testable import SQLiteStorage
-import Testing
 
 /// The storage engines every conformance test runs on.
 enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible {
@@ -40,7 +41,8 @@ final class Stores: Sendable {
     private let postgresName: String?
 
     private init(
-        engine: Engine, sqlite: SQLiteEngine?, postgres: PostgresEngine?, name: String?, blobRoot: String, ownedFolder: String?
+        engine: Engine, sqlite: SQLiteEngine?, postgres: PostgresEngine?, name: String?, blobRoot: String,
+        ownedFolder: String?
     ) throws {
         self.engine = engine
         self.sqlite = sqlite
@@ -67,17 +69,21 @@ final class Stores: Sendable {
     /// A fresh database of `engine`: a SQLite file in a temporary folder, or a new PostgreSQL database on the test
     /// server (`PostgresServer`).
     static func make(_ engine: Engine) async throws -> Stores {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-conformance-\(UUID().uuidString)").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "faultline-conformance-\(UUID().uuidString)"
+        ).path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         switch engine {
         case .sqlite:
             return try Stores(
-                engine: engine, sqlite: try SQLiteEngine(path: folder + "/faultline.sqlite", identities: .hmacSHA256), postgres: nil, name: nil,
+                engine: engine, sqlite: try SQLiteEngine(path: folder + "/faultline.sqlite", identities: .hmacSHA256),
+                postgres: nil, name: nil,
                 blobRoot: folder + "/debug-files", ownedFolder: folder)
         case .postgres:
             let (url, name) = try await PostgresServer.createDatabase()
             return try Stores(
-                engine: engine, sqlite: nil, postgres: try await PostgresEngine.open(url: url, identities: .hmacSHA256), name: name, blobRoot: folder + "/debug-files",
+                engine: engine, sqlite: nil, postgres: try await PostgresEngine.open(url: url, identities: .hmacSHA256),
+                name: name, blobRoot: folder + "/debug-files",
                 ownedFolder: folder)
         }
     }
@@ -87,7 +93,9 @@ final class Stores: Sendable {
         guard let postgres else { throw StorageError(.openFailed, "only PostgreSQL has nodes") }
         // No name and no folder: closing the second node leaves the database and the blobs to the first.
         return try Stores(
-            engine: engine, sqlite: nil, postgres: try await PostgresEngine.open(url: postgres.urlForTests, identities: .hmacSHA256), name: nil, blobRoot: blobRoot,
+            engine: engine, sqlite: nil,
+            postgres: try await PostgresEngine.open(url: postgres.urlForTests, identities: .hmacSHA256), name: nil,
+            blobRoot: blobRoot,
             ownedFolder: nil)
     }
 
@@ -144,7 +152,9 @@ final class Stores: Sendable {
 extension Stores {
     /// The row id of the report with event id `eventID` (the id the symbolication store takes).
     func reportID(_ eventID: EventID) async throws -> Int64 {
-        guard let text = try await texts("SELECT id FROM reports WHERE event_id = '\(eventID.rawValue)'").first, let id = Int64(text) else {
+        guard let text = try await texts("SELECT id FROM reports WHERE event_id = '\(eventID.rawValue)'").first,
+            let id = Int64(text)
+        else {
             throw StorageError(.conflict, "no report \(eventID)")
         }
         return id
@@ -159,7 +169,8 @@ enum PostgresServer {
             guard let url = ProcessInfo.processInfo.environment["FAULTLINE_TEST_POSTGRES_URL"], !url.isEmpty else {
                 throw StorageError(
                     .openFailed,
-                    "FAULTLINE_TEST_POSTGRES_URL is not set: run the tests with tools/test, which starts a throwaway PostgreSQL server")
+                    "FAULTLINE_TEST_POSTGRES_URL is not set: run the tests with tools/test, which starts a throwaway PostgreSQL server"
+                )
             }
             return url
         }
@@ -203,7 +214,8 @@ extension PostgresEngine {
         components.host = location.host
         components.port = location.port
         components.path = "/" + location.database
-        components.queryItems = [URLQueryItem(name: "sslmode", value: location.sslMode.rawValue)]
+        components.queryItems =
+            [URLQueryItem(name: "sslmode", value: location.sslMode.rawValue)]
             + (location.socketFolder.map { [URLQueryItem(name: "host", value: $0)] } ?? [])
         return components.string!
     }
@@ -229,14 +241,17 @@ extension Stores {
         var ids: [String: String] = [:]
         for project in try await projects.allProjects() {
             let hasher = IdentityHashers.hmacSHA256.hasher(key: project.identityKey)
-            let users = try await texts("""
+            let users = try await texts(
+                """
                 SELECT user_key FROM reports WHERE project_id = \(project.id.rawValue) AND user_key IS NOT NULL
                 UNION SELECT distinct_id FROM sessions WHERE project_id = \(project.id.rawValue) AND distinct_id IS NOT NULL
                 """)
             for user in users { ids[RollupUser.key(of: user, hasher: hasher)] = user }
         }
         return try await texts(sql).map { text in
-            guard let range = text.range(of: RollupUser.prefix), text[range.lowerBound...].count >= 35 else { return text }
+            guard let range = text.range(of: RollupUser.prefix), text[range.lowerBound...].count >= 35 else {
+                return text
+            }
             let key = String(text[range.lowerBound...].prefix(35))
             return text.replacingOccurrences(of: key, with: ids[key] ?? key)
         }.sorted()

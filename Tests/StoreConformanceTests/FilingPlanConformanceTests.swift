@@ -175,7 +175,8 @@ import Testing
                             (old, 3_000, "1.0", "h1:u3", os), (old, 4_000, "2.0", "h1:u3", os),
                         ]),
                     now: Self.t0 + 100, stores)
-                try await stores.execute("UPDATE issues SET status = 'closed' WHERE fingerprint = '\(old.fingerprint.rawValue)'")
+                try await stores.execute(
+                    "UPDATE issues SET status = 'closed' WHERE fingerprint = '\(old.fingerprint.rawValue)'")
                 // Report 3 (b's only event) moves to a: b empties and goes; report 10, new, creates b again after it.
                 // Report 1 moves from a to a new issue c. Reports 4 and 5 migrate: the first rekeys their issue to d,
                 // the second splits off to e, closed like its issue.
@@ -204,10 +205,14 @@ import Testing
         // Issues: a keeps report 2 and gains report 3; b is new again with report 10; c has report 1; d (rekeyed) has
         // report 4 and e report 5, both closed; the old fingerprint is gone.
         #expect(sqlite[0].count == 5)
-        #expect(sqlite[0].contains { $0.hasPrefix("\(f(a))|SIGSEGV|aaaa()|\(Grouping.TitleRank.signal)|open|0|2|2|0|") })
-        #expect(sqlite[0].contains { $0.hasPrefix("\(f(b))|SIGABRT|bbbb()|\(Grouping.TitleRank.signal)|open|0|1|1|0|") })
-        #expect(sqlite[0].contains { $0.hasPrefix("\(f(d))|SIGILL|dddd()|\(Grouping.TitleRank.signal)|closed|0|1|1|0|") })
-        #expect(sqlite[0].contains { $0.hasPrefix("\(f(e))|SIGFPE|eeee()|\(Grouping.TitleRank.signal)|closed|0|1|1|0|") })
+        #expect(
+            sqlite[0].contains { $0.hasPrefix("\(f(a))|SIGSEGV|aaaa()|\(Grouping.TitleRank.signal)|open|0|2|2|0|") })
+        #expect(
+            sqlite[0].contains { $0.hasPrefix("\(f(b))|SIGABRT|bbbb()|\(Grouping.TitleRank.signal)|open|0|1|1|0|") })
+        #expect(
+            sqlite[0].contains { $0.hasPrefix("\(f(d))|SIGILL|dddd()|\(Grouping.TitleRank.signal)|closed|0|1|1|0|") })
+        #expect(
+            sqlite[0].contains { $0.hasPrefix("\(f(e))|SIGFPE|eeee()|\(Grouping.TitleRank.signal)|closed|0|1|1|0|") })
         #expect(!sqlite[0].contains { $0.hasPrefix(f(old) + "|") })
         // Rollup rows: a's users are u1 (report 3) and u2 (report 2), u1 no longer twice; d lost its 2.0 release.
         #expect(sqlite[3].filter { $0.hasPrefix(f(a) + "|") }.sorted() == ["\(f(a))|h1:u1|1", "\(f(a))|h1:u2|1"])

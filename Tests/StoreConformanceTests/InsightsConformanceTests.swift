@@ -13,7 +13,9 @@ import Testing
     }
 
     /// Stores reports: (n, release, user, seconds after day0, session).
-    func store(_ db: Stores, _ p: Project, _ rows: [(Int, String?, String?, Double, String?)], receivedAt: Date = Date()) async throws {
+    func store(
+        _ db: Stores, _ p: Project, _ rows: [(Int, String?, String?, Double, String?)], receivedAt: Date = Date()
+    ) async throws {
         let prepared = StoreRows.reports(rows)
         _ = try await db.ingest.commit([
             .reports(ReportBatch(project: p.id, receivedAt: receivedAt, payload: payload, reports: prepared))
@@ -31,20 +33,27 @@ import Testing
     @discardableResult
     func group(_ db: Stores, _ n: Int, _ site: String, at: Date = Date()) async throws -> IssueID? {
         try await db.symbolication.save(
-            SymbolicatedReport(state: .notNeeded, threads: [], missing: []), grouping: grouping(site), reportID: try await rowID(db, n), at: at)
+            SymbolicatedReport(state: .notNeeded, threads: [], missing: []), grouping: grouping(site),
+            reportID: try await rowID(db, n), at: at)
     }
 
     func expectIssueRollupsMatchRecount(_ db: Stores, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         try await GroupingConformanceTests.expectIssueRollupsMatchRecount(db, sourceLocation: sourceLocation)
     }
 
-    @Test(arguments: Engine.allCases) func issueRollupsEqualARecountThroughGroupingAndMoves(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func issueRollupsEqualARecountThroughGroupingAndMoves(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let (db, p) = try await setUp(stores)
             // Given 40 reports over 3 releases, 7 users, 3 days, grouped into two crash sites…
             var rows: [(Int, String?, String?, Double, String?)] = []
             for n in 1...40 {
-                rows.append((n, n % 4 == 0 ? nil : "1.\(n % 3)", n % 5 == 0 ? nil : "user-\(n % 7)", Double(n % 3) * 86_400 + Double(n), nil))
+                rows.append(
+                    (
+                        n, n % 4 == 0 ? nil : "1.\(n % 3)", n % 5 == 0 ? nil : "user-\(n % 7)",
+                        Double(n % 3) * 86_400 + Double(n), nil
+                    ))
             }
             try await store(db, p, rows)
             for n in 1...40 { try await group(db, n, n % 2 == 0 ? "parse()" : "render()") }
@@ -69,16 +78,21 @@ import Testing
             #expect(detail.breakdowns["device"]?.first?.events == detail.summary.events)
             #expect(detail.samples.count == min(10, detail.summary.events))
             #expect(detail.grouping.components.count == 1)
-                // New-issue alerts for the two issues new reports made (render() is 1, parse() 2); render()'s outlives
-                // its issue; decode(), made by moving reports already alerted on, alerts no one.
-                #expect(try await db.texts("SELECT kind || ':' || coalesce(issue_id, 0) FROM alerts") == ["new_issue:0", "new_issue:2"])
+            // New-issue alerts for the two issues new reports made (render() is 1, parse() 2); render()'s outlives
+            // its issue; decode(), made by moving reports already alerted on, alerts no one.
+            #expect(
+                try await db.texts("SELECT kind || ':' || coalesce(issue_id, 0) FROM alerts") == [
+                    "new_issue:0", "new_issue:2",
+                ])
         }
     }
 
     /// Issue #13: the versions a full render compares its pages with: those of the project's own issues among the
     /// ids asked for (another project's issue and unknown ids are left out), equal to each issue's own version, over
     /// more ids than one SQLite statement takes.
-    @Test(arguments: Engine.allCases) func issueVersionsOfIDsAreThoseOfTheProjectsOwnIssues(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func issueVersionsOfIDsAreThoseOfTheProjectsOwnIssues(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let (db, p) = try await setUp(stores)
             let other = try await createProject(db, "other")
@@ -106,10 +120,17 @@ import Testing
         }
     }
 
-    @Test(arguments: Engine.allCases) func regressionReopensAClosedIssueOnceForANewRelease(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func regressionReopensAClosedIssueOnceForANewRelease(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let (db, p) = try await setUp(stores)
-            try await store(db, p, [(1, "1.0", "u1", 0, nil), (2, "1.0", "u2", 10, nil), (3, "2.0", "u3", 20, nil), (4, "2.0", "u4", 30, nil)])
+            try await store(
+                db, p,
+                [
+                    (1, "1.0", "u1", 0, nil), (2, "1.0", "u2", 10, nil), (3, "2.0", "u3", 20, nil),
+                    (4, "2.0", "u4", 30, nil),
+                ])
             let issue = try #require(try await group(db, 1, "parse()"))
             let insights = db.insights
             _ = try await insights.setStatus(.closed, issue: issue, project: p.id, at: Date())
@@ -134,15 +155,24 @@ import Testing
         }
     }
 
-    @Test(arguments: Engine.allCases) func earlyAndRepetitiveSignalsComeFromSessionsAndUsers(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func earlyAndRepetitiveSignalsComeFromSessionsAndUsers(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let (db, p) = try await setUp(stores)
             let start = Date(timeIntervalSince1970: day0)
             _ = try await db.ingest.commit([
-                .sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: [
-                    SessionUpdate(sessionID: SessionID("s1")!, distinctID: "u1", release: "1.0", started: start, status: .crashed),
-                    SessionUpdate(sessionID: SessionID("s2")!, distinctID: "u1", release: "1.0", started: start, status: .crashed),
-                ]))
+                .sessions(
+                    SessionBatch(
+                        project: p.id, receivedAt: Date(),
+                        updates: [
+                            SessionUpdate(
+                                sessionID: SessionID("s1")!, distinctID: "u1", release: "1.0", started: start,
+                                status: .crashed),
+                            SessionUpdate(
+                                sessionID: SessionID("s2")!, distinctID: "u1", release: "1.0", started: start,
+                                status: .crashed),
+                        ]))
             ])
             try await store(db, p, [(1, "1.0", "u1", 2, "s1"), (2, "1.0", "u1", 5, "s2")])
             let issue = try #require(try await group(db, 1, "boot()"))
@@ -161,9 +191,11 @@ import Testing
             try await IngestConformanceTests.storeSessions(db, p, day0: day0)
             // That the rollups equal a recount is checked in IngestConformanceTests; here, that the insights read them.
             let reader = db.insights
-            let days = try await reader.health(project: p.id, release: nil, from: DayNumber(rawValue: 20_400), through: DayNumber(rawValue: 20_402))
+            let days = try await reader.health(
+                project: p.id, release: nil, from: DayNumber(rawValue: 20_400), through: DayNumber(rawValue: 20_402))
             #expect(days.map(\.health.sessions).reduce(0, +) == 60)
-            let releases = try await reader.releases(project: p.id, now: Date(timeIntervalSince1970: day0 + 3 * 86_400), limit: 10)
+            let releases = try await reader.releases(
+                project: p.id, now: Date(timeIntervalSince1970: day0 + 3 * 86_400), limit: 10)
             #expect(releases.map(\.health.sessions).reduce(0, +) == 60)
             #expect(releases.compactMap(\.adoption).reduce(0, +) > 0.999)
         }
@@ -173,12 +205,15 @@ import Testing
         try await withStores(engine) { stores in
             let (db, p) = try await setUp(stores)
             let old = Date(timeIntervalSince1970: day0 - 100 * 86_400)
-            try await store(db, p, [(1, "1.0", "u1", -100 * 86_400, nil), (2, "1.0", "u2", -100 * 86_400, nil)], receivedAt: old)
+            try await store(
+                db, p, [(1, "1.0", "u1", -100 * 86_400, nil), (2, "1.0", "u2", -100 * 86_400, nil)], receivedAt: old)
             try await store(db, p, [(3, "1.0", "u3", 0, nil)], receivedAt: Date(timeIntervalSince1970: day0))
             for n in 1...3 { try await group(db, n, "parse()") }
             let insights = db.insights
             let before = try #require(try await insights.issues(matching: IssueQuery(project: p.id), now: Date()).first)
-            let pruned = try await db.retention.prune(before: Date(timeIntervalSince1970: day0 - 90 * 86_400), limit: 100, now: Date(timeIntervalSince1970: 1_800_000_000))
+            let pruned = try await db.retention.prune(
+                before: Date(timeIntervalSince1970: day0 - 90 * 86_400), limit: 100,
+                now: Date(timeIntervalSince1970: 1_800_000_000))
             #expect(pruned.reports == 2)
             #expect(try await db.texts("SELECT count(*) FROM reports") == ["1"])
             let after = try #require(try await insights.issues(matching: IssueQuery(project: p.id), now: Date()).first)
@@ -189,7 +224,10 @@ import Testing
             // the pruned samples (issue #39).
             let version = try await insights.issueVersions(of: [after.id], project: p.id)[after.id]
             #expect(version?.changedAt == 1_800_000_000_000)
-            #expect(try await db.retention.prune(before: Date(timeIntervalSince1970: day0 - 90 * 86_400), limit: 100, now: Date(timeIntervalSince1970: 1_800_000_000)) == PruneResult())
+            #expect(
+                try await db.retention.prune(
+                    before: Date(timeIntervalSince1970: day0 - 90 * 86_400), limit: 100,
+                    now: Date(timeIntervalSince1970: 1_800_000_000)) == PruneResult())
         }
     }
 

@@ -28,7 +28,8 @@ import Testing
             ids.append(
                 try await store.createProject(
                     slug: ProjectSlug(slug)!, ingestKeyHash: SecretHash(hex: String(repeating: "a\(n)", count: 32)),
-                    uploadTokenHash: SecretHash(hex: String(repeating: "b\(n)", count: 32)), createdAt: Date(timeIntervalSince1970: 1),
+                    uploadTokenHash: SecretHash(hex: String(repeating: "b\(n)", count: 32)),
+                    createdAt: Date(timeIntervalSince1970: 1),
                     rateLimitPerSecond: 50
                 ).id)
         }
@@ -50,20 +51,23 @@ import Testing
         }
         // Portable SQL with literal values (the test's own, never outside input), so that both engines store the same.
         for s in seeds {
-            try await stores.execute("""
+            try await stores.execute(
+                """
                 INSERT INTO issues (id, project_id, fingerprint, kind, grouping, title, status, regressed, first_seen, last_seen,
                                     events, users, updated_at)
                 VALUES (\(s.id), \(s.project), '\(String(format: "v2:%016llx", s.id))', '\(s.kind.rawValue)', '{}', 'issue \(s.id)',
                         '\(s.status.rawValue)', \(s.regressed ? "TRUE" : "FALSE"), \(Self.t0 - 1000), \(s.lastSeen), \(s.events), \(s.users), \(Self.t0))
                 """)
             if let r = s.inRelease {
-                try await stores.execute("""
+                try await stores.execute(
+                    """
                     INSERT INTO issue_releases (issue_id, release, events, users, first_seen, last_seen)
                     VALUES (\(s.id), '2.0', \(r.events), \(r.users), \(Self.t0 - 1000), \(r.lastSeen))
                     """)
             }
             // Every issue has a row of another release, which a "2.0" list must not pick up.
-            try await stores.execute("""
+            try await stores.execute(
+                """
                 INSERT INTO issue_releases (issue_id, release, events, users, first_seen, last_seen)
                 VALUES (\(s.id), '1.0', 1, 1, \(Self.t0 - 1000), \(Self.t0))
                 """)
@@ -81,15 +85,19 @@ import Testing
                 (events, users, lastSeen) = (r.events, r.users, r.lastSeen)
             }
             return IssueSummary(
-                id: IssueID(s.id), project: project, kind: s.kind, fingerprint: Fingerprint(version: 2, hash: "0123456789abcdef"),
+                id: IssueID(s.id), project: project, kind: s.kind,
+                fingerprint: Fingerprint(version: 2, hash: "0123456789abcdef"),
                 title: "", culprit: nil, status: s.status, signals: IssueSignals(regressed: s.regressed),
-                firstSeen: now, lastSeen: Date(timeIntervalSince1970: Double(lastSeen) / 1000), firstRelease: nil, lastRelease: nil,
+                firstSeen: now, lastSeen: Date(timeIntervalSince1970: Double(lastSeen) / 1000), firstRelease: nil,
+                lastRelease: nil,
                 events: events, users: users)
         }
         return summaries.filter(filter.includes).sorted(by: filter.sort.precedes).map(\.id.rawValue)
     }
 
-    @Test(arguments: Engine.allCases) func everyListPagedAtEverySizeHoldsExactlyItsIssuesInOrder(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func everyListPagedAtEverySizeHoldsExactlyItsIssuesInOrder(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let (app, _, seeds) = try await setUp(stores)
             let reader = stores.insights
@@ -101,7 +109,8 @@ import Testing
                         for release in [nil, "2.0", "9.9"] as [String?] {
                             let filter = IssueListFilter(status: status, kind: kind, sort: sort, release: release)
                             let want = expected(seeds, project: app, filter: filter, now: now)
-                            let count = try await reader.issueCount(matching: filter.query(project: app, offset: 0, limit: 1))
+                            let count = try await reader.issueCount(
+                                matching: filter.query(project: app, offset: 0, limit: 1))
                             #expect(count == want.count, "\(filter)")
                             for perPage in [1, 4, 7, 100] {
                                 var got: [Int64] = []
@@ -134,7 +143,8 @@ import Testing
             let (app, _, seeds) = try await setUp(stores)
             let reader = stores.insights
             let now = Date(timeIntervalSince1970: Double(Self.t0) / 1000)
-            let issues = try await reader.issues(matching: IssueListFilter(release: "2.0").query(project: app, offset: 0, limit: 100), now: now)
+            let issues = try await reader.issues(
+                matching: IssueListFilter(release: "2.0").query(project: app, offset: 0, limit: 100), now: now)
             #expect(!issues.isEmpty)
             for issue in issues {
                 let seed = try #require(seeds.first { $0.id == issue.id.rawValue })
@@ -153,10 +163,14 @@ import Testing
             let theirs = Set(seeds.filter { $0.project == other.rawValue }.map(\.id))
             #expect(!theirs.isEmpty)
             for release in [nil, "1.0", "2.0"] as [String?] {
-                let mine = try await reader.issues(matching: IssueQuery(project: app, release: release, limit: 1000), now: now)
+                let mine = try await reader.issues(
+                    matching: IssueQuery(project: app, release: release, limit: 1000), now: now)
                 #expect(!mine.isEmpty && mine.allSatisfy { $0.project == app && !theirs.contains($0.id.rawValue) })
                 let count = try await reader.issueCount(matching: IssueQuery(project: other, release: release))
-                #expect(count == seeds.filter { $0.project == other.rawValue && (release != "2.0" || $0.inRelease != nil) }.count)
+                #expect(
+                    count
+                        == seeds.filter { $0.project == other.rawValue && (release != "2.0" || $0.inRelease != nil) }
+                        .count)
             }
         }
     }
@@ -170,7 +184,8 @@ import Testing
             for release in [nil, "1.0"] as [String?] {
                 for status in [nil, IssueStatus.open] {
                     for order in IssueOrder.allCases {
-                        let query = IssueQuery(project: app, status: status, release: release, order: order, offset: 1, limit: 7)
+                        let query = IssueQuery(
+                            project: app, status: status, release: release, order: order, offset: 1, limit: 7)
                         let ids = try await reader.issueIDs(matching: query)
                         #expect(!ids.isEmpty)
                         #expect(ids == (try await reader.issues(matching: query, now: now)).map(\.id), "\(query)")

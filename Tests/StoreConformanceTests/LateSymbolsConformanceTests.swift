@@ -22,19 +22,28 @@ import Testing
         let frames = status == "dwarf" ? [ResolvedFrame(function: "f", file: "f.c", line: 1)] : []
         return SymbolicatedReport(
             state: status == "dwarf" ? .complete : .missing,
-            threads: [[SymbolicatedFrameSlot(frames: frames, buildID: buildID.rawValue, status: status, offset: 4)]], missing: missing)
+            threads: [[SymbolicatedFrameSlot(frames: frames, buildID: buildID.rawValue, status: status, offset: 4)]],
+            missing: missing)
     }
 
-    func save(_ store: any SymbolicationStore, _ reportID: Int64, _ result: SymbolicatedReport, seen: Int64? = nil) async throws {
+    func save(_ store: any SymbolicationStore, _ reportID: Int64, _ result: SymbolicatedReport, seen: Int64? = nil)
+        async throws
+    {
         try await store.saveAll(
-            [SymbolicationOutcome(reportID: reportID, result: result, grouping: fixture.grouping("site \(reportID)"), filesSeen: seen,
-                                  modules: [x.rawValue: "app", y.rawValue: "lib"])],
+            [
+                SymbolicationOutcome(
+                    reportID: reportID, result: result, grouping: fixture.grouping("site \(reportID)"), filesSeen: seen,
+                    modules: [x.rawValue: "app", y.rawValue: "lib"])
+            ],
             at: Date())
     }
 
-    func upload(_ files: any DebugFileStore, _ text: String, _ facts: DebugFileFacts, _ id: BuildID, _ project: ProjectID) async throws {
+    func upload(
+        _ files: any DebugFileStore, _ text: String, _ facts: DebugFileFacts, _ id: BuildID, _ project: ProjectID
+    ) async throws {
         let file = try StoreConformanceTests.upload(files, text)
-        let outcome = try await files.store(file, facts: facts, buildID: id, project: project, name: nil, quotaBytes: 1 << 20, at: Date())
+        let outcome = try await files.store(
+            file, facts: facts, buildID: id, project: project, name: nil, quotaBytes: 1 << 20, at: Date())
         guard case .stored = outcome else { throw StorageError(.openFailed, "not stored") }
     }
 
@@ -43,23 +52,31 @@ import Testing
     }
 
     func rank(_ db: Stores, _ reportID: Int64, _ id: BuildID) async throws -> Int? {
-        try await db.texts("SELECT rank FROM report_modules WHERE report_id = \(reportID) AND build_id = '\(id.rawValue)'").first.flatMap { Int($0) }
+        try await db.texts(
+            "SELECT rank FROM report_modules WHERE report_id = \(reportID) AND build_id = '\(id.rawValue)'"
+        ).first.flatMap { Int($0) }
     }
 
     func sequence(_ db: Stores) async throws -> [String] {
         try await db.texts("SELECT value FROM counters WHERE name = 'debug_files'")
     }
 
-    @Test(arguments: Engine.allCases) func aBetterFileQueuesExactlyTheOutrankedReportsOfItsProject(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func aBetterFileQueuesExactlyTheOutrankedReportsOfItsProject(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let (db, a) = try await fixture.setUp(stores)
             let b = try await db.projects.createProject(
                 slug: ProjectSlug("other")!, ingestKeyHash: SecretHash(hex: String(repeating: "c", count: 64)),
-                uploadTokenHash: SecretHash(hex: String(repeating: "d", count: 64)), createdAt: Date(timeIntervalSince1970: 1),
+                uploadTokenHash: SecretHash(hex: String(repeating: "d", count: 64)),
+                createdAt: Date(timeIntervalSince1970: 1),
                 rateLimitPerSecond: 50)
-            try await fixture.store(db, a, [(1, "1.0", "u1", 10, nil), (2, "1.0", "u2", 20, nil), (3, "1.0", "u3", 30, nil)])
+            try await fixture.store(
+                db, a, [(1, "1.0", "u1", 10, nil), (2, "1.0", "u2", 20, nil), (3, "1.0", "u3", 30, nil)])
             try await fixture.store(db, b, [(4, "1.0", "u4", 40, nil), (5, "1.0", "u5", 50, nil)])
-            let (r1, r2, r3) = (try await fixture.rowID(db, 1), try await fixture.rowID(db, 2), try await fixture.rowID(db, 3))
+            let (r1, r2, r3) = (
+                try await fixture.rowID(db, 1), try await fixture.rowID(db, 2), try await fixture.rowID(db, 3)
+            )
             let (r4, r5) = (try await fixture.rowID(db, 4), try await fixture.rowID(db, 5))
             let store = db.symbolication
             let files = db.debugFiles
@@ -83,7 +100,8 @@ import Testing
             try await save(store, r2, result(x, "not_found"))
             #expect(try await rank(db, r1, x) == 1)
             #expect(try await pending(db).isEmpty)
-            #expect(try await store.missingDebugFiles(project: a.id, release: nil).first { $0.buildID == x }?.reports == 2)
+            #expect(
+                try await store.missingDebugFiles(project: a.id, release: nil).first { $0.buildID == x }?.reports == 2)
 
             // The same bytes again change nothing: nothing is queued.
             try await upload(files, "a executable", executableFacts, x, a.id)
@@ -115,7 +133,9 @@ import Testing
     /// A source bundle (kind `sources`, migration v16-source-bundles) is stored beside the symbols of its build-id
     /// but resolves no address: it queues no report, takes no change sequence value, and does not count as
     /// debug information on the missing-debug-files list.
-    @Test(arguments: Engine.allCases) func aSourceBundleQueuesNothingAndIsNotDebugInformation(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func aSourceBundleQueuesNothingAndIsNotDebugInformation(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let (db, a) = try await fixture.setUp(stores)
             try await fixture.store(db, a, [(1, "1.0", "u1", 10, nil)])
@@ -143,7 +163,9 @@ import Testing
         }
     }
 
-    @Test(arguments: Engine.allCases) func aResultMadeBeforeAFileWasStoredStaysQueuedAndUngrouped(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func aResultMadeBeforeAFileWasStoredStaysQueuedAndUngrouped(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let (db, a) = try await fixture.setUp(stores)
             try await fixture.store(db, a, [(1, "1.0", "u1", 10, nil), (2, "1.0", "u2", 20, nil)])
@@ -158,7 +180,10 @@ import Testing
             try await save(store, r2, result(y, "missing_debug_file"), seen: seen)
             #expect(try await pending(db) == [r1])
             #expect(try await db.texts("SELECT issue_id FROM reports WHERE id = \(r1)") == ["∅"])
-            #expect(try await db.texts("SELECT issue_id IS NOT NULL FROM reports WHERE id = \(r2)").first.map { ["1", "true"].contains($0) } == true)
+            #expect(
+                try await db.texts("SELECT issue_id IS NOT NULL FROM reports WHERE id = \(r2)").first.map {
+                    ["1", "true"].contains($0)
+                } == true)
             // The next batch reads the new sequence: its result is final.
             let next = try #require(try await store.pending(limit: 10).first)
             #expect(next.filesSeen > seen)
@@ -167,7 +192,9 @@ import Testing
         }
     }
 
-    @Test(arguments: Engine.allCases) func theNextBatchLeavesOutTheReportsOfTheBatchBeingSaved(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func theNextBatchLeavesOutTheReportsOfTheBatchBeingSaved(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let (db, a) = try await fixture.setUp(stores)
             try await fixture.store(db, a, (1...5).map { ($0, "1.0", "u\($0)", Double(10 * $0), nil) })

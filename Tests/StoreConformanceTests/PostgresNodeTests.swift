@@ -1,7 +1,8 @@
 import FaultlineCore
 import Foundation
-@testable import PostgresStorage
 import Testing
+
+@testable import PostgresStorage
 
 /// What only PostgreSQL has: several nodes on one database, concurrent start-up, partitions by week.
 @Suite(.tags(.endToEnd, .postgres), .provisioned) struct PostgresNodeTests {
@@ -12,7 +13,8 @@ import Testing
             let second = try await first.secondNode()
             let p = try await createProject(first)
             let batches = (0..<20).map { n in
-                ReportBatch(project: p.id, receivedAt: Date(), payload: payload, reports: (0..<10).map { report(n * 5 + $0) })
+                ReportBatch(
+                    project: p.id, receivedAt: Date(), payload: payload, reports: (0..<10).map { report(n * 5 + $0) })
             }
             let outcomes = try await withThrowingTaskGroup(of: [IngestOutcome].self) { group in
                 for (index, batch) in batches.enumerated() {
@@ -44,7 +46,10 @@ import Testing
             for n in 0..<30 {
                 let started = Date(timeIntervalSince1970: day0 + Double(n % 3) * 86_400 + Double(n))
                 let release = n % 2 == 0 ? "1.0" : "2.0"
-                starts.append(SessionUpdate(sessionID: SessionID("s\(n)")!, distinctID: "user-\(n % 7)", release: release, started: started, status: .ok))
+                starts.append(
+                    SessionUpdate(
+                        sessionID: SessionID("s\(n)")!, distinctID: "user-\(n % 7)", release: release, started: started,
+                        status: .ok))
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (index, start) in starts.enumerated() {
@@ -72,23 +77,39 @@ import Testing
             func update(_ id: String, user: Int, day: Int, _ status: SessionStatus, errors: Int = 1) -> SessionUpdate {
                 SessionUpdate(
                     sessionID: SessionID(id)!, distinctID: "user-\(user)", release: user % 2 == 0 ? "1.0" : "2.0",
-                    started: Date(timeIntervalSince1970: day0 + Double(day) * 86_400 + Double(user)), status: status, errors: errors)
+                    started: Date(timeIntervalSince1970: day0 + Double(day) * 86_400 + Double(user)), status: status,
+                    errors: errors)
             }
             let users = 0..<200
             for round in 0..<6 {
                 let stored = users.flatMap { u in
-                    [update("d0-\(round)-\(u)", user: u, day: 0, .ok), update("d1-\(round)-\(u)", user: u, day: 1, .ok)]
+                    [
+                        update("d0-\(round)-\(u)", user: u, day: 0, .ok),
+                        update("d1-\(round)-\(u)", user: u, day: 1, .ok),
+                    ]
                 }
-                _ = try await first.ingest.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: stored))])
+                _ = try await first.ingest.commit([
+                    .sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: stored))
+                ])
                 // The first node crashes day 0's sessions and starts day 1's; the second the other way round.
                 let one = users.flatMap { u in
-                    [update("d0-\(round)-\(u)", user: u, day: 0, .crashed), update("n1-\(round)-\(u)", user: u, day: 1, .ok, errors: 0)]
+                    [
+                        update("d0-\(round)-\(u)", user: u, day: 0, .crashed),
+                        update("n1-\(round)-\(u)", user: u, day: 1, .ok, errors: 0),
+                    ]
                 }
                 let other = users.flatMap { u in
-                    [update("d1-\(round)-\(u)", user: u, day: 1, .crashed), update("n0-\(round)-\(u)", user: u, day: 0, .ok, errors: 0)]
+                    [
+                        update("d1-\(round)-\(u)", user: u, day: 1, .crashed),
+                        update("n0-\(round)-\(u)", user: u, day: 0, .ok, errors: 0),
+                    ]
                 }
-                async let a = first.ingest.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: one))])
-                async let b = second.ingest.commit([.sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: other))])
+                async let a = first.ingest.commit([
+                    .sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: one))
+                ])
+                async let b = second.ingest.commit([
+                    .sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: other))
+                ])
                 _ = try await (a, b)
             }
             try await expectEveryHealthTableEqualsARecount(first)
@@ -119,7 +140,8 @@ import Testing
         try await withStores(.postgres) { first in
             let second = try await first.secondNode()
             let p = try await createProject(first)
-            let ids = try await GroupingConformanceTests.store(first, p, (1...10).map { ($0, "1.0", "u\($0)", Double($0)) })
+            let ids = try await GroupingConformanceTests.store(
+                first, p, (1...10).map { ($0, "1.0", "u\($0)", Double($0)) })
             #expect(try await first.symbolication.pending(limit: 10).count == 10)
             #expect(try await second.symbolication.pending(limit: 10).isEmpty)
             // The first node dies; its lease runs out (here: moved into the past).
@@ -127,7 +149,8 @@ import Testing
             let taken = try await second.symbolication.pending(limit: 10)
             #expect(taken.map(\.reportID) == ids)
             // A result saved but left pending (a newer debug file) is free to take again at once.
-            try await second.symbolication.saveAll(ids.map { GroupingConformanceTests.outcome($0, site: "x") }, at: Date())
+            try await second.symbolication.saveAll(
+                ids.map { GroupingConformanceTests.outcome($0, site: "x") }, at: Date())
             #expect(try await first.texts("SELECT count(*) FROM reports WHERE claimed_until IS NOT NULL") == ["0"])
             await second.close()
         }
@@ -140,7 +163,8 @@ import Testing
         try await withStores(.postgres) { first in
             let second = try await first.secondNode()
             let p = try await createProject(first)
-            let ids = try await GroupingConformanceTests.store(first, p, (1...40).map { ($0, "1.\($0 % 3)", "user-\($0 % 9)", Double($0)) })
+            let ids = try await GroupingConformanceTests.store(
+                first, p, (1...40).map { ($0, "1.\($0 % 3)", "user-\($0 % 9)", Double($0)) })
             let outcomes = ids.map { GroupingConformanceTests.outcome($0, site: "same") }
             for round in 0..<4 {
                 let part = Array(outcomes[(round * 10)..<(round * 10 + 10)])
@@ -163,14 +187,19 @@ import Testing
             let second = try await first.secondNode()
             let p = try await createProject(first)
             let ids = try await GroupingConformanceTests.store(
-                first, p, (1...240).map { ($0, "1.\($0 % 3)", "user-\($0 % 11)", Double($0 % 5) * 86_400 + Double($0)) })
+                first, p, (1...240).map { ($0, "1.\($0 % 3)", "user-\($0 % 11)", Double($0 % 5) * 86_400 + Double($0)) }
+            )
             let sites = 24
             for round in 0..<3 {
                 let part = Array(ids[(round * 80)..<(round * 80 + 80)])
                 // Each node saves half of the round's reports; both halves cover every site.
-                let outcomes = part.enumerated().map { GroupingConformanceTests.outcome($1, site: "site \($0 % sites)") }
-                async let a: Void = first.symbolication.saveAll(outcomes.enumerated().filter { $0.offset % 2 == 0 }.map(\.element), at: Date())
-                async let b: Void = second.symbolication.saveAll(outcomes.enumerated().filter { $0.offset % 2 == 1 }.map(\.element), at: Date())
+                let outcomes = part.enumerated().map {
+                    GroupingConformanceTests.outcome($1, site: "site \($0 % sites)")
+                }
+                async let a: Void = first.symbolication.saveAll(
+                    outcomes.enumerated().filter { $0.offset % 2 == 0 }.map(\.element), at: Date())
+                async let b: Void = second.symbolication.saveAll(
+                    outcomes.enumerated().filter { $0.offset % 2 == 1 }.map(\.element), at: Date())
                 _ = try await (a, b)
             }
             #expect(try await first.texts("SELECT count(*) || ' ' || sum(events) FROM issues") == ["\(sites) 240"])
@@ -195,7 +224,8 @@ import Testing
                 let id = BuildID(String(format: "%04x", round + 1))!
                 let old = "round \(round): the file a replaces and b uploads"
                 _ = try await first.debugFiles.store(
-                    try upload(first.debugFiles, old), facts: both, buildID: id, project: a, name: nil, quotaBytes: 1 << 30, at: Date())
+                    try upload(first.debugFiles, old), facts: both, buildID: id, project: a, name: nil,
+                    quotaBytes: 1 << 30, at: Date())
                 let replacing = try upload(first.debugFiles, "round \(round): a's new file")
                 let reusing = try upload(second.debugFiles, old)
                 // At once: a's replacement on the first node (which then removes the old blob) and b's upload of the old
@@ -213,7 +243,9 @@ import Testing
             }
             #expect(lost.isEmpty, "\(lost.count) of \(named.count) blobs named by a row are gone")
             // And no blob is left that no row names (a's old files were all removed or reused by b).
-            let onDisk = try FileManager.default.subpathsOfDirectory(atPath: first.blobRoot + "/blobs").filter { $0.count > 3 }
+            let onDisk = try FileManager.default.subpathsOfDirectory(atPath: first.blobRoot + "/blobs").filter {
+                $0.count > 3
+            }
             #expect(onDisk.count == named.count)
             await second.close()
         }
@@ -226,9 +258,12 @@ import Testing
             let second = try await first.secondNode()
             let project = try await createProject(first).id
             let at = AlertConformanceTests.at
-            for n in 0..<20 { _ = try await first.alerts.record(AlertConformanceTests.draft(project, .newIssue, "new:\(n)"), at: at) }
+            for n in 0..<20 {
+                _ = try await first.alerts.record(AlertConformanceTests.draft(project, .newIssue, "new:\(n)"), at: at)
+            }
             let alerts = try await first.alerts.alertsToDispatch(limit: 100)
-            try await first.alerts.enqueue(alerts.map { (alert: $0.id, url: "http://hook", body: [1]) }, dispatched: alerts.map(\.id), at: at)
+            try await first.alerts.enqueue(
+                alerts.map { (alert: $0.id, url: "http://hook", body: [1]) }, dispatched: alerts.map(\.id), at: at)
             async let a = first.alerts.dueDeliveries(now: at, limit: 12)
             async let b = second.alerts.dueDeliveries(now: at, limit: 12)
             let (dueA, dueB) = try await (a, b)
@@ -250,14 +285,18 @@ import Testing
             let p = try await createProject(first).id
             let rounds = 40
             for round in 0..<rounds {
-                let files = try (0..<2).map { node in try upload(first.debugFiles, String(format: "r%04d-n%d", round, node)) }
+                let files = try (0..<2).map { node in
+                    try upload(first.debugFiles, String(format: "r%04d-n%d", round, node))
+                }
                 // Eight bytes each, and room for exactly one more.
                 let quota = UInt64(round + 1) * 8
                 async let one = first.debugFiles.store(
-                    files[0], facts: facts([.debuginfo]), buildID: BuildID(String(format: "%04x", 2 * round + 1))!, project: p, name: nil,
+                    files[0], facts: facts([.debuginfo]), buildID: BuildID(String(format: "%04x", 2 * round + 1))!,
+                    project: p, name: nil,
                     quotaBytes: quota, at: Date())
                 async let other = second.debugFiles.store(
-                    files[1], facts: facts([.debuginfo]), buildID: BuildID(String(format: "%04x", 2 * round + 2))!, project: p, name: nil,
+                    files[1], facts: facts([.debuginfo]), buildID: BuildID(String(format: "%04x", 2 * round + 2))!,
+                    project: p, name: nil,
                     quotaBytes: quota, at: Date())
                 let stored = try await [one, other].filter { if case .stored = $0 { true } else { false } }
                 #expect(stored.count == 1, "round \(round)")
@@ -297,8 +336,12 @@ import Testing
                 .reports(ReportBatch(project: p.id, receivedAt: farFuture, payload: payload, reports: [report(2)])),
             ])
             let week = PostgresPartitions.name("reports", week: PostgresPartitions.weekStart(Millis.from(now)))
-            #expect(try await stores.texts("SELECT tableoid::regclass::text FROM reports ORDER BY id") == ["reports_default", week].sorted())
-            #expect(try await stores.reports.rawReport(eventID: eventID(2), project: p.id)?.summary.receivedAt == Date(timeIntervalSince1970: Double(Millis.from(farFuture)) / 1000))
+            #expect(
+                try await stores.texts("SELECT tableoid::regclass::text FROM reports ORDER BY id")
+                    == ["reports_default", week].sorted())
+            #expect(
+                try await stores.reports.rawReport(eventID: eventID(2), project: p.id)?.summary.receivedAt
+                    == Date(timeIntervalSince1970: Double(Millis.from(farFuture)) / 1000))
         }
     }
 
@@ -330,7 +373,9 @@ import Testing
         #expect(socket.password == "from-env")
         #expect(socket.port == 5432)
         #expect(PostgresLocation.redact("postgres://u:s3cret@h/db").contains("s3cret") == false)
-        for bad in ["mysql://h/db", "postgres://h", "postgres://h/db?sslmode=sometimes", "postgres://h:99999/db", "not a url"] {
+        for bad in [
+            "mysql://h/db", "postgres://h", "postgres://h/db?sslmode=sometimes", "postgres://h:99999/db", "not a url",
+        ] {
             #expect(throws: StorageError.self) { try PostgresLocation(url: bad) }
         }
     }

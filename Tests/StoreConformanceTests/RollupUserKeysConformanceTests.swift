@@ -2,10 +2,11 @@ import FaultlineCore
 import FaultlineHTTP
 import Foundation
 import GRDB
-@testable import PostgresStorage
-@testable import SQLiteStorage
 import TestSupport
 import Testing
+
+@testable import PostgresStorage
+@testable import SQLiteStorage
 
 /// Issue #39, finding 6: the per-user rollups hold a keyed hash of the user (`RollupUser.key`, HMAC-SHA-256 under the
 /// project's identity key), never the id, on each engine — counts stay exact, two projects never share a key, an
@@ -18,8 +19,14 @@ import Testing
         ("issue_users", "issue_id || ' ' || user_key || ' ' || events"),
         ("issue_release_users", "issue_id || ' ' || release || ' ' || user_key || ' ' || events"),
         ("issue_day_users", "issue_id || ' ' || day || ' ' || user_key || ' ' || events"),
-        ("health_day_users", "project_id || ' ' || release || ' ' || day || ' ' || user_key || ' ' || sessions || ' ' || crashed"),
-        ("health_release_users", "project_id || ' ' || release || ' ' || user_key || ' ' || sessions || ' ' || crashed"),
+        (
+            "health_day_users",
+            "project_id || ' ' || release || ' ' || day || ' ' || user_key || ' ' || sessions || ' ' || crashed"
+        ),
+        (
+            "health_release_users",
+            "project_id || ' ' || release || ' ' || user_key || ' ' || sessions || ' ' || crashed"
+        ),
     ]
 
     /// The distinct-user counters the per-user rows maintain.
@@ -53,9 +60,14 @@ import Testing
             ("s1", "user-0", .exited), ("s2", "user-1", .crashed), ("s3", "user-1", .exited), ("s4", "user-2", .exited),
         ]
         _ = try await stores.ingest.commit([
-            .sessions(SessionBatch(project: p.id, receivedAt: receivedAt, updates: sessions.map {
-                SessionUpdate(sessionID: SessionID($0.0)!, distinctID: $0.1, release: "1.0", started: started, status: $0.2)
-            }))
+            .sessions(
+                SessionBatch(
+                    project: p.id, receivedAt: receivedAt,
+                    updates: sessions.map {
+                        SessionUpdate(
+                            sessionID: SessionID($0.0)!, distinctID: $0.1, release: "1.0", started: started,
+                            status: $0.2)
+                    }))
         ])
         return try #require(issue)
     }
@@ -68,7 +80,9 @@ import Testing
     /// Every per-user row and every distinct-user counter, as text.
     func snapshot(_ texts: (String) async throws -> [String]) async throws -> [String] {
         var all: [String] = []
-        for (table, row) in Self.tables { all += try await texts("SELECT \(row) FROM \(table)").map { "\(table): \($0)" } }
+        for (table, row) in Self.tables {
+            all += try await texts("SELECT \(row) FROM \(table)").map { "\(table): \($0)" }
+        }
         for query in Self.counters { all += try await texts(query) }
         return all
     }
@@ -98,14 +112,19 @@ import Testing
             }
             for (project, issue) in [(p, issueP), (q, issueQ)] {
                 let expected = ["user-0", "user-1", "user-2", "user-3"].map { Self.key($0, project) }.sorted()
-                #expect(try await stores.texts("SELECT user_key FROM issue_users WHERE issue_id = \(issue.rawValue)") == expected)
                 #expect(
-                    try await stores.texts("SELECT user_key FROM health_release_users WHERE project_id = \(project.id.rawValue)")
+                    try await stores.texts("SELECT user_key FROM issue_users WHERE issue_id = \(issue.rawValue)")
+                        == expected)
+                #expect(
+                    try await stores.texts(
+                        "SELECT user_key FROM health_release_users WHERE project_id = \(project.id.rawValue)")
                         == ["user-0", "user-1", "user-2"].map { Self.key($0, project) }.sorted())
             }
             // …so the same id is two keys in two projects…
-            let inP = Set(try await stores.texts("SELECT user_key FROM health_day_users WHERE project_id = \(p.id.rawValue)"))
-            let inQ = Set(try await stores.texts("SELECT user_key FROM health_day_users WHERE project_id = \(q.id.rawValue)"))
+            let inP = Set(
+                try await stores.texts("SELECT user_key FROM health_day_users WHERE project_id = \(p.id.rawValue)"))
+            let inQ = Set(
+                try await stores.texts("SELECT user_key FROM health_day_users WHERE project_id = \(q.id.rawValue)"))
             #expect(inP.count == 3 && inQ.count == 3 && inP.isDisjoint(with: inQ))
 
             // …and the distinct-user counts are those of the ids: 4 users of the issue (each more than once), per
@@ -115,45 +134,57 @@ import Testing
                 #expect(detail.summary.users == 4)
                 #expect(detail.repeatUsers == 4)
                 #expect(
-                    try await stores.texts("SELECT release || ' ' || users FROM issue_releases WHERE issue_id = \(issue.rawValue)")
-                        == stores.texts("""
+                    try await stores.texts(
+                        "SELECT release || ' ' || users FROM issue_releases WHERE issue_id = \(issue.rawValue)")
+                        == stores.texts(
+                            """
                             SELECT coalesce(release, '') || ' ' || count(DISTINCT user_key) FROM reports
                             WHERE issue_id = \(issue.rawValue) GROUP BY coalesce(release, '')
                             """))
                 #expect(
-                    try await stores.texts("SELECT day || ' ' || users FROM issue_days WHERE issue_id = \(issue.rawValue)")
-                        == stores.texts("""
+                    try await stores.texts(
+                        "SELECT day || ' ' || users FROM issue_days WHERE issue_id = \(issue.rawValue)")
+                        == stores.texts(
+                            """
                             SELECT (occurred_at / 86400000) || ' ' || count(DISTINCT user_key) FROM reports
                             WHERE issue_id = \(issue.rawValue) GROUP BY occurred_at / 86400000
                             """))
                 #expect(
                     try await stores.texts(
-                        "SELECT release || ' ' || users || ' ' || crashed_users FROM health_releases WHERE project_id = \(project.id.rawValue)")
+                        "SELECT release || ' ' || users || ' ' || crashed_users FROM health_releases WHERE project_id = \(project.id.rawValue)"
+                    )
                         == ["1.0 3 1"])
                 #expect(
                     try await stores.texts(
-                        "SELECT release || ' ' || users || ' ' || crashed_users FROM health_days WHERE project_id = \(project.id.rawValue)")
+                        "SELECT release || ' ' || users || ' ' || crashed_users FROM health_days WHERE project_id = \(project.id.rawValue)"
+                    )
                         == [" 3 1", "1.0 3 1"])
             }
 
             // When a known user has another session, a crashed one, and another report, nobody is counted twice.
             _ = try await stores.ingest.commit([
-                .sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: [
-                    SessionUpdate(
-                        sessionID: SessionID("s5")!, distinctID: "user-0", release: "1.0",
-                        started: Date(timeIntervalSince1970: StoreRows.day0 + 60), status: .crashed)
-                ]))
+                .sessions(
+                    SessionBatch(
+                        project: p.id, receivedAt: Date(),
+                        updates: [
+                            SessionUpdate(
+                                sessionID: SessionID("s5")!, distinctID: "user-0", release: "1.0",
+                                started: Date(timeIntervalSince1970: StoreRows.day0 + 60), status: .crashed)
+                        ]))
             ])
             try await insights.store(stores, p, [(900, "1.0", "user-3", 10, nil)])
             try await insights.group(stores, 900, "parse()")
             #expect(try await stores.insights.issue(issueP, project: p.id, now: Date())?.summary.users == 4)
             #expect(
-                try await stores.texts("SELECT users || ' ' || crashed_users FROM health_releases WHERE project_id = \(p.id.rawValue)")
+                try await stores.texts(
+                    "SELECT users || ' ' || crashed_users FROM health_releases WHERE project_id = \(p.id.rawValue)")
                     == ["3 2"])
         }
     }
 
-    @Test(arguments: Engine.allCases) func anUpgradeRewritesStoredIdsToKeysAndKeepsEveryCount(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func anUpgradeRewritesStoredIdsToKeysAndKeepsEveryCount(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             // Given a database whose rollups hold user ids, as every database before the upgrade did: the rows the
             // stores wrote, their keys put back to the ids (the upgrade changes data only, not the schema)…
@@ -165,11 +196,14 @@ import Testing
             for project in [p, q] {
                 for user in Self.users {
                     for (table, _) in Self.tables {
-                        try await stores.execute("UPDATE \(table) SET user_key = '\(user)' WHERE user_key = '\(Self.key(user, project))'")
+                        try await stores.execute(
+                            "UPDATE \(table) SET user_key = '\(user)' WHERE user_key = '\(Self.key(user, project))'")
                     }
                 }
             }
-            #expect(try await storedKeys(stores.texts).filter { $0.hasPrefix("user-") }.count == (try await storedKeys(stores.texts)).count)
+            #expect(
+                try await storedKeys(stores.texts).filter { $0.hasPrefix("user-") }.count
+                    == (try await storedKeys(stores.texts)).count)
             let migration: String
             switch engine {
             case .sqlite:
@@ -186,7 +220,9 @@ import Testing
                 // (a copy of the file, opened by a pool of its own: the stores keep theirs, one pool per file)
                 let sqlite = try #require(stores.sqlite)
                 let path = sqlite.pool.path + "-previous.sqlite"
-                try await sqlite.pool.writeWithoutTransaction { db in try db.execute(sql: "VACUUM INTO ?", arguments: [path]) }
+                try await sqlite.pool.writeWithoutTransaction { db in
+                    try db.execute(sql: "VACUUM INTO ?", arguments: [path])
+                }
                 #expect(throws: (any Error).self) { try SQLiteEngine(path: path).close() }
                 let upgraded = try SQLiteEngine(path: path, identities: .hmacSHA256)
                 defer { try? upgraded.close() }
@@ -202,7 +238,9 @@ import Testing
                 await #expect(throws: (any Error).self) { try await PostgresEngine.open(url: url).close() }
                 let upgraded = try await PostgresEngine.open(url: url, identities: .hmacSHA256)
                 await upgraded.close()
-                #expect(try await stores.texts("SELECT identifier FROM faultline_migrations WHERE identifier = '\(migration)'") == [migration])
+                #expect(
+                    try await stores.texts(
+                        "SELECT identifier FROM faultline_migrations WHERE identifier = '\(migration)'") == [migration])
                 #expect(try await snapshot(stores.texts) == keyed)
                 #expect(try await storedKeys(stores.texts).allSatisfy { $0.hasPrefix(RollupUser.prefix) })
             }
@@ -225,26 +263,34 @@ import Testing
                 try await insights.store(postgres, project, [(900, "1.0", "user-2", 10, nil)])
                 try await insights.group(postgres, 900, "parse()")
                 _ = try await postgres.ingest.commit([
-                    .sessions(SessionBatch(project: p.id, receivedAt: Date(), updates: [
-                        SessionUpdate(
-                            sessionID: SessionID("s9")!, distinctID: "user-2", release: "1.0",
-                            started: Date(timeIntervalSince1970: StoreRows.day0 + 60), status: .exited)
-                    ]))
+                    .sessions(
+                        SessionBatch(
+                            project: p.id, receivedAt: Date(),
+                            updates: [
+                                SessionUpdate(
+                                    sessionID: SessionID("s9")!, distinctID: "user-2", release: "1.0",
+                                    started: Date(timeIntervalSince1970: StoreRows.day0 + 60), status: .exited)
+                            ]))
                 ])
 
                 // Then they are the same users: under the same keys, the counts do not move.
                 #expect(try await postgres.insights.issue(issue, project: p.id, now: Date())?.summary.users == 4)
-                #expect(try await postgres.texts("SELECT users || ' ' || crashed_users FROM health_releases") == ["3 1"])
+                #expect(
+                    try await postgres.texts("SELECT users || ' ' || crashed_users FROM health_releases") == ["3 1"])
                 #expect(try await postgres.texts("SELECT count(*) FROM issue_users") == ["4"])
             }
         }
     }
 
-    @Test(arguments: Engine.allCases) func theUserBreakdownNamesOnlyUsersOfRetainedReports(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func theUserBreakdownNamesOnlyUsersOfRetainedReports(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let now = Date()
             let old = now.addingTimeInterval(-100 * 86_400)
-            if let postgres = stores.postgres { try await PostgresPartitions.ensure(around: Millis.from(old), postgres) }
+            if let postgres = stores.postgres {
+                try await PostgresPartitions.ensure(around: Millis.from(old), postgres)
+            }
             // Given an issue whose reports came 100 days ago, and one report of another user that came today…
             let p = try await createProject(stores)
             let issue = try await fill(stores, p, receivedAt: old)
@@ -252,13 +298,17 @@ import Testing
             try await insights.group(stores, 900, "parse()")
             let before = try #require(try await stores.insights.issue(issue, project: p.id, now: now))
             // (the breakdown counts the retained reports by user: ids, as the reports and their pages show them)
-            #expect(Set(before.breakdowns["user"]?.map(\.value) ?? []) == ["user-0", "user-1", "user-2", "user-3", "kept-user"])
+            #expect(
+                Set(before.breakdowns["user"]?.map(\.value) ?? []) == [
+                    "user-0", "user-1", "user-2", "user-3", "kept-user",
+                ])
             #expect(before.breakdowns["user"]?.map(\.events).reduce(0, +) == 11)
 
             // When retention prunes the old reports…
             var pruned = 0
             for _ in 0..<20 {
-                let pass = try await stores.retention.prune(before: now.addingTimeInterval(-90 * 86_400), limit: 100, now: now)
+                let pass = try await stores.retention.prune(
+                    before: now.addingTimeInterval(-90 * 86_400), limit: 100, now: now)
                 if pass.isEmpty { break }
                 pruned += pass.reports
             }

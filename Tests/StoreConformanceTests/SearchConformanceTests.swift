@@ -19,20 +19,32 @@ import Testing
         report.threads = [ThreadInfo(crashed: true, frames: [Frame(address: 0x1000)])]
         let symbols = SymbolicatedReport(
             state: .complete,
-            threads: [[SymbolicatedFrameSlot(frames: [ResolvedFrame(function: function, file: "a.swift", line: 3)], buildID: "aa",
-                                             status: "dwarf", offset: 4)]],
+            threads: [
+                [
+                    SymbolicatedFrameSlot(
+                        frames: [ResolvedFrame(function: function, file: "a.swift", line: 3)], buildID: "aa",
+                        status: "dwarf", offset: 4)
+                ]
+            ],
             missing: [])
-        return SearchDocument.make(report, symbols: symbols, grouping: InsightsConformanceTests().grouping("site").grouping)
+        return SearchDocument.make(
+            report, symbols: symbols, grouping: InsightsConformanceTests().grouping("site").grouping)
     }
 
     func save(_ db: Stores, _ n: Int, _ document: SearchDocument) async throws {
         try await db.symbolication.saveAll(
-            [SymbolicationOutcome(reportID: try await db.reportID(eventID(n)), result: SymbolicatedReport(state: .notNeeded, threads: [], missing: []),
-                                  grouping: InsightsConformanceTests().grouping("site \(n)"), search: document)],
+            [
+                SymbolicationOutcome(
+                    reportID: try await db.reportID(eventID(n)),
+                    result: SymbolicatedReport(state: .notNeeded, threads: [], missing: []),
+                    grouping: InsightsConformanceTests().grouping("site \(n)"), search: document)
+            ],
             at: now)
     }
 
-    func find(_ db: Stores, _ text: String, _ project: Project, page: Int = 1, pageSize: Int = 25) async throws -> SearchResults {
+    func find(_ db: Stores, _ text: String, _ project: Project, page: Int = 1, pageSize: Int = 25) async throws
+        -> SearchResults
+    {
         try await db.search.search(
             try SearchText.parse(text), project: project.id, page: page, pageSize: pageSize, now: now)
     }
@@ -54,7 +66,8 @@ import Testing
     func other(_ db: Stores) async throws -> Project {
         try await db.projects.createProject(
             slug: ProjectSlug("other")!, ingestKeyHash: SecretHash(hex: String(repeating: "c", count: 64)),
-            uploadTokenHash: SecretHash(hex: String(repeating: "d", count: 64)), createdAt: Date(timeIntervalSince1970: 1),
+            uploadTokenHash: SecretHash(hex: String(repeating: "d", count: 64)),
+            createdAt: Date(timeIntervalSince1970: 1),
             rateLimitPerSecond: 50)
     }
 
@@ -62,8 +75,13 @@ import Testing
         try await withStores(engine) { stores in
             let (db, a) = try await fixture.setUp(stores)
             try await fixture.store(db, a, [(1, "1.0", "u1", 10, nil), (2, "1.0", "u2", 20, nil)])
-            try await save(db, 1, document(1, user: "alice@example.com", key: "gold", function: "Inventory.item(at:)", message: "Index out of range"))
-            try await save(db, 2, document(2, user: "bob", key: "silver", function: "Cart.total()", message: "Division by zero"))
+            try await save(
+                db, 1,
+                document(
+                    1, user: "alice@example.com", key: "gold", function: "Inventory.item(at:)",
+                    message: "Index out of range"))
+            try await save(
+                db, 2, document(2, user: "bob", key: "silver", function: "Cart.total()", message: "Division by zero"))
 
             let one = eventID(1).rawValue
             #expect(events(try await find(db, "alice@example.com", a)) == [one])
@@ -91,7 +109,9 @@ import Testing
 
     /// Case and diacritics do not matter (SQLite's unicode61 tokenizer folds both; PostgreSQL's entries are folded
     /// the same way), and a phrase never spans two fields.
-    @Test(arguments: Engine.allCases) func caseAndDiacriticsAreIgnoredAndPhrasesStayInTheirField(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func caseAndDiacriticsAreIgnoredAndPhrasesStayInTheirField(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let (db, a) = try await fixture.setUp(stores)
             try await fixture.store(db, a, [(1, "1.0", "u1", 10, nil)])
@@ -111,15 +131,20 @@ import Testing
             try await fixture.store(db, a, [(1, "1.0", "u1", 10, nil)])
             try await save(db, 1, document(1, user: "alice", key: "gold", function: "main", message: "boom"))
             // FTS5 syntax typed by a user neither errors nor widens the search.
-            for text in ["\"", "alice\"", "NEAR(alice gold)", "user:alice", "{user}: alice", "*", "a*", "alice OR bob", "NOT alice",
-                         "(alice", "alice)", "^alice", "project : p1", "p1", "\u{0}alice"] {
+            for text in [
+                "\"", "alice\"", "NEAR(alice gold)", "user:alice", "{user}: alice", "*", "a*", "alice OR bob",
+                "NOT alice",
+                "(alice", "alice)", "^alice", "project : p1", "p1", "\u{0}alice",
+            ] {
                 let results = try await find(db, text, a)
                 // Operators and column names are words to match like any other (no report holds "near", "user" or "or").
                 let expected = ["alice\"", "(alice", "alice)", "^alice", "\u{0}alice"].contains(text)
                 #expect(events(results) == (expected ? [eventID(1).rawValue] : []), "\(text)")
             }
             #expect(throws: SearchTextError.self) { try SearchText.parse(String(repeating: "a", count: 257)) }
-            #expect(throws: SearchTextError.self) { try SearchText.parse((0..<17).map { "w\($0)" }.joined(separator: " ")) }
+            #expect(throws: SearchTextError.self) {
+                try SearchText.parse((0..<17).map { "w\($0)" }.joined(separator: " "))
+            }
         }
     }
 
@@ -149,15 +174,20 @@ import Testing
             func batch(_ prefix: String) async throws -> [SymbolicationOutcome] {
                 var outcomes: [SymbolicationOutcome] = []
                 for n in 1...151 {
-                    outcomes.append(SymbolicationOutcome(
-                        reportID: try await db.reportID(eventID(n)), result: SymbolicatedReport(state: .notNeeded, threads: [], missing: []),
-                        grouping: fixture.grouping("site \(n)"),
-                        search: document(n, user: "user\(n)", key: "gold", function: "\(prefix)\(n)end", message: "boom")))
+                    outcomes.append(
+                        SymbolicationOutcome(
+                            reportID: try await db.reportID(eventID(n)),
+                            result: SymbolicatedReport(state: .notNeeded, threads: [], missing: []),
+                            grouping: fixture.grouping("site \(n)"),
+                            search: document(
+                                n, user: "user\(n)", key: "gold", function: "\(prefix)\(n)end", message: "boom")))
                 }
                 return outcomes
             }
             try await db.symbolication.saveAll(try await batch("before"), at: now)
-            for n in [1, 64, 65, 128, 129, 150] { #expect(events(try await find(db, "before\(n)end", a)) == [eventID(n).rawValue]) }
+            for n in [1, 64, 65, 128, 129, 150] {
+                #expect(events(try await find(db, "before\(n)end", a)) == [eventID(n).rawValue])
+            }
             #expect(events(try await find(db, "before151end", a)).isEmpty)
             #expect(events(try await find(db, "before151end", b)) == [eventID(151).rawValue])
             // Processed again, the whole batch at once: every entry replaced.
@@ -208,11 +238,14 @@ import Testing
             try await fixture.store(db, a, [(1, "1.0", "u1", 10, nil)], receivedAt: Date(timeIntervalSince1970: 1_000))
             try await fixture.store(db, a, [(2, "1.0", "u2", 20, nil)], receivedAt: now)
             try await fixture.store(db, b, [(3, "1.0", "u3", 30, nil)], receivedAt: now)
-            for n in 1...3 { try await save(db, n, document(n, user: "user\(n)", key: "gold", function: "main", message: "boom")) }
+            for n in 1...3 {
+                try await save(db, n, document(n, user: "user\(n)", key: "gold", function: "main", message: "boom"))
+            }
             #expect(try await entries(db) == 3)
 
             // Retention drops the old payload, its report and the report's entry.
-            let pruned = try await db.retention.prune(before: Date(timeIntervalSince1970: 2_000), limit: 100, now: Date(timeIntervalSince1970: 1_800_000_000))
+            let pruned = try await db.retention.prune(
+                before: Date(timeIntervalSince1970: 2_000), limit: 100, now: Date(timeIntervalSince1970: 1_800_000_000))
             #expect(pruned.reports == 1)
             #expect(events(try await find(db, "gold", a)) == [eventID(2).rawValue])
             #expect(try await entries(db) == 2)
@@ -222,7 +255,9 @@ import Testing
                 // merged them, so the pruned user id is gone from the index's own pages (the first term of a page is
                 // stored whole, so "user2" is found there as a check that the bytes are searched at all).
                 func pagesHolding(_ token: String) async throws -> String? {
-                    try await db.texts("SELECT count(*) FROM search_index_data WHERE instr(block, CAST('\(token)' AS BLOB)) > 0").first
+                    try await db.texts(
+                        "SELECT count(*) FROM search_index_data WHERE instr(block, CAST('\(token)' AS BLOB)) > 0"
+                    ).first
                 }
                 #expect(try await pagesHolding("user1") == "0")
                 #expect(try await pagesHolding("user2") != "0")
@@ -247,8 +282,9 @@ import Testing
                 ids.enumerated().map { index, id in
                     var doc = blank
                     doc.event = eventID(index + 1).rawValue
-                    return SymbolicationOutcome(reportID: id, result: SymbolicatedReport(state: .notNeeded, threads: [], missing: []),
-                                                grouping: fixture.grouping("one site"), search: doc)
+                    return SymbolicationOutcome(
+                        reportID: id, result: SymbolicatedReport(state: .notNeeded, threads: [], missing: []),
+                        grouping: fixture.grouping("one site"), search: doc)
                 },
                 at: now)
             let first = try await find(db, "many", a, page: 1, pageSize: 10)

@@ -1,10 +1,11 @@
 import FaultlineCore
 import Foundation
 import PostgresNIO
+import TestSupport
+import Testing
+
 @testable import PostgresStorage
 @testable import StoreMigration
-import Testing
-import TestSupport
 
 /// A report whose text folds past PostgreSQL's limit for one search entry (1 MiB of lexemes in a `tsvector`) is stored
 /// and found on both engines, and a report whose result the database refuses is failed alone: the rest of its batch,
@@ -32,8 +33,12 @@ import TestSupport
     /// The bytes of the distinct terms PostgreSQL would hold for `document` (the lexemes of its `tsvector`).
     func lexemeBytes(_ document: SearchDocument) -> Int {
         var terms = Set<String>()
-        for field in [document.event, document.user, document.release, document.error, document.functions, document.keys] {
-            for term in PostgresSearchStore.terms(field) where term.utf8.count <= PostgresSearchStore.maxLexemeBytes { terms.insert(term) }
+        for field in [
+            document.event, document.user, document.release, document.error, document.functions, document.keys,
+        ] {
+            for term in PostgresSearchStore.terms(field) where term.utf8.count <= PostgresSearchStore.maxLexemeBytes {
+                terms.insert(term)
+            }
         }
         return terms.reduce(0) { $0 + $1.utf8.count }
     }
@@ -42,7 +47,8 @@ import TestSupport
     /// before fields were bounded in bytes.
     func uncut(_ report: Report, _ document: SearchDocument) -> SearchDocument {
         var uncut = document
-        uncut.functions = String(report.threads[0].frames.compactMap(\.function).joined(separator: "\n").prefix(32 * 1024))
+        uncut.functions = String(
+            report.threads[0].frames.compactMap(\.function).joined(separator: "\n").prefix(32 * 1024))
         let keys = report.customKeys.map { key, value in
             if case .string(let text) = value { "\(key) \(text)" } else { key }
         }
@@ -59,7 +65,8 @@ import TestSupport
 
     func outcome(_ db: Stores, _ n: Int, _ document: SearchDocument) async throws -> SymbolicationOutcome {
         SymbolicationOutcome(
-            reportID: try await db.reportID(eventID(n)), result: SymbolicatedReport(state: .notNeeded, threads: [], missing: []),
+            reportID: try await db.reportID(eventID(n)),
+            result: SymbolicatedReport(state: .notNeeded, threads: [], missing: []),
             grouping: fixture.grouping("site \(n)"), search: document)
     }
 
@@ -67,7 +74,9 @@ import TestSupport
         try await db.texts("SELECT symbolication FROM reports WHERE id = \(try await db.reportID(eventID(n)))")
     }
 
-    @Test(arguments: Engine.allCases) func aReportWhoseTextFoldsPastTheEntryLimitIsStoredAndFound(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func aReportWhoseTextFoldsPastTheEntryLimitIsStoredAndFound(_ engine: Engine)
+        async throws
+    {
         try await withStores(engine) { stores in
             let (db, a) = try await fixture.setUp(stores)
             let b = try await search.other(db)
@@ -81,7 +90,9 @@ import TestSupport
             let uncut = uncut(report, document)
             #expect(lexemeBytes(uncut) > 1_048_575)
             if let postgres = db.postgres {
-                let refusal = await #expect(throws: (any Error).self) { try await cast(PostgresSearchStore.vector(uncut), postgres) }
+                let refusal = await #expect(throws: (any Error).self) {
+                    try await cast(PostgresSearchStore.vector(uncut), postgres)
+                }
                 #expect(refusal.flatMap(PostgresErrors.sqlState) == "54000")
             }
             // The entry as made now: each field bounded in folded bytes.
@@ -89,8 +100,12 @@ import TestSupport
 
             // When: saved in one batch with another project's report.
             try await db.symbolication.saveAll(
-                [try await outcome(db, 1, document),
-                 try await outcome(db, 2, search.document(2, user: "bob", key: "silver", function: "Cart.total()", message: "boom"))],
+                [
+                    try await outcome(db, 1, document),
+                    try await outcome(
+                        db, 2, search.document(2, user: "bob", key: "silver", function: "Cart.total()", message: "boom")
+                    ),
+                ],
                 at: now)
 
             // Then: both are processed and found, each in its own project only.
@@ -110,7 +125,8 @@ import TestSupport
         try await withStores(.postgres) { db in
             let report = hostileReport(1)
             let old = uncut(report, SearchDocument.make(report, symbols: nil, grouping: nil))
-            let row: [TableValue] = [.integer(1), .integer(0), .integer(1)]
+            let row: [TableValue] =
+                [.integer(1), .integer(0), .integer(1)]
                 + [old.event, old.user, old.release, old.error, old.functions, old.keys].map { .text($0) }
             let entry = try CopyPlan.searchEntry(row)
             guard case .text(let vector) = entry[3] else {
@@ -133,14 +149,18 @@ import TestSupport
                 BEGIN RAISE EXCEPTION 'test: entry refused' USING ERRCODE = 'program_limit_exceeded'; END $$
                 """)
             try await db.execute(
-                "CREATE TRIGGER refuse_entry BEFORE INSERT ON search_documents FOR EACH ROW WHEN (NEW.report_id = \(id)) EXECUTE FUNCTION refuse_entry()")
+                "CREATE TRIGGER refuse_entry BEFORE INSERT ON search_documents FOR EACH ROW WHEN (NEW.report_id = \(id)) EXECUTE FUNCTION refuse_entry()"
+            )
         case .sqlite:
             try await db.execute(
-                "CREATE TRIGGER refuse_entry BEFORE INSERT ON search_documents WHEN NEW.report_id = \(id) BEGIN SELECT RAISE(ABORT, 'test: entry refused'); END")
+                "CREATE TRIGGER refuse_entry BEFORE INSERT ON search_documents WHEN NEW.report_id = \(id) BEGIN SELECT RAISE(ABORT, 'test: entry refused'); END"
+            )
         }
     }
 
-    @Test(arguments: Engine.allCases) func aResultTheDatabaseRefusesFailsItsReportAloneAndTheBatchIsSaved(_ engine: Engine) async throws {
+    @Test(arguments: Engine.allCases) func aResultTheDatabaseRefusesFailsItsReportAloneAndTheBatchIsSaved(
+        _ engine: Engine
+    ) async throws {
         try await withStores(engine) { stores in
             let (db, a) = try await fixture.setUp(stores)
             let b = try await search.other(db)
@@ -151,13 +171,18 @@ import TestSupport
             // When: one batch of three reports of two projects, the first refused.
             var batch: [SymbolicationOutcome] = []
             for n in 1...3 {
-                batch.append(try await outcome(db, n, search.document(n, user: "user\(n)", key: "gold", function: "frame\(n)end", message: "boom")))
+                batch.append(
+                    try await outcome(
+                        db, n,
+                        search.document(n, user: "user\(n)", key: "gold", function: "frame\(n)end", message: "boom")))
             }
             try await db.symbolication.saveAll(batch, at: now)
 
             // Then: the refused report leaves the queue failed, with a reason, and the others are saved and filed with it.
             #expect(try await state(db, 1) == ["missing"])
-            #expect(try await db.texts("SELECT symbolication_failure FROM reports WHERE id = \(try await db.reportID(eventID(1)))")
+            #expect(
+                try await db.texts(
+                    "SELECT symbolication_failure FROM reports WHERE id = \(try await db.reportID(eventID(1)))")
                     == ["the database refused the symbolication result"])
             #expect(try await state(db, 2) == ["not_needed"])
             #expect(try await state(db, 3) == ["not_needed"])

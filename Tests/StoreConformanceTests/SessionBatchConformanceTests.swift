@@ -7,17 +7,21 @@ import Testing
 @Suite(.tags(.endToEnd, .postgres), .provisioned) struct SessionBatchConformanceTests {
     static let day0 = 1_795_000_000.0 - 1_795_000_000.0.truncatingRemainder(dividingBy: 86_400)
 
-    static func update(_ id: String, _ user: String?, release: String = "1.0", day: Int = 0, _ status: SessionStatus, errors: Int = 0,
-                       seq: Int64? = nil) -> SessionUpdate {
+    static func update(
+        _ id: String, _ user: String?, release: String = "1.0", day: Int = 0, _ status: SessionStatus, errors: Int = 0,
+        seq: Int64? = nil
+    ) -> SessionUpdate {
         SessionUpdate(
             sessionID: SessionID(id)!, distinctID: user, release: release,
-            started: Date(timeIntervalSince1970: day0 + Double(day) * 86_400 + Double(id.utf8.count * 60)), status: status,
+            started: Date(timeIntervalSince1970: day0 + Double(day) * 86_400 + Double(id.utf8.count * 60)),
+            status: status,
             errors: errors, seq: seq)
     }
 
     /// Sessions an earlier batch stored.
     static let earlier = [
-        update("a", "u1", .ok), update("b", nil, .ok), update("c", "u2", release: "2.0", .ok), update("f", "u3", .ok, seq: 5),
+        update("a", "u1", .ok), update("b", nil, .ok), update("c", "u2", release: "2.0", .ok),
+        update("f", "u3", .ok, seq: 5),
         update("x", "u5", .ok, errors: 2), update("y", "u5", day: 1, .ok),
     ]
 
@@ -41,7 +45,9 @@ import Testing
             updates.append(update("h\(n)", "heavy", release: release, day: day, .ok))
             updates.append(update("h\(n)", "heavy", release: release, day: day, n % 5 == 0 ? .crashed : .exited))
         }
-        for n in 0..<200 { updates.append(update("m\(n)", "user-\(n % 50)", release: n % 4 == 0 ? "2.0" : "1.0", day: n % 2, .ok)) }
+        for n in 0..<200 {
+            updates.append(update("m\(n)", "user-\(n % 50)", release: n % 4 == 0 ? "2.0" : "1.0", day: n % 2, .ok))
+        }
         return updates
     }
 
@@ -64,7 +70,9 @@ import Testing
     ]
 
     /// Stores `batches` in a fresh project; the applied and unchanged updates summed, and `tables`.
-    static func store(_ batches: [[SessionUpdate]], _ stores: Stores) async throws -> (applied: Int, unchanged: Int, tables: [[String]]) {
+    static func store(_ batches: [[SessionUpdate]], _ stores: Stores) async throws -> (
+        applied: Int, unchanged: Int, tables: [[String]]
+    ) {
         let p = try await createProject(stores)
         var (applied, unchanged) = (0, 0)
         for updates in batches {
@@ -91,7 +99,9 @@ import Testing
             try await expectEveryHealthTableEqualsARecount(stores)
         }
         var single: (applied: Int, unchanged: Int, tables: [[String]])?
-        try await withStores(engine) { stores in single = try await Self.store((Self.earlier + Self.batch).map { [$0] }, stores) }
+        try await withStores(engine) { stores in
+            single = try await Self.store((Self.earlier + Self.batch).map { [$0] }, stores)
+        }
         let (b, s) = (try #require(batched), try #require(single))
         // And the same updates one per batch count and store the same
         #expect(b.applied == s.applied)
@@ -118,20 +128,23 @@ func expectEveryHealthTableEqualsARecount(_ stores: Stores) async throws {
                           CASE WHEN status IN ('ok', 'exited') AND errors > 0 THEN 1 ELSE 0 END AS errored FROM sessions),
              slices AS (SELECT * FROM s UNION ALL SELECT '', started_at, day, user_key, status, crashed, abnormal, errored FROM s)
         """
-    let days = try await stores.texts("""
+    let days = try await stores.texts(
+        """
         \(slices)
         SELECT release || '/' || day || ' ' || count(*) || ' ' || sum(crashed) || ' ' || sum(abnormal) || ' ' || sum(errored) || ' '
                || count(DISTINCT user_key) || ' ' || count(DISTINCT CASE WHEN crashed = 1 THEN user_key END)
         FROM slices GROUP BY release, day
         """)
     #expect(days == (try await stores.texts(SessionBatchConformanceTests.tables[1])))
-    let dayUsers = try await stores.texts("""
+    let dayUsers = try await stores.texts(
+        """
         \(slices)
         SELECT release || '/' || day || '/' || user_key || ' ' || count(*) || ' ' || sum(crashed) FROM slices
         WHERE user_key IS NOT NULL GROUP BY release, day, user_key
         """)
     #expect(dayUsers == (try await stores.unkeyedTexts(SessionBatchConformanceTests.tables[2])))
-    let releases = try await stores.texts("""
+    let releases = try await stores.texts(
+        """
         \(slices)
         SELECT release || ' ' || min(started_at) || ' ' || max(started_at) || ' ' || count(*) || ' ' || sum(crashed) || ' '
                || sum(abnormal) || ' ' || sum(errored) || ' ' || count(DISTINCT user_key) || ' '
@@ -139,7 +152,8 @@ func expectEveryHealthTableEqualsARecount(_ stores: Stores) async throws {
         FROM s GROUP BY release
         """)
     #expect(releases == (try await stores.texts(SessionBatchConformanceTests.tables[3])))
-    let releaseUsers = try await stores.texts("""
+    let releaseUsers = try await stores.texts(
+        """
         \(slices)
         SELECT release || '/' || user_key || ' ' || count(*) || ' ' || sum(crashed) FROM s
         WHERE user_key IS NOT NULL GROUP BY release, user_key

@@ -2,8 +2,8 @@ import FaultlineCore
 import Formats
 import Foundation
 import SymbolUpload
-import Testing
 import TestSupport
+import Testing
 
 /// `symupload --include-sources`: the bundle of a real gcc `-g` build, checked by the real sentry-cli and by
 /// Python's zipfile (an independent ZIP reader that verifies every CRC).
@@ -16,7 +16,8 @@ import TestSupport
         let gone = try folder.write("generated.h", "static inline int generated(int x) {\n    return x + 7;\n}\n")
         let main = try folder.write(
             "app.c",
-            "#include \"include/helper.h\"\n#include \"generated.h\"\nint main(int argc, char **argv) {\n    (void)argv;\n    return helper(argc) + generated(argc);\n}\n")
+            "#include \"include/helper.h\"\n#include \"generated.h\"\nint main(int argc, char **argv) {\n    (void)argv;\n    return helper(argc) + generated(argc);\n}\n"
+        )
         let binary = folder.file("app")
         try Command.check("gcc", ["-g", "-O0", "-Wl,--build-id", "-o", binary, main], in: folder.path)
         try FileManager.default.removeItem(atPath: gone)
@@ -115,7 +116,8 @@ import TestSupport
     }
 
     @Test func theWriterTakesOnlyAbsolutePathsAndEachOnce() throws {
-        var writer = SourceBundleWriter(buildID: BuildID("aba11aeff7e7e9e2e1bc84464f53a7e183a8930a")!, objectName: "x", arch: "x86_64")
+        var writer = SourceBundleWriter(
+            buildID: BuildID("aba11aeff7e7e9e2e1bc84464f53a7e183a8930a")!, objectName: "x", arch: "x86_64")
         #expect(try writer.add(path: "relative/a.c", contents: [1]) == .notAbsolute)
         #expect(try writer.add(path: "/src/a.c", contents: Array("int a;\n".utf8)) == nil)
         #expect(try writer.add(path: "/src/a.c", contents: Array("other\n".utf8)) == nil)
@@ -128,7 +130,8 @@ import TestSupport
         let end = bytes.count - 22
         #expect(Array(bytes[end..<(end + 4)]) == [0x50, 0x4b, 0x05, 0x06])
         #expect(bytes[end + 10] == 2)
-        let directory = Int(bytes[end + 16]) | Int(bytes[end + 17]) << 8 | Int(bytes[end + 18]) << 16 | Int(bytes[end + 19]) << 24
+        let directory =
+            Int(bytes[end + 16]) | Int(bytes[end + 17]) << 8 | Int(bytes[end + 18]) << 16 | Int(bytes[end + 19]) << 24
         #expect(Array(bytes[directory..<(directory + 4)]) == [0x50, 0x4b, 0x01, 0x02])
         // The first local header is right after SYSB and the version.
         #expect(Array(bytes[8..<12]) == [0x50, 0x4b, 0x03, 0x04])

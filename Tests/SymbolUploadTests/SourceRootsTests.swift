@@ -1,8 +1,8 @@
 import FaultlineCore
 import Foundation
 import SymbolUpload
-import Testing
 import TestSupport
+import Testing
 
 /// `symupload --include-sources` bundles only files under the source roots (issue #39.8): a line table can name
 /// `/proc/self/environ`, `/etc/passwd` or a link out of the tree, and whatever is bundled is served.

@@ -7,8 +7,11 @@ import Testing
     let other = BuildID("bb22")!
 
     func file(_ path: String, _ id: BuildID?, _ kinds: Set<DebugFileKind>, size: UInt64) -> LocalDebugFile {
-        LocalDebugFile(path: path, size: size, facts: DebugFileFacts(
-            buildID: id, kinds: kinds, architecture: "x86_64", fileType: "shared_object", features: [], compressedDebugSections: false))
+        LocalDebugFile(
+            path: path, size: size,
+            facts: DebugFileFacts(
+                buildID: id, kinds: kinds, architecture: "x86_64", fileType: "shared_object", features: [],
+                compressedDebugSections: false))
     }
 
     @Test func sendsEachMissingKindOnceFromTheSmallestFileThatHasIt() {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The Mach-O fixtures other suites rely on: each build has a UUID, its dSYM carries the same one, and the facts
 /// read from the files hang together.

@@ -8,14 +8,25 @@ import Testing
 @Suite struct AppleFunctionNamesTests {
     @Test(arguments: [
         // (name as the module gives it, demangled, simplified)
-        ("$s4shop8checkoutyBi64_AA5OrderV_ADtF", "shop.checkout(shop.Order, shop.Order) -> Builtin.Int64", "checkout(_:_:)"),
-        ("$e4shop8checkoutyBi64_AA5OrderV_ADtF", "shop.checkout(shop.Order, shop.Order) -> Builtin.Int64", "checkout(_:_:)"),
-        ("_ZN4shop8payments6chargeERKNS_6BasketIiEEi", "shop::payments::charge(shop::Basket<int> const&, int)", "shop::payments::charge"),
+        (
+            "$s4shop8checkoutyBi64_AA5OrderV_ADtF", "shop.checkout(shop.Order, shop.Order) -> Builtin.Int64",
+            "checkout(_:_:)"
+        ),
+        (
+            "$e4shop8checkoutyBi64_AA5OrderV_ADtF", "shop.checkout(shop.Order, shop.Order) -> Builtin.Int64",
+            "checkout(_:_:)"
+        ),
+        (
+            "_ZN4shop8payments6chargeERKNS_6BasketIiEEi", "shop::payments::charge(shop::Basket<int> const&, int)",
+            "shop::payments::charge"
+        ),
         ("_T04shop5OrderV5totalSiyF", "shop.Order.total() -> Swift.Int", "Order.total()"),
         ("-[UIApplication sendEvent:]", "-[UIApplication sendEvent:]", "-[UIApplication sendEvent:]"),
         ("+[NSObject(Shop) load]", "+[NSObject(Shop) load]", "+[NSObject(Shop) load]"),
-        ("__29-[ShopViewController viewDidLoad]_block_invoke", "__29-[ShopViewController viewDidLoad]_block_invoke",
-         "__29-[ShopViewController viewDidLoad]_block_invoke"),
+        (
+            "__29-[ShopViewController viewDidLoad]_block_invoke", "__29-[ShopViewController viewDidLoad]_block_invoke",
+            "__29-[ShopViewController viewDidLoad]_block_invoke"
+        ),
         ("main", "main", "main"),
     ])
     func demangledAndSimplified(_ name: String, _ demangled: String, _ simplified: String) {

@@ -1,8 +1,8 @@
 import FaultlineCore
 import Foundation
 import Symbolication
-import Testing
 import TestSupport
+import Testing
 
 /// `FunctionNames.simplified` on real compiler output: every function symbol of a Swift program (built `-Onone`
 /// and `-O`, so specializations, merged functions, async partial functions and outlined copies appear) and of a
@@ -204,7 +204,9 @@ import TestSupport
         for (index, symbol) in mangled.enumerated() {
             let full = Demangler.demangle(symbol)
             // Our full form is the toolchain's full form.
-            if full != fullReference[index] { mismatches.append("full \(symbol): ours \(full) tool \(fullReference[index])") }
+            if full != fullReference[index] {
+                mismatches.append("full \(symbol): ours \(full) tool \(fullReference[index])")
+            }
             let ours = FunctionNames.simplified(full)
             let want = Self.normalisedSwiftReference(shortReference[index])
             if ours != want { mismatches.append("\(full)\n  ours: \(ours)\n  tool: \(want)") }
@@ -212,7 +214,9 @@ import TestSupport
             if FunctionNames.simplified(ours) != ours { mismatches.append("not idempotent: \(ours)") }
             short[symbol] = ours
         }
-        #expect(mismatches.isEmpty, "\(mismatches.count) of \(mangled.count) differ:\n\(mismatches.prefix(10).joined(separator: "\n"))")
+        #expect(
+            mismatches.isEmpty,
+            "\(mismatches.count) of \(mangled.count) differ:\n\(mismatches.prefix(10).joined(separator: "\n"))")
 
         // The app's own functions read as a developer wrote them.
         let names = Set(short.values)
@@ -236,12 +240,16 @@ import TestSupport
             #expect(!name.hasPrefix("merged "), "\(name)")
         }
         // Modules: the app's code is `app`, the standard library's specializations are `Swift`.
-        let item = try #require(mangled.first { Demangler.demangle($0) == "app.Inventory.item(at: Swift.Int) -> Swift.Int" })
+        let item = try #require(
+            mangled.first { Demangler.demangle($0) == "app.Inventory.item(at: Swift.Int) -> Swift.Int" })
         #expect(FunctionNames.swiftModule(of: Demangler.demangle(item)) == "app")
-        let specializations = mangled.map(Demangler.demangle).filter { $0.hasPrefix("generic specialization <") && $0.contains(" of Swift.") }
+        let specializations = mangled.map(Demangler.demangle).filter {
+            $0.hasPrefix("generic specialization <") && $0.contains(" of Swift.")
+        }
         #expect(!specializations.isEmpty)
         for name in specializations { #expect(FunctionNames.swiftModule(of: name) == "Swift", "\(name)") }
-        let witness = try #require(mangled.map(Demangler.demangle).first { $0.hasPrefix("protocol witness for app.Shape.area()") })
+        let witness = try #require(
+            mangled.map(Demangler.demangle).first { $0.hasPrefix("protocol witness for app.Shape.area()") })
         #expect(FunctionNames.isWrapper(witness))
         #expect(FunctionNames.swiftModule(of: witness) == "app")
     }
@@ -274,7 +282,9 @@ import TestSupport
             #expect(FunctionNames.language(of: full) == .cpp, "\(full)")
             short.insert(ours)
         }
-        #expect(mismatches.isEmpty, "\(mismatches.count) of \(mangled.count) differ:\n\(mismatches.prefix(10).joined(separator: "\n"))")
+        #expect(
+            mismatches.isEmpty,
+            "\(mismatches.count) of \(mangled.count) differ:\n\(mismatches.prefix(10).joined(separator: "\n"))")
         for expected in [
             "shop::payments::charge", "(anonymous namespace)::parse", "shop::payments::Ledger::operator()",
             "shop::payments::Ledger::total", "shop::payments::Ledger::operator<", "shop::payments::Ledger::operator<<",

@@ -7,11 +7,14 @@ import Testing
 /// target asks for — hostile constants and every 8-byte word of the file, as link-time addresses and as offsets.
 /// Before the fix of issue #9 each of these trapped on `symbol.address + symbol.size`.
 @Suite struct FuzzCrashRegressionTests {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/fuzz")
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Fixtures/fuzz")
 
     static var inputs: [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.filter { !$0.hasSuffix(".s") && !$0.hasSuffix(".md") }.sorted().map { folder.appendingPathComponent($0) }
+        return names.filter { !$0.hasSuffix(".s") && !$0.hasSuffix(".md") }.sorted().map {
+            folder.appendingPathComponent($0)
+        }
     }
 
     @Test func theCommittedCrashInputsAreThere() {
@@ -22,8 +25,10 @@ import Testing
     @Test(arguments: inputs) func aFuzzerCrashInputResolvesWithoutTrapping(_ input: URL) throws {
         let bytes = [UInt8](try Data(contentsOf: input))
         let module = try DebugModule(path: input.path)
-        var addresses: [UInt64] = [0, 1, 0x1000, 0x7fff_ffff_ffff_ffff, 0x8000_0000_0000_0000,
-                                   0xffff_ffff_ffff_ff00, 0xffff_ffff_ffff_ff10, .max]
+        var addresses: [UInt64] = [
+            0, 1, 0x1000, 0x7fff_ffff_ffff_ffff, 0x8000_0000_0000_0000,
+            0xffff_ffff_ffff_ff00, 0xffff_ffff_ffff_ff10, .max,
+        ]
         var index = 0
         while index + 8 <= bytes.count {
             var value: UInt64 = 0

@@ -1,8 +1,8 @@
 import FaultlineCore
 import Foundation
 import Symbolication
-import Testing
 import TestSupport
+import Testing
 
 /// Crafted debug files (issue #9, finding 2): real ELF files assembled by gcc in the test, opened with libdw.
 /// Values that make no sense are skipped, never trusted, and nothing traps or loops without bound.
@@ -56,7 +56,8 @@ import TestSupport
     @Test func theSameFileWithSaneCallValuesGivesTheCallSite() throws {
         // The control: the fixture does exercise the call-site path (file 1, line 42, column 7).
         let folder = try TempFolder("sane-dwarf")
-        let library = try HostileELF.inlineLibrary(callFile: 1, callLine: 42, callColumn: 7, name: "libsane", in: folder)
+        let library = try HostileELF.inlineLibrary(
+            callFile: 1, callLine: 42, callColumn: 7, name: "libsane", in: folder)
         let outer = try #require(try HostileELF.address(of: "outer", in: library))
         let frames = try #require(try DebugModule(path: library).resolve(fileAddress: outer + 1)).frames
         #expect(frames.map(\.function) == ["inlined_callee", "outer"])

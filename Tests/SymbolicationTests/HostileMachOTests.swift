@@ -1,7 +1,7 @@
 import Foundation
 import Symbolication
-import Testing
 import TestSupport
+import Testing
 
 /// Damaged and hostile Mach-O files: opening may fail (a `SymbolicationError`) or find less, lookups may find
 /// nothing, but the process never crashes and a symbol-table answer never names something outside `__text`.
@@ -15,12 +15,17 @@ import TestSupport
     }
 
     static func addresses(_ build: AppleBuilds.Build) -> [UInt64] {
-        [0, 1, build.textVMAddr, build.text.lowerBound, build.text.upperBound - 1, build.text.upperBound, .max, .max - 1]
+        [
+            0, 1, build.textVMAddr, build.text.lowerBound, build.text.upperBound - 1, build.text.upperBound, .max,
+            .max - 1,
+        ]
             + build.functions.map { $0.address + 2 }
     }
 
-    @Test(arguments: [AppleBuilds.Request(.c, .arm64, .iOS, dwarf: 4), AppleBuilds.Request(.swift, .x86_64, .macOS),
-                      AppleBuilds.Request(.cpp, .arm64, .iOS, dylib: true)])
+    @Test(arguments: [
+        AppleBuilds.Request(.c, .arm64, .iOS, dwarf: 4), AppleBuilds.Request(.swift, .x86_64, .macOS),
+        AppleBuilds.Request(.cpp, .arm64, .iOS, dylib: true),
+    ])
     func truncatedAndCorruptedFilesNeverCrash(_ request: AppleBuilds.Request) throws {
         let build = try AppleBuilds.build(request)
         let folder = try TempFolder("hostile-macho")
@@ -29,7 +34,9 @@ import TestSupport
         for original in [build.dwarfFile, build.stripped, build.binary] {
             let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: original)))
             // Cut short everywhere along the file, closely at the start (the header and load commands).
-            let cuts = Array(stride(from: 0, to: min(bytes.count, 2048), by: 16)) + Array(stride(from: 2048, to: bytes.count, by: 257))
+            let cuts =
+                Array(stride(from: 0, to: min(bytes.count, 2048), by: 16))
+                + Array(stride(from: 2048, to: bytes.count, by: 257))
             for cut in cuts {
                 let path = folder.file("cut")
                 try Data(bytes.prefix(cut)).write(to: URL(fileURLWithPath: path))
@@ -58,7 +65,9 @@ import TestSupport
         var at = 32
         var symtab: (symoff: Int, nsyms: Int, stroff: Int, strsize: Int)?
         for _ in 0..<commands {
-            func u32(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 | Int(bytes[i + 2]) << 16 | Int(bytes[i + 3]) << 24 }
+            func u32(_ i: Int) -> Int {
+                Int(bytes[i]) | Int(bytes[i + 1]) << 8 | Int(bytes[i + 2]) << 16 | Int(bytes[i + 3]) << 24
+            }
             if u32(at) == 2 { symtab = (u32(at + 8), u32(at + 12), u32(at + 16), u32(at + 20)) }
             at += u32(at + 4)
         }
@@ -67,7 +76,9 @@ import TestSupport
         let folder = try TempFolder("hostile-macho")
         for strx in [UInt32(table.strsize), UInt32(table.strsize - 1), .max] {
             for i in 0..<table.nsyms {
-                withUnsafeBytes(of: strx.littleEndian) { bytes.replaceSubrange((table.symoff + i * 16)..<(table.symoff + i * 16 + 4), with: $0) }
+                withUnsafeBytes(of: strx.littleEndian) {
+                    bytes.replaceSubrange((table.symoff + i * 16)..<(table.symoff + i * 16 + 4), with: $0)
+                }
             }
             bytes[table.stroff + table.strsize - 1] = 0x41
             let path = folder.file("strx-\(strx)")

@@ -1,8 +1,8 @@
 import FaultlineCore
 import Foundation
 import Symbolication
-import Testing
 import TestSupport
+import Testing
 
 /// Our libdw symbolicator against llvm-symbolizer on binaries built by the test: for many addresses, the
 /// same inline chain, functions, files and lines. Expectations are computed by llvm-symbolizer in the
@@ -26,21 +26,25 @@ import TestSupport
         for line in out.split(separator: "\n") {
             let parts = line.split(separator: " ")
             guard parts.count == 4, parts[2] == "t" || parts[2] == "T", let start = UInt64(parts[0], radix: 16),
-                  let size = UInt64(parts[1], radix: 16), size > 0 else { continue }
+                let size = UInt64(parts[1], radix: 16), size > 0
+            else { continue }
             addresses += stride(from: start, to: start + size, by: Int(step)).map { $0 }
         }
         return addresses
     }
 
     func expectations(_ binary: String, _ addresses: [UInt64]) throws -> [Expected] {
-        let args = ["--obj=" + binary, "--inlining", "--output-style=JSON"] + addresses.map { "0x" + String($0, radix: 16) }
+        let args =
+            ["--obj=" + binary, "--inlining", "--output-style=JSON"] + addresses.map { "0x" + String($0, radix: 16) }
         let out = try Command.check("llvm-symbolizer", args)
         return try JSONDecoder().decode([Expected].self, from: Data(out.utf8))
     }
 
     /// Compares every `step`-th byte address with llvm-symbolizer, through `module` when given (a module already
     /// used, to check its lazily built indexes), else a fresh one.
-    func compare(_ binary: String, step: UInt64, module given: DebugModule? = nil) throws -> (checked: Int, mismatches: [String]) {
+    func compare(_ binary: String, step: UInt64, module given: DebugModule? = nil) throws -> (
+        checked: Int, mismatches: [String]
+    ) {
         let module = try given ?? DebugModule(path: binary)
         let addresses = try sampleAddresses(binary, step: step)
         let expected = try expectations(binary, addresses)
@@ -75,7 +79,9 @@ import TestSupport
         #expect(mismatches.isEmpty, "\(mismatches.count) of \(checked) differ, e.g. \(mismatches.prefix(5))")
         // The names are demangled: namespaces and template arguments show.
         let module = try DebugModule(path: binary)
-        let names = try sampleAddresses(binary, step: 4).compactMap { module.resolve(fileAddress: $0)?.frames.map(\.function) }.joined()
+        let names = try sampleAddresses(binary, step: 4).compactMap {
+            module.resolve(fileAddress: $0)?.frames.map(\.function)
+        }.joined()
         #expect(names.contains("shop::payments::charge(shop::Basket<int> const&, int)"))
         #expect(names.contains("shop::Basket<int>::total() const"))
     }
@@ -105,17 +111,20 @@ import TestSupport
         let binary = folder.file("crashy")
         try Command.check("gcc", ["-O2", "-g", "-o", binary, source])
         try Command.check("objcopy", ["--only-keep-debug", binary, folder.file("crashy.debug")])
-        try Command.check("objcopy", ["--compress-debug-sections=zlib", folder.file("crashy.debug"), folder.file("crashy.zdebug")])
+        try Command.check(
+            "objcopy", ["--compress-debug-sections=zlib", folder.file("crashy.debug"), folder.file("crashy.zdebug")])
         try Command.check("objcopy", ["--strip-debug", binary, folder.file("crashy.nodebug")])
         let full = try DebugModule(path: binary)
         let addresses = try sampleAddresses(binary, step: 1)
         for other in ["crashy.debug", "crashy.zdebug"] {
             let split = try DebugModule(path: folder.file(other))
-            #expect(addresses.allSatisfy { split.resolve(fileAddress: $0) == full.resolve(fileAddress: $0) }, "\(other)")
+            #expect(
+                addresses.allSatisfy { split.resolve(fileAddress: $0) == full.resolve(fileAddress: $0) }, "\(other)")
         }
         let stripped = try DebugModule(path: folder.file("crashy.nodebug"))
         #expect(!stripped.hasDWARF)
-        let main = try #require(try Command.check("nm", [binary]).split(separator: "\n").first { $0.hasSuffix(" T main") })
+        let main = try #require(
+            try Command.check("nm", [binary]).split(separator: "\n").first { $0.hasSuffix(" T main") })
         let mainAddress = try #require(UInt64(main.split(separator: " ")[0], radix: 16))
         let fallback = try #require(stripped.resolve(fileAddress: mainAddress + 3))
         #expect(fallback.source == .symbolTable)
@@ -164,16 +173,22 @@ import TestSupport
             paths.append(out)
         }
         let ids = try paths.map { path -> BuildID in
-            guard let text = try ELFFixtures.readelfBuildID(path), let id = BuildID(text) else { throw CommandError(description: "no build-id") }
+            guard let text = try ELFFixtures.readelfBuildID(path), let id = BuildID(text) else {
+                throw CommandError(description: "no build-id")
+            }
             return id
         }
         let byID = Dictionary(uniqueKeysWithValues: zip(ids, paths))
         let cache = ModuleCache(capacity: 2) { id, kind, _ in kind == .debuginfo ? byID[id] : nil }
         for round in 0..<3 {
             for (id, path) in zip(ids, paths) {
-                let main = try #require(try Command.check("nm", [path]).split(separator: "\n").first { $0.hasSuffix(" T main") })
+                let main = try #require(
+                    try Command.check("nm", [path]).split(separator: "\n").first { $0.hasSuffix(" T main") })
                 let address = try #require(UInt64(main.split(separator: " ")[0], radix: 16))
-                guard case .resolved(let frames) = await cache.lookup(buildID: id, moduleOffset: address, project: ProjectID(1)) else {
+                guard
+                    case .resolved(let frames) = await cache.lookup(
+                        buildID: id, moduleOffset: address, project: ProjectID(1))
+                else {
                     Issue.record("round \(round): \(path) not resolved")
                     continue
                 }
@@ -181,7 +196,8 @@ import TestSupport
                 #expect(await cache.openCount <= 2)
             }
         }
-        #expect(await cache.lookup(buildID: BuildID("abcd")!, moduleOffset: 0, project: ProjectID(1)) == .missingDebugFile)
+        #expect(
+            await cache.lookup(buildID: BuildID("abcd")!, moduleOffset: 0, project: ProjectID(1)) == .missingDebugFile)
         let tiny = ModuleCache(capacity: 10, byteBudget: 1) { id, _, _ in byID[id] }
         _ = await tiny.lookup(buildID: ids[0], moduleOffset: 0, project: ProjectID(1))
         _ = await tiny.lookup(buildID: ids[1], moduleOffset: 0, project: ProjectID(1))
@@ -200,10 +216,13 @@ import TestSupport
         let original = Array(try Data(contentsOf: URL(fileURLWithPath: binary)))
         // Where the debug sections are, from readelf.
         var regions: [(Int, Int)] = []
-        for line in try Command.check("readelf", ["-SW", binary]).split(separator: "\n") where line.contains(".debug_") {
+        for line in try Command.check("readelf", ["-SW", binary]).split(separator: "\n") where line.contains(".debug_")
+        {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard let nameIndex = fields.firstIndex(where: { $0.hasPrefix(".debug_") }), fields.count > nameIndex + 4,
-                  let offset = Int(fields[nameIndex + 3], radix: 16), let size = Int(fields[nameIndex + 4], radix: 16), size > 0 else { continue }
+                let offset = Int(fields[nameIndex + 3], radix: 16), let size = Int(fields[nameIndex + 4], radix: 16),
+                size > 0
+            else { continue }
             regions.append((offset, size))
         }
         #expect(regions.count >= 4)
@@ -213,7 +232,8 @@ import TestSupport
             seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int(truncatingIfNeeded: seed >> 33)
         }
-        let main = try #require(try Command.check("nm", [binary]).split(separator: "\n").first { $0.hasSuffix(" T main") })
+        let main = try #require(
+            try Command.check("nm", [binary]).split(separator: "\n").first { $0.hasSuffix(" T main") })
         let mainAddress = try #require(UInt64(main.split(separator: " ")[0], radix: 16))
         var opened = 0
         for round in 0..<300 {

@@ -1,8 +1,8 @@
 import FaultlineCore
 import Foundation
 import Symbolication
-import Testing
 import TestSupport
+import Testing
 
 /// `DebugModule` indexes a compilation unit's functions only when an address first lands in it, keeps what it
 /// built, and stays within its byte bound; `ModuleCache` accounts what was built. Checked on a program of
@@ -29,7 +29,8 @@ import TestSupport
         for source in Self.sources { files.append(try folder.write(source.file, source.text)) }
         let calls = (0..<Self.sources.count).map { "other\($0)(argc + \($0))" }.joined(separator: " + ")
         let declarations = (0..<Self.sources.count).map { "int other\($0)(int);" }.joined(separator: "\n")
-        files.append(try folder.write("main.c", "\(declarations)\nint main(int argc, char **argv) { return \(calls); }\n"))
+        files.append(
+            try folder.write("main.c", "\(declarations)\nint main(int argc, char **argv) { return \(calls); }\n"))
         let binary = folder.file("multi")
         try Command.check("gcc", ["-O2", "-g", "-o", binary] + files)
         return binary
@@ -93,7 +94,8 @@ import TestSupport
         var accounted: [UInt64] = []
         for i in 0..<Self.sources.count {
             let work = try address(of: "work\(i)", in: binary)
-            guard case .resolved(let frames) = await cache.lookup(buildID: id, moduleOffset: work + 1, project: project) else {
+            guard case .resolved(let frames) = await cache.lookup(buildID: id, moduleOffset: work + 1, project: project)
+            else {
                 Issue.record("work\(i) not resolved")
                 continue
             }
@@ -131,7 +133,8 @@ import TestSupport
             let start = try address(of: "fn\(i)", in: library)
             for delta: UInt64 in 0..<4 {
                 // From DWARF or, where the unit's ranges lie, from the symbol table: the function either way.
-                #expect(module.resolve(fileAddress: start + delta)?.frames.last?.function == "fn\(i)", "fn\(i)+\(delta)")
+                #expect(
+                    module.resolve(fileAddress: start + delta)?.frames.last?.function == "fn\(i)", "fn\(i)+\(delta)")
             }
         }
         // The sane unit answers from DWARF; addresses anywhere (0, the top) resolve or not, without trapping.

@@ -2,8 +2,8 @@ import FaultlineCore
 import Foundation
 import MachO
 import Symbolication
-import Testing
 import TestSupport
+import Testing
 
 /// Our libdw symbolicator on Mach-O (dSYMs presented to libdw as ELF images) against llvm-symbolizer-19 on the same
 /// dSYMs, for every instruction of every function: the same inline chain, functions, files, lines and columns.
@@ -12,11 +12,17 @@ import TestSupport
 @Suite struct MachOSymbolizerAgreementTests {
     /// Every instruction start of `__text` (4 bytes apart on arm64, every byte on x86-64).
     static func addresses(_ build: AppleBuilds.Build) -> [UInt64] {
-        Array(stride(from: build.text.lowerBound, to: build.text.upperBound, by: build.request.architecture == .x86_64 ? 1 : 4))
+        Array(
+            stride(
+                from: build.text.lowerBound, to: build.text.upperBound,
+                by: build.request.architecture == .x86_64 ? 1 : 4))
     }
 
-    static func expectations(_ dwarfFile: String, _ addresses: [UInt64]) throws -> [LLVMSymbolizerAgreementTests.Expected] {
-        let args = ["--obj=" + dwarfFile, "--inlining", "--output-style=JSON"] + addresses.map { "0x" + String($0, radix: 16) }
+    static func expectations(_ dwarfFile: String, _ addresses: [UInt64]) throws -> [LLVMSymbolizerAgreementTests
+        .Expected]
+    {
+        let args =
+            ["--obj=" + dwarfFile, "--inlining", "--output-style=JSON"] + addresses.map { "0x" + String($0, radix: 16) }
         let out = try Command.check("llvm-symbolizer-19", args)
         return try JSONDecoder().decode([LLVMSymbolizerAgreementTests.Expected].self, from: Data(out.utf8))
     }
@@ -41,7 +47,9 @@ import TestSupport
                 "\(Demangler.demangle($0.FunctionName)) \($0.FileName.isEmpty ? "??" : $0.FileName):\($0.Line):\($0.Column)"
             }
             if got.count > 1 { inlined += 1 }
-            if gotText != wantText { mismatches.append("0x\(String(address, radix: 16)): ours \(gotText) llvm \(wantText)") }
+            if gotText != wantText {
+                mismatches.append("0x\(String(address, radix: 16)): ours \(gotText) llvm \(wantText)")
+            }
         }
         return (addresses.count, inlined, mismatches)
     }
@@ -71,7 +79,9 @@ import TestSupport
         func names(_ request: AppleBuilds.Request) throws -> Set<String> {
             let build = try AppleBuilds.build(request)
             let module = try DebugModule(path: build.dwarfFile)
-            return Set(Self.addresses(build).compactMap { module.resolve(fileAddress: $0)?.frames.compactMap(\.function) }.joined())
+            return Set(
+                Self.addresses(build).compactMap { module.resolve(fileAddress: $0)?.frames.compactMap(\.function) }
+                    .joined())
         }
         let cpp = try names(.init(.cpp))
         #expect(cpp.contains("shop::payments::charge(shop::Basket<int> const&, int)"))
@@ -101,12 +111,16 @@ import TestSupport
             #expect(try AppleBuilds.uuid(path) == build.uuid)
             let module = try DebugModule(path: path)
             let (checked, _, mismatches) = try Self.compare(build, module: module, dwarfFile: path)
-            #expect(mismatches.isEmpty, "\(slice.architecture): \(mismatches.count) of \(checked) differ, e.g. \(mismatches.prefix(5))")
+            #expect(
+                mismatches.isEmpty,
+                "\(slice.architecture): \(mismatches.count) of \(checked) differ, e.g. \(mismatches.prefix(5))")
         }
     }
 
-    @Test(arguments: [AppleBuilds.Request(.c, .arm64, .iOS), AppleBuilds.Request(.c, .x86_64, .macOS),
-                      AppleBuilds.Request(.cpp, .arm64, .iOS, dylib: true)])
+    @Test(arguments: [
+        AppleBuilds.Request(.c, .arm64, .iOS), AppleBuilds.Request(.c, .x86_64, .macOS),
+        AppleBuilds.Request(.cpp, .arm64, .iOS, dylib: true),
+    ])
     func strippedBinariesFallBackToTheSymbolTable(_ request: AppleBuilds.Request) throws {
         let build = try AppleBuilds.build(request)
         let stripped = try DebugModule(path: build.stripped)
@@ -147,14 +161,16 @@ import TestSupport
             }
         }
         let checkout = try #require(build.address(of: "_$s4shop8checkoutyBi64_AA5OrderV_ADtF"))
-        let answer = await cache.lookup(buildID: dSYMID, moduleOffset: checkout - build.textVMAddr, project: ProjectID(1))
+        let answer = await cache.lookup(
+            buildID: dSYMID, moduleOffset: checkout - build.textVMAddr, project: ProjectID(1))
         guard case .resolved(let frames) = answer else { Issue.record("not resolved: \(answer)"); return }
         #expect(frames.last?.function == "shop.checkout(shop.Order, shop.Order) -> Builtin.Int64")
         #expect(frames.last?.file?.hasSuffix("Orders.swift") == true)
         // The synthetic ELF headers (at least a page) are part of what the cache accounts.
         #expect(await cache.accountedBytes >= 4096)
         let main = try #require(stripped.address(of: "_main"))
-        let symbolOnly = await cache.lookup(buildID: strippedID, moduleOffset: main + 8 - stripped.textVMAddr, project: ProjectID(1))
+        let symbolOnly = await cache.lookup(
+            buildID: strippedID, moduleOffset: main + 8 - stripped.textVMAddr, project: ProjectID(1))
         #expect(symbolOnly == .symbolOnly(ResolvedFrame(function: "main"), offset: 8))
     }
 

@@ -2,8 +2,8 @@ import FaultlineCore
 import Foundation
 import Symbolication
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// The module cache when a better file arrives for a build-id it has answered from: real ELF files (gcc -g,
 /// split with objcopy) and real libdw.
@@ -41,7 +41,10 @@ import TestSupport
         // Nothing stored: missing, and not remembered: a file stored without the counter moving is found at once.
         #expect(await cache.lookup(buildID: buildID, moduleOffset: offset, project: project) == .missingDebugFile)
         files.putQuietly(.executable, stripped)
-        guard case .symbolOnly(let symbol, _) = await cache.lookup(buildID: buildID, moduleOffset: offset, project: project) else {
+        guard
+            case .symbolOnly(let symbol, _) = await cache.lookup(
+                buildID: buildID, moduleOffset: offset, project: project)
+        else {
             Issue.record("the executable's symbol table was not used")
             return
         }
@@ -50,7 +53,8 @@ import TestSupport
 
         // The debug file arrives: the next lookup answers from DWARF, and the executable's module is closed.
         files.put(.debuginfo, debug)
-        guard case .resolved(let frames) = await cache.lookup(buildID: buildID, moduleOffset: offset, project: project) else {
+        guard case .resolved(let frames) = await cache.lookup(buildID: buildID, moduleOffset: offset, project: project)
+        else {
             Issue.record("the debug file was not used")
             return
         }

@@ -1,7 +1,7 @@
 import Foundation
 import Symbolication
-import Testing
 import TestSupport
+import Testing
 
 /// A crash message's `file:line` resolved in real DWARF: a release build's `fatalError` stops inside libswiftCore
 /// and its stack ends there, but the message the runtime printed names the line, and the split debug file knows

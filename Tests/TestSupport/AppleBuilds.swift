@@ -44,8 +44,10 @@ public enum AppleBuilds {
         /// A dylib (`-dylib`; its `__TEXT` vmaddr is 0) instead of an executable.
         public var dylib: Bool
 
-        public init(_ language: Language, _ architecture: Architecture = .arm64, _ platform: Platform = .iOS,
-                    dwarf dwarfVersion: Int = 5, dylib: Bool = false) {
+        public init(
+            _ language: Language, _ architecture: Architecture = .arm64, _ platform: Platform = .iOS,
+            dwarf dwarfVersion: Int = 5, dylib: Bool = false
+        ) {
             self.language = language
             self.architecture = architecture
             self.platform = platform
@@ -157,8 +159,9 @@ public enum AppleBuilds {
             try Command.check("llvm-lipo-19", ["-create"] + slices.map(\.binary) + ["-output", binary])
             let bundle = binary + ".dSYM"
             try dsymutil(binary, bundle, root: root)
-            let built = FatBuild(binary: binary, dSYMBundle: bundle, dwarfFile: bundle + "/Contents/Resources/DWARF/" + name,
-                                 slices: slices)
+            let built = FatBuild(
+                binary: binary, dSYMBundle: bundle, dwarfFile: bundle + "/Contents/Resources/DWARF/" + name,
+                slices: slices)
             cache.fats[requests] = built
             return built
         }
@@ -174,13 +177,18 @@ public enum AppleBuilds {
     static func folder(_ cache: inout Cache) throws -> String {
         if let folder = cache.folder { return folder }
         let path = FileManager.default.temporaryDirectory
-            .appendingPathComponent("faultline-apple-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))").path
+            .appendingPathComponent(
+                "faultline-apple-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
+            ).path
         try FileManager.default.createDirectory(atPath: path + "/bin", withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: path + "/bin/lipo", withDestinationPath: "/usr/bin/llvm-lipo-19")
+        try FileManager.default.createSymbolicLink(
+            atPath: path + "/bin/lipo", withDestinationPath: "/usr/bin/llvm-lipo-19")
         cache.folder = path
         // The builds live as long as the test process: removed when it exits.
         atexit {
-            if let folder = AppleBuilds.cache.withLock({ $0.folder }) { try? FileManager.default.removeItem(atPath: folder) }
+            if let folder = AppleBuilds.cache.withLock({ $0.folder }) {
+                try? FileManager.default.removeItem(atPath: folder)
+            }
         }
         return path
     }
@@ -208,22 +216,36 @@ public enum AppleBuilds {
         switch request.language {
         case .c:
             let source = try write("shop.c", AppleSources.c)
-            try Command.check("clang", ["-target", request.triple, "-g", "-gdwarf-\(request.dwarfVersion)", "-O1",
-                                        "-fno-omit-frame-pointer", "-c", source, "-o", object])
+            try Command.check(
+                "clang",
+                [
+                    "-target", request.triple, "-g", "-gdwarf-\(request.dwarfVersion)", "-O1",
+                    "-fno-omit-frame-pointer", "-c", source, "-o", object,
+                ])
         case .cpp:
             let source = try write("shop.cpp", AppleSources.cpp)
-            try Command.check("clang++", ["-target", request.triple, "-g", "-gdwarf-\(request.dwarfVersion)", "-O1",
-                                          "-fno-exceptions", "-fno-rtti", "-c", source, "-o", object])
+            try Command.check(
+                "clang++",
+                [
+                    "-target", request.triple, "-g", "-gdwarf-\(request.dwarfVersion)", "-O1",
+                    "-fno-exceptions", "-fno-rtti", "-c", source, "-o", object,
+                ])
         case .swift, .embeddedSwift:
-            let files = [try write("Orders.swift", AppleSources.swiftOrders), try write("main.swift", AppleSources.swiftMain)]
-            var flags = ["-target", request.triple, "-parse-stdlib", "-g", "-O", "-wmo", "-module-name", "shop",
-                         "-dwarf-version=\(request.dwarfVersion)", "-c", "-o", object]
+            let files = [
+                try write("Orders.swift", AppleSources.swiftOrders), try write("main.swift", AppleSources.swiftMain),
+            ]
+            var flags = [
+                "-target", request.triple, "-parse-stdlib", "-g", "-O", "-wmo", "-module-name", "shop",
+                "-dwarf-version=\(request.dwarfVersion)", "-c", "-o", object,
+            ]
             if request.language == .embeddedSwift { flags += ["-enable-experimental-feature", "Embedded"] }
             try Command.check("swiftc", flags + files, in: dir)
         }
         let arch = request.architecture.rawValue
-        var link = ["-arch", arch, "-platform_version", request.platform.rawValue, request.minimumOS, request.minimumOS,
-                    "-o", binary, object, "-undefined", "dynamic_lookup"]
+        var link = [
+            "-arch", arch, "-platform_version", request.platform.rawValue, request.minimumOS, request.minimumOS,
+            "-o", binary, object, "-undefined", "dynamic_lookup",
+        ]
         link += request.dylib ? ["-dylib", "-install_name", "@rpath/" + name] : ["-e", "_main"]
         try Command.check("/usr/lib/llvm-19/bin/ld64.lld", link)
         if request.architecture == .arm64e { try markArm64e(binary) }
@@ -234,7 +256,8 @@ public enum AppleBuilds {
 
         let (textVMAddr, text) = try layout(binary)
         return Build(
-            request: request, binary: binary, dSYMBundle: bundle, dwarfFile: bundle + "/Contents/Resources/DWARF/" + name,
+            request: request, binary: binary, dSYMBundle: bundle,
+            dwarfFile: bundle + "/Contents/Resources/DWARF/" + name,
             stripped: stripped, uuid: try uuid(binary), textVMAddr: textVMAddr, text: text,
             functions: try functions(binary, text: text), sources: sources)
     }
@@ -282,7 +305,8 @@ public enum AppleBuilds {
                 vmaddr = lines[(i + 3)...].first { $0.hasPrefix("vmaddr") }.flatMap(value)
             }
             if line == "sectname __text", lines[i + 1] == "segname __TEXT", let start = value(lines[i + 2]),
-               let size = value(lines[i + 3]) {
+                let size = value(lines[i + 3])
+            {
                 text = start..<(start + size)
             }
         }
@@ -296,7 +320,8 @@ public enum AppleBuilds {
         for line in try Command.check("llvm-nm-19", ["--defined-only", "-n", path]).split(separator: "\n") {
             let parts = line.split(separator: " ", maxSplits: 2)
             guard parts.count == 3, parts[1] == "T" || parts[1] == "t", let address = UInt64(parts[0], radix: 16),
-                  text.contains(address), !parts[2].hasPrefix("ltmp") else { continue }
+                text.contains(address), !parts[2].hasPrefix("ltmp")
+            else { continue }
             found.append(Function(symbol: String(parts[2]), address: address, size: 0, local: parts[1] == "t"))
         }
         for i in found.indices {

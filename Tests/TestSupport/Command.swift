@@ -11,8 +11,10 @@ public enum Command {
     /// Runs `tool` (looked up on PATH) with `arguments`; output is captured through files so large outputs
     /// cannot fill a pipe and block.
     @discardableResult
-    public static func run(_ tool: String, _ arguments: [String], in directory: String? = nil,
-                           environment: [String: String] = [:]) throws -> Result {
+    public static func run(
+        _ tool: String, _ arguments: [String], in directory: String? = nil,
+        environment: [String: String] = [:]
+    ) throws -> Result {
         TestTools.ensure(tool)  // a missing tool is installed, not a reason to fail
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -43,7 +45,8 @@ public enum Command {
     public static func check(_ tool: String, _ arguments: [String], in directory: String? = nil) throws -> String {
         let result = try run(tool, arguments, in: directory)
         guard result.status == 0 else {
-            throw CommandError(description: "\(tool) \(arguments.joined(separator: " ")) exited \(result.status): \(result.err)")
+            throw CommandError(
+                description: "\(tool) \(arguments.joined(separator: " ")) exited \(result.status): \(result.err)")
         }
         return result.out
     }
@@ -112,7 +115,8 @@ public enum ELFFixtures {
         """
 
     /// Compiles `source` (C) into `folder/name` with `flags`; returns the binary's path.
-    public static func compileC(_ source: String, name: String, in folder: TempFolder, flags: [String]) throws -> String {
+    public static func compileC(_ source: String, name: String, in folder: TempFolder, flags: [String]) throws -> String
+    {
         let src = try folder.write(name + ".c", source)
         let out = folder.file(name)
         try Command.check("gcc", flags + ["-o", out, src])
@@ -145,9 +149,11 @@ public enum SwiftCrashFixture {
         try Command.check("swiftc", ["-O", "-g", src, "-o", binary])
         let out = folder.file("crashes")
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let run = try Command.run(binary, [], environment: [
-            "SWIFT_BACKTRACE": "enable=yes,format=json,symbolicate=off,threads=all,images=all,output-to=\(out)"
-        ])
+        let run = try Command.run(
+            binary, [],
+            environment: [
+                "SWIFT_BACKTRACE": "enable=yes,format=json,symbolicate=off,threads=all,images=all,output-to=\(out)"
+            ])
         guard run.status != 0, let file = try FileManager.default.contentsOfDirectory(atPath: out).first else {
             throw CommandError(description: "the program did not crash or wrote no report: \(run.err)")
         }

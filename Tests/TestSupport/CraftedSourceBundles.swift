@@ -16,7 +16,10 @@ extension SourceBundles {
         name: String = "crafted.sysb"
     ) throws -> String {
         let out = folder.file(name)
-        var arguments = [craftScript, out, "--build-id", buildID, "--files", "\(files)", "--size", "\(size)", "--aliases", "\(aliases)"]
+        var arguments = [
+            craftScript, out, "--build-id", buildID, "--files", "\(files)", "--size", "\(size)", "--aliases",
+            "\(aliases)",
+        ]
         if overlap { arguments.append("--overlap") }
         _ = try Command.check("python3", arguments)
         return out

@@ -17,7 +17,8 @@ public enum CrashCorpus {
 
         /// The 1-based line of `marker` in `source`.
         public func line(in source: String) -> Int {
-            (source.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.contains(marker) } ?? -1) + 1
+            (source.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.contains(marker) } ?? -1)
+                + 1
         }
     }
 
@@ -59,13 +60,23 @@ public enum CrashCorpus {
         """
 
     public static let swiftSites: [Site] = [
-        Site(name: "index", function: "Inventory.item(at:)", marker: "items[index]", title: "Fatal error: Index out of range"),
-        Site(name: "nil", function: "Session.requireToken()", marker: "token!.count",
-             title: "Fatal error: Unexpectedly found nil while unwrapping an Optional value"),
-        Site(name: "overflow", function: "Ledger.deposit(_:)", marker: "balance += amount", title: "Fatal error: Arithmetic overflow"),
-        Site(name: "divide", function: "Splitter.share(_:among:)", marker: "total / people", title: "Fatal error: Division by zero"),
-        Site(name: "fatal", function: "static Config.load(_:)", marker: "fatalError(", title: "Fatal error: missing configuration db2"),
-        Site(name: "pointer", function: "Buffer.peek(_:)", marker: ".pointee", title: "SIGSEGV: Bad pointer dereference"),
+        Site(
+            name: "index", function: "Inventory.item(at:)", marker: "items[index]",
+            title: "Fatal error: Index out of range"),
+        Site(
+            name: "nil", function: "Session.requireToken()", marker: "token!.count",
+            title: "Fatal error: Unexpectedly found nil while unwrapping an Optional value"),
+        Site(
+            name: "overflow", function: "Ledger.deposit(_:)", marker: "balance += amount",
+            title: "Fatal error: Arithmetic overflow"),
+        Site(
+            name: "divide", function: "Splitter.share(_:among:)", marker: "total / people",
+            title: "Fatal error: Division by zero"),
+        Site(
+            name: "fatal", function: "static Config.load(_:)", marker: "fatalError(",
+            title: "Fatal error: missing configuration db2"),
+        Site(
+            name: "pointer", function: "Buffer.peek(_:)", marker: ".pointee", title: "SIGSEGV: Bad pointer dereference"),
     ]
 
     /// A compiled program and its split debug information.
@@ -94,8 +105,11 @@ public enum CrashCorpus {
     static func split(_ name: String, binary: String) throws -> Build {
         try Command.check("objcopy", ["--only-keep-debug", binary, binary + ".debug"])
         try Command.check("objcopy", ["--strip-all", binary, binary + ".stripped"])
-        guard let id = try ELFFixtures.readelfBuildID(binary) else { throw CommandError(description: "\(binary) has no build-id") }
-        return Build(name: name, binary: binary, stripped: binary + ".stripped", debugFile: binary + ".debug", buildID: id)
+        guard let id = try ELFFixtures.readelfBuildID(binary) else {
+            throw CommandError(description: "\(binary) has no build-id")
+        }
+        return Build(
+            name: name, binary: binary, stripped: binary + ".stripped", debugFile: binary + ".debug", buildID: id)
     }
 
     /// A crash file and what the program printed.
@@ -110,9 +124,12 @@ public enum CrashCorpus {
     public static func crashSwift(_ build: Build, site: String, in folder: TempFolder) throws -> Crash {
         let out = folder.file("crash-\(build.name)-\(site)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let run = try Command.run(build.binary, [site], environment: [
-            "SWIFT_BACKTRACE": "enable=yes,interactive=no,format=json,symbolicate=off,threads=all,images=all,output-to=\(out)"
-        ])
+        let run = try Command.run(
+            build.binary, [site],
+            environment: [
+                "SWIFT_BACKTRACE":
+                    "enable=yes,interactive=no,format=json,symbolicate=off,threads=all,images=all,output-to=\(out)"
+            ])
         guard run.status != 0, let name = try FileManager.default.contentsOfDirectory(atPath: out).first else {
             throw CommandError(description: "\(build.name) \(site) did not crash or wrote no report: \(run.err)")
         }
@@ -152,7 +169,9 @@ public enum CrashCorpus {
     public static let nativeSites: [Site] = [
         Site(name: "segv", function: "parse_header", marker: "return p[3] + 1", title: "SIGSEGV: Segmentation fault"),
         Site(name: "abort", function: "validate_config", marker: "std::abort()", title: "SIGABRT: Aborted"),
-        Site(name: "throw", function: "shop::payments::charge", marker: "throw std::runtime_error", title: "std::runtime_error: too expensive"),
+        Site(
+            name: "throw", function: "shop::payments::charge", marker: "throw std::runtime_error",
+            title: "std::runtime_error: too expensive"),
     ]
 
     /// Compiles the C++ program with `g++ -O2 -g` and splits it.
@@ -166,33 +185,49 @@ public enum CrashCorpus {
     /// Runs the program under gdb until it dies, writes a core file, unwinds it with elfutils' `eu-stack` (CFI,
     /// so frames through libc and libstdc++ are found) and lists its modules with `eu-unstrip -n`: a native v1
     /// report of raw addresses, as a native crash handler would send it, with what the program printed.
-    public static func crashNative(_ build: Build, site: String, signal: (name: String, description: String), in folder: TempFolder,
-                                   release: String) throws -> [String: Any] {
+    public static func crashNative(
+        _ build: Build, site: String, signal: (name: String, description: String), in folder: TempFolder,
+        release: String
+    ) throws -> [String: Any] {
         let stem = folder.file("native-\(site)-\(UUID().uuidString.prefix(8))")
         // gdb waits for its inferior with SIGCHLD: the test runner's blocked or ignored signals (inherited across
         // exec) are reset first.
-        let reset = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+        let reset =
+            "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
             + "[signal.signal(s, signal.SIG_DFL) for s in (signal.SIGCHLD, signal.SIGTTOU, signal.SIGTTIN, signal.SIGPIPE)]; "
             + "os.execvp(sys.argv[1], sys.argv[1:])"
         // (`run ARGS` replaces the program's arguments, so the site goes there, with the redirection.)
-        _ = try Command.run("python3", ["-c", reset, "gdb", "-batch", "-nx", "-q", "-ex", "run \(site) 2>\(stem).err",
-                                        "-ex", "generate-core-file \(stem).core", build.binary])
-        let stack = try Command.check("eu-stack", ["--core=\(stem).core", "--executable=\(build.binary)", "-a", "-b", "-m", "-n", "64"])
-            .split(separator: "\n")
+        _ = try Command.run(
+            "python3",
+            [
+                "-c", reset, "gdb", "-batch", "-nx", "-q", "-ex", "run \(site) 2>\(stem).err",
+                "-ex", "generate-core-file \(stem).core", build.binary,
+            ])
+        let stack = try Command.check(
+            "eu-stack", ["--core=\(stem).core", "--executable=\(build.binary)", "-a", "-b", "-m", "-n", "64"]
+        )
+        .split(separator: "\n")
         var frames: [[String: Any]] = []
         for line in stack where line.hasPrefix("#") {
             let parts = line.split(separator: " ", omittingEmptySubsequences: true)
             guard parts.count >= 2, parts[1].hasPrefix("0x") else { continue }
-            frames.append(["address": String(parts[1]), "kind": parts.count > 3 && parts[2] == "-" && parts[3] == "1" ? "return" : "pc"])
+            frames.append([
+                "address": String(parts[1]),
+                "kind": parts.count > 3 && parts[2] == "-" && parts[3] == "1" ? "return" : "pc",
+            ])
         }
         var modules: [[String: Any]] = []
         for line in try Command.check("eu-unstrip", ["-n", "--core=\(stem).core"]).split(separator: "\n") {
             let cols = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-            guard cols.count >= 5, let plus = cols[0].firstIndex(of: "+"), let at = cols[1].firstIndex(of: "@") else { continue }
+            guard cols.count >= 5, let plus = cols[0].firstIndex(of: "+"), let at = cols[1].firstIndex(of: "@") else {
+                continue
+            }
             let base = String(cols[0][..<plus])
             let size = UInt64(cols[0][cols[0].index(after: plus)...].dropFirst(2), radix: 16) ?? 0
             let path = [".", "-"].contains(cols[2]) ? cols[4] : cols[2]
-            var module: [String: Any] = ["name": (cols[4] as NSString).lastPathComponent, "path": path, "base_address": base, "size": size]
+            var module: [String: Any] = [
+                "name": (cols[4] as NSString).lastPathComponent, "path": path, "base_address": base, "size": size,
+            ]
             let id = String(cols[1][..<at])
             if id != "-" { module["build_id"] = id }
             modules.append(module)

@@ -127,7 +127,9 @@ public enum HostileELF {
     }
 
     /// Builds a library from `inlineAssembly`; returns its path.
-    public static func inlineLibrary(callFile: UInt64, callLine: UInt64, callColumn: UInt64, name: String, in folder: TempFolder) throws
+    public static func inlineLibrary(
+        callFile: UInt64, callLine: UInt64, callColumn: UInt64, name: String, in folder: TempFolder
+    ) throws
         -> String
     {
         try link(inlineAssembly(callFile: callFile, callLine: callLine, callColumn: callColumn), name: name, in: folder)
@@ -142,7 +144,8 @@ public enum HostileELF {
         for level in 0..<depth {
             info += "\n.Lblock\(level):\n    .uleb128 4\n    .long .Lblock\(level + 1) - .Lcu\n"
         }
-        info += "\n.Lblock\(depth):\n    .uleb128 2\n    .asciz \"deep\"\n    .quad .Lfunc_begin\n    .quad .Lfunc_end - .Lfunc_begin\n"
+        info +=
+            "\n.Lblock\(depth):\n    .uleb128 2\n    .asciz \"deep\"\n    .quad .Lfunc_begin\n    .quad .Lfunc_end - .Lfunc_begin\n"
         info += "    .byte 0\n"  // no children of `deep` (the abbrev says children: yes)
         info += String(repeating: "    .byte 0\n", count: depth)
         return """

@@ -23,8 +23,10 @@ public struct HostileSourceTree: Sendable {
     public var secret: String { folder.file("outside/secret.h") }
     /// What no bundle may hold, as the line tables name each.
     public var hostile: [String] {
-        ["/proc/self/environ", "/etc/passwd", folder.file("src/escape.h"), folder.file("src/../src-evil/evil.h"),
-         folder.file("src/null"), folder.file("src/fifo")]
+        [
+            "/proc/self/environ", "/etc/passwd", folder.file("src/escape.h"), folder.file("src/../src-evil/evil.h"),
+            folder.file("src/null"), folder.file("src/fifo"),
+        ]
     }
 
     public init() throws {

@@ -73,7 +73,8 @@ public enum SentryCocoaEvents {
         path: "/usr/lib/swift/libswiftCore.dylib", debugID: "5D4C3B2A-1908-3F7E-8D6C-5B4A39281706",
         address: 0x1_a200_0000, size: 0x0060_0000, arch: "arm64e")
     public static let dyld = Image(
-        path: "/usr/lib/dyld", debugID: "0F1E2D3C-4B5A-3968-A7B6-C5D4E3F2A1B0", address: 0x1_bd00_0000, size: 0x0008_0000,
+        path: "/usr/lib/dyld", debugID: "0F1E2D3C-4B5A-3968-A7B6-C5D4E3F2A1B0", address: 0x1_bd00_0000,
+        size: 0x0008_0000,
         arch: "arm64e")
 
     /// The event JSON. `frames` are innermost first (the crashing frame first); the event lists them outermost first,
@@ -84,7 +85,9 @@ public enum SentryCocoaEvents {
         timestamp: String = "2026-11-28T09:30:00Z"
     ) -> String {
         var images: [Image] = []
-        for frame in frames where !images.contains(where: { $0.address == frame.image.address }) { images.append(frame.image) }
+        for frame in frames where !images.contains(where: { $0.address == frame.image.address }) {
+            images.append(frame.image)
+        }
         let frameJSON = frames.reversed().map { frame -> String in
             var fields = [
                 "\"instruction_addr\":\"\(hex(frame.address))\"", "\"image_addr\":\"\(hex(frame.image.address))\"",

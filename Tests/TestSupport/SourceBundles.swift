@@ -11,14 +11,20 @@ public enum SourceBundles {
     }
 
     /// sentry-cli's environment for tests: no update check, no configuration from elsewhere.
-    public static let quiet = ["SENTRY_DISABLE_UPDATE_CHECK": "true", "SENTRY_LOAD_DOTENV": "0", "SENTRY_ORG": "", "SENTRY_PROJECT": ""]
+    public static let quiet = [
+        "SENTRY_DISABLE_UPDATE_CHECK": "true", "SENTRY_LOAD_DOTENV": "0", "SENTRY_ORG": "", "SENTRY_PROJECT": "",
+    ]
 
     /// `sentry-cli debug-files bundle-sources BINARY` in the binary's folder; returns the bundle's path (`NAME.src.zip`).
     public static func bundle(_ binary: String) throws -> String {
-        guard let tool = sentryCLI else { throw CommandError(description: "sentry-cli is not installed (tools/test installs it)") }
+        guard let tool = sentryCLI else {
+            throw CommandError(description: "sentry-cli is not installed (tools/test installs it)")
+        }
         let folder = (binary as NSString).deletingLastPathComponent
         let result = try Command.run(tool, ["debug-files", "bundle-sources", binary], in: folder, environment: quiet)
-        guard result.status == 0 else { throw CommandError(description: "bundle-sources failed: \(result.out)\(result.err)") }
+        guard result.status == 0 else {
+            throw CommandError(description: "bundle-sources failed: \(result.out)\(result.err)")
+        }
         let path = binary + ".src.zip"
         guard FileManager.default.fileExists(atPath: path) else {
             throw CommandError(description: "bundle-sources wrote no \(path): \(result.out)\(result.err)")
@@ -33,7 +39,8 @@ public enum SourceBundles {
         for (index, entry) in entries.enumerated() {
             let data = folder.file("entry\(index)")
             FileManager.default.createFile(atPath: data, contents: Data(entry.1))
-            script += "z.write(\(pythonString(data)), \(pythonString(entry.0)), compress_type=zipfile.\(entry.2 ? "ZIP_DEFLATED" : "ZIP_STORED"))\n"
+            script +=
+                "z.write(\(pythonString(data)), \(pythonString(entry.0)), compress_type=zipfile.\(entry.2 ? "ZIP_DEFLATED" : "ZIP_STORED"))\n"
         }
         script += "z.close()\nsys.stdout.buffer.write(b'SYSB\\x02\\x00\\x00\\x00' + buf.getvalue())\n"
         let scriptPath = try folder.write("make.py", script)

@@ -16,7 +16,8 @@ public enum StoreRows {
     public static func eventID(_ n: Int) -> EventID { EventID(String(format: "%032x", n))! }
 
     /// An empty deflated payload: the rows below are stored with it.
-    public static let payload = StoredPayload(bytes: [0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01], encoding: .deflate, inflatedSize: 0)
+    public static let payload = StoredPayload(
+        bytes: [0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01], encoding: .deflate, inflatedSize: 0)
 
     /// Crash reports from rows: (n, release, user, seconds after `day0`, session).
     public static func reports(_ rows: [(Int, String?, String?, Double, String?)]) -> [PreparedReport] {

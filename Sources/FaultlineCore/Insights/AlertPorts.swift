@@ -72,7 +72,8 @@ public protocol AlertStore: Sendable {
     /// Alerts not yet handed to the outbox, oldest first.
     func alertsToDispatch(limit: Int) async throws -> [Alert]
     /// Queues webhook bodies for alerts and marks `alerts` dispatched, in one transaction.
-    func enqueue(_ deliveries: [(alert: Int64, url: String, body: [UInt8])], dispatched alerts: [Int64], at date: Date) async throws
+    func enqueue(_ deliveries: [(alert: Int64, url: String, body: [UInt8])], dispatched alerts: [Int64], at date: Date)
+        async throws
     /// Pending deliveries due at `now`, oldest first.
     func dueDeliveries(now: Date, limit: Int) async throws -> [WebhookDelivery]
     /// Records an attempt's outcome.

@@ -37,7 +37,8 @@ public struct AlertSettings: Sendable, Equatable, Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         velocityPercent = try c.decodeIfPresent(Double.self, forKey: .velocityPercent) ?? velocityPercent
         velocityMinUsers = try c.decodeIfPresent(Int.self, forKey: .velocityMinUsers) ?? velocityMinUsers
-        velocityMinReleaseUsers = try c.decodeIfPresent(Int.self, forKey: .velocityMinReleaseUsers) ?? velocityMinReleaseUsers
+        velocityMinReleaseUsers =
+            try c.decodeIfPresent(Int.self, forKey: .velocityMinReleaseUsers) ?? velocityMinReleaseUsers
         velocityWindowMinutes = try c.decodeIfPresent(Int.self, forKey: .velocityWindowMinutes) ?? velocityWindowMinutes
         crashFreeTarget = try c.decodeIfPresent(Double.self, forKey: .crashFreeTarget)
         crashFreeMinSessions = try c.decodeIfPresent(Int.self, forKey: .crashFreeMinSessions) ?? crashFreeMinSessions
@@ -50,16 +51,26 @@ public struct AlertSettings: Sendable, Equatable, Codable {
 
     /// What is wrong with these settings (a snake_case field name and why), or nil when they are usable.
     public var problem: (field: String, message: String)? {
-        if !(velocityPercent > 0 && velocityPercent <= 100) { return ("velocity_percent", "must be above 0 and at most 100") }
+        if !(velocityPercent > 0 && velocityPercent <= 100) {
+            return ("velocity_percent", "must be above 0 and at most 100")
+        }
         if velocityMinUsers < 1 { return ("velocity_min_users", "must be at least 1") }
         if velocityMinReleaseUsers < 0 { return ("velocity_min_release_users", "must not be negative") }
         if !(1...1440).contains(velocityWindowMinutes) { return ("velocity_window_minutes", "must be 1 to 1440") }
-        if let t = crashFreeTarget, !(t > 0 && t <= 100) { return ("crash_free_target", "must be above 0 and at most 100") }
+        if let t = crashFreeTarget, !(t > 0 && t <= 100) {
+            return ("crash_free_target", "must be above 0 and at most 100")
+        }
         if crashFreeMinSessions < 1 { return ("crash_free_min_sessions", "must be at least 1") }
-        if !(1...Self.maxNewIssueCap).contains(newIssueCap) { return ("new_issue_cap", "must be 1 to \(Self.maxNewIssueCap)") }
-        if !(1...10_080).contains(newIssueWindowMinutes) { return ("new_issue_window_minutes", "must be 1 to 10080 (a week)") }
+        if !(1...Self.maxNewIssueCap).contains(newIssueCap) {
+            return ("new_issue_cap", "must be 1 to \(Self.maxNewIssueCap)")
+        }
+        if !(1...10_080).contains(newIssueWindowMinutes) {
+            return ("new_issue_window_minutes", "must be 1 to 10080 (a week)")
+        }
         if let url = webhookURL, !url.isEmpty {
-            do throws(WebhookTargetProblem) { _ = try WebhookTarget.parse(url) } catch { return ("webhook_url", error.message) }
+            do throws(WebhookTargetProblem) { _ = try WebhookTarget.parse(url) } catch {
+                return ("webhook_url", error.message)
+            }
         }
         return nil
     }
@@ -72,7 +83,8 @@ public struct AlertSettings: Sendable, Equatable, Codable {
         case velocityPercent = "velocity_percent", velocityMinUsers = "velocity_min_users"
         case velocityMinReleaseUsers = "velocity_min_release_users", velocityWindowMinutes = "velocity_window_minutes"
         case crashFreeTarget = "crash_free_target", crashFreeMinSessions = "crash_free_min_sessions"
-        case alertOnNewIssue = "alert_on_new_issue", alertOnRegression = "alert_on_regression", webhookURL = "webhook_url"
+        case alertOnNewIssue = "alert_on_new_issue", alertOnRegression = "alert_on_regression", webhookURL =
+            "webhook_url"
         case newIssueCap = "new_issue_cap", newIssueWindowMinutes = "new_issue_window_minutes"
     }
 
@@ -117,8 +129,10 @@ public struct Alert: Sendable, Equatable {
     /// Why it fired: named numbers (e.g. `issue_sessions`, `release_sessions`, `share_percent`).
     public var reason: [String: Double]
     public var createdAt: Date
-    public init(id: Int64, project: ProjectID, kind: AlertKind, issue: IssueID?, release: String?, title: String,
-                reason: [String: Double], createdAt: Date) {
+    public init(
+        id: Int64, project: ProjectID, kind: AlertKind, issue: IssueID?, release: String?, title: String,
+        reason: [String: Double], createdAt: Date
+    ) {
         self.id = id
         self.project = project
         self.kind = kind
@@ -140,8 +154,10 @@ public struct AlertDraft: Sendable, Equatable {
     public var release: String?
     public var title: String
     public var reason: [String: Double]
-    public init(project: ProjectID, kind: AlertKind, dedupeKey: String, issue: IssueID?, release: String?, title: String,
-                reason: [String: Double]) {
+    public init(
+        project: ProjectID, kind: AlertKind, dedupeKey: String, issue: IssueID?, release: String?, title: String,
+        reason: [String: Double]
+    ) {
         self.project = project
         self.kind = kind
         self.dedupeKey = dedupeKey
@@ -164,7 +180,9 @@ public struct VelocityWindow: Sendable, Equatable {
     public var releaseSessions: Int
     /// Distinct users of the release active in the window.
     public var releaseUsers: Int
-    public init(issue: IssueID, release: String, issueSessions: Int, issueUsers: Int, releaseSessions: Int, releaseUsers: Int) {
+    public init(
+        issue: IssueID, release: String, issueSessions: Int, issueUsers: Int, releaseSessions: Int, releaseUsers: Int
+    ) {
         self.issue = issue
         self.release = release
         self.issueSessions = issueSessions
@@ -181,7 +199,8 @@ public enum AlertRules {
     /// `velocityMinReleaseUsers` users. Returns the reason when it fires.
     public static func velocity(_ w: VelocityWindow, settings: AlertSettings) -> [String: Double]? {
         guard w.releaseSessions > 0, w.releaseUsers >= settings.velocityMinReleaseUsers,
-              w.issueUsers >= settings.velocityMinUsers else { return nil }
+            w.issueUsers >= settings.velocityMinUsers
+        else { return nil }
         let share = Double(w.issueSessions) / Double(w.releaseSessions) * 100
         guard share > settings.velocityPercent else { return nil }
         return [
@@ -195,7 +214,8 @@ public enum AlertRules {
     /// Stability target: crash-free sessions of a day below the target, on a day with enough sessions.
     public static func belowTarget(_ health: ReleaseHealth, settings: AlertSettings) -> [String: Double]? {
         guard let target = settings.crashFreeTarget, health.sessions >= settings.crashFreeMinSessions,
-              let rate = health.crashFreeSessions, rate * 100 < target else { return nil }
+            let rate = health.crashFreeSessions, rate * 100 < target
+        else { return nil }
         return [
             "crash_free_sessions_percent": (rate * 10_000).rounded() / 100, "target_percent": target,
             "sessions": Double(health.sessions), "crashed_sessions": Double(health.crashedSessions),
@@ -214,8 +234,10 @@ public enum AlertRules {
     /// Every value that comes from reports or projects (title, release, slug, link) is escaped with
     /// ``SlackText/escape(_:)``: an error typed `<!channel>` or a message `<https://evil.example|Reset your password>`
     /// must reach the channel as text, not as a mention or a disguised link.
-    public static func text(project: String, kind: AlertKind, title: String, release: String?, reason: [String: Double],
-                            link: String?) -> String {
+    public static func text(
+        project: String, kind: AlertKind, title: String, release: String?, reason: [String: Double],
+        link: String?
+    ) -> String {
         func n(_ key: String) -> String {
             guard let v = reason[key], v.isFinite else { return "?" }
             if v == v.rounded(), let whole = Int(exactly: v) { return String(whole) }
@@ -232,13 +254,16 @@ public enum AlertRules {
         case .newIssue: text = "[\(project)] New issue: \(title)"
         case .regression: text = "[\(project)] Regressed in \(release ?? "?"): \(title)"
         case .velocity:
-            text = "[\(project)] Trending in \(release ?? "?"): \(title) — \(n("issue_sessions")) of \(n("release_sessions")) sessions "
+            text =
+                "[\(project)] Trending in \(release ?? "?"): \(title) — \(n("issue_sessions")) of \(n("release_sessions")) sessions "
                 + "(\(n("share_percent")) % > \(n("threshold_percent")) %), \(n("issue_users")) users in \(n("window_minutes")) min"
         case .crashFreeTarget:
-            text = "[\(project)] Crash-free sessions \(n("crash_free_sessions_percent")) % below target \(n("target_percent")) % "
+            text =
+                "[\(project)] Crash-free sessions \(n("crash_free_sessions_percent")) % below target \(n("target_percent")) % "
                 + "in \(release ?? "all releases") (\(n("crashed_sessions")) crashed of \(n("sessions")))"
         case .storageFull:
-            text = "[\(project)] Storage full on the Faultline server: ingest answers 507 until space returns "
+            text =
+                "[\(project)] Storage full on the Faultline server: ingest answers 507 until space returns "
                 + "(\(n("free_mib")) MiB free, floor \(n("floor_mib")) MiB)"
         case .storageOK:
             text = "[\(project)] Storage OK again on the Faultline server: ingest resumed (\(n("free_mib")) MiB free)"
@@ -282,13 +307,15 @@ public enum IssueAlerts {
         switch action {
         case .alertNewIssue:
             return AlertDraft(
-                project: c.project, kind: .newIssue, dedupeKey: "new:\(c.issue)", issue: IssueID(c.issue), release: c.release,
+                project: c.project, kind: .newIssue, dedupeKey: "new:\(c.issue)", issue: IssueID(c.issue),
+                release: c.release,
                 title: c.title, reason: ["events": 1])
         case .alertNewIssuesHeld:
             return held(c, settings: settings)
         case .alertRegression:
             return AlertDraft(
-                project: c.project, kind: .regression, dedupeKey: "regression:\(c.issue):\(c.release ?? "")", issue: IssueID(c.issue),
+                project: c.project, kind: .regression, dedupeKey: "regression:\(c.issue):\(c.release ?? "")",
+                issue: IssueID(c.issue),
                 release: c.release, title: c.title, reason: ["first_event_in_release_at_ms": Double(c.occurredAt)])
         default:
             return nil
@@ -300,7 +327,8 @@ public enum IssueAlerts {
     static func held(_ c: Context, settings: AlertSettings) -> AlertDraft {
         let window = IssueFiling.window(containing: c.now, minutes: settings.newIssueWindowMinutes)
         return AlertDraft(
-            project: c.project, kind: .newIssue, dedupeKey: "new-held:\(window.lowerBound)", issue: IssueID(c.issue), release: nil,
+            project: c.project, kind: .newIssue, dedupeKey: "new-held:\(window.lowerBound)", issue: IssueID(c.issue),
+            release: nil,
             title: "More than \(settings.newIssueCap) new issues in \(settings.newIssueWindowMinutes) min: "
                 + "further new issues are held in one issue, not announced",
             reason: [

@@ -287,7 +287,8 @@ public enum FilingPlanner {
                 switch action {
                 case .createIssue(let statusFrom):
                     let from = statusFrom.flatMap { issues[$0] }
-                    issueID = create(report.key, grouping: g, groupingJSON: report.groupingJSON, report: report, status: from)
+                    issueID = create(
+                        report.key, grouping: g, groupingJSON: report.groupingJSON, report: report, status: from)
                     muted = from?.state.status == .muted
                 case .holdInOverflow(let existing):
                     if let existing {
@@ -371,9 +372,10 @@ public enum FilingPlanner {
             if let key = keys.removeValue(forKey: issue) {
                 if ids[key] == issue { ids[key] = nil }
                 // Deleting an issue created in the window gives its project that creation back.
-                let window = settings[key.project].map {
-                    IssueFiling.window(containing: plan.now, minutes: $0.newIssueWindowMinutes)
-                } ?? IssueFiling.window(containing: plan.now, minutes: AlertSettings().newIssueWindowMinutes)
+                let window =
+                    settings[key.project].map {
+                        IssueFiling.window(containing: plan.now, minutes: $0.newIssueWindowMinutes)
+                    } ?? IssueFiling.window(containing: plan.now, minutes: AlertSettings().newIssueWindowMinutes)
                 if let created = deleted.createdAt, window.contains(created) {
                     budgets[key.project]?.createdInWindow -= 1
                 }

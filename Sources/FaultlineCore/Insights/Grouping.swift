@@ -25,10 +25,14 @@ public struct GroupingResult: Sendable, Equatable, Codable {
     public var culprit: String?
     /// How specific the title is; an issue keeps the most specific title its events gave.
     public var titleRank: Int
-    enum CodingKeys: String, CodingKey { case fingerprint, source, components, title, culprit, titleRank = "title_rank" }
+    enum CodingKeys: String, CodingKey {
+        case fingerprint, source, components, title, culprit, titleRank = "title_rank"
+    }
 
-    public init(fingerprint: Fingerprint, source: Source, components: [String], title: String, culprit: String?,
-                titleRank: Int = Grouping.TitleRank.signal) {
+    public init(
+        fingerprint: Fingerprint, source: Source, components: [String], title: String, culprit: String?,
+        titleRank: Int = Grouping.TitleRank.signal
+    ) {
         self.fingerprint = fingerprint
         self.source = source
         self.components = components
@@ -144,7 +148,9 @@ public enum Grouping {
 
     /// Groups `report`, using `symbols` (the symbolicator's result, thread and frame indexes aligned with the
     /// report's) where present, and the project's in-app rules.
-    public static func group(_ report: Report, symbols: SymbolicatedReport?, inApp rules: InAppRules = .none) -> GroupingResult {
+    public static func group(_ report: Report, symbols: SymbolicatedReport?, inApp rules: InAppRules = .none)
+        -> GroupingResult
+    {
         let thread = primaryThreadIndex(report)
         let frames = thread.map { normalizedFrames(report, thread: $0, symbols: symbols, rules: rules) } ?? []
         var kept = frames.filter { $0.role == .code }
@@ -152,8 +158,12 @@ public enum Grouping {
         if inApp.isEmpty, report.kind == .crash, let site = symbols?.messageSite {
             // The stack never reached the app's code; the crash message's file:line did (see `messageSite`).
             let module = report.modules.first { $0.buildID?.rawValue == site.buildID }
-            let siteInApp = module.map { rules.decision(forModule: $0.name) ?? !isSystemModule(name: $0.name, path: $0.path) } ?? true
-            let siteFrames = site.frames.compactMap { normalized($0, moduleInApp: siteInApp, ruled: nil) }.filter { $0.role == .code }
+            let siteInApp =
+                module.map { rules.decision(forModule: $0.name) ?? !isSystemModule(name: $0.name, path: $0.path) }
+                ?? true
+            let siteFrames = site.frames.compactMap { normalized($0, moduleInApp: siteInApp, ruled: nil) }.filter {
+                $0.role == .code
+            }
             kept = siteFrames + kept
             inApp = siteFrames.filter(\.inApp)
         }
@@ -199,8 +209,10 @@ public enum Grouping {
     }
 
     /// The hash of a canonical string: version, kind, source and components, one per line.
-    public static func fingerprint(kind: ReportKind, source: GroupingResult.Source, components: [String]) -> Fingerprint {
-        var canonical = "faultline-grouping-v\(version)\n\(kind.rawValue)\n\(source == .client ? "client" : "computed")\n"
+    public static func fingerprint(kind: ReportKind, source: GroupingResult.Source, components: [String]) -> Fingerprint
+    {
+        var canonical =
+            "faultline-grouping-v\(version)\n\(kind.rawValue)\n\(source == .client ? "client" : "computed")\n"
         for component in components {
             canonical += component.replacingNewlines + "\n"
         }
@@ -235,7 +247,9 @@ public enum Grouping {
         /// frames of a stack (the blamed one, the top ones), not of all.
         var label: String { offset.map { name + "+0x" + String($0, radix: 16) } ?? name }
         /// `File.swift:42` (the file's base name), when known.
-        var location: String? { file.map { file in line.map { "\(baseName(ofPath: file)):\($0)" } ?? baseName(ofPath: file) } }
+        var location: String? {
+            file.map { file in line.map { "\(baseName(ofPath: file)):\($0)" } ?? baseName(ofPath: file) }
+        }
     }
 
     /// The crashed thread, else the first thread with frames.
@@ -243,7 +257,9 @@ public enum Grouping {
         report.threads.firstIndex(where: \.crashed) ?? report.threads.firstIndex(where: { !$0.frames.isEmpty })
     }
 
-    static func normalizedFrames(_ report: Report, thread: Int, symbols: SymbolicatedReport?, rules: InAppRules) -> [NormalizedFrame] {
+    static func normalizedFrames(_ report: Report, thread: Int, symbols: SymbolicatedReport?, rules: InAppRules)
+        -> [NormalizedFrame]
+    {
         let modules = report.modules.sorted { $0.baseAddress < $1.baseAddress }
         let slots = symbols.flatMap { thread < $0.threads.count ? $0.threads[thread] : nil }
         var out: [NormalizedFrame] = []
@@ -279,10 +295,13 @@ public enum Grouping {
             if resolved.isEmpty {
                 guard let address else { continue }
                 if let module, let moduleBaseName {
-                    out.append(NormalizedFrame(
-                        name: moduleBaseName, offset: address - module.baseAddress, full: nil, inApp: inAppModule ?? false, role: .code))
+                    out.append(
+                        NormalizedFrame(
+                            name: moduleBaseName, offset: address - module.baseAddress, full: nil,
+                            inApp: inAppModule ?? false, role: .code))
                 } else {
-                    out.append(NormalizedFrame(name: "<unknown module>", full: nil, inApp: inAppModule ?? false, role: .code))
+                    out.append(
+                        NormalizedFrame(name: "<unknown module>", full: nil, inApp: inAppModule ?? false, role: .code))
                 }
                 continue
             }
@@ -298,7 +317,8 @@ public enum Grouping {
         let module = address.flatMap { SymbolicationRules.module(for: $0, inSorted: modules) }
         let moduleName = module?.name ?? frame.module
         let ruled = moduleName.flatMap { rules.decision(forModule: $0) }
-        let inAppModule = ruled ?? module.map { !isSystemModule(name: $0.name, path: $0.path) }
+        let inAppModule =
+            ruled ?? module.map { !isSystemModule(name: $0.name, path: $0.path) }
             ?? frame.module.map { !isSystemModule(name: $0, path: $0.contains("/") ? $0 : nil) }  // a `package` path
         return (module, ruled, inAppModule)
     }
@@ -306,14 +326,18 @@ public enum Grouping {
     /// The functions of a frame: the symbolicator's (an inline chain) when it resolved one, else the client's.
     static func resolvedEntries(_ frame: Frame, slot: SymbolicatedFrameSlot?) -> [ResolvedFrame] {
         if let slot, !slot.frames.isEmpty, slot.frames.contains(where: { $0.function != nil }) { return slot.frames }
-        if frame.function != nil { return [ResolvedFrame(function: frame.function, file: frame.file, line: frame.line)] }
+        if frame.function != nil {
+            return [ResolvedFrame(function: frame.function, file: frame.file, line: frame.line)]
+        }
         return []
     }
 
     /// Per frame of `thread`, whether it is the app's own code, decided exactly as grouping decides it: the
     /// project's in-app rules, then the frame's functions (runtime, wrapper and standard-library code is not the
     /// app's), then its module (system and language-runtime libraries are not). For the dashboard's frame badges.
-    public static func inAppFrames(_ report: Report, thread: Int, symbols: SymbolicatedReport?, rules: InAppRules) -> [Bool] {
+    public static func inAppFrames(_ report: Report, thread: Int, symbols: SymbolicatedReport?, rules: InAppRules)
+        -> [Bool]
+    {
         guard thread >= 0, thread < report.threads.count else { return [] }
         let modules = report.modules.sorted { $0.baseAddress < $1.baseAddress }
         let slots = symbols.flatMap { thread < $0.threads.count ? $0.threads[thread] : nil }
@@ -348,7 +372,9 @@ public enum Grouping {
 
     // MARK: - Normalization
 
-    static let cloneSuffixes: Set<Substring> = ["cold", "constprop", "isra", "part", "lto_priv", "llvm", "localalias", "clone"]
+    static let cloneSuffixes: Set<Substring> = [
+        "cold", "constprop", "isra", "part", "lto_priv", "llvm", "localalias", "clone",
+    ]
 
     /// A C symbol name without the suffixes GCC and LLVM give function clones (grouping only: the dashboard shows them) (`compute.cold`,
     /// `compute.constprop.0.isra.0` → `compute`): they differ between builds of the same code. Only trailing
@@ -357,7 +383,9 @@ public enum Grouping {
         var parts = name.split(separator: ".", omittingEmptySubsequences: false)
         var stripped = false
         while parts.count > 1 {
-            if let last = parts.last, last.allSatisfy(\.isNumber), parts.count > 2, cloneSuffixes.contains(parts[parts.count - 2]) {
+            if let last = parts.last, last.allSatisfy(\.isNumber), parts.count > 2,
+                cloneSuffixes.contains(parts[parts.count - 2])
+            {
                 parts.removeLast(2)
                 stripped = true
             } else if let last = parts.last, cloneSuffixes.contains(last) {
@@ -380,11 +408,15 @@ public enum Grouping {
     }
 
     static let runtimeNames: Set<String> = [
-        "abort", "raise", "gsignal", "__GI_raise", "__GI_abort", "__pthread_kill_implementation", "__pthread_kill_internal",
-        "pthread_kill", "__pthread_kill", "__assert_fail", "__assert_fail_base", "__assert_perror_fail", "__libc_message",
+        "abort", "raise", "gsignal", "__GI_raise", "__GI_abort", "__pthread_kill_implementation",
+        "__pthread_kill_internal",
+        "pthread_kill", "__pthread_kill", "__assert_fail", "__assert_fail_base", "__assert_perror_fail",
+        "__libc_message",
         "__fortify_fail", "__chk_fail", "__stack_chk_fail", "_assertionFailure", "assertionFailure", "fatalError",
-        "_fatalErrorMessage", "preconditionFailure", "precondition", "assert", "swift_runtime_failure", "swift_reportError",
-        "swift::fatalError", "swift::fatalErrorv", "swift::warning", "swift_deletedMethodError", "swift_unexpectedError",
+        "_fatalErrorMessage", "preconditionFailure", "precondition", "assert", "swift_runtime_failure",
+        "swift_reportError",
+        "swift::fatalError", "swift::fatalErrorv", "swift::warning", "swift_deletedMethodError",
+        "swift_unexpectedError",
         "swift_errorInMain", "_swift_stdlib_reportFatalError", "_swift_stdlib_reportFatalErrorInFile",
         "_swift_runtime_on_report", "__cxa_throw", "__cxa_rethrow", "std::terminate", "std::__terminate",
         "__cxxabiv1::__terminate", "__gnu_cxx::__verbose_terminate_handler", "__restore_rt", "__kernel_rt_sigreturn",
@@ -396,7 +428,8 @@ public enum Grouping {
     public static func isRuntimeFrame(_ function: String) -> Bool {
         if function.hasPrefix("Swift runtime failure") { return true }
         let bare = bareName(function)
-        return runtimeNames.contains(bare) || bare.hasPrefix("swift::runtime::backtrace") || bare.hasPrefix("_swift_backtrace")
+        return runtimeNames.contains(bare) || bare.hasPrefix("swift::runtime::backtrace")
+            || bare.hasPrefix("_swift_backtrace")
     }
 
     /// `closure #1 in closure #2 in f()` → `f()`.
@@ -414,7 +447,8 @@ public enum Grouping {
     }
 
     static let systemModulePrefixes = [
-        "libc.so", "libc-", "libm.so", "libpthread", "libdl.so", "librt.so", "ld-linux", "ld64", "linux-vdso", "linux-gate",
+        "libc.so", "libc-", "libm.so", "libpthread", "libdl.so", "librt.so", "ld-linux", "ld64", "linux-vdso",
+        "linux-gate",
         "libstdc++", "libgcc_s", "libc++", "libswift", "libFoundation", "libdispatch", "libBlocksRuntime", "libicu",
         "libz.so", "libsystem_", "libdyld", "libobjc", "libxpc", "libcorecrypto",
     ]
@@ -431,7 +465,8 @@ public enum Grouping {
     /// Path prefixes of Apple's system images: the OS (`/System/Library/…`, `/usr/lib/…`, the cryptexes of iOS 16+),
     /// developer tools' images (`/Developer/…`) and the simulators' runtime roots.
     static let appleSystemPathPrefixes = [
-        "/System/", "/private/preboot/Cryptexes/", "/Developer/", "/Library/Developer/CoreSimulator/", "/Applications/Xcode",
+        "/System/", "/private/preboot/Cryptexes/", "/Developer/", "/Library/Developer/CoreSimulator/",
+        "/Applications/Xcode",
         "/Library/Apple/",
     ]
 
@@ -460,13 +495,16 @@ public enum Grouping {
     /// Whether `path` is inside an app bundle a developer built (`…/X.app/…`), not an Apple tool's bundle (Xcode's).
     static func isAppleAppBundlePath(_ path: String) -> Bool {
         guard path.contains(".app/") else { return false }
-        return !path.hasPrefix("/System/") && !path.hasPrefix("/Applications/Xcode") && !path.contains("/Contents/Developer/")
+        return !path.hasPrefix("/System/") && !path.hasPrefix("/Applications/Xcode")
+            && !path.contains("/Contents/Developer/")
     }
 
     /// Swift modules of the toolchain: their code is never the app's, also when inlined or specialized into it.
     static let systemSwiftModules: Set<String> = [
-        "Swift", "_Concurrency", "_StringProcessing", "_RegexParser", "RegexBuilder", "Foundation", "FoundationEssentials",
-        "FoundationInternationalization", "FoundationNetworking", "FoundationXML", "_FoundationCollections", "CoreFoundation",
+        "Swift", "_Concurrency", "_StringProcessing", "_RegexParser", "RegexBuilder", "Foundation",
+        "FoundationEssentials",
+        "FoundationInternationalization", "FoundationNetworking", "FoundationXML", "_FoundationCollections",
+        "CoreFoundation",
         "Dispatch", "Synchronization", "Distributed", "Observation", "SwiftOnoneSupport", "Glibc", "SwiftGlibc", "Musl",
         "Android", "Darwin", "Cxx", "CxxStdlib", "XCTest", "Testing", "_Differentiation", "Runtime", "_Backtracing",
         "_Volatile", "__C", "_Builtin_float",
@@ -478,7 +516,8 @@ public enum Grouping {
         if let module = FunctionNames.swiftModule(of: function), systemSwiftModules.contains(module) { return true }
         let name = FunctionNames.simplified(function)
         return name.hasPrefix("std::") || name.hasPrefix("__gnu_cxx::") || name.hasPrefix("__cxxabiv1::")
-            || name.hasPrefix("__libc_") || name.hasPrefix("__GI_") || name == "_start" || name.hasPrefix("start_thread")
+            || name.hasPrefix("__libc_") || name.hasPrefix("__GI_") || name == "_start"
+            || name.hasPrefix("start_thread")
             || name == "clone" || name == "clone3" || name.hasPrefix("__clone")
     }
 
@@ -486,13 +525,19 @@ public enum Grouping {
     static func baseName(ofPath path: String) -> String {
         // ASCII (every module path in practice): the same answer from the bytes, without splitting the whole path.
         // Otherwise by characters, where a `/` followed by a combining mark is not a separator.
-        guard path.utf8.allSatisfy({ $0 < 0x80 }) else { return path.split(separator: "/").last.map(String.init) ?? path }
+        guard path.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return path.split(separator: "/").last.map(String.init) ?? path
+        }
         let utf8 = path.utf8
         var end = utf8.endIndex
-        while end > utf8.startIndex, utf8[utf8.index(before: end)] == UInt8(ascii: "/") { end = utf8.index(before: end) }
+        while end > utf8.startIndex, utf8[utf8.index(before: end)] == UInt8(ascii: "/") {
+            end = utf8.index(before: end)
+        }
         guard end > utf8.startIndex else { return path }
         var start = end
-        while start > utf8.startIndex, utf8[utf8.index(before: start)] != UInt8(ascii: "/") { start = utf8.index(before: start) }
+        while start > utf8.startIndex, utf8[utf8.index(before: start)] != UInt8(ascii: "/") {
+            start = utf8.index(before: start)
+        }
         if start == utf8.startIndex && end == utf8.endIndex { return path }
         return String(path[start..<end])
     }
@@ -539,7 +584,9 @@ public enum Grouping {
     /// `SIGSEGV`, `SIGILL`…, or nil when `text` is neither a signal name nor a known description of one.
     static func signalName(_ text: String) -> String? {
         let trimmed = text.trimmingSpaces
-        if trimmed.hasPrefix("SIG"), trimmed.count <= 10, trimmed.dropFirst(3).allSatisfy({ $0.isUppercase || $0.isNumber }) {
+        if trimmed.hasPrefix("SIG"), trimmed.count <= 10,
+            trimmed.dropFirst(3).allSatisfy({ $0.isUppercase || $0.isNumber })
+        {
             return trimmed
         }
         return signalDescriptions[trimmed.lowercased()]
@@ -569,8 +616,9 @@ public enum Grouping {
         // A Mach exception names the crash when the error is the exception itself (`EXC_BAD_ACCESS`, a signal, an
         // SDK's "Mach Exception"), not an exception the app threw (`NSInvalidArgumentException` ended in EXC_CRASH).
         let machTitle = report.error?.mach.flatMap { mach -> String? in
-            guard type == nil || typeIsSignal || type == mach.exceptionName || type?.hasPrefix("EXC_") == true
-                || type == "Mach Exception" || type == "Signal Exception"
+            guard
+                type == nil || typeIsSignal || type == mach.exceptionName || type?.hasPrefix("EXC_") == true
+                    || type == "Mach Exception" || type == "Signal Exception"
             else { return nil }
             return mach.title(faultAddress: report.faultAddress, arch: report.device.arch)
         }
@@ -591,13 +639,17 @@ public enum Grouping {
         // Other printed text (a log line before an abort()) is kept with the report but does not name the issue.
         if report.kind == .crash {
             let names = Set(frames.filter { $0.role == .runtime }.compactMap { $0.full.map(bareName) })
-            if !names.isDisjoint(with: ["_assertionFailure", "fatalError", "_fatalErrorMessage", "preconditionFailure", "assertionFailure",
-                                         "swift_runtime_failure", "swift_reportError", "swift::fatalError", "swift_unexpectedError",
-                                         "swift_errorInMain"]) {
+            if !names.isDisjoint(with: [
+                "_assertionFailure", "fatalError", "_fatalErrorMessage", "preconditionFailure", "assertionFailure",
+                "swift_runtime_failure", "swift_reportError", "swift::fatalError", "swift_unexpectedError",
+                "swift_errorInMain",
+            ]) {
                 return ("Fatal error", TitleRank.kind)
             }
-            if !names.isDisjoint(with: ["__cxa_throw", "__cxa_rethrow", "std::terminate", "std::__terminate", "__cxxabiv1::__terminate",
-                                         "__gnu_cxx::__verbose_terminate_handler"]) {
+            if !names.isDisjoint(with: [
+                "__cxa_throw", "__cxa_rethrow", "std::terminate", "std::__terminate", "__cxxabiv1::__terminate",
+                "__gnu_cxx::__verbose_terminate_handler",
+            ]) {
                 return ("Uncaught C++ exception", TitleRank.kind)
             }
             if !names.isDisjoint(with: ["__assert_fail", "__assert_fail_base", "__assert_perror_fail"]) {
@@ -609,9 +661,9 @@ public enum Grouping {
         let signal = [type, value].compactMap { $0 }.compactMap(signalName).first
         let description = [value, type].compactMap { $0 }.first { !$0.hasPrefix("SIG") }
         switch (signal, description) {
-        case let (signal?, description?): return ("\(signal): \(description)", TitleRank.signal)
-        case let (signal?, nil): return (signal, TitleRank.signal)
-        case let (nil, description?): return (description, TitleRank.signal)
+        case (let signal?, let description?): return ("\(signal): \(description)", TitleRank.signal)
+        case (let signal?, nil): return (signal, TitleRank.signal)
+        case (nil, let description?): return (description, TitleRank.signal)
         case (nil, nil):
             let what = report.kind == .crash ? "Crash" : "Error"
             return (blamed.map { "\(what) in \($0.label)" } ?? what, TitleRank.signal)

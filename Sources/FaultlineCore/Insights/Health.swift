@@ -17,8 +17,11 @@ public struct ReleaseHealth: Sendable, Equatable, Codable {
     public var users: Int
     /// Distinct users who had at least one crashed session in the slice.
     public var crashedUsers: Int
-    public init(sessions: Int = 0, crashedSessions: Int = 0, abnormalSessions: Int = 0, erroredSessions: Int = 0, users: Int = 0,
-                crashedUsers: Int = 0) {
+    public init(
+        sessions: Int = 0, crashedSessions: Int = 0, abnormalSessions: Int = 0, erroredSessions: Int = 0,
+        users: Int = 0,
+        crashedUsers: Int = 0
+    ) {
         self.sessions = sessions
         self.crashedSessions = crashedSessions
         self.abnormalSessions = abnormalSessions
@@ -37,7 +40,8 @@ public struct ReleaseHealth: Sendable, Equatable, Codable {
     public static func + (a: ReleaseHealth, b: ReleaseHealth) -> ReleaseHealth {
         ReleaseHealth(
             sessions: a.sessions + b.sessions, crashedSessions: a.crashedSessions + b.crashedSessions,
-            abnormalSessions: a.abnormalSessions + b.abnormalSessions, erroredSessions: a.erroredSessions + b.erroredSessions,
+            abnormalSessions: a.abnormalSessions + b.abnormalSessions,
+            erroredSessions: a.erroredSessions + b.erroredSessions,
             users: a.users + b.users, crashedUsers: a.crashedUsers + b.crashedUsers)
     }
 }
@@ -54,7 +58,9 @@ public struct SessionContribution: Sendable, Equatable {
     /// How many sessions of this kind (a counted aggregate's row; 1 for a session of its own). A user with a
     /// counted row is one user with that many sessions.
     public var sessions: Int
-    public init(day: DayNumber, release: String, user: String?, crashed: Bool, abnormal: Bool, errored: Bool, sessions: Int = 1) {
+    public init(
+        day: DayNumber, release: String, user: String?, crashed: Bool, abnormal: Bool, errored: Bool, sessions: Int = 1
+    ) {
         self.sessions = max(1, sessions)
         self.day = day
         self.release = release
@@ -67,7 +73,8 @@ public struct SessionContribution: Sendable, Equatable {
     /// The contribution of a stored session state: counted on the day it started.
     public init(_ state: SessionState) {
         self.init(
-            day: DayNumber(state.started), release: state.release, user: state.distinctID.flatMap { $0.isEmpty ? nil : $0 },
+            day: DayNumber(state.started), release: state.release,
+            user: state.distinctID.flatMap { $0.isEmpty ? nil : $0 },
             crashed: state.status == .crashed, abnormal: state.status == .abnormal, errored: state.isErrored,
             sessions: state.count)
     }
@@ -133,7 +140,8 @@ public struct HealthTrend: Sendable, Equatable {
                 previousUserDays = previousUserDays + usersOnly
             }
         }
-        return HealthTrend(days: days, total: total, previous: previous, userDays: userDays, previousUserDays: previousUserDays)
+        return HealthTrend(
+            days: days, total: total, previous: previous, userDays: userDays, previousUserDays: previousUserDays)
     }
 
     /// The change of crash-free user-days against the previous window, in percentage points; nil without data.

@@ -18,8 +18,10 @@ public struct ReleaseRow: Sendable, Equatable {
     public var recentSessions: Int
     /// Issues first seen in this release.
     public var newIssues: Int
-    public init(release: String, firstSeen: Date, lastSeen: Date, health: ReleaseHealth, adoption: Double?, recentSessions: Int,
-                newIssues: Int) {
+    public init(
+        release: String, firstSeen: Date, lastSeen: Date, health: ReleaseHealth, adoption: Double?, recentSessions: Int,
+        newIssues: Int
+    ) {
         self.release = release
         self.firstSeen = firstSeen
         self.lastSeen = lastSeen
@@ -131,9 +133,11 @@ public struct IssueDetail: Sendable, Equatable {
     /// The issue's version read with this detail (nil when the reader does not know it): a page rendered from this
     /// detail is current while ``InsightsReader/issueVersion(_:project:)`` still answers the same version.
     public var version: IssueVersion?
-    public init(summary: IssueSummary, grouping: GroupingResult, releases: [IssueReleaseRow], days: [IssueDay],
-                breakdowns: [String: [BreakdownEntry]], repeatUsers: Int, samples: [ReportSummary],
-                statusChange: IssueStatusChange? = nil, note: String? = nil, version: IssueVersion? = nil) {
+    public init(
+        summary: IssueSummary, grouping: GroupingResult, releases: [IssueReleaseRow], days: [IssueDay],
+        breakdowns: [String: [BreakdownEntry]], repeatUsers: Int, samples: [ReportSummary],
+        statusChange: IssueStatusChange? = nil, note: String? = nil, version: IssueVersion? = nil
+    ) {
         self.version = version
         self.statusChange = statusChange
         self.note = note
@@ -161,8 +165,10 @@ public struct IssueQuery: Sendable, Equatable {
     /// Issues skipped from the start of the ordered list (paging).
     public var offset: Int
     public var limit: Int
-    public init(project: ProjectID, status: IssueStatus? = nil, release: String? = nil, kind: ReportKind? = nil,
-                regressed: Bool? = nil, order: IssueOrder = .lastSeen, offset: Int = 0, limit: Int = 100) {
+    public init(
+        project: ProjectID, status: IssueStatus? = nil, release: String? = nil, kind: ReportKind? = nil,
+        regressed: Bool? = nil, order: IssueOrder = .lastSeen, offset: Int = 0, limit: Int = 100
+    ) {
         self.project = project
         self.status = status
         self.release = release
@@ -245,14 +251,17 @@ public protocol IssueStateStore: Sendable {
     /// Sets the status; clears the regressed mark when an issue is closed or reopened by hand; records `by` and
     /// `date` as the last status change. Returns the issue after the change, or nil when no such issue (in
     /// `project`, when given) exists.
-    func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, by: String?, at date: Date) async throws -> IssueSummary?
+    func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, by: String?, at date: Date) async throws
+        -> IssueSummary?
     /// Sets the issue's note (nil clears it); false when no such issue (in `project`, when given) exists.
     func setNote(_ note: String?, issue: IssueID, project: ProjectID?, at date: Date) async throws -> Bool
 }
 
 extension IssueStateStore {
     /// ``setStatus(_:issue:project:by:at:)`` without saying who.
-    public func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, at date: Date) async throws -> IssueSummary? {
+    public func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, at date: Date) async throws
+        -> IssueSummary?
+    {
         try await setStatus(status, issue: issue, project: project, by: nil, at: date)
     }
 }
@@ -270,7 +279,8 @@ public enum IssueNote {
         if note.isEmpty { return nil }
         guard note.utf8.count <= maxBytes else { throw .tooLong }
         for scalar in note.unicodeScalars {
-            let allowed = scalar == "\n" || scalar == "\r" || scalar == "\t" || (scalar.value >= 0x20 && scalar.value != 0x7f)
+            let allowed =
+                scalar == "\n" || scalar == "\r" || scalar == "\t" || (scalar.value >= 0x20 && scalar.value != 0x7f)
             if !allowed { throw .controlCharacters }
         }
         return note

@@ -11,7 +11,9 @@ public struct IssueID: RawRepresentable, Hashable, Sendable, Comparable, CustomS
     public init(_ value: Int64) { self.rawValue = value }
     public var description: String { String(rawValue) }
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
-    public init(from decoder: any Decoder) throws { self.rawValue = try decoder.singleValueContainer().decode(Int64.self) }
+    public init(from decoder: any Decoder) throws {
+        self.rawValue = try decoder.singleValueContainer().decode(Int64.self)
+    }
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.singleValueContainer()
         try c.encode(rawValue)
@@ -32,7 +34,8 @@ public struct Fingerprint: Hashable, Sendable, CustomStringConvertible, Codable 
     /// Parses `v1:0123456789abcdef`.
     public init?(_ text: String) {
         guard text.hasPrefix("v"), let colon = text.firstIndex(of: ":"),
-              let version = Int(text[text.index(after: text.startIndex)..<colon]) else { return nil }
+            let version = Int(text[text.index(after: text.startIndex)..<colon])
+        else { return nil }
         let hash = String(text[text.index(after: colon)...])
         guard hash.count == 16, hash.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
         self.version = version
@@ -43,7 +46,8 @@ public struct Fingerprint: Hashable, Sendable, CustomStringConvertible, Codable 
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let parsed = Fingerprint(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "bad fingerprint"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "bad fingerprint"))
         }
         self = parsed
     }
@@ -90,8 +94,10 @@ public struct IssueSignals: Sendable, Equatable, Codable {
     /// - Parameters:
     ///   - earlyEvents: events that happened within `earlyWithin` of their session's start.
     ///   - timedEvents: events whose session start is known (the denominator of "most").
-    public static func compute(firstSeen: Date, regressed: Bool, repeatUsers: Int, earlyEvents: Int, timedEvents: Int,
-                               now: Date) -> IssueSignals {
+    public static func compute(
+        firstSeen: Date, regressed: Bool, repeatUsers: Int, earlyEvents: Int, timedEvents: Int,
+        now: Date
+    ) -> IssueSignals {
         IssueSignals(
             fresh: now.timeIntervalSince(firstSeen) < freshFor,
             regressed: regressed,

@@ -9,7 +9,10 @@ public struct IssueContribution: Sendable {
     /// Whether it came within the first seconds of its session; nil when the session start is unknown.
     public var early: Bool?
 
-    public init(release: String, day: DayNumber, occurredAt: Int64, user: String?, tags: [(key: String, value: String)], early: Bool?) {
+    public init(
+        release: String, day: DayNumber, occurredAt: Int64, user: String?, tags: [(key: String, value: String)],
+        early: Bool?
+    ) {
         self.release = release
         self.day = day
         self.occurredAt = occurredAt

@@ -34,7 +34,8 @@ public enum IssueFiling {
         /// come from its fingerprint.
         public init(id: Int64, status: String, fingerprint: String, titleRank: Int) {
             self.init(
-                id: id, status: IssueStatus(rawValue: status) ?? .open, groupingVersion: Fingerprint(fingerprint)?.version ?? 0,
+                id: id, status: IssueStatus(rawValue: status) ?? .open,
+                groupingVersion: Fingerprint(fingerprint)?.version ?? 0,
                 titleRank: titleRank, isOverflow: fingerprint == IssueFiling.overflowFingerprint.rawValue)
         }
     }
@@ -77,9 +78,11 @@ public enum IssueFiling {
         /// at it only then); nil there counts as a cap already reached, so an engine that forgets to read it holds
         /// new issues rather than letting them through.
         public var newIssues: NewIssueBudget?
-        public init(grouping: GroupingResult, current: IssueState?, reportGroupingVersion: Int, target: IssueState?,
-                    targetSeenInRelease: Bool, release: String?, alertOnNewIssue: Bool, alertOnRegression: Bool,
-                    newIssues: NewIssueBudget?) {
+        public init(
+            grouping: GroupingResult, current: IssueState?, reportGroupingVersion: Int, target: IssueState?,
+            targetSeenInRelease: Bool, release: String?, alertOnNewIssue: Bool, alertOnRegression: Bool,
+            newIssues: NewIssueBudget?
+        ) {
             self.grouping = grouping
             self.current = current
             self.reportGroupingVersion = reportGroupingVersion
@@ -93,7 +96,9 @@ public enum IssueFiling {
 
         /// The report is being grouped again because the grouping rules changed (not because its symbols did). A
         /// report held in the overflow issue is not migrated with it: it is filed again like a new report.
-        public var isMigration: Bool { current != nil && current?.isOverflow != true && reportGroupingVersion < Grouping.version }
+        public var isMigration: Bool {
+            current != nil && current?.isOverflow != true && reportGroupingVersion < Grouping.version
+        }
     }
 
     /// One effect, applied in order. "The issue" is the report's issue after the decision (the target).
@@ -122,7 +127,8 @@ public enum IssueFiling {
 
     /// The fingerprint of a project's overflow issue. Version 0 is no grouping version, so no report's fingerprint
     /// can equal it, and it does not change when the grouping rules do.
-    public static let overflowFingerprint = Fingerprint(version: 0, hash: FNV1a.hex64("faultline-overflow:new-issue-cap"))
+    public static let overflowFingerprint = Fingerprint(
+        version: 0, hash: FNV1a.hex64("faultline-overflow:new-issue-cap"))
 
     /// The grouping stored with the overflow issue (its title says why its events are there).
     public static let overflowGrouping = GroupingResult(
@@ -150,7 +156,8 @@ public enum IssueFiling {
             actions.append(.move(from: input.current?.id, carryHistory: input.isMigration))
             // Moving events between versions of the same issues is bookkeeping, not news.
             guard !input.isMigration else { return actions }
-            let regressed = AlertRules.regresses(status: target.status, release: input.release, seenInRelease: input.targetSeenInRelease)
+            let regressed = AlertRules.regresses(
+                status: target.status, release: input.release, seenInRelease: input.targetSeenInRelease)
             if regressed {
                 actions.append(.reopenRegressed)
                 if input.alertOnRegression { actions.append(.alertRegression) }
@@ -170,7 +177,9 @@ public enum IssueFiling {
         guard let budget = input.newIssues, !budget.isReached else {
             // Past the cap: held, never dropped. A report already held stays where it is.
             if current?.isOverflow == true { return [] }
-            var actions: [Action] = [.holdInOverflow(existing: input.newIssues?.overflow?.id), .move(from: current?.id, carryHistory: false)]
+            var actions: [Action] = [
+                .holdInOverflow(existing: input.newIssues?.overflow?.id), .move(from: current?.id, carryHistory: false),
+            ]
             if current == nil && input.alertOnNewIssue { actions.append(.alertNewIssuesHeld) }
             return actions
         }

@@ -141,8 +141,9 @@ public struct IssueListFilter: Hashable, Sendable {
         let hex = Array("0123456789ABCDEF")
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.append(Character(Unicode.Scalar(byte)))
             default:
                 out.append("%")
@@ -198,7 +199,8 @@ public struct IssueListRequest: Hashable, Sendable {
         }
         if let release = value("release") {
             guard release.utf8.count <= IssueListFilter.maxReleaseBytes else {
-                throw IssueListRequestError(field: "release", message: "a release has at most \(IssueListFilter.maxReleaseBytes) bytes")
+                throw IssueListRequestError(
+                    field: "release", message: "a release has at most \(IssueListFilter.maxReleaseBytes) bytes")
             }
             guard !release.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
                 throw IssueListRequestError(field: "release", message: "a release holds no control characters")
@@ -209,7 +211,7 @@ public struct IssueListRequest: Hashable, Sendable {
         if let raw = value("page") {
             // Digits only (no sign, no spaces), at most 7 of them: no conversion can overflow.
             guard raw.utf8.count <= 7, raw.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                  let number = Int(raw), number >= 1, number <= Self.maxPage
+                let number = Int(raw), number >= 1, number <= Self.maxPage
             else {
                 throw IssueListRequestError(field: "page", message: "must be a page number from 1 to \(Self.maxPage)")
             }

@@ -43,9 +43,12 @@ public struct WebhookTarget: Sendable, Equatable {
     public static func parse(_ url: String) throws(WebhookTargetProblem) -> WebhookTarget {
         let bad = WebhookTargetProblem(.invalidURL, "must be an absolute http:// or https:// URL with a host name")
         guard !url.isEmpty, url.utf8.count <= 2048,
-              url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "\\") }) else { throw bad }
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              var host = parsed.host(percentEncoded: false)?.lowercased(), !host.isEmpty else { throw bad }
+            url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "\\") })
+        else { throw bad }
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
+            scheme == "http" || scheme == "https",
+            var host = parsed.host(percentEncoded: false)?.lowercased(), !host.isEmpty
+        else { throw bad }
         guard parsed.user(percentEncoded: true) == nil, parsed.password(percentEncoded: true) == nil else {
             throw WebhookTargetProblem(.invalidURL, "must not hold a user name or password before the host")
         }
@@ -114,7 +117,8 @@ public enum NetworkAddressRules {
         var out: [UInt8] = []
         for part in parts {
             guard (1...3).contains(part.utf8.count), part.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-                  let value = UInt8(part) else { return nil }
+                let value = UInt8(part)
+            else { return nil }
             out.append(value)
         }
         return out

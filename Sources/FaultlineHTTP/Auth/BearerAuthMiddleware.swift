@@ -25,20 +25,28 @@ struct BearerAuthMiddleware: RouterMiddleware {
         self.failures = accepts.allSatisfy { $0 == .ingest } ? nil : failures
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         guard let secret = Self.bearer(request.headers[.authorization]) else {
             return try await next(request, context)
         }
-        if let failures, let wait = failures.throttled(context.clientAddress) { throw APIError.tooManyAttempts(retryAfter: wait) }
+        if let failures, let wait = failures.throttled(context.clientAddress) {
+            throw APIError.tooManyAttempts(retryAfter: wait)
+        }
         var context = context
         for kind in accepts {
             switch kind {
             case .admin:
                 if try await projects.isAdmin(secret) { context.principal = .admin }
             case .ingest:
-                if let project = try await projects.authenticate(secret, as: .ingest) { context.principal = .ingest(project) }
+                if let project = try await projects.authenticate(secret, as: .ingest) {
+                    context.principal = .ingest(project)
+                }
             case .upload:
-                if let project = try await projects.authenticate(secret, as: .upload) { context.principal = .upload(project) }
+                if let project = try await projects.authenticate(secret, as: .upload) {
+                    context.principal = .upload(project)
+                }
             }
             if context.principal != nil { break }
         }

@@ -54,7 +54,9 @@ public struct ReaderContext: ChildRequestContext {
         switch context.principal {
         case .upload(let project): scope = .project(project)
         case .admin: scope = .admin
-        default: throw APIError.unauthorized("send the project's upload token or the admin token as 'Authorization: Bearer <token>'")
+        default:
+            throw APIError.unauthorized(
+                "send the project's upload token or the admin token as 'Authorization: Bearer <token>'")
         }
         self.coreContext = context.coreContext
     }

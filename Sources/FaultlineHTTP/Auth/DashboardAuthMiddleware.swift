@@ -25,10 +25,15 @@ struct DashboardAuthMiddleware: RouterMiddleware {
     /// The cookie of earlier versions, which held the admin token itself: cleared at login and logout.
     static let legacyCookieName = "faultline_admin"
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let path = request.uri.path
-        if DashboardPaths.isOpenRoute(path) || DashboardPaths.publicFiles.contains(path) { return try await next(request, context) }
-        if let cookie = Self.cookie(request.headers[.cookie]), let session = try await sessions.session(cookie: cookie) {
+        if DashboardPaths.isOpenRoute(path) || DashboardPaths.publicFiles.contains(path) {
+            return try await next(request, context)
+        }
+        if let cookie = Self.cookie(request.headers[.cookie]), let session = try await sessions.session(cookie: cookie)
+        {
             var context = context
             context.adminSession = session
             return try await next(request, context)
@@ -50,8 +55,10 @@ struct DashboardAuthMiddleware: RouterMiddleware {
                 status: .seeOther,
                 headers: [.location: "/login?next=\(LoginController.percentEncode(target))", .cacheControl: "no-store"])
         }
-        var response = try APIError.unauthorized("the dashboard needs the admin token: log in at /login or use basic auth")
-            .response(from: request, context: context)
+        var response = try APIError.unauthorized(
+            "the dashboard needs the admin token: log in at /login or use basic auth"
+        )
+        .response(from: request, context: context)
         response.headers[.wwwAuthenticate] = "Basic realm=\"Faultline dashboard\", charset=\"UTF-8\""
         return response
     }
@@ -70,7 +77,8 @@ struct DashboardAuthMiddleware: RouterMiddleware {
     static func basicPassword(_ header: String?) -> String? {
         guard let header else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "basic", let data = Data(base64Encoded: String(parts[1])) else { return nil }
+        guard parts.count == 2, parts[0].lowercased() == "basic", let data = Data(base64Encoded: String(parts[1]))
+        else { return nil }
         let text = String(decoding: data, as: UTF8.self)
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let password = String(text[text.index(after: colon)...])
@@ -93,7 +101,8 @@ struct LoginController {
     }
 
     @Sendable func form(_ request: Request, context: AppRequestContext) async throws -> Response {
-        Response.dynamicPage(page(nil, Self.safeNext(request.uri.queryParameters["next"].map(String.init))), status: .ok)
+        Response.dynamicPage(
+            page(nil, Self.safeNext(request.uri.queryParameters["next"].map(String.init))), status: .ok)
     }
 
     @Sendable func login(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -103,7 +112,8 @@ struct LoginController {
         let token = fields["token"]?.trimmingCharacters(in: .whitespaces) ?? ""
         switch try await sessions.login(token: token, client: context.clientAddress) {
         case .throttled(let wait):
-            var response = Response.dynamicPage(page("Too many failed attempts. Try again in \(wait) seconds.", next), status: .tooManyRequests)
+            var response = Response.dynamicPage(
+                page("Too many failed attempts. Try again in \(wait) seconds.", next), status: .tooManyRequests)
             response.headers[.retryAfter] = String(wait)
             return response
         case .refused:
@@ -129,7 +139,8 @@ struct LoginController {
 
     /// `HttpOnly` (no script reads it), `SameSite=Lax` (not sent on cross-site posts), `Path=/`, `Secure` over https.
     func sessionCookie(_ value: String, maxAge: Int) -> String {
-        "\(DashboardAuthMiddleware.cookieName)=\(value); Path=/; HttpOnly; SameSite=Lax; Max-Age=\(maxAge)" + (secureCookie ? "; Secure" : "")
+        "\(DashboardAuthMiddleware.cookieName)=\(value); Path=/; HttpOnly; SameSite=Lax; Max-Age=\(maxAge)"
+            + (secureCookie ? "; Secure" : "")
     }
 
     func clearing(_ name: String) -> String {

@@ -45,7 +45,9 @@ enum DashboardPaths {
                 bytes.append(byte)
                 continue
             }
-            guard rest.count >= 2, let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+            guard rest.count >= 2, let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16) else {
+                return nil
+            }
             bytes.append(value)
             rest = rest.dropFirst(2)
         }

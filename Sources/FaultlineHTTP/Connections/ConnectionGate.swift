@@ -102,7 +102,8 @@ final class ConnectionGateHandler: ChannelDuplexHandler, RemovableChannelHandler
     private func refuse(context: ChannelHandlerContext, message reason: String) {
         let message = "\(reason); retry in \(retryAfterSeconds) s"
         let body = #"{"detail":"\#(message)","error":"too_many_connections","message":"\#(message)"}"#
-        let head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
+        let head =
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
             + "Retry-After: \(retryAfterSeconds)\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
         let bytes = context.channel.allocator.buffer(string: head + body)
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)

@@ -44,7 +44,9 @@ public struct ConnectionPolicy: Sendable, Equatable {
 
     /// The share of one address that applies: the one set, else the default, at most the cap.
     public var effectivePerAddress: Int {
-        min(max(1, maxConnections), maxConnectionsPerAddress ?? ConnectionBudget.defaultPerAddressShare(maxConnections: maxConnections))
+        min(
+            max(1, maxConnections),
+            maxConnectionsPerAddress ?? ConnectionBudget.defaultPerAddressShare(maxConnections: maxConnections))
     }
 }
 
@@ -60,7 +62,8 @@ struct GuardedHTTP1Channel: ServerChildChannel {
 
     init(responder: @escaping HTTPChannelHandler.Responder, policy: ConnectionPolicy) {
         let limits = ReadTimeoutState.Limits(
-            timeout: .nanoseconds(Self.nanoseconds(policy.readTimeout)), minBodyBytesPerSecond: max(0, policy.minBodyBytesPerSecond))
+            timeout: .nanoseconds(Self.nanoseconds(policy.readTimeout)),
+            minBodyBytesPerSecond: max(0, policy.minBodyBytesPerSecond))
         // A new read-timeout handler per connection (the closure is evaluated for each one).
         inner = HTTP1Channel(
             responder: responder,

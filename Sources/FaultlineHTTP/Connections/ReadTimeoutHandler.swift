@@ -77,7 +77,10 @@ final class ReadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let body = #"{"detail":"\#(message)","error":"request_timeout","message":"\#(message)"}"#
             let head = HTTPResponse(
                 status: .requestTimeout,
-                headerFields: [.contentType: "application/json; charset=utf-8", .connection: "close", .contentLength: String(body.utf8.count)])
+                headerFields: [
+                    .contentType: "application/json; charset=utf-8", .connection: "close",
+                    .contentLength: String(body.utf8.count),
+                ])
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(string: body))), promise: nil)
             let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)

@@ -97,13 +97,18 @@ struct ChunkUploadBody: AsyncSequence {
             case "file_gzip": gzip = true
             case "file": gzip = false
             default:
-                throw FormatError(.invalidField, "unexpected form field \"\(headers.name)\" (expected file_gzip or file)", field: "multipart")
+                throw FormatError(
+                    .invalidField, "unexpected form field \"\(headers.name)\" (expected file_gzip or file)",
+                    field: "multipart")
             }
             guard let filename = headers.filename, let checksum = ChunkChecksum(filename) else {
-                throw FormatError(.invalidField, "each chunk's filename must be the SHA-1 of the chunk (40 hex digits)", field: "multipart")
+                throw FormatError(
+                    .invalidField, "each chunk's filename must be the SHA-1 of the chunk (40 hex digits)",
+                    field: "multipart")
             }
             if let encoding = headers.transferEncoding, !["binary", "8bit", "7bit"].contains(encoding) {
-                throw FormatError(.invalidField, "Content-Transfer-Encoding \(encoding) is not supported", field: "multipart")
+                throw FormatError(
+                    .invalidField, "Content-Transfer-Encoding \(encoding) is not supported", field: "multipart")
             }
             self.checksum = checksum
         }

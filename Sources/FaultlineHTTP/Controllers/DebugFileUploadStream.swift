@@ -49,7 +49,9 @@ struct DebugFileUploadStream {
     static let machOHeadBytes = 32
 
     /// Writes `body` (decoded per `encoding`) to `path`; returns the size and SHA-256 of what was written.
-    func write(_ body: RequestBody, encoding: BodyDecoding.ContentEncoding, to path: String) async throws -> (size: UInt64, sha256: ContentHash) {
+    func write(_ body: RequestBody, encoding: BodyDecoding.ContentEncoding, to path: String) async throws -> (
+        size: UInt64, sha256: ContentHash
+    ) {
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         let inflater = encoding == .identity ? nil : try StreamingInflater(limit: maxFileBytes)
@@ -123,7 +125,8 @@ struct DebugFileUploadStream {
             do {
                 try progress.check.feed(head)
             } catch ELFError.notELF {
-                throw DebugFileError(.notELF, "the upload is not an ELF or Mach-O file (nor a ZIP of dSYMs or a source bundle)")
+                throw DebugFileError(
+                    .notELF, "the upload is not an ELF or Mach-O file (nor a ZIP of dSYMs or a source bundle)")
             }
         }
         progress.head = []

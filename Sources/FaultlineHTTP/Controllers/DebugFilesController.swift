@@ -73,7 +73,8 @@ struct DebugFilesController {
     /// Streams the body to disk and stores what it holds.
     func receive(_ request: Request, context: UploadContext, claimed: BuildID?) async throws -> EditedResponse<Stored> {
         // Debug files are streamed through zlib; brotli is for ingest bodies only.
-        guard let encoding = BodyDecoding.ContentEncoding(header: request.headers[.contentEncoding]), encoding != .br else {
+        guard let encoding = BodyDecoding.ContentEncoding(header: request.headers[.contentEncoding]), encoding != .br
+        else {
             throw FormatError(.unsupportedEncoding, "Content-Encoding must be gzip, deflate or identity")
         }
         let name = request.uri.queryParameters["name"].map { IngestLimits.truncate(String($0), toBytes: 255) }
@@ -91,7 +92,8 @@ struct DebugFilesController {
             throw error
         }
         let accepted = try await service.acceptAll(
-            ReceivedDebugFile(upload: upload, sha256: written.sha256, size: written.size), claimed: claimed, project: context.project,
+            ReceivedDebugFile(upload: upload, sha256: written.sha256, size: written.size), claimed: claimed,
+            project: context.project,
             name: name)
         return EditedResponse(status: .created, response: Stored(files: accepted.flatMap(\.stored).map(FileOut.init)))
     }
@@ -127,9 +129,12 @@ struct DebugFilesController {
         do {
             input = try JSONDecoder().decode(MissingIn.self, from: Data(buffer.readableBytesView))
         } catch {
-            throw APIError.badRequest("expected {\"files\": [{\"build_id\": \"…\", \"kinds\": [\"debuginfo\", \"executable\"]}]}")
+            throw APIError.badRequest(
+                "expected {\"files\": [{\"build_id\": \"…\", \"kinds\": [\"debuginfo\", \"executable\"]}]}")
         }
-        guard input.files.count <= 10_000 else { throw APIError.badRequest("at most 10000 files per question", field: "files") }
+        guard input.files.count <= 10_000 else {
+            throw APIError.badRequest("at most 10000 files per question", field: "files")
+        }
         var wants: [DebugFileWant] = []
         for (i, file) in input.files.enumerated() {
             guard let id = BuildID(file.buildID) else {
@@ -146,7 +151,8 @@ struct DebugFilesController {
             wants.append(DebugFileWant(buildID: id, kinds: kinds))
         }
         let missing = try await service.missing(wants, project: context.project)
-        return MissingOut(missing: missing.map { WantOut(buildID: $0.buildID.rawValue, kinds: $0.kinds.sorted().map(\.rawValue)) })
+        return MissingOut(
+            missing: missing.map { WantOut(buildID: $0.buildID.rawValue, kinds: $0.kinds.sorted().map(\.rawValue)) })
     }
 
     @Sendable func list(_ request: Request, context: UploadContext) async throws -> Stored {
@@ -202,7 +208,9 @@ struct DebuginfodController<Context: RequestContext> {
     @Sendable func source(_ request: Request, context: Context) async throws -> Response {
         let id = try buildID(context)
         let raw = request.uri.path
-        guard let marker = raw.range(of: "/source/") else { throw APIError.badRequest("expected /buildid/{id}/source/{path}") }
+        guard let marker = raw.range(of: "/source/") else {
+            throw APIError.badRequest("expected /buildid/{id}/source/{path}")
+        }
         let encoded = "/" + raw[marker.upperBound...]
         guard let decoded = encoded.removingPercentEncoding, let path = SourcePaths.normalized(decoded) else {
             throw APIError.badRequest("not a source path", field: "path")
@@ -239,7 +247,8 @@ struct DebuginfodController<Context: RequestContext> {
             let body = try await fileIO.loadFile(
                 path: path, range: Int(range.offset)...Int(range.offset + range.size - 1), context: context)
             return Response(
-                status: .ok, headers: [.contentType: "application/octet-stream", .contentLength: String(range.size)], body: body)
+                status: .ok, headers: [.contentType: "application/octet-stream", .contentLength: String(range.size)],
+                body: body)
         }
         throw APIError.notFound("no section \(name) for build-id \(id)")
     }

@@ -7,7 +7,8 @@ extension IngestBody {
     /// bytes compressed once — never the original bytes, which may hold what was scrubbed.
     func storedPayload(scrubbed: [UInt8]?) throws -> StoredPayload {
         guard let scrubbed else { return try storedPayload() }
-        return StoredPayload(bytes: try BodyDecoding.deflateForStorage(scrubbed), encoding: .deflate, inflatedSize: scrubbed.count)
+        return StoredPayload(
+            bytes: try BodyDecoding.deflateForStorage(scrubbed), encoding: .deflate, inflatedSize: scrubbed.count)
     }
 }
 

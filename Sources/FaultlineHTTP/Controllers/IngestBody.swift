@@ -23,9 +23,14 @@ struct IngestBody {
         let bytes = try BodyDecoding.inflate(body, encoding: encoding, limit: limit)
         let storedPayload: () throws -> StoredPayload
         if encoding == .gzip {
-            storedPayload = { StoredPayload(bytes: Array(body.readableBytesView), encoding: .gzip, inflatedSize: bytes.count) }
+            storedPayload = {
+                StoredPayload(bytes: Array(body.readableBytesView), encoding: .gzip, inflatedSize: bytes.count)
+            }
         } else {
-            storedPayload = { StoredPayload(bytes: try BodyDecoding.deflateForStorage(bytes), encoding: .deflate, inflatedSize: bytes.count) }
+            storedPayload = {
+                StoredPayload(
+                    bytes: try BodyDecoding.deflateForStorage(bytes), encoding: .deflate, inflatedSize: bytes.count)
+            }
         }
         return IngestBody(bytes: bytes, storedPayload: storedPayload)
     }
@@ -37,12 +42,14 @@ struct IngestBody {
     /// a `multipart/form-data` upload (`curl -F`) wraps the file in a form this route does not unpack.
     static func checkContentType(_ header: String?, text: Bool = false) throws {
         guard let header, !header.isEmpty else { return }
-        let mediaType = header.split(separator: ";", maxSplits: 1).first.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
-        } ?? ""
+        let mediaType =
+            header.split(separator: ";", maxSplits: 1).first.map {
+                $0.trimmingCharacters(in: .whitespaces).lowercased()
+            } ?? ""
         if text, mediaType == "text/plain" { return }
         if mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
-            || mediaType == "application/octet-stream" || mediaType == "application/x-www-form-urlencoded" {
+            || mediaType == "application/octet-stream" || mediaType == "application/x-www-form-urlencoded"
+        {
             return
         }
         if mediaType == "multipart/form-data" {
@@ -52,6 +59,7 @@ struct IngestBody {
         }
         throw FormatError(
             .unsupportedMediaType,
-            "Content-Type must be application/json (application/octet-stream and application/x-www-form-urlencoded are read as JSON too), not \(mediaType)")
+            "Content-Type must be application/json (application/octet-stream and application/x-www-form-urlencoded are read as JSON too), not \(mediaType)"
+        )
     }
 }

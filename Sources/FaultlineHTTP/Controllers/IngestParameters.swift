@@ -14,7 +14,8 @@ struct IngestParameters {
 
     /// The header spelling of a parameter name: `app_version` → `X-Faultline-App-Version`.
     static func headerName(_ parameter: String) -> String {
-        "X-Faultline-" + parameter.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: "-")
+        "X-Faultline-"
+            + parameter.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: "-")
     }
 
     /// Reads and checks the parameters of `request` against `known`.
@@ -30,7 +31,8 @@ struct IngestParameters {
             guard names.contains(name) else {
                 throw APIError(
                     status: .badRequest, code: "unknown_parameter",
-                    message: "unknown query parameter \"\(Self.printable(name))\"; \(allowed())", field: Self.printable(name))
+                    message: "unknown query parameter \"\(Self.printable(name))\"; \(allowed())",
+                    field: Self.printable(name))
             }
             try set(name, String(rawValue), source: name)
         }
@@ -65,7 +67,8 @@ struct IngestParameters {
         case (let a?, let b?) where a != b:
             throw APIError(
                 status: .badRequest, code: "conflicting_parameter",
-                message: "\(alias) is an alias of \(name), and the two differ (\"\(Self.printable(b))\" vs \"\(Self.printable(a))\"); send one",
+                message:
+                    "\(alias) is an alias of \(name), and the two differ (\"\(Self.printable(b))\" vs \"\(Self.printable(a))\"); send one",
                 field: alias)
         case (let a?, _): return a
         case (nil, let b): return b

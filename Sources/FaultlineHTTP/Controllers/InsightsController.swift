@@ -49,7 +49,9 @@ struct InsightsController {
             query.status = parsed
         }
         if let kind = params["kind"].map(String.init) {
-            guard let parsed = ReportKind(rawValue: kind) else { throw APIError.badRequest("must be crash or nonfatal", field: "kind") }
+            guard let parsed = ReportKind(rawValue: kind) else {
+                throw APIError.badRequest("must be crash or nonfatal", field: "kind")
+            }
             query.kind = parsed
         }
         query.release = params["release"].map(String.init)
@@ -99,14 +101,17 @@ struct InsightsController {
             project: project.id, release: release, from: today.adding(-(2 * days - 1)), through: today)
         let trend = HealthTrend.make(series: series, last: today, length: days)
         return HealthOut(
-            project: project.slug.rawValue, release: release, days: trend.days.map(DayOut.init), total: SliceOut(trend.total),
+            project: project.slug.rawValue, release: release, days: trend.days.map(DayOut.init),
+            total: SliceOut(trend.total),
             previous: SliceOut(trend.previous))
     }
 
     @Sendable func releases(_ request: Request, context: ReaderContext) async throws -> ReleasesOut {
         let project = try await context.project(request, projects: projects)
         let limit = try Self.limit(request, default: 50, max: 500)
-        return ReleasesOut(releases: try await insights.releases(project: project.id, now: clock.now(), limit: limit).map(ReleaseOut.init))
+        return ReleasesOut(
+            releases: try await insights.releases(project: project.id, now: clock.now(), limit: limit).map(
+                ReleaseOut.init))
     }
 
     @Sendable func topIssues(_ request: Request, context: ReaderContext) async throws -> TopOut {
@@ -125,9 +130,13 @@ struct InsightsController {
         }
         let limit = try Self.limit(request, default: 20, max: PageRequest.maxTopIssues)
         let rows = try await insights.topIssues(project: project.id, window: window, now: clock.now(), limit: limit)
-        return TopOut(window: window.label, issues: rows.map { TopOut.Row(
-                issue: IssueOut($0.issue), users: $0.users, events: $0.events, previousUsers: $0.previous?.users,
-                previousEvents: $0.previous?.events) })
+        return TopOut(
+            window: window.label,
+            issues: rows.map {
+                TopOut.Row(
+                    issue: IssueOut($0.issue), users: $0.users, events: $0.events, previousUsers: $0.previous?.users,
+                    previousEvents: $0.previous?.events)
+            })
     }
 
     // MARK: Alerts
@@ -137,7 +146,10 @@ struct InsightsController {
         let limit = try Self.limit(request, default: 100, max: PageRequest.maxAlerts)
         let deliveries = Dictionary(
             try await alerts.deliveries(project: project.id).map { ($0.alert, $0) }, uniquingKeysWith: { a, _ in a })
-        return AlertsOut(alerts: try await insights.alerts(project: project.id, limit: limit).map { AlertOut($0, delivery: deliveries[$0.id]) })
+        return AlertsOut(
+            alerts: try await insights.alerts(project: project.id, limit: limit).map {
+                AlertOut($0, delivery: deliveries[$0.id])
+            })
     }
 
     @Sendable func getSettings(_ request: Request, context: ReaderContext) async throws -> SettingsOut {
@@ -149,7 +161,8 @@ struct InsightsController {
     /// the server send requests; an upload token (held by CI) may read them, not change them.
     @Sendable func putSettings(_ request: Request, context: ReaderContext) async throws -> SettingsOut {
         guard context.scope == .admin else {
-            throw APIError.forbidden("changing alert settings needs the admin token (an upload token may only read them)")
+            throw APIError.forbidden(
+                "changing alert settings needs the admin token (an upload token may only read them)")
         }
         let project = try await context.project(request, projects: projects)
         let body = try await request.body.collect(upTo: 16 * 1024)
@@ -181,15 +194,21 @@ struct InsightsController {
     @Sendable func droppedEvents(_ request: Request, context: ReaderContext) async throws -> DroppedOut {
         let project = try await context.project(request, projects: projects)
         let days = try Self.intParam(request, "days", default: 30, range: 1...365)
-        let rows = try await clientReports.droppedEvents(project: project.id, from: DayNumber(clock.now()).adding(-(days - 1)))
-        return DroppedOut(dropped: rows.map { .init(day: $0.day.description, reason: $0.reason, category: $0.category, quantity: $0.quantity) })
+        let rows = try await clientReports.droppedEvents(
+            project: project.id, from: DayNumber(clock.now()).adding(-(days - 1)))
+        return DroppedOut(
+            dropped: rows.map {
+                .init(day: $0.day.description, reason: $0.reason, category: $0.category, quantity: $0.quantity)
+            })
     }
 
     // MARK: Parameters
 
     static func issueID(_ context: ReaderContext) throws -> IssueID {
         let raw = try context.parameters.require("id")
-        guard let value = Int64(raw), value > 0 else { throw APIError.badRequest("must be an issue number", field: "id") }
+        guard let value = Int64(raw), value > 0 else {
+            throw APIError.badRequest("must be an issue number", field: "id")
+        }
         return IssueID(value)
     }
 
@@ -197,7 +216,8 @@ struct InsightsController {
         try intParam(request, "limit", default: value, range: 1...max)
     }
 
-    static func intParam(_ request: Request, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+    static func intParam(_ request: Request, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int
+    {
         guard let raw = request.uri.queryParameters[Substring(name)].map(String.init) else { return value }
         guard let parsed = Int(raw), range.contains(parsed) else {
             throw APIError.badRequest("must be a number from \(range.lowerBound) to \(range.upperBound)", field: name)

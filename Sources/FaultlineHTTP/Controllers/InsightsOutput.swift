@@ -54,7 +54,9 @@ struct IssueDetailOut: ResponseEncodable {
         var users: Int
         var firstSeen: String
         var lastSeen: String
-        enum CodingKeys: String, CodingKey { case release, events, users, firstSeen = "first_seen", lastSeen = "last_seen" }
+        enum CodingKeys: String, CodingKey {
+            case release, events, users, firstSeen = "first_seen", lastSeen = "last_seen"
+        }
     }
     struct Day: Codable {
         var day: String
@@ -84,17 +86,22 @@ struct IssueDetailOut: ResponseEncodable {
     }
     init(_ d: IssueDetail) {
         issue = IssueOut(d.summary)
-        grouping = Grouping(source: d.grouping.source.rawValue, components: d.grouping.components, fingerprint: d.grouping.fingerprint.rawValue)
+        grouping = Grouping(
+            source: d.grouping.source.rawValue, components: d.grouping.components,
+            fingerprint: d.grouping.fingerprint.rawValue)
         releases = d.releases.map {
             ReleaseRow(
-                release: $0.release, events: $0.events, users: $0.users, firstSeen: Timestamps.formatISO8601($0.firstSeen),
+                release: $0.release, events: $0.events, users: $0.users,
+                firstSeen: Timestamps.formatISO8601($0.firstSeen),
                 lastSeen: Timestamps.formatISO8601($0.lastSeen))
         }
         days = d.days.map { Day(day: $0.day.description, events: $0.events, users: $0.users) }
         breakdowns = d.breakdowns.mapValues { $0.map { Entry(value: $0.value, events: $0.events) } }
         repeatUsers = d.repeatUsers
         samples = d.samples.map {
-            Sample(eventID: $0.eventID.rawValue, timestamp: Timestamps.formatISO8601($0.timestamp), release: $0.release, user: $0.userKey)
+            Sample(
+                eventID: $0.eventID.rawValue, timestamp: Timestamps.formatISO8601($0.timestamp), release: $0.release,
+                user: $0.userKey)
         }
     }
 }
@@ -213,7 +220,8 @@ struct AlertOut: Codable {
     var deliveryError: String?
     enum CodingKeys: String, CodingKey {
         case id, kind, title, issueID = "issue_id", release, reason, createdAt = "created_at", delivery
-        case deliveryAttempts = "delivery_attempts", deliveryStatus = "delivery_status", deliveryError = "delivery_error"
+        case deliveryAttempts = "delivery_attempts", deliveryStatus = "delivery_status", deliveryError =
+            "delivery_error"
     }
     init(_ a: Alert, delivery: DeliveryStatus?) {
         id = a.id

@@ -44,14 +44,17 @@ struct IssueActionsController {
             throw APIError.forbidden("changing an issue from the dashboard needs a login session: log in at /login")
         }
         guard CSRFToken.verify(fields[DashboardForms.csrfName], session: session) else {
-            throw APIError.forbidden("the form's CSRF token is missing or not this session's: reload the page and try again")
+            throw APIError.forbidden(
+                "the form's CSRF token is missing or not this session's: reload the page and try again")
         }
         let rawSlug = try context.parameters.require("slug")
         let rawID = try context.parameters.require("id")
         guard let slug = ProjectSlug(rawSlug), let project = try await projects.project(slug: slug) else {
             throw APIError.notFound("no project \"\(rawSlug)\"")
         }
-        guard let value = Int64(rawID), value > 0 else { throw APIError.badRequest("must be an issue number", field: "id") }
+        guard let value = Int64(rawID), value > 0 else {
+            throw APIError.badRequest("must be an issue number", field: "id")
+        }
         return Target(fields: fields, session: session, slug: slug, project: project, issue: IssueID(value))
     }
 
@@ -66,19 +69,24 @@ struct IssueActionsController {
     @Sendable func setStatus(_ request: Request, context: AppRequestContext) async throws -> Response {
         // The CSRF token, the status and a `back` of at most 16 KB (a list's query, percent-encoded).
         let target = try await target(request, context: context, maxBytes: DashboardForms.maxBackBytes + 4096)
-        guard let status = target.fields["status"].flatMap(IssueStatus.init(rawValue:)), DashboardForms.settableStatuses.contains(status)
+        guard let status = target.fields["status"].flatMap(IssueStatus.init(rawValue:)),
+            DashboardForms.settableStatuses.contains(status)
         else { throw APIError.badRequest("must be open, closed or muted", field: "status") }
         let by = "the dashboard (session \(target.session.id))"
         guard try await issues.setStatus(status, issue: target.issue, project: target.project.id, by: by) != nil else {
             throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
         }
-        return await back(to: target, location: DashboardForms.returnPath(target.fields[DashboardForms.backName], project: target.slug))
+        return await back(
+            to: target,
+            location: DashboardForms.returnPath(target.fields[DashboardForms.backName], project: target.slug))
     }
 
     @Sendable func setNote(_ request: Request, context: AppRequestContext) async throws -> Response {
         // A 2 KB note percent-encoded is at most 6 KB.
         let target = try await target(request, context: context, maxBytes: 16 * 1024)
-        guard let text = target.fields["note"] else { throw APIError.badRequest("send the note as the field note", field: "note") }
+        guard let text = target.fields["note"] else {
+            throw APIError.badRequest("send the note as the field note", field: "note")
+        }
         do {
             guard try await issues.setNote(text, issue: target.issue, project: target.project.id) else {
                 throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")

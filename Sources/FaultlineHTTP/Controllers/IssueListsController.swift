@@ -57,4 +57,5 @@ struct IssueListsController {
 }
 
 /// Renders one page of an issue list for a project, with the session's CSRF token (nil: no login session).
-public typealias IssueListRendering = @Sendable (_ project: Project, _ request: IssueListRequest, _ csrfToken: String?) async throws -> String
+public typealias IssueListRendering =
+    @Sendable (_ project: Project, _ request: IssueListRequest, _ csrfToken: String?) async throws -> String

@@ -38,6 +38,8 @@ struct OperationsController {
     }
 
     static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
+        Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 }

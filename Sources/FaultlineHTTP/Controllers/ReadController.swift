@@ -50,15 +50,20 @@ struct ReadController<Reader: ReportReader> {
         case .project(let p): project = p
         case .admin:
             guard let slug = params["project"].map(String.init), let parsed = ProjectSlug(slug),
-                  let found = try await projects.project(slug: parsed) else {
+                let found = try await projects.project(slug: parsed)
+            else {
                 throw APIError.badRequest("name the project with ?project=SLUG", field: "project")
             }
             project = found
         }
-        let rows = try await symbolication.missingDebugFiles(project: project.id, release: params["release"].map(String.init))
-        return MissingOut(missing: rows.map {
-            .init(buildID: $0.buildID.rawValue, module: $0.module, reports: $0.reports, releases: $0.releases, has: $0.has.map(\.rawValue))
-        })
+        let rows = try await symbolication.missingDebugFiles(
+            project: project.id, release: params["release"].map(String.init))
+        return MissingOut(
+            missing: rows.map {
+                .init(
+                    buildID: $0.buildID.rawValue, module: $0.module, reports: $0.reports, releases: $0.releases,
+                    has: $0.has.map(\.rawValue))
+            })
     }
 
     struct Summary: Codable {
@@ -77,7 +82,8 @@ struct ReadController<Reader: ReportReader> {
         var issueID: Int64?
         enum CodingKeys: String, CodingKey {
             case eventID = "event_id", projectID = "project_id", kind, timestamp, receivedAt = "received_at", release
-            case environment, user, errorType = "error_type", errorMessage = "error_message", trimmed, issueID = "issue_id"
+            case environment, user, errorType = "error_type", errorMessage = "error_message", trimmed, issueID =
+                "issue_id"
         }
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -121,13 +127,17 @@ struct ReadController<Reader: ReportReader> {
             }
         }
         if let raw = params["issue"].map(String.init) {
-            guard let value = Int64(raw), value > 0 else { throw APIError.badRequest("must be an issue number", field: "issue") }
+            guard let value = Int64(raw), value > 0 else {
+                throw APIError.badRequest("must be an issue number", field: "issue")
+            }
             let issue = IssueID(value)
             query.project = try await owner(of: issue, visibleTo: query.project)
             query.issue = issue
         }
         if let kind = params["kind"].map(String.init) {
-            guard let parsed = ReportKind(rawValue: kind) else { throw APIError.badRequest("must be crash or nonfatal", field: "kind") }
+            guard let parsed = ReportKind(rawValue: kind) else {
+                throw APIError.badRequest("must be crash or nonfatal", field: "kind")
+            }
             query.kind = parsed
         }
         query.release = params["release"].map(String.init)
@@ -145,7 +155,9 @@ struct ReadController<Reader: ReportReader> {
     /// Another project's issue is 404, exactly like a missing one.
     @Sendable func issueReports(_ request: Request, context: ReaderContext) async throws -> Listing {
         let raw = try context.parameters.require("id")
-        guard let value = Int64(raw), value > 0 else { throw APIError.badRequest("must be an issue number", field: "id") }
+        guard let value = Int64(raw), value > 0 else {
+            throw APIError.badRequest("must be an issue number", field: "id")
+        }
         let issue = IssueID(value)
         let project = try await owner(of: issue, visibleTo: context.projectID)
         return try await page(ReportQuery(project: project, issue: issue), request: request)
@@ -198,7 +210,9 @@ struct ReadController<Reader: ReportReader> {
 
     @Sendable func get(_ request: Request, context: ReaderContext) async throws -> Response {
         let raw = try context.parameters.require("event_id")
-        guard let eventID = EventID(raw) else { throw APIError.badRequest("must be a UUID or 32 hex digits", field: "event_id") }
+        guard let eventID = EventID(raw) else {
+            throw APIError.badRequest("must be a UUID or 32 hex digits", field: "event_id")
+        }
         var project: ProjectID?
         if case .project(let p) = context.scope { project = p.id }
         guard let stored = try await reader.rawReport(eventID: eventID, project: project) else {
@@ -208,7 +222,8 @@ struct ReadController<Reader: ReportReader> {
         let (state, symbols) = try await symbolication.result(reportID: stored.summary.cursor)
         let bytes = try NativeReports.encode(
             StoredReport(
-                project: stored.summary.project, report: report, receivedAt: stored.summary.receivedAt, issue: stored.summary.issue),
+                project: stored.summary.project, report: report, receivedAt: stored.summary.receivedAt,
+                issue: stored.summary.issue),
             symbolication: symbols ?? SymbolicatedReport(state: state, threads: [], missing: []))
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],

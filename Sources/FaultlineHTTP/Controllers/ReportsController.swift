@@ -63,12 +63,14 @@ struct ReportsController<Ingest: ReportIngesting> {
             case .success(let report): reports.append(report)
             case .failure(let error):
                 firstError = firstError ?? error
-                rejected.append(Rejection(index: index, error: error.code.description, field: error.field, message: error.message))
+                rejected.append(
+                    Rejection(index: index, error: error.code.description, field: error.field, message: error.message))
             }
         }
         if !rejected.isEmpty { telemetry.rejected(.invalid, count: rejected.count) }
         guard !reports.isEmpty else { throw firstError ?? FormatError(.invalidField, "no reports", field: "reports") }
-        let receipt = try await ingest.accept(reports, payload: try body.storedPayload(scrubbed: scrubbed), for: context.project)
+        let receipt = try await ingest.accept(
+            reports, payload: try body.storedPayload(scrubbed: scrubbed), for: context.project)
         let accepted = reports.map(\.report.eventID.rawValue)
         return EditedResponse(
             status: .accepted,
@@ -104,6 +106,7 @@ struct SessionsController<Ingest: ReportIngesting> {
         let body = try await IngestBody.read(request, limit: limits.maxBatchBytes)
         let updates = context.project.scrubber.pseudonymous(try NativeSessions.decode(body.bytes, limits: limits))
         let receipt = try await ingest.accept(updates, for: context.project)
-        return EditedResponse(status: .accepted, response: Receipt(applied: receipt.applied, unchanged: receipt.unchanged))
+        return EditedResponse(
+            status: .accepted, response: Receipt(applied: receipt.applied, unchanged: receipt.unchanged))
     }
 }

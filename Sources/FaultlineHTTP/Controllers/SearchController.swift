@@ -7,8 +7,9 @@ import Pipeline
 public struct SearchPages: Sendable {
     /// The search page of a project: the text as typed, the parsed search (nil: show only the form), the 1-based
     /// page, and why the text was refused (shown on the page).
-    public var search: @Sendable (_ project: Project, _ query: String, _ text: SearchText?, _ page: Int, _ error: String?)
-        async throws -> String
+    public var search:
+        @Sendable (_ project: Project, _ query: String, _ text: SearchText?, _ page: Int, _ error: String?)
+            async throws -> String
     /// The page of one stored report of a project; nil when the project holds no such report.
     public var event: @Sendable (_ project: Project, _ id: EventID) async throws -> String?
     /// The page saying a report is not stored (answered with 404).
@@ -94,7 +95,8 @@ struct SearchController {
             text = try SearchText.parse(query)
         } catch {
             let shown = String(query.unicodeScalars.prefix(SearchText.maxCharacters))
-            return Response.dynamicPage(try await pages.search(project, shown, nil, 1, error.description), status: .badRequest)
+            return Response.dynamicPage(
+                try await pages.search(project, shown, nil, 1, error.description), status: .badRequest)
         }
         return Response.dynamicPage(try await pages.search(project, query, text.isEmpty ? nil : text, page, nil))
     }

@@ -63,7 +63,9 @@ struct SentryController<Ingest: ReportIngesting> {
         return try await store(contents, project: project, request: request, context: context)
     }
 
-    func store(_ contents: SentryIngestDecoding.Contents, project: Project, request: Request, context: AppRequestContext)
+    func store(
+        _ contents: SentryIngestDecoding.Contents, project: Project, request: Request, context: AppRequestContext
+    )
         async throws -> Response
     {
         let write = try contents.write(project: project.id, receivedAt: clock.now())
@@ -97,11 +99,14 @@ struct SentryController<Ingest: ReportIngesting> {
     /// The project of the DSN key (`X-Sentry-Auth`, `Authorization: Sentry …` or `?sentry_key=`), which must be
     /// the project named in the path.
     func authenticate(_ request: Request, context: AppRequestContext) async throws -> Project {
-        guard let key = SentryIngestDecoding.publicKey(
-            xSentryAuth: request.headers[HTTPField.Name("X-Sentry-Auth")!], authorization: request.headers[.authorization],
-            query: request.uri.query)
+        guard
+            let key = SentryIngestDecoding.publicKey(
+                xSentryAuth: request.headers[HTTPField.Name("X-Sentry-Auth")!],
+                authorization: request.headers[.authorization],
+                query: request.uri.query)
         else {
-            throw APIError.unauthorized("send the DSN's key: X-Sentry-Auth: Sentry sentry_key=<key>, or ?sentry_key=<key>")
+            throw APIError.unauthorized(
+                "send the DSN's key: X-Sentry-Auth: Sentry sentry_key=<key>, or ?sentry_key=<key>")
         }
         guard let project = try await projects.authenticate(key, as: .ingest) else {
             throw APIError.unauthorized("the DSN's key is not valid")

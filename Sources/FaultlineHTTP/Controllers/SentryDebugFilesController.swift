@@ -50,7 +50,8 @@ struct SentryDebugFilesController {
         let limits = service.limits
         return Options(
             url: baseURL(request) + "/organizations/\(org)/chunk-upload/", chunkSize: limits.chunkSize,
-            chunksPerRequest: limits.chunksPerRequest, maxFileSize: maxFileBytes, maxRequestSize: limits.maxRequestBytes,
+            chunksPerRequest: limits.chunksPerRequest, maxFileSize: maxFileBytes,
+            maxRequestSize: limits.maxRequestBytes,
             concurrency: limits.concurrency, hashAlgorithm: "sha1", compression: ["gzip"],
             // sentry-cli 3.x ignores `accept`; older versions need "debug_files" in it to use chunks at all, and
             // "sources" to send the source bundles of `--include-sources` through them.
@@ -63,7 +64,8 @@ struct SentryDebugFilesController {
         guard (1...64).contains(org.utf8.count),
             org.utf8.allSatisfy({ b in
                 (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
-                    || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
+                    || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "-")
+                    || b == UInt8(ascii: "_")
                     || b == UInt8(ascii: ".")
             })
         else { throw APIError.notFound("organization names are letters, digits, '-', '_' and '.' (any name works)") }
@@ -109,7 +111,8 @@ struct SentryDebugFilesController {
         _ = try organization(context)
         let slug = try context.parameters.require("project")
         guard slug == context.project.slug.rawValue else {
-            throw APIError.notFound("project \(slug) not found: this upload token belongs to project \(context.project.slug)")
+            throw APIError.notFound(
+                "project \(slug) not found: this upload token belongs to project \(context.project.slug)")
         }
         try DeclaredLength.check(request, limit: 16 << 20)
         let buffer = try await request.body.collect(upTo: 16 << 20)
@@ -117,7 +120,8 @@ struct SentryDebugFilesController {
         do {
             input = try JSONDecoder().decode([String: FileIn].self, from: Data(buffer.readableBytesView))
         } catch {
-            throw APIError.badRequest("expected {\"<sha1>\": {\"name\": …, \"debug_id\": …, \"chunks\": [\"<sha1>\", …]}}")
+            throw APIError.badRequest(
+                "expected {\"<sha1>\": {\"name\": …, \"debug_id\": …, \"chunks\": [\"<sha1>\", …]}}")
         }
         var files: [DifAssembleRequest] = []
         for (key, file) in input.sorted(by: { $0.key < $1.key }) {
@@ -237,6 +241,7 @@ struct SentryDebugFilesController {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return Response(
-            status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
 }

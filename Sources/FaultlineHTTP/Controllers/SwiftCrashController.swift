@@ -18,14 +18,19 @@ struct SwiftCrashController<Ingest: ReportIngesting> {
 
     /// Every parameter the endpoint reads, in the order error messages list them.
     static var parameters: [String] {
-        ["app_version", "release", "app_build", "app_id", "user_id", "install_id", "session_id", "environment", "event_id", "message"]
+        [
+            "app_version", "release", "app_build", "app_id", "user_id", "install_id", "session_id", "environment",
+            "event_id", "message",
+        ]
     }
 
     var endpoints: RouteCollection<IngestContext> {
         RouteCollection(context: IngestContext.self).post("crashes/swift", use: post)
     }
 
-    @Sendable func post(_ request: Request, context: IngestContext) async throws -> EditedResponse<ReportsController<Ingest>.Receipt> {
+    @Sendable func post(_ request: Request, context: IngestContext) async throws -> EditedResponse<
+        ReportsController<Ingest>.Receipt
+    > {
         let params = try IngestParameters(request, known: Self.parameters)
         let appVersion = try params.value("app_version", alias: "release")
         let body = try await IngestBody.read(request, limit: limits.maxBatchBytes)
@@ -43,10 +48,13 @@ struct SwiftCrashController<Ingest: ReportIngesting> {
         let envelope = try SwiftCrashReports.envelope(crash, metadata: metadata)
         let report = try SwiftCrashReports.parse(envelope: envelope, limits: limits)
         let payload = StoredPayload(
-            bytes: try BodyDecoding.deflateForStorage(envelope), encoding: .deflate, inflatedSize: envelope.count, format: .swiftCrash)
-        let receipt = try await ingest.accept([PreparedReport(report: report, range: 0..<envelope.count)], payload: payload, for: context.project)
+            bytes: try BodyDecoding.deflateForStorage(envelope), encoding: .deflate, inflatedSize: envelope.count,
+            format: .swiftCrash)
+        let receipt = try await ingest.accept(
+            [PreparedReport(report: report, range: 0..<envelope.count)], payload: payload, for: context.project)
         return EditedResponse(
             status: .accepted,
-            response: .init(accepted: [report.eventID.rawValue], duplicates: receipt.duplicates.map(\.rawValue), rejected: []))
+            response: .init(
+                accepted: [report.eventID.rawValue], duplicates: receipt.duplicates.map(\.rawValue), rejected: []))
     }
 }

@@ -1,9 +1,9 @@
 import FaultlineCore
 import Formats
 import HTTPTypes
+import Hummingbird
 import NIOCore
 import NIOHTTP1
-import Hummingbird
 import Pipeline
 
 #if canImport(FoundationEssentials)
@@ -27,7 +27,8 @@ struct APIError: HTTPResponseError {
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
-        let body = ErrorBody(error: code, message: message, field: field, detail: field.map { "\($0): \(message)" } ?? message)
+        let body = ErrorBody(
+            error: code, message: message, field: field, detail: field.map { "\($0): \(message)" } ?? message)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = try encoder.encode(body)
@@ -85,7 +86,8 @@ struct APIError: HTTPResponseError {
     static func storageFull(retryAfter seconds: Int) -> APIError {
         APIError(
             status: .insufficientStorage, code: "storage_full",
-            message: "the server's disk is full and it accepts no writes for now; keep the data and retry after \(seconds) s",
+            message:
+                "the server's disk is full and it accepts no writes for now; keep the data and retry after \(seconds) s",
             headers: [.retryAfter: String(seconds)])
     }
 
@@ -123,10 +125,12 @@ struct APIError: HTTPResponseError {
             case .diskFull:
                 return storageFull(retryAfter: error.retryAfter ?? 30)
             case .storageFailed:
-                return APIError(status: .internalServerError, code: "internal", message: "the request could not be stored; retry")
+                return APIError(
+                    status: .internalServerError, code: "internal", message: "the request could not be stored; retry")
             }
         case let error as WebhookTargetProblem:
-            return APIError(status: .badRequest, code: error.code.rawValue, message: error.message, field: "webhook_url")
+            return APIError(
+                status: .badRequest, code: error.code.rawValue, message: error.message, field: "webhook_url")
         case let error as ProjectError:
             return APIError(status: .badRequest, code: error.code.rawValue, message: error.message, field: "slug")
         case let error as DebugFileError:
@@ -138,7 +142,8 @@ struct APIError: HTTPResponseError {
         case is NIOTooManyBytesError:
             // The rest of the body is not read: the connection closes after the answer.
             return APIError(
-                status: .contentTooLarge, code: "too_large", message: "the body is larger than the limit for this route",
+                status: .contentTooLarge, code: "too_large",
+                message: "the body is larger than the limit for this route",
                 headers: [.connection: "close"])
         case let error as HTTPParserError:
             // The body broke the HTTP framing (a malformed chunk size, say): the client's fault, and the

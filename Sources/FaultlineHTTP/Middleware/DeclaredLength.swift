@@ -13,7 +13,8 @@ enum DeclaredLength {
         if let declared, declared <= limit { return }
         throw APIError(
             status: .contentTooLarge, code: "too_large",
-            message: "the body (Content-Length \(value.prefix(24))) is larger than this route's limit of \(limit) bytes",
+            message:
+                "the body (Content-Length \(value.prefix(24))) is larger than this route's limit of \(limit) bytes",
             headers: [.connection: "close"])
     }
 
@@ -26,7 +27,9 @@ enum DeclaredLength {
 struct DeclaredLengthMiddleware<Context: RequestContext>: RouterMiddleware {
     let limit: UInt64
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         try DeclaredLength.check(request, limit: limit)
         return try await next(request, context)
     }

@@ -10,7 +10,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// it and is answered 507 with `Retry-After`, never a 500 and never a log line per request. Nil: no such state.
     var storage: DiskGuard? = nil
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let started = ContinuousClock.now
         let response: Response
         do {
@@ -18,20 +20,32 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch {
             var apiError = APIError.from(error)
             if let storage, storage.noteFailure(error) {
-                apiError = StoragePressureMiddleware<Context>.kind(request.uri.path) == .sentry
-                    ? .sentryStorageFull(retryAfter: storage.retryAfterSeconds) : .storageFull(retryAfter: storage.retryAfterSeconds)
+                apiError =
+                    StoragePressureMiddleware<Context>.kind(request.uri.path) == .sentry
+                    ? .sentryStorageFull(retryAfter: storage.retryAfterSeconds)
+                    : .storageFull(retryAfter: storage.retryAfterSeconds)
             }
-            if apiError.status.code >= 500, apiError.status != .serviceUnavailable, apiError.status != .insufficientStorage {
+            if apiError.status.code >= 500, apiError.status != .serviceUnavailable,
+                apiError.status != .insufficientStorage
+            {
                 context.logger.error(
                     "request failed",
-                    metadata: [Telemetry.LogKey.route: "\(request.uri.path)", Telemetry.LogKey.error: "\(String(reflecting: error))"])
+                    metadata: [
+                        Telemetry.LogKey.route: "\(request.uri.path)",
+                        Telemetry.LogKey.error: "\(String(reflecting: error))",
+                    ])
             } else {
                 context.logger.debug(
                     "request refused",
-                    metadata: [Telemetry.LogKey.status: "\(apiError.status.code)", Telemetry.LogKey.error: "\(apiError.message)"])
+                    metadata: [
+                        Telemetry.LogKey.status: "\(apiError.status.code)",
+                        Telemetry.LogKey.error: "\(apiError.message)",
+                    ])
             }
             response = try apiError.response(from: request, context: context)
-            if request.method == .post, let reason = Self.rejectReason(apiError.status), context.endpointPath == "/api/v1/reports" {
+            if request.method == .post, let reason = Self.rejectReason(apiError.status),
+                context.endpointPath == "/api/v1/reports"
+            {
                 // Counted here only when the whole request was refused before ingest could count its
                 // reports (ingest itself counts rate_limited, disk_full and storage_failed).
                 telemetry.rejected(reason)
@@ -41,7 +55,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         telemetry.count(Telemetry.Name.httpRequests, [("route", route), ("status", String(response.status.code))])
         if request.method == .post, route.hasPrefix("/api/") {
             telemetry.recordDuration(
-                Telemetry.Name.ingestDuration, nanoseconds: (ContinuousClock.now - started).nanoseconds, [("route", route)])
+                Telemetry.Name.ingestDuration, nanoseconds: (ContinuousClock.now - started).nanoseconds,
+                [("route", route)])
         }
         return response
     }

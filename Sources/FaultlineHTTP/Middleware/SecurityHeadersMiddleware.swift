@@ -17,7 +17,9 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
         "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var response = try await next(request, context)
         let headers = response.headers
         var fields = response.headers
@@ -25,7 +27,8 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
         fields[.xContentTypeOptions] = "nosniff"
         fields[.referrerPolicy] = "same-origin"
         fields[.xFrameOptions] = "DENY"
-        if headers[.cacheControl] == nil, !DashboardPaths.isOpenRoute(request.uri.path) || request.uri.path == "/login" {
+        if headers[.cacheControl] == nil, !DashboardPaths.isOpenRoute(request.uri.path) || request.uri.path == "/login"
+        {
             fields[.cacheControl] = "private, no-cache"
         }
         if let location = headers[.location], !DashboardPaths.isLocalRedirect(location) {

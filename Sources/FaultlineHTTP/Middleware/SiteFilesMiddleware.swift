@@ -35,11 +35,13 @@ struct SiteFilesMiddleware: RouterMiddleware {
     static func issuePageTarget(_ decoded: String) -> (ProjectSlug, IssueID)? {
         let parts = decoded.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0].isEmpty, let slug = ProjectSlug(String(parts[1])), parts[2] == "issues",
-              parts[3].hasSuffix(".html") else { return nil }
+            parts[3].hasSuffix(".html")
+        else { return nil }
         let number = parts[3].dropLast(5)
         // Digits only (no sign, no spaces), and no overflow: `Int64` answers nil for anything larger.
         guard !number.isEmpty, number.count <= 19, number.allSatisfy({ $0.isASCII && $0.isNumber }),
-              let value = Int64(number), value > 0 else { return nil }
+            let value = Int64(number), value > 0
+        else { return nil }
         return (slug, IssueID(value))
     }
 
@@ -51,7 +53,8 @@ struct SiteFilesMiddleware: RouterMiddleware {
             return "\(parts[1])/issues.html"
         }
         guard parts.count == 4, parts[0].isEmpty, ProjectSlug(String(parts[1])) != nil, parts[2] == "issues",
-              parts[3].hasSuffix(".html") else { return nil }
+            parts[3].hasSuffix(".html")
+        else { return nil }
         let number = parts[3].dropLast(5)
         guard !number.isEmpty, number.count <= 19, number.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
         return "\(parts[1])/issues/\(number).html"
@@ -63,15 +66,21 @@ struct SiteFilesMiddleware: RouterMiddleware {
         let page = String(decoding: data, as: UTF8.self)
         let filled = page.replacingOccurrences(
             of: DashboardForms.csrfField,
-            with: "<input type=\"hidden\" name=\"\(DashboardForms.csrfName)\" value=\"\(CSRFToken.token(for: session))\">")
+            with:
+                "<input type=\"hidden\" name=\"\(DashboardForms.csrfName)\" value=\"\(CSRFToken.token(for: session))\">"
+        )
         return Response.dynamicPage(filled)
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         guard request.method == .get || request.method == .head else { return try await next(request, context) }
         let raw = request.uri.path
         if DashboardPaths.isOpenRoute(raw) { return try await next(request, context) }
-        guard let decoded = DashboardPaths.percentDecoded(raw), decoded.hasPrefix("/") else { return try await next(request, context) }
+        guard let decoded = DashboardPaths.percentDecoded(raw), decoded.hasPrefix("/") else {
+            return try await next(request, context)
+        }
         if ProjectSlug.reserved.contains(String(DashboardPaths.firstSegment(decoded))) {
             return try await next(request, context)
         }
@@ -85,7 +94,8 @@ struct SiteFilesMiddleware: RouterMiddleware {
             }
             // Segments that decode to "/" (`%2F`) are dropped: no site path has them.
             let target = collapsed.isEmpty ? "/" : collapsed
-            guard DashboardPaths.isLocalRedirect(target), DashboardPaths.percentDecoded(target)?.contains("//") == false else {
+            guard DashboardPaths.isLocalRedirect(target), DashboardPaths.percentDecoded(target)?.contains("//") == false
+            else {
                 return try await next(request, context)
             }
             return Response(status: .movedPermanently, headers: [.location: target])
@@ -94,7 +104,8 @@ struct SiteFilesMiddleware: RouterMiddleware {
             try? await currentIssuePage(slug, issue)
         }
         if let session = context.adminSession, let relative = Self.issuePage(decoded),
-           let response = issuePage(relative, session: session) {
+            let response = issuePage(relative, session: session)
+        {
             return response
         }
         return try await files.handle(request, context: context, next: next)

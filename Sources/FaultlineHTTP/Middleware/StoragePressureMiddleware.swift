@@ -7,8 +7,11 @@ import Pipeline
 struct StoragePressureMiddleware<Context: RequestContext>: RouterMiddleware {
     let storage: DiskGuard
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard request.method == .post || request.method == .put, let kind = Self.kind(request.uri.path), storage.isFull else {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        guard request.method == .post || request.method == .put, let kind = Self.kind(request.uri.path), storage.isFull
+        else {
             return try await next(request, context)
         }
         switch kind {

@@ -60,7 +60,9 @@ package enum PrivateFolder {
             }
             guard info.st_mode & 0o022 == 0 || info.st_mode & S_ISVTX != 0 else {
                 throw refusal(
-                    what, path, "its parent \(shown) can be written by \(writers(info.st_mode)) (mode \(octal(info.st_mode))), who could swap it")
+                    what, path,
+                    "its parent \(shown) can be written by \(writers(info.st_mode)) (mode \(octal(info.st_mode))), who could swap it"
+                )
             }
         }
         let checked = (canonicalParent == "/" ? "" : canonicalParent) + "/" + last
@@ -75,7 +77,8 @@ package enum PrivateFolder {
         }
         guard info.st_mode & 0o022 == 0 else {
             throw refusal(
-                what, path, "it can be written by \(writers(info.st_mode)) (mode \(octal(info.st_mode)); chmod go-w \(checked))")
+                what, path,
+                "it can be written by \(writers(info.st_mode)) (mode \(octal(info.st_mode)); chmod go-w \(checked))")
         }
         return checked
     }
@@ -112,7 +115,8 @@ package enum PrivateFolder {
     }
 
     private static func refusal(_ what: String, _ path: String, _ why: String) -> SDKError {
-        SDKError(.unsafeFolder, "refusing the \(what) \(path): \(why); use a folder only this user can change (docs/sdk.md)")
+        SDKError(
+            .unsafeFolder, "refusing the \(what) \(path): \(why); use a folder only this user can change (docs/sdk.md)")
     }
 
     private static func writers(_ mode: mode_t) -> String {

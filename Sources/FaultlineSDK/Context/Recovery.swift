@@ -65,7 +65,9 @@ package struct Recovery: Sendable {
             var status: SessionUpdate.Status = context.exitedNormally ? .exited : .abnormal
             var endTime = Self.modified(path) ?? context.startedAt
             var used: CrashFile?
-            if let index = crashFiles.firstIndex(where: { $0.pid == context.pid && $0.timestamp >= context.startedAt - 1 }) {
+            if let index = crashFiles.firstIndex(where: {
+                $0.pid == context.pid && $0.timestamp >= context.startedAt - 1
+            }) {
                 let crash = crashFiles.remove(at: index)
                 if let json = try? ReportBuilder.swiftCrash(
                     eventID: crash.eventID, crashFile: crash.bytes, context: context, crashMessage: nil, device: device),

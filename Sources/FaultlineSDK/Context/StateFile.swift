@@ -137,7 +137,9 @@ package final class StateFile: @unchecked Sendable {
             for slot in 0..<Layout.keySlots where file.u32(file.keySlot(slot)) == 1 {
                 let p = file.keySlot(slot)
                 let length = min(Int(file.u32(p + 16)), Limits.customKeyBytes)
-                index[String(decoding: UnsafeRawBufferPointer(start: file.base + p + 24, count: length), as: UTF8.self)] = slot
+                index[
+                    String(decoding: UnsafeRawBufferPointer(start: file.base + p + 24, count: length), as: UTF8.self)] =
+                    slot
             }
         }
         return file
@@ -216,7 +218,8 @@ package final class StateFile: @unchecked Sendable {
         guard u64(Layout.oMagic) == Layout.magic else { throw bad("no magic number") }
         guard u32(Layout.oVersion) == Layout.version else { throw bad("version \(u32(Layout.oVersion)) is not 1") }
         guard u32(Layout.oHeaderBytes) == UInt32(Layout.headerBytes), u32(Layout.oKeySlots) == UInt32(Layout.keySlots),
-            u32(Layout.oKeySlotBytes) == UInt32(Layout.keySlotBytes), u32(Layout.oRingOffset) == UInt32(Layout.ringOffset),
+            u32(Layout.oKeySlotBytes) == UInt32(Layout.keySlotBytes),
+            u32(Layout.oRingOffset) == UInt32(Layout.ringOffset),
             u32(Layout.oRingBytes) == UInt32(Layout.ringBytes), u64(Layout.oFileBytes) == UInt64(Layout.fileBytes)
         else { throw bad("unexpected sizes") }
 
@@ -470,7 +473,9 @@ package final class StateFile: @unchecked Sendable {
         if let value {
             var s = cutString(value, Layout.stringBytes)
             s.withUTF8 { bytes in
-                if let source = bytes.baseAddress { (base + buffer + 8).copyMemory(from: source, byteCount: bytes.count) }
+                if let source = bytes.baseAddress {
+                    (base + buffer + 8).copyMemory(from: source, byteCount: bytes.count)
+                }
                 store32(buffer, UInt32(bytes.count))
             }
         } else {
@@ -514,7 +519,9 @@ package final class StateFile: @unchecked Sendable {
             ringWrite(end, UnsafeRawBufferPointer(h))
         }
         ringWrite(end + UInt64(Layout.recordHead), category)
-        ringWrite(end + UInt64(Layout.recordHead + category.count), UnsafeRawBufferPointer(rebasing: message[..<messageLength]))
+        ringWrite(
+            end + UInt64(Layout.recordHead + category.count),
+            UnsafeRawBufferPointer(rebasing: message[..<messageLength]))
         fence()
         store64(Layout.oRingEnd, end + UInt64(total))
     }
@@ -544,8 +551,12 @@ package final class StateFile: @unchecked Sendable {
 
     private func u32(_ o: Int) -> UInt32 { UInt32(littleEndian: base.load(fromByteOffset: o, as: UInt32.self)) }
     private func u64(_ o: Int) -> UInt64 { UInt64(littleEndian: base.load(fromByteOffset: o, as: UInt64.self)) }
-    private func store32(_ o: Int, _ v: UInt32) { base.storeBytes(of: v.littleEndian, toByteOffset: o, as: UInt32.self) }
-    private func store64(_ o: Int, _ v: UInt64) { base.storeBytes(of: v.littleEndian, toByteOffset: o, as: UInt64.self) }
+    private func store32(_ o: Int, _ v: UInt32) {
+        base.storeBytes(of: v.littleEndian, toByteOffset: o, as: UInt32.self)
+    }
+    private func store64(_ o: Int, _ v: UInt64) {
+        base.storeBytes(of: v.littleEndian, toByteOffset: o, as: UInt64.self)
+    }
     /// Orders the stores before it before the stores after it (a compiler barrier on x86, `dmb ish` on arm64).
     private func fence() { atomicMemoryFence(ordering: .releasing) }
 

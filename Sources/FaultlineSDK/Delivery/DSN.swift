@@ -43,7 +43,8 @@ package struct DSN: Sendable, Equatable {
             throw Self.invalid(text, "it has no key: put the project's ingest key before the host, KEY@HOST")
         }
         let userInfo = authority[..<at]
-        let key = userInfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let key =
+            userInfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         guard !key.isEmpty else {
             throw Self.invalid(text, "it has no key: put the project's ingest key before the host, KEY@HOST")
         }
@@ -92,7 +93,9 @@ package struct DSN: Sendable, Equatable {
 extension String {
     func trimmingASCIIWhitespace() -> String {
         let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !($0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r") }) else { return "" }
+        guard let first = scalars.firstIndex(where: { !($0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r") }) else {
+            return ""
+        }
         let last = scalars.lastIndex(where: { !($0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r") }) ?? first
         return String(scalars[first...last])
     }

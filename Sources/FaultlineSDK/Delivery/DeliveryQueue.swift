@@ -66,13 +66,17 @@ package struct DeliveryQueue: Sendable {
     /// larger than `maxBytes` by itself is not stored: it is counted as dropped and `io` is thrown.
     @discardableResult
     package func enqueue(kind: Kind, id: String, json: [UInt8]) throws -> Item {
-        guard Self.isValidID(id) else { throw SDKError(.io, "a queue item id must be 1–128 letters, digits, '-' or '_'") }
+        guard Self.isValidID(id) else {
+            throw SDKError(.io, "a queue item id must be 1–128 letters, digits, '-' or '_'")
+        }
         let body = try Gzip.compress(json)
         let lock = Self.lock(directory)
         defer { Self.unlock(lock) }
         guard body.count <= maxBytes, body.count <= Self.maxItemBytes else {
             addToCounters(dropped: 1)
-            throw SDKError(.io, "a \(kind.rawValue) report of \(body.count) compressed bytes is over the queue's bound of \(maxBytes)")
+            throw SDKError(
+                .io,
+                "a \(kind.rawValue) report of \(body.count) compressed bytes is over the queue's bound of \(maxBytes)")
         }
         var entries = scan()
         if let last = entries.last?.sequence, last >= Self.maxSequence { entries = renumber(entries) }
@@ -97,7 +101,8 @@ package struct DeliveryQueue: Sendable {
 
     /// The gzip-compressed body of `item`, or nil when it is gone or unreadable (or not gzip at all).
     package func body(of item: Item) -> [UInt8]? {
-        guard let bytes = PrivateFile.read(item.path, limit: Self.maxItemBytes), bytes.count >= 18, bytes[0] == 0x1f, bytes[1] == 0x8b
+        guard let bytes = PrivateFile.read(item.path, limit: Self.maxItemBytes), bytes.count >= 18, bytes[0] == 0x1f,
+            bytes[1] == 0x8b
         else { return nil }
         return bytes
     }
@@ -154,7 +159,10 @@ package struct DeliveryQueue: Sendable {
             let path = directory + "/" + name
             var info = stat()
             guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
-            out.append(Entry(sequence: sequence, item: Item(kind: kind, path: path, id: id), bytes: Int(truncatingIfNeeded: info.st_size)))
+            out.append(
+                Entry(
+                    sequence: sequence, item: Item(kind: kind, path: path, id: id),
+                    bytes: Int(truncatingIfNeeded: info.st_size)))
         }
         out.sort { $0.sequence != $1.sequence ? $0.sequence < $1.sequence : $0.item.path < $1.item.path }
         return out
@@ -220,7 +228,9 @@ package struct DeliveryQueue: Sendable {
             guard name.hasPrefix(".tmp-") else { continue }
             var info = stat()
             let path = directory + "/" + name
-            if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, now.tv_sec &- info.st_mtim.tv_sec > 3600 { unlink(path) }
+            if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, now.tv_sec &- info.st_mtim.tv_sec > 3600 {
+                unlink(path)
+            }
         }
     }
 
@@ -249,13 +259,17 @@ package struct DeliveryQueue: Sendable {
         c.dropped = c.dropped.addingReportingOverflow(dropped).overflow ? Int.max : c.dropped + dropped
         c.rejected = c.rejected.addingReportingOverflow(rejected).overflow ? Int.max : c.rejected + rejected
         let temp = directory + "/.tmp-counters-\(getpid())"
-        guard (try? PrivateFile.write(Array("dropped \(c.dropped)\nrejected \(c.rejected)\n".utf8), toNew: temp, sync: false)) != nil else { return }
+        guard
+            (try? PrivateFile.write(
+                Array("dropped \(c.dropped)\nrejected \(c.rejected)\n".utf8), toNew: temp, sync: false)) != nil
+        else { return }
         if rename(temp, countersPath) != 0 { unlink(temp) }
     }
 
     static func name(sequence: Int, kind: Kind, id: String) -> String {
         let digits = String(sequence)
-        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits + "-" + kind.rawValue + "-" + id + ".gz"
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits + "-" + kind.rawValue + "-" + id
+            + ".gz"
     }
 
     /// `<16 digits>-<kind>-<id>.gz`, or nil for any other name.
@@ -275,9 +289,11 @@ package struct DeliveryQueue: Sendable {
 
     static func isValidID(_ id: String) -> Bool {
         let u = id.utf8
-        return (1...128).contains(u.count) && u.allSatisfy {
-            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) || $0 == 0x2d || $0 == 0x5f
-        }
+        return (1...128).contains(u.count)
+            && u.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) || $0 == 0x2d
+                    || $0 == 0x5f
+            }
     }
 
     // MARK: - Files

@@ -5,8 +5,10 @@ package enum Gzip {
     /// Compresses `input` into one gzip member (`deflateInit2` with `windowBits` 31).
     package static func compress(_ input: [UInt8], level: Int32 = 6) throws -> [UInt8] {
         var stream = z_stream()
-        guard deflateInit2_(&stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
-                             Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        guard
+            deflateInit2_(
+                &stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
+                Int32(MemoryLayout<z_stream>.size)) == Z_OK
         else { throw SDKError(.io, "zlib could not start compressing") }
         defer { deflateEnd(&stream) }
         let bound = Int(deflateBound(&stream, uLong(input.count)))

@@ -50,7 +50,9 @@ package final class URLSessionTransport: HTTPTransport {
 
     deinit { session.finishTasksAndInvalidate() }
 
-    package func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Double) async throws -> HTTPAnswer {
+    package func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Double) async throws
+        -> HTTPAnswer
+    {
         guard let target = URL(string: url), target.scheme == "http" || target.scheme == "https" else {
             throw SDKError(.transport, "not an http(s) URL: \(url)")
         }
@@ -97,9 +99,13 @@ package final class URLSessionTransport: HTTPTransport {
         private let lock = NSLock()
         private var exchanges: [Int: Exchange] = [:]
 
-        func start(_ task: URLSessionTask, continuation: CheckedContinuation<Result<(HTTPURLResponse, [UInt8]), SDKError>, Never>) {
+        func start(
+            _ task: URLSessionTask,
+            continuation: CheckedContinuation<Result<(HTTPURLResponse, [UInt8]), SDKError>, Never>
+        ) {
             lock.withLock {
-                exchanges[task.taskIdentifier] = Exchange(continuation: continuation, host: task.originalRequest?.url?.host ?? "the server")
+                exchanges[task.taskIdentifier] = Exchange(
+                    continuation: continuation, host: task.originalRequest?.url?.host ?? "the server")
             }
         }
 
@@ -112,8 +118,10 @@ package final class URLSessionTransport: HTTPTransport {
             if ended { action() }
         }
 
-        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        func urlSession(
+            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+            completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+        ) {
             lock.withLock { exchanges[dataTask.taskIdentifier]?.response = response as? HTTPURLResponse }
             completionHandler(.allow)
         }
@@ -133,12 +141,14 @@ package final class URLSessionTransport: HTTPTransport {
             guard let exchange = lock.withLock({ exchanges.removeValue(forKey: task.taskIdentifier) }) else { return }
             for action in exchange.onEnd { action() }
             if let error {
-                exchange.continuation.resume(returning: .failure(
-                    SDKError(.transport, "no answer from \(exchange.host): \(error.localizedDescription)")))
+                exchange.continuation.resume(
+                    returning: .failure(
+                        SDKError(.transport, "no answer from \(exchange.host): \(error.localizedDescription)")))
             } else if let response = exchange.response ?? (task.response as? HTTPURLResponse) {
                 exchange.continuation.resume(returning: .success((response, exchange.body)))
             } else {
-                exchange.continuation.resume(returning: .failure(SDKError(.transport, "not an HTTP answer from \(exchange.host)")))
+                exchange.continuation.resume(
+                    returning: .failure(SDKError(.transport, "not an HTTP answer from \(exchange.host)")))
             }
         }
     }

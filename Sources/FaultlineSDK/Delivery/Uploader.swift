@@ -124,7 +124,9 @@ package actor Uploader {
     enum Step { case empty, sent, waitUntil(ContinuousClock.Instant) }
 
     /// Whether nothing of this uploader's kinds is waiting.
-    private func isEmpty() -> Bool { queue.pending().allSatisfy { !kinds.contains($0.kind) || finished.contains($0.path) } }
+    private func isEmpty() -> Bool {
+        queue.pending().allSatisfy { !kinds.contains($0.kind) || finished.contains($0.path) }
+    }
 
     /// Sends the oldest item whose route may be tried now; or says when one may be.
     private func step(deadline: ContinuousClock.Instant?) async -> Step {
@@ -199,7 +201,9 @@ package actor Uploader {
             failures = 0
             queue.remove(item)
             if item.kind == .minidump {
-                for fallback in queue.pending() where fallback.kind == .crash && fallback.id == item.id { queue.remove(fallback) }
+                for fallback in queue.pending() where fallback.kind == .crash && fallback.id == item.id {
+                    queue.remove(fallback)
+                }
             }
             finish(item)
         case 429:
@@ -215,7 +219,11 @@ package actor Uploader {
         case 401, 403:
             // A key the server does not take says nothing about the report: the DSN is wrong or the key was
             // replaced. Keep everything (the next run may have the right DSN) and try again rarely.
-            if !keyRefused { log("faultline: the server refused the DSN's key (HTTP \(answer.status)); reports are kept and retried every \(Int(policy.maxDelay)) s; check the DSN") }
+            if !keyRefused {
+                log(
+                    "faultline: the server refused the DSN's key (HTTP \(answer.status)); reports are kept and retried every \(Int(policy.maxDelay)) s; check the DSN"
+                )
+            }
             keyRefused = true
             for r in [Route.reports, .sessions] { hold(r, until: now + .seconds(policy.maxDelay)) }
         case 400..<500 where item.kind == .minidump:
@@ -224,12 +232,16 @@ package actor Uploader {
             failures = 0
             queue.reject(item)
             finish(item)
-            log("faultline: the server refused minidump \(item.id) (HTTP \(answer.status)\(Self.errorSummary(answer.body))); the crash is sent without its stack")
+            log(
+                "faultline: the server refused minidump \(item.id) (HTTP \(answer.status)\(Self.errorSummary(answer.body))); the crash is sent without its stack"
+            )
         case 400..<500:
             failures = 0
             queue.reject(item)
             finish(item)
-            log("faultline: the server refused \(item.kind.rawValue) \(item.id) (HTTP \(answer.status)\(Self.errorSummary(answer.body))); it was dropped")
+            log(
+                "faultline: the server refused \(item.kind.rawValue) \(item.id) (HTTP \(answer.status)\(Self.errorSummary(answer.body))); it was dropped"
+            )
         default:
             // 1xx or a redirect URLSession did not follow: not an answer we can act on; try again later.
             backOff(routes: [.reports, .sessions], retryAfter: retryAfter)
@@ -291,8 +303,10 @@ package struct RetryPolicy: Sendable {
     /// A number in [0, 1): the jitter's random source.
     package var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
 
-    package init(baseDelay: Double = 1, maxDelay: Double = 300, maxRetryAfter: Double = 3600, requestTimeout: Double = 30,
-                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    package init(
+        baseDelay: Double = 1, maxDelay: Double = 300, maxRetryAfter: Double = 3600, requestTimeout: Double = 30,
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
         self.maxRetryAfter = maxRetryAfter
@@ -330,9 +344,14 @@ package struct RetryPolicy: Sendable {
             let parts = quota.split(separator: ":", omittingEmptySubsequences: false)
             guard let first = parts.first else { continue }
             let secondsText = first.trimmingASCIIWhitespace()
-            guard !secondsText.isEmpty, secondsText.utf8.count <= 12, let seconds = Double(secondsText), seconds.isFinite, seconds >= 0 else { continue }
-            let categories = parts.count > 1
-                ? parts[1].split(separator: ";").map { $0.trimmingASCIIWhitespace().lowercased() }.filter { !$0.isEmpty } : []
+            guard !secondsText.isEmpty, secondsText.utf8.count <= 12, let seconds = Double(secondsText),
+                seconds.isFinite, seconds >= 0
+            else { continue }
+            let categories =
+                parts.count > 1
+                ? parts[1].split(separator: ";").map { $0.trimmingASCIIWhitespace().lowercased() }.filter {
+                    !$0.isEmpty
+                } : []
             var routes: Set<Uploader.Route> = []
             if categories.isEmpty {
                 routes = [.reports, .sessions]
@@ -368,15 +387,24 @@ package enum HTTPDate {
             if token.contains(":") {
                 let p = token.split(separator: ":")
                 guard p.count == 3, let h = Int(p[0]), let m = Int(p[1]), let s = Int(p[2]),
-                      (0...23).contains(h), (0...59).contains(m), (0...60).contains(s) else { return nil }
+                    (0...23).contains(h), (0...59).contains(m), (0...60).contains(s)
+                else { return nil }
                 time = (h, m, s)
             } else if let i = months.firstIndex(of: token.lowercased()) {
                 month = i + 1
             } else if token.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), token.utf8.count <= 4, let n = Int(token) {
-                if token.utf8.count == 4 { year = n } else if day == nil { day = n } else { year = n < 70 ? 2000 + n : 1900 + n }
+                if token.utf8.count == 4 {
+                    year = n
+                } else if day == nil {
+                    day = n
+                } else {
+                    year = n < 70 ? 2000 + n : 1900 + n
+                }
             }
         }
-        guard let day, let month, let year, let time, (1...31).contains(day), (1970...9999).contains(year) else { return nil }
+        guard let day, let month, let year, let time, (1...31).contains(day), (1970...9999).contains(year) else {
+            return nil
+        }
         return Double(CivilTime.days(year: year, month: month, day: day) * 86400 + time.0 * 3600 + time.1 * 60 + time.2)
     }
 }
@@ -443,7 +471,11 @@ final class WakeSignal: Sendable {
 
     /// Returns on `fire()`, at `until`, or when the task is cancelled.
     func wait(until: ContinuousClock.Instant?, clock: any UploaderClock) async {
-        if state.withLock({ s in let f = s.fired; s.fired = false; return f }) { return }
+        if state.withLock({ s in
+            let f = s.fired; s.fired = false; return f
+        }) {
+            return
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await withTaskCancellationHandler {
@@ -460,7 +492,9 @@ final class WakeSignal: Sendable {
                 }
             }
             group.addTask {
-                if let until { try? await clock.sleep(until: until) } else {
+                if let until {
+                    try? await clock.sleep(until: until)
+                } else {
                     // No retry time: only `fire()` or cancellation ends the wait.
                     while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
                 }

@@ -88,7 +88,9 @@ struct NativeReport {
             if report.threads.contains(where: { !$0.crashed && !$0.registers.isEmpty }) {
                 for i in report.threads.indices where !report.threads[i].crashed { report.threads[i].registers = [] }
             } else if report.threads.contains(where: { !$0.crashed && $0.frames.count > 16 }) {
-                for i in report.threads.indices where !report.threads[i].crashed { report.threads[i].frames = Array(report.threads[i].frames.prefix(16)) }
+                for i in report.threads.indices where !report.threads[i].crashed {
+                    report.threads[i].frames = Array(report.threads[i].frames.prefix(16))
+                }
             } else if let kept = report.modulesInUse(), kept.count < report.modules.count {
                 report.modules = kept
             } else if report.threads.contains(where: { !$0.crashed }) {
@@ -96,12 +98,16 @@ struct NativeReport {
             } else if report.breadcrumbs.count > 1 {
                 report.breadcrumbs.removeFirst(report.breadcrumbs.count / 2 + 1)
             } else if report.threads.contains(where: { $0.frames.count > 64 }) {
-                for i in report.threads.indices { report.threads[i].frames = Array(report.threads[i].frames.prefix(64)) }
+                for i in report.threads.indices {
+                    report.threads[i].frames = Array(report.threads[i].frames.prefix(64))
+                }
             } else if !report.modules.isEmpty {
                 report.modules.removeLast(report.modules.count / 2 + 1)
             } else {
                 report.breadcrumbs = []
-                report.threads = report.threads.prefix(1).map { var t = $0; t.frames = Array(t.frames.prefix(16)); t.registers = []; return t }
+                report.threads = report.threads.prefix(1).map {
+                    var t = $0; t.frames = Array(t.frames.prefix(16)); t.registers = []; return t
+                }
                 report.crashMessage = report.crashMessage.map { Self.cut($0, 4096) }
                 if var e = report.error { e.message = e.message.map { Self.cut($0, 4096) }; report.error = e }
             }
@@ -273,9 +279,10 @@ struct NativeReport {
     /// An even number (2–128) of hex digits.
     static func isBuildID(_ s: String) -> Bool {
         let n = s.utf8.count
-        return n >= 2 && n <= 128 && n % 2 == 0 && s.utf8.allSatisfy {
-            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || ($0 >= 0x41 && $0 <= 0x46)
-        }
+        return n >= 2 && n <= 128 && n % 2 == 0
+            && s.utf8.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || ($0 >= 0x41 && $0 <= 0x46)
+            }
     }
 
     /// `s` cut to at most `bytes` UTF-8 bytes at a character boundary.
@@ -314,10 +321,10 @@ enum ISO8601 {
             return v
         }
         guard let year = num(0, 4), b[4] == UInt8(ascii: "-"), let month = num(5, 2), b[7] == UInt8(ascii: "-"),
-              let day = num(8, 2), b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t") || b[10] == UInt8(ascii: " "),
-              let hour = num(11, 2), b[13] == UInt8(ascii: ":"), let minute = num(14, 2), b[16] == UInt8(ascii: ":"),
-              let second = num(17, 2),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60
+            let day = num(8, 2), b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t") || b[10] == UInt8(ascii: " "),
+            let hour = num(11, 2), b[13] == UInt8(ascii: ":"), let minute = num(14, 2), b[16] == UInt8(ascii: ":"),
+            let second = num(17, 2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60
         else { return nil }
         var i = 19
         var fraction = 0.0
@@ -341,7 +348,11 @@ enum ISO8601 {
                 let sign = b[i] == UInt8(ascii: "-") ? -1 : 1
                 guard let h = num(i + 1, 2) else { return nil }
                 var m: Int?
-                if i + 3 < b.count, b[i + 3] == UInt8(ascii: ":") { m = num(i + 4, 2); i += 6 } else { m = num(i + 3, 2); i += 5 }
+                if i + 3 < b.count, b[i + 3] == UInt8(ascii: ":") {
+                    m = num(i + 4, 2); i += 6
+                } else {
+                    m = num(i + 3, 2); i += 5
+                }
                 guard let m, h < 24, m < 60 else { return nil }
                 offset = sign * (h * 3600 + m * 60)
             default:
@@ -357,15 +368,19 @@ enum ISO8601 {
 /// Linux signal names (the generic numbering x86-64 and arm64 share).
 enum Signals {
     static let names: [Int32: (String, String)] = [
-        1: ("SIGHUP", "hangup"), 2: ("SIGINT", "interrupt"), 3: ("SIGQUIT", "quit"), 4: ("SIGILL", "illegal instruction"),
+        1: ("SIGHUP", "hangup"), 2: ("SIGINT", "interrupt"), 3: ("SIGQUIT", "quit"),
+        4: ("SIGILL", "illegal instruction"),
         5: ("SIGTRAP", "trace/breakpoint trap"), 6: ("SIGABRT", "aborted"), 7: ("SIGBUS", "bus error"),
         8: ("SIGFPE", "floating-point exception"), 9: ("SIGKILL", "killed"), 10: ("SIGUSR1", "user signal 1"),
         11: ("SIGSEGV", "segmentation fault"), 12: ("SIGUSR2", "user signal 2"), 13: ("SIGPIPE", "broken pipe"),
         14: ("SIGALRM", "alarm clock"), 15: ("SIGTERM", "terminated"), 16: ("SIGSTKFLT", "stack fault"),
-        17: ("SIGCHLD", "child exited"), 18: ("SIGCONT", "continued"), 19: ("SIGSTOP", "stopped"), 20: ("SIGTSTP", "stopped"),
-        21: ("SIGTTIN", "stopped (tty input)"), 22: ("SIGTTOU", "stopped (tty output)"), 23: ("SIGURG", "urgent I/O condition"),
+        17: ("SIGCHLD", "child exited"), 18: ("SIGCONT", "continued"), 19: ("SIGSTOP", "stopped"),
+        20: ("SIGTSTP", "stopped"),
+        21: ("SIGTTIN", "stopped (tty input)"), 22: ("SIGTTOU", "stopped (tty output)"),
+        23: ("SIGURG", "urgent I/O condition"),
         24: ("SIGXCPU", "CPU time limit exceeded"), 25: ("SIGXFSZ", "file size limit exceeded"),
-        26: ("SIGVTALRM", "virtual timer expired"), 27: ("SIGPROF", "profiling timer expired"), 28: ("SIGWINCH", "window changed"),
+        26: ("SIGVTALRM", "virtual timer expired"), 27: ("SIGPROF", "profiling timer expired"),
+        28: ("SIGWINCH", "window changed"),
         29: ("SIGIO", "I/O possible"), 30: ("SIGPWR", "power failure"), 31: ("SIGSYS", "bad system call"),
     ]
 

@@ -57,9 +57,12 @@ package enum ReportBuilder {
         }
         guard case .object = root else { throw SDKError(.corruptCrashFile, "the crash file is not a JSON object") }
         guard root["kind"]?.stringValue == "crashReport" else {
-            throw SDKError(.corruptCrashFile, "the crash file's kind is not \"crashReport\" (is this a Swift runtime crash file?)")
+            throw SDKError(
+                .corruptCrashFile, "the crash file's kind is not \"crashReport\" (is this a Swift runtime crash file?)")
         }
-        guard let stamp = root["timestamp"]?.stringValue.flatMap(ISO8601.parse) ?? root["timestamp"].flatMap(Self.number) else {
+        guard
+            let stamp = root["timestamp"]?.stringValue.flatMap(ISO8601.parse) ?? root["timestamp"].flatMap(Self.number)
+        else {
             throw SDKError(.corruptCrashFile, "the crash file has no valid timestamp")
         }
         guard let rawThreads = root["threads"]?.arrayValue, !rawThreads.isEmpty else {
@@ -78,7 +81,8 @@ package enum ReportBuilder {
         report.crashMessage = crashMessage
         for raw in rawThreads.prefix(NativeReport.maxThreads * 4) {
             guard case .object = raw else { continue }
-            var thread = NativeReport.Thread(name: raw["name"]?.stringValue, crashed: raw["crashed"]?.boolValue ?? false, registers: [], frames: [])
+            var thread = NativeReport.Thread(
+                name: raw["name"]?.stringValue, crashed: raw["crashed"]?.boolValue ?? false, registers: [], frames: [])
             if case .object(let registers)? = raw["registers"] {
                 for (name, value) in registers.prefix(256) {
                     if let v = value.addressValue { thread.registers.append((name, v)) }
@@ -101,8 +105,9 @@ package enum ReportBuilder {
             let name = image["name"]?.stringValue
             let path = image["path"]?.stringValue
             report.modules.append(
-                .init(name: name ?? path ?? "?", path: path, buildID: image["buildId"]?.stringValue, base: base,
-                      end: image["endOfText"]?.addressValue))
+                .init(
+                    name: name ?? path ?? "?", path: path, buildID: image["buildId"]?.stringValue, base: base,
+                    end: image["endOfText"]?.addressValue))
         }
         return report.render()
     }
@@ -120,7 +125,9 @@ package enum ReportBuilder {
         let what = Signals.description(signal).map { ", \($0)" } ?? ""
         report.error = ErrorInfo(
             type: name, code: String(signal),
-            message: "\(name) (signal \(signal)\(what)): the process was killed by the signal; exit status \(128 &+ Int(signal))")
+            message:
+                "\(name) (signal \(signal)\(what)): the process was killed by the signal; exit status \(128 &+ Int(signal))"
+        )
         report.crashMessage = crashMessage
         let crumbTime = NativeReport.validTimestamp(timestamp) ?? 0
         report.breadcrumbs += stderrTail.map { Breadcrumb(timestamp: crumbTime, message: $0, category: "stderr") }
@@ -133,7 +140,8 @@ package enum ReportBuilder {
         var w = JSONWriter()
         w.beginObject()
         w.key("session_id"); w.string(update.sessionID)
-        w.field("install_id", update.installID.isEmpty ? nil : NativeReport.cut(update.installID, Limits.customKeyBytes))
+        w.field(
+            "install_id", update.installID.isEmpty ? nil : NativeReport.cut(update.installID, Limits.customKeyBytes))
         w.field("user_id", update.userID.map { NativeReport.cut($0, Limits.customKeyBytes) })
         if let version = update.appVersion, !version.isEmpty {
             w.key("app"); w.beginObject()

@@ -86,7 +86,8 @@ indirect enum JSONValue: Equatable {
         case (.number(let x), .number(let y)): return x == y
         case (.string(let x), .string(let y)): return x == y
         case (.array(let x), .array(let y)): return x == y
-        case (.object(let x), .object(let y)): return x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.object(let x), .object(let y)):
+            return x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         default: return false
         }
     }
@@ -138,7 +139,9 @@ struct BoundedJSONReader {
         if bytes.count >= 3, bytes[0] == 0xef, bytes[1] == 0xbb, bytes[2] == 0xbf { reader.index = 3 }
         let value = try reader.value(depth: 0)
         reader.skipWhitespace()
-        guard reader.index == bytes.count else { throw Failure(message: "unexpected bytes after the JSON value at \(reader.index)") }
+        guard reader.index == bytes.count else {
+            throw Failure(message: "unexpected bytes after the JSON value at \(reader.index)")
+        }
         return value
     }
 
@@ -192,7 +195,9 @@ struct BoundedJSONReader {
     private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0a || bytes[index] == 0x0d || bytes[index] == 0x09 { index += 1 }
+        while index < bytes.count,
+            bytes[index] == 0x20 || bytes[index] == 0x0a || bytes[index] == 0x0d || bytes[index] == 0x09
+        { index += 1 }
     }
 
     private mutating func literal(_ word: String) throws {
@@ -272,7 +277,9 @@ struct BoundedJSONReader {
             case UInt8(ascii: "u"):
                 var scalar = try hex4()
                 if (0xd800..<0xdc00).contains(scalar) {
-                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                        bytes[index + 1] == UInt8(ascii: "u")
+                    else {
                         throw Failure(message: "lone surrogate in a string")
                     }
                     index += 2

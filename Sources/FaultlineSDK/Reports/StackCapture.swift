@@ -70,7 +70,9 @@ package final class StackCapture: Sendable {
 
     static func modules(of map: ImageMap) -> [CapturedStack.Module] {
         map.compactMap { image -> CapturedStack.Module? in
-            guard let base = UInt64(image.baseAddress), let end = UInt64(image.endOfText), end > base else { return nil }
+            guard let base = UInt64(image.baseAddress), let end = UInt64(image.endOfText), end > base else {
+                return nil
+            }
             let path = image.path
             let name = image.name ?? path.map { String($0.split(separator: "/").last ?? Substring($0)) } ?? "?"
             let buildID = image.uniqueID.flatMap { $0.isEmpty ? nil : hex($0) }

@@ -1,9 +1,9 @@
 import FaultlineCore
 
 #if canImport(FoundationEssentials)
-    import FoundationEssentials
+import FoundationEssentials
 #else
-    import Foundation
+import Foundation
 #endif
 
 /// What an Apple crash report says, in the terms both of its spellings share: the `.ips` JSON

@@ -1,9 +1,9 @@
 import FaultlineCore
 
 #if canImport(FoundationEssentials)
-    import FoundationEssentials
+import FoundationEssentials
 #else
-    import Foundation
+import Foundation
 #endif
 
 /// Apple's own crash reports, as `POST /api/v1/crashes/apple` and `faultline crashes import` take them: an `.ips`
@@ -108,7 +108,8 @@ public enum AppleCrashReports {
         if meta.eventID.isEmpty {
             let digest = hasher.sha256()
             digest.update(file)
-            meta.eventID = crash.incident.flatMap(EventID.init)?.rawValue ?? String(digest.finalize().rawValue.prefix(32))
+            meta.eventID =
+                crash.incident.flatMap(EventID.init)?.rawValue ?? String(digest.finalize().rawValue.prefix(32))
         }
         if meta.installID == nil { meta.installID = crash.crashReporterKey }
         meta = meta.scrubbed(by: scrubber)

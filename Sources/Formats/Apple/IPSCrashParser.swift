@@ -1,9 +1,9 @@
 import FaultlineCore
 
 #if canImport(FoundationEssentials)
-    import FoundationEssentials
+import FoundationEssentials
 #else
-    import Foundation
+import Foundation
 #endif
 
 /// Reads an `.ips` crash report (iOS 15+, macOS 12+): a one-line JSON header (`bug_type` `309` for a crash

@@ -54,7 +54,8 @@ public struct ELFInfo: Sendable, Equatable {
     public static func == (a: ELFInfo, b: ELFInfo) -> Bool {
         a.buildID == b.buildID && a.fileType == b.fileType && a.architecture == b.architecture && a.is64Bit == b.is64Bit
             && a.hasSymbolTable == b.hasSymbolTable && a.hasDynamicSymbols == b.hasDynamicSymbols
-            && a.hasDebugInfo == b.hasDebugInfo && a.hasLineTable == b.hasLineTable && a.hasUnwindInfo == b.hasUnwindInfo
+            && a.hasDebugInfo == b.hasDebugInfo && a.hasLineTable == b.hasLineTable
+            && a.hasUnwindInfo == b.hasUnwindInfo
             && a.hasCode == b.hasCode && a.hasCompressedDebugSections == b.hasCompressedDebugSections
             && a.sectionNames == b.sectionNames
     }
@@ -130,7 +131,10 @@ public enum ELFReader {
             }
             let table = try source.bytes(at: shoff, count: Int(tableBytes))
             for i in 0..<shnum {
-                sections.append(Section(Fields(bytes: Array(table[(i * shentsize)..<(i * shentsize + shentsize)]), little: little), is64: is64))
+                sections.append(
+                    Section(
+                        Fields(bytes: Array(table[(i * shentsize)..<(i * shentsize + shentsize)]), little: little),
+                        is64: is64))
             }
             if shstrndx < sections.count, shstrndx != 0 {
                 let strtab = sections[shstrndx]
@@ -187,7 +191,9 @@ public enum ELFReader {
 
     /// Finds an `NT_GNU_BUILD_ID` note (owner "GNU", type 3) in a note area.
     static func buildID(_ source: some ByteSource, offset: UInt64, size: UInt64, little: Bool) throws -> BuildID? {
-        guard size >= 12, size <= UInt64(maxNoteBytes), offset <= source.size, size <= source.size - offset else { return nil }
+        guard size >= 12, size <= UInt64(maxNoteBytes), offset <= source.size, size <= source.size - offset else {
+            return nil
+        }
         let notes = try source.bytes(at: offset, count: Int(size))
         var i = 0
         while i + 12 <= notes.count {
@@ -197,7 +203,9 @@ public enum ELFReader {
             let type = f.u32(8)
             let nameStart = i + 12
             let descStart = nameStart + align4(namesz)
-            guard namesz >= 0, descsz >= 0, descStart <= notes.count, descsz <= notes.count - descStart else { return nil }
+            guard namesz >= 0, descsz >= 0, descStart <= notes.count, descsz <= notes.count - descStart else {
+                return nil
+            }
             if type == 3, namesz == 4, notes[nameStart..<(nameStart + 4)].elementsEqual([0x47, 0x4e, 0x55, 0x00]) {
                 return BuildID(bytes: notes[descStart..<(descStart + descsz)])
             }

@@ -32,7 +32,9 @@ public final class FileByteSource: ByteSource {
         var out = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
-            let n = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
+            let n = out.withUnsafeMutableBytes {
+                pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+            }
             guard n > 0 else { throw ELFError.truncated("short read at offset \(offset)") }
             done += n
         }

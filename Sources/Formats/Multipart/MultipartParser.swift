@@ -55,7 +55,8 @@ public struct MultipartParser: Sendable {
     ///   - maxParts: most parts one body may have.
     public init(boundary: String, maxHeaderBytes: Int = 8 * 1024, maxParts: Int = 1024) throws {
         guard Self.isValidBoundary(boundary) else {
-            throw FormatError(.invalidField, "the multipart boundary must be 1–70 allowed characters", field: "boundary")
+            throw FormatError(
+                .invalidField, "the multipart boundary must be 1–70 allowed characters", field: "boundary")
         }
         delimiter = Array("\r\n--\(boundary)".utf8)
         failure = Self.failureFunction(delimiter)
@@ -76,7 +77,8 @@ public struct MultipartParser: Sendable {
         }
         let parameters = try reader.parameters()
         guard let boundary = parameters["boundary"], isValidBoundary(boundary) else {
-            throw FormatError(.invalidField, "Content-Type needs a boundary of 1–70 allowed characters", field: "boundary")
+            throw FormatError(
+                .invalidField, "Content-Type needs a boundary of 1–70 allowed characters", field: "boundary")
         }
         return boundary
     }
@@ -121,13 +123,16 @@ public struct MultipartParser: Sendable {
                 i += 1
                 pending.append(b)
                 guard pending.count <= maxHeaderBytes else {
-                    throw FormatError(.invalidField, "a part's headers are longer than \(maxHeaderBytes) bytes", field: "multipart")
+                    throw FormatError(
+                        .invalidField, "a part's headers are longer than \(maxHeaderBytes) bytes", field: "multipart")
                 }
                 guard b == 10 else { continue }
                 // The block ends with an empty line: CRLF CRLF, or a lone CRLF when the part has no headers.
                 let n = pending.count
                 if n == 2 || (n >= 4 && pending[n - 4] == 13 && pending[n - 3] == 10 && pending[n - 2] == 13) {
-                    guard pending[n - 2] == 13 else { throw MultipartPartHeaders.malformed("a bare LF in the part headers") }
+                    guard pending[n - 2] == 13 else {
+                        throw MultipartPartHeaders.malformed("a bare LF in the part headers")
+                    }
                     let headers = try MultipartPartHeaders(block: pending.dropLast(n == 2 ? 2 : 4))
                     pending = []
                     state = .body
@@ -250,7 +255,9 @@ public struct MultipartPartHeaders: Sendable, Equatable {
         var i = 0
         while i < bytes.count {
             if bytes[i] == 13 {
-                guard i + 1 < bytes.count, bytes[i + 1] == 10 else { throw Self.malformed("a bare CR in the part headers") }
+                guard i + 1 < bytes.count, bytes[i + 1] == 10 else {
+                    throw Self.malformed("a bare CR in the part headers")
+                }
                 lines.append(bytes[start..<i])
                 i += 2
                 start = i
@@ -265,7 +272,9 @@ public struct MultipartPartHeaders: Sendable, Equatable {
             guard let first = line.first, first != 32, first != 9 else {
                 throw Self.malformed("folded or empty part header lines are not allowed")
             }
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { throw Self.malformed("a part header line has no colon") }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+                throw Self.malformed("a part header line has no colon")
+            }
             guard line[line.startIndex..<colon].allSatisfy({ $0 > 32 && $0 < 127 }), colon > line.startIndex else {
                 throw Self.malformed("a part header has an invalid name")
             }
@@ -294,7 +303,8 @@ public struct MultipartPartHeaders: Sendable, Equatable {
         }
         let parameters = try reader.parameters()
         guard let name = parameters["name"] else { throw Self.malformed("a part's Content-Disposition has no name") }
-        self.init(name: name, filename: parameters["filename"], contentType: contentType, transferEncoding: transferEncoding)
+        self.init(
+            name: name, filename: parameters["filename"], contentType: contentType, transferEncoding: transferEncoding)
     }
 
     static func malformed(_ message: String) -> FormatError {
@@ -342,7 +352,9 @@ struct HeaderValueReader {
             guard index > start else { throw Self.malformed("a parameter has no name") }
             let name = String(decoding: bytes[start..<index], as: UTF8.self).lowercased()
             skipSpaces()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else { throw Self.malformed("parameter \(name) has no value") }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else {
+                throw Self.malformed("parameter \(name) has no value")
+            }
             index += 1
             skipSpaces()
             let value: String

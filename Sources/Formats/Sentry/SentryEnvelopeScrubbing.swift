@@ -36,11 +36,14 @@ extension SentryEnvelope {
                 if item.type != "event" && item.type != "transaction" {
                     replacements[index] = Array("{}".utf8)
                 } else {
-                    unscrubbed[index] = (error as? FormatError ?? FormatError(.malformedJSON, "\(error)")).prefixed("items[\(index)]")
+                    unscrubbed[index] = (error as? FormatError ?? FormatError(.malformedJSON, "\(error)")).prefixed(
+                        "items[\(index)]")
                 }
             }
         }
-        guard !replacements.isEmpty, let first = envelope.items.first else { return Scrubbed(bytes: nil, unscrubbedEvents: unscrubbed) }
+        guard !replacements.isEmpty, let first = envelope.items.first else {
+            return Scrubbed(bytes: nil, unscrubbedEvents: unscrubbed)
+        }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count + 64)
         out.append(contentsOf: bytes[0..<first.headerRange.lowerBound])

@@ -286,7 +286,8 @@ extension JSONReader {
             let field = type == "apple" ? "uuid" : "debug_id"
             if let raw = (type == "apple" ? legacyUUID ?? debugID : debugID ?? legacyUUID), !raw.isEmpty {
                 guard let parsed = AppleUUID.buildID(raw) else {
-                    throw FormatError(.invalidField, "must be a Mach-O UUID (32 hex digits, hyphens allowed)", field: field)
+                    throw FormatError(
+                        .invalidField, "must be a Mach-O UUID (32 hex digits, hyphens allowed)", field: field)
                 }
                 // An all-zero UUID is an image without one (it finds no dSYM).
                 buildID = parsed.rawValue.utf8.allSatisfy { $0 == UInt8(ascii: "0") } ? nil : parsed

@@ -86,7 +86,9 @@ struct SentryBreadcrumb {
 /// beats storing half an event.
 enum SentryEventParser {
     /// - Parameter breadcrumbs: false skips them (stored events read again for processing, which has no use for them).
-    static func parse(_ r: inout JSONReader, limits: IngestLimits, breadcrumbs readBreadcrumbs: Bool = true) throws -> SentryEventFields {
+    static func parse(_ r: inout JSONReader, limits: IngestLimits, breadcrumbs readBreadcrumbs: Bool = true) throws
+        -> SentryEventFields
+    {
         var e = SentryEventFields()
         guard try r.peek() == .object else { throw FormatError(.malformedJSON, "an event must be a JSON object") }
         try r.readObject { r, key in

@@ -85,7 +85,9 @@ public enum SentryEvents {
     /// The fallbacks come from the envelope header when there is one (`event_id`, `sent_at`), so an event
     /// that relied on them reads back the same. The one thing not stored is the time received: an event with
     /// neither `timestamp` nor `sent_at` reads back dated 1970-01-01 (the stored row keeps the real time).
-    static func reread(_ bytes: [UInt8], range: Range<Int>, limits: IngestLimits, breadcrumbs: Bool = true) throws -> Report {
+    static func reread(_ bytes: [UInt8], range: Range<Int>, limits: IngestLimits, breadcrumbs: Bool = true) throws
+        -> Report
+    {
         let header = range.lowerBound > 0 ? try? SentryEnvelope.parseHeader(bytes) : nil
         return try report(
             bytes, range: range, fallbackEventID: header?.eventID,
@@ -116,11 +118,13 @@ public enum SentryEvents {
         var error: ErrorInfo?
         var crashMessage: String?
         if let primary {
-            error = ErrorInfo(type: primary.type, code: primary.code, message: primary.value ?? message, mach: primary.mach)
+            error = ErrorInfo(
+                type: primary.type, code: primary.code, message: primary.value ?? message, mach: primary.mach)
             // Sentry Cocoa puts the Swift runtime's last words (`App/Cart.swift:12: Fatal error: Index out of range`,
             // from libswiftCore's crash info) in a Mach exception's value: they are the crash message.
-            if kind == .crash, primary.mach != nil || primary.mechanismType == "mach" || primary.mechanismType == "signal",
-               let value = primary.value, let parsed = CrashMessage.parse(value), parsed.kind == .swiftFatalError
+            if kind == .crash,
+                primary.mach != nil || primary.mechanismType == "mach" || primary.mechanismType == "signal",
+                let value = primary.value, let parsed = CrashMessage.parse(value), parsed.kind == .swiftFatalError
             {
                 crashMessage = value
             }

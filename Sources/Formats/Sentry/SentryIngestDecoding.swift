@@ -24,16 +24,21 @@ public enum SentryIngestDecoding {
         public func write(project: ProjectID, receivedAt: Date) throws -> EnvelopeWrite {
             var batch: ReportBatch?
             if let event = contents.event {
-                let payload = try clientGzip.map {
-                    StoredPayload(bytes: $0.bytes, encoding: .gzip, inflatedSize: $0.inflatedSize, format: .sentryEvent)
-                } ?? StoredPayload(
-                    bytes: try BodyDecoding.deflateForStorage(storedBytes), encoding: .deflate, inflatedSize: storedBytes.count,
-                    format: .sentryEvent)
+                let payload =
+                    try clientGzip.map {
+                        StoredPayload(
+                            bytes: $0.bytes, encoding: .gzip, inflatedSize: $0.inflatedSize, format: .sentryEvent)
+                    }
+                    ?? StoredPayload(
+                        bytes: try BodyDecoding.deflateForStorage(storedBytes), encoding: .deflate,
+                        inflatedSize: storedBytes.count,
+                        format: .sentryEvent)
                 batch = ReportBatch(project: project, receivedAt: receivedAt, payload: payload, reports: [event])
             }
             return EnvelopeWrite(
                 project: project, receivedAt: receivedAt, event: batch, sessions: contents.sessions,
-                discarded: contents.discarded + contents.oversizedAttachments.map(\.discard), attachments: contents.attachments,
+                discarded: contents.discarded + contents.oversizedAttachments.map(\.discard),
+                attachments: contents.attachments,
                 eventID: contents.eventID)
         }
     }
@@ -51,7 +56,8 @@ public enum SentryIngestDecoding {
     /// An envelope, scrubbed (its JSON items re-framed) before it is read. Malformed items are left out (a
     /// malformed event is in `contents.eventError`). `gzip`: the body as the client sent it, when it was gzip'd.
     public static func envelope(
-        _ original: [UInt8], gzip: [UInt8]? = nil, limits: IngestLimits, maxAttachmentBytes: Int, receivedAt: Date, seed: String,
+        _ original: [UInt8], gzip: [UInt8]? = nil, limits: IngestLimits, maxAttachmentBytes: Int, receivedAt: Date,
+        seed: String,
         scrubber: Scrubber
     ) throws -> Contents {
         let scrubbed = try SentryEnvelope.scrub(original, scrubber: scrubber)
@@ -66,10 +72,12 @@ public enum SentryIngestDecoding {
         let end = contents.event?.range.upperBound ?? 0
         let (stored, shift) = try eventOnly(bytes, event: contents.event?.range)
         if shift > 0, let event = contents.event {
-            contents.event = PreparedReport(report: event.report, range: (event.range.lowerBound - shift)..<(event.range.upperBound - shift))
+            contents.event = PreparedReport(
+                report: event.report, range: (event.range.lowerBound - shift)..<(event.range.upperBound - shift))
         }
         var out = Contents(contents: contents, storedBytes: stored)
-        if let gzip, scrubbed.bytes == nil, shift == 0, contents.event != nil, original.count - end <= maxTrailingBytes {
+        if let gzip, scrubbed.bytes == nil, shift == 0, contents.event != nil, original.count - end <= maxTrailingBytes
+        {
             out.clientGzip = (gzip, original.count)
         }
         return out
@@ -82,13 +90,15 @@ public enum SentryIngestDecoding {
         guard let range else { return ([], 0) }
         let eventEnd = range.upperBound
         // The common case without parsing the framing again: the event's payload follows the first item's header line.
-        if let headerEnd = bytes.firstIndex(of: 0x0a), let itemHeaderEnd = bytes[(headerEnd + 1)...].firstIndex(of: 0x0a),
+        if let headerEnd = bytes.firstIndex(of: 0x0a),
+            let itemHeaderEnd = bytes[(headerEnd + 1)...].firstIndex(of: 0x0a),
             itemHeaderEnd + 1 == range.lowerBound
         {
             return (Array(bytes[0..<eventEnd]), 0)
         }
         let envelope = try SentryEnvelope.parse(bytes)
-        guard let first = envelope.items.first, let event = envelope.items.first(where: { $0.payloadRange.upperBound == eventEnd }),
+        guard let first = envelope.items.first,
+            let event = envelope.items.first(where: { $0.payloadRange.upperBound == eventEnd }),
             event.headerRange.lowerBound > first.headerRange.lowerBound
         else { return (Array(bytes[0..<eventEnd]), 0) }
         var out = Array(bytes[0..<first.headerRange.lowerBound])
@@ -97,7 +107,9 @@ public enum SentryIngestDecoding {
     }
 
     /// A legacy store body (one event JSON), scrubbed before it is read.
-    public static func store(_ original: [UInt8], limits: IngestLimits, receivedAt: Date, scrubber: Scrubber) throws -> Contents {
+    public static func store(_ original: [UInt8], limits: IngestLimits, receivedAt: Date, scrubber: Scrubber) throws
+        -> Contents
+    {
         let bytes = try JSONScrubbing.scrub(original, scrubber: scrubber) ?? original
         let contents = try SentryStoreReader.read(bytes, receivedAt: receivedAt, limits: limits)
         if let error = contents.eventError { throw error }

@@ -24,9 +24,13 @@ public struct AlertService: Service {
     let publicURL: @Sendable () -> String?
     let onChange: @Sendable () -> Void
 
-    public init(store: any AlertStore, projects: any ProjectStore, clock: any WallClock, logger: Logger, telemetry: Telemetry? = nil,
-                interval: Duration = .seconds(30), publicURL: @escaping @Sendable () -> String? = { nil }, onChange: @escaping @Sendable () -> Void = {},
-                storage: DiskGuard? = nil) {
+    public init(
+        store: any AlertStore, projects: any ProjectStore, clock: any WallClock, logger: Logger,
+        telemetry: Telemetry? = nil,
+        interval: Duration = .seconds(30), publicURL: @escaping @Sendable () -> String? = { nil },
+        onChange: @escaping @Sendable () -> Void = {},
+        storage: DiskGuard? = nil
+    ) {
         self.storage = storage
         self.store = store
         self.projects = projects
@@ -45,23 +49,30 @@ public struct AlertService: Service {
         for project in try await projects.allProjects() {
             let settings = try await store.settings(project: project.id)
             let window = TimeInterval(settings.velocityWindowMinutes * 60)
-            for candidate in try await store.velocityCandidates(project: project.id, from: now.addingTimeInterval(-window), through: now) {
+            for candidate in try await store.velocityCandidates(
+                project: project.id, from: now.addingTimeInterval(-window), through: now)
+            {
                 guard let reason = AlertRules.velocity(candidate.window, settings: settings) else { continue }
                 let draft = AlertDraft(
                     project: project.id, kind: .velocity,
-                    dedupeKey: "velocity:\(candidate.window.issue):\(candidate.window.release)", issue: candidate.window.issue,
+                    dedupeKey: "velocity:\(candidate.window.issue):\(candidate.window.release)",
+                    issue: candidate.window.issue,
                     release: candidate.window.release, title: candidate.title, reason: reason)
                 if try await store.record(draft, at: now) { recorded += 1 }
             }
             if settings.crashFreeTarget != nil {
                 let day = DayNumber(now)
-                for (release, health) in try await store.dayHealth(project: project.id, day: day).sorted(by: { $0.key < $1.key }) {
+                for (release, health) in try await store.dayHealth(project: project.id, day: day).sorted(by: {
+                    $0.key < $1.key
+                }) {
                     guard var reason = AlertRules.belowTarget(health, settings: settings) else { continue }
                     reason["day"] = Double(day.rawValue)
                     let draft = AlertDraft(
-                        project: project.id, kind: .crashFreeTarget, dedupeKey: "crash_free:\(release):\(day)", issue: nil,
+                        project: project.id, kind: .crashFreeTarget, dedupeKey: "crash_free:\(release):\(day)",
+                        issue: nil,
                         release: release.isEmpty ? nil : release,
-                        title: "Crash-free sessions below \(formatTarget(settings.crashFreeTarget)) on \(day)", reason: reason)
+                        title: "Crash-free sessions below \(formatTarget(settings.crashFreeTarget)) on \(day)",
+                        reason: reason)
                     if try await store.record(draft, at: now) { recorded += 1 }
                 }
             }
@@ -94,11 +105,17 @@ public struct AlertService: Service {
                 }
                 guard let url = settings.webhookURL, !url.isEmpty else { continue }
                 if slugs[alert.project] == nil {
-                    slugs[alert.project] = try await projects.project(id: alert.project)?.slug.rawValue ?? "project \(alert.project)"
+                    slugs[alert.project] =
+                        try await projects.project(id: alert.project)?.slug.rawValue ?? "project \(alert.project)"
                 }
-                let body = try WebhookMessage.body(for: alert, projectSlug: slugs[alert.project]!, publicURL: publicURL())
+                let body = try WebhookMessage.body(
+                    for: alert, projectSlug: slugs[alert.project]!, publicURL: publicURL())
                 deliveries.append((alert.id, url, body))
-                logger.info("alert", metadata: [Telemetry.LogKey.alert: "\(alert.kind.rawValue)", Telemetry.LogKey.project: "\(alert.project)"])
+                logger.info(
+                    "alert",
+                    metadata: [
+                        Telemetry.LogKey.alert: "\(alert.kind.rawValue)", Telemetry.LogKey.project: "\(alert.project)",
+                    ])
             }
             try await store.enqueue(deliveries, dispatched: alerts.map(\.id), at: now)
             // Under pressure, past the background writers' share of the floor: the rest waits for space (the
@@ -126,7 +143,7 @@ public struct AlertService: Service {
             await storage?.waitWhileFull()
             do {
                 try await step(now: clock.now())
-            } catch where Task.isCancelled {
+            } catch  where Task.isCancelled {
                 break  // graceful shutdown cancelled the step: not a failure
             } catch let error where storage?.noteFailure(error) == true {
                 // The disk is full: logged once by the state; the next step waits for space.
@@ -171,13 +188,15 @@ public enum WebhookMessage {
     public static func body(for alert: Alert, projectSlug: String, publicURL: String?) throws -> [UInt8] {
         let link = link(for: alert, projectSlug: projectSlug, publicURL: publicURL)
         let text = AlertRules.text(
-            project: projectSlug, kind: alert.kind, title: alert.title, release: alert.release, reason: alert.reason, link: link)
+            project: projectSlug, kind: alert.kind, title: alert.title, release: alert.release, reason: alert.reason,
+            link: link)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = Body(
             text: text,
             alert: .init(
-                id: alert.id, kind: alert.kind.rawValue, project: projectSlug, title: alert.title, release: alert.release,
+                id: alert.id, kind: alert.kind.rawValue, project: projectSlug, title: alert.title,
+                release: alert.release,
                 issueID: alert.issue?.rawValue, reason: alert.reason,
                 createdAt: alert.createdAt.formatted(.iso8601), url: link))
         return jsonHTMLSafe(Array(try encoder.encode(body)))

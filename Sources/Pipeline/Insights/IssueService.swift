@@ -20,7 +20,9 @@ public struct IssueService: Sendable {
 
     /// Sets an issue's status, recording `by` as who changed it; nil when there is no such issue (in `project`,
     /// when given).
-    public func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, by: String) async throws -> IssueSummary? {
+    public func setStatus(_ status: IssueStatus, issue: IssueID, project: ProjectID?, by: String) async throws
+        -> IssueSummary?
+    {
         let result = try await store.setStatus(status, issue: issue, project: project, by: by, at: clock.now())
         if result != nil { onChange() }
         return result

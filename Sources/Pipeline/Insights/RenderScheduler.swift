@@ -67,9 +67,12 @@ public struct RenderScheduler: Service {
     ///   - changes: where changes are told (`notify()` tells the same).
     ///   - storage: the storage-pressure state renders pause under (nil: never paused).
     ///   - holdWhile: whether more changes are on their way (see `holdWhile`; default: never).
-    public init(changes: Changes = Changes(), render: @escaping Render, clock: any WallClock, debounce: Duration = .milliseconds(250),
-                logger: Logger, telemetry: Telemetry? = nil, storage: DiskGuard? = nil,
-                holdWhile: @escaping @Sendable () -> Bool = { false }) {
+    public init(
+        changes: Changes = Changes(), render: @escaping Render, clock: any WallClock,
+        debounce: Duration = .milliseconds(250),
+        logger: Logger, telemetry: Telemetry? = nil, storage: DiskGuard? = nil,
+        holdWhile: @escaping @Sendable () -> Bool = { false }
+    ) {
         self.changes = changes
         stream = changes.stream
         changed = changes.flag
@@ -96,7 +99,9 @@ public struct RenderScheduler: Service {
         let timer = ContinuousClock().now
         let outcome = try await render(since, stopCondition(full: since == nil))
         let elapsed = ContinuousClock().now - timer
-        telemetry?.recordDuration(Telemetry.Name.renderDuration, nanoseconds: elapsed.nanoseconds, [("mode", since == nil ? "full" : "incremental")])
+        telemetry?.recordDuration(
+            Telemetry.Name.renderDuration, nanoseconds: elapsed.nanoseconds,
+            [("mode", since == nil ? "full" : "incremental")])
         telemetry?.count(Telemetry.Name.renderPages, by: outcome.pages)
         logger.debug("rendered dashboard", metadata: [Telemetry.LogKey.pages: "\(outcome.pages)"])
         return outcome.complete ? started : nil
@@ -148,7 +153,7 @@ public struct RenderScheduler: Service {
         await storage?.waitWhileFull()
         do {
             last = try await renderNow(since: nil)
-        } catch where Task.isCancelled {
+        } catch  where Task.isCancelled {
             return  // graceful shutdown cancelled the render: not a failure
         } catch let error where storage?.noteFailure(error) == true {
             // The disk is full: logged once by the state; the next change renders everything since start.
@@ -165,8 +170,10 @@ public struct RenderScheduler: Service {
                 do {
                     // A second of overlap: rows changed in the same millisecond as the last start are not missed.
                     // An incomplete render keeps `last`: its issue pages are pending still.
-                    if let started = try await renderNow(since: last.map { $0.addingTimeInterval(-1) }) { last = started }
-                } catch where Task.isCancelled {
+                    if let started = try await renderNow(since: last.map { $0.addingTimeInterval(-1) }) {
+                        last = started
+                    }
+                } catch  where Task.isCancelled {
                     break  // graceful shutdown cancelled the render: not a failure
                 } catch let error where storage?.noteFailure(error) == true {
                     // The disk is full: logged once by the state; rendered again after the next change.

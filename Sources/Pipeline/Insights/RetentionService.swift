@@ -25,8 +25,10 @@ public struct RetentionService: Service {
     let interval: Duration
     let onChange: @Sendable () -> Void
 
-    public init(store: any RetentionStore, clock: any WallClock, days: Int = 90, logger: Logger, telemetry: Telemetry? = nil,
-                interval: Duration = .seconds(3600), onChange: @escaping @Sendable () -> Void = {}, storage: DiskGuard? = nil) {
+    public init(
+        store: any RetentionStore, clock: any WallClock, days: Int = 90, logger: Logger, telemetry: Telemetry? = nil,
+        interval: Duration = .seconds(3600), onChange: @escaping @Sendable () -> Void = {}, storage: DiskGuard? = nil
+    ) {
         self.storage = storage
         self.store = store
         self.clock = clock
@@ -55,9 +57,11 @@ public struct RetentionService: Service {
         telemetry?.count(Telemetry.Name.retentionPruned, by: total.attachments, [("kind", "attachments")])
         if !total.isEmpty {
             let released = try await store.releaseFreeSpace(maxBytes: .max)
-            logger.info("retention pruned", metadata: [
-                Telemetry.LogKey.reports: "\(total.reports)", Telemetry.LogKey.releasedBytes: "\(released)",
-            ])
+            logger.info(
+                "retention pruned",
+                metadata: [
+                    Telemetry.LogKey.reports: "\(total.reports)", Telemetry.LogKey.releasedBytes: "\(released)",
+                ])
             onChange()
         }
         // Then deleted entries' words leave the search index: every pass (a merge left undone goes on next time), but
@@ -66,7 +70,8 @@ public struct RetentionService: Service {
             do {
                 try await store.mergeSearchIndex()
             } catch {
-                logger.warning("search index merge after pruning failed", metadata: [Telemetry.LogKey.error: "\(error)"])
+                logger.warning(
+                    "search index merge after pruning failed", metadata: [Telemetry.LogKey.error: "\(error)"])
             }
         }
         return total
@@ -95,7 +100,7 @@ public struct RetentionService: Service {
                 await storage?.waitWhileWritesFail()
                 do {
                     try await step(now: self.clock.now())
-                } catch where Task.isCancelled {
+                } catch  where Task.isCancelled {
                     break  // graceful shutdown cancelled the step: not a failure
                 } catch let error where storage?.noteFailure(error) == true {
                     // The disk is full: logged once by the state; the next pass waits until writes can succeed.

@@ -23,7 +23,9 @@ public struct StorageAlertService: Service {
     let logger: Logger
     let poll: Duration
 
-    public init(storage: DiskGuard, alerts: AlertService, clock: any WallClock, logger: Logger, poll: Duration = .seconds(1)) {
+    public init(
+        storage: DiskGuard, alerts: AlertService, clock: any WallClock, logger: Logger, poll: Duration = .seconds(1)
+    ) {
         self.storage = storage
         self.alerts = alerts
         self.clock = clock
@@ -70,7 +72,7 @@ public struct StorageAlertService: Service {
         while !Task.isCancelled {
             do {
                 try await step()
-            } catch where Task.isCancelled {
+            } catch  where Task.isCancelled {
                 break
             } catch let error where storage.noteFailure(error) {
                 // Not even the alert fits: it is kept, and written once the state is left.

@@ -52,9 +52,13 @@ public struct WebhookDispatcher: Service {
     let idleDelay: Duration
 
     /// - Parameter targets: checked before every attempt; a refused target fails the delivery at once.
-    public init(store: any AlertStore, sender: any WebhookSending, targets: WebhookTargetPolicy, clock: any WallClock, logger: Logger,
-                telemetry: Telemetry? = nil, baseBackoff: TimeInterval = 5, maxBackoff: TimeInterval = 600, maxAttempts: Int = 12,
-                idleDelay: Duration = .seconds(1), storage: DiskGuard? = nil) {
+    public init(
+        store: any AlertStore, sender: any WebhookSending, targets: WebhookTargetPolicy, clock: any WallClock,
+        logger: Logger,
+        telemetry: Telemetry? = nil, baseBackoff: TimeInterval = 5, maxBackoff: TimeInterval = 600,
+        maxAttempts: Int = 12,
+        idleDelay: Duration = .seconds(1), storage: DiskGuard? = nil
+    ) {
         self.storage = storage
         self.store = store
         self.sender = sender
@@ -110,13 +114,18 @@ public struct WebhookDispatcher: Service {
                 } else if attempts >= maxAttempts {
                     outcome = .failed(status: status, error: "HTTP \(status)")
                 } else {
-                    outcome = .retry(next: clock.now().addingTimeInterval(backoff(afterAttempts: attempts)), status: status, error: "HTTP \(status)")
+                    outcome = .retry(
+                        next: clock.now().addingTimeInterval(backoff(afterAttempts: attempts)), status: status,
+                        error: "HTTP \(status)")
                 }
             } catch {
                 let failure = error as? WebhookFailure ?? .connectionFailed
-                outcome = attempts >= maxAttempts || failure == .refusedTarget || failure == .invalidURL
+                outcome =
+                    attempts >= maxAttempts || failure == .refusedTarget || failure == .invalidURL
                     ? .failed(status: nil, error: failure.rawValue)
-                    : .retry(next: clock.now().addingTimeInterval(backoff(afterAttempts: attempts)), status: nil, error: failure.rawValue)
+                    : .retry(
+                        next: clock.now().addingTimeInterval(backoff(afterAttempts: attempts)), status: nil,
+                        error: failure.rawValue)
             }
             try await store.recordAttempt(delivery.id, outcome: outcome, at: clock.now())
             let label: String
@@ -127,9 +136,11 @@ public struct WebhookDispatcher: Service {
             }
             telemetry?.count(Telemetry.Name.webhookDeliveries, [("outcome", label)])
             if label != "delivered" {
-                logger.warning("webhook not delivered", metadata: [
-                    Telemetry.LogKey.alert: "\(delivery.alert)", Telemetry.LogKey.status: "\(label)",
-                ])
+                logger.warning(
+                    "webhook not delivered",
+                    metadata: [
+                        Telemetry.LogKey.alert: "\(delivery.alert)", Telemetry.LogKey.status: "\(label)",
+                    ])
             }
         }
     }
@@ -151,7 +162,7 @@ public struct WebhookDispatcher: Service {
             let attempted: Int
             do {
                 attempted = try await step(now: clock.now())
-            } catch where Task.isCancelled {
+            } catch  where Task.isCancelled {
                 break  // graceful shutdown cancelled the step: not a failure
             } catch let error where storage?.noteFailure(error) == true {
                 attempted = 0  // the disk is full: logged once by the state; the next step waits for space

@@ -35,7 +35,9 @@ public struct WebhookTargetPolicy: Sendable {
         } catch {
             throw WebhookTargetProblem(.unresolvable, "\(target.host) does not resolve to an address")
         }
-        guard !addresses.isEmpty else { throw WebhookTargetProblem(.unresolvable, "\(target.host) does not resolve to an address") }
+        guard !addresses.isEmpty else {
+            throw WebhookTargetProblem(.unresolvable, "\(target.host) does not resolve to an address")
+        }
         if addresses.contains(where: NetworkAddressRules.isPrivate) { throw NetworkAddressRules.refused(target.host) }
     }
 }

@@ -19,7 +19,8 @@ enum AlertRecords {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, dedupe_key) DO NOTHING
                 """
         ).execute(arguments: [
-            draft.project.rawValue, draft.kind.rawValue, draft.dedupeKey, draft.issue?.rawValue, draft.release, draft.title,
+            draft.project.rawValue, draft.kind.rawValue, draft.dedupeKey, draft.issue?.rawValue, draft.release,
+            draft.title,
             reason, now,
         ])
         return db.changesCount == 1
@@ -27,8 +28,10 @@ enum AlertRecords {
 
     /// The project's settings, or the defaults when none were saved.
     static func settings(project: ProjectID, _ db: Database) throws -> AlertSettings {
-        guard let json = try String.fetchOne(
-            db.cachedStatement(sql: "SELECT settings FROM alert_settings WHERE project_id = ?"), arguments: [project.rawValue])
+        guard
+            let json = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT settings FROM alert_settings WHERE project_id = ?"),
+                arguments: [project.rawValue])
         else { return AlertSettings() }
         return (try? JSONDecoder().decode(AlertSettings.self, from: Data(json.utf8))) ?? AlertSettings()
     }
@@ -39,7 +42,8 @@ enum AlertRecords {
         let reason = (try? JSONDecoder().decode([String: Double].self, from: Data(reasonText.utf8))) ?? [:]
         return Alert(
             id: row["id"], project: ProjectID(row["project_id"] as Int64), kind: kind,
-            issue: (row["issue_id"] as Int64?).map { IssueID($0) }, release: row["release"], title: row["title"], reason: reason,
+            issue: (row["issue_id"] as Int64?).map { IssueID($0) }, release: row["release"], title: row["title"],
+            reason: reason,
             createdAt: Millis.date(row["created_at"]))
     }
 }

@@ -34,7 +34,9 @@ enum CountedRow {
     /// - Returns: (change of "row exists" as -1/0/1, change of "second counter > 0" as -1/0/1 — 0 when there is
     ///   only one counter). A caller that needs more (a single counter crossing 1→2) reads `bumpValues`.
     @discardableResult
-    static func bump(_ shape: Shape, values: [any DatabaseValueConvertible], by: [Int], _ db: Database) throws -> (Int, Int) {
+    static func bump(_ shape: Shape, values: [any DatabaseValueConvertible], by: [Int], _ db: Database) throws -> (
+        Int, Int
+    ) {
         let (before, after) = try bumpValues(shape, values: values, by: by, db)
         let deltas = CounterDeltas.row(before: before, after: after)
         return (deltas.exists, deltas.flagged)

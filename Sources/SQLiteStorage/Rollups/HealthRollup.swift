@@ -15,9 +15,11 @@ enum HealthRollup {
     /// update bumps up to four of them, and a shape builds and hashes its statements' text.
     enum Shapes {
         static let dayUsers = CountedRow.Shape(
-            table: "health_day_users", keys: ["project_id", "release", "day", "user_key"], counters: ["sessions", "crashed"])
+            table: "health_day_users", keys: ["project_id", "release", "day", "user_key"],
+            counters: ["sessions", "crashed"])
         static let releaseUsers = CountedRow.Shape(
-            table: "health_release_users", keys: ["project_id", "release", "user_key"], counters: ["sessions", "crashed"])
+            table: "health_release_users", keys: ["project_id", "release", "user_key"],
+            counters: ["sessions", "crashed"])
     }
 
     /// Moves the rollups from `old` to `new` (either may be nil: a new session, or none).
@@ -25,15 +27,19 @@ enum HealthRollup {
     /// - Parameter users: what gives the per-user rows the user's rollup key (`RollupUserKeys`), as every write does
     ///   (one for a whole batch reads its project's key once); nil only for the backfill of an old migration, whose
     ///   rows `v24-hashed-rollup-users` rewrites.
-    static func apply(project: ProjectID, remove old: SessionContribution?, add new: SessionContribution?, startedAt: Int64,
-                      users: RollupUserKeys.Keyer?, _ db: Database) throws {
+    static func apply(
+        project: ProjectID, remove old: SessionContribution?, add new: SessionContribution?, startedAt: Int64,
+        users: RollupUserKeys.Keyer?, _ db: Database
+    ) throws {
         guard old != new else { return }
         if let old { try change(project: project, old, sign: -1, startedAt: startedAt, users: users, db) }
         if let new { try change(project: project, new, sign: 1, startedAt: startedAt, users: users, db) }
     }
 
-    private static func change(project: ProjectID, _ contribution: SessionContribution, sign: Int, startedAt: Int64,
-                               users: RollupUserKeys.Keyer?, _ db: Database) throws {
+    private static func change(
+        project: ProjectID, _ contribution: SessionContribution, sign: Int, startedAt: Int64,
+        users: RollupUserKeys.Keyer?, _ db: Database
+    ) throws {
         var c = contribution
         if let users { c.user = try users.key(c.user, project: project, db) }
         // A counted row (an aggregate's) moves the counters by its count; its user, if any, is one user.
@@ -58,7 +64,8 @@ enum HealthRollup {
             ).execute(arguments: [project.rawValue, release, c.day.rawValue, sessions, crashed, abnormal, errored])
             if let user = c.user {
                 let (users, crashedUsers) = try CountedRow.bump(
-                    Shapes.dayUsers, values: [project.rawValue, release, c.day.rawValue, user], by: [sessions, crashed], db)
+                    Shapes.dayUsers, values: [project.rawValue, release, c.day.rawValue, user],
+                    by: [sessions, crashed], db)
                 if users != 0 || crashedUsers != 0 {
                     try db.cachedStatement(
                         sql: """
@@ -88,7 +95,8 @@ enum HealthRollup {
                 Shapes.releaseUsers, values: [project.rawValue, c.release, user], by: [sessions, crashed], db)
             if users != 0 || crashedUsers != 0 {
                 try db.cachedStatement(
-                    sql: "UPDATE health_releases SET users = users + ?, crashed_users = crashed_users + ? WHERE project_id = ? AND release = ?"
+                    sql:
+                        "UPDATE health_releases SET users = users + ?, crashed_users = crashed_users + ? WHERE project_id = ? AND release = ?"
                 ).execute(arguments: [users, crashedUsers, project.rawValue, c.release])
             }
         }
@@ -97,15 +105,21 @@ enum HealthRollup {
     /// Fills the rollups from the sessions already stored (run once, by the migration that adds them).
     static func backfill(_ db: Database) throws {
         let rows = try Row.fetchCursor(
-            db, sql: "SELECT project_id, session_id, distinct_id, release, environment, started_at, status, errors FROM sessions")
+            db,
+            sql:
+                "SELECT project_id, session_id, distinct_id, release, environment, started_at, status, errors FROM sessions"
+        )
         while let row = try rows.next() {
-            guard let id = SessionID(row["session_id"]), let status = SessionStatus(rawValue: row["status"]) else { continue }
+            guard let id = SessionID(row["session_id"]), let status = SessionStatus(rawValue: row["status"]) else {
+                continue
+            }
             let started: Int64 = row["started_at"]
             let state = SessionState(
                 sessionID: id, distinctID: row["distinct_id"], release: row["release"], environment: row["environment"],
                 started: Millis.date(started), status: status, errors: row["errors"], duration: nil, seq: nil)
             try apply(
-                project: ProjectID(row["project_id"] as Int64), remove: nil, add: SessionContribution(state), startedAt: started,
+                project: ProjectID(row["project_id"] as Int64), remove: nil, add: SessionContribution(state),
+                startedAt: started,
                 users: nil, db)
         }
     }

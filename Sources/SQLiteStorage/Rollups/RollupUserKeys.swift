@@ -32,7 +32,8 @@ enum RollupUserKeys {
     static func key(_ user: String?, project: ProjectID, _ db: Database) throws -> String? {
         guard let user else { return nil }
         return try String.fetchOne(
-            db.cachedStatement(sql: "SELECT \(function)(identity_key, ?) FROM projects WHERE id = ?"), arguments: [user, project.rawValue])
+            db.cachedStatement(sql: "SELECT \(function)(identity_key, ?) FROM projects WHERE id = ?"),
+            arguments: [user, project.rawValue])
     }
 
     /// The rollup keys of a batch's users: each project's identity key read once, not once a report or session.
@@ -79,7 +80,7 @@ enum RollupUserKeys {
                 """
                 UPDATE \(parent) SET users = (SELECT count(*) FROM \(name) u
                     WHERE u.issue_id = \(parent).issue_id AND u.\(key) = \(parent).\(key))
-                """,
+                """
             ])
     }
 
@@ -92,7 +93,7 @@ enum RollupUserKeys {
                 """
                 UPDATE issues SET users = (SELECT count(*) FROM issue_users u WHERE u.issue_id = issues.id),
                     repeat_users = (SELECT count(*) FROM issue_users u WHERE u.issue_id = issues.id AND u.events > 1)
-                """,
+                """
             ]),
         perIssue("issue_release_users", key: "release", parent: "issue_releases"),
         perIssue("issue_day_users", key: "day", parent: "issue_days"),
@@ -106,7 +107,7 @@ enum RollupUserKeys {
                         AND u.release = health_days.release AND u.day = health_days.day),
                     crashed_users = (SELECT count(*) FROM health_day_users u WHERE u.project_id = health_days.project_id
                         AND u.release = health_days.release AND u.day = health_days.day AND u.crashed > 0)
-                """,
+                """
             ]),
         Table(
             name: "health_release_users", keys: ["project_id", "release"], counters: ["sessions", "crashed"],
@@ -118,7 +119,7 @@ enum RollupUserKeys {
                         AND u.release = health_releases.release),
                     crashed_users = (SELECT count(*) FROM health_release_users u WHERE u.project_id = health_releases.project_id
                         AND u.release = health_releases.release AND u.crashed > 0)
-                """,
+                """
             ]),
     ]
 

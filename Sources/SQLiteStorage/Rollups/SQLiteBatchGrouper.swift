@@ -15,7 +15,8 @@ struct FiledReport {
     var groupingVersion: Int?
 
     /// The columns `init(_:)` reads, in its order.
-    static let columns = "project_id, kind, occurred_at, release, user_key, session_id, issue_id, early, grouping_version"
+    static let columns =
+        "project_id, kind, occurred_at, release, user_key, session_id, issue_id, early, grouping_version"
 
     init(_ row: Row) {
         project = ProjectID(row[0] as Int64)
@@ -130,13 +131,14 @@ enum SQLiteBatchGrouper {
     /// An issue a report moves out of, by id, with what only moves need: its events (emptied, it goes), its status
     /// marks (a split keeps them) and when it was created (deleted, it gives back its place in the window).
     static func current(_ id: Int64, _ db: Database) throws -> (FilingPlanner.IssueKey, FilingPlanner.Issue)? {
-        guard let row = try Row.fetchOne(
-            db.cachedStatement(
-                sql: """
-                    SELECT id, status, fingerprint, title_rank, title, first_seen, last_seen, first_release, last_release,
-                        project_id, events, regressed, status_changed_at, status_changed_by, created_at
-                    FROM issues WHERE id = ?
-                    """), arguments: [id])
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT id, status, fingerprint, title_rank, title, first_seen, last_seen, first_release, last_release,
+                            project_id, events, regressed, status_changed_at, status_changed_by, created_at
+                        FROM issues WHERE id = ?
+                        """), arguments: [id])
         else { return nil }
         var issue = issue(row)
         issue.events = row[10]
@@ -162,7 +164,8 @@ enum SQLiteBatchGrouper {
                         "SELECT count(*) FROM (SELECT 1 FROM issues WHERE project_id = ? AND created_at >= ? AND created_at < ? LIMIT ?)"
                 ),
                 arguments: [
-                    project.rawValue, window.lowerBound, window.upperBound, limit.overflow ? Int.max : limit.partialValue,
+                    project.rawValue, window.lowerBound, window.upperBound,
+                    limit.overflow ? Int.max : limit.partialValue,
                 ]) ?? 0
         var budget = IssueFiling.NewIssueBudget(cap: settings.newIssueCap, createdInWindow: created, overflow: nil)
         guard created.addingReportingOverflow(more).partialValue >= budget.cap else { return (budget, nil) }
@@ -207,7 +210,10 @@ enum SQLiteBatchGrouper {
         func insert(upTo end: Int) throws {
             while created.count < min(end, plan.newIssues.count) {
                 let issue = plan.newIssues[created.count]
-                guard issue.status != .open || issue.regressed || issue.statusChangedAt != nil || issue.statusChangedBy != nil else {
+                guard
+                    issue.status != .open || issue.regressed || issue.statusChangedAt != nil
+                        || issue.statusChangedBy != nil
+                else {
                     // Open, as almost every new issue is: the columns' defaults.
                     try db.cachedStatement(
                         sql: """
@@ -216,7 +222,8 @@ enum SQLiteBatchGrouper {
                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?9, ?10, ?10)
                             """
                     ).execute(arguments: [
-                        issue.key.project, issue.key.fingerprint, issue.kind, issue.grouping, issue.title, issue.culprit,
+                        issue.key.project, issue.key.fingerprint, issue.kind, issue.grouping, issue.title,
+                        issue.culprit,
                         issue.titleRank, issue.occurredAt, issue.release, plan.now,
                     ])
                     created.append(db.lastInsertedRowID)
@@ -381,7 +388,8 @@ enum SQLiteBatchGrouper {
             ])
             if let rekey = planned.rekey {
                 try db.cachedStatement(
-                    sql: "UPDATE issues SET fingerprint = ?, grouping = ?, title = ?, culprit = ?, title_rank = ?, kind = ? WHERE id = ?"
+                    sql:
+                        "UPDATE issues SET fingerprint = ?, grouping = ?, title = ?, culprit = ?, title_rank = ?, kind = ? WHERE id = ?"
                 ).execute(arguments: [
                     rekey.fingerprint, rekey.grouping, rekey.title, rekey.culprit, rekey.rank, rekey.kind, issue,
                 ])

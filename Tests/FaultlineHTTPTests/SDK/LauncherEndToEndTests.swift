@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
-import Testing
 import TestSupport
+import Testing
 
 /// `faultline-run` against the real server, running the real SDK fixture, a C program built here, and shells.
 @Suite(.serialized, .tags(.endToEnd), .provisioned) struct LauncherEndToEndTests {
@@ -24,7 +24,9 @@ import TestSupport
             process.executableURL = URL(fileURLWithPath: SDKBinaries.launcher)
             process.arguments = arguments
             var env = ProcessInfo.processInfo.environment
-            for name in ["FAULTLINE_DSN", "FAULTLINE_RELEASE", "FAULTLINE_ENVIRONMENT", "FAULTLINE_STATE_DIR", "SWIFT_BACKTRACE"] {
+            for name in [
+                "FAULTLINE_DSN", "FAULTLINE_RELEASE", "FAULTLINE_ENVIRONMENT", "FAULTLINE_STATE_DIR", "SWIFT_BACKTRACE",
+            ] {
                 env[name] = nil
             }
             process.environment = env.merging(environment) { $1 }
@@ -51,7 +53,8 @@ import TestSupport
                 try? FileManager.default.removeItem(atPath: outPath)
                 try? FileManager.default.removeItem(atPath: errPath)
             }
-            let ending: Ending = process.terminationReason == .uncaughtSignal
+            let ending: Ending =
+                process.terminationReason == .uncaughtSignal
                 ? .signal(process.terminationStatus) : .code(process.terminationStatus)
             lastErr = err
             lastOut = out
@@ -76,7 +79,9 @@ import TestSupport
         func waitForStderr(_ text: String, timeout: Duration = .seconds(60)) async throws {
             let deadline = ContinuousClock.now + timeout
             while !err.contains(text) {
-                guard ContinuousClock.now < deadline, process.isRunning else { throw TestFailure("no '\(text)' in: \(err)") }
+                guard ContinuousClock.now < deadline, process.isRunning else {
+                    throw TestFailure("no '\(text)' in: \(err)")
+                }
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
@@ -98,7 +103,9 @@ import TestSupport
         return Setup(folder: folder, server: try await ServerProcess(folder: folder), project: project)
     }
 
-    func run(_ dsn: String?, release: String, state: String, _ command: [String], sendTimeout: Int = 20) async throws -> (Ending, String) {
+    func run(_ dsn: String?, release: String, state: String, _ command: [String], sendTimeout: Int = 20) async throws
+        -> (Ending, String)
+    {
         var arguments = ["--release", release, "--state-dir", state, "--send-timeout", "\(sendTimeout)"]
         if let dsn { arguments += ["--dsn", dsn] }
         let launch = try Launch(arguments + ["--"] + command)
@@ -109,7 +116,9 @@ import TestSupport
     func get(_ setup: Setup, _ path: String) async throws -> [String: Any] {
         let answer = try await HTTP(client: HTTPClient.shared).send(
             .GET, setup.server.baseURL + path, headers: [("Authorization", "Bearer \(setup.project.upload)")])
-        guard answer.status == 200 else { throw TestFailure("GET \(path): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))") }
+        guard answer.status == 200 else {
+            throw TestFailure("GET \(path): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+        }
         return answer.json
     }
 
@@ -149,7 +158,8 @@ import TestSupport
         try process.run()
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         _ = state
-        return process.terminationReason == .uncaughtSignal ? .signal(process.terminationStatus) : .code(process.terminationStatus)
+        return process.terminationReason == .uncaughtSignal
+            ? .signal(process.terminationStatus) : .code(process.terminationStatus)
     }
 
     // MARK: - Tests
@@ -164,8 +174,10 @@ import TestSupport
             environment: ["FAULTLINE_URL": setup.server.baseURL, "FAULTLINE_UPLOAD_TOKEN": setup.project.upload])
         #expect(upload.status == 0, "\(upload.err)")
 
-        let steps = ["start", "log:checkout started", "key:cart=blue", "ikey:items=3", "user:user-7",
-                     "stderr:about to look past the end", "crash:index"]
+        let steps = [
+            "start", "log:checkout started", "key:cart=blue", "ikey:items=3", "user:user-7",
+            "stderr:about to look past the end", "crash:index",
+        ]
         let (ending, err) = try await run(setup.dsn, release: "3.1", state: state.path, [SDKBinaries.fixture] + steps)
         // The launcher ends as its child does without it.
         #expect(ending == (try await bareEnding(steps)))
@@ -178,7 +190,9 @@ import TestSupport
         let report = try await waitForSymbolication(setup, id)
         #expect(report["user_id"] as? String == "user-7")
         #expect(report["release"] as? String == "3.1")
-        #expect((report["breadcrumbs"] as? [[String: Any]])?.contains { $0["message"] as? String == "checkout started" } == true)
+        #expect(
+            (report["breadcrumbs"] as? [[String: Any]])?.contains { $0["message"] as? String == "checkout started" }
+                == true)
         let keys = report["custom_keys"] as? [String: Any] ?? [:]
         #expect(keys["cart"] as? String == "blue")
         #expect(keys["items"] as? Int == 3)
@@ -187,7 +201,9 @@ import TestSupport
         // The fixture's own frames resolve; the system's libraries have no debug files here ("partial").
         #expect(["complete", "partial"].contains(symbolication["state"] as? String ?? ""), "\(symbolication)")
         let crashed = (symbolication["threads"] as? [[[String: Any]]])?.first ?? []
-        let functions = crashed.flatMap { $0["frames"] as? [[String: Any]] ?? [] }.compactMap { $0["function"] as? String }
+        let functions = crashed.flatMap { $0["frames"] as? [[String: Any]] ?? [] }.compactMap {
+            $0["function"] as? String
+        }
         #expect(functions.contains { $0.contains("indexOutOfRange") }, "\(functions)")
 
         var health = try await releaseHealth(setup, release: "3.1")
@@ -195,14 +211,18 @@ import TestSupport
         #expect(health["crashed_sessions"] as? Int == 1)
 
         // Once: the next run of the same app sends nothing again, and the crash file and state file are gone.
-        let (next, nextErr) = try await run(setup.dsn, release: "3.1", state: state.path, [SDKBinaries.fixture, "start", "exit:0"])
+        let (next, nextErr) = try await run(
+            setup.dsn, release: "3.1", state: state.path, [SDKBinaries.fixture, "start", "exit:0"])
         #expect(next == .code(0), "\(nextErr)")
         #expect(try await crashReports(setup).count == 1)
         health = try await releaseHealth(setup, release: "3.1")
         #expect(health["sessions"] as? Int == 2)
         #expect(health["crashed_sessions"] as? Int == 1)
         #expect((try? FileManager.default.contentsOfDirectory(atPath: state.file("crashes")))?.isEmpty == true)
-        #expect((try? FileManager.default.contentsOfDirectory(atPath: state.file("runs")))?.filter { $0.hasSuffix(".state") }.isEmpty == true)
+        #expect(
+            (try? FileManager.default.contentsOfDirectory(atPath: state.file("runs")))?.filter {
+                $0.hasSuffix(".state")
+            }.isEmpty == true)
         #expect((try? String(contentsOfFile: state.file("last-run"), encoding: .utf8))?.contains("exited") == true)
     }
 
@@ -210,8 +230,10 @@ import TestSupport
         let setup = try await setUp()
         defer { setup.server.cleanUp() }
         let state = try TempFolder("launcher-state")
-        let launch = try Launch(["--dsn", setup.dsn, "--release", "4.0", "--state-dir", state.path, "--",
-                                 SDKBinaries.fixture, "start", "stderr:sleeping", "sleep:60"])
+        let launch = try Launch([
+            "--dsn", setup.dsn, "--release", "4.0", "--state-dir", state.path, "--",
+            SDKBinaries.fixture, "start", "stderr:sleeping", "sleep:60",
+        ])
         try await launch.waitForStderr("sleeping")
         kill(try await launch.childPID(), SIGKILL)
         #expect(try await launch.wait() == .signal(SIGKILL))
@@ -228,10 +250,14 @@ import TestSupport
         defer { setup.server.cleanUp() }
         // Four installations (state folders), seven runs, three of them crash (in two installations).
         let installs = try (0..<4).map { _ in try TempFolder("launcher-install") }
-        let plan: [(install: Int, crash: Bool)] = [(0, false), (0, true), (1, false), (1, false), (2, true), (3, false), (2, true)]
+        let plan: [(install: Int, crash: Bool)] = [
+            (0, false), (0, true), (1, false), (1, false), (2, true), (3, false), (2, true),
+        ]
         for run in plan {
-            let command = run.crash ? [SDKBinaries.fixture, "start", "crash:abort"] : [SDKBinaries.fixture, "start", "exit:0"]
-            let (ending, err) = try await self.run(setup.dsn, release: "5.0", state: installs[run.install].path, command)
+            let command =
+                run.crash ? [SDKBinaries.fixture, "start", "crash:abort"] : [SDKBinaries.fixture, "start", "exit:0"]
+            let (ending, err) = try await self.run(
+                setup.dsn, release: "5.0", state: installs[run.install].path, command)
             #expect(ending == (run.crash ? .signal(SIGABRT) : .code(0)), "\(err)")
         }
         let sessions = plan.count
@@ -304,15 +330,19 @@ import TestSupport
         defer { setup.server.cleanUp() }
         let state = try TempFolder("launcher-state")
         let script = "trap 'echo child got TERM >&2; exit 7' TERM; echo ready >&2; while :; do sleep 0.05; done"
-        let launch = try Launch(["--dsn", setup.dsn, "--release", "8.0", "--state-dir", state.path, "--", "sh", "-c", script])
+        let launch = try Launch([
+            "--dsn", setup.dsn, "--release", "8.0", "--state-dir", state.path, "--", "sh", "-c", script,
+        ])
         try await launch.waitForStderr("ready")
         kill(launch.process.processIdentifier, SIGTERM)
         #expect(try await launch.wait() == .code(7))
         #expect(launch.lastErr.contains("child got TERM"))
 
         // A child that dies of the SIGTERM: the launcher dies of it too, and the session ended as asked.
-        let fixture = try Launch(["--dsn", setup.dsn, "--release", "8.0", "--state-dir", state.path, "--",
-                                  SDKBinaries.fixture, "start", "stderr:waiting", "sleep:60"])
+        let fixture = try Launch([
+            "--dsn", setup.dsn, "--release", "8.0", "--state-dir", state.path, "--",
+            SDKBinaries.fixture, "start", "stderr:waiting", "sleep:60",
+        ])
         try await fixture.waitForStderr("waiting")
         kill(fixture.process.processIdentifier, SIGTERM)
         #expect(try await fixture.wait() == .signal(SIGTERM))
@@ -328,11 +358,15 @@ import TestSupport
         let state = try TempFolder("launcher-state")
         // The app's user said no (Faultline.setCollectionEnabled(false) writes this file).
         try state.write("settings", "collection=off\n")
-        let (ending, err) = try await run(setup.dsn, release: "11.0", state: state.path, [SDKBinaries.fixture, "start", "crash:abort"])
+        let (ending, err) = try await run(
+            setup.dsn, release: "11.0", state: state.path, [SDKBinaries.fixture, "start", "crash:abort"])
         #expect(ending == .signal(SIGABRT), "\(err)")
         #expect(try await crashReports(setup).isEmpty)
         #expect(try await releaseHealth(setup, release: "11.0")["sessions"] == nil)
-        #expect(((try? FileManager.default.contentsOfDirectory(atPath: state.file("queue"))) ?? []).contains { $0.contains("crash") })
+        #expect(
+            ((try? FileManager.default.contentsOfDirectory(atPath: state.file("queue"))) ?? []).contains {
+                $0.contains("crash")
+            })
 
         try state.write("settings", "collection=on\n")
         let (next, _) = try await run(setup.dsn, release: "11.0", state: state.path, ["/bin/true"])
@@ -350,8 +384,10 @@ import TestSupport
         let setup = try await setUp()
         defer { setup.server.cleanUp() }
         let state = try TempFolder("launcher-state")
-        let launch = try Launch(["--dsn", setup.dsn, "--release", "10.0", "--state-dir", state.path, "--",
-                                 SDKBinaries.fixture, "start", "log:left alone", "stderr:waiting", "sleep:60"])
+        let launch = try Launch([
+            "--dsn", setup.dsn, "--release", "10.0", "--state-dir", state.path, "--",
+            SDKBinaries.fixture, "start", "log:left alone", "stderr:waiting", "sleep:60",
+        ])
         try await launch.waitForStderr("waiting")
         let child = try await launch.childPID()
         // Foundation notices the launcher's end only once an inherited descriptor closes, which its orphaned
@@ -384,7 +420,10 @@ import TestSupport
         #expect(health["sessions"] as? Int == 2)
         #expect(health["abnormal_sessions"] as? Int == 1)
         #expect(health["crashed_sessions"] as? Int == 0)
-        #expect((try? FileManager.default.contentsOfDirectory(atPath: state.file("runs")))?.filter { $0.hasSuffix(".state") }.isEmpty == true)
+        #expect(
+            (try? FileManager.default.contentsOfDirectory(atPath: state.file("runs")))?.filter {
+                $0.hasSuffix(".state")
+            }.isEmpty == true)
     }
 
     /// A terminal's Ctrl-C goes to the whole foreground process group, the child included: the launcher must
@@ -410,7 +449,9 @@ import TestSupport
                 return count;
             }
             """, name: "count-int", in: scratch, flags: ["-O0"])
-        let driver = try scratch.write("ctrl_c_driver.py", """
+        let driver = try scratch.write(
+            "ctrl_c_driver.py",
+            """
             import os, pty, select, sys, time
             launcher, state, script = sys.argv[1], sys.argv[2], sys.argv[3]
             pid, fd = pty.fork()
@@ -441,9 +482,10 @@ import TestSupport
         let deadDSN = setup.dsn
         _ = try await setup.server.terminate()
 
-        let (ending, err) = try await run(deadDSN, release: "9.0", state: state.path,
-                                          [SDKBinaries.fixture, "start", "log:before the outage", "crash:abort"],
-                                          sendTimeout: 1)
+        let (ending, err) = try await run(
+            deadDSN, release: "9.0", state: state.path,
+            [SDKBinaries.fixture, "start", "log:before the outage", "crash:abort"],
+            sendTimeout: 1)
         #expect(ending == .signal(SIGABRT))
         let queued = (try? FileManager.default.contentsOfDirectory(atPath: state.file("queue"))) ?? []
         #expect(!queued.isEmpty, "\(err)")
@@ -458,7 +500,10 @@ import TestSupport
         #expect(crashes.count == 1)
         if let id = crashes.first?["event_id"] as? String {
             let report = try await get(back, "/api/v1/reports/\(id)")
-            #expect((report["breadcrumbs"] as? [[String: Any]])?.contains { $0["message"] as? String == "before the outage" } == true)
+            #expect(
+                (report["breadcrumbs"] as? [[String: Any]])?.contains {
+                    $0["message"] as? String == "before the outage"
+                } == true)
         }
         var health = try await releaseHealth(back, release: "9.0")
         #expect(health["sessions"] as? Int == 2)

@@ -1,5 +1,6 @@
 import FaultlineSDK
 import Testing
+
 @testable import faultline_run
 
 /// The launcher's pure parts: the standard error tail, the `SWIFT_BACKTRACE` merge, crash-file names and
@@ -26,7 +27,8 @@ import Testing
     }
 
     @Test func ourBacktraceKeysWinAndTheUsersOthersStay() {
-        let merged = Launcher.swiftBacktrace(existing: "enable=no,color=yes,output-to=/elsewhere,timeout=5s", outputTo: "/state/crashes")
+        let merged = Launcher.swiftBacktrace(
+            existing: "enable=no,color=yes,output-to=/elsewhere,timeout=5s", outputTo: "/state/crashes")
         let pairs = merged.split(separator: ",").map(String.init)
         #expect(pairs.contains("color=yes"))
         #expect(pairs.contains("timeout=5s"))
@@ -45,7 +47,8 @@ import Testing
             dsn: "http://k@h/1", release: "1.0", build: nil, environment: nil, appID: nil, stateDirectory: "/s",
             sendTimeout: 10)
         let env = Launcher.childEnvironment(
-            parent: ["PATH": "/bin", "FAULTLINE_ENVIRONMENT": "kept"], run: (StateFolder(path: "/s"), "/s/runs/x.state"),
+            parent: ["PATH": "/bin", "FAULTLINE_ENVIRONMENT": "kept"],
+            run: (StateFolder(path: "/s"), "/s/runs/x.state"),
             settings: settings)
         #expect(env.contains("PATH=/bin"))
         #expect(env.contains("FAULTLINE_STATE_DIR=/s"))

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Security #39, finding 7, through the real `faultline-run`: a state folder another user made (a real one:
 /// `nobody`, through `setpriv`; the suite runs as root) is refused, the program still runs with reporting off,
@@ -26,9 +26,10 @@ import TestSupport
         #expect(chmod(victim, 0o600) == 0)
         let made = try Self.asNobody("mkdir -m 777 \(shared) \(shared)/crashes \(shared)/queue \(shared)/runs")
         try #require(made.status == 0, "\(made.err)")
-        let lastPID = Int(
-            (try String(contentsOfFile: "/proc/sys/kernel/ns_last_pid", encoding: .utf8))
-                .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let lastPID =
+            Int(
+                (try String(contentsOfFile: "/proc/sys/kernel/ns_last_pid", encoding: .utf8))
+                    .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         for pid in (lastPID + 1)...(lastPID + 3000) {
             for name in ["last-run.tmp-\(pid)", "install-id.tmp-\(pid)", "settings.tmp-\(pid)"] {
                 let link = shared + "/" + name
@@ -40,15 +41,20 @@ import TestSupport
         // When a root launcher runs a Swift program that crashes, with that folder.
         let marker = root.path + "/ran"
         let launch = try Launch(
-            ["--state-dir", shared, "--send-timeout", "0", "--", "/bin/sh", "-c",
-             "echo ran > \(marker); exec \(SDKBinaries.fixture) start crash:index"],
+            [
+                "--state-dir", shared, "--send-timeout", "0", "--", "/bin/sh", "-c",
+                "echo ran > \(marker); exec \(SDKBinaries.fixture) start crash:index",
+            ],
             environment: ["FAULTLINE_STATE_DIR": shared, "SWIFT_BACKTRACE": "enable=no"])
         let ending = try await launch.wait()
 
         // Then: the program ran and died as it would have without the launcher; reporting said why it is off.
         #expect(FileManager.default.fileExists(atPath: marker))
         guard case .signal = ending else { Issue.record("not a signal death: \(ending): \(launch.lastErr)"); return }
-        #expect(launch.lastErr.contains("faultline-run: no crash reporting for this run (the program runs without it): refusing the state folder \(shared): it is owned by uid 65534, not by this user (uid 0)"))
+        #expect(
+            launch.lastErr.contains(
+                "faultline-run: no crash reporting for this run (the program runs without it): refusing the state folder \(shared): it is owned by uid 65534, not by this user (uid 0)"
+            ))
         #expect(launch.lastErr.contains("faultline: not started: refusing the state folder \(shared)"))
         // Nothing was written through a link, nothing of the run went into nobody's folder, and the Swift
         // runtime was not sent to write the crash (registers, memory) into nobody's crashes/.
@@ -68,7 +74,9 @@ import TestSupport
         #expect(mkdir(state, 0o700) == 0 && chmod(state, 0o770) == 0)
         let launch = try Launch(["--state-dir", state, "--send-timeout", "0", "--", "/bin/sh", "-c", "exit 7"])
         #expect(try await launch.wait() == .code(7))
-        #expect(launch.lastErr.contains("refusing the state folder \(state): it can be written by its group (mode 0770; chmod go-w \(state))"))
+        #expect(
+            launch.lastErr.contains(
+                "refusing the state folder \(state): it can be written by its group (mode 0770; chmod go-w \(state))"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: state).isEmpty)
     }
 
@@ -86,7 +94,9 @@ import TestSupport
         #expect(try Self.asNobody("ls \(state)/crashes").status != 0)  // the other user cannot look in
         #expect(try Self.asNobody("ls \(state)").status == 0)  // (while the state folder, 0755, is open to them)
         #expect(!launch.lastErr.contains("no crash reporting"), "\(launch.lastErr)")
-        let queued = try FileManager.default.contentsOfDirectory(atPath: state + "/queue").filter { $0.hasSuffix(".gz") }
+        let queued = try FileManager.default.contentsOfDirectory(atPath: state + "/queue").filter {
+            $0.hasSuffix(".gz")
+        }
         #expect(queued.count == 2 && queued.allSatisfy { $0.contains("-session-") }, "\(queued)")
         #expect(try String(contentsOfFile: state + "/last-run", encoding: .utf8) == "exited\n")
     }

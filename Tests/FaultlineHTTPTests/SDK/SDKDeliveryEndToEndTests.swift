@@ -55,7 +55,10 @@ import Testing
     /// Fast backoff so that retries happen within the test; the logic is the production one.
     static let quick = RetryPolicy(baseDelay: 0.1, maxDelay: 0.5)
 
-    func eventID(_ n: Int) -> String { String(format: "%08x", n) + String(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(24)) }
+    func eventID(_ n: Int) -> String {
+        String(format: "%08x", n)
+            + String(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(24))
+    }
 
     let device = FaultlineSDK.DeviceInfo(os: "Linux", osVersion: "6.1", arch: "x86_64", model: nil, memory: nil)
 
@@ -63,7 +66,9 @@ import Testing
         RunContext(
             sessionID: session, installID: "install-" + user, userID: user, appVersion: "2.4.1", appBuild: "7",
             environment: "e2e", startedAt: Date().timeIntervalSince1970 - 30, pid: 1,
-            breadcrumbs: [FaultlineSDK.Breadcrumb(timestamp: Date().timeIntervalSince1970 - 5, message: "checkout started")],
+            breadcrumbs: [
+                FaultlineSDK.Breadcrumb(timestamp: Date().timeIntervalSince1970 - 5, message: "checkout started")
+            ],
             customKeys: [CustomKey(key: "cart_items", value: .int(3))])
     }
 
@@ -71,22 +76,28 @@ import Testing
         ReportBuilder.nonFatal(
             eventID: id, timestamp: Date().timeIntervalSince1970,
             error: FaultlineSDK.ErrorInfo(type: "Shop.CheckoutError", code: "2", message: message), userInfo: [:],
-            stack: CapturedStack(threadName: "main", frames: [.init(address: 0x1234, isProgramCounter: true)], modules: []),
+            stack: CapturedStack(
+                threadName: "main", frames: [.init(address: 0x1234, isProgramCounter: true)], modules: []),
             context: ctx, device: device)
     }
 
     func report(_ s: Setup, _ id: String) async throws -> [String: Any]? {
-        let answer = try await http.send(.GET, s.server.baseURL + "/api/v1/reports/\(id)", headers: [("Authorization", "Bearer \(s.project.upload)")])
+        let answer = try await http.send(
+            .GET, s.server.baseURL + "/api/v1/reports/\(id)", headers: [("Authorization", "Bearer \(s.project.upload)")]
+        )
         return answer.status == 200 ? answer.json : nil
     }
 
     func reportCount(_ s: Setup) async throws -> Int {
-        let answer = try await http.send(.GET, s.server.baseURL + "/api/v1/reports?limit=500", headers: [("Authorization", "Bearer \(s.project.upload)")])
+        let answer = try await http.send(
+            .GET, s.server.baseURL + "/api/v1/reports?limit=500",
+            headers: [("Authorization", "Bearer \(s.project.upload)")])
         return (answer.json["reports"] as? [[String: Any]])?.count ?? -1
     }
 
     func health(_ s: Setup) async throws -> [String: Any]? {
-        let answer = try await http.send(.GET, s.server.baseURL + "/api/v1/releases", headers: [("Authorization", "Bearer \(s.project.upload)")])
+        let answer = try await http.send(
+            .GET, s.server.baseURL + "/api/v1/releases", headers: [("Authorization", "Bearer \(s.project.upload)")])
         let releases = answer.json["releases"] as? [[String: Any]] ?? []
         return releases.first { $0["release"] as? String == "2.4.1 (7)" }?["health"] as? [String: Any]
     }
@@ -96,17 +107,30 @@ import Testing
         defer { s.server.cleanUp() }
         let folder = try TempFolder("sdk-e2e")
         let queue = try DeliveryQueue(directory: folder.file("queue"))
-        let crashed = context(session: UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(), user: "user-1")
-        let clean = context(session: UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(), user: "user-2")
+        let crashed = context(
+            session: UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(), user: "user-1")
+        let clean = context(
+            session: UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(), user: "user-2")
         let ids = [eventID(1), eventID(2)]
-        try queue.enqueue(kind: .session, id: crashed.sessionID, json: ReportBuilder.session(SessionUpdate(context: crashed, status: .ok, duration: nil, seq: 1)))
-        try queue.enqueue(kind: .session, id: clean.sessionID, json: ReportBuilder.session(SessionUpdate(context: clean, status: .ok, duration: nil, seq: 1)))
+        try queue.enqueue(
+            kind: .session, id: crashed.sessionID,
+            json: ReportBuilder.session(SessionUpdate(context: crashed, status: .ok, duration: nil, seq: 1)))
+        try queue.enqueue(
+            kind: .session, id: clean.sessionID,
+            json: ReportBuilder.session(SessionUpdate(context: clean, status: .ok, duration: nil, seq: 1)))
         try queue.enqueue(kind: .nonfatal, id: ids[0], json: nonFatal(ids[0], crashed))
-        try queue.enqueue(kind: .crash, id: ids[1], json: ReportBuilder.signalCrash(
-            eventID: ids[1], timestamp: Date().timeIntervalSince1970, signal: 11, stderrTail: ["parsing header"], crashMessage: nil,
-            context: crashed, device: device))
-        try queue.enqueue(kind: .session, id: crashed.sessionID, json: ReportBuilder.session(SessionUpdate(context: crashed, status: .crashed, duration: 30, seq: 2)))
-        try queue.enqueue(kind: .session, id: clean.sessionID, json: ReportBuilder.session(SessionUpdate(context: clean, status: .exited, duration: 30, seq: 2)))
+        try queue.enqueue(
+            kind: .crash, id: ids[1],
+            json: ReportBuilder.signalCrash(
+                eventID: ids[1], timestamp: Date().timeIntervalSince1970, signal: 11, stderrTail: ["parsing header"],
+                crashMessage: nil,
+                context: crashed, device: device))
+        try queue.enqueue(
+            kind: .session, id: crashed.sessionID,
+            json: ReportBuilder.session(SessionUpdate(context: crashed, status: .crashed, duration: 30, seq: 2)))
+        try queue.enqueue(
+            kind: .session, id: clean.sessionID,
+            json: ReportBuilder.session(SessionUpdate(context: clean, status: .exited, duration: 30, seq: 2)))
 
         let recorder = Recorder()
         let uploader = Uploader(dsn: s.dsn, queue: queue, transport: recorder, policy: Self.quick)
@@ -159,10 +183,13 @@ import Testing
 
         let folder = try TempFolder("sdk-e2e")
         let queue = try DeliveryQueue(directory: folder.path)
-        let ctx = context(session: UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(), user: "user-9")
+        let ctx = context(
+            session: UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(), user: "user-9")
         let ids = (10..<15).map(eventID)
         for id in ids { try queue.enqueue(kind: .crash, id: id, json: nonFatal(id, ctx)) }
-        try queue.enqueue(kind: .session, id: ctx.sessionID, json: ReportBuilder.session(SessionUpdate(context: ctx, status: .crashed, duration: 3, seq: 2)))
+        try queue.enqueue(
+            kind: .session, id: ctx.sessionID,
+            json: ReportBuilder.session(SessionUpdate(context: ctx, status: .crashed, duration: 3, seq: 2)))
 
         let recorder = Recorder()
         let uploader = Uploader(dsn: dsn, queue: queue, transport: recorder, policy: Self.quick)
@@ -223,7 +250,8 @@ import Testing
         let good = [eventID(40), eventID(42)]
         let bad = eventID(41)
         try queue.enqueue(kind: .nonfatal, id: good[0], json: nonFatal(good[0], ctx))
-        try queue.enqueue(kind: .crash, id: bad, json: Array(#"{"event_id":"\#(bad)","kind":"explosion","timestamp":1}"#.utf8))
+        try queue.enqueue(
+            kind: .crash, id: bad, json: Array(#"{"event_id":"\#(bad)","kind":"explosion","timestamp":1}"#.utf8))
         try queue.enqueue(kind: .nonfatal, id: good[1], json: nonFatal(good[1], ctx))
         let recorder = Recorder()
         let uploader = Uploader(dsn: s.dsn, queue: queue, transport: recorder, policy: Self.quick)

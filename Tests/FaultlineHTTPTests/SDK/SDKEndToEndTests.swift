@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
-import Testing
 import TestSupport
+import Testing
 
 /// The real SDK in the real fixture program (no launcher) against the real `faultline` server.
 @Suite(.serialized, .tags(.endToEnd), .provisioned) struct SDKEndToEndTests {

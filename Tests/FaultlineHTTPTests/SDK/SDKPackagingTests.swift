@@ -1,11 +1,13 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// An app that links FaultlineSDK must not carry the server: no database, no HTTP server, no NIO.
 @Suite struct SDKPackagingTests {
     /// Module names whose code would show up in the app's symbol table if the SDK pulled them in.
-    static let serverModules = ["GRDB", "Hummingbird", "NIOCore", "NIOPosix", "Storage", "FaultlineHTTP", "Symbolication"]
+    static let serverModules = [
+        "GRDB", "Hummingbird", "NIOCore", "NIOPosix", "Storage", "FaultlineHTTP", "Symbolication",
+    ]
 
     @Test(arguments: [SDKBinaries.example, SDKBinaries.fixture])
     func anAppThatLinksTheSDKCarriesNoServerCode(_ binary: String) throws {

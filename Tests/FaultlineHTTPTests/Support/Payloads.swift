@@ -9,8 +9,12 @@ enum Payloads {
 
     /// A crash report with `frames` raw frames, 20 breadcrumbs and 10 custom keys.
     static func crash(_ n: Int, version: String = "1.0", kind: String = "crash", frames: Int = 40) -> String {
-        let frameList = (0..<frames).map { #"{"address":"0x\#(String(0x7f00_0000_0000 + $0 * 0x40 + n, radix: 16))","module":"libapp.so"}"# }
-        let crumbs = (0..<20).map { #"{"timestamp":\#(1_795_000_000 + $0),"category":"ui","level":"info","message":"step \#($0)","data":{"screen":"s\#($0)"}}"# }
+        let frameList = (0..<frames).map {
+            #"{"address":"0x\#(String(0x7f00_0000_0000 + $0 * 0x40 + n, radix: 16))","module":"libapp.so"}"#
+        }
+        let crumbs = (0..<20).map {
+            #"{"timestamp":\#(1_795_000_000 + $0),"category":"ui","level":"info","message":"step \#($0)","data":{"screen":"s\#($0)"}}"#
+        }
         let keys = (0..<10).map { #""key\#($0)":"value \#($0)""# }
         return """
             {"event_id":"\(eventID(n))","kind":"\(kind)","timestamp":"2026-11-22T05:08:09.152Z",
@@ -29,14 +33,18 @@ enum Payloads {
         "{\"reports\":[" + ns.map { crash($0) }.joined(separator: ",") + "]}"
     }
 
-    static func session(_ id: String, status: String, release: String = "1.0 (7)", errors: Int = 0, seq: Int = 1, user: String = "user-1") -> String {
+    static func session(
+        _ id: String, status: String, release: String = "1.0 (7)", errors: Int = 0, seq: Int = 1,
+        user: String = "user-1"
+    ) -> String {
         #"{"session_id":"\#(id)","user_id":"\#(user)","release":"\#(release)","started":"2026-11-22T05:00:00Z","status":"\#(status)","errors":\#(errors),"seq":\#(seq)}"#
     }
 
     /// gzip of `bytes`.
     static func gzip(_ bytes: [UInt8]) -> [UInt8] {
         var stream = z_stream()
-        deflateInit2_(&stream, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
+        deflateInit2_(
+            &stream, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
         defer { deflateEnd(&stream) }
         var out = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(bytes.count))) + 64)
         var input = bytes
@@ -59,7 +67,8 @@ enum Payloads {
     /// 100 × 100 MiB ≈ 10 GiB from about 10 MB, built in well under a second.
     static func bomb(memberMiB: Int, members: Int) -> ByteBuffer {
         var stream = z_stream()
-        deflateInit2_(&stream, 9, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
+        deflateInit2_(
+            &stream, 9, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
         defer { deflateEnd(&stream) }
         var zeros = [UInt8](repeating: 0, count: 1 << 20)
         var member: [UInt8] = []

@@ -37,7 +37,9 @@ final class WebhookReceiver: Sendable {
 
     var url: String { "http://127.0.0.1:\(port)/hook" }
     var received: [[String: Any]] {
-        state.bodies.withLock { $0 }.compactMap { (try? JSONSerialization.jsonObject(with: Data($0))) as? [String: Any] }
+        state.bodies.withLock { $0 }.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0))) as? [String: Any]
+        }
     }
     func setFailing(_ value: Bool) { state.failing.withLock { $0 = value } }
     func stop() { task.cancel() }

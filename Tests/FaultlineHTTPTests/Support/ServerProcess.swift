@@ -15,9 +15,12 @@ final class ServerProcess: @unchecked Sendable {
     /// The built `faultline` executable: `FAULTLINE_BIN`, else beside the test bundle, else `.build/debug`.
     static var binary: String {
         if let path = ProcessInfo.processInfo.environment["FAULTLINE_BIN"] { return path }
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("faultline").path
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "faultline"
+        ).path
         if FileManager.default.isExecutableFile(atPath: beside) { return beside }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
         return root.appendingPathComponent(".build/debug/faultline").path
     }
 
@@ -26,7 +29,9 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Runs a CLI command to completion.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, out: String, err: String) {
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (
+        status: Int32, out: String, err: String
+    ) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -44,10 +49,13 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Creates a project in `folder` with the CLI; returns (ingest key, upload token, project id).
-    static func createProject(_ slug: String, in folder: String, extra: [String] = []) async throws -> (ingest: String, upload: String, id: Int) {
+    static func createProject(_ slug: String, in folder: String, extra: [String] = []) async throws -> (
+        ingest: String, upload: String, id: Int
+    ) {
         let result = try await run(["projects", "create", slug, "--data", folder, "--json"] + extra)
-        guard result.status == 0, let json = try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: String],
-              let ingest = json["ingest_key"], let upload = json["upload_token"], let id = json["id"].flatMap(Int.init)
+        guard result.status == 0,
+            let json = try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: String],
+            let ingest = json["ingest_key"], let upload = json["upload_token"], let id = json["id"].flatMap(Int.init)
         else { throw TestFailure("projects create failed: \(result)") }
         return (ingest, upload, id)
     }
@@ -55,7 +63,9 @@ final class ServerProcess: @unchecked Sendable {
     /// Starts `faultline serve` and waits until it listens.
     /// - Parameter logs: where the server's stdout/stderr files go (default: beside `folder`); a test on a small
     ///   file system keeps them off it.
-    init(folder: String, arguments: [String] = [], environment: [String: String] = [:], logs: String? = nil) async throws {
+    init(folder: String, arguments: [String] = [], environment: [String: String] = [:], logs: String? = nil)
+        async throws
+    {
         self.folder = folder
         stdoutPath = (logs ?? folder) + "-stdout.txt"
         stderrPath = (logs ?? folder) + "-stderr.txt"
@@ -81,7 +91,8 @@ final class ServerProcess: @unchecked Sendable {
         }
         guard let found else {
             process.terminate()
-            throw TestFailure("server did not start: \((try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "")")
+            throw TestFailure(
+                "server did not start: \((try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "")")
         }
         port = found
     }
@@ -114,8 +125,8 @@ final class ServerProcess: @unchecked Sendable {
     /// The process's peak resident memory (VmHWM) in bytes, from /proc.
     func peakMemoryBytes() -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kb = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kb = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
         else { return nil }
         return kb * 1024
     }
@@ -142,23 +153,29 @@ struct HTTP {
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
     }
 
-    func send(_ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
-              timeout: TimeAmount = .seconds(60)) async throws -> Answer {
+    func send(
+        _ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+        timeout: TimeAmount = .seconds(60)
+    ) async throws -> Answer {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
         let response = try await client.execute(request, timeout: timeout)
         let bytes = try await response.body.collect(upTo: 64 << 20)
-        return Answer(status: Int(response.status.code), headers: response.headers, body: Array(bytes.readableBytesView))
+        return Answer(
+            status: Int(response.status.code), headers: response.headers, body: Array(bytes.readableBytesView))
     }
 
-    func postReports(_ base: String, key: String, _ text: String, gzip: Bool = true,
-                     timeout: TimeAmount = .seconds(60)) async throws -> Answer {
+    func postReports(
+        _ base: String, key: String, _ text: String, gzip: Bool = true,
+        timeout: TimeAmount = .seconds(60)
+    ) async throws -> Answer {
         var headers = [("Authorization", "Bearer \(key)"), ("Content-Type", "application/json")]
         if gzip { headers.append(("Content-Encoding", "gzip")) }
         return try await send(
-            .POST, base + "/api/v1/reports", headers: headers, body: gzip ? Payloads.gzip(Array(text.utf8)) : Array(text.utf8),
+            .POST, base + "/api/v1/reports", headers: headers,
+            body: gzip ? Payloads.gzip(Array(text.utf8)) : Array(text.utf8),
             timeout: timeout)
     }
 }

@@ -17,10 +17,13 @@ final class TestApp: Sendable {
     let settings: ServerAssembly.Settings
     let configuration: ServerConfiguration
 
-    init(limits: IngestLimits = IngestLimits(), rateLimit: Double? = nil, minFreeBytes: UInt64 = 0,
-         freeSpace: (@Sendable () -> UInt64?)? = nil, debugFileQuota: UInt64 = 10 << 30, publicDebuginfod: Bool = false,
-         clock: any WallClock = SystemClock(), publicURL: String? = nil) async throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("faultline-http-\(UUID().uuidString)").path
+    init(
+        limits: IngestLimits = IngestLimits(), rateLimit: Double? = nil, minFreeBytes: UInt64 = 0,
+        freeSpace: (@Sendable () -> UInt64?)? = nil, debugFileQuota: UInt64 = 10 << 30, publicDebuginfod: Bool = false,
+        clock: any WallClock = SystemClock(), publicURL: String? = nil
+    ) async throws {
+        folder =
+            FileManager.default.temporaryDirectory.appendingPathComponent("faultline-http-\(UUID().uuidString)").path
         root = try Composition(folder: folder, clock: clock)
         credentials = try await root.projects.create(slug: ProjectSlug("app")!, rateLimitPerSecond: rateLimit)
         adminToken = try await root.projects.rotateAdminToken()
@@ -38,7 +41,8 @@ final class TestApp: Sendable {
     /// Runs `body` against the router of a server assembled anew (no sockets; its background services do not run).
     func test<Value: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
         let server = try ServerAssembly(settings: settings, data: root, logger: Logger(label: "test"))
-        let app = buildApplication(configuration: server.configuration, dependencies: server.dependencies, logger: Logger(label: "test"))
+        let app = buildApplication(
+            configuration: server.configuration, dependencies: server.dependencies, logger: Logger(label: "test"))
         return try await app.test(.router, body)
     }
 

@@ -23,7 +23,7 @@
 import FaultlineSDK
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 enum FixtureError: Error {
@@ -121,7 +121,10 @@ func value(_ step: String, after prefix: String) -> String { String(step.dropFir
             case "index": print(FixtureCrashes.indexOutOfRange(CommandLine.arguments.count))
             case "fatal": FixtureCrashes.fatal("as asked")
             case "nil": print(FixtureCrashes.unwrapNil(CommandLine.arguments.count > 100 ? 1 : nil))
-            case "divide": print(FixtureCrashes.divide(CommandLine.arguments.count, by: CommandLine.arguments.count - CommandLine.arguments.count))
+            case "divide":
+                print(
+                    FixtureCrashes.divide(
+                        CommandLine.arguments.count, by: CommandLine.arguments.count - CommandLine.arguments.count))
             case "segv": FixtureCrashes.segfault()
             case "abort": abort()
             default: print("unknown crash site")

@@ -72,7 +72,9 @@ nonisolated(unsafe) var selected: FuzzTarget?
 nonisolated(unsafe) var scratchPath = ""
 
 @_cdecl("LLVMFuzzerInitialize")
-public func initialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>>>) -> CInt {
+public func initialize(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>>>
+) -> CInt {
     let name = getenv("FAULTLINE_FUZZ_TARGET").map { String(cString: $0) } ?? ""
     guard let target = FuzzTarget(rawValue: name) else {
         let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: " ")
@@ -90,8 +92,10 @@ public func initialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutable
 /// libFuzzer's driver, for an entry point of our own (see `fuzzMain`).
 @_silgen_name("LLVMFuzzerRunDriver")
 func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
 
 /// The program's entry point. SwiftPM links an executable target's `main` to `<Module>_main`, so libFuzzer's
 /// own `main` is not used: this one hands the arguments to libFuzzer's driver.
@@ -139,8 +143,9 @@ func fuzzNative(_ bytes: [UInt8]) {
         for case .success(let prepared) in decoded.items {
             afterIngest(prepared.report)
             // What the worker reads back (breadcrumbs skipped) is the accepted report without its breadcrumbs.
-            guard var processing = try? NativeReports.reread(
-                inflated: bytes, format: .nativeV1, range: prepared.range, limits: limits, purpose: .processing)
+            guard
+                var processing = try? NativeReports.reread(
+                    inflated: bytes, format: .nativeV1, range: prepared.range, limits: limits, purpose: .processing)
             else { fatalError("an accepted report cannot be read again for processing") }
             var expected = prepared.report
             expected.breadcrumbs = []
@@ -165,7 +170,8 @@ func fuzzNative(_ bytes: [UInt8]) {
 /// The default rules, rules that filter fields the parser reads, and IP removal alone.
 let fuzzScrubbers = [
     Scrubber(settings: PrivacySettings()),
-    Scrubber(settings: PrivacySettings(safeFields: ["password"], sensitiveFields: ["message", "name", "function", "type"])),
+    Scrubber(
+        settings: PrivacySettings(safeFields: ["password"], sensitiveFields: ["message", "name", "function", "type"])),
     Scrubber(settings: PrivacySettings(scrubbing: false)),
 ]
 
@@ -211,14 +217,18 @@ func fuzzSwiftCrash(_ bytes: [UInt8]) {
 
 func fuzzAppleCrash(_ bytes: [UInt8]) {
     for scrubber in fuzzScrubbers {
-        guard let (prepared, payload) = try? AppleCrashReports.prepare(
-            file: bytes, metadata: .init(eventID: ""), scrubber: scrubber, limits: limits, hasher: FuzzHasher())
+        guard
+            let (prepared, payload) = try? AppleCrashReports.prepare(
+                file: bytes, metadata: .init(eventID: ""), scrubber: scrubber, limits: limits, hasher: FuzzHasher())
         else { continue }
         afterIngest(prepared.report)
         guard let inflated = try? NativeReports.inflate(payload),
-            let reread = try? NativeReports.reread(inflated: inflated, format: payload.format, range: prepared.range, limits: limits)
+            let reread = try? NativeReports.reread(
+                inflated: inflated, format: payload.format, range: prepared.range, limits: limits)
         else { fatalError("an accepted Apple crash report cannot be read again") }
-        if reread != prepared.report { fatalError("an Apple crash report reads back differently from what was accepted") }
+        if reread != prepared.report {
+            fatalError("an Apple crash report reads back differently from what was accepted")
+        }
     }
 }
 
@@ -258,8 +268,9 @@ func fuzzMultipart(_ bytes: [UInt8]) {
 }
 
 /// Limits small enough that no input takes long: 1 MiB a file, 4 MiB a bundle.
-let bundleLimits = SourceBundle.Limits(maxEntries: 4096, maxDirectoryBytes: 1 << 20, maxManifestBytes: 1 << 20,
-                                       maxFileBytes: 1 << 20, maxTotalBytes: 4 << 20)
+let bundleLimits = SourceBundle.Limits(
+    maxEntries: 4096, maxDirectoryBytes: 1 << 20, maxManifestBytes: 1 << 20,
+    maxFileBytes: 1 << 20, maxTotalBytes: 4 << 20)
 
 func fuzzSourceBundle(_ bytes: [UInt8]) {
     guard let bundle = try? SourceBundle(MemoryByteSource(bytes), limits: bundleLimits) else { return }
@@ -320,7 +331,8 @@ func fuzzMinidumpForm(_ bytes: [UInt8]) {
     let contentType = String(decoding: bytes[..<newline], as: UTF8.self)
     let body = newline < bytes.count ? Array(bytes[(newline + 1)...]) : []
     let submissions = [
-        try? MinidumpSubmission.multipart(body, contentType: contentType, query: "product=p&version=1&guid=g", limits: limits),
+        try? MinidumpSubmission.multipart(
+            body, contentType: contentType, query: "product=p&version=1&guid=g", limits: limits),
         (try? MinidumpSubmission.envelope(bytes, limits: limits)) ?? nil,
         try? MinidumpSubmission.raw(bytes, limits: limits),
     ]
@@ -347,14 +359,21 @@ func fuzzMachO(_ bytes: [UInt8]) {
     var allRead = true
     defer {
         // The head check refuses early only what reading the whole file refuses.
-        if allRead, (try? MachOContainer.checkHead(Array(bytes.prefix(4096)))) == nil { fatalError("checkHead refused a readable file") }
+        if allRead, (try? MachOContainer.checkHead(Array(bytes.prefix(4096)))) == nil {
+            fatalError("checkHead refused a readable file")
+        }
     }
-    if let headID, let whole = slices.count == 1 ? try? MachOImage.read(slice: slices[0], read: read) : nil, whole.buildID != headID {
+    if let headID, let whole = slices.count == 1 ? try? MachOImage.read(slice: slices[0], read: read) : nil,
+        whole.buildID != headID
+    {
         fatalError("the UUID of the first bytes is not the image's")
     }
     for (i, slice) in slices.enumerated() {
-        if slice.offset > UInt64(bytes.count) || slice.size > UInt64(bytes.count) - slice.offset { fatalError("slice outside the file") }
-        for other in slices[..<i] where slice.offset < other.offset + other.size && other.offset < slice.offset + slice.size {
+        if slice.offset > UInt64(bytes.count) || slice.size > UInt64(bytes.count) - slice.offset {
+            fatalError("slice outside the file")
+        }
+        for other in slices[..<i]
+        where slice.offset < other.offset + other.size && other.offset < slice.offset + slice.size {
             fatalError("overlapping slices")
         }
         guard let image = try? MachOImage.read(slice: slice, read: read) else {
@@ -362,9 +381,13 @@ func fuzzMachO(_ bytes: [UInt8]) {
             continue
         }
         for section in image.segments.flatMap(\.sections) where section.hasFileData {
-            if section.fileOffset > slice.size || section.size > slice.size - section.fileOffset { fatalError("section outside its slice") }
+            if section.fileOffset > slice.size || section.size > slice.size - section.fileOffset {
+                fatalError("section outside its slice")
+            }
         }
-        if let table = image.symbolTable, table.stringsOffset > slice.size || table.stringsSize > slice.size - table.stringsOffset {
+        if let table = image.symbolTable,
+            table.stringsOffset > slice.size || table.stringsSize > slice.size - table.stringsOffset
+        {
             fatalError("string table outside its slice")
         }
         _ = try? image.symbols(maxSymbols: 1 << 16, maxStringBytes: 1 << 20, read: read)
@@ -376,14 +399,17 @@ func fuzzMachO(_ bytes: [UInt8]) {
 }
 
 /// Small enough that no input takes long: 1 MiB an entry, 2 MiB an archive, 64 pieces.
-let archiveLimits = DebugFileSplitter.Limits(maxEntries: 256, maxEntryBytes: 1 << 20, maxTotalBytes: 2 << 20, maxPieces: 64)
+let archiveLimits = DebugFileSplitter.Limits(
+    maxEntries: 256, maxEntryBytes: 1 << 20, maxTotalBytes: 2 << 20, maxPieces: 64)
 
 /// The input written to a file and split as an upload is (`DebugFileSplitter`). Traps when the pieces together hold
 /// more than the archive limit allows (each entry's bytes, or a fat entry's slices, which lie inside it), when there
 /// are more pieces than allowed, or when a piece is not a thin Mach-O image.
 func fuzzDebugArchive(_ bytes: [UInt8]) {
     let input = scratchPath + ".upload"
-    guard FileManager.default.createFile(atPath: input, contents: Data(bytes)) else { fatalError("cannot write \(input)") }
+    guard FileManager.default.createFile(atPath: input, contents: Data(bytes)) else {
+        fatalError("cannot write \(input)")
+    }
     var made: [String] = []
     defer {
         unlink(input)
@@ -401,10 +427,13 @@ func fuzzDebugArchive(_ bytes: [UInt8]) {
     for piece in pieces {
         guard let source = try? FileByteSource(path: piece.upload.path) else { fatalError("a piece cannot be read") }
         total += source.size
-        guard let head = try? source.bytes(at: 0, count: 4), let magic = MachOContainer.magic(of: head), magic == .thin32 || magic == .thin64
+        guard let head = try? source.bytes(at: 0, count: 4), let magic = MachOContainer.magic(of: head),
+            magic == .thin32 || magic == .thin64
         else { fatalError("a piece is not a thin Mach-O image") }
     }
-    if total > max(archiveLimits.maxTotalBytes, UInt64(bytes.count)) { fatalError("the pieces hold more than the limits allow") }
+    if total > max(archiveLimits.maxTotalBytes, UInt64(bytes.count)) {
+        fatalError("the pieces hold more than the limits allow")
+    }
 }
 
 /// Addresses no sane report has: the ends of the address space, and values next to them.
@@ -475,7 +504,8 @@ struct FuzzReader {
 func fuzzChunkAssembly(_ bytes: [UInt8]) {
     var input = FuzzReader(bytes: bytes)
     let limits = ChunkAssemblyPlan.Limits(
-        maxFileBytes: input.size(), chunkSize: input.size(), maxRepeats: Int(input.byte() % 16), maxParallel: Int(input.byte() % 4))
+        maxFileBytes: input.size(), chunkSize: input.size(), maxRepeats: Int(input.byte() % 16),
+        maxParallel: Int(input.byte() % 4))
     let quotaLeft = input.size()
     let sameFile = input.byte() & 1 == 1
     let running = ChunkAssemblyPlan.Running(count: Int(input.byte() % 8), bytes: input.size(), sameFile: sameFile)
@@ -490,7 +520,8 @@ func fuzzChunkAssembly(_ bytes: [UInt8]) {
     } catch {
         head = .notADebugFile("\(error)")
     }
-    let decision = ChunkAssemblyPlan.decide(listed, stored: stored, head: head, quotaLeft: quotaLeft, running: running, limits: limits)
+    let decision = ChunkAssemblyPlan.decide(
+        listed, stored: stored, head: head, quotaLeft: quotaLeft, running: running, limits: limits)
     if let refusal = ChunkAssemblyPlan.screen(listed, limits: limits) {
         if decision != .refuse(refusal) { fatalError("a list the screen refuses was planned: \(decision)") }
     }
@@ -508,10 +539,18 @@ func fuzzChunkAssembly(_ bytes: [UInt8]) {
             total = sum
             times[chunk, default: 0] += 1
         }
-        if listed.isEmpty || UInt64(listed.count) > limits.maxChunks { fatalError("the plan writes a list of \(listed.count) chunks") }
-        if times.values.contains(where: { $0 > limits.maxRepeats }) { fatalError("the plan writes a chunk listed too often") }
-        if total != planned || planned > limits.maxFileBytes { fatalError("the plan writes \(planned) bytes, not the listed \(total)") }
-        if running.bytes > quotaLeft || planned > quotaLeft - running.bytes { fatalError("the plan writes past the quota") }
+        if listed.isEmpty || UInt64(listed.count) > limits.maxChunks {
+            fatalError("the plan writes a list of \(listed.count) chunks")
+        }
+        if times.values.contains(where: { $0 > limits.maxRepeats }) {
+            fatalError("the plan writes a chunk listed too often")
+        }
+        if total != planned || planned > limits.maxFileBytes {
+            fatalError("the plan writes \(planned) bytes, not the listed \(total)")
+        }
+        if running.bytes > quotaLeft || planned > quotaLeft - running.bytes {
+            fatalError("the plan writes past the quota")
+        }
         if busy { fatalError("the plan writes while the file or too many of the project's are running") }
         if case .notADebugFile = head { fatalError("the plan writes a file whose first bytes were refused") }
     case .missing(let gone):

@@ -1,6 +1,6 @@
 import ArgumentParser
-import FaultlineApp
 import Dashboard
+import FaultlineApp
 import FaultlineCore
 import Formats
 import Logging
@@ -29,14 +29,18 @@ struct AggregateBench: AsyncParsableCommand {
 struct Common: ParsableArguments {
     @Option(help: "Data folder (with --database: the files only, as a node's --blobs).") var data: String
     @Option(help: "Dashboard templates (web/).") var web: String = "web"
-    @Option(help: "A PostgreSQL database (postgres://…) instead of SQLite in the data folder; password from FAULTLINE_DATABASE_PASSWORD.")
+    @Option(
+        help:
+            "A PostgreSQL database (postgres://…) instead of SQLite in the data folder; password from FAULTLINE_DATABASE_PASSWORD."
+    )
     var database: String?
 
     /// The data folder's composition on the engine chosen (SQLite with `normal` durability: the fill is no test of fsync).
     func open() async throws -> Composition {
-        let choice: EngineChoice = database.map {
-            .postgres(url: $0, password: ProcessInfo.processInfo.environment["FAULTLINE_DATABASE_PASSWORD"])
-        } ?? .sqlite(durability: .normal)
+        let choice: EngineChoice =
+            database.map {
+                .postgres(url: $0, password: ProcessInfo.processInfo.environment["FAULTLINE_DATABASE_PASSWORD"])
+            } ?? .sqlite(durability: .normal)
         let root = try await Composition.open(folder: data, choice: choice)
         print("engine: \(root.engineDescription)")
         return root
@@ -54,14 +58,17 @@ struct SplitMix: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
     /// A skewed pick in 0..<n: a few values are common, most are rare (like real crash sites).
-    mutating func skewed(_ n: Int) -> Int { min(n - 1, Int(pow(Double.random(in: 0..<1, using: &self), 3) * Double(n))) }
+    mutating func skewed(_ n: Int) -> Int {
+        min(n - 1, Int(pow(Double.random(in: 0..<1, using: &self), 3) * Double(n)))
+    }
 }
 
 enum Measure {
     static func peakRSSMegabytes() -> Double {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kb = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return 0 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kb = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
+        else { return 0 }
         return kb / 1024
     }
 
@@ -94,12 +101,16 @@ struct ReportFactory {
             next += 1
             let site = rng.skewed(issues)
             let user = rng.skewed(users)
-            let age = recentOnly ? Double.random(in: 0..<3600, using: &rng) : Double.random(in: 0..<(Double(days) * 86_400), using: &rng)
-            let release = releases[min(releases.count - 1, Int((1 - age / (Double(days) * 86_400)) * Double(releases.count)))]
+            let age =
+                recentOnly
+                ? Double.random(in: 0..<3600, using: &rng) : Double.random(in: 0..<(Double(days) * 86_400), using: &rng)
+            let release = releases[
+                min(releases.count - 1, Int((1 - age / (Double(days) * 86_400)) * Double(releases.count)))]
             let parts2 = release.split(separator: " ")
             let kind = site % 10 < 3 ? "crash" : "nonfatal"
             let time = Timestamps.formatISO8601(now.addingTimeInterval(-age))
-            parts.append("""
+            parts.append(
+                """
                 {"event_id":"\(Self.eventID(next))","kind":"\(kind)","timestamp":"\(time)",
                  "user_id":"user-\(user)","app":{"version":"\(parts2[0])","build":"\(parts2.count > 1 ? String(parts2[1].dropFirst().dropLast()) : "1")"},
                  "device":{"model":"Phone \(user % 40)","os":"Android","os_version":"\(12 + user % 4)"},
@@ -146,7 +157,8 @@ struct Fill: AsyncParsableCommand {
         let store = root.ingestStore
         let now = Date()
         let releases = (1...12).map { "1.\($0) (\($0 * 10))" }
-        var factory = ReportFactory(rng: SplitMix(state: 42), issues: issues, users: users, releases: releases, now: now, days: days)
+        var factory = ReportFactory(
+            rng: SplitMix(state: 42), issues: issues, users: users, releases: releases, now: now, days: days)
 
         let (_, ingestSeconds) = try await Measure.time {
             var done = 0
@@ -155,16 +167,22 @@ struct Fill: AsyncParsableCommand {
                 for _ in 0..<50 where done < reports {
                     let n = min(20, reports - done)
                     let (payload, prepared) = try factory.batch(count: n)
-                    writes.append(.reports(ReportBatch(project: project.id, receivedAt: now, payload: payload, reports: prepared)))
+                    writes.append(
+                        .reports(ReportBatch(project: project.id, receivedAt: now, payload: payload, reports: prepared))
+                    )
                     done += n
                 }
                 _ = try await store.commit(writes)
             }
         }
-        print("stored \(reports) reports in \(Measure.fmt(ingestSeconds)) s (\(Int(Double(reports) / ingestSeconds)) reports/s, storage only)")
+        print(
+            "stored \(reports) reports in \(Measure.fmt(ingestSeconds)) s (\(Int(Double(reports) / ingestSeconds)) reports/s, storage only)"
+        )
 
         let (grouped, groupSeconds) = try await Measure.time { try await Worker.drain(root) }
-        print("grouped \(grouped) reports in \(Measure.fmt(groupSeconds)) s (\(Int(Double(grouped) / groupSeconds)) reports/s: re-read, symbolication check, fingerprint, issue + rollups)")
+        print(
+            "grouped \(grouped) reports in \(Measure.fmt(groupSeconds)) s (\(Int(Double(grouped) / groupSeconds)) reports/s: re-read, symbolication check, fingerprint, issue + rollups)"
+        )
 
         var rng = SplitMix(state: 7)
         let (_, sessionSeconds) = try await Measure.time {
@@ -174,17 +192,25 @@ struct Fill: AsyncParsableCommand {
                 for _ in 0..<2000 where done < sessions {
                     done += 1
                     let age = Double.random(in: 0..<(Double(days) * 86_400), using: &rng)
-                    let release = releases[min(releases.count - 1, Int((1 - age / (Double(days) * 86_400)) * Double(releases.count)))]
+                    let release = releases[
+                        min(releases.count - 1, Int((1 - age / (Double(days) * 86_400)) * Double(releases.count)))]
                     let roll = rng.next() % 1000
                     let status: SessionStatus = roll < 8 ? .crashed : roll < 10 ? .abnormal : .exited
-                    updates.append(SessionUpdate(
-                        sessionID: SessionID("s\(done)")!, distinctID: "user-\(rng.skewed(users))", release: release,
-                        started: now.addingTimeInterval(-age), status: status, errors: roll % 50 == 0 ? 1 : 0, duration: 60))
+                    updates.append(
+                        SessionUpdate(
+                            sessionID: SessionID("s\(done)")!, distinctID: "user-\(rng.skewed(users))",
+                            release: release,
+                            started: now.addingTimeInterval(-age), status: status, errors: roll % 50 == 0 ? 1 : 0,
+                            duration: 60))
                 }
-                _ = try await store.commit([.sessions(SessionBatch(project: project.id, receivedAt: now, updates: updates))])
+                _ = try await store.commit([
+                    .sessions(SessionBatch(project: project.id, receivedAt: now, updates: updates))
+                ])
             }
         }
-        print("stored \(sessions) sessions with their health rollups in \(Measure.fmt(sessionSeconds)) s (\(Int(Double(sessions) / sessionSeconds)) sessions/s)")
+        print(
+            "stored \(sessions) sessions with their health rollups in \(Measure.fmt(sessionSeconds)) s (\(Int(Double(sessions) / sessionSeconds)) sessions/s)"
+        )
         let counts = try await root.insights.issueCounts(project: project.id)
         print("issues: \(counts.values.reduce(0, +)); peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB")
         let size = try await root.databaseBytes()
@@ -201,7 +227,8 @@ struct RenderFull: AsyncParsableCommand {
         let root = try await common.open()
         let renderer = try root.siteRenderer(webDirectory: common.web)
         let (result, seconds) = try await Measure.time { try await root.renderCycle(with: renderer, since: nil) }
-        print("""
+        print(
+            """
             full render: \(result.pages) pages written in \(Measure.fmt(seconds)) s (\(result.issuePages) issue pages rendered, \
             \(result.issuePagesCurrent) current already by their marks); peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB
             """)
@@ -225,7 +252,8 @@ struct Refresh: AsyncParsableCommand {
         let renderer = try root.siteRenderer(webDirectory: common.web)
         let releases = (1...12).map { "1.\($0) (\($0 * 10))" }
         var factory = ReportFactory(
-            rng: SplitMix(state: UInt64(Date().timeIntervalSince1970)), issues: issues, users: users, releases: releases,
+            rng: SplitMix(state: UInt64(Date().timeIntervalSince1970)), issues: issues, users: users,
+            releases: releases,
             now: Date(), days: 90, next: 50_000_000 + Int(Date().timeIntervalSince1970) % 1_000_000 * 1000)
         let store = root.ingestStore
         let since = Date()
@@ -234,7 +262,8 @@ struct Refresh: AsyncParsableCommand {
         while done < newReports {
             let n = min(20, newReports - done)
             let (payload, prepared) = try factory.batch(count: n, recentOnly: true)
-            writes.append(.reports(ReportBatch(project: project.id, receivedAt: Date(), payload: payload, reports: prepared)))
+            writes.append(
+                .reports(ReportBatch(project: project.id, receivedAt: Date(), payload: payload, reports: prepared)))
             done += n
         }
         // The site folder is current (render-full, then each refresh converges it): the ledger reads the versions
@@ -242,7 +271,8 @@ struct Refresh: AsyncParsableCommand {
         let (_, ingestSeconds) = try await Measure.time { _ = try await store.commit(writes) }
         let (grouped, groupSeconds) = try await Measure.time { try await Worker.drain(root) }
         let touched = try await root.insights.issueVersions(project: project.id, changedSince: since)
-        print("""
+        print(
+            """
             \(newReports) new reports: store \(Measure.fmt(ingestSeconds)) s, group \(grouped) in \(Measure.fmt(groupSeconds)) s; \
             \(touched.count) issues touched
             """)
@@ -255,11 +285,14 @@ struct Refresh: AsyncParsableCommand {
         }
         var repeats: [Double] = []
         for _ in 0..<summaryRepeats {
-            repeats.append(try await Measure.time { try await root.renderCycle(with: renderer, since: since, stop: { true }) }.1)
+            repeats.append(
+                try await Measure.time { try await root.renderCycle(with: renderer, since: since, stop: { true }) }.1)
         }
         if !repeats.isEmpty {
             let sorted = repeats.sorted()
-            print("summary pages again, \(repeats.count) cycles: \(Measure.fmt(sorted[0], 3))–\(Measure.fmt(sorted[sorted.count - 1], 3)) s, median \(Measure.fmt(sorted[sorted.count / 2], 3)) s")
+            print(
+                "summary pages again, \(repeats.count) cycles: \(Measure.fmt(sorted[0], 3))–\(Measure.fmt(sorted[sorted.count - 1], 3)) s, median \(Measure.fmt(sorted[sorted.count / 2], 3)) s"
+            )
         }
         // 2. the first request of just-touched issue pages (what `SiteFilesMiddleware` does before serving: the
         // version check, the render, reading the file), then a second request of each (the check alone);
@@ -270,7 +303,8 @@ struct Refresh: AsyncParsableCommand {
             for round in 0..<2 {
                 let (outcome, seconds) = try await Measure.time { () async throws -> SiteRenderer.IssuePageRefresh in
                     let outcome = try await root.currentIssuePage(with: renderer, slug: project.slug, issue: issue)
-                    _ = FileManager.default.contents(atPath: common.data + "/site/" + SitePaths.issue(project.slug, issue))
+                    _ = FileManager.default.contents(
+                        atPath: common.data + "/site/" + SitePaths.issue(project.slug, issue))
                     return outcome
                 }
                 guard outcome == (round == 0 ? .rendered : .current) else {
@@ -292,10 +326,13 @@ struct Refresh: AsyncParsableCommand {
         let (oldSummaryPages, oldSummarySeconds) = try await Measure.time {
             try await root.render(with: renderer, since: Date().addingTimeInterval(3600), into: scratch)
         }
-        let (oldPages, oldSeconds) = try await Measure.time { try await root.render(with: renderer, since: since, into: scratch) }
+        let (oldPages, oldSeconds) = try await Measure.time {
+            try await root.render(with: renderer, since: since, into: scratch)
+        }
 
         func median(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.sorted()[values.count / 2] }
-        print("""
+        print(
+            """
             before: summary pages (\(oldSummaryPages)) current after \(Measure.fmt(oldSummarySeconds)) s; a touched issue page \
             current when the cycle reaches it, every one after \(Measure.fmt(oldSeconds)) s (\(oldPages) pages)
             after:  summary pages (\(summary.summaryPages)) current after \(Measure.fmt(summarySeconds)) s; a touched issue page \
@@ -342,13 +379,16 @@ struct Lists: AsyncParsableCommand {
             var bytes = 0
             for _ in 0..<repeats {
                 let (html, seconds) = try await Measure.time {
-                    try await renderer.issueListPage(project: project, request: request, insights: insights, csrfToken: "x", now: Date())
+                    try await renderer.issueListPage(
+                        project: project, request: request, insights: insights, csrfToken: "x", now: Date())
                 }
                 bytes = html.utf8.count
                 times.append(seconds * 1000)
             }
             times.sort()
-            print("  \(name): median \(Measure.fmt(times[times.count / 2])) ms, slowest \(Measure.fmt(times.last ?? 0)) ms (\(bytes / 1024) KB)")
+            print(
+                "  \(name): median \(Measure.fmt(times[times.count / 2])) ms, slowest \(Measure.fmt(times.last ?? 0)) ms (\(bytes / 1024) KB)"
+            )
         }
         try await root.close()
     }
@@ -397,7 +437,8 @@ struct Search: AsyncParsableCommand {
                 try await store.search(parsed, project: project.id, page: 40, pageSize: 25, now: Date())
             }
             let count = last.map { $0.reportCountIsLowerBound ? "> \($0.reportCount)" : "\($0.reportCount)" } ?? "?"
-            print("""
+            print(
+                """
                   \(kind) "\(text)": \(count) reports, \(last?.issues.count ?? 0) issues; median \(Measure.fmt(times[times.count / 2], 1)) ms, \
                 max \(Measure.fmt(times.last ?? 0, 1)) ms; page 40: \(Measure.fmt(deep * 1000, 1)) ms
                 """)
@@ -407,13 +448,16 @@ struct Search: AsyncParsableCommand {
         // entries, 200 per transaction (the worker's batch). SQLite's store only: PostgreSQL writes its entries inside
         // the worker's set-based batch (tools/bench/stores measures that whole).
         guard let database = root.sqliteDatabase else {
-            print("database: \(try await root.databaseBytes() >> 20) MB; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB")
+            print(
+                "database: \(try await root.databaseBytes() >> 20) MB; peak memory \(Measure.fmt(Measure.peakRSSMegabytes(), 0)) MB"
+            )
             try await root.close()
             return
         }
         let indexStore = SQLiteSearchStore(database: database)
         var factory = ReportFactory(
-            rng: SplitMix(state: 99), issues: 5000, users: 100_000, releases: (1...12).map { "1.\($0) (\($0 * 10))" }, now: Date(),
+            rng: SplitMix(state: 99), issues: 5000, users: 100_000, releases: (1...12).map { "1.\($0) (\($0 * 10))" },
+            now: Date(),
             days: 90, next: 90_000_000)
         var made: [Report] = []
         while made.count < reindex {
@@ -427,7 +471,8 @@ struct Search: AsyncParsableCommand {
         }
         var ids: [Int64] = []
         while ids.count < reindex {
-            let page = try await root.reader.reports(matching: ReportQuery(project: project.id, before: ids.last, limit: 500))
+            let page = try await root.reader.reports(
+                matching: ReportQuery(project: project.id, before: ids.last, limit: 500))
             if page.isEmpty { break }
             ids += page.map(\.cursor).prefix(reindex - ids.count)
         }
@@ -435,12 +480,14 @@ struct Search: AsyncParsableCommand {
             var index = 0
             while index < ids.count {
                 let end = min(ids.count, index + 200)
-                try await indexStore.replace((index..<end).map { (reportID: ids[$0], project: project.id, document: documents[$0]) })
+                try await indexStore.replace(
+                    (index..<end).map { (reportID: ids[$0], project: project.id, document: documents[$0]) })
                 index = end
             }
         }
         let perReport = (makeSeconds + writeSeconds) / Double(max(1, ids.count)) * 1e6
-        print("""
+        print(
+            """
             indexing \(ids.count) reports: make entries \(Measure.fmt(makeSeconds, 2)) s, replace in batches of 200 \
             \(Measure.fmt(writeSeconds, 2)) s; \(Measure.fmt(perReport, 0)) µs per report
             """)

@@ -1,12 +1,11 @@
 import FaultlineCore
 import FaultlineHTTP
 import Formats
+import Foundation
 import Logging
 import NIOCore
 import Pipeline
 import SQLiteStorage
-
-import Foundation
 
 /// The server's per-report CPU work outside HTTP and the database, in one small process, so that
 /// `valgrind --tool=callgrind` can count its instructions (tools/bench/ingest/count): what the native route
@@ -33,7 +32,8 @@ struct IngestCount {
     static func main() throws {
         let arguments = CommandLine.arguments
         guard arguments.count >= 3, ["native", "sentry", "process", "worker", "stored"].contains(arguments[1]) else {
-            FileHandle.standardError.write(Data("usage: ingest-count native|sentry|process|worker|stored BODIES [N]\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: ingest-count native|sentry|process|worker|stored BODIES [N]\n".utf8))
             exit(2)
         }
         let bodies = try readBodies(arguments[2])
@@ -61,9 +61,11 @@ struct IngestCount {
                 stored += try storedPayload(body, inflated: inflated, scrubbed: scrubbed).bytes.count
             } else {
                 let contents = try SentryIngestDecoding.envelope(
-                    inflated, gzip: Array(body.readableBytesView), limits: limits, maxAttachmentBytes: 1 << 20, receivedAt: Date(timeIntervalSince1970: 1_763_800_000),
+                    inflated, gzip: Array(body.readableBytesView), limits: limits, maxAttachmentBytes: 1 << 20,
+                    receivedAt: Date(timeIntervalSince1970: 1_763_800_000),
                     seed: "bench", scrubber: scrubber)
-                let write = try contents.write(project: ProjectID(1), receivedAt: Date(timeIntervalSince1970: 1_763_800_000))
+                let write = try contents.write(
+                    project: ProjectID(1), receivedAt: Date(timeIntervalSince1970: 1_763_800_000))
                 if let event = write.event {
                     reports += event.reports.count
                     stored += event.payload.bytes.count
@@ -123,7 +125,8 @@ struct IngestCount {
         guard let scrubbed else {
             return StoredPayload(bytes: Array(body.readableBytesView), encoding: .gzip, inflatedSize: inflated.count)
         }
-        return StoredPayload(bytes: try BodyDecoding.deflateForStorage(scrubbed), encoding: .deflate, inflatedSize: scrubbed.count)
+        return StoredPayload(
+            bytes: try BodyDecoding.deflateForStorage(scrubbed), encoding: .deflate, inflatedSize: scrubbed.count)
     }
 
     /// A clock that stands still: the counted runs do the same work whenever they run.
@@ -140,7 +143,8 @@ struct IngestCount {
         let clock = FixedClock()
         let project = try await SQLiteProjectStore(database: database).createProject(
             slug: ProjectSlug("count")!, ingestKeyHash: SecretHash(hex: String(repeating: "a", count: 64)),
-            uploadTokenHash: SecretHash(hex: String(repeating: "b", count: 64)), createdAt: clock.now(), rateLimitPerSecond: 1000)
+            uploadTokenHash: SecretHash(hex: String(repeating: "b", count: 64)), createdAt: clock.now(),
+            rateLimitPerSecond: 1000)
         // The new-issue cap out of the way (as tools/bench/lib/server.sh does): the bodies make many issues at once, and a
         // report held in the overflow issue is not the filing the worker does for a new crash.
         var settings = AlertSettings()
@@ -153,9 +157,12 @@ struct IngestCount {
         for (index, body) in bodies.prefix(count).enumerated() {
             let inflated = try BodyDecoding.inflate(body, encoding: .gzip, limit: limits.maxBatchBytes)
             let (decoded, scrubbed) = try NativeReports.decode(inflated, limits: limits, scrubber: scrubber)
-            let reports = decoded.items.compactMap { item -> PreparedReport? in if case .success(let r) = item { r } else { nil } }
+            let reports = decoded.items.compactMap { item -> PreparedReport? in
+                if case .success(let r) = item { r } else { nil }
+            }
             let payload = try storedPayload(body, inflated: inflated, scrubbed: scrubbed)
-            writes.append(.reports(ReportBatch(project: project.id, receivedAt: clock.now(), payload: payload, reports: reports)))
+            writes.append(
+                .reports(ReportBatch(project: project.id, receivedAt: clock.now(), payload: payload, reports: reports)))
             if writes.count == 16 || index == count - 1 {
                 _ = try await ingest.commit(writes)
                 stored += writes.count
@@ -170,7 +177,8 @@ struct IngestCount {
                     inflate: { try NativeReports.inflate($0) },
                     read: { bytes, raw in
                         try NativeReports.reread(
-                            inflated: bytes, format: raw.payload.format, range: raw.range, limits: limits, purpose: .processing)
+                            inflated: bytes, format: raw.payload.format, range: raw.range, limits: limits,
+                            purpose: .processing)
                     }),
                 clock: clock, logger: Logger(label: "ingest-count"), concurrency: 2)
             while case let done = try await worker.step(), done > 0 { processed += done }
@@ -180,7 +188,9 @@ struct IngestCount {
 
     /// No module has a debug file: what the drain bench's reports meet.
     struct NoDebugFiles: AddressSymbolicating {
-        func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup { .missingDebugFile }
+        func lookup(buildID: BuildID, moduleOffset: UInt64, project: ProjectID) async -> AddressLookup {
+            .missingDebugFile
+        }
     }
 
     static func process(_ bodies: [ByteBuffer], count: Int, limits: IngestLimits) async throws {
@@ -190,7 +200,8 @@ struct IngestCount {
             // What the worker gets from the store: the payload as the route stored it (the client's gzip, as these
             // bodies have nothing to scrub) and each report's range in the inflated bytes.
             let payload = StoredPayload(
-                bytes: Array(body.readableBytesView), encoding: .gzip, inflatedSize: limits.maxBatchBytes, format: .nativeV1)
+                bytes: Array(body.readableBytesView), encoding: .gzip, inflatedSize: limits.maxBatchBytes,
+                format: .nativeV1)
             let inflated = try NativeReports.inflate(payload)
             let report = try NativeReports.reread(
                 inflated: inflated, format: .nativeV1, range: 0..<inflated.count, limits: limits, purpose: .processing)

@@ -20,16 +20,31 @@ struct IngestBench: AsyncParsableCommand {
     @Option(help: "Reports per request (1 = one report per request, as a crash handler sends).") var batch = 1
     @Option(help: "Warm-up requests, not measured.") var warmup = 1_000
     @Option(help: "Seed for the generated reports.") var seed: UInt64 = 1
-    @Option(help: "Crashed-thread stacks to choose from (each report picks one at random, so reports share at most this many issues, as real crashes do); 0: every report its own stack (about one issue per report).")
+    @Option(
+        help:
+            "Crashed-thread stacks to choose from (each report picks one at random, so reports share at most this many issues, as real crashes do); 0: every report its own stack (about one issue per report)."
+    )
     var issues = 0
     @Flag(help: "Print one JSON line instead of text.") var json = false
-    @Option(help: "Write the generated request bodies to this file (4-byte big-endian length + gzip'd body, repeated) for wrk, and exit.")
+    @Option(
+        help:
+            "Write the generated request bodies to this file (4-byte big-endian length + gzip'd body, repeated) for wrk, and exit."
+    )
     var emitBodies: String?
-    @Flag(help: "Put personal data in every report (a password custom key, a card number in a breadcrumb) so the server's scrubbing rewrites each body.")
+    @Flag(
+        help:
+            "Put personal data in every report (a password custom key, a card number in a breadcrumb) so the server's scrubbing rewrites each body."
+    )
     var secrets = false
-    @Flag(help: "Also measure processing end to end: wait for the backlog to drain before the load, then report the rate from the first request to the last report grouped, the backlog when the load ended and how long it took to drain (from the server's /metrics).")
+    @Flag(
+        help:
+            "Also measure processing end to end: wait for the backlog to drain before the load, then report the rate from the first request to the last report grouped, the backlog when the load ended and how long it took to drain (from the server's /metrics)."
+    )
     var processing = false
-    @Flag(help: "Send nothing: watch /metrics for a load another client sends (wrk) and report its processing figures (as --processing).")
+    @Flag(
+        help:
+            "Send nothing: watch /metrics for a load another client sends (wrk) and report its processing figures (as --processing)."
+    )
     var watch = false
 
     func run() async throws {
@@ -68,13 +83,16 @@ struct IngestBench: AsyncParsableCommand {
                 out += body.readableBytesView
             }
             try Data(out).write(to: URL(fileURLWithPath: emitBodies))
-            print(String(format: "wrote %d bodies, %.0f B gzip'd (%.0f B inflated) each on average", requests,
-                         Double(compressed) / Double(max(requests, 1)), Double(inflated) / Double(max(requests, 1))))
+            print(
+                String(
+                    format: "wrote %d bodies, %.0f B gzip'd (%.0f B inflated) each on average", requests,
+                    Double(compressed) / Double(max(requests, 1)), Double(inflated) / Double(max(requests, 1))))
             return
         }
 
         var config = HTTPClient.Configuration()
-        config.connectionPool = .init(idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
+        config.connectionPool = .init(
+            idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
         config.decompression = .disabled
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
 
@@ -128,13 +146,16 @@ struct IngestBench: AsyncParsableCommand {
             try await watcher.shutdown()
         }
         let sorted = stats.latencies.withLock { $0.sorted() }
-        func pct(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+        func pct(_ p: Double) -> Double {
+            sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+        }
         let failed = stats.failures.withLock { $0 }
         let okRequests = requests - failed.values.reduce(0, +)
         let reportsPerSecond = Double(okRequests * batch) / elapsed
         let result: [String: Double] = [
             "requests": Double(requests), "batch": Double(batch), "connections": Double(connections),
-            "seconds": elapsed, "reports_per_second": reportsPerSecond, "requests_per_second": Double(okRequests) / elapsed,
+            "seconds": elapsed, "reports_per_second": reportsPerSecond,
+            "requests_per_second": Double(okRequests) / elapsed,
             "p50_ms": pct(0.50), "p99_ms": pct(0.99), "max_ms": sorted.last ?? 0,
             "avg_compressed_bytes": Double(compressed) / Double(max(requests, 1)),
             "avg_inflated_bytes": Double(inflated) / Double(max(requests, 1)), "failed": Double(requests - okRequests),
@@ -144,11 +165,23 @@ struct IngestBench: AsyncParsableCommand {
                 withJSONObject: result.merging(processed?.json ?? [:]) { a, _ in a }, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
         } else {
-            print(String(format: "requests: %d x %d report(s), %d connections, %.2f s", requests, batch, connections, elapsed))
-            print(String(format: "body: %.0f B gzip'd (%.0f B inflated) per request", result["avg_compressed_bytes"]!, result["avg_inflated_bytes"]!))
-            print(String(format: "throughput: %.0f reports/s (%.0f requests/s)", reportsPerSecond, result["requests_per_second"]!))
-            print(String(format: "latency: p50 %.2f ms, p99 %.2f ms, max %.2f ms", pct(0.5), pct(0.99), sorted.last ?? 0))
-            print("failed: \(failed.isEmpty ? "none" : failed.map { "\($0.value)× status \($0.key)" }.joined(separator: ", "))")
+            print(
+                String(
+                    format: "requests: %d x %d report(s), %d connections, %.2f s", requests, batch, connections, elapsed
+                ))
+            print(
+                String(
+                    format: "body: %.0f B gzip'd (%.0f B inflated) per request", result["avg_compressed_bytes"]!,
+                    result["avg_inflated_bytes"]!))
+            print(
+                String(
+                    format: "throughput: %.0f reports/s (%.0f requests/s)", reportsPerSecond,
+                    result["requests_per_second"]!))
+            print(
+                String(format: "latency: p50 %.2f ms, p99 %.2f ms, max %.2f ms", pct(0.5), pct(0.99), sorted.last ?? 0))
+            print(
+                "failed: \(failed.isEmpty ? "none" : failed.map { "\($0.value)× status \($0.key)" }.joined(separator: ", "))"
+            )
             for line in processed?.lines ?? [] { print(line) }
         }
     }
@@ -214,25 +247,31 @@ struct SplitMix: RandomNumberGenerator {
 
 /// Crash reports shaped like real ones: 30–60 frames over a few modules, 20 breadcrumbs, 10 custom keys.
 enum ReportGenerator {
-    static let functions = ["main", "AppDelegate.application(_:didFinishLaunchingWithOptions:)", "CheckoutViewModel.pay()",
-                            "PaymentService.submit(order:)", "JSONDecoder.decode(_:from:)", "URLSession.dataTask(with:)",
-                            "ImageCache.load(url:)", "Database.write(_:)", "SyncEngine.run()", "Renderer.draw(frame:)"]
-    static let modules = [("App", "8f3a1c2d4e5f60718293a4b5c6d7e8f901234567", UInt64(0x5555_5555_0000)),
-                          ("libswiftCore.so", "aa11bb22cc33dd44ee55ff6677889900aabbccdd", UInt64(0x7f3a_0000_0000)),
-                          ("libc.so.6", "0123456789abcdef0123456789abcdef01234567", UInt64(0x7f3b_0000_0000)),
-                          ("libFoundation.so", "fedcba9876543210fedcba9876543210fedcba98", UInt64(0x7f3c_0000_0000))]
+    static let functions = [
+        "main", "AppDelegate.application(_:didFinishLaunchingWithOptions:)", "CheckoutViewModel.pay()",
+        "PaymentService.submit(order:)", "JSONDecoder.decode(_:from:)", "URLSession.dataTask(with:)",
+        "ImageCache.load(url:)", "Database.write(_:)", "SyncEngine.run()", "Renderer.draw(frame:)",
+    ]
+    static let modules = [
+        ("App", "8f3a1c2d4e5f60718293a4b5c6d7e8f901234567", UInt64(0x5555_5555_0000)),
+        ("libswiftCore.so", "aa11bb22cc33dd44ee55ff6677889900aabbccdd", UInt64(0x7f3a_0000_0000)),
+        ("libc.so.6", "0123456789abcdef0123456789abcdef01234567", UInt64(0x7f3b_0000_0000)),
+        ("libFoundation.so", "fedcba9876543210fedcba9876543210fedcba98", UInt64(0x7f3c_0000_0000)),
+    ]
 
     static func uuid(_ rng: inout SplitMix) -> String {
         let a = rng.next()
         let b = rng.next()
-        return String(format: "%08x-%04x-4%03x-8%03x-%012llx", UInt32(a >> 32), UInt16(a >> 16 & 0xffff), UInt16(a & 0xfff),
-                      UInt16(b >> 48 & 0xfff), b & 0xffff_ffff_ffff)
+        return String(
+            format: "%08x-%04x-4%03x-8%03x-%012llx", UInt32(a >> 32), UInt16(a >> 16 & 0xffff), UInt16(a & 0xfff),
+            UInt16(b >> 48 & 0xfff), b & 0xffff_ffff_ffff)
     }
 
     /// - Parameter issues: when > 0, the crashed thread's frames are one of `issues` stacks (drawn from a generator
     ///   seeded by the stack's number), so reports share issues; the rest of the report stays random.
     static func crash(index: Int, run: UInt64, rng: inout SplitMix, secrets: Bool = false, issues: Int = 0) -> String {
-        let id = String(format: "%08x%08x%016x", UInt32(truncatingIfNeeded: run), UInt32(truncatingIfNeeded: index), rng.next())
+        let id = String(
+            format: "%08x%08x%016x", UInt32(truncatingIfNeeded: run), UInt32(truncatingIfNeeded: index), rng.next())
         var stackRNG = issues > 0 ? SplitMix(seed: 0x5EED_0000 &+ rng.next() % UInt64(issues)) : rng
         let frameCount = Int.random(in: 30...60, using: &stackRNG)
         var frames: [String] = []
@@ -240,7 +279,9 @@ enum ReportGenerator {
             let (name, _, base) = modules[Int.random(in: 0..<modules.count, using: &stackRNG)]
             let address = base + UInt64.random(in: 0x1000...0xff_ffff, using: &stackRNG)
             if f % 5 == 4 {
-                frames.append(#"{"function":"\#(functions[f % functions.count])","file":"Sources/App/File\#(f).swift","line":\#(Int.random(in: 1...900, using: &stackRNG))}"#)
+                frames.append(
+                    #"{"function":"\#(functions[f % functions.count])","file":"Sources/App/File\#(f).swift","line":\#(Int.random(in: 1...900, using: &stackRNG))}"#
+                )
             } else {
                 frames.append(#"{"address":"0x\#(String(address, radix: 16))","module":"\#(name)"}"#)
             }
@@ -250,19 +291,26 @@ enum ReportGenerator {
         let otherThreads = ["worker", "network", "com.apple.uikit.eventfetch-thread"].map { name in
             let frames = (0..<Int.random(in: 8...15, using: &rng)).map { _ in
                 let (module, _, base) = modules[Int.random(in: 0..<modules.count, using: &rng)]
-                return #"{"address":"0x\#(String(base + UInt64.random(in: 0x1000...0xff_ffff, using: &rng), radix: 16))","module":"\#(module)"}"#
+                return
+                    #"{"address":"0x\#(String(base + UInt64.random(in: 0x1000...0xff_ffff, using: &rng), radix: 16))","module":"\#(module)"}"#
             }
             return #"{"name":"\#(name)","frames":[\#(frames.joined(separator: ","))]}"#
         }
         var crumbs = (0..<20).map { c in
             #"{"timestamp":\#(1_795_000_000 + index + c),"category":"\#(["ui", "http", "navigation", "state"][c % 4])","level":"info","message":"event \#(c) for screen \#(Int.random(in: 1...50, using: &rng)) request \#(String(rng.next(), radix: 36))","data":{"screen":"screen-\#(c % 7)","latency_ms":"\#(Int.random(in: 1...900, using: &rng))","url":"https://api.example.com/v1/items/\#(String(rng.next(), radix: 36))"}}"#
         }
-        var keys = (0..<10).map { #""key_\#($0)":"\#(String(rng.next(), radix: 36))-\#(String(rng.next() >> 20, radix: 36))""# }
+        var keys = (0..<10).map {
+            #""key_\#($0)":"\#(String(rng.next(), radix: 36))-\#(String(rng.next() >> 20, radix: 36))""#
+        }
         if secrets {
             keys.append(#""password":"hunter2-\#(index)""#)
-            crumbs.append(#"{"timestamp":\#(1_795_000_000 + index),"category":"payment","message":"charge card 4111 1111 1111 1111"}"#)
+            crumbs.append(
+                #"{"timestamp":\#(1_795_000_000 + index),"category":"payment","message":"charge card 4111 1111 1111 1111"}"#
+            )
         }
-        let mods = modules.map { #"{"name":"\#($0.0)","build_id":"\#($0.1)","base_address":"0x\#(String($0.2, radix: 16))","size":33554432}"# }
+        let mods = modules.map {
+            #"{"name":"\#($0.0)","build_id":"\#($0.1)","base_address":"0x\#(String($0.2, radix: 16))","size":33554432}"#
+        }
         return """
             {"event_id":"\(id)","kind":"crash","timestamp":\(1_795_000_000 + index),"session_id":"\(uuid(&rng))",\
             "install_id":"\(uuid(&rng))","user_id":"user-\(Int.random(in: 1...100_000, using: &rng))","environment":"production",\

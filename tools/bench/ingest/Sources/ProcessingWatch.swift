@@ -124,12 +124,19 @@ final class ProcessingWatch: Sendable {
 
         var lines: [String] {
             guard let processedSeconds, let drainSeconds else {
-                return ["processing: NOT drained: \(grouped) of \(accepted) reports grouped (backlog at the end of the load: \(backlogAtEnd))"]
+                return [
+                    "processing: NOT drained: \(grouped) of \(accepted) reports grouped (backlog at the end of the load: \(backlogAtEnd))"
+                ]
             }
             return [
-                String(format: "processing: %d reports grouped %.2f s after the first request: %.0f reports/s end to end (ingest: %.0f/s over %.2f s)",
-                       grouped, processedSeconds, Double(grouped) / max(processedSeconds, 0.001), Double(accepted) / max(loadSeconds, 0.001), loadSeconds),
-                String(format: "backlog: %d reports when the load ended (peak %d), drained %.2f s after it", backlogAtEnd, peakBacklog, drainSeconds),
+                String(
+                    format:
+                        "processing: %d reports grouped %.2f s after the first request: %.0f reports/s end to end (ingest: %.0f/s over %.2f s)",
+                    grouped, processedSeconds, Double(grouped) / max(processedSeconds, 0.001),
+                    Double(accepted) / max(loadSeconds, 0.001), loadSeconds),
+                String(
+                    format: "backlog: %d reports when the load ended (peak %d), drained %.2f s after it", backlogAtEnd,
+                    peakBacklog, drainSeconds),
             ]
         }
 
@@ -137,7 +144,8 @@ final class ProcessingWatch: Sendable {
             [
                 "processed_reports": Double(grouped), "processed_seconds": processedSeconds ?? -1,
                 "processed_per_second": processedSeconds.map { Double(grouped) / max($0, 0.001) } ?? -1,
-                "backlog_at_end": Double(backlogAtEnd), "peak_backlog": Double(peakBacklog), "drain_seconds": drainSeconds ?? -1,
+                "backlog_at_end": Double(backlogAtEnd), "peak_backlog": Double(peakBacklog),
+                "drain_seconds": drainSeconds ?? -1,
             ]
         }
     }

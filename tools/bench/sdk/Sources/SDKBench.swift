@@ -45,7 +45,9 @@ let keys = (0..<64).map { "key_\($0)" }
 measure("log (48-byte message)", iterations: iterations) { Faultline.log(messages[$0 & 63]) }
 measure("log (interpolated)", iterations: iterations) { Faultline.log("request \($0) done") }
 measure("setCustomValue (Int)", iterations: iterations) { Faultline.setCustomValue($0, forKey: keys[$0 & 63]) }
-measure("setCustomValue (String)", iterations: iterations) { Faultline.setCustomValue(messages[$0 & 63], forKey: keys[$0 & 63]) }
+measure("setCustomValue (String)", iterations: iterations) {
+    Faultline.setCustomValue(messages[$0 & 63], forKey: keys[$0 & 63])
+}
 measure("record(error:), 64 KB of breadcrumbs and 64 keys", iterations: max(1, iterations / 500)) {
     Faultline.record(error: BenchError.declined(code: $0), userInfo: ["attempt": $0])
 }
@@ -59,4 +61,6 @@ DispatchQueue.concurrentPerform(iterations: threads) { t in
 }
 let elapsed = ContinuousClock.now - start
 let total = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
-print("log, \(threads) threads at once: \(String(format: "%.0f", total / Double(perThread))) ns per call per thread (wall)")
+print(
+    "log, \(threads) threads at once: \(String(format: "%.0f", total / Double(perThread))) ns per call per thread (wall)"
+)

@@ -30,11 +30,18 @@ struct StoreBench: AsyncParsableCommand {
     @Option(help: "Reports per processing batch.") var batch = 256
     @Option(help: "Distinct crash sites (issues).") var issues = 500
     @Option(help: "PostgreSQL nodes processing at once (each its own pool).") var nodes = 1
-    @Option(help: "With sqlite:FOLDER: afterwards, migrate the folder into this (empty) postgres:// database and time it.")
+    @Option(
+        help: "With sqlite:FOLDER: afterwards, migrate the folder into this (empty) postgres:// database and time it.")
     var migrateTo: String?
-    @Option(help: "Sessions to store after processing (each an update that starts it, then one that ends it, 1 % crashed, in later commits); default: as many as reports.")
+    @Option(
+        help:
+            "Sessions to store after processing (each an update that starts it, then one that ends it, 1 % crashed, in later commits); default: as many as reports."
+    )
     var sessions: Int?
-    @Option(help: "The PostgreSQL server's postmaster.pid, when it runs on this machine: the server's CPU time of each phase is read from /proc (per database core figures).")
+    @Option(
+        help:
+            "The PostgreSQL server's postmaster.pid, when it runs on this machine: the server's CPU time of each phase is read from /proc (per database core figures)."
+    )
     var postgresPidFile: String?
 
     struct Engine: Sendable {
@@ -54,7 +61,9 @@ struct StoreBench: AsyncParsableCommand {
                 ingest: SQLiteIngestStore(database: db), projects: SQLiteProjectStore(database: db),
                 symbolication: SQLiteSymbolicationStore(database: db),
                 size: {
-                    let sizes = ["", "-wal"].compactMap { try? FileManager.default.attributesOfItem(atPath: folder + "/faultline.sqlite" + $0)[.size] }
+                    let sizes = ["", "-wal"].compactMap {
+                        try? FileManager.default.attributesOfItem(atPath: folder + "/faultline.sqlite" + $0)[.size]
+                    }
                     return sizes.reduce(Int64(0)) { $0 + ((($1 as? Int).map(Int64.init)) ?? ($1 as? Int64) ?? 0) }
                 }, sqlite: db)
         }
@@ -70,8 +79,11 @@ struct StoreBench: AsyncParsableCommand {
         let main = try await engine()
         let slug = "bench\(Int.random(in: 0..<1_000_000))"
         let project = try await main.projects.createProject(
-            slug: ProjectSlug(slug)!, ingestKeyHash: SecretHash(hex: String(repeating: "a", count: 60) + String(format: "%04x", Int.random(in: 0..<65536))),
-            uploadTokenHash: SecretHash(hex: String(repeating: "b", count: 60) + String(format: "%04x", Int.random(in: 0..<65536))),
+            slug: ProjectSlug(slug)!,
+            ingestKeyHash: SecretHash(
+                hex: String(repeating: "a", count: 60) + String(format: "%04x", Int.random(in: 0..<65536))),
+            uploadTokenHash: SecretHash(
+                hex: String(repeating: "b", count: 60) + String(format: "%04x", Int.random(in: 0..<65536))),
             createdAt: Date(), rateLimitPerSecond: 1000)
         let serverCPU = postgresPidFile.flatMap(ServerCPU.init(pidFile:))
         var cpuMark = serverCPU?.seconds()
@@ -93,20 +105,23 @@ struct StoreBench: AsyncParsableCommand {
             for _ in 0..<perCommit where request < requests {
                 let reports = (0..<perRequest).map { index -> PreparedReport in
                     let n = request * perRequest + index
-                    var report = Report(eventID: EventID(String(format: "%032x", n + 1))!, kind: .crash, timestamp: Date())
+                    var report = Report(
+                        eventID: EventID(String(format: "%032x", n + 1))!, kind: .crash, timestamp: Date())
                     report.app = AppInfo(version: "1.\(n % 4)")
                     report.userID = "user-\(n % 5_000)"
                     report.error = ErrorInfo(type: "SIGSEGV", message: "crash \(n % self.issues)")
                     return PreparedReport(report: report, range: (index * 150)..<(index * 150 + 150))
                 }
-                writes.append(.reports(ReportBatch(project: project.id, receivedAt: Date(), payload: payload, reports: reports)))
+                writes.append(
+                    .reports(ReportBatch(project: project.id, receivedAt: Date(), payload: payload, reports: reports)))
                 request += 1
             }
             for case .reports(let new, _) in try await main.ingest.commit(writes) { stored += new.count }
         }
         let ingestSeconds = seconds(clock.now - start)
-        print("ingest: \(stored) reports in \(format(ingestSeconds)) s = \(Int(Double(stored) / ingestSeconds)) reports/s "
-            + "(\(perRequest) per request, \(perCommit) requests per commit)")
+        print(
+            "ingest: \(stored) reports in \(format(ingestSeconds)) s = \(Int(Double(stored) / ingestSeconds)) reports/s "
+                + "(\(perRequest) per request, \(perCommit) requests per commit)")
         printServerCPU(serverSeconds(), for: stored, of: "reports stored")
 
         var workers = [main]
@@ -115,13 +130,15 @@ struct StoreBench: AsyncParsableCommand {
         let (processed, processSeconds) = try await onEveryNode(workers) { _, worker in
             try await Self.process(worker, batch: batch, issues: issues)
         }
-        print("processing: \(processed) reports in \(format(processSeconds)) s = \(Int(Double(processed) / processSeconds)) reports/s "
-            + "(\(Self.nodes(workers.count)), batches of \(batch): claim, result, modules, search entry, "
-            + "grouping and rollups)")
+        print(
+            "processing: \(processed) reports in \(format(processSeconds)) s = \(Int(Double(processed) / processSeconds)) reports/s "
+                + "(\(Self.nodes(workers.count)), batches of \(batch): claim, result, modules, search entry, "
+                + "grouping and rollups)")
         printServerCPU(serverSeconds(), for: processed, of: "reports processed")
         let grown = try await main.size() - sizeBefore
-        print("storage: \(grown / 1024) KiB for \(stored) reports = \(grown / Int64(max(1, stored))) bytes per report "
-            + "(3,000-byte payloads shared by \(perRequest) reports)")
+        print(
+            "storage: \(grown / 1024) KiB for \(stored) reports = \(grown / Int64(max(1, stored))) bytes per report "
+                + "(3,000-byte payloads shared by \(perRequest) reports)")
 
         // Sessions: every node stores its share, each session started in one commit and ended in a later one.
         let sessionCount = sessions ?? reports
@@ -130,15 +147,19 @@ struct StoreBench: AsyncParsableCommand {
             let (perCommit, nodes) = (self.perCommit, workers.count)
             let (updates, sessionSeconds) = try await onEveryNode(workers) { index, worker in
                 try await Self.storeSessions(
-                    worker, project: project.id, ids: Array(stride(from: index, to: sessionCount, by: nodes)), perCommit: perCommit)
+                    worker, project: project.id, ids: Array(stride(from: index, to: sessionCount, by: nodes)),
+                    perCommit: perCommit)
             }
-            print("sessions: \(updates) updates of \(sessionCount) sessions in \(format(sessionSeconds)) s = "
-                + "\(Int(Double(updates) / sessionSeconds)) updates/s (\(Self.nodes(workers.count)), "
-                + "\(Self.sessionsPerRequest) per request, \(perCommit) requests per commit, health rollups included)")
+            print(
+                "sessions: \(updates) updates of \(sessionCount) sessions in \(format(sessionSeconds)) s = "
+                    + "\(Int(Double(updates) / sessionSeconds)) updates/s (\(Self.nodes(workers.count)), "
+                    + "\(Self.sessionsPerRequest) per request, \(perCommit) requests per commit, health rollups included)"
+            )
             printServerCPU(serverSeconds(), for: updates, of: "session updates")
             let grown = try await main.size() - sizeBeforeSessions
-            print("storage: \(grown / 1024) KiB for \(sessionCount) sessions = \(grown / Int64(max(1, sessionCount))) bytes per session "
-                + "(with its health rollups)")
+            print(
+                "storage: \(grown / 1024) KiB for \(sessionCount) sessions = \(grown / Int64(max(1, sessionCount))) bytes per session "
+                    + "(with its health rollups)")
         }
         if let migrateTo, let source = main.sqlite {
             try await migrate(source, to: migrateTo)
@@ -155,14 +176,16 @@ struct StoreBench: AsyncParsableCommand {
         logger.logLevel = .warning
         let target = try await PostgresEngine.open(url: url, identities: .hmacSHA256, logger: logger)
         let summary = try await StoreMigrator(
-            source: source, sourceName: folder, debugFiles: folder + "/debug-files", target: target, blobs: blobs, hasher: NoDebugFiles()
+            source: source, sourceName: folder, debugFiles: folder + "/debug-files", target: target, blobs: blobs,
+            hasher: NoDebugFiles()
         ).run(now: Date())
         let elapsed = seconds(clock.now - start)
         await target.close()
         print(summary.counts.rendered)
-        print("migrate: \(summary.rows) rows in \(format(elapsed)) s = \(Int(Double(summary.rows) / elapsed)) rows/s "
-            + "(\(Int(Double(stored(summary, "reports")) / elapsed)) reports/s with their payloads, results, modules, search entries "
-            + "and rollups; one transaction, counted on both sides)")
+        print(
+            "migrate: \(summary.rows) rows in \(format(elapsed)) s = \(Int(Double(summary.rows) / elapsed)) rows/s "
+                + "(\(Int(Double(stored(summary, "reports")) / elapsed)) reports/s with their payloads, results, modules, search entries "
+                + "and rollups; one transaction, counted on both sides)")
     }
 
     func stored(_ summary: MigrationSummary, _ table: String) -> Int64 {
@@ -197,7 +220,8 @@ struct StoreBench: AsyncParsableCommand {
                     next += chunk.count
                     let updates = chunk.map { n in
                         SessionUpdate(
-                            sessionID: SessionID("session-\(n)")!, distinctID: "user-\(n % 5_000)", release: "1.\(n % 4)",
+                            sessionID: SessionID("session-\(n)")!, distinctID: "user-\(n % 5_000)",
+                            release: "1.\(n % 4)",
                             started: started, status: !ending ? .ok : n % 100 == 0 ? .crashed : .exited,
                             duration: ending ? 60 : nil)
                     }
@@ -213,8 +237,9 @@ struct StoreBench: AsyncParsableCommand {
     func printServerCPU(_ seconds: Double?, for items: Int, of what: String) {
         guard let seconds, items > 0 else { return }
         let perItem = seconds / Double(items)
-        print("  database server CPU: \(format(seconds)) s = \(Int(perItem * 1e6)) µs per item = "
-            + "\(Int(1 / max(perItem, 1e-9))) \(what)/s per database core")
+        print(
+            "  database server CPU: \(format(seconds)) s = \(Int(perItem * 1e6)) µs per item = "
+                + "\(Int(1 / max(perItem, 1e-9))) \(what)/s per database core")
     }
 
     /// One node's worker loop: claim a batch, save synthetic results, until the queue is empty.
@@ -232,18 +257,25 @@ struct StoreBench: AsyncParsableCommand {
         let site = "site\(Int(pending.reportID) % issues)"
         let result = SymbolicatedReport(
             state: .partial,
-            threads: [[
-                SymbolicatedFrameSlot(frames: [ResolvedFrame(function: site, file: "/src/app.swift", line: 42)], buildID: "aaaaaaaaaaaaaaaa", status: "dwarf", offset: 16),
-                SymbolicatedFrameSlot(frames: [], buildID: "bbbbbbbbbbbbbbbb", status: "missing_debug_file", offset: 32),
-            ]],
+            threads: [
+                [
+                    SymbolicatedFrameSlot(
+                        frames: [ResolvedFrame(function: site, file: "/src/app.swift", line: 42)],
+                        buildID: "aaaaaaaaaaaaaaaa", status: "dwarf", offset: 16),
+                    SymbolicatedFrameSlot(
+                        frames: [], buildID: "bbbbbbbbbbbbbbbb", status: "missing_debug_file", offset: 32),
+                ]
+            ],
             missing: [MissingModule(buildID: "bbbbbbbbbbbbbbbb", module: "libc.so.6")])
         let grouping = GroupingInput(
             grouping: GroupingResult(
-                fingerprint: Grouping.fingerprint(kind: .crash, source: .stack, components: [site]), source: .stack, components: [site],
+                fingerprint: Grouping.fingerprint(kind: .crash, source: .stack, components: [site]), source: .stack,
+                components: [site],
                 title: "crash in \(site)", culprit: site),
             tags: ["device": "Pixel \(pending.reportID % 7)", "os": "Android 14"])
         let search = SearchDocument(
-            event: pending.raw.summary.eventID.rawValue, user: pending.raw.summary.userKey ?? "", release: pending.raw.summary.release ?? "",
+            event: pending.raw.summary.eventID.rawValue, user: pending.raw.summary.userKey ?? "",
+            release: pending.raw.summary.release ?? "",
             error: "SIGSEGV crash in \(site)", functions: "\(site)\nmain", keys: "")
         return SymbolicationOutcome(
             reportID: pending.reportID, result: result, grouping: grouping, filesSeen: pending.filesSeen,
@@ -278,7 +310,7 @@ struct ServerCPU {
 
     init?(pidFile: String) {
         guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
-              let line = text.split(separator: "\n").first, let pid = Int32(line.trimmingCharacters(in: .whitespaces))
+            let line = text.split(separator: "\n").first, let pid = Int32(line.trimmingCharacters(in: .whitespaces))
         else { return nil }
         postmaster = pid
     }
@@ -287,7 +319,8 @@ struct ServerCPU {
     /// cutime, cstime (fields 14–17 of proc(5)).
     static func stat(_ pid: String) -> [Substring]? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let end = text.lastIndex(of: ")") else { return nil }
+            let end = text.lastIndex(of: ")")
+        else { return nil }
         return text[text.index(after: end)...].split(separator: " ")
     }
 
@@ -296,7 +329,9 @@ struct ServerCPU {
         var ticks = own[11...14].compactMap { Double($0) }.reduce(0, +)
         let children = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         for pid in children where pid.first?.isNumber == true {
-            guard let fields = Self.stat(pid), fields.count > 12, fields[1] == Substring(String(postmaster)) else { continue }
+            guard let fields = Self.stat(pid), fields.count > 12, fields[1] == Substring(String(postmaster)) else {
+                continue
+            }
             ticks += fields[11...12].compactMap { Double($0) }.reduce(0, +)
         }
         return ticks / ticksPerSecond
