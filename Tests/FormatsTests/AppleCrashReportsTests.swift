@@ -372,6 +372,32 @@ import Testing
         }
     }
 
+    /// A file with NUL bytes (found by the `apple-crash` fuzz target): the stored JSON string reads `\u0000` back as
+    /// U+FFFD, and the report answered is still the one a re-read gives, with or without scrubbing.
+    @Test(arguments: [false, true])
+    func nulBytesReadBackAsAccepted(scrubbing: Bool) throws {
+        let file = Array(
+            ("Process:               Demo [4242]\nIdentifier:            com.example.demo\n"
+                + "Version:               2.1 (42)\nCode Type:             X86-64 (Native)\n"
+                + "Date/Time:             2026-11-20 10:33:51.496 +0100\n"
+                + "OS Version:            macOS 12.6 (21G115)\nException Type:        EXC_BAD_ACCESS (SIGSEGV)\n\n"
+                + "Thread 0 Crashed:: Dispatch queue: com\u{1}\u{0}\u{0}main-thread\n"
+                + "0   com.example.demo              \t0x000000010a5c5f50 main + 64 (main.swift:7)\n\n"
+                + "Binary Images:\n       0x10a5c4000 -        0x10a5c7fff +com.example.demo (2.1 - 42) "
+                + "<4C4C4473-5555-3144-A157-542D2ECDA82A> /Applications/Demo.app/Contents/MacOS/Demo\n").utf8)
+        #expect(file.contains(0))
+        var settings = PrivacySettings()
+        settings.scrubbing = scrubbing
+        let (prepared, payload) = try AppleCrashReports.prepare(
+            file: file, metadata: .init(eventID: ""), scrubber: Scrubber(settings: settings), limits: Self.limits,
+            hasher: CoreutilsSHA256())
+        let reread = try NativeReports.reread(
+            inflated: try NativeReports.inflate(payload), format: payload.format, range: prepared.range,
+            limits: Self.limits)
+        #expect(reread == prepared.report)
+        #expect(prepared.report.threads[0].frames.map(\.address) == [0x1_0a5c_5f50])
+    }
+
     /// A project that calls `key` sensitive filters `CrashReporter Key:` in the stored file, yet every device stays its
     /// own install: the ids are read before scrubbing.
     @Test(arguments: [AppleCrashReports.Spelling.ips, .crash])

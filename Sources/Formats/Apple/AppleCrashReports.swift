@@ -83,9 +83,9 @@ public enum AppleCrashReports {
         return report
     }
 
-    /// One file made ready to ingest: parsed once (refused whole when any part is wrong), its ids taken, scrubbed and
-    /// wrapped into what is stored. The report answered is the one the stored form reads back as: made from the
-    /// parse of the file when scrubbing changed nothing in it, else from a parse of the scrubbed file.
+    /// One file made ready to ingest: parsed (refused whole when any part is wrong), its ids taken, scrubbed and
+    /// wrapped into what is stored. The report answered is made from the stored form, so it is exactly what a
+    /// re-read gives.
     ///
     /// The documented limit applies to the file as uploaded (after inflating): at most `limits.maxBatchBytes`. The
     /// stored form is larger (the file JSON-escaped beside the metadata) and is bounded by
@@ -122,7 +122,10 @@ public enum AppleCrashReports {
                 "the report escaped for storage is \(envelope.count) bytes, more than \(bound) (control characters "
                     + "take 6 bytes each)")
         }
-        let report = try Self.report(clean == file ? crash : try read(clean), metadata: meta, limits: limits)
+        // The accepted report is the one a re-read of the stored form gives, by construction: the JSON string holding
+        // the file does not keep every byte of it (`\u0000` reads back as U+FFFD), so the file itself is not parsed
+        // for the report.
+        let report = try SwiftCrashReports.parse(envelope: envelope, limits: limits)
         let payload = StoredPayload(
             bytes: try BodyDecoding.deflateForStorage(envelope), encoding: .deflate, inflatedSize: envelope.count,
             format: .swiftCrash)
