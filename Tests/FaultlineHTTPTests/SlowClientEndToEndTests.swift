@@ -4,7 +4,7 @@ import Testing
 /// Issue #39, finding 1, against the real `faultline` binary on 127.0.0.1 with raw sockets: a body that trickles is
 /// cut at its minimum rate, a client that pipelines requests and never reads the answers is dropped, and one address
 /// at its share of the connection cap does not stop another from being served.
-@Suite(.serialized, .tags(.endToEnd), .provisioned) struct SlowClientEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd, .timing), .provisioned) struct SlowClientEndToEndTests {
     static let healthz = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 
     /// Sends `request` on new connections (from `source`) until one is answered other than `503`, for up to ~10 s

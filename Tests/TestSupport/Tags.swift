@@ -26,6 +26,11 @@ extension Tag {
 
     /// Runs several `faultline serve` nodes on one database.
     @Tag public static var multiNode: Self
+
+    /// Asserts what a server does within a second or two of real time (read timeouts, a client that stops reading).
+    /// `tools/test` runs these suites after the other end-to-end suites, alone, so that sixty suites sharing two cores
+    /// cannot pause a test's client past the timeout it measures.
+    @Tag public static var timing: Self
 }
 
 /// Installs what a suite's tags say it needs, once per test process, before the suite's tests run
