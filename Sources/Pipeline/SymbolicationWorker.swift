@@ -77,7 +77,7 @@ public struct SymbolicationWorker: Service {
 
     /// The storage-pressure state: while the disk is full, steps pause; a disk-full error enters it (logged once
     /// there, not per step). Nil: never paused.
-    public var storage: DiskGuard?
+    public let storage: DiskGuard?
 
     /// A worker that reads stored reports with `reading` (each payload inflated once per batch).
     ///

@@ -22,21 +22,21 @@ import Testing
         return condition()
     }
 
-    func scheduler(_ renders: Renders) -> RenderScheduler {
+    func scheduler(
+        _ renders: Renders, holdWhile: @escaping @Sendable () -> Bool, holdAtMost: Duration
+    ) -> RenderScheduler {
         RenderScheduler(
             render: { _, _ in
                 renders.count.withLock { $0 += 1 }
                 return RenderScheduler.Outcome(pages: 1, complete: true)
-            }, clock: ManualClock(), debounce: .milliseconds(1), logger: Logger(label: "test"))
+            }, clock: ManualClock(), debounce: .milliseconds(1), logger: Logger(label: "test"), holdWhile: holdWhile,
+            holdAtMost: holdAtMost)
     }
 
     @Test func aChangeIsRenderedOnceTheBacklogIsDone() async {
         let renders = Renders()
         let behind = Atomic<Bool>(true)
-        var service = scheduler(renders)
-        service.holdWhile = { behind.load(ordering: .acquiring) }
-        service.holdAtMost = .seconds(600)
-        let running = service
+        let running = scheduler(renders, holdWhile: { behind.load(ordering: .acquiring) }, holdAtMost: .seconds(600))
         let task = Task { try await running.run() }
         defer { task.cancel() }
         #expect(await eventually { renders.value == 1 })  // the full render at start
@@ -51,10 +51,7 @@ import Testing
 
     @Test func aBacklogThatLastsDelaysARenderOnlyUpToTheBound() async {
         let renders = Renders()
-        var service = scheduler(renders)
-        service.holdWhile = { true }
-        service.holdAtMost = .milliseconds(50)
-        let running = service
+        let running = scheduler(renders, holdWhile: { true }, holdAtMost: .milliseconds(50))
         let task = Task { try await running.run() }
         defer { task.cancel() }
         #expect(await eventually { renders.value == 1 })

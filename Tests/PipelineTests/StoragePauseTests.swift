@@ -40,12 +40,11 @@ import Testing
             return free.withLock { $0 }
         }
         let renders = Mutex(0)
-        var service = RenderScheduler(
+        let service = RenderScheduler(
             render: { _, _ in
                 renders.withLock { $0 += 1 }
                 return RenderScheduler.Outcome(pages: 1, complete: true)
-            }, clock: clock, debounce: .milliseconds(1), logger: Logger(label: "test"))
-        service.storage = guardian
+            }, clock: clock, debounce: .milliseconds(1), logger: Logger(label: "test"), storage: guardian)
         let task = Task { try await service.run() }
         defer { task.cancel() }
         // The loop measured the disk several times and never wrote (1 MiB free, below its 4 MiB share).
@@ -66,7 +65,7 @@ import Testing
         let guardian = DiskGuard(floorBytes: 8 << 20, marginBytes: 4 << 20, clock: clock) { free.withLock { $0 } }
         let scheduler = Mutex<RenderScheduler?>(nil)
         let seen = Mutex<[(full: Bool, stopsForNewerData: Bool, stopsForFullDisk: Bool)]>([])
-        var service = RenderScheduler(
+        let service = RenderScheduler(
             render: { since, stop in
                 // A change arrives while this render runs.
                 scheduler.withLock { $0 }?.notify()
@@ -80,8 +79,7 @@ import Testing
                 clock.advance(2)
                 seen.withLock { $0.append((since == nil, newer, full)) }
                 return RenderScheduler.Outcome(pages: 1, complete: !newer && !full)
-            }, clock: clock, debounce: .milliseconds(1), logger: Logger(label: "test"))
-        service.storage = guardian
+            }, clock: clock, debounce: .milliseconds(1), logger: Logger(label: "test"), storage: guardian)
         scheduler.withLock { $0 = service }
 
         // Incomplete: no start time to continue from, so the next render is a full one again.
@@ -100,10 +98,9 @@ import Testing
         let guardian = DiskGuard(floorBytes: 8 << 20, marginBytes: 4 << 20, clock: clock) { free.withLock { $0 } }
         let store = CountingStore()
         // An hour between passes: only the entries can explain more than the pass at start.
-        var service = RetentionService(
-            store: store, clock: clock, logger: Logger(label: "test"), interval: .seconds(3600))
-        service.storage = guardian
-        service.pressurePoll = .milliseconds(10)
+        let service = RetentionService(
+            store: store, clock: clock, logger: Logger(label: "test"), interval: .seconds(3600), storage: guardian,
+            pressurePoll: .milliseconds(10))
         let task = Task { try await service.run() }
         defer { task.cancel() }
         #expect(await eventually(clock) { store.calls.withLock { $0 } == 1 })
@@ -151,9 +148,8 @@ import Testing
         let guardian = DiskGuard(floorBytes: 0, clock: clock, isDiskFull: { $0 is DiskFull }) { 0 }
         let store = CountingStore()
         store.failWithDiskFull.withLock { $0 = true }
-        var service = RetentionService(
-            store: store, clock: clock, logger: Logger(label: "test"), interval: .milliseconds(10))
-        service.storage = guardian
+        let service = RetentionService(
+            store: store, clock: clock, logger: Logger(label: "test"), interval: .milliseconds(10), storage: guardian)
         let task = Task { try await service.run() }
         defer { task.cancel() }
         #expect(await eventually(clock) { guardian.isFull })

@@ -131,7 +131,7 @@ public struct AlertService: Service {
 
     /// The storage-pressure state: while the disk is full, steps pause; a disk-full error enters it (logged once
     /// there, not per step). Nil: never paused.
-    public var storage: DiskGuard?
+    public let storage: DiskGuard?
 
     public func run() async throws {
         // Cancelled at graceful shutdown, so a long sleep between steps never delays SIGTERM.

@@ -67,17 +67,19 @@ public struct RenderScheduler: Service {
     ///   - changes: where changes are told (`notify()` tells the same).
     ///   - storage: the storage-pressure state renders pause under (nil: never paused).
     ///   - holdWhile: whether more changes are on their way (see `holdWhile`; default: never).
+    ///   - holdAtMost: the longest a render waits for `holdWhile`.
     public init(
         changes: Changes = Changes(), render: @escaping Render, clock: any WallClock,
         debounce: Duration = .milliseconds(250),
         logger: Logger, telemetry: Telemetry? = nil, storage: DiskGuard? = nil,
-        holdWhile: @escaping @Sendable () -> Bool = { false }
+        holdWhile: @escaping @Sendable () -> Bool = { false }, holdAtMost: Duration = .seconds(2)
     ) {
         self.changes = changes
         stream = changes.stream
         changed = changes.flag
         self.storage = storage
         self.holdWhile = holdWhile
+        self.holdAtMost = holdAtMost
         self.render = render
         self.clock = clock
         self.debounce = debounce
@@ -109,7 +111,7 @@ public struct RenderScheduler: Service {
 
     /// The storage-pressure state: while the disk is full, steps pause; a disk-full error enters it (logged once
     /// there, not per step). Nil: never paused.
-    public var storage: DiskGuard?
+    public let storage: DiskGuard?
 
     /// When a render leaves its remaining issue pages (rendered by a later render, or on request):
     /// - under storage pressure (ingest refused), full renders too. Not only once the background writers' share of
@@ -130,9 +132,9 @@ public struct RenderScheduler: Service {
     /// came full: it is working off a backlog). After the debounce a render waits while this says so, at most
     /// `holdAtMost`, so that a backlog is drawn once when it is done instead of every debounce while it lasts (each
     /// render took CPU from the backlog). Default: never.
-    public var holdWhile: @Sendable () -> Bool = { false }
+    public let holdWhile: @Sendable () -> Bool
     /// The longest a render waits for `holdWhile`: how stale the dashboard may get while a backlog lasts.
-    public var holdAtMost: Duration = .seconds(2)
+    public let holdAtMost: Duration
     /// How often `holdWhile` is asked while a render waits.
     static let holdPoll: Duration = .milliseconds(20)
 

@@ -27,9 +27,11 @@ public struct RetentionService: Service {
 
     public init(
         store: any RetentionStore, clock: any WallClock, days: Int = 90, logger: Logger, telemetry: Telemetry? = nil,
-        interval: Duration = .seconds(3600), onChange: @escaping @Sendable () -> Void = {}, storage: DiskGuard? = nil
+        interval: Duration = .seconds(3600), onChange: @escaping @Sendable () -> Void = {}, storage: DiskGuard? = nil,
+        pressurePoll: Duration = .seconds(1)
     ) {
         self.storage = storage
+        self.pressurePoll = pressurePoll
         self.store = store
         self.clock = clock
         self.days = max(1, days)
@@ -79,10 +81,10 @@ public struct RetentionService: Service {
 
     /// The storage-pressure state: each entry runs a pass at once; passes wait only after a real disk-full error
     /// (`DiskGuard.waitWhileWritesFail`). Nil: a pass every `interval`.
-    public var storage: DiskGuard?
+    public let storage: DiskGuard?
 
     /// How often the loop looks for a new entry into the storage-pressure state.
-    public var pressurePoll: Duration = .seconds(1)
+    public let pressurePoll: Duration
 
     public func run() async throws {
         // Cancelled at graceful shutdown, so a long sleep between steps never delays SIGTERM.

@@ -147,7 +147,7 @@ public struct WebhookDispatcher: Service {
 
     /// The storage-pressure state: after a real disk-full error steps pause (`DiskGuard.waitWhileWritesFail`); a
     /// disk-full error enters it (logged once there, not per step). Nil: never paused.
-    public var storage: DiskGuard?
+    public let storage: DiskGuard?
 
     public func run() async throws {
         // Cancelled at graceful shutdown, so a long sleep between steps never delays SIGTERM.
