@@ -68,11 +68,4 @@ public struct PostgresReportReader: ReportReader, SessionReader {
         }
     }
 
-    /// The columns of a report summary in a select (`ReportSQL.columnNames`), for the worker's claim of pending reports.
-    static let summaryColumnNames = ReportSQL.columnNames
-    static let summaryColumns = ReportSQL.columns
-
-    static func summary(_ cells: PostgresRandomAccessRow) throws -> ReportSummary? {
-        try ReportSQL.summary(PostgresRowCells(cells))
-    }
 }

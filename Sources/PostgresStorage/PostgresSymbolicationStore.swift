@@ -35,7 +35,7 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         return try await database.write { connection in
             // Read before the claim: a debug file stored after this is seen by `save` (its stored_seq is higher).
             let filesSeen = try await PostgresDebugData.sequence(connection, logger)
-            let columns = PostgresReportReader.summaryColumns
+            let columns = ReportSQL.columns
             let claimed = try await connection.query(
                 PostgresQuery(
                     unsafeSQL: """
@@ -60,10 +60,10 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                 var attempts: Int
             }
             var rows: [Row] = []
-            let count = PostgresReportReader.summaryColumnNames.count
+            let count = ReportSQL.columnNames.count
             for try await row in claimed {
                 let cells = row.makeRandomAccess()
-                guard let summary = try PostgresReportReader.summary(cells) else { continue }
+                guard let summary = try ReportSQL.summary(PostgresRowCells(cells)) else { continue }
                 rows.append(
                     Row(
                         summary: summary, payload: try cells[count].decode(Int64.self),

@@ -66,12 +66,4 @@ public struct SQLiteReportReader: ReportReader, SessionReader {
         }
     }
 
-    /// The columns of a report summary in a select (`ReportSQL.columnNames`), for the worker's read of pending reports.
-    static let summaryColumnNames = ReportSQL.columnNames
-    static let summaryColumns = ReportSQL.columns
-
-    /// A report from a row whose select starts with `summaryColumns`; nil when it cannot be read.
-    static func summary(_ row: Row) -> ReportSummary? {
-        try? ReportSQL.summary(SQLiteRow(row))
-    }
 }

@@ -35,7 +35,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             let fetched = try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                        SELECT \(SQLiteReportReader.summaryColumns), r.payload_id, r.payload_offset, r.payload_length,
+                        SELECT \(ReportSQL.columns), r.payload_id, r.payload_offset, r.payload_length,
                             r.symbolication_attempts, pr.in_app_include, pr.in_app_exclude
                         FROM reports r JOIN projects pr ON pr.id = r.project_id
                         WHERE r.symbolication = 'pending' ORDER BY r.id LIMIT ?
@@ -51,7 +51,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             var inApp: [Int64: InAppRules] = [:]
             // The columns after the summary's, by position (GRDB lowercases a name at every lookup by name: ~7,000
             // instructions each, eight a report here).
-            let next = SQLiteReportReader.summaryColumnNames.count
+            let next = ReportSQL.columnNames.count
             return try rows.compactMap { row -> PendingSymbolication? in
                 let payloadID: Int64 = row[next]
                 if payloads[payloadID] == nil {
@@ -63,7 +63,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                     payloads[payloadID] = StoredPayload(
                         bytes: Array(bytes), encoding: encoding, inflatedSize: stored[1], format: format)
                 }
-                guard let payload = payloads[payloadID], let summary = SQLiteReportReader.summary(row) else {
+                guard let payload = payloads[payloadID], let summary = try? ReportSQL.summary(SQLiteRow(row)) else {
                     return nil
                 }
                 let offset: Int = row[next + 1]
