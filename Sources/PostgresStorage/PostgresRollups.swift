@@ -2,7 +2,7 @@ import FaultlineCore
 import PostgresNIO
 
 /// A row of counters keyed by some columns, where the first counter says whether the row exists at all — the
-/// PostgreSQL twin of `CountedRow` (Sources/Storage/Rollups): the "distinct users" rollups move by the deltas it
+/// PostgreSQL twin of `CountedRow` (Sources/SQLiteStorage/Rollups): the "distinct users" rollups move by the deltas it
 /// returns. Statements bind the key columns first (`$1…$k`), then the counters.
 enum PostgresCountedRow {
     struct Shape: Sendable {
@@ -90,12 +90,4 @@ enum PostgresCountedRow {
         }
         return values
     }
-}
-
-/// Release-health rollups on PostgreSQL: the twin of `HealthRollup` (Sources/Storage/Rollups), same tables, same
-/// rule: a session update moves them by the difference between its contribution before and after, in the same
-/// transaction as the session row (`PostgresSessionBatch`, a whole batch at once). Release `""` stands for all
-/// releases together.
-enum PostgresHealthRollup {
-    static let allReleases = ""
 }

@@ -114,7 +114,8 @@ enum PostgresSessionBatch {
 }
 
 /// What a batch of session changes adds to the health rollups, summed per row in memory (the per-change rule of
-/// `HealthRollup` in Sources/Storage/Rollups, added up). Release `""` stands for all releases together.
+/// `HealthRollup` in Sources/SQLiteStorage/Rollups, added up). Release `HealthSQL.allReleases` stands for all releases
+/// together.
 struct HealthDeltas {
     struct Counts {
         var sessions: Int64 = 0
@@ -160,7 +161,7 @@ struct HealthDeltas {
             counts.errored &+= errored
         }
         let release = ExactText(c.release)
-        for slice in [release, ExactText(PostgresHealthRollup.allReleases)] {
+        for slice in [release, ExactText(HealthSQL.allReleases)] {
             let key = HealthDayKey(release: slice, day: day)
             bump(&days[key, default: Counts()])
             if sign > 0 { daysAdded.insert(key) }

@@ -5,11 +5,9 @@ import GRDB
 /// the distinct-user counts exact, keyed by the user's rollup key (`RollupUserKeys`), never the session's distinct id.
 ///
 /// A session update calls `apply(project:remove:add:)` with the session's contribution before and after; the
-/// rollups move by the difference, in the same transaction as the session row. Release `""` stands for all
-/// releases together (a user of two releases is one user of the project that day).
+/// rollups move by the difference, in the same transaction as the session row. Release `HealthSQL.allReleases`
+/// stands for all releases together (a user of two releases is one user of the project that day).
 enum HealthRollup {
-    static let allReleases = ""
-
     /// The per-user rows: a user's sessions and crashed sessions per release and day, and per release. `bump` returns
     /// how the distinct users and crashed users change (a row whose sessions reach 0 is deleted). Made once: a session
     /// update bumps up to four of them, and a shape builds and hashes its statements' text.
@@ -47,7 +45,7 @@ enum HealthRollup {
         let crashed = c.crashed ? sessions : 0
         let abnormal = c.abnormal ? sessions : 0
         let errored = c.errored ? sessions : 0
-        for release in [c.release, allReleases] {
+        for release in [c.release, HealthSQL.allReleases] {
             // Removing only ever updates (a CHECK would refuse an upsert's negative VALUES row before the conflict).
             try db.cachedStatement(
                 sql: sign > 0
