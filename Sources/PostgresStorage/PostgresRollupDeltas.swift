@@ -191,29 +191,19 @@ extension IssueRollupDeltas {
     ) async throws
         -> [Key: (before: Int64, after: Int64)]
     {
-        var resolved: [Key: Int64] = [:]
-        for (key, delta) in deltas { resolved[key.with(issue: try id(key.issue))] = delta }
-        let keys = resolved.keys.sorted()
+        let (_, binds, arrays) = try Key.unnest(deltas, resolving: id)
         let table = Key.table
         let columns = Key.columns.map(\.name)
-        let arrays = (Key.columns.map(\.type) + ["bigint"]).enumerated().map { "$\($0 + 1)::\($1)[]" }.joined(
-            separator: ", ")
         let match = columns.map { "t.\($0) = u.\($0)" }.joined(separator: " AND ")
         let returning = columns.map { "t.\($0)" }.joined(separator: ", ")
         let aliases = (columns + ["delta"]).joined(separator: ", ")
-        func binds() -> PostgresBindings {
-            var binds = PostgresBindings()
-            for array in Key.arrays(keys) { binds.append(array) }
-            binds.append(keys.map { resolved[$0] ?? 0 })
-            return binds
-        }
         var changes: [Key: (before: Int64, after: Int64)] = [:]
         for sql in [
             "DELETE FROM \(table) t USING unnest(\(arrays)) AS u(\(aliases)) WHERE \(match) AND t.events + u.delta <= 0 RETURNING \(returning), t.events, 0::bigint",
             "UPDATE \(table) t SET events = t.events + u.delta FROM unnest(\(arrays)) AS u(\(aliases)) WHERE \(match) RETURNING \(returning), t.events - u.delta, t.events",
         ] {
             for try await row in try await connection.query(
-                PostgresQuery(unsafeSQL: sql, binds: binds()), logger: logger)
+                PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
             {
                 let cells = row.makeRandomAccess()
                 let key = try Key(cells)
@@ -234,15 +224,8 @@ extension IssueRollupDeltas {
         -> [Key: (before: Int64, after: Int64)]
     {
         guard !deltas.isEmpty else { return [:] }
-        var resolved: [Key: Int64] = [:]
-        for (key, delta) in deltas { resolved[key.with(issue: try id(key.issue))] = delta }
-        let keys = resolved.keys.sorted()
-        var binds = PostgresBindings()
-        for array in Key.arrays(keys) { binds.append(array) }
-        binds.append(keys.map { resolved[$0] ?? 0 })
+        let (resolved, binds, arrays) = try Key.unnest(deltas, resolving: id)
         let columns = Key.columns.map(\.name).joined(separator: ", ")
-        let arrays = (Key.columns.map(\.type) + ["bigint"]).enumerated().map { "$\($0 + 1)::\($1)[]" }.joined(
-            separator: ", ")
         let table = Key.table
         var changes: [Key: (before: Int64, after: Int64)] = [:]
         for try await row in try await connection.query(
@@ -261,6 +244,24 @@ extension IssueRollupDeltas {
             changes[key] = (max(0, after &- (resolved[key] ?? 0)), after)
         }
         return changes
+    }
+}
+
+extension CountedEventsKey {
+    /// `deltas` with their issues resolved by `id`, and the parts of a statement reading them from `unnest`: the key
+    /// columns' arrays then the deltas' as binds (keys in order, the order every node locks rows in), and the binds'
+    /// placeholders cast to arrays (`$1::bigint[], …`).
+    static func unnest(_ deltas: [Self: Int64], resolving id: (Int64) throws -> Int64) throws -> (
+        resolved: [Self: Int64], binds: PostgresBindings, arrays: String
+    ) {
+        var resolved: [Self: Int64] = [:]
+        for (key, delta) in deltas { resolved[key.with(issue: try id(key.issue))] = delta }
+        let keys = resolved.keys.sorted()
+        var binds = PostgresBindings()
+        for array in arrays(keys) { binds.append(array) }
+        binds.append(keys.map { resolved[$0] ?? 0 })
+        let placeholders = (columns.map(\.type) + ["bigint"]).enumerated().map { "$\($0 + 1)::\($1)[]" }
+        return (resolved, binds, placeholders.joined(separator: ", "))
     }
 }
 
