@@ -9,7 +9,7 @@ import Foundation
 
 /// The PostgreSQL schema, as named migrations applied in order, each once.
 ///
-/// Tables and columns have the SQLite schema's names and meanings (Sources/Storage/Migrations.swift), so that a
+/// Tables and columns have the SQLite schema's names and meanings (Sources/SQLiteStorage/SQLiteMigrations.swift), so that a
 /// reader of one knows the other, and `faultline migrate` copies column for column. What differs, and why:
 /// - Times are `bigint` milliseconds, as on SQLite; flags are `boolean`; bytes are `bytea`.
 /// - What grows with time — `payloads`, `reports`, `attachments` — is partitioned by week of `received_at`

@@ -7,7 +7,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The per-user rollups' keys on PostgreSQL (the twin of `RollupUserKeys` in Sources/Storage/Rollups): `RollupUser.key`
+/// The per-user rollups' keys on PostgreSQL (the twin of `RollupUserKeys` in Sources/SQLiteStorage/Rollups): `RollupUser.key`
 /// of a user under its project's `identity_key`, with the hasher the engine was given (`PostgresEngine.identities`).
 ///
 /// The writers (`PostgresBatchGrouper`, `PostgresSessionBatch`) key their contributions before they
