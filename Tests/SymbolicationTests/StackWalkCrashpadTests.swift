@@ -15,26 +15,29 @@ import Testing
     static func files(_ snapshot: ProcessSnapshot) -> [String: String] {
         var files: [String: String] = [:]
         for module in snapshot.modules {
-            files[module.path] = LocalELFFiles.find(module, in: LocalELFFiles.systemDirectories)
+            files[module.path] = LocalELFFiles.find(module)
         }
         return files
     }
 
-    /// The crashing thread's frames, walked and symbolicated (inline chains flattened).
-    static func walk(_ scenario: Crashpad.Scenario) throws -> (Crashpad.Crash, ProcessSnapshot, [WalkedThread]) {
+    /// A scenario's crash, its snapshot, the modules' files (looked up once: each lookup reads candidate files'
+    /// build-ids) and the walked threads.
+    static func walk(
+        _ scenario: Crashpad.Scenario
+    ) throws -> (Crashpad.Crash, ProcessSnapshot, files: [String: String], [WalkedThread]) {
         let crash = try Crashpad.crash(scenario)
         let snapshot = try Minidump(bytes: crash.bytes).snapshot()
         let files = Self.files(snapshot)
-        return (crash, snapshot, StackWalker { files[$0.path] }.walk(snapshot))
+        return (crash, snapshot, files, StackWalker { files[$0.path] }.walk(snapshot))
     }
 
     @Test(arguments: [Crashpad.Scenario.segfault, .abort, .library])
     func theWalkedCrashingThreadIsTheProgramsCallChain(scenario: Crashpad.Scenario) throws {
-        let (crash, snapshot, threads) = try Self.walk(scenario)
+        let (crash, snapshot, files, threads) = try Self.walk(scenario)
         let crashed = try #require(threads.first)
         #expect(crashed.crashed)
         #expect(crashed.frames.first?.trust == .context)
-        let names = try SelfDump.functions(crashed.frames, modules: snapshot.modules, files: Self.files(snapshot))
+        let names = try SelfDump.functions(crashed.frames, modules: snapshot.modules, files: files)
         // abort's frames in libc (raise, abort) come first: the chain starts at the first program function.
         let start = try #require(names.firstIndex(of: crash.callChain[0]), "\(names)")
         #expect(Array(names[start...].prefix(crash.callChain.count)) == crash.callChain, "\(names)")
@@ -44,24 +47,21 @@ import Testing
     }
 
     @Test func theCrashOnASecondThreadIsWalkedFirstAndTheMainThreadToo() throws {
-        let (crash, snapshot, threads) = try Self.walk(.secondThread)
+        let (crash, snapshot, files, threads) = try Self.walk(.secondThread)
         #expect(threads.count >= 2)
         #expect(threads.first?.crashed == true)
         #expect(threads.first?.name == "worker")
-        let crashedNames = try SelfDump.functions(
-            threads[0].frames, modules: snapshot.modules, files: Self.files(snapshot))
+        let crashedNames = try SelfDump.functions(threads[0].frames, modules: snapshot.modules, files: files)
         #expect(Array(crashedNames.prefix(crash.callChain.count)) == crash.callChain, "\(crashedNames)")
         // The main thread waits in pthread_join, called by main.
         let mainThread = try #require(threads.dropFirst().first { !$0.crashed && $0.name != "worker" })
-        #expect(
-            try SelfDump.functions(mainThread.frames, modules: snapshot.modules, files: Self.files(snapshot)).contains(
-                "main"))
+        #expect(try SelfDump.functions(mainThread.frames, modules: snapshot.modules, files: files).contains("main"))
     }
 
     @Test(arguments: Crashpad.Scenario.allCases)
     func breakpadsProcessorFindsTheSameFramesGivenTheSameFiles(scenario: Crashpad.Scenario) throws {
-        let (crash, snapshot, threads) = try Self.walk(scenario)
-        let oracle = try SymbolicOracle.walk(dump: crash.dump, files: Self.files(snapshot))
+        let (crash, _, files, threads) = try Self.walk(scenario)
+        let oracle = try SymbolicOracle.walk(dump: crash.dump, files: files)
         for thread in threads {
             let reference = try #require(oracle.threads.first { $0.id == thread.id }, "thread \(thread.id)")
             // symbolic gives a caller frame's instruction as its return address minus one: our `lookupAddress`.
