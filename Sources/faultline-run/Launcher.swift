@@ -62,19 +62,24 @@ final class Launcher {
         let run = prepare()
         let childEnvironment = Self.childEnvironment(
             parent: environment, run: run.map { ($0.folder, $0.statePath) }, settings: settings)
+        // Only a run that reports traces its child (`--no-trace` turns it off).
+        let traced = run != nil && settings.trace
         let child: ChildProcess
         do {
             child = try ChildProcess(
                 arguments: command, environment: childEnvironment, inheritedIgnored: inheritedIgnored,
-                stopped: run != nil && settings.trace)
+                stopped: traced)
         } catch {
             warn(error.description)
             if let run { Self.abandon(run) }
             return .exited(code: error.exitCode)
         }
         // The child waits stopped before its exec: seized there, then continued (also when it cannot be traced).
-        let tracer = run.flatMap { startTracing(child.pid, folder: $0.folder) }
-        if run != nil && settings.trace { kill(child.pid, SIGCONT) }
+        var tracer: Tracer?
+        if traced, let run {
+            tracer = startTracing(child.pid, folder: run.folder)
+            kill(child.pid, SIGCONT)
+        }
         let copier = StderrCopier(fd: child.stderrRead)
         copier.start()
 
@@ -106,11 +111,10 @@ final class Launcher {
 
     // MARK: - Before the child
 
-    /// Seizes the child for crash capture, unless `--no-trace`. When tracing is not permitted (a container
-    /// without `ptrace`, Yama's scope 3, a set-user-id program), says so once and goes on without it: a crash
-    /// is then reported as the signal, as with `--no-trace`.
+    /// Seizes the child for crash capture. When tracing is not permitted (a container without `ptrace`, Yama's
+    /// scope 3, a set-user-id program), says so once and goes on without it: a crash is then reported as the
+    /// signal, as with `--no-trace`.
     private func startTracing(_ pid: pid_t, folder: StateFolder) -> Tracer? {
-        guard settings.trace else { return nil }
         do {
             // A Swift program's runtime writes its crash file before the signal's default action: that one
             // report is kept, and no dump is written.
