@@ -114,8 +114,8 @@ struct ProcessReader {
         var fp = [UInt8](repeating: 0, count: 32 * 16 + 8)
         if fp.withUnsafeMutableBytes({ getRegisterSet(tid, NT_PRFPREG, $0.baseAddress!, $0.count) }) {
             r.vector = Array(fp[0..<512])
-            r.fpsr = UInt32(fp[512]) | UInt32(fp[513]) << 8 | UInt32(fp[514]) << 16 | UInt32(fp[515]) << 24
-            r.fpcr = UInt32(fp[516]) | UInt32(fp[517]) << 8 | UInt32(fp[518]) << 16 | UInt32(fp[519]) << 24
+            r.fpsr = u32(fp, 512)
+            r.fpcr = u32(fp, 516)
         }
         return Registers(pc: regs.pc, sp: regs.sp, context: MinidumpContext.arm64(r))
     }
