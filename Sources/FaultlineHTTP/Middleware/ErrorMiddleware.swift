@@ -18,30 +18,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            var apiError = APIError.from(error)
-            if let storage, storage.noteFailure(error) {
-                apiError =
-                    StoragePressureMiddleware<Context>.kind(request.uri.path) == .sentry
-                    ? .sentryStorageFull(retryAfter: storage.retryAfterSeconds)
-                    : .storageFull(retryAfter: storage.retryAfterSeconds)
-            }
-            if apiError.status.code >= 500, apiError.status != .serviceUnavailable,
-                apiError.status != .insufficientStorage
-            {
-                context.logger.error(
-                    "request failed",
-                    metadata: [
-                        Telemetry.LogKey.route: "\(request.uri.path)",
-                        Telemetry.LogKey.error: "\(String(reflecting: error))",
-                    ])
-            } else {
-                context.logger.debug(
-                    "request refused",
-                    metadata: [
-                        Telemetry.LogKey.status: "\(apiError.status.code)",
-                        Telemetry.LogKey.error: "\(apiError.message)",
-                    ])
-            }
+            let apiError = Self.apiError(for: error, request: request, context: context, storage: storage)
             response = try apiError.response(from: request, context: context)
             if request.method == .post, let reason = Self.rejectReason(apiError.status),
                 context.endpointPath == "/api/v1/reports"
@@ -59,6 +36,36 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 [("route", route)])
         }
         return response
+    }
+
+    /// The answer to `error` (`APIError.from`; the storage-full answer when the error entered the storage-pressure
+    /// state), logged: as an error when the server failed, at debug level when it refused the request.
+    static func apiError(for error: any Error, request: Request, context: Context, storage: DiskGuard?) -> APIError {
+        var apiError = APIError.from(error)
+        if let storage, storage.noteFailure(error) {
+            apiError =
+                StoragePressureMiddleware<Context>.kind(request.uri.path) == .sentry
+                ? .sentryStorageFull(retryAfter: storage.retryAfterSeconds)
+                : .storageFull(retryAfter: storage.retryAfterSeconds)
+        }
+        if apiError.status.code >= 500, apiError.status != .serviceUnavailable,
+            apiError.status != .insufficientStorage
+        {
+            context.logger.error(
+                "request failed",
+                metadata: [
+                    Telemetry.LogKey.route: "\(request.uri.path)",
+                    Telemetry.LogKey.error: "\(String(reflecting: error))",
+                ])
+        } else {
+            context.logger.debug(
+                "request refused",
+                metadata: [
+                    Telemetry.LogKey.status: "\(apiError.status.code)",
+                    Telemetry.LogKey.error: "\(apiError.message)",
+                ])
+        }
+        return apiError
     }
 
     static func rejectReason(_ status: HTTPResponse.Status) -> Telemetry.RejectReason? {

@@ -15,30 +15,8 @@ struct SentryErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            var apiError = APIError.from(error)
-            if let storage, storage.noteFailure(error) {
-                apiError =
-                    StoragePressureMiddleware<Context>.kind(request.uri.path) == .sentry
-                    ? .sentryStorageFull(retryAfter: storage.retryAfterSeconds)
-                    : .storageFull(retryAfter: storage.retryAfterSeconds)
-            }
-            if apiError.status.code >= 500, apiError.status != .serviceUnavailable,
-                apiError.status != .insufficientStorage
-            {
-                context.logger.error(
-                    "request failed",
-                    metadata: [
-                        Telemetry.LogKey.route: "\(request.uri.path)",
-                        Telemetry.LogKey.error: "\(String(reflecting: error))",
-                    ])
-            } else {
-                context.logger.debug(
-                    "request refused",
-                    metadata: [
-                        Telemetry.LogKey.status: "\(apiError.status.code)",
-                        Telemetry.LogKey.error: "\(apiError.message)",
-                    ])
-            }
+            let apiError = ErrorMiddleware<Context>.apiError(
+                for: error, request: request, context: context, storage: storage)
             return try apiError.sentryResponse(from: request, context: context)
         }
     }
