@@ -238,3 +238,28 @@ indirect enum MessagePackWriter {
         }
     }
 }
+
+extension MinidumpSubmissionTests {
+    @Test func theSentryFieldKeepsItsKeyOrderAndNumbers() throws {
+        // Given a sentry field whose keys are out of alphabetical order, one given twice, and numbers of each kind
+        let sentry = #"{"zeta":1,"alpha":"a\u0041","zeta":2,"whole":1.0,"big":18446744073709551615,"half":0.5}"#
+        let (body, type) = form([text("sentry", sentry), ("upload_file_minidump", "d", try dump("segfault"))])
+        // When the form is read
+        let event = String(decoding: try MinidumpSubmission.multipart(body, contentType: type).event, as: UTF8.self)
+        // Then the keys keep their first place and last value, and each number its exact value
+        #expect(event.hasPrefix(#"{"zeta":2,"alpha":"aA","whole":1,"big":18446744073709551615,"half":0.5,"#))
+        // And 64 levels of nesting are read, while 65, or text after the object, are refused
+        func nested(_ levels: Int) -> String {
+            #"{"a":"# + String(repeating: "[", count: levels - 1) + String(repeating: "]", count: levels - 1) + "}"
+        }
+        let (deep, deepType) = form([text("sentry", nested(64)), ("upload_file_minidump", "d", try dump("segfault"))])
+        #expect(try json(try MinidumpSubmission.multipart(deep, contentType: deepType).event)["a"] != nil)
+        for bad in [nested(65), #"{"a":1} x"#] {
+            let (badBody, badType) = form([text("sentry", bad), ("upload_file_minidump", "d", try dump("segfault"))])
+            let error = #expect(throws: FormatError.self) {
+                try MinidumpSubmission.multipart(badBody, contentType: badType)
+            }
+            #expect(error?.code == .malformedJSON)
+        }
+    }
+}

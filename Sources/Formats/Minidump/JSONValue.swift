@@ -1,14 +1,8 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// A JSON value, for assembling the event a minidump request describes out of pieces (an attached event in
 /// JSON or MessagePack, a `sentry` form field, flattened `sentry[…]` fields, other fields as `extra`).
 ///
 /// Objects keep their keys in insertion order so the assembled event reads back in the order it was built.
-/// Depth is bounded by the decoders that make values (`JSONDecoder`'s nesting limit, `MessagePack.maxDepth`).
+/// Depth is bounded by the parsers that make values (`JSONValue.maxDepth`, `MessagePack.maxDepth`).
 enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
@@ -87,50 +81,69 @@ enum JSONValue: Sendable, Equatable {
         }
     }
 
-    /// Parses JSON text.
-    /// - Throws: `FormatError(.malformedJSON)` when it is not JSON.
-    static func parse(_ bytes: some Collection<UInt8>) throws -> JSONValue {
-        guard nestingDepth(bytes) <= maxDepth else {
-            throw FormatError(.malformedJSON, "JSON nested deeper than \(maxDepth)")
-        }
+    /// Parses JSON text (strict RFC 8259, through the ingest path's `JSONReader`), keeping object keys in the order
+    /// they came; a key given twice keeps its first place and its last value.
+    /// - Throws: `FormatError(.malformedJSON)` when it is not JSON or nests deeper than `maxDepth`.
+    static func parse(_ bytes: [UInt8]) throws -> JSONValue {
         do {
-            return try JSONDecoder().decode(Decoded.self, from: Data(bytes)).value
+            return try JSONReader.with(bytes, range: 0..<bytes.count) { reader in
+                let value = try read(&reader, depth: 0)
+                try reader.expectEnd()
+                return value
+            }
+        } catch let error as FormatError where error.message == tooDeep {
+            throw FormatError(.malformedJSON, tooDeep)
         } catch {
             throw FormatError(.malformedJSON, "not JSON")
         }
     }
 
-    /// Nesting allowed in parsed JSON (the decoder and the writer recurse once a level).
+    /// Nesting allowed in parsed JSON (the reader and the writer recurse once a level).
     static let maxDepth = 64
+    static let tooDeep = "JSON nested deeper than \(maxDepth)"
 
-    /// How deep brackets nest in JSON text, strings skipped (a scan before decoding, so that decoding never
-    /// recurses deeper than `maxDepth`).
-    static func nestingDepth(_ bytes: some Collection<UInt8>) -> Int {
-        var depth = 0
-        var deepest = 0
-        var inString = false
-        var escaped = false
-        for byte in bytes {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
+    /// One value; `depth` counts the arrays and objects around it.
+    static func read(_ reader: inout JSONReader, depth: Int) throws -> JSONValue {
+        switch try reader.peek() {
+        case .null:
+            try reader.literal("null")
+            return .null
+        case .bool: return .bool(try reader.readBool())
+        case .string: return .string(try reader.readString())
+        case .number: return try number(reader.numberToken())
+        case .array:
+            guard depth < maxDepth else { throw FormatError(.malformedJSON, tooDeep) }
+            var values: [JSONValue] = []
+            try reader.readArray { r, _ in values.append(try read(&r, depth: depth + 1)) }
+            return .array(values)
+        case .object:
+            guard depth < maxDepth else { throw FormatError(.malformedJSON, tooDeep) }
+            var members: [(String, JSONValue)] = []
+            var places: [String: Int] = [:]
+            try reader.readObject { r, key in
+                let name = key.string
+                let value = try read(&r, depth: depth + 1)
+                if let i = places[name] {
+                    members[i].1 = value
+                } else {
+                    places[name] = members.count
+                    members.append((name, value))
                 }
-                continue
             }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                deepest = max(deepest, depth)
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-            default: break
-            }
+            return .object(members)
         }
-        return deepest
+    }
+
+    /// A number as the narrowest case that holds it exactly: `.int`, then `.uint`, else `.double` (so `1.0` and
+    /// `1e3` are whole numbers, as `JSONDecoder` reads them).
+    static func number(_ token: Slice<UnsafeBufferPointer<UInt8>>) throws -> JSONValue {
+        let text = String(decoding: token, as: UTF8.self)
+        if let i = Int64(text) { return .int(i) }
+        if let u = UInt64(text) { return .uint(u) }
+        guard let d = Double(text), d.isFinite else { throw FormatError(.malformedJSON, "number out of range") }
+        if let i = Int64(exactly: d) { return .int(i) }
+        if let u = UInt64(exactly: d) { return .uint(u) }
+        return .double(d)
     }
 
     /// UTF-8 JSON text of the value (non-finite numbers, which JSON cannot spell, become `null`).
@@ -147,7 +160,7 @@ enum JSONValue: Sendable, Equatable {
         case .int(let i): out += Array(String(i).utf8)
         case .uint(let u): out += Array(String(u).utf8)
         case .double(let d): out += Array((d.isFinite ? "\(d)" : "null").utf8)
-        case .string(let s): Self.writeString(s, to: &out)
+        case .string(let s): JSONScrubbing.encodeString(s.utf8, into: &out)
         case .array(let values):
             out.append(UInt8(ascii: "["))
             for (i, value) in values.enumerated() {
@@ -159,68 +172,11 @@ enum JSONValue: Sendable, Equatable {
             out.append(UInt8(ascii: "{"))
             for (i, (key, value)) in members.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                Self.writeString(key, to: &out)
+                JSONScrubbing.encodeString(key.utf8, into: &out)
                 out.append(UInt8(ascii: ":"))
                 value.write(to: &out)
             }
             out.append(UInt8(ascii: "}"))
-        }
-    }
-
-    static func writeString(_ s: String, to out: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
-        out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0..<0x20: out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
-    }
-
-    /// `Decodable` glue: tries each JSON type in turn.
-    struct Decoded: Decodable {
-        let value: JSONValue
-
-        struct Key: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
-
-        init(from decoder: any Decoder) throws {
-            if var array = try? decoder.unkeyedContainer() {
-                var values: [JSONValue] = []
-                while !array.isAtEnd { values.append(try array.decode(Decoded.self).value) }
-                value = .array(values)
-                return
-            }
-            if let object = try? decoder.container(keyedBy: Key.self) {
-                value = .object(
-                    try object.allKeys.map { ($0.stringValue, try object.decode(Decoded.self, forKey: $0).value) })
-                return
-            }
-            let single = try decoder.singleValueContainer()
-            if single.decodeNil() {
-                value = .null
-            } else if let b = try? single.decode(Bool.self) {
-                value = .bool(b)
-            } else if let i = try? single.decode(Int64.self) {
-                value = .int(i)
-            } else if let u = try? single.decode(UInt64.self) {
-                value = .uint(u)
-            } else if let d = try? single.decode(Double.self) {
-                value = .double(d)
-            } else {
-                value = .string(try single.decode(String.self))
-            }
         }
     }
 }
