@@ -14,40 +14,16 @@ import Glibc
 /// `FAULTLINE_*` variable, else the default. A value out of range or that does not parse — from a flag or
 /// from the environment — is a `ValidationError` naming it; nothing falls back silently.
 struct ServeSettings {
-    var host: String
-    var port: Int
-    var minFreeBytes: UInt64
+    /// What the server is built with (`ServerAssembly`); its `webDirectory` is the `--web` given (nil: look for the
+    /// checkout's `web/`, `server(webDirectory:)`).
+    var server: ServerAssembly.Settings
     var durability: SQLiteEngine.Durability
     var logLevel: Logger.Level
-    var debugFileQuotaBytes: UInt64
-    var maxDebugFileBytes: UInt64
-    var publicDebuginfod: Bool
-    var publicDashboard: Bool
-    /// Webhooks may go to loopback, private and link-local addresses (`--allow-private-webhooks`).
-    var allowPrivateWebhooks: Bool
-    var retentionDays: Int
-    var publicURL: String?
-    var web: String?
-    var renderDebounce: Duration
-    var alertInterval: Duration
-    var webhookBaseBackoffSeconds: Double
-    var webhookIdleDelay: Duration
-    /// `Retry-After` (seconds) of the answers given while the disk is full.
-    var storageRetryAfterSeconds: Int
-    /// How long a client may keep the server waiting mid-request or idle (`--read-timeout-seconds`).
-    var readTimeout: Duration
-    /// Open connections at most (`--max-connections`; default from the open-files limit).
-    var maxConnections: Int
-    /// Open connections at most from one IPv4 address or IPv6 /64 (`--max-connections-per-address`; default an
-    /// eighth of the cap, at least 8, at most the cap).
-    var maxConnectionsPerAddress: Int
-    /// The least average rate of a request body (`--min-body-bytes-per-second`; 0: none).
-    var minBodyBytesPerSecond: Int
     /// With PostgreSQL: how long a node holds the queued reports it took (`--claim-lease-seconds`).
     var claimLease: Duration
-    /// With PostgreSQL: how often the node that holds the render lease renders the dashboard even without changes of
-    /// its own (the other nodes' changes; `FAULTLINE_RENDER_INTERVAL_MS`).
-    var sharedRenderInterval: Duration
+    var host: String { server.host }
+    var publicDashboard: Bool { server.publicDashboard }
+    var web: String? { server.webDirectory }
 
     /// - Parameter openFilesLimit: the process's soft `RLIMIT_NOFILE` (nil: unknown), for the default cap.
     init(_ serve: Serve, environment env: Environment, openFilesLimit: UInt64?) throws {
@@ -61,14 +37,14 @@ struct ServeSettings {
             }
             return try fromEnv() ?? value
         }
-        host = serve.host ?? env.string("FAULTLINE_HOST") ?? "127.0.0.1"
-        port = try pick(
+        let host = serve.host ?? env.string("FAULTLINE_HOST") ?? "127.0.0.1"
+        let port = try pick(
             serve.port, "--port", { (0...65535).contains($0) }, "0–65535",
             env: { try env.int("FAULTLINE_PORT", in: 0...65535) }, default: 8080)
         let minFreeMb = try pick(
             serve.minFreeMb, "--min-free-mb", { (0...(1 << 40)).contains($0) }, "0 or more",
             env: { try env.int("FAULTLINE_MIN_FREE_MB", in: 0...(1 << 40)) }, default: 256)
-        minFreeBytes = UInt64(minFreeMb) << 20
+        let minFreeBytes = UInt64(minFreeMb) << 20
         let durabilityName = try pick(
             serve.durability, "--durability", { SQLiteEngine.Durability(rawValue: $0) != nil }, "full or normal",
             env: { try env.choice("FAULTLINE_DURABILITY", ["full", "normal"]) }, default: "full")
@@ -81,17 +57,19 @@ struct ServeSettings {
         let quotaMb = try pick(
             serve.debugFileQuotaMb, "--debug-file-quota-mb", { (0...(1 << 40)).contains($0) }, "0 or more",
             env: { try env.int("FAULTLINE_DEBUG_FILE_QUOTA_MB", in: 0...(1 << 40)) }, default: 10240)
-        debugFileQuotaBytes = UInt64(quotaMb) << 20
+        let debugFileQuotaBytes = UInt64(quotaMb) << 20
         let maxDebugMb = try pick(
             serve.maxDebugFileMb, "--max-debug-file-mb", { (1...(1 << 30)).contains($0) }, "positive",
             env: { try env.int("FAULTLINE_MAX_DEBUG_FILE_MB", in: 1...(1 << 30)) }, default: 4096)
-        maxDebugFileBytes = UInt64(maxDebugMb) << 20
-        publicDebuginfod = try serve.publicDebuginfod || (env.bool("FAULTLINE_PUBLIC_DEBUGINFOD") ?? false)
-        publicDashboard = try serve.publicDashboard || (env.bool("FAULTLINE_PUBLIC_DASHBOARD") ?? false)
-        allowPrivateWebhooks = try serve.allowPrivateWebhooks || (env.bool("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") ?? false)
-        retentionDays = try pick(
+        let maxDebugFileBytes = UInt64(maxDebugMb) << 20
+        let publicDebuginfod = try serve.publicDebuginfod || (env.bool("FAULTLINE_PUBLIC_DEBUGINFOD") ?? false)
+        let publicDashboard = try serve.publicDashboard || (env.bool("FAULTLINE_PUBLIC_DASHBOARD") ?? false)
+        let allowPrivateWebhooks =
+            try serve.allowPrivateWebhooks || (env.bool("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") ?? false)
+        let retentionDays = try pick(
             serve.retentionDays, "--retention-days", { (1...36_500).contains($0) }, "1–36500",
             env: { try env.int("FAULTLINE_RETENTION_DAYS", in: 1...36_500) }, default: 90)
+        let publicURL: String?
         if let url = serve.publicURL {
             guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
                 throw ValidationError("--public-url must start with http:// or https://")
@@ -100,30 +78,30 @@ struct ServeSettings {
         } else {
             publicURL = try env.url("FAULTLINE_PUBLIC_URL")
         }
-        web = serve.web ?? env.string("FAULTLINE_WEB")
+        let web = serve.web ?? env.string("FAULTLINE_WEB")
         let day = 86_400_000
-        renderDebounce = .milliseconds(try env.int("FAULTLINE_RENDER_DEBOUNCE_MS", in: 0...day) ?? 250)
-        alertInterval = .milliseconds(try env.int("FAULTLINE_ALERT_INTERVAL_MS", in: 1...day) ?? 30_000)
-        webhookBaseBackoffSeconds = Double(try env.int("FAULTLINE_WEBHOOK_BACKOFF_MS", in: 1...day) ?? 5000) / 1000
-        webhookIdleDelay = .milliseconds(try env.int("FAULTLINE_WEBHOOK_POLL_MS", in: 1...day) ?? 1000)
-        storageRetryAfterSeconds = try env.int("FAULTLINE_STORAGE_RETRY_AFTER_S", in: 1...86_400) ?? 30
+        let renderDebounce: Duration = .milliseconds(try env.int("FAULTLINE_RENDER_DEBOUNCE_MS", in: 0...day) ?? 250)
+        let alertInterval: Duration = .milliseconds(try env.int("FAULTLINE_ALERT_INTERVAL_MS", in: 1...day) ?? 30_000)
+        let webhookBaseBackoffSeconds = Double(try env.int("FAULTLINE_WEBHOOK_BACKOFF_MS", in: 1...day) ?? 5000) / 1000
+        let webhookIdleDelay: Duration = .milliseconds(try env.int("FAULTLINE_WEBHOOK_POLL_MS", in: 1...day) ?? 1000)
+        let storageRetryAfterSeconds = try env.int("FAULTLINE_STORAGE_RETRY_AFTER_S", in: 1...86_400) ?? 30
         let timeoutSeconds = try pick(
             serve.readTimeoutSeconds, "--read-timeout-seconds", { $0.isFinite && (0.05...86_400).contains($0) },
             "a number of seconds from 0.05 to 86400",
             env: { try env.double("FAULTLINE_READ_TIMEOUT_SECONDS", in: 0.05...86_400) }, default: 30)
-        readTimeout = .milliseconds(Int64((timeoutSeconds * 1000).rounded()))
+        let readTimeout: Duration = .milliseconds(Int64((timeoutSeconds * 1000).rounded()))
         let defaultCap = openFilesLimit.map { ConnectionBudget.defaultMaxConnections(openFilesLimit: $0) } ?? 1024
-        maxConnections = try pick(
+        let maxConnections = try pick(
             serve.maxConnections, "--max-connections", { (1...1_000_000).contains($0) }, "1–1000000",
             env: { try env.int("FAULTLINE_MAX_CONNECTIONS", in: 1...1_000_000) }, default: defaultCap)
-        maxConnectionsPerAddress = min(
+        let maxConnectionsPerAddress = min(
             maxConnections,
             try pick(
                 serve.maxConnectionsPerAddress, "--max-connections-per-address", { (1...1_000_000).contains($0) },
                 "1–1000000",
                 env: { try env.int("FAULTLINE_MAX_CONNECTIONS_PER_ADDRESS", in: 1...1_000_000) },
                 default: ConnectionBudget.defaultPerAddressShare(maxConnections: maxConnections)))
-        minBodyBytesPerSecond = try pick(
+        let minBodyBytesPerSecond = try pick(
             serve.minBodyBytesPerSecond, "--min-body-bytes-per-second", { (0...(1 << 30)).contains($0) },
             "0–1073741824",
             env: { try env.int("FAULTLINE_MIN_BODY_BYTES_PER_SECOND", in: 0...(1 << 30)) }, default: 1024)
@@ -131,23 +109,26 @@ struct ServeSettings {
             try pick(
                 serve.claimLeaseSeconds, "--claim-lease-seconds", { (1...86_400).contains($0) }, "1–86400",
                 env: { try env.int("FAULTLINE_CLAIM_LEASE_SECONDS", in: 1...86_400) }, default: 300))
-        sharedRenderInterval = .milliseconds(try env.int("FAULTLINE_RENDER_INTERVAL_MS", in: 100...day) ?? 5000)
-    }
-
-    /// The server's settings, with the dashboard templates in `webDirectory` (nil: no dashboard is rendered).
-    func server(webDirectory: String?) -> ServerAssembly.Settings {
-        var server = ServerAssembly.Settings(
+        let sharedRenderInterval: Duration = .milliseconds(
+            try env.int("FAULTLINE_RENDER_INTERVAL_MS", in: 100...day) ?? 5000)
+        server = ServerAssembly.Settings(
             host: host, port: port, minFreeBytes: minFreeBytes, storageRetryAfterSeconds: storageRetryAfterSeconds,
             debugFileQuotaBytes: debugFileQuotaBytes, maxDebugFileBytes: maxDebugFileBytes,
             publicDebuginfod: publicDebuginfod,
             publicDashboard: publicDashboard, allowPrivateWebhooks: allowPrivateWebhooks, publicURL: publicURL,
-            webDirectory: webDirectory,
+            webDirectory: web,
             connections: ConnectionPolicy(
                 readTimeout: readTimeout, minBodyBytesPerSecond: minBodyBytesPerSecond, maxConnections: maxConnections,
                 maxConnectionsPerAddress: maxConnectionsPerAddress),
             retentionDays: retentionDays, renderDebounce: renderDebounce, alertInterval: alertInterval,
             webhookBaseBackoffSeconds: webhookBaseBackoffSeconds, webhookIdleDelay: webhookIdleDelay,
             sharedRenderInterval: sharedRenderInterval)
+    }
+
+    /// The server's settings, with the dashboard templates in `webDirectory` (nil: no dashboard is rendered).
+    func server(webDirectory: String?) -> ServerAssembly.Settings {
+        var server = self.server
+        server.webDirectory = webDirectory
         #if DEBUG
         // `FAULTLINE_TEST_ABORT_ON_BUILD_ID`: the worker aborts when it symbolicates that build-id (the poison-pill
         // end-to-end test). Release builds have no such fault.
