@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// `Command.run` asks before it runs a tool. A tool on PATH (or an absolute path that exists) costs a few `stat`s;
 /// a missing one is installed at most once per process. When it cannot be installed (no network, not root and no
-/// sudo, or no package known for it), the run goes ahead and fails as before, naming the tool: never a silent skip.
+/// sudo, or no package known for it), the run goes ahead and fails naming the tool: never a silent skip.
 public enum TestTools {
     /// `tools/lib/test-needs`, found from this file's place in the repository.
     static let needsScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
