@@ -259,8 +259,26 @@ enum SQLiteBatchGrouper {
         return created
     }
 
+    /// The per-user tables' statements, written once.
+    enum UserShapes {
+        static let users = CountedRow.Shape(table: "issue_users", keys: ["issue_id", "user_key"], counters: ["events"])
+        static let releaseUsers = CountedRow.Shape(
+            table: "issue_release_users", keys: ["issue_id", "release", "user_key"], counters: ["events"])
+        static let dayUsers = CountedRow.Shape(
+            table: "issue_day_users", keys: ["issue_id", "day", "user_key"], counters: ["events"])
+    }
+
+    /// Tags an upsert writes at most (a report has a handful: device, OS, environment).
+    static let tagsPerInsert = 16
+
     /// Writes each rollup row once, the per-user rows first; the issues' counter deltas with the distinct-user
     /// counters their rows moved, by issue id.
+    ///
+    /// The rollups are the counters on `issues` and the per-release, per-day, per-user and per-tag tables. A report's
+    /// contribution is added and taken off by exactly inverse deltas, which is what lets a report move between issues
+    /// (late symbols) and keeps every counter equal to a recount from the reports (`GroupingConformanceTests`
+    /// recounts). A contribution's user is already its rollup key (`RollupUserKeys`): the per-user tables never hold a
+    /// user id.
     static func writeRollups(_ d: IssueRollupDeltas, resolving id: (Int64) throws -> Int64, _ db: Database) throws
         -> [Int64: IssueRollupDeltas.Counts]
     {
@@ -276,7 +294,7 @@ enum SQLiteBatchGrouper {
         for (key, delta) in d.users where delta != 0 {
             let issue = try id(key.issue)
             let (before, after) = try CountedRow.bumpValues(
-                IssueRollup.Shapes.users, values: [issue, key.user.text], by: [Int(delta)], db)
+                UserShapes.users, values: [issue, key.user.text], by: [Int(delta)], db)
             issues[issue, default: .init()].users &+= Int64(
                 CounterDeltas.crossing(0, before: before[0], after: after[0]))
             issues[issue, default: .init()].repeatUsers &+= Int64(
@@ -285,13 +303,13 @@ enum SQLiteBatchGrouper {
         for (key, delta) in d.releaseUsers where delta != 0 {
             let issue = try id(key.issue)
             let (appeared, _) = try CountedRow.bump(
-                IssueRollup.Shapes.releaseUsers, values: [issue, key.release.text, key.user.text], by: [Int(delta)], db)
+                UserShapes.releaseUsers, values: [issue, key.release.text, key.user.text], by: [Int(delta)], db)
             releases[IssueRollupDeltas.ReleaseKey(issue: issue, release: key.release)]?.users &+= Int64(appeared)
         }
         for (key, delta) in d.dayUsers where delta != 0 {
             let issue = try id(key.issue)
             let (appeared, _) = try CountedRow.bump(
-                IssueRollup.Shapes.dayUsers, values: [issue, key.day, key.user.text], by: [Int(delta)], db)
+                UserShapes.dayUsers, values: [issue, key.day, key.user.text], by: [Int(delta)], db)
             days[IssueRollupDeltas.DayKey(issue: issue, day: key.day)]?.users &+= Int64(appeared)
         }
         for (key, counts) in releases {
@@ -357,7 +375,7 @@ enum SQLiteBatchGrouper {
         }
         try MultiRowInsert.run(
             added, into: "issue_tags", columns: ["issue_id", "key", "value", "events"],
-            perStatement: IssueRollup.tagsPerInsert,
+            perStatement: tagsPerInsert,
             onConflict: "(issue_id, key, value) DO UPDATE SET events = events + excluded.events", db
         ) { tag in [tag.key.issue, tag.key.key.text, tag.key.value.text, tag.events] }
         return issues
