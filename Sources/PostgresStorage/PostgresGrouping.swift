@@ -35,13 +35,7 @@ struct FiledReport {
 
     /// The report `id`, locked to the end of the transaction; nil when it is gone.
     static func lock(_ id: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> FiledReport? {
-        let rows = try await connection.query(
-            PostgresQuery(
-                unsafeSQL: "SELECT \(columns) FROM reports WHERE id = $1 FOR UPDATE",
-                binds: PostgresBindings(values: [id])),
-            logger: logger)
-        for try await row in rows.decode(Columns.self) { return FiledReport(row) }
-        return nil
+        try await lock([id], connection, logger)[id]
     }
 
     /// The reports `ids`, each locked to the end of the transaction, in id order (the order every node takes them in);
@@ -152,7 +146,7 @@ final class PostgresBatchReads {
     }
 }
 
-/// Alert rows and alert settings, shared by the grouping transaction and (later) the alert store.
+/// Alert rows and alert settings, shared by the grouping transaction and the alert store.
 enum PostgresAlertRecords {
     /// Records `draft` unless an alert with its dedupe key exists; returns whether it was recorded.
     @discardableResult
@@ -226,8 +220,8 @@ enum PostgresGrouper {
 
     /// The new-issue budget of each of `projects` in the window of its settings that holds `now`: the issues each
     /// created in it, counted in the index `issues_by_created (project_id, created_at)` and no further than its cap and
-    /// `beyond` more (the issues the batch may delete; one statement), and the overflow issue (locked) of each project that is at its cap or may reach it by creating
-    /// `more` issues.
+    /// `beyond` more (the issues the batch may delete; one statement), and the overflow issue (locked) of each project
+    /// that is at its cap or may reach it by creating `more` issues.
     static func newIssueBudgets(
         _ projects: [(project: ProjectID, settings: AlertSettings, more: Int, beyond: Int)], now: Int64,
         _ connection: PostgresConnection, _ logger: Logger
