@@ -201,8 +201,7 @@ enum PostgresGrouper {
     /// apart from the blobs' seed 0), so the report's project need not be read first: one crash's fingerprint in two
     /// projects only makes their filings take turns.
     static func lock(fingerprint: Fingerprint, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        try await connection.query(
-            "SELECT pg_advisory_xact_lock(hashtextextended(\(fingerprint.rawValue), 1))", logger: logger)
+        try await lock(fingerprints: [fingerprint.rawValue], connection, logger)
     }
 
     /// Takes the locks of `fingerprints` (sorted, each once) in their order, in one statement: the order every node takes
