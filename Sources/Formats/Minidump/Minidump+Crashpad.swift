@@ -18,12 +18,8 @@ extension Minidump {
     func readDictionary(_ location: Location, _ what: String, budget: inout Int) throws(MinidumpError) -> [String:
         String]
     {
-        guard location.size > 0 else { return [:] }
-        let body = try file.range(UInt64(location.rva), UInt64(location.size), what)
-        let count = try file.u32(at: UInt64(body.lowerBound), what)
-        let entries = try listEntries(body, count: count, entrySize: 8, what)
         var out: [String: String] = [:]
-        for at in stride(from: entries.lowerBound, to: entries.upperBound, by: 8) {
+        for at in try entries(location, entrySize: 8, what) {
             try spend(&budget)
             out[try file.utf8String(at: file.u32(at), "a key of \(what)")] = try file.utf8String(
                 at: file.u32(at + 4), "a value of \(what)")
@@ -33,13 +29,8 @@ extension Minidump {
 
     /// `MinidumpModuleCrashpadInfoList`: a count, then (module index, location) links.
     func readModuleAnnotations(_ location: Location, budget: inout Int) throws(MinidumpError) -> [ModuleAnnotations] {
-        guard location.size > 0 else { return [] }
-        let what = "CrashpadInfo's module list"
-        let body = try file.range(UInt64(location.rva), UInt64(location.size), what)
-        let count = try file.u32(at: UInt64(body.lowerBound), what)
-        let entries = try listEntries(body, count: count, entrySize: 12, what)
         var out: [ModuleAnnotations] = []
-        for at in stride(from: entries.lowerBound, to: entries.upperBound, by: 12) {
+        for at in try entries(location, entrySize: 12, "CrashpadInfo's module list") {
             let index = file.u32(at)
             let info = try file.range(
                 UInt64(file.u32(at + 8)), UInt64(file.u32(at + 4)), "module \(index)'s Crashpad info")
@@ -67,12 +58,8 @@ extension Minidump {
 
     /// A `MinidumpRVAList` of UTF-8 strings.
     func readStringList(_ location: Location, _ what: String, budget: inout Int) throws(MinidumpError) -> [String] {
-        guard location.size > 0 else { return [] }
-        let body = try file.range(UInt64(location.rva), UInt64(location.size), what)
-        let count = try file.u32(at: UInt64(body.lowerBound), what)
-        let entries = try listEntries(body, count: count, entrySize: 4, what)
         var out: [String] = []
-        for at in stride(from: entries.lowerBound, to: entries.upperBound, by: 4) {
+        for at in try entries(location, entrySize: 4, what) {
             try spend(&budget)
             out.append(try file.utf8String(at: file.u32(at), "an entry of \(what)"))
         }
@@ -83,12 +70,8 @@ extension Minidump {
     func readAnnotationObjects(_ location: Location, _ what: String, budget: inout Int) throws(MinidumpError)
         -> [String: String]
     {
-        guard location.size > 0 else { return [:] }
-        let body = try file.range(UInt64(location.rva), UInt64(location.size), what)
-        let count = try file.u32(at: UInt64(body.lowerBound), what)
-        let entries = try listEntries(body, count: count, entrySize: 12, what)
         var out: [String: String] = [:]
-        for at in stride(from: entries.lowerBound, to: entries.upperBound, by: 12) {
+        for at in try entries(location, entrySize: 12, what) {
             try spend(&budget)
             guard file.u16(at + 4) == 1 else { continue }  // Annotation::Type::kString
             // The value is a MinidumpByteArray (a length, then bytes), read as a UTF-8 string.
@@ -96,6 +79,16 @@ extension Minidump {
                 at: file.u32(at + 8), "a value of \(what)")
         }
         return out
+    }
+
+    /// The offsets of a Crashpad list's entries: a 4-byte count at `location`, then the entries; none when the
+    /// location is empty (the list is absent).
+    func entries(_ location: Location, entrySize: Int, _ what: String) throws(MinidumpError) -> StrideTo<Int> {
+        guard location.size > 0 else { return stride(from: 0, to: 0, by: entrySize) }
+        let body = try file.range(UInt64(location.rva), UInt64(location.size), what)
+        let count = try file.u32(at: UInt64(body.lowerBound), what)
+        let entries = try listEntries(body, count: count, entrySize: entrySize, what)
+        return stride(from: entries.lowerBound, to: entries.upperBound, by: entrySize)
     }
 
     func spend(_ budget: inout Int) throws(MinidumpError) {
