@@ -1,8 +1,9 @@
 import FaultlineCore
 import GRDB
 
-/// The report's columns grouping reads, by position (GRDB lowercases a column name at every lookup by name; a
-/// report's filing read ten of them).
+/// The report's columns filing reads, by position: GRDB lowercases a column name at every lookup by name, nine a
+/// report here. The SQLite row of what `FilingPlanner.Report` is made from (PostgreSQL's also carries the partition
+/// key, and stores `early` as a boolean).
 struct FiledReport {
     var project: ProjectID
     var kind: String
