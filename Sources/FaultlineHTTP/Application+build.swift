@@ -48,42 +48,42 @@ public struct ServerConfiguration: Sendable {
 
 /// Everything the HTTP edge calls into, built by the composition root (or a test).
 public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Sendable {
-    public var projects: ProjectService
-    public var ingest: Ingest
-    public var reader: Reader
-    public var debugFiles: DebugFileService
-    public var symbolication: any SymbolicationStore
-    public var metrics: MetricsRegistry
-    public var telemetry: Telemetry
+    public let projects: ProjectService
+    public let ingest: Ingest
+    public let reader: Reader
+    public let debugFiles: DebugFileService
+    public let symbolication: any SymbolicationStore
+    public let metrics: MetricsRegistry
+    public let telemetry: Telemetry
     /// Throws when the server cannot serve (the database does not answer).
-    public var health: @Sendable () async throws -> Void
-    public var insights: any InsightsReader
+    public let health: @Sendable () async throws -> Void
+    public let insights: any InsightsReader
     /// Dropped-event statistics from Sentry client reports.
-    public var clientReports: any ClientReportReader
-    public var issues: IssueService
-    public var alerts: any AlertStore
-    public var clock: any WallClock
+    public let clientReports: any ClientReportReader
+    public let issues: IssueService
+    public let alerts: any AlertStore
+    public let clock: any WallClock
     /// The dashboard's login form (error message, where to go after) — rendered by the Dashboard module.
-    public var loginPage: @Sendable (_ error: String?, _ next: String) -> String
+    public let loginPage: @Sendable (_ error: String?, _ next: String) -> String
     /// Renders an issue's dashboard page now, after a change made from the dashboard, so the page the browser
     /// is sent back to shows it (a no-op without a renderer).
-    public var refreshIssuePage: @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void
+    public let refreshIssuePage: @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void
     /// Makes an issue's page in the site folder current before it is served (rendered when its issue changed
     /// since the page was rendered); nil serves the site's files as they are.
-    public var currentIssuePage: (@Sendable (_ project: ProjectSlug, _ issue: IssueID) async throws -> Void)?
+    public let currentIssuePage: (@Sendable (_ project: ProjectSlug, _ issue: IssueID) async throws -> Void)?
     /// sentry-cli's chunk upload and assemble; nil leaves the `/api/0/` routes out.
-    public var chunkUploads: ChunkUploadService?
+    public let chunkUploads: ChunkUploadService?
     /// Dashboard login sessions and the failed-login limit.
-    public var adminSessions: AdminSessionService
+    public let adminSessions: AdminSessionService
     /// Resolves webhook hosts, to refuse internal targets when alert settings change.
-    public var webhookResolver: any HostResolving
+    public let webhookResolver: any HostResolving
     /// The storage-pressure state: while the disk is full, write routes are refused before their bodies are
     /// read and `/healthz` says `degraded: storage_full`. Nil: no such refusal.
-    public var storage: DiskGuard?
+    public let storage: DiskGuard?
     /// Renders the live issue lists (`GET /{slug}/list`); nil (no dashboard templates) leaves the route out.
-    public var issueListPage: IssueListRendering?
+    public let issueListPage: IssueListRendering?
     /// The dashboard's server-rendered search and event pages; nil leaves their routes out.
-    public var searchPages: SearchPages?
+    public let searchPages: SearchPages?
     public init(
         projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
         symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
