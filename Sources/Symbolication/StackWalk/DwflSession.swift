@@ -63,9 +63,10 @@ final class DwflSession {
         threadCallbacks = .allocate(capacity: 1)
         threadCallbacks.initialize(to: Dwfl_Thread_Callbacks())
         machineHeader = Self.makeMachineHeader(snapshot.architecture)
-        guard let machineELF = elf_memory(machineHeader.assumingMemoryBound(to: CChar.self), Self.headerSize),
-            let dwfl = dwfl_begin(callbacks)
-        else {
+        let header = elf_memory(machineHeader.assumingMemoryBound(to: CChar.self), Self.headerSize)
+        guard let machineELF = header, let dwfl = dwfl_begin(callbacks) else {
+            // Before every property is set, deinit does not run: release here what was made.
+            if let header { elf_end(header) }
             callbacks.deallocate()
             threadCallbacks.deallocate()
             machineHeader.deallocate()
