@@ -185,13 +185,12 @@ public struct Composition: Sendable {
     /// it): entered below `minFreeBytes` free or on the first disk-full error, left with a margin. A server has one
     /// (`ServerAssembly`).
     public func storagePressure(
-        minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil, retryAfterSeconds: Int = 30,
-        logger: Logger? = nil
+        minFreeBytes: UInt64, freeSpace: (@Sendable () -> UInt64?)? = nil, retryAfterSeconds: Int = 30
     ) -> DiskGuard {
         let disk = DiskSpace(path: folder)
         let database = engine.sqlite
         return DiskGuard(
-            floorBytes: minFreeBytes, clock: clock, logger: logger ?? Logger(label: "faultline.storage"),
+            floorBytes: minFreeBytes, clock: clock, logger: Logger(label: "faultline.storage"),
             telemetry: telemetry,
             retryAfterSeconds: retryAfterSeconds, isDiskFull: { StorageError.isDiskFull($0) },
             // The WAL holds up to a checkpoint's worth of pages (4 MiB): give that space back at once and keep it

@@ -40,8 +40,7 @@ public struct ServerAssembly: Sendable {
         let renderer = try settings.webDirectory.map { try data.siteRenderer(webDirectory: $0) }
         let storage = data.storagePressure(
             minFreeBytes: settings.minFreeBytes, freeSpace: settings.freeSpace,
-            retryAfterSeconds: settings.storageRetryAfterSeconds,
-            logger: Logger(label: "faultline.storage"))
+            retryAfterSeconds: settings.storageRetryAfterSeconds)
         // Everything that changes what the dashboard shows says so here; without a dashboard nobody listens.
         let changes = RenderScheduler.Changes()
         let notify: @Sendable () -> Void
