@@ -4,8 +4,9 @@
 Swift 6.3's `swift test` selects tests only by name (`--filter`/`--skip` take regular expressions over test IDs),
 so this asks the built test bundle itself which tests carry which tags, and prints a regular expression of their IDs:
 
-    tools/lib/test-stages.py regex TAG     a regex for `swift test --filter`/`--skip`: every test carrying TAG,
-                                           on itself or on a suite that holds it (exit 3 if none does)
+    tools/lib/test-stages.py regex TAG...  a regex for `swift test --filter`/`--skip` per TAG, one a line: every
+                                           test carrying TAG, on itself or on a suite that holds it (exit 3 if
+                                           none does); the bundle is listed once for all of them
     tools/lib/test-stages.py summary       how many tests carry each tag, and how many carry none
 
 The bundle lists its tests with their own tags when run with `--list-tests`, the experimental event stream
@@ -79,14 +80,16 @@ def regex(tests, tag):
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] == "regex":
-        tag = argv[2].lstrip(".")
+    if len(argv) >= 3 and argv[1] == "regex":
         tests = list_tests(bundle_path())
-        pattern = regex(tests, tag)
-        if pattern is None:
-            print(f"test-stages: no test carries the tag .{tag}", file=sys.stderr)
-            return 3
-        print(pattern)
+        patterns = []
+        for tag in (name.lstrip(".") for name in argv[2:]):
+            pattern = regex(tests, tag)
+            if pattern is None:
+                print(f"test-stages: no test carries the tag .{tag}", file=sys.stderr)
+                return 3
+            patterns.append(pattern)
+        print("\n".join(patterns))
         return 0
     if len(argv) == 2 and argv[1] == "summary":
         tests = list_tests(bundle_path())
