@@ -21,14 +21,12 @@ long faultline_ptrace(int request, pid_t pid, void *addr, void *data);
 /// The values of glibc's `enum __ptrace_request` and options the tracer uses, as plain ints.
 enum {
     FAULTLINE_PTRACE_CONT = PTRACE_CONT,
-    FAULTLINE_PTRACE_DETACH = PTRACE_DETACH,
     FAULTLINE_PTRACE_GETREGSET = PTRACE_GETREGSET,
     FAULTLINE_PTRACE_GETSIGINFO = PTRACE_GETSIGINFO,
     FAULTLINE_PTRACE_SEIZE = PTRACE_SEIZE,
     FAULTLINE_PTRACE_INTERRUPT = PTRACE_INTERRUPT,
     FAULTLINE_PTRACE_LISTEN = PTRACE_LISTEN,
     FAULTLINE_PTRACE_O_TRACECLONE = PTRACE_O_TRACECLONE,
-    FAULTLINE_PTRACE_EVENT_CLONE = PTRACE_EVENT_CLONE,
     FAULTLINE_PTRACE_EVENT_STOP = PTRACE_EVENT_STOP,
     /// `waitpid`'s flag for every tracee, threads included.
     FAULTLINE_WALL = __WALL,
