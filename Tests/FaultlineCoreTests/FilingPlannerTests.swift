@@ -188,3 +188,48 @@ import Testing
         #expect(needs.creating(given: [Self.key(a): Self.existing(4, a)]) == [1: 1])
     }
 }
+
+/// `IssueRollupDeltas.resolvingIssues`: the engines write a plan's deltas with its new issues' ids in place of their
+/// plan ids, in every table.
+@Suite struct IssueRollupDeltasResolvingTests {
+    @Test func everyTableTakesTheResolvedIssueAndKeepsItsCounts() throws {
+        let contribution = IssueContribution(
+            release: "1.0", occurredAt: FilingPlannerTests.t0, user: "u1", tags: [(key: "os", value: "iOS")],
+            early: true)
+        var deltas = IssueRollupDeltas()
+        deltas.add(contribution, to: -1)
+        deltas.add(contribution, to: -1)
+        deltas.remove(contribution, from: 7)
+        let resolved = try deltas.resolvingIssues { $0 == -1 ? 42 : $0 }
+        let day = FilingPlannerTests.day
+        let release = ExactText("1.0")
+        let user = ExactText("u1")
+        #expect(
+            resolved.issues == [42: .init(events: 2, early: 2, timed: 2), 7: .init(events: -1, early: -1, timed: -1)])
+        #expect(resolved.releases[.init(issue: 42, release: release)]?.events == 2)
+        #expect(resolved.releases[.init(issue: 7, release: release)]?.events == -1)
+        #expect(
+            resolved.days == [
+                .init(issue: 42, day: day): .init(events: 2), .init(issue: 7, day: day): .init(events: -1),
+            ])
+        #expect(resolved.users == [.init(issue: 42, user: user): 2, .init(issue: 7, user: user): -1])
+        #expect(
+            resolved.releaseUsers == [
+                .init(issue: 42, release: release, user: user): 2, .init(issue: 7, release: release, user: user): -1,
+            ])
+        #expect(
+            resolved.dayUsers == [.init(issue: 42, day: day, user: user): 2, .init(issue: 7, day: day, user: user): -1])
+        #expect(
+            resolved.tags == [
+                .init(issue: 42, key: ExactText("os"), value: ExactText("iOS")): 2,
+                .init(issue: 7, key: ExactText("os"), value: ExactText("iOS")): -1,
+            ])
+    }
+
+    @Test func aFailedResolutionThrows() {
+        var deltas = IssueRollupDeltas()
+        deltas.add(IssueContribution(release: nil, occurredAt: 0, user: nil, tags: [], early: nil), to: -3)
+        struct Unknown: Error {}
+        #expect(throws: Unknown.self) { try deltas.resolvingIssues { _ in throw Unknown() } }
+    }
+}
