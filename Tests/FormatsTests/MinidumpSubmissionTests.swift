@@ -263,3 +263,24 @@ extension MinidumpSubmissionTests {
         }
     }
 }
+
+extension MinidumpSubmissionTests {
+    @Test func theSentryFieldMergesIntoTheAttachedEventKeyByKey() throws {
+        // Given an attached event, and a sentry field that adds to one object, replaces another and adds a key
+        let attached = MessagePackWriter.map([
+            ("contexts", .map([("os", .map([("name", .string("Linux"))]))])), ("tags", .map([("a", .string("1"))])),
+            ("level", .string("error")),
+        ])
+        let (body, type) = form([
+            ("upload_file_minidump", "d", try dump("segfault")), ("__sentry-event", "__sentry-event", attached.bytes),
+            text("sentry", #"{"contexts":{"os":{"version":"6.1"},"app":{}},"tags":"flat","release":"r@1"}"#),
+        ])
+        // When the form is read
+        let event = String(decoding: try MinidumpSubmission.multipart(body, contentType: type).event, as: UTF8.self)
+        // Then objects merge in place, anything else is replaced, and new keys follow the old ones
+        #expect(
+            event.hasPrefix(
+                #"{"contexts":{"os":{"name":"Linux","version":"6.1"},"app":{}},"tags":"flat","level":"error","release":"r@1","#
+            ))
+    }
+}

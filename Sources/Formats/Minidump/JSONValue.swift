@@ -65,20 +65,39 @@ enum JSONValue: Sendable, Equatable {
     }
 
     /// Relay's merge: objects merge key by key, recursively; anything else in `other` replaces what is here.
+    ///
+    /// Linear in the keys on both sides (a `sentry` field may hold tens of thousands): each key is found through an
+    /// index, and the members are changed in place. As `subscript` and `set` do, a key given twice is read at its
+    /// last place and written at its first.
     mutating func merge(_ other: JSONValue) {
-        guard case .object(let theirs) = other, case .object = self else {
+        guard case .object(let theirs) = other, case .object(var members) = self else {
             self = other
             return
         }
+        self = .null  // so that `members` is the only reference and changes in place
+        var first: [String: Int] = [:]
+        var last: [String: Int] = [:]
+        for (i, (key, _)) in members.enumerated() {
+            if first[key] == nil { first[key] = i }
+            last[key] = i
+        }
         for (key, value) in theirs {
-            var mine = self[key] ?? .null
+            var mine = last[key].map { members[$0].1 } ?? .null
             if case .object = mine, case .object = value {
                 mine.merge(value)
             } else {
                 mine = value
             }
-            set(key, mine)
+            if let i = first[key] {
+                members[i].1 = mine
+                last[key] = i
+            } else {
+                first[key] = members.count
+                last[key] = members.count
+                members.append((key, mine))
+            }
         }
+        self = .object(members)
     }
 
     /// Parses JSON text (strict RFC 8259, through the ingest path's `JSONReader`), keeping object keys in the order
