@@ -69,16 +69,12 @@ final class Tracer {
             return tid == pid ? ChildProcess.decode(status) : nil
         }
         let signal = (status >> 8) & 0xff
-        let event = (status >> 16) & 0xffff
-        if event == 0 {
-            if !captured, Launcher.crashSignals.contains(signal), isFatal(signal), shouldDump() {
-                captured = true
-                capture(thread: tid, signal: signal)
-            }
-            resume(tid, signal)
-        } else {
-            resumeAfterEvent(tid, event: event, signal: signal)
+        let isSignalDelivery = (status >> 16) & 0xffff == 0
+        if isSignalDelivery, !captured, Launcher.crashSignals.contains(signal), isFatal(signal), shouldDump() {
+            captured = true
+            capture(thread: tid, signal: signal)
         }
+        answer(tid, status)
         return nil
     }
 
@@ -134,7 +130,7 @@ final class Tracer {
             threads: stopped.map(\.tid), now: UInt32(clamping: now.tv_sec))
         reader.close()
         dump = MinidumpWriter.write(content)
-        for other in stopped { handleStop(other.tid, other.status) }
+        for other in stopped { answer(other.tid, other.status) }
     }
 
     /// Interrupts every other thread and waits (at most two seconds in all) until each has stopped or ended.
@@ -165,8 +161,9 @@ final class Tracer {
         return stopped
     }
 
-    /// Answers a stop collected while the dump was taken, as ``handle(_:_:)`` would have.
-    private func handleStop(_ tid: pid_t, _ status: Int32) {
+    /// Answers a stop: a signal-delivery stop goes on with its signal, an event stop as
+    /// ``resumeAfterEvent(_:event:signal:)`` says. Also for the stops collected while the dump was taken.
+    private func answer(_ tid: pid_t, _ status: Int32) {
         let signal = (status >> 8) & 0xff
         let event = (status >> 16) & 0xffff
         if event == 0 { resume(tid, signal) } else { resumeAfterEvent(tid, event: event, signal: signal) }
