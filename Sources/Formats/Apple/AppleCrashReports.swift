@@ -52,20 +52,10 @@ public enum AppleCrashReports {
     public static func report(file: [UInt8], metadata: SwiftCrashReports.Metadata, limits: IngestLimits) throws
         -> Report
     {
-        guard EventID(metadata.eventID) != nil else {
-            throw FormatError(.invalidField, "must be a UUID or 32 hex digits", field: "event_id")
-        }
-        return try report(try read(file), metadata: metadata, limits: limits)
-    }
-
-    /// The report `crash` makes with `metadata` laid over it, trimmed to `limits`.
-    static func report(_ crash: AppleCrash, metadata: SwiftCrashReports.Metadata, limits: IngestLimits) throws
-        -> Report
-    {
         guard let eventID = EventID(metadata.eventID) else {
             throw FormatError(.invalidField, "must be a UUID or 32 hex digits", field: "event_id")
         }
-        var report = try crash.report(eventID: eventID)
+        var report = try read(file).report(eventID: eventID)
         if let id = metadata.appID { report.app.id = id }
         if let version = metadata.appVersion { report.app.version = version }
         if let build = metadata.appBuild { report.app.build = build.isEmpty ? nil : build }
