@@ -362,7 +362,7 @@ import Testing
     @Test func theDumpIsPostedToTheMinidumpEndpointAsSentryTakesIt() throws {
         // Given a listener on 127.0.0.1 that answers every request 200
         let built = try Self.build()
-        let listener = try LoopbackListener.start()
+        let listener = try LoopbackListener()
         let state = built.folder.file("state")
         // When a program crashes under the launcher with a DSN for it
         let traced = try Self.run(
@@ -392,106 +392,5 @@ import Testing
         #expect(requests.filter { $0.target == "/api/v1/sessions" }.count == 2)
         #expect(try Self.queued(state, .crash).isEmpty)
         #expect(try Self.queued(state, .minidump).isEmpty)
-    }
-}
-
-/// A blocking HTTP/1.1 listener on 127.0.0.1 that records each request and answers `200 {}`, a thread per
-/// keep-alive connection. Bodies need a Content-Length (URLSession sends one).
-final class LoopbackListener: @unchecked Sendable {
-    // @unchecked: `recorded` is guarded by `lock`; the rest is immutable after init.
-    struct Request: Sendable {
-        var method: String
-        var target: String
-        var headers: [String: String]
-        var body: [UInt8]
-    }
-
-    let port: UInt16
-    private let socket: Int32
-    private let lock = NSLock()
-    private var recorded: [Request] = []
-
-    init() throws {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.socket = socket
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
-            }
-        }
-        guard bound, listen(socket, 16) == 0 else { throw CommandError(description: "cannot listen on 127.0.0.1") }
-        port = UInt16(bigEndian: address.sin_port)
-    }
-
-    /// A listener serving on a thread of its own.
-    static func start() throws -> LoopbackListener {
-        let listener = try LoopbackListener()
-        Thread { listener.serve() }.start()
-        return listener
-    }
-
-    deinit { close(socket) }
-
-    func requests() -> [Request] { lock.withLock { recorded } }
-
-    private func serve() {
-        while true {
-            let connection = accept(socket, nil, nil)
-            guard connection >= 0 else { return }
-            // A thread per connection: the client keeps connections open and may use two at once.
-            Thread { self.serve(connection) }.start()
-        }
-    }
-
-    private func serve(_ connection: Int32) {
-        var buffer: [UInt8] = []
-        while let request = Self.read(connection, &buffer) {
-            lock.withLock { recorded.append(request) }
-            let answer = Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}".utf8)
-            _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        }
-        close(connection)
-    }
-
-    /// One request from `connection` (bytes left over stay in `buffer`); nil at the end of the connection.
-    private static func read(_ connection: Int32, _ buffer: inout [UInt8]) -> Request? {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        func fill() -> Bool {
-            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-            let n = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-            guard n > 0 else { return false }
-            buffer += chunk[0..<n]
-            return true
-        }
-        var end: Int?
-        while end == nil {
-            if let at = (0..<max(0, buffer.count - 3)).first(where: { buffer[$0..<$0 + 4].elementsEqual(separator) }) {
-                end = at
-            } else if !fill() {
-                return nil
-            }
-        }
-        let head = String(decoding: buffer[0..<end!], as: UTF8.self).components(separatedBy: "\r\n")
-        let line = head[0].split(separator: " ")
-        var headers: [String: String] = [:]
-        for field in head.dropFirst() {
-            guard let colon = field.firstIndex(of: ":") else { continue }
-            headers[field[..<colon].lowercased()] = field[field.index(after: colon)...].trimmingCharacters(
-                in: .whitespaces)
-        }
-        let length = Int(headers["content-length"] ?? "0") ?? 0
-        let bodyStart = end! + 4
-        while buffer.count < bodyStart + length { if !fill() { return nil } }
-        let body = Array(buffer[bodyStart..<bodyStart + length])
-        buffer.removeFirst(bodyStart + length)
-        return Request(
-            method: line.count > 0 ? String(line[0]) : "", target: line.count > 1 ? String(line[1]) : "",
-            headers: headers,
-            body: body)
     }
 }

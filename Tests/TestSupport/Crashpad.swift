@@ -394,126 +394,17 @@ extension Crashpad {
 
     /// Crashes `scenario` with uploads enabled and captures what `crashpad_handler` posts, with a listener on
     /// 127.0.0.1 that answers `200 OK` with `response` as Sentry's minidump endpoint does (the event id).
-    /// - Throws: `CommandError` when nothing was posted within 60 s or the request does not parse.
+    /// - Throws: `CommandError` when nothing was posted within 60 s.
     public static func captureUpload(
         _ scenario: Scenario, path: String = "/api/1/minidump/?sentry_key=abc", annotations: [String: String] = [:],
         response: String = "7077e450fa6f4594850bfed9428d1d98"
     ) throws -> CapturedUpload {
-        let listener = try LoopbackListener()
-        let received = Mutex<Result<[UInt8], CommandError>?>(nil)
-        let thread = Thread { received.withLock { $0 = listener.receiveOne(response: response) } }
-        thread.start()
+        let listener = try LoopbackListener(response: response, contentType: "text/plain")
         let crash = try upload(scenario, to: "http://127.0.0.1:\(listener.port)\(path)", annotations: annotations)
-        while received.withLock({ $0 == nil }) { usleep(10_000) }
-        let raw = try received.withLock { $0! }.get()
-        return try parse(raw, crash: crash)
-    }
-
-    static func parse(_ raw: [UInt8], crash: Crash) throws -> CapturedUpload {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        guard let end = (0..<max(0, raw.count - 3)).first(where: { Array(raw[$0..<($0 + 4)]) == separator }) else {
-            throw CommandError(description: "the upload has no header block")
-        }
-        let lines = String(decoding: raw[..<end], as: UTF8.self).components(separatedBy: "\r\n")
-        let request = lines[0].split(separator: " ")
-        guard request.count == 3 else { throw CommandError(description: "bad request line \(lines[0])") }
-        var headers: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
-                in: .whitespaces)
-        }
-        var body = Array(raw[(end + 4)...])
-        let chunked = headers["transfer-encoding"]?.lowercased() == "chunked"
-        if chunked { body = try dechunk(body) }
+        let request = try listener.firstRequest(within: 60)
         return CapturedUpload(
-            method: String(request[0]), target: String(request[1]), headers: headers, chunked: chunked, body: body,
-            crash: crash)
+            method: request.method, target: request.target, headers: request.headers, chunked: request.chunked,
+            body: request.body, crash: crash)
     }
 
-    /// The body of a `Transfer-Encoding: chunked` message: hex size lines, data, CRLF, until a zero-size chunk.
-    static func dechunk(_ bytes: [UInt8]) throws -> [UInt8] {
-        var out: [UInt8] = []
-        var at = 0
-        while true {
-            guard
-                let lineEnd = (at..<max(at, bytes.count - 1)).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 }),
-                let size = Int(String(decoding: bytes[at..<lineEnd], as: UTF8.self).split(separator: ";")[0], radix: 16)
-            else { throw CommandError(description: "bad chunk size at \(at)") }
-            at = lineEnd + 2
-            if size == 0 { return out }
-            guard at + size + 2 <= bytes.count else { throw CommandError(description: "chunk past the end at \(at)") }
-            out += bytes[at..<(at + size)]
-            at += size + 2
-        }
-    }
-}
-
-/// A TCP listener on 127.0.0.1 (an ephemeral port) that takes one HTTP request, reads it whole (to the end of a
-/// chunked body, or Content-Length bytes) and answers 200.
-final class LoopbackListener: @unchecked Sendable {
-    // @unchecked: the descriptor and port are set once in init; receiveOne runs on one thread.
-    let socket: Int32
-    let port: UInt16
-
-    init() throws {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.socket = socket
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard socket >= 0, bound == 0, listen(socket, 1) == 0 else {
-            if socket >= 0 { close(socket) }
-            throw CommandError(description: "cannot listen on 127.0.0.1: errno \(errno)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-        }
-        port = UInt16(bigEndian: address.sin_port)
-    }
-
-    deinit { close(socket) }
-
-    func receiveOne(response: String) -> Result<[UInt8], CommandError> {
-        var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, 60_000) == 1 else { return .failure(CommandError(description: "no upload within 60 s")) }
-        let connection = accept(socket, nil, nil)
-        guard connection >= 0 else { return .failure(CommandError(description: "accept failed: errno \(errno)")) }
-        defer { close(connection) }
-        var data: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while !Self.complete(data) {
-            var reader = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
-            guard poll(&reader, 1, 30_000) == 1 else { break }
-            let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { break }
-            data += buffer[0..<count]
-        }
-        let answer =
-            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(response.utf8.count)\r\nConnection: close\r\n\r\n\(response)"
-        _ = Array(answer.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        return .success(data)
-    }
-
-    /// Whether `data` holds a whole request: headers, then a chunked body's last chunk or Content-Length bytes.
-    static func complete(_ data: [UInt8]) -> Bool {
-        let text = String(decoding: data.prefix(16_384), as: UTF8.self)
-        guard let headerEnd = text.range(of: "\r\n\r\n") else { return false }
-        let head = text[..<headerEnd.lowerBound].lowercased()
-        let bodyStart = text.utf8.distance(from: text.startIndex, to: headerEnd.upperBound)
-        if head.contains("transfer-encoding: chunked") { return data.suffix(5) == [48, 13, 10, 13, 10] }
-        if let line = head.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-            let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
-        {
-            return data.count >= bodyStart + length
-        }
-        return true
-    }
 }
