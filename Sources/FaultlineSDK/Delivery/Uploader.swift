@@ -200,7 +200,7 @@ package actor Uploader {
         case 200..<300:
             failures = 0
             queue.remove(item)
-            if item.kind == .minidump {
+            if isMinidump {
                 for fallback in queue.pending() where fallback.kind == .crash && fallback.id == item.id {
                     queue.remove(fallback)
                 }
@@ -226,21 +226,15 @@ package actor Uploader {
             }
             keyRefused = true
             for r in [Route.reports, .sessions] { hold(r, until: now + .seconds(policy.maxDelay)) }
-        case 400..<500 where item.kind == .minidump:
-            // A server without the minidump endpoint (404, 405), or one that refuses this dump: the crash report
-            // queued beside it under the same event id goes instead, without the stack.
-            failures = 0
-            queue.reject(item)
-            finish(item)
-            log(
-                "faultline: the server refused minidump \(item.id) (HTTP \(answer.status)\(Self.errorSummary(answer.body))); the crash is sent without its stack"
-            )
         case 400..<500:
             failures = 0
             queue.reject(item)
             finish(item)
+            // A refused minidump (a server without the endpoint answers 404 or 405): the crash report queued
+            // beside it under the same event id goes instead, without the stack.
+            let outcome = isMinidump ? "the crash is sent without its stack" : "it was dropped"
             log(
-                "faultline: the server refused \(item.kind.rawValue) \(item.id) (HTTP \(answer.status)\(Self.errorSummary(answer.body))); it was dropped"
+                "faultline: the server refused \(item.kind.rawValue) \(item.id) (HTTP \(answer.status)\(Self.errorSummary(answer.body))); \(outcome)"
             )
         default:
             // 1xx or a redirect URLSession did not follow: not an answer we can act on; try again later.
