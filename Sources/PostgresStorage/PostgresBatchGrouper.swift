@@ -201,7 +201,7 @@ enum PostgresBatchGrouper {
         created.merge(try await insertIssues(plan, from: inserted, to: plan.newIssues.count, connection, logger)) {
             _, new in new
         }
-        try await plan.deltas.resolvingIssues(id).write(resolving: id, plan: plan, connection, logger)
+        try await plan.deltas.write(resolving: id, plan: plan, connection, logger)
         try await PostgresAlertRecords.insert(try plan.drafts(resolving: id), at: plan.now, connection, logger)
         return try plan.filed.mapValues { Filed(issue: try id($0.issue), early: $0.early) }
     }

@@ -8,32 +8,39 @@ import PostgresNIO
 /// Each table's rows are written once per statement (PostgreSQL refuses an upsert that changes one row twice), in
 /// key order, so two nodes' statements lock rows in the same order.
 extension IssueRollupDeltas {
-    /// Writes the deltas (their issues resolved: `resolvingIssues`), with the first/last events, titles and reopenings
-    /// `plan` decided for each issue, its id resolved by `id`.
+    /// Writes the deltas, the issues of the batch's new keys resolved by `id`, with the first/last events, titles and
+    /// reopenings `plan` decided for each issue.
     func write(
         resolving id: (Int64) throws -> Int64, plan: FilingPlan, _ connection: PostgresConnection, _ logger: Logger
     )
         async throws
     {
         let now = plan.now
-        var (issues, releases, days) = (self.issues, self.releases, self.days)
+        var issues: [Int64: Counts] = [:]
+        for (issue, counts) in self.issues { issues[try id(issue)] = counts }
+        var releases: [ReleaseKey: ReleaseCounts] = [:]
+        for (key, counts) in self.releases {
+            releases[ReleaseKey(issue: try id(key.issue), release: key.release)] = counts
+        }
+        var days: [DayKey: DayCounts] = [:]
+        for (key, counts) in self.days { days[DayKey(issue: try id(key.issue), day: key.day)] = counts }
 
         // The distinct-user rows first: how their counts cross 0 and 1 moves the distinct-user counters above them.
-        for (key, change) in try await Self.moveEvents(users, connection, logger) {
+        for (key, change) in try await Self.moveEvents(users, resolving: id, connection, logger) {
             issues[key.issue, default: Counts()].users &+= CounterDeltas.crossing(
                 0, before: change.before, after: change.after)
             issues[key.issue, default: Counts()].repeatUsers &+= CounterDeltas.crossing(
                 1, before: change.before, after: change.after)
         }
-        for (key, change) in try await Self.moveEvents(releaseUsers, connection, logger) {
+        for (key, change) in try await Self.moveEvents(releaseUsers, resolving: id, connection, logger) {
             releases[ReleaseKey(issue: key.issue, release: key.release)]?.users &+= CounterDeltas.crossing(
                 0, before: change.before, after: change.after)
         }
-        for (key, change) in try await Self.moveEvents(dayUsers, connection, logger) {
+        for (key, change) in try await Self.moveEvents(dayUsers, resolving: id, connection, logger) {
             days[DayKey(issue: key.issue, day: key.day)]?.users &+= CounterDeltas.crossing(
                 0, before: change.before, after: change.after)
         }
-        _ = try await Self.moveEvents(tags, connection, logger)
+        _ = try await Self.moveEvents(tags, resolving: id, connection, logger)
 
         // Rows losing events (reports moved out of their issue) go at 0, else keep their bounds.
         let fewerReleases = releases.filter { $0.value.events <= 0 }.keys.sorted()
@@ -164,25 +171,27 @@ extension IssueRollupDeltas {
     /// Moves each row's `events` by its delta: the positive ones by `addEvents`, the negative ones by `takeEvents`
     /// (a row reaching 0 is deleted); each row's events before and after.
     static func moveEvents<Key: CountedEventsKey>(
-        _ deltas: [Key: Int64], _ connection: PostgresConnection, _ logger: Logger
+        _ deltas: [Key: Int64], resolving id: (Int64) throws -> Int64,
+        _ connection: PostgresConnection, _ logger: Logger
     ) async throws
         -> [Key: (before: Int64, after: Int64)]
     {
         let fewer = deltas.filter { $0.value < 0 }
-        guard !fewer.isEmpty else { return try await addEvents(deltas, connection, logger) }
-        var changes = try await addEvents(deltas.filter { $0.value > 0 }, connection, logger)
-        changes.merge(try await takeEvents(fewer, connection, logger)) { _, new in new }
+        guard !fewer.isEmpty else { return try await addEvents(deltas, resolving: id, connection, logger) }
+        var changes = try await addEvents(deltas.filter { $0.value > 0 }, resolving: id, connection, logger)
+        changes.merge(try await takeEvents(fewer, resolving: id, connection, logger)) { _, new in new }
         return changes
     }
 
     /// Takes each (negative) delta off the `events` of its row, deleting the rows it brings to 0 or below (two
     /// statements); each row's events before and after. Rows missing stay missing.
     static func takeEvents<Key: CountedEventsKey>(
-        _ deltas: [Key: Int64], _ connection: PostgresConnection, _ logger: Logger
+        _ deltas: [Key: Int64], resolving id: (Int64) throws -> Int64,
+        _ connection: PostgresConnection, _ logger: Logger
     ) async throws
         -> [Key: (before: Int64, after: Int64)]
     {
-        let (binds, arrays) = Key.unnest(deltas)
+        let (_, binds, arrays) = try Key.unnest(deltas, resolving: id)
         let table = Key.table
         let columns = Key.columns.map(\.name)
         let match = columns.map { "t.\($0) = u.\($0)" }.joined(separator: " AND ")
@@ -207,14 +216,15 @@ extension IssueRollupDeltas {
     }
 
     /// Adds each delta to the `events` of its row (inserting the rows missing) in one statement; each row's events
-    /// before and after.
+    /// before and after. The keys' issues are resolved by `id` first.
     static func addEvents<Key: CountedEventsKey>(
-        _ deltas: [Key: Int64], _ connection: PostgresConnection, _ logger: Logger
+        _ deltas: [Key: Int64], resolving id: (Int64) throws -> Int64,
+        _ connection: PostgresConnection, _ logger: Logger
     ) async throws
         -> [Key: (before: Int64, after: Int64)]
     {
         guard !deltas.isEmpty else { return [:] }
-        let (binds, arrays) = Key.unnest(deltas)
+        let (resolved, binds, arrays) = try Key.unnest(deltas, resolving: id)
         let columns = Key.columns.map(\.name).joined(separator: ", ")
         let table = Key.table
         var changes: [Key: (before: Int64, after: Int64)] = [:]
@@ -231,22 +241,27 @@ extension IssueRollupDeltas {
             let cells = row.makeRandomAccess()
             let key = try Key(cells)
             let after = try cells[Key.columns.count].decode(Int64.self)
-            changes[key] = (max(0, after &- (deltas[key] ?? 0)), after)
+            changes[key] = (max(0, after &- (resolved[key] ?? 0)), after)
         }
         return changes
     }
 }
 
 extension CountedEventsKey {
-    /// The parts of a statement reading `deltas` from `unnest`: the key columns' arrays then the deltas' as binds (keys
-    /// in order, the order every node locks rows in), and the binds' placeholders cast to arrays (`$1::bigint[], …`).
-    static func unnest(_ deltas: [Self: Int64]) -> (binds: PostgresBindings, arrays: String) {
-        let keys = deltas.keys.sorted()
+    /// `deltas` with their issues resolved by `id`, and the parts of a statement reading them from `unnest`: the key
+    /// columns' arrays then the deltas' as binds (keys in order, the order every node locks rows in), and the binds'
+    /// placeholders cast to arrays (`$1::bigint[], …`).
+    static func unnest(_ deltas: [Self: Int64], resolving id: (Int64) throws -> Int64) throws -> (
+        resolved: [Self: Int64], binds: PostgresBindings, arrays: String
+    ) {
+        var resolved: [Self: Int64] = [:]
+        for (key, delta) in deltas { resolved[key.with(issue: try id(key.issue))] = delta }
+        let keys = resolved.keys.sorted()
         var binds = PostgresBindings()
         for array in arrays(keys) { binds.append(array) }
-        binds.append(keys.map { deltas[$0] ?? 0 })
+        binds.append(keys.map { resolved[$0] ?? 0 })
         let placeholders = (columns.map(\.type) + ["bigint"]).enumerated().map { "$\($0 + 1)::\($1)[]" }
-        return (binds, placeholders.joined(separator: ", "))
+        return (resolved, binds, placeholders.joined(separator: ", "))
     }
 }
 
@@ -260,6 +275,8 @@ protocol CountedEventsKey: Hashable, Comparable {
     static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable]
     /// The key of a returned row (its first `columns.count` cells).
     init(_ cells: PostgresRandomAccessRow) throws
+    var issue: Int64 { get }
+    func with(issue: Int64) -> Self
 }
 
 extension IssueRollupDeltas.UserKey: CountedEventsKey {
@@ -272,6 +289,7 @@ extension IssueRollupDeltas.UserKey: CountedEventsKey {
     init(_ cells: PostgresRandomAccessRow) throws {
         self.init(issue: try cells[0].decode(Int64.self), user: ExactText(try cells[1].decode(String.self)))
     }
+    func with(issue: Int64) -> Self { Self(issue: issue, user: user) }
 }
 
 extension IssueRollupDeltas.ReleaseUserKey: CountedEventsKey {
@@ -290,6 +308,7 @@ extension IssueRollupDeltas.ReleaseUserKey: CountedEventsKey {
             issue: try cells[0].decode(Int64.self), release: ExactText(try cells[1].decode(String.self)),
             user: ExactText(try cells[2].decode(String.self)))
     }
+    func with(issue: Int64) -> Self { Self(issue: issue, release: release, user: user) }
 }
 
 extension IssueRollupDeltas.DayUserKey: CountedEventsKey {
@@ -306,6 +325,7 @@ extension IssueRollupDeltas.DayUserKey: CountedEventsKey {
             issue: try cells[0].decode(Int64.self), day: try cells[1].decode(Int64.self),
             user: ExactText(try cells[2].decode(String.self)))
     }
+    func with(issue: Int64) -> Self { Self(issue: issue, day: day, user: user) }
 }
 
 extension IssueRollupDeltas.TagKey: CountedEventsKey {
@@ -324,4 +344,5 @@ extension IssueRollupDeltas.TagKey: CountedEventsKey {
             issue: try cells[0].decode(Int64.self), key: ExactText(try cells[1].decode(String.self)),
             value: ExactText(try cells[2].decode(String.self)))
     }
+    func with(issue: Int64) -> Self { Self(issue: issue, key: key, value: value) }
 }

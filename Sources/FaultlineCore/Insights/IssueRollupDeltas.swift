@@ -99,26 +99,6 @@ public struct IssueRollupDeltas: Sendable {
 
     public init() {}
 
-    /// The deltas with each issue's plan id (negative: an issue the batch creates) replaced by `id` of it, as an engine
-    /// writes them once the batch's new issues have ids.
-    public func resolvingIssues(_ id: (Int64) throws -> Int64) throws -> IssueRollupDeltas {
-        var resolved = IssueRollupDeltas()
-        for (issue, counts) in issues { resolved.issues[try id(issue)] = counts }
-        for (k, counts) in releases {
-            resolved.releases[ReleaseKey(issue: try id(k.issue), release: k.release)] = counts
-        }
-        for (k, counts) in days { resolved.days[DayKey(issue: try id(k.issue), day: k.day)] = counts }
-        for (k, delta) in users { resolved.users[UserKey(issue: try id(k.issue), user: k.user)] = delta }
-        for (k, delta) in releaseUsers {
-            resolved.releaseUsers[ReleaseUserKey(issue: try id(k.issue), release: k.release, user: k.user)] = delta
-        }
-        for (k, delta) in dayUsers {
-            resolved.dayUsers[DayUserKey(issue: try id(k.issue), day: k.day, user: k.user)] = delta
-        }
-        for (k, delta) in tags { resolved.tags[TagKey(issue: try id(k.issue), key: k.key, value: k.value)] = delta }
-        return resolved
-    }
-
     /// Takes one report's contribution off `issue`: every counter and row down by one (a row whose count reaches 0 is
     /// deleted when written). First and last events stay as they are: a release row only losing events moves its
     /// bounds by nothing (`ReleaseCounts.firstSeen` `Int64.max`, `lastSeen` `Int64.min`).

@@ -197,7 +197,7 @@ enum SQLiteBatchGrouper {
             }
             return created[index]
         }
-        let issues = try writeRollups(plan.deltas.resolvingIssues(id), db)
+        let issues = try writeRollups(plan.deltas, resolving: id, db)
         try writeIssues(issues, plan: plan, resolving: id, db)
         for draft in try plan.drafts(resolving: id) { try AlertRecords.insert(draft, at: plan.now, db) }
         return try plan.filed.mapValues { (issueID: try id($0.issue), early: $0.early.map { $0 ? 1 : 0 }) }
@@ -272,19 +272,28 @@ enum SQLiteBatchGrouper {
     /// Tags an upsert writes at most (a report has a handful: device, OS, environment).
     static let tagsPerInsert = 16
 
-    /// Writes each rollup row of `d` (its issues resolved) once, the per-user rows first; the issues' counter deltas
-    /// with the distinct-user counters their rows moved, by issue id.
+    /// Writes each rollup row once, the per-user rows first; the issues' counter deltas with the distinct-user
+    /// counters their rows moved, by issue id.
     ///
     /// The rollups are the counters on `issues` and the per-release, per-day, per-user and per-tag tables. A report's
     /// contribution is added and taken off by exactly inverse deltas, which is what lets a report move between issues
     /// (late symbols) and keeps every counter equal to a recount from the reports (`GroupingConformanceTests`
     /// recounts). A contribution's user is already its rollup key (`RollupUserKeys`): the per-user tables never hold a
     /// user id.
-    static func writeRollups(_ d: IssueRollupDeltas, _ db: Database) throws -> [Int64: IssueRollupDeltas.Counts] {
-        var (issues, releases, days) = (d.issues, d.releases, d.days)
+    static func writeRollups(_ d: IssueRollupDeltas, resolving id: (Int64) throws -> Int64, _ db: Database) throws
+        -> [Int64: IssueRollupDeltas.Counts]
+    {
+        var issues: [Int64: IssueRollupDeltas.Counts] = [:]
+        for (issue, counts) in d.issues { issues[try id(issue)] = counts }
+        var releases: [IssueRollupDeltas.ReleaseKey: IssueRollupDeltas.ReleaseCounts] = [:]
+        for (key, counts) in d.releases {
+            releases[IssueRollupDeltas.ReleaseKey(issue: try id(key.issue), release: key.release)] = counts
+        }
+        var days: [IssueRollupDeltas.DayKey: IssueRollupDeltas.DayCounts] = [:]
+        for (key, counts) in d.days { days[IssueRollupDeltas.DayKey(issue: try id(key.issue), day: key.day)] = counts }
 
         for (key, delta) in d.users where delta != 0 {
-            let issue = key.issue
+            let issue = try id(key.issue)
             let (before, after) = try CountedRow.bumpValues(
                 UserShapes.users, values: [issue, key.user.text], by: [Int(delta)], db)
             issues[issue, default: .init()].users &+= Int64(
@@ -293,13 +302,13 @@ enum SQLiteBatchGrouper {
                 CounterDeltas.crossing(1, before: before[0], after: after[0]))
         }
         for (key, delta) in d.releaseUsers where delta != 0 {
-            let issue = key.issue
+            let issue = try id(key.issue)
             let (appeared, _) = try CountedRow.bump(
                 UserShapes.releaseUsers, values: [issue, key.release.text, key.user.text], by: [Int(delta)], db)
             releases[IssueRollupDeltas.ReleaseKey(issue: issue, release: key.release)]?.users &+= Int64(appeared)
         }
         for (key, delta) in d.dayUsers where delta != 0 {
-            let issue = key.issue
+            let issue = try id(key.issue)
             let (appeared, _) = try CountedRow.bump(
                 UserShapes.dayUsers, values: [issue, key.day, key.user.text], by: [Int(delta)], db)
             days[IssueRollupDeltas.DayKey(issue: issue, day: key.day)]?.users &+= Int64(appeared)
@@ -352,7 +361,8 @@ enum SQLiteBatchGrouper {
             ).execute(arguments: [key.issue, key.day, counts.events, counts.users])
         }
         var added: [(key: IssueRollupDeltas.TagKey, events: Int64)] = []
-        for (tag, events) in d.tags where events != 0 {
+        for (key, events) in d.tags where events != 0 {
+            let tag = IssueRollupDeltas.TagKey(issue: try id(key.issue), key: key.key, value: key.value)
             if events > 0 {
                 added.append((tag, events))
                 continue
