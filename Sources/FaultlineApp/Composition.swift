@@ -261,7 +261,10 @@ public struct Composition: Sendable {
                 }),
             clock: clock, logger: logger, batchSize: batchSize, backlogBatchSize: backlogBatchSize,
             idleDelay: idleDelay, telemetry: telemetry, onChange: onChange,
-            onFilesSeen: { changes.observe($0) }, storage: storage, ingestActivity: yieldToIngest ? ingestActivity : nil
+            onFilesSeen: { changes.observe($0) }, storage: storage,
+            ingestActivity: yieldToIngest ? ingestActivity : nil,
+            stackWalker: MinidumpStackWalker(
+                dumps: stores.ingest, results: symbolicationStore, files: files, limits: limits, logger: logger)
         )
     }
 
@@ -289,8 +292,10 @@ public struct Composition: Sendable {
             else {
                 return nil
             }
-            let report = try NativeReports.reread(raw.payload, range: raw.range, limits: limits)
+            var report = try NativeReports.reread(raw.payload, range: raw.range, limits: limits)
             let (state, symbols) = try await symbolication.result(reportID: raw.summary.cursor)
+            // A minidump's stacks as the worker walked them (the payload holds each thread's context frame only).
+            if let walk = symbols?.walk { report = report.applying(walk, limits: limits) }
             // No stored result for a report that needed none: its own frames are the answer.
             return (report, symbols ?? SymbolicatedReport(state: state, threads: [], missing: []), raw.summary.issue)
         }

@@ -3,7 +3,7 @@
 /// `PostgresEngine.stores(blobRoot:)`). A port added to an engine is added here, so that neither side can forget it.
 public struct EngineStores: Sendable {
     public let projects: any ProjectStore
-    public let ingest: any IngestStore
+    public let ingest: any IngestStore & MinidumpStore
     /// Stored reports and sessions.
     public let reports: any ReportReader & SessionReader
     /// The symbolication queue and results.
@@ -21,7 +21,7 @@ public struct EngineStores: Sendable {
     public let difUploads: any DifUploadStore
 
     public init(
-        projects: any ProjectStore, ingest: any IngestStore, reports: any ReportReader & SessionReader,
+        projects: any ProjectStore, ingest: any IngestStore & MinidumpStore, reports: any ReportReader & SessionReader,
         symbolication: any SymbolicationStore, insights: any InsightsReader & IssueStateStore & ClientReportReader,
         alerts: any AlertStore, retention: any RetentionStore, adminSessions: any AdminSessionStore,
         search: any SearchReader,

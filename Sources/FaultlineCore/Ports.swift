@@ -149,6 +149,13 @@ public protocol IngestStore: Sendable {
     func commit(_ writes: [IngestWrite]) async throws -> [IngestOutcome]
 }
 
+/// The minidumps stored with events (their `event.minidump` attachments), which the symbolication worker walks.
+public protocol MinidumpStore: Sendable {
+    /// The dump stored with event `eventID` of `project` (the first when there are several); nil when none is
+    /// stored (never sent, or pruned).
+    func minidump(eventID: EventID, project: ProjectID) async throws -> [UInt8]?
+}
+
 /// Projects and the hashes of their secrets.
 public protocol ProjectStore: Sendable {
     /// Creates a project; throws if the slug is taken.

@@ -111,10 +111,14 @@ public struct Frame: Sendable, Equatable {
     public var file: String?
     public var line: Int?
     public var column: Int?
+    /// How a stack walker found the frame (frames of a stack walked from a minidump); nil for a stack the client
+    /// sent.
+    public var trust: FrameTrust?
     public init(
         address: UInt64? = nil, instructionKind: InstructionKind? = nil, module: String? = nil, function: String? = nil,
-        file: String? = nil, line: Int? = nil, column: Int? = nil
+        file: String? = nil, line: Int? = nil, column: Int? = nil, trust: FrameTrust? = nil
     ) {
+        self.trust = trust
         self.address = address
         self.instructionKind = instructionKind
         self.module = module
@@ -316,6 +320,9 @@ public struct Report: Sendable, Equatable {
     /// `terminate called after throwing an instance of 'std::runtime_error'\n  what():  too expensive`.
     /// nil when the client sent none (the Swift crash endpoint's `message`).
     public var crashMessage: String?
+    /// Whether the threads are a minidump's starting points (each thread's registers, its context frame only), to be
+    /// walked from the dump stored with the report (`StackWalking`) before it is symbolicated and grouped.
+    public var walksMinidump = false
     public var trimmed: TrimCounts
 
     public init(
@@ -358,6 +365,7 @@ public struct Report: Sendable, Equatable {
             && a.device == b.device && a.error == b.error && a.threads == b.threads && a.modules == b.modules
             && a.breadcrumbs == b.breadcrumbs && a.fingerprint == b.fingerprint && a.trimmed == b.trimmed
             && a.faultAddress == b.faultAddress && a.crashMessage == b.crashMessage
+            && a.walksMinidump == b.walksMinidump
             && a.customKeys.map(\.key) == b.customKeys.map(\.key)
             && a.customKeys.map(\.value) == b.customKeys.map(\.value)
     }

@@ -16,7 +16,7 @@ public enum StoredJSON {
     /// `report` as `JSONEncoder` with `.sortedKeys` writes it.
     public static func encode(_ report: SymbolicatedReport) -> Data {
         var out = Writer(capacity: 256 + report.threads.reduce(0) { $0 + $1.count * 128 })
-        // Keys in UTF-8 order: failure_reason, message_site, missing, state, threads.
+        // Keys in UTF-8 order: failure_reason, message_site, missing, state, threads, walk.
         out.raw("{")
         var first = true
         if let failure = report.failure { out.key("failure_reason", &first); out.string(failure) }
@@ -43,7 +43,9 @@ public enum StoredJSON {
             }
             out.raw("]")
         }
-        out.raw("]}")
+        out.raw("]")
+        if let walk = report.walk { out.walk(walk) }
+        out.raw("}")
         return out.data()
     }
 
@@ -180,6 +182,35 @@ public enum StoredJSON {
         }
 
         /// Keys in UTF-8 order: build_id, frames, offset, status.
+        /// `,"walk":{…}`: keys crashed, end, frames, id, name in a thread; address, trust in a frame.
+        mutating func walk(_ walk: WalkedStacks) {
+            raw(",\"walk\":{\"threads\":[")
+            for (t, thread) in walk.threads.enumerated() {
+                raw(t > 0 ? ",{\"crashed\":" : "{\"crashed\":")
+                raw(thread.crashed ? "true" : "false")
+                if let end = thread.end {
+                    raw(",\"end\":")
+                    string(end)
+                }
+                raw(",\"frames\":[")
+                for (f, frame) in thread.frames.enumerated() {
+                    raw(f > 0 ? ",{\"address\":" : "{\"address\":")
+                    number(frame.address)
+                    raw(",\"trust\":")
+                    string(frame.trust.rawValue)
+                    raw("}")
+                }
+                raw("],\"id\":")
+                number(thread.id)
+                if let name = thread.name {
+                    raw(",\"name\":")
+                    string(name)
+                }
+                raw("}")
+            }
+            raw("]}")
+        }
+
         mutating func slot(_ slot: SymbolicatedFrameSlot) {
             if let buildID = slot.buildID {
                 raw("{\"build_id\":")

@@ -94,13 +94,18 @@ public struct SymbolicatedReport: Sendable, Equatable, Codable {
     /// thread's frames never reached the app's code with DWARF (a release build's `fatalError` stops inside the
     /// runtime before the stack walk gets out); nil otherwise.
     public var messageSite: SymbolicatedFrameSlot?
+    /// The stacks walked from the report's minidump (`Report.walksMinidump`), which `threads` are the slots of;
+    /// nil for a report whose client sent its stacks. Readers apply it to the report read again
+    /// (`Report.applying(_:)`).
+    public var walk: WalkedStacks?
     enum CodingKeys: String, CodingKey {
-        case state, threads, missing, failure = "failure_reason", messageSite = "message_site"
+        case state, threads, missing, failure = "failure_reason", messageSite = "message_site", walk
     }
     public init(
         state: SymbolicationState, threads: [[SymbolicatedFrameSlot]], missing: [MissingModule], failure: String? = nil,
-        messageSite: SymbolicatedFrameSlot? = nil
+        messageSite: SymbolicatedFrameSlot? = nil, walk: WalkedStacks? = nil
     ) {
+        self.walk = walk
         self.messageSite = messageSite
         self.state = state
         self.threads = threads

@@ -21,6 +21,9 @@ import Foundation
 public struct SymbolicationWorker: Service {
     let store: any SymbolicationStore
     let symbolicator: any AddressSymbolicating
+    /// Walks the stacks of reports made from minidumps (`Report.walksMinidump`) before they are symbolicated; nil:
+    /// such reports keep their context frames.
+    let stackWalker: (any StackWalking)?
     /// Re-reads stored reports from their payloads, each payload inflated once per batch (Formats, wired by the
     /// composition root).
     let reading: StoredReportReading
@@ -94,8 +97,9 @@ public struct SymbolicationWorker: Service {
         idleDelay: Duration = .milliseconds(200), telemetry: Telemetry? = nil,
         maxAttempts: Int = SymbolicationRetry.maxAttempts, onChange: @escaping @Sendable () -> Void = {},
         onFilesSeen: @escaping @Sendable (Int64) -> Void = { _ in }, storage: DiskGuard? = nil,
-        ingestActivity: IngestActivity? = nil
+        ingestActivity: IngestActivity? = nil, stackWalker: (any StackWalking)? = nil
     ) {
+        self.stackWalker = stackWalker
         self.storage = storage
         self.ingestActivity = ingestActivity
         self.onFilesSeen = onFilesSeen
@@ -120,12 +124,12 @@ public struct SymbolicationWorker: Service {
         reread: @escaping @Sendable (RawReport) throws -> Report, clock: any WallClock, logger: Logger,
         batchSize: Int = 64, idleDelay: Duration = .milliseconds(200), telemetry: Telemetry? = nil,
         maxAttempts: Int = SymbolicationRetry.maxAttempts, onChange: @escaping @Sendable () -> Void = {},
-        onFilesSeen: @escaping @Sendable (Int64) -> Void = { _ in }
+        onFilesSeen: @escaping @Sendable (Int64) -> Void = { _ in }, stackWalker: (any StackWalking)? = nil
     ) {
         self.init(
             store: store, symbolicator: symbolicator, reading: .perReport(reread), clock: clock, logger: logger,
             batchSize: batchSize, backlogBatchSize: batchSize, idleDelay: idleDelay, telemetry: telemetry,
-            maxAttempts: maxAttempts, onChange: onChange, onFilesSeen: onFilesSeen)
+            maxAttempts: maxAttempts, onChange: onChange, onFilesSeen: onFilesSeen, stackWalker: stackWalker)
     }
 
     /// Symbolicates and groups one batch of pending reports; returns how many were processed.
@@ -427,8 +431,16 @@ public struct SymbolicationWorker: Service {
             } ?? symbolicator
         #endif
         do {
-            let report = try read(item, inflated: inflated)
-            let result = await SymbolicationRules.symbolicate(report, project: item.project, with: symbolicator)
+            var report = try read(item, inflated: inflated)
+            // A minidump's threads are its context frames: walked here, with the CFI of the files stored now (a file
+            // that arrives later queues the report again, and it is walked again).
+            var walk: WalkedStacks?
+            if report.walksMinidump, let stackWalker {
+                walk = await stackWalker.walk(report, reportID: item.reportID, project: item.project)
+                if let walk { report = report.applying(walk) }
+            }
+            var result = await SymbolicationRules.symbolicate(report, project: item.project, with: symbolicator)
+            result.walk = walk
             // Grouping needs the symbolicated frames, so it happens here and commits with them.
             var modules: [String: String] = [:]
             for module in report.modules {

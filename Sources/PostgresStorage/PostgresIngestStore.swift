@@ -279,3 +279,21 @@ enum PostgresSessions {
         return states
     }
 }
+
+extension PostgresIngestStore: MinidumpStore {
+    public func minidump(eventID: EventID, project: ProjectID) async throws -> [UInt8]? {
+        let logger = database.logger
+        return try await database.read { connection in
+            for try await bytes in try await connection.query(
+                """
+                SELECT bytes FROM attachments
+                WHERE project_id = \(project.rawValue) AND event_id = \(eventID.rawValue) AND attachment_type = 'event.minidump'
+                ORDER BY received_at, id LIMIT 1
+                """, logger: logger
+            ).decode(Data.self) {
+                return Array(bytes)
+            }
+            return nil
+        }
+    }
+}

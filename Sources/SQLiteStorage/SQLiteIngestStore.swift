@@ -206,3 +206,18 @@ public struct SQLiteIngestStore: IngestStore {
         return .sessions(applied: applied, unchanged: unchanged)
     }
 }
+
+extension SQLiteIngestStore: MinidumpStore {
+    public func minidump(eventID: EventID, project: ProjectID) async throws -> [UInt8]? {
+        try await database.pool.read { db in
+            try Data.fetchOne(
+                db,
+                sql: """
+                    SELECT bytes FROM attachments WHERE project_id = ? AND event_id = ? AND attachment_type = 'event.minidump'
+                    ORDER BY id LIMIT 1
+                    """,
+                arguments: [project.rawValue, eventID.rawValue]
+            ).map { Array($0) }
+        }
+    }
+}

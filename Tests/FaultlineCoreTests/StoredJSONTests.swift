@@ -47,7 +47,22 @@ import Testing
             state: SymbolicationState.allCases[Int(rng.next() % UInt64(SymbolicationState.allCases.count))],
             threads: (0..<Int(rng.next() % 4)).map { _ in (0..<Int(rng.next() % 12)).map { _ in slot(&rng) } },
             missing: (0..<Int(rng.next() % 3)).map { _ in MissingModule(buildID: text(&rng), module: text(&rng)) },
-            failure: maybe(&rng) { text(&$0) }, messageSite: maybe(&rng) { slot(&$0) })
+            failure: maybe(&rng) { text(&$0) }, messageSite: maybe(&rng) { slot(&$0) },
+            walk: maybe(&rng) { walk(&$0) })
+    }
+
+    func walk(_ rng: inout SplitMix) -> WalkedStacks {
+        WalkedStacks(
+            threads: (0..<Int(rng.next() % 3)).map { _ in
+                WalkedStacks.Thread(
+                    id: [0, 42, UInt64.max, rng.next()][Int(rng.next() % 4)], name: maybe(&rng) { text(&$0) },
+                    crashed: rng.next() % 2 == 0,
+                    frames: (0..<Int(rng.next() % 5)).map { _ in
+                        WalkedStacks.Frame(
+                            address: [0, 0x4011d6, UInt64.max, rng.next()][Int(rng.next() % 4)],
+                            trust: FrameTrust.allCases[Int(rng.next() % UInt64(FrameTrust.allCases.count))])
+                    }, end: maybe(&rng) { text(&$0) })
+            })
     }
 
     @Test func resultsAreJSONEncodersBytes() throws {

@@ -154,7 +154,7 @@ public enum SentryEvents {
         let (customKeys, dropped) = customKeys(e, primary: primary, limits: limits)
         var trimmed = TrimCounts()
         trimmed.customKeysDropped = dropped
-        return Report(
+        var report = Report(
             eventID: eventID, kind: kind, timestamp: timestamp,
             userID: nonEmpty(e.userID) ?? nonEmpty(e.userEmail) ?? nonEmpty(e.userName),
             environment: nonEmpty(e.environment), app: app, device: device, error: error,
@@ -166,6 +166,9 @@ public enum SentryEvents {
             },
             customKeys: customKeys, fingerprint: fingerprint, faultAddress: faultAddress, trimmed: trimmed,
             crashMessage: crashMessage)
+        // A minidump's event (`MinidumpSubmission.sentryEnvelope`): its threads are walked from the stored dump.
+        report.walksMinidump = primary?.mechanismType == "minidump"
+        return report
     }
 
     /// The report's threads (see the type's documentation).
