@@ -12,7 +12,7 @@ struct Faultline: AsyncParsableCommand {
         abstract: "A self-hosted crash and error collection server.",
         subcommands: [
             Serve.self, Projects.self, AdminToken.self, Issues.self, Crashes.self, Alerts.self, Render.self,
-            Compact.self, Migrate.self,
+            Compact.self, Migrate.self, Backup.self, Restore.self,
         ])
 }
 
