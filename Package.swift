@@ -157,7 +157,10 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict),
+            swiftSettings: strict,
+            plugins: ["VersionStamp"]),
+        // `faultline --version`'s commit, stamped before each build (Plugins/VersionStamp).
+        .plugin(name: "VersionStamp", capability: .buildTool()),
         .target(
             name: "SymbolUpload",
             dependencies: [

@@ -10,6 +10,7 @@ struct Faultline: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faultline",
         abstract: "A self-hosted crash and error collection server.",
+        version: FaultlineVersion.description,
         subcommands: [
             Serve.self, Projects.self, AdminToken.self, Issues.self, Crashes.self, Alerts.self, Render.self,
             Compact.self, Migrate.self, Backup.self, Restore.self,
