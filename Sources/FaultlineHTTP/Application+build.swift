@@ -162,12 +162,12 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     router.get("/") { _, _ in LandingPage.front(site: site) }
 
     let limits = configuration.limits
-    router.addRoutes(
-        SentryController(
-            ingest: dependencies.ingest, projects: dependencies.projects, limits: limits,
-            telemetry: dependencies.telemetry,
-            clock: dependencies.clock, maxEnvelopeBytes: 20 << 20, maxAttachmentBytes: 5 << 20
-        ).endpoints)
+    let sentry = SentryController(
+        ingest: dependencies.ingest, projects: dependencies.projects, limits: limits,
+        telemetry: dependencies.telemetry,
+        clock: dependencies.clock, maxEnvelopeBytes: 20 << 20, maxAttachmentBytes: 5 << 20)
+    router.addRoutes(sentry.endpoints)
+    router.addRoutes(MinidumpController(sentry: sentry).endpoints)
     router.group("api/v1")
         .add(
             middleware: BearerAuthMiddleware(

@@ -24,6 +24,8 @@ struct SentryController<Ingest: ReportIngesting> {
     let maxEnvelopeBytes: Int
     /// Largest attachment kept; bigger ones are dropped and counted as discarded.
     let maxAttachmentBytes: Int
+    /// Sizes of minidumps, wherever they arrive (the minidump endpoint, an envelope's `event.minidump` item).
+    var minidumpLimits = MinidumpSubmission.Limits()
 
     var endpoints: RouteCollection<AppRequestContext> {
         RouteCollection(context: AppRequestContext.self)
@@ -44,15 +46,29 @@ struct SentryController<Ingest: ReportIngesting> {
     @Sendable func envelope(_ request: Request, context: AppRequestContext) async throws -> Response {
         let project = try await authenticate(request, context: context)
         let (bytes, gzip) = try await body(request, limit: maxEnvelopeBytes)
-        let contents = try SentryIngestDecoding.envelope(
-            bytes, gzip: gzip, limits: limits, maxAttachmentBytes: maxAttachmentBytes, receivedAt: clock.now(),
-            // Unique per request, so two flushes of equal session aggregates are two sets of sessions.
-            seed: "\(project.id)-\(clock.now().timeIntervalSince1970)-\(context.id)",
+        let receivedAt = clock.now()
+        // Unique per request, so two flushes of equal session aggregates are two sets of sessions.
+        let seed = Self.seed(project: project, receivedAt: receivedAt, context: context)
+        var contents = try SentryIngestDecoding.envelope(
+            bytes, gzip: gzip, limits: limits, maxAttachmentBytes: maxAttachmentBytes, receivedAt: receivedAt,
+            seed: seed, scrubber: project.scrubber)
+        // sentry-native's breakpad and native backends send the dump as an `event.minidump` item: it goes the
+        // minidump endpoint's way (walked by the worker, kept up to the dump limit). Other envelopes pay one scan.
+        if let minidump = try SentryIngestDecoding.minidumpEnvelope(
+            bytes, decoded: contents, limits: limits, dumpLimits: minidumpLimits, receivedAt: receivedAt, seed: seed,
             scrubber: project.scrubber)
+        {
+            contents = minidump
+        }
         for type in contents.contents.skipped {
             telemetry.count(Telemetry.Name.sentryItemsSkipped, [("type", Self.knownItemType(type))])
         }
         return try await store(contents, project: project, request: request, context: context)
+    }
+
+    /// Makes the ids of sessions synthesised from aggregates unique to one request.
+    static func seed(project: Project, receivedAt: Date, context: AppRequestContext) -> String {
+        "\(project.id)-\(receivedAt.timeIntervalSince1970)-\(context.id)"
     }
 
     @Sendable func store(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -68,6 +84,20 @@ struct SentryController<Ingest: ReportIngesting> {
     )
         async throws -> Response
     {
+        let sessionLimit = try await accept(contents, project: project)
+        var response = Answer(id: contents.eventID?.rawValue).response(from: request, context: context)
+        if let sessionLimit {
+            // Only the sessions were dropped: the event (if any) is stored, so the answer stays 200 and says so.
+            response.headers[.sentryRateLimits] = sessionLimit
+        }
+        return response
+    }
+
+    /// Stores what a request carries, exactly once by event id.
+    /// - Returns: the `X-Sentry-Rate-Limits` value to answer with when only the sessions were limited.
+    /// - Throws: 429 (`APIError`) when the event was rate limited or the disk is full; the event's `FormatError`
+    ///   when it was malformed (after the envelope's other items were stored).
+    func accept(_ contents: SentryIngestDecoding.Contents, project: Project) async throws -> String? {
         let write = try contents.write(project: project.id, receivedAt: clock.now())
         let receipt: EnvelopeReceipt
         do {
@@ -88,12 +118,7 @@ struct SentryController<Ingest: ReportIngesting> {
                 message: "project \(project.slug) is over its limit of \(project.rateLimitPerSecond) events/s",
                 headers: [.retryAfter: String(seconds), .sentryRateLimits: limits.joined(separator: ", ")])
         }
-        var response = Answer(id: contents.eventID?.rawValue).response(from: request, context: context)
-        if let sessionLimit {
-            // Only the sessions were dropped: the event (if any) is stored, so the answer stays 200 and says so.
-            response.headers[.sentryRateLimits] = sessionLimit
-        }
-        return response
+        return sessionLimit
     }
 
     /// The project of the DSN key (`X-Sentry-Auth`, `Authorization: Sentry …` or `?sentry_key=`), which must be

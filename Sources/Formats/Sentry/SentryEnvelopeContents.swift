@@ -48,10 +48,13 @@ public struct OversizedAttachment: Sendable, Equatable {
     public var filename: String
     /// Its size in bytes.
     public var size: Int
+    /// Sentry's `attachment_type` of the item (`event.minidump` is read again under the minidump limits).
+    public var attachmentType: String?
 
-    public init(filename: String, size: Int) {
+    public init(filename: String, size: Int, attachmentType: String? = nil) {
         self.filename = filename
         self.size = size
+        self.attachmentType = attachmentType
     }
 
     /// The drop as a client report would record it: reason `too_large`, category `attachment`, quantity in

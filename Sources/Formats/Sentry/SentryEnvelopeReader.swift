@@ -65,7 +65,8 @@ public enum SentryEnvelopeReader {
                     let name = IngestLimits.truncate(filename, toBytes: 255)
                     guard item.payloadRange.count <= maxAttachmentBytes else {
                         out.oversizedAttachments.append(
-                            OversizedAttachment(filename: name, size: item.payloadRange.count))
+                            OversizedAttachment(
+                                filename: name, size: item.payloadRange.count, attachmentType: item.attachmentType))
                         continue
                     }
                     out.attachments.append(
