@@ -40,6 +40,8 @@ struct OverviewPage {
         var renderedReleases: Set<String>
         /// The project's privacy settings (what ingest scrubs), shown so a reader knows what the data can hold.
         var privacy: PrivacySettings = PrivacySettings()
+        /// How long the project keeps its minidumps, shown with the privacy settings (a dump holds raw stack memory).
+        var minidumps: MinidumpRetention = .untilProcessed
     }
 
     var chrome: PageChrome
@@ -69,6 +71,7 @@ struct OverviewPage {
     var privacySafeFields: String
     var privacySensitiveFields: String
     var privacyIPAddresses: String
+    var privacyMinidumps: String
 
     init(_ input: Input) {
         let slug = input.slug
@@ -143,5 +146,12 @@ struct OverviewPage {
         privacySensitiveFields =
             privacy.sensitiveFields.isEmpty ? "defaults only" : privacy.sensitiveFields.joined(separator: ", ")
         privacyIPAddresses = privacy.keepIPAddresses ? "Kept" : "Dropped"
+        switch input.minidumps {
+        case .untilProcessed:
+            privacyMinidumps = "Deleted once processed: kept only until the report's stack is final"
+        case .retentionPeriod:
+            privacyMinidumps =
+                "Kept for the retention period, for download: their stack memory may hold secrets and environment strings"
+        }
     }
 }

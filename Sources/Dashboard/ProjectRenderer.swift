@@ -172,7 +172,7 @@ struct ProjectRenderer {
                 top: snapshot.top, releases: snapshot.releases,
                 alerts: Array(snapshot.alerts.prefix(limits.overviewAlerts)), counts: snapshot.counts,
                 missingDebugFiles: snapshot.missing.count, renderedIssues: snapshot.issueIDs,
-                renderedReleases: releases, privacy: project.privacy))
+                renderedReleases: releases, privacy: project.privacy, minidumps: project.minidumps))
         try await emit(SitePaths.overview(slug), overview, as: "overview", write: write)
         // The first page of the default list; every other list and page is served live (`SiteRenderer.issueListPage`).
         let perPage = max(1, limits.issuesPerPage)

@@ -216,8 +216,8 @@ public protocol DebugFileStore: Sendable {
     func discard(_ upload: TemporaryUpload)
     /// Moves the upload into the blob store (or reuses the identical blob) and records it as `project`'s file
     /// for every kind in `facts.kinds`, replacing the project's earlier file of that build-id and kind (newest
-    /// wins). The quota is checked in the same transaction: the project's distinct blobs after the change
-    /// must fit in `quotaBytes`. Atomic: a reader sees the old state or the new one.
+    /// wins). The quota is checked in the same transaction: the project's distinct blobs after the change, with its
+    /// stored minidumps, must fit in `quotaBytes`. Atomic: a reader sees the old state or the new one.
     func store(
         _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
         quotaBytes: UInt64, at date: Date
@@ -226,8 +226,9 @@ public protocol DebugFileStore: Sendable {
     func kinds(of buildID: BuildID, project: ProjectID) async throws -> Set<DebugFileKind>
     /// Every debug file of `project`, newest first.
     func list(project: ProjectID, limit: Int) async throws -> [StoredDebugFile]
-    /// Bytes of the distinct blobs `project` owns (its quota use), leaving out the files of `excluding` (the
-    /// build-id an upload may replace).
+    /// The project's quota use: bytes of the distinct blobs `project` owns, leaving out the files of `excluding` (the
+    /// build-id an upload may replace), plus its stored minidumps (`MinidumpStore.minidumpBytes`), which count
+    /// against the same quota.
     func bytesUsed(project: ProjectID, excluding: BuildID?) async throws -> UInt64
     /// The path of `project`'s stored file of `kind` for `buildID`. With `project == nil` (admin token, public
     /// debuginfod) the file of the oldest project (lowest id) that has one, so the answer never depends on

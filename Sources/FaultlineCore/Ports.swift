@@ -154,6 +154,9 @@ public protocol MinidumpStore: Sendable {
     /// The dump stored with event `eventID` of `project` (the first when there are several); nil when none is
     /// stored (never sent, or pruned).
     func minidump(eventID: EventID, project: ProjectID) async throws -> [UInt8]?
+    /// Bytes of the minidumps `project` stores now: part of its quota use (`DebugFileStore.bytesUsed` counts them with
+    /// its debug files). A sum over a partial index of the project's dumps, never a scan of all attachments.
+    func minidumpBytes(project: ProjectID) async throws -> UInt64
 }
 
 /// Projects and the hashes of their secrets.
@@ -175,6 +178,9 @@ public protocol ProjectStore: Sendable {
     func setPrivacy(_ settings: PrivacySettings, for project: ProjectID) async throws -> Bool
     /// Replaces a project's in-app rules (grouping); false when there is no such project.
     func setInAppRules(_ rules: InAppRules, for project: ProjectID) async throws -> Bool
+    /// Replaces how long a project keeps its minidumps; false when there is no such project. Dumps stored before are
+    /// kept or deleted by the new setting from their next save on (a dump already deleted does not come back).
+    func setMinidumpRetention(_ retention: MinidumpRetention, for project: ProjectID) async throws -> Bool
 }
 
 /// A stored report as the read API returns it: the report re-read from its raw payload plus what

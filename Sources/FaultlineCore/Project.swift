@@ -15,15 +15,19 @@ public struct Project: Sendable, Equatable {
     public var privacy: PrivacySettings
     /// Which modules count as the app's own when reports are grouped (beyond the default).
     public var inApp: InAppRules
+    /// How long the project's minidumps are kept: until their reports are processed (the default), or for the
+    /// retention period, for the team to download.
+    public var minidumps: MinidumpRetention
     /// The project's own random key for pseudonymous user ids (`Scrubber.identity`), made by the database when the
     /// project is created; empty when unknown (then an e-mail used as a user id is masked instead).
     public var identityKey: [UInt8]
     public init(
         id: ProjectID, slug: ProjectSlug, createdAt: Date, rateLimitPerSecond: Double,
         privacy: PrivacySettings = PrivacySettings(),
-        inApp: InAppRules = .none, identityKey: [UInt8] = []
+        inApp: InAppRules = .none, identityKey: [UInt8] = [], minidumps: MinidumpRetention = .untilProcessed
     ) {
         self.inApp = inApp
+        self.minidumps = minidumps
         self.identityKey = identityKey
         self.id = id
         self.slug = slug
@@ -31,6 +35,20 @@ public struct Project: Sendable, Equatable {
         self.rateLimitPerSecond = rateLimitPerSecond
         self.privacy = privacy
     }
+}
+
+/// How long a project keeps the minidumps sent with its crashes (`event.minidump` attachments).
+///
+/// A dump is raw process memory: stack bytes can hold anything the program had there (keys, tokens, environment
+/// strings), even after the edge dropped its Environ stream and scrubbed its command line. So by default a dump is kept
+/// only as long as the server needs it: until its report's walked stack is final (no module of the result lacks every
+/// debug file, so no late upload can change the walk), then deleted with the result's save. A team that wants to
+/// download dumps (to open them in a debugger) keeps them for the retention period instead, as other attachments are.
+public enum MinidumpRetention: String, Sendable, CaseIterable {
+    /// Deleted once the report's result is saved and final (the default).
+    case untilProcessed = "until_processed"
+    /// Kept like any attachment, until retention prunes it.
+    case retentionPeriod = "retention_period"
 }
 
 /// The kinds of secret Faultline hands out. Each is shown once and stored only as a SHA-256 hash.

@@ -18,6 +18,9 @@ public struct IngestError: Error, Sendable, Equatable, CustomStringConvertible {
         case diskFull
         /// Storage failed; nothing of the request was stored (500, message not echoed).
         case storageFailed
+        /// What the request carries does not fit the project's storage quota (a minidump over the quota it shares with
+        /// debug files); nothing was stored. 429 `quota_exceeded`, so a client such as Crashpad keeps it and retries.
+        case quotaExceeded
     }
     public var code: Code
     public var message: String

@@ -103,6 +103,17 @@ public final class ProjectService: Sendable {
         return project
     }
 
+    /// Sets how long a project keeps its minidumps; nil when there is no such project. Reports saved from then on
+    /// follow it: with `.untilProcessed` a dump goes with its report's next final result, with `.retentionPeriod` it
+    /// stays until retention prunes it (a dump deleted before does not come back).
+    public func configureMinidumps(slug: ProjectSlug, _ retention: MinidumpRetention) async throws -> Project? {
+        guard var project = try await store.project(slug: slug) else { return nil }
+        project.minidumps = retention
+        guard try await store.setMinidumpRetention(retention, for: project.id) else { return nil }
+        cache.withLock { $0.removeAll() }
+        return project
+    }
+
     /// The project whose secret of `kind` is `secret`, or nil.
     public func authenticate(_ secret: String, as kind: CredentialKind) async throws -> Project? {
         let key = kind.rawValue + ":" + secret

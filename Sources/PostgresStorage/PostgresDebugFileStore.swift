@@ -56,7 +56,7 @@ public struct PostgresDebugFileStore: DebugFileStore {
             try await connection.query(
                 "SELECT pg_advisory_xact_lock(hashtextextended('debug_files', \(project.rawValue)))", logger: logger)
             try await Self.lock(file.sha256, connection, logger)
-            // The quota: the project's distinct blobs once these kinds point at the new one.
+            // The quota: the project's distinct blobs once these kinds point at the new one, and its minidumps.
             let others = try await Self.usedBytes(
                 project: project, excluding: buildID.rawValue, kinds: change.kinds.map(\.rawValue),
                 blob: file.sha256.rawValue,
@@ -127,16 +127,22 @@ public struct PostgresDebugFileStore: DebugFileStore {
         }
     }
 
-    /// Sum of the distinct blobs of `project` (each counted once, however many rows name it), leaving out the blob
-    /// `blob` and the rows of `excluding` (of `kinds`, or all of its kinds when `kinds` is empty). Saturates rather
-    /// than overflows: sizes come from uploads.
+    /// The project's quota use: the sum of its distinct blobs (each counted once, however many rows name it), leaving
+    /// out the blob `blob` and the rows of `excluding` (of `kinds`, or all of its kinds when `kinds` is empty), and of
+    /// its stored minidumps (from the partial index `attachments_minidumps`), which count against the same quota.
+    /// Saturates rather than overflows: sizes come from uploads.
     static func usedBytes(
         project: ProjectID, excluding: String?, kinds: [String], blob: String?, _ connection: PostgresConnection,
         _ logger: Logger
     ) async throws -> UInt64 {
         let rows = try await connection.query(
             """
-            SELECT least(coalesce(sum(size), 0), 9223372036854775807)::bigint FROM (
+            SELECT least(
+                coalesce(sum(size), 0)
+                    + (SELECT coalesce(sum(size), 0) FROM attachments
+                       WHERE project_id = \(project.rawValue) AND attachment_type = 'event.minidump'),
+                9223372036854775807)::bigint
+            FROM (
                 SELECT max(size) AS size FROM debug_files
                 WHERE project_id = \(project.rawValue) AND blob_sha256 IS NOT NULL
                     AND (\(blob)::text IS NULL OR blob_sha256 != \(blob))

@@ -296,4 +296,25 @@ extension PostgresIngestStore: MinidumpStore {
             return nil
         }
     }
+
+    public func minidumpBytes(project: ProjectID) async throws -> UInt64 {
+        let logger = database.logger
+        return try await database.read { connection in
+            try await Self.minidumpBytes(project: project, connection, logger)
+        }
+    }
+
+    /// Bytes of `project`'s stored minidumps, summed from the partial index `attachments_minidumps` (the project's dumps
+    /// only, `size` carried in the index). Saturates rather than overflows.
+    static func minidumpBytes(project: ProjectID, _ connection: PostgresConnection, _ logger: Logger) async throws
+        -> UInt64
+    {
+        let rows = try await connection.query(
+            """
+            SELECT least(coalesce(sum(size), 0), 9223372036854775807)::bigint FROM attachments
+            WHERE project_id = \(project.rawValue) AND attachment_type = 'event.minidump'
+            """, logger: logger)
+        for try await total in rows.decode(Int64.self) { return UInt64(clamping: total) }
+        return 0
+    }
 }

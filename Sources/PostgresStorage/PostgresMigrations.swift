@@ -518,6 +518,19 @@ enum PostgresMigrations {
         // key): the ids stored before are rewritten to it, with the engine's hasher.
         Migration(
             identifier: "pg9-hashed-rollup-users", statements: [], rewrite: PostgresRollupUsers.rewriteStoredUsers),
+        Migration(
+            identifier: "pg10-minidump-retention",
+            statements: [
+                // Issue #34: a project keeps its minidumps only until their reports are processed (the default), or for
+                // the retention period.
+                """
+                ALTER TABLE projects ADD COLUMN minidump_retention text NOT NULL DEFAULT 'until_processed'
+                    CHECK (minidump_retention IN ('until_processed', 'retention_period'))
+                """,
+                // The dumps count against the project's quota with its debug files: their bytes are summed from this
+                // partial index (the project's dumps only, the size carried in it), never from a scan of every attachment.
+                "CREATE INDEX attachments_minidumps ON attachments(project_id) INCLUDE (size) WHERE attachment_type = 'event.minidump'",
+            ]),
     ]
 
     /// Applies what `database` lacks, in one transaction under the migration lock.

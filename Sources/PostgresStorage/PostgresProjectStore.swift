@@ -124,6 +124,16 @@ public struct PostgresProjectStore: ProjectStore {
         }
     }
 
+    public func setMinidumpRetention(_ retention: MinidumpRetention, for project: ProjectID) async throws -> Bool {
+        let logger = database.logger
+        return try await database.write { connection in
+            try await PostgresRows.count(
+                connection.query(
+                    "UPDATE projects SET minidump_retention = \(retention.rawValue) WHERE id = \(project.rawValue) RETURNING id",
+                    logger: logger)) > 0
+        }
+    }
+
     private func projects(_ query: PostgresQuery) async throws -> [Project] {
         let logger = database.logger
         return try await database.read { connection in
@@ -136,13 +146,15 @@ public struct PostgresProjectStore: ProjectStore {
         }
     }
 
-    typealias ProjectColumns = (Int64, String, Int64, Double, Bool, Bool, String, String, String, String, Bool, Data)
+    typealias ProjectColumns = (
+        Int64, String, Int64, Double, Bool, Bool, String, String, String, String, Bool, Data, String
+    )
 
     /// The columns `project(_:)` reads, in order.
     static let columns =
         "projects.id, projects.slug, projects.created_at, projects.rate_limit_per_second, projects.scrubbing, "
         + "projects.keep_ip_addresses, projects.safe_fields, projects.sensitive_fields, projects.in_app_include, "
-        + "projects.in_app_exclude, projects.mask_emails_and_phones, projects.identity_key"
+        + "projects.in_app_exclude, projects.mask_emails_and_phones, projects.identity_key, projects.minidump_retention"
 
     static func project(_ row: ProjectColumns) -> Project? {
         guard let slug = ProjectSlug(row.1) else { return nil }
@@ -154,6 +166,6 @@ public struct PostgresProjectStore: ProjectStore {
             id: ProjectID(row.0), slug: slug, createdAt: Millis.date(row.2), rateLimitPerSecond: row.3,
             privacy: privacy,
             inApp: InAppRules(include: StoredList.decode(row.8), exclude: StoredList.decode(row.9)),
-            identityKey: Array(row.11))
+            identityKey: Array(row.11), minidumps: MinidumpRetention(rawValue: row.12) ?? .untilProcessed)
     }
 }

@@ -55,6 +55,9 @@ enum PostgresResultBatch {
         try await updateReports(items, stale: stale, filed: filed, connection, logger)
         try await writeResults(items, now: now, connection, logger)
         try await writeModules(items, reads: reads, connection, logger)
+        // Once every report's row and modules are written: they say which results are final.
+        try await dropProcessedMinidumps(
+            items.filter { $0.outcome.result.walk != nil }.map(\.report), connection, logger)
         try await PostgresSearchStore.replace(
             items.compactMap { item in item.outcome.search.map { (report: item.report, document: $0) } }, connection,
             logger)
@@ -117,6 +120,28 @@ enum PostgresResultBatch {
             FROM unnest(\(kept.map(\.report.id))::bigint[], \(kept.map(\.report.receivedAt))::bigint[],
                         \(kept.map { ByteBuffer(bytes: $0.encoded.result) })::bytea[]) AS u(id, received_at, result)
             ON CONFLICT (report_id, received_at) DO UPDATE SET result = excluded.result, updated_at = excluded.updated_at
+            """, logger: logger)
+    }
+
+    /// Deletes, in the caller's transaction, the minidumps of `reports` (saved with a walked result) whose result is
+    /// final, when their project keeps dumps only until processed (`MinidumpRetention.untilProcessed`, the default).
+    /// Final: the report is not queued again (a stale result stays `pending`) and no module of its result lacks every
+    /// debug file (no `report_modules` row of rank 0), so no late upload can change the walk. Until then the dump is kept:
+    /// a late file queues the report, and it is walked again. Run after the reports' rows and modules are written.
+    static func dropProcessedMinidumps(_ reports: [FiledReport], _ connection: PostgresConnection, _ logger: Logger)
+        async throws
+    {
+        guard !reports.isEmpty else { return }
+        try await connection.query(
+            """
+            DELETE FROM attachments a
+            USING unnest(\(reports.map(\.id))::bigint[], \(reports.map(\.receivedAt))::bigint[]) AS u(id, received_at)
+                JOIN reports r ON r.id = u.id AND r.received_at = u.received_at
+                JOIN projects p ON p.id = r.project_id
+            WHERE r.symbolication <> 'pending' AND p.minidump_retention = 'until_processed'
+                AND a.project_id = r.project_id AND a.event_id = r.event_id AND a.attachment_type = 'event.minidump'
+                AND NOT EXISTS (
+                    SELECT 1 FROM report_modules m WHERE m.report_id = r.id AND m.received_at = r.received_at AND m.rank = 0)
             """, logger: logger)
     }
 

@@ -273,6 +273,10 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                 """, logger: logger)
         }
         try await recordModules(outcome, report: report, touched: touched, reads: reads, connection, logger)
+        if outcome.result.walk != nil {
+            // The report's row (its state) and modules are written: they say whether the result is final.
+            try await PostgresResultBatch.dropProcessedMinidumps([report], connection, logger)
+        }
         if let search = outcome.search {
             try await PostgresSearchStore.replace(search, report: report, connection, logger)
         }

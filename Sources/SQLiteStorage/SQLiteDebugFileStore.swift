@@ -61,7 +61,7 @@ public struct SQLiteDebugFileStore: DebugFileStore {
         try BlobFolder.fsync(file.upload.path)
         let (outcome, released) = try await database.pool.write { db -> (DebugFileStoreOutcome, [ContentHash]) in
             var change = DebugFileChange(file, facts: facts, buildID: buildID, project: project, name: name, at: date)
-            // The quota: the project's distinct blobs once these kinds point at the new one.
+            // The quota: the project's distinct blobs once these kinds point at the new one, and its minidumps.
             let others = try Self.usedBytes(db, project: project, excluding: (buildID, change.kinds), blob: file.sha256)
             if let refusal = change.refusal(others: others, quota: quotaBytes) { return (refusal, []) }
             try blobs.place(from: file.upload.path, hash: file.sha256, size: file.size)
@@ -108,7 +108,8 @@ public struct SQLiteDebugFileStore: DebugFileStore {
         return outcome
     }
 
-    /// Sum of the distinct blobs of `project`, leaving out the rows of `excluding` and the blob `blob`.
+    /// The project's quota use: the sum of its distinct blobs, leaving out the rows of `excluding` and the blob `blob`,
+    /// and of its stored minidumps (`SQLiteIngestStore.minidumpBytes`), which count against the same quota.
     static func usedBytes(
         _ db: Database, project: ProjectID, excluding: (BuildID, [DebugFileKind])?, blob: ContentHash?
     ) throws
@@ -132,7 +133,7 @@ public struct SQLiteDebugFileStore: DebugFileStore {
             }
         }
         sql += " GROUP BY blob_sha256"
-        var total: UInt64 = 0
+        var total = try SQLiteIngestStore.minidumpBytes(project: project, db)
         for size in try Int64.fetchAll(db, sql: "SELECT size FROM (\(sql))", arguments: arguments) {
             let (sum, overflow) = total.addingReportingOverflow(UInt64(clamping: size))
             total = overflow ? .max : sum

@@ -220,4 +220,23 @@ extension SQLiteIngestStore: MinidumpStore {
             ).map { Array($0) }
         }
     }
+
+    public func minidumpBytes(project: ProjectID) async throws -> UInt64 {
+        try await database.pool.read { db in try Self.minidumpBytes(project: project, db) }
+    }
+
+    /// Bytes of `project`'s stored minidumps, summed from the partial index `attachments_minidumps` (the project's
+    /// dumps only). Saturates rather than overflows.
+    static func minidumpBytes(project: ProjectID, _ db: Database) throws -> UInt64 {
+        var total: UInt64 = 0
+        let sizes = try Int64.fetchCursor(
+            db.cachedStatement(
+                sql: "SELECT size FROM attachments WHERE project_id = ? AND attachment_type = 'event.minidump'"),
+            arguments: [project.rawValue])
+        while let size = try sizes.next() {
+            let (sum, overflow) = total.addingReportingOverflow(UInt64(clamping: size))
+            total = overflow ? .max : sum
+        }
+        return total
+    }
 }

@@ -708,6 +708,19 @@ enum SQLiteMigrations {
             // identity key): the ids stored before are rewritten to it, with the function the database was opened with.
             try RollupUserKeys.rewriteStoredUsers(db)
         }
+        migrator.registerMigration("v25-minidump-retention") { db in
+            // Issue #34: a project keeps its minidumps only until their reports are processed (the default), or for the
+            // retention period. The dumps count against the project's quota with its debug files: their bytes are
+            // summed from this partial index (the project's dumps only, the size in the index), never from a scan of
+            // every attachment.
+            try db.execute(
+                sql: """
+                    ALTER TABLE projects ADD COLUMN minidump_retention TEXT NOT NULL DEFAULT 'until_processed'
+                        CHECK (minidump_retention IN ('until_processed', 'retention_period'));
+                    CREATE INDEX attachments_minidumps ON attachments(project_id, size)
+                        WHERE attachment_type = 'event.minidump';
+                    """)
+        }
         return migrator
     }
 }

@@ -125,6 +125,15 @@ public struct SQLiteProjectStore: ProjectStore {
         }
     }
 
+    public func setMinidumpRetention(_ retention: MinidumpRetention, for project: ProjectID) async throws -> Bool {
+        try await database.pool.write { db in
+            try db.execute(
+                sql: "UPDATE projects SET minidump_retention = ? WHERE id = ?",
+                arguments: [retention.rawValue, project.rawValue])
+            return db.changesCount > 0
+        }
+    }
+
     /// In-app patterns as stored (a JSON array of strings).
     static func patterns(_ text: String?) -> [String] { StoredList.decode(text) }
 
@@ -132,7 +141,7 @@ public struct SQLiteProjectStore: ProjectStore {
     static let columns =
         "projects.id, projects.slug, projects.created_at, projects.rate_limit_per_second, projects.scrubbing, "
         + "projects.keep_ip_addresses, projects.safe_fields, projects.sensitive_fields, projects.in_app_include, "
-        + "projects.in_app_exclude, projects.mask_emails_and_phones, projects.identity_key"
+        + "projects.in_app_exclude, projects.mask_emails_and_phones, projects.identity_key, projects.minidump_retention"
 
     static func project(_ row: Row) -> Project? {
         guard let slug = ProjectSlug(row["slug"]) else { return nil }
@@ -145,6 +154,7 @@ public struct SQLiteProjectStore: ProjectStore {
             rateLimitPerSecond: row["rate_limit_per_second"], privacy: privacy,
             inApp: InAppRules(
                 include: StoredList.decode(row["in_app_include"]), exclude: StoredList.decode(row["in_app_exclude"])),
-            identityKey: (row["identity_key"] as Data?).map { Array($0) } ?? [])
+            identityKey: (row["identity_key"] as Data?).map { Array($0) } ?? [],
+            minidumps: MinidumpRetention(rawValue: row["minidump_retention"]) ?? .untilProcessed)
     }
 }

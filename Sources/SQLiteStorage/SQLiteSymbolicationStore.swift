@@ -100,7 +100,11 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         let now = Millis.from(date)
         let outcome = SymbolicationOutcome(reportID: reportID, result: result, grouping: grouping)
         let encoded = StoredOutcome.encode(outcome, codec: database.codec)
-        return try await database.pool.write { db in try Self.save(outcome, encoded: encoded, now: now, db) }
+        return try await database.pool.write { db in
+            let issue = try Self.save(outcome, encoded: encoded, now: now, db)
+            try Self.dropProcessedMinidumps([outcome], db)
+            return issue
+        }
     }
 
     public func saveAll(_ results: [SymbolicationOutcome], at date: Date) async throws {
@@ -123,6 +127,8 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 }
                 try filings.write(now: now, reads: reads, db)
                 try modules.write(db)
+                // Once every report's row and modules are written: they say which results are final.
+                try Self.dropProcessedMinidumps(results, db)
                 // Last: FTS5 writes what it holds as a segment at every later statement's savepoint.
                 try search.write(db)
             }
@@ -134,6 +140,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 do {
                     try db.inSavepoint {
                         _ = try Self.save(outcome, encoded: json, now: now, reads: reads, db)
+                        try Self.dropProcessedMinidumps([outcome], db)
                         return .commit
                     }
                 } catch is DatabaseError {
@@ -220,6 +227,28 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             reportID, state: state, failure: outcome.result.failure, issueID: filed.issueID, early: filed.early,
             groupingVersion: filed.groupingVersion, db)
         return filed.issueID.map { IssueID($0) }
+    }
+
+    /// Deletes, in the caller's transaction, the minidumps of the reports among `outcomes` that were walked
+    /// (`result.walk != nil`) and whose saved result is final, when their project keeps dumps only until processed
+    /// (`MinidumpRetention.untilProcessed`, the default). Final: the report is not queued again (a stale result stays
+    /// `pending`) and no module of its result lacks every debug file (no `report_modules` row of rank 0), so no late
+    /// upload can change the walk. Until then the dump is kept: a late file queues the report, and it is walked again.
+    /// Run after the batch's report rows and `report_modules` rows are written.
+    static func dropProcessedMinidumps(_ outcomes: [SymbolicationOutcome], _ db: Database) throws {
+        for outcome in outcomes where outcome.result.walk != nil {
+            try db.cachedStatement(
+                sql: """
+                    DELETE FROM attachments WHERE id IN (
+                        SELECT a.id FROM reports r
+                        JOIN projects p ON p.id = r.project_id
+                        JOIN attachments a ON a.project_id = r.project_id AND a.event_id = r.event_id
+                        WHERE r.id = ?1 AND r.symbolication != 'pending' AND p.minidump_retention = 'until_processed'
+                            AND a.attachment_type = 'event.minidump'
+                            AND NOT EXISTS (SELECT 1 FROM report_modules m WHERE m.report_id = ?1 AND m.rank = 0))
+                    """
+            ).execute(arguments: [outcome.reportID])
+        }
     }
 
     /// A saved report's row, written once: its state and what filing decided. A clean result resets the attempt count

@@ -121,6 +121,12 @@ extension Projects {
                 two digits kept) unless --mask-emails-and-phones off. A running server applies the change within a \
                 minute.
 
+                Minidumps (Crashpad, Breakpad, sentry-native) are stored without their environment and with their \
+                command line scrubbed, but their stack memory is raw. By default a dump is deleted once its report \
+                is processed and its stack final (every module it touched has a debug file or executable); \
+                --keep-minidumps retention-period keeps dumps for the retention period, for the team to download. \
+                Stored dumps count against the project's debug-file quota.
+
                 In-app rules decide which modules are the app's own when crashes are grouped (the blamed frame is \
                 the innermost in-app frame). By default every module outside the system and language-runtime \
                 libraries is in-app; --in-app-include adds modules (a company library installed in /usr/lib), \
@@ -131,6 +137,18 @@ extension Projects {
         enum Switch: String, ExpressibleByArgument, CaseIterable {
             case on, off
             var isOn: Bool { self == .on }
+        }
+
+        /// `--keep-minidumps`: the spelling of `MinidumpRetention` on the command line.
+        enum KeepMinidumps: String, ExpressibleByArgument, CaseIterable {
+            case untilProcessed = "until-processed"
+            case retentionPeriod = "retention-period"
+            var retention: MinidumpRetention {
+                switch self {
+                case .untilProcessed: .untilProcessed
+                case .retentionPeriod: .retentionPeriod
+                }
+            }
         }
 
         @OptionGroup var dataOptions: DataOptions
@@ -167,6 +185,11 @@ extension Projects {
             name: .customLong("mask-emails-and-phones"),
             help: "Mask e-mail addresses and phone numbers in values: on or off.")
         var maskEmailsAndPhones: Switch?
+
+        @Option(
+            name: .customLong("keep-minidumps"),
+            help: "How long minidumps are kept: until-processed (the default) or retention-period (for download).")
+        var keepMinidumps: KeepMinidumps?
 
         @Option(
             name: .customLong("in-app-include"),
@@ -236,6 +259,13 @@ extension Projects {
                 else { throw ValidationError("no project with the slug '\(slug)'") }
                 project = changed
             }
+            if let keepMinidumps {
+                guard
+                    let changed = try await root.projects.configureMinidumps(
+                        slug: project.slug, keepMinidumps.retention)
+                else { throw ValidationError("no project with the slug '\(slug)'") }
+                project = changed
+            }
             let privacy = project.privacy
             if json {
                 struct Out: Encodable {
@@ -247,6 +277,7 @@ extension Projects {
                     var mask_emails_and_phones: Bool
                     var in_app_include: [String]
                     var in_app_exclude: [String]
+                    var keep_minidumps: String
                 }
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
@@ -254,7 +285,8 @@ extension Projects {
                     slug: slug, scrubbing: privacy.scrubbing, safe_fields: privacy.safeFields,
                     sensitive_fields: privacy.sensitiveFields, keep_ip_addresses: privacy.keepIPAddresses,
                     mask_emails_and_phones: privacy.maskEmailsAndPhones,
-                    in_app_include: project.inApp.include, in_app_exclude: project.inApp.exclude)
+                    in_app_include: project.inApp.include, in_app_exclude: project.inApp.exclude,
+                    keep_minidumps: project.minidumps.rawValue)
                 print(String(decoding: try encoder.encode(out), as: UTF8.self))
             } else {
                 print("project:           \(slug)")
@@ -273,7 +305,18 @@ extension Projects {
                 print(
                     "in-app exclude:    \(project.inApp.exclude.isEmpty ? "(none)" : project.inApp.exclude.joined(separator: ", "))"
                 )
+                print("keep minidumps:    \(Self.describe(project.minidumps))")
             }
+        }
+    }
+}
+
+extension Projects.Configure {
+    /// How `configure` prints a project's minidump setting.
+    static func describe(_ retention: MinidumpRetention) -> String {
+        switch retention {
+        case .untilProcessed: "until processed"
+        case .retentionPeriod: "for the retention period"
         }
     }
 }

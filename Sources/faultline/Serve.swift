@@ -36,7 +36,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical (env FAULTLINE_LOG_LEVEL; default info).")
     var logLevel: String?
 
-    @Option(help: "MiB of debug files each project may store (env FAULTLINE_DEBUG_FILE_QUOTA_MB; default 10240).")
+    @Option(
+        help:
+            "MiB of debug files and minidumps each project may store (env FAULTLINE_DEBUG_FILE_QUOTA_MB; default 10240)."
+    )
     var debugFileQuotaMb: Int?
 
     @Option(help: "Largest debug file accepted, in MiB (env FAULTLINE_MAX_DEBUG_FILE_MB; default 4096).")

@@ -17,7 +17,8 @@ enum Fixtures {
     static let demo = Project(id: demoID, slug: ProjectSlug("demo")!, createdAt: now, rateLimitPerSecond: 10)
     static let empty = Project(
         id: emptyID, slug: ProjectSlug("empty")!, createdAt: now, rateLimitPerSecond: 10,
-        privacy: PrivacySettings(scrubbing: false, safeFields: ["order_<id>", "plan"], keepIPAddresses: true))
+        privacy: PrivacySettings(scrubbing: false, safeFields: ["order_<id>", "plan"], keepIPAddresses: true),
+        minidumps: .retentionPeriod)
 
     static let release = "1.0 \(hostile)"
     static let oldRelease = "0.9"

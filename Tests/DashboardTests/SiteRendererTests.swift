@@ -380,5 +380,8 @@ struct SiteRendererTests {
         #expect(empty.contains("<dt>Safe fields</dt><dd>order_&lt;id&gt;, plan</dd>"))
         #expect(empty.contains("<dt>IP addresses</dt><dd>Kept</dd>"))
         #expect(!empty.contains("order_<id>"))
+        // Minidumps: deleted once processed by default, kept for download when the project says so.
+        #expect(demo.contains("<dt>Minidumps</dt><dd>Deleted once processed"))
+        #expect(empty.contains("<dt>Minidumps</dt><dd>Kept for the retention period, for download"))
     }
 }

@@ -57,6 +57,13 @@ final class MemoryProjectStore: ProjectStore {
             return true
         }
     }
+    func setMinidumpRetention(_ retention: MinidumpRetention, for project: ProjectID) async throws -> Bool {
+        state.withLock { s in
+            guard let i = s.projects.firstIndex(where: { $0.id == project }) else { return false }
+            s.projects[i].minidumps = retention
+            return true
+        }
+    }
 }
 
 struct ReversingHasher: SecretHashing {

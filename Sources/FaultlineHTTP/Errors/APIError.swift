@@ -127,6 +127,10 @@ struct APIError: HTTPResponseError {
             case .storageFailed:
                 return APIError(
                     status: .internalServerError, code: "internal", message: "the request could not be stored; retry")
+            case .quotaExceeded:
+                return APIError(
+                    status: .tooManyRequests, code: "quota_exceeded", message: error.message,
+                    headers: error.retryAfter.map { [.retryAfter: String($0)] } ?? [:])
             }
         case let error as WebhookTargetProblem:
             return APIError(
