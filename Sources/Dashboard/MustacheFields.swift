@@ -107,7 +107,7 @@ extension SampleEventView.FrameView: MustacheFields {
     var mustacheFields: [(String, Any)] {
         [
             ("frameNumber", frameNumber), ("entries", entries), ("frameAddress", frameAddress as Any),
-            ("frameStatus", frameStatus as Any), ("inApp", inApp),
+            ("frameStatus", frameStatus as Any), ("inApp", inApp), ("trust", trust as Any),
         ]
     }
 }
@@ -122,7 +122,16 @@ extension SampleEventView.ThreadView: MustacheFields {
     var mustacheFields: [(String, Any)] {
         [
             ("threadHeading", threadHeading), ("crashed", crashed), ("frames", frames), ("hasFrames", hasFrames),
-            ("segments", segments),
+            ("segments", segments), ("walkEnd", walkEnd as Any),
+        ]
+    }
+}
+
+extension FrameTrustLabel: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [
+            ("trustText", trustText), ("trustExplanation", trustExplanation), ("trustClass", trustClass),
+            ("uncertain", uncertain),
         ]
     }
 }

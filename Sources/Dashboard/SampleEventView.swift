@@ -67,6 +67,8 @@ struct SampleEventView {
         var frameStatus: String?
         /// The app's own code (the project's in-app rules, as grouping decides).
         var inApp = false
+        /// How the server's stack walker found the frame; nil for a frame the client sent.
+        var trust: FrameTrustLabel?
     }
 
     /// Consecutive frames of a thread: shown, or (a run of system frames) folded into a `<details>`.
@@ -84,6 +86,8 @@ struct SampleEventView {
         var frames: [FrameView]
         var hasFrames: Bool
         var segments: [FrameSegment] = []
+        /// Where and why the server's walk of the thread stopped short of its outermost frame (`walkEndText`).
+        var walkEnd: String?
     }
 
     /// One breadcrumb of the timeline.
@@ -104,6 +108,9 @@ struct SampleEventView {
     var hasErrorRows: Bool
     var threads: [ThreadView]
     var hasThreads: Bool
+    /// What each frame trust the event's walked frames carry means (empty when no frame was walked).
+    var trustLegend: [FrameTrustLabel]
+    var hasTrustLegend: Bool
     var breadcrumbs: [BreadcrumbView]
     var hasBreadcrumbs: Bool
     var customKeys: [InfoRow]
@@ -148,11 +155,15 @@ struct SampleEventView {
                 view.inApp = inApp
                 return view
             }
+            let walked = symbols?.walk.flatMap { index < $0.threads.count ? $0.threads[index] : nil }
             return ThreadView(
                 threadHeading: heading, crashed: thread.crashed, frames: frames, hasFrames: !frames.isEmpty,
-                segments: Self.segments(frames))
+                segments: Self.segments(frames),
+                walkEnd: Self.walkEndText(walked, thread: thread, slots: slots, modules: modules))
         }
         hasThreads = !threads.isEmpty
+        trustLegend = FrameTrustLabel.legend(report)
+        hasTrustLegend = !trustLegend.isEmpty
 
         breadcrumbs = report.breadcrumbs.map { crumb in
             let data = crumb.data.sorted { $0.key < $1.key }.map { InfoRow(infoLabel: $0.key, infoValue: $0.value) }
@@ -334,7 +345,31 @@ struct SampleEventView {
         }
         return FrameView(
             frameNumber: number, entries: entries, frameAddress: address,
-            frameStatus: statusText(status, module: frameModule))
+            frameStatus: statusText(status, module: frameModule), trust: frame.trust.map(FrameTrustLabel.init))
+    }
+
+    /// What the page says under a walked thread whose walk stopped before the outermost frame: at which frame and in
+    /// which module, why (`WalkedStacks.Thread.stoppedEarly`), and what to upload when that module has no file (the
+    /// walk had no call-frame information to go on with: the module's own file has it, a split debug file does not).
+    /// Nil for a thread the client sent and for a walk that reached the outermost frame.
+    static func walkEndText(
+        _ walked: WalkedStacks.Thread?, thread: ThreadInfo, slots: [SymbolicatedFrameSlot]?, modules: [LoadedModule]
+    ) -> String? {
+        guard let reason = walked?.stoppedEarly, let last = thread.frames.indices.last else { return nil }
+        let frame = thread.frames[last]
+        let module = SymbolicationRules.lookupAddress(frame, index: last).flatMap {
+            SymbolicationRules.module(for: $0, inSorted: modules)
+        }
+        let place = module.map { "frame \(last) in \(baseName($0.name))" } ?? "frame \(last)"
+        var text =
+            "The walk stopped at \(place), before the outermost frame (\(reason)): frames below it may be missing."
+        let slot = slots.flatMap { last < $0.count ? $0[last] : nil }
+        if let module, slot?.status == "missing_debug_file" {
+            let name = baseName(module.name)
+            text += " No file of \(name) is uploaded: upload \(name) itself with symupload "
+            text += "(its .eh_frame lets the walk go on)."
+        }
+        return text
     }
 
     /// What a frame's symbolication status means, or nil for DWARF (the normal case, not worth a word). A Mach-O

@@ -279,8 +279,9 @@ public struct Composition: Sendable {
             onChange: onChange, storage: storage)
     }
 
-    /// Loads the stored report `id` of `project` in full with its symbolication result and issue; nil when the
-    /// project holds no such report.
+    /// Loads the stored report `id` of `project` in full with its symbolication result and issue (a minidump
+    /// report's threads as the worker walked them: `SymbolicationStore.readBack`); nil when the project holds no such
+    /// report.
     var loadEvent:
         @Sendable (EventID, ProjectID) async throws -> (report: Report, symbols: SymbolicatedReport?, issue: IssueID?)?
     {
@@ -292,12 +293,10 @@ public struct Composition: Sendable {
             else {
                 return nil
             }
-            var report = try NativeReports.reread(raw.payload, range: raw.range, limits: limits)
-            let (state, symbols) = try await symbolication.result(reportID: raw.summary.cursor)
-            // A minidump's stacks as the worker walked them (the payload holds each thread's context frame only).
-            if let walk = symbols?.walk { report = report.applying(walk, limits: limits) }
-            // No stored result for a report that needed none: its own frames are the answer.
-            return (report, symbols ?? SymbolicatedReport(state: state, threads: [], missing: []), raw.summary.issue)
+            let (report, symbols) = try await symbolication.readBack(
+                NativeReports.reread(raw.payload, range: raw.range, limits: limits), reportID: raw.summary.cursor,
+                limits: limits)
+            return (report, symbols, raw.summary.issue)
         }
     }
 

@@ -81,7 +81,7 @@ struct MinidumpStackWalker: StackWalking {
 
     static func describe(_ end: WalkedThread.End) -> String {
         switch end {
-        case .outermost: return "outermost frame"
+        case .outermost: return WalkedStacks.Thread.outermostEnd
         case .frameLimit: return "frame limit"
         case .stackPointerNotIncreasing: return "stack pointer did not increase"
         case .unwindFailed(let message): return "unwinding stopped: \(message)"

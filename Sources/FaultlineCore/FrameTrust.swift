@@ -1,6 +1,7 @@
 /// How a stack walker found a frame, from the most to the least certain: each frame of a walked (minidump)
 /// stack carries it, because a frame found by scanning may be a stale return address left on the stack
-/// rather than a real caller. (No page shows one: the server does not take minidumps, docs/native.md.)
+/// rather than a real caller. The issue and event pages label each walked frame with it, and the read API gives it
+/// as the frame's `trust` (docs/native.md, "What a frame's trust means").
 ///
 /// The raw values are the ones Sentry and Breakpad's processor use (`context`, `cfi`, `fp`, `scan`), so a
 /// team moving from them reads the same words.

@@ -12,8 +12,18 @@ public struct WalkedStacks: Sendable, Equatable, Codable {
         public var crashed: Bool
         /// Innermost first.
         public var frames: [Frame]
-        /// Why the walk ended, in words (`outermost`, `frame limit`, libdw's message), for the page.
+        /// Why the walk ended, in words (`outermostEnd`, `frame limit`, libdw's message), for the page.
         public var end: String?
+
+        /// The `end` of a walk that reached the thread's outermost frame (the start of its stack).
+        public static let outermostEnd = "outermost frame"
+
+        /// Why the walk stopped before the outermost frame, for the page to say that frames may be missing below
+        /// the last one; nil when it reached the outermost frame or did not say.
+        public var stoppedEarly: String? {
+            guard let end, end != Self.outermostEnd else { return nil }
+            return end
+        }
 
         public init(id: UInt64, name: String?, crashed: Bool, frames: [Frame], end: String?) {
             self.id = id

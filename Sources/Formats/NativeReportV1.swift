@@ -96,6 +96,9 @@ public struct NativeReportV1: Encodable, Equatable {
         var file: String?
         var line: Int?
         var column: Int?
+        /// How the server's stack walker found the frame (`FrameTrust`: `context`, `cfi`, `fp`, `scan`); only in
+        /// answers, for the threads of a minidump report.
+        var trust: String?
     }
 
     struct Module: Encodable, Equatable {
@@ -149,7 +152,7 @@ extension NativeReportV1 {
                     WireFrame(
                         kind: $0.instructionKind?.rawValue, address: $0.address.map(WireAddress.init),
                         module: $0.module, function: $0.function, file: $0.file,
-                        line: $0.line, column: $0.column)
+                        line: $0.line, column: $0.column, trust: $0.trust?.rawValue)
                 })
         }
         modules = report.modules.map { m in

@@ -77,7 +77,8 @@ import Testing
             inlined: true, source: source)
         let bareEntry = SampleEventView.FrameEntry(function: nil, frameLocation: nil, inlined: false)
         let frame = SampleEventView.FrameView(
-            frameNumber: 3, entries: [entry, bareEntry], frameAddress: "0x1234", frameStatus: "dwarf", inApp: true)
+            frameNumber: 3, entries: [entry, bareEntry], frameAddress: "0x1234", frameStatus: "dwarf", inApp: true,
+            trust: FrameTrustLabel(.scan))
         let bareFrame = SampleEventView.FrameView(frameNumber: 0, entries: [], frameAddress: nil, frameStatus: nil)
         let segment = SampleEventView.FrameSegment(
             folded: true, foldLabel: "2 system frames", segmentStart: 1, frames: [frame, bareFrame])
@@ -88,8 +89,14 @@ import Testing
             (
                 "thread",
                 SampleEventView.ThreadView(
-                    threadHeading: "Thread 0", crashed: true, frames: [frame], hasFrames: true, segments: [segment])
+                    threadHeading: "Thread 0", crashed: true, frames: [frame], hasFrames: true, segments: [segment],
+                    walkEnd: Fixtures.hostile)
             ),
+            (
+                "thread, optionals nil",
+                SampleEventView.ThreadView(threadHeading: "Thread 1", crashed: false, frames: [], hasFrames: false)
+            ),
+            ("frame trust", FrameTrustLabel(.framePointer)),
             (
                 "breadcrumb",
                 SampleEventView.BreadcrumbView(

@@ -218,13 +218,15 @@ struct ReadController<Reader: ReportReader> {
         guard let stored = try await reader.rawReport(eventID: eventID, project: project) else {
             throw APIError.notFound("no report \(eventID.rawValue)")
         }
-        let report = try NativeReports.reread(stored.payload, range: stored.range, limits: limits)
-        let (state, symbols) = try await symbolication.result(reportID: stored.summary.cursor)
+        // A minidump report's threads are the walked ones (each frame with its `trust`), as on the dashboard.
+        let (report, symbols) = try await symbolication.readBack(
+            NativeReports.reread(stored.payload, range: stored.range, limits: limits),
+            reportID: stored.summary.cursor, limits: limits)
         let bytes = try NativeReports.encode(
             StoredReport(
                 project: stored.summary.project, report: report, receivedAt: stored.summary.receivedAt,
                 issue: stored.summary.issue),
-            symbolication: symbols ?? SymbolicatedReport(state: state, threads: [], missing: []))
+            symbolication: symbols)
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
