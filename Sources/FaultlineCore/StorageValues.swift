@@ -11,6 +11,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         public init(name: String) { self.name = name }
         public var description: String { name }
         public static let openFailed = Code(name: "open_failed")
+        /// The database was migrated by a newer faultline: this one does not know its schema.
+        public static let newerSchema = Code(name: "newer_schema")
         public static let conflict = Code(name: "conflict")
         /// The disk is full (SQLite's SQLITE_FULL, PostgreSQL's disk_full, or ENOSPC from a file write).
         public static let diskFull = Code(name: "disk_full")

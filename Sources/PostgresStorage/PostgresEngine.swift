@@ -231,7 +231,13 @@ public final class PostgresEngine: Sendable {
 
     /// Applies the migrations this database lacks, then makes sure the time partitions around now exist.
     public func migrate(now: Date = Date()) async throws {
-        try await PostgresMigrations.apply(self)
+        do {
+            try await PostgresMigrations.apply(self)
+        } catch let error as PostgresTransactionError {
+            // A refusal the migrations made themselves (a newer schema) is theirs to name, not the transaction's.
+            if let own = error.closureError as? StorageError { throw own }
+            throw error
+        }
         try await PostgresPartitions.ensure(around: Millis.from(now), self)
     }
 

@@ -550,6 +550,14 @@ enum PostgresMigrations {
             .decode(String.self) {
                 applied.insert(name)
             }
+            // A database a newer faultline migrated is refused: this binary does not know its schema.
+            let known = Set(all.map(\.identifier))
+            if let unknown = applied.sorted().first(where: { !known.contains($0) }) {
+                throw StorageError(
+                    .newerSchema,
+                    "the database was upgraded by a newer faultline (its migration \(unknown) is unknown here): run that version, or restore a backup made before the upgrade"
+                )
+            }
             let now = Millis.from(Date())
             for (index, migration) in all.enumerated() where !applied.contains(migration.identifier) {
                 for statement in migration.statements {

@@ -64,10 +64,26 @@ public final class SQLiteEngine: Sendable {
         do {
             try Self.createWithAutoVacuum(path: path)
             pool = try DatabasePool(path: path, configuration: config)
+            try Self.refuseNewerSchema(pool)
             try SQLiteMigrations.migrator.migrate(pool)
             try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
+        } catch let error as StorageError where error.code == .newerSchema {
+            throw error
         } catch {
             throw StorageError(.openFailed, "cannot open the database at \(path)", underlying: error)
+        }
+    }
+
+    /// Refuses a database that a newer faultline migrated: this binary does not know its schema, and writing to it
+    /// could lose what the newer one stores.
+    static func refuseNewerSchema(_ pool: DatabasePool) throws {
+        let applied = try pool.read { db in try SQLiteMigrations.migrator.appliedIdentifiers(db) }
+        let known = Set(SQLiteMigrations.migrator.migrations)
+        if let unknown = applied.first(where: { !known.contains($0) }) {
+            throw StorageError(
+                .newerSchema,
+                "the database was upgraded by a newer faultline (its migration \(unknown) is unknown here): run that version, or restore a backup made before the upgrade"
+            )
         }
     }
 
