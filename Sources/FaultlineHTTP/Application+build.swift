@@ -162,10 +162,12 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     router.get("/") { _, _ in LandingPage.front(site: site) }
 
     let limits = configuration.limits
+    let debugFiles = dependencies.debugFiles
     let sentry = SentryController(
         ingest: dependencies.ingest, projects: dependencies.projects, limits: limits,
         telemetry: dependencies.telemetry,
-        clock: dependencies.clock, maxEnvelopeBytes: 20 << 20, maxAttachmentBytes: 5 << 20)
+        clock: dependencies.clock, maxEnvelopeBytes: 20 << 20, maxAttachmentBytes: 5 << 20,
+        minidumpQuota: { project, bytes in try await debugFiles.checkMinidumpQuota(project: project, adding: bytes) })
     router.addRoutes(sentry.endpoints)
     router.addRoutes(MinidumpController(sentry: sentry).endpoints)
     router.group("api/v1")

@@ -28,10 +28,8 @@ import Testing
     }
 
     /// Keeps the project's dumps for the retention period, so the tests read them back after the worker walked them
-    /// (by default a dump is deleted once its walk is final), when this build has the setting.
+    /// (by default a dump is deleted once its walk is final).
     static func keepMinidumps(_ slug: String, in folder: String) async throws {
-        let help = try await ServerProcess.run(["projects", "configure", "--help"])
-        guard help.out.contains("--keep-minidumps") else { return }
         let set = try await ServerProcess.run(
             ["projects", "configure", slug, "--data", folder, "--keep-minidumps", "retention-period"])
         guard set.status == 0 else { throw TestFailure("projects configure failed: \(set)") }
@@ -363,5 +361,43 @@ import Testing
         let fine = try await http.send(
             .POST, s.minidumpURL, headers: [("Content-Type", "application/x-dmp")], body: dump)
         #expect(fine.status == 200)
+    }
+
+    /// Dumps count against the project's quota with its debug files: a dump that would take the project past it is
+    /// refused with 429 `quota_exceeded` and `Retry-After` (Crashpad keeps the report and sends it again), on the
+    /// minidump endpoint and in an envelope alike, and nothing of it is stored.
+    @Test func aDumpPastTheProjectsQuotaIsRefusedAndNotStored() async throws {
+        let scratch = try TempFolder("minidump-quota")
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("native", in: folder)
+        let server = try await ServerProcess(folder: folder, arguments: ["--debug-file-quota-mb", "1"])
+        defer { server.cleanUp() }
+        // A debug file that leaves a few KiB of the 1 MiB quota.
+        let big = "static const char filler[1030000] = {1};\nint main(void) { return filler[12345]; }\n"
+        let binary = try ELFFixtures.compileC(big, name: "big", in: scratch, flags: ["-O0"])
+        let size = (try FileManager.default.attributesOfItem(atPath: binary)[.size] as? Int) ?? 0
+        #expect(size > 1_030_000 && size < 1 << 20, "\(size)")
+        let buildID = try #require(try ELFFixtures.readelfBuildID(binary))
+        let put = try await http.send(
+            .PUT, server.baseURL + "/api/v1/debug-files/\(buildID)",
+            headers: [("Authorization", "Bearer \(project.upload)")],
+            body: Array(try Data(contentsOf: URL(fileURLWithPath: binary))))
+        #expect(put.status == 201, "\(put.json)")
+
+        let dump = try Crashpad.crash(.segfault).bytes
+        #expect(dump.count > (1 << 20) - size)
+        let url = server.baseURL + "/api/\(project.id)/minidump/?sentry_key=\(project.ingest)"
+        let raw = try await http.send(.POST, url, headers: [("Content-Type", "application/x-dmp")], body: dump)
+        #expect(raw.status == 429, "\(String(decoding: raw.body, as: UTF8.self))")
+        #expect(raw.headers.first(name: "Retry-After") != nil)
+        #expect(String(decoding: raw.body, as: UTF8.self).contains("quota_exceeded"))
+        let event = #"{"event_id":"5e1f0000000040008000000000000001","platform":"native","level":"fatal"}"#
+        let posted = try await http.send(
+            .POST, server.baseURL + "/api/\(project.id)/envelope/?sentry_key=\(project.ingest)",
+            body: Self.envelope(eventID: "5e1f0000000040008000000000000001", event: event, dump: dump))
+        #expect(posted.status == 429, "\(String(decoding: posted.body, as: UTF8.self))")
+        let reports = try await http.send(
+            .GET, server.baseURL + "/api/v1/reports?limit=5", headers: [("Authorization", "Bearer \(project.upload)")])
+        #expect((reports.json["reports"] as? [Any])?.isEmpty == true)
     }
 }

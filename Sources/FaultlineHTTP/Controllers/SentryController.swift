@@ -26,6 +26,9 @@ struct SentryController<Ingest: ReportIngesting> {
     let maxAttachmentBytes: Int
     /// Sizes of minidumps, wherever they arrive (the minidump endpoint, an envelope's `event.minidump` item).
     var minidumpLimits = MinidumpSubmission.Limits()
+    /// Refuses a minidump that would take its project past its quota (its debug files and stored dumps together):
+    /// `DebugFileService.checkMinidumpQuota`. Nil: no quota.
+    var minidumpQuota: (@Sendable (Project, Int) async throws -> Void)? = nil
 
     var endpoints: RouteCollection<AppRequestContext> {
         RouteCollection(context: AppRequestContext.self)
@@ -98,6 +101,12 @@ struct SentryController<Ingest: ReportIngesting> {
     /// - Throws: 429 (`APIError`) when the event was rate limited or the disk is full; the event's `FormatError`
     ///   when it was malformed (after the envelope's other items were stored).
     func accept(_ contents: SentryIngestDecoding.Contents, project: Project) async throws -> String? {
+        // A dump counts against the project's quota: checked before anything of the request is stored, so a refused
+        // upload (429) is sent again whole.
+        let dumpBytes = contents.contents.attachments.lazy.filter {
+            $0.attachmentType == MinidumpSubmission.attachmentType
+        }.reduce(0) { $0 + $1.bytes.count }
+        if dumpBytes > 0, let minidumpQuota { try await minidumpQuota(project, dumpBytes) }
         let write = try contents.write(project: project.id, receivedAt: clock.now())
         let receipt: EnvelopeReceipt
         do {
