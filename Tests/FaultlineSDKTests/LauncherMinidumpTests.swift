@@ -268,6 +268,44 @@ import Testing
                 try Self.crashPC(snapshot, in: built.cxx)))
     }
 
+    @Test func withCoreDumpsOnTheProgramWritesItsOwnCoreAsWithoutTheLauncher() throws {
+        // Given core files written to the crashing process's folder (`core_pattern` a file name, not a pipe)
+        let pattern = try String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)
+        guard !pattern.hasPrefix("|"), !pattern.contains("/") else { return }  // a collector or a fixed folder
+        let built = try Self.build()
+        // When the program crashes with `ulimit -c unlimited`, bare and under the launcher, each in its own folder
+        let script = #"cd "$1" && shift && ulimit -c unlimited && exec "$@""#
+        var cores: [String: [String]] = [:]
+        var endings: [String: (Process.TerminationReason, Int32)] = [:]
+        for (name, launcherArguments) in [("bare", nil), ("traced", ["--state-dir", built.folder.file("state")])] {
+            let folder = built.folder.file(name)
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            var command = [built.c]
+            if let launcherArguments { command = [Self.launcher] + launcherArguments + ["--"] + command }
+            let ended = try Self.run(["/bin/sh", "-c", script, "sh", folder] + command)
+            endings[name] = (ended.reason, ended.status)
+            cores[name] = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("core") }
+        }
+        // Then both die of SIGSEGV, and each folder holds exactly one core: the program's (the launcher, which
+        // re-raises the signal on itself, writes none of its own)
+        #expect(endings["bare"]?.0 == .uncaughtSignal && endings["bare"]?.1 == SIGSEGV)
+        #expect(endings["traced"]?.0 == .uncaughtSignal && endings["traced"]?.1 == SIGSEGV)
+        #expect(cores["bare"]?.count == 1, "\(cores)")
+        #expect(cores["traced"]?.count == 1, "\(cores)")
+        let core = built.folder.file("traced") + "/" + (cores["traced"]?.first ?? "core")
+        #expect(try Command.check("readelf", ["-h", core]).contains("CORE (Core file)"))
+        // Its notes (NT_FILE, the mapped files) name the program.
+        let head = [UInt8](try Data(contentsOf: URL(fileURLWithPath: core)).prefix(1 << 20))
+        #expect(Self.contains(head, Array(built.c.utf8)), "the core is not the program's")
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains {
+            haystack[$0..<($0 + needle.count)].elementsEqual(needle)
+        }
+    }
+
     @Test func withNoTraceTheCrashIsTheSignalReportAlone() throws {
         let built = try Self.build()
         let state = built.folder.file("state")
