@@ -1,7 +1,9 @@
 /* The program tools/bench/walk/run crashes under the real crashpad_handler: a dump with a realistic shape (nine
    threads, the crashing one 40 calls deep, the others 20 deep, waiting), in C built with clang -g -O1.
    Arguments: HANDLER DATABASE. The SIGSEGV handler starts the handler as Crashpad's StartHandlerAtCrash does
-   (--trace-parent-with-exception=ADDR of a crashpad::ExceptionInformation), waits, then dies of the signal. */
+   (--trace-parent-with-exception=ADDR of a crashpad::ExceptionInformation), waits, then dies of the signal.
+   Without arguments no handler is installed: tools/bench/minidump/run crashes it under faultline-run, which writes
+   the dump. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -47,7 +49,8 @@ __attribute__((noinline)) static int descend(int depth, int crash) {
 
 static void *worker(void *arg) { return (void *)(intptr_t)descend(20, 0); }
 
-int main(int argc, char **argv) {
+/* Installs the SIGSEGV handler that starts crashpad_handler HANDLER on DATABASE. */
+static void install_handler(char **argv) {
     static char database[4096], address[64];
     snprintf(database, sizeof database, "--database=%s", argv[2]);
     snprintf(address, sizeof address, "--trace-parent-with-exception=%llu", (unsigned long long)(uintptr_t)&info);
@@ -58,6 +61,10 @@ int main(int argc, char **argv) {
     action.sa_sigaction = on_crash;
     action.sa_flags = SA_SIGINFO;
     sigaction(SIGSEGV, &action, NULL);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 2) install_handler(argv);
     pthread_barrier_init(&ready, NULL, 9);
     pthread_t threads[8];
     for (int i = 0; i < 8; i++) pthread_create(&threads[i], NULL, worker, NULL);
