@@ -14,8 +14,8 @@ public struct StoredOutcome: Sendable {
     public var result: Data
     /// Nil: the outcome has no grouping.
     public var grouping: String?
-    /// `SymbolicatedReport.touchedBuildIDs` of the result, found here with the encoding (on every core) instead of in
-    /// the store's transaction.
+    /// `SymbolicationOutcome.touchedBuildIDs` (the result's and the walk's), found here with the encoding (on every
+    /// core) instead of in the store's transaction.
     public var touched: [String]
 
     /// The stored bytes of `outcome`: its JSON (sorted keys, as every stored result; `StoredJSON` writes
@@ -25,7 +25,7 @@ public struct StoredOutcome: Sendable {
         let result = codec.compress(Array(json)).map { Data($0) } ?? json
         return StoredOutcome(
             result: result, grouping: outcome.grouping.map { StoredJSON.encode($0.grouping) },
-            touched: outcome.result.touchedBuildIDs)
+            touched: outcome.touchedBuildIDs)
     }
 
     /// `encode` for every outcome, in order, split over the cores: made before a store's transaction, because encoding

@@ -439,16 +439,32 @@ public struct SymbolicationOutcome: Sendable {
     /// The report's search-index entry, saved in the same transaction (replacing any earlier one); nil keeps the
     /// entry it has (the report could not be read again).
     public var search: SearchDocument?
+    /// Build-ids beyond the result's own (`SymbolicatedReport.touchedBuildIDs`) whose debug files could change it:
+    /// every module of a minidump whose walk a module's file could extend (`WalkedStacks.dependsOnEveryModule`).
+    /// Saved with them as the build-ids the result touched (`touchedBuildIDs`), so that storing a file of any of them
+    /// queues the report again, and it is walked again. Without them, a walk that stopped in a module the project has
+    /// no file for would never be redone when the caller's file arrives: no frame of the walk is in the caller.
+    public var alsoTouched: [String]
     public init(
         reportID: Int64, result: SymbolicatedReport, grouping: GroupingInput?, filesSeen: Int64? = nil,
-        modules: [String: String] = [:], search: SearchDocument? = nil
+        modules: [String: String] = [:], search: SearchDocument? = nil, alsoTouched: [String] = []
     ) {
+        self.alsoTouched = alsoTouched
         self.search = search
         self.reportID = reportID
         self.result = result
         self.grouping = grouping
         self.filesSeen = filesSeen
         self.modules = modules
+    }
+}
+
+extension SymbolicationOutcome {
+    /// Every build-id whose debug data decided the result or could change it (the result's own and `alsoTouched`),
+    /// sorted: what the stores record per report (`report_modules`) and check against files stored meanwhile.
+    public var touchedBuildIDs: [String] {
+        guard !alsoTouched.isEmpty else { return result.touchedBuildIDs }
+        return Set(result.touchedBuildIDs).union(alsoTouched).sorted()
     }
 }
 

@@ -84,3 +84,16 @@ public protocol StackWalking: Sendable {
     /// stored, else the walk saved with its last result; nil when there is neither.
     func walk(_ report: Report, reportID: Int64, project: ProjectID) async -> WalkedStacks?
 }
+
+extension WalkedStacks {
+    /// Whether a debug file of a module that no frame of the walk is in could change it: a thread stopped before its
+    /// outermost frame (a module's call-frame information may take it further), or a frame was found by scanning
+    /// (scanning keeps a word only if it returns into a module whose code is known, and a module's file makes its
+    /// code known). A walk that reached every thread's outermost frame by context, CFI and frame pointers depends only
+    /// on the modules its frames are in.
+    public var dependsOnEveryModule: Bool {
+        threads.contains { thread in
+            thread.end != Thread.outermostEnd || thread.frames.contains { $0.trust == .scan }
+        }
+    }
+}

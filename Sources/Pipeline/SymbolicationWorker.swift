@@ -451,7 +451,8 @@ public struct SymbolicationWorker: Service {
             return SymbolicationOutcome(
                 reportID: item.reportID, result: result, grouping: grouping, filesSeen: item.filesSeen,
                 modules: modules,
-                search: SearchDocument.make(report, symbols: result, grouping: grouping.grouping))
+                search: SearchDocument.make(report, symbols: result, grouping: grouping.grouping),
+                alsoTouched: walk?.dependsOnEveryModule == true ? modules.keys.sorted() : [])
         } catch {
             logger.error("cannot re-read a stored report", metadata: [Telemetry.LogKey.error: "\(error)"])
             return SymbolicationOutcome(

@@ -59,6 +59,10 @@ enum FuzzTarget: String, CaseIterable {
     /// (`multipart`, with MessagePack `__sentry-event`/breadcrumb parts); the whole input is also read as an
     /// envelope and as a raw body.
     case minidumpForm = "minidump-form"
+    /// A minidump as the edge converts it and the envelope route reads it: the input as a raw body
+    /// (`MinidumpSubmission.raw`), converted to a Sentry envelope (`sentryEnvelope`), read back
+    /// (`SentryIngestDecoding.envelope`) into the report the worker walks, with its stored dump.
+    case minidumpEnvelope = "minidump-envelope"
     /// The stack walker (`StackWalker`) over the snapshot of a minidump read from the input, with no module files
     /// (frame pointers and libdw's checks only) and small limits.
     case walk
@@ -125,6 +129,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .sourceBundle: fuzzSourceBundle(bytes)
     case .minidump: fuzzMinidump(bytes)
     case .minidumpForm: fuzzMinidumpForm(bytes)
+    case .minidumpEnvelope: fuzzMinidumpEnvelope(bytes)
     case .walk: fuzzWalk(bytes)
     case nil: break
     }
@@ -341,6 +346,81 @@ func fuzzMinidumpForm(_ bytes: [UInt8]) {
             fatalError("an accepted minidump is not MDMP or is past its limit")
         }
         if submission.event.first != UInt8(ascii: "{") { fatalError("the assembled event is not a JSON object") }
+    }
+}
+
+/// Traps when a dump the edge converted does not read back as the envelope route reads it: no event, an event not
+/// marked to be walked, a thread past the limit or with more than its context frame, a module or fault address the
+/// dump does not have; or when the stored dump keeps its environment, does not read again, or reads as another
+/// process than the dump sent.
+func fuzzMinidumpEnvelope(_ bytes: [UInt8]) {
+    var dumpLimits = MinidumpSubmission.Limits()
+    dumpLimits.maxDumpBytes = 256 * 1024
+    dumpLimits.maxBodyBytes = 512 * 1024
+    var eventLimits = limits
+    eventLimits.maxThreads = 16
+    guard let submission = try? MinidumpSubmission.raw(bytes, query: "product=p&version=1&guid=g", limits: dumpLimits),
+        let envelope = try? submission.sentryEnvelope(
+            scrubbingCommandLine: { $0.count > 3 ? "[arg]" : $0 }, maxThreads: eventLimits.maxThreads)
+    else { return }
+    // The edge converted it: it read the dump and made its snapshot.
+    guard let original = try? Minidump(bytes: submission.dump).snapshot() else {
+        fatalError("a converted dump does not read")
+    }
+    let contents: SentryIngestDecoding.Contents
+    do {
+        contents = try SentryIngestDecoding.envelope(
+            envelope, limits: eventLimits, maxAttachmentBytes: dumpLimits.maxDumpBytes, receivedAt: receivedAt,
+            seed: "fuzz", scrubber: Scrubber(settings: PrivacySettings()))
+    } catch {
+        fatalError("the converted envelope does not read: \(error)")
+    }
+    if let error = contents.contents.eventError { fatalError("the converted event does not read: \(error)") }
+    guard let report = contents.contents.event?.report else { fatalError("the converted envelope has no event") }
+    if !report.walksMinidump || report.kind != .crash { fatalError("the event is not a minidump crash to walk") }
+    if report.threads.count > eventLimits.maxThreads || report.threads.contains(where: { $0.frames.count > 1 }) {
+        fatalError("a thread past the limit, or with more than its context frame")
+    }
+    if report.threads.count != min(original.threads.count, eventLimits.maxThreads) {
+        fatalError("the event's threads are not the dump's")
+    }
+    if let fault = report.faultAddress, fault != original.exception?.faultAddress {
+        fatalError("a fault address the dump does not have")
+    }
+    let bases = Set(original.modules.map(\.base))
+    if report.modules.contains(where: { !bases.contains($0.baseAddress) }) {
+        fatalError("a module the dump does not have")
+    }
+    guard
+        let stored = contents.contents.attachments.first(where: {
+            $0.attachmentType == MinidumpSubmission.attachmentType
+        })
+    else { fatalError("the dump is not among the stored attachments") }
+    checkRedaction(original: submission.dump, stored: stored.bytes)
+    afterIngest(report)
+}
+
+/// Traps when the stored dump is not the sent one with only its environment and command line rewritten: another
+/// length, a changed byte outside those streams and their directory entries' type fields, or an environment left.
+/// (A hostile dump may point other data, a memory range or a module name, into those streams' bytes: that data is
+/// rewritten with them, so the stored dump may read as another process, or not at all, and the worker then keeps the
+/// event's context frames.)
+func checkRedaction(original bytes: [UInt8], stored: [UInt8]) {
+    guard let dump = try? Minidump(bytes: bytes) else { fatalError("a converted dump does not read") }
+    if stored.count != bytes.count { fatalError("the stored dump is not the sent dump's length") }
+    var rewritable = [Bool](repeating: false, count: bytes.count)
+    let rewritten: Set<UInt32> = [Minidump.StreamType.linuxEnviron, Minidump.StreamType.linuxCmdLine]
+    let directory = Int(bytes[12]) | Int(bytes[13]) << 8 | Int(bytes[14]) << 16 | Int(bytes[15]) << 24
+    for (index, entry) in dump.streams.enumerated() where rewritten.contains(entry.type) {
+        let start = Int(entry.location.rva)
+        for at in start..<min(bytes.count, start + Int(entry.location.size)) { rewritable[at] = true }
+        for at in (directory + 12 * index)..<min(bytes.count, directory + 12 * index + 4) { rewritable[at] = true }
+    }
+    if bytes.indices.contains(where: { bytes[$0] != stored[$0] && !rewritable[$0] }) {
+        fatalError("the stored dump changed outside its environment and command line")
+    }
+    if let again = try? Minidump(bytes: stored), again.linux.environ != nil {
+        fatalError("the stored dump keeps its environment")
     }
 }
 
