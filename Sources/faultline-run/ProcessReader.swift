@@ -13,6 +13,11 @@ import Glibc
 /// crashing thread's stack up to ``crashingStackBytes`` and the others' up to ``stackBytes`` (from the stack
 /// pointer, less the x86-64 red zone, to the end of its mapping), at most ``maxMemoryBytes`` of memory in all
 /// (threads past it keep their registers only), ``maxModules`` modules, and 1 MiB of each `/proc` file.
+///
+/// The environment is never written: no LinuxEnviron stream, and no stack memory from where the kernel put the
+/// argument and environment strings at exec (`arg_start` of `/proc/PID/stat`, the top of the main thread's stack)
+/// upwards. Without that cut the main thread's stack, whose frames lie a few KiB below those strings, would carry
+/// every variable (tokens, passwords in URLs) to the server; the frames need none of it.
 struct ProcessReader {
     static let maxThreads = 1024
     static let crashingStackBytes = 256 * 1024
@@ -47,10 +52,11 @@ struct ProcessReader {
             code: UInt32(bitPattern: crash.code), address: crash.address)
         var budget = Self.maxMemoryBytes
         var pc: UInt64?
+        let strings = Self.stringsStart(pid: pid)
         for tid in ([crash.thread] + threads.filter { $0 != crash.thread }).prefix(Self.maxThreads) {
             guard let registers = Self.registers(of: tid) else { continue }
             let limit = min(budget, tid == crash.thread ? Self.crashingStackBytes : Self.stackBytes)
-            let stack = stackRegion(sp: registers.sp, maps: maps, limit: limit)
+            let stack = stackRegion(sp: registers.sp, maps: maps, limit: limit, below: strings)
             budget -= stack?.bytes.count ?? 0
             if tid == crash.thread { pc = registers.pc }
             content.threads.append(
@@ -152,12 +158,29 @@ struct ProcessReader {
         return .init(start: address, bytes: Array(bytes[0..<done]))
     }
 
-    /// The stack from just below `sp` to the end of its mapping, at most `limit` bytes.
-    func stackRegion(sp: UInt64, maps: [Mapping], limit: Int) -> MinidumpContent.Region? {
+    /// The stack from just below `sp` to the end of its mapping, at most `limit` bytes, and never `strings` or above
+    /// when that address is in the range (the argument and environment strings: ``stringsStart(pid:)``).
+    func stackRegion(sp: UInt64, maps: [Mapping], limit: Int, below strings: UInt64? = nil) -> MinidumpContent.Region? {
         guard limit > 0, let mapping = maps.first(where: { $0.start <= sp && sp < $0.end }) else { return nil }
         let start = max(mapping.start, sp >= Self.redZone ? sp - Self.redZone : 0)
-        let count = Int(clamping: min(mapping.end - start, UInt64(limit)))
+        var end = mapping.end
+        if let strings, start < strings, strings < end { end = strings }
+        let count = Int(clamping: min(end - start, UInt64(limit)))
         return readRegion(start, count: count)
+    }
+
+    /// Where the process's argument strings begin, the environment's follow (`arg_start`, field 48 of
+    /// `/proc/PID/stat`, shown to a tracer); nil when unreadable or zero.
+    static func stringsStart(pid: pid_t) -> UInt64? {
+        guard let text = readFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: UInt8(ascii: ")")) else {
+            return nil
+        }
+        // After the command name (which may hold spaces and parentheses): field 3 first, so field N at N - 3.
+        let fields = text[(close + 1)...].split(separator: 0x20)
+        guard fields.count > 45, let value = UInt64(String(decoding: fields[45], as: UTF8.self)), value > 0 else {
+            return nil
+        }
+        return value
     }
 
     // MARK: - Modules

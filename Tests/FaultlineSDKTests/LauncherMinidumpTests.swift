@@ -220,6 +220,24 @@ import Testing
         #expect((sentry["extra"] as? [String: Any])?["crash_message"] as? String == "about to crash")
     }
 
+    @Test func theEnvironmentIsNotInTheDumpNotEvenInTheMainThreadsStack() throws {
+        // Given a program whose environment holds a secret (the kernel puts the strings at the top of the main
+        // thread's stack, a few KiB above its frames)
+        let built = try Self.build()
+        let state = built.folder.file("state")
+        let secret = "hunter2-" + UUID().uuidString
+        let traced = try Self.run(
+            [built.c], under: ["--state-dir", state], environment: ["BOOKS_API_TOKEN": secret])
+        #expect(traced.reason == .uncaughtSignal && traced.status == SIGSEGV)
+        let dump = try Self.dump(try #require(try Self.queued(state, .minidump).first))
+        // Then no byte of the dump holds it, and the main thread's stack still reaches its frames
+        #expect(!Self.contains(dump, Array(secret.utf8)), "the environment is in the dump")
+        let snapshot = try Minidump(bytes: dump).snapshot()
+        let sp = try #require(snapshot.threads.first?.sp)
+        #expect(snapshot.memory.contains { $0.start <= sp && sp < $0.start + UInt64($0.bytes.count) })
+        #expect(try Self.symbolRange("crash_here", in: built.c).contains(try Self.crashPC(snapshot, in: built.c)))
+    }
+
     @Test func anAbortIsDumpedInLibcWithTheProgramStillDyingOfSIGABRT() throws {
         let built = try Self.build()
         let bare = try Self.run([built.c, "abort"])
