@@ -181,6 +181,9 @@ public protocol ProjectStore: Sendable {
     /// Replaces how long a project keeps its minidumps; false when there is no such project. Dumps stored before are
     /// kept or deleted by the new setting from their next save on (a dump already deleted does not come back).
     func setMinidumpRetention(_ retention: MinidumpRetention, for project: ProjectID) async throws -> Bool
+    /// Replaces a project's crash-free targets (each checked by `CrashFreeTargets.problem` first; the database refuses
+    /// a value outside 0…100 too); false when there is no such project.
+    func setCrashFreeTargets(_ targets: CrashFreeTargets, for project: ProjectID) async throws -> Bool
 }
 
 /// A stored report as the read API returns it: the report re-read from its raw payload plus what

@@ -18,14 +18,18 @@ public struct Project: Sendable, Equatable {
     /// How long the project's minidumps are kept: until their reports are processed (the default), or for the
     /// retention period, for the team to download.
     public var minidumps: MinidumpRetention
+    /// The crash-free users and sessions targets every page shows the project's rates against.
+    public var targets: CrashFreeTargets
     /// The project's own random key for pseudonymous user ids (`Scrubber.identity`), made by the database when the
     /// project is created; empty when unknown (then an e-mail used as a user id is masked instead).
     public var identityKey: [UInt8]
     public init(
         id: ProjectID, slug: ProjectSlug, createdAt: Date, rateLimitPerSecond: Double,
         privacy: PrivacySettings = PrivacySettings(),
-        inApp: InAppRules = .none, identityKey: [UInt8] = [], minidumps: MinidumpRetention = .untilProcessed
+        inApp: InAppRules = .none, identityKey: [UInt8] = [], minidumps: MinidumpRetention = .untilProcessed,
+        targets: CrashFreeTargets = CrashFreeTargets()
     ) {
+        self.targets = targets
         self.inApp = inApp
         self.minidumps = minidumps
         self.identityKey = identityKey

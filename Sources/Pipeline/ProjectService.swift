@@ -23,6 +23,8 @@ public struct ProjectError: Error, Sendable, Equatable, CustomStringConvertible 
     public enum Code: String, Sendable {
         /// The slug is one of the server's own top-level names.
         case reservedSlug = "reserved_slug"
+        /// A crash-free target is not a percentage from 0 to 100.
+        case invalidTarget = "invalid_target"
     }
     public var code: Code
     public var message: String
@@ -110,6 +112,23 @@ public final class ProjectService: Sendable {
         guard var project = try await store.project(slug: slug) else { return nil }
         project.minidumps = retention
         guard try await store.setMinidumpRetention(retention, for: project.id) else { return nil }
+        cache.withLock { $0.removeAll() }
+        return project
+    }
+
+    /// Replaces a project's crash-free targets (what its pages show the rates against); nil when there is no such
+    /// project. Pages rendered from then on use them.
+    ///
+    /// - Throws: `ProjectError` `.invalidTarget` when a target is not a percentage from 0 to 100 (nothing changes).
+    public func configureTargets(slug: ProjectSlug, _ change: (inout CrashFreeTargets) -> Void) async throws
+        -> Project?
+    {
+        guard var project = try await store.project(slug: slug) else { return nil }
+        change(&project.targets)
+        if let problem = project.targets.problem {
+            throw ProjectError(.invalidTarget, "\(problem.field) \(problem.message)")
+        }
+        guard try await store.setCrashFreeTargets(project.targets, for: project.id) else { return nil }
         cache.withLock { $0.removeAll() }
         return project
     }

@@ -531,6 +531,20 @@ enum PostgresMigrations {
                 // partial index (the project's dumps only, the size carried in it), never from a scan of every attachment.
                 "CREATE INDEX attachments_minidumps ON attachments(project_id) INCLUDE (size) WHERE attachment_type = 'event.minidump'",
             ]),
+        Migration(
+            identifier: "pg11-crash-free-targets",
+            statements: [
+                // Issue #35: every crash-free rate is shown against the project's target, users 99.5 % and sessions
+                // 99.9 % until the team sets its own (`CrashFreeTargets`).
+                """
+                ALTER TABLE projects ADD COLUMN crash_free_users_target double precision NOT NULL DEFAULT 99.5
+                    CHECK (crash_free_users_target BETWEEN 0 AND 100)
+                """,
+                """
+                ALTER TABLE projects ADD COLUMN crash_free_sessions_target double precision NOT NULL DEFAULT 99.9
+                    CHECK (crash_free_sessions_target BETWEEN 0 AND 100)
+                """,
+            ]),
     ]
 
     /// Applies what `database` lacks, in one transaction under the migration lock.

@@ -134,6 +134,19 @@ public struct PostgresProjectStore: ProjectStore {
         }
     }
 
+    public func setCrashFreeTargets(_ targets: CrashFreeTargets, for project: ProjectID) async throws -> Bool {
+        let logger = database.logger
+        return try await database.write { connection in
+            try await PostgresRows.count(
+                connection.query(
+                    """
+                    UPDATE projects SET crash_free_users_target = \(targets.users),
+                        crash_free_sessions_target = \(targets.sessions)
+                    WHERE id = \(project.rawValue) RETURNING id
+                    """, logger: logger)) > 0
+        }
+    }
+
     private func projects(_ query: PostgresQuery) async throws -> [Project] {
         let logger = database.logger
         return try await database.read { connection in
@@ -147,14 +160,15 @@ public struct PostgresProjectStore: ProjectStore {
     }
 
     typealias ProjectColumns = (
-        Int64, String, Int64, Double, Bool, Bool, String, String, String, String, Bool, Data, String
+        Int64, String, Int64, Double, Bool, Bool, String, String, String, String, Bool, Data, String, Double, Double
     )
 
     /// The columns `project(_:)` reads, in order.
     static let columns =
         "projects.id, projects.slug, projects.created_at, projects.rate_limit_per_second, projects.scrubbing, "
         + "projects.keep_ip_addresses, projects.safe_fields, projects.sensitive_fields, projects.in_app_include, "
-        + "projects.in_app_exclude, projects.mask_emails_and_phones, projects.identity_key, projects.minidump_retention"
+        + "projects.in_app_exclude, projects.mask_emails_and_phones, projects.identity_key, projects.minidump_retention, "
+        + "projects.crash_free_users_target, projects.crash_free_sessions_target"
 
     static func project(_ row: ProjectColumns) -> Project? {
         guard let slug = ProjectSlug(row.1) else { return nil }
@@ -166,6 +180,7 @@ public struct PostgresProjectStore: ProjectStore {
             id: ProjectID(row.0), slug: slug, createdAt: Millis.date(row.2), rateLimitPerSecond: row.3,
             privacy: privacy,
             inApp: InAppRules(include: StoredList.decode(row.8), exclude: StoredList.decode(row.9)),
-            identityKey: Array(row.11), minidumps: MinidumpRetention(rawValue: row.12) ?? .untilProcessed)
+            identityKey: Array(row.11), minidumps: MinidumpRetention(rawValue: row.12) ?? .untilProcessed,
+            targets: CrashFreeTargets(users: row.13, sessions: row.14))
     }
 }

@@ -721,6 +721,17 @@ enum SQLiteMigrations {
                         WHERE attachment_type = 'event.minidump';
                     """)
         }
+        migrator.registerMigration("v26-crash-free-targets") { db in
+            // Issue #35: every crash-free rate is shown against the project's target, users 99.5 % and sessions 99.9 %
+            // until the team sets its own (`CrashFreeTargets`).
+            try db.execute(
+                sql: """
+                    ALTER TABLE projects ADD COLUMN crash_free_users_target REAL NOT NULL DEFAULT 99.5
+                        CHECK (crash_free_users_target BETWEEN 0 AND 100);
+                    ALTER TABLE projects ADD COLUMN crash_free_sessions_target REAL NOT NULL DEFAULT 99.9
+                        CHECK (crash_free_sessions_target BETWEEN 0 AND 100);
+                    """)
+        }
         return migrator
     }
 }

@@ -134,6 +134,15 @@ public struct SQLiteProjectStore: ProjectStore {
         }
     }
 
+    public func setCrashFreeTargets(_ targets: CrashFreeTargets, for project: ProjectID) async throws -> Bool {
+        try await database.pool.write { db in
+            try db.execute(
+                sql: "UPDATE projects SET crash_free_users_target = ?, crash_free_sessions_target = ? WHERE id = ?",
+                arguments: [targets.users, targets.sessions, project.rawValue])
+            return db.changesCount > 0
+        }
+    }
+
     /// In-app patterns as stored (a JSON array of strings).
     static func patterns(_ text: String?) -> [String] { StoredList.decode(text) }
 
@@ -141,7 +150,8 @@ public struct SQLiteProjectStore: ProjectStore {
     static let columns =
         "projects.id, projects.slug, projects.created_at, projects.rate_limit_per_second, projects.scrubbing, "
         + "projects.keep_ip_addresses, projects.safe_fields, projects.sensitive_fields, projects.in_app_include, "
-        + "projects.in_app_exclude, projects.mask_emails_and_phones, projects.identity_key, projects.minidump_retention"
+        + "projects.in_app_exclude, projects.mask_emails_and_phones, projects.identity_key, projects.minidump_retention, "
+        + "projects.crash_free_users_target, projects.crash_free_sessions_target"
 
     static func project(_ row: Row) -> Project? {
         guard let slug = ProjectSlug(row["slug"]) else { return nil }
@@ -155,6 +165,8 @@ public struct SQLiteProjectStore: ProjectStore {
             inApp: InAppRules(
                 include: StoredList.decode(row["in_app_include"]), exclude: StoredList.decode(row["in_app_exclude"])),
             identityKey: (row["identity_key"] as Data?).map { Array($0) } ?? [],
-            minidumps: MinidumpRetention(rawValue: row["minidump_retention"]) ?? .untilProcessed)
+            minidumps: MinidumpRetention(rawValue: row["minidump_retention"]) ?? .untilProcessed,
+            targets: CrashFreeTargets(
+                users: row["crash_free_users_target"], sessions: row["crash_free_sessions_target"]))
     }
 }

@@ -112,7 +112,8 @@ extension Projects {
     /// `faultline projects configure SLUG`: the project's privacy settings (server-side PII scrubbing).
     struct Configure: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Set a project's privacy and grouping settings and print them (with no option, only print them).",
+            abstract:
+                "Set a project's privacy, grouping and target settings and print them (with no option, only print them).",
             discussion: """
                 Scrubbing (on by default) replaces values of sensitive keys, credit card numbers, IBANs, PEM private \
                 keys, bearer tokens, URL passwords and sensitive name=value pairs with [Filtered], and user names in \
@@ -132,6 +133,10 @@ extension Projects {
                 libraries is in-app; --in-app-include adds modules (a company library installed in /usr/lib), \
                 --in-app-exclude removes them (a vendored third-party library). Patterns match a module's file \
                 name with * and ?; exclusion wins. Reports grouped from then on use the rules.
+
+                Targets are the crash-free rates the team means to stay at or above, in percent (defaults: users \
+                99.5, sessions 99.9). Every page shows each crash-free rate against its target: a target line on \
+                the charts and a "below target" mark. Pages rendered from then on use them.
                 """)
 
         enum Switch: String, ExpressibleByArgument, CaseIterable {
@@ -204,6 +209,12 @@ extension Projects {
         @Flag(help: "Empty both in-app pattern lists.")
         var clearInApp = false
 
+        @Option(help: "The crash-free users target, in percent from 0 to 100 (default 99.5).")
+        var crashFreeUsersTarget: Double?
+
+        @Option(help: "The crash-free sessions target, in percent from 0 to 100 (default 99.9).")
+        var crashFreeSessionsTarget: Double?
+
         @Flag(help: "Print JSON.")
         var json = false
 
@@ -229,6 +240,11 @@ extension Projects {
             }
             if clearSensitiveFields && !sensitiveFields.isEmpty {
                 throw ValidationError("--clear-sensitive-fields and --sensitive-field exclude each other")
+            }
+            for (name, value) in [("users", crashFreeUsersTarget), ("sessions", crashFreeSessionsTarget)] {
+                if let value, let problem = CrashFreeTargets.problem(value) {
+                    throw ValidationError("--crash-free-\(name)-target \(problem)")
+                }
             }
         }
 
@@ -266,6 +282,17 @@ extension Projects {
                 else { throw ValidationError("no project with the slug '\(slug)'") }
                 project = changed
             }
+            if crashFreeUsersTarget != nil || crashFreeSessionsTarget != nil {
+                guard
+                    let changed = try await root.projects.configureTargets(
+                        slug: project.slug,
+                        { targets in
+                            if let crashFreeUsersTarget { targets.users = crashFreeUsersTarget }
+                            if let crashFreeSessionsTarget { targets.sessions = crashFreeSessionsTarget }
+                        })
+                else { throw ValidationError("no project with the slug '\(slug)'") }
+                project = changed
+            }
             let privacy = project.privacy
             if json {
                 struct Out: Encodable {
@@ -278,6 +305,8 @@ extension Projects {
                     var in_app_include: [String]
                     var in_app_exclude: [String]
                     var keep_minidumps: String
+                    var crash_free_users_target: Double
+                    var crash_free_sessions_target: Double
                 }
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
@@ -286,7 +315,8 @@ extension Projects {
                     sensitive_fields: privacy.sensitiveFields, keep_ip_addresses: privacy.keepIPAddresses,
                     mask_emails_and_phones: privacy.maskEmailsAndPhones,
                     in_app_include: project.inApp.include, in_app_exclude: project.inApp.exclude,
-                    keep_minidumps: project.minidumps.rawValue)
+                    keep_minidumps: project.minidumps.rawValue, crash_free_users_target: project.targets.users,
+                    crash_free_sessions_target: project.targets.sessions)
                 print(String(decoding: try encoder.encode(out), as: UTF8.self))
             } else {
                 print("project:           \(slug)")
@@ -306,12 +336,20 @@ extension Projects {
                     "in-app exclude:    \(project.inApp.exclude.isEmpty ? "(none)" : project.inApp.exclude.joined(separator: ", "))"
                 )
                 print("keep minidumps:    \(Self.describe(project.minidumps))")
+                print("crash-free users target:    \(Self.percent(project.targets.users))")
+                print("crash-free sessions target: \(Self.percent(project.targets.sessions))")
             }
         }
     }
 }
 
 extension Projects.Configure {
+    /// A target as `configure` prints it: `99.5 %`, `100 %` (Swift's shortest form, without a trailing `.0`).
+    static func percent(_ value: Double) -> String {
+        let text = value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+        return text + " %"
+    }
+
     /// How `configure` prints a project's minidump setting.
     static func describe(_ retention: MinidumpRetention) -> String {
         switch retention {

@@ -64,6 +64,13 @@ final class MemoryProjectStore: ProjectStore {
             return true
         }
     }
+    func setCrashFreeTargets(_ targets: CrashFreeTargets, for project: ProjectID) async throws -> Bool {
+        state.withLock { s in
+            guard let i = s.projects.firstIndex(where: { $0.id == project }) else { return false }
+            s.projects[i].targets = targets
+            return true
+        }
+    }
 }
 
 struct ReversingHasher: SecretHashing {
