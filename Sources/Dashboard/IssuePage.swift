@@ -34,6 +34,8 @@ struct IssuePage {
     /// One of the newest events.
     struct Sample {
         var sampleEventID: String
+        /// Its own page (`../events/<id>`, served live).
+        var sampleHref: String
         var sampleTime: TimeView
         var sampleRelease: String
         var sampleUser: String
@@ -42,7 +44,10 @@ struct IssuePage {
     var chrome: PageChrome
     var projectName: String
     var issueNumber: String
+    /// The stored title, as lists and alerts show it.
     var issueTitle: String
+    /// The title as this page's heading shows it (`IssueTitle.display`: no repeated signal name).
+    var displayTitle: String
     var culpritText: String?
     var kindText: String
     var statusBadge: Badge
@@ -55,6 +60,11 @@ struct IssuePage {
     var events: Int
     var users: Int
     var repeatUsers: Int
+    /// Events in the last 7 days against the 7 days before (from the daily counts).
+    var eventsTrend: TrendView
+    /// Links through the issue's events from the one shown (its own page, the next older one).
+    var eventNavigation: [EventNavigation.Link]
+    var hasEventNavigation: Bool
     var charts: [ChartBlock]
     var releaseActivity: [ReleaseActivity]
     var hasReleaseActivity: Bool
@@ -106,6 +116,7 @@ struct IssuePage {
         projectName = slug.rawValue
         issueNumber = String(issue.id.rawValue)
         issueTitle = issue.title.isEmpty ? "Issue \(issue.id.rawValue)" : issue.title
+        displayTitle = IssueTitle.display(issueTitle)
         culpritText = issue.culprit.flatMap { $0.isEmpty ? nil : $0 }
         kindText = issue.kind == .crash ? "crash" : "non-fatal error"
         statusBadge = .status(issue.status)
@@ -120,6 +131,7 @@ struct IssuePage {
         repeatUsers = detail.repeatUsers
 
         let today = DayNumber(now)
+        eventsTrend = Self.weekTrend(detail.days, today: today)
         charts = [
             .events(id: "chart-events-30", days: detail.days, last: today, length: 30),
             .events(id: "chart-events-90", days: detail.days, last: today, length: 90),
@@ -136,14 +148,20 @@ struct IssuePage {
         fingerprint = detail.grouping.fingerprint.rawValue
         samples = detail.samples.map {
             Sample(
-                sampleEventID: $0.eventID.rawValue, sampleTime: TimeView($0.timestamp),
+                sampleEventID: $0.eventID.rawValue,
+                sampleHref: SitePaths.relative(from: path, to: SitePaths.event(slug, $0.eventID)),
+                sampleTime: TimeView($0.timestamp),
                 sampleRelease: $0.release ?? "none",
                 sampleUser: $0.userKey ?? "unknown")
         }
         hasSamples = !samples.isEmpty
+        let title = issueTitle
         latestEvent = event.map {
-            SampleEventView(report: $0.report, symbols: $0.symbols, inApp: inApp, sources: sourceExcerpts)
+            SampleEventView(report: $0.report, symbols: $0.symbols, inApp: inApp, sources: sourceExcerpts, title: title)
         }
+        eventNavigation =
+            latestEvent == nil ? [] : EventNavigation.fromIssuePage(samples: detail.samples, slug: slug, from: path)
+        hasEventNavigation = !eventNavigation.isEmpty
         missingDSYMNotes = event.map { MissingDSYMNotes.lines(report: $0.report, symbols: $0.symbols) } ?? []
         hasMissingDSYMNotes = !missingDSYMNotes.isEmpty
         missingDebugFilesHref = SitePaths.relative(from: path, to: SitePaths.missingDebugFiles(slug))
@@ -167,6 +185,22 @@ struct IssuePage {
         noteText = detail.note
         noteActionHref = "\(issue.id.rawValue)/note"
         noteMaxBytes = IssueNote.maxBytes
+    }
+
+    /// Events in the 7 days ending `today` against the 7 days before them.
+    static func weekTrend(_ days: [IssueDay], today: DayNumber) -> TrendView {
+        var recent = 0
+        var before = 0
+        for day in days {
+            let age = today.rawValue.subtractingReportingOverflow(day.day.rawValue)
+            guard !age.overflow, age.partialValue >= 0, age.partialValue < 14 else { continue }
+            if age.partialValue < 7 {
+                recent = recent.addingReportingOverflow(day.events).partialValue
+            } else {
+                before = before.addingReportingOverflow(day.events).partialValue
+            }
+        }
+        return TrendView.count(recent, before: before, noun: "event", window: "the 7 days")
     }
 
     /// Why the events of an issue belong together, for each grouping source.

@@ -106,7 +106,8 @@ extension SampleEventView.SourceView: MustacheFields {
 extension SampleEventView.FrameView: MustacheFields {
     var mustacheFields: [(String, Any)] {
         [
-            ("frameNumber", frameNumber), ("entries", entries), ("frameAddress", frameAddress as Any),
+            ("frameNumber", frameNumber), ("entries", entries), ("frameModule", frameModule as Any),
+            ("frameAddress", frameAddress as Any),
             ("frameStatus", frameStatus as Any), ("inApp", inApp), ("trust", trust as Any),
         ]
     }
@@ -139,7 +140,8 @@ extension FrameTrustLabel: MustacheFields {
 extension SampleEventView.BreadcrumbView: MustacheFields {
     var mustacheFields: [(String, Any)] {
         [
-            ("crumbTime", crumbTime), ("crumbLevel", crumbLevel as Any), ("crumbCategory", crumbCategory as Any),
+            ("crumbTime", crumbTime), ("crumbRelative", crumbRelative), ("crumbLevel", crumbLevel as Any),
+            ("crumbCategory", crumbCategory as Any),
             ("crumbMessage", crumbMessage as Any), ("crumbData", crumbData), ("hasCrumbData", hasCrumbData),
         ]
     }

@@ -1,5 +1,11 @@
 import FaultlineCore
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A label and a value of an info table (device, app, user, error, custom keys).
 struct InfoRow {
     var infoLabel: String
@@ -63,6 +69,9 @@ struct SampleEventView {
     struct FrameView {
         var frameNumber: Int
         var entries: [FrameEntry]
+        /// The file name of the module the frame's address lies in (`libc.so.6`, `App`), or the module name the
+        /// client sent; nil when neither is known.
+        var frameModule: String?
         var frameAddress: String?
         var frameStatus: String?
         /// The app's own code (the project's in-app rules, as grouping decides).
@@ -92,7 +101,10 @@ struct SampleEventView {
 
     /// One breadcrumb of the timeline.
     struct BreadcrumbView {
+        /// The breadcrumb's time to the second.
         var crumbTime: TimeView
+        /// How long before (or after) the crash or error it was left: `−3.2 s`, `−4 min 12 s`, `+0.5 s`.
+        var crumbRelative: String = ""
         var crumbLevel: String?
         var crumbCategory: String?
         var crumbMessage: String?
@@ -108,6 +120,12 @@ struct SampleEventView {
     var hasErrorRows: Bool
     var threads: [ThreadView]
     var hasThreads: Bool
+    /// The thread that crashed (else the first): shown first and open, as the event's stack.
+    var primaryThread: ThreadView?
+    /// Every other thread, folded under one `<details>` below the event's context.
+    var otherThreads: [ThreadView]
+    var hasOtherThreads: Bool
+    var otherThreadsLabel: String
     /// What each frame trust the event's walked frames carry means (empty when no frame was walked).
     var trustLegend: [FrameTrustLabel]
     var hasTrustLegend: Bool
@@ -122,16 +140,19 @@ struct SampleEventView {
     /// - Parameters:
     ///   - inApp: the project's in-app rules (which frames are marked in-app; runs of other frames are folded).
     ///   - sources: source excerpts for frames' lines (`sourceLocations` says which to read).
+    ///   - title: the heading the page shows above the event (an issue's title): the error's message is left out
+    ///     when the heading says it already.
     init(
         report: Report, symbols: SymbolicatedReport?, inApp: InAppRules = .none,
-        sources: [CodeLocation: SourceExcerpt] = [:]
+        sources: [CodeLocation: SourceExcerpt] = [:], title: String? = nil
     ) {
         eventID = report.eventID.rawValue
         occurred = TimeView(report.timestamp)
         kindText = report.kind == .crash ? "crash" : "non-fatal error"
         symbolicationText = Self.symbolicationText(symbols)
+        let message = report.error?.message.flatMap { IssueTitle.adds($0, to: title, type: report.error?.type) }
         errorRows = Self.rows([
-            ("Type", report.error?.type), ("Code", report.error?.code), ("Message", report.error?.message),
+            ("Type", report.error?.type), ("Code", report.error?.code), ("Message", message),
             ("Fault address", report.faultAddress.map(Format.hex)), ("Crash message", report.crashMessage),
         ])
         hasErrorRows = !errorRows.isEmpty
@@ -162,13 +183,19 @@ struct SampleEventView {
                 walkEnd: Self.walkEndText(walked, thread: thread, slots: slots, modules: modules))
         }
         hasThreads = !threads.isEmpty
+        primaryThread = threads.first
+        otherThreads = Array(threads.dropFirst())
+        hasOtherThreads = !otherThreads.isEmpty
+        otherThreadsLabel = Format.count(otherThreads.count, "other thread")
         trustLegend = FrameTrustLabel.legend(report)
         hasTrustLegend = !trustLegend.isEmpty
 
         breadcrumbs = report.breadcrumbs.map { crumb in
             let data = crumb.data.sorted { $0.key < $1.key }.map { InfoRow(infoLabel: $0.key, infoValue: $0.value) }
             return BreadcrumbView(
-                crumbTime: TimeView(crumb.timestamp), crumbLevel: Self.nonEmpty(crumb.level),
+                crumbTime: TimeView.toTheSecond(crumb.timestamp),
+                crumbRelative: Self.relativeTime(crumb.timestamp, to: report.timestamp),
+                crumbLevel: Self.nonEmpty(crumb.level),
                 crumbCategory: Self.nonEmpty(crumb.category), crumbMessage: Self.nonEmpty(crumb.message),
                 crumbData: data,
                 hasCrumbData: !data.isEmpty)
@@ -328,11 +355,11 @@ struct SampleEventView {
         }
         let status = slot?.status ?? (entries.isEmpty && frame.address != nil ? "pending" : "client")
         var address: String?
-        var frameModule: LoadedModule?
+        var addressModule: LoadedModule?
         if status != "dwarf", status != "client" || entries.isEmpty, let raw = frame.address {
             let lookup = SymbolicationRules.lookupAddress(frame, index: number) ?? raw
-            frameModule = SymbolicationRules.module(for: lookup, inSorted: modules)
-            if let module = frameModule {
+            addressModule = SymbolicationRules.module(for: lookup, inSorted: modules)
+            if let module = addressModule {
                 address = "\(baseName(module.name)) + \(Format.hex(lookup - module.baseAddress))"
             } else if let name = nonEmpty(frame.module) {
                 address = "\(name) at \(Format.hex(raw))"
@@ -344,8 +371,50 @@ struct SampleEventView {
             entries = [FrameEntry(function: nil, frameLocation: nil, inlined: false)]
         }
         return FrameView(
-            frameNumber: number, entries: entries, frameAddress: address,
-            frameStatus: statusText(status, module: frameModule), trust: frame.trust.map(FrameTrustLabel.init))
+            frameNumber: number, entries: entries,
+            frameModule: moduleName(frame, number: number, slot: slot, modules: modules, found: addressModule),
+            frameAddress: address,
+            frameStatus: statusText(status, module: addressModule), trust: frame.trust.map(FrameTrustLabel.init))
+    }
+
+    /// The name of the module a frame's address lies in: the module the symbolicator named by build-id, else the
+    /// loaded module around the address, else the name the client sent.
+    static func moduleName(
+        _ frame: Frame, number: Int, slot: SymbolicatedFrameSlot?, modules: [LoadedModule], found: LoadedModule?
+    ) -> String? {
+        if let found { return baseName(found.name) }
+        if let raw = slot?.buildID, let id = BuildID(raw), let module = modules.first(where: { $0.buildID == id }) {
+            return baseName(module.name)
+        }
+        if let lookup = SymbolicationRules.lookupAddress(frame, index: number),
+            let module = SymbolicationRules.module(for: lookup, inSorted: modules)
+        {
+            return baseName(module.name)
+        }
+        return nonEmpty(frame.module).map(baseName)
+    }
+
+    /// `time` relative to `crash`, to a tenth of a second under a minute: `−3.2 s`, `−4 min 12 s`, `−2 h 5 min`,
+    /// `+0.5 s` (after it), `0.0 s`. The minus is U+2212. Any two dates give a string (a client's clock is hostile).
+    static func relativeTime(_ time: Date, to crash: Date) -> String {
+        let difference = time.timeIntervalSince(crash)
+        guard difference.isFinite else { return "" }
+        let sign = difference < 0 ? "−" : "+"
+        // Ten years bound every count below, so the conversions to Int cannot trap.
+        let magnitude = min(abs(difference), 315_360_000)
+        let tenths = Int((magnitude * 10).rounded())
+        if tenths == 0 { return "0.0 s" }
+        if tenths < 600 { return "\(sign)\(tenths / 10).\(tenths % 10) s" }
+        let seconds = Int(magnitude.rounded())
+        if seconds < 3600 {
+            let rest = seconds % 60
+            return "\(sign)\(seconds / 60) min" + (rest == 0 ? "" : " \(rest) s")
+        }
+        if seconds < 86_400 {
+            let rest = seconds / 60 % 60
+            return "\(sign)\(seconds / 3600) h" + (rest == 0 ? "" : " \(rest) min")
+        }
+        return "\(sign)\(seconds / 86_400) d"
     }
 
     /// What the page says under a walked thread whose walk stopped before the outermost frame: at which frame and in

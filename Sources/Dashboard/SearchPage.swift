@@ -131,10 +131,13 @@ struct EventPage {
     var issueNumber: String?
     var searchHref: String
     var missingText: String?
+    /// Steps through the issue's events (newest, newer, older, oldest); empty when the event has no issue yet.
+    var eventNavigation: [EventNavigation.Link]
+    var hasEventNavigation: Bool
 
     init(
         project: Project, eventID: String, event: (report: Report, symbols: SymbolicatedReport?, issue: IssueID?)?,
-        sources: [CodeLocation: SourceExcerpt] = [:]
+        sources: [CodeLocation: SourceExcerpt] = [:], neighbours: IssueEventNeighbours? = nil
     ) {
         let slug = project.slug
         let path = event.map { SitePaths.event(slug, $0.report.eventID) } ?? "\(slug.rawValue)/events/unknown"
@@ -148,6 +151,12 @@ struct EventPage {
         searchHref = SitePaths.relative(from: path, to: SitePaths.search(slug))
         missingText =
             event == nil ? "No event \(eventID) is stored in project \(slug.rawValue) (it may have been pruned)." : nil
+        if let event, event.issue != nil, let neighbours {
+            eventNavigation = EventNavigation.links(neighbours, current: event.report.eventID, slug: slug, from: path)
+        } else {
+            eventNavigation = []
+        }
+        hasEventNavigation = !eventNavigation.isEmpty
     }
 }
 

@@ -36,13 +36,14 @@ extension SiteRenderer {
     /// latest event; `event == nil` gives the page saying it is not stored (the server answers it with 404).
     ///
     /// In-app frames are marked, system frames folded, and the source lines around in-app frames shown when
-    /// `sourceContext` holds their files (as on an issue's page).
+    /// `sourceContext` holds their files (as on an issue's page). `neighbours` gives the links through the issue's
+    /// other events (newest, newer, older, oldest).
     ///
     /// - Throws: `DashboardError` when the template fails.
     public func eventPage(
         project: Project, eventID: String,
         event: (report: Report, symbols: SymbolicatedReport?, issue: IssueID?)?,
-        sourceContext: (any SourceContextReading)? = nil
+        sourceContext: (any SourceContextReading)? = nil, neighbours: IssueEventNeighbours? = nil
     ) async throws -> String {
         var excerpts: [CodeLocation: SourceExcerpt] = [:]
         if let event {
@@ -51,6 +52,7 @@ extension SiteRenderer {
                 reader: sourceContext)
         }
         return try templates.render(
-            EventPage(project: project, eventID: eventID, event: event, sources: excerpts), as: "event_page")
+            EventPage(project: project, eventID: eventID, event: event, sources: excerpts, neighbours: neighbours),
+            as: "event_page")
     }
 }

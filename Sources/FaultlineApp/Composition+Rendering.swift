@@ -84,6 +84,7 @@ extension Composition {
     func searchPages(_ renderer: SiteRenderer) -> SearchPages {
         let search = searchStore
         let load = loadEvent
+        let reader = self.reader
         let clock = clock
         let sourceContext = self.sourceContext
         return SearchPages(
@@ -98,11 +99,31 @@ extension Composition {
             },
             event: { project, id in
                 guard let event = try await load(id, project.id) else { return nil }
+                let neighbours = try await Self.neighbours(of: id, issue: event.issue, project: project.id, reader)
                 return try await renderer.eventPage(
-                    project: project, eventID: id.rawValue, event: event, sourceContext: sourceContext)
+                    project: project, eventID: id.rawValue, event: event, sourceContext: sourceContext,
+                    neighbours: neighbours)
             },
             eventMissing: { project, id in try await renderer.eventPage(project: project, eventID: id, event: nil) },
             maxPage: SiteRenderer.searchMaxPage)
+    }
+
+    /// The events beside `event` among its issue's, in the read API's order (the report cursor, newest first): four
+    /// keyset reads of one row each on `reports_by_issue_id`, whatever the issue's size. Nil for an event without
+    /// an issue yet.
+    static func neighbours(of event: EventID, issue: IssueID?, project: ProjectID, _ reader: AnyReportReader)
+        async throws -> IssueEventNeighbours?
+    {
+        guard let issue, let cursor = try await reader.rawReport(eventID: event, project: project)?.summary.cursor
+        else { return nil }
+        func first(before: Int64? = nil, after: Int64? = nil) async throws -> EventID? {
+            try await reader.reports(
+                matching: ReportQuery(project: project, issue: issue, before: before, after: after, limit: 1)
+            ).first?.eventID
+        }
+        return IssueEventNeighbours(
+            newest: try await first(), newer: try await first(after: cursor), older: try await first(before: cursor),
+            oldest: try await first(after: 0))
     }
 
     /// The dashboard renderer over the templates in `webDirectory`, stamped with ``programBuild``.

@@ -249,11 +249,15 @@ public struct ReportQuery: Sendable, Equatable {
     public var issue: IssueID?
     /// Return rows older than this cursor (keyset paging, newest first).
     public var before: Int64?
+    /// Return rows newer than this cursor, oldest first (keyset paging the other way: an event page's "newer" and,
+    /// with 0, "oldest" links). Nil lists newest first.
+    public var after: Int64?
     public var limit: Int
     public init(
         project: ProjectID?, kind: ReportKind? = nil, release: String? = nil, since: Date? = nil,
-        issue: IssueID? = nil, before: Int64? = nil, limit: Int = 50
+        issue: IssueID? = nil, before: Int64? = nil, after: Int64? = nil, limit: Int = 50
     ) {
+        self.after = after
         self.issue = issue
         self.project = project
         self.kind = kind

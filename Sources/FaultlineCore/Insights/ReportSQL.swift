@@ -15,7 +15,7 @@ public enum ReportSQL {
     public static let rawColumns =
         "\(columns), r.payload_offset, r.payload_length, p.encoding, p.inflated_size, p.bytes, p.format"
 
-    /// A page of reports matching `query`, newest first.
+    /// A page of reports matching `query`, newest first (oldest first when it has an `after` cursor).
     public static func listing(_ query: ReportQuery, _ dialect: SQLDialect) -> SQLStatement {
         var binds = SQLBinds(dialect)
         var conditions: [String] = []
@@ -31,9 +31,11 @@ public enum ReportSQL {
         // Served by `reports_by_issue_id (issue_id, id)`: the issue's rows newest first, no sort.
         if let issue = query.issue { conditions.append("r.issue_id = \(binds.bind(issue.rawValue))") }
         if let before = query.before { conditions.append("r.id < \(binds.bind(before))") }
+        if let after = query.after { conditions.append("r.id > \(binds.bind(after))") }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let order = query.after == nil ? "DESC" : "ASC"
         let sql =
-            "SELECT \(columns) FROM reports r \(whereClause) ORDER BY r.id DESC LIMIT \(binds.bind(query.page.limit))"
+            "SELECT \(columns) FROM reports r \(whereClause) ORDER BY r.id \(order) LIMIT \(binds.bind(query.page.limit))"
         return SQLStatement(sql: sql, values: binds.values)
     }
 
