@@ -56,12 +56,14 @@ struct ChartBlock {
         return out
     }
 
-    /// A line chart of a daily crash-free rate over a trend's days, with the counts of each day in the table.
+    /// A line chart of a daily crash-free rate over a trend's days, with the counts of each day in the table and,
+    /// when there is a target, the target as a line and each day's standing against it (in words, in the table).
     ///
     /// - Parameters:
     ///   - id: unique within the page.
     ///   - scope: what the numbers cover, e.g. "all releases" or "release 1.2".
-    static func health(id: String, metric: Metric, scope: String, trend: HealthTrend) -> ChartBlock {
+    ///   - target: the project's target for this rate, in percent; nil draws no target.
+    static func health(id: String, metric: Metric, scope: String, trend: HealthTrend, target: Double?) -> ChartBlock {
         let texts = trend.days.map {
             metric == .users ? Format.crashFreeUsers($0.health) : Format.crashFreeSessions($0.health)
         }
@@ -78,13 +80,36 @@ struct ChartBlock {
         if let lowest = known.min(by: { $0.1 < $1.1 }) {
             description += " Lowest: \(texts[lowest.0]) on \(trend.days[lowest.0].day)."
         }
+        var columns = ["Day (UTC)", metric.name]
+        var standings: [String] = []
+        if let target {
+            let percent = TargetMarkView.percent(target)
+            let judged = rates.map { TargetStanding.judge($0, target: target) }
+            let below = judged.filter { $0 == .below }.count
+            description +=
+                " Target: \(percent) (the dashed line); \(Format.count(below, "day")) below it, "
+                + "drawn as downward triangles."
+            columns.append("Against the \(percent) target")
+            standings = judged.map {
+                switch $0 {
+                case .below: "below target"
+                case .met: "meets target"
+                case .noData: "no data"
+                }
+            }
+        }
         description +=
             " Days without data: \(trend.days.count - known.count). Every day's numbers are in the table below."
+        let rows = trend.days.indices.map { index in
+            Row(
+                day: trend.days[index].day.description,
+                cells: [texts[index]] + (target == nil ? [] : [standings[index]]))
+        }
         return ChartBlock(
-            svgMarkup: SVGChart.rateLine(id: id, title: title, description: description, points: points),
+            svgMarkup: SVGChart.rateLine(
+                id: id, title: title, description: description, points: points, target: target),
             chartHeading: title, tableCaption: "\(title): every day's numbers",
-            columnHeaders: ["Day (UTC)", metric.name],
-            tableRows: zip(trend.days, texts).map { Row(day: $0.day.description, cells: [$1]) })
+            columnHeaders: columns, tableRows: rows)
     }
 
     /// A bar chart of an issue's events per day over `length` days ending with `last` (days without events are 0).

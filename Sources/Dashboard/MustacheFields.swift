@@ -47,7 +47,8 @@ extension ReleaseRowView: MustacheFields {
         [
             ("release", release), ("firstSeen", firstSeen), ("lastSeen", lastSeen), ("adoptionText", adoptionText),
             ("sessionsTotal", sessionsTotal), ("crashFreeUsersText", crashFreeUsersText),
-            ("crashFreeSessionsText", crashFreeSessionsText), ("abnormalSessions", abnormalSessions),
+            ("crashFreeSessionsText", crashFreeSessionsText), ("usersTarget", usersTarget),
+            ("sessionsTarget", sessionsTarget), ("abnormalSessions", abnormalSessions),
             ("erroredSessions", erroredSessions), ("newIssues", newIssues),
         ]
     }

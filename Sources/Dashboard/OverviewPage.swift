@@ -13,8 +13,10 @@ struct OverviewPage {
         var windowLabel: String
         var usersText: String
         var usersTrend: TrendView?
+        var usersTarget: TargetMarkView
         var currentText: String
         var sessionsTrend: TrendView?
+        var sessionsTarget: TargetMarkView
         var otherSessions: String
     }
 
@@ -42,6 +44,8 @@ struct OverviewPage {
         var privacy: PrivacySettings = PrivacySettings()
         /// How long the project keeps its minidumps, shown with the privacy settings (a dump holds raw stack memory).
         var minidumps: MinidumpRetention = .untilProcessed
+        /// The project's crash-free targets: every rate on the page is shown against them.
+        var targets: CrashFreeTargets = CrashFreeTargets()
     }
 
     var chrome: PageChrome
@@ -51,6 +55,12 @@ struct OverviewPage {
     /// Today against yesterday.
     var todayUsersTrend: TrendView?
     var todaySessionsTrend: TrendView?
+    /// Today's rates against the project's targets.
+    var todayUsersTarget: TargetMarkView
+    var todaySessionsTarget: TargetMarkView
+    /// The targets themselves (`99.5 %`), shown with the settings.
+    var usersTargetText: String
+    var sessionsTargetText: String
     var openIssues: Int
     var closedIssues: Int
     var mutedIssues: Int
@@ -65,6 +75,8 @@ struct OverviewPage {
     var missingDebugFiles: Int
     var issuesHref: String
     var releasesHref: String
+    /// The releases page, which opens with the comparison of the latest releases.
+    var compareHref: String
     var alertsHref: String
     var missingHref: String
     var privacyScrubbing: String
@@ -80,12 +92,19 @@ struct OverviewPage {
         projectName = slug.rawValue
         todayUsers = Format.crashFreeUsers(input.today)
         todaySessions = Format.crashFreeSessions(input.today)
+        let targets = input.targets
+        (todayUsersTarget, todaySessionsTarget) = TargetMarkView.pair(input.today, targets: targets)
+        usersTargetText = TargetMarkView.percent(targets.users)
+        sessionsTargetText = TargetMarkView.percent(targets.sessions)
         openIssues = input.counts[.open] ?? 0
         closedIssues = input.counts[.closed] ?? 0
         mutedIssues = input.counts[.muted] ?? 0
         charts = [
-            .health(id: "chart-users", metric: .users, scope: "all releases", trend: input.trend30),
-            .health(id: "chart-sessions", metric: .sessions, scope: "all releases", trend: input.trend30),
+            .health(
+                id: "chart-users", metric: .users, scope: "all releases", trend: input.trend30, target: targets.users),
+            .health(
+                id: "chart-sessions", metric: .sessions, scope: "all releases", trend: input.trend30,
+                target: targets.sessions),
         ]
         let yesterday = input.trend30.days.dropLast().last?.health ?? ReleaseHealth()
         todayUsersTrend = TrendView.rate(
@@ -102,10 +121,12 @@ struct OverviewPage {
                 usersTrend: TrendView.rate(
                     now: trend.userDays.crashFreeUsers, before: trend.previousUserDays.crashFreeUsers,
                     was: Format.crashFreeUserDays(trend.previousUserDays)),
+                usersTarget: TargetMarkView(rate: trend.userDays.crashFreeUsers, target: targets.users),
                 currentText: Format.crashFreeSessions(trend.total),
                 sessionsTrend: TrendView.rate(
                     now: trend.total.crashFreeSessions, before: trend.previous.crashFreeSessions,
                     was: Format.crashFreeSessions(trend.previous)),
+                sessionsTarget: TargetMarkView(rate: trend.total.crashFreeSessions, target: targets.sessions),
                 otherSessions: "\(trend.total.abnormalSessions) abnormal, \(trend.total.erroredSessions) with errors")
         }
         var sections: [TopIssueSection] = []
@@ -125,7 +146,7 @@ struct OverviewPage {
         topSections = sections
         tabs = sections.map { Tab(tabHref: "#" + $0.anchor, tabLabel: $0.sectionHeading) }
         releaseRows = input.releases.map {
-            ReleaseRowView($0, slug: slug, from: path, rendered: input.renderedReleases)
+            ReleaseRowView($0, slug: slug, from: path, rendered: input.renderedReleases, targets: targets)
         }
         hasReleases = !releaseRows.isEmpty
         alertRows = input.alerts.map {
@@ -135,6 +156,7 @@ struct OverviewPage {
         missingDebugFiles = input.missingDebugFiles
         issuesHref = SitePaths.relative(from: path, to: SitePaths.issues(slug))
         releasesHref = SitePaths.relative(from: path, to: SitePaths.releases(slug))
+        compareHref = releasesHref
         alertsHref = SitePaths.relative(from: path, to: SitePaths.alerts(slug))
         missingHref = SitePaths.relative(from: path, to: SitePaths.missingDebugFiles(slug))
         let privacy = input.privacy

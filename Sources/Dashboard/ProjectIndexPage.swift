@@ -14,6 +14,9 @@ struct ProjectIndexPage {
         var overviewHref: String
         var todayUsers: String
         var todaySessions: String
+        /// Today's rates against the project's targets.
+        var usersTarget: TargetMarkView
+        var sessionsTarget: TargetMarkView
         var openIssues: Int
     }
 
@@ -22,6 +25,8 @@ struct ProjectIndexPage {
         var slug: ProjectSlug
         var today: ReleaseHealth
         var openIssues: Int
+        /// The project's targets, which today's rates are shown against.
+        var targets: CrashFreeTargets = CrashFreeTargets()
     }
 
     static let path = SitePaths.index
@@ -35,11 +40,12 @@ struct ProjectIndexPage {
         chrome = PageChrome(path: Self.path, title: "Projects", project: nil, now: now)
         today = DayNumber(now).description
         rows = entries.map { entry in
-            Row(
+            let marks = TargetMarkView.pair(entry.today, targets: entry.targets)
+            return Row(
                 projectName: entry.slug.rawValue,
                 overviewHref: SitePaths.relative(from: Self.path, to: SitePaths.overview(entry.slug)),
                 todayUsers: Format.crashFreeUsers(entry.today), todaySessions: Format.crashFreeSessions(entry.today),
-                openIssues: entry.openIssues)
+                usersTarget: marks.users, sessionsTarget: marks.sessions, openIssues: entry.openIssues)
         }
         hasRows = !rows.isEmpty
     }

@@ -29,6 +29,8 @@ struct ProjectRenderer {
         var listedCount: Int
         /// Issues that have (or get, in a full render) a page: listed ones and those of every ranking.
         var issueIDs: Set<IssueID>
+        /// The top issues of the releases compared on the releases page, filled as their pages are rendered.
+        var releaseTop: [String: [TopIssue]] = [:]
         var releaseNames: Set<String> { Set(releases.map(\.release)) }
     }
 
@@ -71,9 +73,10 @@ struct ProjectRenderer {
     /// since before a restart are not rendered again).
     mutating func renderSummary(versions: Bool, write: Writer) async throws -> (ProjectIndexPage.Entry, PendingIssues) {
         var snapshot = try await read()
-        for row in snapshot.releases {
+        for (index, row) in snapshot.releases.enumerated() {
             let top = try await renderRelease(row, snapshot: snapshot, write: write)
             snapshot.issueIDs.formUnion(top.map(\.issue.id))
+            if index < ReleaseComparison.defaultCount { snapshot.releaseTop[row.release] = top }
         }
         try await renderProjectPages(snapshot, write: write)
         var pending = PendingIssues(ids: snapshot.issueIDs.sorted(), versions: [:], releases: snapshot.releaseNames)
@@ -83,7 +86,8 @@ struct ProjectRenderer {
         } else if versions {
             pending.versions = try await sources.insights.issueVersions(of: pending.ids, project: project.id)
         }
-        let entry = ProjectIndexPage.Entry(slug: slug, today: snapshot.today, openIssues: snapshot.counts[.open] ?? 0)
+        let entry = ProjectIndexPage.Entry(
+            slug: slug, today: snapshot.today, openIssues: snapshot.counts[.open] ?? 0, targets: project.targets)
         return (entry, pending)
     }
 
@@ -158,7 +162,7 @@ struct ProjectRenderer {
             project: project.id, release: row.release, from: today.adding(-29), through: today)
         let page = ReleasePage(
             slug: slug, row: row, trend: HealthTrend.make(series: daily, last: today, length: 30), top: top,
-            releases: snapshot.releaseNames, now: now, missing: snapshot.missing)
+            releases: snapshot.releaseNames, now: now, missing: snapshot.missing, targets: project.targets)
         try await emit(SitePaths.release(slug, row.release), page, as: "release", write: write)
         return top
     }
@@ -172,7 +176,8 @@ struct ProjectRenderer {
                 top: snapshot.top, releases: snapshot.releases,
                 alerts: Array(snapshot.alerts.prefix(limits.overviewAlerts)), counts: snapshot.counts,
                 missingDebugFiles: snapshot.missing.count, renderedIssues: snapshot.issueIDs,
-                renderedReleases: releases, privacy: project.privacy, minidumps: project.minidumps))
+                renderedReleases: releases, privacy: project.privacy, minidumps: project.minidumps,
+                targets: project.targets))
         try await emit(SitePaths.overview(slug), overview, as: "overview", write: write)
         // The first page of the default list; every other list and page is served live (`SiteRenderer.issueListPage`).
         let perPage = max(1, limits.issuesPerPage)
@@ -184,7 +189,8 @@ struct ProjectRenderer {
             paging: paging, releaseChoices: snapshot.releases.map(\.release), renderedReleases: releases,
             csrfValue: DashboardForms.csrfPlaceholder, now: now)
         try await emit(SitePaths.issues(slug), list, as: "issues", write: write)
-        let releasesPage = ReleasesPage(slug: slug, releases: snapshot.releases, now: now)
+        let releasesPage = ReleasesPage(
+            slug: slug, releases: snapshot.releases, now: now, targets: project.targets, top: snapshot.releaseTop)
         try await emit(SitePaths.releases(slug), releasesPage, as: "releases", write: write)
         let alerts = AlertsPage(
             slug: slug, alerts: snapshot.alerts, issues: snapshot.issueIDs, releases: releases, now: now)

@@ -17,6 +17,9 @@ struct ReleasePage {
     var sessionsTotal: Int
     var crashFreeUsersText: String
     var crashFreeSessionsText: String
+    /// The lifetime rates against the project's targets.
+    var usersTarget: TargetMarkView
+    var sessionsTarget: TargetMarkView
     var abnormalSessions: Int
     var erroredSessions: Int
     var newIssues: Int
@@ -35,9 +38,10 @@ struct ReleasePage {
     ///   - trend: the release's own daily health over the chart's window.
     ///   - top: the release's issues ranked by users affected.
     ///   - missing: the project's missing debug files (those of this release are named).
+    ///   - targets: the project's crash-free targets, which every rate on the page is shown against.
     init(
         slug: ProjectSlug, row: ReleaseRow, trend: HealthTrend, top: [TopIssue], releases: Set<String>, now: Date,
-        missing: [MissingDebugFileSummary] = []
+        missing: [MissingDebugFileSummary] = [], targets: CrashFreeTargets = CrashFreeTargets()
     ) {
         let path = SitePaths.release(slug, row.release)
         chrome = PageChrome(path: path, title: "Release \(row.release)", project: slug, now: now)
@@ -49,13 +53,14 @@ struct ReleasePage {
         sessionsTotal = row.health.sessions
         crashFreeUsersText = Format.crashFreeUsers(row.health)
         crashFreeSessionsText = Format.crashFreeSessions(row.health)
+        (usersTarget, sessionsTarget) = TargetMarkView.pair(row.health, targets: targets)
         abnormalSessions = row.health.abnormalSessions
         erroredSessions = row.health.erroredSessions
         newIssues = row.newIssues
         let scope = "release \(row.release)"
         charts = [
-            .health(id: "chart-users", metric: .users, scope: scope, trend: trend),
-            .health(id: "chart-sessions", metric: .sessions, scope: scope, trend: trend),
+            .health(id: "chart-users", metric: .users, scope: scope, trend: trend, target: targets.users),
+            .health(id: "chart-sessions", metric: .sessions, scope: scope, trend: trend, target: targets.sessions),
         ]
         topSection = TopIssueSection(
             anchor: "top-issues", heading: "Top issues of this release", window: .release(row.release), issues: top,

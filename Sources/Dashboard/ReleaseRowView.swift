@@ -1,6 +1,7 @@
 import FaultlineCore
 
-/// One release in a table: adoption, sessions and crash-free rates, each percentage with its counts.
+/// One release in a table: adoption, sessions and crash-free rates, each percentage with its counts and each rate
+/// against the project's target.
 struct ReleaseRowView {
     var release: ReleaseLink
     var firstSeen: TimeView
@@ -9,11 +10,13 @@ struct ReleaseRowView {
     var sessionsTotal: Int
     var crashFreeUsersText: String
     var crashFreeSessionsText: String
+    var usersTarget: TargetMarkView
+    var sessionsTarget: TargetMarkView
     var abnormalSessions: Int
     var erroredSessions: Int
     var newIssues: Int
 
-    init(_ row: ReleaseRow, slug: ProjectSlug, from path: String, rendered: Set<String>) {
+    init(_ row: ReleaseRow, slug: ProjectSlug, from path: String, rendered: Set<String>, targets: CrashFreeTargets) {
         release = ReleaseLink(row.release, slug: slug, from: path, rendered: rendered)
         firstSeen = TimeView(row.firstSeen)
         lastSeen = TimeView(row.lastSeen)
@@ -21,6 +24,7 @@ struct ReleaseRowView {
         sessionsTotal = row.health.sessions
         crashFreeUsersText = Format.crashFreeUsers(row.health)
         crashFreeSessionsText = Format.crashFreeSessions(row.health)
+        (usersTarget, sessionsTarget) = TargetMarkView.pair(row.health, targets: targets)
         abnormalSessions = row.health.abnormalSessions
         erroredSessions = row.health.erroredSessions
         newIssues = row.newIssues

@@ -1,3 +1,5 @@
+import FaultlineCore
+
 /// Inline SVG charts made on the server from numbers: a line chart of daily rates and a bar chart of daily
 /// counts. Pure: the same points give the same bytes.
 ///
@@ -47,22 +49,31 @@ public enum SVGChart {
     static var plotWidth: Double { width - left - right }
     static var plotHeight: Double { height - top - bottom }
 
-    /// A line chart of rates, y from a little below the lowest rate to 100 %, with gaps on days without data.
+    /// A line chart of rates, y from a little below the lowest rate (or the target, when lower) to 100 %, with gaps
+    /// on days without data, and the target as a dashed line.
+    ///
+    /// A day below the target is drawn as a downward triangle instead of a dot, and its hover text says so: the
+    /// shape, not only a colour, tells it apart.
     ///
     /// - Parameters:
     ///   - id: a prefix unique within the page, for the `<title>`/`<desc>` ids.
     ///   - title: the chart's accessible name.
     ///   - description: a sentence saying what the chart shows.
     ///   - points: one per day, oldest first.
-    public static func rateLine(id: String, title: String, description: String, points: [RatePoint]) -> String {
+    ///   - target: the target in percent (0…100), drawn as a labelled line; nil draws none.
+    public static func rateLine(
+        id: String, title: String, description: String, points: [RatePoint], target: Double? = nil
+    ) -> String {
         let percents = points.map { $0.rate.map { min(max($0, 0), 1) * 100 } }
-        let lower = lowerBound(percents.compactMap { $0 })
+        let goal = target.flatMap { $0.isFinite ? min(max($0, 0), 100) : nil }
+        let lower = lowerBound(percents.compactMap { $0 } + (goal.map { [$0] } ?? []))
         var out = open(id: id, title: title, description: description)
         for tick in [lower, (lower + 100) / 2, 100] {
             let y = yFor(tick, lower: lower, upper: 100)
             out += gridLine(y: y, label: Format.trimmed(tick, places: 2) + " %")
         }
         out += xLabels(points.map(\.label)) { xFor($0, count: points.count) }
+        if let goal { out += targetLine(y: yFor(goal, lower: lower, upper: 100), percent: goal) }
         // Segments between gaps: consecutive days with data.
         var path = ""
         var previousHadData = false
@@ -84,11 +95,20 @@ public enum SVGChart {
         }
         for (index, percent) in percents.enumerated() {
             guard let percent else { continue }
-            out +=
-                "<circle cx=\"\(coordinate(xFor(index, count: points.count)))\" "
-                + "cy=\"\(coordinate(yFor(percent, lower: lower, upper: 100)))\" r=\"3\" fill=\"#1f4e8c\">"
-                + "<title>\(Markup.escape(points[index].label)): \(Markup.escape(points[index].note))"
-                + "</title></circle>\n"
+            let x = xFor(index, count: points.count)
+            let y = yFor(percent, lower: lower, upper: 100)
+            let label = "\(Markup.escape(points[index].label)): \(Markup.escape(points[index].note))"
+            if let target, TargetStanding.judge(points[index].rate, target: target) == .below {
+                out +=
+                    "<path class=\"chart-below\" d=\"M\(coordinate(x - 5)) \(coordinate(y - 4)) "
+                    + "L\(coordinate(x + 5)) \(coordinate(y - 4)) L\(coordinate(x)) \(coordinate(y + 5)) Z\" "
+                    + "fill=\"#8a1c12\"><title>\(label), below the \(Format.trimmed(target, places: 2)) % target"
+                    + "</title></path>\n"
+            } else {
+                out +=
+                    "<circle cx=\"\(coordinate(x))\" cy=\"\(coordinate(y))\" r=\"3\" fill=\"#1f4e8c\">"
+                    + "<title>\(label)</title></circle>\n"
+            }
         }
         if percents.allSatisfy({ $0 == nil }) { out += noData() }
         return out + "</svg>"
@@ -174,6 +194,17 @@ public enum SVGChart {
             + "y2=\"\(coordinate(y))\" stroke=\"#c8c8c8\" stroke-width=\"1\"/>\n"
             + "<text x=\"\(coordinate(left - 6))\" y=\"\(coordinate(y + 4))\" text-anchor=\"end\" font-size=\"12\" "
             + "fill=\"#333333\">\(Markup.escape(label))</text>\n"
+    }
+
+    /// The target of a rate chart: a dashed line across the plot, labelled at its right end (`target 99.5 %`).
+    static func targetLine(y: Double, percent: Double) -> String {
+        // The label sits above the line, or below it when the line is at the top of the plot (a 100 % target).
+        let labelY = y - 5 < top + 10 ? y + 14 : y - 5
+        return "<line class=\"chart-target\" x1=\"\(coordinate(left))\" y1=\"\(coordinate(y))\" "
+            + "x2=\"\(coordinate(width - right))\" y2=\"\(coordinate(y))\" stroke=\"#8a1c12\" stroke-width=\"1.5\" "
+            + "stroke-dasharray=\"6 4\"/>\n"
+            + "<text x=\"\(coordinate(width - right))\" y=\"\(coordinate(labelY))\" text-anchor=\"end\" "
+            + "font-size=\"12\" fill=\"#8a1c12\">target \(Markup.escape(Format.trimmed(percent, places: 2))) %</text>\n"
     }
 
     /// The first, middle and last labels under the x axis.

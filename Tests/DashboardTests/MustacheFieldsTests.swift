@@ -59,7 +59,12 @@ import Testing
                 AlertView(plainAlert, slug: slug, from: "demo/alerts.html", issues: [], releases: rendered)
             ),
             ("reason item", try! #require(alertView.reasonItems.first)),
-            ("release row", ReleaseRowView(row, slug: slug, from: "demo/releases.html", rendered: rendered)),
+            (
+                "release row",
+                ReleaseRowView(
+                    row, slug: slug, from: "demo/releases.html", rendered: rendered, targets: CrashFreeTargets())
+            ),
+            ("target mark", TargetMarkView(rate: 0.9, target: 99.5)),
             ("release link", ReleaseLink(Fixtures.release, slug: slug, from: "demo/index.html", rendered: rendered)),
             ("time", TimeView(Fixtures.now)), ("badge", Badge.status(.muted)),
             ("trend", TrendView.count(9, before: 3, noun: "users", window: "the 24 hours")),

@@ -70,21 +70,21 @@ struct SiteRendererTests {
     func percentagesWithCounts() async throws {
         let (pages, _) = try await Fixtures.render()
         let index = try #require(pages["index.html"])
-        #expect(index.contains("<td>99.52 % (3 of 625 sessions crashed)</td>"))
-        #expect(index.contains("<td>99.00 % (2 of 200 users crashed)</td>"))
-        #expect(index.contains("<td>no data (0 sessions)</td>"))
-        #expect(index.contains("<td>no data (0 users)</td>"))
+        #expect(index.contains("<td>99.52 % (3 of 625 sessions crashed) <span class=\"target-mark"))
+        #expect(index.contains("<td>99.00 % (2 of 200 users crashed) <span class=\"target-mark"))
+        #expect(index.contains("<td>no data (0 sessions) <span class=\"target-mark"))
+        #expect(index.contains("<td>no data (0 users) <span class=\"target-mark"))
         #expect(!index.contains("100.00 %"))
 
         let overview = try #require(pages["demo/index.html"])
         // 30 days: today 625/3, four days 1000/10, twenty days (10…29 ago) 500/1 → 14625 sessions, 63 crashed.
-        #expect(overview.contains("<td>99.57 % (63 of 14625 sessions crashed)</td>"))
+        #expect(overview.contains("<td>99.57 % (63 of 14625 sessions crashed) <span class=\"target-mark"))
         #expect(overview.contains("25.00 % (1000 of 4000 sessions in the last 7 days)"))
         #expect(overview.contains("99.07 % (43 of 4625 sessions crashed)"))
         #expect(overview.contains("95.60 % (22 of 500 users crashed)"))
         #expect(overview.contains("30 of 1000 sessions of release"))  // the velocity alert in words
         let releases = try #require(pages["demo/releases.html"])
-        #expect(releases.contains("<td>no data (0 sessions)</td>"))
+        #expect(releases.contains("<td>no data (0 sessions) <span class=\"target-mark"))
         // Every "NN.NN %" on the site is followed by its counts, a window change, or an alert's threshold.
         for (path, html) in pages where path.hasSuffix(".html") {
             for match in html.matches(of: #/\d+\.\d\d %(.{0,12})/#) {
@@ -110,7 +110,7 @@ struct SiteRendererTests {
         #expect(
             overview.contains(trend("better", "▲", "up", "+0.52 pp", "(was 99.00 % (10 of 1000 sessions crashed))")))
         // Last 7 days: 1,400 user-days with 22 crashed against 400 with 4 the 7 days before: down 0.57 points.
-        #expect(overview.contains("<td>98.43 % (22 of 1400 user-days crashed)</td>"))
+        #expect(overview.contains("<td>98.43 % (22 of 1400 user-days crashed) <span class=\"target-mark"))
         #expect(
             overview.contains(trend("worse", "▼", "down", "-0.57 pp", "(was 99.00 % (4 of 400 user-days crashed))")))
         // Top issues: more users than the window before is worse, fewer is better, none before is new.
