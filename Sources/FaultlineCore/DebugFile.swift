@@ -244,6 +244,8 @@ public struct DebugFileChange: Sendable {
     public let rows: [StoredDebugFile]
     /// The kinds whose earlier file had other bytes (a replacement: reports made with it are redone).
     public private(set) var replacedKinds: [DebugFileKind] = []
+    /// The kinds the project had no file of before (see `DebugDataRank.requeuesSameRank`).
+    public private(set) var addedKinds: [DebugFileKind] = []
     /// The blobs the project's rows named before and no longer do (removed once no row names them).
     public private(set) var released: Set<ContentHash> = []
     let size: UInt64
@@ -279,6 +281,7 @@ public struct DebugFileChange: Sendable {
     /// sequence value: new or other bytes, except for a source bundle, which resolves no address. The same bytes again
     /// change nothing, and must not make reports in flight be redone.
     public mutating func note(previous: String?, for kind: DebugFileKind) -> Bool {
+        if previous == nil { addedKinds.append(kind) }
         if let previous, previous != sha256.rawValue {
             replacedKinds.append(kind)
             if let old = ContentHash(previous) { released.insert(old) }

@@ -539,6 +539,18 @@ public enum DebugDataRank: Int, Sendable, Comparable, CaseIterable {
     }
 
     public static func < (lhs: DebugDataRank, rhs: DebugDataRank) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// Whether storing a file queues again the reports made with the project's best file for the build-id (`best`),
+    /// not only those made with less: when the file replaced that best kind with other bytes (`replaced`), or when it
+    /// is the build-id's first executable while the best is debug information (`added`). A stack walk takes its
+    /// call-frame information from the executable (a split debug file keeps only the header of `.eh_frame`), so a
+    /// minidump walked with the debug file alone may go further with it; other reports come out the same, once.
+    public static func requeuesSameRank(
+        replaced: [DebugFileKind], added: [DebugFileKind], best: DebugDataRank
+    ) -> Bool {
+        if !replaced.isEmpty && Self.best(of: replaced) == best { return true }
+        return best == .debuginfo && added.contains(.executable)
+    }
 }
 
 extension SymbolicatedReport {

@@ -44,15 +44,16 @@ enum PostgresDebugData {
     }
 
     /// Queues again, in the caller's transaction, every report of `project` whose result for `buildID` was made with
-    /// less than the project's best file for it now — and, when the project replaced its file of that best kind with
-    /// different bytes (`replacedKinds`), those made with it too. Other projects' reports are never touched. A queued
-    /// report's claim is dropped, so any node takes it next. Returns how many reports were queued.
+    /// less than the project's best file for it now — and those made with it too when the project replaced its file
+    /// of that best kind with different bytes (`replacedKinds`) or got its first executable after the debug file
+    /// (`addedKinds`; `DebugDataRank.requeuesSameRank`). Other projects' reports are never touched. A queued report's
+    /// claim is dropped, so any node takes it next. Returns how many reports were queued.
     static func requeueOutranked(
-        project: ProjectID, buildID: BuildID, replacedKinds: [DebugFileKind],
+        project: ProjectID, buildID: BuildID, replacedKinds: [DebugFileKind], addedKinds: [DebugFileKind] = [],
         _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> Int {
         let best = try await bestRank(project: project, buildID: buildID.rawValue, connection, logger)
-        let sameRankToo = !replacedKinds.isEmpty && DebugDataRank.best(of: replacedKinds) == best
+        let sameRankToo = DebugDataRank.requeuesSameRank(replaced: replacedKinds, added: addedKinds, best: best)
         let limit = Int64(best.rawValue) + (sameRankToo ? 1 : 0)
         return try await PostgresRows.count(
             connection.query(

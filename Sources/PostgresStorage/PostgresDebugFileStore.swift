@@ -98,7 +98,8 @@ public struct PostgresDebugFileStore: DebugFileStore {
                 // In this transaction: the reports this file outranks are queued before any node can see the file, and a
                 // node that dies right after the commit loses nothing.
                 _ = try await PostgresDebugData.requeueOutranked(
-                    project: project, buildID: buildID, replacedKinds: change.replacedKinds, connection, logger)
+                    project: project, buildID: buildID, replacedKinds: change.replacedKinds,
+                    addedKinds: change.addedKinds, connection, logger)
             }
             return (change.outcome, change.released.sorted())
         }

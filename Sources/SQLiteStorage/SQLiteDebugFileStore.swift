@@ -100,7 +100,8 @@ public struct SQLiteDebugFileStore: DebugFileStore {
                 // In this transaction: the reports this file outranks are queued before anyone can see the file, and a
                 // process that dies right after the commit loses nothing.
                 _ = try SQLiteSymbolicationStore.requeueOutranked(
-                    project: project, buildID: buildID, replacedKinds: change.replacedKinds, db)
+                    project: project, buildID: buildID, replacedKinds: change.replacedKinds,
+                    addedKinds: change.addedKinds, db)
             }
             return (change.outcome, change.released.sorted())
         }

@@ -414,15 +414,19 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
     }
 
     /// Queues again, in the caller's transaction, every report of `project` whose result for `buildID` was made
-    /// with less than the project's best file for it now — and, when the project replaced its file of that best
-    /// kind with different bytes (`replacedKinds`), those made with it too. Other projects' reports are never
-    /// touched. Returns how many reports were queued.
-    static func requeueOutranked(project: ProjectID, buildID: BuildID, replacedKinds: [DebugFileKind], _ db: Database)
+    /// with less than the project's best file for it now — and those made with it too when the project replaced its
+    /// file of that best kind with different bytes (`replacedKinds`) or got its first executable after the debug
+    /// file (`addedKinds`; `DebugDataRank.requeuesSameRank`). Other projects' reports are never touched. Returns how
+    /// many reports were queued.
+    static func requeueOutranked(
+        project: ProjectID, buildID: BuildID, replacedKinds: [DebugFileKind], addedKinds: [DebugFileKind] = [],
+        _ db: Database
+    )
         throws
         -> Int
     {
         let best = try bestRank(project: project, buildID: buildID.rawValue, db)
-        let sameRankToo = !replacedKinds.isEmpty && DebugDataRank.best(of: replacedKinds) == best
+        let sameRankToo = DebugDataRank.requeuesSameRank(replaced: replacedKinds, added: addedKinds, best: best)
         try db.execute(
             sql: """
                 UPDATE reports SET symbolication = 'pending'

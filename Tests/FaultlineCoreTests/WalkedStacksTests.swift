@@ -51,3 +51,20 @@ import Testing
         #expect(StoredOutcome.encode(walked, codec: .none).touched == ["aa", "bb", "cc"])
     }
 }
+
+/// When storing a file queues again the reports made with the build-id's best file, not only those made with less.
+@Suite struct DebugDataRankRequeueTests {
+    @Test func aReplacedBestFileAndAFirstExecutableAfterTheDebugFileRequeueTheSameRank() {
+        // Other bytes for the best kind: everything made with the old file is redone
+        #expect(DebugDataRank.requeuesSameRank(replaced: [.debuginfo], added: [], best: .debuginfo))
+        #expect(DebugDataRank.requeuesSameRank(replaced: [.executable], added: [], best: .executable))
+        // A replaced executable under a debug file changes no report made with the debug file
+        #expect(!DebugDataRank.requeuesSameRank(replaced: [.executable], added: [], best: .debuginfo))
+        // The first executable after the debug file: a walk takes its call-frame information from it
+        #expect(DebugDataRank.requeuesSameRank(replaced: [], added: [.executable], best: .debuginfo))
+        // A first debug file or executable alone outranks what was there: the plain rule queues those reports
+        #expect(!DebugDataRank.requeuesSameRank(replaced: [], added: [.executable], best: .executable))
+        #expect(!DebugDataRank.requeuesSameRank(replaced: [], added: [.debuginfo], best: .debuginfo))
+        #expect(!DebugDataRank.requeuesSameRank(replaced: [], added: [.sources], best: .debuginfo))
+    }
+}

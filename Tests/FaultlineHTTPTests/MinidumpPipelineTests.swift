@@ -289,3 +289,44 @@ extension Optional {
         #expect(issue?.title.contains("SIGSEGV") == true, "\(issue?.title ?? "-")")
     }
 }
+
+/// A split debug file uploaded before the dump, the stripped executable after it (see `MinidumpPipeline`). The debug
+/// file has no `.eh_frame` bytes (`objcopy --only-keep-debug` keeps the section's header only), so the walk made with it
+/// has no call-frame information for the program; the executable has it, so storing it queues the report again
+/// although debug information outranks an executable (`DebugDataRank.requeuesSameRank`). End-to-end: it builds and
+/// crashes programs and runs crashpad_handler from PyPI.
+@Suite(.serialized, .tags(.endToEnd)) struct MinidumpSplitFilesTests {
+    @Test(arguments: [Crashpad.Scenario.abort, .segfault])
+    func theExecutableAfterItsDebugFileChangesTheWalk(scenario: Crashpad.Scenario) async throws {
+        let crash = try Crashpad.crash(scenario)
+        let scratch = try TempFolder("minidump-split")
+        let debug = scratch.file("program.debug")
+        let stripped = scratch.file("program.stripped")
+        try Command.check("objcopy", ["--only-keep-debug", crash.program, debug])
+        try Command.check("objcopy", ["--strip-all", crash.program, stripped])
+        let (whole, wholeID) = try await MinidumpPipelineTests.processed(crash, withFiles: true)
+        let expected = try await whole.load(wholeID)
+
+        // Given the debug file, then the dump: the walk has no CFI for the program
+        let split = try await MinidumpPipeline()
+        try await split.upload(debug)
+        let id = try await split.store(dump: crash.bytes)
+        try await split.settle()
+        let before = try await split.load(id)
+        let walked = try #require(before.symbols?.walk?.threads.first)
+        #expect(!walked.frames.dropFirst().contains { $0.trust == .cfi }, "\(walked.frames)")
+        #expect(before.symbols?.walk != expected.symbols?.walk)
+
+        // When the stripped executable arrives
+        try await split.upload(stripped)
+        let queued = try await split.app.root.symbolicationStore.pending(limit: 10, excluding: []).count
+        try await split.settle()
+        let after = try await split.load(id)
+
+        // Then the report is walked again with the executable's CFI: the stack of the whole program first
+        #expect(queued == 1)
+        #expect(after.symbols?.walk == expected.symbols?.walk)
+        #expect(after.symbols?.threads == expected.symbols?.threads)
+        #expect(after.issue?.fingerprint == expected.issue?.fingerprint)
+    }
+}
