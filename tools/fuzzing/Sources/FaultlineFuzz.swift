@@ -401,7 +401,8 @@ func fuzzMinidumpEnvelope(_ bytes: [UInt8]) {
 }
 
 /// Traps when the stored dump is not the sent one with only its environment and command line rewritten: another
-/// length, a changed byte outside those streams and their directory entries' type fields, or an environment left.
+/// length, a changed byte outside those streams and their directory entries' type and size fields, or an environment
+/// left.
 /// (A hostile dump may point other data, a memory range or a module name, into those streams' bytes: that data is
 /// rewritten with them, so the stored dump may read as another process, or not at all, and the worker then keeps the
 /// event's context frames.)
@@ -414,7 +415,7 @@ func checkRedaction(original bytes: [UInt8], stored: [UInt8]) {
     for (index, entry) in dump.streams.enumerated() where rewritten.contains(entry.type) {
         let start = Int(entry.location.rva)
         for at in start..<min(bytes.count, start + Int(entry.location.size)) { rewritable[at] = true }
-        for at in (directory + 12 * index)..<min(bytes.count, directory + 12 * index + 4) { rewritable[at] = true }
+        for at in (directory + 12 * index)..<min(bytes.count, directory + 12 * index + 8) { rewritable[at] = true }
     }
     if bytes.indices.contains(where: { bytes[$0] != stored[$0] && !rewritable[$0] }) {
         fatalError("the stored dump changed outside its environment and command line")
