@@ -126,7 +126,10 @@ struct ProjectRenderer {
         let series = try await insights.health(project: id, release: nil, from: today.adding(-179), through: today)
         let releases = try await insights.releases(project: id, now: now, limit: limits.releases)
         var windows: [TopIssueWindow] = [.last24Hours, .last7Days]
-        if let latest = releases.first { windows.append(.release(latest.release)) }
+        // The newest named release: a report without a release (`unknown`) never becomes the latest.
+        if let latest = releases.first(where: { ReleaseName.isNamed($0.release) }) {
+            windows.append(.release(latest.release))
+        }
         var top: [(window: TopIssueWindow, issues: [TopIssue])] = []
         for window in windows {
             top.append(

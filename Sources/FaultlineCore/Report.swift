@@ -33,13 +33,12 @@ public struct AppInfo: Sendable, Equatable {
         self.displayBuild = displayBuild
     }
 
-    /// The release this app belongs to: `version` alone, or `version (build)` when a build is set;
-    /// nil when the client sent no version.
-    public var release: String? {
-        guard let version, !version.isEmpty else { return nil }
-        guard let build, !build.isEmpty else { return version }
-        return "\(version) (\(build))"
-    }
+    /// The release this app belongs to: the version as `ReleaseName` reads it (never with its build, which is
+    /// `releaseBuild`, so a report meets its release's sessions); nil when the client sent no version.
+    public var release: String? { ReleaseName.parse(version, build: build)?.version }
+
+    /// The build beneath the release: `build`, else one written into `version` (`2.4.0+240`, `2.4.0 (240)`).
+    public var releaseBuild: String? { ReleaseName.parse(version, build: build)?.build }
 }
 
 /// The device and operating system a report came from.
@@ -356,6 +355,8 @@ public struct Report: Sendable, Equatable {
 
     /// The release (see `AppInfo.release`).
     public var release: String? { app.release }
+    /// The build beneath the release (see `AppInfo.releaseBuild`).
+    public var build: String? { app.releaseBuild }
     /// Who was affected: the user id when set, else the install id (DESIGN.md's definition of a user).
     public var userKey: String? { userID ?? installID }
 

@@ -14,7 +14,7 @@ public struct SearchDocument: Sendable, Equatable {
     public var event: String
     /// The user id and the install id.
     public var user: String
-    /// The release (`version (build)`), and the environment.
+    /// The release, its build (`ReleaseName`), and the environment.
     public var release: String
     /// Error type, code and message (exception, non-fatal domain/code/message, crash message), the issue title and
     /// culprit the grouping gave.
@@ -93,7 +93,7 @@ public struct SearchDocument: Sendable, Equatable {
         return SearchDocument(
             event: report.eventID.rawValue,
             user: field([report.userID, report.installID].compactMap { $0 }),
-            release: field([report.app.release, report.environment].compactMap { $0 }),
+            release: field([report.app.release, report.app.releaseBuild, report.environment].compactMap { $0 }),
             error: field(errorParts),
             functions: field(names),
             keys: field(keys))

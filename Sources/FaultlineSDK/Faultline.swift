@@ -135,7 +135,7 @@ public enum Faultline {
 
 /// Settings for ``Faultline/start(dsn:release:environment:options:)``; every one has a default.
 public struct FaultlineOptions: Sendable {
-    /// The build number (`app.build`); the release shows as `VERSION (BUILD)`.
+    /// The build number (`app.build`), kept beneath the release (the release is the version alone).
     public var build: String?
     /// The bundle or package id (`app.id`).
     public var appID: String?

@@ -88,7 +88,8 @@ public enum NativeSessions {
         guard let id = SessionID(raw) else {
             throw FormatError(.invalidField, "must be 1–128 printable ASCII characters", field: "session_id")
         }
-        guard let release = (release?.isEmpty == false ? release : nil) ?? app.release else {
+        // One release, as reports name it (`ReleaseName`): `2.4.0 (240)` and `2.4.0` + build 240 are `2.4.0`.
+        guard let release = ReleaseName.parse(release)?.version ?? app.release else {
             throw FormatError(.invalidField, "is required (or app.version)", field: "release")
         }
         guard let started else { throw FormatError(.invalidField, "is required", field: "started") }

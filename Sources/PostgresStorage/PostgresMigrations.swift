@@ -545,7 +545,38 @@ enum PostgresMigrations {
                     CHECK (crash_free_sessions_target BETWEEN 0 AND 100)
                 """,
             ]),
+        // Issue #35: one release, however it is written (`ReleaseName`): stored names are brought under the one name,
+        // and the rollups keyed by release merged (`ReleaseMerge`).
+        Migration(
+            identifier: "pg12-one-release", statements: [],
+            rewrite: { _, connection, logger in
+                try await mergeReleases(connection, logger)
+            }),
     ]
+
+    /// Applies `ReleaseMerge` (migration `pg12-one-release`).
+    static func mergeReleases(_ connection: PostgresConnection, _ logger: Logger) async throws {
+        var stored: [String] = []
+        for try await name in try await connection.query(
+            PostgresQuery(unsafeSQL: ReleaseMerge.storedReleases), logger: logger
+        ).decode(String.self) {
+            stored.append(name)
+        }
+        let renames = ReleaseMerge.renames(stored)
+        guard !renames.isEmpty else { return }
+        try await connection.query(
+            "CREATE TEMPORARY TABLE release_renames (old_release text PRIMARY KEY, new_release text NOT NULL)",
+            logger: logger)
+        try await connection.query(
+            """
+            INSERT INTO release_renames (old_release, new_release)
+            SELECT * FROM unnest(\(renames.map(\.old))::text[], \(renames.map(\.new))::text[])
+            """, logger: logger)
+        for statement in ReleaseMerge.statements {
+            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
+        try await connection.query("DROP TABLE release_renames", logger: logger)
+    }
 
     /// Applies what `database` lacks, in one transaction under the migration lock.
     static func apply(_ database: PostgresEngine) async throws {

@@ -732,6 +732,12 @@ enum SQLiteMigrations {
                         CHECK (crash_free_sessions_target BETWEEN 0 AND 100);
                     """)
         }
+        migrator.registerMigration("v27-one-release") { db in
+            // Issue #35: one release, however it is written (`ReleaseName`): `2.4.0 (240)` and a Sentry event's
+            // `com.x@2.4.0+240` were stored as releases apart from `2.4.0`, where their sessions are. Stored names are
+            // brought under the one name, and the rollups keyed by release merged (`ReleaseMerge`).
+            try SQLiteReleaseMerge.apply(db)
+        }
         return migrator
     }
 }

@@ -21,7 +21,7 @@ struct FaultlineRun: ParsableCommand {
     @Option(help: "The program's version (env: FAULTLINE_RELEASE).")
     var release: String?
 
-    @Option(help: "The build number, shown as VERSION (BUILD).")
+    @Option(help: "The build number, kept beneath the release.")
     var build: String?
 
     @Option(help: "The environment, e.g. production (env: FAULTLINE_ENVIRONMENT).")

@@ -43,8 +43,9 @@ import Testing
         #expect(Hex.parseUInt64("0x") == nil)
     }
 
-    @Test func releaseIsVersionWithBuildInParentheses() {
-        #expect(AppInfo(version: "1.2", build: "45").release == "1.2 (45)")
+    @Test func releaseIsTheVersionWithTheBuildBeneathIt() {
+        #expect(AppInfo(version: "1.2", build: "45").release == "1.2")
+        #expect(AppInfo(version: "1.2", build: "45").releaseBuild == "45")
         #expect(AppInfo(version: "1.2").release == "1.2")
         #expect(AppInfo(build: "45").release == nil)
     }

@@ -38,18 +38,18 @@ import Testing
         #expect(second.status == 202, "\(String(decoding: second.body, as: UTF8.self))")
         let secondID = try #require((second.json["accepted"] as? [String])?.first)
         #expect(secondID == "0a1b2c3d4e5f4a6b8c7d8e9fa0b1c2d3")
-        // `release` names the whole release, as a Sentry SDK's sessions do: the file's build is not added to it.
+        // `release` names the whole release, as a Sentry SDK's sessions do (`package@version+build`): release 2.1.
         let third = try await http.send(
             .POST, url + "?release=com.example.demo@2.1%2B42", headers: ingest,
             body: Array(AppleCrashSamples.ips(incident: "22222222-3333-4444-8555-666666666666").utf8))
         let thirdID = try #require((third.json["accepted"] as? [String])?.first, "\(third.json)")
         let sentryRelease = try await waitForIssue(http, server.baseURL + "/api/v1/reports/\(thirdID)", read)
-        #expect(sentryRelease["release"] as? String == "com.example.demo@2.1+42")
+        #expect(sentryRelease["release"] as? String == "2.1")
 
         for (event, environment) in [(id, "production"), (secondID, nil)] {
             let stored = try await waitForIssue(http, server.baseURL + "/api/v1/reports/\(event)", read)
             #expect(stored["kind"] as? String == "crash")
-            #expect(stored["release"] as? String == "2.1 (42)")
+            #expect(stored["release"] as? String == "2.1")
             #expect(stored["environment"] as? String == environment)
             #expect(stored["install_id"] as? String == AppleCrashSamples.crashReporterKey)
             let app = stored["app"] as? [String: Any]

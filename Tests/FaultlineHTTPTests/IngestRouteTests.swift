@@ -22,7 +22,7 @@ import Testing
                 #expect(response.status == .ok)
                 let json = response.json
                 #expect(json["event_id"] as? String == Payloads.normalized(1))
-                #expect(json["release"] as? String == "1.0 (7)")
+                #expect(json["release"] as? String == "1.0")
                 #expect(((json["threads"] as? [[String: Any]])?.first?["frames"] as? [Any])?.count == 40)
                 #expect((json["breadcrumbs"] as? [Any])?.count == 20)
                 #expect((json["custom_keys"] as? [String: String])?["key3"] == "value 3")

@@ -96,7 +96,7 @@ import Testing
         let render = try #require(listed.first { ($0["culprit"] as? String)?.hasPrefix("renderList") == true })
         #expect(parse["events"] as? Int == 2)
         #expect(parse["users"] as? Int == 2)
-        #expect(parse["first_release"] as? String == "1.0 (1)")
+        #expect(parse["first_release"] as? String == "1.0")
         #expect((parse["signals"] as? [String])?.contains("fresh") == true)
         let top =
             try await get(server, "/api/v1/top-issues?window=24h", token: project.upload)["issues"] as? [[String: Any]]
@@ -118,7 +118,7 @@ import Testing
             ((health["days"] as? [[String: Any]])?.first?["health"] as? [String: Any])?["crash_free_users"] is NSNull)
         let releases = try #require(
             try await get(server, "/api/v1/releases", token: project.upload)["releases"] as? [[String: Any]])
-        let r1 = try #require(releases.first { $0["release"] as? String == "1.0 (1)" })
+        let r1 = try #require(releases.first { $0["release"] as? String == "1.0" })
         #expect((r1["health"] as? [String: Any])?["sessions"] as? Int == 20)
         #expect((r1["health"] as? [String: Any])?["crashed_users"] as? Int == 2)
         #expect(r1["new_issues"] as? Int == 2)
@@ -153,7 +153,7 @@ import Testing
         let alerts = try #require(
             try await get(server, "/api/v1/alerts", token: project.upload)["alerts"] as? [[String: Any]])
         #expect(Set(alerts.compactMap { $0["kind"] as? String }) == ["new_issue", "regression"])
-        #expect(alerts.first { $0["kind"] as? String == "regression" }?["release"] as? String == "2.0 (1)")
+        #expect(alerts.first { $0["kind"] as? String == "regression" }?["release"] as? String == "2.0")
 
         // The CLI changes state too (while the server runs), and the API sees it.
         let muted = try await ServerProcess.run(["issues", "mute", "\(renderID)", "--data", folder])
@@ -312,7 +312,7 @@ import Testing
             try await get(server, "/api/v1/alerts", token: project.upload)["alerts"] as? [[String: Any]])
         let velocity = alerts.filter { $0["kind"] as? String == "velocity" }
         #expect(velocity.count == 1)
-        #expect(velocity.first?["release"] as? String == "3.0 (1)")
+        #expect(velocity.first?["release"] as? String == "3.0")
         let reason = try #require(velocity.first?["reason"] as? [String: Double])
         #expect(reason["issue_sessions"] == 30)
         #expect(reason["release_sessions"] == 50)

@@ -62,7 +62,7 @@ import Testing
         #expect(try await eventually { try await reports(s).count == 3 })
         let listed = try await reports(s)
         #expect(listed.allSatisfy { $0["kind"] as? String == "nonfatal" })
-        #expect(Set(listed.compactMap { $0["release"] as? String }) == ["shop@1.0"])
+        #expect(Set(listed.compactMap { $0["release"] as? String }) == ["1.0"])
         #expect(
             Set(listed.compactMap { $0["error_type"] as? String }).isSuperset(of: ["ZeroDivisionError", "ValueError"]))
 
@@ -144,13 +144,13 @@ import Testing
                 return releases.count == 2
             })
         let releases = try await get(s, "/api/v1/releases")["releases"] as? [[String: Any]] ?? []
-        let r1 = try #require(releases.first { $0["release"] as? String == "shop@1.0" }?["health"] as? [String: Any])
+        let r1 = try #require(releases.first { $0["release"] as? String == "1.0" }?["health"] as? [String: Any])
         #expect(r1["sessions"] as? Int == 11)  // 10 + the crash scenario's session
         #expect(r1["crashed_sessions"] as? Int == 3)
         #expect(r1["errored_sessions"] as? Int == 2)
         #expect(r1["users"] as? Int == 11)
         #expect(r1["crashed_users"] as? Int == 3)
-        let r2 = try #require(releases.first { $0["release"] as? String == "shop@2.0" }?["health"] as? [String: Any])
+        let r2 = try #require(releases.first { $0["release"] as? String == "2.0" }?["health"] as? [String: Any])
         #expect(r2["sessions"] as? Int == 8)
         #expect(r2["crashed_sessions"] as? Int == 1)
         #expect(r2["crash_free_sessions"] as? Double == 0.875)
@@ -158,6 +158,44 @@ import Testing
         // Crashes and handled errors are separate issues.
         let issues = try await get(s, "/api/v1/issues")["issues"] as? [[String: Any]] ?? []
         #expect(Set(issues.compactMap { $0["kind"] as? String }) == ["crash", "nonfatal"])
+    }
+
+    /// Issue #35: an event's `dist` is the build beneath its release, not a release of its own. The SDK sends `dist`
+    /// with events and never with sessions: crashes and sessions meet in one release, the build kept on the report.
+    @Test func eventsWithADistAndSessionsWithoutOneAreOneRelease() async throws {
+        let s = try await start()
+        defer { s.server.cleanUp() }
+        let run = try python([s.dsn, "dist", "com.example.shop@2.4.0+240", "240"])
+        #expect(run.status == 0, "\(run.err)")
+        // Also sessions of another release without any events, and events of a release without any sessions.
+        let handled = try python([s.dsn, "handled"])
+        #expect(handled.status == 0, "\(handled.err)")
+
+        #expect(try await eventually { try await reports(s, "?release=2.4.0").count == 2 })
+        for report in try await reports(s, "?release=2.4.0") {
+            let full = try await get(s, "/api/v1/reports/\(try #require(report["event_id"] as? String))")
+            #expect(full["release"] as? String == "2.4.0")
+            #expect((full["app"] as? [String: Any])?["build"] as? String == "240", "\(full)")
+            #expect((full["custom_keys"] as? [String: Any])?["dist"] == nil)
+        }
+        // One release 2.4.0, whose two sessions (one crashed) are the crashes' sessions; and 1.0, events only.
+        #expect(
+            try await eventually {
+                let releases = try await get(s, "/api/v1/releases")["releases"] as? [[String: Any]] ?? []
+                let health = releases.first { $0["release"] as? String == "2.4.0" }?["health"] as? [String: Any]
+                return releases.count == 2 && health?["sessions"] as? Int == 2
+            })
+        let releases = try await get(s, "/api/v1/releases")["releases"] as? [[String: Any]] ?? []
+        #expect(Set(releases.compactMap { $0["release"] as? String }) == ["2.4.0", "1.0"])
+        let health = try #require(releases.first { $0["release"] as? String == "2.4.0" }?["health"] as? [String: Any])
+        #expect(health["crashed_sessions"] as? Int == 1)
+        #expect(health["crash_free_sessions"] as? Double == 0.5)
+        let eventsOnly = try #require(releases.first { $0["release"] as? String == "1.0" }?["health"] as? [String: Any])
+        #expect(eventsOnly["sessions"] as? Int == 0)
+        #expect(eventsOnly["crash_free_sessions"] == nil || eventsOnly["crash_free_sessions"] is NSNull)
+        let issues = try await get(s, "/api/v1/issues?release=2.4.0")["issues"] as? [[String: Any]] ?? []
+        #expect(!issues.isEmpty)
+        #expect(issues.allSatisfy { $0["first_release"] as? String == "2.4.0" })
     }
 
     @Test func anSDKThatGets429BacksOffButSessionsFlow() async throws {

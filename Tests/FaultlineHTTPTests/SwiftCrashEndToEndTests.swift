@@ -37,7 +37,7 @@ import Testing
         #expect(stored.status == 200)
         let report = stored.json
         #expect(report["kind"] as? String == "crash")
-        #expect(report["release"] as? String == "2.0 (7)")
+        #expect(report["release"] as? String == "2.0")
         #expect(report["install_id"] as? String == "install-1")
         #expect(report["session_id"] as? String == "s-9")
         #expect(report["environment"] as? String == "staging")

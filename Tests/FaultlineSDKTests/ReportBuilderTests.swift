@@ -133,7 +133,7 @@ import Testing
         let s1 = try #require(NativeSessions.decode(ReportBuilder.session(start), limits: IngestLimits()).first)
         let s2 = try #require(NativeSessions.decode(ReportBuilder.session(end), limits: IngestLimits()).first)
         #expect(s1.sessionID.rawValue == "5b1c0e2a9d4f4a578c1b2e6f0a9d3c71")
-        #expect(s1.release == "2.4.1 (381)")
+        #expect(s1.release == "2.4.1")  // the build is beneath the release, not in it
         #expect(s1.distinctID == "user-42")
         #expect(s1.environment == "production")
         #expect(s1.started.timeIntervalSince1970 == 1_795_410_000)

@@ -32,7 +32,8 @@ import Testing
             r.app
                 == AppInfo(
                     id: "com.example.demo", version: "2.1", build: "42", displayVersion: "2.1", displayBuild: "42"))
-        #expect(r.release == "2.1 (42)")
+        #expect(r.release == "2.1")
+        #expect(r.build == "42")
         #expect(r.device.model == "iPhone15,2")
         #expect(r.device.os == "iOS")
         #expect(r.device.osVersion == "17.2")
@@ -115,7 +116,8 @@ import Testing
             environment: "staging")
         let r = try Self.report(AppleCrashSamples.ips(), metadata: meta)
         #expect(r.eventID.rawValue == "00000000000000000000000000000001")
-        #expect(r.release == "9.9 (42)")
+        #expect(r.release == "9.9")
+        #expect(r.build == "42")
         #expect(r.userID == "u-1")
         #expect(r.installID == "i-1")
         #expect(r.sessionID?.rawValue == "s-1")
@@ -197,7 +199,8 @@ import Testing
                    0x11a1e0000 -        0x11a24bfff  dyld (960) <0CD1A5E8-2A3B-3C4D-9E5F-60718293A4B5> /usr/lib/dyld
             """
         let r = try Self.report(text)
-        #expect(r.release == "2.1 (42)")
+        #expect(r.release == "2.1")
+        #expect(r.build == "42")
         #expect(r.device.os == "macOS")
         #expect(r.device.osVersion == "12.6")
         #expect(r.device.arch == "x86_64")

@@ -46,7 +46,8 @@ import Testing
         #expect(report.timestamp == Timestamps.parseISO8601("2026-11-22T05:08:09.152Z"))
         #expect(report.sessionID?.rawValue == "4faa8588-5e83-4798-b470-e562a7baaa05")
         #expect(report.userKey == "user-42")
-        #expect(report.release == "2.1.0 (310)")
+        #expect(report.release == "2.1.0")
+        #expect(report.build == "310")
         #expect(report.device.memoryBytes == 8_589_934_592)
         #expect(report.device.locale == "de_DE")
         #expect(report.error == ErrorInfo(type: "SIGSEGV", code: "11", message: "Segmentation fault"))
@@ -319,7 +320,7 @@ import Testing
         #expect(again == reread)
         let object = try JSONSerialization.jsonObject(with: Data(json)) as? [String: Any]
         #expect(object?["project_id"] as? Int == 3)
-        #expect(object?["release"] as? String == "2.1.0 (310)")
+        #expect(object?["release"] as? String == "2.1.0")
         #expect((object?["trimmed"] as? [String: Int])?["custom_keys_dropped"] == 0)
     }
 

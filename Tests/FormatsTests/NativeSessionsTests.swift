@@ -10,7 +10,7 @@ import Testing
         #expect(updates.count == 2)
         #expect(updates[0].distinctID == "u1")
         #expect(updates[0].status == .ok)
-        #expect(updates[1].release == "1.0 (7)")
+        #expect(updates[1].release == "1.0")  // the build is not part of the release
         #expect(updates[1].distinctID == "i1")
         #expect(updates[1].errors == 2)
         #expect(updates[1].duration == 12.5)

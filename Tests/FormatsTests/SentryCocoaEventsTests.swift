@@ -58,8 +58,9 @@ import Testing
         #expect(r.device.osBuild == "21E236")
         #expect(r.device.simulator == false)
         #expect(r.device.arch == "arm64e")
-        // The release names the app for sessions; what the app says it is stays beside it.
-        #expect(r.release == "com.example.shop@2.3.0+417")
+        // `package@version+build` is the release 2.3.0 with build 417, as its sessions name it.
+        #expect(r.release == "2.3.0")
+        #expect(r.build == "417")
         #expect(r.app.displayVersion == "2.3.0")
         #expect(r.app.displayBuild == "417")
     }

@@ -27,7 +27,7 @@ import Testing
         #expect(report.kind == .nonfatal)
         #expect(report.timestamp == Timestamps.parseISO8601("2026-11-22T05:08:09.152247Z"))
         #expect(report.error == ErrorInfo(type: "ZeroDivisionError", message: "division by zero"))
-        #expect(report.release == "shop@1.4.0")
+        #expect(report.release == "1.4.0")
         #expect(report.environment == "production")
         #expect(report.userID == "user-2")
         #expect(report.device == DeviceInfo())  // Python sends no os/device/app contexts
@@ -117,7 +117,7 @@ import Testing
         #expect(report.userID == "cron")
         #expect(report.device.os == "Linux" && report.device.osVersion == "6.1.0" && report.device.arch == "x86_64")
         #expect(key(report, "sdk") == .string("sentry-cli/3.8.2"))
-        #expect(report.release == "ops@2026.11")
+        #expect(report.release == "2026.11")
     }
 
     @Test func messageFormatting() throws {
@@ -139,13 +139,15 @@ import Testing
         let report = try event(F.nativeCrash())
         #expect(report.kind == .crash)
         #expect(report.error == ErrorInfo(type: "SIGSEGV", code: "11", message: "Segfault"))
-        // The release alone, as the release's sessions name it; the dist is a custom key.
+        // `crashy@1.0.0` + dist 42: release 1.0.0, as its sessions name it, with build 42 beneath it.
         #expect(
             report.app
                 == AppInfo(
-                    id: "com.example.crashy", version: "crashy@1.0.0", displayVersion: "1.0.0", displayBuild: "42"))
-        #expect(report.release == "crashy@1.0.0")
-        #expect(report.customKeys.first { $0.key == "dist" }?.value == .string("42"))
+                    id: "com.example.crashy", version: "1.0.0", build: "42", displayVersion: "1.0.0",
+                    displayBuild: "42"))
+        #expect(report.release == "1.0.0")
+        #expect(report.build == "42")
+        #expect(report.customKeys.first { $0.key == "dist" } == nil)
         #expect(
             report.device
                 == DeviceInfo(
@@ -239,7 +241,8 @@ import Testing
         #expect(
             try event(json).app
                 == AppInfo(id: "com.x", version: "2.1", build: "300", displayVersion: "2.1", displayBuild: "300"))
-        #expect(try event(#"{"release":"r@1","dist":""}"#).release == "r@1")
+        #expect(try event(#"{"release":"r@1","dist":""}"#).release == "1")
+        #expect(try event(#"{"release":"r@1","dist":""}"#).app.id == "r")
         #expect(try event(#"{"user":{"email":"e@x"}}"#).userID == "e@x")
         #expect(try event(#"{"user":{"id":42,"email":"e@x"}}"#).userID == "42")
     }

@@ -26,7 +26,7 @@ import Testing
             update
                 == SessionUpdate(
                     sessionID: try #require(SessionID("4faa8588-5e83-4798-b470-e562a7baaa05")), distinctID: "user-2",
-                    release: "shop@1.4.0", environment: "production",
+                    release: "1.4.0", environment: "production",
                     started: try #require(Timestamps.parseISO8601("2026-11-22T05:08:09.159101Z")), status: .crashed,
                     errors: 1))
     }
@@ -72,7 +72,7 @@ import Testing
         // updates (issue #39: one row per status, not one per session)
         #expect(updates.count == 3)
         #expect(updates.sessionCount == 6)
-        #expect(updates.allSatisfy { $0.release == "app@2.0.0" && $0.environment == "production" })
+        #expect(updates.allSatisfy { $0.release == "2.0.0" && $0.environment == "production" })
         let minute = try #require(Timestamps.parseISO8601("2026-11-22T05:14:00Z"))
         let first = updates.filter { $0.started == minute }
         #expect(first.filter { $0.status == .exited && $0.errors == 0 }.map(\.count) == [3])

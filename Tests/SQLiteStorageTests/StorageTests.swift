@@ -61,7 +61,7 @@ let payload = StoreRows.payload
         #expect(
             Array(applied.dropFirst(20)) == [
                 "v21-counted-sessions", "v22-issue-created-at", "v23-mask-emails-and-phones", "v24-hashed-rollup-users",
-                "v25-minidump-retention", "v26-crash-free-targets",
+                "v25-minidump-retention", "v26-crash-free-targets", "v27-one-release",
             ])
     }
 

@@ -58,13 +58,23 @@ public enum HealthSQL {
         (try row.text(0), try row.int(1))
     }
 
-    /// The releases of `project`, newest first.
+    /// The releases of `project`, newest first: those with sessions, and those with events but no sessions (every
+    /// release of an SDK that tracks no sessions), whose counts are 0, so their rates are "no data", never 100 %.
+    /// A release without sessions is first and last seen when its issues' events were (`issue_releases`).
     public static func releases(project: ProjectID, limit: Int, _ dialect: SQLDialect) -> SQLStatement {
         var binds = SQLBinds(dialect)
+        let id = binds.bind(project.rawValue)
         let sql = """
-            SELECT release, first_seen, last_seen, \(countColumns) FROM health_releases
-            WHERE project_id = \(binds.bind(project.rawValue)) ORDER BY first_seen DESC
-            LIMIT \(binds.bind(PageRequest(limit: limit).limit))
+            SELECT release, first_seen, last_seen, \(countColumns) FROM (
+                SELECT release, first_seen, last_seen, \(countColumns) FROM health_releases WHERE project_id = \(id)
+                UNION ALL
+                SELECT ir.release, min(ir.first_seen), max(ir.last_seen), 0, 0, 0, 0, 0, 0
+                FROM issue_releases ir JOIN issues i ON i.id = ir.issue_id
+                WHERE i.project_id = \(id) AND ir.release <> \(binds.bind(allReleases))
+                    AND NOT EXISTS (SELECT 1 FROM health_releases h WHERE h.project_id = \(id) AND h.release = ir.release)
+                GROUP BY ir.release
+            ) releases
+            ORDER BY first_seen DESC, release LIMIT \(binds.bind(PageRequest(limit: limit).limit))
             """
         return SQLStatement(sql: sql, values: binds.values)
     }

@@ -54,7 +54,7 @@ struct InsightsController {
             }
             query.kind = parsed
         }
-        query.release = params["release"].map(String.init)
+        query.release = params["release"].map { ReleaseName.release(of: String($0)) }
         query.limit = try Self.limit(request, default: 100, max: 1000)
         let now = clock.now()
         return IssuesOut(issues: try await insights.issues(matching: query, now: now).map(IssueOut.init))
@@ -95,7 +95,7 @@ struct InsightsController {
         let project = try await context.project(request, projects: projects)
         let params = request.uri.queryParameters
         let days = try Self.intParam(request, "days", default: 30, range: 1...365)
-        let release = params["release"].map(String.init)
+        let release = params["release"].map { ReleaseName.release(of: String($0)) }
         let today = DayNumber(clock.now())
         let series = try await insights.health(
             project: project.id, release: release, from: today.adding(-(2 * days - 1)), through: today)
@@ -122,7 +122,7 @@ struct InsightsController {
         case "24h": window = .last24Hours
         case "7d": window = .last7Days
         case "release":
-            guard let release = params["release"].map(String.init), !release.isEmpty else {
+            guard let release = params["release"].map { ReleaseName.release(of: String($0)) }, !release.isEmpty else {
                 throw APIError.badRequest("name the release with ?release=…", field: "release")
             }
             window = .release(release)

@@ -57,7 +57,7 @@ struct ReadController<Reader: ReportReader> {
             project = found
         }
         let rows = try await symbolication.missingDebugFiles(
-            project: project.id, release: params["release"].map(String.init))
+            project: project.id, release: params["release"].map { ReleaseName.release(of: String($0)) })
         return MissingOut(
             missing: rows.map {
                 .init(
@@ -140,7 +140,7 @@ struct ReadController<Reader: ReportReader> {
             }
             query.kind = parsed
         }
-        query.release = params["release"].map(String.init)
+        query.release = params["release"].map { ReleaseName.release(of: String($0)) }
         if let since = params["since"].map(String.init) {
             let seconds = Double(since).flatMap { $0.isFinite && abs($0) < 1e11 ? $0 : nil }
             guard let date = Timestamps.parseISO8601(since) ?? seconds.map(Date.init(timeIntervalSince1970:)) else {

@@ -24,10 +24,10 @@ import Foundation
 ///   thread (`thread_id`, else `crashed: true`, else `current: true`) gets the exception's stack when it has
 ///   none of its own, is marked crashed for a crash, and is moved first. Without threads the exception's
 ///   stack is one unnamed thread.
-/// - `release` → `app.version` alone (so `Report.release` is the Sentry release, the name its sessions use:
-///   crash-free numbers need both to meet); `dist` is kept as the `dist` custom key. Without a release,
-///   `contexts.app.app_version`/`app_build`. `contexts.app
-///   .app_identifier` → `app.id`; `app_version`/`app_build` are also kept as `app.displayVersion`/`displayBuild`
+/// - `release` + `dist` → `app.version` + `app.build` through `ReleaseName.parse` (the release is the version:
+///   `com.x@2.4.0+240` and `2.4.0` with dist `240` are release `2.4.0`, build `240`, the name its sessions use, so
+///   crash-free numbers meet); the release's package fills `app.id` when the context has none. Without a release,
+///   `contexts.app.app_version` (+ `app_build`, else `dist`). `contexts.app.app_identifier` → `app.id`; `app_version`/`app_build` are also kept as `app.displayVersion`/`displayBuild`
 ///   (what the app says it is, shown beside the release). `contexts.device` (`model`, `arch`, `memory_size`,
 ///   `free_storage`, `simulator`), `contexts.os` (`name`, `version`, `build`) and `contexts.culture.locale` →
 ///   device; without `contexts.device.arch`, the first Mach-O image's `arch`.
@@ -137,13 +137,15 @@ public enum SentryEvents {
         if device.arch == nil { device.arch = e.modules.first(where: { $0.format == .macho && $0.arch != nil })?.arch }
 
         var app = AppInfo(id: e.appContext.id)
-        if let release = nonEmpty(e.release) {
-            // The release alone, as Sentry's sessions name it (they carry no dist): crashes and sessions of a
-            // release must meet in the crash-free numbers. A dist stays visible as the `dist` custom key.
-            app.version = release
-        } else {
-            app.version = nonEmpty(e.appContext.version)
-            app.build = nonEmpty(e.appContext.build) ?? nonEmpty(e.dist)
+        // One release, as the sessions name it (`ReleaseName`): `release` + `dist`, or `package@version+build`,
+        // is the version with the build beneath it, so crashes and sessions of a release meet.
+        if let release = ReleaseName.parse(e.release, build: e.dist) {
+            app.version = release.version
+            app.build = release.build
+            if app.id == nil { app.id = release.package }
+        } else if let release = ReleaseName.parse(e.appContext.version, build: nonEmpty(e.appContext.build) ?? e.dist) {
+            app.version = release.version
+            app.build = release.build
         }
         app.displayVersion = nonEmpty(e.appContext.version)
         app.displayBuild = nonEmpty(e.appContext.build)
@@ -208,7 +210,7 @@ public enum SentryEvents {
         var keys: [(key: String, value: CustomValue)] = []
         let builtins: [(String, String?)] = [
             ("level", e.level), ("mechanism", primary?.mechanismType), ("platform", e.platform), ("sdk", e.sdk),
-            ("server_name", e.serverName), ("exception_module", primary?.module), ("dist", e.dist),
+            ("server_name", e.serverName), ("exception_module", primary?.module),
         ]
         for case (let key, let value?) in builtins where !value.isEmpty { keys.append((key, .string(value))) }
         var taken = Set(keys.map(\.key))

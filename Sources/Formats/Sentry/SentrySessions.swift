@@ -18,7 +18,8 @@ import Foundation
 ///   crash-free rates need no second code path and a count costs one row, not one row per session. Their ids
 ///   are derived from the caller's `seed` and the aggregate (see `aggregateSessionID`).
 ///
-/// Timestamps are ISO 8601 strings or unix seconds. `did` and the release are cut to the limits.
+/// Timestamps are ISO 8601 strings or unix seconds. The release is the version `ReleaseName` reads
+/// (`com.x@2.4.0+240` → `2.4.0`, as events of that release are filed). `did` and the release are cut to the limits.
 public enum SentrySessions {
     /// Sessions one `sessions` item may count in all; a larger count is refused rather than cut, so that the
     /// numbers are right or absent, never silently wrong.
@@ -216,7 +217,8 @@ public enum SentrySessions {
         var environment: String?
 
         func requiredRelease(limits: IngestLimits) throws -> String {
-            guard let release = nonEmpty(release) else {
+            // One release, as events name it (`ReleaseName`): `com.x@2.4.0+240` is release `2.4.0`.
+            guard let release = ReleaseName.parse(release)?.version else {
                 throw FormatError(.invalidField, "is required", field: "attrs.release")
             }
             return IngestLimits.truncate(release, toBytes: limits.maxKeyValueBytes)

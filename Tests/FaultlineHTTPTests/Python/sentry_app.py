@@ -8,6 +8,8 @@ Scenarios:
   sessions  RELEASE COUNT STATUS...: COUNT sessions of RELEASE ending in exited, errored (a handled error) or crashed
   requests  RELEASE COUNT STATUS...: COUNT request-mode sessions (as a web framework integration tracks them),
             exited, errored or crashed in turn; the SDK sends them as `sessions` aggregates (per started minute)
+  dist      RELEASE DIST: two application sessions of RELEASE (the SDK sends no dist with them), one with a handled
+            error and one crashed by an unhandled one; the events carry `dist` DIST
   burst     N: N handled errors as fast as possible (for rate limiting); prints how many the SDK sent
   full N MARKER: N handled errors to a server whose disk is full, each sent (or dropped) before the next; prints
             the SDK's rate-limit state; waits for the file MARKER (space is back), then for the back-off the
@@ -85,6 +87,23 @@ elif scenario in ("sessions", "requests"):
                     sys.exc_info(), client_options=sentry_sdk.get_client().options,
                     mechanism={"type": "test", "handled": status == "errored"})
                 sentry_sdk.capture_event(event, hint=hint)
+        scope.end_session()
+    sentry_sdk.flush(timeout=10)
+
+elif scenario == "dist":
+    release, dist = sys.argv[3], sys.argv[4]
+    init(release, dist=dist)
+    for i, handled in enumerate((True, False)):
+        scope = sentry_sdk.get_isolation_scope()
+        sentry_sdk.set_user({"id": f"dist-user-{i}"})
+        scope.start_session(session_mode="application")
+        try:
+            checkout([])
+        except ZeroDivisionError:
+            event, hint = sentry_sdk.utils.event_from_exception(
+                sys.exc_info(), client_options=sentry_sdk.get_client().options,
+                mechanism={"type": "test", "handled": handled})
+            sentry_sdk.capture_event(event, hint=hint)
         scope.end_session()
     sentry_sdk.flush(timeout=10)
 
