@@ -59,4 +59,33 @@ import Testing
         let type = (report["error"] as? [String: Any])?["type"] as? String
         #expect(type == (crash.signal == SIGABRT ? "SIGABRT" : "SIGSEGV"), "\(String(describing: type))")
     }
+
+    /// An abort's own words, when the process left them in its Crashpad annotations (`abort_message`), name the issue
+    /// beside the signal.
+    @Test func anAbortMessageAnnotationNamesTheIssue() async throws {
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("native", in: folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let read = [("Authorization", "Bearer \(project.upload)")]
+        let url = server.baseURL + "/api/\(project.id)/minidump/?sentry_key=\(project.ingest)"
+        _ = try Crashpad.upload(.abort, to: url, annotations: ["abort_message": "ledger out of balance"])
+        var ids: [String] = []
+        #expect(
+            try await eventually {
+                let listed = try await http.send(.GET, server.baseURL + "/api/v1/reports", headers: read)
+                ids = (listed.json["reports"] as? [[String: Any]] ?? []).compactMap { $0["event_id"] as? String }
+                return ids.count == 1
+            })
+        let id = try #require(ids.first)
+        let report = try #require(
+            try await LauncherMinidumpEndToEndTests.settled(
+                http, server.baseURL + "/api/v1/reports/\(id)", token: project.upload))
+        let error = report["error"] as? [String: Any]
+        #expect(error?["type"] as? String == "SIGABRT")
+        #expect(error?["message"] as? String == "ledger out of balance", "\(String(describing: error))")
+        let issues = try await http.send(.GET, server.baseURL + "/api/v1/issues", headers: read)
+        let title = (issues.json["issues"] as? [[String: Any]])?.first?["title"] as? String
+        #expect(title?.contains("ledger out of balance") == true, "\(String(describing: title))")
+    }
 }
