@@ -67,7 +67,7 @@ import Testing
         // The first request renders the page: it shows the one event, with the session's CSRF token filled in.
         let first = try await page(server, path, headers: cookie)
         #expect(first.status == 200)
-        #expect(first.html.contains("<dt>Events</dt><dd>1</dd>"), "\(first.html.prefix(2000))")
+        #expect(first.html.contains("<dt>Events</dt><dd>1 "), "\(first.html.prefix(2000))")
         #expect(first.html.contains("parseCart"))
         let token = try #require(DashboardActionsEndToEndTests.csrf(first.html))
         #expect(token.count == 64)
@@ -90,13 +90,13 @@ import Testing
         let touched = try await page(server, path, headers: cookie)
         #expect(touched.status == 200)
         #expect(
-            touched.html.contains("<dt>Events</dt><dd>3</dd>"), "the page shows the new events on its first request")
+            touched.html.contains("<dt>Events</dt><dd>3 "), "the page shows the new events on its first request")
         #expect(touched.html.contains("<td>u3</td>"), "the newest sample event's user")
         #expect(try String(contentsOfFile: folder + "/site/shop/issues.html", encoding: .utf8) == listAtStart)
         // A reader without a session (basic auth) gets the same current page from the site folder.
         let basic = [("Authorization", "Basic " + Data("me:\(admin)".utf8).base64EncodedString())]
         let viaBasic = try await page(server, path, headers: basic)
-        #expect(viaBasic.status == 200 && viaBasic.html.contains("<dt>Events</dt><dd>3</dd>"))
+        #expect(viaBasic.status == 200 && viaBasic.html.contains("<dt>Events</dt><dd>3 "))
         #expect(!viaBasic.html.contains(token), "no session's token in a stored page")
 
         // An action still lands on the re-rendered page.
@@ -107,7 +107,7 @@ import Testing
         #expect(closed.headers["Location"].first == path)
         let afterAction = try await page(server, path, headers: cookie)
         #expect(afterAction.html.contains(">closed</span>") && afterAction.html.contains(">Reopen</button>"))
-        #expect(afterAction.html.contains("<dt>Events</dt><dd>3</dd>"))
+        #expect(afterAction.html.contains("<dt>Events</dt><dd>3 "))
 
         // Numbers that are no issue of this project write no page: unknown, another project's, absurd.
         for number in ["999999", "\(otherID)", "9223372036854775807", "99999999999999999999", "0"] {

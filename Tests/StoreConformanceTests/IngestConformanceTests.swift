@@ -158,6 +158,16 @@ func createProject(_ stores: Stores, _ slug: String = "app") async throws -> Pro
                 cursor = page.count == 10 ? page.last?.cursor : nil
             } while cursor != nil
             #expect(seen == (1...25).reversed().map(eventID))  // newest first, every report exactly once
+            // The other way (`after`, an event page's "newer" and "oldest"): oldest first, every report exactly once.
+            var forward: [EventID] = []
+            var after: Int64 = 0
+            while true {
+                let page = try await reader.reports(matching: ReportQuery(project: p.id, after: after, limit: 10))
+                forward += page.map(\.eventID)
+                guard page.count == 10, let last = page.last?.cursor else { break }
+                after = last
+            }
+            #expect(forward == (1...25).map(eventID))
 
             #expect(try await reader.reports(matching: ReportQuery(project: p.id, kind: .nonfatal)).count == 5)
             #expect(try await reader.reports(matching: ReportQuery(project: p.id, release: "1.0")).count == 10)
