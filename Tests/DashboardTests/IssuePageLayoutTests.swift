@@ -127,7 +127,7 @@ import Testing
         let newest = Fixtures.sample.eventID.rawValue
         #expect(page.contains("<th scope=\"row\"><a href=\"../events/\(newest)\"><code>\(newest)</code></a></th>"))
         #expect(page.contains("<a href=\"../events/\(older.eventID.rawValue)\"><code>"))
-        #expect(page.contains("<nav aria-label=\"Events of this issue\">"))
+        #expect(page.contains("<nav class=\"event-steps\" aria-label=\"Events of this issue\">"))
         #expect(page.contains("<li><a href=\"../events/\(newest)\">This event on its own page</a></li>"))
         #expect(page.contains("<li><a href=\"../events/\(older.eventID.rawValue)\" rel=\"next\">Older</a></li>"))
     }
@@ -139,7 +139,7 @@ import Testing
         let page = try await renderer.eventPage(
             project: Fixtures.demo, eventID: Fixtures.report.eventID.rawValue,
             event: (Fixtures.report, Fixtures.symbols, IssueID(1)), neighbours: neighbours)
-        #expect(page.contains("<nav aria-label=\"Events of issue 1\">"))
+        #expect(page.contains("<nav class=\"event-steps\" aria-label=\"Events of issue 1\">"))
         let links = try Self.offsets(
             [
                 "<a href=\"\(id("a").rawValue)\">Newest</a>", "<a href=\"\(id("b").rawValue)\" rel=\"prev\">Newer</a>",

@@ -10,7 +10,7 @@ phone width (390x844, mobile emulation), and prints per width, as JSON:
 - the axe-core violations (WCAG 2.0/2.1 A and AA, best practices: the rules check_pages.py runs).
 
 Used by the Swift test `IssuePageLayoutEndToEndTests`; by hand:
-  tools/a11y/issue_page_layout.py --axe axe.min.js [--cookie name=value] URL
+  tools/a11y/issue_page_layout.py --axe axe.min.js [--cookie name=value] [--shots DIR] URL
 """
 import argparse
 import json
@@ -47,6 +47,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--axe", required=True, help="path of axe.min.js")
     parser.add_argument("--cookie", help="name=value of a cookie to send (a login session)")
+    parser.add_argument("--shots", default=os.environ.get("FAULTLINE_LAYOUT_SHOTS"),
+                        help="folder for a screenshot of the first screen at each width (default: $FAULTLINE_LAYOUT_SHOTS)")
     parser.add_argument("url")
     args = parser.parse_args()
     source = open(args.axe, encoding="utf-8").read()
@@ -67,6 +69,9 @@ def main():
             view = browser.execute_script(MEASURE)
             view["title"] = browser.title
             view["violations"] = axe(browser, source)
+            if args.shots:
+                view["screenshot"] = os.path.join(args.shots, "issue-%s.png" % name)
+                browser.save_screenshot(view["screenshot"])
             out[name] = view
         finally:
             browser.quit()
