@@ -59,6 +59,14 @@ public enum DebugFileScanner {
         return (walk.files.sorted { $0.label < $1.label }, walk.skipped)
     }
 
+    /// `path` with each run of `/` made one (`build//app` → `build/app`; `/` stays `/`).
+    static func collapsingSlashes(_ path: String) -> String {
+        var out = ""
+        out.reserveCapacity(path.utf8.count)
+        for character in path where !(character == "/" && out.last == "/") { out.append(character) }
+        return out
+    }
+
     /// The state of one scan.
     struct Walk {
         let limits: Limits
@@ -74,7 +82,9 @@ public enum DebugFileScanner {
             self.scratch = scratch
         }
 
-        mutating func visit(argument path: String) {
+        mutating func visit(argument given: String) {
+            // `"$OUT/"` with OUT=build/ is `build//`: the same folder, shown and joined as `build/`.
+            let path = DebugFileScanner.collapsingSlashes(given)
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
                 skipped.append(Skipped(path: path, reason: "no such file or folder"))

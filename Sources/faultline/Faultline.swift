@@ -15,6 +15,38 @@ struct Faultline: AsyncParsableCommand {
             Serve.self, Projects.self, AdminToken.self, Issues.self, Crashes.self, Alerts.self, Render.self,
             Compact.self, Migrate.self, Backup.self, Restore.self,
         ])
+
+    /// Parses and runs a command, as ArgumentParser's own `main` does, except for a `ValidationError` thrown by a
+    /// subcommand's `run()`: ArgumentParser no longer knows which subcommand ran and prints the top-level usage
+    /// (`faultline <subcommand>`), which tells the user nothing; this prints that subcommand's usage.
+    static func main() async {
+        let parsed: any ParsableCommand
+        do {
+            parsed = try parseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            var command = parsed
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as ValidationError {
+            // `usage` is "faultline alerts configure <project> [--webhook <webhook>] …": the command is its first words.
+            let usage = usageString(for: type(of: parsed))
+            let path = usage.split(separator: " ").prefix {
+                !$0.hasPrefix("[") && !$0.hasPrefix("<") && !$0.hasPrefix("-")
+            }
+            Console.write(
+                "Error: \(error.message)\nUsage: \(usage)\n  See '\(path.joined(separator: " ")) --help' for more information.\n",
+                fd: 2)
+            exit(withError: ExitCode.validationFailure)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Where the data is, shared by every command that opens it: the data folder (SQLite), or a PostgreSQL database and

@@ -31,7 +31,7 @@ struct Projects: AsyncParsableCommand {
 
         @Option(
             help:
-                "The address SDKs reach the server at, for the Sentry DSN (env FAULTLINE_PUBLIC_URL; default http://127.0.0.1:8080)."
+                "The address SDKs reach the server at, for the Sentry DSN (env FAULTLINE_PUBLIC_URL; default: the address the server last listened on, recorded in the data folder, else http://127.0.0.1:8080)."
         )
         var publicURL: String?
 
@@ -40,6 +40,7 @@ struct Projects: AsyncParsableCommand {
             let env = Environment.current
             let base =
                 try publicURL ?? env.url("FAULTLINE_PUBLIC_URL")
+                ?? ServerURLRecord.read(folder: dataOptions.filesFolder)
                 ?? "http://\(env.string("FAULTLINE_HOST") ?? "127.0.0.1"):\(try env.int("FAULTLINE_PORT", in: 0...65535) ?? 8080)"
             var rest = Substring(base)
             var scheme = "http"
@@ -68,11 +69,11 @@ struct Projects: AsyncParsableCommand {
         func run(on root: Composition) async throws {
             let credentials = try await root.projects.create(slug: ProjectSlug(slug)!, rateLimitPerSecond: rateLimit)
             if json {
-                let out: [String: String] = [
-                    "id": String(credentials.project.id.rawValue), "slug": slug, "ingest_key": credentials.ingestKey,
-                    "upload_token": credentials.uploadToken,
-                    "sentry_dsn": try dsn(key: credentials.ingestKey, project: credentials.project.id),
-                ]
+                // The id is a number, as the API and the DSN's last path segment have it.
+                let out = CreatedOut(
+                    id: credentials.project.id.rawValue, slug: slug, ingestKey: credentials.ingestKey,
+                    uploadToken: credentials.uploadToken,
+                    sentryDSN: try dsn(key: credentials.ingestKey, project: credentials.project.id))
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(out), as: UTF8.self))
@@ -83,6 +84,18 @@ struct Projects: AsyncParsableCommand {
                 print("sentry dsn:   \(try dsn(key: credentials.ingestKey, project: credentials.project.id))")
                 print("Keep these now: only their hashes are stored.")
             }
+        }
+    }
+
+    /// What `projects create --json` prints.
+    struct CreatedOut: Encodable {
+        var id: Int64
+        var slug: String
+        var ingestKey: String
+        var uploadToken: String
+        var sentryDSN: String
+        enum CodingKeys: String, CodingKey {
+            case id, slug, ingestKey = "ingest_key", uploadToken = "upload_token", sentryDSN = "sentry_dsn"
         }
     }
 

@@ -149,6 +149,10 @@ struct Serve: AsyncParsableCommand {
     static func announce(port: Int, settings: ServeSettings, data: Composition) {
         let folder = data.sqliteDatabase != nil ? data.folder : "\(data.engineDescription), files: \(data.folder)"
         let note = settings.publicDashboard ? "no login" : "log in with the admin token"
+        // Recorded before the lines: whoever waits for them can read it (`projects create`'s DSN).
+        ServerURLRecord.write(
+            ServerURLRecord.url(host: settings.host, port: port, publicURL: settings.server.publicURL),
+            folder: data.folder)
         Console.write("Faultline listening on http://\(settings.host):\(port)/ (data: \(folder))\n")
         Console.write("Dashboard: http://\(settings.host):\(port)/ (\(note))\n")
     }

@@ -167,7 +167,7 @@ import Testing
                 (try? String(contentsOfFile: missing, encoding: .utf8))?.contains(Self.appUUID) == true
             })
         let missingHTML = try String(contentsOfFile: missing, encoding: .utf8)
-        #expect(missingHTML.contains("<h3>Release com.example.shop@2.3.0+417</h3>"))
+        #expect(missingHTML.contains("<h3>Release 2.3.0</h3>"))
         #expect(missingHTML.contains("dSYM for <code class=\"build-id\">\(Self.appUUID)</code> (Shop): no dSYM"))
     }
 }

@@ -205,7 +205,8 @@ public struct IssueListRequest: Hashable, Sendable {
             guard !release.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
                 throw IssueListRequestError(field: "release", message: "a release holds no control characters")
             }
-            filter.release = release
+            // One release, however it is written (`ReleaseName`): `2.0 (1)` lists release 2.0.
+            filter.release = release.isEmpty ? release : ReleaseName.release(of: release)
         }
         var page = 1
         if let raw = value("page") {

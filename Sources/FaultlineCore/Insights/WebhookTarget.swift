@@ -42,9 +42,16 @@ public struct WebhookTarget: Sendable, Equatable {
     /// Parses `url`; throws ``WebhookTargetProblem`` (`invalidURL`) when it is not a plain http(s) URL with a host.
     public static func parse(_ url: String) throws(WebhookTargetProblem) -> WebhookTarget {
         let bad = WebhookTargetProblem(.invalidURL, "must be an absolute http:// or https:// URL with a host name")
-        guard !url.isEmpty, url.utf8.count <= 2048,
-            url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "\\") })
-        else { throw bad }
+        guard !url.isEmpty, url.utf8.count <= 2048 else { throw bad }
+        if let character = url.first(where: { !(0x21..<0x7f).contains($0.asciiValue ?? 0) || $0 == "\\" }) {
+            // Name it: a literal `…` copied from an example is the usual one, and "not a URL" alone does not say so.
+            let code = character.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) }
+            let shown = character.isASCII ? "" : "\"\(character)\" "
+            throw WebhookTargetProblem(
+                .invalidURL,
+                "holds \(shown)(\(code.joined(separator: " "))), which a URL may not: give the whole URL, not a shortened one"
+            )
+        }
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
             scheme == "http" || scheme == "https",
             var host = parsed.host(percentEncoded: false)?.lowercased(), !host.isEmpty

@@ -54,8 +54,9 @@ final class ServerProcess: @unchecked Sendable {
     ) {
         let result = try await run(["projects", "create", slug, "--data", folder, "--json"] + extra)
         guard result.status == 0,
-            let json = try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: String],
-            let ingest = json["ingest_key"], let upload = json["upload_token"], let id = json["id"].flatMap(Int.init)
+            let json = try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: Any],
+            let ingest = json["ingest_key"] as? String, let upload = json["upload_token"] as? String,
+            let id = json["id"] as? Int
         else { throw TestFailure("projects create failed: \(result)") }
         return (ingest, upload, id)
     }
