@@ -1,10 +1,11 @@
+import AsyncHTTPClient
 import Foundation
 import TestSupport
 import Testing
 
 /// `faultline projects configure --crash-free-users-target/--crash-free-sessions-target`: the real CLI on a real data
-/// folder sets a project's targets, prints them, refuses a value outside 0–100, and `faultline render` shows the rates
-/// against them.
+/// folder sets a project's targets, prints them, refuses a value outside 0–100, `faultline render` shows the rates
+/// against them, and the read API's health and releases answer them.
 @Suite(.serialized, .tags(.endToEnd), .provisioned) struct CrashFreeTargetsEndToEndTests {
     func configure(_ slug: String, in folder: String, _ options: [String]) async throws -> [String: Any] {
         let result = try await ServerProcess.run(["projects", "configure", slug, "--data", folder, "--json"] + options)
@@ -15,7 +16,7 @@ import Testing
     @Test func theTargetsAreSetPerProjectPrintedCheckedAndShown() async throws {
         let folder = ServerProcess.newFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        _ = try await ServerProcess.createProject("shop", in: folder)
+        let shop = try await ServerProcess.createProject("shop", in: folder)
         _ = try await ServerProcess.createProject("plain", in: folder)
 
         // A new project has the defaults.
@@ -61,5 +62,18 @@ import Testing
         #expect(overview.contains("<dt>Crash-free users target</dt><dd>98 %</dd>"))
         #expect(overview.contains("<dt>Crash-free sessions target</dt><dd>99.95 %</dd>"))
         #expect(overview.contains("no data (0 users) <span class=\"target-mark target-none\">"))
+
+        // The read API gives them beside the rates.
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let http = HTTP(client: HTTPClient.shared)
+        for path in ["/api/v1/releases", "/api/v1/health?days=7"] {
+            let answer = try await http.send(
+                .GET, server.baseURL + path, headers: [("Authorization", "Bearer \(shop.upload)")])
+            #expect(answer.status == 200, "\(path)")
+            let targets = answer.json["targets"] as? [String: Any]
+            #expect(targets?["crash_free_users"] as? Double == 98, "\(path): \(answer.json)")
+            #expect(targets?["crash_free_sessions"] as? Double == 99.95, "\(path): \(answer.json)")
+        }
     }
 }

@@ -103,7 +103,7 @@ struct InsightsController {
         return HealthOut(
             project: project.slug.rawValue, release: release, days: trend.days.map(DayOut.init),
             total: SliceOut(trend.total),
-            previous: SliceOut(trend.previous))
+            previous: SliceOut(trend.previous), targets: TargetsOut(project.targets))
     }
 
     @Sendable func releases(_ request: Request, context: ReaderContext) async throws -> ReleasesOut {
@@ -111,7 +111,8 @@ struct InsightsController {
         let limit = try Self.limit(request, default: 50, max: 500)
         return ReleasesOut(
             releases: try await insights.releases(project: project.id, now: clock.now(), limit: limit).map(
-                ReleaseOut.init))
+                ReleaseOut.init),
+            targets: TargetsOut(project.targets))
     }
 
     @Sendable func topIssues(_ request: Request, context: ReaderContext) async throws -> TopOut {

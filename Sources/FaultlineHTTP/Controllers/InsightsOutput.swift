@@ -161,6 +161,21 @@ struct HealthOut: ResponseEncodable {
     /// Sessions over the window (users are per day only: a user of two days is one user).
     var total: SliceOut
     var previous: SliceOut
+    /// The project's crash-free targets, which the rates are judged against.
+    var targets: TargetsOut
+}
+
+/// A project's crash-free targets in percent: `{"crash_free_users": 99.5, "crash_free_sessions": 99.9}`.
+struct TargetsOut: Codable {
+    var crashFreeUsers: Double
+    var crashFreeSessions: Double
+    enum CodingKeys: String, CodingKey {
+        case crashFreeUsers = "crash_free_users", crashFreeSessions = "crash_free_sessions"
+    }
+    init(_ targets: CrashFreeTargets) {
+        crashFreeUsers = targets.users
+        crashFreeSessions = targets.sessions
+    }
 }
 
 struct ReleaseOut: Codable {
@@ -188,6 +203,8 @@ struct ReleaseOut: Codable {
 
 struct ReleasesOut: ResponseEncodable {
     var releases: [ReleaseOut]
+    /// The project's crash-free targets, which each release's rates are judged against.
+    var targets: TargetsOut
 }
 
 struct TopOut: ResponseEncodable {
