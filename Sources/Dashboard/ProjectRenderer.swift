@@ -31,6 +31,8 @@ struct ProjectRenderer {
         var issueIDs: Set<IssueID>
         /// The top issues of the releases compared on the releases page, filled as their pages are rendered.
         var releaseTop: [String: [TopIssue]] = [:]
+        /// The user-days of the compared releases in the last 7 days (their users' adoption), filled likewise.
+        var releaseUserDays: [String: Int] = [:]
         var releaseNames: Set<String> { Set(releases.map(\.release)) }
     }
 
@@ -74,9 +76,13 @@ struct ProjectRenderer {
     mutating func renderSummary(versions: Bool, write: Writer) async throws -> (ProjectIndexPage.Entry, PendingIssues) {
         var snapshot = try await read()
         for (index, row) in snapshot.releases.enumerated() {
-            let top = try await renderRelease(row, snapshot: snapshot, write: write)
+            let (top, daily) = try await renderRelease(row, snapshot: snapshot, write: write)
             snapshot.issueIDs.formUnion(top.map(\.issue.id))
-            if index < ReleaseComparison.defaultCount { snapshot.releaseTop[row.release] = top }
+            if index < ReleaseComparison.defaultCount {
+                snapshot.releaseTop[row.release] = top
+                snapshot.releaseUserDays[row.release] =
+                    HealthTrend.make(series: daily.days, last: today, length: 7).userDays.users
+            }
         }
         try await renderProjectPages(snapshot, write: write)
         var pending = PendingIssues(ids: snapshot.issueIDs.sorted(), versions: [:], releases: snapshot.releaseNames)
@@ -151,8 +157,10 @@ struct ProjectRenderer {
             issueIDs: Set(listed).union(issues.map(\.id)).union(top.flatMap { $0.issues.map(\.issue.id) }))
     }
 
-    /// Renders a release's page; returns its top issues (their pages must exist too).
-    mutating func renderRelease(_ row: ReleaseRow, snapshot: Snapshot, write: Writer) async throws -> [TopIssue] {
+    /// Renders a release's page; returns its top issues (their pages must exist too) and its daily health.
+    mutating func renderRelease(_ row: ReleaseRow, snapshot: Snapshot, write: Writer) async throws -> (
+        top: [TopIssue], daily: HealthTrend
+    ) {
         let window = TopIssueWindow.release(row.release)
         let top: [TopIssue]
         if let known = snapshot.top.first(where: { $0.window == window }) {
@@ -163,11 +171,12 @@ struct ProjectRenderer {
         }
         let daily = try await sources.insights.health(
             project: project.id, release: row.release, from: today.adding(-29), through: today)
+        let trend = HealthTrend.make(series: daily, last: today, length: 30)
         let page = ReleasePage(
-            slug: slug, row: row, trend: HealthTrend.make(series: daily, last: today, length: 30), top: top,
+            slug: slug, row: row, trend: trend, top: top,
             releases: snapshot.releaseNames, now: now, missing: snapshot.missing, targets: project.targets)
         try await emit(SitePaths.release(slug, row.release), page, as: "release", write: write)
-        return top
+        return (top, trend)
     }
 
     /// Renders the overview, the issue list, the releases list, the alerts and the missing debug files.
@@ -193,7 +202,9 @@ struct ProjectRenderer {
             csrfValue: DashboardForms.csrfPlaceholder, now: now)
         try await emit(SitePaths.issues(slug), list, as: "issues", write: write)
         let releasesPage = ReleasesPage(
-            slug: slug, releases: snapshot.releases, now: now, targets: project.targets, top: snapshot.releaseTop)
+            slug: slug, releases: snapshot.releases, now: now, targets: project.targets, top: snapshot.releaseTop,
+            userDays: snapshot.releaseUserDays,
+            totalUserDays: HealthTrend.make(series: snapshot.trend30.days, last: today, length: 7).userDays.users)
         try await emit(SitePaths.releases(slug), releasesPage, as: "releases", write: write)
         let alerts = AlertsPage(
             slug: slug, alerts: snapshot.alerts, issues: snapshot.issueIDs, releases: releases, now: now)

@@ -11,6 +11,8 @@ struct ReleaseComparison {
     struct Card {
         var release: ReleaseLink
         var adoptionText: String
+        /// The release's share of the project's user-days in the last 7 days.
+        var usersAdoptionText: String
         var crashFreeUsersText: String
         var usersTarget: TargetMarkView
         var crashFreeSessionsText: String
@@ -44,9 +46,12 @@ struct ReleaseComparison {
     ///   - top: each release's issues ranked by users affected (`TopIssueWindow.release`); the first crash among them
     ///     is the release's top crash. A release missing here shows no top crash.
     ///   - rendered: releases that have a page (their names link to it).
+    ///   - userDays: each release's user-days in the last 7 days (a user counts once a day), of the project's
+    ///     `totalUserDays`: its users' adoption beside its sessions'.
     init(
         releases: [ReleaseRow], top: [String: [TopIssue]], targets: CrashFreeTargets, slug: ProjectSlug,
-        from path: String, rendered: Set<String>, count: Int = Self.defaultCount
+        from path: String, rendered: Set<String>, userDays: [String: Int] = [:], totalUserDays: Int = 0,
+        count: Int = Self.defaultCount
     ) {
         let compared = Array(releases.prefix(max(0, count)))
         comparisonHeading =
@@ -58,6 +63,7 @@ struct ReleaseComparison {
             return Card(
                 release: ReleaseLink(row.release, slug: slug, from: path, rendered: rendered),
                 adoptionText: Format.adoption(row),
+                usersAdoptionText: Self.usersAdoption(userDays[row.release] ?? 0, of: totalUserDays),
                 crashFreeUsersText: Format.crashFreeUsers(row.health), usersTarget: users,
                 crashFreeSessionsText: Format.crashFreeSessions(row.health), sessionsTarget: sessions,
                 newIssues: row.newIssues,
@@ -72,5 +78,12 @@ struct ReleaseComparison {
                 noTopCrash: ranked.isEmpty ? "No issues" : "No crash among its top \(ranked.count) issues",
                 cardClass: users.isBelow || sessions.isBelow ? "release-card release-card-below" : "release-card")
         }
+    }
+
+    /// `18.20 % (182 of 1000 user-days in the last 7 days)`, or `no data (no users in the last 7 days)`.
+    static func usersAdoption(_ userDays: Int, of total: Int) -> String {
+        guard total > 0 else { return "no data (no users in the last 7 days)" }
+        let share = Double(min(userDays, total)) / Double(total)
+        return "\(formatRate(share)) (\(userDays) of \(Format.count(total, "user-day")) in the last 7 days)"
     }
 }

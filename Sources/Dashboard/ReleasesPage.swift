@@ -20,9 +20,10 @@ struct ReleasesPage {
     /// - Parameters:
     ///   - releases: newest first; the first `ReleaseComparison.defaultCount` are compared.
     ///   - top: the compared releases' issues ranked by users affected (their top crashes).
+    ///   - userDays: the compared releases' user-days in the last 7 days, of the project's `totalUserDays`.
     init(
         slug: ProjectSlug, releases: [ReleaseRow], now: Date, targets: CrashFreeTargets = CrashFreeTargets(),
-        top: [String: [TopIssue]] = [:]
+        top: [String: [TopIssue]] = [:], userDays: [String: Int] = [:], totalUserDays: Int = 0
     ) {
         let path = SitePaths.releases(slug)
         let rendered = Set(releases.map(\.release))
@@ -32,7 +33,8 @@ struct ReleasesPage {
             releases.isEmpty
             ? nil
             : ReleaseComparison(
-                releases: releases, top: top, targets: targets, slug: slug, from: path, rendered: rendered)
+                releases: releases, top: top, targets: targets, slug: slug, from: path, rendered: rendered,
+                userDays: userDays, totalUserDays: totalUserDays)
         releaseRows = releases.map {
             ReleaseRowView($0, slug: slug, from: path, rendered: rendered, targets: targets)
         }

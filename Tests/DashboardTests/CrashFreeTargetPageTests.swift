@@ -98,7 +98,8 @@ import Testing
         ]
         let comparison = ReleaseComparison(
             releases: Self.releases(), top: top, targets: CrashFreeTargets(), slug: Fixtures.demo.slug,
-            from: "demo/releases.html", rendered: ["2.4.0"])
+            from: "demo/releases.html", rendered: ["2.4.0"], userDays: ["2.4.0": 182, "2.4.1": 700],
+            totalUserDays: 1000)
         #expect(comparison.cards.map(\.release.releaseName) == ["3.0", "2.4.1", "2.4.0", "2.3.0", "2.2.0"])
         #expect(comparison.comparisonHeading == "The latest 5 releases side by side")
         let bad = comparison.cards[2]
@@ -107,6 +108,8 @@ import Testing
         #expect(bad.sessionsTarget.targetText == "below 99.9 % target")
         #expect(bad.cardClass == "release-card release-card-below")
         #expect(bad.newIssues == 3)
+        #expect(bad.usersAdoptionText == "18.20 % (182 of 1000 user-days in the last 7 days)")
+        #expect(comparison.cards[3].usersAdoptionText == "0.00 % (0 of 1000 user-days in the last 7 days)")
         let crash = try #require(bad.topCrash)
         #expect(crash.crashTitle == "SIGSEGV in Cart.total")
         #expect(crash.crashHref == "issues/11.html")
@@ -131,6 +134,7 @@ import Testing
             releases: Self.releases(), top: [:], targets: CrashFreeTargets(), slug: Fixtures.demo.slug,
             from: "demo/releases.html", rendered: [], count: 2)
         #expect(two.cards.count == 2)
+        #expect(two.cards[0].usersAdoptionText == "no data (no users in the last 7 days)")
         let one = ReleaseComparison(
             releases: Array(Self.releases().prefix(1)), top: [:], targets: CrashFreeTargets(), slug: Fixtures.demo.slug,
             from: "demo/releases.html", rendered: [])
@@ -183,6 +187,9 @@ import Testing
         #expect(releases.contains("no data (0 sessions) \(Self.mark("none", "99.9 % target"))"))
         #expect(releases.contains("<a href=\"issues/1.html\">Crash &lt;script&gt;"))  // the top crash, escaped
         #expect(releases.contains("9 users, 30 events in this release"))
+        // Users' adoption: the release's 5 days × 250 users of the project's 200 + 4 × 300 user-days this week.
+        #expect(releases.contains("89.29 % (1250 of 1400 user-days in the last 7 days)"))
+        #expect(releases.contains("0.00 % (0 of 1400 user-days in the last 7 days)"))
         // A release's page: its lifetime rates and its charts.
         let release = try #require(pages[SitePaths.release(Fixtures.demo.slug, Fixtures.release)])
         #expect(release.contains("99.07 % (43 of 4625 sessions crashed) \(below("below 99.9 % target"))"))
