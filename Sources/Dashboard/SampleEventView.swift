@@ -174,6 +174,10 @@ struct SampleEventView {
                     frame, number: frameIndex, slot: slots.flatMap { frameIndex < $0.count ? $0[frameIndex] : nil },
                     modules: modules, sources: inApp ? sources : [:])
                 view.inApp = inApp
+                // The event's line says the app symbolicated it all: the same words on every frame say nothing more.
+                if symbols?.state == .notNeeded, view.frameStatus == Self.statusText("client") {
+                    view.frameStatus = nil
+                }
                 return view
             }
             let walked = symbols?.walk.flatMap { index < $0.threads.count ? $0.threads[index] : nil }

@@ -181,6 +181,19 @@ import Testing
         #expect(IssueTitle.adds("index 4 of 3", to: "Fatal error: Index out of range", type: nil) == "index 4 of 3")
     }
 
+    @Test func framesOfAnEventTheAppSymbolicatedDoNotEachSaySo() {
+        var report = Fixtures.report
+        report.threads = [
+            ThreadInfo(name: "main", crashed: true, frames: [Frame(function: "f()", file: "a.c", line: 1)])
+        ]
+        let status = { (symbols: SymbolicatedReport?) in
+            SampleEventView(report: report, symbols: symbols).primaryThread?.frames.first?.frameStatus
+        }
+        #expect(status(SymbolicatedReport(state: .notNeeded, threads: [], missing: [])) == nil)
+        // Without a result yet the frame says where its name came from.
+        #expect(status(nil) == "symbolicated by the app")
+    }
+
     @Test func theWeekTrendCountsTheLastSevenDaysAgainstTheSevenBefore() {
         let today = Fixtures.today
         let days = [
