@@ -6,8 +6,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `<slug>/issues/<id>.html`: one issue with its activity, breakdowns, why it was grouped, its samples and the
-/// latest sample event in full.
+/// `<slug>/issues/<id>.html`: one issue, the crash first (docs/insights.md, "The issue page"): title, culprit, key
+/// numbers and status actions; the latest sample event in full (its error, the crashed thread's stack, breadcrumbs,
+/// keys, device, the other threads folded) with links to its own page; then activity, breakdowns, why it was
+/// grouped, the samples (each linked to its event page) and the note.
 struct IssuePage {
     /// The issue's activity in one release.
     struct ReleaseActivity {
@@ -223,7 +225,7 @@ struct IssuePage {
 
     static let dimensions: [(key: String, heading: String, header: String)] = [
         ("device", "Devices", "Device"), ("os", "Operating systems", "Operating system"),
-        ("environment", "Environments", "Environment"), ("user", "Users", "User"),
+        ("environment", "Environments", "Environment"), ("build", "Builds", "Build"), ("user", "Users", "User"),
     ]
 
     static func breakdowns(_ all: [String: [BreakdownEntry]]) -> [Breakdown] {
