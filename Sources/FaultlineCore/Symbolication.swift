@@ -405,7 +405,7 @@ public enum SymbolicationRules {
 /// What grouping decided for a report: its fingerprint and the values it adds to its issue's breakdowns.
 public struct GroupingInput: Sendable, Equatable {
     public var grouping: GroupingResult
-    /// Breakdown values by key (`device`, `os`, `environment`).
+    /// Breakdown values by key (`device`, `os`, `environment`, `build`).
     public var tags: [String: String]
     public init(grouping: GroupingResult, tags: [String: String]) {
         self.grouping = grouping
@@ -421,6 +421,8 @@ public struct GroupingInput: Sendable, Equatable {
             tags["os"] = report.device.osVersion.map { "\(os) \($0)" } ?? os
         }
         if let environment = report.environment, !environment.isEmpty { tags["environment"] = environment }
+        // The build beneath the release (`ReleaseName`), named with its release: build 240 of 2.4.0 is `2.4.0 (240)`.
+        if let build = report.build, let release = report.release { tags["build"] = "\(release) (\(build))" }
         return GroupingInput(grouping: Grouping.group(report, symbols: symbols, inApp: inApp), tags: tags)
     }
 }

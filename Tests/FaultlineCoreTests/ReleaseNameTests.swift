@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import FaultlineCore
@@ -45,5 +46,15 @@ import Testing
         #expect(app.releaseBuild == "240")
         #expect(AppInfo(version: "2.4.0 (240)").release == "2.4.0")
         #expect(AppInfo(build: "240").release == nil)
+    }
+
+    @Test func anIssueIsBrokenDownByTheBuildsBeneathItsReleases() {
+        var report = Report(
+            eventID: EventID("0c1d2e3f4a5b4c6d8e9fa0b1c2d3e4f5")!, kind: .crash,
+            timestamp: Date(timeIntervalSince1970: 1_790_000_000))
+        report.app = AppInfo(version: "com.example.app@2.4.0+240")
+        #expect(GroupingInput.make(report, symbols: nil).tags["build"] == "2.4.0 (240)")
+        report.app = AppInfo(version: "2.4.0")
+        #expect(GroupingInput.make(report, symbols: nil).tags["build"] == nil)
     }
 }

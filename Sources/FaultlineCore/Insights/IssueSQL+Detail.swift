@@ -70,7 +70,7 @@ extension IssueSQL {
     }
 
     /// The tags an issue is broken down by, besides its users (``userBreakdown(of:_:)``).
-    public static let breakdownKeys = ["device", "os", "environment"]
+    public static let breakdownKeys = ["device", "os", "environment", "build"]
 
     /// The top 10 values of tag `key` among the issue's events (ties in the database's order of text: PostgreSQL's
     /// collation, SQLite's bytes).
