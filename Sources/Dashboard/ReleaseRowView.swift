@@ -22,11 +22,16 @@ struct ReleaseRowView {
         lastSeen = TimeView(row.lastSeen)
         adoptionText = Format.adoption(row)
         sessionsTotal = row.health.sessions
-        crashFreeUsersText = Format.crashFreeUsers(row.health)
-        crashFreeSessionsText = Format.crashFreeSessions(row.health)
+        // A release with events but no sessions at all (an SDK that tracks none) has no rate to show, and says so.
+        let noSessions = row.health.sessions == 0
+        crashFreeUsersText = noSessions ? Self.noSessionData : Format.crashFreeUsers(row.health)
+        crashFreeSessionsText = noSessions ? Self.noSessionData : Format.crashFreeSessions(row.health)
         (usersTarget, sessionsTarget) = TargetMarkView.pair(row.health, targets: targets)
         abnormalSessions = row.health.abnormalSessions
         erroredSessions = row.health.erroredSessions
         newIssues = row.newIssues
     }
+
+    /// What a release without any sessions shows instead of a rate.
+    static let noSessionData = "no session data"
 }

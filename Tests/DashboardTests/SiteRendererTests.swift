@@ -84,7 +84,8 @@ struct SiteRendererTests {
         #expect(overview.contains("95.60 % (22 of 500 users crashed)"))
         #expect(overview.contains("30 of 1000 sessions of release"))  // the velocity alert in words
         let releases = try #require(pages["demo/releases.html"])
-        #expect(releases.contains("<td>no data (0 sessions) <span class=\"target-mark"))
+        // A release without any sessions says so instead of showing a rate.
+        #expect(releases.contains("<td>no session data <span class=\"target-mark"))
         // Every "NN.NN %" on the site is followed by its counts, a window change, or an alert's threshold.
         for (path, html) in pages where path.hasSuffix(".html") {
             for match in html.matches(of: #/\d+\.\d\d %(.{0,12})/#) {
