@@ -91,6 +91,12 @@ enum Format {
         return "\(day) \(pad(seconds / 3600)):\(pad(seconds / 60 % 60)) UTC"
     }
 
+    /// `05:08:41 UTC`: the time of day to the second (how fresh a "still being processed" notice is).
+    static func clockTime(_ date: Date) -> String {
+        let (_, seconds) = split(date)
+        return "\(pad(seconds / 3600)):\(pad(seconds / 60 % 60)):\(pad(seconds % 60)) UTC"
+    }
+
     private static func split(_ date: Date) -> (DayNumber, Int) {
         let day = DayNumber(date)
         let seconds = Int((date.timeIntervalSince1970 - day.start.timeIntervalSince1970).rounded(.down))

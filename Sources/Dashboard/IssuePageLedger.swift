@@ -24,6 +24,7 @@ public final class IssuePageLedger: Sendable {
     private let releases = Mutex<[ProjectID: Set<String>]>([:])
     private let renders = Atomic<Int>(0)
     private let marksRead = Atomic<Int>(0)
+    private let notice = Atomic<Bool>(false)
     private let pageTail: @Sendable (String) -> [UInt8]?
 
     /// - Parameter pageTail: the last ``markBytes`` bytes (fewer in a shorter file) of the site folder's file at a
@@ -68,6 +69,25 @@ public final class IssuePageLedger: Sendable {
     func forget(_ path: String) {
         renders.add(1, ordering: .relaxed)
         pages.withLock { $0[path] = nil }
+    }
+
+    /// The page at `path` was drawn with the "still being processed" notice: not current (its file has no mark
+    /// either), and the render after the backlog is gone must draw every issue page again (``takeNoticeDrawn()``).
+    func drewNotice(_ path: String) {
+        forget(path)
+        notice.store(true, ordering: .releasing)
+    }
+
+    /// Whether an issue page was drawn with the "still being processed" notice since the last call: the next render
+    /// without it then renders every issue page (an incremental render would leave the notice on pages whose issue
+    /// does not change again).
+    public func takeNoticeDrawn() -> Bool {
+        notice.exchange(false, ordering: .acquiringAndReleasing)
+    }
+
+    /// Says again that pages drawn with the notice are still there (a full render that was cut short).
+    public func keepNoticeDrawn() {
+        notice.store(true, ordering: .releasing)
     }
 
     func releaseNames(_ project: ProjectID) -> Set<String>? {

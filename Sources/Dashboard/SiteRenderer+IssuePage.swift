@@ -22,11 +22,30 @@ extension SiteRenderer {
         _ issue: IssueID, of project: Project, sources: DashboardSources, now: Date, ledger: IssuePageLedger? = nil,
         write: @escaping @Sendable (String, String) async throws -> Void
     ) async throws {
+        var templates = self.templates
+        templates.notice = try await ProcessingNotice.read(sources, now: now)
         var renderer = ProjectRenderer(
             templates: templates, limits: limits, sources: sources, project: project, now: now, since: nil)
         // The release links of the page point at rendered release pages only: the same list a full render uses.
         let releases = try await releaseNames(of: project, sources: sources, now: now, ledger: ledger)
-        try await renderer.renderIssue(issue, releases: releases, ledger: ledger, write: write)
+        let marks = try await trendingMarks(of: project, insights: sources.insights, now: now)
+        try await renderer.renderIssue(issue, releases: releases, marks: marks, ledger: ledger, write: write)
+    }
+
+    /// The project's trending issues now: one read of its newest alerts (the same ones a summary render reads).
+    func trendingMarks(of project: Project, insights: any InsightsReader, now: Date) async throws -> TrendingMarks {
+        TrendingMarks(try await insights.alerts(project: project.id, limit: limits.alerts), now: now)
+    }
+
+    /// The page served (with a 404) for an issue number that has no issue and no page: "does not exist (yet)", with
+    /// the "still being processed" notice while reports wait (one of them may become this issue).
+    public func missingIssuePage(_ issue: IssueID, of project: Project, sources: DashboardSources, now: Date)
+        async throws -> String
+    {
+        var templates = self.templates
+        templates.notice = try await ProcessingNotice.read(sources, now: now)
+        return try templates.render(
+            IssueGonePage(slug: project.slug, id: issue, now: now, notYet: true), as: "issue_gone")
     }
 
     /// The release pages an issue page may link to: those of the last summary render, else read now.
@@ -67,7 +86,11 @@ extension SiteRenderer {
     ) async throws -> IssuePageRefresh {
         let path = SitePaths.issue(project.slug, issue)
         if let version = try await sources.insights.issueVersion(issue, project: project.id) {
-            if pageExists, ledger.isCurrent(path, .page(version), stamp: stamp) { return .current }
+            // The version folds in a velocity alert: a page rendered before the alert fired is not current.
+            let marks = try await trendingMarks(of: project, insights: sources.insights, now: now)
+            if pageExists, ledger.isCurrent(path, .page(marks.version(version, of: issue)), stamp: stamp) {
+                return .current
+            }
         } else {
             if !pageExists { return .absent }
             if ledger.isCurrent(path, .gone, stamp: stamp) { return .current }

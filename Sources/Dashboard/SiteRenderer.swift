@@ -138,6 +138,8 @@ public struct SiteRenderer: Sendable {
         public var issuePagesCurrent: Int
         /// False when the cycle left issue pages to a later one (``Cycle/stopIssuePages``).
         public var complete: Bool
+        /// The reports the pages said were still being processed (0: no notice drawn).
+        public var processing: Int = 0
     }
 
     /// Renders like ``render(sources:now:since:write:)``, in two passes: first every project's summary pages and
@@ -147,6 +149,8 @@ public struct SiteRenderer: Sendable {
         sources: DashboardSources, now: Date, since: Date?, cycle: Cycle,
         write: @Sendable (String, String) async throws -> Void
     ) async throws -> CycleResult {
+        var templates = self.templates
+        templates.notice = try await ProcessingNotice.read(sources, now: now)
         try await write(SitePaths.stylesheet, templates.stylesheet)
         var written = 1
         var entries: [ProjectIndexPage.Entry] = []
@@ -165,7 +169,8 @@ public struct SiteRenderer: Sendable {
         written += 1
         cycle.summariesWritten()
         var result = CycleResult(
-            pages: written, summaryPages: written, issuePages: 0, issuePagesCurrent: 0, complete: true)
+            pages: written, summaryPages: written, issuePages: 0, issuePagesCurrent: 0, complete: true,
+            processing: templates.notice?.pending ?? 0)
         for (renderer, issues) in pending {
             var renderer = renderer
             let before = renderer.written

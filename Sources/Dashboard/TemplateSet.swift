@@ -16,6 +16,7 @@ struct TemplateSet: Sendable {
         "layout", "index", "overview", "issues", "issue", "issue_gone", "releases", "release", "alerts",
         "missing_debug_files", "login", "chart", "top_issues", "issue_cell", "release_table", "release_name",
         "alert_list", "event", "trend", "search", "event_page", "frame_list", "target", "thread_frames", "event_nav",
+        "trending_issues",
     ]
 
     let library: MustacheLibrary
@@ -23,6 +24,8 @@ struct TemplateSet: Sendable {
     /// What issue pages name as their renderer (``IssuePageMark``): FNV-1a 64 of `build` and every template's name
     /// and text, so a page rendered by another program or from other templates is not taken as current.
     let stamp: String
+    /// The "still being processed" banner of every page this set renders (`processing` in `layout`); nil: none.
+    var notice: ProcessingNotice?
 
     /// Loads every `*.mustache` of `<web>/templates` and `<web>/static/style.css`.
     ///
@@ -59,7 +62,12 @@ struct TemplateSet: Sendable {
 
     /// Renders `model` with the template `name`.
     func render(_ model: Any, as name: String) throws -> String {
-        guard let html = library.render(MustacheTree.convert(model), withTemplate: name) else {
+        var tree = MustacheTree.convert(model)
+        if let notice, var fields = tree as? [String: Any] {
+            fields["processing"] = ["text": notice.text, "time": notice.time, "iso": notice.iso]
+            tree = fields
+        }
+        guard let html = library.render(tree, withTemplate: name) else {
             throw DashboardError(.renderFailed, "dashboard template not registered: \(name)")
         }
         return html

@@ -18,12 +18,16 @@ extension Composition {
         let symbolication = symbolicationStore
         let projects = self.projects
         let load = loadEvent
-        return DashboardSources(
+        let alerts = alertStore
+        var sources = DashboardSources(
             projects: { try await projects.all() }, insights: insights,
             missingDebugFiles: { try await symbolication.missingDebugFiles(project: $0, release: nil) },
             event: { summary in
                 try await load(summary.eventID, summary.project).map { ($0.report, $0.symbols) }
-            }, sourceContext: sourceContext)
+            }, sourceContext: sourceContext,
+            pendingReports: { try await symbolication.pendingCount(atMost: $0) })
+        sources.alertSettings = { try await alerts.settings(project: $0) }
+        return sources
     }
 
     /// Renders the dashboard into `out` (default: this folder's `site/`); `since == nil` renders every page and
@@ -43,6 +47,14 @@ extension Composition {
         stop: @escaping @Sendable () -> Bool = { false }
     ) async throws -> SiteRenderer.CycleResult {
         let writer = out.map { SitePublisher(root: $0) } ?? site
+        // Issue pages drawn with the "still being processed" notice are not current: the first cycle after the
+        // backlog is gone renders every issue page (an incremental one would leave the notice on issues that do not
+        // change again). While reports still wait, cycles stay incremental.
+        var noticeDrawn = false
+        if out == nil, try await symbolicationStore.pendingCount(atMost: 1) == 0 {
+            noticeDrawn = issuePages.takeNoticeDrawn()
+        }
+        let since = noticeDrawn ? nil : since
         let publish = writer.startRender()
         let written = WrittenPages()
         let cycle = SiteRenderer.Cycle(
@@ -54,6 +66,7 @@ extension Composition {
             written.insert(path)
         }
         if since == nil && result.complete { writer.removeStale(kept: written.paths) }
+        if noticeDrawn && !result.complete { issuePages.keepNoticeDrawn() }
         return result
     }
 
@@ -78,6 +91,13 @@ extension Composition {
         return try await renderer.refreshIssuePage(
             issue, of: project, sources: dashboardSources, now: clock.now(), ledger: issuePages, pageExists: exists,
             write: { try publish($0, $1) })
+    }
+
+    /// The page served for issue `issue` of project `slug` when it has none (`currentIssuePage` answered `.absent`):
+    /// "does not exist (yet)"; nil for an unknown project.
+    func missingIssuePage(with renderer: SiteRenderer, slug: ProjectSlug, issue: IssueID) async throws -> String? {
+        guard let project = try await projects.project(slug: slug) else { return nil }
+        return try await renderer.missingIssuePage(issue, of: project, sources: dashboardSources, now: clock.now())
     }
 
     /// The server-rendered search and event pages over this data folder, rendered with `renderer`.

@@ -183,12 +183,15 @@ public struct ServerAssembly: Sendable {
             guard let renderer else { return }
             try await data.renderIssuePage(with: renderer, project: project, issue: issue)
         }
-        var currentIssuePage: (@Sendable (ProjectSlug, IssueID) async throws -> Void)?
+        var currentIssuePage: (@Sendable (ProjectSlug, IssueID) async throws -> String?)?
         var issueListPage: IssueListRendering?
         var searchPages: SearchPages?
         if let renderer {
             currentIssuePage = { slug, issue in
-                _ = try await data.currentIssuePage(with: renderer, slug: slug, issue: issue)
+                guard try await data.currentIssuePage(with: renderer, slug: slug, issue: issue) == .absent else {
+                    return nil
+                }
+                return try await data.missingIssuePage(with: renderer, slug: slug, issue: issue)
             }
             issueListPage = { project, request, token in
                 try await renderer.issueListPage(

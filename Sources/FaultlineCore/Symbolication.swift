@@ -579,6 +579,10 @@ public protocol SymbolicationStore: Sendable {
     /// Reports with state `pending`, oldest first, with their attempt counts, leaving out `excluding` (the reports
     /// of a batch the worker has processed and not saved yet: its next batch is read while that one is saved).
     func pending(limit: Int, excluding: Set<Int64>) async throws -> [PendingSymbolication]
+    /// How many reports wait for symbolication and grouping (state `pending`), counted up to `atMost` (a larger
+    /// backlog answers `atMost`): what the dashboard's "still being processed" notice says. One read of the
+    /// `reports_pending_symbolication` index, bounded so that a storm's backlog costs no more than `atMost` rows.
+    func pendingCount(atMost: Int) async throws -> Int
     /// Durably counts one more symbolication attempt for each report (committed before returning, so that
     /// a process that dies while symbolicating them leaves the count behind). Saving a result without a
     /// `failure` resets the count.

@@ -69,8 +69,9 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     /// is sent back to shows it (a no-op without a renderer).
     public let refreshIssuePage: @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void
     /// Makes an issue's page in the site folder current before it is served (rendered when its issue changed
-    /// since the page was rendered); nil serves the site's files as they are.
-    public let currentIssuePage: (@Sendable (_ project: ProjectSlug, _ issue: IssueID) async throws -> Void)?
+    /// since the page was rendered); answers the HTML of a "does not exist (yet)" page when the issue has no issue
+    /// and no page (served with a 404). Nil serves the site's files as they are.
+    public let currentIssuePage: (@Sendable (_ project: ProjectSlug, _ issue: IssueID) async throws -> String?)?
     /// sentry-cli's chunk upload and assemble; nil leaves the `/api/0/` routes out.
     public let chunkUploads: ChunkUploadService?
     /// Dashboard login sessions and the failed-login limit.
@@ -92,7 +93,7 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
         alerts: any AlertStore, clock: any WallClock,
         loginPage: @escaping @Sendable (_ error: String?, _ next: String) -> String,
         refreshIssuePage: @escaping @Sendable (_ project: Project, _ issue: IssueID) async throws -> Void = { _, _ in },
-        currentIssuePage: (@Sendable (_ project: ProjectSlug, _ issue: IssueID) async throws -> Void)? = nil,
+        currentIssuePage: (@Sendable (_ project: ProjectSlug, _ issue: IssueID) async throws -> String?)? = nil,
         adminSessions: AdminSessionService, webhookResolver: any HostResolving,
         chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil, issueListPage: IssueListRendering? = nil,
         searchPages: SearchPages? = nil

@@ -409,6 +409,20 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         }
     }
 
+    public func pendingCount(atMost: Int) async throws -> Int {
+        let logger = database.logger
+        let limit = Int64(max(0, atMost))
+        return try await database.read { connection in
+            for try await count in try await connection.query(
+                "SELECT count(*) FROM (SELECT 1 FROM reports WHERE symbolication = 'pending' LIMIT \(limit)) p",
+                logger: logger
+            ).decode(Int.self) {
+                return count
+            }
+            return 0
+        }
+    }
+
     public func result(reportID: Int64) async throws -> (state: SymbolicationState, report: SymbolicatedReport?) {
         let logger = database.logger
         let row = try await database.read { connection -> (String, String?, Data?)? in

@@ -24,6 +24,16 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         self.database = database
     }
 
+    public func pendingCount(atMost: Int) async throws -> Int {
+        let limit = max(0, atMost)
+        return try await database.pool.read { db in
+            try Int.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT count(*) FROM (SELECT 1 FROM reports WHERE symbolication = 'pending' LIMIT ?)"),
+                arguments: [limit]) ?? 0
+        }
+    }
+
     /// Two queries for the whole batch: the pending rows, then each payload they are part of, once (a 20-report
     /// request body is one payload; its bytes are read and held once, shared by its reports).
     public func pending(limit: Int, excluding: Set<Int64>) async throws -> [PendingSymbolication] {

@@ -44,6 +44,10 @@ final class FakeSymbolicationStore: SymbolicationStore {
     func restart() { state.withLock { $0.dead = false } }
     var events: [String] { state.withLock { $0.events } }
 
+    func pendingCount(atMost: Int) async throws -> Int {
+        state.withLock { s in min(atMost, s.rows.values.filter { $0.state == .pending }.count) }
+    }
+
     func pending(limit: Int, excluding: Set<Int64>) async throws -> [PendingSymbolication] {
         state.withLock { s in
             s.rows.filter { $0.value.state == .pending && !excluding.contains($0.key) }.sorted { $0.key < $1.key }

@@ -18,14 +18,15 @@ import Foundation
 ///   that session's CSRF token in its forms (``DashboardForms``), and is not cached;
 /// - an issue page is made current before it is served (`currentIssuePage`: rendered when its issue changed since
 ///   the page was rendered), so a reader never waits for the render cycle to see an issue's new events. When that
-///   render fails (a full disk), the page there is served.
+///   render fails (a full disk), the page there is served. An issue with no page and no issue (a link opened before
+///   its reports were grouped) answers 404 with an HTML page that says it does not exist (yet).
 struct SiteFilesMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let files: FileMiddleware<Context, LocalFileSystem>
     let folder: String
-    let currentIssuePage: (@Sendable (ProjectSlug, IssueID) async throws -> Void)?
+    let currentIssuePage: (@Sendable (ProjectSlug, IssueID) async throws -> String?)?
 
-    init(folder: String, currentIssuePage: (@Sendable (ProjectSlug, IssueID) async throws -> Void)? = nil) {
+    init(folder: String, currentIssuePage: (@Sendable (ProjectSlug, IssueID) async throws -> String?)? = nil) {
         self.folder = folder
         self.currentIssuePage = currentIssuePage
         files = FileMiddleware(folder, searchForIndexHtml: true)
@@ -100,8 +101,11 @@ struct SiteFilesMiddleware: RouterMiddleware {
             }
             return Response(status: .movedPermanently, headers: [.location: target])
         }
-        if let currentIssuePage, let (slug, issue) = Self.issuePageTarget(decoded) {
-            try? await currentIssuePage(slug, issue)
+        if let currentIssuePage, let (slug, issue) = Self.issuePageTarget(decoded),
+            let missing = (try? await currentIssuePage(slug, issue)) ?? nil
+        {
+            // No such issue (yet), and no page of it: an HTML page that says so, not the API's JSON 404.
+            return Response.dynamicPage(missing, status: .notFound)
         }
         if let session = context.adminSession, let relative = Self.issuePage(decoded),
             let response = issuePage(relative, session: session)
