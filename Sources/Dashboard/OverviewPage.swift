@@ -26,6 +26,15 @@ struct OverviewPage {
         var tabLabel: String
     }
 
+    /// The top issues of one kind (crashes, non-fatal errors): a section with its own heading, holding a ranking for
+    /// each window. Kinds are ranked apart, so a non-fatal that reaches many users never outranks a crash.
+    struct KindGroup {
+        var kindAnchor: String
+        var kindHeading: String
+        var tabs: [Tab]
+        var sections: [TopIssueSection]
+    }
+
     /// Everything the page shows, gathered by the project renderer.
     struct Input {
         var slug: ProjectSlug
@@ -33,6 +42,7 @@ struct OverviewPage {
         var trend30: HealthTrend
         var trend90: HealthTrend
         var today: ReleaseHealth
+        /// Each window's rankings: every kind's ranking, one after the other (the page splits them by the issue's kind).
         var top: [(window: TopIssueWindow, issues: [TopIssue])]
         var releases: [ReleaseRow]
         var alerts: [Alert]
@@ -66,8 +76,9 @@ struct OverviewPage {
     var mutedIssues: Int
     var charts: [ChartBlock]
     var windows: [WindowSummary]
+    /// In-page links to each kind's rankings, crashes first.
     var tabs: [Tab]
-    var topSections: [TopIssueSection]
+    var kindGroups: [KindGroup]
     var releaseRows: [ReleaseRowView]
     var hasReleases: Bool
     var alertRows: [AlertView]
@@ -129,22 +140,10 @@ struct OverviewPage {
                 sessionsTarget: TargetMarkView(rate: trend.total.crashFreeSessions, target: targets.sessions),
                 otherSessions: "\(trend.total.abnormalSessions) abnormal, \(trend.total.erroredSessions) with errors")
         }
-        var sections: [TopIssueSection] = []
-        for (index, entry) in input.top.enumerated() {
-            let heading: String
-            switch entry.window {
-            case .last24Hours: heading = "Last 24 hours"
-            case .last7Days: heading = "Last 7 days"
-            case .release(let release): heading = "Latest release: \(release)"
-            }
-            sections.append(
-                TopIssueSection(
-                    anchor: "top-\(index + 1)", heading: heading, window: entry.window, issues: entry.issues,
-                    slug: slug,
-                    from: path, releases: input.renderedReleases))
+        kindGroups = TopIssueSection.kinds.map {
+            Self.kindGroup($0, top: input.top, slug: slug, from: path, releases: input.renderedReleases)
         }
-        topSections = sections
-        tabs = sections.map { Tab(tabHref: "#" + $0.anchor, tabLabel: $0.sectionHeading) }
+        tabs = kindGroups.map { Tab(tabHref: "#" + $0.kindAnchor, tabLabel: $0.kindHeading) }
         releaseRows = input.releases.map {
             ReleaseRowView($0, slug: slug, from: path, rendered: input.renderedReleases, targets: targets)
         }
@@ -175,5 +174,29 @@ struct OverviewPage {
             privacyMinidumps =
                 "Kept for the retention period, for download: their stack memory may hold secrets and environment strings"
         }
+    }
+
+    /// One kind's rankings, a section per window (`crashes-24h`, `non-fatal-release`…), headed one level below the
+    /// kind's heading.
+    static func kindGroup(
+        _ kind: ReportKind, top: [(window: TopIssueWindow, issues: [TopIssue])], slug: ProjectSlug, from path: String,
+        releases: Set<String>
+    ) -> KindGroup {
+        let anchor = TopIssueSection.anchor(kind)
+        let sections = top.map { entry in
+            let heading: String
+            let suffix: String
+            switch entry.window {
+            case .last24Hours: (heading, suffix) = ("Last 24 hours", "24h")
+            case .last7Days: (heading, suffix) = ("Last 7 days", "7d")
+            case .release(let release): (heading, suffix) = ("Latest release: \(release)", "release")
+            }
+            return TopIssueSection(
+                anchor: "\(anchor)-\(suffix)", heading: heading, headingLevel: 4, kind: kind, window: entry.window,
+                issues: entry.issues.filter { $0.issue.kind == kind }, slug: slug, from: path, releases: releases)
+        }
+        return KindGroup(
+            kindAnchor: anchor, kindHeading: TopIssueSection.heading(kind),
+            tabs: sections.map { Tab(tabHref: "#" + $0.anchor, tabLabel: $0.sectionHeading) }, sections: sections)
     }
 }

@@ -138,8 +138,7 @@ struct ProjectRenderer {
         }
         var top: [(window: TopIssueWindow, issues: [TopIssue])] = []
         for window in windows {
-            top.append(
-                (window, try await insights.topIssues(project: id, window: window, now: now, limit: limits.topIssues)))
+            top.append((window, try await ranked(window)))
         }
         // The rows of the first list page; the ids alone of every listed issue (those a full render makes pages for).
         let listed = try await insights.issueIDs(matching: IssueQuery(project: id, limit: limits.issues))
@@ -157,6 +156,17 @@ struct ProjectRenderer {
             issueIDs: Set(listed).union(issues.map(\.id)).union(top.flatMap { $0.issues.map(\.issue.id) }))
     }
 
+    /// The top issues of `window`, each kind ranked apart (at most `limits.topIssues` of each), crashes first: a
+    /// non-fatal that reaches many users must not push a crash out of the ranking.
+    func ranked(_ window: TopIssueWindow) async throws -> [TopIssue] {
+        var top: [TopIssue] = []
+        for kind in TopIssueSection.kinds {
+            top += try await sources.insights.topIssues(
+                project: project.id, window: window, kind: kind, now: now, limit: limits.topIssues)
+        }
+        return top
+    }
+
     /// Renders a release's page; returns its top issues (their pages must exist too) and its daily health.
     mutating func renderRelease(_ row: ReleaseRow, snapshot: Snapshot, write: Writer) async throws -> (
         top: [TopIssue], daily: HealthTrend
@@ -166,8 +176,7 @@ struct ProjectRenderer {
         if let known = snapshot.top.first(where: { $0.window == window }) {
             top = known.issues
         } else {
-            top = try await sources.insights.topIssues(
-                project: project.id, window: window, now: now, limit: limits.topIssues)
+            top = try await ranked(window)
         }
         let daily = try await sources.insights.health(
             project: project.id, release: row.release, from: today.adding(-29), through: today)
@@ -222,7 +231,7 @@ struct ProjectRenderer {
         guard let detail = try await sources.insights.issue(issueID, project: project.id, now: now) else {
             try await emit(
                 path, IssueGonePage(slug: slug, id: issueID, now: now), as: "issue_gone", mark: .gone, write: write)
-            record(path, .gone, in: ledger)
+            ledger?.record(path, .gone)
             return
         }
         var event: (report: Report, symbols: SymbolicatedReport?)?
@@ -237,20 +246,9 @@ struct ProjectRenderer {
             slug: slug, detail: detail, event: event, releases: releases, now: now, inApp: project.inApp,
             sourceExcerpts: excerpts)
         try await emit(path, page, as: "issue", mark: detail.version.map { .page($0) }, write: write)
-        // A reader that knows no versions: the page is rendered again whenever asked for (never stale).
-        record(path, detail.version.map { .page($0) }, in: ledger)
-    }
-
-    /// Records in `ledger` what the page at `path` was rendered from; a page drawn with the "still being processed"
-    /// notice, or from no known version, is not current (drawn again once the backlog is gone, or when asked for).
-    private func record(_ path: String, _ entry: IssuePageLedger.Entry?, in ledger: IssuePageLedger?) {
-        guard let ledger else { return }
-        if templates.notice != nil {
-            ledger.drewNotice(path)
-        } else if let entry {
-            ledger.record(path, entry)
-        } else {
-            ledger.forget(path)
+        if let ledger {
+            // A reader that knows no versions: the page is rendered again whenever asked for (never stale).
+            if let version = detail.version { ledger.record(path, .page(version)) } else { ledger.forget(path) }
         }
     }
 
@@ -259,10 +257,7 @@ struct ProjectRenderer {
         _ path: String, _ model: Any, as template: String, mark: IssuePageLedger.Entry? = nil, write: Writer
     ) async throws {
         var html = try templates.render(model, as: template)
-        // A page drawn with the "still being processed" notice carries no mark: it is never taken as current.
-        if let mark, templates.notice == nil, let text = IssuePageMark(stamp: templates.stamp, entry: mark).text {
-            html += text
-        }
+        if let mark, let text = IssuePageMark(stamp: templates.stamp, entry: mark).text { html += text }
         try await write(path, html)
         written += 1
     }

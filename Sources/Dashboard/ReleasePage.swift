@@ -24,7 +24,8 @@ struct ReleasePage {
     var erroredSessions: Int
     var newIssues: Int
     var charts: [ChartBlock]
-    var topSection: TopIssueSection
+    /// The release's top issues, a section per kind: crashes first, then non-fatal errors.
+    var topSections: [TopIssueSection]
     var releasesHref: String
     /// The release's issue list, served live (`../list?release=…`).
     var releaseIssuesHref: String
@@ -36,7 +37,8 @@ struct ReleasePage {
 
     /// - Parameters:
     ///   - trend: the release's own daily health over the chart's window.
-    ///   - top: the release's issues ranked by users affected.
+    ///   - top: the release's issues ranked by users affected within each kind (each kind's ranking, one after the
+    ///     other); the page shows each kind's apart.
     ///   - missing: the project's missing debug files (those of this release are named).
     ///   - targets: the project's crash-free targets, which every rate on the page is shown against.
     init(
@@ -62,9 +64,12 @@ struct ReleasePage {
             .health(id: "chart-users", metric: .users, scope: scope, trend: trend, target: targets.users),
             .health(id: "chart-sessions", metric: .sessions, scope: scope, trend: trend, target: targets.sessions),
         ]
-        topSection = TopIssueSection(
-            anchor: "top-issues", heading: "Top issues of this release", window: .release(row.release), issues: top,
-            slug: slug, from: path, releases: releases)
+        topSections = TopIssueSection.kinds.map { kind in
+            TopIssueSection(
+                anchor: TopIssueSection.anchor(kind), heading: TopIssueSection.heading(kind), kind: kind,
+                window: .release(row.release), issues: top.filter { $0.issue.kind == kind }, slug: slug, from: path,
+                releases: releases)
+        }
         releasesHref = SitePaths.relative(from: path, to: SitePaths.releases(slug))
         releaseIssuesHref =
             SitePaths.relative(from: path, to: SitePaths.issueList(slug)) + "?"

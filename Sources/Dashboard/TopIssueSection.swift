@@ -14,20 +14,25 @@ struct TopIssueRowView {
 struct TopIssueSection {
     var anchor: String
     var sectionHeading: String
+    /// The level of the section's heading (3 or 4), which the page sets by where the section sits in its outline.
+    var headingLevel: Int
     var tableCaption: String
     var rows: [TopIssueRowView]
     var hasRows: Bool
     /// Whether the ranking compares with the window before it (then the table has a trend column).
     var hasTrends: Bool
+    /// What the section says when the ranking is empty ("No crashes in this window.").
+    var emptyText: String
 
     init(
-        anchor: String, heading: String, window: TopIssueWindow, issues: [TopIssue], slug: ProjectSlug,
-        from path: String,
-        releases: Set<String>
+        anchor: String, heading: String, headingLevel: Int = 3, kind: ReportKind? = nil, window: TopIssueWindow,
+        issues: [TopIssue], slug: ProjectSlug, from path: String, releases: Set<String>
     ) {
         self.anchor = anchor
         sectionHeading = heading
-        tableCaption = "Top issues, \(window.label), by users affected"
+        self.headingLevel = headingLevel
+        tableCaption = "Top \(kind.map(Self.noun) ?? "issues"), \(window.label), by users affected"
+        emptyText = "No \(kind.map(Self.noun) ?? "issues") in this window."
         let before: String
         switch window {
         case .last24Hours: before = "the 24 hours"
@@ -44,5 +49,36 @@ struct TopIssueSection {
         }
         hasRows = !rows.isEmpty
         hasTrends = rows.contains { $0.usersTrend != nil }
+    }
+}
+
+extension TopIssueSection {
+    /// The kinds ranked apart, in the order pages show them: fatal crashes first (they end sessions and count
+    /// against crash-free rates), then non-fatal errors. Hangs are not a kind of their own yet: a client's hang or
+    /// ANR event files as the kind it was sent as.
+    static let kinds: [ReportKind] = [.crash, .nonfatal]
+
+    /// The plural a heading or caption names a kind's issues by.
+    static func noun(_ kind: ReportKind) -> String {
+        switch kind {
+        case .crash: "crashes"
+        case .nonfatal: "non-fatal errors"
+        }
+    }
+
+    /// A kind's heading ("Crashes").
+    static func heading(_ kind: ReportKind) -> String {
+        switch kind {
+        case .crash: "Crashes"
+        case .nonfatal: "Non-fatal errors"
+        }
+    }
+
+    /// The anchor of a kind's group of sections.
+    static func anchor(_ kind: ReportKind) -> String {
+        switch kind {
+        case .crash: "crashes"
+        case .nonfatal: "non-fatal"
+        }
     }
 }

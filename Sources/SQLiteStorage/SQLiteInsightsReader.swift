@@ -39,10 +39,13 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
 
     // MARK: Issues
 
-    public func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws -> [TopIssue]
-    {
+    public func topIssues(
+        project: ProjectID, window: TopIssueWindow, kind: ReportKind?, now: Date, limit: Int
+    ) async throws -> [TopIssue] {
         try await database.pool.read { db in
-            let top = try db.rows(IssueSQL.top(project: project, window: window, now: now, limit: limit, .sqlite)) {
+            let top = try db.rows(
+                IssueSQL.top(project: project, window: window, kind: kind, now: now, limit: limit, .sqlite)
+            ) {
                 try IssueSQL.topIssue($0, now: now)
             }
             // The window before, for the trend arrows: the ranked issues' reports of that window, read from the

@@ -28,8 +28,11 @@ struct FakeInsights: InsightsReader {
         Array(data(project).releases.prefix(limit))
     }
 
-    func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws -> [TopIssue] {
-        Array((data(project).top[window] ?? []).prefix(limit))
+    /// The window's fixed ranking, only the issues of `kind` when given.
+    func topIssues(project: ProjectID, window: TopIssueWindow, kind: ReportKind?, now: Date, limit: Int) async throws
+        -> [TopIssue]
+    {
+        Array((data(project).top[window] ?? []).filter { kind == nil || $0.issue.kind == kind }.prefix(limit))
     }
 
     /// The project's issues that pass `query`'s status, kind and regressed filters (releases are not modelled), in

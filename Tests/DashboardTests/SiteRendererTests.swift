@@ -115,8 +115,8 @@ struct SiteRendererTests {
         #expect(
             overview.contains(trend("worse", "▼", "down", "-0.57 pp", "(was 99.00 % (4 of 400 user-days crashed))")))
         // Top issues: more users than the window before is worse, fewer is better, none before is new.
-        let day = try #require(overview.range(of: "Last 24 hours</h3>")).upperBound
-        let week = try #require(overview.range(of: "Last 7 days</h3>")).upperBound
+        let day = try #require(overview.range(of: "Last 24 hours</h4>")).upperBound
+        let week = try #require(overview.range(of: "Last 7 days</h4>")).upperBound
         let dayTable = String(overview[day..<week])
         #expect(dayTable.contains(trend("worse", "▲", "up", "+6", "(3 users the 24 hours before)")))
         #expect(dayTable.contains(trend("worse", "▲", "new", "new", "(0 users the 24 hours before)")))

@@ -265,4 +265,48 @@ import Testing
             #expect(release.first?.previous == nil)
         }
     }
+
+    @Test(arguments: Engine.allCases) func topIssuesOfAKindRankOnlyThatKind(_ engine: Engine) async throws {
+        try await withStores(engine) { stores in
+            let (db, p) = try await setUp(stores)
+            let now = Date(timeIntervalSince1970: day0 + 10 * 86_400)
+            // Given a non-fatal ("timeout()") of 6 users, a crash ("segv()") of 3 and a crash ("abort()") of 1,
+            // all of release 2.4.0 and of today,
+            var rows: [(Int, String?, String?, Double, String?)] = []
+            for n in 0..<6 { rows.append((100 + n, "2.4.0", "t\(n)", 10 * 86_400 - 60, nil)) }
+            for n in 0..<3 { rows.append((200 + n, "2.4.0", "s\(n)", 10 * 86_400 - 60, nil)) }
+            rows.append((300, "2.4.0", "a0", 10 * 86_400 - 60, nil))
+            // (the first six rows are the non-fatal's)
+            let prepared = StoreRows.reports(rows).enumerated().map { index, prepared in
+                var prepared = prepared
+                if index < 6 { prepared.report.kind = .nonfatal }
+                return prepared
+            }
+            _ = try await db.ingest.commit([
+                .reports(ReportBatch(project: p.id, receivedAt: Date(), payload: payload, reports: prepared))
+            ])
+            for (n, _, _, _, _) in rows {
+                try await group(db, n, n < 200 ? "timeout()" : n < 300 ? "segv()" : "abort()")
+            }
+            let insights = db.insights
+            for window in [TopIssueWindow.last24Hours, .last7Days, .release("2.4.0")] {
+                // when ranked by kind, with room for one issue only,
+                let crash = try await insights.topIssues(
+                    project: p.id, window: window, kind: .crash, now: now, limit: 1)
+                let nonFatal = try await insights.topIssues(
+                    project: p.id, window: window, kind: .nonfatal, now: now, limit: 5)
+                let all = try await insights.topIssues(project: p.id, window: window, now: now, limit: 1)
+                // then the crash with the most users tops the crashes, whatever the non-fatal reached,
+                #expect(crash.map(\.issue.title) == ["crash in segv()"], "\(window)")
+                #expect(crash.map(\.users) == [3], "\(window)")
+                #expect(nonFatal.map(\.issue.kind) == [.nonfatal], "\(window)")
+                #expect(nonFatal.map(\.users) == [6], "\(window)")
+                // and without a kind every issue is ranked together, as before.
+                #expect(all.map(\.issue.kind) == [.nonfatal], "\(window)")
+            }
+            let week = try await insights.topIssues(project: p.id, window: .last7Days, kind: .crash, now: now, limit: 5)
+            #expect(week.map(\.users) == [3, 1])
+            #expect(week.map { $0.previous?.users } == [0, 0])
+        }
+    }
 }

@@ -47,6 +47,15 @@ public enum TopIssueWindow: Sendable, Equatable, Hashable {
     }
 }
 
+extension InsightsReader {
+    /// Issues of every kind ranked by users affected in `window`, then events.
+    public func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws
+        -> [TopIssue]
+    {
+        try await topIssues(project: project, window: window, kind: nil, now: now, limit: limit)
+    }
+}
+
 /// An issue ranked by the users it affected in a window.
 public struct TopIssue: Sendable, Equatable {
     public var issue: IssueSummary
@@ -187,8 +196,10 @@ public protocol InsightsReader: Sendable {
     func health(project: ProjectID, release: String?, from: DayNumber, through: DayNumber) async throws -> [DailyHealth]
     /// Releases of a project, newest first (at most `limit`).
     func releases(project: ProjectID, now: Date, limit: Int) async throws -> [ReleaseRow]
-    /// Issues ranked by users affected in `window`, then events.
-    func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws -> [TopIssue]
+    /// Issues ranked by users affected in `window`, then events; only issues of `kind` when given (crashes and
+    /// non-fatals are ranked apart: a timeout that reaches many users must not bury a crash).
+    func topIssues(project: ProjectID, window: TopIssueWindow, kind: ReportKind?, now: Date, limit: Int) async throws
+        -> [TopIssue]
     /// Issues matching `query`'s filters, in its order, from its offset, at most its limit.
     func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary]
     /// The ids of the issues `issues(matching:now:)` answers, in the same order: for a render that needs to know

@@ -83,40 +83,55 @@ public enum IssueSQL {
     // MARK: Top issues
 
     /// The top issues of `window`, most users first, then events: each row the issue's columns, then its users and
-    /// events in the window (``topIssue(_:now:)``).
+    /// events in the window (``topIssue(_:now:)``). With `kind`, only issues of that kind are ranked.
     public static func top(
-        project: ProjectID, window: TopIssueWindow, now: Date, limit: Int, _ dialect: SQLDialect
+        project: ProjectID, window: TopIssueWindow, kind: ReportKind? = nil, now: Date, limit: Int,
+        _ dialect: SQLDialect
     ) -> SQLStatement {
         var binds = SQLBinds(dialect)
         let limit = PageRequest(limit: limit, bound: PageRequest.maxTopIssues).limit
         let sql: String
         switch window {
         case .release(let release):
+            let ofKind = kind.map { " AND i.kind = \(binds.bind($0.rawValue))" } ?? ""
             sql = """
                 SELECT \(columns), ir.users, ir.events
                 FROM issue_releases ir JOIN issues i ON i.id = ir.issue_id
-                WHERE ir.release = \(binds.bind(release)) AND i.project_id = \(binds.bind(project.rawValue))
+                WHERE ir.release = \(binds.bind(release)) AND i.project_id = \(binds.bind(project.rawValue))\(ofKind)
                 ORDER BY ir.users DESC, ir.events DESC, i.id LIMIT \(binds.bind(limit))
                 """
         case .last24Hours, .last7Days:
             let from = now.addingTimeInterval(-(window.seconds ?? 0))
-            sql = """
-                WITH w AS (
-                    SELECT issue_id, count(DISTINCT user_key) AS window_users, count(*) AS window_events
+            let counted = """
+                SELECT issue_id, count(DISTINCT user_key) AS window_users, count(*) AS window_events
                     FROM reports WHERE project_id = \(binds.bind(project.rawValue))
                         AND occurred_at >= \(binds.bind(Millis.from(from)))
                         AND occurred_at <= \(binds.bind(Millis.from(now)))
                         AND issue_id IS NOT NULL
                     GROUP BY issue_id
-                    ORDER BY window_users DESC, window_events DESC, issue_id LIMIT \(binds.bind(limit)))
-                SELECT \(columns), w.window_users, w.window_events FROM w JOIN issues i ON i.id = w.issue_id
-                ORDER BY w.window_users DESC, w.window_events DESC, i.id
                 """
+            if let kind {
+                // The window's issues are counted from the covering index as without a kind; the kind is the
+                // issue's, so the ranking is cut after the join (one issue row read per issue of the window).
+                sql = """
+                    WITH w AS (\(counted))
+                    SELECT \(columns), w.window_users, w.window_events FROM w JOIN issues i ON i.id = w.issue_id
+                    WHERE i.kind = \(binds.bind(kind.rawValue))
+                    ORDER BY w.window_users DESC, w.window_events DESC, i.id LIMIT \(binds.bind(limit))
+                    """
+            } else {
+                sql = """
+                    WITH w AS (\(counted)
+                        ORDER BY window_users DESC, window_events DESC, issue_id LIMIT \(binds.bind(limit)))
+                    SELECT \(columns), w.window_users, w.window_events FROM w JOIN issues i ON i.id = w.issue_id
+                    ORDER BY w.window_users DESC, w.window_events DESC, i.id
+                    """
+            }
         }
         return SQLStatement(sql: sql, values: binds.values)
     }
 
-    /// A row of ``top(project:window:now:limit:_:)``; nil for an issue of a kind or status this build does not know.
+    /// A row of ``top(project:window:kind:now:limit:_:)``; nil for an issue of a kind or status this build does not know.
     public static func topIssue(_ row: some SQLRow, now: Date) throws -> TopIssue? {
         let next = columnNames.count
         return try summary(row, now: now).map {
