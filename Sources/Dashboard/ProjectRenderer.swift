@@ -231,7 +231,7 @@ struct ProjectRenderer {
         guard let detail = try await sources.insights.issue(issueID, project: project.id, now: now) else {
             try await emit(
                 path, IssueGonePage(slug: slug, id: issueID, now: now), as: "issue_gone", mark: .gone, write: write)
-            ledger?.record(path, .gone)
+            record(path, .gone, in: ledger)
             return
         }
         var event: (report: Report, symbols: SymbolicatedReport?)?
@@ -246,9 +246,20 @@ struct ProjectRenderer {
             slug: slug, detail: detail, event: event, releases: releases, now: now, inApp: project.inApp,
             sourceExcerpts: excerpts)
         try await emit(path, page, as: "issue", mark: detail.version.map { .page($0) }, write: write)
-        if let ledger {
-            // A reader that knows no versions: the page is rendered again whenever asked for (never stale).
-            if let version = detail.version { ledger.record(path, .page(version)) } else { ledger.forget(path) }
+        // A reader that knows no versions: the page is rendered again whenever asked for (never stale).
+        record(path, detail.version.map { .page($0) }, in: ledger)
+    }
+
+    /// Records in `ledger` what the page at `path` was rendered from; a page drawn with the "still being processed"
+    /// notice, or from no known version, is not current (drawn again once the backlog is gone, or when asked for).
+    private func record(_ path: String, _ entry: IssuePageLedger.Entry?, in ledger: IssuePageLedger?) {
+        guard let ledger else { return }
+        if templates.notice != nil {
+            ledger.drewNotice(path)
+        } else if let entry {
+            ledger.record(path, entry)
+        } else {
+            ledger.forget(path)
         }
     }
 
@@ -257,7 +268,10 @@ struct ProjectRenderer {
         _ path: String, _ model: Any, as template: String, mark: IssuePageLedger.Entry? = nil, write: Writer
     ) async throws {
         var html = try templates.render(model, as: template)
-        if let mark, let text = IssuePageMark(stamp: templates.stamp, entry: mark).text { html += text }
+        // A page drawn with the "still being processed" notice carries no mark: it is never taken as current.
+        if let mark, templates.notice == nil, let text = IssuePageMark(stamp: templates.stamp, entry: mark).text {
+            html += text
+        }
         try await write(path, html)
         written += 1
     }
