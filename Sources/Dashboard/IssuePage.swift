@@ -55,6 +55,10 @@ struct IssuePage {
     var statusBadge: Badge
     var signalBadges: [Badge]
     var hasSignals: Bool
+    /// The velocity alert's numbers when the issue is trending (``TrendingMarks``).
+    var trending: TrendingMarkView?
+    /// The project's alerts page, relative to this page.
+    var alertsHref: String
     var firstSeen: TimeView
     var lastSeen: TimeView
     var firstRelease: ReleaseLink?
@@ -107,9 +111,11 @@ struct IssuePage {
     ///   - releases: releases that have a page.
     ///   - inApp: the project's in-app rules (frame badges and folding).
     ///   - sourceExcerpts: source lines for the event's in-app frames.
+    ///   - trending: the issue's trending mark, nil when it is not trending.
     init(
         slug: ProjectSlug, detail: IssueDetail, event: (report: Report, symbols: SymbolicatedReport?)?,
-        releases: Set<String>, now: Date, inApp: InAppRules = .none, sourceExcerpts: [CodeLocation: SourceExcerpt] = [:]
+        releases: Set<String>, now: Date, inApp: InAppRules = .none, sourceExcerpts: [CodeLocation: SourceExcerpt] = [:],
+        trending: TrendingMarkView? = nil
     ) {
         let issue = detail.summary
         let path = SitePaths.issue(slug, issue.id)
@@ -124,6 +130,8 @@ struct IssuePage {
         statusBadge = .status(issue.status)
         signalBadges = Badge.signals(issue.signals)
         hasSignals = !signalBadges.isEmpty
+        self.trending = trending
+        alertsHref = SitePaths.relative(from: path, to: SitePaths.alerts(slug))
         firstSeen = TimeView(issue.firstSeen)
         lastSeen = TimeView(issue.lastSeen)
         firstRelease = issue.firstRelease.map(link)

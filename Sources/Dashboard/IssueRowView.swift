@@ -2,6 +2,7 @@ import FaultlineCore
 
 /// One issue in a list (the issues page, a top-issues table).
 struct IssueRowView {
+    var issueID: IssueID
     var issueHref: String
     var issueTitle: String
     var issueCulprit: String?
@@ -13,8 +14,14 @@ struct IssueRowView {
     var firstSeen: TimeView
     var lastSeen: TimeView
     var firstRelease: ReleaseLink?
+    /// The velocity alert's numbers when the issue is trending (``TrendingMarks``).
+    var trending: TrendingMarkView?
 
-    init(_ issue: IssueSummary, slug: ProjectSlug, from path: String, releases: Set<String>) {
+    init(
+        _ issue: IssueSummary, slug: ProjectSlug, from path: String, releases: Set<String>,
+        trending: TrendingMarks = TrendingMarks()
+    ) {
+        issueID = issue.id
         issueHref = SitePaths.relative(from: path, to: SitePaths.issue(slug, issue.id))
         issueTitle = issue.title.isEmpty ? "Issue \(issue.id.rawValue)" : issue.title
         issueCulprit = issue.culprit.flatMap { $0.isEmpty ? nil : $0 }
@@ -26,5 +33,6 @@ struct IssueRowView {
         firstSeen = TimeView(issue.firstSeen)
         lastSeen = TimeView(issue.lastSeen)
         firstRelease = issue.firstRelease.map { ReleaseLink($0, slug: slug, from: path, rendered: releases) }
+        self.trending = trending.mark(issue.id)
     }
 }

@@ -11,11 +11,18 @@ protocol MustacheFields {
 extension IssueRowView: MustacheFields {
     var mustacheFields: [(String, Any)] {
         [
-            ("issueHref", issueHref), ("issueTitle", issueTitle), ("issueCulprit", issueCulprit as Any),
+            ("issueID", issueID), ("issueHref", issueHref), ("issueTitle", issueTitle),
+            ("issueCulprit", issueCulprit as Any),
             ("issueKind", issueKind), ("statusBadge", statusBadge), ("signalBadges", signalBadges),
             ("totalEvents", totalEvents), ("totalUsers", totalUsers), ("firstSeen", firstSeen), ("lastSeen", lastSeen),
-            ("firstRelease", firstRelease as Any),
+            ("firstRelease", firstRelease as Any), ("trending", trending as Any),
         ]
+    }
+}
+
+extension TrendingMarkView: MustacheFields {
+    var mustacheFields: [(String, Any)] {
+        [("trendingShort", trendingShort), ("trendingLong", trendingLong), ("trendingSince", trendingSince)]
     }
 }
 

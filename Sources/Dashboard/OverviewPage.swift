@@ -56,6 +56,8 @@ struct OverviewPage {
         var minidumps: MinidumpRetention = .untilProcessed
         /// The project's crash-free targets: every rate on the page is shown against them.
         var targets: CrashFreeTargets = CrashFreeTargets()
+        /// The issues with a recent velocity alert, listed first ("Trending now").
+        var trending = TrendingMarks()
     }
 
     var chrome: PageChrome
@@ -89,6 +91,8 @@ struct OverviewPage {
     /// The releases page, which opens with the comparison of the latest releases.
     var compareHref: String
     var alertsHref: String
+    /// "Trending now": the issues with a recent velocity alert and its numbers.
+    var trending: TrendingSection
     var missingHref: String
     var privacyScrubbing: String
     var privacySafeFields: String
@@ -157,6 +161,7 @@ struct OverviewPage {
         releasesHref = SitePaths.relative(from: path, to: SitePaths.releases(slug))
         compareHref = releasesHref
         alertsHref = SitePaths.relative(from: path, to: SitePaths.alerts(slug))
+        trending = TrendingSection(input.trending, slug: slug, from: path, issues: input.renderedIssues)
         missingHref = SitePaths.relative(from: path, to: SitePaths.missingDebugFiles(slug))
         let privacy = input.privacy
         privacyScrubbing =

@@ -67,6 +67,8 @@ struct ProjectRenderer {
         var ids: [IssueID]
         var versions: [IssueID: IssueVersion]
         var releases: Set<String>
+        /// The trending issues (their pages carry the mark; their versions fold in the alert).
+        var marks = TrendingMarks()
     }
 
     /// Renders the project's summary pages (releases, overview, first issue-list page, releases list, alerts,
@@ -85,13 +87,23 @@ struct ProjectRenderer {
             }
         }
         try await renderProjectPages(snapshot, write: write)
-        var pending = PendingIssues(ids: snapshot.issueIDs.sorted(), versions: [:], releases: snapshot.releaseNames)
+        let marks = TrendingMarks(snapshot.alerts, now: now)
+        var pending = PendingIssues(
+            ids: snapshot.issueIDs.sorted(), versions: [:], releases: snapshot.releaseNames, marks: marks)
         if let since {
             pending.versions = try await sources.insights.issueVersions(project: project.id, changedSince: since)
+            // An issue whose velocity alert fired since then changed what its page shows, not the issue.
+            let alerted = marks.issues(since: since).filter { pending.versions[$0] == nil }
+            if !alerted.isEmpty {
+                pending.versions.merge(
+                    try await sources.insights.issueVersions(of: alerted, project: project.id)
+                ) { old, _ in old }
+            }
             pending.ids = pending.versions.keys.sorted()
         } else if versions {
             pending.versions = try await sources.insights.issueVersions(of: pending.ids, project: project.id)
         }
+        for (issue, version) in pending.versions { pending.versions[issue] = marks.version(version, of: issue) }
         let entry = ProjectIndexPage.Entry(
             slug: slug, today: snapshot.today, openIssues: snapshot.counts[.open] ?? 0, targets: project.targets)
         return (entry, pending)
@@ -116,7 +128,8 @@ struct ProjectRenderer {
                 skipped += 1
                 continue
             }
-            try await renderIssue(issueID, releases: pending.releases, ledger: ledger, write: write)
+            try await renderIssue(
+                issueID, releases: pending.releases, marks: pending.marks, ledger: ledger, write: write)
             rendered += 1
             // Low priority: requests (which render the pages they ask for) and other work go first.
             await Task.yield()
@@ -198,17 +211,18 @@ struct ProjectRenderer {
                 alerts: Array(snapshot.alerts.prefix(limits.overviewAlerts)), counts: snapshot.counts,
                 missingDebugFiles: snapshot.missing.count, renderedIssues: snapshot.issueIDs,
                 renderedReleases: releases, privacy: project.privacy, minidumps: project.minidumps,
-                targets: project.targets))
+                targets: project.targets, trending: TrendingMarks(snapshot.alerts, now: now)))
         try await emit(SitePaths.overview(slug), overview, as: "overview", write: write)
         // The first page of the default list; every other list and page is served live (`SiteRenderer.issueListPage`).
         let perPage = max(1, limits.issuesPerPage)
         let paging = IssueListPaging(
             total: max(snapshot.counts.values.reduce(0, +), snapshot.listedCount), perPage: perPage, page: 1)
-        let list = IssueListPage(
+        var list = IssueListPage(
             slug: slug, path: SitePaths.issues(slug), request: IssueListRequest(),
             issues: Array(snapshot.issues.prefix(perPage)),
             paging: paging, releaseChoices: snapshot.releases.map(\.release), renderedReleases: releases,
             csrfValue: DashboardForms.csrfPlaceholder, now: now)
+        list.mark(TrendingMarks(snapshot.alerts, now: now))
         try await emit(SitePaths.issues(slug), list, as: "issues", write: write)
         let releasesPage = ReleasesPage(
             slug: slug, releases: snapshot.releases, now: now, targets: project.targets, top: snapshot.releaseTop,
@@ -216,7 +230,8 @@ struct ProjectRenderer {
             totalUserDays: HealthTrend.make(series: snapshot.trend30.days, last: today, length: 7).userDays.users)
         try await emit(SitePaths.releases(slug), releasesPage, as: "releases", write: write)
         let alerts = AlertsPage(
-            slug: slug, alerts: snapshot.alerts, issues: snapshot.issueIDs, releases: releases, now: now)
+            slug: slug, alerts: snapshot.alerts, issues: snapshot.issueIDs, releases: releases, now: now,
+            settings: try await sources.alertSettings(project.id))
         try await emit(SitePaths.alerts(slug), alerts, as: "alerts", write: write)
         let missing = MissingDebugFilesPage(slug: slug, missing: snapshot.missing, now: now)
         try await emit(SitePaths.missingDebugFiles(slug), missing, as: "missing_debug_files", write: write)
@@ -224,9 +239,9 @@ struct ProjectRenderer {
 
     /// Renders one issue's page (a short "no longer exists" page when the issue is gone) and records in `ledger`
     /// the version it was rendered from.
-    mutating func renderIssue(_ issueID: IssueID, releases: Set<String>, ledger: IssuePageLedger?, write: Writer)
-        async throws
-    {
+    mutating func renderIssue(
+        _ issueID: IssueID, releases: Set<String>, marks: TrendingMarks, ledger: IssuePageLedger?, write: Writer
+    ) async throws {
         let path = SitePaths.issue(slug, issueID)
         guard let detail = try await sources.insights.issue(issueID, project: project.id, now: now) else {
             try await emit(
@@ -244,10 +259,11 @@ struct ProjectRenderer {
         }
         let page = IssuePage(
             slug: slug, detail: detail, event: event, releases: releases, now: now, inApp: project.inApp,
-            sourceExcerpts: excerpts)
-        try await emit(path, page, as: "issue", mark: detail.version.map { .page($0) }, write: write)
+            sourceExcerpts: excerpts, trending: marks.mark(issueID))
+        let version = detail.version.map { marks.version($0, of: issueID) }
+        try await emit(path, page, as: "issue", mark: version.map { .page($0) }, write: write)
         // A reader that knows no versions: the page is rendered again whenever asked for (never stale).
-        record(path, detail.version.map { .page($0) }, in: ledger)
+        record(path, version.map { .page($0) }, in: ledger)
     }
 
     /// Records in `ledger` what the page at `path` was rendered from; a page drawn with the "still being processed"

@@ -10,9 +10,9 @@ extension SiteRenderer {
     /// One page of one issue list of `project`, rendered live for `GET /{slug}/list?…`: the same page as the site's
     /// `issues.html`, for any status, kind, release and order, and any page of it.
     ///
-    /// Two reads through `insights`: the list's size (`issueCount`) and this page's issues (`issues` with the page's
+    /// Three reads through `insights`: the list's size (`issueCount`) and this page's issues (`issues` with the page's
     /// offset), both filtered and ordered by the database, so a page costs the same on a small project as on a large
-    /// one. A page past the end of the list is an empty page that says so and links back to the last page.
+    /// one; the third, the project's newest alerts, gives the rows' trending marks. A page past the end of the list is an empty page that says so and links back to the last page.
     ///
     /// - Parameters:
     ///   - project: whose issues (the only project read).
@@ -37,12 +37,14 @@ extension SiteRenderer {
                 matching: filter.query(project: project.id, offset: offset, limit: perPage), now: now)
         }
         let releases = try await insights.releases(project: project.id, now: now, limit: limits.releases).map(\.release)
-        let page = IssueListPage(
+        var page = IssueListPage(
             slug: project.slug, path: SitePaths.issueList(project.slug), request: request, issues: issues,
             paging: paging,
             releaseChoices: releases, renderedReleases: Set(releases),
             csrfValue: csrfToken ?? DashboardForms.csrfPlaceholder,
             now: nil)
+        // One read for the whole page: the trending marks of its rows.
+        page.mark(try await trendingMarks(of: project, insights: insights, now: now))
         return try templates.render(page, as: "issues")
     }
 }

@@ -318,5 +318,27 @@ import Testing
         #expect(reason["release_sessions"] == 50)
         #expect(reason["issue_users"] == 30)
         #expect(reason["share_percent"] == 60)
+
+        // The spike's issue is marked trending, with the alert's numbers, in the list, on its page and on the
+        // overview (the alert re-renders the dashboard); the noise's issue is not.
+        let spike = try #require(velocity.first?["issue_id"] as? Int)
+        let numbers = "30 of 50 sessions of 3.0 in 30 min (60 %), 30 users"
+        let site = folder + "/site/spiky/"
+        func page(_ path: String) -> String { (try? String(contentsOfFile: site + path, encoding: .utf8)) ?? "" }
+        #expect(
+            try await eventually {
+                page("index.html").contains(numbers) && page("issues.html").contains(numbers)
+                    && page("issues/\(spike).html").contains("trending-note")
+            }, "no trending mark: \(page("issues.html"))")
+        let rows = page("issues.html").components(separatedBy: "<tr")
+        #expect(rows.filter { $0.contains("badge-trending") }.count == 1)
+        #expect(rows.first { $0.contains("badge-trending") }?.contains("issues/\(spike).html") == true)
+        #expect(page("issues/\(spike).html").contains("above the 1 % threshold); 30 users affected"))
+        #expect(page("index.html").contains("Trending now"))
+        // No webhook was set: the Alerts page says nobody was told, and how to change that.
+        let alertsPage = page("alerts.html")
+        #expect(alertsPage.contains("No delivery channel is configured"))
+        #expect(alertsPage.contains("faultline alerts configure spiky --webhook URL"))
+        #expect(alertsPage.contains("Trending (velocity) (1)"))
     }
 }
