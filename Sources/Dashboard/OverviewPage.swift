@@ -196,9 +196,11 @@ struct OverviewPage {
             case .last7Days: (heading, suffix) = ("Last 7 days", "7d")
             case .release(let release): (heading, suffix) = ("Latest release: \(release)", "release")
             }
-            return TopIssueSection(
+            var section = TopIssueSection(
                 anchor: "\(anchor)-\(suffix)", heading: heading, headingLevel: 4, kind: kind, window: entry.window,
                 issues: entry.issues.filter { $0.issue.kind == kind }, slug: slug, from: path, releases: releases)
+            section.labelledBy = "\(anchor)-heading \(section.labelledBy)"
+            return section
         }
         return KindGroup(
             kindAnchor: anchor, kindHeading: TopIssueSection.heading(kind),

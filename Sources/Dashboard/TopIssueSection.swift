@@ -16,6 +16,9 @@ struct TopIssueSection {
     var sectionHeading: String
     /// The level of the section's heading (3 or 4), which the page sets by where the section sits in its outline.
     var headingLevel: Int
+    /// The ids of the headings that name the section (its own; on the overview the kind's too, so that "Last 24
+    /// hours" of the crashes and of the non-fatal errors are distinct landmarks).
+    var labelledBy: String
     var tableCaption: String
     var rows: [TopIssueRowView]
     var hasRows: Bool
@@ -31,6 +34,7 @@ struct TopIssueSection {
         self.anchor = anchor
         sectionHeading = heading
         self.headingLevel = headingLevel
+        labelledBy = anchor + "-heading"
         tableCaption = "Top \(kind.map(Self.noun) ?? "issues"), \(window.label), by users affected"
         emptyText = "No \(kind.map(Self.noun) ?? "issues") in this window."
         let before: String
