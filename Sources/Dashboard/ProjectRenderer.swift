@@ -194,9 +194,10 @@ struct ProjectRenderer {
         let daily = try await sources.insights.health(
             project: project.id, release: row.release, from: today.adding(-29), through: today)
         let trend = HealthTrend.make(series: daily, last: today, length: 30)
-        let page = ReleasePage(
+        var page = ReleasePage(
             slug: slug, row: row, trend: trend, top: top,
             releases: snapshot.releaseNames, now: now, missing: snapshot.missing, targets: project.targets)
+        page.mark(TrendingMarks(snapshot.alerts, now: now))
         try await emit(SitePaths.release(slug, row.release), page, as: "release", write: write)
         return (top, trend)
     }
@@ -204,7 +205,7 @@ struct ProjectRenderer {
     /// Renders the overview, the issue list, the releases list, the alerts and the missing debug files.
     mutating func renderProjectPages(_ snapshot: Snapshot, write: Writer) async throws {
         let releases = snapshot.releaseNames
-        let overview = OverviewPage(
+        var overview = OverviewPage(
             .init(
                 slug: slug, now: now, trend30: snapshot.trend30, trend90: snapshot.trend90, today: snapshot.today,
                 top: snapshot.top, releases: snapshot.releases,
@@ -212,6 +213,7 @@ struct ProjectRenderer {
                 missingDebugFiles: snapshot.missing.count, renderedIssues: snapshot.issueIDs,
                 renderedReleases: releases, privacy: project.privacy, minidumps: project.minidumps,
                 targets: project.targets, trending: TrendingMarks(snapshot.alerts, now: now)))
+        overview.mark(TrendingMarks(snapshot.alerts, now: now))
         try await emit(SitePaths.overview(slug), overview, as: "overview", write: write)
         // The first page of the default list; every other list and page is served live (`SiteRenderer.issueListPage`).
         let perPage = max(1, limits.issuesPerPage)

@@ -75,6 +75,30 @@ struct TrendingMarkView {
     }
 }
 
+extension TopIssueSection {
+    /// Sets the trending mark of each row (the section is built before the marks are known to it).
+    mutating func mark(_ marks: TrendingMarks) {
+        guard !marks.isEmpty else { return }
+        for index in rows.indices { rows[index].issue.trending = marks.mark(rows[index].issue.issueID) }
+    }
+}
+
+extension OverviewPage {
+    /// Sets the trending marks of the top-issues rows.
+    mutating func mark(_ marks: TrendingMarks) {
+        for group in kindGroups.indices {
+            for section in kindGroups[group].sections.indices { kindGroups[group].sections[section].mark(marks) }
+        }
+    }
+}
+
+extension ReleasePage {
+    /// Sets the trending marks of the top-issues rows.
+    mutating func mark(_ marks: TrendingMarks) {
+        for section in topSections.indices { topSections[section].mark(marks) }
+    }
+}
+
 extension IssueListPage {
     /// Sets the trending mark of each row.
     mutating func mark(_ marks: TrendingMarks) {

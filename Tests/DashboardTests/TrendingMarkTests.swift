@@ -25,13 +25,13 @@ struct TrendingMarkTests {
         let page1 = try #require(pages["demo/issues/1.html"])
         #expect(
             page1.contains(
-                "<p class=\"trending-note\" role=\"note\"><span class=\"badge badge-trending\">Trending:</span> 30 of 1000 sessions of release 1.0 "
+                "<p class=\"is-trending-note\" role=\"note\"><span class=\"badge badge-trending\">Trending:</span> 30 of 1000 sessions of release 1.0 "
             ))
         #expect(
             page1.contains("in 30 minutes (3 %, above the 1 % threshold); 28 users affected, 300 users on the release.")
         )
         #expect(page1.contains("<a href=\"../alerts.html\">all alerts</a>"))
-        #expect(!(try #require(pages["demo/issues/2.html"])).contains("trending-note"))
+        #expect(!(try #require(pages["demo/issues/2.html"])).contains("is-trending-note"))
 
         let overview = try #require(pages["demo/index.html"])
         #expect(overview.contains("<h2 id=\"trending-heading\">Trending now</h2>"))
@@ -43,6 +43,15 @@ struct TrendingMarkTests {
         let stabilityAt = try #require(overview.range(of: "id=\"health-heading\"")).lowerBound
         #expect(trendingAt < stabilityAt)
         #expect(!(try #require(pages["empty/index.html"])).contains("Trending now"))
+        // The top-issues tables of the overview and of a release mark the row too.
+        let topRows = overview.components(separatedBy: "<tr").compactMap { $0.components(separatedBy: "</tr>").first }
+            .filter { $0.contains("href=\"issues/1.html\"") }
+        #expect(!topRows.isEmpty && topRows.allSatisfy { $0.contains("badge-trending") })
+        let release = try #require(pages[SitePaths.release(Fixtures.demo.slug, Fixtures.release)])
+        let releaseRows = release.components(separatedBy: "<tr").compactMap {
+            $0.components(separatedBy: "</tr>").first
+        }.filter { $0.contains("issues/1.html") }
+        #expect(!releaseRows.isEmpty && releaseRows.allSatisfy { $0.contains("badge-trending") })
     }
 
     @Test("a velocity alert older than a day, or about no issue, marks nothing")

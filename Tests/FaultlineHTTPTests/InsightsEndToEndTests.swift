@@ -328,7 +328,7 @@ import Testing
         #expect(
             try await eventually {
                 page("index.html").contains(numbers) && page("issues.html").contains(numbers)
-                    && page("issues/\(spike).html").contains("trending-note")
+                    && page("issues/\(spike).html").contains("is-trending-note")
             }, "no trending mark: \(page("issues.html"))")
         let rows = page("issues.html").components(separatedBy: "<tr")
         #expect(rows.filter { $0.contains("badge-trending") }.count == 1)
