@@ -114,7 +114,8 @@ struct IssuePage {
     ///   - trending: the issue's trending mark, nil when it is not trending.
     init(
         slug: ProjectSlug, detail: IssueDetail, event: (report: Report, symbols: SymbolicatedReport?)?,
-        releases: Set<String>, now: Date, inApp: InAppRules = .none, sourceExcerpts: [CodeLocation: SourceExcerpt] = [:],
+        releases: Set<String>, now: Date, inApp: InAppRules = .none,
+        sourceExcerpts: [CodeLocation: SourceExcerpt] = [:],
         trending: TrendingMarkView? = nil
     ) {
         let issue = detail.summary
