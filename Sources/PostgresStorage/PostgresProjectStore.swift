@@ -97,53 +97,45 @@ public struct PostgresProjectStore: ProjectStore {
     }
 
     public func setPrivacy(_ settings: PrivacySettings, for project: ProjectID) async throws -> Bool {
-        let logger = database.logger
         let safe = StoredList.encode(settings.safeFields)
         let sensitive = StoredList.encode(settings.sensitiveFields)
-        return try await database.write { connection in
-            try await PostgresRows.count(
-                connection.query(
-                    """
-                    UPDATE projects SET scrubbing = \(settings.scrubbing), keep_ip_addresses = \(settings.keepIPAddresses),
-                        safe_fields = \(safe), sensitive_fields = \(sensitive),
-                        mask_emails_and_phones = \(settings.maskEmailsAndPhones)
-                    WHERE id = \(project.rawValue) RETURNING id
-                    """, logger: logger)) > 0
-        }
+        return try await updated(
+            """
+            UPDATE projects SET scrubbing = \(settings.scrubbing), keep_ip_addresses = \(settings.keepIPAddresses),
+                safe_fields = \(safe), sensitive_fields = \(sensitive),
+                mask_emails_and_phones = \(settings.maskEmailsAndPhones)
+            WHERE id = \(project.rawValue) RETURNING id
+            """)
     }
 
     public func setInAppRules(_ rules: InAppRules, for project: ProjectID) async throws -> Bool {
-        let logger = database.logger
         let include = StoredList.encode(rules.include)
         let exclude = StoredList.encode(rules.exclude)
-        return try await database.write { connection in
-            try await PostgresRows.count(
-                connection.query(
-                    "UPDATE projects SET in_app_include = \(include), in_app_exclude = \(exclude) WHERE id = \(project.rawValue) RETURNING id",
-                    logger: logger)) > 0
-        }
+        return try await updated(
+            "UPDATE projects SET in_app_include = \(include), in_app_exclude = \(exclude) WHERE id = \(project.rawValue) RETURNING id"
+        )
     }
 
     public func setMinidumpRetention(_ retention: MinidumpRetention, for project: ProjectID) async throws -> Bool {
-        let logger = database.logger
-        return try await database.write { connection in
-            try await PostgresRows.count(
-                connection.query(
-                    "UPDATE projects SET minidump_retention = \(retention.rawValue) WHERE id = \(project.rawValue) RETURNING id",
-                    logger: logger)) > 0
-        }
+        try await updated(
+            "UPDATE projects SET minidump_retention = \(retention.rawValue) WHERE id = \(project.rawValue) RETURNING id"
+        )
     }
 
     public func setCrashFreeTargets(_ targets: CrashFreeTargets, for project: ProjectID) async throws -> Bool {
+        try await updated(
+            """
+            UPDATE projects SET crash_free_users_target = \(targets.users),
+                crash_free_sessions_target = \(targets.sessions)
+            WHERE id = \(project.rawValue) RETURNING id
+            """)
+    }
+
+    /// Runs one `UPDATE projects … RETURNING id` of a setting; whether the project exists.
+    private func updated(_ query: PostgresQuery) async throws -> Bool {
         let logger = database.logger
         return try await database.write { connection in
-            try await PostgresRows.count(
-                connection.query(
-                    """
-                    UPDATE projects SET crash_free_users_target = \(targets.users),
-                        crash_free_sessions_target = \(targets.sessions)
-                    WHERE id = \(project.rawValue) RETURNING id
-                    """, logger: logger)) > 0
+            try await PostgresRows.count(connection.query(query, logger: logger)) > 0
         }
     }
 

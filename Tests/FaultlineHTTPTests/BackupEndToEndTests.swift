@@ -162,12 +162,9 @@ import Testing
 @Suite(.serialized, .tags(.endToEnd, .postgres), .provisioned) struct PostgresBackupRecipeTests {
     let http = HTTP(client: HTTPClient.shared)
 
+    /// The read API's answer as canonical text (`BackupEndToEndTests.canonical`).
     func canonical(_ server: ServerProcess, _ path: String, token: String) async throws -> String {
-        let answer = try await http.send(.GET, server.baseURL + path, headers: [("Authorization", "Bearer \(token)")])
-        guard answer.status == 200 else { throw TestFailure("GET \(path) → \(answer.status)") }
-        let value = try JSONSerialization.jsonObject(with: Data(answer.body))
-        return String(
-            decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]), as: UTF8.self)
+        try await BackupEndToEndTests().canonical(server, path, token: token)
     }
 
     @Test func pgDumpAndTheFilesFolderRestoreToTheSameAnswers() async throws {

@@ -12,6 +12,19 @@ import Testing
 @Suite(.serialized, .tags(.endToEnd), .provisioned) struct CrashpadEndToEndTests {
     let http = HTTP(client: HTTPClient.shared)
 
+    /// The id of the one report the server stores, once it is there; nil if none or several come.
+    func onlyReport(_ server: ServerProcess, read: [(String, String)]) async throws -> String? {
+        var ids: [String] = []
+        guard
+            try await eventually({
+                let listed = try await http.send(.GET, server.baseURL + "/api/v1/reports", headers: read)
+                ids = (listed.json["reports"] as? [[String: Any]] ?? []).compactMap { $0["event_id"] as? String }
+                return ids.count == 1
+            })
+        else { return nil }
+        return ids.first
+    }
+
     @Test(arguments: Crashpad.Scenario.allCases)
     func theHandlersUploadIsWalkedIntoTheProgramsCallChain(_ scenario: Crashpad.Scenario) async throws {
         let folder = ServerProcess.newFolder()
@@ -33,14 +46,7 @@ import Testing
         let url = server.baseURL + "/api/\(project.id)/minidump/?sentry_key=\(project.ingest)"
         let crash = try Crashpad.upload(scenario, to: url)
         #expect(crash.dump.contains("/completed/"), "the handler did not upload: \(crash.dump)")
-        var ids: [String] = []
-        #expect(
-            try await eventually {
-                let listed = try await http.send(.GET, server.baseURL + "/api/v1/reports", headers: read)
-                ids = (listed.json["reports"] as? [[String: Any]] ?? []).compactMap { $0["event_id"] as? String }
-                return ids.count == 1
-            })
-        let id = try #require(ids.first)
+        let id = try #require(try await onlyReport(server, read: read))
         let report = try #require(
             try await LauncherMinidumpEndToEndTests.settled(
                 http, server.baseURL + "/api/v1/reports/\(id)", token: project.upload))
@@ -70,14 +76,7 @@ import Testing
         let read = [("Authorization", "Bearer \(project.upload)")]
         let url = server.baseURL + "/api/\(project.id)/minidump/?sentry_key=\(project.ingest)"
         _ = try Crashpad.upload(.abort, to: url, annotations: ["abort_message": "ledger out of balance"])
-        var ids: [String] = []
-        #expect(
-            try await eventually {
-                let listed = try await http.send(.GET, server.baseURL + "/api/v1/reports", headers: read)
-                ids = (listed.json["reports"] as? [[String: Any]] ?? []).compactMap { $0["event_id"] as? String }
-                return ids.count == 1
-            })
-        let id = try #require(ids.first)
+        let id = try #require(try await onlyReport(server, read: read))
         let report = try #require(
             try await LauncherMinidumpEndToEndTests.settled(
                 http, server.baseURL + "/api/v1/reports/\(id)", token: project.upload))
