@@ -222,6 +222,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "tools/bench/stores/Sources", swiftSettings: strict),
+        // The upgrade snapshots: a database at each earlier schema version with representative data (issue #38,
+        // tools/upgrade/make-snapshots), and the batched-rewrite measurement at 1 M reports (tools/bench/upgrade/run).
+        .executableTarget(
+            name: "upgrade-snapshots",
+            dependencies: [
+                "FaultlineCore", "FaultlineHTTP", "SQLiteStorage", "PostgresStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "tools/upgrade/Sources", swiftSettings: strict),
         .executableTarget(
             name: "sdk-bench", dependencies: ["FaultlineSDK"], path: "tools/bench/sdk/Sources", swiftSettings: strict),
         .executableTarget(
@@ -260,7 +269,9 @@ let package = Package(
                 "StoreMigration", "DataFolder",
                 // The server's HMAC-SHA-256 for the keyed per-user rollups (`IdentityHashers.hmacSHA256`).
                 "FaultlineHTTP",
-            ]),
+            ],
+            // The upgrade snapshots (UpgradeSnapshotTests read them by path).
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "PipelineTests",
             dependencies: [

@@ -578,8 +578,9 @@ enum PostgresMigrations {
         try await connection.query("DROP TABLE release_renames", logger: logger)
     }
 
-    /// Applies what `database` lacks, in one transaction under the migration lock.
-    static func apply(_ database: PostgresEngine) async throws {
+    /// Applies what `database` lacks, in one transaction under the migration lock; with `last`, only the migrations
+    /// up to and including it (the upgrade snapshots of earlier versions, `PostgresSchemaSnapshot`).
+    static func apply(_ database: PostgresEngine, upTo last: String? = nil) async throws {
         let logger = database.logger
         try await database.write { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
@@ -604,7 +605,8 @@ enum PostgresMigrations {
                 )
             }
             let now = Millis.from(Date())
-            for (index, migration) in all.enumerated() where !applied.contains(migration.identifier) {
+            let end = last.flatMap { last in all.firstIndex { $0.identifier == last } } ?? all.count - 1
+            for (index, migration) in all.enumerated() where index <= end && !applied.contains(migration.identifier) {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }

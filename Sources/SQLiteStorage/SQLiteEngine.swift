@@ -46,9 +46,12 @@ public final class SQLiteEngine: Sendable {
     ///   - identities: keys the per-user rollups with a project's identity key (`RollupUserKeys`; the server passes
     ///     HMAC-SHA-256). Without it, writing a report or session that has a user fails, and so does upgrading a
     ///     database whose rollups still hold user ids: only readers and tools that write no users go without.
+    ///   - upgradeProgress: told after each batch of a migration's batched rewrite (`SQLiteBatchedRewrites`); by
+    ///     default a line on standard error at each tenth.
     public init(
         path: String, durability: Durability = .full, codec: StoredBlobCodec = .none,
-        identities: IdentityHashers? = nil
+        identities: IdentityHashers? = nil,
+        upgradeProgress: (@Sendable (BatchedRewriteProgress) -> Void)? = SQLiteBatchedRewrites.standardErrorProgress
     ) throws {
         self.codec = codec
         var config = Configuration()
@@ -65,7 +68,9 @@ public final class SQLiteEngine: Sendable {
             try Self.createWithAutoVacuum(path: path)
             pool = try DatabasePool(path: path, configuration: config)
             try Self.refuseNewerSchema(pool)
-            try SQLiteMigrations.migrator.migrate(pool)
+            try SQLiteBatchedRewrites.migrate(
+                pool, migrator: SQLiteMigrations.migrator, rewrites: SQLiteBatchedRewrites.all,
+                progress: upgradeProgress)
             try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
         } catch let error as StorageError where error.code == .newerSchema {
             throw error

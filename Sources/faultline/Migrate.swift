@@ -19,7 +19,7 @@ import Foundation
 struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Copy a data folder's database and debug files into PostgreSQL and a shared blob folder (server stopped).",
+            "Copy a data folder's database and debug files into PostgreSQL (server stopped); --check: what an upgrade will do.",
         discussion: """
             Copies every table (projects and keys, reports and payloads, sessions, issues with their state, symbols, \
             alerts, debug files, dashboard logins…) with their ids, in one PostgreSQL transaction, then counts each \
@@ -45,11 +45,31 @@ struct Migrate: AsyncParsableCommand {
         name: .long, help: "The folder every node shares; debug files go to its debug-files/ (env FAULTLINE_BLOBS).")
     var blobs: String?
 
+    @Flag(
+        name: .long,
+        help: """
+            Say what upgrading the database to this faultline's schema will do, and change nothing: the pending steps \
+            by name with what each does, and an estimate of time and extra disk from the tables' sizes \
+            (docs/operations.md, "Upgrading"). Checks --from's SQLite database, or --database.
+            """)
+    var check = false
+
+    @Option(
+        name: .long,
+        help: "With --check: the PostgreSQL database to check instead of a data folder (postgres://…).")
+    var database: String?
+
     var dataFolder: String { from ?? Environment.string("FAULTLINE_DATA") ?? "data" }
     var url: String? { to ?? Environment.string("FAULTLINE_DATABASE_URL") }
     var blobFolder: String? { blobs ?? Environment.string("FAULTLINE_BLOBS") }
 
     func validate() throws {
+        if check {
+            if let database, !(database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")) {
+                throw ValidationError("--database must be a postgres:// URL")
+            }
+            return
+        }
         guard let url else { throw ValidationError("--to postgres://… is required (or FAULTLINE_DATABASE_URL)") }
         guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
             throw ValidationError("--to must be a postgres:// URL")
@@ -61,6 +81,7 @@ struct Migrate: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if check { return try await runCheck() }
         let clock = ContinuousClock()
         let started = clock.now
         let display = ProgressLine()
