@@ -35,6 +35,12 @@ public enum PostgresUpgrade {
                 "health_days", "health_release_users", "health_day_users",
             ])
         ),
+        "pg13-merged-issues": ("merged issues: fingerprint aliases and the numbers they replaced", .schema),
+        "pg14-retention-samples-trackers": (
+            "sample reports kept past retention; issue trackers per project", .index("reports")
+        ),
+        "pg15-people": ("people, their roles and invites; logins belong to a person", .schema),
+        "pg16-event-quotas": ("event quotas per project and what they counted; quota alerts", .schema),
     ]
 
     /// The migrations without a line in `steps` (a test keeps this empty).

@@ -60,6 +60,12 @@ public enum SQLiteUpgrade {
                 "health_days", "health_release_users", "health_day_users",
             ])
         ),
+        "v28-merged-issues": ("merged issues: fingerprint aliases and the numbers they replaced", .schema),
+        "v29-retention-samples-trackers": (
+            "sample reports kept past retention; issue trackers per project", .index("reports")
+        ),
+        "v30-people": ("people, their roles and invites; logins belong to a person", .schema),
+        "v31-event-quotas": ("event quotas per project and what they counted; quota alerts", .rewrite(["alerts"])),
     ]
 
     /// The migrations without a line in `steps` (a test keeps this empty).
