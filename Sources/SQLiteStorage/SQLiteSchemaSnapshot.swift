@@ -97,10 +97,14 @@ public final class SQLiteSchemaSnapshot: Sendable {
         try queue.close()
     }
 
-    /// Loads a `dump` into a new database at `path` (foreign keys off while it loads, as in the dump).
+    /// Loads a `dump` into a new database at `path` (foreign keys off while it loads, as in the dump), in WAL mode as
+    /// a server leaves its database.
     public static func load(_ sql: String, into path: String) throws {
         let queue = try DatabaseQueue(path: path)
-        try queue.writeWithoutTransaction { db in try db.execute(sql: sql) }
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: sql)
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+        }
         try queue.close()
     }
 }

@@ -80,10 +80,7 @@ public enum SQLiteUpgrade {
             throw StorageError(.openFailed, "there is no database at \(path)")
         }
         do {
-            var config = Configuration()
-            config.readonly = true
-            config.busyMode = .timeout(10)
-            let queue = try DatabaseQueue(path: path, configuration: config)
+            let queue = try readOnlyQueue(path: path)
             defer { try? queue.close() }
             return try queue.read { db in
                 let applied = try SQLiteMigrations.migrator.appliedIdentifiers(db)
@@ -112,11 +109,29 @@ public enum SQLiteUpgrade {
         }
     }
 
-    /// Each table's bytes with its indexes in the database at `path` (read-only).
-    public static func tableBytes(path: String) throws -> [String: Int64] {
+    /// A read-only connection that leaves no file behind. A stopped server's database (WAL mode, no `-wal` file: a
+    /// connection in WAL mode always has one) is opened `immutable`, so SQLite makes no `-wal` or `-shm` for it; one a
+    /// server has open is read through the server's `-shm`, as any reader does. Without URI support in the SQLite
+    /// library, the plain read-only open.
+    static func readOnlyQueue(path: String) throws -> DatabaseQueue {
         var config = Configuration()
         config.readonly = true
-        let queue = try DatabaseQueue(path: path, configuration: config)
+        config.busyMode = .timeout(10)
+        if !FileManager.default.fileExists(atPath: path + "-wal") {
+            let escaped = path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3f")
+                .replacingOccurrences(of: "#", with: "%23")
+            if let queue = try? DatabaseQueue(path: "file:" + escaped + "?immutable=1", configuration: config),
+                (try? queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }) != nil
+            {
+                return queue
+            }
+        }
+        return try DatabaseQueue(path: path, configuration: config)
+    }
+
+    /// Each table's bytes with its indexes in the database at `path` (read-only).
+    public static func tableBytes(path: String) throws -> [String: Int64] {
+        let queue = try readOnlyQueue(path: path)
         defer { try? queue.close() }
         return try queue.read { db in try tableBytes(db, fallback: 0) }
     }
