@@ -113,16 +113,21 @@ enum PostgresBatchGrouper {
                 state.issues[FilingPlanner.IssueKey(project: row.1, fingerprint: row.2)] = issue
             }
         }
-        // Whether a closed issue was seen in a report's release decides a regression.
-        let closed = state.issues.values.filter { $0.state.status == .closed }.map(\.state.id)
-        if !closed.isEmpty && !needs.releases.isEmpty {
+        // Whether a closed issue was seen in a report's release decides a regression; the events of the rows reports
+        // move out of tell when a move empties one (`FilingPlanner.Issue.releaseEvents`).
+        let moving = Set(needs.current)
+        let counted = state.issues.values.filter { $0.state.status == .closed || moving.contains($0.state.id) }
+            .map(\.state.id)
+        if !counted.isEmpty && !needs.releases.isEmpty {
             var byID: [Int64: FilingPlanner.IssueKey] = [:]
             for (key, issue) in state.issues { byID[issue.state.id] = key }
-            for try await (issue, release) in try await connection.query(
-                "SELECT issue_id, release FROM issue_releases WHERE issue_id = ANY(\(closed)) AND release = ANY(\(needs.releases))",
+            for try await (issue, release, events) in try await connection.query(
+                "SELECT issue_id, release, events FROM issue_releases WHERE issue_id = ANY(\(counted)) AND release = ANY(\(needs.releases))",
                 logger: logger
-            ).decode((Int64, String).self) {
-                if let key = byID[issue] { state.issues[key]?.releases.insert(release) }
+            ).decode((Int64, String, Int64).self) {
+                guard let key = byID[issue] else { continue }
+                state.issues[key]?.releases.insert(release)
+                state.issues[key]?.releaseEvents[release] = events
             }
         }
         for project in needs.projects {

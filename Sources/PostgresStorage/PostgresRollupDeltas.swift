@@ -42,6 +42,8 @@ extension IssueRollupDeltas {
         }
         _ = try await Self.moveEvents(tags, resolving: id, connection, logger)
 
+        // A row a move emptied and later reports filled again: its bounds are theirs alone (set after its upsert).
+        let restarted = releases.filter(\.value.replacesBounds).sorted { $0.key < $1.key }
         // Rows losing events (reports moved out of their issue) go at 0, else keep their bounds.
         let fewerReleases = releases.filter { $0.value.events <= 0 }.keys.sorted()
         if !fewerReleases.isEmpty {
@@ -95,6 +97,15 @@ extension IssueRollupDeltas {
                 first_seen = least(issue_releases.first_seen, excluded.first_seen),
                 last_seen = greatest(issue_releases.last_seen, excluded.last_seen)
             """, logger: logger)
+        if !restarted.isEmpty {
+            try await connection.query(
+                """
+                UPDATE issue_releases r SET first_seen = u.f, last_seen = u.l
+                FROM unnest(\(restarted.map(\.key.issue))::bigint[], \(restarted.map(\.key.release.text))::text[],
+                        \(restarted.map(\.value.firstSeen))::bigint[], \(restarted.map(\.value.lastSeen))::bigint[]) AS u(i, rel, f, l)
+                WHERE r.issue_id = u.i AND r.release = u.rel
+                """, logger: logger)
+        }
         let dayKeys = days.keys.sorted()
         let dayCounts = dayKeys.compactMap { days[$0] }
         try await connection.query(

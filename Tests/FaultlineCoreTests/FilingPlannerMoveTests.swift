@@ -117,6 +117,47 @@ import Testing
         #expect(plan.alerts.map(\.action) == [.alertRegression])
     }
 
+    /// Issue 8 (closed) has one event in 1.0 and one in 2.0. Report 1, its 1.0 event, moves to a new issue b; report 2,
+    /// new, of 8's fingerprint in 1.0, then comes to an issue no longer seen in 1.0: filed one at a time, it regresses.
+    @Test func aMoveThatEmptiesAClosedIssuesReleaseLetsALaterReportOfThatReleaseRegressIt() throws {
+        let (a, b) = (T.grouping("aaaa"), T.grouping("bbbb"))
+        var (key, closed) = Self.stored(8, a, events: 2, status: .closed)
+        (closed.releases, closed.releaseEvents) = (["1.0", "2.0"], ["1.0": 1, "2.0": 1])
+        let plan = try FilingPlanner.plan(
+            [Self.filed(1, b, under: 8), T.report(2, a, at: 1_000)], state: Self.state([(key, closed)]), now: 99)
+        let a8 = try #require(plan.issuesByKey[key])
+        #expect(a8.reopened && a8.state.status == .open && a8.regressed)
+        // The moved report announces nothing (its first issue was announced); the regression is announced.
+        #expect(plan.alerts.map(\.action) == [.alertRegression])
+        #expect(plan.alerts.first?.issue == 8 && plan.alerts.first?.release == "1.0")
+        // Seen in 2.0 still: a report of 2.0 would not have regressed it.
+        #expect(a8.releases == ["1.0", "2.0"] && a8.releaseEvents == ["1.0": 1, "2.0": 1])
+    }
+
+    @Test func aMoveThatTakesARowsLastEventAndALaterReportRefillingItRestartsTheRowsBounds() throws {
+        let (a, b) = (T.grouping("aaaa"), T.grouping("bbbb"))
+        let row = IssueRollupDeltas.ReleaseKey(issue: 7, release: ExactText("1.0"))
+        for (events, restarted) in [(Int64(1), true), (2, false)] {
+            var (key, issue) = Self.stored(7, a, events: 3)
+            issue.releaseEvents = ["1.0": events]
+            let plan = try FilingPlanner.plan(
+                [Self.filed(1, b, under: 7, at: -60_000), T.report(2, a, at: 2_000)],
+                state: Self.state([(key, issue)]), now: 99)
+            // Emptied, the row's first and last event are report 2's alone; not emptied, the stored ones widen by it.
+            #expect(
+                plan.deltas.releases[row]
+                    == IssueRollupDeltas.ReleaseCounts(
+                        events: 0, firstSeen: Self.t0 + 2_000, lastSeen: Self.t0 + 2_000, restarted: restarted))
+            #expect(plan.deltas.releases[row]?.replacesBounds == restarted)
+            #expect(plan.issuesByKey[key]?.releaseEvents == ["1.0": events])
+        }
+        // Emptied and not refilled: no bounds to replace (the engine deletes the row at 0).
+        var (key, issue) = Self.stored(7, a, events: 3)
+        issue.releaseEvents = ["1.0": 1]
+        let plan = try FilingPlanner.plan([Self.filed(1, b, under: 7)], state: Self.state([(key, issue)]), now: 99)
+        #expect(plan.deltas.releases[row]?.events == -1 && plan.deltas.releases[row]?.replacesBounds == false)
+    }
+
     @Test func needsReadTheIssuesMovedOutOfAndABudgetForTheirProjects() {
         let a = T.grouping("aaaa")
         let needs = FilingPlanner.Needs([Self.filed(1, a, under: 7), Self.filed(2, a, under: 7), T.report(3, a)])

@@ -86,6 +86,13 @@ import Testing
         """,
     ]
 
+    /// The rows of every table in `tables`, one list a table.
+    static func written(_ stores: Stores) async throws -> [[String]] {
+        var rows: [[String]] = []
+        for sql in tables { rows.append(try await stores.texts(sql)) }
+        return rows
+    }
+
     @Test func bothEnginesWriteTheSamePlansIdentically() async throws {
         let a = Self.grouping("aaaa", title: "SIGSEGV", rank: Grouping.TitleRank.signal)
         let aBetter = Self.grouping("aaaa", title: "Fatal error: out of range", rank: Grouping.TitleRank.cause)
@@ -123,9 +130,7 @@ import Testing
                         ]),
                     now: Self.t0 + 200, stores)
                 plans[engine] = [first, second]
-                var rows: [[String]] = []
-                for sql in Self.tables { rows.append(try await stores.texts(sql)) }
-                written[engine] = rows
+                written[engine] = try await Self.written(stores)
             }
         }
         let sqlite = try #require(written[.sqlite])
@@ -194,9 +199,7 @@ import Testing
                 let again = Self.reports(project: project.id, first: 10, [(b, 9_000, "3.0", "h1:u4", [])])
                 let second = try await Self.fileResolved(moved + again, now: Self.t0 + 200, stores)
                 #expect(second.plan.deletions.count == 1)
-                var rows: [[String]] = []
-                for sql in Self.tables { rows.append(try await stores.texts(sql)) }
-                written[engine] = rows
+                written[engine] = try await Self.written(stores)
             }
         }
         let sqlite = try #require(written[.sqlite])
@@ -218,5 +221,72 @@ import Testing
         #expect(sqlite[3].filter { $0.hasPrefix(f(a) + "|") }.sorted() == ["\(f(a))|h1:u1|1", "\(f(a))|h1:u2|1"])
         #expect(sqlite[1].filter { $0.hasPrefix(f(d) + "|") }.map { $0.split(separator: "|")[1] } == ["1.0"])
         #expect(sqlite[6].filter { $0.hasPrefix(f(a) + "|") } == ["\(f(a))|os|linux|2"])
+    }
+    /// A move that takes the last event of a closed issue's release row, then a new report of that issue in that
+    /// release, in one batch: as filed one report at a time, the issue regresses (it is no longer seen in the release)
+    /// and the row's first and last event are the new report's alone.
+    @Test func aMoveThatEmptiesAReleaseRowIsSeenByTheBatchsLaterReports() async throws {
+        let a = Self.grouping("aaaa", title: "SIGSEGV", rank: Grouping.TitleRank.signal)
+        let b = Self.grouping("bbbb", title: "SIGABRT", rank: Grouping.TitleRank.signal)
+        var written: [Engine: [[String]]] = [:]
+        for engine in Engine.allCases {
+            try await withStores(engine) { stores in
+                let project = try await createProject(stores)
+                let first = try await Self.fileResolved(
+                    Self.reports(
+                        project: project.id, first: 1, [(a, 0, "1.0", "h1:u1", []), (a, 1_000, "2.0", "h1:u2", [])]),
+                    now: Self.t0 + 100, stores)
+                try await stores.execute(
+                    "UPDATE issues SET status = 'closed' WHERE fingerprint = '\(a.fingerprint.rawValue)'")
+                // Report 1, a's only event in 1.0, moves to b; report 10, new, is a's in 1.0.
+                var moved = Self.reports(project: project.id, first: 1, [(b, 0, "1.0", "h1:u1", [])])
+                moved[0].issueID = first.issues[1]
+                let again = Self.reports(project: project.id, first: 10, [(a, 50_000, "1.0", "h1:u3", [])])
+                _ = try await Self.fileResolved(moved + again, now: Self.t0 + 200, stores)
+                written[engine] = try await Self.written(stores)
+            }
+        }
+        let sqlite = try #require(written[.sqlite])
+        #expect(written[.postgres] == sqlite)
+        let fa = a.fingerprint.rawValue
+        // a: reopened and regressed, 2 events; its 1.0 row holds report 10 alone, bounds and all.
+        #expect(sqlite[0].contains { $0.hasPrefix("\(fa)|SIGSEGV|aaaa()|\(Grouping.TitleRank.signal)|open|1|2|") })
+        #expect(
+            sqlite[1].filter { $0.hasPrefix(fa + "|1.0|") } == ["\(fa)|1.0|1|1|\(Self.t0 + 50_000)|\(Self.t0 + 50_000)"]
+        )
+        #expect(sqlite[7].filter { $0.hasPrefix("regression|") } == ["regression|\(fa)|1.0|SIGSEGV"])
+    }
+
+    /// The new-issue cap after a deletion, with the window already past the cap (the cap was lowered): each engine counts
+    /// the window past the cap by the issues the batch may delete, so emptying one of the window's issues leaves the
+    /// window at the cap, as a count read again would, and a new fingerprint is still held.
+    @Test func aDeletionInAWindowPastTheCapOpensNoPlace() async throws {
+        let a = Self.grouping("aaaa", title: "SIGSEGV", rank: Grouping.TitleRank.signal)
+        let x = Self.grouping("xxxx", title: "SIGBUS", rank: Grouping.TitleRank.signal)
+        let y = Self.grouping("yyyy", title: "SIGILL", rank: Grouping.TitleRank.signal)
+        let g = Self.grouping("gggg", title: "SIGFPE", rank: Grouping.TitleRank.signal)
+        for engine in Engine.allCases {
+            try await withStores(engine) { stores in
+                let project = try await createProject(stores)
+                let first = try await Self.fileResolved(
+                    Self.reports(
+                        project: project.id, first: 1,
+                        [(a, 0, "1.0", nil, []), (x, 1_000, "1.0", nil, []), (y, 2_000, "1.0", nil, [])]),
+                    now: Self.t0 + 100, stores)
+                var settings = AlertSettings()
+                settings.newIssueCap = 2
+                try await stores.alerts.saveSettings(
+                    settings, project: project.id, at: Date(timeIntervalSince1970: 1_767_261_600))
+                // Report 2 (x's only event) moves to y: x empties and goes. Report 10, new, has a new fingerprint.
+                var moved = Self.reports(project: project.id, first: 2, [(y, 1_000, "1.0", nil, [])])
+                moved[0].issueID = first.issues[2]
+                let new = Self.reports(project: project.id, first: 10, [(g, 9_000, "1.0", nil, [])])
+                let second = try await Self.fileResolved(moved + new, now: Self.t0 + 200, stores)
+                #expect(second.plan.deletions.map(\.issue) == [first.issues[2]])
+                let fingerprints = try await stores.texts("SELECT fingerprint FROM issues")
+                #expect(!fingerprints.contains(g.fingerprint.rawValue), "\(engine)")
+                #expect(fingerprints.contains(IssueFiling.overflowFingerprint.rawValue), "\(engine)")
+            }
+        }
     }
 }

@@ -96,6 +96,11 @@ public enum FilingPlanner {
         /// Releases the issue has been seen in, of those the batch's reports carry (an engine may read them for
         /// closed issues only: only they can regress).
         public var releases: Set<String>
+        /// The events of its rows of the batch's releases, where the engine read them (closed issues, and the issues
+        /// reports move out of): a move that takes a row's last event leaves the issue unseen in that release (a later
+        /// report of it regresses a closed issue) and restarts the row's first and last event, as filing one report at
+        /// a time deletes the row and makes it again. A release absent here is not counted.
+        public var releaseEvents: [String: Int64] = [:]
         /// Its events: a report moving out of an issue of one event deletes the issue.
         public var events: Int64
         /// Marked regressed, and when and by whom its status last changed: what an issue split from it keeps with its
@@ -128,7 +133,18 @@ public enum FilingPlanner {
         mutating func count(_ c: IssueContribution) {
             span.add(occurredAt: c.occurredAt, release: c.release)
             releases.insert(c.release)
+            releaseEvents[c.release]? += 1
             events += 1
+        }
+
+        /// Takes one event of `release` off its counted row; whether that emptied the row (the issue is no longer seen
+        /// in the release).
+        mutating func uncount(release: String) -> Bool {
+            guard let events = releaseEvents[release] else { return false }
+            releaseEvents[release] = max(events - 1, 0)
+            guard events <= 1 else { return false }
+            releases.remove(release)
+            return true
         }
     }
 
@@ -356,11 +372,15 @@ public enum FilingPlanner {
         }
 
         /// Takes one report off `issue` (its first and last events stay as they were, as both engines' rollups leave
-        /// them); an issue left with no events is deleted, its alert history first moved to `alertsTo` when given.
+        /// them); a release row it empties restarts (`Issue.releaseEvents`), and an issue left with no events is
+        /// deleted, its alert history first moved to `alertsTo` when given.
         mutating func remove(_ c: IssueContribution, from issue: Int64, alertsTo: Int64?) {
             guard let events = issues[issue]?.events else { return }
             plan.deltas.remove(c, from: issue)
             issues[issue]?.events = max(events - 1, 0)
+            if issues[issue]?.uncount(release: c.release) == true {
+                plan.deltas.restart(IssueRollupDeltas.ReleaseKey(issue: issue, release: ExactText(c.release)))
+            }
             change(issue)
             if events <= 1 { delete(issue, alertsTo: alertsTo) }
         }

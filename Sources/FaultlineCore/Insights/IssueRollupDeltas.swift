@@ -30,9 +30,17 @@ public struct IssueRollupDeltas: Sendable {
         public var users: Int64 = 0
         public var firstSeen: Int64
         public var lastSeen: Int64
-        public init(events: Int64, users: Int64 = 0, firstSeen: Int64, lastSeen: Int64) {
+        /// A move took the row's last event within the batch (`restart(_:)`): `firstSeen` and `lastSeen` are those of
+        /// the events added after it, to be written in place of the stored row's.
+        public var restarted = false
+        public init(events: Int64, users: Int64 = 0, firstSeen: Int64, lastSeen: Int64, restarted: Bool = false) {
             (self.events, self.users, self.firstSeen, self.lastSeen) = (events, users, firstSeen, lastSeen)
+            self.restarted = restarted
         }
+
+        /// The row's first and last event replace the stored ones: it emptied, then gained events, within the batch.
+        /// (Emptied and not refilled, it is deleted: its stored events plus `events` are 0.)
+        public var replacesBounds: Bool { restarted && firstSeen <= lastSeen }
     }
 
     public struct DayKey: Hashable, Comparable, Sendable {
@@ -118,6 +126,15 @@ public struct IssueRollupDeltas: Sendable {
         for tag in c.tags {
             tags[TagKey(issue: issue, key: ExactText(tag.key), value: ExactText(tag.value)), default: 0] &-= 1
         }
+    }
+
+    /// A move took the last event of the row `key` (the planner counted its events): the events added after this
+    /// give its first and last event, as filing one report at a time deletes the row and makes it again. The counts
+    /// stay deltas.
+    public mutating func restart(_ key: ReleaseKey) {
+        guard var counts = releases[key] else { return }
+        (counts.firstSeen, counts.lastSeen, counts.restarted) = (.max, .min, true)
+        releases[key] = counts
     }
 
     /// Forgets every delta of `issue` (deleted: its rows go with it).

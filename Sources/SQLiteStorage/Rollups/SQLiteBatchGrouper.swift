@@ -89,10 +89,14 @@ enum SQLiteBatchGrouper {
             guard let (key, issue) = try current(id, db) else { continue }
             state.issues[key] = issue
         }
-        // Whether a closed issue was seen in a report's release decides a regression.
-        for (key, issue) in state.issues where issue.state.status == .closed {
-            for release in needs.releases where try seen(issue: issue.state.id, inRelease: release, db) {
+        // Whether a closed issue was seen in a report's release decides a regression; the events of the rows reports
+        // move out of tell when a move empties one (`FilingPlanner.Issue.releaseEvents`).
+        let moving = Set(needs.current)
+        for (key, issue) in state.issues where issue.state.status == .closed || moving.contains(issue.state.id) {
+            for release in needs.releases {
+                guard let events = try events(issue: issue.state.id, inRelease: release, db) else { continue }
                 state.issues[key]?.releases.insert(release)
+                state.issues[key]?.releaseEvents[release] = events
             }
         }
         for project in needs.projects {
@@ -177,11 +181,12 @@ enum SQLiteBatchGrouper {
         return (budget, overflow)
     }
 
-    /// Whether `issue` was seen in `release`: a closed issue seen in a report's release does not regress by it.
-    static func seen(issue: Int64, inRelease release: String, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM issue_releases WHERE issue_id = ? AND release = ?)"),
-            arguments: [issue, release]) ?? false
+    /// The events of `issue` in `release` (nil: never seen in it): a closed issue seen in a report's release does not
+    /// regress by it.
+    static func events(issue: Int64, inRelease release: String, _ db: Database) throws -> Int64? {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT events FROM issue_releases WHERE issue_id = ? AND release = ?"),
+            arguments: [issue, release])
     }
 
     /// Writes `plan` in the caller's transaction: its new issues and deletions in their order, then each rollup row
@@ -340,6 +345,12 @@ enum SQLiteBatchGrouper {
             ).execute(arguments: [
                 key.issue, key.release.text, counts.events, counts.users, counts.firstSeen, counts.lastSeen,
             ])
+        }
+        // A row a move emptied and later reports filled again: its bounds are theirs alone.
+        for (key, counts) in releases where counts.replacesBounds {
+            try db.cachedStatement(
+                sql: "UPDATE issue_releases SET first_seen = ?, last_seen = ? WHERE issue_id = ? AND release = ?"
+            ).execute(arguments: [counts.firstSeen, counts.lastSeen, key.issue, key.release.text])
         }
         for (key, counts) in days {
             if counts.events > 0 {
