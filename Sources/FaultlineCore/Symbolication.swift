@@ -224,6 +224,19 @@ public enum SymbolicationRules {
         return isReturn ? callerAddress(address, architecture: architecture) : address
     }
 
+    /// `lookupAddress` of a frame whose address may be signed: its pointer-authentication bits stripped first
+    /// (`strippingPointerAuthentication`, against `sorted`, the report's modules sorted by base address). Grouping
+    /// and symbolication both look a frame up here, so a signed and an unsigned return address to the same call
+    /// group and resolve alike.
+    public static func lookupAddress(
+        _ frame: Frame, index: Int, architecture: String?, inSorted sorted: [LoadedModule]
+    ) -> UInt64? {
+        guard let raw = frame.address else { return nil }
+        let address = strippingPointerAuthentication(raw, architecture: architecture, inSorted: sorted) ?? raw
+        let isReturn = frame.instructionKind.map { $0 == .returnAddress } ?? (index > 0)
+        return isReturn ? callerAddress(address, architecture: architecture) : address
+    }
+
     /// The address inside the call instruction before return address `address` (see `lookupAddress`).
     public static func callerAddress(_ address: UInt64, architecture: String?) -> UInt64 {
         if isARM64(architecture) {
@@ -233,14 +246,23 @@ public enum SymbolicationRules {
         return address > 0 ? address - 1 : address
     }
 
-    /// `arm64`, `arm64e`, `arm64_32` (any case).
+    /// `arm64`, `arm64e`, `arm64_32` (any case). Asked for every frame: compares bytes, allocates nothing.
     static func isARM64(_ architecture: String?) -> Bool {
-        architecture?.lowercased().hasPrefix("arm64") ?? false
+        guard let architecture else { return false }
+        var bytes = architecture.utf8.makeIterator()
+        for expected in "arm64".utf8 {
+            guard let byte = bytes.next() else { return false }
+            let lower = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+            if lower != expected { return false }
+        }
+        return true
     }
 
-    /// The masks tried on arm64e addresses that fall in no module: the pointer-authentication code sits above the
-    /// virtual-address bits, 39 of them on current iOS devices, 36 on older ones.
-    public static let pointerAuthenticationMasks: [UInt64] = [0x7F_FFFF_FFFF, 0xF_FFFF_FFFF]
+    /// The masks tried, widest first, on arm64e addresses that fall in no module: the pointer-authentication code
+    /// sits above the virtual-address bits, 47 of them on macOS, 39 on current iOS devices, 36 on older ones
+    /// (PLCrashReporter's and Sentry's fixed mask). No one width fits every device, so the widest that lands the
+    /// address in one of the report's modules is taken: it clears the fewest bits.
+    public static let pointerAuthenticationMasks: [UInt64] = [0x7FFF_FFFF_FFFF, 0x7F_FFFF_FFFF, 0xF_FFFF_FFFF]
 
     /// `address` without its pointer-authentication bits: the first of `pointerAuthenticationMasks` that lands it
     /// in one of `sorted` (modules sorted by base address); nil when it is in a module already, or no mask lands it
@@ -261,7 +283,7 @@ public enum SymbolicationRules {
 
     /// The CPU of a report's frames: the device's, else the first image's that says (a process runs one
     /// architecture).
-    static func architecture(of report: Report) -> String? {
+    public static func architecture(of report: Report) -> String? {
         report.device.arch ?? report.modules.lazy.compactMap(\.arch).first
     }
 
@@ -289,14 +311,9 @@ public enum SymbolicationRules {
                     ],
                     buildID: nil, status: "client")
                 let client = frame.function == nil ? nil : clientSlot
-                var signed = frame
-                if let address = frame.address,
-                    let stripped = strippingPointerAuthentication(
-                        address, architecture: architecture, inSorted: modules)
-                {
-                    signed.address = stripped
-                }
-                guard let address = lookupAddress(signed, index: index, architecture: architecture) else {
+                guard
+                    let address = lookupAddress(frame, index: index, architecture: architecture, inSorted: modules)
+                else {
                     slots.append(clientSlot)
                     continue
                 }

@@ -84,6 +84,41 @@ import Testing
         #expect(fromImage.threads[0][1].offset == 0x400c)
     }
 
+    /// Grouping takes a raw frame's `module+0xoffset` where the symbolicator looks it up: a return address signed
+    /// with a pointer-authentication code groups with the same address unsigned, and an arm64 caller frame is counted
+    /// at its call instruction (`(a & ~3) - 4`), not one byte back.
+    @Test func rawArm64FramesGroupAtTheirCallInstructionWithOrWithoutPointerAuthentication() {
+        // The crash is in a system library; the app's caller frame is the one blamed.
+        let modules = [
+            LoadedModule(name: "App", buildID: app, baseAddress: 0x1_0000_0000, size: 0x10_0000),
+            LoadedModule(name: "UIKitCore", buildID: system, baseAddress: 0x1_8000_0000, size: 0x100_0000),
+        ]
+        func frames(_ caller: UInt64) -> [Frame] { [Frame(address: 0x1_8000_1000), Frame(address: caller)] }
+        func grouped(_ caller: UInt64, arch: String?, modules: [LoadedModule] = modules) -> GroupingResult {
+            Grouping.group(report(frames(caller), modules: modules, arch: arch), symbols: nil)
+        }
+        let unsigned = grouped(0x1_0000_4010, arch: "arm64e")
+        let signed = grouped(0x5e00_0001_0000_4010, arch: "arm64e")
+        #expect(unsigned.fingerprint == signed.fingerprint)
+        #expect(signed.fingerprint.version == 3)
+        #expect(signed.components == ["App+0x400c"])
+        // The images' architecture says the same when the device does not.
+        let imageArch = modules.map { module in
+            var module = module
+            module.arch = "arm64e"
+            return module
+        }
+        #expect(grouped(0x5e00_0001_0000_4010, arch: nil, modules: imageArch).fingerprint == signed.fingerprint)
+        // x86-64 callers stay one byte back, and its addresses are never unsigned.
+        #expect(grouped(0x1_0000_4010, arch: "x86_64").components == ["App+0x400f"])
+        #expect(grouped(0x5e00_0001_0000_4010, arch: "x86_64").components.contains("<unknown module>"))
+        // The in-app badges see the signed frame in its module too.
+        let badges = Grouping.inAppFrames(
+            report(frames(0x5e00_0001_0000_4010), modules: modules, arch: "arm64e"), thread: 0, symbols: nil,
+            rules: .none)
+        #expect(badges == [false, true])
+    }
+
     @Test func clientNamesStandUntilADebugFileResolvesTheFrame() async {
         let modules = [
             LoadedModule(name: "App", buildID: app, baseAddress: 0x1_0000_0000, size: 0x10_0000),

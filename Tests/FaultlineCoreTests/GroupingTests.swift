@@ -55,11 +55,11 @@ import Testing
         ])
         let result = Grouping.group(report, symbols: symbolicated)
         #expect(result.source == .stack)
-        // v2: the blamed frame only (the innermost in-app frame).
+        // v2 and later: the blamed frame only (the innermost in-app frame).
         #expect(result.components == ["parse(_:)"])
         #expect(
-            result.fingerprint.rawValue == "v2:\(FNV1a.hex64("faultline-grouping-v2\ncrash\ncomputed\nparse(_:)\n"))")
-        #expect(result.fingerprint.rawValue == "v2:78b98082a7c7acc3")
+            result.fingerprint.rawValue == "v3:\(FNV1a.hex64("faultline-grouping-v3\ncrash\ncomputed\nparse(_:)\n"))")
+        #expect(result.fingerprint.rawValue == "v3:aa5d62c75b605da0")
         #expect(FNV1a.hex64("") == "cbf29ce484222325")
         #expect(FNV1a.hex64("a") == "af63dc4c8601ec8c")
         #expect(result.title == "SIGSEGV: Segmentation fault")

@@ -127,8 +127,10 @@ public struct InAppRules: Sendable, Equatable, Codable {
 public enum Grouping {
     /// Bump when the rules change: stored reports are grouped again and their issues migrated (docs/grouping.md).
     /// v1: the first five in-app frames, full demangled names. v2: the blamed frame, simplified names, stdlib,
-    /// wrappers and compiler-generated frames skipped, titles from runtime failures and crash messages.
-    public static let version = 2
+    /// wrappers and compiler-generated frames skipped, titles from runtime failures and crash messages. v3: a raw
+    /// frame's `module+0xoffset` is taken where the symbolicator looks it up: pointer-authentication bits stripped,
+    /// and an arm64 return address moved to its call instruction (`(a & ~3) - 4`, not `a - 1`).
+    public static let version = 3
     /// How many frames make a crash's fingerprint when no frame is in-app.
     public static let maxFrames = 5
     /// How many frames join a non-fatal's type and code.
@@ -261,13 +263,15 @@ public enum Grouping {
         -> [NormalizedFrame]
     {
         let modules = report.modules.sorted { $0.baseAddress < $1.baseAddress }
+        let architecture = SymbolicationRules.architecture(of: report)
         let slots = symbols.flatMap { thread < $0.threads.count ? $0.threads[thread] : nil }
         var out: [NormalizedFrame] = []
         // The module decision (rules, system libraries) and base name depend only on the module: decided once per
         // module of the report, not per frame (most frames share a few modules).
         var decided: [Int: (ruled: Bool?, inAppModule: Bool?, baseName: String)] = [:]
         for (index, frame) in report.threads[thread].frames.enumerated() {
-            let address = SymbolicationRules.lookupAddress(frame, index: index)
+            let address = SymbolicationRules.lookupAddress(
+                frame, index: index, architecture: architecture, inSorted: modules)
             let moduleIndex = address.flatMap { SymbolicationRules.moduleIndex(for: $0, inSorted: modules) }
             let module = moduleIndex.map { modules[$0] }
             var ruled: Bool?
@@ -340,9 +344,11 @@ public enum Grouping {
     {
         guard thread >= 0, thread < report.threads.count else { return [] }
         let modules = report.modules.sorted { $0.baseAddress < $1.baseAddress }
+        let architecture = SymbolicationRules.architecture(of: report)
         let slots = symbols.flatMap { thread < $0.threads.count ? $0.threads[thread] : nil }
         return report.threads[thread].frames.enumerated().map { index, frame in
-            let address = SymbolicationRules.lookupAddress(frame, index: index)
+            let address = SymbolicationRules.lookupAddress(
+                frame, index: index, architecture: architecture, inSorted: modules)
             let (_, ruled, inAppModule) = moduleDecision(frame, address: address, modules: modules, rules: rules)
             let resolved = resolvedEntries(frame, slot: slots.flatMap { index < $0.count ? $0[index] : nil })
             if resolved.isEmpty { return address != nil && (inAppModule ?? false) }
