@@ -205,6 +205,18 @@ public enum DebugFileStoreOutcome: Sendable, Equatable {
     case quotaExceeded(wouldUse: UInt64)
 }
 
+/// One verified file of an upload, to store under `buildID` (`DebugFileStore.storeAll`).
+public struct DebugFileToStore: Sendable {
+    public var file: ReceivedDebugFile
+    public var facts: DebugFileFacts
+    public var buildID: BuildID
+    /// The client's file name, kept for people only.
+    public var name: String?
+    public init(_ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, name: String?) {
+        (self.file, self.facts, self.buildID, self.name) = (file, facts, buildID, name)
+    }
+}
+
 /// Debug files on disk, content addressed by SHA-256, and which project owns which (per build-id and kind).
 ///
 /// Every method takes the project: a project sees, replaces and is charged for its own files only. Two
@@ -222,6 +234,12 @@ public protocol DebugFileStore: Sendable {
         _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
         quotaBytes: UInt64, at date: Date
     ) async throws -> DebugFileStoreOutcome
+    /// Stores the files of one upload (a fat Mach-O's slices, a ZIP's dSYMs) all or none, in one transaction: each as
+    /// `store` stores it, its quota counted with the files before it. The first that would not fit refuses them all
+    /// (`[.quotaExceeded(wouldUse:)]`, that file's figure) and nothing changes, so a client never finds half of an
+    /// upload kept; otherwise one `.stored` outcome per file, in order. Every temporary file is consumed either way.
+    func storeAll(_ files: [DebugFileToStore], project: ProjectID, quotaBytes: UInt64, at date: Date) async throws
+        -> [DebugFileStoreOutcome]
     /// The kinds of `buildID` that `project` has.
     func kinds(of buildID: BuildID, project: ProjectID) async throws -> Set<DebugFileKind>
     /// Every debug file of `project`, newest first.
@@ -234,6 +252,20 @@ public protocol DebugFileStore: Sendable {
     /// debuginfod) the file of the oldest project (lowest id) that has one, so the answer never depends on
     /// who uploaded last.
     func path(of buildID: BuildID, kind: DebugFileKind, project: ProjectID?) async throws -> String?
+}
+
+extension DebugFileStore {
+    /// `storeAll` of the one file: how both engines store a single upload.
+    public func store(
+        _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
+        quotaBytes: UInt64, at date: Date
+    ) async throws -> DebugFileStoreOutcome {
+        let outcomes = try await storeAll(
+            [DebugFileToStore(file, facts: facts, buildID: buildID, name: name)], project: project,
+            quotaBytes: quotaBytes, at: date)
+        guard let outcome = outcomes.first else { throw StorageError(.conflict, "a stored debug file gave no outcome") }
+        return outcome
+    }
 }
 
 /// What `DebugFileStore.store` decides, the same on every engine: the rows one file gives a project, whether they fit

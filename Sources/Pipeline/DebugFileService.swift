@@ -146,7 +146,8 @@ public struct DebugFileService: Sendable {
     /// Verifies and stores a completed upload that may hold several debug files: a fat Mach-O is stored one slice a file,
     /// a ZIP of dSYMs one Mach-O image (slice) a file, each under its own build-id with the same checks, quota and
     /// isolation as a single file; anything else is one file. Every piece is checked before any is stored, so a damaged
-    /// slice refuses the whole upload. The temporary file (and every piece) is consumed either way.
+    /// slice refuses the whole upload, and the pieces are stored all or none (`DebugFileStore.storeAll`), so one past
+    /// the quota does too. The temporary file (and every piece) is consumed either way.
     ///
     /// - Parameters:
     ///   - claimed: the build-id in the URL (nil: the route names none); a single file's must match, and one of the
@@ -197,15 +198,27 @@ public struct DebugFileService: Sendable {
             for piece in pieces { store.discard(piece.upload) }
             throw error
         }
+        // All or none: a piece past the quota leaves none of them kept, so a retry after freeing space starts clean.
+        let outcomes: [DebugFileStoreOutcome]
+        do {
+            outcomes = try await store.storeAll(
+                checked.map { DebugFileToStore($0.file, facts: $0.facts, buildID: $0.buildID, name: $0.name) },
+                project: project.id, quotaBytes: quotaBytes, at: clock.now())
+        } catch {
+            for piece in checked { store.discard(piece.file.upload) }
+            throw error
+        }
         var accepted: [AcceptedDebugFile] = []
-        for (i, piece) in checked.enumerated() {
-            do {
+        for (piece, outcome) in zip(checked, outcomes) {
+            switch outcome {
+            case .quotaExceeded(let wouldUse):
+                throw quotaError(project, wouldUse: wouldUse)
+            case .stored(let stored, let replaced):
+                await onStored(project.id, piece.buildID, replaced)
                 accepted.append(
-                    try await keep(
-                        piece.file, facts: piece.facts, buildID: piece.buildID, project: project, name: piece.name))
-            } catch {
-                for rest in checked[(i + 1)...] { store.discard(rest.file.upload) }
-                throw error
+                    AcceptedDebugFile(
+                        buildID: piece.buildID, facts: piece.facts, size: piece.file.size, sha256: piece.file.sha256,
+                        stored: stored))
             }
         }
         return accepted

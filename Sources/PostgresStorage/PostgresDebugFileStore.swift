@@ -42,69 +42,109 @@ public struct PostgresDebugFileStore: DebugFileStore {
         blobs.discard(upload)
     }
 
-    public func store(
-        _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
-        quotaBytes: UInt64,
-        at date: Date
-    ) async throws -> DebugFileStoreOutcome {
-        defer { blobs.discard(file.upload) }
-        try BlobFolder.fsync(file.upload.path)
+    /// A refusal that rolls back the files of an upload stored before it, with the blobs they placed.
+    struct Refused: Error {
+        var outcome: DebugFileStoreOutcome
+        var placed: [ContentHash]
+    }
+
+    public func storeAll(_ files: [DebugFileToStore], project: ProjectID, quotaBytes: UInt64, at date: Date)
+        async throws -> [DebugFileStoreOutcome]
+    {
+        defer { for file in files { blobs.discard(file.file.upload) } }
+        for file in files { try BlobFolder.fsync(file.file.upload.path) }
         let logger = database.logger
-        let blobs = blobs
-        let (outcome, released) = try await database.write { connection -> (DebugFileStoreOutcome, [ContentHash]) in
-            var change = DebugFileChange(file, facts: facts, buildID: buildID, project: project, name: name, at: date)
-            try await connection.query(
-                "SELECT pg_advisory_xact_lock(hashtextextended('debug_files', \(project.rawValue)))", logger: logger)
-            try await Self.lock(file.sha256, connection, logger)
-            // The quota: the project's distinct blobs once these kinds point at the new one, and its minidumps.
-            let others = try await Self.usedBytes(
-                project: project, excluding: buildID.rawValue, kinds: change.kinds.map(\.rawValue),
-                blob: file.sha256.rawValue,
-                connection, logger)
-            if let refusal = change.refusal(others: others, quota: quotaBytes) { return (refusal, []) }
-            try blobs.place(from: file.upload.path, hash: file.sha256, size: file.size)
-            // The change sequence value of this store, taken once, by the first row that needs one.
-            var sequence: Int64?
-            for row in change.rows {
-                var previous: String?
-                for try await hash in try await connection.query(
-                    """
-                    SELECT coalesce(blob_sha256, '') FROM debug_files
-                    WHERE project_id = \(project.rawValue) AND build_id = \(buildID.rawValue) AND kind = \(row.kind.rawValue)
-                    """, logger: logger
-                ).decode(String.self) {
-                    previous = hash
-                }
-                if change.note(previous: previous, for: row.kind), sequence == nil {
-                    sequence = try await PostgresDebugData.nextSequence(connection, logger)
-                }
+        let outcomes: [DebugFileStoreOutcome]
+        let released: [ContentHash]
+        do {
+            (outcomes, released) = try await database.write { connection -> ([DebugFileStoreOutcome], [ContentHash]) in
                 try await connection.query(
-                    """
-                    INSERT INTO debug_files
-                        (project_id, build_id, kind, size, architecture, file_type, features, name, uploaded_at, blob_sha256, stored_seq)
-                    VALUES (\(project.rawValue), \(buildID.rawValue), \(row.kind.rawValue), \(Int64(clamping: row.size)),
-                        \(PostgresText.storable(row.architecture)), \(PostgresText.storable(row.fileType)),
-                        \(PostgresText.storable(row.features.joined(separator: ","))), \(row.name.map(PostgresText.storable)),
-                        \(Millis.from(row.uploadedAt)), \(row.sha256.rawValue), \(sequence ?? 0))
-                    ON CONFLICT (project_id, build_id, kind) DO UPDATE SET
-                        size = excluded.size, architecture = excluded.architecture, file_type = excluded.file_type,
-                        features = excluded.features, name = coalesce(excluded.name, debug_files.name),
-                        uploaded_at = excluded.uploaded_at, blob_sha256 = excluded.blob_sha256,
-                        stored_seq = CASE WHEN debug_files.blob_sha256 IS NOT DISTINCT FROM excluded.blob_sha256
-                                          THEN debug_files.stored_seq ELSE excluded.stored_seq END
-                    """, logger: logger)
+                    "SELECT pg_advisory_xact_lock(hashtextextended('debug_files', \(project.rawValue)))",
+                    logger: logger)
+                // Every blob's lock, in hash order: two uploads holding the same slices in another order never wait on
+                // each other in a circle.
+                for hash in Set(files.map(\.file.sha256)).sorted() { try await Self.lock(hash, connection, logger) }
+                var outcomes: [DebugFileStoreOutcome] = []
+                var released: Set<ContentHash> = []
+                var placed: [ContentHash] = []
+                for file in files {
+                    let change = try await store(
+                        file, project: project, quotaBytes: quotaBytes, at: date, placed: &placed, connection, logger)
+                    if case .quotaExceeded = change.outcome { throw Refused(outcome: change.outcome, placed: placed) }
+                    outcomes.append(change.outcome)
+                    released.formUnion(change.released)
+                }
+                return (outcomes, released.sorted())
             }
-            if sequence != nil {
-                // In this transaction: the reports this file outranks are queued before any node can see the file, and a
-                // node that dies right after the commit loses nothing.
-                _ = try await PostgresDebugData.requeueOutranked(
-                    project: project, buildID: buildID, replacedKinds: change.replacedKinds,
-                    addedKinds: change.addedKinds, connection, logger)
-            }
-            return (change.outcome, change.released.sorted())
+        } catch {
+            let closure = (error as? PostgresTransactionError)?.closureError ?? error
+            guard let refused = closure as? Refused else { throw error }
+            // Rolled back: a blob placed for an earlier file that no row names is removed (one another upload placed
+            // too and committed stays).
+            for hash in refused.placed { try await removeIfUnreferenced(hash) }
+            return [refused.outcome]
         }
         for hash in released { try await removeIfUnreferenced(hash) }
-        return outcome
+        return outcomes
+    }
+
+    /// Stores one file of an upload in the caller's transaction, which holds the project's lock and the blob's
+    /// (`storeAll`): its quota checked against what the project holds in the transaction, its blob placed (and added
+    /// to `placed`), its rows written, its outranked reports queued. Nothing is written when it does not fit.
+    func store(
+        _ piece: DebugFileToStore, project: ProjectID, quotaBytes: UInt64, at date: Date, placed: inout [ContentHash],
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> (outcome: DebugFileStoreOutcome, released: Set<ContentHash>) {
+        let (file, buildID) = (piece.file, piece.buildID)
+        var change = DebugFileChange(
+            file, facts: piece.facts, buildID: buildID, project: project, name: piece.name, at: date)
+        // The quota: the project's distinct blobs once these kinds point at the new one, and its minidumps.
+        let others = try await Self.usedBytes(
+            project: project, excluding: buildID.rawValue, kinds: change.kinds.map(\.rawValue),
+            blob: file.sha256.rawValue,
+            connection, logger)
+        if let refusal = change.refusal(others: others, quota: quotaBytes) { return (refusal, []) }
+        try blobs.place(from: file.upload.path, hash: file.sha256, size: file.size)
+        placed.append(file.sha256)
+        // The change sequence value of this store, taken once, by the first row that needs one.
+        var sequence: Int64?
+        for row in change.rows {
+            var previous: String?
+            for try await hash in try await connection.query(
+                """
+                SELECT coalesce(blob_sha256, '') FROM debug_files
+                WHERE project_id = \(project.rawValue) AND build_id = \(buildID.rawValue) AND kind = \(row.kind.rawValue)
+                """, logger: logger
+            ).decode(String.self) {
+                previous = hash
+            }
+            if change.note(previous: previous, for: row.kind), sequence == nil {
+                sequence = try await PostgresDebugData.nextSequence(connection, logger)
+            }
+            try await connection.query(
+                """
+                INSERT INTO debug_files
+                    (project_id, build_id, kind, size, architecture, file_type, features, name, uploaded_at, blob_sha256, stored_seq)
+                VALUES (\(project.rawValue), \(buildID.rawValue), \(row.kind.rawValue), \(Int64(clamping: row.size)),
+                    \(PostgresText.storable(row.architecture)), \(PostgresText.storable(row.fileType)),
+                    \(PostgresText.storable(row.features.joined(separator: ","))), \(row.name.map(PostgresText.storable)),
+                    \(Millis.from(row.uploadedAt)), \(row.sha256.rawValue), \(sequence ?? 0))
+                ON CONFLICT (project_id, build_id, kind) DO UPDATE SET
+                    size = excluded.size, architecture = excluded.architecture, file_type = excluded.file_type,
+                    features = excluded.features, name = coalesce(excluded.name, debug_files.name),
+                    uploaded_at = excluded.uploaded_at, blob_sha256 = excluded.blob_sha256,
+                    stored_seq = CASE WHEN debug_files.blob_sha256 IS NOT DISTINCT FROM excluded.blob_sha256
+                                      THEN debug_files.stored_seq ELSE excluded.stored_seq END
+                """, logger: logger)
+        }
+        if sequence != nil {
+            // In this transaction: the reports this file outranks are queued before any node can see the file, and a
+            // node that dies right after the commit loses nothing.
+            _ = try await PostgresDebugData.requeueOutranked(
+                project: project, buildID: buildID, replacedKinds: change.replacedKinds,
+                addedKinds: change.addedKinds, connection, logger)
+        }
+        return (change.outcome, change.released)
     }
 
     /// Takes the blob's advisory lock, held to the end of the transaction (see the type's comment).

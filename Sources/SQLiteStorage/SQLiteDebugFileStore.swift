@@ -52,61 +52,97 @@ public struct SQLiteDebugFileStore: DebugFileStore {
         blobs.discard(upload)
     }
 
-    public func store(
-        _ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: ProjectID, name: String?,
-        quotaBytes: UInt64,
-        at date: Date
-    ) async throws -> DebugFileStoreOutcome {
-        defer { blobs.discard(file.upload) }
-        try BlobFolder.fsync(file.upload.path)
-        let (outcome, released) = try await database.pool.write { db -> (DebugFileStoreOutcome, [ContentHash]) in
-            var change = DebugFileChange(file, facts: facts, buildID: buildID, project: project, name: name, at: date)
-            // The quota: the project's distinct blobs once these kinds point at the new one, and its minidumps.
-            let others = try Self.usedBytes(db, project: project, excluding: (buildID, change.kinds), blob: file.sha256)
-            if let refusal = change.refusal(others: others, quota: quotaBytes) { return (refusal, []) }
-            try blobs.place(from: file.upload.path, hash: file.sha256, size: file.size)
-            // The change sequence value of this store, taken once, by the first row that needs one.
-            var sequence: Int64?
-            for row in change.rows {
-                let previous = try String.fetchOne(
-                    db,
-                    sql:
-                        "SELECT coalesce(blob_sha256, '') FROM debug_files WHERE project_id = ? AND build_id = ? AND kind = ?",
-                    arguments: [project.rawValue, buildID.rawValue, row.kind.rawValue])
-                if change.note(previous: previous, for: row.kind), sequence == nil {
-                    sequence = try SQLiteSymbolicationStore.nextDebugFileSequence(db)
+    /// A refusal that rolls back the files of an upload stored before it, with the blobs they placed.
+    struct Refused: Error {
+        var outcome: DebugFileStoreOutcome
+        var placed: [ContentHash]
+    }
+
+    public func storeAll(_ files: [DebugFileToStore], project: ProjectID, quotaBytes: UInt64, at date: Date)
+        async throws -> [DebugFileStoreOutcome]
+    {
+        defer { for file in files { blobs.discard(file.file.upload) } }
+        for file in files { try BlobFolder.fsync(file.file.upload.path) }
+        let outcomes: [DebugFileStoreOutcome]
+        var released: [ContentHash] = []
+        do {
+            (outcomes, released) = try await database.pool.write { db -> ([DebugFileStoreOutcome], [ContentHash]) in
+                var outcomes: [DebugFileStoreOutcome] = []
+                var released: Set<ContentHash> = []
+                var placed: [ContentHash] = []
+                for file in files {
+                    let change = try store(
+                        file, project: project, quotaBytes: quotaBytes, at: date, placed: &placed, db)
+                    if case .quotaExceeded = change.outcome { throw Refused(outcome: change.outcome, placed: placed) }
+                    outcomes.append(change.outcome)
+                    released.formUnion(change.released)
                 }
-                try db.execute(
-                    sql: """
-                        INSERT INTO debug_files
-                            (project_id, build_id, kind, size, architecture, file_type, features, name, uploaded_at, blob_sha256,
-                             stored_seq)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        ON CONFLICT (project_id, build_id, kind) DO UPDATE SET
-                            size = excluded.size, architecture = excluded.architecture, file_type = excluded.file_type,
-                            features = excluded.features, name = coalesce(excluded.name, debug_files.name),
-                            uploaded_at = excluded.uploaded_at, blob_sha256 = excluded.blob_sha256,
-                            stored_seq = CASE WHEN debug_files.blob_sha256 IS excluded.blob_sha256 THEN debug_files.stored_seq
-                                              ELSE excluded.stored_seq END
-                        """,
-                    arguments: [
-                        row.project.rawValue, row.buildID.rawValue, row.kind.rawValue, Int64(clamping: row.size),
-                        row.architecture,
-                        row.fileType, row.features.joined(separator: ","), row.name, Millis.from(row.uploadedAt),
-                        row.sha256.rawValue, sequence ?? 0,
-                    ])
+                return (outcomes, released.sorted())
             }
-            if sequence != nil {
-                // In this transaction: the reports this file outranks are queued before anyone can see the file, and a
-                // process that dies right after the commit loses nothing.
-                _ = try SQLiteSymbolicationStore.requeueOutranked(
-                    project: project, buildID: buildID, replacedKinds: change.replacedKinds,
-                    addedKinds: change.addedKinds, db)
-            }
-            return (change.outcome, change.released.sorted())
+        } catch let refused as Refused {
+            // Rolled back: a blob placed for an earlier file that no row names is removed (one another upload placed
+            // too and committed stays).
+            if !refused.placed.isEmpty { try await removeUnreferenced(refused.placed) }
+            return [refused.outcome]
         }
         if !released.isEmpty { try await removeUnreferenced(released) }
-        return outcome
+        return outcomes
+    }
+
+    /// Stores one file of an upload in the caller's transaction (`store`): its quota checked against what the project
+    /// holds in it, its blob placed (and added to `placed`), its rows written, its outranked reports queued. Nothing is
+    /// written when it does not fit (`change.outcome` says so).
+    func store(
+        _ piece: DebugFileToStore, project: ProjectID, quotaBytes: UInt64, at date: Date, placed: inout [ContentHash],
+        _ db: Database
+    ) throws -> (outcome: DebugFileStoreOutcome, released: Set<ContentHash>) {
+        let (file, buildID) = (piece.file, piece.buildID)
+        var change = DebugFileChange(
+            file, facts: piece.facts, buildID: buildID, project: project, name: piece.name, at: date)
+        // The quota: the project's distinct blobs once these kinds point at the new one, and its minidumps.
+        let others = try Self.usedBytes(db, project: project, excluding: (buildID, change.kinds), blob: file.sha256)
+        if let refusal = change.refusal(others: others, quota: quotaBytes) { return (refusal, []) }
+        try blobs.place(from: file.upload.path, hash: file.sha256, size: file.size)
+        placed.append(file.sha256)
+        // The change sequence value of this store, taken once, by the first row that needs one.
+        var sequence: Int64?
+        for row in change.rows {
+            let previous = try String.fetchOne(
+                db,
+                sql:
+                    "SELECT coalesce(blob_sha256, '') FROM debug_files WHERE project_id = ? AND build_id = ? AND kind = ?",
+                arguments: [project.rawValue, buildID.rawValue, row.kind.rawValue])
+            if change.note(previous: previous, for: row.kind), sequence == nil {
+                sequence = try SQLiteSymbolicationStore.nextDebugFileSequence(db)
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO debug_files
+                        (project_id, build_id, kind, size, architecture, file_type, features, name, uploaded_at, blob_sha256,
+                         stored_seq)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (project_id, build_id, kind) DO UPDATE SET
+                        size = excluded.size, architecture = excluded.architecture, file_type = excluded.file_type,
+                        features = excluded.features, name = coalesce(excluded.name, debug_files.name),
+                        uploaded_at = excluded.uploaded_at, blob_sha256 = excluded.blob_sha256,
+                        stored_seq = CASE WHEN debug_files.blob_sha256 IS excluded.blob_sha256 THEN debug_files.stored_seq
+                                          ELSE excluded.stored_seq END
+                    """,
+                arguments: [
+                    row.project.rawValue, row.buildID.rawValue, row.kind.rawValue, Int64(clamping: row.size),
+                    row.architecture,
+                    row.fileType, row.features.joined(separator: ","), row.name, Millis.from(row.uploadedAt),
+                    row.sha256.rawValue, sequence ?? 0,
+                ])
+        }
+        if sequence != nil {
+            // In this transaction: the reports this file outranks are queued before anyone can see the file, and a
+            // process that dies right after the commit loses nothing.
+            _ = try SQLiteSymbolicationStore.requeueOutranked(
+                project: project, buildID: buildID, replacedKinds: change.replacedKinds,
+                addedKinds: change.addedKinds, db)
+        }
+        return (change.outcome, change.released)
     }
 
     /// The project's quota use: the sum of its distinct blobs, leaving out the rows of `excluding` and the blob `blob`,

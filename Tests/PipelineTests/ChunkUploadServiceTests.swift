@@ -142,6 +142,18 @@ final class MemoryDebugFileStore: DebugFileStore {
         }
         return .stored(new, replaced: false)
     }
+    func storeAll(_ files: [DebugFileToStore], project: ProjectID, quotaBytes: UInt64, at date: Date) async throws
+        -> [DebugFileStoreOutcome]
+    {
+        var outcomes: [DebugFileStoreOutcome] = []
+        for file in files {
+            outcomes.append(
+                try await store(
+                    file.file, facts: file.facts, buildID: file.buildID, project: project, name: file.name,
+                    quotaBytes: quotaBytes, at: date))
+        }
+        return outcomes
+    }
     func kinds(of buildID: BuildID, project: ProjectID) async throws -> Set<DebugFileKind> {
         Set(rows.withLock { $0.filter { $0.buildID == buildID && $0.project == project }.map(\.kind) })
     }

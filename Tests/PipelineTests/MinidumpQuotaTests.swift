@@ -20,6 +20,11 @@ final class UsageDebugFileStore: DebugFileStore {
         try await inner.store(
             file, facts: facts, buildID: buildID, project: project, name: name, quotaBytes: quotaBytes, at: date)
     }
+    func storeAll(_ files: [DebugFileToStore], project: ProjectID, quotaBytes: UInt64, at date: Date) async throws
+        -> [DebugFileStoreOutcome]
+    {
+        try await inner.storeAll(files, project: project, quotaBytes: quotaBytes, at: date)
+    }
     func kinds(of buildID: BuildID, project: ProjectID) async throws -> Set<DebugFileKind> {
         try await inner.kinds(of: buildID, project: project)
     }

@@ -155,6 +155,55 @@ func facts(_ kinds: Set<DebugFileKind>) -> DebugFileFacts {
         }
     }
 
+    /// The files of one upload (a fat Mach-O's slices) are stored all or none: a slice past the quota, counted with
+    /// the slices before it, refuses the upload and leaves nothing behind (rows, blobs, temporary files); a quota they
+    /// fit stores them all, and an upload that replaces the project's own files is charged after the change.
+    @Test(arguments: Engine.allCases) func theFilesOfAnUploadAreStoredAllOrNone(_ engine: Engine) async throws {
+        try await withStores(engine) { stores in
+            let store = stores.debugFiles
+            let a = try await createProject(stores).id
+            let both = facts([.debuginfo, .executable])
+            let ids = [BuildID("a1")!, BuildID("a2")!, BuildID("a3")!]
+            let now = Date(timeIntervalSince1970: 1_795_000_000)
+            // Three slices of 10 bytes each; the project already keeps 10 bytes of another file.
+            _ = try await store.store(
+                try upload(store, "kept file!"), facts: both, buildID: BuildID("ff")!, project: a, name: nil,
+                quotaBytes: 1000, at: now)
+            func slices(_ tag: String) throws -> [DebugFileToStore] {
+                try ids.enumerated().map { index, id in
+                    DebugFileToStore(
+                        try upload(store, "slice \(index) \(tag)"), facts: both, buildID: id, name: "App.dSYM")
+                }
+            }
+            // 30 of quota: the first two slices fit beside the kept file, the third does not.
+            #expect(
+                try await store.storeAll(try slices("v1"), project: a, quotaBytes: 30, at: now)
+                    == [.quotaExceeded(wouldUse: 40)])
+            for id in ids { #expect(try await store.kinds(of: id, project: a).isEmpty) }
+            #expect(try await store.bytesUsed(project: a, excluding: nil) == 10)
+            let blobs = { () throws -> Int in
+                try FileManager.default.subpathsOfDirectory(atPath: stores.blobRoot + "/blobs").filter { $0.count > 3 }
+                    .count
+            }
+            #expect(try blobs() == 1)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: stores.blobRoot + "/tmp").isEmpty)
+            // 40 of quota: all three are stored, in order.
+            let stored = try await store.storeAll(try slices("v1"), project: a, quotaBytes: 40, at: now)
+            #expect(stored.count == 3)
+            for (outcome, id) in zip(stored, ids) {
+                guard case .stored(let rows, let replaced) = outcome else { Issue.record("not stored"); continue }
+                #expect(!replaced && rows.map(\.buildID) == [id, id])
+            }
+            #expect(try await store.bytesUsed(project: a, excluding: nil) == 40)
+            #expect(try blobs() == 4)
+            // The same build-ids again with other bytes replace them: charged after the change, so 40 still fits.
+            let again = try await store.storeAll(try slices("v2"), project: a, quotaBytes: 40, at: now)
+            #expect(again.allSatisfy { if case .stored(_, let replaced) = $0 { replaced } else { false } })
+            #expect(try await store.bytesUsed(project: a, excluding: nil) == 40)
+            #expect(try blobs() == 4)
+        }
+    }
+
     /// Labels a client sent (a file name, a source bundle's architecture) may hold any character: the file is stored.
     @Test(arguments: Engine.allCases) func hostileLabelsAreStored(_ engine: Engine) async throws {
         try await withStores(engine) { stores in
