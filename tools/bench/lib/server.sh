@@ -19,6 +19,10 @@ bench_create_project() {
 # The load generator's connections all come from 127.0.0.1: the per-address share is lifted to the whole cap (by the
 # environment, which builds older than the share ignore, so --baseline binaries start the same way).
 bench_serve() {
+  # Emptied first: the server's shell truncates them only once it runs, and the wait below must not find the line a
+  # previous server wrote.
+  : > "$3/out"
+  : > "$3/err"
   FAULTLINE_MAX_CONNECTIONS_PER_ADDRESS="${FAULTLINE_MAX_CONNECTIONS_PER_ADDRESS:-1000000}" \
     "$1" serve --data "$2" --port 0 --log-level warning "${@:4}" > "$3/out" 2> "$3/err" &
   server=$!
