@@ -143,3 +143,32 @@ public struct UpgradeRates: Sendable, Equatable {
     /// in one transaction, 376 MB of table in 3.4 s (110 MB/s); an index over it, 1.5 s (257 MB/s). Rounded down.
     public static let measured = UpgradeRates(rewriteBytesPerSecond: 100e6, indexBytesPerSecond: 250e6)
 }
+
+/// Where a batched rewrite stands (reported after each batch).
+public struct BatchedRewriteProgress: Sendable, Equatable {
+    public var migration: String
+    /// Rows rewritten so far, this run and earlier interrupted ones.
+    public var rows: Int64
+    /// Rows of the last batch.
+    public var batch: Int64
+    /// Rows the rewrite covers (the table's rows when it started).
+    public var total: Int64
+    /// Whether this run continued an interrupted one.
+    public var resumed: Bool
+    public var finished: Bool
+
+    public init(migration: String, rows: Int64, batch: Int64, total: Int64, resumed: Bool, finished: Bool) {
+        self.migration = migration
+        self.rows = rows
+        self.batch = batch
+        self.total = total
+        self.resumed = resumed
+        self.finished = finished
+    }
+
+    /// Whether this batch crossed a tenth of the way (or finished): when a progress line is worth printing.
+    public var crossesATenth: Bool {
+        let step = max(1, total / 10)
+        return finished || rows / step != (rows - batch) / step
+    }
+}

@@ -232,7 +232,17 @@ public final class PostgresEngine: Sendable {
     /// Applies the migrations this database lacks, then makes sure the time partitions around now exist.
     public func migrate(now: Date = Date()) async throws {
         do {
-            try await PostgresMigrations.apply(self)
+            // A batched rewrite (none has shipped yet) logs its progress at each tenth.
+            let logger = logger
+            try await PostgresBatchedRewrites.migrate(
+                self,
+                progress: { progress in
+                    guard progress.crossesATenth else { return }
+                    let line =
+                        "upgrade: \(progress.migration): \(progress.rows)/\(progress.total) rows"
+                        + (progress.resumed ? ", resumed" : "") + (progress.finished ? ", done" : "")
+                    logger.info("\(line)")
+                })
         } catch let error as PostgresTransactionError {
             // A refusal the migrations made themselves (a newer schema) is theirs to name, not the transaction's.
             if let own = error.closureError as? StorageError { throw own }

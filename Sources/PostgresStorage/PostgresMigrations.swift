@@ -579,8 +579,10 @@ enum PostgresMigrations {
     }
 
     /// Applies what `database` lacks, in one transaction under the migration lock; with `last`, only the migrations
-    /// up to and including it (the upgrade snapshots of earlier versions, `PostgresSchemaSnapshot`).
-    static func apply(_ database: PostgresEngine, upTo last: String? = nil) async throws {
+    /// up to and including it (the upgrade snapshots of earlier versions, `PostgresSchemaSnapshot`; a batched rewrite,
+    /// `PostgresBatchedRewrites`). `migrations` is `all` but in tests of a migration that has not shipped.
+    static func apply(_ database: PostgresEngine, upTo last: String? = nil, migrations: [Migration] = all) async throws
+    {
         let logger = database.logger
         try await database.write { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
@@ -597,7 +599,7 @@ enum PostgresMigrations {
                 applied.insert(name)
             }
             // A database a newer faultline migrated is refused: this binary does not know its schema.
-            let known = Set(all.map(\.identifier))
+            let known = Set(migrations.map(\.identifier))
             if let unknown = applied.sorted().first(where: { !known.contains($0) }) {
                 throw StorageError(
                     .newerSchema,
@@ -605,8 +607,9 @@ enum PostgresMigrations {
                 )
             }
             let now = Millis.from(Date())
-            let end = last.flatMap { last in all.firstIndex { $0.identifier == last } } ?? all.count - 1
-            for (index, migration) in all.enumerated() where index <= end && !applied.contains(migration.identifier) {
+            let end = last.flatMap { last in migrations.firstIndex { $0.identifier == last } } ?? migrations.count - 1
+            for (index, migration) in migrations.enumerated()
+            where index <= end && !applied.contains(migration.identifier) {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }

@@ -46,20 +46,6 @@ public struct BatchedRewrite: Sendable {
     }
 }
 
-/// Where a batched rewrite stands (reported after each batch).
-public struct BatchedRewriteProgress: Sendable, Equatable {
-    public var migration: String
-    /// Rows rewritten so far, this run and earlier interrupted ones.
-    public var rows: Int64
-    /// Rows of the last batch.
-    public var batch: Int64
-    /// Rows the rewrite covers (the table's rows when it started).
-    public var total: Int64
-    /// Whether this run continued an interrupted one.
-    public var resumed: Bool
-    public var finished: Bool
-}
-
 public enum SQLiteBatchedRewrites {
     /// The rewrites of the shipped migrations, in migration order. Empty until the next data-rewriting migration:
     /// the earlier ones (v5, v11, v15, v24, v27) shipped as single transactions and are never edited.
@@ -175,8 +161,7 @@ public enum SQLiteBatchedRewrites {
 
     /// Progress as a server prints it: a line on standard error at each tenth of the way and at the end.
     public static let standardErrorProgress: @Sendable (BatchedRewriteProgress) -> Void = { progress in
-        let step = max(1, progress.total / 10)
-        guard progress.finished || progress.rows / step != (progress.rows - progress.batch) / step else { return }
+        guard progress.crossesATenth else { return }
         let percent = progress.total == 0 ? 100 : min(100, progress.rows * 100 / progress.total)
         let line =
             "upgrade: \(progress.migration): \(progress.rows)/\(progress.total) rows (\(percent) %)"
