@@ -42,6 +42,19 @@ struct IssueListPage {
         var actions: [RowAction]
     }
 
+    /// The rows of one kind (``IssueCategory``): a list of every kind shows crashes, hangs and non-fatal errors in
+    /// sections of their own, in that order, each in the list's order and linked to the list of that kind alone; a
+    /// list of one kind is one section without a heading.
+    struct KindSection {
+        var sectionID: String
+        var sectionHeading: String?
+        var tableCaption: String
+        /// The live list of this kind alone (every page of it), for a section of a list of every kind.
+        var onlyHref: String?
+        var onlyLabel: String?
+        var rows: [Row]
+    }
+
     /// The links below a list of more than one page.
     struct Paging {
         var firstHref: String?
@@ -57,7 +70,8 @@ struct IssueListPage {
     var listHref: String
     var caption: String
     var selects: [Select]
-    var rows: [Row]
+    /// This page's rows by kind (``KindSection``).
+    var sections: [KindSection]
     var hasRows: Bool
     var emptyText: String
     var totalText: String
@@ -142,7 +156,7 @@ struct IssueListPage {
                 }),
         ]
 
-        rows = issues.map { issue in
+        let rows = issues.map { issue in
             let view = IssueRowView(issue, slug: slug, from: path, releases: renderedReleases)
             let actions = DashboardForms.settableStatuses.filter { $0 != issue.status }.map { status -> RowAction in
                 let label =
@@ -159,6 +173,13 @@ struct IssueListPage {
                 issue: view,
                 statusActionHref: SitePaths.relative(from: path, to: SitePaths.issueStatusAction(slug, issue.id)),
                 actions: actions)
+        }
+        let target = listHref
+        sections = Self.sections(rows, issues: issues, filter: filter) { kind in
+            var only = filter
+            only.kind = kind
+            let query = only.queryString()
+            return target + (query.isEmpty ? "" : "?" + query)
         }
         hasRows = !rows.isEmpty
         if let offset = position.offset, !issues.isEmpty {
@@ -191,6 +212,32 @@ struct IssueListPage {
             releaseHref = SitePaths.relative(from: path, to: SitePaths.release(slug, release))
         } else {
             releaseHref = nil
+        }
+    }
+
+    /// `rows` (made from `issues`, in the same order) in sections by kind: for a list of every kind, one section per
+    /// kind present (crashes, hangs, non-fatal errors), each linked through `onlyHref` to its kind's own list where
+    /// the filter has one; for a list of one kind, one section.
+    static func sections(
+        _ rows: [Row], issues: [IssueSummary], filter: IssueListFilter, onlyHref: (IssueListFilter.Kind) -> String
+    ) -> [KindSection] {
+        guard filter.kind == .all else {
+            return [KindSection(sectionID: "issues", tableCaption: filter.caption, rows: rows)]
+        }
+        let categories = issues.map(IssueCategory.of)
+        return IssueCategory.allCases.compactMap { category in
+            let kept = zip(rows, categories).filter { $0.1 == category }.map(\.0)
+            guard !kept.isEmpty else { return nil }
+            let only: (IssueListFilter.Kind, String)? =
+                switch category {
+                case .crash: (.crash, "Every crash of this list")
+                case .nonFatal: (.nonFatal, "Every non-fatal error of this list")
+                case .hang: nil  // stored as crashes or non-fatals, as the client sent them: no filter of their own
+                }
+            return KindSection(
+                sectionID: category.rawValue, sectionHeading: category.heading,
+                tableCaption: filter.caption,  // the section's heading names the kind
+                onlyHref: only.map { onlyHref($0.0) }, onlyLabel: only?.1, rows: kept)
         }
     }
 }

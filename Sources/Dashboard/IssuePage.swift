@@ -25,12 +25,15 @@ struct IssuePage {
         struct Entry {
             var entryValue: String
             var entryEvents: Int
+            /// The value's share of the issue's events ("62 %"); nil for the users, counted among recent reports only.
+            var entryShare: String?
         }
         var breakdownHeading: String
         var breakdownCaption: String
         var valueHeader: String
         var entries: [Entry]
         var hasEntries: Bool
+        var hasShare: Bool
     }
 
     /// One of the newest events.
@@ -153,7 +156,7 @@ struct IssuePage {
                 firstSeen: TimeView($0.firstSeen), lastSeen: TimeView($0.lastSeen))
         }
         hasReleaseActivity = !releaseActivity.isEmpty
-        breakdowns = Self.breakdowns(detail.breakdowns)
+        breakdowns = Self.breakdowns(detail.breakdowns, events: detail.summary.events)
         groupingExplanation = Self.explanation(detail.grouping.source)
         groupingComponents = detail.grouping.components
         fingerprint = detail.grouping.fingerprint.rawValue
@@ -237,15 +240,20 @@ struct IssuePage {
         ("environment", "Environments", "Environment"), ("build", "Builds", "Build"), ("user", "Users", "User"),
     ]
 
-    static func breakdowns(_ all: [String: [BreakdownEntry]]) -> [Breakdown] {
+    /// The breakdowns of an issue of `events` events: each value with its events and, but for the users, its share
+    /// of all the issue's events (the tag counts cover every event; the users only the newest reports kept).
+    static func breakdowns(_ all: [String: [BreakdownEntry]], events: Int = 0) -> [Breakdown] {
         let known = Set(dimensions.map(\.key))
         let extra = all.keys.filter { !known.contains($0) }.sorted().map { (key: $0, heading: $0, header: $0) }
         return (dimensions + extra).map { dimension in
+            let shared = dimension.key != "user" && events > 0
             let entries = (all[dimension.key] ?? []).map {
                 // Apple's machine ids read as names: "iPhone 14 Pro (iPhone15,2)".
                 Breakdown.Entry(
                     entryValue: dimension.key == "device" ? AppleDeviceNames.display(model: $0.value) : $0.value,
-                    entryEvents: $0.events)
+                    entryEvents: $0.events,
+                    entryShare: shared
+                        ? Format.trimmed(Double(min($0.events, events)) * 100 / Double(events), places: 1) + " %" : nil)
             }
             // Users are counted from the retained reports (the rollups hold keyed hashes, RollupUser): the caption says so.
             let caption =
@@ -253,7 +261,7 @@ struct IssuePage {
                 ? "Events by user, in the reports still kept" : "Events by \(dimension.header.lowercased())"
             return Breakdown(
                 breakdownHeading: dimension.heading, breakdownCaption: caption,
-                valueHeader: dimension.header, entries: entries, hasEntries: !entries.isEmpty)
+                valueHeader: dimension.header, entries: entries, hasEntries: !entries.isEmpty, hasShare: shared)
         }
     }
 }

@@ -23,9 +23,15 @@ struct IssueRowView {
     ) {
         issueID = issue.id
         issueHref = SitePaths.relative(from: path, to: SitePaths.issue(slug, issue.id))
-        issueTitle = issue.title.isEmpty ? "Issue \(issue.id.rawValue)" : issue.title
+        // Shown without a repeated prefix (`SIGSEGV: SIGSEGV (signal 11, …)`), as the issue's page shows it.
+        issueTitle = issue.title.isEmpty ? "Issue \(issue.id.rawValue)" : IssueTitle.display(issue.title)
         issueCulprit = issue.culprit.flatMap { $0.isEmpty ? nil : $0 }
-        issueKind = issue.kind == .crash ? "crash" : "non-fatal"
+        issueKind =
+            switch IssueCategory.of(issue) {
+            case .crash: "crash"
+            case .hang: "hang"
+            case .nonFatal: "non-fatal"
+            }
         statusBadge = .status(issue.status)
         signalBadges = Badge.signals(issue.signals)
         totalEvents = issue.events

@@ -8,9 +8,10 @@ import Foundation
 ///
 /// A crash whose error type is a signal and whose message starts with it (`faultline-run` names a C program's
 /// crash `SIGSEGV` with the message `SIGSEGV (signal 11, Segmentation fault): …`) gets the stored title
-/// `SIGSEGV: SIGSEGV (signal 11, …)`. The title is kept as stored (it is what lists and alerts show, and what an
-/// issue's ranking of titles compares); the page shows it without the repeated prefix, and leaves out the message
-/// under "Error" when the title already says it.
+/// `SIGSEGV: SIGSEGV (signal 11, …)`. The title is kept as stored (it is what alerts say, and what an issue's
+/// ranking of titles compares; the fingerprint never depends on it); the issue page, the issue lists, top issues and
+/// the releases comparison show it without the repeated prefix, and the page leaves out the message under "Error"
+/// when the title already says it.
 enum IssueTitle {
     /// `title` with a leading `X: ` removed when what follows starts with `X` again; otherwise `title`.
     static func display(_ title: String) -> String {

@@ -39,10 +39,12 @@ public enum SVGChart {
         }
     }
 
-    /// Drawing area, in viewBox units (the SVG scales to its container's width).
+    /// Drawing area, in viewBox units (the SVG scales to its container's width). The left margin holds the y labels
+    /// at the larger text size the stylesheet sets on a phone (23 units, so that a chart 366 px wide draws them at
+    /// 11 px or more): "99.75 %" is about 85 units wide there.
     static let width = 720.0
     static let height = 240.0
-    static let left = 60.0
+    static let left = 96.0
     static let right = 14.0
     static let top = 14.0
     static let bottom = 34.0
@@ -198,8 +200,9 @@ public enum SVGChart {
 
     /// The target of a rate chart: a dashed line across the plot, labelled at its right end (`target 99.5 %`).
     static func targetLine(y: Double, percent: Double) -> String {
-        // The label sits above the line, or below it when the line is at the top of the plot (a 100 % target).
-        let labelY = y - 5 < top + 10 ? y + 14 : y - 5
+        // The label sits above the line, or below it when the line is at the top of the plot (a 100 % target), far
+        // enough down that the phone's larger text (23 units) clears the line too.
+        let labelY = y - 5 < top + 10 ? y + 26 : y - 5
         return "<line class=\"chart-target\" x1=\"\(coordinate(left))\" y1=\"\(coordinate(y))\" "
             + "x2=\"\(coordinate(width - right))\" y2=\"\(coordinate(y))\" stroke=\"#8a1c12\" stroke-width=\"1.5\" "
             + "stroke-dasharray=\"6 4\"/>\n"

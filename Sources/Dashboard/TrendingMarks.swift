@@ -100,10 +100,14 @@ extension ReleasePage {
 }
 
 extension IssueListPage {
-    /// Sets the trending mark of each row.
+    /// Sets the trending mark of each row (of every section).
     mutating func mark(_ marks: TrendingMarks) {
         guard !marks.isEmpty else { return }
-        for index in rows.indices { rows[index].issue.trending = marks.mark(rows[index].issue.issueID) }
+        for section in sections.indices {
+            for index in sections[section].rows.indices {
+                sections[section].rows[index].issue.trending = marks.mark(sections[section].rows[index].issue.issueID)
+            }
+        }
     }
 }
 

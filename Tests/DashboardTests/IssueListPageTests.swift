@@ -154,4 +154,43 @@ import Testing
                 "<a href=\"../list?release=\(IssueListFilter.percentEncoded(Fixtures.release))\">All issues of this release</a>"
             ))
     }
+
+    @Test("a list of every kind keeps crashes, hangs and non-fatal errors in sections of their own, in that order")
+    func kindSections() async throws {
+        // Given a page holding (most users first) a non-fatal, a hang sent as a non-fatal, and a crash…
+        var data = FakeInsights.ProjectData()
+        var timeout = Fixtures.summary(1, title: "NSURLErrorDomain: The request timed out.")
+        timeout.kind = .nonfatal
+        timeout.users = 30
+        var hang = Fixtures.summary(2, title: "App Hanging: App hanging for at least 2000 ms.")
+        hang.kind = .nonfatal
+        hang.users = 20
+        var crash = Fixtures.summary(3, title: "SIGSEGV: boom")
+        crash.users = 10
+        data.issues = [timeout, hang, crash]
+        let renderer = try SiteRenderer(webDirectory: Fixtures.webDirectory)
+        func page(_ parameters: [String: String]) async throws -> String {
+            try await renderer.issueListPage(
+                project: Fixtures.demo, request: try IssueListRequest(parameters: parameters),
+                insights: FakeInsights(projects: [Fixtures.demoID: data]), csrfToken: nil, now: Fixtures.now)
+        }
+        // When the list of every kind is shown by users…
+        let every = try await page(["sort": "users"])
+        // Then the crash comes first under its heading, then the hang, then the timeout, each in a section.
+        #expect(Self.issueLinks(every) == ["issues/3.html", "issues/2.html", "issues/1.html"])
+        let headings = ["Crashes", "Hangs and ANRs", "Non-fatal errors"].map {
+            every.range(of: ">\($0)</h2>")?.lowerBound
+        }
+        #expect(headings.allSatisfy { $0 != nil } && headings.compactMap { $0 } == headings.compactMap { $0 }.sorted())
+        #expect(every.contains("<section id=\"crash\" class=\"issue-kind\" aria-labelledby=\"crash-heading\">"))
+        // Each section links to its kind's own list; hangs, stored as the client sent them, have none.
+        #expect(every.contains("<a href=\"list?kind=crash&amp;sort=users\">Every crash of this list</a>"))
+        #expect(every.contains("<a href=\"list?kind=non-fatal&amp;sort=users\">Every non-fatal error of this list</a>"))
+        #expect(every.components(separatedBy: "<a href=\"list?kind=").count - 1 == 2)
+        #expect(every.contains("<span class=\"kind\">hang</span>"))
+        // A list of one kind is one table without a kind heading.
+        let crashes = try await page(["kind": "crash"])
+        #expect(Self.issueLinks(crashes) == ["issues/3.html"])
+        #expect(!crashes.contains("</h2>") && !crashes.contains("Every crash"))
+    }
 }

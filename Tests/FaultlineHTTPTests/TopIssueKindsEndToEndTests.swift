@@ -43,6 +43,30 @@ import Testing
         let insights = InsightsEndToEndTests()
         #expect(try await eventually { try await insights.issues(server, token: project.upload).count == 2 })
 
+        // The read API ranks one kind when asked (`?kind=`), says which, and refuses a kind it does not know.
+        for (kind, expected, other) in [
+            ("crash", "SIGSEGV", "NSURLErrorDomain"), ("nonfatal", "NSURLErrorDomain", "SIGSEGV"),
+        ] {
+            let answer = try await http.send(
+                .GET, server.baseURL + "/api/v1/top-issues?window=24h&kind=\(kind)",
+                headers: [("Authorization", "Bearer \(project.upload)")])
+            #expect(answer.status == 200)
+            #expect(answer.json["kind"] as? String == kind)
+            let rows = answer.json["issues"] as? [[String: Any]] ?? []
+            let titles = rows.compactMap { ($0["issue"] as? [String: Any])?["title"] as? String }
+            let kinds = rows.compactMap { ($0["issue"] as? [String: Any])?["kind"] as? String }
+            #expect(titles.count == 1 && titles.allSatisfy { $0.hasPrefix(expected) }, "\(kind): \(titles)")
+            #expect(!titles.contains { $0.hasPrefix(other) } && kinds == [kind])
+        }
+        let every = try await http.send(
+            .GET, server.baseURL + "/api/v1/top-issues?window=24h",
+            headers: [("Authorization", "Bearer \(project.upload)")])
+        #expect((every.json["issues"] as? [[String: Any]])?.count == 2 && every.json["kind"] == nil)
+        let bad = try await http.send(
+            .GET, server.baseURL + "/api/v1/top-issues?kind=hang",
+            headers: [("Authorization", "Bearer \(project.upload)")])
+        #expect(bad.status == 400 && String(decoding: bad.body, as: UTF8.self).contains("kind"))
+
         // When the site is rendered…
         let site = try TempFolder("faultline-site")
         let rendered = try await ServerProcess.run(["render", "--data", folder, "--out", site.path])

@@ -129,10 +129,19 @@ struct InsightsController {
             window = .release(release)
         default: throw APIError.badRequest("must be 24h, 7d or release", field: "window")
         }
+        // `?kind=crash|nonfatal` ranks one kind by its users (as the dashboard's sections do); without it, every kind.
+        var kind: ReportKind?
+        if let raw = params["kind"].map(String.init) {
+            guard let parsed = ReportKind(rawValue: raw) else {
+                throw APIError.badRequest("must be crash or nonfatal", field: "kind")
+            }
+            kind = parsed
+        }
         let limit = try Self.limit(request, default: 20, max: PageRequest.maxTopIssues)
-        let rows = try await insights.topIssues(project: project.id, window: window, now: clock.now(), limit: limit)
+        let rows = try await insights.topIssues(
+            project: project.id, window: window, kind: kind, now: clock.now(), limit: limit)
         return TopOut(
-            window: window.label,
+            window: window.label, kind: kind?.rawValue,
             issues: rows.map {
                 TopOut.Row(
                     issue: IssueOut($0.issue), users: $0.users, events: $0.events, previousUsers: $0.previous?.users,

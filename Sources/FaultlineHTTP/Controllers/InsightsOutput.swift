@@ -217,6 +217,8 @@ struct TopOut: ResponseEncodable {
         var previousEvents: Int?
     }
     var window: String
+    /// The kind ranked (`crash`, `nonfatal`); absent when every kind is ranked together.
+    var kind: String?
     var issues: [Row]
 }
 

@@ -1,0 +1,45 @@
+import FaultlineCore
+import Testing
+
+@testable import Dashboard
+
+/// Issue #35, the smaller gaps: breakdowns give each value's share of the issue's events, and lists show a title
+/// without the repeated signal prefix of `faultline-run` crashes.
+@Suite struct BreakdownShareTests {
+    @Test("device and OS values show their share of the issue's events; users, counted among recent reports, do not")
+    func shares() {
+        let breakdowns = IssuePage.breakdowns(
+            [
+                "device": [
+                    BreakdownEntry(value: "iPhone16,1", events: 5), BreakdownEntry(value: "Pixel 8", events: 3),
+                ],
+                "os": [BreakdownEntry(value: "iOS 17.1", events: 8)],
+                "user": [BreakdownEntry(value: "u1", events: 2)],
+            ], events: 8)
+        let devices = breakdowns.first { $0.breakdownHeading == "Devices" }
+        #expect(devices?.hasShare == true)
+        #expect(devices?.entries.map(\.entryShare) == ["62.5 %", "37.5 %"])
+        #expect(devices?.entries.first?.entryValue == "iPhone 15 Pro (iPhone16,1)")
+        #expect(breakdowns.first { $0.breakdownHeading == "Operating systems" }?.entries.first?.entryShare == "100 %")
+        let users = breakdowns.first { $0.breakdownHeading == "Users" }
+        #expect(users?.hasShare == false && users?.entries.first?.entryShare == nil)
+        // No events known (a page built without the total): no share rather than a division by zero.
+        #expect(IssuePage.breakdowns(["os": [BreakdownEntry(value: "iOS", events: 1)]]).allSatisfy { !$0.hasShare })
+    }
+
+    @Test("a list row shows `SIGSEGV: SIGSEGV (signal 11…)` once, and keeps other titles whole")
+    func listTitles() {
+        var issue = Fixtures.summary(7, title: "SIGSEGV: SIGSEGV (signal 11, Segmentation fault): at 0x0")
+        var row = IssueRowView(issue, slug: Fixtures.demo.slug, from: "demo/issues.html", releases: [])
+        #expect(row.issueTitle == "SIGSEGV (signal 11, Segmentation fault): at 0x0")
+        #expect(issue.title.hasPrefix("SIGSEGV: SIGSEGV"), "the stored title is unchanged")
+        issue.title = "NSURLErrorDomain: The request timed out."
+        row = IssueRowView(issue, slug: Fixtures.demo.slug, from: "demo/issues.html", releases: [])
+        #expect(row.issueTitle == "NSURLErrorDomain: The request timed out.")
+        #expect(row.issueKind == "crash")
+        issue.title = "App Hanging: App hanging for at least 2000 ms."
+        issue.kind = .nonfatal
+        #expect(
+            IssueRowView(issue, slug: Fixtures.demo.slug, from: "demo/issues.html", releases: []).issueKind == "hang")
+    }
+}
