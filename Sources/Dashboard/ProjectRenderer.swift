@@ -194,9 +194,12 @@ struct ProjectRenderer {
         let daily = try await sources.insights.health(
             project: project.id, release: row.release, from: today.adding(-29), through: today)
         let trend = HealthTrend.make(series: daily, last: today, length: 30)
+        let evidence = try await sources.insights.gateEvidence(
+            project: project.id, release: row.release, baseline: nil, now: now, releases: snapshot.releases)
+        let gate = ReleaseGate.decide(evidence, policy: ReleaseGatePolicy(targets: project.targets))
         var page = ReleasePage(
             slug: slug, row: row, trend: trend, top: top,
-            releases: snapshot.releaseNames, now: now, missing: snapshot.missing, targets: project.targets)
+            releases: snapshot.releaseNames, now: now, missing: snapshot.missing, targets: project.targets, gate: gate)
         page.mark(TrendingMarks(snapshot.alerts, now: now))
         try await emit(SitePaths.release(slug, row.release), page, as: "release", write: write)
         return (top, trend)

@@ -34,6 +34,8 @@ struct ReleasePage {
     var missingDSYMs: [String]
     var hasMissingDSYMs: Bool
     var missingDebugFilesHref: String
+    /// The release gate with `faultline gate`'s defaults; nil when it was not judged.
+    var gate: ReleaseGateView?
 
     /// - Parameters:
     ///   - trend: the release's own daily health over the chart's window.
@@ -41,9 +43,11 @@ struct ReleasePage {
     ///     other); the page shows each kind's apart.
     ///   - missing: the project's missing debug files (those of this release are named).
     ///   - targets: the project's crash-free targets, which every rate on the page is shown against.
+    ///   - gate: the release's gate (``ReleaseGate``), shown with its reasons.
     init(
         slug: ProjectSlug, row: ReleaseRow, trend: HealthTrend, top: [TopIssue], releases: Set<String>, now: Date,
-        missing: [MissingDebugFileSummary] = [], targets: CrashFreeTargets = CrashFreeTargets()
+        missing: [MissingDebugFileSummary] = [], targets: CrashFreeTargets = CrashFreeTargets(),
+        gate: ReleaseGate? = nil
     ) {
         let path = SitePaths.release(slug, row.release)
         chrome = PageChrome(path: path, title: "Release \(row.release)", project: slug, now: now)
@@ -77,6 +81,7 @@ struct ReleasePage {
         missingDSYMs = missing.filter { $0.releases.contains(row.release) }.compactMap(Self.missingDSYMLine)
         hasMissingDSYMs = !missingDSYMs.isEmpty
         missingDebugFilesHref = SitePaths.relative(from: path, to: SitePaths.missingDebugFiles(slug))
+        self.gate = gate.map { ReleaseGateView($0, slug: slug) }
     }
 
     /// `No dSYM for UUID 4C4C…A82A (Shop).` for one of the app's Mach-O images; nil for Apple's libraries and for

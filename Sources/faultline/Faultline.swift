@@ -13,7 +13,7 @@ struct Faultline: AsyncParsableCommand {
         version: FaultlineVersion.description,
         subcommands: [
             Serve.self, Projects.self, AdminToken.self, Issues.self, Crashes.self, Alerts.self, Render.self,
-            Compact.self, Migrate.self, Backup.self, Restore.self,
+            Gate.self, Compact.self, Migrate.self, Backup.self, Restore.self,
         ])
 
     /// Parses and runs a command, as ArgumentParser's own `main` does, except for a `ValidationError` thrown by a

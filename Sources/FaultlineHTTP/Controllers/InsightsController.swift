@@ -29,6 +29,7 @@ struct InsightsController {
             .patch("issues/{id}", use: patchIssue)
             .get("health", use: health)
             .get("releases", use: releases)
+            .get("releases/{release}/gate", use: gate)
             .get("top-issues", use: topIssues)
             .get("alerts", use: listAlerts)
             .get("alert-settings", use: getSettings)
