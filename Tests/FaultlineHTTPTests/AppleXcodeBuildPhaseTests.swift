@@ -69,7 +69,8 @@ import Testing
         let early = try runPhase(
             products, faultline.merging(["FAULTLINE_DSYMS": "target", "DWARF_DSYM_FILE_NAME": "Late.app.dSYM"]) { $1 })
         #expect(early.status == 1 && early.out.contains("error: faultline: no dSYM at"), "\(early)")
-        let noTool = try runPhase(products, faultline, without: ["FAULTLINE_SYMUPLOAD"])
+        let noTool = try runPhase(
+            products, faultline.merging(["FAULTLINE_UPLOADER": "symupload"]) { $1 }, without: ["FAULTLINE_SYMUPLOAD"])
         #expect(noTool.status == 1 && noTool.out.contains("error: faultline: symupload not found"), "\(noTool)")
 
         // When the phase sends the target's own dSYM, then all of the build's
@@ -101,5 +102,44 @@ import Testing
         // And a second build sends nothing new
         let again = try runPhase(products, faultline)
         #expect(again.status == 0 && again.out.contains("0 uploaded"), "\(again)")
+    }
+
+    /// A Mac without symupload: the phase sends the build's dSYMs with the real sentry-cli (3.8.2, from PyPI) instead,
+    /// which splits each universal file into its slices as it does for Sentry.
+    @Test func withoutSymuploadThePhaseSendsWithSentryCLI() async throws {
+        let tool = try #require(
+            SentryCLIEndToEndTests.sentryCLI, "sentry-cli is not installed (tools/test installs it with pip)")
+        // The pip shim's target: the phase runs with Xcode's short PATH, where a shim finds no Python.
+        let real = try Command.run("sh", ["-c", "pyenv which sentry-cli 2>/dev/null || command -v sentry-cli"])
+        let binary = real.status == 0 ? real.out.trimmingCharacters(in: .whitespacesAndNewlines) : tool
+        let archive = try XcodeArchive()
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("shop", in: folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let faultline = [
+            "FAULTLINE_URL": server.baseURL, "FAULTLINE_UPLOAD_TOKEN": project.upload, "FAULTLINE_SENTRY_CLI": binary,
+        ]
+
+        // Given no symupload: without the project's slug sentry-cli cannot be run, and the phase says so
+        let noSlug = try runPhase(archive.path + "/dSYMs", faultline, without: ["FAULTLINE_SYMUPLOAD"])
+        #expect(noSlug.status == 1 && noSlug.out.contains("error: faultline: sentry-cli needs"), "\(noSlug)")
+        // and a wrong token fails the build
+        let refused = try runPhase(
+            archive.path + "/dSYMs",
+            faultline.merging(["FAULTLINE_PROJECT": "shop", "FAULTLINE_UPLOAD_TOKEN": "not-a-token"]) { $1 },
+            without: ["FAULTLINE_SYMUPLOAD"])
+        #expect(refused.status != 0 && refused.out.contains("error: faultline: sentry-cli exited"), "\(refused)")
+
+        // When the phase runs with the slug
+        let sent = try runPhase(
+            archive.path + "/dSYMs", faultline.merging(["FAULTLINE_PROJECT": "shop"]) { $1 },
+            without: ["FAULTLINE_SYMUPLOAD"])
+        #expect(sent.status == 0 && sent.out.contains("with sentry-cli"), "\(sent)")
+
+        // Then the server holds every slice of every dSYM, as after symupload
+        let listed = try await SymuploadEndToEndTests().listed(server, project.upload)
+        let stored = Set(listed.compactMap { $0["kind"] as? String == "debuginfo" ? $0["build_id"] as? String : nil })
+        #expect(stored == Set(archive.expected.filter { $0.fileType == "dsym" }.map(\.uuid)))
     }
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Sends this build's dSYMs to Faultline with symupload: the body of an Xcode "Run Script" build phase, and what the
-# fastlane lane of docs/apple.md runs. Tested as it is (Tests/FaultlineHTTPTests/AppleXcodeBuildPhaseTests.swift).
+# Sends this build's dSYMs to Faultline with symupload, or with sentry-cli where symupload is not installed: the body
+# of an Xcode "Run Script" build phase, and what the fastlane lane of docs/apple.md runs. Tested as it is (Tests/FaultlineHTTPTests/AppleXcodeBuildPhaseTests.swift).
 #
 # Read from Xcode's build settings:
 #   DWARF_DSYM_FOLDER_PATH    the folder the build writes its dSYMs into (required)
@@ -10,11 +10,15 @@
 # Read from the build machine's environment:
 #   FAULTLINE_URL, FAULTLINE_UPLOAD_TOKEN  the server and the project's upload token (never in the repository);
 #                             without them a warning says the dSYMs were not sent, and the build goes on
+#   FAULTLINE_UPLOADER        symupload, sentry-cli, or auto (default): symupload when it is found, else sentry-cli
 #   FAULTLINE_SYMUPLOAD       symupload's path (default: symupload on PATH, then Homebrew's bin folders)
+#   FAULTLINE_SENTRY_CLI      sentry-cli's path (default: sentry-cli on PATH, then Homebrew's bin folders)
+#   FAULTLINE_PROJECT         the project's slug: sentry-cli needs it (symupload learns it from the token)
 #   FAULTLINE_DSYMS           all (default: every *.dSYM in DWARF_DSYM_FOLDER_PATH, the app's, its frameworks' and
 #                             its extensions') or target (DWARF_DSYM_FILE_NAME alone)
 #
-# Exits 0 once every dSYM sent is on the server (`symupload --check`), or when there is nothing to send. Anything
+# Exits 0 once every dSYM sent is on the server (`symupload --check`, or `sentry-cli debug-files upload --wait`), or
+# when there is nothing to send. Anything
 # else prints an `error:` line, which Xcode lists with the build's issues, and fails the build: a dSYM that never
 # arrives leaves every crash of the build unsymbolicated.
 set -u
@@ -43,16 +47,39 @@ if [ -z "${FAULTLINE_URL:-}" ] || [ -z "${FAULTLINE_UPLOAD_TOKEN:-}" ]; then
     exit 0
 fi
 
-symupload=${FAULTLINE_SYMUPLOAD:-}
-if [ -z "$symupload" ]; then
-    # Xcode runs build phases with a short PATH that leaves Homebrew's folders out.
-    symupload=$(command -v symupload 2>/dev/null || true)
-    for candidate in /opt/homebrew/bin/symupload /usr/local/bin/symupload; do
-        if [ -z "$symupload" ] && [ -x "$candidate" ]; then symupload=$candidate; fi
+# Finds `$1` (a tool's name) from `$2` (its path if given), PATH, then Homebrew's bin folders: Xcode runs build phases
+# with a short PATH that leaves Homebrew's folders out. Prints the path, or nothing.
+find_tool() {
+    if [ -n "$2" ]; then
+        echo "$2"
+        return
+    fi
+    found=$(command -v "$1" 2>/dev/null || true)
+    for candidate in "/opt/homebrew/bin/$1" "/usr/local/bin/$1"; do
+        if [ -z "$found" ] && [ -x "$candidate" ]; then found=$candidate; fi
     done
+    echo "$found"
+}
+
+uploader=${FAULTLINE_UPLOADER:-auto}
+symupload=
+sentry_cli=
+case "$uploader" in
+    symupload | auto) symupload=$(find_tool symupload "${FAULTLINE_SYMUPLOAD:-}") ;;
+    sentry-cli) ;;
+    *) fail "FAULTLINE_UPLOADER is symupload, sentry-cli or auto, not $uploader" ;;
+esac
+# A path given, or symupload asked for by name, must be there: only a search that found nothing falls back.
+if { [ "$uploader" = "symupload" ] || [ -n "${FAULTLINE_SYMUPLOAD:-}" ]; } && { [ -z "$symupload" ] || [ ! -x "$symupload" ]; }; then
+    fail "symupload not found: install it or set FAULTLINE_SYMUPLOAD to its path (docs/apple.md)"
 fi
 if [ -z "$symupload" ] || [ ! -x "$symupload" ]; then
-    fail "symupload not found: install it or set FAULTLINE_SYMUPLOAD to its path (docs/apple.md)"
+    symupload=
+    sentry_cli=$(find_tool sentry-cli "${FAULTLINE_SENTRY_CLI:-}")
+    if [ -z "$sentry_cli" ] || [ ! -x "$sentry_cli" ]; then
+        fail "neither symupload nor sentry-cli found: install one, or set FAULTLINE_SYMUPLOAD or FAULTLINE_SENTRY_CLI to its path (docs/apple.md)"
+    fi
+    [ -n "${FAULTLINE_PROJECT:-}" ] || fail "sentry-cli needs the project's slug: set FAULTLINE_PROJECT (docs/apple.md)"
 fi
 
 case "${FAULTLINE_DSYMS:-all}" in
@@ -71,7 +98,16 @@ case "${FAULTLINE_DSYMS:-all}" in
     *) fail "FAULTLINE_DSYMS is all or target, not ${FAULTLINE_DSYMS}" ;;
 esac
 
-note "sending $# dSYM bundle(s) from $DWARF_DSYM_FOLDER_PATH to $FAULTLINE_URL"
-"$symupload" --check "$@"
-status=$?
-[ "$status" -eq 0 ] || fail "symupload exited $status: not every dSYM of this build is on the server" "$status"
+if [ -n "$symupload" ]; then
+    note "sending $# dSYM bundle(s) from $DWARF_DSYM_FOLDER_PATH to $FAULTLINE_URL"
+    "$symupload" --check "$@"
+    status=$?
+    [ "$status" -eq 0 ] || fail "symupload exited $status: not every dSYM of this build is on the server" "$status"
+else
+    note "sending $# dSYM bundle(s) from $DWARF_DSYM_FOLDER_PATH to $FAULTLINE_URL with sentry-cli"
+    # The token decides the project on Faultline; sentry-cli still wants an organisation's name, which is ignored.
+    SENTRY_URL=$FAULTLINE_URL SENTRY_AUTH_TOKEN=$FAULTLINE_UPLOAD_TOKEN SENTRY_DISABLE_UPDATE_CHECK=true \
+        "$sentry_cli" debug-files upload --org faultline --project "$FAULTLINE_PROJECT" --wait "$@"
+    status=$?
+    [ "$status" -eq 0 ] || fail "sentry-cli exited $status: not every dSYM of this build is on the server" "$status"
+fi
