@@ -1,0 +1,23 @@
+import FaultlineCore
+
+/// A fingerprint merged into the issue of the page, with the form that splits it back out (`<id>/unmerge`).
+struct MergedFingerprintView {
+    var fingerprint: String
+    /// The number of the issue that had it, when known.
+    var formerIssue: String?
+    var mergedAt: TimeView
+    var unmergeActionHref: String
+}
+
+extension IssuePage {
+    /// Lists `merged` (the fingerprints merged into the issue) with their unmerge forms.
+    mutating func showMerged(_ merged: [MergedFingerprint]) {
+        let action = "\(issueNumber)/unmerge"
+        mergedFingerprints = merged.map {
+            MergedFingerprintView(
+                fingerprint: $0.fingerprint, formerIssue: $0.formerIssue.map { String($0.rawValue) },
+                mergedAt: TimeView($0.mergedAt), unmergeActionHref: action)
+        }
+        hasMergedFingerprints = !mergedFingerprints.isEmpty
+    }
+}
