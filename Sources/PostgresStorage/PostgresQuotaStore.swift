@@ -1,0 +1,63 @@
+import FaultlineCore
+import PostgresNIO
+
+/// Quota counts on PostgreSQL (`quota_counts`, migration `pg16-event-quotas`): each node's flush adds its tally in
+/// one statement, so the sums are exact however many nodes count.
+public struct PostgresQuotaStore: QuotaCountStore {
+    let database: PostgresEngine
+
+    public init(database: PostgresEngine) {
+        self.database = database
+    }
+
+    public func addQuotaCounts(_ counts: [QuotaCount]) async throws {
+        let counts = counts.filter { $0.accepted > 0 || $0.dropped > 0 }
+        guard !counts.isEmpty else { return }
+        let projects = counts.map(\.project.rawValue)
+        let days = counts.map { Int32(clamping: $0.day.rawValue) }
+        let releases = counts.map { StoredText.clean($0.release) }
+        let fingerprints = counts.map { $0.fingerprint?.description ?? "" }
+        let accepted = counts.map { Int64(max($0.accepted, 0)) }
+        let dropped = counts.map { Int64(max($0.dropped, 0)) }
+        let logger = database.logger
+        try await database.write { connection in
+            // Grouped first: one statement may not update a row twice. A project deleted since the events were
+            // counted has no row to add to (the join drops its counts).
+            try await connection.query(
+                """
+                INSERT INTO quota_counts (project_id, day, release, fingerprint, accepted, dropped)
+                SELECT u.p, u.d, u.r, u.f, sum(u.a), sum(u.x)
+                FROM unnest(\(projects)::bigint[], \(days)::integer[], \(releases)::text[], \(fingerprints)::text[],
+                    \(accepted)::bigint[], \(dropped)::bigint[]) AS u(p, d, r, f, a, x)
+                JOIN projects ON projects.id = u.p
+                GROUP BY u.p, u.d, u.r, u.f
+                ON CONFLICT (project_id, day, release, fingerprint)
+                DO UPDATE SET accepted = quota_counts.accepted + excluded.accepted,
+                    dropped = quota_counts.dropped + excluded.dropped
+                """, logger: logger)
+        }
+    }
+
+    public func quotaCounts(project: ProjectID, from: DayNumber) async throws -> [QuotaCount] {
+        let logger = database.logger
+        let day = Int32(clamping: from.rawValue)
+        return try await database.read { connection in
+            var counts: [QuotaCount] = []
+            let rows = try await connection.query(
+                """
+                SELECT day, release, fingerprint, accepted, dropped FROM quota_counts
+                WHERE project_id = \(project.rawValue) AND day >= \(day) ORDER BY day DESC, release, fingerprint
+                """, logger: logger)
+            for try await (day, release, fingerprint, accepted, dropped) in rows.decode(
+                (Int32, String, String, Int64, Int64).self)
+            {
+                counts.append(
+                    QuotaCount(
+                        project: project, day: DayNumber(rawValue: Int(day)), release: release,
+                        fingerprint: fingerprint.isEmpty ? nil : Fingerprint(fingerprint),
+                        accepted: Int(clamping: accepted), dropped: Int(clamping: dropped)))
+            }
+            return counts
+        }
+    }
+}
