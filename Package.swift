@@ -122,6 +122,8 @@ let package = Package(
                 "FaultlineCore", "Formats", "Pipeline",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // scrypt for people's passwords (`KDF.Scrypt`, issue #37).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -48,6 +48,7 @@ struct AlertView {
         case .crashFreeTarget: "Below crash-free target"
         case .storageFull: "Storage full"
         case .storageOK: "Storage OK again"
+        case .quotaReached: "Quota reached"
         }
     }
 
@@ -55,7 +56,7 @@ struct AlertView {
     static let order = [
         "issue_sessions", "release_sessions", "share_percent", "threshold_percent", "issue_users", "min_users",
         "release_users", "window_minutes", "crash_free_sessions_percent", "target_percent", "sessions",
-        "crashed_sessions", "users", "crashed_users", "free_mib", "floor_mib",
+        "crashed_sessions", "users", "crashed_users", "free_mib", "floor_mib", "quota", "retry_after_seconds",
     ]
     static let labels = [
         "issue_sessions": "Sessions that crashed with the issue",
@@ -74,6 +75,8 @@ struct AlertView {
         "crashed_users": "Users with a crash",
         "free_mib": "Free space (MiB)",
         "floor_mib": "Free-space floor (MiB)",
+        "quota": "Quota (events per window)",
+        "retry_after_seconds": "Refused for (seconds)",
     ]
 
     static func orderedKeys(_ reason: [String: Double]) -> [String] {
@@ -105,6 +108,9 @@ struct AlertView {
                 + "and background work paused until space returned."
         case .storageOK:
             return "The server's disk had space again (\(n("free_mib")) MiB free): ingest and background work resumed."
+        case .quotaReached:
+            return "\(alert.title): further events were refused (429) and counted as dropped for the rest of the "
+                + "window (\(n("retry_after_seconds")) s); sessions were kept."
         }
     }
 }

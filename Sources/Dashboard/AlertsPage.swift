@@ -36,7 +36,7 @@ struct AlertsPage {
 
     /// The order the groups are shown in: what needs a look now first, server notices last.
     static let kindOrder: [AlertKind] = [
-        .velocity, .regression, .crashFreeTarget, .newIssue, .storageFull, .storageOK,
+        .velocity, .regression, .crashFreeTarget, .newIssue, .quotaReached, .storageFull, .storageOK,
     ]
 
     /// - Parameters:
@@ -85,6 +85,7 @@ struct AlertsPage {
         case .newIssue: "New issues"
         case .storageFull: "Storage full"
         case .storageOK: "Storage OK again"
+        case .quotaReached: "Quota reached"
         }
     }
 }

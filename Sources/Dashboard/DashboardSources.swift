@@ -21,6 +21,8 @@ public struct DashboardSources: Sendable {
     /// How many reports still wait to be symbolicated and grouped, counted up to the limit given (0: none, the
     /// default). Pages say so while any wait (``ProcessingNotice``).
     public var pendingReports: @Sendable (Int) async throws -> Int
+    /// What a project's quotas counted from a day on, accepted and dropped (`QuotaCountStore`; none by default).
+    public var quotaCounts: @Sendable (ProjectID, DayNumber) async throws -> [QuotaCount] = { _, _ in [] }
 
     /// - Parameters:
     ///   - projects: lists every project.

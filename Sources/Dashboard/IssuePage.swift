@@ -102,12 +102,22 @@ struct IssuePage {
     var statusActionHref: String
     /// When the status last changed, and who changed it (nil: unknown, or a new event reopened it).
     var statusChangedAt: TimeView?
+    /// Who: a person's name (``StatusChanger/shown(_:)``), `the CLI`, `the API (upload token)`…
     var statusChangedBy: String?
+    /// What the change was, for the sentence "Closed … by Ada": Closed, Muted or Reopened.
+    var statusChangeVerb: String
     /// The team's note, escaped by the template; nil when there is none.
     var noteText: String?
     /// Where the note form posts, relative to this page (`<id>/note`).
     var noteActionHref: String
     var noteMaxBytes: Int
+    /// The "Open in tracker" link and the tracker issue's field (``TrackerView``).
+    var tracker: TrackerView
+    /// Where the merge form posts, relative to this page (`<id>/merge`): the issues it names merge into this one.
+    var mergeActionHref: String
+    /// The fingerprints merged into this issue, each with its unmerge form (`showMerged(_:)`).
+    var mergedFingerprints: [MergedFingerprintView] = []
+    var hasMergedFingerprints = false
 
     /// - Parameters:
     ///   - event: the newest sample in full, nil when there is none or it was pruned.
@@ -119,7 +129,7 @@ struct IssuePage {
         slug: ProjectSlug, detail: IssueDetail, event: (report: Report, symbols: SymbolicatedReport?)?,
         releases: Set<String>, now: Date, inApp: InAppRules = .none,
         sourceExcerpts: [CodeLocation: SourceExcerpt] = [:],
-        trending: TrendingMarkView? = nil
+        trending: TrendingMarkView? = nil, tracker: IssueTracker? = nil, publicURL: String? = nil
     ) {
         let issue = detail.summary
         let path = SitePaths.issue(slug, issue.id)
@@ -195,10 +205,18 @@ struct IssuePage {
         }
         statusActionHref = "\(issue.id.rawValue)/status"
         statusChangedAt = detail.statusChange.map { TimeView($0.at) }
-        statusChangedBy = detail.statusChange?.by
+        statusChangedBy = detail.statusChange?.by.map(StatusChanger.shown)
+        statusChangeVerb =
+            switch issue.status {
+            case .closed: "Closed"
+            case .muted: "Muted"
+            case .open: "Reopened"
+            }
         noteText = detail.note
         noteActionHref = "\(issue.id.rawValue)/note"
         noteMaxBytes = IssueNote.maxBytes
+        self.tracker = TrackerView(tracker: tracker, detail: detail, page: path, publicURL: publicURL)
+        mergeActionHref = "\(issue.id.rawValue)/merge"
     }
 
     /// Events in the 7 days ending `today` against the 7 days before them.

@@ -58,6 +58,10 @@ struct OverviewPage {
         var targets: CrashFreeTargets = CrashFreeTargets()
         /// The issues with a recent velocity alert, listed first ("Trending now").
         var trending = TrendingMarks()
+        /// What the quotas counted in the last 30 days (accepted and dropped events per day and release).
+        var quotaCounts: [QuotaCount] = []
+        /// The project's event quotas.
+        var quotas = EventQuotas()
     }
 
     var chrome: PageChrome
@@ -99,6 +103,12 @@ struct OverviewPage {
     var privacySensitiveFields: String
     var privacyIPAddresses: String
     var privacyMinidumps: String
+    /// Events accepted and dropped (past a quota or the rate limit) today, in 7 and in 30 days.
+    var volumeToday: String
+    var volume7Days: String
+    var volume30Days: String
+    /// The project's quotas (`1000/minute, 50000/month` or `None`).
+    var quotaText: String
 
     init(_ input: Input) {
         let slug = input.slug
@@ -163,6 +173,15 @@ struct OverviewPage {
         alertsHref = SitePaths.relative(from: path, to: SitePaths.alerts(slug))
         trending = TrendingSection(input.trending, slug: slug, from: path, issues: input.renderedIssues)
         missingHref = SitePaths.relative(from: path, to: SitePaths.missingDebugFiles(slug))
+        let today = DayNumber(input.now)
+        (volumeToday, volume7Days, volume30Days) = (
+            Self.volume(input.quotaCounts, from: today), Self.volume(input.quotaCounts, from: today.adding(-6)),
+            Self.volume(input.quotaCounts, from: today.adding(-29))
+        )
+        let quotas = QuotaWindow.allCases.compactMap { window in
+            input.quotas[window].map { "\($0) per \(window.rawValue)" }
+        }
+        quotaText = quotas.isEmpty ? "None" : quotas.joined(separator: ", ")
         let privacy = input.privacy
         privacyScrubbing =
             privacy.scrubbing
@@ -179,6 +198,14 @@ struct OverviewPage {
             privacyMinidumps =
                 "Kept for the retention period, for download: their stack memory may hold secrets and environment strings"
         }
+    }
+
+    /// Accepted and dropped events from day `from` on: `1,000 accepted, 49,000 dropped`.
+    static func volume(_ counts: [QuotaCount], from day: DayNumber) -> String {
+        let window = counts.filter { $0.day >= day }
+        let accepted = window.reduce(0) { $0 &+ $1.accepted }
+        let dropped = window.reduce(0) { $0 &+ $1.dropped }
+        return "\(accepted) accepted, \(dropped) dropped"
     }
 
     /// One kind's rankings, a section per window (`crashes-24h`, `non-fatal-release`…), headed one level below the

@@ -24,6 +24,9 @@ struct PageChrome {
     var searchHref: String?
     /// The text the search box shows (the search page's own query).
     var searchQuery: String
+    /// Where the page sends the browser at once (`<meta http-equiv="refresh">`): a merged issue's page, to the issue
+    /// it was merged into. Nil for every other page.
+    var refreshHref: String? = nil
 
     /// The chrome of the page at `path` (relative to the site root).
     ///

@@ -42,6 +42,9 @@ struct ProjectRenderer {
     let project: Project
     let now: Date
     let since: Date?
+    /// Where people reach the server (`SiteRenderer.publicURL`): issue pages link back to themselves from the tracker
+    /// issues they prefill; nil leaves the link out.
+    var publicURL: String? = nil
     /// Files written so far.
     private(set) var written = 0
 
@@ -215,7 +218,8 @@ struct ProjectRenderer {
                 alerts: Array(snapshot.alerts.prefix(limits.overviewAlerts)), counts: snapshot.counts,
                 missingDebugFiles: snapshot.missing.count, renderedIssues: snapshot.issueIDs,
                 renderedReleases: releases, privacy: project.privacy, minidumps: project.minidumps,
-                targets: project.targets, trending: TrendingMarks(snapshot.alerts, now: now)))
+                targets: project.targets, trending: TrendingMarks(snapshot.alerts, now: now),
+                quotaCounts: try await sources.quotaCounts(project.id, today.adding(-29)), quotas: project.quotas))
         overview.mark(TrendingMarks(snapshot.alerts, now: now))
         try await emit(SitePaths.overview(slug), overview, as: "overview", write: write)
         // The first page of the default list; every other list and page is served live (`SiteRenderer.issueListPage`).
@@ -249,8 +253,10 @@ struct ProjectRenderer {
     ) async throws {
         let path = SitePaths.issue(slug, issueID)
         guard let detail = try await sources.insights.issue(issueID, project: project.id, now: now) else {
+            let survivor = try await sources.insights.replacement(of: issueID, project: project.id)
             try await emit(
-                path, IssueGonePage(slug: slug, id: issueID, now: now), as: "issue_gone", mark: .gone, write: write)
+                path, IssueGonePage(slug: slug, id: issueID, now: now, mergedInto: survivor), as: "issue_gone",
+                mark: .gone, write: write)
             record(path, .gone, in: ledger)
             return
         }
@@ -262,9 +268,10 @@ struct ProjectRenderer {
                 report: event.report, symbols: event.symbols, inApp: project.inApp, project: project.id,
                 reader: sources.sourceContext)
         }
-        let page = IssuePage(
+        var page = IssuePage(
             slug: slug, detail: detail, event: event, releases: releases, now: now, inApp: project.inApp,
-            sourceExcerpts: excerpts, trending: marks.mark(issueID))
+            sourceExcerpts: excerpts, trending: marks.mark(issueID), tracker: project.tracker, publicURL: publicURL)
+        page.showMerged(try await sources.insights.mergedFingerprints(of: issueID))
         let version = detail.version.map { marks.version($0, of: issueID) }
         try await emit(path, page, as: "issue", mark: version.map { .page($0) }, write: write)
         // A reader that knows no versions: the page is rendered again whenever asked for (never stale).

@@ -26,6 +26,7 @@ extension SiteRenderer {
         templates.notice = try await ProcessingNotice.read(sources, now: now)
         var renderer = ProjectRenderer(
             templates: templates, limits: limits, sources: sources, project: project, now: now, since: nil)
+        renderer.publicURL = publicURL()
         // The release links of the page point at rendered release pages only: the same list a full render uses.
         let releases = try await releaseNames(of: project, sources: sources, now: now, ledger: ledger)
         let marks = try await trendingMarks(of: project, insights: sources.insights, now: now)
@@ -44,8 +45,11 @@ extension SiteRenderer {
     {
         var templates = self.templates
         templates.notice = try await ProcessingNotice.read(sources, now: now)
+        // A merged issue's number links to (and sends the browser on to) the issue it was merged into.
+        let survivor = try await sources.insights.replacement(of: issue, project: project.id)
         return try templates.render(
-            IssueGonePage(slug: project.slug, id: issue, now: now, notYet: true), as: "issue_gone")
+            IssueGonePage(slug: project.slug, id: issue, now: now, notYet: true, mergedInto: survivor), as: "issue_gone"
+        )
     }
 
     /// The release pages an issue page may link to: those of the last summary render, else read now.

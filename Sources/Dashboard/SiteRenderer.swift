@@ -49,6 +49,9 @@ public struct SiteRenderer: Sendable {
     let templates: TemplateSet
     /// The limits every render uses.
     public var limits: Limits
+    /// Where people reach the server (`--public-url`, else its listen address), asked at each render: issue pages put
+    /// it in the link back of the tracker issue they prefill (`TrackerLink`). Nil leaves that link out.
+    public var publicURL: @Sendable () -> String? = { nil }
 
     /// Loads `<webDirectory>/templates/*.mustache` and `<webDirectory>/static/style.css`.
     ///
@@ -158,6 +161,7 @@ public struct SiteRenderer: Sendable {
         for project in try await sources.projects().sorted(by: { $0.slug.rawValue < $1.slug.rawValue }) {
             var renderer = ProjectRenderer(
                 templates: templates, limits: limits, sources: sources, project: project, now: now, since: since)
+            renderer.publicURL = publicURL()
             let (entry, issues) = try await renderer.renderSummary(versions: cycle.ledger != nil, write: write)
             entries.append(entry)
             written += renderer.written

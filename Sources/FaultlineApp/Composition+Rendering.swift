@@ -27,6 +27,8 @@ extension Composition {
             }, sourceContext: sourceContext,
             pendingReports: { try await symbolication.pendingCount(atMost: $0) })
         sources.alertSettings = { try await alerts.settings(project: $0) }
+        let quotas = stores.quotas
+        sources.quotaCounts = { try await quotas.quotaCounts(project: $0, from: $1) }
         return sources
     }
 

@@ -40,6 +40,8 @@ public struct Composition: Sendable {
     public let issuePages: IssuePageLedger
     /// Dashboard login sessions (`admin_sessions`) and the failed-login limit.
     let adminSessions: AdminSessionService
+    /// People, their roles, invites and password logins (issue #37).
+    public let people: PeopleService
     /// When ingest last wrote: the symbolication worker gives way while ingest is busy.
     let ingestActivity = IngestActivity()
     /// With PostgreSQL, this node's presence and the count of live nodes (each allows 1 ÷ N of a project's rate limit).
@@ -113,6 +115,9 @@ public struct Composition: Sendable {
         adminSessions = AdminSessionService(
             store: stores.adminSessions, projects: projects, hasher: SHA256SecretHasher(),
             generator: SystemSecretGenerator(), clock: clock)
+        people = PeopleService(
+            store: stores.people, sessions: adminSessions, hasher: SHA256SecretHasher(),
+            generator: SystemSecretGenerator(), deriver: ScryptPasswordDeriver(), clock: clock)
     }
 
     /// Closes the database (SQLite: checkpoints and closes; PostgreSQL: stops the connection pool).
@@ -202,12 +207,20 @@ public struct Composition: Sendable {
 
     /// The ingest service with group commit, rate limiting (each node's share of a project's limit) and the
     /// free-space floor of `storage`.
-    public func ingestService(storage: DiskGuard, onCommit: @escaping @Sendable () -> Void = {}) -> IngestService {
+    public func ingestService(
+        storage: DiskGuard, spikeGuard: SpikeGuard? = nil, onCommit: @escaping @Sendable () -> Void = {}
+    ) -> IngestService {
         IngestService(
             committer: GroupCommitter(
                 store: stores.ingest, telemetry: telemetry, activity: ingestActivity, onCommit: onCommit),
             rateLimiter: RateLimiter(clock: clock, share: { [nodes] in 1 / Double(nodes?.count ?? 1) }),
-            diskGuard: storage, clock: clock, telemetry: telemetry)
+            diskGuard: storage, clock: clock, telemetry: telemetry, spikeGuard: spikeGuard ?? self.spikeGuard())
+    }
+
+    /// The event quotas' guard (`SpikeGuard`) with the server's `ceiling`: each node enforces its share (1 ÷ the
+    /// live nodes) of every quota, counting in memory. A server has one, shared by ingest and `QuotaFlushService`.
+    public func spikeGuard(ceiling: EventQuotas = EventQuotas()) -> SpikeGuard {
+        SpikeGuard(clock: clock, ceiling: ceiling, share: { [nodes] in 1 / Double(nodes?.count ?? 1) })
     }
 
     /// Debug-file uploads and lookups, stored under `debug-files/`; storing one queues, in the same transaction,
@@ -271,11 +284,11 @@ public struct Composition: Sendable {
     /// Retention: raw reports and sessions older than `days` are pruned; `storage` runs a pass on each entry into
     /// storage pressure (nil: every hour only).
     public func retentionService(
-        days: Int, logger: Logger, onChange: @escaping @Sendable () -> Void = {},
-        storage: DiskGuard? = nil
+        days: Int, samples: RetentionSamplePolicy = RetentionSamplePolicy(), logger: Logger,
+        onChange: @escaping @Sendable () -> Void = {}, storage: DiskGuard? = nil
     ) -> RetentionService {
         RetentionService(
-            store: stores.retention, clock: clock, days: days, logger: logger, telemetry: telemetry,
+            store: stores.retention, clock: clock, days: days, samples: samples, logger: logger, telemetry: telemetry,
             onChange: onChange, storage: storage)
     }
 

@@ -28,12 +28,18 @@ extension ServerAssembly {
         public var webDirectory: String?
         public var connections: ConnectionPolicy
         public var retentionDays: Int
+        /// The sample reports each issue keeps past `retentionDays` (`--retention-samples-per-issue`, `-per-project`).
+        public var retentionSamples = RetentionSamplePolicy()
         public var renderDebounce: Duration
         public var alertInterval: Duration
         public var webhookBaseBackoffSeconds: Double
         public var webhookIdleDelay: Duration
         /// With PostgreSQL: how often the render lease's holder renders even without changes of its own.
         public var sharedRenderInterval: Duration
+        /// The server's ceiling of events over every project together (`--max-events-per-minute`, `-per-hour`).
+        public var eventCeiling = EventQuotas()
+        /// How often the quota tally (accepted and dropped events) is added to the database and quota alerts written.
+        public var quotaFlushInterval: Duration = .seconds(2)
         #if DEBUG
         /// Test-only faults of the symbolication worker (never compiled in release builds).
         public var workerFaults: SymbolicationWorker.FaultInjection?

@@ -37,7 +37,15 @@ public struct ServerAssembly: Sendable {
         self.data = data
         let telemetry = data.telemetry
         configuration = Self.configuration(settings, siteDirectory: data.folder + "/site")
-        let renderer = try settings.webDirectory.map { try data.siteRenderer(webDirectory: $0) }
+        let boundPort = PortBox()
+        let (host, publicURL) = (settings.host, settings.publicURL)
+        // Where people reach the server: `--public-url`, else the address it listens on (as alerts link to it).
+        let serverURL: @Sendable () -> String? = { publicURL ?? boundPort.port.map { "http://\(host):\($0)/" } }
+        let renderer = try settings.webDirectory.map {
+            var renderer = try data.siteRenderer(webDirectory: $0)
+            renderer.publicURL = serverURL
+            return renderer
+        }
         let storage = data.storagePressure(
             minFreeBytes: settings.minFreeBytes, freeSpace: settings.freeSpace,
             retryAfterSeconds: settings.storageRetryAfterSeconds)
@@ -73,15 +81,14 @@ public struct ServerAssembly: Sendable {
             chunks: try FileChunkStore(root: data.folder + "/chunks"), uploads: data.stores.difUploads,
             debugFiles: debugFiles,
             hasher: SHA1ChecksumHasher(), clock: data.clock, telemetry: telemetry)
-        let boundPort = PortBox()
-        let (host, publicURL) = (settings.host, settings.publicURL)
         let alerts = AlertService(
             store: data.alertStore, projects: data.stores.projects, clock: data.clock,
             logger: Logger(label: "faultline.alerts"),
             telemetry: telemetry, interval: settings.alertInterval,
-            publicURL: { publicURL ?? boundPort.port.map { "http://\(host):\($0)/" } }, onChange: notify,
+            publicURL: serverURL, onChange: notify,
             storage: storage)
         let webhooks = HTTPWebhookSender()
+        let spikeGuard = data.spikeGuard(ceiling: settings.eventCeiling)
 
         var services: [any Service] = []
         if let nodes = data.nodes { services.append(NodePresenceService(nodes: nodes, telemetry: telemetry)) }
@@ -104,6 +111,10 @@ public struct ServerAssembly: Sendable {
             StorageAlertService(
                 storage: storage, alerts: alerts, clock: data.clock, logger: Logger(label: "faultline.alerts")))
         services.append(
+            QuotaFlushService(
+                spikeGuard: spikeGuard, store: data.stores.quotas, alerts: alerts, clock: data.clock,
+                logger: Logger(label: "faultline.quotas"), interval: settings.quotaFlushInterval, storage: storage))
+        services.append(
             WebhookDispatcher(
                 store: data.alertStore, sender: webhooks,
                 targets: data.webhookTargetPolicy(allowPrivate: settings.allowPrivateWebhooks),
@@ -112,14 +123,15 @@ public struct ServerAssembly: Sendable {
         )
         services.append(
             data.retentionService(
-                days: settings.retentionDays, logger: Logger(label: "faultline.retention"), onChange: notify,
+                days: settings.retentionDays, samples: settings.retentionSamples,
+                logger: Logger(label: "faultline.retention"), onChange: notify,
                 storage: storage))
         self.services = services
         self.webhooks = webhooks
         self.boundPort = boundPort
         dependencies = Self.dependencies(
-            data, renderer: renderer, storage: storage, debugFiles: debugFiles, chunkUploads: chunkUploads,
-            onChange: notify)
+            data, renderer: renderer, storage: storage, spikeGuard: spikeGuard, debugFiles: debugFiles,
+            chunkUploads: chunkUploads, onChange: notify)
     }
 
     /// Runs the server and its background services until SIGTERM or SIGINT, then shuts down gracefully (stops
@@ -171,8 +183,8 @@ public struct ServerAssembly: Sendable {
 
     /// What the HTTP edge calls into. `onChange` is told about every change the dashboard shows.
     static func dependencies(
-        _ data: Composition, renderer: SiteRenderer?, storage: DiskGuard, debugFiles: DebugFileService,
-        chunkUploads: ChunkUploadService, onChange: @escaping @Sendable () -> Void
+        _ data: Composition, renderer: SiteRenderer?, storage: DiskGuard, spikeGuard: SpikeGuard,
+        debugFiles: DebugFileService, chunkUploads: ChunkUploadService, onChange: @escaping @Sendable () -> Void
     ) -> AppDependencies<IngestService, AnyReportReader> {
         let reader = data.reader
         let (insights, clock) = (data.insights, data.clock)
@@ -200,7 +212,8 @@ public struct ServerAssembly: Sendable {
             searchPages = data.searchPages(renderer)
         }
         return AppDependencies(
-            projects: data.projects, ingest: data.ingestService(storage: storage, onCommit: onChange),
+            projects: data.projects,
+            ingest: data.ingestService(storage: storage, spikeGuard: spikeGuard, onCommit: onChange),
             reader: reader, debugFiles: debugFiles, symbolication: data.symbolicationStore,
             metrics: data.metrics, telemetry: data.telemetry,
             health: { _ = try await reader.reports(matching: ReportQuery(project: nil, limit: 1)) },
@@ -209,7 +222,13 @@ public struct ServerAssembly: Sendable {
             alerts: data.alertStore, clock: clock, loginPage: loginPage, refreshIssuePage: refreshIssuePage,
             currentIssuePage: currentIssuePage, adminSessions: data.adminSessions,
             webhookResolver: SystemHostResolver(),
-            chunkUploads: chunkUploads, storage: storage, issueListPage: issueListPage, searchPages: searchPages)
+            chunkUploads: chunkUploads, storage: storage, issueListPage: issueListPage, searchPages: searchPages,
+            people: PeoplePages(
+                people: data.people,
+                invite: { login, error, csrf in
+                    (try? renderer?.invitePage(login: login, error: error, csrf: csrf))
+                        ?? LoginFallback.invite(login: login, error: error, csrf: csrf)
+                }))
     }
 }
 
@@ -227,12 +246,36 @@ final class PortBox: Sendable {
 
 /// A plain login form, used when the dashboard templates are not available.
 enum LoginFallback {
+    /// The invite page without templates.
+    static func invite(login: String?, error: String?, csrf: String) -> String {
+        let esc = Markup.escape
+        let form =
+            login.map {
+                """
+                <p>Set a password for \(esc($0)).</p><form method="post"><input type="hidden" name="csrf" value="\(esc(csrf))">
+                <label for="name">Your name</label><input id="name" name="name" type="text">
+                <label for="password">Password</label><input id="password" name="password" type="password" required>
+                <label for="confirm">Again</label><input id="confirm" name="confirm" type="password" required>
+                <button type="submit">Set password</button></form>
+                """
+            } ?? "<p>This invite link is not valid, was used, or has expired.</p>"
+        return """
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Set your password · Faultline</title></head>
+            <body><main><h1>Set your password</h1>\(error.map { "<p role=\"alert\">\(esc($0))</p>" } ?? "")\(form)</main></body></html>
+            """
+    }
+
     static func html(error: String?, next: String) -> String {
         let esc = Markup.escape
         return """
             <!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
             <title>Log in · Faultline</title></head><body><main><h1>Log in to Faultline</h1>
             \(error.map { "<p role=\"alert\">\(esc($0))</p>" } ?? "")
+            <form method="post" action="/login"><label for="login">E-mail or user name</label>
+            <input id="login" name="login" type="text" autocomplete="username" required>
+            <label for="password">Password</label>
+            <input id="password" name="password" type="password" autocomplete="current-password" required>
+            <input type="hidden" name="next" value="\(esc(next))"><button type="submit">Log in</button></form>
             <form method="post" action="/login"><label for="token">Admin token</label>
             <input id="token" name="token" type="password" autocomplete="current-password" required>
             <input type="hidden" name="next" value="\(esc(next))"><button type="submit">Log in</button></form></main></body></html>

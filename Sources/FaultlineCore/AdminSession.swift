@@ -27,8 +27,11 @@ public struct AdminSession: Sendable, Equatable {
     /// A random per-session server-side secret (hex), never sent to the browser: the key for values bound to this
     /// session, such as CSRF tokens (an HMAC of the form with this key).
     public var secret: String
-    public init(id: AdminSessionID, createdAt: Date, expiresAt: Date, secret: String) {
+    /// The person signed in; nil for a session of the admin token (the break-glass owner login).
+    public var person: PersonID?
+    public init(id: AdminSessionID, createdAt: Date, expiresAt: Date, secret: String, person: PersonID? = nil) {
         self.id = id
+        self.person = person
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.secret = secret

@@ -14,19 +14,24 @@ public struct EngineStores: Sendable {
     public let alerts: any AlertStore
     public let retention: any RetentionStore
     public let adminSessions: any AdminSessionStore
+    /// People, their roles and invites (issue #37).
+    public let people: any PeopleStore
     public let search: any SearchReader
     /// Debug-file rows, with their blobs under the engine's blob folder.
     public let debugFiles: any DebugFileStore
     /// sentry-cli's uploaded-file checksums (`dif_uploads`).
     public let difUploads: any DifUploadStore
+    /// What the event quotas counted, accepted and dropped, per day and release (`SpikeGuard`).
+    public let quotas: any QuotaCountStore
 
     public init(
         projects: any ProjectStore, ingest: any IngestStore & MinidumpStore, reports: any ReportReader & SessionReader,
         symbolication: any SymbolicationStore, insights: any InsightsReader & IssueStateStore & ClientReportReader,
         alerts: any AlertStore, retention: any RetentionStore, adminSessions: any AdminSessionStore,
-        search: any SearchReader,
-        debugFiles: any DebugFileStore, difUploads: any DifUploadStore
+        people: any PeopleStore, search: any SearchReader,
+        debugFiles: any DebugFileStore, difUploads: any DifUploadStore, quotas: any QuotaCountStore
     ) {
+        self.quotas = quotas
         self.projects = projects
         self.ingest = ingest
         self.reports = reports
@@ -35,6 +40,7 @@ public struct EngineStores: Sendable {
         self.alerts = alerts
         self.retention = retention
         self.adminSessions = adminSessions
+        self.people = people
         self.search = search
         self.debugFiles = debugFiles
         self.difUploads = difUploads

@@ -39,6 +39,8 @@ public struct ProjectSlug: Hashable, Sendable, CustomStringConvertible {
     /// Existing projects are still read with such a slug (``init(_:)`` accepts it); only creating one is refused.
     public static let reserved: Set<String> = [
         "api", "buildid", "healthz", "metrics", "login", "logout",
+        // Invite links (`/invite/<secret>`, issue #37): a person sets their password there before they can sign in.
+        "invite",
         // Kept for the dashboard's own pages (search, static files, administration), so adding one later
         // cannot collide with a project.
         "admin", "assets", "search", "static",

@@ -184,6 +184,12 @@ public protocol ProjectStore: Sendable {
     /// Replaces a project's crash-free targets (each checked by `CrashFreeTargets.problem` first; the database refuses
     /// a value outside 0…100 too); false when there is no such project.
     func setCrashFreeTargets(_ targets: CrashFreeTargets, for project: ProjectID) async throws -> Bool
+    /// Replaces a project's issue tracker (checked by `IssueTracker.validated` first; nil removes it); false when there
+    /// is no such project.
+    func setTracker(_ tracker: IssueTracker?, for project: ProjectID) async throws -> Bool
+    /// Replaces a project's event quotas (each checked by `EventQuotas.problem` first; the database refuses a value
+    /// below 1 too); false when there is no such project.
+    func setEventQuotas(_ quotas: EventQuotas, for project: ProjectID) async throws -> Bool
 }
 
 /// A stored report as the read API returns it: the report re-read from its raw payload plus what

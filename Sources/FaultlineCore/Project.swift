@@ -20,6 +20,10 @@ public struct Project: Sendable, Equatable {
     public var minidumps: MinidumpRetention
     /// The crash-free users and sessions targets every page shows the project's rates against.
     public var targets: CrashFreeTargets
+    /// The project's event quotas per minute, hour and month (none by default); sessions are never under them.
+    public var quotas: EventQuotas
+    /// The project's issue tracker (nil: none): each issue page links to a prefilled new issue there (`TrackerLink`).
+    public var tracker: IssueTracker? = nil
     /// The project's own random key for pseudonymous user ids (`Scrubber.identity`), made by the database when the
     /// project is created; empty when unknown (then an e-mail used as a user id is masked instead).
     public var identityKey: [UInt8]
@@ -27,9 +31,10 @@ public struct Project: Sendable, Equatable {
         id: ProjectID, slug: ProjectSlug, createdAt: Date, rateLimitPerSecond: Double,
         privacy: PrivacySettings = PrivacySettings(),
         inApp: InAppRules = .none, identityKey: [UInt8] = [], minidumps: MinidumpRetention = .untilProcessed,
-        targets: CrashFreeTargets = CrashFreeTargets()
+        targets: CrashFreeTargets = CrashFreeTargets(), quotas: EventQuotas = EventQuotas()
     ) {
         self.targets = targets
+        self.quotas = quotas
         self.inApp = inApp
         self.minidumps = minidumps
         self.identityKey = identityKey

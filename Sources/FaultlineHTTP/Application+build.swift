@@ -85,6 +85,8 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public let issueListPage: IssueListRendering?
     /// The dashboard's server-rendered search and event pages; nil leaves their routes out.
     public let searchPages: SearchPages?
+    /// People and roles (password logins, invite links); nil: only the admin token signs in.
+    public let people: PeoplePages?
     public init(
         projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
         symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
@@ -96,8 +98,9 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
         currentIssuePage: (@Sendable (_ project: ProjectSlug, _ issue: IssueID) async throws -> String?)? = nil,
         adminSessions: AdminSessionService, webhookResolver: any HostResolving,
         chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil, issueListPage: IssueListRendering? = nil,
-        searchPages: SearchPages? = nil
+        searchPages: SearchPages? = nil, people: PeoplePages? = nil
     ) {
+        self.people = people
         self.issueListPage = issueListPage
         self.searchPages = searchPages
         self.storage = storage
@@ -135,17 +138,27 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     }
     if !configuration.publicDashboard {
         router.add(
-            middleware: DashboardAuthMiddleware(projects: dependencies.projects, sessions: dependencies.adminSessions))
+            middleware: DashboardAuthMiddleware(
+                projects: dependencies.projects, sessions: dependencies.adminSessions,
+                people: dependencies.people?.people))
     }
     if let site = configuration.siteDirectory {
-        router.add(middleware: SiteFilesMiddleware(folder: site, currentIssuePage: dependencies.currentIssuePage))
+        router.add(
+            middleware: SiteFilesMiddleware(
+                folder: site, currentIssuePage: dependencies.currentIssuePage, projects: dependencies.projects))
     }
     router.addRoutes(
         LoginController(
-            sessions: dependencies.adminSessions, secureCookie: configuration.servedOverHTTPS,
-            page: dependencies.loginPage
+            sessions: dependencies.adminSessions, people: dependencies.people?.people,
+            secureCookie: configuration.servedOverHTTPS, page: dependencies.loginPage
         )
         .endpoints)
+    if let people = dependencies.people {
+        router.addRoutes(
+            InviteController(
+                pages: people, sessions: dependencies.adminSessions, secureCookie: configuration.servedOverHTTPS
+            ).endpoints)
+    }
     router.addRoutes(
         OperationsController(health: dependencies.health, metrics: dependencies.metrics, storage: dependencies.storage)
             .endpoints)
@@ -201,7 +214,13 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
                 alerts: dependencies.alerts, projects: dependencies.projects, clock: dependencies.clock,
                 webhookTargets: WebhookTargetPolicy(
                     resolver: dependencies.webhookResolver, allowPrivate: configuration.allowPrivateWebhooks)
-            ).endpoints)
+            ).endpoints
+        )
+        .addRoutes(
+            IssueMergeController(
+                issues: dependencies.issues, insights: dependencies.insights, clock: dependencies.clock
+            )
+            .endpoints)
     router.group("api/v1")
         .add(
             middleware: BearerAuthMiddleware(

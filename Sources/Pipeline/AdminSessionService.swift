@@ -121,7 +121,7 @@ public final class AdminSessionService: Sendable {
     }
 
     /// 64 lowercase hex digits: anything else is not one of ours and is not looked up.
-    static func looksLikeSessionSecret(_ value: String) -> Bool {
+    public static func looksLikeSessionSecret(_ value: String) -> Bool {
         value.utf8.count == 64 && value.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 }

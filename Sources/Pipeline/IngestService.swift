@@ -25,6 +25,8 @@ public struct IngestError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: Code
     public var message: String
     public var retryAfter: Int?
+    /// With `.rateLimited`: the limit's scope and reason as Relay names them (`X-Sentry-Rate-Limits`).
+    public var limitedBy = "project:rate_limited"
     public init(_ code: Code, _ message: String, retryAfter: Int? = nil) {
         self.code = code
         self.message = message
@@ -57,22 +59,28 @@ public struct EnvelopeReceipt: Sendable, Equatable {
     public var rateLimitedFor: Int?
     /// Set when the sessions were over the project's session budget and dropped: seconds until sessions are accepted.
     public var sessionsLimitedFor: Int? = nil
+    /// With `rateLimitedFor`: the scope and reason of the limit as Relay names them (`project:rate_limited`, or
+    /// `project:usage_exceeded` / `organization:usage_exceeded` past a quota or the server's ceiling).
+    public var limitedBy: String = "project:rate_limited"
 }
 
-/// The ingest use case: admission (disk floor, rate limit), then one durable group commit.
+/// The ingest use case: admission (disk floor, rate limit, quotas), then one durable group commit.
 public struct IngestService: Sendable {
     let committer: GroupCommitter
     let rateLimiter: RateLimiter
+    /// Event quotas and the tally of accepted and dropped events (`SpikeGuard`); sessions never pass it.
+    public let spikeGuard: SpikeGuard
     let diskGuard: DiskGuard
     let clock: any WallClock
     let telemetry: Telemetry
 
     public init(
         committer: GroupCommitter, rateLimiter: RateLimiter, diskGuard: DiskGuard, clock: any WallClock,
-        telemetry: Telemetry
+        telemetry: Telemetry, spikeGuard: SpikeGuard? = nil
     ) {
         self.committer = committer
         self.rateLimiter = rateLimiter
+        self.spikeGuard = spikeGuard ?? SpikeGuard(clock: clock)
         self.diskGuard = diskGuard
         self.clock = clock
         self.telemetry = telemetry
@@ -82,7 +90,7 @@ public struct IngestService: Sendable {
     public func accept(_ reports: [PreparedReport], payload: StoredPayload, for project: Project) async throws
         -> ReportReceipt
     {
-        try admit(project, cost: reports.count)
+        try admit(project, reports: reports.map(\.report))
         let batch = ReportBatch(project: project.id, receivedAt: clock.now(), payload: payload, reports: reports)
         switch try await commit(.reports(batch), count: reports.count) {
         case .reports(let stored, let duplicates):
@@ -106,7 +114,7 @@ public struct IngestService: Sendable {
     /// - Throws: `IngestError` `.rateLimited` when their sessions (an aggregate's count each) exceed the project's
     ///   session budget (``sessionsPerReport``), `.diskFull`, `.storageFailed`.
     public func accept(_ updates: [SessionUpdate], for project: Project) async throws -> SessionReceipt {
-        try admit(project, cost: 0)
+        try admit(project, reports: [])
         if let wait = admitSessions(updates, for: project) {
             throw IngestError(
                 .rateLimited, "project \(project.slug) is over its limit of \(Self.sessionRate(project)) sessions/s",
@@ -128,16 +136,18 @@ public struct IngestService: Sendable {
     public func accept(_ envelope: EnvelopeWrite, for project: Project) async throws -> EnvelopeReceipt {
         var envelope = envelope
         var limitedFor: Int?
-        if envelope.event != nil {
+        var limitedBy = "project:rate_limited"
+        if let event = envelope.event {
             do {
-                try admit(project, cost: envelope.event?.reports.count ?? 0)
+                try admit(project, reports: event.reports.map(\.report))
             } catch let error as IngestError where error.code == .rateLimited {
                 limitedFor = error.retryAfter ?? 1
+                limitedBy = error.limitedBy
                 envelope.event = nil
                 envelope.attachments = []
             }
         } else {
-            try admit(project, cost: 0)
+            try admit(project, reports: [])
         }
         var sessionsLimitedFor: Int?
         if let wait = admitSessions(envelope.sessions, for: project) {
@@ -154,7 +164,7 @@ public struct IngestService: Sendable {
         {
             return EnvelopeReceipt(
                 stored: [], duplicates: [], sessionsApplied: 0, attachments: 0, rateLimitedFor: limitedFor,
-                sessionsLimitedFor: sessionsLimitedFor)
+                sessionsLimitedFor: sessionsLimitedFor, limitedBy: limitedBy)
         }
         switch try await commit(.envelope(envelope), count: envelope.event?.reports.count ?? 0) {
         case .envelope(let stored, let duplicates, let sessions, let attachments):
@@ -164,7 +174,7 @@ public struct IngestService: Sendable {
             return EnvelopeReceipt(
                 stored: stored, duplicates: duplicates, sessionsApplied: sessions, attachments: attachments,
                 rateLimitedFor: limitedFor,
-                sessionsLimitedFor: sessionsLimitedFor)
+                sessionsLimitedFor: sessionsLimitedFor, limitedBy: limitedBy)
         default:
             throw IngestError(.storageFailed, "storage answered an envelope write with another kind of outcome")
         }
@@ -180,18 +190,32 @@ public struct IngestService: Sendable {
         return Int(min(wait.rounded(.up), 86_400))
     }
 
-    func admit(_ project: Project, cost: Int) throws {
+    /// Admits `reports` (none for a request of sessions only): the disk floor, the per-second rate limit, then the
+    /// quotas (`SpikeGuard`), which tally every event admitted or refused.
+    func admit(_ project: Project, reports: [Report]) throws {
+        let cost = reports.count
         if let floor = diskGuard.belowFloor() {
             telemetry.rejected(.diskFull, count: cost)
             throw IngestError(.diskFull, floor, retryAfter: diskGuard.retryAfterSeconds)
         }
-        // Sessions are charged to their own budget (`admitSessions`): they are what crash-free rates are made of, so
-        // they keep flowing while a crash storm is being limited.
-        if cost > 0, let wait = rateLimiter.admit(project.id, rate: project.rateLimitPerSecond, cost: cost) {
+        // Sessions are charged to their own budget (`admitSessions`) and never to a quota: they are what crash-free
+        // rates are made of, so they keep flowing while a crash storm is being limited.
+        guard cost > 0 else { return }
+        if let wait = rateLimiter.admit(project.id, rate: project.rateLimitPerSecond, cost: cost) {
             telemetry.rejected(.rateLimited, count: cost)
+            spikeGuard.countDropped(reports, for: project.id)
             throw IngestError(
                 .rateLimited, "project \(project.slug) is over its limit of \(project.rateLimitPerSecond) reports/s",
                 retryAfter: Int(wait.rounded(.up)))
+        }
+        if let refusal = spikeGuard.admit(reports, for: project) {
+            telemetry.rejected(.quotaReached, count: cost)
+            let whose = refusal.server ? "the server's ceiling" : "project \(project.slug)'s quota"
+            var error = IngestError(
+                .rateLimited, "\(whose) of \(refusal.quota) events per \(refusal.window.rawValue) is reached",
+                retryAfter: refusal.retryAfter)
+            error.limitedBy = refusal.server ? "organization:usage_exceeded" : "project:usage_exceeded"
+            throw error
         }
     }
 

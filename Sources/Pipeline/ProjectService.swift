@@ -25,6 +25,8 @@ public struct ProjectError: Error, Sendable, Equatable, CustomStringConvertible 
         case reservedSlug = "reserved_slug"
         /// A crash-free target is not a percentage from 0 to 100.
         case invalidTarget = "invalid_target"
+        /// An event quota is not from 1 to `EventQuotas.maxValue`.
+        case invalidQuota = "invalid_quota"
     }
     public var code: Code
     public var message: String
@@ -129,6 +131,39 @@ public final class ProjectService: Sendable {
             throw ProjectError(.invalidTarget, "\(problem.field) \(problem.message)")
         }
         guard try await store.setCrashFreeTargets(project.targets, for: project.id) else { return nil }
+        cache.withLock { $0.removeAll() }
+        return project
+    }
+
+    /// Replaces a project's event quotas per minute, hour and month (nil: none); nil when there is no such project.
+    /// Ingest applies them within the project cache's lifetime (`cacheSeconds`).
+    ///
+    /// - Throws: `ProjectError` `.invalidQuota` when a quota is not from 1 to `EventQuotas.maxValue`.
+    public func configureQuotas(slug: ProjectSlug, _ change: (inout EventQuotas) -> Void) async throws -> Project? {
+        guard var project = try await store.project(slug: slug) else { return nil }
+        change(&project.quotas)
+        for window in QuotaWindow.allCases {
+            if let value = project.quotas[window], let problem = EventQuotas.problem(value) {
+                throw ProjectError(.invalidQuota, "the quota per \(window.rawValue) \(problem)")
+            }
+        }
+        guard try await store.setEventQuotas(project.quotas, for: project.id) else { return nil }
+        cache.withLock { $0.removeAll() }
+        return project
+    }
+
+    /// Sets a project's issue tracker (nil removes it); nil when there is no such project. Issue pages rendered from
+    /// then on link to a prefilled new issue there.
+    ///
+    /// - Throws: `TrackerURLError` naming what is wrong with the URL (nothing changes).
+    public func configureTracker(slug: ProjectSlug, kind: TrackerKind?, url: String?) async throws -> Project? {
+        guard var project = try await store.project(slug: slug) else { return nil }
+        if let kind, let url, !url.isEmpty {
+            project.tracker = try IssueTracker.validated(kind: kind, url: url)
+        } else {
+            project.tracker = nil
+        }
+        guard try await store.setTracker(project.tracker, for: project.id) else { return nil }
         cache.withLock { $0.removeAll() }
         return project
     }

@@ -67,6 +67,8 @@ public struct Telemetry: Sendable {
     public enum RejectReason: String, Sendable, CaseIterable {
         case invalid, tooLarge = "too_large", unauthorized, rateLimited = "rate_limited", diskFull = "disk_full"
         case unsupportedEncoding = "unsupported_encoding", storageFailed = "storage_failed"
+        /// Past a project's event quota or the server's ceiling (`SpikeGuard`).
+        case quotaReached = "quota_reached"
     }
 
     /// Structured log metadata keys.
@@ -86,6 +88,8 @@ public struct Telemetry: Sendable {
         public static let chunks = "chunks"
         /// A dashboard session's stable id (never its cookie secret).
         public static let session = "session"
+        /// The person a dashboard session is for (their id), or `admin token`.
+        public static let person = "person"
         public static let reportID = "report_id"
         public static let attempts = "attempts"
         public static let buildID = "build_id"

@@ -50,12 +50,14 @@ public struct PostgresAdminSessionStore: AdminSessionStore {
         let now = Millis.from(now)
         return try await database.read { connection in
             let rows = try await connection.query(
-                "SELECT id, created_at, expires_at, secret FROM admin_sessions WHERE token_hash = \(tokenHash.hex) AND expires_at > \(now)",
+                "SELECT id, created_at, expires_at, secret, person_id FROM admin_sessions WHERE token_hash = \(tokenHash.hex) AND expires_at > \(now)",
                 logger: logger)
-            for try await (id, created, expires, secret) in rows.decode((Int64, Int64, Int64, String).self) {
+            for try await (id, created, expires, secret, person) in rows.decode(
+                (Int64, Int64, Int64, String, Int64?).self)
+            {
                 return AdminSession(
                     id: AdminSessionID(id), createdAt: Millis.date(created), expiresAt: Millis.date(expires),
-                    secret: secret)
+                    secret: secret, person: person.map(PersonID.init(rawValue:)))
             }
             return nil
         }

@@ -89,6 +89,28 @@ enum PostgresBatchGrouper {
                 state: PostgresGrouper.state((id, status, fingerprint, rank)), title: title,
                 span: IssueSpan(firstSeen: first, lastSeen: last, firstRelease: firstRelease, lastRelease: lastRelease))
         }
+        // A fingerprint with no issue of its own may have been merged into one (`IssueMerge`): that issue, locked.
+        let unowned = keys.filter { state.issues[$0] == nil }
+        if !unowned.isEmpty {
+            for try await (project, alias, id, fingerprint, status, rank, title, first, last, firstRelease, lastRelease)
+                in try await connection.query(
+                    """
+                    SELECT a.project_id, a.fingerprint, i.id, i.fingerprint, i.status, i.title_rank, i.title, i.first_seen, i.last_seen,
+                        i.first_release, i.last_release
+                    FROM unnest(\(unowned.map(\.project))::bigint[], \(unowned.map(\.fingerprint))::text[]) AS u(p, f)
+                    JOIN issue_aliases a ON a.project_id = u.p AND a.fingerprint = u.f
+                    JOIN issues i ON i.id = a.issue_id
+                    ORDER BY i.id FOR UPDATE OF i
+                    """, logger: logger
+                ).decode((Int64, String, Int64, String, String, Int, String, Int64, Int64, String?, String?).self)
+            {
+                state.issues[FilingPlanner.IssueKey(project: project, fingerprint: fingerprint)] = FilingPlanner.Issue(
+                    state: PostgresGrouper.state((id, status, fingerprint, rank)), title: title,
+                    span: IssueSpan(
+                        firstSeen: first, lastSeen: last, firstRelease: firstRelease, lastRelease: lastRelease))
+                state.aliases[FilingPlanner.IssueKey(project: project, fingerprint: alias)] = id
+            }
+        }
         // The issues reports filed before move out of, with what only moves need (`current`).
         if !needs.current.isEmpty {
             for try await row in try await connection.query(
@@ -111,6 +133,12 @@ enum PostgresBatchGrouper {
                     row.11, row.12, row.13, row.14
                 )
                 state.issues[FilingPlanner.IssueKey(project: row.1, fingerprint: row.2)] = issue
+            }
+            // Those others were merged into keep a migration's reports together.
+            for try await id in try await connection.query(
+                "SELECT DISTINCT issue_id FROM issue_aliases WHERE issue_id = ANY(\(needs.current))", logger: logger
+            ).decode(Int64.self) {
+                state.survivors.insert(id)
             }
         }
         // Whether a closed issue was seen in a report's release decides a regression; the events of the rows reports
@@ -135,7 +163,7 @@ enum PostgresBatchGrouper {
         }
         // The cap matters only to a project with a fingerprint that has no issue yet. Each new fingerprint may create
         // one issue: the overflow issue is read too when the batch may reach the cap.
-        let creating = needs.creating(given: state.issues)
+        let creating = needs.creating(given: state.issues, aliases: state.aliases)
         state.budgets = try await PostgresGrouper.newIssueBudgets(
             creating.sorted { $0.key < $1.key }.map {
                 (ProjectID($0.key), state.settings[$0.key] ?? AlertSettings(), $0.value, needs.moving[$0.key] ?? 0)
@@ -205,6 +233,16 @@ enum PostgresBatchGrouper {
         }
         created.merge(try await insertIssues(plan, from: inserted, to: plan.newIssues.count, connection, logger)) {
             _, new in new
+        }
+        if !plan.newAliases.isEmpty {
+            let aliases = plan.newAliases
+            try await connection.query(
+                """
+                INSERT INTO issue_aliases (project_id, fingerprint, issue_id, created_at)
+                SELECT p, f, i, \(plan.now) FROM unnest(\(aliases.map(\.key.project))::bigint[],
+                    \(aliases.map(\.key.fingerprint))::text[], \(try aliases.map { try id($0.issue) })::bigint[]) AS u(p, f, i)
+                ON CONFLICT (project_id, fingerprint) DO UPDATE SET issue_id = excluded.issue_id
+                """, logger: logger)
         }
         try await plan.deltas.write(resolving: id, plan: plan, connection, logger)
         try await PostgresAlertRecords.insert(try plan.drafts(resolving: id), at: plan.now, connection, logger)

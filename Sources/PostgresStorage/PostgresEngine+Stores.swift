@@ -9,8 +9,9 @@ extension PostgresEngine {
             reports: PostgresReportReader(database: self), symbolication: PostgresSymbolicationStore(database: self),
             insights: PostgresInsightsReader(database: self), alerts: PostgresAlertStore(database: self),
             retention: PostgresRetentionStore(database: self), adminSessions: PostgresAdminSessionStore(database: self),
+            people: PostgresPeopleStore(database: self),
             search: PostgresSearchStore(database: self),
             debugFiles: try PostgresDebugFileStore(database: self, root: blobRoot),
-            difUploads: PostgresDifUploadStore(database: self))
+            difUploads: PostgresDifUploadStore(database: self), quotas: PostgresQuotaStore(database: self))
     }
 }

@@ -183,9 +183,21 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
     }
 
     public func setNote(_ note: String?, issue: IssueID, project: ProjectID?, at date: Date) async throws -> Bool {
+        try await setText("note", note, issue: issue, project: project, at: date)
+    }
+
+    public func setTrackerURL(_ url: String?, issue: IssueID, project: ProjectID?, at date: Date) async throws -> Bool {
+        try await setText("tracker_url", url, issue: issue, project: project, at: date)
+    }
+
+    /// Sets a text column the team writes (`note`, `tracker_url`) and the issue's change time; whether the issue (of
+    /// `project`, when given) exists. `column` is one of ours, never input.
+    private func setText(_ column: String, _ value: String?, issue: IssueID, project: ProjectID?, at date: Date)
+        async throws -> Bool
+    {
         var arguments = PostgresArguments()
         var sql = """
-            UPDATE issues SET note = \(note.map { arguments.bind($0) } ?? "NULL"), updated_at = \(arguments.bind(Millis.from(date)))
+            UPDATE issues SET \(column) = \(value.map { arguments.bind($0) } ?? "NULL"), updated_at = \(arguments.bind(Millis.from(date)))
             WHERE id = \(arguments.bind(issue.rawValue))
             """
         if let project { sql += " AND project_id = \(arguments.bind(project.rawValue))" }

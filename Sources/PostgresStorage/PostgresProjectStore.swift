@@ -78,8 +78,8 @@ public struct PostgresProjectStore: ProjectStore {
         let logger = database.logger
         try await database.write { connection in
             try await connection.query("DELETE FROM credentials WHERE kind = 'admin'", logger: logger)
-            // A new admin token ends every dashboard session made with the old one.
-            try await connection.query("DELETE FROM admin_sessions", logger: logger)
+            // A new admin token ends every dashboard session made with the old one (people's sessions stay).
+            try await connection.query("DELETE FROM admin_sessions WHERE person_id IS NULL", logger: logger)
             try await connection.query(
                 "INSERT INTO credentials (hash, kind, project_id, created_at) VALUES (\(hash.hex), 'admin', NULL, \(Millis.from(date)))",
                 logger: logger)
@@ -131,6 +131,23 @@ public struct PostgresProjectStore: ProjectStore {
             """)
     }
 
+    public func setEventQuotas(_ quotas: EventQuotas, for project: ProjectID) async throws -> Bool {
+        try await updated(
+            """
+            UPDATE projects SET quota_per_minute = \(quotas.perMinute.map(Int64.init)),
+                quota_per_hour = \(quotas.perHour.map(Int64.init)), quota_per_month = \(quotas.perMonth.map(Int64.init))
+            WHERE id = \(project.rawValue) RETURNING id
+            """)
+    }
+
+    public func setTracker(_ tracker: IssueTracker?, for project: ProjectID) async throws -> Bool {
+        try await updated(
+            """
+            UPDATE projects SET tracker_kind = \(tracker?.kind.rawValue), tracker_url = \(tracker?.url)
+            WHERE id = \(project.rawValue) RETURNING id
+            """)
+    }
+
     /// Runs one `UPDATE projects … RETURNING id` of a setting; whether the project exists.
     private func updated(_ query: PostgresQuery) async throws -> Bool {
         let logger = database.logger
@@ -152,7 +169,8 @@ public struct PostgresProjectStore: ProjectStore {
     }
 
     typealias ProjectColumns = (
-        Int64, String, Int64, Double, Bool, Bool, String, String, String, String, Bool, Data, String, Double, Double
+        Int64, String, Int64, Double, Bool, Bool, String, String, String, String, Bool, Data, String, Double, Double,
+        Int64?, Int64?, Int64?, String?, String?
     )
 
     /// The columns `project(_:)` reads, in order.
@@ -160,7 +178,9 @@ public struct PostgresProjectStore: ProjectStore {
         "projects.id, projects.slug, projects.created_at, projects.rate_limit_per_second, projects.scrubbing, "
         + "projects.keep_ip_addresses, projects.safe_fields, projects.sensitive_fields, projects.in_app_include, "
         + "projects.in_app_exclude, projects.mask_emails_and_phones, projects.identity_key, projects.minidump_retention, "
-        + "projects.crash_free_users_target, projects.crash_free_sessions_target"
+        + "projects.crash_free_users_target, projects.crash_free_sessions_target, "
+        + "projects.quota_per_minute, projects.quota_per_hour, projects.quota_per_month, "
+        + "projects.tracker_kind, projects.tracker_url"
 
     static func project(_ row: ProjectColumns) -> Project? {
         guard let slug = ProjectSlug(row.1) else { return nil }
@@ -168,11 +188,18 @@ public struct PostgresProjectStore: ProjectStore {
             scrubbing: row.4, safeFields: StoredList.decode(row.6), sensitiveFields: StoredList.decode(row.7),
             keepIPAddresses: row.5,
             maskEmailsAndPhones: row.10)
-        return Project(
+        var project = Project(
             id: ProjectID(row.0), slug: slug, createdAt: Millis.date(row.2), rateLimitPerSecond: row.3,
             privacy: privacy,
             inApp: InAppRules(include: StoredList.decode(row.8), exclude: StoredList.decode(row.9)),
             identityKey: Array(row.11), minidumps: MinidumpRetention(rawValue: row.12) ?? .untilProcessed,
-            targets: CrashFreeTargets(users: row.13, sessions: row.14))
+            targets: CrashFreeTargets(users: row.13, sessions: row.14),
+            quotas: EventQuotas(
+                perMinute: row.15.flatMap { Int(exactly: $0) }, perHour: row.16.flatMap { Int(exactly: $0) },
+                perMonth: row.17.flatMap { Int(exactly: $0) }))
+        if let kind = row.18.flatMap(TrackerKind.init(rawValue:)), let url = row.19 {
+            project.tracker = IssueTracker(kind: kind, url: url)
+        }
+        return project
     }
 }

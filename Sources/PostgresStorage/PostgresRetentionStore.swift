@@ -16,7 +16,8 @@ import Foundation
 ///    event-id claims: the space goes back to the file system at once, with no dead rows for VACUUM;
 /// 3. deletes by rows what is older than the cutoff in the week that straddles it (and in the DEFAULT partitions),
 ///    at most `limit` payloads a pass, and sessions last updated before the cutoff.
-/// Issue counters and health rollups are not touched, as on SQLite.
+/// Each issue's samples (`PostgresRetentionSamples`) stay: a dropped partition gives their rows to the DEFAULT partitions
+/// first, and the row deletes leave them. Issue counters and health rollups are not touched, as on SQLite.
 public struct PostgresRetentionStore: RetentionStore {
     let database: PostgresEngine
 
@@ -26,7 +27,9 @@ public struct PostgresRetentionStore: RetentionStore {
 
     static let lockKey = PostgresMigrations.lockKey + 2
 
-    public func prune(before cutoff: Date, limit: Int, now: Date) async throws -> PruneResult {
+    public func prune(before cutoff: Date, limit: Int, now: Date, samples: RetentionSamplePolicy) async throws
+        -> PruneResult
+    {
         try await PostgresPartitions.ensure(around: Millis.from(Date()), database)
         let logger = database.logger
         let cut = Millis.from(cutoff)
@@ -41,15 +44,37 @@ public struct PostgresRetentionStore: RetentionStore {
             }
             guard taken else { return PruneResult() }
             var result = PruneResult()
-            // 2. Whole weeks.
+            let changedAt = Millis.from(now)
+            // 2. Whole weeks, but for their samples.
             let old = try await PostgresPartitions.partitions(endingBy: cut, connection, logger)
-            for (from, to) in Set(old.map { [$0.from, $0.to] }).map({ ($0[0], $0[1]) }).sorted(by: <) {
+            let weeks = Set(old.map { [$0.from, $0.to] }).map { ($0[0], $0[1]) }.sorted(by: <)
+            if samples.keepsSamples, !weeks.isEmpty {
+                var issues: Set<Int64> = []
+                for (from, to) in weeks {
+                    for try await issue in try await connection.query(
+                        """
+                        SELECT DISTINCT issue_id FROM reports
+                        WHERE received_at >= \(from) AND received_at < \(to) AND issue_id IS NOT NULL AND sample IS NULL
+                        """, logger: logger
+                    ).decode(Int64.self) {
+                        issues.insert(issue)
+                    }
+                }
+                result.kept &+= try await PostgresRetentionSamples.refresh(
+                    connection, logger, issues: issues.sorted(), policy: samples)
+            }
+            var kept: [Int64: Kept] = [:]
+            for (from, to) in weeks {
+                let week = try await Kept.read(from: from, to: to, connection, logger)
+                kept[from] = week
                 result.reports &+= try await PostgresRows.count(
                     connection.query(
-                        "DELETE FROM report_event_ids WHERE received_at >= \(from) AND received_at < \(to) RETURNING 1",
+                        """
+                        DELETE FROM report_event_ids WHERE received_at >= \(from) AND received_at < \(to)
+                            AND NOT (report_id = ANY(\(week.reports))) RETURNING 1
+                        """,
                         logger: logger))
             }
-            let changedAt = Millis.from(now)
             for partition in old {
                 if partition.table == "reports" {
                     // Their issues' pages may show these reports as samples: marked changed, they are rendered again.
@@ -57,21 +82,26 @@ public struct PostgresRetentionStore: RetentionStore {
                         PostgresQuery(
                             unsafeSQL: """
                                 UPDATE issues SET updated_at = greatest(updated_at, $1)
-                                WHERE id IN (SELECT DISTINCT issue_id FROM "\(partition.name)" WHERE issue_id IS NOT NULL)
+                                WHERE id IN (SELECT DISTINCT issue_id FROM "\(partition.name)"
+                                             WHERE issue_id IS NOT NULL AND sample IS NULL)
                                 """,
                             binds: PostgresBindings(values: [changedAt])),
                         logger: logger)
                 }
-                if partition.table == "attachments" {
-                    let count = try await connection.query(
-                        PostgresQuery(unsafeSQL: "SELECT count(*) FROM \"\(partition.name)\""), logger: logger)
-                    for try await n in count.decode(Int.self) { result.attachments &+= n }
-                }
-                try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \"\(partition.name)\""), logger: logger)
+                result.attachments &+= try await Self.drop(
+                    partition, keeping: kept[partition.from] ?? Kept(), connection, logger)
             }
-            // 3. Rows older than the cutoff that are left (the straddling week, the DEFAULT partitions).
+            // 3. Rows older than the cutoff that are left (the straddling week, the DEFAULT partitions); a payload whose
+            // reports are all samples stays.
             let payloads = try await connection.query(
-                "SELECT id, received_at FROM payloads WHERE received_at < \(cut) ORDER BY received_at LIMIT \(limit)",
+                """
+                SELECT p.id, p.received_at FROM payloads p
+                WHERE p.received_at < \(cut)
+                    AND (EXISTS (SELECT 1 FROM reports r
+                                 WHERE r.payload_id = p.id AND r.received_at = p.received_at AND r.sample IS NULL)
+                        OR NOT EXISTS (SELECT 1 FROM reports r WHERE r.payload_id = p.id AND r.received_at = p.received_at))
+                ORDER BY p.received_at LIMIT \(limit)
+                """,
                 logger: logger)
             var ids: [Int64] = []
             var times: [Int64] = []
@@ -80,11 +110,25 @@ public struct PostgresRetentionStore: RetentionStore {
                 times.append(time)
             }
             if !ids.isEmpty {
+                if samples.keepsSamples {
+                    var issues: [Int64] = []
+                    for try await issue in try await connection.query(
+                        """
+                        SELECT DISTINCT issue_id FROM reports
+                        WHERE payload_id = ANY(\(ids)) AND received_at = ANY(\(times))
+                            AND issue_id IS NOT NULL AND sample IS NULL
+                        """, logger: logger
+                    ).decode(Int64.self) {
+                        issues.append(issue)
+                    }
+                    result.kept &+= try await PostgresRetentionSamples.refresh(
+                        connection, logger, issues: issues, policy: samples)
+                }
                 result.reports &+= try await PostgresRows.count(
                     connection.query(
                         """
                         DELETE FROM report_event_ids e USING reports r
-                        WHERE r.payload_id = ANY(\(ids)) AND r.received_at = ANY(\(times))
+                        WHERE r.payload_id = ANY(\(ids)) AND r.received_at = ANY(\(times)) AND r.sample IS NULL
                             AND e.project_id = r.project_id AND e.event_id = r.event_id RETURNING 1
                         """, logger: logger))
                 var reportIDs: [Int64] = []
@@ -92,7 +136,7 @@ public struct PostgresRetentionStore: RetentionStore {
                 var issueIDs: Set<Int64> = []
                 for try await (id, time, issue) in try await connection.query(
                     """
-                    DELETE FROM reports WHERE payload_id = ANY(\(ids)) AND received_at = ANY(\(times))
+                    DELETE FROM reports WHERE payload_id = ANY(\(ids)) AND received_at = ANY(\(times)) AND sample IS NULL
                     RETURNING id, received_at, issue_id
                     """,
                     logger: logger
@@ -116,14 +160,21 @@ public struct PostgresRetentionStore: RetentionStore {
                             binds: PostgresBindings(values: [reportIDs, reportTimes])),
                         logger: logger)
                 }
+                // A payload that holds a sample stays with it (the sample is a byte range of it).
                 try await connection.query(
-                    "DELETE FROM payloads WHERE id = ANY(\(ids)) AND received_at = ANY(\(times))", logger: logger)
+                    """
+                    DELETE FROM payloads p WHERE p.id = ANY(\(ids)) AND p.received_at = ANY(\(times))
+                        AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.payload_id = p.id AND r.received_at = p.received_at)
+                    """, logger: logger)
             }
+            // Attachments go once their event is no stored report (a sample's stay with it).
             result.attachments &+= try await PostgresRows.count(
                 connection.query(
                     """
                     DELETE FROM attachments WHERE (id, received_at) IN
-                        (SELECT id, received_at FROM attachments WHERE received_at < \(cut) ORDER BY received_at LIMIT \(limit))
+                        (SELECT a.id, a.received_at FROM attachments a WHERE a.received_at < \(cut) AND NOT EXISTS
+                            (SELECT 1 FROM report_event_ids e WHERE e.project_id = a.project_id AND e.event_id = a.event_id)
+                         ORDER BY a.received_at LIMIT \(limit))
                     RETURNING 1
                     """, logger: logger))
             result.sessions &+= try await PostgresRows.count(
@@ -135,5 +186,78 @@ public struct PostgresRetentionStore: RetentionStore {
                     """, logger: logger))
             return result
         }
+    }
+}
+
+extension PostgresRetentionStore {
+    /// The samples of one week that retention drops: their report ids and their payloads' ids.
+    struct Kept {
+        var reports: [Int64] = []
+        var payloads: [Int64] = []
+
+        static func read(from: Int64, to: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws
+            -> Kept
+        {
+            var kept = Kept()
+            for try await (id, payload) in try await connection.query(
+                """
+                SELECT id, payload_id FROM reports
+                WHERE received_at >= \(from) AND received_at < \(to) AND sample IS NOT NULL
+                """, logger: logger
+            ).decode((Int64, Int64).self) {
+                kept.reports.append(id)
+                kept.payloads.append(payload)
+            }
+            return kept
+        }
+
+        /// Which rows of a partition of `table` are kept (`t`), over `$1`, bound to the report ids or the payload ids.
+        func condition(_ table: String) -> (sql: String, ids: [Int64]) {
+            switch table {
+            case "payloads": ("t.id = ANY($1)", payloads)
+            case "reports": ("t.id = ANY($1) AND t.sample IS NOT NULL", reports)
+            case "attachments":
+                (
+                    """
+                    EXISTS (SELECT 1 FROM report_event_ids e WHERE e.project_id = t.project_id AND e.event_id = t.event_id
+                            AND e.report_id = ANY($1))
+                    """, reports
+                )
+            default: ("t.report_id = ANY($1)", reports)
+            }
+        }
+    }
+
+    /// Drops `partition`; when its week holds samples, it is detached first and their rows go back into its table,
+    /// where they land in the DEFAULT partition (no partition holds their week any more). Returns how many attachments
+    /// went.
+    static func drop(
+        _ partition: PostgresPartitions.Partition, keeping kept: Kept, _ connection: PostgresConnection,
+        _ logger: Logger
+    ) async throws -> Int {
+        let name = "\"\(partition.name)\""
+        var total = 0
+        if partition.table == "attachments" {
+            for try await n in try await connection.query(
+                PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(name)"), logger: logger
+            ).decode(Int.self) {
+                total = n
+            }
+        }
+        var moved = 0
+        if !kept.reports.isEmpty {
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "ALTER TABLE \(partition.table) DETACH PARTITION \(name)"), logger: logger)
+            let (condition, ids) = kept.condition(partition.table)
+            moved = try await PostgresRows.count(
+                connection.query(
+                    PostgresQuery(
+                        unsafeSQL:
+                            "INSERT INTO \(partition.table) SELECT t.* FROM \(name) t WHERE \(condition) RETURNING 1",
+                        binds: PostgresBindings(values: [ids])),
+                    logger: logger))
+        }
+        try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(name)"), logger: logger)
+        return partition.table == "attachments" ? max(0, total - moved) : 0
     }
 }

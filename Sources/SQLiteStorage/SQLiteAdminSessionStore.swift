@@ -7,7 +7,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Dashboard sessions on SQLite (`admin_sessions`, migration `v9-admin-sessions`).
+/// Dashboard sessions on SQLite (`admin_sessions`, migrations `v9-admin-sessions` and `v30-people`).
 public struct SQLiteAdminSessionStore: AdminSessionStore {
     let database: SQLiteEngine
 
@@ -23,9 +23,12 @@ public struct SQLiteAdminSessionStore: AdminSessionStore {
         var secret: String
         var createdAt: Int64
         var expiresAt: Int64
+        /// The person signed in (migration `v30-people`); nil for the admin token's sessions.
+        var personID: Int64?
 
         enum CodingKeys: String, CodingKey {
-            case id, tokenHash = "token_hash", secret, createdAt = "created_at", expiresAt = "expires_at"
+            case id, tokenHash = "token_hash", secret, createdAt = "created_at", expiresAt = "expires_at",
+                personID = "person_id"
         }
         enum Columns {
             static let id = Column(CodingKeys.id)
@@ -37,7 +40,7 @@ public struct SQLiteAdminSessionStore: AdminSessionStore {
             guard let id else { return nil }
             return AdminSession(
                 id: AdminSessionID(id), createdAt: Millis.date(createdAt), expiresAt: Millis.date(expiresAt),
-                secret: secret)
+                secret: secret, person: personID.map(PersonID.init(rawValue:)))
         }
     }
 
@@ -51,7 +54,7 @@ public struct SQLiteAdminSessionStore: AdminSessionStore {
             guard try SQLiteProjectStore.isAdminTokenHash(adminTokenHash, db) else { return nil }
             let record = try Record(
                 id: nil, tokenHash: tokenHash.hex, secret: secret, createdAt: Millis.from(createdAt),
-                expiresAt: Millis.from(expiresAt)
+                expiresAt: Millis.from(expiresAt), personID: nil
             ).insertAndFetch(db)
             guard let session = record.session else { throw StorageError(.conflict, "the session was not stored") }
             return session

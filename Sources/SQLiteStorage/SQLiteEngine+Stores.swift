@@ -9,8 +9,9 @@ extension SQLiteEngine {
             reports: SQLiteReportReader(database: self), symbolication: SQLiteSymbolicationStore(database: self),
             insights: SQLiteInsightsReader(database: self), alerts: SQLiteAlertStore(database: self),
             retention: SQLiteRetentionStore(database: self), adminSessions: SQLiteAdminSessionStore(database: self),
+            people: SQLitePeopleStore(database: self),
             search: SQLiteSearchStore(database: self),
             debugFiles: try SQLiteDebugFileStore(database: self, root: blobRoot),
-            difUploads: SQLiteDifUploadStore(database: self))
+            difUploads: SQLiteDifUploadStore(database: self), quotas: SQLiteQuotaStore(database: self))
     }
 }

@@ -159,9 +159,21 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
     }
 
     public func setNote(_ note: String?, issue: IssueID, project: ProjectID?, at date: Date) async throws -> Bool {
+        try await setText("note", note, issue: issue, project: project, at: date)
+    }
+
+    public func setTrackerURL(_ url: String?, issue: IssueID, project: ProjectID?, at date: Date) async throws -> Bool {
+        try await setText("tracker_url", url, issue: issue, project: project, at: date)
+    }
+
+    /// Sets a text column the team writes (`note`, `tracker_url`) and the issue's change time; whether the issue (of
+    /// `project`, when given) exists. `column` is one of ours, never input.
+    private func setText(_ column: String, _ value: String?, issue: IssueID, project: ProjectID?, at date: Date)
+        async throws -> Bool
+    {
         try await database.pool.write { db in
-            var sql = "UPDATE issues SET note = ?, updated_at = ? WHERE id = ?"
-            var arguments: StatementArguments = [note, Millis.from(date), issue.rawValue]
+            var sql = "UPDATE issues SET \(column) = ?, updated_at = ? WHERE id = ?"
+            var arguments: StatementArguments = [value, Millis.from(date), issue.rawValue]
             if let project {
                 sql += " AND project_id = ?"
                 arguments += [project.rawValue]

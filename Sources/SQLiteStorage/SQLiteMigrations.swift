@@ -738,6 +738,128 @@ enum SQLiteMigrations {
             // brought under the one name, and the rollups keyed by release merged (`ReleaseMerge`).
             try SQLiteReleaseMerge.apply(db)
         }
+        migrator.registerMigration("v28-merged-issues") { db in
+            // Issue #36: merge and unmerge (`IssueMerge`, decision record 0060). A fingerprint merged into another
+            // issue files into it (`issue_aliases`, read by filing when the fingerprint has no issue of its own); a
+            // merged issue's number answers with the issue it was merged into (`issues_replaced`). Both go with the
+            // survivor (ON DELETE CASCADE). SQLite may give a deleted issue's number to a new issue (no AUTOINCREMENT):
+            // the trigger forgets the old number's merge then, so the number names the new issue only.
+            try db.execute(
+                sql: """
+                    CREATE TABLE issue_aliases (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        fingerprint TEXT NOT NULL CHECK (fingerprint LIKE 'v%:%'),
+                        issue_id INTEGER NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                        created_at INTEGER NOT NULL,
+                        PRIMARY KEY (project_id, fingerprint)
+                    );
+                    CREATE INDEX issue_aliases_by_issue ON issue_aliases(issue_id);
+                    CREATE TABLE issues_replaced (
+                        issue_id INTEGER PRIMARY KEY,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        survivor_id INTEGER NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                        fingerprint TEXT NOT NULL,
+                        replaced_at INTEGER NOT NULL,
+                        replaced_by TEXT
+                    );
+                    CREATE INDEX issues_replaced_by_survivor ON issues_replaced(survivor_id);
+                    CREATE TRIGGER issues_replaced_number_reused AFTER INSERT ON issues BEGIN
+                        DELETE FROM issues_replaced WHERE issue_id = NEW.id;
+                    END;
+                    """)
+        }
+        migrator.registerMigration("v29-retention-samples-trackers") { db in
+            // Issue #36: past the retention period each issue keeps a few sample reports (`RetentionSamples`): `sample`
+            // says why (1 its first or latest, 2 one of a release's); NULL for the rest. The partial index counts a
+            // project's samples against its cap without a scan. A project may name its issue tracker (`TrackerLink`),
+            // and an issue the tracker issue opened for it.
+            try db.execute(
+                sql: """
+                    ALTER TABLE reports ADD COLUMN sample INTEGER CHECK (sample IS NULL OR sample IN (1, 2));
+                    CREATE INDEX reports_samples ON reports(project_id, sample) WHERE sample IS NOT NULL;
+                    ALTER TABLE projects ADD COLUMN tracker_kind TEXT
+                        CHECK (tracker_kind IS NULL OR tracker_kind IN ('github', 'gitlab', 'gitea', 'jira'));
+                    ALTER TABLE projects ADD COLUMN tracker_url TEXT
+                        CHECK (tracker_url IS NULL OR length(tracker_url) BETWEEN 1 AND 2048);
+                    ALTER TABLE issues ADD COLUMN tracker_url TEXT
+                        CHECK (tracker_url IS NULL OR length(tracker_url) BETWEEN 1 AND 2048);
+                    """)
+        }
+        migrator.registerMigration("v30-people") { db in
+            // Issue #37: people with roles. A person signs in with a login (e-mail or name) and a scrypt password hash
+            // (`PasswordHash`, parameters stored in the value; NULL until they set one on their invite link). Roles are
+            // per project; `owner` manages the server. Invites are stored as the SHA-256 of the link's secret. A
+            // session names its person (NULL: the admin token's); deleting a person deletes their memberships,
+            // invites and sessions with them (ON DELETE CASCADE), so a removed person is signed out at once.
+            try db.execute(
+                sql: """
+                    CREATE TABLE people (
+                        id INTEGER PRIMARY KEY,
+                        login TEXT NOT NULL UNIQUE CHECK (length(login) BETWEEN 1 AND 254 AND login = lower(login)),
+                        name TEXT NOT NULL DEFAULT '' CHECK (length(name) <= 200),
+                        owner INTEGER NOT NULL DEFAULT 0 CHECK (owner IN (0, 1)),
+                        password_hash TEXT CHECK (password_hash IS NULL OR password_hash LIKE 'scrypt$%'),
+                        created_at INTEGER NOT NULL
+                    );
+                    CREATE TABLE memberships (
+                        person_id INTEGER NOT NULL REFERENCES people(id) ON DELETE CASCADE,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        role TEXT NOT NULL CHECK (role IN ('viewer', 'member', 'admin')),
+                        PRIMARY KEY (person_id, project_id)
+                    );
+                    CREATE INDEX memberships_by_project ON memberships(project_id);
+                    CREATE TABLE invites (
+                        token_hash TEXT PRIMARY KEY CHECK (length(token_hash) = 64),
+                        person_id INTEGER NOT NULL REFERENCES people(id) ON DELETE CASCADE,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL CHECK (expires_at >= created_at)
+                    );
+                    CREATE INDEX invites_by_person ON invites(person_id);
+                    ALTER TABLE admin_sessions ADD COLUMN person_id INTEGER REFERENCES people(id) ON DELETE CASCADE;
+                    CREATE INDEX admin_sessions_by_person ON admin_sessions(person_id);
+                    """)
+        }
+        migrator.registerMigration("v31-event-quotas") { db in
+            // Issue #38: per-project event quotas per minute, hour and month (NULL: none), and what they counted per
+            // day and release (`QuotaCount`; fingerprint '' when unknown): accepted events, and dropped ones, which
+            // keep an issue's count honest during a spike. Alerts gain `quota_reached` (SQLite cannot change a CHECK:
+            // alerts is rebuilt as in v18, its ids kept).
+            try db.execute(
+                sql: """
+                    ALTER TABLE projects ADD COLUMN quota_per_minute INTEGER CHECK (quota_per_minute >= 1);
+                    ALTER TABLE projects ADD COLUMN quota_per_hour INTEGER CHECK (quota_per_hour >= 1);
+                    ALTER TABLE projects ADD COLUMN quota_per_month INTEGER CHECK (quota_per_month >= 1);
+                    CREATE TABLE quota_counts (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        day INTEGER NOT NULL,
+                        release TEXT NOT NULL,
+                        fingerprint TEXT NOT NULL DEFAULT '',
+                        accepted INTEGER NOT NULL DEFAULT 0 CHECK (accepted >= 0),
+                        dropped INTEGER NOT NULL DEFAULT 0 CHECK (dropped >= 0),
+                        PRIMARY KEY (project_id, day, release, fingerprint)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE alerts_v31 (
+                        id INTEGER PRIMARY KEY,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        kind TEXT NOT NULL CHECK (kind IN ('new_issue', 'regression', 'velocity', 'crash_free_target',
+                                                           'storage_full', 'storage_ok', 'quota_reached')),
+                        dedupe_key TEXT NOT NULL,
+                        issue_id INTEGER REFERENCES issues(id) ON DELETE SET NULL,
+                        release TEXT,
+                        title TEXT NOT NULL,
+                        reason TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        dispatched INTEGER NOT NULL DEFAULT 0 CHECK (dispatched IN (0, 1)),
+                        UNIQUE (project_id, dedupe_key)
+                    );
+                    INSERT INTO alerts_v31 (id, project_id, kind, dedupe_key, issue_id, release, title, reason, created_at, dispatched)
+                        SELECT id, project_id, kind, dedupe_key, issue_id, release, title, reason, created_at, dispatched FROM alerts;
+                    DROP TABLE alerts;
+                    ALTER TABLE alerts_v31 RENAME TO alerts;
+                    CREATE INDEX alerts_by_project ON alerts(project_id, id);
+                    CREATE INDEX alerts_to_dispatch ON alerts(id) WHERE dispatched = 0;
+                    """)
+        }
         return migrator
     }
 }

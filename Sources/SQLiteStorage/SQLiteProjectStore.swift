@@ -83,8 +83,8 @@ public struct SQLiteProjectStore: ProjectStore {
     public func setAdminTokenHash(_ hash: SecretHash, at date: Date) async throws {
         try await database.pool.write { db in
             try db.execute(sql: "DELETE FROM credentials WHERE kind = 'admin'")
-            // A new admin token ends every dashboard session made with the old one.
-            try db.execute(sql: "DELETE FROM admin_sessions")
+            // A new admin token ends every dashboard session made with the old one (people's sessions stay).
+            try db.execute(sql: "DELETE FROM admin_sessions WHERE person_id IS NULL")
             try db.execute(
                 sql: "INSERT INTO credentials (hash, kind, project_id, created_at) VALUES (?, 'admin', NULL, ?)",
                 arguments: [hash.hex, Millis.from(date)])
@@ -143,6 +143,24 @@ public struct SQLiteProjectStore: ProjectStore {
         }
     }
 
+    public func setEventQuotas(_ quotas: EventQuotas, for project: ProjectID) async throws -> Bool {
+        try await database.pool.write { db in
+            try db.execute(
+                sql: "UPDATE projects SET quota_per_minute = ?, quota_per_hour = ?, quota_per_month = ? WHERE id = ?",
+                arguments: [quotas.perMinute, quotas.perHour, quotas.perMonth, project.rawValue])
+            return db.changesCount > 0
+        }
+    }
+
+    public func setTracker(_ tracker: IssueTracker?, for project: ProjectID) async throws -> Bool {
+        try await database.pool.write { db in
+            try db.execute(
+                sql: "UPDATE projects SET tracker_kind = ?, tracker_url = ? WHERE id = ?",
+                arguments: [tracker?.kind.rawValue, tracker?.url, project.rawValue])
+            return db.changesCount > 0
+        }
+    }
+
     /// In-app patterns as stored (a JSON array of strings).
     static func patterns(_ text: String?) -> [String] { StoredList.decode(text) }
 
@@ -151,7 +169,9 @@ public struct SQLiteProjectStore: ProjectStore {
         "projects.id, projects.slug, projects.created_at, projects.rate_limit_per_second, projects.scrubbing, "
         + "projects.keep_ip_addresses, projects.safe_fields, projects.sensitive_fields, projects.in_app_include, "
         + "projects.in_app_exclude, projects.mask_emails_and_phones, projects.identity_key, projects.minidump_retention, "
-        + "projects.crash_free_users_target, projects.crash_free_sessions_target"
+        + "projects.crash_free_users_target, projects.crash_free_sessions_target, "
+        + "projects.quota_per_minute, projects.quota_per_hour, projects.quota_per_month, "
+        + "projects.tracker_kind, projects.tracker_url"
 
     static func project(_ row: Row) -> Project? {
         guard let slug = ProjectSlug(row["slug"]) else { return nil }
@@ -159,7 +179,7 @@ public struct SQLiteProjectStore: ProjectStore {
             scrubbing: row["scrubbing"], safeFields: StoredList.decode(row["safe_fields"]),
             sensitiveFields: StoredList.decode(row["sensitive_fields"]), keepIPAddresses: row["keep_ip_addresses"],
             maskEmailsAndPhones: row["mask_emails_and_phones"])
-        return Project(
+        var project = Project(
             id: ProjectID(row["id"]), slug: slug, createdAt: Millis.date(row["created_at"]),
             rateLimitPerSecond: row["rate_limit_per_second"], privacy: privacy,
             inApp: InAppRules(
@@ -167,6 +187,14 @@ public struct SQLiteProjectStore: ProjectStore {
             identityKey: (row["identity_key"] as Data?).map { Array($0) } ?? [],
             minidumps: MinidumpRetention(rawValue: row["minidump_retention"]) ?? .untilProcessed,
             targets: CrashFreeTargets(
-                users: row["crash_free_users_target"], sessions: row["crash_free_sessions_target"]))
+                users: row["crash_free_users_target"], sessions: row["crash_free_sessions_target"]),
+            quotas: EventQuotas(
+                perMinute: row["quota_per_minute"], perHour: row["quota_per_hour"], perMonth: row["quota_per_month"]))
+        if let kind = (row["tracker_kind"] as String?).flatMap(TrackerKind.init(rawValue:)),
+            let url = row["tracker_url"] as String?
+        {
+            project.tracker = IssueTracker(kind: kind, url: url)
+        }
+        return project
     }
 }

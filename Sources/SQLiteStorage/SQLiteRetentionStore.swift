@@ -8,7 +8,8 @@ import Foundation
 #endif
 
 /// Retention on SQLite: deleting a payload deletes its reports, their symbols and missing-file rows (foreign
-/// keys cascade). Small batches keep each write transaction short, so ingest never waits long behind a prune.
+/// keys cascade). Small batches keep each write transaction short, so ingest never waits long behind a prune. Each
+/// issue's samples (`SQLiteRetentionSamples`) stay, with the payload that holds them.
 public struct SQLiteRetentionStore: RetentionStore {
     let database: SQLiteEngine
 
@@ -23,7 +24,9 @@ public struct SQLiteRetentionStore: RetentionStore {
     static let batchBytes = 1 << 20
     static let batchReports = 200
 
-    public func prune(before cutoff: Date, limit: Int, now: Date) async throws -> PruneResult {
+    public func prune(before cutoff: Date, limit: Int, now: Date, samples: RetentionSamplePolicy) async throws
+        -> PruneResult
+    {
         let cut = Millis.from(cutoff)
         let changedAt = Millis.from(now)
         return try await database.pool.write { db in
@@ -34,27 +37,38 @@ public struct SQLiteRetentionStore: RetentionStore {
             let secure = try Int.fetchOne(db, sql: "PRAGMA secure_delete") ?? 1
             try db.execute(sql: "PRAGMA secure_delete = FAST")
             defer { try? db.execute(sql: "PRAGMA secure_delete = \(secure)") }
-            let rows = try Row.fetchAll(
-                db,
-                sql:
-                    "SELECT id, length(bytes) AS size FROM payloads WHERE received_at < ? ORDER BY received_at LIMIT ?",
-                arguments: [cut, limit])
-            var bytes = 0
-            var reports = 0
-            for row in rows {
-                if bytes >= Self.batchBytes || reports >= Self.batchReports { break }
-                let id: Int64 = row["id"]
-                bytes &+= row["size"] ?? 0
-                reports &+=
-                    try Int.fetchOne(db, sql: "SELECT count(*) FROM reports WHERE payload_id = ?", arguments: [id]) ?? 0
+            var result = PruneResult()
+            let taken = try Self.payloadsToPrune(db, before: cut, limit: limit)
+            // The issues about to lose reports choose their samples first, so that what follows leaves them.
+            if samples.keepsSamples, !taken.isEmpty {
+                let issues = try Int64.fetchAll(
+                    db,
+                    sql: """
+                        SELECT DISTINCT issue_id FROM reports
+                        WHERE payload_id IN (\(SQLiteRetentionSamples.marks(taken.count)))
+                            AND issue_id IS NOT NULL AND sample IS NULL
+                        """,
+                    arguments: StatementArguments(taken))
+                result.kept = try SQLiteRetentionSamples.refresh(db, issues: issues, policy: samples)
+            }
+            for id in taken {
                 // Their issues' pages may show these reports as samples: marked changed, they are rendered again.
                 try db.execute(
                     sql: """
                         UPDATE issues SET updated_at = max(updated_at, ?)
-                        WHERE id IN (SELECT issue_id FROM reports WHERE payload_id = ? AND issue_id IS NOT NULL)
+                        WHERE id IN (SELECT issue_id FROM reports
+                                     WHERE payload_id = ? AND issue_id IS NOT NULL AND sample IS NULL)
                         """,
                     arguments: [changedAt, id])
-                try db.execute(sql: "DELETE FROM payloads WHERE id = ?", arguments: [id])
+                // A payload that holds a sample stays with it (the sample is a byte range of it); its other reports go.
+                try db.execute(sql: "DELETE FROM reports WHERE payload_id = ? AND sample IS NULL", arguments: [id])
+                result.reports &+= db.changesCount
+                try db.execute(
+                    sql: """
+                        DELETE FROM payloads WHERE id = ?
+                            AND NOT EXISTS (SELECT 1 FROM reports WHERE payload_id = payloads.id)
+                        """,
+                    arguments: [id])
             }
             try db.execute(
                 sql: """
@@ -62,19 +76,51 @@ public struct SQLiteRetentionStore: RetentionStore {
                         (SELECT project_id, session_id FROM sessions WHERE updated_at < ? LIMIT ?)
                     """,
                 arguments: [cut, limit])
-            let sessions = db.changesCount
-            // Attachments go by their own time (an event's files are kept as long as the event's payload).
+            result.sessions = db.changesCount
+            // Attachments go by their own time once their event is no stored report: an event's files stay as long as
+            // its report, and a sample's for as long as it is one.
             try db.execute(
-                sql:
-                    "DELETE FROM attachments WHERE id IN (SELECT id FROM attachments WHERE received_at < ? ORDER BY received_at LIMIT ?)",
+                sql: """
+                    DELETE FROM attachments WHERE id IN (
+                        SELECT a.id FROM attachments a WHERE a.received_at < ? AND NOT EXISTS
+                            (SELECT 1 FROM reports r WHERE r.project_id = a.project_id AND r.event_id = a.event_id)
+                        ORDER BY a.received_at LIMIT ?)
+                    """,
                 arguments: [cut, limit])
-            let attachments = db.changesCount
+            result.attachments = db.changesCount
             try db.execute(
                 sql:
                     "DELETE FROM webhook_deliveries WHERE state != 'pending' AND coalesce(delivered_at, next_attempt_at) < ?",
                 arguments: [cut])
-            return PruneResult(reports: reports, sessions: sessions, attachments: attachments)
+            return result
         }
+    }
+
+    /// The payloads one pass takes, oldest first: received before `cut`, holding a report that is no sample (or no
+    /// report at all; a payload whose reports are all samples stays), up to `limit` and until the batch bounds.
+    static func payloadsToPrune(_ db: Database, before cut: Int64, limit: Int) throws -> [Int64] {
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT p.id, length(p.bytes) AS size,
+                    (SELECT count(*) FROM reports r WHERE r.payload_id = p.id AND r.sample IS NULL) AS prunable
+                FROM payloads p
+                WHERE p.received_at < ?
+                    AND (EXISTS (SELECT 1 FROM reports r WHERE r.payload_id = p.id AND r.sample IS NULL)
+                        OR NOT EXISTS (SELECT 1 FROM reports r WHERE r.payload_id = p.id))
+                ORDER BY p.received_at LIMIT ?
+                """,
+            arguments: [cut, limit])
+        var bytes = 0
+        var reports = 0
+        var taken: [Int64] = []
+        for row in rows {
+            if bytes >= batchBytes || reports >= batchReports { break }
+            taken.append(row["id"])
+            bytes &+= row["size"] ?? 0
+            reports &+= row["prunable"] ?? 0
+        }
+        return taken
     }
 
     /// Pages of FTS5 segments merged per step (the `'merge'` command): deleting a report's search entry only records a

@@ -9,11 +9,11 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `faultline issues list|close|reopen|mute`.
+/// `faultline issues list|close|reopen|mute|merge|unmerge`.
 struct Issues: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List issues and change their status.",
-        subcommands: [List.self, Close.self, Reopen.self, Mute.self])
+        subcommands: [List.self, Close.self, Reopen.self, Mute.self, Merge.self, Unmerge.self])
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List a project's issues, most recently seen first.")
@@ -78,6 +78,90 @@ struct Issues: AsyncParsableCommand {
             abstract: "Mute an issue: its events still count, it never alerts.")
         @OptionGroup var change: StatusChange
         func run() async throws { try await change.apply(.muted) }
+    }
+}
+
+extension Issues {
+    struct Merge: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Merge issues into one: the survivor keeps its id and status; the others' events, and their future events, join it."
+        )
+        @OptionGroup var dataOptions: DataOptions
+
+        @Argument(help: "The id of the issue that survives.")
+        var survivor: Int64
+
+        @Argument(help: "The ids of the issues to merge into it.")
+        var others: [Int64]
+
+        @Option(help: "The project's slug: every issue must be one of its issues.")
+        var project: String
+
+        func validate() throws {
+            if survivor <= 0 || others.contains(where: { $0 <= 0 }) {
+                throw ValidationError("an issue id is a positive number")
+            }
+            if others.isEmpty { throw ValidationError("name at least one issue to merge into \(survivor)") }
+        }
+
+        func run() async throws {
+            let result = try await IssueCommand.run(dataOptions, project: project) { root, found in
+                try await IssueService(store: root.issueStates, clock: root.clock).merge(
+                    others.map { IssueID($0) }, into: IssueID(survivor), project: found.id, by: "the CLI")
+            }
+            let merged = result.merged.map { String($0.rawValue) }.joined(separator: ", ")
+            print("merged \(merged) into issue \(result.survivor.rawValue)")
+        }
+    }
+
+    struct Unmerge: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Split a merged fingerprint back out of an issue: its events move to an issue of their own.")
+        @OptionGroup var dataOptions: DataOptions
+
+        @Argument(help: "The id of the issue it was merged into.")
+        var issue: Int64
+
+        @Argument(help: "The fingerprint (as the issue page lists the merged ones, e.g. v2:0123456789abcdef).")
+        var fingerprint: String
+
+        @Option(help: "The project's slug.")
+        var project: String
+
+        func validate() throws {
+            if issue <= 0 { throw ValidationError("an issue id is a positive number") }
+            if Fingerprint(fingerprint) == nil { throw ValidationError("'\(fingerprint)' is not a fingerprint") }
+        }
+
+        func run() async throws {
+            let result = try await IssueCommand.run(dataOptions, project: project) { root, found in
+                try await IssueService(store: root.issueStates, clock: root.clock).unmerge(
+                    fingerprint: fingerprint, from: IssueID(issue), project: found.id)
+            }
+            print(
+                "split \(result.fingerprint) out of issue \(result.survivor.rawValue): \(result.requeued) reports are filed again"
+            )
+        }
+    }
+}
+
+/// Runs a change of issues of one project: exit 4 for an unknown project or issue, 1 with the reason for a refusal.
+enum IssueCommand {
+    static func run<Result>(
+        _ dataOptions: DataOptions, project: String, _ change: (Composition, Project) async throws -> Result
+    ) async throws -> Result {
+        do {
+            return try await dataOptions.withComposition(announcing: true) { root in
+                guard let slug = ProjectSlug(project), let found = try await root.projects.project(slug: slug) else {
+                    throw IssueMergeError.noSuchProject(project)
+                }
+                return try await change(root, found)
+            }
+        } catch let error as IssueMergeError {
+            Console.write("\(error.description)\n", fd: 2)
+            throw ExitCode(error.isNotFound ? 4 : 1)
+        }
     }
 }
 

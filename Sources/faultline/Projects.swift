@@ -150,6 +150,10 @@ extension Projects {
                 Targets are the crash-free rates the team means to stay at or above, in percent (defaults: users \
                 99.5, sessions 99.9). Every page shows each crash-free rate against its target: a target line on \
                 the charts and a "below target" mark. Pages rendered from then on use them.
+
+                An issue tracker (--tracker github|gitlab|gitea|jira --tracker-url URL) gives every issue page an \
+                "Open in tracker" link: a new issue there, prefilled with the issue's title, culprit, counts, first \
+                release and a link back (the server's --public-url). No token is stored and the server calls nothing.
                 """)
 
         enum Switch: String, ExpressibleByArgument, CaseIterable {
@@ -228,10 +232,49 @@ extension Projects {
         @Option(help: "The crash-free sessions target, in percent from 0 to 100 (default 99.9).")
         var crashFreeSessionsTarget: Double?
 
+        @Option(help: "Events (not sessions) the project may send per minute; past it 429 (0: no quota, the default).")
+        var quotaPerMinute: Int?
+
+        @Option(help: "Events the project may send per hour (0: no quota).")
+        var quotaPerHour: Int?
+
+        @Option(help: "Events the project may send per calendar month, UTC (0: no quota).")
+        var quotaPerMonth: Int?
+
+        @Option(help: "The project's issue tracker: github, gitlab, gitea or jira (with --tracker-url).")
+        var tracker: String?
+
+        @Option(
+            help:
+                "The tracker's repository URL (GitHub, GitLab, Gitea), or Jira's base URL with ?pid=PROJECT&issuetype=TYPE."
+        )
+        var trackerURL: String?
+
+        @Flag(help: "Remove the project's issue tracker.")
+        var clearTracker = false
+
         @Flag(help: "Print JSON.")
         var json = false
 
+        /// `--tracker` and `--tracker-url` checked together (nil when neither is given).
+        func checkedTracker() throws -> IssueTracker? {
+            guard tracker != nil || trackerURL != nil else { return nil }
+            guard let name = tracker, let kind = TrackerKind(rawValue: name) else {
+                throw ValidationError("--tracker must be github, gitlab, gitea or jira, with --tracker-url")
+            }
+            guard let trackerURL else { throw ValidationError("--tracker needs --tracker-url") }
+            do {
+                return try IssueTracker.validated(kind: kind, url: trackerURL)
+            } catch {
+                throw ValidationError("--tracker-url " + error.problem)
+            }
+        }
+
         func validate() throws {
+            if clearTracker && (tracker != nil || trackerURL != nil) {
+                throw ValidationError("--clear-tracker and --tracker/--tracker-url exclude each other")
+            }
+            _ = try checkedTracker()
             for pattern in inAppInclude + inAppExclude
             where pattern.isEmpty || pattern.utf8.count > InAppRules.maxPatternLength {
                 throw ValidationError("an in-app pattern must be 1–\(InAppRules.maxPatternLength) bytes")
@@ -257,6 +300,11 @@ extension Projects {
             for (name, value) in [("users", crashFreeUsersTarget), ("sessions", crashFreeSessionsTarget)] {
                 if let value, let problem = CrashFreeTargets.problem(value) {
                     throw ValidationError("--crash-free-\(name)-target \(problem)")
+                }
+            }
+            for (name, value) in [("minute", quotaPerMinute), ("hour", quotaPerHour), ("month", quotaPerMonth)] {
+                if let value, value != 0, let problem = EventQuotas.problem(value) {
+                    throw ValidationError("--quota-per-\(name) \(problem) (0: no quota)")
                 }
             }
         }
@@ -306,6 +354,26 @@ extension Projects {
                 else { throw ValidationError("no project with the slug '\(slug)'") }
                 project = changed
             }
+            if quotaPerMinute != nil || quotaPerHour != nil || quotaPerMonth != nil {
+                guard
+                    let changed = try await root.projects.configureQuotas(
+                        slug: project.slug,
+                        { quotas in
+                            if let quotaPerMinute { quotas.perMinute = quotaPerMinute == 0 ? nil : quotaPerMinute }
+                            if let quotaPerHour { quotas.perHour = quotaPerHour == 0 ? nil : quotaPerHour }
+                            if let quotaPerMonth { quotas.perMonth = quotaPerMonth == 0 ? nil : quotaPerMonth }
+                        })
+                else { throw ValidationError("no project with the slug '\(slug)'") }
+                project = changed
+            }
+            if clearTracker || tracker != nil {
+                let chosen = try checkedTracker()
+                guard
+                    let changed = try await root.projects.configureTracker(
+                        slug: project.slug, kind: chosen?.kind, url: chosen?.url)
+                else { throw ValidationError("no project with the slug '\(slug)'") }
+                project = changed
+            }
             let privacy = project.privacy
             if json {
                 struct Out: Encodable {
@@ -320,6 +388,11 @@ extension Projects {
                     var keep_minidumps: String
                     var crash_free_users_target: Double
                     var crash_free_sessions_target: Double
+                    var quota_per_minute: Int?
+                    var quota_per_hour: Int?
+                    var quota_per_month: Int?
+                    var tracker: String?
+                    var tracker_url: String?
                 }
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
@@ -329,7 +402,9 @@ extension Projects {
                     mask_emails_and_phones: privacy.maskEmailsAndPhones,
                     in_app_include: project.inApp.include, in_app_exclude: project.inApp.exclude,
                     keep_minidumps: project.minidumps.rawValue, crash_free_users_target: project.targets.users,
-                    crash_free_sessions_target: project.targets.sessions)
+                    crash_free_sessions_target: project.targets.sessions, quota_per_minute: project.quotas.perMinute,
+                    quota_per_hour: project.quotas.perHour, quota_per_month: project.quotas.perMonth,
+                    tracker: project.tracker?.kind.rawValue, tracker_url: project.tracker?.url)
                 print(String(decoding: try encoder.encode(out), as: UTF8.self))
             } else {
                 print("project:           \(slug)")
@@ -351,12 +426,20 @@ extension Projects {
                 print("keep minidumps:    \(Self.describe(project.minidumps))")
                 print("crash-free users target:    \(Self.percent(project.targets.users))")
                 print("crash-free sessions target: \(Self.percent(project.targets.sessions))")
+                print("event quotas:      \(Self.describe(project.quotas))")
+                print("issue tracker:     \(project.tracker.map { "\($0.kind.rawValue) \($0.url)" } ?? "(none)")")
             }
         }
     }
 }
 
 extension Projects.Configure {
+    /// Quotas as `configure` prints them: `1000/minute, 50000/month`, or `none`.
+    static func describe(_ quotas: EventQuotas) -> String {
+        let parts = QuotaWindow.allCases.compactMap { window in quotas[window].map { "\($0)/\(window.rawValue)" } }
+        return parts.isEmpty ? "none" : parts.joined(separator: ", ")
+    }
+
     /// A target as `configure` prints it: `99.5 %`, `100 %` (Swift's shortest form, without a trailing `.0`).
     static func percent(_ value: Double) -> String {
         let text = value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)

@@ -66,6 +66,30 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
+            "Sample reports each issue keeps past the retention period: its first, its latest, one a release (env FAULTLINE_RETENTION_SAMPLES_PER_ISSUE; default 8; 0 keeps none)."
+    )
+    var retentionSamplesPerIssue: Int?
+
+    @Option(
+        help:
+            "Most sample reports a project keeps past the retention period, in all its issues (env FAULTLINE_RETENTION_SAMPLES_PER_PROJECT; default 2000; 0 keeps none)."
+    )
+    var retentionSamplesPerProject: Int?
+
+    @Option(
+        help:
+            "The server's ceiling of events per minute, over all projects together; past it events get 429 and are counted as dropped, sessions still flow (env FAULTLINE_MAX_EVENTS_PER_MINUTE; default none)."
+    )
+    var maxEventsPerMinute: Int?
+
+    @Option(
+        help:
+            "The server's ceiling of events per hour, over all projects (env FAULTLINE_MAX_EVENTS_PER_HOUR; default none)."
+    )
+    var maxEventsPerHour: Int?
+
+    @Option(
+        help:
             "The address people and tools reach the server at, for links in alerts and sentry-cli's chunk-upload URL (env FAULTLINE_PUBLIC_URL; default: the listen address for alerts; a URL relative to the server sentry-cli uses for its uploads)."
     )
     var publicURL: String?

@@ -69,6 +69,18 @@ struct ServeSettings {
         let retentionDays = try pick(
             serve.retentionDays, "--retention-days", { (1...36_500).contains($0) }, "1–36500",
             env: { try env.int("FAULTLINE_RETENTION_DAYS", in: 1...36_500) }, default: 90)
+        let samplesPerIssue = try pick(
+            serve.retentionSamplesPerIssue, "--retention-samples-per-issue",
+            { (0...RetentionSamplePolicy.maxPerIssue).contains($0) }, "0–\(RetentionSamplePolicy.maxPerIssue)",
+            env: { try env.int("FAULTLINE_RETENTION_SAMPLES_PER_ISSUE", in: 0...RetentionSamplePolicy.maxPerIssue) },
+            default: RetentionSamplePolicy().perIssue)
+        let samplesPerProject = try pick(
+            serve.retentionSamplesPerProject, "--retention-samples-per-project",
+            { (0...RetentionSamplePolicy.maxPerProject).contains($0) }, "0–\(RetentionSamplePolicy.maxPerProject)",
+            env: {
+                try env.int("FAULTLINE_RETENTION_SAMPLES_PER_PROJECT", in: 0...RetentionSamplePolicy.maxPerProject)
+            },
+            default: RetentionSamplePolicy().perProject)
         let publicURL: String?
         if let url = serve.publicURL {
             guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
@@ -123,6 +135,19 @@ struct ServeSettings {
             retentionDays: retentionDays, renderDebounce: renderDebounce, alertInterval: alertInterval,
             webhookBaseBackoffSeconds: webhookBaseBackoffSeconds, webhookIdleDelay: webhookIdleDelay,
             sharedRenderInterval: sharedRenderInterval)
+        server.retentionSamples = RetentionSamplePolicy(perIssue: samplesPerIssue, perProject: samplesPerProject)
+        // The server's event ceiling: none unless a flag or variable sets one.
+        let ceiling = 1...EventQuotas.maxValue
+        func ceilingValue(_ flag: Int?, _ flagName: String, _ variable: String) throws -> Int? {
+            guard let flag else { return try env.int(variable, in: ceiling) }
+            guard ceiling.contains(flag) else { throw ValidationError("\(flagName) must be 1–\(ceiling.upperBound)") }
+            return flag
+        }
+        server.eventCeiling = EventQuotas(
+            perMinute: try ceilingValue(
+                serve.maxEventsPerMinute, "--max-events-per-minute", "FAULTLINE_MAX_EVENTS_PER_MINUTE"),
+            perHour: try ceilingValue(serve.maxEventsPerHour, "--max-events-per-hour", "FAULTLINE_MAX_EVENTS_PER_HOUR"))
+        server.quotaFlushInterval = .milliseconds(try env.int("FAULTLINE_QUOTA_FLUSH_MS", in: 10...day) ?? 2000)
     }
 
     /// The server's settings, with the dashboard templates in `webDirectory` (nil: no dashboard is rendered).

@@ -26,6 +26,7 @@ enum HTMLInspector {
 
     /// Every element the pages may open (what a browser would turn into live elements).
     static let allowedTags: Set<String> = [
+        "strong",
         "html", "head", "meta", "title", "link", "body", "nav", "a", "ul", "ol", "li", "main", "footer", "h1", "h2",
         "h3",
         "h4", "section", "table", "caption", "thead", "tbody", "tr", "th", "td", "div", "p", "span", "code", "time",

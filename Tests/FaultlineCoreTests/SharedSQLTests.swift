@@ -230,11 +230,12 @@ import Testing
                 title: "t", culprit: nil))
         let tail: [SQLValue?] = [
             .text(String(decoding: grouping, as: UTF8.self)), .integer(5_000), .text("the CLI"), .text("ship it"),
-            .integer(6_000), .integer(5), .text("open"), .integer(7),
+            .text("https://github.com/acme/shop/issues/7"), .integer(6_000), .integer(5), .text("open"), .integer(7),
         ]
         let detail = try #require(try IssueSQL.detail(CellRow(cells: Self.issueCells() + tail), now: Self.now))
         #expect(detail.statusChange == IssueStatusChange(at: Date(timeIntervalSince1970: 5), by: "the CLI"))
         #expect(detail.note == "ship it" && detail.repeatUsers == 2)
+        #expect(detail.trackerURL == "https://github.com/acme/shop/issues/7")
         #expect(detail.version == IssueVersion(changedAt: 6_000, events: 5, status: "open", noteBytes: 7))
         // A grouping this build cannot read: no detail, rather than a wrong one.
         var unreadable = Self.issueCells() + tail

@@ -167,8 +167,8 @@ import Testing
         #expect(try await status(server, otherID, token: other.upload) == "open")
         let reopened = String(
             decoding: try await browser.send(.GET, server.baseURL + pagePath, headers: cookie).body, as: UTF8.self)
-        #expect(reopened.contains("Status last changed <time"))
-        #expect(reopened.contains("by the dashboard (session "), "\(reopened)")
+        #expect(reopened.contains("Reopened <time"))
+        #expect(reopened.contains("by the admin token (dashboard session "), "\(reopened)")
 
         // A note: escaped on the page, at most 2 KB, and refused without the token.
         let noteAction = server.baseURL + "/shop/issues/\(id)/note"

@@ -44,9 +44,10 @@ import Testing
         #expect(before.contains("gold-cart-4711"))
         #expect(before.contains(Payloads.normalized(1)))
 
-        // When retention deletes the report 91 days later
+        // When retention deletes the report 91 days later (with samples off: by default an issue keeps its first and
+        // latest report as samples, RetentionSamplesConformanceTests)
         clock.set(start.addingTimeInterval(91 * 86_400))
-        let retention = app.root.retentionService(days: 90, logger: Logger(label: "test"))
+        let retention = app.root.retentionService(days: 90, samples: .none, logger: Logger(label: "test"))
         let pruned = try await retention.step(now: clock.now())
         #expect(pruned.reports == 1)
 

@@ -41,9 +41,11 @@ import Testing
         #expect(scheduler.storage === storage && alerts.storage === storage)
         #expect(webhooks.storage === storage && retention.storage === storage)
         #expect(services.contains { $0 is StorageAlertService } && services.contains { $0 is ChunkSweeper })
+        let quotas = try #require(services.lazy.compactMap { $0 as? QuotaFlushService }.first)
+        #expect(quotas.storage === storage)
         // And one server alone on its data needs neither node presence nor a shared render
         #expect(!services.contains { $0 is NodePresenceService || $0 is SharedDashboardService })
-        #expect(services.count == 7)
+        #expect(services.count == 8)
         // And the dashboard's routes are there
         #expect(server.dependencies.issueListPage != nil && server.dependencies.searchPages != nil)
         #expect(server.dependencies.currentIssuePage != nil)

@@ -71,6 +71,22 @@ final class MemoryProjectStore: ProjectStore {
             return true
         }
     }
+
+    func setEventQuotas(_ quotas: EventQuotas, for project: ProjectID) async throws -> Bool {
+        state.withLock { s in
+            guard let i = s.projects.firstIndex(where: { $0.id == project }) else { return false }
+            s.projects[i].quotas = quotas
+            return true
+        }
+    }
+
+    func setTracker(_ tracker: IssueTracker?, for project: ProjectID) async throws -> Bool {
+        state.withLock { s in
+            guard let i = s.projects.firstIndex(where: { $0.id == project }) else { return false }
+            s.projects[i].tracker = tracker
+            return true
+        }
+    }
 }
 
 struct ReversingHasher: SecretHashing {

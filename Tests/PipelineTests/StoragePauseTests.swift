@@ -14,7 +14,9 @@ import Testing
     final class CountingStore: RetentionStore {
         let calls = Mutex(0)
         let failWithDiskFull = Mutex(false)
-        func prune(before cutoff: Date, limit: Int, now: Date) async throws -> PruneResult {
+        func prune(before cutoff: Date, limit: Int, now: Date, samples: RetentionSamplePolicy) async throws
+            -> PruneResult
+        {
             calls.withLock { $0 += 1 }
             if failWithDiskFull.withLock({ $0 }) { throw DiskFull() }
             return PruneResult()

@@ -23,6 +23,7 @@ final class Stores: Sendable {
     let ingest: any IngestStore
     let reports: any ReportReader & SessionReader
     let adminSessions: any AdminSessionStore
+    let people: any PeopleStore
     let retention: any RetentionStore
     let symbolication: any SymbolicationStore
     let alerts: any AlertStore
@@ -56,6 +57,7 @@ final class Stores: Sendable {
         ingest = stores.ingest
         reports = stores.reports
         adminSessions = stores.adminSessions
+        people = stores.people
         retention = stores.retention
         symbolication = stores.symbolication
         alerts = stores.alerts

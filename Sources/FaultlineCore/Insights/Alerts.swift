@@ -116,6 +116,9 @@ public enum AlertKind: String, Sendable, Codable, CaseIterable {
     case storageFull = "storage_full"
     /// The disk has space again after a `storageFull`: ingest and background work resumed.
     case storageOK = "storage_ok"
+    /// A project reached one of its event quotas (`EventQuotas`): its events are refused (429) and counted as dropped
+    /// until the window ends; sessions still flow. Recorded once per project, quota and window.
+    case quotaReached = "quota_reached"
 }
 
 /// An alert that fired, with the numbers that made it fire.
@@ -267,6 +270,10 @@ public enum AlertRules {
                 + "(\(n("free_mib")) MiB free, floor \(n("floor_mib")) MiB)"
         case .storageOK:
             text = "[\(project)] Storage OK again on the Faultline server: ingest resumed (\(n("free_mib")) MiB free)"
+        case .quotaReached:
+            text =
+                "[\(project)] \(title): events are refused and counted as dropped for \(n("retry_after_seconds")) s; "
+                + "sessions still count"
         }
         if let link { text += " <\(link)>" }
         return text

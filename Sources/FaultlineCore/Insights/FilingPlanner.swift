@@ -18,6 +18,12 @@
 /// a migration), an issue of an older grouping version is rekeyed, and an issue split by a migration keeps its status.
 /// A fingerprint whose issue the batch emptied has no issue for the batch's later reports: they create it again,
 /// after the deletion. The same report is given once per plan (an engine writes the plan before a report repeats).
+///
+/// Merged issues (`IssueMerge`): a fingerprint with no issue of its own files into the issue it was merged into
+/// (`State.aliases`), as if it were that issue's. A report migrating to a new grouping version out of an issue others
+/// were merged into (`State.survivors`) stays in it: the first rekeys it as usual, and every other new fingerprint
+/// becomes one more alias of it (`FilingPlan.newAliases`) instead of splitting it, so a merge outlives a grouping
+/// change.
 public enum FilingPlanner {
     /// The facts of one report that filing it depends on.
     public struct Report: Sendable {
@@ -178,15 +184,23 @@ public enum FilingPlanner {
         public var budgets: [Int64: IssueFiling.NewIssueBudget]
         /// When each of the batch's sessions started (absent: unknown).
         public var sessions: [SessionKey: Int64]
+        /// The batch's fingerprints that have no issue of their own but were merged into one (`issue_aliases`): the
+        /// id of that issue, which `issues` holds.
+        public var aliases: [IssueKey: Int64]
+        /// Of the issues reports filed before are under (`Needs.current`), those others were merged into.
+        public var survivors: Set<Int64>
 
         public init(
             issues: [IssueKey: Issue] = [:], settings: [Int64: AlertSettings] = [:],
-            budgets: [Int64: IssueFiling.NewIssueBudget] = [:], sessions: [SessionKey: Int64] = [:]
+            budgets: [Int64: IssueFiling.NewIssueBudget] = [:], sessions: [SessionKey: Int64] = [:],
+            aliases: [IssueKey: Int64] = [:], survivors: Set<Int64> = []
         ) {
             self.issues = issues
             self.settings = settings
             self.budgets = budgets
             self.sessions = sessions
+            self.aliases = aliases
+            self.survivors = survivors
         }
     }
 
@@ -229,10 +243,11 @@ public enum FilingPlanner {
         }
 
         /// How many issues the batch may create, by project: one for each of its fingerprints with no issue in
-        /// `issues`, and one for each issue a report moves out of (it may empty, go, and be created again).
-        public func creating(given issues: [IssueKey: Issue]) -> [Int64: Int] {
+        /// `issues` (nor an alias in `aliases`), and one for each issue a report moves out of (it may empty, go, and
+        /// be created again).
+        public func creating(given issues: [IssueKey: Issue], aliases: [IssueKey: Int64] = [:]) -> [Int64: Int] {
             var creating = moving
-            for key in keys where issues[key] == nil { creating[key.project, default: 0] += 1 }
+            for key in keys where issues[key] == nil && aliases[key] == nil { creating[key.project, default: 0] += 1 }
             return creating
         }
     }
@@ -257,6 +272,8 @@ public enum FilingPlanner {
         var settings: [Int64: AlertSettings]
         var budgets: [Int64: IssueFiling.NewIssueBudget]
         var sessions: [SessionKey: Int64]
+        var aliases: [IssueKey: Int64]
+        var survivors: Set<Int64>
         var plan: FilingPlan
         /// Ids of the issues the plan changes, in the order first changed.
         var changed: [Int64] = []
@@ -264,6 +281,7 @@ public enum FilingPlanner {
 
         init(state: State, now: Int64) {
             (settings, budgets, sessions) = (state.settings, state.budgets, state.sessions)
+            (aliases, survivors) = (state.aliases, state.survivors)
             for (key, issue) in state.issues {
                 issues[issue.state.id] = issue
                 ids[key] = issue.state.id
@@ -282,7 +300,7 @@ public enum FilingPlanner {
                 }
                 return issue
             }
-            let targetID = ids[report.key]
+            let targetID = fileTarget(of: report, current: current)
             let target = targetID.flatMap { issues[$0] }
             let seenInRelease =
                 target.map { target in report.release.map { target.releases.contains($0) } ?? true } ?? false
@@ -359,6 +377,21 @@ public enum FilingPlanner {
             plan.filed[report.id] = FilingPlan.Filed(issue: issueID, early: contribution.early)
         }
 
+        /// The id of the issue `report`'s fingerprint files into: its own, else the one it was merged into; a report
+        /// migrating out of an issue others were merged into (`survivors`, already of the current grouping version)
+        /// gives it its new fingerprint as one more alias and stays.
+        mutating func fileTarget(of report: Report, current: Issue?) -> Int64? {
+            if let id = ids[report.key] { return id }
+            if let id = aliases[report.key], issues.index(forKey: id) != nil { return id }
+            guard let current, survivors.contains(current.state.id), !current.state.isOverflow,
+                report.groupingVersion < Grouping.version, current.state.groupingVersion >= Grouping.version
+            else { return nil }
+            let id = current.state.id
+            aliases[report.key] = id
+            plan.newAliases.append(FilingPlan.NewAlias(key: report.key, issue: id))
+            return id
+        }
+
         mutating func change(_ issue: Int64) {
             if changedSet.insert(issue).inserted { changed.append(issue) }
         }
@@ -401,6 +434,8 @@ public enum FilingPlanner {
                 }
             }
             plan.deltas.drop(issue: issue)
+            // Its aliases go with it (ON DELETE CASCADE); none is written for it.
+            plan.newAliases.removeAll { $0.issue == issue }
             plan.deletions.append(
                 FilingPlan.Deletion(issue: issue, alertsTo: alertsTo, afterNewIssues: plan.newIssues.count))
         }
@@ -514,6 +549,16 @@ public struct FilingPlan: Sendable {
         public var settings: AlertSettings
     }
 
+    /// A fingerprint to file into `issue` (a plan id) from now on: a migrating report's new fingerprint, out of an
+    /// issue others were merged into (`issue_aliases`).
+    public struct NewAlias: Sendable, Equatable {
+        public var key: FilingPlanner.IssueKey
+        public var issue: Int64
+        public init(key: FilingPlanner.IssueKey, issue: Int64) {
+            (self.key, self.issue) = (key, issue)
+        }
+    }
+
     /// The issue a report was filed under (a plan id), and whether it came early in its session (nil: unknown).
     public struct Filed: Sendable, Equatable {
         public var issue: Int64
@@ -538,6 +583,8 @@ public struct FilingPlan: Sendable {
     public var alerts: [Alert] = []
     /// Each report's issue, by report id.
     public var filed: [Int64: Filed] = [:]
+    /// The aliases to write (after the deletions), in order.
+    public var newAliases: [NewAlias] = []
     /// Every issue the plan changes (counts, rekey, retitle, reopening) and does not delete, as the batch leaves it, by
     /// its key then.
     public var issuesByKey: [FilingPlanner.IssueKey: FilingPlanner.Issue] = [:]

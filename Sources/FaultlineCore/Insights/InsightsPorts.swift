@@ -139,6 +139,8 @@ public struct IssueDetail: Sendable, Equatable {
     public var statusChange: IssueStatusChange?
     /// The team's free-text note on the issue (nil when there is none).
     public var note: String?
+    /// The tracker issue opened for it (`TrackerURL`; nil when none was recorded).
+    public var trackerURL: String? = nil
     /// The issue's version read with this detail (nil when the reader does not know it): a page rendered from this
     /// detail is current while ``InsightsReader/issueVersion(_:project:)`` still answers the same version.
     public var version: IssueVersion?
@@ -224,6 +226,17 @@ public protocol InsightsReader: Sendable {
     func alerts(project: ProjectID, limit: Int) async throws -> [Alert]
     /// Open issues per status of a project.
     func issueCounts(project: ProjectID) async throws -> [IssueStatus: Int]
+    /// The issue `issue` was merged into (`IssueMerge`), in `project` when given; nil when it was not.
+    func replacement(of issue: IssueID, project: ProjectID?) async throws -> IssueID?
+    /// The fingerprints merged into `issue`, oldest first: what an unmerge can split back out.
+    func mergedFingerprints(of issue: IssueID) async throws -> [MergedFingerprint]
+}
+
+extension InsightsReader {
+    /// A reader of a store without merges: no issue was merged.
+    public func replacement(of issue: IssueID, project: ProjectID?) async throws -> IssueID? { nil }
+    /// A reader of a store without merges: nothing was merged into any issue.
+    public func mergedFingerprints(of issue: IssueID) async throws -> [MergedFingerprint] { [] }
 }
 
 /// What an issue page's own data was when it was read: every change of an issue (a new event, a regroup, a
@@ -266,6 +279,17 @@ public protocol IssueStateStore: Sendable {
         -> IssueSummary?
     /// Sets the issue's note (nil clears it); false when no such issue (in `project`, when given) exists.
     func setNote(_ note: String?, issue: IssueID, project: ProjectID?, at date: Date) async throws -> Bool
+    /// Sets the URL of the tracker issue opened for the issue (checked by `TrackerURL.validated` first; nil clears
+    /// it); false when no such issue (in `project`, when given) exists.
+    func setTrackerURL(_ url: String?, issue: IssueID, project: ProjectID?, at date: Date) async throws -> Bool
+    /// Merges `others` into `survivor`, all of `project` (nil: the survivor's), in one transaction (`IssueMerge`):
+    /// throws `IssueMergeError` when the merge is refused (nothing changed then).
+    func merge(_ others: [IssueID], into survivor: IssueID, project: ProjectID?, by: String?, at date: Date)
+        async throws -> IssueMergeResult
+    /// Splits `fingerprint`, merged into `survivor` (of `project`, when given), back out: the alias goes and the
+    /// survivor's reports are queued to be filed again. Throws `IssueMergeError` when it was not merged into it.
+    func unmerge(fingerprint: String, from survivor: IssueID, project: ProjectID?, at date: Date) async throws
+        -> IssueUnmergeResult
 }
 
 extension IssueStateStore {

@@ -7,12 +7,13 @@ import Foundation
 /// An issue's detail page: its row (``detail(_:project:_:)``), then one statement for each part (releases, days,
 /// breakdowns, samples).
 extension IssueSQL {
-    /// The head of an issue's detail: the issue, then its grouping, status change, note and version
+    /// The head of an issue's detail: the issue, then its grouping, status change, note, tracker issue and version
     /// (``detail(_:now:)``). With `project`, an issue of another project is not found.
     public static func detail(_ id: IssueID, project: ProjectID?, _ dialect: SQLDialect) -> SQLStatement {
         var binds = SQLBinds(dialect)
         var sql = """
-            SELECT \(columns), i.grouping, i.status_changed_at, i.status_changed_by, i.note, \(versionColumns(dialect))
+            SELECT \(columns), i.grouping, i.status_changed_at, i.status_changed_by, i.note, i.tracker_url,
+                \(versionColumns(dialect))
             FROM issues i WHERE i.id = \(binds.bind(id.rawValue))
             """
         if let project { sql += " AND i.project_id = \(binds.bind(project.rawValue))" }
@@ -26,14 +27,16 @@ extension IssueSQL {
         guard let summary = try summary(row, now: now),
             let grouping = try? JSONDecoder().decode(GroupingResult.self, from: Data(try row.text(next).utf8))
         else { return nil }
-        return IssueDetail(
+        var detail = IssueDetail(
             summary: summary, grouping: grouping, releases: [], days: [], breakdowns: [:],
             repeatUsers: try row.int(14) /* repeat_users */,
             samples: [],
             statusChange: try row.integerOrNull(next + 1).map {
                 IssueStatusChange(at: Millis.date($0), by: try row.textOrNull(next + 2))
             },
-            note: try row.textOrNull(next + 3), version: try version(row, at: next + 4))
+            note: try row.textOrNull(next + 3), version: try version(row, at: next + 5))
+        detail.trackerURL = try row.textOrNull(next + 4)
+        return detail
     }
 
     /// The releases the issue was seen in, most recently seen first.

@@ -20,6 +20,9 @@ public struct AppRequestContext: RequestContext {
     public var principal: Principal?
     /// The dashboard session the request's cookie named, when it was live (set by the dashboard guard).
     public var adminSession: AdminSession?
+    /// Who the dashboard request acts for (set by the dashboard guard): the admin token (a Basic/Bearer header or its
+    /// session) or a signed-in person, as the database holds them now. Nil without the guard (a public dashboard).
+    public var requester: Requester?
     /// The peer's IP address (`unknown` when the transport has none): the key of the login rate limit. Behind a
     /// reverse proxy every client shares the proxy's address, so the limit then applies to all of them together.
     public let clientAddress: String

@@ -19,6 +19,8 @@ struct DashboardAuthMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let projects: ProjectService
     let sessions: AdminSessionService
+    /// People's sessions and roles; nil: only the admin token signs in.
+    let people: PeopleService?
 
     /// The session cookie: a random secret naming a server-side session (never the admin token).
     static let cookieName = "faultline_session"
@@ -32,10 +34,13 @@ struct DashboardAuthMiddleware: RouterMiddleware {
         if DashboardPaths.isOpenRoute(path) || DashboardPaths.publicFiles.contains(path) {
             return try await next(request, context)
         }
-        if let cookie = Self.cookie(request.headers[.cookie]), let session = try await sessions.session(cookie: cookie)
+        if let cookie = Self.cookie(request.headers[.cookie]), let session = try await sessions.session(cookie: cookie),
+            let requester = try await requester(of: session)
         {
             var context = context
             context.adminSession = session
+            context.requester = requester
+            try await checkProjectAccess(path, requester: requester)
             return try await next(request, context)
         }
         let header = request.headers[.authorization]
@@ -43,7 +48,11 @@ struct DashboardAuthMiddleware: RouterMiddleware {
         if !presented.isEmpty {
             if let wait = sessions.throttled(context.clientAddress) { throw APIError.tooManyAttempts(retryAfter: wait) }
             for secret in presented {
-                if try await projects.isAdmin(secret) { return try await next(request, context) }
+                if try await projects.isAdmin(secret) {
+                    var context = context
+                    context.requester = .adminToken
+                    return try await next(request, context)
+                }
             }
             sessions.recordFailure(context.clientAddress)
         }
@@ -63,12 +72,37 @@ struct DashboardAuthMiddleware: RouterMiddleware {
         return response
     }
 
+    /// Who a live session acts for: the admin token, or its person as the database holds them now (nil when the
+    /// person is gone: removing a person deletes their sessions, this covers a session read in the same instant).
+    func requester(of session: AdminSession) async throws -> Requester? {
+        guard session.person != nil else { return .adminToken }
+        guard let people, let person = try await people.person(of: session) else { return nil }
+        return .person(person)
+    }
+
+    /// 404 for a page of a project the requester has no role in (``Access``): a person of one project cannot read
+    /// another's pages, nor learn from a 403 that it exists. Paths that name no project pass (the site's front page,
+    /// the stylesheet); an unknown project is the file middleware's 404.
+    func checkProjectAccess(_ path: String, requester: Requester) async throws {
+        guard case .person(let person) = requester, !person.owner,
+            let decoded = DashboardPaths.percentDecoded(path),
+            let slug = ProjectSlug(String(DashboardPaths.firstSegment(decoded))),
+            let project = try await projects.project(slug: slug)
+        else { return }
+        if !Access.canRead(requester, project: project.id) {
+            throw APIError.notFound("no project \"\(slug)\"")
+        }
+    }
+
     /// The session cookie's value from a `Cookie` header.
-    static func cookie(_ header: String?) -> String? {
+    static func cookie(_ header: String?) -> String? { cookie(header, named: cookieName) }
+
+    /// The value of the cookie `name` from a `Cookie` header.
+    static func cookie(_ header: String?, named name: String) -> String? {
         guard let header else { return nil }
         for part in header.split(separator: ";") {
             let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            if pair.count == 2, pair[0] == cookieName, !pair[1].isEmpty { return pair[1] }
+            if pair.count == 2, pair[0] == name, !pair[1].isEmpty { return pair[1] }
         }
         return nil
     }
@@ -86,9 +120,12 @@ struct DashboardAuthMiddleware: RouterMiddleware {
     }
 }
 
-/// `GET /login` (the form), `POST /login` (checks the admin token, starts a session) and `POST /logout` (ends it).
+/// `GET /login` (the form), `POST /login` (checks a person's login and password, or the admin token; starts a
+/// session) and `POST /logout` (ends it).
 struct LoginController {
     let sessions: AdminSessionService
+    /// Password logins; nil: only the admin token signs in.
+    let people: PeopleService?
     /// Mark the cookie `Secure` (the server is reached over https, per `--public-url`).
     let secureCookie: Bool
     let page: @Sendable (_ error: String?, _ next: String) -> String
@@ -110,19 +147,33 @@ struct LoginController {
         let fields = Self.formFields(String(buffer: body))
         let next = Self.safeNext(fields["next"])
         let token = fields["token"]?.trimmingCharacters(in: .whitespaces) ?? ""
-        switch try await sessions.login(token: token, client: context.clientAddress) {
+        let login = fields["login"]?.trimmingCharacters(in: .whitespaces) ?? ""
+        let byPassword = token.isEmpty && !login.isEmpty && people != nil
+        let outcome =
+            if let people, byPassword {
+                try await people.login(login: login, password: fields["password"] ?? "", client: context.clientAddress)
+            } else {
+                try await sessions.login(token: token, client: context.clientAddress)
+            }
+        switch outcome {
         case .throttled(let wait):
             var response = Response.dynamicPage(
                 page("Too many failed attempts. Try again in \(wait) seconds.", next), status: .tooManyRequests)
             response.headers[.retryAfter] = String(wait)
             return response
         case .refused:
-            return Response.dynamicPage(page("That is not the admin token.", next), status: .unauthorized)
+            let message = byPassword ? "That login and password do not match." : "That is not the admin token."
+            return Response.dynamicPage(page(message, next), status: .unauthorized)
         case .loggedIn(let cookie, let session):
             var headers: HTTPFields = [.location: next, .cacheControl: "no-store"]
             headers.append(HTTPField(name: .setCookie, value: sessionCookie(cookie, maxAge: Int(sessions.lifetime))))
             headers.append(HTTPField(name: .setCookie, value: clearing(DashboardAuthMiddleware.legacyCookieName)))
-            context.logger.info("dashboard login", metadata: [Telemetry.LogKey.session: "\(session.id)"])
+            context.logger.info(
+                "dashboard login",
+                metadata: [
+                    Telemetry.LogKey.session: "\(session.id)",
+                    Telemetry.LogKey.person: "\(session.person.map(\.description) ?? "admin token")",
+                ])
             return Response(status: .seeOther, headers: headers)
         }
     }
@@ -139,8 +190,12 @@ struct LoginController {
 
     /// `HttpOnly` (no script reads it), `SameSite=Lax` (not sent on cross-site posts), `Path=/`, `Secure` over https.
     func sessionCookie(_ value: String, maxAge: Int) -> String {
+        Self.sessionCookie(value, maxAge: maxAge, secure: secureCookie)
+    }
+
+    static func sessionCookie(_ value: String, maxAge: Int, secure: Bool) -> String {
         "\(DashboardAuthMiddleware.cookieName)=\(value); Path=/; HttpOnly; SameSite=Lax; Max-Age=\(maxAge)"
-            + (secureCookie ? "; Secure" : "")
+            + (secure ? "; Secure" : "")
     }
 
     func clearing(_ name: String) -> String {

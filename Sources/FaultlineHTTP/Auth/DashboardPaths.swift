@@ -8,8 +8,8 @@ import FaultlineCore
 enum DashboardPaths {
     /// Routes that are exactly these paths.
     static let openExact: Set<String> = ["/healthz", "/metrics", "/login", "/logout"]
-    /// Routes under these first segments (`/api/…`, `/buildid/…`), which authenticate by themselves.
-    static let openFirstSegments: Set<String> = ["api", "buildid"]
+    /// Routes under these first segments (`/api/…`, `/buildid/…`, `/invite/…`), which authenticate by themselves.
+    static let openFirstSegments: Set<String> = ["api", "buildid", "invite"]
     /// Site files anyone may fetch: the stylesheet the login page needs.
     static let publicFiles: Set<String> = ["/style.css"]
 

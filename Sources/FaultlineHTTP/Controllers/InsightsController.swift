@@ -65,29 +65,68 @@ struct InsightsController {
         let id = try Self.issueID(context)
         let project = context.projectID
         guard let detail = try await insights.issue(id, project: project, now: clock.now()) else {
-            throw APIError.notFound("no issue \(id)")
+            throw try await missing(id, request, context: context)
         }
         return IssueDetailOut(detail)
     }
 
-    struct StatusPatch: Decodable {
-        var status: String
+    /// `PATCH /api/v1/issues/{id}`: a new status, the tracker issue's URL (empty clears it), or both.
+    struct IssuePatch: Decodable {
+        var status: String?
+        var trackerURL: String?
+        enum CodingKeys: String, CodingKey {
+            case status, trackerURL = "tracker_url"
+        }
     }
 
     @Sendable func patchIssue(_ request: Request, context: ReaderContext) async throws -> IssueOut {
         let id = try Self.issueID(context)
-        let body = try await request.body.collect(upTo: 4096)
-        guard let patch = try? JSONDecoder().decode(StatusPatch.self, from: Data(buffer: body)) else {
-            throw APIError.badRequest("send a JSON object like {\"status\": \"closed\"}", field: "status")
+        let body = try await request.body.collect(upTo: 8192)
+        guard let patch = try? JSONDecoder().decode(IssuePatch.self, from: Data(buffer: body)),
+            patch.status != nil || patch.trackerURL != nil
+        else {
+            throw APIError.badRequest(
+                "send a JSON object like {\"status\": \"closed\"} or {\"tracker_url\": \"https://…\"}", field: "status")
         }
-        guard let status = IssueStatus(rawValue: patch.status) else {
-            throw APIError.badRequest("must be open, closed or muted", field: "status")
+        // Both fields are checked before either changes anything.
+        let status = try patch.status.map {
+            guard let status = IssueStatus(rawValue: $0) else {
+                throw APIError.badRequest("must be open, closed or muted", field: "status")
+            }
+            return status
         }
-        let by = context.projectID == nil ? "the API (admin token)" : "the API (upload token)"
-        guard let summary = try await issues.setStatus(status, issue: id, project: context.projectID, by: by) else {
-            throw APIError.notFound("no issue \(id)")
+        if let text = patch.trackerURL {
+            do {
+                _ = try TrackerURL.validated(text, field: "tracker_url")
+            } catch {
+                throw APIError.badRequest(error.problem, field: error.field)
+            }
         }
-        return IssueOut(summary)
+        if let status {
+            let by = context.projectID == nil ? "the API (admin token)" : "the API (upload token)"
+            guard try await issues.setStatus(status, issue: id, project: context.projectID, by: by) != nil else {
+                throw try await missing(id, request, context: context)
+            }
+        }
+        if let text = patch.trackerURL {
+            guard try await issues.setTrackerURL(text, issue: id, project: context.projectID) else {
+                throw try await missing(id, request, context: context)
+            }
+        }
+        guard let detail = try await insights.issue(id, project: context.projectID, now: clock.now()) else {
+            throw try await missing(id, request, context: context)
+        }
+        return IssueOut(detail.summary, trackerURL: detail.trackerURL)
+    }
+
+    /// The answer for an issue number with no issue: a redirect to the issue it was merged into (302 for a read, as
+    /// Sentry answers a merged group's id; 307 for a change, which keeps its method and body), else 404.
+    func missing(_ id: IssueID, _ request: Request, context: ReaderContext) async throws -> APIError {
+        guard let survivor = try await insights.replacement(of: id, project: context.projectID) else {
+            return APIError.notFound("no issue \(id)")
+        }
+        return APIError.mergedInto(
+            survivor, from: id, query: request.uri.query, keepMethod: request.method != .get && request.method != .head)
     }
 
     // MARK: Health and releases
@@ -171,11 +210,11 @@ struct InsightsController {
     /// `PUT /api/v1/alert-settings?project=SLUG`: admin token only. The settings hold the webhook URL, which makes
     /// the server send requests; an upload token (held by CI) may read them, not change them.
     @Sendable func putSettings(_ request: Request, context: ReaderContext) async throws -> SettingsOut {
-        guard context.scope == .admin else {
+        let project = try await context.project(request, projects: projects)
+        guard Access.decide(context.requester, .changeSettings, project: project.id) == .allowed else {
             throw APIError.forbidden(
                 "changing alert settings needs the admin token (an upload token may only read them)")
         }
-        let project = try await context.project(request, projects: projects)
         let body = try await request.body.collect(upTo: 16 * 1024)
         let settings: AlertSettings
         do {
@@ -250,6 +289,14 @@ extension ReaderContext {
                 throw APIError.notFound("no project \"\(slug)\"")
             }
             return found
+        }
+    }
+
+    /// Who the request acts for, for ``Access``: the project's upload token, or the admin token.
+    var requester: Requester {
+        switch scope {
+        case .project(let project): .uploadToken(project.id)
+        case .admin: .adminToken
         }
     }
 

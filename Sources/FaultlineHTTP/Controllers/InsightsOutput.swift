@@ -17,9 +17,15 @@ struct IssueOut: Codable, ResponseEncodable {
     var lastRelease: String?
     var events: Int
     var users: Int
+    /// The tracker issue opened for it (in an issue's detail and a PATCH's answer; absent in lists).
+    var trackerURL: String?
     enum CodingKeys: String, CodingKey {
         case id, kind, title, culprit, status, signals, fingerprint, firstSeen = "first_seen", lastSeen = "last_seen"
-        case firstRelease = "first_release", lastRelease = "last_release", events, users
+        case firstRelease = "first_release", lastRelease = "last_release", events, users, trackerURL = "tracker_url"
+    }
+    init(_ s: IssueSummary, trackerURL: String?) {
+        self.init(s)
+        self.trackerURL = trackerURL
     }
     init(_ s: IssueSummary) {
         id = s.id.rawValue
@@ -85,7 +91,7 @@ struct IssueDetailOut: ResponseEncodable {
         case issue, grouping, releases, days, breakdowns, repeatUsers = "repeat_users", samples
     }
     init(_ d: IssueDetail) {
-        issue = IssueOut(d.summary)
+        issue = IssueOut(d.summary, trackerURL: d.trackerURL)
         grouping = Grouping(
             source: d.grouping.source.rawValue, components: d.grouping.components,
             fingerprint: d.grouping.fingerprint.rawValue)

@@ -7,10 +7,16 @@ import Pipeline
 /// - `POST /{slug}/issues/{id}/status` with `status=open|closed|muted`, and optionally `back=` the issue list the
 ///   form was on (`/{slug}/list?…` or `/{slug}/issues.html`, see ``DashboardForms/returnPath(_:project:)``): the
 ///   answer then goes back there; any other `back` is ignored (the issue's page);
-/// - `POST /{slug}/issues/{id}/note` with `note=…` (at most 2 KB; empty clears it).
+/// - `POST /{slug}/issues/{id}/note` with `note=…` (at most 2 KB; empty clears it);
+/// - `POST /{slug}/issues/{id}/tracker` with `tracker_url=…` (the tracker issue opened for it; empty clears it);
+/// - `POST /{slug}/issues/{id}/merge` with `issues=12, 15`: merges them into the issue (`IssueMerge`);
+/// - `POST /{slug}/issues/{id}/unmerge` with `fingerprint=v2:…`: splits a merged fingerprint back out.
 ///
 /// The issue's page is rendered again before the answer, so the browser comes back to a page that shows the
-/// change. Each form carries the login session's CSRF token (``CSRFToken``); without it, or with another one, 403. Changes
+/// change. Each form carries the login session's CSRF token (``CSRFToken``); without it, or with another one, 403. The
+/// session's person must have a role that may change issues here (``Access``, `changeIssues`: member or admin; an
+/// owner or the admin token): a viewer gets 403, a person of another project 404, and nothing changes. A person's
+/// change is recorded with their id and name (``StatusChanger``), which the issue's page shows. Changes
 /// go through ``IssueService`` like `PATCH /api/v1/issues/{id}`, so the site re-renders the same way. Behind the
 /// dashboard guard: only a logged-in session has a token, so basic-auth and public dashboards read the forms but
 /// cannot submit them (403 says to log in).
@@ -24,12 +30,17 @@ struct IssueActionsController {
         RouteCollection(context: AppRequestContext.self)
             .post("{slug}/issues/{id}/status", use: setStatus)
             .post("{slug}/issues/{id}/note", use: setNote)
+            .post("{slug}/issues/{id}/tracker", use: setTrackerURL)
+            .post("{slug}/issues/{id}/merge", use: merge)
+            .post("{slug}/issues/{id}/unmerge", use: unmerge)
     }
 
     /// A checked form: its fields, its session, and the issue it names.
     struct Target {
         var fields: [String: String]
         var session: AdminSession
+        /// Who the session acts for: the admin token or a person whose role allows changing issues here.
+        var requester: Requester
         var slug: ProjectSlug
         var project: Project
         var issue: IssueID
@@ -52,10 +63,19 @@ struct IssueActionsController {
         guard let slug = ProjectSlug(rawSlug), let project = try await projects.project(slug: slug) else {
             throw APIError.notFound("no project \"\(rawSlug)\"")
         }
+        let requester = context.requester ?? .publicReader
+        switch Access.decide(requester, .changeIssues, project: project.id) {
+        case .allowed: break
+        case .hidden: throw APIError.notFound("no project \"\(rawSlug)\"")
+        case .forbidden:
+            throw APIError.forbidden(
+                "a viewer reads this project's issues; closing, muting and notes need the member role")
+        }
         guard let value = Int64(rawID), value > 0 else {
             throw APIError.badRequest("must be an issue number", field: "id")
         }
-        return Target(fields: fields, session: session, slug: slug, project: project, issue: IssueID(value))
+        return Target(
+            fields: fields, session: session, requester: requester, slug: slug, project: project, issue: IssueID(value))
     }
 
     /// The 303 back to `location` (the issue's page, or the list the form was on), once the issue's page shows
@@ -72,7 +92,12 @@ struct IssueActionsController {
         guard let status = target.fields["status"].flatMap(IssueStatus.init(rawValue:)),
             DashboardForms.settableStatuses.contains(status)
         else { throw APIError.badRequest("must be open, closed or muted", field: "status") }
-        let by = "the dashboard (session \(target.session.id))"
+        let by =
+            if case .person(let person) = target.requester {
+                StatusChanger.person(person)
+            } else {
+                "the admin token (dashboard session \(target.session.id))"
+            }
         guard try await issues.setStatus(status, issue: target.issue, project: target.project.id, by: by) != nil else {
             throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
         }
@@ -93,6 +118,24 @@ struct IssueActionsController {
             }
         } catch let error as IssueNoteError {
             throw APIError.badRequest(error.description, field: "note")
+        }
+        return await back(to: target)
+    }
+
+    /// `POST /{slug}/issues/{id}/tracker` with `tracker_url=…`: the tracker issue opened for this one (http or https,
+    /// at most 2 KB; empty clears it).
+    @Sendable func setTrackerURL(_ request: Request, context: AppRequestContext) async throws -> Response {
+        // A 2 KB URL percent-encoded is at most 6 KB.
+        let target = try await target(request, context: context, maxBytes: 16 * 1024)
+        guard let text = target.fields["tracker_url"] else {
+            throw APIError.badRequest("send the tracker issue's URL as the field tracker_url", field: "tracker_url")
+        }
+        do {
+            guard try await issues.setTrackerURL(text, issue: target.issue, project: target.project.id) else {
+                throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
+            }
+        } catch let error as TrackerURLError {
+            throw APIError.badRequest(error.problem, field: error.field)
         }
         return await back(to: target)
     }

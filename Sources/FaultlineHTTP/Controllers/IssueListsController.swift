@@ -30,9 +30,11 @@ struct IssueListsController {
         } catch {
             throw APIError.badRequest(error.message, field: error.field)
         }
-        let token = context.adminSession.map { CSRFToken.token(for: $0) }
+        // A reader who may not change issues (a viewer, a public dashboard) gets the list without its row forms.
+        let allowed = ActionForms.allowed(context.requester, project: project.id)
+        let token = allowed ? context.adminSession.map { CSRFToken.token(for: $0) } : nil
         let html = try await render(project, listRequest, token)
-        return Response.dynamicPage(html)
+        return Response.dynamicPage(allowed ? html : ActionForms.removed(from: html))
     }
 
     /// The fields of a query string as a browser's GET form sends them (`application/x-www-form-urlencoded`: `+` is

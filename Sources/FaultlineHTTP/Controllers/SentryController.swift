@@ -121,10 +121,15 @@ struct SentryController<Ingest: ReportIngesting> {
         let sessionLimit = receipt.sessionsLimitedFor.map { "\($0):session:project:rate_limited" }
         if let seconds = receipt.rateLimitedFor {
             // The event was limited (429); the envelope's sessions (unless limited too) and client reports were stored.
-            let limits = ["\(seconds):error;default;attachment:project:rate_limited"] + [sessionLimit].compactMap { $0 }
+            // Past a quota the scope and reason say so (`project:usage_exceeded`); sessions are never under a quota.
+            let limits =
+                ["\(seconds):error;default;attachment:\(receipt.limitedBy)"] + [sessionLimit].compactMap { $0 }
+            let quota = receipt.limitedBy.hasSuffix("usage_exceeded")
             throw APIError(
-                status: .tooManyRequests, code: "rate_limited",
-                message: "project \(project.slug) is over its limit of \(project.rateLimitPerSecond) events/s",
+                status: .tooManyRequests, code: quota ? "quota_reached" : "rate_limited",
+                message: quota
+                    ? "project \(project.slug) is over its event quota; sessions are still accepted"
+                    : "project \(project.slug) is over its limit of \(project.rateLimitPerSecond) events/s",
                 headers: [.retryAfter: String(seconds), .sentryRateLimits: limits.joined(separator: ", ")])
         }
         return sessionLimit

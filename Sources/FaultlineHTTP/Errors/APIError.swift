@@ -23,12 +23,15 @@ struct APIError: HTTPResponseError {
     var message: String
     var field: String?
     var headers: HTTPFields = [:]
+    /// The issue a merged issue's number now names (`mergedInto(_:from:query:keepMethod:)`).
+    var mergedInto: Int64? = nil
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
         let body = ErrorBody(
-            error: code, message: message, field: field, detail: field.map { "\($0): \(message)" } ?? message)
+            error: code, message: message, field: field, detail: field.map { "\($0): \(message)" } ?? message,
+            mergedInto: mergedInto, url: mergedInto == nil ? nil : headers[.location])
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = try encoder.encode(body)
@@ -54,6 +57,21 @@ struct APIError: HTTPResponseError {
         var message: String
         var field: String?
         var detail: String
+        var mergedInto: Int64? = nil
+        var url: String? = nil
+        enum CodingKeys: String, CodingKey {
+            case error, message, field, detail, mergedInto = "merged_into", url
+        }
+    }
+
+    /// A merged issue's number: a redirect to the issue it was merged into (`Location`, and `merged_into` and `url` in
+    /// the body for clients that do not follow it), 302 for a read or 307 to repeat a change there.
+    static func mergedInto(_ survivor: IssueID, from id: IssueID, query: String?, keepMethod: Bool) -> APIError {
+        let location = "/api/v1/issues/\(survivor.rawValue)" + (query.map { $0.isEmpty ? "" : "?\($0)" } ?? "")
+        return APIError(
+            status: keepMethod ? .temporaryRedirect : .found, code: "merged",
+            message: "issue \(id.rawValue) was merged into issue \(survivor.rawValue)", headers: [.location: location],
+            mergedInto: survivor.rawValue)
     }
 
     static func unauthorized(_ message: String) -> APIError {
@@ -120,8 +138,9 @@ struct APIError: HTTPResponseError {
             switch error.code {
             case .rateLimited:
                 return APIError(
-                    status: .tooManyRequests, code: "rate_limited", message: error.message,
-                    headers: [.retryAfter: String(error.retryAfter ?? 1)])
+                    status: .tooManyRequests,
+                    code: error.limitedBy.hasSuffix("usage_exceeded") ? "quota_reached" : "rate_limited",
+                    message: error.message, headers: [.retryAfter: String(error.retryAfter ?? 1)])
             case .diskFull:
                 return storageFull(retryAfter: error.retryAfter ?? 30)
             case .storageFailed:
@@ -132,6 +151,11 @@ struct APIError: HTTPResponseError {
                     status: .tooManyRequests, code: "quota_exceeded", message: error.message,
                     headers: error.retryAfter.map { [.retryAfter: String($0)] } ?? [:])
             }
+        case let error as IssueMergeError:
+            return APIError(
+                status: error.isNotFound ? .notFound : .badRequest,
+                code: error.isNotFound ? "not_found" : "merge_refused",
+                message: error.description, field: "issues")
         case let error as WebhookTargetProblem:
             return APIError(
                 status: .badRequest, code: error.code.rawValue, message: error.message, field: "webhook_url")

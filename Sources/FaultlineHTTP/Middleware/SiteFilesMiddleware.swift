@@ -1,5 +1,6 @@
 import FaultlineCore
 import Hummingbird
+import Pipeline
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -15,7 +16,8 @@ import Foundation
 ///   middleware would answer a folder's `//beta` with `Location: //beta/`, which a browser reads as the host `beta`;
 /// - a path with a backslash or a control character is not a site path (404);
 /// - an issue page (`/{slug}/issues/{n}.html`) or issue list (`/{slug}/issues.html`) served to a login session gets
-///   that session's CSRF token in its forms (``DashboardForms``), and is not cached;
+///   that session's CSRF token in its forms (``DashboardForms``), and is not cached; served to a reader who may not
+///   change issues (a viewer, a public dashboard) it has no forms (``ActionForms``);
 /// - an issue page is made current before it is served (`currentIssuePage`: rendered when its issue changed since
 ///   the page was rendered), so a reader never waits for the render cycle to see an issue's new events. When that
 ///   render fails (a full disk), the page there is served. An issue with no page and no issue (a link opened before
@@ -25,8 +27,15 @@ struct SiteFilesMiddleware: RouterMiddleware {
     let files: FileMiddleware<Context, LocalFileSystem>
     let folder: String
     let currentIssuePage: (@Sendable (ProjectSlug, IssueID) async throws -> String?)?
+    /// Finds the project of a page, to ask whether a person's role may use its forms (nil: only the admin token's
+    /// sessions see forms).
+    let projects: ProjectService?
 
-    init(folder: String, currentIssuePage: (@Sendable (ProjectSlug, IssueID) async throws -> String?)? = nil) {
+    init(
+        folder: String, currentIssuePage: (@Sendable (ProjectSlug, IssueID) async throws -> String?)? = nil,
+        projects: ProjectService? = nil
+    ) {
+        self.projects = projects
         self.folder = folder
         self.currentIssuePage = currentIssuePage
         files = FileMiddleware(folder, searchForIndexHtml: true)
@@ -59,6 +68,25 @@ struct SiteFilesMiddleware: RouterMiddleware {
         let number = parts[3].dropLast(5)
         guard !number.isEmpty, number.count <= 19, number.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
         return "\(parts[1])/issues/\(number).html"
+    }
+
+    /// Whether the request's reader may use the forms of a page of `slug` (``ActionForms``).
+    func formsAllowed(_ context: Context, slug: Substring) async -> Bool {
+        switch context.requester {
+        case .none: return false
+        case .adminToken: return true
+        case .some(let requester):
+            guard let slug = ProjectSlug(String(slug)), let project = try? await projects?.project(slug: slug) else {
+                return false
+            }
+            return ActionForms.allowed(requester, project: project.id)
+        }
+    }
+
+    /// The page without the forms its reader may not use; nil when the file is not there.
+    func readOnlyPage(_ relative: String) -> Response? {
+        guard let data = FileManager.default.contents(atPath: folder + "/" + relative) else { return nil }
+        return Response.dynamicPage(ActionForms.removed(from: String(decoding: data, as: UTF8.self)))
     }
 
     /// The issue page with `session`'s CSRF token in its forms; nil when the file is not there.
@@ -107,10 +135,12 @@ struct SiteFilesMiddleware: RouterMiddleware {
             // No such issue (yet), and no page of it: an HTML page that says so, not the API's JSON 404.
             return Response.dynamicPage(missing, status: .notFound)
         }
-        if let session = context.adminSession, let relative = Self.issuePage(decoded),
-            let response = issuePage(relative, session: session)
-        {
-            return response
+        if let relative = Self.issuePage(decoded) {
+            let allowed = await formsAllowed(context, slug: DashboardPaths.firstSegment(decoded))
+            if allowed, let session = context.adminSession, let response = issuePage(relative, session: session) {
+                return response
+            }
+            if !allowed, let response = readOnlyPage(relative) { return response }
         }
         return try await files.handle(request, context: context, next: next)
     }

@@ -9,8 +9,9 @@ import Foundation
 #endif
 
 /// Prunes raw reports and sessions older than `days` (default 90), in small batches, every `interval`, and gives
-/// the space back to the file system. Issue and health counters were counted on arrival and stay exact; the issues
-/// that lost reports are marked changed, so `onChange` renders their pages again without the pruned samples.
+/// the space back to the file system. Each issue keeps a few sample reports (`samples`: its first, its latest, one a
+/// release, under a per-project cap), so an old issue's page is never empty. Issue and health counters were counted on
+/// arrival and stay exact; the issues that lost reports are marked changed, so `onChange` renders their pages again.
 ///
 /// A relief valve for a full disk (issue #15): on each entry into the storage-pressure state a pass runs at once
 /// instead of waiting for the next `interval`, and it runs under pressure (deleting is what frees space); only
@@ -20,13 +21,15 @@ public struct RetentionService: Service {
     let store: any RetentionStore
     let clock: any WallClock
     let days: Int
+    let samples: RetentionSamplePolicy
     let logger: Logger
     let telemetry: Telemetry?
     let interval: Duration
     let onChange: @Sendable () -> Void
 
     public init(
-        store: any RetentionStore, clock: any WallClock, days: Int = 90, logger: Logger, telemetry: Telemetry? = nil,
+        store: any RetentionStore, clock: any WallClock, days: Int = 90,
+        samples: RetentionSamplePolicy = RetentionSamplePolicy(), logger: Logger, telemetry: Telemetry? = nil,
         interval: Duration = .seconds(3600), onChange: @escaping @Sendable () -> Void = {}, storage: DiskGuard? = nil,
         pressurePoll: Duration = .seconds(1)
     ) {
@@ -35,6 +38,7 @@ public struct RetentionService: Service {
         self.store = store
         self.clock = clock
         self.days = max(1, days)
+        self.samples = samples
         self.logger = logger
         self.telemetry = telemetry
         self.interval = interval
@@ -47,10 +51,11 @@ public struct RetentionService: Service {
         let cutoff = now.addingTimeInterval(-Double(days) * 86_400)
         var total = PruneResult()
         while true {
-            let result = try await store.prune(before: cutoff, limit: 500, now: now)
+            let result = try await store.prune(before: cutoff, limit: 500, now: now, samples: samples)
             total.reports += result.reports
             total.sessions += result.sessions
             total.attachments += result.attachments
+            total.kept += result.kept
             if result.isEmpty { break }
             await Task.yield()
         }

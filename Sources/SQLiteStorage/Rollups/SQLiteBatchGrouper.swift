@@ -85,9 +85,28 @@ enum SQLiteBatchGrouper {
                 sql: "\(issueColumns) WHERE project_id = ? AND fingerprint = ?",
                 arguments: [key.project, key.fingerprint], db)
         }
+        // A fingerprint with no issue of its own may have been merged into one (`IssueMerge`).
+        for key in needs.keys where state.issues[key] == nil {
+            guard
+                let row = try Row.fetchOne(
+                    db.cachedStatement(
+                        sql:
+                            "\(issueColumns) WHERE id = (SELECT issue_id FROM issue_aliases WHERE project_id = ? AND fingerprint = ?)"
+                    ), arguments: [key.project, key.fingerprint])
+            else { continue }
+            let survivor = issue(row)
+            state.issues[FilingPlanner.IssueKey(project: key.project, fingerprint: row[2])] = survivor
+            state.aliases[key] = survivor.state.id
+        }
         for id in needs.current {
             guard let (key, issue) = try current(id, db) else { continue }
             state.issues[key] = issue
+            if try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM issue_aliases WHERE issue_id = ?)"),
+                arguments: [id]) == true
+            {
+                state.survivors.insert(id)
+            }
         }
         // Whether a closed issue was seen in a report's release decides a regression; the events of the rows reports
         // move out of tell when a move empties one (`FilingPlanner.Issue.releaseEvents`).
@@ -102,7 +121,7 @@ enum SQLiteBatchGrouper {
         for project in needs.projects {
             state.settings[project] = try reads.alertSettings(project: ProjectID(project), db)
         }
-        for (project, more) in needs.creating(given: state.issues) {
+        for (project, more) in needs.creating(given: state.issues, aliases: state.aliases) {
             let (budget, overflow) = try newIssueBudget(
                 project: ProjectID(project), settings: state.settings[project] ?? AlertSettings(), now: now, more: more,
                 beyond: needs.moving[project] ?? 0, db)
@@ -201,6 +220,14 @@ enum SQLiteBatchGrouper {
                 throw DatabaseError(resultCode: .SQLITE_INTERNAL, message: "a new issue of the batch was not created")
             }
             return created[index]
+        }
+        for alias in plan.newAliases {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO issue_aliases (project_id, fingerprint, issue_id, created_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (project_id, fingerprint) DO UPDATE SET issue_id = excluded.issue_id
+                    """
+            ).execute(arguments: [alias.key.project, alias.key.fingerprint, try id(alias.issue), plan.now])
         }
         let issues = try writeRollups(plan.deltas, resolving: id, db)
         try writeIssues(issues, plan: plan, resolving: id, db)

@@ -14,6 +14,9 @@ Scenarios:
   full N MARKER: N handled errors to a server whose disk is full, each sent (or dropped) before the next; prints
             the SDK's rate-limit state; waits for the file MARKER (space is back), then for the back-off the
             server asked for to end, and sends one more error and its client report of what it dropped
+  spike     RELEASE COUNT USERS: COUNT application sessions of RELEASE by USERS users in turn; every third crashes
+            with an unhandled error fingerprinted "spike-crash" (the others exit), each flushed before the next;
+            prints the SDK's rate-limit state (for quotas: errors back off, sessions keep flowing)
   pii       send_default_pii=True, a password in extra data, a card number in a message, a URL password in a
             breadcrumb, and the user's IP address (for server-side scrubbing)
 """
@@ -153,6 +156,29 @@ elif scenario == "full":
         sentry_sdk.capture_exception()
     sentry_sdk.flush(timeout=10)
     print("sent", flush=True)
+elif scenario == "spike":
+    release, count, users = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+    init(release)
+    for i in range(count):
+        scope = sentry_sdk.get_isolation_scope()
+        sentry_sdk.set_user({"id": f"spike-user-{i % users}"})
+        scope.start_session(session_mode="application")
+        if i % 3 == 0:
+            try:
+                checkout([])
+            except ZeroDivisionError:
+                event, hint = sentry_sdk.utils.event_from_exception(
+                    sys.exc_info(), client_options=sentry_sdk.get_client().options,
+                    mechanism={"type": "test", "handled": False})
+                event["fingerprint"] = ["spike-crash"]
+                sentry_sdk.capture_event(event, hint=hint)
+        scope.end_session()
+        sentry_sdk.get_client().transport._worker.flush(5)
+    transport = sentry_sdk.get_client().transport
+    limits = getattr(transport, "_disabled_until", {})
+    print("disabled:" + ",".join(sorted(str(k) for k in limits.keys())), flush=True)
+    sentry_sdk.flush(timeout=10)
+
 elif scenario == "pii":
     init("shop@1.0", send_default_pii=True)
     sentry_sdk.set_user({"id": "user-9", "username": "alice", "ip_address": "203.0.113.99"})
