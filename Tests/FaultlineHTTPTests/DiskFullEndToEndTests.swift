@@ -314,10 +314,13 @@ import Testing
         #expect(fullFree < 16 << 20, "\(fullFree) bytes free")
 
         // Today, with a two-day retention and a floor above what is free (the server stopping gave its WAL back): the
-        // server starts refusing ingest, the old reports go, their space returns, ingest answers again.
+        // server starts refusing ingest, the old reports go, their space returns, ingest answers again. (Samples off:
+        // by default each issue would keep its first and latest old report, RetentionSamplesConformanceTests.)
         let floor = Int(fullFree >> 20) + 2
         server = try await ServerProcess(
-            folder: folder, arguments: ["--min-free-mb", String(floor), "--retention-days", "2"], logs: logs + "-2")
+            folder: folder,
+            arguments: ["--min-free-mb", String(floor), "--retention-days", "2", "--retention-samples-per-issue", "0"],
+            logs: logs + "-2")
         var fresh: [String] = []
         #expect(
             try await eventually(timeout: .seconds(60)) {

@@ -86,7 +86,7 @@ import Testing
                 }
                 let upgraded = try SQLiteEngine(path: path, identities: .hmacSHA256)
                 defer { try? upgraded.close() }
-                #expect(try upgraded.appliedMigrations().last == "v27-one-release")
+                #expect(try upgraded.appliedMigrations().contains("v27-one-release"), "the merge ran again")
                 let all = try await Self.snapshot { sql in
                     try await upgraded.pool.read { db in try String.fetchAll(db, sql: sql) }
                 }
