@@ -244,6 +244,59 @@ import Testing
         #expect(Int(seen) == limited)
     }
 
+    /// Spike protection (issue #38) against the Swift SDK: past the project's quota the server answers 429 with the
+    /// seconds to the window's end; the uploader holds reports back that long, sends no report meanwhile, and keeps
+    /// sending sessions, so crash-free numbers stay exact while reports are refused.
+    @Test func aQuotaHoldsReportsBackWhileSessionsGoOn() async throws {
+        // An hourly quota of 3 reports; a run too close to the hour's end (a fresh window) waits for the next hour.
+        let intoHour = Int(Date().timeIntervalSince1970) % 3600
+        if intoHour > 3600 - 45 { try await Task.sleep(for: .seconds(3600 - intoHour + 1)) }
+        let folder = ServerProcess.newFolder()
+        let project = try await ServerProcess.createProject("shop", in: folder)
+        let configured = try await ServerProcess.run(
+            ["projects", "configure", "shop", "--data", folder, "--quota-per-hour", "3"])
+        #expect(configured.status == 0, "\(configured)")
+        let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
+        defer { server.cleanUp() }
+        let s = Setup(server: server, project: project)
+
+        // Six users' sessions start, each sends a crash, three of the sessions crashed and three exited.
+        let queueFolder = try TempFolder("sdk-e2e")
+        let queue = try DeliveryQueue(directory: queueFolder.path)
+        let runs = (0..<6).map { n in
+            context(session: UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(), user: "q\(n)")
+        }
+        for run in runs {
+            try queue.enqueue(
+                kind: .session, id: run.sessionID,
+                json: ReportBuilder.session(SessionUpdate(context: run, status: .ok, duration: nil, seq: 1)))
+        }
+        let ids = (60..<66).map(eventID)
+        for (id, run) in zip(ids, runs) { try queue.enqueue(kind: .crash, id: id, json: nonFatal(id, run)) }
+        for (n, run) in runs.enumerated() {
+            let status: SessionUpdate.Status = n < 3 ? .crashed : .exited
+            try queue.enqueue(
+                kind: .session, id: run.sessionID,
+                json: ReportBuilder.session(SessionUpdate(context: run, status: status, duration: 30, seq: 2)))
+        }
+        let recorder = Recorder()
+        // The production policy: a 429's Retry-After (here the rest of the hour) holds reports back.
+        let uploader = Uploader(dsn: s.dsn, queue: queue, transport: recorder)
+        #expect(await uploader.drain(deadline: .now + .seconds(10)) == false, "three reports wait for the next hour")
+
+        // Then three reports were stored, one request met the quota and no report was sent after it, the other three
+        // wait in the queue (kept, not dropped), and every session arrived
+        #expect(try await reportCount(s) == 3)
+        #expect(recorder.statuses.filter { $0 == 429 }.count == 1, "\(recorder.statuses)")
+        #expect(queue.pending().count == 3)
+        #expect(queue.rejected() == 0)
+        #expect(try await eventually { (try await health(s))?["sessions"] as? Int == 6 })
+        let h = try #require(try await health(s))
+        #expect(h["crashed_sessions"] as? Int == 3)
+        #expect(h["users"] as? Int == 6)
+        #expect(h["crashed_users"] as? Int == 3)
+    }
+
     @Test func aRefusedItemIsDroppedAndDoesNotBlockTheOthers() async throws {
         let s = try await start()
         defer { s.server.cleanUp() }
