@@ -66,6 +66,10 @@ enum FuzzTarget: String, CaseIterable {
     /// The stack walker (`StackWalker`) over the snapshot of a minidump read from the input, with no module files
     /// (frame pointers and libdw's checks only) and small limits.
     case walk
+    /// Tracker URLs as a project's setting and an issue's tracker issue take them (`TrackerURL`, `IssueTracker`),
+    /// and the prefilled new-issue link built with hostile titles (`TrackerLink`): what is accepted and what is built
+    /// never carries a space, a quote, `<`, `>` or a control character onto a page.
+    case tracker
 }
 
 let limits = IngestLimits()
@@ -131,6 +135,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .minidumpForm: fuzzMinidumpForm(bytes)
     case .minidumpEnvelope: fuzzMinidumpEnvelope(bytes)
     case .walk: fuzzWalk(bytes)
+    case .tracker: fuzzTracker(bytes)
     case nil: break
     }
     return 0
@@ -640,5 +645,33 @@ func fuzzChunkAssembly(_ bytes: [UInt8]) {
         if !busy || !expectedMissing.isEmpty { fatalError("the plan waits for nothing") }
     case .refuse(let refusal):
         _ = refusal.description
+    }
+}
+
+/// Whether `text` holds a character a tracker URL never may (it is written into `href` attributes).
+func unsafeInLink(_ text: String) -> Bool {
+    text.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F || $0 == "\"" || $0 == "<" || $0 == ">" }
+}
+
+func fuzzTracker(_ bytes: [UInt8]) {
+    let text = String(decoding: bytes, as: UTF8.self)
+    if let url = try? TrackerURL.validated(text, field: "tracker_url") {
+        let lower = url.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), !unsafeInLink(url),
+            url.utf8.count <= TrackerURL.maxBytes
+        else { fatalError("TrackerURL accepted \(url.debugDescription)") }
+    }
+    let draft = TrackerIssueDraft(
+        title: text, culprit: text, events: bytes.count, users: -bytes.count, firstRelease: text, link: text)
+    for kind in TrackerKind.allCases {
+        guard let tracker = try? IssueTracker.validated(kind: kind, url: text) else { continue }
+        if unsafeInLink(tracker.url) { fatalError("IssueTracker accepted \(tracker.url.debugDescription)") }
+        let link = TrackerLink.newIssueURL(tracker, draft)
+        // Everything the draft adds is percent-encoded: the link is the tracker's address and safe query text.
+        if unsafeInLink(link) { fatalError("TrackerLink built \(link.debugDescription)") }
+        let base = kind == .jira ? String(tracker.url.prefix { $0 != "?" }) : tracker.url
+        var trimmed = base
+        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        if !link.hasPrefix(trimmed) { fatalError("TrackerLink left the tracker: \(link.debugDescription)") }
     }
 }
