@@ -197,9 +197,10 @@ struct ProjectRenderer {
         let daily = try await sources.insights.health(
             project: project.id, release: row.release, from: today.adding(-29), through: today)
         let trend = HealthTrend.make(series: daily, last: today, length: 30)
-        let evidence = try await sources.insights.gateEvidence(
-            project: project.id, release: row.release, baseline: nil, now: now, releases: snapshot.releases)
-        let gate = ReleaseGate.decide(evidence, policy: ReleaseGatePolicy(targets: project.targets))
+        let gate = try await sources.insights.releaseGate(
+            project: project.id, release: row.release, baseline: nil,
+            policy: ReleaseGatePolicy(targets: project.targets),
+            now: now, releases: snapshot.releases)
         var page = ReleasePage(
             slug: slug, row: row, trend: trend, top: top,
             releases: snapshot.releaseNames, now: now, missing: snapshot.missing, targets: project.targets, gate: gate)

@@ -107,17 +107,16 @@ struct Gate: AsyncParsableCommand {
         if answer.exitCode != 0 { throw ExitCode(answer.exitCode) }
     }
 
-    /// Reads the evidence from the data and decides.
+    /// Judges from the data through the function the API answers with (`InsightsReader.releaseGate`).
     func judge(on root: Composition) async throws -> ReleaseGateOut {
         guard let slug = ProjectSlug(project), let found = try await root.projects.project(slug: slug) else {
             throw Self.failure("no project '\(project)'")
         }
-        let name = ReleaseName.parse(release)?.version ?? release
-        let evidence = try await root.insights.gateEvidence(
-            project: found.id, release: name, baseline: baseline.flatMap { ReleaseName.parse($0)?.version },
-            now: root.clock.now())
-        return ReleaseGateOut(
-            project: found.slug.rawValue, gate: ReleaseGate.decide(evidence, policy: policy(targets: found.targets)))
+        let gate = try await root.insights.releaseGate(
+            project: found.id, release: ReleaseName.release(of: release),
+            baseline: baseline.map { ReleaseName.release(of: $0) },
+            policy: policy(targets: found.targets), now: root.clock.now())
+        return ReleaseGateOut(project: found.slug.rawValue, gate: gate)
     }
 
     /// Asks the server at `base` for the gate.
@@ -129,7 +128,7 @@ struct Gate: AsyncParsableCommand {
         let answer: ServerRead.Answer
         do {
             answer = try await ServerRead.get(
-                url + "/api/v1/releases/\(Self.escaped(release))/gate?" + query, token: token)
+                url + "/api/v1/releases/\(IssueListFilter.percentEncoded(release))/gate?" + query, token: token)
         } catch {
             throw Self.failure("could not reach \(url): \(error)")
         }
@@ -151,28 +150,12 @@ struct Gate: AsyncParsableCommand {
     /// The query of the options (the project for an admin token; an upload token's project is its own).
     var query: String {
         var items = [
-            "project=\(Self.escaped(project))", "min_sessions=\(minSessions)", "confidence=\(confidence)",
-            "max_new_fatal=\(maxNewFatal)", "max_regressed=\(maxRegressed)", "baseline_window=\(baselineWindow)",
+            "project=\(IssueListFilter.percentEncoded(project))", "min_sessions=\(minSessions)",
+            "confidence=\(confidence)", "max_new_fatal=\(maxNewFatal)", "max_regressed=\(maxRegressed)",
+            "baseline_window=\(baselineWindow)",
         ]
-        if let baseline { items.append("baseline=\(Self.escaped(baseline))") }
+        if let baseline { items.append("baseline=\(IssueListFilter.percentEncoded(baseline))") }
         return items.joined(separator: "&")
-    }
-
-    /// `text` with every byte but unreserved ones percent-encoded (a release may hold `@`, `+`, `/` or spaces).
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                out.append(Character(Unicode.Scalar(byte)))
-            default:
-                let hex = String(byte, radix: 16, uppercase: true)
-                out += "%" + (hex.count == 1 ? "0" + hex : hex)
-            }
-        }
-        return out
     }
 
     /// Prints `message` and exits 3: the gate could not be judged.

@@ -140,7 +140,7 @@ import Testing
         // A release name in the package@version+build form, percent-encoded, is the same release.
         let encoded = try await gate(server, token: shop.upload, "shop%401.0.0%2B77/gate")
         #expect(encoded.json["release"] as? String == "1.0.0" && encoded.json["verdict"] as? String == "pass")
-        // The admin token names the project; bad parameters are 400 naming the field.
+        // Bad parameters are 400 naming the field; no token is 401.
         let bad400 = try await gate(server, token: shop.upload, "2.0.0/gate?confidence=1.5")
         #expect(bad400.status == 400)
         #expect(String(decoding: bad400.body, as: UTF8.self).contains("confidence"))
@@ -174,13 +174,15 @@ import Testing
         let reasons = api.json["reasons"] as? [String] ?? []
         #expect(reasons.contains { $0.hasPrefix("1 new fatal issue first seen in 4.0.0 (0 allowed): #") }, "\(reasons)")
 
-        // The CLI reading the data folder agrees, and passes it with one new fatal issue allowed.
+        // The CLI reading the data folder answers the very JSON the API does, and passes it with one new fatal issue
+        // allowed.
         let strict = try await ServerProcess.run([
             "gate", "--data", folder, "--project", "shop", "--release", "4.0.0", "--json",
         ])
         #expect(strict.status == 1, "\(strict)")
-        let json = try JSONSerialization.jsonObject(with: Data(strict.out.utf8)) as? [String: Any]
-        #expect(json?["verdict"] as? String == "fail")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(strict.out.utf8)) as? [String: Any])
+        #expect(json["verdict"] as? String == "fail")
+        #expect(NSDictionary(dictionary: json) == NSDictionary(dictionary: api.json), "\(json)\n\(api.json)")
         let allowed = try await ServerProcess.run([
             "gate", "--data", folder, "--project", "shop", "--release", "4.0.0", "--max-new-fatal", "1",
         ])

@@ -5,6 +5,19 @@ import Foundation
 #endif
 
 extension InsightsReader {
+    /// The gate of `release` of `project` under `policy` (which carries the project's targets): what
+    /// `faultline gate` and `GET /api/v1/releases/{r}/gate` answer and the release page shows, through this one read
+    /// and ``ReleaseGate/decide(_:policy:)``. The parameters are those of
+    /// ``gateEvidence(project:release:baseline:now:releases:)``.
+    public func releaseGate(
+        project: ProjectID, release: String, baseline: String?, policy: ReleaseGatePolicy, now: Date,
+        releases: [ReleaseRow]? = nil
+    ) async throws -> ReleaseGate {
+        let evidence = try await gateEvidence(
+            project: project, release: release, baseline: baseline, now: now, releases: releases)
+        return ReleaseGate.decide(evidence, policy: policy)
+    }
+
     /// Reads what ``ReleaseGate/decide(_:policy:)`` judges `release` of `project` on, through the reads every engine
     /// already has: the release's lifetime counts (the releases list, which counts users distinctly), its crash
     /// issues (an issue list filtered by release) and the baseline's daily sessions (the health rollups).
@@ -13,20 +26,20 @@ extension InsightsReader {
     ///   - release: the release, as ``ReleaseName/parse(_:build:)`` reads it.
     ///   - baseline: the release to compare with; nil picks the newest named release that came out before `release`
     ///     and has sessions. A baseline that is `release` itself, or that has no sessions, is no baseline.
-    /// - Returns: evidence with no sessions when the release is not among the project's newest
-    ///   ``ReleaseGateEvidence/releasesRead`` releases (the gate then answers "not enough data").
-    public func gateEvidence(project: ProjectID, release: String, baseline: String?, now: Date) async throws
-        -> ReleaseGateEvidence
-    {
-        let rows = try await releases(project: project, now: now, limit: ReleaseGateEvidence.releasesRead)
-        return try await gateEvidence(project: project, release: release, baseline: baseline, now: now, releases: rows)
-    }
-
-    /// ``gateEvidence(project:release:baseline:now:)`` with the project's releases, newest first, already read (a
-    /// render that lists them anyway); the release and its baseline are looked for among them.
+    ///   - releases: the project's releases, newest first, when the caller has read them anyway (a render that lists
+    ///     them); nil reads the newest ``ReleaseGateEvidence/releasesRead``. The release and its baseline are looked
+    ///     for among them.
+    /// - Returns: evidence with no sessions when the release is not among those releases (the gate then answers
+    ///   "not enough data").
     public func gateEvidence(
-        project: ProjectID, release: String, baseline: String?, now: Date, releases rows: [ReleaseRow]
+        project: ProjectID, release: String, baseline: String?, now: Date, releases: [ReleaseRow]? = nil
     ) async throws -> ReleaseGateEvidence {
+        let rows: [ReleaseRow]
+        if let releases {
+            rows = releases
+        } else {
+            rows = try await self.releases(project: project, now: now, limit: ReleaseGateEvidence.releasesRead)
+        }
         let today = DayNumber(now)
         guard let index = rows.firstIndex(where: { $0.release == release }) else {
             return ReleaseGateEvidence(release: release, health: ReleaseHealth(), daysOut: 1)

@@ -22,9 +22,9 @@ extension InsightsController {
             return parsed.version
         }
         let policy = try Self.gatePolicy(request, targets: project.targets)
-        let evidence = try await insights.gateEvidence(
-            project: project.id, release: release, baseline: baseline, now: clock.now())
-        return ReleaseGateOut(project: project.slug.rawValue, gate: ReleaseGate.decide(evidence, policy: policy))
+        let gate = try await insights.releaseGate(
+            project: project.id, release: release, baseline: baseline, policy: policy, now: clock.now())
+        return ReleaseGateOut(project: project.slug.rawValue, gate: gate)
     }
 
     /// The release of the path, percent-decoded and read as ``ReleaseName/parse(_:build:)`` reads it.
@@ -62,8 +62,8 @@ extension InsightsController {
     }
 }
 
-/// The JSON of a release gate (snake_case; rates and interval ends are 0…1, null for "no data"): the API's answer, and
-/// what `faultline gate --json` prints (also when it read the database itself).
+/// The JSON of a release gate (snake_case; rates and interval ends are 0…1 and left out for "no data", `baseline` is
+/// null without one): the API's answer, and what `faultline gate --json` prints (also when it read the data itself).
 public struct ReleaseGateOut: Codable, ResponseEncodable {
     struct Rate: Codable {
         var outcome: String
