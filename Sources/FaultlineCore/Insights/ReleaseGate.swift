@@ -54,13 +54,14 @@ public struct ReleaseGate: Sendable, Equatable {
         /// Crash-free sessions (or users) and all of them.
         public var crashFree: Int
         public var total: Int
-        /// crashFree ÷ total; nil without any.
-        public var rate: Double?
         /// nil without any.
         public var interval: WilsonInterval?
         /// The target, in percent.
         public var target: Double
         public var outcome: Outcome
+
+        /// crashFree ÷ total; nil without any.
+        public var rate: Double? { total > 0 ? Double(crashFree) / Double(total) : nil }
     }
 
     /// Issues that count against the release, and how many the policy allows.
@@ -86,8 +87,6 @@ public struct ReleaseGate: Sendable, Equatable {
     public var release: String
     public var verdict: Verdict
     public var policy: ReleaseGatePolicy
-    /// The release's sessions (what the minimum is compared with).
-    public var sessions: Int
     public var crashFreeUsers: RateCheck
     public var crashFreeSessions: RateCheck
     public var newFatalIssues: IssueCheck
@@ -99,6 +98,9 @@ public struct ReleaseGate: Sendable, Equatable {
     /// The verdict and its summary (`fail: 2 checks failed`), then one sentence per check, failures first; what CI
     /// prints.
     public var reasons: [String]
+
+    /// The release's sessions (what the minimum is compared with).
+    public var sessions: Int { crashFreeSessions.total }
 
     /// Decides the gate of `evidence` under `policy`. Pure: the same evidence always gives the same gate.
     public static func decide(_ evidence: ReleaseGateEvidence, policy: ReleaseGatePolicy) -> ReleaseGate {
@@ -149,15 +151,20 @@ public struct ReleaseGate: Sendable, Equatable {
             summary = "no check failed on \(health.sessions) sessions"
         }
         return ReleaseGate(
-            release: release, verdict: verdict, policy: policy, sessions: health.sessions, crashFreeUsers: users,
+            release: release, verdict: verdict, policy: policy, crashFreeUsers: users,
             crashFreeSessions: sessions, newFatalIssues: newFatal, regressedIssues: regressed, baseline: baseline,
             summary: summary, reasons: ["\(verdict.label): \(summary)"] + failed + passed)
     }
 
+    /// How many of `total` did not crash when `crashed` did: never negative, never more than `total`, whatever the
+    /// counts say.
+    static func crashFree(crashed: Int, total: Int) -> Int {
+        max(0, total - min(max(0, crashed), total))
+    }
+
     static func rateCheck(crashed: Int, total: Int, target: Double, confidence: Double) -> RateCheck {
-        let crashFree = max(0, total - min(max(0, crashed), total))
+        let crashFree = crashFree(crashed: crashed, total: total)
         let interval = WilsonInterval(successes: crashFree, trials: total, confidence: confidence)
-        let rate = total > 0 ? Double(crashFree) / Double(total) : nil
         let outcome: Outcome
         if let interval {
             // The optimistic end judged as pages show rates (hundredths of a percent), so the gate never fails a
@@ -166,8 +173,7 @@ public struct ReleaseGate: Sendable, Equatable {
         } else {
             outcome = .noData
         }
-        return RateCheck(
-            crashFree: crashFree, total: total, rate: rate, interval: interval, target: target, outcome: outcome)
+        return RateCheck(crashFree: crashFree, total: total, interval: interval, target: target, outcome: outcome)
     }
 
     static func issueCheck(_ issues: [GateIssue], allowed: Int) -> IssueCheck {
@@ -181,8 +187,8 @@ public struct ReleaseGate: Sendable, Equatable {
         let (health, days) = baseline.window(
             policy.baselineWindow, releaseDays: evidence.daysOut, releaseSessions: evidence.health.sessions)
         let interval = WilsonInterval(
-            successes: max(0, health.sessions - min(max(0, health.crashedSessions), health.sessions)),
-            trials: health.sessions, confidence: policy.confidence)
+            successes: crashFree(crashed: health.crashedSessions, total: health.sessions), trials: health.sessions,
+            confidence: policy.confidence)
         let outcome: Outcome
         if let interval, let releaseInterval {
             outcome = releaseInterval.upper < interval.lower ? .fail : .pass
@@ -247,149 +253,5 @@ public struct ReleaseGate: Sendable, Equatable {
         if fraction == 0 { return "\(whole)" }
         if fraction % 10 == 0 { return "\(whole).\(fraction / 10)" }
         return "\(whole).\(fraction < 10 ? "0" : "")\(fraction)"
-    }
-}
-
-/// An issue that counts against a release at the gate.
-public struct GateIssue: Sendable, Equatable {
-    public var id: IssueID
-    public var title: String
-    /// Events and users in the release.
-    public var events: Int
-    public var users: Int
-    public init(id: IssueID, title: String, events: Int, users: Int) {
-        self.id = id
-        self.title = title
-        self.events = events
-        self.users = users
-    }
-}
-
-/// How the baseline's window is matched to the release's.
-public enum BaselineWindow: String, Sendable, Codable, CaseIterable {
-    /// The baseline's first D days, D being the days the release has been out (its first day through today).
-    case days
-    /// The baseline's first days, up to the first on which its sessions reach the release's (whole days: the
-    /// rollups count by day).
-    case sessions
-}
-
-/// What the gate asks of a release.
-public struct ReleaseGatePolicy: Sendable, Equatable {
-    /// The project's crash-free targets (percent).
-    public var targets: CrashFreeTargets
-    /// Below this many sessions a release that failed nothing has "not enough data"; counted as at least 1.
-    public var minSessions: Int
-    /// The confidence level of the Wilson intervals (two-sided; 0.95 puts each end at the 97.5 % one-sided bound).
-    public var confidence: Double
-    /// New fatal issues (crashes first seen in the release) it may bring.
-    public var maxNewFatalIssues: Int
-    /// Regressed crashes it may hit.
-    public var maxRegressedIssues: Int
-    public var baselineWindow: BaselineWindow
-
-    /// The default minimum number of sessions.
-    public static let defaultMinSessions = 100
-    /// The default confidence level.
-    public static let defaultConfidence = 0.95
-    /// The largest minimum accepted (a gate that can never pass is a typo).
-    public static let maxMinSessions = 100_000_000
-
-    public init(
-        targets: CrashFreeTargets = CrashFreeTargets(), minSessions: Int = Self.defaultMinSessions,
-        confidence: Double = Self.defaultConfidence, maxNewFatalIssues: Int = 0, maxRegressedIssues: Int = 0,
-        baselineWindow: BaselineWindow = .days
-    ) {
-        self.targets = targets
-        self.minSessions = minSessions
-        self.confidence = confidence
-        self.maxNewFatalIssues = maxNewFatalIssues
-        self.maxRegressedIssues = maxRegressedIssues
-        self.baselineWindow = baselineWindow
-    }
-
-    /// What is wrong with this policy (a snake_case field name and why), or nil when it is usable.
-    public var problem: (field: String, message: String)? {
-        if !(0...Self.maxMinSessions).contains(minSessions) {
-            return ("min_sessions", "must be a number from 0 to \(Self.maxMinSessions)")
-        }
-        if !(confidence.isFinite && WilsonInterval.confidenceRange.contains(confidence)) {
-            return ("confidence", "must be a level from 0.5 to 0.9999 (0.95 is 95 %)")
-        }
-        if !(0...PageRequest.maxIssues).contains(maxNewFatalIssues) {
-            return ("max_new_fatal", "must be a number from 0 to \(PageRequest.maxIssues)")
-        }
-        if !(0...PageRequest.maxIssues).contains(maxRegressedIssues) {
-            return ("max_regressed", "must be a number from 0 to \(PageRequest.maxIssues)")
-        }
-        return targets.problem
-    }
-}
-
-/// What the gate reads about a release: its sessions, the issues it brought or brought back, and a baseline.
-public struct ReleaseGateEvidence: Sendable, Equatable {
-    public var release: String
-    /// Every session of the release so far (users distinct over its life).
-    public var health: ReleaseHealth
-    /// Days the release has been out: its first day through today, at least 1 (1 when it has no sessions).
-    public var daysOut: Int
-    /// Crash issues first seen in the release, not muted.
-    public var newFatalIssues: [GateIssue]
-    /// Crash issues marked regressed that the release's reports hit (first seen in an earlier release), not muted.
-    public var regressedIssues: [GateIssue]
-    public var baseline: Baseline?
-
-    /// The baseline release and its daily sessions from its first day on.
-    public struct Baseline: Sendable, Equatable {
-        public var release: String
-        public var firstDay: DayNumber
-        /// Its days with sessions, from `firstDay` on (days before it are ignored).
-        public var days: [DailyHealth]
-        public init(release: String, firstDay: DayNumber, days: [DailyHealth]) {
-            self.release = release
-            self.firstDay = firstDay
-            self.days = days
-        }
-
-        /// The baseline's sessions over the window `match` picks, and the window's length in days.
-        public func window(_ match: BaselineWindow, releaseDays: Int, releaseSessions: Int) -> (ReleaseHealth, Int) {
-            let ordered = days.filter { $0.day >= firstDay }.sorted { $0.day < $1.day }
-            var total = ReleaseHealth()
-            switch match {
-            case .days:
-                let length = max(1, releaseDays)
-                let last = firstDay.adding(length - 1)
-                for day in ordered where day.day <= last { total = total + sessionsOnly(day.health) }
-                return (total, length)
-            case .sessions:
-                var length = 1
-                for day in ordered {
-                    if total.sessions >= releaseSessions && total.sessions > 0 { break }
-                    total = total + sessionsOnly(day.health)
-                    length = day.day.rawValue - firstDay.rawValue + 1
-                }
-                return (total, length)
-            }
-        }
-
-        /// Daily users are not distinct across days: the baseline is compared on sessions alone.
-        func sessionsOnly(_ health: ReleaseHealth) -> ReleaseHealth {
-            var sessions = health
-            sessions.users = 0
-            sessions.crashedUsers = 0
-            return sessions
-        }
-    }
-
-    public init(
-        release: String, health: ReleaseHealth, daysOut: Int, newFatalIssues: [GateIssue] = [],
-        regressedIssues: [GateIssue] = [], baseline: Baseline? = nil
-    ) {
-        self.release = release
-        self.health = health
-        self.daysOut = daysOut
-        self.newFatalIssues = newFatalIssues
-        self.regressedIssues = regressedIssues
-        self.baseline = baseline
     }
 }
