@@ -12,8 +12,8 @@
 #   GATE_OPTIONS  more `faultline gate` options, e.g. "--min-sessions 500 --baseline 2.3.0"
 #
 # Exits 0 when the release was promoted, 1 when it failed the gate and was rolled back, 2 when it never had enough
-# sessions and was rolled back, and the gate's own status (3) when the gate could not be asked: then nothing is
-# promoted or rolled back, and a person decides.
+# sessions and was rolled back, and the gate's own status (3, or 64 for bad options) when the gate could not be asked:
+# then nothing is promoted or rolled back, and a person decides.
 set -eu
 
 faultline=${FAULTLINE_BIN:-faultline}

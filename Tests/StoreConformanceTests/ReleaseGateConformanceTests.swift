@@ -77,6 +77,7 @@ import Testing
             // A named baseline, and a release the project never saw.
             let named = try await db.insights.gateEvidence(project: p.id, release: "2.0", baseline: "1.0", now: now)
             #expect(named.baseline?.release == "1.0")
+            #expect(named.baseline?.days.map(\.health.sessions).reduce(0, +) == 4)  // found, not "no sessions"
             let none = try await db.insights.gateEvidence(project: p.id, release: "9.9", baseline: nil, now: now)
             #expect(none.health.sessions == 0 && none.baseline == nil && none.newFatalIssues.isEmpty)
             #expect(ReleaseGate.decide(none, policy: ReleaseGatePolicy()).verdict == .notEnoughData)
