@@ -31,15 +31,10 @@ extension PostgresInsightsReader {
                 let found = Dictionary(read.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
                 let (kept, merged) = try IssueMerge.check(
                     survivor: survivor, others: others, found: found, project: project)
-                var span = kept.span
-                let now = Millis.from(date)
-                for other in merged {
-                    span = IssueMerge.span(span, merging: other.span)
-                    for statement in IssueMerge.statements(
-                        merging: other, into: kept, span: span, now: now, by: by, dialect: .postgres)
-                    {
-                        try await connection.query(PostgresQuery(statement), logger: logger)
-                    }
+                for statement in IssueMerge.statements(
+                    merging: merged, into: kept, now: Millis.from(date), by: by, dialect: .postgres)
+                {
+                    try await connection.query(PostgresQuery(statement), logger: logger)
                 }
                 return IssueMergeResult(
                     survivor: survivor, project: ProjectID(kept.project), merged: merged.map { IssueID($0.id) })
@@ -65,21 +60,14 @@ extension PostgresInsightsReader {
             try await database.write { connection in
                 // The fingerprint's filings wait for the unmerge: none files into the survivor after its reports are queued.
                 try await PostgresGrouper.lock(fingerprints: [fingerprint], connection, logger)
-                var owner: Int64?
-                for try await found in try await connection.query(
-                    "SELECT project_id FROM issues WHERE id = \(survivor.rawValue) FOR UPDATE", logger: logger
-                ).decode(Int64.self) {
-                    owner = found
+                var statement = IssueMerge.unmergeTarget(
+                    fingerprint: fingerprint, survivor: survivor.rawValue, dialect: .postgres)
+                statement.sql += " FOR UPDATE"
+                let target = try await connection.rows(statement, logger: logger) {
+                    (project: try $0.integer(0), aliasOf: try $0.integerOrNull(1))
                 }
-                guard let owner, project.map({ $0.rawValue == owner }) ?? true else {
-                    throw IssueMergeError.noSuchIssue(survivor)
-                }
-                let alias = try await connection.rows(
-                    IssueMerge.aliasOwner(fingerprint: fingerprint, project: owner, dialect: .postgres), logger: logger
-                ) { try $0.integer(0) }
-                guard alias.first == survivor.rawValue else {
-                    throw IssueMergeError.notMerged(fingerprint: fingerprint, issue: survivor)
-                }
+                let owner = try IssueMerge.checkUnmerge(
+                    target.first, fingerprint: fingerprint, survivor: survivor, project: project)
                 for statement in IssueMerge.unmergeStatements(
                     fingerprint: fingerprint, survivor: survivor.rawValue, project: owner, dialect: .postgres)
                 {
@@ -106,10 +94,7 @@ extension PostgresInsightsReader {
     }
 
     public func mergedFingerprints(of issue: IssueID) async throws -> [MergedFingerprint] {
-        try await database.rows(IssueMerge.mergedFingerprints(of: issue.rawValue, dialect: .postgres)) {
-            MergedFingerprint(
-                fingerprint: try $0.text(0), mergedAt: try $0.date(1),
-                formerIssue: try $0.integerOrNull(2).map { IssueID($0) })
-        }
+        try await database.rows(
+            IssueMerge.mergedFingerprints(of: issue.rawValue, dialect: .postgres), IssueMerge.mergedFingerprint)
     }
 }

@@ -19,15 +19,10 @@ extension SQLiteInsightsReader {
             let found = Dictionary(read.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             let (kept, merged) = try IssueMerge.check(
                 survivor: survivor, others: others, found: found, project: project)
-            var span = kept.span
-            let now = Millis.from(date)
-            for other in merged {
-                span = IssueMerge.span(span, merging: other.span)
-                for statement in IssueMerge.statements(
-                    merging: other, into: kept, span: span, now: now, by: by, dialect: .sqlite)
-                {
-                    try db.execute(sql: statement.sql, arguments: StatementArguments(statement))
-                }
+            for statement in IssueMerge.statements(
+                merging: merged, into: kept, now: Millis.from(date), by: by, dialect: .sqlite)
+            {
+                try db.execute(sql: statement.sql, arguments: StatementArguments(statement))
             }
             return IssueMergeResult(
                 survivor: survivor, project: ProjectID(kept.project), merged: merged.map { IssueID($0.id) })
@@ -38,17 +33,11 @@ extension SQLiteInsightsReader {
         async throws -> IssueUnmergeResult
     {
         try await database.pool.write { db in
-            guard
-                let owner = try Int64.fetchOne(
-                    db, sql: "SELECT project_id FROM issues WHERE id = ?", arguments: [survivor.rawValue]),
-                project.map({ $0.rawValue == owner }) ?? true
-            else { throw IssueMergeError.noSuchIssue(survivor) }
-            let alias = try db.rows(IssueMerge.aliasOwner(fingerprint: fingerprint, project: owner, dialect: .sqlite)) {
-                try $0.integer(0)
-            }
-            guard alias.first == survivor.rawValue else {
-                throw IssueMergeError.notMerged(fingerprint: fingerprint, issue: survivor)
-            }
+            let target = try db.rows(
+                IssueMerge.unmergeTarget(fingerprint: fingerprint, survivor: survivor.rawValue, dialect: .sqlite)
+            ) { (project: try $0.integer(0), aliasOf: try $0.integerOrNull(1)) }
+            let owner = try IssueMerge.checkUnmerge(
+                target.first, fingerprint: fingerprint, survivor: survivor, project: project)
             for statement in IssueMerge.unmergeStatements(
                 fingerprint: fingerprint, survivor: survivor.rawValue, project: owner, dialect: .sqlite)
             {
@@ -70,10 +59,7 @@ extension SQLiteInsightsReader {
     }
 
     public func mergedFingerprints(of issue: IssueID) async throws -> [MergedFingerprint] {
-        try await database.rows(IssueMerge.mergedFingerprints(of: issue.rawValue, dialect: .sqlite)) {
-            MergedFingerprint(
-                fingerprint: try $0.text(0), mergedAt: try $0.date(1),
-                formerIssue: try $0.integerOrNull(2).map { IssueID($0) })
-        }
+        try await database.rows(
+            IssueMerge.mergedFingerprints(of: issue.rawValue, dialect: .sqlite), IssueMerge.mergedFingerprint)
     }
 }

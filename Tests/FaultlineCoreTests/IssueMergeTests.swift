@@ -60,6 +60,40 @@ import Testing
                 == IssueSpan(firstSeen: 100, lastSeen: 200, firstRelease: "1.5", lastRelease: "2.0"))
     }
 
+    @Test func anUnmergeIsCheckedAgainstTheSurvivorsProjectAndAliases() throws {
+        let (fingerprint, survivor) = ("v2:bbbb", IssueID(7))
+        func refusal(_ row: (project: Int64, aliasOf: Int64?)?, project: Int64?) -> IssueMergeError? {
+            do {
+                _ = try IssueMerge.checkUnmerge(
+                    row, fingerprint: fingerprint, survivor: survivor, project: project.map { ProjectID($0) })
+                return nil
+            } catch { return error as? IssueMergeError }
+        }
+        #expect(try IssueMerge.checkUnmerge((1, 7), fingerprint: fingerprint, survivor: survivor, project: nil) == 1)
+        #expect(refusal((1, 7), project: 1) == nil)
+        #expect(refusal(nil, project: nil) == .noSuchIssue(survivor))
+        #expect(refusal((1, 7), project: 2) == .noSuchIssue(survivor), "another project's survivor is not seen")
+        #expect(refusal((1, nil), project: 1) == .notMerged(fingerprint: fingerprint, issue: survivor))
+        #expect(refusal((1, 8), project: 1) == .notMerged(fingerprint: fingerprint, issue: survivor))
+    }
+
+    @Test func theStatementsOfSeveralMergesWidenTheSurvivorsSpanOneAfterTheOther() {
+        let s = Self.candidate(1)
+        var (o, p) = (Self.candidate(2), Self.candidate(3))
+        o.span = IssueSpan(firstSeen: 5, lastSeen: 15, firstRelease: "0.9", lastRelease: "1.0")
+        p.span = IssueSpan(firstSeen: 12, lastSeen: 30, firstRelease: "1.0", lastRelease: "1.1")
+        let both = IssueMerge.statements(merging: [o, p], into: s, now: 5, by: nil, dialect: .sqlite)
+        let first = IssueMerge.span(s.span, merging: o.span)
+        let second = IssueMerge.span(first, merging: p.span)
+        #expect(second == IssueSpan(firstSeen: 5, lastSeen: 30, firstRelease: "0.9", lastRelease: "1.1"))
+        #expect(
+            both
+                == IssueMerge.statements(merging: o, into: s, span: first, now: 5, by: nil, dialect: .sqlite)
+                + IssueMerge.statements(merging: p, into: s, span: second, now: 5, by: nil, dialect: .sqlite))
+        // The last update of the survivor carries both ends: the first merge's earlier start, the second's later end.
+        #expect(both.contains { $0.values.contains(.text("0.9")) && $0.values.contains(.text("1.1")) })
+    }
+
     @Test func theStatementsAreTheSameTextOnBothEnginesButForPlaceholders() {
         let (s, o) = (Self.candidate(1), Self.candidate(2))
         let sqlite = IssueMerge.statements(merging: o, into: s, span: s.span, now: 5, by: nil, dialect: .sqlite)
@@ -94,14 +128,13 @@ import Testing
         var survivor = P.existing(7, oldA)
         survivor.state.groupingVersion = old
         survivor.events = 2
-        var first = P.report(1, newA)
-        var second = P.report(2, newB)
-        for index in [0, 1] {
-            var report = index == 0 ? first : second
-            report.issueID = 7
-            report.groupingVersion = old
-            if index == 0 { first = report } else { second = report }
+        // Both reports were filed under 7 by the older grouping version.
+        func migrating(_ id: Int64, _ g: GroupingResult) -> FilingPlanner.Report {
+            var report = P.report(id, g)
+            (report.issueID, report.groupingVersion) = (7, old)
+            return report
         }
+        let (first, second) = (migrating(1, newA), migrating(2, newB))
         let state = FilingPlanner.State(
             issues: [P.key(oldA): survivor], budgets: P.budget(), survivors: [7])
         let plan = try FilingPlanner.plan([first, second], state: state, now: 99)

@@ -54,7 +54,7 @@ public enum IssueMerge {
     }
 
     /// The columns `candidate(_:)` reads, from `issues` (no alias).
-    public static let candidateColumns =
+    static let candidateColumns =
         "id, project_id, fingerprint, events, early_events, timed_events, first_seen, last_seen, first_release, last_release"
 
     /// A candidate from a row of `candidateColumns`.
@@ -126,9 +126,20 @@ public enum IssueMerge {
         ("issue_day_users", ["day", "user_key"]),
     ]
 
+    /// The statements that merge `others` into `survivor`, one after the other, in order, for `dialect` (the
+    /// survivor's span widening with each, `span(_:merging:)`). Run in one transaction after `check`.
+    public static func statements(
+        merging others: [Candidate], into survivor: Candidate, now: Int64, by: String?, dialect: SQLDialect
+    ) -> [SQLStatement] {
+        var span = survivor.span
+        return others.flatMap { other in
+            span = Self.span(span, merging: other.span)
+            return statements(merging: other, into: survivor, span: span, now: now, by: by, dialect: dialect)
+        }
+    }
+
     /// The statements that merge `other` into `survivor` (the survivor's span already `span(_:merging:)` of the
-    /// two), in order, for `dialect`: the same text on both engines but for placeholders. Run in one transaction
-    /// after `check`.
+    /// two), in order, for `dialect`: the same text on both engines but for placeholders.
     public static func statements(
         merging other: Candidate, into survivor: Candidate, span: IssueSpan, now: Int64, by: String?,
         dialect: SQLDialect
@@ -231,8 +242,7 @@ public enum IssueMerge {
     }
 
     /// The statements that split `fingerprint` out of `survivor` (of `project`): the alias and the replaced issue
-    /// that had it go, and the survivor's reports are queued to be filed again. Run after `aliasOwner` says the
-    /// fingerprint is the survivor's alias.
+    /// that had it go (the engine then queues the survivor's reports to be filed again). Run after `checkUnmerge`.
     public static func unmergeStatements(
         fingerprint: String, survivor: Int64, project: Int64, dialect: SQLDialect
     ) -> [SQLStatement] {
@@ -248,12 +258,27 @@ public enum IssueMerge {
         return statements
     }
 
-    /// The issue `fingerprint` of `project` is an alias of (one row: `issue_id`), for `dialect`.
-    public static func aliasOwner(fingerprint: String, project: Int64, dialect: SQLDialect) -> SQLStatement {
+    /// What an unmerge of `fingerprint` out of `survivor` checks (at most one row: the survivor's `project_id`, and
+    /// the issue `fingerprint` is an alias of in that project or NULL), for `dialect`; `checkUnmerge` reads it.
+    public static func unmergeTarget(fingerprint: String, survivor: Int64, dialect: SQLDialect) -> SQLStatement {
         var binds = SQLBinds(dialect)
-        let sql =
-            "SELECT issue_id FROM issue_aliases WHERE project_id = \(binds.bind(project)) AND fingerprint = \(binds.bind(fingerprint))"
+        let sql = """
+            SELECT i.project_id, (SELECT a.issue_id FROM issue_aliases a
+                WHERE a.project_id = i.project_id AND a.fingerprint = \(binds.bind(fingerprint)))
+            FROM issues i WHERE i.id = \(binds.bind(survivor))
+            """
         return SQLStatement(sql: sql, values: binds.values)
+    }
+
+    /// The survivor's project, from the row of `unmergeTarget` (nil: no such issue), or why the unmerge is refused:
+    /// the survivor is not of `project` (the project the request acts for; nil: the admin), or `fingerprint` is not
+    /// merged into it.
+    public static func checkUnmerge(
+        _ row: (project: Int64, aliasOf: Int64?)?, fingerprint: String, survivor: IssueID, project: ProjectID?
+    ) throws(IssueMergeError) -> Int64 {
+        guard let row, project.map({ $0.rawValue == row.project }) ?? true else { throw .noSuchIssue(survivor) }
+        guard row.aliasOf == survivor.rawValue else { throw .notMerged(fingerprint: fingerprint, issue: survivor) }
+        return row.project
     }
 
     /// The fingerprints merged into `issue` (rows: fingerprint, created_at, the merged issue's number or NULL),
@@ -267,6 +292,13 @@ public enum IssueMerge {
             FROM issue_aliases a WHERE a.issue_id = \(id) ORDER BY a.created_at, a.fingerprint
             """
         return SQLStatement(sql: sql, values: binds.values)
+    }
+
+    /// A row of `mergedFingerprints(of:dialect:)`.
+    public static func mergedFingerprint(_ row: some SQLRow) throws -> MergedFingerprint {
+        MergedFingerprint(
+            fingerprint: try row.text(0), mergedAt: try row.date(1),
+            formerIssue: try row.integerOrNull(2).map { IssueID($0) })
     }
 
     /// The issue `issue` was merged into (one row: `survivor_id`), in `project` when given, for `dialect`.
