@@ -103,7 +103,7 @@ struct InsightsController {
             }
         }
         if let status {
-            let by = context.projectID == nil ? "the API (admin token)" : "the API (upload token)"
+            let by = context.changedBy
             guard try await issues.setStatus(status, issue: id, project: context.projectID, by: by) != nil else {
                 throw try await missing(id, request, context: context)
             }
@@ -298,6 +298,11 @@ extension ReaderContext {
         case .project(let project): .uploadToken(project.id)
         case .admin: .adminToken
         }
+    }
+
+    /// Who a change made with this token is recorded as made by (an issue's status, a merge).
+    var changedBy: String {
+        projectID == nil ? "the API (admin token)" : "the API (upload token)"
     }
 
     /// The project an upload token limits reads to; nil for the admin.

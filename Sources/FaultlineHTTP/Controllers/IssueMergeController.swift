@@ -67,11 +67,6 @@ struct IssueMergeController {
         var fingerprints: [Entry]
     }
 
-    /// Who the change is recorded as made by.
-    static func by(_ context: ReaderContext) -> String {
-        context.projectID == nil ? "the API (admin token)" : "the API (upload token)"
-    }
-
     @Sendable func merge(_ request: Request, context: ReaderContext) async throws -> MergeOut {
         let id = try InsightsController.issueID(context)
         let body = try await request.body.collect(upTo: 16 * 1024)
@@ -82,7 +77,7 @@ struct IssueMergeController {
             throw APIError.badRequest("issue numbers are positive", field: "issues")
         }
         let result = try await issues.merge(
-            decoded.issues.map { IssueID($0) }, into: id, project: context.projectID, by: Self.by(context))
+            decoded.issues.map { IssueID($0) }, into: id, project: context.projectID, by: context.changedBy)
         return MergeOut(
             issue: result.survivor.rawValue, merged: result.merged.map(\.rawValue),
             url: "/api/v1/issues/\(result.survivor.rawValue)")
