@@ -25,14 +25,28 @@ public struct IngestError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: Code
     public var message: String
     public var retryAfter: Int?
-    /// With `.rateLimited`: the limit's scope and reason as Relay names them (`X-Sentry-Rate-Limits`).
-    public var limitedBy = "project:rate_limited"
+    /// With `.rateLimited`: which limit refused.
+    public var limitedBy = IngestLimit.rateLimit
     public init(_ code: Code, _ message: String, retryAfter: Int? = nil) {
         self.code = code
         self.message = message
         self.retryAfter = retryAfter
     }
     public var description: String { "\(code.rawValue): \(message)" }
+}
+
+/// Which limit refused a request's events; the raw value is its scope and reason as Relay names them
+/// (`X-Sentry-Rate-Limits`).
+public enum IngestLimit: String, Sendable, Equatable {
+    /// The project's per-second rate limit (`429 rate_limited`).
+    case rateLimit = "project:rate_limited"
+    /// One of the project's event quotas (`429 quota_reached`).
+    case projectQuota = "project:usage_exceeded"
+    /// The server's ceiling over every project (`429 quota_reached`).
+    case serverCeiling = "organization:usage_exceeded"
+
+    /// True past a quota or the ceiling: its window may last up to a month, and sessions are still accepted.
+    public var isQuota: Bool { self != .rateLimit }
 }
 
 /// What a report request achieved.
@@ -59,9 +73,8 @@ public struct EnvelopeReceipt: Sendable, Equatable {
     public var rateLimitedFor: Int?
     /// Set when the sessions were over the project's session budget and dropped: seconds until sessions are accepted.
     public var sessionsLimitedFor: Int? = nil
-    /// With `rateLimitedFor`: the scope and reason of the limit as Relay names them (`project:rate_limited`, or
-    /// `project:usage_exceeded` / `organization:usage_exceeded` past a quota or the server's ceiling).
-    public var limitedBy: String = "project:rate_limited"
+    /// With `rateLimitedFor`: which limit refused the event.
+    public var limitedBy = IngestLimit.rateLimit
 }
 
 /// The ingest use case: admission (disk floor, rate limit, quotas), then one durable group commit.
@@ -76,11 +89,11 @@ public struct IngestService: Sendable {
 
     public init(
         committer: GroupCommitter, rateLimiter: RateLimiter, diskGuard: DiskGuard, clock: any WallClock,
-        telemetry: Telemetry, spikeGuard: SpikeGuard? = nil
+        telemetry: Telemetry, spikeGuard: SpikeGuard
     ) {
         self.committer = committer
         self.rateLimiter = rateLimiter
-        self.spikeGuard = spikeGuard ?? SpikeGuard(clock: clock)
+        self.spikeGuard = spikeGuard
         self.diskGuard = diskGuard
         self.clock = clock
         self.telemetry = telemetry
@@ -136,7 +149,7 @@ public struct IngestService: Sendable {
     public func accept(_ envelope: EnvelopeWrite, for project: Project) async throws -> EnvelopeReceipt {
         var envelope = envelope
         var limitedFor: Int?
-        var limitedBy = "project:rate_limited"
+        var limitedBy = IngestLimit.rateLimit
         if let event = envelope.event {
             do {
                 try admit(project, reports: event.reports.map(\.report))
@@ -214,7 +227,7 @@ public struct IngestService: Sendable {
             var error = IngestError(
                 .rateLimited, "\(whose) of \(refusal.quota) events per \(refusal.window.rawValue) is reached",
                 retryAfter: refusal.retryAfter)
-            error.limitedBy = refusal.server ? "organization:usage_exceeded" : "project:usage_exceeded"
+            error.limitedBy = refusal.server ? .serverCeiling : .projectQuota
             throw error
         }
     }

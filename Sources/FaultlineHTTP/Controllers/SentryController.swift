@@ -123,8 +123,8 @@ struct SentryController<Ingest: ReportIngesting> {
             // The event was limited (429); the envelope's sessions (unless limited too) and client reports were stored.
             // Past a quota the scope and reason say so (`project:usage_exceeded`); sessions are never under a quota.
             let limits =
-                ["\(seconds):error;default;attachment:\(receipt.limitedBy)"] + [sessionLimit].compactMap { $0 }
-            let quota = receipt.limitedBy.hasSuffix("usage_exceeded")
+                ["\(seconds):error;default;attachment:\(receipt.limitedBy.rawValue)"] + [sessionLimit].compactMap { $0 }
+            let quota = receipt.limitedBy.isQuota
             throw APIError(
                 status: .tooManyRequests, code: quota ? "quota_reached" : "rate_limited",
                 message: quota

@@ -139,7 +139,7 @@ struct APIError: HTTPResponseError {
             case .rateLimited:
                 return APIError(
                     status: .tooManyRequests,
-                    code: error.limitedBy.hasSuffix("usage_exceeded") ? "quota_reached" : "rate_limited",
+                    code: error.limitedBy.isQuota ? "quota_reached" : "rate_limited",
                     message: error.message, headers: [.retryAfter: String(error.retryAfter ?? 1)])
             case .diskFull:
                 return storageFull(retryAfter: error.retryAfter ?? 30)
