@@ -96,7 +96,8 @@ struct Crashes: AsyncParsableCommand {
             }
         }
 
-        /// `accept`, waiting out the project's rate limit (a folder of thousands is imported at the project's pace).
+        /// `accept`, waiting out the project's rate limit (a folder of thousands is imported at the project's pace). A
+        /// quota's window may last a month: past a quota the report is refused at once.
         static func acceptPatiently(
             _ report: PreparedReport, payload: StoredPayload, project: Project, ingest: some ReportIngesting
         )
@@ -106,7 +107,9 @@ struct Crashes: AsyncParsableCommand {
             while true {
                 do {
                     return try await ingest.accept([report], payload: payload, for: project)
-                } catch let error as IngestError where error.code == .rateLimited && waits < 60 {
+                } catch let error as IngestError
+                    where error.code == .rateLimited && error.limitedBy == .rateLimit && waits < 60
+                {
                     waits += 1
                     try await Task.sleep(for: .seconds(max(1, error.retryAfter ?? 1)))
                 }

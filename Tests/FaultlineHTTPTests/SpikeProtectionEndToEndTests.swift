@@ -185,6 +185,30 @@ import Testing
             })
     }
 
+    @Test func anImportPastAQuotaRefusesTheRestInsteadOfWaitingForTheWindow() async throws {
+        // Given a project with a quota of 1 event a month, and two crash reports to import
+        let scratch = try TempFolder("spike-import")
+        try Data(AppleCrashSamples.ips().utf8).write(to: URL(fileURLWithPath: scratch.path + "/a.ips"))
+        try Data(AppleCrashSamples.crash(incident: "0A1B2C3D-4E5F-4A6B-8C7D-8E9FA0B1C2D3").utf8)
+            .write(to: URL(fileURLWithPath: scratch.path + "/b.crash"))
+        let folder = ServerProcess.newFolder()
+        _ = try await ServerProcess.createProject("ios", in: folder)
+        let configured = try await ServerProcess.run(
+            ["projects", "configure", "ios", "--data", folder, "--quota-per-month", "1"])
+        #expect(configured.status == 0, "\(configured.err)")
+        // When both are imported
+        let run = try await ServerProcess.run(["crashes", "import", "ios", scratch.path, "--data", folder])
+        // Then the first is accepted and the second refused at once, naming the quota (a month's Retry-After is not
+        // waited out, as the per-second rate limit's is)
+        #expect(run.status == 1, "\(run)")
+        let lines = run.out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(run.out)")
+        #expect(lines.first?.hasPrefix("accepted\t") == true, "\(run.out)")
+        #expect(
+            lines.last?.hasPrefix("refused\t\(scratch.path)/b.crash\tproject ios's quota of 1 events per month")
+                == true, "\(run.out)")
+    }
+
     @Test func theRealSentrySDKBacksOffItsErrorsAndKeepsSendingSessions() async throws {
         // Given a quota of 3 events an hour
         let (server, shop) = try await start(quota: 3)
