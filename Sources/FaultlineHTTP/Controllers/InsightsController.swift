@@ -96,11 +96,7 @@ struct InsightsController {
             return status
         }
         if let text = patch.trackerURL {
-            do {
-                _ = try TrackerURL.validated(text, field: "tracker_url")
-            } catch {
-                throw APIError.badRequest(error.problem, field: error.field)
-            }
+            _ = try TrackerURL.validated(text, field: "tracker_url")  // a 400 naming tracker_url (`APIError.from`)
         }
         if let status {
             let by = context.changedBy

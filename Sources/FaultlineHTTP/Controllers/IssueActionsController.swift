@@ -130,12 +130,9 @@ struct IssueActionsController {
         guard let text = target.fields["tracker_url"] else {
             throw APIError.badRequest("send the tracker issue's URL as the field tracker_url", field: "tracker_url")
         }
-        do {
-            guard try await issues.setTrackerURL(text, issue: target.issue, project: target.project.id) else {
-                throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
-            }
-        } catch let error as TrackerURLError {
-            throw APIError.badRequest(error.problem, field: error.field)
+        // A refused URL is a `TrackerURLError`, a 400 naming `tracker_url` (`APIError.from`).
+        guard try await issues.setTrackerURL(text, issue: target.issue, project: target.project.id) else {
+            throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
         }
         return await back(to: target)
     }

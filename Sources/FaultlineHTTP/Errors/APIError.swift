@@ -159,6 +159,8 @@ struct APIError: HTTPResponseError {
         case let error as WebhookTargetProblem:
             return APIError(
                 status: .badRequest, code: error.code.rawValue, message: error.message, field: "webhook_url")
+        case let error as TrackerURLError:
+            return badRequest(error.problem, field: error.field)
         case let error as ProjectError:
             return APIError(status: .badRequest, code: error.code.rawValue, message: error.message, field: "slug")
         case let error as DebugFileError:
