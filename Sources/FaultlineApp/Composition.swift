@@ -213,14 +213,19 @@ public struct Composition: Sendable {
         IngestService(
             committer: GroupCommitter(
                 store: stores.ingest, telemetry: telemetry, activity: ingestActivity, onCommit: onCommit),
-            rateLimiter: RateLimiter(clock: clock, share: { [nodes] in 1 / Double(nodes?.count ?? 1) }),
+            rateLimiter: RateLimiter(clock: clock, share: nodeShare),
             diskGuard: storage, clock: clock, telemetry: telemetry, spikeGuard: spikeGuard ?? self.spikeGuard())
     }
 
     /// The event quotas' guard (`SpikeGuard`) with the server's `ceiling`: each node enforces its share (1 ÷ the
     /// live nodes) of every quota, counting in memory. A server has one, shared by ingest and `QuotaFlushService`.
     public func spikeGuard(ceiling: EventQuotas = EventQuotas()) -> SpikeGuard {
-        SpikeGuard(clock: clock, ceiling: ceiling, share: { [nodes] in 1 / Double(nodes?.count ?? 1) })
+        SpikeGuard(clock: clock, ceiling: ceiling, share: nodeShare)
+    }
+
+    /// This node's part of every per-project limit and quota: 1 ÷ the live nodes sharing the database (1 alone).
+    var nodeShare: @Sendable () -> Double {
+        { [nodes] in 1 / Double(nodes?.count ?? 1) }
     }
 
     /// Debug-file uploads and lookups, stored under `debug-files/`; storing one queues, in the same transaction,

@@ -116,21 +116,20 @@ public enum QuotaWindow: String, Sendable, CaseIterable, Comparable {
 /// What one quota holder (a project, or the whole server) has admitted in its current windows. Kept in memory by
 /// the node that counts (`SpikeGuard`); ``QuotaPolicy/decide(_:counts:cost:at:share:)`` is the only thing that moves it.
 public struct QuotaCounts: Sendable, Equatable {
-    /// Per window: the window's first second and the events admitted in it.
-    public var windows: [QuotaWindow: (start: Int64, admitted: Int)] = [:]
+    /// One window's count: its first second and the events admitted in it.
+    public struct Count: Sendable, Equatable {
+        public var start: Int64
+        public var admitted: Int
+    }
+
+    /// Per window, its current count.
+    public var windows: [QuotaWindow: Count] = [:]
     public init() {}
 
     /// Events admitted in the window of `window` that holds `second` (0 once that window has passed).
     public func admitted(_ window: QuotaWindow, at second: Int64) -> Int {
         guard let entry = windows[window], entry.start == window.start(of: second) else { return 0 }
         return entry.admitted
-    }
-
-    public static func == (a: Self, b: Self) -> Bool {
-        a.windows.count == b.windows.count
-            && a.windows.allSatisfy { key, value in
-                b.windows[key].map { $0.start == value.start && $0.admitted == value.admitted } ?? false
-            }
     }
 }
 
@@ -172,7 +171,7 @@ public enum QuotaPolicy {
         }
         for window in QuotaWindow.allCases where quotas[window] != nil {
             let admitted = counts.admitted(window, at: second)
-            counts.windows[window] = (window.start(of: second), admitted &+ cost)
+            counts.windows[window] = QuotaCounts.Count(start: window.start(of: second), admitted: admitted &+ cost)
         }
         return .admit
     }
@@ -206,9 +205,9 @@ public struct QuotaCount: Sendable, Equatable, Hashable {
     /// The fingerprint of `report`'s issue when the request alone says it: a client fingerprint without
     /// `{{ default }}` (which stands for frames only symbolication knows).
     public static func cheapFingerprint(_ report: Report) -> Fingerprint? {
-        guard let client = report.fingerprint, !client.isEmpty,
-            !client.contains(where: { ["{{ default }}", "{{default}}"].contains($0.trimmingSpaces) })
-        else { return nil }
+        guard let client = report.fingerprint, !client.isEmpty, !client.contains(where: Grouping.isDefault) else {
+            return nil
+        }
         return Grouping.fingerprint(kind: report.kind, source: .client, components: client)
     }
 }

@@ -98,6 +98,7 @@ public final class SpikeGuard: Sendable {
         guard !reports.isEmpty else { return nil }
         let now = clock.now()
         let part = share()
+        let releases = reports.map { $0.release ?? "" }  // parsed outside the lock
         return state.withLock { state in
             var counts = state.projects[project.id] ?? QuotaCounts()
             var server = state.server
@@ -115,7 +116,7 @@ public final class SpikeGuard: Sendable {
                 start = windowStart
             }
             if let refusal {
-                Self.tally(reports, of: project.id, at: now, accepted: false, &state)
+                Self.tally(reports, releases, of: project.id, at: now, accepted: false, &state)
                 Self.announce(
                     Notice(
                         project: project.id, window: refusal.window, windowStart: start, quota: refusal.quota,
@@ -123,7 +124,7 @@ public final class SpikeGuard: Sendable {
             } else {
                 if !project.quotas.isEmpty { state.projects[project.id] = counts }
                 if !ceiling.isEmpty { state.server = server }
-                Self.tally(reports, of: project.id, at: now, accepted: true, &state)
+                Self.tally(reports, releases, of: project.id, at: now, accepted: true, &state)
             }
             return refusal
         }
@@ -133,7 +134,8 @@ public final class SpikeGuard: Sendable {
     /// refused is counted.
     public func countDropped(_ reports: [Report], for project: ProjectID) {
         let now = clock.now()
-        state.withLock { Self.tally(reports, of: project, at: now, accepted: false, &$0) }
+        let releases = reports.map { $0.release ?? "" }
+        state.withLock { Self.tally(reports, releases, of: project, at: now, accepted: false, &$0) }
     }
 
     /// The tally since the last take, as rows to add to the database; the tally is emptied.
@@ -176,9 +178,14 @@ public final class SpikeGuard: Sendable {
         }
     }
 
-    static func tally(_ reports: [Report], of project: ProjectID, at now: Date, accepted: Bool, _ state: inout State) {
+    /// Counts `reports` (of `releases`, one each) under their day and release, and a dropped one under its fingerprint
+    /// when the request gives it (hashed only then: an accepted event's issue counts it).
+    static func tally(
+        _ reports: [Report], _ releases: [String], of project: ProjectID, at now: Date, accepted: Bool,
+        _ state: inout State
+    ) {
         let day = DayNumber(now)
-        for report in reports {
+        for (report, release) in zip(reports, releases) {
             var fingerprint = accepted ? nil : QuotaCount.cheapFingerprint(report)
             if let known = fingerprint {
                 var seen = state.fingerprints[project].flatMap { $0.day == day ? $0.seen : nil } ?? []
@@ -191,7 +198,7 @@ public final class SpikeGuard: Sendable {
                 }
                 state.fingerprints[project] = (day, seen)
             }
-            var key = TallyKey(project: project, day: day, release: report.release ?? "", fingerprint: fingerprint)
+            var key = TallyKey(project: project, day: day, release: release, fingerprint: fingerprint)
             if state.tally[key] == nil && state.tally.count >= maxTallyKeys {
                 key.fingerprint = nil
                 if state.tally[key] == nil && state.tally.count >= 2 * maxTallyKeys { continue }

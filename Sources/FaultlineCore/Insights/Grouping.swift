@@ -199,10 +199,7 @@ public enum Grouping {
         }
         if let client = report.fingerprint, !client.isEmpty {
             let defaults = components
-            components = client.flatMap { part -> [String] in
-                let trimmed = part.trimmingSpaces
-                return trimmed == "{{ default }}" || trimmed == "{{default}}" ? defaults : [part]
-            }
+            components = client.flatMap { isDefault($0) ? defaults : [$0] }
             source = .client
         }
         return GroupingResult(
@@ -219,6 +216,13 @@ public enum Grouping {
             canonical += component.replacingNewlines + "\n"
         }
         return Fingerprint(version: version, hash: FNV1a.hex64(canonical))
+    }
+
+    /// Whether `part` of a client fingerprint is `{{ default }}` or `{{default}}` (spaces around it trimmed): it stands
+    /// for the components computed here, so a fingerprint holding it is known only once the report is symbolicated.
+    static func isDefault(_ part: String) -> Bool {
+        let trimmed = part.trimmingSpaces
+        return trimmed == "{{ default }}" || trimmed == "{{default}}"
     }
 
     // MARK: - Frames
