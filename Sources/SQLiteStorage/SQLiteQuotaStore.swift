@@ -14,19 +14,15 @@ public struct SQLiteQuotaStore: QuotaCountStore {
         let counts = counts.filter { $0.accepted > 0 || $0.dropped > 0 }
         guard !counts.isEmpty else { return }
         try await database.pool.write { db in
+            // A project deleted since the events were counted has no row to add to: its counts go with it.
             let statement = try db.cachedStatement(
                 sql: """
                     INSERT INTO quota_counts (project_id, day, release, fingerprint, accepted, dropped)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                    SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM projects WHERE id = ?1)
                     ON CONFLICT (project_id, day, release, fingerprint)
                     DO UPDATE SET accepted = accepted + ?5, dropped = dropped + ?6
                     """)
             for count in counts {
-                // A project deleted since the events were counted has no row to add to: its counts go with it.
-                guard
-                    try Bool.fetchOne(
-                        db, sql: "SELECT 1 FROM projects WHERE id = ?", arguments: [count.project.rawValue]) ?? false
-                else { continue }
                 try statement.execute(arguments: [
                     count.project.rawValue, count.day.rawValue, StoredText.clean(count.release),
                     count.fingerprint?.description ?? "", max(count.accepted, 0), max(count.dropped, 0),

@@ -13,7 +13,7 @@ enum SQLiteRetentionSamples {
         guard policy.keepsSamples, !issues.isEmpty else { return 0 }
         var byProject: [Int64: [Int64]] = [:]
         for row in try Row.fetchAll(
-            db, sql: "SELECT id, project_id FROM issues WHERE id IN (\(marks(issues.count)))",
+            db, sql: "SELECT id, project_id FROM issues WHERE id IN (\(databaseQuestionMarks(count: issues.count)))",
             arguments: StatementArguments(issues))
         {
             byProject[row[1], default: []].append(row[0])
@@ -27,7 +27,7 @@ enum SQLiteRetentionSamples {
 
     /// `refresh` for the issues of one project.
     static func refresh(_ db: Database, project: Int64, issues: [Int64], policy: RetentionSamplePolicy) throws -> Int {
-        let list = marks(issues.count)
+        let list = databaseQuestionMarks(count: issues.count)
         let ids = StatementArguments(issues)
         var spans: [Int64: [ReleaseSpan]] = [:]
         for row in try Row.fetchAll(
@@ -67,10 +67,5 @@ enum SQLiteRetentionSamples {
             if !before.contains(pick.report) { newly += 1 }
         }
         return newly
-    }
-
-    /// `?, ?, ?` for `count` values (at least one: `IN ()` is not SQL).
-    static func marks(_ count: Int) -> String {
-        Array(repeating: "?", count: max(1, count)).joined(separator: ", ")
     }
 }

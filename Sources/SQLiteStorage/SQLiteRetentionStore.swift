@@ -45,7 +45,7 @@ public struct SQLiteRetentionStore: RetentionStore {
                     db,
                     sql: """
                         SELECT DISTINCT issue_id FROM reports
-                        WHERE payload_id IN (\(SQLiteRetentionSamples.marks(taken.count)))
+                        WHERE payload_id IN (\(databaseQuestionMarks(count: taken.count)))
                             AND issue_id IS NOT NULL AND sample IS NULL
                         """,
                     arguments: StatementArguments(taken))
