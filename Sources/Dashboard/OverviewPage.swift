@@ -107,7 +107,7 @@ struct OverviewPage {
     var volumeToday: String
     var volume7Days: String
     var volume30Days: String
-    /// The project's quotas (`1000/minute, 50000/month` or `None`).
+    /// The project's quotas (`1000 per minute, 50000 per month` or `None`).
     var quotaText: String
 
     init(_ input: Input) {

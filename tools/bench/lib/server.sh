@@ -2,12 +2,13 @@
 # They keep `server` (the server's pid) for their cleanup trap.
 
 # bench_create_project FAULTLINE DATA [OPTIONS...]: creates project "bench" in the data folder DATA (rate limit out of
-# the way; OPTIONS such as --database URL --blobs DIR go to the command); sets key (its ingest key) and project (its id).
+# the way; OPTIONS such as --database URL --blobs DIR go to the command); sets key (its ingest key), project (its id)
+# and upload (its upload token).
 bench_create_project() {
   local created
   created=$("$1" projects create bench --data "$2" --rate-limit 1000000 --json "${@:3}")
-  key=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["ingest_key"])' <<< "$created")
-  project=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' <<< "$created")
+  read -r key project upload < <(python3 -c \
+    'import json,sys; p = json.load(sys.stdin); print(p["ingest_key"], p["id"], p.get("upload_token", "-"))' <<< "$created")
   # The new-issue cap out of the way too (the benches make many issues quickly), where the build has one.
   if "$1" alerts configure --help 2>/dev/null | grep -q -- --new-issue-cap; then
     "$1" alerts configure bench --data "$2" --new-issue-cap 10000 "${@:3}" > /dev/null
