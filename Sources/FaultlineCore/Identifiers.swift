@@ -152,6 +152,26 @@ public enum Hex {
         }
         return out
     }
+    /// The bytes of hex `text` (digits of either case); nil for an odd length or another character.
+    public static func bytes(_ text: some StringProtocol) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = lowercasedHexDigit(digits[index]).map(value),
+                let low = lowercasedHexDigit(digits[index + 1]).map(value)
+            else { return nil }
+            out.append(high << 4 | low)
+            index += 2
+        }
+        return out
+    }
+    /// The value of a lowercase hex digit.
+    static func value(_ digit: UInt8) -> UInt8 {
+        digit <= UInt8(ascii: "9") ? digit - UInt8(ascii: "0") : digit - UInt8(ascii: "a") + 10
+    }
     /// Parses `0x`-prefixed or bare hex into a 64-bit value; nil on overflow or a non-hex digit.
     public static func parseUInt64(_ text: some StringProtocol) -> UInt64? {
         var s = Substring(text)

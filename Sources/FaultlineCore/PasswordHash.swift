@@ -58,27 +58,10 @@ public struct PasswordHash: Sendable, Equatable {
         }
         guard values.count == 3, let log2N = values["ln"], let r = values["r"], let p = values["p"] else { return nil }
         let parameters = ScryptParameters(log2N: log2N, r: r, p: p)
-        guard parameters.isAccepted, let salt = Self.hexBytes(parts[2]), let key = Self.hexBytes(parts[3]),
+        guard parameters.isAccepted, let salt = Hex.bytes(parts[2]), let key = Hex.bytes(parts[3]),
             salt.count == Self.saltBytes, key.count == Self.keyBytes
         else { return nil }
         self.init(parameters: parameters, salt: salt, key: key)
-    }
-
-    /// The bytes of lowercase hex `text`; nil for an odd length or another character.
-    public static func hexBytes(_ text: Substring) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = Hex.lowercasedHexDigit(digits[index]), let low = Hex.lowercasedHexDigit(digits[index + 1]),
-                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
-            else { return nil }
-            out.append(value)
-            index += 2
-        }
-        return out
     }
 
     /// Whether `derived` (scrypt of a presented password under this hash's salt and parameters) is this key,

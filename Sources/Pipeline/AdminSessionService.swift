@@ -1,5 +1,4 @@
 import FaultlineCore
-import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -16,11 +15,9 @@ import Foundation
 /// token rotation take effect at once, also when another process (`faultline admin-token`) rotates: a login is
 /// checked against the admin token in the same transaction that stores its session.
 ///
-/// Failed attempts are counted per client address, for every place a secret is presented: `/login`, a Basic or
-/// Bearer header on the dashboard, and a bearer token the API or `/buildid` refuses (``recordFailure(_:)``).
-///
-/// They are counted in memory: after `maxFailures` within `failureWindow`, the address is refused (even with the right token) until the oldest failure ages out. In memory only: a restart
-/// forgets the counts, which an attacker cannot cause.
+/// Failed attempts are counted per client address (``FailureLimit``: `maxFailures` within `failureWindow`), for every
+/// place a secret is presented: `/login` (a person's password too, ``PeopleService``), a Basic or Bearer header on
+/// the dashboard, and a bearer token the API or `/buildid` refuses (``recordFailure(_:)``).
 public final class AdminSessionService: Sendable {
     let store: any AdminSessionStore
     let projects: ProjectService
@@ -29,11 +26,8 @@ public final class AdminSessionService: Sendable {
     let clock: any WallClock
     /// How long a session lasts after login.
     public let lifetime: TimeInterval
-    let maxFailures: Int
-    let failureWindow: TimeInterval
-    let failures = Mutex<[String: LoginFailures]>([:])
-    /// Most addresses tracked at once; past it, addresses without recent failures are forgotten first.
-    static let maxTrackedAddresses = 10_000
+    /// Failed attempts per client address.
+    let failures: FailureLimit
 
     public init(
         store: any AdminSessionStore, projects: ProjectService, hasher: any SecretHashing,
@@ -47,8 +41,7 @@ public final class AdminSessionService: Sendable {
         self.generator = generator
         self.clock = clock
         self.lifetime = lifetime
-        self.maxFailures = max(1, maxFailures)
-        self.failureWindow = failureWindow
+        failures = FailureLimit(maxFailures: maxFailures, window: failureWindow)
     }
 
     /// What a login attempt came to.
@@ -63,27 +56,13 @@ public final class AdminSessionService: Sendable {
 
     /// Seconds `client` must wait before its next attempt is heard, or nil.
     public func throttled(_ client: String) -> Int? {
-        let now = clock.now()
-        return failures.withLock { $0[client]?.retryAfter(now: now, maxFailures: maxFailures, window: failureWindow) }
+        failures.retryAfter(client, now: clock.now())
     }
 
     /// Records a failed attempt by `client` (a wrong token at `/login`, in a Basic/Bearer header on the dashboard, or a
     /// bearer token that the API or `/buildid` refuses).
     public func recordFailure(_ client: String) {
-        let now = clock.now()
-        let window = failureWindow
-        failures.withLock { all in
-            if all.count >= Self.maxTrackedAddresses {
-                for (key, value) in all where value.retryAfter(now: now, maxFailures: 1, window: window) == nil {
-                    all[key] = nil
-                }
-                if all.count >= Self.maxTrackedAddresses { all.removeAll() }
-            }
-            var entry = all[client] ?? LoginFailures()
-            entry.forget(before: now, window: window)
-            entry.record(now, keep: maxFailures)
-            all[client] = entry
-        }
+        failures.record(client, now: clock.now())
     }
 
     /// Checks `token` for `client`; on success starts a session.
@@ -102,7 +81,7 @@ public final class AdminSessionService: Sendable {
             recordFailure(client)
             return .refused
         }
-        failures.withLock { $0[client] = nil }
+        failures.clear(client)
         // Expired rows are of no use; dropping them at login keeps the table small without a timer.
         try await store.pruneSessions(expiredBefore: now)
         return .loggedIn(cookie: cookie, session: session)

@@ -1,5 +1,4 @@
 import FaultlineCore
-import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -15,8 +14,8 @@ import Foundation
 /// - Passwords: scrypt (``PasswordHash``, parameters stored with each hash), compared in constant time. An unknown
 ///   login costs the same scrypt work as a wrong password, so the answer's time does not say which logins exist.
 /// - Logins are limited per client address (shared with the admin token's limit, ``AdminSessionService``) and per
-///   account (`maxAccountFailures` within `accountWindow`), both before any hashing: guessing one person's password
-///   from many addresses is as slow as from one, and a flood of guesses does not buy scrypt work.
+///   account (``FailureLimit``: `maxAccountFailures` within `accountWindow`), both before any hashing: guessing one
+///   person's password from many addresses is as slow as from one, and a flood of guesses does not buy scrypt work.
 /// - Sessions are rows of `admin_sessions` naming the person: they survive a restart, and are checked against the
 ///   database on every request (``person(of:)``), so a removed person or a changed role takes effect at once.
 public final class PeopleService: Sendable {
@@ -30,9 +29,8 @@ public final class PeopleService: Sendable {
     public let inviteLifetime: TimeInterval
     /// What new passwords are hashed with.
     let parameters: ScryptParameters
-    let maxAccountFailures: Int
-    let accountWindow: TimeInterval
-    let accountFailures = Mutex<[String: LoginFailures]>([:])
+    /// Failed logins per account (its lowercased login), from any address.
+    let accountFailures: FailureLimit
 
     public init(
         store: any PeopleStore, sessions: AdminSessionService, hasher: any SecretHashing,
@@ -48,8 +46,7 @@ public final class PeopleService: Sendable {
         self.clock = clock
         self.inviteLifetime = inviteLifetime
         self.parameters = parameters
-        self.maxAccountFailures = max(1, maxAccountFailures)
-        self.accountWindow = accountWindow
+        accountFailures = FailureLimit(maxFailures: maxAccountFailures, window: accountWindow)
     }
 
     /// A new invite: the person it is for, and the secret of its link (shown once).
@@ -94,7 +91,7 @@ public final class PeopleService: Sendable {
     ///
     /// - Throws: ``PeopleError`` `.weakPassword` or `.invalidName` (nothing changes), `.invalidInvite` when the link
     ///   is unknown, used or expired.
-    public func acceptInvite(secret: String, password: String, name: String, client: String) async throws
+    public func acceptInvite(secret: String, password: String, name: String) async throws
         -> AdminSessionService.LoginOutcome
     {
         if let problem = PasswordRule.problem(password) { throw PeopleError(.weakPassword, problem) }
@@ -114,34 +111,8 @@ public final class PeopleService: Sendable {
 
     /// A hash of `password` under a fresh salt.
     func newHash(_ password: String) throws -> PasswordHash {
-        let salt = PasswordHash.hexBytes(Substring(generator.randomHex(bytes: PasswordHash.saltBytes))) ?? []
+        let salt = Hex.bytes(generator.randomHex(bytes: PasswordHash.saltBytes)) ?? []
         return try PasswordHash.make(password: password, salt: salt, parameters: parameters, deriver: deriver)
-    }
-
-    /// Seconds before `login` may try again, or nil.
-    func accountThrottled(_ login: String) -> Int? {
-        let now = clock.now()
-        return accountFailures.withLock {
-            $0[login]?.retryAfter(now: now, maxFailures: maxAccountFailures, window: accountWindow)
-        }
-    }
-
-    func recordAccountFailure(_ login: String) {
-        let now = clock.now()
-        let window = accountWindow
-        let keep = maxAccountFailures
-        accountFailures.withLock { all in
-            if all.count >= AdminSessionService.maxTrackedAddresses {
-                for (key, value) in all where value.retryAfter(now: now, maxFailures: 1, window: window) == nil {
-                    all[key] = nil
-                }
-                if all.count >= AdminSessionService.maxTrackedAddresses { all.removeAll() }
-            }
-            var entry = all[login] ?? LoginFailures()
-            entry.forget(before: now, window: window)
-            entry.record(now, keep: keep)
-            all[login] = entry
-        }
     }
 
     /// Checks a login and password from `client`; on success starts a session for the person.
@@ -149,7 +120,7 @@ public final class PeopleService: Sendable {
         -> AdminSessionService.LoginOutcome
     {
         let key = PersonLogin(rawLogin)?.rawValue ?? rawLogin.lowercased()
-        let waits = [sessions.throttled(client), accountThrottled(key)].compactMap { $0 }
+        let waits = [sessions.throttled(client), accountFailures.retryAfter(key, now: clock.now())].compactMap { $0 }
         if let wait = waits.max() { return .throttled(retryAfter: wait) }
         let person = try await PersonLogin(rawLogin).asyncFlatMap { try await store.person(login: $0) }
         let stored = person?.passwordHash.flatMap(PasswordHash.init(encoded:))
@@ -165,10 +136,10 @@ public final class PeopleService: Sendable {
         }
         guard matched, let person else {
             sessions.recordFailure(client)
-            recordAccountFailure(key)
+            accountFailures.record(key, now: clock.now())
             return .refused
         }
-        accountFailures.withLock { $0[key] = nil }
+        accountFailures.clear(key)
         return try await startSession(for: person)
     }
 

@@ -100,7 +100,7 @@ import Testing
         let bob = try await app.root.people.invite(
             login: PersonLogin("bob")!, role: .viewer, project: app.credentials.project.id, owner: false)
         _ = try await app.root.people.acceptInvite(
-            secret: bob.secret, password: Self.password, name: "", client: "test")
+            secret: bob.secret, password: Self.password, name: "")
         let bobHash = try #require(try await app.root.people.person(login: PersonLogin("bob")!)?.passwordHash)
         #expect(bobHash != stored)
     }
@@ -124,7 +124,7 @@ import Testing
         let invitation = try await app.root.people.invite(
             login: PersonLogin("ada")!, role: .viewer, project: app.credentials.project.id, owner: false)
         _ = try await app.root.people.acceptInvite(
-            secret: invitation.secret, password: Self.password, name: "", client: "test")
+            secret: invitation.secret, password: Self.password, name: "")
         try await app.test { client in
             let wrong = try await client.execute(
                 uri: "/login", method: .post, headers: Self.form, body: ByteBuffer(string: "login=ada&password=nope"))
@@ -156,7 +156,7 @@ import Testing
         for login in ["ada", "bob"] {
             let invitation = try await people.invite(
                 login: PersonLogin(login)!, role: .viewer, project: app.credentials.project.id, owner: false)
-            _ = try await people.acceptInvite(secret: invitation.secret, password: Self.password, name: "", client: "t")
+            _ = try await people.acceptInvite(secret: invitation.secret, password: Self.password, name: "")
         }
         // Ten wrong passwords for ada, from ten addresses: none of the addresses is limited, the account is.
         for attempt in 0..<10 {

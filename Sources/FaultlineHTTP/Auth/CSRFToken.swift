@@ -16,11 +16,6 @@ enum CSRFToken {
     /// Whether `presented` is `session`'s token, compared in constant time (no early exit on the first difference).
     static func verify(_ presented: String?, session: AdminSession) -> Bool {
         guard let presented else { return false }
-        let expected = Array(token(for: session).utf8)
-        let given = Array(presented.utf8)
-        guard given.count == expected.count else { return false }
-        var difference: UInt8 = 0
-        for index in expected.indices { difference |= expected[index] ^ given[index] }
-        return difference == 0
+        return ConstantTime.equal(Array(presented.utf8), Array(token(for: session).utf8))
     }
 }

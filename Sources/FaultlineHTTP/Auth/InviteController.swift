@@ -68,22 +68,23 @@ struct InviteController {
                 "the form's CSRF value is missing or not this browser's: open the invite link again")
         }
         let password = fields["password"] ?? ""
-        let login = try await pages.people.invitee(secret: secret)?.login.rawValue
-        func again(_ message: String, _ status: HTTPResponse.Status) -> Response {
-            Response.dynamicPage(pages.invite(login, message, cookie), status: status)
+        /// The form again, saying `message`: for the link's person while the link still works.
+        func again(_ message: String, _ status: HTTPResponse.Status) async throws -> Response {
+            let login = try await pages.people.invitee(secret: secret)?.login.rawValue
+            return Response.dynamicPage(pages.invite(login, message, cookie), status: status)
         }
         guard password == (fields["confirm"] ?? "") else {
-            return again("The two passwords differ.", .badRequest)
+            return try await again("The two passwords differ.", .badRequest)
         }
         let outcome: AdminSessionService.LoginOutcome
         do {
             outcome = try await pages.people.acceptInvite(
-                secret: secret, password: password, name: fields["name"] ?? "", client: context.clientAddress)
+                secret: secret, password: password, name: fields["name"] ?? "")
         } catch let error as PeopleError {
-            return again(error.message + ".", error.code == .invalidInvite ? .notFound : .badRequest)
+            return try await again(error.message + ".", error.code == .invalidInvite ? .notFound : .badRequest)
         }
         guard case .loggedIn(let value, let session) = outcome else {
-            return again("This invite link is not valid, was used, or has expired.", .notFound)
+            return try await again("This invite link is not valid, was used, or has expired.", .notFound)
         }
         var headers: HTTPFields = [.location: "/", .cacheControl: "no-store"]
         headers.append(
