@@ -187,8 +187,6 @@ public protocol PeopleStore: Sendable {
     /// person), sets the person's password hash and name, and returns the person; nil otherwise. One transaction, so
     /// two submissions of one link cannot both succeed.
     func acceptInvite(tokenHash: SecretHash, passwordHash: String, name: String?, now: Date) async throws -> Person?
-    /// Replaces a person's password hash (and ends none of their sessions); false when there is no such person.
-    func setPasswordHash(_ hash: String, person: PersonID) async throws -> Bool
     /// Starts a dashboard session for `person`, when the person still exists: the check and the insert are one
     /// transaction, ordered against ``removePerson(_:)``, so a login racing a removal never leaves a session behind.
     func createPersonSession(

@@ -16,9 +16,11 @@ public struct PostgresPeopleStore: PeopleStore {
         self.database = database
     }
 
+    /// The columns of a ``PersonRow``.
+    static let columns = "id, login, name, owner, password_hash, created_at"
     typealias PersonRow = (Int64, String, String, Bool, String?, Int64)
 
-    /// The person of a row of `id, login, name, owner, password_hash, created_at`, with their memberships.
+    /// The person of a row of ``columns``, with their memberships.
     static func person(_ row: PersonRow, _ connection: PostgresConnection, _ logger: Logger) async throws -> Person? {
         let (id, rawLogin, name, owner, hash, created) = row
         guard let login = PersonLogin(rawValue: rawLogin) else { return nil }
@@ -35,7 +37,7 @@ public struct PostgresPeopleStore: PeopleStore {
             createdAt: Millis.date(created), memberships: memberships)
     }
 
-    /// The people `query` selects (`id, login, name, owner, password_hash, created_at`).
+    /// The people `query` selects (``columns``).
     static func people(_ query: PostgresQuery, _ connection: PostgresConnection, _ logger: Logger) async throws
         -> [Person]
     {
@@ -60,7 +62,7 @@ public struct PostgresPeopleStore: PeopleStore {
                 """, logger: logger)
             guard
                 let person = try await Self.people(
-                    "SELECT id, login, name, owner, password_hash, created_at FROM people WHERE login = \(login.rawValue)",
+                    "SELECT \(unescaped: Self.columns) FROM people WHERE login = \(login.rawValue)",
                     connection, logger
                 ).first
             else { throw StorageError(.conflict, "the person was not stored") }
@@ -72,7 +74,7 @@ public struct PostgresPeopleStore: PeopleStore {
         let logger = database.logger
         return try await database.read { connection in
             try await Self.people(
-                "SELECT id, login, name, owner, password_hash, created_at FROM people WHERE id = \(id.rawValue)",
+                "SELECT \(unescaped: Self.columns) FROM people WHERE id = \(id.rawValue)",
                 connection, logger
             ).first
         }
@@ -82,7 +84,7 @@ public struct PostgresPeopleStore: PeopleStore {
         let logger = database.logger
         return try await database.read { connection in
             try await Self.people(
-                "SELECT id, login, name, owner, password_hash, created_at FROM people WHERE login = \(login.rawValue)",
+                "SELECT \(unescaped: Self.columns) FROM people WHERE login = \(login.rawValue)",
                 connection, logger
             ).first
         }
@@ -92,7 +94,7 @@ public struct PostgresPeopleStore: PeopleStore {
         let logger = database.logger
         return try await database.read { connection in
             try await Self.people(
-                "SELECT id, login, name, owner, password_hash, created_at FROM people ORDER BY login", connection,
+                "SELECT \(unescaped: Self.columns) FROM people ORDER BY login", connection,
                 logger)
         }
     }
@@ -186,20 +188,9 @@ public struct PostgresPeopleStore: PeopleStore {
                 try await connection.query("UPDATE people SET name = \(name) WHERE id = \(person)", logger: logger)
             }
             return try await Self.people(
-                "SELECT id, login, name, owner, password_hash, created_at FROM people WHERE id = \(person)",
+                "SELECT \(unescaped: Self.columns) FROM people WHERE id = \(person)",
                 connection, logger
             ).first
-        }
-    }
-
-    public func setPasswordHash(_ hash: String, person: PersonID) async throws -> Bool {
-        let logger = database.logger
-        return try await database.write { connection in
-            try await PostgresRows.count(
-                connection.query(
-                    "UPDATE people SET password_hash = \(hash) WHERE id = \(person.rawValue) RETURNING 1",
-                    logger: logger)
-            ) > 0
         }
     }
 

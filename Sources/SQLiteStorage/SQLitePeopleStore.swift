@@ -160,13 +160,6 @@ public struct SQLitePeopleStore: PeopleStore {
         }
     }
 
-    public func setPasswordHash(_ hash: String, person: PersonID) async throws -> Bool {
-        try await database.pool.write { db in
-            try db.execute(sql: "UPDATE people SET password_hash = ? WHERE id = ?", arguments: [hash, person.rawValue])
-            return db.changesCount > 0
-        }
-    }
-
     public func createPersonSession(
         person: PersonID, tokenHash: SecretHash, secret: String, createdAt: Date, expiresAt: Date
     ) async throws -> AdminSession? {

@@ -113,10 +113,14 @@ import Testing
         try await withStores(engine) { stores in
             let dee = try await stores.people.ensurePerson(
                 login: PersonLogin("dee")!, name: "", owner: false, at: Self.start)
-            // Only scrypt hashes are stored as passwords (never a plain text by mistake).
+            // Only scrypt hashes are stored as passwords (never a plain text by mistake): the same statement with a
+            // scrypt value is taken, with a plain text refused.
+            try await stores.execute("UPDATE people SET password_hash = 'scrypt$x' WHERE id = \(dee.id.rawValue)")
+            #expect(try await stores.people.person(id: dee.id)?.passwordHash == "scrypt$x")
             await #expect(throws: (any Error).self) {
-                try await stores.people.setPasswordHash("hunter2", person: dee.id)
+                try await stores.execute("UPDATE people SET password_hash = 'hunter2' WHERE id = \(dee.id.rawValue)")
             }
+            #expect(try await stores.people.person(id: dee.id)?.passwordHash == "scrypt$x")
             await #expect(throws: (any Error).self) {
                 try await stores.execute(
                     "INSERT INTO people (login, name, owner, created_at) VALUES ('Upper', '', 0, 1)")
