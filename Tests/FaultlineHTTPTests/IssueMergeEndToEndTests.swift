@@ -131,6 +131,10 @@ import Testing
             .POST, mergeAction, headers: form, body: Array("csrf=\(token)&issues=%23\(boot.id)".utf8))
         #expect(formMerge.status == 303)
         #expect(formMerge.headers["Location"].first == pagePath)
+        // Recorded as the admin token's session's change, as a status change from the dashboard is.
+        let replacedBy = try PeopleEndToEndTests.sqlite(
+            folder, "SELECT replaced_by FROM issues_replaced WHERE issue_id = \(boot.id)")
+        #expect(replacedBy.hasPrefix("the admin token (dashboard session "), "\(replacedBy)")
         #expect(try await events(server, cart.id, token: shop.upload) == 5)
         // The merged issue's page links to the survivor and sends the browser there.
         let bootPage = String(

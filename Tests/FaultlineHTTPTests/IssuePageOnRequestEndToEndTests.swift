@@ -98,6 +98,7 @@ import Testing
         let viaBasic = try await page(server, path, headers: basic)
         #expect(viaBasic.status == 200 && viaBasic.html.contains("<dt>Events</dt><dd>3 "))
         #expect(!viaBasic.html.contains(token), "no session's token in a stored page")
+        #expect(!viaBasic.html.contains("<form class=\"issue-actions\""), "no forms without a session to post them")
 
         // An action still lands on the re-rendered page.
         let closed = try await browser.send(

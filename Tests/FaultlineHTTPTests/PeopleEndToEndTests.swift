@@ -51,17 +51,21 @@ import Testing
 
     /// What the tests check is unchanged: issues (status, who, note), alert settings, people and roles.
     static func snapshot(_ folder: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [
-            "-readonly", folder + "/faultline.sqlite",
+        try sqlite(
+            folder,
             """
             SELECT id, status, note, status_changed_by FROM issues ORDER BY id;
             SELECT * FROM alert_settings ORDER BY project_id;
             SELECT id, login, owner FROM people ORDER BY id;
             SELECT * FROM memberships ORDER BY person_id, project_id;
-            """,
-        ]
+            """)
+    }
+
+    /// What `sqlite3 -readonly` prints for `sql` on the server's database in `folder`.
+    static func sqlite(_ folder: String, _ sql: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = ["-readonly", folder + "/faultline.sqlite", sql]
         let out = Pipe()
         process.standardOutput = out
         try process.run()

@@ -26,9 +26,10 @@ enum ActionForms {
         return out
     }
 
-    /// Whether `requester` may use the forms in `project` (nil requester: no login session, as on a public dashboard).
-    static func allowed(_ requester: Requester?, project: ProjectID) -> Bool {
-        guard let requester else { return false }
+    /// Whether the request's reader may use the forms in `project`: a login session (the forms carry its CSRF token)
+    /// whose requester may change issues there.
+    static func allowed(_ context: AppRequestContext, project: ProjectID) -> Bool {
+        guard context.adminSession != nil, let requester = context.requester else { return false }
         return Access.decide(requester, .changeIssues, project: project) == .allowed
     }
 }

@@ -25,8 +25,7 @@ extension IssueActionsController {
         guard let others = target.fields["issues"].flatMap(Self.issueNumbers) else {
             throw APIError.badRequest("name the issues to merge by their numbers, like 12, 15", field: "issues")
         }
-        let by = "the dashboard (session \(target.session.id))"
-        let result = try await issues.merge(others, into: target.issue, project: target.project.id, by: by)
+        let result = try await issues.merge(others, into: target.issue, project: target.project.id, by: target.changer)
         // The merged issues' pages now send the browser to this one.
         for merged in result.merged { try? await refreshPage(target.project, merged) }
         return await back(to: target)

@@ -18,8 +18,8 @@ import Pipeline
 /// owner or the admin token): a viewer gets 403, a person of another project 404, and nothing changes. A person's
 /// change is recorded with their id and name (``StatusChanger``), which the issue's page shows. Changes
 /// go through ``IssueService`` like `PATCH /api/v1/issues/{id}`, so the site re-renders the same way. Behind the
-/// dashboard guard: only a logged-in session has a token, so basic-auth and public dashboards read the forms but
-/// cannot submit them (403 says to log in).
+/// dashboard guard: only a logged-in session has a token, so basic-auth and public dashboards get pages without the
+/// forms, and a post without a session is 403 (which says to log in).
 struct IssueActionsController {
     let issues: IssueService
     let projects: ProjectService
@@ -46,6 +46,12 @@ struct IssueActionsController {
         var issue: IssueID
         /// The issue's page, where the answer sends the browser back.
         var page: String { "/\(slug)/issues/\(issue.rawValue).html" }
+        /// Who made the change, as `issues.status_changed_by` records it: the person (``StatusChanger``), or the
+        /// admin token's session.
+        var changer: String {
+            if case .person(let person) = requester { return StatusChanger.person(person) }
+            return "the admin token (dashboard session \(session.id))"
+        }
     }
 
     func target(_ request: Request, context: AppRequestContext, maxBytes: Int) async throws -> Target {
@@ -92,13 +98,10 @@ struct IssueActionsController {
         guard let status = target.fields["status"].flatMap(IssueStatus.init(rawValue:)),
             DashboardForms.settableStatuses.contains(status)
         else { throw APIError.badRequest("must be open, closed or muted", field: "status") }
-        let by =
-            if case .person(let person) = target.requester {
-                StatusChanger.person(person)
-            } else {
-                "the admin token (dashboard session \(target.session.id))"
-            }
-        guard try await issues.setStatus(status, issue: target.issue, project: target.project.id, by: by) != nil else {
+        guard
+            try await issues.setStatus(status, issue: target.issue, project: target.project.id, by: target.changer)
+                != nil
+        else {
             throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
         }
         return await back(

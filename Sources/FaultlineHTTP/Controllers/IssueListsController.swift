@@ -31,7 +31,7 @@ struct IssueListsController {
             throw APIError.badRequest(error.message, field: error.field)
         }
         // A reader who may not change issues (a viewer, a public dashboard) gets the list without its row forms.
-        let allowed = ActionForms.allowed(context.requester, project: project.id)
+        let allowed = ActionForms.allowed(context, project: project.id)
         let token = allowed ? context.adminSession.map { CSRFToken.token(for: $0) } : nil
         let html = try await render(project, listRequest, token)
         return Response.dynamicPage(allowed ? html : ActionForms.removed(from: html))

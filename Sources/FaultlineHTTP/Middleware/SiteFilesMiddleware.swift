@@ -17,7 +17,8 @@ import Foundation
 /// - a path with a backslash or a control character is not a site path (404);
 /// - an issue page (`/{slug}/issues/{n}.html`) or issue list (`/{slug}/issues.html`) served to a login session gets
 ///   that session's CSRF token in its forms (``DashboardForms``), and is not cached; served to a reader who may not
-///   change issues (a viewer, a public dashboard) it has no forms (``ActionForms``);
+///   change issues (a viewer, a public dashboard, a Basic-auth reader without a session) it has no forms
+///   (``ActionForms``);
 /// - an issue page is made current before it is served (`currentIssuePage`: rendered when its issue changed since
 ///   the page was rendered), so a reader never waits for the render cycle to see an issue's new events. When that
 ///   render fails (a full disk), the page there is served. An issue with no page and no issue (a link opened before
@@ -72,15 +73,13 @@ struct SiteFilesMiddleware: RouterMiddleware {
 
     /// Whether the request's reader may use the forms of a page of `slug` (``ActionForms``).
     func formsAllowed(_ context: Context, slug: Substring) async -> Bool {
-        switch context.requester {
-        case .none: return false
-        case .adminToken: return true
-        case .some(let requester):
-            guard let slug = ProjectSlug(String(slug)), let project = try? await projects?.project(slug: slug) else {
-                return false
-            }
-            return ActionForms.allowed(requester, project: project.id)
+        guard context.adminSession != nil, let requester = context.requester else { return false }
+        // The admin token may use every project's forms: no lookup.
+        if case .adminToken = requester { return true }
+        guard let slug = ProjectSlug(String(slug)), let project = try? await projects?.project(slug: slug) else {
+            return false
         }
+        return ActionForms.allowed(context, project: project.id)
     }
 
     /// The page without the forms its reader may not use; nil when the file is not there.
@@ -137,10 +136,13 @@ struct SiteFilesMiddleware: RouterMiddleware {
         }
         if let relative = Self.issuePage(decoded) {
             let allowed = await formsAllowed(context, slug: DashboardPaths.firstSegment(decoded))
-            if allowed, let session = context.adminSession, let response = issuePage(relative, session: session) {
-                return response
-            }
-            if !allowed, let response = readOnlyPage(relative) { return response }
+            let page =
+                if allowed, let session = context.adminSession {
+                    issuePage(relative, session: session)
+                } else {
+                    readOnlyPage(relative)
+                }
+            if let page { return page }
         }
         return try await files.handle(request, context: context, next: next)
     }
