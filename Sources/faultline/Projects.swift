@@ -37,18 +37,13 @@ struct Projects: AsyncParsableCommand {
 
         /// `http://<ingest key>@host:port[/prefix]/<project id>`: what any Sentry SDK takes as its DSN.
         func dsn(key: String, project: ProjectID) throws -> String {
-            let env = Environment.current
-            let base =
-                try publicURL ?? env.url("FAULTLINE_PUBLIC_URL")
-                ?? ServerURLRecord.read(folder: dataOptions.filesFolder)
-                ?? "http://\(env.string("FAULTLINE_HOST") ?? "127.0.0.1"):\(try env.int("FAULTLINE_PORT", in: 0...65535) ?? 8080)"
+            let base = try ServerURLRecord.base(publicURL: publicURL, folder: dataOptions.filesFolder)
             var rest = Substring(base)
             var scheme = "http"
             if let range = base.range(of: "://") {
                 scheme = String(base[..<range.lowerBound])
                 rest = base[range.upperBound...]
             }
-            while rest.hasSuffix("/") { rest = rest.dropLast() }
             return "\(scheme)://\(key)@\(rest)/\(project.rawValue)"
         }
 

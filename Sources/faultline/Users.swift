@@ -21,21 +21,10 @@ struct Users: AsyncParsableCommand {
         var projectRole: ProjectRole? { ProjectRole(rawValue: rawValue) }
     }
 
-    /// The base URL people reach the server at, for links the CLI prints: `--public-url`, `FAULTLINE_PUBLIC_URL`, the
-    /// address the server last listened on (recorded in the data folder), else `http://127.0.0.1:8080`.
-    static func serverBase(publicURL: String?, folder: String) throws -> String {
-        let env = Environment.current
-        var base =
-            try publicURL ?? env.url("FAULTLINE_PUBLIC_URL") ?? ServerURLRecord.read(folder: folder)
-            ?? "http://\(env.string("FAULTLINE_HOST") ?? "127.0.0.1"):\(try env.int("FAULTLINE_PORT", in: 0...65535) ?? 8080)"
-        while base.hasSuffix("/") { base.removeLast() }
-        return base
-    }
-
     static func login(_ raw: String) throws -> PersonLogin {
         guard let login = PersonLogin(raw) else {
             throw ValidationError(
-                "'\(raw)' is not a login: an e-mail address or user name of 1 to 254 characters, without spaces, quotes, <, > or /"
+                "'\(raw)' is not a login: an e-mail address or user name of 1 to 254 bytes, without spaces, quotes, <, > or /"
             )
         }
         return login
@@ -105,7 +94,7 @@ struct Users: AsyncParsableCommand {
             let invitation = try await root.people.invite(
                 login: try Users.login(login), role: role.projectRole, project: target?.id, owner: role == .owner,
                 lifetime: TimeInterval(expiresHours) * 3600)
-            let base = try Users.serverBase(publicURL: publicURL, folder: dataOptions.filesFolder)
+            let base = try ServerURLRecord.base(publicURL: publicURL, folder: dataOptions.filesFolder)
             print(
                 "invited:  \(invitation.person.login) (\(target.map { "\(role.rawValue) of \($0.slug)" } ?? "owner"))")
             print("link:     \(base)/invite/\(invitation.secret)")
