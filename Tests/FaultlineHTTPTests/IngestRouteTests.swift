@@ -219,6 +219,37 @@ import Testing
         #expect(try await app.sqliteReader.counts().reports == 10)
     }
 
+    @Test func pastAQuotaIs429QuotaReachedUntilTheWindowEnds() async throws {
+        // A quota of 10 events a minute, on a clock that stands 5 s into a minute.
+        let app = try await TestApp(clock: FrozenClock(date: Date(timeIntervalSince1970: 1_795_860_005)))
+        _ = try await app.root.projects.configureQuotas(slug: ProjectSlug("app")!) { $0.perMinute = 10 }
+        try await app.test { client in
+            try await client.execute(
+                uri: "/api/v1/reports", method: .post, headers: app.ingestHeaders,
+                body: ByteBuffer(string: Payloads.batch(0..<10))
+            ) { response in
+                #expect(response.status == .accepted)
+            }
+            // The 11th event is refused as a quota (not the rate limit), with the 55 s left of the minute.
+            try await client.execute(
+                uri: "/api/v1/reports", method: .post, headers: app.ingestHeaders,
+                body: ByteBuffer(string: Payloads.crash(99))
+            ) { response in
+                #expect(response.status == .tooManyRequests)
+                #expect(response.headers[.retryAfter] == "55")
+                #expect(response.json["error"] as? String == "quota_reached")
+            }
+            // Sessions are never under a quota.
+            try await client.execute(
+                uri: "/api/v1/sessions", method: .post, headers: app.ingestHeaders,
+                body: ByteBuffer(string: Payloads.session("s1", status: "ok"))
+            ) { response in
+                #expect(response.status == .accepted)
+            }
+        }
+        #expect(try await app.sqliteReader.counts().reports == 10)
+    }
+
     @Test func belowTheFreeSpaceFloorWritesAre507WithRetryAfter() async throws {
         let app = try await TestApp(minFreeBytes: 1 << 30, freeSpace: { 1 << 20 })
         try await app.test { client in
