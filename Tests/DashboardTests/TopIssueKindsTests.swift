@@ -59,7 +59,7 @@ import Testing
         #expect(crashes.contains("<h3 id=\"crashes-heading\">Crashes</h3>"))
         #expect(!crashes.contains("NSURLErrorDomain"))
         // Rank 1 of the crashes is the crash with the most users.
-        let first = try #require(crashes.range(of: "<td>1</td>")).upperBound
+        let first = try #require(crashes.range(of: "<td class=\"rank\">1</td>")).upperBound
         #expect(crashes[first...].prefix(2000).contains("Crash &lt;script&gt;"))
         let nonFatal = try Self.section("non-fatal", in: page)
         #expect(nonFatal.contains("NSURLErrorDomain: The request timed out."))

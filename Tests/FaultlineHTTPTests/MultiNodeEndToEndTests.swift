@@ -152,7 +152,9 @@ import Testing
                     one.status == 200, other.status == 200, one.body == other.body
                 else { return false }
                 // Current: the list shows the three issues' 40 events each.
-                return String(decoding: one.body, as: UTF8.self).components(separatedBy: "<td>40</td>").count - 1 >= 3
+                return String(decoding: one.body, as: UTF8.self).components(
+                    separatedBy: "<td data-label=\"Events\">40</td>"
+                ).count - 1 >= 3
             })
         let metrics = [
             try await http.send(.GET, a.baseURL + "/metrics"), try await http.send(.GET, b.baseURL + "/metrics"),

@@ -15,6 +15,8 @@ import Testing
         struct Cell: Decodable {
             var name: String
             var header: Bool
+            /// The label drawn before the cell (its `::before` text), empty when none.
+            var label: String
             var text: String
             var left: Int
             var right: Int
@@ -112,6 +114,7 @@ import Testing
 
         // Then…
         var stackedLists = Set<String>()
+        var labelled = 0
         for path in pages {
             let result = try #require(results[server.baseURL + path], "no result for \(path)")
             for (width, view) in [("desktop", result.desktop), ("phone", result.phone)] {
@@ -129,10 +132,11 @@ import Testing
             for table in result.phone.cutTables {
                 #expect(table.hint, "\(path): \"\(table.caption)\" scrolls at 390 px without a hint")
             }
-            // …at a laptop's width a list is a table: a row's cells side by side on one line…
+            // …at a laptop's width a list is a table: a row's cells side by side on one line, without labels…
             for row in result.desktop.rows {
                 let tops = Set(row.cells.map(\.top))
                 #expect(tops.count == 1, "\(path) \(row.table): not one line at 1366 px: \(row.cells.map(\.top))")
+                #expect(row.cells.allSatisfy { $0.label.isEmpty }, "\(path) \(row.table): labels at 1366 px")
             }
             // …and at a phone's, a stack: the title above its figures, every figure inside the screen.
             for row in result.phone.rows {
@@ -146,6 +150,12 @@ import Testing
                     #expect(cell.top > title.top, "\(path) \(row.table): \(name) not below the title")
                 }
                 #expect(title.left >= 0 && title.right <= 390 && !title.clipped, "\(path): title \(title)")
+                // Each figure's label names its column (the header it stands under at a laptop's width).
+                for cell in row.cells where !cell.label.isEmpty && cell.label != "#" {
+                    labelled += 1
+                    #expect(
+                        cell.name.hasPrefix(cell.label), "\(path) \(row.table): \(cell.name) labelled \(cell.label)")
+                }
             }
         }
         #expect(
@@ -154,5 +164,6 @@ import Testing
                     $0.hasPrefix("top-list")
                 },
             "lists measured at 390 px: \(stackedLists)")
+        #expect(labelled > 0, "no figure labelled at 390 px")
     }
 }

@@ -91,7 +91,7 @@ import Testing
         let release = try String(
             contentsOfFile: site.file("shop/releases/" + (pages.first ?? "")), encoding: .utf8)
         let crashes = try Self.section("crashes", in: release)
-        let first = try #require(crashes.range(of: "<td>1</td>")).upperBound
+        let first = try #require(crashes.range(of: "<td class=\"rank\">1</td>")).upperBound
         #expect(crashes[first...].prefix(1500).contains("SIGSEGV"), "\(crashes)")
         #expect(!crashes.contains("NSURLErrorDomain"))
         #expect(try Self.section("non-fatal", in: release).contains("NSURLErrorDomain"))

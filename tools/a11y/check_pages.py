@@ -74,6 +74,22 @@ def driver(phone):
     return webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
 
 
+def laptop(browser):
+    """Makes the viewport (not the window) of a desktop `driver` a laptop's 1366x768."""
+    size = browser.execute_script("return [window.outerWidth - window.innerWidth,"
+                                  " window.outerHeight - window.innerHeight]")
+    browser.set_window_size(1366 + size[0], 768 + size[1])
+
+
+def sign_in(browser, url, cookie):
+    """Sets `cookie` (`name=value`, a login session) for the server of `url`; nothing when `cookie` is None."""
+    if not cookie:
+        return
+    browser.get(url.split("/", 3)[0] + "//" + url.split("/", 3)[2] + "/healthz")
+    cookie_name, cookie_value = cookie.split("=", 1)
+    browser.add_cookie({"name": cookie_name, "value": cookie_value, "path": "/"})
+
+
 def axe(browser, source):
     browser.execute_script(source)
     result = browser.execute_async_script(
@@ -98,10 +114,7 @@ def main():
         for index, url in enumerate(args.urls):
             page = {}
             for name, browser in (("desktop", desktop), ("phone", phone)):
-                if args.cookie:
-                    browser.get(url.split("/", 3)[0] + "//" + url.split("/", 3)[2] + "/healthz")
-                    cookie_name, cookie_value = args.cookie.split("=", 1)
-                    browser.add_cookie({"name": cookie_name, "value": cookie_value, "path": "/"})
+                sign_in(browser, url, args.cookie)
                 browser.get(url)
                 page[name] = {"title": browser.title, "violations": axe(browser, source)}
                 if name == "phone":

@@ -5,9 +5,9 @@ phone width (390x844, mobile emulation), and prints per page and width, as JSON:
 - the viewport (`innerWidth`) and the page's width (`scrollWidth`: wider than the viewport means it scrolls
   sideways);
 - `rows`: the first rows of every list (`table.rows-stack`), each cell named by its column's header (`header`: the
-  row's own header cell, its title), with its text,
-  its box in CSS px from the top left of the viewport (the page scrolled to the row), and `clipped` when the list's
-  scroll box hides part of it;
+  row's own header cell, its title), with the label drawn before it (`label`: its `::before` text, empty when
+  none), its text, its box in CSS px from the top left of the viewport (the page scrolled to the row), and
+  `clipped` when the list's scroll box hides part of it;
 - `cutTables`: every table box (`.table-wrap`) that is wider inside than it shows, with whether it has a visible
   hint that it scrolls (a background image: the shadows of the stylesheet);
 - `chartTextPx`: the smallest size at which chart text (`svg.chart text`) is drawn on screen: its font size in
@@ -23,8 +23,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_pages import axe  # noqa: E402  (the same axe run and rules as every other page)
-from release_compare_layout import driver  # noqa: E402  (the same two windows)
+from check_pages import axe, driver, laptop, sign_in  # noqa: E402  (the same browsers, axe run and rules)
 
 MEASURE = """
 const rows = [];
@@ -36,7 +35,9 @@ for (const table of document.querySelectorAll('table.rows-stack')) {
     const clip = wrap ? wrap.getBoundingClientRect() : null;
     const cells = Array.from(row.children, (cell, index) => {
       const box = cell.getBoundingClientRect();
-      return {name: headers[index] || '', header: cell.tagName === 'TH', text: cell.textContent.replace(/\\s+/g, ' ').trim().slice(0, 80),
+      const before = getComputedStyle(cell, '::before').content;
+      return {name: headers[index] || '', header: cell.tagName === 'TH',
+              label: before.startsWith('"') ? JSON.parse(before) : '', text: cell.textContent.replace(/\\s+/g, ' ').trim().slice(0, 80),
               left: Math.round(box.left), right: Math.round(box.right), top: Math.round(box.top),
               width: Math.round(box.width), height: Math.round(box.height),
               clipped: !!clip && (box.left < clip.left - 1 || box.right > clip.right + 1)};
@@ -77,14 +78,8 @@ def main():
         browser = driver(phone)
         try:
             if not phone:
-                size = browser.execute_script("return [window.outerWidth - window.innerWidth,"
-                                              " window.outerHeight - window.innerHeight]")
-                browser.set_window_size(1366 + size[0], 768 + size[1])
-            if args.cookie:
-                first = args.urls[0]
-                browser.get(first.split("/", 3)[0] + "//" + first.split("/", 3)[2] + "/healthz")
-                cookie_name, cookie_value = args.cookie.split("=", 1)
-                browser.add_cookie({"name": cookie_name, "value": cookie_value, "path": "/"})
+                laptop(browser)
+            sign_in(browser, args.urls[0], args.cookie)
             for url in args.urls:
                 browser.get(url)
                 view = browser.execute_script(MEASURE)
