@@ -154,7 +154,8 @@ enum IssueCommand {
         do {
             return try await dataOptions.withComposition(announcing: true) { root in
                 guard let slug = ProjectSlug(project), let found = try await root.projects.project(slug: slug) else {
-                    throw IssueMergeError.noSuchProject(project)
+                    Console.write("no project '\(project)'\n", fd: 2)
+                    throw ExitCode(4)
                 }
                 return try await change(root, found)
             }

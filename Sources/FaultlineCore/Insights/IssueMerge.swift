@@ -376,8 +376,6 @@ public enum IssueMergeError: Error, Equatable, CustomStringConvertible {
     case overflow(IssueID)
     /// The fingerprint is not one merged into the issue.
     case notMerged(fingerprint: String, issue: IssueID)
-    /// No project has the slug (the CLI names one).
-    case noSuchProject(String)
 
     public var description: String {
         switch self {
@@ -391,14 +389,13 @@ public enum IssueMergeError: Error, Equatable, CustomStringConvertible {
             "issue \(id.rawValue) holds new issues past the project's cap: it cannot be merged"
         case .notMerged(let fingerprint, let issue):
             "fingerprint \(fingerprint) was not merged into issue \(issue.rawValue)"
-        case .noSuchProject(let slug): "no project '\(slug)'"
         }
     }
 
     /// The request named an issue that does not exist (404), rather than a merge that cannot be (400).
     public var isNotFound: Bool {
         switch self {
-        case .noSuchIssue, .notMerged, .noSuchProject: true
+        case .noSuchIssue, .notMerged: true
         default: false
         }
     }
