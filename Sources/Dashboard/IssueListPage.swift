@@ -44,11 +44,11 @@ struct IssueListPage {
 
     /// The rows of one kind (``IssueCategory``): a list of every kind shows crashes, hangs and non-fatal errors in
     /// sections of their own, in that order, each in the list's order and linked to the list of that kind alone; a
-    /// list of one kind is one section without a heading.
+    /// list of one kind is one section without a heading. Every section's table has the list's caption (the
+    /// section's heading names the kind).
     struct KindSection {
         var sectionID: String
         var sectionHeading: String?
-        var tableCaption: String
         /// The live list of this kind alone (every page of it), for a section of a list of every kind.
         var onlyHref: String?
         var onlyLabel: String?
@@ -93,10 +93,12 @@ struct IssueListPage {
     ///   - renderedReleases: releases that have a page (linked from rows).
     ///   - csrfValue: the session's token, or the placeholder for a static page.
     ///   - now: the render time for a static page; nil for a page served live.
+    ///   - trending: the project's trending issues, whose rows carry the mark.
     init(
         slug: ProjectSlug, path: String, request: IssueListRequest, issues: [IssueSummary],
         paging position: IssueListPaging,
-        releaseChoices: [String], renderedReleases: Set<String>, csrfValue: String, now: Date?
+        releaseChoices: [String], renderedReleases: Set<String>, csrfValue: String, now: Date?,
+        trending: TrendingMarks = TrendingMarks()
     ) {
         let filter = request.filter
         chrome = PageChrome(
@@ -157,7 +159,7 @@ struct IssueListPage {
         ]
 
         let rows = issues.map { issue in
-            let view = IssueRowView(issue, slug: slug, from: path, releases: renderedReleases)
+            let view = IssueRowView(issue, slug: slug, from: path, releases: renderedReleases, trending: trending)
             let actions = DashboardForms.settableStatuses.filter { $0 != issue.status }.map { status -> RowAction in
                 let label =
                     switch status {
@@ -222,7 +224,7 @@ struct IssueListPage {
         _ rows: [Row], issues: [IssueSummary], filter: IssueListFilter, onlyHref: (IssueListFilter.Kind) -> String
     ) -> [KindSection] {
         guard filter.kind == .all else {
-            return [KindSection(sectionID: "issues", tableCaption: filter.caption, rows: rows)]
+            return [KindSection(sectionID: "issues", rows: rows)]
         }
         let categories = issues.map(IssueCategory.of)
         return IssueCategory.allCases.compactMap { category in
@@ -236,7 +238,6 @@ struct IssueListPage {
                 }
             return KindSection(
                 sectionID: category.rawValue, sectionHeading: category.heading,
-                tableCaption: filter.caption,  // the section's heading names the kind
                 onlyHref: only.map { onlyHref($0.0) }, onlyLabel: only?.1, rows: kept)
         }
     }

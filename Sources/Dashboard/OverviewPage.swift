@@ -155,7 +155,8 @@ struct OverviewPage {
                 otherSessions: "\(trend.total.abnormalSessions) abnormal, \(trend.total.erroredSessions) with errors")
         }
         kindGroups = TopIssueSection.kinds.map {
-            Self.kindGroup($0, top: input.top, slug: slug, from: path, releases: input.renderedReleases)
+            Self.kindGroup(
+                $0, top: input.top, slug: slug, from: path, releases: input.renderedReleases, trending: input.trending)
         }
         tabs = kindGroups.map { Tab(tabHref: "#" + $0.kindAnchor, tabLabel: $0.kindHeading) }
         releaseRows = input.releases.map {
@@ -209,10 +210,10 @@ struct OverviewPage {
     }
 
     /// One kind's rankings, a section per window (`crashes-24h`, `non-fatal-release`…), headed one level below the
-    /// kind's heading.
+    /// kind's heading; the rows of `trending` issues carry the mark.
     static func kindGroup(
         _ kind: ReportKind, top: [(window: TopIssueWindow, issues: [TopIssue])], slug: ProjectSlug, from path: String,
-        releases: Set<String>
+        releases: Set<String>, trending: TrendingMarks = TrendingMarks()
     ) -> KindGroup {
         let anchor = TopIssueSection.anchor(kind)
         let sections = top.map { entry in
@@ -225,7 +226,8 @@ struct OverviewPage {
             }
             var section = TopIssueSection(
                 anchor: "\(anchor)-\(suffix)", heading: heading, headingLevel: 4, kind: kind, window: entry.window,
-                issues: entry.issues.filter { $0.issue.kind == kind }, slug: slug, from: path, releases: releases)
+                issues: entry.issues.filter { $0.issue.kind == kind }, slug: slug, from: path, releases: releases,
+                trending: trending)
             section.labelledBy = "\(anchor)-heading \(section.labelledBy)"
             return section
         }

@@ -201,10 +201,10 @@ struct ProjectRenderer {
             project: project.id, release: row.release, baseline: nil,
             policy: ReleaseGatePolicy(targets: project.targets),
             now: now, releases: snapshot.releases)
-        var page = ReleasePage(
+        let page = ReleasePage(
             slug: slug, row: row, trend: trend, top: top,
-            releases: snapshot.releaseNames, now: now, missing: snapshot.missing, targets: project.targets, gate: gate)
-        page.mark(TrendingMarks(snapshot.alerts, now: now))
+            releases: snapshot.releaseNames, now: now, missing: snapshot.missing, targets: project.targets, gate: gate,
+            trending: TrendingMarks(snapshot.alerts, now: now))
         try await emit(SitePaths.release(slug, row.release), page, as: "release", write: write)
         return (top, trend)
     }
@@ -212,27 +212,26 @@ struct ProjectRenderer {
     /// Renders the overview, the issue list, the releases list, the alerts and the missing debug files.
     mutating func renderProjectPages(_ snapshot: Snapshot, write: Writer) async throws {
         let releases = snapshot.releaseNames
-        var overview = OverviewPage(
+        let marks = TrendingMarks(snapshot.alerts, now: now)
+        let overview = OverviewPage(
             .init(
                 slug: slug, now: now, trend30: snapshot.trend30, trend90: snapshot.trend90, today: snapshot.today,
                 top: snapshot.top, releases: snapshot.releases,
                 alerts: Array(snapshot.alerts.prefix(limits.overviewAlerts)), counts: snapshot.counts,
                 missingDebugFiles: snapshot.missing.count, renderedIssues: snapshot.issueIDs,
                 renderedReleases: releases, privacy: project.privacy, minidumps: project.minidumps,
-                targets: project.targets, trending: TrendingMarks(snapshot.alerts, now: now),
+                targets: project.targets, trending: marks,
                 quotaCounts: try await sources.quotaCounts(project.id, today.adding(-29)), quotas: project.quotas))
-        overview.mark(TrendingMarks(snapshot.alerts, now: now))
         try await emit(SitePaths.overview(slug), overview, as: "overview", write: write)
         // The first page of the default list; every other list and page is served live (`SiteRenderer.issueListPage`).
         let perPage = max(1, limits.issuesPerPage)
         let paging = IssueListPaging(
             total: max(snapshot.counts.values.reduce(0, +), snapshot.listedCount), perPage: perPage, page: 1)
-        var list = IssueListPage(
+        let list = IssueListPage(
             slug: slug, path: SitePaths.issues(slug), request: IssueListRequest(),
             issues: Array(snapshot.issues.prefix(perPage)),
             paging: paging, releaseChoices: snapshot.releases.map(\.release), renderedReleases: releases,
-            csrfValue: DashboardForms.csrfPlaceholder, now: now)
-        list.mark(TrendingMarks(snapshot.alerts, now: now))
+            csrfValue: DashboardForms.csrfPlaceholder, now: now, trending: marks)
         try await emit(SitePaths.issues(slug), list, as: "issues", write: write)
         let releasesPage = ReleasesPage(
             slug: slug, releases: snapshot.releases, now: now, targets: project.targets, top: snapshot.releaseTop,

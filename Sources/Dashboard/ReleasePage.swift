@@ -44,10 +44,11 @@ struct ReleasePage {
     ///   - missing: the project's missing debug files (those of this release are named).
     ///   - targets: the project's crash-free targets, which every rate on the page is shown against.
     ///   - gate: the release's gate (``ReleaseGate``), shown with its reasons.
+    ///   - trending: the project's trending issues, whose top-issues rows carry the mark.
     init(
         slug: ProjectSlug, row: ReleaseRow, trend: HealthTrend, top: [TopIssue], releases: Set<String>, now: Date,
         missing: [MissingDebugFileSummary] = [], targets: CrashFreeTargets = CrashFreeTargets(),
-        gate: ReleaseGate? = nil
+        gate: ReleaseGate? = nil, trending: TrendingMarks = TrendingMarks()
     ) {
         let path = SitePaths.release(slug, row.release)
         chrome = PageChrome(path: path, title: "Release \(row.release)", project: slug, now: now)
@@ -72,7 +73,7 @@ struct ReleasePage {
             TopIssueSection(
                 anchor: TopIssueSection.anchor(kind), heading: TopIssueSection.heading(kind), kind: kind,
                 window: .release(row.release), issues: top.filter { $0.issue.kind == kind }, slug: slug, from: path,
-                releases: releases)
+                releases: releases, trending: trending)
         }
         releasesHref = SitePaths.relative(from: path, to: SitePaths.releases(slug))
         releaseIssuesHref =

@@ -37,14 +37,14 @@ extension SiteRenderer {
                 matching: filter.query(project: project.id, offset: offset, limit: perPage), now: now)
         }
         let releases = try await insights.releases(project: project.id, now: now, limit: limits.releases).map(\.release)
-        var page = IssueListPage(
+        // One read for the whole page: the trending marks of its rows.
+        let marks = try await trendingMarks(of: project, insights: insights, now: now)
+        let page = IssueListPage(
             slug: project.slug, path: SitePaths.issueList(project.slug), request: request, issues: issues,
             paging: paging,
             releaseChoices: releases, renderedReleases: Set(releases),
             csrfValue: csrfToken ?? DashboardForms.csrfPlaceholder,
-            now: nil)
-        // One read for the whole page: the trending marks of its rows.
-        page.mark(try await trendingMarks(of: project, insights: insights, now: now))
+            now: nil, trending: marks)
         return try templates.render(page, as: "issues")
     }
 }

@@ -27,9 +27,11 @@ struct TopIssueSection {
     /// What the section says when the ranking is empty ("No crashes in this window.").
     var emptyText: String
 
+    /// - Parameter trending: the project's trending issues, whose rows carry the mark.
     init(
         anchor: String, heading: String, headingLevel: Int = 3, kind: ReportKind? = nil, window: TopIssueWindow,
-        issues: [TopIssue], slug: ProjectSlug, from path: String, releases: Set<String>
+        issues: [TopIssue], slug: ProjectSlug, from path: String, releases: Set<String>,
+        trending: TrendingMarks = TrendingMarks()
     ) {
         self.anchor = anchor
         sectionHeading = heading
@@ -45,7 +47,8 @@ struct TopIssueSection {
         }
         rows = issues.enumerated().map { index, top in
             TopIssueRowView(
-                rank: index + 1, issue: IssueRowView(top.issue, slug: slug, from: path, releases: releases),
+                rank: index + 1,
+                issue: IssueRowView(top.issue, slug: slug, from: path, releases: releases, trending: trending),
                 windowUsers: top.users, windowEvents: top.events,
                 usersTrend: top.previous.map {
                     TrendView.count(top.users, before: $0.users, noun: "user", window: before)
@@ -58,8 +61,8 @@ struct TopIssueSection {
 
 extension TopIssueSection {
     /// The kinds ranked apart, in the order pages show them: fatal crashes first (they end sessions and count
-    /// against crash-free rates), then non-fatal errors. Hangs are not a kind of their own yet: a client's hang or
-    /// ANR event files as the kind it was sent as.
+    /// against crash-free rates), then non-fatal errors. A client's hang or ANR event files, and ranks, as the kind it
+    /// was sent as (the issue lists tell hangs apart by their error type: ``IssueCategory``).
     static let kinds: [ReportKind] = [.crash, .nonfatal]
 
     /// The plural a heading or caption names a kind's issues by.

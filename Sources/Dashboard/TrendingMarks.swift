@@ -75,42 +75,6 @@ struct TrendingMarkView {
     }
 }
 
-extension TopIssueSection {
-    /// Sets the trending mark of each row (the section is built before the marks are known to it).
-    mutating func mark(_ marks: TrendingMarks) {
-        guard !marks.isEmpty else { return }
-        for index in rows.indices { rows[index].issue.trending = marks.mark(rows[index].issue.issueID) }
-    }
-}
-
-extension OverviewPage {
-    /// Sets the trending marks of the top-issues rows.
-    mutating func mark(_ marks: TrendingMarks) {
-        for group in kindGroups.indices {
-            for section in kindGroups[group].sections.indices { kindGroups[group].sections[section].mark(marks) }
-        }
-    }
-}
-
-extension ReleasePage {
-    /// Sets the trending marks of the top-issues rows.
-    mutating func mark(_ marks: TrendingMarks) {
-        for section in topSections.indices { topSections[section].mark(marks) }
-    }
-}
-
-extension IssueListPage {
-    /// Sets the trending mark of each row (of every section).
-    mutating func mark(_ marks: TrendingMarks) {
-        guard !marks.isEmpty else { return }
-        for section in sections.indices {
-            for index in sections[section].rows.indices {
-                sections[section].rows[index].issue.trending = marks.mark(sections[section].rows[index].issue.issueID)
-            }
-        }
-    }
-}
-
 /// The overview's "Trending now" list: every trending issue, newest alert first, with its numbers.
 struct TrendingSection {
     /// One trending issue.
