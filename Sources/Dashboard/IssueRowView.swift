@@ -26,12 +26,7 @@ struct IssueRowView {
         // Shown without a repeated prefix (`SIGSEGV: SIGSEGV (signal 11, …)`), as the issue's page shows it.
         issueTitle = issue.title.isEmpty ? "Issue \(issue.id.rawValue)" : IssueTitle.display(issue.title)
         issueCulprit = issue.culprit.flatMap { $0.isEmpty ? nil : $0 }
-        issueKind =
-            switch IssueCategory.of(issue) {
-            case .crash: "crash"
-            case .hang: "hang"
-            case .nonFatal: "non-fatal"
-            }
+        issueKind = IssueCategory.of(issue).rawValue  // `crash`, `hang` or `non-fatal`
         statusBadge = .status(issue.status)
         signalBadges = Badge.signals(issue.signals)
         totalEvents = issue.events

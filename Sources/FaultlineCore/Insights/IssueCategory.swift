@@ -16,7 +16,7 @@ public enum IssueCategory: String, Sendable, CaseIterable {
     case nonFatal = "non-fatal"
 
     /// The error types that name a hang (compared exactly, as the SDKs spell them).
-    public static let hangTypes: Set<String> = [
+    static let hangTypes: Set<String> = [
         "App Hanging", "App Hang Fully Blocked", "App Hang Non Fully Blocked", "Fatal App Hang Fully Blocked",
         "Fatal App Hang Non Fully Blocked", "ApplicationNotResponding",
     ]
@@ -25,9 +25,9 @@ public enum IssueCategory: String, Sendable, CaseIterable {
     public static func of(kind: ReportKind, title: String) -> IssueCategory {
         // The title is the type alone, `type: message`, or the message alone when it already starts with the type.
         let hang = hangTypes.contains { type in
-            title.hasPrefix(type)
-                && (title.utf8.count == type.utf8.count || title.dropFirst(type.count).first == ":"
-                    || title.dropFirst(type.count).first == " ")
+            guard title.hasPrefix(type) else { return false }
+            let next = title.dropFirst(type.count).first
+            return next == nil || next == ":" || next == " "
         }
         if hang { return .hang }
         return kind == .crash ? .crash : .nonFatal
