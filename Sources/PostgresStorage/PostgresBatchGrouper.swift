@@ -64,10 +64,11 @@ enum PostgresBatchGrouper {
         return reports
     }
 
-    /// Reads what planning `reports` needs: their issues (locked), the releases closed ones were seen in, the alert
-    /// settings of their projects, the new-issue budget of those with a new fingerprint (and the overflow issue of
-    /// those that may reach their cap), the start of their sessions. Six statements at most, whatever the batch's size
-    /// (plus one per overflow issue read).
+    /// Reads what planning `reports` needs: their issues (locked), else the issues their fingerprints were merged
+    /// into, which of the issues they move out of others were merged into, the releases closed ones and those
+    /// reports move out of were seen in, the alert settings of their projects, the new-issue budget of those with a
+    /// new fingerprint (and the overflow issue of those that may reach their cap), the start of their sessions. Eight
+    /// statements at most, whatever the batch's size (plus one per overflow issue read).
     static func readFilingState(
         for reports: [FilingPlanner.Report], now: Int64, reads: PostgresBatchReads,
         _ connection: PostgresConnection, _ logger: Logger

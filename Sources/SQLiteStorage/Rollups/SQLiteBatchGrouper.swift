@@ -71,9 +71,11 @@ enum SQLiteBatchGrouper {
         return try write(plan, db)
     }
 
-    /// Reads what planning `reports` needs: their issues, the issues reports filed before are under, the releases
-    /// closed ones were seen in, the alert settings of their projects, the new-issue budget of those that may create
-    /// an issue (and the overflow issue of those that may reach their cap), the start of their sessions.
+    /// Reads what planning `reports` needs: their issues, else the issues their fingerprints were merged into, the
+    /// issues reports filed before are under (and whether others were merged into them), the releases closed ones
+    /// and those reports move out of were seen in, the alert settings of their projects, the new-issue budget of
+    /// those that may create an issue (and the overflow issue of those that may reach their cap), the start of their
+    /// sessions.
     static func readFilingState(for reports: [FilingPlanner.Report], now: Int64, reads: BatchReads, _ db: Database)
         throws
         -> FilingPlanner.State
