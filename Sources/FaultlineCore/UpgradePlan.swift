@@ -51,6 +51,36 @@ public struct UpgradePlan: Sendable, Equatable {
     /// The estimated extra disk at the peak: the largest step's (each step's copy is freed when it commits).
     public var extraBytes: Int64 { steps.map(\.extraBytes).max() ?? 0 }
 
+    /// What a database that has applied `applied` still needs, of the migrations a binary knows (`known`, oldest
+    /// first, each described in `steps`): its current version (its last applied migration known here; empty for a new
+    /// database) and the pending steps in order, for `make`.
+    /// - Throws: `StorageError(.newerSchema)` when `applied` holds a migration `known` lacks: a newer faultline
+    ///   upgraded the database, and this binary must not open it.
+    public static func pending(
+        known: [String], applied: some Collection<String>, steps: [String: (summary: String, work: Work)]
+    ) throws -> (current: String, pending: [(identifier: String, summary: String, work: Work)]) {
+        try refuseNewerSchema(applied: applied, known: known)
+        let done = Set(applied)
+        let pending = known.filter { !done.contains($0) }.map { id in
+            let step = steps[id] ?? ("(no description)", .schema)
+            return (identifier: id, summary: step.summary, work: step.work)
+        }
+        return (known.last(where: done.contains) ?? "", pending)
+    }
+
+    /// Refuses a database that a newer faultline migrated (both engines, at open and in `pending`): this binary does
+    /// not know its schema, and writing to it could lose what the newer one stores.
+    /// - Throws: `StorageError(.newerSchema)` naming the first (by name) of `applied` that `known` lacks.
+    public static func refuseNewerSchema(applied: some Collection<String>, known: some Collection<String>) throws {
+        let known = Set(known)
+        if let unknown = applied.sorted().first(where: { !known.contains($0) }) {
+            throw StorageError(
+                .newerSchema,
+                "the database was upgraded by a newer faultline (its migration \(unknown) is unknown here): run that "
+                    + "version, or restore a backup made before the upgrade")
+        }
+    }
+
     /// The plan for `pending` (in order) given each table's size in bytes (a table not listed counts as empty).
     public static func make(
         current: String, pending: [(identifier: String, summary: String, work: Work)], tableBytes: [String: Int64],
@@ -142,33 +172,4 @@ public struct UpgradeRates: Sendable, Equatable {
     /// Measured by `tools/bench/upgrade/run` at 1 M reports (docs/operations.md has the figures): every report updated
     /// in one transaction, 376 MB of table in 3.4 s (110 MB/s); an index over it, 1.5 s (257 MB/s). Rounded down.
     public static let measured = UpgradeRates(rewriteBytesPerSecond: 100e6, indexBytesPerSecond: 250e6)
-}
-
-/// Where a batched rewrite stands (reported after each batch).
-public struct BatchedRewriteProgress: Sendable, Equatable {
-    public var migration: String
-    /// Rows rewritten so far, this run and earlier interrupted ones.
-    public var rows: Int64
-    /// Rows of the last batch.
-    public var batch: Int64
-    /// Rows the rewrite covers (the table's rows when it started).
-    public var total: Int64
-    /// Whether this run continued an interrupted one.
-    public var resumed: Bool
-    public var finished: Bool
-
-    public init(migration: String, rows: Int64, batch: Int64, total: Int64, resumed: Bool, finished: Bool) {
-        self.migration = migration
-        self.rows = rows
-        self.batch = batch
-        self.total = total
-        self.resumed = resumed
-        self.finished = finished
-    }
-
-    /// Whether this batch crossed a tenth of the way (or finished): when a progress line is worth printing.
-    public var crossesATenth: Bool {
-        let step = max(1, total / 10)
-        return finished || rows / step != (rows - batch) / step
-    }
 }

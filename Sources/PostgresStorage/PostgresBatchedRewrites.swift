@@ -46,80 +46,56 @@ enum PostgresBatchedRewrites {
         return true
     }
 
+    /// Runs `rewrite` from where it stopped to its end (or until `budget` batches are spent), under the rewrites'
+    /// advisory lock: a node that waited for it finds the rewrite finished.
     static func run(
         _ rewrite: PostgresBatchedRewrite, _ database: PostgresEngine, batchRows: Int, budget: inout Int?,
         progress: (@Sendable (BatchedRewriteProgress) -> Void)?
     ) async throws -> Bool {
         let logger = database.logger
-        let table = rewrite.table
-        let startBudget = budget
-        let (finished, spent) = try await database.read { connection -> (Bool, Int) in
+        let (finished, left) = try await database.read { [budget] connection -> (Bool, Int?) in
             try await connection.query("SELECT pg_advisory_lock(\(lockKey))", logger: logger)
             do {
-                let result = try await batches(
-                    rewrite, table, connection, logger, batchRows: batchRows, budget: startBudget, progress: progress)
+                var budget = budget
+                let finished = try await batches(
+                    rewrite, connection, logger, batchRows: batchRows, budget: &budget, progress: progress)
                 try await connection.query("SELECT pg_advisory_unlock(\(lockKey))", logger: logger)
-                return result
+                return (finished, budget)
             } catch {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 _ = try? await connection.query("SELECT pg_advisory_unlock(\(lockKey))", logger: logger)
                 throw error
             }
         }
-        budget = startBudget.map { $0 - spent }
+        budget = left
         return finished
     }
 
     /// The batches, each `BEGIN … COMMIT` on `connection` (which holds the lock).
     static func batches(
-        _ rewrite: PostgresBatchedRewrite, _ table: String, _ connection: PostgresConnection, _ logger: Logger,
-        batchRows: Int, budget: Int?, progress: (@Sendable (BatchedRewriteProgress) -> Void)?
-    ) async throws -> (Bool, Int) {
-        try await connection.query(
-            """
-            CREATE TABLE IF NOT EXISTS batched_rewrites (
-                migration text PRIMARY KEY, last_id bigint NOT NULL, end_id bigint NOT NULL,
-                rows_done bigint NOT NULL CHECK (rows_done >= 0), rows_total bigint NOT NULL CHECK (rows_total >= 0),
-                finished boolean NOT NULL DEFAULT false)
-            """, logger: logger)
-        var state = try await connection.query(
-            "SELECT last_id, end_id, rows_done, rows_total, finished FROM batched_rewrites WHERE migration = \(rewrite.migration)",
-            logger: logger
-        ).collect().first.map { try $0.decode((Int64, Int64, Int64, Int64, Bool).self) }
-        let resumed = state != nil
-        if state == nil {
-            let row = try await connection.query(
-                PostgresQuery(unsafeSQL: "SELECT coalesce(max(id), \(Int64.min)), count(*) FROM \(table)"),
-                logger: logger
-            ).collect().first
-            let (end, total) = try row?.decode((Int64, Int64).self) ?? (Int64.min, Int64(0))
-            try await connection.query(
-                """
-                INSERT INTO batched_rewrites (migration, last_id, end_id, rows_done, rows_total)
-                VALUES (\(rewrite.migration), \(Int64.min), \(end), 0, \(total))
-                """, logger: logger)
-            state = (Int64.min, end, 0, total, false)
-        }
-        guard var (last, end, rows, total, done) = state else { return (true, 0) }
-        if done { return (true, 0) }
-        var spent = 0
-        while last < end {
-            if let budget, spent >= budget { return (false, spent) }
-            spent += 1
+        _ rewrite: PostgresBatchedRewrite, _ connection: PostgresConnection, _ logger: Logger, batchRows: Int,
+        budget: inout Int?, progress: (@Sendable (BatchedRewriteProgress) -> Void)?
+    ) async throws -> Bool {
+        let table = rewrite.table
+        var cursor = try await storedCursor(of: rewrite, connection, logger)
+        while cursor.hasBatch {
+            guard BatchedRewriteCursor.spend(&budget) else { return false }
+            let after = cursor.last
             try await connection.query("BEGIN", logger: logger)
-            let upper = try await connection.query(
-                PostgresQuery(
-                    unsafeSQL: "SELECT id FROM \(table) WHERE id > \(last) ORDER BY id LIMIT 1 OFFSET \(batchRows - 1)"),
-                logger: logger
-            ).collect().first?.decode(Int64.self)
-            let through = min(upper ?? end, end)
+            let through = cursor.through(
+                nth: try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL:
+                            "SELECT id FROM \(table) WHERE id > \(after) ORDER BY id LIMIT 1 OFFSET \(batchRows - 1)"),
+                    logger: logger
+                ).collect().first?.decode(Int64.self))
             let count =
                 try await connection.query(
-                    PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table) WHERE id > \(last) AND id <= \(through)"),
+                    PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table) WHERE id > \(after) AND id <= \(through)"),
                     logger: logger
                 ).collect().first?.decode(Int64.self) ?? 0
             var bindings = PostgresBindings()
-            bindings.append(last)
+            bindings.append(after)
             bindings.append(through)
             try await connection.query(PostgresQuery(unsafeSQL: rewrite.sql, binds: bindings), logger: logger)
             try await connection.query(
@@ -128,19 +104,44 @@ enum PostgresBatchedRewrites {
                 WHERE migration = \(rewrite.migration)
                 """, logger: logger)
             try await connection.query("COMMIT", logger: logger)
-            last = through
-            rows += count
-            progress?(
-                BatchedRewriteProgress(
-                    migration: rewrite.migration, rows: rows, batch: count, total: total, resumed: resumed,
-                    finished: false))
+            progress?(cursor.advance(through: through, count: count))
         }
+        if cursor.finished { return true }
         try await connection.query(
             "UPDATE batched_rewrites SET finished = true WHERE migration = \(rewrite.migration)", logger: logger)
-        done = true
-        progress?(
-            BatchedRewriteProgress(
-                migration: rewrite.migration, rows: rows, batch: 0, total: total, resumed: resumed, finished: true))
-        return (true, spent)
+        progress?(cursor.finish())
+        return true
+    }
+
+    /// The cursor of `rewrite` as stored, or a new one stored for it (the table's last id and rows as they are now).
+    static func storedCursor(of rewrite: PostgresBatchedRewrite, _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> BatchedRewriteCursor
+    {
+        try await connection.query(
+            """
+            CREATE TABLE IF NOT EXISTS batched_rewrites (
+                migration text PRIMARY KEY, last_id bigint NOT NULL, end_id bigint NOT NULL,
+                rows_done bigint NOT NULL CHECK (rows_done >= 0), rows_total bigint NOT NULL CHECK (rows_total >= 0),
+                finished boolean NOT NULL DEFAULT false)
+            """, logger: logger)
+        if let row = try await connection.query(
+            "SELECT last_id, end_id, rows_done, rows_total, finished FROM batched_rewrites WHERE migration = \(rewrite.migration)",
+            logger: logger
+        ).collect().first {
+            let (last, end, rows, total, finished) = try row.decode((Int64, Int64, Int64, Int64, Bool).self)
+            return BatchedRewriteCursor(
+                migration: rewrite.migration, last: last, end: end, rows: rows, total: total, finished: finished)
+        }
+        let row = try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT max(id), count(*) FROM \(rewrite.table)"), logger: logger
+        ).collect().first
+        let (end, total) = try row?.decode((Int64?, Int64).self) ?? (nil, Int64(0))
+        let cursor = BatchedRewriteCursor(migration: rewrite.migration, end: end, total: total)
+        try await connection.query(
+            """
+            INSERT INTO batched_rewrites (migration, last_id, end_id, rows_done, rows_total)
+            VALUES (\(rewrite.migration), \(cursor.last), \(cursor.end), 0, \(cursor.total))
+            """, logger: logger)
+        return cursor
     }
 }

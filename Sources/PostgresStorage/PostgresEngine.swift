@@ -238,10 +238,7 @@ public final class PostgresEngine: Sendable {
                 self,
                 progress: { progress in
                     guard progress.crossesATenth else { return }
-                    let line =
-                        "upgrade: \(progress.migration): \(progress.rows)/\(progress.total) rows"
-                        + (progress.resumed ? ", resumed" : "") + (progress.finished ? ", done" : "")
-                    logger.info("\(line)")
+                    logger.info("\(progress.line)")
                 })
         } catch let error as PostgresTransactionError {
             // A refusal the migrations made themselves (a newer schema) is theirs to name, not the transaction's.

@@ -706,13 +706,7 @@ enum PostgresMigrations {
                 applied.insert(name)
             }
             // A database a newer faultline migrated is refused: this binary does not know its schema.
-            let known = Set(migrations.map(\.identifier))
-            if let unknown = applied.sorted().first(where: { !known.contains($0) }) {
-                throw StorageError(
-                    .newerSchema,
-                    "the database was upgraded by a newer faultline (its migration \(unknown) is unknown here): run that version, or restore a backup made before the upgrade"
-                )
-            }
+            try UpgradePlan.refuseNewerSchema(applied: applied, known: migrations.map(\.identifier))
             let now = Millis.from(Date())
             let end = last.flatMap { last in migrations.firstIndex { $0.identifier == last } } ?? migrations.count - 1
             for (index, migration) in migrations.enumerated()

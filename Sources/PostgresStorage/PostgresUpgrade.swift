@@ -81,11 +81,7 @@ public enum PostgresUpgrade {
                     applied.append(name)
                 }
             }
-            if let unknown = applied.first(where: { !Set(migrations).contains($0) }) {
-                throw StorageError(
-                    .newerSchema,
-                    "the database was upgraded by a newer faultline (its migration \(unknown) is unknown here)")
-            }
+            let (current, pending) = try UpgradePlan.pending(known: migrations, applied: applied, steps: steps)
             var sizes: [String: Int64] = [:]
             var total: Int64 = 0
             // A partitioned table counts with all its partitions; each table with its indexes and TOAST.
@@ -102,12 +98,8 @@ public enum PostgresUpgrade {
                 total = total.addingReportingOverflow(bytes).overflow ? Int64.max : total + bytes
             }
             try await connection.query("SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE", logger: logger)
-            let pending = migrations.filter { !applied.contains($0) }.map { id in
-                let step = steps[id] ?? ("(no description)", .schema)
-                return (identifier: id, summary: step.summary, work: step.work)
-            }
             return UpgradePlan.make(
-                current: migrations.last(where: applied.contains) ?? "", pending: pending, tableBytes: sizes,
+                current: current, pending: pending, tableBytes: sizes,
                 databaseBytes: total, rates: rates)
         }
     }

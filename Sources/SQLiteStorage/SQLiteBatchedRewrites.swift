@@ -84,89 +84,76 @@ public enum SQLiteBatchedRewrites {
         progress: (@Sendable (BatchedRewriteProgress) -> Void)?
     ) throws -> Bool {
         let table = rewrite.table
-        // The cursor: the last id done, the id the rewrite ends at, rows done, and the total it started with.
-        let state = try writer.write {
-            db -> (last: Int64, end: Int64, rows: Int64, total: Int64, done: Bool, resumed: Bool) in
-            try db.execute(
-                sql: """
-                    CREATE TABLE IF NOT EXISTS batched_rewrites (
-                        migration TEXT PRIMARY KEY,
-                        last_id INTEGER NOT NULL,
-                        end_id INTEGER NOT NULL,
-                        rows_done INTEGER NOT NULL CHECK (rows_done >= 0),
-                        rows_total INTEGER NOT NULL CHECK (rows_total >= 0),
-                        finished INTEGER NOT NULL DEFAULT 0 CHECK (finished IN (0, 1))
-                    )
-                    """)
-            if let row = try Row.fetchOne(
-                db,
-                sql:
-                    "SELECT last_id, end_id, rows_done, rows_total, finished FROM batched_rewrites WHERE migration = ?",
-                arguments: [rewrite.migration])
-            {
-                return (row[0], row[1], row[2], row[3], row[4] as Int64 == 1, true)
-            }
-            let end = try Int64.fetchOne(db, sql: "SELECT max(id) FROM \"\(table)\"") ?? Int64.min
-            let total = try Int64.fetchOne(db, sql: "SELECT count(*) FROM \"\(table)\"") ?? 0
-            try db.execute(
-                sql:
-                    "INSERT INTO batched_rewrites (migration, last_id, end_id, rows_done, rows_total) VALUES (?, ?, ?, 0, ?)",
-                arguments: [rewrite.migration, Int64.min, end, total])
-            return (Int64.min, end, 0, total, false, false)
-        }
-        if state.done { return true }
-        var last = state.last
-        var rows = state.rows
-        while last < state.end {
-            if let left = budget {
-                guard left > 0 else { return false }
-                budget = left - 1
-            }
-            let step = try writer.write { db -> (through: Int64, rows: Int64) in
-                // The batch's upper bound: the batchRows-th id after the cursor (read from the key), or the end.
-                let through = min(
-                    try Int64.fetchOne(
+        var cursor = try writer.write { db in try storedCursor(of: rewrite, db) }
+        while cursor.hasBatch {
+            guard BatchedRewriteCursor.spend(&budget) else { return false }
+            let batch = try writer.write { db -> (through: Int64, count: Int64) in
+                let after = cursor.last
+                let through = cursor.through(
+                    nth: try Int64.fetchOne(
                         db, sql: "SELECT id FROM \"\(table)\" WHERE id > ? ORDER BY id LIMIT 1 OFFSET ?",
-                        arguments: [last, batchRows - 1]) ?? state.end, state.end)
+                        arguments: [after, batchRows - 1]))
                 let count =
                     try Int64.fetchOne(
                         db, sql: "SELECT count(*) FROM \"\(table)\" WHERE id > ? AND id <= ?",
-                        arguments: [last, through]
+                        arguments: [after, through]
                     ) ?? 0
-                try rewrite.body(db, last, through)
+                try rewrite.body(db, after, through)
                 try db.execute(
                     sql: "UPDATE batched_rewrites SET last_id = ?, rows_done = rows_done + ? WHERE migration = ?",
                     arguments: [through, count, rewrite.migration])
                 return (through, count)
             }
-            last = step.through
-            rows += step.rows
+            let moved = cursor.advance(through: batch.through, count: batch.count)
             // A passive checkpoint keeps the WAL at a batch's size (the server has not started: no reader holds it).
             try writer.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
-            progress?(
-                BatchedRewriteProgress(
-                    migration: rewrite.migration, rows: rows, batch: step.rows, total: state.total,
-                    resumed: state.resumed, finished: false))
+            progress?(moved)
         }
+        if cursor.finished { return true }
         try writer.write { db in
             try db.execute(
                 sql: "UPDATE batched_rewrites SET finished = 1 WHERE migration = ?", arguments: [rewrite.migration])
         }
-        progress?(
-            BatchedRewriteProgress(
-                migration: rewrite.migration, rows: rows, batch: 0, total: state.total, resumed: state.resumed,
-                finished: true))
+        progress?(cursor.finish())
         return true
+    }
+
+    /// The cursor of `rewrite` as stored, or a new one stored for it (the table's last id and rows as they are now).
+    static func storedCursor(of rewrite: BatchedRewrite, _ db: Database) throws -> BatchedRewriteCursor {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS batched_rewrites (
+                    migration TEXT PRIMARY KEY,
+                    last_id INTEGER NOT NULL,
+                    end_id INTEGER NOT NULL,
+                    rows_done INTEGER NOT NULL CHECK (rows_done >= 0),
+                    rows_total INTEGER NOT NULL CHECK (rows_total >= 0),
+                    finished INTEGER NOT NULL DEFAULT 0 CHECK (finished IN (0, 1))
+                )
+                """)
+        if let row = try Row.fetchOne(
+            db,
+            sql: "SELECT last_id, end_id, rows_done, rows_total, finished FROM batched_rewrites WHERE migration = ?",
+            arguments: [rewrite.migration])
+        {
+            return BatchedRewriteCursor(
+                migration: rewrite.migration, last: row[0], end: row[1], rows: row[2], total: row[3],
+                finished: row[4] as Int64 == 1)
+        }
+        let cursor = BatchedRewriteCursor(
+            migration: rewrite.migration, end: try Int64.fetchOne(db, sql: "SELECT max(id) FROM \"\(rewrite.table)\""),
+            total: try Int64.fetchOne(db, sql: "SELECT count(*) FROM \"\(rewrite.table)\"") ?? 0)
+        try db.execute(
+            sql:
+                "INSERT INTO batched_rewrites (migration, last_id, end_id, rows_done, rows_total) VALUES (?, ?, ?, 0, ?)",
+            arguments: [rewrite.migration, cursor.last, cursor.end, cursor.total])
+        return cursor
     }
 
     /// Progress as a server prints it: a line on standard error at each tenth of the way and at the end.
     public static let standardErrorProgress: @Sendable (BatchedRewriteProgress) -> Void = { progress in
         guard progress.crossesATenth else { return }
-        let percent = progress.total == 0 ? 100 : min(100, progress.rows * 100 / progress.total)
-        let line =
-            "upgrade: \(progress.migration): \(progress.rows)/\(progress.total) rows (\(percent) %)"
-            + (progress.resumed ? ", resumed" : "") + (progress.finished ? ", done" : "") + "\n"
-        _ = line.withCString { write(2, $0, strlen($0)) }
+        _ = (progress.line + "\n").withCString { write(2, $0, strlen($0)) }
     }
 
     /// Opens the database at `path` as a server does (WAL) and applies the pending migrations with their rewrites,

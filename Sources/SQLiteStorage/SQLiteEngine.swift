@@ -83,13 +83,7 @@ public final class SQLiteEngine: Sendable {
     /// could lose what the newer one stores.
     static func refuseNewerSchema(_ pool: DatabasePool) throws {
         let applied = try pool.read { db in try SQLiteMigrations.migrator.appliedIdentifiers(db) }
-        let known = Set(SQLiteMigrations.migrator.migrations)
-        if let unknown = applied.first(where: { !known.contains($0) }) {
-            throw StorageError(
-                .newerSchema,
-                "the database was upgraded by a newer faultline (its migration \(unknown) is unknown here): run that version, or restore a backup made before the upgrade"
-            )
-        }
+        try UpgradePlan.refuseNewerSchema(applied: applied, known: SQLiteMigrations.migrator.migrations)
     }
 
     /// A new database file starts in incremental auto-vacuum mode, so that deleted pages can be given back to the

@@ -83,22 +83,15 @@ public enum SQLiteUpgrade {
             let queue = try readOnlyQueue(path: path)
             defer { try? queue.close() }
             return try queue.read { db in
-                let applied = try SQLiteMigrations.migrator.appliedIdentifiers(db)
-                if let unknown = applied.first(where: { !Set(migrations).contains($0) }) {
-                    throw StorageError(
-                        .newerSchema,
-                        "the database was upgraded by a newer faultline (its migration \(unknown) is unknown here)")
-                }
-                let pending = migrations.filter { !applied.contains($0) }.map { id in
-                    let step = steps[id] ?? ("(no description)", .schema)
-                    return (identifier: id, summary: step.summary, work: step.work)
-                }
+                let (current, pending) = try UpgradePlan.pending(
+                    known: migrations, applied: try SQLiteMigrations.migrator.appliedIdentifiers(db),
+                    steps: steps)
                 let pageSize = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
                 let pages = try Int64.fetchOne(db, sql: "PRAGMA page_count") ?? 0
                 let total = pages.multipliedReportingOverflow(by: pageSize)
                 let databaseBytes = total.overflow ? Int64.max : total.partialValue
                 return UpgradePlan.make(
-                    current: migrations.last(where: applied.contains) ?? "", pending: pending,
+                    current: current, pending: pending,
                     tableBytes: try tableBytes(db, fallback: databaseBytes), databaseBytes: databaseBytes,
                     rates: rates)
             }
