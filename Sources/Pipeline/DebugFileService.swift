@@ -183,12 +183,13 @@ public struct DebugFileService: Sendable {
             return [try await verifyAndStore(file, claimed: claimed, project: project, name: name)]
         }
         store.discard(upload)
-        var checked: [(file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, name: String?)] = []
+        var checked: [DebugFileToStore] = []
         do {
             for piece in pieces {
                 let facts = try await inspected(piece.upload)
                 let buildID = try Self.verify(facts, claimed: nil)
-                checked.append((try received(piece.upload), facts, buildID, piece.name))
+                checked.append(
+                    DebugFileToStore(try received(piece.upload), facts: facts, buildID: buildID, name: piece.name))
             }
             if let claimed, !checked.contains(where: { $0.buildID == claimed }) {
                 let found = checked.map(\.buildID.rawValue).joined(separator: ", ")
@@ -198,30 +199,7 @@ public struct DebugFileService: Sendable {
             for piece in pieces { store.discard(piece.upload) }
             throw error
         }
-        // All or none: a piece past the quota leaves none of them kept, so a retry after freeing space starts clean.
-        let outcomes: [DebugFileStoreOutcome]
-        do {
-            outcomes = try await store.storeAll(
-                checked.map { DebugFileToStore($0.file, facts: $0.facts, buildID: $0.buildID, name: $0.name) },
-                project: project.id, quotaBytes: quotaBytes, at: clock.now())
-        } catch {
-            for piece in checked { store.discard(piece.file.upload) }
-            throw error
-        }
-        var accepted: [AcceptedDebugFile] = []
-        for (piece, outcome) in zip(checked, outcomes) {
-            switch outcome {
-            case .quotaExceeded(let wouldUse):
-                throw quotaError(project, wouldUse: wouldUse)
-            case .stored(let stored, let replaced):
-                await onStored(project.id, piece.buildID, replaced)
-                accepted.append(
-                    AcceptedDebugFile(
-                        buildID: piece.buildID, facts: piece.facts, size: piece.file.size, sha256: piece.file.sha256,
-                        stored: stored))
-            }
-        }
-        return accepted
+        return try await keep(checked, project: project)
     }
 
     /// `work`'s answer, run where `offload` runs it.
@@ -254,7 +232,10 @@ public struct DebugFileService: Sendable {
             store.discard(file.upload)
             throw error
         }
-        return try await keep(file, facts: facts, buildID: buildID, project: project, name: name)
+        let accepted = try await keep(
+            [DebugFileToStore(file, facts: facts, buildID: buildID, name: name)], project: project)
+        guard let one = accepted.first else { throw StorageError(.conflict, "a stored debug file gave no outcome") }
+        return one
     }
 
     /// The facts of an upload, inspected where `offload` runs it; the upload is discarded when it cannot be read.
@@ -288,28 +269,32 @@ public struct DebugFileService: Sendable {
         return buildID
     }
 
-    /// Stores a verified file under `buildID`; the temporary file is consumed either way.
-    func keep(_ file: ReceivedDebugFile, facts: DebugFileFacts, buildID: BuildID, project: Project, name: String?)
-        async throws
-        -> AcceptedDebugFile
-    {
-        let upload = file.upload
+    /// Stores verified files, each under its build-id, all or none (`DebugFileStore.storeAll`): one past the quota
+    /// leaves none of them kept, so a retry after freeing space starts clean. Every temporary file is consumed either
+    /// way.
+    /// - Returns: one accepted file per piece, in order.
+    func keep(_ pieces: [DebugFileToStore], project: Project) async throws -> [AcceptedDebugFile] {
+        let outcomes: [DebugFileStoreOutcome]
         do {
-            let outcome = try await store.store(
-                file, facts: facts, buildID: buildID, project: project.id, name: name, quotaBytes: quotaBytes,
-                at: clock.now())
+            outcomes = try await store.storeAll(pieces, project: project.id, quotaBytes: quotaBytes, at: clock.now())
+        } catch {
+            for piece in pieces { store.discard(piece.file.upload) }
+            throw error
+        }
+        var accepted: [AcceptedDebugFile] = []
+        for (piece, outcome) in zip(pieces, outcomes) {
             switch outcome {
             case .quotaExceeded(let wouldUse):
                 throw quotaError(project, wouldUse: wouldUse)
             case .stored(let stored, let replaced):
-                await onStored(project.id, buildID, replaced)
-                return AcceptedDebugFile(
-                    buildID: buildID, facts: facts, size: file.size, sha256: file.sha256, stored: stored)
+                await onStored(project.id, piece.buildID, replaced)
+                accepted.append(
+                    AcceptedDebugFile(
+                        buildID: piece.buildID, facts: piece.facts, size: piece.file.size, sha256: piece.file.sha256,
+                        stored: stored))
             }
-        } catch {
-            store.discard(upload)
-            throw error
         }
+        return accepted
     }
 
     /// Which of `wanted` the project does not have yet (only the kinds still missing are returned).

@@ -89,9 +89,9 @@ public struct SQLiteDebugFileStore: DebugFileStore {
         return outcomes
     }
 
-    /// Stores one file of an upload in the caller's transaction (`store`): its quota checked against what the project
-    /// holds in it, its blob placed (and added to `placed`), its rows written, its outranked reports queued. Nothing is
-    /// written when it does not fit (`change.outcome` says so).
+    /// Stores one file of an upload in the caller's transaction (`storeAll`): its quota checked against what the
+    /// project holds in it, its blob placed (and added to `placed`), its rows written, its outranked reports queued.
+    /// Nothing is written when it does not fit (`change.outcome` says so).
     func store(
         _ piece: DebugFileToStore, project: ProjectID, quotaBytes: UInt64, at date: Date, placed: inout [ContentHash],
         _ db: Database
