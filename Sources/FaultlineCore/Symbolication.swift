@@ -219,9 +219,7 @@ public enum SymbolicationRules {
     ///   call is the 4-byte instruction before (`(a & ~3) - 4`, as Apple's tools and llvm-symbolizer do); elsewhere,
     ///   and when unknown, one byte back (x86-64's calls have any length, and any byte of the call resolves alike).
     public static func lookupAddress(_ frame: Frame, index: Int, architecture: String? = nil) -> UInt64? {
-        guard let address = frame.address else { return nil }
-        let isReturn = frame.instructionKind.map { $0 == .returnAddress } ?? (index > 0)
-        return isReturn ? callerAddress(address, architecture: architecture) : address
+        frame.address.map { lookupAddress($0, of: frame, index: index, architecture: architecture) }
     }
 
     /// `lookupAddress` of a frame whose address may be signed: its pointer-authentication bits stripped first
@@ -233,6 +231,11 @@ public enum SymbolicationRules {
     ) -> UInt64? {
         guard let raw = frame.address else { return nil }
         let address = strippingPointerAuthentication(raw, architecture: architecture, inSorted: sorted) ?? raw
+        return lookupAddress(address, of: frame, index: index, architecture: architecture)
+    }
+
+    /// `address` (`frame`'s, stripped or not) moved into the call instruction when the frame is a return address.
+    static func lookupAddress(_ address: UInt64, of frame: Frame, index: Int, architecture: String?) -> UInt64 {
         let isReturn = frame.instructionKind.map { $0 == .returnAddress } ?? (index > 0)
         return isReturn ? callerAddress(address, architecture: architecture) : address
     }
