@@ -1,6 +1,7 @@
 #!/bin/sh
 # Sends this build's dSYMs to Faultline with symupload, or with sentry-cli where symupload is not installed: the body
-# of an Xcode "Run Script" build phase, and what the fastlane lane of docs/apple.md runs. Tested as it is (Tests/FaultlineHTTPTests/AppleXcodeBuildPhaseTests.swift).
+# of an Xcode "Run Script" build phase, and what the fastlane lane of docs/apple.md runs. Tested as it is
+# (Tests/FaultlineHTTPTests/AppleXcodeBuildPhaseTests.swift).
 #
 # Read from Xcode's build settings:
 #   DWARF_DSYM_FOLDER_PATH    the folder the build writes its dSYMs into (required)
@@ -18,9 +19,8 @@
 #                             its extensions') or target (DWARF_DSYM_FILE_NAME alone)
 #
 # Exits 0 once every dSYM sent is on the server (`symupload --check`, or `sentry-cli debug-files upload --wait`), or
-# when there is nothing to send. Anything
-# else prints an `error:` line, which Xcode lists with the build's issues, and fails the build: a dSYM that never
-# arrives leaves every crash of the build unsymbolicated.
+# when there is nothing to send. Anything else prints an `error:` line, which Xcode lists with the build's issues, and
+# fails the build: a dSYM that never arrives leaves every crash of the build unsymbolicated.
 set -u
 
 note() { echo "note: faultline: $*"; }
@@ -65,18 +65,20 @@ uploader=${FAULTLINE_UPLOADER:-auto}
 symupload=
 sentry_cli=
 case "$uploader" in
-    symupload | auto) symupload=$(find_tool symupload "${FAULTLINE_SYMUPLOAD:-}") ;;
+    symupload | auto)
+        symupload=$(find_tool symupload "${FAULTLINE_SYMUPLOAD:-}")
+        # A path given, or symupload asked for by name, must be there: only a search that found nothing falls back.
+        if { [ "$uploader" = "symupload" ] || [ -n "${FAULTLINE_SYMUPLOAD:-}" ]; } && [ ! -x "$symupload" ]; then
+            fail "symupload not found: install it or set FAULTLINE_SYMUPLOAD to its path (docs/apple.md)"
+        fi
+        ;;
     sentry-cli) ;;
     *) fail "FAULTLINE_UPLOADER is symupload, sentry-cli or auto, not $uploader" ;;
 esac
-# A path given, or symupload asked for by name, must be there: only a search that found nothing falls back.
-if { [ "$uploader" = "symupload" ] || [ -n "${FAULTLINE_SYMUPLOAD:-}" ]; } && { [ -z "$symupload" ] || [ ! -x "$symupload" ]; }; then
-    fail "symupload not found: install it or set FAULTLINE_SYMUPLOAD to its path (docs/apple.md)"
-fi
-if [ -z "$symupload" ] || [ ! -x "$symupload" ]; then
+if [ ! -x "$symupload" ]; then
     symupload=
     sentry_cli=$(find_tool sentry-cli "${FAULTLINE_SENTRY_CLI:-}")
-    if [ -z "$sentry_cli" ] || [ ! -x "$sentry_cli" ]; then
+    if [ ! -x "$sentry_cli" ]; then
         fail "neither symupload nor sentry-cli found: install one, or set FAULTLINE_SYMUPLOAD or FAULTLINE_SENTRY_CLI to its path (docs/apple.md)"
     fi
     [ -n "${FAULTLINE_PROJECT:-}" ] || fail "sentry-cli needs the project's slug: set FAULTLINE_PROJECT (docs/apple.md)"
