@@ -34,11 +34,29 @@ struct ReleaseGateView: Equatable {
         }
         summary = gate.summary
         reasons = Array(gate.reasons.dropFirst())
-        let release = gate.release.contains(where: { $0 == " " || $0 == "'" }) ? "'\(gate.release)'" : gate.release
-        command = "faultline gate --project \(slug.rawValue) --release \(release)"
+        command = "faultline gate --project \(slug.rawValue) --release \(Self.shellWord(gate.release))"
         let policy = gate.policy
         policyText =
             "at least \(policy.minSessions) sessions, \(ReleaseGate.percentText(policy.confidence * 100)) % confidence, "
             + "\(policy.maxNewFatalIssues) new fatal issues and \(policy.maxRegressedIssues) regressed crashes allowed"
+    }
+
+    /// `text` as one word for a POSIX shell: as it is when it holds only characters no shell treats specially, else
+    /// in single quotes (a `'` inside as `'\''`). A release name comes from the apps' reports, so a command people
+    /// copy from the page must never run what a hostile name (`1.0;rm -rf ~`) spells.
+    static func shellWord(_ text: String) -> String {
+        let plain =
+            !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"),
+                    UInt8(ascii: "+"), UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: ":"), UInt8(ascii: ","):
+                    true
+                default: false
+                }
+            }
+        if plain { return text }
+        return "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
 }
