@@ -14,7 +14,7 @@
 /// launch fails on its first twenty sessions, because even then the interval's optimistic end is far below target.
 public struct ReleaseGate: Sendable, Equatable {
     /// What CI does next.
-    public enum Verdict: String, Sendable, Codable {
+    public enum Verdict: String, Sendable {
         /// Promote: every check passed on enough sessions.
         case pass
         /// Roll back: a check failed.
@@ -42,7 +42,7 @@ public struct ReleaseGate: Sendable, Equatable {
     }
 
     /// How one check came out.
-    public enum Outcome: String, Sendable, Codable {
+    public enum Outcome: String, Sendable {
         case pass
         case fail
         /// Nothing to judge (no sessions, no users, no baseline): never a failure, never a pass on its own.

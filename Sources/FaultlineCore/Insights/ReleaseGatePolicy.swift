@@ -1,5 +1,5 @@
 /// How the baseline's window is matched to the release's.
-public enum BaselineWindow: String, Sendable, Codable, CaseIterable {
+public enum BaselineWindow: String, Sendable, CaseIterable {
     /// The baseline's first D days, D being the days the release has been out (its first day through today).
     case days
     /// The baseline's first days, up to the first on which its sessions reach the release's (whole days: the

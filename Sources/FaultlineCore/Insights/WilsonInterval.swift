@@ -12,7 +12,7 @@
 ///     half   = z ÷ (1 + z²/n) · √(p̂(1 − p̂)/n + z²/4n²)
 ///
 /// The interval is `centre ± half`, clamped to 0…1.
-public struct WilsonInterval: Sendable, Equatable, Codable {
+public struct WilsonInterval: Sendable, Equatable {
     /// The pessimistic end (0…1).
     public var lower: Double
     /// The optimistic end (0…1).
