@@ -185,6 +185,35 @@ import Testing
             })
     }
 
+    @Test func theServersCeilingRefusesAsTheOrganizationsUsage() async throws {
+        // Given a server with a ceiling of 2 events an hour over every project, and a project with no quota of its own
+        let folder = ServerProcess.newFolder()
+        let shop = try await ServerProcess.createProject("shop", in: folder, extra: ["--rate-limit", "10000"])
+        let server = try await ServerProcess(
+            folder: folder, arguments: ["--max-events-per-hour", "2"], environment: Self.environment)
+        defer { server.cleanUp() }
+        // When 3 apps crash
+        var answers: [HTTP.Answer] = []
+        for n in 0..<3 {
+            answers.append(
+                try await post(
+                    server, shop, Self.envelope(n, user: "user-\(n)", crashed: true, event: true, fingerprint: false)))
+        }
+        // Then the first 2 are stored (3 if the test crossed an hour) and a third past the ceiling is refused in
+        // the organization's scope, naming the server, not the project
+        guard let refused = answers.first(where: { $0.status == 429 }) else {
+            #expect(answers.map(\.status) == [200, 200, 200], "only an hour's turn admits all three")
+            return
+        }
+        #expect(answers.prefix(2).allSatisfy { $0.status == 200 })
+        let limits = try #require(refused.headers.first(name: "X-Sentry-Rate-Limits"))
+        #expect(limits.hasSuffix(":error;default;attachment:organization:usage_exceeded"), "\(limits)")
+        #expect(refused.json["error"] as? String == "quota_reached")
+        #expect((refused.json["message"] as? String)?.hasPrefix("the server is over its ceiling") == true)
+        // and its session was kept.
+        #expect(try await eventually { try await health(server, shop)["sessions"] as? Int == 3 })
+    }
+
     @Test func anImportPastAQuotaRefusesTheRestInsteadOfWaitingForTheWindow() async throws {
         // Given a project with a quota of 1 event a month, and two crash reports to import
         let scratch = try TempFolder("spike-import")

@@ -124,12 +124,15 @@ struct SentryController<Ingest: ReportIngesting> {
             // Past a quota the scope and reason say so (`project:usage_exceeded`); sessions are never under a quota.
             let limits =
                 ["\(seconds):error;default;attachment:\(receipt.limitedBy.rawValue)"] + [sessionLimit].compactMap { $0 }
-            let quota = receipt.limitedBy.isQuota
+            let message =
+                switch receipt.limitedBy {
+                case .rateLimit: "project \(project.slug) is over its limit of \(project.rateLimitPerSecond) events/s"
+                case .projectQuota: "project \(project.slug) is over its event quota; sessions are still accepted"
+                case .serverCeiling: "the server is over its ceiling of events; sessions are still accepted"
+                }
             throw APIError(
-                status: .tooManyRequests, code: quota ? "quota_reached" : "rate_limited",
-                message: quota
-                    ? "project \(project.slug) is over its event quota; sessions are still accepted"
-                    : "project \(project.slug) is over its limit of \(project.rateLimitPerSecond) events/s",
+                status: .tooManyRequests, code: receipt.limitedBy.isQuota ? "quota_reached" : "rate_limited",
+                message: message,
                 headers: [.retryAfter: String(seconds), .sentryRateLimits: limits.joined(separator: ", ")])
         }
         return sessionLimit
