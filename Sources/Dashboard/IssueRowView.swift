@@ -24,7 +24,7 @@ struct IssueRowView {
         issueID = issue.id
         issueHref = SitePaths.relative(from: path, to: SitePaths.issue(slug, issue.id))
         // Shown without a repeated prefix (`SIGSEGV: SIGSEGV (signal 11, …)`), as the issue's page shows it.
-        issueTitle = issue.title.isEmpty ? "Issue \(issue.id.rawValue)" : IssueTitle.display(issue.title)
+        issueTitle = IssueTitle.row(issue)
         issueCulprit = issue.culprit.flatMap { $0.isEmpty ? nil : $0 }
         issueKind = IssueCategory.of(issue).rawValue  // `crash`, `hang` or `non-fatal`
         statusBadge = .status(issue.status)

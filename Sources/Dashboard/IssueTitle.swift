@@ -1,3 +1,5 @@
+import FaultlineCore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -13,6 +15,12 @@ import Foundation
 /// the releases comparison show it without the repeated prefix, and the page leaves out the message under "Error"
 /// when the title already says it.
 enum IssueTitle {
+    /// How a row (an issue list, top issues, the releases comparison) names `issue`: its title as ``display(_:)``
+    /// shows it, or `Issue 12` when it has none.
+    static func row(_ issue: IssueSummary) -> String {
+        issue.title.isEmpty ? "Issue \(issue.id.rawValue)" : display(issue.title)
+    }
+
     /// `title` with a leading `X: ` removed when what follows starts with `X` again; otherwise `title`.
     static func display(_ title: String) -> String {
         guard let colon = title.range(of: ": ") else { return title }

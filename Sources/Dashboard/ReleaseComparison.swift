@@ -69,8 +69,7 @@ struct ReleaseComparison {
                 newIssues: row.newIssues,
                 topCrash: crash.map { crash in
                     TopCrash(
-                        crashTitle: crash.issue.title.isEmpty
-                            ? "Issue \(crash.issue.id.rawValue)" : IssueTitle.display(crash.issue.title),
+                        crashTitle: IssueTitle.row(crash.issue),
                         crashHref: SitePaths.relative(from: path, to: SitePaths.issue(slug, crash.issue.id)),
                         crashCounts:
                             "\(Format.count(crash.users, "user")), \(Format.count(crash.events, "event")) in this release"
