@@ -290,7 +290,7 @@ public final class DiskGuard: Sendable {
         /// A real disk-full error was met since entering: nothing can be written, background writers pause.
         var hardFull = false
         var reason = ""
-        var notices: [StorageNotice] = []
+        var notices = NoticeQueue<StorageNotice>(capacity: DiskGuard.maxNotices)
         /// Times the state was entered since start (retention runs at once on each entry).
         var entries = 0
     }
@@ -433,25 +433,18 @@ public final class DiskGuard: Sendable {
     /// The changes not yet recorded as alerts, oldest first; the caller gives back what it could not write
     /// (`keepNotices`).
     public func takeNotices() -> [StorageNotice] {
-        state.withLock { state in
-            defer { state.notices = [] }
-            return state.notices
-        }
+        state.withLock { $0.notices.take() }
     }
 
     /// Puts back notices `takeNotices` returned that could not be recorded (before any newer ones).
     public func keepNotices(_ notices: [StorageNotice]) {
-        guard !notices.isEmpty else { return }
-        state.withLock { state in
-            state.notices = Array((notices + state.notices).suffix(Self.maxNotices))
-        }
+        state.withLock { $0.notices.giveBack(notices) }
     }
 
     func record(_ state: inout State, full: Bool, at date: Date) {
         if full { state.entries &+= 1 }
         state.notices.append(
             StorageNotice(full: full, at: date, availableBytes: state.available, floorBytes: policy.floorBytes))
-        if state.notices.count > Self.maxNotices { state.notices.removeFirst(state.notices.count - Self.maxNotices) }
     }
 
     func describe(_ state: State) -> String {

@@ -64,7 +64,7 @@ public final class SpikeGuard: Sendable {
         var tally: [TallyKey: (accepted: Int, dropped: Int)] = [:]
         /// Windows already announced (pruned once they have passed).
         var announced: Set<Notice> = []
-        var notices: [Notice] = []
+        var notices = NoticeQueue<Notice>(capacity: SpikeGuard.maxNotices)
         /// The fingerprints tallied per project and day: a hostile client sending a new fingerprint with every event
         /// must not grow the table without bound; past ``maxFingerprintsPerDay`` a dropped event counts by release.
         var fingerprints: [ProjectID: (day: DayNumber, seen: Set<Fingerprint>)] = [:]
@@ -75,7 +75,7 @@ public final class SpikeGuard: Sendable {
     /// Tally rows kept in memory at most between flushes (rows beyond it fall back to the release alone; a database
     /// that stays away does not grow memory without bound: past twice this, new keys are not counted).
     public static let maxTallyKeys = 10_000
-    /// Notices kept at most.
+    /// Notices kept at most for the alert writer (`NoticeQueue`: past it the oldest go).
     static let maxNotices = 256
 
     let clock: any WallClock
@@ -165,17 +165,12 @@ public final class SpikeGuard: Sendable {
 
     /// The quotas reached since the last take.
     public func takeNotices() -> [Notice] {
-        state.withLock { state in
-            defer { state.notices = [] }
-            return state.notices
-        }
+        state.withLock { $0.notices.take() }
     }
 
     /// Puts back notices whose alert could not be written.
     public func keepNotices(_ notices: [Notice]) {
-        state.withLock { state in
-            state.notices = Array((notices + state.notices).prefix(Self.maxNotices))
-        }
+        state.withLock { $0.notices.giveBack(notices) }
     }
 
     /// Counts `reports` (of `releases`, one each) under their day and release, and a dropped one under its fingerprint
@@ -215,6 +210,6 @@ public final class SpikeGuard: Sendable {
         guard !state.announced.contains(key) else { return }
         state.announced = state.announced.filter { $0.window.end(ofWindowStartingAt: $0.windowStart) > second }
         state.announced.insert(key)
-        if state.notices.count < maxNotices { state.notices.append(notice) }
+        state.notices.append(notice)
     }
 }
