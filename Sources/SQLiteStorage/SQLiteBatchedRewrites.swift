@@ -29,20 +29,13 @@ public struct BatchedRewrite: Sendable {
     public let migration: String
     /// The table walked, by its `id` (an INTEGER PRIMARY KEY).
     public let table: String
-    let body: @Sendable (Database, Int64, Int64) throws -> Void
+    /// One statement whose `?1`, `?2` are the batch's bounds: `id > ?1 AND id <= ?2`.
+    public let sql: String
 
-    /// A rewrite by one SQL statement whose `?1`, `?2` are the batch's bounds: `id > ?1 AND id <= ?2`.
     public init(migration: String, table: String, sql: String) {
         self.migration = migration
         self.table = table
-        body = { db, after, through in try db.execute(sql: sql, arguments: [after, through]) }
-    }
-
-    /// A rewrite computed in Swift, for what SQL alone cannot do (the rows with `after < id <= through`).
-    init(migration: String, table: String, body: @escaping @Sendable (Database, Int64, Int64) throws -> Void) {
-        self.migration = migration
-        self.table = table
-        self.body = body
+        self.sql = sql
     }
 }
 
@@ -98,7 +91,7 @@ public enum SQLiteBatchedRewrites {
                         db, sql: "SELECT count(*) FROM \"\(table)\" WHERE id > ? AND id <= ?",
                         arguments: [after, through]
                     ) ?? 0
-                try rewrite.body(db, after, through)
+                try db.execute(sql: rewrite.sql, arguments: [after, through])
                 try db.execute(
                     sql: "UPDATE batched_rewrites SET last_id = ?, rows_done = rows_done + ? WHERE migration = ?",
                     arguments: [through, count, rewrite.migration])
