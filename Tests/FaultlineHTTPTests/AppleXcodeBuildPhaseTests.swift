@@ -140,6 +140,8 @@ import Testing
         // Then the server holds every slice of every dSYM, as after symupload
         let listed = try await SymuploadEndToEndTests().listed(server, project.upload)
         let stored = Set(listed.compactMap { $0["kind"] as? String == "debuginfo" ? $0["build_id"] as? String : nil })
-        #expect(stored == Set(archive.expected.filter { $0.fileType == "dsym" }.map(\.uuid)))
+        let dSYMs = Set(archive.expected.filter { $0.fileType == "dsym" }.map(\.uuid))
+        #expect(dSYMs.count > 1, "the archive has dSYMs of several slices")
+        #expect(stored == dSYMs)
     }
 }
