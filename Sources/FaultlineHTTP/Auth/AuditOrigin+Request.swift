@@ -1,0 +1,20 @@
+import FaultlineCore
+
+extension AppRequestContext {
+    /// Who this request acts for and from where, as the audit trail records a change it makes (``AuditEntry``): the
+    /// dashboard's requester (a person, the admin token) or the API's principal (the admin token, a project's upload
+    /// token), with the peer's address. Nil for a request that may change nothing (a public dashboard, an ingest key).
+    public var auditOrigin: AuditOrigin? {
+        let actor: AuditActor?
+        if let requester {
+            actor = AuditActor(requester)
+        } else {
+            switch principal {
+            case .admin: actor = .adminToken
+            case .upload(let project): actor = .projectToken(project.id)
+            case .ingest, nil: actor = nil
+            }
+        }
+        return actor.map { AuditOrigin(actor: $0, address: clientAddress) }
+    }
+}
