@@ -42,6 +42,8 @@ public struct Composition: Sendable {
     let adminSessions: AdminSessionService
     /// People, their roles, invites and password logins (issue #37).
     public let people: PeopleService
+    /// People's own accounts: personal API tokens, password changes, the second factor.
+    public let accounts: AccountService
     /// When ingest last wrote: the symbolication worker gives way while ingest is busy.
     let ingestActivity = IngestActivity()
     /// With PostgreSQL, this node's presence and the count of live nodes (each allows 1 ÷ N of a project's rate limit).
@@ -118,6 +120,9 @@ public struct Composition: Sendable {
         people = PeopleService(
             store: stores.people, sessions: adminSessions, hasher: SHA256SecretHasher(),
             generator: SystemSecretGenerator(), deriver: ScryptPasswordDeriver(), clock: clock)
+        accounts = AccountService(
+            store: stores.people, hasher: SHA256SecretHasher(), generator: SystemSecretGenerator(), clock: clock,
+            deriver: ScryptPasswordDeriver(), hmac: CryptoHMACSHA1())
     }
 
     /// Closes the database (SQLite: checkpoints and closes; PostgreSQL: stops the connection pool).

@@ -211,7 +211,7 @@ public struct ServerAssembly: Sendable {
             }
             searchPages = data.searchPages(renderer)
         }
-        return AppDependencies(
+        var dependencies = AppDependencies(
             projects: data.projects,
             ingest: data.ingestService(storage: storage, spikeGuard: spikeGuard, onCommit: onChange),
             reader: reader, debugFiles: debugFiles, symbolication: data.symbolicationStore,
@@ -229,6 +229,8 @@ public struct ServerAssembly: Sendable {
                     (try? renderer?.invitePage(login: login, error: error, csrf: csrf))
                         ?? LoginFallback.invite(login: login, error: error, csrf: csrf)
                 }))
+        dependencies.accounts = accountPages(data, renderer: renderer)
+        return dependencies
     }
 }
 

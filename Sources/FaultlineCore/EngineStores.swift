@@ -14,8 +14,8 @@ public struct EngineStores: Sendable {
     public let alerts: any AlertStore
     public let retention: any RetentionStore
     public let adminSessions: any AdminSessionStore
-    /// People, their roles and invites (issue #37).
-    public let people: any PeopleStore
+    /// People, their roles and invites, their personal API tokens and second factors (issue #37).
+    public let people: any PeopleStore & PersonalTokenStore & AccountStore
     public let search: any SearchReader
     /// Debug-file rows, with their blobs under the engine's blob folder.
     public let debugFiles: any DebugFileStore
@@ -28,7 +28,7 @@ public struct EngineStores: Sendable {
         projects: any ProjectStore, ingest: any IngestStore & MinidumpStore, reports: any ReportReader & SessionReader,
         symbolication: any SymbolicationStore, insights: any InsightsReader & IssueStateStore & ClientReportReader,
         alerts: any AlertStore, retention: any RetentionStore, adminSessions: any AdminSessionStore,
-        people: any PeopleStore, search: any SearchReader,
+        people: any PeopleStore & PersonalTokenStore & AccountStore, search: any SearchReader,
         debugFiles: any DebugFileStore, difUploads: any DifUploadStore, quotas: any QuotaCountStore
     ) {
         self.quotas = quotas

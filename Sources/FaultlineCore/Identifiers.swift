@@ -41,6 +41,8 @@ public struct ProjectSlug: Hashable, Sendable, CustomStringConvertible {
         "api", "buildid", "healthz", "metrics", "login", "logout",
         // Invite links (`/invite/<secret>`, issue #37): a person sets their password there before they can sign in.
         "invite",
+        // The signed-in person's own page (`/account`: tokens, password, second factor).
+        "account",
         // Kept for the dashboard's own pages (search, static files, administration), so adding one later
         // cannot collide with a project.
         "admin", "assets", "search", "static",

@@ -63,6 +63,9 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public let issues: IssueService
     public let alerts: any AlertStore
     public let clock: any WallClock
+    /// The account page and personal API tokens (issue #37); nil leaves `/account` out and the API takes no personal
+    /// tokens.
+    public var accounts: AccountPages?
     /// The dashboard's login form (error message, where to go after) — rendered by the Dashboard module.
     public let loginPage: @Sendable (_ error: String?, _ next: String) -> String
     /// Renders an issue's dashboard page now, after a change made from the dashboard, so the page the browser
@@ -150,7 +153,8 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     router.addRoutes(
         LoginController(
             sessions: dependencies.adminSessions, people: dependencies.people?.people,
-            secureCookie: configuration.servedOverHTTPS, page: dependencies.loginPage
+            secureCookie: configuration.servedOverHTTPS, page: dependencies.loginPage,
+            secondFactor: dependencies.accounts
         )
         .endpoints)
     if let people = dependencies.people {
@@ -172,8 +176,13 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     if let pages = dependencies.searchPages {
         router.addRoutes(SearchController(pages: pages, projects: dependencies.projects).endpoints)
     }
+    if let accounts = dependencies.accounts {
+        router.addRoutes(AccountController(pages: accounts).endpoints)
+    }
     let site = configuration.siteDirectory
     router.get("/") { _, _ in LandingPage.front(site: site) }
+    let apiTokens = dependencies.accounts.map { PersonalTokenCheck(tokens: $0.accounts, routes: .api) }
+    let uploadTokens = dependencies.accounts.map { PersonalTokenCheck(tokens: $0.accounts, routes: .upload) }
 
     let limits = configuration.limits
     let debugFiles = dependencies.debugFiles
@@ -199,7 +208,8 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     router.group("api/v1")
         .add(
             middleware: BearerAuthMiddleware(
-                projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions)
+                projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions,
+                personal: apiTokens)
         )
         .group(context: ReaderContext.self)
         .addRoutes(
@@ -224,7 +234,8 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     router.group("api/v1")
         .add(
             middleware: BearerAuthMiddleware(
-                projects: dependencies.projects, accepts: [.upload], failures: dependencies.adminSessions)
+                projects: dependencies.projects, accepts: [.upload], failures: dependencies.adminSessions,
+                personal: uploadTokens)
         )
         .add(middleware: DeclaredLengthMiddleware(limit: configuration.maxDebugFileBytes))
         .group(context: UploadContext.self)
@@ -237,7 +248,8 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
             .add(middleware: SentryErrorMiddleware<AppRequestContext>(storage: dependencies.storage))
             .add(
                 middleware: BearerAuthMiddleware(
-                    projects: dependencies.projects, accepts: [.upload], failures: dependencies.adminSessions)
+                    projects: dependencies.projects, accepts: [.upload], failures: dependencies.adminSessions,
+                    personal: uploadTokens)
             )
             .group(context: UploadContext.self)
             .addRoutes(
@@ -253,7 +265,8 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
         router.group()
             .add(
                 middleware: BearerAuthMiddleware(
-                    projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions)
+                    projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions,
+                    personal: apiTokens)
             )
             .group(context: ReaderContext.self)
             .addRoutes(

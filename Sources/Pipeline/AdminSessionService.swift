@@ -52,6 +52,9 @@ public final class AdminSessionService: Sendable {
         case refused
         /// Too many failures from this address: try again after this many seconds.
         case throttled(retryAfter: Int)
+        /// The password was right and the person has a second factor: no session yet; `ticket` (a secret, for the
+        /// browser only) names the login waiting for its code.
+        case secondFactorNeeded(ticket: String)
     }
 
     /// Seconds `client` must wait before its next attempt is heard, or nil.

@@ -115,10 +115,12 @@ public final class PeopleService: Sendable {
         return try PasswordHash.make(password: password, salt: salt, parameters: parameters, deriver: deriver)
     }
 
-    /// Checks a login and password from `client`; on success starts a session for the person.
-    public func login(login rawLogin: String, password: String, client: String) async throws
-        -> AdminSessionService.LoginOutcome
-    {
+    /// Checks a login and password from `client`; on success starts a session for the person, or, when they have a
+    /// confirmed second factor (`secondFactor`), answers a ticket for the code step
+    /// (``loginSecondStep(ticket:code:client:secondFactor:)``).
+    public func login(
+        login rawLogin: String, password: String, client: String, secondFactor: AccountService? = nil
+    ) async throws -> AdminSessionService.LoginOutcome {
         let key = PersonLogin(rawLogin)?.rawValue ?? rawLogin.lowercased()
         let waits = [sessions.throttled(client), accountFailures.retryAfter(key, now: clock.now())].compactMap { $0 }
         if let wait = waits.max() { return .throttled(retryAfter: wait) }
@@ -140,6 +142,7 @@ public final class PeopleService: Sendable {
             return .refused
         }
         accountFailures.clear(key)
+        if let ticket = try await secondFactor?.challenge(person) { return .secondFactorNeeded(ticket: ticket) }
         return try await startSession(for: person)
     }
 

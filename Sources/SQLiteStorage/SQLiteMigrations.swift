@@ -860,6 +860,38 @@ enum SQLiteMigrations {
                     CREATE INDEX alerts_to_dispatch ON alerts(id) WHERE dispatched = 0;
                     """)
         }
+        migrator.registerMigration("v33-personal-tokens-totp") { db in
+            // Issue #37: personal API tokens (`PersonalToken`: the SHA-256 of the secret, never the secret; scopes as
+            // sorted names), and the TOTP second factor: the shared secret (base32, as authenticator apps take it;
+            // `confirmed_at` NULL while enrolment waits for a first code), the last time step accepted (a code is
+            // not accepted twice), and one-time recovery codes as SHA-256 hashes, deleted when used. A person's
+            // tokens, factor and codes go with them (ON DELETE CASCADE).
+            try db.execute(
+                sql: """
+                    CREATE TABLE personal_tokens (
+                        id INTEGER PRIMARY KEY,
+                        person_id INTEGER NOT NULL REFERENCES people(id) ON DELETE CASCADE,
+                        name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+                        token_hash TEXT NOT NULL UNIQUE CHECK (length(token_hash) = 64),
+                        scopes TEXT NOT NULL CHECK (length(scopes) > 0),
+                        created_at INTEGER NOT NULL,
+                        last_used_at INTEGER,
+                        expires_at INTEGER CHECK (expires_at IS NULL OR expires_at > created_at)
+                    );
+                    CREATE INDEX personal_tokens_by_person ON personal_tokens(person_id);
+                    CREATE TABLE second_factors (
+                        person_id INTEGER PRIMARY KEY REFERENCES people(id) ON DELETE CASCADE,
+                        secret TEXT NOT NULL CHECK (length(secret) = 32),
+                        confirmed_at INTEGER,
+                        last_step INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE TABLE recovery_codes (
+                        person_id INTEGER NOT NULL REFERENCES people(id) ON DELETE CASCADE,
+                        code_hash TEXT NOT NULL CHECK (length(code_hash) = 64),
+                        PRIMARY KEY (person_id, code_hash)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

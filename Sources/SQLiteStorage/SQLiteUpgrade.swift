@@ -66,6 +66,7 @@ public enum SQLiteUpgrade {
         ),
         "v30-people": ("people, their roles and invites; logins belong to a person", .schema),
         "v31-event-quotas": ("event quotas per project and what they counted; quota alerts", .rewrite(["alerts"])),
+        "v33-personal-tokens-totp": ("personal API tokens; TOTP second factors and recovery codes", .schema),
     ]
 
     /// The migrations without a line in `steps` (a test keeps this empty).

@@ -12,7 +12,8 @@ struct Faultline: AsyncParsableCommand {
         abstract: "A self-hosted crash and error collection server.",
         version: FaultlineVersion.description,
         subcommands: [
-            Serve.self, Projects.self, Users.self, AdminToken.self, Issues.self, Crashes.self, Alerts.self, Render.self,
+            Serve.self, Projects.self, Users.self, Tokens.self, AdminToken.self, Issues.self, Crashes.self, Alerts.self,
+            Render.self,
             Gate.self, Compact.self, Migrate.self, Backup.self, Restore.self,
         ])
 

@@ -13,7 +13,7 @@ import Foundation
 struct Users: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Invite people, list them, change their roles, remove them.",
-        subcommands: [Invite.self, List.self, Role.self, Remove.self])
+        subcommands: [Invite.self, List.self, Role.self, Remove.self, ResetTOTP.self])
 
     /// A role as typed: a project role, or `owner` (the server's).
     enum RoleName: String, ExpressibleByArgument, CaseIterable {

@@ -12,6 +12,7 @@ extension AppRequestContext {
             switch principal {
             case .admin: actor = .adminToken
             case .upload(let project): actor = .projectToken(project.id)
+            case .personal(let grant): actor = AuditActor(.person(grant.person))
             case .ingest, nil: actor = nil
             }
         }

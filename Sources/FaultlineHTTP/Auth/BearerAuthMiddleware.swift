@@ -18,11 +18,17 @@ struct BearerAuthMiddleware: RouterMiddleware {
     let accepts: [CredentialKind]
     /// The failed-attempt limit; nil for routes that take ingest keys only.
     let failures: AdminSessionService?
+    /// Personal tokens and what these routes ask of them; nil: the routes take none.
+    let personal: PersonalTokenCheck?
 
-    init(projects: ProjectService, accepts: [CredentialKind], failures: AdminSessionService?) {
+    init(
+        projects: ProjectService, accepts: [CredentialKind], failures: AdminSessionService?,
+        personal: PersonalTokenCheck? = nil
+    ) {
         self.projects = projects
         self.accepts = accepts
         self.failures = accepts.allSatisfy { $0 == .ingest } ? nil : failures
+        self.personal = personal
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
@@ -35,6 +41,14 @@ struct BearerAuthMiddleware: RouterMiddleware {
             throw APIError.tooManyAttempts(retryAfter: wait)
         }
         var context = context
+        if let personal, PersonalTokenSecret.looksLikeToken(secret) {
+            guard let grant = try await personal.grant(secret, request: request, projects: projects) else {
+                failures?.recordFailure(context.clientAddress)
+                throw APIError.unauthorized("the personal token is not valid: revoked, expired, or never made")
+            }
+            context.principal = .personal(grant)
+            return try await next(request, context)
+        }
         for kind in accepts {
             switch kind {
             case .admin:

@@ -11,6 +11,17 @@ public enum Principal: Sendable, Equatable {
     case upload(Project)
     /// The admin token: may read everything.
     case admin
+    /// A person's API token, checked for one project and one use at the edge (``BearerAuthMiddleware``).
+    case personal(PersonalTokenGrantInProject)
+}
+
+/// What a personal token was found to allow in the request's project: its person as the token lets them act there
+/// (``PersonalTokenGrant/narrowed(_:scopes:project:)``), so that a later ``Access`` check in a handler (alert settings:
+/// `changeSettings`) answers for the token, not for the person's full role.
+public struct PersonalTokenGrantInProject: Sendable, Equatable {
+    public var token: PersonalTokenID
+    public var person: Person
+    public var project: Project
 }
 
 /// The request context of every route. Authentication middleware fills `principal`; child contexts
@@ -53,10 +64,16 @@ public struct ReaderContext: ChildRequestContext {
     }
     public var coreContext: CoreRequestContextStorage
     public let scope: Scope
+    /// The person a personal token acts for in `scope`'s project, narrowed to its scopes; nil for project and admin
+    /// tokens.
+    public private(set) var person: Person?
     public init(context: AppRequestContext) throws {
         switch context.principal {
         case .upload(let project): scope = .project(project)
         case .admin: scope = .admin
+        case .personal(let grant):
+            scope = .project(grant.project)
+            person = grant.person
         default:
             throw APIError.unauthorized(
                 "send the project's upload token or the admin token as 'Authorization: Bearer <token>'")
@@ -70,10 +87,13 @@ public struct UploadContext: ChildRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let project: Project
     public init(context: AppRequestContext) throws {
-        guard case .upload(let project) = context.principal else {
-            throw APIError.unauthorized("send the project's upload token as 'Authorization: Bearer <token>'")
+        switch context.principal {
+        case .upload(let project): self.project = project
+        case .personal(let grant): self.project = grant.project
+        default:
+            throw APIError.unauthorized(
+                "send the project's upload token or a personal token as 'Authorization: Bearer <token>'")
         }
         self.coreContext = context.coreContext
-        self.project = project
     }
 }

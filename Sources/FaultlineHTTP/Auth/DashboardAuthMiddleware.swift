@@ -129,6 +129,11 @@ struct LoginController {
     /// Mark the cookie `Secure` (the server is reached over https, per `--public-url`).
     let secureCookie: Bool
     let page: @Sendable (_ error: String?, _ next: String) -> String
+    /// The second factor's code step (its page and the account service); nil: logins never ask for a code.
+    var secondFactor: AccountPages? = nil
+
+    /// The cookie naming a login that waits for its code: `SameSite=Strict`, scoped to `/login`, for the ticket's life.
+    static let ticketCookie = "faultline_login_ticket"
 
     var endpoints: RouteCollection<AppRequestContext> {
         RouteCollection(context: AppRequestContext.self)
@@ -148,10 +153,15 @@ struct LoginController {
         let next = Self.safeNext(fields["next"])
         let token = fields["token"]?.trimmingCharacters(in: .whitespaces) ?? ""
         let login = fields["login"]?.trimmingCharacters(in: .whitespaces) ?? ""
+        if let people, let secondFactor, let code = fields["code"] {
+            return try await secondStep(request, context, code: code, next: next, people: people, pages: secondFactor)
+        }
         let byPassword = token.isEmpty && !login.isEmpty && people != nil
         let outcome =
             if let people, byPassword {
-                try await people.login(login: login, password: fields["password"] ?? "", client: context.clientAddress)
+                try await people.login(
+                    login: login, password: fields["password"] ?? "", client: context.clientAddress,
+                    secondFactor: secondFactor?.accounts)
             } else {
                 try await sessions.login(token: token, client: context.clientAddress)
             }
@@ -164,6 +174,10 @@ struct LoginController {
         case .refused:
             let message = byPassword ? "That login and password do not match." : "That is not the admin token."
             return Response.dynamicPage(page(message, next), status: .unauthorized)
+        case .secondFactorNeeded(let ticket):
+            var response = Response.dynamicPage(secondFactor?.codePage(nil, next) ?? page(nil, next), status: .ok)
+            response.headers.append(HTTPField(name: .setCookie, value: ticketCookie(ticket, maxAge: 300)))
+            return response
         case .loggedIn(let cookie, let session):
             var headers: HTTPFields = [.location: next, .cacheControl: "no-store"]
             headers.append(HTTPField(name: .setCookie, value: sessionCookie(cookie, maxAge: Int(sessions.lifetime))))

@@ -288,17 +288,20 @@ extension ReaderContext {
         }
     }
 
-    /// Who the request acts for, for ``Access``: the project's upload token, or the admin token.
+    /// Who the request acts for, for ``Access``: a personal token's person (narrowed to its scopes), the project's
+    /// upload token, or the admin token.
     var requester: Requester {
+        if let person { return .person(person) }
         switch scope {
-        case .project(let project): .uploadToken(project.id)
-        case .admin: .adminToken
+        case .project(let project): return .uploadToken(project.id)
+        case .admin: return .adminToken
         }
     }
 
     /// Who a change made with this token is recorded as made by (an issue's status, a merge).
     var changedBy: String {
-        projectID == nil ? "the API (admin token)" : "the API (upload token)"
+        if let person { return StatusChanger.person(person) }
+        return projectID == nil ? "the API (admin token)" : "the API (upload token)"
     }
 
     /// The project an upload token limits reads to; nil for the admin.

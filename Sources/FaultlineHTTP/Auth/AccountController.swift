@@ -1,0 +1,245 @@
+import FaultlineCore
+import HTTPTypes
+import Hummingbird
+import Pipeline
+
+/// What the account page needs (issue #37): the account service, the projects (for the reader's roles), and the page
+/// (rendered by the Dashboard module, wired by the composition root).
+public struct AccountPages: Sendable {
+    public var accounts: AccountService
+    public var projects: ProjectService
+    public var clock: any WallClock
+    public var render: @Sendable (AccountOverview) -> String
+    /// The code step of a login with a second factor: an error to show, and where to go after.
+    public var codePage: @Sendable (_ error: String?, _ next: String) -> String
+
+    public init(
+        accounts: AccountService, projects: ProjectService, clock: any WallClock,
+        render: @escaping @Sendable (AccountOverview) -> String,
+        codePage: @escaping @Sendable (_ error: String?, _ next: String) -> String
+    ) {
+        self.codePage = codePage
+        self.accounts = accounts
+        self.projects = projects
+        self.clock = clock
+        self.render = render
+    }
+}
+
+/// The signed-in reader's own page, behind the dashboard guard:
+///
+/// - `GET /account`: who they are, their projects and roles, their tokens, the forms;
+/// - `POST /account/tokens` with `name`, `scope` (repeated) and `expires_days` (empty: never): makes a token and
+///   answers the page with its secret, shown this once (200, never a redirect: the secret stays out of URLs and history);
+/// - `POST /account/tokens/{id}/revoke`: revokes one of the reader's own tokens (another's is 404), 303 back;
+/// - `POST /account/password` with `current`, `password`, `confirm`: changes the password; their other sessions end.
+///
+/// Every form carries the session's CSRF token (``CSRFToken``): without it, or with another session's, 403 and nothing
+/// changes. The admin token's session sees the page without the forms (it has no account of its own); a post from it
+/// is 403.
+struct AccountController {
+    let pages: AccountPages
+
+    var endpoints: RouteCollection<AppRequestContext> {
+        RouteCollection(context: AppRequestContext.self)
+            .get("account", use: show)
+            .post("account/tokens", use: createToken)
+            .post("account/tokens/{id}/revoke", use: revokeToken)
+            .post("account/password", use: changePassword)
+            .post("account/totp/begin", use: beginSecondFactor)
+            .post("account/totp/confirm", use: confirmSecondFactor)
+            .post("account/totp/remove", use: removeSecondFactor)
+    }
+
+    /// The session of the request; a page or form of the account needs one.
+    func session(_ context: AppRequestContext) throws -> AdminSession {
+        guard let session = context.adminSession else {
+            throw APIError.forbidden("the account page needs a login session: log in at /login")
+        }
+        return session
+    }
+
+    /// The page for the request's reader, with what was just done.
+    func page(
+        _ context: AppRequestContext, session: AdminSession, newToken: AccountOverview.NewToken? = nil,
+        notice: String? = nil, error: String? = nil, recoveryCodes: [String] = []
+    ) async throws -> String {
+        var person: Person?
+        if case .person(let signedIn) = context.requester { person = signedIn }
+        var lines: [AccountOverview.ProjectLine] = []
+        var tokens: [PersonalToken] = []
+        if let person {
+            for project in try await pages.projects.all() {
+                if person.owner {
+                    lines.append(.init(slug: project.slug, role: "owner"))
+                } else if let role = person.role(in: project.id) {
+                    lines.append(.init(slug: project.slug, role: role.rawValue))
+                }
+            }
+            tokens = try await pages.accounts.tokens(of: person.id)
+        }
+        var factor = AccountOverview.SecondFactorState.off
+        if let person, let stored = try await pages.accounts.secondFactor(of: person.id) {
+            factor =
+                stored.confirmed
+                ? .on(recoveryCodesLeft: stored.recoveryCodesLeft)
+                : .enrolling(
+                    secret: stored.secret, uri: TOTP.uri(secret: stored.secret, account: person.login.rawValue))
+        }
+        return pages.render(
+            AccountOverview(
+                person: person, projects: lines, tokens: tokens, newToken: newToken, notice: notice, error: error,
+                csrf: CSRFToken.token(for: session), now: pages.clock.now(), secondFactor: factor,
+                recoveryCodes: recoveryCodes))
+    }
+
+    @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let session = try session(context)
+        return Response.dynamicPage(try await page(context, session: session))
+    }
+
+    /// A checked form of a person's own session: its fields (repeated ones in order), the session and the person.
+    struct Form {
+        var fields: [String: String]
+        var all: [(String, String)]
+        var session: AdminSession
+        var person: Person
+    }
+
+    func form(_ request: Request, context: AppRequestContext) async throws -> Form {
+        let body = String(buffer: try await request.body.collect(upTo: 16 * 1024))
+        let session = try session(context)
+        let all = Self.pairs(body)
+        var fields: [String: String] = [:]
+        for (key, value) in all { fields[key] = value }
+        guard CSRFToken.verify(fields[DashboardForms.csrfName], session: session) else {
+            throw APIError.forbidden(
+                "the form's CSRF token is missing or not this session's: reload the page and try again")
+        }
+        guard case .person(let person) = context.requester else {
+            throw APIError.forbidden("the admin token has no account of its own: tokens and passwords belong to people")
+        }
+        return Form(fields: fields, all: all, session: session, person: person)
+    }
+
+    @Sendable func createToken(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await form(request, context: context)
+        func refused(_ message: String) async throws -> Response {
+            Response.dynamicPage(try await page(context, session: form.session, error: message), status: .badRequest)
+        }
+        let names = form.all.filter { $0.0 == "scope" }.map(\.1)
+        let scopes: Set<TokenScope>
+        switch TokenScope.parse(names) {
+        case .success(let parsed): scopes = parsed
+        case .failure(let error): return try await refused(error.message + ".")
+        }
+        let rawDays = form.fields["expires_days"]?.trimmingCharacters(in: .whitespaces) ?? ""
+        var days: Int?
+        if !rawDays.isEmpty {
+            guard let parsed = Int(rawDays) else { return try await refused("The expiry must be a number of days.") }
+            days = parsed
+        }
+        do {
+            let created = try await pages.accounts.create(
+                person: form.person.id, name: form.fields["name"] ?? "", scopes: scopes, expiresInDays: days)
+            context.logger.info(
+                "personal token created",
+                metadata: [Telemetry.LogKey.person: "\(form.person.id)", "token": "\(created.token.id)"])
+            return Response.dynamicPage(
+                try await page(
+                    context, session: form.session,
+                    newToken: AccountOverview.NewToken(name: created.token.name, secret: created.secret)))
+        } catch let error as PersonalTokenError {
+            return try await refused(error.message + ".")
+        }
+    }
+
+    @Sendable func revokeToken(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await form(request, context: context)
+        let raw = try context.parameters.require("id")
+        guard let value = Int64(raw), value > 0 else { throw APIError.badRequest("must be a token id", field: "id") }
+        guard try await pages.accounts.revoke(PersonalTokenID(value), of: form.person.id) else {
+            throw APIError.notFound("you have no token \(value)")
+        }
+        return Response(status: .seeOther, headers: [.location: "/account", .cacheControl: "no-store"])
+    }
+
+    @Sendable func changePassword(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await form(request, context: context)
+        let password = form.fields["password"] ?? ""
+        guard password == (form.fields["confirm"] ?? "") else {
+            return Response.dynamicPage(
+                try await page(context, session: form.session, error: "The two new passwords differ."),
+                status: .badRequest)
+        }
+        do {
+            try await pages.accounts.changePassword(
+                person: form.person.id, current: form.fields["current"] ?? "", new: password,
+                keeping: form.session.id)
+        } catch let error as PeopleError {
+            return Response.dynamicPage(
+                try await page(context, session: form.session, error: error.message + "."),
+                status: error.code == .invalidLogin ? .forbidden : .badRequest)
+        }
+        return Response.dynamicPage(
+            try await page(context, session: form.session, notice: "Password changed. Your other sessions ended."))
+    }
+
+    /// The page answering a form, saying `error` (a ``PeopleError``'s message) with its status: 403 for a wrong
+    /// password or code, else 400.
+    func refused(_ context: AppRequestContext, _ form: Form, _ error: PeopleError) async throws -> Response {
+        Response.dynamicPage(
+            try await page(context, session: form.session, error: error.message + "."),
+            status: error.code == .invalidLogin ? .forbidden : .badRequest)
+    }
+
+    @Sendable func beginSecondFactor(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await form(request, context: context)
+        do {
+            _ = try await pages.accounts.beginSecondFactor(person: form.person.id)
+        } catch let error as PeopleError {
+            return try await refused(context, form, error)
+        }
+        return Response.dynamicPage(
+            try await page(
+                context, session: form.session,
+                notice: "Add the key below to your authenticator app, then type its first code to turn this on."))
+    }
+
+    @Sendable func confirmSecondFactor(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await form(request, context: context)
+        let codes: [String]
+        do {
+            codes = try await pages.accounts.confirmSecondFactor(
+                person: form.person.id, code: form.fields["code"] ?? "")
+        } catch let error as PeopleError {
+            return try await refused(context, form, error)
+        }
+        return Response.dynamicPage(
+            try await page(
+                context, session: form.session,
+                notice: "Two-step sign-in is on. Keep the recovery codes below somewhere safe: each works once.",
+                recoveryCodes: codes))
+    }
+
+    @Sendable func removeSecondFactor(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await form(request, context: context)
+        do {
+            _ = try await pages.accounts.removeSecondFactor(
+                person: form.person.id, password: form.fields["password"] ?? "")
+        } catch let error as PeopleError {
+            return try await refused(context, form, error)
+        }
+        return Response.dynamicPage(
+            try await page(context, session: form.session, notice: "Two-step sign-in is off."))
+    }
+
+    /// The `application/x-www-form-urlencoded` pairs of `body`, repeated names kept in order.
+    static func pairs(_ body: String) -> [(String, String)] {
+        body.split(separator: "&").compactMap { pair in
+            let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            guard let key = kv.first.flatMap(LoginController.percentDecode) else { return nil }
+            return (key, kv.count > 1 ? LoginController.percentDecode(kv[1]) ?? "" : "")
+        }
+    }
+}
