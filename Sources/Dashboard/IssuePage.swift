@@ -247,6 +247,9 @@ struct IssuePage {
             "Grouped by the error's type or domain and code, with its top frames."
         case .message:
             "No usable frames and no error type: grouped by the message, with numbers and quoted values masked."
+        case .rule:
+            "Grouped by one of the project's fingerprint rules (settings, Grouping), whose fingerprint replaces the "
+                + "computed one."
         case .overflow:
             "Not grouped: the project had made as many new issues as its cap allows in this window, so reports that "
                 + "would have opened another issue are kept here (alert setting new_issue_cap)."

@@ -2,7 +2,8 @@
 /// server and the store conformance tests build (SQLite: `SQLiteEngine.stores(blobRoot:)`; PostgreSQL:
 /// `PostgresEngine.stores(blobRoot:)`). A port added to an engine is added here, so that neither side can forget it.
 public struct EngineStores: Sendable {
-    public let projects: any ProjectStore
+    /// Projects, and their fingerprint rules and regroups (issue #36).
+    public let projects: any ProjectStore & GroupingRulesStore
     public let ingest: any IngestStore & MinidumpStore
     /// Stored reports and sessions.
     public let reports: any ReportReader & SessionReader
@@ -25,7 +26,7 @@ public struct EngineStores: Sendable {
     public let quotas: any QuotaCountStore
 
     public init(
-        projects: any ProjectStore, ingest: any IngestStore & MinidumpStore, reports: any ReportReader & SessionReader,
+        projects: any ProjectStore & GroupingRulesStore, ingest: any IngestStore & MinidumpStore, reports: any ReportReader & SessionReader,
         symbolication: any SymbolicationStore, insights: any InsightsReader & IssueStateStore & ClientReportReader,
         alerts: any AlertStore, retention: any RetentionStore, adminSessions: any AdminSessionStore,
         people: any PeopleStore & PersonalTokenStore & AccountStore, search: any SearchReader,

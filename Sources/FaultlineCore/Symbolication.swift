@@ -427,14 +427,19 @@ public struct GroupingInput: Sendable, Equatable {
     public var grouping: GroupingResult
     /// Breakdown values by key (`device`, `os`, `environment`, `build`).
     public var tags: [String: String]
-    public init(grouping: GroupingResult, tags: [String: String]) {
+    /// What fingerprint rules match on, stored with the report (`reports.grouping_facts`) for dry runs of rules.
+    public var facts: GroupingFacts?
+    public init(grouping: GroupingResult, tags: [String: String], facts: GroupingFacts? = nil) {
         self.grouping = grouping
         self.tags = tags
+        self.facts = facts
     }
 
-    /// Groups `report` and collects its breakdown values.
-    public static func make(_ report: Report, symbols: SymbolicatedReport?, inApp: InAppRules = .none) -> GroupingInput
-    {
+    /// Groups `report` (with the project's in-app and fingerprint rules) and collects its breakdown values.
+    public static func make(
+        _ report: Report, symbols: SymbolicatedReport?, inApp: InAppRules = .none,
+        fingerprints: FingerprintRules = .none
+    ) -> GroupingInput {
         var tags: [String: String] = [:]
         if let model = report.device.model, !model.isEmpty { tags["device"] = model }
         if let os = report.device.os, !os.isEmpty {
@@ -443,7 +448,8 @@ public struct GroupingInput: Sendable, Equatable {
         if let environment = report.environment, !environment.isEmpty { tags["environment"] = environment }
         // The build beneath the release (`ReleaseName`), named with its release: build 240 of 2.4.0 is `2.4.0 (240)`.
         if let build = report.build, let release = report.release { tags["build"] = "\(release) (\(build))" }
-        return GroupingInput(grouping: Grouping.group(report, symbols: symbols, inApp: inApp), tags: tags)
+        let grouped = Grouping.groupWithFacts(report, symbols: symbols, inApp: inApp, fingerprints: fingerprints)
+        return GroupingInput(grouping: grouped.result, tags: tags, facts: grouped.facts)
     }
 }
 
@@ -499,6 +505,8 @@ public struct PendingSymbolication: Sendable {
     public var attempts: Int
     /// The project's in-app module rules, for grouping.
     public var inApp: InAppRules
+    /// The project's fingerprint rules (its latest version), for grouping.
+    public var fingerprints: FingerprintRules
     /// The debug-file change sequence read in the same snapshot as this report: every debug file stored at or
     /// below it is visible to lookups made after the batch was read; one stored later may not be.
     public var filesSeen: Int64
@@ -507,8 +515,9 @@ public struct PendingSymbolication: Sendable {
     public var payload: Int64?
     public init(
         reportID: Int64, project: ProjectID, raw: RawReport, attempts: Int = 0, filesSeen: Int64 = 0,
-        inApp: InAppRules = .none, payload: Int64? = nil
+        inApp: InAppRules = .none, payload: Int64? = nil, fingerprints: FingerprintRules = .none
     ) {
+        self.fingerprints = fingerprints
         self.payload = payload
         self.inApp = inApp
         self.reportID = reportID
@@ -622,6 +631,9 @@ public protocol SymbolicationStore: Sendable {
     /// Queues again up to `limit` reports filed with an older grouping version than `Grouping.version` (they are
     /// then grouped with the current rules and their issues migrated); returns how many.
     func requeueOutdatedGrouping(limit: Int) async throws -> Int
+    /// Queues again up to `limit` reports of projects whose fingerprint rules changed (`GroupingRulesStore.regroupStep`):
+    /// the worker's idle step. Returns how many.
+    func regroupStep(limit: Int, at date: Date) async throws -> Int
     /// Queues again every report of `project` whose result for `buildID` was made with less than the best debug
     /// data the project holds for it now (`DebugDataRank`); returns how many. (Storing a debug file does this
     /// itself, in the same transaction.)
@@ -638,4 +650,7 @@ extension SymbolicationStore {
     public func pending(limit: Int) async throws -> [PendingSymbolication] {
         try await pending(limit: limit, excluding: [])
     }
+
+    /// No regroups: a store without fingerprint rules (a test's queue).
+    public func regroupStep(limit: Int, at date: Date) async throws -> Int { 0 }
 }

@@ -183,6 +183,11 @@ public struct SymbolicationWorker: Service {
         let limit = batchLimit(sharing: sharing)
         var batch = try await store.pending(limit: limit, excluding: excluding)
         backlog.value.withLock { $0 = batch.count >= limit }
+        if batch.isEmpty, try await store.regroupStep(limit: batchSize * 4, at: clock.now()) > 0 {
+            // Idle, and a project's fingerprint rules changed: its stored reports are queued a few batches at a time
+            // (`GroupingRulesStore.regroupStep`, resumable from its cursor) and grouped again with the new rules.
+            batch = try await store.pending(limit: batchSize, excluding: excluding)
+        }
         if batch.isEmpty {
             // Idle: group reports filed by an older grouping version again, a few batches at a time, so that a
             // version bump migrates stored issues in the background without holding back new reports. Only this
@@ -446,7 +451,8 @@ public struct SymbolicationWorker: Service {
             for module in report.modules {
                 if let id = module.buildID { modules[id.rawValue] = modules[id.rawValue] ?? module.name }
             }
-            let grouping = GroupingInput.make(report, symbols: result, inApp: item.inApp)
+            let grouping = GroupingInput.make(
+                report, symbols: result, inApp: item.inApp, fingerprints: item.fingerprints)
             // The search entry is made here, where the function names are known, and commits with the result.
             return SymbolicationOutcome(
                 reportID: item.reportID, result: result, grouping: grouping, filesSeen: item.filesSeen,
@@ -475,7 +481,8 @@ public struct SymbolicationWorker: Service {
         guard let report = try? read(item, inflated: inflated) else {
             return SymbolicationOutcome(reportID: item.reportID, result: .failed(reason), grouping: nil)
         }
-        let grouping = GroupingInput.make(report, symbols: nil, inApp: item.inApp)
+        let grouping = GroupingInput.make(
+            report, symbols: nil, inApp: item.inApp, fingerprints: item.fingerprints)
         return SymbolicationOutcome(
             reportID: item.reportID, result: .failed(reason), grouping: grouping,
             search: SearchDocument.make(report, symbols: nil, grouping: grouping.grouping))

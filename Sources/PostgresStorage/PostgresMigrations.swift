@@ -693,6 +693,35 @@ enum PostgresMigrations {
                 )
                 """,
             ]),
+        // Issue #36: fingerprint rules, every version kept; what rules match on, per report; the background regroup
+        // (SQLite `v32-fingerprint-rules` says what each holds).
+        Migration(
+            identifier: "pg17-fingerprint-rules",
+            statements: [
+                "ALTER TABLE reports ADD COLUMN grouping_facts text",
+                """
+                CREATE TABLE grouping_rules (
+                    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                    version bigint NOT NULL CHECK (version >= 1),
+                    rules text NOT NULL CHECK (length(rules) <= 65536),
+                    created_at bigint NOT NULL,
+                    created_by text,
+                    PRIMARY KEY (project_id, version)
+                )
+                """,
+                """
+                CREATE TABLE regroups (
+                    project_id bigint PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+                    rules_version bigint NOT NULL CHECK (rules_version >= 1),
+                    cursor bigint NOT NULL DEFAULT 0,
+                    last_id bigint NOT NULL,
+                    total bigint NOT NULL CHECK (total >= 0),
+                    requeued bigint NOT NULL DEFAULT 0 CHECK (requeued >= 0),
+                    started_at bigint NOT NULL,
+                    finished_at bigint
+                )
+                """,
+            ]),
     ]
 
     /// Applies `ReleaseMerge` (migration `pg12-one-release`).

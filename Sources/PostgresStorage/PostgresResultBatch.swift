@@ -79,6 +79,8 @@ enum PostgresResultBatch {
         }
         let failures = items.map(\.outcome.result.failure)
         let filings = items.map { filed[$0.report.id] }
+        // What fingerprint rules matched on (`GroupingFacts`), for a report filed now; others keep theirs.
+        let facts = zip(items, stale).map { item, stale in stale ? nil : item.outcome.grouping?.facts?.encoded }
         // Arrays of non-optional values: an absent value is a placeholder with its flag false.
         try await connection.query(
             """
@@ -88,13 +90,15 @@ enum PostgresResultBatch {
                 claimed_until = NULL,
                 issue_id = CASE WHEN u.filed THEN u.issue ELSE r.issue_id END,
                 early = CASE WHEN NOT u.filed THEN r.early WHEN u.timed THEN u.early END,
-                grouping_version = CASE WHEN u.versioned THEN \(Grouping.version) ELSE r.grouping_version END
+                grouping_version = CASE WHEN u.versioned THEN \(Grouping.version) ELSE r.grouping_version END,
+                grouping_facts = CASE WHEN u.faceted THEN u.facts ELSE r.grouping_facts END
             FROM unnest(\(items.map(\.report.id))::bigint[], \(items.map(\.report.receivedAt))::bigint[], \(states)::text[],
                         \(failures.map { $0 != nil })::boolean[], \(failures.map { $0 ?? "" })::text[],
                         \(filings.map { $0 != nil })::boolean[], \(filings.map { $0?.issue ?? 0 })::bigint[],
                         \(filings.map { $0?.early != nil })::boolean[], \(filings.map { $0?.early ?? false })::boolean[],
-                        \(stale.map { !$0 })::boolean[])
-                AS u(id, received_at, state, failed, failure, filed, issue, timed, early, versioned)
+                        \(stale.map { !$0 })::boolean[], \(facts.map { $0 != nil })::boolean[],
+                        \(facts.map { $0 ?? "" })::text[])
+                AS u(id, received_at, state, failed, failure, filed, issue, timed, early, versioned, faceted, facts)
             WHERE r.id = u.id AND r.received_at = u.received_at
             """, logger: logger)
     }

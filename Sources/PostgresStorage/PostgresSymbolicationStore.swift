@@ -92,6 +92,7 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                 }
             }
             var rules: [Int64: InAppRules] = [:]
+            var fingerprints: [Int64: FingerprintRules] = [:]
             let projects = Array(Set(rows.map(\.summary.project.rawValue)))
             if !projects.isEmpty {
                 for try await (id, include, exclude) in try await connection.query(
@@ -99,6 +100,15 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                     logger: logger
                 ).decode((Int64, String, String).self) {
                     rules[id] = InAppRules(include: StoredList.decode(include), exclude: StoredList.decode(exclude))
+                }
+                // Each project's fingerprint rules in force: its latest version.
+                for try await (id, text) in try await connection.query(
+                    """
+                    SELECT DISTINCT ON (project_id) project_id, rules FROM grouping_rules
+                    WHERE project_id = ANY(\(projects)) ORDER BY project_id, version DESC
+                    """, logger: logger
+                ).decode((Int64, String).self) {
+                    fingerprints[id] = (try? FingerprintRules.parse(text)) ?? .none
                 }
             }
             return rows.compactMap { row -> PendingSymbolication? in
@@ -110,7 +120,8 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                     reportID: row.summary.cursor, project: row.summary.project,
                     raw: RawReport(summary: row.summary, payload: payload, range: offset..<(offset + length)),
                     attempts: row.attempts,
-                    filesSeen: filesSeen, inApp: rules[row.summary.project.rawValue] ?? .none, payload: row.payload)
+                    filesSeen: filesSeen, inApp: rules[row.summary.project.rawValue] ?? .none, payload: row.payload,
+                    fingerprints: fingerprints[row.summary.project.rawValue] ?? .none)
             }
         }
     }
@@ -297,7 +308,8 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         else { throw StorageError(.conflict, "grouping decided no issue for report \(report.id)") }
         try await connection.query(
             """
-            UPDATE reports SET issue_id = \(filed.issue), early = \(filed.early), grouping_version = \(Grouping.version)
+            UPDATE reports SET issue_id = \(filed.issue), early = \(filed.early), grouping_version = \(Grouping.version),
+                grouping_facts = coalesce(\(grouping.facts?.encoded), grouping_facts)
             WHERE id = \(report.id) AND received_at = \(report.receivedAt)
             """, logger: logger)
         return IssueID(filed.issue)
@@ -350,6 +362,10 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
                     buildID: buildID, name: missing[buildID] ?? outcome.modules[buildID], rank: Int64(rank.rawValue)))
         }
         return rows
+    }
+
+    public func regroupStep(limit: Int, at date: Date) async throws -> Int {
+        try await PostgresProjectStore(database: database).regroupStep(limit: limit, at: date)
     }
 
     public func requeueOutdatedGrouping(limit: Int) async throws -> Int {

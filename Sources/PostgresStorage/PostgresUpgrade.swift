@@ -41,6 +41,7 @@ public enum PostgresUpgrade {
         ),
         "pg15-people": ("people, their roles and invites; logins belong to a person", .schema),
         "pg16-event-quotas": ("event quotas per project and what they counted; quota alerts", .schema),
+        "pg17-fingerprint-rules": ("fingerprint rules per project; grouping facts per report; regroups", .schema),
         "pg18-personal-tokens-totp": ("personal API tokens; TOTP second factors and recovery codes", .schema),
     ]
 

@@ -892,6 +892,34 @@ enum SQLiteMigrations {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v32-fingerprint-rules") { db in
+            // Issue #36: fingerprint rules per project, every version kept (`grouping_rules`: the latest version is the
+            // one in force); what the rules match on, per report (`GroupingFacts`' stored form, written when the report
+            // is filed, NULL for reports filed before), so that a dry run reads no payload; and the background
+            // regroup after rules change (`regroups`: a cursor over the project's report ids, resumable).
+            try db.execute(
+                sql: """
+                    ALTER TABLE reports ADD COLUMN grouping_facts TEXT;
+                    CREATE TABLE grouping_rules (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        version INTEGER NOT NULL CHECK (version >= 1),
+                        rules TEXT NOT NULL CHECK (length(rules) <= 65536),
+                        created_at INTEGER NOT NULL,
+                        created_by TEXT,
+                        PRIMARY KEY (project_id, version)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE regroups (
+                        project_id INTEGER PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+                        rules_version INTEGER NOT NULL CHECK (rules_version >= 1),
+                        cursor INTEGER NOT NULL DEFAULT 0,
+                        last_id INTEGER NOT NULL,
+                        total INTEGER NOT NULL CHECK (total >= 0),
+                        requeued INTEGER NOT NULL DEFAULT 0 CHECK (requeued >= 0),
+                        started_at INTEGER NOT NULL,
+                        finished_at INTEGER
+                    );
+                    """)
+        }
         return migrator
     }
 }

@@ -59,6 +59,10 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
             let payloadStatement = try db.cachedStatement(
                 sql: "SELECT encoding, inflated_size, bytes, format FROM payloads WHERE id = ?")
             var inApp: [Int64: InAppRules] = [:]
+            // Each project's fingerprint rules in force (the latest version), read and parsed once a batch.
+            var fingerprints: [Int64: FingerprintRules] = [:]
+            let rulesStatement = try db.cachedStatement(
+                sql: "SELECT rules FROM grouping_rules WHERE project_id = ? ORDER BY version DESC LIMIT 1")
             // The columns after the summary's, by position (GRDB lowercases a name at every lookup by name: ~7,000
             // instructions each, eight a report here).
             let next = ReportSQL.columnNames.count
@@ -85,10 +89,17 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                         include: SQLiteProjectStore.patterns(row[next + 4]),
                         exclude: SQLiteProjectStore.patterns(row[next + 5]))
                 inApp[summary.project.rawValue] = rules
+                let ruled =
+                    try fingerprints[summary.project.rawValue]
+                    ?? String.fetchOne(rulesStatement, arguments: [summary.project.rawValue]).flatMap {
+                        try? FingerprintRules.parse($0)
+                    } ?? .none
+                fingerprints[summary.project.rawValue] = ruled
                 return PendingSymbolication(
                     reportID: summary.cursor, project: summary.project,
                     raw: RawReport(summary: summary, payload: payload, range: offset..<(offset + length)),
-                    attempts: row[next + 3], filesSeen: filesSeen, inApp: rules, payload: payloadID)
+                    attempts: row[next + 3], filesSeen: filesSeen, inApp: rules, payload: payloadID,
+                    fingerprints: ruled)
             }
         }
     }
@@ -235,7 +246,7 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         }
         try writeRow(
             reportID, state: state, failure: outcome.result.failure, issueID: filed.issueID, early: filed.early,
-            groupingVersion: filed.groupingVersion, db)
+            groupingVersion: filed.groupingVersion, facts: stale ? nil : outcome.grouping?.facts?.encoded, db)
         return filed.issueID.map { IssueID($0) }
     }
 
@@ -261,20 +272,21 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
         }
     }
 
-    /// A saved report's row, written once: its state and what filing decided. A clean result resets the attempt count
-    /// (a later requeue starts afresh); a failure keeps it.
+    /// A saved report's row, written once: its state and what filing decided, with the facts fingerprint rules
+    /// matched on (`GroupingFacts`, kept when nil). A clean result resets the attempt count (a later requeue starts
+    /// afresh); a failure keeps it.
     static func writeRow(
         _ reportID: Int64, state: SymbolicationState, failure: String?, issueID: Int64?, early: Int?,
-        groupingVersion: Int?, _ db: Database
+        groupingVersion: Int?, facts: String?, _ db: Database
     ) throws {
         try db.cachedStatement(
             sql: """
                 UPDATE reports SET symbolication = ?1, symbolication_failure = ?2,
                     symbolication_attempts = CASE WHEN ?2 IS NULL THEN 0 ELSE symbolication_attempts END,
-                    issue_id = ?4, early = ?5, grouping_version = ?6
+                    issue_id = ?4, early = ?5, grouping_version = ?6, grouping_facts = coalesce(?7, grouping_facts)
                 WHERE id = ?3
                 """
-        ).execute(arguments: [state.rawValue, failure, reportID, issueID, early, groupingVersion])
+        ).execute(arguments: [state.rawValue, failure, reportID, issueID, early, groupingVersion, facts])
     }
 
     /// The grouped reports of a batch, new or filed before, filed together in one plan when the caller writes them
@@ -301,12 +313,16 @@ public struct SQLiteSymbolicationStore: SymbolicationStore {
                 try SQLiteSymbolicationStore.writeRow(
                     filing.id, state: row.state, failure: row.failure, issueID: filed[filing.id]?.issueID,
                     early: filed[filing.id]?.early,
-                    groupingVersion: Grouping.version, db)
+                    groupingVersion: Grouping.version, facts: filing.input.facts?.encoded, db)
             }
             filings.removeAll(keepingCapacity: true)
             rows.removeAll(keepingCapacity: true)
             ids.removeAll(keepingCapacity: true)
         }
+    }
+
+    public func regroupStep(limit: Int, at date: Date) async throws -> Int {
+        try await SQLiteProjectStore(database: database).regroupStep(limit: limit, at: date)
     }
 
     public func requeueOutdatedGrouping(limit: Int) async throws -> Int {

@@ -66,6 +66,7 @@ public enum SQLiteUpgrade {
         ),
         "v30-people": ("people, their roles and invites; logins belong to a person", .schema),
         "v31-event-quotas": ("event quotas per project and what they counted; quota alerts", .rewrite(["alerts"])),
+        "v32-fingerprint-rules": ("fingerprint rules per project; grouping facts per report; regroups", .schema),
         "v33-personal-tokens-totp": ("personal API tokens; TOTP second factors and recovery codes", .schema),
     ]
 

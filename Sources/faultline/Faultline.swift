@@ -14,7 +14,7 @@ struct Faultline: AsyncParsableCommand {
         subcommands: [
             Serve.self, Projects.self, Users.self, Tokens.self, AdminToken.self, Issues.self, Crashes.self, Alerts.self,
             Render.self,
-            Gate.self, Compact.self, Migrate.self, Backup.self, Restore.self,
+            Gate.self, GroupingCommand.self, Compact.self, Migrate.self, Backup.self, Restore.self,
         ])
 
     /// Parses and runs a command, as ArgumentParser's own `main` does, except for a `ValidationError` thrown by a

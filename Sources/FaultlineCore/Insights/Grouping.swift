@@ -11,6 +11,8 @@ public struct GroupingResult: Sendable, Equatable, Codable {
         case error
         /// No usable frames and no error type: the message, as a last resort.
         case message
+        /// A project's fingerprint rule (`FingerprintRules`).
+        case rule
         /// Not grouped: the project's overflow issue, holding reports whose new issue was past the new-issue cap
         /// (`IssueFiling.overflowGrouping`).
         case overflow
@@ -153,6 +155,16 @@ public enum Grouping {
     public static func group(_ report: Report, symbols: SymbolicatedReport?, inApp rules: InAppRules = .none)
         -> GroupingResult
     {
+        groupWithFacts(report, symbols: symbols, inApp: rules).result
+    }
+
+    /// Groups `report` as `group` does, then applies the project's fingerprint rules (`fingerprints`) to the facts
+    /// of the report (`GroupingFacts`): the first matching rule's fingerprint replaces the computed one, unless the
+    /// client sent its own. Returns the facts too, to be stored for dry runs of other rules.
+    public static func groupWithFacts(
+        _ report: Report, symbols: SymbolicatedReport?, inApp rules: InAppRules = .none,
+        fingerprints: FingerprintRules = .none
+    ) -> (result: GroupingResult, facts: GroupingFacts) {
         let thread = primaryThreadIndex(report)
         let frames = thread.map { normalizedFrames(report, thread: $0, symbols: symbols, rules: rules) } ?? []
         var kept = frames.filter { $0.role == .code }
@@ -202,16 +214,58 @@ public enum Grouping {
             components = client.flatMap { isDefault($0) ? defaults : [$0] }
             source = .client
         }
-        return GroupingResult(
-            fingerprint: fingerprint(kind: report.kind, source: source, components: components), source: source,
-            components: components, title: title, culprit: culprit, titleRank: rank)
+        let facts = makeFacts(report, source: source, components: components, inApp: inApp, frames: frames)
+        let grouped = facts.grouped(by: fingerprints)
+        let result = GroupingResult(
+            fingerprint: grouped.fingerprint, source: grouped.source, components: grouped.components, title: title,
+            culprit: culprit, titleRank: rank)
+        return (result, facts)
+    }
+
+    /// The facts fingerprint rules match on: the error, the in-app functions and the modules of the crashing thread,
+    /// the release, the platform (the OS) and the tags (custom keys, then breakdown values).
+    static func makeFacts(
+        _ report: Report, source: GroupingResult.Source, components: [String], inApp: [NormalizedFrame],
+        frames: [NormalizedFrame]
+    ) -> GroupingFacts {
+        var modules: [String] = []
+        for frame in frames where modules.count < GroupingFacts.maxFrames {
+            if let module = frame.module, !modules.contains(module) { modules.append(module) }
+        }
+        var tags: [(key: String, value: String)] = []
+        var keys: Set<String> = []
+        for (key, value) in report.customKeys where keys.insert(key).inserted {
+            switch value {
+            case .string(let text): tags.append((key, text))
+            case .number(let number): tags.append((key, String(number)))
+            case .bool(let flag): tags.append((key, flag ? "true" : "false"))
+            }
+        }
+        let breakdowns: [(String, String?)] = [
+            ("device", report.device.model), ("os", report.device.os), ("environment", report.environment),
+            ("build", report.build),
+        ]
+        for case (let key, let value?) in breakdowns where !value.isEmpty && keys.insert(key).inserted {
+            tags.append((key, value))
+        }
+        return GroupingFacts(
+            kind: report.kind, source: source, components: components, client: source == .client,
+            errorType: report.error?.type.flatMap(nonEmpty), errorValue: report.error?.message.flatMap(nonEmpty),
+            errorCode: report.error?.code.flatMap(nonEmpty),
+            functions: inApp.prefix(GroupingFacts.maxFrames).map(\.label),
+            modules: modules, release: report.release, platform: report.device.os.flatMap(nonEmpty), tags: tags)
     }
 
     /// The hash of a canonical string: version, kind, source and components, one per line.
     public static func fingerprint(kind: ReportKind, source: GroupingResult.Source, components: [String]) -> Fingerprint
     {
-        var canonical =
-            "faultline-grouping-v\(version)\n\(kind.rawValue)\n\(source == .client ? "client" : "computed")\n"
+        let origin =
+            switch source {
+            case .client: "client"
+            case .rule: "rule"
+            default: "computed"
+            }
+        var canonical = "faultline-grouping-v\(version)\n\(kind.rawValue)\n\(origin)\n"
         for component in components {
             canonical += component.replacingNewlines + "\n"
         }
@@ -239,6 +293,8 @@ public enum Grouping {
         }
         /// The simplified name, or the module's base name of a frame nobody symbolicated.
         var name: String
+        /// The file name of the module the frame ran in, when known (for fingerprint rules' `module:`).
+        var module: String? = nil
         /// A frame nobody symbolicated: its offset in the module.
         var offset: UInt64? = nil
         /// The name as the symbolicator gave it.
@@ -305,15 +361,20 @@ public enum Grouping {
                 if let module, let moduleBaseName {
                     out.append(
                         NormalizedFrame(
-                            name: moduleBaseName, offset: address - module.baseAddress, full: nil,
-                            inApp: inAppModule ?? false, role: .code))
+                            name: moduleBaseName, module: moduleBaseName, offset: address - module.baseAddress,
+                            full: nil, inApp: inAppModule ?? false, role: .code))
                 } else {
                     out.append(
                         NormalizedFrame(name: "<unknown module>", full: nil, inApp: inAppModule ?? false, role: .code))
                 }
                 continue
             }
-            out += resolved.compactMap { normalized($0, moduleInApp: inAppModule, ruled: ruled) }
+            let frameModule = moduleBaseName ?? frame.module.map { baseName(ofPath: $0) }
+            for entry in resolved {
+                guard var normalized = normalized(entry, moduleInApp: inAppModule, ruled: ruled) else { continue }
+                normalized.module = frameModule
+                out.append(normalized)
+            }
         }
         return out
     }

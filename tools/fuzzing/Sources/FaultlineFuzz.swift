@@ -27,6 +27,10 @@ enum FuzzTarget: String, CaseIterable {
     case native
     /// Request body inflation (`BodyDecoding`): the first byte picks gzip, deflate, br or the stored form.
     case body
+    /// A project's fingerprint rules (`FingerprintRules.parse`), and every parsed rule set matched against facts made
+    /// of the same bytes (`GroupingFacts`, its stored form read back): nothing traps, errors point inside the text,
+    /// the limits hold, and the glob never takes long.
+    case groupingRules = "grouping-rules"
     /// Sentry envelopes (`SentryEnvelopeReader`: framing, event, sessions, client reports, attachments).
     case sentryEnvelope = "sentry-envelope"
     /// Sentry event JSON on its own (`SentryStoreReader`, the legacy store endpoint).
@@ -120,6 +124,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     switch selected {
     case .native: fuzzNative(bytes)
     case .body: fuzzBody(bytes)
+    case .groupingRules: fuzzGroupingRules(bytes)
     case .sentryEnvelope: fuzzSentryEnvelope(bytes)
     case .sentryEvent: fuzzSentryEvent(bytes)
     case .swiftCrash: fuzzSwiftCrash(bytes)
@@ -139,6 +144,34 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case nil: break
     }
     return 0
+}
+
+func fuzzGroupingRules(_ bytes: [UInt8]) {
+    let text = String(decoding: bytes, as: UTF8.self)
+    let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+    let facts = GroupingFacts(
+        kind: bytes.count % 2 == 0 ? .crash : .nonfatal, source: .stack, components: Array(words.prefix(3)),
+        errorType: words.first, errorValue: text, errorCode: words.last, functions: words, modules: words.reversed(),
+        release: words.first, platform: words.last, tags: words.map { ($0, text) })
+    guard GroupingFacts.decode(facts.encoded) == facts else { fatalError("grouping facts did not read back equal") }
+    switch Result(catching: { () throws(FingerprintRulesError) in try FingerprintRules.parse(text) }) {
+    case .success(let rules):
+        guard rules.rules.count <= FingerprintRules.maxRules else { fatalError("more rules than the limit") }
+        for rule in rules.rules {
+            guard !rule.matchers.isEmpty, rule.matchers.count <= FingerprintRules.maxMatchers, !rule.parts.isEmpty,
+                rule.parts.count <= FingerprintRules.maxParts,
+                rule.matchers.allSatisfy({
+                    !$0.pattern.isEmpty && $0.pattern.utf8.count <= FingerprintRules.maxPatternBytes
+                })
+            else { fatalError("a parsed rule is past the limits") }
+        }
+        _ = facts.grouped(by: rules)
+    case .failure(let error):
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+        guard error.line >= 1, error.line <= max(1, lines.count), error.column >= 1,
+            error.column <= (error.line <= lines.count ? lines[error.line - 1].count : 0) + 2
+        else { fatalError("an error points outside the text: \(error)") }
+    }
 }
 
 /// What the server does next with a report it accepted: groups it into an issue, and writes it back as

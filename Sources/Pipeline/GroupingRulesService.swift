@@ -1,0 +1,56 @@
+import FaultlineCore
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A project's fingerprint rules (docs/grouping.md, "Fingerprint rules"): setting a version (which starts the
+/// background regroup of stored reports), reading the versions, the regroup's progress, and the dry run of a rules
+/// text over stored reports, which changes nothing. The CLI (`faultline grouping`), the API and the settings page
+/// all call this.
+public struct GroupingRulesService: Sendable {
+    let store: any GroupingRulesStore
+    let clock: any WallClock
+
+    public init(store: any GroupingRulesStore, clock: any WallClock) {
+        self.store = store
+        self.clock = clock
+    }
+
+    /// Reports read per batch by the dry run.
+    public static let dryRunBatch = 10_000
+
+    /// Parses `text` and stores it as the project's next version; the regroup of its stored reports starts.
+    ///
+    /// - Throws: `FingerprintRulesError` (line and column) when the text does not parse; nothing is stored then.
+    public func set(_ text: String, project: ProjectID, by: String?) async throws -> Int {
+        _ = try FingerprintRules.parse(text)
+        return try await store.setGroupingRules(text, project: project, by: by, at: clock.now())
+    }
+
+    /// Every version, newest first.
+    public func versions(project: ProjectID) async throws -> [GroupingRulesVersion] {
+        try await store.groupingRules(project: project)
+    }
+
+    public func progress(project: ProjectID) async throws -> RegroupProgress? {
+        try await store.regroupProgress(project: project)
+    }
+
+    /// Runs `text` over the project's reports received in the last `days` days, from their stored grouping facts.
+    ///
+    /// - Throws: `FingerprintRulesError` when the text does not parse.
+    public func dryRun(_ text: String, project: ProjectID, days: Int) async throws -> GroupingDryRunAnswer {
+        let rules = try FingerprintRules.parse(text)
+        let targets = try await store.groupingTargets(project: project)
+        let since = clock.now().addingTimeInterval(-Double(max(0, min(days, 36_500))) * 86_400)
+        let run = Mutex(GroupingDryRun(rules: rules, targets: targets))
+        try await store.groupingRows(project: project, since: since, batch: Self.dryRunBatch) { rows in
+            run.withLock { $0.add(rows) }
+        }
+        return run.withLock { $0.answer() }
+    }
+}
