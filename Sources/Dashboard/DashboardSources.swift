@@ -23,6 +23,9 @@ public struct DashboardSources: Sendable {
     public var pendingReports: @Sendable (Int) async throws -> Int
     /// What a project's quotas counted from a day on, accepted and dropped (`QuotaCountStore`; none by default).
     public var quotaCounts: @Sendable (ProjectID, DayNumber) async throws -> [QuotaCount] = { _, _ in [] }
+    /// The events of a project refused past a quota under any of the fingerprints (an issue's own and those merged
+    /// into it; `QuotaCountStore.droppedEvents`; none by default).
+    public var droppedEvents: @Sendable (ProjectID, [Fingerprint]) async throws -> Int = { _, _ in 0 }
 
     /// - Parameters:
     ///   - projects: lists every project.

@@ -118,6 +118,9 @@ struct IssuePage {
     /// The fingerprints merged into this issue, each with its unmerge form (`showMerged(_:)`).
     var mergedFingerprints: [MergedFingerprintView] = []
     var hasMergedFingerprints = false
+    /// The events refused past a quota that the client's fingerprint put in this issue (`showDropped(_:)`); nil
+    /// when there were none.
+    var droppedText: String?
 
     /// - Parameters:
     ///   - event: the newest sample in full, nil when there is none or it was pruned.

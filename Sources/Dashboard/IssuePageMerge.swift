@@ -20,4 +20,10 @@ extension IssuePage {
         }
         hasMergedFingerprints = !mergedFingerprints.isEmpty
     }
+
+    /// Says how many events of this issue were refused past the project's quota (counted by the client's fingerprint,
+    /// never stored; not in the issue's event count).
+    mutating func showDropped(_ dropped: Int) {
+        droppedText = dropped > 0 ? Format.count(dropped, "event") + " more, counted but not stored" : nil
+    }
 }

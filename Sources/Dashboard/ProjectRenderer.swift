@@ -271,7 +271,11 @@ struct ProjectRenderer {
         var page = IssuePage(
             slug: slug, detail: detail, event: event, releases: releases, now: now, inApp: project.inApp,
             sourceExcerpts: excerpts, trending: marks.mark(issueID), tracker: project.tracker, publicURL: publicURL)
-        page.showMerged(try await sources.insights.mergedFingerprints(of: issueID))
+        let merged = try await sources.insights.mergedFingerprints(of: issueID)
+        page.showMerged(merged)
+        page.showDropped(
+            try await sources.droppedEvents(
+                project.id, [detail.grouping.fingerprint] + merged.compactMap { Fingerprint($0.fingerprint) }))
         let version = detail.version.map { marks.version($0, of: issueID) }
         try await emit(path, page, as: "issue", mark: version.map { .page($0) }, write: write)
         // A reader that knows no versions: the page is rendered again whenever asked for (never stale).

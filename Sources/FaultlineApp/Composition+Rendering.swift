@@ -29,6 +29,7 @@ extension Composition {
         sources.alertSettings = { try await alerts.settings(project: $0) }
         let quotas = stores.quotas
         sources.quotaCounts = { try await quotas.quotaCounts(project: $0, from: $1) }
+        sources.droppedEvents = { try await quotas.droppedEvents(project: $0, fingerprints: $1) }
         return sources
     }
 

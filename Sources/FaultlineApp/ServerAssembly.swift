@@ -230,6 +230,7 @@ public struct ServerAssembly: Sendable {
                         ?? LoginFallback.invite(login: login, error: error, csrf: csrf)
                 }))
         dependencies.accounts = accountPages(data, renderer: renderer)
+        dependencies.quotaCounts = data.stores.quotas
         return dependencies
     }
 }

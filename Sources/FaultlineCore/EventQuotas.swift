@@ -90,6 +90,12 @@ public enum QuotaWindow: String, Sendable, CaseIterable, Comparable {
         return remainder < 0 ? value - remainder - divisor : value - remainder
     }
 
+    /// The first day (UTC) of the calendar month that holds `date`: where a month's quota counts start.
+    public static func firstDayOfMonth(_ date: Date) -> DayNumber {
+        let (year, month) = civil(day: floor(second(date), 86_400) / 86_400)
+        return DayNumber(rawValue: Int(days(year: year, month: month)))
+    }
+
     /// Year and month of a day number (Howard Hinnant's civil-from-days, as `DayNumber.description`).
     static func civil(day: Int64) -> (year: Int64, month: Int64) {
         let z = day + 719_468
@@ -130,6 +136,13 @@ public struct QuotaCounts: Sendable, Equatable {
     public func admitted(_ window: QuotaWindow, at second: Int64) -> Int {
         guard let entry = windows[window], entry.start == window.start(of: second) else { return 0 }
         return entry.admitted
+    }
+
+    /// Adds `events` admitted in the month that holds `second` before this count began (read back from the database
+    /// after a restart) to the month's count.
+    public mutating func addToMonth(_ events: Int, at second: Int64) {
+        let (total, overflow) = admitted(.month, at: second).addingReportingOverflow(max(events, 0))
+        windows[.month] = Count(start: QuotaWindow.month.start(of: second), admitted: overflow ? .max : total)
     }
 }
 
@@ -212,12 +225,34 @@ public struct QuotaCount: Sendable, Equatable, Hashable {
     }
 }
 
-/// Stored quota counts (`quota_counts`): added to by each node's flush, read by the overview.
+/// Stored quota counts (`quota_counts`): added to by each node's flush, read by the overview, the API and issue pages,
+/// and read back at start for the month's quota.
 public protocol QuotaCountStore: Sendable {
-    /// Adds `counts` to the stored rows (one transaction; rows keyed by project, day, release and fingerprint).
-    func addQuotaCounts(_ counts: [QuotaCount]) async throws
+    /// Adds `counts` to the stored rows (one transaction; rows keyed by project, day, release and fingerprint). The
+    /// issues a dropped count names by fingerprint (their own, or one merged into them) are marked changed at `now`
+    /// in the same transaction: their pages show what was dropped, and a page nothing marks is never rendered again.
+    func addQuotaCounts(_ counts: [QuotaCount], at now: Date) async throws
     /// The stored rows of `project` from day `from` on, newest day first.
     func quotaCounts(project: ProjectID, from: DayNumber) async throws -> [QuotaCount]
+    /// The events of `project` dropped past a quota under any of `fingerprints` (an issue's own and those merged into
+    /// it), over the rows kept per fingerprint (the retention period, ``QuotaCountKeep``).
+    func droppedEvents(project: ProjectID, fingerprints: [Fingerprint]) async throws -> Int
+    /// Every project's accepted events from day `from` on: what a restarted server's month quota starts from.
+    func acceptedEvents(from: DayNumber) async throws -> [ProjectID: Int]
+}
+
+/// How long quota counts are kept (decision 0073). A row per fingerprint stands in for reports that were never
+/// stored, so it is kept as long as the reports it stands beside (the retention period); past it, its counts are
+/// added to its day and release's total row and the row goes (`RetentionStore.foldQuotaCounts`). The totals are
+/// kept like the other daily rollups (crash-free health, an issue's days), which retention never prunes: they are
+/// a few rows a day per release, and the overview's accepted and dropped figures stay exact for as long as the
+/// crash-free figures beside them. What stays bounded is what a hostile client could grow: at most
+/// `SpikeGuard.maxFingerprintsPerDay` fingerprint rows a project and day, for the retention period only.
+public enum QuotaCountKeep {
+    /// The first day whose fingerprint rows are kept when reports are kept `retentionDays` days before `now`.
+    public static func firstFingerprintDay(retentionDays: Int, now: Date) -> DayNumber {
+        DayNumber(now).adding(-max(retentionDays, 1))
+    }
 }
 
 /// The `quota_reached` alert: one per project, quota window and window (its dedupe key names the window, so every

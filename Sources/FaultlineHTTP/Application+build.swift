@@ -66,6 +66,9 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     /// The account page and personal API tokens (issue #37); nil leaves `/account` out and the API takes no personal
     /// tokens.
     public var accounts: AccountPages?
+    /// What spike protection counted (`QuotaCountStore`); nil leaves `GET /api/v1/quota-counts` and
+    /// `GET /api/v1/issues/{id}/dropped` out.
+    public var quotaCounts: (any QuotaCountStore)? = nil
     /// The dashboard's login form (error message, where to go after) — rendered by the Dashboard module.
     public let loginPage: @Sendable (_ error: String?, _ next: String) -> String
     /// Renders an issue's dashboard page now, after a change made from the dashboard, so the page the browser
@@ -231,6 +234,20 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
                 issues: dependencies.issues, insights: dependencies.insights, clock: dependencies.clock
             )
             .endpoints)
+    if let quotaCounts = dependencies.quotaCounts {
+        router.group("api/v1")
+            .add(
+                middleware: BearerAuthMiddleware(
+                    projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions,
+                    personal: apiTokens)
+            )
+            .group(context: ReaderContext.self)
+            .addRoutes(
+                QuotaCountsController(
+                    insights: dependencies.insights, quotas: quotaCounts, projects: dependencies.projects,
+                    clock: dependencies.clock
+                ).endpoints)
+    }
     router.group("api/v1")
         .add(
             middleware: BearerAuthMiddleware(

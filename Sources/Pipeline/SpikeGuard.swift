@@ -21,7 +21,8 @@ import Foundation
 /// about its quota in all. The tallies are additive upserts, so their sums are exact whatever the node count; the
 /// quota alert's dedupe key names the window, so it is recorded once however many nodes refused in it.
 ///
-/// After a restart every window starts empty, which errs on the side of accepting (as the token buckets do).
+/// After a restart the minute and hour windows start empty, which errs on the side of accepting (as the token buckets
+/// do); the month's counters start from the accepted events stored this month (``restoreMonth(_:at:)``).
 public final class SpikeGuard: Sendable {
     /// Why a request's events were refused.
     public struct Refusal: Sendable, Equatable {
@@ -160,6 +161,26 @@ public final class SpikeGuard: Sendable {
                 let old = state.tally[key] ?? (0, 0)
                 state.tally[key] = (old.accepted &+ count.accepted, old.dropped &+ count.dropped)
             }
+        }
+    }
+
+    /// Adds what the database holds of this month's accepted events (`accepted`, per project; read before this run's
+    /// first flush) to the month's counters, so that a restart does not give a project its month's quota again. Each
+    /// node counts its share of a quota, so it takes its share of the stored count (the counts of every node). The
+    /// server's ceiling takes the sum of all projects the same way.
+    public func restoreMonth(_ accepted: [ProjectID: Int], at now: Date) {
+        let second = QuotaWindow.second(now)
+        let part = share()
+        let fraction = part.isFinite && part > 0 && part <= 1 ? part : 1
+        let mine = { (stored: Int) in Int((Double(max(stored, 0)) * fraction).rounded(.down)) }
+        state.withLock { state in
+            var all = 0
+            for (project, stored) in accepted {
+                state.projects[project, default: QuotaCounts()].addToMonth(mine(stored), at: second)
+                let (sum, overflow) = all.addingReportingOverflow(max(stored, 0))
+                all = overflow ? .max : sum
+            }
+            state.server.addToMonth(mine(all), at: second)
         }
     }
 

@@ -722,6 +722,12 @@ enum PostgresMigrations {
                 )
                 """,
             ]),
+        // Issue #38: an issue's dropped events by fingerprint (SQLite `v38-quota-counts-by-fingerprint`).
+        Migration(
+            identifier: "pg23-quota-counts-by-fingerprint",
+            statements: [
+                "CREATE INDEX quota_counts_by_fingerprint ON quota_counts(project_id, fingerprint) WHERE fingerprint <> ''"
+            ]),
     ]
 
     /// Applies `ReleaseMerge` (migration `pg12-one-release`).

@@ -190,6 +190,31 @@ public struct PostgresRetentionStore: RetentionStore {
 }
 
 extension PostgresRetentionStore {
+    public func foldQuotaCounts(before day: DayNumber) async throws -> Int {
+        let logger = database.logger
+        let day = Int32(clamping: day.rawValue)
+        return try await database.write { connection in
+            // One statement: the fingerprint rows are deleted and their sums added to the totals (another node's
+            // fold at the same time deletes no row twice: a row is deleted, and summed, by one of them).
+            try await PostgresRows.count(
+                connection.query(
+                    """
+                    WITH folded AS (
+                        DELETE FROM quota_counts WHERE day < \(day) AND fingerprint <> ''
+                        RETURNING project_id, day, release, accepted, dropped
+                    ), totals AS (
+                        INSERT INTO quota_counts (project_id, day, release, fingerprint, accepted, dropped)
+                        SELECT project_id, day, release, '', sum(accepted), sum(dropped) FROM folded
+                        GROUP BY project_id, day, release
+                        ON CONFLICT (project_id, day, release, fingerprint)
+                        DO UPDATE SET accepted = quota_counts.accepted + excluded.accepted,
+                            dropped = quota_counts.dropped + excluded.dropped
+                    )
+                    SELECT 1 FROM folded
+                    """, logger: logger))
+        }
+    }
+
     /// The samples of one week that retention drops: their report ids and their payloads' ids.
     struct Kept {
         var reports: [Int64] = []

@@ -920,6 +920,15 @@ enum SQLiteMigrations {
                     );
                     """)
         }
+        migrator.registerMigration("v38-quota-counts-by-fingerprint") { db in
+            // Issue #38: an issue page and the API read an issue's dropped events by fingerprint
+            // (`QuotaCountStore.droppedEvents`); the primary key leads with the day. Only the fingerprint rows.
+            try db.execute(
+                sql: """
+                    CREATE INDEX quota_counts_by_fingerprint ON quota_counts(project_id, fingerprint)
+                        WHERE fingerprint <> '';
+                    """)
+        }
         return migrator
     }
 }

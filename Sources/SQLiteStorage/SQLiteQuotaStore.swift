@@ -1,8 +1,14 @@
 import FaultlineCore
 import GRDB
 
-/// Quota counts on SQLite (`quota_counts`, migration `v31-event-quotas`): each flush adds its tally in one
-/// transaction, upserting by project, day, release and fingerprint ('' when unknown).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Quota counts on SQLite (`quota_counts`, migrations `v31-event-quotas` and `v38-quota-counts-by-fingerprint`): each
+/// flush adds its tally in one transaction, upserting by project, day, release and fingerprint ('' when unknown).
 public struct SQLiteQuotaStore: QuotaCountStore {
     let database: SQLiteEngine
 
@@ -10,9 +16,14 @@ public struct SQLiteQuotaStore: QuotaCountStore {
         self.database = database
     }
 
-    public func addQuotaCounts(_ counts: [QuotaCount]) async throws {
+    public func addQuotaCounts(_ counts: [QuotaCount], at now: Date) async throws {
         let counts = counts.filter { $0.accepted > 0 || $0.dropped > 0 }
         guard !counts.isEmpty else { return }
+        let changedAt = Millis.from(now)
+        let dropped = Set(
+            counts.compactMap { count in
+                count.dropped > 0 ? count.fingerprint.map { Pair(count.project.rawValue, $0.description) } : nil
+            })
         try await database.pool.write { db in
             // A project deleted since the events were counted has no row to add to: its counts go with it.
             let statement = try db.cachedStatement(
@@ -28,6 +39,55 @@ public struct SQLiteQuotaStore: QuotaCountStore {
                     count.fingerprint?.description ?? "", max(count.accepted, 0), max(count.dropped, 0),
                 ])
             }
+            // The issues of the dropped fingerprints (their own or merged into them) show the count on their pages.
+            let mark = try db.cachedStatement(
+                sql: """
+                    UPDATE issues SET updated_at = max(updated_at, ?1)
+                    WHERE (project_id = ?2 AND fingerprint = ?3)
+                        OR id = (SELECT issue_id FROM issue_aliases WHERE project_id = ?2 AND fingerprint = ?3)
+                    """)
+            for pair in dropped {
+                try mark.execute(arguments: [changedAt, pair.project, pair.fingerprint])
+            }
+        }
+    }
+
+    /// A project and a fingerprint, as a set's element.
+    struct Pair: Hashable {
+        var project: Int64
+        var fingerprint: String
+        init(_ project: Int64, _ fingerprint: String) {
+            self.project = project
+            self.fingerprint = fingerprint
+        }
+    }
+
+    public func droppedEvents(project: ProjectID, fingerprints: [Fingerprint]) async throws -> Int {
+        guard !fingerprints.isEmpty else { return 0 }
+        return try await database.pool.read { db in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT coalesce(sum(dropped), 0) FROM quota_counts
+                    WHERE project_id = ? AND fingerprint <> '' AND fingerprint IN (\(databaseQuestionMarks(count: fingerprints.count)))
+                    """,
+                arguments: StatementArguments(
+                    [project.rawValue.databaseValue] + fingerprints.map(\.description.databaseValue))
+            ) ?? 0
+        }
+    }
+
+    public func acceptedEvents(from: DayNumber) async throws -> [ProjectID: Int] {
+        try await database.pool.read { db in
+            var accepted: [ProjectID: Int] = [:]
+            let rows = try Row.fetchCursor(
+                db,
+                sql: "SELECT project_id, sum(accepted) FROM quota_counts WHERE day >= ? GROUP BY project_id",
+                arguments: [from.rawValue])
+            while let row = try rows.next() {
+                accepted[ProjectID(row[0])] = row[1]
+            }
+            return accepted
         }
     }
 

@@ -96,6 +96,23 @@ public struct SQLiteRetentionStore: RetentionStore {
         }
     }
 
+    public func foldQuotaCounts(before day: DayNumber) async throws -> Int {
+        try await database.pool.write { db in
+            // `WHERE true`-style ambiguity does not arise: the SELECT ends in GROUP BY before the upsert clause.
+            try db.execute(
+                sql: """
+                    INSERT INTO quota_counts (project_id, day, release, fingerprint, accepted, dropped)
+                    SELECT project_id, day, release, '', sum(accepted), sum(dropped) FROM quota_counts
+                    WHERE day < ?1 AND fingerprint <> '' GROUP BY project_id, day, release
+                    ON CONFLICT (project_id, day, release, fingerprint)
+                    DO UPDATE SET accepted = accepted + excluded.accepted, dropped = dropped + excluded.dropped
+                    """, arguments: [day.rawValue])
+            try db.execute(
+                sql: "DELETE FROM quota_counts WHERE day < ? AND fingerprint <> ''", arguments: [day.rawValue])
+            return db.changesCount
+        }
+    }
+
     /// The payloads one pass takes, oldest first: received before `cut`, holding a report that is no sample (or no
     /// report at all; a payload whose reports are all samples stays), up to `limit` and until the batch bounds.
     static func payloadsToPrune(_ db: Database, before cut: Int64, limit: Int) throws -> [Int64] {

@@ -138,4 +138,33 @@ import Testing
         #expect(counts.first { $0.fingerprint == nil }?.dropped == 50)
         #expect(counts.map(\.dropped).reduce(0, +) == SpikeGuard.maxFingerprintsPerDay + 50)
     }
+
+    @Test func aRestartedGuardStartsTheMonthFromTheStoredCount() {
+        let clock = clock()
+        let project = Self.project(quotas: EventQuotas(perMonth: 100))
+        let other = Self.project(2, quotas: EventQuotas())
+        // Given a restarted guard, 97 events of the project already accepted this month (by every node)
+        let guarder = SpikeGuard(clock: clock, ceiling: EventQuotas(perMonth: 1000))
+        #expect(guarder.admit(Self.reports(1), for: project) == nil)  // admitted before the counts were read back
+        guarder.restoreMonth([project.id: 97, other.id: 900], at: Self.start)
+        // Then 2 more fit its month (97 + 1 + 2 = 100), the next is refused until the month ends
+        #expect(guarder.admit(Self.reports(2), for: project) == nil)
+        let refusal = guarder.admit(Self.reports(1), for: project)
+        #expect(refusal?.window == .month)
+        #expect(refusal?.server == false)
+        // and the server's ceiling counts every project's (997 + 1 + 2 of 1000): the other project gets 0 more
+        #expect(guarder.admit(Self.reports(1), for: other)?.server == true)
+        // Next month starts empty.
+        clock.advance(3 * 86_400)
+        #expect(guarder.admit(Self.reports(50), for: project) == nil)
+    }
+
+    @Test func aNodeRestoresItsShareOfTheMonth() {
+        let project = Self.project(quotas: EventQuotas(perMonth: 100))
+        // Two nodes: each enforces 50 of the 100, and takes half of the 90 stored.
+        let guarder = SpikeGuard(clock: clock(), share: { 0.5 })
+        guarder.restoreMonth([project.id: 90], at: Self.start)
+        #expect(guarder.admit(Self.reports(5), for: project) == nil)
+        #expect(guarder.admit(Self.reports(1), for: project)?.window == .month)
+    }
 }

@@ -21,6 +21,7 @@ import Testing
             if failWithDiskFull.withLock({ $0 }) { throw DiskFull() }
             return PruneResult()
         }
+        func foldQuotaCounts(before day: DayNumber) async throws -> Int { 0 }
     }
 
     /// Polls `condition` (moving the manual clock so the guard measures again), at most ~10 s.

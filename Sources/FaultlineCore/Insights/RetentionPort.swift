@@ -49,6 +49,10 @@ public protocol RetentionStore: Sendable {
     /// them in its segments until they are merged), in small steps. Called after every pruning pass except under
     /// storage pressure; a failure is logged and the next pass merges again.
     func mergeSearchIndex() async throws
+
+    /// Adds the quota counts kept per fingerprint of days before `day` to their day and release's total row, and
+    /// deletes them (``QuotaCountKeep``), in one transaction; returns the rows folded. Totals are unchanged.
+    func foldQuotaCounts(before day: DayNumber) async throws -> Int
 }
 
 extension RetentionStore {

@@ -13,7 +13,8 @@ import Foundation
 /// the webhook outbox at once. Once more on shutdown, so a graceful stop loses no count.
 ///
 /// A failed write keeps the tally and the notices for the next step (the guard bounds what it keeps). The alert's
-/// dedupe key names the window, so a retried or a second node's notice records nothing twice.
+/// dedupe key names the window, so a retried or a second node's notice records nothing twice. At start the month's
+/// accepted events are read back from the database first (``restoreMonth()``), so a restart keeps the month's quota.
 public struct QuotaFlushService: Service {
     let spikeGuard: SpikeGuard
     let store: any QuotaCountStore
@@ -43,7 +44,7 @@ public struct QuotaFlushService: Service {
     public func step() async throws -> (counts: Int, alerts: Int) {
         let counts = spikeGuard.takeCounts()
         do {
-            try await store.addQuotaCounts(counts)
+            try await store.addQuotaCounts(counts, at: clock.now())
         } catch {
             spikeGuard.keep(counts)
             throw error
@@ -69,14 +70,39 @@ public struct QuotaFlushService: Service {
         return (counts.count, recorded)
     }
 
+    /// Gives the guard this month's accepted events from the database (what this node and the others counted before
+    /// a restart), so that a restart does not give a project its month's quota again. Called once, before the first
+    /// flush adds this run's counts to the same rows; returns the projects restored.
+    @discardableResult
+    public func restoreMonth() async throws -> Int {
+        let now = clock.now()
+        let accepted = try await store.acceptedEvents(from: QuotaWindow.firstDayOfMonth(now))
+        spikeGuard.restoreMonth(accepted, at: now)
+        return accepted.count
+    }
+
     public func run() async throws {
         await cancelWhenGracefulShutdown {
+            // Nothing of this run is flushed before the month is read back: it would be read back too, and counted twice.
+            var restored = await restoreMonthLogging()
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
-                await flush()
+                if !restored { restored = await restoreMonthLogging() }
+                if restored { await flush() }
             }
         }
         await flush()  // the last counts of a graceful stop
+    }
+
+    /// ``restoreMonth()``, a failure logged (the tally waits in memory, bounded by the guard, for the next try).
+    func restoreMonthLogging() async -> Bool {
+        do {
+            try await restoreMonth()
+            return true
+        } catch {
+            logger.error("reading this month's quota counts failed", metadata: [Telemetry.LogKey.error: "\(error)"])
+            return false
+        }
     }
 
     func flush() async {

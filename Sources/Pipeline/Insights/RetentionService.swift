@@ -12,6 +12,7 @@ import Foundation
 /// the space back to the file system. Each issue keeps a few sample reports (`samples`: its first, its latest, one a
 /// release, under a per-project cap), so an old issue's page is never empty. Issue and health counters were counted on
 /// arrival and stay exact; the issues that lost reports are marked changed, so `onChange` renders their pages again.
+/// Quota counts kept per fingerprint are folded into their day's totals past the same period (`QuotaCountKeep`).
 ///
 /// A relief valve for a full disk (issue #15): on each entry into the storage-pressure state a pass runs at once
 /// instead of waiting for the next `interval`, and it runs under pressure (deleting is what frees space); only
@@ -59,6 +60,10 @@ public struct RetentionService: Service {
             if result.isEmpty { break }
             await Task.yield()
         }
+        // Quota counts kept per fingerprint stand beside the reports: past the same period they join their day's total.
+        let folded = try await store.foldQuotaCounts(
+            before: QuotaCountKeep.firstFingerprintDay(retentionDays: days, now: now))
+        telemetry?.count(Telemetry.Name.retentionPruned, by: folded, [("kind", "quota_counts")])
         telemetry?.count(Telemetry.Name.retentionPruned, by: total.reports, [("kind", "reports")])
         telemetry?.count(Telemetry.Name.retentionPruned, by: total.sessions, [("kind", "sessions")])
         telemetry?.count(Telemetry.Name.retentionPruned, by: total.attachments, [("kind", "attachments")])
