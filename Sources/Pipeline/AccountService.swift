@@ -26,6 +26,8 @@ public final class AccountService: Sendable {
     let parameters: ScryptParameters
     /// What TOTP codes are made with (HMAC-SHA-1).
     let hmac: any HMACSHA1Computing
+    /// Where making and revoking tokens is recorded; nil records nothing.
+    let audit: (any AuditTrail)?
     /// Logins waiting for their second factor's code, by the SHA-256 of their ticket: kept in memory only (a restart
     /// asks for the password again), at most ``maxWaitingLogins``.
     let waiting = Mutex<[SecretHash: WaitingLogin]>([:])
@@ -36,8 +38,9 @@ public final class AccountService: Sendable {
         store: any PeopleStore & PersonalTokenStore & AccountStore, hasher: any SecretHashing,
         generator: any SecretGenerating,
         clock: any WallClock, deriver: any PasswordDeriving, hmac: any HMACSHA1Computing,
-        parameters: ScryptParameters = .standard
+        parameters: ScryptParameters = .standard, audit: (any AuditTrail)? = nil
     ) {
+        self.audit = audit
         self.hmac = hmac
         self.deriver = deriver
         self.parameters = parameters
@@ -59,9 +62,10 @@ public final class AccountService: Sendable {
     ///   - expiresInDays: nil for a token that works until revoked; else 1 to ``maxDays``.
     /// - Throws: ``PersonalTokenError``: a bad name or expiry, a scope above every role of the person
     ///   (`scopeAboveRole`), an unknown person. Nothing is stored then.
-    public func create(person id: PersonID, name: String, scopes: Set<TokenScope>, expiresInDays: Int?) async throws
-        -> Created
-    {
+    ///   - origin: who made it, for the audit trail.
+    public func create(
+        person id: PersonID, name: String, scopes: Set<TokenScope>, expiresInDays: Int?, by origin: AuditOrigin
+    ) async throws -> Created {
         let checkedName = try PersonalTokenName.checked(name).get()
         guard !scopes.isEmpty else { throw PersonalTokenError(.invalidScope, "a token needs at least one scope") }
         if let days = expiresInDays, !(1...Self.maxDays).contains(days) {
@@ -83,6 +87,7 @@ public final class AccountService: Sendable {
                 person: id, name: checkedName, scopes: scopes, tokenHash: hasher.hash(secret), createdAt: now,
                 expiresAt: expiresInDays.map { now.addingTimeInterval(Double($0) * 86_400) })
         else { throw PersonalTokenError(.unknownPerson, "no such person") }
+        try await record(.tokenCreated, token, of: person, origin, after: TokenScope.encode(scopes))
         return Created(token: token, secret: secret)
     }
 
@@ -102,8 +107,24 @@ public final class AccountService: Sendable {
     }
 
     /// Revokes a token: only `person`'s own, or any with nil (the owner's CLI). False when there was none.
-    public func revoke(_ id: PersonalTokenID, of person: PersonID?) async throws -> Bool {
-        try await store.revokeToken(id, of: person)
+    public func revoke(_ id: PersonalTokenID, of person: PersonID?, by origin: AuditOrigin) async throws -> Bool {
+        guard let token = try await store.tokens(of: person).first(where: { $0.id == id }),
+            try await store.revokeToken(id, of: person)
+        else { return false }
+        if let owner = try await store.person(id: token.person) {
+            try await record(.tokenRevoked, token, of: owner, origin, after: nil)
+        }
+        return true
+    }
+
+    /// Records a change of a person's token in the audit trail: the token by id and name, never its secret.
+    func record(_ kind: AuditKind, _ token: PersonalToken, of person: Person, _ origin: AuditOrigin, after: String?)
+        async throws
+    {
+        try await audit?.record(
+            AuditEntry(
+                project: nil, at: clock.now(), origin: origin, kind: kind,
+                subject: "token \(token.id) \"\(token.name)\" of \(person.login.rawValue)", after: after))
     }
 
     /// The person with this login (the CLI names people by login).

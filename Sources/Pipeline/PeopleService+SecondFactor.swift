@@ -20,6 +20,7 @@ extension PeopleService {
             accountFailures.record(key, now: clock.now())
             return .refused
         }
+        accountFailures.clear(key)
         return try await startSession(for: person)
     }
 }

@@ -141,8 +141,10 @@ public final class PeopleService: Sendable {
             accountFailures.record(key, now: clock.now())
             return .refused
         }
-        accountFailures.clear(key)
+        // With a second factor, failures are cleared only once its code is right: a known password must not buy more
+        // guesses at codes.
         if let ticket = try await secondFactor?.challenge(person) { return .secondFactorNeeded(ticket: ticket) }
+        accountFailures.clear(key)
         return try await startSession(for: person)
     }
 

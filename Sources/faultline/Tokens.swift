@@ -57,7 +57,7 @@ struct Tokens: AsyncParsableCommand {
             do {
                 created = try await root.accounts.create(
                     person: person.id, name: name, scopes: try TokenScope.parse(scope).get(),
-                    expiresInDays: expiresDays)
+                    expiresInDays: expiresDays, by: .cli)
             } catch let error as PersonalTokenError {
                 throw ValidationError(error.message)
             }
@@ -125,7 +125,7 @@ struct Tokens: AsyncParsableCommand {
         }
 
         func run(on root: Composition) async throws {
-            guard try await root.accounts.revoke(PersonalTokenID(id), of: nil) else {
+            guard try await root.accounts.revoke(PersonalTokenID(id), of: nil, by: .cli) else {
                 throw ValidationError("no token \(id); see faultline tokens list")
             }
             print("revoked token \(id)")

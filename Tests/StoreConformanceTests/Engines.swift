@@ -23,7 +23,7 @@ final class Stores: Sendable {
     let ingest: any IngestStore
     let reports: any ReportReader & SessionReader
     let adminSessions: any AdminSessionStore
-    let people: any PeopleStore
+    let people: any PeopleStore & PersonalTokenStore & AccountStore
     let retention: any RetentionStore
     let symbolication: any SymbolicationStore
     let alerts: any AlertStore

@@ -104,6 +104,11 @@ struct AccountController {
         var all: [(String, String)]
         var session: AdminSession
         var person: Person
+
+        /// Who makes the change, for the audit trail: the signed-in person, from the request's address.
+        func origin(_ context: AppRequestContext) -> AuditOrigin {
+            AuditOrigin(actor: .person(person.id, name: person.displayName), address: context.clientAddress)
+        }
     }
 
     func form(_ request: Request, context: AppRequestContext) async throws -> Form {
@@ -141,7 +146,8 @@ struct AccountController {
         }
         do {
             let created = try await pages.accounts.create(
-                person: form.person.id, name: form.fields["name"] ?? "", scopes: scopes, expiresInDays: days)
+                person: form.person.id, name: form.fields["name"] ?? "", scopes: scopes, expiresInDays: days,
+                by: form.origin(context))
             context.logger.info(
                 "personal token created",
                 metadata: [Telemetry.LogKey.person: "\(form.person.id)", "token": "\(created.token.id)"])
@@ -158,7 +164,8 @@ struct AccountController {
         let form = try await form(request, context: context)
         let raw = try context.parameters.require("id")
         guard let value = Int64(raw), value > 0 else { throw APIError.badRequest("must be a token id", field: "id") }
-        guard try await pages.accounts.revoke(PersonalTokenID(value), of: form.person.id) else {
+        guard try await pages.accounts.revoke(PersonalTokenID(value), of: form.person.id, by: form.origin(context))
+        else {
             throw APIError.notFound("you have no token \(value)")
         }
         return Response(status: .seeOther, headers: [.location: "/account", .cacheControl: "no-store"])

@@ -12,7 +12,8 @@ extension AppRequestContext {
             switch principal {
             case .admin: actor = .adminToken
             case .upload(let project): actor = .projectToken(project.id)
-            case .personal(let grant): actor = AuditActor(.person(grant.person))
+            case .personal(let grant):
+                actor = .personalToken(grant.person.id, name: grant.person.displayName, token: "\(grant.token)")
             case .ingest, nil: actor = nil
             }
         }

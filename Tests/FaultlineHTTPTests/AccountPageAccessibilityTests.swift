@@ -1,0 +1,53 @@
+import AsyncHTTPClient
+import Foundation
+import TestSupport
+import Testing
+
+/// The account page (`/account`) as a signed-in person sees it, with a token listed and two-step sign-in waiting for
+/// its first code, in real headless Chromium (`tools/a11y/check_pages.py`): no axe-core violation at desktop or phone
+/// width, and nothing wider than the phone.
+@Suite(.serialized, .tags(.endToEnd, .chromium), .provisioned) struct AccountPageAccessibilityTests {
+    let browser = HTTP(client: SecurityEndToEndTests.noRedirects)
+
+    @Test func theAccountPageIsAccessibleAndFitsAPhone() async throws {
+        let axe = try #require(AccessibilityEndToEndTests.axe, "axe-core is missing (tools/test fetches it)")
+        let folder = ServerProcess.newFolder()
+        _ = try await ServerProcess.createProject("shop", in: folder)
+        let link = try await PeopleEndToEndTests.invite(folder, "mia@example.org", role: "member", project: "shop")
+        _ = try await PersonalTokensEndToEndTests.create(folder, "mia@example.org", ["read", "upload:symbols"])
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let cookie = try await PeopleEndToEndTests().accept(server, link, name: "Mia")
+        let html = String(
+            decoding: try await browser.send(
+                .GET, server.baseURL + "/account", headers: [("Cookie", cookie), ("Accept", "text/html")]
+            ).body, as: UTF8.self)
+        let csrf = try #require(DashboardActionsEndToEndTests.csrf(html))
+        let begun = try await browser.send(
+            .POST, server.baseURL + "/account/totp/begin",
+            headers: PeopleEndToEndTests.form + [("Cookie", cookie)], body: Array("csrf=\(csrf)".utf8))
+        #expect(begun.status == 200)
+
+        let shots = try TempFolder("a11y-account")
+        let run = try Command.run(
+            "python3",
+            [
+                AccessibilityEndToEndTests.script, "--axe", axe, "--shots", shots.path, "--cookie", cookie,
+                server.baseURL + "/account",
+            ])
+        #expect(run.status == 0, "\(run.err.suffix(3000))")
+        let results = try JSONDecoder().decode(
+            [String: AccessibilityEndToEndTests.PageResult].self, from: Data(run.out.utf8))
+        let result = try #require(results[server.baseURL + "/account"])
+        #expect(result.desktop.title.hasPrefix("Your account"), "\(result.desktop.title)")
+        for (width, view) in [("desktop", result.desktop), ("phone", result.phone)] {
+            #expect(
+                view.violations.isEmpty,
+                "\(width): \(view.violations.map { "\($0.id): \($0.help ?? "") \($0.nodes ?? [])" })")
+        }
+        #expect(
+            (result.phone.scrollWidth ?? .max) <= (result.phone.innerWidth ?? 0),
+            "scrolls sideways at phone width; too wide: \(result.phone.tooWide ?? [])")
+        #expect((result.phone.smallestFontPx ?? 0) >= 12)
+    }
+}
