@@ -196,8 +196,9 @@ public struct SiteRenderer: Sendable {
     /// - Parameters:
     ///   - error: shown above the form (escaped), e.g. "That token is not valid."
     ///   - next: where to go after signing in; sent back in a hidden field (escaped), the server must validate it.
+    ///   - singleSignOn: the OpenID provider's name, for a "Sign in with …" link; nil when single sign-on is off.
     /// - Throws: `DashboardError` when the template fails.
-    public func loginPage(error: String?, next: String) throws -> String {
-        try templates.render(LoginPage(error: error, next: next), as: "login")
+    public func loginPage(error: String?, next: String, singleSignOn: String? = nil) throws -> String {
+        try templates.render(LoginPage(error: error, next: next, singleSignOn: singleSignOn), as: "login")
     }
 }

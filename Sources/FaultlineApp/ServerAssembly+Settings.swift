@@ -40,6 +40,8 @@ extension ServerAssembly {
         public var eventCeiling = EventQuotas()
         /// How often the quota tally (accepted and dropped events) is added to the database and quota alerts written.
         public var quotaFlushInterval: Duration = .seconds(2)
+        /// OpenID Connect single sign-on (`--oidc-issuer …`, docs/people.md); nil: passwords and the admin token only.
+        public var singleSignOn: SingleSignOnConfiguration?
         #if DEBUG
         /// Test-only faults of the symbolication worker (never compiled in release builds).
         public var workerFaults: SymbolicationWorker.FaultInjection?

@@ -126,12 +126,20 @@ public struct ServerAssembly: Sendable {
                 days: settings.retentionDays, samples: settings.retentionSamples,
                 logger: Logger(label: "faultline.retention"), onChange: notify,
                 storage: storage))
+        // Single sign-on's callback is under the address people reach the server at (as alert links are).
+        let singleSignOn = settings.singleSignOn.map { sso in
+            let fetcher = HTTPOIDCFetcher()
+            services.append(HTTPOIDCFetcher.Closer(fetcher: fetcher))
+            return data.singleSignOn(sso, fetcher: fetcher) {
+                serverURL().map { ($0.hasSuffix("/") ? String($0.dropLast()) : $0) + "/login/sso/callback" }
+            }
+        }
         self.services = services
         self.webhooks = webhooks
         self.boundPort = boundPort
         dependencies = Self.dependencies(
             data, renderer: renderer, storage: storage, spikeGuard: spikeGuard, debugFiles: debugFiles,
-            chunkUploads: chunkUploads, onChange: notify)
+            chunkUploads: chunkUploads, singleSignOn: singleSignOn, onChange: notify)
     }
 
     /// Runs the server and its background services until SIGTERM or SIGINT, then shuts down gracefully (stops
@@ -184,12 +192,15 @@ public struct ServerAssembly: Sendable {
     /// What the HTTP edge calls into. `onChange` is told about every change the dashboard shows.
     static func dependencies(
         _ data: Composition, renderer: SiteRenderer?, storage: DiskGuard, spikeGuard: SpikeGuard,
-        debugFiles: DebugFileService, chunkUploads: ChunkUploadService, onChange: @escaping @Sendable () -> Void
+        debugFiles: DebugFileService, chunkUploads: ChunkUploadService, singleSignOn: SingleSignOnService? = nil,
+        onChange: @escaping @Sendable () -> Void
     ) -> AppDependencies<IngestService, AnyReportReader> {
         let reader = data.reader
         let (insights, clock) = (data.insights, data.clock)
+        let provider = singleSignOn?.configuration.displayName
         let loginPage: @Sendable (String?, String) -> String = { error, next in
-            (try? renderer?.loginPage(error: error, next: next)) ?? LoginFallback.html(error: error, next: next)
+            (try? renderer?.loginPage(error: error, next: next, singleSignOn: provider))
+                ?? LoginFallback.html(error: error, next: next, singleSignOn: provider)
         }
         let refreshIssuePage: @Sendable (Project, IssueID) async throws -> Void = { project, issue in
             guard let renderer else { return }
@@ -228,7 +239,8 @@ public struct ServerAssembly: Sendable {
                 invite: { login, error, csrf in
                     (try? renderer?.invitePage(login: login, error: error, csrf: csrf))
                         ?? LoginFallback.invite(login: login, error: error, csrf: csrf)
-                }))
+                }),
+            singleSignOn: singleSignOn)
         dependencies.accounts = accountPages(data, renderer: renderer)
         dependencies.quotaCounts = data.stores.quotas
         return dependencies
@@ -268,12 +280,16 @@ enum LoginFallback {
             """
     }
 
-    static func html(error: String?, next: String) -> String {
+    /// - Parameter singleSignOn: the provider's name for a "Sign in with …" link, when single sign-on is on.
+    static func html(error: String?, next: String, singleSignOn: String? = nil) -> String {
         let esc = Markup.escape
+        let sso = singleSignOn.map {
+            "<p><a href=\"/login/sso?next=\(esc(FormEncoding.component(next)))\">Sign in with \(esc($0))</a></p>"
+        }
         return """
             <!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
             <title>Log in · Faultline</title></head><body><main><h1>Log in to Faultline</h1>
-            \(error.map { "<p role=\"alert\">\(esc($0))</p>" } ?? "")
+            \(error.map { "<p role=\"alert\">\(esc($0))</p>" } ?? "")\(sso ?? "")
             <form method="post" action="/login"><label for="login">E-mail or user name</label>
             <input id="login" name="login" type="text" autocomplete="username" required>
             <label for="password">Password</label>

@@ -93,6 +93,8 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public let searchPages: SearchPages?
     /// People and roles (password logins, invite links); nil: only the admin token signs in.
     public let people: PeoplePages?
+    /// OpenID Connect single sign-on (`/login/sso`); nil leaves its routes out.
+    public let singleSignOn: SingleSignOnService?
     public init(
         projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
         symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
@@ -104,9 +106,10 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
         currentIssuePage: (@Sendable (_ project: ProjectSlug, _ issue: IssueID) async throws -> String?)? = nil,
         adminSessions: AdminSessionService, webhookResolver: any HostResolving,
         chunkUploads: ChunkUploadService? = nil, storage: DiskGuard? = nil, issueListPage: IssueListRendering? = nil,
-        searchPages: SearchPages? = nil, people: PeoplePages? = nil
+        searchPages: SearchPages? = nil, people: PeoplePages? = nil, singleSignOn: SingleSignOnService? = nil
     ) {
         self.people = people
+        self.singleSignOn = singleSignOn
         self.issueListPage = issueListPage
         self.searchPages = searchPages
         self.storage = storage
@@ -160,6 +163,14 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
             secondFactor: dependencies.accounts
         )
         .endpoints)
+    if let singleSignOn = dependencies.singleSignOn {
+        router.addRoutes(
+            SingleSignOnController(
+                service: singleSignOn, sessions: dependencies.adminSessions, secureCookie: configuration.servedOverHTTPS,
+                page: dependencies.loginPage
+            ).endpoints)
+    }
+
     if let people = dependencies.people {
         router.addRoutes(
             InviteController(

@@ -14,6 +14,8 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the Faultline server.")
 
     @OptionGroup var dataOptions: DataOptions
+    /// OpenID Connect single sign-on (docs/people.md).
+    @OptionGroup var singleSignOn: SingleSignOnOptions
 
     @Option(help: "Address to listen on (env FAULTLINE_HOST; default 127.0.0.1).")
     var host: String?

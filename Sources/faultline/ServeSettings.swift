@@ -148,6 +148,7 @@ struct ServeSettings {
                 serve.maxEventsPerMinute, "--max-events-per-minute", "FAULTLINE_MAX_EVENTS_PER_MINUTE"),
             perHour: try ceilingValue(serve.maxEventsPerHour, "--max-events-per-hour", "FAULTLINE_MAX_EVENTS_PER_HOUR"))
         server.quotaFlushInterval = .milliseconds(try env.int("FAULTLINE_QUOTA_FLUSH_MS", in: 10...day) ?? 2000)
+        server.singleSignOn = try serve.singleSignOn.configuration(env)
     }
 
     /// The server's settings, with the dashboard templates in `webDirectory` (nil: no dashboard is rendered).

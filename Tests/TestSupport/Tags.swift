@@ -24,6 +24,9 @@ extension Tag {
     /// Runs a real Sentry client from PyPI: sentry-cli 3.8.2 or the Python sentry-sdk 2.75.0.
     @Tag public static var sentryClients: Self
 
+    /// Runs the small OpenID provider built from authlib (PyPI) that the single sign-on tests sign in through.
+    @Tag public static var oidcProvider: Self
+
     /// Runs several `faultline serve` nodes on one database.
     @Tag public static var multiNode: Self
 
@@ -56,6 +59,7 @@ public struct Provisioned: SuiteTrait, TestScoping {
         case .endToEnd: "endToEnd"
         case .chromium: "chromium"
         case .sentryClients: "sentryClients"
+        case .oidcProvider: "oidcProvider"
         case .postgres: ProcessInfo.processInfo.environment["FAULTLINE_TEST_POSTGRES_URL"] == nil ? "postgres" : nil
         default: nil
         }

@@ -7,7 +7,9 @@ import FaultlineCore
 /// at creation (``ProjectSlug/reserved``), and site files are never served under them (``SiteFilesMiddleware``).
 enum DashboardPaths {
     /// Routes that are exactly these paths.
-    static let openExact: Set<String> = ["/healthz", "/metrics", "/login", "/logout"]
+    static let openExact: Set<String> = [
+        "/healthz", "/metrics", "/login", "/logout", "/login/sso", "/login/sso/callback",
+    ]
     /// Routes under these first segments (`/api/…`, `/buildid/…`, `/invite/…`), which authenticate by themselves.
     static let openFirstSegments: Set<String> = ["api", "buildid", "invite"]
     /// Site files anyone may fetch: the stylesheet the login page needs.

@@ -11,7 +11,9 @@ import Hummingbird
 /// - `Cache-Control: private, no-cache` on dashboard answers that do not set their own (the pages need the admin
 ///   token: shared caches must not keep them, browsers must revalidate); API answers keep what their routes say.
 /// - A `Location` that starts with `//` or `/\` or names a scheme is replaced by `/`: the server only redirects
-///   within itself, and a protocol-relative location would send the browser to another host.
+///   within itself, and a protocol-relative location would send the browser to another host. The one exception is
+///   `/login/sso`, which sends the browser to the configured OpenID provider's authorization endpoint (from its checked
+///   discovery document, ``SingleSignOnController``).
 struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     static var contentSecurityPolicy: String {
         "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -31,7 +33,9 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
         {
             fields[.cacheControl] = "private, no-cache"
         }
-        if let location = headers[.location], !DashboardPaths.isLocalRedirect(location) {
+        if let location = headers[.location], !DashboardPaths.isLocalRedirect(location),
+            request.uri.path != SingleSignOnController.startPath
+        {
             fields[.location] = "/"
         }
         response.headers = fields

@@ -74,6 +74,10 @@ enum FuzzTarget: String, CaseIterable {
     /// and the prefilled new-issue link built with hostile titles (`TrackerLink`): what is accepted and what is built
     /// never carries a space, a quote, `<`, `>` or a control character onto a page.
     case tracker
+    /// Single sign-on's parsers of what an OpenID provider sends (`JSONWebToken`, `JSONWebKeySet`,
+    /// `OIDCProviderMetadata`, base64url) and of the operator's role rules (`RoleRule`), with the claim checks and the
+    /// account decision run on every token that parses: nothing traps, and base64url accepts only canonical text.
+    case jwt
 }
 
 let limits = IngestLimits()
@@ -141,6 +145,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .minidumpEnvelope: fuzzMinidumpEnvelope(bytes)
     case .walk: fuzzWalk(bytes)
     case .tracker: fuzzTracker(bytes)
+    case .jwt: fuzzJWT(bytes)
     case nil: break
     }
     return 0
@@ -707,4 +712,29 @@ func fuzzTracker(_ bytes: [UInt8]) {
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
         if !link.hasPrefix(trimmed) { fatalError("TrackerLink left the tracker: \(link.debugDescription)") }
     }
+}
+
+func fuzzJWT(_ bytes: [UInt8]) {
+    if let decoded = Base64URL.decode(bytes), Base64URL.encode(decoded) != String(decoding: bytes, as: UTF8.self) {
+        fatalError("base64url accepted a non-canonical spelling")
+    }
+    if case .success(let token) = JSONWebToken.parse(bytes) {
+        guard bytes.starts(with: token.signingInput) else { fatalError("the signing input is not the token's prefix") }
+        let check = IDTokenCheck(issuer: "https://id.example.com", clientID: "faultline")
+        _ = check.problem(token.claims, nonce: "n", now: receivedAt)
+        let configuration = SingleSignOnConfiguration(
+            issuer: "https://id.example.com", clientID: "faultline", clientSecret: "s", allowSignup: true,
+            roleRules: [
+                RoleRule(project: ProjectSlug("shop")!, role: .member, match: .claim(name: "groups", value: "a"))
+            ])
+        _ = SingleSignOnAccount.decide(token.claims, existing: { _ in nil }, configuration: configuration)
+    }
+    if case .success(let set) = JSONWebKeySet.parse(bytes) {
+        guard !set.keys.isEmpty, set.keys.count <= JSONWebKeySet.maxKeys else { fatalError("key set bounds") }
+        for algorithm in JOSEAlgorithm.allCases { _ = set.key(for: algorithm, keyID: set.keys.first?.keyID) }
+    }
+    if case .success(let metadata) = OIDCProviderMetadata.parse(bytes, issuer: "https://id.example.com") {
+        guard OIDCURL.acceptable(metadata.tokenEndpoint) else { fatalError("discovery accepted an unsafe endpoint") }
+    }
+    _ = RoleRule.parse(String(decoding: bytes, as: UTF8.self)).map { RoleRule.parse($0.description) }
 }
