@@ -166,8 +166,8 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     if let singleSignOn = dependencies.singleSignOn {
         router.addRoutes(
             SingleSignOnController(
-                service: singleSignOn, sessions: dependencies.adminSessions, secureCookie: configuration.servedOverHTTPS,
-                page: dependencies.loginPage
+                service: singleSignOn, sessions: dependencies.adminSessions,
+                secureCookie: configuration.servedOverHTTPS, page: dependencies.loginPage
             ).endpoints)
     }
 
