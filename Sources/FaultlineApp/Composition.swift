@@ -113,13 +113,14 @@ public struct Composition: Sendable {
         stores = try engine.stores(folder: folder)
         nodes = engine.postgres.map { PostgresNodes(database: $0) }
         projects = ProjectService(
-            store: stores.projects, hasher: SHA256SecretHasher(), generator: SystemSecretGenerator(), clock: clock)
+            store: stores.projects, hasher: SHA256SecretHasher(), generator: SystemSecretGenerator(), clock: clock,
+            audit: stores.audit)
         adminSessions = AdminSessionService(
             store: stores.adminSessions, projects: projects, hasher: SHA256SecretHasher(),
             generator: SystemSecretGenerator(), clock: clock)
         people = PeopleService(
             store: stores.people, sessions: adminSessions, hasher: SHA256SecretHasher(),
-            generator: SystemSecretGenerator(), deriver: ScryptPasswordDeriver(), clock: clock)
+            generator: SystemSecretGenerator(), deriver: ScryptPasswordDeriver(), clock: clock, audit: stores.audit)
         accounts = AccountService(
             store: stores.people, hasher: SHA256SecretHasher(), generator: SystemSecretGenerator(), clock: clock,
             deriver: ScryptPasswordDeriver(), hmac: CryptoHMACSHA1())

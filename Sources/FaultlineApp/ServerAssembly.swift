@@ -229,7 +229,7 @@ public struct ServerAssembly: Sendable {
             metrics: data.metrics, telemetry: data.telemetry,
             health: { _ = try await reader.reports(matching: ReportQuery(project: nil, limit: 1)) },
             insights: insights, clientReports: data.stores.insights,
-            issues: IssueService(store: data.issueStates, clock: clock, onChange: onChange),
+            issues: data.issueService(onChange: onChange),
             alerts: data.alertStore, clock: clock, loginPage: loginPage, refreshIssuePage: refreshIssuePage,
             currentIssuePage: currentIssuePage, adminSessions: data.adminSessions,
             webhookResolver: SystemHostResolver(),
@@ -241,6 +241,7 @@ public struct ServerAssembly: Sendable {
                         ?? LoginFallback.invite(login: login, error: error, csrf: csrf)
                 }),
             singleSignOn: singleSignOn)
+        dependencies.audit = data.audit
         dependencies.accounts = accountPages(data, renderer: renderer)
         dependencies.quotaCounts = data.stores.quotas
         return dependencies

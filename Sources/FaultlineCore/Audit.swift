@@ -251,3 +251,29 @@ public protocol AuditTrail: Sendable {
     /// Entries matching `query`, newest first.
     func entries(_ query: AuditQuery) async throws -> [AuditRecord]
 }
+
+extension AuditRecord {
+    /// A stored row of `audit_log` read back (both engines); nil when its actor or kind is one this build does not
+    /// know (a newer server's row), which readers skip.
+    public init?(
+        id: Int64, project: Int64?, at: Int64, actorKind: String, actorPerson: Int64?, actorName: String?,
+        actorToken: String?, address: String?, kind: String, subject: String?, before: String?, after: String?
+    ) {
+        let project = project.map { ProjectID(rawValue: $0) }
+        guard let kind = AuditKind(rawValue: kind),
+            let actor = AuditActor(
+                kind: actorKind, person: actorPerson, name: actorName, token: actorToken, project: project)
+        else { return nil }
+        self.init(
+            id: id,
+            entry: AuditEntry(
+                project: project, at: Millis.date(at), origin: AuditOrigin(actor: actor, address: address), kind: kind,
+                subject: subject, before: before, after: after))
+    }
+}
+
+extension AuditQuery {
+    /// The group a ``kind`` filter names, with its dot (`issue.` for `issue`), matched as a prefix beside the kind
+    /// itself; nil without a filter.
+    public var kindPrefix: String? { kind.map { $0 + "." } }
+}

@@ -24,14 +24,18 @@ public struct EngineStores: Sendable {
     public let difUploads: any DifUploadStore
     /// What the event quotas counted, accepted and dropped, per day and release (`SpikeGuard`).
     public let quotas: any QuotaCountStore
+    /// Who changed what, when and from where (`AuditTrail`, issue #37).
+    public let audit: any AuditTrail
 
     public init(
         projects: any ProjectStore & GroupingRulesStore, ingest: any IngestStore & MinidumpStore, reports: any ReportReader & SessionReader,
         symbolication: any SymbolicationStore, insights: any InsightsReader & IssueStateStore & ClientReportReader,
         alerts: any AlertStore, retention: any RetentionStore, adminSessions: any AdminSessionStore,
         people: any PeopleStore & PersonalTokenStore & AccountStore, search: any SearchReader,
-        debugFiles: any DebugFileStore, difUploads: any DifUploadStore, quotas: any QuotaCountStore
+        debugFiles: any DebugFileStore, difUploads: any DifUploadStore, quotas: any QuotaCountStore,
+        audit: any AuditTrail
     ) {
+        self.audit = audit
         self.quotas = quotas
         self.projects = projects
         self.ingest = ingest

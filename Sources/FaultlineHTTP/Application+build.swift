@@ -93,6 +93,9 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public let searchPages: SearchPages?
     /// People and roles (password logins, invite links); nil: only the admin token signs in.
     public let people: PeoplePages?
+    /// Where changes made through the API and the dashboard's settings forms are recorded, and the settings page's
+    /// trail is read from (``AuditTrail``); nil records nothing and leaves `GET /api/v1/audit` out.
+    public var audit: (any AuditTrail)? = nil
     /// OpenID Connect single sign-on (`/login/sso`); nil leaves its routes out.
     public let singleSignOn: SingleSignOnService?
     public init(
@@ -237,7 +240,8 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
                 insights: dependencies.insights, clientReports: dependencies.clientReports, issues: dependencies.issues,
                 alerts: dependencies.alerts, projects: dependencies.projects, clock: dependencies.clock,
                 webhookTargets: WebhookTargetPolicy(
-                    resolver: dependencies.webhookResolver, allowPrivate: configuration.allowPrivateWebhooks)
+                    resolver: dependencies.webhookResolver, allowPrivate: configuration.allowPrivateWebhooks),
+                audit: dependencies.audit
             ).endpoints
         )
         .addRoutes(
@@ -258,6 +262,16 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
                     insights: dependencies.insights, quotas: quotaCounts, projects: dependencies.projects,
                     clock: dependencies.clock
                 ).endpoints)
+    }
+    if let audit = dependencies.audit {
+        router.group("api/v1")
+            .add(
+                middleware: BearerAuthMiddleware(
+                    projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions,
+                    personal: apiTokens)
+            )
+            .group(context: ReaderContext.self)
+            .addRoutes(AuditController(audit: audit, projects: dependencies.projects).endpoints)
     }
     router.group("api/v1")
         .add(

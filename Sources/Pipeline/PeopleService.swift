@@ -31,13 +31,16 @@ public final class PeopleService: Sendable {
     let parameters: ScryptParameters
     /// Failed logins per account (its lowercased login), from any address.
     let accountFailures: FailureLimit
+    /// Where invites, role changes and removals are recorded; nil records nothing (tests of other concerns).
+    let audit: (any AuditTrail)?
 
     public init(
         store: any PeopleStore, sessions: AdminSessionService, hasher: any SecretHashing,
         generator: any SecretGenerating, deriver: any PasswordDeriving, clock: any WallClock,
         inviteLifetime: TimeInterval = 3 * 86_400, parameters: ScryptParameters = .standard,
-        maxAccountFailures: Int = 10, accountWindow: TimeInterval = 900
+        maxAccountFailures: Int = 10, accountWindow: TimeInterval = 900, audit: (any AuditTrail)? = nil
     ) {
+        self.audit = audit
         self.store = store
         self.sessions = sessions
         self.hasher = hasher
@@ -56,18 +59,24 @@ public final class PeopleService: Sendable {
         public var expiresAt: Date
     }
 
-    /// Invites `login` (made if new) as `role` in `project`, or as a server owner when `owner` is set.
+    /// Invites `login` (made if new) as `role` in `project`, or as a server owner when `owner` is set; `origin` is
+    /// recorded as who invited them.
     public func invite(
-        login: PersonLogin, role: ProjectRole?, project: ProjectID?, owner: Bool, lifetime: TimeInterval? = nil
+        login: PersonLogin, role: ProjectRole?, project: ProjectID?, owner: Bool, lifetime: TimeInterval? = nil,
+        by origin: AuditOrigin
     ) async throws -> Invitation {
         let now = clock.now()
         var person = try await store.ensurePerson(login: login, name: "", owner: owner, at: now)
+        let formerRole = project.flatMap { person.role(in: $0) }
         if owner, !person.owner { _ = try await store.setOwner(true, person: person.id) }
         if let role, let project {
             guard try await store.setRole(role, person: person.id, project: project) else {
                 throw PeopleError(.unknownProject, "no such project")
             }
         }
+        try await record(
+            .memberInvited, project: role == nil ? nil : project, person: person, origin,
+            before: formerRole?.rawValue, after: role?.rawValue ?? (owner ? "owner" : nil))
         person = try await store.person(id: person.id) ?? person
         let secret = generator.randomHex(bytes: 32)
         let expires = now.addingTimeInterval(lifetime ?? inviteLifetime)
@@ -171,18 +180,61 @@ public final class PeopleService: Sendable {
     public func person(login: PersonLogin) async throws -> Person? { try await store.person(login: login) }
     public func all() async throws -> [Person] { try await store.allPeople() }
 
-    /// Gives a person a role in a project (or takes them out of it with nil).
-    public func setRole(_ role: ProjectRole?, person: PersonID, project: ProjectID) async throws -> Bool {
-        guard let role else { return try await store.removeMembership(person: person, project: project) }
-        return try await store.setRole(role, person: person, project: project)
+    /// Gives a person a role in a project (or takes them out of it with nil), recorded as made by `origin`.
+    public func setRole(_ role: ProjectRole?, person id: PersonID, project: ProjectID, by origin: AuditOrigin)
+        async throws -> Bool
+    {
+        guard let person = try await store.person(id: id) else { return false }
+        let before = person.role(in: project)
+        let changed: Bool
+        if let role {
+            changed = try await store.setRole(role, person: id, project: project)
+        } else {
+            changed = try await store.removeMembership(person: id, project: project)
+        }
+        if changed, before != role {
+            try await record(
+                role == nil ? .memberRemoved : .memberRole, project: project, person: person, origin,
+                before: before?.rawValue, after: role?.rawValue)
+        }
+        return changed
     }
 
-    public func setOwner(_ owner: Bool, person: PersonID) async throws -> Bool {
-        try await store.setOwner(owner, person: person)
+    /// Makes a person a server owner or no longer one, recorded as made by `origin`.
+    public func setOwner(_ owner: Bool, person id: PersonID, by origin: AuditOrigin) async throws -> Bool {
+        guard let person = try await store.person(id: id) else { return false }
+        let changed = try await store.setOwner(owner, person: id)
+        if changed, person.owner != owner {
+            try await record(
+                .personOwner, project: nil, person: person, origin, before: person.owner ? "owner" : "not owner",
+                after: owner ? "owner" : "not owner")
+        }
+        return changed
     }
 
-    /// Removes a person; their sessions end in the same transaction.
-    public func remove(_ person: PersonID) async throws -> Bool { try await store.removePerson(person) }
+    /// Removes a person; their sessions end in the same transaction. Recorded once server-wide and once in each
+    /// project they had a role in (so each project's trail says who left it).
+    public func remove(_ id: PersonID, by origin: AuditOrigin) async throws -> Bool {
+        guard let person = try await store.person(id: id), try await store.removePerson(id) else { return false }
+        for membership in person.memberships {
+            try await record(
+                .memberRemoved, project: membership.project, person: person, origin,
+                before: membership.role.rawValue, after: nil)
+        }
+        try await record(
+            .personRemoved, project: nil, person: person, origin, before: person.owner ? "owner" : nil, after: nil)
+        return true
+    }
+
+    /// Records a change of `person` (named by their login) in the audit trail.
+    func record(
+        _ kind: AuditKind, project: ProjectID?, person: Person, _ origin: AuditOrigin, before: String?, after: String?
+    ) async throws {
+        try await audit?.record(
+            AuditEntry(
+                project: project, at: clock.now(), origin: origin, kind: kind, subject: person.login.rawValue,
+                before: before, after: after))
+    }
 }
 
 extension Optional {

@@ -48,13 +48,17 @@ public final class ProjectService: Sendable {
     let generator: any SecretGenerating
     let clock: any WallClock
     let defaultRateLimit: Double
+    /// Where settings changes are recorded (``AuditTrail``); nil records nothing (tests of other concerns).
+    let audit: (any AuditTrail)?
     let cache = Mutex<[String: (project: Project?, at: Date)]>([:])
     static let cacheSeconds: Double = 60
 
     public init(
         store: any ProjectStore, hasher: any SecretHashing, generator: any SecretGenerating,
-        clock: any WallClock, defaultRateLimit: Double = 1000
+        clock: any WallClock, defaultRateLimit: Double = 1000,
+        audit: (any AuditTrail)? = nil
     ) {
+        self.audit = audit
         self.store = store
         self.hasher = hasher
         self.generator = generator
@@ -71,6 +75,9 @@ public final class ProjectService: Sendable {
         let project = try await store.createProject(
             slug: slug, ingestKeyHash: hasher.hash(ingestKey), uploadTokenHash: hasher.hash(uploadToken),
             createdAt: clock.now(), rateLimitPerSecond: rateLimitPerSecond ?? defaultRateLimit)
+        // Only `faultline projects create` makes projects: the CLI on the data folder.
+        try await audit?.record(
+            AuditEntry(project: project.id, at: clock.now(), origin: .cli, kind: .projectCreated, subject: slug.rawValue))
         return ProjectCredentials(project: project, ingestKey: ingestKey, uploadToken: uploadToken)
     }
 
@@ -79,6 +86,9 @@ public final class ProjectService: Sendable {
         let token = "fla_" + generator.randomHex(bytes: 20)
         try await store.setAdminTokenHash(hasher.hash(token), at: clock.now())
         cache.withLock { $0.removeAll() }
+        // Only `faultline admin-token` replaces it: the CLI on the data folder.
+        try await audit?.record(
+            AuditEntry(project: nil, at: clock.now(), origin: .cli, kind: .adminTokenRotated, subject: "the admin token"))
         return token
     }
 
@@ -88,33 +98,44 @@ public final class ProjectService: Sendable {
 
     /// Replaces a project's privacy settings; nil when there is no such project. A running server sees the
     /// change within `cacheSeconds` (its authentication cache holds the project).
-    public func configurePrivacy(slug: ProjectSlug, _ change: (inout PrivacySettings) -> Void) async throws -> Project?
-    {
+    public func configurePrivacy(
+        slug: ProjectSlug, by origin: AuditOrigin, _ change: (inout PrivacySettings) -> Void
+    ) async throws -> Project? {
         guard var project = try await store.project(slug: slug) else { return nil }
+        let before = AuditText.privacy(project.privacy)
         change(&project.privacy)
         guard try await store.setPrivacy(project.privacy, for: project.id) else { return nil }
         cache.withLock { $0.removeAll() }
+        try await recordChange(.projectPrivacy, project, origin, before, AuditText.privacy(project.privacy))
         return project
     }
 
     /// Replaces a project's in-app rules (which modules are the app's own when grouping); nil when there is no
     /// such project. Reports grouped from then on use them; issues already made are not regrouped.
-    public func configureInApp(slug: ProjectSlug, _ change: (inout InAppRules) -> Void) async throws -> Project? {
+    public func configureInApp(slug: ProjectSlug, by origin: AuditOrigin, _ change: (inout InAppRules) -> Void)
+        async throws -> Project?
+    {
         guard var project = try await store.project(slug: slug) else { return nil }
+        let before = AuditText.inApp(project.inApp)
         change(&project.inApp)
         guard try await store.setInAppRules(project.inApp, for: project.id) else { return nil }
         cache.withLock { $0.removeAll() }
+        try await recordChange(.projectInApp, project, origin, before, AuditText.inApp(project.inApp))
         return project
     }
 
     /// Sets how long a project keeps its minidumps; nil when there is no such project. Reports saved from then on
     /// follow it: with `.untilProcessed` a dump goes with its report's next final result, with `.retentionPeriod` it
     /// stays until retention prunes it (a dump deleted before does not come back).
-    public func configureMinidumps(slug: ProjectSlug, _ retention: MinidumpRetention) async throws -> Project? {
+    public func configureMinidumps(slug: ProjectSlug, by origin: AuditOrigin, _ retention: MinidumpRetention)
+        async throws -> Project?
+    {
         guard var project = try await store.project(slug: slug) else { return nil }
+        let before = project.minidumps.rawValue
         project.minidumps = retention
         guard try await store.setMinidumpRetention(retention, for: project.id) else { return nil }
         cache.withLock { $0.removeAll() }
+        try await recordChange(.projectMinidumps, project, origin, before, retention.rawValue)
         return project
     }
 
@@ -122,16 +143,18 @@ public final class ProjectService: Sendable {
     /// project. Pages rendered from then on use them.
     ///
     /// - Throws: `ProjectError` `.invalidTarget` when a target is not a percentage from 0 to 100 (nothing changes).
-    public func configureTargets(slug: ProjectSlug, _ change: (inout CrashFreeTargets) -> Void) async throws
-        -> Project?
-    {
+    public func configureTargets(
+        slug: ProjectSlug, by origin: AuditOrigin, _ change: (inout CrashFreeTargets) -> Void
+    ) async throws -> Project? {
         guard var project = try await store.project(slug: slug) else { return nil }
+        let before = AuditText.targets(project.targets)
         change(&project.targets)
         if let problem = project.targets.problem {
             throw ProjectError(.invalidTarget, "\(problem.field) \(problem.message)")
         }
         guard try await store.setCrashFreeTargets(project.targets, for: project.id) else { return nil }
         cache.withLock { $0.removeAll() }
+        try await recordChange(.projectTargets, project, origin, before, AuditText.targets(project.targets))
         return project
     }
 
@@ -139,8 +162,11 @@ public final class ProjectService: Sendable {
     /// Ingest applies them within the project cache's lifetime (`cacheSeconds`).
     ///
     /// - Throws: `ProjectError` `.invalidQuota` when a quota is not from 1 to `EventQuotas.maxValue`.
-    public func configureQuotas(slug: ProjectSlug, _ change: (inout EventQuotas) -> Void) async throws -> Project? {
+    public func configureQuotas(slug: ProjectSlug, by origin: AuditOrigin, _ change: (inout EventQuotas) -> Void)
+        async throws -> Project?
+    {
         guard var project = try await store.project(slug: slug) else { return nil }
+        let before = AuditText.quotas(project.quotas)
         change(&project.quotas)
         for window in QuotaWindow.allCases {
             if let value = project.quotas[window], let problem = EventQuotas.problem(value) {
@@ -149,6 +175,7 @@ public final class ProjectService: Sendable {
         }
         guard try await store.setEventQuotas(project.quotas, for: project.id) else { return nil }
         cache.withLock { $0.removeAll() }
+        try await recordChange(.projectQuotas, project, origin, before, AuditText.quotas(project.quotas))
         return project
     }
 
@@ -156,8 +183,11 @@ public final class ProjectService: Sendable {
     /// then on link to a prefilled new issue there.
     ///
     /// - Throws: `TrackerURLError` naming what is wrong with the URL (nothing changes).
-    public func configureTracker(slug: ProjectSlug, kind: TrackerKind?, url: String?) async throws -> Project? {
+    public func configureTracker(slug: ProjectSlug, kind: TrackerKind?, url: String?, by origin: AuditOrigin)
+        async throws -> Project?
+    {
         guard var project = try await store.project(slug: slug) else { return nil }
+        let before = AuditText.tracker(project.tracker)
         if let kind, let url, !url.isEmpty {
             project.tracker = try IssueTracker.validated(kind: kind, url: url)
         } else {
@@ -165,7 +195,20 @@ public final class ProjectService: Sendable {
         }
         guard try await store.setTracker(project.tracker, for: project.id) else { return nil }
         cache.withLock { $0.removeAll() }
+        try await recordChange(.projectTracker, project, origin, before, AuditText.tracker(project.tracker))
         return project
+    }
+
+    /// Records a settings change of `project` made by `origin` in the audit trail, when the value changed (a form or
+    /// command that sets a value to what it was changes nothing and records nothing).
+    func recordChange(_ kind: AuditKind, _ project: Project, _ origin: AuditOrigin, _ before: String, _ after: String)
+        async throws
+    {
+        guard before != after, let audit else { return }
+        try await audit.record(
+            AuditEntry(
+                project: project.id, at: clock.now(), origin: origin, kind: kind, subject: project.slug.rawValue,
+                before: before, after: after))
     }
 
     /// The project whose secret of `kind` is `secret`, or nil.

@@ -12,6 +12,7 @@ extension PostgresEngine {
             people: PostgresPeopleStore(database: self),
             search: PostgresSearchStore(database: self),
             debugFiles: try PostgresDebugFileStore(database: self, root: blobRoot),
-            difUploads: PostgresDifUploadStore(database: self), quotas: PostgresQuotaStore(database: self))
+            difUploads: PostgresDifUploadStore(database: self), quotas: PostgresQuotaStore(database: self),
+            audit: PostgresAuditTrail(database: self))
     }
 }

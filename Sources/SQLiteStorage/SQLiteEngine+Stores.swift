@@ -12,6 +12,7 @@ extension SQLiteEngine {
             people: SQLitePeopleStore(database: self),
             search: SQLiteSearchStore(database: self),
             debugFiles: try SQLiteDebugFileStore(database: self, root: blobRoot),
-            difUploads: SQLiteDifUploadStore(database: self), quotas: SQLiteQuotaStore(database: self))
+            difUploads: SQLiteDifUploadStore(database: self), quotas: SQLiteQuotaStore(database: self),
+            audit: SQLiteAuditTrail(database: self))
     }
 }

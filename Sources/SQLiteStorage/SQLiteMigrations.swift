@@ -929,6 +929,34 @@ enum SQLiteMigrations {
                         WHERE fingerprint <> '';
                     """)
         }
+        migrator.registerMigration("v34-audit") { db in
+            // Issue #37: the audit trail (`AuditEntry`): who changed what, when, from where, before → after. Rows are
+            // only added. The person's id is kept without a foreign key, so an entry outlives the person it names;
+            // a project's entries go with it. The newest entry has the highest id (rows are not deleted but with their
+            // project).
+            try db.execute(
+                sql: """
+                    CREATE TABLE audit_log (
+                        id INTEGER PRIMARY KEY,
+                        project_id INTEGER REFERENCES projects(id) ON DELETE CASCADE,
+                        at INTEGER NOT NULL,
+                        actor_kind TEXT NOT NULL
+                            CHECK (actor_kind IN ('person', 'personal-token', 'admin-token', 'project-token', 'cli')),
+                        actor_person_id INTEGER,
+                        actor_name TEXT CHECK (actor_name IS NULL OR length(actor_name) <= 1024),
+                        actor_token TEXT CHECK (actor_token IS NULL OR length(actor_token) <= 1024),
+                        address TEXT CHECK (address IS NULL OR length(address) <= 128),
+                        kind TEXT NOT NULL CHECK (
+                            length(kind) BETWEEN 3 AND 64 AND kind NOT GLOB '*[^a-z0-9._-]*' AND kind GLOB '?*.?*'),
+                        subject TEXT CHECK (subject IS NULL OR length(CAST(subject AS BLOB)) <= 2048),
+                        before_value TEXT CHECK (before_value IS NULL OR length(CAST(before_value AS BLOB)) <= 2048),
+                        after_value TEXT CHECK (after_value IS NULL OR length(CAST(after_value AS BLOB)) <= 2048),
+                        CHECK ((actor_kind IN ('person', 'personal-token')) = (actor_person_id IS NOT NULL)),
+                        CHECK (actor_kind <> 'project-token' OR project_id IS NOT NULL)
+                    );
+                    CREATE INDEX audit_log_by_project ON audit_log(project_id, id);
+                    """)
+        }
         return migrator
     }
 }

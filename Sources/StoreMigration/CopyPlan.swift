@@ -60,7 +60,7 @@ struct CopyPlan {
         "issue_aliases", "issues_replaced", "grouping_rules", "regroups",
         "payloads", "reports", "report_symbols", "report_modules", "search_documents", "attachments",
         "sessions", "health_days", "health_day_users", "health_releases", "health_release_users", "client_reports",
-        "quota_counts",
+        "quota_counts", "audit_log",
         "debug_files", "dif_uploads", "alerts", "webhook_deliveries",
     ]
 

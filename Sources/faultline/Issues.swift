@@ -107,8 +107,9 @@ extension Issues {
 
         func run() async throws {
             let result = try await IssueCommand.run(dataOptions, project: project) { root, found in
-                try await IssueService(store: root.issueStates, clock: root.clock).merge(
-                    others.map { IssueID($0) }, into: IssueID(survivor), project: found.id, by: "the CLI")
+                try await root.issueService().merge(
+                    others.map { IssueID($0) }, into: IssueID(survivor), project: found.id, by: "the CLI",
+                    origin: .cli)
             }
             let merged = result.merged.map { String($0.rawValue) }.joined(separator: ", ")
             print("merged \(merged) into issue \(result.survivor.rawValue)")
@@ -136,8 +137,8 @@ extension Issues {
 
         func run() async throws {
             let result = try await IssueCommand.run(dataOptions, project: project) { root, found in
-                try await IssueService(store: root.issueStates, clock: root.clock).unmerge(
-                    fingerprint: fingerprint, from: IssueID(issue), project: found.id)
+                try await root.issueService().unmerge(
+                    fingerprint: fingerprint, from: IssueID(issue), project: found.id, origin: .cli)
             }
             print(
                 "split \(result.fingerprint) out of issue \(result.survivor.rawValue): \(result.requeued) reports are filed again"
@@ -179,8 +180,8 @@ struct StatusChange: ParsableArguments {
 
     func apply(_ status: IssueStatus) async throws {
         let issue = try await dataOptions.withComposition(announcing: true) { root in
-            try await IssueService(store: root.issueStates, clock: root.clock).setStatus(
-                status, issue: IssueID(id), project: nil, by: "the CLI")
+            try await root.issueService().setStatus(
+                status, issue: IssueID(id), project: nil, by: "the CLI", origin: .cli)
         }
         guard let issue else {
             Console.write("no issue \(id)\n", fd: 2)

@@ -9,10 +9,11 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `faultline projects create|list|configure`.
+/// `faultline projects create|list|configure|audit`.
 struct Projects: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create, list and configure projects.", subcommands: [Create.self, List.self, Configure.self])
+        abstract: "Create, list and configure projects, and read their audit trail.",
+        subcommands: [Create.self, List.self, Configure.self, Audit.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -309,7 +310,7 @@ extension Projects {
         }
 
         func run(on root: Composition) async throws {
-            let configured = try await root.projects.configurePrivacy(slug: ProjectSlug(slug)!) { settings in
+            let configured = try await root.projects.configurePrivacy(slug: ProjectSlug(slug)!, by: .cli) { settings in
                 if let scrubbing { settings.scrubbing = scrubbing.isOn }
                 if let keepIPAddresses { settings.keepIPAddresses = keepIPAddresses.isOn }
                 if let maskEmailsAndPhones { settings.maskEmailsAndPhones = maskEmailsAndPhones.isOn }
@@ -322,7 +323,7 @@ extension Projects {
             if clearInApp || !inAppInclude.isEmpty || !inAppExclude.isEmpty {
                 guard
                     let changed = try await root.projects.configureInApp(
-                        slug: project.slug,
+                        slug: project.slug, by: .cli,
                         { rules in
                             if clearInApp { rules = .none }
                             if !inAppInclude.isEmpty { rules.include = inAppInclude }
@@ -334,14 +335,14 @@ extension Projects {
             if let keepMinidumps {
                 guard
                     let changed = try await root.projects.configureMinidumps(
-                        slug: project.slug, keepMinidumps.retention)
+                        slug: project.slug, by: .cli, keepMinidumps.retention)
                 else { throw ValidationError("no project with the slug '\(slug)'") }
                 project = changed
             }
             if crashFreeUsersTarget != nil || crashFreeSessionsTarget != nil {
                 guard
                     let changed = try await root.projects.configureTargets(
-                        slug: project.slug,
+                        slug: project.slug, by: .cli,
                         { targets in
                             if let crashFreeUsersTarget { targets.users = crashFreeUsersTarget }
                             if let crashFreeSessionsTarget { targets.sessions = crashFreeSessionsTarget }
@@ -352,7 +353,7 @@ extension Projects {
             if quotaPerMinute != nil || quotaPerHour != nil || quotaPerMonth != nil {
                 guard
                     let changed = try await root.projects.configureQuotas(
-                        slug: project.slug,
+                        slug: project.slug, by: .cli,
                         { quotas in
                             if let quotaPerMinute { quotas.perMinute = quotaPerMinute == 0 ? nil : quotaPerMinute }
                             if let quotaPerHour { quotas.perHour = quotaPerHour == 0 ? nil : quotaPerHour }
@@ -365,7 +366,7 @@ extension Projects {
                 let chosen = try checkedTracker()
                 guard
                     let changed = try await root.projects.configureTracker(
-                        slug: project.slug, kind: chosen?.kind, url: chosen?.url)
+                        slug: project.slug, kind: chosen?.kind, url: chosen?.url, by: .cli)
                 else { throw ValidationError("no project with the slug '\(slug)'") }
                 project = changed
             }

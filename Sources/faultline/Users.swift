@@ -93,7 +93,7 @@ struct Users: AsyncParsableCommand {
             let target = try await project.asyncMap { try await Users.project($0, root) }
             let invitation = try await root.people.invite(
                 login: try Users.login(login), role: role.projectRole, project: target?.id, owner: role == .owner,
-                lifetime: TimeInterval(expiresHours) * 3600)
+                lifetime: TimeInterval(expiresHours) * 3600, by: .cli)
             let base = try ServerURLRecord.base(publicURL: publicURL, folder: dataOptions.filesFolder)
             print(
                 "invited:  \(invitation.person.login) (\(target.map { "\(role.rawValue) of \($0.slug)" } ?? "owner"))")
@@ -167,13 +167,13 @@ struct Users: AsyncParsableCommand {
         func run(on root: Composition) async throws {
             let person = try await Users.person(login, root)
             if role == .owner {
-                _ = try await root.people.setOwner(!revoke, person: person.id)
+                _ = try await root.people.setOwner(!revoke, person: person.id, by: .cli)
                 print("\(person.login): \(revoke ? "no longer an owner" : "owner")")
                 return
             }
             let target = try await Users.project(project ?? "", root)
             let changed = try await root.people.setRole(
-                ProjectRole(rawValue: role.rawValue), person: person.id, project: target.id)
+                ProjectRole(rawValue: role.rawValue), person: person.id, project: target.id, by: .cli)
             print("\(person.login) in \(target.slug): \(role.rawValue)\(changed ? "" : " (no change)")")
         }
     }
@@ -194,7 +194,7 @@ struct Users: AsyncParsableCommand {
 
         func run(on root: Composition) async throws {
             let person = try await Users.person(login, root)
-            _ = try await root.people.remove(person.id)
+            _ = try await root.people.remove(person.id, by: .cli)
             print("removed \(person.login); their sessions have ended")
         }
     }

@@ -222,7 +222,7 @@ import Testing
     @Test func pastAQuotaIs429QuotaReachedUntilTheWindowEnds() async throws {
         // A quota of 10 events a minute, on a clock that stands 5 s into a minute.
         let app = try await TestApp(clock: FrozenClock(date: Date(timeIntervalSince1970: 1_795_860_005)))
-        _ = try await app.root.projects.configureQuotas(slug: ProjectSlug("app")!) { $0.perMinute = 10 }
+        _ = try await app.root.projects.configureQuotas(slug: ProjectSlug("app")!, by: .cli) { $0.perMinute = 10 }
         try await app.test { client in
             try await client.execute(
                 uri: "/api/v1/reports", method: .post, headers: app.ingestHeaders,

@@ -57,7 +57,7 @@ import Testing
     @Test func anInviteLinkSetsAHashedPasswordOnceAndSignsThePersonIn() async throws {
         let app = try await TestApp()
         let invitation = try await app.root.people.invite(
-            login: PersonLogin("ada@example.org")!, role: .member, project: app.credentials.project.id, owner: false)
+            login: PersonLogin("ada@example.org")!, role: .member, project: app.credentials.project.id, owner: false, by: .cli)
         try await app.test { client in
             // The form: the login it is for, a CSRF value in a cookie and in the form.
             let page = try await client.execute(uri: "/invite/\(invitation.secret)", method: .get)
@@ -98,7 +98,7 @@ import Testing
         #expect(try !hash.verify(Self.password + "!", deriver: ScryptPasswordDeriver()))
         // The same password for another person hashes apart (its own salt).
         let bob = try await app.root.people.invite(
-            login: PersonLogin("bob")!, role: .viewer, project: app.credentials.project.id, owner: false)
+            login: PersonLogin("bob")!, role: .viewer, project: app.credentials.project.id, owner: false, by: .cli)
         _ = try await app.root.people.acceptInvite(
             secret: bob.secret, password: Self.password, name: "")
         let bobHash = try #require(try await app.root.people.person(login: PersonLogin("bob")!)?.passwordHash)
@@ -110,7 +110,7 @@ import Testing
         let app = try await TestApp(clock: clock)
         let invitation = try await app.root.people.invite(
             login: PersonLogin("late")!, role: .viewer, project: app.credentials.project.id, owner: false,
-            lifetime: 3600)
+            lifetime: 3600, by: .cli)
         clock.advance(3601)
         try await app.test { client async throws in
             #expect(try await client.execute(uri: "/invite/\(invitation.secret)", method: .get).status == .notFound)
@@ -122,7 +122,7 @@ import Testing
     @Test func aPersonSignsInWithTheirPasswordAndAWrongOneIsRefused() async throws {
         let app = try await TestApp(clock: FrozenClock(date: Date(timeIntervalSince1970: 1_800_000_000)))
         let invitation = try await app.root.people.invite(
-            login: PersonLogin("ada")!, role: .viewer, project: app.credentials.project.id, owner: false)
+            login: PersonLogin("ada")!, role: .viewer, project: app.credentials.project.id, owner: false, by: .cli)
         _ = try await app.root.people.acceptInvite(
             secret: invitation.secret, password: Self.password, name: "")
         try await app.test { client in
@@ -155,7 +155,7 @@ import Testing
         let people = app.root.people
         for login in ["ada", "bob"] {
             let invitation = try await people.invite(
-                login: PersonLogin(login)!, role: .viewer, project: app.credentials.project.id, owner: false)
+                login: PersonLogin(login)!, role: .viewer, project: app.credentials.project.id, owner: false, by: .cli)
             _ = try await people.acceptInvite(secret: invitation.secret, password: Self.password, name: "")
         }
         // Ten wrong passwords for ada, from ten addresses: none of the addresses is limited, the account is.

@@ -113,10 +113,10 @@ final class UsageDebugFileStore: DebugFileStore {
         // The ingest key's project is cached by the first lookup.
         #expect(try await service.authenticate(created.ingestKey, as: .ingest)?.minidumps == .untilProcessed)
 
-        let changed = try await service.configureMinidumps(slug: ProjectSlug("native")!, .retentionPeriod)
+        let changed = try await service.configureMinidumps(slug: ProjectSlug("native")!, by: .cli, .retentionPeriod)
         #expect(changed?.minidumps == .retentionPeriod)
         #expect(try await service.project(slug: ProjectSlug("native")!)?.minidumps == .retentionPeriod)
         #expect(try await service.authenticate(created.ingestKey, as: .ingest)?.minidumps == .retentionPeriod)
-        #expect(try await service.configureMinidumps(slug: ProjectSlug("missing")!, .retentionPeriod) == nil)
+        #expect(try await service.configureMinidumps(slug: ProjectSlug("missing")!, by: .cli, .retentionPeriod) == nil)
     }
 }

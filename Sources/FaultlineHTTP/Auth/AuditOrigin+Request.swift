@@ -20,3 +20,14 @@ extension AppRequestContext {
         return actor.map { AuditOrigin(actor: $0, address: clientAddress) }
     }
 }
+
+extension AppRequestContext {
+    /// ``auditOrigin`` of a request that is about to change something: 403 when it acts for nobody who may (a public
+    /// dashboard), so no change goes unrecorded.
+    func changeOrigin() throws -> AuditOrigin {
+        guard let origin = auditOrigin else {
+            throw APIError.forbidden("changes need a login session: log in at /login")
+        }
+        return origin
+    }
+}

@@ -62,6 +62,8 @@ public struct ReaderContext: ChildRequestContext {
         case project(Project)
         case admin
     }
+    /// Who the request acts for and from where, as the audit trail records a change it makes.
+    public let origin: AuditOrigin
     public var coreContext: CoreRequestContextStorage
     public let scope: Scope
     /// The person a personal token acts for in `scope`'s project, narrowed to its scopes; nil for project and admin
@@ -79,6 +81,11 @@ public struct ReaderContext: ChildRequestContext {
                 "send the project's upload token or the admin token as 'Authorization: Bearer <token>'")
         }
         self.coreContext = context.coreContext
+        guard let origin = context.auditOrigin else {
+            throw APIError.unauthorized(
+                "send the project's upload token or the admin token as 'Authorization: Bearer <token>'")
+        }
+        self.origin = origin
     }
 }
 

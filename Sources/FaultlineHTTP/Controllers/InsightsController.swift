@@ -21,6 +21,8 @@ struct InsightsController {
     let clock: any WallClock
     /// Where webhooks may go (checked when the URL is set; the dispatcher checks again before each delivery).
     let webhookTargets: WebhookTargetPolicy
+    /// Where alert-settings changes are recorded; nil records nothing.
+    var audit: (any AuditTrail)? = nil
 
     var endpoints: RouteCollection<ReaderContext> {
         RouteCollection(context: ReaderContext.self)
@@ -100,12 +102,17 @@ struct InsightsController {
         }
         if let status {
             let by = context.changedBy
-            guard try await issues.setStatus(status, issue: id, project: context.projectID, by: by) != nil else {
+            guard
+                try await issues.setStatus(
+                    status, issue: id, project: context.projectID, by: by, origin: context.origin) != nil
+            else {
                 throw try await missing(id, request, context: context)
             }
         }
         if let text = patch.trackerURL {
-            guard try await issues.setTrackerURL(text, issue: id, project: context.projectID) else {
+            guard
+                try await issues.setTrackerURL(text, issue: id, project: context.projectID, origin: context.origin)
+            else {
                 throw try await missing(id, request, context: context)
             }
         }
@@ -220,7 +227,10 @@ struct InsightsController {
         }
         if let problem = settings.problem { throw APIError.badRequest(problem.message, field: problem.field) }
         if let url = settings.webhookURL, !url.isEmpty { try await webhookTargets.check(url) }
+        let before = try await alerts.settings(project: project.id)
         try await alerts.saveSettings(settings, project: project.id, at: clock.now())
+        try await audit?.recordAlertSettings(
+            from: before, to: settings, project: project, origin: context.origin, at: clock.now())
         return SettingsOut(settings: settings)
     }
 

@@ -25,7 +25,9 @@ extension IssueActionsController {
         guard let others = target.fields["issues"].flatMap(Self.issueNumbers) else {
             throw APIError.badRequest("name the issues to merge by their numbers, like 12, 15", field: "issues")
         }
-        let result = try await issues.merge(others, into: target.issue, project: target.project.id, by: target.changer)
+        let result = try await issues.merge(
+            others, into: target.issue, project: target.project.id, by: target.changer,
+            origin: context.changeOrigin())
         // The merged issues' pages now send the browser to this one.
         for merged in result.merged { try? await refreshPage(target.project, merged) }
         return await back(to: target)
@@ -36,7 +38,8 @@ extension IssueActionsController {
         guard let fingerprint = target.fields["fingerprint"], Fingerprint(fingerprint) != nil else {
             throw APIError.badRequest("send the merged fingerprint as the field fingerprint", field: "fingerprint")
         }
-        _ = try await issues.unmerge(fingerprint: fingerprint, from: target.issue, project: target.project.id)
+        _ = try await issues.unmerge(
+            fingerprint: fingerprint, from: target.issue, project: target.project.id, origin: context.changeOrigin())
         return await back(to: target)
     }
 }

@@ -99,7 +99,9 @@ struct IssueActionsController {
             DashboardForms.settableStatuses.contains(status)
         else { throw APIError.badRequest("must be open, closed or muted", field: "status") }
         guard
-            try await issues.setStatus(status, issue: target.issue, project: target.project.id, by: target.changer)
+            try await issues.setStatus(
+                status, issue: target.issue, project: target.project.id, by: target.changer,
+                origin: context.changeOrigin())
                 != nil
         else {
             throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
@@ -116,7 +118,8 @@ struct IssueActionsController {
             throw APIError.badRequest("send the note as the field note", field: "note")
         }
         do {
-            guard try await issues.setNote(text, issue: target.issue, project: target.project.id) else {
+            guard try await issues.setNote(
+                    text, issue: target.issue, project: target.project.id, origin: context.changeOrigin()) else {
                 throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
             }
         } catch let error as IssueNoteError {
@@ -134,7 +137,8 @@ struct IssueActionsController {
             throw APIError.badRequest("send the tracker issue's URL as the field tracker_url", field: "tracker_url")
         }
         // A refused URL is a `TrackerURLError`, a 400 naming `tracker_url` (`APIError.from`).
-        guard try await issues.setTrackerURL(text, issue: target.issue, project: target.project.id) else {
+        guard try await issues.setTrackerURL(
+                text, issue: target.issue, project: target.project.id, origin: context.changeOrigin()) else {
             throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
         }
         return await back(to: target)

@@ -77,7 +77,8 @@ struct IssueMergeController {
             throw APIError.badRequest("issue numbers are positive", field: "issues")
         }
         let result = try await issues.merge(
-            decoded.issues.map { IssueID($0) }, into: id, project: context.projectID, by: context.changedBy)
+            decoded.issues.map { IssueID($0) }, into: id, project: context.projectID, by: context.changedBy,
+            origin: context.origin)
         return MergeOut(
             issue: result.survivor.rawValue, merged: result.merged.map(\.rawValue),
             url: "/api/v1/issues/\(result.survivor.rawValue)")
@@ -93,7 +94,8 @@ struct IssueMergeController {
             throw APIError.badRequest(
                 "must be a fingerprint, as GET /api/v1/issues/{id}/merged lists them", field: "fingerprint")
         }
-        let result = try await issues.unmerge(fingerprint: decoded.fingerprint, from: id, project: context.projectID)
+        let result = try await issues.unmerge(
+            fingerprint: decoded.fingerprint, from: id, project: context.projectID, origin: context.origin)
         return EditedResponse(
             status: .accepted,
             response: UnmergeOut(
