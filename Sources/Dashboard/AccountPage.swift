@@ -32,6 +32,9 @@ struct AccountPage {
 
     var chrome: PageChrome
     var isPerson: Bool
+    /// Whether the person has a password (an account made by single sign-on has none: no password form, and no
+    /// second factor, which only password logins ask for).
+    var hasPassword: Bool
     var login: String
     var name: String
     var owner: Bool
@@ -61,6 +64,7 @@ struct AccountPage {
     init(_ overview: AccountOverview, maxDays: Int, minCharacters: Int) {
         chrome = PageChrome(path: "account", title: "Your account", project: nil, now: nil)
         isPerson = overview.person != nil
+        hasPassword = overview.person?.passwordHash != nil
         login = overview.person?.login.rawValue ?? ""
         name = overview.person?.name ?? ""
         owner = overview.person?.owner ?? true
