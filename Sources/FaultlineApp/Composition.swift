@@ -123,7 +123,7 @@ public struct Composition: Sendable {
             generator: SystemSecretGenerator(), deriver: ScryptPasswordDeriver(), clock: clock, audit: stores.audit)
         accounts = AccountService(
             store: stores.people, hasher: SHA256SecretHasher(), generator: SystemSecretGenerator(), clock: clock,
-            deriver: ScryptPasswordDeriver(), hmac: CryptoHMACSHA1())
+            deriver: ScryptPasswordDeriver(), hmac: CryptoHMACSHA1(), audit: stores.audit)
     }
 
     /// Closes the database (SQLite: checkpoints and closes; PostgreSQL: stops the connection pool).

@@ -69,7 +69,8 @@ struct Alerts: AsyncParsableCommand {
 
         func run(on root: Composition) async throws {
             let found = try await Alerts.project(project, root)
-            var settings = try await root.alertStore.settings(project: found.id)
+            let before = try await root.alertStore.settings(project: found.id)
+            var settings = before
             if let webhook { settings.webhookURL = webhook.isEmpty ? nil : webhook }
             if let velocityPercent { settings.velocityPercent = velocityPercent }
             if let velocityMinUsers { settings.velocityMinUsers = velocityMinUsers }
@@ -92,6 +93,8 @@ struct Alerts: AsyncParsableCommand {
                 }
             }
             try await root.alertStore.saveSettings(settings, project: found.id, at: root.clock.now())
+            try await root.audit.recordAlertSettings(
+                from: before, to: settings, project: found, origin: .cli, at: root.clock.now())
             print(try Alerts.json(settings))
         }
     }

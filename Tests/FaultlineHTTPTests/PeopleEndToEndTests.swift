@@ -58,6 +58,7 @@ import Testing
             SELECT * FROM alert_settings ORDER BY project_id;
             SELECT id, login, owner FROM people ORDER BY id;
             SELECT * FROM memberships ORDER BY person_id, project_id;
+            SELECT id, kind, subject FROM audit_log ORDER BY id;
             """)
     }
 
@@ -239,6 +240,46 @@ import Testing
             headers: [("Authorization", "Bearer \(admin)"), ("Content-Type", "application/json")],
             body: Array(#"{"new_issue_cap": 1000}"#.utf8))
         #expect(adminPut.status == 200, "\(String(decoding: adminPut.body, as: UTF8.self))")
+
+        // The audit trail holds each change, with who made it and from where; the refusals above added nothing.
+        let trail = try Self.sqlite(
+            folder,
+            """
+            SELECT a.kind, coalesce(a.actor_name, a.actor_kind), coalesce(a.address, '-'), coalesce(a.subject, ''),
+                coalesce(a.before_value, ''), coalesce(a.after_value, '')
+            FROM audit_log a ORDER BY a.id;
+            """)
+        let lines = trail.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("member.invited|cli|-|") }.count == 6, "\(trail)")
+        #expect(lines.contains("member.role|cli|-|vic@example.org|member|viewer"), "\(trail)")
+        #expect(lines.contains("member.removed|cli|-|rem@example.org|member|"), "\(trail)")
+        #expect(lines.contains("person.removed|cli|-|rem@example.org||"), "\(trail)")
+        #expect(lines.contains("issue.status|Mia Member|127.0.0.1|issue \(id)||closed"), "\(trail)")
+        #expect(lines.contains("issue.note|Ann|127.0.0.1|issue \(id)||from ann@example.org"), "\(trail)")
+        #expect(lines.contains("issue.note|Owen|127.0.0.1|issue \(id)||from own@example.org"), "\(trail)")
+        #expect(lines.contains { $0.hasPrefix("project.alerts|admin-token|127.0.0.1|shop|") }, "\(trail)")
+        // Two projects made and the admin token made by the CLI, six invites, a role, a removal (the project's and
+        // the server's entry), a status, two notes and the alert settings.
+        #expect(lines.filter { $0.hasPrefix("project.created|cli|-|") }.count == 2, "\(trail)")
+        #expect(lines.contains("token.admin_rotated|cli|-|the admin token||"), "\(trail)")
+        #expect(lines.count == 16, "\(trail)")
+        // Read through the API: the admin token (newest first, by group); a project's upload token may not.
+        let read = try await http.send(
+            .GET, server.baseURL + "/api/v1/audit?project=shop&kind=issue",
+            headers: [("Authorization", "Bearer \(admin)")])
+        #expect(read.status == 200)
+        let entries = try #require(read.json["entries"] as? [[String: Any]])
+        #expect(entries.map { $0["kind"] as? String } == ["issue.note", "issue.note", "issue.status"])
+        #expect(entries.last?["actor"] as? String == "Mia Member" && entries.last?["address"] as? String == "127.0.0.1")
+        let ciRead = try await http.send(
+            .GET, server.baseURL + "/api/v1/audit", headers: [("Authorization", "Bearer \(shop.upload)")])
+        #expect(ciRead.status == 403)
+        let badKind = try await http.send(
+            .GET, server.baseURL + "/api/v1/audit?kind=Issue%20x", headers: [("Authorization", "Bearer \(admin)")])
+        #expect(badKind.status == 400 && badKind.json["field"] as? String == "kind")
+        // And by the CLI on the data folder.
+        let cli = try await ServerProcess.run(["projects", "audit", "shop", "--kind", "member", "--data", folder])
+        #expect(cli.status == 0 && cli.out.contains("member.role") && !cli.out.contains("issue.status"), "\(cli)")
     }
 
     @Test func aPersonsSessionSurvivesARestartAndARemovedPersonsDoesNot() async throws {
