@@ -77,7 +77,8 @@ public final class ProjectService: Sendable {
             createdAt: clock.now(), rateLimitPerSecond: rateLimitPerSecond ?? defaultRateLimit)
         // Only `faultline projects create` makes projects: the CLI on the data folder.
         try await audit?.record(
-            AuditEntry(project: project.id, at: clock.now(), origin: .cli, kind: .projectCreated, subject: slug.rawValue))
+            AuditEntry(
+                project: project.id, at: clock.now(), origin: .cli, kind: .projectCreated, subject: slug.rawValue))
         return ProjectCredentials(project: project, ingestKey: ingestKey, uploadToken: uploadToken)
     }
 
@@ -88,7 +89,8 @@ public final class ProjectService: Sendable {
         cache.withLock { $0.removeAll() }
         // Only `faultline admin-token` replaces it: the CLI on the data folder.
         try await audit?.record(
-            AuditEntry(project: nil, at: clock.now(), origin: .cli, kind: .adminTokenRotated, subject: "the admin token"))
+            AuditEntry(
+                project: nil, at: clock.now(), origin: .cli, kind: .adminTokenRotated, subject: "the admin token"))
         return token
     }
 
