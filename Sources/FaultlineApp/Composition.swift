@@ -182,6 +182,8 @@ public struct Composition: Sendable {
     public var issueStates: any IssueStateStore { stores.insights }
     /// Alert settings, alerts and the webhook outbox.
     public var alertStore: any AlertStore { stores.alerts }
+    /// Who wants which alerts by mail, and the digest outbox (docs/email.md).
+    public var alertMailStore: any AlertMailStore { stores.alerts }
     /// The search index.
     public var searchStore: any SearchReader { stores.search }
     /// The ingest store itself, for tools that write prepared batches without the service's checks (benchmarks).

@@ -42,6 +42,12 @@ extension ServerAssembly {
         public var quotaFlushInterval: Duration = .seconds(2)
         /// OpenID Connect single sign-on (`--oidc-issuer …`, docs/people.md); nil: passwords and the admin token only.
         public var singleSignOn: SingleSignOnConfiguration?
+        /// Where alert mail goes (`--smtp-host …`, docs/email.md); nil: no mail, alerts go to webhooks only.
+        public var smtp: SMTPSettings?
+        /// The hour (UTC) from which a period's digest is made (`FAULTLINE_DIGEST_HOUR`).
+        public var digestHour = 8
+        /// How often the digest service looks for digests to make and send.
+        public var digestInterval: Duration = .seconds(60)
         #if DEBUG
         /// Test-only faults of the symbolication worker (never compiled in release builds).
         public var workerFaults: SymbolicationWorker.FaultInjection?

@@ -81,12 +81,14 @@ public struct ServerAssembly: Sendable {
             chunks: try FileChunkStore(root: data.folder + "/chunks"), uploads: data.stores.difUploads,
             debugFiles: debugFiles,
             hasher: SHA1ChecksumHasher(), clock: data.clock, telemetry: telemetry)
+        let mailer = try settings.smtp.map { try SMTPSender(settings: $0) }
         let alerts = AlertService(
             store: data.alertStore, projects: data.stores.projects, clock: data.clock,
             logger: Logger(label: "faultline.alerts"),
             telemetry: telemetry, interval: settings.alertInterval,
             publicURL: serverURL, onChange: notify,
-            storage: storage)
+            storage: storage,
+            mail: mailer.map { AlertMailer(recipients: data.stores.alerts, sender: $0, fromName: $0.settings.fromName) })
         let webhooks = HTTPWebhookSender()
         let spikeGuard = data.spikeGuard(ceiling: settings.eventCeiling)
 
@@ -119,7 +121,8 @@ public struct ServerAssembly: Sendable {
                 store: data.alertStore, sender: webhooks,
                 targets: data.webhookTargetPolicy(allowPrivate: settings.allowPrivateWebhooks),
                 clock: data.clock, logger: Logger(label: "faultline.webhooks"), telemetry: telemetry,
-                baseBackoff: settings.webhookBaseBackoffSeconds, idleDelay: settings.webhookIdleDelay, storage: storage)
+                baseBackoff: settings.webhookBaseBackoffSeconds, idleDelay: settings.webhookIdleDelay, storage: storage,
+                mailer: mailer)
         )
         services.append(
             data.retentionService(
@@ -134,12 +137,23 @@ public struct ServerAssembly: Sendable {
                 serverURL().map { ($0.hasSuffix("/") ? String($0.dropLast()) : $0) + "/login/sso/callback" }
             }
         }
+        // Alert mail rides the webhook outbox; digests have their own (docs/email.md).
+        let links = Self.unsubscribeLinks(data)
+        if let mailer {
+            services.append(
+                Self.digestService(data, mailer: mailer, settings: settings, links: links, serverURL: serverURL))
+        }
         self.services = services
         self.webhooks = webhooks
         self.boundPort = boundPort
-        dependencies = Self.dependencies(
+        var dependencies = Self.dependencies(
             data, renderer: renderer, storage: storage, spikeGuard: spikeGuard, debugFiles: debugFiles,
             chunkUploads: chunkUploads, singleSignOn: singleSignOn, onChange: notify)
+        if mailer != nil {
+            dependencies.unsubscribe = UnsubscribePages(
+                links: links, store: data.stores.alerts, projects: data.stores.projects)
+        }
+        self.dependencies = dependencies
     }
 
     /// Runs the server and its background services until SIGTERM or SIGINT, then shuts down gracefully (stops

@@ -11,8 +11,8 @@ public struct EngineStores: Sendable {
     public let symbolication: any SymbolicationStore
     /// Issues, health and dropped-event statistics (reads), and closing, muting and notes of issues.
     public let insights: any InsightsReader & IssueStateStore & ClientReportReader
-    /// Alert settings, alerts and the webhook outbox.
-    public let alerts: any AlertStore
+    /// Alert settings, alerts, the webhook outbox (which carries alert mail too) and who wants which alerts by mail.
+    public let alerts: any AlertStore & AlertMailStore
     public let retention: any RetentionStore
     public let adminSessions: any AdminSessionStore
     /// People, their roles and invites, their personal API tokens and second factors (issue #37).
@@ -30,7 +30,8 @@ public struct EngineStores: Sendable {
     public init(
         projects: any ProjectStore & GroupingRulesStore, ingest: any IngestStore & MinidumpStore, reports: any ReportReader & SessionReader,
         symbolication: any SymbolicationStore, insights: any InsightsReader & IssueStateStore & ClientReportReader,
-        alerts: any AlertStore, retention: any RetentionStore, adminSessions: any AdminSessionStore,
+        alerts: any AlertStore & AlertMailStore, retention: any RetentionStore,
+        adminSessions: any AdminSessionStore,
         people: any PeopleStore & PersonalTokenStore & AccountStore, search: any SearchReader,
         debugFiles: any DebugFileStore, difUploads: any DifUploadStore, quotas: any QuotaCountStore,
         audit: any AuditTrail

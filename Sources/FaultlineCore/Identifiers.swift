@@ -43,6 +43,8 @@ public struct ProjectSlug: Hashable, Sendable, CustomStringConvertible {
         "invite",
         // The signed-in person's own page (`/account`: tokens, password, second factor).
         "account",
+        // Signed unsubscribe links in alert mail and digests (`/unsubscribe/<token>`): they work without a login.
+        "unsubscribe",
         // Kept for the dashboard's own pages (search, static files, administration), so adding one later
         // cannot collide with a project.
         "admin", "assets", "search", "static",

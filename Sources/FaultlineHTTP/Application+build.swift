@@ -69,6 +69,8 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     /// What spike protection counted (`QuotaCountStore`); nil leaves `GET /api/v1/quota-counts` and
     /// `GET /api/v1/issues/{id}/dropped` out.
     public var quotaCounts: (any QuotaCountStore)? = nil
+    /// The signed unsubscribe links of alert mail and digests (nil: no mail configured, no route).
+    public var unsubscribe: UnsubscribePages? = nil
     /// The dashboard's login form (error message, where to go after) — rendered by the Dashboard module.
     public let loginPage: @Sendable (_ error: String?, _ next: String) -> String
     /// Renders an issue's dashboard page now, after a change made from the dashboard, so the page the browser
@@ -195,6 +197,9 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     }
     if let accounts = dependencies.accounts {
         router.addRoutes(AccountController(pages: accounts).endpoints)
+    }
+    if let unsubscribe = dependencies.unsubscribe {
+        router.addRoutes(UnsubscribeController(pages: unsubscribe).endpoints)
     }
     let site = configuration.siteDirectory
     router.get("/") { _, _ in LandingPage.front(site: site) }

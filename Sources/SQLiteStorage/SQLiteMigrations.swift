@@ -957,6 +957,43 @@ enum SQLiteMigrations {
                     CREATE INDEX audit_log_by_project ON audit_log(project_id, id);
                     """)
         }
+        migrator.registerMigration("v35-alert-mail") { db in
+            // Issue #37: who wants which alerts of a project by e-mail (`AlertMailPreference`). No row, no mail: a
+            // member opts in. Alert mails are rows of `webhook_deliveries` with a `mailto:` URL; a digest belongs to
+            // no alert, so digests are their own outbox (`mail_digests`, one row per person, project and period:
+            // made once, sent at least once). `mail_secrets` holds the key that signs unsubscribe links.
+            try db.execute(
+                sql: """
+                    CREATE TABLE alert_mail_preferences (
+                        person_id INTEGER NOT NULL REFERENCES people(id) ON DELETE CASCADE,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        kinds TEXT NOT NULL DEFAULT '' CHECK (length(kinds) <= 200),
+                        digest TEXT NOT NULL DEFAULT 'none' CHECK (digest IN ('none', 'daily', 'weekly')),
+                        PRIMARY KEY (person_id, project_id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX alert_mail_preferences_by_project ON alert_mail_preferences(project_id);
+                    CREATE TABLE mail_digests (
+                        id INTEGER PRIMARY KEY,
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        person_id INTEGER NOT NULL REFERENCES people(id) ON DELETE CASCADE,
+                        cadence TEXT NOT NULL CHECK (cadence IN ('daily', 'weekly')),
+                        period_start INTEGER NOT NULL,
+                        recipient TEXT NOT NULL CHECK (length(recipient) BETWEEN 3 AND 254),
+                        body BLOB NOT NULL,
+                        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+                        attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+                        next_attempt_at INTEGER NOT NULL,
+                        last_error TEXT,
+                        created_at INTEGER NOT NULL,
+                        UNIQUE (project_id, person_id, cadence, period_start)
+                    );
+                    CREATE INDEX mail_digests_due ON mail_digests(next_attempt_at) WHERE state = 'pending';
+                    CREATE TABLE mail_secrets (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        secret BLOB NOT NULL CHECK (length(secret) = 32)
+                    );
+                    """)
+        }
         return migrator
     }
 }

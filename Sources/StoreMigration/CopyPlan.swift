@@ -62,6 +62,7 @@ struct CopyPlan {
         "sessions", "health_days", "health_day_users", "health_releases", "health_release_users", "client_reports",
         "quota_counts", "audit_log",
         "debug_files", "dif_uploads", "alerts", "webhook_deliveries",
+        "alert_mail_preferences", "mail_digests", "mail_secrets",
     ]
 
     /// The plan for these schemas, or why there is none.

@@ -8,11 +8,11 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `faultline alerts show|configure SLUG`.
+/// `faultline alerts show|configure|mail SLUG`, `faultline alerts test-email`.
 struct Alerts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show or change a project's alert settings (thresholds, stability target, webhook).",
-        subcommands: [Show.self, Configure.self])
+        abstract: "Show or change a project's alert settings (thresholds, stability target, webhook, e-mail).",
+        subcommands: [Show.self, Configure.self, Mail.self, TestEmail.self])
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print a project's alert settings as JSON.")

@@ -14,6 +14,8 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the Faultline server.")
 
     @OptionGroup var dataOptions: DataOptions
+    /// Where alert mail goes (docs/email.md).
+    @OptionGroup var smtp: SMTPOptions
     /// OpenID Connect single sign-on (docs/people.md).
     @OptionGroup var singleSignOn: SingleSignOnOptions
 

@@ -148,6 +148,9 @@ struct ServeSettings {
                 serve.maxEventsPerMinute, "--max-events-per-minute", "FAULTLINE_MAX_EVENTS_PER_MINUTE"),
             perHour: try ceilingValue(serve.maxEventsPerHour, "--max-events-per-hour", "FAULTLINE_MAX_EVENTS_PER_HOUR"))
         server.quotaFlushInterval = .milliseconds(try env.int("FAULTLINE_QUOTA_FLUSH_MS", in: 10...day) ?? 2000)
+        server.smtp = try serve.smtp.settings(env)
+        server.digestHour = try env.int("FAULTLINE_DIGEST_HOUR", in: 0...23) ?? 8
+        server.digestInterval = .milliseconds(try env.int("FAULTLINE_DIGEST_INTERVAL_MS", in: 100...day) ?? 60_000)
         server.singleSignOn = try serve.singleSignOn.configuration(env)
     }
 

@@ -24,6 +24,9 @@ extension Tag {
     /// Runs a real Sentry client from PyPI: sentry-cli 3.8.2 or the Python sentry-sdk 2.75.0.
     @Tag public static var sentryClients: Self
 
+    /// Runs a real SMTP server from PyPI (aiosmtpd 1.4.6) on 127.0.0.1.
+    @Tag public static var smtp: Self
+
     /// Runs the small OpenID provider built from authlib (PyPI) that the single sign-on tests sign in through.
     @Tag public static var oidcProvider: Self
 
@@ -60,6 +63,7 @@ public struct Provisioned: SuiteTrait, TestScoping {
         case .chromium: "chromium"
         case .sentryClients: "sentryClients"
         case .oidcProvider: "oidcProvider"
+        case .smtp: "smtp"
         case .postgres: ProcessInfo.processInfo.environment["FAULTLINE_TEST_POSTGRES_URL"] == nil ? "postgres" : nil
         default: nil
         }

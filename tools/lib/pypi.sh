@@ -2,6 +2,7 @@
 # pinned version is absent.
 #   faultline_ensure_sentry_cli    sentry-cli 3.8.2 (a Rust binary shipped in a wheel)
 #   faultline_ensure_sentry_sdk    the Python sentry-sdk 2.75.0, and brotli (whose presence makes it compress with br)
+#   faultline_ensure_aiosmtpd      aiosmtpd 1.4.6 (the SMTP server the e-mail tests run: Tests/…/Python/smtp_sink.py)
 #   faultline_ensure_authlib       authlib 1.9.10 (signs the tokens of the single sign-on tests' OpenID provider:
 #                                  Tests/FaultlineHTTPTests/Python/oidc_provider.py)
 #   faultline_ensure_selenium      selenium 4.51.0 (drives chromium through chromium-driver: tools/a11y/check_pages.py)
@@ -25,6 +26,13 @@ faultline_ensure_sentry_sdk() {
   if ! python3 -c 'import sentry_sdk, brotli, sys; sys.exit(sentry_sdk.VERSION != "2.75.0")' 2>/dev/null; then
     echo "==> installing sentry-sdk 2.75.0 and brotli (pip)" >&2
     faultline_pip_install 'sentry-sdk==2.75.0' 'brotli'
+  fi
+}
+
+faultline_ensure_aiosmtpd() {
+  if ! python3 -c 'import aiosmtpd, sys; sys.exit(aiosmtpd.__version__ != "1.4.6")' 2>/dev/null; then
+    echo "==> installing aiosmtpd 1.4.6 (pip)" >&2
+    faultline_pip_install 'aiosmtpd==1.4.6'
   fi
 }
 

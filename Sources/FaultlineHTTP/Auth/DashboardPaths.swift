@@ -11,7 +11,7 @@ enum DashboardPaths {
         "/healthz", "/metrics", "/login", "/logout", "/login/sso", "/login/sso/callback",
     ]
     /// Routes under these first segments (`/api/…`, `/buildid/…`, `/invite/…`), which authenticate by themselves.
-    static let openFirstSegments: Set<String> = ["api", "buildid", "invite"]
+    static let openFirstSegments: Set<String> = ["api", "buildid", "invite", "unsubscribe"]
     /// Site files anyone may fetch: the stylesheet the login page needs.
     static let publicFiles: Set<String> = ["/style.css"]
 

@@ -23,14 +23,17 @@ public struct AlertService: Service {
     /// The dashboard's public address, for links in alert messages (nil: no links).
     let publicURL: @Sendable () -> String?
     let onChange: @Sendable () -> Void
+    /// Mails alerts to the people who chose their kind (nil: no SMTP server configured).
+    let mail: AlertMailer?
 
     public init(
         store: any AlertStore, projects: any ProjectStore, clock: any WallClock, logger: Logger,
         telemetry: Telemetry? = nil,
         interval: Duration = .seconds(30), publicURL: @escaping @Sendable () -> String? = { nil },
         onChange: @escaping @Sendable () -> Void = {},
-        storage: DiskGuard? = nil
+        storage: DiskGuard? = nil, mail: AlertMailer? = nil
     ) {
+        self.mail = mail
         self.storage = storage
         self.store = store
         self.projects = projects
@@ -85,8 +88,8 @@ public struct AlertService: Service {
         return recorded
     }
 
-    /// Queues a webhook delivery for every undispatched alert of a project with a webhook URL (the storage alerts
-    /// first; under storage pressure one batch per call once the background share of the floor is used).
+    /// Queues a webhook delivery for every undispatched alert of a project with a webhook URL, and a mail for each
+    /// person who chose the alert's kind (the storage alerts first; under storage pressure one batch per call once the background share of the floor is used).
     public func dispatch(now: Date) async throws {
         while true {
             let alerts = try await store.alertsToDispatch(limit: 100)
@@ -103,14 +106,21 @@ public struct AlertService: Service {
                     settings = try await store.settings(project: alert.project)
                     settingsByProject[alert.project] = settings
                 }
-                guard let url = settings.webhookURL, !url.isEmpty else { continue }
+                let url = settings.webhookURL.flatMap { $0.isEmpty ? nil : $0 }
+                guard url != nil || mail != nil else { continue }
                 if slugs[alert.project] == nil {
                     slugs[alert.project] =
                         try await projects.project(id: alert.project)?.slug.rawValue ?? "project \(alert.project)"
                 }
-                let body = try WebhookMessage.body(
-                    for: alert, projectSlug: slugs[alert.project]!, publicURL: publicURL())
-                deliveries.append((alert.id, url, body))
+                let slug = slugs[alert.project] ?? "project \(alert.project)"
+                if let url {
+                    let body = try WebhookMessage.body(for: alert, projectSlug: slug, publicURL: publicURL())
+                    deliveries.append((alert.id, url, body))
+                }
+                if let mail {
+                    deliveries += try await mail.deliveries(
+                        for: alert, projectSlug: slug, publicURL: publicURL(), now: now)
+                }
                 logger.info(
                     "alert",
                     metadata: [

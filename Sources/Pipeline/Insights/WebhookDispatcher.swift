@@ -50,6 +50,8 @@ public struct WebhookDispatcher: Service {
     let maxBackoff: TimeInterval
     let maxAttempts: Int
     let idleDelay: Duration
+    /// Sends the outbox's `mailto:` deliveries (nil: they wait until a server is configured again).
+    let mailer: (any MailSending)?
 
     /// - Parameter targets: checked before every attempt; a refused target fails the delivery at once.
     public init(
@@ -57,8 +59,9 @@ public struct WebhookDispatcher: Service {
         logger: Logger,
         telemetry: Telemetry? = nil, baseBackoff: TimeInterval = 5, maxBackoff: TimeInterval = 600,
         maxAttempts: Int = 12,
-        idleDelay: Duration = .seconds(1), storage: DiskGuard? = nil
+        idleDelay: Duration = .seconds(1), storage: DiskGuard? = nil, mailer: (any MailSending)? = nil
     ) {
+        self.mailer = mailer
         self.storage = storage
         self.store = store
         self.sender = sender
@@ -101,31 +104,10 @@ public struct WebhookDispatcher: Service {
     func attempt(_ due: [WebhookDelivery]) async throws {
         for delivery in due {
             let outcome: DeliveryOutcome
-            let attempts = delivery.attempts + 1
-            do {
-                do throws(WebhookTargetProblem) {
-                    try await targets.check(delivery.url)
-                } catch {
-                    throw error.code == .unresolvable ? WebhookFailure.unresolvable : WebhookFailure.refusedTarget
-                }
-                let status = try await sender.post(url: delivery.url, body: delivery.body)
-                if (200..<300).contains(status) {
-                    outcome = .delivered(status: status)
-                } else if attempts >= maxAttempts {
-                    outcome = .failed(status: status, error: "HTTP \(status)")
-                } else {
-                    outcome = .retry(
-                        next: clock.now().addingTimeInterval(backoff(afterAttempts: attempts)), status: status,
-                        error: "HTTP \(status)")
-                }
-            } catch {
-                let failure = error as? WebhookFailure ?? .connectionFailed
-                outcome =
-                    attempts >= maxAttempts || failure == .refusedTarget || failure == .invalidURL
-                    ? .failed(status: nil, error: failure.rawValue)
-                    : .retry(
-                        next: clock.now().addingTimeInterval(backoff(afterAttempts: attempts)), status: nil,
-                        error: failure.rawValue)
+            if let address = AlertMailer.address(outboxURL: delivery.url) {
+                outcome = await mail(delivery, to: address)
+            } else {
+                outcome = await post(delivery)
             }
             try await store.recordAttempt(delivery.id, outcome: outcome, at: clock.now())
             let label: String
@@ -137,12 +119,64 @@ public struct WebhookDispatcher: Service {
             telemetry?.count(Telemetry.Name.webhookDeliveries, [("outcome", label)])
             if label != "delivered" {
                 logger.warning(
-                    "webhook not delivered",
+                    delivery.url.hasPrefix("mailto:") ? "mail not delivered" : "webhook not delivered",
                     metadata: [
                         Telemetry.LogKey.alert: "\(delivery.alert)", Telemetry.LogKey.status: "\(label)",
                     ])
             }
         }
+    }
+
+    /// POSTs one webhook: a 2xx is delivered; another status or no answer is tried again with backoff until
+    /// `maxAttempts`; a refused target or a URL that cannot be used fails at once.
+    func post(_ delivery: WebhookDelivery) async -> DeliveryOutcome {
+        let attempts = delivery.attempts + 1
+        do {
+            do throws(WebhookTargetProblem) {
+                try await targets.check(delivery.url)
+            } catch {
+                throw error.code == .unresolvable ? WebhookFailure.unresolvable : WebhookFailure.refusedTarget
+            }
+            let status = try await sender.post(url: delivery.url, body: delivery.body)
+            if (200..<300).contains(status) { return .delivered(status: status) }
+            if attempts >= maxAttempts { return .failed(status: status, error: "HTTP \(status)") }
+            return .retry(
+                next: clock.now().addingTimeInterval(backoff(afterAttempts: attempts)), status: status,
+                error: "HTTP \(status)")
+        } catch {
+            let failure = error as? WebhookFailure ?? .connectionFailed
+            return attempts >= maxAttempts || failure == .refusedTarget || failure == .invalidURL
+                ? .failed(status: nil, error: failure.rawValue)
+                : .retry(
+                    next: clock.now().addingTimeInterval(backoff(afterAttempts: attempts)), status: nil,
+                    error: failure.rawValue)
+        }
+    }
+
+    /// Hands one outbox mail to the SMTP server: 250 is delivered; a 5xx reply fails at once; anything else (4xx, no
+    /// connection, a timeout, no server configured) is tried again with the webhooks' backoff until `maxAttempts`.
+    func mail(_ delivery: WebhookDelivery, to address: MailAddress) async -> DeliveryOutcome {
+        let attempts = delivery.attempts + 1
+        let failure: MailFailure
+        if let mailer {
+            do {
+                try await mailer.send(to: address, message: delivery.body)
+                return .delivered(status: 250)
+            } catch let error as MailFailure {
+                failure = error
+            } catch {
+                failure = MailFailure(.connectionFailed, transient: true)
+            }
+        } else {
+            failure = MailFailure(.connectionFailed, transient: true, reply: "no SMTP server configured")
+        }
+        let status = failure.reply.flatMap { Int($0.prefix(3)) }
+        if !failure.transient || attempts >= maxAttempts {
+            return .failed(status: status, error: failure.code.rawValue)
+        }
+        return .retry(
+            next: clock.now().addingTimeInterval(backoff(afterAttempts: attempts)), status: status,
+            error: failure.code.rawValue)
     }
 
     /// The storage-pressure state: after a real disk-full error steps pause (`DiskGuard.waitWhileWritesFail`); a
