@@ -8,7 +8,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Serves the rendered site (Hummingbird's `FileMiddleware`), with three rules in front of it:
+/// Serves the rendered site (Hummingbird's `FileMiddleware` over ``SitePageFiles``: one open a request, so a page
+/// replaced while it is served is never sent cut short), with these rules in front of it:
 ///
 /// - never under an open route or a reserved name (`/api/…`, `/metrics`…): those paths skip the dashboard guard,
 ///   so a site folder there would be public;
@@ -25,7 +26,7 @@ import Foundation
 ///   its reports were grouped) answers 404 with an HTML page that says it does not exist (yet).
 struct SiteFilesMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
-    let files: FileMiddleware<Context, LocalFileSystem>
+    let files: FileMiddleware<Context, SitePageFiles>
     let folder: String
     let currentIssuePage: (@Sendable (ProjectSlug, IssueID) async throws -> String?)?
     /// Finds the project of a page, to ask whether a person's role may use its forms (nil: only the admin token's
@@ -39,7 +40,7 @@ struct SiteFilesMiddleware: RouterMiddleware {
         self.projects = projects
         self.folder = folder
         self.currentIssuePage = currentIssuePage
-        files = FileMiddleware(folder, searchForIndexHtml: true)
+        files = FileMiddleware(fileProvider: SitePageFiles(root: folder), searchForIndexHtml: true)
     }
 
     /// The project and issue when `decoded` is exactly an issue page's path (`/{slug}/issues/{n}.html`, n > 0).
