@@ -258,6 +258,7 @@ public struct ServerAssembly: Sendable {
         dependencies.audit = data.audit
         dependencies.accounts = accountPages(data, renderer: renderer)
         dependencies.quotaCounts = data.stores.quotas
+        dependencies.groupingRules = data.groupingRules
         return dependencies
     }
 }

@@ -69,6 +69,9 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     /// What spike protection counted (`QuotaCountStore`); nil leaves `GET /api/v1/quota-counts` and
     /// `GET /api/v1/issues/{id}/dropped` out.
     public var quotaCounts: (any QuotaCountStore)? = nil
+    /// Projects' fingerprint rules and their dry run (`GET /api/v1/grouping/rules`, `POST /api/v1/grouping/try`); nil
+    /// leaves them out.
+    public var groupingRules: GroupingRulesService? = nil
     /// The signed unsubscribe links of alert mail and digests (nil: no mail configured, no route).
     public var unsubscribe: UnsubscribePages? = nil
     /// The dashboard's login form (error message, where to go after) — rendered by the Dashboard module.
@@ -267,6 +270,16 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
                     insights: dependencies.insights, quotas: quotaCounts, projects: dependencies.projects,
                     clock: dependencies.clock
                 ).endpoints)
+    }
+    if let groupingRules = dependencies.groupingRules {
+        router.group("api/v1")
+            .add(
+                middleware: BearerAuthMiddleware(
+                    projects: dependencies.projects, accepts: [.upload, .admin], failures: dependencies.adminSessions,
+                    personal: apiTokens)
+            )
+            .group(context: ReaderContext.self)
+            .addRoutes(GroupingRulesController(service: groupingRules, projects: dependencies.projects).endpoints)
     }
     if let audit = dependencies.audit {
         router.group("api/v1")

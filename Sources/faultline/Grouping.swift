@@ -117,25 +117,60 @@ struct GroupingCommand: AsyncParsableCommand {
         var days: Int = 30
         @Flag(help: "Print the answer as JSON (the API's).")
         var json = false
+        @Option(
+            help:
+                "Ask the server at this URL instead of opening the data (env FAULTLINE_SERVER); the token comes from FAULTLINE_TOKEN (the project's upload token, or the admin token)."
+        )
+        var server: String?
+
+        var serverURL: String? { server ?? Environment.string("FAULTLINE_SERVER") }
 
         func validate() throws {
             guard (1...36_500).contains(days) else { throw ValidationError("--days must be 1–36500") }
+            if let serverURL, !(serverURL.hasPrefix("http://") || serverURL.hasPrefix("https://")) {
+                throw ValidationError("--server must be an http:// or https:// URL")
+            }
         }
 
         func run() async throws {
             let text = try GroupingCommand.read(file)
             let rules = try GroupingCommand.parse(text, file: file)
-            try await dataOptions.withComposition { root in
-                let found = try await GroupingCommand.project(project, on: root)
-                let answer = try await root.groupingRules.dryRun(text, project: found.id, days: days)
-                if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                    print(String(decoding: try encoder.encode(answer), as: UTF8.self))
-                } else {
-                    print(GroupingDryRunText.render(answer, rules: rules.rules.count, days: days))
+            let answer: GroupingDryRunAnswer
+            if let serverURL {
+                answer = try await ask(serverURL, text: text)
+            } else {
+                answer = try await dataOptions.withComposition { root in
+                    let found = try await GroupingCommand.project(project, on: root)
+                    return try await root.groupingRules.dryRun(text, project: found.id, days: days)
                 }
             }
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                print(String(decoding: try encoder.encode(answer), as: UTF8.self))
+            } else {
+                print(GroupingDryRunText.render(answer, rules: rules.rules.count, days: days))
+            }
+        }
+
+        /// The server's `POST /api/v1/grouping/try` answer.
+        func ask(_ base: String, text: String) async throws -> GroupingDryRunAnswer {
+            guard let token = Environment.string("FAULTLINE_TOKEN"), !token.isEmpty else {
+                throw ValidationError("--server needs the token in FAULTLINE_TOKEN")
+            }
+            let url = base.hasSuffix("/") ? String(base.dropLast()) : base
+            let answer = try await ServerRead.post(
+                url + "/api/v1/grouping/try?days=\(days)&project=\(IssueListFilter.percentEncoded(project))",
+                body: Array(text.utf8), token: token)
+            guard answer.status == 200 else {
+                throw ValidationError(
+                    "\(url) answered \(answer.status): \(String(decoding: answer.body.prefix(2000), as: UTF8.self))")
+            }
+            struct Out: Decodable { var answer: GroupingDryRunAnswer }
+            guard let out = try? JSONDecoder().decode(Out.self, from: Data(answer.body)) else {
+                throw ValidationError("\(url) did not answer a dry run")
+            }
+            return out.answer
         }
     }
 

@@ -59,10 +59,29 @@ public struct FingerprintRules: Sendable, Equatable {
         public var pattern: String
         /// `!FIELD:PATTERN`: the rule matches when the field does not.
         public var negated: Bool
+        /// The pattern's bytes when it is ASCII (most are): matched against ASCII values byte by byte, with no copy.
+        let asciiPattern: [UInt8]?
         public init(field: Field, pattern: String, negated: Bool = false) {
             self.field = field
             self.pattern = pattern
             self.negated = negated
+            let bytes = Array(pattern.utf8.prefix(FingerprintRules.maxPatternBytes))
+            asciiPattern = bytes.allSatisfy { $0 < 0x80 } ? bytes : nil
+        }
+
+        /// Whether the pattern matches all of `text` (`FingerprintRules.glob`).
+        func matches(_ text: String) -> Bool {
+            if let asciiPattern, text.utf8.count <= 4096,
+                let answer = text.utf8.withContiguousStorageIfAvailable({ bytes -> Bool? in
+                    guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+                    return asciiPattern.withUnsafeBufferPointer {
+                        FingerprintRules.glob($0, matches: bytes, anyRun: UInt8(ascii: "*"), anyOne: UInt8(ascii: "?"))
+                    }
+                }), let answer
+            {
+                return answer
+            }
+            return FingerprintRules.glob(pattern, matches: text)
         }
     }
 
@@ -142,7 +161,7 @@ public struct FingerprintRules: Sendable, Equatable {
 
     /// The first value of `matcher`'s field that its pattern matches.
     static func firstMatch(_ matcher: Matcher, in facts: GroupingFacts) -> String? {
-        values(of: matcher.field, in: facts).first { glob(matcher.pattern, matches: $0) }
+        values(of: matcher.field, in: facts).first { matcher.matches($0) }
     }
 
     /// The values a field has in `facts`: none when the report lacks it.
@@ -165,15 +184,24 @@ public struct FingerprintRules: Sendable, Equatable {
     public static func glob(_ pattern: String, matches text: String) -> Bool {
         let p = Array(pattern.unicodeScalars.prefix(maxPatternBytes))
         let t = Array(text.unicodeScalars.prefix(4096))
+        return p.withUnsafeBufferPointer { p in
+            t.withUnsafeBufferPointer { t in glob(p, matches: t, anyRun: "*", anyOne: "?") }
+        }
+    }
+
+    /// The two-pointer match over any elements (`*` and `?` are their ASCII values).
+    static func glob<Element: Equatable>(
+        _ p: UnsafeBufferPointer<Element>, matches t: UnsafeBufferPointer<Element>, anyRun: Element, anyOne: Element
+    ) -> Bool {
         var pi = 0
         var ti = 0
         var star = -1
         var mark = 0
         while ti < t.count {
-            if pi < p.count, p[pi] == "?" || p[pi] == t[ti] {
+            if pi < p.count, p[pi] == anyOne || p[pi] == t[ti] {
                 pi += 1
                 ti += 1
-            } else if pi < p.count, p[pi] == "*" {
+            } else if pi < p.count, p[pi] == anyRun {
                 star = pi
                 mark = ti
                 pi += 1
@@ -185,7 +213,7 @@ public struct FingerprintRules: Sendable, Equatable {
                 return false
             }
         }
-        while pi < p.count, p[pi] == "*" { pi += 1 }
+        while pi < p.count, p[pi] == anyRun { pi += 1 }
         return pi == p.count
     }
 }

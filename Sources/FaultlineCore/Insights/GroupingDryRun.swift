@@ -55,12 +55,15 @@ public struct GroupingDryRun: Sendable {
                 continue
             }
             let target = self.target(of: facts)
-            var bucket = buckets[issue, default: [:]][target, default: Bucket()]
-            bucket.events += 1
-            if let user = row.user { bucket.users.insert(user) }
-            if bucket.examples.count < Self.examplesPerPart { bucket.examples.append(row.eventID) }
-            buckets[issue, default: [:]][target] = bucket
+            // Changed in place: a copy of the bucket would copy its set of users for every report.
+            Self.count(row, into: &buckets[issue, default: [:]][target, default: Bucket()])
         }
+    }
+
+    static func count(_ row: StoredGroupingRow, into bucket: inout Bucket) {
+        bucket.events += 1
+        if let user = row.user { bucket.users.insert(user) }
+        if bucket.examples.count < examplesPerPart { bucket.examples.append(row.eventID) }
     }
 
     /// Where a report with `facts` would file under the rules.
