@@ -78,11 +78,11 @@ public struct Composition: Sendable {
         switch choice {
         case .sqlite(let durability):
             return try Composition(folder: folder, durability: durability, clock: clock)
-        case .postgres(let url, let password, let claimLease):
+        case .postgres(let url, let password, let claimLease, let requestDeadline):
             try prepare(folder: folder)
             let database = try await PostgresEngine.open(
-                url: url, password: password, codec: .zlib, claimLease: claimLease, identities: .hmacSHA256,
-                logger: logger)
+                url: url, password: password, codec: .zlib, claimLease: claimLease, requestDeadline: requestDeadline,
+                identities: .hmacSHA256, logger: logger)
             do {
                 return try Composition(folder: folder, engine: .postgres(database), clock: clock)
             } catch {
@@ -114,7 +114,7 @@ public struct Composition: Sendable {
         nodes = engine.postgres.map { PostgresNodes(database: $0) }
         projects = ProjectService(
             store: stores.projects, hasher: SHA256SecretHasher(), generator: SystemSecretGenerator(), clock: clock,
-            audit: stores.audit)
+            lookupDeadline: engine.requestDeadline, audit: stores.audit)
         adminSessions = AdminSessionService(
             store: stores.adminSessions, projects: projects, hasher: SHA256SecretHasher(),
             generator: SystemSecretGenerator(), clock: clock)
@@ -220,7 +220,8 @@ public struct Composition: Sendable {
     ) -> IngestService {
         IngestService(
             committer: GroupCommitter(
-                store: stores.ingest, telemetry: telemetry, activity: ingestActivity, onCommit: onCommit),
+                store: stores.ingest, telemetry: telemetry, activity: ingestActivity,
+                deadline: engine.requestDeadline, onCommit: onCommit),
             rateLimiter: RateLimiter(clock: clock, share: nodeShare),
             diskGuard: storage, clock: clock, telemetry: telemetry, spikeGuard: spikeGuard ?? self.spikeGuard())
     }

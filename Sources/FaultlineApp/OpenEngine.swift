@@ -11,8 +11,10 @@ public enum EngineChoice: Sendable {
     /// A PostgreSQL database that several nodes may share (`url`, libpq style; `password` when the URL has none). The
     /// files (debug files, sentry-cli chunks, the rendered site) live in the composition's folder, which every node
     /// must share then (`--blobs`). `claimLease`: how long a node holds queued reports it took (a dead node's are
-    /// taken over after it).
-    case postgres(url: String, password: String?, claimLease: Duration = PostgresEngine.defaultClaimLease)
+    /// taken over after it). `requestDeadline`: how long a request waits for the database before it is answered 503.
+    case postgres(
+        url: String, password: String?, claimLease: Duration = PostgresEngine.defaultClaimLease,
+        requestDeadline: Duration = PostgresEngine.defaultRequestDeadline)
 }
 
 /// The engine a composition opened: the one place that knows which it is.
@@ -51,6 +53,10 @@ public enum OpenEngine: Sendable {
         if case .sqlite(let database) = self { return database }
         return nil
     }
+
+    /// How long a request waits for the database before it is answered 503: PostgreSQL's request deadline; none with
+    /// SQLite, whose commits run in this process and end.
+    var requestDeadline: Duration? { postgres?.requestDeadline }
 
     /// The PostgreSQL database, when this engine is PostgreSQL.
     var postgres: PostgresEngine? {

@@ -19,6 +19,10 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         /// A stored value that the other engine's column cannot hold (`faultline migrate`: a SQLite integer out of a
         /// PostgreSQL `integer`'s range, a flag that is neither 0 nor 1).
         public static let invalidValue = Code(name: "invalid_value")
+        /// The database cannot be reached now (PostgreSQL stopped, restarting or cut off, or no answer within the
+        /// deadline): nothing is known to be stored, and the same request may be sent again later (503 with
+        /// `Retry-After`; reports and session updates are idempotent, so a retry of one that did commit counts once).
+        public static let unavailable = Code(name: "unavailable")
     }
     public var code: Code
     public var message: String

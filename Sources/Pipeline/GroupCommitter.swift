@@ -12,12 +12,28 @@ import Synchronization
 /// Not an actor: a request's write joins the queue under a lock in the request's own task, so the request
 /// waits on its continuation without first hopping onto an actor's executor (one task switch less per
 /// request on the ingest hot path). One drain task at a time takes groups off the queue.
+///
+/// With a `deadline` (PostgreSQL: a database over the network can stop answering), a write not answered within it is
+/// answered `StorageError(.unavailable)` (503 upstream), so a request never waits for a database that is down, cut
+/// off or stalled: a write still queued is withdrawn (never stored); one inside the commit in flight may still be
+/// stored when that commit ends (its outcome is unknown, and a retry is a duplicate report or an unchanged session).
+/// A commit past the deadline no longer holds the queue: the next write starts a new drain task, and the old one stops
+/// once its commit returns (a connection that never answers again then costs one pooled connection, not ingest).
 public final class GroupCommitter: Sendable {
-    typealias Waiting = (write: IngestWrite, continuation: CheckedContinuation<IngestOutcome, any Error>)
+    typealias Waiting = (id: UInt64, write: IngestWrite, continuation: CheckedContinuation<IngestOutcome, any Error>)
     struct Queue {
         var pending: [Waiting] = []
         /// Whether a drain task is running (it empties `pending` before it stops).
         var draining = false
+        var nextID: UInt64 = 0
+        /// Writes of the commit in flight that were answered when their deadline passed (not to be answered again).
+        var answered: Set<UInt64> = []
+        /// Writes of the commit in flight, answerable by their deadline.
+        var inFlight: [UInt64: CheckedContinuation<IngestOutcome, any Error>] = [:]
+        /// The deadline timers of writes not answered yet.
+        var timers: [UInt64: Task<Void, Never>] = [:]
+        /// The drain task that may take groups; one whose commit passed the deadline is replaced (`expire`).
+        var drainGeneration: UInt64 = 0
     }
 
     let store: any IngestStore
@@ -29,11 +45,14 @@ public final class GroupCommitter: Sendable {
     let onCommit: @Sendable () -> Void
     /// Told of every write (background work gives way while ingest is busy).
     let activity: IngestActivity?
+    /// How long a write may wait for its commit before it is answered `.unavailable`; nil: as long as it takes.
+    let deadline: Duration?
 
     public init(
         store: any IngestStore, telemetry: Telemetry, maxWritesPerCommit: Int = 512, activity: IngestActivity? = nil,
-        onCommit: @escaping @Sendable () -> Void = {}
+        deadline: Duration? = nil, onCommit: @escaping @Sendable () -> Void = {}
     ) {
+        self.deadline = deadline
         self.onCommit = onCommit
         self.activity = activity
         self.store = store
@@ -45,40 +64,93 @@ public final class GroupCommitter: Sendable {
     public func submit(_ write: IngestWrite) async throws -> IngestOutcome {
         activity?.noteWrite()
         return try await withCheckedThrowingContinuation { continuation in
-            let startDrain = queue.withLock { queue in
-                queue.pending.append((write, continuation))
-                guard !queue.draining else { return false }
+            let (id, startDrain) = queue.withLock { queue in
+                let id = queue.nextID
+                queue.nextID &+= 1
+                queue.pending.append((id, write, continuation))
+                guard !queue.draining else { return (id, false) }
                 queue.draining = true
-                return true
+                return (id, true)
+            }
+            if let deadline {
+                let timer = Task {
+                    guard (try? await Task.sleep(for: deadline)) != nil else { return }
+                    self.expire(id, after: deadline)
+                }
+                // A write answered before its timer was stored leaves the timer to find nothing when it fires.
+                queue.withLock { queue in
+                    if queue.pending.contains(where: { $0.id == id }) || queue.inFlight[id] != nil {
+                        queue.timers[id] = timer
+                    }
+                }
             }
             if startDrain { Task { await self.drain() } }
         }
     }
 
-    /// The next group to commit, or nil (and no drain running any more) when nothing waits.
-    func nextGroup() -> [Waiting]? {
+    /// Answers write `id` `.unavailable` when its deadline passed: withdrawn when still queued, left to its commit
+    /// (whose outcome is then not reported) when in flight.
+    func expire(_ id: UInt64, after deadline: Duration) {
+        let continuation: CheckedContinuation<IngestOutcome, any Error>? = queue.withLock { queue in
+            queue.timers[id] = nil
+            if let index = queue.pending.firstIndex(where: { $0.id == id }) {
+                return queue.pending.remove(at: index).continuation
+            }
+            guard let continuation = queue.inFlight.removeValue(forKey: id) else { return nil }
+            queue.answered.insert(id)
+            // The commit in flight is stuck: writes from now on go to a new drain task.
+            queue.draining = false
+            queue.drainGeneration &+= 1
+            return continuation
+        }
+        guard let continuation else { return }
+        telemetry.count(Telemetry.Name.commitDeadlinePassed)
+        continuation.resume(
+            throwing: StorageError(.unavailable, "the database did not commit the write within \(deadline)"))
+    }
+
+    /// Takes the answer of `item` away from its deadline; false when the deadline answered it already.
+    func claimAnswer(_ item: Waiting) -> Bool {
         queue.withLock { queue in
+            queue.timers.removeValue(forKey: item.id)?.cancel()
+            queue.inFlight[item.id] = nil
+            return queue.answered.remove(item.id) == nil
+        }
+    }
+
+    /// The next group to commit, or nil (and no drain running any more) when nothing waits.
+    func nextGroup(generation: UInt64) -> [Waiting]? {
+        queue.withLock { queue in
+            guard queue.drainGeneration == generation else { return nil }
             guard !queue.pending.isEmpty else {
                 queue.draining = false
                 return nil
             }
             let group = Array(queue.pending.prefix(maxWritesPerCommit))
             queue.pending.removeFirst(group.count)
+            if deadline != nil {
+                for item in group { queue.inFlight[item.id] = item.continuation }
+            }
             return group
         }
     }
 
     func drain() async {
         let clock = ContinuousClock()
-        while let group = nextGroup() {
+        let generation = queue.withLock { $0.drainGeneration }
+        while let group = nextGroup(generation: generation) {
             let started = clock.now
             do {
                 let outcomes = try await store.commit(group.map(\.write))
                 precondition(outcomes.count == group.count, "IngestStore must answer every write")
-                for (item, outcome) in zip(group, outcomes) { item.continuation.resume(returning: outcome) }
+                for (item, outcome) in zip(group, outcomes) where deadline == nil || claimAnswer(item) {
+                    item.continuation.resume(returning: outcome)
+                }
                 onCommit()
             } catch {
-                for item in group { item.continuation.resume(throwing: error) }
+                for item in group where deadline == nil || claimAnswer(item) {
+                    item.continuation.resume(throwing: error)
+                }
             }
             let elapsed = clock.now - started
             telemetry.recordDuration(Telemetry.Name.commitDuration, nanoseconds: elapsed.nanoseconds)

@@ -18,6 +18,9 @@ public struct IngestError: Error, Sendable, Equatable, CustomStringConvertible {
         case diskFull
         /// Storage failed; nothing of the request was stored (500, message not echoed).
         case storageFailed
+        /// The database cannot be reached now or did not commit within the deadline (503 with `Retry-After`): a
+        /// retry is safe (a report stored after all is answered as a duplicate, a session update applies once).
+        case unavailable
         /// What the request carries does not fit the project's storage quota (a minidump over the quota it shares with
         /// debug files); nothing was stored. 429 `quota_exceeded`, so a client such as Crashpad keeps it and retries.
         case quotaExceeded
@@ -119,6 +122,10 @@ public struct IngestService: Sendable {
     /// (``Project/rateLimitPerSecond``): sessions outnumber crashes by far, and must keep flowing while a crash storm is
     /// limited, yet one public DSN key must not add sessions without bound (a 189-byte aggregate counted 10,000).
     public static let sessionsPerReport: Double = 100
+
+    /// The `Retry-After` of a `503` while the database cannot be reached: soon, since a restart takes seconds, and
+    /// the SDKs keep what they could not send.
+    public static let unavailableRetryAfterSeconds = 5
 
     /// The session budget of `project` per second.
     static func sessionRate(_ project: Project) -> Double { project.rateLimitPerSecond * sessionsPerReport }
@@ -242,6 +249,10 @@ public struct IngestService: Sendable {
                 throw IngestError(
                     .diskFull, "the disk is full; nothing of the request was stored",
                     retryAfter: diskGuard.retryAfterSeconds)
+            }
+            if (error as? StorageError)?.code == .unavailable {
+                telemetry.rejected(.databaseUnavailable, count: count)
+                throw IngestError(.unavailable, "\(error)", retryAfter: Self.unavailableRetryAfterSeconds)
             }
             telemetry.rejected(.storageFailed, count: count)
             throw IngestError(.storageFailed, "the database refused the commit: \(error)")

@@ -52,13 +52,17 @@ public final class ProjectService: Sendable {
     let audit: (any AuditTrail)?
     let cache = Mutex<[String: (project: Project?, at: Date)]>([:])
     static let cacheSeconds: Double = 60
+    /// How long authentication waits for the store before the request is answered `503` (`Deadline`); nil: as long
+    /// as it takes (SQLite, in the same process).
+    let lookupDeadline: Duration?
 
     public init(
         store: any ProjectStore, hasher: any SecretHashing, generator: any SecretGenerating,
-        clock: any WallClock, defaultRateLimit: Double = 1000,
+        clock: any WallClock, defaultRateLimit: Double = 1000, lookupDeadline: Duration? = nil,
         audit: (any AuditTrail)? = nil
     ) {
         self.audit = audit
+        self.lookupDeadline = lookupDeadline
         self.store = store
         self.hasher = hasher
         self.generator = generator
@@ -220,7 +224,10 @@ public final class ProjectService: Sendable {
         if let hit = cache.withLock({ $0[key] }), now.timeIntervalSince(hit.at) < Self.cacheSeconds {
             return hit.project
         }
-        let project = try await store.project(credential: hasher.hash(secret), kind: kind)
+        let (store, hash) = (self.store, hasher.hash(secret))
+        let project = try await Deadline.read(within: lookupDeadline) {
+            try await store.project(credential: hash, kind: kind)
+        }
         if project != nil { remember(key, project: project, at: now) }
         return project
     }

@@ -12,6 +12,7 @@ import CoreMetrics
 /// | `faultline_ingest_duration_seconds` | histogram | `route` | request received → answered, ingest routes |
 /// | `faultline_db_commit_duration_seconds` | histogram | — | one group commit (transaction + fsync) |
 /// | `faultline_db_commit_writes` | histogram | — | requests folded into one group commit |
+/// | `faultline_db_deadline_passed_total` | counter | — | writes answered 503 because their commit passed its deadline |
 /// | `faultline_reports_grouped_total` | counter | — | reports filed under an issue (again, when symbols moved them) |
 /// | `faultline_alerts_total` | counter | `kind` | alerts recorded by the alert service (velocity, crash-free target) |
 /// | `faultline_webhook_deliveries_total` | counter | `outcome` | webhook attempts: delivered, retry, failed |
@@ -41,6 +42,8 @@ public struct Telemetry: Sendable {
         public static let ingestDuration = "faultline_ingest_duration_seconds"
         public static let commitDuration = "faultline_db_commit_duration_seconds"
         public static let commitWrites = "faultline_db_commit_writes"
+        /// Writes answered `503` because the database did not commit them within the deadline (`GroupCommitter`).
+        public static let commitDeadlinePassed = "faultline_db_deadline_passed_total"
         public static let reportsGrouped = "faultline_reports_grouped_total"
         public static let alerts = "faultline_alerts_total"
         public static let webhookDeliveries = "faultline_webhook_deliveries_total"
@@ -69,6 +72,8 @@ public struct Telemetry: Sendable {
         case unsupportedEncoding = "unsupported_encoding", storageFailed = "storage_failed"
         /// Past a project's event quota or the server's ceiling (`SpikeGuard`).
         case quotaReached = "quota_reached"
+        /// The database could not be reached or did not commit within the deadline (503).
+        case databaseUnavailable = "database_unavailable"
     }
 
     /// Structured log metadata keys.

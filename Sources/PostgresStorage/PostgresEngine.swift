@@ -125,9 +125,25 @@ public struct PostgresLocation: Sendable, Equatable {
                 host: host, port: port, username: user, password: password, database: database, tls: tls)
         }
         configuration.options.maximumConnections = maximumConnections
-        configuration.options.additionalStartupParameters = [("application_name", "faultline")]
+        configuration.options.connectTimeout = Self.connectTimeout
+        configuration.options.additionalStartupParameters = [
+            ("application_name", "faultline"),
+            ("idle_in_transaction_session_timeout", String(Self.idleInTransactionTimeoutMilliseconds)),
+        ]
         return configuration
     }
+
+    /// How long opening a TCP connection to the server may take before the attempt fails (and the pool tries again
+    /// with a growing pause). docs/scaling.md, "Faults and timeouts".
+    static let connectTimeout: Duration = .seconds(10)
+
+    /// The server ends a session of ours that sits inside a transaction without sending anything for this long (a
+    /// node cut off mid-transaction, or frozen): its transaction rolls back and its row and advisory locks go, so
+    /// the other nodes, waiting on them, go on. Faultline's transactions never wait on anything but the database, so
+    /// a healthy node never comes near it. Statements themselves have no server-side timeout: a migration's index
+    /// build or a week's retention may take minutes, and requests have their own deadline (`serve
+    /// --database-timeout-seconds`).
+    static let idleInTransactionTimeoutMilliseconds = 60_000
 }
 
 /// A PostgreSQL database the stores share: a pool of connections (`PostgresClient`), run by a task of its own
@@ -139,6 +155,9 @@ public final class PostgresEngine: Sendable {
     /// How long a node holds the queued reports it took to symbolicate (ms). Far above a batch's work (seconds):
     /// another node takes a dead node's reports once this has passed.
     public let claimLease: Int64
+    /// How long a request waits for the database before it is answered `503` with `Retry-After` (ingest's commit,
+    /// an ingest key's lookup): a stopped, restarting, cut-off or stalled server never holds a request longer.
+    public let requestDeadline: Duration
     /// Keys the per-user rollups with a project's identity key (`PostgresRollupUsers`; the server passes HMAC-SHA-256).
     /// Without it, writing a report or session that has a user fails, and so does upgrading rollups that hold user ids.
     public let identities: IdentityHashers?
@@ -149,10 +168,11 @@ public final class PostgresEngine: Sendable {
     /// Connects (lazily: the first query opens the first connection) and runs the pool until `close`.
     public init(
         location: PostgresLocation, maximumConnections: Int = 20, codec: StoredBlobCodec = .none,
-        claimLease: Duration = defaultClaimLease, identities: IdentityHashers? = nil,
-        logger: Logger = Logger(label: "faultline.postgres")
+        claimLease: Duration = defaultClaimLease, requestDeadline: Duration = defaultRequestDeadline,
+        identities: IdentityHashers? = nil, logger: Logger = Logger(label: "faultline.postgres")
     ) throws {
         self.location = location
+        self.requestDeadline = requestDeadline
         self.identities = identities
         self.codec = codec
         let (seconds, attoseconds) = claimLease.components
@@ -171,6 +191,10 @@ public final class PostgresEngine: Sendable {
 
     /// The claim lease unless configured (`serve --claim-lease-seconds`): five minutes.
     public static let defaultClaimLease: Duration = .seconds(300)
+
+    /// The request deadline unless configured (`serve --database-timeout-seconds`): ten seconds, far above a commit's
+    /// usual milliseconds and below the 30 s or more an SDK waits for an answer.
+    public static let defaultRequestDeadline: Duration = .seconds(10)
 
     /// Set by the runner task just before it runs the pool (`waitUntilRunning`).
     private let started = StartedFlag()
@@ -191,13 +215,14 @@ public final class PostgresEngine: Sendable {
     /// Opens the database at `url` and migrates it (several nodes may do this at once: see `PostgresMigrations`).
     public static func open(
         url: String, password: String? = nil, codec: StoredBlobCodec = .none,
-        claimLease: Duration = defaultClaimLease, identities: IdentityHashers? = nil,
-        logger: Logger = Logger(label: "faultline.postgres")
+        claimLease: Duration = defaultClaimLease, requestDeadline: Duration = defaultRequestDeadline,
+        identities: IdentityHashers? = nil, logger: Logger = Logger(label: "faultline.postgres")
     ) async throws -> PostgresEngine {
         let location = try PostgresLocation(url: url, password: password)
         try await probe(location, logger: logger)
         let database = try PostgresEngine(
-            location: location, codec: codec, claimLease: claimLease, identities: identities, logger: logger)
+            location: location, codec: codec, claimLease: claimLease, requestDeadline: requestDeadline,
+            identities: identities, logger: logger)
         await database.waitUntilRunning()
         do {
             try await database.migrate()
@@ -370,7 +395,29 @@ enum PostgresErrors {
         if sqlState(error) == diskFull {
             return StorageError(.diskFull, "the database server's disk is full", underlying: error)
         }
+        if isUnavailable(error) {
+            return StorageError(
+                .unavailable, "the database cannot be reached: \(reason(error))", underlying: error)
+        }
         return error
+    }
+
+    /// SQLSTATEs of a server that is going away, starting or refusing connections, and of a statement stopped by
+    /// `statement_timeout` (`PostgresLocation.statementTimeout`).
+    static let unavailableStates: Set<String> = ["57P01", "57P02", "57P03", "53300", "57014"]
+
+    /// The connection is gone or the server does not take work now (a restart, a cut link, too many connections, a
+    /// statement past its timeout), as opposed to a statement the server refused: the same work may succeed later,
+    /// on another connection.
+    static func isUnavailable(_ error: any Error) -> Bool {
+        if let transaction = error as? PostgresTransactionError {
+            return [transaction.beginError, transaction.closureError, transaction.commitError].lazy.compactMap { $0 }
+                .contains(where: isUnavailable)
+        }
+        if let state = sqlState(error) { return state.hasPrefix("08") || unavailableStates.contains(state) }
+        guard let error = error as? PSQLError else { return false }
+        return [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
+            .contains(error.code)
     }
 }
 

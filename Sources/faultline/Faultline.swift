@@ -93,18 +93,25 @@ struct DataOptions: ParsableArguments {
     }
 
     /// The engine these options name.
-    func choice(durability: SQLiteEngine.Durability, claimLease: Duration) -> EngineChoice {
+    func choice(
+        durability: SQLiteEngine.Durability, claimLease: Duration,
+        requestDeadline: Duration = PostgresEngine.defaultRequestDeadline
+    ) -> EngineChoice {
         guard let url = databaseURL else { return .sqlite(durability: durability) }
-        return .postgres(url: url, password: Environment.string("FAULTLINE_DATABASE_PASSWORD"), claimLease: claimLease)
+        return .postgres(
+            url: url, password: Environment.string("FAULTLINE_DATABASE_PASSWORD"), claimLease: claimLease,
+            requestDeadline: requestDeadline)
     }
 
     /// Opens the data these options name.
     func open(
         durability: SQLiteEngine.Durability = .full, claimLease: Duration = PostgresEngine.defaultClaimLease,
-        clock: any WallClock = SystemClock()
+        requestDeadline: Duration = PostgresEngine.defaultRequestDeadline, clock: any WallClock = SystemClock()
     ) async throws -> Composition {
         try await Composition.open(
-            folder: filesFolder, choice: choice(durability: durability, claimLease: claimLease), clock: clock)
+            folder: filesFolder,
+            choice: choice(durability: durability, claimLease: claimLease, requestDeadline: requestDeadline),
+            clock: clock)
     }
 
     /// Runs `body` with the data open, and closes it afterwards (also when `body` throws). A command that changes what

@@ -128,6 +128,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
+            "With --database: seconds a request waits for the database (an ingest commit, a key's lookup) before it is answered 503 with Retry-After (env FAULTLINE_DATABASE_TIMEOUT_SECONDS; default 10)."
+    )
+    var databaseTimeoutSeconds: Int?
+
+    @Option(
+        help:
             "Connections open at once; past it a new one gets 503 with Retry-After (env FAULTLINE_MAX_CONNECTIONS; default: half of the open-files limit left after 256 for the database and debug files)."
     )
     var maxConnections: Int?
@@ -166,7 +172,8 @@ struct Serve: AsyncParsableCommand {
             logger.warning("dashboard templates not found (pass --web DIR): the dashboard will not be rendered")
         }
         let data = try await dataOptions.open(
-            durability: settings.durability, claimLease: settings.claimLease, clock: Self.clock(logger: logger))
+            durability: settings.durability, claimLease: settings.claimLease,
+            requestDeadline: settings.databaseTimeout, clock: Self.clock(logger: logger))
         let server = try ServerAssembly(settings: settings.server(webDirectory: web), data: data, logger: logger)
         try await server.run(logger: logger) { port in Self.announce(port: port, settings: settings, data: data) }
         try await data.close()

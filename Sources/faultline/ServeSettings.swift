@@ -21,6 +21,8 @@ struct ServeSettings {
     var logLevel: Logger.Level
     /// With PostgreSQL: how long a node holds the queued reports it took (`--claim-lease-seconds`).
     var claimLease: Duration
+    /// With PostgreSQL: how long a request waits for the database before a 503 (`--database-timeout-seconds`).
+    var databaseTimeout: Duration
     var host: String { server.host }
     var publicDashboard: Bool { server.publicDashboard }
     var web: String? { server.webDirectory }
@@ -121,6 +123,10 @@ struct ServeSettings {
             try pick(
                 serve.claimLeaseSeconds, "--claim-lease-seconds", { (1...86_400).contains($0) }, "1–86400",
                 env: { try env.int("FAULTLINE_CLAIM_LEASE_SECONDS", in: 1...86_400) }, default: 300))
+        databaseTimeout = .seconds(
+            try pick(
+                serve.databaseTimeoutSeconds, "--database-timeout-seconds", { (1...600).contains($0) }, "1–600",
+                env: { try env.int("FAULTLINE_DATABASE_TIMEOUT_SECONDS", in: 1...600) }, default: 10))
         let sharedRenderInterval: Duration = .milliseconds(
             try env.int("FAULTLINE_RENDER_INTERVAL_MS", in: 100...day) ?? 5000)
         server = ServerAssembly.Settings(

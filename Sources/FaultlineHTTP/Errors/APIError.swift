@@ -121,6 +121,15 @@ struct APIError: HTTPResponseError {
             ])
     }
 
+    /// `503 database_unavailable` with `Retry-After`: the database is down, restarting, cut off or too slow to
+    /// answer within the deadline. Nothing says the request was stored; sending it again is safe.
+    static func databaseUnavailable(retryAfter seconds: Int) -> APIError {
+        APIError(
+            status: .serviceUnavailable, code: "database_unavailable",
+            message: "the database cannot be reached now; nothing is known to be stored: retry after \(seconds) s",
+            headers: [.retryAfter: String(seconds)])
+    }
+
     /// Maps any error to the API's answer.
     static func from(_ error: any Error) -> APIError {
         switch error {
@@ -146,11 +155,15 @@ struct APIError: HTTPResponseError {
             case .storageFailed:
                 return APIError(
                     status: .internalServerError, code: "internal", message: "the request could not be stored; retry")
+            case .unavailable:
+                return databaseUnavailable(retryAfter: error.retryAfter ?? IngestService.unavailableRetryAfterSeconds)
             case .quotaExceeded:
                 return APIError(
                     status: .tooManyRequests, code: "quota_exceeded", message: error.message,
                     headers: error.retryAfter.map { [.retryAfter: String($0)] } ?? [:])
             }
+        case let error as StorageError where error.code == .unavailable:
+            return databaseUnavailable(retryAfter: IngestService.unavailableRetryAfterSeconds)
         case let error as IssueMergeError:
             return APIError(
                 status: error.isNotFound ? .notFound : .badRequest,
