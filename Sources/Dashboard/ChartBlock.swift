@@ -121,28 +121,9 @@ struct ChartBlock {
             })
         let window = (0..<length).map { last.adding($0 - (length - 1)) }
         let filled = window.map { byDay[$0] ?? IssueDay(day: $0, events: 0, users: 0) }
-        let points = filled.map {
-            SVGChart.CountPoint(
-                label: $0.day.description, count: $0.events,
-                note: "\(Format.count($0.events, "event")), \(Format.count($0.users, "user"))")
-        }
-        let title = "Events per day, last \(length) days"
-        let total = filled.reduce(0) { $0 + $1.events }
-        var description =
-            "Bar chart of the issue's events per day from \(window[0]) to \(last) (UTC): "
-            + "\(Format.count(total, "event")) in total."
-        if let peak = filled.max(by: { $0.events < $1.events }), peak.events > 0 {
-            description += " Most: \(peak.events) on \(peak.day)."
-        }
-        description += " The days with events are in the table below; every other day had none."
-        // Only the days with events: the same information as a row for every day (the rest are zero), at a
-        // fraction of the page (an issue page is rendered again whenever its issue gets an event).
-        return ChartBlock(
-            svgMarkup: SVGChart.countBars(id: id, title: title, description: description, points: points),
-            chartHeading: title, tableCaption: "\(title): days with events (every other day had none)",
-            columnHeaders: ["Day (UTC)", "Events", "Users"],
-            tableRows: filled.filter { $0.events > 0 }.map {
-                Row(day: $0.day.description, cells: [String($0.events), String($0.users)])
-            })
+        return eventBars(
+            id: id, unit: "day",
+            periods: filled.map { CountedPeriod(label: $0.day.description, events: $0.events, users: $0.users) },
+            peak: { "on \($0)" })
     }
 }

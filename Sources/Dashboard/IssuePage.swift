@@ -55,6 +55,8 @@ struct IssuePage {
     var displayTitle: String
     var culpritText: String?
     var kindText: String
+    /// The error code the issue's events share (`-1001`), shown in the header beside the kind.
+    var errorCode: String?
     var statusBadge: Badge
     var signalBadges: [Badge]
     var hasSignals: Bool
@@ -144,6 +146,7 @@ struct IssuePage {
         displayTitle = IssueTitle.display(issueTitle)
         culpritText = issue.culprit.flatMap { $0.isEmpty ? nil : $0 }
         kindText = issue.kind == .crash ? "crash" : "non-fatal error"
+        errorCode = issue.errorCode
         statusBadge = .status(issue.status)
         signalBadges = Badge.signals(issue.signals)
         hasSignals = !signalBadges.isEmpty
@@ -160,6 +163,10 @@ struct IssuePage {
         let today = DayNumber(now)
         eventsTrend = Self.weekTrend(detail.days, today: today)
         charts = [
+            // Hour by hour first: a one-hour spike is a bar of its own, not part of a day's.
+            .hourlyEvents(
+                id: "chart-events-48h", hours: detail.hours, last: IssueHour.number(of: now),
+                length: IssueSQL.chartedHours),
             .events(id: "chart-events-30", days: detail.days, last: today, length: 30),
             .events(id: "chart-events-90", days: detail.days, last: today, length: 90),
         ]

@@ -6,6 +6,8 @@ struct IssueRowView {
     var issueHref: String
     var issueTitle: String
     var issueCulprit: String?
+    /// The error code the issue's events share (`-1001`), beside the title: a domain's codes are different problems.
+    var issueCode: String?
     var issueKind: String
     var statusBadge: Badge
     var signalBadges: [Badge]
@@ -26,6 +28,7 @@ struct IssueRowView {
         // Shown without a repeated prefix (`SIGSEGV: SIGSEGV (signal 11, …)`), as the issue's page shows it.
         issueTitle = IssueTitle.row(issue)
         issueCulprit = issue.culprit.flatMap { $0.isEmpty ? nil : $0 }
+        issueCode = issue.errorCode
         issueKind = IssueCategory.of(issue).rawValue  // `crash`, `hang` or `non-fatal`
         statusBadge = .status(issue.status)
         signalBadges = Badge.signals(issue.signals)

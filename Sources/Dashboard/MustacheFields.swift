@@ -12,7 +12,7 @@ extension IssueRowView: MustacheFields {
     var mustacheFields: [(String, Any)] {
         [
             ("issueID", issueID), ("issueHref", issueHref), ("issueTitle", issueTitle),
-            ("issueCulprit", issueCulprit as Any),
+            ("issueCulprit", issueCulprit as Any), ("issueCode", issueCode as Any),
             ("issueKind", issueKind), ("statusBadge", statusBadge), ("signalBadges", signalBadges),
             ("totalEvents", totalEvents), ("totalUsers", totalUsers), ("firstSeen", firstSeen), ("lastSeen", lastSeen),
             ("firstRelease", firstRelease as Any), ("trending", trending as Any),

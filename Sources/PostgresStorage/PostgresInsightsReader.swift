@@ -89,6 +89,8 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
             else { return nil }
             detail.releases = try await rows(IssueSQL.releases(of: id, .postgres), IssueSQL.release)
             detail.days = try await rows(IssueSQL.days(of: id, now: now, .postgres), IssueSQL.day)
+            detail.hours = try await rows(
+                IssueSQL.hours(of: id, project: detail.summary.project, now: now, .postgres), IssueSQL.hour)
             for key in IssueSQL.breakdownKeys {
                 detail.breakdowns[key] = try await rows(
                     IssueSQL.breakdown(of: id, key: key, .postgres), IssueSQL.breakdownEntry)

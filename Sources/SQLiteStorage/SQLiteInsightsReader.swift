@@ -79,6 +79,8 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
             else { return nil }
             detail.releases = try db.rows(IssueSQL.releases(of: id, .sqlite), IssueSQL.release)
             detail.days = try db.rows(IssueSQL.days(of: id, now: now, .sqlite), IssueSQL.day)
+            detail.hours = try db.rows(
+                IssueSQL.hours(of: id, project: detail.summary.project, now: now, .sqlite), IssueSQL.hour)
             for key in IssueSQL.breakdownKeys {
                 detail.breakdowns[key] = try db.rows(
                     IssueSQL.breakdown(of: id, key: key, .sqlite), IssueSQL.breakdownEntry)

@@ -129,6 +129,8 @@ public struct IssueDetail: Sendable, Equatable {
     public var grouping: GroupingResult
     public var releases: [IssueReleaseRow]
     public var days: [IssueDay]
+    /// Its events per hour over the last ``IssueSQL/chartedHours`` (hours with events only).
+    public var hours: [IssueHour] = []
     /// Breakdowns by `device`, `os`, `environment` and `user` (most events first, top 10 each).
     public var breakdowns: [String: [BreakdownEntry]]
     /// Users who hit the issue more than once.

@@ -136,6 +136,9 @@ public struct IssueSummary: Sendable, Equatable {
     public var lastRelease: String?
     public var events: Int
     public var users: Int
+    /// The error code all its events share, when it was grouped by error type and code (``GroupingResult/errorCode``):
+    /// shown beside the title, since a domain's codes are different problems (`-1001` timed out, `-1009` offline).
+    public var errorCode: String?
     public init(
         id: IssueID, project: ProjectID, kind: ReportKind, fingerprint: Fingerprint, title: String, culprit: String?,
         status: IssueStatus, signals: IssueSignals, firstSeen: Date, lastSeen: Date, firstRelease: String?,

@@ -18,7 +18,7 @@ public enum IssueSQL {
     /// The columns of an issue, in the order ``summary(_:now:)`` reads them.
     public static let columnNames = [
         "id", "project_id", "kind", "fingerprint", "title", "culprit", "status", "regressed", "first_seen", "last_seen",
-        "first_release", "last_release", "events", "users", "repeat_users", "early_events", "timed_events",
+        "first_release", "last_release", "events", "users", "repeat_users", "early_events", "timed_events", "grouping",
     ]
     /// ``columnNames`` of the issues table `i`, for a select.
     public static let columns = select(release: false)
@@ -256,7 +256,7 @@ public enum IssueSQL {
             let fingerprint = Fingerprint(try row.text(3))
         else { return nil }
         let firstSeen = try row.date(8)
-        return IssueSummary(
+        var summary = IssueSummary(
             id: IssueID(try row.integer(0)), project: ProjectID(try row.integer(1)), kind: kind,
             fingerprint: fingerprint,
             title: try row.text(4), culprit: try row.textOrNull(5), status: status,
@@ -266,6 +266,15 @@ public enum IssueSQL {
                 timedEvents: try row.int(16), now: now),
             firstSeen: firstSeen, lastSeen: try row.date(9), firstRelease: try row.textOrNull(10),
             lastRelease: try row.textOrNull(11), events: try row.int(12), users: try row.int(13))
+        summary.errorCode = try row.textOrNull(17).flatMap(errorCode(grouping:))
+        return summary
+    }
+
+    /// The error code of a stored grouping (``GroupingResult/errorCode``); only a grouping that names a code is
+    /// decoded, so a list of crashes pays a substring search a row.
+    static func errorCode(grouping json: String) -> String? {
+        guard json.contains("\"" + GroupingResult.codePrefix) else { return nil }
+        return (try? JSONDecoder().decode(GroupingResult.self, from: Data(json.utf8)))?.errorCode
     }
 
     /// An issue's version from the four ``versionColumns(_:)`` starting at column `start`.

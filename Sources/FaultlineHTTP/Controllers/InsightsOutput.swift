@@ -8,6 +8,8 @@ struct IssueOut: Codable, ResponseEncodable {
     var kind: String
     var title: String
     var culprit: String?
+    /// The error code the issue's events share (`-1001`), when grouped by error type and code; absent otherwise.
+    var errorCode: String?
     var status: String
     var signals: [String]
     var fingerprint: String
@@ -20,7 +22,8 @@ struct IssueOut: Codable, ResponseEncodable {
     /// The tracker issue opened for it (in an issue's detail and a PATCH's answer; absent in lists).
     var trackerURL: String?
     enum CodingKeys: String, CodingKey {
-        case id, kind, title, culprit, status, signals, fingerprint, firstSeen = "first_seen", lastSeen = "last_seen"
+        case id, kind, title, culprit, errorCode = "error_code", status, signals, fingerprint, firstSeen = "first_seen"
+        case lastSeen = "last_seen"
         case firstRelease = "first_release", lastRelease = "last_release", events, users, trackerURL = "tracker_url"
     }
     init(_ s: IssueSummary, trackerURL: String?) {
@@ -32,6 +35,7 @@ struct IssueOut: Codable, ResponseEncodable {
         kind = s.kind.rawValue
         title = s.title
         culprit = s.culprit
+        errorCode = s.errorCode
         status = s.status.rawValue
         signals = s.signals.names
         fingerprint = s.fingerprint.rawValue
