@@ -35,11 +35,13 @@ struct IssueListPage {
         var actionName: String
     }
 
-    /// One row: the issue and its buttons.
+    /// One row: the issue, its buttons and its checkbox of the merge form.
     struct Row {
         var issue: IssueRowView
         var statusActionHref: String
         var actions: [RowAction]
+        /// The issue's number, the value of its checkbox in the merge form.
+        var issueNumber: String
     }
 
     /// The rows of one kind (``IssueCategory``): a list of every kind shows crashes, hangs and non-fatal errors in
@@ -83,6 +85,10 @@ struct IssueListPage {
     var csrfValue: String
     /// Where a row's form sends the browser back to (`/<slug>/list?…`).
     var backPath: String
+    /// The merge form's action (``SitePaths/issueMergeAction(_:)``), relative to this page; nil on a page of fewer
+    /// than two issues. The rows' checkboxes belong to it (`form="merge-issues"`), and sit in the rows' own forms,
+    /// so a reader without the forms loses both.
+    var mergeActionHref: String?
 
     /// - Parameters:
     ///   - path: the page's own site path (`<slug>/issues.html` or `<slug>/list`).
@@ -174,8 +180,10 @@ struct IssueListPage {
             return Row(
                 issue: view,
                 statusActionHref: SitePaths.relative(from: path, to: SitePaths.issueStatusAction(slug, issue.id)),
-                actions: actions)
+                actions: actions, issueNumber: String(issue.id.rawValue))
         }
+        mergeActionHref =
+            rows.count >= 2 ? SitePaths.relative(from: path, to: SitePaths.issueMergeAction(slug)) : nil
         let target = listHref
         sections = Self.sections(rows, issues: issues, filter: filter) { kind in
             var only = filter

@@ -22,6 +22,8 @@ public enum SitePaths {
     public static func issueStatusAction(_ slug: ProjectSlug, _ id: IssueID) -> String {
         "\(slug.rawValue)/issues/\(id.rawValue)/status"
     }
+    /// `<slug>/issues/merge`: where an issue list's merge form posts.
+    public static func issueMergeAction(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/issues/merge" }
     /// `<slug>/issues/<id>.html`.
     public static func issue(_ slug: ProjectSlug, _ id: IssueID) -> String {
         "\(slug.rawValue)/issues/\(id.rawValue).html"

@@ -136,14 +136,15 @@ import Testing
         #expect(!html.contains("aria-label=\"Mute issue 1000\""))
         // Without a session the stand-in stays (the server refuses it and says to log in).
         let anonymous = try await Self.page([:], token: nil)
-        #expect(anonymous.components(separatedBy: DashboardForms.csrfField).count - 1 == 2, "one per row")
+        #expect(
+            anonymous.components(separatedBy: DashboardForms.csrfField).count - 1 == 3, "one per row, one to merge")
     }
 
     @Test("the static issues.html has the same row forms with the CSRF stand-in, returning to the live list")
     func staticRowActions() async throws {
         let (pages, _) = try await Fixtures.render()
         let list = try #require(pages["demo/issues.html"])
-        #expect(list.components(separatedBy: DashboardForms.csrfField).count - 1 == 2)
+        #expect(list.components(separatedBy: DashboardForms.csrfField).count - 1 == 3, "one per row, one to merge")
         #expect(list.contains("<form class=\"row-actions\" method=\"post\" action=\"issues/1/status\">"))
         #expect(list.contains("<input type=\"hidden\" name=\"back\" value=\"/demo/list\">"))
         #expect(list.contains("<form class=\"list-filters\" method=\"get\" action=\"list\">"))

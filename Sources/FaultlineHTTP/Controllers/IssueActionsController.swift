@@ -10,7 +10,9 @@ import Pipeline
 /// - `POST /{slug}/issues/{id}/note` with `note=…` (at most 2 KB; empty clears it);
 /// - `POST /{slug}/issues/{id}/tracker` with `tracker_url=…` (the tracker issue opened for it; empty clears it);
 /// - `POST /{slug}/issues/{id}/merge` with `issues=12, 15`: merges them into the issue (`IssueMerge`);
-/// - `POST /{slug}/issues/{id}/unmerge` with `fingerprint=v2:…`: splits a merged fingerprint back out.
+/// - `POST /{slug}/issues/{id}/unmerge` with `fingerprint=v2:…`: splits a merged fingerprint back out;
+/// - `POST /{slug}/issues/merge` with `issues=12&issues=15…` (an issue list's checkboxes) and `back=`: merges the
+///   selected issues into the oldest of them (``mergeSelected(_:context:)``).
 ///
 /// The issue's page is rendered again before the answer, so the browser comes back to a page that shows the
 /// change. Each form carries the login session's CSRF token (``CSRFToken``); without it, or with another one, 403. The
@@ -33,6 +35,7 @@ struct IssueActionsController {
             .post("{slug}/issues/{id}/tracker", use: setTrackerURL)
             .post("{slug}/issues/{id}/merge", use: merge)
             .post("{slug}/issues/{id}/unmerge", use: unmerge)
+            .post("{slug}/issues/merge", use: mergeSelected)
     }
 
     /// A checked form: its fields, its session, and the issue it names.
@@ -56,7 +59,19 @@ struct IssueActionsController {
 
     func target(_ request: Request, context: AppRequestContext, maxBytes: Int) async throws -> Target {
         let body = try await request.body.collect(upTo: maxBytes)
-        let fields = LoginController.formFields(String(buffer: body))
+        return try await target(String(buffer: body), context: context) { _ in
+            let rawID = try context.parameters.require("id")
+            guard let value = Int64(rawID), value > 0 else {
+                throw APIError.badRequest("must be an issue number", field: "id")
+            }
+            return IssueID(value)
+        }
+    }
+
+    /// The form `body` checked (session, CSRF token, project, role) before `issue` picks the issue it acts on from
+    /// the body: nothing of a form is read before its sender is known to be allowed.
+    func target(_ body: String, context: AppRequestContext, issue: (String) throws -> IssueID) async throws -> Target {
+        let fields = LoginController.formFields(body)
         guard let session = context.adminSession else {
             throw APIError.forbidden("changing an issue from the dashboard needs a login session: log in at /login")
         }
@@ -65,7 +80,6 @@ struct IssueActionsController {
                 "the form's CSRF token is missing or not this session's: reload the page and try again")
         }
         let rawSlug = try context.parameters.require("slug")
-        let rawID = try context.parameters.require("id")
         guard let slug = ProjectSlug(rawSlug), let project = try await projects.project(slug: slug) else {
             throw APIError.notFound("no project \"\(rawSlug)\"")
         }
@@ -77,11 +91,9 @@ struct IssueActionsController {
             throw APIError.forbidden(
                 "a viewer reads this project's issues; closing, muting and notes need the member role")
         }
-        guard let value = Int64(rawID), value > 0 else {
-            throw APIError.badRequest("must be an issue number", field: "id")
-        }
         return Target(
-            fields: fields, session: session, requester: requester, slug: slug, project: project, issue: IssueID(value))
+            fields: fields, session: session, requester: requester, slug: slug, project: project,
+            issue: try issue(body))
     }
 
     /// The 303 back to `location` (the issue's page, or the list the form was on), once the issue's page shows

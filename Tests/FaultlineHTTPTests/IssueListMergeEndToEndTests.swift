@@ -1,0 +1,135 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// Issue #36's merge from an issue list, against the real `faultline` binary on 127.0.0.1: the rows' checkboxes and
+/// the merge form (CSRF-guarded), the selected issues merged into the oldest, the browser sent back to the list; a
+/// viewer gets neither form nor merge. And issue #35's error code beside a non-fatal's title, and its hourly chart.
+@Suite(.serialized, .tags(.endToEnd), .provisioned) struct IssueListMergeEndToEndTests {
+    let http = HTTP(client: HTTPClient.shared)
+    let browser = HTTP(client: SecurityEndToEndTests.noRedirects)
+
+    @Test func selectedRowsMergeIntoTheOldestAndAViewerCannot() async throws {
+        let folder = ServerProcess.newFolder()
+        let shop = try await ServerProcess.createProject("shop", in: folder)
+        let invite = try await PeopleEndToEndTests.invite(folder, "vic@example.org", role: "member", project: "shop")
+        let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
+        defer { server.cleanUp() }
+        let token = shop.upload
+        // Given: three issues (cart, image, boot), one event each.
+        for (n, site) in [(1, "parseCart"), (2, "loadImage"), (3, "boot")] {
+            #expect(
+                try await http.postReports(
+                    server.baseURL, key: shop.ingest,
+                    InsightsEndToEndTests.crash(n, site: site, version: "1.0", user: "u\(n)")
+                ).status == 202)
+        }
+        let merge = IssueMergeEndToEndTests()
+        #expect(try await eventually { try await merge.issues(server, token: token).count == 3 })
+        let ids = try await merge.issues(server, token: token).map(\.id).sorted()
+
+        // A member's list: every row has a checkbox of the merge form, which carries the session's token.
+        let people = PeopleEndToEndTests()
+        let cookie = try await people.accept(server, invite, name: "Vic")
+        let list = try await people.csrf(server, page: "/shop/list?sort=events", cookie: cookie)
+        #expect(
+            list.html.contains(
+                "<form id=\"merge-issues\" class=\"merge-issues\" method=\"post\" action=\"issues/merge\">"))
+        for id in ids {
+            #expect(
+                list.html.contains("<input type=\"checkbox\" name=\"issues\" value=\"\(id)\" form=\"merge-issues\">"))
+        }
+        let csrf = try #require(list.token)
+        let form = DashboardActionsEndToEndTests.form + [("Cookie", cookie)]
+        let action = server.baseURL + "/shop/issues/merge"
+        let back = "back=%2Fshop%2Flist%3Fsort%3Devents"
+
+        // Refused, nothing changes: no token; one issue; a number that is not one.
+        let bare = try await browser.send(
+            .POST, action, headers: form, body: Array("issues=\(ids[0])&issues=\(ids[1])".utf8))
+        #expect(bare.status == 403)
+        let one = try await browser.send(
+            .POST, action, headers: form, body: Array("csrf=\(csrf)&issues=\(ids[1])&\(back)".utf8))
+        #expect(one.status == 400 && one.json["field"] as? String == "issues")
+        let junk = try await browser.send(
+            .POST, action, headers: form, body: Array("csrf=\(csrf)&issues=\(ids[1])&issues=all".utf8))
+        #expect(junk.status == 400 && junk.json["field"] as? String == "issues")
+        #expect(try await merge.issues(server, token: token).count == 3)
+
+        // When the member selects the newest and the oldest, in any order: they merge into the oldest.
+        let merged = try await browser.send(
+            .POST, action, headers: form,
+            body: Array("csrf=\(csrf)&issues=\(ids[2])&issues=\(ids[0])&\(back)".utf8))
+        #expect(merged.status == 303)
+        #expect(merged.headers["Location"].first == "/shop/list?sort=events")
+        #expect(try await merge.events(server, ids[0], token: token) == 2)
+        let gone = try await browser.send(
+            .GET, server.baseURL + "/api/v1/issues/\(ids[2])", headers: [("Authorization", "Bearer \(token)")])
+        #expect(gone.status == 302 && gone.json["merged_into"] as? Int == ids[0])
+        let by = try PeopleEndToEndTests.sqlite(
+            folder, "SELECT replaced_by FROM issues_replaced WHERE issue_id = \(ids[2])")
+        #expect(by.contains("Vic"), "\(by)")
+        let after = try await people.csrf(server, page: "/shop/list?sort=events", cookie: cookie)
+        #expect(!after.html.contains("value=\"\(ids[2])\" form=\"merge-issues\""))
+
+        // A viewer (the same person, demoted) with the token of an open page: 403, and no form on the list.
+        let demoted = try await ServerProcess.run(
+            ["users", "role", "vic@example.org", "--role", "viewer", "--project", "shop", "--data", folder])
+        #expect(demoted.status == 0, "\(demoted)")
+        let refused = try await browser.send(
+            .POST, action, headers: form, body: Array("csrf=\(csrf)&issues=\(ids[0])&issues=\(ids[1])".utf8))
+        #expect(refused.status == 403)
+        #expect(try await merge.issues(server, token: token).count == 2)
+        let viewerList = try await people.csrf(server, page: "/shop/list", cookie: cookie)
+        #expect(viewerList.html.contains("parseCart"))
+        #expect(!viewerList.html.contains("merge-issues") && !viewerList.html.contains("type=\"checkbox\""))
+    }
+
+    /// Issue #35: a non-fatal's code is in the list, the issue's header and the API, not only in the error block.
+    @Test func aNonFatalsCodeIsShownBesideItsTitle() async throws {
+        let folder = ServerProcess.newFolder()
+        let shop = try await ServerProcess.createProject("shop", in: folder)
+        let admin = try await SecurityEndToEndTests.adminToken(folder)
+        let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
+        defer { server.cleanUp() }
+        let sent = Date()
+        let report = """
+            {"event_id":"\(Payloads.eventID(1))","kind":"nonfatal","timestamp":"\(ISO8601DateFormatter().string(from: sent))",
+             "user_id":"u1","app":{"version":"2.4.0","build":"240"},
+             "device":{"model":"iPhone16,1","os":"iOS","os_version":"18.1"},
+             "error":{"type":"NSURLErrorDomain","code":-1001,"message":"The request timed out."},
+             "threads":[{"name":"main","crashed":true,"frames":[{"function":"Feed.load","file":"Feed.swift","line":9}]}]}
+            """
+        #expect(try await http.postReports(server.baseURL, key: shop.ingest, report).status == 202)
+        let auth = [("Authorization", "Bearer \(shop.upload)")]
+        #expect(
+            try await eventually {
+                let list = try await http.send(.GET, server.baseURL + "/api/v1/issues", headers: auth)
+                return (list.json["issues"] as? [[String: Any]])?.first?["error_code"] as? String == "-1001"
+            })
+        let id = try await DashboardActionsEndToEndTests().issueID(server, token: shop.upload)
+        let session = try await DashboardActionsEndToEndTests().login(server, admin: admin, next: "%2F")
+        let cookie = [("Cookie", session.cookie)]
+        let list = String(
+            decoding: try await browser.send(.GET, server.baseURL + "/shop/list", headers: cookie).body, as: UTF8.self)
+        #expect(list.contains("The request timed out.</a> <span class=\"error-code\">code <code>-1001</code></span>"))
+        let path = "/shop/issues/\(id).html"
+        #expect(try await eventually { FileManager.default.fileExists(atPath: folder + "/site" + path) })
+        let page = String(
+            decoding: try await browser.send(.GET, server.baseURL + path, headers: cookie).body, as: UTF8.self)
+        #expect(page.contains("non-fatal error · code <code class=\"error-code\">-1001</code> ·"))
+        // The hour-by-hour chart comes first, its table naming the event's hour (UTC).
+        let hour = DateFormatter()
+        hour.dateFormat = "yyyy-MM-dd HH:00"
+        hour.timeZone = TimeZone(identifier: "UTC")
+        hour.locale = Locale(identifier: "en_US_POSIX")
+        let label = hour.string(from: sent)
+        #expect(page.contains("<h3>Events per hour, last 48 hours</h3>"))
+        #expect(page.contains("<time datetime=\"\(label)\">\(label)</time></th><td>1</td><td>1</td></tr>"))
+        let hourly = try #require(page.range(of: "Events per hour, last 48 hours</h3>"))
+        let daily = try #require(page.range(of: "Events per day, last 30 days</h3>"))
+        #expect(hourly.lowerBound < daily.lowerBound)
+    }
+}
