@@ -114,12 +114,13 @@ import Testing
                     )) ?? 0 > 0
             }
             #expect(holding, "node A never held claimed reports and the render lease at once")
+            // The clients stop sending to A as it dies (what they had in flight may go unanswered, and is resent).
+            load.stopped.withLock { $0 = true }
             try await a.kill9()
             let claimed = try cluster.count(
                 "SELECT count(*) FROM reports WHERE symbolication = 'pending' AND claimed_until IS NOT NULL")
             claimedAtKill.withLock { $0 = claimed }
         }
-        // (The load went on against the dead node for a moment: those requests got no answer, and are sent again.)
         #expect(claimedAtKill.withLock { $0 } > 0)
 
         // Node B starts after the kill: it takes the render lease (A's connection died with it) and, once the claims'

@@ -36,7 +36,40 @@ func batch(_ n: Int) -> IngestWrite {
 
 let telemetry = Telemetry(factory: NOOPMetricsHandler.instance)
 
+/// A store whose first commit never returns (a database connection that stopped answering); later ones succeed.
+final class StuckFirstCommitStore: IngestStore {
+    let calls = Mutex(0)
+    let committed = Mutex<[Int]>([])
+    func commit(_ writes: [IngestWrite]) async throws -> [IngestOutcome] {
+        if calls.withLock({
+            $0 += 1; return $0
+        }) == 1 {
+            try await Task.sleep(for: .seconds(3600))
+        }
+        committed.withLock { $0.append(writes.count) }
+        return writes.map { _ in .reports(stored: [], duplicates: []) }
+    }
+}
+
 @Suite struct GroupCommitterTests {
+    @Test func aWritePastTheDeadlineIsAnsweredUnavailableAndTheNextWritesAreNotHeldBehindIt() async throws {
+        let store = StuckFirstCommitStore()
+        let committer = GroupCommitter(store: store, telemetry: telemetry, deadline: .milliseconds(200))
+        // The first commit never returns: its writer is answered `.unavailable` at the deadline, not never.
+        let error = await #expect(throws: StorageError.self) { _ = try await committer.submit(batch(1)) }
+        #expect(error?.code == .unavailable)
+        // The next writes go to a new drain task and are committed, though the stuck commit still holds the old one.
+        async let second = committer.submit(batch(2))
+        async let third = committer.submit(batch(3))
+        for outcome in try await [second, third] {
+            guard case .reports = outcome else {
+                Issue.record("not a report outcome: \(outcome)")
+                continue
+            }
+        }
+        #expect(store.committed.withLock { $0.reduce(0, +) } == 2)
+    }
+
     @Test func concurrentWritesShareCommitsAndEachGetsItsOwnOutcome() async throws {
         let store = RecordingStore()
         let committer = GroupCommitter(store: store, telemetry: telemetry)
