@@ -90,9 +90,10 @@ extension Alerts {
                 throw ValidationError("\(person) is not a member of \(project)")
             }
             let store = root.alertMailStore
-            var preference =
+            let before =
                 try await store.mailPreferences(person: who.id).first { $0.project == found.id }
                 ?? AlertMailPreference(person: who.id, project: found.id, kinds: [], digest: .none)
+            var preference = before
             if let kinds {
                 let parsed = AlertMailPreference.parseKinds(kinds)
                 guard let chosen = parsed.kinds else {
@@ -110,9 +111,13 @@ extension Alerts {
                 throw ValidationError("\(person) is not an e-mail address: no mail can reach them")
             }
             try await store.setMailPreference(preference)
-            print(
-                "\(who.login) \(project): kinds \(preference.storedKinds.isEmpty ? "none" : preference.storedKinds); digest \(preference.digest.rawValue)"
-            )
+            if preference != before {
+                try await root.audit.record(
+                    AuditEntry(
+                        project: found.id, at: root.clock.now(), origin: .cli, kind: .memberMail,
+                        subject: who.login.rawValue, before: before.shown, after: preference.shown))
+            }
+            print("\(who.login) \(project): \(preference.shown)")
         }
     }
 }

@@ -26,7 +26,7 @@ final class Stores: Sendable {
     let people: any PeopleStore & PersonalTokenStore & AccountStore
     let retention: any RetentionStore
     let symbolication: any SymbolicationStore
-    let alerts: any AlertStore
+    let alerts: any AlertStore & AlertMailStore
     let clientReports: any ClientReportReader
     let insights: any InsightsReader & IssueStateStore
     let search: any SearchReader

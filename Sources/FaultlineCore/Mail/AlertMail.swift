@@ -53,6 +53,16 @@ public struct AlertMailPreference: Sendable, Equatable {
     }
 }
 
+extension AlertMailPreference {
+    /// How the audit trail shows a choice: `kinds new_issue,velocity; digest weekly`.
+    public var shown: String { "kinds \(storedKinds.isEmpty ? "none" : storedKinds); digest \(digest.rawValue)" }
+}
+
+extension AuditKind {
+    /// A person's choice of alert mail and digest for a project (`AlertMailPreference`).
+    public static let memberMail = AuditKind(known: "member.mail")
+}
+
 /// Someone an alert is mailed to.
 public struct MailRecipient: Sendable, Equatable {
     public var person: PersonID
