@@ -223,4 +223,32 @@ import Testing
         #expect(after.status == 303)
         #expect(after.headers["Location"].first?.hasPrefix("/login") == true)
     }
+
+    /// The config file and the secret's file work as the flags do; without a secret the server refuses to start and
+    /// says where the secret goes (never a flag).
+    @Test func theConfigFileAndTheSecretFileConfigureIt() async throws {
+        let folder = ServerProcess.newFolder()
+        let files = try TempFolder("oidc-config")
+        let secretFile = files.file("secret")
+        try "\(Self.secret)\n".write(toFile: secretFile, atomically: true, encoding: .utf8)
+        let config = files.file("oidc.json")
+        try
+            #"{"issuer": "https://keycloak.example.com/realms/eng", "client_id": "faultline", "name": "Keycloak", "client_secret_file": "\#(secretFile)", "allow_signup": true, "roles": ["shop:viewer:email_domain=example.com"]}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let server = try await ServerProcess(folder: folder, arguments: ["--oidc-config", config])
+        defer { server.cleanUp() }
+        let page = try await browser.send(.GET, server.baseURL + "/login?next=%2Fshop%2F")
+        #expect(String(decoding: page.body, as: UTF8.self).contains("Sign in with Keycloak"))
+
+        let refused = try await ServerProcess.run(
+            [
+                "serve", "--data", folder + "-2", "--port", "0", "--oidc-issuer", "https://id.example.com",
+                "--oidc-client-id", "faultline",
+            ])
+        #expect(refused.status != 0)
+        #expect(refused.err.contains("FAULTLINE_OIDC_CLIENT_SECRET"), "\(refused.err)")
+        let badRule = try await ServerProcess.run(
+            ["serve", "--data", folder + "-2", "--port", "0", "--oidc-config", config, "--oidc-role", "shop:owner:*"])
+        #expect(badRule.status != 0 && badRule.err.contains("viewer, member or admin"), "\(badRule.err)")
+    }
 }
