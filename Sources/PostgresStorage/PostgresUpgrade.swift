@@ -43,6 +43,7 @@ public enum PostgresUpgrade {
         "pg16-event-quotas": ("event quotas per project and what they counted; quota alerts", .schema),
         "pg17-fingerprint-rules": ("fingerprint rules per project; grouping facts per report; regroups", .schema),
         "pg18-personal-tokens-totp": ("personal API tokens; TOTP second factors and recovery codes", .schema),
+        "pg19-audit": ("the audit trail of every change", .schema),
         "pg20-alert-mail": ("alert mail preferences; the digest outbox", .schema),
     ]
 

@@ -68,6 +68,7 @@ public enum SQLiteUpgrade {
         "v31-event-quotas": ("event quotas per project and what they counted; quota alerts", .rewrite(["alerts"])),
         "v32-fingerprint-rules": ("fingerprint rules per project; grouping facts per report; regroups", .schema),
         "v33-personal-tokens-totp": ("personal API tokens; TOTP second factors and recovery codes", .schema),
+        "v34-audit": ("the audit trail of every change", .schema),
         "v35-alert-mail": ("alert mail preferences; the digest outbox", .schema),
     ]
 
