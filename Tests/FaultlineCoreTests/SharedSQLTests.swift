@@ -44,6 +44,8 @@ import Testing
             .text("Index out of range"),
             culprit.map(SQLValue.text), .text(status), .bool(true), .integer(seen), .integer(seen), .text("1.0"), nil,
             .integer(5), .integer(3), .integer(2), .integer(0), .integer(4),
+            // The stored grouping (`IssueSummary.errorCode` is read from it): a stack's, with no code.
+            .text("{}"),
         ]
     }
 
