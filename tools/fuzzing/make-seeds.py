@@ -648,6 +648,12 @@ def main():
 
     minidump_seeds()
 
+    # SMTP replies as servers send them (the first byte picks the piece size the fuzz target feeds).
+    seed("smtp-reply", "ehlo", b"\x07220 mail.example.com ESMTP\r\n250-mail.example.com\r\n250-STARTTLS\r\n"
+         b"250-AUTH PLAIN LOGIN\r\n250 8BITMIME\r\n")
+    seed("smtp-reply", "refusals", b"\x01535 5.7.8 Authentication credentials invalid\n550-no\r\n550 such user\r\n")
+    seed("smtp-reply", "address", b"\x00ada+tag@sub.example.com")
+
     # A libFuzzer dictionary for the JSON targets: every key the parsers look for, and JSON's own tokens.
     keys = set()
     for folder, _, names in os.walk(os.path.join(ROOT, "Sources", "Formats")):

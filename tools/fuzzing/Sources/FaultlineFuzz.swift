@@ -78,6 +78,11 @@ enum FuzzTarget: String, CaseIterable {
     /// `OIDCProviderMetadata`, base64url) and of the operator's role rules (`RoleRule`), with the claim checks and the
     /// account decision run on every token that parses: nothing traps, and base64url accepts only canonical text.
     case jwt
+    /// An SMTP server's replies (`SMTPReplyParser`) fed in pieces whose sizes the input's first byte picks: every
+    /// reply has a code from 200 to 599, at most `maxLines` lines of at most `maxLineBytes` bytes, and a printable
+    /// summary; the same bytes as a mail address (`MailAddress`) and a header value (`MailMessage.encodedWord`)
+    /// never carry a CR, LF or `<`/`>` into a command or header.
+    case smtpReply = "smtp-reply"
 }
 
 let limits = IngestLimits()
@@ -146,6 +151,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case .walk: fuzzWalk(bytes)
     case .tracker: fuzzTracker(bytes)
     case .jwt: fuzzJWT(bytes)
+    case .smtpReply: fuzzSMTPReply(bytes)
     case nil: break
     }
     return 0
@@ -737,4 +743,34 @@ func fuzzJWT(_ bytes: [UInt8]) {
         guard OIDCURL.acceptable(metadata.tokenEndpoint) else { fatalError("discovery accepted an unsafe endpoint") }
     }
     _ = RoleRule.parse(String(decoding: bytes, as: UTF8.self)).map { RoleRule.parse($0.description) }
+}
+
+func fuzzSMTPReply(_ bytes: [UInt8]) {
+    guard let first = bytes.first else { return }
+    let piece = Int(first % 64) + 1
+    var parser = SMTPReplyParser()
+    var start = 1
+    loop: while start < bytes.count {
+        let end = min(bytes.count, start + piece)
+        do throws(SMTPReplyProblem) {
+            try parser.feed(bytes[start..<end])
+        } catch {
+            break loop
+        }
+        while let reply = parser.next() {
+            guard (200...599).contains(reply.code), (1...SMTPReplyParser.maxLines).contains(reply.lines.count),
+                reply.lines.allSatisfy({ $0.utf8.count <= SMTPReplyParser.maxLineBytes * 3 }),
+                reply.summary.count <= 200, reply.summary.unicodeScalars.allSatisfy({ (0x20..<0x7F).contains($0.value) })
+            else { fatalError("SMTPReplyParser gave \(reply)") }
+        }
+        start = end
+    }
+    let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
+    if let address = MailAddress(text), address.rawValue.contains(where: { "\r\n<> ".contains($0) }) {
+        fatalError("MailAddress accepted \(text.debugDescription)")
+    }
+    let word = MailMessage.encodedWord(text)
+    if word.replacing("\r\n ", with: "").contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) {
+        fatalError("encodedWord left a line break in \(word.debugDescription)")
+    }
 }
