@@ -659,6 +659,35 @@ enum PostgresMigrations {
                                     'storage_ok', 'quota_reached'))
                 """,
             ]),
+        // Issue #36: fingerprint rules, every version kept; what rules match on, per report; the background regroup
+        // (SQLite `v32-fingerprint-rules` says what each holds).
+        Migration(
+            identifier: "pg17-fingerprint-rules",
+            statements: [
+                "ALTER TABLE reports ADD COLUMN grouping_facts text",
+                """
+                CREATE TABLE grouping_rules (
+                    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                    version bigint NOT NULL CHECK (version >= 1),
+                    rules text NOT NULL CHECK (length(rules) <= 65536),
+                    created_at bigint NOT NULL,
+                    created_by text,
+                    PRIMARY KEY (project_id, version)
+                )
+                """,
+                """
+                CREATE TABLE regroups (
+                    project_id bigint PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+                    rules_version bigint NOT NULL CHECK (rules_version >= 1),
+                    cursor bigint NOT NULL DEFAULT 0,
+                    last_id bigint NOT NULL,
+                    total bigint NOT NULL CHECK (total >= 0),
+                    requeued bigint NOT NULL DEFAULT 0 CHECK (requeued >= 0),
+                    started_at bigint NOT NULL,
+                    finished_at bigint
+                )
+                """,
+            ]),
         // Issue #37: personal API tokens and the TOTP second factor (SQLite `v33-personal-tokens-totp` says what each
         // table holds).
         Migration(
@@ -692,41 +721,6 @@ enum PostgresMigrations {
                     PRIMARY KEY (person_id, code_hash)
                 )
                 """,
-            ]),
-        // Issue #36: fingerprint rules, every version kept; what rules match on, per report; the background regroup
-        // (SQLite `v32-fingerprint-rules` says what each holds).
-        Migration(
-            identifier: "pg17-fingerprint-rules",
-            statements: [
-                "ALTER TABLE reports ADD COLUMN grouping_facts text",
-                """
-                CREATE TABLE grouping_rules (
-                    project_id bigint NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-                    version bigint NOT NULL CHECK (version >= 1),
-                    rules text NOT NULL CHECK (length(rules) <= 65536),
-                    created_at bigint NOT NULL,
-                    created_by text,
-                    PRIMARY KEY (project_id, version)
-                )
-                """,
-                """
-                CREATE TABLE regroups (
-                    project_id bigint PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
-                    rules_version bigint NOT NULL CHECK (rules_version >= 1),
-                    cursor bigint NOT NULL DEFAULT 0,
-                    last_id bigint NOT NULL,
-                    total bigint NOT NULL CHECK (total >= 0),
-                    requeued bigint NOT NULL DEFAULT 0 CHECK (requeued >= 0),
-                    started_at bigint NOT NULL,
-                    finished_at bigint
-                )
-                """,
-            ]),
-        // Issue #38: an issue's dropped events by fingerprint (SQLite `v38-quota-counts-by-fingerprint`).
-        Migration(
-            identifier: "pg23-quota-counts-by-fingerprint",
-            statements: [
-                "CREATE INDEX quota_counts_by_fingerprint ON quota_counts(project_id, fingerprint) WHERE fingerprint <> ''"
             ]),
         // Issue #37: the audit trail (SQLite `v34-audit` says what it holds).
         Migration(
@@ -791,6 +785,12 @@ enum PostgresMigrations {
                     secret bytea NOT NULL CHECK (octet_length(secret) = 32)
                 )
                 """,
+            ]),
+        // Issue #38: an issue's dropped events by fingerprint (SQLite `v36-quota-counts-by-fingerprint`).
+        Migration(
+            identifier: "pg21-quota-counts-by-fingerprint",
+            statements: [
+                "CREATE INDEX quota_counts_by_fingerprint ON quota_counts(project_id, fingerprint) WHERE fingerprint <> ''"
             ]),
     ]
 

@@ -8,7 +8,7 @@ import Foundation
 #endif
 
 /// Quota counts on PostgreSQL (`quota_counts`, migrations `pg16-event-quotas` and
-/// `pg23-quota-counts-by-fingerprint`): each node's flush adds its tally in
+/// `pg21-quota-counts-by-fingerprint`): each node's flush adds its tally in
 /// one statement, so the sums are exact however many nodes count.
 public struct PostgresQuotaStore: QuotaCountStore {
     let database: PostgresEngine

@@ -45,6 +45,7 @@ public enum PostgresUpgrade {
         "pg18-personal-tokens-totp": ("personal API tokens; TOTP second factors and recovery codes", .schema),
         "pg19-audit": ("the audit trail of every change", .schema),
         "pg20-alert-mail": ("alert mail preferences; the digest outbox", .schema),
+        "pg21-quota-counts-by-fingerprint": ("an index of refused events by fingerprint", .index("quota_counts")),
     ]
 
     /// The migrations without a line in `steps` (a test keeps this empty).

@@ -860,6 +860,34 @@ enum SQLiteMigrations {
                     CREATE INDEX alerts_to_dispatch ON alerts(id) WHERE dispatched = 0;
                     """)
         }
+        migrator.registerMigration("v32-fingerprint-rules") { db in
+            // Issue #36: fingerprint rules per project, every version kept (`grouping_rules`: the latest version is the
+            // one in force); what the rules match on, per report (`GroupingFacts`' stored form, written when the report
+            // is filed, NULL for reports filed before), so that a dry run reads no payload; and the background
+            // regroup after rules change (`regroups`: a cursor over the project's report ids, resumable).
+            try db.execute(
+                sql: """
+                    ALTER TABLE reports ADD COLUMN grouping_facts TEXT;
+                    CREATE TABLE grouping_rules (
+                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        version INTEGER NOT NULL CHECK (version >= 1),
+                        rules TEXT NOT NULL CHECK (length(rules) <= 65536),
+                        created_at INTEGER NOT NULL,
+                        created_by TEXT,
+                        PRIMARY KEY (project_id, version)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE regroups (
+                        project_id INTEGER PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+                        rules_version INTEGER NOT NULL CHECK (rules_version >= 1),
+                        cursor INTEGER NOT NULL DEFAULT 0,
+                        last_id INTEGER NOT NULL,
+                        total INTEGER NOT NULL CHECK (total >= 0),
+                        requeued INTEGER NOT NULL DEFAULT 0 CHECK (requeued >= 0),
+                        started_at INTEGER NOT NULL,
+                        finished_at INTEGER
+                    );
+                    """)
+        }
         migrator.registerMigration("v33-personal-tokens-totp") { db in
             // Issue #37: personal API tokens (`PersonalToken`: the SHA-256 of the secret, never the secret; scopes as
             // sorted names), and the TOTP second factor: the shared secret (base32, as authenticator apps take it;
@@ -890,43 +918,6 @@ enum SQLiteMigrations {
                         code_hash TEXT NOT NULL CHECK (length(code_hash) = 64),
                         PRIMARY KEY (person_id, code_hash)
                     ) WITHOUT ROWID;
-                    """)
-        }
-        migrator.registerMigration("v32-fingerprint-rules") { db in
-            // Issue #36: fingerprint rules per project, every version kept (`grouping_rules`: the latest version is the
-            // one in force); what the rules match on, per report (`GroupingFacts`' stored form, written when the report
-            // is filed, NULL for reports filed before), so that a dry run reads no payload; and the background
-            // regroup after rules change (`regroups`: a cursor over the project's report ids, resumable).
-            try db.execute(
-                sql: """
-                    ALTER TABLE reports ADD COLUMN grouping_facts TEXT;
-                    CREATE TABLE grouping_rules (
-                        project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
-                        version INTEGER NOT NULL CHECK (version >= 1),
-                        rules TEXT NOT NULL CHECK (length(rules) <= 65536),
-                        created_at INTEGER NOT NULL,
-                        created_by TEXT,
-                        PRIMARY KEY (project_id, version)
-                    ) WITHOUT ROWID;
-                    CREATE TABLE regroups (
-                        project_id INTEGER PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
-                        rules_version INTEGER NOT NULL CHECK (rules_version >= 1),
-                        cursor INTEGER NOT NULL DEFAULT 0,
-                        last_id INTEGER NOT NULL,
-                        total INTEGER NOT NULL CHECK (total >= 0),
-                        requeued INTEGER NOT NULL DEFAULT 0 CHECK (requeued >= 0),
-                        started_at INTEGER NOT NULL,
-                        finished_at INTEGER
-                    );
-                    """)
-        }
-        migrator.registerMigration("v38-quota-counts-by-fingerprint") { db in
-            // Issue #38: an issue page and the API read an issue's dropped events by fingerprint
-            // (`QuotaCountStore.droppedEvents`); the primary key leads with the day. Only the fingerprint rows.
-            try db.execute(
-                sql: """
-                    CREATE INDEX quota_counts_by_fingerprint ON quota_counts(project_id, fingerprint)
-                        WHERE fingerprint <> '';
                     """)
         }
         migrator.registerMigration("v34-audit") { db in
@@ -992,6 +983,15 @@ enum SQLiteMigrations {
                         id INTEGER PRIMARY KEY CHECK (id = 1),
                         secret BLOB NOT NULL CHECK (length(secret) = 32)
                     );
+                    """)
+        }
+        migrator.registerMigration("v36-quota-counts-by-fingerprint") { db in
+            // Issue #38: an issue page and the API read an issue's dropped events by fingerprint
+            // (`QuotaCountStore.droppedEvents`); the primary key leads with the day. Only the fingerprint rows.
+            try db.execute(
+                sql: """
+                    CREATE INDEX quota_counts_by_fingerprint ON quota_counts(project_id, fingerprint)
+                        WHERE fingerprint <> '';
                     """)
         }
         return migrator

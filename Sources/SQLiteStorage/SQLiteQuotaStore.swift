@@ -7,7 +7,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Quota counts on SQLite (`quota_counts`, migrations `v31-event-quotas` and `v38-quota-counts-by-fingerprint`): each
+/// Quota counts on SQLite (`quota_counts`, migrations `v31-event-quotas` and `v36-quota-counts-by-fingerprint`): each
 /// flush adds its tally in one transaction, upserting by project, day, release and fingerprint ('' when unknown).
 public struct SQLiteQuotaStore: QuotaCountStore {
     let database: SQLiteEngine

@@ -70,6 +70,7 @@ public enum SQLiteUpgrade {
         "v33-personal-tokens-totp": ("personal API tokens; TOTP second factors and recovery codes", .schema),
         "v34-audit": ("the audit trail of every change", .schema),
         "v35-alert-mail": ("alert mail preferences; the digest outbox", .schema),
+        "v36-quota-counts-by-fingerprint": ("an index of refused events by fingerprint", .index("quota_counts")),
     ]
 
     /// The migrations without a line in `steps` (a test keeps this empty).
