@@ -88,7 +88,8 @@ public struct ServerAssembly: Sendable {
             telemetry: telemetry, interval: settings.alertInterval,
             publicURL: serverURL, onChange: notify,
             storage: storage,
-            mail: mailer.map { AlertMailer(recipients: data.stores.alerts, sender: $0, fromName: $0.settings.fromName) })
+            mail: mailer.map { AlertMailer(recipients: data.stores.alerts, sender: $0, fromName: $0.settings.fromName) }
+        )
         let webhooks = HTTPWebhookSender()
         let spikeGuard = data.spikeGuard(ceiling: settings.eventCeiling)
 
@@ -256,9 +257,9 @@ public struct ServerAssembly: Sendable {
                 }),
             singleSignOn: singleSignOn)
         dependencies.audit = data.audit
+        dependencies.groupingRules = data.groupingRules
         dependencies.accounts = accountPages(data, renderer: renderer)
         dependencies.quotaCounts = data.stores.quotas
-        dependencies.groupingRules = data.groupingRules
         return dependencies
     }
 }

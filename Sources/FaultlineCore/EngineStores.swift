@@ -28,7 +28,8 @@ public struct EngineStores: Sendable {
     public let audit: any AuditTrail
 
     public init(
-        projects: any ProjectStore & GroupingRulesStore, ingest: any IngestStore & MinidumpStore, reports: any ReportReader & SessionReader,
+        projects: any ProjectStore & GroupingRulesStore, ingest: any IngestStore & MinidumpStore,
+        reports: any ReportReader & SessionReader,
         symbolication: any SymbolicationStore, insights: any InsightsReader & IssueStateStore & ClientReportReader,
         alerts: any AlertStore & AlertMailStore, retention: any RetentionStore,
         adminSessions: any AdminSessionStore,

@@ -69,11 +69,6 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     /// What spike protection counted (`QuotaCountStore`); nil leaves `GET /api/v1/quota-counts` and
     /// `GET /api/v1/issues/{id}/dropped` out.
     public var quotaCounts: (any QuotaCountStore)? = nil
-    /// Projects' fingerprint rules and their dry run (`GET /api/v1/grouping/rules`, `POST /api/v1/grouping/try`); nil
-    /// leaves them out.
-    public var groupingRules: GroupingRulesService? = nil
-    /// The signed unsubscribe links of alert mail and digests (nil: no mail configured, no route).
-    public var unsubscribe: UnsubscribePages? = nil
     /// The dashboard's login form (error message, where to go after) — rendered by the Dashboard module.
     public let loginPage: @Sendable (_ error: String?, _ next: String) -> String
     /// Renders an issue's dashboard page now, after a change made from the dashboard, so the page the browser
@@ -98,11 +93,16 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public let searchPages: SearchPages?
     /// People and roles (password logins, invite links); nil: only the admin token signs in.
     public let people: PeoplePages?
+    /// OpenID Connect single sign-on (`/login/sso`); nil leaves its routes out.
+    public let singleSignOn: SingleSignOnService?
     /// Where changes made through the API and the dashboard's settings forms are recorded, and the settings page's
     /// trail is read from (``AuditTrail``); nil records nothing and leaves `GET /api/v1/audit` out.
     public var audit: (any AuditTrail)? = nil
-    /// OpenID Connect single sign-on (`/login/sso`); nil leaves its routes out.
-    public let singleSignOn: SingleSignOnService?
+    /// Projects' fingerprint rules and their dry run (`GET /api/v1/grouping/rules`, `POST /api/v1/grouping/try`); nil
+    /// leaves them out.
+    public var groupingRules: GroupingRulesService? = nil
+    /// The signed unsubscribe links of alert mail and digests (nil: no mail configured, no route).
+    public var unsubscribe: UnsubscribePages? = nil
     public init(
         projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
         symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
@@ -178,7 +178,6 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
                 secureCookie: configuration.servedOverHTTPS, page: dependencies.loginPage
             ).endpoints)
     }
-
     if let people = dependencies.people {
         router.addRoutes(
             InviteController(

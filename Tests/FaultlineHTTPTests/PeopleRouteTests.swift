@@ -57,7 +57,8 @@ import Testing
     @Test func anInviteLinkSetsAHashedPasswordOnceAndSignsThePersonIn() async throws {
         let app = try await TestApp()
         let invitation = try await app.root.people.invite(
-            login: PersonLogin("ada@example.org")!, role: .member, project: app.credentials.project.id, owner: false, by: .cli)
+            login: PersonLogin("ada@example.org")!, role: .member, project: app.credentials.project.id, owner: false,
+            by: .cli)
         try await app.test { client in
             // The form: the login it is for, a CSRF value in a cookie and in the form.
             let page = try await client.execute(uri: "/invite/\(invitation.secret)", method: .get)

@@ -130,8 +130,10 @@ struct IssueActionsController {
             throw APIError.badRequest("send the note as the field note", field: "note")
         }
         do {
-            guard try await issues.setNote(
-                    text, issue: target.issue, project: target.project.id, origin: context.changeOrigin()) else {
+            guard
+                try await issues.setNote(
+                    text, issue: target.issue, project: target.project.id, origin: context.changeOrigin())
+            else {
                 throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
             }
         } catch let error as IssueNoteError {
@@ -149,8 +151,10 @@ struct IssueActionsController {
             throw APIError.badRequest("send the tracker issue's URL as the field tracker_url", field: "tracker_url")
         }
         // A refused URL is a `TrackerURLError`, a 400 naming `tracker_url` (`APIError.from`).
-        guard try await issues.setTrackerURL(
-                text, issue: target.issue, project: target.project.id, origin: context.changeOrigin()) else {
+        guard
+            try await issues.setTrackerURL(
+                text, issue: target.issue, project: target.project.id, origin: context.changeOrigin())
+        else {
             throw APIError.notFound("no issue \(target.issue) in project \(target.slug)")
         }
         return await back(to: target)

@@ -760,7 +760,8 @@ func fuzzSMTPReply(_ bytes: [UInt8]) {
         while let reply = parser.next() {
             guard (200...599).contains(reply.code), (1...SMTPReplyParser.maxLines).contains(reply.lines.count),
                 reply.lines.allSatisfy({ $0.utf8.count <= SMTPReplyParser.maxLineBytes * 3 }),
-                reply.summary.count <= 200, reply.summary.unicodeScalars.allSatisfy({ (0x20..<0x7F).contains($0.value) })
+                reply.summary.count <= 200,
+                reply.summary.unicodeScalars.allSatisfy({ (0x20..<0x7F).contains($0.value) })
             else { fatalError("SMTPReplyParser gave \(reply)") }
         }
         start = end
