@@ -62,7 +62,8 @@ let payload = StoreRows.payload
             Array(applied.dropFirst(20)) == [
                 "v21-counted-sessions", "v22-issue-created-at", "v23-mask-emails-and-phones", "v24-hashed-rollup-users",
                 "v25-minidump-retention", "v26-crash-free-targets", "v27-one-release", "v28-merged-issues",
-                "v29-retention-samples-trackers", "v30-people", "v31-event-quotas",
+                "v29-retention-samples-trackers", "v30-people", "v31-event-quotas", "v32-fingerprint-rules",
+                "v33-personal-tokens-totp", "v34-audit", "v35-alert-mail", "v36-quota-counts-by-fingerprint",
             ])
     }
 
