@@ -181,6 +181,7 @@ import Testing
         let buildID = try #require(try ELFFixtures.readelfBuildID(binary))
         let folder = ServerProcess.newFolder()
         let project = try await ServerProcess.createProject("demo", in: folder)
+        let admin = try await SecurityEndToEndTests.adminToken(folder)
         let server = try await ServerProcess(folder: folder)
         defer { server.cleanUp() }
         let http = HTTP(client: HTTPClient.shared)
@@ -201,7 +202,7 @@ import Testing
             "BASE": server.baseURL, "KEY": project.ingest, "UPLOAD": project.upload, "INGEST_KEY": project.ingest,
             "UPLOAD_TOKEN": project.upload, "FAULTLINE_DEMO_INGEST_KEY": project.ingest,
             "FAULTLINE_DEMO_UPLOAD_TOKEN": project.upload, "FAULTLINE_DEMO_PROJECT_ID": String(project.id),
-            "ID": "install-doc-1", "SID": "session-doc-1", "ISSUE": String(issueID),
+            "ID": "install-doc-1", "SID": "session-doc-1", "ISSUE": String(issueID), "ADMIN_TOKEN": admin,
         ]
         var ran = 0
         for document in documents {
