@@ -224,8 +224,8 @@ public struct PersonalTokenError: Error, Sendable, Equatable, CustomStringConver
     public var description: String { message }
 }
 
-/// Where personal tokens are kept (`personal_tokens`, migrations `v33-personal-tokens` / `pg18-personal-tokens`).
-/// Deleting a person deletes their tokens (`ON DELETE CASCADE`).
+/// Where personal tokens are kept (`personal_tokens`, migrations `v33-personal-tokens-totp` /
+/// `pg18-personal-tokens-totp`). Deleting a person deletes their tokens (`ON DELETE CASCADE`).
 public protocol PersonalTokenStore: Sendable {
     /// Stores a token for `person` whose secret hashes to `tokenHash`; nil when the person does not exist (checked in
     /// the same transaction, ordered against a removal).
