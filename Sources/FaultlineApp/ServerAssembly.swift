@@ -152,7 +152,8 @@ public struct ServerAssembly: Sendable {
             chunkUploads: chunkUploads, singleSignOn: singleSignOn, onChange: notify)
         if mailer != nil {
             dependencies.unsubscribe = UnsubscribePages(
-                links: links, store: data.stores.alerts, projects: data.stores.projects)
+                links: links, store: data.stores.alerts, projects: data.stores.projects, people: data.stores.people,
+                audit: data.audit, clock: data.clock)
         }
         self.dependencies = dependencies
     }

@@ -358,5 +358,12 @@ import Testing
             "alerts", "mail", "weekly", "--person", "ada@example.com", "--data", folder,
         ])
         #expect(after.out.contains("ada@example.com weekly: kinds none; digest none"), "\(after.out)")
+        // The trail names ada (the link's person) as the one who stopped her mail, from the address that posted.
+        let trail = try await ServerProcess.run(["projects", "audit", "weekly", "--kind", "member", "--data", folder])
+        #expect(
+            trail.out.split(separator: "\n").contains {
+                $0.contains("member.mail") && $0.contains("127.0.0.1") && $0.contains("digest none")
+                    && !$0.contains("CLI")
+            }, "\(trail.out)")
     }
 }

@@ -56,20 +56,26 @@ extension String {
     fileprivate var leftPadded: String { count == 1 ? "0" + self : self }
 }
 
-/// What the unsubscribe pages need: the links' key (read from the database when needed: one small row), and where
-/// preferences are kept.
+/// What the unsubscribe pages need: the links' key (read from the database when needed: one small row), where
+/// preferences are kept, and the audit trail a change is recorded in (as the person the link names).
 public struct UnsubscribePages: Sendable {
     let links: @Sendable () async throws -> UnsubscribeLinks
     let store: any AlertMailStore
     let projects: any ProjectStore
+    let people: any PeopleStore
+    let audit: (any AuditTrail)?
+    let clock: any WallClock
 
     public init(
         links: @escaping @Sendable () async throws -> UnsubscribeLinks, store: any AlertMailStore,
-        projects: any ProjectStore
+        projects: any ProjectStore, people: any PeopleStore, audit: (any AuditTrail)?, clock: any WallClock
     ) {
         self.links = links
         self.store = store
         self.projects = projects
+        self.people = people
+        self.audit = audit
+        self.clock = clock
     }
 }
 
@@ -99,15 +105,25 @@ struct UnsubscribeController {
         return .dynamicPage(
             Self.page(
                 "Stop mail from \(MailMessage.html(slug))",
-                "<p>You will get no more alert mail and no digest of <b>\(MailMessage.html(slug))</b>. You can choose "
-                    + "again on your account page.</p><form method=\"post\" action=\"/unsubscribe/\(token)\">"
+                "<p>You will get no more alert mail and no digest of <b>\(MailMessage.html(slug))</b>. An admin can "
+                    + "turn it on again for you (<code>faultline alerts mail</code>).</p><form method=\"post\" action=\"/unsubscribe/\(token)\">"
                     + "<button type=\"submit\">Stop mail from \(MailMessage.html(slug))</button></form>"))
     }
 
     @Sendable func unsubscribe(_ request: Request, context: AppRequestContext) async throws -> Response {
         guard let (person, project, slug) = try await target(context) else { return Self.invalid }
-        try await pages.store.setMailPreference(
-            AlertMailPreference(person: person, project: project, kinds: [], digest: .none))
+        let before = try await pages.store.mailPreferences(person: person).first { $0.project == project }
+        let after = AlertMailPreference(person: person, project: project, kinds: [], digest: .none)
+        try await pages.store.setMailPreference(after)
+        // Recorded as the person the signed link names (only they received it), from the address that posted.
+        if let audit = pages.audit, let before, before != after, let who = try await pages.people.person(id: person) {
+            try await audit.record(
+                AuditEntry(
+                    project: project, at: pages.clock.now(),
+                    origin: AuditOrigin(
+                        actor: .person(person, name: who.displayName), address: context.clientAddress),
+                    kind: .memberMail, subject: who.login.rawValue, before: before.shown, after: after.shown))
+        }
         return .dynamicPage(
             Self.page("No more mail", "<p>You will get no more mail from <b>\(MailMessage.html(slug))</b>.</p>"))
     }
