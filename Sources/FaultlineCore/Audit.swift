@@ -157,6 +157,7 @@ public struct AuditKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let projectMinidumps = AuditKind(known: "project.minidumps")
     public static let projectAlerts = AuditKind(known: "project.alerts")
     public static let projectWebhook = AuditKind(known: "project.webhook")
+    public static let projectGroupingRules = AuditKind(known: "project.grouping_rules")
     public static let tokenCreated = AuditKind(known: "token.created")
     public static let tokenRevoked = AuditKind(known: "token.revoked")
     public static let adminTokenRotated = AuditKind(known: "token.admin_rotated")

@@ -14,21 +14,33 @@ import Foundation
 public struct GroupingRulesService: Sendable {
     let store: any GroupingRulesStore
     let clock: any WallClock
+    /// Where a new version is recorded (`project.grouping_rules`); nil records nothing.
+    let audit: (any AuditTrail)?
 
-    public init(store: any GroupingRulesStore, clock: any WallClock) {
+    public init(store: any GroupingRulesStore, clock: any WallClock, audit: (any AuditTrail)? = nil) {
         self.store = store
         self.clock = clock
+        self.audit = audit
     }
 
     /// Reports read per batch by the dry run.
     public static let dryRunBatch = 10_000
 
-    /// Parses `text` and stores it as the project's next version; the regroup of its stored reports starts.
+    /// Parses `text` and stores it as the project's next version; the regroup of its stored reports starts. The
+    /// audit trail records the version and its rule count, as made by `origin` (`by` is the short label stored with
+    /// the version itself).
     ///
     /// - Throws: `FingerprintRulesError` (line and column) when the text does not parse; nothing is stored then.
-    public func set(_ text: String, project: ProjectID, by: String?) async throws -> Int {
-        _ = try FingerprintRules.parse(text)
-        return try await store.setGroupingRules(text, project: project, by: by, at: clock.now())
+    public func set(_ text: String, project: ProjectID, by: String?, origin: AuditOrigin) async throws -> Int {
+        let rules = try FingerprintRules.parse(text)
+        let previous = try await store.groupingRules(project: project).first
+        let version = try await store.setGroupingRules(text, project: project, by: by, at: clock.now())
+        try await audit?.record(
+            AuditEntry(
+                project: project, at: clock.now(), origin: origin, kind: .projectGroupingRules,
+                subject: "fingerprint rules", before: previous.map { "version \($0.version)" },
+                after: "version \(version): \(rules.rules.count) rule\(rules.rules.count == 1 ? "" : "s")"))
+        return version
     }
 
     /// Every version, newest first.

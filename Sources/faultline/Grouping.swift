@@ -68,7 +68,7 @@ struct GroupingCommand: AsyncParsableCommand {
             _ = try GroupingCommand.parse(text, file: file)
             try await dataOptions.withComposition { root in
                 let found = try await GroupingCommand.project(project, on: root)
-                let version = try await root.groupingRules.set(text, project: found.id, by: "cli")
+                let version = try await root.groupingRules.set(text, project: found.id, by: "cli", origin: .cli)
                 print(
                     "rules version \(version) of \(found.slug.rawValue) stored; new reports group with it now, stored "
                         + "reports are regrouped in the background (faultline grouping progress --project \(found.slug.rawValue))"

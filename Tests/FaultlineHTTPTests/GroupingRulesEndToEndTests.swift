@@ -75,4 +75,45 @@ import Testing
             ["grouping", "try", rulesFile, "--project", "shop", "--data", folder, "--json"])
         #expect(after.out.contains("\"moved\" : 0"), "\(after.out)")
     }
+
+    @Test func rulesAreSetThroughTheAPIByAnAdminOnlyAndRecorded() async throws {
+        // Given a server and its admin token
+        let folder = ServerProcess.newFolder()
+        let shop = try await ServerProcess.createProject("shop", in: folder)
+        let admin = try await SecurityEndToEndTests.adminToken(folder)
+        let server = try await ServerProcess(folder: folder)
+        defer { server.cleanUp() }
+        let rules = Array("error.type:NetworkError error.code:1001 -> network-timeout\n".utf8)
+        func put(_ token: String, _ body: [UInt8]) async throws -> HTTP.Answer {
+            try await http.send(
+                .PUT, server.baseURL + "/api/v1/grouping/rules?project=shop",
+                headers: [("Authorization", "Bearer \(token)")], body: body)
+        }
+
+        // When CI's upload token tries to change them: 403, and no version is stored
+        #expect(try await put(shop.upload, rules).status == 403)
+        #expect((try await spike.get(server, shop, "/api/v1/grouping/rules")["versions"] as? [Any])?.isEmpty == true)
+        // and a mistake is a 400 naming its line and column, and stores nothing
+        let bad = try await put(admin, Array("type:A -> a\ncolour:red -> x".utf8))
+        #expect(bad.status == 400 && bad.json["field"] as? String == "rules", "\(bad.json)")
+        #expect((try await spike.get(server, shop, "/api/v1/grouping/rules")["versions"] as? [Any])?.isEmpty == true)
+
+        // When the admin token sets them: version 1, as the CLI shows it
+        let set = try await put(admin, rules)
+        #expect(set.status == 200)
+        #expect((set.json["versions"] as? [[String: Any]])?.map { $0["version"] as? Int } == [1], "\(set.json)")
+        let shown = try await ServerProcess.run(["grouping", "show", "--project", "shop", "--data", folder])
+        #expect(shown.out.contains("network-timeout"), "\(shown.out)")
+
+        // Then the audit trail records the new version, by the admin token, from the address that sent it
+        let trail = try await http.send(
+            .GET, server.baseURL + "/api/v1/audit?project=shop&kind=project",
+            headers: [("Authorization", "Bearer \(admin)")])
+        let entries = trail.json["entries"] as? [[String: Any]] ?? []
+        #expect(
+            entries.contains {
+                $0["kind"] as? String == "project.grouping_rules" && $0["actor_kind"] as? String == "admin-token"
+                    && $0["after"] as? String == "version 1: 1 rule" && $0["address"] as? String == "127.0.0.1"
+            }, "\(trail.json)")
+    }
 }
