@@ -8,8 +8,9 @@ FAULTLINE_APT_PACKAGES=(libsqlite3-dev zlib1g-dev libbrotli-dev libdw-dev elfuti
 FAULTLINE_TEST_APT_PACKAGES=(gcc g++ binutils llvm lld-19 llvm-19 zip)
 # What only the end-to-end stage uses (tools/test --e2e): the real elfutils debuginfod client (debuginfod-find) to
 # test the server's debuginfod face, chromium and chromium-driver to open the rendered dashboard headless, gdb for
-# the crash corpus. PostgreSQL comes from tools/lib/postgres.sh, the PyPI clients from tools/lib/pypi.sh.
-FAULTLINE_E2E_APT_PACKAGES=(debuginfod chromium chromium-driver gdb)
+# the crash corpus, openssl for the certificates the e-mail tests' SMTP server presents. PostgreSQL comes from
+# tools/lib/postgres.sh, the PyPI clients from tools/lib/pypi.sh.
+FAULTLINE_E2E_APT_PACKAGES=(debuginfod chromium chromium-driver gdb openssl)
 
 faultline_missing_packages() {
   local missing=()
