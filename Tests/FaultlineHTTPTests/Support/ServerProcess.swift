@@ -154,6 +154,9 @@ struct HTTP {
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
     }
 
+    /// Sends one request. A GET or HEAD that meets `remoteConnectionClosed` is sent once more: the pooled keep-alive
+    /// connection it went out on was closed by the server as idle (its read timeout) at that moment, a race every
+    /// HTTP client meets and retries; a request that changes something is never sent twice.
     func send(
         _ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
         timeout: TimeAmount = .seconds(60)
@@ -162,7 +165,12 @@ struct HTTP {
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await client.execute(request, timeout: timeout)
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, timeout: timeout)
+        } catch let error as HTTPClientError where error == .remoteConnectionClosed && [.GET, .HEAD].contains(method) {
+            response = try await client.execute(request, timeout: timeout)
+        }
         let bytes = try await response.body.collect(upTo: 64 << 20)
         return Answer(
             status: Int(response.status.code), headers: response.headers, body: Array(bytes.readableBytesView))
