@@ -174,6 +174,7 @@ import Testing
             .POST, server.baseURL + "/api/v1/issues/\(cart.id)/unmerge", headers: auth + Self.json,
             body: Array("{\"fingerprint\": \"\(image.fingerprint)\"}".utf8))
         #expect(again.status == 404)
+        #expect(again.json["field"] as? String == "fingerprint", "\(again.json)")
         // No new-issue or regression alert came of any of it: only the three first issues were announced.
         let alerts = try await http.send(.GET, server.baseURL + "/api/v1/alerts", headers: auth)
         let kinds = (alerts.json["alerts"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }

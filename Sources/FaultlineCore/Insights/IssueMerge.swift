@@ -392,6 +392,12 @@ public enum IssueMergeError: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The request field the refusal is about: the fingerprint an unmerge named, else the issues a merge named.
+    public var field: String {
+        if case .notMerged = self { return "fingerprint" }
+        return "issues"
+    }
+
     /// The request named an issue that does not exist (404), rather than a merge that cannot be (400).
     public var isNotFound: Bool {
         switch self {

@@ -168,7 +168,7 @@ struct APIError: HTTPResponseError {
             return APIError(
                 status: error.isNotFound ? .notFound : .badRequest,
                 code: error.isNotFound ? "not_found" : "merge_refused",
-                message: error.description, field: "issues")
+                message: error.description, field: error.field)
         case let error as WebhookTargetProblem:
             return APIError(
                 status: .badRequest, code: error.code.rawValue, message: error.message, field: "webhook_url")
