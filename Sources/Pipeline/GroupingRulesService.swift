@@ -33,12 +33,12 @@ public struct GroupingRulesService: Sendable {
     /// - Throws: `FingerprintRulesError` (line and column) when the text does not parse; nothing is stored then.
     public func set(_ text: String, project: ProjectID, by: String?, origin: AuditOrigin) async throws -> Int {
         let rules = try FingerprintRules.parse(text)
-        let previous = try await store.groupingRules(project: project).first
         let version = try await store.setGroupingRules(text, project: project, by: by, at: clock.now())
+        // Versions count up from 1 per project, so the one replaced is the one before (no read of the history).
         try await audit?.record(
             AuditEntry(
                 project: project, at: clock.now(), origin: origin, kind: .projectGroupingRules,
-                subject: "fingerprint rules", before: previous.map { "version \($0.version)" },
+                subject: "fingerprint rules", before: version > 1 ? "version \(version - 1)" : nil,
                 after: "version \(version): \(rules.rules.count) rule\(rules.rules.count == 1 ? "" : "s")"))
         return version
     }

@@ -44,8 +44,8 @@ import Testing
             #expect(await eventually { load.count(503) > 0 }, "no 503 while the database was stopped")
             try server.start()
         }
-        // Known bug (issue #38 note, 2026-11-29): after a `pg_ctl` restart under load, a node's background work
-        // sometimes stays stalled (reports acknowledged and stored, never filed): one of four CI runs. Nothing
+        // Known bug (issue #38): after a `pg_ctl` restart under load, a node's background work
+        // sometimes stays stalled (reports acknowledged and stored, never filed), intermittently. Nothing
         // acknowledged is lost either way (checked above the processing checks); the stall is recorded as a known
         // issue until the worker's database calls get a deadline as the request path's have.
         try await checkAfterFault(
