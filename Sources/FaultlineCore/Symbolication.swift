@@ -616,6 +616,10 @@ public protocol SymbolicationStore: Sendable {
     /// a process that dies while symbolicating them leaves the count behind). Saving a result without a
     /// `failure` resets the count.
     func recordAttempt(reportIDs: [Int64]) async throws
+    /// Gives back reports `pending` took and the worker will not process in this step (a suspect is processed alone,
+    /// and the rest of its batch waits): another node, or this one's next step, may take them at once rather than
+    /// when the claim's lease ends. Stores without claims (one node: SQLite) have nothing to do.
+    func releaseClaims(reportIDs: [Int64]) async throws
     /// Stores a result (state, frames, the rank of the debug data per build-id it touched) for a report, replacing
     /// any earlier one. When a debug file of a touched build-id was stored after the batch was read
     /// (`SymbolicationOutcome.filesSeen`), the result is kept but the report stays `pending` and is not grouped.
@@ -650,6 +654,9 @@ extension SymbolicationStore {
     public func pending(limit: Int) async throws -> [PendingSymbolication] {
         try await pending(limit: limit, excluding: [])
     }
+
+    /// No claims to give back: a store whose queue one node reads (SQLite, a test's queue).
+    public func releaseClaims(reportIDs: [Int64]) async throws {}
 
     /// No regroups: a store without fingerprint rules (a test's queue).
     public func regroupStep(limit: Int, at date: Date) async throws -> Int { 0 }

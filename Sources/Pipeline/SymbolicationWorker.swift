@@ -229,6 +229,18 @@ public struct SymbolicationWorker: Service {
         // Committed before any symbolication or re-reading starts: if the process dies below, the counts stay.
         let attempted = (failing + work).map(\.reportID)
         try await store.recordAttempt(reportIDs: attempted)
+        // The rest of a suspect's batch waits for a later step: its claims go now, not when their lease ends (minutes,
+        // on PostgreSQL: a dead node's batch of suspects would take one lease per report to work off).
+        let taken = Set(attempted).union(dropped.map(\.reportID))
+        let waiting = batch.map(\.reportID).filter { !taken.contains($0) }
+        // A release that fails leaves them to the lease, as before.
+        if !waiting.isEmpty {
+            do {
+                try await store.releaseClaims(reportIDs: waiting)
+            } catch {
+                logger.warning("reports left to their claim's lease", metadata: [Telemetry.LogKey.error: "\(error)"])
+            }
+        }
         ownAttempts.counts.withLock { counts in for id in attempted { counts[id, default: 0] += 1 } }
         return Claimed(
             work: work, failing: failing, outcomes: outcomes, sharing: sharing,
@@ -298,15 +310,18 @@ public struct SymbolicationWorker: Service {
     /// the one its claim counted, which stays left out as this process's own (`ownAttempts`). So it comes back a suspect,
     /// alone, and is failed within `maxAttempts` as a report that stops the process is (`SymbolicationRetry`): it is
     /// never retried for ever within one process. Its neighbours are saved now. When the fault is the database's (a
-    /// full disk, no report of a batch of several saves alone, or the count itself cannot be written), nothing is
-    /// counted and the error is thrown, as before.
+    /// full disk, a database that cannot be reached — a restart, a cut link, a commit past its deadline —, no report
+    /// of a batch of several saves alone, or the count itself cannot be written), nothing is counted and the error is
+    /// thrown (what was saved before a lost connection stays saved): a report is never failed for an outage, also not
+    /// when it bounced between nodes while the database came and went (each node then sees the others' attempts).
     func saveEachAlone(_ outcomes: [SymbolicationOutcome], after error: any Error) async throws
         -> [SymbolicationOutcome]
     {
         func isDiskFull(_ error: any Error) -> Bool {
             (error as? StorageError)?.code == .diskFull || storage?.isDiskFull(error) == true
         }
-        if isDiskFull(error) { throw error }
+        func isUnavailable(_ error: any Error) -> Bool { (error as? StorageError)?.code == .unavailable }
+        if isDiskFull(error) || isUnavailable(error) { throw error }
         var saved: [SymbolicationOutcome] = []
         var refused: [(SymbolicationOutcome, any Error)] = []
         if outcomes.count == 1 {
@@ -318,6 +333,11 @@ public struct SymbolicationWorker: Service {
                     saved.append(outcome)
                 } catch {
                     if isDiskFull(error) { throw error }
+                    if isUnavailable(error) {
+                        if saved.isEmpty { throw error }
+                        logger.error("symbolication step failed", metadata: [Telemetry.LogKey.error: "\(error)"])
+                        return saved
+                    }
                     refused.append((outcome, error))
                 }
             }

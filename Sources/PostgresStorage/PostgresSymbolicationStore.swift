@@ -137,6 +137,16 @@ public struct PostgresSymbolicationStore: SymbolicationStore {
         }
     }
 
+    public func releaseClaims(reportIDs: [Int64]) async throws {
+        guard !reportIDs.isEmpty else { return }
+        let logger = database.logger
+        try await database.write { connection in
+            try await connection.query(
+                "UPDATE reports SET claimed_until = NULL WHERE id = ANY(\(reportIDs)) AND symbolication = 'pending'",
+                logger: logger)
+        }
+    }
+
     public func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date)
         async throws -> IssueID?
     {

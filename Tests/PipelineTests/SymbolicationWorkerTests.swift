@@ -25,11 +25,16 @@ final class FakeSymbolicationStore: SymbolicationStore {
         var dead = false
         /// Saves that throw a database-like error (the process stays alive).
         var failingSaves = 0
+        /// Saves that throw `StorageError(.unavailable)`, as PostgreSQL's store does for a lost connection or a
+        /// database that is restarting.
+        var unavailableSaves = 0
         /// Reports whose result is refused whenever it comes with a search entry (as PostgreSQL refused an entry over
         /// its limit), in a batch or alone.
         var refusedEntries: Set<Int64> = []
         /// "attempt 1,2" and "save 1,2" in the order they happened.
         var events: [String] = []
+        /// The claims given back (`releaseClaims`), one entry per call.
+        var released: [[Int64]] = []
     }
     let state = Mutex(State())
     struct Died: Error {}
@@ -68,6 +73,10 @@ final class FakeSymbolicationStore: SymbolicationStore {
         }
     }
 
+    func releaseClaims(reportIDs: [Int64]) async throws {
+        state.withLock { $0.released.append(reportIDs) }
+    }
+
     func save(_ result: SymbolicatedReport, grouping: GroupingInput?, reportID: Int64, at date: Date) async throws
         -> IssueID?
     {
@@ -85,6 +94,10 @@ final class FakeSymbolicationStore: SymbolicationStore {
             if s.failingSaves > 0 {
                 s.failingSaves -= 1
                 throw Busy()
+            }
+            if s.unavailableSaves > 0 {
+                s.unavailableSaves -= 1
+                throw StorageError(.unavailable, "the database cannot be reached: connection closed")
             }
             if results.contains(where: { s.refusedEntries.contains($0.reportID) && $0.search != nil }) {
                 throw Refused()
@@ -278,6 +291,55 @@ struct FixedClock: WallClock {
         #expect(store.row(2)?.state == .complete)
         #expect(store.row(2)?.failure == nil)
         #expect(store.row(2)?.attempts == 0)
+    }
+
+    /// A report another node counted an attempt for (it took the report, and its save failed while the database was
+    /// down) comes here as a suspect, alone. Saves that fail because the database cannot be reached are the database's
+    /// fault: no attempt is blamed on the report, so it is never failed for an outage, however often it bounces
+    /// between nodes, and it is symbolicated once the database answers (issue #38: reports of a PostgreSQL restart
+    /// under load were failed without grouping, and left out of their issues).
+    @Test func aSuspectWhoseSaveFindsTheDatabaseUnreachableIsNotBlamed() async throws {
+        let store = FakeSymbolicationStore()
+        store.add(1, attempts: 1)
+        store.add(2)
+        store.state.withLock { $0.unavailableSaves = 2 * SymbolicationRetry.maxAttempts }
+        let worker = worker(store, PoisonSymbolicator(store: store, poison: Self.poison), poisoned: [])
+        var unavailable = 0
+        for _ in 0..<(4 * SymbolicationRetry.maxAttempts) {
+            do {
+                _ = try await worker.step()
+            } catch let error as StorageError where error.code == .unavailable {
+                unavailable += 1
+            }
+            if store.row(1)?.state != .pending && store.row(2)?.state != .pending { break }
+        }
+        #expect(unavailable == 2 * SymbolicationRetry.maxAttempts)
+        #expect(store.row(1)?.state == .complete)
+        #expect(store.row(1)?.failure == nil)
+        #expect(store.row(1)?.grouping != nil)
+        #expect(store.row(2)?.state == .complete)
+        // Each attempt counted was a claim's (this process's own), never a blame.
+        #expect(store.events.filter { $0 == "attempt 1" }.count == 2 * SymbolicationRetry.maxAttempts + 1)
+    }
+
+    /// A suspect is processed alone; the rest of the batch it came in is given back at once (on PostgreSQL its claims
+    /// would otherwise hold every other report of the batch for a whole lease), and taken by the next steps.
+    @Test func theBatchOfASuspectIsGivenBackAndTakenByTheNextSteps() async throws {
+        let store = FakeSymbolicationStore()
+        store.add(1, attempts: 1)
+        store.add(2, attempts: 1)
+        store.add(3)
+        store.add(4)
+        let worker = worker(store, PoisonSymbolicator(store: store, poison: Self.poison), poisoned: [])
+        #expect(try await worker.step() == 1)
+        #expect(store.row(1)?.state == .complete)
+        #expect(store.state.withLock { $0.released } == [[2, 3, 4]])
+        #expect(try await worker.step() == 1)
+        #expect(store.state.withLock { $0.released } == [[2, 3, 4], [3, 4]])
+        // No suspect left: the fresh reports together, nothing given back.
+        #expect(try await worker.step() == 2)
+        #expect(store.state.withLock { $0.released.count } == 2)
+        #expect((1...4).allSatisfy { store.row(Int64($0))?.state == .complete })
     }
 
     /// A report whose result cannot be saved (the database refuses its search entry) does not hold back its batch:

@@ -156,6 +156,24 @@ import Testing
         }
     }
 
+    /// Claims given back (a suspect's batch, of which only the suspect is processed) are free at once, for any node;
+    /// a report saved meanwhile is not queued again by giving it back, and a claim not given back stays.
+    @Test func claimsGivenBackAreFreeForAnyNodeAtOnce() async throws {
+        try await withStores(.postgres) { first in
+            let second = try await first.secondNode()
+            let p = try await createProject(first)
+            let ids = try await GroupingConformanceTests.store(
+                first, p, (1...10).map { ($0, "1.0", "u\($0)", Double($0)) })
+            #expect(try await first.symbolication.pending(limit: 10).count == 10)
+            try await first.symbolication.saveAll([GroupingConformanceTests.outcome(ids[1], site: "x")], at: Date())
+            try await first.symbolication.releaseClaims(reportIDs: Array(ids.dropFirst()))
+            let taken = try await second.symbolication.pending(limit: 10)
+            // The first report stays the first node's; the saved one is done.
+            #expect(taken.map(\.reportID) == Array(ids.dropFirst(2)))
+            await second.close()
+        }
+    }
+
     /// Two nodes filing the reports of one new crash at once make one issue, one alert, and exact counts. (The
     /// fingerprint's advisory lock makes the second node wait and find the issue; without it the issue's unique key
     /// would refuse the second insert and that batch would be redone report by report: the same end, more work.)
