@@ -202,6 +202,18 @@ struct TableRows: Equatable {
         return ids
     }
 
+    /// Characters a value is written with as escapes (`\n`, `\x1f`): a row is one line, and U+001F separates
+    /// PostgreSQL's values as read (`PostgresRows`). `postgres` is the escape in an `E'…'` literal.
+    static let escapes: [(character: String, postgres: String, shown: String)] = [
+        ("\n", "n", "\\n"), ("\u{1C}", "x1c", "\\x1c"), ("\u{1D}", "x1d", "\\x1d"), ("\u{1E}", "x1e", "\\x1e"),
+        ("\u{1F}", "x1f", "\\x1f"),
+    ]
+
+    /// `text` with `escapes` written out.
+    static func visible(_ text: String) -> String {
+        escapes.reduce(text) { $0.replacingOccurrences(of: $1.character, with: $1.shown) }
+    }
+
     /// Tables in name order, rows sorted: `== table (columns)`, a line per row; a table or column the upgrade dropped
     /// is named as dropped.
     func rendered(users: [String: String]) -> String {
@@ -264,10 +276,18 @@ enum SQLiteRows {
         case .null: "NULL"
         case .int64(let int): String(int)
         case .double(let double): "\(double)"
-        case .string(let string): string.replacingOccurrences(of: "\n", with: "\\n")
+        case .string(let string): TableRows.visible(string)
         case .blob(let data): "x'" + Hex.encode(Array(data)) + "'"
         }
     }
+}
+
+/// A row read back from PostgreSQL split into more or fewer values than it has columns.
+struct UpgradeRowsError: Error, CustomStringConvertible {
+    var table: String
+    var values: Int
+    var columns: Int
+    var description: String { "\(table): a row read as \(values) values for \(columns) columns" }
 }
 
 enum PostgresRows {
@@ -337,17 +357,25 @@ enum PostgresRows {
             let wanted = only?[table] ?? existing
             result.columns[table] = wanted
             let kept = wanted.filter(existing.contains)
-            // One text per row: the values joined with a separator no value holds.
+            // One text per row: the values joined with a separator no value holds once the separators of stored
+            // forms (`GroupingFacts.encoded`: U+001C…U+001F) and newlines are written out as escapes.
             let select =
                 kept.isEmpty
                 ? "''"
-                : kept.map { "coalesce(replace(\"\($0)\"::text, E'\\n', '\\n'), 'NULL')" }.joined(
-                    separator: " || E'\\x1f' || ")
+                : kept.map { column in
+                    let escaped = TableRows.escapes.reduce("\"\(column)\"::text") { inner, escape in
+                        "replace(\(inner), E'\\\(escape.postgres)', '\(escape.shown)')"
+                    }
+                    return "coalesce(\(escaped), 'NULL')"
+                }.joined(separator: " || E'\\x1f' || ")
             var rows: [TableRows.Values] = []
             for line in try await strings(connection, "SELECT \(select) FROM public.\"\(table)\"") {
                 var values =
                     kept.isEmpty
                     ? [] : line.split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init)
+                guard values.count == kept.count else {
+                    throw UpgradeRowsError(table: table, values: values.count, columns: kept.count)
+                }
                 rows.append(
                     TableRows.Values(
                         pairs: wanted.map { column in
