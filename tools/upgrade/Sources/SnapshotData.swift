@@ -18,14 +18,18 @@ enum Value {
 struct SnapshotRow {
     var table: String
     var values: [(String, Value)]
-    /// The SQLite migration the row needs (a CHECK that allowed its value came with it); PostgreSQL had them all first.
+    /// The SQLite migration the row needs (a CHECK that allowed its value came with it, or it stands for what that
+    /// version brought); on PostgreSQL its twin (`SnapshotData.postgresTwins`), where it has one: PostgreSQL had the
+    /// older ones from its first version.
     var since: String?
 }
 
 /// A crash reporter's data as it looks after a few days: two projects (an iOS app with releases spelt three ways, a
 /// Python worker sending Sentry events), their keys, reports with payloads and symbolication results, issues with
 /// every rollup, sessions and release health, debug files and source bundles, alerts with webhook deliveries, a
-/// minidump, a sentry-cli upload, a dashboard login, search entries.
+/// minidump, a sentry-cli upload, a dashboard login, search entries; from `v28-merged-issues` / `pg13-merged-issues` on
+/// a merged issue, people and their tokens and second factors, quotas, fingerprint rules, the audit trail and alert mail
+/// (`rowsSince28`).
 enum SnapshotData {
     /// 2026-03-02 09:00 UTC, in milliseconds.
     static let t0: Int64 = 1_772_442_000_000
@@ -67,13 +71,17 @@ enum SnapshotData {
             ("in_app_include", .text(#"["MyApp*"]"#)), ("in_app_exclude", .text("[]")),
             ("mask_emails_and_phones", .bool(true)), ("identity_key", .hex(identityKeys[1]!)),
             ("minidump_retention", .text("until_processed")), ("crash_free_users_target", .real(99.0)),
-            ("crash_free_sessions_target", .real(99.8)),
+            ("crash_free_sessions_target", .real(99.8)), ("tracker_kind", .text("github")),
+            ("tracker_url", .text("https://github.com/example/ios-app/issues")), ("quota_per_minute", .int(600)),
+            ("quota_per_hour", .int(10_000)), ("quota_per_month", .null),
         ]))
         rows.append(row("projects", [
             ("id", .int(2)), ("slug", .text("backend-worker")), ("created_at", .int(t0 - 10 * 24 * hour)),
             ("rate_limit_per_second", .real(2.5)), ("scrubbing", .bool(false)), ("keep_ip_addresses", .bool(true)),
             ("mask_emails_and_phones", .bool(false)), ("identity_key", .hex(identityKeys[2]!)),
-            ("minidump_retention", .text("retention_period")),
+            ("minidump_retention", .text("retention_period")), ("tracker_kind", .text("gitlab")),
+            ("tracker_url", .text("https://gitlab.example.com/backend/worker/-/issues")), ("quota_per_minute", .int(60)),
+            ("quota_per_hour", .null), ("quota_per_month", .int(1_000_000)),
         ]))
         for (hash, kind, project) in [
             (String(repeating: "1a", count: 32), "ingest", Value.int(1)),
@@ -115,6 +123,8 @@ enum SnapshotData {
                 ("users", .int(users)), ("repeat_users", .int(0)), ("early_events", .int(id == 1 ? 1 : 0)),
                 ("timed_events", .int(events)), ("title_rank", .int(2)), ("created_at", .int(t0 + id * hour)),
                 ("updated_at", .int(t0 + (id + 2) * hour)),
+                ("tracker_url", id == 1 ? .text("https://github.com/example/ios-app/issues/412")
+                    : id == 3 ? .text("https://gitlab.example.com/backend/worker/-/issues/7") : .null),
             ]))
         }
         // Reports: (id, project, payload, kind, release, user, issue, symbolication, error type).
@@ -139,6 +149,7 @@ enum SnapshotData {
                 ("frames_dropped", .int(0)), ("modules_dropped", .int(0)), ("symbolication", .text(state)),
                 ("issue_id", issue.map(Value.int) ?? .null), ("early", id == 1 ? .bool(true) : .bool(false)),
                 ("symbolication_attempts", .int(0)), ("grouping_version", .int(2)),
+                ("sample", id == 1 ? .int(1) : id == 3 ? .int(2) : .null), ("grouping_facts", groupingFacts(report: id)),
             ]))
             rows.append(row("report_event_ids", [
                 ("project_id", .int(project)), ("event_id", .text(event(Int(id)))), ("report_id", .int(id)),
@@ -313,7 +324,7 @@ enum SnapshotData {
             ("secret", .text("c2VjcmV0LW9mLXRoZS1zZXNzaW9uLTAwMDAwMDAx")), ("created_at", .int(t0)),
             ("expires_at", .int(t0 + 12 * hour)),
         ]))
-        return rows
+        return rows + rowsSince28
     }
 
     /// Statements after the rows (tables the migrations filled themselves): the debug-file change sequence.

@@ -73,6 +73,9 @@ struct UpgradeSnapshots: AsyncParsableCommand {
             let hashed = snapshot.applied.contains("pg9-hashed-rollup-users")
             var statements: [String] = []
             for row in SnapshotData.rows {
+                if let twin = row.since.flatMap({ SnapshotData.postgresTwins[$0] }), !snapshot.applied.contains(twin) {
+                    continue
+                }
                 guard let columns = try await snapshot.columns(row.table) else { continue }
                 statements.append(insert(row, columns: columns, hashed: hashed, literal: postgresLiteral))
             }
@@ -80,10 +83,20 @@ struct UpgradeSnapshots: AsyncParsableCommand {
                 statements.append(statement)
             }
             // Identity columns were given explicit ids: their sequences continue after them, as a real database's do.
-            for table in ["projects", "issues", "alerts", "webhook_deliveries", "admin_sessions"]
-            where try await snapshot.columns(table) != nil {
+            for table in [
+                "projects", "issues", "alerts", "webhook_deliveries", "admin_sessions", "people", "personal_tokens",
+                "audit_log", "mail_digests",
+            ] where try await snapshot.columns(table) != nil {
                 statements.append(
                     "SELECT setval(pg_get_serial_sequence('\(table)', 'id'), (SELECT max(id) FROM \(table)))")
+            }
+            // A merged issue's number was the issue's: it is never given again.
+            if try await snapshot.columns("issues_replaced") != nil {
+                statements.append(
+                    """
+                    SELECT setval(pg_get_serial_sequence('issues', 'id'),
+                        greatest((SELECT max(id) FROM issues), (SELECT max(issue_id) FROM issues_replaced)))
+                    """)
             }
             // The same data gives the same dump: the migrations' own timestamps are the snapshot's clock, not now.
             statements.append("UPDATE faultline_migrations SET applied_at = \(SnapshotData.t0)")

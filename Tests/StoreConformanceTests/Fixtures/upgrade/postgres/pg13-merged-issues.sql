@@ -1095,6 +1095,7 @@ COPY public.health_releases (project_id, release, first_seen, last_seen, session
 --
 
 COPY public.issue_aliases (project_id, fingerprint, issue_id, created_at) FROM stdin;
+1	v2:5d20c3	1	1772456400000
 \.
 
 
@@ -1184,6 +1185,7 @@ COPY public.issues (id, project_id, fingerprint, kind, "grouping", title, culpri
 --
 
 COPY public.issues_replaced (issue_id, project_id, survivor_id, fingerprint, replaced_at, replaced_by) FROM stdin;
+4	1	1	v2:5d20c3	1772456400000	person:1:Ada Lovelace
 \.
 
 
@@ -1325,7 +1327,7 @@ SELECT pg_catalog.setval('public.faultline_changes', 1, false);
 -- Name: issues_id_seq; Type: SEQUENCE SET; Schema: public; Owner: -
 --
 
-SELECT pg_catalog.setval('public.issues_id_seq', 3, true);
+SELECT pg_catalog.setval('public.issues_id_seq', 4, true);
 
 
 --

@@ -1038,6 +1038,7 @@ ALTER TABLE ONLY public.search_documents ATTACH PARTITION public.search_document
 
 COPY public.admin_sessions (id, token_hash, secret, created_at, expires_at, person_id) FROM stdin;
 1	5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e	c2VjcmV0LW9mLXRoZS1zZXNzaW9uLTAwMDAwMDAx	1772442000000	1772485200000	\N
+2	6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f	c2VjcmV0LW9mLXRoZS1zZXNzaW9uLTAwMDAwMDAy	1772445600000	1772488800000	1
 \.
 
 
@@ -1059,6 +1060,7 @@ COPY public.alerts (id, project_id, kind, dedupe_key, issue_id, release, title, 
 2	1	regression	regression:1:2.4.0 (240)	1	2.4.0 (240)	Regressed in 2.4.0 (240)	rule regression	1772449200000	t
 3	1	velocity	velocity:1:2.4.0	1	2.4.0	Crash velocity: 2 users in 30 min	rule velocity	1772452800000	t
 4	1	storage_full	storage_full:1	\N	\N	The server's disk is full	rule storage_full	1772456400000	f
+5	2	quota_reached	quota_reached:minute:1772452800	\N	\N	The project's quota of 60 events per minute was reached	{"quota":60,"retry_after_seconds":17}	1772452800000	t
 \.
 
 
@@ -1159,6 +1161,8 @@ pg17-fingerprint-rules	16	1772442000000
 --
 
 COPY public.grouping_rules (project_id, version, rules, created_at, created_by) FROM stdin;
+1	1	error.type:NetworkError error.code:1001 -> network-timeout\n	1772269200000	person:1:Ada Lovelace
+1	2	# one issue per network failure, one for the checkout\nerror.type:NetworkError error.code:1001 -> network-timeout\nfunction:"MyApp.CheckoutView.*" -> checkout {{ error.type }}\n	1772460000000	the API (admin token)
 \.
 
 
@@ -1233,6 +1237,7 @@ COPY public.health_releases (project_id, release, first_seen, last_seen, session
 --
 
 COPY public.invites (token_hash, person_id, created_at, expires_at) FROM stdin;
+587078d635168058f0e4dcf8ebeca05ae6b845ba2392308953a7b902c4d20b94	3	1772438400000	1773043200000
 \.
 
 
@@ -1241,6 +1246,7 @@ COPY public.invites (token_hash, person_id, created_at, expires_at) FROM stdin;
 --
 
 COPY public.issue_aliases (project_id, fingerprint, issue_id, created_at) FROM stdin;
+1	v2:5d20c3	1	1772456400000
 \.
 
 
@@ -1319,9 +1325,9 @@ COPY public.issue_users (issue_id, user_key, events) FROM stdin;
 --
 
 COPY public.issues (id, project_id, fingerprint, kind, "grouping", title, culprit, status, regressed, status_changed_at, status_changed_by, note, first_seen, last_seen, first_release, last_release, events, users, repeat_users, early_events, timed_events, title_rank, updated_at, created_at, tracker_url) FROM stdin;
-1	1	v2:8c1f0a	crash	{"frames":["CheckoutView.pay()"],"version":2}	EXC_BAD_ACCESS in CheckoutView.pay()	CheckoutView.pay()	open	t	\N	\N	\N	1772445600000	1772452800000	2.4.0	2.4.0 (240)	2	2	0	1	2	2	1772452800000	1772445600000	\N
+1	1	v2:8c1f0a	crash	{"frames":["CheckoutView.pay()"],"version":2}	EXC_BAD_ACCESS in CheckoutView.pay()	CheckoutView.pay()	open	t	\N	\N	\N	1772445600000	1772452800000	2.4.0	2.4.0 (240)	2	2	0	1	2	2	1772452800000	1772445600000	https://github.com/example/ios-app/issues/412
 2	1	v2:31d9e4	nonfatal	{"frames":["Decoder.decode(_:)"],"version":2}	DecodingError.keyNotFound	Decoder.decode(_:)	closed	f	1772460000000	the dashboard (session 1)	Fixed by the 2.4.1 decoder change	1772449200000	1772456400000	com.example.app@2.4.0+240	com.example.app@2.4.0+240	1	1	0	0	1	2	1772456400000	1772449200000	\N
-3	2	v2:77aa02	crash	{"frames":["worker.run"],"version":2}	KeyError: 'job_id'	worker.run	muted	f	1772460000000	the dashboard (session 1)	\N	1772452800000	1772460000000	1.0.0	1.0.0	1	1	0	0	1	2	1772460000000	1772452800000	\N
+3	2	v2:77aa02	crash	{"frames":["worker.run"],"version":2}	KeyError: 'job_id'	worker.run	muted	f	1772460000000	the dashboard (session 1)	\N	1772452800000	1772460000000	1.0.0	1.0.0	1	1	0	0	1	2	1772460000000	1772452800000	https://gitlab.example.com/backend/worker/-/issues/7
 \.
 
 
@@ -1330,6 +1336,7 @@ COPY public.issues (id, project_id, fingerprint, kind, "grouping", title, culpri
 --
 
 COPY public.issues_replaced (issue_id, project_id, survivor_id, fingerprint, replaced_at, replaced_by) FROM stdin;
+4	1	1	v2:5d20c3	1772456400000	person:1:Ada Lovelace
 \.
 
 
@@ -1338,6 +1345,10 @@ COPY public.issues_replaced (issue_id, project_id, survivor_id, fingerprint, rep
 --
 
 COPY public.memberships (person_id, project_id, role) FROM stdin;
+1	1	admin
+2	1	member
+2	2	admin
+3	1	viewer
 \.
 
 
@@ -1357,6 +1368,9 @@ COPY public.payloads_default (id, project_id, received_at, encoding, inflated_si
 --
 
 COPY public.people (id, login, name, owner, password_hash, created_at) FROM stdin;
+1	ada@example.org	Ada Lovelace	t	scrypt$ln=15,r=8,p=1$a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1$52b7d668654ba53efe621801cd54a8faa82349c8f169d212616e2df882033cef	1770714000000
+2	grace@example.org	Grace Hopper	f	scrypt$ln=15,r=8,p=1$b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2$7d4aab8bb5b0d09d3411e5868ce954ca54f6308b0505118fcc3e2917cdaa67d9	1771405200000
+3	linus@example.org		f	\N	1772438400000
 \.
 
 
@@ -1365,8 +1379,8 @@ COPY public.people (id, login, name, owner, password_hash, created_at) FROM stdi
 --
 
 COPY public.projects (id, slug, created_at, rate_limit_per_second, scrubbing, keep_ip_addresses, safe_fields, sensitive_fields, in_app_include, in_app_exclude, mask_emails_and_phones, identity_key, minidump_retention, crash_free_users_target, crash_free_sessions_target, tracker_kind, tracker_url, quota_per_minute, quota_per_hour, quota_per_month) FROM stdin;
-1	ios-app	1769850000000	50	t	f	["order_id"]	["card_number"]	["MyApp*"]	[]	t	\\x5f2a9c0e7d3b41a68e0c2f4b7a9d1e3c5b7f9a0c2e4d6b8f1a3c5e7092b4d6f8	until_processed	99	99.8	\N	\N	\N	\N	\N
-2	backend-worker	1771578000000	2.5	f	t	[]	[]	[]	[]	f	\\x0b1d3f5a7c9e2b4d6f8a0c2e4b6d8f1a3c5e7b9d0f2a4c6e8b1d3f5a7c9e0b2d	retention_period	99.5	99.9	\N	\N	\N	\N	\N
+1	ios-app	1769850000000	50	t	f	["order_id"]	["card_number"]	["MyApp*"]	[]	t	\\x5f2a9c0e7d3b41a68e0c2f4b7a9d1e3c5b7f9a0c2e4d6b8f1a3c5e7092b4d6f8	until_processed	99	99.8	github	https://github.com/example/ios-app/issues	600	10000	\N
+2	backend-worker	1771578000000	2.5	f	t	[]	[]	[]	[]	f	\\x0b1d3f5a7c9e2b4d6f8a0c2e4b6d8f1a3c5e7b9d0f2a4c6e8b1d3f5a7c9e0b2d	retention_period	99.5	99.9	gitlab	https://gitlab.example.com/backend/worker/-/issues	60	\N	1000000
 \.
 
 
@@ -1375,6 +1389,11 @@ COPY public.projects (id, slug, created_at, rate_limit_per_second, scrubbing, ke
 --
 
 COPY public.quota_counts (project_id, day, release, fingerprint, accepted, dropped) FROM stdin;
+1	20513	2.3.1		1	0
+1	20514	2.4.0		3	0
+1	20514	2.4.0	v2:8c1f0a	0	41
+2	20514	1.0.0		1	250
+2	20514			0	3
 \.
 
 
@@ -1383,6 +1402,7 @@ COPY public.quota_counts (project_id, day, release, fingerprint, accepted, dropp
 --
 
 COPY public.regroups (project_id, rules_version, cursor, last_id, total, requeued, started_at, finished_at) FROM stdin;
+1	2	2	4	4	2	1772460000000	\N
 \.
 
 
@@ -1426,11 +1446,11 @@ COPY public.report_symbols_default (report_id, received_at, result, updated_at) 
 --
 
 COPY public.reports_default (id, project_id, event_id, kind, occurred_at, received_at, release, environment, user_key, session_id, error_type, error_message, payload_id, payload_offset, payload_length, custom_keys_dropped, values_truncated, breadcrumbs_dropped, threads_dropped, frames_dropped, modules_dropped, symbolication, symbolication_attempts, symbolication_failure, issue_id, early, grouping_version, claimed_until, sample, grouping_facts) FROM stdin;
-1	1	000000000000000000000000000000e1	crash	1772445540000	1772445600000	2.4.0	production	user-1	s-1	SIGSEGV	at 0x10	1	0	486	3	0	0	0	0	0	complete	0	\N	1	t	2	\N	\N	\N
-2	1	000000000000000000000000000000e2	crash	1772445480000	1772445600000	2.4.0 (240)	production	user-2	s-2	SIGSEGV	at 0x10	1	0	486	0	0	12	0	0	0	partial	0	\N	1	f	2	\N	\N	\N
-3	1	000000000000000000000000000000e3	nonfatal	1772449020000	1772449200000	com.example.app@2.4.0+240	production	user-1	s-3	DecodingError	at 0x10	2	0	486	0	0	0	0	0	0	not_needed	0	\N	2	f	2	\N	\N	\N
+1	1	000000000000000000000000000000e1	crash	1772445540000	1772445600000	2.4.0	production	user-1	s-1	SIGSEGV	at 0x10	1	0	486	3	0	0	0	0	0	complete	0	\N	1	t	2	\N	1	f1crashstack0MyApp.CheckoutView.pay()SIGSEGVat 0x10MyApp.CheckoutView.pay()MyApp.CheckoutView.bodyMyApplibcrypto.so.32.4.0iosscreencheckoutosiOS 18.3environmentproduction
+2	1	000000000000000000000000000000e2	crash	1772445480000	1772445600000	2.4.0 (240)	production	user-2	s-2	SIGSEGV	at 0x10	1	0	486	0	0	12	0	0	0	partial	0	\N	1	f	2	\N	\N	f1crashstack0MyApp.CheckoutView.pay()SIGSEGVat 0x10MyApp.CheckoutView.pay()MyApp.CheckoutView.bodyMyApplibcrypto.so.32.4.0iosscreencheckoutosiOS 18.3environmentproduction
+3	1	000000000000000000000000000000e3	nonfatal	1772449020000	1772449200000	com.example.app@2.4.0+240	production	user-1	s-3	DecodingError	at 0x10	2	0	486	0	0	0	0	0	0	not_needed	0	\N	2	f	2	\N	2	f1nonfatalerror0DecodingErrorkeyNotFoundDecodingErrorkeyNotFound("total")-1001MyApp.Decoder.decode(_:)MyApp2.4.0iososiOS 18.3
 4	1	000000000000000000000000000000e4	crash	1772448960000	1772449200000	2.3.1	production	\N	s-4	SIGABRT	at 0x10	2	0	486	0	0	0	0	0	0	pending	0	\N	\N	f	2	\N	\N	\N
-5	2	000000000000000000000000000000e5	crash	1772452500000	1772452800000	1.0.0	production	worker-7	s-5	KeyError	'job_id'	3	0	190	0	0	0	0	0	0	complete	0	\N	3	f	2	\N	\N	\N
+5	2	000000000000000000000000000000e5	crash	1772452500000	1772452800000	1.0.0	production	worker-7	s-5	KeyError	'job_id'	3	0	190	0	0	0	0	0	0	complete	0	\N	3	f	2	\N	\N	f1crashclient1workerKeyErrorKeyError'job_id'worker.run1.0.0pythonosLinux
 \.
 
 
@@ -1475,14 +1495,14 @@ COPY public.webhook_deliveries (id, alert_id, url, body, state, attempts, next_a
 -- Name: admin_sessions_id_seq; Type: SEQUENCE SET; Schema: public; Owner: -
 --
 
-SELECT pg_catalog.setval('public.admin_sessions_id_seq', 1, true);
+SELECT pg_catalog.setval('public.admin_sessions_id_seq', 2, true);
 
 
 --
 -- Name: alerts_id_seq; Type: SEQUENCE SET; Schema: public; Owner: -
 --
 
-SELECT pg_catalog.setval('public.alerts_id_seq', 4, true);
+SELECT pg_catalog.setval('public.alerts_id_seq', 5, true);
 
 
 --
@@ -1503,7 +1523,7 @@ SELECT pg_catalog.setval('public.faultline_changes', 1, false);
 -- Name: issues_id_seq; Type: SEQUENCE SET; Schema: public; Owner: -
 --
 
-SELECT pg_catalog.setval('public.issues_id_seq', 3, true);
+SELECT pg_catalog.setval('public.issues_id_seq', 4, true);
 
 
 --
@@ -1517,7 +1537,7 @@ SELECT pg_catalog.setval('public.payloads_id_seq', 3, true);
 -- Name: people_id_seq; Type: SEQUENCE SET; Schema: public; Owner: -
 --
 
-SELECT pg_catalog.setval('public.people_id_seq', 1, false);
+SELECT pg_catalog.setval('public.people_id_seq', 3, true);
 
 
 --

@@ -444,6 +444,8 @@ INSERT INTO "alerts" VALUES (1, 1, 'new_issue', 'new_issue:1', 1, '2.4.0', 'New 
 INSERT INTO "alerts" VALUES (2, 1, 'regression', 'regression:1:2.4.0 (240)', 1, '2.4.0 (240)', 'Regressed in 2.4.0 (240)', 'rule regression', 1772449200000, 1);
 INSERT INTO "alerts" VALUES (3, 1, 'velocity', 'velocity:1:2.4.0', 1, '2.4.0', 'Crash velocity: 2 users in 30 min', 'rule velocity', 1772452800000, 1);
 INSERT INTO "alerts" VALUES (4, 1, 'storage_full', 'storage_full:1', NULL, NULL, 'The server''s disk is full', 'rule storage_full', 1772456400000, 0);
+INSERT INTO "issue_aliases" VALUES (1, 'v2:5d20c3', 1, 1772456400000);
+INSERT INTO "issues_replaced" VALUES (4, 1, 1, 'v2:5d20c3', 1772456400000, 'person:1:Ada Lovelace');
 CREATE INDEX credentials_by_project ON credentials(project_id);
 CREATE INDEX reports_by_project ON reports(project_id, id);
 CREATE INDEX reports_by_kind ON reports(project_id, kind, id);

@@ -389,17 +389,17 @@ INSERT INTO "grdb_migrations" VALUES ('v29-retention-samples-trackers');
 INSERT INTO "grdb_migrations" VALUES ('v30-people');
 INSERT INTO "grdb_migrations" VALUES ('v31-event-quotas');
 INSERT INTO "grdb_migrations" VALUES ('v32-fingerprint-rules');
-INSERT INTO "projects" VALUES (1, 'ios-app', 1769850000000, 50.0, 1, 0, '["order_id"]', '["card_number"]', '["MyApp*"]', '[]', 1, X'5f2a9c0e7d3b41a68e0c2f4b7a9d1e3c5b7f9a0c2e4d6b8f1a3c5e7092b4d6f8', 'until_processed', 99.0, 99.8, NULL, NULL, NULL, NULL, NULL);
-INSERT INTO "projects" VALUES (2, 'backend-worker', 1771578000000, 2.5, 0, 1, '[]', '[]', '[]', '[]', 0, X'0b1d3f5a7c9e2b4d6f8a0c2e4b6d8f1a3c5e7b9d0f2a4c6e8b1d3f5a7c9e0b2d', 'retention_period', 99.5, 99.9, NULL, NULL, NULL, NULL, NULL);
+INSERT INTO "projects" VALUES (1, 'ios-app', 1769850000000, 50.0, 1, 0, '["order_id"]', '["card_number"]', '["MyApp*"]', '[]', 1, X'5f2a9c0e7d3b41a68e0c2f4b7a9d1e3c5b7f9a0c2e4d6b8f1a3c5e7092b4d6f8', 'until_processed', 99.0, 99.8, 'github', 'https://github.com/example/ios-app/issues', 600, 10000, NULL);
+INSERT INTO "projects" VALUES (2, 'backend-worker', 1771578000000, 2.5, 0, 1, '[]', '[]', '[]', '[]', 0, X'0b1d3f5a7c9e2b4d6f8a0c2e4b6d8f1a3c5e7b9d0f2a4c6e8b1d3f5a7c9e0b2d', 'retention_period', 99.5, 99.9, 'gitlab', 'https://gitlab.example.com/backend/worker/-/issues', 60, NULL, 1000000);
 INSERT INTO "credentials" VALUES ('1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a', 'ingest', 1, 1772438400000);
 INSERT INTO "credentials" VALUES ('2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b', 'upload', 1, 1772438400000);
 INSERT INTO "credentials" VALUES ('3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c', 'ingest', 2, 1772438400000);
 INSERT INTO "credentials" VALUES ('4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d', 'admin', NULL, 1772438400000);
-INSERT INTO "reports" VALUES (1, 1, '000000000000000000000000000000e1', 'crash', 1772445540000, 1772445600000, '2.4.0', 'production', 'user-1', 's-1', 'SIGSEGV', 'at 0x10', 1, 0, 486, 3, 0, 0, 0, 0, 0, 'complete', 1, 1, 0, NULL, 2, NULL, NULL);
-INSERT INTO "reports" VALUES (2, 1, '000000000000000000000000000000e2', 'crash', 1772445480000, 1772445600000, '2.4.0 (240)', 'production', 'user-2', 's-2', 'SIGSEGV', 'at 0x10', 1, 0, 486, 0, 0, 12, 0, 0, 0, 'partial', 1, 0, 0, NULL, 2, NULL, NULL);
-INSERT INTO "reports" VALUES (3, 1, '000000000000000000000000000000e3', 'nonfatal', 1772449020000, 1772449200000, 'com.example.app@2.4.0+240', 'production', 'user-1', 's-3', 'DecodingError', 'at 0x10', 2, 0, 486, 0, 0, 0, 0, 0, 0, 'not_needed', 2, 0, 0, NULL, 2, NULL, NULL);
+INSERT INTO "reports" VALUES (1, 1, '000000000000000000000000000000e1', 'crash', 1772445540000, 1772445600000, '2.4.0', 'production', 'user-1', 's-1', 'SIGSEGV', 'at 0x10', 1, 0, 486, 3, 0, 0, 0, 0, 0, 'complete', 1, 1, 0, NULL, 2, 1, 'f1crashstack0MyApp.CheckoutView.pay()SIGSEGVat 0x10MyApp.CheckoutView.pay()MyApp.CheckoutView.bodyMyApplibcrypto.so.32.4.0iosscreencheckoutosiOS 18.3environmentproduction');
+INSERT INTO "reports" VALUES (2, 1, '000000000000000000000000000000e2', 'crash', 1772445480000, 1772445600000, '2.4.0 (240)', 'production', 'user-2', 's-2', 'SIGSEGV', 'at 0x10', 1, 0, 486, 0, 0, 12, 0, 0, 0, 'partial', 1, 0, 0, NULL, 2, NULL, 'f1crashstack0MyApp.CheckoutView.pay()SIGSEGVat 0x10MyApp.CheckoutView.pay()MyApp.CheckoutView.bodyMyApplibcrypto.so.32.4.0iosscreencheckoutosiOS 18.3environmentproduction');
+INSERT INTO "reports" VALUES (3, 1, '000000000000000000000000000000e3', 'nonfatal', 1772449020000, 1772449200000, 'com.example.app@2.4.0+240', 'production', 'user-1', 's-3', 'DecodingError', 'at 0x10', 2, 0, 486, 0, 0, 0, 0, 0, 0, 'not_needed', 2, 0, 0, NULL, 2, 2, 'f1nonfatalerror0DecodingErrorkeyNotFoundDecodingErrorkeyNotFound("total")-1001MyApp.Decoder.decode(_:)MyApp2.4.0iososiOS 18.3');
 INSERT INTO "reports" VALUES (4, 1, '000000000000000000000000000000e4', 'crash', 1772448960000, 1772449200000, '2.3.1', 'production', NULL, 's-4', 'SIGABRT', 'at 0x10', 2, 0, 486, 0, 0, 0, 0, 0, 0, 'pending', NULL, 0, 0, NULL, 2, NULL, NULL);
-INSERT INTO "reports" VALUES (5, 2, '000000000000000000000000000000e5', 'crash', 1772452500000, 1772452800000, '1.0.0', 'production', 'worker-7', 's-5', 'KeyError', '''job_id''', 3, 0, 190, 0, 0, 0, 0, 0, 0, 'complete', 3, 0, 0, NULL, 2, NULL, NULL);
+INSERT INTO "reports" VALUES (5, 2, '000000000000000000000000000000e5', 'crash', 1772452500000, 1772452800000, '1.0.0', 'production', 'worker-7', 's-5', 'KeyError', '''job_id''', 3, 0, 190, 0, 0, 0, 0, 0, 0, 'complete', 3, 0, 0, NULL, 2, NULL, 'f1crashclient1workerKeyErrorKeyError''job_id''worker.run1.0.0pythonosLinux');
 INSERT INTO "sessions" VALUES (1, 's-1', 'user-1', '2.4.0', 'production', 1772442000000, 'crashed', 0, 42.5, 3, 1772445600000, 1);
 INSERT INTO "sessions" VALUES (1, 's-2', 'user-2', '2.4.0 (240)', 'production', 1772442000000, 'crashed', 0, 42.5, 3, 1772445600000, 1);
 INSERT INTO "sessions" VALUES (1, 's-3', 'user-1', 'com.example.app@2.4.0+240', 'production', 1772442000000, 'exited', 1, 42.5, 3, 1772445600000, 1);
@@ -410,9 +410,9 @@ INSERT INTO "report_symbols" VALUES (1, X'7b2274687265616473223a5b5b7b226275696c
 INSERT INTO "report_symbols" VALUES (2, X'7b2274687265616473223a5b5b7b226275696c645f6964223a2261316232633364346535663630373138323933613462356336643765386639306131623263336434222c226672616d6573223a5b7b2266756e6374696f6e223a224d794170702e436865636b6f7574566965772e7061792829222c2266696c65223a22436865636b6f7574566965772e7377696674222c226c696e65223a38387d5d2c226f6666736574223a343636302c22737461747573223a226477617266227d2c7b226275696c645f6964223a2263336434653566363037313832393361346235633664376538663930613162326333643465356636222c226672616d6573223a5b5d2c226f6666736574223a333834302c22737461747573223a226d697373696e675f64656275675f66696c65227d5d5d2c226d6f64756c6573223a5b7b226275696c645f6964223a2261316232633364346535663630373138323933613462356336643765386639306131623263336434222c226d6f64756c65223a224d79417070227d2c7b226275696c645f6964223a2263336434653566363037313832393361346235633664376538663930613162326333643465356636222c226d6f64756c65223a226c696263727970746f2e736f2e33227d5d7d', 1772445601000);
 INSERT INTO "report_symbols" VALUES (3, X'7b2274687265616473223a5b5b7b226275696c645f6964223a2261316232633364346535663630373138323933613462356336643765386639306131623263336434222c226672616d6573223a5b7b2266756e6374696f6e223a224d794170702e436865636b6f7574566965772e7061792829222c2266696c65223a22436865636b6f7574566965772e7377696674222c226c696e65223a38387d5d2c226f6666736574223a343636302c22737461747573223a226477617266227d2c7b226275696c645f6964223a2263336434653566363037313832393361346235633664376538663930613162326333643465356636222c226672616d6573223a5b5d2c226f6666736574223a333834302c22737461747573223a226d697373696e675f64656275675f66696c65227d5d5d2c226d6f64756c6573223a5b7b226275696c645f6964223a2261316232633364346535663630373138323933613462356336643765386639306131623263336434222c226d6f64756c65223a224d79417070227d2c7b226275696c645f6964223a2263336434653566363037313832393361346235633664376538663930613162326333643465356636222c226d6f64756c65223a226c696263727970746f2e736f2e33227d5d7d', 1772449201000);
 INSERT INTO "report_symbols" VALUES (5, X'7b2274687265616473223a5b5b7b226275696c645f6964223a2261316232633364346535663630373138323933613462356336643765386639306131623263336434222c226672616d6573223a5b7b2266756e6374696f6e223a224d794170702e436865636b6f7574566965772e7061792829222c2266696c65223a22436865636b6f7574566965772e7377696674222c226c696e65223a38387d5d2c226f6666736574223a343636302c22737461747573223a226477617266227d2c7b226275696c645f6964223a2263336434653566363037313832393361346235633664376538663930613162326333643465356636222c226672616d6573223a5b5d2c226f6666736574223a333834302c22737461747573223a226d697373696e675f64656275675f66696c65227d5d5d2c226d6f64756c6573223a5b7b226275696c645f6964223a2261316232633364346535663630373138323933613462356336643765386639306131623263336434222c226d6f64756c65223a224d79417070227d2c7b226275696c645f6964223a2263336434653566363037313832393361346235633664376538663930613162326333643465356636222c226d6f64756c65223a226c696263727970746f2e736f2e33227d5d7d', 1772452801000);
-INSERT INTO "issues" VALUES (1, 1, 'v2:8c1f0a', 'crash', '{"frames":["CheckoutView.pay()"],"version":2}', 'EXC_BAD_ACCESS in CheckoutView.pay()', 'CheckoutView.pay()', 'open', 1, NULL, 1772445600000, 1772452800000, '2.4.0', '2.4.0 (240)', 2, 2, 0, 1, 2, 1772452800000, 2, NULL, NULL, 1772445600000, NULL);
+INSERT INTO "issues" VALUES (1, 1, 'v2:8c1f0a', 'crash', '{"frames":["CheckoutView.pay()"],"version":2}', 'EXC_BAD_ACCESS in CheckoutView.pay()', 'CheckoutView.pay()', 'open', 1, NULL, 1772445600000, 1772452800000, '2.4.0', '2.4.0 (240)', 2, 2, 0, 1, 2, 1772452800000, 2, NULL, NULL, 1772445600000, 'https://github.com/example/ios-app/issues/412');
 INSERT INTO "issues" VALUES (2, 1, 'v2:31d9e4', 'nonfatal', '{"frames":["Decoder.decode(_:)"],"version":2}', 'DecodingError.keyNotFound', 'Decoder.decode(_:)', 'closed', 0, 1772460000000, 1772449200000, 1772456400000, 'com.example.app@2.4.0+240', 'com.example.app@2.4.0+240', 1, 1, 0, 0, 1, 1772456400000, 2, 'the dashboard (session 1)', 'Fixed by the 2.4.1 decoder change', 1772449200000, NULL);
-INSERT INTO "issues" VALUES (3, 2, 'v2:77aa02', 'crash', '{"frames":["worker.run"],"version":2}', 'KeyError: ''job_id''', 'worker.run', 'muted', 0, 1772460000000, 1772452800000, 1772460000000, '1.0.0', '1.0.0', 1, 1, 0, 0, 1, 1772460000000, 2, 'the dashboard (session 1)', NULL, 1772452800000, NULL);
+INSERT INTO "issues" VALUES (3, 2, 'v2:77aa02', 'crash', '{"frames":["worker.run"],"version":2}', 'KeyError: ''job_id''', 'worker.run', 'muted', 0, 1772460000000, 1772452800000, 1772460000000, '1.0.0', '1.0.0', 1, 1, 0, 0, 1, 1772460000000, 2, 'the dashboard (session 1)', NULL, 1772452800000, 'https://gitlab.example.com/backend/worker/-/issues/7');
 INSERT INTO "issue_releases" VALUES (1, '2.4.0', 1, 1, 1772445600000, 1772452800000);
 INSERT INTO "issue_releases" VALUES (1, '2.4.0 (240)', 1, 1, 1772445600000, 1772452800000);
 INSERT INTO "issue_releases" VALUES (2, 'com.example.app@2.4.0+240', 1, 1, 1772449200000, 1772456400000);
@@ -480,6 +480,7 @@ INSERT INTO "client_reports" VALUES (2, 20514, 'ratelimit_backoff', 'error', 17)
 INSERT INTO "attachments" VALUES (1, 2, '000000000000000000000000000000e5', 'upload_file_minidump', 'application/octet-stream', 'event.minidump', 8, X'4d444d5093a70000', 1772452800000);
 INSERT INTO "dif_uploads" VALUES (1, 'abababababababababababababababababababab', 'MyApp.debug', 'd4c3b2a1-f6e5-1807-2939-4a5b6c7d8e9f', 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4', 'ok', NULL, 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4', 1772449200000);
 INSERT INTO "admin_sessions" VALUES (1, '5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e', 'c2VjcmV0LW9mLXRoZS1zZXNzaW9uLTAwMDAwMDAx', 1772442000000, 1772485200000, NULL);
+INSERT INTO "admin_sessions" VALUES (2, '6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f', 'c2VjcmV0LW9mLXRoZS1zZXNzaW9uLTAwMDAwMDAy', 1772445600000, 1772488800000, 1);
 INSERT INTO "report_modules" VALUES (1, 1, 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4', 'MyApp', '2.4.0', 2);
 INSERT INTO "report_modules" VALUES (2, 1, 'c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6', 'libcrypto.so.3', '2.4.0', 0);
 INSERT INTO "counters" VALUES ('debug_files', 3);
@@ -494,10 +495,33 @@ production', 'KeyError at 0x10', 'MyApp.CheckoutView.pay()', 'screen checkout');
 INSERT INTO "debug_files" VALUES (1, 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4', 'debuginfo', 18204112, 'x86_64', 'elf', 'debug,symtab', 'MyApp', 1772449200000, 'dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd', 1);
 INSERT INTO "debug_files" VALUES (1, 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4', 'executable', 2404352, 'x86_64', 'elf', 'symtab', 'MyApp', 1772449200000, 'eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', 2);
 INSERT INTO "debug_files" VALUES (1, 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4', 'sources', 88410, 'x86_64', 'sourcebundle', 'sources', 'MyApp.src.zip', 1772449200000, '5555555555555555555555555555555555555555555555555555555555555555', 3);
+INSERT INTO "issue_aliases" VALUES (1, 'v2:5d20c3', 1, 1772456400000);
+INSERT INTO "issues_replaced" VALUES (4, 1, 1, 'v2:5d20c3', 1772456400000, 'person:1:Ada Lovelace');
+INSERT INTO "people" VALUES (1, 'ada@example.org', 'Ada Lovelace', 1, 'scrypt$ln=15,r=8,p=1$a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1$52b7d668654ba53efe621801cd54a8faa82349c8f169d212616e2df882033cef', 1770714000000);
+INSERT INTO "people" VALUES (2, 'grace@example.org', 'Grace Hopper', 0, 'scrypt$ln=15,r=8,p=1$b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2$7d4aab8bb5b0d09d3411e5868ce954ca54f6308b0505118fcc3e2917cdaa67d9', 1771405200000);
+INSERT INTO "people" VALUES (3, 'linus@example.org', '', 0, NULL, 1772438400000);
+INSERT INTO "memberships" VALUES (1, 1, 'admin');
+INSERT INTO "memberships" VALUES (2, 1, 'member');
+INSERT INTO "memberships" VALUES (2, 2, 'admin');
+INSERT INTO "memberships" VALUES (3, 1, 'viewer');
+INSERT INTO "invites" VALUES ('587078d635168058f0e4dcf8ebeca05ae6b845ba2392308953a7b902c4d20b94', 3, 1772438400000, 1773043200000);
+INSERT INTO "quota_counts" VALUES (1, 20513, '2.3.1', '', 1, 0);
+INSERT INTO "quota_counts" VALUES (1, 20514, '2.4.0', '', 3, 0);
+INSERT INTO "quota_counts" VALUES (1, 20514, '2.4.0', 'v2:8c1f0a', 0, 41);
+INSERT INTO "quota_counts" VALUES (2, 20514, '', '', 0, 3);
+INSERT INTO "quota_counts" VALUES (2, 20514, '1.0.0', '', 1, 250);
 INSERT INTO "alerts" VALUES (1, 1, 'new_issue', 'new_issue:1', 1, '2.4.0', 'New issue: EXC_BAD_ACCESS in CheckoutView.pay()', 'rule new_issue', 1772445600000, 1);
 INSERT INTO "alerts" VALUES (2, 1, 'regression', 'regression:1:2.4.0 (240)', 1, '2.4.0 (240)', 'Regressed in 2.4.0 (240)', 'rule regression', 1772449200000, 1);
 INSERT INTO "alerts" VALUES (3, 1, 'velocity', 'velocity:1:2.4.0', 1, '2.4.0', 'Crash velocity: 2 users in 30 min', 'rule velocity', 1772452800000, 1);
 INSERT INTO "alerts" VALUES (4, 1, 'storage_full', 'storage_full:1', NULL, NULL, 'The server''s disk is full', 'rule storage_full', 1772456400000, 0);
+INSERT INTO "alerts" VALUES (5, 2, 'quota_reached', 'quota_reached:minute:1772452800', NULL, NULL, 'The project''s quota of 60 events per minute was reached', '{"quota":60,"retry_after_seconds":17}', 1772452800000, 1);
+INSERT INTO "grouping_rules" VALUES (1, 1, 'error.type:NetworkError error.code:1001 -> network-timeout
+', 1772269200000, 'person:1:Ada Lovelace');
+INSERT INTO "grouping_rules" VALUES (1, 2, '# one issue per network failure, one for the checkout
+error.type:NetworkError error.code:1001 -> network-timeout
+function:"MyApp.CheckoutView.*" -> checkout {{ error.type }}
+', 1772460000000, 'the API (admin token)');
+INSERT INTO "regroups" VALUES (1, 2, 2, 4, 4, 2, 1772460000000, NULL);
 CREATE INDEX credentials_by_project ON credentials(project_id);
 CREATE INDEX reports_by_project ON reports(project_id, id);
 CREATE INDEX reports_by_kind ON reports(project_id, kind, id);
