@@ -17,8 +17,8 @@ import Synchronization
 /// answered `StorageError(.unavailable)` (503 upstream), so a request never waits for a database that is down, cut
 /// off or stalled: a write still queued is withdrawn (never stored); one inside the commit in flight may still be
 /// stored when that commit ends (its outcome is unknown, and a retry is a duplicate report or an unchanged session).
-/// A commit past the deadline no longer holds the queue: the next write starts a new drain task, and the old one stops
-/// once its commit returns (a connection that never answers again then costs one pooled connection, not ingest).
+/// A commit past the deadline no longer holds the queue: the writes queued behind it, or else the next write, start a
+/// new drain task, and the old one stops once its commit returns (a connection that never answers again then costs one pooled connection, not ingest).
 public final class GroupCommitter: Sendable {
     typealias Waiting = (id: UInt64, write: IngestWrite, continuation: CheckedContinuation<IngestOutcome, any Error>)
     struct Queue {
@@ -91,18 +91,21 @@ public final class GroupCommitter: Sendable {
     /// Answers write `id` `.unavailable` when its deadline passed: withdrawn when still queued, left to its commit
     /// (whose outcome is then not reported) when in flight.
     func expire(_ id: UInt64, after deadline: Duration) {
-        let continuation: CheckedContinuation<IngestOutcome, any Error>? = queue.withLock { queue in
+        let (continuation, restart) = queue.withLock {
+            queue -> (CheckedContinuation<IngestOutcome, any Error>?, Bool) in
             queue.timers[id] = nil
             if let index = queue.pending.firstIndex(where: { $0.id == id }) {
-                return queue.pending.remove(at: index).continuation
+                return (queue.pending.remove(at: index).continuation, false)
             }
-            guard let continuation = queue.inFlight.removeValue(forKey: id) else { return nil }
+            guard let continuation = queue.inFlight.removeValue(forKey: id) else { return (nil, false) }
             queue.answered.insert(id)
-            // The commit in flight is stuck: writes from now on go to a new drain task.
-            queue.draining = false
+            // The commit in flight is stuck: writes from now on go to a new drain task, and so do the writes queued
+            // behind it (else they would wait for the next write to start one, or for their own deadline).
             queue.drainGeneration &+= 1
-            return continuation
+            queue.draining = !queue.pending.isEmpty
+            return (continuation, queue.draining)
         }
+        if restart { Task { await self.drain() } }
         guard let continuation else { return }
         telemetry.count(Telemetry.Name.commitDeadlinePassed)
         continuation.resume(

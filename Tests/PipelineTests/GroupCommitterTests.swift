@@ -70,6 +70,29 @@ final class StuckFirstCommitStore: IngestStore {
         #expect(store.committed.withLock { $0.reduce(0, +) } == 2)
     }
 
+    /// Writes queued behind a commit that passed its deadline are committed by a new drain task at once, with no
+    /// further write to start it (an idle server whose database came back answers them, not `503` at their deadline).
+    @Test func writesQueuedBehindAStuckCommitAreCommittedWithoutAnotherWrite() async throws {
+        let store = StuckFirstCommitStore()
+        let committer = GroupCommitter(store: store, telemetry: telemetry, deadline: .seconds(2))
+        let first = Task { try await committer.submit(batch(1)) }
+        // Queued while the first commit hangs, well before that commit's deadline: their own deadlines come a second
+        // after it, so only a drain started by the first one's expiry answers them with their commit.
+        while store.calls.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .seconds(1))
+        async let second = committer.submit(batch(2))
+        async let third = committer.submit(batch(3))
+        let error = await #expect(throws: StorageError.self) { _ = try await first.value }
+        #expect(error?.code == .unavailable)
+        for outcome in try await [second, third] {
+            guard case .reports = outcome else {
+                Issue.record("not a report outcome: \(outcome)")
+                continue
+            }
+        }
+        #expect(store.committed.withLock { $0.reduce(0, +) } == 2)
+    }
+
     @Test func concurrentWritesShareCommitsAndEachGetsItsOwnOutcome() async throws {
         let store = RecordingStore()
         let committer = GroupCommitter(store: store, telemetry: telemetry)
