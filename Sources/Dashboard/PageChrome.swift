@@ -51,6 +51,7 @@ struct PageChrome {
                 link(SitePaths.releases(project), "Releases"),
                 link(SitePaths.alerts(project), "Alerts"),
                 link(SitePaths.missingDebugFiles(project), "Missing debug files"),
+                link(SitePaths.settings(project), "Settings"),
             ]
         }
         pageTitle = project.map { "\(title) · \($0.rawValue) · Faultline" } ?? "\(title) · Faultline"

@@ -41,6 +41,9 @@ public enum SitePaths {
 
     /// `<slug>/search`: the search page, served by the server (not a file; `?q=` is the query).
     public static func search(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/search" }
+    /// `<slug>/settings`: the project's settings page (people, alerts, targets, privacy, the audit trail), served by
+    /// the server (not a file).
+    public static func settings(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/settings" }
     /// `<slug>/events/<32 hex digits>`: one stored report, served by the server (not a file).
     public static func event(_ slug: ProjectSlug, _ id: EventID) -> String { "\(slug.rawValue)/events/\(id.rawValue)" }
 

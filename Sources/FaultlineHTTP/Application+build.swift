@@ -103,6 +103,9 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     public var groupingRules: GroupingRulesService? = nil
     /// The signed unsubscribe links of alert mail and digests (nil: no mail configured, no route).
     public var unsubscribe: UnsubscribePages? = nil
+    /// Renders a project's settings page (`GET /{slug}/settings` and its forms); nil (no dashboard templates) leaves
+    /// those routes out.
+    public var settingsPage: (@Sendable (ProjectSettingsOverview) -> String)? = nil
     public init(
         projects: ProjectService, ingest: Ingest, reader: Reader, debugFiles: DebugFileService,
         symbolication: any SymbolicationStore, metrics: MetricsRegistry, telemetry: Telemetry,
@@ -202,6 +205,19 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     }
     if let unsubscribe = dependencies.unsubscribe {
         router.addRoutes(UnsubscribeController(pages: unsubscribe).endpoints)
+    }
+    if let render = dependencies.settingsPage, let people = dependencies.people {
+        router.addRoutes(
+            ProjectSettingsController(
+                projects: dependencies.projects, people: people.people,
+                alerts: AlertSettingsChange(
+                    store: dependencies.alerts,
+                    targets: WebhookTargetPolicy(
+                        resolver: dependencies.webhookResolver, allowPrivate: configuration.allowPrivateWebhooks),
+                    audit: dependencies.audit, clock: dependencies.clock),
+                alertStore: dependencies.alerts, audit: dependencies.audit, clock: dependencies.clock,
+                publicURL: configuration.publicURL, render: render
+            ).endpoints)
     }
     let site = configuration.siteDirectory
     router.get("/") { _, _ in LandingPage.front(site: site) }

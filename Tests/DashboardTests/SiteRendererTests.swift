@@ -248,11 +248,12 @@ struct SiteRendererTests {
                     #expect(target == path.split(separator: "/").first.map { "\($0)/list" }, "\(path): \(href)")
                 } else {
                     let target = HTMLInspector.resolve(href, from: path)
-                    // The live issue lists, and the event pages the server answers (`<slug>/events/<event id>`).
+                    // The live issue lists and settings pages, and the event pages the server answers
+                    // (`<slug>/events/<event id>`).
                     let live =
                         target.map {
                             let parts = $0.split(separator: "/")
-                            return ($0.hasSuffix("/list") && parts.count == 2)
+                            return (($0.hasSuffix("/list") || $0.hasSuffix("/settings")) && parts.count == 2)
                                 || (parts.count == 3 && parts[1] == "events" && EventID(String(parts[2])) != nil)
                         } == true
                     #expect(live || target.map { pages[$0] != nil } == true, "\(path): \(href) leads nowhere")

@@ -225,12 +225,12 @@ struct InsightsController {
         } catch {
             throw APIError.badRequest("send every setting of GET /api/v1/alert-settings as JSON", field: "settings")
         }
-        if let problem = settings.problem { throw APIError.badRequest(problem.message, field: problem.field) }
-        if let url = settings.webhookURL, !url.isEmpty { try await webhookTargets.check(url) }
-        let before = try await alerts.settings(project: project.id)
-        try await alerts.saveSettings(settings, project: project.id, at: clock.now())
-        try await audit?.recordAlertSettings(
-            from: before, to: settings, project: project, origin: context.origin, at: clock.now())
+        do {
+            try await AlertSettingsChange(store: alerts, targets: webhookTargets, audit: audit, clock: clock)
+                .apply(settings, project: project, by: context.origin)
+        } catch let refusal as AlertSettingsRefusal {
+            throw APIError.badRequest(refusal.message, field: refusal.field)
+        }
         return SettingsOut(settings: settings)
     }
 
