@@ -44,6 +44,9 @@ public enum SitePaths {
     /// `<slug>/settings`: the project's settings page (people, alerts, targets, privacy, the audit trail), served by
     /// the server (not a file).
     public static func settings(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/settings" }
+    /// `<slug>/settings/grouping`: the fingerprint rules, their dry run and the regroup's progress, served by the
+    /// server (not a file), one level below the project's settings page (`<slug>/settings`).
+    public static func groupingSettings(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/settings/grouping" }
     /// `<slug>/events/<32 hex digits>`: one stored report, served by the server (not a file).
     public static func event(_ slug: ProjectSlug, _ id: EventID) -> String { "\(slug.rawValue)/events/\(id.rawValue)" }
 

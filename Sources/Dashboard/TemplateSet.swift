@@ -16,7 +16,7 @@ struct TemplateSet: Sendable {
         "layout", "index", "overview", "issues", "issue", "issue_gone", "releases", "release", "alerts",
         "missing_debug_files", "login", "chart", "top_issues", "issue_cell", "release_table", "release_name",
         "alert_list", "event", "trend", "search", "event_page", "frame_list", "target", "thread_frames", "event_nav",
-        "trending_issues", "trending_mark", "invite", "account", "login_code",
+        "trending_issues", "trending_mark", "invite", "account", "login_code", "grouping_rules",
         "settings",
     ]
 

@@ -260,6 +260,7 @@ public struct ServerAssembly: Sendable {
         dependencies.audit = data.audit
         dependencies.groupingRules = data.groupingRules
         dependencies.accounts = accountPages(data, renderer: renderer)
+        dependencies.groupingPages = groupingPages(data, renderer: renderer)
         if let renderer { dependencies.settingsPage = { overview in settingsPage(renderer, overview) } }
         dependencies.quotaCounts = data.stores.quotas
         return dependencies

@@ -101,6 +101,8 @@ public struct AppDependencies<Ingest: ReportIngesting, Reader: ReportReader>: Se
     /// Projects' fingerprint rules and their dry run (`GET /api/v1/grouping/rules`, `POST /api/v1/grouping/try`); nil
     /// leaves them out.
     public var groupingRules: GroupingRulesService? = nil
+    /// The fingerprint rules page (`/{slug}/settings/grouping`); nil (no dashboard templates) leaves it out.
+    public var groupingPages: GroupingRulesPages? = nil
     /// The signed unsubscribe links of alert mail and digests (nil: no mail configured, no route).
     public var unsubscribe: UnsubscribePages? = nil
     /// Renders a project's settings page (`GET /{slug}/settings` and its forms); nil (no dashboard templates) leaves
@@ -202,6 +204,9 @@ public func buildRouter<Ingest: ReportIngesting, Reader: ReportReader>(
     }
     if let accounts = dependencies.accounts {
         router.addRoutes(AccountController(pages: accounts).endpoints)
+    }
+    if let groupingPages = dependencies.groupingPages {
+        router.addRoutes(GroupingRulesPageController(pages: groupingPages).endpoints)
     }
     if let unsubscribe = dependencies.unsubscribe {
         router.addRoutes(UnsubscribeController(pages: unsubscribe).endpoints)

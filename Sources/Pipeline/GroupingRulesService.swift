@@ -58,7 +58,7 @@ public struct GroupingRulesService: Sendable {
     public func dryRun(_ text: String, project: ProjectID, days: Int) async throws -> GroupingDryRunAnswer {
         let rules = try FingerprintRules.parse(text)
         let targets = try await store.groupingTargets(project: project)
-        let since = clock.now().addingTimeInterval(-Double(max(0, min(days, 36_500))) * 86_400)
+        let since = clock.now().addingTimeInterval(-Double(max(0, min(days, GroupingDryRun.maxDays))) * 86_400)
         let run = Mutex(GroupingDryRun(rules: rules, targets: targets))
         try await store.groupingRows(project: project, since: since, batch: Self.dryRunBatch) { rows in
             run.withLock { $0.add(rows) }

@@ -126,7 +126,7 @@ struct GroupingCommand: AsyncParsableCommand {
         var serverURL: String? { server ?? Environment.string("FAULTLINE_SERVER") }
 
         func validate() throws {
-            guard (1...36_500).contains(days) else { throw ValidationError("--days must be 1–36500") }
+            guard (1...GroupingDryRun.maxDays).contains(days) else { throw ValidationError("--days must be 1–36500") }
             if let serverURL, !(serverURL.hasPrefix("http://") || serverURL.hasPrefix("https://")) {
                 throw ValidationError("--server must be an http:// or https:// URL")
             }
@@ -187,7 +187,7 @@ struct GroupingCommand: AsyncParsableCommand {
                     print("no regroup: \(found.slug.rawValue)'s rules were never set")
                     return
                 }
-                print(GroupingDryRunText.progress(progress))
+                print(progress.summary)
             }
         }
     }
@@ -237,12 +237,5 @@ enum GroupingDryRunText {
 
     static func describe(_ part: GroupingDryRunAnswer.Part) -> String {
         "\(name(part.to)): \(part.events) events, \(part.users) users; e.g. \(part.examples.joined(separator: ", "))"
-    }
-
-    static func progress(_ progress: RegroupProgress) -> String {
-        let state = progress.done ? "done" : progress.finishedAt == nil ? "queuing" : "grouping"
-        return
-            "regroup for rules version \(progress.rulesVersion): \(state); \(progress.requeued) of \(progress.total) "
-            + "reports queued, \(progress.waiting) waiting for the worker"
     }
 }

@@ -123,3 +123,19 @@ import Testing
         }
     }
 }
+
+extension AccessibilityEndToEndTests.PageResult {
+    /// No axe-core violation at desktop or phone width, nothing wider than the phone, no text under 12 px.
+    func expectAccessibleAndFitsAPhone(sourceLocation: SourceLocation = #_sourceLocation) {
+        for (width, view) in [("desktop", desktop), ("phone", phone)] {
+            #expect(
+                view.violations.isEmpty,
+                "\(width): \(view.violations.map { "\($0.id): \($0.help ?? "") \($0.nodes ?? [])" })",
+                sourceLocation: sourceLocation)
+        }
+        #expect(
+            (phone.scrollWidth ?? .max) <= (phone.innerWidth ?? 0),
+            "scrolls sideways at phone width; too wide: \(phone.tooWide ?? [])", sourceLocation: sourceLocation)
+        #expect((phone.smallestFontPx ?? 0) >= 12, sourceLocation: sourceLocation)
+    }
+}

@@ -40,14 +40,6 @@ import Testing
             [String: AccessibilityEndToEndTests.PageResult].self, from: Data(run.out.utf8))
         let result = try #require(results[server.baseURL + "/account"])
         #expect(result.desktop.title.hasPrefix("Your account"), "\(result.desktop.title)")
-        for (width, view) in [("desktop", result.desktop), ("phone", result.phone)] {
-            #expect(
-                view.violations.isEmpty,
-                "\(width): \(view.violations.map { "\($0.id): \($0.help ?? "") \($0.nodes ?? [])" })")
-        }
-        #expect(
-            (result.phone.scrollWidth ?? .max) <= (result.phone.innerWidth ?? 0),
-            "scrolls sideways at phone width; too wide: \(result.phone.tooWide ?? [])")
-        #expect((result.phone.smallestFontPx ?? 0) >= 12)
+        result.expectAccessibleAndFitsAPhone()
     }
 }

@@ -6,6 +6,9 @@
   viewport: only a table inside its own scroll box may be wider), the smallest computed font size of text,
   and a screenshot (its path and size).
 
+With `--fill ID=TEXT` and `--click SELECTOR`, each page's form is filled and submitted first, and the page the
+form answers is the one checked (a dry run's answer, say).
+
 Used by the Swift test `AccessibilityEndToEndTests`; run by hand as
   tools/a11y/check_pages.py --axe axe.min.js --shots /tmp/shots URL...
 tools/test installs chromium, chromium-driver, selenium, and axe-core 4.10 (from the axe-selenium-python 3.0.0
@@ -90,6 +93,22 @@ def sign_in(browser, url, cookie):
     browser.add_cookie({"name": cookie_name, "value": cookie_value, "path": "/"})
 
 
+def submit(browser, fill, click):
+    """Types `fill` (`ID=TEXT`) into its field, clicks `click` (a CSS selector) and waits for the answer's page."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    if fill:
+        field_id, text = fill.split("=", 1)
+        field = browser.find_element(By.ID, field_id)
+        field.clear()
+        field.send_keys(text)
+    if click:
+        old = browser.find_element(By.TAG_NAME, "html")
+        browser.find_element(By.CSS_SELECTOR, click).click()
+        WebDriverWait(browser, 30).until(lambda b: b.find_element(By.TAG_NAME, "html") != old
+                                         and b.execute_script("return document.readyState") == "complete")
+
+
 def axe(browser, source):
     browser.execute_script(source)
     result = browser.execute_async_script(
@@ -105,6 +124,8 @@ def main():
     parser.add_argument("--axe", required=True, help="path of axe.min.js")
     parser.add_argument("--shots", required=True, help="folder for the phone-width screenshots")
     parser.add_argument("--cookie", help="name=value of a cookie to send (a login session)")
+    parser.add_argument("--fill", help="ID=TEXT: text typed into the field of that id before --click")
+    parser.add_argument("--click", help="CSS selector of a submit button to click; the answer is checked")
     parser.add_argument("urls", nargs="+")
     args = parser.parse_args()
     source = open(args.axe, encoding="utf-8").read()
@@ -116,6 +137,7 @@ def main():
             for name, browser in (("desktop", desktop), ("phone", phone)):
                 sign_in(browser, url, args.cookie)
                 browser.get(url)
+                submit(browser, args.fill, args.click)
                 page[name] = {"title": browser.title, "violations": axe(browser, source)}
                 if name == "phone":
                     page[name].update(browser.execute_script(MEASURE))

@@ -31,6 +31,8 @@ public struct GroupingDryRun: Sendable {
     public let rules: FingerprintRules
     public let targets: GroupingTargets
     public static let examplesPerPart = 3
+    /// The most days a dry run looks back (a hundred years: every stored report).
+    public static let maxDays = 36_500
     var buckets: [IssueID: [Target: Bucket]] = [:]
     var ungrouped = 0
     var withoutFacts = 0

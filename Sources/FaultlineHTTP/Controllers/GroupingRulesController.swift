@@ -66,7 +66,7 @@ struct GroupingRulesController {
     /// column (`field: "rules"`).
     @Sendable func tryRules(_ request: Request, context: ReaderContext) async throws -> TryOut {
         let project = try await context.project(request, projects: projects)
-        let days = try InsightsController.intParam(request, "days", default: 30, range: 1...36_500)
+        let days = try InsightsController.intParam(request, "days", default: 30, range: 1...GroupingDryRun.maxDays)
         let body = try await request.body.collect(upTo: FingerprintRules.maxTextBytes)
         let text = String(decoding: Data(buffer: body), as: UTF8.self)
         do {
