@@ -22,7 +22,9 @@ public struct PostgresBatchedRewrite: Sendable {
     }
 }
 
-enum PostgresBatchedRewrites {
+/// Runs the rewrites of `all` (and, for the benchmark, others) batch by batch after their migrations
+/// (`PostgresEngine.migrate`; `apply(url:…)` for a database no server has open).
+public enum PostgresBatchedRewrites {
     /// The rewrites of the shipped migrations, in migration order (none yet: see `SQLiteBatchedRewrites.all`).
     static let all: [PostgresBatchedRewrite] = []
     static let lockKey = PostgresMigrations.lockKey + 4
@@ -143,5 +145,33 @@ enum PostgresBatchedRewrites {
             VALUES (\(rewrite.migration), \(cursor.last), \(cursor.end), 0, \(cursor.total))
             """, logger: logger)
         return cursor
+    }
+}
+
+extension PostgresBatchedRewrites {
+    /// Opens the database at `url` and applies the pending migrations with their rewrites, plus `extra` migrations
+    /// after the shipped ones: for the benchmark, which measures a rewrite that has not shipped
+    /// (`tools/bench/upgrade/run --postgres`; the twin of `SQLiteBatchedRewrites.apply(path:…)`).
+    /// - Returns: false when it stopped after `stopAfterBatches` batches.
+    public static func apply(
+        url: String, extra: [(identifier: String, statements: [String])] = [], rewrites: [PostgresBatchedRewrite] = [],
+        batchRows: Int = 20_000, stopAfterBatches: Int? = nil,
+        progress: (@Sendable (BatchedRewriteProgress) -> Void)? = nil
+    ) async throws -> Bool {
+        let database = try PostgresEngine(location: try PostgresLocation(url: url), maximumConnections: 2)
+        await database.waitUntilRunning()
+        do {
+            let migrations =
+                PostgresMigrations.all
+                + extra.map { PostgresMigrations.Migration(identifier: $0.identifier, statements: $0.statements) }
+            let finished = try await migrate(
+                database, migrations: migrations, rewrites: all + rewrites, batchRows: batchRows,
+                stopAfterBatches: stopAfterBatches, progress: progress)
+            await database.close()
+            return finished
+        } catch {
+            await database.close()
+            throw error
+        }
     }
 }

@@ -19,6 +19,7 @@ struct UpgradeSnapshots: AsyncParsableCommand {
         abstract: "Make a database at an earlier schema version with representative data (the upgrade snapshots).",
         subcommands: [
             Versions.self, SQLite.self, Postgres.self, BenchFill.self, BenchStep.self, BenchSizes.self,
+            BenchFillPostgres.self, BenchStepPostgres.self,
         ])
 
     /// Prints the migrations this build knows, one per line, oldest first.
