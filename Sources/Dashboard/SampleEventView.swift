@@ -112,6 +112,12 @@ struct SampleEventView {
         var hasCrumbData: Bool
     }
 
+    /// One context block the client sent (`Report.contexts`): its title and its values.
+    struct ContextView {
+        var contextTitle: String
+        var contextRows: [InfoRow]
+    }
+
     var eventID: String
     var occurred: TimeView
     var kindText: String
@@ -133,6 +139,15 @@ struct SampleEventView {
     var hasBreadcrumbs: Bool
     var customKeys: [InfoRow]
     var hasCustomKeys: Bool
+    /// The report's tags (a Sentry event's), apart from the custom keys.
+    var tags: [InfoRow]
+    var hasTags: Bool
+    /// The SDK that sent the report: name, version, integrations, packages.
+    var sdkRows: [InfoRow]
+    var hasSDK: Bool
+    /// Context blocks beyond the device, OS and app, each under its own title.
+    var contexts: [ContextView]
+    var hasContexts: Bool
     var contextRows: [InfoRow]
     var trimNotes: [String]
     var hasTrimNotes: Bool
@@ -215,6 +230,16 @@ struct SampleEventView {
             return InfoRow(infoLabel: key, infoValue: text)
         }
         hasCustomKeys = !customKeys.isEmpty
+        tags = report.tags.map { InfoRow(infoLabel: $0.key, infoValue: $0.value) }
+        hasTags = !tags.isEmpty
+        sdkRows = Self.sdkRows(report.sdk)
+        hasSDK = !sdkRows.isEmpty
+        contexts = report.contexts.map { context in
+            ContextView(
+                contextTitle: context.type.map { "\(context.name) (\($0))" } ?? context.name,
+                contextRows: context.values.map { InfoRow(infoLabel: $0.key, infoValue: $0.value) })
+        }
+        hasContexts = !contexts.isEmpty
         let device = report.device
         var os = [device.os, device.osVersion].compactMap { Self.nonEmpty($0) }.joined(separator: " ")
         if let build = Self.nonEmpty(device.osBuild) { os += os.isEmpty ? build : " (\(build))" }
@@ -495,6 +520,20 @@ struct SampleEventView {
         pairs.compactMap { label, value in nonEmpty(value).map { InfoRow(infoLabel: label, infoValue: $0) } }
     }
 
+    /// The SDK's name, version, integrations and packages (`name version`), each a row; none without an SDK.
+    static func sdkRows(_ sdk: SDKInfo?) -> [InfoRow] {
+        guard let sdk else { return [] }
+        return rows([
+            ("Name", sdk.name), ("Version", sdk.version),
+            ("Integrations", sdk.integrations.joined(separator: ", ")),
+            (
+                "Packages",
+                sdk.packages.map { [$0.name, $0.version].compactMap { $0 }.joined(separator: " ") }.joined(
+                    separator: ", ")
+            ),
+        ])
+    }
+
     static func trimNotes(_ trimmed: TrimCounts) -> [String] {
         [
             (trimmed.customKeysDropped, "custom key", "dropped (over the limit of 64)"),
@@ -503,6 +542,9 @@ struct SampleEventView {
             (trimmed.threadsDropped, "thread", "dropped"),
             (trimmed.framesDropped, "frame", "dropped"),
             (trimmed.modulesDropped, "module", "dropped"),
+            (trimmed.tagsDropped, "tag", "dropped (over the limit of 64)"),
+            (trimmed.contextsDropped, "context", "dropped (over the limit of 32)"),
+            (trimmed.contextKeysDropped, "context value", "dropped (over 64 in one context or SDK list)"),
         ].filter { $0.0 > 0 }.map { "\(Format.count($0.0, $0.1)) \($0.2)" }
     }
 }

@@ -4,8 +4,11 @@
 /// over-long custom value is still a crash the team wants to see. What was trimmed is counted in
 /// `Report.trimmed` and stored with the report.
 public struct IngestLimits: Sendable, Equatable {
-    /// Custom keys kept per report; keys past this (in sorted key order) are dropped and counted.
+    /// Custom keys kept per report; keys past this (in sorted key order) are dropped and counted. Tags, the values of
+    /// one context block, and an SDK's integrations and packages are held to the same number.
     public var maxCustomKeys = 64
+    /// Context blocks kept per report (`Report.contexts`); blocks past this (in name order) are dropped and counted.
+    public var maxContexts = 32
     /// Bytes (UTF-8) a custom key or value may have; longer ones are truncated at a character boundary.
     public var maxKeyValueBytes = 1024
     /// Bytes of breadcrumbs kept per report; the oldest crumbs are dropped first.
@@ -51,6 +54,8 @@ public struct IngestLimits: Sendable, Equatable {
             if shortKey.utf8.count != key.utf8.count { counts.valuesTruncated += 1 }
             report.customKeys[i] = (shortKey, newValue)
         }
+
+        applyToTagsAndContexts(&report, counts: &counts)
 
         for keyPath in [\Report.userID, \Report.installID] {
             if let id = report[keyPath: keyPath] {
@@ -145,6 +150,46 @@ public struct IngestLimits: Sendable, Equatable {
             report.modules.removeSubrange(maxModules...)
         }
         report.trimmed = counts
+    }
+
+    /// Tags, context blocks and the SDK held to the custom keys' limits: at most `maxCustomKeys` tags (in key order),
+    /// `maxContexts` blocks (in name order) of at most `maxCustomKeys` values each, every name and value cut to
+    /// `maxKeyValueBytes`; what is dropped or cut is counted.
+    func applyToTagsAndContexts(_ report: inout Report, counts: inout TrimCounts) {
+        func cut(_ text: String) -> String {
+            let short = Self.truncate(text, toBytes: maxKeyValueBytes)
+            if short.utf8.count != text.utf8.count { counts.valuesTruncated += 1 }
+            return short
+        }
+        func cutPairs(_ pairs: [(key: String, value: String)], dropped: inout Int) -> [(key: String, value: String)] {
+            let sorted = pairs.sorted { $0.key < $1.key }
+            dropped += max(0, sorted.count - maxCustomKeys)
+            return sorted.prefix(maxCustomKeys).map { (cut($0.key), cut($0.value)) }
+        }
+        report.tags = cutPairs(report.tags, dropped: &counts.tagsDropped)
+
+        report.contexts.sort { $0.name < $1.name }
+        if report.contexts.count > maxContexts {
+            counts.contextsDropped += report.contexts.count - maxContexts
+            report.contexts.removeSubrange(maxContexts...)
+        }
+        for c in report.contexts.indices {
+            report.contexts[c].name = cut(report.contexts[c].name)
+            report.contexts[c].type = report.contexts[c].type.map(cut)
+            report.contexts[c].values = cutPairs(report.contexts[c].values, dropped: &counts.contextKeysDropped)
+        }
+
+        if var sdk = report.sdk {
+            sdk.name = cut(sdk.name)
+            sdk.version = sdk.version.map(cut)
+            counts.contextKeysDropped += max(0, sdk.integrations.count - maxCustomKeys)
+            sdk.integrations = sdk.integrations.prefix(maxCustomKeys).map(cut)
+            counts.contextKeysDropped += max(0, sdk.packages.count - maxCustomKeys)
+            sdk.packages = sdk.packages.prefix(maxCustomKeys).map {
+                SDKInfo.Package(name: cut($0.name), version: $0.version.map(cut))
+            }
+            report.sdk = sdk
+        }
     }
 
     /// The bytes a breadcrumb counts for against the rolling limit: its text plus a fixed overhead

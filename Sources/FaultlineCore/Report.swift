@@ -288,6 +288,13 @@ public struct TrimCounts: Sendable, Equatable {
     public var threadsDropped = 0
     public var framesDropped = 0
     public var modulesDropped = 0
+    /// Tags past `IngestLimits.maxCustomKeys` (in key order).
+    public var tagsDropped = 0
+    /// Whole context blocks past `IngestLimits.maxContexts` (in name order).
+    public var contextsDropped = 0
+    /// Values of kept context blocks past `IngestLimits.maxCustomKeys` per block, and SDK integrations or packages
+    /// past the same number.
+    public var contextKeysDropped = 0
     public init() {}
     public var isEmpty: Bool { self == TrimCounts() }
 }
@@ -308,8 +315,15 @@ public struct Report: Sendable, Equatable {
     public var threads: [ThreadInfo]
     public var modules: [LoadedModule]
     public var breadcrumbs: [Breadcrumb]
-    /// Custom keys in key order (sorted), so trimming and storage are deterministic.
+    /// Custom keys in key order (sorted), so trimming and storage are deterministic: what the app set as its own
+    /// keys (our SDK's custom keys, a Sentry event's scalar `extra` values as `extra.NAME`).
     public var customKeys: [(key: String, value: CustomValue)]
+    /// Tags in key order (a Sentry event's `tags` and the facts Sentry indexes as tags: `level`, `mechanism`…).
+    public var tags: [(key: String, value: String)] = []
+    /// The SDK that sent the report, when it said.
+    public var sdk: SDKInfo?
+    /// Context blocks beyond the device, OS and app ones, in name order.
+    public var contexts: [ReportContext] = []
     /// A client-chosen grouping fingerprint; wins over the computed one when present.
     public var fingerprint: [String]?
     /// The faulting address of a crash, when the platform reports one.
@@ -369,5 +383,7 @@ public struct Report: Sendable, Equatable {
             && a.walksMinidump == b.walksMinidump
             && a.customKeys.map(\.key) == b.customKeys.map(\.key)
             && a.customKeys.map(\.value) == b.customKeys.map(\.value)
+            && a.tags.map(\.key) == b.tags.map(\.key) && a.tags.map(\.value) == b.tags.map(\.value)
+            && a.sdk == b.sdk && a.contexts == b.contexts
     }
 }

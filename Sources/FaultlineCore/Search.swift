@@ -77,6 +77,7 @@ public struct SearchDocument: Sendable, Equatable {
             errorParts.append(grouping.title)
             if let culprit = grouping.culprit { errorParts.append(culprit) }
         }
+        let tags = report.tags.map { "\($0.key) \($0.value)" }
         let keys = report.customKeys.map { key, value -> String in
             switch value {
             case .string(let text): return "\(key) \(text)"
@@ -96,7 +97,7 @@ public struct SearchDocument: Sendable, Equatable {
             release: field([report.app.release, report.app.releaseBuild, report.environment].compactMap { $0 }),
             error: field(errorParts),
             functions: field(names),
-            keys: field(keys))
+            keys: field(tags + keys))
     }
 }
 

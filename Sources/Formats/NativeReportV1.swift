@@ -365,9 +365,15 @@ public enum NativeReports {
             var symbolication: SymbolicationOut?
             var issueID: Int64?
             var crashMessage: String?
+            var tags: OrderedStrings
+            var sdk: SDKOut?
+            var contexts: [String: OrderedStrings]
             func encode(to encoder: any Encoder) throws {
                 try report.encode(to: encoder)
                 var c = encoder.container(keyedBy: Extra.self)
+                try c.encode(tags, forKey: .tags)
+                try c.encodeIfPresent(sdk, forKey: .sdk)
+                try c.encode(contexts, forKey: .contexts)
                 try c.encode(projectID, forKey: .projectID)
                 try c.encodeIfPresent(release, forKey: .release)
                 try c.encode(receivedAt, forKey: .receivedAt)
@@ -379,8 +385,11 @@ public enum NativeReports {
             }
             enum Extra: String, CodingKey {
                 case projectID = "project_id", release, receivedAt = "received_at", trimmed, symbolication
-                case issueID = "issue_id", crashMessage = "crash_message"
+                case issueID = "issue_id", crashMessage = "crash_message", tags, sdk, contexts
             }
+        }
+        let contexts = stored.report.contexts.map { context in
+            (context.name, OrderedStrings(pairs: (context.type.map { [("type", $0)] } ?? []) + context.values))
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -392,8 +401,38 @@ public enum NativeReports {
                     state: $0.state.rawValue, missing: $0.missing, threads: $0.threads.map { $0.map(SlotOut.init) },
                     failureReason: $0.failure, messageSite: $0.messageSite.map(SlotOut.init))
             },
-            issueID: stored.issue?.rawValue, crashMessage: stored.report.crashMessage)
+            issueID: stored.issue?.rawValue, crashMessage: stored.report.crashMessage,
+            tags: OrderedStrings(pairs: stored.report.tags), sdk: stored.report.sdk.map(SDKOut.init),
+            contexts: Dictionary(contexts, uniquingKeysWith: { first, _ in first }))
         return Array(try encoder.encode(out))
+    }
+}
+
+/// String pairs as one JSON object, in their order (tags, a context's values).
+struct OrderedStrings: Encodable {
+    var pairs: [(key: String, value: String)]
+    typealias Name = NativeReportV1.OrderedRegisters.Key
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Name.self)
+        for (key, value) in pairs { try c.encode(value, forKey: Name(stringValue: key)) }
+    }
+}
+
+/// A report's `sdk` in the read API: `name`, `version`, `integrations`, `packages` (`[{name, version}]`).
+struct SDKOut: Encodable {
+    struct Package: Encodable {
+        var name: String
+        var version: String?
+    }
+    var name: String
+    var version: String?
+    var integrations: [String]
+    var packages: [Package]
+    init(_ sdk: SDKInfo) {
+        name = sdk.name
+        version = sdk.version
+        integrations = sdk.integrations
+        packages = sdk.packages.map { Package(name: $0.name, version: $0.version) }
     }
 }
 
@@ -405,10 +444,16 @@ public struct TrimmedOut: Codable, Equatable, Sendable {
     public var threadsDropped: Int
     public var framesDropped: Int
     public var modulesDropped: Int
+    /// Counted when a report is read whole (`GET /reports/{id}`), not stored with its row: present only when not 0.
+    public var tagsDropped: Int?
+    public var contextsDropped: Int?
+    public var contextKeysDropped: Int?
     enum CodingKeys: String, CodingKey {
         case customKeysDropped = "custom_keys_dropped", valuesTruncated = "values_truncated"
         case breadcrumbsDropped = "breadcrumbs_dropped", threadsDropped = "threads_dropped"
         case framesDropped = "frames_dropped", modulesDropped = "modules_dropped"
+        case tagsDropped = "tags_dropped", contextsDropped = "contexts_dropped"
+        case contextKeysDropped = "context_keys_dropped"
     }
     public init(_ t: TrimCounts) {
         customKeysDropped = t.customKeysDropped
@@ -417,5 +462,8 @@ public struct TrimmedOut: Codable, Equatable, Sendable {
         threadsDropped = t.threadsDropped
         framesDropped = t.framesDropped
         modulesDropped = t.modulesDropped
+        tagsDropped = t.tagsDropped == 0 ? nil : t.tagsDropped
+        contextsDropped = t.contextsDropped == 0 ? nil : t.contextsDropped
+        contextKeysDropped = t.contextKeysDropped == 0 ? nil : t.contextKeysDropped
     }
 }

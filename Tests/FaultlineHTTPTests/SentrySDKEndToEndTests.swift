@@ -50,6 +50,13 @@ import Testing
         } ?? 0
     }
 
+    /// The HTML of an event page's section under `<h3>heading</h3>`, up to the next `<h3>`.
+    static func section(_ heading: String, in html: String) -> String? {
+        guard let start = html.range(of: "<h3>\(heading)</h3>") else { return nil }
+        let rest = html[start.upperBound...]
+        return String(rest[..<(rest.range(of: "<h3")?.lowerBound ?? rest.endIndex)])
+    }
+
     @Test(arguments: [true, false])
     func handledErrorsWithContext(brotli: Bool) async throws {
         let s = try await start()
@@ -70,9 +77,22 @@ import Testing
         let full = try await get(s, "/api/v1/reports/\(try #require(zero["event_id"] as? String))")
         #expect(full["user_id"] as? String == "user-7")
         #expect(full["environment"] as? String == "production")
+        // Tags, custom keys, the SDK and the contexts apart: set_tag is a tag, not a custom key; set_context("order")
+        // its own block beside the SDK's runtime and trace ones.
+        let tags = full["tags"] as? [String: String] ?? [:]
+        #expect(tags["plan"] == "pro")
+        #expect(tags["payment"] == "<card>")
+        #expect(tags["level"] == "error")
         let keys = full["custom_keys"] as? [String: Any] ?? [:]
-        #expect(keys["plan"] as? String == "pro")
-        #expect(keys["payment"] as? String == "<card>")
+        #expect(keys["plan"] == nil && keys["sdk"] == nil && keys["level"] == nil, "\(keys)")
+        let sdk = full["sdk"] as? [String: Any] ?? [:]
+        #expect((sdk["name"] as? String)?.hasPrefix("sentry.python") == true, "\(sdk)")
+        #expect((sdk["integrations"] as? [String])?.contains("excepthook") == true, "\(sdk)")
+        #expect((sdk["packages"] as? [[String: String]])?.first?["name"] == "pypi:sentry-sdk", "\(sdk)")
+        let contexts = full["contexts"] as? [String: [String: String]] ?? [:]
+        #expect(contexts["order"] == ["id": "1234", "items": "3"], "\(contexts)")
+        #expect(contexts["runtime"]?["name"] == "CPython")
+        #expect(contexts["device"] == nil && contexts["os"] == nil)
         let crumbs = (full["breadcrumbs"] as? [[String: Any]] ?? []).compactMap { $0["message"] as? String }
         #expect(crumbs.contains("tapped Pay"))
         let frames = ((full["threads"] as? [[String: Any]])?.first?["frames"] as? [[String: Any]]) ?? []
@@ -86,6 +106,26 @@ import Testing
 
         // Grouped into three non-fatal issues.
         #expect(try await eventually { (try await get(s, "/api/v1/issues")["issues"] as? [[String: Any]])?.count == 3 })
+        if brotli {
+            // The event's page shows each apart, escaped.
+            let admin = try await SecurityEndToEndTests.adminToken(s.server.folder)
+            let page = try await http.send(
+                .GET, s.server.baseURL + "/shop/events/\(try #require(zero["event_id"] as? String))",
+                headers: [("Authorization", "Bearer \(admin)")])
+            #expect(page.status == 200)
+            let html = String(decoding: page.body, as: UTF8.self)
+            let tagSection = try #require(Self.section("Tags", in: html))
+            #expect(tagSection.contains("<th scope=\"row\">plan</th><td>pro</td>"))
+            #expect(tagSection.contains("<th scope=\"row\">payment</th><td>&lt;card&gt;</td>"))
+            #expect(Self.section("Custom keys", in: html)?.contains("plan") == false)
+            let sdkSection = try #require(Self.section("SDK", in: html))
+            #expect(sdkSection.contains("<dt>Name</dt><dd>sentry.python"))
+            #expect(sdkSection.contains("excepthook"))
+            let contextSection = try #require(Self.section("Contexts", in: html))
+            #expect(contextSection.contains("<h4>order</h4>"))
+            #expect(contextSection.contains("<dt>id</dt><dd>1234</dd>"))
+            #expect(contextSection.contains("<h4>runtime</h4>"))
+        }
     }
 
     /// Server-side scrubbing with the real SDK: `send_default_pii=True` sends the user's IP, and the app put a

@@ -100,10 +100,11 @@ import Testing
         #expect(report.userID == "u-17")
         var keys: [String: CustomValue] = [:]
         for (key, value) in report.customKeys where keys[key] == nil { keys[key] = value }
-        #expect(keys["tier"] == .string("gold"))
-        #expect(keys["flavor"] == .string("beta"))
+        let tags = Dictionary(report.tags.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        #expect(tags["tier"] == "gold")
+        #expect(tags["flavor"] == "beta")
         #expect(keys["extra.build"] == .string("42"))
-        #expect(keys["mechanism"] == .string("minidump"))
+        #expect(tags["mechanism"] == "minidump")
         // The dump and the request's other file are both kept
         #expect(Set(attachments.map(\.filename)) == ["crash.dmp", "app.log"])
         // and what the dump says is the crash: the worker thread's SIGSEGV, the crashing thread first

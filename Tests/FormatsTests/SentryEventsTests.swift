@@ -20,6 +20,10 @@ import Testing
         report.customKeys.first { $0.key == name }?.value
     }
 
+    func tag(_ report: Report, _ name: String) -> String? {
+        report.tags.first { $0.key == name }?.value
+    }
+
     @Test func pythonHandledException() throws {
         let report = try event(F.pythonHandled)
 
@@ -40,14 +44,43 @@ import Testing
         #expect(frames[1].file == "app.py")
         #expect(report.threads[0].crashed == false)
 
-        // The event's own facts, tags as strings, scalar extras prefixed, nested extras (sys.argv) skipped.
-        #expect(key(report, "level") == .string("error"))
-        #expect(key(report, "mechanism") == .string("generic"))
-        #expect(key(report, "platform") == .string("python"))
-        #expect(key(report, "sdk") == .string("sentry.python/2.75.0"))
-        #expect(key(report, "server_name") == .string("build-host"))
-        #expect(key(report, "shop") == .string("eu-1"))
-        #expect(key(report, "retries") == .string("3"))
+        // Tags: the event's own facts and the sent tags, as strings, in key order; none of them a custom key.
+        #expect(
+            report.tags.map(\.key) == [
+                "level", "mechanism", "payment", "platform", "retries", "server_name", "shop",
+            ])
+        #expect(tag(report, "level") == "error")
+        #expect(tag(report, "mechanism") == "generic")
+        #expect(tag(report, "platform") == "python")
+        #expect(tag(report, "server_name") == "build-host")
+        #expect(tag(report, "shop") == "eu-1")
+        #expect(tag(report, "retries") == "3")
+        // The SDK apart, with its integrations and packages.
+        #expect(
+            report.sdk
+                == SDKInfo(
+                    name: "sentry.python", version: "2.75.0",
+                    integrations: [
+                        "argv", "atexit", "dedupe", "excepthook", "logging", "modules", "stdlib", "threading",
+                    ],
+                    packages: [SDKInfo.Package(name: "pypi:sentry-sdk", version: "2.75.0")]))
+        // Every context but device/os/app/culture its own block in name order, values as text, nested as JSON, nulls
+        // dropped.
+        #expect(
+            report.contexts == [
+                ReportContext(name: "order", values: [("id", "42"), ("items", #"["sku-1"]"#)]),
+                ReportContext(
+                    name: "runtime",
+                    values: [
+                        ("build", "3.11.7 (main, Dec  8 2023, 14:22:46) [GCC 12.2.0]"), ("name", "CPython"),
+                        ("version", "3.11.7"),
+                    ]),
+                ReportContext(
+                    name: "trace",
+                    values: [("span_id", "a1b2c3d4e5f6a7b8"), ("trace_id", "1b8e1d4f3a2c4e5f8a9b0c1d2e3f4a5b")]),
+            ])
+        // Custom keys: only the scalar extras, prefixed; nested extras (sys.argv) skipped.
+        #expect(report.customKeys.map(\.key) == ["extra.gift", "extra.note", "extra.order_total"])
         #expect(key(report, "extra.order_total") == .number(99.5))
         #expect(key(report, "extra.note") == .string("vip"))
         #expect(key(report, "extra.gift") == .bool(true))
@@ -74,8 +107,9 @@ import Testing
         #expect(report.threads.count == 1)
         #expect(report.threads[0].crashed)
         #expect(report.threads[0].frames.map(\.function) == ["charge", "main"])
-        #expect(key(report, "mechanism") == .string("excepthook"))
-        #expect(key(report, "exception_module") == .string("shop.payments"))
+        #expect(tag(report, "mechanism") == "excepthook")
+        #expect(tag(report, "exception_module") == "shop.payments")
+        #expect(report.customKeys.isEmpty)
         // Sub-second ISO timestamps with one fractional digit.
         #expect(report.timestamp == Date(timeIntervalSince1970: 1_795_324_090.5))
     }
@@ -95,7 +129,7 @@ import Testing
         // The stack is the captured exception's, not the cause's.
         #expect(report.threads.count == 1)
         #expect(report.threads[0].frames.map(\.function) == ["price_of", "main"])
-        #expect(key(report, "mechanism") == .string("generic"))
+        #expect(tag(report, "mechanism") == "generic")
     }
 
     @Test func captureMessage() throws {
@@ -104,7 +138,7 @@ import Testing
         #expect(report.error == ErrorInfo(message: "nightly export failed"))
         #expect(report.threads.isEmpty)
         #expect(report.environment == "staging")
-        #expect(key(report, "level") == .string("warning"))
+        #expect(tag(report, "level") == "warning")
     }
 
     @Test func sentryCLILogentryWithHeaderIDAndUnixTimestamp() throws {
@@ -116,7 +150,12 @@ import Testing
         #expect(report.error == ErrorInfo(message: "nightly job backup failed"))
         #expect(report.userID == "cron")
         #expect(report.device.os == "Linux" && report.device.osVersion == "6.1.0" && report.device.arch == "x86_64")
-        #expect(key(report, "sdk") == .string("sentry-cli/3.8.2"))
+        #expect(report.sdk == SDKInfo(name: "sentry-cli", version: "3.8.2"))
+        // A context whose type is not its name says both; the device and OS contexts are not blocks.
+        #expect(
+            report.contexts == [
+                ReportContext(name: "rust", type: "runtime", values: [("name", "rustc"), ("version", "1.90.0")])
+            ])
         #expect(report.release == "2026.11")
     }
 
@@ -182,8 +221,9 @@ import Testing
                     name: "libstripped.so", path: "/usr/lib/libstripped.so", baseAddress: 0x7f3a_1d00_0000, size: 4096,
                     format: .elf),
             ])
-        #expect(key(report, "sdk") == .string("sentry.native/0.7.20"))
-        #expect(key(report, "mechanism") == .string("signalhandler"))
+        #expect(report.sdk?.label == "sentry.native/0.7.20")
+        #expect(tag(report, "mechanism") == "signalhandler")
+        #expect(report.contexts.isEmpty)  // device, os, app and culture only
     }
 
     @Test(arguments: [("none", InstructionKind.programCounter), ("all", .returnAddress)])
@@ -249,8 +289,8 @@ import Testing
 
     @Test func tagsAsPairsAndFingerprints() throws {
         let report = try event(#"{"tags":[["a","1"],["b",2],["a","3"],["c",null]],"fingerprint":["{{ default }}"]}"#)
-        #expect(report.customKeys.map(\.key) == ["a", "b"])
-        #expect(key(report, "a") == .string("3"))  // the last repeated key wins
+        #expect(report.tags.map(\.key) == ["a", "b"])
+        #expect(tag(report, "a") == "3")  // the last repeated key wins
         #expect(report.fingerprint == nil)
         #expect(try event(#"{"fingerprint":["checkout",42]}"#).fingerprint == ["checkout", "42"])
     }
@@ -259,13 +299,70 @@ import Testing
         // Given 65 tags plus the event's own `level` and `platform`
         let tags = (0..<65).map { #""tag\#(String(format: "%02d", $0))":"v""# }.joined(separator: ",")
         let report = try event(#"{"level":"error","platform":"python","tags":{\#(tags)},"extra":{"e":"x"}}"#)
-        // Then 64 keys are kept, the event's own first, and the 3 tags and 1 extra past the limit are counted
-        #expect(report.customKeys.count == 64)
-        #expect(key(report, "level") == .string("error"))
-        #expect(key(report, "platform") == .string("python"))
-        #expect(key(report, "tag61") == .string("v"))
-        #expect(key(report, "tag62") == nil)
-        #expect(report.trimmed.customKeysDropped == 4)
+        // Then 64 tags are kept, the event's own first, and the 3 tags past the limit are counted; the extra is a
+        // custom key, under its own limit
+        #expect(report.tags.count == 64)
+        #expect(tag(report, "level") == "error")
+        #expect(tag(report, "platform") == "python")
+        #expect(tag(report, "tag61") == "v")
+        #expect(tag(report, "tag62") == nil)
+        #expect(report.trimmed.tagsDropped == 3)
+        #expect(report.customKeys.map(\.key) == ["extra.e"])
+        #expect(report.trimmed.customKeysDropped == 0)
+    }
+
+    @Test func contextsAndTheSDKAreBoundedLikeCustomKeys() throws {
+        // Given 40 contexts, one with 70 values and one with a 2,000-byte value, and an SDK with 70 integrations
+        let many = (0..<70).map { #""k\#(String(format: "%02d", $0))":\#($0)"# }.joined(separator: ",")
+        let long = String(repeating: "é", count: 1000)
+        var contexts = (0..<40).map { #""c\#(String(format: "%02d", $0))":{"v":1}"# }
+        contexts[0] = #""c00":{\#(many)}"#
+        contexts[1] = #""c01":{"long":"\#(long)","n":null,"type":"c01"}"#
+        let integrations = (0..<70).map { #""i\#($0)""# }.joined(separator: ",")
+        let report = try event(
+            #"{"contexts":{\#(contexts.joined(separator: ","))},"sdk":{"name":"s","integrations":[\#(integrations),7,{}],"#
+                + #""packages":[{"name":"p","version":1},{"version":"x"},"bad"]}}"#)
+
+        // Then 32 blocks are kept in name order and 8 counted; a block keeps 64 values, each cut to 1 KB
+        #expect(report.contexts.count == 32)
+        #expect(report.contexts.last?.name == "c31")
+        #expect(report.trimmed.contextsDropped == 8)
+        #expect(report.contexts[0].values.count == 64)
+        #expect(report.contexts[0].values.last?.key == "k63")
+        // A null is dropped, and a type that is the block's own name says nothing more
+        #expect(report.contexts[1].values.map(\.key) == ["long"])
+        #expect(report.contexts[1].type == nil)
+        #expect(report.contexts[1].values[0].value.utf8.count == 1024)
+        #expect(report.trimmed.valuesTruncated == 1)
+        // The SDK keeps 64 integrations (non-strings skipped) and the packages that have a name
+        #expect(report.sdk?.integrations.count == 64)
+        #expect(report.sdk?.packages == [SDKInfo.Package(name: "p", version: "1")])
+        #expect(report.trimmed.contextKeysDropped == 6 + 6)
+    }
+
+    @Test func contextsThatAreNotObjectsAreSkippedAndARepeatedNameKeepsTheLast() throws {
+        let report = try event(#"{"contexts":{"x":5,"y":null,"z":[1],"w":{"a":1},"w":{"b":{"c":[true,null]}}}}"#)
+        #expect(report.contexts == [ReportContext(name: "w", values: [("b", #"{"c":[true,null]}"#)])])
+        #expect(try event(#"{"sdk":{"version":"1"}}"#).sdk == nil)  // an SDK without a name is not one
+    }
+
+    @Test func theReadAPIShowsTagsSDKAndContextsApart() throws {
+        let report = try event(F.pythonHandled)
+        let bytes = try NativeReports.encode(
+            StoredReport(project: ProjectID(1), report: report, receivedAt: F.receivedAt))
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        #expect((json["tags"] as? [String: String])?["shop"] == "eu-1")
+        #expect((json["custom_keys"] as? [String: Any])?["shop"] == nil)
+        #expect((json["custom_keys"] as? [String: Any])?["sdk"] == nil)
+        let sdk = json["sdk"] as? [String: Any]
+        #expect(sdk?["name"] as? String == "sentry.python")
+        #expect(sdk?["version"] as? String == "2.75.0")
+        #expect((sdk?["integrations"] as? [String])?.contains("excepthook") == true)
+        #expect((sdk?["packages"] as? [[String: String]]) == [["name": "pypi:sentry-sdk", "version": "2.75.0"]])
+        let contexts = json["contexts"] as? [String: [String: String]]
+        #expect(contexts?["order"] == ["id": "42", "items": #"["sku-1"]"#])
+        #expect(contexts?["runtime"]?["name"] == "CPython")
+        #expect((json["trimmed"] as? [String: Int])?["tags_dropped"] == nil)  // only when something was dropped
     }
 
     @Test func limitsApply() throws {

@@ -50,6 +50,18 @@ def swift_literal(path, name):
 written = []
 
 
+# Tags, custom contexts (nested, null, repeated, not objects, a `type`) and an SDK with integrations and packages of
+# every shape: what `Report.tags`, `contexts` and `sdk` are read from.
+CONTEXTS_EVENT = json.dumps({
+    "event_id": "8e1f2a3b4c5d4e6f8a9b0c1d2e3f4a5b", "level": "error", "message": "m",
+    "tags": {"plan": "pro", "n": 3}, "extra": {"note": "x"},
+    "contexts": {"order": {"id": 1, "items": ["a", {"b": None}], "paid": True, "none": None, "type": "order"},
+                 "rust": {"type": "runtime", "name": "rustc", "version": "1.90.0"}, "flat": 5, "list": [1],
+                 "os": {"name": "Linux"}},
+    "sdk": {"name": "sentry.python", "version": "2.75.0", "integrations": ["argv", 7, None],
+            "packages": [{"name": "pypi:sentry-sdk", "version": "2.75.0"}, {"version": 1}, "x"]}})
+
+
 def seed(target, name, data):
     if isinstance(data, str):
         data = data.encode()
@@ -510,6 +522,7 @@ def main():
         seed("sentry-event", name + ".json", sentry[name])
     for crash in ["badaccess", "nsexception", "trap"]:
         seed("sentry-event", "cocoa-" + crash + ".json", json.dumps(cocoa_event(crash)))
+    seed("sentry-event", "contexts.json", CONTEXTS_EVENT)
     seed("sentry-envelope", "python-crash.envelope", envelope(sentry["pythonHeader"], [
         item("event", sentry["pythonUnhandled"], ',"content_type":"application/json"'),
         item("session", sentry["pythonSession"]),

@@ -223,7 +223,8 @@ public enum Grouping {
     }
 
     /// The facts fingerprint rules match on: the error, the in-app functions and the modules of the crashing thread,
-    /// the release, the platform (the OS) and the tags (custom keys, then breakdown values).
+    /// the release, the platform (the OS) and the tags (the report's tags, then custom keys, then breakdown values; the
+    /// first of a repeated name wins).
     static func makeFacts(
         _ report: Report, source: GroupingResult.Source, components: [String], inApp: [NormalizedFrame],
         frames: [NormalizedFrame]
@@ -234,6 +235,7 @@ public enum Grouping {
         }
         var tags: [(key: String, value: String)] = []
         var keys: Set<String> = []
+        for (key, value) in report.tags where keys.insert(key).inserted { tags.append((key, value)) }
         for (key, value) in report.customKeys where keys.insert(key).inserted {
             switch value {
             case .string(let text): tags.append((key, text))

@@ -123,8 +123,9 @@ extension JSONReader {
     }
 
     /// `contexts`: `device` (`model`, `arch`, `memory_size`, `free_storage`, `simulator`), `os` (`name`, `version`,
-    /// `build`), `app` (`app_identifier`, `app_version`, `app_build`) and `culture` (`locale`) are read; every other
-    /// context is skipped.
+    /// `build`), `app` (`app_identifier`, `app_version`, `app_build`) and `culture` (`locale`) are read into the device
+    /// and app; every other context that is an object becomes a `ReportContext` (`readSentryContext`), and one that
+    /// is not (Sentry requires objects) is skipped. A repeated name keeps its last block.
     mutating func readSentryContexts(into e: inout SentryEventFields) throws {
         try readObject { r, key in
             if key.matches("device") {
@@ -183,10 +184,38 @@ extension JSONReader {
                         }
                     }
                 }
+            } else if try r.peek() == .object {
+                let context = try r.readSentryContext(name: key.string)
+                e.contexts.removeAll { $0.name == context.name }
+                e.contexts.append(context)
             } else {
                 try r.skipValue()
             }
         }
+    }
+
+    /// One context block: its `type` (when it is a string other than the block's name), and every other value as
+    /// text: strings as sent, numbers and booleans as written, objects and arrays as their JSON text; nulls are
+    /// dropped and a repeated key keeps its last value. Limits are applied later (`IngestLimits.apply`).
+    mutating func readSentryContext(name: String) throws -> ReportContext {
+        var context = ReportContext(name: name)
+        var values: [String: String] = [:]
+        var order: [String] = []
+        try readObject { r, key in
+            let value: String
+            switch try r.peek() {
+            case .null: return try r.literal("null")
+            case .object, .array: value = try r.readRawJSON()
+            default: value = try r.readLooseString()
+            }
+            if key.matches("type") {
+                context.type = value == name || value.isEmpty ? nil : value
+                return
+            }
+            if values.updateValue(value, forKey: key.string) == nil { order.append(key.string) }
+        }
+        context.values = order.map { ($0, values[$0] ?? "") }
+        return context
     }
 
     /// A size in bytes: a non-negative number (SDKs send integers, some as floats).
@@ -198,22 +227,45 @@ extension JSONReader {
         return UInt64(value)
     }
 
-    /// `sdk`: `name/version`, or the name alone.
-    mutating func readSentrySDK() throws -> String? {
+    /// `sdk`: `name`, `version`, `integrations` (names) and `packages` (`{name, version}`); nil without a name.
+    /// Integrations that are not strings and packages without a name are skipped, not refused: they only describe.
+    mutating func readSentrySDK() throws -> SDKInfo? {
         var name: String?
         var version: String?
+        var integrations: [String] = []
+        var packages: [SDKInfo.Package] = []
         try readObject { r, key in
             if key.matches("name") {
                 name = try r.optional("name") { try $0.readString() }
             } else if key.matches("version") {
                 version = try r.optional("version") { try $0.readLooseString() }
+            } else if key.matches("integrations"), try r.peek() == .array {
+                try r.readArray { r, _ in
+                    if try r.peek() == .string { integrations.append(try r.readString()) } else { try r.skipValue() }
+                }
+            } else if key.matches("packages"), try r.peek() == .array {
+                try r.readArray { r, _ in
+                    guard try r.peek() == .object else { return try r.skipValue() }
+                    var package: (name: String?, version: String?) = (nil, nil)
+                    try r.readObject { r, key in
+                        if key.matches("name"), try r.peek() == .string {
+                            package.name = try r.readString()
+                        } else if key.matches("version"), [.string, .number, .bool].contains(try r.peek()) {
+                            package.version = try r.readLooseString()
+                        } else {
+                            try r.skipValue()
+                        }
+                    }
+                    if let packageName = package.name {
+                        packages.append(SDKInfo.Package(name: packageName, version: package.version))
+                    }
+                }
             } else {
                 try r.skipValue()
             }
         }
         guard let name else { return nil }
-        guard let version else { return name }
-        return "\(name)/\(version)"
+        return SDKInfo(name: name, version: version, integrations: integrations, packages: packages)
     }
 
     /// One `debug_meta.images[]` entry as a loaded module; nil for images that are not mapped code (no

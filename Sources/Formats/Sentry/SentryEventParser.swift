@@ -34,7 +34,9 @@ struct SentryEventFields {
     var userName: String?
     var device = DeviceInfo()
     var appContext = AppInfo()
-    var sdk: String?
+    var sdk: SDKInfo?
+    /// Every context but `device`, `os`, `app` and `culture` (read into `device`/`appContext`), in the order sent.
+    var contexts: [ReportContext] = []
     var fingerprint: [String]?
     var modules: [LoadedModule] = []
 }

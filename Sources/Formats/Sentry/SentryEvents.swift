@@ -36,11 +36,17 @@ import Foundation
 ///   `faultAddress`; a Mach or signal exception's value that is the Swift runtime's fatal-error line (Sentry Cocoa
 ///   copies libswiftCore's crash info there) → `crashMessage`.
 /// - `user.id`, else `user.email`, else `user.username` → user id. `environment` as is.
-/// - Custom keys, in priority order when the 64-key limit bites: the event's own facts (`level`,
-///   `mechanism`, `platform`, `sdk` as `name/version`, `server_name`, `exception_module`), then `tags`
-///   (object or pairs; values as strings), then scalar `extra` values as `extra.<name>`. Nested `extra`
-///   values are skipped: that is where SDKs put bulk such as `sys.argv` and `sentry-cli send-event`'s whole
-///   process environment. Within each group keys are cut in sorted order; what is cut is counted.
+/// - Tags (`Report.tags`), in priority order when the 64-tag limit bites: the event's own facts that Sentry indexes as
+///   tags (`level`, `mechanism`, `platform`, `server_name`, `exception_module`), then `tags` (object or pairs; values
+///   as strings; the last of a repeated key wins). Within each group keys are cut in sorted order; what is cut is
+///   counted (`tagsDropped`).
+/// - Custom keys: scalar `extra` values as `extra.<name>` (at most 64, cut in sorted order and counted). Nested
+///   `extra` values are skipped: that is where SDKs put bulk such as `sys.argv` and `sentry-cli send-event`'s whole
+///   process environment.
+/// - `sdk` (`name`, `version`, `integrations`, `packages`) → `Report.sdk`.
+/// - Every other context (not `device`, `os`, `app`, `culture`), such as `runtime`, `trace` or the app's own
+///   `set_context("order", …)`, → one `ReportContext` each, values as text (`readSentryContext`); at most 32 blocks
+///   of 64 values.
 /// - `breadcrumbs` (`values` or a bare array): timestamp (else the event's), category, level, message,
 ///   `data` values as strings (nested ones as JSON text).
 /// - `fingerprint` as sent, except that `["{{ default }}"]` means "the default grouping" (none).
@@ -153,9 +159,12 @@ public enum SentryEvents {
         var fingerprint = e.fingerprint
         if let parts = fingerprint, parts.allSatisfy({ isDefaultPlaceholder($0) }) { fingerprint = nil }
 
-        let (customKeys, dropped) = customKeys(e, primary: primary, limits: limits)
+        let (tagPairs, tagsDropped) = Self.tags(e, primary: primary, limits: limits)
+        let (customKeys, dropped) = prioritised(
+            [e.extras.map { (key: "extra." + $0.key, value: $0.value) }], limit: limits.maxCustomKeys)
         var trimmed = TrimCounts()
         trimmed.customKeysDropped = dropped
+        trimmed.tagsDropped = tagsDropped
         var report = Report(
             eventID: eventID, kind: kind, timestamp: timestamp,
             userID: nonEmpty(e.userID) ?? nonEmpty(e.userEmail) ?? nonEmpty(e.userName),
@@ -168,6 +177,9 @@ public enum SentryEvents {
             },
             customKeys: customKeys, fingerprint: fingerprint, faultAddress: faultAddress, trimmed: trimmed,
             crashMessage: crashMessage)
+        report.tags = tagPairs
+        report.sdk = e.sdk
+        report.contexts = e.contexts
         // A minidump's event (`MinidumpSubmission.sentryEnvelope`): its threads are walked from the stored dump.
         report.walksMinidump = primary?.mechanismType == "minidump"
         return report
@@ -203,33 +215,38 @@ public enum SentryEvents {
         return threads
     }
 
-    /// Custom keys with what did not fit counted (see the type's documentation for the priorities).
-    static func customKeys(
+    /// Tags with what did not fit counted (see the type's documentation for the priorities).
+    static func tags(
         _ e: SentryEventFields, primary: SentryException?, limits: IngestLimits
-    ) -> (keys: [(key: String, value: CustomValue)], dropped: Int) {
-        var keys: [(key: String, value: CustomValue)] = []
+    ) -> (keys: [(key: String, value: String)], dropped: Int) {
         let builtins: [(String, String?)] = [
-            ("level", e.level), ("mechanism", primary?.mechanismType), ("platform", e.platform), ("sdk", e.sdk),
+            ("level", e.level), ("mechanism", primary?.mechanismType), ("platform", e.platform),
             ("server_name", e.serverName), ("exception_module", primary?.module),
         ]
-        for case (let key, let value?) in builtins where !value.isEmpty { keys.append((key, .string(value))) }
-        var taken = Set(keys.map(\.key))
-        var dropped = 0
+        var own: [(key: String, value: String)] = []
+        for case (let key, let value?) in builtins where !value.isEmpty { own.append((key, value)) }
+        return prioritised([own, e.tags], limit: limits.maxCustomKeys)
+    }
 
-        func add(_ group: [(key: String, value: CustomValue)]) {
-            // The last of repeated keys wins; keys already taken by a higher-priority group stay.
-            var latest: [String: CustomValue] = [:]
+    /// `groups` merged in priority order, at most `limit` keys: within a group the last of a repeated key wins and
+    /// keys are cut in sorted order; a key a higher-priority group took stays. Returns what was cut as `dropped`.
+    static func prioritised<Value>(
+        _ groups: [[(key: String, value: Value)]], limit: Int
+    ) -> (keys: [(key: String, value: Value)], dropped: Int) {
+        var keys: [(key: String, value: Value)] = []
+        var taken = Set<String>()
+        var dropped = 0
+        for group in groups {
+            var latest: [String: Value] = [:]
             for (key, value) in group { latest[key] = value }
             let sorted = latest.filter { !taken.contains($0.key) }.sorted { $0.key < $1.key }
-            let room = max(0, limits.maxCustomKeys - keys.count)
+            let room = max(0, limit - keys.count)
             for (key, value) in sorted.prefix(room) {
                 keys.append((key, value))
                 taken.insert(key)
             }
             dropped += max(0, sorted.count - room)
         }
-        add(e.tags.map { ($0.key, .string($0.value)) })
-        add(e.extras.map { ("extra." + $0.key, $0.value) })
         return (keys, dropped)
     }
 

@@ -188,8 +188,27 @@ func fuzzGroupingRules(_ bytes: [UInt8]) {
 /// What the server does next with a report it accepted: groups it into an issue, and writes it back as
 /// JSON for the read API (hostile timestamps, addresses and strings all pass through both).
 func afterIngest(_ report: Report) {
+    checkTagsAndContexts(report)
     _ = Grouping.group(report, symbols: nil)
     _ = try? NativeReports.encode(StoredReport(project: ProjectID(1), report: report, receivedAt: receivedAt))
+}
+
+/// Tags, context blocks and the SDK of an accepted report are within the limits (`IngestLimits.apply`), whatever came.
+func checkTagsAndContexts(_ report: Report) {
+    let most = limits.maxKeyValueBytes
+    func fits(_ text: String?) -> Bool { (text?.utf8.count ?? 0) <= most }
+    guard report.tags.count <= limits.maxCustomKeys, report.tags.allSatisfy({ fits($0.key) && fits($0.value) }),
+        report.contexts.count <= limits.maxContexts,
+        report.contexts.allSatisfy({ context in
+            fits(context.name) && fits(context.type) && context.values.count <= limits.maxCustomKeys
+                && context.values.allSatisfy { fits($0.key) && fits($0.value) }
+        }),
+        report.sdk.map({ sdk in
+            fits(sdk.name) && fits(sdk.version) && sdk.integrations.count <= limits.maxCustomKeys
+                && sdk.packages.count <= limits.maxCustomKeys && sdk.integrations.allSatisfy(fits)
+                && sdk.packages.allSatisfy { fits($0.name) && fits($0.version) }
+        }) ?? true
+    else { fatalError("an accepted report's tags, contexts or SDK exceed the limits") }
 }
 
 func fuzzNative(_ bytes: [UInt8]) {
