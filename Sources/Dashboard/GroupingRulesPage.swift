@@ -94,7 +94,7 @@ struct GroupingRulesPage {
         if case .dryRun = overview.outcome { title = "Dry run of fingerprint rules" }
         chrome = PageChrome(path: path, title: title, project: overview.project, now: nil)
         project = overview.project.rawValue
-        settingsHref = SitePaths.relative(from: path, to: "\(overview.project.rawValue)/settings")
+        settingsHref = SitePaths.relative(from: path, to: SitePaths.settings(overview.project))
         let rows = overview.versions.map {
             VersionRow(
                 version: $0.version, by: $0.createdBy.map(StatusChanger.shown) ?? "unknown", at: TimeView($0.createdAt),
