@@ -74,6 +74,13 @@ struct SettingsPage {
     var sensitiveFields: String
     var inAppInclude: String
     var inAppExclude: String
+    /// The same lists one entry a line, for the forms' text areas.
+    var safeFieldLines: String
+    var sensitiveFieldLines: String
+    var inAppIncludeLines: String
+    var inAppExcludeLines: String
+    var maxPatterns: Int
+    var maxPatternLength: Int
     var minidumps: String
     var showTrail: Bool
     var trail: [TrailRow]
@@ -135,6 +142,12 @@ struct SettingsPage {
         sensitiveFields = Self.list(privacy.sensitiveFields)
         inAppInclude = Self.list(project.inApp.include)
         inAppExclude = Self.list(project.inApp.exclude)
+        safeFieldLines = privacy.safeFields.joined(separator: "\n")
+        sensitiveFieldLines = privacy.sensitiveFields.joined(separator: "\n")
+        inAppIncludeLines = project.inApp.include.joined(separator: "\n")
+        inAppExcludeLines = project.inApp.exclude.joined(separator: "\n")
+        maxPatterns = InAppRules.maxPatterns
+        maxPatternLength = InAppRules.maxPatternLength
         minidumps =
             project.minidumps == .untilProcessed
             ? "until their reports are processed" : "for the retention period"

@@ -271,12 +271,8 @@ extension Projects {
                 throw ValidationError("--clear-tracker and --tracker/--tracker-url exclude each other")
             }
             _ = try checkedTracker()
-            for pattern in inAppInclude + inAppExclude
-            where pattern.isEmpty || pattern.utf8.count > InAppRules.maxPatternLength {
-                throw ValidationError("an in-app pattern must be 1–\(InAppRules.maxPatternLength) bytes")
-            }
-            if inAppInclude.count > InAppRules.maxPatterns || inAppExclude.count > InAppRules.maxPatterns {
-                throw ValidationError("at most \(InAppRules.maxPatterns) patterns per list")
+            if let problem = InAppRules.problem(inAppInclude) ?? InAppRules.problem(inAppExclude) {
+                throw ValidationError(problem)
             }
             if clearInApp && !(inAppInclude.isEmpty && inAppExclude.isEmpty) {
                 throw ValidationError("--clear-in-app and --in-app-include/--in-app-exclude exclude each other")
@@ -284,8 +280,8 @@ extension Projects {
             guard ProjectSlug(slug) != nil else {
                 throw ValidationError("'\(slug)' is not a slug: use 1–64 lowercase letters, digits, '-' or '_'")
             }
-            for field in safeFields + sensitiveFields where field.isEmpty || field.utf8.count > 256 {
-                throw ValidationError("a field name must be 1–256 bytes")
+            if let problem = PrivacySettings.fieldProblem(safeFields + sensitiveFields) {
+                throw ValidationError(problem)
             }
             if clearSafeFields && !safeFields.isEmpty {
                 throw ValidationError("--clear-safe-fields and --safe-field exclude each other")

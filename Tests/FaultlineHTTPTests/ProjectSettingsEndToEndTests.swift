@@ -94,6 +94,7 @@ import Testing
                 ("/shop/settings/alerts", Self.alertForm(webhook: "https://93.184.216.34/hook")),
                 ("/shop/settings/targets", "users=90&sessions=90"),
                 ("/shop/settings/privacy", ""),
+                ("/shop/settings/in-app", "include=libshop*.so"),
             ] {
                 let answer = try await post(server, path, cookie, "csrf=\(token)&\(body)")
                 #expect(answer.status == 403, "\(path)")
@@ -117,11 +118,20 @@ import Testing
         #expect(refusedPage.contains("<p class=\"error\" role=\"alert\">Webhook URL:"), "\(refusedPage.prefix(3000))")
         #expect(try Self.snapshot(folder) == before)
 
-        // The admin changes a role, the webhook and the targets.
+        // A pattern past the limit is refused the way `faultline projects configure` refuses it.
+        let longPattern = try await post(
+            server, "/shop/settings/in-app", ann, "csrf=\(token)&include=\(String(repeating: "a", count: 129))")
+        #expect(longPattern.status == 400)
+        #expect(String(decoding: longPattern.body, as: UTF8.self).contains("an in-app pattern must be 1–128 bytes"))
+        #expect(try Self.snapshot(folder) == before)
+
+        // The admin changes a role, the webhook, the targets, privacy and in-app rules (lists one entry a line).
         for (path, body) in [
             ("/shop/settings/members/\(miaID)/role", "role=viewer"),
             ("/shop/settings/alerts", Self.alertForm(webhook: "https://93.184.216.34/hooks/secret-path")),
             ("/shop/settings/targets", "users=99.2&sessions=99.8"),
+            ("/shop/settings/privacy", "scrubbing=1&sensitive_fields=card_holder%0D%0A%0D%0Aloyalty_id"),
+            ("/shop/settings/in-app", "include=libshop*.so&exclude=libvendor.so"),
         ] {
             let answer = try await post(server, path, ann, "csrf=\(token)&\(body)")
             #expect(answer.status == 303, "\(path): \(String(decoding: answer.body, as: UTF8.self).prefix(2000))")
@@ -144,7 +154,11 @@ import Testing
                 "<td>Ann</td><td>127.0.0.1</td><td>member.role</td><td>mia@example.org</td><td>member</td><td>viewer</td>"
             ), "\(changed.html)")
         #expect(changed.html.contains("<td>Ann</td><td>127.0.0.1</td><td>project.webhook</td>"))
-        #expect(changed.html.contains("<td>Ann</td><td>127.0.0.1</td><td>project.targets</td>"))
+        for kind in ["project.webhook", "project.targets", "project.privacy", "project.in_app"] {
+            #expect(changed.html.contains("<td>Ann</td><td>127.0.0.1</td><td>\(kind)</td>"), "\(kind)")
+        }
+        #expect(changed.html.contains(">card_holder\nloyalty_id</textarea>"))
+        #expect(changed.html.contains(">libshop*.so</textarea>") && changed.html.contains(">libvendor.so</textarea>"))
         #expect(changed.html.contains("crash-free users 99.2"))
         #expect(!changed.html.contains("secret-path"), "the webhook is shown masked")
         #expect(changed.html.contains("99.8"))
@@ -152,9 +166,13 @@ import Testing
         let api = try await http.send(
             .GET, server.baseURL + "/api/v1/audit?project=shop", headers: [("Authorization", "Bearer \(admin)")])
         let entries = try #require(api.json["entries"] as? [[String: Any]])
-        let newest = entries.prefix(3).map { "\($0["kind"] as? String ?? "")|\($0["actor"] as? String ?? "")" }
-        #expect(newest == ["project.targets|Ann", "project.webhook|Ann", "member.role|Ann"], "\(entries)")
-        #expect(entries.prefix(3).allSatisfy { $0["address"] as? String == "127.0.0.1" })
+        let newest = entries.prefix(5).map { "\($0["kind"] as? String ?? "")|\($0["actor"] as? String ?? "")" }
+        #expect(
+            newest == [
+                "project.in_app|Ann", "project.privacy|Ann", "project.targets|Ann", "project.webhook|Ann",
+                "member.role|Ann",
+            ], "\(entries)")
+        #expect(entries.prefix(5).allSatisfy { $0["address"] as? String == "127.0.0.1" })
 
         // An invite made on the page shows its link once; the link works.
         let invited = try await post(
@@ -176,7 +194,7 @@ import Testing
 
         // The trail pages as the API does: 50 entries, then an older page from the same `before`.
         let vicID = try Self.personID(folder, "vic@example.org")
-        for round in 0..<46 {
+        for round in 0..<44 {
             let role = round % 2 == 0 ? "member" : "viewer"
             let answer = try await post(
                 server, "/shop/settings/members/\(vicID)/role", ann, "csrf=\(token)&role=\(role)")

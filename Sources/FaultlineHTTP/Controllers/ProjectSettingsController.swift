@@ -18,7 +18,8 @@ import Foundation
 ///   shown this once;
 /// - `POST /{slug}/settings/members/{id}/role` (`role`) and `…/{id}/remove`: changes a member's role or takes them out
 ///   of the project;
-/// - `POST /{slug}/settings/alerts`, `…/targets`, `…/privacy`: the settings of each section.
+/// - `POST /{slug}/settings/alerts`, `…/targets`, `…/privacy`, `…/in-app`: the settings of each section (a list is a
+///   text area, one entry a line).
 ///
 /// Who sees what (``Access``): anyone who may read the project sees its settings; only a login session whose reader
 /// may change settings (the project's admins, server owners, the admin token's session) gets the forms and the
@@ -46,6 +47,7 @@ struct ProjectSettingsController {
             .post("{slug}/settings/alerts", use: saveAlerts)
             .post("{slug}/settings/targets", use: saveTargets)
             .post("{slug}/settings/privacy", use: savePrivacy)
+            .post("{slug}/settings/in-app", use: saveInApp)
     }
 
     // MARK: The page
@@ -112,6 +114,11 @@ struct ProjectSettingsController {
 
         func text(_ name: String) -> String { fields[name]?.trimmingCharacters(in: .whitespaces) ?? "" }
         func checked(_ name: String) -> Bool { fields[name] != nil }
+        /// A text area's lines, trimmed, without the empty ones.
+        func lines(_ name: String) -> [String] {
+            (fields[name] ?? "").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+        }
     }
 
     func form(_ request: Request, context: AppRequestContext) async throws -> Form {
@@ -279,10 +286,28 @@ struct ProjectSettingsController {
 
     @Sendable func savePrivacy(_ request: Request, context: AppRequestContext) async throws -> Response {
         let form = try await form(request, context: context)
+        let (safe, sensitive) = (form.lines("safe_fields"), form.lines("sensitive_fields"))
+        if let problem = PrivacySettings.fieldProblem(safe + sensitive) {
+            return try await refused(context, form, "Privacy: \(problem).")
+        }
         _ = try await projects.configurePrivacy(slug: form.project.slug, by: form.origin) { settings in
             settings.scrubbing = form.checked("scrubbing")
             settings.maskEmailsAndPhones = form.checked("mask_emails_and_phones")
             settings.keepIPAddresses = form.checked("keep_ip_addresses")
+            settings.safeFields = safe
+            settings.sensitiveFields = sensitive
+        }
+        return done(form.project)
+    }
+
+    @Sendable func saveInApp(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await form(request, context: context)
+        let (include, exclude) = (form.lines("include"), form.lines("exclude"))
+        if let problem = InAppRules.problem(include) ?? InAppRules.problem(exclude) {
+            return try await refused(context, form, "In-app rules: \(problem).")
+        }
+        _ = try await projects.configureInApp(slug: form.project.slug, by: form.origin) { rules in
+            rules = InAppRules(include: include, exclude: exclude)
         }
         return done(form.project)
     }
