@@ -29,6 +29,19 @@ struct AccountPage {
         var id: String
         var label: String
     }
+    /// One project's alert mail form: a checkbox per alert kind and the digest's choices.
+    struct MailForm {
+        struct Choice {
+            var value: String
+            var id: String
+            var label: String
+            var checked: Bool
+        }
+        var slug: String
+        var id: String
+        var kinds: [Choice]
+        var digests: [Choice]
+    }
 
     var chrome: PageChrome
     var isPerson: Bool
@@ -56,6 +69,10 @@ struct AccountPage {
     var recoveryCodesLeft: Int
     var recoveryCodes: [String]
     var hasRecoveryCodes: Bool
+    /// The alert mail forms, one per project; `canMail` is false when the login is not an e-mail address.
+    var mailForms: [MailForm]
+    var hasMailForms: Bool
+    var canMail: Bool
     struct Enrolment {
         var secret: String
         var uri: String
@@ -87,6 +104,7 @@ struct AccountPage {
         notice = overview.notice
         errorMessage = overview.error
         csrf = overview.csrf
+        chrome.csrf = overview.csrf  // this page is one session's: its sign-out signs out at once
         scopes = TokenScope.allCases.map {
             ScopeChoice(
                 value: $0.rawValue, id: "scope-" + $0.rawValue.replacingOccurrences(of: ":", with: "-"),
@@ -107,6 +125,38 @@ struct AccountPage {
         }
         recoveryCodes = overview.recoveryCodes
         hasRecoveryCodes = !recoveryCodes.isEmpty
+        mailForms = overview.mail.map(Self.mailForm)
+        hasMailForms = !mailForms.isEmpty
+        canMail = overview.person.map { MailAddress($0.login.rawValue) != nil } ?? false
+    }
+
+    /// The form of one project's alert mail choice; ids are made of the slug (letters, digits and dashes).
+    static func mailForm(_ line: AccountOverview.MailLine) -> MailForm {
+        let slug = line.slug.rawValue
+        return MailForm(
+            slug: slug, id: "mail-" + slug,
+            kinds: AlertMailPreference.choosableKinds.map {
+                MailForm.Choice(
+                    value: $0.rawValue, id: "mail-\(slug)-\($0.rawValue)", label: describe($0),
+                    checked: line.kinds.contains($0))
+            },
+            digests: [(DigestCadence.weekly, "Weekly"), (.daily, "Daily"), (.none, "Off")].map {
+                MailForm.Choice(
+                    value: $0.0.rawValue, id: "mail-\(slug)-digest-\($0.0.rawValue)", label: $0.1,
+                    checked: line.digest == $0.0)
+            })
+    }
+
+    /// What an alert kind's checkbox says.
+    static func describe(_ kind: AlertKind) -> String {
+        switch kind {
+        case .newIssue: "New issues"
+        case .regression: "Regressions (a closed issue back in a newer release)"
+        case .velocity: "Velocity (an issue trending in a release)"
+        case .crashFreeTarget: "Crash-free users below the target"
+        case .storageFull, .storageOK: "Storage full, and space again"
+        case .quotaReached: "Event quota reached"
+        }
     }
 
     /// A base32 secret in groups of four, as apps that take typed keys show them.

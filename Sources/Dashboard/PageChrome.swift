@@ -27,6 +27,15 @@ struct PageChrome {
     /// Where the page sends the browser at once (`<meta http-equiv="refresh">`): a merged issue's page, to the issue
     /// it was merged into. Nil for every other page.
     var refreshHref: String? = nil
+    /// The signed-in person's links: their account page (`/account`, served by the server) and the sign-out form
+    /// (`POST /logout`). A page rendered once for every reader has them too (it cannot know who reads it): there
+    /// `/account` sends a reader who is not signed in to the login form. Nil on pages shown before signing in.
+    var accountHref: String?
+    var accountCurrent: Bool
+    var signOutHref: String?
+    /// The session's CSRF token for the sign-out form, on a page rendered for one session (`/account`). A page
+    /// rendered for everyone has none: its sign-out asks once more, on a page that has the token (`POST /logout`).
+    var csrf: String? = nil
 
     /// The chrome of the page at `path` (relative to the site root).
     ///
@@ -60,5 +69,8 @@ struct PageChrome {
         generated = now.map(TimeView.init)
         searchHref = navigation ? project.map { SitePaths.relative(from: path, to: SitePaths.search($0)) } : nil
         self.searchQuery = searchQuery
+        accountHref = navigation ? SitePaths.relative(from: path, to: SitePaths.account) : nil
+        accountCurrent = path == SitePaths.account
+        signOutHref = navigation ? SitePaths.relative(from: path, to: SitePaths.logout) : nil
     }
 }

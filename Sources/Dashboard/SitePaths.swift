@@ -39,6 +39,10 @@ public enum SitePaths {
     /// `<slug>/missing-debug-files.html`.
     public static func missingDebugFiles(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/missing-debug-files.html" }
 
+    /// `account`: the signed-in person's page, served by the server (not a file).
+    public static let account = "account"
+    /// `logout`: where the sign-out form posts (served by the server).
+    public static let logout = "logout"
     /// `<slug>/search`: the search page, served by the server (not a file; `?q=` is the query).
     public static func search(_ slug: ProjectSlug) -> String { "\(slug.rawValue)/search" }
     /// `<slug>/settings`: the project's settings page (people, alerts, targets, privacy, the audit trail), served by

@@ -184,6 +184,10 @@ public struct Composition: Sendable {
     public var alertStore: any AlertStore { stores.alerts }
     /// Who wants which alerts by mail, and the digest outbox (docs/email.md).
     public var alertMailStore: any AlertMailStore { stores.alerts }
+    /// People's alert mail choices, checked and audited (the account page and `faultline alerts mail`).
+    public var alertMail: AlertMailPreferences {
+        AlertMailPreferences(store: stores.alerts, audit: stores.audit, clock: clock)
+    }
     /// The search index.
     public var searchStore: any SearchReader { stores.search }
     /// The ingest store itself, for tools that write prepared batches without the service's checks (benchmarks).

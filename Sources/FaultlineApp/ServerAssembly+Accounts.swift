@@ -14,7 +14,7 @@ extension ServerAssembly {
             },
             codePage: { error, next in
                 (try? renderer?.loginCodePage(error: error, next: next)) ?? LoginFallback.code(error: error, next: next)
-            })
+            }, mail: data.alertMail)
     }
 }
 

@@ -54,6 +54,21 @@ public struct AccountOverview: Sendable {
     public var secondFactor: SecondFactorState
     /// Recovery codes just made: shown on this one answer and never again.
     public var recoveryCodes: [String]
+    /// The reader's alert mail choice in each of their projects (in the order of `projects`); empty when mail is not
+    /// offered (the admin token's session).
+    public var mail: [MailLine] = []
+
+    /// One project's alert mail choice: the kinds mailed and the digest.
+    public struct MailLine: Sendable, Equatable {
+        public var slug: ProjectSlug
+        public var kinds: Set<AlertKind>
+        public var digest: DigestCadence
+        public init(slug: ProjectSlug, kinds: Set<AlertKind>, digest: DigestCadence) {
+            self.slug = slug
+            self.kinds = kinds
+            self.digest = digest
+        }
+    }
 
     public init(
         person: Person?, projects: [ProjectLine], tokens: [PersonalToken], newToken: NewToken? = nil,

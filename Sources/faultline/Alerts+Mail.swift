@@ -86,13 +86,8 @@ extension Alerts {
             let found = try await Alerts.project(project, root)
             guard let login = PersonLogin(person.lowercased()), let who = try await root.people.person(login: login)
             else { throw ValidationError("no person '\(person)'") }
-            guard who.owner || who.role(in: found.id) != nil else {
-                throw ValidationError("\(person) is not a member of \(project)")
-            }
-            let store = root.alertMailStore
-            let before =
-                try await store.mailPreferences(person: who.id).first { $0.project == found.id }
-                ?? AlertMailPreference(person: who.id, project: found.id, kinds: [], digest: .none)
+            let mail = root.alertMail
+            let before = try await mail.preference(of: who.id, in: found.id)
             var preference = before
             if let kinds {
                 let parsed = AlertMailPreference.parseKinds(kinds)
@@ -107,15 +102,12 @@ extension Alerts {
                 }
                 preference.digest = cadence
             }
-            if (kinds != nil || digest != nil) && MailAddress(who.login.rawValue) == nil {
-                throw ValidationError("\(person) is not an e-mail address: no mail can reach them")
-            }
-            try await store.setMailPreference(preference)
-            if preference != before {
-                try await root.audit.record(
-                    AuditEntry(
-                        project: found.id, at: root.clock.now(), origin: .cli, kind: .memberMail,
-                        subject: who.login.rawValue, before: before.shown, after: preference.shown))
+            do {
+                // The same rules and audit entry as the account page's form (`AlertMailPreferences`).
+                try await mail.set(preference, for: who, by: .cli)
+            } catch let error as PeopleError {
+                throw ValidationError(
+                    error.code == .unknownProject ? "\(person) is not a member of \(project)" : error.message)
             }
             print("\(who.login) \(project): \(preference.shown)")
         }

@@ -48,7 +48,16 @@ final class SteppingClock: WallClock {
             // The session opens the dashboard (404: authenticated, nothing there), until logout revokes it server-side.
             let inside = try await client.execute(uri: "/nowhere", method: .get, headers: [.cookie: cookie])
             #expect(inside.status == .notFound)
-            let logout = try await client.execute(uri: "/logout", method: .post, headers: [.cookie: cookie])
+            // Without the session's CSRF token, the page that asks once more (with it); the session stays.
+            let asked = try await client.execute(uri: "/logout", method: .post, headers: [.cookie: cookie])
+            #expect(asked.status == .ok)
+            let csrf = try #require(DashboardActionsEndToEndTests.csrf(String(buffer: asked.body)))
+            #expect(
+                try await client.execute(uri: "/nowhere", method: .get, headers: [.cookie: cookie]).status == .notFound)
+            var headers = Self.form
+            headers[.cookie] = cookie
+            let logout = try await client.execute(
+                uri: "/logout", method: .post, headers: headers, body: ByteBuffer(string: "csrf=\(csrf)"))
             #expect(logout.status == .seeOther)
             let replayed = try await client.execute(uri: "/nowhere", method: .get, headers: [.cookie: cookie])
             #expect(replayed.status == .unauthorized)

@@ -367,4 +367,98 @@ import Testing
                     && !$0.contains("CLI")
             }, "\(trail.out)")
     }
+
+    /// The account page's alert mail form (issue #37, "each person has alert preferences"): bob turns new-issue mail
+    /// off there and gets none of a new issue's mail from the real SMTP server, while ada, who kept it, gets it. The
+    /// form changes only the signed-in person's own choice, needs the session's CSRF token, and is audited as them.
+    @Test func aKindTurnedOffOnTheAccountPageIsNotMailedAndOneKeptIs() async throws {
+        let folder = ServerProcess.newFolder()
+        let port = try Self.freePort()
+        let sink = try await Sink(port: port, out: folder + "-mail")
+        defer { sink.stop() }
+        let project = try await ServerProcess.createProject("prefs", in: folder)
+        _ = try await ServerProcess.createProject("other", in: folder)
+        var links: [String: String] = [:]
+        for person in ["ada@example.com", "bob@example.com"] {
+            links[person] = try await PeopleEndToEndTests.invite(folder, person, role: "member", project: "prefs")
+            let chosen = try await ServerProcess.run(
+                ["alerts", "mail", "prefs", "--person", person, "--kinds", "new_issue,velocity", "--data", folder])
+            #expect(chosen.status == 0, "\(chosen.err)")
+        }
+        var environment = Self.fast
+        environment["FAULTLINE_SMTP_PORT"] = "\(port)"
+        environment["FAULTLINE_SMTP_SECURITY"] = "none"
+        let server = try await ServerProcess(folder: folder, environment: environment)
+        defer { server.cleanUp() }
+        let people = PeopleEndToEndTests()
+        let bob = try await people.accept(server, try #require(links["bob@example.com"]), name: "Bob")
+        _ = try await people.accept(server, try #require(links["ada@example.com"]), name: "Ada")
+
+        // The page shows bob's choice for his one project, as stored.
+        let page = String(
+            decoding: try await people.browser.send(
+                .GET, server.baseURL + "/account", headers: [("Cookie", bob), ("Accept", "text/html")]
+            ).body, as: UTF8.self)
+        #expect(page.contains("<h2 id=\"alerts-heading\">Alert mail</h2>"))
+        #expect(page.contains("id=\"mail-prefs-new_issue\" name=\"kind\" value=\"new_issue\" checked"))
+        #expect(page.contains("id=\"mail-prefs-regression\" name=\"kind\" value=\"regression\">"))
+        #expect(page.contains("id=\"mail-prefs-digest-none\" name=\"digest\" value=\"none\" checked"))
+        #expect(!page.contains("mail-other-"), "a project bob is not in has no form")
+        let csrf = try #require(DashboardActionsEndToEndTests.csrf(page))
+        func post(_ body: String, cookie: String = bob) async throws -> (status: Int, page: String) {
+            let answer = try await people.browser.send(
+                .POST, server.baseURL + "/account/alerts", headers: PeopleEndToEndTests.form + [("Cookie", cookie)],
+                body: Array(body.utf8))
+            return (answer.status, String(decoding: answer.body, as: UTF8.self))
+        }
+        let stored =
+            "SELECT p.login, a.kinds, a.digest FROM alert_mail_preferences a JOIN people p ON p.id = a.person_id"
+            + " ORDER BY p.login"
+        let before = try PeopleEndToEndTests.sqlite(folder, stored)
+        // Refused, nothing stored: no CSRF token, another project, an unknown kind.
+        #expect(try await post("project=prefs&kind=velocity&digest=weekly").status == 403)
+        #expect(try await post("csrf=\(csrf)&project=other&kind=velocity&digest=weekly").status == 404)
+        #expect(try await post("csrf=\(csrf)&project=prefs&kind=bogus&digest=weekly").status == 400)
+        #expect(try await post("csrf=\(csrf)&project=prefs&kind=velocity&digest=hourly").status == 400)
+        #expect(try PeopleEndToEndTests.sqlite(folder, stored) == before)
+        // Bob keeps velocity, turns new issues off, and takes the weekly digest.
+        let saved = try await post("csrf=\(csrf)&project=prefs&kind=velocity&digest=weekly")
+        #expect(saved.status == 200)
+        #expect(saved.page.contains("Alert mail for prefs saved."))
+        #expect(saved.page.contains("id=\"mail-prefs-new_issue\" name=\"kind\" value=\"new_issue\">"))
+        #expect(
+            try PeopleEndToEndTests.sqlite(folder, stored)
+                == "ada@example.com|new_issue,velocity|none\nbob@example.com|velocity|weekly\n")
+        // Recorded as bob, from the browser's address; the same choice again records nothing.
+        let audit =
+            "SELECT actor_kind, actor_name, address, subject, before_value, after_value FROM audit_log"
+            + " WHERE kind = 'member.mail'"
+            + " AND actor_kind = 'person'"
+        #expect(
+            try PeopleEndToEndTests.sqlite(folder, audit)
+                == "person|Bob|127.0.0.1|bob@example.com|kinds new_issue,velocity; digest none|kinds velocity; digest weekly\n"
+        )
+        #expect(try await post("csrf=\(csrf)&project=prefs&kind=velocity&digest=weekly").status == 200)
+        #expect(try PeopleEndToEndTests.sqlite(folder, audit).split(separator: "\n").count == 1)
+
+        // A new issue: its alert is mailed to ada, who kept new-issue mail, and not to bob.
+        #expect(
+            try await http.postReports(
+                server.baseURL, key: project.ingest,
+                InsightsEndToEndTests.crash(700, site: "prefsSite", version: "1.0", user: "u1")
+            ).status == 202)
+        #expect(
+            try await eventually(timeout: .seconds(60)) {
+                let alerts =
+                    try await http.send(
+                        .GET, server.baseURL + "/api/v1/alerts",
+                        headers: [("Authorization", "Bearer \(project.upload)")]
+                    ).json["alerts"] as? [[String: Any]] ?? []
+                return !alerts.isEmpty && alerts.allSatisfy { $0["delivery"] as? String == "delivered" }
+            })
+        let mails = sink.mails()
+        #expect(mails.count == 1, "\(mails.map(\.envelope))")
+        #expect(mails.first?.envelope["to"] as? [String] == ["ada@example.com"])
+        #expect(Self.header("Message-ID", in: mails.first?.message ?? "")?.hasPrefix("<faultline.alert.") == true)
+    }
 }

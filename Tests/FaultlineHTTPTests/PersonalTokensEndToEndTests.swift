@@ -134,6 +134,20 @@ import Testing
                 }
             }
         }
+        // Each close through a token is audited as its person and names the token by its name, read through the API.
+        let admin = try await SecurityEndToEndTests.adminToken(folder)
+        let trail = try await http.send(
+            .GET, server.baseURL + "/api/v1/audit?project=shop&kind=issue.status",
+            headers: [("Authorization", "Bearer \(admin)")])
+        #expect(trail.status == 200)
+        let closes = (trail.json["entries"] as? [[String: Any]] ?? []).filter { $0["after"] as? String == "closed" }
+        #expect(
+            Set(closes.compactMap { $0["actor"] as? String }) == [
+                "ann@example.org (token test write:issues)", "ann@example.org (token test admin)",
+                "mia@example.org (token test write:issues)",
+            ], "\(closes)")
+        #expect(closes.allSatisfy { $0["actor_kind"] as? String == "personal-token" && $0["actor_person_id"] is Int })
+        #expect(closes.allSatisfy { $0["address"] as? String == "127.0.0.1" })
         // A person of one project needs not name it; a token never reads another project even when named.
         let mine = try await http.send(
             .GET, server.baseURL + "/api/v1/issues",

@@ -111,12 +111,34 @@ import Testing
         }
         #expect(!setCookie.contains("Secure"), "Secure over plain http would drop the cookie")
         let cookie = try #require(setCookie.split(separator: ";").first.map(String.init))
+        let page = try await browser.send(.GET, server.baseURL + "/shop/index.html", headers: [("Cookie", cookie)])
+        #expect(page.status == 200)
+        // Every page links to the account page and has a sign-out button; a page rendered once for everyone has no
+        // session's token in it and stays cacheable.
+        let html = String(decoding: page.body, as: UTF8.self)
+        #expect(html.contains("<a href=\"../account\">Your account</a>"), "\(html.prefix(2000))")
+        #expect(html.contains("<form class=\"nav-signout\" method=\"post\" action=\"../logout\"><button"))
+        #expect(!page.headers["Cache-Control"].contains("no-store"))
+
+        // Sign-out without the session's CSRF token (that button, or another site's post) ends nothing: it answers a
+        // page that asks once more, with the token.
+        let unconfirmed = try await browser.send(.POST, server.baseURL + "/logout", headers: [("Cookie", cookie)])
+        #expect(unconfirmed.status == 200)
+        #expect(unconfirmed.headers["Set-Cookie"].isEmpty)
+        let csrf = try #require(DashboardActionsEndToEndTests.csrf(String(decoding: unconfirmed.body, as: UTF8.self)))
         #expect(
             try await browser.send(.GET, server.baseURL + "/shop/index.html", headers: [("Cookie", cookie)]).status
                 == 200)
+        #expect(
+            try await browser.send(
+                .POST, server.baseURL + "/logout", headers: Self.form + [("Cookie", cookie)],
+                body: Array("csrf=0\(csrf.dropFirst())".utf8)
+            ).status == 200)
 
-        // Logout ends the session on the server: the old cookie no longer opens anything.
-        let logout = try await browser.send(.POST, server.baseURL + "/logout", headers: [("Cookie", cookie)])
+        // Logout with the token ends the session on the server: the old cookie no longer opens anything.
+        let logout = try await browser.send(
+            .POST, server.baseURL + "/logout", headers: Self.form + [("Cookie", cookie)],
+            body: Array("csrf=\(csrf)".utf8))
         #expect(logout.status == 303)
         #expect(logout.headers["Set-Cookie"].contains { $0.hasPrefix("faultline_session=;") })
         #expect(

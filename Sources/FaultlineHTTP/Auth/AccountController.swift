@@ -12,12 +12,16 @@ public struct AccountPages: Sendable {
     public var render: @Sendable (AccountOverview) -> String
     /// The code step of a login with a second factor: an error to show, and where to go after.
     public var codePage: @Sendable (_ error: String?, _ next: String) -> String
+    /// People's alert mail choices (the page's "Alert mail" forms); nil: the page offers no mail choices.
+    public var mail: AlertMailPreferences?
 
     public init(
         accounts: AccountService, projects: ProjectService, clock: any WallClock,
         render: @escaping @Sendable (AccountOverview) -> String,
-        codePage: @escaping @Sendable (_ error: String?, _ next: String) -> String
+        codePage: @escaping @Sendable (_ error: String?, _ next: String) -> String,
+        mail: AlertMailPreferences? = nil
     ) {
+        self.mail = mail
         self.codePage = codePage
         self.accounts = accounts
         self.projects = projects
@@ -32,7 +36,10 @@ public struct AccountPages: Sendable {
 /// - `POST /account/tokens` with `name`, `scope` (repeated) and `expires_days` (empty: never): makes a token and
 ///   answers the page with its secret, shown this once (200, never a redirect: the secret stays out of URLs and history);
 /// - `POST /account/tokens/{id}/revoke`: revokes one of the reader's own tokens (another's is 404), 303 back;
-/// - `POST /account/password` with `current`, `password`, `confirm`: changes the password; their other sessions end.
+/// - `POST /account/password` with `current`, `password`, `confirm`: changes the password; their other sessions end;
+/// - `POST /account/alerts` with `project` (a slug), `kind` (repeated: the alert kinds mailed, none for none) and
+///   `digest` (`weekly`, `daily` or `none`): the reader's own alert mail choice for one of their projects
+///   (``AlertMailPreferences``, recorded in the audit trail as them); a project they are not in is 404.
 ///
 /// Every form carries the session's CSRF token (``CSRFToken``): without it, or with another session's, 403 and nothing
 /// changes. The admin token's session sees the page without the forms (it has no account of its own); a post from it
@@ -46,6 +53,7 @@ struct AccountController {
             .post("account/tokens", use: createToken)
             .post("account/tokens/{id}/revoke", use: revokeToken)
             .post("account/password", use: changePassword)
+            .post("account/alerts", use: setAlertMail)
             .post("account/totp/begin", use: beginSecondFactor)
             .post("account/totp/confirm", use: confirmSecondFactor)
             .post("account/totp/remove", use: removeSecondFactor)
@@ -68,12 +76,20 @@ struct AccountController {
         if case .person(let signedIn) = context.requester { person = signedIn }
         var lines: [AccountOverview.ProjectLine] = []
         var tokens: [PersonalToken] = []
+        var mail: [AccountOverview.MailLine] = []
         if let person {
+            let chosen = try await pages.mail?.preferences(of: person.id)
             for project in try await pages.projects.all() {
                 if person.owner {
                     lines.append(.init(slug: project.slug, role: "owner"))
                 } else if let role = person.role(in: project.id) {
                     lines.append(.init(slug: project.slug, role: role.rawValue))
+                } else {
+                    continue
+                }
+                if let chosen {
+                    let choice = chosen.first { $0.project == project.id }
+                    mail.append(.init(slug: project.slug, kinds: choice?.kinds ?? [], digest: choice?.digest ?? .none))
                 }
             }
             tokens = try await pages.accounts.tokens(of: person.id)
@@ -86,15 +102,20 @@ struct AccountController {
                 : .enrolling(
                     secret: stored.secret, uri: TOTP.uri(secret: stored.secret, account: person.login.rawValue))
         }
-        return pages.render(
-            AccountOverview(
-                person: person, projects: lines, tokens: tokens, newToken: newToken, notice: notice, error: error,
-                csrf: CSRFToken.token(for: session), now: pages.clock.now(), secondFactor: factor,
-                recoveryCodes: recoveryCodes))
+        var overview = AccountOverview(
+            person: person, projects: lines, tokens: tokens, newToken: newToken, notice: notice, error: error,
+            csrf: CSRFToken.token(for: session), now: pages.clock.now(), secondFactor: factor,
+            recoveryCodes: recoveryCodes)
+        overview.mail = mail
+        return pages.render(overview)
     }
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let session = try session(context)
+        guard let session = context.adminSession else {
+            // Every page links here, signed in or not (a page rendered once for everyone): the login form, then back.
+            return Response(
+                status: .seeOther, headers: [.location: "/login?next=%2Faccount", .cacheControl: "no-store"])
+        }
         return Response.dynamicPage(try await page(context, session: session))
     }
 
@@ -190,6 +211,41 @@ struct AccountController {
         }
         return Response.dynamicPage(
             try await page(context, session: form.session, notice: "Password changed. Your other sessions ended."))
+    }
+
+    /// The reader's own alert mail choice for one of their projects: which kinds come by e-mail, and the digest.
+    @Sendable func setAlertMail(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await form(request, context: context)
+        guard let mail = pages.mail else { throw APIError.notFound("this server offers no alert mail choices") }
+        let raw = form.fields["project"] ?? ""
+        // Another project is 404, as if it did not exist (``Access``): the form never says more than the pages do.
+        guard let slug = ProjectSlug(raw), let project = try await pages.projects.project(slug: slug),
+            form.person.owner || form.person.role(in: project.id) != nil
+        else { throw APIError.notFound("no project \"\(raw.prefix(64))\"") }
+        var kinds: Set<AlertKind> = []
+        for name in form.all.filter({ $0.0 == "kind" }).map(\.1) {
+            guard let kind = AlertKind(rawValue: name), AlertMailPreference.choosableKinds.contains(kind) else {
+                return Response.dynamicPage(
+                    try await page(
+                        context, session: form.session, error: "\"\(name.prefix(64))\" is not an alert kind."),
+                    status: .badRequest)
+            }
+            kinds.insert(kind)
+        }
+        guard let digest = DigestCadence(rawValue: form.fields["digest"] ?? DigestCadence.none.rawValue) else {
+            return Response.dynamicPage(
+                try await page(context, session: form.session, error: "The digest must be weekly, daily or off."),
+                status: .badRequest)
+        }
+        do {
+            try await mail.set(
+                AlertMailPreference(person: form.person.id, project: project.id, kinds: kinds, digest: digest),
+                for: form.person, by: form.origin(context))
+        } catch let error as PeopleError {
+            return try await refused(context, form, error)
+        }
+        return Response.dynamicPage(
+            try await page(context, session: form.session, notice: "Alert mail for \(slug) saved."))
     }
 
     /// The page answering a form, saying `error` (a ``PeopleError``'s message) with its status: 403 for a wrong

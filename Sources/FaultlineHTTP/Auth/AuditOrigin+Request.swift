@@ -13,7 +13,8 @@ extension AppRequestContext {
             case .admin: actor = .adminToken
             case .upload(let project): actor = .projectToken(project.id)
             case .personal(let grant):
-                actor = .personalToken(grant.person.id, name: grant.person.displayName, token: "\(grant.token)")
+                // The person, and the token by the name its list shows (ids are not shown to people).
+                actor = .personalToken(grant.person.id, name: grant.person.displayName, token: grant.tokenName)
             case .ingest, nil: actor = nil
             }
         }

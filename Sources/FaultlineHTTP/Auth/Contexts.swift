@@ -20,6 +20,8 @@ public enum Principal: Sendable, Equatable {
 /// `changeSettings`) answers for the token, not for the person's full role.
 public struct PersonalTokenGrantInProject: Sendable, Equatable {
     public var token: PersonalTokenID
+    /// What the person called the token: the audit trail names it beside the person ("Ana (token ci-upload)").
+    public var tokenName: String
     public var person: Person
     public var project: Project
 }

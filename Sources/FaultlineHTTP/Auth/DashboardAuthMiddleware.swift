@@ -121,7 +121,8 @@ struct DashboardAuthMiddleware: RouterMiddleware {
 }
 
 /// `GET /login` (the form), `POST /login` (checks a person's login and password, or the admin token; starts a
-/// session) and `POST /logout` (ends it).
+/// session) and `POST /logout` (ends it, when the form carries the session's CSRF token; without it, `GET /logout`'s
+/// page asks once more with a form that has it).
 struct LoginController {
     let sessions: AdminSessionService
     /// Password logins; nil: only the admin token signs in.
@@ -139,6 +140,7 @@ struct LoginController {
         RouteCollection(context: AppRequestContext.self)
             .get("login", use: form)
             .post("login", use: login)
+            .get("logout", use: confirmLogout)
             .post("logout", use: logout)
     }
 
@@ -192,14 +194,44 @@ struct LoginController {
         }
     }
 
+    /// `GET /logout`: for a live session, a page with the sign-out button carrying its CSRF token; else the login form.
+    @Sendable func confirmLogout(_ request: Request, context: AppRequestContext) async throws -> Response {
+        guard let cookie = DashboardAuthMiddleware.cookie(request.headers[.cookie]),
+            let session = try await sessions.session(cookie: cookie)
+        else { return Response(status: .seeOther, headers: [.location: "/login", .cacheControl: "no-store"]) }
+        return Response.dynamicPage(Self.signOutPage(csrf: CSRFToken.token(for: session)))
+    }
+
+    /// Ends the session when the form carries its CSRF token. The sign-out button of a page rendered once for every
+    /// reader cannot carry one (and neither can another site's forged post): it gets the page that asks once more,
+    /// and nothing ends.
     @Sendable func logout(_ request: Request, context: AppRequestContext) async throws -> Response {
-        if let cookie = DashboardAuthMiddleware.cookie(request.headers[.cookie]) {
+        if let cookie = DashboardAuthMiddleware.cookie(request.headers[.cookie]),
+            let session = try await sessions.session(cookie: cookie)
+        {
+            let fields = Self.formFields(String(buffer: try await request.body.collect(upTo: 8 * 1024)))
+            guard CSRFToken.verify(fields[DashboardForms.csrfName], session: session) else {
+                return Response.dynamicPage(Self.signOutPage(csrf: CSRFToken.token(for: session)))
+            }
             try await sessions.logout(cookie: cookie)
         }
         var headers: HTTPFields = [.location: "/login", .cacheControl: "no-store"]
         headers.append(HTTPField(name: .setCookie, value: clearing(DashboardAuthMiddleware.cookieName)))
         headers.append(HTTPField(name: .setCookie, value: clearing(DashboardAuthMiddleware.legacyCookieName)))
         return Response(status: .seeOther, headers: headers)
+    }
+
+    /// The page that asks to sign out, its form carrying the session's CSRF token (hex: nothing to escape).
+    static func signOutPage(csrf: String) -> String {
+        """
+        <!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1"><title>Sign out · Faultline</title>
+        <link rel="stylesheet" href="/style.css"></head><body><main id="main"><h1>Sign out</h1>
+        <p>Sign out of Faultline in this browser?</p>
+        <form class="login" method="post" action="/logout"><input type="hidden" name="\(DashboardForms.csrfName)" value="\(csrf)">
+        <button type="submit">Sign out</button></form>
+        <p><a href="/">Back to the dashboard</a></p></main></body></html>
+        """
     }
 
     /// `HttpOnly` (no script reads it), `SameSite=Lax` (not sent on cross-site posts), `Path=/`, `Secure` over https.

@@ -50,7 +50,8 @@ struct PersonalTokenCheck: Sendable {
         let narrowed = PersonalTokenGrant.narrowed(person, scopes: token.scopes, project: project.id)
         switch Access.decide(.person(narrowed), use.action, project: project.id) {
         case .allowed:
-            return PersonalTokenGrantInProject(token: token.id, person: narrowed, project: project)
+            return PersonalTokenGrantInProject(
+                token: token.id, tokenName: token.name, person: narrowed, project: project)
         case .hidden: throw APIError.notFound("no project \"\(project.slug)\"")
         case .forbidden:
             throw APIError.forbidden(

@@ -105,8 +105,8 @@ struct UnsubscribeController {
         return .dynamicPage(
             Self.page(
                 "Stop mail from \(MailMessage.html(slug))",
-                "<p>You will get no more alert mail and no digest of <b>\(MailMessage.html(slug))</b>. An admin can "
-                    + "turn it on again for you (<code>faultline alerts mail</code>).</p><form method=\"post\" action=\"/unsubscribe/\(token)\">"
+                "<p>You will get no more alert mail and no digest of <b>\(MailMessage.html(slug))</b>. You can "
+                    + "turn it on again on your account page (<a href=\"/account#alerts\">/account</a>).</p><form method=\"post\" action=\"/unsubscribe/\(token)\">"
                     + "<button type=\"submit\">Stop mail from \(MailMessage.html(slug))</button></form>"))
     }
 

@@ -79,7 +79,7 @@ public struct AlertMailer: Sendable {
         let people = try await recipients.mailRecipients(project: alert.project, kind: kind)
         guard !people.isEmpty else { return [] }
         let link = WebhookMessage.link(for: alert, projectSlug: projectSlug, publicURL: publicURL)
-        let preferences = publicURL.map { ($0.hasSuffix("/") ? String($0.dropLast()) : $0) + "/account/alerts" }
+        let preferences = publicURL.map { ($0.hasSuffix("/") ? String($0.dropLast()) : $0) + "/account#alerts" }
         let content = AlertMail.content(
             for: alert, projectSlug: projectSlug, link: link, preferencesURL: preferences)
         return people.map { person in
