@@ -142,20 +142,27 @@ extension SnapshotData {
             ("reason", .text(#"{"quota":60,"retry_after_seconds":17}"#)), ("created_at", .int(t0 + 3 * hour)),
             ("dispatched", .bool(true)),
         ]))
-        // Fingerprint rules: version 1, then version 2, whose regroup of the project's stored reports is half done.
-        for (version, rules, created, by) in [
-            (1, "error.type:NetworkError error.code:1001 -> network-timeout\n", t0 - 2 * 24 * hour, ada),
-            (2, "# one issue per network failure, one for the checkout\nerror.type:NetworkError error.code:1001 -> network-timeout\nfunction:\"MyApp.CheckoutView.*\" -> checkout {{ error.type }}\n", t0 + 5 * hour, "the API (admin token)"),
-        ] as [(Int64, String, Int64, String)] {
+        // Fingerprint rules: the app's version 1, then version 2, whose regroup of the project's stored reports is
+        // half done; the worker's one version, set with the CLI, its regroup finished.
+        for (project, version, rules, created, by) in [
+            (2, 1, "error.type:KeyError -> worker-key-error {{ error.value }}\n", t0 + 7 * hour, "cli"),
+            (1, 1, "error.type:NetworkError error.code:1001 -> network-timeout\n", t0 - 2 * 24 * hour, ada),
+            (1, 2, "# one issue per network failure, one for the checkout\nerror.type:NetworkError error.code:1001 -> network-timeout\nfunction:\"MyApp.CheckoutView.*\" -> checkout {{ error.type }}\n", t0 + 5 * hour, "the API (admin token)"),
+        ] as [(Int64, Int64, String, Int64, String)] {
             rows.append(row("grouping_rules", [
-                ("project_id", .int(1)), ("version", .int(version)), ("rules", .text(rules)),
+                ("project_id", .int(project)), ("version", .int(version)), ("rules", .text(rules)),
                 ("created_at", .int(created)), ("created_by", .text(by)),
             ]))
         }
-        rows.append(row("regroups", [
-            ("project_id", .int(1)), ("rules_version", .int(2)), ("cursor", .int(2)), ("last_id", .int(4)),
-            ("total", .int(4)), ("requeued", .int(2)), ("started_at", .int(t0 + 5 * hour)), ("finished_at", .null),
-        ]))
+        for (project, version, cursor, last, total, requeued, started, finished) in [
+            (1, 2, 2, 4, 4, 2, t0 + 5 * hour, nil), (2, 1, 5, 5, 1, 1, t0 + 7 * hour, t0 + 7 * hour + 1_500),
+        ] as [(Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64?)] {
+            rows.append(row("regroups", [
+                ("project_id", .int(project)), ("rules_version", .int(version)), ("cursor", .int(cursor)),
+                ("last_id", .int(last)), ("total", .int(total)), ("requeued", .int(requeued)),
+                ("started_at", .int(started)), ("finished_at", finished.map(Value.int) ?? .null),
+            ]))
+        }
         // Personal tokens (stored hashed) and second factors: Ada's confirmed, one code spent and one recovery code
         // used; Grace's enrolment waiting for its first code.
         for (id, person, name, scopes, created, used, expires) in [
@@ -191,6 +198,7 @@ extension SnapshotData {
             (8, 1, t0 + 5 * hour, "admin-token", nil, nil, nil, "127.0.0.1", "project.grouping_rules", "fingerprint rules", "version 1", "version 2: 2 rules"),
             (9, 1, t0 + 5 * hour, "person", 2, "Grace Hopper", nil, "198.51.100.23", "issue.status", "issue 2", nil, "closed"),
             (10, 2, t0 + 6 * hour, "project-token", nil, nil, nil, "10.0.0.5", "issue.status", "issue 3", nil, "muted"),
+            (11, 2, t0 + 7 * hour, "cli", nil, nil, nil, nil, "project.grouping_rules", "fingerprint rules", nil, "version 1: 1 rule"),
         ]
         for (id, project, at, kind, person, name, token, address, change, subject, before, after) in audit {
             rows.append(row("audit_log", [

@@ -1161,6 +1161,7 @@ pg17-fingerprint-rules	16	1772442000000
 --
 
 COPY public.grouping_rules (project_id, version, rules, created_at, created_by) FROM stdin;
+2	1	error.type:KeyError -> worker-key-error {{ error.value }}\n	1772467200000	cli
 1	1	error.type:NetworkError error.code:1001 -> network-timeout\n	1772269200000	person:1:Ada Lovelace
 1	2	# one issue per network failure, one for the checkout\nerror.type:NetworkError error.code:1001 -> network-timeout\nfunction:"MyApp.CheckoutView.*" -> checkout {{ error.type }}\n	1772460000000	the API (admin token)
 \.
@@ -1403,6 +1404,7 @@ COPY public.quota_counts (project_id, day, release, fingerprint, accepted, dropp
 
 COPY public.regroups (project_id, rules_version, cursor, last_id, total, requeued, started_at, finished_at) FROM stdin;
 1	2	2	4	4	2	1772460000000	\N
+2	1	5	5	1	1	1772467200000	1772467201500
 \.
 
 

@@ -1265,6 +1265,7 @@ COPY public.audit_log (id, project_id, at, actor_kind, actor_person_id, actor_na
 8	1	1772460000000	admin-token	\N	\N	\N	127.0.0.1	project.grouping_rules	fingerprint rules	version 1	version 2: 2 rules
 9	1	1772460000000	person	2	Grace Hopper	\N	198.51.100.23	issue.status	issue 2	\N	closed
 10	2	1772463600000	project-token	\N	\N	\N	10.0.0.5	issue.status	issue 3	\N	muted
+11	2	1772467200000	cli	\N	\N	\N	\N	project.grouping_rules	fingerprint rules	\N	version 1: 1 rule
 \.
 
 
@@ -1359,6 +1360,7 @@ pg20-alert-mail	19	1772442000000
 --
 
 COPY public.grouping_rules (project_id, version, rules, created_at, created_by) FROM stdin;
+2	1	error.type:KeyError -> worker-key-error {{ error.value }}\n	1772467200000	cli
 1	1	error.type:NetworkError error.code:1001 -> network-timeout\n	1772269200000	person:1:Ada Lovelace
 1	2	# one issue per network failure, one for the checkout\nerror.type:NetworkError error.code:1001 -> network-timeout\nfunction:"MyApp.CheckoutView.*" -> checkout {{ error.type }}\n	1772460000000	the API (admin token)
 \.
@@ -1647,6 +1649,7 @@ COPY public.recovery_codes (person_id, code_hash) FROM stdin;
 
 COPY public.regroups (project_id, rules_version, cursor, last_id, total, requeued, started_at, finished_at) FROM stdin;
 1	2	2	4	4	2	1772460000000	\N
+2	1	5	5	1	1	1772467200000	1772467201500
 \.
 
 
@@ -1771,7 +1774,7 @@ SELECT pg_catalog.setval('public.attachments_id_seq', 1, true);
 -- Name: audit_log_id_seq; Type: SEQUENCE SET; Schema: public; Owner: -
 --
 
-SELECT pg_catalog.setval('public.audit_log_id_seq', 10, true);
+SELECT pg_catalog.setval('public.audit_log_id_seq', 11, true);
 
 
 --

@@ -521,7 +521,10 @@ INSERT INTO "grouping_rules" VALUES (1, 2, '# one issue per network failure, one
 error.type:NetworkError error.code:1001 -> network-timeout
 function:"MyApp.CheckoutView.*" -> checkout {{ error.type }}
 ', 1772460000000, 'the API (admin token)');
+INSERT INTO "grouping_rules" VALUES (2, 1, 'error.type:KeyError -> worker-key-error {{ error.value }}
+', 1772467200000, 'cli');
 INSERT INTO "regroups" VALUES (1, 2, 2, 4, 4, 2, 1772460000000, NULL);
+INSERT INTO "regroups" VALUES (2, 1, 5, 5, 1, 1, 1772467200000, 1772467201500);
 CREATE INDEX credentials_by_project ON credentials(project_id);
 CREATE INDEX reports_by_project ON reports(project_id, id);
 CREATE INDEX reports_by_kind ON reports(project_id, kind, id);

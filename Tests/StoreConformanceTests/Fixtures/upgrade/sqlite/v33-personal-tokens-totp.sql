@@ -543,7 +543,10 @@ INSERT INTO "grouping_rules" VALUES (1, 2, '# one issue per network failure, one
 error.type:NetworkError error.code:1001 -> network-timeout
 function:"MyApp.CheckoutView.*" -> checkout {{ error.type }}
 ', 1772460000000, 'the API (admin token)');
+INSERT INTO "grouping_rules" VALUES (2, 1, 'error.type:KeyError -> worker-key-error {{ error.value }}
+', 1772467200000, 'cli');
 INSERT INTO "regroups" VALUES (1, 2, 2, 4, 4, 2, 1772460000000, NULL);
+INSERT INTO "regroups" VALUES (2, 1, 5, 5, 1, 1, 1772467200000, 1772467201500);
 INSERT INTO "personal_tokens" VALUES (1, 1, 'ci-upload', 'eabe8d1a45d5e50a07c3d548c22c8494da502fd97e204bbe6a3e352c564e19b3', 'upload:symbols', 1772182800000, 1772449200000, NULL);
 INSERT INTO "personal_tokens" VALUES (2, 2, 'grafana', 'df3f6fe07a439cb351f796acb9f49b0f41176cbbdf08919f848248be9d66b612', 'read,write:issues', 1772355600000, NULL, 1780131600000);
 INSERT INTO "second_factors" VALUES (1, 'LJNVYXK6L5QGCYTDMRSWMZ3INFVGW3DN', 1772010000000, 59081520);
