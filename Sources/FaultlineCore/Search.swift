@@ -77,7 +77,7 @@ public struct SearchDocument: Sendable, Equatable {
             errorParts.append(grouping.title)
             if let culprit = grouping.culprit { errorParts.append(culprit) }
         }
-        let tags = report.tags.map { "\($0.key) \($0.value)" }
+        let tags = report.tags.map { "\($0.key) \($0.value)" } + (report.sdk.map { ["sdk \($0.label)"] } ?? [])
         let keys = report.customKeys.map { key, value -> String in
             switch value {
             case .string(let text): return "\(key) \(text)"

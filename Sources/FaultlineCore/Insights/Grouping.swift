@@ -223,8 +223,8 @@ public enum Grouping {
     }
 
     /// The facts fingerprint rules match on: the error, the in-app functions and the modules of the crashing thread,
-    /// the release, the platform (the OS) and the tags (the report's tags, then custom keys, then breakdown values; the
-    /// first of a repeated name wins).
+    /// the release, the platform (the OS) and the tags (the report's tags, then custom keys, then breakdown values and
+    /// the SDK as `name/version`; the first of a repeated name wins).
     static func makeFacts(
         _ report: Report, source: GroupingResult.Source, components: [String], inApp: [NormalizedFrame],
         frames: [NormalizedFrame]
@@ -245,7 +245,7 @@ public enum Grouping {
         }
         let breakdowns: [(String, String?)] = [
             ("device", report.device.model), ("os", report.device.os), ("environment", report.environment),
-            ("build", report.build),
+            ("build", report.build), ("sdk", report.sdk?.label),
         ]
         for case (let key, let value?) in breakdowns where !value.isEmpty && keys.insert(key).inserted {
             tags.append((key, value))
