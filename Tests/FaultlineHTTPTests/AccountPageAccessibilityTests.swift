@@ -3,9 +3,9 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The account page (`/account`) as a signed-in person sees it, with a token listed and two-step sign-in waiting for
-/// its first code, in real headless Chromium (`tools/a11y/check_pages.py`): no axe-core violation at desktop or phone
-/// width, and nothing wider than the phone.
+/// The account page (`/account`) as a signed-in person sees it, with a token listed, her project's alert mail form
+/// and two-step sign-in waiting for its first code, in real headless Chromium (`tools/a11y/check_pages.py`): no
+/// axe-core violation at desktop or phone width, and nothing wider than the phone.
 @Suite(.serialized, .tags(.endToEnd, .chromium), .provisioned) struct AccountPageAccessibilityTests {
     let browser = HTTP(client: SecurityEndToEndTests.noRedirects)
 
@@ -15,6 +15,12 @@ import Testing
         _ = try await ServerProcess.createProject("shop", in: folder)
         let link = try await PeopleEndToEndTests.invite(folder, "mia@example.org", role: "member", project: "shop")
         _ = try await PersonalTokensEndToEndTests.create(folder, "mia@example.org", ["read", "upload:symbols"])
+        let chosen = try await ServerProcess.run(
+            [
+                "alerts", "mail", "shop", "--person", "mia@example.org", "--kinds", "velocity", "--digest", "weekly",
+                "--data", folder,
+            ])
+        #expect(chosen.status == 0, "\(chosen.err)")
         let server = try await ServerProcess(folder: folder)
         defer { server.cleanUp() }
         let cookie = try await PeopleEndToEndTests().accept(server, link, name: "Mia")
@@ -23,6 +29,9 @@ import Testing
                 .GET, server.baseURL + "/account", headers: [("Cookie", cookie), ("Accept", "text/html")]
             ).body, as: UTF8.self)
         let csrf = try #require(DashboardActionsEndToEndTests.csrf(html))
+        // What is checked includes the alert mail form of her project and the navigation's account and sign-out.
+        #expect(html.contains("<h2 id=\"alerts-heading\">Alert mail</h2>") && html.contains("Save alert mail for shop"))
+        #expect(html.contains("aria-current=\"page\">Your account</a>") && html.contains(">Sign out</button>"))
         let begun = try await browser.send(
             .POST, server.baseURL + "/account/totp/begin",
             headers: PeopleEndToEndTests.form + [("Cookie", cookie)], body: Array("csrf=\(csrf)".utf8))
@@ -33,7 +42,7 @@ import Testing
             "python3",
             [
                 AccessibilityEndToEndTests.script, "--axe", axe, "--shots", shots.path, "--cookie", cookie,
-                server.baseURL + "/account",
+                server.baseURL + "/account", server.baseURL + "/logout",
             ])
         #expect(run.status == 0, "\(run.err.suffix(3000))")
         let results = try JSONDecoder().decode(
@@ -41,5 +50,9 @@ import Testing
         let result = try #require(results[server.baseURL + "/account"])
         #expect(result.desktop.title.hasPrefix("Your account"), "\(result.desktop.title)")
         result.expectAccessibleAndFitsAPhone()
+        // The page a static page's Sign out leads to (it asks once more, with the session's token).
+        let signOut = try #require(results[server.baseURL + "/logout"])
+        #expect(signOut.desktop.title.hasPrefix("Sign out"), "\(signOut.desktop.title)")
+        signOut.expectAccessibleAndFitsAPhone()
     }
 }
