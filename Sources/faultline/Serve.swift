@@ -134,6 +134,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
+            "Seconds a graceful stop (SIGTERM, SIGINT) may take before the server exits by itself: a database that does not answer never holds it longer; a second signal exits at once (env FAULTLINE_SHUTDOWN_TIMEOUT_SECONDS; default 20)."
+    )
+    var shutdownTimeoutSeconds: Int?
+
+    @Option(
+        help:
             "Connections open at once; past it a new one gets 503 with Retry-After (env FAULTLINE_MAX_CONNECTIONS; default: half of the open-files limit left after 256 for the database and debug files)."
     )
     var maxConnections: Int?
@@ -171,11 +177,16 @@ struct Serve: AsyncParsableCommand {
         if web == nil {
             logger.warning("dashboard templates not found (pass --web DIR): the dashboard will not be rendered")
         }
+        let deadline = ShutdownDeadline(limit: settings.shutdownTimeout, logger: logger)
+        defer { deadline.cancel() }
         let data = try await dataOptions.open(
             durability: settings.durability, claimLease: settings.claimLease,
             requestDeadline: settings.databaseTimeout, clock: Self.clock(logger: logger))
         let server = try ServerAssembly(settings: settings.server(webDirectory: web), data: data, logger: logger)
-        try await server.run(logger: logger) { port in Self.announce(port: port, settings: settings, data: data) }
+        try await server.run(logger: logger) { port in
+            deadline.serving()
+            Self.announce(port: port, settings: settings, data: data)
+        }
         try await data.close()
         logger.info("stopped")
     }

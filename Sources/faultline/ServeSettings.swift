@@ -23,6 +23,8 @@ struct ServeSettings {
     var claimLease: Duration
     /// With PostgreSQL: how long a request waits for the database before a 503 (`--database-timeout-seconds`).
     var databaseTimeout: Duration
+    /// How long a graceful stop may take before the process exits by itself (`--shutdown-timeout-seconds`).
+    var shutdownTimeout: Duration
     var host: String { server.host }
     var publicDashboard: Bool { server.publicDashboard }
     var web: String? { server.webDirectory }
@@ -127,6 +129,10 @@ struct ServeSettings {
             try pick(
                 serve.databaseTimeoutSeconds, "--database-timeout-seconds", { (1...600).contains($0) }, "1–600",
                 env: { try env.int("FAULTLINE_DATABASE_TIMEOUT_SECONDS", in: 1...600) }, default: 10))
+        shutdownTimeout = .seconds(
+            try pick(
+                serve.shutdownTimeoutSeconds, "--shutdown-timeout-seconds", { (1...3600).contains($0) }, "1–3600",
+                env: { try env.int("FAULTLINE_SHUTDOWN_TIMEOUT_SECONDS", in: 1...3600) }, default: 20))
         let sharedRenderInterval: Duration = .milliseconds(
             try env.int("FAULTLINE_RENDER_INTERVAL_MS", in: 100...day) ?? 5000)
         server = ServerAssembly.Settings(

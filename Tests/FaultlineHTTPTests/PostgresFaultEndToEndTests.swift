@@ -72,6 +72,34 @@ import Testing
         try await checkAfterFault(load, cluster: cluster, nodes: [a, b])
     }
 
+    /// A node told to stop (SIGTERM) while its database is cut off cannot finish its graceful stop (its background
+    /// loops wait on connections that never answer): past `--shutdown-timeout-seconds` it exits by itself, saying why,
+    /// rather than waiting for the orchestrator's SIGKILL; what it acknowledged before is stored.
+    @Test func aNodeToldToStopWhileItsDatabaseIsCutOffExitsAtItsShutdownDeadline() async throws {
+        let proxy = try await FaultProxy(upstream: try FaultCluster.sharedAdmin())
+        defer { proxy.stop() }
+        let cluster = try await FaultCluster(admin: try FaultCluster.sharedAdmin())
+        defer { cluster.cleanUp() }
+        let node = try await cluster.node(Self.nodeOptions + ["--shutdown-timeout-seconds", "2"], through: proxy)
+        defer { node.cleanUp() }
+        let load = SteadyLoad(http: http, nodes: [node], key: cluster.project.ingest)
+        for n in 0..<10 { _ = await load.send(report: n) }
+        let acked = load.reportsAcked.withLock { $0 }
+        #expect(acked.count == 10)
+
+        try await proxy.set("block")
+        // The worker asks for work every 200 ms when idle: within a second one of its queries waits on the cut link.
+        try await Task.sleep(for: .seconds(1))
+        kill(node.pid, SIGTERM)
+        try await node.waitForExit(timeout: .seconds(60))
+        #expect(node.log.contains("stopping now: the graceful stop did not end within 2.0 seconds"), "\(node.log)")
+        #expect(node.exitStatus == 0)
+
+        try await proxy.set("forward")
+        let stored = Set(try cluster.query("SELECT event_id FROM reports").split(separator: "\n").map(String.init))
+        #expect(acked.allSatisfy { stored.contains(Payloads.normalized($0)) })
+    }
+
     @Test func aSlowDatabaseSlowsIngestAndLosesNothing() async throws {
         let proxy = try await FaultProxy(upstream: try FaultCluster.sharedAdmin())
         defer { proxy.stop() }

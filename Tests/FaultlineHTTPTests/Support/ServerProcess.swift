@@ -101,6 +101,8 @@ final class ServerProcess: @unchecked Sendable {
     var baseURL: String { "http://127.0.0.1:\(port)" }
     var pid: Int32 { process.processIdentifier }
     var log: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+    /// The exit status, once the process has exited.
+    var exitStatus: Int32 { process.terminationStatus }
 
     /// `kill -9`: no chance to flush or close anything.
     func kill9() async throws {
