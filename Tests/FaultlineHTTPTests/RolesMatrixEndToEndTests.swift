@@ -400,7 +400,7 @@ import Testing
     /// The server's arguments and environment that turn on every optional part (single sign-on toward a port where
     /// nothing listens, mail toward another).
     static let serveArguments = [
-        "--oidc-issuer", "http://127.0.0.1:9", "--oidc-client-id", "faultline",
+        "--allow-private-webhooks", "--oidc-issuer", "http://127.0.0.1:9", "--oidc-client-id", "faultline",
         "--oidc-name", "Nowhere",
     ]
     static let serveEnvironment = InsightsEndToEndTests.fastServices.merging([
@@ -631,6 +631,22 @@ import Testing
             let text = String(decoding: answer.body, as: UTF8.self).prefix(300)
             #expect(route.allowed.contains(answer.status), "\(route.label) as \(principal): \(answer.status) \(text)")
             if route.allowedPage { #expect(text.hasPrefix("<!doctype html>"), "\(route.label) as \(principal)") }
+        }
+
+        // A webhook's URL is its secret: those who may change the settings read it, the others its host only.
+        let secret = "http://127.0.0.1:9/hooks/T0001/s3cr3tpath"
+        let put = try await http.send(
+            .PUT, server.baseURL + "/api/v1/alert-settings?project=shop",
+            headers: [("Authorization", "Bearer \(admin)"), ("Content-Type", "application/json")],
+            body: Array(#"{"webhook_url": "\#(secret)"}"#.utf8))
+        #expect(put.status == 200, "\(String(decoding: put.body, as: UTF8.self))")
+        for principal in Self.principals where Self.expected(.read, principal) == nil {
+            let route = try #require(routes.first { $0.name == "GET /api/v1/alert-settings" })
+            let answer = try await sender.send(route, as: principal, credentials: credentials)
+            let shown = (answer.json["settings"] as? [String: Any])?["webhook_url"] as? String
+            let full = Self.expected(.settings, principal) == nil
+            #expect(
+                shown == (full ? secret : "http://127.0.0.1:9/…"), "\(principal) reads the webhook as \(shown ?? "-")")
         }
     }
 }

@@ -205,9 +205,19 @@ struct InsightsController {
             })
     }
 
+    /// `GET /api/v1/alert-settings?project=SLUG`: every reader of the project sees its settings, but the webhook URL in
+    /// full only those who may change them. A Slack or Discord webhook's URL is its secret (whoever holds it posts to
+    /// the team's channel), so a viewer's token or the upload token gets its scheme and host only
+    /// (`https://hooks.slack.com/…`), as the settings page, the alerts page and the audit trail show it.
     @Sendable func getSettings(_ request: Request, context: ReaderContext) async throws -> SettingsOut {
         let project = try await context.project(request, projects: projects)
-        return SettingsOut(settings: try await alerts.settings(project: project.id))
+        var settings = try await alerts.settings(project: project.id)
+        if let url = settings.webhookURL,
+            Access.decide(context.requester, .changeSettings, project: project.id) != .allowed
+        {
+            settings.webhookURL = AuditText.webhook(url)
+        }
+        return SettingsOut(settings: settings)
     }
 
     /// `PUT /api/v1/alert-settings?project=SLUG`: admin token only. The settings hold the webhook URL, which makes
