@@ -1,6 +1,7 @@
 import ArgumentParser
 import FaultlineApp
 import FaultlineCore
+import Pipeline
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -82,19 +83,18 @@ struct Alerts: AsyncParsableCommand {
             if let regressions { settings.alertOnRegression = regressions }
             if let newIssueCap { settings.newIssueCap = newIssueCap }
             if let newIssueWindowMinutes { settings.newIssueWindowMinutes = newIssueWindowMinutes }
-            if let problem = settings.problem { throw ValidationError("\(problem.field): \(problem.message)") }
-            if let webhook, !webhook.isEmpty {
-                let allow =
-                    try allowPrivateWebhooks || (Environment.current.bool("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") ?? false)
-                do throws(WebhookTargetProblem) {
-                    try await root.webhookTargetPolicy(allowPrivate: allow).check(webhook)
-                } catch {
-                    throw ValidationError("webhook_url: \(error.message)")
-                }
+            let allow =
+                try allowPrivateWebhooks || (Environment.current.bool("FAULTLINE_ALLOW_PRIVATE_WEBHOOKS") ?? false)
+            let change = AlertSettingsChange(
+                store: root.alertStore, targets: root.webhookTargetPolicy(allowPrivate: allow), audit: root.audit,
+                clock: root.clock)
+            do {
+                try await change.apply(settings, project: found, by: .cli)
+            } catch let refusal as AlertSettingsRefusal {
+                throw ValidationError(refusal.description)
+            } catch let problem as WebhookTargetProblem {
+                throw ValidationError("webhook_url: \(problem.message)")
             }
-            try await root.alertStore.saveSettings(settings, project: found.id, at: root.clock.now())
-            try await root.audit.recordAlertSettings(
-                from: before, to: settings, project: found, origin: .cli, at: root.clock.now())
             print(try Alerts.json(settings))
         }
     }

@@ -54,17 +54,22 @@ import Testing
     @Test func viewersReadAdminsChangeAndEveryChangeIsInTheTrail() async throws {
         let folder = ServerProcess.newFolder()
         _ = try await ServerProcess.createProject("shop", in: folder)
+        _ = try await ServerProcess.createProject("other", in: folder)
         let admin = try await SecurityEndToEndTests.adminToken(folder)
         var cookies: [String: String] = [:]
         var invites: [String: String] = [:]
-        for (login, role) in [
-            ("vic@example.org", "viewer"), ("mia@example.org", "member"), ("ann@example.org", "admin"),
+        for (login, role, project) in [
+            ("vic@example.org", "viewer", "shop"), ("mia@example.org", "member", "shop"),
+            ("ann@example.org", "admin", "shop"), ("out@example.org", "admin", "other"),
         ] {
-            invites[login] = try await PeopleEndToEndTests.invite(folder, login, role: role, project: "shop")
+            invites[login] = try await PeopleEndToEndTests.invite(folder, login, role: role, project: project)
         }
         let server = try await ServerProcess(folder: folder)
         defer { server.cleanUp() }
-        for (login, name) in [("vic@example.org", "Vic"), ("mia@example.org", "Mia"), ("ann@example.org", "Ann")] {
+        for (login, name) in [
+            ("vic@example.org", "Vic"), ("mia@example.org", "Mia"), ("ann@example.org", "Ann"),
+            ("out@example.org", "Otto"),
+        ] {
             cookies[login] = try await people.accept(server, try #require(invites[login]), name: name)
         }
         let (vic, mia, ann) = (cookies["vic@example.org"]!, cookies["mia@example.org"]!, cookies["ann@example.org"]!)
@@ -100,6 +105,12 @@ import Testing
                 #expect(answer.status == 403, "\(path)")
             }
         }
+        // An admin of another project gets 404 for the page and its forms: the project is not theirs to learn of.
+        let out = cookies["out@example.org"]!
+        #expect(try await get(server, "/shop/settings", out).status == 404)
+        let outToken = try #require(try await people.csrf(server, page: "/account", cookie: out).token)
+        let across = try await post(server, "/shop/settings/targets", out, "csrf=\(outToken)&users=1&sessions=1")
+        #expect(across.status == 404)
         #expect(try Self.snapshot(folder) == before, "a refused post changes nothing")
 
         // The admin gets the forms; a post without the session's CSRF token is 403 too.

@@ -12,10 +12,13 @@ public struct AlertSettingsRefusal: Error, Sendable, Equatable, CustomStringConv
     public var description: String { "\(field): \(message)" }
 }
 
-/// The one way a project's alert settings change, for `PUT /api/v1/alert-settings` and the dashboard's settings page
-/// alike: the values are checked (``AlertSettings/problem``), a webhook URL is checked against the target policy (an
-/// internal address is refused unless the operator allows it), then the settings are stored and the change is
-/// recorded in the audit trail as made by `origin` (the webhook with its path masked).
+/// The one way a project's alert settings change, for `PUT /api/v1/alert-settings`, `faultline alerts configure` and
+/// the dashboard's settings page alike: the values are checked (``AlertSettings/problem``), a new webhook URL is checked
+/// against the target policy (an internal address is refused unless the operator allows it), then the settings are
+/// stored and the change is recorded in the audit trail as made by `origin` (the webhook with its path masked).
+///
+/// A webhook that stays as it was is not resolved again (the dispatcher checks every target before each delivery):
+/// changing a threshold must not fail because the hook's host does not resolve at that moment.
 ///
 /// Two callers with two copies of this sequence could drift: a page that skipped the target check would let an admin
 /// point the server's requests at its own network.
@@ -39,10 +42,10 @@ public struct AlertSettingsChange: Sendable {
     ///   before the save.
     public func apply(_ settings: AlertSettings, project: Project, by origin: AuditOrigin) async throws {
         if let problem = settings.problem { throw AlertSettingsRefusal(field: problem.field, message: problem.message) }
-        if let url = settings.webhookURL, !url.isEmpty {
+        let before = try await store.settings(project: project.id)
+        if let url = settings.webhookURL, !url.isEmpty, url != before.webhookURL {
             try await targets.check(url)
         }
-        let before = try await store.settings(project: project.id)
         try await store.saveSettings(settings, project: project.id, at: clock.now())
         try await audit?.recordAlertSettings(
             from: before, to: settings, project: project, origin: origin, at: clock.now())
