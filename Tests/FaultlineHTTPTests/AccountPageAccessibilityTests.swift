@@ -54,5 +54,25 @@ import Testing
         let signOut = try #require(results[server.baseURL + "/logout"])
         #expect(signOut.desktop.title.hasPrefix("Sign out"), "\(signOut.desktop.title)")
         signOut.expectAccessibleAndFitsAPhone()
+
+        // In the browser, a page rendered once for everyone (the project's overview) has the Sign out button; clicked,
+        // it leads to that page, which asks once more, and the session stays until that page's button is used.
+        #expect(try await eventually { FileManager.default.fileExists(atPath: folder + "/site/shop/index.html") })
+        let clicked = try Command.run(
+            "python3",
+            [
+                AccessibilityEndToEndTests.script, "--axe", axe, "--shots", shots.path, "--cookie", cookie,
+                "--click", ".nav-signout button", server.baseURL + "/shop/index.html",
+            ])
+        #expect(clicked.status == 0, "\(clicked.err.suffix(3000))")
+        let asked = try #require(
+            try JSONDecoder().decode(
+                [String: AccessibilityEndToEndTests.PageResult].self, from: Data(clicked.out.utf8))[
+                    server.baseURL + "/shop/index.html"])
+        #expect(asked.desktop.title.hasPrefix("Sign out") && asked.phone.title.hasPrefix("Sign out"))
+        asked.expectAccessibleAndFitsAPhone()
+        let still = try await browser.send(
+            .GET, server.baseURL + "/account", headers: [("Cookie", cookie), ("Accept", "text/html")])
+        #expect(still.status == 200, "the session outlives a sign-out without its token")
     }
 }
