@@ -43,4 +43,15 @@ public protocol AccountStore: Sendable {
     func useRecoveryCode(person: PersonID, hash: SecretHash) async throws -> Bool
     /// Removes the person's second factor and recovery codes; false when they had none.
     func removeSecondFactor(person: PersonID) async throws -> Bool
+
+    /// Stores a login waiting for its second factor's code: `ticket` (the SHA-256 of the browser's secret) names
+    /// `person` until `expiresAt`. Expired tickets are deleted on the way, so the table holds only live ones.
+    func createLoginTicket(_ ticket: SecretHash, person: PersonID, expiresAt: Date, now: Date) async throws
+    /// The person a live ticket (not expired at `now`) is for; nil when there is none.
+    func loginTicket(_ ticket: SecretHash, now: Date) async throws -> PersonID?
+    /// Spends a live ticket of `person`: one conditional DELETE, so that of two requests (or nodes) with one ticket
+    /// only one wins; false when it was spent, ended or expired already.
+    func spendLoginTicket(_ ticket: SecretHash, person: PersonID, now: Date) async throws -> Bool
+    /// Counts a wrong code against a ticket; the ticket ends (is deleted) at its `limit`-th wrong code.
+    func failLoginTicket(_ ticket: SecretHash, limit: Int) async throws
 }

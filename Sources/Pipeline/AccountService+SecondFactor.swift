@@ -6,14 +6,6 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A password login waiting for its second factor's code.
-struct WaitingLogin: Sendable {
-    var person: PersonID
-    var expiresAt: Date
-    /// Wrong codes given for this ticket so far.
-    var failures: Int
-}
-
 /// The TOTP second factor (RFC 6238, ``TOTP``): enrolment from the account page, the code step of a login, recovery
 /// codes, and the owner's reset.
 ///
@@ -21,7 +13,9 @@ struct WaitingLogin: Sendable {
 ///   first code from the person's app confirms it, and only then does login ask for codes. Confirming makes ten
 ///   one-time recovery codes, shown once and stored as SHA-256 hashes.
 /// - Login: a person with a confirmed factor gets a ticket instead of a session after their password
-///   (``challenge(_:)``); the ticket and a code start the session (``PeopleService/loginSecondStep``). A code is
+///   (``challenge(_:)``); the ticket and a code start the session (``PeopleService/loginSecondStep``). The ticket is
+///   kept in the database (its SHA-256, its person, its expiry and wrong codes: `login_tickets`), so that with several
+///   nodes the code may go to another node than the password; it is spent by one conditional DELETE. A code is
 ///   accepted once: the step it was made in is stored, and only later steps pass (one conditional UPDATE, so two
 ///   requests with one code cannot both win). A recovery code is deleted as it is used.
 extension AccountService {
@@ -29,8 +23,6 @@ extension AccountService {
     public static let ticketLifetime: TimeInterval = 300
     /// Wrong codes a ticket takes before it ends (the password must be given again).
     public static let ticketAttempts = 5
-    /// Most logins waiting at once; past it the oldest is dropped.
-    static let maxWaitingLogins = 10_000
     /// Recovery codes made at confirmation.
     public static let recoveryCodeCount = 10
 
@@ -103,42 +95,28 @@ extension AccountService {
         guard let factor = try await store.secondFactor(of: person.id), factor.confirmed else { return nil }
         let ticket = generator.randomHex(bytes: 32)
         let now = clock.now()
-        let entry = WaitingLogin(person: person.id, expiresAt: now.addingTimeInterval(Self.ticketLifetime), failures: 0)
-        waiting.withLock { map in
-            map = map.filter { $0.value.expiresAt > now }
-            if map.count >= Self.maxWaitingLogins, let oldest = map.min(by: { $0.value.expiresAt < $1.value.expiresAt })
-            {
-                map[oldest.key] = nil
-            }
-            map[hasher.hash(ticket)] = entry
-        }
+        try await store.createLoginTicket(
+            hasher.hash(ticket), person: person.id, expiresAt: now.addingTimeInterval(Self.ticketLifetime), now: now)
         return ticket
     }
 
     /// The person a live ticket is for.
-    public func waitingLogin(_ ticket: String) -> PersonID? {
+    public func waitingLogin(_ ticket: String) async throws -> PersonID? {
         guard AdminSessionService.looksLikeSessionSecret(ticket) else { return nil }
-        let now = clock.now()
-        let key = hasher.hash(ticket)
-        return waiting.withLock { map in
-            guard let entry = map[key], entry.expiresAt > now else { return nil }
-            return entry.person
-        }
+        return try await store.loginTicket(hasher.hash(ticket), now: clock.now())
     }
 
-    /// Checks a login's code (TOTP, or a recovery code `xxxxx-xxxxx`); on success ends the ticket and answers the
-    /// person. A wrong code counts against the ticket, which ends after ``ticketAttempts``.
+    /// Checks a login's code (TOTP, or a recovery code `xxxxx-xxxxx`); on success spends the ticket and answers the
+    /// person. A wrong code counts against the ticket, which ends after ``ticketAttempts``. The code is checked before
+    /// the ticket is spent: a wrong code must not end a ticket at once; of two right codes with one ticket (two
+    /// recovery codes, sent to two nodes), only the request that spends the ticket signs in.
     func verifyLoginCode(ticket: String, code: String) async throws -> PersonID? {
-        guard let person = waitingLogin(ticket) else { return nil }
+        guard let person = try await waitingLogin(ticket) else { return nil }
         let key = hasher.hash(ticket)
         if try await accepts(code, person: person) {
-            waiting.withLock { $0[key] = nil }
-            return person
+            return try await store.spendLoginTicket(key, person: person, now: clock.now()) ? person : nil
         }
-        waiting.withLock { map in
-            map[key]?.failures += 1
-            if let failures = map[key]?.failures, failures >= Self.ticketAttempts { map[key] = nil }
-        }
+        try await store.failLoginTicket(key, limit: Self.ticketAttempts)
         return nil
     }
 

@@ -1,5 +1,4 @@
 import FaultlineCore
-import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -28,9 +27,6 @@ public final class AccountService: Sendable {
     let hmac: any HMACSHA1Computing
     /// Where making and revoking tokens is recorded; nil records nothing.
     let audit: (any AuditTrail)?
-    /// Logins waiting for their second factor's code, by the SHA-256 of their ticket: kept in memory only (a restart
-    /// asks for the password again), at most ``maxWaitingLogins``.
-    let waiting = Mutex<[SecretHash: WaitingLogin]>([:])
     /// The longest lifetime a token may be given, in days.
     public static let maxDays = 3650
 

@@ -10,7 +10,7 @@ extension PeopleService {
     public func loginSecondStep(ticket: String, code: String, client: String, secondFactor: AccountService)
         async throws -> AdminSessionService.LoginOutcome
     {
-        guard let waiting = secondFactor.waitingLogin(ticket) else { return .refused }
+        guard let waiting = try await secondFactor.waitingLogin(ticket) else { return .refused }
         guard let person = try await store.person(id: waiting) else { return .refused }
         let key = person.login.rawValue
         let waits = [sessions.throttled(client), accountFailures.retryAfter(key, now: clock.now())].compactMap { $0 }

@@ -792,6 +792,21 @@ enum PostgresMigrations {
             statements: [
                 "CREATE INDEX quota_counts_by_fingerprint ON quota_counts(project_id, fingerprint) WHERE fingerprint <> ''"
             ]),
+        // Issue #37: logins waiting for their second factor's code (SQLite `v37-login-tickets` says why).
+        Migration(
+            identifier: "pg22-login-tickets",
+            statements: [
+                """
+                CREATE TABLE login_tickets (
+                    ticket_hash text PRIMARY KEY CHECK (length(ticket_hash) = 64),
+                    person_id bigint NOT NULL REFERENCES people(id) ON DELETE CASCADE,
+                    expires_at bigint NOT NULL,
+                    failures integer NOT NULL DEFAULT 0 CHECK (failures >= 0)
+                )
+                """,
+                "CREATE INDEX login_tickets_by_expiry ON login_tickets(expires_at)",
+                "CREATE INDEX login_tickets_by_person ON login_tickets(person_id)",
+            ]),
     ]
 
     /// Applies `ReleaseMerge` (migration `pg12-one-release`).

@@ -221,4 +221,58 @@ extension PostgresPeopleStore: AccountStore {
                     "DELETE FROM second_factors WHERE person_id = \(person.rawValue) RETURNING 1", logger: logger)) > 0
         }
     }
+
+    // Login tickets (`login_tickets`, migration `pg22-login-tickets`).
+
+    public func createLoginTicket(_ ticket: SecretHash, person: PersonID, expiresAt: Date, now: Date) async throws {
+        let logger = database.logger
+        let (hash, nowMS, expires) = (ticket.hex, Millis.from(now), Millis.from(expiresAt))
+        try await database.write { connection in
+            try await connection.query("DELETE FROM login_tickets WHERE expires_at <= \(nowMS)", logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO login_tickets (ticket_hash, person_id, expires_at)
+                VALUES (\(hash), \(person.rawValue), \(expires))
+                """, logger: logger)
+        }
+    }
+
+    public func loginTicket(_ ticket: SecretHash, now: Date) async throws -> PersonID? {
+        let logger = database.logger
+        let (hash, nowMS) = (ticket.hex, Millis.from(now))
+        return try await database.read { connection in
+            for try await person in try await connection.query(
+                "SELECT person_id FROM login_tickets WHERE ticket_hash = \(hash) AND expires_at > \(nowMS)",
+                logger: logger
+            ).decode(Int64.self) {
+                return PersonID(person)
+            }
+            return nil
+        }
+    }
+
+    public func spendLoginTicket(_ ticket: SecretHash, person: PersonID, now: Date) async throws -> Bool {
+        let logger = database.logger
+        let (hash, nowMS) = (ticket.hex, Millis.from(now))
+        return try await database.write { connection in
+            try await PostgresRows.count(
+                connection.query(
+                    """
+                    DELETE FROM login_tickets
+                    WHERE ticket_hash = \(hash) AND person_id = \(person.rawValue) AND expires_at > \(nowMS)
+                    RETURNING 1
+                    """, logger: logger)) > 0
+        }
+    }
+
+    public func failLoginTicket(_ ticket: SecretHash, limit: Int) async throws {
+        let logger = database.logger
+        let hash = ticket.hex
+        try await database.write { connection in
+            try await connection.query(
+                "UPDATE login_tickets SET failures = failures + 1 WHERE ticket_hash = \(hash)", logger: logger)
+            try await connection.query(
+                "DELETE FROM login_tickets WHERE ticket_hash = \(hash) AND failures >= \(limit)", logger: logger)
+        }
+    }
 }

@@ -46,6 +46,7 @@ public enum PostgresUpgrade {
         "pg19-audit": ("the audit trail of every change", .schema),
         "pg20-alert-mail": ("alert mail preferences; the digest outbox", .schema),
         "pg21-quota-counts-by-fingerprint": ("an index of refused events by fingerprint", .index("quota_counts")),
+        "pg22-login-tickets": ("logins waiting for their second factor's code", .schema),
     ]
 
     /// The migrations without a line in `steps` (a test keeps this empty).

@@ -994,6 +994,22 @@ enum SQLiteMigrations {
                         WHERE fingerprint <> '';
                     """)
         }
+        migrator.registerMigration("v37-login-tickets") { db in
+            // Issue #37: a password login waiting for its second factor's code, in the database so that the code step
+            // may reach another node than the password step. Only the SHA-256 of the ticket is stored; a ticket lives
+            // minutes, is spent by one conditional DELETE, and goes with its person.
+            try db.execute(
+                sql: """
+                    CREATE TABLE login_tickets (
+                        ticket_hash TEXT PRIMARY KEY CHECK (length(ticket_hash) = 64),
+                        person_id INTEGER NOT NULL REFERENCES people(id) ON DELETE CASCADE,
+                        expires_at INTEGER NOT NULL,
+                        failures INTEGER NOT NULL DEFAULT 0 CHECK (failures >= 0)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX login_tickets_by_expiry ON login_tickets(expires_at);
+                    CREATE INDEX login_tickets_by_person ON login_tickets(person_id);
+                    """)
+        }
         return migrator
     }
 }

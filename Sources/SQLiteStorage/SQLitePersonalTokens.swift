@@ -186,4 +186,43 @@ extension SQLitePeopleStore: AccountStore {
             return db.changesCount > 0
         }
     }
+
+    // Login tickets (`login_tickets`, migration `v37-login-tickets`).
+
+    public func createLoginTicket(_ ticket: SecretHash, person: PersonID, expiresAt: Date, now: Date) async throws {
+        try await database.pool.write { db in
+            try db.execute(sql: "DELETE FROM login_tickets WHERE expires_at <= ?", arguments: [Millis.from(now)])
+            try db.execute(
+                sql: "INSERT INTO login_tickets (ticket_hash, person_id, expires_at) VALUES (?, ?, ?)",
+                arguments: [ticket.hex, person.rawValue, Millis.from(expiresAt)])
+        }
+    }
+
+    public func loginTicket(_ ticket: SecretHash, now: Date) async throws -> PersonID? {
+        try await database.pool.read { db in
+            try Int64.fetchOne(
+                db, sql: "SELECT person_id FROM login_tickets WHERE ticket_hash = ? AND expires_at > ?",
+                arguments: [ticket.hex, Millis.from(now)]
+            ).map(PersonID.init(rawValue:))
+        }
+    }
+
+    public func spendLoginTicket(_ ticket: SecretHash, person: PersonID, now: Date) async throws -> Bool {
+        try await database.pool.write { db in
+            try db.execute(
+                sql: "DELETE FROM login_tickets WHERE ticket_hash = ? AND person_id = ? AND expires_at > ?",
+                arguments: [ticket.hex, person.rawValue, Millis.from(now)])
+            return db.changesCount > 0
+        }
+    }
+
+    public func failLoginTicket(_ ticket: SecretHash, limit: Int) async throws {
+        try await database.pool.write { db in
+            try db.execute(
+                sql: "UPDATE login_tickets SET failures = failures + 1 WHERE ticket_hash = ?", arguments: [ticket.hex])
+            try db.execute(
+                sql: "DELETE FROM login_tickets WHERE ticket_hash = ? AND failures >= ?",
+                arguments: [ticket.hex, limit])
+        }
+    }
 }

@@ -71,6 +71,7 @@ public enum SQLiteUpgrade {
         "v34-audit": ("the audit trail of every change", .schema),
         "v35-alert-mail": ("alert mail preferences; the digest outbox", .schema),
         "v36-quota-counts-by-fingerprint": ("an index of refused events by fingerprint", .index("quota_counts")),
+        "v37-login-tickets": ("logins waiting for their second factor's code", .schema),
     ]
 
     /// The migrations without a line in `steps` (a test keeps this empty).

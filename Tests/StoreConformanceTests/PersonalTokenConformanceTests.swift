@@ -63,6 +63,41 @@ import Testing
         }
     }
 
+    @Test(arguments: Engine.allCases) func aLoginTicketNamesItsPersonUntilItIsSpentEndedOrExpired(_ engine: Engine)
+        async throws
+    {
+        try await withStores(engine) { stores in
+            let ada = try await person(stores, "ada")
+            let bob = try await person(stores, "bob")
+            let store = stores.people
+            let end = Self.start + 300
+            try await store.createLoginTicket(Self.hash("1"), person: ada.id, expiresAt: end, now: Self.start)
+            try await store.createLoginTicket(Self.hash("2"), person: ada.id, expiresAt: end, now: Self.start)
+            try await store.createLoginTicket(Self.hash("3"), person: bob.id, expiresAt: end, now: Self.start)
+            #expect(try await store.loginTicket(Self.hash("1"), now: Self.start + 1) == ada.id)
+            #expect(try await store.loginTicket(Self.hash("9"), now: Self.start + 1) == nil, "no such ticket")
+            // Spent once, by its own person only.
+            #expect(try await store.spendLoginTicket(Self.hash("1"), person: bob.id, now: Self.start + 2) == false)
+            #expect(try await store.spendLoginTicket(Self.hash("1"), person: ada.id, now: Self.start + 2))
+            #expect(try await store.spendLoginTicket(Self.hash("1"), person: ada.id, now: Self.start + 2) == false)
+            #expect(try await store.loginTicket(Self.hash("1"), now: Self.start + 2) == nil)
+            // Wrong codes end a ticket at the limit, and only that ticket.
+            for _ in 0..<2 { try await store.failLoginTicket(Self.hash("2"), limit: 3) }
+            #expect(try await store.loginTicket(Self.hash("2"), now: Self.start + 3) == ada.id)
+            try await store.failLoginTicket(Self.hash("2"), limit: 3)
+            #expect(try await store.loginTicket(Self.hash("2"), now: Self.start + 3) == nil)
+            #expect(try await store.loginTicket(Self.hash("3"), now: Self.start + 3) == bob.id)
+            // Expired: not found, not spent, and gone with the next ticket made.
+            #expect(try await store.loginTicket(Self.hash("3"), now: end) == nil)
+            #expect(try await store.spendLoginTicket(Self.hash("3"), person: bob.id, now: end) == false)
+            try await store.createLoginTicket(Self.hash("4"), person: bob.id, expiresAt: end + 300, now: end)
+            #expect(try await store.loginTicket(Self.hash("3"), now: Self.start) == nil, "deleted, not only hidden")
+            // A person's tickets go with them.
+            #expect(try await store.removePerson(bob.id))
+            #expect(try await store.loginTicket(Self.hash("4"), now: end + 1) == nil)
+        }
+    }
+
     @Test(arguments: Engine.allCases) func aSecondFactorIsConfirmedOnceAndEachStepAndCodeIsUsedOnce(
         _ engine: Engine
     ) async throws {

@@ -34,7 +34,7 @@ extension LoginController {
             response.headers[.retryAfter] = String(wait)
             return response
         case .refused, .secondFactorNeeded:
-            guard pages.accounts.waitingLogin(ticket) != nil else {
+            guard try await pages.accounts.waitingLogin(ticket) != nil else {
                 var response = Response.dynamicPage(
                     page("The sign-in waited too long or took too many wrong codes. Sign in again.", next),
                     status: .unauthorized)
