@@ -6,12 +6,8 @@ import Pipeline
 extension ServerAssembly {
     /// The unsubscribe links' key: the stored mail secret, made from 32 random bytes the first time.
     static func unsubscribeLinks(_ data: Composition) -> @Sendable () async throws -> UnsubscribeLinks {
-        let store = data.stores.alerts
-        return {
-            var random = SystemRandomNumberGenerator()
-            let fresh = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &random) }
-            return UnsubscribeLinks(secret: try await store.mailSecret(fresh: fresh))
-        }
+        let secret = data.serverSecret
+        return { UnsubscribeLinks(secret: try await secret()) }
     }
 
     /// The digest service over the same readers the API uses.

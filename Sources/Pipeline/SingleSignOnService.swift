@@ -34,7 +34,9 @@ public protocol OIDCFetching: Sendable {
 ///
 /// - A login's `state`, `nonce` and PKCE verifier are random and travel in a short-lived `HttpOnly` cookie of this
 ///   browser (``Pending``), not in server memory: any node of several may answer the callback, and a callback without
-///   this browser's cookie (login CSRF, a link sent to someone else) has no state to match. Each state is also spent
+///   this browser's cookie (login CSRF, a link sent to someone else) has no state to match. The cookie is sealed
+///   (``LoginStateSealing``, authenticated encryption under the server's key): the browser can neither read the nonce
+///   and verifier nor change them, and a cookie this server did not seal is refused before anything else. Each state is also spent
 ///   once per node (``spentStates``), so a replayed callback is refused here, before the provider refuses its code.
 /// - The discovery document and the key set are cached for ``cacheLifetime``; a token naming a key id not in the
 ///   cached set fetches the set again (key rotation), at most once per ``minKeyRefresh``, so tokens with made-up key
@@ -50,6 +52,8 @@ public final class SingleSignOnService: Sendable {
     let hasher: any SecretHashing
     let generator: any SecretGenerating
     let clock: any WallClock
+    /// Seals the login cookie.
+    let sealer: any LoginStateSealing
     /// This server's callback URL (`{public URL}/login/sso/callback`); nil until the server knows its address.
     let redirectURI: @Sendable () -> String?
     let cacheLifetime: TimeInterval
@@ -69,9 +73,10 @@ public final class SingleSignOnService: Sendable {
     public init(
         configuration: SingleSignOnConfiguration, fetcher: any OIDCFetching, verifier: any JWSVerifying,
         people: PeopleService, projects: ProjectService, hasher: any SecretHashing, generator: any SecretGenerating,
-        clock: any WallClock, redirectURI: @escaping @Sendable () -> String?, cacheLifetime: TimeInterval = 3600,
-        minKeyRefresh: TimeInterval = 10
+        clock: any WallClock, sealer: any LoginStateSealing, redirectURI: @escaping @Sendable () -> String?,
+        cacheLifetime: TimeInterval = 3600, minKeyRefresh: TimeInterval = 10
     ) {
+        self.sealer = sealer
         self.configuration = configuration
         self.fetcher = fetcher
         self.verifier = verifier
@@ -108,7 +113,7 @@ public final class SingleSignOnService: Sendable {
         ]
         let endpoint = metadata.authorizationEndpoint
         let location = endpoint + (endpoint.contains("?") ? "&" : "?") + FormEncoding.encode(query)
-        return Start(location: location, cookie: pending.cookie)
+        return Start(location: location, cookie: try await sealer.seal(pending.cookie))
     }
 
     /// The PKCE S256 challenge of `verifier`: base64url(SHA-256(verifier)).
@@ -135,9 +140,14 @@ public final class SingleSignOnService: Sendable {
     public func finish(_ callback: Callback, cookie: String?) async throws -> (
         outcome: AdminSessionService.LoginOutcome, next: String
     ) {
-        guard let pending = cookie.flatMap(Pending.init(cookie:)), let state = callback.state,
-            ConstantTime.equal(Array(state.utf8), Array(pending.state.utf8))
-        else {
+        guard let cookie else {
+            throw SingleSignOnError(.wrongState, "this sign-in did not start in this browser, or took too long")
+        }
+        guard let opened = try await sealer.open(cookie), let pending = Pending(cookie: opened) else {
+            throw SingleSignOnError(
+                .wrongState, "the sign-in cookie was not made by this server, or was changed: sign in again")
+        }
+        guard let state = callback.state, ConstantTime.equal(Array(state.utf8), Array(pending.state.utf8)) else {
             throw SingleSignOnError(.wrongState, "this sign-in did not start in this browser, or took too long")
         }
         guard spend(pending.state) else {

@@ -186,6 +186,23 @@ import Testing
             flow, url: flow.callback.replacingOccurrences(of: "state=", with: "state=0"))
         #expect(wrongState.status == 401)
         #expect(String(decoding: wrongState.body, as: UTF8.self).contains("did not start in this browser"))
+        // The login cookie is sealed: the browser cannot read its state (which the callback URL shows), and a cookie
+        // changed by one character, or one this server did not seal (the unsealed form with this callback's state),
+        // is refused with its own reason, before the state is spent.
+        let flowState = try #require(
+            URLComponents(string: flow.callback)?.queryItems?.first { $0.name == "state" }?.value)
+        #expect(flow.cookie.hasPrefix("faultline_sso=v2.") && !flow.cookie.contains(flowState), "\(flow.cookie)")
+        var flipped = Array(flow.cookie.utf8)
+        flipped[flipped.count - 10] =
+            flipped[flipped.count - 10] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let hex = String(repeating: "ab", count: 32)
+        for forged in [String(decoding: flipped, as: UTF8.self), "faultline_sso=v1.\(flowState).\(hex).\(hex).Lw"] {
+            let refused = try await finish(Flow(callback: flow.callback, cookie: forged))
+            #expect(refused.status == 401 && Self.session(refused) == nil, "\(forged)")
+            #expect(
+                String(decoding: refused.body, as: UTF8.self).contains("not made by this server, or was changed"),
+                "\(forged)")
+        }
         // The right one signs in once; replaying the callback is refused here…
         let first = try await finish(flow)
         #expect(first.status == 303 && Self.session(first) != nil)
