@@ -251,8 +251,9 @@ import Testing
                 name: "POST /api/v1/issues/{id}/unmerge", level: .issues, path: "/api/v1/issues/\(i)/unmerge\(q)",
                 body: #"{"fingerprint":"00"}"#, allowed: [400],
                 foreign: ("/api/v1/issues/\(f.foreignIssue)/unmerge\(q)", #"{"fingerprint":"v3:0000000000000000"}"#)),
+            // The rules' dry run changes nothing: a read (decision 0075).
             Route(
-                name: "POST /api/v1/grouping/try", level: .issues, path: "/api/v1/grouping/try\(q)",
+                name: "POST /api/v1/grouping/try", level: .read, path: "/api/v1/grouping/try\(q)",
                 body: "error.type:x ->", allowed: [400]),
             // Settings.
             Route(

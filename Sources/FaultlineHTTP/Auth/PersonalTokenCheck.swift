@@ -29,9 +29,15 @@ struct PersonalTokenCheck: Sendable {
     func use(_ request: Request) -> TokenUse {
         switch routes {
         case .upload: return .uploadSymbols
-        case .api: return request.method == .get || request.method == .head ? .read : .writeIssues
+        case .api:
+            if request.method == .get || request.method == .head { return .read }
+            // The rules' dry run changes nothing: a read, as on the rules page (decision 0075).
+            return request.method == .post && request.uri.path == Self.dryRunPath ? .read : .writeIssues
         }
     }
+
+    /// `POST /api/v1/grouping/try`: the one post of the API that reads only.
+    static let dryRunPath = "/api/v1/grouping/try"
 
     /// The grant of `secret` for `request`; nil when the token is not live. Throws the 400/403/404 of the table.
     func grant(_ secret: String, request: Request, projects: ProjectService) async throws
