@@ -127,6 +127,8 @@ import Testing
         var allowed: Set<Int> = [200]
         /// The allowed answer is an HTML page (the account page showing a mistake), never a JSON refusal.
         var allowedPage = false
+        /// What the allowed answer says, where its status alone could be a refusal's (the handler's own 404).
+        var allowedSays: String? = nil
         /// The same route aimed at the other project's issue or event (or another person's token) from this project's
         /// path: every principal allowed above gets 404 and nothing changes. Path and body; nil: no such variant.
         var foreign: (path: String, body: String)? = nil
@@ -228,16 +230,16 @@ import Testing
             Route(name: "GET /api/v1/grouping/rules", level: .read, path: "/api/v1/grouping/rules\(q)"),
             Route(
                 name: "GET /buildid/{build_id}/debuginfo", level: .read, path: "/buildid/\(f.build)/debuginfo\(q)",
-                allowed: [404]),
+                allowed: [404], allowedSays: "for build-id"),
             Route(
                 name: "GET /buildid/{build_id}/executable", level: .read,
-                path: "/buildid/\(f.build)/executable\(q)", allowed: [404]),
+                path: "/buildid/\(f.build)/executable\(q)", allowed: [404], allowedSays: "for build-id"),
             Route(
                 name: "GET /buildid/{build_id}/section/{section}", level: .read,
-                path: "/buildid/\(f.build)/section/.text\(q)", allowed: [404]),
+                path: "/buildid/\(f.build)/section/.text\(q)", allowed: [404], allowedSays: "for build-id"),
             Route(
                 name: "GET /buildid/{build_id}/source/**", level: .read, path: "/buildid/\(f.build)/source/a.c\(q)",
-                allowed: [404]),
+                allowed: [404], allowedSays: "for build-id"),
             // The API's issue changes (bodies that fail after the checks: nothing is merged).
             Route(
                 name: "PATCH /api/v1/issues/{id}", level: .issues, path: "/api/v1/issues/\(i)\(q)",
@@ -339,6 +341,7 @@ import Testing
             Route(
                 name: "POST /{slug}/settings/members/{id}/remove", level: .settingsForm,
                 path: "/shop/settings/members/999999/remove", body: "csrf={csrf}", contentType: form, allowed: [404],
+                allowedSays: "has no role in",
                 foreign: ("/shop/settings/members/\(f.foreignPerson)/remove", "csrf={csrf}")),
             Route(
                 name: "POST /{slug}/settings/alerts", level: .settingsForm, path: "/shop/settings/alerts",
@@ -358,7 +361,7 @@ import Testing
                 body: "csrf={csrf}&name=&scope=read", contentType: form, allowed: [400]),
             Route(
                 name: "POST /account/tokens/{id}/revoke", level: .accountForm, path: "/account/tokens/999999/revoke",
-                body: "csrf={csrf}", contentType: form, allowed: [404],
+                body: "csrf={csrf}", contentType: form, allowed: [404], allowedSays: "you have no token",
                 foreign: ("/account/tokens/\(f.foreignToken)/revoke", "csrf={csrf}")),
             Route(
                 name: "POST /account/alerts", level: .accountForm, path: "/account/alerts",
@@ -631,6 +634,7 @@ import Testing
             let answer = try await sender.send(route, as: principal, credentials: credentials)
             let text = String(decoding: answer.body, as: UTF8.self).prefix(300)
             #expect(route.allowed.contains(answer.status), "\(route.label) as \(principal): \(answer.status) \(text)")
+            if let says = route.allowedSays { #expect(text.contains(says), "\(route.label) as \(principal): \(text)") }
             if route.allowedPage { #expect(text.hasPrefix("<!doctype html>"), "\(route.label) as \(principal)") }
         }
 
