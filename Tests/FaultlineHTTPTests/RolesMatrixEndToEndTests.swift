@@ -10,7 +10,8 @@ import Testing
 /// one real `faultline serve` on 127.0.0.1 and its SQLite file, every route of its router (read from the router the
 /// server is built with, so a new route without a row here fails the test) tried by every principal: no credentials,
 /// the project's ingest key and upload token, the admin token, a viewer, member, admin and owner of the project and an
-/// admin of another project, each with their session and with personal tokens of every scope their role allows.
+/// admin of another project, each with their session and with personal tokens of every scope their role allows, and a
+/// removed person's session and token.
 ///
 /// Every refused request is answered with the status of ``expected(_:_:)`` and leaves the database as it was (a dump
 /// of every table compared, per route). Every allowed request reaches its handler (the route's own answer, which for a
@@ -49,7 +50,9 @@ import Testing
         case accountForm
     }
 
-    enum Role: String, CaseIterable { case viewer, member, admin, owner, outsider }
+    /// The people of the matrix: `outsider` is an admin of the other project; `removed` was a member of this one, signed
+    /// in and made a token, and was removed while the server ran.
+    enum Role: String, CaseIterable { case viewer, member, admin, owner, outsider, removed }
 
     /// Who sends a request.
     enum Principal: Hashable, CustomStringConvertible {
@@ -75,13 +78,14 @@ import Testing
             .token(.viewer, .read), .token(.member, .read), .token(.member, .writeIssues),
             .token(.member, .uploadSymbols), .token(.admin, .read), .token(.admin, .writeIssues),
             .token(.admin, .uploadSymbols), .token(.admin, .admin), .token(.owner, .read), .token(.owner, .admin),
-            .token(.outsider, .admin),
+            .token(.outsider, .admin), .token(.removed, .writeIssues),
         ]
 
     /// The answer `principal` gets on a route of `level`: nil when allowed, else the refusal's status.
     static func expected(_ level: Level, _ principal: Principal) -> Int? {
         switch (level, principal) {
         case (.open, _): return nil
+        case (_, .session(.removed)), (_, .token(.removed, _)): return 401
         case (.ingest, .ingest), (.sentryIngest, .ingest): return nil
         case (.ingest, _), (.sentryIngest, _): return 401
         case (.read, .upload), (.read, .adminToken), (.issues, .upload), (.issues, .adminToken): return nil
@@ -514,12 +518,12 @@ import Testing
         let logins: [Role: (String, String?)] = [
             .viewer: ("vic@example.org", "shop"), .member: ("mia@example.org", "shop"),
             .admin: ("ann@example.org", "shop"), .owner: ("own@example.org", nil),
-            .outsider: ("out@example.org", "other"),
+            .outsider: ("out@example.org", "other"), .removed: ("rem@example.org", "shop"),
         ]
         var invites: [Role: String] = [:]
         for role in Role.allCases {
             let (login, project) = try #require(logins[role])
-            let asRole = role == .outsider ? "admin" : role.rawValue
+            let asRole = role == .outsider ? "admin" : role == .removed ? "member" : role.rawValue
             invites[role] = try await PeopleEndToEndTests.invite(folder, login, role: asRole, project: project)
         }
         for principal in Self.principals {
@@ -543,6 +547,9 @@ import Testing
             let csrf = try #require(account.token, "\(role)'s account page has its forms")
             credentials.csrf[role] = csrf
         }
+        // Removing a person ends their session and their tokens at once, with the server running.
+        let removed = try await ServerProcess.run(["users", "remove", "rem@example.org", "--data", folder])
+        #expect(removed.status == 0, "\(removed)")
         let http = HTTP(client: .shared)
         for (key, site) in [(shop.ingest, "parseCart"), (other.ingest, "boot")] {
             let posted = try await http.postReports(
@@ -658,7 +665,7 @@ import Testing
 
 extension RolesMatrixEndToEndTests.Role: Comparable {
     static func < (a: Self, b: Self) -> Bool {
-        let order: [Self] = [.outsider, .viewer, .member, .admin, .owner]
+        let order: [Self] = [.removed, .outsider, .viewer, .member, .admin, .owner]
         return order.firstIndex(of: a)! < order.firstIndex(of: b)!
     }
 }
