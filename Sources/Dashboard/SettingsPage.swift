@@ -51,6 +51,15 @@ struct SettingsPage {
     var notice: String?
     var errorMessage: String?
     var invite: Invite?
+    /// A project secret just replaced, shown this once.
+    var rotated: Rotated?
+    struct Rotated {
+        var ingest: Bool
+        var secret: String
+        var dsn: String?
+        var oldUntil: TimeView?
+    }
+    var maxKeepOldDays: Int
     struct Invite {
         var login: String
         var link: String
@@ -100,6 +109,12 @@ struct SettingsPage {
         notice = overview.notice
         errorMessage = overview.error
         invite = overview.invite.map { Invite(login: $0.login, link: $0.link, expires: TimeView($0.expiresAt)) }
+        rotated = overview.rotated.map {
+            Rotated(
+                ingest: $0.kind == .ingest, secret: $0.secret, dsn: $0.dsn,
+                oldUntil: $0.oldAcceptedUntil.map(TimeView.init))
+        }
+        maxKeepOldDays = KeyRotation.maxKeepOldDays
         members = overview.members.map { member in
             MemberRow(
                 id: member.id.rawValue, login: member.login, name: member.name.isEmpty ? nil : member.name,

@@ -158,6 +158,10 @@ public struct AuditKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let projectAlerts = AuditKind(known: "project.alerts")
     public static let projectWebhook = AuditKind(known: "project.webhook")
     public static let projectGroupingRules = AuditKind(known: "project.grouping_rules")
+    /// A project's ingest key replaced (`after` says until when the old one is accepted; never a secret).
+    public static let projectIngestKeyRotated = AuditKind(known: "project.ingest_key_rotated")
+    /// A project's upload token replaced (the old one is refused at once).
+    public static let projectUploadTokenRotated = AuditKind(known: "project.upload_token_rotated")
     public static let tokenCreated = AuditKind(known: "token.created")
     public static let tokenRevoked = AuditKind(known: "token.revoked")
     public static let adminTokenRotated = AuditKind(known: "token.admin_rotated")

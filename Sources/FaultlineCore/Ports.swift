@@ -169,8 +169,15 @@ public protocol ProjectStore: Sendable {
     func allProjects() async throws -> [Project]
     func project(slug: ProjectSlug) async throws -> Project?
     func project(id: ProjectID) async throws -> Project?
-    /// The project whose secret of `kind` hashes to `hash`.
-    func project(credential hash: SecretHash, kind: CredentialKind) async throws -> Project?
+    /// The project whose secret of `kind` hashes to `hash`, when that secret is still accepted at `now` (an old ingest
+    /// key kept after a rotation is refused from its end on).
+    func project(credential hash: SecretHash, kind: CredentialKind, at now: Date) async throws -> Project?
+    /// Replaces a project's secret of `kind` with the one hashing to `hash`, in one transaction; false when there is no
+    /// such project. The project's secrets of that kind stay accepted until `oldAcceptedUntil` (never past an end one
+    /// already had); nil, or a time not after `now`, removes them at once. Old secrets whose end has passed go.
+    func replaceCredential(
+        _ kind: CredentialKind, of project: ProjectID, with hash: SecretHash, oldAcceptedUntil: Date?, at now: Date
+    ) async throws -> Bool
     /// Replaces the admin token hash.
     func setAdminTokenHash(_ hash: SecretHash, at date: Date) async throws
     func isAdminTokenHash(_ hash: SecretHash) async throws -> Bool

@@ -37,6 +37,22 @@ public struct ProjectSettingsOverview: Sendable {
         }
     }
 
+    /// A project secret just replaced: the new one (shown on this one answer) and until when the old one is accepted.
+    public struct Rotated: Sendable, Equatable {
+        public var kind: CredentialKind
+        public var secret: String
+        /// The Sentry DSN with the new ingest key; nil for an upload token.
+        public var dsn: String?
+        /// nil: the old secret is refused from now on.
+        public var oldAcceptedUntil: Date?
+        public init(kind: CredentialKind, secret: String, dsn: String?, oldAcceptedUntil: Date?) {
+            self.kind = kind
+            self.secret = secret
+            self.dsn = dsn
+            self.oldAcceptedUntil = oldAcceptedUntil
+        }
+    }
+
     /// One page of the project's trail, newest first, and the `before` of the next (older) page; nil on the last.
     public struct Trail: Sendable {
         public var records: [AuditRecord]
@@ -58,14 +74,16 @@ public struct ProjectSettingsOverview: Sendable {
     /// The trail, for readers at the settings level (it names people and their addresses); nil for the others.
     public var trail: Trail?
     public var invite: Invite?
+    public var rotated: Rotated?
     public var notice: String?
     public var error: String?
     public var now: Date
 
     public init(
         project: Project, members: [Member], alerts: AlertSettings, csrf: String?, trail: Trail?, invite: Invite? = nil,
-        notice: String? = nil, error: String? = nil, now: Date
+        notice: String? = nil, error: String? = nil, now: Date, rotated: Rotated? = nil
     ) {
+        self.rotated = rotated
         self.project = project
         self.members = members
         self.alerts = alerts

@@ -27,6 +27,10 @@ public struct ProjectError: Error, Sendable, Equatable, CustomStringConvertible 
         case invalidTarget = "invalid_target"
         /// An event quota is not from 1 to `EventQuotas.maxValue`.
         case invalidQuota = "invalid_quota"
+        /// A rotation's grace period for the old ingest key is not from 0 to `KeyRotation.maxKeepOldDays` days.
+        case invalidGracePeriod = "invalid_grace_period"
+        /// A rotation names a secret that is not a project's (the admin token has its own command).
+        case notRotatable = "not_rotatable"
     }
     public var code: Code
     public var message: String
@@ -96,6 +100,52 @@ public final class ProjectService: Sendable {
             AuditEntry(
                 project: nil, at: clock.now(), origin: .cli, kind: .adminTokenRotated, subject: "the admin token"))
         return token
+    }
+
+    /// Replaces a project's ingest key or upload token and returns the new one (shown once; only its hash is stored);
+    /// nil when there is no such project.
+    ///
+    /// The old upload token is refused at once (CI reads its token from a secret the team changes in one place). The
+    /// old ingest key stays accepted for `keepOldDays` days (0: refused at once): apps shipped with the old DSN keep
+    /// reporting until the team ships the new one, as Sentry's several client keys allow. A key already on its way
+    /// out keeps its earlier end. This process refuses an old secret at once when it is cut; another running server
+    /// within its authentication cache's minute. The audit entry names the project and the old key's end, never a
+    /// secret.
+    ///
+    /// - Throws: `ProjectError` `.notRotatable` for the admin kind, `.invalidGracePeriod` for days outside
+    ///   0…`KeyRotation.maxKeepOldDays` (nothing changes).
+    public func rotate(
+        _ kind: CredentialKind, slug: ProjectSlug, keepOldDays: Int = KeyRotation.defaultKeepOldDays,
+        by origin: AuditOrigin
+    )
+        async throws -> CredentialRotation?
+    {
+        guard kind != .admin else {
+            throw ProjectError(.notRotatable, "the admin token is replaced with `faultline admin-token`")
+        }
+        guard (0...KeyRotation.maxKeepOldDays).contains(keepOldDays) else {
+            throw ProjectError(
+                .invalidGracePeriod, "the old key's days must be a whole number from 0 to \(KeyRotation.maxKeepOldDays)"
+            )
+        }
+        guard let project = try await store.project(slug: slug) else { return nil }
+        let now = clock.now()
+        let days = kind == .ingest ? keepOldDays : 0
+        let oldUntil = days > 0 ? now.addingTimeInterval(Double(days) * 86_400) : nil
+        let secret = kind == .ingest ? generator.randomHex(bytes: 16) : "flu_" + generator.randomHex(bytes: 20)
+        guard
+            try await store.replaceCredential(
+                kind, of: project.id, with: hasher.hash(secret), oldAcceptedUntil: oldUntil, at: now)
+        else { return nil }
+        cache.withLock { $0.removeAll() }
+        try await audit?.record(
+            AuditEntry(
+                project: project.id, at: now, origin: origin,
+                kind: kind == .ingest ? .projectIngestKeyRotated : .projectUploadTokenRotated,
+                subject: project.slug.rawValue,
+                after: oldUntil.map { "old key accepted until \($0.formatted(.iso8601))" } ?? "old key refused at once")
+        )
+        return CredentialRotation(project: project, kind: kind, secret: secret, oldAcceptedUntil: oldUntil)
     }
 
     public func all() async throws -> [Project] { try await store.allProjects() }
@@ -217,7 +267,7 @@ public final class ProjectService: Sendable {
                 before: before, after: after))
     }
 
-    /// The project whose secret of `kind` is `secret`, or nil.
+    /// The project whose secret of `kind` is `secret` (and still accepted now), or nil.
     public func authenticate(_ secret: String, as kind: CredentialKind) async throws -> Project? {
         let key = kind.rawValue + ":" + secret
         let now = clock.now()
@@ -226,7 +276,7 @@ public final class ProjectService: Sendable {
         }
         let (store, hash) = (self.store, hasher.hash(secret))
         let project = try await Deadline.read(within: lookupDeadline) {
-            try await store.project(credential: hash, kind: kind)
+            try await store.project(credential: hash, kind: kind, at: now)
         }
         if project != nil { remember(key, project: project, at: now) }
         return project
@@ -245,4 +295,14 @@ public final class ProjectService: Sendable {
             cache[key] = (project, now)
         }
     }
+}
+
+/// A project secret just replaced (``ProjectService/rotate(_:slug:keepOldDays:by:)``).
+public struct CredentialRotation: Sendable, Equatable {
+    public var project: Project
+    public var kind: CredentialKind
+    /// The new secret: shown once, only its hash is stored.
+    public var secret: String
+    /// Until when the old secret is still accepted; nil: it was refused at once.
+    public var oldAcceptedUntil: Date?
 }

@@ -807,6 +807,10 @@ enum PostgresMigrations {
                 "CREATE INDEX login_tickets_by_expiry ON login_tickets(expires_at)",
                 "CREATE INDEX login_tickets_by_person ON login_tickets(person_id)",
             ]),
+        // Issue #37: an old ingest key accepted until a time after its rotation (SQLite `v38-rotation` says why).
+        Migration(
+            identifier: "pg23-rotation",
+            statements: ["ALTER TABLE credentials ADD COLUMN expires_at bigint"]),
     ]
 
     /// Applies `ReleaseMerge` (migration `pg12-one-release`).

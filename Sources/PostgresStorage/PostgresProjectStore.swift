@@ -63,15 +63,50 @@ public struct PostgresProjectStore: ProjectStore {
         return try await projects(query).first
     }
 
-    public func project(credential hash: SecretHash, kind: CredentialKind) async throws -> Project? {
+    public func project(credential hash: SecretHash, kind: CredentialKind, at now: Date) async throws -> Project? {
         var query = PostgresQuery(
             unsafeSQL: """
                 SELECT \(Self.columns) FROM credentials c JOIN projects ON projects.id = c.project_id
-                WHERE c.hash = $1 AND c.kind = $2
+                WHERE c.hash = $1 AND c.kind = $2 AND (c.expires_at IS NULL OR c.expires_at > $3)
                 """)
         query.binds.append(hash.hex)
         query.binds.append(kind.rawValue)
+        query.binds.append(Millis.from(now))
         return try await projects(query).first
+    }
+
+    public func replaceCredential(
+        _ kind: CredentialKind, of project: ProjectID, with hash: SecretHash, oldAcceptedUntil: Date?, at now: Date
+    ) async throws -> Bool {
+        let logger = database.logger
+        let (id, nowMillis) = (project.rawValue, Millis.from(now))
+        return try await database.write { connection in
+            // FOR UPDATE: two rotations of one project run one after the other.
+            let found = try await PostgresRows.count(
+                connection.query("SELECT id FROM projects WHERE id = \(id) FOR UPDATE", logger: logger))
+            guard found > 0 else { return false }
+            try await connection.query(
+                """
+                DELETE FROM credentials WHERE project_id = \(id) AND kind = \(kind.rawValue) AND expires_at <= \(nowMillis)
+                """, logger: logger)
+            if let oldAcceptedUntil, oldAcceptedUntil > now {
+                let end = Millis.from(oldAcceptedUntil)
+                try await connection.query(
+                    """
+                    UPDATE credentials SET expires_at = least(coalesce(expires_at, \(end)), \(end))
+                    WHERE project_id = \(id) AND kind = \(kind.rawValue)
+                    """, logger: logger)
+            } else {
+                try await connection.query(
+                    "DELETE FROM credentials WHERE project_id = \(id) AND kind = \(kind.rawValue)", logger: logger)
+            }
+            try await connection.query(
+                """
+                INSERT INTO credentials (hash, kind, project_id, created_at)
+                VALUES (\(hash.hex), \(kind.rawValue), \(id), \(nowMillis))
+                """, logger: logger)
+            return true
+        }
     }
 
     public func setAdminTokenHash(_ hash: SecretHash, at date: Date) async throws {

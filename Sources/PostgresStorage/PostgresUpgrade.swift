@@ -47,6 +47,7 @@ public enum PostgresUpgrade {
         "pg20-alert-mail": ("alert mail preferences; the digest outbox", .schema),
         "pg21-quota-counts-by-fingerprint": ("an index of refused events by fingerprint", .index("quota_counts")),
         "pg22-login-tickets": ("logins waiting for their second factor's code", .schema),
+        "pg23-rotation": ("an end for old ingest keys after a rotation", .schema),
     ]
 
     /// The migrations without a line in `steps` (a test keeps this empty).

@@ -1010,6 +1010,12 @@ enum SQLiteMigrations {
                     CREATE INDEX login_tickets_by_person ON login_tickets(person_id);
                     """)
         }
+        migrator.registerMigration("v38-rotation") { db in
+            // Issue #37: a project's ingest key can be replaced while the old one stays accepted for a while (apps
+            // shipped with the old DSN keep reporting until the team ships the new one). NULL: no end (every
+            // credential before this migration, and the current key of each kind).
+            try db.execute(sql: "ALTER TABLE credentials ADD COLUMN expires_at INTEGER")
+        }
         return migrator
     }
 }

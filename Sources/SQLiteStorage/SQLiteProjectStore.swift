@@ -67,16 +67,47 @@ public struct SQLiteProjectStore: ProjectStore {
         }
     }
 
-    public func project(credential hash: SecretHash, kind: CredentialKind) async throws -> Project? {
+    public func project(credential hash: SecretHash, kind: CredentialKind, at now: Date) async throws -> Project? {
         try await database.pool.read { db in
             try Row.fetchOne(
                 db,
                 sql: """
                     SELECT \(Self.columns) FROM credentials c
-                    JOIN projects ON projects.id = c.project_id WHERE c.hash = ? AND c.kind = ?
+                    JOIN projects ON projects.id = c.project_id
+                    WHERE c.hash = ? AND c.kind = ? AND (c.expires_at IS NULL OR c.expires_at > ?)
                     """,
-                arguments: [hash.hex, kind.rawValue]
+                arguments: [hash.hex, kind.rawValue, Millis.from(now)]
             ).flatMap(Self.project)
+        }
+    }
+
+    public func replaceCredential(
+        _ kind: CredentialKind, of project: ProjectID, with hash: SecretHash, oldAcceptedUntil: Date?, at now: Date
+    ) async throws -> Bool {
+        try await database.pool.write { db in
+            guard
+                try Bool.fetchOne(db, sql: "SELECT 1 FROM projects WHERE id = ?", arguments: [project.rawValue])
+                    ?? false
+            else { return false }
+            let nowMillis = Millis.from(now)
+            try db.execute(
+                sql: "DELETE FROM credentials WHERE project_id = ? AND kind = ? AND expires_at <= ?",
+                arguments: [project.rawValue, kind.rawValue, nowMillis])
+            if let oldAcceptedUntil, oldAcceptedUntil > now {
+                let end = Millis.from(oldAcceptedUntil)
+                try db.execute(
+                    sql:
+                        "UPDATE credentials SET expires_at = min(coalesce(expires_at, ?), ?) WHERE project_id = ? AND kind = ?",
+                    arguments: [end, end, project.rawValue, kind.rawValue])
+            } else {
+                try db.execute(
+                    sql: "DELETE FROM credentials WHERE project_id = ? AND kind = ?",
+                    arguments: [project.rawValue, kind.rawValue])
+            }
+            try db.execute(
+                sql: "INSERT INTO credentials (hash, kind, project_id, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [hash.hex, kind.rawValue, project.rawValue, nowMillis])
+            return true
         }
     }
 

@@ -72,6 +72,7 @@ public enum SQLiteUpgrade {
         "v35-alert-mail": ("alert mail preferences; the digest outbox", .schema),
         "v36-quota-counts-by-fingerprint": ("an index of refused events by fingerprint", .index("quota_counts")),
         "v37-login-tickets": ("logins waiting for their second factor's code", .schema),
+        "v38-rotation": ("an end for old ingest keys after a rotation", .schema),
     ]
 
     /// The migrations without a line in `steps` (a test keeps this empty).

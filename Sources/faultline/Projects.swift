@@ -9,11 +9,11 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `faultline projects create|list|configure|audit`.
+/// `faultline projects create|list|configure|rotate-key|audit`.
 struct Projects: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create, list and configure projects, and read their audit trail.",
-        subcommands: [Create.self, List.self, Configure.self, Audit.self])
+        subcommands: [Create.self, List.self, Configure.self, RotateKey.self, Audit.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -38,14 +38,9 @@ struct Projects: AsyncParsableCommand {
 
         /// `http://<ingest key>@host:port[/prefix]/<project id>`: what any Sentry SDK takes as its DSN.
         func dsn(key: String, project: ProjectID) throws -> String {
-            let base = try ServerURLRecord.base(publicURL: publicURL, folder: dataOptions.filesFolder)
-            var rest = Substring(base)
-            var scheme = "http"
-            if let range = base.range(of: "://") {
-                scheme = String(base[..<range.lowerBound])
-                rest = base[range.upperBound...]
-            }
-            return "\(scheme)://\(key)@\(rest)/\(project.rawValue)"
+            Projects.sentryDSN(
+                base: try ServerURLRecord.base(publicURL: publicURL, folder: dataOptions.filesFolder), key: key,
+                project: project)
         }
 
         func validate() throws {
@@ -81,6 +76,12 @@ struct Projects: AsyncParsableCommand {
                 print("Keep these now: only their hashes are stored.")
             }
         }
+    }
+
+    /// `http://<ingest key>@host:port[/prefix]/<project id>` for the server at `base`: what any Sentry SDK takes as
+    /// its DSN.
+    static func sentryDSN(base: String, key: String, project: ProjectID) -> String {
+        SentryDSN.string(base: base, key: key, project: project)
     }
 
     /// What `projects create --json` prints.

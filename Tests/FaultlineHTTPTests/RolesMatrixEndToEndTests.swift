@@ -359,6 +359,13 @@ import Testing
             Route(
                 name: "POST /{slug}/settings/in-app", level: .settingsForm, path: "/shop/settings/in-app",
                 body: "csrf={csrf}&rules=%00", contentType: form, allowed: [303, 400]),
+            // Refused bodies (400): an allowed rotation would replace the keys the other rows use.
+            Route(
+                name: "POST /{slug}/settings/keys/ingest", level: .settingsForm, path: "/shop/settings/keys/ingest",
+                body: "csrf={csrf}&keep_old_days=x", contentType: form, allowed: [400]),
+            Route(
+                name: "POST /{slug}/settings/keys/upload", level: .settingsForm, path: "/shop/settings/keys/upload",
+                body: "csrf={csrf}", contentType: form, allowed: [400]),
             Route(name: "GET /account", level: .accountPage, path: "/account", allowed: [200, 303]),
             Route(
                 name: "POST /account/tokens", level: .accountForm, path: "/account/tokens",

@@ -27,11 +27,24 @@ final class MemoryProjectStore: ProjectStore {
         state.withLock { $0.projects.first { $0.slug == slug } }
     }
     func project(id: ProjectID) async throws -> Project? { state.withLock { $0.projects.first { $0.id == id } } }
-    func project(credential hash: SecretHash, kind: CredentialKind) async throws -> Project? {
+    func project(credential hash: SecretHash, kind: CredentialKind, at now: Date) async throws -> Project? {
         state.withLock { s in
             s.lookups += 1
             guard let (k, id) = s.credentials[hash], k == kind else { return nil }
             return s.projects.first { $0.id == id }
+        }
+    }
+    /// Old secrets are kept without an end here (the engines' conformance tests check the end).
+    func replaceCredential(
+        _ kind: CredentialKind, of project: ProjectID, with hash: SecretHash, oldAcceptedUntil: Date?, at now: Date
+    ) async throws -> Bool {
+        state.withLock { s in
+            guard s.projects.contains(where: { $0.id == project }) else { return false }
+            if oldAcceptedUntil.map({ $0 <= now }) ?? true {
+                s.credentials = s.credentials.filter { !($0.value.0 == kind && $0.value.1 == project) }
+            }
+            s.credentials[hash] = (kind, project)
+            return true
         }
     }
     func setAdminTokenHash(_ hash: SecretHash, at date: Date) async throws {

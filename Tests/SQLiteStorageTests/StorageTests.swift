@@ -65,6 +65,7 @@ let payload = StoreRows.payload
                 "v29-retention-samples-trackers", "v30-people", "v31-event-quotas", "v32-fingerprint-rules",
                 "v33-personal-tokens-totp", "v34-audit", "v35-alert-mail", "v36-quota-counts-by-fingerprint",
                 "v37-login-tickets",
+                "v38-rotation",
             ])
     }
 

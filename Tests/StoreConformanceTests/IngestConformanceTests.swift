@@ -33,13 +33,16 @@ func createProject(_ stores: Stores, _ slug: String = "app") async throws -> Pro
             let store = stores.projects
             let created = try await createProject(stores)
             #expect(
-                try await store.project(credential: SecretHash(hex: String(repeating: "a", count: 64)), kind: .ingest)
+                try await store.project(
+                    credential: SecretHash(hex: String(repeating: "a", count: 64)), kind: .ingest, at: Date())
                     == created)
             #expect(
-                try await store.project(credential: SecretHash(hex: String(repeating: "a", count: 64)), kind: .upload)
+                try await store.project(
+                    credential: SecretHash(hex: String(repeating: "a", count: 64)), kind: .upload, at: Date())
                     == nil)
             #expect(
-                try await store.project(credential: SecretHash(hex: String(repeating: "b", count: 64)), kind: .upload)
+                try await store.project(
+                    credential: SecretHash(hex: String(repeating: "b", count: 64)), kind: .upload, at: Date())
                     == created)
             #expect(try await store.project(slug: ProjectSlug("app")!) == created)
             #expect(try await store.project(id: created.id) == created)

@@ -164,12 +164,12 @@ import Testing
         // Projects and credentials.
         try await same("projects") { try await $0.projects.allProjects() }
         try await same("the ingest key's project") {
-            try await $0.projects.project(credential: ingestKey, kind: .ingest)
+            try await $0.projects.project(credential: ingestKey, kind: .ingest, at: now)
         }
         try await same("the upload token's project") {
-            try await $0.projects.project(credential: uploadToken, kind: .upload)
+            try await $0.projects.project(credential: uploadToken, kind: .upload, at: now)
         }
-        #expect(try await b.projects.project(credential: ingestKey, kind: .ingest)?.privacy.scrubbing == false)
+        #expect(try await b.projects.project(credential: ingestKey, kind: .ingest, at: now)?.privacy.scrubbing == false)
         #expect(try await b.projects.isAdminTokenHash(adminToken))
         try await same("the login") { try await $0.adminSessions.session(tokenHash: login, now: now) }
         #expect(try await b.adminSessions.session(tokenHash: login, now: now) != nil)

@@ -20,6 +20,9 @@ import Foundation
 ///   of the project;
 /// - `POST /{slug}/settings/alerts`, `…/targets`, `…/privacy`, `…/in-app`: the settings of each section (a list is a
 ///   text area, one entry a line).
+/// - `POST /{slug}/settings/keys/ingest` (`keep_old_days`) and `…/keys/upload` (`confirm`): replace the project's ingest key or
+///   upload token (``ProjectService/rotate(_:slug:keepOldDays:by:)``), answering the page with the new secret shown
+///   this once and when the old ingest key stops being accepted.
 ///
 /// Who sees what (``Access``): anyone who may read the project sees its settings; only a login session whose reader
 /// may change settings (the project's admins, server owners, the admin token's session) gets the forms and the
@@ -48,6 +51,8 @@ struct ProjectSettingsController {
             .post("{slug}/settings/targets", use: saveTargets)
             .post("{slug}/settings/privacy", use: savePrivacy)
             .post("{slug}/settings/in-app", use: saveInApp)
+            .post("{slug}/settings/keys/ingest", use: rotateIngestKey)
+            .post("{slug}/settings/keys/upload", use: rotateUploadToken)
     }
 
     // MARK: The page
@@ -70,7 +75,8 @@ struct ProjectSettingsController {
     /// The page of `project` for the request's reader, with what was just done.
     func page(
         _ context: AppRequestContext, project: Project, before: Int64? = nil,
-        invite: ProjectSettingsOverview.Invite? = nil, notice: String? = nil, error: String? = nil
+        invite: ProjectSettingsOverview.Invite? = nil, rotated: ProjectSettingsOverview.Rotated? = nil,
+        notice: String? = nil, error: String? = nil
     ) async throws -> String {
         let requester = context.requester ?? .publicReader
         let settingsLevel = Access.decide(requester, .changeSettings, project: project.id) == .allowed
@@ -92,7 +98,8 @@ struct ProjectSettingsController {
         return render(
             ProjectSettingsOverview(
                 project: project, members: members, alerts: try await alertStore.settings(project: project.id),
-                csrf: csrf, trail: trail, invite: invite, notice: notice, error: error, now: clock.now()))
+                csrf: csrf, trail: trail, invite: invite, notice: notice, error: error, now: clock.now(),
+                rotated: rotated))
     }
 
     /// Entries of the trail on one page, as `GET /api/v1/audit` answers by default.
@@ -310,5 +317,48 @@ struct ProjectSettingsController {
             rules = InAppRules(include: include, exclude: exclude)
         }
         return done(form.project)
+    }
+
+    // MARK: Project keys
+
+    @Sendable func rotateIngestKey(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await form(request, context: context)
+        let raw = form.text("keep_old_days")
+        guard let days = raw.isEmpty ? KeyRotation.defaultKeepOldDays : Int(raw),
+            (0...KeyRotation.maxKeepOldDays).contains(days)
+        else {
+            return try await refused(
+                context, form, "Days the old key is kept: a whole number from 0 to \(KeyRotation.maxKeepOldDays).")
+        }
+        return try await rotate(.ingest, keepOldDays: days, request, context, form)
+    }
+
+    @Sendable func rotateUploadToken(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await form(request, context: context)
+        // CI's uploads fail from this moment on: the box says so, and an unticked box changes nothing.
+        guard form.checked("confirm") else {
+            return try await refused(
+                context, form, "Upload token: tick the box to confirm that the old token stops working at once.")
+        }
+        return try await rotate(.upload, keepOldDays: 0, request, context, form)
+    }
+
+    /// Replaces the secret and answers the page with it (200, not a redirect: the secret is shown on this answer
+    /// only). The DSN is made from the server's public URL, else from the address this request reached.
+    func rotate(
+        _ kind: CredentialKind, keepOldDays: Int, _ request: Request, _ context: AppRequestContext, _ form: Form
+    ) async throws -> Response {
+        guard
+            let rotation = try await projects.rotate(
+                kind, slug: form.project.slug, keepOldDays: keepOldDays, by: form.origin)
+        else { throw APIError.notFound("no project \"\(form.project.slug.rawValue)\"") }
+        let base = publicURL ?? "http://" + (request.head.authority ?? "127.0.0.1")
+        let dsn =
+            kind == .ingest ? SentryDSN.string(base: base, key: rotation.secret, project: rotation.project.id) : nil
+        return Response.dynamicPage(
+            try await page(
+                context, project: rotation.project,
+                rotated: .init(
+                    kind: kind, secret: rotation.secret, dsn: dsn, oldAcceptedUntil: rotation.oldAcceptedUntil)))
     }
 }
