@@ -55,7 +55,7 @@ struct CopyPlan {
     /// The copy order: parents first (PostgreSQL checks each foreign key as the row arrives).
     static let order = [
         "projects", "credentials", "people", "memberships", "invites", "admin_sessions", "personal_tokens",
-        "second_factors", "recovery_codes", "alert_settings", "counters",
+        "second_factors", "recovery_codes", "login_tickets", "alert_settings", "counters",
         "issues", "issue_releases", "issue_days", "issue_users", "issue_release_users", "issue_day_users", "issue_tags",
         "issue_aliases", "issues_replaced", "grouping_rules", "regroups",
         "payloads", "reports", "report_symbols", "report_modules", "search_documents", "attachments",
