@@ -159,6 +159,57 @@ final class CountingGenerator: SecretGenerating {
         #expect(try await server.isAdmin(first) == false)
     }
 
+    @Test func rotatingAKeyRecordsWhoAndTheOldKeysEndButNeverTheKey() async throws {
+        let trail = AlertMailPreferencesTests.Trail()
+        let clock = ManualClock()
+        let service = ProjectService(
+            store: MemoryProjectStore(), hasher: ReversingHasher(), generator: CountingGenerator(), clock: clock,
+            audit: trail)
+        let creds = try await service.create(slug: ProjectSlug("app")!)
+        let ann = AuditOrigin(actor: .cli, address: "192.0.2.1")
+        // Given: the old key cached by a successful lookup.
+        #expect(try await service.authenticate(creds.uploadToken, as: .upload) == creds.project)
+
+        let ingest = try #require(try await service.rotate(.ingest, slug: creds.project.slug, keepOldDays: 7, by: ann))
+        #expect(ingest.secret.count == 32 && ingest.secret != creds.ingestKey)
+        #expect(ingest.oldAcceptedUntil == clock.now().addingTimeInterval(7 * 86_400))
+        #expect(try await service.authenticate(ingest.secret, as: .ingest) == creds.project)
+        let upload = try #require(try await service.rotate(.upload, slug: creds.project.slug, keepOldDays: 7, by: ann))
+        #expect(upload.secret.hasPrefix("flu_") && upload.oldAcceptedUntil == nil, "an upload token is cut at once")
+        // The cache is emptied: the old token is refused at once in this process.
+        #expect(try await service.authenticate(creds.uploadToken, as: .upload) == nil)
+
+        let entries = trail.recorded.withLock { $0 }.filter { $0.kind.rawValue.hasSuffix("_rotated") }
+        #expect(entries.map(\.kind) == [.projectIngestKeyRotated, .projectUploadTokenRotated])
+        #expect(entries.allSatisfy { $0.origin == ann && $0.subject == "app" && $0.project == creds.project.id })
+        #expect(entries.first?.after?.hasPrefix("old key accepted until ") == true)
+        #expect(entries.last?.after == "old key refused at once")
+        for entry in entries {
+            for secret in [ingest.secret, upload.secret, creds.ingestKey, creds.uploadToken] {
+                #expect(![entry.subject, entry.before, entry.after].contains { $0?.contains(secret) == true })
+            }
+        }
+    }
+
+    @Test func aRotationOutsideItsBoundsChangesNothing() async throws {
+        let service = ProjectService(
+            store: MemoryProjectStore(), hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock()
+        )
+        let creds = try await service.create(slug: ProjectSlug("app")!)
+        for days in [-1, KeyRotation.maxKeepOldDays + 1] {
+            await #expect(
+                throws: ProjectError(.invalidGracePeriod, "the old key's days must be a whole number from 0 to 90")
+            ) {
+                try await service.rotate(.ingest, slug: creds.project.slug, keepOldDays: days, by: .cli)
+            }
+        }
+        await #expect(throws: ProjectError.self) {
+            try await service.rotate(.admin, slug: creds.project.slug, by: .cli)
+        }
+        #expect(try await service.rotate(.ingest, slug: ProjectSlug("nope")!, by: .cli) == nil)
+        #expect(try await service.authenticate(creds.ingestKey, as: .ingest) == creds.project)
+    }
+
     @Test func rotatingTheAdminTokenRevokesTheOldOne() async throws {
         let service = ProjectService(
             store: MemoryProjectStore(), hasher: ReversingHasher(), generator: CountingGenerator(), clock: ManualClock()
