@@ -12,7 +12,7 @@ import Foundation
 /// `faultline projects create|list|configure|rotate-key|audit`.
 struct Projects: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create, list and configure projects, and read their audit trail.",
+        abstract: "Create, list and configure projects, replace their keys, and read their audit trail.",
         subcommands: [Create.self, List.self, Configure.self, RotateKey.self, Audit.self])
 
     struct Create: AsyncParsableCommand {
