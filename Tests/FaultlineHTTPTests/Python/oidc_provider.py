@@ -22,6 +22,7 @@ import base64
 import html
 import json
 import secrets
+import signal
 import sys
 import threading
 import time
@@ -210,6 +211,9 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
+    # The test process starts this with the signal mask of the thread that spawned it, where SIGTERM is blocked: the
+    # test's terminate() then left the provider running after the suite. Take the signals back.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     parser = argparse.ArgumentParser()
     parser.add_argument("--client-id", required=True)
     parser.add_argument("--client-secret", required=True)
