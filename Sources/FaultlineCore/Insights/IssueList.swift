@@ -222,8 +222,9 @@ public struct IssueListRequest: Hashable, Sendable {
     }
 }
 
-/// Why a list's query string was refused: the parameter and what it accepts.
-public struct IssueListRequestError: Error, Equatable, CustomStringConvertible {
+/// Why a request's value was refused: the field (a query parameter, a setting) and what it accepts, for a 400 that
+/// names both. Nothing was stored.
+public struct FieldRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     public var field: String
     public var message: String
     public init(field: String, message: String) {
@@ -232,6 +233,9 @@ public struct IssueListRequestError: Error, Equatable, CustomStringConvertible {
     }
     public var description: String { "\(field): \(message)" }
 }
+
+/// Why a list's query string was refused: the parameter and what it accepts.
+public typealias IssueListRequestError = FieldRefusal
 
 /// Where a page falls in a list of `total` issues cut into pages of `perPage`.
 public struct IssueListPaging: Equatable, Sendable {

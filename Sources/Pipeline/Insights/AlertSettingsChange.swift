@@ -2,15 +2,7 @@ import FaultlineCore
 
 /// Why new alert settings were refused: the snake_case setting (`velocity_percent`, `webhook_url`) and what is wrong
 /// with it. Nothing was stored.
-public struct AlertSettingsRefusal: Error, Sendable, Equatable, CustomStringConvertible {
-    public var field: String
-    public var message: String
-    public init(field: String, message: String) {
-        self.field = field
-        self.message = message
-    }
-    public var description: String { "\(field): \(message)" }
-}
+public typealias AlertSettingsRefusal = FieldRefusal
 
 /// The one way a project's alert settings change, for `PUT /api/v1/alert-settings`, `faultline alerts configure` and
 /// the dashboard's settings page alike: the values are checked (``AlertSettings/problem``), a new webhook URL is checked
