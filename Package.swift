@@ -284,7 +284,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]),
-        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "FaultlineCore"]),
+        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "FaultlineCore", "TestSupport"]),
         // Formats and FaultlineCore only to check what the SDK builds with the server's own parsers (the SDK never links them).
         .testTarget(
             name: "FaultlineSDKTests", dependencies: ["FaultlineSDK", "TestSupport", "Formats", "FaultlineCore"]),

@@ -1,5 +1,6 @@
 import FaultlineCore
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Dashboard
@@ -13,7 +14,7 @@ import Testing
         process.arguments = ["-c", "printf %s " + word]
         let out = Pipe()
         process.standardOutput = out
-        try process.run()
+        try Spawn.run(process)
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)

@@ -14,7 +14,7 @@ import Testing
     /// axe-core's `axe.min.js` (tools/test fetches it and exports the path).
     static var axe: String? {
         let path =
-            ProcessInfo.processInfo.environment["FAULTLINE_AXE_JS"]
+            TestEnvironment.value("FAULTLINE_AXE_JS")
             ?? FileManager.default.homeDirectoryForCurrentUser.path + "/.cache/faultline/axe-core/axe.min.js"
         return FileManager.default.fileExists(atPath: path) ? path : nil
     }

@@ -256,7 +256,7 @@ import Testing
         ]
         chromium.standardError = FileHandle.nullDevice
         chromium.standardOutput = FileHandle.nullDevice
-        try chromium.run()
+        try Spawn.run(chromium)
         defer { chromium.terminate(); chromium.waitUntilExit() }
         var landed: [String: Any] = [:]
         #expect(

@@ -49,7 +49,7 @@ import Testing
             process.arguments = arguments
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            do { try process.run() } catch { return -1 }
+            do { try Spawn.run(process) } catch { return -1 }
             process.waitUntilExit()
             return process.terminationStatus
         }
@@ -427,7 +427,7 @@ import Testing
         python.standardOutput = FileHandle(forWritingAtPath: output)
         python.standardError = FileHandle.nullDevice
         python.standardInput = FileHandle.nullDevice
-        try python.run()
+        try Spawn.run(python)
         defer { if python.isRunning { python.terminate() } }
         func printed() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
 

@@ -24,7 +24,7 @@ import Testing
             let stdout = Pipe()
             process.standardOutput = stdout
             process.standardInput = stdin
-            try process.run()
+            try Spawn.run(process)
             let ready = stdout.fileHandleForReading.availableData
             guard String(decoding: ready, as: UTF8.self).hasPrefix("READY") else {
                 throw TestFailure("smtp_sink.py did not start: \(String(decoding: ready, as: UTF8.self))")

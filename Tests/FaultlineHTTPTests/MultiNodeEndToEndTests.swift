@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import TestSupport
 import Testing
 
 /// Two real `faultline serve` processes on one real PostgreSQL database (`--database`) and one shared folder
@@ -40,7 +41,7 @@ import Testing
             process.arguments = ["psql", url, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql]
             let out = Pipe()
             process.standardOutput = out
-            try process.run()
+            try Spawn.run(process)
             let data = out.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             guard process.terminationStatus == 0 else { throw TestFailure("psql failed: \(sql)") }
@@ -53,7 +54,7 @@ import Testing
         }
 
         static func createDatabase() throws -> String {
-            guard let admin = ProcessInfo.processInfo.environment["FAULTLINE_TEST_POSTGRES_URL"], !admin.isEmpty else {
+            guard let admin = TestEnvironment.value("FAULTLINE_TEST_POSTGRES_URL"), !admin.isEmpty else {
                 throw TestFailure(
                     "FAULTLINE_TEST_POSTGRES_URL is not set: run the tests with tools/test, which starts a throwaway PostgreSQL server"
                 )
@@ -62,7 +63,7 @@ import Testing
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["psql", admin, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", "CREATE DATABASE \(name)"]
-            try process.run()
+            try Spawn.run(process)
             process.waitUntilExit()
             guard process.terminationStatus == 0 else { throw TestFailure("cannot create database \(name)") }
             var components = URLComponents(string: admin)!
@@ -433,7 +434,7 @@ import Testing
     }
 
     @Test func aDatabaseThatCannotBeOpenedIsNamedWithTheReasonAndNoPassword() async throws {
-        let admin = try #require(ProcessInfo.processInfo.environment["FAULTLINE_TEST_POSTGRES_URL"])
+        let admin = try #require(TestEnvironment.value("FAULTLINE_TEST_POSTGRES_URL"))
         var missing = try #require(URLComponents(string: admin))
         missing.path = "/no_such_database"
         missing.password = "s3cret-word"

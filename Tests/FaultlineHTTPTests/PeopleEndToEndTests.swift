@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import TestSupport
 import Testing
 
 /// Issue #37's people and roles against the real `faultline` binary on 127.0.0.1 and its SQLite file: people
@@ -69,7 +70,7 @@ import Testing
         process.arguments = ["-readonly", folder + "/faultline.sqlite", sql]
         let out = Pipe()
         process.standardOutput = out
-        try process.run()
+        try Spawn.run(process)
         process.waitUntilExit()
         return String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }

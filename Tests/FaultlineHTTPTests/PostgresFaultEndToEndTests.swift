@@ -241,7 +241,7 @@ struct FaultCluster {
 
     /// The throwaway server every suite shares (`tools/test` starts it).
     static func sharedAdmin() throws -> String {
-        guard let admin = ProcessInfo.processInfo.environment["FAULTLINE_TEST_POSTGRES_URL"], !admin.isEmpty else {
+        guard let admin = TestEnvironment.value("FAULTLINE_TEST_POSTGRES_URL"), !admin.isEmpty else {
             throw TestFailure("FAULTLINE_TEST_POSTGRES_URL is not set: run the tests with tools/test")
         }
         return admin
@@ -470,7 +470,7 @@ final class FaultProxy: Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script, "--upstream", upstream, "--ports-file", portsFile]
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try Spawn.run(process)
         self.process = process
         var ports: [Int] = []
         let deadline = ContinuousClock.now + .seconds(20)

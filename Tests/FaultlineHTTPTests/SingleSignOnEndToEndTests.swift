@@ -28,7 +28,7 @@ import Testing
             process.arguments = ["python3", script, "--client-id", "faultline", "--client-secret", secret]
             process.standardOutput = FileHandle(forWritingAtPath: output)
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try Spawn.run(process)
             let deadline = ContinuousClock.now + .seconds(30)
             while ContinuousClock.now < deadline, process.isRunning {
                 let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""

@@ -102,7 +102,7 @@ import Testing
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try Spawn.run(process)
         let err = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationReason, process.terminationStatus, String(decoding: err, as: UTF8.self))
@@ -404,7 +404,7 @@ import Testing
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try Spawn.run(process)
         let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         // Then it says so once, the program still dies of its signal, and the signal is reported without a dump

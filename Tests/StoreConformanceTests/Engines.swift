@@ -168,7 +168,7 @@ extension Stores {
 enum PostgresServer {
     static var adminURL: String {
         get throws {
-            guard let url = ProcessInfo.processInfo.environment["FAULTLINE_TEST_POSTGRES_URL"], !url.isEmpty else {
+            guard let url = TestEnvironment.value("FAULTLINE_TEST_POSTGRES_URL"), !url.isEmpty else {
                 throw StorageError(
                     .openFailed,
                     "FAULTLINE_TEST_POSTGRES_URL is not set: run the tests with tools/test, which starts a throwaway PostgreSQL server"

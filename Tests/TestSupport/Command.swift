@@ -32,7 +32,7 @@ public enum Command {
         process.standardError = FileHandle(forWritingAtPath: base + ".err")
         // Never the test runner's own stdin: a tool that reads it (gdb does) would wait for input forever.
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try Spawn.run(process)
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus,

@@ -23,7 +23,7 @@ public struct CoreutilsSHA256: ContentHashing {
         process.arguments = [path]
         let out = Pipe()
         process.standardOutput = out
-        try process.run()
+        try Spawn.run(process)
         process.waitUntilExit()
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         guard let hash = ContentHash(text.prefix(64)) else { throw StorageError(.openFailed, "sha256sum: \(text)") }

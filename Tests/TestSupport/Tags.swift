@@ -64,7 +64,7 @@ public struct Provisioned: SuiteTrait, TestScoping {
         case .sentryClients: "sentryClients"
         case .oidcProvider: "oidcProvider"
         case .smtp: "smtp"
-        case .postgres: ProcessInfo.processInfo.environment["FAULTLINE_TEST_POSTGRES_URL"] == nil ? "postgres" : nil
+        case .postgres: TestEnvironment.value("FAULTLINE_TEST_POSTGRES_URL") == nil ? "postgres" : nil
         default: nil
         }
     }
@@ -86,7 +86,8 @@ private actor Provisioner {
         try await task.value
     }
 
-    /// Runs the installer; exports the `KEY=VALUE` lines it prints, and stops a server it started at exit.
+    /// Runs the installer; keeps the `KEY=VALUE` lines it prints (``TestEnvironment``), and stops a server it started
+    /// at exit.
     private static func provide(_ need: String) throws {
         let result = try Command.run("bash", [TestTools.needsScript, need])
         guard result.status == 0 else {
@@ -100,7 +101,7 @@ private actor Provisioner {
                 stopScripts.withLock { $0.append(value) }
                 atexit { for stop in stopScripts.withLock({ $0 }) { _ = system("sh '\(stop)'") } }
             } else {
-                setenv(key, value, 1)
+                TestEnvironment.provide(key, value)
             }
         }
     }

@@ -33,7 +33,7 @@ import Testing
             process.standardOutput = FileHandle(forWritingAtPath: outPath)
             process.standardError = FileHandle(forWritingAtPath: errPath)
             process.standardInput = FileHandle.nullDevice
-            try process.run()
+            try Spawn.run(process)
         }
 
         var err: String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
@@ -155,7 +155,7 @@ import Testing
         process.environment = env
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try Spawn.run(process)
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         _ = state
         return process.terminationReason == .uncaughtSignal

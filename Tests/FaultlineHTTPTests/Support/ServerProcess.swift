@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import TestSupport
 
 /// The real `faultline` binary, run as a child process on a temp data folder and a free loopback port.
 final class ServerProcess: @unchecked Sendable {
@@ -40,7 +41,7 @@ final class ServerProcess: @unchecked Sendable {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try Spawn.run(process)
         // Small outputs: read after exit (the pipe buffer holds them).
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         let o = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -78,7 +79,7 @@ final class ServerProcess: @unchecked Sendable {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
-        try process.run()
+        try Spawn.run(process)
         // The server prints "Faultline listening on http://127.0.0.1:PORT/" once it accepts connections.
         let deadline = ContinuousClock.now + .seconds(60) * waitMargin
         var found: Int?
