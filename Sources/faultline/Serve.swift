@@ -166,10 +166,12 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let arenas = MallocArenas.limit()
         let settings = try settings()
         let level = settings.logLevel
         LoggingSystem.bootstrap { JSONLogHandler(label: $0, level: level) }
         let logger = Logger(label: "faultline")
+        if let arenas { logger.info("malloc arenas: at most \(arenas) (MALLOC_ARENA_MAX chooses another number)") }
 
         // Nobody else on the machine reads the data: folders 0700 and files 0600, whatever the umask was.
         umask(0o077)

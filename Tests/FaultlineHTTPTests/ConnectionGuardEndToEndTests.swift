@@ -14,6 +14,19 @@ import Glibc
         try await ServerProcess(folder: folder, arguments: ["--read-timeout-seconds", timeout] + extra)
     }
 
+    /// glibc's malloc arenas are capped at one per core (at least two), as the soak in docs/performance.md measured,
+    /// unless the operator chose a number with `MALLOC_ARENA_MAX`.
+    @Test func mallocArenasAreCappedUnlessTheOperatorChoseANumber() async throws {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let capped = try await ServerProcess(folder: ServerProcess.newFolder())
+        defer { capped.cleanUp() }
+        #expect(capped.log.contains("malloc arenas: at most \(max(2, cores)) "))
+        let chosen = try await ServerProcess(
+            folder: ServerProcess.newFolder(), environment: ["MALLOC_ARENA_MAX": "3"])
+        defer { chosen.cleanUp() }
+        #expect(!chosen.log.contains("malloc arenas"))
+    }
+
     @Test func halfAHeaderLineIsAnswered408AndClosed() async throws {
         let folder = ServerProcess.newFolder()
         let server = try await Self.server(folder)
