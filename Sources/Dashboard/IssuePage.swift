@@ -20,13 +20,18 @@ struct IssuePage {
         var lastSeen: TimeView
     }
 
-    /// Events counted by one dimension (device, OS, environment, user).
+    /// Events and users counted by one dimension (device, OS, environment, build), or events by user.
     struct Breakdown {
         struct Entry {
             var entryValue: String
             var entryEvents: Int
             /// The value's share of the issue's events ("62 %"); nil for the users, counted among recent reports only.
             var entryShare: String?
+            /// The distinct users among the value's events, exact (0 in the users' own breakdown, which has no such
+            /// column).
+            var entryUsers: Int
+            /// Those users' share of the issue's users ("41 %"), as Crashlytics gives it; nil without the column.
+            var entryUserShare: String?
         }
         var breakdownHeading: String
         var breakdownCaption: String
@@ -34,6 +39,9 @@ struct IssuePage {
         var entries: [Entry]
         var hasEntries: Bool
         var hasShare: Bool
+        /// Whether the table has the users columns: every dimension but the users themselves, when the issue has users
+        /// (none when its reports carry no user id).
+        var hasUsers: Bool
     }
 
     /// One of the newest events.
@@ -176,7 +184,8 @@ struct IssuePage {
                 firstSeen: TimeView($0.firstSeen), lastSeen: TimeView($0.lastSeen))
         }
         hasReleaseActivity = !releaseActivity.isEmpty
-        breakdowns = Self.breakdowns(detail.breakdowns, events: detail.summary.events)
+        breakdowns = Self.breakdowns(
+            detail.breakdowns, events: detail.summary.events, users: detail.summary.users)
         groupingExplanation = Self.explanation(detail.grouping.source)
         groupingComponents = detail.grouping.components
         fingerprint = detail.grouping.fingerprint.rawValue
@@ -271,28 +280,37 @@ struct IssuePage {
         ("environment", "Environments", "Environment"), ("build", "Builds", "Build"), ("user", "Users", "User"),
     ]
 
-    /// The breakdowns of an issue of `events` events: each value with its events and, but for the users, its share
-    /// of all the issue's events (the tag counts cover every event; the users only the newest reports kept).
-    static func breakdowns(_ all: [String: [BreakdownEntry]], events: Int = 0) -> [Breakdown] {
+    /// The breakdowns of an issue of `events` events and `users` users: each value with its events and, but for the
+    /// users, its share of all the issue's events, its distinct users and their share of the issue's users (the tag
+    /// counts cover every event; the users breakdown only the newest reports kept).
+    static func breakdowns(_ all: [String: [BreakdownEntry]], events: Int = 0, users: Int = 0) -> [Breakdown] {
         let known = Set(dimensions.map(\.key))
         let extra = all.keys.filter { !known.contains($0) }.sorted().map { (key: $0, heading: $0, header: $0) }
         return (dimensions + extra).map { dimension in
             let shared = dimension.key != "user" && events > 0
+            let counted = dimension.key != "user" && users > 0
             let entries = (all[dimension.key] ?? []).map {
                 // Apple's machine ids read as names: "iPhone 14 Pro (iPhone15,2)".
                 Breakdown.Entry(
                     entryValue: dimension.key == "device" ? AppleDeviceNames.display(model: $0.value) : $0.value,
                     entryEvents: $0.events,
-                    entryShare: shared
-                        ? Format.trimmed(Double(min($0.events, events)) * 100 / Double(events), places: 1) + " %" : nil)
+                    entryShare: shared ? percent($0.events, of: events) : nil,
+                    entryUsers: $0.users ?? 0, entryUserShare: counted ? percent($0.users ?? 0, of: users) : nil)
             }
             // Users are counted from the retained reports (the rollups hold keyed hashes, RollupUser): the caption says so.
             let caption =
                 dimension.key == "user"
-                ? "Events by user, in the reports still kept" : "Events by \(dimension.header.lowercased())"
+                ? "Events by user, in the reports still kept"
+                : "\(counted ? "Events and users" : "Events") by \(dimension.header.lowercased())"
             return Breakdown(
                 breakdownHeading: dimension.heading, breakdownCaption: caption,
-                valueHeader: dimension.header, entries: entries, hasEntries: !entries.isEmpty, hasShare: shared)
+                valueHeader: dimension.header, entries: entries, hasEntries: !entries.isEmpty, hasShare: shared,
+                hasUsers: counted)
         }
+    }
+
+    /// `part` of `whole` (above 0) as "41.5 %", never above 100 %.
+    static func percent(_ part: Int, of whole: Int) -> String {
+        Format.trimmed(Double(min(max(part, 0), whole)) * 100 / Double(whole), places: 1) + " %"
     }
 }

@@ -93,7 +93,7 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
                 IssueSQL.hours(of: id, project: detail.summary.project, now: now, .postgres), IssueSQL.hour)
             for key in IssueSQL.breakdownKeys {
                 detail.breakdowns[key] = try await rows(
-                    IssueSQL.breakdown(of: id, key: key, .postgres), IssueSQL.breakdownEntry)
+                    IssueSQL.breakdown(of: id, key: key, .postgres), IssueSQL.tagBreakdownEntry)
             }
             detail.breakdowns["user"] = try await rows(
                 IssueSQL.userBreakdown(of: id, .postgres), IssueSQL.breakdownEntry)

@@ -811,6 +811,22 @@ enum PostgresMigrations {
         Migration(
             identifier: "pg23-rotation",
             statements: ["ALTER TABLE credentials ADD COLUMN expires_at bigint"]),
+        // Issue #35: users affected per breakdown value (SQLite `v40-tag-users` says why).
+        Migration(
+            identifier: "pg25-tag-users",
+            statements: [
+                "ALTER TABLE issue_tags ADD COLUMN users bigint NOT NULL DEFAULT 0 CHECK (users >= 0)",
+                """
+                CREATE TABLE issue_tag_users (
+                    issue_id bigint NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                    key text NOT NULL,
+                    value text NOT NULL,
+                    user_key text NOT NULL,
+                    events bigint NOT NULL CHECK (events > 0),
+                    PRIMARY KEY (issue_id, key, value, user_key)
+                )
+                """,
+            ]),
     ]
 
     /// Applies `ReleaseMerge` (migration `pg12-one-release`).

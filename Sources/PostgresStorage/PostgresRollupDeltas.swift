@@ -3,7 +3,7 @@ import PostgresNIO
 
 /// Writes a filing plan's rollup deltas (`IssueRollupDeltas`, summed per row in memory by `FilingPlanner`) with one
 /// statement per table: `issues`, `issue_releases`, `issue_days`, `issue_users`, `issue_release_users`,
-/// `issue_day_users`, `issue_tags`. Issues are keyed by id, or by a negative plan id for an issue the batch creates.
+/// `issue_day_users`, `issue_tags`, `issue_tag_users`. Issues are keyed by id, or by a negative plan id for an issue the batch creates.
 ///
 /// Each table's rows are written once per statement (PostgreSQL refuses an upsert that changes one row twice), in
 /// key order, so two nodes' statements lock rows in the same order.
@@ -40,7 +40,23 @@ extension IssueRollupDeltas {
             days[DayKey(issue: key.issue, day: key.day)]?.users &+= CounterDeltas.crossing(
                 0, before: change.before, after: change.after)
         }
+        var tagUsers: [TagKey: Int64] = [:]
+        for (key, change) in try await Self.moveEvents(self.tagUsers, resolving: id, connection, logger) {
+            let crossed = CounterDeltas.crossing(0, before: change.before, after: change.after)
+            if crossed != 0 { tagUsers[key.tag, default: 0] &+= crossed }
+        }
         _ = try await Self.moveEvents(tags, resolving: id, connection, logger)
+        // The tags' distinct users, once their rows exist (a row the batch emptied is gone: nothing to move).
+        let tagKeys = tagUsers.filter { $0.value != 0 }.keys.sorted()
+        if !tagKeys.isEmpty {
+            try await connection.query(
+                """
+                UPDATE issue_tags t SET users = greatest(t.users + u.d, 0)
+                FROM unnest(\(tagKeys.map(\.issue))::bigint[], \(tagKeys.map(\.key.text))::text[],
+                        \(tagKeys.map(\.value.text))::text[], \(tagKeys.map { tagUsers[$0] ?? 0 })::bigint[]) AS u(i, k, v, d)
+                WHERE t.issue_id = u.i AND t.key = u.k AND t.value = u.v
+                """, logger: logger)
+        }
 
         // A row a move emptied and later reports filled again: its bounds are theirs alone (set after its upsert).
         let restarted = releases.filter(\.value.replacesBounds).sorted { $0.key < $1.key }
@@ -277,7 +293,7 @@ extension CountedEventsKey {
 }
 
 /// The key of a per-issue row counting events (`issue_users`, `issue_release_users`, `issue_day_users`,
-/// `issue_tags`): its columns, bound as one array each.
+/// `issue_tags`, `issue_tag_users`): its columns, bound as one array each.
 protocol CountedEventsKey: Hashable, Comparable {
     static var table: String { get }
     /// Key columns in order, with their PostgreSQL types; the first is `issue_id`.
@@ -356,4 +372,21 @@ extension IssueRollupDeltas.TagKey: CountedEventsKey {
             value: ExactText(try cells[2].decode(String.self)))
     }
     func with(issue: Int64) -> Self { Self(issue: issue, key: key, value: value) }
+}
+
+extension IssueRollupDeltas.TagUserKey: CountedEventsKey {
+    static let table = "issue_tag_users"
+    static let columns = [
+        (name: "issue_id", type: "bigint"), (name: "key", type: "text"), (name: "value", type: "text"),
+        (name: "user_key", type: "text"),
+    ]
+    static func arrays(_ keys: [Self]) -> [any PostgresNonThrowingEncodable] {
+        [keys.map(\.issue), keys.map(\.key.text), keys.map(\.value.text), keys.map(\.user.text)]
+    }
+    init(_ cells: PostgresRandomAccessRow) throws {
+        self.init(
+            issue: try cells[0].decode(Int64.self), key: ExactText(try cells[1].decode(String.self)),
+            value: ExactText(try cells[2].decode(String.self)), user: ExactText(try cells[3].decode(String.self)))
+    }
+    func with(issue: Int64) -> Self { Self(issue: issue, key: key, value: value, user: user) }
 }

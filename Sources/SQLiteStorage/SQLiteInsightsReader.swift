@@ -83,7 +83,7 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
                 IssueSQL.hours(of: id, project: detail.summary.project, now: now, .sqlite), IssueSQL.hour)
             for key in IssueSQL.breakdownKeys {
                 detail.breakdowns[key] = try db.rows(
-                    IssueSQL.breakdown(of: id, key: key, .sqlite), IssueSQL.breakdownEntry)
+                    IssueSQL.breakdown(of: id, key: key, .sqlite), IssueSQL.tagBreakdownEntry)
             }
             detail.breakdowns["user"] = try db.rows(IssueSQL.userBreakdown(of: id, .sqlite), IssueSQL.breakdownEntry)
             detail.samples = try db.rows(ReportSQL.samples(of: id, .sqlite), ReportSQL.summary)

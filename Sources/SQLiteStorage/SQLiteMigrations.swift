@@ -1016,6 +1016,23 @@ enum SQLiteMigrations {
             // credential before this migration, and the current key of each kind).
             try db.execute(sql: "ALTER TABLE credentials ADD COLUMN expires_at INTEGER")
         }
+        migrator.registerMigration("v40-tag-users") { db in
+            // Issue #35: users affected per device model, OS version, environment and build, exact as the users per
+            // release and day are (one row per user, `issue_tags.users` moved as a row appears or goes). Counted from
+            // this migration on: reports filed before left no per-user row of their tags (decision 0080).
+            try db.execute(
+                sql: """
+                    ALTER TABLE issue_tags ADD COLUMN users INTEGER NOT NULL DEFAULT 0 CHECK (users >= 0);
+                    CREATE TABLE issue_tag_users (
+                        issue_id INTEGER NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+                        key TEXT NOT NULL,
+                        value TEXT NOT NULL,
+                        user_key TEXT NOT NULL,
+                        events INTEGER NOT NULL CHECK (events > 0),
+                        PRIMARY KEY (issue_id, key, value, user_key)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

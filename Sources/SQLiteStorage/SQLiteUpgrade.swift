@@ -73,6 +73,7 @@ public enum SQLiteUpgrade {
         "v36-quota-counts-by-fingerprint": ("an index of refused events by fingerprint", .index("quota_counts")),
         "v37-login-tickets": ("logins waiting for their second factor's code", .schema),
         "v38-rotation": ("an end for old ingest keys after a rotation", .schema),
+        "v40-tag-users": ("users per device model, OS, environment and build of an issue", .schema),
     ]
 
     /// The migrations without a line in `steps` (a test keeps this empty).

@@ -57,7 +57,7 @@ struct CopyPlan {
         "projects", "credentials", "people", "memberships", "invites", "admin_sessions", "personal_tokens",
         "second_factors", "recovery_codes", "login_tickets", "alert_settings", "counters",
         "issues", "issue_releases", "issue_days", "issue_users", "issue_release_users", "issue_day_users", "issue_tags",
-        "issue_aliases", "issues_replaced", "grouping_rules", "regroups",
+        "issue_tag_users", "issue_aliases", "issues_replaced", "grouping_rules", "regroups",
         "payloads", "reports", "report_symbols", "report_modules", "search_documents", "attachments",
         "sessions", "health_days", "health_day_users", "health_releases", "health_release_users", "client_reports",
         "quota_counts", "audit_log",

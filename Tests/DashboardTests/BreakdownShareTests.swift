@@ -27,6 +27,29 @@ import Testing
         #expect(IssuePage.breakdowns(["os": [BreakdownEntry(value: "iOS", events: 1)]]).allSatisfy { !$0.hasShare })
     }
 
+    @Test("device and OS values show their users and those users' share of the issue's users; the users table does not")
+    func users() {
+        let breakdowns = IssuePage.breakdowns(
+            [
+                "device": [
+                    BreakdownEntry(value: "iPhone16,1", events: 30, users: 41),
+                    BreakdownEntry(value: "Pixel 8", events: 3, users: 0),
+                ],
+                "user": [BreakdownEntry(value: "u1", events: 2)],
+            ], events: 40, users: 100)
+        let devices = try? #require(breakdowns.first { $0.breakdownHeading == "Devices" })
+        #expect(devices?.hasUsers == true)
+        #expect(devices?.entries.map(\.entryUsers) == [41, 0])
+        #expect(devices?.entries.map(\.entryUserShare) == ["41 %", "0 %"])
+        #expect(devices?.breakdownCaption == "Events and users by device")
+        let users = breakdowns.first { $0.breakdownHeading == "Users" }
+        #expect(users?.hasUsers == false && users?.entries.first?.entryUserShare == nil)
+        // An issue without users (its reports carry no user id): no users columns, rather than zeros.
+        #expect(
+            IssuePage.breakdowns(["os": [BreakdownEntry(value: "iOS", events: 1, users: 0)]], events: 1, users: 0)
+                .allSatisfy { !$0.hasUsers })
+    }
+
     @Test("a list row shows `SIGSEGV: SIGSEGV (signal 11…)` once, and keeps other titles whole")
     func listTitles() {
         var issue = Fixtures.summary(7, title: "SIGSEGV: SIGSEGV (signal 11, Segmentation fault): at 0x0")

@@ -87,7 +87,8 @@ import Testing
         #expect(!viewerList.html.contains("merge-issues") && !viewerList.html.contains("type=\"checkbox\""))
     }
 
-    /// Issue #35: a non-fatal's code is in the list, the issue's header and the API, not only in the error block.
+    /// Issue #35: a non-fatal's code is in the list, the issue's header and the API, not only in the error block; its
+    /// device and OS breakdowns count users, exact (a user seen twice is one, a retried report counts nothing).
     @Test func aNonFatalsCodeIsShownBesideItsTitle() async throws {
         let folder = ServerProcess.newFolder()
         let shop = try await ServerProcess.createProject("shop", in: folder)
@@ -95,30 +96,61 @@ import Testing
         let server = try await ServerProcess(folder: folder, environment: InsightsEndToEndTests.fastServices)
         defer { server.cleanUp() }
         let sent = Date()
-        let report = """
-            {"event_id":"\(Payloads.eventID(1))","kind":"nonfatal","timestamp":"\(ISO8601DateFormatter().string(from: sent))",
-             "user_id":"u1","app":{"version":"2.4.0","build":"240"},
-             "device":{"model":"iPhone16,1","os":"iOS","os_version":"18.1"},
+        func report(_ n: Int, user: String, model: String) -> String {
+            """
+            {"event_id":"\(Payloads.eventID(n))","kind":"nonfatal","timestamp":"\(ISO8601DateFormatter().string(from: sent))",
+             "user_id":"\(user)","app":{"version":"2.4.0","build":"240"},
+             "device":{"model":"\(model)","os":"iOS","os_version":"18.1"},
              "error":{"type":"NSURLErrorDomain","code":-1001,"message":"The request timed out."},
              "threads":[{"name":"main","crashed":true,"frames":[{"function":"Feed.load","file":"Feed.swift","line":9}]}]}
             """
-        #expect(try await http.postReports(server.baseURL, key: shop.ingest, report).status == 202)
+        }
+        // Given: u1 twice on an iPhone 15 Pro, u2 on an iPhone 14 Pro; then the first report sent again (a retry).
+        let reports = [report(1, user: "u1", model: "iPhone16,1"), report(2, user: "u1", model: "iPhone16,1")]
+        #expect(
+            try await http.postReports(
+                server.baseURL, key: shop.ingest, "[" + reports.joined(separator: ",") + "]"
+            ).status == 202)
+        #expect(
+            try await http.postReports(server.baseURL, key: shop.ingest, report(3, user: "u2", model: "iPhone15,2"))
+                .status == 202)
+        #expect(try await http.postReports(server.baseURL, key: shop.ingest, reports[0]).status == 202)
         let auth = [("Authorization", "Bearer \(shop.upload)")]
         #expect(
             try await eventually {
                 let list = try await http.send(.GET, server.baseURL + "/api/v1/issues", headers: auth)
-                return (list.json["issues"] as? [[String: Any]])?.first?["error_code"] as? String == "-1001"
+                let issue = (list.json["issues"] as? [[String: Any]])?.first
+                return issue?["error_code"] as? String == "-1001" && issue?["events"] as? Int == 3
             })
         let id = try await DashboardActionsEndToEndTests().issueID(server, token: shop.upload)
+        // The API's breakdowns: events and distinct users per device model and OS; the user breakdown names users.
+        let detail = try await http.send(.GET, server.baseURL + "/api/v1/issues/\(id)", headers: auth)
+        let breakdowns = try #require(detail.json["breakdowns"] as? [String: [[String: Any]]])
+        func rows(_ key: String) -> [String] {
+            (breakdowns[key] ?? []).map { "\($0["value"] ?? "") \($0["events"] ?? "") \($0["users"] ?? "-")" }
+        }
+        #expect(rows("device") == ["iPhone16,1 2 1", "iPhone15,2 1 1"])
+        #expect(rows("os") == ["iOS 18.1 3 2"])
+        #expect(rows("user").count == 2 && rows("user").allSatisfy { $0.hasSuffix(" -") }, "\(rows("user"))")
         let session = try await DashboardActionsEndToEndTests().login(server, admin: admin, next: "%2F")
         let cookie = [("Cookie", session.cookie)]
         let list = String(
             decoding: try await browser.send(.GET, server.baseURL + "/shop/list", headers: cookie).body, as: UTF8.self)
         #expect(list.contains("The request timed out.</a> <span class=\"error-code\">code <code>-1001</code></span>"))
         let path = "/shop/issues/\(id).html"
-        #expect(try await eventually { FileManager.default.fileExists(atPath: folder + "/site" + path) })
-        let page = String(
-            decoding: try await browser.send(.GET, server.baseURL + path, headers: cookie).body, as: UTF8.self)
+        // The page's device and OS tables: events, their share, users and their share of the issue's 2 users.
+        let iPhone =
+            "<tr><th scope=\"row\">iPhone 15 Pro (iPhone16,1)</th><td>2</td><td>66.7 %</td><td>1</td><td>50 %</td></tr>"
+        var page = ""
+        #expect(
+            try await eventually {
+                page = String(
+                    decoding: try await browser.send(.GET, server.baseURL + path, headers: cookie).body, as: UTF8.self)
+                return page.contains(iPhone)
+            }, "\(page)")
+        #expect(
+            page.contains("<tr><th scope=\"row\">iOS 18.1</th><td>3</td><td>100 %</td><td>2</td><td>100 %</td></tr>"))
+        #expect(page.contains("<th scope=\"col\">Users</th><th scope=\"col\">Share of users</th>"))
         #expect(page.contains("non-fatal error · code <code class=\"error-code\">-1001</code> ·"))
         // The hour-by-hour chart comes first, its table naming the event's hour (UTC).
         let hour = DateFormatter()
@@ -127,7 +159,7 @@ import Testing
         hour.locale = Locale(identifier: "en_US_POSIX")
         let label = hour.string(from: sent)
         #expect(page.contains("<h3>Events per hour, last 48 hours</h3>"))
-        #expect(page.contains("<time datetime=\"\(label)\">\(label)</time></th><td>1</td><td>1</td></tr>"))
+        #expect(page.contains("<time datetime=\"\(label)\">\(label)</time></th><td>3</td><td>2</td></tr>"))
         let hourly = try #require(page.range(of: "Events per hour, last 48 hours</h3>"))
         let daily = try #require(page.range(of: "Events per day, last 30 days</h3>"))
         #expect(hourly.lowerBound < daily.lowerBound)

@@ -84,6 +84,7 @@ import Testing
             FROM reports WHERE issue_id IS NOT NULL GROUP BY issue_id, occurred_at / 86400000
             """)
         #expect(days == dayRecount, "issue_days differ", sourceLocation: sourceLocation)
+        try await TagUsersConformanceTests.expectTagUsersMatchTheirRows(stores, sourceLocation: sourceLocation)
     }
 
     @Test(arguments: Engine.allCases) func aBatchCountsWhatOneReportAtATimeCounts(_ engine: Engine) async throws {

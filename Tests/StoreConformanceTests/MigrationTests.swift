@@ -270,6 +270,16 @@ import Testing
                 #expect(summary.blobsCopied == 1)
                 #expect(summary.replaced == nil)
                 try await Self.expectSameAnswers(sqlite, postgres, filled)
+                // Users per device and OS (`issue_tag_users`, `issue_tags.users`) copied row for row.
+                let tagUsers =
+                    "SELECT issue_id || ' ' || key || ' ' || value || ' ' || user_key || ' ' || events FROM issue_tag_users"
+                let tagCounts =
+                    "SELECT issue_id || ' ' || key || ' ' || value || ' ' || events || ' ' || users FROM issue_tags"
+                #expect(try await sqlite.texts(tagUsers).count > 0)
+                #expect(try await postgres.texts(tagUsers) == (try await sqlite.texts(tagUsers)))
+                #expect(try await postgres.texts(tagCounts) == (try await sqlite.texts(tagCounts)))
+                let copied = try await postgres.insights.issue(filled.issues[0], project: nil, now: Self.now)
+                #expect(copied?.breakdowns["device"]?.first?.users ?? 0 > 0)
                 // The issues' states as the team left them.
                 let closed = try #require(
                     try await postgres.insights.issue(filled.issues[0], project: nil, now: Self.now))

@@ -89,9 +89,13 @@ public struct TopIssue: Sendable, Equatable {
 public struct BreakdownEntry: Sendable, Equatable {
     public var value: String
     public var events: Int
-    public init(value: String, events: Int) {
+    /// The distinct users among those events, exact (`issue_tags.users`, counted from the per-user rows of migration
+    /// `v40-tag-users`/`pg25-tag-users` on); nil for the user breakdown, whose values are users.
+    public var users: Int?
+    public init(value: String, events: Int, users: Int? = nil) {
         self.value = value
         self.events = events
+        self.users = users
     }
 }
 

@@ -123,7 +123,7 @@ public enum IssueMerge {
     /// The per-user rollups, summed per user (their key columns beside `issue_id`).
     static let perUser: [(table: String, keys: [String])] = [
         ("issue_users", ["user_key"]), ("issue_release_users", ["release", "user_key"]),
-        ("issue_day_users", ["day", "user_key"]),
+        ("issue_day_users", ["day", "user_key"]), ("issue_tag_users", ["key", "value", "user_key"]),
     ]
 
     /// The statements that merge `others` into `survivor`, one after the other, in order, for `dialect` (the
@@ -199,6 +199,13 @@ public enum IssueMerge {
             """
             UPDATE issue_days SET users = (SELECT count(*) FROM issue_day_users u
                 WHERE u.issue_id = issue_days.issue_id AND u.day = issue_days.day)
+            WHERE issue_id = \($0.bind(s))
+            """
+        }
+        add {
+            """
+            UPDATE issue_tags SET users = (SELECT count(*) FROM issue_tag_users u
+                WHERE u.issue_id = issue_tags.issue_id AND u.key = issue_tags.key AND u.value = issue_tags.value)
             WHERE issue_id = \($0.bind(s))
             """
         }

@@ -1,8 +1,9 @@
 /// What a batch of reports adds to the issue rollups, summed per row in memory (`FilingPlan.deltas`): the counters on
-/// `issues` and the rows of `issue_releases`, `issue_days`, `issue_users`, `issue_release_users`, `issue_day_users`
-/// and `issue_tags`. Issues are keyed by id, or by a negative plan id for an issue the batch creates. The distinct-user
-/// counters (`Counts.users`, `repeatUsers`, `ReleaseCounts.users`, the days' `users`) are 0 here: they move by how
-/// each per-user row's count crosses 0 and 1 (`CounterDeltas`), which only the engine that writes the row learns.
+/// `issues` and the rows of `issue_releases`, `issue_days`, `issue_users`, `issue_release_users`, `issue_day_users`,
+/// `issue_tags` and `issue_tag_users`. Issues are keyed by id, or by a negative plan id for an issue the batch creates.
+/// The distinct-user counters (`Counts.users`, `repeatUsers`, `ReleaseCounts.users`, the days' `users`, the tags'
+/// `users`) are 0 here: they move by how each per-user row's count crosses 0 and 1 (`CounterDeltas`), which only the
+/// engine that writes the row learns.
 public struct IssueRollupDeltas: Sendable {
     public struct Counts: Sendable, Equatable {
         public var events: Int64 = 0
@@ -97,6 +98,23 @@ public struct IssueRollupDeltas: Sendable {
         public static func < (a: Self, b: Self) -> Bool { (a.issue, a.key, a.value) < (b.issue, b.key, b.value) }
     }
 
+    /// A row of `issue_tag_users`: a user among the events of one breakdown value (a device model, an OS version, an
+    /// environment, a build), whose rows give `issue_tags.users`.
+    public struct TagUserKey: Hashable, Comparable, Sendable {
+        public var issue: Int64
+        public var key: ExactText
+        public var value: ExactText
+        public var user: ExactText
+        public init(issue: Int64, key: ExactText, value: ExactText, user: ExactText) {
+            (self.issue, self.key, self.value, self.user) = (issue, key, value, user)
+        }
+        /// The `issue_tags` row whose distinct users this row counts.
+        public var tag: TagKey { TagKey(issue: issue, key: key, value: value) }
+        public static func < (a: Self, b: Self) -> Bool {
+            (a.issue, a.key, a.value, a.user) < (b.issue, b.key, b.value, b.user)
+        }
+    }
+
     public var issues: [Int64: Counts] = [:]
     public var releases: [ReleaseKey: ReleaseCounts] = [:]
     public var days: [DayKey: DayCounts] = [:]
@@ -104,6 +122,7 @@ public struct IssueRollupDeltas: Sendable {
     public var releaseUsers: [ReleaseUserKey: Int64] = [:]
     public var dayUsers: [DayUserKey: Int64] = [:]
     public var tags: [TagKey: Int64] = [:]
+    public var tagUsers: [TagUserKey: Int64] = [:]
 
     public init() {}
 
@@ -125,6 +144,10 @@ public struct IssueRollupDeltas: Sendable {
         }
         for tag in c.tags {
             tags[TagKey(issue: issue, key: ExactText(tag.key), value: ExactText(tag.value)), default: 0] &-= 1
+            if let user = c.user.map(ExactText.init) {
+                let key = TagUserKey(issue: issue, key: ExactText(tag.key), value: ExactText(tag.value), user: user)
+                tagUsers[key, default: 0] &-= 1
+            }
         }
     }
 
@@ -146,6 +169,7 @@ public struct IssueRollupDeltas: Sendable {
         releaseUsers = releaseUsers.filter { $0.key.issue != issue }
         dayUsers = dayUsers.filter { $0.key.issue != issue }
         tags = tags.filter { $0.key.issue != issue }
+        tagUsers = tagUsers.filter { $0.key.issue != issue }
     }
 
     /// Adds one report's contribution to `issue`.
@@ -171,6 +195,10 @@ public struct IssueRollupDeltas: Sendable {
         }
         for tag in c.tags {
             tags[TagKey(issue: issue, key: ExactText(tag.key), value: ExactText(tag.value)), default: 0] &+= 1
+            if let user = c.user.map(ExactText.init) {
+                let key = TagUserKey(issue: issue, key: ExactText(tag.key), value: ExactText(tag.value), user: user)
+                tagUsers[key, default: 0] &+= 1
+            }
         }
     }
 }

@@ -75,12 +75,12 @@ extension IssueSQL {
     /// The tags an issue is broken down by, besides its users (``userBreakdown(of:_:)``).
     public static let breakdownKeys = ["device", "os", "environment", "build"]
 
-    /// The top 10 values of tag `key` among the issue's events (ties in the database's order of text: PostgreSQL's
-    /// collation, SQLite's bytes).
+    /// The top 10 values of tag `key` among the issue's events, with their distinct users (ties in the database's
+    /// order of text: PostgreSQL's collation, SQLite's bytes).
     public static func breakdown(of id: IssueID, key: String, _ dialect: SQLDialect) -> SQLStatement {
         var binds = SQLBinds(dialect)
         let sql = """
-            SELECT value, events FROM issue_tags
+            SELECT value, events, users FROM issue_tags
             WHERE issue_id = \(binds.bind(id.rawValue)) AND key = \(binds.bind(key))
             ORDER BY events DESC, value LIMIT 10
             """
@@ -100,7 +100,12 @@ extension IssueSQL {
         return SQLStatement(sql: sql, values: binds.values)
     }
 
-    /// A row of ``breakdown(of:key:_:)`` or ``userBreakdown(of:_:)``.
+    /// A row of ``breakdown(of:key:_:)``.
+    public static func tagBreakdownEntry(_ row: some SQLRow) throws -> BreakdownEntry {
+        BreakdownEntry(value: try row.text(0), events: try row.int(1), users: try row.int(2))
+    }
+
+    /// A row of ``userBreakdown(of:_:)``.
     public static func breakdownEntry(_ row: some SQLRow) throws -> BreakdownEntry {
         BreakdownEntry(value: try row.text(0), events: try row.int(1))
     }

@@ -99,14 +99,16 @@ struct IssueDetailOut: ResponseEncodable {
         grouping = Grouping(
             source: d.grouping.source.rawValue, components: d.grouping.components,
             fingerprint: d.grouping.fingerprint.rawValue)
+    /// A breakdown value: its events and, but in the `user` breakdown, its distinct users (exact).
         releases = d.releases.map {
             ReleaseRow(
                 release: $0.release, events: $0.events, users: $0.users,
+        var users: Int?
                 firstSeen: Timestamps.formatISO8601($0.firstSeen),
                 lastSeen: Timestamps.formatISO8601($0.lastSeen))
         }
         days = d.days.map { Day(day: $0.day.description, events: $0.events, users: $0.users) }
-        breakdowns = d.breakdowns.mapValues { $0.map { Entry(value: $0.value, events: $0.events) } }
+        breakdowns = d.breakdowns.mapValues { $0.map { Entry(value: $0.value, events: $0.events, users: $0.users) } }
         repeatUsers = d.repeatUsers
         samples = d.samples.map {
             Sample(

@@ -301,6 +301,8 @@ enum SQLiteBatchGrouper {
             table: "issue_release_users", keys: ["issue_id", "release", "user_key"], counters: ["events"])
         static let dayUsers = CountedRow.Shape(
             table: "issue_day_users", keys: ["issue_id", "day", "user_key"], counters: ["events"])
+        static let tagUsers = CountedRow.Shape(
+            table: "issue_tag_users", keys: ["issue_id", "key", "value", "user_key"], counters: ["events"])
     }
 
     /// Tags an upsert writes at most (a report has a handful: device, OS, environment).
@@ -309,11 +311,11 @@ enum SQLiteBatchGrouper {
     /// Writes each rollup row once, the per-user rows first; the issues' counter deltas with the distinct-user
     /// counters their rows moved, by issue id.
     ///
-    /// The rollups are the counters on `issues` and the per-release, per-day, per-user and per-tag tables. A report's
-    /// contribution is added and taken off by exactly inverse deltas, which is what lets a report move between issues
-    /// (late symbols) and keeps every counter equal to a recount from the reports (`GroupingConformanceTests`
-    /// recounts). A contribution's user is already its rollup key (`RollupUserKeys`): the per-user tables never hold a
-    /// user id.
+    /// The rollups are the counters on `issues` and the per-release, per-day, per-user and per-tag tables (the tags'
+    /// distinct users from `issue_tag_users`). A report's contribution is added and taken off by exactly inverse
+    /// deltas, which is what lets a report move between issues (late symbols) and keeps every counter equal to a
+    /// recount from the reports (`GroupingConformanceTests` recounts). A contribution's user is already its rollup key
+    /// (`RollupUserKeys`): the per-user tables never hold a user id.
     static func writeRollups(_ d: IssueRollupDeltas, resolving id: (Int64) throws -> Int64, _ db: Database) throws
         -> [Int64: IssueRollupDeltas.Counts]
     {
@@ -346,6 +348,16 @@ enum SQLiteBatchGrouper {
             let (appeared, _) = try CountedRow.bump(
                 UserShapes.dayUsers, values: [issue, key.day, key.user.text], by: [Int(delta)], db)
             days[IssueRollupDeltas.DayKey(issue: issue, day: key.day)]?.users &+= Int64(appeared)
+        }
+        var tagUsers: [IssueRollupDeltas.TagKey: Int64] = [:]
+        for (key, delta) in d.tagUsers where delta != 0 {
+            let issue = try id(key.issue)
+            let (appeared, _) = try CountedRow.bump(
+                UserShapes.tagUsers, values: [issue, key.key.text, key.value.text, key.user.text], by: [Int(delta)], db)
+            if appeared != 0 {
+                tagUsers[IssueRollupDeltas.TagKey(issue: issue, key: key.key, value: key.value), default: 0] &+= Int64(
+                    appeared)
+            }
         }
         for (key, counts) in releases {
             if counts.events > 0 {
@@ -419,6 +431,12 @@ enum SQLiteBatchGrouper {
             perStatement: tagsPerInsert,
             onConflict: "(issue_id, key, value) DO UPDATE SET events = events + excluded.events", db
         ) { tag in [tag.key.issue, tag.key.key.text, tag.key.value.text, tag.events] }
+        // The tags' distinct users, once their rows exist (a row the batch emptied is gone: nothing to move).
+        for (tag, users) in tagUsers where users != 0 {
+            try db.cachedStatement(
+                sql: "UPDATE issue_tags SET users = max(users + ?, 0) WHERE issue_id = ? AND key = ? AND value = ?"
+            ).execute(arguments: [users, tag.issue, tag.key.text, tag.value.text])
+        }
         return issues
     }
 
