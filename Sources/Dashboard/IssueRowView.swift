@@ -16,8 +16,10 @@ struct IssueRowView {
     var firstSeen: TimeView
     var lastSeen: TimeView
     var firstRelease: ReleaseLink?
-    /// The velocity alert's numbers when the issue is trending (``TrendingMarks``).
-    var trending: TrendingMarkView?
+    /// The velocity alert's numbers when the issue is trending (``TrendingMarks``). Not named `trending`: a nil
+    /// optional is a missing key to Mustache, which then finds the page's own `trending` (the overview's "Trending
+    /// now" section) and marked every row after it.
+    var issueTrending: TrendingMarkView?
 
     init(
         _ issue: IssueSummary, slug: ProjectSlug, from path: String, releases: Set<String>,
@@ -37,6 +39,6 @@ struct IssueRowView {
         firstSeen = TimeView(issue.firstSeen)
         lastSeen = TimeView(issue.lastSeen)
         firstRelease = issue.firstRelease.map { ReleaseLink($0, slug: slug, from: path, rendered: releases) }
-        self.trending = trending.mark(issue.id)
+        issueTrending = trending.mark(issue.id)
     }
 }

@@ -15,7 +15,7 @@ extension IssueRowView: MustacheFields {
             ("issueCulprit", issueCulprit as Any), ("issueCode", issueCode as Any),
             ("issueKind", issueKind), ("statusBadge", statusBadge), ("signalBadges", signalBadges),
             ("totalEvents", totalEvents), ("totalUsers", totalUsers), ("firstSeen", firstSeen), ("lastSeen", lastSeen),
-            ("firstRelease", firstRelease as Any), ("trending", trending as Any),
+            ("firstRelease", firstRelease as Any), ("issueTrending", issueTrending as Any),
         ]
     }
 }

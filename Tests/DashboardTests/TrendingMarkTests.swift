@@ -47,6 +47,10 @@ struct TrendingMarkTests {
         let topRows = overview.components(separatedBy: "<tr").compactMap { $0.components(separatedBy: "</tr>").first }
             .filter { $0.contains("href=\"issues/1.html\"") }
         #expect(!topRows.isEmpty && topRows.allSatisfy { $0.contains("badge-trending") })
+        // No other row is: a row without a mark must not take the page's own `trending` (the section above).
+        let otherRows = overview.components(separatedBy: "<tr").compactMap { $0.components(separatedBy: "</tr>").first }
+            .filter { $0.contains("href=\"issues/") && !$0.contains("href=\"issues/1.html\"") }
+        #expect(!otherRows.isEmpty && otherRows.allSatisfy { !$0.contains("badge-trending") }, "\(otherRows)")
         let release = try #require(pages[SitePaths.release(Fixtures.demo.slug, Fixtures.release)])
         let releaseRows = release.components(separatedBy: "<tr").compactMap {
             $0.components(separatedBy: "</tr>").first
