@@ -15,11 +15,12 @@ public struct IdentityHashers: Sendable {
 /// The key a per-user rollup row stores for a user: a keyed hash, never the user id itself.
 ///
 /// Reports and sessions are pruned by retention, but the per-user rollups (`issue_users`, `issue_release_users`,
-/// `issue_day_users`, `health_day_users`, `health_release_users`) keep distinct-user counts exact for all time. They
-/// hold `RollupUser.key`, an HMAC-SHA-256 of the user id under the project's own identity key, so that what survives
-/// retention cannot be read back as a user id, nor matched against another project's rollups (two projects have two
-/// keys). The same id always gives the same key in a project, so the counts stay exact; 128 bits make two users of
-/// one project sharing a key a non-concern (a database upgraded to keyed hashes sums rows that would).
+/// `issue_day_users`, `issue_tag_users`, `health_day_users`, `health_release_users`) keep distinct-user counts exact
+/// for all time. They hold `RollupUser.key`, an HMAC-SHA-256 of the user id under the project's own identity key, so
+/// that what survives retention cannot be read back as a user id, nor matched against another project's rollups (two
+/// projects have two keys). The same id always gives the same key in a project, so the counts stay exact; 128 bits
+/// make two users of one project sharing a key a non-concern (a database upgraded to keyed hashes sums rows that
+/// would).
 ///
 /// Break the rule (store an id, or hash without the project's key) and a pruned user id is readable in the database for
 /// ever; change the hashed message or the key and every user is counted again as new.

@@ -205,9 +205,14 @@ enum SnapshotData {
             ]))
             rows.append(row("issue_tags", [
                 ("issue_id", .int(issue)), ("key", .text("os")), ("value", .text(project == 1 ? "iOS 18.3" : "Linux")),
-                ("events", .int(Int64(users.count))),
+                ("events", .int(Int64(users.count))), ("users", .int(Int64(users.count))),
             ]))
             for user in users {
+                // Users per breakdown value (`v40-tag-users` / `pg25-tag-users`; skipped before, as the column above).
+                rows.append(row("issue_tag_users", [
+                    ("issue_id", .int(issue)), ("key", .text("os")), ("value", .text(project == 1 ? "iOS 18.3" : "Linux")),
+                    ("user_key", .user(project: project, id: user)), ("events", .int(1)),
+                ]))
                 rows.append(row("issue_users", [
                     ("issue_id", .int(issue)), ("user_key", .user(project: project, id: user)), ("events", .int(1)),
                 ]))
