@@ -178,6 +178,7 @@ public final class PeopleService: Sendable {
     // MARK: The owner's changes
 
     public func person(login: PersonLogin) async throws -> Person? { try await store.person(login: login) }
+    public func person(id: PersonID) async throws -> Person? { try await store.person(id: id) }
     public func all() async throws -> [Person] { try await store.allPeople() }
 
     /// Gives a person a role in a project (or takes them out of it with nil), recorded as made by `origin`.

@@ -202,6 +202,10 @@ import Testing
         #expect(removed.status == 303)
         #expect(try await get(server, "/shop/settings", mia).status == 404)
         #expect(try await get(server, "/account", mia).status == 200)
+        // Nor is she a member whose role the page changes any more.
+        #expect(
+            try await post(server, "/shop/settings/members/\(miaID)/role", ann, "csrf=\(token)&role=admin").status
+                == 404)
 
         // The admin token's session (the break-glass owner) gets the forms too, and is recorded as itself.
         let breakGlass = try await DashboardActionsEndToEndTests().login(

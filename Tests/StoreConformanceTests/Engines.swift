@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import Logging
 import PostgresNIO
+import TestSupport
 import Testing
 
 @testable import PostgresStorage

@@ -13,7 +13,7 @@ public enum Spawn {
 
     /// Starts `process` (as `process.run()` does), never beside another start.
     public static func run(_ process: Process) throws {
-        try lock.withLock { _ in try Spawn.run(process) }
+        try lock.withLock { _ in try process.run() }
     }
 }
 

@@ -183,7 +183,7 @@ struct ProjectSettingsController {
         let raw = try context.parameters.require("id")
         guard let value = Int64(raw), value > 0 else { throw APIError.badRequest("must be a person id", field: "id") }
         let id = PersonID(value)
-        guard try await people.all().contains(where: { $0.id == id && $0.role(in: form.project.id) != nil }) else {
+        guard try await people.person(id: id)?.role(in: form.project.id) != nil else {
             throw APIError.notFound("person \(value) has no role in \(form.project.slug.rawValue)")
         }
         return id
