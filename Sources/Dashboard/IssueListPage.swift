@@ -147,8 +147,9 @@ struct IssueListPage {
                 name: "kind", selectID: "filter-kind", label: "Kind",
                 options: options(IssueListFilter.Kind.allCases, filter.kind) {
                     switch $0 {
-                    case .all: "Crashes and non-fatal"
+                    case .all: "Every kind"
                     case .crash: "Crashes"
+                    case .hang: "Hangs and ANRs"
                     case .nonFatal: "Non-fatal"
                     }
                 }),
@@ -226,27 +227,27 @@ struct IssueListPage {
     }
 
     /// `rows` (made from `issues`, in the same order) in sections by kind: for a list of every kind, one section per
-    /// kind present (crashes, hangs, non-fatal errors), each linked through `onlyHref` to its kind's own list where
-    /// the filter has one; for a list of one kind, one section.
+    /// kind present (crashes, hangs, non-fatal errors, by the category stored with each issue), each linked through
+    /// `onlyHref` to its kind's own list; for a list of one kind, one section.
     static func sections(
         _ rows: [Row], issues: [IssueSummary], filter: IssueListFilter, onlyHref: (IssueListFilter.Kind) -> String
     ) -> [KindSection] {
         guard filter.kind == .all else {
             return [KindSection(sectionID: "issues", rows: rows)]
         }
-        let categories = issues.map(IssueCategory.of)
+        let categories = issues.map(\.category)
         return IssueCategory.allCases.compactMap { category in
             let kept = zip(rows, categories).filter { $0.1 == category }.map(\.0)
             guard !kept.isEmpty else { return nil }
-            let only: (IssueListFilter.Kind, String)? =
+            let label =
                 switch category {
-                case .crash: (.crash, "Every crash of this list")
-                case .nonFatal: (.nonFatal, "Every non-fatal error of this list")
-                case .hang: nil  // stored as crashes or non-fatals, as the client sent them: no filter of their own
+                case .crash: "Every crash of this list"
+                case .hang: "Every hang and ANR of this list"
+                case .nonFatal: "Every non-fatal error of this list"
                 }
             return KindSection(
                 sectionID: category.rawValue, sectionHeading: category.heading,
-                onlyHref: only.map { onlyHref($0.0) }, onlyLabel: only?.1, rows: kept)
+                onlyHref: onlyHref(IssueListFilter.Kind(category)), onlyLabel: label, rows: kept)
         }
     }
 }

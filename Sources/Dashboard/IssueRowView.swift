@@ -31,7 +31,7 @@ struct IssueRowView {
         issueTitle = IssueTitle.row(issue)
         issueCulprit = issue.culprit.flatMap { $0.isEmpty ? nil : $0 }
         issueCode = issue.errorCode
-        issueKind = IssueCategory.of(issue).rawValue  // `crash`, `hang` or `non-fatal`
+        issueKind = issue.category.rawValue  // `crash`, `hang` or `non-fatal`, as filing stored it
         statusBadge = .status(issue.status)
         signalBadges = Badge.signals(issue.signals)
         totalEvents = issue.events

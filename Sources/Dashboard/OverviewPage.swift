@@ -62,6 +62,8 @@ struct OverviewPage {
         var quotaCounts: [QuotaCount] = []
         /// The project's event quotas.
         var quotas = EventQuotas()
+        /// Whether the project has had a hang issue: then hangs are ranked in a group of their own.
+        var hasHangs = false
     }
 
     var chrome: PageChrome
@@ -84,6 +86,8 @@ struct OverviewPage {
     var windows: [WindowSummary]
     /// In-page links to each kind's rankings, crashes first.
     var tabs: [Tab]
+    /// "Crashes, hangs and non-fatal errors are ranked apart" (hangs named for a project that has them).
+    var rankedApart: String
     var kindGroups: [KindGroup]
     var releaseRows: [ReleaseRowView]
     var hasReleases: Bool
@@ -154,7 +158,8 @@ struct OverviewPage {
                 sessionsTarget: TargetMarkView(rate: trend.total.crashFreeSessions, target: targets.sessions),
                 otherSessions: "\(trend.total.abnormalSessions) abnormal, \(trend.total.erroredSessions) with errors")
         }
-        kindGroups = TopIssueSection.kinds.map {
+        rankedApart = TopIssueSection.rankedApart(hasHangs: input.hasHangs)
+        kindGroups = TopIssueSection.categories(hasHangs: input.hasHangs).map {
             Self.kindGroup(
                 $0, top: input.top, slug: slug, from: path, releases: input.renderedReleases, trending: input.trending)
         }
@@ -209,13 +214,14 @@ struct OverviewPage {
         return "\(accepted) accepted, \(dropped) dropped"
     }
 
-    /// One kind's rankings, a section per window (`crashes-24h`, `non-fatal-release`…), headed one level below the
-    /// kind's heading; the rows of `trending` issues carry the mark.
+    /// One category's rankings, a section per window (`crashes-24h`, `hangs-7d`, `non-fatal-release`…), headed one
+    /// level below the category's heading; the rows of `trending` issues carry the mark.
     static func kindGroup(
-        _ kind: ReportKind, top: [(window: TopIssueWindow, issues: [TopIssue])], slug: ProjectSlug, from path: String,
+        _ category: IssueCategory, top: [(window: TopIssueWindow, issues: [TopIssue])], slug: ProjectSlug,
+        from path: String,
         releases: Set<String>, trending: TrendingMarks = TrendingMarks()
     ) -> KindGroup {
-        let anchor = TopIssueSection.anchor(kind)
+        let anchor = TopIssueSection.anchor(category)
         let sections = top.map { entry in
             let heading: String
             let suffix: String
@@ -225,14 +231,14 @@ struct OverviewPage {
             case .release(let release): (heading, suffix) = ("Latest release: \(release)", "release")
             }
             var section = TopIssueSection(
-                anchor: "\(anchor)-\(suffix)", heading: heading, headingLevel: 4, kind: kind, window: entry.window,
-                issues: entry.issues.filter { $0.issue.kind == kind }, slug: slug, from: path, releases: releases,
-                trending: trending)
+                anchor: "\(anchor)-\(suffix)", heading: heading, headingLevel: 4, category: category,
+                window: entry.window, issues: entry.issues.filter { $0.issue.category == category }, slug: slug,
+                from: path, releases: releases, trending: trending)
             section.labelledBy = "\(anchor)-heading \(section.labelledBy)"
             return section
         }
         return KindGroup(
-            kindAnchor: anchor, kindHeading: TopIssueSection.heading(kind),
+            kindAnchor: anchor, kindHeading: category.heading,
             tabs: sections.map { Tab(tabHref: "#" + $0.anchor, tabLabel: $0.sectionHeading) }, sections: sections)
     }
 }

@@ -33,6 +33,8 @@ struct ProjectRenderer {
         var releaseTop: [String: [TopIssue]] = [:]
         /// The user-days of the compared releases in the last 7 days (their users' adoption), filled likewise.
         var releaseUserDays: [String: Int] = [:]
+        /// Whether the project has had a hang issue (then hangs are ranked apart on the overview and release pages).
+        var hasHangs = false
         var releaseNames: Set<String> { Set(releases.map(\.release)) }
     }
 
@@ -147,6 +149,9 @@ struct ProjectRenderer {
         // One read covers both windows and the windows before them (2 × 90 days).
         let series = try await insights.health(project: id, release: nil, from: today.adding(-179), through: today)
         let releases = try await insights.releases(project: id, now: now, limit: limits.releases)
+        // A hang issue of any status, read from the hangs' partial index (`issues_hangs`): one entry at most.
+        let hasHangs = try await !insights.issueIDs(matching: IssueQuery(project: id, category: .hang, limit: 1))
+            .isEmpty
         var windows: [TopIssueWindow] = [.last24Hours, .last7Days]
         // The newest named release: a report without a release (`unknown`) never becomes the latest.
         if let latest = releases.first(where: { ReleaseName.isNamed($0.release) }) {
@@ -154,7 +159,7 @@ struct ProjectRenderer {
         }
         var top: [(window: TopIssueWindow, issues: [TopIssue])] = []
         for window in windows {
-            top.append((window, try await ranked(window)))
+            top.append((window, try await ranked(window, hasHangs: hasHangs)))
         }
         // The rows of the first list page; the ids alone of every listed issue (those a full render makes pages for).
         let listed = try await insights.issueIDs(matching: IssueQuery(project: id, limit: limits.issues))
@@ -169,16 +174,17 @@ struct ProjectRenderer {
             counts: try await insights.issueCounts(project: id),
             missing: try await sources.missingDebugFiles(id),
             listedCount: listed.count,
-            issueIDs: Set(listed).union(issues.map(\.id)).union(top.flatMap { $0.issues.map(\.issue.id) }))
+            issueIDs: Set(listed).union(issues.map(\.id)).union(top.flatMap { $0.issues.map(\.issue.id) }),
+            hasHangs: hasHangs)
     }
 
-    /// The top issues of `window`, each kind ranked apart (at most `limits.topIssues` of each), crashes first: a
-    /// non-fatal that reaches many users must not push a crash out of the ranking.
-    func ranked(_ window: TopIssueWindow) async throws -> [TopIssue] {
+    /// The top issues of `window`, each category ranked apart (at most `limits.topIssues` of each), crashes first: a
+    /// non-fatal that reaches many users must not push a crash out of the ranking, nor a hang.
+    func ranked(_ window: TopIssueWindow, hasHangs: Bool) async throws -> [TopIssue] {
         var top: [TopIssue] = []
-        for kind in TopIssueSection.kinds {
+        for category in TopIssueSection.categories(hasHangs: hasHangs) {
             top += try await sources.insights.topIssues(
-                project: project.id, window: window, kind: kind, now: now, limit: limits.topIssues)
+                project: project.id, window: window, category: category, now: now, limit: limits.topIssues)
         }
         return top
     }
@@ -192,7 +198,7 @@ struct ProjectRenderer {
         if let known = snapshot.top.first(where: { $0.window == window }) {
             top = known.issues
         } else {
-            top = try await ranked(window)
+            top = try await ranked(window, hasHangs: snapshot.hasHangs)
         }
         let daily = try await sources.insights.health(
             project: project.id, release: row.release, from: today.adding(-29), through: today)
@@ -204,7 +210,7 @@ struct ProjectRenderer {
         let page = ReleasePage(
             slug: slug, row: row, trend: trend, top: top,
             releases: snapshot.releaseNames, now: now, missing: snapshot.missing, targets: project.targets, gate: gate,
-            trending: TrendingMarks(snapshot.alerts, now: now))
+            trending: TrendingMarks(snapshot.alerts, now: now), hasHangs: snapshot.hasHangs)
         try await emit(SitePaths.release(slug, row.release), page, as: "release", write: write)
         return (top, trend)
     }
@@ -221,7 +227,8 @@ struct ProjectRenderer {
                 missingDebugFiles: snapshot.missing.count, renderedIssues: snapshot.issueIDs,
                 renderedReleases: releases, privacy: project.privacy, minidumps: project.minidumps,
                 targets: project.targets, trending: marks,
-                quotaCounts: try await sources.quotaCounts(project.id, today.adding(-29)), quotas: project.quotas))
+                quotaCounts: try await sources.quotaCounts(project.id, today.adding(-29)), quotas: project.quotas,
+                hasHangs: snapshot.hasHangs))
         try await emit(SitePaths.overview(slug), overview, as: "overview", write: write)
         // The first page of the default list; every other list and page is served live (`SiteRenderer.issueListPage`).
         let perPage = max(1, limits.issuesPerPage)

@@ -59,7 +59,7 @@ struct ReleaseComparison {
         cards = compared.map { row in
             let (users, sessions) = TargetMarkView.pair(row.health, targets: targets)
             let ranked = top[row.release] ?? []
-            let crash = ranked.first { $0.issue.kind == .crash }
+            let crash = ranked.first { $0.issue.category == .crash }
             return Card(
                 release: ReleaseLink(row.release, slug: slug, from: path, rendered: rendered),
                 adoptionText: Format.adoption(row),

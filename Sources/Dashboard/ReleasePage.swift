@@ -24,8 +24,11 @@ struct ReleasePage {
     var erroredSessions: Int
     var newIssues: Int
     var charts: [ChartBlock]
-    /// The release's top issues, a section per kind: crashes first, then non-fatal errors.
+    /// The release's top issues, a section per category: crashes first, then hangs (for a project that has them), then
+    /// non-fatal errors.
     var topSections: [TopIssueSection]
+    /// "Crashes, hangs and non-fatal errors are ranked apart" (hangs named for a project that has them).
+    var rankedApart: String
     var releasesHref: String
     /// The release's issue list, served live (`../list?release=…`).
     var releaseIssuesHref: String
@@ -39,8 +42,9 @@ struct ReleasePage {
 
     /// - Parameters:
     ///   - trend: the release's own daily health over the chart's window.
-    ///   - top: the release's issues ranked by users affected within each kind (each kind's ranking, one after the
-    ///     other); the page shows each kind's apart.
+    ///   - top: the release's issues ranked by users affected within each category (each category's ranking, one
+    ///     after the other); the page shows each category's apart.
+    ///   - hasHangs: whether the project has had a hang issue: then the page has a section for hangs.
     ///   - missing: the project's missing debug files (those of this release are named).
     ///   - targets: the project's crash-free targets, which every rate on the page is shown against.
     ///   - gate: the release's gate (``ReleaseGate``), shown with its reasons.
@@ -48,7 +52,7 @@ struct ReleasePage {
     init(
         slug: ProjectSlug, row: ReleaseRow, trend: HealthTrend, top: [TopIssue], releases: Set<String>, now: Date,
         missing: [MissingDebugFileSummary] = [], targets: CrashFreeTargets = CrashFreeTargets(),
-        gate: ReleaseGate? = nil, trending: TrendingMarks = TrendingMarks()
+        gate: ReleaseGate? = nil, trending: TrendingMarks = TrendingMarks(), hasHangs: Bool = false
     ) {
         let path = SitePaths.release(slug, row.release)
         chrome = PageChrome(path: path, title: "Release \(row.release)", project: slug, now: now)
@@ -69,11 +73,12 @@ struct ReleasePage {
             .health(id: "chart-users", metric: .users, scope: scope, trend: trend, target: targets.users),
             .health(id: "chart-sessions", metric: .sessions, scope: scope, trend: trend, target: targets.sessions),
         ]
-        topSections = TopIssueSection.kinds.map { kind in
+        rankedApart = TopIssueSection.rankedApart(hasHangs: hasHangs)
+        topSections = TopIssueSection.categories(hasHangs: hasHangs).map { category in
             TopIssueSection(
-                anchor: TopIssueSection.anchor(kind), heading: TopIssueSection.heading(kind), kind: kind,
-                window: .release(row.release), issues: top.filter { $0.issue.kind == kind }, slug: slug, from: path,
-                releases: releases, trending: trending)
+                anchor: TopIssueSection.anchor(category), heading: category.heading, category: category,
+                window: .release(row.release), issues: top.filter { $0.issue.category == category }, slug: slug,
+                from: path, releases: releases, trending: trending)
         }
         releasesHref = SitePaths.relative(from: path, to: SitePaths.releases(slug))
         releaseIssuesHref =

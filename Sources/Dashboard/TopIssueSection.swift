@@ -29,7 +29,7 @@ struct TopIssueSection {
 
     /// - Parameter trending: the project's trending issues, whose rows carry the mark.
     init(
-        anchor: String, heading: String, headingLevel: Int = 3, kind: ReportKind? = nil, window: TopIssueWindow,
+        anchor: String, heading: String, headingLevel: Int = 3, category: IssueCategory? = nil, window: TopIssueWindow,
         issues: [TopIssue], slug: ProjectSlug, from path: String, releases: Set<String>,
         trending: TrendingMarks = TrendingMarks()
     ) {
@@ -37,8 +37,8 @@ struct TopIssueSection {
         sectionHeading = heading
         self.headingLevel = headingLevel
         labelledBy = anchor + "-heading"
-        tableCaption = "Top \(kind.map(Self.noun) ?? "issues"), \(window.label), by users affected"
-        emptyText = "No \(kind.map(Self.noun) ?? "issues") in this window."
+        tableCaption = "Top \(category?.noun ?? "issues"), \(window.label), by users affected"
+        emptyText = "No \(category?.noun ?? "issues") in this window."
         let before: String
         switch window {
         case .last24Hours: before = "the 24 hours"
@@ -60,32 +60,26 @@ struct TopIssueSection {
 }
 
 extension TopIssueSection {
-    /// The kinds ranked apart, in the order pages show them: fatal crashes first (they end sessions and count
-    /// against crash-free rates), then non-fatal errors. A client's hang or ANR event files, and ranks, as the kind it
-    /// was sent as (the issue lists tell hangs apart by their error type: ``IssueCategory``).
-    static let kinds: [ReportKind] = [.crash, .nonfatal]
-
-    /// The plural a heading or caption names a kind's issues by.
-    static func noun(_ kind: ReportKind) -> String {
-        switch kind {
-        case .crash: "crashes"
-        case .nonfatal: "non-fatal errors"
-        }
+    /// The categories ranked apart, in the order pages show them: fatal crashes first (they end sessions and count
+    /// against crash-free rates), then hangs and ANRs, then non-fatal errors; each issue in the one its filing stored
+    /// (``IssueCategory``). Hangs only for a project that has had a hang issue (`hasHangs`): as Crashlytics shows its
+    /// ANR tab only for the apps whose SDK reports them, a project whose clients never send hangs (a Linux service, a
+    /// native C program) is not shown an empty "Hangs" section for ever.
+    static func categories(hasHangs: Bool) -> [IssueCategory] {
+        hasHangs ? [.crash, .hang, .nonFatal] : [.crash, .nonFatal]
     }
 
-    /// A kind's heading ("Crashes").
-    static func heading(_ kind: ReportKind) -> String {
-        switch kind {
-        case .crash: "Crashes"
-        case .nonfatal: "Non-fatal errors"
-        }
+    /// What the pages say above their rankings: "Crashes, hangs and non-fatal errors are ranked apart".
+    static func rankedApart(hasHangs: Bool) -> String {
+        (hasHangs ? "Crashes, hangs and non-fatal errors" : "Crashes and non-fatal errors") + " are ranked apart"
     }
 
-    /// The anchor of a kind's group of sections.
-    static func anchor(_ kind: ReportKind) -> String {
-        switch kind {
+    /// The anchor of a category's group of sections.
+    static func anchor(_ category: IssueCategory) -> String {
+        switch category {
         case .crash: "crashes"
-        case .nonfatal: "non-fatal"
+        case .hang: "hangs"
+        case .nonFatal: "non-fatal"
         }
     }
 }

@@ -429,13 +429,18 @@ public struct GroupingInput: Sendable, Equatable {
     public var tags: [String: String]
     /// What fingerprint rules match on, stored with the report (`reports.grouping_facts`) for dry runs of rules.
     public var facts: GroupingFacts?
-    public init(grouping: GroupingResult, tags: [String: String], facts: GroupingFacts? = nil) {
+    /// Whether the report is a hang or an ANR (``IssueCategory/isHang(_:)``): the mark an issue it creates is stored
+    /// with.
+    public var hang: Bool
+    public init(grouping: GroupingResult, tags: [String: String], facts: GroupingFacts? = nil, hang: Bool = false) {
         self.grouping = grouping
         self.tags = tags
         self.facts = facts
+        self.hang = hang
     }
 
-    /// Groups `report` (with the project's in-app and fingerprint rules) and collects its breakdown values.
+    /// Groups `report` (with the project's in-app and fingerprint rules), collects its breakdown values and decides
+    /// whether it is a hang.
     public static func make(
         _ report: Report, symbols: SymbolicatedReport?, inApp: InAppRules = .none,
         fingerprints: FingerprintRules = .none
@@ -449,7 +454,8 @@ public struct GroupingInput: Sendable, Equatable {
         // The build beneath the release (`ReleaseName`), named with its release: build 240 of 2.4.0 is `2.4.0 (240)`.
         if let build = report.build, let release = report.release { tags["build"] = "\(release) (\(build))" }
         let grouped = Grouping.groupWithFacts(report, symbols: symbols, inApp: inApp, fingerprints: fingerprints)
-        return GroupingInput(grouping: grouped.result, tags: tags, facts: grouped.facts)
+        return GroupingInput(
+            grouping: grouped.result, tags: tags, facts: grouped.facts, hang: IssueCategory.isHang(report))
     }
 }
 

@@ -59,7 +59,7 @@ enum PostgresBatchGrouper {
                     user: user, sessionID: report.sessionID, issueID: report.issueID, early: report.early,
                     groupingVersion: report.groupingVersion, grouping: filing.input.grouping,
                     groupingJSON: filing.groupingJSON,
-                    tags: filing.input.tags.map { (key: $0.key, value: $0.value) }))
+                    tags: filing.input.tags.map { (key: $0.key, value: $0.value) }, hang: filing.input.hang))
         }
         return reports
     }
@@ -264,9 +264,9 @@ enum PostgresBatchGrouper {
         for try await (id, project, fingerprint) in try await connection.query(
             """
             INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen, last_seen,
-                first_release, last_release, updated_at, created_at, status, regressed, status_changed_at, status_changed_by)
+                first_release, last_release, updated_at, created_at, status, regressed, status_changed_at, status_changed_by, hang)
             SELECT p, f, k, g, t, CASE WHEN hc THEN c END, r, o, o, CASE WHEN hr THEN rel END, CASE WHEN hr THEN rel END, \(now), \(now),
-                st, rg, CASE WHEN ha THEN sa END, CASE WHEN hb THEN sb END
+                st, rg, CASE WHEN ha THEN sa END, CASE WHEN hb THEN sb END, hg
             FROM unnest(\(created.map(\.key.project))::bigint[], \(created.map(\.key.fingerprint))::text[], \(created.map(\.kind))::text[],
                         \(created.map(\.grouping))::text[], \(created.map(\.title))::text[], \(created.map { $0.culprit ?? "" })::text[],
                         \(created.map { $0.culprit != nil })::boolean[], \(created.map { Int64($0.titleRank) })::bigint[],
@@ -274,8 +274,8 @@ enum PostgresBatchGrouper {
                         \(created.map { $0.release != nil })::boolean[], \(created.map(\.status.rawValue))::text[],
                         \(created.map(\.regressed))::boolean[], \(created.map { $0.statusChangedAt ?? 0 })::bigint[],
                         \(created.map { $0.statusChangedAt != nil })::boolean[], \(created.map { $0.statusChangedBy ?? "" })::text[],
-                        \(created.map { $0.statusChangedBy != nil })::boolean[])
-                WITH ORDINALITY AS u(p, f, k, g, t, c, hc, r, o, rel, hr, st, rg, sa, ha, sb, hb, n)
+                        \(created.map { $0.statusChangedBy != nil })::boolean[], \(created.map(\.hang))::boolean[])
+                WITH ORDINALITY AS u(p, f, k, g, t, c, hc, r, o, rel, hr, st, rg, sa, ha, sb, hb, hg, n)
             ORDER BY n
             RETURNING id, project_id, fingerprint
             """, logger: logger

@@ -46,12 +46,12 @@ public struct PostgresInsightsReader: InsightsReader, IssueStateStore, ClientRep
     // MARK: Issues
 
     public func topIssues(
-        project: ProjectID, window: TopIssueWindow, kind: ReportKind?, now: Date, limit: Int
+        project: ProjectID, window: TopIssueWindow, category: IssueCategory?, now: Date, limit: Int
     ) async throws -> [TopIssue] {
         let logger = database.logger
         return try await database.read { connection in
             let top = try await connection.rows(
-                IssueSQL.top(project: project, window: window, kind: kind, now: now, limit: limit, .postgres),
+                IssueSQL.top(project: project, window: window, category: category, now: now, limit: limit, .postgres),
                 logger: logger
             ) { try IssueSQL.topIssue($0, now: now) }
             // The window before, for the trend arrows: the ranked issues' reports of that window.

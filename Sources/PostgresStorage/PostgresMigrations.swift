@@ -811,6 +811,14 @@ enum PostgresMigrations {
         Migration(
             identifier: "pg23-rotation",
             statements: ["ALTER TABLE credentials ADD COLUMN expires_at bigint"]),
+        // Issue #35: hangs and ANRs marked on their issues (SQLite `v39-issue-hangs` says why one statement suffices).
+        Migration(
+            identifier: "pg24-issue-hangs",
+            statements: [
+                "ALTER TABLE issues ADD COLUMN hang boolean NOT NULL DEFAULT false",
+                "UPDATE issues SET hang = true WHERE \(IssueCategory.hangTitleCondition("title"))",
+                "CREATE INDEX issues_hangs ON issues(project_id, last_seen, id) WHERE hang = true",
+            ]),
         // Issue #35: users affected per breakdown value (SQLite `v40-tag-users` says why).
         Migration(
             identifier: "pg25-tag-users",

@@ -167,6 +167,7 @@ extension IssueRollupDeltas {
                 repeat_users = i.repeat_users + u.repeats,
                 fingerprint = CASE WHEN u.rekey THEN u.fingerprint ELSE i.fingerprint END,
                 kind = CASE WHEN u.rekey THEN u.kind ELSE i.kind END,
+                hang = CASE WHEN u.rekey THEN u.hang ELSE i.hang END,
                 first_seen = u.first_seen, last_seen = u.last_seen,
                 first_release = CASE WHEN u.has_first THEN u.first_release END,
                 last_release = CASE WHEN u.has_last THEN u.last_release END,
@@ -188,9 +189,10 @@ extension IssueRollupDeltas {
                         \(retitles.map { $0?.grouping ?? "" })::text[], \(retitles.map { $0?.title ?? "" })::text[],
                         \(retitles.map { $0?.culprit ?? "" })::text[], \(retitles.map { $0?.culprit != nil })::boolean[],
                         \(retitles.map { Int64($0?.rank ?? 0) })::bigint[], \(rekeys.map { $0 != nil })::boolean[],
-                        \(rekeys.map { $0?.fingerprint ?? "" })::text[], \(rekeys.map { $0?.kind ?? "" })::text[])
+                        \(rekeys.map { $0?.fingerprint ?? "" })::text[], \(rekeys.map { $0?.kind ?? "" })::text[],
+                        \(rekeys.map { $0?.hang ?? false })::boolean[])
                 AS u(id, events, early, timed, users, repeats, first_seen, last_seen, first_release, has_first, last_release, has_last,
-                     reopen, retitle, grouping, title, culprit, has_culprit, title_rank, rekey, fingerprint, kind)
+                     reopen, retitle, grouping, title, culprit, has_culprit, title_rank, rekey, fingerprint, kind, hang)
             WHERE i.id = u.id
             """, logger: logger)
     }

@@ -48,6 +48,9 @@ public enum PostgresUpgrade {
         "pg21-quota-counts-by-fingerprint": ("an index of refused events by fingerprint", .index("quota_counts")),
         "pg22-login-tickets": ("logins waiting for their second factor's code", .schema),
         "pg23-rotation": ("an end for old ingest keys after a rotation", .schema),
+        "pg24-issue-hangs": (
+            "hangs and ANRs marked on their issues (from the titles of those filed before)", .index("issues")
+        ),
         "pg25-tag-users": ("users per device model, OS, environment and build of an issue", .schema),
     ]
 

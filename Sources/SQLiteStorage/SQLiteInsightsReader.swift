@@ -40,11 +40,11 @@ public struct SQLiteInsightsReader: InsightsReader, IssueStateStore, ClientRepor
     // MARK: Issues
 
     public func topIssues(
-        project: ProjectID, window: TopIssueWindow, kind: ReportKind?, now: Date, limit: Int
+        project: ProjectID, window: TopIssueWindow, category: IssueCategory?, now: Date, limit: Int
     ) async throws -> [TopIssue] {
         try await database.pool.read { db in
             let top = try db.rows(
-                IssueSQL.top(project: project, window: window, kind: kind, now: now, limit: limit, .sqlite)
+                IssueSQL.top(project: project, window: window, category: category, now: now, limit: limit, .sqlite)
             ) {
                 try IssueSQL.topIssue($0, now: now)
             }

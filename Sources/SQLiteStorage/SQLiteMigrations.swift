@@ -1,3 +1,4 @@
+import FaultlineCore
 import GRDB
 
 /// The schema, as named migrations. A migration that has shipped is never edited: add a new one.
@@ -1015,6 +1016,20 @@ enum SQLiteMigrations {
             // shipped with the old DSN keep reporting until the team ships the new one). NULL: no end (every
             // credential before this migration, and the current key of each kind).
             try db.execute(sql: "ALTER TABLE credentials ADD COLUMN expires_at INTEGER")
+        }
+        migrator.registerMigration("v39-issue-hangs") { db in
+            // Issue #35: hangs and ANRs are a kind of their own (`IssueCategory`, decision record 0079). Filing marks an
+            // issue a hang when its first report is one (from the error type, else the Sentry mechanism); the lists
+            // and top issues select by the mark. The issues filed before are marked from their titles, which open with
+            // the error type. One statement suffices, however many issues there are: it reads the table once and
+            // writes only the hangs' rows (few), so the WAL holds the hangs, not the table. The partial index holds
+            // the hangs alone: a project's hangs, or whether it has any, are found without reading its other issues.
+            try db.execute(
+                sql: """
+                    ALTER TABLE issues ADD COLUMN hang INTEGER NOT NULL DEFAULT 0 CHECK (hang IN (0, 1));
+                    UPDATE issues SET hang = 1 WHERE \(IssueCategory.hangTitleCondition("title"));
+                    CREATE INDEX issues_hangs ON issues(project_id, last_seen, id) WHERE hang = true;
+                    """)
         }
         migrator.registerMigration("v40-tag-users") { db in
             // Issue #35: users affected per device model, OS version, environment and build, exact as the users per

@@ -73,6 +73,9 @@ public enum SQLiteUpgrade {
         "v36-quota-counts-by-fingerprint": ("an index of refused events by fingerprint", .index("quota_counts")),
         "v37-login-tickets": ("logins waiting for their second factor's code", .schema),
         "v38-rotation": ("an end for old ingest keys after a rotation", .schema),
+        "v39-issue-hangs": (
+            "hangs and ANRs marked on their issues (from the titles of those filed before)", .index("issues")
+        ),
         "v40-tag-users": ("users per device model, OS, environment and build of an issue", .schema),
     ]
 

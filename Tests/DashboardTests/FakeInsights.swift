@@ -28,18 +28,21 @@ struct FakeInsights: InsightsReader {
         Array(data(project).releases.prefix(limit))
     }
 
-    /// The window's fixed ranking, only the issues of `kind` when given.
-    func topIssues(project: ProjectID, window: TopIssueWindow, kind: ReportKind?, now: Date, limit: Int) async throws
-        -> [TopIssue]
-    {
-        Array((data(project).top[window] ?? []).filter { kind == nil || $0.issue.kind == kind }.prefix(limit))
+    /// The window's fixed ranking, only the issues of `category` when given.
+    func topIssues(
+        project: ProjectID, window: TopIssueWindow, category: IssueCategory?, now: Date, limit: Int
+    ) async throws -> [TopIssue] {
+        Array(
+            (data(project).top[window] ?? []).filter { category == nil || $0.issue.category == category }.prefix(limit))
     }
 
-    /// The project's issues that pass `query`'s status, kind and regressed filters (releases are not modelled), in
+    /// The project's issues that pass `query`'s status, category and regressed filters (releases are not modelled), in
     /// its order.
     func matching(_ query: IssueQuery) -> [IssueSummary] {
         data(query.project).issues.filter {
-            (query.status == nil || $0.status == query.status) && (query.kind == nil || $0.kind == query.kind)
+            (query.status == nil || $0.status == query.status)
+                && (query.kind == nil || $0.kind == query.kind)
+                && (query.category == nil || $0.category == query.category)
                 && (query.regressed == nil || $0.signals.regressed == query.regressed)
         }.sorted(by: query.order.precedes)
     }

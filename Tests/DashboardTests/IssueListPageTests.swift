@@ -165,6 +165,7 @@ import Testing
         timeout.users = 30
         var hang = Fixtures.summary(2, title: "App Hanging: App hanging for at least 2000 ms.")
         hang.kind = .nonfatal
+        hang.hang = true
         hang.users = 20
         var crash = Fixtures.summary(3, title: "SIGSEGV: boom")
         crash.users = 10
@@ -184,14 +185,20 @@ import Testing
         }
         #expect(headings.allSatisfy { $0 != nil } && headings.compactMap { $0 } == headings.compactMap { $0 }.sorted())
         #expect(every.contains("<section id=\"crash\" class=\"issue-kind\" aria-labelledby=\"crash-heading\">"))
-        // Each section links to its kind's own list; hangs, stored as the client sent them, have none.
+        // Each section links to its kind's own list, hangs too.
         #expect(every.contains("<a href=\"list?kind=crash&amp;sort=users\">Every crash of this list</a>"))
+        #expect(every.contains("<a href=\"list?kind=hang&amp;sort=users\">Every hang and ANR of this list</a>"))
         #expect(every.contains("<a href=\"list?kind=non-fatal&amp;sort=users\">Every non-fatal error of this list</a>"))
-        #expect(every.components(separatedBy: "<a href=\"list?kind=").count - 1 == 2)
+        #expect(every.components(separatedBy: "<a href=\"list?kind=").count - 1 == 3)
         #expect(every.contains("<span class=\"kind\">hang</span>"))
         // A list of one kind is one table without a kind heading.
         let crashes = try await page(["kind": "crash"])
         #expect(Self.issueLinks(crashes) == ["issues/3.html"])
         #expect(!crashes.contains("</h2>") && !crashes.contains("Every crash"))
+        // The list of hangs holds the hang alone, though it was sent as a non-fatal; the crashes' list has no hang.
+        let hangs = try await page(["kind": "hang"])
+        #expect(Self.issueLinks(hangs) == ["issues/2.html"])
+        #expect(hangs.contains("Hangs and ANRs, most recently seen first"))
+        #expect(Self.issueLinks(try await page(["kind": "non-fatal"])) == ["issues/1.html"])
     }
 }

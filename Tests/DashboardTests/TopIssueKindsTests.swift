@@ -4,8 +4,8 @@ import Testing
 
 @testable import Dashboard
 
-/// Crashes and non-fatal errors ranked apart on the overview and the release page: a timeout that reached more users
-/// than any crash never outranks one, nor pushes one out of a short ranking.
+/// Crashes, hangs and non-fatal errors ranked apart on the overview and the release page: a timeout that reached more
+/// users than any crash never outranks one, nor pushes one out of a short ranking; nor does a hang.
 @Suite struct TopIssueKindsTests {
     /// The demo project with a non-fatal that reached 117 users ranked first in every window.
     static func insights() -> FakeInsights {
@@ -64,6 +64,50 @@ import Testing
         let nonFatal = try Self.section("non-fatal", in: page)
         #expect(nonFatal.contains("NSURLErrorDomain: The request timed out."))
         #expect(page.range(of: "id=\"crashes\"")!.lowerBound < page.range(of: "id=\"non-fatal\"")!.lowerBound)
+    }
+
+    @Test func aProjectWithAHangRanksItInASectionOfItsOwn() async throws {
+        // Given the demo project with a hang (sent as a crash, marked a hang when filed) ranked first in every window,
+        var insights = Self.insights()
+        var hang = Fixtures.summary(5, title: "ApplicationNotResponding: Application Not Responding for 5000 ms.")
+        hang.hang = true
+        var data = insights.data(Fixtures.demoID)
+        data.issues.append(hang)
+        for window in [TopIssueWindow.last24Hours, .last7Days, .release(Fixtures.release)] {
+            data.top[window] = [TopIssue(issue: hang, users: 500, events: 900)] + (data.top[window] ?? [])
+        }
+        insights.projects[Fixtures.demoID] = data
+        let (pages, _) = try await Fixtures.render(insights: insights, limits: SiteRenderer.Limits(topIssues: 2))
+        // then the overview ranks it under "Hangs and ANRs", between the crashes and the non-fatal errors, in every
+        // window, and never among the crashes,
+        let overview = try #require(pages[SitePaths.overview(Fixtures.demo.slug)])
+        for window in ["24h", "7d", "release"] {
+            let hangs = try Self.section("hangs-\(window)", in: overview)
+            #expect(hangs.contains("ApplicationNotResponding"), "\(window)")
+            #expect(hangs.contains("<caption>Top hangs and ANRs, "), "\(window)")
+            let crashes = try Self.section("crashes-\(window)", in: overview)
+            #expect(!crashes.contains("ApplicationNotResponding"), "\(window)")
+            #expect(crashes.contains("Tom &amp; Jerry"), "\(window): the hang pushes no crash out")
+        }
+        let order = ["crashes", "hangs", "non-fatal"].map {
+            overview.range(of: "<h3 id=\"\($0)-heading\">")?.lowerBound
+        }
+        #expect(order.allSatisfy { $0 != nil } && order.compactMap { $0 } == order.compactMap { $0 }.sorted())
+        #expect(overview.contains("<li><a href=\"#hangs\">Hangs and ANRs</a></li>"))
+        #expect(overview.contains("Crashes, hangs and non-fatal errors are ranked apart"))
+        // and so does the release page.
+        let release = try #require(pages[SitePaths.release(Fixtures.demo.slug, Fixtures.release)])
+        #expect(try Self.section("hangs", in: release).contains("ApplicationNotResponding"))
+        #expect(!(try Self.section("crashes", in: release).contains("ApplicationNotResponding")))
+    }
+
+    @Test func aProjectWithoutHangsHasNoHangsSection() async throws {
+        let (pages, _) = try await Fixtures.render(insights: Self.insights())
+        let overview = try #require(pages[SitePaths.overview(Fixtures.demo.slug)])
+        #expect(!overview.contains("id=\"hangs"))
+        #expect(overview.contains("Crashes and non-fatal errors are ranked apart"))
+        let release = try #require(pages[SitePaths.release(Fixtures.demo.slug, Fixtures.release)])
+        #expect(!release.contains("id=\"hangs"))
     }
 
     @Test func anEmptyKindSaysSoInItsOwnWords() async throws {

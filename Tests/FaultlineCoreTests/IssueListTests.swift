@@ -77,11 +77,14 @@ import Testing
         #expect(
             open
                 == IssueQuery(
-                    project: project, status: .open, release: "2.0", kind: .nonfatal, order: .users, offset: 200,
+                    project: project, status: .open, release: "2.0", category: .nonFatal, order: .users, offset: 200,
                     limit: 100))
+        // A hang is listed by its category alone, whatever kind it was sent as.
+        #expect(IssueListFilter(kind: .hang).query(project: project, offset: 0, limit: 5).category == .hang)
+        #expect(IssueListFilter(kind: .hang).query(project: project, offset: 0, limit: 5).kind == nil)
         let regressed = IssueListFilter(status: .regressed).query(project: project, offset: 0, limit: 5)
         #expect(
-            regressed.status == nil && regressed.regressed == true && regressed.kind == nil
+            regressed.status == nil && regressed.regressed == true && regressed.category == nil
                 && regressed.order == .lastSeen)
         #expect(
             IssueListFilter(status: .regressed, kind: .crash).caption == "Regressed crashes, most recently seen first")

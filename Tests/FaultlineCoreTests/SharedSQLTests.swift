@@ -35,9 +35,9 @@ import Testing
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     /// The cells of an issue in `IssueSQL.columnNames` order.
-    static func issueCells(kind: String = "crash", status: String = "open", culprit: String? = "main.swift:3")
-        -> [SQLValue?]
-    {
+    static func issueCells(
+        kind: String = "crash", status: String = "open", culprit: String? = "main.swift:3", hang: Bool = false
+    ) -> [SQLValue?] {
         let seen = Millis.from(now.addingTimeInterval(-3_600))
         return [
             .integer(9), .integer(2), .text(kind), .text(Fingerprint(version: 2, hash: "0123456789abcdef").rawValue),
@@ -46,6 +46,8 @@ import Testing
             .integer(5), .integer(3), .integer(2), .integer(0), .integer(4),
             // The stored grouping (`IssueSummary.errorCode` is read from it): a stack's, with no code.
             .text("{}"),
+            // The hang mark (`IssueSummary.category`).
+            .bool(hang),
         ]
     }
 
@@ -73,7 +75,7 @@ import Testing
 
     @Test func aStatementIsWrittenOnceAndDiffersBetweenEnginesOnlyInItsPlaceholders() {
         let query = IssueQuery(
-            project: ProjectID(7), status: .open, release: "2.0", kind: .crash, regressed: false, order: .users,
+            project: ProjectID(7), status: .open, release: "2.0", category: .crash, regressed: false, order: .users,
             offset: 40,
             limit: 20)
         let sqlite = IssueSQL.page(query, .sqlite)
@@ -93,7 +95,7 @@ import Testing
     /// Every shared statement of project 7 that reads a project's rows, for `dialect`.
     static func projectStatements(_ dialect: SQLDialect) -> [SQLStatement] {
         let project = ProjectID(7)
-        let query = IssueQuery(project: project, status: .open, release: "1.0", kind: .crash, regressed: true)
+        let query = IssueQuery(project: project, status: .open, release: "1.0", category: .crash, regressed: true)
         return [
             IssueSQL.page(query, dialect), IssueSQL.page(query, idsOnly: true, dialect), IssueSQL.count(query, dialect),
             IssueSQL.top(project: project, window: .last24Hours, now: now, limit: 5, dialect),
@@ -168,6 +170,9 @@ import Testing
         #expect(issue.culprit == "main.swift:3" && issue.firstRelease == "1.0" && issue.lastRelease == nil)
         #expect(issue.events == 5 && issue.users == 3)
         #expect(issue.signals.regressed && issue.signals.fresh && issue.signals.repetitive)
+        #expect(issue.category == .crash)
+        let hang = try #require(try IssueSQL.summary(CellRow(cells: Self.issueCells(hang: true)), now: Self.now))
+        #expect(hang.kind == .crash && hang.hang && hang.category == .hang)
     }
 
     @Test func aRowOfAnUnknownKindOrStatusIsSkippedAndAMissingValueIsAnError() throws {

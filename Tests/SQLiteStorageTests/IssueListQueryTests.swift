@@ -51,12 +51,23 @@ import Testing
         #expect(before.contains(covered), "\(before)")
     }
 
+    /// A project's hangs (and whether it has any, which the overview asks on every render) are read from the hangs'
+    /// partial index, in its order, without reading the project's other issues (only the hangs' rows).
+    @Test func theHangsAreReadFromTheirPartialIndex() async throws {
+        let (db, app) = try await setUp()
+        let ids = try await plan(
+            db, IssueSQL.page(IssueQuery(project: app, category: .hang, limit: 1), idsOnly: true, .sqlite))
+        #expect(ids.contains("USING INDEX issues_hangs (project_id=?)"), "\(ids)")
+        #expect(!ids.contains("TEMP B-TREE"), "\(ids)")
+    }
+
     @Test func aPageIsReadInIndexOrderWithoutSortingTheProjectsIssues() async throws {
         let (db, app) = try await setUp()
         for status in [nil, IssueStatus.muted] {
             for order in IssueOrder.allCases {
                 let query = IssueQuery(
-                    project: app, status: status, kind: .crash, regressed: true, order: order, offset: 3, limit: 5)
+                    project: app, status: status, category: .crash, regressed: true, order: order, offset: 3,
+                    limit: 5)
                 let page = try await plan(db, IssueSQL.page(query, .sqlite))
                 #expect(page.contains("issues_list_by_"), "\(order): \(page)")
                 #expect(!page.contains("TEMP B-TREE"), "\(order): \(page)")

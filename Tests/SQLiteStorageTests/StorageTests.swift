@@ -66,6 +66,7 @@ let payload = StoreRows.payload
                 "v33-personal-tokens-totp", "v34-audit", "v35-alert-mail", "v36-quota-counts-by-fingerprint",
                 "v37-login-tickets",
                 "v38-rotation",
+                "v39-issue-hangs",
                 "v40-tag-users",
             ])
     }

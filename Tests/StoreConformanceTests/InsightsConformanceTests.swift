@@ -292,9 +292,9 @@ import Testing
             for window in [TopIssueWindow.last24Hours, .last7Days, .release("2.4.0")] {
                 // when ranked by kind, with room for one issue only,
                 let crash = try await insights.topIssues(
-                    project: p.id, window: window, kind: .crash, now: now, limit: 1)
+                    project: p.id, window: window, category: .crash, now: now, limit: 1)
                 let nonFatal = try await insights.topIssues(
-                    project: p.id, window: window, kind: .nonfatal, now: now, limit: 5)
+                    project: p.id, window: window, category: .nonFatal, now: now, limit: 5)
                 let all = try await insights.topIssues(project: p.id, window: window, now: now, limit: 1)
                 // then the crash with the most users tops the crashes, whatever the non-fatal reached,
                 #expect(crash.map(\.issue.title) == ["crash in segv()"], "\(window)")
@@ -304,7 +304,8 @@ import Testing
                 // and without a kind every issue is ranked together, as before.
                 #expect(all.map(\.issue.kind) == [.nonfatal], "\(window)")
             }
-            let week = try await insights.topIssues(project: p.id, window: .last7Days, kind: .crash, now: now, limit: 5)
+            let week = try await insights.topIssues(
+                project: p.id, window: .last7Days, category: .crash, now: now, limit: 5)
             #expect(week.map(\.users) == [3, 1])
             #expect(week.map { $0.previous?.users } == [0, 0])
         }

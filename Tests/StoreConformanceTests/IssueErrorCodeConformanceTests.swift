@@ -54,7 +54,7 @@ import Testing
             let detail = try await stores.insights.issue(IssueID(1), project: project, now: now)
             #expect(detail?.summary.errorCode == "-1001")
             let top = try await stores.insights.topIssues(
-                project: project, window: .release("2.0"), kind: nil, now: now, limit: 10)
+                project: project, window: .release("2.0"), category: nil, now: now, limit: 10)
             #expect(top.first { $0.issue.id == IssueID(1) }?.issue.errorCode == "-1001")
         }
     }

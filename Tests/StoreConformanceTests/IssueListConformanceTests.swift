@@ -13,6 +13,8 @@ import Testing
         var id: Int64
         var project: Int64
         var kind: ReportKind
+        /// Marked a hang when filed (`IssueCategory`): listed with the hangs, whatever its kind.
+        var hang: Bool
         var status: IssueStatus
         var regressed: Bool
         var lastSeen: Int64
@@ -46,6 +48,7 @@ import Testing
             seeds.append(
                 Seed(
                     id: Int64(id), project: project.rawValue, kind: next(3) == 0 ? .nonfatal : .crash,
+                    hang: id % 5 == 0,
                     status: [IssueStatus.open, .open, .closed, .muted][next(4)], regressed: next(4) == 0,
                     lastSeen: Self.t0 + Int64(next(3)), events: next(3), users: next(3), inRelease: inRelease))
         }
@@ -54,9 +57,10 @@ import Testing
             try await stores.execute(
                 """
                 INSERT INTO issues (id, project_id, fingerprint, kind, grouping, title, status, regressed, first_seen, last_seen,
-                                    events, users, updated_at)
+                                    events, users, updated_at, hang)
                 VALUES (\(s.id), \(s.project), '\(String(format: "v2:%016llx", s.id))', '\(s.kind.rawValue)', '{}', 'issue \(s.id)',
-                        '\(s.status.rawValue)', \(s.regressed ? "TRUE" : "FALSE"), \(Self.t0 - 1000), \(s.lastSeen), \(s.events), \(s.users), \(Self.t0))
+                        '\(s.status.rawValue)', \(s.regressed ? "TRUE" : "FALSE"), \(Self.t0 - 1000), \(s.lastSeen), \(s.events), \(s.users), \(Self.t0),
+                        \(s.hang ? "TRUE" : "FALSE"))
                 """)
             if let r = s.inRelease {
                 try await stores.execute(
@@ -84,13 +88,15 @@ import Testing
                 guard release == "2.0", let r = s.inRelease else { return nil }
                 (events, users, lastSeen) = (r.events, r.users, r.lastSeen)
             }
-            return IssueSummary(
+            var summary = IssueSummary(
                 id: IssueID(s.id), project: project, kind: s.kind,
                 fingerprint: Fingerprint(version: 2, hash: "0123456789abcdef"),
                 title: "", culprit: nil, status: s.status, signals: IssueSignals(regressed: s.regressed),
                 firstSeen: now, lastSeen: Date(timeIntervalSince1970: Double(lastSeen) / 1000), firstRelease: nil,
                 lastRelease: nil,
                 events: events, users: users)
+            summary.hang = s.hang
+            return summary
         }
         return summaries.filter(filter.includes).sorted(by: filter.sort.precedes).map(\.id.rawValue)
     }
@@ -131,10 +137,11 @@ import Testing
                     }
                 }
             }
-            #expect(lists == 5 * 3 * 3 * 3)
+            #expect(lists == 5 * 4 * 3 * 3)
             // The data exercised what it should: a non-empty release list, regressed issues, ties on the first keys.
             #expect(!expected(seeds, project: app, filter: IssueListFilter(release: "2.0"), now: now).isEmpty)
             #expect(!expected(seeds, project: app, filter: IssueListFilter(status: .regressed), now: now).isEmpty)
+            #expect(!expected(seeds, project: app, filter: IssueListFilter(kind: .hang), now: now).isEmpty)
         }
     }
 

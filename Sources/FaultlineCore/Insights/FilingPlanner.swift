@@ -45,12 +45,15 @@ public enum FilingPlanner {
         /// `grouping` as stored (`StoredJSON.encode`).
         public var groupingJSON: String
         public var tags: [(key: String, value: String)]
+        /// Whether it is a hang (``IssueCategory/isHang(_:)``): an issue it creates, or migrates to a new grouping
+        /// version, is stored with this mark.
+        public var hang: Bool
 
         public init(
             id: Int64, project: ProjectID, kind: String, occurredAt: Int64, release: String?, user: String?,
             sessionID: String?,
             issueID: Int64?, early: Bool?, groupingVersion: Int, grouping: GroupingResult, groupingJSON: String,
-            tags: [(key: String, value: String)]
+            tags: [(key: String, value: String)], hang: Bool = false
         ) {
             self.id = id
             self.project = project
@@ -65,6 +68,7 @@ public enum FilingPlanner {
             self.grouping = grouping
             self.groupingJSON = groupingJSON
             self.tags = tags
+            self.hang = hang
         }
 
         var key: IssueKey { IssueKey(project: project.rawValue, fingerprint: grouping.fingerprint.rawValue) }
@@ -162,6 +166,8 @@ public enum FilingPlanner {
         public var culprit: String?
         public var rank: Int
         public var kind: String
+        /// The hang mark, decided from the report like `kind`.
+        public var hang: Bool
     }
 
     public struct Retitle: Sendable, Equatable {
@@ -440,7 +446,8 @@ public enum FilingPlanner {
                 FilingPlan.Deletion(issue: issue, alertsTo: alertsTo, afterNewIssues: plan.newIssues.count))
         }
 
-        /// Gives `issue` the report's fingerprint, grouping, title and kind (migrated to the current grouping version).
+        /// Gives `issue` the report's fingerprint, grouping, title, kind and hang mark (migrated to the current grouping
+        /// version).
         mutating func rekey(_ issue: Int64, to key: IssueKey, report: Report) {
             guard issues[issue] != nil else { return }
             let g = report.grouping
@@ -449,7 +456,7 @@ public enum FilingPlanner {
             keys[issue] = key
             issues[issue]?.rekey = Rekey(
                 fingerprint: key.fingerprint, grouping: report.groupingJSON, title: g.title, culprit: g.culprit,
-                rank: g.titleRank, kind: report.kind)
+                rank: g.titleRank, kind: report.kind, hang: report.hang && key != .overflow(project: key.project))
             issues[issue]?.retitle = nil
             issues[issue]?.title = g.title
             issues[issue]?.state.titleRank = g.titleRank
@@ -466,7 +473,9 @@ public enum FilingPlanner {
             let id = FilingPlan.newIssueID(at: plan.newIssues.count)
             var new = FilingPlan.NewIssue(
                 key: key, kind: report.kind, grouping: groupingJSON, title: g.title, culprit: g.culprit,
-                titleRank: g.titleRank, occurredAt: report.occurredAt, release: report.release)
+                titleRank: g.titleRank, occurredAt: report.occurredAt, release: report.release,
+                // The overflow issue holds reports of every sort: never a hang.
+                hang: report.hang && key != .overflow(project: key.project))
             var issue = Issue(
                 state: IssueFiling.IssueState(
                     id: id, status: .open, groupingVersion: g.fingerprint.version, titleRank: g.titleRank,
@@ -517,6 +526,8 @@ public struct FilingPlan: Sendable {
         /// Its first (and last) event, whose release it has.
         public var occurredAt: Int64
         public var release: String?
+        /// Whether it is a hang (``IssueCategory``), as its first report was: stored with it, never re-derived.
+        public var hang: Bool
         /// Open, or the status of the issue it split from (a grouping-version migration), with its marks.
         public var status: IssueStatus = .open
         public var regressed = false

@@ -52,7 +52,7 @@ extension InsightsReader {
     public func topIssues(project: ProjectID, window: TopIssueWindow, now: Date, limit: Int) async throws
         -> [TopIssue]
     {
-        try await topIssues(project: project, window: window, kind: nil, now: now, limit: limit)
+        try await topIssues(project: project, window: window, category: nil, now: now, limit: limit)
     }
 }
 
@@ -174,7 +174,12 @@ public struct IssueQuery: Sendable, Equatable {
     public var status: IssueStatus?
     /// Only issues in this release; their events, users and last seen are then those of the release.
     public var release: String?
+    /// Only issues of this kind as the clients sent them (fatal or not: the release gate's crashes, fatal hangs
+    /// among them).
     public var kind: ReportKind?
+    /// Only crashes, hangs or non-fatal errors (``IssueCategory``: a hang is never listed with the crashes or
+    /// non-fatals it was sent as).
+    public var category: IssueCategory?
     /// true: only issues marked regressed (whatever their status); false: only those not marked; nil: both.
     public var regressed: Bool?
     /// The order (total, see ``IssueOrder``).
@@ -184,12 +189,14 @@ public struct IssueQuery: Sendable, Equatable {
     public var limit: Int
     public init(
         project: ProjectID, status: IssueStatus? = nil, release: String? = nil, kind: ReportKind? = nil,
-        regressed: Bool? = nil, order: IssueOrder = .lastSeen, offset: Int = 0, limit: Int = 100
+        category: IssueCategory? = nil, regressed: Bool? = nil, order: IssueOrder = .lastSeen, offset: Int = 0,
+        limit: Int = 100
     ) {
         self.project = project
         self.status = status
         self.release = release
         self.kind = kind
+        self.category = category
         self.regressed = regressed
         self.order = order
         self.offset = offset
@@ -204,9 +211,11 @@ public protocol InsightsReader: Sendable {
     func health(project: ProjectID, release: String?, from: DayNumber, through: DayNumber) async throws -> [DailyHealth]
     /// Releases of a project, newest first (at most `limit`).
     func releases(project: ProjectID, now: Date, limit: Int) async throws -> [ReleaseRow]
-    /// Issues ranked by users affected in `window`, then events; only issues of `kind` when given (crashes and
-    /// non-fatals are ranked apart: a timeout that reaches many users must not bury a crash).
-    func topIssues(project: ProjectID, window: TopIssueWindow, kind: ReportKind?, now: Date, limit: Int) async throws
+    /// Issues ranked by users affected in `window`, then events; only issues of `category` when given (crashes, hangs
+    /// and non-fatals are ranked apart: a timeout that reaches many users must not bury a crash).
+    func topIssues(
+        project: ProjectID, window: TopIssueWindow, category: IssueCategory?, now: Date, limit: Int
+    ) async throws
         -> [TopIssue]
     /// Issues matching `query`'s filters, in its order, from its offset, at most its limit.
     func issues(matching query: IssueQuery, now: Date) async throws -> [IssueSummary]

@@ -139,6 +139,10 @@ public struct IssueSummary: Sendable, Equatable {
     /// The error code all its events share, when it was grouped by error type and code (``GroupingResult/errorCode``):
     /// shown beside the title, since a domain's codes are different problems (`-1001` timed out, `-1009` offline).
     public var errorCode: String?
+    /// Whether the issue is a hang or an ANR, as filing decided from its first report (``IssueCategory``).
+    public var hang = false
+    /// Crash, hang or non-fatal: the kind the lists and top issues keep apart.
+    public var category: IssueCategory { IssueCategory.of(kind: kind, hang: hang) }
     public init(
         id: IssueID, project: ProjectID, kind: ReportKind, fingerprint: Fingerprint, title: String, culprit: String?,
         status: IssueStatus, signals: IssueSignals, firstSeen: Date, lastSeen: Date, firstRelease: String?,

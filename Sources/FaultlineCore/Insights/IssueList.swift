@@ -37,10 +37,30 @@ public struct IssueListFilter: Hashable, Sendable {
         case all, open, closed, muted, regressed
     }
 
-    /// The kind filter.
+    /// The kind filter: every issue, or one ``IssueCategory`` (a hang is never listed with the crashes or non-fatals
+    /// it was sent as).
     public enum Kind: String, CaseIterable, Sendable {
-        case all, crash
+        case all, crash, hang
         case nonFatal = "non-fatal"
+
+        /// The category listed (nil: every one).
+        public var category: IssueCategory? {
+            switch self {
+            case .all: nil
+            case .crash: .crash
+            case .hang: .hang
+            case .nonFatal: .nonFatal
+            }
+        }
+
+        /// The filter that lists `category` alone.
+        public init(_ category: IssueCategory) {
+            switch category {
+            case .crash: self = .crash
+            case .hang: self = .hang
+            case .nonFatal: self = .nonFatal
+            }
+        }
     }
 
     public var status: Status
@@ -66,7 +86,8 @@ public struct IssueListFilter: Hashable, Sendable {
 
     /// The storage query for `limit` issues of this list from `offset` on.
     public func query(project: ProjectID, offset: Int, limit: Int) -> IssueQuery {
-        var query = IssueQuery(project: project, release: release, order: sort, offset: offset, limit: limit)
+        var query = IssueQuery(
+            project: project, release: release, category: kind.category, order: sort, offset: offset, limit: limit)
         switch status {
         case .all: break
         case .open: query.status = .open
@@ -74,21 +95,12 @@ public struct IssueListFilter: Hashable, Sendable {
         case .muted: query.status = .muted
         case .regressed: query.regressed = true
         }
-        switch kind {
-        case .all: break
-        case .crash: query.kind = .crash
-        case .nonFatal: query.kind = .nonfatal
-        }
         return query
     }
 
     /// Whether the list shows `issue` (the rule the storage query follows; release membership is not known here).
     public func includes(_ issue: IssueSummary) -> Bool {
-        switch kind {
-        case .all: break
-        case .crash: if issue.kind != .crash { return false }
-        case .nonFatal: if issue.kind != .nonfatal { return false }
-        }
+        if let category = kind.category, issue.category != category { return false }
         switch status {
         case .all: return true
         case .open: return issue.status == .open
@@ -104,6 +116,7 @@ public struct IssueListFilter: Hashable, Sendable {
         switch kind {
         case .all: noun = "issues"
         case .crash: noun = "crashes"
+        case .hang: noun = "hangs and ANRs"
         case .nonFatal: noun = "non-fatal issues"
         }
         var what: String
@@ -187,7 +200,7 @@ public struct IssueListRequest: Hashable, Sendable {
         }
         if let raw = value("kind") {
             guard let kind = IssueListFilter.Kind(rawValue: raw) else {
-                throw IssueListRequestError(field: "kind", message: "must be all, crash or non-fatal")
+                throw IssueListRequestError(field: "kind", message: "must be all, crash, hang or non-fatal")
             }
             filter.kind = kind
         }

@@ -19,6 +19,7 @@ public enum IssueSQL {
     public static let columnNames = [
         "id", "project_id", "kind", "fingerprint", "title", "culprit", "status", "regressed", "first_seen", "last_seen",
         "first_release", "last_release", "events", "users", "repeat_users", "early_events", "timed_events", "grouping",
+        "hang",
     ]
     /// ``columnNames`` of the issues table `i`, for a select.
     public static let columns = select(release: false)
@@ -44,8 +45,20 @@ public enum IssueSQL {
         var conditions = ["i.project_id = \(binds.bind(query.project.rawValue))"]
         if let status = query.status { conditions.append("i.status = \(binds.bind(status.rawValue))") }
         if let kind = query.kind { conditions.append("i.kind = \(binds.bind(kind.rawValue))") }
+        if let category = query.category { conditions.append(of(category, &binds)) }
         if let regressed = query.regressed { conditions.append("i.regressed = \(binds.bind(regressed))") }
         return from + " WHERE " + conditions.joined(separator: " AND ")
+    }
+
+    /// The condition that keeps the issues of `category` (`i`): a hang by its stored mark, whatever kind the client
+    /// sent it as; a crash or a non-fatal by its kind, hangs left out. The mark is written as a literal, so that the
+    /// hangs' partial index (`issues_hangs`, whose condition is `hang = true`) serves a listing of hangs.
+    static func of(_ category: IssueCategory, _ binds: inout SQLBinds) -> String {
+        switch category {
+        case .hang: "i.hang = true"
+        case .crash: "i.kind = \(binds.bind(ReportKind.crash.rawValue)) AND i.hang = false"
+        case .nonFatal: "i.kind = \(binds.bind(ReportKind.nonfatal.rawValue)) AND i.hang = false"
+        }
     }
 
     /// The `ORDER BY` of `order`, on the release's totals (`ir`) when the listing has a release filter.
@@ -83,9 +96,9 @@ public enum IssueSQL {
     // MARK: Top issues
 
     /// The top issues of `window`, most users first, then events: each row the issue's columns, then its users and
-    /// events in the window (``topIssue(_:now:)``). With `kind`, only issues of that kind are ranked.
+    /// events in the window (``topIssue(_:now:)``). With `category`, only issues of that category are ranked.
     public static func top(
-        project: ProjectID, window: TopIssueWindow, kind: ReportKind? = nil, now: Date, limit: Int,
+        project: ProjectID, window: TopIssueWindow, category: IssueCategory? = nil, now: Date, limit: Int,
         _ dialect: SQLDialect
     ) -> SQLStatement {
         var binds = SQLBinds(dialect)
@@ -93,7 +106,7 @@ public enum IssueSQL {
         let sql: String
         switch window {
         case .release(let release):
-            let ofKind = kind.map { " AND i.kind = \(binds.bind($0.rawValue))" } ?? ""
+            let ofKind = category.map { " AND " + of($0, &binds) } ?? ""
             sql = """
                 SELECT \(columns), ir.users, ir.events
                 FROM issue_releases ir JOIN issues i ON i.id = ir.issue_id
@@ -110,13 +123,13 @@ public enum IssueSQL {
                         AND issue_id IS NOT NULL
                     GROUP BY issue_id
                 """
-            if let kind {
-                // The window's issues are counted from the covering index as without a kind; the kind is the
-                // issue's, so the ranking is cut after the join (one issue row read per issue of the window).
+            if let category {
+                // The window's issues are counted from the covering index as without a category; the category is
+                // the issue's, so the ranking is cut after the join (one issue row read per issue of the window).
                 sql = """
                     WITH w AS (\(counted))
                     SELECT \(columns), w.window_users, w.window_events FROM w JOIN issues i ON i.id = w.issue_id
-                    WHERE i.kind = \(binds.bind(kind.rawValue))
+                    WHERE \(of(category, &binds))
                     ORDER BY w.window_users DESC, w.window_events DESC, i.id LIMIT \(binds.bind(limit))
                     """
             } else {
@@ -131,7 +144,7 @@ public enum IssueSQL {
         return SQLStatement(sql: sql, values: binds.values)
     }
 
-    /// A row of ``top(project:window:kind:now:limit:_:)``; nil for an issue of a kind or status this build does not know.
+    /// A row of ``top(project:window:category:now:limit:_:)``; nil for an issue of a kind or status this build does not know.
     public static func topIssue(_ row: some SQLRow, now: Date) throws -> TopIssue? {
         let next = columnNames.count
         return try summary(row, now: now).map {
@@ -267,6 +280,7 @@ public enum IssueSQL {
             firstSeen: firstSeen, lastSeen: try row.date(9), firstRelease: try row.textOrNull(10),
             lastRelease: try row.textOrNull(11), events: try row.int(12), users: try row.int(13))
         summary.errorCode = try row.textOrNull(17).flatMap(errorCode(grouping:))
+        summary.hang = try row.bool(18)
         return summary
     }
 

@@ -51,12 +51,9 @@ struct InsightsController {
             }
             query.status = parsed
         }
-        if let kind = params["kind"].map(String.init) {
-            guard let parsed = ReportKind(rawValue: kind) else {
-                throw APIError.badRequest("must be crash or nonfatal", field: "kind")
-            }
-            query.kind = parsed
-        }
+        // `?kind=crash|hang|nonfatal`: one category (a hang is never listed with the crashes or non-fatals it was
+        // sent as).
+        query.category = try IssueOut.category(params["kind"])
         query.release = params["release"].map { ReleaseName.release(of: String($0)) }
         query.limit = try Self.limit(request, default: 100, max: 1000)
         let now = clock.now()
@@ -172,19 +169,14 @@ struct InsightsController {
             window = .release(release)
         default: throw APIError.badRequest("must be 24h, 7d or release", field: "window")
         }
-        // `?kind=crash|nonfatal` ranks one kind by its users (as the dashboard's sections do); without it, every kind.
-        var kind: ReportKind?
-        if let raw = params["kind"].map(String.init) {
-            guard let parsed = ReportKind(rawValue: raw) else {
-                throw APIError.badRequest("must be crash or nonfatal", field: "kind")
-            }
-            kind = parsed
-        }
+        // `?kind=crash|hang|nonfatal` ranks one category by its users (as the dashboard's sections do); without it,
+        // every kind.
+        let category = try IssueOut.category(params["kind"])
         let limit = try Self.limit(request, default: 20, max: PageRequest.maxTopIssues)
         let rows = try await insights.topIssues(
-            project: project.id, window: window, kind: kind, now: clock.now(), limit: limit)
+            project: project.id, window: window, category: category, now: clock.now(), limit: limit)
         return TopOut(
-            window: window.label, kind: kind?.rawValue,
+            window: window.label, kind: category.map(IssueOut.name),
             issues: rows.map {
                 TopOut.Row(
                     issue: IssueOut($0.issue), users: $0.users, events: $0.events, previousUsers: $0.previous?.users,

@@ -5,7 +5,11 @@ import Hummingbird
 /// JSON shapes of the insights API (snake_case; rates are 0…1 or null for "no data", always with their counts).
 struct IssueOut: Codable, ResponseEncodable {
     var id: Int64
+    /// As the client sent it: `crash` or `nonfatal`.
     var kind: String
+    /// What lists keep apart (``IssueCategory``, as filing stored it): `crash`, `hang` or `nonfatal`, the values of
+    /// the listings' `?kind=`.
+    var category: String
     var title: String
     var culprit: String?
     /// The error code the issue's events share (`-1001`), when grouped by error type and code; absent otherwise.
@@ -22,7 +26,8 @@ struct IssueOut: Codable, ResponseEncodable {
     /// The tracker issue opened for it (in an issue's detail and a PATCH's answer; absent in lists).
     var trackerURL: String?
     enum CodingKeys: String, CodingKey {
-        case id, kind, title, culprit, errorCode = "error_code", status, signals, fingerprint, firstSeen = "first_seen"
+        case id, kind, category, title, culprit, errorCode = "error_code", status, signals, fingerprint, firstSeen =
+            "first_seen"
         case lastSeen = "last_seen"
         case firstRelease = "first_release", lastRelease = "last_release", events, users, trackerURL = "tracker_url"
     }
@@ -33,6 +38,7 @@ struct IssueOut: Codable, ResponseEncodable {
     init(_ s: IssueSummary) {
         id = s.id.rawValue
         kind = s.kind.rawValue
+        category = Self.name(s.category)
         title = s.title
         culprit = s.culprit
         errorCode = s.errorCode
@@ -45,6 +51,27 @@ struct IssueOut: Codable, ResponseEncodable {
         lastRelease = s.lastRelease
         events = s.events
         users = s.users
+    }
+}
+
+extension IssueOut {
+    /// The API's name of a category: its `kind` spelling (`nonfatal`), so `?kind=` takes what `category` shows.
+    static func name(_ category: IssueCategory) -> String {
+        switch category {
+        case .crash: "crash"
+        case .hang: "hang"
+        case .nonFatal: "nonfatal"
+        }
+    }
+
+    /// The category an API listing's `?kind=` names (nil: none given).
+    /// - Throws: a 400 naming `kind` for a value that is not `crash`, `hang` or `nonfatal`.
+    static func category(_ parameter: Substring?) throws -> IssueCategory? {
+        guard let parameter else { return nil }
+        guard let category = IssueCategory.allCases.first(where: { name($0) == parameter }) else {
+            throw APIError.badRequest("must be crash, hang or nonfatal", field: "kind")
+        }
+        return category
     }
 }
 
@@ -73,9 +100,11 @@ struct IssueDetailOut: ResponseEncodable {
         var events: Int
         var users: Int
     }
+    /// A breakdown value: its events and, but in the `user` breakdown, its distinct users (exact).
     struct Entry: Codable {
         var value: String
         var events: Int
+        var users: Int?
     }
     struct Sample: Codable {
         var eventID: String
@@ -99,11 +128,9 @@ struct IssueDetailOut: ResponseEncodable {
         grouping = Grouping(
             source: d.grouping.source.rawValue, components: d.grouping.components,
             fingerprint: d.grouping.fingerprint.rawValue)
-    /// A breakdown value: its events and, but in the `user` breakdown, its distinct users (exact).
         releases = d.releases.map {
             ReleaseRow(
                 release: $0.release, events: $0.events, users: $0.users,
-        var users: Int?
                 firstSeen: Timestamps.formatISO8601($0.firstSeen),
                 lastSeen: Timestamps.formatISO8601($0.lastSeen))
         }
@@ -229,7 +256,7 @@ struct TopOut: ResponseEncodable {
         var previousEvents: Int?
     }
     var window: String
-    /// The kind ranked (`crash`, `nonfatal`); absent when every kind is ranked together.
+    /// The kind ranked (`crash`, `hang`, `nonfatal`); absent when every kind is ranked together.
     var kind: String?
     var issues: [Row]
 }

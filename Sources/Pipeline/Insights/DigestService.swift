@@ -102,7 +102,8 @@ public struct DigestService: Service {
         let series = try await insights.health(
             project: id, release: nil, from: today.adding(-(2 * period.days - 1)), through: today)
         let trend = HealthTrend.make(series: series, last: today, length: period.days)
-        let top = try await insights.topIssues(project: id, window: period.topWindow, kind: .crash, now: now, limit: 3)
+        let top = try await insights.topIssues(
+            project: id, window: period.topWindow, category: .crash, now: now, limit: 3)
         let windowStart = now.addingTimeInterval(-Double(period.days) * 86_400)
         let recent = try await insights.issues(matching: IssueQuery(project: id, limit: 100), now: now)
         let newIssues = recent.filter { $0.firstSeen >= windowStart }.sorted {

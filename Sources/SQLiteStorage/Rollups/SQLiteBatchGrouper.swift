@@ -64,7 +64,7 @@ enum SQLiteBatchGrouper {
                 issueID: report.issueID, early: report.early.map { $0 == 1 },
                 groupingVersion: report.groupingVersion ?? Grouping.version,
                 grouping: filing.input.grouping, groupingJSON: filing.groupingJSON,
-                tags: filing.input.tags.map { (key: $0.key, value: $0.value) })
+                tags: filing.input.tags.map { (key: $0.key, value: $0.value) }, hang: filing.input.hang)
         }
         let state = try readFilingState(for: reports, now: now, reads: reads, db)
         let plan = try FilingPlanner.plan(reports, state: state, now: now)
@@ -253,13 +253,13 @@ enum SQLiteBatchGrouper {
                     try db.cachedStatement(
                         sql: """
                             INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen,
-                                last_seen, first_release, last_release, updated_at, created_at)
-                            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?9, ?10, ?10)
+                                last_seen, first_release, last_release, updated_at, created_at, hang)
+                            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?9, ?10, ?10, ?11)
                             """
                     ).execute(arguments: [
                         issue.key.project, issue.key.fingerprint, issue.kind, issue.grouping, issue.title,
                         issue.culprit,
-                        issue.titleRank, issue.occurredAt, issue.release, plan.now,
+                        issue.titleRank, issue.occurredAt, issue.release, plan.now, issue.hang ? 1 : 0,
                     ])
                     created.append(db.lastInsertedRowID)
                     continue
@@ -269,13 +269,13 @@ enum SQLiteBatchGrouper {
                     sql: """
                         INSERT INTO issues (project_id, fingerprint, kind, grouping, title, culprit, title_rank, first_seen,
                             last_seen, first_release, last_release, updated_at, created_at, status, regressed,
-                            status_changed_at, status_changed_by)
-                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?9, ?10, ?10, ?11, ?12, ?13, ?14)
+                            status_changed_at, status_changed_by, hang)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?9, ?10, ?10, ?11, ?12, ?13, ?14, ?15)
                         """
                 ).execute(arguments: [
                     issue.key.project, issue.key.fingerprint, issue.kind, issue.grouping, issue.title, issue.culprit,
                     issue.titleRank, issue.occurredAt, issue.release, plan.now, issue.status.rawValue,
-                    issue.regressed ? 1 : 0, issue.statusChangedAt, issue.statusChangedBy,
+                    issue.regressed ? 1 : 0, issue.statusChangedAt, issue.statusChangedBy, issue.hang ? 1 : 0,
                 ])
                 created.append(db.lastInsertedRowID)
             }
@@ -466,9 +466,10 @@ enum SQLiteBatchGrouper {
             if let rekey = planned.rekey {
                 try db.cachedStatement(
                     sql:
-                        "UPDATE issues SET fingerprint = ?, grouping = ?, title = ?, culprit = ?, title_rank = ?, kind = ? WHERE id = ?"
+                        "UPDATE issues SET fingerprint = ?, grouping = ?, title = ?, culprit = ?, title_rank = ?, kind = ?, hang = ? WHERE id = ?"
                 ).execute(arguments: [
-                    rekey.fingerprint, rekey.grouping, rekey.title, rekey.culprit, rekey.rank, rekey.kind, issue,
+                    rekey.fingerprint, rekey.grouping, rekey.title, rekey.culprit, rekey.rank, rekey.kind,
+                    rekey.hang ? 1 : 0, issue,
                 ])
             }
             if let retitle = planned.retitle {

@@ -17,6 +17,8 @@ Scenarios:
   spike     RELEASE COUNT USERS: COUNT application sessions of RELEASE by USERS users in turn; every third crashes
             with an unhandled error fingerprinted "spike-crash" (the others exit), each flushed before the next;
             prints the SDK's rate-limit state (for quotas: errors back off, sessions keep flowing)
+  anr       RELEASE COUNT: COUNT Android-style ANRs of RELEASE by COUNT users: an `ApplicationNotResponding` exception
+            with the mechanism Sentry Android's watchdog gives it (`ANR`, handled: false)
   pii       send_default_pii=True, a password in extra data, a card number in a message, a URL password in a
             breadcrumb, and the user's IP address (for server-side scrubbing)
 """
@@ -177,6 +179,27 @@ elif scenario == "spike":
     transport = sentry_sdk.get_client().transport
     limits = getattr(transport, "_disabled_until", {})
     print("disabled:" + ",".join(sorted(str(k) for k in limits.keys())), flush=True)
+    sentry_sdk.flush(timeout=10)
+
+elif scenario == "anr":
+    release, count = sys.argv[3], int(sys.argv[4])
+    init(release)
+
+    class ApplicationNotResponding(Exception):
+        """The exception type Sentry Android reports an ANR as."""
+
+    def main_thread():
+        raise ApplicationNotResponding("Application Not Responding for at least 5000 ms.")
+
+    for i in range(count):
+        sentry_sdk.set_user({"id": f"anr-user-{i}"})
+        try:
+            main_thread()
+        except ApplicationNotResponding:
+            event, hint = sentry_sdk.utils.event_from_exception(
+                sys.exc_info(), client_options=sentry_sdk.get_client().options,
+                mechanism={"type": "ANR", "handled": False})
+            sentry_sdk.capture_event(event, hint=hint)
     sentry_sdk.flush(timeout=10)
 
 elif scenario == "pii":
