@@ -153,7 +153,11 @@ struct IssuePage {
         issueTitle = issue.title.isEmpty ? "Issue \(issue.id.rawValue)" : issue.title
         displayTitle = IssueTitle.display(issueTitle)
         culpritText = issue.culprit.flatMap { $0.isEmpty ? nil : $0 }
-        kindText = issue.kind == .crash ? "crash" : "non-fatal error"
+        switch issue.category {  // as filing stored it (`IssueCategory`)
+        case .crash: kindText = "crash"
+        case .hang: kindText = "hang or ANR"
+        case .nonFatal: kindText = "non-fatal error"
+        }
         errorCode = issue.errorCode
         statusBadge = .status(issue.status)
         signalBadges = Badge.signals(issue.signals)

@@ -144,6 +144,9 @@ import Testing
         #expect(crashes[first...].prefix(1500).contains("SIGSEGV"), "\(crashes)")
         #expect(!crashes.contains("NSURLErrorDomain") && !crashes.contains("ApplicationNotResponding"))
         #expect(try Self.section("hangs", in: release).contains("ApplicationNotResponding"))
+        // The ANR's own page says what it is.
+        let anrPage = try String(contentsOfFile: site.file("shop/issues/\(anrID).html"), encoding: .utf8)
+        #expect(anrPage.contains("Issue \(anrID) · hang or ANR · "))
         #expect(try Self.section("non-fatal", in: release).contains("NSURLErrorDomain"))
     }
 }
