@@ -21,6 +21,13 @@ import Testing
         return report
     }
 
+    /// `report`, a hang.
+    static func hang(_ report: FilingPlanner.Report) -> FilingPlanner.Report {
+        var report = report
+        report.hang = true
+        return report
+    }
+
     /// A stored issue of `events` events, keyed by `g` (or an older grouping version's fingerprint of it).
     static func stored(
         _ id: Int64, _ g: GroupingResult, version: Int = Grouping.version, events: Int64, status: IssueStatus = .open
@@ -84,7 +91,9 @@ import Testing
         let plan = try FilingPlanner.plan(
             [
                 // Issue 7 (old version, 2 events, closed): its first report rekeys it to a, the second splits off to b.
-                Self.filed(1, a, under: 7, version: old), Self.filed(2, b, under: 7, version: old, release: "2.0"),
+                // (Report 1 is a hang: the rekeyed issue becomes one.)
+                Self.hang(Self.filed(1, a, under: 7, version: old)),
+                Self.filed(2, b, under: 7, version: old, release: "2.0"),
                 // Issue 9 (old version, 1 event) has a report whose new fingerprint c is issue 10's: it empties, and its
                 // alert history follows the event.
                 Self.filed(3, c, under: 9, version: old),
@@ -96,9 +105,11 @@ import Testing
             ]), now: 99)
         let rekeyed = try #require(plan.issuesByKey[T.key(a)])
         #expect(rekeyed.state.id == 7 && rekeyed.rekey?.fingerprint == T.key(a).fingerprint && rekeyed.events == 1)
+        #expect(rekeyed.rekey?.hang == true, "the report that rekeys it decides its category, as its kind")
         #expect(plan.newIssues.count == 1)
         let split = try #require(plan.newIssues.first)
         #expect(split.key == T.key(b) && split.status == .closed && split.regressed && split.statusChangedBy == "ann")
+        #expect(!split.hang)
         #expect(plan.filed[1]?.issue == 7 && plan.filed[2]?.issue == -1 && plan.filed[3]?.issue == 10)
         #expect(plan.deltas.issues[7]?.events == -1 && plan.deltas.issues[-1]?.events == 1)
         #expect(plan.deletions == [FilingPlan.Deletion(issue: 9, alertsTo: 10, afterNewIssues: 1)])

@@ -147,6 +147,20 @@ import Testing
         #expect(keys[1] == keys[2])
     }
 
+    @Test func aNewIssueIsMarkedAHangAsItsFirstReportWasButTheOverflowIssueNever() throws {
+        let (a, b, c) = (Self.grouping("aaaa"), Self.grouping("bbbb"), Self.grouping("cccc"))
+        var hang = Self.report(1, a)
+        hang.hang = true
+        var held = Self.report(3, c)
+        held.hang = true
+        // One issue left in the window: the hang gets it; a second hang is held in the overflow issue.
+        let plan = try FilingPlanner.plan(
+            [hang, Self.report(2, a), held, Self.report(4, b)],
+            state: FilingPlanner.State(budgets: Self.budget(cap: 2, created: 1)), now: 99)
+        #expect(plan.newIssues.map(\.key) == [Self.key(a), .overflow(project: 1)])
+        #expect(plan.newIssues.map(\.hang) == [true, false])
+    }
+
     @Test func withoutABudgetANewFingerprintIsHeldNeverLetThrough() throws {
         let plan = try FilingPlanner.plan(
             [Self.report(1, Self.grouping("aaaa"))], state: FilingPlanner.State(), now: 99)

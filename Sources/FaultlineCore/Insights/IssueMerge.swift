@@ -7,8 +7,9 @@ import Foundation
 /// Merging issues into one and splitting a fingerprint back out, written once for both storage engines (decision
 /// record 0060).
 ///
-/// **Merge.** The survivor keeps its id, title, status and notes; each other issue's reports, rollup rows and alerts
-/// move to it in one transaction (`statements`), and the other issue is deleted. Two tables remember the merge:
+/// **Merge.** The survivor keeps its id, title, kind, category (its hang mark: ``IssueCategory``), status and notes;
+/// each other issue's reports, rollup rows and alerts move to it in one transaction (`statements`), and the other
+/// issue is deleted. Two tables remember the merge:
 /// - `issue_aliases (project_id, fingerprint) → issue_id`: the merged issue's fingerprint now files into the survivor.
 ///   `FilingPlanner` looks a fingerprint with no issue of its own up here, so future events land in the survivor; a
 ///   grouping-version migration carries the alias forward to the new fingerprint (`FilingPlanner.State.survivors`).
