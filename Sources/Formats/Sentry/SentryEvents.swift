@@ -220,7 +220,8 @@ public enum SentryEvents {
         _ e: SentryEventFields, primary: SentryException?, limits: IngestLimits
     ) -> (keys: [(key: String, value: String)], dropped: Int) {
         let builtins: [(String, String?)] = [
-            ("level", e.level), ("mechanism", primary?.mechanismType), ("platform", e.platform),
+            // The mechanism under the name filing reads it by (a hang tracker's mechanism makes a hang).
+            ("level", e.level), (IssueCategory.mechanismTag, primary?.mechanismType), ("platform", e.platform),
             ("server_name", e.serverName), ("exception_module", primary?.module),
         ]
         var own: [(key: String, value: String)] = []
