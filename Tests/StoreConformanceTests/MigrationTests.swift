@@ -89,6 +89,8 @@ import Testing
         for n in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 20, 100] {
             let id = try await db.reportID(eventID(n))
             var outcome = GroupingConformanceTests.outcome(id, site: n % 3 == 0 ? "parse()" : "render()")
+            // The parse() issue is a hang (`issues.hang`, a flag the copy turns into a boolean).
+            outcome.grouping?.hang = n % 3 == 0
             outcome.search = SearchDocument(
                 event: eventID(n).rawValue, user: "user-\(n % 3)", release: n <= 6 ? "1.0" : "2.0",
                 error: "SIGSEGV boom \(n)",
@@ -98,6 +100,8 @@ import Testing
         try await db.symbolication.saveAll(outcomes, at: now.addingTimeInterval(-30))
         let issues = try await db.insights.issues(matching: IssueQuery(project: app.id), now: now).map(\.id)
         #expect(issues.count == 2)
+        #expect(
+            try await db.insights.issues(matching: IssueQuery(project: app.id, category: .hang), now: now).count == 1)
         _ = try await db.insights.setStatus(
             .closed, issue: issues[0], project: app.id, by: "the CLI", at: now.addingTimeInterval(-20))
         #expect(
