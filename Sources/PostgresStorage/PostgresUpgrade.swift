@@ -120,8 +120,6 @@ public enum PostgresUpgrade {
 /// database migrated up to that version and filled with SQL valid at that version; `pg_dump` writes it out.
 public final class PostgresSchemaSnapshot: Sendable {
     let database: PostgresEngine
-    /// The migrations applied, in order.
-    public let applied: [String]
 
     /// Migrates the empty database at `url` up to and including `version`.
     /// - Parameter identities: the hasher of the per-user rollups (needed from `pg9-hashed-rollup-users` on).
@@ -133,7 +131,22 @@ public final class PostgresSchemaSnapshot: Sendable {
             location: try PostgresLocation(url: url), maximumConnections: 1, identities: identities)
         await database.waitUntilRunning()
         try await PostgresMigrations.apply(database, upTo: version)
-        applied = try await database.appliedMigrations()
+    }
+
+    /// The migrations applied, in order.
+    public var applied: [String] {
+        get async throws { try await database.appliedMigrations() }
+    }
+
+    /// Migrates on, with the rows added so far, up to and including the later `version`: the data passes through
+    /// those migrations as an upgraded install's did (a snapshot of `pg12-one-release` or later holds its releases as
+    /// that migration rewrote them).
+    /// - Throws: `StorageError(.conflict)` when `version` is no migration of this binary.
+    public func migrate(upTo version: String) async throws {
+        guard PostgresUpgrade.migrations.contains(version) else {
+            throw StorageError(.conflict, "no PostgreSQL migration is named \(version)")
+        }
+        try await PostgresMigrations.apply(database, upTo: version)
     }
 
     /// The columns of `table` in order, or nil when the table does not exist at this version.
@@ -150,6 +163,28 @@ public final class PostgresSchemaSnapshot: Sendable {
                 names.append(name)
             }
             return names.isEmpty ? nil : names
+        }
+    }
+
+    /// The primary key columns of `table` in key order (none for a table without one).
+    public func primaryKey(_ table: String) async throws -> [String] {
+        let logger = database.logger
+        return try await database.read { connection in
+            var names: [String] = []
+            for try await name in try await connection.query(
+                """
+                SELECT k.column_name::text FROM information_schema.table_constraints c
+                JOIN information_schema.key_column_usage k
+                    ON k.constraint_schema = c.constraint_schema AND k.constraint_name = c.constraint_name
+                    AND k.table_name = c.table_name
+                WHERE c.table_schema = current_schema() AND c.table_name = \(table)
+                    AND c.constraint_type = 'PRIMARY KEY'
+                ORDER BY k.ordinal_position
+                """, logger: logger
+            ).decode(String.self) {
+                names.append(name)
+            }
+            return names
         }
     }
 

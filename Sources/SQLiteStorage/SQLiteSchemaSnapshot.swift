@@ -8,8 +8,6 @@ import GRDB
 /// Only tools and tests make these: a server never opens a database at anything but the newest schema.
 public final class SQLiteSchemaSnapshot: Sendable {
     let queue: DatabaseQueue
-    /// The migrations applied, oldest first.
-    public let applied: [String]
 
     /// A new database at `path` (which must not exist) migrated up to and including `version`.
     /// - Throws: `StorageError(.conflict)` when `version` is no migration of this binary or the file exists.
@@ -24,7 +22,22 @@ public final class SQLiteSchemaSnapshot: Sendable {
             throw StorageError(.conflict, "\(path) is not empty")
         }
         try SQLiteMigrations.migrator.migrate(queue, upTo: version)
-        applied = try queue.read { db in try SQLiteMigrations.migrator.appliedMigrations(db) }
+    }
+
+    /// The migrations applied, oldest first.
+    public var applied: [String] {
+        get throws { try queue.read { db in try SQLiteMigrations.migrator.appliedMigrations(db) } }
+    }
+
+    /// Migrates on, with the rows added so far, up to and including the later `version`: the data passes through
+    /// those migrations as an upgraded install's did (a snapshot of `v27-one-release` or later holds its releases as
+    /// that migration rewrote them).
+    /// - Throws: `StorageError(.conflict)` when `version` is no migration of this binary.
+    public func migrate(upTo version: String) throws {
+        guard SQLiteMigrations.migrator.migrations.contains(version) else {
+            throw StorageError(.conflict, "no SQLite migration is named \(version)")
+        }
+        try SQLiteMigrations.migrator.migrate(queue, upTo: version)
     }
 
     /// The columns of `table` in order, or nil when the table does not exist at this version.
@@ -33,6 +46,11 @@ public final class SQLiteSchemaSnapshot: Sendable {
             guard try db.tableExists(table) else { return nil }
             return try db.columns(in: table).map(\.name)
         }
+    }
+
+    /// The primary key columns of `table` (`rowid` for a table without one).
+    public func primaryKey(_ table: String) throws -> [String] {
+        try queue.read { db in try db.primaryKey(table).columns }
     }
 
     /// Runs `sql` (statements that add rows) in one transaction.

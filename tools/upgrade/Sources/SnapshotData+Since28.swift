@@ -12,7 +12,8 @@ extension SnapshotData {
     /// The SQLite migration (a row's `since`) and the PostgreSQL one that brought the same schema change: a row that
     /// needs one needs the other on PostgreSQL.
     static let postgresTwins: [String: String] = [
-        "v28-merged-issues": "pg13-merged-issues", "v29-retention-samples-trackers": "pg14-retention-samples-trackers",
+        "v27-one-release": "pg12-one-release", "v28-merged-issues": "pg13-merged-issues",
+        "v29-retention-samples-trackers": "pg14-retention-samples-trackers",
         "v30-people": "pg15-people", "v31-event-quotas": "pg16-event-quotas",
         "v32-fingerprint-rules": "pg17-fingerprint-rules", "v33-personal-tokens-totp": "pg18-personal-tokens-totp",
         "v34-audit": "pg19-audit", "v35-alert-mail": "pg20-alert-mail",

@@ -24,8 +24,9 @@ struct SnapshotRow {
     var since: String?
 }
 
-/// A crash reporter's data as it looks after a few days: two projects (an iOS app with releases spelt three ways, a
-/// Python worker sending Sentry events), their keys, reports with payloads and symbolication results, issues with
+/// A crash reporter's data as it looks after a few days: two projects (an iOS app with releases spelt three ways, as
+/// installs before `v27-one-release` stored them: `SnapshotFill` carries them through it; a Python worker sending
+/// Sentry events), their keys, reports with payloads and symbolication results, issues with
 /// every rollup, sessions and release health, debug files and source bundles, alerts with webhook deliveries, a
 /// minidump, a sentry-cli upload, a dashboard login, search entries; from `v28-merged-issues` / `pg13-merged-issues` on
 /// a merged issue, people and their tokens and second factors, quotas, fingerprint rules, the audit trail and alert mail

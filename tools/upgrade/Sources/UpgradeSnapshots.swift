@@ -44,22 +44,31 @@ struct UpgradeSnapshots: AsyncParsableCommand {
                 "upgrade-snapshot-\(UUID().uuidString).sqlite"
             ).path
             defer { try? FileManager.default.removeItem(atPath: path) }
-            let snapshot = try SQLiteSchemaSnapshot(path: path, upTo: schema)
-            let hashed = snapshot.applied.contains("v24-hashed-rollup-users")
-            var statements: [String] = []
-            for row in SnapshotData.rows {
-                if let since = row.since, !snapshot.applied.contains(since) { continue }
-                guard let columns = try snapshot.columns(row.table) else { continue }
-                statements.append(insert(row, columns: columns, hashed: hashed, literal: sqliteLiteral))
+            let first = SnapshotFill.firstVersion(
+                of: schema, migrations: SQLiteUpgrade.migrations, oneRelease: SnapshotFill.oneRelease)
+            let snapshot = try SQLiteSchemaSnapshot(path: path, upTo: first)
+            var fill = SnapshotFill()
+            try snapshot.execute(try Self.step(&fill, snapshot).joined(separator: ";\n"))
+            if first != schema {
+                try snapshot.migrate(upTo: schema)
+                try snapshot.execute(try Self.step(&fill, snapshot).joined(separator: ";\n"))
             }
-            for (table, statement) in SnapshotData.updates where try snapshot.columns(table) != nil {
-                statements.append(statement)
-            }
-            try snapshot.execute(statements.joined(separator: ";\n"))
             let text = try snapshot.dump(
                 header: "-- Faultline upgrade snapshot: SQLite at \(schema) (made by tools/upgrade/make-snapshots)")
             try snapshot.close()
             try Data(text.utf8).write(to: URL(fileURLWithPath: out))
+        }
+
+        /// The statements that fill `snapshot` at its current version (`SnapshotFill.statements`).
+        static func step(_ fill: inout SnapshotFill, _ snapshot: SQLiteSchemaSnapshot) throws -> [String] {
+            var tables: [String: SnapshotFill.Table] = [:]
+            for table in SnapshotFill.tables(fill.rows) {
+                guard let columns = try snapshot.columns(table) else { continue }
+                tables[table] = SnapshotFill.Table(columns: columns, key: try snapshot.primaryKey(table))
+            }
+            return try fill.statements(
+                applied: try snapshot.applied, hashedFrom: "v24-hashed-rollup-users", literal: sqliteLiteral,
+                tables: tables)
         }
     }
 
@@ -70,19 +79,41 @@ struct UpgradeSnapshots: AsyncParsableCommand {
         @Option(help: "The empty database: postgres://…") var url: String
 
         func run() async throws {
-            let snapshot = try await PostgresSchemaSnapshot(url: url, upTo: schema, identities: .hmacSHA256)
-            let hashed = snapshot.applied.contains("pg9-hashed-rollup-users")
-            var statements: [String] = []
-            for row in SnapshotData.rows {
-                if let twin = row.since.flatMap({ SnapshotData.postgresTwins[$0] }), !snapshot.applied.contains(twin) {
-                    continue
+            let first = SnapshotFill.firstVersion(
+                of: schema, migrations: PostgresUpgrade.migrations,
+                oneRelease: SnapshotData.postgresTwins[SnapshotFill.oneRelease] ?? SnapshotFill.oneRelease)
+            let snapshot = try await PostgresSchemaSnapshot(url: url, upTo: first, identities: .hmacSHA256)
+            do {
+                var fill = SnapshotFill(twins: SnapshotData.postgresTwins)
+                var statements = try await Self.step(&fill, snapshot)
+                if first != schema {
+                    try await snapshot.execute(statements)
+                    try await snapshot.migrate(upTo: schema)
+                    statements = try await Self.step(&fill, snapshot)
                 }
-                guard let columns = try await snapshot.columns(row.table) else { continue }
-                statements.append(insert(row, columns: columns, hashed: hashed, literal: postgresLiteral))
+                try await snapshot.execute(statements + (try await Self.finish(snapshot)))
+            } catch {
+                await snapshot.close()
+                throw error
             }
-            for (table, statement) in SnapshotData.updates where try await snapshot.columns(table) != nil {
-                statements.append(statement)
+            await snapshot.close()
+        }
+
+        /// The statements that fill `snapshot` at its current version (`SnapshotFill.statements`).
+        static func step(_ fill: inout SnapshotFill, _ snapshot: PostgresSchemaSnapshot) async throws -> [String] {
+            var tables: [String: SnapshotFill.Table] = [:]
+            for table in SnapshotFill.tables(fill.rows) {
+                guard let columns = try await snapshot.columns(table) else { continue }
+                tables[table] = SnapshotFill.Table(columns: columns, key: try await snapshot.primaryKey(table))
             }
+            return try fill.statements(
+                applied: try await snapshot.applied, hashedFrom: "pg9-hashed-rollup-users", literal: postgresLiteral,
+                tables: tables)
+        }
+
+        /// After every row: sequences continue after the ids given, and the migrations' times are the snapshot's.
+        static func finish(_ snapshot: PostgresSchemaSnapshot) async throws -> [String] {
+            var statements: [String] = []
             // Identity columns were given explicit ids: their sequences continue after them, as a real database's do.
             for table in [
                 "projects", "issues", "alerts", "webhook_deliveries", "admin_sessions", "people", "personal_tokens",
@@ -104,13 +135,7 @@ struct UpgradeSnapshots: AsyncParsableCommand {
             for sequence in ["payloads", "reports", "attachments"] where try await snapshot.columns(sequence) != nil {
                 statements.append("SELECT setval('\(sequence)_id_seq', (SELECT max(id) FROM \(sequence)))")
             }
-            do {
-                try await snapshot.execute(statements)
-            } catch {
-                await snapshot.close()
-                throw error
-            }
-            await snapshot.close()
+            return statements
         }
     }
 }
@@ -118,16 +143,17 @@ struct UpgradeSnapshots: AsyncParsableCommand {
 /// `INSERT INTO table (columns) VALUES (…)` with the row's values for the columns the table has.
 func insert(_ row: SnapshotRow, columns: [String], hashed: Bool, literal: (Value) -> String) -> String {
     let present = row.values.filter { columns.contains($0.0) }
-    let values = present.map { name, value -> String in
-        if case .user(let project, let id) = value {
-            guard hashed, let key = SnapshotData.identityKeys[project] else { return literal(.text(id)) }
-            let hasher = IdentityHashers.hmacSHA256.hasher(key: hexBytes(key))
-            return literal(.text(RollupUser.key(of: id, hasher: hasher)))
-        }
-        return literal(value)
-    }
+    let values = present.map { sql($0.1, hashed: hashed, literal: literal) }
     return
         "INSERT INTO \(row.table) (\(present.map(\.0).joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
+}
+
+/// A value as SQL: a rollup's user as its keyed hash once the rollups are keyed (`hashed`), else `literal`.
+func sql(_ value: Value, hashed: Bool, literal: (Value) -> String) -> String {
+    guard case .user(let project, let id) = value else { return literal(value) }
+    guard hashed, let key = SnapshotData.identityKeys[project] else { return literal(.text(id)) }
+    let hasher = IdentityHashers.hmacSHA256.hasher(key: hexBytes(key))
+    return literal(.text(RollupUser.key(of: id, hasher: hasher)))
 }
 
 func hexBytes(_ hex: String) -> [UInt8] {

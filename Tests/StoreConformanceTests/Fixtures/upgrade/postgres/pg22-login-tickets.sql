@@ -1248,9 +1248,9 @@ COPY public.alert_settings (project_id, settings, updated_at) FROM stdin;
 
 COPY public.alerts (id, project_id, kind, dedupe_key, issue_id, release, title, reason, created_at, dispatched) FROM stdin;
 1	1	new_issue	new_issue:1	1	2.4.0	New issue: EXC_BAD_ACCESS in CheckoutView.pay()	rule new_issue	1772445600000	t
-2	1	regression	regression:1:2.4.0 (240)	1	2.4.0 (240)	Regressed in 2.4.0 (240)	rule regression	1772449200000	t
 3	1	velocity	velocity:1:2.4.0	1	2.4.0	Crash velocity: 2 users in 30 min	rule velocity	1772452800000	t
 4	1	storage_full	storage_full:1	\N	\N	The server's disk is full	rule storage_full	1772456400000	f
+2	1	regression	regression:1:2.4.0 (240)	1	2.4.0	Regressed in 2.4.0 (240)	rule regression	1772449200000	t
 5	2	quota_reached	quota_reached:minute:1772452800	\N	\N	The project's quota of 60 events per minute was reached	{"quota":60,"retry_after_seconds":17}	1772452800000	t
 \.
 
@@ -1391,12 +1391,11 @@ COPY public.health_day_users (project_id, release, day, user_key, sessions, cras
 1		20514	h1:c5ea98421f921a764c01b5fd9220b64d	1	1
 1		20514	h1:47f7dd47c50e9faf8df611f7542ca32d	2	0
 1	2.3.1	20514	h1:47f7dd47c50e9faf8df611f7542ca32d	1	0
-1	2.4.0	20514	h1:438a4c5ccbb62206c799fd3784291d87	1	1
-1	2.4.0	20514	h1:47f7dd47c50e9faf8df611f7542ca32d	1	0
-1	2.4.0 (240)	20514	h1:c5ea98421f921a764c01b5fd9220b64d	1	1
-1	com.example.app@2.4.0+240	20514	h1:438a4c5ccbb62206c799fd3784291d87	1	0
 2		20514	h1:43871e4b1f2a1e3952603134c154ad40	1	0
 2	1.0.0	20514	h1:43871e4b1f2a1e3952603134c154ad40	1	0
+1	2.4.0	20514	h1:47f7dd47c50e9faf8df611f7542ca32d	1	0
+1	2.4.0	20514	h1:438a4c5ccbb62206c799fd3784291d87	2	1
+1	2.4.0	20514	h1:c5ea98421f921a764c01b5fd9220b64d	1	1
 \.
 
 
@@ -1407,11 +1406,9 @@ COPY public.health_day_users (project_id, release, day, user_key, sessions, cras
 COPY public.health_days (project_id, release, day, sessions, crashed, abnormal, errored, users, crashed_users) FROM stdin;
 1		20514	5	2	1	1	3	2
 1	2.3.1	20514	1	0	1	0	1	0
-1	2.4.0	20514	2	1	0	0	2	1
-1	2.4.0 (240)	20514	1	1	0	0	1	1
-1	com.example.app@2.4.0+240	20514	1	0	0	1	1	0
 2		20514	1	0	0	0	1	0
 2	1.0.0	20514	1	0	0	0	1	0
+1	2.4.0	20514	4	2	0	1	3	2
 \.
 
 
@@ -1424,12 +1421,11 @@ COPY public.health_release_users (project_id, release, user_key, sessions, crash
 1		h1:c5ea98421f921a764c01b5fd9220b64d	1	1
 1		h1:47f7dd47c50e9faf8df611f7542ca32d	2	0
 1	2.3.1	h1:47f7dd47c50e9faf8df611f7542ca32d	1	0
-1	2.4.0	h1:438a4c5ccbb62206c799fd3784291d87	1	1
-1	2.4.0	h1:47f7dd47c50e9faf8df611f7542ca32d	1	0
-1	2.4.0 (240)	h1:c5ea98421f921a764c01b5fd9220b64d	1	1
-1	com.example.app@2.4.0+240	h1:438a4c5ccbb62206c799fd3784291d87	1	0
 2		h1:43871e4b1f2a1e3952603134c154ad40	1	0
 2	1.0.0	h1:43871e4b1f2a1e3952603134c154ad40	1	0
+1	2.4.0	h1:47f7dd47c50e9faf8df611f7542ca32d	1	0
+1	2.4.0	h1:438a4c5ccbb62206c799fd3784291d87	2	1
+1	2.4.0	h1:c5ea98421f921a764c01b5fd9220b64d	1	1
 \.
 
 
@@ -1440,11 +1436,9 @@ COPY public.health_release_users (project_id, release, user_key, sessions, crash
 COPY public.health_releases (project_id, release, first_seen, last_seen, sessions, crashed, abnormal, errored, users, crashed_users) FROM stdin;
 1		1772442000000	1772445600000	5	2	1	1	3	2
 1	2.3.1	1772442000000	1772445600000	1	0	1	0	1	0
-1	2.4.0	1772442000000	1772445600000	2	1	0	0	2	1
-1	2.4.0 (240)	1772442000000	1772445600000	1	1	0	0	1	1
-1	com.example.app@2.4.0+240	1772442000000	1772445600000	1	0	0	1	1	0
 2		1772442000000	1772445600000	1	0	0	0	1	0
 2	1.0.0	1772442000000	1772445600000	1	0	0	0	1	0
+1	2.4.0	1772442000000	1772445600000	4	2	0	1	3	2
 \.
 
 
@@ -1494,10 +1488,10 @@ COPY public.issue_days (issue_id, day, events, users) FROM stdin;
 --
 
 COPY public.issue_release_users (issue_id, release, user_key, events) FROM stdin;
-1	2.4.0	h1:438a4c5ccbb62206c799fd3784291d87	1
-1	2.4.0 (240)	h1:c5ea98421f921a764c01b5fd9220b64d	1
-2	com.example.app@2.4.0+240	h1:438a4c5ccbb62206c799fd3784291d87	1
 3	1.0.0	h1:43871e4b1f2a1e3952603134c154ad40	1
+1	2.4.0	h1:438a4c5ccbb62206c799fd3784291d87	1
+1	2.4.0	h1:c5ea98421f921a764c01b5fd9220b64d	1
+2	2.4.0	h1:438a4c5ccbb62206c799fd3784291d87	1
 \.
 
 
@@ -1506,10 +1500,9 @@ COPY public.issue_release_users (issue_id, release, user_key, events) FROM stdin
 --
 
 COPY public.issue_releases (issue_id, release, events, users, first_seen, last_seen) FROM stdin;
-1	2.4.0	1	1	1772445600000	1772452800000
-1	2.4.0 (240)	1	1	1772445600000	1772452800000
-2	com.example.app@2.4.0+240	1	1	1772449200000	1772456400000
 3	1.0.0	1	1	1772452800000	1772460000000
+2	2.4.0	1	1	1772449200000	1772456400000
+1	2.4.0	2	2	1772445600000	1772452800000
 \.
 
 
@@ -1541,8 +1534,8 @@ COPY public.issue_users (issue_id, user_key, events) FROM stdin;
 --
 
 COPY public.issues (id, project_id, fingerprint, kind, "grouping", title, culprit, status, regressed, status_changed_at, status_changed_by, note, first_seen, last_seen, first_release, last_release, events, users, repeat_users, early_events, timed_events, title_rank, updated_at, created_at, tracker_url) FROM stdin;
-1	1	v2:8c1f0a	crash	{"frames":["CheckoutView.pay()"],"version":2}	EXC_BAD_ACCESS in CheckoutView.pay()	CheckoutView.pay()	open	t	\N	\N	\N	1772445600000	1772452800000	2.4.0	2.4.0 (240)	2	2	0	1	2	2	1772452800000	1772445600000	https://github.com/example/ios-app/issues/412
-2	1	v2:31d9e4	nonfatal	{"frames":["Decoder.decode(_:)"],"version":2}	DecodingError.keyNotFound	Decoder.decode(_:)	closed	f	1772460000000	the dashboard (session 1)	Fixed by the 2.4.1 decoder change	1772449200000	1772456400000	com.example.app@2.4.0+240	com.example.app@2.4.0+240	1	1	0	0	1	2	1772456400000	1772449200000	\N
+1	1	v2:8c1f0a	crash	{"frames":["CheckoutView.pay()"],"version":2}	EXC_BAD_ACCESS in CheckoutView.pay()	CheckoutView.pay()	open	t	\N	\N	\N	1772445600000	1772452800000	2.4.0	2.4.0	2	2	0	1	2	2	1772452800000	1772445600000	https://github.com/example/ios-app/issues/412
+2	1	v2:31d9e4	nonfatal	{"frames":["Decoder.decode(_:)"],"version":2}	DecodingError.keyNotFound	Decoder.decode(_:)	closed	f	1772460000000	the dashboard (session 1)	Fixed by the 2.4.1 decoder change	1772449200000	1772456400000	2.4.0	2.4.0	1	1	0	0	1	2	1772456400000	1772449200000	\N
 3	2	v2:77aa02	crash	{"frames":["worker.run"],"version":2}	KeyError: 'job_id'	worker.run	muted	f	1772460000000	the dashboard (session 1)	\N	1772452800000	1772460000000	1.0.0	1.0.0	1	1	0	0	1	2	1772460000000	1772452800000	https://gitlab.example.com/backend/worker/-/issues/7
 \.
 
@@ -1718,8 +1711,8 @@ COPY public.report_symbols_default (report_id, received_at, result, updated_at) 
 
 COPY public.reports_default (id, project_id, event_id, kind, occurred_at, received_at, release, environment, user_key, session_id, error_type, error_message, payload_id, payload_offset, payload_length, custom_keys_dropped, values_truncated, breadcrumbs_dropped, threads_dropped, frames_dropped, modules_dropped, symbolication, symbolication_attempts, symbolication_failure, issue_id, early, grouping_version, claimed_until, sample, grouping_facts) FROM stdin;
 1	1	000000000000000000000000000000e1	crash	1772445540000	1772445600000	2.4.0	production	user-1	s-1	SIGSEGV	at 0x10	1	0	486	3	0	0	0	0	0	complete	0	\N	1	t	2	\N	1	f1crashstack0MyApp.CheckoutView.pay()SIGSEGVat 0x10MyApp.CheckoutView.pay()MyApp.CheckoutView.bodyMyApplibcrypto.so.32.4.0iosscreencheckoutosiOS 18.3environmentproduction
-2	1	000000000000000000000000000000e2	crash	1772445480000	1772445600000	2.4.0 (240)	production	user-2	s-2	SIGSEGV	at 0x10	1	0	486	0	0	12	0	0	0	partial	0	\N	1	f	2	\N	\N	f1crashstack0MyApp.CheckoutView.pay()SIGSEGVat 0x10MyApp.CheckoutView.pay()MyApp.CheckoutView.bodyMyApplibcrypto.so.32.4.0iosscreencheckoutosiOS 18.3environmentproduction
-3	1	000000000000000000000000000000e3	nonfatal	1772449020000	1772449200000	com.example.app@2.4.0+240	production	user-1	s-3	DecodingError	at 0x10	2	0	486	0	0	0	0	0	0	not_needed	0	\N	2	f	2	\N	2	f1nonfatalerror0DecodingErrorkeyNotFoundDecodingErrorkeyNotFound("total")-1001MyApp.Decoder.decode(_:)MyApp2.4.0iososiOS 18.3
+2	1	000000000000000000000000000000e2	crash	1772445480000	1772445600000	2.4.0	production	user-2	s-2	SIGSEGV	at 0x10	1	0	486	0	0	12	0	0	0	partial	0	\N	1	f	2	\N	\N	f1crashstack0MyApp.CheckoutView.pay()SIGSEGVat 0x10MyApp.CheckoutView.pay()MyApp.CheckoutView.bodyMyApplibcrypto.so.32.4.0iosscreencheckoutosiOS 18.3environmentproduction
+3	1	000000000000000000000000000000e3	nonfatal	1772449020000	1772449200000	2.4.0	production	user-1	s-3	DecodingError	at 0x10	2	0	486	0	0	0	0	0	0	not_needed	0	\N	2	f	2	\N	2	f1nonfatalerror0DecodingErrorkeyNotFoundDecodingErrorkeyNotFound("total")-1001MyApp.Decoder.decode(_:)MyApp2.4.0iososiOS 18.3
 4	1	000000000000000000000000000000e4	crash	1772448960000	1772449200000	2.3.1	production	\N	s-4	SIGABRT	at 0x10	2	0	486	0	0	0	0	0	0	pending	0	\N	\N	f	2	\N	\N	\N
 5	2	000000000000000000000000000000e5	crash	1772452500000	1772452800000	1.0.0	production	worker-7	s-5	KeyError	'job_id'	3	0	190	0	0	0	0	0	0	complete	0	\N	3	f	2	\N	\N	f1crashclient1workerKeyErrorKeyError'job_id'worker.run1.0.0pythonosLinux
 \.
@@ -1753,11 +1746,11 @@ COPY public.second_factors (person_id, secret, confirmed_at, last_step) FROM std
 
 COPY public.sessions (project_id, session_id, distinct_id, release, environment, started_at, status, errors, duration, seq, updated_at, session_count) FROM stdin;
 1	s-1	user-1	2.4.0	production	1772442000000	crashed	0	42.5	3	1772445600000	1
-1	s-2	user-2	2.4.0 (240)	production	1772442000000	crashed	0	42.5	3	1772445600000	1
-1	s-3	user-1	com.example.app@2.4.0+240	production	1772442000000	exited	1	42.5	3	1772445600000	1
 1	s-4	user-3	2.3.1	production	1772442000000	abnormal	0	42.5	3	1772445600000	1
 1	s-6	user-3	2.4.0	production	1772442000000	ok	0	\N	3	1772445600000	1
 2	s-5	worker-7	1.0.0	production	1772442000000	exited	0	42.5	3	1772445600000	1
+1	s-2	user-2	2.4.0	production	1772442000000	crashed	0	42.5	3	1772445600000	1
+1	s-3	user-1	2.4.0	production	1772442000000	exited	1	42.5	3	1772445600000	1
 \.
 
 

@@ -472,13 +472,13 @@ INSERT INTO "credentials" VALUES ('2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2
 INSERT INTO "credentials" VALUES ('3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c', 'ingest', 2, 1772438400000);
 INSERT INTO "credentials" VALUES ('4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d', 'admin', NULL, 1772438400000);
 INSERT INTO "reports" VALUES (1, 1, '000000000000000000000000000000e1', 'crash', 1772445540000, 1772445600000, '2.4.0', 'production', 'user-1', 's-1', 'SIGSEGV', 'at 0x10', 1, 0, 486, 3, 0, 0, 0, 0, 0, 'complete', 1, 1, 0, NULL, 2, 1, 'f1crashstack0MyApp.CheckoutView.pay()SIGSEGVat 0x10MyApp.CheckoutView.pay()MyApp.CheckoutView.bodyMyApplibcrypto.so.32.4.0iosscreencheckoutosiOS 18.3environmentproduction');
-INSERT INTO "reports" VALUES (2, 1, '000000000000000000000000000000e2', 'crash', 1772445480000, 1772445600000, '2.4.0 (240)', 'production', 'user-2', 's-2', 'SIGSEGV', 'at 0x10', 1, 0, 486, 0, 0, 12, 0, 0, 0, 'partial', 1, 0, 0, NULL, 2, NULL, 'f1crashstack0MyApp.CheckoutView.pay()SIGSEGVat 0x10MyApp.CheckoutView.pay()MyApp.CheckoutView.bodyMyApplibcrypto.so.32.4.0iosscreencheckoutosiOS 18.3environmentproduction');
-INSERT INTO "reports" VALUES (3, 1, '000000000000000000000000000000e3', 'nonfatal', 1772449020000, 1772449200000, 'com.example.app@2.4.0+240', 'production', 'user-1', 's-3', 'DecodingError', 'at 0x10', 2, 0, 486, 0, 0, 0, 0, 0, 0, 'not_needed', 2, 0, 0, NULL, 2, 2, 'f1nonfatalerror0DecodingErrorkeyNotFoundDecodingErrorkeyNotFound("total")-1001MyApp.Decoder.decode(_:)MyApp2.4.0iososiOS 18.3');
+INSERT INTO "reports" VALUES (2, 1, '000000000000000000000000000000e2', 'crash', 1772445480000, 1772445600000, '2.4.0', 'production', 'user-2', 's-2', 'SIGSEGV', 'at 0x10', 1, 0, 486, 0, 0, 12, 0, 0, 0, 'partial', 1, 0, 0, NULL, 2, NULL, 'f1crashstack0MyApp.CheckoutView.pay()SIGSEGVat 0x10MyApp.CheckoutView.pay()MyApp.CheckoutView.bodyMyApplibcrypto.so.32.4.0iosscreencheckoutosiOS 18.3environmentproduction');
+INSERT INTO "reports" VALUES (3, 1, '000000000000000000000000000000e3', 'nonfatal', 1772449020000, 1772449200000, '2.4.0', 'production', 'user-1', 's-3', 'DecodingError', 'at 0x10', 2, 0, 486, 0, 0, 0, 0, 0, 0, 'not_needed', 2, 0, 0, NULL, 2, 2, 'f1nonfatalerror0DecodingErrorkeyNotFoundDecodingErrorkeyNotFound("total")-1001MyApp.Decoder.decode(_:)MyApp2.4.0iososiOS 18.3');
 INSERT INTO "reports" VALUES (4, 1, '000000000000000000000000000000e4', 'crash', 1772448960000, 1772449200000, '2.3.1', 'production', NULL, 's-4', 'SIGABRT', 'at 0x10', 2, 0, 486, 0, 0, 0, 0, 0, 0, 'pending', NULL, 0, 0, NULL, 2, NULL, NULL);
 INSERT INTO "reports" VALUES (5, 2, '000000000000000000000000000000e5', 'crash', 1772452500000, 1772452800000, '1.0.0', 'production', 'worker-7', 's-5', 'KeyError', '''job_id''', 3, 0, 190, 0, 0, 0, 0, 0, 0, 'complete', 3, 0, 0, NULL, 2, NULL, 'f1crashclient1workerKeyErrorKeyError''job_id''worker.run1.0.0pythonosLinux');
 INSERT INTO "sessions" VALUES (1, 's-1', 'user-1', '2.4.0', 'production', 1772442000000, 'crashed', 0, 42.5, 3, 1772445600000, 1);
-INSERT INTO "sessions" VALUES (1, 's-2', 'user-2', '2.4.0 (240)', 'production', 1772442000000, 'crashed', 0, 42.5, 3, 1772445600000, 1);
-INSERT INTO "sessions" VALUES (1, 's-3', 'user-1', 'com.example.app@2.4.0+240', 'production', 1772442000000, 'exited', 1, 42.5, 3, 1772445600000, 1);
+INSERT INTO "sessions" VALUES (1, 's-2', 'user-2', '2.4.0', 'production', 1772442000000, 'crashed', 0, 42.5, 3, 1772445600000, 1);
+INSERT INTO "sessions" VALUES (1, 's-3', 'user-1', '2.4.0', 'production', 1772442000000, 'exited', 1, 42.5, 3, 1772445600000, 1);
 INSERT INTO "sessions" VALUES (1, 's-4', 'user-3', '2.3.1', 'production', 1772442000000, 'abnormal', 0, 42.5, 3, 1772445600000, 1);
 INSERT INTO "sessions" VALUES (1, 's-6', 'user-3', '2.4.0', 'production', 1772442000000, 'ok', 0, NULL, 3, 1772445600000, 1);
 INSERT INTO "sessions" VALUES (2, 's-5', 'worker-7', '1.0.0', 'production', 1772442000000, 'exited', 0, 42.5, 3, 1772445600000, 1);
@@ -486,12 +486,11 @@ INSERT INTO "report_symbols" VALUES (1, X'7b2274687265616473223a5b5b7b226275696c
 INSERT INTO "report_symbols" VALUES (2, X'7b2274687265616473223a5b5b7b226275696c645f6964223a2261316232633364346535663630373138323933613462356336643765386639306131623263336434222c226672616d6573223a5b7b2266756e6374696f6e223a224d794170702e436865636b6f7574566965772e7061792829222c2266696c65223a22436865636b6f7574566965772e7377696674222c226c696e65223a38387d5d2c226f6666736574223a343636302c22737461747573223a226477617266227d2c7b226275696c645f6964223a2263336434653566363037313832393361346235633664376538663930613162326333643465356636222c226672616d6573223a5b5d2c226f6666736574223a333834302c22737461747573223a226d697373696e675f64656275675f66696c65227d5d5d2c226d6f64756c6573223a5b7b226275696c645f6964223a2261316232633364346535663630373138323933613462356336643765386639306131623263336434222c226d6f64756c65223a224d79417070227d2c7b226275696c645f6964223a2263336434653566363037313832393361346235633664376538663930613162326333643465356636222c226d6f64756c65223a226c696263727970746f2e736f2e33227d5d7d', 1772445601000);
 INSERT INTO "report_symbols" VALUES (3, X'7b2274687265616473223a5b5b7b226275696c645f6964223a2261316232633364346535663630373138323933613462356336643765386639306131623263336434222c226672616d6573223a5b7b2266756e6374696f6e223a224d794170702e436865636b6f7574566965772e7061792829222c2266696c65223a22436865636b6f7574566965772e7377696674222c226c696e65223a38387d5d2c226f6666736574223a343636302c22737461747573223a226477617266227d2c7b226275696c645f6964223a2263336434653566363037313832393361346235633664376538663930613162326333643465356636222c226672616d6573223a5b5d2c226f6666736574223a333834302c22737461747573223a226d697373696e675f64656275675f66696c65227d5d5d2c226d6f64756c6573223a5b7b226275696c645f6964223a2261316232633364346535663630373138323933613462356336643765386639306131623263336434222c226d6f64756c65223a224d79417070227d2c7b226275696c645f6964223a2263336434653566363037313832393361346235633664376538663930613162326333643465356636222c226d6f64756c65223a226c696263727970746f2e736f2e33227d5d7d', 1772449201000);
 INSERT INTO "report_symbols" VALUES (5, X'7b2274687265616473223a5b5b7b226275696c645f6964223a2261316232633364346535663630373138323933613462356336643765386639306131623263336434222c226672616d6573223a5b7b2266756e6374696f6e223a224d794170702e436865636b6f7574566965772e7061792829222c2266696c65223a22436865636b6f7574566965772e7377696674222c226c696e65223a38387d5d2c226f6666736574223a343636302c22737461747573223a226477617266227d2c7b226275696c645f6964223a2263336434653566363037313832393361346235633664376538663930613162326333643465356636222c226672616d6573223a5b5d2c226f6666736574223a333834302c22737461747573223a226d697373696e675f64656275675f66696c65227d5d5d2c226d6f64756c6573223a5b7b226275696c645f6964223a2261316232633364346535663630373138323933613462356336643765386639306131623263336434222c226d6f64756c65223a224d79417070227d2c7b226275696c645f6964223a2263336434653566363037313832393361346235633664376538663930613162326333643465356636222c226d6f64756c65223a226c696263727970746f2e736f2e33227d5d7d', 1772452801000);
-INSERT INTO "issues" VALUES (1, 1, 'v2:8c1f0a', 'crash', '{"frames":["CheckoutView.pay()"],"version":2}', 'EXC_BAD_ACCESS in CheckoutView.pay()', 'CheckoutView.pay()', 'open', 1, NULL, 1772445600000, 1772452800000, '2.4.0', '2.4.0 (240)', 2, 2, 0, 1, 2, 1772452800000, 2, NULL, NULL, 1772445600000, 'https://github.com/example/ios-app/issues/412');
-INSERT INTO "issues" VALUES (2, 1, 'v2:31d9e4', 'nonfatal', '{"frames":["Decoder.decode(_:)"],"version":2}', 'DecodingError.keyNotFound', 'Decoder.decode(_:)', 'closed', 0, 1772460000000, 1772449200000, 1772456400000, 'com.example.app@2.4.0+240', 'com.example.app@2.4.0+240', 1, 1, 0, 0, 1, 1772456400000, 2, 'the dashboard (session 1)', 'Fixed by the 2.4.1 decoder change', 1772449200000, NULL);
+INSERT INTO "issues" VALUES (1, 1, 'v2:8c1f0a', 'crash', '{"frames":["CheckoutView.pay()"],"version":2}', 'EXC_BAD_ACCESS in CheckoutView.pay()', 'CheckoutView.pay()', 'open', 1, NULL, 1772445600000, 1772452800000, '2.4.0', '2.4.0', 2, 2, 0, 1, 2, 1772452800000, 2, NULL, NULL, 1772445600000, 'https://github.com/example/ios-app/issues/412');
+INSERT INTO "issues" VALUES (2, 1, 'v2:31d9e4', 'nonfatal', '{"frames":["Decoder.decode(_:)"],"version":2}', 'DecodingError.keyNotFound', 'Decoder.decode(_:)', 'closed', 0, 1772460000000, 1772449200000, 1772456400000, '2.4.0', '2.4.0', 1, 1, 0, 0, 1, 1772456400000, 2, 'the dashboard (session 1)', 'Fixed by the 2.4.1 decoder change', 1772449200000, NULL);
 INSERT INTO "issues" VALUES (3, 2, 'v2:77aa02', 'crash', '{"frames":["worker.run"],"version":2}', 'KeyError: ''job_id''', 'worker.run', 'muted', 0, 1772460000000, 1772452800000, 1772460000000, '1.0.0', '1.0.0', 1, 1, 0, 0, 1, 1772460000000, 2, 'the dashboard (session 1)', NULL, 1772452800000, 'https://gitlab.example.com/backend/worker/-/issues/7');
-INSERT INTO "issue_releases" VALUES (1, '2.4.0', 1, 1, 1772445600000, 1772452800000);
-INSERT INTO "issue_releases" VALUES (1, '2.4.0 (240)', 1, 1, 1772445600000, 1772452800000);
-INSERT INTO "issue_releases" VALUES (2, 'com.example.app@2.4.0+240', 1, 1, 1772449200000, 1772456400000);
+INSERT INTO "issue_releases" VALUES (1, '2.4.0', 2, 2, 1772445600000, 1772452800000);
+INSERT INTO "issue_releases" VALUES (2, '2.4.0', 1, 1, 1772449200000, 1772456400000);
 INSERT INTO "issue_releases" VALUES (3, '1.0.0', 1, 1, 1772452800000, 1772460000000);
 INSERT INTO "issue_days" VALUES (1, 20514, 2, 2);
 INSERT INTO "issue_days" VALUES (2, 20514, 1, 1);
@@ -501,8 +500,8 @@ INSERT INTO "issue_users" VALUES (1, 'h1:c5ea98421f921a764c01b5fd9220b64d', 1);
 INSERT INTO "issue_users" VALUES (2, 'h1:438a4c5ccbb62206c799fd3784291d87', 1);
 INSERT INTO "issue_users" VALUES (3, 'h1:43871e4b1f2a1e3952603134c154ad40', 1);
 INSERT INTO "issue_release_users" VALUES (1, '2.4.0', 'h1:438a4c5ccbb62206c799fd3784291d87', 1);
-INSERT INTO "issue_release_users" VALUES (1, '2.4.0 (240)', 'h1:c5ea98421f921a764c01b5fd9220b64d', 1);
-INSERT INTO "issue_release_users" VALUES (2, 'com.example.app@2.4.0+240', 'h1:438a4c5ccbb62206c799fd3784291d87', 1);
+INSERT INTO "issue_release_users" VALUES (1, '2.4.0', 'h1:c5ea98421f921a764c01b5fd9220b64d', 1);
+INSERT INTO "issue_release_users" VALUES (2, '2.4.0', 'h1:438a4c5ccbb62206c799fd3784291d87', 1);
 INSERT INTO "issue_release_users" VALUES (3, '1.0.0', 'h1:43871e4b1f2a1e3952603134c154ad40', 1);
 INSERT INTO "issue_day_users" VALUES (1, 20514, 'h1:438a4c5ccbb62206c799fd3784291d87', 1);
 INSERT INTO "issue_day_users" VALUES (1, 20514, 'h1:c5ea98421f921a764c01b5fd9220b64d', 1);
@@ -513,36 +512,30 @@ INSERT INTO "issue_tags" VALUES (2, 'os', 'iOS 18.3', 1);
 INSERT INTO "issue_tags" VALUES (3, 'os', 'Linux', 1);
 INSERT INTO "health_days" VALUES (1, '', 20514, 5, 2, 1, 1, 3, 2);
 INSERT INTO "health_days" VALUES (1, '2.3.1', 20514, 1, 0, 1, 0, 1, 0);
-INSERT INTO "health_days" VALUES (1, '2.4.0', 20514, 2, 1, 0, 0, 2, 1);
-INSERT INTO "health_days" VALUES (1, '2.4.0 (240)', 20514, 1, 1, 0, 0, 1, 1);
-INSERT INTO "health_days" VALUES (1, 'com.example.app@2.4.0+240', 20514, 1, 0, 0, 1, 1, 0);
+INSERT INTO "health_days" VALUES (1, '2.4.0', 20514, 4, 2, 0, 1, 3, 2);
 INSERT INTO "health_days" VALUES (2, '', 20514, 1, 0, 0, 0, 1, 0);
 INSERT INTO "health_days" VALUES (2, '1.0.0', 20514, 1, 0, 0, 0, 1, 0);
 INSERT INTO "health_day_users" VALUES (1, '', 20514, 'h1:438a4c5ccbb62206c799fd3784291d87', 2, 1);
 INSERT INTO "health_day_users" VALUES (1, '', 20514, 'h1:47f7dd47c50e9faf8df611f7542ca32d', 2, 0);
 INSERT INTO "health_day_users" VALUES (1, '', 20514, 'h1:c5ea98421f921a764c01b5fd9220b64d', 1, 1);
 INSERT INTO "health_day_users" VALUES (1, '2.3.1', 20514, 'h1:47f7dd47c50e9faf8df611f7542ca32d', 1, 0);
-INSERT INTO "health_day_users" VALUES (1, '2.4.0', 20514, 'h1:438a4c5ccbb62206c799fd3784291d87', 1, 1);
+INSERT INTO "health_day_users" VALUES (1, '2.4.0', 20514, 'h1:438a4c5ccbb62206c799fd3784291d87', 2, 1);
 INSERT INTO "health_day_users" VALUES (1, '2.4.0', 20514, 'h1:47f7dd47c50e9faf8df611f7542ca32d', 1, 0);
-INSERT INTO "health_day_users" VALUES (1, '2.4.0 (240)', 20514, 'h1:c5ea98421f921a764c01b5fd9220b64d', 1, 1);
-INSERT INTO "health_day_users" VALUES (1, 'com.example.app@2.4.0+240', 20514, 'h1:438a4c5ccbb62206c799fd3784291d87', 1, 0);
+INSERT INTO "health_day_users" VALUES (1, '2.4.0', 20514, 'h1:c5ea98421f921a764c01b5fd9220b64d', 1, 1);
 INSERT INTO "health_day_users" VALUES (2, '', 20514, 'h1:43871e4b1f2a1e3952603134c154ad40', 1, 0);
 INSERT INTO "health_day_users" VALUES (2, '1.0.0', 20514, 'h1:43871e4b1f2a1e3952603134c154ad40', 1, 0);
 INSERT INTO "health_releases" VALUES (1, '', 1772442000000, 1772445600000, 5, 2, 1, 1, 3, 2);
 INSERT INTO "health_releases" VALUES (1, '2.3.1', 1772442000000, 1772445600000, 1, 0, 1, 0, 1, 0);
-INSERT INTO "health_releases" VALUES (1, '2.4.0', 1772442000000, 1772445600000, 2, 1, 0, 0, 2, 1);
-INSERT INTO "health_releases" VALUES (1, '2.4.0 (240)', 1772442000000, 1772445600000, 1, 1, 0, 0, 1, 1);
-INSERT INTO "health_releases" VALUES (1, 'com.example.app@2.4.0+240', 1772442000000, 1772445600000, 1, 0, 0, 1, 1, 0);
+INSERT INTO "health_releases" VALUES (1, '2.4.0', 1772442000000, 1772445600000, 4, 2, 0, 1, 3, 2);
 INSERT INTO "health_releases" VALUES (2, '', 1772442000000, 1772445600000, 1, 0, 0, 0, 1, 0);
 INSERT INTO "health_releases" VALUES (2, '1.0.0', 1772442000000, 1772445600000, 1, 0, 0, 0, 1, 0);
 INSERT INTO "health_release_users" VALUES (1, '', 'h1:438a4c5ccbb62206c799fd3784291d87', 2, 1);
 INSERT INTO "health_release_users" VALUES (1, '', 'h1:47f7dd47c50e9faf8df611f7542ca32d', 2, 0);
 INSERT INTO "health_release_users" VALUES (1, '', 'h1:c5ea98421f921a764c01b5fd9220b64d', 1, 1);
 INSERT INTO "health_release_users" VALUES (1, '2.3.1', 'h1:47f7dd47c50e9faf8df611f7542ca32d', 1, 0);
-INSERT INTO "health_release_users" VALUES (1, '2.4.0', 'h1:438a4c5ccbb62206c799fd3784291d87', 1, 1);
+INSERT INTO "health_release_users" VALUES (1, '2.4.0', 'h1:438a4c5ccbb62206c799fd3784291d87', 2, 1);
 INSERT INTO "health_release_users" VALUES (1, '2.4.0', 'h1:47f7dd47c50e9faf8df611f7542ca32d', 1, 0);
-INSERT INTO "health_release_users" VALUES (1, '2.4.0 (240)', 'h1:c5ea98421f921a764c01b5fd9220b64d', 1, 1);
-INSERT INTO "health_release_users" VALUES (1, 'com.example.app@2.4.0+240', 'h1:438a4c5ccbb62206c799fd3784291d87', 1, 0);
+INSERT INTO "health_release_users" VALUES (1, '2.4.0', 'h1:c5ea98421f921a764c01b5fd9220b64d', 1, 1);
 INSERT INTO "health_release_users" VALUES (2, '', 'h1:43871e4b1f2a1e3952603134c154ad40', 1, 0);
 INSERT INTO "health_release_users" VALUES (2, '1.0.0', 'h1:43871e4b1f2a1e3952603134c154ad40', 1, 0);
 INSERT INTO "alert_settings" VALUES (1, '{"webhook":"https://hooks.example.com/faultline","velocity_percent":1,"velocity_users":25}', 1772438400000);
@@ -588,7 +581,7 @@ INSERT INTO "quota_counts" VALUES (1, 20514, '2.4.0', 'v2:8c1f0a', 0, 41);
 INSERT INTO "quota_counts" VALUES (2, 20514, '', '', 0, 3);
 INSERT INTO "quota_counts" VALUES (2, 20514, '1.0.0', '', 1, 250);
 INSERT INTO "alerts" VALUES (1, 1, 'new_issue', 'new_issue:1', 1, '2.4.0', 'New issue: EXC_BAD_ACCESS in CheckoutView.pay()', 'rule new_issue', 1772445600000, 1);
-INSERT INTO "alerts" VALUES (2, 1, 'regression', 'regression:1:2.4.0 (240)', 1, '2.4.0 (240)', 'Regressed in 2.4.0 (240)', 'rule regression', 1772449200000, 1);
+INSERT INTO "alerts" VALUES (2, 1, 'regression', 'regression:1:2.4.0 (240)', 1, '2.4.0', 'Regressed in 2.4.0 (240)', 'rule regression', 1772449200000, 1);
 INSERT INTO "alerts" VALUES (3, 1, 'velocity', 'velocity:1:2.4.0', 1, '2.4.0', 'Crash velocity: 2 users in 30 min', 'rule velocity', 1772452800000, 1);
 INSERT INTO "alerts" VALUES (4, 1, 'storage_full', 'storage_full:1', NULL, NULL, 'The server''s disk is full', 'rule storage_full', 1772456400000, 0);
 INSERT INTO "alerts" VALUES (5, 2, 'quota_reached', 'quota_reached:minute:1772452800', NULL, NULL, 'The project''s quota of 60 events per minute was reached', '{"quota":60,"retry_after_seconds":17}', 1772452800000, 1);
