@@ -9,12 +9,12 @@ import Testing
 @Suite struct ReleaseGateViewTests {
     /// What `/bin/sh` makes of `word`: the text one argument receives.
     func shell(_ word: String) throws -> String {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", "printf %s " + word]
         let out = Pipe()
         process.standardOutput = out
-        try Spawn.run(process)
+        try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)

@@ -247,7 +247,7 @@ import Testing
             document.querySelector('form.nav-search').requestSubmit()">\(form)</body></html>
             """.utf8
         ).write(to: URL(fileURLWithPath: page))
-        let chromium = Process()
+        let chromium = ChildProcess()
         chromium.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         chromium.arguments = [
             browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
@@ -256,7 +256,7 @@ import Testing
         ]
         chromium.standardError = FileHandle.nullDevice
         chromium.standardOutput = FileHandle.nullDevice
-        try Spawn.run(chromium)
+        try chromium.run()
         defer { chromium.terminate(); chromium.waitUntilExit() }
         var landed: [String: Any] = [:]
         #expect(

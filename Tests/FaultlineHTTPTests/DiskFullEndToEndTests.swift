@@ -44,12 +44,12 @@ import Testing
         }
 
         static func run(_ tool: String, _ arguments: [String]) -> Int32 {
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: tool)
             process.arguments = arguments
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            do { try Spawn.run(process) } catch { return -1 }
+            do { try process.run() } catch { return -1 }
             process.waitUntilExit()
             return process.terminationStatus
         }
@@ -421,13 +421,13 @@ import Testing
             try? FileManager.default.removeItem(atPath: marker)
             try? FileManager.default.removeItem(atPath: output)
         }
-        let python = Process()
+        let python = ChildProcess()
         python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         python.arguments = ["python3", SentrySDKEndToEndTests.script, s.dsn, "full", "6", marker]
         python.standardOutput = FileHandle(forWritingAtPath: output)
         python.standardError = FileHandle.nullDevice
         python.standardInput = FileHandle.nullDevice
-        try Spawn.run(python)
+        try python.run()
         defer { if python.isRunning { python.terminate() } }
         func printed() -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
 

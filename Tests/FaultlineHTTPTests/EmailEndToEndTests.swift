@@ -9,7 +9,7 @@ import Testing
 
     /// A running `smtp_sink.py`: mails land in `out` as `NNNN.eml` with their envelope in `NNNN.json`.
     final class Sink {
-        let process = Process()
+        let process = ChildProcess()
         let stdin = Pipe()
         let out: String
         let port: Int
@@ -24,7 +24,7 @@ import Testing
             let stdout = Pipe()
             process.standardOutput = stdout
             process.standardInput = stdin
-            try Spawn.run(process)
+            try process.run()
             let ready = stdout.fileHandleForReading.availableData
             guard String(decoding: ready, as: UTF8.self).hasPrefix("READY") else {
                 throw TestFailure("smtp_sink.py did not start: \(String(decoding: ready, as: UTF8.self))")

@@ -222,12 +222,12 @@ struct MorningRoutineEndToEndTests {
         for (width, view) in release.both { #expect(view.trending == [segv.title], "\(width): \(view.trending)") }
 
         // And during a storm, the pages say how many reports are still being processed, until they are not.
-        let storm = Process()
+        let storm = ChildProcess()
         storm.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         storm.arguments = ["python3", Self.scenario, dsn, "--only", "storm", "--storm", "2000"]
         storm.standardOutput = FileHandle.nullDevice
         storm.standardError = FileHandle.nullDevice
-        try Spawn.run(storm)
+        try storm.run()
         defer { if storm.isRunning { storm.terminate() } }
         var notice = ""
         #expect(

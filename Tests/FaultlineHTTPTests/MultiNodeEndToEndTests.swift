@@ -36,12 +36,12 @@ import Testing
 
         /// One value from the database (`psql`): counts the tests check beside the API.
         func query(_ sql: String) throws -> String {
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["psql", url, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql]
             let out = Pipe()
             process.standardOutput = out
-            try Spawn.run(process)
+            try process.run()
             let data = out.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             guard process.terminationStatus == 0 else { throw TestFailure("psql failed: \(sql)") }
@@ -60,10 +60,10 @@ import Testing
                 )
             }
             let name = "e2e_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["psql", admin, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", "CREATE DATABASE \(name)"]
-            try Spawn.run(process)
+            try process.run()
             process.waitUntilExit()
             guard process.terminationStatus == 0 else { throw TestFailure("cannot create database \(name)") }
             var components = URLComponents(string: admin)!

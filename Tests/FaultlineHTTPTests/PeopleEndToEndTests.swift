@@ -65,12 +65,12 @@ import Testing
 
     /// What `sqlite3 -readonly` prints for `sql` on the server's database in `folder`.
     static func sqlite(_ folder: String, _ sql: String) throws -> String {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         process.arguments = ["-readonly", folder + "/faultline.sqlite", sql]
         let out = Pipe()
         process.standardOutput = out
-        try Spawn.run(process)
+        try process.run()
         process.waitUntilExit()
         return String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }

@@ -454,7 +454,7 @@ final class SteadyLoad: Sendable {
 
 /// `tools/lib/fault-proxy.py` between the nodes and PostgreSQL, driven through its control port.
 final class FaultProxy: Sendable {
-    let process: Process
+    let process: ChildProcess
     let port: Int
     let control: Int
 
@@ -466,11 +466,11 @@ final class FaultProxy: Sendable {
         let portsFile = folder + "/ports"
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("tools/lib/fault-proxy.py").path
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script, "--upstream", upstream, "--ports-file", portsFile]
         process.standardOutput = FileHandle.nullDevice
-        try Spawn.run(process)
+        try process.run()
         self.process = process
         var ports: [Int] = []
         let deadline = ContinuousClock.now + .seconds(20)

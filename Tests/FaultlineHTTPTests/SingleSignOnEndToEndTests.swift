@@ -15,7 +15,7 @@ import Testing
 
     /// The provider: `python3 oidc_provider.py`, its issuer URL once it listens.
     final class Provider {
-        let process = Process()
+        let process = ChildProcess()
         let output: String
         var issuer = ""
 
@@ -28,7 +28,7 @@ import Testing
             process.arguments = ["python3", script, "--client-id", "faultline", "--client-secret", secret]
             process.standardOutput = FileHandle(forWritingAtPath: output)
             process.standardError = FileHandle.nullDevice
-            try Spawn.run(process)
+            try process.run()
             let deadline = ContinuousClock.now + .seconds(30)
             while ContinuousClock.now < deadline, process.isRunning {
                 let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""

@@ -81,9 +81,9 @@ import Testing
     static func run(
         _ arguments: [String], under launcherArguments: [String]? = nil, environment: [String: String] = [:]
     )
-        throws -> (reason: Process.TerminationReason, status: Int32, stderr: String)
+        throws -> (reason: ChildProcess.TerminationReason, status: Int32, stderr: String)
     {
-        let process = Process()
+        let process = ChildProcess()
         if let launcherArguments {
             process.executableURL = URL(fileURLWithPath: launcher)
             process.arguments = launcherArguments + ["--"] + arguments
@@ -102,7 +102,7 @@ import Testing
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        try Spawn.run(process)
+        try process.run()
         let err = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationReason, process.terminationStatus, String(decoding: err, as: UTF8.self))
@@ -294,7 +294,7 @@ import Testing
         // When the program crashes with `ulimit -c unlimited`, bare and under the launcher, each in its own folder
         let script = #"cd "$1" && shift && ulimit -c unlimited && exec "$@""#
         var cores: [String: [String]] = [:]
-        var endings: [String: (Process.TerminationReason, Int32)] = [:]
+        var endings: [String: (ChildProcess.TerminationReason, Int32)] = [:]
         for (name, launcherArguments) in [("bare", nil), ("traced", ["--state-dir", built.folder.file("state")])] {
             let folder = built.folder.file(name)
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -397,14 +397,14 @@ import Testing
         _ = try Command.check("clang", ["-O1", source, "-o", wrapper])
         let state = built.folder.file("state")
         // When a program crashes under it
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: wrapper)
         process.arguments = [Self.launcher, "--state-dir", state, "--", built.c]
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FAULTLINE_") }
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
-        try Spawn.run(process)
+        try process.run()
         let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         // Then it says so once, the program still dies of its signal, and the signal is reported without a dump

@@ -17,8 +17,8 @@ import Testing
         return root.appendingPathComponent(".build/debug/SDKFixture").path
     }
 
-    static func launch(_ steps: [String], environment: [String: String]) throws -> Process {
-        let process = Process()
+    static func launch(_ steps: [String], environment: [String: String]) throws -> ChildProcess {
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: fixture)
         process.arguments = steps
         var env = ProcessInfo.processInfo.environment
@@ -27,7 +27,7 @@ import Testing
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        try Spawn.run(process)
+        try process.run()
         return process
     }
 

@@ -16,7 +16,7 @@ public enum Command {
         environment: [String: String] = [:]
     ) throws -> Result {
         TestTools.ensure(tool)  // a missing tool is installed, not a reason to fail
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [tool] + arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
@@ -32,7 +32,7 @@ public enum Command {
         process.standardError = FileHandle(forWritingAtPath: base + ".err")
         // Never the test runner's own stdin: a tool that reads it (gdb does) would wait for input forever.
         process.standardInput = FileHandle.nullDevice
-        try Spawn.run(process)
+        try process.run()
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus,

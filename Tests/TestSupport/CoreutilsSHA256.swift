@@ -18,12 +18,12 @@ public struct CoreutilsSHA256: ContentHashing {
     }
     public func sha256() -> any ContentDigesting { Buffer() }
     public func sha256(ofFileAt path: String) throws -> ContentHash {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
         process.arguments = [path]
         let out = Pipe()
         process.standardOutput = out
-        try Spawn.run(process)
+        try process.run()
         process.waitUntilExit()
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         guard let hash = ContentHash(text.prefix(64)) else { throw StorageError(.openFailed, "sha256sum: \(text)") }

@@ -11,7 +11,7 @@ import Testing
     /// A running `faultline-run`, its output in files (a pipe could fill up and block it).
     final class Launch: @unchecked Sendable {
         // @unchecked: used by one test at a time.
-        let process = Process()
+        let process = ChildProcess()
         let outPath: String
         let errPath: String
 
@@ -33,7 +33,7 @@ import Testing
             process.standardOutput = FileHandle(forWritingAtPath: outPath)
             process.standardError = FileHandle(forWritingAtPath: errPath)
             process.standardInput = FileHandle.nullDevice
-            try Spawn.run(process)
+            try process.run()
         }
 
         var err: String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
@@ -144,7 +144,7 @@ import Testing
 
     /// What the fixture dies of without the launcher: the launcher must end the same way.
     func bareEnding(_ arguments: [String]) async throws -> Ending {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: SDKBinaries.fixture)
         process.arguments = arguments
         let state = try TempFolder("bare-state")
@@ -155,7 +155,7 @@ import Testing
         process.environment = env
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try Spawn.run(process)
+        try process.run()
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         _ = state
         return process.terminationReason == .uncaughtSignal

@@ -8,7 +8,7 @@ import TestSupport
 final class ServerProcess: @unchecked Sendable {
     // @unchecked: `process` is only touched by the test that owns this object, never concurrently.
     let folder: String
-    let process: Process
+    let process: ChildProcess
     let port: Int
     let stdoutPath: String
     let stderrPath: String
@@ -33,7 +33,7 @@ final class ServerProcess: @unchecked Sendable {
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (
         status: Int32, out: String, err: String
     ) {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -41,7 +41,7 @@ final class ServerProcess: @unchecked Sendable {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try Spawn.run(process)
+        try process.run()
         // Small outputs: read after exit (the pipe buffer holds them).
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         let o = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -73,13 +73,13 @@ final class ServerProcess: @unchecked Sendable {
         stderrPath = (logs ?? folder) + "-stderr.txt"
         FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process = Process()
+        process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["serve", "--data", folder, "--port", "0", "--host", "127.0.0.1"] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
-        try Spawn.run(process)
+        try process.run()
         // The server prints "Faultline listening on http://127.0.0.1:PORT/" once it accepts connections.
         let deadline = ContinuousClock.now + .seconds(60) * waitMargin
         var found: Int?
