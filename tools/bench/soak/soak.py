@@ -287,13 +287,17 @@ def database_bytes():
 
 
 MARK = re.compile(rb"<!-- faultline-page 1 \S+ v (-?\d+) (\d+) ")
+# Where the server keeps the rendered site and the debug files: the data folder with SQLite; with PostgreSQL the folder
+# given by --blobs holds both (docs/scaling.md), and `blobs` is that folder.
+SITE = (blobs if postgres else data) + "/site"
+DEBUG_FILES = blobs + "/debug-files" if postgres else blobs
 
 
 def pages_waiting():
     issues = query("SELECT id, events FROM issues")
     waiting = 0
     for issue, events in issues:
-        path = "%s/site/%s/issues/%s.html" % (data, SLUG, issue)
+        path = "%s/%s/issues/%s.html" % (SITE, SLUG, issue)
         try:
             with open(path, "rb") as page:
                 page.seek(max(0, os.path.getsize(path) - 192))
@@ -315,8 +319,8 @@ def sample():
     pending = int(query("SELECT count(*) FROM reports WHERE symbolication = 'pending'")[0][0])
     reports = int(query("SELECT count(*) FROM reports")[0][0])
     waiting, issues = pages_waiting()
-    return {"rss": rss, "anon": anon, "threads": threads, "fds": fds, "db": db, "wal": wal, "blobs": folder_bytes(blobs),
-            "site": folder_bytes(data + "/site"), "pending": pending, "pages": waiting, "issues": issues,
+    return {"rss": rss, "anon": anon, "threads": threads, "fds": fds, "db": db, "wal": wal, "blobs": folder_bytes(DEBUG_FILES),
+            "site": folder_bytes(SITE), "pending": pending, "pages": waiting, "issues": issues,
             "reports": reports}
 
 
