@@ -35,6 +35,26 @@ import Testing
         #expect(log.all.isEmpty)
     }
 
+    /// `faultline-run` queues the fallback just after the dump while its uploader runs: a dump answered in between
+    /// must not let the fallback go too (CI saw both sent under load).
+    @Test func aFallbackQueuedAfterItsDumpWasTakenIsNotSent() async throws {
+        let folder = try TempFolder("sdk-uploader-minidump-late")
+        defer { withExtendedLifetime(folder) {} }
+        let queue = try DeliveryQueue(directory: folder.path)
+        let transport = ScriptedTransport([answer(200)])
+        let clock = ManualClock()
+        let uploader = Uploader(dsn: dsn, queue: queue, transport: transport, clock: clock, log: LogLines().sink)
+        try queue.enqueue(kind: .minidump, id: eventID, json: Array("multipart".utf8))
+        #expect(await uploader.drain(deadline: clock.now + .seconds(60)))
+        try queue.enqueue(kind: .crash, id: eventID, json: Array(#"{"r":1}"#.utf8))
+        try queue.enqueue(kind: .crash, id: String(repeating: "f", count: 32), json: Array(#"{"r":2}"#.utf8))
+        #expect(await uploader.drain(deadline: clock.now + .seconds(60)))
+        #expect(queue.pending().isEmpty)
+        // The other crash went; the taken dump's fallback did not.
+        #expect(transport.requests.map(\.url) == [dumpURL, "http://127.0.0.1:9/prefix/api/v1/reports"])
+        #expect(transport.requests.last?.json == #"{"r":2}"#)
+    }
+
     @Test func aRefusedDumpSendsItsFallbackReportInstead() async throws {
         let (transport, rejected, log) = try await drain([answer(404), answer(202)])
         #expect(transport.requests.map(\.url) == [dumpURL, "http://127.0.0.1:9/prefix/api/v1/reports"])

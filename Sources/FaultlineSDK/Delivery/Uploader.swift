@@ -38,6 +38,9 @@ package actor Uploader {
     private var finished: Set<String> = []
     /// Items a request is out for: a `drain` and `run` interleaving on this actor never send one twice at once.
     private var inFlight: Set<String> = []
+    /// Event ids of minidumps the server took: their fallback crash reports are removed unsent, also one queued after
+    /// the dump was answered (the launcher queues the fallback just after the dump, while this uploader already runs).
+    private var takenDumps: Set<String> = []
 
     /// `POST {base}/api/v1/reports` or `…/sessions`; a minidump goes to Sentry's minidump endpoint and is held
     /// back with the reports.
@@ -130,7 +133,11 @@ package actor Uploader {
 
     /// Sends the oldest item whose route may be tried now; or says when one may be.
     private func step(deadline: ContinuousClock.Instant?) async -> Step {
-        let items = queue.pending()
+        var items = queue.pending()
+        for fallback in items where fallback.kind == .crash && takenDumps.contains(fallback.id) {
+            queue.remove(fallback)
+        }
+        items.removeAll { $0.kind == .crash && takenDumps.contains($0.id) }
         finished.formIntersection(items.map(\.path))
         // A crash report kept as the fallback of a minidump (the same event id) waits until the dump is answered.
         let dumps = Set(items.filter { $0.kind == .minidump }.map(\.id))
@@ -201,6 +208,7 @@ package actor Uploader {
             failures = 0
             queue.remove(item)
             if isMinidump {
+                takenDumps.insert(item.id)
                 for fallback in queue.pending() where fallback.kind == .crash && fallback.id == item.id {
                     queue.remove(fallback)
                 }
