@@ -101,7 +101,8 @@ import Testing
         let alerts = try await newIssueAlerts(server, token: flood.upload)
         #expect(alerts.count <= windows * (cap + 1))
         let folded = alerts.filter { ($0["reason"] as? [String: Any])?[IssueAlerts.heldCapKey] != nil }
-        #expect(folded.count == windows)
+        // (A run that crossed the hour may still have filed everything within one of its two windows.)
+        #expect(windows == 1 ? folded.count == 1 : (1...2).contains(folded.count), "\(folded.count) in \(windows)")
         #expect(folded.allSatisfy { $0["issue_id"] as? Int == overflow["id"] as? Int })
         if windows == 1 { #expect(alerts.count == cap + 1) }
 
