@@ -4,15 +4,13 @@ import Synchronization
 /// A child process of a test: the part of Foundation's `Process` the tests use (same names), started with
 /// `posix_spawn` directly. Every process a test starts is one of these (`Command.run` and the servers' helpers too).
 ///
-/// Foundation's `Process.run()` crashed the whole test process (SIGSEGV, "Bad pointer dereference" at a page
-/// boundary, in `memcpy` inside `run()`) in three of the last CI runs, always while many end-to-end suites ran at once,
-/// and every server that process had started then ran on as an orphan. The cause is in Foundation (swift 6.3.1): to
-/// close the parent's descriptors in the child it lists `/proc/self/fd` and copies each `readdir` entry as a whole
-/// `struct dirent` (280 bytes), though glibc packs the entries in its 32 KiB buffer at their own length (24 bytes for
-/// a descriptor number). With more than about 1,350 descriptors open, the buffer is full and the copy of its last
-/// entry reads up to 256 bytes past it, which faults when the buffer ends at the top of a malloc heap. AddressSanitizer
-/// shows it with one `Process.run()` after opening 1,500 descriptors: "heap-buffer-overflow … READ of size 256" in
-/// `findMaximumOpenFromProcSelfFD`. The suites hold that many at once (757 seen in a run of four suites).
+/// Why not `Process`: Foundation's `Process.run()` (Swift 6.3.1), to close the parent's descriptors in the child, lists
+/// `/proc/self/fd` and copies each `readdir` entry as a whole `struct dirent` (280 bytes), though glibc packs the
+/// entries in its 32 KiB buffer at their own length (24 bytes for a descriptor number). With more than about 1,350
+/// descriptors open (the end-to-end suites hold that many at once) the buffer is full and the copy of its last entry
+/// reads up to 256 bytes past it, which kills the test process with SIGSEGV when the buffer ends at the top of a malloc
+/// heap. AddressSanitizer shows it with one `Process.run()` after opening 1,500 descriptors: "heap-buffer-overflow …
+/// READ of size 256" in `findMaximumOpenFromProcSelfFD`.
 ///
 /// Here the child closes every descriptor from 3 up with glibc's `posix_spawn_file_actions_addclosefrom_np`, without
 /// listing them; it starts in a process group of its own (as Foundation's do) with no signal blocked (a test thread's
@@ -168,22 +166,5 @@ public final class ChildProcess: @unchecked Sendable {
         -> Int32
     {
         changeDirectoryFunction?(actions, path) ?? ENOSYS
-    }
-}
-
-/// Values the test process learns while it runs (what `tools/lib/test-needs` provisions: the PostgreSQL URL, the
-/// axe-core path), kept here instead of in the process environment: `setenv` while other threads read the
-/// environment or start processes that copy it is a data race the C library does not guard against.
-public enum TestEnvironment {
-    private static let provided = Mutex<[String: String]>([:])
-
-    /// `key`'s provisioned value, else the one the process was started with.
-    public static func value(_ key: String) -> String? {
-        provided.withLock { $0[key] } ?? ProcessInfo.processInfo.environment[key]
-    }
-
-    /// Records a provisioned value (read back by ``value(_:)``).
-    static func provide(_ key: String, _ value: String) {
-        provided.withLock { $0[key] = value }
     }
 }
